@@ -1,0 +1,31 @@
+//! Pure game logic for the MCPL arcade: rules, rendering and bots.
+//!
+//! Nothing in this crate performs I/O, spawns tasks or reads a random
+//! source of its own. Randomness comes from a caller-supplied
+//! [`rand::Rng`], and search budgets (playout counts and an optional
+//! deadline) are passed in, so every result is reproducible from a seed.
+//! The only clock use is comparing [`std::time::Instant::now`] with a
+//! deadline the caller chose.
+//!
+//! # Layout
+//!
+//! - [`go`] — the game of Go on 9×9, 13×13 and 19×19 boards:
+//!   - `go/coord.rs`: [`go::BoardSize`], [`go::Color`], [`go::Point`],
+//!     [`go::Move`] and the text form of moves (`D4`, `pass`, `resign`);
+//!   - `go/zobrist.rs`: compile-time Zobrist keys for position hashing;
+//!   - `go/board.rs`: [`go::Board`], stones, chains, liberties, captures;
+//!   - `go/score.rs`: area scoring ([`go::AreaScore`]);
+//!   - `go/game.rs`: [`go::Game`], turn order, positional superko, passes,
+//!     resignation and the [`go::GameResult`];
+//!   - `go/setup.rs`: building a position from a text diagram;
+//!   - `go/render.rs` and `go/svg.rs`: [`go::render_ascii`] and
+//!     [`go::render_svg`].
+//! - [`bot`] — a Go opponent: tactical rules (capture, escape atari, never
+//!   fill own eyes) on top of a flat Monte-Carlo search with UCB1, plus a
+//!   uniformly random mover for comparison and easy levels.
+//! - [`tictactoe`] — noughts and crosses with a perfect-play bot.
+#![warn(missing_docs)]
+
+pub mod bot;
+pub mod go;
+pub mod tictactoe;

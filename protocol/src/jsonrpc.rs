@@ -1,0 +1,501 @@
+//! JSON-RPC 2.0 envelopes.
+//!
+//! A message is decided by the keys present, never by trying shapes in turn (no
+//! `#[serde(untagged)]`): `method` with `id` is a request, `method` without `id` a
+//! notification, `id` with exactly one of `result`/`error` a response. Anything else is an
+//! invalid request (-32600); bytes that are not JSON are a parse error (-32700). Batches
+//! (JSON arrays) were removed from MCP in 2025-06-18 and are refused as invalid requests.
+//!
+//! A result is kept as raw JSON here: it is decoded by the method of the pending request,
+//! which only the side that sent the request knows (see [`crate::method`]).
+
+use serde::de::{self, DeserializeOwned};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+use serde_json::Value;
+use std::fmt;
+
+/// A request id: MCP allows a string or an integer, and never `null` for a request.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Id {
+    /// An integer id.
+    Number(i64),
+    /// A string id.
+    String(String),
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Id::Number(n) => write!(f, "{n}"),
+            Id::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+impl From<i64> for Id {
+    fn from(n: i64) -> Self {
+        Id::Number(n)
+    }
+}
+
+impl From<&str> for Id {
+    fn from(s: &str) -> Self {
+        Id::String(s.to_owned())
+    }
+}
+
+impl Serialize for Id {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Id::Number(n) => s.serialize_i64(*n),
+            Id::String(v) => s.serialize_str(v),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match Value::deserialize(d)? {
+            Value::String(s) => Ok(Id::String(s)),
+            Value::Number(n) => n
+                .as_i64()
+                .map(Id::Number)
+                .ok_or_else(|| de::Error::custom("a numeric id must be an integer")),
+            other => Err(de::Error::custom(format!(
+                "an id must be a string or an integer, not {other}"
+            ))),
+        }
+    }
+}
+
+/// A JSON-RPC error code. The constants are the only place codes are spelled out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrorCode(pub i64);
+
+impl ErrorCode {
+    /// The bytes were not JSON.
+    pub const PARSE_ERROR: ErrorCode = ErrorCode(-32700);
+    /// JSON, but not a valid JSON-RPC message.
+    pub const INVALID_REQUEST: ErrorCode = ErrorCode(-32600);
+    /// The method is not known (or not available in this state).
+    pub const METHOD_NOT_FOUND: ErrorCode = ErrorCode(-32601);
+    /// The params do not fit the method.
+    pub const INVALID_PARAMS: ErrorCode = ErrorCode(-32602);
+    /// The receiver failed.
+    pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
+    /// The link closed before the response arrived (used locally by a requester).
+    pub const CONNECTION_CLOSED: ErrorCode = ErrorCode(-32000);
+    /// The request timed out (used locally by a requester, as MCP's SDKs do).
+    pub const REQUEST_TIMEOUT: ErrorCode = ErrorCode(-32001);
+    /// MCPL: a capability the method needs was not granted (SPEC §5.4).
+    pub const CAPABILITY_DENIED: ErrorCode = ErrorCode(-32002);
+}
+
+/// A JSON-RPC error object.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    /// The code, see [`ErrorCode`].
+    pub code: ErrorCode,
+    /// A short human-readable description.
+    pub message: String,
+    /// Anything more, for the peer's logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<Value>,
+}
+
+impl ErrorObject {
+    /// An error with a code and a message.
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ErrorObject { code, message: message.into(), data: None }
+    }
+    /// -32601 for `method`.
+    pub fn method_not_found(method: &str) -> Self {
+        Self::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {method}"))
+    }
+    /// -32602 with a description of what is wrong.
+    pub fn invalid_params(detail: impl fmt::Display) -> Self {
+        Self::new(ErrorCode::INVALID_PARAMS, format!("invalid params: {detail}"))
+    }
+    /// -32603 with a description.
+    pub fn internal(detail: impl fmt::Display) -> Self {
+        Self::new(ErrorCode::INTERNAL_ERROR, format!("internal error: {detail}"))
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.message, self.code.0)
+    }
+}
+
+impl std::error::Error for ErrorObject {}
+
+/// A request: expects exactly one response with the same id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Request {
+    /// The id the response will carry.
+    pub id: Id,
+    /// The method name.
+    pub method: String,
+    /// The params, if any (MCP always uses an object).
+    pub params: Option<Value>,
+}
+
+impl Request {
+    /// Builds a request of a typed method.
+    pub fn new<M: crate::method::RequestMethod>(id: Id, params: &M::Params) -> Self {
+        Request { id, method: M::NAME.to_owned(), params: Some(to_value(params)) }
+    }
+
+    /// Decodes the params as `P`; absent params decode as an empty object.
+    /// A mismatch is an invalid-params error (-32602) naming the problem.
+    pub fn params_as<P: DeserializeOwned>(&self) -> Result<P, ErrorObject> {
+        decode_params(self.params.as_ref())
+    }
+}
+
+/// A notification: no id, no response.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notification {
+    /// The method name.
+    pub method: String,
+    /// The params, if any.
+    pub params: Option<Value>,
+}
+
+impl Notification {
+    /// Builds a notification of a typed method.
+    pub fn new<M: crate::method::NotificationMethod>(params: &M::Params) -> Self {
+        let v = to_value(params);
+        let params = match &v {
+            Value::Object(m) if m.is_empty() => None,
+            Value::Null => None,
+            _ => Some(v),
+        };
+        Notification { method: M::NAME.to_owned(), params }
+    }
+
+    /// Decodes the params as `P`; absent params decode as an empty object.
+    pub fn params_as<P: DeserializeOwned>(&self) -> Result<P, ErrorObject> {
+        decode_params(self.params.as_ref())
+    }
+}
+
+/// A response: the result or the error of the request with the same id.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Response {
+    /// The request's id; `None` (`null` on the wire) only for an error about a message
+    /// whose id could not be read.
+    pub id: Option<Id>,
+    /// The result, or the error.
+    pub outcome: Result<Value, ErrorObject>,
+}
+
+impl Response {
+    /// A success response.
+    pub fn ok(id: Id, result: Value) -> Self {
+        Response { id: Some(id), outcome: Ok(result) }
+    }
+    /// A success response with a typed result.
+    pub fn ok_typed<T: Serialize>(id: Id, result: &T) -> Self {
+        Self::ok(id, to_value(result))
+    }
+    /// An error response.
+    pub fn err(id: Option<Id>, error: ErrorObject) -> Self {
+        Response { id, outcome: Err(error) }
+    }
+    /// Decodes the result as `R` (an error response yields its error).
+    pub fn result_as<R: DeserializeOwned>(&self) -> Result<R, ErrorObject> {
+        match &self.outcome {
+            Ok(v) => R::deserialize(v).map_err(|e| {
+                ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("malformed result: {e}"))
+            }),
+            Err(e) => Err(e.clone()),
+        }
+    }
+}
+
+/// Any JSON-RPC message.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Message {
+    /// A request.
+    Request(Request),
+    /// A notification.
+    Notification(Notification),
+    /// A response.
+    Response(Response),
+}
+
+impl From<Request> for Message {
+    fn from(r: Request) -> Self {
+        Message::Request(r)
+    }
+}
+impl From<Notification> for Message {
+    fn from(n: Notification) -> Self {
+        Message::Notification(n)
+    }
+}
+impl From<Response> for Message {
+    fn from(r: Response) -> Self {
+        Message::Response(r)
+    }
+}
+
+/// Why bytes could not be decoded into a [`Message`]; carries what the error response
+/// needs (its code and, where it could be read, the offending message's id).
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum DecodeError {
+    /// Not JSON at all (-32700).
+    #[error("parse error: {0}")]
+    Parse(String),
+    /// JSON, but not a JSON-RPC 2.0 message (-32600).
+    #[error("invalid request: {detail}")]
+    Invalid {
+        /// The id, if one could be read (so the error response can carry it).
+        id: Option<Id>,
+        /// What is wrong.
+        detail: String,
+    },
+}
+
+impl DecodeError {
+    /// The error response to send back for this decode failure. (A receiver that can tell
+    /// the bad message was meant as a response may choose not to answer it.)
+    pub fn to_response(&self) -> Response {
+        match self {
+            DecodeError::Parse(d) => {
+                Response::err(None, ErrorObject::new(ErrorCode::PARSE_ERROR, format!("parse error: {d}")))
+            }
+            DecodeError::Invalid { id, detail } => Response::err(
+                id.clone(),
+                ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("invalid request: {detail}")),
+            ),
+        }
+    }
+}
+
+/// The fields a message may have; `Some(Null)` and absent are told apart.
+#[derive(Deserialize)]
+struct Raw {
+    #[serde(default, deserialize_with = "present")]
+    jsonrpc: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    id: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    method: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    params: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    result: Option<Value>,
+    #[serde(default, deserialize_with = "present")]
+    error: Option<Value>,
+}
+
+fn present<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+impl Message {
+    /// Decodes one message from bytes (a line, a frame, an HTTP body or an SSE `data`).
+    pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|e| DecodeError::Parse(e.to_string()))?;
+        Self::from_value(value)
+    }
+
+    /// Decodes one message from a JSON value.
+    pub fn from_value(value: Value) -> Result<Message, DecodeError> {
+        let invalid = |id: Option<Id>, detail: &str| DecodeError::Invalid { id, detail: detail.to_owned() };
+        if value.is_array() {
+            return Err(invalid(None, "batches are not supported"));
+        }
+        if !value.is_object() {
+            return Err(invalid(None, "a message must be a JSON object"));
+        }
+        let raw: Raw = serde_json::from_value(value).map_err(|e| invalid(None, &e.to_string()))?;
+        let id = match raw.id {
+            None => None,
+            Some(v) => match Id::deserialize(&v) {
+                Ok(id) => Some(Some(id)),
+                Err(_) if v.is_null() => Some(None),
+                Err(e) => return Err(invalid(None, &e.to_string())),
+            },
+        };
+        let readable_id = id.clone().flatten();
+        if raw.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+            return Err(invalid(readable_id, "\"jsonrpc\" must be \"2.0\""));
+        }
+        if let Some(method) = raw.method {
+            let Value::String(method) = method else {
+                return Err(invalid(readable_id, "\"method\" must be a string"));
+            };
+            if raw.result.is_some() || raw.error.is_some() {
+                return Err(invalid(readable_id, "a request cannot carry \"result\" or \"error\""));
+            }
+            if let Some(p) = &raw.params
+                && !(p.is_object() || p.is_array())
+            {
+                return Err(invalid(readable_id, "\"params\" must be an object or an array"));
+            }
+            return match id {
+                None => Ok(Message::Notification(Notification { method, params: raw.params })),
+                Some(Some(id)) => Ok(Message::Request(Request { id, method, params: raw.params })),
+                Some(None) => Err(invalid(None, "a request id cannot be null")),
+            };
+        }
+        let Some(id) = id else {
+            return Err(invalid(None, "neither \"method\" nor \"id\""));
+        };
+        let outcome = match (raw.result, raw.error) {
+            (Some(r), None) => Ok(r),
+            (None, Some(e)) => Err(ErrorObject::deserialize(&e)
+                .map_err(|e| invalid(id.clone(), &format!("malformed \"error\": {e}")))?),
+            (Some(_), Some(_)) => return Err(invalid(id, "both \"result\" and \"error\"")),
+            (None, None) => return Err(invalid(id, "a response needs \"result\" or \"error\"")),
+        };
+        if id.is_none() && outcome.is_ok() {
+            return Err(invalid(None, "a success response needs an id"));
+        }
+        Ok(Message::Response(Response { id, outcome }))
+    }
+
+    /// Encodes the message as compact JSON text (no trailing newline).
+    pub fn encode(&self) -> String {
+        serde_json::to_string(self).expect("a Message always serializes")
+    }
+
+    /// The method, for a request or a notification.
+    pub fn method(&self) -> Option<&str> {
+        match self {
+            Message::Request(r) => Some(&r.method),
+            Message::Notification(n) => Some(&n.method),
+            Message::Response(_) => None,
+        }
+    }
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut m = s.serialize_map(None)?;
+        m.serialize_entry("jsonrpc", "2.0")?;
+        match self {
+            Message::Request(r) => {
+                m.serialize_entry("id", &r.id)?;
+                m.serialize_entry("method", &r.method)?;
+                if let Some(p) = &r.params {
+                    m.serialize_entry("params", p)?;
+                }
+            }
+            Message::Notification(n) => {
+                m.serialize_entry("method", &n.method)?;
+                if let Some(p) = &n.params {
+                    m.serialize_entry("params", p)?;
+                }
+            }
+            Message::Response(r) => {
+                m.serialize_entry("id", &r.id)?;
+                match &r.outcome {
+                    Ok(v) => m.serialize_entry("result", v)?,
+                    Err(e) => m.serialize_entry("error", e)?,
+                }
+            }
+        }
+        m.end()
+    }
+}
+
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Message::from_value(Value::deserialize(d)?).map_err(de::Error::custom)
+    }
+}
+
+fn decode_params<P: DeserializeOwned>(params: Option<&Value>) -> Result<P, ErrorObject> {
+    let empty = Value::Object(Default::default());
+    P::deserialize(params.unwrap_or(&empty)).map_err(ErrorObject::invalid_params)
+}
+
+/// Serializes a protocol type to a JSON value. Every type in this crate serializes.
+pub(crate) fn to_value<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).expect("protocol types always serialize")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn dec(v: Value) -> Result<Message, DecodeError> {
+        Message::decode(v.to_string().as_bytes())
+    }
+
+    #[test]
+    fn request_notification_response_by_keys() {
+        assert!(matches!(dec(json!({"jsonrpc":"2.0","id":1,"method":"ping"})), Ok(Message::Request(_))));
+        assert!(matches!(dec(json!({"jsonrpc":"2.0","method":"x"})), Ok(Message::Notification(_))));
+        assert!(matches!(dec(json!({"jsonrpc":"2.0","id":"a","result":{}})), Ok(Message::Response(_))));
+        assert!(matches!(
+            dec(json!({"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"no"}})),
+            Ok(Message::Response(Response { outcome: Err(_), .. }))
+        ));
+    }
+
+    #[test]
+    fn ids_of_either_type_round_trip() {
+        for id in [Id::Number(7), Id::Number(-3), Id::String("req-1".into())] {
+            let m = Message::Request(Request { id: id.clone(), method: "ping".into(), params: None });
+            assert_eq!(Message::decode(m.encode().as_bytes()).unwrap(), m);
+        }
+    }
+
+    #[test]
+    fn a_result_of_null_is_a_result() {
+        let m = dec(json!({"jsonrpc":"2.0","id":1,"result":null})).unwrap();
+        assert_eq!(m, Message::Response(Response::ok(Id::Number(1), Value::Null)));
+    }
+
+    #[test]
+    fn malformed_messages_get_the_right_code() {
+        let code = |r: Result<Message, DecodeError>| r.unwrap_err().to_response().outcome.unwrap_err().code;
+        assert_eq!(code(Message::decode(b"{not json")), ErrorCode::PARSE_ERROR);
+        assert_eq!(code(dec(json!([1, 2]))), ErrorCode::INVALID_REQUEST);
+        assert_eq!(code(dec(json!("hello"))), ErrorCode::INVALID_REQUEST);
+        assert_eq!(code(dec(json!({"id":1,"method":"ping"}))), ErrorCode::INVALID_REQUEST);
+        assert_eq!(code(dec(json!({"jsonrpc":"1.0","id":1,"method":"ping"}))), ErrorCode::INVALID_REQUEST);
+        assert_eq!(code(dec(json!({"jsonrpc":"2.0","id":1.5,"method":"ping"}))), ErrorCode::INVALID_REQUEST);
+        assert_eq!(code(dec(json!({"jsonrpc":"2.0","id":1,"method":3}))), ErrorCode::INVALID_REQUEST);
+        assert_eq!(code(dec(json!({"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}}))), ErrorCode::INVALID_REQUEST);
+        assert_eq!(code(dec(json!({"jsonrpc":"2.0","id":1}))), ErrorCode::INVALID_REQUEST);
+        assert_eq!(code(dec(json!({"jsonrpc":"2.0","id":null,"method":"ping"}))), ErrorCode::INVALID_REQUEST);
+        assert_eq!(code(dec(json!({"jsonrpc":"2.0","id":1,"method":"x","params":3}))), ErrorCode::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn the_id_is_kept_for_an_invalid_request_when_readable() {
+        let e = dec(json!({"jsonrpc":"2.0","id":9,"method":"x","result":1})).unwrap_err();
+        assert_eq!(e.to_response().id, Some(Id::Number(9)));
+    }
+
+    #[test]
+    fn error_response_with_null_id_round_trips() {
+        let m = Message::Response(Response::err(None, ErrorObject::new(ErrorCode::PARSE_ERROR, "bad")));
+        let text = m.encode();
+        assert!(text.contains("\"id\":null"));
+        assert_eq!(Message::decode(text.as_bytes()).unwrap(), m);
+    }
+
+    #[test]
+    fn params_decode_errors_are_invalid_params() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct P {
+            name: String,
+        }
+        let r = Request { id: Id::Number(1), method: "m".into(), params: Some(json!({"name": 3})) };
+        assert_eq!(r.params_as::<P>().unwrap_err().code, ErrorCode::INVALID_PARAMS);
+    }
+}

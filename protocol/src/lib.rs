@@ -1,0 +1,37 @@
+//! Wire types and pure functions for MCP, MCPL 0.5 and RFC-014.
+//!
+//! This crate does no I/O and holds no clock: it turns bytes into typed messages and back,
+//! and computes the few pure functions the protocol defines (the manifest digest, the name
+//! grammar). Everything else in the workspace speaks through these types.
+//!
+//! Layout, one concept per module:
+//!
+//! | module | what |
+//! |---|---|
+//! | [`jsonrpc`] | JSON-RPC 2.0 envelopes, ids, error codes, decoding by the keys present |
+//! | [`method`] | one marker type per method, tying its name to its params and result types |
+//! | [`mcp`] | MCP base: `initialize`, `ping`, `tools/list`, `tools/call`, cancellation |
+//! | [`mcpl`] | MCPL 0.5 base: capabilities, the manifest, `featureSets/update`, `push/event` |
+//! | [`digest`] | the manifest revision digest (SPEC §17.2: SHA-256 over RFC 8785 JCS) |
+//! | [`meta`] | the `_meta` object and RFC-014's keys in it (spec §3) |
+//! | [`hints`] | RFC-014 hint changes: `HintChanges` and its entries (spec §5.1) |
+//! | [`toolsets`] | RFC-014 toolset declarations and `toolsets/open|close|list` (spec §4) |
+//! | [`names`] | RFC-014's name grammar for toolsets and instances (spec §4.1) |
+//!
+//! Section signs (§) in comments refer to `shared/spec/RFC-014.md` unless they say "SPEC §"
+//! (the MCPL 0.5 spec) or "MCP".
+
+pub mod digest;
+pub mod hints;
+pub mod jsonrpc;
+pub mod mcp;
+pub mod mcpl;
+pub mod meta;
+pub mod method;
+pub mod names;
+pub mod toolsets;
+
+pub use hints::{HintChanges, Presence, Suggestion, ToolHint, ToolsetChange, ToolsetState};
+pub use jsonrpc::{ErrorCode, ErrorObject, Id, Message, Notification, Request, Response};
+pub use mcp::{CallToolParams, CallToolResult, ContentBlock, Tool};
+pub use meta::Meta;

@@ -1,0 +1,476 @@
+//! MCP base types (MCP 2025-11-25, with the two earlier handshake-era versions).
+//!
+//! Only what this project speaks: the lifecycle (`initialize`, `notifications/initialized`,
+//! `ping`), tools (`tools/list` with cursor paging, `tools/call`,
+//! `notifications/tools/list_changed`) and `notifications/cancelled`. Members this crate does
+//! not type are kept in `other` maps where a peer may send them, so nothing is lost.
+
+use crate::jsonrpc::Id;
+use crate::mcpl::{HostMcplCapabilities, McplManifest};
+use crate::meta::{Meta, is_none_or_empty};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The newest protocol version this project speaks.
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
+
+/// Every handshake-era protocol version this project speaks, newest first.
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+
+/// The method a newer client may probe with before falling back to `initialize`; this
+/// project answers it with -32601 (method not found), which is that fallback's signal.
+pub const SERVER_DISCOVER: &str = "server/discover";
+
+/// Server side of version negotiation (MCP lifecycle): answer with the requested version
+/// if supported, otherwise with the latest one we support (the client then decides).
+pub fn negotiate_version(requested: &str) -> &'static str {
+    SUPPORTED_PROTOCOL_VERSIONS
+        .iter()
+        .find(|v| **v == requested)
+        .copied()
+        .unwrap_or(LATEST_PROTOCOL_VERSION)
+}
+
+/// True when this project speaks `version`.
+pub fn is_supported_version(version: &str) -> bool {
+    SUPPORTED_PROTOCOL_VERSIONS.contains(&version)
+}
+
+/// A name and version of an implementation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Implementation {
+    /// Its name.
+    pub name: String,
+    /// Its version.
+    pub version: String,
+    /// Other members (`title`, `icons`, …).
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+impl Implementation {
+    /// A name and a version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Implementation { name: name.into(), version: version.into(), other: Map::new() }
+    }
+}
+
+/// `initialize` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeParams {
+    /// The version the client wants.
+    pub protocol_version: String,
+    /// What the client supports.
+    pub capabilities: ClientCapabilities,
+    /// Who the client is.
+    pub client_info: Implementation,
+}
+
+/// The client's (host's) capabilities.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientCapabilities {
+    /// `experimental`, where MCPL lives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experimental: Option<ClientExperimental>,
+    /// Other capabilities (`roots`, `sampling`, `elicitation`, …).
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+impl ClientCapabilities {
+    /// The host's MCPL capabilities, if it speaks MCPL.
+    pub fn mcpl(&self) -> Option<&HostMcplCapabilities> {
+        self.experimental.as_ref()?.mcpl.as_ref()
+    }
+}
+
+/// The client's `experimental` capabilities.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientExperimental {
+    /// MCPL (SPEC §5.2).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcpl: Option<HostMcplCapabilities>,
+    /// Other experimental members.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// `initialize` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InitializeResult {
+    /// The negotiated version.
+    pub protocol_version: String,
+    /// What the server offers.
+    pub capabilities: ServerCapabilities,
+    /// Who the server is.
+    pub server_info: Implementation,
+    /// Instructions for the model, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// The server's capabilities.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerCapabilities {
+    /// Tools, if offered.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools: Option<ToolsCapability>,
+    /// `experimental`, where MCPL's manifest lives.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub experimental: Option<ServerExperimental>,
+    /// Other capabilities (`logging`, `resources`, …).
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+impl ServerCapabilities {
+    /// The server's MCPL manifest, if it speaks MCPL.
+    pub fn mcpl(&self) -> Option<&McplManifest> {
+        self.experimental.as_ref()?.mcpl.as_ref()
+    }
+}
+
+/// The tools capability.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolsCapability {
+    /// Whether the server sends `notifications/tools/list_changed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub list_changed: Option<bool>,
+}
+
+/// The server's `experimental` capabilities.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ServerExperimental {
+    /// MCPL: the server's manifest (SPEC §5.1, §17).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mcpl: Option<McplManifest>,
+    /// Other experimental members.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// `tools/list` params.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ListToolsParams {
+    /// The cursor of the page wanted (from the previous page's `nextCursor`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// `tools/list` result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListToolsResult {
+    /// This page's tools.
+    pub tools: Vec<Tool>,
+    /// The cursor of the next page, if there is one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+    /// `_meta`: RFC-014's `mcpl/rev` (§3).
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
+}
+
+/// A tool, as listed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Tool {
+    /// Its name, unique on the server.
+    pub name: String,
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it does, for the model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// JSON Schema of its arguments.
+    pub input_schema: Value,
+    /// JSON Schema of its `structuredContent`, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<Value>,
+    /// Behaviour hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<ToolAnnotations>,
+    /// `_meta`: RFC-014's per-tool hints (§3).
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
+}
+
+impl Tool {
+    /// A tool with a name, a description and an input schema.
+    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+        Tool {
+            name: name.into(),
+            title: None,
+            description: Some(description.into()),
+            input_schema,
+            output_schema: None,
+            annotations: None,
+            meta: None,
+        }
+    }
+
+    /// The tool's `_meta`, or an empty one.
+    pub fn meta_or_default(&self) -> Meta {
+        self.meta.clone().unwrap_or_default()
+    }
+}
+
+/// MCP tool annotations; other members are kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolAnnotations {
+    /// A display title.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// Does not change its environment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only_hint: Option<bool>,
+    /// May destroy something.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive_hint: Option<bool>,
+    /// Calling twice with the same arguments does nothing more.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent_hint: Option<bool>,
+    /// Talks to an open world.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world_hint: Option<bool>,
+    /// Other members.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+/// `tools/call` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CallToolParams {
+    /// The tool.
+    pub name: String,
+    /// Its arguments.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<Map<String, Value>>,
+    /// `_meta`: RFC-014's `mcpl/instance` (§4.5), a progress token, ….
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
+}
+
+/// `tools/call` result.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CallToolResult {
+    /// What the tool says.
+    #[serde(default)]
+    pub content: Vec<ContentBlock>,
+    /// Structured output, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub structured_content: Option<Value>,
+    /// True for a tool error (shown to the model), as opposed to a protocol error.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub is_error: bool,
+    /// `_meta`: RFC-014's `mcpl/hints` (§5.2).
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
+}
+
+impl CallToolResult {
+    /// A successful result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        CallToolResult { content: vec![ContentBlock::text(text)], ..Default::default() }
+    }
+    /// A tool error with one text block saying why.
+    pub fn error(text: impl Into<String>) -> Self {
+        CallToolResult { content: vec![ContentBlock::text(text)], is_error: true, ..Default::default() }
+    }
+    /// The text of every text block, joined by newlines.
+    pub fn joined_text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|c| match c {
+                ContentBlock::Text { text, .. } => Some(text.as_str()),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+    /// The hint changes this result carries, if any.
+    pub fn hints(&self) -> Option<&crate::hints::HintChanges> {
+        self.meta.as_ref()?.hints.as_ref()
+    }
+}
+
+/// A content block (MCP). Members this crate does not type (`annotations`, `_meta`) are
+/// kept as JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentBlock {
+    /// Text.
+    Text {
+        /// The text.
+        text: String,
+        /// Annotations.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        annotations: Option<Value>,
+    },
+    /// An image, base64.
+    Image {
+        /// Base64 data.
+        data: String,
+        /// Its MIME type.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+        /// Annotations.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        annotations: Option<Value>,
+    },
+    /// Audio, base64.
+    Audio {
+        /// Base64 data.
+        data: String,
+        /// Its MIME type.
+        #[serde(rename = "mimeType")]
+        mime_type: String,
+        /// Annotations.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        annotations: Option<Value>,
+    },
+    /// A link to a resource.
+    ResourceLink {
+        /// The resource's URI.
+        uri: String,
+        /// Its name.
+        name: String,
+        /// The rest (`title`, `description`, `mimeType`, `size`, …).
+        #[serde(flatten)]
+        other: Map<String, Value>,
+    },
+    /// An embedded resource.
+    Resource {
+        /// The resource contents.
+        resource: Value,
+        /// Annotations.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        annotations: Option<Value>,
+    },
+}
+
+impl ContentBlock {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        ContentBlock::Text { text: text.into(), annotations: None }
+    }
+    /// The text, for a text block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ContentBlock::Text { text, .. } => Some(text),
+            _ => None,
+        }
+    }
+}
+
+/// `notifications/cancelled` params.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CancelledParams {
+    /// The request being cancelled.
+    pub request_id: Id,
+    /// Why, for logs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+/// Params (and result) that are an empty object: `ping`, `notifications/initialized`, ….
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Empty {
+    /// `_meta`, if a peer sends one.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn version_negotiation() {
+        assert_eq!(negotiate_version("2025-06-18"), "2025-06-18");
+        assert_eq!(negotiate_version("2025-03-26"), "2025-03-26");
+        assert_eq!(negotiate_version("2024-11-05"), LATEST_PROTOCOL_VERSION);
+        assert_eq!(negotiate_version("2099-01-01"), LATEST_PROTOCOL_VERSION);
+    }
+
+    #[test]
+    fn initialize_round_trips_with_mcpl() {
+        let v = json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"roots": {"listChanged": true},
+                             "experimental": {"mcpl": {"version": "0.5", "pushEvents": true, "toolHints": true}}},
+            "clientInfo": {"name": "mcpl-host", "version": "0.1.0"}
+        });
+        let p: InitializeParams = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(p.capabilities.mcpl().unwrap().tool_hints, Some(true));
+        assert_eq!(serde_json::to_value(&p).unwrap(), v);
+
+        let r = json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": true}, "logging": {},
+                             "experimental": {"mcpl": {"version": "0.5", "toolHints": true,
+                                "toolsets": {"lobby": {"title": "Lobby", "default": "open"}}}}},
+            "serverInfo": {"name": "arcade", "version": "1", "title": "Arcade"},
+            "instructions": "Play."
+        });
+        let res: InitializeResult = serde_json::from_value(r.clone()).unwrap();
+        assert!(res.capabilities.mcpl().unwrap().toolsets.contains_key("lobby"));
+        assert_eq!(serde_json::to_value(&res).unwrap(), r);
+    }
+
+    #[test]
+    fn tools_list_and_call_round_trip() {
+        let v = json!({
+            "tools": [{"name": "play", "description": "Play a move",
+                       "inputSchema": {"type": "object"},
+                       "annotations": {"readOnlyHint": false, "x-vendor": 1},
+                       "_meta": {"mcpl/toolset": "go", "mcpl/visible": false}}],
+            "nextCursor": "p2",
+            "_meta": {"mcpl/rev": 4}
+        });
+        let l: ListToolsResult = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(l.meta.as_ref().unwrap().rev, Some(4));
+        assert_eq!(serde_json::to_value(&l).unwrap(), v);
+
+        let c = json!({"name": "play", "arguments": {"move": "D4"}, "_meta": {"mcpl/instance": "g1", "progressToken": 3}});
+        let p: CallToolParams = serde_json::from_value(c.clone()).unwrap();
+        assert_eq!(p.meta.as_ref().unwrap().instance.as_deref(), Some("g1"));
+        assert_eq!(serde_json::to_value(&p).unwrap(), c);
+
+        let r = json!({
+            "content": [{"type": "text", "text": "ok"},
+                        {"type": "image", "data": "AA==", "mimeType": "image/png"},
+                        {"type": "resource_link", "uri": "file:///a", "name": "a", "mimeType": "text/plain"}],
+            "structuredContent": {"board": "..."},
+            "isError": true,
+            "_meta": {"mcpl/hints": {"rev": 2, "tools": [{"name": "play", "instance": "g1", "visible": false}]}}
+        });
+        let res: CallToolResult = serde_json::from_value(r.clone()).unwrap();
+        assert_eq!(res.hints().unwrap().rev, 2);
+        assert_eq!(serde_json::to_value(&res).unwrap(), r);
+    }
+
+    #[test]
+    fn a_plain_result_omits_is_error_and_meta() {
+        assert_eq!(
+            serde_json::to_value(CallToolResult::text("hi")).unwrap(),
+            json!({"content": [{"type": "text", "text": "hi"}]})
+        );
+    }
+
+    #[test]
+    fn cancelled_round_trips_with_either_id() {
+        for v in [json!({"requestId": 3, "reason": "user"}), json!({"requestId": "r-1"})] {
+            let p: CancelledParams = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&p).unwrap(), v);
+        }
+    }
+}

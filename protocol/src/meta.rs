@@ -1,0 +1,121 @@
+//! The `_meta` object (MCP) and the keys RFC-014 puts in it (spec §3, §4.5, §5.2).
+//!
+//! One struct serves every position `_meta` appears in; each position uses a subset:
+//!
+//! | key | where | spec |
+//! |---|---|---|
+//! | `mcpl/presence`, `mcpl/visible`, `mcpl/toolset` | a tool in `tools/list` | §3 |
+//! | `mcpl/rev` | the `tools/list` result | §3 |
+//! | `mcpl/hints` | results of `tools/call`, `toolsets/open|close|list` | §5.2 |
+//! | `mcpl/instance` | `tools/call` params | §4.5 |
+//!
+//! Keys this crate does not know are kept in [`Meta::other`] so nothing a peer sent is lost.
+
+use crate::hints::{HintChanges, Presence};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The key of a tool's presence hint.
+pub const PRESENCE: &str = "mcpl/presence";
+/// The key of a tool's visibility hint.
+pub const VISIBLE: &str = "mcpl/visible";
+/// The key of a tool's toolset.
+pub const TOOLSET: &str = "mcpl/toolset";
+/// The key of the last rev taken, on a `tools/list` result.
+pub const REV: &str = "mcpl/rev";
+/// The key of hint changes on a result.
+pub const HINTS: &str = "mcpl/hints";
+/// The key naming the instance a call is for.
+pub const INSTANCE: &str = "mcpl/instance";
+
+/// An MCP `_meta` object with RFC-014's keys typed.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Meta {
+    /// `mcpl/presence` on a tool.
+    #[serde(rename = "mcpl/presence", default, skip_serializing_if = "Option::is_none")]
+    pub presence: Option<Presence>,
+    /// `mcpl/visible` on a tool.
+    #[serde(rename = "mcpl/visible", default, skip_serializing_if = "Option::is_none")]
+    pub visible: Option<bool>,
+    /// `mcpl/toolset` on a tool.
+    #[serde(rename = "mcpl/toolset", default, skip_serializing_if = "Option::is_none")]
+    pub toolset: Option<String>,
+    /// `mcpl/rev` on a `tools/list` result.
+    #[serde(rename = "mcpl/rev", default, skip_serializing_if = "Option::is_none")]
+    pub rev: Option<u64>,
+    /// `mcpl/hints` on a result.
+    #[serde(rename = "mcpl/hints", default, skip_serializing_if = "Option::is_none")]
+    pub hints: Option<HintChanges>,
+    /// `mcpl/instance` on `tools/call` params.
+    #[serde(rename = "mcpl/instance", default, skip_serializing_if = "Option::is_none")]
+    pub instance: Option<String>,
+    /// Every other key, kept as sent.
+    #[serde(flatten)]
+    pub other: Map<String, Value>,
+}
+
+impl Meta {
+    /// True when nothing is set (so a `_meta` can be left out).
+    pub fn is_empty(&self) -> bool {
+        self.presence.is_none()
+            && self.visible.is_none()
+            && self.toolset.is_none()
+            && self.rev.is_none()
+            && self.hints.is_none()
+            && self.instance.is_none()
+            && self.other.is_empty()
+    }
+
+    /// A `_meta` carrying only hint changes.
+    pub fn with_hints(hints: HintChanges) -> Self {
+        Meta { hints: Some(hints), ..Default::default() }
+    }
+
+    /// A `_meta` naming only an instance.
+    pub fn with_instance(instance: impl Into<String>) -> Self {
+        Meta { instance: Some(instance.into()), ..Default::default() }
+    }
+
+    /// The presence this tool's hints give it: `mcpl/toolset` implies dynamic, whatever
+    /// `mcpl/presence` says (§3, vector 16); absent means static.
+    pub fn effective_presence(&self) -> Presence {
+        if self.toolset.is_some() {
+            Presence::Dynamic
+        } else {
+            self.presence.unwrap_or(Presence::Static)
+        }
+    }
+
+    /// The visibility this tool's hints give it: absent means visible (§3).
+    pub fn effective_visible(&self) -> bool {
+        self.visible.unwrap_or(true)
+    }
+}
+
+/// Serde helper: skip an `Option<Meta>` that is absent or empty.
+pub(crate) fn is_none_or_empty(m: &Option<Meta>) -> bool {
+    m.as_ref().is_none_or(Meta::is_empty)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn toolset_implies_dynamic_even_when_static_is_said() {
+        let m: Meta = serde_json::from_value(json!({"mcpl/toolset": "game", "mcpl/presence": "static"})).unwrap();
+        assert_eq!(m.effective_presence(), Presence::Dynamic);
+        let m: Meta = serde_json::from_value(json!({})).unwrap();
+        assert_eq!(m.effective_presence(), Presence::Static);
+        assert!(m.effective_visible());
+    }
+
+    #[test]
+    fn unknown_keys_are_kept() {
+        let v = json!({"mcpl/visible": false, "vendor/x": {"a": 1}});
+        let m: Meta = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(m.visible, Some(false));
+        assert_eq!(serde_json::to_value(&m).unwrap(), v);
+    }
+}

@@ -1,0 +1,141 @@
+//! One marker type per method, tying its wire name to its params and result types (the
+//! way `lsp-types` does), so a request is built and its result decoded by type:
+//! `Request::new::<ListTools>(id, &params)` and `response.result_as::<<ListTools as RequestMethod>::Result>()`.
+
+use crate::{mcp, mcpl, toolsets};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+/// A method: its wire name.
+pub trait Method {
+    /// The wire name.
+    const NAME: &'static str;
+}
+
+/// A request method: params and result types.
+pub trait RequestMethod: Method {
+    /// The params.
+    type Params: Serialize + DeserializeOwned + Send + 'static;
+    /// The result.
+    type Result: Serialize + DeserializeOwned + Send + 'static;
+}
+
+/// A notification method: its params type.
+pub trait NotificationMethod: Method {
+    /// The params.
+    type Params: Serialize + DeserializeOwned + Send + 'static;
+}
+
+macro_rules! request {
+    ($(#[$doc:meta])* $ty:ident, $name:literal, $params:ty, $result:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub enum $ty {}
+        impl Method for $ty {
+            const NAME: &'static str = $name;
+        }
+        impl RequestMethod for $ty {
+            type Params = $params;
+            type Result = $result;
+        }
+    };
+}
+
+macro_rules! notification {
+    ($(#[$doc:meta])* $ty:ident, $name:literal, $params:ty) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy)]
+        pub enum $ty {}
+        impl Method for $ty {
+            const NAME: &'static str = $name;
+        }
+        impl NotificationMethod for $ty {
+            type Params = $params;
+        }
+    };
+}
+
+request!(
+    /// `initialize` (Host → Server).
+    Initialize, "initialize", mcp::InitializeParams, mcp::InitializeResult);
+request!(
+    /// `ping` (either way).
+    Ping, "ping", mcp::Empty, mcp::Empty);
+request!(
+    /// `tools/list` (Host → Server).
+    ListTools, "tools/list", mcp::ListToolsParams, mcp::ListToolsResult);
+request!(
+    /// `tools/call` (Host → Server).
+    CallTool, "tools/call", mcp::CallToolParams, mcp::CallToolResult);
+request!(
+    /// `featureSets/update` as a request: the grant (SPEC §5.3).
+    FeatureSetsUpdate, "featureSets/update", mcpl::FeatureSetsUpdateParams, mcpl::FeatureSetsUpdateResult);
+request!(
+    /// `push/event` (Server → Host, SPEC §9).
+    PushEvent, "push/event", mcpl::PushEventParams, mcpl::PushEventResult);
+request!(
+    /// `mcpl/manifest` (Host → Server): the current manifest (SPEC §17).
+    GetManifest, "mcpl/manifest", mcp::Empty, mcpl::ManifestResult);
+request!(
+    /// `toolsets/open` (Host → Server, §4.2).
+    ToolsetsOpen, "toolsets/open", toolsets::ToolsetsOpenParams, toolsets::ToolsetsOpenResult);
+request!(
+    /// `toolsets/close` (Host → Server, §4.2).
+    ToolsetsClose, "toolsets/close", toolsets::ToolsetsCloseParams, toolsets::ToolsetsCloseResult);
+request!(
+    /// `toolsets/list` (Host → Server, §4.3).
+    ToolsetsList, "toolsets/list", toolsets::ToolsetsListParams, toolsets::ToolsetsListResult);
+
+notification!(
+    /// `notifications/initialized` (Host → Server).
+    Initialized, "notifications/initialized", mcp::Empty);
+notification!(
+    /// `notifications/cancelled` (either way).
+    Cancelled, "notifications/cancelled", mcp::CancelledParams);
+notification!(
+    /// `notifications/tools/list_changed` (Server → Host).
+    ToolListChanged, "notifications/tools/list_changed", mcp::Empty);
+notification!(
+    /// `mcpl/manifestChanged` (Server → Host, SPEC §17.3).
+    ManifestChanged, "mcpl/manifestChanged", mcpl::ManifestChangedParams);
+notification!(
+    /// `tools/hints` (Server → Host, §5.2): standalone hint changes.
+    ToolHints, "tools/hints", crate::hints::HintChanges);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::{Id, Message, Notification, Request, Response};
+    use crate::hints::HintChanges;
+    use serde_json::json;
+
+    #[test]
+    fn typed_requests_round_trip_through_the_wire() {
+        let params = toolsets::ToolsetsOpenParams { toolset: "go".into(), instance: Some("g1".into()), options: Some(json!({"size": 9})) };
+        let m = Message::Request(Request::new::<ToolsetsOpen>(Id::Number(4), &params));
+        let back = Message::decode(m.encode().as_bytes()).unwrap();
+        let Message::Request(r) = back else { panic!("not a request") };
+        assert_eq!(r.method, "toolsets/open");
+        assert_eq!(r.params_as::<toolsets::ToolsetsOpenParams>().unwrap(), params);
+    }
+
+    #[test]
+    fn typed_results_decode_by_method() {
+        let res = mcp::ListToolsResult { tools: vec![], next_cursor: None, meta: None };
+        let m = Message::Response(Response::ok_typed(Id::from("x"), &res));
+        let Message::Response(r) = Message::decode(m.encode().as_bytes()).unwrap() else { panic!() };
+        assert_eq!(r.result_as::<<ListTools as RequestMethod>::Result>().unwrap(), res);
+    }
+
+    #[test]
+    fn tools_hints_notification_params_are_the_changes() {
+        let n = Notification::new::<ToolHints>(&HintChanges { rev: 2, ..Default::default() });
+        assert_eq!(Message::Notification(n).encode(), r#"{"jsonrpc":"2.0","method":"tools/hints","params":{"rev":2}}"#);
+    }
+
+    #[test]
+    fn empty_params_are_left_out() {
+        let n = Notification::new::<Initialized>(&mcp::Empty::default());
+        assert_eq!(Message::Notification(n).encode(), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+}
