@@ -20,10 +20,17 @@
 //!   - `go/setup.rs`: building a position from a text diagram;
 //!   - `go/render.rs` and `go/svg.rs`: [`go::render_ascii`] and
 //!     [`go::render_svg`].
-//! - [`bot`] — a Go opponent: tactical rules (capture, escape atari, never
-//!   fill own eyes) on top of a flat Monte-Carlo search with UCB1, plus a
-//!   uniformly random mover for comparison and easy levels.
-//! - [`tictactoe`] — noughts and crosses with a perfect-play bot.
+//! - [`bot`] — a Go opponent for beginners:
+//!   - `bot/mod.rs`: [`bot::Bot`], [`bot::Budget`], [`bot::Decision`] and
+//!     [`bot::random_move`];
+//!   - `bot/tactics.rs`: capture, escape from atari, ladder reading;
+//!   - `bot/search.rs`: flat Monte-Carlo search (UCB with AMAF/RAVE);
+//!   - `bot/playout.rs`: random playouts that never fill own eyes;
+//!   - `bot/fastrng.rs`: the playout generator, seeded from the caller's RNG.
+//! - [`tictactoe`] — noughts and crosses:
+//!   - `tictactoe/mod.rs`: cells `a1`..`c3`, [`tictactoe::Game`],
+//!     [`tictactoe::render_ascii`];
+//!   - `tictactoe/bot.rs`: perfect play by memoised negamax.
 #![warn(missing_docs)]
 
 pub mod bot;

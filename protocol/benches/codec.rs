@@ -13,17 +13,29 @@ use std::hint::black_box;
 fn tools_call() -> Message {
     let params = CallToolParams {
         name: "play".into(),
-        arguments: Some(json!({"move": "D4"}).as_object().cloned().unwrap_or_default()),
+        arguments: Some(
+            json!({"move": "D4"})
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        ),
         meta: Some(Meta::with_instance("g1")),
     };
     Message::Request(Request::new::<CallTool>(Id::Number(42), &params))
 }
 
 fn tools_call_result() -> Message {
-    let mut r = CallToolResult::text("Black played D4. White to move.\n   A B C D E F G H J\n 9 . . . . . . . . . 9");
+    let mut r = CallToolResult::text(
+        "Black played D4. White to move.\n   A B C D E F G H J\n 9 . . . . . . . . . 9",
+    );
     r.meta = Some(Meta::with_hints(HintChanges {
         rev: 7,
-        tools: vec![ToolHint { name: "play".into(), instance: Some("g1".into()), visible: Some(false), ..Default::default() }],
+        tools: vec![ToolHint {
+            name: "play".into(),
+            instance: Some("g1".into()),
+            visible: Some(false),
+            ..Default::default()
+        }],
         ..Default::default()
     }));
     Message::Response(Response::ok_typed(Id::Number(42), &r))
@@ -56,23 +68,38 @@ fn hints_20() -> Message {
         reason: Some("White wins by 3.5".into()),
         ended: Some("e-12".into()),
     }];
-    let h = HintChanges { rev: 12, tools, toolsets, suggest: vec![] };
+    let h = HintChanges {
+        rev: 12,
+        tools,
+        toolsets,
+        suggest: vec![],
+    };
     assert_eq!(h.tools.len() + h.toolsets.len(), 20);
     Message::Notification(Notification::new::<ToolHints>(&h))
 }
 
 fn bench(c: &mut Criterion) {
     let mut g = c.benchmark_group("jsonrpc");
-    for (name, msg) in [("tools_call", tools_call()), ("tools_call_result", tools_call_result()), ("hint_changes_20", hints_20())] {
+    for (name, msg) in [
+        ("tools_call", tools_call()),
+        ("tools_call_result", tools_call_result()),
+        ("hint_changes_20", hints_20()),
+    ] {
         let text = msg.encode();
         g.throughput(Throughput::Bytes(text.len() as u64));
-        g.bench_function(format!("encode/{name}"), |b| b.iter(|| black_box(&msg).encode()));
-        g.bench_function(format!("decode/{name}"), |b| b.iter(|| Message::decode(black_box(text.as_bytes())).expect("decodes")));
+        g.bench_function(format!("encode/{name}"), |b| {
+            b.iter(|| black_box(&msg).encode())
+        });
+        g.bench_function(format!("decode/{name}"), |b| {
+            b.iter(|| Message::decode(black_box(text.as_bytes())).expect("decodes"))
+        });
     }
     let text = hints_20().encode();
     g.bench_function("decode_typed/hint_changes_20", |b| {
         b.iter(|| {
-            let Ok(Message::Notification(n)) = Message::decode(black_box(text.as_bytes())) else { unreachable!() };
+            let Ok(Message::Notification(n)) = Message::decode(black_box(text.as_bytes())) else {
+                unreachable!()
+            };
             n.params_as::<HintChanges>().expect("typed")
         })
     });

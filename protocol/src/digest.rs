@@ -31,14 +31,17 @@ pub fn revision_of_value(manifest: &Value) -> Result<String, DigestError> {
     if let Some(Value::Object(sets)) = map.get_mut("featureSets") {
         for decl in sets.values_mut() {
             if let Some(Value::Array(uses)) = decl.get_mut("uses") {
-                uses.sort_by(|a, b| a.to_string().cmp(&b.to_string()));
+                uses.sort_by_key(|v| v.to_string());
                 uses.dedup();
             }
         }
     }
-    let canonical =
-        serde_jcs::to_vec(&Value::Object(map)).map_err(|e| DigestError::Canonical(e.to_string()))?;
-    Ok(format!("sha256:{}", URL_SAFE_NO_PAD.encode(Sha256::digest(&canonical))))
+    let canonical = serde_jcs::to_vec(&Value::Object(map))
+        .map_err(|e| DigestError::Canonical(e.to_string()))?;
+    Ok(format!(
+        "sha256:{}",
+        URL_SAFE_NO_PAD.encode(Sha256::digest(&canonical))
+    ))
 }
 
 /// The revision of a typed manifest (its own `revision` member is ignored).
@@ -69,22 +72,36 @@ mod tests {
     #[test]
     fn typed_manifest_gives_the_same_revision() {
         let m: McplManifest = serde_json::from_value(spec_vector()).unwrap();
-        assert_eq!(manifest_revision(&m).unwrap(), "sha256:_YZTS0h1tqTAMZI6eElCszSQE2WNx3xhAhmgUvNI9H4");
+        assert_eq!(
+            manifest_revision(&m).unwrap(),
+            "sha256:_YZTS0h1tqTAMZI6eElCszSQE2WNx3xhAhmgUvNI9H4"
+        );
     }
 
     #[test]
     fn uses_is_a_set_and_revision_is_ignored() {
         let mut v = spec_vector();
-        v["featureSets"]["demo.messaging"]["uses"] =
-            json!(["tools", "pushEvents", "tools", "channels.incoming", "channels.publish"]);
+        v["featureSets"]["demo.messaging"]["uses"] = json!([
+            "tools",
+            "pushEvents",
+            "tools",
+            "channels.incoming",
+            "channels.publish"
+        ]);
         v["revision"] = json!("sha256:whatever");
-        assert_eq!(revision_of_value(&v).unwrap(), "sha256:_YZTS0h1tqTAMZI6eElCszSQE2WNx3xhAhmgUvNI9H4");
+        assert_eq!(
+            revision_of_value(&v).unwrap(),
+            "sha256:_YZTS0h1tqTAMZI6eElCszSQE2WNx3xhAhmgUvNI9H4"
+        );
     }
 
     #[test]
     fn any_change_changes_the_revision() {
         let mut v = spec_vector();
         v["toolHints"] = json!(true);
-        assert_ne!(revision_of_value(&v).unwrap(), revision_of_value(&spec_vector()).unwrap());
+        assert_ne!(
+            revision_of_value(&v).unwrap(),
+            revision_of_value(&spec_vector()).unwrap()
+        );
     }
 }

@@ -167,7 +167,16 @@ mod tests {
         });
         let h: HintChanges = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(h.rev, 5);
-        assert_eq!(h.tools[0].definition.as_ref().unwrap().input_schema.as_ref().unwrap()["type"], "object");
+        assert_eq!(
+            h.tools[0]
+                .definition
+                .as_ref()
+                .unwrap()
+                .input_schema
+                .as_ref()
+                .unwrap()["type"],
+            "object"
+        );
         assert_eq!(h.toolsets[0].state, ToolsetState::Closed);
         assert_eq!(h.suggest[0].action, SuggestAction::Open);
         assert_eq!(serde_json::to_value(&h).unwrap(), v);
@@ -175,14 +184,22 @@ mod tests {
 
     #[test]
     fn an_empty_statement_still_has_its_rev() {
-        let h = HintChanges { rev: 3, ..Default::default() };
+        let h = HintChanges {
+            rev: 3,
+            ..Default::default()
+        };
         assert_eq!(serde_json::to_value(&h).unwrap(), json!({"rev": 3}));
         assert!(h.is_empty());
     }
 
     #[test]
     fn bad_enum_values_are_refused() {
-        assert!(serde_json::from_value::<HintChanges>(json!({"rev": 1, "tools": [{"name": "a", "presence": "sometimes"}]})).is_err());
+        assert!(
+            serde_json::from_value::<HintChanges>(
+                json!({"rev": 1, "tools": [{"name": "a", "presence": "sometimes"}]})
+            )
+            .is_err()
+        );
         assert!(serde_json::from_value::<HintChanges>(json!({"rev": -1})).is_err());
     }
 }

@@ -108,19 +108,32 @@ pub struct ErrorObject {
 impl ErrorObject {
     /// An error with a code and a message.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
-        ErrorObject { code, message: message.into(), data: None }
+        ErrorObject {
+            code,
+            message: message.into(),
+            data: None,
+        }
     }
     /// -32601 for `method`.
     pub fn method_not_found(method: &str) -> Self {
-        Self::new(ErrorCode::METHOD_NOT_FOUND, format!("method not found: {method}"))
+        Self::new(
+            ErrorCode::METHOD_NOT_FOUND,
+            format!("method not found: {method}"),
+        )
     }
     /// -32602 with a description of what is wrong.
     pub fn invalid_params(detail: impl fmt::Display) -> Self {
-        Self::new(ErrorCode::INVALID_PARAMS, format!("invalid params: {detail}"))
+        Self::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("invalid params: {detail}"),
+        )
     }
     /// -32603 with a description.
     pub fn internal(detail: impl fmt::Display) -> Self {
-        Self::new(ErrorCode::INTERNAL_ERROR, format!("internal error: {detail}"))
+        Self::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("internal error: {detail}"),
+        )
     }
 }
 
@@ -146,7 +159,11 @@ pub struct Request {
 impl Request {
     /// Builds a request of a typed method.
     pub fn new<M: crate::method::RequestMethod>(id: Id, params: &M::Params) -> Self {
-        Request { id, method: M::NAME.to_owned(), params: Some(to_value(params)) }
+        Request {
+            id,
+            method: M::NAME.to_owned(),
+            params: Some(to_value(params)),
+        }
     }
 
     /// Decodes the params as `P`; absent params decode as an empty object.
@@ -174,7 +191,10 @@ impl Notification {
             Value::Null => None,
             _ => Some(v),
         };
-        Notification { method: M::NAME.to_owned(), params }
+        Notification {
+            method: M::NAME.to_owned(),
+            params,
+        }
     }
 
     /// Decodes the params as `P`; absent params decode as an empty object.
@@ -196,7 +216,10 @@ pub struct Response {
 impl Response {
     /// A success response.
     pub fn ok(id: Id, result: Value) -> Self {
-        Response { id: Some(id), outcome: Ok(result) }
+        Response {
+            id: Some(id),
+            outcome: Ok(result),
+        }
     }
     /// A success response with a typed result.
     pub fn ok_typed<T: Serialize>(id: Id, result: &T) -> Self {
@@ -204,7 +227,10 @@ impl Response {
     }
     /// An error response.
     pub fn err(id: Option<Id>, error: ErrorObject) -> Self {
-        Response { id, outcome: Err(error) }
+        Response {
+            id,
+            outcome: Err(error),
+        }
     }
     /// Decodes the result as `R` (an error response yields its error).
     pub fn result_as<R: DeserializeOwned>(&self) -> Result<R, ErrorObject> {
@@ -267,12 +293,16 @@ impl DecodeError {
     /// the bad message was meant as a response may choose not to answer it.)
     pub fn to_response(&self) -> Response {
         match self {
-            DecodeError::Parse(d) => {
-                Response::err(None, ErrorObject::new(ErrorCode::PARSE_ERROR, format!("parse error: {d}")))
-            }
+            DecodeError::Parse(d) => Response::err(
+                None,
+                ErrorObject::new(ErrorCode::PARSE_ERROR, format!("parse error: {d}")),
+            ),
             DecodeError::Invalid { id, detail } => Response::err(
                 id.clone(),
-                ErrorObject::new(ErrorCode::INVALID_REQUEST, format!("invalid request: {detail}")),
+                ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("invalid request: {detail}"),
+                ),
             ),
         }
     }
@@ -309,7 +339,10 @@ impl Message {
 
     /// Decodes one message from a JSON value.
     pub fn from_value(value: Value) -> Result<Message, DecodeError> {
-        let invalid = |id: Option<Id>, detail: &str| DecodeError::Invalid { id, detail: detail.to_owned() };
+        let invalid = |id: Option<Id>, detail: &str| DecodeError::Invalid {
+            id,
+            detail: detail.to_owned(),
+        };
         if value.is_array() {
             return Err(invalid(None, "batches are not supported"));
         }
@@ -334,16 +367,29 @@ impl Message {
                 return Err(invalid(readable_id, "\"method\" must be a string"));
             };
             if raw.result.is_some() || raw.error.is_some() {
-                return Err(invalid(readable_id, "a request cannot carry \"result\" or \"error\""));
+                return Err(invalid(
+                    readable_id,
+                    "a request cannot carry \"result\" or \"error\"",
+                ));
             }
             if let Some(p) = &raw.params
                 && !(p.is_object() || p.is_array())
             {
-                return Err(invalid(readable_id, "\"params\" must be an object or an array"));
+                return Err(invalid(
+                    readable_id,
+                    "\"params\" must be an object or an array",
+                ));
             }
             return match id {
-                None => Ok(Message::Notification(Notification { method, params: raw.params })),
-                Some(Some(id)) => Ok(Message::Request(Request { id, method, params: raw.params })),
+                None => Ok(Message::Notification(Notification {
+                    method,
+                    params: raw.params,
+                })),
+                Some(Some(id)) => Ok(Message::Request(Request {
+                    id,
+                    method,
+                    params: raw.params,
+                })),
                 Some(None) => Err(invalid(None, "a request id cannot be null")),
             };
         }
@@ -435,19 +481,35 @@ mod tests {
 
     #[test]
     fn request_notification_response_by_keys() {
-        assert!(matches!(dec(json!({"jsonrpc":"2.0","id":1,"method":"ping"})), Ok(Message::Request(_))));
-        assert!(matches!(dec(json!({"jsonrpc":"2.0","method":"x"})), Ok(Message::Notification(_))));
-        assert!(matches!(dec(json!({"jsonrpc":"2.0","id":"a","result":{}})), Ok(Message::Response(_))));
+        assert!(matches!(
+            dec(json!({"jsonrpc":"2.0","id":1,"method":"ping"})),
+            Ok(Message::Request(_))
+        ));
+        assert!(matches!(
+            dec(json!({"jsonrpc":"2.0","method":"x"})),
+            Ok(Message::Notification(_))
+        ));
+        assert!(matches!(
+            dec(json!({"jsonrpc":"2.0","id":"a","result":{}})),
+            Ok(Message::Response(_))
+        ));
         assert!(matches!(
             dec(json!({"jsonrpc":"2.0","id":"a","error":{"code":-32601,"message":"no"}})),
-            Ok(Message::Response(Response { outcome: Err(_), .. }))
+            Ok(Message::Response(Response {
+                outcome: Err(_),
+                ..
+            }))
         ));
     }
 
     #[test]
     fn ids_of_either_type_round_trip() {
         for id in [Id::Number(7), Id::Number(-3), Id::String("req-1".into())] {
-            let m = Message::Request(Request { id: id.clone(), method: "ping".into(), params: None });
+            let m = Message::Request(Request {
+                id: id.clone(),
+                method: "ping".into(),
+                params: None,
+            });
             assert_eq!(Message::decode(m.encode().as_bytes()).unwrap(), m);
         }
     }
@@ -455,23 +517,54 @@ mod tests {
     #[test]
     fn a_result_of_null_is_a_result() {
         let m = dec(json!({"jsonrpc":"2.0","id":1,"result":null})).unwrap();
-        assert_eq!(m, Message::Response(Response::ok(Id::Number(1), Value::Null)));
+        assert_eq!(
+            m,
+            Message::Response(Response::ok(Id::Number(1), Value::Null))
+        );
     }
 
     #[test]
     fn malformed_messages_get_the_right_code() {
-        let code = |r: Result<Message, DecodeError>| r.unwrap_err().to_response().outcome.unwrap_err().code;
+        let code = |r: Result<Message, DecodeError>| {
+            r.unwrap_err().to_response().outcome.unwrap_err().code
+        };
         assert_eq!(code(Message::decode(b"{not json")), ErrorCode::PARSE_ERROR);
         assert_eq!(code(dec(json!([1, 2]))), ErrorCode::INVALID_REQUEST);
         assert_eq!(code(dec(json!("hello"))), ErrorCode::INVALID_REQUEST);
-        assert_eq!(code(dec(json!({"id":1,"method":"ping"}))), ErrorCode::INVALID_REQUEST);
-        assert_eq!(code(dec(json!({"jsonrpc":"1.0","id":1,"method":"ping"}))), ErrorCode::INVALID_REQUEST);
-        assert_eq!(code(dec(json!({"jsonrpc":"2.0","id":1.5,"method":"ping"}))), ErrorCode::INVALID_REQUEST);
-        assert_eq!(code(dec(json!({"jsonrpc":"2.0","id":1,"method":3}))), ErrorCode::INVALID_REQUEST);
-        assert_eq!(code(dec(json!({"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}}))), ErrorCode::INVALID_REQUEST);
-        assert_eq!(code(dec(json!({"jsonrpc":"2.0","id":1}))), ErrorCode::INVALID_REQUEST);
-        assert_eq!(code(dec(json!({"jsonrpc":"2.0","id":null,"method":"ping"}))), ErrorCode::INVALID_REQUEST);
-        assert_eq!(code(dec(json!({"jsonrpc":"2.0","id":1,"method":"x","params":3}))), ErrorCode::INVALID_REQUEST);
+        assert_eq!(
+            code(dec(json!({"id":1,"method":"ping"}))),
+            ErrorCode::INVALID_REQUEST
+        );
+        assert_eq!(
+            code(dec(json!({"jsonrpc":"1.0","id":1,"method":"ping"}))),
+            ErrorCode::INVALID_REQUEST
+        );
+        assert_eq!(
+            code(dec(json!({"jsonrpc":"2.0","id":1.5,"method":"ping"}))),
+            ErrorCode::INVALID_REQUEST
+        );
+        assert_eq!(
+            code(dec(json!({"jsonrpc":"2.0","id":1,"method":3}))),
+            ErrorCode::INVALID_REQUEST
+        );
+        assert_eq!(
+            code(dec(
+                json!({"jsonrpc":"2.0","id":1,"result":1,"error":{"code":1,"message":""}})
+            )),
+            ErrorCode::INVALID_REQUEST
+        );
+        assert_eq!(
+            code(dec(json!({"jsonrpc":"2.0","id":1}))),
+            ErrorCode::INVALID_REQUEST
+        );
+        assert_eq!(
+            code(dec(json!({"jsonrpc":"2.0","id":null,"method":"ping"}))),
+            ErrorCode::INVALID_REQUEST
+        );
+        assert_eq!(
+            code(dec(json!({"jsonrpc":"2.0","id":1,"method":"x","params":3}))),
+            ErrorCode::INVALID_REQUEST
+        );
     }
 
     #[test]
@@ -482,7 +575,10 @@ mod tests {
 
     #[test]
     fn error_response_with_null_id_round_trips() {
-        let m = Message::Response(Response::err(None, ErrorObject::new(ErrorCode::PARSE_ERROR, "bad")));
+        let m = Message::Response(Response::err(
+            None,
+            ErrorObject::new(ErrorCode::PARSE_ERROR, "bad"),
+        ));
         let text = m.encode();
         assert!(text.contains("\"id\":null"));
         assert_eq!(Message::decode(text.as_bytes()).unwrap(), m);
@@ -495,7 +591,14 @@ mod tests {
         struct P {
             name: String,
         }
-        let r = Request { id: Id::Number(1), method: "m".into(), params: Some(json!({"name": 3})) };
-        assert_eq!(r.params_as::<P>().unwrap_err().code, ErrorCode::INVALID_PARAMS);
+        let r = Request {
+            id: Id::Number(1),
+            method: "m".into(),
+            params: Some(json!({"name": 3})),
+        };
+        assert_eq!(
+            r.params_as::<P>().unwrap_err().code,
+            ErrorCode::INVALID_PARAMS
+        );
     }
 }

@@ -51,7 +51,11 @@ pub struct Implementation {
 impl Implementation {
     /// A name and a version.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
-        Implementation { name: name.into(), version: version.into(), other: Map::new() }
+        Implementation {
+            name: name.into(),
+            version: version.into(),
+            other: Map::new(),
+        }
     }
 }
 
@@ -201,7 +205,11 @@ pub struct Tool {
 
 impl Tool {
     /// A tool with a name, a description and an input schema.
-    pub fn new(name: impl Into<String>, description: impl Into<String>, input_schema: Value) -> Self {
+    pub fn new(
+        name: impl Into<String>,
+        description: impl Into<String>,
+        input_schema: Value,
+    ) -> Self {
         Tool {
             name: name.into(),
             title: None,
@@ -277,11 +285,18 @@ pub struct CallToolResult {
 impl CallToolResult {
     /// A successful result with one text block.
     pub fn text(text: impl Into<String>) -> Self {
-        CallToolResult { content: vec![ContentBlock::text(text)], ..Default::default() }
+        CallToolResult {
+            content: vec![ContentBlock::text(text)],
+            ..Default::default()
+        }
     }
     /// A tool error with one text block saying why.
     pub fn error(text: impl Into<String>) -> Self {
-        CallToolResult { content: vec![ContentBlock::text(text)], is_error: true, ..Default::default() }
+        CallToolResult {
+            content: vec![ContentBlock::text(text)],
+            is_error: true,
+            ..Default::default()
+        }
     }
     /// The text of every text block, joined by newlines.
     pub fn joined_text(&self) -> String {
@@ -358,7 +373,10 @@ pub enum ContentBlock {
 impl ContentBlock {
     /// A text block.
     pub fn text(text: impl Into<String>) -> Self {
-        ContentBlock::Text { text: text.into(), annotations: None }
+        ContentBlock::Text {
+            text: text.into(),
+            annotations: None,
+        }
     }
     /// The text, for a text block.
     pub fn as_text(&self) -> Option<&str> {
@@ -422,7 +440,13 @@ mod tests {
             "instructions": "Play."
         });
         let res: InitializeResult = serde_json::from_value(r.clone()).unwrap();
-        assert!(res.capabilities.mcpl().unwrap().toolsets.contains_key("lobby"));
+        assert!(
+            res.capabilities
+                .mcpl()
+                .unwrap()
+                .toolsets
+                .contains_key("lobby")
+        );
         assert_eq!(serde_json::to_value(&res).unwrap(), r);
     }
 
@@ -468,7 +492,10 @@ mod tests {
 
     #[test]
     fn cancelled_round_trips_with_either_id() {
-        for v in [json!({"requestId": 3, "reason": "user"}), json!({"requestId": "r-1"})] {
+        for v in [
+            json!({"requestId": 3, "reason": "user"}),
+            json!({"requestId": "r-1"}),
+        ] {
             let p: CancelledParams = serde_json::from_value(v.clone()).unwrap();
             assert_eq!(serde_json::to_value(&p).unwrap(), v);
         }

@@ -4,7 +4,7 @@
 //! The server's `capabilities.experimental.mcpl` object *is* its manifest (SPEC §17); the
 //! host advertises a smaller object of its own ([`HostMcplCapabilities`]).
 //!
-//! **[project]** The MCPL 0.5 text is not public in full. The shapes of `mcpl/manifest`'s
+//! **\[project\]** The MCPL 0.5 text is not public in full. The shapes of `mcpl/manifest`'s
 //! result (`{manifest}`) is this project's reading; the other shapes follow the published
 //! MCPL host types.
 
@@ -82,7 +82,7 @@ impl McplManifest {
     }
 
     /// The manifest as a host without `toolHints` is shown it: without RFC-014's members
-    /// (§4.1 **[project]**), and with the revision recomputed over what is shown.
+    /// (§4.1 **\[project\]**), and with the revision recomputed over what is shown.
     pub fn tailored_for_plain_host(&self) -> McplManifest {
         let mut m = self.clone();
         m.tool_hints = None;
@@ -263,7 +263,8 @@ mod tests {
 
     #[test]
     fn feature_sets_update_round_trips() {
-        let v = json!({"effectiveCapabilities": ["tools", "pushEvents"], "enabled": ["arcade.games"]});
+        let v =
+            json!({"effectiveCapabilities": ["tools", "pushEvents"], "enabled": ["arcade.games"]});
         let p: FeatureSetsUpdateParams = serde_json::from_value(v.clone()).unwrap();
         assert!(p.grants(CAP_PUSH_EVENTS));
         assert_eq!(serde_json::to_value(&p).unwrap(), v);

@@ -32,22 +32,42 @@ pub const INSTANCE: &str = "mcpl/instance";
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Meta {
     /// `mcpl/presence` on a tool.
-    #[serde(rename = "mcpl/presence", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "mcpl/presence",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub presence: Option<Presence>,
     /// `mcpl/visible` on a tool.
-    #[serde(rename = "mcpl/visible", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "mcpl/visible",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub visible: Option<bool>,
     /// `mcpl/toolset` on a tool.
-    #[serde(rename = "mcpl/toolset", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "mcpl/toolset",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub toolset: Option<String>,
     /// `mcpl/rev` on a `tools/list` result.
     #[serde(rename = "mcpl/rev", default, skip_serializing_if = "Option::is_none")]
     pub rev: Option<u64>,
     /// `mcpl/hints` on a result.
-    #[serde(rename = "mcpl/hints", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "mcpl/hints",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub hints: Option<HintChanges>,
     /// `mcpl/instance` on `tools/call` params.
-    #[serde(rename = "mcpl/instance", default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        rename = "mcpl/instance",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
     pub instance: Option<String>,
     /// Every other key, kept as sent.
     #[serde(flatten)]
@@ -68,12 +88,18 @@ impl Meta {
 
     /// A `_meta` carrying only hint changes.
     pub fn with_hints(hints: HintChanges) -> Self {
-        Meta { hints: Some(hints), ..Default::default() }
+        Meta {
+            hints: Some(hints),
+            ..Default::default()
+        }
     }
 
     /// A `_meta` naming only an instance.
     pub fn with_instance(instance: impl Into<String>) -> Self {
-        Meta { instance: Some(instance.into()), ..Default::default() }
+        Meta {
+            instance: Some(instance.into()),
+            ..Default::default()
+        }
     }
 
     /// The presence this tool's hints give it: `mcpl/toolset` implies dynamic, whatever
@@ -104,7 +130,9 @@ mod tests {
 
     #[test]
     fn toolset_implies_dynamic_even_when_static_is_said() {
-        let m: Meta = serde_json::from_value(json!({"mcpl/toolset": "game", "mcpl/presence": "static"})).unwrap();
+        let m: Meta =
+            serde_json::from_value(json!({"mcpl/toolset": "game", "mcpl/presence": "static"}))
+                .unwrap();
         assert_eq!(m.effective_presence(), Presence::Dynamic);
         let m: Meta = serde_json::from_value(json!({})).unwrap();
         assert_eq!(m.effective_presence(), Presence::Static);

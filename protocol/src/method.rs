@@ -105,37 +105,65 @@ notification!(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jsonrpc::{Id, Message, Notification, Request, Response};
     use crate::hints::HintChanges;
+    use crate::jsonrpc::{Id, Message, Notification, Request, Response};
     use serde_json::json;
 
     #[test]
     fn typed_requests_round_trip_through_the_wire() {
-        let params = toolsets::ToolsetsOpenParams { toolset: "go".into(), instance: Some("g1".into()), options: Some(json!({"size": 9})) };
+        let params = toolsets::ToolsetsOpenParams {
+            toolset: "go".into(),
+            instance: Some("g1".into()),
+            options: Some(json!({"size": 9})),
+        };
         let m = Message::Request(Request::new::<ToolsetsOpen>(Id::Number(4), &params));
         let back = Message::decode(m.encode().as_bytes()).unwrap();
-        let Message::Request(r) = back else { panic!("not a request") };
+        let Message::Request(r) = back else {
+            panic!("not a request")
+        };
         assert_eq!(r.method, "toolsets/open");
-        assert_eq!(r.params_as::<toolsets::ToolsetsOpenParams>().unwrap(), params);
+        assert_eq!(
+            r.params_as::<toolsets::ToolsetsOpenParams>().unwrap(),
+            params
+        );
     }
 
     #[test]
     fn typed_results_decode_by_method() {
-        let res = mcp::ListToolsResult { tools: vec![], next_cursor: None, meta: None };
+        let res = mcp::ListToolsResult {
+            tools: vec![],
+            next_cursor: None,
+            meta: None,
+        };
         let m = Message::Response(Response::ok_typed(Id::from("x"), &res));
-        let Message::Response(r) = Message::decode(m.encode().as_bytes()).unwrap() else { panic!() };
-        assert_eq!(r.result_as::<<ListTools as RequestMethod>::Result>().unwrap(), res);
+        let Message::Response(r) = Message::decode(m.encode().as_bytes()).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            r.result_as::<<ListTools as RequestMethod>::Result>()
+                .unwrap(),
+            res
+        );
     }
 
     #[test]
     fn tools_hints_notification_params_are_the_changes() {
-        let n = Notification::new::<ToolHints>(&HintChanges { rev: 2, ..Default::default() });
-        assert_eq!(Message::Notification(n).encode(), r#"{"jsonrpc":"2.0","method":"tools/hints","params":{"rev":2}}"#);
+        let n = Notification::new::<ToolHints>(&HintChanges {
+            rev: 2,
+            ..Default::default()
+        });
+        assert_eq!(
+            Message::Notification(n).encode(),
+            r#"{"jsonrpc":"2.0","method":"tools/hints","params":{"rev":2}}"#
+        );
     }
 
     #[test]
     fn empty_params_are_left_out() {
         let n = Notification::new::<Initialized>(&mcp::Empty::default());
-        assert_eq!(Message::Notification(n).encode(), r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+        assert_eq!(
+            Message::Notification(n).encode(),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        );
     }
 }

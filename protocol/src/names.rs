@@ -1,4 +1,4 @@
-//! RFC-014's name grammar for toolsets and instances (spec §4.1, **[project]**).
+//! RFC-014's name grammar for toolsets and instances (spec §4.1, **\[project\]**).
 //!
 //! The RFC's own grammar is not public; the project's stand-in is
 //! `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`. It leaves out `.`, `:` and `/`, which separate the

@@ -49,7 +49,7 @@ pub enum DeclError {
         /// What is wrong with it.
         error: NameError,
     },
-    /// `instances: true` with `default: "open"` (§4.1 **[project]**: invalid).
+    /// `instances: true` with `default: "open"` (§4.1 **\[project\]**: invalid).
     #[error("toolset {0:?}: a toolset with instances cannot have default \"open\"")]
     OpenWithInstances(String),
     /// The options schema uses a member name outside SPEC §17.2's identifier charset.
@@ -71,7 +71,10 @@ impl ToolsetDecl {
     /// every member name of the manifest an identifier position, so `$schema`, `$ref`,
     /// `$defs` and non-ASCII names cannot appear).
     pub fn check(&self, name: &str) -> Result<(), DeclError> {
-        check_name(name).map_err(|error| DeclError::BadName { name: name.to_owned(), error })?;
+        check_name(name).map_err(|error| DeclError::BadName {
+            name: name.to_owned(),
+            error,
+        })?;
         if self.instances && self.default == ToolsetDefault::Open {
             return Err(DeclError::OpenWithInstances(name.to_owned()));
         }
@@ -106,9 +109,13 @@ fn check_members(toolset: &str, v: &Value) -> Result<(), DeclError> {
         Value::Object(m) => {
             for (k, child) in m {
                 let ok = !k.is_empty()
-                    && k.bytes().all(|b| b.is_ascii_alphanumeric() || b"._:*-".contains(&b));
+                    && k.bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"._:*-".contains(&b));
                 if !ok {
-                    return Err(DeclError::BadSchemaMember { toolset: toolset.to_owned(), member: k.clone() });
+                    return Err(DeclError::BadSchemaMember {
+                        toolset: toolset.to_owned(),
+                        member: k.clone(),
+                    });
                 }
                 check_members(toolset, child)?;
             }
@@ -241,7 +248,8 @@ mod tests {
     #[test]
     fn declarations_decode_with_defaults() {
         let d: ToolsetDecl = serde_json::from_value(json!({"title": "Go", "instances": true,
-            "options": {"type": "object", "properties": {"size": {"enum": [9, 13, 19]}}}})).unwrap();
+            "options": {"type": "object", "properties": {"size": {"enum": [9, 13, 19]}}}}))
+        .unwrap();
         assert_eq!(d.default, ToolsetDefault::Closed);
         assert!(d.check("go").is_ok());
         assert!(!d.is_default_open());
@@ -249,13 +257,34 @@ mod tests {
 
     #[test]
     fn invalid_declarations_name_the_problem() {
-        let open_inst = ToolsetDecl { instances: true, default: ToolsetDefault::Open, ..Default::default() };
-        assert_eq!(open_inst.check("go"), Err(DeclError::OpenWithInstances("go".into())));
-        assert!(matches!(ToolsetDecl::default().check("a.b"), Err(DeclError::BadName { .. })));
-        let dollar = ToolsetDecl { options: Some(json!({"$schema": "x", "type": "object"})), ..Default::default() };
-        assert!(matches!(dollar.check("go"), Err(DeclError::BadSchemaMember { member, .. }) if member == "$schema"));
-        let nonascii = ToolsetDecl { options: Some(json!({"type": "object", "properties": {"größe": {}}})), ..Default::default() };
-        assert!(matches!(nonascii.check("go"), Err(DeclError::BadSchemaMember { .. })));
+        let open_inst = ToolsetDecl {
+            instances: true,
+            default: ToolsetDefault::Open,
+            ..Default::default()
+        };
+        assert_eq!(
+            open_inst.check("go"),
+            Err(DeclError::OpenWithInstances("go".into()))
+        );
+        assert!(matches!(
+            ToolsetDecl::default().check("a.b"),
+            Err(DeclError::BadName { .. })
+        ));
+        let dollar = ToolsetDecl {
+            options: Some(json!({"$schema": "x", "type": "object"})),
+            ..Default::default()
+        };
+        assert!(
+            matches!(dollar.check("go"), Err(DeclError::BadSchemaMember { member, .. }) if member == "$schema")
+        );
+        let nonascii = ToolsetDecl {
+            options: Some(json!({"type": "object", "properties": {"größe": {}}})),
+            ..Default::default()
+        };
+        assert!(matches!(
+            nonascii.check("go"),
+            Err(DeclError::BadSchemaMember { .. })
+        ));
     }
 
     #[test]
@@ -274,11 +303,23 @@ mod tests {
     #[test]
     fn open_and_close_round_trip() {
         let p = json!({"toolset": "go", "instance": "g1", "options": {"size": 9}});
-        assert_eq!(serde_json::to_value(serde_json::from_value::<ToolsetsOpenParams>(p.clone()).unwrap()).unwrap(), p);
+        assert_eq!(
+            serde_json::to_value(serde_json::from_value::<ToolsetsOpenParams>(p.clone()).unwrap())
+                .unwrap(),
+            p
+        );
         let r = json!({"instance": "g1", "title": "Go", "adopted": true,
                        "content": [{"type": "text", "text": "already open; size 19 not applied"}]});
-        assert_eq!(serde_json::to_value(serde_json::from_value::<ToolsetsOpenResult>(r.clone()).unwrap()).unwrap(), r);
+        assert_eq!(
+            serde_json::to_value(serde_json::from_value::<ToolsetsOpenResult>(r.clone()).unwrap())
+                .unwrap(),
+            r
+        );
         let c = json!({"content": [{"type": "text", "text": "resigned"}], "_meta": {"mcpl/hints": {"rev": 9}}});
-        assert_eq!(serde_json::to_value(serde_json::from_value::<ToolsetsCloseResult>(c.clone()).unwrap()).unwrap(), c);
+        assert_eq!(
+            serde_json::to_value(serde_json::from_value::<ToolsetsCloseResult>(c.clone()).unwrap())
+                .unwrap(),
+            c
+        );
     }
 }

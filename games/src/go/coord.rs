@@ -189,7 +189,10 @@ impl Point {
             .ok_or(ParseMoveError::InvalidColumn(letter))?;
         let lines = size.lines();
         if col >= usize::from(lines) {
-            return Err(ParseMoveError::ColumnOffBoard { column: upper, size: lines });
+            return Err(ParseMoveError::ColumnOffBoard {
+                column: upper,
+                size: lines,
+            });
         }
         let digits = chars.as_str();
         if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
@@ -198,7 +201,10 @@ impl Point {
         // Digits only, so the sole parse failure is overflow: off the board.
         let row = digits.parse::<u32>().unwrap_or(u32::MAX);
         if row == 0 || row > u32::from(lines) {
-            return Err(ParseMoveError::RowOffBoard { row: digits.to_owned(), size: lines });
+            return Err(ParseMoveError::RowOffBoard {
+                row: digits.to_owned(),
+                size: lines,
+            });
         }
         // Both bounds were checked against `lines`, which is at most 19.
         Ok(Point::new(col as u8, (row - 1) as u8))
@@ -290,7 +296,8 @@ pub enum ParseMoveError {
 impl FromStr for BoardSize {
     type Err = InvalidBoardSize;
 
-    /// Reads `9`, `13`, `19` (or `9x9` and the like).
+    /// Reads `9`, `13`, `19` (or `9x9` and the like); text that is not a
+    /// number is reported as size 0.
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.trim();
         let n = s.split(['x', 'X']).next().unwrap_or(s).trim();
@@ -320,17 +327,35 @@ mod tests {
     fn rejects_bad_points_with_specific_errors() {
         let s = BoardSize::Nine;
         assert_eq!(Point::parse("", s), Err(ParseMoveError::Empty));
-        assert_eq!(Point::parse("I5", s), Err(ParseMoveError::InvalidColumn('I')));
-        assert_eq!(Point::parse("5D", s), Err(ParseMoveError::InvalidColumn('5')));
+        assert_eq!(
+            Point::parse("I5", s),
+            Err(ParseMoveError::InvalidColumn('I'))
+        );
+        assert_eq!(
+            Point::parse("5D", s),
+            Err(ParseMoveError::InvalidColumn('5'))
+        );
         assert_eq!(
             Point::parse("K5", s),
-            Err(ParseMoveError::ColumnOffBoard { column: 'K', size: 9 })
+            Err(ParseMoveError::ColumnOffBoard {
+                column: 'K',
+                size: 9
+            })
         );
-        assert_eq!(Point::parse("D", s), Err(ParseMoveError::InvalidRow(String::new())));
-        assert_eq!(Point::parse("D+4", s), Err(ParseMoveError::InvalidRow("+4".into())));
+        assert_eq!(
+            Point::parse("D", s),
+            Err(ParseMoveError::InvalidRow(String::new()))
+        );
+        assert_eq!(
+            Point::parse("D+4", s),
+            Err(ParseMoveError::InvalidRow("+4".into()))
+        );
         assert_eq!(
             Point::parse("D0", s),
-            Err(ParseMoveError::RowOffBoard { row: "0".into(), size: 9 })
+            Err(ParseMoveError::RowOffBoard {
+                row: "0".into(),
+                size: 9
+            })
         );
         assert!(matches!(
             Point::parse("D99999999999999999999", s),

@@ -27,7 +27,7 @@ mod zobrist;
 
 pub use board::Board;
 pub use coord::{BoardSize, Color, InvalidBoardSize, Move, ParseMoveError, Point};
-pub use game::{Game, GameResult, IllegalMove, MoveOutcome, PlayedMove, WinBy};
+pub use game::{DEFAULT_KOMI, Game, GameResult, IllegalMove, MoveOutcome, PlayedMove, WinBy};
 pub use render::render_ascii;
 pub use score::AreaScore;
 pub use setup::SetupError;
