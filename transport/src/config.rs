@@ -1,0 +1,239 @@
+//! Options for client and server ends: message size limits, bearer tokens mapped to
+//! principals, allowed origins, and the few per-transport knobs (WebSocket keepalive,
+//! Streamable HTTP response style and queue, a spawned child's stderr, the HTTP client's
+//! delivery hook).
+
+use crate::delivery::DeliveryHook;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// Who a server-side connection authenticated as (RFC-014 §4.6).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Principal {
+    /// A principal the operator configured (a bearer token's name, or stdio's principal).
+    /// Connections of one named principal share its toolsets.
+    Named(String),
+    /// A connection the operator let in without a token; its own principal, sharing nothing.
+    Anonymous(u64),
+}
+
+impl Principal {
+    /// A fresh anonymous principal, distinct from every other in this process.
+    pub fn anonymous() -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        Principal::Anonymous(NEXT.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// A name for logs and for other principals to refer to (an anonymous one gets
+    /// `anon-N`).
+    pub fn name(&self) -> String {
+        match self {
+            Principal::Named(n) => n.clone(),
+            Principal::Anonymous(n) => format!("anon-{n}"),
+        }
+    }
+}
+
+/// Options for a server end.
+#[derive(Debug, Clone)]
+pub struct ServerOptions {
+    /// The largest message accepted, in bytes (default 4 MiB).
+    pub max_message_size: usize,
+    /// Bearer tokens and the principal each maps to. With none configured, a network
+    /// listener lets nobody in unless `allow_anonymous` is set.
+    pub tokens: HashMap<String, String>,
+    /// Let connections without a token in, each its own anonymous principal.
+    pub allow_anonymous: bool,
+    /// `Origin` values accepted on HTTP and WebSocket (DNS-rebinding protection). A request
+    /// without `Origin` (a non-browser client) is accepted; one with an `Origin` not listed
+    /// is refused with 403. Loopback origins (`http://localhost[:port]`,
+    /// `http://127.0.0.1[:port]`, `http://[::1][:port]`) are always accepted.
+    pub allowed_origins: Vec<String>,
+    /// The principal a stdio server serves.
+    pub stdio_principal: String,
+    /// How often a WebSocket server pings its peer (`None`: never). A peer that has sent
+    /// nothing, not even the automatic pong, by the next ping is closed (1008). Default 30 s.
+    pub ws_ping_interval: Option<Duration>,
+    /// How a Streamable HTTP server answers a POSTed request (default: one JSON body).
+    pub http_response_mode: HttpResponseMode,
+    /// How many server-to-client messages a Streamable HTTP session holds for a client that
+    /// has no stream open to take them (default 1024). Past that the oldest is dropped with a
+    /// warning, as a lost stream would have lost it (MCP allows loss without resumability).
+    pub http_queue_limit: usize,
+}
+
+/// How a Streamable HTTP server answers a POSTed request (MCP 2025-11-25, "Sending Messages
+/// to the Server", item 5: either is allowed and a client must support both).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum HttpResponseMode {
+    /// `Content-Type: application/json`: the HTTP request is held until the session writes
+    /// the response, which is the whole body.
+    #[default]
+    Json,
+    /// `Content-Type: text/event-stream`: server requests and notifications written while the
+    /// request is pending and no GET stream is open go on this stream, then the response,
+    /// and the stream ends.
+    Sse,
+}
+
+impl Default for ServerOptions {
+    fn default() -> Self {
+        ServerOptions {
+            max_message_size: crate::DEFAULT_MAX_MESSAGE_SIZE,
+            tokens: HashMap::new(),
+            allow_anonymous: false,
+            allowed_origins: Vec::new(),
+            stdio_principal: "local".to_owned(),
+            ws_ping_interval: Some(Duration::from_secs(30)),
+            http_response_mode: HttpResponseMode::Json,
+            http_queue_limit: 1024,
+        }
+    }
+}
+
+/// Why a connection attempt was not authenticated.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AuthError {
+    /// No `Authorization: Bearer` header, and anonymous connections are not allowed.
+    #[error("a bearer token is required")]
+    Missing,
+    /// The token is not one the operator configured.
+    #[error("the bearer token is not valid")]
+    Invalid,
+}
+
+impl ServerOptions {
+    /// Maps an `Authorization` header value (if any) to a principal (RFC-014 §4.6).
+    pub fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, AuthError> {
+        match authorization {
+            None if self.allow_anonymous => Ok(Principal::anonymous()),
+            None => Err(AuthError::Missing),
+            Some(h) => {
+                let token = h
+                    .strip_prefix("Bearer ")
+                    .or_else(|| h.strip_prefix("bearer "))
+                    .ok_or(AuthError::Invalid)?
+                    .trim();
+                self.tokens
+                    .get(token)
+                    .map(|p| Principal::Named(p.clone()))
+                    .ok_or(AuthError::Invalid)
+            }
+        }
+    }
+
+    /// True when a request with this `Origin` header (if any) may proceed.
+    pub fn origin_allowed(&self, origin: Option<&str>) -> bool {
+        let Some(origin) = origin else { return true };
+        if self.allowed_origins.iter().any(|o| o == origin) {
+            return true;
+        }
+        let host = origin
+            .strip_prefix("http://")
+            .or_else(|| origin.strip_prefix("https://"))
+            .unwrap_or("");
+        let host = if let Some(rest) = host.strip_prefix('[') {
+            rest.split(']')
+                .next()
+                .map(|h| format!("[{h}]"))
+                .unwrap_or_default()
+        } else {
+            host.split(':').next().unwrap_or("").to_owned()
+        };
+        matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]")
+    }
+}
+
+/// Options for a client end.
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// The largest message accepted, in bytes (default 4 MiB).
+    pub max_message_size: usize,
+    /// A bearer token to present (WebSocket upgrade and every HTTP request).
+    pub token: Option<String>,
+    /// What becomes of a spawned stdio server's stderr (default: inherited).
+    pub child_stderr: ChildStderr,
+    /// Streamable HTTP only: awaited before each message read is delivered, so a simulator
+    /// can delay POST responses and the GET stream independently (see [`DeliveryHook`]).
+    pub delivery_hook: Option<DeliveryHook>,
+}
+
+/// What becomes of a spawned stdio server's stderr. MCP lets a server log anything there,
+/// and says a client should not take it as a sign of error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ChildStderr {
+    /// The child writes to this process's stderr.
+    #[default]
+    Inherit,
+    /// Each line becomes a `tracing` event at INFO, target `mcpl_transport::stdio::child`.
+    Tracing,
+    /// Discarded.
+    Discard,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            max_message_size: crate::DEFAULT_MAX_MESSAGE_SIZE,
+            token: None,
+            child_stderr: ChildStderr::Inherit,
+            delivery_hook: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn opts() -> ServerOptions {
+        let mut o = ServerOptions::default();
+        o.tokens.insert("s3cret".into(), "alice".into());
+        o
+    }
+
+    #[test]
+    fn bearer_tokens_map_to_principals() {
+        let o = opts();
+        assert_eq!(
+            o.authenticate(Some("Bearer s3cret")),
+            Ok(Principal::Named("alice".into()))
+        );
+        assert_eq!(o.authenticate(Some("Bearer nope")), Err(AuthError::Invalid));
+        assert_eq!(
+            o.authenticate(Some("Basic s3cret")),
+            Err(AuthError::Invalid)
+        );
+        assert_eq!(o.authenticate(None), Err(AuthError::Missing));
+    }
+
+    #[test]
+    fn anonymous_connections_are_each_their_own_principal() {
+        let o = ServerOptions {
+            allow_anonymous: true,
+            ..opts()
+        };
+        let a = o.authenticate(None).unwrap();
+        let b = o.authenticate(None).unwrap();
+        assert_ne!(a, b);
+        assert!(a.name().starts_with("anon-"));
+    }
+
+    #[test]
+    fn origins() {
+        let o = ServerOptions {
+            allowed_origins: vec!["https://app.example".into()],
+            ..opts()
+        };
+        assert!(o.origin_allowed(None));
+        assert!(o.origin_allowed(Some("http://localhost:3000")));
+        assert!(o.origin_allowed(Some("http://127.0.0.1")));
+        assert!(o.origin_allowed(Some("http://[::1]:8080")));
+        assert!(o.origin_allowed(Some("https://app.example")));
+        assert!(!o.origin_allowed(Some("http://evil.example")));
+        assert!(!o.origin_allowed(Some("http://localhost.evil.example")));
+        assert!(!o.origin_allowed(Some("null")));
+    }
+}

@@ -1,0 +1,613 @@
+//! The Streamable HTTP client end; its behaviour is documented on [`connect`].
+//!
+//! A driver task reads the outbound channel and spawns one task per POST; the GET stream has
+//! a task of its own; all of them stop on `shutdown`.
+
+use super::{EVENT_STREAM, JSON, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, content_type_is};
+use crate::delivery::{Delivery, DeliveryHook, StreamOrigin};
+use crate::{
+    ClientOptions, Connection, ConnectionInfo, Inbound, Outbound, StreamId, TransportError,
+    TransportKind,
+};
+use bytes::{Bytes, BytesMut};
+use eventsource_stream::Eventsource;
+use futures_util::StreamExt;
+use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Response};
+use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
+use reqwest::{Method, RequestBuilder, StatusCode};
+use serde_json::Value;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+/// The queue depth of each direction.
+const DEPTH: usize = 1024;
+
+/// How long closing waits for POSTs of notifications and responses, and for the DELETE.
+pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
+
+const GET_RETRY_MIN: Duration = Duration::from_millis(100);
+const GET_RETRY_MAX: Duration = Duration::from_secs(10);
+
+/// How much of an error answer's body is read to explain it.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// An SSE event's pending bytes past this multiple of the limit end the stream: the parser
+/// buffers an event whole, so this bounds its memory.
+const SSE_CEILING_FACTOR: usize = 4;
+
+/// Connects to the MCP endpoint at `url` (`http://…`). No I/O happens until the first
+/// message is sent (which should be `initialize`).
+///
+/// A driver task reads the outbound channel and POSTs each message in a task of its own,
+/// so POSTs overlap and their answers arrive in any order (the link is unordered). Each POST
+/// sends `Accept: application/json, text/event-stream`, `Content-Type: application/json`, the
+/// bearer token, `Mcp-Session-Id` once the `initialize` answer assigned one, and
+/// `MCP-Protocol-Version` once the `initialize` result named one.
+///
+/// - A JSON answer is delivered on a fresh [`StreamId`]; an SSE answer event by event on
+///   that POST's stream (events other than `message`, and empty ones, are skipped); 202 is
+///   nothing.
+/// - A POSTed *request* whose POST fails at the HTTP level (refused connection, a non-2xx
+///   status, a body that is not JSON-RPC, an SSE stream that ends without the response, an
+///   answer over the size limit) gets a made-up error [`Response`] with its id, code
+///   [`ErrorCode::CONNECTION_CLOSED`] and, when there was a status, `data.httpStatus`, so no
+///   requester waits forever. A 404 to a request carrying a session id means the session is
+///   gone: after that response the connection ends (inbound closes) and the host reconnects.
+/// - Once `notifications/initialized` has been POSTed, the GET stream is opened (405: the
+///   server offers none, fine) and reopened whenever it drops while the session lives:
+///   at once after a stream that delivered something, else after a backoff of 100 ms
+///   doubling to 10 s, or after the `retry` a server sent. `Last-Event-ID` is sent when
+///   the server gave event ids.
+/// - When every `Outbound` clone is dropped: POSTs of requests are abandoned, POSTs of
+///   notifications and responses get [`CLOSE_GRACE`] to finish, the session is DELETEd, and
+///   the connection ends.
+///
+/// Every delivery of a message awaits [`ClientOptions::delivery_hook`] first.
+///
+/// [`ClientOptions::delivery_hook`]: crate::ClientOptions::delivery_hook
+pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, TransportError> {
+    let bad = |reason: &str| TransportError::BadUrl {
+        url: url.to_owned(),
+        reason: reason.to_owned(),
+    };
+    let parsed = reqwest::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
+    match parsed.scheme() {
+        "http" => {}
+        "https" => return Err(bad("TLS is not supported here; use http://")),
+        _ => return Err(bad("a Streamable HTTP endpoint is an http:// URL")),
+    }
+    let token = match &opts.token {
+        Some(t) => Some(HeaderValue::from_str(&format!("Bearer {t}")).map_err(|_| {
+            TransportError::Protocol("the token is not a valid header value".to_owned())
+        })?),
+        None => None,
+    };
+    let http = reqwest::Client::builder()
+        .build()
+        .map_err(|e| TransportError::Protocol(e.to_string()))?;
+    let (out_tx, out_rx) = mpsc::channel(DEPTH);
+    let (in_tx, in_rx) = mpsc::channel(DEPTH);
+    let client = Arc::new(Client {
+        http,
+        url: parsed,
+        token,
+        limit: opts.max_message_size,
+        hook: opts.delivery_hook.clone(),
+        inbound: in_tx,
+        session: Mutex::new(None),
+        version: Mutex::new(None),
+        next_stream: AtomicU64::new(1),
+        get_started: AtomicBool::new(false),
+        gone: CancellationToken::new(),
+        shutdown: CancellationToken::new(),
+    });
+    tokio::spawn(drive(client, out_rx));
+    let info = ConnectionInfo {
+        kind: TransportKind::StreamableHttp,
+        ordered: false,
+        principal: None,
+        peer: url.to_owned(),
+    };
+    Ok(Connection {
+        info,
+        outbound: Outbound::new(out_tx),
+        inbound: in_rx,
+    })
+}
+
+struct Client {
+    http: reqwest::Client,
+    url: reqwest::Url,
+    token: Option<HeaderValue>,
+    limit: usize,
+    hook: Option<DeliveryHook>,
+    inbound: mpsc::Sender<Inbound>,
+    session: Mutex<Option<HeaderValue>>,
+    version: Mutex<Option<HeaderValue>>,
+    next_stream: AtomicU64,
+    get_started: AtomicBool,
+    /// The server said the session is gone (404): end without a DELETE.
+    gone: CancellationToken,
+    /// Every task of this client stops.
+    shutdown: CancellationToken,
+}
+
+impl Client {
+    fn next_stream(&self) -> StreamId {
+        StreamId(self.next_stream.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// A request with the headers every request carries; also says whether a session id
+    /// went with it (a 404 means "session gone" only then).
+    fn request(&self, method: Method) -> (RequestBuilder, bool) {
+        let mut builder = self.http.request(method, self.url.clone());
+        if let Some(token) = &self.token {
+            builder = builder.header(reqwest::header::AUTHORIZATION, token.clone());
+        }
+        let session = lock(&self.session).clone();
+        let has_session = session.is_some();
+        if let Some(id) = session {
+            builder = builder.header(MCP_SESSION_ID, id);
+        }
+        if let Some(version) = lock(&self.version).clone() {
+            builder = builder.header(MCP_PROTOCOL_VERSION, version);
+        }
+        (builder, has_session)
+    }
+
+    async fn deliver(&self, stream: StreamId, origin: StreamOrigin, message: Message) {
+        if let Some(hook) = &self.hook {
+            hook.before(&Delivery {
+                stream,
+                origin,
+                message: &message,
+            })
+            .await;
+        }
+        // A consumer that dropped its inbound receiver simply gets nothing more.
+        let _ = self
+            .inbound
+            .send(Inbound::Message { stream, message })
+            .await;
+    }
+
+    async fn deliver_raw(&self, item: Inbound) {
+        let _ = self.inbound.send(item).await;
+    }
+
+    fn start_get(self: &Arc<Self>) {
+        if !self.get_started.swap(true, Ordering::Relaxed) {
+            let client = self.clone();
+            tokio::spawn(async move {
+                tokio::select! {
+                    () = client.shutdown.cancelled() => {}
+                    () = get_loop(client.clone()) => {}
+                }
+            });
+        }
+    }
+
+    async fn delete(&self) {
+        let (builder, has_session) = self.request(Method::DELETE);
+        if !has_session {
+            return;
+        }
+        match tokio::time::timeout(CLOSE_GRACE, builder.send()).await {
+            Ok(Ok(r))
+                if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED => {}
+            Ok(Ok(r)) => tracing::debug!(status = %r.status(), "DELETE of the session refused"),
+            Ok(Err(e)) => tracing::debug!(error = %e, "DELETE of the session failed"),
+            Err(_) => tracing::debug!("DELETE of the session timed out"),
+        }
+    }
+}
+
+/// Reads the outbound channel until it ends or the session is gone, then closes.
+async fn drive(client: Arc<Client>, mut outbound: mpsc::Receiver<Message>) {
+    let abandon_requests = CancellationToken::new();
+    let mut posts = JoinSet::new();
+    let orderly = loop {
+        tokio::select! {
+            () = client.gone.cancelled() => break false,
+            Some(_) = posts.join_next(), if !posts.is_empty() => {}
+            message = outbound.recv() => match message {
+                Some(message) => {
+                    let is_request = matches!(message, Message::Request(_));
+                    let (client, abandon) = (client.clone(), abandon_requests.clone());
+                    posts.spawn(async move {
+                        tokio::select! {
+                            () = client.shutdown.cancelled() => {}
+                            () = abandon.cancelled(), if is_request => {}
+                            () = post(client.clone(), message) => {}
+                        }
+                    });
+                }
+                None => break true,
+            },
+        }
+    };
+    drop(outbound);
+    if orderly {
+        abandon_requests.cancel();
+        let _ = tokio::time::timeout(CLOSE_GRACE, async {
+            while posts.join_next().await.is_some() {}
+        })
+        .await;
+    }
+    // Stops the GET stream (and any POST still running) before the DELETE ends the session.
+    client.shutdown.cancel();
+    if orderly {
+        client.delete().await;
+    }
+}
+
+/// One POST and what comes back.
+async fn post(client: Arc<Client>, message: Message) {
+    let (request_id, is_initialize) = match &message {
+        Message::Request(r) => (Some(r.id.clone()), r.method == "initialize"),
+        _ => (None, false),
+    };
+    let is_initialized =
+        matches!(&message, Message::Notification(n) if n.method == "notifications/initialized");
+    let (builder, has_session) = client.request(Method::POST);
+    let builder = builder
+        .header(ACCEPT, "application/json, text/event-stream")
+        .header(CONTENT_TYPE, JSON)
+        .body(message.encode());
+    let exchange = Exchange {
+        stream: client.next_stream(),
+        client: client.clone(),
+        request_id,
+        is_initialize,
+        answered: AtomicBool::new(false),
+    };
+    let response = match builder.send().await {
+        Ok(r) => r,
+        Err(e) => return exchange.fail(None, &format!("the POST failed: {e}")).await,
+    };
+    let status = response.status();
+    if is_initialize && let Some(id) = response.headers().get(MCP_SESSION_ID) {
+        *lock(&client.session) = Some(id.clone());
+    }
+    if !status.is_success() {
+        let detail = error_detail(response).await;
+        exchange.fail(Some(status), &detail).await;
+        if status == StatusCode::NOT_FOUND && has_session {
+            tracing::info!("the server says the session is gone; closing the connection");
+            client.gone.cancel();
+        }
+        return;
+    }
+    if is_initialized {
+        client.start_get();
+    }
+    let headers = response.headers();
+    if status == StatusCode::ACCEPTED {
+        // Nothing more; a request answered so is failed below.
+    } else if content_type_is(headers, JSON) {
+        exchange.read_json(response).await;
+    } else if content_type_is(headers, EVENT_STREAM) {
+        exchange.read_sse(response).await;
+    }
+    if !exchange.answered.load(Ordering::Relaxed) {
+        exchange
+            .fail(
+                Some(status),
+                "the server's answer held no response to the request",
+            )
+            .await;
+    }
+}
+
+/// The state of one POST's answer.
+struct Exchange {
+    client: Arc<Client>,
+    stream: StreamId,
+    /// The id of the request POSTed, if it was one.
+    request_id: Option<Id>,
+    is_initialize: bool,
+    /// The response to the request has been delivered.
+    answered: AtomicBool,
+}
+
+impl Exchange {
+    /// Delivers a message, noting whether it answers our request, and on `initialize`
+    /// taking the negotiated version from it before anyone can send with it.
+    async fn deliver(&self, message: Message) {
+        if let (Some(ours), Message::Response(r)) = (&self.request_id, &message)
+            && r.id.as_ref() == Some(ours)
+        {
+            self.answered.store(true, Ordering::Relaxed);
+            if self.is_initialize
+                && let Ok(result) = &r.outcome
+                && let Some(v) = result.get("protocolVersion").and_then(Value::as_str)
+                && let Ok(v) = HeaderValue::from_str(v)
+            {
+                *lock(&self.client.version) = Some(v);
+            }
+        }
+        self.client
+            .deliver(self.stream, StreamOrigin::PostResponse, message)
+            .await;
+    }
+
+    /// Answers our request, if it was one and is still unanswered, with a made-up error.
+    async fn fail(&self, status: Option<StatusCode>, detail: &str) {
+        let Some(id) = self
+            .request_id
+            .clone()
+            .filter(|_| !self.answered.load(Ordering::Relaxed))
+        else {
+            tracing::warn!(?status, "Streamable HTTP POST: {detail}");
+            return;
+        };
+        tracing::debug!(?status, %id, "Streamable HTTP POST: {detail}");
+        let mut error = ErrorObject::new(
+            ErrorCode::CONNECTION_CLOSED,
+            format!("Streamable HTTP: {detail}"),
+        );
+        error.data = status.map(|s| serde_json::json!({ "httpStatus": s.as_u16() }));
+        self.deliver(Response::err(Some(id), error).into()).await;
+    }
+
+    async fn read_json(&self, response: reqwest::Response) {
+        let limit = self.client.limit;
+        let body = match read_limited(response, limit).await {
+            Ok(body) => body,
+            Err(BodyError::TooLarge(size)) => {
+                self.client
+                    .deliver_raw(Inbound::TooLarge {
+                        stream: self.stream,
+                        size,
+                        limit,
+                    })
+                    .await;
+                return;
+            }
+            Err(BodyError::Broken(e)) => {
+                return tracing::debug!(error = %e, "the answer's body broke off");
+            }
+        };
+        // MCP 2025-11-25 answers with one object; an array (older servers) is read item by item.
+        let items = match serde_json::from_slice::<Value>(&body) {
+            Ok(Value::Array(items)) => items,
+            Ok(single) => vec![single],
+            Err(e) => return tracing::debug!(error = %e, "the answer's body is not JSON"),
+        };
+        for item in items {
+            match Message::from_value(item) {
+                Ok(message) => self.deliver(message).await,
+                Err(error) => {
+                    self.client
+                        .deliver_raw(Inbound::Malformed {
+                            stream: self.stream,
+                            error,
+                        })
+                        .await
+                }
+            }
+        }
+    }
+
+    async fn read_sse(&self, response: reqwest::Response) {
+        read_events(&self.client, response, self.stream, |message| async move {
+            self.deliver(message).await;
+            self.answered.load(Ordering::Relaxed)
+        })
+        .await;
+    }
+}
+
+/// How an SSE stream ended.
+#[derive(Default)]
+struct SseEnd {
+    delivered: usize,
+    retry: Option<Duration>,
+    last_event_id: Option<String>,
+}
+
+/// Reads an SSE response, handing each message to `deliver` until it returns `true` (the
+/// awaited answer came), the stream ends or breaks. Over-limit events are refused with
+/// `TooLarge` and unreadable ones delivered as `Malformed`; the stream goes on.
+async fn read_events<F, Fut>(
+    client: &Client,
+    response: reqwest::Response,
+    stream: StreamId,
+    mut deliver: F,
+) -> SseEnd
+where
+    F: FnMut(Message) -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let limit = client.limit;
+    let pending = Arc::new(AtomicUsize::new(0));
+    let counted = {
+        let pending = pending.clone();
+        let ceiling = limit.saturating_mul(SSE_CEILING_FACTOR);
+        response.bytes_stream().map(move |chunk| {
+            let chunk = chunk.map_err(SseError::Http)?;
+            if pending.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len() > ceiling {
+                return Err(SseError::TooLong);
+            }
+            Ok::<Bytes, SseError>(chunk)
+        })
+    };
+    let mut events = counted.eventsource();
+    let mut end = SseEnd::default();
+    while let Some(event) = events.next().await {
+        let event = match event {
+            Ok(event) => event,
+            Err(e) => {
+                tracing::debug!(error = %e, "SSE stream broke off");
+                break;
+            }
+        };
+        pending.store(0, Ordering::Relaxed);
+        if event.retry.is_some() {
+            end.retry = event.retry;
+        }
+        if !event.id.is_empty() {
+            end.last_event_id = Some(event.id.clone());
+        }
+        // Priming events (an id and empty data) and other event types carry no message.
+        if event.event != "message" || event.data.is_empty() {
+            continue;
+        }
+        if event.data.len() > limit {
+            client
+                .deliver_raw(Inbound::TooLarge {
+                    stream,
+                    size: event.data.len(),
+                    limit,
+                })
+                .await;
+            continue;
+        }
+        match Message::decode(event.data.as_bytes()) {
+            Ok(message) => {
+                end.delivered += 1;
+                if deliver(message).await {
+                    break;
+                }
+            }
+            Err(error) => {
+                client
+                    .deliver_raw(Inbound::Malformed { stream, error })
+                    .await
+            }
+        }
+    }
+    end
+}
+
+#[derive(Debug, thiserror::Error)]
+enum SseError {
+    #[error("{0}")]
+    Http(reqwest::Error),
+    #[error("an SSE event longer than the hard ceiling")]
+    TooLong,
+}
+
+/// Keeps the GET stream open while the session lives.
+async fn get_loop(client: Arc<Client>) {
+    let mut backoff = GET_RETRY_MIN;
+    let mut last_event_id: Option<String> = None;
+    let mut quiet_streams = 0u32;
+    loop {
+        let (mut builder, has_session) = client.request(Method::GET);
+        builder = builder.header(ACCEPT, EVENT_STREAM);
+        if let Some(id) = &last_event_id {
+            builder = builder.header("last-event-id", id.as_str());
+        }
+        let wait = match builder.send().await {
+            Err(e) => {
+                tracing::debug!(error = %e, "GET stream request failed");
+                backoff
+            }
+            Ok(r) if r.status() == StatusCode::METHOD_NOT_ALLOWED => {
+                tracing::debug!("the server offers no GET stream");
+                return;
+            }
+            Ok(r) if r.status() == StatusCode::NOT_FOUND && has_session => {
+                tracing::info!("the server says the session is gone; closing the connection");
+                client.gone.cancel();
+                return;
+            }
+            Ok(r) if r.status().is_success() && content_type_is(r.headers(), EVENT_STREAM) => {
+                let stream = client.next_stream();
+                let end = read_events(&client, r, stream, |message| {
+                    let client = client.clone();
+                    async move {
+                        client
+                            .deliver(stream, StreamOrigin::GetStream, message)
+                            .await;
+                        false
+                    }
+                })
+                .await;
+                last_event_id = end.last_event_id.or(last_event_id);
+                if end.delivered > 0 {
+                    quiet_streams = 0;
+                    backoff = GET_RETRY_MIN;
+                } else {
+                    quiet_streams += 1;
+                }
+                // Reopen at once after a useful stream (or a first quiet one); a server
+                // that keeps closing quiet streams gets the backoff.
+                end.retry.unwrap_or(if quiet_streams <= 1 {
+                    Duration::ZERO
+                } else {
+                    backoff
+                })
+            }
+            Ok(r)
+                if r.status().is_client_error()
+                    && r.status() != StatusCode::CONFLICT
+                    && r.status() != StatusCode::TOO_MANY_REQUESTS =>
+            {
+                tracing::warn!(status = %r.status(), "the server refused the GET stream; not retrying");
+                return;
+            }
+            Ok(r) => {
+                tracing::debug!(status = %r.status(), "GET stream not opened; retrying");
+                backoff
+            }
+        };
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
+            backoff = (backoff * 2).min(GET_RETRY_MAX);
+        }
+    }
+}
+
+enum BodyError {
+    TooLarge(usize),
+    Broken(reqwest::Error),
+}
+
+async fn read_limited(response: reqwest::Response, limit: usize) -> Result<Bytes, BodyError> {
+    if let Some(len) = response.content_length()
+        && len > limit as u64
+    {
+        return Err(BodyError::TooLarge(
+            usize::try_from(len).unwrap_or(usize::MAX),
+        ));
+    }
+    let mut chunks = response.bytes_stream();
+    let mut buf = BytesMut::new();
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(BodyError::Broken)?;
+        if buf.len() + chunk.len() > limit {
+            return Err(BodyError::TooLarge(buf.len() + chunk.len()));
+        }
+        buf.extend_from_slice(&chunk);
+    }
+    Ok(buf.freeze())
+}
+
+/// Why a POST was refused, for the made-up error: the server's JSON-RPC error message if
+/// its body held one, else the status.
+async fn error_detail(response: reqwest::Response) -> String {
+    let status = response.status();
+    let said = match read_limited(response, ERROR_BODY_LIMIT).await {
+        Ok(body) => match Message::decode(&body) {
+            Ok(Message::Response(Response {
+                outcome: Err(e), ..
+            })) => Some(e.message),
+            _ => None,
+        },
+        Err(_) => None,
+    };
+    match said {
+        Some(message) => format!("HTTP {status}: {message}"),
+        None => format!("HTTP {status}"),
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

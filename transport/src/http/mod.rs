@@ -1,0 +1,123 @@
+//! MCP Streamable HTTP (2025-11-25, "Transports" § Streamable HTTP), both ends.
+//!
+//! One MCP endpoint takes POST (client messages), GET (the server's stream of requests and
+//! notifications) and DELETE (end the session). An MCP session (`Mcp-Session-Id`) is one
+//! [`Connection`](crate::Connection): unordered, since a POST's answer and the GET stream are
+//! separate HTTP streams and nothing orders them (RFC-014 §5.2 is why a host must know).
+//!
+//! Server ([`bind`], [`HttpListener`]), per request, in this order:
+//! 1. `Origin` refused by [`ServerOptions::origin_allowed`] → 403; bearer token missing or
+//!    unknown → 401 with `WWW-Authenticate: Bearer` (every request, not just the first).
+//! 2. POST must `Accept` both `application/json` and `text/event-stream`, GET the latter
+//!    (406); a POST body must be `Content-Type: application/json` (415).
+//! 3. `Mcp-Session-Id`: unknown or ended → 404; another principal's → 403; absent → 400,
+//!    except on a POSTed `initialize` request, which opens a session: a new connection is
+//!    handed to [`HttpListener::accept`] and the answer carries the new id (128 random bits,
+//!    hex). `MCP-Protocol-Version`, on any request of a session: unsupported → 400; absent →
+//!    2025-03-26 is assumed, as MCP says, which is supported.
+//! 4. POST body: over `max_message_size` → 413 with a JSON-RPC error body; not a JSON-RPC
+//!    message → 400 with the parse-error (or invalid-request) response as body. Either is
+//!    also delivered to the session as `TooLarge`/`Malformed` when the session is known; an
+//!    answer the session writes to it is dropped (it has no id to route by).
+//! 5. A notification or response → 202, no body. A request → held until the session writes
+//!    the response with its id: one `application/json` body, or, with
+//!    [`HttpResponseMode::Sse`], an SSE stream that first carries server messages written
+//!    while it waits (when no GET stream is open) and ends after the response.
+//!
+//! Server-to-client requests and notifications go to the GET stream; with none open, to the
+//! newest pending SSE answer (in SSE mode); else into a queue of
+//! [`ServerOptions::http_queue_limit`] flushed when a GET stream opens. A second GET stream
+//! *replaces* the first (which ends once it has written what it holds) rather than getting
+//! 409: a client that lost its stream without the server noticing can always reopen it.
+//! SSE events are `event: message` with the message as `data`; no event ids, so no
+//! resumption (`Last-Event-ID` is ignored). DELETE → 200 and the session's inbound ends.
+//! When the server drops the session's `Outbound`, the session ends too (later use → 404).
+//!
+//! Client ([`connect`]): POSTs each message concurrently, reads JSON or SSE answers, keeps
+//! the GET stream open, and makes up an error response for any request whose POST failed so
+//! that no requester waits forever; the function docs give the details.
+//!
+//! [`ServerOptions::origin_allowed`]: crate::ServerOptions::origin_allowed
+//! [`ServerOptions::http_queue_limit`]: crate::ServerOptions::http_queue_limit
+//! [`HttpResponseMode::Sse`]: crate::HttpResponseMode::Sse
+
+mod client;
+mod server;
+mod session;
+
+pub use client::{CLOSE_GRACE, connect};
+pub use server::{HttpListener, bind};
+
+use axum::http::HeaderMap;
+use axum::http::header::{ACCEPT, CONTENT_TYPE};
+
+/// The session header (header names are case-insensitive; this is the canonical spelling
+/// lowercased, as HTTP/2 and the SDKs send it).
+pub const MCP_SESSION_ID: &str = "mcp-session-id";
+/// The negotiated protocol version header.
+pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
+/// The protocol version a server assumes when the header is absent (MCP 2025-11-25).
+pub const DEFAULT_PROTOCOL_VERSION: &str = "2025-03-26";
+
+const JSON: &str = "application/json";
+const EVENT_STREAM: &str = "text/event-stream";
+
+/// True when an `Accept` header lists `media` (parameters such as `q` are ignored).
+fn accepts(headers: &HeaderMap, media: &str) -> bool {
+    headers
+        .get_all(ACCEPT)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|item| media_type(item).eq_ignore_ascii_case(media))
+}
+
+/// True when `Content-Type` is `media` (parameters such as `charset` are ignored).
+fn content_type_is(headers: &HeaderMap, media: &str) -> bool {
+    headers
+        .get(CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| media_type(v).eq_ignore_ascii_case(media))
+}
+
+fn media_type(value: &str) -> &str {
+    value.split(';').next().unwrap_or("").trim()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::HeaderValue;
+
+    fn headers(name: axum::http::header::HeaderName, values: &[&str]) -> HeaderMap {
+        let mut h = HeaderMap::new();
+        for v in values {
+            h.append(name.clone(), HeaderValue::from_str(v).unwrap());
+        }
+        h
+    }
+
+    #[test]
+    fn accept_lists_are_read_item_by_item() {
+        let h = headers(ACCEPT, &["application/json, text/event-stream"]);
+        assert!(accepts(&h, JSON) && accepts(&h, EVENT_STREAM));
+        let h = headers(ACCEPT, &["application/json;q=0.9", "TEXT/Event-Stream"]);
+        assert!(accepts(&h, JSON) && accepts(&h, EVENT_STREAM));
+        let h = headers(ACCEPT, &["application/json"]);
+        assert!(!accepts(&h, EVENT_STREAM));
+        assert!(!accepts(&HeaderMap::new(), JSON));
+    }
+
+    #[test]
+    fn content_type_ignores_parameters() {
+        assert!(content_type_is(
+            &headers(CONTENT_TYPE, &["application/json; charset=utf-8"]),
+            JSON
+        ));
+        assert!(!content_type_is(
+            &headers(CONTENT_TYPE, &["text/plain"]),
+            JSON
+        ));
+        assert!(!content_type_is(&HeaderMap::new(), JSON));
+    }
+}

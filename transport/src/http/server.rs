@@ -1,0 +1,463 @@
+//! The Streamable HTTP server: an axum router on one path, with a handler per method.
+//! The checks each request passes, in order, are listed in the `http` module docs.
+
+use super::session::{self, Registry, Session};
+use super::{EVENT_STREAM, JSON, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, accepts, content_type_is};
+use crate::{
+    Connection, ConnectionInfo, HttpResponseMode, Inbound, Outbound, Principal, ServerOptions,
+    TransportKind,
+};
+use axum::Router;
+use axum::body::Body;
+use axum::extract::{ConnectInfo, State};
+use axum::http::header::{CONTENT_TYPE, ORIGIN, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response as HttpResponse};
+use axum::routing::get;
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use mcpl_protocol::mcp::is_supported_version;
+use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Request, Response};
+use std::convert::Infallible;
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+
+/// The queue depth of each direction of a session.
+const DEPTH: usize = 1024;
+
+/// Sessions opened but not yet taken by [`HttpListener::accept`].
+const ACCEPT_QUEUE: usize = 64;
+
+/// A body past this multiple of the limit is not read to its end: the connection is closed
+/// after the 413 instead (reading a little past the limit lets the client see the 413 rather
+/// than a reset).
+const DRAIN_FACTOR: usize = 4;
+
+/// A listening Streamable HTTP server. Dropping it stops serving new HTTP connections;
+/// sessions already accepted live on while their HTTP connections do.
+#[derive(Debug)]
+pub struct HttpListener {
+    local_addr: SocketAddr,
+    accepted: mpsc::Receiver<Connection>,
+    task: JoinHandle<()>,
+}
+
+impl HttpListener {
+    /// The address bound (useful after binding port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The next session, opened by an `initialize` request that is waiting in its inbound;
+    /// `None` if the server failed.
+    pub async fn accept(&mut self) -> Option<Connection> {
+        self.accepted.recv().await
+    }
+}
+
+impl Drop for HttpListener {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+struct Server {
+    opts: Arc<ServerOptions>,
+    sessions: Arc<Registry>,
+    accepted: mpsc::Sender<Connection>,
+}
+
+/// Binds a Streamable HTTP server to `addr` with its MCP endpoint at `path` (conventionally
+/// `/mcp`). Bind `127.0.0.1` unless other machines must reach it (MCP's security advice).
+pub async fn bind(
+    addr: SocketAddr,
+    path: &str,
+    opts: Arc<ServerOptions>,
+) -> io::Result<HttpListener> {
+    if !path.starts_with('/') {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "the MCP endpoint path must start with '/'",
+        ));
+    }
+    let listener = TcpListener::bind(addr).await?;
+    let local_addr = listener.local_addr()?;
+    let (tx, accepted) = mpsc::channel(ACCEPT_QUEUE);
+    let server = Arc::new(Server {
+        opts,
+        sessions: Arc::default(),
+        accepted: tx,
+    });
+    let app = Router::new()
+        .route(path, get(on_get).post(on_post).delete(on_delete))
+        .with_state(server);
+    let task = tokio::spawn(async move {
+        let service = app.into_make_service_with_connect_info::<SocketAddr>();
+        if let Err(e) = axum::serve(listener, service).await {
+            tracing::warn!(error = %e, "Streamable HTTP server stopped");
+        }
+    });
+    Ok(HttpListener {
+        local_addr,
+        accepted,
+        task,
+    })
+}
+
+async fn on_post(
+    State(server): State<Arc<Server>>,
+    ConnectInfo(remote): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+    body: Body,
+) -> HttpResponse {
+    let principal = match admit(&server.opts, &headers) {
+        Ok(p) => p,
+        Err(refusal) => return refusal.into_response(),
+    };
+    if !(accepts(&headers, JSON) && accepts(&headers, EVENT_STREAM)) {
+        return rpc_error(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            "Accept must list application/json and text/event-stream",
+        );
+    }
+    if !content_type_is(&headers, JSON) {
+        return rpc_error(
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            None,
+            "Content-Type must be application/json",
+        );
+    }
+    let session = match session_of(&server, &headers, &principal) {
+        Ok(s) => s,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let limit = server.opts.max_message_size;
+    let message = match read_body(body, limit).await {
+        Ok(bytes) => Message::decode(&bytes),
+        Err(BodyError::TooLarge(size)) => {
+            if let Some(s) = &session {
+                s.deliver(Inbound::TooLarge {
+                    stream: s.next_stream(),
+                    size,
+                    limit,
+                })
+                .await;
+            }
+            let mut error = ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("message too large (limit {limit} bytes)"),
+            );
+            error.data = Some(serde_json::json!({ "size": size, "limit": limit }));
+            return json(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                &Response::err(None, error).into(),
+            );
+        }
+        Err(BodyError::Broken) => {
+            return rpc_error(StatusCode::BAD_REQUEST, None, "the request body broke off");
+        }
+    };
+    let message = match message {
+        Ok(m) => m,
+        Err(error) => {
+            let answer = error.to_response();
+            if let Some(s) = &session {
+                s.deliver(Inbound::Malformed {
+                    stream: s.next_stream(),
+                    error,
+                })
+                .await;
+            }
+            return json(StatusCode::BAD_REQUEST, &answer.into());
+        }
+    };
+    let session = match session {
+        Some(s) => s,
+        None if matches!(&message, Message::Request(r) if r.method == "initialize") => {
+            match open_session(&server, principal, remote).await {
+                Ok(s) => s,
+                Err(refusal) => return refusal.into_response(),
+            }
+        }
+        None => {
+            return rpc_error(
+                StatusCode::BAD_REQUEST,
+                None,
+                "Mcp-Session-Id is required after initialize",
+            );
+        }
+    };
+    let stream = session.next_stream();
+    let response = match message {
+        Message::Request(request) => answer(&server, &session, stream, request).await,
+        other => {
+            if session
+                .deliver(Inbound::Message {
+                    stream,
+                    message: other,
+                })
+                .await
+            {
+                StatusCode::ACCEPTED.into_response()
+            } else {
+                gone()
+            }
+        }
+    };
+    with_session_id(response, &session)
+}
+
+/// Delivers a request and holds the HTTP request until the session answers it.
+async fn answer(
+    server: &Server,
+    session: &Arc<Session>,
+    stream: crate::StreamId,
+    request: Request,
+) -> HttpResponse {
+    let sse = server.opts.http_response_mode == HttpResponseMode::Sse;
+    let id = request.id.clone();
+    let Ok((mut rx, guard)) = session.register(id.clone(), sse) else {
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            Some(id),
+            "a request with this id is already pending",
+        );
+    };
+    if !session
+        .deliver(Inbound::Message {
+            stream,
+            message: request.into(),
+        })
+        .await
+    {
+        return gone();
+    }
+    if sse {
+        return sse_response(rx, guard);
+    }
+    // Only the response is routed to a JSON answer; the channel closes if the session ends.
+    let answer = rx.recv().await;
+    drop(guard);
+    match answer {
+        Some(message) => json(StatusCode::OK, &message),
+        None => gone(),
+    }
+}
+
+async fn on_get(State(server): State<Arc<Server>>, headers: HeaderMap) -> HttpResponse {
+    let principal = match admit(&server.opts, &headers) {
+        Ok(p) => p,
+        Err(refusal) => return refusal.into_response(),
+    };
+    if !accepts(&headers, EVENT_STREAM) {
+        return rpc_error(
+            StatusCode::NOT_ACCEPTABLE,
+            None,
+            "Accept must list text/event-stream",
+        );
+    }
+    let session = match session_of(&server, &headers, &principal) {
+        Ok(Some(s)) => s,
+        Ok(None) => return rpc_error(StatusCode::BAD_REQUEST, None, "Mcp-Session-Id is required"),
+        Err(refusal) => return refusal.into_response(),
+    };
+    let rx = session.open_get();
+    with_session_id(sse_response(rx, ()), &session)
+}
+
+async fn on_delete(State(server): State<Arc<Server>>, headers: HeaderMap) -> HttpResponse {
+    let principal = match admit(&server.opts, &headers) {
+        Ok(p) => p,
+        Err(refusal) => return refusal.into_response(),
+    };
+    match session_of(&server, &headers, &principal) {
+        Ok(Some(s)) => {
+            tracing::debug!(session = %s.short_id(), "session deleted by the client");
+            server.sessions.end(&s.id);
+            StatusCode::OK.into_response()
+        }
+        Ok(None) => rpc_error(StatusCode::BAD_REQUEST, None, "Mcp-Session-Id is required"),
+        Err(refusal) => refusal.into_response(),
+    }
+}
+
+/// A request refused before it reached a session.
+struct Refusal {
+    status: StatusCode,
+    reason: String,
+}
+
+impl Refusal {
+    fn new(status: StatusCode, reason: impl Into<String>) -> Self {
+        Refusal {
+            status,
+            reason: reason.into(),
+        }
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> HttpResponse {
+        let mut r = rpc_error(self.status, None, &self.reason);
+        if self.status == StatusCode::UNAUTHORIZED {
+            r.headers_mut()
+                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        r
+    }
+}
+
+/// What every request passes first: `Origin` (403), then the bearer token (401).
+fn admit(opts: &ServerOptions, headers: &HeaderMap) -> Result<Principal, Refusal> {
+    let origin = headers.get(ORIGIN).map(|v| v.to_str().unwrap_or("\u{0}"));
+    if !opts.origin_allowed(origin) {
+        return Err(Refusal::new(StatusCode::FORBIDDEN, "origin not allowed"));
+    }
+    // A header that is not visible ASCII cannot be a configured token.
+    let authorization = headers
+        .get(axum::http::header::AUTHORIZATION)
+        .map(|v| v.to_str().unwrap_or(""));
+    opts.authenticate(authorization)
+        .map_err(|e| Refusal::new(StatusCode::UNAUTHORIZED, e.to_string()))
+}
+
+/// The session a request names (`None` if it names none), checked: known (404), the same
+/// principal (403), a supported protocol version (400).
+fn session_of(
+    server: &Server,
+    headers: &HeaderMap,
+    principal: &Principal,
+) -> Result<Option<Arc<Session>>, Refusal> {
+    let Some(id) = headers.get(MCP_SESSION_ID) else {
+        return Ok(None);
+    };
+    let Some(session) = id.to_str().ok().and_then(|id| server.sessions.get(id)) else {
+        return Err(Refusal::new(StatusCode::NOT_FOUND, "no such session"));
+    };
+    let same = match (&session.principal, principal) {
+        (Principal::Named(a), Principal::Named(b)) => a == b,
+        (Principal::Anonymous(_), Principal::Anonymous(_)) => true,
+        _ => false,
+    };
+    if !same {
+        return Err(Refusal::new(
+            StatusCode::FORBIDDEN,
+            "the session belongs to another principal",
+        ));
+    }
+    if let Some(version) = headers.get(MCP_PROTOCOL_VERSION) {
+        let version = version.to_str().unwrap_or("");
+        if !is_supported_version(version) {
+            let reason = format!("unsupported MCP-Protocol-Version {version:?}");
+            return Err(Refusal::new(StatusCode::BAD_REQUEST, reason));
+        }
+    }
+    Ok(Some(session))
+}
+
+/// Creates a session and hands its connection to `accept()`.
+async fn open_session(
+    server: &Server,
+    principal: Principal,
+    remote: SocketAddr,
+) -> Result<Arc<Session>, Refusal> {
+    let (out_tx, out_rx) = mpsc::channel(DEPTH);
+    let (in_tx, in_rx) = mpsc::channel(DEPTH);
+    let session = Arc::new(Session::new(
+        session::new_session_id(),
+        principal.clone(),
+        in_tx,
+        server.opts.http_queue_limit,
+    ));
+    let info = ConnectionInfo {
+        kind: TransportKind::StreamableHttp,
+        ordered: false,
+        principal: Some(principal),
+        peer: format!("{remote} session {}…", session.short_id()),
+    };
+    server.sessions.insert(session.clone());
+    tokio::spawn(session::pump(
+        session.clone(),
+        out_rx,
+        server.sessions.clone(),
+    ));
+    let conn = Connection {
+        info,
+        outbound: Outbound::new(out_tx),
+        inbound: in_rx,
+    };
+    if server.accepted.send(conn).await.is_err() {
+        server.sessions.end(&session.id);
+        let reason = "the server is not accepting sessions";
+        return Err(Refusal::new(StatusCode::SERVICE_UNAVAILABLE, reason));
+    }
+    tracing::debug!(session = %session.short_id(), %remote, "session opened");
+    Ok(session)
+}
+
+enum BodyError {
+    /// Over the limit; the size read, a lower bound of the whole.
+    TooLarge(usize),
+    Broken,
+}
+
+async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
+    let mut chunks = body.into_data_stream();
+    let mut buf = BytesMut::new();
+    let mut size = 0usize;
+    while let Some(chunk) = chunks.next().await {
+        let chunk = chunk.map_err(|_| BodyError::Broken)?;
+        size = size.saturating_add(chunk.len());
+        if size <= limit {
+            buf.extend_from_slice(&chunk);
+        } else if size > limit.saturating_mul(DRAIN_FACTOR) {
+            break;
+        }
+    }
+    if size > limit {
+        Err(BodyError::TooLarge(size))
+    } else {
+        Ok(buf.freeze())
+    }
+}
+
+/// An SSE response from a channel; `guard` lives as long as the stream does.
+fn sse_response<G: Send + 'static>(rx: mpsc::Receiver<Message>, guard: G) -> HttpResponse {
+    let events = futures_util::stream::unfold((rx, guard), |(mut rx, guard)| async move {
+        let message = rx.recv().await?;
+        let event = Event::default().event("message").data(message.encode());
+        Some((Ok::<_, Infallible>(event), (rx, guard)))
+    });
+    Sse::new(events)
+        .keep_alive(KeepAlive::default())
+        .into_response()
+}
+
+fn json(status: StatusCode, message: &Message) -> HttpResponse {
+    (status, [(CONTENT_TYPE, JSON)], message.encode()).into_response()
+}
+
+/// An HTTP error with a JSON-RPC error body (MCP allows one, with no id, on 4xx answers).
+fn rpc_error(status: StatusCode, id: Option<Id>, message: &str) -> HttpResponse {
+    json(
+        status,
+        &Response::err(id, ErrorObject::new(ErrorCode::INVALID_REQUEST, message)).into(),
+    )
+}
+
+fn gone() -> HttpResponse {
+    rpc_error(StatusCode::NOT_FOUND, None, "the session ended")
+}
+
+fn with_session_id(mut response: HttpResponse, session: &Session) -> HttpResponse {
+    if let Ok(v) = HeaderValue::from_str(&session.id) {
+        response.headers_mut().insert(MCP_SESSION_ID, v);
+    }
+    response
+}

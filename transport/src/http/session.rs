@@ -1,0 +1,389 @@
+//! A server-side Streamable HTTP session: where its inbound messages go, and where each
+//! message the session writes goes (the routing rules are in the module docs of `http`).
+//!
+//! State lives behind a `std` mutex never held across an await: every route is a
+//! `try_send` into a bounded channel read by an HTTP response body.
+
+use crate::{Inbound, Principal, StreamId};
+use mcpl_protocol::{Id, Message};
+use std::collections::{HashMap, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use tokio::sync::mpsc;
+use tokio::sync::mpsc::error::TrySendError;
+use tokio_util::sync::CancellationToken;
+
+/// The live sessions of one listener, by id.
+#[derive(Default)]
+pub(super) struct Registry(Mutex<HashMap<String, Arc<Session>>>);
+
+impl Registry {
+    pub(super) fn insert(&self, session: Arc<Session>) {
+        lock(&self.0).insert(session.id.clone(), session);
+    }
+
+    pub(super) fn get(&self, id: &str) -> Option<Arc<Session>> {
+        lock(&self.0).get(id).cloned()
+    }
+
+    /// Removes and ends the session; later requests with its id get 404.
+    pub(super) fn end(&self, id: &str) {
+        if let Some(session) = lock(&self.0).remove(id) {
+            session.end();
+        }
+    }
+}
+
+/// A fresh session id: 128 bits from the thread's CSPRNG, as 32 hex digits (visible ASCII,
+/// as MCP requires).
+pub(super) fn new_session_id() -> String {
+    let bytes: [u8; 16] = rand::random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// One MCP session.
+pub(super) struct Session {
+    /// The `Mcp-Session-Id`.
+    pub(super) id: String,
+    /// Who opened it; every later request must come from the same principal.
+    pub(super) principal: Principal,
+    /// Taken (dropped) when the session ends, which ends the connection's inbound once the
+    /// deliveries in flight are done.
+    inbound: Mutex<Option<mpsc::Sender<Inbound>>>,
+    next_stream: AtomicU64,
+    routes: Mutex<Routes>,
+    /// Cancelled when the session ends.
+    pub(super) ended: CancellationToken,
+    queue_limit: usize,
+}
+
+#[derive(Default)]
+struct Routes {
+    /// POSTed requests waiting for their response, by JSON-RPC id.
+    pending: HashMap<Id, Pending>,
+    /// The GET stream, if one is open.
+    get: Option<mpsc::Sender<Message>>,
+    /// Server messages waiting for a stream.
+    queue: VecDeque<Message>,
+    next_seq: u64,
+}
+
+struct Pending {
+    tx: mpsc::Sender<Message>,
+    /// An SSE answer, which may carry server messages before the response.
+    sse: bool,
+    /// Registration order, to pick the newest.
+    seq: u64,
+}
+
+/// Unregisters a pending request when its HTTP request goes away (answered, or the client
+/// hung up), unless the entry was already taken by its response.
+pub(super) struct PendingGuard {
+    session: Arc<Session>,
+    id: Id,
+    seq: u64,
+}
+
+impl Drop for PendingGuard {
+    fn drop(&mut self) {
+        let mut routes = lock(&self.session.routes);
+        if routes
+            .pending
+            .get(&self.id)
+            .is_some_and(|p| p.seq == self.seq)
+        {
+            routes.pending.remove(&self.id);
+        }
+    }
+}
+
+/// A second request with the id of one still pending (MCP forbids reusing ids).
+pub(super) struct DuplicateId;
+
+impl Session {
+    pub(super) fn new(
+        id: String,
+        principal: Principal,
+        inbound: mpsc::Sender<Inbound>,
+        queue_limit: usize,
+    ) -> Self {
+        Session {
+            id,
+            principal,
+            inbound: Mutex::new(Some(inbound)),
+            next_stream: AtomicU64::new(1),
+            routes: Mutex::new(Routes::default()),
+            ended: CancellationToken::new(),
+            queue_limit: queue_limit.max(1),
+        }
+    }
+
+    /// A fresh stream id for one POST's inbound messages.
+    pub(super) fn next_stream(&self) -> StreamId {
+        StreamId(self.next_stream.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Hands something read to the session; false when the session is gone.
+    pub(super) async fn deliver(&self, item: Inbound) -> bool {
+        let Some(tx) = lock(&self.inbound).clone() else {
+            return false;
+        };
+        tx.send(item).await.is_ok()
+    }
+
+    /// Registers a POSTed request before it is delivered, so its response finds its way back.
+    pub(super) fn register(
+        self: &Arc<Self>,
+        id: Id,
+        sse: bool,
+    ) -> Result<(mpsc::Receiver<Message>, PendingGuard), DuplicateId> {
+        let mut routes = lock(&self.routes);
+        if routes.pending.contains_key(&id) {
+            return Err(DuplicateId);
+        }
+        let (tx, rx) = mpsc::channel(if sse { self.queue_limit } else { 1 });
+        let seq = routes.next_seq;
+        routes.next_seq += 1;
+        if !self.ended.is_cancelled() {
+            routes.pending.insert(id.clone(), Pending { tx, sse, seq });
+        }
+        Ok((
+            rx,
+            PendingGuard {
+                session: self.clone(),
+                id,
+                seq,
+            },
+        ))
+    }
+
+    /// Opens a GET stream, replacing any other, and flushes the queue into it.
+    pub(super) fn open_get(&self) -> mpsc::Receiver<Message> {
+        let (tx, rx) = mpsc::channel(self.queue_limit);
+        let mut routes = lock(&self.routes);
+        if self.ended.is_cancelled() {
+            return rx;
+        }
+        // The queue never holds more than the channel's capacity.
+        for message in routes.queue.drain(..) {
+            let _ = tx.try_send(message);
+        }
+        routes.get = Some(tx);
+        rx
+    }
+
+    /// Sends one message the session wrote to where it belongs.
+    pub(super) fn route(&self, message: Message) {
+        let mut routes = lock(&self.routes);
+        if let Message::Response(response) = &message {
+            let pending = response
+                .id
+                .as_ref()
+                .and_then(|id| routes.pending.remove(id));
+            match pending {
+                Some(p) => {
+                    if p.tx.try_send(message).is_err() {
+                        tracing::debug!(session = %self.short_id(), "the HTTP request of this response is gone; dropped");
+                    }
+                }
+                // MCP: a response never goes on the GET stream; with no POST to carry it,
+                // it has nowhere to go.
+                None => tracing::warn!(
+                    session = %self.short_id(), id = ?response.id,
+                    "a response to no pending request; dropped"
+                ),
+            }
+            return;
+        }
+        let mut message = message;
+        if let Some(get) = &routes.get {
+            match get.try_send(message) {
+                Ok(()) => return,
+                Err(TrySendError::Full(_)) => {
+                    tracing::warn!(session = %self.short_id(), "the GET stream is not keeping up; a message was dropped");
+                    return;
+                }
+                Err(TrySendError::Closed(m)) => {
+                    routes.get = None;
+                    message = m;
+                }
+            }
+        }
+        let mut sse: Vec<&Pending> = routes.pending.values().filter(|p| p.sse).collect();
+        sse.sort_by_key(|p| std::cmp::Reverse(p.seq));
+        for p in sse {
+            match p.tx.try_send(message) {
+                Ok(()) => return,
+                Err(TrySendError::Full(m) | TrySendError::Closed(m)) => message = m,
+            }
+        }
+        routes.queue.push_back(message);
+        if routes.queue.len() > self.queue_limit {
+            routes.queue.pop_front();
+            tracing::warn!(
+                session = %self.short_id(), limit = self.queue_limit,
+                "no stream open to the client and its queue is full; the oldest message was dropped"
+            );
+        }
+    }
+
+    /// Ends the session: its inbound closes, its streams end, pending requests fail.
+    pub(super) fn end(&self) {
+        self.ended.cancel();
+        lock(&self.inbound).take();
+        let mut routes = lock(&self.routes);
+        routes.pending.clear();
+        routes.get = None;
+        routes.queue.clear();
+    }
+
+    /// Enough of the id for logs, not enough to hijack the session.
+    pub(super) fn short_id(&self) -> &str {
+        &self.id[..8.min(self.id.len())]
+    }
+}
+
+/// Routes what the session writes until the server drops its `Outbound` or the session
+/// ends; then the session is removed.
+pub(super) async fn pump(
+    session: Arc<Session>,
+    mut outbound: mpsc::Receiver<Message>,
+    registry: Arc<Registry>,
+) {
+    loop {
+        tokio::select! {
+            () = session.ended.cancelled() => break,
+            message = outbound.recv() => match message {
+                Some(m) => session.route(m),
+                None => break,
+            },
+        }
+    }
+    registry.end(&session.id);
+    session.end();
+}
+
+/// Locks, ignoring poisoning: no code here panics while holding a lock, and a poisoned
+/// map is still consistent (every mutation is a single call).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcpl_protocol::{Notification, Response};
+    use serde_json::json;
+
+    fn session(limit: usize) -> (Arc<Session>, mpsc::Receiver<Inbound>) {
+        let (tx, rx) = mpsc::channel(8);
+        (
+            Arc::new(Session::new(
+                new_session_id(),
+                Principal::Named("p".into()),
+                tx,
+                limit,
+            )),
+            rx,
+        )
+    }
+
+    fn note(n: i64) -> Message {
+        Notification {
+            method: "n".into(),
+            params: Some(json!({ "n": n })),
+        }
+        .into()
+    }
+
+    #[test]
+    fn session_ids_are_visible_ascii_and_distinct() {
+        let a = new_session_id();
+        assert_eq!(a.len(), 32);
+        assert!(a.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+        assert_ne!(a, new_session_id());
+    }
+
+    #[test]
+    fn responses_go_to_their_request_and_nowhere_else() {
+        let (s, _in) = session(4);
+        let mut get = s.open_get();
+        let (mut rx, _guard) = s.register(Id::Number(1), false).ok().unwrap();
+        s.route(Response::ok(Id::Number(1), json!({})).into());
+        s.route(Response::ok(Id::Number(2), json!({})).into());
+        assert!(matches!(rx.try_recv(), Ok(Message::Response(_))));
+        assert!(
+            get.try_recv().is_err(),
+            "a response never goes on the GET stream"
+        );
+    }
+
+    #[test]
+    fn without_a_stream_messages_queue_up_to_the_limit_then_flush_in_order() {
+        let (s, _in) = session(2);
+        for n in 0..3 {
+            s.route(note(n));
+        }
+        let mut get = s.open_get();
+        assert_eq!(get.try_recv().ok(), Some(note(1)), "the oldest was dropped");
+        assert_eq!(get.try_recv().ok(), Some(note(2)));
+    }
+
+    #[test]
+    fn sse_answers_carry_server_messages_when_no_get_stream_is_open() {
+        let (s, _in) = session(4);
+        let (mut old, _g1) = s.register(Id::Number(1), true).ok().unwrap();
+        let (mut new, _g2) = s.register(Id::Number(2), true).ok().unwrap();
+        s.route(note(7));
+        assert_eq!(
+            new.try_recv().ok(),
+            Some(note(7)),
+            "the newest pending answer takes it"
+        );
+        assert!(old.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_new_get_stream_replaces_the_old_and_a_dropped_guard_unregisters() {
+        let (s, _in) = session(4);
+        let mut first = s.open_get();
+        let mut second = s.open_get();
+        s.route(note(1));
+        assert_eq!(second.try_recv().ok(), Some(note(1)));
+        assert!(matches!(
+            first.try_recv(),
+            Err(mpsc::error::TryRecvError::Disconnected)
+        ));
+        let (_rx, guard) = s.register(Id::Number(5), false).ok().unwrap();
+        assert!(
+            s.register(Id::Number(5), false).is_err(),
+            "a duplicate pending id is refused"
+        );
+        drop(guard);
+        assert!(s.register(Id::Number(5), false).is_ok());
+    }
+
+    #[tokio::test]
+    async fn ending_closes_inbound_and_streams() {
+        let (s, mut inbound) = session(4);
+        let mut get = s.open_get();
+        assert!(
+            s.deliver(Inbound::Message {
+                stream: s.next_stream(),
+                message: note(1)
+            })
+            .await
+        );
+        s.end();
+        assert!(inbound.recv().await.is_some());
+        assert!(inbound.recv().await.is_none());
+        assert!(get.recv().await.is_none());
+        assert!(
+            !s.deliver(Inbound::Message {
+                stream: StreamId(9),
+                message: note(2)
+            })
+            .await
+        );
+    }
+}

@@ -1,0 +1,225 @@
+//! Transports for MCP/MCPL: stdio, WebSocket and Streamable HTTP, client and server ends,
+//! behind one interface, plus an in-memory pair for tests and the simulator.
+//!
+//! This crate moves JSON-RPC messages and nothing else: it knows no method but the few a
+//! Streamable HTTP end must read to do its job (the `initialize` exchange that assigns a
+//! session). A [`Connection`] is a pair of channels and a description:
+//!
+//! - [`Connection::outbound`] accepts messages to write, in order;
+//! - [`Connection::inbound`] yields each message read, tagged with the [`StreamId`] it
+//!   arrived on, or a decode failure, and ends when the link is gone;
+//! - [`ConnectionInfo::ordered`] says whether everything read arrives in the order the peer
+//!   wrote it. stdio and WebSocket are ordered; Streamable HTTP is not (responses on separate
+//!   POST streams and the GET stream have no order between them), which is why a host holds
+//!   early revs only on an unordered link (RFC-014 §5.2).
+//!
+//! Layout, one transport per module:
+//!
+//! | module | what |
+//! |---|---|
+//! | [`config`] | limits, tokens and principals, origins, per-transport knobs |
+//! | [`memory`] | in-process pairs, for tests and the simulator |
+//! | [`stdio`] | newline-delimited JSON: a spawned child (client) or this process (server) |
+//! | [`ws`] | one message per WebSocket text frame; server pings |
+//! | [`http`] | MCP Streamable HTTP: sessions, POST/GET/DELETE, JSON or SSE answers |
+//! | [`delivery`] | the HTTP client's per-message hook, the seam for chaos tests |
+//!
+//! [`connect`] picks a client transport from a URL. No TLS: `wss://` and `https://` are
+//! refused; put a TLS-terminating proxy in front of a network listener. Listeners bind where
+//! they are told: bind `127.0.0.1` unless you mean to serve other machines (MCP's transport
+//! security advice), and configure tokens when you do.
+//!
+//! Every reader refuses a message over its `max_message_size` with [`Inbound::TooLarge`] and
+//! goes on; bytes that are not a JSON-RPC message become [`Inbound::Malformed`] (the HTTP
+//! server answers those itself with 400). A peer cannot make a session panic.
+
+pub mod config;
+pub mod delivery;
+pub mod http;
+pub mod memory;
+pub mod stdio;
+pub mod ws;
+
+pub use config::{ChildStderr, ClientOptions, HttpResponseMode, Principal, ServerOptions};
+
+use mcpl_protocol::jsonrpc::{DecodeError, Message};
+use tokio::sync::mpsc;
+
+/// The default maximum size of one message: 4 MiB.
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 4 * 1024 * 1024;
+
+/// Which stream of a link a message arrived on. Ordered links have one stream, `StreamId(0)`;
+/// a Streamable HTTP link numbers each POST response and each GET stream.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StreamId(pub u64);
+
+/// Something read from a link.
+#[derive(Debug)]
+pub enum Inbound {
+    /// A message.
+    Message {
+        /// The stream it arrived on.
+        stream: StreamId,
+        /// The message.
+        message: Message,
+    },
+    /// Bytes that are not a valid message. The link goes on; the reader answers with
+    /// [`DecodeError::to_response`] where the transport has not already done so.
+    Malformed {
+        /// The stream it arrived on.
+        stream: StreamId,
+        /// What was wrong.
+        error: DecodeError,
+    },
+    /// A message larger than the configured maximum was refused (and not decoded).
+    TooLarge {
+        /// The stream it arrived on.
+        stream: StreamId,
+        /// Its size, or a lower bound of it, in bytes.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+}
+
+/// Which kind of transport a link uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum TransportKind {
+    /// Newline-delimited JSON over a child's or the process's stdin/stdout.
+    Stdio,
+    /// One message per WebSocket text frame.
+    WebSocket,
+    /// MCP Streamable HTTP (2025-11-25).
+    StreamableHttp,
+    /// In-process channels.
+    Memory,
+}
+
+/// A description of a link.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectionInfo {
+    /// The transport.
+    pub kind: TransportKind,
+    /// True when messages arrive in the order the peer wrote them.
+    pub ordered: bool,
+    /// On a server end: who the peer authenticated as. On a client end: `None`.
+    pub principal: Option<Principal>,
+    /// For logs: the peer's address, the child's command, the session id.
+    pub peer: String,
+}
+
+/// Writes messages to a link. Cloning gives another handle to the same link.
+#[derive(Debug, Clone)]
+pub struct Outbound {
+    tx: mpsc::Sender<Message>,
+}
+
+impl Outbound {
+    /// Wraps a channel sender (used by transport implementations).
+    pub fn new(tx: mpsc::Sender<Message>) -> Self {
+        Outbound { tx }
+    }
+
+    /// Queues a message to be written, waiting for room. Fails when the link is gone.
+    pub async fn send(&self, message: Message) -> Result<(), TransportError> {
+        self.tx
+            .send(message)
+            .await
+            .map_err(|_| TransportError::Closed)
+    }
+
+    /// Queues a message without waiting. Fails when the link is gone or its queue is full.
+    pub fn try_send(&self, message: Message) -> Result<(), TransportError> {
+        self.tx.try_send(message).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(_) => TransportError::Backpressure,
+            mpsc::error::TrySendError::Closed(_) => TransportError::Closed,
+        })
+    }
+
+    /// True when the link's writer has gone.
+    pub fn is_closed(&self) -> bool {
+        self.tx.is_closed()
+    }
+}
+
+/// One end of a link.
+#[derive(Debug)]
+pub struct Connection {
+    /// What the link is.
+    pub info: ConnectionInfo,
+    /// Writes to the peer. Dropping every clone closes the link's write side.
+    pub outbound: Outbound,
+    /// Reads from the peer; `None` once the link is gone.
+    pub inbound: mpsc::Receiver<Inbound>,
+}
+
+/// Transport failures, by who is at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// The link is closed.
+    #[error("the connection is closed")]
+    Closed,
+    /// The outbound queue is full.
+    #[error("the connection's outbound queue is full")]
+    Backpressure,
+    /// The URL could not be understood.
+    #[error("bad server URL {url:?}: {reason}")]
+    BadUrl {
+        /// The URL.
+        url: String,
+        /// What is wrong.
+        reason: String,
+    },
+    /// The server refused our credentials (HTTP 401).
+    #[error("the server refused the credentials (401)")]
+    Unauthorized,
+    /// The server refused the connection with another HTTP status (403 for an `Origin` it
+    /// does not accept, for instance).
+    #[error("the server refused the connection with HTTP status {status}")]
+    Rejected {
+        /// The HTTP status.
+        status: u16,
+    },
+    /// The peer broke the transport's rules.
+    #[error("the peer broke the transport protocol: {0}")]
+    PeerMisbehaved(String),
+    /// An I/O failure.
+    #[error("I/O error: {0}")]
+    Io(#[from] std::io::Error),
+    /// An HTTP or WebSocket failure.
+    #[error("{0}")]
+    Protocol(String),
+}
+
+/// Connects a client to the server a URL names:
+///
+/// - `stdio:PROGRAM ARG…` spawns `PROGRAM` (the rest split as a POSIX shell would, quotes
+///   and all) and speaks over its stdin/stdout ([`stdio::spawn`]);
+/// - `ws://HOST:PORT/PATH` opens a WebSocket ([`ws::connect`]);
+/// - `http://HOST:PORT/PATH` speaks Streamable HTTP to that MCP endpoint ([`http::connect`]).
+///
+/// `wss://` and `https://` are refused with [`TransportError::BadUrl`]: this crate has no TLS.
+pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, TransportError> {
+    let bad = |reason: &str| TransportError::BadUrl {
+        url: url.to_owned(),
+        reason: reason.to_owned(),
+    };
+    if let Some(command) = url.strip_prefix("stdio:") {
+        let words = shell_words::split(command)
+            .map_err(|e| bad(&format!("cannot split the command: {e}")))?;
+        let Some((program, args)) = words.split_first() else {
+            return Err(bad("no program after \"stdio:\""));
+        };
+        return stdio::spawn(program, args, opts);
+    }
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    match scheme.as_deref() {
+        Some("ws") => ws::connect(url, opts).await,
+        Some("http") => http::connect(url, opts).await,
+        Some("wss" | "https") => Err(bad(
+            "TLS is not supported here; use ws:// or http:// (behind a TLS proxy if need be)",
+        )),
+        _ => Err(bad("expected stdio:COMMAND, ws://… or http://…")),
+    }
+}

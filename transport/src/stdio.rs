@@ -1,0 +1,270 @@
+//! The stdio transport (MCP 2025-11-25, "Transports" § stdio): one JSON-RPC message per line,
+//! UTF-8, no embedded newlines, both ways.
+//!
+//! - [`spawn`]: the client end. Launches the server as a child process and speaks over its
+//!   stdin/stdout. When every [`Outbound`] clone is dropped the child's stdin is closed (MCP's
+//!   shutdown signal); a child still running [`CHILD_EXIT_GRACE`] later is killed, and so is
+//!   one whose connection is dropped with the runtime.
+//! - [`serve_stdio`]: the server end, on this process's own stdin/stdout, serving
+//!   [`ServerOptions::stdio_principal`].
+//! - [`from_io`]: either end over any reader and writer (tests drive it with
+//!   `tokio::io::duplex`).
+//!
+//! The two directions are independent, like the pipes under them: the inbound channel ends
+//! at EOF, and the writer goes on until every `Outbound` is dropped or a write fails (so a
+//! server can still answer what it read just before its stdin closed). A line longer than
+//! the limit is refused with [`Inbound::TooLarge`] and the rest of it skipped; a line that is
+//! not a message is [`Inbound::Malformed`]; empty lines are skipped. The link goes on.
+
+use crate::config::ChildStderr;
+use crate::{
+    ClientOptions, Connection, ConnectionInfo, Inbound, Outbound, Principal, ServerOptions,
+    StreamId, TransportError, TransportKind,
+};
+use bytes::BytesMut;
+use mcpl_protocol::Message;
+use mcpl_protocol::jsonrpc::DecodeError;
+use std::ffi::OsStr;
+use std::future::Future;
+use std::pin::Pin;
+use std::process::Stdio;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{
+    AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, BufWriter,
+};
+use tokio::process::{Child, Command};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_util::codec::{Decoder, LinesCodec, LinesCodecError};
+
+/// The queue depth of each direction.
+const DEPTH: usize = 1024;
+
+/// How long a child may take to exit after its stdin is closed before it is killed.
+pub const CHILD_EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// Resolves once the writer has written and flushed everything queued and shut its side
+/// down: after every [`Outbound`] clone was dropped, or on a write error. A stdio server
+/// awaits it before exiting so its last responses are not lost.
+#[derive(Debug)]
+pub struct Drained(JoinHandle<()>);
+
+impl Future for Drained {
+    type Output = ();
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        // A writer task never panics; if the runtime cancelled it there is nothing to wait for.
+        Pin::new(&mut self.0).poll(cx).map(|_| ())
+    }
+}
+
+/// A link over any byte reader and writer, newline-delimited JSON both ways.
+/// `StreamId(0)` tags everything read; `info` is reported as given.
+pub fn from_io<R, W>(
+    reader: R,
+    writer: W,
+    info: ConnectionInfo,
+    max_message_size: usize,
+) -> Connection
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    from_io_drained(reader, writer, info, max_message_size).0
+}
+
+/// [`from_io`], also returning a future that resolves when the writer is done.
+pub fn from_io_drained<R, W>(
+    reader: R,
+    writer: W,
+    info: ConnectionInfo,
+    max_message_size: usize,
+) -> (Connection, Drained)
+where
+    R: AsyncRead + Send + Unpin + 'static,
+    W: AsyncWrite + Send + Unpin + 'static,
+{
+    let (out_tx, out_rx) = mpsc::channel(DEPTH);
+    let (in_tx, in_rx) = mpsc::channel(DEPTH);
+    tokio::spawn(read_lines(reader, in_tx, max_message_size));
+    let writer = tokio::spawn(write_lines(writer, out_rx));
+    (
+        Connection {
+            info,
+            outbound: Outbound::new(out_tx),
+            inbound: in_rx,
+        },
+        Drained(writer),
+    )
+}
+
+/// The server end on this process's stdin/stdout, serving `opts.stdio_principal`.
+/// Nothing else may write to stdout (MCP): log to stderr. Tokio reads stdin on a blocking
+/// thread, which keeps a runtime from shutting down while a read is pending: a server that
+/// decides to quit before its stdin closes should `std::process::exit` once drained.
+pub fn serve_stdio(opts: &ServerOptions) -> Connection {
+    serve_stdio_drained(opts).0
+}
+
+/// [`serve_stdio`], also returning a future to await before exiting, so that what was
+/// written last reaches stdout.
+pub fn serve_stdio_drained(opts: &ServerOptions) -> (Connection, Drained) {
+    let info = ConnectionInfo {
+        kind: TransportKind::Stdio,
+        ordered: true,
+        principal: Some(Principal::Named(opts.stdio_principal.clone())),
+        peer: "stdio".to_owned(),
+    };
+    from_io_drained(
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+        info,
+        opts.max_message_size,
+    )
+}
+
+/// The client end: spawns `program` with `args` and speaks over its stdin/stdout. Must be
+/// called inside a Tokio runtime. Fails only if the process cannot be started.
+pub fn spawn<P, I, S>(
+    program: P,
+    args: I,
+    opts: &ClientOptions,
+) -> Result<Connection, TransportError>
+where
+    P: AsRef<OsStr>,
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+{
+    let mut command = Command::new(program.as_ref());
+    command.args(args);
+    let peer = format!("{:?}", command.as_std());
+    command
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(match opts.child_stderr {
+            ChildStderr::Inherit => Stdio::inherit(),
+            ChildStderr::Tracing => Stdio::piped(),
+            ChildStderr::Discard => Stdio::null(),
+        })
+        .kill_on_drop(true);
+    let mut child = command.spawn()?;
+    let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(TransportError::Io(std::io::Error::other(
+            "the child's stdin/stdout were not piped",
+        )));
+    };
+    if let Some(stderr) = child.stderr.take() {
+        tokio::spawn(forward_stderr(stderr, peer.clone()));
+    }
+    let info = ConnectionInfo {
+        kind: TransportKind::Stdio,
+        ordered: true,
+        principal: None,
+        peer: peer.clone(),
+    };
+    let (conn, drained) = from_io_drained(stdout, stdin, info, opts.max_message_size);
+    tokio::spawn(supervise(child, drained, peer));
+    Ok(conn)
+}
+
+/// Reaps the child; once its stdin is closed, gives it [`CHILD_EXIT_GRACE`] to exit, then
+/// kills it (MCP: "close stdin, wait, then terminate").
+async fn supervise(mut child: Child, drained: Drained, peer: String) {
+    tokio::select! {
+        status = child.wait() => {
+            tracing::debug!(%peer, ?status, "stdio server exited");
+            return;
+        }
+        () = drained => {}
+    }
+    match tokio::time::timeout(CHILD_EXIT_GRACE, child.wait()).await {
+        Ok(status) => tracing::debug!(%peer, ?status, "stdio server exited after its stdin closed"),
+        Err(_) => {
+            tracing::warn!(%peer, "stdio server still running {CHILD_EXIT_GRACE:?} after its stdin closed; killing it");
+            let _ = child.kill().await;
+        }
+    }
+}
+
+async fn forward_stderr(stderr: tokio::process::ChildStderr, peer: String) {
+    let mut lines = BufReader::new(stderr).lines();
+    while let Ok(Some(line)) = lines.next_line().await {
+        tracing::info!(target: "mcpl_transport::stdio::child", %peer, "{line}");
+    }
+}
+
+/// Reads lines until EOF or a read error, delivering each as a message, a decode failure or
+/// a size refusal. `LinesCodec` is driven by hand rather than through `FramedRead` because a
+/// `FramedRead` stream ends after the first error, and an over-long line must not end the link.
+async fn read_lines<R: AsyncRead + Unpin>(
+    mut reader: R,
+    inbound: mpsc::Sender<Inbound>,
+    limit: usize,
+) {
+    let stream = StreamId(0);
+    let mut codec = LinesCodec::new_with_max_length(limit);
+    let mut buf = BytesMut::with_capacity(8 * 1024);
+    let mut eof = false;
+    loop {
+        let decoded = if eof {
+            codec.decode_eof(&mut buf)
+        } else {
+            codec.decode(&mut buf)
+        };
+        let item = match decoded {
+            Ok(Some(line)) if line.trim().is_empty() => continue,
+            Ok(Some(line)) => match Message::decode(line.as_bytes()) {
+                Ok(message) => Inbound::Message { stream, message },
+                Err(error) => Inbound::Malformed { stream, error },
+            },
+            // The codec skips the rest of the line by itself; only a lower bound is known.
+            Err(LinesCodecError::MaxLineLengthExceeded) => Inbound::TooLarge {
+                stream,
+                size: limit + 1,
+                limit,
+            },
+            // The only other error the codec reports for a complete line is invalid UTF-8.
+            Err(LinesCodecError::Io(e)) => Inbound::Malformed {
+                stream,
+                error: DecodeError::Parse(e.to_string()),
+            },
+            Ok(None) if eof => return,
+            Ok(None) => {
+                match reader.read_buf(&mut buf).await {
+                    Ok(0) => eof = true,
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::debug!(error = %e, "stdio read failed; closing inbound");
+                        return;
+                    }
+                }
+                continue;
+            }
+        };
+        if inbound.send(item).await.is_err() {
+            return;
+        }
+    }
+}
+
+/// Writes each queued message as one line, flushing whenever the queue runs dry.
+async fn write_lines<W: AsyncWrite + Unpin>(writer: W, mut outbound: mpsc::Receiver<Message>) {
+    let mut writer = BufWriter::new(writer);
+    while let Some(message) = outbound.recv().await {
+        let mut line = message.encode();
+        line.push('\n');
+        let written = async {
+            writer.write_all(line.as_bytes()).await?;
+            if outbound.is_empty() {
+                writer.flush().await?;
+            }
+            Ok::<_, std::io::Error>(())
+        };
+        if let Err(e) = written.await {
+            tracing::debug!(error = %e, "stdio write failed; closing outbound");
+            return;
+        }
+    }
+    let _ = writer.flush().await;
+    let _ = writer.shutdown().await;
+}

@@ -1,0 +1,248 @@
+//! One WebSocket link, either end: a reader task and a writer task around a split stream.
+//!
+//! Two tasks rather than one loop so that a slow consumer of the inbound channel never holds
+//! up writing, and the reverse. They share:
+//! - `heard`: set by the reader on every frame (an automatic pong included), cleared by the
+//!   writer at each ping; still clear at the next ping means the peer stopped answering.
+//!   While the reader waits for room in the inbound channel it cannot hear pongs, so `busy`
+//!   suspends the check (the fault is ours then, not the peer's).
+//! - `close`: the reader asks the writer to close with a code (1009 past the hard ceiling).
+//! - `reader_done` / `stop_reader`: the writer exits when the reader has, which drops the
+//!   outbound receiver so `Outbound::send` fails; after sending a close frame the writer gives
+//!   the peer [`CLOSE_TIMEOUT`] to answer, then stops the reader.
+
+use crate::{Connection, ConnectionInfo, Inbound, Outbound, StreamId};
+use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::{SinkExt, StreamExt};
+use mcpl_protocol::Message;
+use mcpl_protocol::jsonrpc::DecodeError;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::mpsc;
+use tokio_tungstenite::WebSocketStream;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message as Frame};
+use tokio_util::sync::CancellationToken;
+
+/// The queue depth of each direction.
+const DEPTH: usize = 1024;
+
+/// How long the writer waits for the peer to answer a close frame before dropping the link.
+pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The ceiling tungstenite enforces, as a multiple of our limit. Tungstenite fails the whole
+/// connection on a message over its own limit, so ours is checked here, on a complete message,
+/// where a refusal leaves the link usable; tungstenite's is only the memory guard behind it.
+pub const HARD_CEILING_FACTOR: usize = 4;
+
+/// Shared between the two tasks.
+struct Shared {
+    heard: AtomicBool,
+    busy: AtomicBool,
+    reader_done: CancellationToken,
+    stop_reader: CancellationToken,
+}
+
+/// Starts the tasks for an open WebSocket and returns its [`Connection`]. `ping` is the
+/// keepalive interval (servers); `None` sends no pings.
+pub(crate) fn run<S>(
+    ws: WebSocketStream<S>,
+    info: ConnectionInfo,
+    limit: usize,
+    ping: Option<Duration>,
+) -> Connection
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let (out_tx, out_rx) = mpsc::channel(DEPTH);
+    let (in_tx, in_rx) = mpsc::channel(DEPTH);
+    let (close_tx, close_rx) = mpsc::channel(1);
+    let shared = Arc::new(Shared {
+        heard: AtomicBool::new(true),
+        busy: AtomicBool::new(false),
+        reader_done: CancellationToken::new(),
+        stop_reader: CancellationToken::new(),
+    });
+    let (sink, stream) = ws.split();
+    tokio::spawn(read(stream, in_tx, close_tx, shared.clone(), limit));
+    tokio::spawn(write(
+        sink,
+        out_rx,
+        close_rx,
+        shared,
+        ping,
+        info.peer.clone(),
+    ));
+    Connection {
+        info,
+        outbound: Outbound::new(out_tx),
+        inbound: in_rx,
+    }
+}
+
+/// The tungstenite config for a link whose limit is `limit`.
+pub(crate) fn config(limit: usize) -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+    let ceiling = Some(limit.saturating_mul(HARD_CEILING_FACTOR));
+    tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+        .max_message_size(ceiling)
+        .max_frame_size(ceiling)
+}
+
+fn close_frame(code: CloseCode, reason: &str) -> CloseFrame {
+    CloseFrame {
+        code,
+        reason: reason.into(),
+    }
+}
+
+async fn read<S>(
+    mut stream: SplitStream<WebSocketStream<S>>,
+    inbound: mpsc::Sender<Inbound>,
+    close: mpsc::Sender<CloseFrame>,
+    shared: Arc<Shared>,
+    limit: usize,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let id = StreamId(0);
+    loop {
+        let frame = tokio::select! {
+            () = shared.stop_reader.cancelled() => break,
+            frame = stream.next() => frame,
+        };
+        let item = match frame {
+            None => break,
+            Some(Ok(frame)) => {
+                shared.heard.store(true, Ordering::Relaxed);
+                match frame {
+                    Frame::Text(text) if text.len() > limit => Inbound::TooLarge {
+                        stream: id,
+                        size: text.len(),
+                        limit,
+                    },
+                    Frame::Text(text) => match Message::decode(text.as_bytes()) {
+                        Ok(message) => Inbound::Message {
+                            stream: id,
+                            message,
+                        },
+                        Err(error) => Inbound::Malformed { stream: id, error },
+                    },
+                    // MCP messages are UTF-8 JSON text; a binary frame is refused like any
+                    // other unreadable message and the link goes on (see the module docs).
+                    Frame::Binary(bytes) => Inbound::Malformed {
+                        stream: id,
+                        error: DecodeError::Parse(format!(
+                            "a binary frame ({} bytes); JSON-RPC messages travel in text frames",
+                            bytes.len()
+                        )),
+                    },
+                    // Pongs are sent by tungstenite; a close is answered by it too, and the
+                    // stream then ends.
+                    Frame::Ping(_) | Frame::Pong(_) | Frame::Close(_) | Frame::Frame(_) => continue,
+                }
+            }
+            Some(Err(WsError::Capacity(e))) => {
+                tracing::debug!(error = %e, "websocket message beyond the hard ceiling; closing");
+                let _ = close.try_send(close_frame(CloseCode::Size, "message too big"));
+                break;
+            }
+            Some(Err(e)) => {
+                tracing::debug!(error = %e, "websocket read failed; closing inbound");
+                break;
+            }
+        };
+        shared.busy.store(true, Ordering::Relaxed);
+        // A consumer that dropped its inbound receiver still gets the rest of the link:
+        // reading goes on (to hear pongs and the close) and messages are discarded.
+        let _ = inbound.send(item).await;
+        shared.busy.store(false, Ordering::Relaxed);
+        shared.heard.store(true, Ordering::Relaxed);
+    }
+    shared.reader_done.cancel();
+}
+
+async fn write<S>(
+    mut sink: SplitSink<WebSocketStream<S>, Frame>,
+    mut outbound: mpsc::Receiver<Message>,
+    mut close: mpsc::Receiver<CloseFrame>,
+    shared: Arc<Shared>,
+    ping: Option<Duration>,
+    peer: String,
+) where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    let mut ticker =
+        ping.map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));
+    let closing = loop {
+        let tick = async {
+            match ticker.as_mut() {
+                Some(t) => {
+                    t.tick().await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        // Biased: a close the reader asked for beats its ending, and a rare tick is never
+        // starved by a busy outbound queue.
+        tokio::select! {
+            biased;
+            frame = close.recv() => break frame,
+            () = shared.reader_done.cancelled() => break None,
+            () = tick => {
+                let answered = shared.heard.swap(false, Ordering::Relaxed) || shared.busy.load(Ordering::Relaxed);
+                if !answered {
+                    tracing::info!(%peer, "websocket peer stopped answering pings; closing");
+                    let bye = sink.send(Frame::Close(Some(close_frame(CloseCode::Policy, "ping timeout"))));
+                    let _ = tokio::time::timeout(CLOSE_TIMEOUT, bye).await;
+                    shared.stop_reader.cancel();
+                    break None;
+                }
+                if let Err(e) = sink.send(Frame::Ping(Default::default())).await {
+                    tracing::debug!(%peer, error = %e, "websocket ping failed; closing");
+                    break None;
+                }
+            }
+            message = outbound.recv() => {
+                let Some(message) = message else {
+                    break Some(close_frame(CloseCode::Normal, ""));
+                };
+                let sent = async {
+                    sink.feed(Frame::text(message.encode())).await?;
+                    if outbound.is_empty() {
+                        sink.flush().await?;
+                    }
+                    Ok::<_, WsError>(())
+                };
+                // A peer that stops reading stalls the write; with pings on, a write stuck
+                // for two intervals is the same silence the ping check catches.
+                let sent = match ping {
+                    Some(every) => match tokio::time::timeout(every * 2, sent).await {
+                        Ok(result) => result,
+                        Err(_) => Err(WsError::Io(std::io::ErrorKind::TimedOut.into())),
+                    },
+                    None => sent.await,
+                };
+                if let Err(e) = sent {
+                    tracing::debug!(%peer, error = %e, "websocket write failed; closing");
+                    shared.stop_reader.cancel();
+                    break None;
+                }
+            }
+        }
+    };
+    // The outbound receiver goes now, so senders see the link closed at once.
+    drop(outbound);
+    if let Some(frame) = closing {
+        let answered = async {
+            let _ = sink.send(Frame::Close(Some(frame))).await;
+            shared.reader_done.cancelled().await;
+        };
+        if tokio::time::timeout(CLOSE_TIMEOUT, answered).await.is_err() {
+            tracing::debug!(%peer, "websocket peer did not answer the close; dropping the link");
+        }
+    }
+    shared.stop_reader.cancel();
+}

@@ -1,0 +1,229 @@
+//! The WebSocket transport: one JSON-RPC message per text frame, both ways, ordered.
+//!
+//! - [`bind`] / [`WsListener::accept`]: the server end. The upgrade request is checked
+//!   before a connection exists: an `Origin` that [`ServerOptions::origin_allowed`] refuses
+//!   gets 403, and a missing or unknown `Authorization: Bearer` token gets 401 with
+//!   `WWW-Authenticate: Bearer` (unless [`ServerOptions::allow_anonymous`] lets a request
+//!   without one in). The server pings every [`ServerOptions::ws_ping_interval`] and closes a
+//!   peer still silent at the next ping (1008); pongs are answered automatically on both ends.
+//!   A client offering the `mcp` subprotocol gets it.
+//! - [`connect`]: the client end, presenting [`ClientOptions::token`]; a 401 at the upgrade is
+//!   [`TransportError::Unauthorized`], another refusal [`TransportError::Rejected`].
+//!
+//! What is read: a text frame over `max_message_size` is refused with [`Inbound::TooLarge`]
+//! and the link goes on. Tungstenite's own limit is set to [`link::HARD_CEILING_FACTOR`]
+//! times ours, since it fails the connection: a message past that closes the link with 1009.
+//! A binary frame is [`Inbound::Malformed`] (a parse error) and the link goes on, as for any
+//! unreadable message, rather than closing with 1003. Close codes sent: 1000 when the
+//! outbound side is dropped, 1008 for a ping timeout, 1009 past the ceiling.
+//!
+//! [`Inbound::TooLarge`]: crate::Inbound::TooLarge
+//! [`Inbound::Malformed`]: crate::Inbound::Malformed
+
+mod link;
+
+pub use link::{CLOSE_TIMEOUT, HARD_CEILING_FACTOR};
+
+use crate::{
+    ClientOptions, Connection, ConnectionInfo, ServerOptions, TransportError, TransportKind,
+};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::mpsc;
+use tokio::task::JoinHandle;
+use tokio_tungstenite::tungstenite::Error as WsError;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
+use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
+
+/// How long a TCP peer may take to complete the upgrade.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Connections accepted but not yet taken by [`WsListener::accept`].
+const ACCEPT_QUEUE: usize = 64;
+
+/// The subprotocol name a client may offer.
+const SUBPROTOCOL: &str = "mcp";
+
+/// A listening WebSocket server. Dropping it stops accepting; links already made go on.
+#[derive(Debug)]
+pub struct WsListener {
+    local_addr: SocketAddr,
+    accepted: mpsc::Receiver<Connection>,
+    task: JoinHandle<()>,
+}
+
+impl WsListener {
+    /// The address bound (useful after binding port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// The next authenticated connection; `None` if the listener failed.
+    pub async fn accept(&mut self) -> Option<Connection> {
+        self.accepted.recv().await
+    }
+}
+
+impl Drop for WsListener {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Binds a WebSocket server to `addr` (bind `127.0.0.1` unless other machines must reach it).
+pub async fn bind(addr: SocketAddr, opts: Arc<ServerOptions>) -> io::Result<WsListener> {
+    let listener = TcpListener::bind(addr).await?;
+    let local_addr = listener.local_addr()?;
+    let (tx, accepted) = mpsc::channel(ACCEPT_QUEUE);
+    let task = tokio::spawn(accept_loop(listener, opts, tx));
+    Ok(WsListener {
+        local_addr,
+        accepted,
+        task,
+    })
+}
+
+async fn accept_loop(
+    listener: TcpListener,
+    opts: Arc<ServerOptions>,
+    tx: mpsc::Sender<Connection>,
+) {
+    loop {
+        let (tcp, remote) = match listener.accept().await {
+            Ok(accepted) => accepted,
+            Err(e) => {
+                // Out of file descriptors and the like: transient, so keep accepting.
+                tracing::warn!(error = %e, "websocket accept failed");
+                continue;
+            }
+        };
+        if tx.is_closed() {
+            return;
+        }
+        let (opts, tx) = (opts.clone(), tx.clone());
+        tokio::spawn(async move {
+            match tokio::time::timeout(HANDSHAKE_TIMEOUT, upgrade(tcp, remote, opts)).await {
+                Ok(Some(conn)) => {
+                    let _ = tx.send(conn).await;
+                }
+                Ok(None) => {}
+                Err(_) => tracing::debug!(%remote, "websocket handshake timed out"),
+            }
+        });
+    }
+}
+
+/// Checks the upgrade request and completes it; `None` if it was refused or failed.
+#[allow(
+    clippy::result_large_err,
+    reason = "the shape of tungstenite's handshake callback"
+)]
+async fn upgrade(
+    tcp: TcpStream,
+    remote: SocketAddr,
+    opts: Arc<ServerOptions>,
+) -> Option<Connection> {
+    let mut principal = None;
+    let check = |req: &Request, mut resp: Response| -> Result<Response, ErrorResponse> {
+        let headers = req.headers();
+        let origin = headers
+            .get(header::ORIGIN)
+            .map(|v| v.to_str().unwrap_or("\u{0}"));
+        if !opts.origin_allowed(origin) {
+            return Err(refusal(StatusCode::FORBIDDEN, "origin not allowed"));
+        }
+        // A header that is not visible ASCII cannot be a configured token.
+        let authorization = headers
+            .get(header::AUTHORIZATION)
+            .map(|v| v.to_str().unwrap_or(""));
+        match opts.authenticate(authorization) {
+            Ok(p) => principal = Some(p),
+            Err(e) => {
+                let mut r = refusal(StatusCode::UNAUTHORIZED, &e.to_string());
+                r.headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+                return Err(r);
+            }
+        }
+        let offered = headers
+            .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+            .iter()
+            .filter_map(|v| v.to_str().ok());
+        if offered
+            .flat_map(|v| v.split(','))
+            .any(|p| p.trim() == SUBPROTOCOL)
+        {
+            resp.headers_mut().insert(
+                header::SEC_WEBSOCKET_PROTOCOL,
+                HeaderValue::from_static(SUBPROTOCOL),
+            );
+        }
+        Ok(resp)
+    };
+    let config = link::config(opts.max_message_size);
+    let ws = match tokio_tungstenite::accept_hdr_async_with_config(tcp, check, Some(config)).await {
+        Ok(ws) => ws,
+        Err(e) => {
+            tracing::debug!(%remote, error = %e, "websocket upgrade refused or failed");
+            return None;
+        }
+    };
+    let info = ConnectionInfo {
+        kind: TransportKind::WebSocket,
+        ordered: true,
+        principal,
+        peer: remote.to_string(),
+    };
+    Some(link::run(
+        ws,
+        info,
+        opts.max_message_size,
+        opts.ws_ping_interval,
+    ))
+}
+
+fn refusal(status: StatusCode, reason: &str) -> ErrorResponse {
+    let mut r = ErrorResponse::new(Some(format!("{reason}\n")));
+    *r.status_mut() = status;
+    r
+}
+
+/// Opens a WebSocket to `url` (`ws://…`), presenting `opts.token` as a bearer token.
+pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, TransportError> {
+    let bad = |reason: String| TransportError::BadUrl {
+        url: url.to_owned(),
+        reason,
+    };
+    let mut request = url.into_client_request().map_err(|e| bad(e.to_string()))?;
+    if let Some(token) = &opts.token {
+        let value = HeaderValue::from_str(&format!("Bearer {token}")).map_err(|_| {
+            TransportError::Protocol("the token is not a valid header value".to_owned())
+        })?;
+        request.headers_mut().insert(header::AUTHORIZATION, value);
+    }
+    let config = link::config(opts.max_message_size);
+    let (ws, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), false)
+        .await
+        .map_err(|e| match e {
+            WsError::Http(resp) if resp.status() == StatusCode::UNAUTHORIZED => {
+                TransportError::Unauthorized
+            }
+            WsError::Http(resp) => TransportError::Rejected {
+                status: resp.status().as_u16(),
+            },
+            WsError::Io(e) => TransportError::Io(e),
+            WsError::Url(e) => bad(e.to_string()),
+            other => TransportError::Protocol(other.to_string()),
+        })?;
+    let info = ConnectionInfo {
+        kind: TransportKind::WebSocket,
+        ordered: true,
+        principal: None,
+        peer: url.to_owned(),
+    };
+    Ok(link::run(ws, info, opts.max_message_size, None))
+}

@@ -1,0 +1,483 @@
+//! The Streamable HTTP server, driven by raw HTTP requests (reqwest) so that each status
+//! code and header MCP 2025-11-25 asks for can be checked on its own.
+
+mod support;
+
+use mcpl_protocol::{ErrorCode, Id, Message};
+use mcpl_transport::http::{self, HttpListener};
+use mcpl_transport::{
+    Connection, HttpResponseMode, Inbound, Principal, ServerOptions, TransportKind,
+};
+use reqwest::StatusCode;
+use serde_json::json;
+use std::sync::Arc;
+use support::*;
+
+const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+struct Endpoint {
+    listener: HttpListener,
+    url: String,
+    http: reqwest::Client,
+}
+
+async fn endpoint(opts: ServerOptions) -> Endpoint {
+    let listener = http::bind(loopback(), "/mcp", Arc::new(opts))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr());
+    // The deadline turns a request the server never answers into a failure, not a hang.
+    let http = reqwest::Client::builder()
+        .timeout(DEADLINE)
+        .build()
+        .unwrap();
+    Endpoint {
+        listener,
+        url,
+        http,
+    }
+}
+
+impl Endpoint {
+    /// A POST with the headers a well-behaved client sends (alice's token included), each
+    /// replaced or added by `extra`.
+    fn post(
+        &self,
+        body: impl Into<reqwest::Body>,
+        extra: &[(&str, &str)],
+    ) -> reqwest::RequestBuilder {
+        let mut headers = reqwest::header::HeaderMap::new();
+        let defaults = [
+            ("authorization", "Bearer s3cret"),
+            ("accept", ACCEPT_BOTH),
+            ("content-type", "application/json"),
+        ];
+        for (k, v) in defaults.iter().chain(extra) {
+            let name = reqwest::header::HeaderName::from_bytes(k.as_bytes()).unwrap();
+            headers.insert(name, v.parse().unwrap());
+        }
+        self.http.post(&self.url).headers(headers).body(body)
+    }
+
+    /// Opens a session: POSTs `initialize`, answers it on the accepted connection, and
+    /// returns the connection and the session id.
+    async fn open(&mut self) -> (Connection, String) {
+        let post = tokio::spawn(self.post(initialize(0).encode(), &[]).send());
+        let mut server = within("accept", self.listener.accept()).await.unwrap();
+        let (_, init) = next_request(&mut server).await;
+        assert_eq!(init.method, "initialize");
+        server
+            .outbound
+            .send(ok(0, json!({"protocolVersion": "2025-11-25"})))
+            .await
+            .unwrap();
+        let resp = within("the initialize answer", post)
+            .await
+            .unwrap()
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::OK);
+        assert_eq!(resp.headers()["content-type"], "application/json");
+        let session = resp.headers()["mcp-session-id"]
+            .to_str()
+            .unwrap()
+            .to_owned();
+        let body: Message = Message::decode(&resp.bytes().await.unwrap()).unwrap();
+        assert_eq!(body, ok(0, json!({"protocolVersion": "2025-11-25"})));
+        (server, session)
+    }
+}
+
+/// The JSON-RPC error code in an error answer's body.
+async fn body_code(resp: reqwest::Response) -> ErrorCode {
+    match Message::decode(&resp.bytes().await.unwrap()) {
+        Ok(Message::Response(r)) => r.outcome.unwrap_err().code,
+        other => panic!("expected a JSON-RPC error body, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn initialize_opens_a_session_and_requests_are_answered_as_json() {
+    let mut ep = endpoint(server_opts()).await;
+    let (mut server, session) = ep.open().await;
+    assert_eq!(session.len(), 32);
+    assert!(session.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+    assert_eq!(
+        (server.info.kind, server.info.ordered),
+        (TransportKind::StreamableHttp, false)
+    );
+    assert_eq!(
+        server.info.principal,
+        Some(Principal::Named("alice".into()))
+    );
+
+    let post = tokio::spawn(
+        ep.post(
+            request(1, "tools/list", json!({})).encode(),
+            &[("Mcp-Session-Id", &session)],
+        )
+        .send(),
+    );
+    let (stream, req) = next_request(&mut server).await;
+    assert_eq!(req.id, Id::Number(1));
+    server
+        .outbound
+        .send(ok(1, json!({"tools": []})))
+        .await
+        .unwrap();
+    let resp = within("the answer", post).await.unwrap().unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(
+        Message::decode(&resp.bytes().await.unwrap()).unwrap(),
+        ok(1, json!({"tools": []}))
+    );
+
+    // Each POST is a stream of its own.
+    let post = tokio::spawn(
+        ep.post(
+            request(2, "ping", json!({})).encode(),
+            &[("mcp-session-id", &session)],
+        )
+        .send(),
+    );
+    let (stream2, _) = next_request(&mut server).await;
+    assert_ne!(stream, stream2);
+    server.outbound.send(ok(2, json!({}))).await.unwrap();
+    assert_eq!(
+        within("the answer", post).await.unwrap().unwrap().status(),
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn notifications_and_responses_get_202_with_no_body() {
+    let mut ep = endpoint(server_opts()).await;
+    let (mut server, session) = ep.open().await;
+    let resp = ep
+        .post(
+            notification("notifications/initialized", json!({})).encode(),
+            &[("mcp-session-id", &session)],
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    assert!(resp.bytes().await.unwrap().is_empty());
+    assert_eq!(
+        next_notification(&mut server).await.1.method,
+        "notifications/initialized"
+    );
+
+    let resp = ep
+        .post(ok(9, json!({})).encode(), &[("mcp-session-id", &session)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    assert_eq!(next_response(&mut server).await.1.id, Some(Id::Number(9)));
+}
+
+#[tokio::test]
+async fn session_ids_are_required_checked_and_ended_by_delete() {
+    let mut ep = endpoint(server_opts()).await;
+    let (mut server, session) = ep.open().await;
+    let ping = request(1, "ping", json!({})).encode();
+
+    let resp = ep.post(ping.clone(), &[]).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "no session id");
+    assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST);
+    let resp = ep
+        .post(ping.clone(), &[("mcp-session-id", "0123456789abcdef")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND, "unknown session id");
+
+    // Bob may not use alice's session.
+    let resp = ep
+        .post(
+            ping.clone(),
+            &[
+                ("mcp-session-id", &session),
+                ("authorization", "Bearer t0ken"),
+            ],
+        )
+        .send()
+        .await;
+    assert_eq!(resp.unwrap().status(), StatusCode::FORBIDDEN);
+
+    let resp = ep
+        .http
+        .delete(&ep.url)
+        .header("authorization", "Bearer s3cret")
+        .header("mcp-session-id", &session)
+        .send()
+        .await;
+    assert_eq!(resp.unwrap().status(), StatusCode::OK);
+    expect_closed(&mut server).await;
+    let resp = ep
+        .post(ping, &[("mcp-session-id", &session)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::NOT_FOUND,
+        "a deleted session is gone"
+    );
+    let resp = ep
+        .http
+        .delete(&ep.url)
+        .header("authorization", "Bearer s3cret")
+        .header("mcp-session-id", &session)
+        .send()
+        .await;
+    assert_eq!(resp.unwrap().status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn accept_content_type_and_protocol_version_are_checked() {
+    let mut ep = endpoint(server_opts()).await;
+    let (mut server, session) = ep.open().await;
+    let note = notification("n", json!({})).encode();
+    let sid = ("mcp-session-id", session.as_str());
+
+    let resp = ep
+        .post(note.clone(), &[sid, ("accept", "application/json")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_ACCEPTABLE);
+    let resp = ep
+        .post(note.clone(), &[sid, ("content-type", "text/plain")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let resp = ep
+        .post(note.clone(), &[sid, ("mcp-protocol-version", "1999-01-01")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    // A supported version, or none (2025-03-26 assumed), is fine.
+    for extra in [
+        &[sid, ("MCP-Protocol-Version", "2025-06-18")][..],
+        &[sid][..],
+    ] {
+        let resp = ep.post(note.clone(), extra).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::ACCEPTED);
+        assert_eq!(next_notification(&mut server).await.1.method, "n");
+    }
+    let resp = ep
+        .http
+        .get(&ep.url)
+        .header("authorization", "Bearer s3cret")
+        .header("mcp-session-id", &session);
+    let resp = resp
+        .header("accept", "application/json")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::NOT_ACCEPTABLE,
+        "a GET must accept text/event-stream"
+    );
+}
+
+#[tokio::test]
+async fn tokens_and_origins_are_checked_on_every_request() {
+    let mut ep = endpoint(server_opts()).await;
+    let init = initialize(0).encode();
+    let resp = ep
+        .post(init.clone(), &[("authorization", "Bearer wrong")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(resp.headers()["www-authenticate"], "Bearer");
+    let resp = ep
+        .http
+        .post(&ep.url)
+        .header("accept", ACCEPT_BOTH)
+        .header("content-type", "application/json");
+    assert_eq!(
+        resp.body(init.clone()).send().await.unwrap().status(),
+        StatusCode::UNAUTHORIZED,
+        "no token"
+    );
+    let resp = ep
+        .post(init.clone(), &[("origin", "http://evil.example")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+
+    let (_server, session) = ep.open().await;
+    let get = |token: &str| {
+        let b = ep
+            .http
+            .get(&ep.url)
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session);
+        b.header("authorization", format!("Bearer {token}")).send()
+    };
+    assert_eq!(
+        get("wrong").await.unwrap().status(),
+        StatusCode::UNAUTHORIZED
+    );
+    let resp = ep.post(
+        notification("n", json!({})).encode(),
+        &[
+            ("mcp-session-id", &session),
+            ("origin", "http://evil.example"),
+        ],
+    );
+    assert_eq!(resp.send().await.unwrap().status(), StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn anonymous_sessions_when_allowed() {
+    let mut ep = endpoint(ServerOptions {
+        allow_anonymous: true,
+        ..server_opts()
+    })
+    .await;
+    let post = ep
+        .http
+        .post(&ep.url)
+        .header("accept", ACCEPT_BOTH)
+        .header("content-type", "application/json");
+    let post = tokio::spawn(post.body(initialize(0).encode()).send());
+    let mut server = within("accept", ep.listener.accept()).await.unwrap();
+    assert!(matches!(
+        server.info.principal,
+        Some(Principal::Anonymous(_))
+    ));
+    next_request(&mut server).await;
+    server.outbound.send(ok(0, json!({}))).await.unwrap();
+    assert_eq!(
+        within("the answer", post).await.unwrap().unwrap().status(),
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn malformed_and_oversized_bodies_are_refused_and_the_server_goes_on() {
+    let mut ep = endpoint(ServerOptions {
+        max_message_size: 1024,
+        ..server_opts()
+    })
+    .await;
+    let resp = ep.post("{not json", &[]).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(body_code(resp).await, ErrorCode::PARSE_ERROR);
+
+    let (mut server, session) = ep.open().await;
+    let sid = [("mcp-session-id", session.as_str())];
+    let resp = ep.post("{not json", &sid).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(body_code(resp).await, ErrorCode::PARSE_ERROR);
+    assert!(matches!(next(&mut server).await, Inbound::Malformed { .. }));
+    let resp = ep
+        .post(r#"{"jsonrpc":"2.0","id":3}"#, &sid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST);
+    assert!(matches!(next(&mut server).await, Inbound::Malformed { .. }));
+
+    let big = request(1, "big", json!({"pad": filler(2000)})).encode();
+    let resp = ep.post(big, &sid).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST);
+    assert!(matches!(
+        next(&mut server).await,
+        Inbound::TooLarge { limit: 1024, .. }
+    ));
+
+    let resp = ep
+        .post(notification("after", json!({})).encode(), &sid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    assert_eq!(next_notification(&mut server).await.1.method, "after");
+}
+
+#[tokio::test]
+async fn server_messages_wait_for_the_get_stream_which_carries_them_as_sse() {
+    let mut ep = endpoint(server_opts()).await;
+    let (server, session) = ep.open().await;
+    // Written before any stream is open: queued.
+    server
+        .outbound
+        .send(request(100, "roots/list", json!({})))
+        .await
+        .unwrap();
+    server
+        .outbound
+        .send(notification("tick", json!({})))
+        .await
+        .unwrap();
+    let get = ep
+        .http
+        .get(&ep.url)
+        .header("authorization", "Bearer s3cret")
+        .header("accept", "text/event-stream");
+    let mut resp = get.header("mcp-session-id", &session).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let mut text = String::new();
+    while text.matches("\n\n").count() < 2 {
+        let chunk = within("SSE events", resp.chunk())
+            .await
+            .unwrap()
+            .expect("the stream ended");
+        text.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    let events: Vec<&str> = text.split("\n\n").filter(|e| e.contains("data:")).collect();
+    assert!(
+        events[0].contains("event: message") && events[0].contains("\"roots/list\""),
+        "{text}"
+    );
+    assert!(events[1].contains("\"tick\""), "{text}");
+    drop(server);
+}
+
+#[tokio::test]
+async fn in_sse_mode_a_request_is_answered_with_a_stream_that_ends_after_the_response() {
+    let mut ep = endpoint(ServerOptions {
+        http_response_mode: HttpResponseMode::Sse,
+        ..server_opts()
+    })
+    .await;
+    let post = tokio::spawn(ep.post(initialize(0).encode(), &[]).send());
+    let mut server = within("accept", ep.listener.accept()).await.unwrap();
+    next_request(&mut server).await;
+    // No GET stream is open, so the notification rides on the pending answer.
+    server
+        .outbound
+        .send(notification(
+            "notifications/message",
+            json!({"level": "info"}),
+        ))
+        .await
+        .unwrap();
+    server
+        .outbound
+        .send(ok(0, json!({"protocolVersion": "2025-11-25"})))
+        .await
+        .unwrap();
+    let resp = within("the answer", post).await.unwrap().unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    assert!(resp.headers().contains_key("mcp-session-id"));
+    let text = within("the whole stream", resp.text()).await.unwrap();
+    let note = text
+        .find("notifications/message")
+        .expect("the notification");
+    let answer = text.find("protocolVersion").expect("the response");
+    assert!(note < answer, "{text}");
+}

@@ -1,0 +1,138 @@
+//! Shared test helpers: message builders, options, and awaiting what a connection reads
+//! with a generous deadline (a deadline turns a hang into a failure; no test sleeps).
+
+#![allow(dead_code)] // each test crate uses a subset
+
+use mcpl_protocol::{ErrorCode, Id, Message, Notification, Request, Response};
+use mcpl_transport::{ClientOptions, Connection, Inbound, ServerOptions, StreamId};
+use serde_json::{Value, json};
+use std::future::Future;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+/// How long any single awaited event may take before the test fails.
+pub const DEADLINE: Duration = Duration::from_secs(20);
+
+/// Awaits `fut`, failing the test if it takes longer than [`DEADLINE`].
+pub async fn within<F: Future>(what: &str, fut: F) -> F::Output {
+    match tokio::time::timeout(DEADLINE, fut).await {
+        Ok(v) => v,
+        Err(_) => panic!("timed out waiting for {what}"),
+    }
+}
+
+/// `127.0.0.1:0`.
+pub fn loopback() -> SocketAddr {
+    SocketAddr::from(([127, 0, 0, 1], 0))
+}
+
+/// The token `s3cret` is alice's and `t0ken` is bob's.
+pub fn server_opts() -> ServerOptions {
+    let mut o = ServerOptions::default();
+    o.tokens.insert("s3cret".into(), "alice".into());
+    o.tokens.insert("t0ken".into(), "bob".into());
+    o
+}
+
+/// Client options presenting `token`.
+pub fn client_opts(token: Option<&str>) -> ClientOptions {
+    ClientOptions {
+        token: token.map(str::to_owned),
+        ..ClientOptions::default()
+    }
+}
+
+pub fn request(id: i64, method: &str, params: Value) -> Message {
+    Request {
+        id: Id::Number(id),
+        method: method.into(),
+        params: Some(params),
+    }
+    .into()
+}
+
+pub fn notification(method: &str, params: Value) -> Message {
+    Notification {
+        method: method.into(),
+        params: Some(params),
+    }
+    .into()
+}
+
+pub fn ok(id: i64, result: Value) -> Message {
+    Response::ok(Id::Number(id), result).into()
+}
+
+/// The `initialize` request a client opens with (the transport reads only its method).
+pub fn initialize(id: i64) -> Message {
+    request(
+        id,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}),
+    )
+}
+
+/// The next thing read; fails if the link closed.
+pub async fn next(conn: &mut Connection) -> Inbound {
+    within("an inbound item", conn.inbound.recv())
+        .await
+        .expect("the link closed")
+}
+
+/// The next message read, with its stream; fails on anything else.
+pub async fn next_message(conn: &mut Connection) -> (StreamId, Message) {
+    match next(conn).await {
+        Inbound::Message { stream, message } => (stream, message),
+        other => panic!("expected a message, got {other:?}"),
+    }
+}
+
+/// The next message, which must be a request; returns it with its stream.
+pub async fn next_request(conn: &mut Connection) -> (StreamId, Request) {
+    match next_message(conn).await {
+        (stream, Message::Request(r)) => (stream, r),
+        other => panic!("expected a request, got {other:?}"),
+    }
+}
+
+/// The next message, which must be a response.
+pub async fn next_response(conn: &mut Connection) -> (StreamId, Response) {
+    match next_message(conn).await {
+        (stream, Message::Response(r)) => (stream, r),
+        other => panic!("expected a response, got {other:?}"),
+    }
+}
+
+/// The next message, which must be a notification.
+pub async fn next_notification(conn: &mut Connection) -> (StreamId, Notification) {
+    match next_message(conn).await {
+        (stream, Message::Notification(n)) => (stream, n),
+        other => panic!("expected a notification, got {other:?}"),
+    }
+}
+
+/// Asserts that the link closes with nothing more read.
+pub async fn expect_closed(conn: &mut Connection) {
+    if let Some(item) = within("the link to close", conn.inbound.recv()).await {
+        panic!("expected the link to close, got {item:?}");
+    }
+}
+
+/// The error of a response, with its code and `data.httpStatus` (if any).
+pub fn error_of(response: &Response) -> (ErrorCode, Option<u64>) {
+    let error = response
+        .outcome
+        .as_ref()
+        .expect_err("expected an error response");
+    let status = error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("httpStatus"))
+        .and_then(Value::as_u64);
+    (error.code, status)
+}
+
+/// A string of `n` bytes, to make messages of a chosen size.
+pub fn filler(n: usize) -> String {
+    "x".repeat(n)
+}

@@ -1,0 +1,301 @@
+//! WebSocket: our client against our server on 127.0.0.1, and raw tungstenite peers for
+//! what our client never does (bad origins, malformed and binary frames, silence).
+
+mod support;
+
+use futures_util::{SinkExt, StreamExt};
+use mcpl_protocol::Id;
+use mcpl_protocol::jsonrpc::DecodeError;
+use mcpl_transport::ws::{self, WsListener};
+use mcpl_transport::{
+    Connection, Inbound, Principal, ServerOptions, StreamId, TransportError, TransportKind,
+};
+use serde_json::json;
+use std::sync::Arc;
+use std::time::Duration;
+use support::*;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::{Error as WsError, Message as Frame};
+
+async fn listen(opts: ServerOptions) -> (WsListener, String) {
+    let listener = ws::bind(loopback(), Arc::new(opts)).await.unwrap();
+    let url = format!("ws://{}/mcp", listener.local_addr());
+    (listener, url)
+}
+
+/// Our client, connected and accepted.
+async fn linked(opts: ServerOptions, token: Option<&str>) -> (Connection, Connection) {
+    let (mut listener, url) = listen(opts).await;
+    let client = ws::connect(&url, &client_opts(token)).await.unwrap();
+    let server = within("accept", listener.accept()).await.unwrap();
+    (client, server)
+}
+
+type RawWs =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// A raw tungstenite client presenting alice's token.
+async fn raw(url: &str) -> RawWs {
+    let mut req = url.into_client_request().unwrap();
+    req.headers_mut()
+        .insert("authorization", "Bearer s3cret".parse().unwrap());
+    tokio_tungstenite::connect_async(req).await.unwrap().0
+}
+
+#[tokio::test]
+async fn requests_responses_and_notifications_cross_both_ways() {
+    let (mut client, mut server) = linked(server_opts(), Some("s3cret")).await;
+    assert_eq!(
+        server.info.principal,
+        Some(Principal::Named("alice".into()))
+    );
+    assert_eq!(
+        (server.info.kind, server.info.ordered),
+        (TransportKind::WebSocket, true)
+    );
+    assert_eq!(
+        (client.info.principal.clone(), client.info.ordered),
+        (None, true)
+    );
+
+    client
+        .outbound
+        .send(request(1, "tools/list", json!({})))
+        .await
+        .unwrap();
+    let (stream, req) = next_request(&mut server).await;
+    assert_eq!((stream, req.id), (StreamId(0), Id::Number(1)));
+    server
+        .outbound
+        .send(ok(1, json!({"tools": []})))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_response(&mut client).await.1.outcome,
+        Ok(json!({"tools": []}))
+    );
+
+    server
+        .outbound
+        .send(notification("from/server", json!({})))
+        .await
+        .unwrap();
+    client
+        .outbound
+        .send(notification("from/client", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(next_notification(&mut client).await.1.method, "from/server");
+    assert_eq!(next_notification(&mut server).await.1.method, "from/client");
+}
+
+#[tokio::test]
+async fn bearer_tokens_are_checked_at_the_upgrade() {
+    let (_listener, url) = listen(server_opts()).await;
+    let bad = ws::connect(&url, &client_opts(Some("wrong")))
+        .await
+        .unwrap_err();
+    assert!(matches!(bad, TransportError::Unauthorized), "{bad:?}");
+    let missing = ws::connect(&url, &client_opts(None)).await.unwrap_err();
+    assert!(
+        matches!(missing, TransportError::Unauthorized),
+        "{missing:?}"
+    );
+
+    let (_client, server) = linked(
+        ServerOptions {
+            allow_anonymous: true,
+            ..server_opts()
+        },
+        None,
+    )
+    .await;
+    assert!(matches!(
+        server.info.principal,
+        Some(Principal::Anonymous(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_foreign_origin_is_refused_with_403() {
+    let (mut listener, url) = listen(server_opts()).await;
+    let mut req = url.as_str().into_client_request().unwrap();
+    req.headers_mut()
+        .insert("authorization", "Bearer s3cret".parse().unwrap());
+    req.headers_mut()
+        .insert("origin", "http://evil.example".parse().unwrap());
+    match tokio_tungstenite::connect_async(req).await {
+        Err(WsError::Http(resp)) => assert_eq!(resp.status().as_u16(), 403),
+        other => panic!("expected a 403, got {other:?}"),
+    }
+    let mut req = url.as_str().into_client_request().unwrap();
+    req.headers_mut()
+        .insert("authorization", "Bearer s3cret".parse().unwrap());
+    req.headers_mut()
+        .insert("origin", "http://localhost:3000".parse().unwrap());
+    let _ok = tokio_tungstenite::connect_async(req).await.unwrap();
+    assert!(within("accept", listener.accept()).await.is_some());
+}
+
+#[tokio::test]
+async fn oversized_messages_are_refused_by_either_end_and_the_link_goes_on() {
+    let opts = ServerOptions {
+        max_message_size: 1024,
+        ..server_opts()
+    };
+    let (mut listener, url) = listen(opts).await;
+    let client_opts = mcpl_transport::ClientOptions {
+        max_message_size: 1024,
+        ..client_opts(Some("s3cret"))
+    };
+    let mut client = ws::connect(&url, &client_opts).await.unwrap();
+    let mut server = within("accept", listener.accept()).await.unwrap();
+
+    client
+        .outbound
+        .send(request(1, "big", json!({"pad": filler(2000)})))
+        .await
+        .unwrap();
+    match next(&mut server).await {
+        Inbound::TooLarge { size, limit, .. } => assert!(size > 2000 && limit == 1024),
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    client
+        .outbound
+        .send(request(2, "small", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(next_request(&mut server).await.1.id, Id::Number(2));
+
+    server
+        .outbound
+        .send(notification("big", json!({"pad": filler(2000)})))
+        .await
+        .unwrap();
+    assert!(matches!(
+        next(&mut client).await,
+        Inbound::TooLarge { limit: 1024, .. }
+    ));
+    server
+        .outbound
+        .send(notification("small", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(next_notification(&mut client).await.1.method, "small");
+}
+
+#[tokio::test]
+async fn a_message_past_the_hard_ceiling_closes_the_link_with_1009() {
+    let opts = ServerOptions {
+        max_message_size: 1024,
+        ..server_opts()
+    };
+    let (mut listener, url) = listen(opts).await;
+    let mut peer = raw(&url).await;
+    let mut server = within("accept", listener.accept()).await.unwrap();
+    peer.send(Frame::text(filler(1024 * ws::HARD_CEILING_FACTOR + 1)))
+        .await
+        .unwrap();
+    expect_closed(&mut server).await;
+    loop {
+        match within("the close frame", peer.next()).await {
+            Some(Ok(Frame::Close(Some(frame)))) => {
+                assert_eq!(frame.code, CloseCode::Size);
+                break;
+            }
+            Some(Ok(_)) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn malformed_text_and_binary_frames_are_reported_and_the_link_goes_on() {
+    let (mut listener, url) = listen(server_opts()).await;
+    let mut peer = raw(&url).await;
+    let mut server = within("accept", listener.accept()).await.unwrap();
+    peer.send(Frame::text("{not json")).await.unwrap();
+    peer.send(Frame::text(r#"{"jsonrpc":"2.0","id":4,"method":7}"#))
+        .await
+        .unwrap();
+    peer.send(Frame::binary(
+        request(5, "ping", json!({})).encode().into_bytes(),
+    ))
+    .await
+    .unwrap();
+    peer.send(Frame::text(request(6, "ping", json!({})).encode()))
+        .await
+        .unwrap();
+    assert!(matches!(
+        next(&mut server).await,
+        Inbound::Malformed {
+            error: DecodeError::Parse(_),
+            ..
+        }
+    ));
+    match next(&mut server).await {
+        Inbound::Malformed {
+            error: DecodeError::Invalid { id, .. },
+            ..
+        } => assert_eq!(id, Some(Id::Number(4))),
+        other => panic!("expected an invalid request, got {other:?}"),
+    }
+    assert!(matches!(
+        next(&mut server).await,
+        Inbound::Malformed {
+            error: DecodeError::Parse(_),
+            ..
+        }
+    ));
+    assert_eq!(next_request(&mut server).await.1.id, Id::Number(6));
+}
+
+#[tokio::test]
+async fn dropping_either_end_closes_the_others_inbound() {
+    let (client, mut server) = linked(server_opts(), Some("s3cret")).await;
+    drop(client);
+    expect_closed(&mut server).await;
+
+    let (mut client, server) = linked(server_opts(), Some("s3cret")).await;
+    drop(server);
+    expect_closed(&mut client).await;
+    let closed = client.outbound.send(notification("late", json!({}))).await;
+    assert!(matches!(closed, Err(TransportError::Closed)), "{closed:?}");
+}
+
+#[tokio::test]
+async fn the_server_pings_and_keeps_a_peer_that_answers() {
+    let opts = ServerOptions {
+        ws_ping_interval: Some(Duration::from_millis(50)),
+        ..server_opts()
+    };
+    let (mut listener, url) = listen(opts).await;
+    let mut peer = raw(&url).await;
+    let mut server = within("accept", listener.accept()).await.unwrap();
+    // Reading lets tungstenite answer each ping with a pong.
+    let mut pings = 0;
+    while pings < 4 {
+        match within("a ping", peer.next()).await {
+            Some(Ok(Frame::Ping(_))) => pings += 1,
+            other => panic!("expected a ping, got {other:?}"),
+        }
+    }
+    peer.send(Frame::text(request(1, "still/here", json!({})).encode()))
+        .await
+        .unwrap();
+    assert_eq!(next_request(&mut server).await.1.method, "still/here");
+}
+
+#[tokio::test]
+async fn the_server_closes_a_peer_that_stops_answering_pings() {
+    let opts = ServerOptions {
+        ws_ping_interval: Some(Duration::from_millis(50)),
+        ..server_opts()
+    };
+    let (mut listener, url) = listen(opts).await;
+    // Never read: no pong is ever sent.
+    let _silent = raw(&url).await;
+    let mut server = within("accept", listener.accept()).await.unwrap();
+    expect_closed(&mut server).await;
+}
