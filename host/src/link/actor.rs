@@ -1,0 +1,259 @@
+//! The actor: connecting, backing off, dropping a connection, stopping.
+
+use super::backoff::Backoff;
+use super::config::LinkConfig;
+use super::error::{ConnectError, DisconnectReason, LinkError};
+use super::events::LinkEvent;
+use super::lifecycle::{Lifecycle, Live, Stage};
+use super::pending::{PendingTable, Waiter};
+use super::read::read_stream;
+use super::refresh::Refresh;
+use super::status::{LinkStatus, SessionInfo};
+use super::tap::TapEvent;
+use actix::prelude::*;
+use mcpl_protocol::Message;
+use mcpl_protocol::method::{ListTools, Method};
+use mcpl_transport::{Connection, Outbound};
+use std::sync::Arc;
+use tokio::sync::mpsc;
+use tracing::{debug, info, warn};
+
+/// The host's link to one server: an actix actor. Start it with [`Actor::start`]; it
+/// connects at once and keeps reconnecting until it gets [`super::Shutdown`].
+pub struct ServerLink {
+    pub(super) config: LinkConfig,
+    pub(super) lifecycle: Lifecycle,
+    backoff: Backoff,
+    /// The latest connection's epoch.
+    epoch: u64,
+    failed_attempts: u32,
+    last_disconnect: Option<DisconnectReason>,
+}
+
+impl ServerLink {
+    /// A link that will connect as `config` says once started.
+    pub fn new(config: LinkConfig) -> Self {
+        let backoff = Backoff::new(&config.backoff);
+        ServerLink {
+            config,
+            lifecycle: Lifecycle::Connecting,
+            backoff,
+            epoch: 0,
+            failed_attempts: 0,
+            last_disconnect: None,
+        }
+    }
+
+    /// A snapshot of where the link is.
+    pub fn status(&self) -> LinkStatus {
+        LinkStatus {
+            name: self.config.name.clone(),
+            phase: self.lifecycle.phase(),
+            epoch: self.epoch,
+            failed_attempts: self.failed_attempts,
+            session: self.lifecycle.live().and_then(SessionInfo::of),
+            last_disconnect: self.last_disconnect.clone(),
+        }
+    }
+
+    /// Starts one connection attempt.
+    fn connect(&mut self, ctx: &mut Context<Self>) {
+        self.lifecycle = Lifecycle::Connecting;
+        let attempt = self.config.connector.connect();
+        let after = self.config.connect_timeout;
+        let fut = async move {
+            match tokio::time::timeout(after, attempt).await {
+                Ok(Ok(conn)) => Ok(conn),
+                Ok(Err(e)) => Err(ConnectError::Transport(Arc::new(e))),
+                Err(_) => Err(ConnectError::TimedOut { after }),
+            }
+        };
+        ctx.spawn(
+            fut.into_actor(self)
+                .map(|outcome, act, ctx| act.on_connect_outcome(outcome, ctx)),
+        );
+    }
+
+    fn on_connect_outcome(
+        &mut self,
+        outcome: Result<Connection, ConnectError>,
+        ctx: &mut Context<Self>,
+    ) {
+        if !matches!(self.lifecycle, Lifecycle::Connecting) {
+            return;
+        }
+        match outcome {
+            Ok(conn) => self.attach(conn, ctx),
+            Err(error) => {
+                self.failed_attempts += 1;
+                warn!(link = %self.config.name, attempt = self.failed_attempts, %error, "connection attempt failed");
+                self.emit(LinkEvent::ConnectFailed {
+                    attempt: self.failed_attempts,
+                    error,
+                });
+                self.back_off(ctx);
+            }
+        }
+    }
+
+    /// Takes a fresh connection: starts its writer and reader, then the handshake.
+    fn attach(&mut self, conn: Connection, ctx: &mut Context<Self>) {
+        self.epoch += 1;
+        let Connection {
+            info,
+            outbound,
+            inbound,
+        } = conn;
+        info!(link = %self.config.name, epoch = self.epoch, peer = %info.peer, "connected");
+        let (writer, queue) = mpsc::unbounded_channel();
+        actix::spawn(write_in_order(queue, outbound));
+        let reader = ctx.add_stream(read_stream(inbound, self.epoch));
+        self.lifecycle = Lifecycle::Linked(Box::new(Live {
+            epoch: self.epoch,
+            info,
+            writer,
+            reader,
+            pending: PendingTable::new(self.config.timed_out_capacity),
+            stage: Stage::AwaitingInitializeResult,
+            refresh: Refresh::default(),
+        }));
+        self.send_initialize(ctx);
+    }
+
+    /// Drops the connection and backs off before the next attempt.
+    pub(super) fn disconnect(&mut self, reason: DisconnectReason, ctx: &mut Context<Self>) {
+        let Some(was_ready) = self.drop_connection(reason, ctx) else {
+            return;
+        };
+        if !was_ready {
+            // A handshake that failed counts as a failed attempt; a drop after Ready starts
+            // the count again (the backoff was reset when that handshake completed).
+            self.failed_attempts += 1;
+        }
+        self.back_off(ctx);
+    }
+
+    /// Stops the link for good.
+    pub(super) fn shutdown(&mut self, ctx: &mut Context<Self>) {
+        self.drop_connection(DisconnectReason::Shutdown, ctx);
+        self.lifecycle = Lifecycle::Stopped;
+        info!(link = %self.config.name, "shut down");
+        ctx.stop();
+    }
+
+    /// Ends the current connection, if any: the tap and subscribers are told, requests in
+    /// flight fail with `Disconnected`. Returns whether it had reached `Ready`.
+    fn drop_connection(
+        &mut self,
+        reason: DisconnectReason,
+        ctx: &mut Context<Self>,
+    ) -> Option<bool> {
+        if !matches!(self.lifecycle, Lifecycle::Linked(_)) {
+            return None;
+        }
+        let Lifecycle::Linked(mut live) =
+            std::mem::replace(&mut self.lifecycle, Lifecycle::Backoff)
+        else {
+            return None;
+        };
+        ctx.cancel_future(live.reader);
+        let was_ready = live.is_ready();
+        warn!(link = %self.config.name, epoch = live.epoch, %reason, "connection ended");
+        self.tap(&TapEvent::Disconnected {
+            epoch: live.epoch,
+            reason: reason.clone(),
+        });
+        let gone = |method| LinkError::Disconnected {
+            method,
+            reason: reason.clone(),
+        };
+        for pending in live.pending.drain() {
+            ctx.cancel_future(pending.timer);
+            if let Waiter::Caller(reply) = pending.waiter {
+                reply(Err(gone(pending.method)));
+            }
+        }
+        live.refresh.fail_all(&gone(ListTools::NAME));
+        let epoch = live.epoch;
+        // Dropping `live` drops the writer: the connection closes once its queue is written.
+        drop(live);
+        self.emit(LinkEvent::Disconnected {
+            epoch,
+            reason: reason.clone(),
+        });
+        self.last_disconnect = Some(reason);
+        Some(was_ready)
+    }
+
+    fn back_off(&mut self, ctx: &mut Context<Self>) {
+        let delay = self.backoff.next_delay();
+        self.lifecycle = Lifecycle::Backoff;
+        debug!(link = %self.config.name, ?delay, "backing off");
+        self.emit(LinkEvent::BackingOff {
+            attempt: self.failed_attempts + 1,
+            delay,
+        });
+        ctx.run_later(delay, |act, ctx| {
+            if matches!(act.lifecycle, Lifecycle::Backoff) {
+                act.connect(ctx);
+            }
+        });
+    }
+
+    /// The handshake completed.
+    pub(super) fn on_ready(&mut self) {
+        self.backoff.reset();
+        self.failed_attempts = 0;
+    }
+
+    /// Offers an event to the tap.
+    pub(super) fn tap(&mut self, event: &TapEvent) {
+        if let Some(tap) = &mut self.config.tap {
+            tap.offer(event);
+        }
+    }
+
+    /// Tells every subscriber, forgetting those that have gone.
+    pub(super) fn emit(&mut self, event: LinkEvent) {
+        self.config.subscribers.retain(|s| s.deliver(&event));
+    }
+
+    /// Queues a message on the current connection. One that cannot be queued is dropped:
+    /// the writer has gone because the transport closed, and the reader will say so.
+    pub(super) fn send_message(&mut self, message: Message) {
+        if let Some(live) = self.lifecycle.live()
+            && live.writer.send(message).is_err()
+        {
+            debug!(link = %self.config.name, "message not written: the connection is closing");
+        }
+    }
+}
+
+impl std::fmt::Debug for ServerLink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ServerLink")
+            .field("name", &self.config.name)
+            .field("phase", &self.lifecycle.phase())
+            .field("epoch", &self.epoch)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Actor for ServerLink {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.connect(ctx);
+    }
+}
+
+/// Writes queued messages in order, waiting for the transport's room without blocking the
+/// actor. Ends when the link drops the queue (after writing what is in it) or the
+/// transport closes.
+async fn write_in_order(mut queue: mpsc::UnboundedReceiver<Message>, outbound: Outbound) {
+    while let Some(message) = queue.recv().await {
+        if outbound.send(message).await.is_err() {
+            break;
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! What a link is told when it is made.
+
+use super::connector::Connector;
+use super::events::EventSink;
+use super::tap::Tap;
+use mcpl_protocol::mcp::Implementation;
+use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, PushEventParams, PushEventResult};
+use std::fmt;
+use std::time::Duration;
+
+/// The reconnect backoff (see [`super::Backoff`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct BackoffConfig {
+    /// The first delay (default 250 ms).
+    pub initial: Duration,
+    /// The largest delay (default 30 s).
+    pub max: Duration,
+    /// The largest fraction jitter takes off a delay, 0 to 1 (default 0.2).
+    pub jitter: f64,
+    /// The jitter generator's seed; `None` seeds from the OS. Tests and the simulator set
+    /// one so a run repeats.
+    pub seed: Option<u64>,
+}
+
+impl Default for BackoffConfig {
+    fn default() -> Self {
+        BackoffConfig {
+            initial: Duration::from_millis(250),
+            max: Duration::from_secs(30),
+            jitter: 0.2,
+            seed: None,
+        }
+    }
+}
+
+/// How the link answers `push/event` (SPEC §9). Accepting is a decision about the event,
+/// not about the server's state: the push's hints were already offered to the tap when it
+/// was read, whatever this says (§5.2, vector 3).
+pub struct PushPolicy(Box<dyn FnMut(&PushEventParams) -> PushEventResult + Send>);
+
+impl PushPolicy {
+    /// Accepts every event (the default).
+    pub fn accept_all() -> Self {
+        PushPolicy(Box::new(|_| PushEventResult {
+            accepted: true,
+            ..Default::default()
+        }))
+    }
+
+    /// Decides each event with `f`.
+    pub fn from_fn(f: impl FnMut(&PushEventParams) -> PushEventResult + Send + 'static) -> Self {
+        PushPolicy(Box::new(f))
+    }
+
+    pub(super) fn decide(&mut self, params: &PushEventParams) -> PushEventResult {
+        (self.0)(params)
+    }
+}
+
+impl Default for PushPolicy {
+    fn default() -> Self {
+        Self::accept_all()
+    }
+}
+
+impl fmt::Debug for PushPolicy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PushPolicy(..)")
+    }
+}
+
+/// Everything a [`super::ServerLink`] is made with.
+#[derive(Debug)]
+pub struct LinkConfig {
+    /// The server's name in this host (logs, the agent's markers).
+    pub name: String,
+    /// How to connect.
+    pub connector: Connector,
+    /// Who this host is, for `initialize`.
+    pub client_info: Implementation,
+    /// How long a request waits for its response (default 30 s).
+    pub request_timeout: Duration,
+    /// How long one connection attempt may take before it counts as failed (default 30 s).
+    pub connect_timeout: Duration,
+    /// The reconnect backoff.
+    pub backoff: BackoffConfig,
+    /// Advertise RFC-014 `toolHints` in `initialize` (§2).
+    pub advertise_tool_hints: bool,
+    /// The `effectiveCapabilities` sent in `featureSets/update` (SPEC §5.4) to a server that
+    /// speaks MCPL (default `["tools", "pushEvents"]`).
+    pub grant: Vec<String>,
+    /// How `push/event` is answered.
+    pub push_policy: PushPolicy,
+    /// Where every read message goes first (§5.2).
+    pub tap: Option<Tap>,
+    /// Who gets [`super::LinkEvent`]s from the start (more can [`super::Subscribe`]).
+    pub subscribers: Vec<EventSink>,
+    /// How many timed-out request ids a connection remembers so that their late results
+    /// are still recognised (default 1024; the oldest is forgotten first).
+    pub timed_out_capacity: usize,
+}
+
+impl LinkConfig {
+    /// A configuration with the defaults: 30 s request and connect timeouts, backoff from
+    /// 250 ms to 30 s with 20 % jitter, `toolHints` advertised, grant
+    /// `["tools", "pushEvents"]`, every push accepted, no tap, no subscribers.
+    pub fn new(name: impl Into<String>, connector: Connector) -> Self {
+        LinkConfig {
+            name: name.into(),
+            connector,
+            client_info: Implementation::new("mcpl-host", env!("CARGO_PKG_VERSION")),
+            request_timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(30),
+            backoff: BackoffConfig::default(),
+            advertise_tool_hints: true,
+            grant: vec![CAP_TOOLS.to_owned(), CAP_PUSH_EVENTS.to_owned()],
+            push_policy: PushPolicy::default(),
+            tap: None,
+            subscribers: Vec::new(),
+            timed_out_capacity: 1024,
+        }
+    }
+
+    /// Sets the tap.
+    pub fn with_tap(mut self, tap: Tap) -> Self {
+        self.tap = Some(tap);
+        self
+    }
+
+    /// Adds a subscriber.
+    pub fn with_subscriber(mut self, sink: EventSink) -> Self {
+        self.subscribers.push(sink);
+        self
+    }
+
+    /// Sets the push policy.
+    pub fn with_push_policy(mut self, policy: PushPolicy) -> Self {
+        self.push_policy = policy;
+        self
+    }
+}

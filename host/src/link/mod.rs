@@ -1,0 +1,61 @@
+//! `ServerLink`: the host's actor for one server.
+//!
+//! A link owns one transport connection at a time and everything that is per connection:
+//! the handshake, request ids and their timeouts, the answers to the server's own requests,
+//! and reconnecting with capped exponential backoff when the connection goes. Its outputs:
+//!
+//! - the **read tap** ([`Tap`]): every inbound message, before the link does anything with
+//!   it, in read order, with the context a hint state needs (stream, `ordered`, the method a
+//!   response answers and whether it is still awaited or timed out, the connection epoch).
+//!   RFC-014 §5.2 applies hints *when a message is read*, whatever then becomes of it: a
+//!   refused push, a result that arrives after its call timed out (vector 28);
+//! - [`LinkEvent`]s to subscribers: connected, disconnected, tools listed, pushes and
+//!   notifications;
+//! - answers to typed requests ([`CallTool`], [`ListTools`], [`SendRequest`]).
+//!
+//! Layout:
+//!
+//! | file | what |
+//! |---|---|
+//! | `config` | [`LinkConfig`], [`BackoffConfig`], [`PushPolicy`] |
+//! | `connector` | [`Connector`]: how a connection is made (a URL, or a closure in tests) |
+//! | `backoff` | [`Backoff`]: the pure reconnect-delay sequence |
+//! | `error` | [`LinkError`], [`DisconnectReason`], [`ConnectError`], by who is at fault |
+//! | `lifecycle` | the link's states, named for what they wait for, and [`LinkPhase`] |
+//! | `pending` | the per-connection table of awaited and timed-out request ids |
+//! | `tap` | [`TapEvent`], [`Tap`] |
+//! | `events` | [`LinkEvent`], [`EventSink`] |
+//! | `status` | [`LinkStatus`], [`SessionInfo`] |
+//! | `api` | the actix messages the link answers |
+//! | `actor` | the actor: connecting, backoff, disconnecting |
+//! | `handshake` | `initialize`, `notifications/initialized`, `featureSets/update` |
+//! | `read` | the inbound side: tap, then responses, server requests, notifications |
+//! | `requests` | sending requests, their timeouts and completions |
+//! | `refresh` | `tools/list` paging and manifest re-reads |
+
+mod actor;
+mod api;
+mod backoff;
+mod config;
+mod connector;
+mod error;
+mod events;
+mod handshake;
+mod lifecycle;
+mod pending;
+mod read;
+mod refresh;
+mod requests;
+mod status;
+mod tap;
+
+pub use actor::ServerLink;
+pub use api::{CallTool, GetStatus, ListTools, SendRequest, SetPushPolicy, Shutdown, Subscribe};
+pub use backoff::Backoff;
+pub use config::{BackoffConfig, LinkConfig, PushPolicy};
+pub use connector::Connector;
+pub use error::{ConnectError, DisconnectReason, LinkError};
+pub use events::{EventSink, LinkEvent};
+pub use lifecycle::LinkPhase;
+pub use status::{LinkStatus, SessionInfo};
+pub use tap::{Answered, AwaitStatus, ReadEvent, Tap, TapEvent, Tapped};

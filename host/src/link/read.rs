@@ -1,0 +1,241 @@
+//! The inbound side. Each message read is first offered to the tap (§5.2), then:
+//! a response goes to whoever waits for it (or is dropped, read, if it timed out); a server
+//! request is answered (`ping`, `push/event`, -32601 for the rest); a notification is acted
+//! on or passed to subscribers. Something unreadable is logged and, where it may have been a
+//! request, answered with the decode error; the link goes on.
+
+use super::actor::ServerLink;
+use super::error::{DisconnectReason, LinkError};
+use super::events::LinkEvent;
+use super::tap::{ReadEvent, TapEvent};
+use actix::prelude::*;
+use futures_util::Stream;
+use mcpl_protocol::hints::HintChanges;
+use mcpl_protocol::jsonrpc::DecodeError;
+use mcpl_protocol::mcp::Empty;
+use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, ManifestChangedParams, PushEventParams};
+use mcpl_protocol::method::{
+    Cancelled, ManifestChanged, Method, Ping, PushEvent, ToolHints, ToolListChanged,
+};
+use mcpl_protocol::{ErrorCode, ErrorObject, Message, Notification, Request, Response};
+use mcpl_transport::{Inbound, StreamId};
+use tokio::sync::mpsc;
+use tracing::{debug, warn};
+
+/// What the read stream yields: each item read, then the end, tagged with the connection.
+pub(super) enum LinkInput {
+    Read { epoch: u64, inbound: Inbound },
+    Closed { epoch: u64 },
+}
+
+/// The connection's inbound channel as a stream for the actor, ending with `Closed`.
+pub(super) fn read_stream(
+    inbound: mpsc::Receiver<Inbound>,
+    epoch: u64,
+) -> impl Stream<Item = LinkInput> + 'static {
+    futures_util::stream::unfold(Some(inbound), move |inbound| async move {
+        let mut inbound = inbound?;
+        match inbound.recv().await {
+            Some(item) => Some((
+                LinkInput::Read {
+                    epoch,
+                    inbound: item,
+                },
+                Some(inbound),
+            )),
+            None => Some((LinkInput::Closed { epoch }, None)),
+        }
+    })
+}
+
+impl StreamHandler<LinkInput> for ServerLink {
+    fn handle(&mut self, input: LinkInput, ctx: &mut Context<Self>) {
+        let current = self.lifecycle.live().map(|l| l.epoch);
+        match input {
+            LinkInput::Read { epoch, inbound } if current == Some(epoch) => {
+                self.on_inbound(inbound, ctx)
+            }
+            LinkInput::Closed { epoch } if current == Some(epoch) => {
+                self.disconnect(DisconnectReason::Closed, ctx)
+            }
+            // From a connection already dropped.
+            _ => {}
+        }
+    }
+
+    /// The `Closed` item has already said so; the default would stop the actor.
+    fn finished(&mut self, _ctx: &mut Context<Self>) {}
+}
+
+impl ServerLink {
+    fn on_inbound(&mut self, inbound: Inbound, ctx: &mut Context<Self>) {
+        match inbound {
+            Inbound::Message { stream, message } => self.on_message(stream, message, ctx),
+            Inbound::Malformed { stream, error } => self.on_malformed(stream, error, ctx),
+            Inbound::TooLarge {
+                stream,
+                size,
+                limit,
+            } => {
+                warn!(link = %self.config.name, ?stream, size, limit, "refused a message larger than the limit");
+            }
+        }
+    }
+
+    fn on_message(&mut self, stream: StreamId, message: Message, ctx: &mut Context<Self>) {
+        let Some(live) = self.lifecycle.live() else {
+            return;
+        };
+        let answers = match &message {
+            Message::Response(r) => live.pending.answers(r.id.as_ref()),
+            _ => None,
+        };
+        let read = ReadEvent {
+            epoch: live.epoch,
+            stream,
+            ordered: live.info.ordered,
+            message,
+            answers,
+        };
+        // §5.2: hints apply when read, before anything is decided about the message.
+        let event = TapEvent::Read(read);
+        self.tap(&event);
+        let TapEvent::Read(read) = event else { return };
+        match read.message {
+            Message::Response(r) => self.on_response(r, ctx),
+            Message::Request(r) => self.on_server_request(r, read.epoch),
+            Message::Notification(n) => self.on_notification(n, read.epoch, ctx),
+        }
+    }
+
+    fn on_response(&mut self, response: Response, ctx: &mut Context<Self>) {
+        let Some(id) = response.id else {
+            warn!(link = %self.config.name, error = ?response.outcome, "the server could not read something this host sent");
+            return;
+        };
+        let Some(live) = self.lifecycle.live_mut() else {
+            return;
+        };
+        if let Some(pending) = live.pending.take(&id) {
+            ctx.cancel_future(pending.timer);
+            let method = pending.method;
+            let outcome = response
+                .outcome
+                .map_err(|error| LinkError::Server { method, error });
+            self.complete(pending.waiter, outcome, ctx);
+        } else if let Some(method) = live.pending.take_late(&id) {
+            debug!(link = %self.config.name, %id, method, "read the late response of a request that timed out");
+        } else {
+            warn!(link = %self.config.name, %id, "a response to an id this link did not send");
+        }
+    }
+
+    fn on_server_request(&mut self, request: Request, epoch: u64) {
+        let response = match request.method.as_str() {
+            Ping::NAME => Response::ok_typed(request.id, &Empty::default()),
+            PushEvent::NAME => return self.on_push(request, epoch),
+            other => {
+                debug!(link = %self.config.name, method = other, "refused an unknown server request");
+                Response::err(Some(request.id), ErrorObject::method_not_found(other))
+            }
+        };
+        self.send_message(Message::Response(response));
+    }
+
+    /// `push/event` (SPEC §9): answered through the push policy, only where `pushEvents` was
+    /// granted (SPEC §5.4: the grant is the only authority). Its hints were tapped already,
+    /// whatever the answer (§5.2).
+    fn on_push(&mut self, request: Request, epoch: u64) {
+        let granted = self
+            .lifecycle
+            .live()
+            .and_then(|l| l.session())
+            .is_some_and(|s| s.speaks_mcpl() && s.grants(CAP_PUSH_EVENTS));
+        if !granted {
+            let error = ErrorObject::new(
+                ErrorCode::CAPABILITY_DENIED,
+                "pushEvents is not granted on this connection",
+            );
+            return self.send_message(Message::Response(Response::err(Some(request.id), error)));
+        }
+        let params = match request.params_as::<PushEventParams>() {
+            Ok(p) => p,
+            Err(error) => {
+                warn!(link = %self.config.name, %error, "malformed push/event");
+                return self
+                    .send_message(Message::Response(Response::err(Some(request.id), error)));
+            }
+        };
+        let result = self.config.push_policy.decide(&params);
+        self.send_message(Message::Response(Response::ok_typed(request.id, &result)));
+        self.emit(LinkEvent::Push {
+            epoch,
+            params,
+            result,
+        });
+    }
+
+    fn on_notification(&mut self, notification: Notification, epoch: u64, ctx: &mut Context<Self>) {
+        match notification.method.as_str() {
+            // Before Ready the first listing is still to come and covers it.
+            ToolListChanged::NAME => self.refresh_tools(None, ctx),
+            ManifestChanged::NAME => match notification.params_as::<ManifestChangedParams>() {
+                Ok(params) => {
+                    self.emit(LinkEvent::ManifestChanged { epoch, params });
+                    self.refresh_manifest(ctx);
+                }
+                Err(error) => {
+                    warn!(link = %self.config.name, %error, "malformed mcpl/manifestChanged");
+                    self.emit(LinkEvent::Notification {
+                        epoch,
+                        notification,
+                    });
+                }
+            },
+            ToolHints::NAME => match notification.params_as::<HintChanges>() {
+                Ok(changes) => self.emit(LinkEvent::ToolHints { epoch, changes }),
+                Err(error) => {
+                    warn!(link = %self.config.name, %error, "malformed tools/hints");
+                    self.emit(LinkEvent::Notification {
+                        epoch,
+                        notification,
+                    });
+                }
+            },
+            // Server requests are answered as soon as they are read: nothing to stop.
+            Cancelled::NAME => {
+                debug!(link = %self.config.name, "the server cancelled a request already answered")
+            }
+            _ => self.emit(LinkEvent::Notification {
+                epoch,
+                notification,
+            }),
+        }
+    }
+
+    fn on_malformed(&mut self, stream: StreamId, error: DecodeError, ctx: &mut Context<Self>) {
+        warn!(link = %self.config.name, ?stream, %error, "unreadable message from the server");
+        // Carrying the id of one of our requests, it was meant as that request's response:
+        // fail the request now rather than let it time out, and do not answer a response.
+        if let DecodeError::Invalid {
+            id: Some(id),
+            detail,
+        } = &error
+            && let Some(live) = self.lifecycle.live_mut()
+        {
+            if let Some(pending) = live.pending.take(id) {
+                ctx.cancel_future(pending.timer);
+                let method = pending.method;
+                let error = LinkError::MalformedResponse {
+                    method,
+                    detail: detail.clone(),
+                };
+                return self.complete(pending.waiter, Err(error), ctx);
+            }
+            if live.pending.take_late(id).is_some() {
+                return;
+            }
+        }
+        self.send_message(Message::Response(error.to_response()));
+    }
+}

@@ -1,0 +1,210 @@
+//! Re-reading what the server lists: `tools/list` (every page, following `nextCursor`) and
+//! the MCPL manifest (`mcpl/manifest`, after `mcpl/manifestChanged`).
+//!
+//! One listing runs at a time. A reason to list that comes while one is under way (a
+//! `list_changed`, a caller) queues one more listing after it rather than joining it: the
+//! pages already read may predate that reason.
+
+use super::actor::ServerLink;
+use super::error::LinkError;
+use super::events::LinkEvent;
+use super::pending::Waiter;
+use super::requests::decode;
+use actix::prelude::*;
+use mcpl_protocol::mcp::{Empty, ListToolsParams, ListToolsResult, Tool};
+use mcpl_protocol::mcpl::ManifestResult;
+use mcpl_protocol::method::{GetManifest, ListTools, Method};
+use serde_json::Value;
+use std::collections::HashSet;
+use tokio::sync::oneshot;
+use tracing::warn;
+
+/// The most pages one listing follows.
+const MAX_PAGES: usize = 10_000;
+
+/// Who waits for a listing.
+pub(super) type ToolsReply = oneshot::Sender<Result<Vec<Tool>, LinkError>>;
+
+/// A connection's refreshes in flight.
+#[derive(Default)]
+pub(super) struct Refresh {
+    listing: Option<Listing>,
+    /// Another listing wanted after the current one, and who waits for it.
+    queued: Option<Vec<ToolsReply>>,
+    manifest_in_flight: bool,
+    manifest_again: bool,
+}
+
+struct Listing {
+    tools: Vec<Tool>,
+    cursors: HashSet<String>,
+    waiters: Vec<ToolsReply>,
+}
+
+impl Refresh {
+    /// Fails everyone waiting (the connection went).
+    pub(super) fn fail_all(&mut self, error: &LinkError) {
+        let current = self.listing.take().map(|l| l.waiters).unwrap_or_default();
+        for reply in current
+            .into_iter()
+            .chain(self.queued.take().unwrap_or_default())
+        {
+            let _ = reply.send(Err(error.clone()));
+        }
+    }
+}
+
+impl ServerLink {
+    /// Lists the tools, now or after the listing under way; `reply` gets the full list.
+    pub(super) fn refresh_tools(&mut self, reply: Option<ToolsReply>, ctx: &mut Context<Self>) {
+        let phase = self.lifecycle.phase();
+        let Some(live) = self.lifecycle.live_mut().filter(|l| l.is_ready()) else {
+            if let Some(reply) = reply {
+                let _ = reply.send(Err(LinkError::NotConnected { phase }));
+            }
+            return;
+        };
+        if live.refresh.listing.is_some() {
+            live.refresh
+                .queued
+                .get_or_insert_with(Vec::new)
+                .extend(reply);
+            return;
+        }
+        self.start_listing(reply.into_iter().collect(), ctx);
+    }
+
+    fn start_listing(&mut self, waiters: Vec<ToolsReply>, ctx: &mut Context<Self>) {
+        let Some(live) = self.lifecycle.live_mut() else {
+            return;
+        };
+        live.refresh.listing = Some(Listing {
+            tools: Vec::new(),
+            cursors: HashSet::new(),
+            waiters,
+        });
+        self.send_request::<ListTools>(
+            &ListToolsParams { cursor: None },
+            Waiter::ToolsPage,
+            None,
+            ctx,
+        );
+    }
+
+    pub(super) fn on_tools_page(
+        &mut self,
+        outcome: Result<Value, LinkError>,
+        ctx: &mut Context<Self>,
+    ) {
+        let page = outcome.and_then(|v| decode::<ListToolsResult>(ListTools::NAME, v));
+        let Some(listing) = self
+            .lifecycle
+            .live_mut()
+            .and_then(|l| l.refresh.listing.as_mut())
+        else {
+            return;
+        };
+        let page = match page {
+            Ok(page) => page,
+            Err(e) => return self.end_listing(Err(e), ctx),
+        };
+        listing.tools.extend(page.tools);
+        let Some(cursor) = page.next_cursor else {
+            let tools = std::mem::take(&mut listing.tools);
+            return self.end_listing(Ok(tools), ctx);
+        };
+        if listing.cursors.len() >= MAX_PAGES || !listing.cursors.insert(cursor.clone()) {
+            return self.end_listing(
+                Err(LinkError::EndlessPaging {
+                    method: ListTools::NAME,
+                    cursor,
+                }),
+                ctx,
+            );
+        }
+        self.send_request::<ListTools>(
+            &ListToolsParams {
+                cursor: Some(cursor),
+            },
+            Waiter::ToolsPage,
+            None,
+            ctx,
+        );
+    }
+
+    fn end_listing(&mut self, outcome: Result<Vec<Tool>, LinkError>, ctx: &mut Context<Self>) {
+        let Some(live) = self.lifecycle.live_mut() else {
+            return;
+        };
+        let epoch = live.epoch;
+        let waiters = live
+            .refresh
+            .listing
+            .take()
+            .map(|l| l.waiters)
+            .unwrap_or_default();
+        let queued = live.refresh.queued.take();
+        let mut changed = None;
+        match (&outcome, live.session_mut()) {
+            (Ok(tools), Some(session)) => {
+                if !session.tools_listed || session.tools != *tools {
+                    changed = Some(tools.clone());
+                }
+                session.tools = tools.clone();
+                session.tools_listed = true;
+            }
+            (Err(e), _) => warn!(link = %self.config.name, error = %e, "tools/list failed"),
+            (Ok(_), None) => {}
+        }
+        if let Some(tools) = changed {
+            self.emit(LinkEvent::ToolsChanged { epoch, tools });
+        }
+        for reply in waiters {
+            let _ = reply.send(outcome.clone());
+        }
+        if let Some(queued) = queued {
+            self.start_listing(queued, ctx);
+        }
+    }
+
+    /// Re-reads the manifest, now or once the read under way is done.
+    pub(super) fn refresh_manifest(&mut self, ctx: &mut Context<Self>) {
+        let Some(live) = self.lifecycle.live_mut() else {
+            return;
+        };
+        if live.refresh.manifest_in_flight {
+            live.refresh.manifest_again = true;
+            return;
+        }
+        live.refresh.manifest_in_flight = true;
+        self.send_request::<GetManifest>(&Empty::default(), Waiter::Manifest, None, ctx);
+    }
+
+    pub(super) fn on_manifest(
+        &mut self,
+        outcome: Result<Value, LinkError>,
+        ctx: &mut Context<Self>,
+    ) {
+        let read = outcome.and_then(|v| decode::<ManifestResult>(GetManifest::NAME, v));
+        let Some(live) = self.lifecycle.live_mut() else {
+            return;
+        };
+        live.refresh.manifest_in_flight = false;
+        let again = std::mem::take(&mut live.refresh.manifest_again);
+        let epoch = live.epoch;
+        match read {
+            Ok(ManifestResult { manifest }) => {
+                if let Some(session) = live.session_mut() {
+                    session.manifest = Some(manifest.clone());
+                }
+                self.emit(LinkEvent::ManifestUpdated { epoch, manifest });
+            }
+            Err(e) => {
+                warn!(link = %self.config.name, error = %e, "mcpl/manifest failed; keeping the manifest read before")
+            }
+        }
+        if again {
+            self.refresh_manifest(ctx);
+        }
+    }
+}

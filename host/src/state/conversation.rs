@@ -1,0 +1,269 @@
+//! A model of what the agent has been shown: the messages of its conversation (its own
+//! turns, tool results with the announcements attached to them, push events, notices,
+//! reminders) and the tool list its model is sent. Pure; the Host feeds it what it shows.
+//!
+//! # The context window
+//!
+//! The window is **the last N messages** (default [`DEFAULT_WINDOW`]), not N characters: a
+//! model's context keeps or drops a message whole, and counting messages keeps tests and
+//! the simulator deterministic whatever the text. [`Conversation::compact`] models a
+//! compaction: everything shown so far leaves the context. The presenter asks
+//! [`Conversation::announced_in_context`] whether an open toolset's announcement is still
+//! there; when it is not, a reminder is due at the agent's next turn (§6 "RFC §8.3
+//! Reminders").
+//!
+//! # The tool list (§6 "RFC §8.1", vector 12)
+//!
+//! [`ToolList`]: the four constant meta-tools first (a stable prefix for the prompt cache),
+//! then every server's static tools as `server--tool`, servers in name order, each as of
+//! its catalog's last boundary. Dynamic tools never enter it. It is rebuilt only by
+//! [`Conversation::rebuild_tool_list`], which the Host calls at a tool-list boundary (after
+//! each catalog's `rebuild_boundary`); hint changes never reach it, so its JSON is
+//! byte-identical across any number of them.
+
+use super::meta_tools;
+use super::presenter::TextBounds;
+use super::view::{Marker, ServerView};
+use mcpl_protocol::Tool;
+use std::collections::{BTreeSet, VecDeque};
+
+/// The default window: the last 40 messages.
+pub const DEFAULT_WINDOW: usize = 40;
+
+/// How many messages are kept for inspection by default (beyond the window).
+pub const DEFAULT_HISTORY: usize = 4_096;
+
+/// What separates a server's name from its tool's in the model's list.
+pub const NAMESPACE_SEPARATOR: &str = "--";
+
+/// `server--tool`.
+pub fn namespaced(server: &str, tool: &str) -> String {
+    format!("{server}{NAMESPACE_SEPARATOR}{tool}")
+}
+
+/// Splits `server--tool` against the known server names (the longest that fits wins, so a
+/// server name may itself contain `--`).
+pub fn split_namespaced<'n, 's>(
+    name: &'n str,
+    servers: impl IntoIterator<Item = &'s str>,
+) -> Option<(&'s str, &'n str)> {
+    servers
+        .into_iter()
+        .filter_map(|s| {
+            let rest = name.strip_prefix(s)?.strip_prefix(NAMESPACE_SEPARATOR)?;
+            (!rest.is_empty()).then_some((s, rest))
+        })
+        .max_by_key(|(s, _)| s.len())
+}
+
+/// What kind of message the agent was shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MessageKind {
+    /// A user's (or operator's) message.
+    User,
+    /// The agent's own turn.
+    Assistant,
+    /// A tool's result, with what the host attached to it.
+    ToolResult,
+    /// A push event, with the changes it explains right after it.
+    Push,
+    /// A notice: a system message that starts no turn (§6 "RFC §8.3").
+    Notice,
+    /// A reminder of what is open and usable, at the start of the agent's turn.
+    Reminder,
+}
+
+/// A message for the agent, as the presenter makes it (the Host shows it, then records it
+/// with [`Conversation::push`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentMessage {
+    /// What kind.
+    pub kind: MessageKind,
+    /// The server it is about, if one.
+    pub server: Option<String>,
+    /// The words.
+    pub text: String,
+    /// The open toolsets this message announces (says are open and what is usable in them).
+    pub announces: BTreeSet<Marker>,
+}
+
+impl AgentMessage {
+    /// A message with no announcements.
+    pub fn plain(kind: MessageKind, text: impl Into<String>) -> Self {
+        AgentMessage {
+            kind,
+            server: None,
+            text: text.into(),
+            announces: BTreeSet::new(),
+        }
+    }
+}
+
+/// A message the agent was shown, numbered in order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Message {
+    /// Its position in the conversation, from 0.
+    pub seq: u64,
+    /// The message.
+    pub message: AgentMessage,
+}
+
+/// The window and history sizes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ConversationConfig {
+    /// Messages in the agent's context (the last N).
+    pub window: usize,
+    /// Messages kept for inspection (at least the window).
+    pub history: usize,
+}
+
+impl Default for ConversationConfig {
+    fn default() -> Self {
+        ConversationConfig {
+            window: DEFAULT_WINDOW,
+            history: DEFAULT_HISTORY,
+        }
+    }
+}
+
+/// The agent's conversation and tool list.
+#[derive(Debug, Clone)]
+pub struct Conversation {
+    config: ConversationConfig,
+    messages: VecDeque<Message>,
+    next_seq: u64,
+    /// Messages before this one were compacted away.
+    context_start: u64,
+    tools: ToolList,
+}
+
+impl Conversation {
+    /// An empty conversation with an empty tool list (build one with
+    /// [`Conversation::rebuild_tool_list`] once servers are known).
+    pub fn new(config: ConversationConfig) -> Self {
+        Conversation {
+            config: ConversationConfig {
+                window: config.window.max(1),
+                history: config.history.max(config.window.max(1)),
+            },
+            messages: VecDeque::new(),
+            next_seq: 0,
+            context_start: 0,
+            tools: ToolList::default(),
+        }
+    }
+
+    /// Records a message the agent was shown; returns its seq.
+    pub fn push(&mut self, message: AgentMessage) -> u64 {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.messages.push_back(Message { seq, message });
+        while self.messages.len() > self.config.history {
+            self.messages.pop_front();
+        }
+        seq
+    }
+
+    /// Records a message of `kind` with no announcements.
+    pub fn push_plain(&mut self, kind: MessageKind, text: impl Into<String>) -> u64 {
+        self.push(AgentMessage::plain(kind, text))
+    }
+
+    /// The messages in the agent's context now: the last `window` since the last compaction.
+    pub fn context(&self) -> impl Iterator<Item = &Message> {
+        let from = self
+            .next_seq
+            .saturating_sub(self.config.window as u64)
+            .max(self.context_start);
+        self.messages.iter().filter(move |m| m.seq >= from)
+    }
+
+    /// True when a message in the context announces `marker`.
+    pub fn announced_in_context(&self, marker: &Marker) -> bool {
+        self.context().any(|m| m.message.announces.contains(marker))
+    }
+
+    /// A compaction: everything shown so far leaves the context.
+    pub fn compact(&mut self) {
+        self.context_start = self.next_seq;
+    }
+
+    /// Every message kept, oldest first.
+    pub fn messages(&self) -> impl Iterator<Item = &Message> {
+        self.messages.iter()
+    }
+
+    /// The last message shown.
+    pub fn last(&self) -> Option<&Message> {
+        self.messages.back()
+    }
+
+    /// The tool list the model is sent.
+    pub fn tool_list(&self) -> &ToolList {
+        &self.tools
+    }
+
+    /// A tool-list boundary: rebuilds the list from each server's catalog snapshot (call
+    /// each catalog's `rebuild_boundary` first). True when the list changed.
+    pub fn rebuild_tool_list(&mut self, servers: &[ServerView<'_>], bounds: &TextBounds) -> bool {
+        let fresh = ToolList::build(servers, bounds);
+        let changed = fresh != self.tools;
+        self.tools = fresh;
+        changed
+    }
+}
+
+/// The model's tool list (§6 "RFC §8.1").
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ToolList {
+    tools: Vec<Tool>,
+}
+
+impl ToolList {
+    /// The list for these servers: the meta-tools (when any server's hints count), then each
+    /// server's static tools as of its last boundary that its policy allows, namespaced,
+    /// descriptions bounded, `_meta` and other members the model is not sent left out.
+    pub fn build(servers: &[ServerView<'_>], bounds: &TextBounds) -> Self {
+        let mut tools = Vec::new();
+        if servers.iter().any(|s| s.catalog.hints_count()) {
+            tools.extend(meta_tools::definitions());
+        }
+        let mut sorted: Vec<&ServerView<'_>> = servers.iter().collect();
+        sorted.sort_by_key(|s| s.name);
+        for s in sorted {
+            for t in s.catalog.model_tools() {
+                if !s.policy.allows(&t.name) {
+                    continue;
+                }
+                tools.push(Tool {
+                    name: namespaced(s.name, &t.name),
+                    title: None,
+                    description: t.description.as_deref().map(|d| bounds.bound(d)),
+                    input_schema: t.input_schema.clone(),
+                    output_schema: None,
+                    annotations: None,
+                    meta: None,
+                });
+            }
+        }
+        ToolList { tools }
+    }
+
+    /// The tools, in the order sent.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Their names.
+    pub fn names(&self) -> Vec<&str> {
+        self.tools.iter().map(|t| t.name.as_str()).collect()
+    }
+
+    /// The list as sent: JSON, byte for byte.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(&self.tools).unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests;

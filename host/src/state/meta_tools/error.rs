@@ -1,0 +1,182 @@
+//! Why a meta-tool call was refused without sending. Each becomes a tool error for the
+//! agent (`isError: true`) that says why and what to do instead; tests match the variants.
+
+use crate::state::args_check::Problem;
+use crate::state::view::Marker;
+use mcpl_protocol::CallToolResult;
+use mcpl_protocol::names::NameError;
+
+fn list(items: &[String]) -> String {
+    if items.is_empty() {
+        "none".to_owned()
+    } else {
+        items.join(", ")
+    }
+}
+
+fn problems(p: &[Problem]) -> String {
+    p.iter()
+        .map(|p| {
+            let at = if p.path.is_empty() { "/" } else { &p.path };
+            format!("{at}: {}", p.message)
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Why a call was refused. Sorted by who is at fault: the agent's call first, then the
+/// state it met, then the host's reach.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum MetaError {
+    // ---- the agent's call ----
+    /// The meta-tool's own arguments do not fit its schema.
+    #[error("{tool}: {detail}")]
+    BadArguments {
+        /// The meta-tool.
+        tool: &'static str,
+        /// What is wrong.
+        detail: String,
+    },
+    /// No server of that name.
+    #[error("there is no server named {server:?}; servers: {}", list(.known))]
+    UnknownServer {
+        /// The name given.
+        server: String,
+        /// The servers there are.
+        known: Vec<String>,
+    },
+    /// No toolset of that name (on that server).
+    #[error("no toolset named {toolset:?} is offered; toolsets: {}", list(.known))]
+    UnknownToolset {
+        /// The name given.
+        toolset: String,
+        /// The toolsets there are, as markers.
+        known: Vec<String>,
+    },
+    /// No tool of that name is offered through `act` (or at all).
+    #[error("no tool named {tool:?} is offered through toolsets--act; toolsets--look lists the usable ones")]
+    UnknownTool {
+        /// The name given.
+        tool: String,
+    },
+    /// The name is offered by several servers; `server` must say which (§6).
+    #[error("{name:?} is offered by several servers ({}): say which with \"server\"", list(.candidates))]
+    Ambiguous {
+        /// The name given.
+        name: String,
+        /// The servers offering it.
+        candidates: Vec<String>,
+    },
+    /// An instance was named for a toolset without instances (§4.2).
+    #[error("{marker} has no instances: leave out \"instance\"")]
+    NoInstances {
+        /// The toolset.
+        marker: Marker,
+    },
+    /// The instance name does not fit the grammar (§4.1).
+    #[error("{name:?} is not a valid instance name: {error}")]
+    BadInstanceName {
+        /// The name given.
+        name: String,
+        /// What is wrong with it.
+        error: NameError,
+    },
+    /// The arguments do not fit the tool's current definition (§6).
+    #[error("the arguments do not fit {tool}'s current definition: {}", problems(.problems))]
+    InvalidArgs {
+        /// The tool.
+        tool: String,
+        /// Where and why.
+        problems: Vec<Problem>,
+    },
+    /// The options do not fit the toolset's declared schema.
+    #[error("the options do not fit {marker}'s declared options: {}", problems(.problems))]
+    InvalidOptions {
+        /// The toolset.
+        marker: Marker,
+        /// Where and why.
+        problems: Vec<Problem>,
+    },
+    /// A dynamic tool called by its namespaced name (§6 "RFC §8.1").
+    #[error("{server}--{tool} is not in your tool list: call it through toolsets--act {{\"server\":{server:?},\"tool\":{tool:?}, …}}")]
+    DynamicByName {
+        /// The server.
+        server: String,
+        /// The tool.
+        tool: String,
+    },
+    /// A static tool named through `act`.
+    #[error("{name} is in your tool list: call it directly, not through toolsets--act")]
+    StaticThroughAct {
+        /// Its namespaced name.
+        name: String,
+    },
+    /// The host's tool policy excludes the tool (§6).
+    #[error("the host's policy does not allow {tool} on {server}")]
+    Denied {
+        /// The server.
+        server: String,
+        /// The tool.
+        tool: String,
+    },
+
+    // ---- the state the call met ----
+    /// Several instances are open and none was named (§4.2, §4.5, vector 6).
+    #[error("several instances of {marker} are open ({}): say which with \"instance\"", list(.open))]
+    InstanceRequired {
+        /// The toolset.
+        marker: Marker,
+        /// The open instances.
+        open: Vec<String>,
+    },
+    /// The named instance is not open (§4.5).
+    #[error("{instance:?} is not an open instance of {marker}; open: {}", list(.open))]
+    UnknownInstance {
+        /// The toolset.
+        marker: Marker,
+        /// The name given.
+        instance: String,
+        /// The open instances.
+        open: Vec<String>,
+    },
+    /// The toolset is not open (§3, vector 11).
+    #[error("{marker} is not open: open it with toolsets--open first")]
+    NotOpen {
+        /// The toolset.
+        marker: Marker,
+    },
+    /// The tool's undeclared group is closed: the host gates it (§4.4, vector 10).
+    #[error("{tool} belongs to {marker}, which is closed: open it with toolsets--open first")]
+    ClosedGroup {
+        /// The tool.
+        tool: String,
+        /// The group.
+        marker: Marker,
+    },
+    /// The tool is not usable there now (§3, vector 11).
+    #[error("{tool} is not usable in {marker} right now; usable in: {}", list(.usable_in))]
+    NotVisible {
+        /// The tool.
+        tool: String,
+        /// Where it was asked for.
+        marker: Marker,
+        /// Where it is usable (markers).
+        usable_in: Vec<String>,
+    },
+
+    // ---- the host's reach ----
+    /// The server is not connected, so its state is not known.
+    #[error("{server} is not connected right now; try again shortly")]
+    NotConnected {
+        /// The server.
+        server: String,
+    },
+}
+
+impl MetaError {
+    /// The tool error the agent is answered with.
+    pub fn to_result(&self) -> CallToolResult {
+        CallToolResult::error(self.to_string())
+    }
+}

@@ -1,0 +1,116 @@
+//! `toolsets--open` and `toolsets--close` (§4.2, §4.4, §6 "RFC §8.2").
+
+use super::resolve::{self, Kind};
+use super::{After, GroupPlan, MetaError, MetaTools, Outgoing, Plan, SendPlan, World, args};
+use crate::state::args_check::{self, ArgCheck};
+use crate::state::view::Marker;
+use mcpl_protocol::names::check_name;
+use mcpl_protocol::toolsets::{ToolsetsCloseParams, ToolsetsOpenParams};
+use serde_json::Value;
+
+impl MetaTools {
+    /// `toolsets--open`: a group opens locally; a declared toolset is sent `toolsets/open`,
+    /// an instanced one always with a proposed name (§4.2: a host that may retry proposes
+    /// one), checked against the grammar, and options checked against the declared schema
+    /// (bounded, like `act`'s arguments).
+    pub(super) fn open(&mut self, raw: &Value, world: &World<'_>) -> Result<Plan, MetaError> {
+        let a = args::open(raw)?;
+        let (view, kind) = resolve::toolset(world, a.server.as_deref(), &a.toolset)?;
+        let marker = Marker::new(view.name, &a.toolset, None);
+        let decl = match kind {
+            Kind::Group => {
+                if a.instance.is_some() {
+                    return Err(MetaError::NoInstances { marker });
+                }
+                // §4.4, vector 10: the host opens it alone; nothing is sent.
+                return Ok(Plan::Group(GroupPlan {
+                    server: view.name.to_owned(),
+                    group: a.toolset,
+                    open: true,
+                }));
+            }
+            Kind::Declared(d) => d,
+        };
+        if view.hints.is_none() {
+            return Err(MetaError::NotConnected {
+                server: view.name.to_owned(),
+            });
+        }
+        let instance = match (decl.instances, a.instance) {
+            (false, Some(_)) => return Err(MetaError::NoInstances { marker }),
+            (false, None) => None,
+            (true, Some(name)) => {
+                check_name(&name)
+                    .map_err(|error| MetaError::BadInstanceName { name: name.clone(), error })?;
+                Some(name)
+            }
+            (true, None) => Some(self.propose_instance(view, &a.toolset)),
+        };
+        if let Some(schema) = &decl.options {
+            let given = Value::Object(a.options.clone().unwrap_or_default());
+            if let ArgCheck::Invalid(problems) =
+                args_check::check_with(schema, &given, &self.config.check)
+            {
+                return Err(MetaError::InvalidOptions { marker, problems });
+            }
+        }
+        let marker = Marker::new(view.name, &a.toolset, instance.as_deref());
+        Ok(Plan::Send(SendPlan {
+            server: view.name.to_owned(),
+            request: Outgoing::Open(ToolsetsOpenParams {
+                toolset: a.toolset,
+                instance,
+                options: a.options.map(Value::Object),
+            }),
+            after: After::Open { marker },
+        }))
+    }
+}
+
+/// `toolsets--close`: a group closes locally; a declared toolset is sent `toolsets/close`
+/// with the instance required when several are open and filled in when one is, and refused
+/// for a toolset without instances (§4.2).
+pub(super) fn close(raw: &Value, world: &World<'_>) -> Result<Plan, MetaError> {
+    let a = args::close(raw)?;
+    let (view, kind) = resolve::toolset(world, a.server.as_deref(), &a.toolset)?;
+    let marker = Marker::new(view.name, &a.toolset, None);
+    let decl = match kind {
+        Kind::Group => {
+            if a.instance.is_some() {
+                return Err(MetaError::NoInstances { marker });
+            }
+            if !view.catalog.is_group_open(&a.toolset) {
+                return Err(MetaError::NotOpen { marker });
+            }
+            return Ok(Plan::Group(GroupPlan {
+                server: view.name.to_owned(),
+                group: a.toolset,
+                open: false,
+            }));
+        }
+        Kind::Declared(d) => d,
+    };
+    let hints = view.hints.ok_or_else(|| MetaError::NotConnected {
+        server: view.name.to_owned(),
+    })?;
+    let instance = if decl.instances {
+        Some(resolve::instance(view, &a.toolset, a.instance.as_deref())?)
+    } else {
+        if a.instance.is_some() {
+            return Err(MetaError::NoInstances { marker });
+        }
+        if !hints.is_open(&a.toolset, None) {
+            return Err(MetaError::NotOpen { marker });
+        }
+        None
+    };
+    let marker = Marker::new(view.name, &a.toolset, instance.as_deref());
+    Ok(Plan::Send(SendPlan {
+        server: view.name.to_owned(),
+        request: Outgoing::Close(ToolsetsCloseParams {
+            toolset: a.toolset,
+            instance,
+        }),
+        after: After::Close { marker },
+    }))
+}

@@ -1,0 +1,345 @@
+//! What is news: each reported change compared with what the agent believes, and the
+//! reconciliation that catches what no change explained. Every piece of news is a
+//! [`Fragment`]: one line, the marker it announces, the ended id it tells.
+
+use super::{EndedInfo, OpenBelief, Presenter, ServerState};
+use crate::state::conversation::namespaced;
+use crate::state::output::{Cause, Change};
+use crate::state::presenter::render::{TextBounds, act_call};
+use crate::state::view::{Actual, Marker, OpenSet, ServerView, SetKey, ToolKey, shown_name};
+use mcpl_protocol::{Presence, Suggestion};
+
+/// The order lines are told in: toolset state, then tools, then suggestions.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Rank {
+    Toolset,
+    Tool,
+    Suggestion,
+}
+
+/// One line of news.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Fragment {
+    pub rank: Rank,
+    pub text: String,
+    /// The open toolset this line announces.
+    pub announces: Option<Marker>,
+    /// The toolset or instance whose state this line tells (opened, closed, ended).
+    pub subject: Option<Marker>,
+    /// The ended record's id this line tells (§4.3).
+    pub ended: Option<String>,
+}
+
+impl Fragment {
+    fn new(rank: Rank, text: String) -> Self {
+        Fragment {
+            rank,
+            text,
+            announces: None,
+            subject: None,
+            ended: None,
+        }
+    }
+}
+
+/// `[m] "Title" (from server)`.
+pub(super) fn open_line(server: &str, marker: &Marker, title: &Option<String>, b: &TextBounds) -> String {
+    match title {
+        Some(t) => format!("{marker} {} (from {server})", b.inline(t)),
+        None => marker.to_string(),
+    }
+}
+
+/// A presence move, told at the boundary that applies it (§3, vectors 15, 24).
+pub(super) fn presence_moved(view: &ServerView<'_>, tool: &str, p: Presence) -> Fragment {
+    let name = namespaced(view.name, &shown_name(tool));
+    let text = match p {
+        Presence::Static => format!("{name} is now in your tool list: call it directly."),
+        Presence::Dynamic => format!(
+            "{name} left your tool list: when it is usable, call it through {}.",
+            act_call(&Marker::server(view.name), tool)
+        ),
+    };
+    Fragment::new(Rank::Tool, text)
+}
+
+fn opened(view: &ServerView<'_>, set: &OpenSet, b: &TextBounds) -> Fragment {
+    let what = open_line(view.name, &set.marker, &set.title, b);
+    let group = if set.group {
+        " (a group of tools the host opens and closes itself)"
+    } else {
+        ""
+    };
+    Fragment {
+        announces: Some(set.marker.clone()),
+        subject: Some(set.marker.clone()),
+        ..Fragment::new(Rank::Toolset, format!("Opened {what}{group}."))
+    }
+}
+
+fn suggestion(view: &ServerView<'_>, s: &Suggestion, b: &TextBounds) -> Fragment {
+    Fragment::new(Rank::Suggestion, b.suggestion(view.name, s))
+}
+
+impl Presenter {
+    /// The news in one reported change, given the state now (`actual`).
+    pub(super) fn news(
+        &mut self,
+        view: &ServerView<'_>,
+        actual: &Actual,
+        cause: &Cause,
+        change: &Change,
+    ) -> Vec<Fragment> {
+        let b = self.config.bounds;
+        match change {
+            Change::Visibility { tool, instance, .. } => {
+                let key = (tool.clone(), instance.clone());
+                self.tool_news(view, actual, &key).into_iter().collect()
+            }
+            Change::Definition { tool, instance } => {
+                let st = self.state(view.name);
+                let keys: Vec<ToolKey> = st
+                    .usable
+                    .keys()
+                    .chain(actual.usable.keys())
+                    .filter(|k| k.0 == *tool && (instance.is_none() || k.1 == *instance))
+                    .cloned()
+                    .collect();
+                let mut out = Vec::new();
+                for k in keys {
+                    out.extend(self.tool_news(view, actual, &k));
+                }
+                out
+            }
+            Change::Opened {
+                toolset, instance, ..
+            }
+            | Change::Retitled {
+                toolset, instance, ..
+            } => {
+                let key = (toolset.clone(), instance.clone());
+                self.set_news(view, actual, &key).into_iter().collect()
+            }
+            Change::Closed {
+                toolset,
+                instance,
+                reason,
+                ended,
+            } => {
+                let key = (toolset.clone(), instance.clone());
+                let marker = Marker::new(view.name, toolset, instance.as_deref());
+                let why = match (reason, cause) {
+                    (Some(r), _) => format!(": {} (from {})", b.inline(r), view.name),
+                    (None, Cause::ManifestChange) => {
+                        format!(": {} no longer declares {}", view.name, shown_name(toolset))
+                    }
+                    (None, _) => String::new(),
+                };
+                if reason.is_some() || ended.is_some() {
+                    self.remember_ended(
+                        view.name,
+                        EndedInfo {
+                            marker: marker.clone(),
+                            reason: reason.clone(),
+                            at: None,
+                        },
+                    );
+                }
+                let was_open = self.forget_open(view.name, &key);
+                let untold = ended
+                    .as_ref()
+                    .is_some_and(|id| !self.told.contains(view.name, id));
+                if !was_open && !untold {
+                    return Vec::new();
+                }
+                let verb = if was_open { "Closed" } else { "Ended" };
+                vec![Fragment {
+                    ended: ended.clone(),
+                    subject: Some(marker.clone()),
+                    ..Fragment::new(Rank::Toolset, format!("{verb} {marker}{why}."))
+                }]
+            }
+            Change::Suggested(s) => {
+                self.remember_suggestion(view.name, s.clone());
+                vec![suggestion(view, s, &b)]
+            }
+            Change::Ended(rec) => {
+                if self.told.contains(view.name, &rec.id) {
+                    return Vec::new();
+                }
+                let marker = Marker::new(view.name, &rec.toolset, rec.instance.as_deref());
+                self.remember_ended(
+                    view.name,
+                    EndedInfo {
+                        marker: marker.clone(),
+                        reason: Some(rec.reason.clone()),
+                        at: Some(rec.at.clone()),
+                    },
+                );
+                let key = (rec.toolset.clone(), rec.instance.clone());
+                self.forget_open(view.name, &key);
+                let text = format!(
+                    "Ended {marker} at {}: {} (from {}).",
+                    b.inline(&rec.at),
+                    b.inline(&rec.reason),
+                    view.name
+                );
+                vec![Fragment {
+                    ended: Some(rec.id.clone()),
+                    subject: Some(marker),
+                    ..Fragment::new(Rank::Toolset, text)
+                }]
+            }
+            // The catalog applies presence at the next boundary, and tells it then.
+            Change::Presence { .. } => Vec::new(),
+        }
+    }
+
+    /// Differences between the belief and the state that no change explained.
+    pub(super) fn reconcile(&mut self, view: &ServerView<'_>, actual: &Actual) -> Vec<Fragment> {
+        if !view.catalog.hints_count() {
+            return self.withdrawn(view).into_iter().collect();
+        }
+        if !view.settled() {
+            return Vec::new();
+        }
+        let mut out = Vec::new();
+        let st = self.state(view.name);
+        let gone: Vec<SetKey> = st
+            .open
+            .keys()
+            .filter(|k| !actual.open.contains_key(*k))
+            .cloned()
+            .collect();
+        for key in gone {
+            if let Some(marker) = self.state(view.name).open.get(&key).map(|o| o.marker.clone()) {
+                self.forget_open(view.name, &key);
+                out.push(Fragment {
+                    subject: Some(marker.clone()),
+                    ..Fragment::new(Rank::Toolset, format!("Closed {marker}: it is no longer open."))
+                });
+            }
+        }
+        let keys: Vec<SetKey> = actual.open.keys().cloned().collect();
+        for key in keys {
+            out.extend(self.set_news(view, actual, &key));
+        }
+        let st = self.state(view.name);
+        let keys: Vec<ToolKey> = st
+            .usable
+            .keys()
+            .chain(actual.usable.keys())
+            .cloned()
+            .collect();
+        for key in keys {
+            out.extend(self.tool_news(view, actual, &key));
+        }
+        out
+    }
+
+    /// Hints no longer count: the agent is told once, and the belief goes (vector 34).
+    fn withdrawn(&mut self, view: &ServerView<'_>) -> Option<Fragment> {
+        let st = self.state(view.name);
+        if st.open.is_empty() && st.usable.is_empty() {
+            return None;
+        }
+        let closed: Vec<String> = st.open.values().map(|o| o.marker.to_string()).collect();
+        st.open.clear();
+        st.usable.clear();
+        st.results.clear();
+        st.pushes.clear();
+        let mut text = format!(
+            "{} no longer presents toolsets: every tool of {} is called directly from your tool list (from its next rebuild), not through toolsets--act.",
+            view.name, view.name
+        );
+        if !closed.is_empty() {
+            text.push_str(&format!(" Closed with it: {}.", closed.join(", ")));
+        }
+        Some(Fragment::new(Rank::Toolset, text))
+    }
+
+    /// News about one open toolset, instance or group (opened, retitled).
+    fn set_news(&mut self, view: &ServerView<'_>, actual: &Actual, key: &SetKey) -> Option<Fragment> {
+        let b = self.config.bounds;
+        let set = actual.open.get(key)?;
+        let st = self.state(view.name);
+        match st.open.get_mut(key) {
+            None => {
+                st.open.insert(
+                    key.clone(),
+                    OpenBelief {
+                        marker: set.marker.clone(),
+                        title: set.title.clone(),
+                        announced: false,
+                    },
+                );
+                Some(opened(view, set, &b))
+            }
+            Some(belief) => {
+                let title = set.title.as_ref().filter(|t| belief.title.as_ref() != Some(*t))?;
+                belief.title = Some(title.clone());
+                Some(Fragment {
+                    announces: Some(set.marker.clone()),
+                    ..Fragment::new(
+                        Rank::Toolset,
+                        format!(
+                            "{} is now titled {} (from {}).",
+                            set.marker,
+                            b.inline(title),
+                            view.name
+                        ),
+                    )
+                })
+            }
+        }
+    }
+
+    /// News about one (tool, instance): usable now, changed, or no longer usable. A tool
+    /// whose toolset closed says nothing itself: the close is the news.
+    fn tool_news(&mut self, view: &ServerView<'_>, actual: &Actual, key: &ToolKey) -> Option<Fragment> {
+        let b = self.config.bounds;
+        let st: &mut ServerState = self.state(view.name);
+        match (actual.usable.get(key), st.usable.get(key)) {
+            (Some((marker, d)), before) => {
+                let verb = match before {
+                    None => "Usable",
+                    Some((_, old)) if old != d => "Changed",
+                    Some(_) => return None,
+                };
+                st.usable.insert(key.clone(), (marker.clone(), d.clone()));
+                Some(Fragment {
+                    announces: Some(marker.clone()).filter(|m| m.toolset.is_some()),
+                    ..Fragment::new(
+                        Rank::Tool,
+                        format!("{verb}: {}", b.describe(view.name, &key.0, marker, d)),
+                    )
+                })
+            }
+            (None, Some(_)) => {
+                let (marker, _) = st.usable.remove(key)?;
+                let set_open = match &marker.toolset {
+                    None => true,
+                    Some(t) => actual.open.contains_key(&(t.clone(), marker.instance.clone())),
+                };
+                set_open.then(|| {
+                    Fragment::new(
+                        Rank::Tool,
+                        format!("No longer usable: {} in {marker}.", shown_name(&key.0)),
+                    )
+                })
+            }
+            (None, None) => None,
+        }
+    }
+
+    /// Forgets an open toolset and the tools believed usable in it; true when it was
+    /// believed open.
+    fn forget_open(&mut self, server: &str, key: &SetKey) -> bool {
+        let st = self.state(server);
+        let Some(b) = st.open.remove(key) else {
+            return false;
+        };
+        st.usable.retain(|_, (m, _)| *m != b.marker);
+        true
+    }
+}

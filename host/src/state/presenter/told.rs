@@ -1,0 +1,151 @@
+//! The ended-record ids already told to the agent, per server (§4.3, vector 13: told once
+//! per id across reconnects and restarts). Pure; [`super::told_store`] persists it.
+//!
+//! Bounded: a server reports a record only until it expires (an hour by default), so the
+//! oldest ids past the capacity can be forgotten without being told again.
+
+use serde::{Deserialize, Serialize};
+use std::collections::{BTreeMap, HashSet, VecDeque};
+
+/// How many ids are kept per server by default.
+pub const DEFAULT_TOLD_CAPACITY: usize = 4_096;
+
+/// Told ids per server, oldest first, with a dirty flag for persistence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToldIds {
+    servers: BTreeMap<String, Told>,
+    capacity: usize,
+    dirty: bool,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+struct Told {
+    order: VecDeque<String>,
+    set: HashSet<String>,
+}
+
+impl Default for ToldIds {
+    fn default() -> Self {
+        ToldIds::new(DEFAULT_TOLD_CAPACITY)
+    }
+}
+
+/// The persisted form: `{"version": 1, "servers": {"arcade": ["e-1", …]}}`.
+#[derive(Debug, Serialize, Deserialize)]
+pub(super) struct ToldFile {
+    pub version: u32,
+    pub servers: BTreeMap<String, Vec<String>>,
+}
+
+impl ToldIds {
+    /// An empty set keeping up to `capacity` ids per server (at least one).
+    pub fn new(capacity: usize) -> Self {
+        ToldIds {
+            servers: BTreeMap::new(),
+            capacity: capacity.max(1),
+            dirty: false,
+        }
+    }
+
+    /// True when `id` of `server` was told.
+    pub fn contains(&self, server: &str, id: &str) -> bool {
+        self.servers.get(server).is_some_and(|t| t.set.contains(id))
+    }
+
+    /// Records `id` of `server` as told; false when it already was.
+    pub fn mark_told(&mut self, server: &str, id: &str) -> bool {
+        let cap = self.capacity;
+        let t = self.servers.entry(server.to_owned()).or_default();
+        if !t.set.insert(id.to_owned()) {
+            return false;
+        }
+        t.order.push_back(id.to_owned());
+        if t.order.len() > cap
+            && let Some(old) = t.order.pop_front()
+        {
+            t.set.remove(&old);
+        }
+        self.dirty = true;
+        true
+    }
+
+    /// The told ids of `server`, oldest first.
+    pub fn ids(&self, server: &str) -> impl Iterator<Item = &str> {
+        self.servers
+            .get(server)
+            .into_iter()
+            .flat_map(|t| t.order.iter().map(String::as_str))
+    }
+
+    /// How many ids are kept, over all servers.
+    pub fn len(&self) -> usize {
+        self.servers.values().map(|t| t.order.len()).sum()
+    }
+
+    /// True when none are.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// True (once) when ids were added since the last call: time to persist.
+    pub fn take_dirty(&mut self) -> bool {
+        std::mem::take(&mut self.dirty)
+    }
+
+    pub(super) fn to_file(&self) -> ToldFile {
+        ToldFile {
+            version: 1,
+            servers: self
+                .servers
+                .iter()
+                .map(|(s, t)| (s.clone(), t.order.iter().cloned().collect()))
+                .collect(),
+        }
+    }
+
+    pub(super) fn from_file(file: ToldFile, capacity: usize) -> Self {
+        let mut ids = ToldIds::new(capacity);
+        for (server, list) in file.servers {
+            for id in list {
+                ids.mark_told(&server, &id);
+            }
+        }
+        ids.dirty = false;
+        ids
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn told_once_per_server_and_id() {
+        let mut t = ToldIds::new(8);
+        assert!(t.mark_told("arcade", "e-1"));
+        assert!(!t.mark_told("arcade", "e-1"));
+        assert!(t.mark_told("other", "e-1"), "ids are per server");
+        assert!(t.contains("arcade", "e-1") && !t.contains("arcade", "e-2"));
+        assert!(t.take_dirty());
+        assert!(!t.take_dirty());
+    }
+
+    #[test]
+    fn the_oldest_are_forgotten_past_capacity() {
+        let mut t = ToldIds::new(2);
+        for id in ["a", "b", "c"] {
+            t.mark_told("s", id);
+        }
+        assert_eq!(t.ids("s").collect::<Vec<_>>(), ["b", "c"]);
+        assert!(!t.contains("s", "a"));
+    }
+
+    #[test]
+    fn the_file_form_round_trips() {
+        let mut t = ToldIds::new(8);
+        t.mark_told("arcade", "e-2");
+        t.mark_told("arcade", "e-1");
+        let back = ToldIds::from_file(t.to_file(), 8);
+        assert_eq!(back.ids("arcade").collect::<Vec<_>>(), ["e-2", "e-1"]);
+    }
+}

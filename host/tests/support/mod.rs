@@ -1,0 +1,384 @@
+//! Test support: a scripted server peer over `memory::pair`, a connector that hands out a
+//! fresh pair per attempt (or refuses, as planned), and channels that collect the link's
+//! events and tapped reads.
+//!
+//! The peer reads the host's exact JSON and answers exact JSON, so each test states the
+//! wire it expects. Nothing here sleeps: every wait is on a channel, and tests that need
+//! timeouts or backoff pause tokio's clock (it advances only while everything is idle).
+
+#![allow(dead_code)] // each test binary uses a different part
+
+use mcpl_host::link::{BackoffConfig, Connector, EventSink, LinkConfig, LinkEvent, Tap, TapEvent};
+use mcpl_protocol::Message;
+use mcpl_protocol::mcp::Implementation;
+use mcpl_transport::{
+    Connection, ConnectionInfo, Inbound, Outbound, Principal, StreamId, TransportError,
+    TransportKind, memory,
+};
+use serde_json::{Value, json};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// How much virtual time a paused test may take.
+const STALL: Duration = Duration::from_secs(3600);
+
+/// What the connector does on an attempt.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Plan {
+    /// Connection refused.
+    Refuse,
+    /// A `memory::pair`.
+    Accept { ordered: bool },
+    /// A hand-built pair whose peer can also inject unreadable input.
+    AcceptRaw,
+    /// An attempt that never completes.
+    Hang,
+}
+
+/// The test's side of the scripted connector.
+pub struct Servers {
+    peers: mpsc::UnboundedReceiver<Peer>,
+    attempts: mpsc::UnboundedReceiver<Instant>,
+    plan: Arc<Mutex<VecDeque<Plan>>>,
+}
+
+/// A connector whose attempts follow a plan (accept, ordered, when the plan is empty).
+pub fn scripted() -> (Connector, Servers) {
+    let (peer_tx, peers) = mpsc::unbounded_channel();
+    let (attempt_tx, attempts) = mpsc::unbounded_channel();
+    let plan: Arc<Mutex<VecDeque<Plan>>> = Arc::default();
+    let script = plan.clone();
+    let connector = Connector::from_fn(move || {
+        let _ = attempt_tx.send(Instant::now());
+        let step = script
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or(Plan::Accept { ordered: true });
+        let outcome = match step {
+            Plan::Hang => return Box::pin(std::future::pending()),
+            Plan::Refuse => Err(TransportError::Io(
+                std::io::ErrorKind::ConnectionRefused.into(),
+            )),
+            Plan::Accept { ordered } => {
+                let (client, server) = memory::pair(Principal::Named("alice".into()), ordered);
+                let _ = peer_tx.send(Peer {
+                    tx: PeerTx::Memory(server.outbound),
+                    rx: PeerRx::Memory(server.inbound),
+                });
+                Ok(client)
+            }
+            Plan::AcceptRaw => {
+                let (client, peer) = raw_pair();
+                let _ = peer_tx.send(peer);
+                Ok(client)
+            }
+        };
+        Box::pin(async move { outcome })
+    });
+    (
+        connector,
+        Servers {
+            peers,
+            attempts,
+            plan,
+        },
+    )
+}
+
+fn raw_pair() -> (Connection, Peer) {
+    let (host_out, from_host) = mpsc::channel(64);
+    let (to_host, host_in) = mpsc::channel(64);
+    let info = ConnectionInfo {
+        kind: TransportKind::Memory,
+        ordered: true,
+        principal: None,
+        peer: "raw".into(),
+    };
+    let conn = Connection {
+        info,
+        outbound: Outbound::new(host_out),
+        inbound: host_in,
+    };
+    (
+        conn,
+        Peer {
+            tx: PeerTx::Raw(to_host),
+            rx: PeerRx::Raw(from_host),
+        },
+    )
+}
+
+impl Servers {
+    /// Plans the next attempts.
+    pub fn plan(&self, steps: impl IntoIterator<Item = Plan>) {
+        self.plan.lock().unwrap().extend(steps);
+    }
+
+    /// The server end of the next accepted connection.
+    pub async fn next_peer(&mut self) -> Peer {
+        self.peers.recv().await.expect("the connector is gone")
+    }
+
+    /// When the next attempt was made (tokio's clock).
+    pub async fn next_attempt(&mut self) -> Instant {
+        self.attempts.recv().await.expect("the connector is gone")
+    }
+}
+
+enum PeerTx {
+    Memory(Outbound),
+    Raw(mpsc::Sender<Inbound>),
+}
+
+enum PeerRx {
+    Memory(mpsc::Receiver<Inbound>),
+    Raw(mpsc::Receiver<Message>),
+}
+
+/// The scripted server.
+pub struct Peer {
+    tx: PeerTx,
+    rx: PeerRx,
+}
+
+impl Peer {
+    /// A peer on the server end of any connection (a real transport's).
+    pub fn from_connection(conn: Connection) -> Self {
+        Peer {
+            tx: PeerTx::Memory(conn.outbound),
+            rx: PeerRx::Memory(conn.inbound),
+        }
+    }
+
+    /// The next message the host wrote, as JSON; `None` once the host closed.
+    pub async fn recv(&mut self) -> Option<Value> {
+        let message = match &mut self.rx {
+            PeerRx::Memory(rx) => match rx.recv().await? {
+                Inbound::Message { message, .. } => message,
+                other => panic!("the link delivered {other:?}"),
+            },
+            PeerRx::Raw(rx) => rx.recv().await?,
+        };
+        Some(serde_json::to_value(&message).expect("messages serialize"))
+    }
+
+    /// The next message; the host must not have closed.
+    pub async fn expect(&mut self) -> Value {
+        self.recv().await.expect("the host closed the connection")
+    }
+
+    /// The next message, which must be a request of `method`; returns it.
+    pub async fn expect_request(&mut self, method: &str) -> Value {
+        let m = self.expect().await;
+        assert_eq!(m["method"], method, "expected a {method} request, got {m}");
+        assert!(m.get("id").is_some(), "{method} must be a request: {m}");
+        m
+    }
+
+    /// Asserts that the host closes the connection without writing anything more.
+    pub async fn expect_closed(&mut self) {
+        if let Some(m) = self.recv().await {
+            panic!("expected the host to close, it wrote {m}");
+        }
+    }
+
+    /// Writes exact JSON to the host.
+    pub async fn send(&self, v: Value) {
+        let message = Message::from_value(v).expect("the test writes valid JSON-RPC");
+        match &self.tx {
+            PeerTx::Memory(out) => out.send(message).await.expect("the host end is gone"),
+            PeerTx::Raw(tx) => {
+                let item = Inbound::Message {
+                    stream: StreamId(0),
+                    message,
+                };
+                tx.send(item).await.expect("the host end is gone");
+            }
+        }
+    }
+
+    /// Answers request `req` with `result`.
+    pub async fn reply(&self, req: &Value, result: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": req["id"], "result": result}))
+            .await;
+    }
+
+    /// Delivers bytes the host cannot decode (a raw peer only), as a transport would.
+    pub async fn send_unreadable(&self, bytes: &[u8]) {
+        let PeerTx::Raw(tx) = &self.tx else {
+            panic!("only a raw peer can send unreadable bytes")
+        };
+        let error = Message::decode(bytes).expect_err("the bytes must not decode");
+        tx.send(Inbound::Malformed {
+            stream: StreamId(0),
+            error,
+        })
+        .await
+        .expect("the host end is gone");
+    }
+
+    /// Serves the MCPL handshake exactly as the host must write it, then the first
+    /// `tools/list` with `tools`.
+    pub async fn serve_mcpl_handshake(&mut self, tools: Value) {
+        let list = self.serve_mcpl_handshake_to_list().await;
+        self.reply(&list, json!({"tools": tools})).await;
+    }
+
+    /// Serves the MCPL handshake exactly as the host must write it; returns the first
+    /// `tools/list` request, unanswered.
+    pub async fn serve_mcpl_handshake_to_list(&mut self) -> Value {
+        let init = self.expect().await;
+        assert_eq!(init, initialize_request(1));
+        self.reply(&init, mcpl_init_result()).await;
+        assert_eq!(
+            self.expect().await,
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        );
+        let grant = self.expect().await;
+        assert_eq!(
+            grant,
+            json!({"jsonrpc": "2.0", "id": 2, "method": "featureSets/update",
+                   "params": {"effectiveCapabilities": ["tools", "pushEvents"]}})
+        );
+        self.reply(&grant, json!({"accepted": true})).await;
+        let list = self.expect().await;
+        assert_eq!(
+            list,
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}})
+        );
+        list
+    }
+}
+
+/// The `initialize` request the test host writes.
+pub fn initialize_request(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"experimental": {"mcpl": {"version": "0.5", "pushEvents": true, "toolHints": true}}},
+        "clientInfo": {"name": "test-host", "version": "1.0.0"}
+    }})
+}
+
+/// An MCPL server's `initialize` result.
+pub fn mcpl_init_result() -> Value {
+    json!({
+        "protocolVersion": "2025-11-25",
+        "capabilities": {"tools": {"listChanged": true},
+                         "experimental": {"mcpl": {"version": "0.5", "toolHints": true, "pushEvents": true,
+                                                   "featureSets": {"arcade.games": {"uses": ["pushEvents"]}}}}},
+        "serverInfo": {"name": "arcade", "version": "1.0.0"}
+    })
+}
+
+/// A plain MCP server's `initialize` result.
+pub fn plain_init_result() -> Value {
+    json!({
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"tools": {}},
+        "serverInfo": {"name": "plain", "version": "1.0.0"}
+    })
+}
+
+/// A tool as listed.
+pub fn tool(name: &str) -> Value {
+    json!({"name": name, "description": format!("the {name} tool"), "inputSchema": {"type": "object"}})
+}
+
+/// Collects the link's events.
+pub struct Events(mpsc::UnboundedReceiver<LinkEvent>);
+
+/// A subscriber and its collector.
+pub fn events() -> (EventSink, Events) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (EventSink::Channel(tx), Events(rx))
+}
+
+impl Events {
+    /// The next event.
+    pub async fn next(&mut self) -> LinkEvent {
+        self.0
+            .recv()
+            .await
+            .expect("the link dropped its subscribers")
+    }
+
+    /// Skips events until `pick` takes one.
+    pub async fn until<T>(&mut self, mut pick: impl FnMut(LinkEvent) -> Option<T>) -> T {
+        loop {
+            if let Some(t) = pick(self.next().await) {
+                return t;
+            }
+        }
+    }
+}
+
+/// Collects tapped events.
+pub struct TapLog(mpsc::UnboundedReceiver<TapEvent>);
+
+/// A tap and its collector.
+pub fn tap() -> (Tap, TapLog) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    (Tap::from_fn(move |e| drop(tx.send(e.clone()))), TapLog(rx))
+}
+
+impl TapLog {
+    /// The next tapped event.
+    pub async fn next(&mut self) -> TapEvent {
+        self.0.recv().await.expect("the link dropped its tap")
+    }
+
+    /// The next tapped event if one is already there.
+    pub fn try_next(&mut self) -> Option<TapEvent> {
+        self.0.try_recv().ok()
+    }
+
+    /// Skips events until `pick` takes one.
+    pub async fn until<T>(&mut self, mut pick: impl FnMut(TapEvent) -> Option<T>) -> T {
+        loop {
+            if let Some(t) = pick(self.next().await) {
+                return t;
+            }
+        }
+    }
+}
+
+/// Runs `test` in an actix System on tokio's paused clock, paused from the runtime's start
+/// so that timers fall on whole milliseconds and waits measure exactly (pausing later
+/// leaves the clock between ticks, and every timer then rounds up by a millisecond).
+///
+/// A test that waits for something that never comes fails after an hour of virtual time
+/// (an instant of real time) instead of hanging: the paused clock jumps to that deadline
+/// as soon as nothing else can run.
+pub fn paused(test: impl std::future::Future<Output = ()>) {
+    let runtime = || {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .start_paused(true)
+            .build()
+            .expect("a tokio runtime")
+    };
+    actix::System::with_tokio_rt(runtime).block_on(async {
+        tokio::time::timeout(STALL, test)
+            .await
+            .expect("the test stalled: it waited for something that never came");
+    });
+}
+
+/// The tests' link configuration: backoff 250 ms doubling to 1 s without jitter.
+pub fn config(connector: Connector, events: EventSink, tap: Tap) -> LinkConfig {
+    let mut c = LinkConfig::new("arcade", connector)
+        .with_subscriber(events)
+        .with_tap(tap);
+    c.client_info = Implementation::new("test-host", "1.0.0");
+    c.backoff = BackoffConfig {
+        initial: Duration::from_millis(250),
+        max: Duration::from_secs(1),
+        jitter: 0.0,
+        seed: Some(7),
+    };
+    c
+}
