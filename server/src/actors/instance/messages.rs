@@ -1,0 +1,180 @@
+//! What a principal and an instance say to each other.
+
+use super::InstanceActor;
+use crate::actors::InstanceId;
+use crate::actors::principal::PrincipalActor;
+use crate::author::{Event, Opening, ParticipantId, Refusal, ToolsetLogic};
+use crate::core::InstanceKey;
+use crate::session::SessionId;
+use actix::prelude::*;
+use mcpl_protocol::hints::ToolDefinition;
+use mcpl_protocol::jsonrpc::{ErrorObject, Id};
+use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
+use mcpl_transport::Principal;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+
+/// A principal's record of an instance: where its changes go, and under which name (§7:
+/// each principal names a shared instance its own way).
+#[derive(Clone)]
+pub(crate) struct Link {
+    pub(crate) principal: Addr<PrincipalActor>,
+    pub(crate) key: InstanceKey,
+}
+
+// ---- principal → instance ----
+
+/// Run the toolset's open (awaited by the opener's principal).
+#[derive(Message)]
+#[rtype(result = "Result<Entered, EnterFailure>")]
+pub(crate) struct Start {
+    pub(crate) logic: Arc<dyn ToolsetLogic>,
+    pub(crate) opening: Opening,
+    pub(crate) link: Link,
+}
+
+/// An invited principal opened the instance (awaited by its principal).
+#[derive(Message)]
+#[rtype(result = "Result<Entered, EnterFailure>")]
+pub(crate) struct Join {
+    pub(crate) who: ParticipantId,
+    pub(crate) principal: Principal,
+    pub(crate) link: Link,
+}
+
+/// An open or a join that went through: what to tell the newcomer, and its changes.
+pub(crate) struct Entered {
+    pub(crate) title: Option<String>,
+    pub(crate) content: Vec<ContentBlock>,
+    /// The newcomer's changes of the step (applied before the answer is written).
+    pub(crate) batch: Option<Batch>,
+}
+
+/// Why an open or a join did not go through.
+#[derive(Debug)]
+pub(crate) enum EnterFailure {
+    /// The logic refused.
+    Refused(Refusal),
+    /// The logic panicked (or the instance is gone).
+    Internal,
+}
+
+/// A participant called a tool of the toolset.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Call {
+    pub(crate) who: ParticipantId,
+    /// The caller's record, for an answer even when it is no longer linked.
+    pub(crate) link: Link,
+    pub(crate) session: SessionId,
+    pub(crate) request: Id,
+    pub(crate) tool: String,
+    pub(crate) arguments: Map<String, Value>,
+}
+
+/// A participant closes the instance (`toolsets/close`; awaited by its principal).
+#[derive(Message)]
+#[rtype(result = "Closed")]
+pub(crate) struct Close {
+    pub(crate) who: ParticipantId,
+}
+
+/// What closing did.
+pub(crate) struct Closed {
+    pub(crate) content: Vec<ContentBlock>,
+    pub(crate) batch: Option<Batch>,
+}
+
+/// A participant's record ended on its principal's side (its last connection closed, a
+/// manifest change): the logic hears it as a close, nothing goes back to it.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Leave {
+    pub(crate) who: ParticipantId,
+}
+
+/// A principal dropped its link after applying the instance's end.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Unlink {
+    pub(crate) who: ParticipantId,
+}
+
+// ---- instance → principal ----
+
+/// What one step of an instance means for one principal: the changes to its record, the
+/// events for it, answers to its sessions' calls, and the end if the instance ended.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub(crate) struct Batch {
+    pub(crate) instance: InstanceId,
+    pub(crate) key: InstanceKey,
+    pub(crate) changes: Vec<Change>,
+    pub(crate) events: Vec<Event>,
+    pub(crate) answers: Vec<CallAnswer>,
+    pub(crate) ended: Option<String>,
+}
+
+impl Batch {
+    pub(crate) fn new(instance: InstanceId, key: InstanceKey) -> Self {
+        Batch {
+            instance,
+            key,
+            changes: Vec::new(),
+            events: Vec::new(),
+            answers: Vec::new(),
+            ended: None,
+        }
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.changes.is_empty()
+            && self.events.is_empty()
+            && self.answers.is_empty()
+            && self.ended.is_none()
+    }
+}
+
+/// A change to a principal's record of an instance.
+#[derive(Debug, Clone)]
+pub(crate) enum Change {
+    Visible {
+        tool: String,
+        visible: bool,
+    },
+    Definition {
+        tool: String,
+        definition: Option<ToolDefinition>,
+    },
+    Title(String),
+}
+
+/// The answer to a call of one of the principal's sessions.
+#[derive(Debug)]
+pub(crate) struct CallAnswer {
+    pub(crate) session: SessionId,
+    pub(crate) request: Id,
+    pub(crate) outcome: Result<CallToolResult, ErrorObject>,
+}
+
+/// An instance invites the principal (§4.6: a shared instance).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Invitation {
+    pub(crate) instance: Addr<InstanceActor>,
+    pub(crate) id: InstanceId,
+    pub(crate) who: ParticipantId,
+    pub(crate) toolset: String,
+    /// The inviter's name for the instance, suggested as this principal's.
+    pub(crate) name: Option<String>,
+    pub(crate) options: Option<Value>,
+    pub(crate) reason: String,
+}
+
+/// The instance ended or closed before the invited principal joined.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct InvitationWithdrawn {
+    pub(crate) id: InstanceId,
+    pub(crate) who: ParticipantId,
+}

@@ -1,0 +1,222 @@
+//! One step of an instance's logic: run it with a fresh context (catching a panic), then
+//! carry out what it recorded, one [`Batch`] per participant principal.
+
+use super::{Batch, CallAnswer, Change, INTERNAL_ERROR, InstanceActor, Invitation, Waiter};
+use crate::author::{Audience, Effect, InstanceContext, ParticipantId};
+use crate::tool::{ToolError, ToolResult};
+use actix::prelude::*;
+use mcpl_protocol::jsonrpc::ErrorObject;
+use mcpl_protocol::mcp::CallToolResult;
+use std::collections::BTreeMap;
+use std::panic::{self, AssertUnwindSafe};
+
+type Batches = BTreeMap<ParticipantId, Batch>;
+
+impl InstanceActor {
+    /// Runs `f` against a fresh context; the effects it recorded, or the panic's message.
+    pub(super) fn run<R>(
+        &mut self,
+        f: impl FnOnce(&mut InstanceContext) -> R,
+    ) -> Result<(R, Vec<Effect>), String> {
+        let mut cx = InstanceContext::new(
+            self.toolset.clone(),
+            self.server.now(),
+            std::mem::take(&mut self.participants),
+            self.server.catalog(),
+            self.waiting.keys().copied().collect(),
+        );
+        let out = panic::catch_unwind(AssertUnwindSafe(|| f(&mut cx)));
+        self.participants = std::mem::take(&mut cx.participants);
+        match out {
+            Ok(r) => Ok((r, std::mem::take(&mut cx.effects))),
+            Err(payload) => Err(panic_message(payload)),
+        }
+    }
+
+    /// Carries out a step's effects, in order. `own` is the step's call and its result;
+    /// `requester` the participant whose principal awaits this step: its batch is returned
+    /// instead of sent.
+    pub(super) fn dispatch(
+        &mut self,
+        effects: Vec<Effect>,
+        own: Option<(Waiter, ToolResult)>,
+        requester: Option<ParticipantId>,
+        ctx: &mut Context<Self>,
+    ) -> Option<Batch> {
+        let mut batches = self.empty_batches();
+        if let Some((w, result)) = own {
+            push_answer(&mut batches, w, result.or_else(ToolError::into_outcome));
+        }
+        for effect in effects {
+            match effect {
+                Effect::Visible { to, tool, visible } => {
+                    for b in audience(&mut batches, to) {
+                        b.changes.push(Change::Visible {
+                            tool: tool.clone(),
+                            visible,
+                        });
+                    }
+                }
+                Effect::Definition {
+                    to,
+                    tool,
+                    definition,
+                } => {
+                    for b in audience(&mut batches, to) {
+                        b.changes.push(Change::Definition {
+                            tool: tool.clone(),
+                            definition: definition.clone(),
+                        });
+                    }
+                }
+                Effect::Title { to, title } => {
+                    for b in audience(&mut batches, to) {
+                        b.changes.push(Change::Title(title.clone()));
+                    }
+                }
+                Effect::Event { to, event } => {
+                    for b in audience(&mut batches, to) {
+                        b.events.push(event.clone());
+                    }
+                }
+                Effect::Answer { call, result } => match self.waiting.remove(&call) {
+                    Some(w) => push_answer(&mut batches, w, result.or_else(ToolError::into_outcome)),
+                    None => tracing::error!(instance = %self.id, ?call, "answer to a call that is not waiting"),
+                },
+                Effect::Invite {
+                    who,
+                    reason,
+                    options,
+                } => self.invite(who, reason, options, ctx),
+                Effect::Wake { after, tag } => {
+                    ctx.run_later(after, move |act, ctx| act.wake(tag, ctx));
+                }
+                Effect::End { reason } => self.finish(&reason, &mut batches, |r| {
+                    Ok(CallToolResult::error(format!("It ended before answering: {r}")))
+                }),
+            }
+        }
+        self.send(batches, requester)
+    }
+
+    /// The logic panicked: the instance ends with [`INTERNAL_ERROR`] for everyone, and the
+    /// calls it owed (`own` among them) fail with -32603.
+    pub(super) fn fail(
+        &mut self,
+        panic: &str,
+        own: Option<Waiter>,
+        requester: Option<ParticipantId>,
+        _: &mut Context<Self>,
+    ) -> Option<Batch> {
+        tracing::error!(instance = %self.id, toolset = %self.toolset, %panic, "the toolset's logic panicked; the instance ends");
+        let failed = || Err(ErrorObject::internal("the toolset's logic failed"));
+        let mut batches = self.empty_batches();
+        if let Some(w) = own {
+            push_answer(&mut batches, w, failed());
+        }
+        self.finish(INTERNAL_ERROR, &mut batches, |_| failed());
+        self.send(batches, requester)
+    }
+
+    /// Ends the instance: every present principal's record ends with `reason`, every call
+    /// still waiting is answered with `answer(reason)`, invitations are withdrawn.
+    fn finish(
+        &mut self,
+        reason: &str,
+        batches: &mut Batches,
+        answer: impl Fn(&str) -> Result<CallToolResult, ErrorObject>,
+    ) {
+        tracing::debug!(instance = %self.id, toolset = %self.toolset, reason, "instance ended");
+        self.ended = Some(reason.to_owned());
+        self.logic = None;
+        for b in batches.values_mut() {
+            b.ended = Some(reason.to_owned());
+        }
+        for (_, w) in std::mem::take(&mut self.waiting) {
+            push_answer(batches, w, answer(reason));
+        }
+        self.withdraw_invitations();
+    }
+
+    fn empty_batches(&self) -> Batches {
+        self.links
+            .iter()
+            .map(|(who, link)| (*who, Batch::new(self.id, link.key.clone())))
+            .collect()
+    }
+
+    /// Sends each non-empty batch to its principal, except the requester's, returned.
+    fn send(&self, mut batches: Batches, requester: Option<ParticipantId>) -> Option<Batch> {
+        let mine = requester.and_then(|r| batches.remove(&r));
+        for (who, batch) in batches {
+            if !batch.is_empty()
+                && let Some(link) = self.links.get(&who)
+            {
+                link.principal.do_send(batch);
+            }
+        }
+        mine.filter(|b| !b.is_empty())
+    }
+
+    fn invite(
+        &mut self,
+        who: ParticipantId,
+        reason: String,
+        options: Option<serde_json::Value>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(principal) = self
+            .participants
+            .get(who.0 as usize)
+            .and_then(|p| p.principal())
+            .cloned()
+        else {
+            return;
+        };
+        let options = options.or_else(|| {
+            Some(self.options.clone()).filter(|o| o.as_object().is_none_or(|m| !m.is_empty()))
+        });
+        self.server.invite(
+            &principal,
+            Invitation {
+                instance: ctx.address(),
+                id: self.id,
+                who,
+                toolset: self.toolset.clone(),
+                name: self.name.clone(),
+                options,
+                reason,
+            },
+        );
+        self.invited.insert(who, principal);
+    }
+}
+
+/// The batches of the present participants in `to`.
+fn audience(batches: &mut Batches, to: Audience) -> impl Iterator<Item = &mut Batch> {
+    batches
+        .iter_mut()
+        .filter(move |(who, _)| to.includes(**who))
+        .map(|(_, b)| b)
+}
+
+fn push_answer(batches: &mut Batches, w: Waiter, outcome: Result<CallToolResult, ErrorObject>) {
+    match batches.get_mut(&w.who) {
+        Some(b) => b.answers.push(CallAnswer {
+            session: w.session,
+            request: w.request,
+            outcome,
+        }),
+        None => tracing::debug!(who = %w.who, "answer for a participant no longer linked; dropped"),
+    }
+}
+
+/// The text of a panic payload (`panic!` gives a `&str` or a `String`).
+pub(crate) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(payload) => payload
+            .downcast_ref::<&str>()
+            .map_or_else(|| "a non-string panic".to_owned(), |s| (*s).to_owned()),
+    }
+}

@@ -1,0 +1,36 @@
+//! The actors RFC-014 adds around the sessions: a [`PrincipalActor`] per principal and an
+//! [`InstanceActor`] per open instance. Their messages are typed (no `serde_json::Value`
+//! where a type can say what is meant), and each handler decodes, calls a core or the
+//! author's logic, and sends what came back.
+//!
+//! ```text
+//!  host ─▶ Session ──Open/Close/Call/ListTools/ListToolsets──▶ PrincipalActor (PrincipalState)
+//!                                                                 │   ▲
+//!                       Start/Join/Close (awaited), Call, Leave,  │   │ Batch (changes, events,
+//!                       Unlink                                    ▼   │ answers, end)
+//!                                                              InstanceActor (the logic)
+//!  PrincipalActor ──Deliver (draft + answers + events), Statement, ToolsView──▶ every Session
+//! ```
+//!
+//! **Order.** Everything a session learns about its principal's state comes from that
+//! principal's actor, through the session's mailbox, in the order the state changed: hint
+//! drafts, call answers, `toolsets/list` statements and `tools/list` visibility alike. The
+//! session numbers each draft as it writes it (§5.2), so its revs follow the state's order.
+//! A principal awaits its instance only to open, join or close (so nothing observes a
+//! half-opened instance); an instance never awaits anyone, so the two cannot deadlock.
+
+pub(crate) mod instance;
+pub(crate) mod principal;
+
+use std::fmt;
+
+/// Tells one instance actor from another (a record closed and re-opened under the same
+/// name is another instance).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub(crate) struct InstanceId(pub(crate) u64);
+
+impl fmt::Display for InstanceId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "i{}", self.0)
+    }
+}

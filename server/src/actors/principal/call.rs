@@ -1,0 +1,92 @@
+//! `tools/call` (§3, §4.5, §8): a host without `toolHints` may be opening or closing
+//! through the compat tools; otherwise the state resolves the call — refused with a reason,
+//! to a tool's own handler (run by the session), or into the instance's logic.
+
+use super::{Call, PrincipalActor, ReplyTo, Via};
+use crate::actors::instance::{CallIn, Link};
+use crate::actors::principal::AnswerBody;
+use crate::core::{CallReply, PlainCall};
+use actix::prelude::*;
+use mcpl_protocol::mcp::CallToolResult;
+
+impl Handler<Call> for PrincipalActor {
+    type Result = ();
+
+    fn handle(&mut self, m: Call, ctx: &mut Context<Self>) {
+        let Call {
+            session,
+            request,
+            tool,
+            arguments,
+            instance,
+            plain,
+            meta,
+        } = m;
+        let (tool, instance, arguments) = if plain {
+            let compat = |request| ReplyTo {
+                session,
+                request,
+                via: Via::Compat,
+            };
+            match self.state.catalog().plain_call(&tool, arguments) {
+                Err(e) => {
+                    return self.answer(session, request, AnswerBody::Call(Ok(e.to_tool_result())));
+                }
+                Ok(PlainCall::Open {
+                    toolset,
+                    instance,
+                    options,
+                }) => return self.open(compat(request), toolset, instance, options, ctx),
+                Ok(PlainCall::Close { toolset, instance }) => {
+                    return self.close(compat(request), toolset, instance, ctx);
+                }
+                Ok(PlainCall::Tool {
+                    name,
+                    instance,
+                    arguments,
+                }) => (name, instance, arguments),
+            }
+        } else {
+            (tool, instance, arguments)
+        };
+        let target = match self.state.resolve_call(&tool, instance.as_deref()) {
+            Ok(target) => target,
+            Err(refusal) => {
+                let body = match refusal.reply() {
+                    CallReply::ToolError(result) => AnswerBody::Call(Ok(result)),
+                    CallReply::Rpc(error) => AnswerBody::Call(Err(error)),
+                };
+                return self.answer(session, request, body);
+            }
+        };
+        if self.server.has_handler(&tool) {
+            let instance = target.key.and_then(|k| k.instance);
+            let body = AnswerBody::RunHandler {
+                tool,
+                arguments,
+                instance,
+                meta,
+            };
+            return self.answer(session, request, body);
+        }
+        match target.key.and_then(|k| self.links.get(&k).map(|l| (k, l))) {
+            Some((key, link)) => link.addr.do_send(CallIn {
+                who: link.who,
+                link: Link {
+                    principal: ctx.address(),
+                    key,
+                },
+                session,
+                request,
+                tool,
+                arguments: arguments.unwrap_or_default(),
+            }),
+            // A logic toolset's tool whose toolset a manifest change removed (§4.4: it is an
+            // undeclared group's tool now, and nothing answers it).
+            None => {
+                let text = format!("{tool} cannot be used: the server no longer offers its toolset.");
+                self.answer(session, request, AnswerBody::Call(Ok(CallToolResult::error(text))));
+            }
+        }
+    }
+}

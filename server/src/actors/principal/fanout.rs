@@ -1,0 +1,142 @@
+//! Applying what an instance did to the principal's state, and sending the result to every
+//! session (§4.6: each numbers it on its own counter; §5.3: each chooses the carrier).
+
+use super::{Deliver, PrincipalActor};
+use crate::actors::instance::{Batch, Change, Unlink};
+use crate::actors::principal::{Answer, AnswerBody};
+use crate::author::Event;
+use crate::core::{HintDraft, InstanceKey};
+use crate::session::SessionId;
+use actix::prelude::*;
+use mcpl_protocol::jsonrpc::Id;
+
+/// A batch applied: the changes as hints, what explains them, the answers it carried.
+pub(super) struct Applied {
+    pub(super) draft: HintDraft,
+    pub(super) events: Vec<Event>,
+    pub(super) answers: Vec<(SessionId, Answer)>,
+}
+
+impl Handler<Batch> for PrincipalActor {
+    type Result = ();
+
+    fn handle(&mut self, batch: Batch, ctx: &mut Context<Self>) {
+        let key = batch.key.clone();
+        let ended = batch.ended.is_some();
+        let mut applied = self.apply(batch, true);
+        applied.draft.compact();
+        self.fan_out(Some(key), applied.draft, applied.answers, applied.events);
+        if ended {
+            self.maybe_retire(ctx);
+        }
+    }
+}
+
+impl PrincipalActor {
+    /// Applies an instance's batch to the state, in order; its end last. With
+    /// `check_link`, a batch from an instance this principal no longer links to under that
+    /// name (closed, or closed and re-opened as another) changes nothing: only its answers
+    /// are delivered.
+    pub(super) fn apply(&mut self, batch: Batch, check_link: bool) -> Applied {
+        let answers = batch
+            .answers
+            .into_iter()
+            .map(|a| {
+                let answer = Answer {
+                    request: a.request,
+                    body: AnswerBody::Call(a.outcome),
+                };
+                (a.session, answer)
+            })
+            .collect();
+        let mut applied = Applied {
+            draft: HintDraft::new(),
+            events: Vec::new(),
+            answers,
+        };
+        let fresh = !check_link || self.links.get(&batch.key).is_some_and(|l| l.id == batch.instance);
+        if !fresh {
+            return applied;
+        }
+        applied.events = batch.events;
+        let key = &batch.key;
+        let instance = key.instance.as_deref();
+        for change in batch.changes {
+            let done = match change {
+                Change::Visible { tool, visible } => self.state.set_visible(&tool, instance, visible),
+                Change::Definition { tool, definition } => {
+                    self.state.set_definition(&tool, instance, definition)
+                }
+                Change::Title(title) => self.state.retitle(key, &title),
+            };
+            match done {
+                Ok(d) => applied.draft.append(d),
+                Err(e) => tracing::error!(principal = %self.principal.name(), %key, error = %e, "a change from the toolset's logic cannot apply"),
+            }
+        }
+        if let Some(reason) = batch.ended {
+            // §4.3: every end gets a record, told to every connection now.
+            if let Ok(ended) = self.state.end(key, &reason, self.server.now()) {
+                applied.draft.append(ended.draft);
+            }
+            if let Some(link) = self.links.remove(key) {
+                link.addr.do_send(Unlink { who: link.who });
+            }
+        }
+        applied
+    }
+
+    /// Sends `draft`, with what explains it, to every session: each gets its own answers
+    /// (which carry the draft for it), and the events.
+    pub(super) fn fan_out(
+        &mut self,
+        about: Option<InstanceKey>,
+        draft: HintDraft,
+        mut answers: Vec<(SessionId, Answer)>,
+        events: Vec<Event>,
+    ) {
+        if draft.is_empty() && answers.is_empty() && events.is_empty() {
+            return;
+        }
+        for (id, s) in &self.sessions {
+            let mine: Vec<Answer> = extract(&mut answers, *id);
+            if draft.is_empty() && mine.is_empty() && events.is_empty() {
+                continue;
+            }
+            s.addr.do_send(Deliver {
+                about: about.clone(),
+                draft: draft.clone(),
+                answers: mine,
+                events: events.clone(),
+            });
+        }
+        for (id, a) in answers {
+            tracing::debug!(session = %id, request = %a.request, "answer for a session that is gone; dropped");
+        }
+    }
+
+    /// Answers one request of one session, changing nothing.
+    pub(super) fn answer(&mut self, session: SessionId, request: Id, body: AnswerBody) {
+        if let Some(s) = self.sessions.get(&session) {
+            s.addr.do_send(Deliver {
+                about: None,
+                draft: HintDraft::new(),
+                answers: vec![Answer { request, body }],
+                events: Vec::new(),
+            });
+        }
+    }
+}
+
+fn extract(answers: &mut Vec<(SessionId, Answer)>, id: SessionId) -> Vec<Answer> {
+    let mut mine = Vec::new();
+    let mut i = 0;
+    while i < answers.len() {
+        if answers[i].0 == id {
+            mine.push(answers.remove(i).1);
+        } else {
+            i += 1;
+        }
+    }
+    mine
+}

@@ -1,0 +1,121 @@
+//! Invitations into shared instances (§4.6, §7): the invited principal's connections are
+//! told with a push whose hints `suggest` opening the instance under a name of this
+//! principal's own; opening that name joins the instance instead of starting another.
+//! Nothing else of the inviter's reaches this principal (§7).
+
+use super::{Deliver, PrincipalActor};
+use crate::actors::InstanceId;
+use crate::actors::instance::{InstanceActor, Invitation, InvitationWithdrawn};
+use crate::author::{Event, ParticipantId};
+use crate::core::{HintDraft, InstanceKey};
+use crate::session::SessionId;
+use actix::prelude::*;
+use mcpl_protocol::hints::{SuggestAction, Suggestion};
+use mcpl_protocol::names::{MAX_NAME_LEN, is_valid_name};
+use serde_json::Value;
+
+/// An invitation not taken up yet.
+pub(super) struct Pending {
+    pub(super) instance: Addr<InstanceActor>,
+    pub(super) id: InstanceId,
+    pub(super) who: ParticipantId,
+    pub(super) options: Option<Value>,
+    pub(super) reason: String,
+}
+
+impl Handler<Invitation> for PrincipalActor {
+    type Result = ();
+
+    fn handle(&mut self, inv: Invitation, _: &mut Context<Self>) {
+        self.server.invitation_received(&self.principal);
+        let key = InstanceKey {
+            instance: self.free_name(&inv.toolset, inv.name.as_deref()),
+            toolset: inv.toolset,
+        };
+        tracing::debug!(principal = %self.principal.name(), %key, "invited");
+        self.invitations.insert(
+            key.clone(),
+            Pending {
+                instance: inv.instance,
+                id: inv.id,
+                who: inv.who,
+                options: inv.options,
+                reason: inv.reason,
+            },
+        );
+        let ready: Vec<SessionId> = self
+            .sessions
+            .iter()
+            .filter(|(_, s)| s.ready)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in ready {
+            self.send_invitation(id, &key);
+        }
+    }
+}
+
+impl Handler<InvitationWithdrawn> for PrincipalActor {
+    type Result = ();
+
+    fn handle(&mut self, m: InvitationWithdrawn, ctx: &mut Context<Self>) {
+        self.invitations
+            .retain(|_, p| !(p.id == m.id && p.who == m.who));
+        self.maybe_retire(ctx);
+    }
+}
+
+impl PrincipalActor {
+    /// Sends every pending invitation to a session that just became ready.
+    pub(super) fn send_invitations_to(&mut self, session: SessionId) {
+        let keys: Vec<InstanceKey> = self.invitations.keys().cloned().collect();
+        for key in keys {
+            self.send_invitation(session, &key);
+        }
+    }
+
+    /// The suggestion, explained by an event saying who invites (§5.3: shown to the agent,
+    /// never acted on by the host).
+    fn send_invitation(&self, session: SessionId, key: &InstanceKey) {
+        let (Some(p), Some(s)) = (self.invitations.get(key), self.sessions.get(&session)) else {
+            return;
+        };
+        let mut draft = HintDraft::new();
+        draft.suggest(Suggestion {
+            toolset: key.toolset.clone(),
+            instance: key.instance.clone(),
+            action: SuggestAction::Open,
+            reason: p.reason.clone(),
+            options: p.options.clone(),
+        });
+        s.addr.do_send(Deliver {
+            about: Some(key.clone()),
+            draft,
+            answers: Vec::new(),
+            events: vec![Event::text(p.reason.clone())],
+        });
+    }
+
+    /// The name to suggest: the inviter's, unless this principal has that name open or
+    /// promised to another invitation; then the first free `<name>-<n>`.
+    fn free_name(&self, toolset: &str, suggested: Option<&str>) -> Option<String> {
+        if !self.state.catalog().is_instanced(toolset) {
+            return None;
+        }
+        let base = suggested.filter(|n| is_valid_name(n)).unwrap_or(toolset);
+        let free = |name: &str| {
+            let key = InstanceKey::instance(toolset, name);
+            self.state.instance(&key).is_none() && !self.invitations.contains_key(&key)
+        };
+        if free(base) {
+            return Some(base.to_owned());
+        }
+        (2u64..)
+            .map(|n| {
+                let suffix = format!("-{n}");
+                let prefix: String = base.chars().take(MAX_NAME_LEN - suffix.len()).collect();
+                format!("{prefix}{suffix}")
+            })
+            .find(|name| free(name))
+    }
+}

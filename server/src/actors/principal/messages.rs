@@ -1,0 +1,181 @@
+//! What sessions and their principal say to each other.
+
+use crate::author::Event;
+use crate::core::{Catalog, HintDraft, InstanceKey, Statement};
+use crate::session::{Session, SessionId};
+use actix::prelude::*;
+use mcpl_protocol::jsonrpc::{ErrorObject, Id};
+use mcpl_protocol::mcp::CallToolResult;
+use mcpl_protocol::meta::Meta;
+use mcpl_protocol::toolsets::{ToolsetsCloseResult, ToolsetsOpenResult};
+use serde_json::{Map, Value};
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+/// How a request reached the principal: as `toolsets/open|close` from a host with
+/// `toolHints`, or as the `toolset_open`/`toolset_close` tools of a host without (§8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Via {
+    Rpc,
+    Compat,
+}
+
+/// Where the answer to a request goes.
+#[derive(Debug, Clone)]
+pub(crate) struct ReplyTo {
+    pub(crate) session: SessionId,
+    pub(crate) request: Id,
+    pub(crate) via: Via,
+}
+
+// ---- session → principal ----
+
+/// A session of this principal started.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Attach {
+    pub(crate) id: SessionId,
+    pub(crate) addr: Addr<Session>,
+}
+
+/// A session of this principal stopped.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Detach {
+    pub(crate) id: SessionId,
+}
+
+/// A session's host answered `initialize`: whether it advertised `toolHints`.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct HostInitialized {
+    pub(crate) id: SessionId,
+    pub(crate) tool_hints: bool,
+}
+
+/// A session finished its handshake (SPEC §5.3): pushing may be allowed now.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct SessionReady {
+    pub(crate) id: SessionId,
+}
+
+/// `tools/list`: the principal's visibility, to list with.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct ListTools {
+    pub(crate) session: SessionId,
+    pub(crate) request: Id,
+    pub(crate) cursor: Option<String>,
+}
+
+/// `toolsets/list`: the full statement.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct ListToolsets {
+    pub(crate) session: SessionId,
+    pub(crate) request: Id,
+}
+
+/// `toolsets/open` (or `toolset_open`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Open {
+    pub(crate) reply: ReplyTo,
+    pub(crate) toolset: String,
+    pub(crate) instance: Option<String>,
+    pub(crate) options: Option<Value>,
+}
+
+/// `toolsets/close` (or `toolset_close`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Close {
+    pub(crate) reply: ReplyTo,
+    pub(crate) toolset: String,
+    pub(crate) instance: Option<String>,
+}
+
+/// `tools/call`.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Call {
+    pub(crate) session: SessionId,
+    pub(crate) request: Id,
+    pub(crate) tool: String,
+    pub(crate) arguments: Option<Map<String, Value>>,
+    /// `_meta["mcpl/instance"]` (§4.5); a host without `toolHints` names it as an argument.
+    pub(crate) instance: Option<String>,
+    /// The host sees the plain list (§8): compat tools and `instance` arguments apply.
+    pub(crate) plain: bool,
+    /// The call's `_meta`, for a handler.
+    pub(crate) meta: Option<Meta>,
+}
+
+/// The server's manifest (and so its catalog) was replaced.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct SwapCatalog(pub(crate) Arc<Catalog>);
+
+// ---- principal → session ----
+
+/// Changes to the principal's state, with what explains them: answers to this session's
+/// requests (which carry the changes, §5.3), events (pushed with them), or neither
+/// (`tools/hints`). The session chooses the carrier; see `session/deliver.rs`.
+#[derive(Message, Debug)]
+#[rtype(result = "()")]
+pub(crate) struct Deliver {
+    /// The instance the changes and events are about (the push's `toolset`/`instance`).
+    pub(crate) about: Option<InstanceKey>,
+    pub(crate) draft: HintDraft,
+    pub(crate) answers: Vec<Answer>,
+    pub(crate) events: Vec<Event>,
+}
+
+/// The answer to one of the session's requests.
+#[derive(Debug)]
+pub(crate) struct Answer {
+    pub(crate) request: Id,
+    pub(crate) body: AnswerBody,
+}
+
+/// What a request is answered with.
+#[derive(Debug)]
+pub(crate) enum AnswerBody {
+    Call(Result<CallToolResult, ErrorObject>),
+    Open(Result<ToolsetsOpenResult, ErrorObject>),
+    Close(Result<ToolsetsCloseResult, ErrorObject>),
+    /// The call goes to a tool's own handler, which the session runs.
+    RunHandler {
+        tool: String,
+        arguments: Option<Map<String, Value>>,
+        instance: Option<String>,
+        meta: Option<Meta>,
+    },
+}
+
+/// The answer to `toolsets/list`.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct StatementFor {
+    pub(crate) request: Id,
+    pub(crate) statement: Statement,
+}
+
+/// What `tools/list` is built from.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct ToolsView {
+    pub(crate) request: Id,
+    pub(crate) cursor: Option<String>,
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) visible: BTreeSet<String>,
+}
+
+/// The principal moved to a new catalog: what that changed.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct CatalogSwapped {
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) draft: HintDraft,
+}

@@ -1,0 +1,250 @@
+//! The Principal actor: one per principal, owning its [`PrincipalState`] and fanning every
+//! change out to each of the principal's sessions (§4.6).
+//!
+//! | file | what |
+//! |---|---|
+//! | `messages.rs` | what sessions and the principal say to each other |
+//! | `open.rs` | `toolsets/open`: adopt, start an instance, join one it was invited to |
+//! | `close.rs` | `toolsets/close`, and ends the principal decides (last connection, manifest) |
+//! | `call.rs` | `tools/call`: where a call goes (§4.5, §8) |
+//! | `fanout.rs` | applying an instance's batch to the state; sending drafts to sessions |
+//! | `invite.rs` | invitations into shared instances |
+//!
+//! **Toolsets belong to the principal** (§4.6): the state lives here, not in a session, and
+//! every draft the state returns goes to every session, each numbering it on its own
+//! counter. A principal without sessions keeps its instances (unless the server was built
+//! not to keep them, or it is anonymous and can never come back) and its ended records
+//! until they expire; then it retires from the server's registry.
+
+mod call;
+mod close;
+mod fanout;
+mod invite;
+pub(crate) mod messages;
+mod open;
+
+pub(crate) use messages::*;
+
+use crate::actors::InstanceId;
+use crate::actors::instance::InstanceActor;
+use crate::author::ParticipantId;
+use crate::core::{InstanceKey, PrincipalState};
+use crate::server::Server;
+use crate::session::{Session, SessionId};
+use actix::prelude::*;
+use invite::Pending;
+use mcpl_transport::Principal;
+use std::collections::BTreeMap;
+
+/// The reason of an end when the principal's last connection closed on a server that does
+/// not keep toolsets (§4.6).
+pub const REASON_DISCONNECTED: &str = "every connection of the principal closed";
+/// The reason of an end the host asked for (`toolsets/close`).
+pub const REASON_CLOSED: &str = "closed";
+
+struct SessionLink {
+    addr: Addr<Session>,
+    /// Its host finished the handshake: invitations may go to it.
+    ready: bool,
+}
+
+/// This principal's record of an instance, as the instance knows it.
+struct InstanceLink {
+    addr: Addr<InstanceActor>,
+    id: InstanceId,
+    who: ParticipantId,
+}
+
+/// One principal. See the module docs.
+pub(crate) struct PrincipalActor {
+    server: Server,
+    principal: Principal,
+    state: PrincipalState,
+    sessions: BTreeMap<SessionId, SessionLink>,
+    links: BTreeMap<InstanceKey, InstanceLink>,
+    invitations: BTreeMap<InstanceKey, Pending>,
+    retire_timer: Option<SpawnHandle>,
+}
+
+impl PrincipalActor {
+    pub(crate) fn new(server: Server, principal: Principal) -> Self {
+        let state = PrincipalState::new(server.catalog(), server.principal_config(), server.now());
+        PrincipalActor {
+            server,
+            principal,
+            state,
+            sessions: BTreeMap::new(),
+            links: BTreeMap::new(),
+            invitations: BTreeMap::new(),
+            retire_timer: None,
+        }
+    }
+
+    /// Forgets this principal when nothing is left of it: no session, nothing open, no
+    /// invitation, no ended record to report (an anonymous principal's records can never
+    /// be read again). Otherwise looks again when the next record expires.
+    fn maybe_retire(&mut self, ctx: &mut Context<Self>) {
+        if !self.sessions.is_empty() {
+            return;
+        }
+        if let Some(t) = self.retire_timer.take() {
+            ctx.cancel_future(t);
+        }
+        let now = self.server.now();
+        self.state.expire(now);
+        if self.state.instances().next().is_some() || !self.invitations.is_empty() {
+            return;
+        }
+        let anonymous = matches!(self.principal, Principal::Anonymous(_));
+        if anonymous || self.state.ended_records().next().is_none() {
+            if self.server.retire_principal(&self.principal, &ctx.address()) {
+                tracing::debug!(principal = %self.principal.name(), "principal retired");
+                ctx.stop();
+            }
+            return;
+        }
+        if let Some(at) = self.state.next_expiry() {
+            let wait = at.duration_since(now).unwrap_or_default();
+            self.retire_timer = Some(ctx.run_later(wait, |act, ctx| act.maybe_retire(ctx)));
+        }
+    }
+}
+
+impl Actor for PrincipalActor {
+    type Context = Context<Self>;
+
+    /// §4.1, vector 25: the default-open toolsets are open from the start; their logic
+    /// runs before anything else is served.
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        tracing::debug!(principal = %self.principal.name(), "principal started");
+        let keys: Vec<InstanceKey> = self.state.instances().map(|i| i.key().clone()).collect();
+        for key in keys {
+            self.start_instance(key, Default::default(), None, None, ctx);
+        }
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        tracing::debug!(principal = %self.principal.name(), "principal stopped");
+    }
+}
+
+impl Handler<Attach> for PrincipalActor {
+    type Result = ();
+
+    fn handle(&mut self, m: Attach, ctx: &mut Context<Self>) {
+        if let Some(t) = self.retire_timer.take() {
+            ctx.cancel_future(t);
+        }
+        self.sessions.insert(
+            m.id,
+            SessionLink {
+                addr: m.addr,
+                ready: false,
+            },
+        );
+    }
+}
+
+impl Handler<Detach> for PrincipalActor {
+    type Result = ();
+
+    fn handle(&mut self, m: Detach, ctx: &mut Context<Self>) {
+        self.sessions.remove(&m.id);
+        if !self.sessions.is_empty() {
+            return;
+        }
+        // §4.6: a server that does not keep toolsets ends them with the last connection;
+        // an anonymous principal can never reconnect, so nothing of it is kept.
+        let anonymous = matches!(self.principal, Principal::Anonymous(_));
+        if anonymous || !self.server.keeps_toolsets() {
+            let ended = self.state.end_all(REASON_DISCONNECTED, self.server.now());
+            for e in ended {
+                self.leave(e.instance.key());
+            }
+        }
+        if anonymous {
+            self.invitations.clear();
+        }
+        self.maybe_retire(ctx);
+    }
+}
+
+impl Handler<HostInitialized> for PrincipalActor {
+    type Result = ();
+
+    fn handle(&mut self, m: HostInitialized, ctx: &mut Context<Self>) {
+        // §8: a host without toolHints sees the toolsets it can use without opening open.
+        let view = self.state.catalog().view_for(m.tool_hints);
+        if self.sessions.contains_key(&m.id) && view == crate::core::HostView::Plain {
+            self.implicit_opens(ctx);
+        }
+    }
+}
+
+impl Handler<SessionReady> for PrincipalActor {
+    type Result = ();
+
+    fn handle(&mut self, m: SessionReady, _: &mut Context<Self>) {
+        if let Some(s) = self.sessions.get_mut(&m.id) {
+            s.ready = true;
+            self.send_invitations_to(m.id);
+        }
+    }
+}
+
+impl Handler<ListTools> for PrincipalActor {
+    type Result = ();
+
+    fn handle(&mut self, m: ListTools, _: &mut Context<Self>) {
+        if let Some(s) = self.sessions.get(&m.session) {
+            s.addr.do_send(ToolsView {
+                request: m.request,
+                cursor: m.cursor,
+                catalog: self.state.catalog().clone(),
+                visible: self.state.coarse_visibility(),
+            });
+        }
+    }
+}
+
+impl Handler<ListToolsets> for PrincipalActor {
+    type Result = ();
+
+    /// §4.3: the full statement, ended records included until they expire.
+    fn handle(&mut self, m: ListToolsets, _: &mut Context<Self>) {
+        let now = self.server.now();
+        self.state.expire(now);
+        if let Some(s) = self.sessions.get(&m.session) {
+            s.addr.do_send(StatementFor {
+                request: m.request,
+                statement: self.state.statement(now),
+            });
+        }
+    }
+}
+
+impl Handler<SwapCatalog> for PrincipalActor {
+    type Result = ();
+
+    /// §4.1: a removed toolset's instances end (vector 33); a new default-open one opens.
+    fn handle(&mut self, SwapCatalog(catalog): SwapCatalog, ctx: &mut Context<Self>) {
+        let swap = self.state.replace_catalog(catalog.clone(), self.server.now());
+        for e in &swap.ended {
+            self.leave(e.instance.key());
+        }
+        for s in self.sessions.values() {
+            s.addr.do_send(CatalogSwapped {
+                catalog: catalog.clone(),
+                draft: swap.draft.clone(),
+            });
+        }
+        for o in swap.opened {
+            // Their open entries went with the swap's draft; the logic's changes follow.
+            self.start_instance(o.key, Default::default(), None, None, ctx);
+        }
+        if !catalog.tool_hints() && !self.sessions.is_empty() {
+            self.implicit_opens(ctx);
+        }
+        self.maybe_retire(ctx);
+    }
+}

@@ -1,0 +1,277 @@
+//! [`InstanceContext`]: what an instance's logic may do, recorded as effects the instance
+//! actor carries out when the logic returns.
+//!
+//! Everything is said per participant ([`Audience`]); the SDK maps each participant to its
+//! principal's record of the instance, the principal's state turns each effect into hint
+//! changes stated as values (§5.1), and the sessions choose the carrier (§5.2, §5.3). A
+//! change that cannot apply — a tool of another toolset, anything after
+//! [`InstanceContext::end`] — is the logic's bug: it is logged and left out.
+
+use super::logic::{CallId, Event};
+use super::participant::{Audience, Participant, ParticipantId, ParticipantKind};
+use crate::core::Catalog;
+use crate::tool::ToolResult;
+use mcpl_protocol::hints::ToolDefinition;
+use mcpl_transport::Principal;
+use serde_json::Value;
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+/// One thing the logic did, in order.
+#[derive(Debug)]
+pub(crate) enum Effect {
+    Visible {
+        to: Audience,
+        tool: String,
+        visible: bool,
+    },
+    Definition {
+        to: Audience,
+        tool: String,
+        definition: Option<ToolDefinition>,
+    },
+    Title {
+        to: Audience,
+        title: String,
+    },
+    Event {
+        to: Audience,
+        event: Event,
+    },
+    Answer {
+        call: CallId,
+        result: ToolResult,
+    },
+    Invite {
+        who: ParticipantId,
+        reason: String,
+        options: Option<Value>,
+    },
+    Wake {
+        after: Duration,
+        tag: u64,
+    },
+    End {
+        reason: String,
+    },
+}
+
+/// What an instance's logic works through. See the module docs.
+#[derive(Debug)]
+pub struct InstanceContext {
+    pub(crate) toolset: String,
+    pub(crate) now: SystemTime,
+    pub(crate) participants: Vec<Participant>,
+    pub(crate) effects: Vec<Effect>,
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) ended: bool,
+    /// Calls answered later and not answered yet.
+    pub(crate) waiting: BTreeSet<CallId>,
+}
+
+impl InstanceContext {
+    pub(crate) fn new(
+        toolset: String,
+        now: SystemTime,
+        participants: Vec<Participant>,
+        catalog: Arc<Catalog>,
+        waiting: BTreeSet<CallId>,
+    ) -> Self {
+        InstanceContext {
+            toolset,
+            now,
+            participants,
+            effects: Vec::new(),
+            catalog,
+            ended: false,
+            waiting,
+        }
+    }
+
+    /// The toolset this instance belongs to.
+    pub fn toolset(&self) -> &str {
+        &self.toolset
+    }
+
+    /// The server's time now.
+    pub fn now(&self) -> SystemTime {
+        self.now
+    }
+
+    /// Every participant, in the order they came in.
+    pub fn participants(&self) -> impl Iterator<Item = &Participant> {
+        self.participants.iter()
+    }
+
+    /// One participant.
+    pub fn participant(&self, id: ParticipantId) -> Option<&Participant> {
+        self.participants.get(id.0 as usize)
+    }
+
+    /// The participant's name ("alice", "bot"), for texts; empty for an unknown id.
+    pub fn name(&self, id: ParticipantId) -> String {
+        self.participant(id).map(Participant::name).unwrap_or_default()
+    }
+
+    /// Adds a bot: a participant the logic moves itself, with no connections.
+    pub fn add_bot(&mut self, name: impl Into<String>) -> ParticipantId {
+        self.add(ParticipantKind::Bot(name.into()))
+    }
+
+    /// Invites another principal into this instance, with the instance's options: its
+    /// connections get a push whose hints `suggest` opening it under the opener's instance
+    /// name (or a free one like it), and opening it calls [`InstanceLogic::join`]
+    /// (crate::InstanceLogic::join) with the returned id. Until then it is
+    /// [`ParticipantKind::Invited`] and changes for it are dropped.
+    pub fn invite(&mut self, principal: Principal, reason: impl Into<String>) -> ParticipantId {
+        self.invite_with(principal, reason, None)
+    }
+
+    /// [`InstanceContext::invite`] suggesting other options than the instance's.
+    pub fn invite_with(
+        &mut self,
+        principal: Principal,
+        reason: impl Into<String>,
+        options: Option<Value>,
+    ) -> ParticipantId {
+        let who = self.add(ParticipantKind::Invited(principal));
+        self.push(Effect::Invite {
+            who,
+            reason: reason.into(),
+            options,
+        });
+        who
+    }
+
+    fn add(&mut self, kind: ParticipantKind) -> ParticipantId {
+        let id = ParticipantId(self.participants.len() as u32);
+        self.participants.push(Participant { id, kind });
+        id
+    }
+
+    /// Makes one of the toolset's tools visible to `to` in this instance.
+    pub fn show(&mut self, to: impl Into<Audience>, tool: &str) {
+        self.set_visible(to, tool, true);
+    }
+
+    /// Makes one of the toolset's tools invisible to `to` in this instance.
+    pub fn hide(&mut self, to: impl Into<Audience>, tool: &str) {
+        self.set_visible(to, tool, false);
+    }
+
+    /// Sets a tool's visibility for `to` in this instance (`play` only on your turn).
+    pub fn set_visible(&mut self, to: impl Into<Audience>, tool: &str, visible: bool) {
+        if self.own_tool(tool) {
+            self.push(Effect::Visible {
+                to: to.into(),
+                tool: tool.to_owned(),
+                visible,
+            });
+        }
+    }
+
+    /// Gives a tool this instance's own definition for `to` (§5.1): only `description`,
+    /// `inputSchema` and `annotations` count, and members left out keep the current ones.
+    pub fn set_definition(&mut self, to: impl Into<Audience>, tool: &str, definition: ToolDefinition) {
+        if self.own_tool(tool) {
+            self.push(Effect::Definition {
+                to: to.into(),
+                tool: tool.to_owned(),
+                definition: Some(definition),
+            });
+        }
+    }
+
+    /// Gives a tool this instance's own input schema for `to` (a legal-moves enum).
+    pub fn set_schema(&mut self, to: impl Into<Audience>, tool: &str, input_schema: Value) {
+        let definition = ToolDefinition {
+            input_schema: Some(input_schema),
+            ..Default::default()
+        };
+        self.set_definition(to, tool, definition);
+    }
+
+    /// Puts a tool's definition back to the shared one, as it is now (an instance's own
+    /// definition is then restated as that value: nothing on the wire says "forget it").
+    pub fn reset_definition(&mut self, to: impl Into<Audience>, tool: &str) {
+        if self.own_tool(tool) {
+            self.push(Effect::Definition {
+                to: to.into(),
+                tool: tool.to_owned(),
+                definition: None,
+            });
+        }
+    }
+
+    /// Retitles the instance for `to` ("Go 9x9 vs bot — your move").
+    pub fn retitle(&mut self, to: impl Into<Audience>, title: impl Into<String>) {
+        let title = title.into();
+        self.push(Effect::Title {
+            to: to.into(),
+            title,
+        });
+    }
+
+    /// Tells `to` something happened ("Black played D4"). The push carries, as its hints,
+    /// the changes of this same step for each participant it reaches (§5.3) — so make the
+    /// changes the event explains in the same step.
+    pub fn event(&mut self, to: impl Into<Audience>, event: Event) {
+        self.push(Effect::Event {
+            to: to.into(),
+            event,
+        });
+    }
+
+    /// Answers a call the logic deferred with [`Reply::Later`](crate::Reply::Later). The
+    /// caller's connection gets the caller's changes of this step in the result.
+    pub fn answer(&mut self, call: CallId, result: ToolResult) {
+        if self.waiting.remove(&call) {
+            self.push(Effect::Answer { call, result });
+        } else {
+            tracing::error!(toolset = %self.toolset, ?call, "answer for a call that is not waiting; left out");
+        }
+    }
+
+    /// True while `call` waits for an answer.
+    pub fn is_waiting(&self, call: CallId) -> bool {
+        self.waiting.contains(&call)
+    }
+
+    /// Calls [`InstanceLogic::wake`](crate::InstanceLogic::wake) with `tag` after `after`.
+    pub fn wake_after(&mut self, after: Duration, tag: u64) {
+        self.push(Effect::Wake { after, tag });
+    }
+
+    /// Ends the instance for every participant with a reason ("White wins by 3.5"): each
+    /// principal gets an ended record (§4.3), told to its connections now or, for one not
+    /// connected, in its next `toolsets/list`. Calls still waiting are answered with a tool
+    /// error giving the reason.
+    pub fn end(&mut self, reason: impl Into<String>) {
+        self.push(Effect::End {
+            reason: reason.into(),
+        });
+        self.ended = true;
+    }
+
+    /// True once [`InstanceContext::end`] was called.
+    pub fn has_ended(&self) -> bool {
+        self.ended
+    }
+
+    fn push(&mut self, effect: Effect) {
+        if self.ended {
+            tracing::error!(toolset = %self.toolset, ?effect, "change after the instance ended; left out");
+            return;
+        }
+        self.effects.push(effect);
+    }
+
+    fn own_tool(&self, tool: &str) -> bool {
+        let ok = self.catalog.tools_of(&self.toolset).iter().any(|t| t == tool);
+        if !ok {
+            tracing::error!(toolset = %self.toolset, tool, "not a tool of this toolset; change left out");
+        }
+        ok
+    }
+}

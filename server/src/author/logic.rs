@@ -1,0 +1,393 @@
+//! The logic a server author writes for a toolset: how an instance opens
+//! ([`ToolsetLogic`]), and how it answers, takes others in, closes and wakes
+//! ([`InstanceLogic`]). Everything it changes it says through the
+//! [`InstanceContext`](crate::InstanceContext); the SDK turns that into hint changes, pushes
+//! and results (§5.2, §5.3). No rev, session or principal state is in sight.
+
+use super::context::InstanceContext;
+use super::participant::ParticipantId;
+use crate::tool::{ToolError, ToolResult};
+use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
+use mcpl_transport::Principal;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+/// The tag of a push about something that happened in an instance (§10 **\[project\]**).
+pub const SURFACE_ACTIVITY: &str = "surface:activity";
+/// The tag of a push telling a participant it is its turn to act (§10 **\[project\]**).
+pub const SURFACE_TURN: &str = "surface:turn";
+
+/// Opens instances of one toolset. Runs inside the new instance's actor; a panic refuses
+/// the open with an internal error.
+pub trait ToolsetLogic: Send + Sync + 'static {
+    /// A principal opened the toolset (or its default-open instance was opened for it, or a
+    /// host without `toolHints` opened it implicitly, §8). The options passed the declared
+    /// schema. Return the instance's logic with its title and what to tell the opener (a
+    /// board), or refuse (the open fails with -32602 naming the refusal).
+    fn open(&self, opening: Opening, cx: &mut InstanceContext) -> Result<Started, Refusal>;
+}
+
+/// A closure opening instances; see [`Toolset::on_open`](crate::Toolset::on_open).
+pub(crate) struct OpenFn<F>(pub(crate) F);
+
+impl<F> ToolsetLogic for OpenFn<F>
+where
+    F: Fn(Opening, &mut InstanceContext) -> Result<Started, Refusal> + Send + Sync + 'static,
+{
+    fn open(&self, opening: Opening, cx: &mut InstanceContext) -> Result<Started, Refusal> {
+        (self.0)(opening, cx)
+    }
+}
+
+/// The logic of a toolset declared without any: instances with nothing of their own, whose
+/// tools are answered by their own handlers.
+pub(crate) struct PlainToolset;
+
+impl ToolsetLogic for PlainToolset {
+    fn open(&self, _: Opening, _: &mut InstanceContext) -> Result<Started, Refusal> {
+        Ok(Started::new(PlainInstance))
+    }
+}
+
+struct PlainInstance;
+
+impl InstanceLogic for PlainInstance {
+    fn call(&mut self, call: ToolCall, _: &mut InstanceContext) -> Reply {
+        Reply::error(format!("{} has nothing to answer it", call.tool))
+    }
+}
+
+/// One open instance's logic (a game). Each method runs in the instance's actor, one at a
+/// time; a panic ends the instance with the reason "internal error" and every participant
+/// is told, while the rest of the server goes on.
+pub trait InstanceLogic: Send + 'static {
+    /// A participant called one of the toolset's tools. The SDK already checked that the
+    /// tool is visible to that participant in this instance (§3, §4.5). Answer now, or
+    /// [`Reply::Later`] and answer with [`InstanceContext::answer`] when something else
+    /// happens (an opponent's move).
+    fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply;
+
+    /// An invited principal opened the instance: take it in (its visibility, its
+    /// definitions) and say what to tell it, or refuse. By default nobody joins.
+    fn join(&mut self, who: ParticipantId, cx: &mut InstanceContext) -> Result<Joined, Refusal> {
+        let _ = (who, cx);
+        Err(Refusal::new("this instance takes no other participants"))
+    }
+
+    /// A participant closed the instance (`toolsets/close`), or its principal's record of
+    /// it ended for a reason of its own (its last connection closed on a server that does
+    /// not keep toolsets, a manifest change). Return what to tell it (a game resigned). Its
+    /// own record ends when this returns; to end the instance for everyone, call
+    /// [`InstanceContext::end`].
+    fn close(&mut self, who: ParticipantId, cx: &mut InstanceContext) -> Vec<ContentBlock> {
+        let _ = (who, cx);
+        Vec::new()
+    }
+
+    /// A timer set with [`InstanceContext::wake_after`] fired (a bot's move, a clock).
+    fn wake(&mut self, tag: u64, cx: &mut InstanceContext) {
+        let _ = (tag, cx);
+    }
+}
+
+/// What an open is given.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opening {
+    pub(crate) toolset: String,
+    pub(crate) instance: Option<String>,
+    pub(crate) options: Value,
+    pub(crate) opener: ParticipantId,
+    pub(crate) principal: Principal,
+}
+
+impl Opening {
+    /// The toolset.
+    pub fn toolset(&self) -> &str {
+        &self.toolset
+    }
+
+    /// The opener's name for the instance (none for a toolset without instances).
+    pub fn instance(&self) -> Option<&str> {
+        self.instance.as_deref()
+    }
+
+    /// The options, as validated against the declared schema (`{}` when none were sent).
+    pub fn options(&self) -> &Value {
+        &self.options
+    }
+
+    /// The options decoded as `T`; a mismatch refuses the open, naming the problem.
+    pub fn options_as<T: DeserializeOwned>(&self) -> Result<T, Refusal> {
+        serde_json::from_value(self.options.clone())
+            .map_err(|e| Refusal::new(format!("options: {e}")))
+    }
+
+    /// The participant who opened it.
+    pub fn opener(&self) -> ParticipantId {
+        self.opener
+    }
+
+    /// The opener's principal.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+}
+
+/// A new instance: its logic, its title, what to tell the opener.
+pub struct Started {
+    pub(crate) logic: Box<dyn InstanceLogic>,
+    pub(crate) title: Option<String>,
+    pub(crate) content: Vec<ContentBlock>,
+}
+
+impl Started {
+    /// An instance run by `logic`, titled as the toolset is declared, with nothing to say.
+    pub fn new(logic: impl InstanceLogic) -> Self {
+        Started {
+            logic: Box::new(logic),
+            title: None,
+            content: Vec::new(),
+        }
+    }
+
+    /// Its title for the opener ("Go 9x9 vs bot").
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Adds a text block to what the opener is told.
+    pub fn text(mut self, text: impl Into<String>) -> Self {
+        self.content.push(ContentBlock::text(text));
+        self
+    }
+
+    /// Adds content blocks (a board as an image, say).
+    pub fn content(mut self, blocks: impl IntoIterator<Item = ContentBlock>) -> Self {
+        self.content.extend(blocks);
+        self
+    }
+}
+
+impl std::fmt::Debug for Started {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Started")
+            .field("title", &self.title)
+            .field("content", &self.content)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An invited principal, taken in: its title and what to tell it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Joined {
+    pub(crate) title: Option<String>,
+    pub(crate) content: Vec<ContentBlock>,
+}
+
+impl Joined {
+    /// Nothing to say; the declared title.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Its title for the joiner ("Go vs alice").
+    pub fn title(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+
+    /// Adds a text block to what the joiner is told.
+    pub fn text(mut self, text: impl Into<String>) -> Self {
+        self.content.push(ContentBlock::text(text));
+        self
+    }
+
+    /// Adds content blocks.
+    pub fn content(mut self, blocks: impl IntoIterator<Item = ContentBlock>) -> Self {
+        self.content.extend(blocks);
+        self
+    }
+}
+
+/// An open or a join the logic will not do; the host is told why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Refusal {
+    message: String,
+}
+
+impl Refusal {
+    /// A refusal saying why.
+    pub fn new(message: impl Into<String>) -> Self {
+        Refusal {
+            message: message.into(),
+        }
+    }
+
+    /// Why.
+    pub fn message(&self) -> &str {
+        &self.message
+    }
+}
+
+/// Names one call, so that a deferred answer can be given later.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallId(pub(crate) u64);
+
+/// A call of one of the toolset's tools.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolCall {
+    pub(crate) id: CallId,
+    pub(crate) tool: String,
+    pub(crate) arguments: Map<String, Value>,
+    pub(crate) caller: ParticipantId,
+}
+
+impl ToolCall {
+    /// This call's id, for [`InstanceContext::answer`] after [`Reply::Later`].
+    pub fn id(&self) -> CallId {
+        self.id
+    }
+
+    /// The tool called.
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// Who called.
+    pub fn caller(&self) -> ParticipantId {
+        self.caller
+    }
+
+    /// The arguments, as sent (without the `instance` a host without `toolHints` adds, §8).
+    pub fn arguments(&self) -> &Map<String, Value> {
+        &self.arguments
+    }
+
+    /// The arguments decoded as `T`; a mismatch is a tool error naming the problem, for the
+    /// model to correct (MCP: input errors are tool errors).
+    pub fn args<T: DeserializeOwned>(&self) -> Result<T, ToolError> {
+        serde_json::from_value(Value::Object(self.arguments.clone())).map_err(|e| {
+            ToolError::InvalidArguments {
+                tool: self.tool.clone(),
+                detail: e.to_string(),
+            }
+        })
+    }
+}
+
+/// How a call is answered.
+#[derive(Debug)]
+pub enum Reply {
+    /// Now, with this result.
+    Now(ToolResult),
+    /// Later, with [`InstanceContext::answer`] (until then the host waits; an instance that
+    /// ends answers every waiting call with a tool error saying why).
+    Later,
+}
+
+impl Reply {
+    /// A result with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Reply::Now(Ok(CallToolResult::text(text)))
+    }
+
+    /// A tool error saying why (§3: the model reads it).
+    pub fn error(text: impl Into<String>) -> Self {
+        Reply::Now(Err(ToolError::failed(text)))
+    }
+}
+
+impl From<ToolResult> for Reply {
+    fn from(r: ToolResult) -> Self {
+        Reply::Now(r)
+    }
+}
+
+impl From<CallToolResult> for Reply {
+    fn from(r: CallToolResult) -> Self {
+        Reply::Now(Ok(r))
+    }
+}
+
+impl From<ToolError> for Reply {
+    fn from(e: ToolError) -> Self {
+        Reply::Now(Err(e))
+    }
+}
+
+/// An event for participants: content for their agents, and tags (§10).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Event {
+    pub(crate) content: Vec<ContentBlock>,
+    pub(crate) tags: Vec<String>,
+}
+
+impl Event {
+    /// An event with this content, tagged [`SURFACE_ACTIVITY`].
+    pub fn new(content: Vec<ContentBlock>) -> Self {
+        Event {
+            content,
+            tags: vec![SURFACE_ACTIVITY.to_owned()],
+        }
+    }
+
+    /// An event with one text block, tagged [`SURFACE_ACTIVITY`].
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::new(vec![ContentBlock::text(text)])
+    }
+
+    /// Tags it [`SURFACE_TURN`] instead: it is the participant's turn to act.
+    pub fn turn(mut self) -> Self {
+        for t in &mut self.tags {
+            if t == SURFACE_ACTIVITY {
+                SURFACE_TURN.clone_into(t);
+            }
+        }
+        self
+    }
+
+    /// Adds a tag (tags are never authority, §10).
+    pub fn tag(mut self, tag: impl Into<String>) -> Self {
+        self.tags.push(tag.into());
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde::Deserialize;
+    use serde_json::json;
+
+    #[test]
+    fn events_are_activity_unless_a_turn() {
+        assert_eq!(Event::text("x").tags, [SURFACE_ACTIVITY]);
+        assert_eq!(Event::text("x").turn().tag("y").tags, [SURFACE_TURN, "y"]);
+    }
+
+    #[derive(Deserialize, Debug, PartialEq)]
+    struct Take {
+        count: u32,
+    }
+
+    #[test]
+    fn arguments_decode_or_are_a_tool_error() {
+        let call = ToolCall {
+            id: CallId(1),
+            tool: "take".into(),
+            arguments: json!({"count": 2}).as_object().unwrap().clone(),
+            caller: ParticipantId(0),
+        };
+        assert_eq!(call.args::<Take>().unwrap(), Take { count: 2 });
+        let bad = ToolCall {
+            arguments: Map::new(),
+            ..call
+        };
+        assert!(matches!(
+            bad.args::<Take>(),
+            Err(ToolError::InvalidArguments { .. })
+        ));
+    }
+}

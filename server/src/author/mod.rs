@@ -1,0 +1,61 @@
+//! The author's side of RFC-014: declare toolsets and write what an instance does, never
+//! touching a rev, a session or a principal.
+//!
+//! | file | what |
+//! |---|---|
+//! | `toolset.rs` | [`Toolset`]: a declaration (§4.1), its tools, its logic |
+//! | `logic.rs` | [`ToolsetLogic`] (opening) and [`InstanceLogic`] (calls, joins, closes, timers), with the values they take and give |
+//! | `context.rs` | [`InstanceContext`]: visibility and definitions per participant, events, deferred answers, invitations, bots, the end |
+//! | `participant.rs` | [`ParticipantId`], [`Participant`], [`Audience`] |
+//!
+//! A two-player game in a few lines (the SDK does the protocol: hint changes in the mover's
+//! result, a push with the explaining event and the opponent's changes, ended records):
+//!
+//! ```
+//! use mcpl_protocol::mcp::Tool;
+//! use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId, Reply, Started, ToolCall, Toolset};
+//! use serde_json::json;
+//!
+//! struct Duel { players: [ParticipantId; 2], turn: usize, left: u32 }
+//!
+//! impl InstanceLogic for Duel {
+//!     fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
+//!         let (me, them) = (self.players[self.turn], self.players[1 - self.turn]);
+//!         self.left -= 1;
+//!         if self.left == 0 {
+//!             cx.end(format!("{} wins", cx.name(me)));
+//!             return Reply::text("You win.");
+//!         }
+//!         self.turn = 1 - self.turn;
+//!         cx.hide(me, "strike");
+//!         cx.show(them, "strike");
+//!         cx.event(them, Event::text(format!("{} struck", cx.name(me))).turn());
+//!         Reply::text("Struck.")
+//!     }
+//! }
+//!
+//! let duel = Toolset::new("duel")
+//!     .instances()
+//!     .hidden_tool(Tool::new("strike", "Strike", json!({"type": "object"})))
+//!     .on_open(|opening, cx| {
+//!         let bot = cx.add_bot("bot");
+//!         cx.show(opening.opener(), "strike");
+//!         Ok(Started::new(Duel { players: [opening.opener(), bot], turn: 0, left: 3 }).title("Duel vs bot"))
+//!     });
+//! # let _ = duel;
+//! ```
+
+mod context;
+mod logic;
+mod participant;
+mod toolset;
+
+pub(crate) use context::Effect;
+pub use context::InstanceContext;
+pub(crate) use logic::PlainToolset;
+pub use logic::{
+    CallId, Event, InstanceLogic, Joined, Opening, Refusal, Reply, SURFACE_ACTIVITY, SURFACE_TURN,
+    Started, ToolCall, ToolsetLogic,
+};
+pub use participant::{Audience, Participant, ParticipantId, ParticipantKind};
+pub use toolset::Toolset;

@@ -1,0 +1,44 @@
+//! The server's RFC-014 rules as pure state machines: no I/O, no async, no clock.
+//!
+//! Time comes in as a [`std::time::SystemTime`] argument; every output is a returned value
+//! (a [`HintDraft`] of changes to send, a record, a typed error). The actors around these
+//! cores — `Session` (one per connection), `Principal` (one per principal) and `Instance`
+//! (one per toolset instance) — decode, call a core, and send what it returned. Every rule
+//! of the spec that lives here is marked with its section of `shared/spec/RFC-014.md`.
+//!
+//! | module | core | owns | spec |
+//! |---|---|---|---|
+//! | [`draft`] | [`HintDraft`] | hint changes not yet numbered | §5.1 |
+//! | [`sequencer`] | [`Sequencer`] | one connection's `rev` counter | §5.2, §3 |
+//! | [`catalog`] | [`Catalog`] | the tools with their declared hints, the toolset declarations, what each kind of host is shown, manifest diffs | §3, §4.1, §8 |
+//! | [`principal`] | [`PrincipalState`] | one principal's open instances, per-instance visibility and definitions, ended records, call resolution | §4.2–§4.6, §5.1, §7 |
+//!
+//! How the actors use them, in one picture:
+//!
+//! ```text
+//!  host ──toolsets/open──▶ Session ──▶ Principal: PrincipalState::open ─▶ HintDraft
+//!                                           │ (runs the toolset's logic: set_visible, …)
+//!                                           ├─▶ Session A: Sequencer::stamp(draft) ─▶ result _meta
+//!                                           └─▶ Session B: Sequencer::stamp(draft) ─▶ push / tools/hints
+//! ```
+//!
+//! A [`HintDraft`] is the same for every connection of the principal; each connection
+//! numbers it on its own counter (§4.6, vector 14). A connection whose host did not
+//! advertise `toolHints` gets none of it (§2, §8, vector 8).
+
+pub mod catalog;
+pub mod draft;
+pub mod principal;
+pub mod sequencer;
+mod time;
+
+pub use catalog::{
+    Catalog, CatalogError, HostView, ManifestDiff, OptionsProblem, PlainCall, PlainCallError,
+    ToolDecl,
+};
+pub use draft::HintDraft;
+pub use principal::{
+    CallRefusal, CallReply, CatalogSwap, CloseError, Ended, HintError, InstanceKey, OpenError,
+    OpenInstance, OpenOutcome, Opened, PrincipalConfig, PrincipalState, Statement, Target,
+};
+pub use sequencer::Sequencer;

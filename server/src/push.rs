@@ -1,0 +1,285 @@
+//! Push events (SPEC §9): what a server author hands the session, and why a push fails.
+//!
+//! The session fills in what the author may leave out — the feature set (the first
+//! declared one whose `uses` includes `pushEvents`), the event id, the timestamp — checks
+//! that it may push at all ([`PushError::GrantPending`], [`PushError::NotGranted`]), sends
+//! `push/event` as a request and resolves on the host's answer or a timeout.
+//!
+//! RFC-014 seam: a push carrying hint changes gets its `rev` from the session's sequencer
+//! as it is written (§5.2), so [`PushEvent`] has no `hints` member yet; it gains one, without
+//! a rev, in the toolsets issue.
+
+use mcpl_protocol::jsonrpc::ErrorObject;
+use mcpl_protocol::mcp::ContentBlock;
+use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, FeatureSetsUpdateParams, McplManifest};
+use serde_json::Value;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// An event to push to a host. Build with [`PushEvent::new`] or [`PushEvent::text`] and the
+/// `with_*` methods.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct PushEvent {
+    /// The declaring feature set; `None`: the first declared one whose `uses` includes
+    /// `pushEvents`.
+    pub feature_set: Option<String>,
+    /// The event id; `None`: a fresh one. A re-send of the same event sets the first
+    /// send's id (SPEC §9.4).
+    pub event_id: Option<String>,
+    /// When it happened (RFC 3339); `None`: now.
+    pub timestamp: Option<String>,
+    /// Provenance.
+    pub origin: Option<Value>,
+    /// Tags (SPEC §16; RFC-014 reserves `surface:`, §10).
+    pub tags: Vec<String>,
+    /// The content for the model.
+    pub content: Vec<ContentBlock>,
+    /// RFC-014: the toolset the event is about.
+    pub toolset: Option<String>,
+    /// RFC-014: the instance the event is about.
+    pub instance: Option<String>,
+}
+
+impl PushEvent {
+    /// An event with this content and everything else defaulted.
+    pub fn new(content: Vec<ContentBlock>) -> Self {
+        PushEvent {
+            feature_set: None,
+            event_id: None,
+            timestamp: None,
+            origin: None,
+            tags: Vec::new(),
+            content,
+            toolset: None,
+            instance: None,
+        }
+    }
+
+    /// An event with one text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Self::new(vec![ContentBlock::text(text)])
+    }
+
+    /// Sets the feature set.
+    pub fn with_feature_set(mut self, name: impl Into<String>) -> Self {
+        self.feature_set = Some(name.into());
+        self
+    }
+
+    /// Sets the event id (for a re-send).
+    pub fn with_event_id(mut self, id: impl Into<String>) -> Self {
+        self.event_id = Some(id.into());
+        self
+    }
+
+    /// Sets the timestamp (RFC 3339).
+    pub fn with_timestamp(mut self, timestamp: impl Into<String>) -> Self {
+        self.timestamp = Some(timestamp.into());
+        self
+    }
+
+    /// Sets the origin.
+    pub fn with_origin(mut self, origin: Value) -> Self {
+        self.origin = Some(origin);
+        self
+    }
+
+    /// Adds a tag.
+    pub fn with_tag(mut self, tag: impl Into<String>) -> Self {
+        self.tags.push(tag.into());
+        self
+    }
+
+    /// Says which toolset (and instance) the event is about (RFC-014 §5.2).
+    pub fn about(mut self, toolset: impl Into<String>, instance: Option<String>) -> Self {
+        self.toolset = Some(toolset.into());
+        self.instance = instance;
+        self
+    }
+}
+
+/// Why a push did not get an answer, sorted by who is at fault.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum PushError {
+    /// The host answered with a JSON-RPC error.
+    #[error("the host refused the push with an error: {0}")]
+    Host(ErrorObject),
+    /// The host answered with a result that is not a push result.
+    #[error("the host's push result is malformed: {0}")]
+    MalformedResult(String),
+    /// The host did not grant `pushEvents` (or does not speak MCPL, or disabled the
+    /// feature set): pushing is not allowed on this session.
+    #[error("the host did not grant pushEvents")]
+    NotGranted,
+    /// The initial `featureSets/update` has not completed: nothing may be pushed yet
+    /// (SPEC §5.3).
+    #[error("the host's grant has not been received yet")]
+    GrantPending,
+    /// The event names a feature set that is not declared with `pushEvents` in its
+    /// `uses` — or, with none named, no declared feature set uses `pushEvents`.
+    #[error("no declared feature set {0:?} uses pushEvents")]
+    NoFeatureSet(Option<String>),
+    /// The session is closed (or closed before the answer came).
+    #[error("the session is closed")]
+    Closed,
+    /// The host did not answer in time.
+    #[error("the host did not answer within {0:?}")]
+    TimedOut(Duration),
+}
+
+/// The feature set a push goes out under: the named one, or the first declared one using
+/// `pushEvents` that the grant leaves enabled — as long as the grant grants `pushEvents`.
+pub(crate) fn feature_set_for(
+    manifest: &McplManifest,
+    grant: &FeatureSetsUpdateParams,
+    requested: Option<&str>,
+) -> Result<String, PushError> {
+    if !grant.grants(CAP_PUSH_EVENTS) {
+        return Err(PushError::NotGranted);
+    }
+    let uses_push = |name: &str| {
+        manifest
+            .feature_sets
+            .get(name)
+            .is_some_and(|d| d.uses.iter().any(|u| u == CAP_PUSH_EVENTS))
+    };
+    // SPEC §6.7: `enabled`, when present, is an allowlist; `disabled` always removes.
+    let enabled = |name: &str| {
+        grant
+            .enabled
+            .as_ref()
+            .is_none_or(|e| e.iter().any(|n| n == name))
+            && !grant.disabled.iter().any(|n| n == name)
+    };
+    match requested {
+        Some(name) if !uses_push(name) => Err(PushError::NoFeatureSet(Some(name.to_owned()))),
+        Some(name) if !enabled(name) => Err(PushError::NotGranted),
+        Some(name) => Ok(name.to_owned()),
+        None => {
+            let mut candidates = manifest
+                .feature_sets
+                .keys()
+                .filter(|n| uses_push(n))
+                .peekable();
+            if candidates.peek().is_none() {
+                return Err(PushError::NoFeatureSet(None));
+            }
+            candidates
+                .find(|n| enabled(n))
+                .cloned()
+                .ok_or(PushError::NotGranted)
+        }
+    }
+}
+
+/// `t` as an RFC 3339 UTC timestamp with milliseconds (`2026-11-30T12:00:00.000Z`).
+pub(crate) fn rfc3339(t: SystemTime) -> String {
+    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 to a (year, month, day) of the proleptic Gregorian calendar
+/// (H. Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn timestamps_are_rfc3339_utc() {
+        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
+        let t = UNIX_EPOCH + Duration::from_millis(951_782_400_000 + 3_723_456); // 2000-02-29
+        assert_eq!(rfc3339(t), "2000-02-29T01:02:03.456Z");
+        let t = UNIX_EPOCH + Duration::from_secs(1_798_761_599); // last second of 2026
+        assert_eq!(rfc3339(t), "2026-12-31T23:59:59.000Z");
+    }
+
+    fn manifest() -> McplManifest {
+        serde_json::from_value(json!({"version": "0.5", "featureSets": {
+            "a.tools": {"uses": ["tools"]},
+            "b.events": {"uses": ["tools", "pushEvents"]},
+            "c.more": {"uses": ["pushEvents"]}}}))
+        .unwrap()
+    }
+
+    fn grant(v: serde_json::Value) -> FeatureSetsUpdateParams {
+        serde_json::from_value(v).unwrap()
+    }
+
+    #[test]
+    fn the_feature_set_is_the_named_or_first_push_using_one() {
+        let g = grant(json!({"effectiveCapabilities": ["tools", "pushEvents"]}));
+        assert_eq!(feature_set_for(&manifest(), &g, None).unwrap(), "b.events");
+        assert_eq!(
+            feature_set_for(&manifest(), &g, Some("c.more")).unwrap(),
+            "c.more"
+        );
+        assert_eq!(
+            feature_set_for(&manifest(), &g, Some("a.tools")),
+            Err(PushError::NoFeatureSet(Some("a.tools".into())))
+        );
+        let mut no_push = manifest();
+        no_push.feature_sets.retain(|n, _| n == "a.tools");
+        assert_eq!(
+            feature_set_for(&no_push, &g, None),
+            Err(PushError::NoFeatureSet(None))
+        );
+    }
+
+    #[test]
+    fn the_grant_decides() {
+        let denied = grant(json!({"effectiveCapabilities": ["tools"]}));
+        assert_eq!(
+            feature_set_for(&manifest(), &denied, None),
+            Err(PushError::NotGranted)
+        );
+        let disabled =
+            grant(json!({"effectiveCapabilities": ["pushEvents"], "disabled": ["b.events"]}));
+        assert_eq!(
+            feature_set_for(&manifest(), &disabled, None).unwrap(),
+            "c.more"
+        );
+        assert_eq!(
+            feature_set_for(&manifest(), &disabled, Some("b.events")),
+            Err(PushError::NotGranted)
+        );
+        let only_c = grant(json!({"effectiveCapabilities": ["pushEvents"], "enabled": ["c.more"]}));
+        assert_eq!(
+            feature_set_for(&manifest(), &only_c, None).unwrap(),
+            "c.more"
+        );
+        assert_eq!(
+            feature_set_for(&manifest(), &only_c, Some("b.events")),
+            Err(PushError::NotGranted)
+        );
+        let only_a =
+            grant(json!({"effectiveCapabilities": ["pushEvents"], "enabled": ["a.tools"]}));
+        assert_eq!(
+            feature_set_for(&manifest(), &only_a, None),
+            Err(PushError::NotGranted)
+        );
+    }
+}

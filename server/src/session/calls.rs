@@ -1,0 +1,223 @@
+//! `tools/call` in a session. Every call goes to the principal first, which resolves it
+//! (§3, §4.5, §8); a call of a tool with its own handler comes back to run here as a tokio
+//! task, the others are answered by the instance's logic through the principal
+//! (`deliver.rs`). The actor keeps a table of running handler calls so
+//! `notifications/cancelled` can stop one, and writes each response when the task comes
+//! back; a cancelled call forwarded to an instance is answered with no response, its
+//! changes going as `tools/hints` (§5.2, vector 29).
+
+use super::Session;
+use crate::actors::principal;
+use crate::cancel::CancelTrigger;
+use crate::tool::{ToolContext, ToolError, ToolResult};
+use actix::prelude::*;
+use mcpl_protocol::jsonrpc::{ErrorObject, Id, Request, Response};
+use mcpl_protocol::mcp::CallToolParams;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use tokio::task::{AbortHandle, JoinError};
+
+/// How a call's task ended.
+#[derive(Debug)]
+pub(crate) enum CallOutcome {
+    /// The handler returned.
+    Returned(Box<ToolResult>),
+    /// The handler panicked; the panic's message, for the log.
+    Panicked(String),
+    /// The task was aborted before it finished.
+    Aborted,
+}
+
+struct Running {
+    /// Tells this call from a later one that reuses its id after it was cancelled.
+    key: u64,
+    abort: AbortHandle,
+    cancel: CancelTrigger,
+}
+
+/// The calls running in a session, by request id.
+#[derive(Default)]
+pub(crate) struct Calls {
+    next_key: u64,
+    running: HashMap<Id, Running>,
+}
+
+impl Calls {
+    /// True when a call with this request id is running.
+    pub(crate) fn contains(&self, id: &Id) -> bool {
+        self.running.contains_key(id)
+    }
+
+    /// Records a started call; returns its key for [`Calls::finish`].
+    pub(crate) fn insert(&mut self, id: Id, abort: AbortHandle, cancel: CancelTrigger) -> u64 {
+        self.next_key += 1;
+        self.running.insert(
+            id,
+            Running {
+                key: self.next_key,
+                abort,
+                cancel,
+            },
+        );
+        self.next_key
+    }
+
+    /// Removes a finished call. False when it is no longer running — it was cancelled — so
+    /// no response may be written for it.
+    pub(crate) fn finish(&mut self, id: &Id, key: u64) -> bool {
+        match self.running.get(id) {
+            Some(r) if r.key == key => {
+                self.running.remove(id);
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// Cancels a running call: signals its token and drops its future. False when no call
+    /// with this id runs (unknown, or already answered: MCP says to ignore that).
+    pub(crate) fn cancel(&mut self, id: &Id) -> bool {
+        match self.running.remove(id) {
+            Some(r) => {
+                r.cancel.cancel();
+                r.abort.abort();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Cancels every running call (the session is stopping).
+    pub(crate) fn cancel_all(&mut self) {
+        for (_, r) in self.running.drain() {
+            r.cancel.cancel();
+            r.abort.abort();
+        }
+    }
+
+    /// How many calls run.
+    pub(crate) fn len(&self) -> usize {
+        self.running.len()
+    }
+}
+
+impl Session {
+    /// `tools/call`: forwarded to the principal, which resolves it (§3, §4.5, §8). Its
+    /// answer comes back as a `Deliver`: a result, or a handler for this session to run.
+    pub(super) fn call_tool(&mut self, req: Request) {
+        let params = match req.params_as::<CallToolParams>() {
+            Ok(p) => p,
+            Err(e) => return self.write(Response::err(Some(req.id), e).into()),
+        };
+        let hinted = self.hinted();
+        // §4.5: the instance a host with hints names; a host without names it as an
+        // argument instead (§8), which the principal reads.
+        let instance = params
+            .meta
+            .as_ref()
+            .and_then(|m| m.instance.clone())
+            .filter(|_| hinted);
+        self.forward(&req.id);
+        self.tell_principal(principal::Call {
+            session: self.id,
+            request: req.id,
+            tool: params.name,
+            arguments: params.arguments,
+            instance,
+            plain: !hinted,
+            meta: params.meta,
+        });
+    }
+
+    /// The principal sent a call to the tool's own handler: run it as a task.
+    pub(super) fn run_handler(
+        &mut self,
+        id: Id,
+        tool: String,
+        arguments: Option<Map<String, Value>>,
+        instance: Option<String>,
+        meta: Option<mcpl_protocol::meta::Meta>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(handler) = self.server.tool_handler(&tool) else {
+            let e = ErrorObject::internal(format!("no handler for {tool}"));
+            return self.write(Response::err(Some(id), e).into());
+        };
+        let (trigger, token) = CancelTrigger::new();
+        let tool_ctx = ToolContext {
+            principal: self.principal.clone(),
+            session: self.session_handle(ctx),
+            request_id: id.clone(),
+            meta,
+            instance,
+            cancel: token,
+        };
+        let args = Value::Object(arguments.unwrap_or_default());
+        tracing::debug!(session = %self.id, %id, %tool, "tool call started");
+        // Decoding and the handler both run in the task: a panic in either stays there.
+        let task = tokio::spawn(async move { handler.call(tool_ctx, args).await });
+        let key = self
+            .calls
+            .insert(id.clone(), task.abort_handle(), trigger);
+        ctx.spawn(
+            task.into_actor(self)
+                .map(move |joined, act, _| act.call_finished(id, key, joined)),
+        );
+    }
+
+    /// A call's task ended: writes its response, unless it was cancelled.
+    fn call_finished(&mut self, id: Id, key: u64, joined: Result<ToolResult, JoinError>) {
+        let outcome = match joined {
+            Ok(result) => CallOutcome::Returned(Box::new(result)),
+            Err(e) if e.is_panic() => CallOutcome::Panicked(panic_message(e.into_panic())),
+            Err(_) => CallOutcome::Aborted,
+        };
+        if !self.calls.finish(&id, key) {
+            // MCP: a cancelled call gets no response. A handler's call changes no hints.
+            tracing::debug!(session = %self.id, %id, ?outcome, "cancelled call ended; no response");
+            return;
+        }
+        let response = match outcome {
+            CallOutcome::Returned(result) => match (*result).or_else(ToolError::into_outcome) {
+                Ok(result) => Response::ok_typed(id, &result),
+                Err(e) => Response::err(Some(id), e),
+            },
+            CallOutcome::Panicked(message) => {
+                tracing::error!(session = %self.id, %id, panic = %message, "tool handler panicked");
+                Response::err(
+                    Some(id),
+                    ErrorObject::internal("the tool's handler panicked"),
+                )
+            }
+            // Only the runtime shutting down aborts a call that was not cancelled.
+            CallOutcome::Aborted => {
+                Response::err(Some(id), ErrorObject::internal("the tool call was aborted"))
+            }
+        };
+        self.write(response.into());
+    }
+
+    /// `notifications/cancelled` for a request of the host's: a running handler is stopped;
+    /// a forwarded request is marked, so its answer is not written (its changes still are,
+    /// as `tools/hints`: §5.2, vector 29).
+    pub(super) fn cancel_call(&mut self, id: &Id, reason: Option<&str>) {
+        if self.calls.cancel(id) {
+            tracing::debug!(session = %self.id, %id, ?reason, "tool call cancelled");
+        } else if let Some(f) = self.forwarded.get_mut(id) {
+            f.cancelled = true;
+            tracing::debug!(session = %self.id, %id, ?reason, "forwarded request cancelled");
+        } else {
+            tracing::debug!(session = %self.id, %id, "cancellation for no running request; ignored");
+        }
+    }
+}
+
+/// The text of a panic payload (`panic!` gives a `&str` or a `String`).
+fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
+    match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(payload) => payload
+            .downcast_ref::<&str>()
+            .map_or_else(|| "a non-string panic".to_owned(), |s| (*s).to_owned()),
+    }
+}

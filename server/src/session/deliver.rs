@@ -1,0 +1,188 @@
+//! What the principal sends a session, written with the right carrier (§5.2, §5.3).
+//!
+//! A [`Deliver`] holds one draft of changes to the principal's state and what explains it.
+//! This session chooses how the draft travels:
+//!
+//! 1. **In a result**, when the delivery answers one of this session's requests: the call
+//!    reports its own consequences, and no push follows for them (vector 2). If that
+//!    request was cancelled, no result is written and the draft goes as `tools/hints`
+//!    (vector 29). Events of the same delivery are not pushed here: the result is this
+//!    connection's account of them.
+//! 2. **On a push**, when it has events and the session may push: the first event carries
+//!    the draft as its `hints`, beside `toolset` and `instance` (vector 3). Such a push is
+//!    never retried and never has `coalesce` (§5.2); it is tagged `surface:activity` or
+//!    `surface:turn` (§10).
+//! 3. **Standalone** `tools/hints` otherwise: nothing explains it, or pushing is not
+//!    allowed — no `pushEvents` grant, or the handshake not complete (vector 31).
+//!
+//! A host not shown hints never gets a draft (vector 8): results go without
+//! `_meta["mcpl/hints"]`, pushes without `hints`, and no `tools/hints` is written.
+
+use super::Session;
+use crate::actors::principal::{Answer, AnswerBody, CatalogSwapped, Deliver};
+use crate::author::Event;
+use crate::core::{HintDraft, InstanceKey};
+use crate::push;
+use actix::prelude::*;
+use mcpl_protocol::hints::HintChanges;
+use mcpl_protocol::jsonrpc::{Message, Notification, Response};
+use mcpl_protocol::mcp::Empty;
+use mcpl_protocol::mcpl::{PushEventParams, PushPayload};
+use mcpl_protocol::meta::Meta;
+use mcpl_protocol::method::{ToolHints, ToolListChanged};
+
+impl Handler<Deliver> for Session {
+    type Result = ();
+
+    fn handle(&mut self, d: Deliver, ctx: &mut Context<Self>) {
+        let mut draft = Some(d.draft).filter(|_| self.hinted());
+        let mut answered = false;
+        for answer in d.answers {
+            answered |= self.write_answer(answer, &mut draft, ctx);
+        }
+        if !answered {
+            for event in d.events {
+                self.push_event(event, d.about.as_ref(), &mut draft, ctx);
+            }
+        }
+        self.write_standalone(draft);
+    }
+}
+
+impl Handler<CatalogSwapped> for Session {
+    type Result = ();
+
+    /// A manifest change (§4.1): the new manifest's domains, then what it changed for the
+    /// principal (ended instances, vector 33), then `tools/list_changed` when the list this
+    /// host is shown changed (a withdrawn `toolHints` turns hints off, vector 34).
+    fn handle(&mut self, m: CatalogSwapped, _: &mut Context<Self>) {
+        let old_view = self.view();
+        let tools_changed = self.catalog.diff(&m.catalog).tools_changed;
+        self.catalog = m.catalog;
+        self.on_manifest_replaced();
+        let draft = Some(m.draft).filter(|_| self.hinted());
+        self.write_standalone(draft);
+        let list_changed = tools_changed || old_view != self.view();
+        if list_changed && self.lifecycle.negotiated().is_some() {
+            self.write(Notification::new::<ToolListChanged>(&Empty::default()).into());
+        }
+    }
+}
+
+impl Session {
+    /// Writes the answer to a request, carrying `draft` if it is still unsent; true when
+    /// it was an answer (a handler to run is not one yet).
+    fn write_answer(
+        &mut self,
+        Answer { request, body }: Answer,
+        draft: &mut Option<HintDraft>,
+        ctx: &mut Context<Self>,
+    ) -> bool {
+        let Some(forwarded) = self.settle(&request) else {
+            tracing::warn!(session = %self.id, %request, "an answer nobody waits for; dropped");
+            return true;
+        };
+        if forwarded.cancelled {
+            // No response; the changes still go out, as tools/hints (vector 29).
+            return true;
+        }
+        let changes = draft.take();
+        match body {
+            AnswerBody::RunHandler {
+                tool,
+                arguments,
+                instance,
+                meta,
+            } => {
+                *draft = changes;
+                self.run_handler(request, tool, arguments, instance, meta, ctx);
+                return false;
+            }
+            AnswerBody::Call(Ok(mut result)) => self.write_with_hints(changes, |h| {
+                with_meta(&mut result.meta, h);
+                Response::ok_typed(request, &result).into()
+            }),
+            AnswerBody::Open(Ok(mut result)) => self.write_with_hints(changes, |h| {
+                with_meta(&mut result.meta, h);
+                Response::ok_typed(request, &result).into()
+            }),
+            AnswerBody::Close(Ok(mut result)) => self.write_with_hints(changes, |h| {
+                with_meta(&mut result.meta, h);
+                Response::ok_typed(request, &result).into()
+            }),
+            AnswerBody::Call(Err(e)) | AnswerBody::Open(Err(e)) | AnswerBody::Close(Err(e)) => {
+                *draft = changes;
+                self.write(Response::err(Some(request), e).into());
+            }
+        }
+        true
+    }
+
+    /// Pushes an event, with `draft` as its hints when unsent; an event this session may not
+    /// push is left out (its changes then go as `tools/hints`).
+    fn push_event(
+        &mut self,
+        event: Event,
+        about: Option<&InstanceKey>,
+        draft: &mut Option<HintDraft>,
+        ctx: &mut Context<Self>,
+    ) {
+        let feature_set = match self.lifecycle.push_grant() {
+            Ok(grant) => push::feature_set_for(&self.current_view(), grant, None),
+            Err(e) => Err(e),
+        };
+        let feature_set = match feature_set {
+            Ok(f) => f,
+            Err(e) => {
+                tracing::debug!(session = %self.id, error = %e, "may not push; the event is left out");
+                return;
+            }
+        };
+        let params = PushEventParams {
+            feature_set,
+            event_id: self.server.next_event_id(),
+            timestamp: push::rfc3339(self.server.now()),
+            origin: None,
+            tags: event.tags,
+            payload: PushPayload {
+                content: event.content,
+            },
+            // §5.2: a push carrying hints never has `coalesce`.
+            coalesce: None,
+            hints: None,
+            toolset: about.map(|k| k.toolset.clone()),
+            instance: about.and_then(|k| k.instance.clone()),
+        };
+        let changes = draft.take();
+        // §5.2: never retried — its rev is spent when written. The host's answer is logged.
+        let answer = self.write_push(params, changes, ctx);
+        let session = self.id;
+        ctx.spawn(actix::fut::wrap_future(async move {
+            match answer.await {
+                Ok(r) if r.accepted => {}
+                Ok(r) => tracing::debug!(%session, reason = ?r.reason, "the host refused an event"),
+                Err(e) => tracing::debug!(%session, error = %e, "an event got no answer"),
+            }
+        }));
+    }
+}
+
+/// Puts `hints` in a result's `_meta["mcpl/hints"]`.
+fn with_meta(meta: &mut Option<Meta>, hints: Option<HintChanges>) {
+    if let Some(h) = hints {
+        meta.get_or_insert_with(Meta::default).hints = Some(h);
+    }
+}
+
+impl Session {
+    /// `tools/hints` (§5.2: standalone changes), when there are any.
+    fn write_standalone(&mut self, draft: Option<HintDraft>) {
+        if let Some(d) = draft.filter(|d| !d.is_empty()) {
+            self.write_with_hints(Some(d), |h| {
+                let hints = h.unwrap_or_default();
+                Message::from(Notification::new::<ToolHints>(&hints))
+            });
+        }
+    }
+}
+

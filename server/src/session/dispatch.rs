@@ -1,0 +1,282 @@
+//! Reading: what the session does with each inbound item.
+//!
+//! Requests are routed by method. Unknown methods — `server/discover` among them, so that a
+//! newer client probing with it falls back to `initialize` — get -32601 in every phase;
+//! known ones other than `initialize` and `ping` get -32600 before `initialize`
+//! ([`LifecycleError::NotInitialized`](super::LifecycleError)); params that do not decode
+//! get -32602. Malformed input gets its decode error's response, an oversized message an
+//! invalid-request error with id `null`; the session goes on after each.
+
+use super::Session;
+use super::lifecycle::LifecycleError;
+use crate::manifest;
+use crate::receipt::receipt;
+use actix::prelude::*;
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Message, Notification, Request, Response};
+use mcpl_protocol::mcp::{
+    CancelledParams, Empty, InitializeParams, InitializeResult, ServerCapabilities,
+    ServerExperimental, ToolsCapability,
+};
+use mcpl_protocol::mcpl::{
+    FeatureSetsUpdateParams, FeatureSetsUpdateResult, ManifestChangedParams, ManifestResult,
+};
+use mcpl_protocol::method::{
+    self, CallTool, FeatureSetsUpdate, GetManifest, Initialize, ListTools, Method,
+    NotificationMethod, Ping, RequestMethod, ToolsetsClose, ToolsetsList, ToolsetsOpen,
+};
+use super::lifecycle::Phase;
+use crate::actors::principal::{HostInitialized, SessionReady};
+use mcpl_transport::Inbound;
+
+/// The requests this server serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    Initialize,
+    Ping,
+    ListTools,
+    CallTool,
+    FeatureSetsUpdate,
+    GetManifest,
+    ToolsetsOpen,
+    ToolsetsClose,
+    ToolsetsList,
+}
+
+impl Route {
+    fn of(method: &str) -> Option<Route> {
+        Some(match method {
+            Initialize::NAME => Route::Initialize,
+            Ping::NAME => Route::Ping,
+            ListTools::NAME => Route::ListTools,
+            CallTool::NAME => Route::CallTool,
+            FeatureSetsUpdate::NAME => Route::FeatureSetsUpdate,
+            GetManifest::NAME => Route::GetManifest,
+            ToolsetsOpen::NAME => Route::ToolsetsOpen,
+            ToolsetsClose::NAME => Route::ToolsetsClose,
+            ToolsetsList::NAME => Route::ToolsetsList,
+            // `server/discover` included: -32601 is what tells a client to fall back.
+            _ => return None,
+        })
+    }
+
+    /// Served before `initialize` too.
+    fn before_initialize(self) -> bool {
+        matches!(self, Route::Initialize | Route::Ping)
+    }
+}
+
+impl Session {
+    pub(super) fn on_inbound(&mut self, item: Inbound, ctx: &mut Context<Self>) {
+        match item {
+            Inbound::Message {
+                message: Message::Request(r),
+                ..
+            } => self.on_request(r),
+            Inbound::Message {
+                message: Message::Notification(n),
+                ..
+            } => self.on_notification(n),
+            Inbound::Message {
+                message: Message::Response(r),
+                ..
+            } => self.on_response(r, ctx),
+            Inbound::Malformed { error, .. } => {
+                tracing::debug!(session = %self.id, %error, "malformed message");
+                self.write(error.to_response().into());
+            }
+            Inbound::TooLarge { size, limit, .. } => {
+                tracing::debug!(session = %self.id, size, limit, "message too large");
+                let e = ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("message too large: {size} bytes, the limit is {limit}"),
+                );
+                self.write(Response::err(None, e).into());
+            }
+        }
+    }
+
+    fn on_request(&mut self, req: Request) {
+        let Some(route) = Route::of(&req.method) else {
+            let e = ErrorObject::method_not_found(&req.method);
+            return self.write(Response::err(Some(req.id), e).into());
+        };
+        if !route.before_initialize()
+            && let Err(e) = self.lifecycle.admit()
+        {
+            return self.write(Response::err(Some(req.id), e.to_error()).into());
+        }
+        // A request whose answer comes from the principal: its id must not be in use.
+        let forwarded = matches!(
+            route,
+            Route::ListTools
+                | Route::CallTool
+                | Route::ToolsetsOpen
+                | Route::ToolsetsClose
+                | Route::ToolsetsList
+        );
+        if forwarded && self.id_in_use(&req.id) {
+            let e = ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("request id {} is in use by a request still running", req.id),
+            );
+            return self.write(Response::err(Some(req.id), e).into());
+        }
+        match route {
+            Route::Initialize => {
+                let first = self.lifecycle.phase() == Phase::AwaitingInitialize;
+                self.answer::<Initialize>(req, Self::initialize);
+                if let Some(n) = self.lifecycle.negotiated().filter(|_| first) {
+                    let tool_hints = n.host.tool_hints;
+                    self.tell_principal(HostInitialized {
+                        id: self.id,
+                        tool_hints,
+                    });
+                }
+            }
+            Route::Ping => self.answer::<Ping>(req, |_, _| Ok(Empty::default())),
+            Route::ListTools => self.list_tools(req),
+            Route::CallTool => self.call_tool(req),
+            Route::FeatureSetsUpdate => {
+                let before = self.lifecycle.phase();
+                self.answer::<FeatureSetsUpdate>(req, Self::feature_sets_update);
+                self.on_phase(before);
+            }
+            Route::GetManifest => self.answer::<GetManifest>(req, Self::get_manifest),
+            Route::ToolsetsOpen => self.toolsets_open(req),
+            Route::ToolsetsClose => self.toolsets_close(req),
+            Route::ToolsetsList => self.toolsets_list(req),
+        }
+    }
+
+    /// Tells the principal when the handshake completed (SPEC §5.3: pushing may start).
+    fn on_phase(&mut self, before: Phase) {
+        if before != Phase::Ready && self.lifecycle.phase() == Phase::Ready {
+            self.tell_principal(SessionReady { id: self.id });
+        }
+    }
+
+    /// Decodes a request's params as `M`'s, serves it with `f`, writes the response.
+    fn answer<M: RequestMethod>(
+        &mut self,
+        req: Request,
+        f: impl FnOnce(&mut Self, M::Params) -> Result<M::Result, ErrorObject>,
+    ) {
+        let response = match req.params_as::<M::Params>().and_then(|p| f(self, p)) {
+            Ok(result) => Response::ok_typed(req.id, &result),
+            Err(e) => Response::err(Some(req.id), e),
+        };
+        self.write(response.into());
+    }
+
+    fn initialize(&mut self, params: InitializeParams) -> Result<InitializeResult, ErrorObject> {
+        let negotiated = self
+            .lifecycle
+            .on_initialize(&params)
+            .map_err(LifecycleError::to_error)?;
+        let version = negotiated.protocol_version;
+        tracing::info!(session = %self.id, client = %negotiated.client_info.name, version, host = ?negotiated.host, "initialized");
+        let shown = self.current_view();
+        self.shown = Some(shown.clone());
+        Ok(InitializeResult {
+            protocol_version: version.to_owned(),
+            capabilities: ServerCapabilities {
+                // Sent when a manifest change changes the tools a host is shown (§4.1).
+                tools: Some(ToolsCapability {
+                    list_changed: Some(true),
+                }),
+                experimental: Some(ServerExperimental {
+                    mcpl: Some(shown),
+                    other: Default::default(),
+                }),
+                other: Default::default(),
+            },
+            server_info: self.server.info().clone(),
+            instructions: self.server.instructions().map(str::to_owned),
+        })
+    }
+
+    fn feature_sets_update(
+        &mut self,
+        grant: FeatureSetsUpdateParams,
+    ) -> Result<FeatureSetsUpdateResult, ErrorObject> {
+        let result = receipt(&self.current_view(), &grant);
+        tracing::info!(session = %self.id, granted = ?grant.effective_capabilities, mode = ?result.mode, "grant received");
+        self.lifecycle
+            .on_grant(grant)
+            .map_err(LifecycleError::to_error)?;
+        Ok(result)
+    }
+
+    fn get_manifest(&mut self, _: Empty) -> Result<ManifestResult, ErrorObject> {
+        let manifest = self.current_view();
+        self.shown = Some(manifest.clone());
+        Ok(ManifestResult { manifest })
+    }
+
+    fn on_notification(&mut self, n: Notification) {
+        match n.method.as_str() {
+            method::Initialized::NAME => {
+                let before = self.lifecycle.phase();
+                if self.lifecycle.on_initialized() {
+                    self.on_phase(before);
+                    tracing::debug!(session = %self.id, phase = ?self.lifecycle.phase(), "host initialized");
+                } else {
+                    tracing::debug!(session = %self.id, phase = ?self.lifecycle.phase(), "unexpected initialized; ignored");
+                }
+            }
+            method::Cancelled::NAME => {
+                match n.params_as::<<method::Cancelled as NotificationMethod>::Params>() {
+                    Ok(CancelledParams { request_id, reason }) => {
+                        self.cancel_call(&request_id, reason.as_deref())
+                    }
+                    Err(error) => {
+                        tracing::debug!(session = %self.id, %error, "bad cancellation; ignored")
+                    }
+                }
+            }
+            // MCP: notifications the receiver does not know are ignored.
+            other => tracing::debug!(session = %self.id, method = other, "notification ignored"),
+        }
+    }
+
+    fn on_response(&mut self, r: Response, ctx: &mut Context<Self>) {
+        let Some(id) = r.id else {
+            tracing::warn!(session = %self.id, outcome = ?r.outcome, "host sent an error about an unreadable message");
+            return;
+        };
+        match self.outgoing.resolve(&id, r.outcome) {
+            Some((method, timer)) => {
+                tracing::debug!(session = %self.id, %id, method, "response matched");
+                if let Some(timer) = timer {
+                    ctx.cancel_future(timer);
+                }
+            }
+            None => {
+                tracing::warn!(session = %self.id, %id, "response to no pending request; ignored")
+            }
+        }
+    }
+
+    /// The server's manifest was replaced: tell this host which domains changed for it
+    /// (SPEC §17.3, §4.1: the `toolsets` domain), if it speaks MCPL and has seen a
+    /// manifest.
+    pub(super) fn on_manifest_replaced(&mut self) {
+        let Some(negotiated) = self.lifecycle.negotiated() else {
+            return; // `initialize` will show the new one.
+        };
+        if !negotiated.host.mcpl {
+            return;
+        }
+        let new = self.current_view();
+        let Some(old) = self.shown.replace(new.clone()) else {
+            return;
+        };
+        let domains = manifest::changed_domains(&old, &new);
+        if domains.is_empty() {
+            return;
+        }
+        let revision = new.revision.unwrap_or_default();
+        let params = ManifestChangedParams { revision, domains };
+        self.write(Notification::new::<method::ManifestChanged>(&params).into());
+    }
+}

@@ -1,0 +1,245 @@
+//! [`SessionHandle`]: how server code reaches a session — typed messages to its actor.
+//!
+//! A handle is cheap to clone, `Send` and `Sync`, and usable from any thread or task (a tool
+//! handler running on tokio included). Once the session has stopped, every method reports
+//! that it is closed.
+
+use super::Session;
+use super::lifecycle::{Negotiated, Phase};
+use super::outgoing::Failure;
+use crate::push::{self, PushError, PushEvent};
+use actix::prelude::*;
+use mcpl_protocol::jsonrpc::Request;
+use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, PushEventParams, PushEventResult, PushPayload};
+use mcpl_protocol::method;
+use mcpl_transport::Principal;
+use std::fmt;
+use std::future::Future;
+use crate::core::HintDraft;
+
+/// A session's id, unique within its [`Server`](crate::Server).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(pub u64);
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "s{}", self.0)
+    }
+}
+
+/// The session has stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the session is closed")]
+pub struct SessionClosed;
+
+/// A snapshot of a session's state.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SessionStatus {
+    /// The lifecycle phase.
+    pub phase: Phase,
+    /// What `initialize` settled, once answered.
+    pub negotiated: Option<Negotiated>,
+    /// The host's latest grant (`featureSets/update`), once answered.
+    pub grant: Option<FeatureSetsUpdateParams>,
+    /// Tool calls running.
+    pub running_calls: usize,
+    /// The session's requests to the host awaiting an answer.
+    pub pending_requests: usize,
+}
+
+/// A handle to a live (or stopped) session.
+#[derive(Clone)]
+pub struct SessionHandle {
+    addr: Addr<Session>,
+    id: SessionId,
+    principal: Principal,
+}
+
+impl fmt::Debug for SessionHandle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SessionHandle")
+            .field("id", &self.id)
+            .field("principal", &self.principal)
+            .finish()
+    }
+}
+
+impl SessionHandle {
+    pub(crate) fn new(addr: Addr<Session>, id: SessionId, principal: Principal) -> Self {
+        SessionHandle {
+            addr,
+            id,
+            principal,
+        }
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> SessionId {
+        self.id
+    }
+
+    /// Who the connection authenticated as.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    /// False once the session has stopped.
+    pub fn is_open(&self) -> bool {
+        self.addr.connected()
+    }
+
+    /// Sends `push/event` to the host and waits for its answer (or the server's push
+    /// timeout). Refused at once when the session may not push: before the host's initial
+    /// `featureSets/update` completed ([`PushError::GrantPending`], SPEC §5.3) or without a
+    /// `pushEvents` grant ([`PushError::NotGranted`]).
+    pub async fn push(&self, event: PushEvent) -> Result<PushEventResult, PushError> {
+        self.addr
+            .send(Push(event))
+            .await
+            .map_err(|_| PushError::Closed)?
+            .await
+    }
+
+    /// The session's state now.
+    pub async fn status(&self) -> Result<SessionStatus, SessionClosed> {
+        self.addr.send(Status).await.map_err(|_| SessionClosed)
+    }
+
+    /// Asks the session to stop: running calls are cancelled, pending pushes fail with
+    /// [`PushError::Closed`], the connection's write side closes once queued messages are
+    /// written.
+    pub fn close(&self) {
+        self.addr.do_send(Close);
+    }
+}
+
+/// Pushes an event; answers with the future of the host's answer, so the actor is not
+/// held while the host thinks.
+struct Push(PushEvent);
+
+pub(super) type PushAnswer =
+    std::pin::Pin<Box<dyn Future<Output = Result<PushEventResult, PushError>> + Send>>;
+
+impl Message for Push {
+    type Result = PushAnswer;
+}
+
+impl Handler<Push> for Session {
+    type Result = MessageResult<Push>;
+
+    fn handle(&mut self, Push(event): Push, ctx: &mut Context<Self>) -> Self::Result {
+        MessageResult(match self.send_push(event, ctx) {
+            Ok(answer) => answer,
+            Err(e) => Box::pin(std::future::ready(Err(e))),
+        })
+    }
+}
+
+impl Session {
+    /// Checks that pushing is allowed, fills in the event and writes it. The returned
+    /// future resolves with the host's answer.
+    fn send_push(
+        &mut self,
+        event: PushEvent,
+        ctx: &mut Context<Self>,
+    ) -> Result<PushAnswer, PushError> {
+        let grant = self.lifecycle.push_grant()?;
+        let feature_set =
+            push::feature_set_for(&self.current_view(), grant, event.feature_set.as_deref())?;
+        let params = PushEventParams {
+            feature_set,
+            event_id: event
+                .event_id
+                .unwrap_or_else(|| self.server.next_event_id()),
+            timestamp: event
+                .timestamp
+                .unwrap_or_else(|| push::rfc3339(self.server.now())),
+            origin: event.origin,
+            tags: event.tags,
+            payload: PushPayload {
+                content: event.content,
+            },
+            coalesce: None,
+            hints: None,
+            toolset: event.toolset,
+            instance: event.instance,
+        };
+        Ok(self.write_push(params, None, ctx))
+    }
+
+    /// Writes `push/event` as a request, with `draft` numbered as its `hints` in the same
+    /// step (§5.2), and starts its timer. A push is sent once: hint-carrying pushes are
+    /// never retried (§5.2, amending SPEC §9.4), and this session retries none.
+    pub(super) fn write_push(
+        &mut self,
+        mut params: PushEventParams,
+        draft: Option<HintDraft>,
+        ctx: &mut Context<Self>,
+    ) -> PushAnswer {
+        let timeout = self.server.push_timeout();
+        let (id, answer) = self
+            .outgoing
+            .register(<method::PushEvent as method::Method>::NAME);
+        let timer = ctx.run_later(timeout, {
+            let id = id.clone();
+            move |act, _| {
+                if act.outgoing.expire(&id) {
+                    tracing::warn!(session = %act.id, %id, "push timed out");
+                }
+            }
+        });
+        self.outgoing.set_timer(&id, timer);
+        tracing::debug!(session = %self.id, %id, event = %params.event_id, "push sent");
+        self.write_with_hints(draft, |hints| {
+            params.hints = hints;
+            Request::new::<method::PushEvent>(id, &params).into()
+        });
+        Box::pin(async move {
+            match answer.await {
+                Ok(Ok(Ok(result))) => serde_json::from_value(result)
+                    .map_err(|e| PushError::MalformedResult(e.to_string())),
+                Ok(Ok(Err(error))) => Err(PushError::Host(error)),
+                Ok(Err(Failure::TimedOut)) => Err(PushError::TimedOut(timeout)),
+                Ok(Err(Failure::Closed)) | Err(_) => Err(PushError::Closed),
+            }
+        })
+    }
+}
+
+/// Asks for a [`SessionStatus`].
+struct Status;
+
+impl Message for Status {
+    type Result = SessionStatus;
+}
+
+impl Handler<Status> for Session {
+    type Result = MessageResult<Status>;
+
+    fn handle(&mut self, _: Status, _: &mut Context<Self>) -> Self::Result {
+        MessageResult(SessionStatus {
+            phase: self.lifecycle.phase(),
+            negotiated: self.lifecycle.negotiated().cloned(),
+            grant: self.lifecycle.grant().cloned(),
+            running_calls: self.calls.len(),
+            pending_requests: self.outgoing.len(),
+        })
+    }
+}
+
+/// Stops the session.
+pub(super) struct Close;
+
+impl Message for Close {
+    type Result = ();
+}
+
+impl Handler<Close> for Session {
+    type Result = ();
+
+    fn handle(&mut self, _: Close, ctx: &mut Context<Self>) {
+        ctx.stop();
+    }
+}
+

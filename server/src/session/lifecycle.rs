@@ -1,0 +1,280 @@
+//! The session lifecycle as a pure state machine: what the host negotiated, what it
+//! granted, and which requests the current phase admits. The actor feeds it the lifecycle
+//! messages and asks it before acting; it does no I/O.
+
+use crate::push::PushError;
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
+use mcpl_protocol::mcp::{Implementation, InitializeParams, negotiate_version};
+use mcpl_protocol::mcpl::FeatureSetsUpdateParams;
+
+/// Where a session is, named for what it waits for.
+///
+/// ```text
+///   AwaitingInitialize ──initialize answered──▶ AwaitingInitialized
+///   AwaitingInitialized ──notifications/initialized──▶ AwaitingGrant   (an MCPL host)
+///                                                   └─▶ Ready           (a plain MCP host, or
+///                                                                        an MCPL host whose grant
+///                                                                        already came)
+///   AwaitingGrant ──featureSets/update answered──▶ Ready
+///   Ready ──featureSets/update answered──▶ Ready   (the grant is replaced)
+/// ```
+///
+/// `ping` is answered in every phase. Before `initialize`, every other request the server
+/// knows is refused with -32600 (see [`LifecycleError::NotInitialized`]); after it, requests
+/// are served in every phase (MCP lets a client send requests once `initialize` is
+/// answered). A `featureSets/update` that arrives before `notifications/initialized` is
+/// recorded and answered. Only pushing waits for `Ready` (SPEC §5.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Phase {
+    /// Waiting for `initialize`.
+    AwaitingInitialize,
+    /// `initialize` answered; waiting for `notifications/initialized`.
+    AwaitingInitialized,
+    /// An MCPL host: waiting for its `featureSets/update` request (SPEC §5.3).
+    AwaitingGrant,
+    /// Fully set up.
+    Ready,
+}
+
+/// What the host advertised under `capabilities.experimental.mcpl` in `initialize`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct HostFeatures {
+    /// It advertised `experimental.mcpl` at all: an MCPL host.
+    pub mcpl: bool,
+    /// It advertised `toolHints: true` (RFC-014 §2).
+    pub tool_hints: bool,
+    /// It advertised `pushEvents: true`.
+    pub push_events: bool,
+}
+
+/// What `initialize` settled.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Negotiated {
+    /// The protocol version answered (MCP version negotiation).
+    pub protocol_version: &'static str,
+    /// Who the host says it is.
+    pub client_info: Implementation,
+    /// What the host advertised.
+    pub host: HostFeatures,
+}
+
+/// A lifecycle rule a request broke; each maps to a JSON-RPC error in
+/// [`LifecycleError::to_error`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum LifecycleError {
+    /// A request other than `initialize` or `ping` came before `initialize`. **Choice:**
+    /// -32600 (invalid request), since the request is well-formed but not allowed yet;
+    /// MCP names no code, and -32002 is MCPL's capability-denied.
+    #[error("not initialized: send initialize first")]
+    NotInitialized,
+    /// A second `initialize` on the same session: -32600.
+    #[error("already initialized")]
+    AlreadyInitialized,
+}
+
+impl LifecycleError {
+    /// The JSON-RPC error sent for it.
+    pub fn to_error(self) -> ErrorObject {
+        ErrorObject::new(ErrorCode::INVALID_REQUEST, self.to_string())
+    }
+}
+
+/// A session's lifecycle state.
+#[derive(Debug, Clone)]
+pub(crate) struct Lifecycle {
+    phase: Phase,
+    negotiated: Option<Negotiated>,
+    grant: Option<FeatureSetsUpdateParams>,
+}
+
+impl Default for Lifecycle {
+    fn default() -> Self {
+        Lifecycle {
+            phase: Phase::AwaitingInitialize,
+            negotiated: None,
+            grant: None,
+        }
+    }
+}
+
+impl Lifecycle {
+    /// The current phase.
+    pub(crate) fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// What `initialize` settled, once it has been answered.
+    pub(crate) fn negotiated(&self) -> Option<&Negotiated> {
+        self.negotiated.as_ref()
+    }
+
+    /// The host's latest grant, once a `featureSets/update` was answered.
+    pub(crate) fn grant(&self) -> Option<&FeatureSetsUpdateParams> {
+        self.grant.as_ref()
+    }
+
+    /// Whether the host advertised `toolHints` (false before `initialize`).
+    pub(crate) fn host_tool_hints(&self) -> bool {
+        self.negotiated.as_ref().is_some_and(|n| n.host.tool_hints)
+    }
+
+    /// Whether a request that needs a session may be served now.
+    pub(crate) fn admit(&self) -> Result<(), LifecycleError> {
+        match self.phase {
+            Phase::AwaitingInitialize => Err(LifecycleError::NotInitialized),
+            _ => Ok(()),
+        }
+    }
+
+    /// `initialize`: negotiates the version and records what the host advertised.
+    pub(crate) fn on_initialize(
+        &mut self,
+        params: &InitializeParams,
+    ) -> Result<&Negotiated, LifecycleError> {
+        if self.phase != Phase::AwaitingInitialize {
+            return Err(LifecycleError::AlreadyInitialized);
+        }
+        let mcpl = params.capabilities.mcpl();
+        let host = HostFeatures {
+            mcpl: mcpl.is_some(),
+            tool_hints: mcpl.and_then(|m| m.tool_hints) == Some(true),
+            push_events: mcpl.and_then(|m| m.push_events) == Some(true),
+        };
+        self.phase = Phase::AwaitingInitialized;
+        Ok(self.negotiated.insert(Negotiated {
+            protocol_version: negotiate_version(&params.protocol_version),
+            client_info: params.client_info.clone(),
+            host,
+        }))
+    }
+
+    /// `notifications/initialized`. Returns false (and changes nothing) when it was not
+    /// expected now; the caller logs that.
+    pub(crate) fn on_initialized(&mut self) -> bool {
+        if self.phase != Phase::AwaitingInitialized {
+            return false;
+        }
+        let mcpl = self.negotiated.as_ref().is_some_and(|n| n.host.mcpl);
+        self.phase = if mcpl && self.grant.is_none() {
+            Phase::AwaitingGrant
+        } else {
+            Phase::Ready
+        };
+        true
+    }
+
+    /// `featureSets/update`: records the grant (SPEC §5.4: `effectiveCapabilities` is the
+    /// only allowlist) and completes the handshake if it waited for it.
+    pub(crate) fn on_grant(
+        &mut self,
+        grant: FeatureSetsUpdateParams,
+    ) -> Result<(), LifecycleError> {
+        self.admit()?;
+        self.grant = Some(grant);
+        if self.phase == Phase::AwaitingGrant {
+            self.phase = Phase::Ready;
+        }
+        Ok(())
+    }
+
+    /// The grant to push under, or why nothing may be pushed now.
+    pub(crate) fn push_grant(&self) -> Result<&FeatureSetsUpdateParams, PushError> {
+        if self.negotiated.as_ref().is_some_and(|n| !n.host.mcpl) {
+            return Err(PushError::NotGranted);
+        }
+        // SPEC §5.3: nothing capability-dependent before the initial exchange completes,
+        // and (MCP) no request to the host before it said `initialized`.
+        match (&self.grant, self.phase) {
+            (Some(grant), Phase::Ready) => Ok(grant),
+            _ => Err(PushError::GrantPending),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn init(version: &str, mcpl: Option<serde_json::Value>) -> InitializeParams {
+        let mut caps = json!({});
+        if let Some(m) = mcpl {
+            caps = json!({"experimental": {"mcpl": m}});
+        }
+        serde_json::from_value(json!({"protocolVersion": version, "capabilities": caps,
+            "clientInfo": {"name": "h", "version": "1"}}))
+        .unwrap()
+    }
+
+    fn grant(caps: &[&str]) -> FeatureSetsUpdateParams {
+        FeatureSetsUpdateParams {
+            effective_capabilities: caps.iter().map(|c| c.to_string()).collect(),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn an_mcpl_host_waits_for_its_grant() {
+        let mut l = Lifecycle::default();
+        assert_eq!(l.admit(), Err(LifecycleError::NotInitialized));
+        assert_eq!(l.push_grant(), Err(PushError::GrantPending));
+        let n = l
+            .on_initialize(&init(
+                "2025-06-18",
+                Some(json!({"version": "0.5", "toolHints": true})),
+            ))
+            .unwrap();
+        assert_eq!(n.protocol_version, "2025-06-18");
+        assert_eq!(
+            n.host,
+            HostFeatures {
+                mcpl: true,
+                tool_hints: true,
+                push_events: false
+            }
+        );
+        assert_eq!(l.phase(), Phase::AwaitingInitialized);
+        assert!(l.on_initialized());
+        assert_eq!(l.phase(), Phase::AwaitingGrant);
+        assert_eq!(l.push_grant(), Err(PushError::GrantPending));
+        l.on_grant(grant(&["tools", "pushEvents"])).unwrap();
+        assert_eq!(l.phase(), Phase::Ready);
+        assert!(l.push_grant().is_ok());
+        assert!(!l.on_initialized());
+        assert_eq!(
+            l.on_initialize(&init("2025-11-25", None)).unwrap_err(),
+            LifecycleError::AlreadyInitialized
+        );
+    }
+
+    #[test]
+    fn a_plain_host_is_ready_after_initialized_and_never_granted() {
+        let mut l = Lifecycle::default();
+        l.on_initialize(&init("1999-01-01", None)).unwrap();
+        assert_eq!(
+            l.negotiated().unwrap().protocol_version,
+            mcpl_protocol::mcp::LATEST_PROTOCOL_VERSION
+        );
+        assert!(l.on_initialized());
+        assert_eq!(l.phase(), Phase::Ready);
+        assert_eq!(l.push_grant(), Err(PushError::NotGranted));
+    }
+
+    #[test]
+    fn a_grant_before_initialized_is_kept_and_pushing_waits_for_initialized() {
+        let mut l = Lifecycle::default();
+        assert_eq!(
+            l.on_grant(grant(&["pushEvents"])),
+            Err(LifecycleError::NotInitialized)
+        );
+        l.on_initialize(&init("2025-11-25", Some(json!({"version": "0.5"}))))
+            .unwrap();
+        l.on_grant(grant(&["pushEvents"])).unwrap();
+        assert_eq!(l.phase(), Phase::AwaitingInitialized);
+        assert_eq!(l.push_grant(), Err(PushError::GrantPending));
+        l.on_initialized();
+        assert_eq!(l.phase(), Phase::Ready);
+        assert!(l.push_grant().is_ok());
+    }
+}

@@ -1,0 +1,219 @@
+//! The session: one actix actor per connection.
+//!
+//! It consumes the connection's inbound channel as an actix stream, one item at a time,
+//! and writes through the connection's outbound side. It owns the lifecycle
+//! ([`Phase`]), the connection's rev counter ([`Sequencer`]), the requests it forwarded
+//! to its principal, the running tool handlers, and its own requests to the host awaiting
+//! answers. Server code talks to it through a [`SessionHandle`].
+//!
+//! | file | what |
+//! |---|---|
+//! | `lifecycle.rs` | the pure lifecycle state machine: phases, negotiation, the grant |
+//! | `dispatch.rs` | reading: inbound items, requests, notifications, responses |
+//! | `toolsets.rs` | `tools/list`, `toolsets/open|close|list`: forwarded to the principal, answered from it |
+//! | `calls.rs` | `tools/call`: forwarded, then a handler task or the instance's answer; cancellation |
+//! | `deliver.rs` | what the principal sends: changes with their carrier (§5.2, §5.3) |
+//! | `outgoing.rs` | the table of the session's requests to the host |
+//! | `handle.rs` | [`SessionHandle`] and the messages it sends the actor: push, status, close |
+//!
+//! **One writer** (§5.2). Every message to the host goes through `Session::write` (or
+//! `Session::write_with_hints`, which stamps the next rev and writes in the same step), in
+//! handler order, straight into the transport's bounded queue. Nothing else writes to the
+//! transport, so no hint-carrying message can come between a rev and its write.
+//!
+//! **Backpressure.** The transport's outbound queue is bounded (1024 messages for every
+//! transport here). A host that stops reading fills it; the session then cannot write
+//! without losing order (and revs), so it closes the link rather than buffer without
+//! bound. Requests a host sends are answered in that same queue, so a host that reads
+//! nothing cannot make the server hold more than the queue.
+
+mod calls;
+mod deliver;
+mod dispatch;
+mod handle;
+mod lifecycle;
+mod outgoing;
+mod toolsets;
+
+pub use handle::{SessionClosed, SessionHandle, SessionId, SessionStatus};
+pub use lifecycle::{HostFeatures, LifecycleError, Negotiated, Phase};
+
+use crate::actors::principal::PrincipalActor;
+use crate::core::{Catalog, HintDraft, HostView, Sequencer};
+use crate::manifest;
+use crate::server::Server;
+use actix::prelude::*;
+use calls::Calls;
+use lifecycle::Lifecycle;
+use mcpl_protocol::hints::HintChanges;
+use mcpl_protocol::jsonrpc::{Id, Message};
+use mcpl_protocol::mcpl::McplManifest;
+use mcpl_transport::{Connection, ConnectionInfo, Inbound, Outbound, Principal, TransportError};
+use outgoing::Outgoing;
+use std::collections::HashMap;
+use std::sync::Arc;
+use tokio::sync::mpsc;
+
+/// A request forwarded to the principal, waiting for its answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Forwarded {
+    /// The host cancelled it (MCP `notifications/cancelled`): no response is written, and
+    /// the changes it caused go as `tools/hints` (§5.2, vector 29).
+    cancelled: bool,
+}
+
+/// One connection's session. Created by [`Server::serve`]; see the module docs.
+pub struct Session {
+    id: SessionId,
+    server: Server,
+    principal: Principal,
+    info: ConnectionInfo,
+    /// Taken when the actor starts (it becomes the actor's stream).
+    inbound: Option<mpsc::Receiver<Inbound>>,
+    /// The transport's writer; `None` once the session gave up writing (backpressure).
+    outbound: Option<Outbound>,
+    /// This session's principal; set when the actor starts.
+    principal_addr: Option<Addr<PrincipalActor>>,
+    /// The catalog as of the last change the principal told this session about.
+    catalog: Arc<Catalog>,
+    /// §5.2: this connection's revs.
+    sequencer: Sequencer,
+    forwarded: HashMap<Id, Forwarded>,
+    lifecycle: Lifecycle,
+    calls: Calls,
+    outgoing: Outgoing<SpawnHandle>,
+    /// The manifest this host last saw (in `initialize`, `mcpl/manifest` or a change
+    /// notice), to tell which domains a replacement changes for it.
+    shown: Option<McplManifest>,
+    self_addr: Option<Addr<Session>>,
+}
+
+impl Session {
+    pub(crate) fn new(
+        server: Server,
+        conn: Connection,
+        id: SessionId,
+        principal: Principal,
+    ) -> Self {
+        Session {
+            id,
+            catalog: server.catalog(),
+            server,
+            principal,
+            info: conn.info,
+            inbound: Some(conn.inbound),
+            outbound: Some(conn.outbound),
+            principal_addr: None,
+            sequencer: Sequencer::new(),
+            forwarded: HashMap::new(),
+            lifecycle: Lifecycle::default(),
+            calls: Calls::default(),
+            outgoing: Outgoing::default(),
+            shown: None,
+            self_addr: None,
+        }
+    }
+
+    /// Queues a message for the host: the single place anything is written (module docs).
+    fn write(&mut self, message: Message) {
+        let Some(out) = &self.outbound else {
+            tracing::debug!(session = %self.id, "write after the session stopped writing; dropped");
+            return;
+        };
+        match out.try_send(message) {
+            Ok(()) => {}
+            Err(TransportError::Backpressure) => {
+                tracing::warn!(session = %self.id, "the host stopped reading; closing the link");
+                self.outbound = None;
+                if let Some(me) = &self.self_addr {
+                    me.do_send(handle::Close);
+                }
+            }
+            Err(_) => {
+                tracing::debug!(session = %self.id, "the transport closed; writes dropped");
+                self.outbound = None;
+            }
+        }
+    }
+
+    /// §5.2: numbers `draft` with this connection's next rev (none when it is empty) and
+    /// writes the message `build` makes with it, in one step. Only for a host shown hints:
+    /// callers pass `None` for any other (§2, §8, vector 8).
+    fn write_with_hints(
+        &mut self,
+        draft: Option<HintDraft>,
+        build: impl FnOnce(Option<HintChanges>) -> Message,
+    ) {
+        let hints = draft.and_then(|d| self.sequencer.stamp_if_any(d));
+        self.write(build(hints));
+    }
+
+    /// What this host is shown: hints only when both sides advertised `toolHints` (§2).
+    fn view(&self) -> HostView {
+        self.catalog.view_for(self.lifecycle.host_tool_hints())
+    }
+
+    /// True when this host is shown hints now: initialized, and both sides advertised
+    /// `toolHints` (§2). Hints for any other host are dropped (vector 8).
+    fn hinted(&self) -> bool {
+        self.lifecycle.negotiated().is_some() && self.view() == HostView::Hinted
+    }
+
+    /// The manifest as this host is to be shown it now.
+    fn current_view(&self) -> McplManifest {
+        manifest::shown_to(&self.server.manifest(), self.lifecycle.host_tool_hints())
+    }
+
+    /// A handle to this session.
+    fn session_handle(&self, ctx: &Context<Self>) -> SessionHandle {
+        SessionHandle::new(ctx.address(), self.id, self.principal.clone())
+    }
+
+    /// Sends a message to this session's principal.
+    fn tell_principal<M>(&self, m: M)
+    where
+        M: actix::Message<Result = ()> + Send + 'static,
+        PrincipalActor: Handler<M>,
+    {
+        if let Some(p) = &self.principal_addr {
+            p.do_send(m);
+        }
+    }
+}
+
+impl Actor for Session {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        tracing::debug!(session = %self.id, peer = %self.info.peer, kind = ?self.info.kind, principal = %self.principal.name(), "session started");
+        self.self_addr = Some(ctx.address());
+        self.server.register_session(self.id, ctx.address());
+        self.principal_addr = Some(self.server.attach(&self.principal, self.id, ctx.address()));
+        if let Some(mut inbound) = self.inbound.take() {
+            ctx.add_stream(futures_util::stream::poll_fn(move |cx| {
+                inbound.poll_recv(cx)
+            }));
+        }
+    }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.calls.cancel_all();
+        self.outgoing.close_all();
+        self.server.detach(&self.principal, self.id);
+        self.server.unregister_session(self.id);
+        tracing::debug!(session = %self.id, "session stopped");
+    }
+}
+
+impl StreamHandler<Inbound> for Session {
+    fn handle(&mut self, item: Inbound, ctx: &mut Context<Self>) {
+        self.on_inbound(item, ctx);
+    }
+
+    /// The link is gone: stop (pending pushes fail with "closed", running calls are
+    /// cancelled). What was queued is still written by the transport if it can be.
+    fn finished(&mut self, ctx: &mut Context<Self>) {
+        tracing::debug!(session = %self.id, "inbound ended");
+        ctx.stop();
+    }
+}

@@ -1,0 +1,212 @@
+//! Tools as server authors write them: a `Tool` definition and a typed async handler.
+//!
+//! A handler is `Fn(ToolContext, Args) -> impl Future<Output = Result<CallToolResult,
+//! ToolError>> + Send`, where `Args: DeserializeOwned` (a struct, or `serde_json::Value` to
+//! take the arguments as they came). The session decodes the arguments and runs the
+//! handler as a spawned tokio task, so a handler may await anything `Send` and a panic
+//! stays inside its call.
+//!
+//! Errors (MCP 2025-11-25): arguments that do not decode, and [`ToolError::Failed`], are
+//! *tool execution errors* — a result with `isError: true` that the model reads; only
+//! [`ToolError::Internal`] (and a panic) is a JSON-RPC error (-32603). The mapping is
+//! [`ToolError::into_outcome`], the one place it happens.
+
+use crate::cancel::CancelToken;
+use crate::push::{PushError, PushEvent};
+use crate::session::SessionHandle;
+use mcpl_protocol::jsonrpc::{ErrorObject, Id};
+use mcpl_protocol::mcp::CallToolResult;
+use mcpl_protocol::mcpl::PushEventResult;
+use mcpl_protocol::meta::Meta;
+use mcpl_transport::Principal;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+use std::future::Future;
+use std::marker::PhantomData;
+use std::pin::Pin;
+
+/// What a tool handler is given besides its arguments.
+#[derive(Debug, Clone)]
+pub struct ToolContext {
+    pub(crate) principal: Principal,
+    pub(crate) session: SessionHandle,
+    pub(crate) request_id: Id,
+    pub(crate) meta: Option<Meta>,
+    pub(crate) instance: Option<String>,
+    pub(crate) cancel: CancelToken,
+}
+
+impl ToolContext {
+    /// Who the connection authenticated as (RFC-014 §4.6).
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    /// The principal's name, for logs and for replies (`anon-N` for an anonymous one).
+    pub fn principal_name(&self) -> String {
+        self.principal.name()
+    }
+
+    /// The session the call arrived on: push events to this host through it.
+    pub fn session(&self) -> &SessionHandle {
+        &self.session
+    }
+
+    /// The id of the `tools/call` request.
+    pub fn request_id(&self) -> &Id {
+        &self.request_id
+    }
+
+    /// The call's `_meta` (`params._meta`), if it had one — RFC-014's `mcpl/instance`
+    /// (§4.5) travels there.
+    pub fn meta(&self) -> Option<&Meta> {
+        self.meta.as_ref()
+    }
+
+    /// The instance the call was resolved to (§4.5), for a tool of an instanced toolset
+    /// that has a handler of its own: the principal's name for it.
+    pub fn instance(&self) -> Option<&str> {
+        self.instance.as_deref()
+    }
+
+    /// The call's cancellation token (see [`CancelToken`]).
+    pub fn cancellation(&self) -> &CancelToken {
+        &self.cancel
+    }
+
+    /// True once the host cancelled the call.
+    pub fn is_cancelled(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
+
+    /// Pushes an event to this session's host; shorthand for `self.session().push(event)`.
+    pub async fn push(&self, event: PushEvent) -> Result<PushEventResult, PushError> {
+        self.session.push(event).await
+    }
+}
+
+/// Why a tool call did not produce a result, sorted by who is at fault.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ToolError {
+    /// The caller's arguments do not fit the tool: a tool error the model can correct.
+    #[error("invalid arguments for tool {tool:?}: {detail}")]
+    InvalidArguments {
+        /// The tool.
+        tool: String,
+        /// What is wrong (serde's description, with the path where it has one).
+        detail: String,
+    },
+    /// The tool could not do what was asked (no such game, not your turn): a tool error
+    /// whose text the model reads.
+    #[error("{message}")]
+    Failed {
+        /// What to tell the model.
+        message: String,
+    },
+    /// The server failed: a JSON-RPC internal error (-32603); the source is logged, not sent.
+    #[error("internal error: {0}")]
+    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl ToolError {
+    /// A [`ToolError::Failed`] with this text.
+    pub fn failed(message: impl Into<String>) -> Self {
+        ToolError::Failed {
+            message: message.into(),
+        }
+    }
+
+    /// A [`ToolError::Internal`] wrapping `source`.
+    pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
+        ToolError::Internal(source.into())
+    }
+
+    /// The one place a handler's error becomes what the host receives: a tool error result,
+    /// or a JSON-RPC error.
+    pub fn into_outcome(self) -> Result<CallToolResult, ErrorObject> {
+        match self {
+            ToolError::InvalidArguments { .. } | ToolError::Failed { .. } => {
+                Ok(CallToolResult::error(self.to_string()))
+            }
+            ToolError::Internal(source) => {
+                tracing::warn!(error = %source, "tool handler failed internally");
+                Err(ErrorObject::internal("the tool failed"))
+            }
+        }
+    }
+}
+
+/// What a handler's future resolves to.
+pub type ToolResult = Result<CallToolResult, ToolError>;
+
+/// A boxed handler future.
+pub(crate) type ToolFuture = Pin<Box<dyn Future<Output = ToolResult> + Send>>;
+
+/// A handler with its argument type erased; decoding happens inside [`ErasedHandler::call`]
+/// so that it runs in the call's task too.
+pub(crate) trait ErasedHandler: Send + Sync {
+    /// Decodes `args` and runs the handler.
+    fn call(&self, ctx: ToolContext, args: Value) -> ToolFuture;
+}
+
+/// A typed handler and the tool name its decode errors mention.
+pub(crate) struct Typed<A, F> {
+    tool: String,
+    f: F,
+    // `fn() -> A`: the handler only produces `A`s, so `Typed` is Send + Sync whatever `A` is.
+    _args: PhantomData<fn() -> A>,
+}
+
+impl<A, F> Typed<A, F> {
+    pub(crate) fn new(tool: String, f: F) -> Self {
+        Typed {
+            tool,
+            f,
+            _args: PhantomData,
+        }
+    }
+}
+
+impl<A, F, Fut> ErasedHandler for Typed<A, F>
+where
+    A: DeserializeOwned + Send + 'static,
+    F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+    Fut: Future<Output = ToolResult> + Send + 'static,
+{
+    fn call(&self, ctx: ToolContext, args: Value) -> ToolFuture {
+        match serde_json::from_value::<A>(args) {
+            Ok(args) => Box::pin((self.f)(ctx, args)),
+            Err(e) => {
+                // MCP 2025-11-25: input validation failures are tool errors, not -32602.
+                let error = ToolError::InvalidArguments {
+                    tool: self.tool.clone(),
+                    detail: e.to_string(),
+                };
+                Box::pin(async move { Err(error) })
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcpl_protocol::jsonrpc::ErrorCode;
+
+    #[test]
+    fn tool_errors_map_to_results_or_internal_errors() {
+        let r = ToolError::failed("not your turn").into_outcome().unwrap();
+        assert!(r.is_error);
+        assert_eq!(r.joined_text(), "not your turn");
+        let r = ToolError::InvalidArguments {
+            tool: "t".into(),
+            detail: "missing field `x`".into(),
+        }
+        .into_outcome()
+        .unwrap();
+        assert!(r.is_error);
+        let e = ToolError::internal("disk full").into_outcome().unwrap_err();
+        assert_eq!(e.code, ErrorCode::INTERNAL_ERROR);
+    }
+}
