@@ -481,3 +481,18 @@ async fn in_sse_mode_a_request_is_answered_with_a_stream_that_ends_after_the_res
     let answer = text.find("protocolVersion").expect("the response");
     assert!(note < answer, "{text}");
 }
+
+#[tokio::test]
+async fn a_server_discover_probe_without_a_session_gets_method_not_found() {
+    let ep = endpoint(server_opts()).await;
+    let probe = request(7, "server/discover", json!({"protocolVersion": "2026-07-28"})).encode();
+    let resp = ep.post(probe, &[]).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    match Message::decode(&resp.bytes().await.unwrap()) {
+        Ok(Message::Response(r)) => {
+            assert_eq!(r.id, Some(mcpl_protocol::Id::Number(7)));
+            assert_eq!(r.outcome.unwrap_err().code, ErrorCode::METHOD_NOT_FOUND);
+        }
+        other => panic!("expected a JSON-RPC error, got {other:?}"),
+    }
+}

@@ -17,7 +17,7 @@ use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::routing::get;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
-use mcpl_protocol::mcp::is_supported_version;
+use mcpl_protocol::mcp::{SERVER_DISCOVER, is_supported_version};
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Request, Response};
 use std::convert::Infallible;
 use std::io;
@@ -184,6 +184,18 @@ async fn on_post(
                 Ok(s) => s,
                 Err(refusal) => return refusal.into_response(),
             }
+        }
+        // A newer-era client probes `server/discover` before any session exists. This is a
+        // handshake-era server: answer -32601 like any unknown method, so the client falls
+        // back to `initialize` on a JSON-RPC signal rather than an HTTP status.
+        None if matches!(&message, Message::Request(r) if r.method == SERVER_DISCOVER) => {
+            let Message::Request(r) = message else {
+                unreachable!("matched as a request just above")
+            };
+            return json(
+                StatusCode::OK,
+                &Response::err(Some(r.id), ErrorObject::method_not_found(&r.method)).into(),
+            );
         }
         None => {
             return rpc_error(

@@ -1,0 +1,44 @@
+"""An MCP client written with the official Python SDK, in its default connect mode.
+
+Usage:
+  py_client.py URL TOOL ARGS_JSON           connect over Streamable HTTP
+  py_client.py stdio TOOL ARGS_JSON CMD...  spawn CMD and connect over stdio
+
+It initializes, lists every tool, calls TOOL with ARGS_JSON, and prints one JSON object:
+{"handshake": "initialize"|"discover", "server": ..., "protocolVersion": ..., "tools": [names], "result": CallToolResult}.
+"""
+
+import json
+import sys
+
+import anyio
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+
+async def main() -> None:
+    target, tool, args = sys.argv[1], sys.argv[2], json.loads(sys.argv[3])
+    if target == "stdio":
+        server = StdioServerParameters(command=sys.argv[4], args=sys.argv[5:])
+    else:
+        server = target
+    async with Client(server) as client:
+        init = client.session.initialize_result
+        tools = await client.list_tools()
+        result = await client.call_tool(tool, args)
+        print(
+            json.dumps(
+                {
+                    "handshake": "initialize" if init else "discover",
+                    "server": init.server_info.name if init else None,
+                    "protocolVersion": init.protocol_version if init else None,
+                    "tools": [t.name for t in tools.tools],
+                    "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
+                }
+            ),
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    anyio.run(main)

@@ -1,0 +1,113 @@
+//! A small server built on `mcpl-server`, for interop tests with peers we did not write
+//! (the official MCP Python SDK's client) over stdio, WebSocket and Streamable HTTP.
+//!
+//! Tools: `echo {text}` says the text back; `add {a, b}` adds two integers.
+//! On a network listener it prints `listening on ADDR` as its first line of stdout, once the
+//! socket is bound, so a test can read the port it chose (bind port 0).
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use mcpl_protocol::mcp::{CallToolResult, Tool};
+use mcpl_server::{Server, ToolContext, ToolError};
+use mcpl_transport::{ServerOptions, http, stdio, ws};
+use serde::Deserialize;
+use serde_json::json;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(about = "An interop test server built on mcpl-server")]
+struct Cli {
+    #[command(subcommand)]
+    transport: Transport,
+}
+
+#[derive(Subcommand)]
+enum Transport {
+    /// Serve one session on stdin/stdout.
+    Stdio,
+    /// Serve Streamable HTTP at /mcp (anonymous connections allowed).
+    Http {
+        /// Address to bind.
+        #[arg(default_value = "127.0.0.1:0")]
+        addr: SocketAddr,
+    },
+    /// Serve WebSocket (anonymous connections allowed).
+    Ws {
+        /// Address to bind.
+        #[arg(default_value = "127.0.0.1:0")]
+        addr: SocketAddr,
+    },
+}
+
+#[derive(Deserialize)]
+struct Echo {
+    text: String,
+}
+
+#[derive(Deserialize)]
+struct Add {
+    a: i64,
+    b: i64,
+}
+
+fn server() -> anyhow::Result<Server> {
+    let echo = Tool::new(
+        "echo",
+        "Say the text back.",
+        json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+    );
+    let add = Tool::new(
+        "add",
+        "Add two integers.",
+        json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}),
+    );
+    Server::builder("mcpl-interop-server", env!("CARGO_PKG_VERSION"))
+        .tool(echo, |_ctx: ToolContext, args: Echo| async move {
+            Ok::<_, ToolError>(CallToolResult::text(args.text))
+        })
+        .tool(add, |_ctx: ToolContext, args: Add| async move {
+            let sum = args.a.checked_add(args.b).ok_or_else(|| ToolError::failed("the sum overflows"))?;
+            let mut r = CallToolResult::text(sum.to_string());
+            r.structured_content = Some(json!({"sum": sum}));
+            Ok(r)
+        })
+        .build()
+        .context("building the server")
+}
+
+#[actix::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(
+        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+    ).init();
+    let cli = Cli::parse();
+    let server = server()?;
+    let opts = Arc::new(ServerOptions { allow_anonymous: true, ..Default::default() });
+    match cli.transport {
+        Transport::Stdio => {
+            let (conn, drained) = stdio::serve_stdio_drained(&opts);
+            let mut sessions = server.watch_sessions();
+            let _session = server.serve(conn);
+            // The session ends when stdin does; then let the last writes reach stdout.
+            sessions.wait_for(|n| *n > 0).await.context("watching sessions")?;
+            sessions.wait_for(|n| *n == 0).await.context("watching sessions")?;
+            drained.await;
+        }
+        Transport::Http { addr } => {
+            let mut listener = http::bind(addr, "/mcp", opts).await.context("binding")?;
+            println!("listening on {}", listener.local_addr());
+            while let Some(conn) = listener.accept().await {
+                server.serve(conn);
+            }
+        }
+        Transport::Ws { addr } => {
+            let mut listener = ws::bind(addr, opts).await.context("binding")?;
+            println!("listening on {}", listener.local_addr());
+            while let Some(conn) = listener.accept().await {
+                server.serve(conn);
+            }
+        }
+    }
+    Ok(())
+}

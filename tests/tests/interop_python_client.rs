@@ -1,0 +1,67 @@
+//! Interop: the official MCP Python SDK's client (`mcp.Client`, default connect mode)
+//! against a server built on `mcpl-server`, over stdio and Streamable HTTP. The client
+//! probes `server/discover` first (a newer-era method); our server answers it -32601, so the
+//! client falls back to `initialize`, lists tools and calls one.
+
+use mcpl_tests::interop::{python, script};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+
+const SERVER: &str = env!("CARGO_BIN_EXE_mcpl-interop-server");
+
+/// Runs the Python client script with `args`, returning its one JSON line of output.
+fn run_client(args: &[&str]) -> Value {
+    let out = Command::new(python()).arg(script("py_client.py")).args(args).output().expect("python runs");
+    assert!(
+        out.status.success(),
+        "the Python client failed:\nstdout: {}\nstderr: {}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout.lines().last().expect("one line of output");
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}
+
+fn assert_called_our_server(report: &Value, expected_text: &str) {
+    assert_eq!(report["handshake"], "initialize", "{report}");
+    assert_eq!(report["server"], "mcpl-interop-server", "{report}");
+    assert_eq!(report["protocolVersion"], "2025-11-25", "{report}");
+    let tools: Vec<&str> = report["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert!(tools.contains(&"echo") && tools.contains(&"add"), "{report}");
+    assert_eq!(report["result"]["isError"], false, "{report}");
+    assert_eq!(report["result"]["content"][0]["text"], expected_text, "{report}");
+}
+
+#[test]
+fn python_client_calls_our_server_over_stdio() {
+    let report = run_client(&["stdio", "echo", r#"{"text":"hello from python"}"#, SERVER, "stdio"]);
+    assert_called_our_server(&report, "hello from python");
+}
+
+/// Kills the child when the test ends, however it ends.
+struct Killed(Child);
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn python_client_calls_our_server_over_streamable_http() {
+    let mut child = Command::new(SERVER)
+        .args(["http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the server starts");
+    let stdout = child.stdout.take().expect("piped");
+    let _guard = Killed(child);
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).expect("the server says where it listens");
+    let addr = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    let report = run_client(&[&format!("http://{addr}/mcp"), "add", r#"{"a":20,"b":22}"#]);
+    assert_called_our_server(&report, "42");
+    assert_eq!(report["result"]["structuredContent"]["sum"], 42);
+}

@@ -1,0 +1,104 @@
+//! Interop: our host's `ServerLink` against a server written with the official MCP Python
+//! SDK (`MCPServer`, formerly FastMCP), over stdio and Streamable HTTP. The link initializes
+//! (the Python server is plain MCP, so no `featureSets/update` follows), lists the tools and
+//! calls them; a Python tool that raises comes back as a tool error.
+
+use actix::Actor;
+use mcpl_host::link::{CallTool, Connector, EventSink, LinkConfig, LinkEvent, ServerLink, Shutdown};
+use mcpl_protocol::mcp::Tool;
+use mcpl_tests::interop::{python, script};
+use mcpl_transport::ClientOptions;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use tokio::sync::mpsc;
+
+/// Starts a link and waits for it to be connected with its tools listed.
+async fn link_and_tools(connector: Connector) -> (actix::Addr<ServerLink>, Vec<Tool>) {
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let config = LinkConfig::new("py", connector).with_subscriber(EventSink::Channel(tx));
+    let link = ServerLink::new(config).start();
+    let mut connected = None;
+    loop {
+        match rx.recv().await.expect("the link reports") {
+            LinkEvent::Connected { init, receipt, .. } => {
+                assert_eq!(init.server_info.name, "py-peer");
+                assert!(receipt.is_none(), "a plain MCP server gets no featureSets/update");
+                connected = Some(init);
+            }
+            LinkEvent::ToolsChanged { tools, .. } if connected.is_some() => return (link, tools),
+            LinkEvent::ConnectFailed { error, .. } => panic!("could not connect: {error}"),
+            _ => {}
+        }
+    }
+}
+
+async fn exercise(link: &actix::Addr<ServerLink>, tools: &[Tool]) {
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["add", "echo", "fail"]);
+
+    let args = |v: Value| v.as_object().cloned().expect("an object");
+    let sum = link
+        .send(CallTool::new("add").with_arguments(args(json!({"a": 2, "b": 40}))))
+        .await
+        .expect("the link answers")
+        .expect("the call succeeds");
+    assert!(!sum.is_error);
+    assert_eq!(sum.joined_text(), "42");
+    assert_eq!(sum.structured_content, Some(json!({"result": 42})));
+
+    let echo = link
+        .send(CallTool::new("echo").with_arguments(args(json!({"text": "from rust"}))))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(echo.joined_text(), "from rust");
+
+    let failed = link
+        .send(CallTool::new("fail").with_arguments(args(json!({"reason": "on purpose"}))))
+        .await
+        .unwrap()
+        .expect("a tool error is a result, not a protocol error");
+    assert!(failed.is_error);
+    assert!(failed.joined_text().contains("fail"), "{failed:?}");
+    link.send(Shutdown).await.unwrap();
+}
+
+#[actix::test]
+async fn our_host_calls_a_python_sdk_server_over_stdio() {
+    let url = format!("stdio:{} {} stdio", python().display(), script("py_server.py").display());
+    let (link, tools) = link_and_tools(Connector::url(url, ClientOptions::default())).await;
+    exercise(&link, &tools).await;
+}
+
+/// Kills the child when the test ends, however it ends.
+struct Killed(Child);
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+#[actix::test]
+async fn our_host_calls_a_python_sdk_server_over_streamable_http() {
+    let mut child = Command::new(python())
+        .arg(script("py_server.py"))
+        .arg("http")
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the Python server starts");
+    let stdout = child.stdout.take().expect("piped");
+    let _guard = Killed(child);
+    // The script prints its port once its socket listens.
+    let port = tokio::task::spawn_blocking(move || {
+        let mut line = String::new();
+        BufReader::new(stdout).read_line(&mut line).expect("the port line");
+        line.trim().to_owned()
+    })
+    .await
+    .unwrap();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (link, tools) = link_and_tools(Connector::url(url, ClientOptions::default())).await;
+    exercise(&link, &tools).await;
+}
