@@ -332,24 +332,48 @@ fn present<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Erro
 impl Message {
     /// Decodes one message from bytes (a line, a frame, an HTTP body or an SSE `data`).
     pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
-        let value: Value =
-            serde_json::from_slice(bytes).map_err(|e| DecodeError::Parse(e.to_string()))?;
-        Self::from_value(value)
+        // Straight from bytes into the envelope's fields: no intermediate tree for the whole
+        // message. serde_json classifies its errors, which tells "not JSON" (-32700) from
+        // "JSON of the wrong shape" (-32600).
+        match serde_json::from_slice::<Raw>(bytes) {
+            Ok(raw) => Self::from_raw(raw),
+            Err(e) if e.is_data() => {
+                let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
+                let detail = if first == Some(&b'[') {
+                    "batches are not supported"
+                } else {
+                    "a message must be a JSON object"
+                };
+                Err(DecodeError::Invalid {
+                    id: None,
+                    detail: detail.to_owned(),
+                })
+            }
+            Err(e) => Err(DecodeError::Parse(e.to_string())),
+        }
     }
 
     /// Decodes one message from a JSON value.
     pub fn from_value(value: Value) -> Result<Message, DecodeError> {
+        let invalid = |detail: &str| DecodeError::Invalid {
+            id: None,
+            detail: detail.to_owned(),
+        };
+        if value.is_array() {
+            return Err(invalid("batches are not supported"));
+        }
+        if !value.is_object() {
+            return Err(invalid("a message must be a JSON object"));
+        }
+        let raw: Raw = serde_json::from_value(value).map_err(|e| invalid(&e.to_string()))?;
+        Self::from_raw(raw)
+    }
+
+    fn from_raw(raw: Raw) -> Result<Message, DecodeError> {
         let invalid = |id: Option<Id>, detail: &str| DecodeError::Invalid {
             id,
             detail: detail.to_owned(),
         };
-        if value.is_array() {
-            return Err(invalid(None, "batches are not supported"));
-        }
-        if !value.is_object() {
-            return Err(invalid(None, "a message must be a JSON object"));
-        }
-        let raw: Raw = serde_json::from_value(value).map_err(|e| invalid(None, &e.to_string()))?;
         let id = match raw.id {
             None => None,
             Some(v) => match Id::deserialize(&v) {
