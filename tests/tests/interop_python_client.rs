@@ -12,7 +12,11 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mcpl-interop-server");
 
 /// Runs the Python client script with `args`, returning its one JSON line of output.
 fn run_client(args: &[&str]) -> Value {
-    let out = Command::new(python()).arg(script("py_client.py")).args(args).output().expect("python runs");
+    let out = Command::new(python())
+        .arg(script("py_client.py"))
+        .args(args)
+        .output()
+        .expect("python runs");
     assert!(
         out.status.success(),
         "the Python client failed:\nstdout: {}\nstderr: {}",
@@ -28,15 +32,32 @@ fn assert_called_our_server(report: &Value, expected_text: &str) {
     assert_eq!(report["handshake"], "initialize", "{report}");
     assert_eq!(report["server"], "mcpl-interop-server", "{report}");
     assert_eq!(report["protocolVersion"], "2025-11-25", "{report}");
-    let tools: Vec<&str> = report["tools"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
-    assert!(tools.contains(&"echo") && tools.contains(&"add"), "{report}");
+    let tools: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        tools.contains(&"echo") && tools.contains(&"add"),
+        "{report}"
+    );
     assert_eq!(report["result"]["isError"], false, "{report}");
-    assert_eq!(report["result"]["content"][0]["text"], expected_text, "{report}");
+    assert_eq!(
+        report["result"]["content"][0]["text"], expected_text,
+        "{report}"
+    );
 }
 
 #[test]
 fn python_client_calls_our_server_over_stdio() {
-    let report = run_client(&["stdio", "echo", r#"{"text":"hello from python"}"#, SERVER, "stdio"]);
+    let report = run_client(&[
+        "stdio",
+        "echo",
+        r#"{"text":"hello from python"}"#,
+        SERVER,
+        "stdio",
+    ]);
     assert_called_our_server(&report, "hello from python");
 }
 
@@ -59,8 +80,13 @@ fn python_client_calls_our_server_over_streamable_http() {
     let stdout = child.stdout.take().expect("piped");
     let _guard = Killed(child);
     let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).expect("the server says where it listens");
-    let addr = line.trim().strip_prefix("listening on ").unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the server says where it listens");
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
     let report = run_client(&[&format!("http://{addr}/mcp"), "add", r#"{"a":20,"b":22}"#]);
     assert_called_our_server(&report, "42");
     assert_eq!(report["result"]["structuredContent"]["sum"], 42);

@@ -4,7 +4,9 @@
 //! calls them; a Python tool that raises comes back as a tool error.
 
 use actix::Actor;
-use mcpl_host::link::{CallTool, Connector, EventSink, LinkConfig, LinkEvent, ServerLink, Shutdown};
+use mcpl_host::link::{
+    CallTool, Connector, EventSink, LinkConfig, LinkEvent, ServerLink, Shutdown,
+};
 use mcpl_protocol::mcp::Tool;
 use mcpl_tests::interop::{python, script};
 use mcpl_transport::ClientOptions;
@@ -23,7 +25,10 @@ async fn link_and_tools(connector: Connector) -> (actix::Addr<ServerLink>, Vec<T
         match rx.recv().await.expect("the link reports") {
             LinkEvent::Connected { init, receipt, .. } => {
                 assert_eq!(init.server_info.name, "py-peer");
-                assert!(receipt.is_none(), "a plain MCP server gets no featureSets/update");
+                assert!(
+                    receipt.is_none(),
+                    "a plain MCP server gets no featureSets/update"
+                );
                 connected = Some(init);
             }
             LinkEvent::ToolsChanged { tools, .. } if connected.is_some() => return (link, tools),
@@ -66,7 +71,11 @@ async fn exercise(link: &actix::Addr<ServerLink>, tools: &[Tool]) {
 
 #[actix::test]
 async fn our_host_calls_a_python_sdk_server_over_stdio() {
-    let url = format!("stdio:{} {} stdio", python().display(), script("py_server.py").display());
+    let url = format!(
+        "stdio:{} {} stdio",
+        python().display(),
+        script("py_server.py").display()
+    );
     let (link, tools) = link_and_tools(Connector::url(url, ClientOptions::default())).await;
     exercise(&link, &tools).await;
 }
@@ -93,7 +102,9 @@ async fn our_host_calls_a_python_sdk_server_over_streamable_http() {
     // The script prints its port once its socket listens.
     let port = tokio::task::spawn_blocking(move || {
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).expect("the port line");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the port line");
         line.trim().to_owned()
     })
     .await

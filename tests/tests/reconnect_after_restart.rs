@@ -4,7 +4,9 @@
 //! server is down fails at once with a clear error instead of hanging.
 
 use actix::Actor;
-use mcpl_host::link::{CallTool, Connector, EventSink, LinkConfig, LinkError, LinkEvent, ServerLink};
+use mcpl_host::link::{
+    CallTool, Connector, EventSink, LinkConfig, LinkError, LinkEvent, ServerLink,
+};
 use mcpl_transport::ClientOptions;
 use serde_json::json;
 use std::io::{BufRead, BufReader};
@@ -20,10 +22,20 @@ struct ServerProcess(Child);
 impl ServerProcess {
     /// Starts the server on `addr` (port 0 picks one) and returns it with the address it bound.
     fn start(addr: &str) -> (ServerProcess, String) {
-        let mut child = Command::new(SERVER).args(["ws", addr]).stdout(Stdio::piped()).spawn().expect("starts");
+        let mut child = Command::new(SERVER)
+            .args(["ws", addr])
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("starts");
         let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped")).read_line(&mut line).expect("a first line");
-        let bound = line.trim().strip_prefix("listening on ").expect("the listening line").to_owned();
+        BufReader::new(child.stdout.take().expect("piped"))
+            .read_line(&mut line)
+            .expect("a first line");
+        let bound = line
+            .trim()
+            .strip_prefix("listening on ")
+            .expect("the listening line")
+            .to_owned();
         (ServerProcess(child), bound)
     }
 }
@@ -46,16 +58,21 @@ async fn connected(rx: &mut mpsc::UnboundedReceiver<LinkEvent>) -> u64 {
 
 async fn echo(link: &actix::Addr<ServerLink>, text: &str) -> Result<String, LinkError> {
     let args = json!({ "text": text }).as_object().cloned().unwrap();
-    link.send(CallTool::new("echo").with_arguments(args)).await.expect("the link answers").map(|r| r.joined_text())
+    link.send(CallTool::new("echo").with_arguments(args))
+        .await
+        .expect("the link answers")
+        .map(|r| r.joined_text())
 }
 
 #[actix::test]
 async fn the_host_reconnects_after_the_server_restarts() {
     let (server, addr) = ServerProcess::start("127.0.0.1:0");
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let mut config =
-        LinkConfig::new("restart", Connector::url(format!("ws://{addr}/"), ClientOptions::default()))
-            .with_subscriber(EventSink::Channel(tx));
+    let mut config = LinkConfig::new(
+        "restart",
+        Connector::url(format!("ws://{addr}/"), ClientOptions::default()),
+    )
+    .with_subscriber(EventSink::Channel(tx));
     config.backoff.initial = Duration::from_millis(20);
     config.backoff.max = Duration::from_millis(200);
     config.backoff.seed = Some(7);
@@ -72,7 +89,10 @@ async fn the_host_reconnects_after_the_server_restarts() {
         }
     }
     assert!(
-        matches!(echo(&link, "while down").await, Err(LinkError::NotConnected { .. })),
+        matches!(
+            echo(&link, "while down").await,
+            Err(LinkError::NotConnected { .. })
+        ),
         "a call while the server is down fails at once"
     );
 

@@ -485,7 +485,12 @@ async fn in_sse_mode_a_request_is_answered_with_a_stream_that_ends_after_the_res
 #[tokio::test]
 async fn a_server_discover_probe_without_a_session_gets_method_not_found() {
     let ep = endpoint(server_opts()).await;
-    let probe = request(7, "server/discover", json!({"protocolVersion": "2026-07-28"})).encode();
+    let probe = request(
+        7,
+        "server/discover",
+        json!({"protocolVersion": "2026-07-28"}),
+    )
+    .encode();
     let resp = ep.post(probe, &[]).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     match Message::decode(&resp.bytes().await.unwrap()) {

@@ -4,15 +4,15 @@
 //! The schema is the server's and the arguments are the model's, so the host never runs
 //! either unboundedly (§7):
 //!
-//! 1. [`scan`]: one pass over the schema's structure (not following `$ref`). A schema nested
+//! 1. `scan`: one pass over the schema's structure (not following `$ref`). A schema nested
 //!    deeper than [`MAX_DEPTH`] levels, or with more schema nodes than the step budget, is
 //!    [`Unchecked`]. The scan also notes what the later steps must refuse.
-//! 2. [`walk`]: an estimate of the validation itself over the (schema, args) pair, following
+//! 2. `walk`: an estimate of the validation itself over the (schema, args) pair, following
 //!    `$ref` and every applicator as a validator would, charging one step per schema node
 //!    visited and one per `enum` entry compared. It stops as soon as the budget is spent, so
 //!    the estimate costs at most the budget. Steps = schema nodes (compiling visits each once)
 //!    + the walk's steps; more than [`MAX_STEPS`] is [`Unchecked`].
-//! 3. [`strip`]: a copy of the schema without `pattern` and `patternProperties` — the host
+//! 3. `strip`: a copy of the schema without `pattern` and `patternProperties` — the host
 //!    never evaluates a server's regex (§6). Dropping a constraint only relaxes a schema where
 //!    it sits in a *positive* position; under `not`, an `if` condition, a `oneOf` branch or a
 //!    `contains` bounded by `maxContains` it could make the check stricter than the server's,

@@ -158,7 +158,8 @@ pub struct MetaConfig {
     /// Bounds on server text in `look`.
     pub bounds: TextBounds,
     /// A tag in proposed instance names (`game-<tag>1`), so hosts sharing a principal do
-    /// not propose the same names; none by default.
+    /// not propose the same names; none by default. Only its letters, digits, `_` and `-`
+    /// are used, at most 16 of them.
     pub instance_tag: Option<String>,
     /// The first number proposed.
     pub first_instance: u64,
@@ -208,19 +209,31 @@ impl MetaTools {
     /// (with the configured tag before `n`), fitting the name grammar (§4.1). A host that
     /// may retry proposes a name, so a retried open finds the first one (§4.2, vector 18).
     pub fn propose_instance(&mut self, view: &ServerView<'_>, toolset: &str) -> String {
-        let tag = self.config.instance_tag.clone().unwrap_or_default();
+        // Only grammar characters, so every proposal below is a valid name and the loop
+        // ends (only finitely many instances can be open).
+        let tag: String = self
+            .config
+            .instance_tag
+            .as_deref()
+            .unwrap_or_default()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || *c == '_' || *c == '-')
+            .take(16)
+            .collect();
         loop {
             let n = self.next_instance;
             self.next_instance = self.next_instance.wrapping_add(1);
+            // ASCII throughout: at most 1 + 16 + 20 bytes.
             let suffix = format!("-{tag}{n}");
-            let room = MAX_NAME_LEN.saturating_sub(suffix.len());
+            let room = MAX_NAME_LEN - suffix.len();
             let base: String = toolset.chars().take(room).collect();
             let mut name = format!("{base}{suffix}");
             if !is_valid_name(&name) {
-                name = format!("i{}", &suffix[..suffix.len().min(MAX_NAME_LEN - 1)]);
+                // A toolset name outside the grammar (a faulty server): a neutral base.
+                name = format!("i{suffix}");
             }
             let taken = view.hints.is_some_and(|h| h.is_open(toolset, Some(&name)));
-            if !taken && is_valid_name(&name) {
+            if !taken {
                 return name;
             }
         }

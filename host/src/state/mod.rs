@@ -6,6 +6,12 @@
 //! | [`hint_state`] | one connection's hint state: `last` rev, held early messages, visibility and definitions per (tool, instance), presence with its rev stamp, open toolsets, recovery | §3, §4.3, §5.1, §5.2 |
 //! | [`output`] | what the hint state reports: each change once, with its cause, and `Recover` | §5.2, §6 |
 //! | [`catalog`] | one server's tools: whether hints count, static vs dynamic, declared toolsets, undeclared groups, the model's tool list and its boundaries, manifest changes | §2, §3, §4.1, §4.4 |
+//! | [`view`] | [`ServerView`]: one server as presentation reads it (catalog, hint state, policy, `pushEvents` grant); markers; what is open and usable now | §6 |
+//! | [`tool_policy`] | per-server allow/deny lists with `*` | §6 |
+//! | [`presenter`] | what the agent is told, once: markers, announcements on results, after pushes or as notices, reminders, ended ids told (persisted by [`ToldStore`], the one I/O helper) | §4.3, §6, §7 |
+//! | [`conversation`] | the messages the agent was shown, its context window, and the model's tool list | §6 |
+//! | [`meta_tools`] | `toolsets--open/act/look/close` and direct `server--tool` calls, planned | §4.2, §4.4, §4.5, §6 |
+//! | [`args_check`] | `act`'s bounded argument check (depth 24, 5,000 steps, no regex) | §6, §7 |
 //!
 //! # The rules, and where each is enforced
 //!
@@ -43,16 +49,62 @@
 //! | timer at `poll_timeout()` | `HintState::handle_timeout(now)` | |
 //! | `Output::Recover` | read `toolsets/list`, then `tools/list` | on failure `handle_recovery_failed()` |
 //! | `Change::Presence` | `Catalog::set_presence(tool, p)` | told at `rebuild_boundary()` |
-//! | `mcpl/manifestChanged` (`toolsets` domain) | `Catalog::update_manifest(manifest)` | `ToolsetRemoved` → `HintState::close_toolset` |
+//! | `mcpl/manifestChanged` (`toolsets` domain) | `Catalog::update_manifest(manifest)` | `ToolsetRemoved` → `HintState::close_toolset`; `HintsWithdrawn` → drop the hint state |
+//!
+//! # Wiring the agent's side (what the `Host` actor does)
+//!
+//! The Host owns, per server, the [`Catalog`], the current connection's `Option<HintState>`,
+//! a [`ToolPolicy`] and whether it granted `pushEvents`, and builds a [`ServerView`] from
+//! them whenever it calls in; and, once, a [`Presenter`], a [`Conversation`] per agent and
+//! [`MetaTools`]. Every `Vec<AgentMessage>` returned below is shown to the agent and
+//! recorded with `Conversation::push`. Outputs are fed in read order: the tap's hint-state
+//! outputs reach the presenter before the result or push they came with is handled.
+//!
+//! | event | call | then |
+//! |---|---|---|
+//! | start | `ToldStore::new(state_dir).load(cap)` → `Presenter::new(config, told)` (a corrupt file: log, start empty) | |
+//! | any `HintState` call above returned outputs | `Presenter::ingest(view, &outputs)` | show the notices |
+//! | a `push/event` was decided | `Presenter::push(view, &params, accepted)` | show it (the changes it carried follow its content) |
+//! | `CatalogOutput`s (a boundary, a manifest change) | `Presenter::catalog_outputs(view, &outs)` | show the notices |
+//! | a connection ended | `Presenter::disconnected(view)` | show the notices |
+//! | the agent calls a tool `name` with `args` | `MetaTools::plan(name, &args, &World { servers, presenter })` | by [`Plan`]: |
+//! | — `Plan::Send(p)` | `Presenter::sending(&p.server)`; send `p.request` on the link | on the answer or failure: `Presenter::finish(view, &p, outcome)` → the agent's result, its `announces`, and notices |
+//! | — `Plan::Group(g)` | `meta_tools::apply_group(&g, &mut catalog)` (nothing is sent, §4.4) | `Presenter::group_changed(view, &g)` → the answer |
+//! | — `Plan::Answer(a)` | answer `a.result` | `Presenter::shown(&a.announces)` |
+//! | — `Plan::Refused(e)` | answer `e.to_result()` (nothing is sent) | |
+//! | a tool-list boundary (new conversation, compaction, list_changed) | each `Catalog::rebuild_boundary()` → `catalog_outputs`; then `Conversation::rebuild_tool_list(views, bounds)` | the only way the model's list changes (vector 12) |
+//! | the host opens/closes a group or edits a policy on its own | `Presenter::refresh(view)` | show the notices |
+//! | the agent's turn starts | `Presenter::reminder(&conversation, views)` | show it, if any |
+//! | after any of these | `if presenter.take_told_dirty() { store.save(presenter.told_ids()) }` | vector 13 across restarts |
+//!
+//! Record a tool result in the conversation with the markers it announces
+//! (`Finished::announces`, `Answer::announces`), so reminders know what is in view.
 
 pub mod args_check;
 pub mod catalog;
+pub mod conversation;
 pub mod hint_state;
+pub mod meta_tools;
 pub mod output;
+pub mod presenter;
 mod seen_ids;
+#[cfg(test)]
+pub(crate) mod test_world;
+pub mod tool_policy;
+pub mod view;
 
+pub use args_check::{ArgCheck, CheckLimits, Problem, Unchecked};
 pub use catalog::{CallGate, Catalog, CatalogOutput, ToolsetRef};
+pub use conversation::{AgentMessage, Conversation, ConversationConfig, MessageKind, ToolList};
 pub use hint_state::{
     DEFAULT_HOLD_WINDOW, DEFAULT_MAX_HELD, DefinitionOverride, HintConfig, HintState, OpenToolset,
 };
+pub use meta_tools::{
+    After, Answer, GroupPlan, MetaConfig, MetaError, MetaTools, Outgoing, Plan, SendPlan, World,
+};
 pub use output::{Carrier, Cause, Change, HintStats, Output, RecoverReason, ResultOf};
+pub use presenter::{
+    CallFailure, Finished, Outcome, Presenter, PresenterConfig, TextBounds, ToldIds, ToldStore,
+};
+pub use tool_policy::ToolPolicy;
+pub use view::{Marker, ServerView};

@@ -39,6 +39,8 @@
 
 mod finish;
 mod news;
+#[cfg(test)]
+mod props;
 mod render;
 #[cfg(test)]
 mod tests;
@@ -52,10 +54,10 @@ pub use told_store::{StoreError, TOLD_FILE, ToldStore};
 
 use super::catalog::CatalogOutput;
 use super::conversation::{AgentMessage, Conversation, MessageKind};
-use super::output::{Carrier, Cause, Output};
+use super::output::{Carrier, Cause, Change, Output};
 use super::view::{Described, Marker, ServerView, SetKey, ToolKey};
-use mcpl_protocol::Suggestion;
 use mcpl_protocol::Presence;
+use mcpl_protocol::Suggestion;
 use mcpl_protocol::mcpl::PushEventParams;
 use news::Fragment;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
@@ -148,6 +150,33 @@ enum Dest {
     Notice,
 }
 
+/// The changes in the order they are told: each message's toolset changes first (a close
+/// takes its tools with it; an open comes before what is usable in it), then its tools,
+/// then its suggestions. Messages keep their order.
+fn message_order(outputs: &[Output]) -> Vec<(&Cause, &Change)> {
+    let mut changes: Vec<(usize, u8, &Cause, &Change)> = Vec::new();
+    let mut run = 0;
+    for out in outputs {
+        let Output::Changed { cause, change } = out else {
+            continue;
+        };
+        if changes.last().is_some_and(|(_, _, c, _)| *c != cause) {
+            run += 1;
+        }
+        let kind = match change {
+            Change::Opened { .. }
+            | Change::Retitled { .. }
+            | Change::Closed { .. }
+            | Change::Ended(_) => 0,
+            Change::Visibility { .. } | Change::Definition { .. } | Change::Presence { .. } => 1,
+            Change::Suggested(_) => 2,
+        };
+        changes.push((run, kind, cause, change));
+    }
+    changes.sort_by_key(|(run, kind, ..)| (*run, *kind));
+    changes.into_iter().map(|(_, _, c, ch)| (c, ch)).collect()
+}
+
 fn dest(cause: &Cause) -> Dest {
     match cause {
         Cause::Message {
@@ -186,10 +215,7 @@ impl Presenter {
         let actual = view.actual();
         let mut notice = Vec::new();
         let cap = self.config.max_waiting_pushes;
-        for out in outputs {
-            let Output::Changed { cause, change } = out else {
-                continue;
-            };
+        for (cause, change) in message_order(outputs) {
             let frags = self.news(view, &actual, cause, change);
             if frags.is_empty() {
                 continue;
@@ -308,7 +334,11 @@ impl Presenter {
             .into_values()
             .flatten()
             .collect();
-        frags.extend(std::mem::take(&mut st.pushes).into_iter().flat_map(|(_, f)| f));
+        frags.extend(
+            std::mem::take(&mut st.pushes)
+                .into_iter()
+                .flat_map(|(_, f)| f),
+        );
         self.notice(view, frags).into_iter().collect()
     }
 
@@ -338,7 +368,8 @@ impl Presenter {
                 {
                     continue;
                 }
-                lines.push(news::open_line(view.name, &belief.marker, &belief.title, &b));
+                let title = actual.open.get(key).and_then(|s| s.shown_title().cloned());
+                lines.push(news::open_line(view.name, &belief.marker, &title, &b));
                 let usable: Vec<String> = actual
                     .usable
                     .iter()
@@ -367,7 +398,10 @@ impl Presenter {
     /// Ended toolsets and instances of `server` the presenter heard of, newest last (for
     /// `look`).
     pub fn recent_ended(&self, server: &str) -> impl Iterator<Item = &EndedInfo> {
-        self.servers.get(server).into_iter().flat_map(|s| s.ended.iter())
+        self.servers
+            .get(server)
+            .into_iter()
+            .flat_map(|s| s.ended.iter())
     }
 
     /// Suggestions of `server` the presenter rendered, newest last (for `look`, which shows
@@ -415,10 +449,9 @@ impl Presenter {
         self.servers.entry(server.to_owned()).or_default()
     }
 
-    /// Joins fragments into words (toolset state first, then tools, then suggestions),
-    /// counting their ended ids told and their markers announced.
-    fn words(&mut self, server: &str, mut frags: Vec<Fragment>) -> (String, BTreeSet<Marker>) {
-        frags.sort_by_key(|f| f.rank);
+    /// Joins fragments into words, in the order they came, counting their ended ids told
+    /// and their markers announced.
+    fn words(&mut self, server: &str, frags: Vec<Fragment>) -> (String, BTreeSet<Marker>) {
         let mut announces = BTreeSet::new();
         let mut lines = Vec::new();
         for f in frags {

@@ -115,10 +115,19 @@ impl Described {
 pub struct OpenSet {
     /// Its marker.
     pub marker: Marker,
-    /// Its title, when the server gave one.
+    /// Its own title, when the server gave one (a retitle changes it).
     pub title: Option<String>,
+    /// The declaration's title (§4.1: for the host's catalog and reminders).
+    pub declared_title: Option<String>,
     /// True for an undeclared group the host opened (§4.4).
     pub group: bool,
+}
+
+impl OpenSet {
+    /// The title to show: its own, else the declaration's.
+    pub fn shown_title(&self) -> Option<&String> {
+        self.title.as_ref().or(self.declared_title.as_ref())
+    }
 }
 
 /// A snapshot of what is open and usable on one server, as the agent should see it now.
@@ -187,6 +196,10 @@ impl<'a> ServerView<'a> {
             let set = OpenSet {
                 marker,
                 title: o.title.clone(),
+                declared_title: self
+                    .catalog
+                    .declaration(&o.toolset)
+                    .and_then(|d| d.title.clone()),
                 group: false,
             };
             a.open.insert((o.toolset.clone(), o.instance.clone()), set);
@@ -196,6 +209,7 @@ impl<'a> ServerView<'a> {
                 let set = OpenSet {
                     marker: Marker::new(self.name, g, None),
                     title: None,
+                    declared_title: None,
                     group: true,
                 };
                 a.open.insert((g.to_owned(), None), set);
@@ -208,10 +222,8 @@ impl<'a> ServerView<'a> {
             for instance in self.usable_instances(h, &t.name) {
                 if let Some(def) = h.definition(&t.name, instance.as_deref()) {
                     let marker = self.tool_marker(&t.name, instance.as_deref());
-                    a.usable.insert(
-                        (t.name.clone(), instance),
-                        (marker, Described::of(&def)),
-                    );
+                    a.usable
+                        .insert((t.name.clone(), instance), (marker, Described::of(&def)));
                 }
             }
         }
@@ -260,7 +272,10 @@ mod tests {
             Marker::new("arcade", "game", Some("g1")).to_string(),
             "[arcade/game:g1]"
         );
-        assert_eq!(Marker::new("arcade", "lobby", None).to_string(), "[arcade/lobby]");
+        assert_eq!(
+            Marker::new("arcade", "lobby", None).to_string(),
+            "[arcade/lobby]"
+        );
         assert_eq!(Marker::server("arcade").to_string(), "[arcade]");
     }
 

@@ -67,7 +67,10 @@ fn server() -> anyhow::Result<Server> {
             Ok::<_, ToolError>(CallToolResult::text(args.text))
         })
         .tool(add, |_ctx: ToolContext, args: Add| async move {
-            let sum = args.a.checked_add(args.b).ok_or_else(|| ToolError::failed("the sum overflows"))?;
+            let sum = args
+                .a
+                .checked_add(args.b)
+                .ok_or_else(|| ToolError::failed("the sum overflows"))?;
             let mut r = CallToolResult::text(sum.to_string());
             r.structured_content = Some(json!({"sum": sum}));
             Ok(r)
@@ -78,20 +81,32 @@ fn server() -> anyhow::Result<Server> {
 
 #[actix::main]
 async fn main() -> anyhow::Result<()> {
-    tracing_subscriber::fmt().with_writer(std::io::stderr).with_env_filter(
-        tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
-    ).init();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
     let cli = Cli::parse();
     let server = server()?;
-    let opts = Arc::new(ServerOptions { allow_anonymous: true, ..Default::default() });
+    let opts = Arc::new(ServerOptions {
+        allow_anonymous: true,
+        ..Default::default()
+    });
     match cli.transport {
         Transport::Stdio => {
             let (conn, drained) = stdio::serve_stdio_drained(&opts);
             let mut sessions = server.watch_sessions();
             let _session = server.serve(conn);
             // The session ends when stdin does; then let the last writes reach stdout.
-            sessions.wait_for(|n| *n > 0).await.context("watching sessions")?;
-            sessions.wait_for(|n| *n == 0).await.context("watching sessions")?;
+            sessions
+                .wait_for(|n| *n > 0)
+                .await
+                .context("watching sessions")?;
+            sessions
+                .wait_for(|n| *n == 0)
+                .await
+                .context("watching sessions")?;
             drained.await;
         }
         Transport::Http { addr } => {

@@ -5,7 +5,7 @@
 //! |---|---|---|
 //! | `lobby` | `default: "open"` | `lobby_who` |
 //! | `nim` | `instances`, options `{pile, opponent}` | `take` (only on your turn; its `count` enum is the legal moves), `board`, `wait` (answered when the opponent moves) |
-//! | `solo` | closed, no instances | `solo_hint` |
+//! | `solo` | closed, no instances | `solo_hint` (shows `solo_answer`), `solo_answer` |
 //! | `fragile` | `instances` | `boom` (its logic panics) |
 //!
 //! and, outside toolsets, `echo` (static) and `news` (dynamic, invisible). `take` declares
@@ -33,9 +33,15 @@ pub fn arcade(builder: ServerBuilder) -> ServerBuilder {
         .toolset(solo())
         .toolset(fragile())
         .tool(
-            Tool::new("echo", "Says it back", json!({"type": "object", "properties": {"text": {"type": "string"}}})),
+            Tool::new(
+                "echo",
+                "Says it back",
+                json!({"type": "object", "properties": {"text": {"type": "string"}}}),
+            ),
             |_, args: Value| async move {
-                Ok(mcpl_protocol::mcp::CallToolResult::text(args["text"].as_str().unwrap_or_default()))
+                Ok(mcpl_protocol::mcp::CallToolResult::text(
+                    args["text"].as_str().unwrap_or_default(),
+                ))
             },
         )
         .tool(news_tool(), |_, _: Value| async {
@@ -49,7 +55,9 @@ fn object() -> Value {
 
 fn news_tool() -> Tool {
     let mut t = Tool::new("news", "Today's news", object());
-    t.meta = Some(serde_json::from_value(json!({"mcpl/presence": "dynamic", "mcpl/visible": false})).unwrap());
+    t.meta = Some(
+        serde_json::from_value(json!({"mcpl/presence": "dynamic", "mcpl/visible": false})).unwrap(),
+    );
     t
 }
 
@@ -92,14 +100,25 @@ fn solo() -> Toolset {
         .title("Solo")
         .summary("Hints for practice")
         .tool(Tool::new("solo_hint", "A hint", object()))
+        .hidden_tool(Tool::new(
+            "solo_answer",
+            "The answer the hint leads to",
+            object(),
+        ))
         .on_open(|_, _| Ok(Started::new(Solo).title("Solo practice")))
 }
 
 struct Solo;
 
 impl InstanceLogic for Solo {
-    fn call(&mut self, _: ToolCall, _: &mut InstanceContext) -> Reply {
-        Reply::text("Leave your opponent a multiple of four.")
+    fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
+        match call.tool() {
+            "solo_hint" => {
+                cx.show(call.caller(), "solo_answer");
+                Reply::text("Leave your opponent a multiple of four.")
+            }
+            _ => Reply::text("Four."),
+        }
     }
 }
 
@@ -168,7 +187,8 @@ fn open_nim(opening: Opening, cx: &mut InstanceContext) -> Result<Started, Refus
         }
         Some(name) => {
             let reason = format!("{} challenges you to Nim (pile {})", cx.name(me), opts.pile);
-            let other = cx.invite(Principal::Named(name.clone()), reason);
+            let suggested = json!({"pile": opts.pile});
+            let other = cx.invite_with(Principal::Named(name.clone()), reason, Some(suggested));
             (other, false, format!("Nim vs {name}"))
         }
         None => (cx.add_bot("bot"), true, "Nim vs bot".to_owned()),
@@ -203,7 +223,9 @@ impl Nim {
         }
         let count = match call.args::<Take>() {
             Ok(t) if (1..=self.pile.min(3)).contains(&t.count) => t.count,
-            Ok(t) => return Reply::error(format!("You cannot take {} from {}.", t.count, self.pile)),
+            Ok(t) => {
+                return Reply::error(format!("You cannot take {} from {}.", t.count, self.pile));
+            }
             Err(e) => return e.into(),
         };
         self.pile -= count;
@@ -221,7 +243,10 @@ impl Nim {
                 return Reply::text(format!("You took {count}; bot took {t} and won."));
             }
             cx.set_schema(me, "take", legal(self.pile));
-            return Reply::text(format!("You took {count}; bot took {t}; {} left. Your move.", self.pile));
+            return Reply::text(format!(
+                "You took {count}; bot took {t}; {} left. Your move.",
+                self.pile
+            ));
         }
         self.turn = 1 - self.turn;
         cx.hide(me, "take");
@@ -230,7 +255,11 @@ impl Nim {
         let news = format!("{name} took {count}; {} left. Your move.", self.pile);
         cx.event(them, Event::text(news.clone()).turn());
         self.answer_waiting(them, &news, cx);
-        Reply::text(format!("You took {count}; {} left. {}'s move.", self.pile, cx.name(them)))
+        Reply::text(format!(
+            "You took {count}; {} left. {}'s move.",
+            self.pile,
+            cx.name(them)
+        ))
     }
 }
 
@@ -263,9 +292,21 @@ impl InstanceLogic for Nim {
             .text(format!("Pile: {}. {opener} moves first.", self.pile)))
     }
 
-    fn close(&mut self, who: ParticipantId, cx: &mut InstanceContext) -> Vec<mcpl_protocol::mcp::ContentBlock> {
-        let other = if self.players[0] == who { self.players[1] } else { self.players[0] };
-        cx.end(format!("{} resigned; {} wins", cx.name(who), cx.name(other)));
+    fn close(
+        &mut self,
+        who: ParticipantId,
+        cx: &mut InstanceContext,
+    ) -> Vec<mcpl_protocol::mcp::ContentBlock> {
+        let other = if self.players[0] == who {
+            self.players[1]
+        } else {
+            self.players[0]
+        };
+        cx.end(format!(
+            "{} resigned; {} wins",
+            cx.name(who),
+            cx.name(other)
+        ));
         vec![mcpl_protocol::mcp::ContentBlock::text("You resigned.")]
     }
 }

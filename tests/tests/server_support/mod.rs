@@ -92,9 +92,31 @@ impl Harness {
 
     /// Waits until the server has no live session (a principal's last connection gone).
     pub async fn all_closed(&self) {
-        let mut w = self.server.watch_sessions();
-        within(w.wait_for(|n| *n == 0)).await.unwrap();
+        self.sessions(0).await;
     }
+
+    /// Waits until the server has exactly `n` live sessions.
+    pub async fn sessions(&self, n: usize) {
+        let mut w = self.server.watch_sessions();
+        within(w.wait_for(|live| *live == n)).await.unwrap();
+    }
+}
+
+/// The [`arcade`] served on a fresh port.
+pub async fn arcade_server() -> Harness {
+    arcade_server_with(|b| b).await
+}
+
+/// The [`arcade`], with `f` setting knobs on its builder, served on a fresh port.
+pub async fn arcade_server_with(
+    f: impl FnOnce(mcpl_server::ServerBuilder) -> mcpl_server::ServerBuilder,
+) -> Harness {
+    let clock = Harness::clock();
+    let builder = Server::builder("arcade", "1.0").clock(clock.clone());
+    let server = f(arcade::arcade(builder))
+        .build()
+        .expect("the arcade is valid");
+    Harness::start(server, clock).await
 }
 
 /// A raw JSON-RPC client over a WebSocket.
@@ -107,7 +129,8 @@ pub struct Client {
 impl Client {
     /// Sends one message given as exact JSON.
     pub async fn send(&self, v: Value) {
-        let m = Message::from_value(v.clone()).unwrap_or_else(|e| panic!("not a message: {v}: {e}"));
+        let m =
+            Message::from_value(v.clone()).unwrap_or_else(|e| panic!("not a message: {v}: {e}"));
         self.out.send(m).await.expect("link open");
     }
 
@@ -135,18 +158,34 @@ impl Client {
         self.recv().await
     }
 
+    /// Sends a request and asserts the next message is exactly `expected`.
+    pub async fn expect_after(&mut self, request: Value, expected: Value) {
+        self.send(request).await;
+        self.expect(expected).await;
+    }
+
     /// Shows that nothing else is on its way to this connection (module docs).
     pub async fn quiet(&mut self) {
         self.syncs += 1;
         let id = format!("quiet-{}", self.syncs);
-        let got = self.request(request(json!(id), "tools/list", json!({}))).await;
-        assert_eq!(got["id"], json!(id), "expected nothing before the barrier, got {got:#}");
+        let got = self
+            .request(request(json!(id), "tools/list", json!({})))
+            .await;
+        assert_eq!(
+            got["id"],
+            json!(id),
+            "expected nothing before the barrier, got {got:#}"
+        );
     }
 
     /// `tools/list`'s `_meta["mcpl/rev"]` now.
     pub async fn listed_rev(&mut self) -> u64 {
-        let got = self.request(request(json!("rev"), "tools/list", json!({}))).await;
-        got["result"]["_meta"]["mcpl/rev"].as_u64().unwrap_or_else(|| panic!("no mcpl/rev: {got:#}"))
+        let got = self
+            .request(request(json!("rev"), "tools/list", json!({})))
+            .await;
+        got["result"]["_meta"]["mcpl/rev"]
+            .as_u64()
+            .unwrap_or_else(|| panic!("no mcpl/rev: {got:#}"))
     }
 
     /// The MCPL handshake: `initialize` (advertising `toolHints` when asked),
@@ -157,16 +196,25 @@ impl Client {
             mcpl["toolHints"] = json!(true);
         }
         let init = self
-            .request(request(json!("init"), "initialize", json!({
+            .request(request(
+                json!("init"),
+                "initialize",
+                json!({
                 "protocolVersion": "2025-11-25",
                 "capabilities": {"experimental": {"mcpl": mcpl}},
-                "clientInfo": {"name": "raw-host", "version": "1"}})))
+                "clientInfo": {"name": "raw-host", "version": "1"}}),
+            ))
             .await;
         assert_eq!(init["id"], "init", "{init:#}");
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
         if let Some(caps) = grant {
             let receipt = self
-                .request(request(json!("grant"), "featureSets/update", json!({"effectiveCapabilities": caps})))
+                .request(request(
+                    json!("grant"),
+                    "featureSets/update",
+                    json!({"effectiveCapabilities": caps}),
+                ))
                 .await;
             assert_eq!(receipt["result"]["accepted"], true, "{receipt:#}");
         }
@@ -176,18 +224,23 @@ impl Client {
     /// The plain MCP handshake (no `experimental.mcpl`).
     pub async fn handshake_plain(&mut self) -> Value {
         let init = self
-            .request(request(json!("init"), "initialize", json!({
+            .request(request(
+                json!("init"),
+                "initialize",
+                json!({
                 "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "plain-host", "version": "1"}})))
+                "clientInfo": {"name": "plain-host", "version": "1"}}),
+            ))
             .await;
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
         init["result"].clone()
     }
 
     /// Expects a `push/event` request with id `id`, whose params are `params` plus an
     /// `eventId` (captured and returned) and the time [`T0`].
     pub async fn expect_push(&mut self, id: i64, params: Value) -> String {
-        let mut got = self.recv().await;
+        let got = self.recv().await;
         assert_eq!(got["method"], "push/event", "{got:#}");
         let event_id = got["params"]["eventId"]
             .as_str()
@@ -203,7 +256,8 @@ impl Client {
 
     /// Answers the server's push `id`.
     pub async fn accept_push(&self, id: i64) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "result": {"accepted": true}})).await;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "result": {"accepted": true}}))
+            .await;
     }
 
     /// Closes this connection.
@@ -224,7 +278,11 @@ pub fn result(id: Value, result: Value) -> Value {
 
 /// `tools/call` of `tool` with `args`.
 pub fn call(id: i64, tool: &str, args: Value) -> Value {
-    request(json!(id), "tools/call", json!({"name": tool, "arguments": args}))
+    request(
+        json!(id),
+        "tools/call",
+        json!({"name": tool, "arguments": args}),
+    )
 }
 
 /// `tools/call` naming the instance (§4.5).
@@ -267,6 +325,83 @@ pub fn hints(changes: Value) -> Value {
     json!({"jsonrpc": "2.0", "method": "tools/hints", "params": changes})
 }
 
+/// `take`'s definition in a nim instance with `pile` stones.
+pub fn take_def(pile: u32) -> Value {
+    json!({"name": "take", "description": "Take 1 to 3 stones", "inputSchema": arcade::legal(pile)})
+}
+
+/// A tool entry of a hint change.
+pub fn tool_hint(
+    name: &str,
+    instance: Option<&str>,
+    visible: Option<bool>,
+    definition: Option<Value>,
+) -> Value {
+    let mut e = json!({"name": name});
+    if let Some(i) = instance {
+        e["instance"] = json!(i);
+    }
+    if let Some(v) = visible {
+        e["visible"] = json!(v);
+    }
+    if let Some(d) = definition {
+        e["definition"] = d;
+    }
+    e
+}
+
+/// The invitation bob's connections are pushed when alice opens `g1` against him.
+pub fn invitation(pile: u32) -> Value {
+    let reason = format!("alice challenges you to Nim (pile {pile})");
+    json!({"featureSet": "default", "tags": ["surface:activity"],
+        "payload": {"content": [text(&reason)]},
+        "hints": {"rev": 1, "suggest": [{"toolset": "nim", "instance": "g1", "action": "open",
+                                         "reason": reason, "options": {"pile": pile}}]},
+        "toolset": "nim", "instance": "g1"})
+}
+
+/// alice (hinted, one connection) opens `g1` against bob (hinted, one connection) with
+/// `pile` stones, and bob joins it. Each has taken these revs: alice 1, bob 2.
+pub async fn game(h: &Harness, pile: u32) -> (Client, Client) {
+    let mut alice = h.hinted("alice").await;
+    let mut bob = h.hinted("bob").await;
+    let opened = alice
+        .request(open(
+            1,
+            "nim",
+            Some("g1"),
+            Some(json!({"pile": pile, "opponent": "bob"})),
+        ))
+        .await;
+    assert_eq!(
+        opened,
+        result(
+            json!(1),
+            json!({"instance": "g1", "title": "Nim vs bob",
+            "content": [text(&format!("Pile: {pile}. Your move."))],
+            "_meta": {"mcpl/hints": {"rev": 1,
+                "tools": [tool_hint("board", Some("g1"), Some(true), None),
+                          tool_hint("wait", Some("g1"), Some(true), None),
+                          tool_hint("take", Some("g1"), Some(true), Some(take_def(pile)))],
+                "toolsets": [{"toolset": "nim", "instance": "g1", "state": "open", "title": "Nim vs bob"}]}}})
+        )
+    );
+    bob.expect_push(1, invitation(pile)).await;
+    bob.accept_push(1).await;
+    bob.expect_after(
+        open(1, "nim", Some("g1"), None),
+        result(json!(1), json!({"instance": "g1", "title": "Nim vs alice",
+            "content": [text(&format!("Pile: {pile}. alice moves first."))],
+            "_meta": {"mcpl/hints": {"rev": 2,
+                "tools": [tool_hint("board", Some("g1"), Some(true), None),
+                          tool_hint("wait", Some("g1"), Some(true), None),
+                          tool_hint("take", Some("g1"), None, Some(take_def(pile)))],
+                "toolsets": [{"toolset": "nim", "instance": "g1", "state": "open", "title": "Nim vs alice"}]}}})),
+    )
+    .await;
+    (alice, bob)
+}
+
 /// A text content block.
 pub fn text(s: &str) -> Value {
     json!({"type": "text", "text": s})
@@ -288,5 +423,7 @@ pub fn ended_id(changes: &Value) -> String {
 
 /// Awaits `f`, failing the test if it does not complete in time.
 pub async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(RECV_LIMIT, f).await.expect("did not complete in time")
+    tokio::time::timeout(RECV_LIMIT, f)
+        .await
+        .expect("did not complete in time")
 }

@@ -29,7 +29,10 @@ fn play_schema() -> Value {
 
 #[test]
 fn valid_arguments_pass() {
-    assert_eq!(check(&play_schema(), &json!({"move": "D4"})), ArgCheck::Valid);
+    assert_eq!(
+        check(&play_schema(), &json!({"move": "D4"})),
+        ArgCheck::Valid
+    );
     assert_eq!(
         check(&play_schema(), &json!({"move": "pass", "note": "gg"})),
         ArgCheck::Valid
@@ -42,7 +45,10 @@ fn invalid_arguments_name_where() {
     assert_eq!(p.len(), 1);
     assert_eq!(p[0].path, "/move");
     let p = problems(check(&play_schema(), &json!({})));
-    assert_eq!(p[0].path, "", "a missing member is a problem of the object itself");
+    assert_eq!(
+        p[0].path, "",
+        "a missing member is a problem of the object itself"
+    );
     let p = problems(check(&play_schema(), &json!({"move": "D4", "extra": 1})));
     assert_eq!(p[0].path, "");
     let p = problems(check(&play_schema(), &json!({"move": "D4", "note": 5})));

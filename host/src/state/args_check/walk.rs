@@ -3,7 +3,7 @@
 //! compared (§6). An upper bound: `anyOf` counts every branch, `additionalProperties`
 //! every member. It stops as soon as the budget is spent, so it costs at most the budget.
 //!
-//! Regex keywords are not walked: the check runs without them ([`super::strip`]).
+//! Regex keywords are not walked: the check runs without them (`strip`).
 
 use super::scan::Scanned;
 use super::{CheckLimits, Unchecked};

@@ -15,8 +15,7 @@ use serde_json::{Map, Value};
 /// plans the same `tools/call` a direct call would send.
 pub(super) fn act(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Result<Plan, MetaError> {
     let a = args::act(raw)?;
-    let (view, tool) =
-        resolve::tool(world, a.server.as_deref(), &a.tool, a.instance.as_deref())?;
+    let (view, tool) = resolve::tool(world, a.server.as_deref(), &a.tool, a.instance.as_deref())?;
     let hints = view.hints.ok_or_else(|| MetaError::NotConnected {
         server: view.name.to_owned(),
     })?;
@@ -56,7 +55,10 @@ pub(super) fn act(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Result
     };
     let marker = view.tool_marker(&tool, instance.as_deref());
     let actual = view.actual();
-    if !actual.usable.contains_key(&(tool.clone(), instance.clone())) {
+    if !actual
+        .usable
+        .contains_key(&(tool.clone(), instance.clone()))
+    {
         // §3, vector 11: not visible there; say where it is.
         let usable_in = actual
             .usable
@@ -126,7 +128,14 @@ pub(super) fn direct(name: &str, raw: &Value, world: &World<'_>) -> Result<Plan,
             });
         }
     };
-    Ok(dispatch(view, tool.to_owned(), arguments, None, None, false))
+    Ok(dispatch(
+        view,
+        tool.to_owned(),
+        arguments,
+        None,
+        None,
+        false,
+    ))
 }
 
 /// The one dispatch path: `tools/call` with the tool's own name and the arguments as

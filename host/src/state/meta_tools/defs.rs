@@ -19,7 +19,8 @@ pub fn is_meta_tool(name: &str) -> bool {
 }
 
 const SERVER: &str = "The server, by its name in this host. Leave it out when the name you give is offered by one server only.";
-const NAME: &str = "Letters, digits, '_' and '-', up to 64 characters, starting with a letter or digit.";
+const NAME: &str =
+    "Letters, digits, '_' and '-', up to 64 characters, starting with a letter or digit.";
 
 /// The four meta-tools, in the order they are listed.
 pub fn definitions() -> Vec<Tool> {

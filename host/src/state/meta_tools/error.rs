@@ -14,7 +14,7 @@ fn list(items: &[String]) -> String {
     }
 }
 
-fn problems(p: &[Problem]) -> String {
+fn list_problems(p: &[Problem]) -> String {
     p.iter()
         .map(|p| {
             let at = if p.path.is_empty() { "/" } else { &p.path };
@@ -55,7 +55,9 @@ pub enum MetaError {
         known: Vec<String>,
     },
     /// No tool of that name is offered through `act` (or at all).
-    #[error("no tool named {tool:?} is offered through toolsets--act; toolsets--look lists the usable ones")]
+    #[error(
+        "no tool named {tool:?} is offered through toolsets--act; toolsets--look lists the usable ones"
+    )]
     UnknownTool {
         /// The name given.
         tool: String,
@@ -83,7 +85,7 @@ pub enum MetaError {
         error: NameError,
     },
     /// The arguments do not fit the tool's current definition (§6).
-    #[error("the arguments do not fit {tool}'s current definition: {}", problems(.problems))]
+    #[error("the arguments do not fit {tool}'s current definition: {}", list_problems(.problems))]
     InvalidArgs {
         /// The tool.
         tool: String,
@@ -91,7 +93,7 @@ pub enum MetaError {
         problems: Vec<Problem>,
     },
     /// The options do not fit the toolset's declared schema.
-    #[error("the options do not fit {marker}'s declared options: {}", problems(.problems))]
+    #[error("the options do not fit {marker}'s declared options: {}", list_problems(.problems))]
     InvalidOptions {
         /// The toolset.
         marker: Marker,
@@ -99,7 +101,9 @@ pub enum MetaError {
         problems: Vec<Problem>,
     },
     /// A dynamic tool called by its namespaced name (§6 "RFC §8.1").
-    #[error("{server}--{tool} is not in your tool list: call it through toolsets--act {{\"server\":{server:?},\"tool\":{tool:?}, …}}")]
+    #[error(
+        "{server}--{tool} is not in your tool list: call it through toolsets--act {{\"server\":{server:?},\"tool\":{tool:?}, …}}"
+    )]
     DynamicByName {
         /// The server.
         server: String,

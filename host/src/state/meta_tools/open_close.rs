@@ -40,8 +40,10 @@ impl MetaTools {
             (false, Some(_)) => return Err(MetaError::NoInstances { marker }),
             (false, None) => None,
             (true, Some(name)) => {
-                check_name(&name)
-                    .map_err(|error| MetaError::BadInstanceName { name: name.clone(), error })?;
+                check_name(&name).map_err(|error| MetaError::BadInstanceName {
+                    name: name.clone(),
+                    error,
+                })?;
                 Some(name)
             }
             (true, None) => Some(self.propose_instance(view, &a.toolset)),

@@ -87,7 +87,10 @@ pub(super) fn tool<'w>(
     tool: &str,
     instance: Option<&str>,
 ) -> Result<(&'w ServerView<'w>, String), MetaError> {
-    let (server, tool) = match (server, split_namespaced(tool, world.servers.iter().map(|s| s.name))) {
+    let (server, tool) = match (
+        server,
+        split_namespaced(tool, world.servers.iter().map(|s| s.name)),
+    ) {
         (None, Some((s, t))) => (Some(s), t),
         _ => (server, tool),
     };
@@ -103,16 +106,15 @@ pub(super) fn tool<'w>(
         [one] => *one,
         [] => return Err(not_offered(&within, tool)),
         many => {
-            let usable: Vec<&ServerView<'w>> = many
-                .iter()
-                .copied()
-                .filter(|v| {
-                    v.actual()
-                        .usable
-                        .keys()
-                        .any(|(t, i)| t == tool && (instance.is_none() || i.as_deref() == instance))
-                })
-                .collect();
+            let usable: Vec<&ServerView<'w>> =
+                many.iter()
+                    .copied()
+                    .filter(|v| {
+                        v.actual().usable.keys().any(|(t, i)| {
+                            t == tool && (instance.is_none() || i.as_deref() == instance)
+                        })
+                    })
+                    .collect();
             match usable.as_slice() {
                 [one] => *one,
                 _ => {
@@ -183,10 +185,7 @@ pub(super) fn instance(
 }
 
 /// The toolset a tool belongs to, as the meta-tools treat it.
-pub(super) fn tool_toolset<'a>(
-    view: &ServerView<'a>,
-    tool: &str,
-) -> Option<(String, Kind<'a>)> {
+pub(super) fn tool_toolset<'a>(view: &ServerView<'a>, tool: &str) -> Option<(String, Kind<'a>)> {
     match view.catalog.toolset_of(tool)? {
         ToolsetRef::Declared(t) => {
             let d = view.catalog.declaration(&t)?;

@@ -89,14 +89,24 @@ impl Presenter {
             .and_then(|r| st.results.remove(&r))
             .unwrap_or_default();
         let leftover: Vec<Fragment> = if st.expected == 0 {
-            std::mem::take(&mut st.results).into_values().flatten().collect()
+            std::mem::take(&mut st.results)
+                .into_values()
+                .flatten()
+                .collect()
         } else {
             Vec::new()
         };
         let mut head: Vec<String> = Vec::new();
         let mut announces = BTreeSet::new();
         let mut result = match (&plan.after, outcome) {
-            (After::Call { tool, marker, via_act }, Outcome::Call(Ok(r))) => {
+            (
+                After::Call {
+                    tool,
+                    marker,
+                    via_act,
+                },
+                Outcome::Call(Ok(r)),
+            ) => {
                 if *via_act {
                     let at = marker
                         .as_ref()
@@ -150,7 +160,9 @@ impl Presenter {
             }
         };
         if !head.is_empty() {
-            result.content.insert(0, ContentBlock::text(head.join("\n")));
+            result
+                .content
+                .insert(0, ContentBlock::text(head.join("\n")));
         }
         if !frags.is_empty() {
             let (words, marks) = self.words(view.name, frags);
@@ -180,11 +192,13 @@ impl Presenter {
             .any(|f| f.rank == Rank::Toolset && f.subject.as_ref() == Some(&marker));
         let head = match (plan.open, opened) {
             (true, true) => format!(
-                "Opened {marker} (a group of tools the host opens and closes itself; nothing was sent to {})."
-                , view.name
+                "Opened {marker} (a group of tools the host opens and closes itself; nothing was sent to {}).",
+                view.name
             ),
             (true, false) => format!("{marker} is already open."),
-            (false, _) => format!("Closed {marker}; its tools are not callable until it is opened again."),
+            (false, _) => {
+                format!("Closed {marker}; its tools are not callable until it is opened again.")
+            }
         };
         let rest: Vec<Fragment> = frags
             .into_iter()
@@ -227,7 +241,11 @@ fn bound_block(c: &ContentBlock, b: &TextBounds) -> ContentBlock {
 }
 
 /// An open's or close's content as a quoted block, attributed.
-fn content_result(server: &str, content: Option<&[ContentBlock]>, b: &TextBounds) -> CallToolResult {
+fn content_result(
+    server: &str,
+    content: Option<&[ContentBlock]>,
+    b: &TextBounds,
+) -> CallToolResult {
     match content {
         Some(c) if !c.is_empty() => {
             CallToolResult::text(format!("{server} says:\n{}", b.content(c)))

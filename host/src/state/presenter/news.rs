@@ -9,8 +9,8 @@ use crate::state::presenter::render::{TextBounds, act_call};
 use crate::state::view::{Actual, Marker, OpenSet, ServerView, SetKey, ToolKey, shown_name};
 use mcpl_protocol::{Presence, Suggestion};
 
-/// The order lines are told in: toolset state, then tools, then suggestions.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+/// What a line is about: toolset state, a tool, or a suggestion.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Rank {
     Toolset,
     Tool,
@@ -43,7 +43,12 @@ impl Fragment {
 }
 
 /// `[m] "Title" (from server)`.
-pub(super) fn open_line(server: &str, marker: &Marker, title: &Option<String>, b: &TextBounds) -> String {
+pub(super) fn open_line(
+    server: &str,
+    marker: &Marker,
+    title: &Option<String>,
+    b: &TextBounds,
+) -> String {
     match title {
         Some(t) => format!("{marker} {} (from {server})", b.inline(t)),
         None => marker.to_string(),
@@ -64,7 +69,7 @@ pub(super) fn presence_moved(view: &ServerView<'_>, tool: &str, p: Presence) -> 
 }
 
 fn opened(view: &ServerView<'_>, set: &OpenSet, b: &TextBounds) -> Fragment {
-    let what = open_line(view.name, &set.marker, &set.title, b);
+    let what = open_line(view.name, &set.marker, &set.shown_title().cloned(), b);
     let group = if set.group {
         " (a group of tools the host opens and closes itself)"
     } else {
@@ -91,6 +96,19 @@ impl Presenter {
         change: &Change,
     ) -> Vec<Fragment> {
         let b = self.config.bounds;
+        let state_news = matches!(
+            change,
+            Change::Visibility { .. }
+                | Change::Definition { .. }
+                | Change::Opened { .. }
+                | Change::Retitled { .. }
+                | Change::Closed { .. }
+        );
+        if state_news && !view.settled() {
+            // Until the connection's statement is read the state is partial: the
+            // reconciliation after it tells what differs, once.
+            return Vec::new();
+        }
         match change {
             Change::Visibility { tool, instance, .. } => {
                 let key = (tool.clone(), instance.clone());
@@ -212,11 +230,19 @@ impl Presenter {
             .cloned()
             .collect();
         for key in gone {
-            if let Some(marker) = self.state(view.name).open.get(&key).map(|o| o.marker.clone()) {
+            if let Some(marker) = self
+                .state(view.name)
+                .open
+                .get(&key)
+                .map(|o| o.marker.clone())
+            {
                 self.forget_open(view.name, &key);
                 out.push(Fragment {
                     subject: Some(marker.clone()),
-                    ..Fragment::new(Rank::Toolset, format!("Closed {marker}: it is no longer open."))
+                    ..Fragment::new(
+                        Rank::Toolset,
+                        format!("Closed {marker}: it is no longer open."),
+                    )
                 });
             }
         }
@@ -259,7 +285,12 @@ impl Presenter {
     }
 
     /// News about one open toolset, instance or group (opened, retitled).
-    fn set_news(&mut self, view: &ServerView<'_>, actual: &Actual, key: &SetKey) -> Option<Fragment> {
+    fn set_news(
+        &mut self,
+        view: &ServerView<'_>,
+        actual: &Actual,
+        key: &SetKey,
+    ) -> Option<Fragment> {
         let b = self.config.bounds;
         let set = actual.open.get(key)?;
         let st = self.state(view.name);
@@ -276,7 +307,10 @@ impl Presenter {
                 Some(opened(view, set, &b))
             }
             Some(belief) => {
-                let title = set.title.as_ref().filter(|t| belief.title.as_ref() != Some(*t))?;
+                let title = set
+                    .title
+                    .as_ref()
+                    .filter(|t| belief.title.as_ref() != Some(*t))?;
                 belief.title = Some(title.clone());
                 Some(Fragment {
                     announces: Some(set.marker.clone()),
@@ -296,7 +330,12 @@ impl Presenter {
 
     /// News about one (tool, instance): usable now, changed, or no longer usable. A tool
     /// whose toolset closed says nothing itself: the close is the news.
-    fn tool_news(&mut self, view: &ServerView<'_>, actual: &Actual, key: &ToolKey) -> Option<Fragment> {
+    fn tool_news(
+        &mut self,
+        view: &ServerView<'_>,
+        actual: &Actual,
+        key: &ToolKey,
+    ) -> Option<Fragment> {
         let b = self.config.bounds;
         let st: &mut ServerState = self.state(view.name);
         match (actual.usable.get(key), st.usable.get(key)) {
@@ -319,7 +358,9 @@ impl Presenter {
                 let (marker, _) = st.usable.remove(key)?;
                 let set_open = match &marker.toolset {
                     None => true,
-                    Some(t) => actual.open.contains_key(&(t.clone(), marker.instance.clone())),
+                    Some(t) => actual
+                        .open
+                        .contains_key(&(t.clone(), marker.instance.clone())),
                 };
                 set_open.then(|| {
                     Fragment::new(

@@ -144,9 +144,7 @@ impl TextBounds {
                 }
                 format!("{{{}}}", parts.join(", "))
             }
-            _ if schema.get("type").and_then(Value::as_str) == Some("object") => {
-                "none".to_owned()
-            }
+            _ if schema.get("type").and_then(Value::as_str) == Some("object") => "none".to_owned(),
             _ => self.type_of(schema),
         };
         self.bound(&summary)

@@ -92,13 +92,14 @@ impl ToldStore {
     pub fn save(&self, ids: &ToldIds) -> Result<(), StoreError> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         fs::create_dir_all(dir).map_err(|e| self.io(e))?;
-        let body = serde_json::to_vec_pretty(&ids.to_file()).map_err(|source| {
-            StoreError::Corrupt {
+        let body =
+            serde_json::to_vec_pretty(&ids.to_file()).map_err(|source| StoreError::Corrupt {
                 path: self.path.clone(),
                 source,
-            }
-        })?;
-        let tmp = self.path.with_extension(format!("tmp.{}", std::process::id()));
+            })?;
+        let tmp = self
+            .path
+            .with_extension(format!("tmp.{}", std::process::id()));
         let write = || -> std::io::Result<()> {
             let mut f = fs::File::create(&tmp)?;
             f.write_all(&body)?;

@@ -1,0 +1,488 @@
+//! Meta-tool tests; vectors named where they apply.
+
+use super::*;
+use crate::state::args_check::Problem;
+use crate::state::test_world::*;
+use crate::state::tool_policy::ToolPolicy;
+use mcpl_protocol::names::NameError;
+use mcpl_protocol::{CallToolParams, Meta, ToolsetState};
+use serde_json::json;
+
+fn refused(p: Plan) -> MetaError {
+    match p {
+        Plan::Refused(e) => e,
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
+
+fn sent(p: Plan) -> SendPlan {
+    match p {
+        Plan::Send(s) => s,
+        other => panic!("expected a send, got {other:?}"),
+    }
+}
+
+fn with_two_games() -> Host {
+    let mut h = Host::with_arcade("arcade", true);
+    open_game(&mut h, "g1", 2);
+    open_game(&mut h, "g2", 3);
+    h
+}
+
+#[test]
+fn act_sends_the_exact_call_with_the_instance_in_meta() {
+    let mut h = Host::with_arcade("arcade", true);
+    open_game(&mut h, "g1", 2);
+    let s = sent(h.plan(ACT, json!({"tool": "play", "args": {"move": "D4"}})));
+    assert_eq!(s.server, "arcade");
+    assert_eq!(
+        s.request,
+        Outgoing::Call(CallToolParams {
+            name: "play".into(),
+            arguments: Some(json!({"move": "D4"}).as_object().unwrap().clone()),
+            meta: Some(Meta::with_instance("g1")),
+        })
+    );
+    assert_eq!(
+        serde_json::to_value(match &s.request {
+            Outgoing::Call(p) => p,
+            _ => unreachable!(),
+        })
+        .unwrap(),
+        json!({"name": "play", "arguments": {"move": "D4"}, "_meta": {"mcpl/instance": "g1"}})
+    );
+    assert_eq!(
+        s.after,
+        After::Call {
+            tool: "play".into(),
+            marker: Some(Marker::new("arcade", "game", Some("g1"))),
+            via_act: true
+        }
+    );
+}
+
+#[test]
+fn act_and_a_direct_call_share_one_dispatch_path() {
+    let mut h = Host::with_arcade("arcade", true);
+    let direct = sent(h.plan("arcade--clock", json!({"tz": "UTC"})));
+    let via_act = sent(h.plan(ACT, json!({"tool": "roam", "args": {"tz": "UTC"}})));
+    let (Outgoing::Call(d), Outgoing::Call(a)) = (&direct.request, &via_act.request) else {
+        panic!("both are tools/call");
+    };
+    assert_eq!(d.arguments, a.arguments);
+    assert_eq!(
+        (d.meta.as_ref(), a.meta.as_ref()),
+        (None, None),
+        "no instance, no _meta"
+    );
+    assert_eq!(d.name, "clock");
+    assert_eq!(a.name, "roam");
+}
+
+#[test]
+fn vector_6_act_with_several_instances_open_and_none_named_names_them() {
+    let mut h = with_two_games();
+    match refused(h.plan(ACT, json!({"tool": "play", "args": {"move": "D4"}}))) {
+        MetaError::InstanceRequired { marker, open } => {
+            assert_eq!(marker, Marker::new("arcade", "game", None));
+            assert_eq!(open, ["g1", "g2"]);
+        }
+        e => panic!("{e:?}"),
+    }
+    let s = sent(h.plan(
+        ACT,
+        json!({"tool": "play", "instance": "g2", "args": {"move": "D4"}}),
+    ));
+    let Outgoing::Call(p) = s.request else {
+        panic!()
+    };
+    assert_eq!(p.meta, Some(Meta::with_instance("g2")));
+    assert!(matches!(
+        refused(h.plan(ACT, json!({"tool": "play", "instance": "g9"}))),
+        MetaError::UnknownInstance { open, .. } if open == ["g1", "g2"]
+    ));
+}
+
+#[test]
+fn vector_11_act_on_a_tool_not_visible_there_says_where_it_is() {
+    let mut h = with_two_games();
+    h.standalone(0, changes(4, vec![vis("play", Some("g1"), false)], vec![]));
+    match refused(h.plan(
+        ACT,
+        json!({"tool": "play", "instance": "g1", "args": {"move": "D4"}}),
+    )) {
+        MetaError::NotVisible {
+            tool,
+            marker,
+            usable_in,
+        } => {
+            assert_eq!(tool, "play");
+            assert_eq!(marker, Marker::new("arcade", "game", Some("g1")));
+            assert_eq!(usable_in, ["[arcade/game:g2]"]);
+        }
+        e => panic!("{e:?}"),
+    }
+    // A declared toolset that is not open.
+    let mut h = Host::with_arcade("arcade", true);
+    assert!(matches!(
+        refused(h.plan(ACT, json!({"tool": "play"}))),
+        MetaError::NotOpen { .. }
+    ));
+}
+
+#[test]
+fn act_checks_args_against_the_current_definition_before_sending() {
+    let mut h = Host::with_arcade("arcade", true);
+    open_game(&mut h, "g1", 2);
+    match refused(h.plan(ACT, json!({"tool": "play", "args": {"move": "E5"}}))) {
+        MetaError::InvalidArgs { tool, problems } => {
+            assert_eq!(tool, "play");
+            assert_eq!(problems[0].path, "/move");
+        }
+        e => panic!("{e:?}"),
+    }
+    // The instance's own definition now allows E5 (§5.1): checked against it.
+    let schema =
+        json!({"type": "object", "properties": {"move": {"enum": ["E5"]}}, "required": ["move"]});
+    h.standalone(
+        0,
+        changes(3, vec![def("play", Some("g1"), "Play", schema)], vec![]),
+    );
+    sent(h.plan(ACT, json!({"tool": "play", "args": {"move": "E5"}})));
+    assert!(matches!(
+        refused(h.plan(ACT, json!({"tool": "play", "args": {"move": "D4"}}))),
+        MetaError::InvalidArgs { .. }
+    ));
+    // A schema the host does not check (deeper than 24 levels) is left to the server.
+    let mut deep = json!({"type": "integer"});
+    for _ in 0..30 {
+        deep = json!({"type": "object", "properties": {"a": deep}});
+    }
+    h.standalone(
+        0,
+        changes(4, vec![def("play", Some("g1"), "Play", deep)], vec![]),
+    );
+    sent(h.plan(ACT, json!({"tool": "play", "args": {"a": "anything"}})));
+}
+
+#[test]
+fn a_dynamic_tool_called_by_its_namespaced_name_points_to_act() {
+    let mut h = Host::with_arcade("arcade", true);
+    assert_eq!(
+        refused(h.plan("arcade--roam", json!({}))),
+        MetaError::DynamicByName {
+            server: "arcade".into(),
+            tool: "roam".into()
+        }
+    );
+    let e = refused(h.plan("arcade--roam", json!({})));
+    assert!(e.to_result().is_error);
+    assert!(e.to_string().contains("toolsets--act"));
+    assert!(matches!(
+        refused(h.plan("arcade--nope", json!({}))),
+        MetaError::UnknownTool { .. }
+    ));
+    assert!(matches!(
+        refused(h.plan(ACT, json!({"tool": "clock"}))),
+        MetaError::StaticThroughAct { name } if name == "arcade--clock"
+    ));
+    assert!(matches!(
+        refused(h.plan("arcade--clock", json!([1]))),
+        MetaError::InvalidArgs { problems, .. } if problems == [Problem { path: String::new(), message: "the arguments must be an object".into() }]
+    ));
+}
+
+#[test]
+fn an_ambiguous_name_fails_naming_the_servers_and_server_resolves_it() {
+    let mut h = Host::with_arcade("arcade", true);
+    h.add_server("casino", true, ToolPolicy::allow_all());
+    match refused(h.plan(OPEN, json!({"toolset": "game"}))) {
+        MetaError::Ambiguous { name, candidates } => {
+            assert_eq!(name, "game");
+            assert_eq!(candidates, ["arcade", "casino"]);
+        }
+        e => panic!("{e:?}"),
+    }
+    assert_eq!(
+        sent(h.plan(OPEN, json!({"toolset": "game", "server": "casino"}))).server,
+        "casino"
+    );
+    // A tool usable on one server only resolves to it.
+    assert!(matches!(
+        refused(h.plan(ACT, json!({"tool": "play"}))),
+        MetaError::Ambiguous { .. }
+    ));
+    let i = h.index("casino");
+    h.standalone(
+        i,
+        changes(
+            2,
+            vec![vis("play", Some("c1"), true)],
+            vec![set("game", Some("c1"), ToolsetState::Open)],
+        ),
+    );
+    let s = sent(h.plan(ACT, json!({"tool": "play", "args": {"move": "D4"}})));
+    assert_eq!(s.server, "casino");
+    assert_eq!(
+        sent(h.plan(ACT, json!({"tool": "arcade--roam"}))).server,
+        "arcade"
+    );
+    assert!(matches!(
+        refused(h.plan(ACT, json!({"tool": "play", "server": "nowhere"}))),
+        MetaError::UnknownServer { known, .. } if known == ["arcade", "casino"]
+    ));
+}
+
+#[test]
+fn open_refuses_an_instance_for_a_toolset_without_instances() {
+    let mut h = Host::with_arcade("arcade", true);
+    assert_eq!(
+        refused(h.plan(OPEN, json!({"toolset": "lobby", "instance": "x"}))),
+        MetaError::NoInstances {
+            marker: Marker::new("arcade", "lobby", None)
+        }
+    );
+    assert!(matches!(
+        refused(h.plan(OPEN, json!({"toolset": "notes", "instance": "x"}))),
+        MetaError::NoInstances { .. }
+    ));
+    let s = sent(h.plan(OPEN, json!({"toolset": "lobby"})));
+    assert_eq!(
+        s.request,
+        Outgoing::Open(mcpl_protocol::toolsets::ToolsetsOpenParams {
+            toolset: "lobby".into(),
+            instance: None,
+            options: None
+        })
+    );
+}
+
+#[test]
+fn open_proposes_a_fresh_valid_instance_name() {
+    let mut h = Host::with_arcade("arcade", true);
+    let name = |p: Plan| match sent(p).request {
+        Outgoing::Open(o) => o.instance.unwrap(),
+        _ => unreachable!(),
+    };
+    assert_eq!(name(h.plan(OPEN, json!({"toolset": "game"}))), "game-1");
+    assert_eq!(name(h.plan(OPEN, json!({"toolset": "game"}))), "game-2");
+    // An open instance's name is skipped.
+    open_game(&mut h, "game-3", 2);
+    assert_eq!(name(h.plan(OPEN, json!({"toolset": "game"}))), "game-4");
+    // A tag, and a long toolset name cut to fit the grammar.
+    let views = [h.servers[0].view()];
+    let mut m = MetaTools::new(MetaConfig {
+        instance_tag: Some("h7".into()),
+        ..Default::default()
+    });
+    let long = "t".repeat(64);
+    let proposed = m.propose_instance(&views[0], &long);
+    assert_eq!(proposed, format!("{}-h71", "t".repeat(60)));
+    assert!(mcpl_protocol::names::is_valid_name(&proposed));
+    // A tag outside the grammar is cleaned; a toolset name outside it gets a neutral base.
+    let mut m = MetaTools::new(MetaConfig {
+        instance_tag: Some("h:7/é".into()),
+        ..Default::default()
+    });
+    assert_eq!(m.propose_instance(&views[0], "game"), "game-h71");
+    assert_eq!(m.propose_instance(&views[0], "-bad.name"), "i-h72");
+}
+
+proptest::proptest! {
+    /// Whatever the model sends as arguments, to whichever tool name, planning never
+    /// panics, and a refusal is an error result.
+    #[test]
+    fn planning_never_panics_on_arbitrary_arguments(
+        tool in proptest::sample::select(vec![OPEN, ACT, LOOK, CLOSE, "arcade--clock", "arcade--roam", "x--y"]),
+        toolset in proptest::sample::select(vec!["game", "lobby", "notes", "nope", ""]),
+        instance in proptest::option::of("[a-z0-9:.-]{0,5}"),
+        name in proptest::sample::select(vec!["play", "seek", "roam", "clock", "scratch", "arcade--play", ""]),
+        server in proptest::option::of(proptest::sample::select(vec!["arcade", "other"])),
+        extra in proptest::option::of(proptest::prelude::any::<i64>()),
+    ) {
+        let mut h = Host::with_arcade("arcade", true);
+        open_game(&mut h, "g1", 2);
+        let mut args = serde_json::Map::new();
+        args.insert("toolset".into(), json!(toolset));
+        args.insert("tool".into(), json!(name));
+        if let Some(i) = instance { args.insert("instance".into(), json!(i)); }
+        if let Some(s) = server { args.insert("server".into(), json!(s)); }
+        if let Some(x) = extra { args.insert("args".into(), json!({"move": x})); }
+        for a in [serde_json::Value::Object(args.clone()), json!(null), json!([1, 2]), json!(extra)] {
+            if let Plan::Refused(e) = h.plan(tool, a) {
+                proptest::prop_assert!(e.to_result().is_error);
+            }
+        }
+    }
+}
+
+#[test]
+fn open_checks_the_instance_name_and_the_options_before_sending() {
+    let mut h = Host::with_arcade("arcade", true);
+    assert_eq!(
+        refused(h.plan(OPEN, json!({"toolset": "game", "instance": "a:b"}))),
+        MetaError::BadInstanceName {
+            name: "a:b".into(),
+            error: NameError::BadChar(':')
+        }
+    );
+    match refused(h.plan(OPEN, json!({"toolset": "game", "options": {"size": 10}}))) {
+        MetaError::InvalidOptions { problems, .. } => assert_eq!(problems[0].path, "/size"),
+        e => panic!("{e:?}"),
+    }
+    let s = sent(h.plan(
+        OPEN,
+        json!({"toolset": "game", "instance": "g1", "options": {"size": 9}}),
+    ));
+    assert_eq!(
+        s.after,
+        After::Open {
+            marker: Marker::new("arcade", "game", Some("g1"))
+        }
+    );
+    assert!(matches!(
+        refused(h.plan(OPEN, json!({"toolset": "chess"}))),
+        MetaError::UnknownToolset { known, .. } if known == ["[arcade/game]", "[arcade/lobby]", "[arcade/notes]"]
+    ));
+}
+
+#[test]
+fn close_fills_in_the_only_instance_and_requires_one_among_several() {
+    let mut h = Host::with_arcade("arcade", true);
+    assert!(matches!(
+        refused(h.plan(CLOSE, json!({"toolset": "game"}))),
+        MetaError::NotOpen { .. }
+    ));
+    open_game(&mut h, "g1", 2);
+    let s = sent(h.plan(CLOSE, json!({"toolset": "game"})));
+    assert_eq!(
+        s.request,
+        Outgoing::Close(mcpl_protocol::toolsets::ToolsetsCloseParams {
+            toolset: "game".into(),
+            instance: Some("g1".into())
+        })
+    );
+    open_game(&mut h, "g2", 3);
+    assert!(matches!(
+        refused(h.plan(CLOSE, json!({"toolset": "game"}))),
+        MetaError::InstanceRequired { open, .. } if open == ["g1", "g2"]
+    ));
+    sent(h.plan(CLOSE, json!({"toolset": "game", "instance": "g2"})));
+}
+
+#[test]
+fn close_refuses_an_instance_for_a_toolset_without_instances_and_sends_nothing() {
+    let mut h = Host::with_arcade("arcade", true);
+    assert_eq!(
+        refused(h.plan(CLOSE, json!({"toolset": "lobby", "instance": "x"}))),
+        MetaError::NoInstances {
+            marker: Marker::new("arcade", "lobby", None)
+        }
+    );
+    let s = sent(h.plan(CLOSE, json!({"toolset": "lobby"})));
+    assert_eq!(
+        s.after,
+        After::Close {
+            marker: Marker::new("arcade", "lobby", None)
+        }
+    );
+}
+
+#[test]
+fn bad_meta_tool_arguments_are_refused_with_the_tool_named() {
+    let mut h = Host::with_arcade("arcade", true);
+    for (tool, args) in [
+        (OPEN, json!({})),
+        (OPEN, json!({"toolset": 3})),
+        (ACT, json!({"tool": "play", "args": "D4"})),
+        (CLOSE, json!({"toolset": "game", "extra": 1})),
+        (LOOK, json!("everything")),
+    ] {
+        match refused(h.plan(tool, args.clone())) {
+            MetaError::BadArguments { tool: t, .. } => assert_eq!(t, tool),
+            e => panic!("{tool} {args}: {e:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_disconnected_server_is_said_to_be_so() {
+    let mut h = Host::with_arcade("arcade", true);
+    h.servers[0].hints = None;
+    assert!(matches!(
+        refused(h.plan(OPEN, json!({"toolset": "game"}))),
+        MetaError::NotConnected { .. }
+    ));
+    assert!(
+        h.look(json!({}))
+            .contains("[arcade]: not connected just now")
+    );
+}
+
+#[test]
+fn look_shows_open_usable_openable_and_filters() {
+    let mut h = Host::with_arcade("arcade", true);
+    open_game(&mut h, "g1", 2);
+    let look = h.look(json!({}));
+    for want in [
+        "[arcade]",
+        "Open:",
+        "- [arcade/game:g1] \"Go 9x9 g1\" (from arcade)",
+        "  - play in [arcade/game:g1] — \"play does its thing\" (from arcade). Arguments: {move: \"D4\" | \"Q16\" | \"pass\"}. Call it with toolsets--act {\"instance\":\"g1\",\"server\":\"arcade\",\"tool\":\"play\"}.",
+        "- [arcade/lobby]",
+        "  - seek in [arcade/lobby]",
+        "Usable outside toolsets:",
+        "- roam in [arcade]",
+        "Can be opened:",
+        "- [arcade/game] \"Go\" — \"A game of Go\" (from arcade); has instances (each open is a new one unless you name an open one); options: {size?: 9 | 13 | 19}.",
+        "- [arcade/notes] (a group the host opens and closes itself).",
+    ] {
+        assert!(look.contains(want), "missing {want:?} in\n{look}");
+    }
+    let only = h.look(json!({"toolset": "game", "instance": "g1"}));
+    assert!(
+        only.contains("play in [arcade/game:g1]") && !only.contains("lobby"),
+        "{only}"
+    );
+    let tool = h.look(json!({"tool": "play"}));
+    assert!(
+        tool.contains("play in [arcade/game:g1]") && !tool.contains("seek"),
+        "{tool}"
+    );
+    let not_now = h.look(json!({"tool": "scratch"}));
+    assert!(
+        not_now.contains("- not usable right now: scratch in [arcade/notes]"),
+        "{not_now}"
+    );
+    assert!(matches!(
+        refused(h.plan(LOOK, json!({"tool": "nothing"}))),
+        MetaError::UnknownTool { .. }
+    ));
+    assert!(matches!(
+        refused(h.plan(LOOK, json!({"toolset": "nothing"}))),
+        MetaError::UnknownToolset { .. }
+    ));
+    // A look's answer announces what it shows.
+    let Plan::Answer(a) = h.plan(LOOK, json!({})) else {
+        panic!()
+    };
+    assert!(
+        a.announces
+            .contains(&Marker::new("arcade", "game", Some("g1")))
+    );
+}
+
+#[test]
+fn the_four_definitions_are_constant_and_well_formed() {
+    let d = definitions();
+    assert_eq!(d, definitions());
+    let names: Vec<&str> = d.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, [OPEN, ACT, LOOK, CLOSE]);
+    for t in &d {
+        assert!(is_meta_tool(&t.name));
+        jsonschema::validator_for(&t.input_schema).expect("each input schema compiles");
+    }
+    let act = &d[1].input_schema;
+    assert_eq!(act["required"], json!(["tool"]));
+    assert!(act["properties"]["args"].is_object());
+}
