@@ -1,5 +1,7 @@
-//! The MCP/MCPL server SDK: one actix actor per connection, typed tool handlers, push
-//! events, the MCPL manifest. RFC-014's toolsets build on it.
+//! The MCP/MCPL server SDK with RFC-014 (tool presence, toolsets, surfaces) built in: one
+//! actix actor per connection, per principal and per open toolset instance; typed tool
+//! handlers; toolsets whose logic an author writes without ever touching a rev, a session
+//! or a principal.
 //!
 //! This crate does no transport I/O of its own: a session is given a
 //! [`mcpl_transport::Connection`] — stdio, WebSocket, Streamable HTTP, or an in-memory
@@ -9,15 +11,18 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`server`] | [`Server`] (shared by every session) and [`ServerBuilder`] |
-//! | [`tool`] | [`ToolContext`], [`ToolError`]: what a tool handler sees and returns |
-//! | `registry` | the plain tools and `tools/list` cursor paging |
-//! | [`session`] | the [`Session`] actor, its lifecycle, its [`SessionHandle`] |
+//! | [`server`] | [`Server`] (shared by every session: manifest, catalog, principals) and [`ServerBuilder`] |
+//! | [`author`] | what an author writes: [`Toolset`], [`ToolsetLogic`], [`InstanceLogic`], [`InstanceContext`] |
+//! | [`tool`] | [`ToolContext`], [`ToolError`]: what a plain tool handler sees and returns |
+//! | [`session`] | the [`Session`] actor (one per connection), its lifecycle, its [`SessionHandle`] |
+//! | `actors` | the Principal actor (one per principal) and the Instance actor (one per open instance) |
+//! | [`core`] | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`) the actors drive |
 //! | [`push`] | [`PushEvent`] and [`PushError`] (SPEC §9) |
 //! | [`manifest`] | manifest checks, each host's view of it, changed domains (SPEC §17) |
+//! | [`clock`] | [`Clock`]: where the actors get the time ([`ManualClock`] for tests) |
+//! | `registry` | `tools/list` paging |
 //! | `receipt` | the receipt for a `featureSets/update` grant (SPEC §6.7) |
 //! | [`cancel`] | [`CancelToken`]: a call's cancellation, for work a handler hands off |
-//! | [`core`] | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`) the actors drive |
 //!
 //! # Running it
 //!
@@ -27,7 +32,8 @@
 //! [`Server::serve_in`] to start a session on a given arbiter from any thread. Tool
 //! handlers return `Send` futures and run as tokio tasks on the session's runtime, so a
 //! handler may await anything `Send` — including [`SessionHandle::push`] — and a panic in
-//! one fails that call alone (-32603).
+//! one fails that call alone (-32603). A toolset's logic runs in its instance's actor; a
+//! panic there ends that instance alone ([`INTERNAL_ERROR`]).
 //!
 //! ```no_run
 //! use mcpl_protocol::mcp::{CallToolResult, Tool};
@@ -57,15 +63,20 @@
 //! }
 //! ```
 //!
-//! # Seams for RFC-014
+//! A toolset with logic is declared with [`ServerBuilder::toolset`]; see [`author`] for a
+//! two-player game in a few lines.
 //!
-//! - Every message to the host is written by one method of the session, so a `Sequencer`
-//!   can stamp each hint-carrying message with the next rev as it is enqueued (§5.2).
-//! - A tool call's outcome returns to the session actor, which decides what to write: a
-//!   cancelled call gets no response, and its hint changes will go out as `tools/hints`
-//!   (§5.2, vector 29).
-//! - The manifest a host is shown already depends on its `toolHints` advertisement
-//!   (§2, §4.1), and manifest changes name the `toolsets` domain.
+//! # How RFC-014 is carried out
+//!
+//! - **Who owns what** (§4.6): a principal's toolsets live in its Principal actor, not in a
+//!   connection; every change the state returns goes to each of the principal's sessions.
+//! - **Revs** (§5.2): each session numbers a change as it writes it, in its single write
+//!   path, so revs are consecutive per connection whichever way a change travels.
+//! - **Carriers** (§5.3): the session whose request caused a change answers with it; the
+//!   others push it with the logic's event, or send `tools/hints` when nothing explains it
+//!   or pushing is not allowed; a cancelled call's changes go as `tools/hints`.
+//! - **Hosts without `toolHints`** (§8) are shown plain tools and compat tools and are
+//!   never sent a hint; the manifest they see leaves RFC-014's members out.
 
 mod actors;
 pub mod author;

@@ -5,9 +5,10 @@
 //! that it may push at all ([`PushError::GrantPending`], [`PushError::NotGranted`]), sends
 //! `push/event` as a request and resolves on the host's answer or a timeout.
 //!
-//! RFC-014 seam: a push carrying hint changes gets its `rev` from the session's sequencer
-//! as it is written (§5.2), so [`PushEvent`] has no `hints` member yet; it gains one, without
-//! a rev, in the toolsets issue.
+//! A [`PushEvent`] carries no RFC-014 hints: hint changes are the principal's state, and
+//! travel only with the events a toolset's logic raises
+//! ([`InstanceContext::event`](crate::InstanceContext::event)), numbered by the session as
+//! they are written (§5.2). An author's own push is never a hint carrier.
 
 use mcpl_protocol::jsonrpc::ErrorObject;
 use mcpl_protocol::mcp::ContentBlock;

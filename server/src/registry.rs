@@ -31,7 +31,11 @@ pub(crate) struct Page {
 
 /// The page of `tools` starting at `cursor` (the first page without one). `page_size` is
 /// never 0 (the builder refuses it).
-pub(crate) fn page(mut tools: Vec<Tool>, cursor: Option<&str>, page_size: usize) -> Result<Page, CursorError> {
+pub(crate) fn page(
+    mut tools: Vec<Tool>,
+    cursor: Option<&str>,
+    page_size: usize,
+) -> Result<Page, CursorError> {
     let len = tools.len();
     let start = match cursor {
         None => 0,

@@ -96,7 +96,9 @@ async fn replacing_the_manifest_tells_each_host_what_changed_for_it() {
     let (mut plain_host, _s3) = connect(&server);
     plain_host.handshake_plain().await;
 
-    // Only RFC-014's members change: news for the toolHints host alone.
+    // Only RFC-014's members change: a manifest change for the toolHints host alone. The
+    // hosts without hints hear no manifest change, but the list they are shown loses the
+    // compat tools that opened `game` (§8), so their tool list changed.
     let mut next = full();
     next["toolsets"].as_object_mut().unwrap().remove("game");
     server.replace_manifest(manifest(next.clone())).unwrap();
@@ -105,6 +107,9 @@ async fn replacing_the_manifest_tells_each_host_what_changed_for_it() {
         .expect(json!({"jsonrpc": "2.0", "method": "mcpl/manifestChanged",
             "params": {"revision": revision, "domains": ["toolsets"]}}))
         .await;
+    let list_changed = json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"});
+    unhinted.expect(list_changed.clone()).await;
+    plain_host.expect(list_changed).await;
     unhinted.expect_silence().await;
 
     // A feature set is added: both MCPL hosts hear of it, each with its own view's revision.

@@ -119,3 +119,44 @@ async fn closing_a_session_from_the_server_side_ends_the_link() {
     assert_eq!(client.try_recv().await, None);
     assert!(!session.is_open());
 }
+
+#[actix::test]
+async fn a_host_that_stops_reading_is_disconnected_rather_than_buffered_without_bound() {
+    // The raw link's outbound queue holds 64 messages; the session writes straight into
+    // it and never queues more on its own side.
+    let (client, session) = connect_raw(&server());
+    let mut sent = 0;
+    while sent < 10_000
+        && client
+            .try_send(json!({"jsonrpc": "2.0", "id": sent, "method": "ping"}))
+            .await
+    {
+        sent += 1;
+    }
+    assert!(
+        sent < 10_000,
+        "the session kept reading a host that never reads"
+    );
+    let mut closed = client.close();
+    let mut pongs = 0;
+    while closed.try_recv().await.is_some() {
+        pongs += 1;
+    }
+    assert!((64..sent).contains(&pongs), "{pongs} of {sent}");
+    assert!(!session.is_open());
+}
+
+#[actix::test]
+async fn an_anonymous_principal_is_forgotten_with_its_last_connection() {
+    tokio::time::pause();
+    let server = server();
+    let (client, conn) = mcpl_transport::memory::pair(mcpl_transport::Principal::anonymous(), true);
+    let mut client = TestClient::from_connection(client);
+    server.serve(conn);
+    client.handshake_plain().await;
+    assert_eq!(server.principal_count(), 1);
+    drop(client);
+    // Under the paused clock this returns once every actor is idle.
+    tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    assert_eq!((server.session_count(), server.principal_count()), (0, 0));
+}

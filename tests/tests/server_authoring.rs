@@ -26,11 +26,9 @@ async fn a_panicking_logic_ends_its_instance_and_nothing_else() {
     let ended = json!({"tools": [tool_hint("boom", Some("f1"), Some(false), None)],
         "toolsets": [{"toolset": "fragile", "instance": "f1", "state": "closed",
                       "reason": mcpl_server::INTERNAL_ERROR, "ended": id}]});
-    let mut want = ended.clone();
-    want["rev"] = json!(3);
-    assert_eq!(got, hints(want));
     let mut want = ended;
     want["rev"] = json!(3);
+    assert_eq!(got, hints(want.clone()));
     a2.expect(hints(want)).await;
     // Everything else goes on: the other game, the session, the server.
     a1.expect_after(
@@ -125,5 +123,41 @@ async fn withdrawing_tool_hints_makes_every_connection_plain() {
         .await;
     let took = alice.request(call(5, "take", json!({"count": 1}))).await;
     assert!(took["result"].get("_meta").is_none(), "{took:#}");
+    alice.quiet().await;
+}
+
+#[actix::test]
+async fn a_bot_moving_on_a_timer_pushes_its_move_with_the_players_changes() {
+    let h = arcade_server().await;
+    let mut alice = h.hinted("alice").await;
+    alice
+        .request(open(
+            1,
+            "nim",
+            Some("g1"),
+            Some(json!({"pile": 7, "think": true})),
+        ))
+        .await;
+    alice
+        .expect_after(
+            call(2, "take", json!({"count": 2})),
+            result(
+                json!(2),
+                json!({"content": [text("You took 2; 5 left. The bot is thinking.")],
+                "_meta": {"mcpl/hints": {"rev": 2, "tools": [tool_hint("take", Some("g1"), Some(false), None)]}}}),
+            ),
+        )
+        .await;
+    // The timer's step is nobody's call: its changes go with the bot's event.
+    alice
+        .expect_push(
+            1,
+            json!({"featureSet": "default", "tags": ["surface:turn"],
+            "payload": {"content": [text("bot took 1; 4 left. Your move.")]},
+            "hints": {"rev": 3, "tools": [tool_hint("take", Some("g1"), Some(true), None)]},
+            "toolset": "nim", "instance": "g1"}),
+        )
+        .await;
+    alice.accept_push(1).await;
     alice.quiet().await;
 }

@@ -133,7 +133,7 @@ async fn vector_21_statement_and_tools_list_answered_consistently_mid_stream() {
     for _ in 0..3 {
         got.push(bob.recv().await);
     }
-    let at = |f: &dyn Fn(&Value) -> bool| got.iter().position(|m| f(m)).expect("all three arrive");
+    let at = |f: &dyn Fn(&Value) -> bool| got.iter().position(f).expect("all three arrive");
     let (p, st, tl) = (
         at(&|m| m["method"] == "push/event"),
         at(&|m| m["id"] == json!(2)),

@@ -78,7 +78,7 @@ async fn vector_08_a_host_without_tool_hints_gets_no_hints_of_any_kind() {
     ))
     .await;
     let invite = json!({"featureSet": "default", "tags": ["surface:activity"],
-        "payload": {"content": [text("bob challenges you to Nim (pile 5)")]},
+        "payload": {"content": [text("bob challenges you to Nim (pile 5) (open nim:g1-2 to join)")]},
         "toolset": "nim", "instance": "g1-2"});
     plain.expect_push(1, invite.clone()).await;
     let mut with_hints = invite;

@@ -111,7 +111,9 @@ impl InstanceContext {
 
     /// The participant's name ("alice", "bot"), for texts; empty for an unknown id.
     pub fn name(&self, id: ParticipantId) -> String {
-        self.participant(id).map(Participant::name).unwrap_or_default()
+        self.participant(id)
+            .map(Participant::name)
+            .unwrap_or_default()
     }
 
     /// Adds a bot: a participant the logic moves itself, with no connections.
@@ -121,8 +123,8 @@ impl InstanceContext {
 
     /// Invites another principal into this instance, with the instance's options: its
     /// connections get a push whose hints `suggest` opening it under the opener's instance
-    /// name (or a free one like it), and opening it calls [`InstanceLogic::join`]
-    /// (crate::InstanceLogic::join) with the returned id. Until then it is
+    /// name (or a free one like it), and opening it calls
+    /// [`InstanceLogic::join`](crate::InstanceLogic::join) with the returned id. Until then it is
     /// [`ParticipantKind::Invited`] and changes for it are dropped.
     pub fn invite(&mut self, principal: Principal, reason: impl Into<String>) -> ParticipantId {
         self.invite_with(principal, reason, None)
@@ -173,7 +175,12 @@ impl InstanceContext {
 
     /// Gives a tool this instance's own definition for `to` (§5.1): only `description`,
     /// `inputSchema` and `annotations` count, and members left out keep the current ones.
-    pub fn set_definition(&mut self, to: impl Into<Audience>, tool: &str, definition: ToolDefinition) {
+    pub fn set_definition(
+        &mut self,
+        to: impl Into<Audience>,
+        tool: &str,
+        definition: ToolDefinition,
+    ) {
         if self.own_tool(tool) {
             self.push(Effect::Definition {
                 to: to.into(),
@@ -268,7 +275,11 @@ impl InstanceContext {
     }
 
     fn own_tool(&self, tool: &str) -> bool {
-        let ok = self.catalog.tools_of(&self.toolset).iter().any(|t| t == tool);
+        let ok = self
+            .catalog
+            .tools_of(&self.toolset)
+            .iter()
+            .any(|t| t == tool);
         if !ok {
             tracing::error!(toolset = %self.toolset, tool, "not a tool of this toolset; change left out");
         }

@@ -278,6 +278,9 @@ impl ToolCall {
 }
 
 /// How a call is answered.
+// A reply is made once per call and moved straight on; boxing the result would only cost
+// an allocation and make `Reply::Now(Ok(..))` harder to write.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug)]
 pub enum Reply {
     /// Now, with this result.

@@ -110,7 +110,10 @@ impl std::fmt::Debug for Toolset {
         f.debug_struct("Toolset")
             .field("name", &self.name)
             .field("decl", &self.decl)
-            .field("tools", &self.tools.iter().map(ToolDecl::name).collect::<Vec<_>>())
+            .field(
+                "tools",
+                &self.tools.iter().map(ToolDecl::name).collect::<Vec<_>>(),
+            )
             .field("logic", &self.logic.is_some())
             .finish()
     }

@@ -156,9 +156,7 @@ impl Session {
         tracing::debug!(session = %self.id, %id, %tool, "tool call started");
         // Decoding and the handler both run in the task: a panic in either stays there.
         let task = tokio::spawn(async move { handler.call(tool_ctx, args).await });
-        let key = self
-            .calls
-            .insert(id.clone(), task.abort_handle(), trigger);
+        let key = self.calls.insert(id.clone(), task.abort_handle(), trigger);
         ctx.spawn(
             task.into_actor(self)
                 .map(move |joined, act, _| act.call_finished(id, key, joined)),

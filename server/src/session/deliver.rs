@@ -30,6 +30,7 @@ use mcpl_protocol::mcp::Empty;
 use mcpl_protocol::mcpl::{PushEventParams, PushPayload};
 use mcpl_protocol::meta::Meta;
 use mcpl_protocol::method::{ToolHints, ToolListChanged};
+use std::collections::BTreeSet;
 
 impl Handler<Deliver> for Session {
     type Result = ();
@@ -56,14 +57,15 @@ impl Handler<CatalogSwapped> for Session {
     /// principal (ended instances, vector 33), then `tools/list_changed` when the list this
     /// host is shown changed (a withdrawn `toolHints` turns hints off, vector 34).
     fn handle(&mut self, m: CatalogSwapped, _: &mut Context<Self>) {
-        let old_view = self.view();
-        let tools_changed = self.catalog.diff(&m.catalog).tools_changed;
+        // What this host is shown, visibility aside (that travels as hints, never as a
+        // list change): declarations, presence, toolsets, compat tools.
+        let shown = |s: &Self| s.catalog.list_tools(s.view(), &BTreeSet::new(), 0).tools;
+        let before = shown(self);
         self.catalog = m.catalog;
         self.on_manifest_replaced();
         let draft = Some(m.draft).filter(|_| self.hinted());
         self.write_standalone(draft);
-        let list_changed = tools_changed || old_view != self.view();
-        if list_changed && self.lifecycle.negotiated().is_some() {
+        if before != shown(self) && self.lifecycle.negotiated().is_some() {
             self.write(Notification::new::<ToolListChanged>(&Empty::default()).into());
         }
     }
@@ -185,4 +187,3 @@ impl Session {
         }
     }
 }
-

@@ -9,6 +9,8 @@
 
 use super::Session;
 use super::lifecycle::LifecycleError;
+use super::lifecycle::Phase;
+use crate::actors::principal::{HostInitialized, SessionReady};
 use crate::manifest;
 use crate::receipt::receipt;
 use actix::prelude::*;
@@ -24,8 +26,6 @@ use mcpl_protocol::method::{
     self, CallTool, FeatureSetsUpdate, GetManifest, Initialize, ListTools, Method,
     NotificationMethod, Ping, RequestMethod, ToolsetsClose, ToolsetsList, ToolsetsOpen,
 };
-use super::lifecycle::Phase;
-use crate::actors::principal::{HostInitialized, SessionReady};
 use mcpl_transport::Inbound;
 
 /// The requests this server serves.

@@ -7,6 +7,7 @@
 use super::Session;
 use super::lifecycle::{Negotiated, Phase};
 use super::outgoing::Failure;
+use crate::core::HintDraft;
 use crate::push::{self, PushError, PushEvent};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Request;
@@ -15,7 +16,6 @@ use mcpl_protocol::method;
 use mcpl_transport::Principal;
 use std::fmt;
 use std::future::Future;
-use crate::core::HintDraft;
 
 /// A session's id, unique within its [`Server`](crate::Server).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -242,4 +242,3 @@ impl Handler<Close> for Session {
         ctx.stop();
     }
 }
-

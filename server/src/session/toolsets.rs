@@ -12,7 +12,7 @@ use crate::registry;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Request, Response};
 use mcpl_protocol::mcp::{ListToolsParams, ListToolsResult};
-use mcpl_protocol::method::{ToolsetsClose, ToolsetsList, ToolsetsOpen, RequestMethod};
+use mcpl_protocol::method::{RequestMethod, ToolsetsClose, ToolsetsList, ToolsetsOpen};
 
 impl Session {
     /// True when a request with this id still waits for its answer (forwarded, or a tool
@@ -144,7 +144,9 @@ impl Handler<StatementFor> for Session {
         }
         if !self.hinted() {
             // toolHints was withdrawn since the request was forwarded (vector 34).
-            let e = ErrorObject::method_not_found(<ToolsetsList as mcpl_protocol::method::Method>::NAME);
+            let e = ErrorObject::method_not_found(
+                <ToolsetsList as mcpl_protocol::method::Method>::NAME,
+            );
             return self.write(Response::err(Some(m.request), e).into());
         }
         let result = m.statement.into_result(&mut self.sequencer);

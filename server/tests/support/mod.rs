@@ -103,6 +103,21 @@ impl TestClient {
         }
     }
 
+    /// Sends one message given as exact JSON; false once the session stopped reading.
+    pub async fn try_send(&self, v: Value) -> bool {
+        let message = Message::from_value(v).expect("a message");
+        match &self.to_server {
+            ToServer::Memory(out) => out.send(message).await.is_ok(),
+            ToServer::Raw(tx) => tx
+                .send(Inbound::Message {
+                    stream: StreamId(0),
+                    message,
+                })
+                .await
+                .is_ok(),
+        }
+    }
+
     /// Delivers bytes as a transport would: decoded, or as `Inbound::Malformed`. Raw links only.
     pub async fn send_bytes(&self, bytes: &[u8]) {
         let item = match Message::decode(bytes) {

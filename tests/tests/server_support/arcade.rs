@@ -12,7 +12,8 @@
 //! `mcpl/presence: "static"`, which its toolset overrides (vector 16).
 //!
 //! Nim: a pile of stones; players take 1 to 3 in turn; whoever takes the last one wins.
-//! Against the bot (no `opponent`), the bot answers at once; against another principal
+//! Against the bot (no `opponent`), the bot answers at once, or from a timer with
+//! `think: true` (its move then comes as a push); against another principal
 //! (`opponent: "bob"`), bob is invited and joins by opening the suggested instance.
 
 use mcpl_protocol::mcp::Tool;
@@ -145,7 +146,8 @@ fn nim() -> Toolset {
         .instances()
         .options(json!({"type": "object", "properties": {
             "pile": {"type": "integer", "minimum": 1, "maximum": 30},
-            "opponent": {"type": "string"}}, "additionalProperties": false}))
+            "opponent": {"type": "string"},
+            "think": {"type": "boolean"}}, "additionalProperties": false}))
         .hidden_tool(take_tool())
         .tool(Tool::new("board", "Shows the pile", object()))
         .tool(Tool::new("wait", "Waits for the opponent's move", object()))
@@ -157,6 +159,9 @@ struct NimOptions {
     #[serde(default = "ten")]
     pile: u32,
     opponent: Option<String>,
+    /// The bot answers from a timer (a push) instead of in the mover's result.
+    #[serde(default)]
+    think: bool,
 }
 
 fn ten() -> u32 {
@@ -174,6 +179,7 @@ struct Nim {
     players: [ParticipantId; 2],
     turn: usize,
     bot: bool,
+    think: bool,
     /// Calls of `wait`, answered when the other player moves.
     waiting: Vec<(ParticipantId, CallId)>,
 }
@@ -200,6 +206,7 @@ fn open_nim(opening: Opening, cx: &mut InstanceContext) -> Result<Started, Refus
         players: [me, other],
         turn: 0,
         bot,
+        think: opts.think,
         waiting: Vec::new(),
     };
     Ok(Started::new(game)
@@ -235,8 +242,20 @@ impl Nim {
             return Reply::text("You took the last stone and won.");
         }
         let them = self.players[1 - self.turn];
+        if self.bot && self.think {
+            cx.hide(me, "take");
+            cx.wake_after(std::time::Duration::ZERO, 0);
+            return Reply::text(format!(
+                "You took {count}; {} left. The bot is thinking.",
+                self.pile
+            ));
+        }
         if self.bot {
-            let t = if self.pile % 4 == 0 { 1 } else { self.pile % 4 };
+            let t = if self.pile.is_multiple_of(4) {
+                1
+            } else {
+                self.pile % 4
+            };
             self.pile -= t;
             if self.pile == 0 {
                 cx.end("bot wins by taking the last stone");
@@ -263,7 +282,35 @@ impl Nim {
     }
 }
 
+impl Nim {
+    /// The bot's move: the one that leaves a multiple of four when there is one.
+    fn bot_move(&mut self) -> u32 {
+        let t = if self.pile.is_multiple_of(4) {
+            1
+        } else {
+            self.pile % 4
+        };
+        self.pile -= t;
+        t
+    }
+}
+
 impl InstanceLogic for Nim {
+    /// The thinking bot moves.
+    fn wake(&mut self, _: u64, cx: &mut InstanceContext) {
+        let me = self.players[0];
+        let t = self.bot_move();
+        if self.pile == 0 {
+            cx.end("bot wins by taking the last stone");
+            return;
+        }
+        cx.show(me, "take");
+        cx.set_schema(me, "take", legal(self.pile));
+        let news = format!("bot took {t}; {} left. Your move.", self.pile);
+        cx.event(me, Event::text(news.clone()).turn());
+        self.answer_waiting(me, &news, cx);
+    }
+
     fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
         match call.tool() {
             "take" => self.take(&call, cx),

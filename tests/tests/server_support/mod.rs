@@ -354,7 +354,7 @@ pub fn tool_hint(
 pub fn invitation(pile: u32) -> Value {
     let reason = format!("alice challenges you to Nim (pile {pile})");
     json!({"featureSet": "default", "tags": ["surface:activity"],
-        "payload": {"content": [text(&reason)]},
+        "payload": {"content": [text(&format!("{reason} (open nim:g1 to join)"))]},
         "hints": {"rev": 1, "suggest": [{"toolset": "nim", "instance": "g1", "action": "open",
                                          "reason": reason, "options": {"pile": pile}}]},
         "toolset": "nim", "instance": "g1"})

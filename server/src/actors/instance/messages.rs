@@ -144,7 +144,7 @@ pub(crate) enum Change {
     },
     Definition {
         tool: String,
-        definition: Option<ToolDefinition>,
+        definition: Option<Box<ToolDefinition>>,
     },
     Title(String),
 }

@@ -19,14 +19,16 @@
 mod messages;
 mod step;
 
+pub(crate) use messages::Call as CallIn;
 pub(crate) use messages::{
     Batch, CallAnswer, Change, Close, Closed, EnterFailure, Entered, Invitation,
     InvitationWithdrawn, Join, Leave, Link, Start, Unlink,
 };
-pub(crate) use messages::Call as CallIn;
 
 use crate::actors::InstanceId;
-use crate::author::{CallId, InstanceLogic, Participant, ParticipantId, ParticipantKind, Reply, ToolCall};
+use crate::author::{
+    CallId, InstanceLogic, Participant, ParticipantId, ParticipantKind, Reply, ToolCall,
+};
 use crate::server::Server;
 use crate::session::SessionId;
 use actix::prelude::*;
@@ -95,10 +97,8 @@ impl InstanceActor {
 
     fn withdraw_invitations(&mut self) {
         for (who, principal) in std::mem::take(&mut self.invited) {
-            self.server.withdraw_invitation(
-                &principal,
-                InvitationWithdrawn { id: self.id, who },
-            );
+            self.server
+                .withdraw_invitation(&principal, InvitationWithdrawn { id: self.id, who });
         }
     }
 
@@ -122,7 +122,9 @@ impl InstanceActor {
                 batch.answers.push(CallAnswer {
                     session: w.session,
                     request: w.request,
-                    outcome: Ok(CallToolResult::error("You closed this instance; the call was not answered.")),
+                    outcome: Ok(CallToolResult::error(
+                        "You closed this instance; the call was not answered.",
+                    )),
                 });
             }
         }
@@ -247,7 +249,10 @@ impl Handler<CallIn> for InstanceActor {
         };
         let refusal = match (&self.ended, self.links.contains_key(&m.who)) {
             (Some(reason), _) => Some(format!("{} has ended: {reason}", self.toolset)),
-            (None, false) => Some(format!("You are no longer in this {} instance.", self.toolset)),
+            (None, false) => Some(format!(
+                "You are no longer in this {} instance.",
+                self.toolset
+            )),
             (None, true) => None,
         };
         let logic = match refusal {
@@ -259,7 +264,9 @@ impl Handler<CallIn> for InstanceActor {
         };
         let mut logic = match logic {
             Ok(logic) => logic,
-            Err(text) => return answer_alone(&m.link, self.id, waiter, CallToolResult::error(text)),
+            Err(text) => {
+                return answer_alone(&m.link, self.id, waiter, CallToolResult::error(text));
+            }
         };
         let id = CallId(self.next_call);
         self.next_call += 1;
@@ -375,7 +382,6 @@ impl InstanceActor {
             }
         }
     }
-
 }
 
 /// Answers a call outside any step (the instance ended, the caller left), straight to the

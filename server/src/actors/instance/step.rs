@@ -65,7 +65,7 @@ impl InstanceActor {
                     for b in audience(&mut batches, to) {
                         b.changes.push(Change::Definition {
                             tool: tool.clone(),
-                            definition: definition.clone(),
+                            definition: definition.clone().map(Box::new),
                         });
                     }
                 }
@@ -80,8 +80,12 @@ impl InstanceActor {
                     }
                 }
                 Effect::Answer { call, result } => match self.waiting.remove(&call) {
-                    Some(w) => push_answer(&mut batches, w, result.or_else(ToolError::into_outcome)),
-                    None => tracing::error!(instance = %self.id, ?call, "answer to a call that is not waiting"),
+                    Some(w) => {
+                        push_answer(&mut batches, w, result.or_else(ToolError::into_outcome))
+                    }
+                    None => {
+                        tracing::error!(instance = %self.id, ?call, "answer to a call that is not waiting")
+                    }
                 },
                 Effect::Invite {
                     who,
@@ -92,7 +96,9 @@ impl InstanceActor {
                     ctx.run_later(after, move |act, ctx| act.wake(tag, ctx));
                 }
                 Effect::End { reason } => self.finish(&reason, &mut batches, |r| {
-                    Ok(CallToolResult::error(format!("It ended before answering: {r}")))
+                    Ok(CallToolResult::error(format!(
+                        "It ended before answering: {r}"
+                    )))
                 }),
             }
         }

@@ -84,8 +84,13 @@ impl Handler<Call> for PrincipalActor {
             // A logic toolset's tool whose toolset a manifest change removed (§4.4: it is an
             // undeclared group's tool now, and nothing answers it).
             None => {
-                let text = format!("{tool} cannot be used: the server no longer offers its toolset.");
-                self.answer(session, request, AnswerBody::Call(Ok(CallToolResult::error(text))));
+                let text =
+                    format!("{tool} cannot be used: the server no longer offers its toolset.");
+                self.answer(
+                    session,
+                    request,
+                    AnswerBody::Call(Ok(CallToolResult::error(text))),
+                );
             }
         }
     }

@@ -92,10 +92,13 @@ impl PrincipalActor {
         };
         answers.insert(
             0,
-            (reply.session, Answer {
-                request: reply.request,
-                body,
-            }),
+            (
+                reply.session,
+                Answer {
+                    request: reply.request,
+                    body,
+                },
+            ),
         );
         self.fan_out(Some(key), draft, answers, events);
         self.maybe_retire(ctx);

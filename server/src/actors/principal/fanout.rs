@@ -54,7 +54,11 @@ impl PrincipalActor {
             events: Vec::new(),
             answers,
         };
-        let fresh = !check_link || self.links.get(&batch.key).is_some_and(|l| l.id == batch.instance);
+        let fresh = !check_link
+            || self
+                .links
+                .get(&batch.key)
+                .is_some_and(|l| l.id == batch.instance);
         if !fresh {
             return applied;
         }
@@ -63,15 +67,20 @@ impl PrincipalActor {
         let instance = key.instance.as_deref();
         for change in batch.changes {
             let done = match change {
-                Change::Visible { tool, visible } => self.state.set_visible(&tool, instance, visible),
+                Change::Visible { tool, visible } => {
+                    self.state.set_visible(&tool, instance, visible)
+                }
                 Change::Definition { tool, definition } => {
-                    self.state.set_definition(&tool, instance, definition)
+                    self.state
+                        .set_definition(&tool, instance, definition.map(|d| *d))
                 }
                 Change::Title(title) => self.state.retitle(key, &title),
             };
             match done {
                 Ok(d) => applied.draft.append(d),
-                Err(e) => tracing::error!(principal = %self.principal.name(), %key, error = %e, "a change from the toolset's logic cannot apply"),
+                Err(e) => {
+                    tracing::error!(principal = %self.principal.name(), %key, error = %e, "a change from the toolset's logic cannot apply")
+                }
             }
         }
         if let Some(reason) = batch.ended {

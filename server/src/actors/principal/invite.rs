@@ -88,11 +88,14 @@ impl PrincipalActor {
             reason: p.reason.clone(),
             options: p.options.clone(),
         });
+        // The event names the instance too: a host without hints gets no suggestion, and its
+        // agent joins by opening that name through `toolset_open` (§8).
+        let text = format!("{} (open {key} to join)", p.reason);
         s.addr.do_send(Deliver {
             about: Some(key.clone()),
             draft,
             answers: Vec::new(),
-            events: vec![Event::text(p.reason.clone())],
+            events: vec![Event::text(text)],
         });
     }
 

@@ -97,7 +97,10 @@ impl PrincipalActor {
         }
         let anonymous = matches!(self.principal, Principal::Anonymous(_));
         if anonymous || self.state.ended_records().next().is_none() {
-            if self.server.retire_principal(&self.principal, &ctx.address()) {
+            if self
+                .server
+                .retire_principal(&self.principal, &ctx.address())
+            {
                 tracing::debug!(principal = %self.principal.name(), "principal retired");
                 ctx.stop();
             }
@@ -106,6 +109,24 @@ impl PrincipalActor {
         if let Some(at) = self.state.next_expiry() {
             let wait = at.duration_since(now).unwrap_or_default();
             self.retire_timer = Some(ctx.run_later(wait, |act, ctx| act.maybe_retire(ctx)));
+        }
+    }
+}
+
+impl PrincipalActor {
+    /// §4.1: `default: "open"` toolsets are open from the start of every session — again
+    /// after the principal's last connection ended them, or after the host closed one.
+    fn open_defaults(&mut self, ctx: &mut Context<Self>) {
+        let catalog = self.state.catalog().clone();
+        for ts in catalog.default_open() {
+            if self.state.instance(&InstanceKey::toolset(ts)).is_some() {
+                continue;
+            }
+            if let Ok(crate::core::OpenOutcome::Opened(o)) =
+                self.state.open(ts, None, None, self.server.now())
+            {
+                self.start_instance(o.key, o.draft, None, None, ctx);
+            }
         }
     }
 }
@@ -135,6 +156,7 @@ impl Handler<Attach> for PrincipalActor {
         if let Some(t) = self.retire_timer.take() {
             ctx.cancel_future(t);
         }
+        let first = self.sessions.is_empty();
         self.sessions.insert(
             m.id,
             SessionLink {
@@ -142,6 +164,9 @@ impl Handler<Attach> for PrincipalActor {
                 ready: false,
             },
         );
+        if first {
+            self.open_defaults(ctx);
+        }
     }
 }
 
@@ -228,7 +253,9 @@ impl Handler<SwapCatalog> for PrincipalActor {
 
     /// §4.1: a removed toolset's instances end (vector 33); a new default-open one opens.
     fn handle(&mut self, SwapCatalog(catalog): SwapCatalog, ctx: &mut Context<Self>) {
-        let swap = self.state.replace_catalog(catalog.clone(), self.server.now());
+        let swap = self
+            .state
+            .replace_catalog(catalog.clone(), self.server.now());
         for e in &swap.ended {
             self.leave(e.instance.key());
         }

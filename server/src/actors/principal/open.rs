@@ -39,7 +39,12 @@ impl PrincipalActor {
             && let Some(pending) = self.invitations.remove(&invited)
         {
             // The options are the shared instance's own, not the request's.
-            return match self.state.join(&toolset, instance.as_deref(), pending.options.clone(), now) {
+            return match self.state.join(
+                &toolset,
+                instance.as_deref(),
+                pending.options.clone(),
+                now,
+            ) {
                 Ok(opened) => {
                     let link = Link {
                         principal: ctx.address(),
@@ -53,7 +58,13 @@ impl PrincipalActor {
                     let (addr, id, who) = (pending.instance.clone(), pending.id, pending.who);
                     let fut = addr.send(join).into_actor(self).map(move |res, act, _| {
                         let res = res.unwrap_or(Err(EnterFailure::Internal));
-                        act.entered(opened.key, opened.draft, Some(reply), InstanceLink { addr, id, who }, res);
+                        act.entered(
+                            opened.key,
+                            opened.draft,
+                            Some(reply),
+                            InstanceLink { addr, id, who },
+                            res,
+                        );
                     });
                     ctx.wait(fut);
                 }
@@ -63,7 +74,10 @@ impl PrincipalActor {
                 }
             };
         }
-        match self.state.open(&toolset, instance.as_deref(), options.clone(), now) {
+        match self
+            .state
+            .open(&toolset, instance.as_deref(), options.clone(), now)
+        {
             Err(e) => self.refuse_open(reply, &e),
             Ok(OpenOutcome::Adopted {
                 key,
@@ -128,10 +142,17 @@ impl PrincipalActor {
                 // Its open entry was never sent: no ended record, no hints.
                 self.state.cancel_open(&key);
                 let error = match failure {
-                    EnterFailure::Refused(r) => ErrorObject::new(ErrorCode::INVALID_PARAMS, r.message().to_owned()),
+                    EnterFailure::Refused(r) => {
+                        ErrorObject::new(ErrorCode::INVALID_PARAMS, r.message().to_owned())
+                    }
                     EnterFailure::Internal => ErrorObject::internal("the toolset failed to open"),
                 };
-                tracing::debug!(principal = %self.principal.name(), %key, %error, "open failed");
+                if reply.is_none() {
+                    // A default or implicit open: nobody asked, so only the log tells.
+                    tracing::warn!(principal = %self.principal.name(), %key, %error, "a toolset opened for the principal failed to open");
+                } else {
+                    tracing::debug!(principal = %self.principal.name(), %key, %error, "open failed");
+                }
                 if let Some(r) = reply {
                     let body = match r.via {
                         Via::Rpc => AnswerBody::Open(Err(error)),
@@ -171,14 +192,19 @@ impl PrincipalActor {
                     content: (!entered.content.is_empty()).then_some(entered.content),
                     meta: None,
                 })),
-                Via::Compat => AnswerBody::Call(Ok(compat_opened(&key, title.as_deref(), entered.content))),
+                Via::Compat => {
+                    AnswerBody::Call(Ok(compat_opened(&key, title.as_deref(), entered.content)))
+                }
             };
             answers.insert(
                 0,
-                (r.session, Answer {
-                    request: r.request,
-                    body,
-                }),
+                (
+                    r.session,
+                    Answer {
+                        request: r.request,
+                        body,
+                    },
+                ),
             );
         }
         self.fan_out(Some(key), draft, answers, events);
@@ -242,15 +268,17 @@ impl PrincipalActor {
 }
 
 /// What a host without `toolHints` reads after `toolset_open` (§8).
-fn compat_opened(key: &InstanceKey, title: Option<&str>, content: Vec<ContentBlock>) -> CallToolResult {
+fn compat_opened(
+    key: &InstanceKey,
+    title: Option<&str>,
+    content: Vec<ContentBlock>,
+) -> CallToolResult {
     let mut text = format!("Opened {key}");
     if let Some(t) = title {
         text.push_str(&format!(" ({t})"));
     }
     if key.instance.is_some() {
-        text.push_str(&format!(
-            ". Name it as the `instance` argument of its tools when several are open"
-        ));
+        text.push_str(". Name it as the `instance` argument of its tools when several are open");
     }
     text.push('.');
     let mut blocks = vec![ContentBlock::text(text)];
