@@ -7,6 +7,8 @@
 //! |---|---|
 //! | [`link`] | `ServerLink`, one actix actor per server: connect, handshake, reconnect with backoff, request ids and timeouts, and the read tap that offers every message to the hint state as it is read (§5.2) |
 //! | [`state`] | the pure state machines (no I/O, no clock) the link's tap and events feed: per-connection hint state, and what it reports |
+//! | [`host`] | `Host`, the agent-facing actor: one link per server, the cores wired together, and the agent's calls, tool list, transcript and notices |
+//! | [`cli`] | the pure parts of the `mcpl-host` binary's front ends: the console's JSON lines, `play`'s short commands |
 //!
 //! The pure cores (hint state, catalog, presenter) sit beside the link and are fed by its
 //! tap and its events; the link itself knows nothing of hints beyond handing every read
@@ -15,5 +17,7 @@
 //! Section signs (§) refer to `shared/spec/RFC-014.md` unless they say "SPEC §" (MCPL 0.5)
 //! or "MCP".
 
+pub mod cli;
+pub mod host;
 pub mod link;
 pub mod state;

@@ -220,6 +220,37 @@ fn a_cursor_given_twice_ends_the_listing_with_an_error() {
 }
 
 #[test]
+fn every_listing_is_reported_with_the_lowest_rev_its_pages_name() {
+    paused(async {
+        let (connector, mut servers) = scripted();
+        let (sink, mut events) = events();
+        let (tap, _taps) = tap();
+        let _link = ServerLink::new(config(connector, sink, tap)).start();
+        let mut peer = servers.next_peer().await;
+        let first = peer.serve_mcpl_handshake_to_list().await;
+        peer.reply(
+            &first,
+            json!({"tools": [tool("look")], "nextCursor": "p2", "_meta": {"mcpl/rev": 5}}),
+        )
+        .await;
+        let second = peer.expect_request("tools/list").await;
+        assert_eq!(second["params"], json!({"cursor": "p2"}));
+        peer.reply(
+            &second,
+            json!({"tools": [tool("play")], "_meta": {"mcpl/rev": 3}}),
+        )
+        .await;
+        let (tools, rev) = events
+            .until(|e| match e {
+                LinkEvent::ToolsListed { tools, rev, .. } => Some((tools, rev)),
+                _ => None,
+            })
+            .await;
+        assert_eq!((names(&tools), rev), (vec!["look", "play"], Some(3)));
+    });
+}
+
+#[test]
 fn list_changed_relists_and_only_a_different_list_is_announced() {
     paused(async {
         let (connector, mut servers) = scripted();
@@ -248,11 +279,36 @@ fn list_changed_relists_and_only_a_different_list_is_announced() {
         peer.reply(&changed, json!({"tools": [tool("look"), tool("resign")]}))
             .await;
 
+        // Every listing is reported listed, saying whether list_changed caused it; only a
+        // different one is announced changed.
+        for (expected, after_change) in [(["look"].as_slice(), false), (["look"].as_slice(), true)]
+        {
+            match events.next().await {
+                LinkEvent::ToolsListed {
+                    epoch: 1,
+                    tools,
+                    list_changed,
+                    ..
+                } => assert_eq!(
+                    (names(&tools).as_slice(), list_changed),
+                    (expected, after_change)
+                ),
+                other => panic!("expected a listing, got {other:?}"),
+            }
+        }
         match events.next().await {
             LinkEvent::ToolsChanged { epoch: 1, tools } => {
                 assert_eq!(names(&tools), ["look", "resign"])
             }
             other => panic!("expected the changed list, got {other:?}"),
+        }
+        match events.next().await {
+            LinkEvent::ToolsListed {
+                tools,
+                list_changed: true,
+                ..
+            } => assert_eq!(names(&tools), ["look", "resign"]),
+            other => panic!("expected the listing, got {other:?}"),
         }
         let session = link.send(GetStatus).await.unwrap().session.unwrap();
         assert_eq!(names(&session.tools), ["look", "resign"]);
@@ -472,5 +528,22 @@ fn a_listing_asked_for_during_another_follows_it() {
         peer.send(json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}))
             .await;
         assert_eq!(peer.expect().await["id"], "p", "no third listing was sent");
+        // The listing under way when list_changed came does not count as caused by it; the
+        // one after does (a host's tool-list boundary, §3).
+        let mut listed = Vec::new();
+        while listed.len() < 2 {
+            if let LinkEvent::ToolsListed {
+                tools,
+                list_changed,
+                ..
+            } = events.next().await
+            {
+                listed.push((names(&tools).join(","), list_changed));
+            }
+        }
+        assert_eq!(
+            listed,
+            [("old".to_owned(), false), ("new".to_owned(), true)]
+        );
     });
 }

@@ -46,7 +46,8 @@ fn after_a_restart_the_link_backs_off_doubling_to_the_cap_then_reconnects_and_re
                     error: ConnectError::Transport(_),
                 } => failed.push(attempt),
                 LinkEvent::BackingOff { delay, .. } => waits.push(delay),
-                LinkEvent::Disconnected { epoch: 1, .. } => {}
+                LinkEvent::Disconnected { epoch: 1, .. }
+                | LinkEvent::ToolsListed { epoch: 1, .. } => {}
                 other => panic!("unexpected {other:?}"),
             }
         }

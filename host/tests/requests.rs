@@ -27,7 +27,7 @@ async fn ready(plan: Plan) -> (Addr<ServerLink>, Peer, Events, TapLog) {
     let mut peer = servers.next_peer().await;
     peer.serve_mcpl_handshake(json!([tool("play")])).await;
     events
-        .until(|e| matches!(e, LinkEvent::ToolsChanged { .. }).then_some(()))
+        .until(|e| matches!(e, LinkEvent::ToolsListed { .. }).then_some(()))
         .await;
     taps.until(|e| matches!(&e, TapEvent::Read(r) if r.answers.as_ref().is_some_and(|a| a.method == "tools/list")).then_some(()))
         .await;

@@ -25,7 +25,7 @@ async fn ready_with(
     let mut peer = servers.next_peer().await;
     peer.serve_mcpl_handshake(json!([tool("play")])).await;
     events
-        .until(|e| matches!(e, LinkEvent::ToolsChanged { .. }).then_some(()))
+        .until(|e| matches!(e, LinkEvent::ToolsListed { .. }).then_some(()))
         .await;
     (link, peer, events, taps)
 }

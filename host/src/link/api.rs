@@ -90,7 +90,7 @@ impl Handler<ListTools> for ServerLink {
 
     fn handle(&mut self, _: ListTools, ctx: &mut Context<Self>) -> Self::Result {
         let (tx, rx) = oneshot::channel();
-        self.refresh_tools(Some(tx), ctx);
+        self.refresh_tools(Some(tx), false, ctx);
         Box::pin(async move { rx.await.unwrap_or(Err(LinkError::Stopped)) })
     }
 }

@@ -8,6 +8,8 @@ use mcpl_protocol::mcp::{InitializeResult, Tool};
 use mcpl_protocol::mcpl::{
     FeatureSetsUpdateResult, ManifestChangedParams, McplManifest, PushEventParams, PushEventResult,
 };
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -53,6 +55,20 @@ pub enum LinkEvent {
         epoch: u64,
         /// Every tool, all pages.
         tools: Vec<Tool>,
+    },
+    /// A `tools/list` completed (every page), whether or not the list changed; sent after
+    /// [`LinkEvent::ToolsChanged`] when both are. A hint state needs every listing, with
+    /// the rev it names (§3: presence is stamped with it; a recovery ends with it, §5.2).
+    ToolsListed {
+        /// The connection.
+        epoch: u64,
+        /// Every tool, all pages.
+        tools: Vec<Tool>,
+        /// The lowest `_meta["mcpl/rev"]` among the pages (§3); none when no page named one.
+        rev: Option<u64>,
+        /// The listing started after `notifications/tools/list_changed` was read (a host
+        /// rebuilds its model's tool list from it: a boundary, §3).
+        list_changed: bool,
     },
     /// The server pushed an event and the link answered it.
     Push {
@@ -100,6 +116,29 @@ pub enum EventSink {
     Recipient(actix::Recipient<LinkEvent>),
     /// A channel (unbounded: a subscriber that never reads keeps every event).
     Channel(mpsc::UnboundedSender<LinkEvent>),
+    /// A function called synchronously on the link as each event happens. A function that
+    /// forwards to an actor with `do_send` keeps the events in order with a [`super::Tap`]
+    /// forwarding to the same actor the same way (one sender, one mailbox).
+    Callback(EventCallback),
+}
+
+type CallbackFn = dyn Fn(&LinkEvent) -> bool + Send + Sync;
+
+/// The function of an [`EventSink::Callback`]: returns false once its subscriber is gone.
+#[derive(Clone)]
+pub struct EventCallback(Arc<CallbackFn>);
+
+impl EventCallback {
+    /// Wraps `f`.
+    pub fn new(f: impl Fn(&LinkEvent) -> bool + Send + Sync + 'static) -> Self {
+        EventCallback(Arc::new(f))
+    }
+}
+
+impl fmt::Debug for EventCallback {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("EventCallback(..)")
+    }
 }
 
 impl EventSink {
@@ -114,6 +153,7 @@ impl EventSink {
                 true
             }
             EventSink::Channel(tx) => tx.send(event.clone()).is_ok(),
+            EventSink::Callback(f) => (f.0)(event),
         }
     }
 }

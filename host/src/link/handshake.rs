@@ -148,7 +148,7 @@ impl ServerLink {
         info!(link = %self.config.name, epoch, "ready");
         self.emit(event);
         if lists_tools {
-            self.refresh_tools(None, ctx);
+            self.refresh_tools(None, false, ctx);
         }
     }
 }

@@ -9,7 +9,8 @@
 //!   response answers and whether it is still awaited or timed out, the connection epoch).
 //!   RFC-014 §5.2 applies hints *when a message is read*, whatever then becomes of it: a
 //!   refused push, a result that arrives after its call timed out (vector 28);
-//! - [`LinkEvent`]s to subscribers: connected, disconnected, tools listed, pushes and
+//! - [`LinkEvent`]s to subscribers (an actor, a channel, or a callback run on the link):
+//!   connected, disconnected, every tools listing with the rev it names, pushes and
 //!   notifications;
 //! - answers to typed requests ([`CallTool`], [`ListTools`], [`SendRequest`]).
 //!
@@ -55,7 +56,7 @@ pub use backoff::Backoff;
 pub use config::{BackoffConfig, LinkConfig, PushPolicy};
 pub use connector::Connector;
 pub use error::{ConnectError, DisconnectReason, LinkError};
-pub use events::{EventSink, LinkEvent};
+pub use events::{EventCallback, EventSink, LinkEvent};
 pub use lifecycle::LinkPhase;
 pub use status::{LinkStatus, SessionInfo};
 pub use tap::{Answered, AwaitStatus, ReadEvent, Tap, TapEvent, Tapped};

@@ -178,7 +178,7 @@ impl ServerLink {
     fn on_notification(&mut self, notification: Notification, epoch: u64, ctx: &mut Context<Self>) {
         match notification.method.as_str() {
             // Before Ready the first listing is still to come and covers it.
-            ToolListChanged::NAME => self.refresh_tools(None, ctx),
+            ToolListChanged::NAME => self.refresh_tools(None, true, ctx),
             ManifestChanged::NAME => match notification.params_as::<ManifestChangedParams>() {
                 Ok(params) => {
                     self.emit(LinkEvent::ManifestChanged { epoch, params });

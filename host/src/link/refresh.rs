@@ -31,12 +31,18 @@ pub(super) struct Refresh {
     listing: Option<Listing>,
     /// Another listing wanted after the current one, and who waits for it.
     queued: Option<Vec<ToolsReply>>,
+    /// The queued listing follows a `list_changed`.
+    queued_changed: bool,
     manifest_in_flight: bool,
     manifest_again: bool,
 }
 
 struct Listing {
     tools: Vec<Tool>,
+    /// Started after the server said its list changed (`ToolsListed::list_changed`).
+    list_changed: bool,
+    /// The lowest `mcpl/rev` the pages named (§3).
+    rev: Option<u64>,
     cursors: HashSet<String>,
     waiters: Vec<ToolsReply>,
 }
@@ -56,7 +62,13 @@ impl Refresh {
 
 impl ServerLink {
     /// Lists the tools, now or after the listing under way; `reply` gets the full list.
-    pub(super) fn refresh_tools(&mut self, reply: Option<ToolsReply>, ctx: &mut Context<Self>) {
+    /// `list_changed`: because the server said its list changed.
+    pub(super) fn refresh_tools(
+        &mut self,
+        reply: Option<ToolsReply>,
+        list_changed: bool,
+        ctx: &mut Context<Self>,
+    ) {
         let phase = self.lifecycle.phase();
         let Some(live) = self.lifecycle.live_mut().filter(|l| l.is_ready()) else {
             if let Some(reply) = reply {
@@ -69,17 +81,25 @@ impl ServerLink {
                 .queued
                 .get_or_insert_with(Vec::new)
                 .extend(reply);
+            live.refresh.queued_changed |= list_changed;
             return;
         }
-        self.start_listing(reply.into_iter().collect(), ctx);
+        self.start_listing(reply.into_iter().collect(), list_changed, ctx);
     }
 
-    fn start_listing(&mut self, waiters: Vec<ToolsReply>, ctx: &mut Context<Self>) {
+    fn start_listing(
+        &mut self,
+        waiters: Vec<ToolsReply>,
+        list_changed: bool,
+        ctx: &mut Context<Self>,
+    ) {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
         live.refresh.listing = Some(Listing {
             tools: Vec::new(),
+            list_changed,
+            rev: None,
             cursors: HashSet::new(),
             waiters,
         });
@@ -109,6 +129,9 @@ impl ServerLink {
             Err(e) => return self.end_listing(Err(e), ctx),
         };
         listing.tools.extend(page.tools);
+        if let Some(rev) = page.meta.as_ref().and_then(|m| m.rev) {
+            listing.rev = Some(listing.rev.map_or(rev, |r| r.min(rev)));
+        }
         let Some(cursor) = page.next_cursor else {
             let tools = std::mem::take(&mut listing.tools);
             return self.end_listing(Ok(tools), ctx);
@@ -137,13 +160,14 @@ impl ServerLink {
             return;
         };
         let epoch = live.epoch;
-        let waiters = live
+        let (waiters, rev, list_changed) = live
             .refresh
             .listing
             .take()
-            .map(|l| l.waiters)
+            .map(|l| (l.waiters, l.rev, l.list_changed))
             .unwrap_or_default();
         let queued = live.refresh.queued.take();
+        let queued_changed = std::mem::take(&mut live.refresh.queued_changed);
         let mut changed = None;
         match (&outcome, live.session_mut()) {
             (Ok(tools), Some(session)) => {
@@ -159,11 +183,19 @@ impl ServerLink {
         if let Some(tools) = changed {
             self.emit(LinkEvent::ToolsChanged { epoch, tools });
         }
+        if let Ok(tools) = &outcome {
+            self.emit(LinkEvent::ToolsListed {
+                epoch,
+                tools: tools.clone(),
+                rev,
+                list_changed,
+            });
+        }
         for reply in waiters {
             let _ = reply.send(outcome.clone());
         }
         if let Some(queued) = queued {
-            self.start_listing(queued, ctx);
+            self.start_listing(queued, queued_changed, ctx);
         }
     }
 

@@ -487,6 +487,21 @@ impl HintState {
         matches!(self.phase, Phase::Connecting { .. })
     }
 
+    /// True while a `toolsets/list` is what the state waits for (at connect, or a
+    /// recovery's first step): a statement read that leaves this true did not count (it
+    /// was stale), and the owner reads again.
+    pub fn awaits_statement(&self) -> bool {
+        matches!(
+            self.phase,
+            Phase::Connecting { .. } | Phase::AwaitingStatement { .. }
+        )
+    }
+
+    /// True while a recovery waits for its `tools/list` (its second step, §5.2).
+    pub fn awaits_tools_list(&self) -> bool {
+        matches!(self.phase, Phase::AwaitingToolsList { .. })
+    }
+
     /// How many early messages are held.
     pub fn held_count(&self) -> usize {
         self.held.len()

@@ -43,7 +43,7 @@
 //! | read | call | then |
 //! |---|---|---|
 //! | `initialize` result | `Catalog::new(host_hints, manifest)`, `HintState::new(config)` per connection | |
-//! | `tools/list` (all pages) | `HintState::handle_tools_list(tools, K)`, then `Catalog::set_tools(tools, \|t\| hint_state.presence(t))` | |
+//! | `tools/list` (all pages; the link's `ToolsListed` event carries K) | `HintState::handle_tools_list(tools, K)`, then `Catalog::set_tools(tools, \|t\| hint_state.presence(t))` | |
 //! | `toolsets/list` | `HintState::handle_statement(hints, open, ended, now)` | |
 //! | a result's `mcpl/hints`, a push's `hints`, `tools/hints` | `HintState::handle_hints(carrier, hints, now)` | |
 //! | timer at `poll_timeout()` | `HintState::handle_timeout(now)` | |
@@ -52,6 +52,9 @@
 //! | `mcpl/manifestChanged` (`toolsets` domain) | `Catalog::update_manifest(manifest)` | `ToolsetRemoved` → `HintState::close_toolset`; `HintsWithdrawn` → drop the hint state |
 //!
 //! # Wiring the agent's side (what the `Host` actor does)
+//!
+//! The actor is [`crate::host::Host`]; its module doc says how read order is kept between
+//! the link's tap and the Host's mailbox.
 //!
 //! The Host owns, per server, the [`Catalog`], the current connection's `Option<HintState>`,
 //! a [`ToolPolicy`] and whether it granted `pushEvents`, and builds a [`ServerView`] from

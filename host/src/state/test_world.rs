@@ -196,6 +196,7 @@ impl Server {
             hints: self.hints.as_ref(),
             policy: &self.policy,
             push_events: self.push_events,
+            connected: true,
         }
     }
 }

@@ -29,6 +29,8 @@ pub struct ServerView<'a> {
     /// True when the host granted it `pushEvents`: only then are its notices put in the
     /// agent's context (§6 "RFC §8.3").
     pub push_events: bool,
+    /// True while the link to it is up (its handshake done); `look` says when it is not.
+    pub connected: bool,
 }
 
 /// `[server/toolset:instance]`, `[server/toolset]` without instances, or `[server]` for a

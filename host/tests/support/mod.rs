@@ -8,6 +8,8 @@
 
 #![allow(dead_code)] // each test binary uses a different part
 
+pub mod server;
+
 use mcpl_host::link::{BackoffConfig, Connector, EventSink, LinkConfig, LinkEvent, Tap, TapEvent};
 use mcpl_protocol::Message;
 use mcpl_protocol::mcp::Implementation;

@@ -97,6 +97,12 @@ fn server_section(
         }
         head.push_str(&format!(" (from {})", view.name));
     }
+    if !view.connected && !view.settled() {
+        out.push(format!(
+            "{head}: not connected just now; nothing is known to be open there."
+        ));
+        return out;
+    }
     if !view.catalog.hints_count() {
         if !f.narrowed() {
             out.push(format!(

@@ -724,6 +724,7 @@ fn a_catalog_without_hints_tells_nothing() {
         hints: None,
         policy: &policy,
         push_events: true,
+        connected: true,
     };
     let mut p = Presenter::new(PresenterConfig::default(), ToldIds::default());
     assert!(p.refresh(&view).is_empty());

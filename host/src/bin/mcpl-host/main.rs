@@ -1,0 +1,122 @@
+//! `mcpl-host`: an MCPL host with RFC-014 toolsets, for playing the agent's part.
+//!
+//! - `mcpl-host console --server NAME=URL …`: JSON lines on stdin and stdout, for scripts
+//!   and tests (the protocol is `mcpl_host::cli::console`'s).
+//! - `mcpl-host play --server NAME=URL …`: short commands for a person at a terminal (see
+//!   `mcpl_host::cli::play`).
+//!
+//! Logs go to stderr (`RUST_LOG`, default `warn`); stdout is the front end's alone.
+
+mod console;
+mod play;
+
+use anyhow::{Context as _, bail};
+use clap::{Args, Parser, Subcommand};
+use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::Duration;
+use tracing_subscriber::EnvFilter;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "mcpl-host",
+    version,
+    about = "An MCPL host with RFC-014 toolsets: play the agent's part from a script or a terminal"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// JSON lines: one request per line on stdin, one answer or event per line on stdout.
+    Console(Servers),
+    /// A terminal: type `help` for the commands.
+    Play(Servers),
+}
+
+#[derive(Debug, Args)]
+struct Servers {
+    /// A server, NAME=URL: stdio:COMMAND…, ws://HOST:PORT/PATH or http://HOST:PORT/PATH.
+    /// Repeat for more servers.
+    #[arg(long = "server", value_name = "NAME=URL", required = true, value_parser = pair)]
+    servers: Vec<(String, String)>,
+    /// A bearer token for a server, NAME=SECRET.
+    #[arg(long = "token", value_name = "NAME=SECRET", value_parser = pair)]
+    tokens: Vec<(String, String)>,
+    /// Where the ended toolsets already told are kept across restarts.
+    #[arg(long, value_name = "DIR")]
+    state_dir: Option<PathBuf>,
+    /// How long an early hint rev is held on Streamable HTTP, in milliseconds.
+    #[arg(long, value_name = "N", default_value_t = 250)]
+    hold_ms: u64,
+}
+
+fn pair(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() && !v.is_empty() => Ok((k.to_owned(), v.to_owned())),
+        _ => Err(format!("expected NAME=VALUE, got {s:?}")),
+    }
+}
+
+impl Servers {
+    fn config(self) -> anyhow::Result<HostConfig> {
+        let mut tokens: BTreeMap<String, String> = BTreeMap::new();
+        for (name, token) in self.tokens {
+            if !self.servers.iter().any(|(n, _)| *n == name) {
+                bail!("--token names {name:?}, which no --server names");
+            }
+            tokens.insert(name, token);
+        }
+        let servers = self
+            .servers
+            .into_iter()
+            .map(|(name, url)| {
+                let token = tokens.remove(&name);
+                ServerConfig::url(name, url, token)
+            })
+            .collect();
+        let mut config =
+            HostConfig::new(servers).with_hold_window(Duration::from_millis(self.hold_ms));
+        config.state_dir = self.state_dir;
+        Ok(config)
+    }
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
+        .init();
+    let system = actix::System::new();
+    system.block_on(async move {
+        match cli.command {
+            Command::Console(servers) => console::run(start(servers)?).await,
+            Command::Play(servers) => play::run(start(servers)?).await,
+        }
+    })
+}
+
+fn start(servers: Servers) -> anyhow::Result<HostHandle> {
+    Host::start(servers.config()?).context("the host could not start")
+}
+
+/// How long a front end waits for its servers before reading its input anyway (a server
+/// that connects but keeps failing its first reads is neither settled nor unreachable).
+const FIRST_CONTACT: Duration = Duration::from_secs(15);
+
+/// Waits until every server is settled or unreachable, or [`FIRST_CONTACT`] has passed.
+async fn first_contact(host: &HostHandle) -> anyhow::Result<()> {
+    match tokio::time::timeout(FIRST_CONTACT, host.first_contact()).await {
+        Ok(r) => r.map(drop).context("the host stopped"),
+        Err(_) => {
+            tracing::warn!("not every server has settled yet; going on");
+            Ok(())
+        }
+    }
+}

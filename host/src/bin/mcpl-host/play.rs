@@ -1,0 +1,207 @@
+//! `mcpl-host play`: a person plays the agent's part. A thread runs the line editor
+//! (history, editing) and hands each line to the async side, which runs it against the
+//! host and hands back the text to print; notices, pushes and reminders are printed as
+//! they arrive. At the prompt, one replaces the prompt line and the prompt is drawn again
+//! after it (rustyline's own external printer is not used: with it, input typed faster
+//! than it is read waits for the next key).
+
+use anyhow::Context as _;
+use mcpl_host::cli::play::{self, Command, HELP};
+use mcpl_host::host::{HostHandle, Shown, ShownKind};
+use mcpl_host::state::meta_tools::{ACT, CLOSE};
+use mcpl_protocol::CallToolResult;
+use rustyline::DefaultEditor;
+use rustyline::error::ReadlineError;
+use serde_json::json;
+use std::io::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc as sync_mpsc;
+use tokio::sync::mpsc;
+
+const PROMPT: &str = "> ";
+
+/// A line typed, and where its output goes (`None`: the end).
+type Typed = (String, sync_mpsc::Sender<Option<String>>);
+
+pub async fn run(host: HostHandle) -> anyhow::Result<()> {
+    let editor = DefaultEditor::new().context("starting the line editor")?;
+    let at_prompt = Arc::new(AtomicBool::new(false));
+    let mut events = host.subscribe();
+    let printing = at_prompt.clone();
+    actix::spawn(async move {
+        while let Some(s) = events.recv().await {
+            print_shown(&s, printing.load(Ordering::SeqCst));
+        }
+    });
+    crate::first_contact(&host).await?;
+    println!("mcpl-host play — type help for the commands, quit to leave.");
+    let (tx, mut typed) = mpsc::unbounded_channel::<Typed>();
+    let repl = std::thread::spawn(move || read_lines(editor, tx, &at_prompt));
+    while let Some((line, reply)) = typed.recv().await {
+        host.start_turn().await?;
+        let out = run_line(&host, &line).await;
+        let quit = out.is_none();
+        // The editor thread waits for this; it only goes if the thread has.
+        let _ = reply.send(out);
+        if quit {
+            break;
+        }
+    }
+    host.stop().await;
+    drop(typed);
+    let _ = repl.join();
+    Ok(())
+}
+
+/// The editor's thread: reads lines until the end, handing each over and printing what
+/// comes back.
+fn read_lines(mut editor: DefaultEditor, tx: mpsc::UnboundedSender<Typed>, at_prompt: &AtomicBool) {
+    loop {
+        at_prompt.store(true, Ordering::SeqCst);
+        let read = editor.readline(PROMPT);
+        at_prompt.store(false, Ordering::SeqCst);
+        match read {
+            Ok(line) => {
+                if !line.trim().is_empty() {
+                    let _ = editor.add_history_entry(line.as_str());
+                }
+                let (reply, answer) = sync_mpsc::channel();
+                if tx.send((line, reply)).is_err() {
+                    return;
+                }
+                match answer.recv() {
+                    Ok(Some(text)) if !text.is_empty() => println!("{text}"),
+                    Ok(Some(_)) => {}
+                    Ok(None) | Err(_) => return,
+                }
+            }
+            // Ctrl-C clears the line; Ctrl-D ends.
+            Err(ReadlineError::Interrupted) => continue,
+            Err(ReadlineError::Eof) => return,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return;
+            }
+        }
+    }
+}
+
+/// What a line prints; `None` to quit.
+async fn run_line(host: &HostHandle, line: &str) -> Option<String> {
+    let command = match play::parse(line) {
+        Ok(c) => c,
+        Err(e) => return Some(format!("error: {e}")),
+    };
+    let text = match command {
+        Command::Empty => String::new(),
+        Command::Quit => return None,
+        Command::Help => HELP.to_owned(),
+        Command::Tools => match host.tools().await {
+            Ok(tools) => tools
+                .iter()
+                .map(|t| format!("{} — {}", t.name, t.description.as_deref().unwrap_or("")))
+                .collect::<Vec<_>>()
+                .join("\n"),
+            Err(e) => format!("error: {e}"),
+        },
+        Command::Call { tool, args } => call(host, &tool, args).await,
+        Command::Act(act) => {
+            let t = &act.target;
+            let def = host
+                .definition(t.server.as_deref(), &t.name, t.instance.as_deref())
+                .await
+                .ok()
+                .flatten();
+            match play::fill_act(&act, def.as_ref()) {
+                Ok(args) => call(host, ACT, args).await,
+                Err(e) => format!("error: {e}"),
+            }
+        }
+        Command::CloseOnly => {
+            let status = host.status();
+            let open: Vec<(String, String, Option<String>)> = status
+                .servers
+                .iter()
+                .flat_map(|(s, st)| {
+                    st.open
+                        .iter()
+                        .map(move |(t, i)| (s.clone(), t.clone(), i.clone()))
+                })
+                .collect();
+            match open.as_slice() {
+                [(server, toolset, instance)] => {
+                    let args = json!({"server": server, "toolset": toolset, "instance": instance});
+                    let args = strip_nulls(args);
+                    call(host, CLOSE, args).await
+                }
+                [] => "nothing is open".to_owned(),
+                many => format!(
+                    "close which? open: {}",
+                    many.iter()
+                        .map(|(s, t, i)| match i {
+                            Some(i) => format!("{s}/{t}:{i}"),
+                            None => format!("{s}/{t}"),
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            }
+        }
+    };
+    Some(text)
+}
+
+async fn call(host: &HostHandle, tool: &str, args: serde_json::Value) -> String {
+    match host.call(tool, args).await {
+        Ok(r) => result(&r),
+        Err(e) => format!("error: {e}"),
+    }
+}
+
+fn strip_nulls(mut v: serde_json::Value) -> serde_json::Value {
+    if let Some(o) = v.as_object_mut() {
+        o.retain(|_, v| !v.is_null());
+    }
+    v
+}
+
+/// A result's text, as is; an error says so first.
+fn result(r: &CallToolResult) -> String {
+    let text = r.joined_text();
+    if r.is_error {
+        format!("error: {text}")
+    } else {
+        text
+    }
+}
+
+/// Prints a notice, push or reminder. At the prompt the terminal is in raw mode: the
+/// prompt line is cleared, lines end in CR LF, and the prompt is drawn again (what was
+/// typed is redrawn by the editor at the next key).
+fn print_shown(s: &Shown, at_prompt: bool) {
+    let text = shown(s);
+    let mut out = std::io::stdout().lock();
+    let _ = if at_prompt {
+        write!(out, "\r\x1b[2K{}\r\n{PROMPT}", text.replace('\n', "\r\n"))
+    } else {
+        writeln!(out, "{text}")
+    };
+    let _ = out.flush();
+}
+
+/// A notice, push or reminder, with a line saying what it is.
+fn shown(s: &Shown) -> String {
+    let what = match s.kind {
+        ShownKind::Push => "event",
+        ShownKind::Notice => "notice",
+        ShownKind::Reminder => "reminder",
+        _ => "message",
+    };
+    let from = s
+        .server
+        .as_deref()
+        .map(|n| format!(" · {n}"))
+        .unwrap_or_default();
+    format!("── {what}{from} ──\n{}", s.text)
+}

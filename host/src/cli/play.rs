@@ -1,0 +1,416 @@
+//! `mcpl-host play`: short commands for a person playing the agent's part.
+//!
+//! | command | does |
+//! |---|---|
+//! | `open [server/]toolset[:instance] [key=value…]` | `toolsets--open`, the pairs as its options |
+//! | `act [server/]tool[:instance] [value] [key=value…]` | `toolsets--act`; a lone value fills the tool's single required string argument |
+//! | `look [[server/]toolset[:instance]]`, `look server/` | `toolsets--look` |
+//! | `close [[server/]toolset[:instance]]` | `toolsets--close`; without a target, the only open one |
+//! | `call server--tool [key=value…]` | a static tool from the model's list |
+//! | `tools`, `help`, `quit` | the model's tool list, this table, the end |
+//!
+//! Values are JSON when they parse as JSON (`size=9` is a number), text otherwise.
+
+use super::words::{self, WordsError, pair};
+use crate::state::meta_tools::{CLOSE, LOOK, OPEN};
+use mcpl_protocol::Tool;
+use serde_json::{Map, Value, json};
+
+/// What the `help` command prints.
+pub const HELP: &str = "\
+open [server/]toolset[:instance] [key=value…]   open a toolset (or an instance); pairs are its options
+act [server/]tool[:instance] [value] [key=value…] act with a tool; a lone value fills its one required text argument
+look [[server/]toolset[:instance]]              what is open, usable, ended, suggested (`look arcade/` for one server)
+close [[server/]toolset[:instance]]             close a toolset or instance (the only open one when left out)
+call server--tool [key=value…]                  call a tool from your tool list
+tools                                           your tool list
+help                                            this
+quit                                            leave (Ctrl-D too)
+Values are JSON when they parse as JSON (size=9 is a number), text otherwise.";
+
+/// `[server/]name[:instance]`.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Target {
+    /// The server, when given.
+    pub server: Option<String>,
+    /// The toolset or tool; empty for `server/` alone.
+    pub name: String,
+    /// The instance, when given.
+    pub instance: Option<String>,
+}
+
+impl Target {
+    /// Reads `[server/]name[:instance]`.
+    pub fn parse(s: &str) -> Target {
+        let (server, rest) = match s.split_once('/') {
+            Some((srv, rest)) => (Some(srv.to_owned()), rest),
+            None => (None, s),
+        };
+        let (name, instance) = match rest.split_once(':') {
+            Some((n, i)) => (n.to_owned(), Some(i.to_owned())),
+            None => (rest.to_owned(), None),
+        };
+        Target {
+            server,
+            name,
+            instance,
+        }
+    }
+
+    fn insert(&self, args: &mut Map<String, Value>, name_key: &str) {
+        if let Some(s) = &self.server {
+            args.insert("server".into(), json!(s));
+        }
+        if !self.name.is_empty() {
+            args.insert(name_key.into(), json!(self.name));
+        }
+        if let Some(i) = &self.instance {
+            args.insert("instance".into(), json!(i));
+        }
+    }
+}
+
+/// A command, read.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Command {
+    /// Nothing typed.
+    Empty,
+    /// A tool call, ready to send.
+    Call {
+        /// The tool.
+        tool: String,
+        /// Its arguments.
+        args: Value,
+    },
+    /// `act`, whose lone value needs the tool's definition ([`fill_act`]).
+    Act(ActCommand),
+    /// `close` without a target: the only open toolset, whichever it is.
+    CloseOnly,
+    /// The model's tool list.
+    Tools,
+    /// The help.
+    Help,
+    /// The end.
+    Quit,
+}
+
+/// `act` as typed.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ActCommand {
+    /// The tool, its server and instance.
+    pub target: Target,
+    /// A lone value, if one was typed.
+    pub value: Option<Value>,
+    /// The `key=value` arguments.
+    pub named: Map<String, Value>,
+}
+
+/// Why a command could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum CommandError {
+    /// The line does not split into words.
+    #[error(transparent)]
+    Words(#[from] WordsError),
+    /// No such command.
+    #[error("unknown command {0:?} (try help)")]
+    Unknown(String),
+    /// A command without what it needs.
+    #[error("{command} needs {what}")]
+    Missing {
+        /// The command.
+        command: &'static str,
+        /// What it needs.
+        what: &'static str,
+    },
+    /// A word that should have been `key=value`.
+    #[error("{word:?} is not key=value")]
+    NotAPair {
+        /// The word.
+        word: String,
+    },
+    /// `act` with more than one lone value.
+    #[error("act takes at most one value without a key; name the others key=value")]
+    TooManyValues,
+    /// A lone value for a tool without exactly one required text argument left to fill.
+    #[error("{tool} has no single required text argument to fill with {value}: name it key=value")]
+    NoSlot {
+        /// The tool.
+        tool: String,
+        /// The value typed.
+        value: String,
+    },
+}
+
+fn pairs(rest: &[String]) -> Result<Map<String, Value>, CommandError> {
+    rest.iter()
+        .map(|w| {
+            pair(w)
+                .map(|(k, v)| (k.to_owned(), v))
+                .ok_or_else(|| CommandError::NotAPair { word: w.clone() })
+        })
+        .collect()
+}
+
+/// Reads one line.
+pub fn parse(line: &str) -> Result<Command, CommandError> {
+    let w = words::split(line)?;
+    let Some((first, rest)) = w.split_first() else {
+        return Ok(Command::Empty);
+    };
+    let target = rest.first().map(|t| Target::parse(t));
+    match first.as_str() {
+        "open" => {
+            let t = target
+                .filter(|t| !t.name.is_empty())
+                .ok_or(CommandError::Missing {
+                    command: "open",
+                    what: "a toolset: open [server/]toolset[:instance]",
+                })?;
+            let mut args = Map::new();
+            t.insert(&mut args, "toolset");
+            let options = pairs(&rest[1..])?;
+            if !options.is_empty() {
+                args.insert("options".into(), Value::Object(options));
+            }
+            Ok(Command::Call {
+                tool: OPEN.into(),
+                args: Value::Object(args),
+            })
+        }
+        "act" => {
+            let t = target
+                .filter(|t| !t.name.is_empty())
+                .ok_or(CommandError::Missing {
+                    command: "act",
+                    what: "a tool: act [server/]tool[:instance] [value] [key=value…]",
+                })?;
+            let mut value = None;
+            let mut named = Map::new();
+            for word in &rest[1..] {
+                match pair(word) {
+                    Some((k, v)) => {
+                        named.insert(k.to_owned(), v);
+                    }
+                    None if value.is_none() => value = Some(Value::String(word.clone())),
+                    None => return Err(CommandError::TooManyValues),
+                }
+            }
+            Ok(Command::Act(ActCommand {
+                target: t,
+                value,
+                named,
+            }))
+        }
+        "look" => {
+            let mut args = Map::new();
+            if let Some(t) = target {
+                t.insert(&mut args, "toolset");
+            }
+            Ok(Command::Call {
+                tool: LOOK.into(),
+                args: Value::Object(args),
+            })
+        }
+        "close" => match target {
+            None => Ok(Command::CloseOnly),
+            Some(t) => {
+                let mut args = Map::new();
+                t.insert(&mut args, "toolset");
+                Ok(Command::Call {
+                    tool: CLOSE.into(),
+                    args: Value::Object(args),
+                })
+            }
+        },
+        "call" => {
+            let tool = rest.first().ok_or(CommandError::Missing {
+                command: "call",
+                what: "a tool: call server--tool [key=value…]",
+            })?;
+            Ok(Command::Call {
+                tool: tool.clone(),
+                args: Value::Object(pairs(&rest[1..])?),
+            })
+        }
+        "tools" => Ok(Command::Tools),
+        "help" | "?" => Ok(Command::Help),
+        "quit" | "exit" => Ok(Command::Quit),
+        other => Err(CommandError::Unknown(other.to_owned())),
+    }
+}
+
+/// `act`'s `toolsets--act` arguments. A lone value fills the one required argument of
+/// type string that the tool's current `definition` has and the pairs did not name.
+pub fn fill_act(act: &ActCommand, definition: Option<&Tool>) -> Result<Value, CommandError> {
+    let mut named = act.named.clone();
+    if let Some(value) = &act.value {
+        let slots: Vec<&str> = definition
+            .map(|d| required_strings(&d.input_schema))
+            .unwrap_or_default()
+            .into_iter()
+            .filter(|k| !named.contains_key(*k))
+            .collect();
+        match slots.as_slice() {
+            [one] => {
+                named.insert((*one).to_owned(), value.clone());
+            }
+            _ => {
+                return Err(CommandError::NoSlot {
+                    tool: act.target.name.clone(),
+                    value: value.to_string(),
+                });
+            }
+        }
+    }
+    let mut args = Map::new();
+    act.target.insert(&mut args, "tool");
+    args.insert("args".into(), Value::Object(named));
+    Ok(Value::Object(args))
+}
+
+/// The required properties of an object schema whose own schema says `"type": "string"`
+/// or is an `enum` of strings.
+fn required_strings(schema: &Value) -> Vec<&str> {
+    let props = schema.get("properties");
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|k| {
+            let p = props.and_then(|p| p.get(*k));
+            let typed = p.and_then(|p| p.get("type")) == Some(&json!("string"));
+            let strings = p
+                .and_then(|p| p.get("enum"))
+                .and_then(Value::as_array)
+                .is_some_and(|e| !e.is_empty() && e.iter().all(Value::is_string));
+            typed || strings
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn call(line: &str) -> (String, Value) {
+        match parse(line).unwrap() {
+            Command::Call { tool, args } => (tool, args),
+            other => panic!("{line}: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn open_look_close_and_call_become_meta_tool_calls() {
+        assert_eq!(
+            call("open arcade/game size=9 komi=6.5"),
+            (
+                OPEN.into(),
+                json!({"server": "arcade", "toolset": "game", "options": {"size": 9, "komi": 6.5}})
+            )
+        );
+        assert_eq!(
+            call("open game:g1"),
+            (OPEN.into(), json!({"toolset": "game", "instance": "g1"}))
+        );
+        assert_eq!(call("look"), (LOOK.into(), json!({})));
+        assert_eq!(
+            call("look arcade/"),
+            (LOOK.into(), json!({"server": "arcade"}))
+        );
+        assert_eq!(
+            call("close game:g2"),
+            (CLOSE.into(), json!({"toolset": "game", "instance": "g2"}))
+        );
+        assert_eq!(parse("close").unwrap(), Command::CloseOnly);
+        assert_eq!(
+            call("call arcade--clock tz=UTC"),
+            ("arcade--clock".into(), json!({"tz": "UTC"}))
+        );
+        assert_eq!(parse("  ").unwrap(), Command::Empty);
+        assert_eq!(parse("tools").unwrap(), Command::Tools);
+        assert_eq!(parse("quit").unwrap(), Command::Quit);
+    }
+
+    #[test]
+    fn bad_commands_say_why() {
+        assert!(matches!(parse("dance"), Err(CommandError::Unknown(_))));
+        assert!(matches!(
+            parse("open"),
+            Err(CommandError::Missing {
+                command: "open",
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse("open game 9"),
+            Err(CommandError::NotAPair { .. })
+        ));
+        assert!(matches!(
+            parse("act play D4 Q16"),
+            Err(CommandError::TooManyValues)
+        ));
+        assert!(matches!(
+            parse("act"),
+            Err(CommandError::Missing { command: "act", .. })
+        ));
+    }
+
+    #[test]
+    fn a_lone_value_fills_the_single_required_string_argument() {
+        let play = Tool::new(
+            "play",
+            "plays",
+            json!({"type": "object", "properties": {"move": {"type": "string"}, "note": {"type": "string"}},
+                   "required": ["move"]}),
+        );
+        let Command::Act(a) = parse("act arcade/play:g1 D4").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            fill_act(&a, Some(&play)).unwrap(),
+            json!({"server": "arcade", "tool": "play", "instance": "g1", "args": {"move": "D4"}})
+        );
+        let Command::Act(a) = parse("act play move=Q16 note=hi").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            fill_act(&a, None).unwrap(),
+            json!({"tool": "play", "args": {"move": "Q16", "note": "hi"}})
+        );
+        let enumerated = Tool::new(
+            "play",
+            "plays",
+            json!({"type": "object", "properties": {"move": {"enum": ["D4", "pass"]}}, "required": ["move"]}),
+        );
+        let Command::Act(a) = parse("act play pass").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            fill_act(&a, Some(&enumerated)).unwrap()["args"],
+            json!({"move": "pass"})
+        );
+        let two = Tool::new(
+            "say",
+            "says",
+            json!({"type": "object", "properties": {"a": {"type": "string"}, "b": {"type": "string"}},
+                   "required": ["a", "b"]}),
+        );
+        let Command::Act(a) = parse("act say hi").unwrap() else {
+            panic!()
+        };
+        assert!(matches!(
+            fill_act(&a, Some(&two)),
+            Err(CommandError::NoSlot { .. })
+        ));
+        let Command::Act(a) = parse("act say hi b=there").unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            fill_act(&a, Some(&two)).unwrap()["args"],
+            json!({"a": "hi", "b": "there"})
+        );
+    }
+}

@@ -1,0 +1,105 @@
+//! What a [`super::Host`] is made with: its servers, where it keeps state, and the knobs of
+//! the cores it drives.
+
+use crate::link::{Connector, LinkConfig};
+use crate::state::{
+    ConversationConfig, DEFAULT_HOLD_WINDOW, MetaConfig, PresenterConfig, ToolPolicy,
+};
+use mcpl_transport::ClientOptions;
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How many told ended ids are kept per server (oldest forgotten first).
+pub const DEFAULT_TOLD_CAPACITY: usize = crate::state::presenter::DEFAULT_TOLD_CAPACITY;
+
+/// One server the host links to.
+#[derive(Debug)]
+pub struct ServerConfig {
+    /// The link's configuration. Its `name` is the server's name in this host (markers,
+    /// `server--tool`); the Host sets its tap and adds itself as a subscriber.
+    pub link: LinkConfig,
+    /// The host's tool policy for this server (§6).
+    pub policy: ToolPolicy,
+}
+
+impl ServerConfig {
+    /// A server reached through `connector`, every tool allowed.
+    pub fn new(name: impl Into<String>, connector: Connector) -> Self {
+        ServerConfig {
+            link: LinkConfig::new(name, connector),
+            policy: ToolPolicy::allow_all(),
+        }
+    }
+
+    /// A server at a URL (`stdio:…`, `ws://…`, `http://…`), presenting `token` if given.
+    pub fn url(name: impl Into<String>, url: impl Into<String>, token: Option<String>) -> Self {
+        let options = ClientOptions {
+            token,
+            ..Default::default()
+        };
+        Self::new(name, Connector::url(url, options))
+    }
+
+    /// With this tool policy.
+    pub fn with_policy(mut self, policy: ToolPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// The server's name in this host.
+    pub fn name(&self) -> &str {
+        &self.link.name
+    }
+}
+
+/// Everything a [`super::Host`] is made with.
+#[derive(Debug)]
+pub struct HostConfig {
+    /// The servers, each with a distinct name.
+    pub servers: Vec<ServerConfig>,
+    /// Where the told ended ids are kept across restarts (§4.3, vector 13); `None` keeps
+    /// them in memory only.
+    pub state_dir: Option<PathBuf>,
+    /// How long an early rev is held on an unordered link (§5.2 **\[project\]**: 250 ms).
+    pub hold_window: Duration,
+    /// How long the host waits before reading again after a recovery read failed (the
+    /// server answered with an error or not at all; a lost connection starts afresh anyway).
+    pub retry_delay: Duration,
+    /// The agent's context window.
+    pub conversation: ConversationConfig,
+    /// The presenter's bounds.
+    pub presenter: PresenterConfig,
+    /// The meta-tools' settings.
+    pub meta: MetaConfig,
+    /// Told ids kept per server.
+    pub told_capacity: usize,
+}
+
+impl HostConfig {
+    /// A host for these servers with the defaults: no state directory, a 250 ms hold
+    /// window, a 1 s retry delay, a 40-message window.
+    pub fn new(servers: Vec<ServerConfig>) -> Self {
+        HostConfig {
+            servers,
+            state_dir: None,
+            hold_window: DEFAULT_HOLD_WINDOW,
+            retry_delay: Duration::from_secs(1),
+            conversation: ConversationConfig::default(),
+            presenter: PresenterConfig::default(),
+            meta: MetaConfig::default(),
+            told_capacity: DEFAULT_TOLD_CAPACITY,
+        }
+    }
+
+    /// With a state directory.
+    pub fn with_state_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.state_dir = Some(dir.into());
+        self
+    }
+
+    /// With a hold window.
+    pub fn with_hold_window(mut self, window: Duration) -> Self {
+        self.hold_window = window;
+        self
+    }
+}

@@ -1,0 +1,312 @@
+//! What the links tell the Host, in each link's order: the tap's reads (every hint
+//! carrier is applied here, when read, §5.2) and the link's events (handshake done,
+//! listings, manifests, decided pushes).
+
+use super::actor::Host;
+use crate::link::{LinkEvent, TapEvent};
+use crate::state::{Carrier, CatalogOutput, ResultOf};
+use actix::prelude::*;
+use mcpl_protocol::hints::HintChanges;
+use mcpl_protocol::mcp::{InitializeResult, Tool};
+use mcpl_protocol::mcpl::{McplManifest, PushEventParams};
+use mcpl_protocol::method::{
+    CallTool, Method, PushEvent, ToolHints, ToolsetsClose, ToolsetsList, ToolsetsOpen,
+};
+use mcpl_protocol::toolsets::ToolsetsListResult;
+use mcpl_protocol::{Id, Message, Meta};
+use mcpl_transport::ConnectionInfo;
+use serde::Deserialize;
+use serde_json::Value;
+use tracing::{debug, info, warn};
+
+/// One thing a server's link told the Host.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(super) struct FromLink {
+    pub server: String,
+    pub what: Linked,
+}
+
+/// Tapped, or an event.
+#[derive(Debug)]
+pub(super) enum Linked {
+    Tap(TapEvent),
+    Event(Box<LinkEvent>),
+}
+
+/// A result's `_meta`, and nothing else of it.
+#[derive(Deserialize)]
+struct ResultMeta {
+    #[serde(rename = "_meta", default)]
+    meta: Option<Meta>,
+}
+
+impl Handler<FromLink> for Host {
+    type Result = ();
+
+    fn handle(&mut self, msg: FromLink, ctx: &mut Context<Self>) {
+        match msg.what {
+            Linked::Tap(event) => self.on_tap(&msg.server, event, ctx),
+            Linked::Event(event) => self.on_link_event(&msg.server, *event, ctx),
+        }
+        self.flush();
+    }
+}
+
+impl Host {
+    fn on_tap(&mut self, server: &str, event: TapEvent, ctx: &mut Context<Self>) {
+        match event {
+            TapEvent::Connected { epoch, info, init } => {
+                self.on_connected(server, epoch, &info, &init)
+            }
+            TapEvent::Read(read) => {
+                let current = self.servers.get(server).map(|s| s.epoch);
+                if current == Some(read.epoch) {
+                    let answers = read.answers.map(|a| (a.id, a.method));
+                    self.on_read(server, read.message, answers, ctx);
+                }
+            }
+            TapEvent::Disconnected { epoch, reason } => {
+                let Some(slot) = self.servers.get_mut(server).filter(|s| s.epoch == epoch) else {
+                    return;
+                };
+                info!(server, epoch, %reason, "connection ended");
+                if let Some((_, h)) = slot.hold.take() {
+                    ctx.cancel_future(h);
+                }
+                slot.hints = None;
+                slot.read = None;
+                slot.ready = false;
+                slot.unreachable = true;
+                let view = slot.view();
+                let shown = self.presenter.disconnected(&view);
+                self.show(shown);
+            }
+        }
+    }
+
+    /// A connection's `initialize` result was read: a new epoch, its manifest, and a
+    /// fresh hint state (§4.6: its revs start from 1) waiting for its statement.
+    fn on_connected(
+        &mut self,
+        server: &str,
+        epoch: u64,
+        info: &ConnectionInfo,
+        init: &InitializeResult,
+    ) {
+        let Some(slot) = self.servers.get_mut(server) else {
+            return;
+        };
+        slot.epoch = epoch;
+        slot.ordered = info.ordered;
+        slot.ready = false;
+        let outs = slot.catalog.update_manifest(init.capabilities.mcpl());
+        slot.fresh_hints();
+        let view = slot.view();
+        let shown = self.presenter.catalog_outputs(&view, &outs);
+        self.show(shown);
+    }
+
+    fn on_read(
+        &mut self,
+        server: &str,
+        message: Message,
+        answers: Option<(Id, &'static str)>,
+        ctx: &mut Context<Self>,
+    ) {
+        match message {
+            Message::Response(r) => {
+                let (Some((id, method)), Ok(result)) = (answers, r.outcome) else {
+                    return;
+                };
+                let of = match method {
+                    ToolsetsList::NAME => return self.on_statement(server, result, ctx),
+                    CallTool::NAME => ResultOf::CallTool,
+                    ToolsetsOpen::NAME => ResultOf::ToolsetsOpen,
+                    ToolsetsClose::NAME => ResultOf::ToolsetsClose,
+                    _ => return,
+                };
+                // §5.2: a result's hints apply when it is read, awaited or timed out (vector 28).
+                let hints = match ResultMeta::deserialize(&result) {
+                    Ok(m) => m.meta.and_then(|m| m.hints),
+                    Err(e) => {
+                        return warn!(server, method, error = %e, "a result whose _meta does not decode");
+                    }
+                };
+                if let Some(hints) = hints {
+                    let carrier = Carrier::Result { of, request: id };
+                    self.feed(server, ctx, |h, now| h.handle_hints(carrier, hints, now));
+                }
+            }
+            Message::Request(r) if r.method == PushEvent::NAME => {
+                // §5.2: a push's hints apply when it is read, whatever is decided about it.
+                let Ok(p) = r.params_as::<PushEventParams>() else {
+                    return;
+                };
+                if let Some(hints) = p.hints {
+                    let carrier = Carrier::Push {
+                        event_id: p.event_id,
+                        coalesce: p.coalesce.is_some(),
+                    };
+                    self.feed(server, ctx, |h, now| h.handle_hints(carrier, hints, now));
+                }
+            }
+            Message::Notification(n) if n.method == ToolHints::NAME => {
+                match n.params_as::<HintChanges>() {
+                    Ok(hints) => self.feed(server, ctx, |h, now| {
+                        h.handle_hints(Carrier::Standalone, hints, now)
+                    }),
+                    Err(e) => warn!(server, error = %e, "malformed tools/hints"),
+                }
+            }
+            Message::Request(_) | Message::Notification(_) => {}
+        }
+    }
+
+    /// A `toolsets/list` result, whichever read asked for it: a full statement (§4.3).
+    fn on_statement(&mut self, server: &str, result: Value, ctx: &mut Context<Self>) {
+        let list = match ToolsetsListResult::deserialize(&result) {
+            Ok(l) => l,
+            Err(e) => {
+                return warn!(server, error = %e, "a toolsets/list result that does not decode");
+            }
+        };
+        let Some(hints) = list.meta.hints else {
+            // §4.3: the statement is always there; the read's completion reads again.
+            return warn!(
+                server,
+                "a toolsets/list result without its mcpl/hints statement"
+            );
+        };
+        self.feed(server, ctx, |h, now| {
+            h.handle_statement(&hints, &list.open, &list.ended, now)
+        });
+    }
+
+    fn on_link_event(&mut self, server: &str, event: LinkEvent, ctx: &mut Context<Self>) {
+        match event {
+            LinkEvent::Connected { epoch, receipt, .. } => {
+                let Some(slot) = self.servers.get_mut(server).filter(|s| s.epoch == epoch) else {
+                    return;
+                };
+                slot.ready = true;
+                slot.unreachable = false;
+                slot.push_events = slot.grants_push && receipt.is_some_and(|r| r.accepted);
+                // §4.3: read the statement after every connect, once featureSets/update is done.
+                if slot.hints.is_some() {
+                    self.read_statement(server, ctx);
+                }
+            }
+            LinkEvent::ToolsListed {
+                epoch,
+                tools,
+                rev,
+                list_changed,
+            } => self.on_listed(server, epoch, &tools, rev, list_changed, ctx),
+            LinkEvent::ManifestUpdated { epoch, manifest } => {
+                self.on_manifest(server, epoch, &manifest, ctx)
+            }
+            LinkEvent::Push {
+                epoch,
+                params,
+                result,
+            } => {
+                let Some(slot) = self.servers.get(server).filter(|s| s.epoch == epoch) else {
+                    return;
+                };
+                let view = slot.view();
+                let shown = self.presenter.push(&view, &params, result.accepted);
+                self.show(shown);
+            }
+            LinkEvent::ConnectFailed { attempt, error } => {
+                debug!(server, attempt, %error, "connection attempt failed");
+                if let Some(slot) = self.servers.get_mut(server) {
+                    slot.unreachable = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// A complete `tools/list` (§3): presence by stamp in the hint state, then the catalog;
+    /// a recovery's second step ends here. The first listing joins the model's list; one
+    /// the link started after `list_changed` is a boundary.
+    fn on_listed(
+        &mut self,
+        server: &str,
+        epoch: u64,
+        tools: &[Tool],
+        rev: Option<u64>,
+        list_changed: bool,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(slot) = self.servers.get_mut(server).filter(|s| s.epoch == epoch) else {
+            return;
+        };
+        let outs = match slot.hints.as_mut() {
+            Some(h) => h.handle_tools_list(tools, rev.unwrap_or(0)),
+            None => Vec::new(),
+        };
+        let hints = &slot.hints;
+        slot.catalog
+            .set_tools(tools, |t| hints.as_ref().and_then(|h| h.presence(t)));
+        let first = !std::mem::replace(&mut slot.listed, true);
+        slot.listed_epoch = epoch;
+        self.after_hints(server, outs, ctx);
+        if first {
+            self.rebuild_tool_list();
+        } else if list_changed {
+            self.boundary();
+        }
+    }
+
+    /// The manifest changed (§4.1): removed toolsets close their instances (vector 33),
+    /// withdrawn `toolHints` makes every tool static (vector 34), re-advertised ones start
+    /// a fresh hint state and its reads.
+    fn on_manifest(
+        &mut self,
+        server: &str,
+        epoch: u64,
+        manifest: &McplManifest,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(slot) = self.servers.get_mut(server).filter(|s| s.epoch == epoch) else {
+            return;
+        };
+        let outs = slot.catalog.update_manifest(Some(manifest));
+        let withdrawn = outs.contains(&CatalogOutput::HintsWithdrawn);
+        for o in &outs {
+            match o {
+                CatalogOutput::ToolsetRemoved { toolset } if !withdrawn => {
+                    let toolset = toolset.clone();
+                    self.feed(server, ctx, |h, _| h.close_toolset(&toolset));
+                }
+                CatalogOutput::HintsWithdrawn => {
+                    if let Some(slot) = self.servers.get_mut(server) {
+                        if let Some((_, h)) = slot.hold.take() {
+                            ctx.cancel_future(h);
+                        }
+                        slot.hints = None;
+                        slot.read = None;
+                    }
+                }
+                CatalogOutput::HintsAdvertised => {
+                    if let Some(slot) = self.servers.get_mut(server) {
+                        slot.fresh_hints();
+                    }
+                    self.read_statement(server, ctx);
+                    if let Some(slot) = self.servers.get(server) {
+                        slot.link.do_send(crate::link::ListTools);
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some(slot) = self.servers.get(server) else {
+            return;
+        };
+        let view = slot.view();
+        let shown = self.presenter.catalog_outputs(&view, &outs);
+        self.show(shown);
+    }
+}

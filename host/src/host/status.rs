@@ -1,0 +1,58 @@
+//! [`HostStatus`]: a snapshot of each server's link and hint state, published on a
+//! `watch` channel after everything the Host handles, so a caller (a test, the `play`
+//! front end) can await a state instead of polling or sleeping.
+
+use crate::state::HintStats;
+use std::collections::BTreeMap;
+
+/// Every server, by name.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HostStatus {
+    /// The servers.
+    pub servers: BTreeMap<String, ServerStatus>,
+}
+
+impl HostStatus {
+    /// The server of that name.
+    pub fn server(&self, name: &str) -> Option<&ServerStatus> {
+        self.servers.get(name)
+    }
+}
+
+/// One server.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ServerStatus {
+    /// The current connection (0 before the first).
+    pub epoch: u64,
+    /// True once the connection's handshake completed, until it ends.
+    pub ready: bool,
+    /// True when the current connection is ready, its tools listed and, where hints count,
+    /// its statement read: what the agent is shown of this server is complete.
+    pub settled: bool,
+    /// True when the last connection attempt failed or the connection went, until the
+    /// next handshake completes.
+    pub unreachable: bool,
+    /// True when hints count on this server (§2).
+    pub hints_count: bool,
+    /// How many tools the last completed `tools/list` listed.
+    pub listed_tools: usize,
+    /// The connection's hint state, when hints count and a connection is up.
+    pub hints: Option<HintSummary>,
+    /// Open toolsets, instances and undeclared groups, as (toolset, instance).
+    pub open: Vec<(String, Option<String>)>,
+}
+
+/// A connection's hint state, summarised.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct HintSummary {
+    /// The last rev applied (§5.2).
+    pub last_rev: u64,
+    /// The early revs held (an unordered link, §5.2).
+    pub held: Vec<u64>,
+    /// True until the connect-time `toolsets/list` was read.
+    pub connecting: bool,
+    /// True while a recovery's reads are under way.
+    pub recovering: bool,
+    /// The state's counters.
+    pub stats: HintStats,
+}

@@ -1,0 +1,200 @@
+//! The Host end to end over a real WebSocket: connect and settle, the model's tool list,
+//! a game opened and played through the meta-tools, the transcript, a server that is down
+//! answering with a clear tool error (not a hang), reminders, `list_changed` as a
+//! boundary, and a failed recovery read tried again.
+
+mod support;
+
+use mcpl_host::host::{Host, HostConfig, HostError, ServerConfig, ShownKind};
+use serde_json::json;
+use std::time::Duration;
+use support::server::*;
+
+const HOLD: Duration = Duration::from_millis(250);
+
+#[actix::test]
+async fn a_game_is_opened_and_played_through_the_meta_tools() {
+    within(async {
+        let mut server = ScriptedServer::bind(Transport::Ws).await;
+        let host = start_host(server.connector(Default::default()), HOLD, |_| {});
+        let mut conn = server.accept().await;
+        conn.connect(arcade_init(), arcade_tools(), 0, Some(lobby_statement(1)))
+            .await;
+        settled(&host, 1, 1, 6).await;
+
+        let names: Vec<String> = host.tools().await.unwrap().into_iter().map(|t| t.name).collect();
+        assert_eq!(
+            names,
+            ["toolsets--open", "toolsets--act", "toolsets--look", "toolsets--close", "arcade--clock"]
+        );
+        let shown = host.transcript().await.unwrap();
+        let t = texts(&shown);
+        assert!(t.contains("Opened [arcade/lobby]"), "{t}");
+        assert!(shown.iter().all(|s| s.kind == ShownKind::Notice), "{shown:?}");
+
+        let open = tokio::spawn({
+            let host = host.clone();
+            async move { host.call("toolsets--open", json!({"toolset": "game", "options": {"size": 9}})).await }
+        });
+        let req = conn.request("toolsets/open").await;
+        assert_eq!(
+            req["params"],
+            json!({"toolset": "game", "instance": "game-1", "options": {"size": 9}})
+        );
+        conn.reply(&req, game_opened("game-1", 2)).await;
+        let r = open.await.unwrap().unwrap();
+        assert!(!r.is_error, "{r:?}");
+        let t = r.joined_text();
+        assert!(t.contains("A fresh 9x9 board for game-1."), "{t}");
+        assert!(t.contains("Usable: play"), "the change rides on the result: {t}");
+
+        let act = tokio::spawn({
+            let host = host.clone();
+            async move { host.call("toolsets--act", json!({"tool": "play", "args": {"move": "D4"}})).await }
+        });
+        let req = conn.request("tools/call").await;
+        assert_eq!(
+            req["params"],
+            json!({"name": "play", "arguments": {"move": "D4"}, "_meta": {"mcpl/instance": "game-1"}})
+        );
+        conn.reply(&req, json!({"content": [{"type": "text", "text": "Black D4. White E5."}]}))
+            .await;
+        let r = act.await.unwrap().unwrap();
+        assert!(r.joined_text().contains("Black D4. White E5."), "{r:?}");
+
+        let shown = host.transcript().await.unwrap();
+        let kinds: Vec<ShownKind> = shown.iter().map(|s| s.kind).collect();
+        assert_eq!(kinds, [ShownKind::ToolResult, ShownKind::ToolResult]);
+        host.stop().await;
+    })
+    .await;
+}
+
+#[actix::test]
+async fn a_call_to_a_server_that_is_down_is_a_clear_tool_error() {
+    within(async {
+        let mut server = ScriptedServer::bind(Transport::Ws).await;
+        // No reconnect within the test: its port may be another test's by then.
+        let host = start_host(server.connector(Default::default()), HOLD, |s| {
+            s.link.backoff.initial = Duration::from_secs(3600);
+            s.link.backoff.max = Duration::from_secs(3600);
+        });
+        let mut conn = server.accept().await;
+        conn.connect(arcade_init(), arcade_tools(), 0, Some(lobby_statement(1)))
+            .await;
+        settled(&host, 1, 1, 6).await;
+        drop(conn);
+        drop(server);
+        host.wait_for(|s| s.server("arcade").is_some_and(|a| !a.ready))
+            .await
+            .unwrap();
+
+        let r = host.call("arcade--clock", json!({})).await.unwrap();
+        assert!(r.is_error);
+        assert!(r.joined_text().contains("arcade is not reachable"), "{r:?}");
+        let r = host
+            .call("toolsets--act", json!({"tool": "roam"}))
+            .await
+            .unwrap();
+        assert!(r.is_error);
+        assert!(
+            r.joined_text()
+                .contains("arcade is not connected right now"),
+            "{r:?}"
+        );
+        let (_, look) = local_call(&host, "toolsets--look", json!({})).await;
+        assert!(
+            look.contains("(from arcade): not connected just now"),
+            "{look}"
+        );
+        host.stop().await;
+    })
+    .await;
+}
+
+#[actix::test]
+async fn a_bad_or_repeated_server_name_is_refused_at_start() {
+    let bad = HostConfig::new(vec![ServerConfig::url(
+        "ar/cade",
+        "ws://127.0.0.1:1/",
+        None,
+    )]);
+    assert!(matches!(
+        Host::start(bad),
+        Err(HostError::BadServerName { .. })
+    ));
+    let twice = HostConfig::new(vec![
+        ServerConfig::url("arcade", "ws://127.0.0.1:1/", None),
+        ServerConfig::url("arcade", "ws://127.0.0.1:2/", None),
+    ]);
+    assert!(matches!(
+        Host::start(twice),
+        Err(HostError::DuplicateServer { .. })
+    ));
+}
+
+#[actix::test]
+async fn a_reminder_restates_what_is_open_once_its_announcement_left_the_context() {
+    within(async {
+        let (_server, host, mut conn) = connected(Transport::Ws, HOLD).await;
+        open_game(&host, &mut conn, "g1", 2).await;
+        assert_eq!(
+            host.start_turn().await.unwrap(),
+            None,
+            "the announcement is in view"
+        );
+        host.compact().await.unwrap();
+        let r = host.start_turn().await.unwrap().expect("a reminder is due");
+        assert_eq!(r.kind, ShownKind::Reminder);
+        assert!(
+            r.text.contains("[arcade/game:g1]") && r.text.contains("play"),
+            "{}",
+            r.text
+        );
+        assert_eq!(host.start_turn().await.unwrap(), None, "reminded once");
+        host.stop().await;
+    })
+    .await;
+}
+
+#[actix::test]
+async fn list_changed_is_a_tool_list_boundary() {
+    within(async {
+        let (_server, host, mut conn) = connected(Transport::Ws, HOLD).await;
+        conn.send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+            .await;
+        let list = conn.request("tools/list").await;
+        let mut tools = arcade_tools();
+        tools
+            .as_array_mut()
+            .unwrap()
+            .push(listed("score", json!({}), json!({"type": "object"})));
+        conn.reply(&list, tools_page(&tools, 1)).await;
+        let names = |t: Vec<mcpl_protocol::Tool>| t.into_iter().map(|t| t.name).collect::<Vec<_>>();
+        host.wait_for(|s| s.server("arcade").is_some_and(|a| a.listed_tools == 7))
+            .await
+            .unwrap();
+        assert!(names(host.tools().await.unwrap()).contains(&"arcade--score".to_owned()));
+        host.stop().await;
+    })
+    .await;
+}
+
+#[actix::test]
+async fn a_recovery_read_the_server_refuses_is_tried_again() {
+    within(async {
+        let (_server, host, mut conn) = connected(Transport::Ws, HOLD).await;
+        conn.hints(changes(3, json!([]), json!([]))).await;
+        let stmt = conn.request("toolsets/list").await;
+        conn.send(json!({"jsonrpc": "2.0", "id": stmt["id"],
+                         "error": {"code": -32603, "message": "busy"}}))
+            .await;
+        conn.serve_recovery(lobby_statement(4), &arcade_tools(), 4)
+            .await;
+        let h = hints_until(&host, |h| h.last_rev == 4 && !h.recovering).await;
+        assert_eq!(h.stats.recoveries, 2, "the first read failed: {h:?}");
+        nothing_else_was_sent(&host, &mut conn).await;
+        host.stop().await;
+    })
+    .await;
+}
