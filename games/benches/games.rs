@@ -1,9 +1,12 @@
-//! Benchmarks: Go legal-move generation and bot moves on 9×9.
+//! Benchmarks: Go legal-move generation and bot moves on 9×9, and what the arcade adds
+//! per turn: `go_play`'s per-instance definition (the legal points as an enum) and
+//! tic-tac-toe's instant bot move.
 
 use std::hint::black_box;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use mcpl_games::arcade::{GoRules, Rules, TicTacToeRules};
 use mcpl_games::bot::{Bot, Budget, Reason};
 use mcpl_games::go::{BoardSize, Game};
 use rand::{SeedableRng, rngs::StdRng};
@@ -38,6 +41,15 @@ fn go_benches(c: &mut Criterion) {
     );
     c.bench_function("go 9x9 legal_moves (mid-game)", |b| {
         b.iter(|| black_box(&game).legal_moves())
+    });
+    let rules = GoRules::from(game.clone());
+    c.bench_function("go 9x9 go_play definition (mid-game)", |b| {
+        b.iter(|| black_box(&rules).play_schema())
+    });
+    let settings = mcpl_games::arcade::BotSettings::default();
+    let ttt = TicTacToeRules::default();
+    c.bench_function("tictactoe bot move (empty board)", |b| {
+        b.iter(|| black_box(&ttt).bot(&settings, 1).is_some())
     });
 
     let bot = Bot::new();

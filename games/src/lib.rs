@@ -1,7 +1,7 @@
-//! Pure game logic for the MCPL arcade: rules, rendering and bots.
+//! Game logic for the MCPL arcade — rules, rendering and bots — and the arcade itself.
 //!
-//! Nothing in this crate performs I/O, spawns tasks or reads a random
-//! source of its own. Randomness comes from a caller-supplied
+//! The pure modules ([`go`], [`bot`], [`tictactoe`]) perform no I/O, spawn no
+//! tasks and read no random source of their own. Randomness comes from a caller-supplied
 //! [`rand::Rng`], and search budgets (playout counts and an optional
 //! deadline) are passed in, so every result is reproducible from a seed.
 //! The only clock use is comparing [`std::time::Instant::now`] with a
@@ -31,8 +31,14 @@
 //!   - `tictactoe/mod.rs`: cells `a1`..`c3`, [`tictactoe::Game`],
 //!     [`tictactoe::render_ascii`];
 //!   - `tictactoe/bot.rs`: perfect play by memoised negamax.
+//! - [`arcade`] — the arcade server on the `mcpl-server` SDK: the lobby,
+//!   Go and tic-tac-toe toolsets, two-player tables with the bot or another
+//!   principal, the listeners (`mcpl-arcade serve`), and positions from text
+//!   for SVG pictures (`mcpl-arcade render`). It is the one part with I/O:
+//!   actors, transports, and the bot's search on a blocking thread.
 #![warn(missing_docs)]
 
+pub mod arcade;
 pub mod bot;
 pub mod go;
 pub mod tictactoe;

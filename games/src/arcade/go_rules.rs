@@ -1,0 +1,280 @@
+//! Go at an arcade table: [`crate::go`]'s rules and [`crate::bot`]'s search behind
+//! [`Rules`].
+
+use super::rules::{BotPlan, Outcome, Rules, Side, ToolNames};
+use super::{BotBudget, BotSettings};
+use crate::bot::Bot;
+use crate::bot::Budget;
+use crate::go::{BoardSize, Color, DEFAULT_KOMI, Game, Move, render_ascii};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde_json::{Map, Value, json};
+use std::time::Instant;
+
+/// Boards up to this many lines get `move` as an enum of the legal points; larger ones a
+/// pattern (19×19 would list up to 361 points on every turn).
+pub const ENUM_MAX_LINES: u8 = 13;
+
+/// The pattern `move` gets on boards too large for an enum: a column letter (no `I`) and a
+/// row number, either case. Hosts never evaluate it (§6); the table checks legality.
+pub const POINT_PATTERN: &str = "^[A-HJ-Ta-hj-t]([1-9]|1[0-9])$";
+
+/// A game of Go at a table.
+#[derive(Debug, Clone)]
+pub struct GoRules {
+    game: Game,
+}
+
+impl From<Game> for GoRules {
+    /// A table's rules for a game in progress (benchmarks and tests start mid-game).
+    fn from(game: Game) -> Self {
+        GoRules { game }
+    }
+}
+
+impl GoRules {
+    /// The game.
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+}
+
+fn side_of(color: Color) -> Side {
+    match color {
+        Color::Black => Side::First,
+        Color::White => Side::Second,
+    }
+}
+
+impl Rules for GoRules {
+    type Move = Move;
+
+    const TOOLS: ToolNames = ToolNames {
+        toolset: "go",
+        play: "go_play",
+        pass: Some("go_pass"),
+        resign: "go_resign",
+        board: "go_board",
+    };
+
+    fn from_options(options: &Map<String, Value>) -> Result<Self, String> {
+        let size = match options.get("size") {
+            None => BoardSize::Nine,
+            Some(v) => {
+                let n = v.as_u64().ok_or("size must be 9, 13 or 19")?;
+                BoardSize::new(u32::try_from(n).unwrap_or(0))
+                    .map_err(|_| "size must be 9, 13 or 19".to_owned())?
+            }
+        };
+        let komi = match options.get("komi") {
+            None => DEFAULT_KOMI,
+            Some(v) => v.as_f64().ok_or("komi must be a number")? as f32,
+        };
+        Ok(GoRules {
+            game: Game::with_komi(size, komi),
+        })
+    }
+
+    fn title(&self) -> String {
+        format!("Go {}", self.game.size())
+    }
+
+    fn options(&self) -> Map<String, Value> {
+        let mut m = Map::new();
+        m.insert("size".into(), json!(self.game.size().lines()));
+        m.insert("komi".into(), json!(self.game.komi()));
+        m
+    }
+
+    fn side_name(side: Side) -> &'static str {
+        match side {
+            Side::First => "Black",
+            Side::Second => "White",
+        }
+    }
+
+    fn color_option(side: Side) -> &'static str {
+        match side {
+            Side::First => "black",
+            Side::Second => "white",
+        }
+    }
+
+    fn side_for_color(color: &str) -> Option<Side> {
+        match color {
+            "black" => Some(Side::First),
+            "white" => Some(Side::Second),
+            _ => None,
+        }
+    }
+
+    fn to_move(&self) -> Side {
+        side_of(self.game.to_move())
+    }
+
+    fn parse(&self, text: &str) -> Result<Move, String> {
+        match Move::parse(text, self.game.size()) {
+            Ok(Move::Resign) => Err(format!("to resign, call {}", Self::TOOLS.resign)),
+            Ok(mv) => Ok(mv),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    fn pass(&self) -> Option<Move> {
+        Some(Move::Pass)
+    }
+
+    fn play(&mut self, mv: Move) -> Result<(), String> {
+        self.game.play(mv).map(|_| ()).map_err(|e| e.to_string())
+    }
+
+    fn describe(mv: Move) -> String {
+        match mv {
+            Move::Play(p) => format!("played {p}"),
+            Move::Pass => "passed".to_owned(),
+            Move::Resign => "resigned".to_owned(),
+        }
+    }
+
+    fn outcome(&self) -> Option<Outcome> {
+        self.game.result().map(|r| Outcome {
+            winner: r.winner.map(side_of),
+            text: r.text,
+        })
+    }
+
+    fn render(&self) -> String {
+        render_ascii(&self.game)
+    }
+
+    fn legal_summary(&self) -> Option<String> {
+        None
+    }
+
+    fn record(&self) -> String {
+        let moves: Vec<String> = self
+            .game
+            .history()
+            .iter()
+            .map(|m| m.mv.to_string())
+            .collect();
+        format!("Moves: {}", moves.join(" "))
+    }
+
+    fn play_schema(&self) -> Value {
+        let legal: Vec<String> = self
+            .game
+            .legal_moves()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        let mv = if self.game.size().lines() <= ENUM_MAX_LINES && !legal.is_empty() {
+            json!({"type": "string", "enum": legal,
+                   "description": "A legal point now: column letter and row number"})
+        } else {
+            json!({"type": "string", "pattern": POINT_PATTERN,
+                   "description": "An empty point: column letter (A-T, no I) and row number, e.g. D4"})
+        };
+        json!({"type": "object", "properties": {"move": mv}, "required": ["move"],
+               "additionalProperties": false})
+    }
+
+    fn bot(&self, settings: &BotSettings, seed: u64) -> Option<BotPlan<Move>> {
+        if self.game.is_over() {
+            return None;
+        }
+        let game = self.game.clone();
+        let budget = settings.budget;
+        Some(BotPlan::Think(Box::new(move || {
+            let budget = match budget {
+                BotBudget::Playouts(n) => Budget::playouts(n),
+                // The time is per 9×9 move; larger boards get it in proportion to their
+                // points. The deadline starts when the search does, not when it was asked.
+                BotBudget::Time(per_9x9) => {
+                    let scale = game.size().points() as f64 / BoardSize::Nine.points() as f64;
+                    Budget::until(Instant::now() + per_9x9.mul_f64(scale))
+                }
+            };
+            let mut rng = StdRng::seed_from_u64(seed);
+            Bot::new().choose_move(&game, budget, &mut rng).mv
+        })))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rules(options: Value) -> GoRules {
+        GoRules::from_options(options.as_object().unwrap()).unwrap()
+    }
+
+    #[test]
+    fn options_choose_the_board_and_komi() {
+        let r = rules(json!({}));
+        assert_eq!(r.game().size(), BoardSize::Nine);
+        assert_eq!(r.game().komi(), DEFAULT_KOMI);
+        let r = rules(json!({"size": 13, "komi": 0.5}));
+        assert_eq!(r.title(), "Go 13x13");
+        assert_eq!(
+            r.options(),
+            *json!({"size": 13, "komi": 0.5}).as_object().unwrap()
+        );
+        assert!(GoRules::from_options(json!({"size": 10}).as_object().unwrap()).is_err());
+    }
+
+    #[test]
+    fn the_play_schema_lists_legal_points_on_small_boards() {
+        let mut r = rules(json!({}));
+        let s = r.play_schema();
+        assert_eq!(
+            s["properties"]["move"]["enum"].as_array().unwrap().len(),
+            81
+        );
+        r.play(r.parse("e5").unwrap()).unwrap();
+        let s = r.play_schema();
+        let legal = s["properties"]["move"]["enum"].as_array().unwrap();
+        assert_eq!(legal.len(), 80);
+        assert!(!legal.contains(&json!("E5")));
+        let big = rules(json!({"size": 19}));
+        assert_eq!(
+            big.play_schema()["properties"]["move"]["pattern"],
+            POINT_PATTERN
+        );
+    }
+
+    #[test]
+    fn moves_are_read_described_and_resigning_has_its_own_tool() {
+        let r = rules(json!({}));
+        assert_eq!(GoRules::describe(r.parse("d4").unwrap()), "played D4");
+        assert_eq!(GoRules::describe(r.parse("PASS").unwrap()), "passed");
+        assert!(r.parse("resign").unwrap_err().contains("go_resign"));
+        assert!(r.parse("Z9").is_err());
+    }
+
+    #[test]
+    fn two_passes_end_with_an_outcome_naming_the_winner_first() {
+        let mut r = rules(json!({"komi": 7.5}));
+        r.play(Move::Pass).unwrap();
+        assert_eq!(r.outcome(), None);
+        r.play(Move::Pass).unwrap();
+        let o = r.outcome().unwrap();
+        assert_eq!(o.winner, Some(Side::Second));
+        assert_eq!(o.text, "White wins by 7.5");
+        assert_eq!(r.record(), "Moves: pass pass");
+    }
+
+    #[test]
+    fn a_playout_budget_makes_the_bot_deterministic() {
+        let r = rules(json!({}));
+        let settings = BotSettings {
+            budget: BotBudget::Playouts(50),
+            seed: Some(1),
+        };
+        let run = |seed| match r.bot(&settings, seed) {
+            Some(BotPlan::Think(f)) => f(),
+            other => panic!("expected a search, got {other:?}"),
+        };
+        assert_eq!(run(7), run(7));
+    }
+}

@@ -1,0 +1,212 @@
+//! The arcade: an MCPL server on the `mcpl-server` SDK where agents play Go and
+//! tic-tac-toe against a bot or each other — and a showcase of RFC-014: per-turn
+//! visibility, per-instance definitions, instances shared between principals, pushes that
+//! explain changes, ended records, a default-open toolset beside instanced ones, and play
+//! for hosts without `toolHints`.
+//!
+//! # What it declares
+//!
+//! | toolset | declaration | tools |
+//! |---|---|---|
+//! | `lobby` | `default: "open"`, no instances | `games {}`, `challenge {opponent, game, size?, color?}`, `decline {instance, game?}` |
+//! | `go` | `instances`, options `{opponent?, size?, komi?, color?}` | `go_play {move}` and `go_pass {}` (only on your turn; `move` an enum of the legal points, a pattern on 19×19), `go_resign {}`, `go_board {}` |
+//! | `tictactoe` | `instances`, options `{opponent?, color?}` | `tictactoe_play {move}` (only on your turn; an enum of the free cells), `tictactoe_resign {}`, `tictactoe_board {}` |
+//!
+//! `opponent` is `"bot"` (the default) or a player's name: that player is invited into the
+//! instance (its connections get a push whose hints `suggest` opening it) and plays by
+//! opening it under the suggested name. The lobby's `challenge` does the same for you;
+//! `decline` refuses an invitation, and the challenger is told. Who counts as *online* is
+//! defined in `shared.rs`.
+//!
+//! # Layout
+//!
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | [`Arcade`], [`ArcadeConfig`], [`BotSettings`] |
+//! | `tools.rs` | the declarations: toolsets, tools, options schemas |
+//! | `rules.rs` | [`Rules`]: what a game tells a table; `go_rules.rs`, `tictactoe_rules.rs` implement it |
+//! | `table/` | a two-player game as an instance's logic: seats, turns, the bot, the end |
+//! | `lobby.rs` | the lobby's tools |
+//! | `loopback.rs` | the arcade's own connection, acting as a principal (the lobby's challenges and declines) |
+//! | `shared.rs` | who is online, the players, open challenges |
+//! | [`listen`] | serving on stdio, WebSocket and Streamable HTTP; bearer tokens |
+//! | [`render`] | positions from text, for SVG pictures |
+//!
+//! # Running it
+//!
+//! An [`Arcade`] is made on an actix arbiter (inside `actix::System::new().block_on(..)`
+//! or `#[actix::test]`) and serves any number of connections from any transport at once.
+//! The bot's Go search runs on tokio's blocking pool, never on the arbiter.
+
+pub mod listen;
+mod lobby;
+mod loopback;
+pub mod render;
+mod rules;
+mod shared;
+mod table;
+mod tools;
+
+mod go_rules;
+mod tictactoe_rules;
+
+pub use go_rules::{ENUM_MAX_LINES, GoRules, POINT_PATTERN};
+pub use lobby::DECLINED;
+pub use loopback::LoopbackError;
+pub use rules::{BotPlan, Outcome, Rules, Side, ToolNames};
+pub use shared::{Challenge, RESERVED_NAMES};
+pub use table::{MAX_POLL, Table, TableToolset, WAKE_BOT};
+pub use tictactoe_rules::TicTacToeRules;
+pub use tools::{
+    CHALLENGE, DECLINE, GAMES, LOBBY, challenge_tool, decline_tool, games_tool, go_options,
+    tictactoe_options,
+};
+
+use crate::bot::DEFAULT_MOVE_TIME;
+use actix::ArbiterHandle;
+use mcpl_server::{BuildError, Clock, Server, SessionHandle};
+use mcpl_transport::Connection;
+use shared::Shared;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The implementation name the arcade gives in `initialize`.
+pub const SERVER_NAME: &str = "mcpl-arcade";
+
+/// What the arcade tells the model in `initialize`.
+pub const INSTRUCTIONS: &str = "An arcade: play Go or tic-tac-toe against a bot or another agent. \
+The lobby (open from the start) lists games and players and sends challenges. Open a game \
+toolset (go, tictactoe) to play; its play tool appears on your turn, listing the legal moves. \
+A challenge reaches you as an event suggesting a game to open.";
+
+/// How much the bot searches per Go move.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum BotBudget {
+    /// Wall-clock time per 9×9 move; larger boards get it in proportion to their points.
+    Time(Duration),
+    /// A fixed number of playouts: deterministic with a seed (tests use this).
+    Playouts(u32),
+}
+
+/// How the bot plays.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct BotSettings {
+    /// Its Go search budget (tic-tac-toe is a table lookup).
+    pub budget: BotBudget,
+    /// A seed for its choices; `None`: a fresh random one per game.
+    pub seed: Option<u64>,
+}
+
+impl Default for BotSettings {
+    /// [`DEFAULT_MOVE_TIME`] (200 ms) per 9×9 move, unseeded.
+    fn default() -> Self {
+        BotSettings {
+            budget: BotBudget::Time(DEFAULT_MOVE_TIME),
+            seed: None,
+        }
+    }
+}
+
+/// An arcade's configuration.
+#[derive(Clone, Default)]
+pub struct ArcadeConfig {
+    /// How the bot plays.
+    pub bot: BotSettings,
+    /// Players that may be challenged while offline (the operator's configured principals);
+    /// players seen online may always be.
+    pub players: Vec<String>,
+    /// How long ended records are reported (default: the SDK's, one hour).
+    pub ended_ttl: Option<Duration>,
+    /// The server's clock (default: the system's).
+    pub clock: Option<Arc<dyn Clock>>,
+}
+
+impl std::fmt::Debug for ArcadeConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ArcadeConfig")
+            .field("bot", &self.bot)
+            .field("players", &self.players)
+            .field("ended_ttl", &self.ended_ttl)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The arcade: one [`Server`] and the state its lobby shares. Cheap to clone; every
+/// listener serves the same arcade.
+#[derive(Clone)]
+pub struct Arcade {
+    server: Server,
+    shared: Arc<Shared>,
+    arbiter: ArbiterHandle,
+}
+
+impl std::fmt::Debug for Arcade {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Arcade")
+            .field("server", &self.server)
+            .field("shared", &self.shared)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Arcade {
+    /// Builds the arcade; its sessions run on the current actix arbiter.
+    ///
+    /// # Panics
+    ///
+    /// Outside an actix arbiter (see the module docs).
+    pub fn new(config: ArcadeConfig) -> Result<Arcade, BuildError> {
+        Self::on(config, actix::Arbiter::current())
+    }
+
+    /// Builds the arcade with its sessions on `arbiter`.
+    pub fn on(config: ArcadeConfig, arbiter: ArbiterHandle) -> Result<Arcade, BuildError> {
+        let shared = Arc::new(Shared::new(config.bot));
+        for p in &config.players {
+            shared.add_known(p.clone());
+        }
+        let lobby = lobby::Lobby::new(shared.clone(), arbiter.clone());
+        let mut builder = Server::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
+            .instructions(INSTRUCTIONS)
+            .surface("Arcade", "Go and tic-tac-toe against a bot or other agents")
+            .toolset(tools::lobby_toolset())
+            .toolset(tools::go_toolset(shared.clone()))
+            .toolset(tools::tictactoe_toolset(shared.clone()));
+        builder = lobby.register(builder);
+        if let Some(ttl) = config.ended_ttl {
+            builder = builder.ended_ttl(ttl);
+        }
+        if let Some(clock) = config.clock {
+            builder = builder.clock(clock);
+        }
+        let server = builder.build()?;
+        lobby.set_server(server.clone());
+        Ok(Arcade {
+            server,
+            shared,
+            arbiter,
+        })
+    }
+
+    /// The server (for its manifest, catalog, session counts).
+    pub fn server(&self) -> &Server {
+        &self.server
+    }
+
+    /// Serves one connection (from any thread); it counts as online while it lives.
+    pub fn serve(&self, conn: Connection) -> SessionHandle {
+        let session = self.server.serve_in(&self.arbiter, conn);
+        self.shared.connected(session.clone());
+        session
+    }
+
+    /// Lets `name` be challenged while offline.
+    pub fn add_player(&self, name: impl Into<String>) {
+        self.shared.add_known(name);
+    }
+
+    /// The named players online now (see `shared.rs` for what "online" means).
+    pub fn online(&self) -> Vec<String> {
+        self.shared.online()
+    }
+}

@@ -1,0 +1,156 @@
+//! What a two-player game must say for a [`Table`](super::table) to run it: the seam
+//! between the pure rules (`crate::go`, `crate::tictactoe`) and the arcade's protocol side.
+//!
+//! A table knows nothing of Go or tic-tac-toe: it seats two players, keeps turns, shows
+//! and hides tools, and asks the rules what a move means. Each game implements [`Rules`]
+//! once (`go_rules.rs`, `tictactoe_rules.rs`).
+
+use super::BotSettings;
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// A seat at a table: the side that moves first (Black, X) or second (White, O).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Side {
+    /// Moves first: Black in Go, X in tic-tac-toe.
+    First,
+    /// Moves second: White in Go, O in tic-tac-toe.
+    Second,
+}
+
+impl Side {
+    /// The other seat.
+    pub fn other(self) -> Side {
+        match self {
+            Side::First => Side::Second,
+            Side::Second => Side::First,
+        }
+    }
+
+    /// 0 for [`Side::First`], 1 for [`Side::Second`].
+    pub fn index(self) -> usize {
+        match self {
+            Side::First => 0,
+            Side::Second => 1,
+        }
+    }
+}
+
+/// The tool names of one game's toolset (tool names are global on a server, so each game
+/// prefixes its own).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ToolNames {
+    /// The toolset.
+    pub toolset: &'static str,
+    /// Makes a move; visible only on your turn, its `move` an enum of the legal moves.
+    pub play: &'static str,
+    /// Passes (games that have passing).
+    pub pass: Option<&'static str>,
+    /// Gives up.
+    pub resign: &'static str,
+    /// Shows the position; always visible.
+    pub board: &'static str,
+}
+
+/// How a finished game ended, in the rules' words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    /// The winner; `None` for a draw.
+    pub winner: Option<Side>,
+    /// What the rules say ("White wins by 3.5", "X wins", "Draw"). When there is a winner
+    /// it starts with the winner's side name, so the table can add the player's name.
+    pub text: String,
+}
+
+/// How the bot will find its move.
+pub enum BotPlan<M> {
+    /// At once (tic-tac-toe's table lookup costs microseconds).
+    Now(M),
+    /// By a search that must not run on the actix arbiter: the table runs it on a
+    /// blocking thread.
+    Think(Box<dyn FnOnce() -> M + Send>),
+}
+
+impl<M> fmt::Debug for BotPlan<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BotPlan::Now(_) => f.write_str("BotPlan::Now"),
+            BotPlan::Think(_) => f.write_str("BotPlan::Think"),
+        }
+    }
+}
+
+/// One game's rules, as a table uses them. Every method is pure.
+pub trait Rules: Send + Sized + 'static {
+    /// A move (a point, a pass).
+    type Move: Copy + fmt::Display + Send + 'static;
+
+    /// The toolset's tool names.
+    const TOOLS: ToolNames;
+
+    /// A new game from the options left after `opponent` and `color` (size, komi), which
+    /// passed the declared schema; an error says what is wrong.
+    fn from_options(options: &Map<String, Value>) -> Result<Self, String>;
+
+    /// The game as titles say it ("Go 9x9", "Tic-tac-toe").
+    fn title(&self) -> String;
+
+    /// Options that describe this game to an invited player (size, komi), besides
+    /// `opponent` and `color`.
+    fn options(&self) -> Map<String, Value>;
+
+    /// The side's name ("Black", "X").
+    fn side_name(side: Side) -> &'static str;
+
+    /// The side's `color` option value ("black", "x").
+    fn color_option(side: Side) -> &'static str;
+
+    /// The side a `color` option value names.
+    fn side_for_color(color: &str) -> Option<Side>;
+
+    /// Whose turn it is.
+    fn to_move(&self) -> Side;
+
+    /// Reads a move for the side to move; the error says what is wrong.
+    fn parse(&self, text: &str) -> Result<Self::Move, String>;
+
+    /// The pass move, for games that have one.
+    fn pass(&self) -> Option<Self::Move>;
+
+    /// Plays a move for the side to move; the error says why it is illegal.
+    fn play(&mut self, mv: Self::Move) -> Result<(), String>;
+
+    /// What a move did, after "Black " ("played D4", "passed").
+    fn describe(mv: Self::Move) -> String;
+
+    /// The result, once the game is over.
+    fn outcome(&self) -> Option<Outcome>;
+
+    /// The position as text, with coordinates and the last move marked.
+    fn render(&self) -> String;
+
+    /// A line telling the side to move what it may play, if the game says so briefly.
+    fn legal_summary(&self) -> Option<String>;
+
+    /// The moves so far, for the final report ("Moves: D4 E5 pass ...").
+    fn record(&self) -> String;
+
+    /// The `play` tool's input schema now: `move` an enum of the legal moves (§5.1: an
+    /// instance's own definition).
+    fn play_schema(&self) -> Value;
+
+    /// How the bot finds a move for the side to move; `None` once the game is over.
+    fn bot(&self, settings: &BotSettings, seed: u64) -> Option<BotPlan<Self::Move>>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sides_alternate() {
+        assert_eq!(Side::First.other(), Side::Second);
+        assert_eq!(Side::Second.other().index(), 0);
+        assert_eq!(Side::Second.index(), 1);
+    }
+}

@@ -1,0 +1,182 @@
+//! Tic-tac-toe at an arcade table: [`crate::tictactoe`] behind [`Rules`]. Its bot is
+//! perfect and instant (a memoised table), so it moves in the caller's own step.
+
+use super::BotSettings;
+use super::rules::{BotPlan, Outcome, Rules, Side, ToolNames};
+use crate::tictactoe::{Cell, Game, Mark, choose_move, render_ascii};
+use rand::SeedableRng;
+use rand::rngs::StdRng;
+use serde_json::{Map, Value, json};
+
+/// A game of tic-tac-toe at a table.
+#[derive(Debug, Clone, Default)]
+pub struct TicTacToeRules {
+    game: Game,
+}
+
+impl TicTacToeRules {
+    /// The game.
+    pub fn game(&self) -> &Game {
+        &self.game
+    }
+
+    fn legal(&self) -> Vec<String> {
+        self.game
+            .legal_moves()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+}
+
+fn side_of(mark: Mark) -> Side {
+    match mark {
+        Mark::X => Side::First,
+        Mark::O => Side::Second,
+    }
+}
+
+impl Rules for TicTacToeRules {
+    type Move = Cell;
+
+    const TOOLS: ToolNames = ToolNames {
+        toolset: "tictactoe",
+        play: "tictactoe_play",
+        pass: None,
+        resign: "tictactoe_resign",
+        board: "tictactoe_board",
+    };
+
+    fn from_options(_: &Map<String, Value>) -> Result<Self, String> {
+        Ok(TicTacToeRules::default())
+    }
+
+    fn title(&self) -> String {
+        "Tic-tac-toe".to_owned()
+    }
+
+    fn options(&self) -> Map<String, Value> {
+        Map::new()
+    }
+
+    fn side_name(side: Side) -> &'static str {
+        match side {
+            Side::First => "X",
+            Side::Second => "O",
+        }
+    }
+
+    fn color_option(side: Side) -> &'static str {
+        match side {
+            Side::First => "x",
+            Side::Second => "o",
+        }
+    }
+
+    fn side_for_color(color: &str) -> Option<Side> {
+        match color {
+            "x" => Some(Side::First),
+            "o" => Some(Side::Second),
+            _ => None,
+        }
+    }
+
+    fn to_move(&self) -> Side {
+        side_of(self.game.to_move())
+    }
+
+    fn parse(&self, text: &str) -> Result<Cell, String> {
+        Cell::parse(text).map_err(|e| e.to_string())
+    }
+
+    fn pass(&self) -> Option<Cell> {
+        None
+    }
+
+    fn play(&mut self, mv: Cell) -> Result<(), String> {
+        self.game.play(mv).map_err(|e| e.to_string())
+    }
+
+    fn describe(mv: Cell) -> String {
+        format!("played {mv}")
+    }
+
+    fn outcome(&self) -> Option<Outcome> {
+        self.game.result().map(|r| Outcome {
+            winner: r.winner.map(side_of),
+            text: r.text,
+        })
+    }
+
+    fn render(&self) -> String {
+        render_ascii(&self.game)
+    }
+
+    fn legal_summary(&self) -> Option<String> {
+        let legal = self.legal();
+        (!legal.is_empty()).then(|| format!("Free cells: {}", legal.join(", ")))
+    }
+
+    fn record(&self) -> String {
+        let moves: Vec<String> = self
+            .game
+            .history()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        format!("Moves: {}", moves.join(" "))
+    }
+
+    fn play_schema(&self) -> Value {
+        json!({"type": "object",
+               "properties": {"move": {"type": "string", "enum": self.legal(),
+                                       "description": "A free cell now: column a-c and row 1-3"}},
+               "required": ["move"], "additionalProperties": false})
+    }
+
+    fn bot(&self, _: &BotSettings, seed: u64) -> Option<BotPlan<Cell>> {
+        let mut rng = StdRng::seed_from_u64(seed);
+        choose_move(&self.game, &mut rng).map(BotPlan::Now)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_schema_and_summary_list_the_free_cells() {
+        let mut r = TicTacToeRules::default();
+        r.play(r.parse("b2").unwrap()).unwrap();
+        let legal = r.play_schema()["properties"]["move"]["enum"].clone();
+        assert_eq!(legal.as_array().unwrap().len(), 8);
+        assert!(!legal.as_array().unwrap().contains(&json!("b2")));
+        assert_eq!(
+            r.legal_summary().unwrap(),
+            "Free cells: a1, b1, c1, a2, c2, a3, b3, c3"
+        );
+        assert_eq!(r.to_move(), Side::Second);
+    }
+
+    #[test]
+    fn the_bot_moves_at_once_and_never_loses() {
+        let settings = BotSettings::default();
+        let mut r = TicTacToeRules::default();
+        let mut seed = 0;
+        while r.outcome().is_none() {
+            let mv = match r.to_move() {
+                // A weak first player: the first free cell.
+                Side::First => r.game().legal_moves()[0],
+                Side::Second => match r.bot(&settings, seed) {
+                    Some(BotPlan::Now(mv)) => mv,
+                    other => panic!("expected an instant move, got {other:?}"),
+                },
+            };
+            r.play(mv).unwrap();
+            seed += 1;
+        }
+        assert_ne!(r.outcome().unwrap().winner, Some(Side::First));
+        assert!(r.bot(&settings, 0).is_none());
+        assert!(r.record().starts_with("Moves: a1 "));
+    }
+}

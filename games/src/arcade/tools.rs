@@ -1,0 +1,184 @@
+//! The arcade's declarations: its toolsets (§4.1) and their tools, as the manifest and
+//! `tools/list` carry them.
+//!
+//! Tool names are global on a server (MCP has one flat list), so each game prefixes its
+//! own: `go_play`, `tictactoe_play`. Every options schema has **no required member**, so a
+//! host without `toolHints` can open a game through `toolset_open {toolset: "go"}` alone
+//! (§8: the bot, 9×9, komi 7.5, Black), and no game tool declares an `instance` argument
+//! (§8 gives that name to the compat argument).
+
+use super::go_rules::GoRules;
+use super::rules::{Rules, ToolNames};
+use super::shared::Shared;
+use super::table::TableToolset;
+use super::tictactoe_rules::TicTacToeRules;
+use mcpl_protocol::mcp::Tool;
+use mcpl_protocol::meta::Meta;
+use mcpl_server::Toolset;
+use serde_json::{Value, json};
+use std::sync::Arc;
+
+/// The lobby toolset.
+pub const LOBBY: &str = "lobby";
+/// The lobby's tool listing games, players online and challenges.
+pub const GAMES: &str = "games";
+/// The lobby's tool challenging another player.
+pub const CHALLENGE: &str = "challenge";
+/// The lobby's tool declining a challenge.
+pub const DECLINE: &str = "decline";
+
+/// The `opponent` option: the bot or a player.
+fn opponent_option() -> Value {
+    json!({"type": "string", "minLength": 1, "maxLength": 64,
+           "description": "\"bot\" (the default) or the name of a player to challenge: they are invited into the game"})
+}
+
+/// `go`'s options schema.
+pub fn go_options() -> Value {
+    json!({"type": "object", "properties": {
+        "opponent": opponent_option(),
+        "size": {"enum": [9, 13, 19], "description": "Board size (default 9)"},
+        "komi": {"type": "number", "minimum": -100, "maximum": 100,
+                 "description": "Points added to White's score (default 7.5)"},
+        "color": {"enum": ["black", "white"], "description": "Your colour (default black; Black moves first)"}},
+        "additionalProperties": false})
+}
+
+/// `tictactoe`'s options schema.
+pub fn tictactoe_options() -> Value {
+    json!({"type": "object", "properties": {
+        "opponent": opponent_option(),
+        "color": {"enum": ["x", "o"], "description": "Your mark (default x; X moves first)"}},
+        "additionalProperties": false})
+}
+
+fn object(properties: Value, required: &[&str]) -> Value {
+    json!({"type": "object", "properties": properties, "required": required,
+           "additionalProperties": false})
+}
+
+/// A game's toolset: instanced, its turn tools hidden until a turn (§3), `resign` and
+/// `board` always visible.
+fn table_toolset<R: Rules>(
+    title: &str,
+    summary: &str,
+    options: Value,
+    play: &str,
+    shared: Arc<Shared>,
+) -> Toolset {
+    let ToolNames {
+        toolset,
+        play: play_name,
+        pass,
+        resign,
+        board,
+    } = R::TOOLS;
+    let mut ts = Toolset::new(toolset)
+        .title(title)
+        .summary(summary)
+        .instances()
+        .options(options)
+        .hidden_tool(Tool::new(
+            play_name,
+            play,
+            object(json!({"move": {"type": "string"}}), &["move"]),
+        ));
+    if let Some(pass) = pass {
+        ts = ts.hidden_tool(Tool::new(
+            pass,
+            "Pass your turn. Two passes in a row end the game, which is then scored by area (stones plus surrounded points, komi for White).",
+            object(json!({}), &[]),
+        ));
+    }
+    ts.tool(Tool::new(
+        resign,
+        "Resign: your opponent wins. Before an invited opponent has joined, this withdraws the challenge.",
+        object(json!({}), &[]),
+    ))
+    .tool(Tool::new(
+        board,
+        "Show the position as text (coordinates, the last move in parentheses), whose move it is, and your colour.",
+        object(json!({}), &[]),
+    ))
+    .logic(TableToolset::<R>::new(shared))
+}
+
+/// The `go` toolset.
+pub fn go_toolset(shared: Arc<Shared>) -> Toolset {
+    table_toolset::<GoRules>(
+        "Go",
+        "Go on 9x9, 13x13 or 19x19 against the bot or another player; area scoring, positional superko",
+        go_options(),
+        "Place a stone on your turn: `move` is a point, column letter then row number (e.g. D4; there is no column I). On your turn its schema lists the legal points.",
+        shared,
+    )
+}
+
+/// The `tictactoe` toolset.
+pub fn tictactoe_toolset(shared: Arc<Shared>) -> Toolset {
+    table_toolset::<TicTacToeRules>(
+        "Tic-tac-toe",
+        "Tic-tac-toe against a perfect bot or another player",
+        tictactoe_options(),
+        "Mark a cell on your turn: `move` is a column a-c and a row 1-3 (a1 bottom left, c3 top right). On your turn its schema lists the free cells.",
+        shared,
+    )
+}
+
+/// The `lobby` toolset, open by default (§4.1, vector 25). Its tools have handlers of
+/// their own (they answer from the arcade's shared state and act through `loopback.rs`),
+/// so it has no logic.
+pub fn lobby_toolset() -> Toolset {
+    Toolset::new(LOBBY)
+        .title("Lobby")
+        .summary("What can be played, who is online, challenges to and from you")
+        .open_by_default()
+}
+
+fn in_lobby(mut tool: Tool) -> Tool {
+    tool.meta = Some(Meta {
+        toolset: Some(LOBBY.to_owned()),
+        ..Default::default()
+    });
+    tool
+}
+
+/// `games {}`.
+pub fn games_tool() -> Tool {
+    in_lobby(Tool::new(
+        GAMES,
+        "List the games you can play and their options, the players online now, the challenges waiting for you, and yours waiting for an answer.",
+        object(json!({}), &[]),
+    ))
+}
+
+/// `challenge {opponent, game, size?, color?}`.
+pub fn challenge_tool() -> Tool {
+    in_lobby(Tool::new(
+        CHALLENGE,
+        "Challenge another player: opens the game for you and invites them; they accept by opening it (their connections are told) or decline.",
+        object(
+            json!({"opponent": {"type": "string", "minLength": 1, "maxLength": 64,
+                                "description": "The player to challenge (see games)"},
+                   "game": {"enum": ["go", "tictactoe"]},
+                   "size": {"enum": [9, 13, 19], "description": "Go only: board size (default 9)"},
+                   "color": {"enum": ["black", "white", "x", "o"],
+                             "description": "Your side (default: the first mover, black or x)"}}),
+            &["opponent", "game"],
+        ),
+    ))
+}
+
+/// `decline {instance, game?}`.
+pub fn decline_tool() -> Tool {
+    in_lobby(Tool::new(
+        DECLINE,
+        "Decline a challenge: the instance name it was offered under (see games). The challenger is told.",
+        object(
+            json!({"instance": {"type": "string", "minLength": 1, "maxLength": 64},
+                   "game": {"enum": ["go", "tictactoe"],
+                            "description": "Only needed when two games offer the same name"}}),
+            &["instance"],
+        ),
+    ))
+}

@@ -1,0 +1,285 @@
+//! `mcpl-arcade`: the arcade server, and pictures of Go positions.
+//!
+//! ```text
+//! mcpl-arcade serve [--stdio [--principal NAME]] [--ws ADDR] [--http ADDR]
+//!                   [--token NAME=SECRET]… [--tokens-file PATH] [--allow-anonymous]
+//!                   [--allowed-origin ORIGIN]… [--bot-time-ms MS | --bot-playouts N]
+//!                   [--seed N] [--ended-ttl SECONDS]
+//! mcpl-arcade render [--size 9|13|19] [--komi K] (--moves "D4 E5 …" | --board PATH|-) [--out PATH|-]
+//! ```
+//!
+//! `serve` prints one `listening on URL` line per network listener (`ws://ADDR`,
+//! `http://ADDR/mcp`) on stdout — on stderr when `--stdio` is given, since stdout is then
+//! the MCP channel — and serves until interrupted, or, with `--stdio`, until stdin closes.
+//! Every listener serves the same arcade. A network listener needs a token configured
+//! (`--token`, `--tokens-file`; the file format is in `mcpl_games::arcade::listen`) unless
+//! `--allow-anonymous` is given: then a connection without a token is let in as its own
+//! anonymous principal, which can play the bot but share nothing.
+
+use anyhow::{Context as _, bail};
+use clap::{ArgGroup, Args, Parser, Subcommand};
+use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map};
+use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
+use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
+use mcpl_games::go::{BoardSize, DEFAULT_KOMI, render_svg};
+use mcpl_transport::ServerOptions;
+use std::io::{Read as _, Write as _};
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "mcpl-arcade",
+    version,
+    about = "The MCPL arcade: Go and tic-tac-toe for agents"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the arcade on stdio, WebSocket and/or Streamable HTTP.
+    Serve(ServeArgs),
+    /// Write an SVG picture of a Go position.
+    Render(RenderArgs),
+}
+
+#[derive(Args)]
+struct ServeArgs {
+    /// Serve one principal on stdin/stdout.
+    #[arg(long)]
+    stdio: bool,
+    /// The principal the stdio connection serves (default: local).
+    #[arg(long, value_name = "NAME")]
+    principal: Option<String>,
+    /// Listen for WebSocket connections on ADDR (e.g. 127.0.0.1:7700; port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    ws: Option<SocketAddr>,
+    /// Listen for Streamable HTTP on ADDR, endpoint /mcp.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// A bearer token and the player it authenticates (repeatable).
+    #[arg(long = "token", value_name = "NAME=SECRET")]
+    tokens: Vec<String>,
+    /// A file of NAME=SECRET lines ('#' comments, blank lines skipped).
+    #[arg(long, value_name = "PATH")]
+    tokens_file: Option<PathBuf>,
+    /// Let network connections without a token in, each its own anonymous principal.
+    #[arg(long)]
+    allow_anonymous: bool,
+    /// An Origin accepted besides loopback ones (repeatable).
+    #[arg(long = "allowed-origin", value_name = "ORIGIN")]
+    allowed_origins: Vec<String>,
+    /// The bot's thinking time per 9x9 Go move, in milliseconds (scaled up on larger boards).
+    #[arg(
+        long,
+        value_name = "MS",
+        default_value_t = 200,
+        conflicts_with = "bot_playouts"
+    )]
+    bot_time_ms: u64,
+    /// A fixed playout budget per Go move instead of a time (deterministic with --seed).
+    #[arg(long, value_name = "N")]
+    bot_playouts: Option<u32>,
+    /// Seed the bot's choices.
+    #[arg(long, value_name = "N")]
+    seed: Option<u64>,
+    /// How long ended games are reported to players who were away, in seconds (default 3600).
+    #[arg(long, value_name = "SECONDS")]
+    ended_ttl: Option<u64>,
+}
+
+#[derive(Args)]
+#[command(group(ArgGroup::new("position").required(true).args(["moves", "board"])))]
+struct RenderArgs {
+    /// Board size, for --moves.
+    #[arg(long, default_value_t = 9)]
+    size: u32,
+    /// Komi (shown in the picture's score only through the result).
+    #[arg(long, default_value_t = DEFAULT_KOMI)]
+    komi: f32,
+    /// The moves from the empty board, Black first ("D4 E5 pass …", or the arcade's "Moves: …" line).
+    #[arg(long)]
+    moves: Option<String>,
+    /// A board as the arcade prints it (a file, or - for stdin).
+    #[arg(long, value_name = "PATH")]
+    board: Option<PathBuf>,
+    /// Where to write the SVG (default: stdout).
+    #[arg(long, value_name = "PATH", default_value = "-")]
+    out: PathBuf,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let outcome = match cli.command {
+        Command::Serve(args) => serve(args),
+        Command::Render(args) => render(args),
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("mcpl-arcade: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The listeners' options and the players, checked before anything starts.
+fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String>)> {
+    let mut tokens = Vec::new();
+    for t in &args.tokens {
+        let (name, secret) = parse_token(t, 0).context("--token")?;
+        tokens.push((0, name, secret));
+    }
+    if let Some(path) = &args.tokens_file {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("reading the tokens file {}", path.display()))?;
+        let parsed =
+            parse_tokens_file(&text).with_context(|| format!("tokens file {}", path.display()))?;
+        tokens.extend(parsed.into_iter().map(|(n, s)| (0, n, s)));
+    }
+    let mut players: Vec<String> = tokens.iter().map(|(_, n, _)| n.clone()).collect();
+    let tokens = token_map(tokens)?;
+    let network = args.ws.is_some() || args.http.is_some();
+    if args.principal.is_some() && !args.stdio {
+        bail!("--principal names the stdio principal: it needs --stdio");
+    }
+    if !network && !args.stdio {
+        bail!("nothing to serve: give --stdio, --ws ADDR and/or --http ADDR");
+    }
+    if network && tokens.is_empty() && !args.allow_anonymous {
+        bail!(
+            "refusing to listen on the network with no token configured: give --token NAME=SECRET or --tokens-file PATH, or --allow-anonymous to let anyone in"
+        );
+    }
+    let stdio_principal = args.principal.clone().unwrap_or_else(|| "local".to_owned());
+    if args.stdio {
+        let (name, _) = parse_token(&format!("{stdio_principal}=x"), 0).context("--principal")?;
+        players.push(name);
+    }
+    let opts = ServerOptions {
+        tokens,
+        allow_anonymous: args.allow_anonymous,
+        allowed_origins: args.allowed_origins.clone(),
+        stdio_principal,
+        ..Default::default()
+    };
+    Ok((opts, players))
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let (opts, players) = server_options(&args)?;
+    let opts = Arc::new(opts);
+    let config = ArcadeConfig {
+        bot: BotSettings {
+            budget: match args.bot_playouts {
+                Some(n) => BotBudget::Playouts(n),
+                None => BotBudget::Time(Duration::from_millis(args.bot_time_ms)),
+            },
+            seed: args.seed,
+        },
+        players,
+        ended_ttl: args.ended_ttl.map(Duration::from_secs),
+        clock: None,
+    };
+    actix::System::new().block_on(async move {
+        let arcade = Arcade::new(config).context("building the arcade")?;
+        // With stdio, stdout is the MCP channel: say where we listen on stderr.
+        let say = |line: String| {
+            if args.stdio {
+                eprintln!("{line}");
+            } else {
+                println!("{line}");
+                let _ = std::io::stdout().flush();
+            }
+        };
+        let mut listeners = Vec::new();
+        if let Some(addr) = args.ws {
+            let l = listen::ws(&arcade, addr, opts.clone())
+                .await
+                .with_context(|| format!("listening for WebSocket on {addr}"))?;
+            say(format!("listening on {}", l.url()));
+            listeners.push(l);
+        }
+        if let Some(addr) = args.http {
+            let l = listen::http(&arcade, addr, opts.clone())
+                .await
+                .with_context(|| format!("listening for Streamable HTTP on {addr}"))?;
+            say(format!("listening on {}", l.url()));
+            listeners.push(l);
+        }
+        if args.stdio {
+            eprintln!("serving stdio as {}", opts.stdio_principal);
+            listen::stdio(&arcade, &opts).await;
+            // Tokio reads stdin on a blocking thread that would keep the runtime alive.
+            std::process::exit(0);
+        }
+        shutdown_signal().await;
+        drop(listeners);
+        Ok(())
+    })
+}
+
+/// Ctrl-C, or SIGTERM on Unix.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+fn render(args: RenderArgs) -> anyhow::Result<()> {
+    let game = match (&args.moves, &args.board) {
+        (Some(moves), _) => {
+            let size = BoardSize::new(args.size).context("--size")?;
+            game_from_moves(size, args.komi, moves)?
+        }
+        (None, Some(path)) => {
+            let text = if path.as_os_str() == "-" {
+                let mut s = String::new();
+                std::io::stdin().read_to_string(&mut s)?;
+                s
+            } else {
+                std::fs::read_to_string(path)
+                    .with_context(|| format!("reading {}", path.display()))?
+            };
+            game_from_board_text(&text, args.komi)?
+        }
+        (None, None) => bail!("give --moves or --board"),
+    };
+    let svg = render_svg(&game);
+    if args.out.as_os_str() == "-" {
+        std::io::stdout().write_all(svg.as_bytes())?;
+    } else {
+        std::fs::write(&args.out, svg)
+            .with_context(|| format!("writing {}", args.out.display()))?;
+    }
+    Ok(())
+}

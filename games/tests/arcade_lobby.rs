@@ -1,0 +1,237 @@
+//! The lobby: who is online, a challenge accepted (the invitee's connection is pushed a
+//! `suggest` to open the shared instance, §4.6, and joins by opening it) and one declined
+//! (the challenger is told, and its game ends with a record, §4.3).
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{Harness, text_of};
+
+#[actix::test]
+async fn a_challenge_accepted_becomes_a_shared_game() {
+    let h = Harness::start().await;
+    let mut alice = h.hinted("alice").await;
+    let mut bob = h.hinted("bob").await;
+
+    let games = alice.call("games", json!({}), None).await;
+    assert_eq!(
+        games["structuredContent"]["online"],
+        json!(["bob"]),
+        "{games:#}"
+    );
+    assert!(
+        text_of(&games).contains("Players online: bob."),
+        "{games:#}"
+    );
+
+    let sent = alice
+        .call(
+            "challenge",
+            json!({"opponent": "bob", "game": "go", "size": 9}),
+            None,
+        )
+        .await;
+    assert_ne!(sent["isError"], true, "{sent:#}");
+    let instance = sent["structuredContent"]["instance"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        text_of(&sent).contains("You challenged bob to Go 9x9"),
+        "{sent:#}"
+    );
+    // The game was opened for alice on the lobby's own connection: hers hears of it as
+    // another connection's change (§4.6), explained by the table's event.
+    let push = alice.next_push().await;
+    assert_eq!(push["params"]["instance"], json!(instance));
+    assert_eq!(
+        alice.hints.toolset("go", &instance).unwrap()["state"],
+        "open"
+    );
+    assert!(alice.hints.is_visible("go_board", &instance));
+
+    // bob is invited: a push whose hints suggest opening the shared instance.
+    let invitation = bob.next_push().await;
+    assert_eq!(
+        invitation["params"]["hints"]["suggest"],
+        json!([{"toolset": "go", "instance": instance, "action": "open",
+                "reason": "alice challenges you to Go 9x9, you play White",
+                "options": {"opponent": "alice", "color": "white", "size": 9, "komi": 7.5}}])
+    );
+    let games = bob.call("games", json!({}), None).await;
+    let listed = &games["structuredContent"]["challenges"];
+    assert_eq!(listed[0]["from"], "alice", "{games:#}");
+    assert_eq!(listed[0]["instance"], json!(instance));
+    assert!(
+        text_of(&games).contains(&format!("Accept by opening go:{instance}")),
+        "{games:#}"
+    );
+    let games = alice.call("games", json!({}), None).await;
+    assert_eq!(games["structuredContent"]["sent"][0]["to"], "bob");
+
+    // bob accepts by opening it.
+    let joined = bob.open("go", Some(&instance), Value::Null).await;
+    assert_eq!(joined["result"]["title"], "Go 9x9 vs alice", "{joined:#}");
+    let push = alice.next_push().await;
+    assert!(
+        text_of(&push).starts_with("bob accepted your challenge"),
+        "{push:#}"
+    );
+    assert!(alice.hints.is_visible("go_play", &instance));
+    let games = bob.call("games", json!({}), None).await;
+    assert_eq!(games["structuredContent"]["challenges"], json!([]));
+
+    // A move reaches bob as a push giving him his turn.
+    alice
+        .call("go_play", json!({"move": "E5"}), Some(&instance))
+        .await;
+    let push = bob.next_push().await;
+    assert!(
+        text_of(&push).starts_with("alice (Black) played E5."),
+        "{push:#}"
+    );
+    assert!(bob.hints.is_visible("go_play", &instance));
+    assert_eq!(bob.hints.moves("go_play", &instance).len(), 80);
+
+    // bob resigns: both see the end with the result.
+    let r = bob.call("go_resign", json!({}), Some(&instance)).await;
+    assert!(text_of(&r).starts_with("You resigned."), "{r:#}");
+    let push = alice.next_push().await;
+    assert!(
+        text_of(&push).starts_with("bob (White) resigned."),
+        "{push:#}"
+    );
+    let entry = alice.hints.toolset("go", &instance).unwrap();
+    assert_eq!(entry["state"], "closed");
+    assert_eq!(entry["reason"], "Black (alice) wins by resignation");
+}
+
+#[actix::test]
+async fn a_challenge_declined_ends_with_the_challenger_told() {
+    let h = Harness::start().await;
+    let mut alice = h.hinted("alice").await;
+    let mut bob = h.hinted("bob").await;
+    let sent = alice
+        .call(
+            "challenge",
+            json!({"opponent": "bob", "game": "tictactoe"}),
+            None,
+        )
+        .await;
+    let instance = sent["structuredContent"]["instance"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    alice.next_push().await;
+    bob.next_push().await;
+
+    let declined = bob
+        .call("decline", json!({"instance": instance}), None)
+        .await;
+    assert_ne!(declined["isError"], true, "{declined:#}");
+    assert_eq!(
+        text_of(&declined),
+        "You declined alice's challenge to Tic-tac-toe, you play O; they have been told."
+    );
+    let push = alice.next_push().await;
+    assert_eq!(
+        text_of(&push),
+        "bob declined your challenge to Tic-tac-toe."
+    );
+    let entry = alice.hints.toolset("tictactoe", &instance).unwrap();
+    assert_eq!(entry["state"], "closed");
+    assert_eq!(entry["reason"], "bob declined the challenge");
+    let listed = alice.list().await;
+    assert_eq!(listed["ended"][0]["reason"], "bob declined the challenge");
+
+    // bob never had the game: nothing of it in his state, no record.
+    bob.quiet().await;
+    assert!(bob.hints.toolset("tictactoe", &instance).is_none());
+    let listed = bob.list().await;
+    assert_eq!(listed["ended"], json!([]));
+    assert_eq!(
+        listed["open"],
+        json!([{"toolset": "lobby", "title": "Lobby"}])
+    );
+    let games = bob.call("games", json!({}), None).await;
+    assert_eq!(games["structuredContent"]["challenges"], json!([]));
+    // Declining again finds nothing.
+    let again = bob
+        .call("decline", json!({"instance": instance}), None)
+        .await;
+    assert_eq!(again["isError"], true);
+    assert_eq!(text_of(&again), "No challenge is waiting for you.");
+}
+
+#[actix::test]
+async fn challenges_that_cannot_be_made_say_why() {
+    let h = Harness::start().await;
+    let mut alice = h.hinted("alice").await;
+    for (args, why) in [
+        (
+            json!({"opponent": "zed", "game": "go"}),
+            "no player named \"zed\"",
+        ),
+        (
+            json!({"opponent": "alice", "game": "go"}),
+            "against yourself",
+        ),
+        (
+            json!({"opponent": "bob", "game": "tictactoe", "size": 9}),
+            "no size",
+        ),
+        (
+            json!({"opponent": "bob", "game": "go", "color": "x"}),
+            "/color",
+        ),
+    ] {
+        let r = alice.call("challenge", args.clone(), None).await;
+        assert_eq!(r["isError"], true, "{args}: {r:#}");
+        assert!(text_of(&r).contains(why), "{args}: {r:#}");
+    }
+    // carol is offline but a configured player: she can be challenged, and will find the
+    // invitation when she connects.
+    let r = alice
+        .call(
+            "challenge",
+            json!({"opponent": "carol", "game": "tictactoe"}),
+            None,
+        )
+        .await;
+    assert_ne!(r["isError"], true, "{r:#}");
+    let instance = r["structuredContent"]["instance"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    let mut carol = h.connect("carol").await;
+    carol.handshake(true, &["tools", "pushEvents"]).await;
+    let invitation = carol.next_push().await;
+    assert_eq!(
+        invitation["params"]["hints"]["suggest"][0]["instance"],
+        json!(instance)
+    );
+
+    // Anonymous players share nothing (§4.6): they can play the bot, not challenge.
+    let mut anon = h.connect_anonymous().await;
+    anon.handshake(true, &["tools", "pushEvents"]).await;
+    let r = anon
+        .call(
+            "challenge",
+            json!({"opponent": "alice", "game": "go"}),
+            None,
+        )
+        .await;
+    assert_eq!(r["isError"], true);
+    let games = alice.call("games", json!({}), None).await;
+    assert_eq!(
+        games["structuredContent"]["online"],
+        json!(["carol"]),
+        "{games:#}"
+    );
+    let opened = anon
+        .open("tictactoe", Some("solo"), json!({"opponent": "alice"}))
+        .await;
+    assert_eq!(opened["error"]["code"], -32602, "{opened:#}");
+    let opened = anon.open("tictactoe", Some("solo"), json!({})).await;
+    assert_eq!(opened["result"]["title"], "Tic-tac-toe vs bot");
+}

@@ -1,0 +1,431 @@
+//! Support for the arcade's tests: an [`Arcade`] on a real WebSocket listener on
+//! 127.0.0.1:0, and a raw JSON-RPC client that keeps what RFC-014 tells a host — every
+//! hint change applied in read order, revs checked consecutive (an ordered link, §5.2) —
+//! so a test can ask "is `go_play` visible in `g1` now, and with which moves?".
+//!
+//! Nothing here sleeps: reads await the next message, bounded by a limit only a failing
+//! test reaches. [`Client::quiet`] shows nothing more is on its way: a `tools/list`
+//! travels behind every change already sent to the connection and takes no rev.
+
+#![allow(dead_code)] // each test file uses a different part
+
+use mcpl_games::arcade::listen::{self, Listener};
+use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
+use mcpl_protocol::jsonrpc::Message;
+use mcpl_transport::{ClientOptions, Inbound, Outbound, ServerOptions, ws};
+use serde_json::{Value, json};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// How long a read waits before failing the test.
+pub const LIMIT: Duration = Duration::from_secs(30);
+
+/// The players every test arcade knows; each presents its name as its token.
+pub const PLAYERS: [&str; 3] = ["alice", "bob", "carol"];
+
+/// Bot settings for tests: a small playout budget and a seed, so games are fast and
+/// repeatable.
+pub fn test_bot() -> BotSettings {
+    BotSettings {
+        budget: BotBudget::Playouts(48),
+        seed: Some(20_261_130),
+    }
+}
+
+/// An arcade served on a WebSocket on 127.0.0.1:0.
+pub struct Harness {
+    pub arcade: Arcade,
+    pub listener: Listener,
+}
+
+impl Harness {
+    /// The arcade with [`test_bot`], players alice, bob and carol, and anonymous
+    /// connections allowed (`connect_anonymous`).
+    pub async fn start() -> Harness {
+        Self::with(ArcadeConfig {
+            bot: test_bot(),
+            players: PLAYERS.iter().map(|p| p.to_string()).collect(),
+            ..Default::default()
+        })
+        .await
+    }
+
+    /// The arcade with `config`.
+    pub async fn with(config: ArcadeConfig) -> Harness {
+        let arcade = Arcade::new(config).expect("a valid arcade");
+        let mut opts = ServerOptions {
+            ws_ping_interval: None,
+            allow_anonymous: true,
+            ..Default::default()
+        };
+        for p in PLAYERS {
+            opts.tokens.insert(p.to_owned(), p.to_owned());
+        }
+        let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
+        let listener = listen::ws(&arcade, addr, Arc::new(opts))
+            .await
+            .expect("bind");
+        Harness { arcade, listener }
+    }
+
+    /// A new connection of `who`, before any handshake.
+    pub async fn connect(&self, who: &str) -> Client {
+        self.connect_with(Some(who)).await
+    }
+
+    /// A connection without a token: its own anonymous principal.
+    pub async fn connect_anonymous(&self) -> Client {
+        self.connect_with(None).await
+    }
+
+    async fn connect_with(&self, token: Option<&str>) -> Client {
+        let opts = ClientOptions {
+            token: token.map(str::to_owned),
+            ..Default::default()
+        };
+        let conn = ws::connect(self.listener.url(), &opts)
+            .await
+            .expect("connect");
+        Client::new(conn.outbound, conn.inbound)
+    }
+
+    /// A connection of `who` that advertised `toolHints`, was granted `tools` and
+    /// `pushEvents`, and read `toolsets/list` (as a host does first, §4.3).
+    pub async fn hinted(&self, who: &str) -> Client {
+        let mut c = self.connect(who).await;
+        c.handshake(true, &["tools", "pushEvents"]).await;
+        c.list().await;
+        c
+    }
+
+    /// Waits until the arcade has exactly `n` live sessions (its own loopback ones count
+    /// while they live).
+    pub async fn sessions(&self, n: usize) {
+        let mut w = self.arcade.server().watch_sessions();
+        within(w.wait_for(|live| *live == n)).await.unwrap();
+    }
+}
+
+/// Awaits `f`, failing the test if it takes longer than [`LIMIT`].
+pub async fn within<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(LIMIT, f)
+        .await
+        .expect("did not complete in time")
+}
+
+/// What a host has been told, as this client applied it.
+#[derive(Debug, Default)]
+pub struct HintView {
+    /// The last rev applied.
+    pub rev: u64,
+    /// (tool, instance) pairs visible.
+    pub visible: BTreeSet<(String, Option<String>)>,
+    /// (tool, instance) → the instance's own input schema.
+    pub schemas: BTreeMap<(String, Option<String>), Value>,
+    /// (toolset, instance) → "open" / "closed" entries, last one wins.
+    pub toolsets: BTreeMap<(String, Option<String>), Value>,
+    /// Every suggestion, in order.
+    pub suggestions: Vec<Value>,
+}
+
+impl HintView {
+    /// Applies one message's hint changes; `statement` for a `toolsets/list` result (a full
+    /// statement replaces the dynamic state, §4.3). Revs must be consecutive (an ordered
+    /// link), except a statement, which takes the next one too.
+    fn apply(&mut self, changes: &Value, statement: bool) {
+        let rev = changes["rev"].as_u64().expect("hint changes carry a rev");
+        assert_eq!(rev, self.rev + 1, "revs must be consecutive: {changes:#}");
+        self.rev = rev;
+        if statement {
+            self.visible.clear();
+            self.schemas.clear();
+        }
+        for t in changes["tools"].as_array().into_iter().flatten() {
+            let key = (
+                t["name"].as_str().unwrap().to_owned(),
+                t["instance"].as_str().map(str::to_owned),
+            );
+            match t["visible"].as_bool() {
+                Some(true) => {
+                    self.visible.insert(key.clone());
+                }
+                Some(false) => {
+                    self.visible.remove(&key);
+                }
+                None => {}
+            }
+            if let Some(schema) = t["definition"].get("inputSchema") {
+                self.schemas.insert(key, schema.clone());
+            }
+        }
+        for ts in changes["toolsets"].as_array().into_iter().flatten() {
+            let key = (
+                ts["toolset"].as_str().unwrap().to_owned(),
+                ts["instance"].as_str().map(str::to_owned),
+            );
+            if ts["state"] == "closed" {
+                self.visible.retain(|(_, i)| *i != key.1);
+            }
+            self.toolsets.insert(key, ts.clone());
+        }
+        self.suggestions
+            .extend(changes["suggest"].as_array().into_iter().flatten().cloned());
+    }
+
+    /// True when `tool` is visible in `instance`.
+    pub fn is_visible(&self, tool: &str, instance: &str) -> bool {
+        self.visible
+            .contains(&(tool.to_owned(), Some(instance.to_owned())))
+    }
+
+    /// The moves `tool`'s instance definition lists in `instance`.
+    pub fn moves(&self, tool: &str, instance: &str) -> Vec<String> {
+        self.schemas
+            .get(&(tool.to_owned(), Some(instance.to_owned())))
+            .and_then(|s| s["properties"]["move"]["enum"].as_array())
+            .map(|a| a.iter().map(|m| m.as_str().unwrap().to_owned()).collect())
+            .unwrap_or_default()
+    }
+
+    /// The last toolset entry for `toolset:instance`.
+    pub fn toolset(&self, toolset: &str, instance: &str) -> Option<&Value> {
+        self.toolsets
+            .get(&(toolset.to_owned(), Some(instance.to_owned())))
+    }
+}
+
+/// A raw JSON-RPC client over a WebSocket that acts as a minimal host: it answers pushes
+/// (accepting them), applies hint changes as it reads them, and keeps the messages it
+/// read but nobody has asked for yet.
+pub struct Client {
+    out: Outbound,
+    inbound: mpsc::Receiver<Inbound>,
+    next: i64,
+    /// Read and not yet taken, in read order.
+    unread: VecDeque<Value>,
+    /// Hint state (for a hinted connection).
+    pub hints: HintView,
+    /// Every push read, in order (also left in `unread` until taken).
+    pub pushes: Vec<Value>,
+    /// Request ids sent and the methods they call (a `toolsets/list` result is a full
+    /// statement).
+    methods: BTreeMap<i64, String>,
+}
+
+impl Client {
+    /// A client on a connection made elsewhere (another transport, another server).
+    pub fn from_connection(conn: mcpl_transport::Connection) -> Self {
+        Self::new(conn.outbound, conn.inbound)
+    }
+
+    fn new(out: Outbound, inbound: mpsc::Receiver<Inbound>) -> Self {
+        Client {
+            out,
+            inbound,
+            next: 1,
+            unread: VecDeque::new(),
+            hints: HintView::default(),
+            pushes: Vec::new(),
+            methods: BTreeMap::new(),
+        }
+    }
+
+    /// Sends one message given as JSON.
+    pub async fn send(&self, v: Value) {
+        let m =
+            Message::from_value(v.clone()).unwrap_or_else(|e| panic!("not a message: {v}: {e}"));
+        self.out.send(m).await.expect("link open");
+    }
+
+    /// Reads one message from the link: answers a push, applies hints, and keeps it.
+    async fn read(&mut self) -> Value {
+        let item = within(self.inbound.recv())
+            .await
+            .expect("the server closed the link");
+        let v = match item {
+            Inbound::Message { message, .. } => serde_json::to_value(&message).unwrap(),
+            other => panic!("the server wrote something undecodable: {other:?}"),
+        };
+        match v["method"].as_str() {
+            Some("push/event") => {
+                if let Some(h) = v["params"].get("hints") {
+                    self.hints.apply(h, false);
+                }
+                self.pushes.push(v.clone());
+                let id = v["id"].clone();
+                self.send(json!({"jsonrpc": "2.0", "id": id, "result": {"accepted": true}}))
+                    .await;
+            }
+            Some("tools/hints") => self.hints.apply(&v["params"], false),
+            Some(_) => {}
+            // A response: its hints apply as it is read (§5.2), like every carrier's.
+            None => {
+                let method = v["id"].as_i64().and_then(|id| self.methods.remove(&id));
+                if let Some(h) = v["result"]["_meta"].get("mcpl/hints") {
+                    self.hints
+                        .apply(h, method.as_deref() == Some("toolsets/list"));
+                }
+            }
+        }
+        v
+    }
+
+    /// The next message not yet taken.
+    pub async fn recv(&mut self) -> Value {
+        match self.unread.pop_front() {
+            Some(v) => v,
+            None => self.read().await,
+        }
+    }
+
+    /// The next message matching `pred`, leaving the others unread.
+    pub async fn next_where(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(i) = self.unread.iter().position(&pred) {
+            return self.unread.remove(i).unwrap();
+        }
+        loop {
+            let v = self.read().await;
+            if pred(&v) {
+                return v;
+            }
+            self.unread.push_back(v);
+        }
+    }
+
+    /// The next `push/event` (already accepted).
+    pub async fn next_push(&mut self) -> Value {
+        self.next_where(|v| v["method"] == "push/event").await
+    }
+
+    /// The next `tools/hints` notification.
+    pub async fn next_hints(&mut self) -> Value {
+        self.next_where(|v| v["method"] == "tools/hints").await
+    }
+
+    /// Sends a request and returns its response (hints in a result are applied).
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.methods.insert(id, method.to_owned());
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.next_where(|v| v["id"] == json!(id) && v.get("method").is_none())
+            .await
+    }
+
+    /// The MCPL handshake: `initialize` (with `toolHints` when asked),
+    /// `notifications/initialized`, and the `featureSets/update` grant. Returns the
+    /// `initialize` result.
+    pub async fn handshake(&mut self, tool_hints: bool, grant: &[&str]) -> Value {
+        let mut mcpl = json!({"version": "0.5", "pushEvents": true});
+        if tool_hints {
+            mcpl["toolHints"] = json!(true);
+        }
+        let init = self
+            .request(
+                "initialize",
+                json!({"protocolVersion": "2025-11-25",
+                       "capabilities": {"experimental": {"mcpl": mcpl}},
+                       "clientInfo": {"name": "arcade-test", "version": "1"}}),
+            )
+            .await;
+        assert!(init.get("result").is_some(), "{init:#}");
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        let receipt = self
+            .request(
+                "featureSets/update",
+                json!({"effectiveCapabilities": grant}),
+            )
+            .await;
+        assert_eq!(receipt["result"]["accepted"], true, "{receipt:#}");
+        init["result"].clone()
+    }
+
+    /// The plain MCP handshake (no `experimental.mcpl`).
+    pub async fn handshake_plain(&mut self) -> Value {
+        let init = self
+            .request(
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "plain-test", "version": "1"}}),
+            )
+            .await;
+        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        init["result"].clone()
+    }
+
+    /// `toolsets/list` (a full statement).
+    pub async fn list(&mut self) -> Value {
+        let r = self.request("toolsets/list", json!({})).await;
+        r["result"].clone()
+    }
+
+    /// `toolsets/open` (`options` left out when null); returns the whole response.
+    pub async fn open(&mut self, toolset: &str, instance: Option<&str>, options: Value) -> Value {
+        let mut params = json!({"toolset": toolset});
+        if !options.is_null() {
+            params["options"] = options;
+        }
+        if let Some(i) = instance {
+            params["instance"] = json!(i);
+        }
+        self.request("toolsets/open", params).await
+    }
+
+    /// `tools/call` of `tool` in `instance` (`mcpl/instance`, §4.5); returns the result.
+    pub async fn call(&mut self, tool: &str, args: Value, instance: Option<&str>) -> Value {
+        let mut params = json!({"name": tool, "arguments": args});
+        if let Some(i) = instance {
+            params["_meta"] = json!({"mcpl/instance": i});
+        }
+        let r = self.request("tools/call", params).await;
+        assert!(r.get("result").is_some(), "a JSON-RPC error: {r:#}");
+        r["result"].clone()
+    }
+
+    /// Shows that nothing else is on its way (module docs): everything before the barrier
+    /// is read (and kept unread for the test).
+    pub async fn quiet(&mut self) {
+        self.request("tools/list", json!({})).await;
+    }
+
+    /// Messages read and not taken, emptied.
+    pub fn take_unread(&mut self) -> Vec<Value> {
+        self.unread.drain(..).collect()
+    }
+}
+
+/// The text of a result's (or push's payload's) content blocks, joined.
+pub fn text_of(v: &Value) -> String {
+    let content = v
+        .get("content")
+        .or_else(|| v["params"]["payload"].get("content"))
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    content
+        .iter()
+        .filter_map(|b| b["text"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The `mcpl/hints` a result carries.
+pub fn hints_of(result: &Value) -> &Value {
+    &result["_meta"]["mcpl/hints"]
+}
+
+/// The ended id a closed toolset entry of `changes` carries for `instance`.
+pub fn ended_id(changes: &Value, instance: &str) -> Option<String> {
+    changes["toolsets"]
+        .as_array()?
+        .iter()
+        .find(|t| t["instance"] == instance && t["state"] == "closed")
+        .and_then(|t| t["ended"].as_str())
+        .map(str::to_owned)
+}
