@@ -80,7 +80,7 @@ fn act_and_a_direct_call_share_one_dispatch_path() {
 }
 
 #[test]
-fn vector_6_act_with_several_instances_open_and_none_named_names_them() {
+fn vector_06_act_with_several_instances_open_and_none_named_names_them() {
     let mut h = with_two_games();
     match refused(h.plan(ACT, json!({"tool": "play", "args": {"move": "D4"}}))) {
         MetaError::InstanceRequired { marker, open } => {

@@ -163,7 +163,7 @@ fn a_result_for_someone_else_waits_until_the_awaited_call_is_done_then_is_a_noti
 }
 
 #[test]
-fn vector_3_a_push_s_changes_follow_its_content_and_a_refused_one_s_are_a_notice() {
+fn vector_03_a_push_s_changes_follow_its_content_and_a_refused_one_s_are_a_notice() {
     let mut h = Host::with_arcade("arcade", true);
     open_game(&mut h, "g1", 2);
     let p = push_params(
@@ -250,7 +250,7 @@ fn a_visible_dynamic_tool_is_described_when_it_appears_and_when_its_definition_c
 }
 
 #[test]
-fn vector_9_an_adoption_after_a_reconnect_tells_nothing_again_and_a_vanished_instance_is_told_closed()
+fn vector_09_an_adoption_after_a_reconnect_tells_nothing_again_and_a_vanished_instance_is_told_closed()
  {
     let mut h = Host::with_arcade("arcade", true);
     open_game(&mut h, "g1", 2);
