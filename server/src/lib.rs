@@ -13,7 +13,7 @@
 //! |---|---|
 //! | [`server`] | [`Server`] (shared by every session: manifest, catalog, principals) and [`ServerBuilder`] |
 //! | [`author`] | what an author writes: [`Toolset`], [`ToolsetLogic`], [`InstanceLogic`], [`InstanceContext`] |
-//! | [`tool`] | [`ToolContext`], [`ToolError`]: what a plain tool handler sees and returns |
+//! | [`tool`] | [`ToolContext`], [`ToolError`]: what a plain tool handler sees and returns, and how it opens, closes and declines toolsets for its caller |
 //! | [`session`] | the [`Session`] actor (one per connection), its lifecycle, its [`SessionHandle`] |
 //! | `actors` | the Principal actor (one per principal) and the Instance actor (one per open instance) |
 //! | [`core`] | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`) the actors drive |
@@ -74,7 +74,11 @@
 //!   path, so revs are consecutive per connection whichever way a change travels.
 //! - **Carriers** (§5.3): the session whose request caused a change answers with it; the
 //!   others push it with the logic's event, or send `tools/hints` when nothing explains it
-//!   or pushing is not allowed; a cancelled call's changes go as `tools/hints`.
+//!   or pushing is not allowed; a cancelled call's changes go as `tools/hints`. Changes a
+//!   call is to report but that are stated before it is answered — a tool handler's
+//!   [`ToolContext::open_toolset`], a deferred call the logic asked to
+//!   [`hold`](InstanceContext::hold_for) — are held for its result, and go first as
+//!   `tools/hints` if anything else carrying hints must be written before it (§5.2).
 //! - **Hosts without `toolHints`** (§8) are shown plain tools and compat tools and are
 //!   never sent a hint; the manifest they see leaves RFC-014's members out.
 
@@ -94,9 +98,9 @@ pub mod tool;
 pub use actors::instance::INTERNAL_ERROR;
 pub use actors::principal::{REASON_CLOSED, REASON_DISCONNECTED};
 pub use author::{
-    Audience, CallId, Event, InstanceContext, InstanceLogic, Joined, Opening, Participant,
-    ParticipantId, ParticipantKind, Refusal, Reply, SURFACE_ACTIVITY, SURFACE_TURN, Started,
-    ToolCall, Toolset, ToolsetLogic,
+    Audience, Blocking, BlockingError, CallId, Event, InstanceContext, InstanceLogic,
+    InstanceWaker, Joined, Opening, Participant, ParticipantId, ParticipantKind, Refusal, Reply,
+    SURFACE_ACTIVITY, SURFACE_TURN, Started, ToolCall, Toolset, ToolsetLogic,
 };
 pub use cancel::CancelToken;
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -105,4 +109,7 @@ pub use push::{PushError, PushEvent};
 pub use registry::CursorError;
 pub use server::{BuildError, Server, ServerBuilder};
 pub use session::{Phase, Session, SessionHandle, SessionStatus};
-pub use tool::{ToolContext, ToolError, ToolResult};
+pub use tool::{
+    CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened, ToolContext, ToolError,
+    ToolResult,
+};

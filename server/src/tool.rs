@@ -10,6 +10,9 @@
 //! *tool execution errors* — a result with `isError: true` that the model reads; only
 //! [`ToolError::Internal`] (and a panic) is a JSON-RPC error (-32603). The mapping is
 //! [`ToolError::into_outcome`], the one place it happens.
+//!
+//! A handler may also act on its caller's toolsets — open, close, see and decline
+//! invitations — as its host would (`toolsets.rs`).
 
 use crate::cancel::CancelToken;
 use crate::push::{PushError, PushEvent};
@@ -25,12 +28,18 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 
+mod toolsets;
+
+pub use toolsets::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
+
 /// What a tool handler is given besides its arguments.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
     pub(crate) principal: Principal,
     pub(crate) session: SessionHandle,
     pub(crate) request_id: Id,
+    /// Tells this call from a later one reusing its request id (the session's `Calls`).
+    pub(crate) call_key: u64,
     pub(crate) meta: Option<Meta>,
     pub(crate) instance: Option<String>,
     pub(crate) cancel: CancelToken,

@@ -5,11 +5,13 @@
 //!
 //! ```text
 //!  host ─▶ Session ──Open/Close/Call/ListTools/ListToolsets──▶ PrincipalActor (PrincipalState)
+//!  handler ─▶ Session ──Open/Close (Via::Handler), ListInvitations, DeclineInvitation──▶ ″
 //!                                                                 │   ▲
-//!                       Start/Join/Close (awaited), Call, Leave,  │   │ Batch (changes, events,
-//!                       Unlink                                    ▼   │ answers, end)
-//!                                                              InstanceActor (the logic)
-//!  PrincipalActor ──Deliver (draft + answers + events), Statement, ToolsView──▶ every Session
+//!                 Start/Join/Close (awaited), Call, Leave, Unlink │   │ Batch (changes, events,
+//!                 Decline (awaited by a spawned future),          │   │ answers, holds, end)
+//!                 InvitationNamed                                 ▼   │
+//!  InstanceWaker (any thread) ──Woken──────────────────────▶ InstanceActor (the logic)
+//!  PrincipalActor ──Deliver (draft + answers + events + hold), Statement, ToolsView──▶ every Session
 //! ```
 //!
 //! **Order.** Everything a session learns about its principal's state comes from that
@@ -17,7 +19,8 @@
 //! drafts, call answers, `toolsets/list` statements and `tools/list` visibility alike. The
 //! session numbers each draft as it writes it (§5.2), so its revs follow the state's order.
 //! A principal awaits its instance only to open, join or close (so nothing observes a
-//! half-opened instance); an instance never awaits anyone, so the two cannot deadlock.
+//! half-opened instance), and hears a decline's end without blocking its mailbox; an
+//! instance never awaits anyone, so the two cannot deadlock.
 
 pub(crate) mod instance;
 pub(crate) mod principal;

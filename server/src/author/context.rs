@@ -6,15 +6,21 @@
 //! changes stated as values (§5.1), and the sessions choose the carrier (§5.2, §5.3). A
 //! change that cannot apply — a tool of another toolset, anything after
 //! [`InstanceContext::end`] — is the logic's bug: it is logged and left out.
+//!
+//! Beside the changes, the context reaches outside the step: [`InstanceContext::waker`]
+//! and [`InstanceContext::spawn_blocking`] (in `work.rs`) wake the instance when outside
+//! work is done, and [`InstanceContext::hold_for`] keeps a deferred call's changes for its
+//! answer (§5.3).
 
 use super::logic::{CallId, Event};
 use super::participant::{Audience, Participant, ParticipantId, ParticipantKind};
+use super::work::{InstanceWaker, Job};
 use crate::core::Catalog;
 use crate::tool::ToolResult;
 use mcpl_protocol::hints::ToolDefinition;
 use mcpl_transport::Principal;
 use serde_json::Value;
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
@@ -52,6 +58,12 @@ pub(crate) enum Effect {
         after: Duration,
         tag: u64,
     },
+    /// Work for the blocking pool; it wakes the instance when done.
+    Spawn(Job),
+    /// The call's caller's changes wait for its answer (§5.3).
+    Hold {
+        call: CallId,
+    },
     End {
         reason: String,
     },
@@ -68,6 +80,10 @@ pub struct InstanceContext {
     pub(crate) ended: bool,
     /// Calls answered later and not answered yet.
     pub(crate) waiting: BTreeSet<CallId>,
+    /// Wakes this instance from outside.
+    pub(crate) waker: InstanceWaker,
+    /// The instance's name as each participant principal knows it (§7: each its own).
+    pub(crate) names: BTreeMap<ParticipantId, String>,
 }
 
 impl InstanceContext {
@@ -86,7 +102,20 @@ impl InstanceContext {
             catalog,
             ended: false,
             waiting,
+            waker: InstanceWaker::default(),
+            names: BTreeMap::new(),
         }
+    }
+
+    /// The same context, waking `waker`'s instance and knowing each participant's name.
+    pub(crate) fn with_outside(
+        mut self,
+        waker: InstanceWaker,
+        names: BTreeMap<ParticipantId, String>,
+    ) -> Self {
+        self.waker = waker;
+        self.names = names;
+        self
     }
 
     /// The toolset this instance belongs to.
@@ -114,6 +143,27 @@ impl InstanceContext {
         self.participant(id)
             .map(Participant::name)
             .unwrap_or_default()
+    }
+
+    /// The name under which `who`'s principal knows this instance (§7: each principal
+    /// names a shared instance its own way): the opener's own name, or the name a joined
+    /// participant opened it as, or — for an invited one — the name its principal shows
+    /// the invitation under, which may carry a `-N` suffix when that principal already
+    /// used the opener's name. `None` for a toolset without instances, for a bot, and for
+    /// an invited principal whose invitation has not reached it yet
+    /// ([`InstanceLogic::invited`](crate::InstanceLogic::invited) says when it has).
+    ///
+    /// ```
+    /// # use mcpl_server::{InstanceContext, ParticipantId};
+    /// fn challenge_text(cx: &InstanceContext, them: ParticipantId) -> String {
+    ///     match cx.name_for(them) {
+    ///         Some(name) => format!("{} may join by opening {}:{name}", cx.name(them), cx.toolset()),
+    ///         None => format!("{} has been invited", cx.name(them)),
+    ///     }
+    /// }
+    /// ```
+    pub fn name_for(&self, who: ParticipantId) -> Option<&str> {
+        self.names.get(&who).map(String::as_str)
     }
 
     /// Adds a bot: a participant the logic moves itself, with no connections.
@@ -231,7 +281,8 @@ impl InstanceContext {
     }
 
     /// Answers a call the logic deferred with [`Reply::Later`](crate::Reply::Later). The
-    /// caller's connection gets the caller's changes of this step in the result.
+    /// caller's connection gets the caller's changes of this step in the result, after
+    /// those [`InstanceContext::hold_for`] kept for it.
     pub fn answer(&mut self, call: CallId, result: ToolResult) {
         if self.waiting.remove(&call) {
             self.push(Effect::Answer { call, result });
@@ -243,6 +294,43 @@ impl InstanceContext {
     /// True while `call` waits for an answer.
     pub fn is_waiting(&self, call: CallId) -> bool {
         self.waiting.contains(&call)
+    }
+
+    /// Keeps the changes made for `call`'s caller, from this step until the call is
+    /// answered, for that answer's result on the caller's connection (§5.3: a call reports
+    /// its own consequences, in its result) instead of sending them at once. For a call
+    /// deferred with [`Reply::Later`](crate::Reply::Later); the caller's other connections
+    /// get the changes at once as before, and events still reach the caller's connection
+    /// (without the held changes).
+    ///
+    /// Held changes never overtake others (§5.2): if anything else carrying hint changes
+    /// is to be written to that connection first — a push, `tools/hints`, a
+    /// `toolsets/list` result — the held changes go just before it, as `tools/hints`, and
+    /// the answer carries only what came after. A cancelled call's held changes go as
+    /// `tools/hints` at once (vector 29). With several held calls of one caller on one
+    /// connection, the oldest holds.
+    ///
+    /// ```
+    /// use mcpl_server::{InstanceContext, InstanceLogic, Reply, ToolCall};
+    ///
+    /// struct Slow;
+    ///
+    /// impl InstanceLogic for Slow {
+    ///     fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
+    ///         // `go` disappears now, but the host hears it in the answer, with the result.
+    ///         cx.hide(call.caller(), "go");
+    ///         cx.hold_for(call.id());
+    ///         cx.wake_after(std::time::Duration::from_secs(1), 1);
+    ///         Reply::Later
+    ///     }
+    /// }
+    /// ```
+    pub fn hold_for(&mut self, call: CallId) {
+        if self.waiting.contains(&call) {
+            self.push(Effect::Hold { call });
+        } else {
+            tracing::error!(toolset = %self.toolset, ?call, "hold for a call that is not waiting; left out");
+        }
     }
 
     /// Calls [`InstanceLogic::wake`](crate::InstanceLogic::wake) with `tag` after `after`.
@@ -266,7 +354,7 @@ impl InstanceContext {
         self.ended
     }
 
-    fn push(&mut self, effect: Effect) {
+    pub(super) fn push(&mut self, effect: Effect) {
         if self.ended {
             tracing::error!(toolset = %self.toolset, ?effect, "change after the instance ended; left out");
             return;

@@ -1,6 +1,6 @@
 //! The logic a server author writes for a toolset: how an instance opens
-//! ([`ToolsetLogic`]), and how it answers, takes others in, closes and wakes
-//! ([`InstanceLogic`]). Everything it changes it says through the
+//! ([`ToolsetLogic`]), and how it answers, takes others in (or hears them decline),
+//! closes and wakes ([`InstanceLogic`]). Everything it changes it says through the
 //! [`InstanceContext`](crate::InstanceContext); the SDK turns that into hint changes, pushes
 //! and results (§5.2, §5.3). No rev, session or principal state is in sight.
 
@@ -84,9 +84,66 @@ pub trait InstanceLogic: Send + 'static {
         Vec::new()
     }
 
-    /// A timer set with [`InstanceContext::wake_after`] fired (a bot's move, a clock).
+    /// A timer set with [`InstanceContext::wake_after`] fired (a bot's move, a clock), work
+    /// started with [`InstanceContext::spawn_blocking`] finished, or something outside
+    /// called [`InstanceWaker::wake`](crate::InstanceWaker::wake) — each with its tag. Nobody
+    /// awaits this step: what it changes is pushed with its events, or rides in the answers
+    /// it gives (§5.3).
     fn wake(&mut self, tag: u64, cx: &mut InstanceContext) {
         let _ = (tag, cx);
+    }
+
+    /// The invitation to `who` ([`InstanceContext::invite`]) reached its principal, which
+    /// shows it under `name` — the opener's name for the instance, or that name with a
+    /// `-N` suffix when the principal already uses it; `None` for a toolset without
+    /// instances. From now on [`InstanceContext::name_for`] says the same. By default
+    /// nothing happens.
+    ///
+    /// ```
+    /// use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId, Reply, ToolCall};
+    ///
+    /// struct Table { host: ParticipantId }
+    ///
+    /// impl InstanceLogic for Table {
+    ///     fn call(&mut self, _: ToolCall, _: &mut InstanceContext) -> Reply {
+    ///         Reply::text("…")
+    ///     }
+    ///
+    ///     fn invited(&mut self, who: ParticipantId, name: Option<&str>, cx: &mut InstanceContext) {
+    ///         let text = format!("{} was invited; the game is {} to them.", cx.name(who), name.unwrap_or("-"));
+    ///         cx.event(self.host, Event::text(text));
+    ///     }
+    /// }
+    /// ```
+    fn invited(&mut self, who: ParticipantId, name: Option<&str>, cx: &mut InstanceContext) {
+        let _ = (who, name, cx);
+    }
+
+    /// The invited `who` declined the invitation (a tool handler called
+    /// [`ToolContext::decline_invitation`](crate::ToolContext::decline_invitation)): it is
+    /// now [`ParticipantKind::Declined`](crate::ParticipantKind::Declined) and nothing
+    /// reaches it. Tell the others, and end the instance if it cannot go on without it. By
+    /// default nothing happens.
+    ///
+    /// ```
+    /// use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId, Reply, ToolCall};
+    ///
+    /// struct Table { host: ParticipantId }
+    ///
+    /// impl InstanceLogic for Table {
+    ///     fn call(&mut self, _: ToolCall, _: &mut InstanceContext) -> Reply {
+    ///         Reply::text("…")
+    ///     }
+    ///
+    ///     fn declined(&mut self, who: ParticipantId, cx: &mut InstanceContext) {
+    ///         let name = cx.name(who);
+    ///         cx.event(self.host, Event::text(format!("{name} declined your challenge.")));
+    ///         cx.end(format!("{name} declined the challenge"));
+    ///     }
+    /// }
+    /// ```
+    fn declined(&mut self, who: ParticipantId, cx: &mut InstanceContext) {
+        let _ = (who, cx);
     }
 }
 
@@ -286,7 +343,9 @@ pub enum Reply {
     /// Now, with this result.
     Now(ToolResult),
     /// Later, with [`InstanceContext::answer`] (until then the host waits; an instance that
-    /// ends answers every waiting call with a tool error saying why).
+    /// ends answers every waiting call with a tool error saying why). Changes made for the
+    /// caller meanwhile go out at once, unless [`InstanceContext::hold_for`] keeps them for
+    /// the answer (§5.3).
     Later,
 }
 

@@ -5,8 +5,9 @@
 //! |---|---|
 //! | `toolset.rs` | [`Toolset`]: a declaration (§4.1), its tools, its logic |
 //! | `logic.rs` | [`ToolsetLogic`] (opening) and [`InstanceLogic`] (calls, joins, closes, timers), with the values they take and give |
-//! | `context.rs` | [`InstanceContext`]: visibility and definitions per participant, events, deferred answers, invitations, bots, the end |
+//! | `context.rs` | [`InstanceContext`]: visibility and definitions per participant, events, deferred answers (and holding their changes), invitations and the names invitees see, bots, wakers and blocking work, the end |
 //! | `participant.rs` | [`ParticipantId`], [`Participant`], [`Audience`] |
+//! | `work.rs` | [`InstanceWaker`] and [`Blocking`]: waking an instance from outside its actor |
 //!
 //! A two-player game in a few lines (the SDK does the protocol: hint changes in the mover's
 //! result, a push with the explaining event and the opponent's changes, ended records):
@@ -49,6 +50,7 @@ mod context;
 mod logic;
 mod participant;
 mod toolset;
+mod work;
 
 pub(crate) use context::Effect;
 pub use context::InstanceContext;
@@ -59,3 +61,5 @@ pub use logic::{
 };
 pub use participant::{Audience, Participant, ParticipantId, ParticipantKind};
 pub use toolset::Toolset;
+pub(crate) use work::Job;
+pub use work::{Blocking, BlockingError, InstanceWaker};

@@ -30,6 +30,9 @@ pub enum ParticipantKind {
     Bot(String),
     /// A principal that closed the instance (or whose record ended): nothing reaches it.
     Left(Principal),
+    /// A principal that declined its invitation
+    /// ([`InstanceLogic::declined`](crate::InstanceLogic::declined)): nothing reaches it.
+    Declined(Principal),
 }
 
 /// A participant: its id and what it is.
@@ -55,7 +58,8 @@ impl Participant {
         match &self.kind {
             ParticipantKind::Principal(p)
             | ParticipantKind::Invited(p)
-            | ParticipantKind::Left(p) => p.name(),
+            | ParticipantKind::Left(p)
+            | ParticipantKind::Declined(p) => p.name(),
             ParticipantKind::Bot(name) => name.clone(),
         }
     }
@@ -65,7 +69,8 @@ impl Participant {
         match &self.kind {
             ParticipantKind::Principal(p)
             | ParticipantKind::Invited(p)
-            | ParticipantKind::Left(p) => Some(p),
+            | ParticipantKind::Left(p)
+            | ParticipantKind::Declined(p) => Some(p),
             ParticipantKind::Bot(_) => None,
         }
     }

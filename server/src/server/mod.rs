@@ -209,6 +209,32 @@ impl Server {
             .len()
     }
 
+    /// The named principals with at least one live session, sorted: who is online (for a
+    /// lobby's "players online"). Anonymous principals are never listed — they share
+    /// nothing and nobody can invite them (§4.6) — and a principal whose toolsets outlive
+    /// its connections is not online.
+    ///
+    /// ```no_run
+    /// # fn lobby(server: &mcpl_server::Server) {
+    /// let names: Vec<String> = server.online_principals().iter().map(|p| p.name()).collect();
+    /// println!("online: {}", names.join(", "));
+    /// # }
+    /// ```
+    pub fn online_principals(&self) -> Vec<Principal> {
+        let principals = self
+            .inner
+            .principals
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let mut online: Vec<Principal> = principals
+            .iter()
+            .filter(|(p, e)| e.sessions > 0 && matches!(p, Principal::Named(_)))
+            .map(|(p, _)| p.clone())
+            .collect();
+        online.sort();
+        online
+    }
+
     /// Watches the number of live sessions (for tests and operators: await a principal's
     /// last connection going away without polling).
     pub fn watch_sessions(&self) -> watch::Receiver<usize> {

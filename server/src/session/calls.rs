@@ -5,6 +5,10 @@
 //! `notifications/cancelled` can stop one, and writes each response when the task comes
 //! back; a cancelled call forwarded to an instance is answered with no response, its
 //! changes going as `tools/hints` (§5.2, vector 29).
+//!
+//! A handler that opened or closed a toolset for its caller, and a deferred instance call
+//! whose logic held its changes, get the changes held for them (`hold.rs`) in their
+//! result; cancelled, or answered with a JSON-RPC error, they send them as `tools/hints`.
 
 use super::Session;
 use crate::actors::principal;
@@ -48,18 +52,21 @@ impl Calls {
         self.running.contains_key(id)
     }
 
-    /// Records a started call; returns its key for [`Calls::finish`].
-    pub(crate) fn insert(&mut self, id: Id, abort: AbortHandle, cancel: CancelTrigger) -> u64 {
+    /// A key for a call about to start, for [`Calls::insert`].
+    pub(crate) fn new_key(&mut self) -> u64 {
         self.next_key += 1;
-        self.running.insert(
-            id,
-            Running {
-                key: self.next_key,
-                abort,
-                cancel,
-            },
-        );
         self.next_key
+    }
+
+    /// Records a started call under its key (from [`Calls::new_key`]), for
+    /// [`Calls::finish`].
+    pub(crate) fn insert(&mut self, id: Id, key: u64, abort: AbortHandle, cancel: CancelTrigger) {
+        self.running.insert(id, Running { key, abort, cancel });
+    }
+
+    /// True while the call with this id and key runs (not a later one reusing the id).
+    pub(crate) fn is_running(&self, id: &Id, key: u64) -> bool {
+        self.running.get(id).is_some_and(|r| r.key == key)
     }
 
     /// Removes a finished call. False when it is no longer running — it was cancelled — so
@@ -144,10 +151,12 @@ impl Session {
             return self.write(Response::err(Some(id), e).into());
         };
         let (trigger, token) = CancelTrigger::new();
+        let key = self.calls.new_key();
         let tool_ctx = ToolContext {
             principal: self.principal.clone(),
             session: self.session_handle(ctx),
             request_id: id.clone(),
+            call_key: key,
             meta,
             instance,
             cancel: token,
@@ -156,7 +165,8 @@ impl Session {
         tracing::debug!(session = %self.id, %id, %tool, "tool call started");
         // Decoding and the handler both run in the task: a panic in either stays there.
         let task = tokio::spawn(async move { handler.call(tool_ctx, args).await });
-        let key = self.calls.insert(id.clone(), task.abort_handle(), trigger);
+        self.calls
+            .insert(id.clone(), key, task.abort_handle(), trigger);
         ctx.spawn(
             task.into_actor(self)
                 .map(move |joined, act, _| act.call_finished(id, key, joined)),
@@ -171,13 +181,22 @@ impl Session {
             Err(_) => CallOutcome::Aborted,
         };
         if !self.calls.finish(&id, key) {
-            // MCP: a cancelled call gets no response. A handler's call changes no hints.
+            // MCP: a cancelled call gets no response; what it held went at the cancel.
             tracing::debug!(session = %self.id, %id, ?outcome, "cancelled call ended; no response");
             return;
         }
+        // §5.3: what the handler opened or closed for its caller rides in its result.
+        let held = self.take_held(&id);
         let response = match outcome {
             CallOutcome::Returned(result) => match (*result).or_else(ToolError::into_outcome) {
-                Ok(result) => Response::ok_typed(id, &result),
+                Ok(mut result) => {
+                    return self.write_with_hints(held, |h| {
+                        if let Some(h) = h {
+                            result.meta.get_or_insert_with(Default::default).hints = Some(h);
+                        }
+                        Response::ok_typed(id, &result).into()
+                    });
+                }
                 Err(e) => Response::err(Some(id), e),
             },
             CallOutcome::Panicked(message) => {
@@ -192,13 +211,20 @@ impl Session {
                 Response::err(Some(id), ErrorObject::internal("the tool call was aborted"))
             }
         };
+        // An error carries no `_meta`: the held changes go as `tools/hints` after it.
         self.write(response.into());
+        self.write_standalone(held);
     }
 
     /// `notifications/cancelled` for a request of the host's: a running handler is stopped;
     /// a forwarded request is marked, so its answer is not written (its changes still are,
     /// as `tools/hints`: §5.2, vector 29).
     pub(super) fn cancel_call(&mut self, id: &Id, reason: Option<&str>) {
+        // Vector 29: no result will carry what the call held; it goes now.
+        if self.calls.contains(id) || self.forwarded.get(id).is_some_and(|f| !f.cancelled) {
+            let held = self.take_held(id);
+            self.write_standalone(held);
+        }
         if self.calls.cancel(id) {
             tracing::debug!(session = %self.id, %id, ?reason, "tool call cancelled");
         } else if let Some(f) = self.forwarded.get_mut(id) {

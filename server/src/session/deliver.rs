@@ -17,6 +17,12 @@
 //!
 //! A host not shown hints never gets a draft (vector 8): results go without
 //! `_meta["mcpl/hints"]`, pushes without `hints`, and no `tools/hints` is written.
+//!
+//! **Held for a result** (`hold.rs`). A delivery that answers a tool handler's open or
+//! close, or one whose changes a deferred call of this session holds (`hold`), keeps its
+//! draft for that call's result instead of writing it now; an answer later carries what its
+//! call held, before the answer's own changes. Events of a held delivery are still pushed,
+//! without hints.
 
 use super::Session;
 use crate::actors::principal::{Answer, AnswerBody, CatalogSwapped, Deliver};
@@ -25,7 +31,7 @@ use crate::core::{HintDraft, InstanceKey};
 use crate::push;
 use actix::prelude::*;
 use mcpl_protocol::hints::HintChanges;
-use mcpl_protocol::jsonrpc::{Message, Notification, Response};
+use mcpl_protocol::jsonrpc::{Id, Message, Notification, Response};
 use mcpl_protocol::mcp::Empty;
 use mcpl_protocol::mcpl::{PushEventParams, PushPayload};
 use mcpl_protocol::meta::Meta;
@@ -40,6 +46,12 @@ impl Handler<Deliver> for Session {
         let mut answered = false;
         for answer in d.answers {
             answered |= self.write_answer(answer, &mut draft, ctx);
+        }
+        if let Some(call) = d.hold
+            && self.forwarded.get(&call).is_some_and(|f| !f.cancelled)
+            && let Some(changes) = draft.take().filter(|c| !c.is_empty())
+        {
+            self.hold(call, changes);
         }
         if !answered {
             for event in d.events {
@@ -63,6 +75,10 @@ impl Handler<CatalogSwapped> for Session {
         let before = shown(self);
         self.catalog = m.catalog;
         self.on_manifest_replaced();
+        if !self.hinted() {
+            // Vector 34: a host no longer shown hints gets none, held ones included.
+            self.holding.take();
+        }
         let draft = Some(m.draft).filter(|_| self.hinted());
         self.write_standalone(draft);
         if before != shown(self) && self.lifecycle.negotiated().is_some() {
@@ -73,51 +89,89 @@ impl Handler<CatalogSwapped> for Session {
 
 impl Session {
     /// Writes the answer to a request, carrying `draft` if it is still unsent; true when
-    /// it was an answer (a handler to run is not one yet).
+    /// it was an answer (a handler to run is not one yet; a handler's open or close is one
+    /// when its changes were held for the handler's result).
     fn write_answer(
         &mut self,
         Answer { request, body }: Answer,
         draft: &mut Option<HintDraft>,
         ctx: &mut Context<Self>,
     ) -> bool {
-        let Some(forwarded) = self.settle(&request) else {
-            tracing::warn!(session = %self.id, %request, "an answer nobody waits for; dropped");
-            return true;
-        };
-        if forwarded.cancelled {
-            // No response; the changes still go out, as tools/hints (vector 29).
-            return true;
-        }
-        let changes = draft.take();
         match body {
+            AnswerBody::Handler { token, answer } => {
+                return self.handler_answered(token, answer, draft);
+            }
             AnswerBody::RunHandler {
                 tool,
                 arguments,
                 instance,
                 meta,
             } => {
+                let Some(changes) = self.settle_answer(&request, draft) else {
+                    return true;
+                };
                 *draft = changes;
                 self.run_handler(request, tool, arguments, instance, meta, ctx);
                 return false;
             }
-            AnswerBody::Call(Ok(mut result)) => self.write_with_hints(changes, |h| {
-                with_meta(&mut result.meta, h);
-                Response::ok_typed(request, &result).into()
-            }),
-            AnswerBody::Open(Ok(mut result)) => self.write_with_hints(changes, |h| {
-                with_meta(&mut result.meta, h);
-                Response::ok_typed(request, &result).into()
-            }),
-            AnswerBody::Close(Ok(mut result)) => self.write_with_hints(changes, |h| {
-                with_meta(&mut result.meta, h);
-                Response::ok_typed(request, &result).into()
-            }),
+            AnswerBody::Call(Ok(mut result)) => {
+                let Some(changes) = self.settle_answer(&request, draft) else {
+                    return true;
+                };
+                self.write_with_hints(changes, |h| {
+                    with_meta(&mut result.meta, h);
+                    Response::ok_typed(request, &result).into()
+                });
+            }
+            AnswerBody::Open(Ok(mut result)) => {
+                let Some(changes) = self.settle_answer(&request, draft) else {
+                    return true;
+                };
+                self.write_with_hints(changes, |h| {
+                    with_meta(&mut result.meta, h);
+                    Response::ok_typed(request, &result).into()
+                });
+            }
+            AnswerBody::Close(Ok(mut result)) => {
+                let Some(changes) = self.settle_answer(&request, draft) else {
+                    return true;
+                };
+                self.write_with_hints(changes, |h| {
+                    with_meta(&mut result.meta, h);
+                    Response::ok_typed(request, &result).into()
+                });
+            }
             AnswerBody::Call(Err(e)) | AnswerBody::Open(Err(e)) | AnswerBody::Close(Err(e)) => {
+                let Some(changes) = self.settle_answer(&request, draft) else {
+                    return true;
+                };
                 *draft = changes;
                 self.write(Response::err(Some(request), e).into());
             }
         }
         true
+    }
+
+    /// Settles a forwarded request whose answer came: the changes its result is to carry
+    /// — what the call held first (it was stated earlier), then `draft` — or `None` when
+    /// no result is written (nobody waits for it, or it was cancelled: its changes then
+    /// stay in `draft`, to go as `tools/hints`, vector 29).
+    fn settle_answer(
+        &mut self,
+        request: &Id,
+        draft: &mut Option<HintDraft>,
+    ) -> Option<Option<HintDraft>> {
+        let Some(forwarded) = self.settle(request) else {
+            tracing::warn!(session = %self.id, %request, "an answer nobody waits for; dropped");
+            return None;
+        };
+        if forwarded.cancelled {
+            return None;
+        }
+        Some(match (self.take_held(request), draft.take()) {
+            (Some(held), Some(now)) => Some(held.and(now)),
+            (held, now) => held.or(now),
+        })
     }
 
     /// Pushes an event, with `draft` as its hints when unsent; an event this session may not
@@ -178,7 +232,7 @@ fn with_meta(meta: &mut Option<Meta>, hints: Option<HintChanges>) {
 
 impl Session {
     /// `tools/hints` (§5.2: standalone changes), when there are any.
-    fn write_standalone(&mut self, draft: Option<HintDraft>) {
+    pub(super) fn write_standalone(&mut self, draft: Option<HintDraft>) {
         if let Some(d) = draft.filter(|d| !d.is_empty()) {
             self.write_with_hints(Some(d), |h| {
                 let hints = h.unwrap_or_default();

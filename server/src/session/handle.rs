@@ -106,6 +106,12 @@ impl SessionHandle {
         self.addr.send(Status).await.map_err(|_| SessionClosed)
     }
 
+    /// Passes a tool handler's request to the session (`for_handlers.rs`); a stopped
+    /// session drops it, and the handler hears "closed".
+    pub(crate) fn for_handler(&self, m: super::ForHandler) {
+        self.addr.do_send(m);
+    }
+
     /// Asks the session to stop: running calls are cancelled, pending pushes fail with
     /// [`PushError::Closed`], the connection's write side closes once queued messages are
     /// written.

@@ -13,13 +13,17 @@
 //! | `toolsets.rs` | `tools/list`, `toolsets/open|close|list`: forwarded to the principal, answered from it |
 //! | `calls.rs` | `tools/call`: forwarded, then a handler task or the instance's answer; cancellation |
 //! | `deliver.rs` | what the principal sends: changes with their carrier (§5.2, §5.3) |
+//! | `hold.rs` | changes held for a call's result, and the rule that keeps revs in order |
+//! | `for_handlers.rs` | a tool handler's opens, closes and declines for its caller |
 //! | `outgoing.rs` | the table of the session's requests to the host |
 //! | `handle.rs` | [`SessionHandle`] and the messages it sends the actor: push, status, close |
 //!
 //! **One writer** (§5.2). Every message to the host goes through `Session::write` (or
 //! `Session::write_with_hints`, which stamps the next rev and writes in the same step), in
 //! handler order, straight into the transport's bounded queue. Nothing else writes to the
-//! transport, so no hint-carrying message can come between a rev and its write.
+//! transport, so no hint-carrying message can come between a rev and its write. Changes
+//! held for a call's result (`hold.rs`) are written before any other hint-carrying
+//! message, in that same path.
 //!
 //! **Backpressure.** The transport's outbound queue is bounded (1024 messages for every
 //! transport here). A host that stops reading fills it; the session then cannot write
@@ -30,10 +34,14 @@
 mod calls;
 mod deliver;
 mod dispatch;
+mod for_handlers;
 mod handle;
+mod hold;
 mod lifecycle;
 mod outgoing;
 mod toolsets;
+
+pub(crate) use for_handlers::ForHandler;
 
 pub use handle::{SessionClosed, SessionHandle, SessionId, SessionStatus};
 pub use lifecycle::{HostFeatures, LifecycleError, Negotiated, Phase};
@@ -44,10 +52,13 @@ use crate::manifest;
 use crate::server::Server;
 use actix::prelude::*;
 use calls::Calls;
+use for_handlers::HandlerOps;
+use hold::Holding;
 use lifecycle::Lifecycle;
 use mcpl_protocol::hints::HintChanges;
-use mcpl_protocol::jsonrpc::{Id, Message};
+use mcpl_protocol::jsonrpc::{Id, Message, Notification};
 use mcpl_protocol::mcpl::McplManifest;
+use mcpl_protocol::method::ToolHints;
 use mcpl_transport::{Connection, ConnectionInfo, Inbound, Outbound, Principal, TransportError};
 use outgoing::Outgoing;
 use std::collections::HashMap;
@@ -79,6 +90,10 @@ pub struct Session {
     /// §5.2: this connection's revs.
     sequencer: Sequencer,
     forwarded: HashMap<Id, Forwarded>,
+    /// Changes held for a call's result (§5.3), see `hold.rs`.
+    holding: Holding,
+    /// Tool handlers' opens and closes awaiting the principal.
+    handler_ops: HandlerOps,
     lifecycle: Lifecycle,
     calls: Calls,
     outgoing: Outgoing<SpawnHandle>,
@@ -106,6 +121,8 @@ impl Session {
             principal_addr: None,
             sequencer: Sequencer::new(),
             forwarded: HashMap::new(),
+            holding: Holding::default(),
+            handler_ops: HandlerOps::default(),
             lifecycle: Lifecycle::default(),
             calls: Calls::default(),
             outgoing: Outgoing::default(),
@@ -138,14 +155,42 @@ impl Session {
 
     /// §5.2: numbers `draft` with this connection's next rev (none when it is empty) and
     /// writes the message `build` makes with it, in one step. Only for a host shown hints:
-    /// callers pass `None` for any other (§2, §8, vector 8).
+    /// callers pass `None` for any other (§2, §8, vector 8). Changes held for a call go
+    /// first (`hold.rs`): they were stated earlier.
     fn write_with_hints(
         &mut self,
         draft: Option<HintDraft>,
         build: impl FnOnce(Option<HintChanges>) -> Message,
     ) {
-        let hints = draft.and_then(|d| self.sequencer.stamp_if_any(d));
+        let draft = draft.filter(|d| !d.is_empty());
+        if draft.is_some() {
+            self.flush_held();
+        }
+        let hints = draft.map(|d| self.sequencer.stamp(d));
         self.write(build(hints));
+    }
+
+    /// Writes what is held for a call as `tools/hints`, before another hint-carrying
+    /// message (`hold.rs`).
+    fn flush_held(&mut self) {
+        if let Some(held) = self.holding.take().filter(|d| !d.is_empty()) {
+            let hints = self.sequencer.stamp(held);
+            self.write(Notification::new::<ToolHints>(&hints).into());
+        }
+    }
+
+    /// Holds `draft` for `call`'s result; what another call held goes out first.
+    fn hold(&mut self, call: Id, draft: HintDraft) {
+        if let Some(earlier) = self.holding.hold(call, draft).filter(|d| !d.is_empty()) {
+            let hints = self.sequencer.stamp(earlier);
+            self.write(Notification::new::<ToolHints>(&hints).into());
+        }
+    }
+
+    /// What `call` holds, for its result; `None` for a host no longer shown hints.
+    fn take_held(&mut self, call: &Id) -> Option<HintDraft> {
+        let held = self.holding.take_for(call);
+        held.filter(|_| self.hinted())
     }
 
     /// What this host is shown: hints only when both sides advertised `toolHints` (§2).

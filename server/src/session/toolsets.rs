@@ -149,6 +149,8 @@ impl Handler<StatementFor> for Session {
             );
             return self.write(Response::err(Some(m.request), e).into());
         }
+        // §5.2: held changes were stated before this statement; they take the earlier rev.
+        self.flush_held();
         let result = m.statement.into_result(&mut self.sequencer);
         self.write(Response::ok_typed(m.request, &result).into());
     }

@@ -45,9 +45,22 @@ enum FromServer {
 
 /// A session over an in-memory pair, as a transport would run it.
 pub fn connect(server: &Server) -> (TestClient, SessionHandle) {
-    let (client, conn) = memory::pair(Principal::Named(PRINCIPAL.into()), true);
+    connect_as(server, Principal::Named(PRINCIPAL.into()))
+}
+
+/// A session of `principal` over an in-memory pair.
+pub fn connect_as(server: &Server, principal: Principal) -> (TestClient, SessionHandle) {
+    let (client, conn) = memory::pair(principal, true);
     let session = server.serve(conn);
     (TestClient::from_connection(client), session)
+}
+
+/// A session of the named principal `who` through the whole MCPL handshake, advertising
+/// `toolHints` and granted `tools` and `pushEvents`.
+pub async fn hinted(server: &Server, who: &str) -> (TestClient, SessionHandle) {
+    let (mut client, session) = connect_as(server, Principal::Named(who.into()));
+    client.handshake_mcpl(true, &["tools", "pushEvents"]).await;
+    (client, session)
 }
 
 impl TestClient {
@@ -263,6 +276,79 @@ async fn next_raw(from: &mut FromServer) -> Option<Value> {
         FromServer::Raw(rx) => rx.recv().await?,
     };
     Some(serde_json::to_value(&message).expect("messages serialize"))
+}
+
+/// A request.
+pub fn request(id: Value, method: &str, params: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
+}
+
+/// A successful response.
+pub fn result(id: Value, result: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// `tools/call` of `tool` with `args`.
+pub fn call(id: i64, tool: &str, args: Value) -> Value {
+    request(
+        json!(id),
+        "tools/call",
+        json!({"name": tool, "arguments": args}),
+    )
+}
+
+/// `toolsets/open`.
+pub fn open(id: i64, toolset: &str, instance: Option<&str>, options: Option<Value>) -> Value {
+    let mut params = json!({"toolset": toolset});
+    if let Some(i) = instance {
+        params["instance"] = json!(i);
+    }
+    if let Some(o) = options {
+        params["options"] = o;
+    }
+    request(json!(id), "toolsets/open", params)
+}
+
+/// A `tools/hints` notification.
+pub fn hints(changes: Value) -> Value {
+    json!({"jsonrpc": "2.0", "method": "tools/hints", "params": changes})
+}
+
+/// A text content block.
+pub fn text(s: &str) -> Value {
+    json!({"type": "text", "text": s})
+}
+
+/// A tool entry of a hint change: `visible` in `instance`.
+pub fn shown(name: &str, instance: Option<&str>, visible: bool) -> Value {
+    let mut e = json!({"name": name, "visible": visible});
+    if let Some(i) = instance {
+        e["instance"] = json!(i);
+    }
+    e
+}
+
+/// Expects a `push/event` request with id `id` whose params, apart from `eventId` and
+/// `timestamp`, are `params`; answers it (accepted) and returns the params.
+pub async fn expect_push(client: &mut TestClient, id: i64, params: Value) -> Value {
+    let got = client.recv().await;
+    assert_eq!(got["method"], "push/event", "{got:#}");
+    assert_eq!(got["id"], id, "{got:#}");
+    let mut rest = got["params"].clone();
+    let map = rest.as_object_mut().expect("params");
+    assert!(
+        map.remove("eventId").is_some_and(|e| e.is_string()),
+        "{got:#}"
+    );
+    assert!(
+        map.remove("timestamp").is_some_and(|t| t.is_string()),
+        "{got:#}"
+    );
+    assert_eq!(rest, params, "\n got: {rest:#}\nwant: {params:#}");
+    client
+        .send(json!({"jsonrpc": "2.0", "id": id, "result": {"accepted": true}}))
+        .await;
+    got["params"].clone()
 }
 
 /// An error response's code.

@@ -113,6 +113,9 @@ pub(crate) struct Batch {
     pub(crate) events: Vec<Event>,
     pub(crate) answers: Vec<CallAnswer>,
     pub(crate) ended: Option<String>,
+    /// Calls of this principal's sessions whose caller's changes wait for their answer
+    /// (§5.3): at most one per session, the oldest.
+    pub(crate) holds: Vec<(SessionId, Id)>,
 }
 
 impl Batch {
@@ -124,9 +127,11 @@ impl Batch {
             events: Vec::new(),
             answers: Vec::new(),
             ended: None,
+            holds: Vec::new(),
         }
     }
 
+    /// True when there is nothing to tell (holds alone say nothing).
     pub(crate) fn is_empty(&self) -> bool {
         self.changes.is_empty()
             && self.events.is_empty()
@@ -169,6 +174,32 @@ pub(crate) struct Invitation {
     pub(crate) name: Option<String>,
     pub(crate) options: Option<Value>,
     pub(crate) reason: String,
+    /// The principal that opened the instance.
+    pub(crate) from: Principal,
+}
+
+/// The invited principal received the invitation and shows it under `name` (§7; `None`
+/// for a toolset without instances).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct InvitationNamed {
+    pub(crate) who: ParticipantId,
+    pub(crate) name: Option<String>,
+}
+
+/// The invited principal declines (awaited by its principal, for the handler that asked).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Decline {
+    pub(crate) who: ParticipantId,
+    pub(crate) principal: Principal,
+}
+
+/// Something outside the instance woke it ([`InstanceWaker`](crate::InstanceWaker)).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Woken {
+    pub(crate) tag: u64,
 }
 
 /// The instance ended or closed before the invited principal joined.

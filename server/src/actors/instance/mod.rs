@@ -2,7 +2,7 @@
 //! participants.
 //!
 //! Each handler runs one **step** of the logic — an open, a join, a call, a close, a
-//! timer — with a fresh [`InstanceContext`], then turns the effects it recorded into one
+//! timer or a wake, an invitation delivered or declined — with a fresh [`InstanceContext`], then turns the effects it recorded into one
 //! [`Batch`] per participant principal (its record's changes, its events, answers to its
 //! calls, the end). The principal that awaits the step (an open, a join, a close) gets its
 //! batch in the reply; the others get theirs as messages. Bots and invited principals get
@@ -16,21 +16,25 @@
 //! closing, leaving, or applying the instance's end. So a call forwarded just before the end
 //! still finds the actor and is answered ("it has ended").
 
+mod invitations;
 mod messages;
 mod step;
 
 pub(crate) use messages::Call as CallIn;
 pub(crate) use messages::{
-    Batch, CallAnswer, Change, Close, Closed, EnterFailure, Entered, Invitation,
-    InvitationWithdrawn, Join, Leave, Link, Start, Unlink,
+    Batch, CallAnswer, Change, Close, Closed, Decline, EnterFailure, Entered, Invitation,
+    InvitationNamed, InvitationWithdrawn, Join, Leave, Link, Start, Unlink, Woken,
 };
+pub(crate) use step::panic_message;
 
 use crate::actors::InstanceId;
 use crate::author::{
-    CallId, InstanceLogic, Participant, ParticipantId, ParticipantKind, Reply, ToolCall,
+    CallId, InstanceLogic, InstanceWaker, Participant, ParticipantId, ParticipantKind, Reply,
+    ToolCall,
 };
 use crate::server::Server;
 use crate::session::SessionId;
+use actix::WeakAddr;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
 use mcpl_protocol::mcp::CallToolResult;
@@ -47,6 +51,8 @@ struct Waiter {
     who: ParticipantId,
     session: SessionId,
     request: Id,
+    /// Its caller's changes wait for its answer ([`InstanceContext::hold_for`]).
+    hold: bool,
 }
 
 /// One open instance. See the module docs.
@@ -67,6 +73,10 @@ pub(crate) struct InstanceActor {
     next_call: u64,
     /// Set once the instance ended; it then only answers until every link is gone.
     ended: Option<String>,
+    /// This actor, for the wakers its logic hands out.
+    me: Option<WeakAddr<InstanceActor>>,
+    /// The instance's name as each participant principal knows it (§7).
+    names: BTreeMap<ParticipantId, String>,
 }
 
 impl InstanceActor {
@@ -84,6 +94,15 @@ impl InstanceActor {
             waiting: BTreeMap::new(),
             next_call: 0,
             ended: None,
+            me: None,
+            names: BTreeMap::new(),
+        }
+    }
+
+    /// A waker for this instance.
+    fn waker(&self) -> InstanceWaker {
+        InstanceWaker {
+            addr: self.me.clone(),
         }
     }
 
@@ -139,7 +158,8 @@ impl InstanceActor {
 impl Actor for InstanceActor {
     type Context = Context<Self>;
 
-    fn started(&mut self, _: &mut Context<Self>) {
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.me = Some(ctx.address().downgrade());
         tracing::debug!(instance = %self.id, toolset = %self.toolset, "instance started");
     }
 
@@ -157,6 +177,9 @@ impl Handler<Start> for InstanceActor {
             id: opener,
             kind: ParticipantKind::Principal(m.opening.principal.clone()),
         }];
+        if let Some(name) = &m.link.key.instance {
+            self.names.insert(opener, name.clone());
+        }
         self.links.insert(opener, m.link);
         self.name = m.opening.instance.clone();
         self.options = m.opening.options.clone();
@@ -207,6 +230,9 @@ impl Handler<Join> for InstanceActor {
         let who = m.who;
         self.participants[who.0 as usize].kind = ParticipantKind::Principal(m.principal.clone());
         self.invited.remove(&who);
+        if let Some(name) = &m.link.key.instance {
+            self.names.insert(who, name.clone());
+        }
         self.links.insert(who, m.link);
         match self.run(|cx| logic.join(who, cx)) {
             Ok((Ok(joined), effects)) => {
@@ -246,6 +272,7 @@ impl Handler<CallIn> for InstanceActor {
             who: m.who,
             session: m.session,
             request: m.request,
+            hold: false,
         };
         let refusal = match (&self.ended, self.links.contains_key(&m.who)) {
             (Some(reason), _) => Some(format!("{} has ended: {reason}", self.toolset)),
@@ -337,6 +364,14 @@ impl Handler<Leave> for InstanceActor {
     }
 }
 
+impl Handler<Woken> for InstanceActor {
+    type Result = ();
+
+    fn handle(&mut self, Woken { tag }: Woken, ctx: &mut Context<Self>) {
+        self.wake(tag, ctx);
+    }
+}
+
 impl Handler<Unlink> for InstanceActor {
     type Result = ();
 
@@ -367,7 +402,8 @@ impl InstanceActor {
         }
     }
 
-    /// A timer the logic set fired.
+    /// A timer the logic set fired, or something woke the instance (a waker, finished
+    /// blocking work). Nothing happens once the logic is gone (the instance ended).
     fn wake(&mut self, tag: u64, ctx: &mut Context<Self>) {
         let Some(mut logic) = self.logic.take() else {
             return;

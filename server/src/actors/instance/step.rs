@@ -2,7 +2,7 @@
 //! carry out what it recorded, one [`Batch`] per participant principal.
 
 use super::{Batch, CallAnswer, Change, INTERNAL_ERROR, InstanceActor, Invitation, Waiter};
-use crate::author::{Audience, Effect, InstanceContext, ParticipantId};
+use crate::author::{Audience, Effect, InstanceContext, Job, ParticipantId};
 use crate::tool::{ToolError, ToolResult};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::ErrorObject;
@@ -24,7 +24,8 @@ impl InstanceActor {
             std::mem::take(&mut self.participants),
             self.server.catalog(),
             self.waiting.keys().copied().collect(),
-        );
+        )
+        .with_outside(self.waker(), self.names.clone());
         let out = panic::catch_unwind(AssertUnwindSafe(|| f(&mut cx)));
         self.participants = std::mem::take(&mut cx.participants);
         match out {
@@ -43,6 +44,15 @@ impl InstanceActor {
         requester: Option<ParticipantId>,
         ctx: &mut Context<Self>,
     ) -> Option<Batch> {
+        // §5.3: a hold covers every change of the step that asked for it, even those
+        // recorded before it.
+        for effect in &effects {
+            if let Effect::Hold { call } = effect
+                && let Some(w) = self.waiting.get_mut(call)
+            {
+                w.hold = true;
+            }
+        }
         let mut batches = self.empty_batches();
         if let Some((w, result)) = own {
             push_answer(&mut batches, w, result.or_else(ToolError::into_outcome));
@@ -95,6 +105,11 @@ impl InstanceActor {
                 Effect::Wake { after, tag } => {
                     ctx.run_later(after, move |act, ctx| act.wake(tag, ctx));
                 }
+                Effect::Spawn(Job(job)) => {
+                    // Off the arbiter: it wakes the instance when done (`author/work.rs`).
+                    drop(tokio::task::spawn_blocking(job));
+                }
+                Effect::Hold { .. } => {}
                 Effect::End { reason } => self.finish(&reason, &mut batches, |r| {
                     Ok(CallToolResult::error(format!(
                         "It ended before answering: {r}"
@@ -102,7 +117,20 @@ impl InstanceActor {
                 }),
             }
         }
+        self.mark_holds(&mut batches);
         self.send(batches, requester)
+    }
+
+    /// Tells each principal which of its sessions' calls hold their caller's changes: the
+    /// oldest held call per session (`InstanceContext::hold_for`).
+    fn mark_holds(&self, batches: &mut Batches) {
+        for w in self.waiting.values().filter(|w| w.hold) {
+            if let Some(b) = batches.get_mut(&w.who)
+                && !b.holds.iter().any(|(s, _)| *s == w.session)
+            {
+                b.holds.push((w.session, w.request.clone()));
+            }
+        }
     }
 
     /// The logic panicked: the instance ends with [`INTERNAL_ERROR`] for everyone, and the
@@ -179,6 +207,15 @@ impl InstanceActor {
         else {
             return;
         };
+        // The opener is participant 0, always a principal.
+        let Some(from) = self
+            .participants
+            .first()
+            .and_then(|p| p.principal())
+            .cloned()
+        else {
+            return;
+        };
         let options = options.or_else(|| {
             Some(self.options.clone()).filter(|o| o.as_object().is_none_or(|m| !m.is_empty()))
         });
@@ -192,6 +229,7 @@ impl InstanceActor {
                 name: self.name.clone(),
                 options,
                 reason,
+                from,
             },
         );
         self.invited.insert(who, principal);

@@ -1,12 +1,44 @@
 //! `toolsets/close` (§4.2), and the ends the principal decides itself (§4.1, §4.6).
 
+use super::fanout::Applied;
 use super::{Close, InstanceLink, PrincipalActor, REASON_CLOSED, ReplyTo, Via};
 use crate::actors::instance::{self, Closed, Leave};
-use crate::actors::principal::{Answer, AnswerBody};
-use crate::core::{HintDraft, InstanceKey};
+use crate::actors::principal::{Answer, AnswerBody, HandlerAnswer};
+use crate::core::{CloseError, HintDraft, InstanceKey};
+use crate::tool::CloseToolsetError;
 use actix::prelude::*;
-use mcpl_protocol::mcp::CallToolResult;
+use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_protocol::toolsets::ToolsetsCloseResult;
+
+/// The answer to a close, in the asker's terms: `toolsets/close`'s result or error, a
+/// compat tool's result (§8), or a handler's typed outcome.
+fn close_body(
+    via: Via,
+    key: &InstanceKey,
+    outcome: Result<Vec<ContentBlock>, CloseError>,
+) -> AnswerBody {
+    match via {
+        Via::Rpc => AnswerBody::Close(match outcome {
+            Ok(content) => Ok(ToolsetsCloseResult {
+                content: (!content.is_empty()).then_some(content),
+                meta: None,
+            }),
+            Err(e) => Err(e.to_error_object()),
+        }),
+        Via::Compat => AnswerBody::Call(Ok(match outcome {
+            Ok(content) => {
+                let mut result = CallToolResult::text(format!("Closed {key}."));
+                result.content.extend(content);
+                result
+            }
+            Err(e) => CallToolResult::error(e.to_string()),
+        })),
+        Via::Handler(token) => AnswerBody::Handler {
+            token,
+            answer: HandlerAnswer::Close(outcome.map_err(CloseToolsetError::Invalid)),
+        },
+    }
+}
 
 impl Handler<Close> for PrincipalActor {
     type Result = ();
@@ -34,10 +66,8 @@ impl PrincipalActor {
         let key = match self.state.resolve_close(&toolset, instance.as_deref()) {
             Ok(key) => key,
             Err(e) => {
-                let body = match reply.via {
-                    Via::Rpc => AnswerBody::Close(Err(e.to_error_object())),
-                    Via::Compat => AnswerBody::Call(Ok(CallToolResult::error(e.to_string()))),
-                };
+                let named = InstanceKey { toolset, instance };
+                let body = close_body(reply.via, &named, Err(e));
                 return self.answer(reply.session, reply.request, body);
             }
         };
@@ -65,32 +95,23 @@ impl PrincipalActor {
         ctx: &mut Context<Self>,
     ) {
         let (content, batch) = closed.map_or((Vec::new(), None), |c| (c.content, c.batch));
-        let mut draft = HintDraft::new();
-        let (mut answers, mut events) = (Vec::new(), Vec::new());
+        let mut applied = Applied {
+            draft: HintDraft::new(),
+            events: Vec::new(),
+            answers: Vec::new(),
+            holds: Vec::new(),
+        };
         if let Some(batch) = batch {
-            let applied = self.apply(batch, false);
-            draft = applied.draft;
-            answers = applied.answers;
-            events = applied.events;
+            applied = self.apply(batch, false);
         }
         if self.state.instance(&key).is_some()
             && let Ok(ended) = self.state.end(&key, REASON_CLOSED, self.server.now())
         {
-            draft.append(ended.draft);
+            applied.draft.append(ended.draft);
         }
-        draft.compact();
-        let body = match reply.via {
-            Via::Rpc => AnswerBody::Close(Ok(ToolsetsCloseResult {
-                content: (!content.is_empty()).then_some(content),
-                meta: None,
-            })),
-            Via::Compat => {
-                let mut result = CallToolResult::text(format!("Closed {key}."));
-                result.content.extend(content);
-                AnswerBody::Call(Ok(result))
-            }
-        };
-        answers.insert(
+        applied.draft.compact();
+        let body = close_body(reply.via, &key, Ok(content));
+        applied.answers.insert(
             0,
             (
                 reply.session,
@@ -100,7 +121,7 @@ impl PrincipalActor {
                 },
             ),
         );
-        self.fan_out(Some(key), draft, answers, events);
+        self.fan_out(Some(key), applied);
         self.maybe_retire(ctx);
     }
 

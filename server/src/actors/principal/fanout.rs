@@ -10,11 +10,13 @@ use crate::session::SessionId;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
 
-/// A batch applied: the changes as hints, what explains them, the answers it carried.
+/// A batch applied: the changes as hints, what explains them, the answers it carried, and
+/// the calls whose result is to carry the changes on their session (§5.3).
 pub(super) struct Applied {
     pub(super) draft: HintDraft,
     pub(super) events: Vec<Event>,
     pub(super) answers: Vec<(SessionId, Answer)>,
+    pub(super) holds: Vec<(SessionId, Id)>,
 }
 
 impl Handler<Batch> for PrincipalActor {
@@ -25,7 +27,7 @@ impl Handler<Batch> for PrincipalActor {
         let ended = batch.ended.is_some();
         let mut applied = self.apply(batch, true);
         applied.draft.compact();
-        self.fan_out(Some(key), applied.draft, applied.answers, applied.events);
+        self.fan_out(Some(key), applied);
         if ended {
             self.maybe_retire(ctx);
         }
@@ -53,6 +55,7 @@ impl PrincipalActor {
             draft: HintDraft::new(),
             events: Vec::new(),
             answers,
+            holds: Vec::new(),
         };
         let fresh = !check_link
             || self
@@ -63,6 +66,7 @@ impl PrincipalActor {
             return applied;
         }
         applied.events = batch.events;
+        applied.holds = batch.holds;
         let key = &batch.key;
         let instance = key.instance.as_deref();
         for change in batch.changes {
@@ -95,15 +99,16 @@ impl PrincipalActor {
         applied
     }
 
-    /// Sends `draft`, with what explains it, to every session: each gets its own answers
-    /// (which carry the draft for it), and the events.
-    pub(super) fn fan_out(
-        &mut self,
-        about: Option<InstanceKey>,
-        draft: HintDraft,
-        mut answers: Vec<(SessionId, Answer)>,
-        events: Vec<Event>,
-    ) {
+    /// Sends the draft, with what explains it, to every session: each gets its own answers
+    /// (which carry the draft for it), the events, and the call holding the draft for its
+    /// result, if one of its calls does (§5.3).
+    pub(super) fn fan_out(&mut self, about: Option<InstanceKey>, applied: Applied) {
+        let Applied {
+            draft,
+            events,
+            mut answers,
+            holds,
+        } = applied;
         if draft.is_empty() && answers.is_empty() && events.is_empty() {
             return;
         }
@@ -112,11 +117,16 @@ impl PrincipalActor {
             if draft.is_empty() && mine.is_empty() && events.is_empty() {
                 continue;
             }
+            let hold = holds
+                .iter()
+                .find(|(session, _)| session == id)
+                .map(|(_, request)| request.clone());
             s.addr.do_send(Deliver {
                 about: about.clone(),
                 draft: draft.clone(),
                 answers: mine,
                 events: events.clone(),
+                hold,
             });
         }
         for (id, a) in answers {
@@ -132,6 +142,7 @@ impl PrincipalActor {
                 draft: HintDraft::new(),
                 answers: vec![Answer { request, body }],
                 events: Vec::new(),
+                hold: None,
             });
         }
     }

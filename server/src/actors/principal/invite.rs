@@ -2,16 +2,24 @@
 //! told with a push whose hints `suggest` opening the instance under a name of this
 //! principal's own; opening that name joins the instance instead of starting another.
 //! Nothing else of the inviter's reaches this principal (§7).
+//!
+//! The name chosen goes back to the instance (its logic may tell the inviter under which
+//! name the invitee sees the game), and a tool handler of this principal may list the
+//! invitations or decline one (`ToolContext::invitations`, `decline_invitation`).
 
-use super::{Deliver, PrincipalActor};
+use super::{DeclineInvitation, Deliver, ListInvitations, PrincipalActor};
 use crate::actors::InstanceId;
-use crate::actors::instance::{InstanceActor, Invitation, InvitationWithdrawn};
+use crate::actors::instance::{
+    Decline, InstanceActor, Invitation, InvitationNamed, InvitationWithdrawn,
+};
 use crate::author::{Event, ParticipantId};
 use crate::core::{HintDraft, InstanceKey};
 use crate::session::SessionId;
+use crate::tool::{self, DeclineError};
 use actix::prelude::*;
 use mcpl_protocol::hints::{SuggestAction, Suggestion};
 use mcpl_protocol::names::{MAX_NAME_LEN, is_valid_name};
+use mcpl_transport::Principal;
 use serde_json::Value;
 
 /// An invitation not taken up yet.
@@ -21,6 +29,20 @@ pub(super) struct Pending {
     pub(super) who: ParticipantId,
     pub(super) options: Option<Value>,
     pub(super) reason: String,
+    pub(super) from: Principal,
+}
+
+impl Pending {
+    /// As a tool handler sees it, under this principal's name for it.
+    fn shown(&self, key: &InstanceKey) -> tool::Invitation {
+        tool::Invitation {
+            toolset: key.toolset.clone(),
+            instance: key.instance.clone(),
+            reason: self.reason.clone(),
+            options: self.options.clone(),
+            from: self.from.clone(),
+        }
+    }
 }
 
 impl Handler<Invitation> for PrincipalActor {
@@ -33,6 +55,11 @@ impl Handler<Invitation> for PrincipalActor {
             toolset: inv.toolset,
         };
         tracing::debug!(principal = %self.principal.name(), %key, "invited");
+        // The inviting logic learns the name this principal sees (§7: its own).
+        inv.instance.do_send(InvitationNamed {
+            who: inv.who,
+            name: key.instance.clone(),
+        });
         self.invitations.insert(
             key.clone(),
             Pending {
@@ -41,6 +68,7 @@ impl Handler<Invitation> for PrincipalActor {
                 who: inv.who,
                 options: inv.options,
                 reason: inv.reason,
+                from: inv.from,
             },
         );
         let ready: Vec<SessionId> = self
@@ -62,6 +90,56 @@ impl Handler<InvitationWithdrawn> for PrincipalActor {
         self.invitations
             .retain(|_, p| !(p.id == m.id && p.who == m.who));
         self.maybe_retire(ctx);
+    }
+}
+
+impl Handler<ListInvitations> for PrincipalActor {
+    type Result = ();
+
+    fn handle(&mut self, m: ListInvitations, _: &mut Context<Self>) {
+        let list = self.invitations.iter().map(|(k, p)| p.shown(k)).collect();
+        // The handler may have stopped waiting; nothing to do then.
+        let _ = m.reply.send(list);
+    }
+}
+
+impl Handler<DeclineInvitation> for PrincipalActor {
+    type Result = ();
+
+    /// The invitation goes at once; the handler is answered once the instance's logic has
+    /// heard of it (an instance never awaits a principal, so this cannot deadlock).
+    fn handle(&mut self, m: DeclineInvitation, ctx: &mut Context<Self>) {
+        let key = InstanceKey {
+            toolset: m.toolset,
+            instance: m.instance,
+        };
+        let Some(pending) = self.invitations.remove(&key) else {
+            let open = self.state.instance(&key).is_some();
+            let _ = m.reply.send(Err(DeclineError::NotInvited {
+                toolset: key.toolset,
+                instance: key.instance,
+                open,
+            }));
+            return;
+        };
+        tracing::debug!(principal = %self.principal.name(), %key, "invitation declined");
+        let shown = pending.shown(&key);
+        let decline = Decline {
+            who: pending.who,
+            principal: self.principal.clone(),
+        };
+        let reply = m.reply;
+        ctx.spawn(
+            pending
+                .instance
+                .send(decline)
+                .into_actor(self)
+                .map(move |_, act, ctx| {
+                    // Gone or not, the instance has nothing more to say about it.
+                    let _ = reply.send(Ok(shown));
+                    act.maybe_retire(ctx);
+                }),
+        );
     }
 }
 
@@ -96,6 +174,7 @@ impl PrincipalActor {
             draft,
             answers: Vec::new(),
             events: vec![Event::text(text)],
+            hold: None,
         });
     }
 

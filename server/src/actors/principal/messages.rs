@@ -3,24 +3,30 @@
 use crate::author::Event;
 use crate::core::{Catalog, HintDraft, InstanceKey, Statement};
 use crate::session::{Session, SessionId};
+use crate::tool::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id};
-use mcpl_protocol::mcp::CallToolResult;
+use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_protocol::meta::Meta;
 use mcpl_protocol::toolsets::{ToolsetsCloseResult, ToolsetsOpenResult};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::sync::Arc;
+use tokio::sync::oneshot;
 
 /// How a request reached the principal: as `toolsets/open|close` from a host with
-/// `toolHints`, or as the `toolset_open`/`toolset_close` tools of a host without (§8).
+/// `toolHints`, as the `toolset_open`/`toolset_close` tools of a host without (§8), or from
+/// a tool handler acting for its caller (`ToolContext::open_toolset`), whose session knows
+/// the handler by this token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Via {
     Rpc,
     Compat,
+    Handler(u64),
 }
 
-/// Where the answer to a request goes.
+/// Where the answer to a request goes. For a handler's request, `request` is the handler's
+/// `tools/call`: the changes are held for its result (§5.3).
 #[derive(Debug, Clone)]
 pub(crate) struct ReplyTo {
     pub(crate) session: SessionId,
@@ -112,6 +118,22 @@ pub(crate) struct Call {
     pub(crate) meta: Option<Meta>,
 }
 
+/// A tool handler asks for its principal's pending invitations.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct ListInvitations {
+    pub(crate) reply: oneshot::Sender<Vec<Invitation>>,
+}
+
+/// A tool handler declines one of its principal's invitations.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct DeclineInvitation {
+    pub(crate) toolset: String,
+    pub(crate) instance: Option<String>,
+    pub(crate) reply: oneshot::Sender<Result<Invitation, DeclineError>>,
+}
+
 /// The server's manifest (and so its catalog) was replaced.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -130,6 +152,9 @@ pub(crate) struct Deliver {
     pub(crate) draft: HintDraft,
     pub(crate) answers: Vec<Answer>,
     pub(crate) events: Vec<Event>,
+    /// A call of this session, still waiting, whose result is to carry the draft (§5.3:
+    /// `InstanceContext::hold_for`); see `session/hold.rs`.
+    pub(crate) hold: Option<Id>,
 }
 
 /// The answer to one of the session's requests.
@@ -152,6 +177,19 @@ pub(crate) enum AnswerBody {
         instance: Option<String>,
         meta: Option<Meta>,
     },
+    /// What a tool handler asked for (`Via::Handler(token)`); the draft is held for the
+    /// handler's result.
+    Handler {
+        token: u64,
+        answer: HandlerAnswer,
+    },
+}
+
+/// The answer to a tool handler's request.
+#[derive(Debug)]
+pub(crate) enum HandlerAnswer {
+    Open(Result<Opened, OpenToolsetError>),
+    Close(Result<Vec<ContentBlock>, CloseToolsetError>),
 }
 
 /// The answer to `toolsets/list`.

@@ -2,16 +2,119 @@
 //! principal was invited to. The principal awaits the instance's open (or join), so no
 //! request sees an instance whose opening is not settled.
 
+use super::fanout::Applied;
 use super::{InstanceLink, Open, PrincipalActor, ReplyTo, Via};
 use crate::actors::instance::{EnterFailure, Entered, InstanceActor, Join, Link, Start};
-use crate::actors::principal::{Answer, AnswerBody};
-use crate::author::{Opening, ParticipantId};
+use crate::actors::principal::{Answer, AnswerBody, HandlerAnswer};
+use crate::author::{Opening, ParticipantId, Refusal};
 use crate::core::{HintDraft, InstanceKey, OpenError, OpenOutcome};
+use crate::tool::{OpenToolsetError, Opened};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_protocol::toolsets::ToolsetsOpenResult;
 use serde_json::Value;
+
+/// What an open came to, before it is put in the asker's terms ([`OpenReply::body`]).
+enum OpenReply {
+    /// A new instance, or a joined one.
+    Opened {
+        key: InstanceKey,
+        title: Option<String>,
+        content: Vec<ContentBlock>,
+    },
+    /// What was open, adopted (§4.2, vector 17); `text` says so.
+    Adopted {
+        key: InstanceKey,
+        title: Option<String>,
+        text: String,
+    },
+    /// Refused by the rules (§4.1, §4.2).
+    Invalid(OpenError),
+    /// Refused by the toolset's logic.
+    Refused(Refusal),
+    /// The toolset's logic failed.
+    Failed,
+}
+
+impl OpenReply {
+    /// The answer: `toolsets/open`'s result or error, a compat tool's result (§8: the
+    /// model reads why as a tool error), or a handler's typed outcome.
+    fn body(self, via: Via) -> AnswerBody {
+        match via {
+            Via::Rpc => AnswerBody::Open(match self {
+                OpenReply::Opened {
+                    key,
+                    title,
+                    content,
+                } => Ok(ToolsetsOpenResult {
+                    instance: key.instance,
+                    title,
+                    adopted: None,
+                    content: (!content.is_empty()).then_some(content),
+                    meta: None,
+                }),
+                OpenReply::Adopted { key, title, text } => Ok(ToolsetsOpenResult {
+                    instance: key.instance,
+                    title,
+                    adopted: Some(true),
+                    content: Some(vec![ContentBlock::text(text)]),
+                    meta: None,
+                }),
+                OpenReply::Invalid(e) => Err(e.to_error_object()),
+                OpenReply::Refused(r) => Err(ErrorObject::new(
+                    ErrorCode::INVALID_PARAMS,
+                    r.message().to_owned(),
+                )),
+                OpenReply::Failed => Err(failed()),
+            }),
+            Via::Compat => AnswerBody::Call(Ok(match self {
+                OpenReply::Opened {
+                    key,
+                    title,
+                    content,
+                } => compat_opened(&key, title.as_deref(), content),
+                OpenReply::Adopted { text, .. } => CallToolResult::text(text),
+                OpenReply::Invalid(e) => CallToolResult::error(e.to_string()),
+                OpenReply::Refused(r) => CallToolResult::error(r.message()),
+                OpenReply::Failed => CallToolResult::error(failed().message),
+            })),
+            Via::Handler(token) => {
+                let outcome = match self {
+                    OpenReply::Opened {
+                        key,
+                        title,
+                        content,
+                    } => Ok(Opened {
+                        toolset: key.toolset,
+                        instance: key.instance,
+                        title,
+                        adopted: false,
+                        content,
+                    }),
+                    OpenReply::Adopted { key, title, text } => Ok(Opened {
+                        toolset: key.toolset,
+                        instance: key.instance,
+                        title,
+                        adopted: true,
+                        content: vec![ContentBlock::text(text)],
+                    }),
+                    OpenReply::Invalid(e) => Err(OpenToolsetError::Invalid(e)),
+                    OpenReply::Refused(r) => Err(OpenToolsetError::Refused(r)),
+                    OpenReply::Failed => Err(OpenToolsetError::Failed),
+                };
+                AnswerBody::Handler {
+                    token,
+                    answer: HandlerAnswer::Open(outcome),
+                }
+            }
+        }
+    }
+}
+
+fn failed() -> ErrorObject {
+    ErrorObject::internal("the toolset failed to open")
+}
 
 impl Handler<Open> for PrincipalActor {
     type Result = ();
@@ -70,7 +173,7 @@ impl PrincipalActor {
                 }
                 Err(e) => {
                     self.invitations.insert(invited, pending);
-                    self.refuse_open(reply, &e);
+                    self.refuse_open(reply, e);
                 }
             };
         }
@@ -78,12 +181,14 @@ impl PrincipalActor {
             .state
             .open(&toolset, instance.as_deref(), options.clone(), now)
         {
-            Err(e) => self.refuse_open(reply, &e),
+            Err(e) => self.refuse_open(reply, e),
             Ok(OpenOutcome::Adopted {
                 key,
                 options_differ,
             }) => {
-                let body = self.adopted(&key, options.as_ref(), options_differ, reply.via);
+                let body = self
+                    .adopted(key, options.as_ref(), options_differ)
+                    .body(reply.via);
                 self.answer(reply.session, reply.request, body);
             }
             Ok(OpenOutcome::Opened(o)) => {
@@ -141,24 +246,23 @@ impl PrincipalActor {
             Err(failure) => {
                 // Its open entry was never sent: no ended record, no hints.
                 self.state.cancel_open(&key);
-                let error = match failure {
-                    EnterFailure::Refused(r) => {
-                        ErrorObject::new(ErrorCode::INVALID_PARAMS, r.message().to_owned())
-                    }
-                    EnterFailure::Internal => ErrorObject::internal("the toolset failed to open"),
+                let failure = match failure {
+                    EnterFailure::Refused(r) => OpenReply::Refused(r),
+                    EnterFailure::Internal => OpenReply::Failed,
                 };
-                if reply.is_none() {
+                let why = match &failure {
+                    OpenReply::Refused(r) => r.message(),
+                    _ => "the toolset's logic failed",
+                };
+                match reply {
                     // A default or implicit open: nobody asked, so only the log tells.
-                    tracing::warn!(principal = %self.principal.name(), %key, %error, "a toolset opened for the principal failed to open");
-                } else {
-                    tracing::debug!(principal = %self.principal.name(), %key, %error, "open failed");
-                }
-                if let Some(r) = reply {
-                    let body = match r.via {
-                        Via::Rpc => AnswerBody::Open(Err(error)),
-                        Via::Compat => AnswerBody::Call(Ok(CallToolResult::error(error.message))),
-                    };
-                    self.answer(r.session, r.request, body);
+                    None => {
+                        tracing::warn!(principal = %self.principal.name(), %key, why, "a toolset opened for the principal failed to open")
+                    }
+                    Some(r) => {
+                        tracing::debug!(principal = %self.principal.name(), %key, why, "open failed");
+                        self.answer(r.session, r.request, failure.body(r.via));
+                    }
                 }
                 return;
             }
@@ -170,12 +274,13 @@ impl PrincipalActor {
         {
             draft.append(d);
         }
-        let (mut answers, mut events) = (Vec::new(), Vec::new());
+        let (mut answers, mut events, mut holds) = (Vec::new(), Vec::new(), Vec::new());
         if let Some(batch) = entered.batch {
             let applied = self.apply(batch, false);
             draft.append(applied.draft);
             answers = applied.answers;
             events = applied.events;
+            holds = applied.holds;
         }
         draft.compact();
         if let Some(r) = reply {
@@ -184,18 +289,12 @@ impl PrincipalActor {
                 .instance(&key)
                 .and_then(|i| i.title().map(str::to_owned))
                 .or(entered.title);
-            let body = match r.via {
-                Via::Rpc => AnswerBody::Open(Ok(ToolsetsOpenResult {
-                    instance: key.instance.clone(),
-                    title,
-                    adopted: None,
-                    content: (!entered.content.is_empty()).then_some(entered.content),
-                    meta: None,
-                })),
-                Via::Compat => {
-                    AnswerBody::Call(Ok(compat_opened(&key, title.as_deref(), entered.content)))
-                }
-            };
+            let body = OpenReply::Opened {
+                key: key.clone(),
+                title,
+                content: entered.content,
+            }
+            .body(r.via);
             answers.insert(
                 0,
                 (
@@ -207,19 +306,24 @@ impl PrincipalActor {
                 ),
             );
         }
-        self.fan_out(Some(key), draft, answers, events);
+        let applied = Applied {
+            draft,
+            events,
+            answers,
+            holds,
+        };
+        self.fan_out(Some(key), applied);
     }
 
     /// §4.2, vector 17: what is open is adopted — described, unchanged, and told when the
     /// requested options were not applied.
     fn adopted(
         &self,
-        key: &InstanceKey,
+        key: InstanceKey,
         requested: Option<&Value>,
         options_differ: bool,
-        via: Via,
-    ) -> AnswerBody {
-        let inst = self.state.instance(key);
+    ) -> OpenReply {
+        let inst = self.state.instance(&key);
         let title = inst.and_then(|i| i.title()).map(str::to_owned);
         let mut text = format!("{key} is already open; it was adopted, nothing changed.");
         if options_differ {
@@ -231,24 +335,11 @@ impl PrincipalActor {
                 " The requested options {asked} were not applied: it keeps {current}."
             ));
         }
-        match via {
-            Via::Rpc => AnswerBody::Open(Ok(ToolsetsOpenResult {
-                instance: key.instance.clone(),
-                title,
-                adopted: Some(true),
-                content: Some(vec![ContentBlock::text(text)]),
-                meta: None,
-            })),
-            Via::Compat => AnswerBody::Call(Ok(CallToolResult::text(text))),
-        }
+        OpenReply::Adopted { key, title, text }
     }
 
-    fn refuse_open(&mut self, reply: ReplyTo, e: &OpenError) {
-        let body = match reply.via {
-            Via::Rpc => AnswerBody::Open(Err(e.to_error_object())),
-            // §8: the model called a tool; it reads why as a tool error.
-            Via::Compat => AnswerBody::Call(Ok(CallToolResult::error(e.to_string()))),
-        };
+    fn refuse_open(&mut self, reply: ReplyTo, e: OpenError) {
+        let body = OpenReply::Invalid(e).body(reply.via);
         self.answer(reply.session, reply.request, body);
     }
 
