@@ -1,0 +1,140 @@
+//! [`AgentIo`]: an agent's only way to the world — the host's tool list, its transcript,
+//! and tool calls through a [`HostHandle`] — instrumented for the report and shown to an
+//! [`Observer`] (the demo prints it).
+
+use crate::metrics::Metrics;
+use mcpl_host::host::{HostError, HostHandle, Shown};
+use mcpl_protocol::{CallToolResult, Tool};
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+
+/// Sees what agents do and are shown, as it happens.
+pub trait Observer: Send + Sync {
+    /// An agent is about to call a tool.
+    fn calling(&self, agent: &str, tool: &str, args: &Value);
+    /// An agent read a message the host showed it (tool results included, in order).
+    fn shown(&self, agent: &str, shown: &Shown);
+}
+
+/// An observer that sees nothing (load runs).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Silent;
+
+impl Observer for Silent {
+    fn calling(&self, _: &str, _: &str, _: &Value) {}
+    fn shown(&self, _: &str, _: &Shown) {}
+}
+
+/// How long a call may take before the run counts it as hung: well past the host's own
+/// request timeout (30 s), which answers every call with a result or a tool error.
+pub const HUNG_AFTER: Duration = Duration::from_secs(75);
+
+/// An agent's handle on its host. See the module docs.
+pub struct AgentIo {
+    name: String,
+    host: HostHandle,
+    wake: mpsc::UnboundedReceiver<Shown>,
+    observer: Arc<dyn Observer>,
+    metrics: Arc<Metrics>,
+    /// A call since the last [`AgentIo::take_error`] came back as a tool error.
+    errored: bool,
+}
+
+impl AgentIo {
+    /// The handle for agent `name` on `host`; it subscribes to what is shown outside tool
+    /// results, to wake when something happens.
+    pub fn new(
+        name: impl Into<String>,
+        host: HostHandle,
+        observer: Arc<dyn Observer>,
+        metrics: Arc<Metrics>,
+    ) -> Self {
+        let wake = host.subscribe();
+        AgentIo {
+            name: name.into(),
+            host,
+            wake,
+            observer,
+            metrics,
+            errored: false,
+        }
+    }
+
+    /// The agent's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The host (for its status: a run waits on it; agents never read state from it).
+    pub fn host(&self) -> &HostHandle {
+        &self.host
+    }
+
+    /// The shared counters.
+    pub fn metrics(&self) -> &Arc<Metrics> {
+        &self.metrics
+    }
+
+    /// The model's tool list.
+    pub async fn tools(&self) -> Result<Vec<Tool>, HostError> {
+        self.host.tools().await
+    }
+
+    /// A dynamic tool's current definition as the host offers it through `act` (§5.1: an
+    /// instance's own definition, a game's legal moves).
+    pub async fn definition(&self, tool: &str, instance: &str) -> Result<Option<Tool>, HostError> {
+        self.host.definition(None, tool, Some(instance)).await
+    }
+
+    /// Calls a tool as the model would; the result is also in the transcript.
+    pub async fn call(&mut self, tool: &str, args: Value) -> Result<CallToolResult, HostError> {
+        self.observer.calling(&self.name, tool, &args);
+        let start = Instant::now();
+        self.metrics.call_started();
+        let r = tokio::time::timeout(HUNG_AFTER, self.host.call(tool, args)).await;
+        let took = start.elapsed();
+        match r {
+            Ok(Ok(result)) => {
+                self.metrics.call_finished(took, result.is_error);
+                self.errored |= result.is_error;
+                Ok(result)
+            }
+            Ok(Err(e)) => {
+                self.metrics.call_lost();
+                Err(e)
+            }
+            Err(_) => {
+                self.metrics.call_hung(&self.name, tool);
+                Ok(CallToolResult::error("the simulator gave up waiting"))
+            }
+        }
+    }
+
+    /// True when a call came back as a tool error since the last time this was asked.
+    pub fn take_error(&mut self) -> bool {
+        std::mem::take(&mut self.errored)
+    }
+
+    /// Everything shown since the last read, in order, each passed to the observer.
+    pub async fn read(&mut self) -> Result<Vec<Shown>, HostError> {
+        while self.wake.try_recv().is_ok() {}
+        let shown = self.host.transcript().await?;
+        for s in &shown {
+            self.observer.shown(&self.name, s);
+        }
+        Ok(shown)
+    }
+
+    /// The start of a turn: a reminder, if the host has one due (it is in the transcript).
+    pub async fn start_turn(&self) -> Result<(), HostError> {
+        self.host.start_turn().await.map(drop)
+    }
+
+    /// Waits until something is shown outside a tool result, or `max` passes.
+    pub async fn wait(&mut self, max: Duration) {
+        let _ = tokio::time::timeout(max, self.wake.recv()).await;
+    }
+}

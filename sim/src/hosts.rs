@@ -1,0 +1,55 @@
+//! Starting a host for one agent: the arcade as its one server, at a URL (the arcade's
+//! listener, or a chaos proxy in front of it), the agent's name as its bearer token.
+
+use mcpl_host::host::{Host, HostConfig, HostError, HostHandle, ServerConfig};
+use mcpl_host::link::Connector;
+use mcpl_transport::ClientOptions;
+use mcpl_transport::delivery::DeliveryHook;
+use std::time::Duration;
+
+/// The server's name in every agent's host.
+pub const SERVER: &str = "arcade";
+
+/// The link knobs a run sets.
+#[derive(Debug, Clone)]
+pub struct LinkKnobs {
+    /// Delays for a Streamable HTTP link's deliveries (chaos).
+    pub hook: Option<DeliveryHook>,
+    /// The longest reconnect backoff.
+    pub backoff_max: Duration,
+    /// How long a request waits for its answer.
+    pub request_timeout: Duration,
+}
+
+impl Default for LinkKnobs {
+    fn default() -> Self {
+        LinkKnobs {
+            hook: None,
+            backoff_max: Duration::from_secs(2),
+            request_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// Starts a host for agent `name` (inside an actix system) with the arcade at `url`, its
+/// reconnect jitter seeded.
+pub fn start_host(
+    name: &str,
+    url: &str,
+    knobs: Option<&LinkKnobs>,
+    seed: u64,
+) -> Result<HostHandle, HostError> {
+    let knobs = knobs.cloned().unwrap_or_default();
+    let options = ClientOptions {
+        token: Some(name.to_owned()),
+        delivery_hook: knobs.hook,
+        ..Default::default()
+    };
+    let mut server = ServerConfig::new(SERVER, Connector::url(url, options));
+    server.link.backoff.seed = Some(seed);
+    server.link.backoff.initial = Duration::from_millis(50);
+    server.link.backoff.max = knobs.backoff_max;
+    server.link.request_timeout = knobs.request_timeout;
+    server.link.connect_timeout = Duration::from_secs(10);
+    Host::start(HostConfig::new(vec![server]))
+}

@@ -1,0 +1,60 @@
+//! The simulator: agents that see only what the MCPL host shows a model and act only
+//! through its tool calls, playing on an in-process arcade — the demo, and load and chaos
+//! runs that check RFC-014's invariants and report.
+//!
+//! Layout:
+//!
+//! | module | what |
+//! |---|---|
+//! | [`agent`] | agents: what they perceive, believe and do; scripted policies; the model-backed agent |
+//! | [`arcade`] | the arcade in process, on WebSocket and Streamable HTTP listeners, restartable |
+//! | [`hosts`] | a host per agent, the arcade its one server |
+//! | [`demo`] | `sim demo`: two agents play Go through the lobby, one plays tic-tac-toe against the bot |
+//! | [`print`](mod@print) | the demo's printer |
+//! | [`svg`] | final boards as pictures |
+//! | [`metrics`] | counters, latencies, peak RSS |
+//! | [`proxy`] | a fault-injecting TCP proxy: drops, mass drops, duplicated WebSocket frames |
+//! | [`chaos`] | the chaos level's knobs: proxy faults, delivery delays on Streamable HTTP, restarts |
+//! | [`truth`] | the server's state for a principal, read as a fresh connection of it would |
+//! | [`invariants`] | the checks at the end of a load run |
+//! | [`load`] | `sim`: many agents, chaos, invariants, a report |
+//! | [`report`] | the load run's table and JSON |
+//!
+//! Agents never read host or server internals: they read the tool list, the transcript
+//! and tool results. The run's checks read the server's truth through a connection of
+//! their own, as the principal ([`truth`]).
+//!
+//! # Usage
+//!
+//! ```text
+//! cargo run -p sim -- demo [--full] [--seed N] [--out DIR] [--limit SECONDS]
+//! cargo run -p sim [-- --agents N --duration S --seed X --transport ws|http|mixed
+//!                      --chaos LEVEL --json PATH --bot-playouts N --think-ms MS
+//!                      --host-threads N --quiet]
+//! ```
+//!
+//! The load run exits non-zero, naming its seed, when an invariant was violated.
+//! `SIM_TRACE=p0003,p0017` (or `*`) prints what those agents see; `SIM_DUMP=PATH` keeps
+//! every agent's log in memory and writes those of the agents at fault. The demo's carol
+//! is played by a model when `SIM_MODEL_URL` is set ([`agent::model`]).
+//!
+//! # Threads
+//!
+//! Everything runs on actix arbiters: the arcade's sessions and listeners on one, hosts
+//! and their agents on `--host-threads` more, the run's timeline and the chaos proxies on
+//! the caller's. Go searches (the arcade's bot, the engine agents) run on tokio's blocking
+//! pool.
+
+pub mod agent;
+pub mod arcade;
+pub mod chaos;
+pub mod demo;
+pub mod hosts;
+pub mod invariants;
+pub mod load;
+pub mod metrics;
+pub mod print;
+pub mod proxy;
+pub mod report;
+pub mod svg;
+pub mod truth;

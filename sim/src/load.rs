@@ -1,0 +1,581 @@
+//! The load and chaos run: many scripted agents, each with its own host, on one in-process
+//! arcade — in pairs (one challenges through the lobby, the other accepts or declines),
+//! against the arcade's bot, and some clumsy — over WebSocket, Streamable HTTP or both,
+//! with the chaos of [`ChaosPlan`]. Then a drain (agents resign what is open), quiet, and
+//! the invariants (`invariants.rs`) per agent. The server's sessions run on an arbiter of
+//! their own; hosts and agents on the caller's.
+//!
+//! Checked while it runs: no call goes unanswered ([`crate::agent::io::HUNG_AFTER`]), a
+//! clumsy call always fails, the applied rev of a connection never goes back, no panic.
+
+use crate::agent::{AgentIo, AgentReport, GameKind, Mover, Phase, Policy, ScriptedAgent, Silent};
+use crate::arcade::{ArcadeError, ArcadeService};
+use crate::chaos::{Calm, ChaosPlan, DelayStats, delivery_hook};
+use crate::hosts::{LinkKnobs, SERVER, start_host};
+use crate::invariants;
+use crate::metrics::{Metrics, peak_rss_kib};
+use crate::proxy::Proxy;
+use crate::report::{ChaosTotals, HintTotals, LoadReport};
+use indicatif::ProgressBar;
+use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
+use mcpl_host::host::{HostError, HostHandle, HostStatus};
+use mcpl_host::state::HintStats;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Once};
+use std::time::Duration;
+use tokio::sync::{oneshot, watch};
+use tokio::time::Instant;
+
+/// Which transports the agents use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TransportMix {
+    /// WebSocket only.
+    Ws,
+    /// Streamable HTTP only.
+    Http,
+    /// Every other agent on each.
+    Mixed,
+}
+
+impl TransportMix {
+    fn http(self, i: usize) -> bool {
+        match self {
+            TransportMix::Ws => false,
+            TransportMix::Http => true,
+            TransportMix::Mixed => i % 2 == 1,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            TransportMix::Ws => "ws",
+            TransportMix::Http => "http",
+            TransportMix::Mixed => "mixed",
+        }
+    }
+}
+
+/// What a load run is made with.
+#[derive(Debug, Clone)]
+pub struct LoadConfig {
+    /// Agents.
+    pub agents: usize,
+    /// How long they play.
+    pub duration: Duration,
+    /// Seeds every choice: agents, the bot, backoff jitter, the chaos.
+    pub seed: u64,
+    /// Transports.
+    pub transport: TransportMix,
+    /// The chaos level (`chaos.rs`).
+    pub chaos: u8,
+    /// A chaos plan of one's own instead of the level's.
+    pub plan: Option<ChaosPlan>,
+    /// The arcade bot's Go playouts per move.
+    pub bot_playouts: u32,
+    /// How long the drain may take.
+    pub drain: Duration,
+    /// Each agent's pause before an action.
+    pub think: Duration,
+    /// Threads of their own for hosts and agents, besides the caller's (the server's
+    /// sessions have one more).
+    pub host_threads: usize,
+}
+
+impl Default for LoadConfig {
+    fn default() -> Self {
+        LoadConfig {
+            agents: 300,
+            duration: Duration::from_secs(60),
+            seed: 1,
+            transport: TransportMix::Mixed,
+            chaos: 2,
+            plan: None,
+            bot_playouts: 32,
+            drain: Duration::from_secs(20),
+            think: Duration::from_millis(30),
+            host_threads: 2,
+        }
+    }
+}
+
+/// Why a run could not be made (a violation is not an error: it is in the report).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum LoadError {
+    /// The arcade could not start or restart.
+    #[error(transparent)]
+    Arcade(#[from] ArcadeError),
+    /// A proxy could not bind.
+    #[error("a proxy could not bind: {0}")]
+    Proxy(#[from] std::io::Error),
+    /// A host could not start.
+    #[error(transparent)]
+    Host(#[from] HostError),
+}
+
+static PANICS: AtomicU64 = AtomicU64::new(0);
+static HOOK: Once = Once::new();
+
+/// Counts panics (anywhere in the process) from now on.
+fn count_panics() {
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            PANICS.fetch_add(1, Ordering::Relaxed);
+            previous(info);
+        }));
+    });
+}
+
+/// The policy of agent `i` of `n`: the first 40 % in pairs (even ones challenge the next,
+/// odd ones accept 90 % of invitations), then random players against the bot, engine
+/// players, clumsy ones, and players who challenge whoever is online.
+pub fn policy_for(i: usize, n: usize, names: &[String], think: Duration) -> Policy {
+    let share = |p: usize| n * p / 100;
+    let pairs = share(40) & !1;
+    let mut p = if i < pairs {
+        let game = if (i / 2).is_multiple_of(2) {
+            GameKind::TicTacToe
+        } else {
+            GameKind::Go9
+        };
+        if i.is_multiple_of(2) {
+            Policy::social(game, Some(names[i + 1].clone()), 1.0)
+        } else {
+            Policy::host(0.9)
+        }
+    } else if i < pairs + share(30) {
+        let game = if i.is_multiple_of(3) {
+            GameKind::Go9
+        } else {
+            GameKind::TicTacToe
+        };
+        let mut p = Policy::random(game);
+        p.max_open = 2;
+        p.plans = vec![
+            crate::agent::Plan::Bot(game),
+            crate::agent::Plan::Bot(GameKind::TicTacToe),
+        ];
+        p
+    } else if i < pairs + share(40) {
+        Policy::engine(GameKind::Go9, 24)
+    } else if i < pairs + share(50) {
+        Policy::clumsy(GameKind::TicTacToe, 0.2)
+    } else {
+        let mut p = Policy::social(GameKind::TicTacToe, None, 0.5);
+        p.go = Mover::Random { pass_after: 20 };
+        p
+    };
+    p.think = think;
+    p.patience = Duration::from_secs(8);
+    p
+}
+
+/// Each host's status, followed: stats summed over its connections, reconnects, and the
+/// applied rev checked never to go back within a connection.
+#[derive(Default)]
+struct Follow {
+    totals: HintTotals,
+    last: Option<(u64, HintStats, u64)>,
+    epoch: u64,
+}
+
+impl Follow {
+    fn see(&mut self, s: &HostStatus, name: &str, metrics: &Metrics) {
+        let Some(server) = s.server(SERVER) else {
+            return;
+        };
+        self.epoch = self.epoch.max(server.epoch);
+        let Some(h) = &server.hints else { return };
+        match self.last {
+            Some((epoch, _, rev)) if epoch == server.epoch && h.last_rev < rev => {
+                metrics.violation(format!(
+                    "{name}: the applied rev went back from {rev} to {} on connection {epoch}",
+                    h.last_rev
+                ));
+            }
+            Some((epoch, stats, _)) if epoch != server.epoch => self.totals.add(&stats),
+            _ => {}
+        }
+        self.last = Some((server.epoch, h.stats, h.last_rev));
+    }
+
+    fn finish(mut self) -> (HintTotals, u64) {
+        if let Some((_, stats, _)) = self.last.take() {
+            self.totals.add(&stats);
+        }
+        (self.totals, self.epoch.saturating_sub(1))
+    }
+}
+
+async fn follow(
+    host: HostHandle,
+    name: String,
+    metrics: Arc<Metrics>,
+    mut stop: watch::Receiver<bool>,
+) -> (HintTotals, u64) {
+    let mut f = Follow::default();
+    tokio::select! {
+        _ = host.wait_for(|s| { f.see(s, &name, &metrics); false }) => {}
+        _ = stop.wait_for(|s| *s) => {}
+    }
+    f.see(&host.status(), &name, &metrics);
+    f.finish()
+}
+
+/// Runs the load (inside an actix system) and reports it; `progress` shows it going.
+pub async fn run(
+    config: LoadConfig,
+    progress: Option<ProgressBar>,
+) -> Result<LoadReport, LoadError> {
+    count_panics();
+    let panics_before = PANICS.load(Ordering::Relaxed);
+    let started = Instant::now();
+    let n = config.agents.max(2);
+    let names: Vec<String> = (0..n).map(|i| format!("p{i:04}")).collect();
+    let plan = config
+        .plan
+        .clone()
+        .unwrap_or_else(|| ChaosPlan::level(config.chaos));
+    let arbiter = actix::Arbiter::new();
+    let arcade_config = ArcadeConfig {
+        bot: BotSettings {
+            budget: BotBudget::Playouts(config.bot_playouts),
+            seed: Some(config.seed),
+        },
+        ..Default::default()
+    };
+    let mut service = ArcadeService::start(arcade_config, &names, Some(arbiter.handle())).await?;
+    let proxies = match plan.proxy {
+        Some((ws_faults, http_faults)) => Some((
+            Proxy::start(service.ws_addr(), ws_faults, config.seed ^ 0xA11CE).await?,
+            Proxy::start(service.http_addr(), http_faults, config.seed ^ 0xB0B).await?,
+        )),
+        None => None,
+    };
+    let (ws_url, http_url) = match &proxies {
+        Some((w, h)) => (
+            format!("ws://{}", w.addr()),
+            format!(
+                "http://{}{}",
+                h.addr(),
+                mcpl_games::arcade::listen::HTTP_PATH
+            ),
+        ),
+        None => (service.ws_url(), service.http_url()),
+    };
+    let calm = Arc::new(Calm::default());
+    let delay_stats = Arc::new(DelayStats::default());
+
+    // Host i (and its agent) runs on a worker (the caller's thread keeps the timeline and
+    // the proxies), or on the caller's thread when there are none.
+    let workers: Vec<actix::Arbiter> = (0..config.host_threads)
+        .map(|_| actix::Arbiter::new())
+        .collect();
+    let place = |i: usize| (!workers.is_empty()).then(|| workers[i % workers.len()].handle());
+    let mut hosts = Vec::with_capacity(n);
+    for (i, name) in names.iter().enumerate() {
+        let http = config.transport.http(i);
+        let knobs = LinkKnobs {
+            hook: match (http, plan.delays) {
+                (true, Some(d)) => Some(delivery_hook(
+                    d,
+                    config.seed.wrapping_mul(31).wrapping_add(i as u64),
+                    calm.clone(),
+                    delay_stats.clone(),
+                )),
+                _ => None,
+            },
+            ..Default::default()
+        };
+        let url = if http { &http_url } else { &ws_url };
+        hosts.push(start_host(
+            name,
+            url,
+            Some(&knobs),
+            config.seed.wrapping_add(i as u64),
+        )?);
+    }
+    let metrics = Arc::new(Metrics::default());
+    let contact = hosts.iter().zip(&names).map(|(h, name)| {
+        let metrics = metrics.clone();
+        async move {
+            if tokio::time::timeout(Duration::from_secs(30), h.first_contact())
+                .await
+                .is_err()
+            {
+                metrics.violation(format!(
+                    "{name}: the host never reached the arcade: {:?}",
+                    h.status().server(SERVER)
+                ));
+            }
+        }
+    });
+    futures_util::future::join_all(contact).await;
+
+    let (stop_tx, stop_rx) = watch::channel(false);
+    let followers: Vec<_> = hosts
+        .iter()
+        .zip(&names)
+        .map(|(h, name)| {
+            tokio::task::spawn_local(follow(
+                h.clone(),
+                name.clone(),
+                metrics.clone(),
+                stop_rx.clone(),
+            ))
+        })
+        .collect();
+    let (phase_tx, phase_rx) = watch::channel(Phase::Play);
+    // SIM_DUMP=PATH keeps every agent's log and writes those of agents at fault there.
+    let recorder =
+        std::env::var_os("SIM_DUMP").map(|p| (p, Arc::new(crate::print::Recorder::new())));
+    let observer: Arc<dyn crate::agent::Observer> = match (std::env::var("SIM_TRACE"), &recorder) {
+        // SIM_TRACE=p0003,p0017 prints what those agents do and are shown; `*`: all.
+        (Ok(list), _) if list == "*" => Arc::new(crate::print::Printer::new(true)),
+        (Ok(list), _) => Arc::new(crate::print::Printer::only(
+            list.split(',').map(str::to_owned).collect(),
+        )),
+        (Err(_), Some((_, r))) => r.clone(),
+        (Err(_), None) => Arc::new(Silent),
+    };
+    let agents: Vec<_> = hosts
+        .iter()
+        .zip(&names)
+        .enumerate()
+        .map(|(i, (h, name))| {
+            let io = AgentIo::new(name.clone(), h.clone(), observer.clone(), metrics.clone());
+            let policy = policy_for(i, n, &names, config.think);
+            let agent = ScriptedAgent::new(
+                policy,
+                config.seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
+            );
+            let run = agent.run(io, phase_rx.clone());
+            let (tx, rx) = oneshot::channel();
+            let task = async move {
+                let _ = tx.send(run.await);
+            };
+            match place(i) {
+                None => drop(tokio::task::spawn_local(task)),
+                Some(worker) => {
+                    worker.spawn(task);
+                }
+            }
+            rx
+        })
+        .collect();
+
+    // The timeline: progress, mass drops and restarts at their moments.
+    let play_start = Instant::now();
+    let mut drops_done = 0;
+    let mut restarts_done = 0;
+    let at = |f: f64| config.duration.mul_f64(f);
+    if let Some(p) = &progress {
+        p.set_length(config.duration.as_secs().max(1));
+    }
+    while play_start.elapsed() < config.duration {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        let t = play_start.elapsed();
+        if let Some((w, h)) = &proxies {
+            if drops_done < plan.mass_drops.len() && t >= at(plan.mass_drops[drops_done]) {
+                w.drop_all();
+                h.drop_all();
+                drops_done += 1;
+            }
+            if restarts_done < plan.restarts.len() && t >= at(plan.restarts[restarts_done]) {
+                service.restart().await?;
+                w.set_upstream(service.ws_addr());
+                h.set_upstream(service.http_addr());
+                restarts_done += 1;
+            }
+        }
+        if let Some(p) = &progress {
+            let c = metrics.counts();
+            p.set_position(t.as_secs());
+            p.set_message(format!(
+                "{} calls ({:.0}/s), {} games ended, {} violations",
+                c.calls,
+                c.answered as f64 / t.as_secs_f64().max(0.001),
+                c.games_ended,
+                metrics.violations().len()
+            ));
+        }
+    }
+    let played = play_start.elapsed();
+    let counts_at_end_of_play = metrics.counts();
+
+    // Drain, quietly: faults off, agents resign what is open.
+    calm.set();
+    if let Some((w, h)) = &proxies {
+        w.calm();
+        h.calm();
+    }
+    let _ = phase_tx.send(Phase::Drain);
+    if let Some(p) = &progress {
+        p.set_message("draining: agents resign what is still open");
+    }
+    let all = futures_util::future::join_all(agents);
+    tokio::pin!(all);
+    let results = tokio::select! {
+        r = &mut all => r,
+        _ = tokio::time::sleep(config.drain) => {
+            let _ = phase_tx.send(Phase::Stop);
+            all.await
+        }
+    };
+    let reports: Vec<AgentReport> = results.into_iter().filter_map(Result::ok).collect();
+    if reports.len() != n {
+        metrics.violation(format!("{} agent tasks failed", n - reports.len()));
+    }
+
+    // Quiet: every host settled, then the invariants.
+    if let Some(p) = &progress {
+        p.set_message("checking the invariants");
+    }
+    let settling = hosts.iter().zip(&names).map(|(h, name)| {
+        let metrics = metrics.clone();
+        async move {
+            let settled = h.wait_for(|s| {
+                s.server(SERVER).is_some_and(|x| {
+                    x.settled
+                        && x.hints
+                            .as_ref()
+                            .is_some_and(|h| !h.recovering && h.held.is_empty())
+                })
+            });
+            if tokio::time::timeout(Duration::from_secs(20), settled)
+                .await
+                .is_err()
+            {
+                metrics.violation(format!(
+                    "{name}: the host did not settle after the drain: {:?}",
+                    h.status().server(SERVER)
+                ));
+            }
+        }
+    });
+    futures_util::future::join_all(settling).await;
+    let checks = hosts
+        .iter()
+        .zip(&reports)
+        .map(|(h, r)| invariants::check(service.arcade(), h, r));
+    for v in futures_util::future::join_all(checks)
+        .await
+        .into_iter()
+        .flatten()
+    {
+        metrics.violation(v);
+    }
+    let _ = stop_tx.send(true);
+    let mut hints = HintTotals::default();
+    let mut reconnects = 0;
+    for f in followers {
+        if let Ok((t, r)) = f.await {
+            add_totals(&mut hints, &t);
+            reconnects += r;
+        }
+    }
+    for h in &hosts {
+        h.stop().await;
+    }
+    let panics = PANICS.load(Ordering::Relaxed) - panics_before;
+    if panics > 0 {
+        metrics.violation(format!("{panics} panics"));
+    }
+    let chaos = ChaosTotals {
+        level: plan.level,
+        proxied: proxies.as_ref().map_or(0, |(w, h)| {
+            w.stats().accepted.load(Ordering::Relaxed) + h.stats().accepted.load(Ordering::Relaxed)
+        }),
+        dropped: proxies.as_ref().map_or(0, |(w, h)| {
+            w.stats().dropped.load(Ordering::Relaxed) + h.stats().dropped.load(Ordering::Relaxed)
+        }),
+        mass_dropped: proxies.as_ref().map_or(0, |(w, h)| {
+            w.stats().mass_dropped.load(Ordering::Relaxed)
+                + h.stats().mass_dropped.load(Ordering::Relaxed)
+        }),
+        mass_drops: drops_done as u32,
+        restarts: service.restarts(),
+        duplicated_frames: proxies
+            .as_ref()
+            .map_or(0, |(w, _)| w.stats().duplicated.load(Ordering::Relaxed)),
+        delayed: (
+            delay_stats.get.load(Ordering::Relaxed),
+            delay_stats.post.load(Ordering::Relaxed),
+            delay_stats.late.load(Ordering::Relaxed),
+        ),
+    };
+    drop(proxies);
+    drop(service);
+    arbiter.stop();
+    for w in workers {
+        w.stop();
+    }
+    if let Some(p) = &progress {
+        p.finish_and_clear();
+    }
+    let violations = metrics.violations();
+    if let Some((path, rec)) = &recorder {
+        let mut out = String::new();
+        for name in &names {
+            if violations
+                .iter()
+                .any(|v| v.starts_with(&format!("{name}:")))
+            {
+                out.push_str(&format!("===== {name}\n{}\n", rec.log(name).join("\n")));
+            }
+        }
+        if let Err(e) = std::fs::write(path, out) {
+            tracing::warn!(error = %e, "could not write the agents' logs");
+        }
+    }
+    let counts = metrics.counts();
+    Ok(LoadReport {
+        seed: config.seed,
+        agents: n,
+        transport: config.transport.name().to_owned(),
+        elapsed_s: started.elapsed().as_secs_f64(),
+        played_s: played.as_secs_f64(),
+        calls_per_sec: counts_at_end_of_play.answered as f64 / played.as_secs_f64().max(0.001),
+        counts,
+        hints,
+        reconnects,
+        chaos,
+        peak_rss_kib: peak_rss_kib(),
+        panics,
+        violations,
+    })
+}
+
+fn add_totals(into: &mut HintTotals, t: &HintTotals) {
+    into.applied += t.applied;
+    into.gaps += t.gaps;
+    into.held += t.held;
+    into.resolved_in_window += t.resolved_in_window;
+    into.expired += t.expired;
+    into.stale += t.stale;
+    into.superseded += t.superseded;
+    into.duplicates += t.duplicates;
+    into.recoveries += t.recoveries;
+    into.statements += t.statements;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn policies_pair_challengers_with_their_partners() {
+        let names: Vec<String> = (0..20).map(|i| format!("p{i:04}")).collect();
+        let p0 = policy_for(0, 20, &names, Duration::ZERO);
+        assert_eq!(
+            p0.plans,
+            [crate::agent::Plan::Challenge {
+                opponent: Some("p0001".into()),
+                game: GameKind::TicTacToe
+            }]
+        );
+        assert!(policy_for(1, 20, &names, Duration::ZERO).plans.is_empty());
+        assert!(policy_for(16, 20, &names, Duration::ZERO).clumsy > 0.0);
+    }
+}

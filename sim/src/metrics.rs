@@ -1,0 +1,174 @@
+//! [`Metrics`]: counters every agent of a run adds to — calls and their latencies, games,
+//! refusals — and the violations found while the run goes (the end adds its own).
+
+use serde::Serialize;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+/// Call latency percentiles, in milliseconds.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Latency {
+    /// The median.
+    pub p50_ms: f64,
+    /// The 99th percentile.
+    pub p99_ms: f64,
+    /// The slowest.
+    pub max_ms: f64,
+}
+
+/// A snapshot of the counters.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Counts {
+    /// Calls started.
+    pub calls: u64,
+    /// Calls answered (with a result or a tool error).
+    pub answered: u64,
+    /// Answers that were tool errors.
+    pub tool_errors: u64,
+    /// Calls the host never answered because it stopped.
+    pub lost: u64,
+    /// Calls not answered within [`crate::agent::io::HUNG_AFTER`].
+    pub hung: u64,
+    /// Calls refused because the agent acted on a stale view (it believed a tool usable
+    /// that no longer was, or a game open that had ended).
+    pub stale_refusals: u64,
+    /// Deliberately wrong calls (the clumsy agent).
+    pub clumsy_calls: u64,
+    /// Games started or joined, counted per agent (a game of two agents counts twice).
+    pub games_started: u64,
+    /// Games whose end an agent was told, per agent.
+    pub games_ended: u64,
+    /// Challenges declined.
+    pub declined: u64,
+    /// Latency of answered calls.
+    pub latency: Latency,
+}
+
+#[derive(Default)]
+struct Inner {
+    counts: Counts,
+    latencies_us: Vec<u64>,
+    violations: Vec<String>,
+}
+
+/// The run's counters. See the module docs.
+#[derive(Default)]
+pub struct Metrics {
+    inner: Mutex<Inner>,
+}
+
+impl std::fmt::Debug for Metrics {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Metrics")
+            .field("counts", &self.counts())
+            .finish()
+    }
+}
+
+impl Metrics {
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A call went out.
+    pub fn call_started(&self) {
+        self.lock().counts.calls += 1;
+    }
+
+    /// A call was answered after `took`.
+    pub fn call_finished(&self, took: Duration, error: bool) {
+        let mut i = self.lock();
+        i.counts.answered += 1;
+        i.counts.tool_errors += u64::from(error);
+        i.latencies_us
+            .push(u64::try_from(took.as_micros()).unwrap_or(u64::MAX));
+    }
+
+    /// The host stopped before answering.
+    pub fn call_lost(&self) {
+        self.lock().counts.lost += 1;
+    }
+
+    /// A call was not answered in time: a violation (every request gets one answer).
+    pub fn call_hung(&self, agent: &str, tool: &str) {
+        let mut i = self.lock();
+        i.counts.hung += 1;
+        i.violations
+            .push(format!("{agent}: {tool} got no answer within the limit"));
+    }
+
+    /// Adds one to a counter.
+    pub fn bump(&self, what: impl FnOnce(&mut Counts)) {
+        what(&mut self.lock().counts);
+    }
+
+    /// Records a violation.
+    pub fn violation(&self, what: impl Into<String>) {
+        self.lock().violations.push(what.into());
+    }
+
+    /// The violations so far.
+    pub fn violations(&self) -> Vec<String> {
+        self.lock().violations.clone()
+    }
+
+    /// The counters now, with latency percentiles.
+    pub fn counts(&self) -> Counts {
+        let i = self.lock();
+        let mut c = i.counts.clone();
+        let mut l = i.latencies_us.clone();
+        drop(i);
+        l.sort_unstable();
+        let at = |q: f64| -> f64 {
+            if l.is_empty() {
+                return 0.0;
+            }
+            let idx = ((l.len() as f64 - 1.0) * q).round() as usize;
+            l[idx.min(l.len() - 1)] as f64 / 1000.0
+        };
+        c.latency = Latency {
+            p50_ms: at(0.5),
+            p99_ms: at(0.99),
+            max_ms: at(1.0),
+        };
+        c
+    }
+}
+
+/// The peak resident set size of this process, in KiB (`VmHWM` in `/proc/self/status`);
+/// `None` where that file is not there.
+pub fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn percentiles_come_from_the_answered_calls() {
+        let m = Metrics::default();
+        for ms in 1..=100 {
+            m.call_started();
+            m.call_finished(Duration::from_millis(ms), ms % 10 == 0);
+        }
+        let c = m.counts();
+        assert_eq!((c.calls, c.answered, c.tool_errors), (100, 100, 10));
+        assert_eq!(c.latency.max_ms, 100.0);
+        assert!((50.0..=51.0).contains(&c.latency.p50_ms), "{c:?}");
+        assert_eq!(c.latency.p99_ms, 99.0);
+        m.call_hung("a", "t");
+        assert_eq!(m.violations().len(), 1);
+    }
+
+    #[test]
+    fn peak_rss_is_read_on_linux() {
+        if std::path::Path::new("/proc/self/status").exists() {
+            assert!(peak_rss_kib().is_some_and(|k| k > 0));
+        }
+    }
+}

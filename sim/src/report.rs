@@ -1,0 +1,233 @@
+//! [`LoadReport`]: what a load run measured and found, as a table for people and JSON for
+//! tools.
+
+use crate::metrics::Counts;
+use mcpl_host::state::HintStats;
+use serde::Serialize;
+use std::fmt::Write as _;
+
+/// The host-side RFC-014 counters, summed over every agent's connections.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct HintTotals {
+    /// Hint-carrying messages applied in rev order.
+    pub applied: u64,
+    /// Messages read past `last + 1`.
+    pub gaps: u64,
+    /// Early revs held (Streamable HTTP).
+    pub held: u64,
+    /// Held revs applied within the hold window.
+    pub resolved_in_window: u64,
+    /// Held revs whose window passed.
+    pub expired: u64,
+    /// Stale revs (at or below `last`).
+    pub stale: u64,
+    /// Held revs superseded by a statement.
+    pub superseded: u64,
+    /// Pushes seen twice (their hints ignored).
+    pub duplicates: u64,
+    /// Recoveries started.
+    pub recoveries: u64,
+    /// Full statements applied (every connect, every recovery).
+    pub statements: u64,
+}
+
+impl HintTotals {
+    /// Adds one connection's counters.
+    pub fn add(&mut self, s: &HintStats) {
+        self.applied += s.applied;
+        self.gaps += s.gaps;
+        self.held += s.held;
+        self.resolved_in_window += s.resolved_in_window;
+        self.expired += s.expired;
+        self.stale += s.stale;
+        self.superseded += s.superseded;
+        self.duplicates += s.duplicates;
+        self.recoveries += s.recoveries;
+        self.statements += s.statements;
+    }
+}
+
+/// The chaos a run suffered.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ChaosTotals {
+    /// The level.
+    pub level: u8,
+    /// Connections the proxies accepted.
+    pub proxied: u64,
+    /// Connections cut at random.
+    pub dropped: u64,
+    /// Connections cut by mass drops.
+    pub mass_dropped: u64,
+    /// Mass drops.
+    pub mass_drops: u32,
+    /// Server restarts.
+    pub restarts: u32,
+    /// WebSocket frames sent twice.
+    pub duplicated_frames: u64,
+    /// Streamable HTTP deliveries held back (GET stream, POST responses, past the window).
+    pub delayed: (u64, u64, u64),
+}
+
+/// What a load run measured and found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct LoadReport {
+    /// The seed (a failing run is repeated with it).
+    pub seed: u64,
+    /// Agents.
+    pub agents: usize,
+    /// `ws`, `http` or `mixed`.
+    pub transport: String,
+    /// How long it ran, in seconds (play, drain and checks).
+    pub elapsed_s: f64,
+    /// How long agents played, in seconds.
+    pub played_s: f64,
+    /// Calls, errors, games, latency.
+    pub counts: Counts,
+    /// Calls answered per second of play.
+    pub calls_per_sec: f64,
+    /// The hosts' hint counters.
+    pub hints: HintTotals,
+    /// Reconnects, over every agent.
+    pub reconnects: u64,
+    /// The chaos.
+    pub chaos: ChaosTotals,
+    /// Peak resident set size, KiB.
+    pub peak_rss_kib: Option<u64>,
+    /// Panics seen.
+    pub panics: u64,
+    /// Invariant violations.
+    pub violations: Vec<String>,
+}
+
+impl LoadReport {
+    /// True when nothing was violated.
+    pub fn ok(&self) -> bool {
+        self.violations.is_empty()
+    }
+
+    /// The table printed at the end.
+    pub fn table(&self) -> String {
+        let c = &self.counts;
+        let h = &self.hints;
+        let x = &self.chaos;
+        let rows: Vec<(&str, String)> = vec![
+            ("seed", self.seed.to_string()),
+            ("agents", format!("{} ({})", self.agents, self.transport)),
+            (
+                "time",
+                format!(
+                    "{:.1} s played, {:.1} s in all",
+                    self.played_s, self.elapsed_s
+                ),
+            ),
+            (
+                "games started / ended",
+                format!(
+                    "{} / {} (per player; {} declined)",
+                    c.games_started, c.games_ended, c.declined
+                ),
+            ),
+            (
+                "calls",
+                format!(
+                    "{} ({:.0}/s), {} tool errors, {} clumsy",
+                    c.calls, self.calls_per_sec, c.tool_errors, c.clumsy_calls
+                ),
+            ),
+            (
+                "call latency",
+                format!(
+                    "p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+                    c.latency.p50_ms, c.latency.p99_ms, c.latency.max_ms
+                ),
+            ),
+            ("stale-view refusals", c.stale_refusals.to_string()),
+            (
+                "unanswered calls",
+                format!("{} hung, {} lost", c.hung, c.lost),
+            ),
+            ("hint messages applied", h.applied.to_string()),
+            (
+                "early revs held",
+                format!(
+                    "{} ({} resolved in window, {} expired, {} superseded)",
+                    h.held, h.resolved_in_window, h.expired, h.superseded
+                ),
+            ),
+            (
+                "gaps / stale / duplicates",
+                format!("{} / {} / {}", h.gaps, h.stale, h.duplicates),
+            ),
+            (
+                "recoveries / statements",
+                format!("{} / {}", h.recoveries, h.statements),
+            ),
+            ("reconnects", self.reconnects.to_string()),
+            (
+                "chaos",
+                format!(
+                    "level {}: {} proxied, {} cut, {} in {} mass drops, {} restarts, {} frames doubled, delayed {}/{}/{} (GET/POST/late)",
+                    x.level,
+                    x.proxied,
+                    x.dropped,
+                    x.mass_dropped,
+                    x.mass_drops,
+                    x.restarts,
+                    x.duplicated_frames,
+                    x.delayed.0,
+                    x.delayed.1,
+                    x.delayed.2
+                ),
+            ),
+            (
+                "peak RSS",
+                self.peak_rss_kib
+                    .map(|k| format!("{:.1} MiB", k as f64 / 1024.0))
+                    .unwrap_or_else(|| "unknown".into()),
+            ),
+            ("panics", self.panics.to_string()),
+            ("violations", self.violations.len().to_string()),
+        ];
+        let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+        let mut s = String::new();
+        for (k, v) in rows {
+            let _ = writeln!(s, "{k:<width$}  {v}");
+        }
+        for v in self.violations.iter().take(20) {
+            let _ = writeln!(s, "  ✗ {v}");
+        }
+        if self.violations.len() > 20 {
+            let _ = writeln!(s, "  … and {} more", self.violations.len() - 20);
+        }
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_names_every_measure_and_lists_violations() {
+        let r = LoadReport {
+            seed: 7,
+            violations: vec!["a: x".into()],
+            ..Default::default()
+        };
+        let t = r.table();
+        for k in [
+            "seed",
+            "call latency",
+            "early revs held",
+            "reconnects",
+            "peak RSS",
+            "violations",
+        ] {
+            assert!(t.contains(k), "{k} missing from\n{t}");
+        }
+        assert!(t.contains("✗ a: x"));
+        assert!(!r.ok());
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(json["seed"], 7);
+    }
+}

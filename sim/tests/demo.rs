@@ -1,0 +1,56 @@
+//! The demo, small: tiny engine budgets, a limit, the boards saved in a temporary
+//! directory. It must finish with both games ended (the Go game through the lobby between
+//! two agents on different transports, tic-tac-toe against the bot), nothing violated, and
+//! a picture of each final board.
+
+use mcpl_games::arcade::BotBudget;
+use sim::agent::Silent;
+use sim::demo::{self, DemoConfig};
+use std::sync::Arc;
+use std::time::Duration;
+
+#[actix::test]
+async fn the_demo_ends_every_game_and_saves_the_boards() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = DemoConfig {
+        seed: 7,
+        bot: BotBudget::Playouts(8),
+        playouts: (16, 8),
+        out_dir: Some(dir.path().to_owned()),
+        limit: Duration::from_secs(40),
+        model: None,
+    };
+    let report = tokio::time::timeout(
+        Duration::from_secs(120),
+        demo::run(config, Arc::new(Silent)),
+    )
+    .await
+    .expect("the demo finishes")
+    .expect("the demo runs");
+    assert!(report.all_ended(), "{}", report.summary());
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    let go = report
+        .games
+        .iter()
+        .find(|g| g.toolset == "go")
+        .expect("a Go game");
+    assert_eq!(
+        go.players,
+        ["alice", "bob"],
+        "one shared game, seen by both"
+    );
+    assert!(go.moves > 0);
+    let ttt = report
+        .games
+        .iter()
+        .find(|g| g.toolset == "tictactoe")
+        .expect("a tic-tac-toe game");
+    assert_eq!(ttt.players, ["carol"]);
+    // carol plays perfectly, and so does the bot: a draw.
+    assert_eq!(ttt.result.as_deref(), Some("Draw"));
+    for g in &report.games {
+        let svg = g.svg.as_ref().expect("a saved board");
+        assert!(std::fs::read_to_string(svg).unwrap().starts_with("<svg"));
+    }
+    assert_eq!(report.games.len(), 2, "{}", report.summary());
+}
