@@ -81,6 +81,8 @@ pub struct LoadReport {
     pub elapsed_s: f64,
     /// How long agents played, in seconds.
     pub played_s: f64,
+    /// How long the drain took, in seconds.
+    pub drained_s: f64,
     /// Calls, errors, games, latency.
     pub counts: Counts,
     /// Calls answered per second of play.

@@ -2,13 +2,20 @@
 //! arcade — in pairs (one challenges through the lobby, the other accepts or declines),
 //! against the arcade's bot, and some clumsy — over WebSocket, Streamable HTTP or both,
 //! with the chaos of [`ChaosPlan`]. Then a drain (agents resign what is open), quiet, and
-//! the invariants (`invariants.rs`) per agent. The server's sessions run on an arbiter of
-//! their own; hosts and agents on the caller's.
+//! the invariants (`invariants.rs`) per agent. The server's sessions and listeners run on
+//! an arbiter of their own, the proxies on another, hosts and their agents on
+//! `host_threads` more; the caller's thread keeps the timeline.
+//!
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | [`LoadConfig`], [`run`]: start, play with chaos on a timeline, drain, check, report |
+//! | `population` | [`policy_for`]: the mix of agents |
+//! | `follow` | each host's status followed: hint counters, reconnects, revs never going back |
 //!
 //! Checked while it runs: no call goes unanswered ([`crate::agent::io::HUNG_AFTER`]), a
 //! clumsy call always fails, the applied rev of a connection never goes back, no panic.
 
-use crate::agent::{AgentIo, AgentReport, GameKind, Mover, Phase, Policy, ScriptedAgent, Silent};
+use crate::agent::{AgentIo, AgentReport, Phase, ScriptedAgent, Silent};
 use crate::arcade::{ArcadeError, ArcadeService};
 use crate::chaos::{Calm, ChaosPlan, DelayStats, delivery_hook};
 use crate::hosts::{LinkKnobs, SERVER, start_host};
@@ -18,13 +25,18 @@ use crate::proxy::Proxy;
 use crate::report::{ChaosTotals, HintTotals, LoadReport};
 use indicatif::ProgressBar;
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
-use mcpl_host::host::{HostError, HostHandle, HostStatus};
-use mcpl_host::state::HintStats;
+use mcpl_host::host::HostError;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Once};
 use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
+
+mod follow;
+mod population;
+
+use follow::follow;
+pub use population::policy_for;
 
 /// Which transports the agents use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,102 +139,6 @@ fn count_panics() {
     });
 }
 
-/// The policy of agent `i` of `n`: the first 40 % in pairs (even ones challenge the next,
-/// odd ones accept 90 % of invitations), then random players against the bot, engine
-/// players, clumsy ones, and players who challenge whoever is online.
-pub fn policy_for(i: usize, n: usize, names: &[String], think: Duration) -> Policy {
-    let share = |p: usize| n * p / 100;
-    let pairs = share(40) & !1;
-    let mut p = if i < pairs {
-        let game = if (i / 2).is_multiple_of(2) {
-            GameKind::TicTacToe
-        } else {
-            GameKind::Go9
-        };
-        if i.is_multiple_of(2) {
-            Policy::social(game, Some(names[i + 1].clone()), 1.0)
-        } else {
-            Policy::host(0.9)
-        }
-    } else if i < pairs + share(30) {
-        let game = if i.is_multiple_of(3) {
-            GameKind::Go9
-        } else {
-            GameKind::TicTacToe
-        };
-        let mut p = Policy::random(game);
-        p.max_open = 2;
-        p.plans = vec![
-            crate::agent::Plan::Bot(game),
-            crate::agent::Plan::Bot(GameKind::TicTacToe),
-        ];
-        p
-    } else if i < pairs + share(40) {
-        Policy::engine(GameKind::Go9, 24)
-    } else if i < pairs + share(50) {
-        Policy::clumsy(GameKind::TicTacToe, 0.2)
-    } else {
-        let mut p = Policy::social(GameKind::TicTacToe, None, 0.5);
-        p.go = Mover::Random { pass_after: 20 };
-        p
-    };
-    p.think = think;
-    p.patience = Duration::from_secs(8);
-    p
-}
-
-/// Each host's status, followed: stats summed over its connections, reconnects, and the
-/// applied rev checked never to go back within a connection.
-#[derive(Default)]
-struct Follow {
-    totals: HintTotals,
-    last: Option<(u64, HintStats, u64)>,
-    epoch: u64,
-}
-
-impl Follow {
-    fn see(&mut self, s: &HostStatus, name: &str, metrics: &Metrics) {
-        let Some(server) = s.server(SERVER) else {
-            return;
-        };
-        self.epoch = self.epoch.max(server.epoch);
-        let Some(h) = &server.hints else { return };
-        match self.last {
-            Some((epoch, _, rev)) if epoch == server.epoch && h.last_rev < rev => {
-                metrics.violation(format!(
-                    "{name}: the applied rev went back from {rev} to {} on connection {epoch}",
-                    h.last_rev
-                ));
-            }
-            Some((epoch, stats, _)) if epoch != server.epoch => self.totals.add(&stats),
-            _ => {}
-        }
-        self.last = Some((server.epoch, h.stats, h.last_rev));
-    }
-
-    fn finish(mut self) -> (HintTotals, u64) {
-        if let Some((_, stats, _)) = self.last.take() {
-            self.totals.add(&stats);
-        }
-        (self.totals, self.epoch.saturating_sub(1))
-    }
-}
-
-async fn follow(
-    host: HostHandle,
-    name: String,
-    metrics: Arc<Metrics>,
-    mut stop: watch::Receiver<bool>,
-) -> (HintTotals, u64) {
-    let mut f = Follow::default();
-    tokio::select! {
-        _ = host.wait_for(|s| { f.see(s, &name, &metrics); false }) => {}
-        _ = stop.wait_for(|s| *s) => {}
-    }
-    f.see(&host.status(), &name, &metrics);
-    f.finish()
-}
-
 /// Runs the load (inside an actix system) and reports it; `progress` shows it going.
 pub async fn run(
     config: LoadConfig,
@@ -246,11 +162,27 @@ pub async fn run(
         ..Default::default()
     };
     let mut service = ArcadeService::start(arcade_config, &names, Some(arbiter.handle())).await?;
+    // The proxies pump every byte: they get a thread of their own.
+    let proxy_thread = actix::Arbiter::new();
     let proxies = match plan.proxy {
-        Some((ws_faults, http_faults)) => Some((
-            Proxy::start(service.ws_addr(), ws_faults, config.seed ^ 0xA11CE).await?,
-            Proxy::start(service.http_addr(), http_faults, config.seed ^ 0xB0B).await?,
-        )),
+        Some((ws_faults, http_faults)) => {
+            let (ws_up, http_up) = (service.ws_addr(), service.http_addr());
+            let seed = config.seed;
+            let (tx, rx) = oneshot::channel();
+            proxy_thread.spawn(async move {
+                let both = async {
+                    Ok::<_, std::io::Error>((
+                        Proxy::start(ws_up, ws_faults, seed ^ 0xA11CE).await?,
+                        Proxy::start(http_up, http_faults, seed ^ 0xB0B).await?,
+                    ))
+                };
+                let _ = tx.send(both.await);
+            });
+            let started = rx
+                .await
+                .map_err(|_| std::io::Error::other("the proxies' thread stopped"))??;
+            Some(started)
+        }
         None => None,
     };
     let (ws_url, http_url) = match &proxies {
@@ -416,13 +348,23 @@ pub async fn run(
     }
     let all = futures_util::future::join_all(agents);
     tokio::pin!(all);
+    let drain_start = Instant::now();
+    let mut drain_timed_out = false;
     let results = tokio::select! {
         r = &mut all => r,
         _ = tokio::time::sleep(config.drain) => {
+            drain_timed_out = true;
             let _ = phase_tx.send(Phase::Stop);
             all.await
         }
     };
+    let drained = drain_start.elapsed();
+    if drain_timed_out {
+        metrics.violation(format!(
+            "the drain did not finish within {:?}: agents were stopped with games open",
+            config.drain
+        ));
+    }
     let reports: Vec<AgentReport> = results.into_iter().filter_map(Result::ok).collect();
     if reports.len() != n {
         metrics.violation(format!("{} agent tasks failed", n - reports.len()));
@@ -508,6 +450,7 @@ pub async fn run(
     drop(proxies);
     drop(service);
     arbiter.stop();
+    proxy_thread.stop();
     for w in workers {
         w.stop();
     }
@@ -536,6 +479,7 @@ pub async fn run(
         transport: config.transport.name().to_owned(),
         elapsed_s: started.elapsed().as_secs_f64(),
         played_s: played.as_secs_f64(),
+        drained_s: drained.as_secs_f64(),
         calls_per_sec: counts_at_end_of_play.answered as f64 / played.as_secs_f64().max(0.001),
         counts,
         hints,
@@ -558,24 +502,4 @@ fn add_totals(into: &mut HintTotals, t: &HintTotals) {
     into.duplicates += t.duplicates;
     into.recoveries += t.recoveries;
     into.statements += t.statements;
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn policies_pair_challengers_with_their_partners() {
-        let names: Vec<String> = (0..20).map(|i| format!("p{i:04}")).collect();
-        let p0 = policy_for(0, 20, &names, Duration::ZERO);
-        assert_eq!(
-            p0.plans,
-            [crate::agent::Plan::Challenge {
-                opponent: Some("p0001".into()),
-                game: GameKind::TicTacToe
-            }]
-        );
-        assert!(policy_for(1, 20, &names, Duration::ZERO).plans.is_empty());
-        assert!(policy_for(16, 20, &names, Duration::ZERO).clumsy > 0.0);
-    }
 }

@@ -1,0 +1,67 @@
+//! Following each host's status while a run goes: its hint counters summed over its
+//! connections (each connection's state starts from zero), its reconnects, and the
+//! applied rev checked never to go back within a connection.
+//!
+//! The status is a `watch`: a follower sees the latest value, not every one, so counters
+//! of a connection that ended between two looks may be slightly under-counted.
+
+use crate::hosts::SERVER;
+use crate::metrics::Metrics;
+use crate::report::HintTotals;
+use mcpl_host::host::{HostHandle, HostStatus};
+use mcpl_host::state::HintStats;
+use std::sync::Arc;
+use tokio::sync::watch;
+
+/// Each host's status, followed: stats summed over its connections, reconnects, and the
+/// applied rev checked never to go back within a connection.
+#[derive(Default)]
+struct Follow {
+    totals: HintTotals,
+    last: Option<(u64, HintStats, u64)>,
+    epoch: u64,
+}
+
+impl Follow {
+    fn see(&mut self, s: &HostStatus, name: &str, metrics: &Metrics) {
+        let Some(server) = s.server(SERVER) else {
+            return;
+        };
+        self.epoch = self.epoch.max(server.epoch);
+        let Some(h) = &server.hints else { return };
+        match self.last {
+            Some((epoch, _, rev)) if epoch == server.epoch && h.last_rev < rev => {
+                metrics.violation(format!(
+                    "{name}: the applied rev went back from {rev} to {} on connection {epoch}",
+                    h.last_rev
+                ));
+            }
+            Some((epoch, stats, _)) if epoch != server.epoch => self.totals.add(&stats),
+            _ => {}
+        }
+        self.last = Some((server.epoch, h.stats, h.last_rev));
+    }
+
+    fn finish(mut self) -> (HintTotals, u64) {
+        if let Some((_, stats, _)) = self.last.take() {
+            self.totals.add(&stats);
+        }
+        (self.totals, self.epoch.saturating_sub(1))
+    }
+}
+
+/// Follows `host` until `stop`; returns its hint totals and reconnects.
+pub async fn follow(
+    host: HostHandle,
+    name: String,
+    metrics: Arc<Metrics>,
+    mut stop: watch::Receiver<bool>,
+) -> (HintTotals, u64) {
+    let mut f = Follow::default();
+    tokio::select! {
+        _ = host.wait_for(|s| { f.see(s, &name, &metrics); false }) => {}
+        _ = stop.wait_for(|s| *s) => {}
+    }
+    f.see(&host.status(), &name, &metrics);
+    f.finish()
+}
