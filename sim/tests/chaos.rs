@@ -82,21 +82,3 @@ async fn the_full_default_chaos_keeps_every_invariant() {
         report.table()
     );
 }
-
-#[actix::test]
-async fn a_quiet_run_has_no_faults_and_no_violations() {
-    let mut c = config(5, 0, None);
-    c.agents = 8;
-    c.duration = Duration::from_secs(3);
-    c.think = Duration::ZERO;
-    let report = load::run(c, None).await.expect("the run is made");
-    assert!(report.ok(), "{}", report.table());
-    assert_eq!(report.reconnects, 0, "{}", report.table());
-    assert_eq!(
-        report.hints.gaps + report.hints.recoveries,
-        0,
-        "{}",
-        report.table()
-    );
-    assert_eq!(report.counts.hung + report.counts.lost, 0);
-}
