@@ -11,8 +11,8 @@ use super::shown::Shown;
 use super::status::HostStatus;
 use crate::link::{EventCallback, EventSink, ServerLink, Tap};
 use crate::state::{
-    AgentMessage, Catalog, Change, Conversation, MessageKind, MetaTools, Output, Presenter,
-    ServerView, ToldIds, ToldStore,
+    AgentMessage, Catalog, Change, Conversation, HintConfig, MessageKind, MetaTools, Output,
+    Presenter, ServerView, ToldIds, ToldStore,
 };
 use actix::prelude::*;
 use mcpl_protocol::mcpl::CAP_PUSH_EVENTS;
@@ -62,8 +62,9 @@ impl Host {
         let addr = Host::create(move |ctx| {
             let me = ctx.address();
             let mut servers = BTreeMap::new();
+            let hints = config.hint_config();
             for s in config.servers {
-                let slot = start_link(s, &me, config.hold_window);
+                let slot = start_link(s, &me, hints);
                 servers.insert(slot.name.clone(), slot);
             }
             let host = Host {
@@ -251,7 +252,7 @@ fn load_told(config: &HostConfig) -> ToldIds {
 /// mailbox. Both are called synchronously by the link, in the order it reads and acts, and
 /// both `do_send` to one address, whose mailbox is a FIFO queue: the Host sees one
 /// server's reads and events in exactly the link's order (§5.2: hints apply in read order).
-fn start_link(s: super::config::ServerConfig, host: &Addr<Host>, hold_window: Duration) -> Slot {
+fn start_link(s: super::config::ServerConfig, host: &Addr<Host>, hints: HintConfig) -> Slot {
     let mut link = s.link;
     let name = link.name.clone();
     let (tap_to, tap_name) = (host.clone(), name.clone());
@@ -290,6 +291,6 @@ fn start_link(s: super::config::ServerConfig, host: &Addr<Host>, hold_window: Du
         read: None,
         next_token: 0,
         hold: None,
-        hold_window,
+        hint_config: hints,
     }
 }

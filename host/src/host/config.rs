@@ -73,6 +73,10 @@ pub struct HostConfig {
     pub meta: MetaConfig,
     /// Told ids kept per server.
     pub told_capacity: usize,
+    /// A §5.2 rule broken on purpose, to prove that tests catch it (feature
+    /// `fault-injection`).
+    #[cfg(feature = "fault-injection")]
+    pub hint_fault: Option<crate::state::hint_state::HintFault>,
 }
 
 impl HostConfig {
@@ -88,6 +92,8 @@ impl HostConfig {
             presenter: PresenterConfig::default(),
             meta: MetaConfig::default(),
             told_capacity: DEFAULT_TOLD_CAPACITY,
+            #[cfg(feature = "fault-injection")]
+            hint_fault: None,
         }
     }
 
@@ -101,5 +107,14 @@ impl HostConfig {
     pub fn with_hold_window(mut self, window: Duration) -> Self {
         self.hold_window = window;
         self
+    }
+
+    /// How each connection's hint state behaves (its `ordered` is set per connection).
+    pub fn hint_config(&self) -> crate::state::HintConfig {
+        crate::state::HintConfig {
+            #[cfg(feature = "fault-injection")]
+            fault: self.hint_fault,
+            ..crate::state::HintConfig::ordered().with_hold_window(self.hold_window)
+        }
     }
 }

@@ -6,7 +6,7 @@ use super::status::{HintSummary, ServerStatus};
 use crate::link::ServerLink;
 use crate::state::{Catalog, HintConfig, HintState, ServerView, ToolPolicy};
 use actix::{Addr, SpawnHandle};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// Which read of the server's state is under way (§5.2: one at a time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,8 +48,8 @@ pub(super) struct Slot {
     pub next_token: u64,
     /// The hold timer: the deadline it is armed for.
     pub hold: Option<(Instant, SpawnHandle)>,
-    /// The hold window for unordered connections.
-    pub hold_window: Duration,
+    /// How each connection's hint state behaves; `ordered` is set per connection.
+    pub hint_config: HintConfig,
 }
 
 impl Slot {
@@ -69,12 +69,10 @@ impl Slot {
     /// connection has its own revs from 1).
     pub fn fresh_hints(&mut self) {
         self.hints = self.catalog.hints_count().then(|| {
-            let base = if self.ordered {
-                HintConfig::ordered()
-            } else {
-                HintConfig::unordered()
-            };
-            HintState::new(base.with_hold_window(self.hold_window))
+            HintState::new(HintConfig {
+                ordered: self.ordered,
+                ..self.hint_config
+            })
         });
         self.read = None;
     }

@@ -76,6 +76,23 @@ pub struct HintConfig {
     pub event_id_capacity: usize,
     /// How many early messages are held at most.
     pub max_held: usize,
+    /// A deliberately broken rule, to prove that tests catch it (feature
+    /// `fault-injection`). `None` in every real host.
+    #[cfg(feature = "fault-injection")]
+    pub fault: Option<HintFault>,
+}
+
+/// A rule of §5.2 broken on purpose (feature `fault-injection`): the simulator runs a host
+/// with one of these to show that its invariants catch what they exist for.
+#[cfg(feature = "fault-injection")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum HintFault {
+    /// An early rev on an unordered link is applied at once instead of being held, and the
+    /// counter jumps to it (its missing predecessors then arrive stale and are ignored).
+    SkipHold,
+    /// A stale rev's state entries are applied instead of ignored.
+    ApplyStale,
 }
 
 impl HintConfig {
@@ -86,6 +103,8 @@ impl HintConfig {
             hold_window: DEFAULT_HOLD_WINDOW,
             event_id_capacity: DEFAULT_EVENT_ID_CAPACITY,
             max_held: DEFAULT_MAX_HELD,
+            #[cfg(feature = "fault-injection")]
+            fault: None,
         }
     }
 
@@ -310,6 +329,21 @@ impl HintState {
                 .map(|s| changed(&cause, Change::Suggested(s.clone()))),
         );
         let expected = self.next();
+        #[cfg(feature = "fault-injection")]
+        match self.config.fault {
+            Some(HintFault::SkipHold) if rev > expected && !self.config.ordered => {
+                self.last = rev - 1;
+                self.apply_in_order(rev, carrier, &changes, &mut out);
+                return out;
+            }
+            Some(HintFault::ApplyStale) if rev < expected => {
+                let last = self.last;
+                self.apply_in_order(rev, carrier, &changes, &mut out);
+                self.last = last;
+                return out;
+            }
+            _ => {}
+        }
         if rev == expected {
             self.apply_in_order(rev, carrier, &changes, &mut out);
             self.drain(&mut out);

@@ -99,6 +99,8 @@ pub mod view;
 pub use args_check::{ArgCheck, CheckLimits, Problem, Unchecked};
 pub use catalog::{CallGate, Catalog, CatalogOutput, ToolsetRef};
 pub use conversation::{AgentMessage, Conversation, ConversationConfig, MessageKind, ToolList};
+#[cfg(feature = "fault-injection")]
+pub use hint_state::HintFault;
 pub use hint_state::{
     DEFAULT_HOLD_WINDOW, DEFAULT_MAX_HELD, DefinitionOverride, HintConfig, HintState, OpenToolset,
 };
