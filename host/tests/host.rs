@@ -198,3 +198,78 @@ async fn a_recovery_read_the_server_refuses_is_tried_again() {
     })
     .await;
 }
+
+#[actix::test]
+async fn a_first_tools_list_that_fails_is_tried_again_until_the_host_settles() {
+    within(async {
+        let mut server = ScriptedServer::bind(Transport::Ws).await;
+        let host = start_host(server.connector(Default::default()), HOLD, |_| {});
+        let mut conn = server.accept().await;
+        conn.handshake(arcade_init()).await;
+        let (mut failed, mut listed, mut stated) = (false, false, false);
+        while !(listed && stated) {
+            let m = conn.next_non_notification().await;
+            match m["method"].as_str() {
+                Some("tools/list") if !failed => {
+                    conn.send(json!({"jsonrpc": "2.0", "id": m["id"],
+                                     "error": {"code": -32603, "message": "busy"}}))
+                        .await;
+                    failed = true;
+                }
+                Some("tools/list") => {
+                    conn.reply(&m, tools_page(&arcade_tools(), 0)).await;
+                    listed = true;
+                }
+                Some("toolsets/list") => {
+                    conn.reply(&m, lobby_statement(1)).await;
+                    stated = true;
+                }
+                _ => panic!("unexpected at connect: {m}"),
+            }
+        }
+        // Without its first listing nothing is settled: the link lists again by itself.
+        settled(&host, 1, 1, 6).await;
+        assert_eq!(conn.count("tools/list"), 2);
+        host.stop().await;
+    })
+    .await;
+}
+
+#[actix::test]
+async fn a_call_whose_answer_was_lost_on_streamable_http_starts_a_recovery() {
+    // §5.2 [project]: the server may have carried the call out and stamped a rev on its
+    // answer; nothing later on a quiet connection would show the gap, so the host reads
+    // the state at once.
+    within(async {
+        let (_server, host, mut conn) = connected(Transport::Http, HOLD).await;
+        open_game(&host, &mut conn, "g1", 2).await;
+        let call = spawn_call(
+            &host,
+            "toolsets--act",
+            json!({"tool": "play", "instance": "g1", "args": {"move": "D4"}}),
+        );
+        let req = conn.request("tools/call").await;
+        conn.send(json!({"jsonrpc": "2.0", "id": req["id"],
+                         "error": {"code": -32000, "message": "Streamable HTTP: the POST failed"}}))
+            .await;
+        let r = call.await.unwrap();
+        assert!(r.is_error, "{r:?}");
+        // The move was made: play is no longer visible in g1 (rev 3 was the lost answer's).
+        let after = statement(
+            4,
+            json!([{"toolset": "lobby"}, {"toolset": "game", "instance": "g1"}]),
+            json!([]),
+            json!([
+                vis("seek", None, true),
+                vis("roam", None, true),
+                vis("resign", Some("g1"), true)
+            ]),
+        );
+        conn.serve_recovery(after, &arcade_tools(), 4).await;
+        let h = hints_until(&host, |h| h.last_rev == 4 && !h.recovering).await;
+        assert_eq!(h.stats.recoveries, 1, "{h:?}");
+        assert!(!is_usable(&host, "play").await);
+        host.stop().await;
+    })
+    .await;
+}

@@ -19,7 +19,7 @@ use crate::state::{
 };
 use actix::prelude::*;
 use mcpl_protocol::method::{ToolsetsClose, ToolsetsOpen};
-use mcpl_protocol::{CallToolResult, Tool};
+use mcpl_protocol::{CallToolResult, ErrorCode, Tool};
 use serde_json::Value;
 use std::collections::BTreeSet;
 use tokio::sync::{mpsc, oneshot};
@@ -199,15 +199,37 @@ fn flatten<T>(r: Result<Result<T, LinkError>, MailboxError>) -> Result<T, CallFa
         })
 }
 
+/// True when the request may have been carried out but its answer was not read: it timed
+/// out, or the transport made up a `CONNECTION_CLOSED` answer for it (a Streamable HTTP POST
+/// that failed). A server's own -32000 counts too: at worst one needless recovery.
+fn answer_lost(outcome: &Outcome) -> bool {
+    let failure = match outcome {
+        Outcome::Call(Err(f)) | Outcome::Open(Err(f)) | Outcome::Close(Err(f)) => f,
+        _ => return false,
+    };
+    match failure {
+        CallFailure::TimedOut => true,
+        CallFailure::Refused(e) => e.code == ErrorCode::CONNECTION_CLOSED,
+        CallFailure::Unavailable(_) => false,
+    }
+}
+
 impl Handler<Finished> for Host {
     type Result = ();
 
-    fn handle(&mut self, msg: Finished, _ctx: &mut Context<Self>) {
+    fn handle(&mut self, msg: Finished, ctx: &mut Context<Self>) {
         let Finished {
             plan,
             outcome,
             reply,
         } = msg;
+        let Some(slot) = self.servers.get(&plan.server) else {
+            return;
+        };
+        if !slot.ordered && answer_lost(&outcome) {
+            // §5.2 [project]: what the lost answer carried is unknown; read the state.
+            self.feed(&plan.server, ctx, |h, _| h.handle_lost_answer());
+        }
         let Some(slot) = self.servers.get(&plan.server) else {
             return;
         };

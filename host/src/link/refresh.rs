@@ -4,6 +4,12 @@
 //! One listing runs at a time. A reason to list that comes while one is under way (a
 //! `list_changed`, a caller) queues one more listing after it rather than joining it: the
 //! pages already read may predate that reason.
+//!
+//! A listing that fails while the connection lives (an error answer, a timeout, a
+//! Streamable HTTP POST that failed) is tried again after a growing delay when the host
+//! needs it: the connection's first listing (nothing is settled without it), or one after
+//! `list_changed` (the list the host has is known to be old). A listing a caller asked for
+//! fails to that caller, who decides.
 
 use super::actor::ServerLink;
 use super::error::LinkError;
@@ -35,6 +41,15 @@ pub(super) struct Refresh {
     queued_changed: bool,
     manifest_in_flight: bool,
     manifest_again: bool,
+    /// Listings that failed in a row (the next retry waits longer).
+    failures: u32,
+}
+
+/// The delay before the next try of a listing that failed `failures` times in a row: the
+/// reconnect backoff's first delay, doubling, at most its largest.
+fn retry_delay(backoff: &super::config::BackoffConfig, failures: u32) -> std::time::Duration {
+    let factor = 1u32 << failures.saturating_sub(1).min(16);
+    backoff.initial.saturating_mul(factor).min(backoff.max)
 }
 
 struct Listing {
@@ -168,6 +183,23 @@ impl ServerLink {
             .unwrap_or_default();
         let queued = live.refresh.queued.take();
         let queued_changed = std::mem::take(&mut live.refresh.queued_changed);
+        let first = live.session_mut().is_some_and(|s| !s.tools_listed);
+        let retry = match &outcome {
+            Ok(_) => {
+                live.refresh.failures = 0;
+                None
+            }
+            Err(
+                LinkError::NotConnected { .. }
+                | LinkError::Disconnected { .. }
+                | LinkError::Stopped,
+            ) => None,
+            Err(_) if queued.is_none() && (first || list_changed) => {
+                live.refresh.failures = live.refresh.failures.saturating_add(1);
+                Some(retry_delay(&self.config.backoff, live.refresh.failures))
+            }
+            Err(_) => None,
+        };
         let mut changed = None;
         match (&outcome, live.session_mut()) {
             (Ok(tools), Some(session)) => {
@@ -196,6 +228,12 @@ impl ServerLink {
         }
         if let Some(queued) = queued {
             self.start_listing(queued, queued_changed, ctx);
+        } else if let Some(delay) = retry {
+            ctx.run_later(delay, move |act, ctx| {
+                if act.lifecycle.live().is_some_and(|l| l.epoch == epoch) {
+                    act.refresh_tools(None, list_changed, ctx);
+                }
+            });
         }
     }
 

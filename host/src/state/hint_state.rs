@@ -392,6 +392,20 @@ impl HintState {
         out
     }
 
+    /// An answer on this connection was not read though the server may have written it —
+    /// its Streamable HTTP POST failed, or it timed out and may never come. Its hint
+    /// changes, if it carried any, are lost, and on a quiet connection nothing later would
+    /// show the gap: recover now (§5.2 **\[project\]**: the rule's purpose, "never lose a
+    /// change", read for a loss the host learns of directly). During a read under way, one
+    /// more recovery follows it: that read may have been answered before the lost request
+    /// was carried out. Every recovery's `toolsets/list` takes a rev of its own (§4.3), so
+    /// this cannot loop.
+    pub fn handle_lost_answer(&mut self) -> Vec<Output> {
+        let mut out = Vec::new();
+        self.request_recovery(u64::MAX, RecoverReason::LostAnswer, &mut out);
+        out
+    }
+
     /// The earliest instant at which [`HintState::handle_timeout`] has something to do.
     pub fn poll_timeout(&self) -> Option<Instant> {
         self.held

@@ -157,6 +157,9 @@ pub enum RecoverReason {
     Again,
     /// The host could not complete the last recovery's reads.
     Failed,
+    /// An answer the server may have written was not read (its Streamable HTTP POST
+    /// failed, or it timed out): whatever it carried is unknown (§5.2 **\[project\]**).
+    LostAnswer,
 }
 
 /// What [`HintState`](super::HintState) asks of its owner, or tells it.

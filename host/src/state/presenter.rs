@@ -130,8 +130,24 @@ struct ServerState {
     results: BTreeMap<u64, Vec<Fragment>>,
     /// Push-carried changes by event id, oldest first.
     pushes: VecDeque<(String, Vec<Fragment>)>,
+    /// Messages already shown, newest last (at most [`RECENT`]): pushes by event id,
+    /// results by rev. Changes they carried that apply only after they were shown — an
+    /// early rev held on Streamable HTTP (§5.2) — are told as a notice, not kept for a
+    /// message that will not come again.
+    shown_pushes: VecDeque<String>,
+    finished_results: VecDeque<u64>,
     ended: VecDeque<EndedInfo>,
     suggestions: VecDeque<Suggestion>,
+}
+
+/// How many shown pushes and finished results a server's state remembers.
+const RECENT: usize = 256;
+
+fn remember<T>(recent: &mut VecDeque<T>, item: T) {
+    if recent.len() == RECENT {
+        recent.pop_front();
+    }
+    recent.push_back(item);
 }
 
 /// The presenter (see the module doc).
@@ -222,10 +238,10 @@ impl Presenter {
             }
             let st = self.state(view.name);
             match dest(cause) {
-                Dest::Result(rev) if st.expected > 0 => {
+                Dest::Result(rev) if st.expected > 0 && !st.finished_results.contains(&rev) => {
                     st.results.entry(rev).or_default().extend(frags)
                 }
-                Dest::Push(id) => {
+                Dest::Push(id) if !st.shown_pushes.contains(&id) => {
                     match st.pushes.iter_mut().find(|(e, _)| *e == id) {
                         Some((_, waiting)) => waiting.extend(frags),
                         None => st.pushes.push_back((id, frags)),
@@ -236,7 +252,7 @@ impl Presenter {
                         }
                     }
                 }
-                Dest::Result(_) | Dest::Notice => notice.extend(frags),
+                Dest::Result(_) | Dest::Push(_) | Dest::Notice => notice.extend(frags),
             }
         }
         notice.extend(self.reconcile(view, &actual));
@@ -267,6 +283,7 @@ impl Presenter {
             .and_then(|i| st.pushes.remove(i))
             .map(|(_, f)| f)
             .unwrap_or_default();
+        remember(&mut st.shown_pushes, params.event_id.clone());
         if !accepted {
             return self.notice(view, frags).into_iter().collect();
         }
@@ -330,6 +347,9 @@ impl Presenter {
     /// told as a notice (their messages will not be shown).
     pub fn disconnected(&mut self, view: &ServerView<'_>) -> Vec<AgentMessage> {
         let st = self.state(view.name);
+        // The next connection's revs start from 1 (§4.6).
+        st.finished_results.clear();
+        st.shown_pushes.clear();
         let mut frags: Vec<Fragment> = std::mem::take(&mut st.results)
             .into_values()
             .flatten()

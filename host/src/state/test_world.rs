@@ -233,10 +233,20 @@ impl Host {
     }
 
     pub fn add_server(&mut self, name: &str, push_events: bool, policy: ToolPolicy) {
+        self.add_server_with(name, push_events, policy, HintConfig::ordered());
+    }
+
+    pub fn add_server_with(
+        &mut self,
+        name: &str,
+        push_events: bool,
+        policy: ToolPolicy,
+        config: HintConfig,
+    ) {
         let tools = arcade_tools();
         let manifest = arcade_manifest(true, true);
         let mut catalog = Catalog::new(true, Some(&manifest));
-        let mut hints = HintState::new(HintConfig::ordered());
+        let mut hints = HintState::new(config);
         hints.handle_tools_list(&tools, 0);
         catalog.set_tools(&tools, |t| hints.presence(t));
         self.servers.push(Server {

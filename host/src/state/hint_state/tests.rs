@@ -930,3 +930,22 @@ fn a_full_hold_drops_and_recovers() {
     );
     assert_eq!(s.held_revs().collect::<Vec<_>>(), vec![3, 4]);
 }
+
+#[test]
+fn a_lost_answer_recovers_and_during_a_read_one_more_follows() {
+    let now = Instant::now();
+    let mut s = ready(HintConfig::unordered(), now);
+    let out = s.handle_lost_answer();
+    assert_eq!(recovers(&out), vec![RecoverReason::LostAnswer]);
+    // A second loss while that recovery reads: no second read now, one after it (the
+    // read under way may predate the lost request).
+    assert!(s.handle_lost_answer().is_empty());
+    let out = s.handle_statement(&msg(2, vec![]), &[], &[], now);
+    assert!(recovers(&out).is_empty());
+    let out = s.handle_tools_list(&tools(), 2);
+    assert_eq!(recovers(&out), vec![RecoverReason::Again]);
+    s.handle_statement(&msg(3, vec![]), &[], &[], now);
+    let out = s.handle_tools_list(&tools(), 3);
+    assert!(recovers(&out).is_empty());
+    assert!(!s.is_recovering());
+}

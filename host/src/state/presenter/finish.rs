@@ -84,10 +84,11 @@ impl Presenter {
         let b = self.config.bounds;
         let st = self.state(view.name);
         st.expected = st.expected.saturating_sub(1);
-        let frags = outcome
-            .rev()
-            .and_then(|r| st.results.remove(&r))
-            .unwrap_or_default();
+        let rev = outcome.rev();
+        let frags = rev.and_then(|r| st.results.remove(&r)).unwrap_or_default();
+        if let Some(r) = rev {
+            super::remember(&mut st.finished_results, r);
+        }
         let leftover: Vec<Fragment> = if st.expected == 0 {
             std::mem::take(&mut st.results)
                 .into_values()

@@ -729,3 +729,84 @@ fn a_catalog_without_hints_tells_nothing() {
     let mut p = Presenter::new(PresenterConfig::default(), ToldIds::default());
     assert!(p.refresh(&view).is_empty());
 }
+
+#[test]
+fn changes_of_a_push_shown_before_its_early_rev_applied_are_a_notice() {
+    // Streamable HTTP: the push (rev 4) is read before rev 3, so its changes are held
+    // (§5.2) while the push itself is shown; they apply when rev 3 comes, and must then
+    // be told, not kept for a push that was shown already.
+    let mut h = Host::new(40, ToldIds::default());
+    h.add_server_with(
+        "arcade",
+        true,
+        ToolPolicy::allow_all(),
+        HintConfig::unordered(),
+    );
+    open_game(&mut h, "g1", 2);
+    let p = push_params(
+        "ev-9",
+        "White played E5",
+        Some(changes(4, vec![vis("play", Some("g1"), false)], vec![])),
+    );
+    let shown = h.push(0, &p, true);
+    assert_eq!(
+        texts(&shown),
+        "Event from arcade about [arcade/game:g1]:\n│ White played E5"
+    );
+    let shown = h.standalone(0, changes(3, vec![vis("roam", None, false)], vec![]));
+    let t = texts(&shown);
+    assert_eq!(
+        count(&t, "No longer usable: play in [arcade/game:g1]"),
+        1,
+        "{t}"
+    );
+    assert!(shown.iter().all(|m| m.kind == MessageKind::Notice));
+}
+
+#[test]
+fn changes_of_a_result_finished_before_its_early_rev_applied_are_a_notice() {
+    let mut h = Host::new(40, ToldIds::default());
+    h.add_server_with(
+        "arcade",
+        true,
+        ToolPolicy::allow_all(),
+        HintConfig::unordered(),
+    );
+    // Two calls in flight; the first one's result (rev 3) is read before rev 2.
+    h.presenter.sending("arcade");
+    h.presenter.sending("arcade");
+    let mine = changes(3, vec![vis("roam", None, false)], vec![]);
+    let carrier = Carrier::Result {
+        of: ResultOf::CallTool,
+        request: Id::Number(4),
+    };
+    assert!(
+        h.read(0, carrier, mine.clone()).is_empty(),
+        "held: rev 2 is missing"
+    );
+    let plan = meta_tools::SendPlan {
+        server: "arcade".into(),
+        request: Outgoing::Call(mcpl_protocol::CallToolParams {
+            name: "clock".into(),
+            arguments: None,
+            meta: None,
+        }),
+        after: meta_tools::After::Call {
+            tool: "clock".into(),
+            marker: None,
+            via_act: false,
+        },
+    };
+    let result = CallToolResult {
+        meta: Some(Meta::with_hints(mine)),
+        ..CallToolResult::text("12:00")
+    };
+    let view = h.servers[0].view();
+    let f = h.presenter.finish(&view, &plan, Outcome::Call(Ok(result)));
+    assert!(!f.result.joined_text().contains("roam"), "not applied yet");
+    // Rev 2 comes (a standalone change); rev 3's changes apply after it and are told now,
+    // though the other call is still in flight.
+    let shown = h.standalone(0, changes(2, vec![vis("seek", None, false)], vec![]));
+    let t = texts(&shown);
+    assert_eq!(count(&t, "No longer usable: roam in [arcade]"), 1, "{t}");
+}
