@@ -8,11 +8,9 @@ mod support;
 use mcpl_transport::{ClientOptions, TransportError, http, ws};
 use serde_json::json;
 use std::process::Stdio;
-use support::{Client, text_of, within};
+use support::{BIN, Client, serve, text_of, within};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, ChildStdout, Command};
-
-const BIN: &str = env!("CARGO_BIN_EXE_mcpl-arcade");
+use tokio::process::{ChildStdout, Command};
 
 /// Runs the binary to completion; its exit code and stderr.
 async fn run(args: &[&str], stdin: &[u8]) -> (Option<i32>, String, String) {
@@ -33,30 +31,6 @@ async fn run(args: &[&str], stdin: &[u8]) -> (Option<i32>, String, String) {
         String::from_utf8_lossy(&out.stdout).into_owned(),
         String::from_utf8_lossy(&out.stderr).into_owned(),
     )
-}
-
-/// Starts `serve` with `args`; returns the child and the URLs of its `listening on` lines.
-async fn serve(args: &[&str], listeners: usize) -> (Child, Vec<String>) {
-    let mut child = Command::new(BIN)
-        .arg("serve")
-        .args(args)
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the binary starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut urls = Vec::new();
-    for _ in 0..listeners {
-        let line = within(lines.next_line())
-            .await
-            .unwrap()
-            .expect("a listening line");
-        let url = line
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected line {line:?}"));
-        urls.push(url.to_owned());
-    }
-    (child, urls)
 }
 
 fn token(t: &str) -> ClientOptions {

@@ -177,8 +177,8 @@ async fn nineteen_by_nineteen_gives_a_pattern_instead_of_361_moves() {
 
 #[actix::test]
 async fn a_thinking_bot_answers_the_call_and_the_other_connection_sees_both_moves() {
-    // A time budget: the search runs on a blocking thread until its deadline, and the
-    // table picks its move up from a timer.
+    // A time budget: the search runs on a blocking thread until its deadline, and its end
+    // wakes the table.
     let h = Harness::with(ArcadeConfig {
         bot: BotSettings {
             budget: BotBudget::Time(Duration::from_millis(30)),
@@ -204,6 +204,31 @@ async fn a_thinking_bot_answers_the_call_and_the_other_connection_sees_both_move
         one.hints.moves("go_play", "g")
     );
     assert_eq!(two.hints.moves("go_play", "g").len(), 79);
+    // While the bot thought, `play` was hidden (its turn): `two` was told at once, `one`
+    // in the answer, with the turn given back (held changes, §5.3) — nothing else.
+    let hidden = two.next_hints().await;
+    assert_eq!(
+        hidden["params"]["tools"],
+        json!([{"name": "go_play", "instance": "g", "visible": false},
+               {"name": "go_pass", "instance": "g", "visible": false}]),
+        "{hidden:#}"
+    );
+    let tools = hints_of(&r)["tools"].as_array().unwrap().clone();
+    assert_eq!(
+        tools[0],
+        json!({"name": "go_play", "instance": "g", "visible": false}),
+        "{r:#}"
+    );
+    assert!(one.hints.is_visible("go_play", "g"));
+    assert!(one.hints.is_visible("go_pass", "g"));
+    one.quiet().await;
+    assert!(one.pushes.is_empty(), "{:#?}", one.pushes);
+    assert!(
+        one.take_unread()
+            .iter()
+            .all(|v| v["method"] != "tools/hints"),
+        "the held changes came only in the answer"
+    );
 }
 
 #[actix::test]
@@ -229,9 +254,26 @@ async fn resigning_while_the_bot_thinks_answers_the_waiting_call() {
     // Once `one`'s `tools/list` is answered, its call has gone through alice's principal
     // to the table (the principal handles both in order), so `two`'s comes after.
     one.quiet().await;
+    // It is the bot's turn: `two` was told `go_play` is gone (§5.3), the call is refused
+    // (vector 11), and the board says why.
+    let hidden = two.next_hints().await;
+    assert_eq!(
+        hidden["params"]["tools"],
+        json!([{"name": "go_play", "instance": "g", "visible": false},
+               {"name": "go_pass", "instance": "g", "visible": false}]),
+        "{hidden:#}"
+    );
     let busy = two.call("go_play", json!({"move": "D4"}), Some("g")).await;
     assert_eq!(busy["isError"], true);
-    assert!(text_of(&busy).contains("The bot is thinking"), "{busy:#}");
+    assert!(
+        text_of(&busy).contains("go_play is not available right now"),
+        "{busy:#}"
+    );
+    let board = two.call("go_board", json!({}), Some("g")).await;
+    assert!(
+        text_of(&board).ends_with("The bot is thinking."),
+        "{board:#}"
+    );
     let resigned = two.call("go_resign", json!({}), Some("g")).await;
     assert!(
         text_of(&resigned).starts_with("You resigned."),

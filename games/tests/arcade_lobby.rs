@@ -5,7 +5,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{Harness, text_of};
+use support::{Harness, hints_of, text_of};
 
 #[actix::test]
 async fn a_challenge_accepted_becomes_a_shared_game() {
@@ -40,10 +40,20 @@ async fn a_challenge_accepted_becomes_a_shared_game() {
         text_of(&sent).contains("You challenged bob to Go 9x9"),
         "{sent:#}"
     );
-    // The game was opened for alice on the lobby's own connection: hers hears of it as
-    // another connection's change (§4.6), explained by the table's event.
-    let push = alice.next_push().await;
-    assert_eq!(push["params"]["instance"], json!(instance));
+    // The game was opened for alice by the lobby's handler: the open's changes ride in the
+    // challenge's own result (§5.3: a call reports its own consequences), and nothing is
+    // pushed to the calling connection.
+    let opened = hints_of(&sent)["toolsets"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["toolset"] == "go" && t["instance"] == json!(instance))
+        .unwrap_or_else(|| panic!("the open is in the result's hints: {sent:#}"))
+        .clone();
+    assert_eq!(opened["state"], "open");
+    assert_eq!(opened["title"], "Go 9x9 vs bob");
+    alice.quiet().await;
+    assert!(alice.pushes.is_empty(), "{:#?}", alice.pushes);
     assert_eq!(
         alice.hints.toolset("go", &instance).unwrap()["state"],
         "open"
@@ -122,7 +132,6 @@ async fn a_challenge_declined_ends_with_the_challenger_told() {
         .as_str()
         .unwrap()
         .to_owned();
-    alice.next_push().await;
     bob.next_push().await;
 
     let declined = bob

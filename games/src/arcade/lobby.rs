@@ -1,85 +1,64 @@
 //! The lobby's tools: `games` (what can be played, who is online, challenges both ways),
 //! `challenge` and `decline`. They are plain handler tools inside the default-open `lobby`
-//! toolset (§4.1); the two that act do so through `loopback.rs`, as the caller.
+//! toolset (§4.1) that act on their caller's toolsets through the SDK, as the caller's
+//! host would: `challenge` opens the game for the caller
+//! ([`ToolContext::open_toolset`]: the open's changes ride in the challenge's own result,
+//! §5.3), `decline` turns an invitation down ([`ToolContext::decline_invitation`]: the
+//! table hears it and tells the challenger), and `games` lists the caller's invitations
+//! as the SDK keeps them ([`ToolContext::invitations`]).
 
-use super::loopback::{Loopback, LoopbackError};
-use super::shared::{Challenge, Shared};
-use actix::ArbiterHandle;
-use mcpl_protocol::mcp::CallToolResult;
-use mcpl_server::{Server, ServerBuilder, ToolContext, ToolError, ToolResult};
+use super::shared::{Shared, challenge_summary};
+use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
+use mcpl_server::{
+    DeclineError, Invitation, Opened, ServerBuilder, ToolContext, ToolError, ToolResult,
+};
 use mcpl_transport::Principal;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
-/// What a table's refusal of a join starts with when the join was a decline: the lobby
-/// reads it to tell a decline from any other refusal.
-pub const DECLINED: &str = "You declined the challenge";
+/// The toolsets whose invitations are challenges.
+const GAMES: [&str; 2] = ["go", "tictactoe"];
 
-/// What the lobby's handlers share: the arcade's state, and how to reach the server as a
-/// principal.
+/// What the lobby's handlers share: the arcade's state.
 pub struct Lobby {
     shared: Arc<Shared>,
-    /// Set once the server is built (its handlers are registered before it exists).
-    server: OnceLock<Server>,
-    arbiter: ArbiterHandle,
 }
 
 impl Lobby {
-    /// A lobby for the arcade whose sessions run on `arbiter`.
-    pub fn new(shared: Arc<Shared>, arbiter: ArbiterHandle) -> Arc<Self> {
-        Arc::new(Lobby {
-            shared,
-            server: OnceLock::new(),
-            arbiter,
-        })
-    }
-
-    /// The server, once built.
-    pub fn set_server(&self, server: Server) {
-        let _ = self.server.set(server);
+    /// A lobby on the arcade's shared state.
+    pub fn new(shared: Arc<Shared>) -> Arc<Self> {
+        Arc::new(Lobby { shared })
     }
 
     /// Registers the lobby's tools (their declarations are in `tools.rs`).
     pub fn register(self: &Arc<Self>, builder: ServerBuilder) -> ServerBuilder {
-        let (a, b, c) = (self.clone(), self.clone(), self.clone());
+        let (a, b) = (self.clone(), self.clone());
         builder
             .tool(
                 super::tools::games_tool(),
                 move |ctx: ToolContext, _: Value| {
                     let lobby = a.clone();
-                    async move { Ok(lobby.games(ctx.principal())) }
+                    async move { lobby.games(&ctx).await }
                 },
             )
             .tool(
                 super::tools::challenge_tool(),
                 move |ctx: ToolContext, args: ChallengeArgs| {
                     let lobby = b.clone();
-                    async move { lobby.challenge(ctx.principal().clone(), args).await }
+                    async move { lobby.challenge(&ctx, args).await }
                 },
             )
             .tool(
                 super::tools::decline_tool(),
-                move |ctx: ToolContext, args: DeclineArgs| {
-                    let lobby = c.clone();
-                    async move { lobby.decline(ctx.principal().clone(), args).await }
-                },
+                |ctx: ToolContext, args: DeclineArgs| async move { decline(&ctx, args).await },
             )
     }
 
-    async fn connect(&self, principal: Principal) -> Result<Loopback, ToolError> {
-        let server = self
-            .server
-            .get()
-            .ok_or_else(|| ToolError::internal("the arcade is not running yet"))?;
-        Loopback::connect(server, &self.arbiter, principal)
-            .await
-            .map_err(ToolError::internal)
-    }
-
     /// `games`: a text for the model and the same as structured content.
-    fn games(&self, me: &Principal) -> CallToolResult {
+    async fn games(&self, ctx: &ToolContext) -> ToolResult {
+        let me = ctx.principal();
         let my_name = me.name();
         let online: Vec<String> = self
             .shared
@@ -87,7 +66,7 @@ impl Lobby {
             .into_iter()
             .filter(|n| *n != my_name)
             .collect();
-        let mine = self.shared.challenges_for(me);
+        let mine = challenges_for(ctx).await?;
         let sent = self.shared.challenges_by(&my_name);
         let mut text = String::from(
             "Games (open one with its options, or challenge a player with `challenge`):\n\
@@ -106,12 +85,14 @@ impl Lobby {
         if matches!(me, Principal::Anonymous(_)) {
             text.push_str("You are connected anonymously: you can play the bot, but nobody can challenge you.\n");
         }
-        for c in &mine {
-            let name = c.instance.as_deref().unwrap_or(c.toolset);
+        for inv in &mine {
+            let name = instance_of(inv);
             let _ = writeln!(
                 text,
                 "Challenge for you: {} challenges you to {}. Accept by opening {}:{name}, or call decline {{\"instance\": \"{name}\"}}.",
-                c.challenger, c.summary, c.toolset
+                inv.from.name(),
+                summary_of(inv),
+                inv.toolset
             );
         }
         for c in &sent {
@@ -123,30 +104,35 @@ impl Lobby {
                 c.instance.as_deref().unwrap_or("?")
             );
         }
-        let entry = |c: &Challenge, role: &str, who: String| json!({role: who, "game": c.toolset, "instance": c.instance, "summary": c.summary});
         let challenges: Vec<Value> = mine
             .iter()
-            .map(|c| entry(c, "from", c.challenger.clone()))
+            .map(|inv| {
+                json!({"from": inv.from.name(), "game": inv.toolset, "instance": inv.instance,
+                       "summary": summary_of(inv)})
+            })
             .collect();
         let sent: Vec<Value> = sent
             .iter()
-            .map(|c| entry(c, "to", c.invitee.name()))
+            .map(|c| {
+                json!({"to": c.invitee.name(), "game": c.toolset, "instance": c.instance,
+                       "summary": c.summary})
+            })
             .collect();
-        CallToolResult {
+        Ok(CallToolResult {
             structured_content: Some(json!({
-                "games": ["go", "tictactoe"],
+                "games": GAMES,
                 "online": online,
                 "challenges": challenges,
                 "sent": sent,
             })),
             ..CallToolResult::text(text.trim_end())
-        }
+        })
     }
 
     /// `challenge`: opens the game for the caller with the opponent invited (the table
-    /// does the inviting, §4.6).
-    async fn challenge(&self, me: Principal, args: ChallengeArgs) -> ToolResult {
-        if matches!(me, Principal::Anonymous(_)) {
+    /// does the inviting, §4.6). The open's changes ride in this call's result.
+    async fn challenge(&self, ctx: &ToolContext, args: ChallengeArgs) -> ToolResult {
+        if matches!(ctx.principal(), Principal::Anonymous(_)) {
             return Err(ToolError::failed(
                 "Anonymous players cannot challenge anyone (they share nothing); open a game against the bot instead.",
             ));
@@ -171,18 +157,17 @@ impl Lobby {
         if let Some(color) = args.color {
             options["color"] = json!(color);
         }
-        let mut link = self.connect(me).await?;
-        let opened = link
-            .open(&args.game, None, Some(options))
+        let opened = ctx
+            .open_toolset(&args.game, None, Some(options))
             .await
-            .map_err(|e| match e {
-                LoopbackError::Refused(e) => {
-                    ToolError::failed(format!("The challenge was not sent: {}", e.message))
+            .map_err(|e| match ToolError::from(e) {
+                ToolError::Failed { message } => {
+                    ToolError::failed(format!("The challenge was not sent: {message}"))
                 }
-                other => ToolError::internal(other),
+                other => other,
             })?;
-        let instance = opened["instance"].as_str().unwrap_or_default();
-        let mut text = content_text(&opened);
+        let instance = opened.instance.clone().unwrap_or_default();
+        let mut text = opened_text(&opened);
         let _ = write!(
             text,
             "\n\nThe game is open as {}:{instance} on every connection of yours; {} has been invited to it.",
@@ -193,96 +178,106 @@ impl Lobby {
             ..CallToolResult::text(text)
         })
     }
+}
 
-    /// `decline`: the invitee opens the invitation only for its table to refuse it and
-    /// end the game; the challenger is told.
-    async fn decline(&self, me: Principal, args: DeclineArgs) -> ToolResult {
-        let pending = self.shared.challenges_for(&me);
-        let challenge = find_challenge(&pending, &args.instance, args.game.as_deref())
-            .ok_or_else(|| {
-                let names: Vec<String> = pending
-                    .iter()
-                    .map(|c| format!("{}:{}", c.toolset, c.instance.as_deref().unwrap_or("?")))
-                    .collect();
-                ToolError::failed(if names.is_empty() {
-                    "No challenge is waiting for you.".to_owned()
-                } else {
-                    format!(
-                        "No challenge of yours is named {:?}; waiting: {}.",
-                        args.instance,
-                        names.join(", ")
-                    )
-                })
-            })?
-            .clone();
-        self.shared.start_decline(&challenge, &args.instance);
-        let res = async {
-            let mut link = self.connect(me.clone()).await?;
-            Ok::<_, ToolError>(
-                link.open(challenge.toolset, Some(&args.instance), None)
-                    .await,
-            )
-        }
-        .await;
-        self.shared
-            .end_decline(&me, challenge.toolset, &args.instance);
-        match res? {
-            Err(LoopbackError::Refused(e)) if e.message.starts_with(DECLINED) => {
-                Ok(CallToolResult::text(format!(
-                    "You declined {}'s challenge to {}; they have been told.",
-                    challenge.challenger, challenge.summary
-                )))
-            }
-            Err(LoopbackError::Refused(e)) => Err(ToolError::failed(format!(
-                "The challenge could not be declined: {}",
-                e.message
-            ))),
-            Err(other) => Err(ToolError::internal(other)),
-            // Another connection of yours accepted it meanwhile: it is a game now.
-            Ok(_) => Err(ToolError::failed(format!(
-                "{}:{} is already open for you (accepted on another connection); resign to leave it.",
-                challenge.toolset, args.instance
-            ))),
-        }
+/// The caller's invitations to the arcade's games (§4.6: each under the caller's own name
+/// for the instance).
+async fn challenges_for(ctx: &ToolContext) -> Result<Vec<Invitation>, ToolError> {
+    let all = ctx.invitations().await.map_err(ToolError::internal)?;
+    Ok(all
+        .into_iter()
+        .filter(|i| GAMES.contains(&i.toolset.as_str()))
+        .collect())
+}
+
+/// `decline`: the SDK takes the invitation away and the table hears it (it tells the
+/// challenger and ends the game); the invitee never had the game, so it gets no record.
+async fn decline(ctx: &ToolContext, args: DeclineArgs) -> ToolResult {
+    let pending = challenges_for(ctx).await?;
+    let challenge = find_challenge(
+        &pending,
+        |i| (i.toolset.as_str(), instance_of(i)),
+        &args.instance,
+        args.game.as_deref(),
+    )?;
+    let toolset = challenge.toolset.clone();
+    match ctx
+        .decline_invitation(&toolset, challenge.instance.as_deref())
+        .await
+    {
+        Ok(declined) => Ok(CallToolResult::text(format!(
+            "You declined {}'s challenge to {}; they have been told.",
+            declined.from.name(),
+            summary_of(&declined)
+        ))),
+        // Another connection of yours accepted it meanwhile: it is a game now.
+        Err(DeclineError::NotInvited { open: true, .. }) => Err(ToolError::failed(format!(
+            "{toolset}:{} is already open for you (accepted on another connection); resign to leave it.",
+            args.instance
+        ))),
+        // Withdrawn, or declined on another connection, meanwhile.
+        Err(DeclineError::NotInvited { open: false, .. }) => Err(ToolError::failed(format!(
+            "The challenge at {toolset}:{} is no longer waiting (it was withdrawn or answered).",
+            args.instance
+        ))),
+        Err(e) => Err(ToolError::internal(e)),
     }
 }
 
-/// The challenge `instance` names: its own name, or the name with a `-N` suffix the SDK
-/// gives an invitation whose name the invitee had taken (only when that is unambiguous).
-fn find_challenge<'a>(
-    pending: &'a [Challenge],
+/// The invitation `instance` (and `game`, when given) names, of `pending` whose toolset and
+/// name `key` gives; a refusal the model can act on when none or several do.
+fn find_challenge<'a, T>(
+    pending: &'a [T],
+    key: impl Fn(&T) -> (&str, &str),
     instance: &str,
     game: Option<&str>,
-) -> Option<&'a Challenge> {
-    let of_game = |c: &&Challenge| game.is_none_or(|g| g == c.toolset);
-    let exact = pending
-        .iter()
-        .filter(of_game)
-        .find(|c| c.instance.as_deref() == Some(instance));
-    exact.or_else(|| {
-        let mut suffixed = pending.iter().filter(of_game).filter(|c| {
-            c.instance.as_deref().is_some_and(|name| {
-                instance
-                    .strip_prefix(name)
-                    .and_then(|rest| rest.strip_prefix('-'))
-                    .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
-            })
-        });
-        match (suffixed.next(), suffixed.next()) {
-            (Some(c), None) => Some(c),
-            _ => None,
+) -> Result<&'a T, ToolError> {
+    let mut named = pending.iter().filter(|i| {
+        let (toolset, name) = key(i);
+        name == instance && game.is_none_or(|g| g == toolset)
+    });
+    match (named.next(), named.next()) {
+        (Some(one), None) => Ok(one),
+        (Some(_), Some(_)) => Err(ToolError::failed(format!(
+            "Several challenges are named {instance:?}: say which game (go or tictactoe)."
+        ))),
+        (None, _) if pending.is_empty() => {
+            Err(ToolError::failed("No challenge is waiting for you."))
         }
-    })
+        (None, _) => {
+            let names: Vec<String> = pending
+                .iter()
+                .map(|i| {
+                    let (toolset, name) = key(i);
+                    format!("{toolset}:{name}")
+                })
+                .collect();
+            Err(ToolError::failed(format!(
+                "No challenge of yours is named {instance:?}; waiting: {}.",
+                names.join(", ")
+            )))
+        }
+    }
 }
 
-/// The text blocks of an open result, joined.
-fn content_text(opened: &Value) -> String {
+/// The name an invitation is offered under.
+fn instance_of(inv: &Invitation) -> &str {
+    inv.instance.as_deref().unwrap_or(&inv.toolset)
+}
+
+/// The game in words, from the invitee's side ("Go 9x9, you play White").
+fn summary_of(inv: &Invitation) -> &str {
+    challenge_summary(&inv.reason, &inv.from.name())
+}
+
+/// The open's title and text blocks, joined.
+fn opened_text(opened: &Opened) -> String {
     let mut text = String::new();
-    if let Some(title) = opened["title"].as_str() {
+    if let Some(title) = &opened.title {
         let _ = writeln!(text, "{title}");
     }
-    for block in opened["content"].as_array().into_iter().flatten() {
-        if let Some(t) = block["text"].as_str() {
+    for block in &opened.content {
+        if let ContentBlock::Text { text: t, .. } = block {
             text.push_str(t);
             text.push('\n');
         }
@@ -315,38 +310,33 @@ pub struct DeclineArgs {
 mod tests {
     use super::*;
 
-    fn challenge(id: u64, toolset: &'static str, instance: &str) -> Challenge {
-        Challenge {
-            id,
-            toolset,
-            challenger: "alice".into(),
-            invitee: Principal::Named("bob".into()),
-            instance: Some(instance.into()),
-            summary: String::new(),
+    fn refusal(r: Result<&(&str, &str), ToolError>) -> String {
+        match r {
+            Err(ToolError::Failed { message }) => message,
+            other => panic!("not a refusal: {other:?}"),
         }
     }
 
     #[test]
-    fn a_decline_finds_its_challenge_by_name_or_suffixed_name() {
-        let pending = [
-            challenge(1, "go", "go-1"),
-            challenge(2, "tictactoe", "g"),
-            challenge(3, "go", "g"),
-        ];
-        assert_eq!(find_challenge(&pending, "go-1", None).unwrap().id, 1);
-        assert_eq!(find_challenge(&pending, "go-1-2", None).unwrap().id, 1);
-        assert_eq!(find_challenge(&pending, "g", Some("go")).unwrap().id, 3);
-        assert_eq!(find_challenge(&pending, "g", None).unwrap().id, 2);
-        // Two challenges could be "g-2": ambiguous without the game.
-        assert_eq!(find_challenge(&pending, "g-2", None), None);
-        assert_eq!(find_challenge(&pending, "g-2", Some("go")).unwrap().id, 3);
-        assert_eq!(find_challenge(&pending, "go-1-x", None), None);
-        assert_eq!(find_challenge(&pending, "nope", None), None);
-    }
-
-    #[test]
-    fn open_results_read_as_text() {
-        let opened = json!({"title": "Go 9x9 vs bob", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b"}]});
-        assert_eq!(content_text(&opened), "Go 9x9 vs bob\na\nb");
+    fn a_decline_finds_its_challenge_by_name_and_game() {
+        let pending = [("go", "go-1"), ("tictactoe", "g"), ("go", "g")];
+        fn key<'a>(p: &'a (&str, &str)) -> (&'a str, &'a str) {
+            (p.0, p.1)
+        }
+        let find = |instance, game| find_challenge(&pending, key, instance, game);
+        assert_eq!(find("go-1", None).unwrap(), &("go", "go-1"));
+        assert_eq!(find("g", Some("go")).unwrap(), &("go", "g"));
+        assert_eq!(find("g", Some("tictactoe")).unwrap(), &("tictactoe", "g"));
+        // Two games offer "g": the model is asked which.
+        assert!(refusal(find("g", None)).contains("say which game"));
+        assert!(
+            refusal(find("go-1", Some("tictactoe")))
+                .contains("waiting: go:go-1, tictactoe:g, go:g")
+        );
+        let none: [(&str, &str); 0] = [];
+        assert_eq!(
+            refusal(find_challenge(&none, key, "g", None)),
+            "No challenge is waiting for you."
+        );
     }
 }

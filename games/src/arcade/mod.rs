@@ -18,6 +18,11 @@
 //! `decline` refuses an invitation, and the challenger is told. Who counts as *online* is
 //! defined in `shared.rs`.
 //!
+//! The lobby acts on its caller's toolsets through the SDK, as the caller's host would
+//! (`ToolContext::open_toolset`, `decline_invitation`, `invitations`); the bot's Go
+//! search runs as the instance's blocking work, which wakes the table when done
+//! (`InstanceContext::spawn_blocking`).
+//!
 //! # Layout
 //!
 //! | file | what |
@@ -27,8 +32,7 @@
 //! | `rules.rs` | [`Rules`]: what a game tells a table; `go_rules.rs`, `tictactoe_rules.rs` implement it |
 //! | `table/` | a two-player game as an instance's logic: seats, turns, the bot, the end |
 //! | `lobby.rs` | the lobby's tools |
-//! | `loopback.rs` | the arcade's own connection, acting as a principal (the lobby's challenges and declines) |
-//! | `shared.rs` | who is online, the players, open challenges |
+//! | `shared.rs` | who is online, the players, the challenges sent |
 //! | [`listen`] | serving on stdio, WebSocket and Streamable HTTP; bearer tokens |
 //! | [`render`] | positions from text, for SVG pictures |
 //!
@@ -40,7 +44,6 @@
 
 pub mod listen;
 mod lobby;
-mod loopback;
 pub mod render;
 mod rules;
 mod shared;
@@ -51,11 +54,9 @@ mod go_rules;
 mod tictactoe_rules;
 
 pub use go_rules::{ENUM_MAX_LINES, GoRules, POINT_PATTERN};
-pub use lobby::DECLINED;
-pub use loopback::LoopbackError;
 pub use rules::{BotPlan, Outcome, Rules, Side, ToolNames};
 pub use shared::{Challenge, RESERVED_NAMES};
-pub use table::{MAX_POLL, Table, TableToolset, WAKE_BOT};
+pub use table::{Table, TableToolset, WAKE_BOT};
 pub use tictactoe_rules::TicTacToeRules;
 pub use tools::{
     CHALLENGE, DECLINE, GAMES, LOBBY, challenge_tool, decline_tool, games_tool, go_options,
@@ -165,7 +166,7 @@ impl Arcade {
         for p in &config.players {
             shared.add_known(p.clone());
         }
-        let lobby = lobby::Lobby::new(shared.clone(), arbiter.clone());
+        let lobby = lobby::Lobby::new(shared.clone());
         let mut builder = Server::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
             .instructions(INSTRUCTIONS)
             .surface("Arcade", "Go and tic-tac-toe against a bot or other agents")
@@ -180,7 +181,7 @@ impl Arcade {
             builder = builder.clock(clock);
         }
         let server = builder.build()?;
-        lobby.set_server(server.clone());
+        shared.set_server(server.clone());
         Ok(Arcade {
             server,
             shared,
@@ -196,7 +197,7 @@ impl Arcade {
     /// Serves one connection (from any thread); it counts as online while it lives.
     pub fn serve(&self, conn: Connection) -> SessionHandle {
         let session = self.server.serve_in(&self.arbiter, conn);
-        self.shared.connected(session.clone());
+        self.shared.connected(session.principal());
         session
     }
 

@@ -1,22 +1,22 @@
-//! What the arcade's parts share beyond the SDK's own state: who is online, which players
-//! exist, the challenges waiting for an answer, and the declines under way.
+//! What the arcade's parts share beyond the SDK's own state: which players exist, who is
+//! online, and the challenges each player sent that wait for an answer.
 //!
-//! **Online** means: a named principal with at least one live connection served through
-//! [`Arcade::serve`](super::Arcade::serve) — a transport connection (stdio, WebSocket) or
-//! a Streamable HTTP session that has not ended. The arcade's own in-process connections
-//! (`loopback.rs`) never count, and anonymous principals are never listed: they share
-//! nothing (§4.6), so nobody can challenge them.
+//! **Online** means what [`Server::online_principals`] says: a named principal with at
+//! least one live session. Anonymous principals are never listed: they share nothing
+//! (§4.6), so nobody can challenge them.
 //!
-//! A **challenge** is an invitation a table sent (§4.6: a shared instance): it is recorded
-//! here when the table invites, and removed when the invitee joins, declines, or the table
-//! goes away (its `Drop`), so the lobby lists exactly the invitations still open.
+//! A **challenge** is an invitation a table sent (§4.6: a shared instance). The invitee's
+//! side of it is the SDK's ([`ToolContext::invitations`](mcpl_server::ToolContext::invitations));
+//! the challenger's side — "your challenge to bob waits for an answer" — is recorded here
+//! when the table invites, and removed when the invitee joins or declines, or the table
+//! goes away (its `Drop`), so the lobby lists exactly the challenges still open.
 
 use super::BotSettings;
-use mcpl_server::SessionHandle;
+use mcpl_server::Server;
 use mcpl_transport::Principal;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
 
 /// Names no player may take: `bot` is the `opponent` value that means the bot.
 pub const RESERVED_NAMES: [&str; 1] = ["bot"];
@@ -32,30 +32,36 @@ pub struct Challenge {
     pub challenger: String,
     /// Who is invited.
     pub invitee: Principal,
-    /// The challenger's name for the instance: the name suggested to the invitee (the SDK
-    /// suffixes it, `-2`, if the invitee has that name open already).
+    /// The challenger's name for the instance (the invitee may see it with a `-N` suffix,
+    /// when it has that name open already).
     pub instance: Option<String>,
     /// The game in words, from the invitee's side ("Go 9x9, you play White").
     pub summary: String,
 }
 
-#[derive(Default)]
-struct Players {
-    /// Names that may be challenged although offline (from the operator's configuration),
-    /// and every named principal seen online.
-    known: BTreeSet<String>,
-    /// Live connections served through the arcade.
-    sessions: Vec<SessionHandle>,
+/// The invitation's reason for a challenge (what the invitee's host shows, §5.3).
+pub fn challenge_reason(challenger: &str, summary: &str) -> String {
+    format!("{challenger} challenges you to {summary}")
+}
+
+/// The summary in a reason [`challenge_reason`] made (the whole reason for any other).
+pub fn challenge_summary<'a>(reason: &'a str, challenger: &str) -> &'a str {
+    reason
+        .strip_prefix(challenger)
+        .and_then(|r| r.strip_prefix(" challenges you to "))
+        .unwrap_or(reason)
 }
 
 /// The arcade's shared state. See the module docs.
 pub struct Shared {
     /// How the bot plays.
     pub bot: BotSettings,
-    players: Mutex<Players>,
+    /// Set once the server is built (its toolsets are declared before it exists).
+    server: OnceLock<Server>,
+    /// Names that may be challenged although offline (from the operator's configuration),
+    /// and every named principal seen online.
+    known: Mutex<BTreeSet<String>>,
     challenges: Mutex<BTreeMap<u64, Challenge>>,
-    /// (invitee, toolset, instance) → the challenge being declined.
-    declining: Mutex<BTreeMap<(Principal, String, String), u64>>,
     next_challenge: AtomicU64,
     next_game: AtomicU64,
 }
@@ -69,12 +75,17 @@ impl Shared {
     pub fn new(bot: BotSettings) -> Self {
         Shared {
             bot,
-            players: Mutex::default(),
+            server: OnceLock::new(),
+            known: Mutex::default(),
             challenges: Mutex::default(),
-            declining: Mutex::default(),
             next_challenge: AtomicU64::new(1),
             next_game: AtomicU64::new(1),
         }
+    }
+
+    /// The server, once built.
+    pub fn set_server(&self, server: Server) {
+        let _ = self.server.set(server);
     }
 
     /// A number for a new game, unique in this arcade (it seeds the game's bot).
@@ -84,39 +95,32 @@ impl Shared {
 
     /// Lets `name` be challenged while offline.
     pub fn add_known(&self, name: impl Into<String>) {
-        lock(&self.players).known.insert(name.into());
+        lock(&self.known).insert(name.into());
     }
 
-    /// Records a live connection.
-    pub fn connected(&self, session: SessionHandle) {
-        let mut p = lock(&self.players);
-        if let Principal::Named(name) = session.principal() {
-            p.known.insert(name.clone());
+    /// A connection of `principal` is served: a named one may be challenged from now on.
+    pub fn connected(&self, principal: &Principal) {
+        if let Principal::Named(name) = principal {
+            self.add_known(name.clone());
         }
-        p.sessions.retain(SessionHandle::is_open);
-        p.sessions.push(session);
     }
 
     /// Named principals online now, sorted (module docs).
     pub fn online(&self) -> Vec<String> {
-        let mut p = lock(&self.players);
-        p.sessions.retain(SessionHandle::is_open);
-        let names: BTreeSet<String> = p
-            .sessions
-            .iter()
-            .filter_map(|s| match s.principal() {
-                Principal::Named(n) => Some(n.clone()),
-                Principal::Anonymous(_) => None,
-            })
-            .collect();
-        names.into_iter().collect()
+        self.server
+            .get()
+            .map(|s| s.online_principals().iter().map(Principal::name).collect())
+            .unwrap_or_default()
     }
 
     /// The principal a player's name stands for, if it is one that may be challenged: a
-    /// configured name, or a named principal seen online.
+    /// configured name, a named principal seen online, or one online now.
     pub fn player(&self, name: &str) -> Option<Principal> {
-        let known = lock(&self.players).known.contains(name);
-        (known && !RESERVED_NAMES.contains(&name)).then(|| Principal::Named(name.to_owned()))
+        if RESERVED_NAMES.contains(&name) {
+            return None;
+        }
+        let known = lock(&self.known).contains(name) || self.online().iter().any(|n| n == name);
+        known.then(|| Principal::Named(name.to_owned()))
     }
 
     /// Records a challenge; returns its id.
@@ -129,16 +133,6 @@ impl Shared {
     /// Forgets a challenge (joined, declined, or its table is gone).
     pub fn remove_challenge(&self, id: u64) {
         lock(&self.challenges).remove(&id);
-        lock(&self.declining).retain(|_, c| *c != id);
-    }
-
-    /// Challenges waiting for `invitee`, oldest first.
-    pub fn challenges_for(&self, invitee: &Principal) -> Vec<Challenge> {
-        lock(&self.challenges)
-            .values()
-            .filter(|c| &c.invitee == invitee)
-            .cloned()
-            .collect()
     }
 
     /// Challenges `challenger` sent that wait for an answer, oldest first.
@@ -148,39 +142,6 @@ impl Shared {
             .filter(|c| c.challenger == challenger)
             .cloned()
             .collect()
-    }
-
-    /// Marks the challenge as being declined by its invitee, who will open it under
-    /// `instance` only to refuse it.
-    pub fn start_decline(&self, challenge: &Challenge, instance: &str) {
-        lock(&self.declining).insert(
-            (
-                challenge.invitee.clone(),
-                challenge.toolset.to_owned(),
-                instance.to_owned(),
-            ),
-            challenge.id,
-        );
-    }
-
-    /// Ends a decline, whatever became of it.
-    pub fn end_decline(&self, invitee: &Principal, toolset: &str, instance: &str) {
-        lock(&self.declining).remove(&(invitee.clone(), toolset.to_owned(), instance.to_owned()));
-    }
-
-    /// True while `challenge` is being declined: its table refuses the join and ends.
-    pub fn is_declined(&self, challenge: u64) -> bool {
-        lock(&self.declining).values().any(|c| *c == challenge)
-    }
-
-    /// True while `principal` is opening `toolset:instance` only to decline: an open that
-    /// is not a join (the invitation went away meanwhile) must start no game.
-    pub fn is_declining(&self, principal: &Principal, toolset: &str, instance: &str) -> bool {
-        lock(&self.declining).contains_key(&(
-            principal.clone(),
-            toolset.to_owned(),
-            instance.to_owned(),
-        ))
     }
 }
 
@@ -209,19 +170,13 @@ mod tests {
     }
 
     #[test]
-    fn challenges_are_listed_for_both_sides_until_removed() {
+    fn challenges_are_listed_for_the_challenger_until_removed() {
         let s = Shared::new(BotSettings::default());
         let id = s.add_challenge(challenge);
-        let bob = Principal::Named("bob".into());
-        assert_eq!(s.challenges_for(&bob).len(), 1);
         assert_eq!(s.challenges_by("alice")[0].id, id);
-        s.start_decline(&s.challenges_for(&bob)[0], "go-1");
-        assert!(s.is_declined(id));
-        assert!(s.is_declining(&bob, "go", "go-1"));
-        assert!(!s.is_declining(&bob, "go", "go-2"));
+        assert!(s.challenges_by("bob").is_empty());
         s.remove_challenge(id);
-        assert!(s.challenges_for(&bob).is_empty());
-        assert!(!s.is_declined(id));
+        assert!(s.challenges_by("alice").is_empty());
     }
 
     #[test]
@@ -230,8 +185,22 @@ mod tests {
         assert_eq!(s.player("carol"), None);
         s.add_known("carol");
         s.add_known("bot");
+        s.connected(&Principal::Named("dave".into()));
+        s.connected(&Principal::anonymous());
         assert_eq!(s.player("carol"), Some(Principal::Named("carol".into())));
+        assert_eq!(s.player("dave"), Some(Principal::Named("dave".into())));
         assert_eq!(s.player("bot"), None);
-        assert!(s.online().is_empty());
+        assert!(s.online().is_empty(), "no server yet: nobody online");
+    }
+
+    #[test]
+    fn a_challenge_reason_gives_its_summary_back() {
+        let reason = challenge_reason("alice", "Go 9x9, you play White");
+        assert_eq!(reason, "alice challenges you to Go 9x9, you play White");
+        assert_eq!(
+            challenge_summary(&reason, "alice"),
+            "Go 9x9, you play White"
+        );
+        assert_eq!(challenge_summary(&reason, "bob"), reason);
     }
 }

@@ -126,8 +126,8 @@ pub fn tictactoe_toolset(shared: Arc<Shared>) -> Toolset {
 }
 
 /// The `lobby` toolset, open by default (§4.1, vector 25). Its tools have handlers of
-/// their own (they answer from the arcade's shared state and act through `loopback.rs`),
-/// so it has no logic.
+/// their own (they answer from the arcade's shared state and act on their caller's
+/// toolsets through the SDK's `ToolContext`), so it has no logic.
 pub fn lobby_toolset() -> Toolset {
     Toolset::new(LOBBY)
         .title("Lobby")

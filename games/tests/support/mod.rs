@@ -3,11 +3,15 @@
 //! hint change applied in read order, revs checked consecutive (an ordered link, §5.2) —
 //! so a test can ask "is `go_play` visible in `g1` now, and with which moves?".
 //!
+//! `host.rs` plays through the project's own host instead, as an agent does.
+//!
 //! Nothing here sleeps: reads await the next message, bounded by a limit only a failing
 //! test reaches. [`Client::quiet`] shows nothing more is on its way: a `tools/list`
 //! travels behind every change already sent to the connection and takes no rev.
 
 #![allow(dead_code)] // each test file uses a different part
+
+pub mod host;
 
 use mcpl_games::arcade::listen::{self, Listener};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
@@ -16,9 +20,15 @@ use mcpl_transport::{ClientOptions, Inbound, Outbound, ServerOptions, ws};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::SocketAddr;
+use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
 use tokio::sync::mpsc;
+
+/// The `mcpl-arcade` binary, built for the tests.
+pub const BIN: &str = env!("CARGO_BIN_EXE_mcpl-arcade");
 
 /// How long a read waits before failing the test.
 pub const LIMIT: Duration = Duration::from_secs(30);
@@ -101,12 +111,36 @@ impl Harness {
         c
     }
 
-    /// Waits until the arcade has exactly `n` live sessions (its own loopback ones count
-    /// while they live).
+    /// Waits until the arcade has exactly `n` live sessions.
     pub async fn sessions(&self, n: usize) {
         let mut w = self.arcade.server().watch_sessions();
         within(w.wait_for(|live| *live == n)).await.unwrap();
     }
+}
+
+/// Starts `mcpl-arcade serve` with `args`; returns the child (killed when dropped) and the
+/// URLs of its first `listeners` `listening on` lines.
+pub async fn serve(args: &[&str], listeners: usize) -> (Child, Vec<String>) {
+    let mut child = Command::new(BIN)
+        .arg("serve")
+        .args(args)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut urls = Vec::new();
+    for _ in 0..listeners {
+        let line = within(lines.next_line())
+            .await
+            .unwrap()
+            .expect("a listening line");
+        let url = line
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected line {line:?}"));
+        urls.push(url.to_owned());
+    }
+    (child, urls)
 }
 
 /// Awaits `f`, failing the test if it takes longer than [`LIMIT`].

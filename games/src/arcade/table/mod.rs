@@ -4,10 +4,10 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `mod.rs` | [`Table`], its seats, and the SDK's entry points (calls, joins, closes, timers) |
+//! | `mod.rs` | [`Table`], its seats, and the SDK's entry points (calls, joins, declines, closes, wakes) |
 //! | `open.rs` | [`TableToolset`]: the options, the opponent (the bot or an invitation), the first move |
 //! | `turns.rs` | moves, the bot's answers, resigning, the end |
-//! | `thinking.rs` | the bot's search on a blocking thread, polled from a timer |
+//! | `thinking.rs` | the bot's search as the instance's blocking work, which wakes the table |
 //!
 //! **Who sees what** (§5.3). `play` (and `pass`) are visible only to the player whose turn
 //! it is, with the instance's own definition: `move` an enum of the legal moves (§5.1).
@@ -15,7 +15,9 @@
 //! opponent gets a push ("alice (Black) played D4") whose hints make `play` visible to
 //! it, tagged `surface:turn`; the mover's other connections get a push saying what the
 //! move was. Against the bot, the mover's call is answered with both moves: at once for
-//! tic-tac-toe, after the search for Go (the call is deferred meanwhile). The end reaches
+//! tic-tac-toe, after the search for Go: the call is deferred meanwhile, `play` and `pass`
+//! are hidden (it is the bot's turn), and those changes are held for the call's answer
+//! (§5.3), which carries them with the bot's move and the new turn. The end reaches
 //! both players with the result as the ended record's reason ("White (bot) wins by 7.5");
 //! a player not connected finds the record in its next `toolsets/list` (§4.3).
 
@@ -24,9 +26,8 @@ mod thinking;
 mod turns;
 
 pub use open::TableToolset;
-pub use thinking::{MAX_POLL, WAKE_BOT};
+pub use thinking::WAKE_BOT;
 
-use super::lobby::DECLINED;
 use super::rules::{Rules, Side};
 use super::shared::Shared;
 use mcpl_protocol::mcp::ContentBlock;
@@ -184,13 +185,6 @@ impl<R: Rules> InstanceLogic for Table<R> {
             .ok_or_else(|| Refusal::new("this game has its players"))?;
         let challenger = side.other();
         let title = self.rules.title();
-        if self.challenge.is_some_and(|c| self.shared.is_declined(c)) {
-            let joiner = self.name(side, cx);
-            let text = format!("{joiner} declined your challenge to {title}.");
-            cx.event(self.seat(challenger).id, mcpl_server::Event::text(text));
-            cx.end(format!("{joiner} declined the challenge"));
-            return Err(Refusal::new(format!("{DECLINED} to {title}.")));
-        }
         self.started = true;
         if let Some(c) = self.challenge.take() {
             self.shared.remove_challenge(c);
@@ -230,8 +224,23 @@ impl<R: Rules> InstanceLogic for Table<R> {
 
     fn wake(&mut self, tag: u64, cx: &mut InstanceContext) {
         if tag == WAKE_BOT {
-            self.look_at_search(cx);
+            self.take_search(cx);
         }
+    }
+
+    /// The invitee declined the challenge (the lobby's `decline`): the challenger is told
+    /// and the game ends (§4.3: the challenger gets the record; the invitee never had it).
+    fn declined(&mut self, who: ParticipantId, cx: &mut InstanceContext) {
+        let Some(side) = self.side_of(who).filter(|_| !self.started) else {
+            return;
+        };
+        if let Some(c) = self.challenge.take() {
+            self.shared.remove_challenge(c);
+        }
+        let name = self.name(side, cx);
+        let text = format!("{name} declined your challenge to {}.", self.rules.title());
+        cx.event(self.seat(side.other()).id, mcpl_server::Event::text(text));
+        cx.end(format!("{name} declined the challenge"));
     }
 }
 

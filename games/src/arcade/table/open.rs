@@ -4,7 +4,7 @@
 
 use super::{Seat, Table};
 use crate::arcade::rules::{Rules, Side};
-use crate::arcade::shared::{Challenge, Shared};
+use crate::arcade::shared::{Challenge, Shared, challenge_reason};
 use mcpl_server::{Event, InstanceContext, Opening, Refusal, Started, ToolsetLogic};
 use mcpl_transport::Principal;
 use serde_json::{Value, json};
@@ -29,15 +29,6 @@ impl<R> TableToolset<R> {
 
 impl<R: Rules> ToolsetLogic for TableToolset<R> {
     fn open(&self, opening: Opening, cx: &mut InstanceContext) -> Result<Started, Refusal> {
-        let toolset = R::TOOLS.toolset;
-        if let Some(name) = opening.instance()
-            && self.shared.is_declining(opening.principal(), toolset, name)
-        {
-            // A decline whose invitation went away meanwhile must not start a game.
-            return Err(Refusal::new(format!(
-                "there is no challenge to decline at {toolset}:{name}"
-            )));
-        }
         let mut options = opening.options().as_object().cloned().unwrap_or_default();
         let opponent = options.remove("opponent");
         let color = options.remove("color");
@@ -157,7 +148,7 @@ impl<R: Rules> Table<R> {
         options.insert("opponent".into(), json!(my_name));
         options.insert("color".into(), json!(R::color_option(theirs)));
         let summary = format!("{title}, you play {}", R::side_name(theirs));
-        let reason = format!("{my_name} challenges you to {summary}");
+        let reason = challenge_reason(&my_name, &summary);
         let them = cx.invite_with(principal.clone(), reason, Some(Value::Object(options)));
         self.seats[mine.index()] = me;
         self.seats[theirs.index()] = Seat {

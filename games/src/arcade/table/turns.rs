@@ -1,12 +1,11 @@
 //! Moves at a table: a player's move, the bot's answer, resigning, and the end (§5.3: a
 //! call reports its own consequences; the other player's come as a push).
 
-use super::thinking::{Looked, Respond, Thinking, WAKE_BOT};
+use super::thinking::{Respond, Thinking};
 use super::{Side, Table};
 use crate::arcade::rules::{BotPlan, Outcome, Rules};
 use mcpl_protocol::mcp::CallToolResult;
 use mcpl_server::{CallId, Event, InstanceContext, Reply};
-use std::time::Duration;
 
 impl<R: Rules> Table<R> {
     /// `play` (with the move's text) or `pass` (`None`) by the player on `side`.
@@ -49,7 +48,7 @@ impl<R: Rules> Table<R> {
         }
         let them = self.seat(side.other());
         if them.bot {
-            return self.bot_turn(Respond::Reply, format!("You {did}. "), call, cx);
+            return self.bot_turn(side, Respond::Reply, format!("You {did}. "), call, cx);
         }
         self.hide_turn(side, cx);
         self.show_turn(side.other(), cx);
@@ -66,10 +65,12 @@ impl<R: Rules> Table<R> {
         Reply::text(mine)
     }
 
-    /// The bot is to move: at once, or by a search on a blocking thread whose move comes
-    /// back through [`Table::look_at_search`]. `prefix` starts the human's text.
+    /// The bot is to move after the human on `human` moved: at once, or by a search on a
+    /// blocking thread whose move comes back through [`Table::take_search`]. `prefix`
+    /// starts the human's text.
     pub(super) fn bot_turn(
         &mut self,
+        human: Side,
         respond: Respond,
         prefix: String,
         call: CallId,
@@ -79,13 +80,19 @@ impl<R: Rules> Table<R> {
         match self.rules.bot(&self.shared.bot, seed) {
             Some(BotPlan::Now(mv)) => Reply::text(self.bot_moved(mv, respond, &prefix, cx)),
             Some(BotPlan::Think(search)) => {
-                // A call waits for the search: its answer carries both moves.
+                // A call waits for the search: its answer carries both moves. It is the
+                // bot's turn meanwhile (§5.3: play only on your turn); the caller's host
+                // hears that in the answer, with the turn given back (held changes), its
+                // other connections at once.
                 let respond = match respond {
                     Respond::Reply => Respond::Answer(call),
                     other => other,
                 };
-                self.thinking = Some(Thinking::start(search, respond, prefix));
-                cx.wake_after(self.first_look(), WAKE_BOT);
+                self.hide_turn(human, cx);
+                if let Respond::Answer(call) = respond {
+                    cx.hold_for(call);
+                }
+                self.thinking = Some(Thinking::start(search, respond, prefix, cx));
                 Reply::Later
             }
             // The game is over: `finish` already answered.
@@ -100,37 +107,28 @@ impl<R: Rules> Table<R> {
         match self.rules.bot(&self.shared.bot, seed)? {
             BotPlan::Now(mv) => Some(self.bot_moved(mv, Respond::Push, "", cx)),
             BotPlan::Think(search) => {
-                self.thinking = Some(Thinking::start(search, Respond::Push, String::new()));
-                cx.wake_after(self.first_look(), WAKE_BOT);
+                self.thinking = Some(Thinking::start(search, Respond::Push, String::new(), cx));
                 None
             }
         }
     }
 
-    /// When to first look at a search: when its time is up, or at once for a playout
-    /// budget (which is fast at the sizes tests use).
-    fn first_look(&self) -> Duration {
-        match self.shared.bot.budget {
-            crate::arcade::BotBudget::Time(t) => t,
-            crate::arcade::BotBudget::Playouts(_) => Duration::ZERO,
-        }
-    }
-
-    /// The timer fired: take the bot's move if the search has it.
-    pub(super) fn look_at_search(&mut self, cx: &mut InstanceContext) {
+    /// The table was woken for the search: take the bot's move if it is done.
+    pub(super) fn take_search(&mut self, cx: &mut InstanceContext) {
         let Some(thinking) = self.thinking.as_mut() else {
             return;
         };
-        match thinking.look() {
-            Looked::Running(after) => cx.wake_after(after, WAKE_BOT),
-            Looked::Done(mv) => {
+        match thinking.take() {
+            // A wake that was not this search's (one abandoned by a resignation).
+            None => {}
+            Some(Ok(mv)) => {
                 let Some(t) = self.thinking.take() else {
                     return;
                 };
                 self.bot_moved(mv, t.respond, &t.prefix, cx);
             }
-            Looked::Failed => {
-                tracing::error!(game = %self.rules.title(), "the bot's search failed; it resigns");
+            Some(Err(e)) => {
+                tracing::error!(game = %self.rules.title(), error = %e, "the bot's search failed; it resigns");
                 let bot = self.rules.to_move();
                 let human = self.seat(bot.other()).id;
                 self.resigned = Some(bot);
