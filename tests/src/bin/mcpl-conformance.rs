@@ -1,0 +1,102 @@
+//! `mcpl-conformance`: runs the server-side vectors of RFC-014 §9 against an MCPL server
+//! that meets the fixture contract (`tests/CONFORMANCE.md`).
+//!
+//! ```text
+//! mcpl-conformance server (--cmd "PROGRAM ARGS" | --url ws://…|http://…)
+//!                  [--token TOKEN] [--timeout-ms MS] [--only N,N,…] [--server-stderr]
+//! ```
+//!
+//! Prints one line per vector (`vector 05 …: pass`, `fail: why`, `skip: why`) and a closing
+//! `N passed, N failed (N skipped)` line; exits 1 when any failed, 2 on bad usage. With
+//! `--cmd` the program is spawned afresh for every connection and spoken to over its
+//! stdin/stdout; vectors that need two connections of one principal are skipped then.
+
+use clap::{ArgGroup, Args, Parser, Subcommand};
+use mcpl_tests::conformance::{RunOptions, Target, run};
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Parser)]
+#[command(
+    name = "mcpl-conformance",
+    version,
+    about = "RFC-014 conformance vectors for MCPL servers"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run the server-side vectors against a server.
+    Server(ServerArgs),
+}
+
+#[derive(Args)]
+#[command(group(ArgGroup::new("target").required(true).args(["cmd", "url"])))]
+struct ServerArgs {
+    /// The server's command line, spawned per connection, speaking stdio.
+    #[arg(long, value_name = "PROGRAM ARGS")]
+    cmd: Option<String>,
+    /// The server's WebSocket (ws://…) or Streamable HTTP (http://…) endpoint.
+    #[arg(long, value_name = "URL")]
+    url: Option<String>,
+    /// The bearer token of the principal whose connections share toolsets.
+    #[arg(long, default_value = mcpl_tests::conformance::contract::DEFAULT_TOKEN)]
+    token: String,
+    /// How long any one wait for the server lasts, in milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 10_000)]
+    timeout_ms: u64,
+    /// Run only these vectors (0 is the contract check).
+    #[arg(long, value_name = "N,N,…", value_delimiter = ',')]
+    only: Vec<u8>,
+    /// Let a spawned server's stderr through.
+    #[arg(long)]
+    server_stderr: bool,
+}
+
+#[tokio::main]
+async fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                // The HTTP client warns of every 202 to a notification or response it POSTs,
+                // which the runner sends by the dozen; its errors still show.
+                .unwrap_or_else(|_| {
+                    tracing_subscriber::EnvFilter::new("warn,mcpl_transport::http::client=error")
+                }),
+        )
+        .init();
+    let Command::Server(args) = Cli::parse().command;
+    let target = match (args.cmd, args.url) {
+        (Some(cmd), _) => Target::Command(cmd),
+        (None, Some(url)) => Target::Url(url),
+        (None, None) => {
+            eprintln!("mcpl-conformance: give --cmd or --url");
+            return ExitCode::from(2);
+        }
+    };
+    let opts = RunOptions {
+        token: args.token,
+        limit: Duration::from_millis(args.timeout_ms),
+        server_stderr: args.server_stderr,
+        ..RunOptions::new(target)
+    };
+    let only = (!args.only.is_empty()).then_some(args.only.as_slice());
+    let report = run(&opts, only, |line| {
+        let mut out = std::io::stdout().lock();
+        // A closed stdout leaves nobody to tell; the exit code still says how it went.
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    })
+    .await;
+    println!("{}", report.summary());
+    if report.failed() > 0 {
+        ExitCode::FAILURE
+    } else {
+        ExitCode::SUCCESS
+    }
+}

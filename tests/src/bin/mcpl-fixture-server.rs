@@ -1,0 +1,125 @@
+//! `mcpl-fixture-server`: the server that meets the fixture contract of
+//! `tests/CONFORMANCE.md`, built on `mcpl-server`, for the conformance runner.
+//!
+//! ```text
+//! mcpl-fixture-server (--stdio | --ws ADDR | --http ADDR) [--token SECRET=NAME]…
+//!                     [--misbehave skip-rev|list-changed]
+//! ```
+//!
+//! A network listener prints the URL it serves (`ws://ADDR`, `http://ADDR/mcp`) as the first
+//! line of stdout once bound, so a test binding port 0 can read it, then serves until
+//! killed. `--stdio` serves one connection on stdin/stdout and exits when stdin closes.
+//! Connections without a token are let in, each its own anonymous principal; the token
+//! `conformance` (and any `--token`) authenticates a named principal whose connections
+//! share toolsets. `--misbehave` breaks a rule on purpose, to show the runner fails.
+
+use anyhow::{Context, bail};
+use clap::{ArgGroup, Parser};
+use mcpl_tests::conformance::contract::DEFAULT_TOKEN;
+use mcpl_tests::fixture::{self, Misbehave};
+use mcpl_transport::{ServerOptions, http, stdio, ws};
+use std::io::Write;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+#[derive(Parser)]
+#[command(
+    name = "mcpl-fixture-server",
+    version,
+    about = "The RFC-014 conformance fixture server (tests/CONFORMANCE.md)"
+)]
+#[command(group(ArgGroup::new("transport").required(true).args(["stdio", "ws", "http"])))]
+struct Cli {
+    /// Serve one connection on stdin/stdout.
+    #[arg(long)]
+    stdio: bool,
+    /// Listen for WebSocket connections on ADDR (port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    ws: Option<SocketAddr>,
+    /// Listen for Streamable HTTP on ADDR, endpoint /mcp (port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// Another bearer token and the principal it authenticates (repeatable).
+    #[arg(long = "token", value_name = "SECRET=NAME")]
+    tokens: Vec<String>,
+    /// Break a rule on purpose: skip-rev (a gap after rev 1) or list-changed
+    /// (notifications/tools/list_changed after every result with hints).
+    #[arg(long, value_name = "KIND")]
+    misbehave: Option<Misbehave>,
+}
+
+fn options(cli: &Cli) -> anyhow::Result<ServerOptions> {
+    let mut opts = ServerOptions {
+        allow_anonymous: true,
+        ..Default::default()
+    };
+    opts.tokens
+        .insert(DEFAULT_TOKEN.to_owned(), DEFAULT_TOKEN.to_owned());
+    for t in &cli.tokens {
+        let Some((secret, name)) = t.split_once('=') else {
+            bail!("--token {t:?}: expected SECRET=NAME");
+        };
+        if secret.is_empty() || name.is_empty() {
+            bail!("--token {t:?}: the secret and the name must not be empty");
+        }
+        opts.tokens.insert(secret.to_owned(), name.to_owned());
+    }
+    Ok(opts)
+}
+
+fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
+        )
+        .init();
+    let cli = Cli::parse();
+    let opts = Arc::new(options(&cli)?);
+    let how = cli.misbehave;
+    actix::System::new().block_on(async move {
+        let server = fixture::build().context("building the fixture server")?;
+        if cli.stdio {
+            let (conn, drained) = stdio::serve_stdio_drained(&opts);
+            let mut sessions = server.watch_sessions();
+            fixture::serve(&server, conn, how);
+            // The session ends when stdin does; then let the last writes reach stdout.
+            sessions
+                .wait_for(|n| *n > 0)
+                .await
+                .context("watching sessions")?;
+            sessions
+                .wait_for(|n| *n == 0)
+                .await
+                .context("watching sessions")?;
+            drained.await;
+            // Tokio reads stdin on a blocking thread that would keep the runtime alive.
+            std::process::exit(0);
+        }
+        let announce = |url: String| -> anyhow::Result<()> {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{url}")?;
+            out.flush()?;
+            Ok(())
+        };
+        if let Some(addr) = cli.ws {
+            let mut listener = ws::bind(addr, opts.clone())
+                .await
+                .with_context(|| format!("listening for WebSocket on {addr}"))?;
+            announce(format!("ws://{}", listener.local_addr()))?;
+            while let Some(conn) = listener.accept().await {
+                fixture::serve(&server, conn, how);
+            }
+        } else if let Some(addr) = cli.http {
+            let mut listener = http::bind(addr, "/mcp", opts.clone())
+                .await
+                .with_context(|| format!("listening for Streamable HTTP on {addr}"))?;
+            announce(format!("http://{}/mcp", listener.local_addr()))?;
+            while let Some(conn) = listener.accept().await {
+                fixture::serve(&server, conn, how);
+            }
+        }
+        Ok(())
+    })
+}

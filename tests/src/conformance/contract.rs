@@ -1,0 +1,106 @@
+//! The fixture contract's fixed names (`tests/CONFORMANCE.md`): the toolsets, tools and
+//! token a server under test provides, shared by the runner's vectors and by our fixture
+//! server so the two cannot drift apart.
+
+/// The declared toolset with `instances: true` (closed; options `{size: 1..9}`).
+pub const GAME: &str = "game";
+/// The declared toolset with `default: "open"`, without instances.
+pub const LOBBY: &str = "lobby";
+/// The declared toolset, closed, without instances or options.
+pub const PANEL: &str = "panel";
+/// The declared toolset with instances that `manifest_drop` removes from the manifest.
+pub const TEMP: &str = "temp";
+/// The toolset name `extra_ping` carries, which the manifest never declares (§4.4).
+pub const EXTRAS: &str = "extras";
+
+/// `game`: names the instance, its size and how many `game_wait` calls wait. Declares
+/// `mcpl/presence: "static"`, which its toolset overrides (vector 16).
+pub const GAME_SHOW: &str = "game_show";
+/// `game`: flips `game_secret` for the caller; the change rides in its result.
+pub const GAME_FLIP: &str = "game_flip";
+/// `game`: invisible in a new instance; `game_flip`, `game_later` and `game_wait` flip it.
+pub const GAME_SECRET: &str = "game_secret";
+/// `game`: `{n}`, its instance's own definition caps `n` at the instance's size.
+pub const GAME_MOVE: &str = "game_move";
+/// `game`: raises `game_move`'s cap by one (an instance definition change in its result).
+pub const GAME_GROW: &str = "game_grow";
+/// `game`: `{event?, end?}`: answers at once, then, as a step of its own, flips
+/// `game_secret` for the caller (or, with `end`, ends the instance), explained by an event
+/// unless `event: false`.
+pub const GAME_LATER: &str = "game_later";
+/// `game`: flips `game_secret` for the caller as its own consequence, and waits for
+/// `game_poke` before answering.
+pub const GAME_WAIT: &str = "game_wait";
+/// `game`: answers the instance's waiting `game_wait` calls; changes nothing itself.
+pub const GAME_POKE: &str = "game_poke";
+/// `lobby`: says who is here.
+pub const LOBBY_WHO: &str = "lobby_who";
+/// `panel`: reads the panel.
+pub const PANEL_READ: &str = "panel_read";
+/// `temp`: answers.
+pub const TEMP_PING: &str = "temp_ping";
+/// A static tool outside toolsets: says `text` back.
+pub const ECHO: &str = "echo";
+/// A dynamic tool outside toolsets, always invisible.
+pub const NEWS: &str = "news";
+/// The undeclared group's tool (`mcpl/toolset: "extras"`), visible; the server answers it
+/// without any open.
+pub const EXTRA_PING: &str = "extra_ping";
+/// A static tool: replaces the manifest with one that no longer declares `temp`.
+pub const MANIFEST_DROP: &str = "manifest_drop";
+/// A static tool: puts the original manifest back.
+pub const MANIFEST_RESTORE: &str = "manifest_restore";
+
+/// §8 **\[project\]**: the compat tool a host without `toolHints` opens toolsets with.
+pub const TOOLSET_OPEN: &str = "toolset_open";
+/// §8 **\[project\]**: the compat tool a host without `toolHints` closes toolsets with.
+pub const TOOLSET_CLOSE: &str = "toolset_close";
+
+/// `game`'s tools, in the order the fixture declares them.
+pub const GAME_TOOLS: [&str; 8] = [
+    GAME_SHOW,
+    GAME_FLIP,
+    GAME_SECRET,
+    GAME_MOVE,
+    GAME_GROW,
+    GAME_LATER,
+    GAME_WAIT,
+    GAME_POKE,
+];
+
+/// `game`'s tools visible in a new instance (all but `game_secret`).
+pub const GAME_OPEN_VISIBLE: [&str; 7] = [
+    GAME_SHOW, GAME_FLIP, GAME_MOVE, GAME_GROW, GAME_LATER, GAME_WAIT, GAME_POKE,
+];
+
+/// Every tool the contract names (the compat tools aside).
+pub const ALL_TOOLS: [&str; 16] = [
+    GAME_SHOW,
+    GAME_FLIP,
+    GAME_SECRET,
+    GAME_MOVE,
+    GAME_GROW,
+    GAME_LATER,
+    GAME_WAIT,
+    GAME_POKE,
+    LOBBY_WHO,
+    PANEL_READ,
+    TEMP_PING,
+    ECHO,
+    NEWS,
+    EXTRA_PING,
+    MANIFEST_DROP,
+    MANIFEST_RESTORE,
+];
+
+/// The size a `game` instance has when opened without options.
+pub const DEFAULT_SIZE: u64 = 3;
+
+/// The bearer token of the named principal whose connections share toolsets, unless the
+/// runner is told another.
+pub const DEFAULT_TOKEN: &str = "conformance";
+
+/// What `game_show` answers: `"{instance}: size {size}, {waiting} waiting"`.
+pub fn show_text(instance: &str, size: u64, waiting: usize) -> String {
+    format!("{instance}: size {size}, {waiting} waiting")
+}

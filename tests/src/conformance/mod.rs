@@ -1,0 +1,39 @@
+//! A portable RFC-014 conformance runner: the server-side vectors of spec §9, run as a raw
+//! host-side client against any MCPL server that meets the fixture contract
+//! (`tests/CONFORMANCE.md`), over stdio, WebSocket or Streamable HTTP. The
+//! `mcpl-conformance` binary is a thin command line over [`run()`].
+//!
+//! The runner never goes through our host: it writes exact JSON-RPC and checks exact
+//! protocol behaviour (revs, carriers, hint entries, error codes), so what it proves is
+//! about the server alone.
+//!
+//! | module | what |
+//! |---|---|
+//! | [`contract`] | the fixture contract's fixed names, shared with our fixture server |
+//! | [`target`] | the server under test ([`Target`]), run options, a vector's connections ([`Ctx`]) |
+//! | [`peer`] | [`Peer`]: a raw client on one link that records every message and rev |
+//! | [`requests`] | the handshake and the requests vectors send through a [`Peer`] |
+//! | [`wire`] | reading hint changes, tool results and statements as JSON |
+//! | [`run`](mod@run) | the vector list, running it, the report lines and tally |
+//! | `vectors` | the vectors themselves, by the part of the spec they check |
+//! | [`error`] | [`VectorError`]: why a vector failed |
+
+pub mod contract;
+pub mod error;
+pub mod peer;
+pub mod requests;
+pub mod run;
+pub mod target;
+mod vectors;
+pub mod wire;
+
+pub use error::{Checked, VectorError};
+pub use peer::{HostKind, Peer, PushAnswer};
+pub use run::{Line, Outcome, Report, Vector, run};
+pub use target::{Ctx, Need, RunOptions, Target};
+
+/// Every check the runner makes, in order: the contract check (number 0) and the
+/// server-side vectors of §9.
+pub fn vectors() -> &'static [Vector] {
+    vectors::ALL
+}

@@ -1,0 +1,150 @@
+//! Running the vectors: each against fresh connections, one after another, a line per
+//! vector (`pass`, `fail: why`, `skip: why`), and the tally.
+
+use super::error::Checked;
+use super::target::{Ctx, Need, RunOptions};
+use super::vectors;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// A vector's run, borrowing its context.
+pub type VectorFuture<'a> = Pin<Box<dyn Future<Output = Checked> + 'a>>;
+
+/// One server-side check: a vector of spec §9 (or the contract check, number 0).
+pub struct Vector {
+    /// Its number in §9 (0: the fixture contract itself).
+    pub number: u8,
+    /// What it checks, in a few words.
+    pub title: &'static str,
+    /// What the target must offer for it to run.
+    pub needs: &'static [Need],
+    /// The check.
+    pub run: fn(&Ctx) -> VectorFuture<'_>,
+}
+
+/// How a vector went.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// Every check held.
+    Pass,
+    /// A check failed: why.
+    Fail(String),
+    /// Not run against this target: why.
+    Skip(String),
+}
+
+/// A vector's line of the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Line {
+    /// The vector's number (0: the contract check).
+    pub number: u8,
+    /// Its title.
+    pub title: &'static str,
+    /// How it went.
+    pub outcome: Outcome,
+}
+
+impl fmt::Display for Line {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.number == 0 {
+            write!(f, "contract {}: ", self.title)?;
+        } else {
+            write!(f, "vector {:02} {}: ", self.number, self.title)?;
+        }
+        match &self.outcome {
+            Outcome::Pass => write!(f, "pass"),
+            Outcome::Fail(why) => write!(f, "fail: {why}"),
+            Outcome::Skip(why) => write!(f, "skip: {why}"),
+        }
+    }
+}
+
+/// Every line of a run.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Report {
+    /// In the order run.
+    pub lines: Vec<Line>,
+}
+
+impl Report {
+    fn count(&self, f: impl Fn(&Outcome) -> bool) -> usize {
+        self.lines.iter().filter(|l| f(&l.outcome)).count()
+    }
+
+    /// How many passed.
+    pub fn passed(&self) -> usize {
+        self.count(|o| *o == Outcome::Pass)
+    }
+
+    /// How many failed.
+    pub fn failed(&self) -> usize {
+        self.count(|o| matches!(o, Outcome::Fail(_)))
+    }
+
+    /// How many were skipped.
+    pub fn skipped(&self) -> usize {
+        self.count(|o| matches!(o, Outcome::Skip(_)))
+    }
+
+    /// The closing line: `N passed, N failed (N skipped)`.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} passed, {} failed ({} skipped)",
+            self.passed(),
+            self.failed(),
+            self.skipped()
+        )
+    }
+}
+
+/// A vector that takes longer than this in all fails, whatever it waits for.
+const VECTOR_LIMIT_FACTOR: u32 = 6;
+
+/// Runs the vectors (those numbered in `only`, or all), calling `each` with every line as
+/// it is decided.
+pub async fn run(opts: &RunOptions, only: Option<&[u8]>, mut each: impl FnMut(&Line)) -> Report {
+    let nonce = nonce();
+    let mut report = Report::default();
+    for v in vectors::ALL {
+        if only.is_some_and(|o| !o.contains(&v.number)) {
+            continue;
+        }
+        let outcome = match v
+            .needs
+            .iter()
+            .find(|n| **n == Need::SharedPrincipal && !opts.target.shares_principals())
+        {
+            Some(need) => Outcome::Skip(need.why_missing().to_owned()),
+            None => run_one(opts, v, &nonce).await,
+        };
+        let line = Line {
+            number: v.number,
+            title: v.title,
+            outcome,
+        };
+        each(&line);
+        report.lines.push(line);
+    }
+    report
+}
+
+async fn run_one(opts: &RunOptions, v: &Vector, nonce: &str) -> Outcome {
+    let ctx = Ctx::new(opts.clone(), v.number, nonce.to_owned());
+    let limit = opts.limit * VECTOR_LIMIT_FACTOR;
+    match tokio::time::timeout(limit, (v.run)(&ctx)).await {
+        Ok(Ok(())) => Outcome::Pass,
+        Ok(Err(e)) => Outcome::Fail(e.to_string()),
+        Err(_) => Outcome::Fail(format!("the vector took more than {limit:?}")),
+    }
+}
+
+/// Six hex digits telling this run's names from other runs' on a long-lived server.
+fn nonce() -> String {
+    let t = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or(Duration::ZERO);
+    let mixed = t.as_nanos() as u64 ^ (u64::from(std::process::id()) << 20);
+    format!("{:06x}", mixed & 0xff_ffff)
+}

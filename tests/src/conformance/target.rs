@@ -1,0 +1,147 @@
+//! The server under test and how a vector gets connections to it.
+//!
+//! - A [`Target::Command`] is spawned afresh for every connection (stdio serves one
+//!   connection per process), so each connection is a fresh server with a fresh principal;
+//!   two connections can never share a principal.
+//! - A [`Target::Url`] (`ws://…`, `http://…`) is one long-lived server. A fresh principal is
+//!   an anonymous connection (the contract lets them in, each its own principal, §4.6); the
+//!   named principal (the contract's token) shares toolsets across connections, and keeps
+//!   what earlier runs left, so vectors using it name their instances uniquely per run.
+
+use super::error::Checked;
+use super::peer::{HostKind, Peer};
+use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS};
+use mcpl_transport::{ChildStderr, ClientOptions};
+use std::time::Duration;
+
+/// What the runner talks to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// A command line (`PROGRAM ARGS`, split as a POSIX shell would) spawned per
+    /// connection, serving on its stdin/stdout.
+    Command(String),
+    /// A WebSocket (`ws://…`) or Streamable HTTP (`http://…`) endpoint.
+    Url(String),
+}
+
+impl Target {
+    /// True when two connections can reach the same server and principal.
+    pub fn shares_principals(&self) -> bool {
+        matches!(self, Target::Url(_))
+    }
+}
+
+/// How a run goes.
+#[derive(Debug, Clone)]
+pub struct RunOptions {
+    /// The server under test.
+    pub target: Target,
+    /// The bearer token of the named principal (network targets).
+    pub token: String,
+    /// How long any one wait lasts before the vector fails.
+    pub limit: Duration,
+    /// Let a spawned server's stderr through (default: discarded).
+    pub server_stderr: bool,
+}
+
+impl RunOptions {
+    /// Options for `target` with the contract's token and a 10-second limit.
+    pub fn new(target: Target) -> Self {
+        RunOptions {
+            target,
+            token: super::contract::DEFAULT_TOKEN.to_owned(),
+            limit: Duration::from_secs(10),
+            server_stderr: false,
+        }
+    }
+}
+
+/// What a vector needs beyond a connection of a fresh principal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    /// Several connections of one principal to one server (reconnects, fan-out).
+    SharedPrincipal,
+}
+
+impl Need {
+    /// Why a target without it cannot run the vector.
+    pub fn why_missing(self) -> &'static str {
+        match self {
+            Need::SharedPrincipal => {
+                "needs several connections of one principal to one server; a stdio server serves one connection per process"
+            }
+        }
+    }
+}
+
+/// What a vector runs with: its connections and names unique to the run.
+pub struct Ctx {
+    opts: RunOptions,
+    vector: u8,
+    nonce: String,
+}
+
+impl Ctx {
+    /// A context for `vector` of the run with `nonce`.
+    pub fn new(opts: RunOptions, vector: u8, nonce: String) -> Self {
+        Ctx {
+            opts,
+            vector,
+            nonce,
+        }
+    }
+
+    /// A name unique to this run and vector, valid as an instance name (§4.1).
+    pub fn unique(&self, what: &str) -> String {
+        format!("c{}-v{:02}-{what}", self.nonce, self.vector)
+    }
+
+    fn client_options(&self, token: Option<&str>) -> ClientOptions {
+        ClientOptions {
+            token: token.map(str::to_owned),
+            child_stderr: if self.opts.server_stderr {
+                ChildStderr::Inherit
+            } else {
+                ChildStderr::Discard
+            },
+            ..Default::default()
+        }
+    }
+
+    async fn connect(&self, label: &str, token: Option<&str>) -> Checked<Peer> {
+        let url = match &self.opts.target {
+            Target::Command(cmd) => format!("stdio:{cmd}"),
+            Target::Url(url) => url.clone(),
+        };
+        let conn = mcpl_transport::connect(&url, &self.client_options(token)).await?;
+        Ok(Peer::new(label, conn, self.opts.limit))
+    }
+
+    /// A connection of a principal nobody else uses, not yet initialized.
+    pub async fn fresh(&self, label: &str) -> Checked<Peer> {
+        self.connect(label, None).await
+    }
+
+    /// A connection of the named principal, not yet initialized. Only for vectors that
+    /// declared [`Need::SharedPrincipal`].
+    pub async fn named(&self, label: &str) -> Checked<Peer> {
+        self.connect(label, Some(&self.opts.token)).await
+    }
+
+    /// A fresh principal's connection, through the handshake as a hinted host granted
+    /// `tools` and `pushEvents`.
+    pub async fn hinted(&self, label: &str) -> Checked<Peer> {
+        let mut p = self.fresh(label).await?;
+        p.handshake(HostKind::Hinted, Some(&[CAP_TOOLS, CAP_PUSH_EVENTS]))
+            .await?;
+        Ok(p)
+    }
+
+    /// The named principal's connection, through the same handshake.
+    pub async fn named_hinted(&self, label: &str) -> Checked<Peer> {
+        let mut p = self.named(label).await?;
+        p.handshake(HostKind::Hinted, Some(&[CAP_TOOLS, CAP_PUSH_EVENTS]))
+            .await?;
+        Ok(p)
+    }
+}

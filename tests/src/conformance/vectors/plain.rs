@@ -1,0 +1,174 @@
+//! §2 and §8 on the server side: hosts that did not advertise `toolHints` get plain
+//! tools, the compat tools, implicit opens, and never a hint. Every connection here is
+//! such a host, so [`Peer::finish`] fails on any hint it was sent.
+//! Vectors 8, 26, 36.
+
+use super::super::contract::{
+    ALL_TOOLS, DEFAULT_SIZE, GAME, GAME_FLIP, GAME_LATER, GAME_SHOW, LOBBY_WHO, PANEL_READ,
+    TOOLSET_CLOSE, TOOLSET_OPEN, show_text,
+};
+use super::super::error::{Checked, ensure, violation};
+use super::super::peer::{HostKind, Peer};
+use super::super::target::Ctx;
+use super::super::wire::is_push;
+use super::{tool_error, tool_ok};
+use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS};
+use mcpl_protocol::meta;
+use serde_json::{Value, json};
+
+async fn compat(p: &mut Peer, tool: &str, args: Value) -> Checked<String> {
+    let r = p.call(tool, args.clone(), None).await?;
+    tool_ok(&r, &format!("{tool} {args}"))
+}
+
+async fn show(p: &mut Peer, args: Value) -> Checked<String> {
+    let r = p.call(GAME_SHOW, args.clone(), None).await?;
+    tool_ok(&r, &format!("{GAME_SHOW} {args}"))
+}
+
+fn listed<'a>(tools: &'a [Value], name: &str) -> Checked<&'a Value> {
+    tools.iter().find(|t| t["name"] == name).ok_or_else(|| {
+        violation(format!(
+            "tools/list for a host without toolHints does not list {name}"
+        ))
+    })
+}
+
+/// Vector 8: a host without `toolHints` (an MCPL host granted `pushEvents`) is never sent
+/// `tools/hints` nor `hints`, whatever changes: its own calls, steps of their own with and
+/// without an event.
+pub async fn v08(ctx: &Ctx) -> Checked {
+    let mut p = ctx.fresh("a host without toolHints").await?;
+    p.handshake(HostKind::McplPlain, Some(&[CAP_TOOLS, CAP_PUSH_EVENTS]))
+        .await?;
+    p.tools_list().await?;
+    compat(
+        &mut p,
+        TOOLSET_OPEN,
+        json!({"toolset": GAME, "instance": "p1"}),
+    )
+    .await?;
+    tool_ok(&p.call(GAME_FLIP, json!({}), None).await?, GAME_FLIP)?;
+    tool_ok(
+        &p.call(GAME_LATER, json!({"event": false}), None).await?,
+        GAME_LATER,
+    )?;
+    tool_ok(&p.call(GAME_LATER, json!({}), None).await?, GAME_LATER)?;
+    // The event still reaches the host, without hints; the silent step came before it.
+    let push = p.wait_for("the event of game_later", is_push).await?;
+    ensure(push.pointer("/params/hints").is_none(), || {
+        format!("a push to a host without toolHints carries hints (§2): {push}")
+    })?;
+    compat(
+        &mut p,
+        TOOLSET_CLOSE,
+        json!({"toolset": GAME, "instance": "p1"}),
+    )
+    .await?;
+    p.finish().await
+}
+
+/// Vector 26: a plain MCP host sees every tool plus `toolset_open`/`toolset_close`, calls
+/// a toolset without instances or required options as if open, and plays instances through
+/// the compat tools and the `instance` argument.
+pub async fn v26(ctx: &Ctx) -> Checked {
+    let mut p = ctx.fresh("a plain MCP host").await?;
+    p.handshake(HostKind::PlainMcp, None).await?;
+    let (tools, _) = p.tools_list().await?;
+    for name in ALL_TOOLS.iter().chain(&[TOOLSET_OPEN, TOOLSET_CLOSE]) {
+        listed(&tools, name)?;
+    }
+    tool_ok(
+        &p.call(PANEL_READ, json!({}), None).await?,
+        &format!("{PANEL_READ}, implicitly open for a plain host (§8)"),
+    )?;
+    tool_ok(&p.call(LOBBY_WHO, json!({}), None).await?, LOBBY_WHO)?;
+    compat(
+        &mut p,
+        TOOLSET_OPEN,
+        json!({"toolset": GAME, "instance": "p1", "options": {"size": 2}}),
+    )
+    .await?;
+    let text = show(&mut p, json!({})).await?;
+    ensure(text == show_text("p1", 2, 0), || {
+        format!("with one instance open, a call without one did not reach it: {text:?}")
+    })?;
+    compat(
+        &mut p,
+        TOOLSET_OPEN,
+        json!({"toolset": GAME, "instance": "p2"}),
+    )
+    .await?;
+    let r = p.call(GAME_SHOW, json!({}), None).await?;
+    let text = tool_error(&r, "a call naming no instance, with two open")?;
+    ensure(text.contains("p1") && text.contains("p2"), || {
+        format!("the tool error does not name the open instances p1 and p2: {text:?}")
+    })?;
+    let text = show(&mut p, json!({"instance": "p2"})).await?;
+    ensure(text == show_text("p2", DEFAULT_SIZE, 0), || {
+        format!("a call with the instance argument p2 did not reach it: {text:?}")
+    })?;
+    compat(
+        &mut p,
+        TOOLSET_CLOSE,
+        json!({"toolset": GAME, "instance": "p1"}),
+    )
+    .await?;
+    let text = show(&mut p, json!({})).await?;
+    ensure(text == show_text("p2", DEFAULT_SIZE, 0), || {
+        format!("with p1 closed, a call without an instance did not reach p2: {text:?}")
+    })?;
+    compat(
+        &mut p,
+        TOOLSET_CLOSE,
+        json!({"toolset": GAME, "instance": "p2"}),
+    )
+    .await?;
+    p.finish().await
+}
+
+/// Vector 36: to a host without `toolHints` every hinted tool is a plain static tool (no
+/// hint `_meta`), an instance-bound tool gains an optional `instance` argument (§8
+/// **\[project\]**), and a call without an instance reaches the only open one.
+pub async fn v36(ctx: &Ctx) -> Checked {
+    let mut p = ctx.fresh("a host without toolHints").await?;
+    p.handshake(HostKind::McplPlain, Some(&[CAP_TOOLS, CAP_PUSH_EVENTS]))
+        .await?;
+    let (tools, _) = p.tools_list().await?;
+    for name in ALL_TOOLS {
+        let t = listed(&tools, name)?;
+        for key in [meta::PRESENCE, meta::VISIBLE, meta::TOOLSET] {
+            ensure(t.get("_meta").and_then(|m| m.get(key)).is_none(), || {
+                format!("{name} is listed with {key} to a host without toolHints (§8): {t}")
+            })?;
+        }
+    }
+    let schema = &listed(&tools, GAME_SHOW)?["inputSchema"];
+    ensure(schema.pointer("/properties/instance").is_some(), || {
+        format!("{GAME_SHOW} has no instance argument for a host without toolHints (§8): {schema}")
+    })?;
+    ensure(
+        !schema["required"]
+            .as_array()
+            .is_some_and(|r| r.iter().any(|x| x == "instance")),
+        || format!("{GAME_SHOW}'s instance argument must be optional (§8): {schema}"),
+    )?;
+    compat(
+        &mut p,
+        TOOLSET_OPEN,
+        json!({"toolset": GAME, "instance": "g1"}),
+    )
+    .await?;
+    let text = show(&mut p, json!({})).await?;
+    ensure(text == show_text("g1", DEFAULT_SIZE, 0), || {
+        format!("a call without an instance did not reach the only open one: {text:?}")
+    })?;
+    tool_ok(&p.call(GAME_FLIP, json!({}), None).await?, GAME_FLIP)?;
+    compat(
+        &mut p,
+        TOOLSET_CLOSE,
+        json!({"toolset": GAME, "instance": "g1"}),
+    )
+    .await?;
+    p.finish().await
+}

@@ -1,0 +1,44 @@
+//! The conformance runner against our fixture server, both real binaries, over each
+//! transport: every server-side vector of spec §9 passes. Over stdio the vectors that need
+//! several connections of one principal are skipped (a stdio server serves one connection
+//! per process), as `tests/CONFORMANCE.md` documents; over WebSocket and Streamable HTTP
+//! nothing is skipped.
+
+mod conformance_support;
+
+use conformance_support::*;
+
+/// The vectors that need two connections of one principal to one server.
+const NEEDS_SHARED_PRINCIPAL: [u8; 4] = [9, 13, 14, 32];
+
+#[test]
+fn every_vector_passes_over_stdio_but_those_needing_a_second_connection() {
+    let cmd = stdio_cmd(&[]);
+    let run = conformance(&["--cmd", &cmd]);
+    assert_all_pass(&run, &NEEDS_SHARED_PRINCIPAL);
+}
+
+#[test]
+fn every_vector_passes_over_websocket() {
+    let server = Fixture::spawn("--ws", &[]);
+    let run = conformance(&["--url", &server.url]);
+    assert_all_pass(&run, &[]);
+}
+
+#[test]
+fn every_vector_passes_over_streamable_http() {
+    let server = Fixture::spawn("--http", &[]);
+    let run = conformance(&["--url", &server.url]);
+    assert_all_pass(&run, &[]);
+}
+
+#[test]
+fn a_second_run_against_the_same_server_passes_too() {
+    // A long-lived server keeps what the named principal left: the runner's names are
+    // unique per run and it closes what it opens, so runs do not disturb each other.
+    let server = Fixture::spawn("--ws", &[]);
+    for _ in 0..2 {
+        let run = conformance(&["--url", &server.url]);
+        assert_all_pass(&run, &[]);
+    }
+}

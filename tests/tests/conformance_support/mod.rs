@@ -1,0 +1,158 @@
+//! Support for the conformance kit's tests (`conformance_*.rs`): the real
+//! `mcpl-fixture-server` on a network listener (its URL read from its first line of
+//! stdout), and the real `mcpl-conformance` run against it, its report parsed into lines.
+
+#![allow(dead_code)] // each test file uses a different part of this module
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
+
+/// The fixture server binary.
+pub const FIXTURE: &str = env!("CARGO_BIN_EXE_mcpl-fixture-server");
+/// The runner binary.
+pub const RUNNER: &str = env!("CARGO_BIN_EXE_mcpl-conformance");
+
+/// A fixture server listening on 127.0.0.1, killed when dropped.
+pub struct Fixture {
+    child: Child,
+    /// Kept open so the server never writes into a closed pipe.
+    _stdout: BufReader<ChildStdout>,
+    /// The URL it printed.
+    pub url: String,
+}
+
+impl Fixture {
+    /// Spawns `mcpl-fixture-server --ws|--http 127.0.0.1:0 EXTRA…` and reads the URL it
+    /// bound (its first line of stdout, written once the socket is bound).
+    pub fn spawn(transport: &str, extra: &[&str]) -> Fixture {
+        let mut child = Command::new(FIXTURE)
+            .arg(transport)
+            .arg("127.0.0.1:0")
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("the fixture server starts");
+        let mut stdout = BufReader::new(child.stdout.take().expect("piped stdout"));
+        let mut line = String::new();
+        stdout
+            .read_line(&mut line)
+            .expect("the fixture server prints its URL");
+        let url = line.trim().to_owned();
+        assert!(
+            url.starts_with("ws://") || url.starts_with("http://"),
+            "not a URL: {line:?}"
+        );
+        Fixture {
+            child,
+            _stdout: stdout,
+            url,
+        }
+    }
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The `--cmd` that spawns the fixture server on stdio, with `extra` flags.
+pub fn stdio_cmd(extra: &[&str]) -> String {
+    let mut cmd = format!("'{FIXTURE}' --stdio");
+    for e in extra {
+        cmd.push(' ');
+        cmd.push_str(e);
+    }
+    cmd
+}
+
+/// A finished run of `mcpl-conformance`.
+pub struct Run {
+    /// How it exited.
+    pub status: ExitStatus,
+    /// Its stdout, line by line.
+    pub lines: Vec<String>,
+    /// Its stderr, for failure messages.
+    pub stderr: String,
+}
+
+impl Run {
+    /// The report line of vector `n` (0: the contract check).
+    pub fn line(&self, n: u8) -> &str {
+        let prefix = if n == 0 {
+            "contract ".to_owned()
+        } else {
+            format!("vector {n:02} ")
+        };
+        self.lines
+            .iter()
+            .find(|l| l.starts_with(&prefix))
+            .unwrap_or_else(|| panic!("no line for vector {n}:\n{}", self.lines.join("\n")))
+    }
+
+    /// The closing tally line.
+    pub fn summary(&self) -> &str {
+        self.lines.last().map(String::as_str).unwrap_or_default()
+    }
+
+    /// Everything it printed, for assertion messages.
+    pub fn dump(&self) -> String {
+        format!("{}\n--- stderr ---\n{}", self.lines.join("\n"), self.stderr)
+    }
+}
+
+/// Runs `mcpl-conformance server ARGS…` to the end.
+pub fn conformance(args: &[&str]) -> Run {
+    let out = Command::new(RUNNER)
+        .arg("server")
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("the runner runs");
+    Run {
+        status: out.status,
+        lines: String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .map(str::to_owned)
+            .collect(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+    }
+}
+
+/// Asserts every check of the runner passed, except `skipped` (each with a reason), and
+/// the run exited successfully with the matching tally.
+pub fn assert_all_pass(run: &Run, skipped: &[u8]) {
+    let all = mcpl_tests::conformance::vectors();
+    for v in all {
+        let line = run.line(v.number);
+        if skipped.contains(&v.number) {
+            assert!(
+                line.contains(": skip: ") && !line.ends_with(": skip: "),
+                "vector {} should be skipped, with a reason: {line}\n{}",
+                v.number,
+                run.dump()
+            );
+        } else {
+            assert!(
+                line.ends_with(": pass"),
+                "vector {} did not pass: {line}\n{}",
+                v.number,
+                run.dump()
+            );
+        }
+    }
+    assert_eq!(
+        run.summary(),
+        format!(
+            "{} passed, 0 failed ({} skipped)",
+            all.len() - skipped.len(),
+            skipped.len()
+        ),
+        "{}",
+        run.dump()
+    );
+    assert!(run.status.success(), "{}", run.dump());
+}
