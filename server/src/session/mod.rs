@@ -2,9 +2,9 @@
 //!
 //! It consumes the connection's inbound channel as an actix stream, one item at a time,
 //! and writes through the connection's outbound side. It owns the lifecycle
-//! ([`Phase`]), the connection's rev counter ([`Sequencer`]), the requests it forwarded
-//! to its principal, the running tool handlers, and its own requests to the host awaiting
-//! answers. Server code talks to it through a [`SessionHandle`].
+//! ([`Phase`]), the connection's write path with its rev counter ([`RevWriter`]), the
+//! requests it forwarded to its principal, the running tool handlers, and its own requests
+//! to the host awaiting answers. Server code talks to it through a [`SessionHandle`].
 //!
 //! | file | what |
 //! |---|---|
@@ -19,9 +19,11 @@
 //! | `handle.rs` | [`SessionHandle`] and the messages it sends the actor: push, status, close |
 //!
 //! **One writer** (§5.2). Every message to the host goes through `Session::write` (or
-//! `Session::write_with_hints`, which stamps the next rev and writes in the same step), in
-//! handler order, straight into the transport's bounded queue. Nothing else writes to the
-//! transport, so no hint-carrying message can come between a rev and its write. Changes
+//! `Session::write_with_hints` / `Session::write_stamped`, which take the next rev and
+//! enqueue in the same step), in handler order, straight into the transport's bounded
+//! queue, through the connection's [`RevWriter`]: it takes a rev and enqueues its message
+//! under one lock, so no hint-carrying message can come between a rev and its write even
+//! were several threads to write (model-checked in `tests/loom_rev_queue.rs`). Changes
 //! held for a call's result (`hold.rs`) are written before any other hint-carrying
 //! message, in that same path.
 //!
@@ -47,7 +49,8 @@ pub use handle::{SessionClosed, SessionHandle, SessionId, SessionStatus};
 pub use lifecycle::{HostFeatures, LifecycleError, Negotiated, Phase};
 
 use crate::actors::principal::PrincipalActor;
-use crate::core::{Catalog, HintDraft, HostView, Sequencer};
+use crate::core::rev_writer::{EnqueueError, RevWriter};
+use crate::core::{Catalog, HintDraft, HostView};
 use crate::manifest;
 use crate::server::Server;
 use actix::prelude::*;
@@ -59,7 +62,7 @@ use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::jsonrpc::{Id, Message, Notification};
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::method::ToolHints;
-use mcpl_transport::{Connection, ConnectionInfo, Inbound, Outbound, Principal, TransportError};
+use mcpl_transport::{Connection, ConnectionInfo, Inbound, Outbound, Principal};
 use outgoing::Outgoing;
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -81,14 +84,13 @@ pub struct Session {
     info: ConnectionInfo,
     /// Taken when the actor starts (it becomes the actor's stream).
     inbound: Option<mpsc::Receiver<Inbound>>,
-    /// The transport's writer; `None` once the session gave up writing (backpressure).
-    outbound: Option<Outbound>,
+    /// §5.2: the transport's writer with this connection's revs; `None` once the session
+    /// gave up writing (backpressure, or the link closed).
+    writer: Option<RevWriter<Outbound>>,
     /// This session's principal; set when the actor starts.
     principal_addr: Option<Addr<PrincipalActor>>,
     /// The catalog as of the last change the principal told this session about.
     catalog: Arc<Catalog>,
-    /// §5.2: this connection's revs.
-    sequencer: Sequencer,
     forwarded: HashMap<Id, Forwarded>,
     /// Changes held for a call's result (§5.3), see `hold.rs`.
     holding: Holding,
@@ -117,9 +119,8 @@ impl Session {
             principal,
             info: conn.info,
             inbound: Some(conn.inbound),
-            outbound: Some(conn.outbound),
+            writer: Some(RevWriter::new(conn.outbound)),
             principal_addr: None,
-            sequencer: Sequencer::new(),
             forwarded: HashMap::new(),
             holding: Holding::default(),
             handler_ops: HandlerOps::default(),
@@ -131,26 +132,43 @@ impl Session {
         }
     }
 
-    /// Queues a message for the host: the single place anything is written (module docs).
-    fn write(&mut self, message: Message) {
-        let Some(out) = &self.outbound else {
+    /// The single place anything is written (module docs): runs `enqueue` on the writer
+    /// and gives up writing when it could not.
+    fn enqueue<T>(
+        &mut self,
+        enqueue: impl FnOnce(&RevWriter<Outbound>) -> Result<T, EnqueueError>,
+    ) {
+        let Some(writer) = &self.writer else {
             tracing::debug!(session = %self.id, "write after the session stopped writing; dropped");
             return;
         };
-        match out.try_send(message) {
-            Ok(()) => {}
-            Err(TransportError::Backpressure) => {
+        match enqueue(writer) {
+            Ok(_) => {}
+            Err(EnqueueError::Full) => {
                 tracing::warn!(session = %self.id, "the host stopped reading; closing the link");
-                self.outbound = None;
+                self.writer = None;
                 if let Some(me) = &self.self_addr {
                     me.do_send(handle::Close);
                 }
             }
             Err(_) => {
                 tracing::debug!(session = %self.id, "the transport closed; writes dropped");
-                self.outbound = None;
+                self.writer = None;
             }
         }
+    }
+
+    /// Queues a message without hint changes for the host (it takes no rev).
+    fn write(&mut self, message: Message) {
+        self.enqueue(|w| w.enqueue(message));
+    }
+
+    /// §5.2: numbers `draft` with the next rev — even when it is empty, as a statement
+    /// must be (§4.3) — and writes the message `build` makes with it, in one step. Changes
+    /// held for a call go first (`hold.rs`): they were stated earlier.
+    fn write_stamped(&mut self, draft: HintDraft, build: impl FnOnce(HintChanges) -> Message) {
+        self.flush_held();
+        self.enqueue(|w| w.enqueue_stamped(draft, build));
     }
 
     /// §5.2: numbers `draft` with this connection's next rev (none when it is empty) and
@@ -162,28 +180,30 @@ impl Session {
         draft: Option<HintDraft>,
         build: impl FnOnce(Option<HintChanges>) -> Message,
     ) {
-        let draft = draft.filter(|d| !d.is_empty());
-        if draft.is_some() {
+        let draft = draft.filter(|d| !d.is_empty()).unwrap_or_default();
+        if !draft.is_empty() {
             self.flush_held();
         }
-        let hints = draft.map(|d| self.sequencer.stamp(d));
-        self.write(build(hints));
+        self.enqueue(|w| w.enqueue_if_any(draft, build));
+    }
+
+    /// Writes `held` as `tools/hints` with the next rev.
+    fn write_held(&mut self, held: HintDraft) {
+        self.enqueue(|w| w.enqueue_stamped(held, |h| Notification::new::<ToolHints>(&h).into()));
     }
 
     /// Writes what is held for a call as `tools/hints`, before another hint-carrying
     /// message (`hold.rs`).
     fn flush_held(&mut self) {
         if let Some(held) = self.holding.take().filter(|d| !d.is_empty()) {
-            let hints = self.sequencer.stamp(held);
-            self.write(Notification::new::<ToolHints>(&hints).into());
+            self.write_held(held);
         }
     }
 
     /// Holds `draft` for `call`'s result; what another call held goes out first.
     fn hold(&mut self, call: Id, draft: HintDraft) {
         if let Some(earlier) = self.holding.hold(call, draft).filter(|d| !d.is_empty()) {
-            let hints = self.sequencer.stamp(earlier);
-            self.write(Notification::new::<ToolHints>(&hints).into());
+            self.write_held(earlier);
         }
     }
 
@@ -260,5 +280,61 @@ impl StreamHandler<Inbound> for Session {
     fn finished(&mut self, ctx: &mut Context<Self>) {
         tracing::debug!(session = %self.id, "inbound ended");
         ctx.stop();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcpl_protocol::jsonrpc::{Request, Response};
+    use mcpl_protocol::mcp::Empty;
+    use mcpl_protocol::method::Ping;
+    use mcpl_transport::{StreamId, TransportKind};
+
+    /// Backpressure (module docs): a host that stops reading fills the queue; the session
+    /// then closes the link instead of blocking or writing out of order.
+    #[actix::test]
+    async fn a_host_that_stops_reading_has_its_link_closed_when_the_queue_fills() {
+        let server = Server::builder("backpressure", "0.1.0")
+            .build()
+            .expect("a valid server");
+        let (in_tx, in_rx) = mpsc::channel(8);
+        let (out_tx, mut out_rx) = mpsc::channel(2);
+        let _session = server.serve(Connection {
+            info: ConnectionInfo {
+                kind: TransportKind::Memory,
+                ordered: true,
+                principal: Some(Principal::Named("alice".into())),
+                peer: "test link".into(),
+            },
+            outbound: Outbound::new(out_tx),
+            inbound: in_rx,
+        });
+        for id in 1..=3 {
+            let ping = Request::new::<Ping>(Id::Number(id), &Empty::default());
+            in_tx
+                .send(Inbound::Message {
+                    stream: StreamId(0),
+                    message: ping.into(),
+                })
+                .await
+                .expect("the session reads");
+        }
+        // The test holds the inbound side open: only the full queue can end the link.
+        for id in 1..=2 {
+            match out_rx.recv().await {
+                Some(Message::Response(Response { id: got, .. })) => {
+                    assert_eq!(got, Some(Id::Number(id)));
+                }
+                other => panic!("expected the answer to ping {id}, got {other:?}"),
+            }
+        }
+        // Bounded only so a regression fails instead of hanging.
+        let end = tokio::time::timeout(std::time::Duration::from_secs(10), out_rx.recv()).await;
+        assert!(
+            matches!(end, Ok(None)),
+            "the link closes, ping 3 unanswered: {end:?}"
+        );
+        drop(in_tx);
     }
 }

@@ -7,12 +7,14 @@
 
 use super::{Forwarded, Session};
 use crate::actors::principal::{self, ReplyTo, StatementFor, ToolsView, Via};
-use crate::core::HostView;
+use crate::core::{HostView, Statement};
 use crate::registry;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Request, Response};
 use mcpl_protocol::mcp::{ListToolsParams, ListToolsResult};
+use mcpl_protocol::meta::Meta;
 use mcpl_protocol::method::{RequestMethod, ToolsetsClose, ToolsetsList, ToolsetsOpen};
+use mcpl_protocol::toolsets::ToolsetsListResult;
 
 impl Session {
     /// True when a request with this id still waits for its answer (forwarded, or a tool
@@ -116,21 +118,26 @@ impl Handler<ToolsView> for Session {
             return;
         }
         let view = m.catalog.view_for(self.lifecycle.host_tool_hints());
-        let ListToolsResult { tools, meta, .. } =
-            m.catalog
-                .list_tools(view, &m.visible, self.sequencer.last());
-        let response = match registry::page(tools, m.cursor.as_deref(), self.server.page_size()) {
-            Ok(page) => Response::ok_typed(
-                m.request,
-                &ListToolsResult {
-                    tools: page.tools,
-                    next_cursor: page.next_cursor,
-                    meta: meta.filter(|_| view == HostView::Hinted),
-                },
-            ),
-            Err(e) => Response::err(Some(m.request), ErrorObject::invalid_params(e)),
-        };
-        self.write(response.into());
+        let page_size = self.server.page_size();
+        // §3: the last rev is read in the step that enqueues the list.
+        self.enqueue(|w| {
+            w.enqueue_at_last(|last| {
+                let ListToolsResult { tools, meta, .. } =
+                    m.catalog.list_tools(view, &m.visible, last);
+                let response = match registry::page(tools, m.cursor.as_deref(), page_size) {
+                    Ok(page) => Response::ok_typed(
+                        m.request,
+                        &ListToolsResult {
+                            tools: page.tools,
+                            next_cursor: page.next_cursor,
+                            meta: meta.filter(|_| view == HostView::Hinted),
+                        },
+                    ),
+                    Err(e) => Response::err(Some(m.request), ErrorObject::invalid_params(e)),
+                };
+                response.into()
+            })
+        });
     }
 }
 
@@ -149,9 +156,16 @@ impl Handler<StatementFor> for Session {
             );
             return self.write(Response::err(Some(m.request), e).into());
         }
-        // §5.2: held changes were stated before this statement; they take the earlier rev.
-        self.flush_held();
-        let result = m.statement.into_result(&mut self.sequencer);
-        self.write(Response::ok_typed(m.request, &result).into());
+        // §5.2: held changes were stated before this statement; they take the earlier rev
+        // (`write_stamped` writes them first).
+        let Statement { open, ended, hints } = m.statement;
+        self.write_stamped(hints, |hints| {
+            let result = ToolsetsListResult {
+                open,
+                ended,
+                meta: Meta::with_hints(hints),
+            };
+            Response::ok_typed(m.request, &result).into()
+        });
     }
 }

@@ -293,7 +293,8 @@ async fn post(client: Arc<Client>, message: Message) {
     } else if content_type_is(headers, EVENT_STREAM) {
         exchange.read_sse(response).await;
     }
-    if !exchange.answered.load(Ordering::Relaxed) {
+    // A notification's or response's POST is answered by 202 alone: nothing to fail.
+    if exchange.request_id.is_some() && !exchange.answered.load(Ordering::Relaxed) {
         exchange
             .fail(
                 Some(status),
