@@ -29,6 +29,9 @@ pub enum Transport {
     /// An in-process unordered pair, for tests on tokio's paused clock (real sockets and a
     /// paused clock do not mix: the clock jumps while a socket is on its way).
     MemoryUnordered,
+    /// An in-process ordered pair (as stdio or WebSocket deliver), for tests on tokio's
+    /// paused clock.
+    MemoryOrdered,
 }
 
 enum Listener {
@@ -37,6 +40,7 @@ enum Listener {
     Memory(
         mpsc::UnboundedReceiver<Connection>,
         mpsc::UnboundedSender<Connection>,
+        bool,
     ),
 }
 
@@ -57,10 +61,11 @@ impl ScriptedServer {
         });
         let addr = "127.0.0.1:0".parse().unwrap();
         match transport {
-            Transport::MemoryUnordered => {
+            Transport::MemoryUnordered | Transport::MemoryOrdered => {
                 let (tx, rx) = mpsc::unbounded_channel();
+                let ordered = transport == Transport::MemoryOrdered;
                 ScriptedServer {
-                    listener: Listener::Memory(rx, tx),
+                    listener: Listener::Memory(rx, tx, ordered),
                     url: "memory:".to_owned(),
                 }
             }
@@ -93,10 +98,10 @@ impl ScriptedServer {
     /// A connector to this server, with `options` for a real transport.
     pub fn connector(&self, options: ClientOptions) -> Connector {
         match &self.listener {
-            Listener::Memory(_, accepted) => {
-                let accepted = accepted.clone();
+            Listener::Memory(_, accepted, ordered) => {
+                let (accepted, ordered) = (accepted.clone(), *ordered);
                 Connector::from_fn(move || {
-                    let (client, server) = memory::pair(Principal::Named("alice".into()), false);
+                    let (client, server) = memory::pair(Principal::Named("alice".into()), ordered);
                     let _ = accepted.send(server);
                     Box::pin(async move { Ok(client) })
                 })
@@ -110,7 +115,7 @@ impl ScriptedServer {
         let conn = match &mut self.listener {
             Listener::Ws(l) => l.accept().await,
             Listener::Http(l) => l.accept().await,
-            Listener::Memory(rx, _) => rx.recv().await,
+            Listener::Memory(rx, _, _) => rx.recv().await,
         }
         .expect("the host connects");
         Conn {
