@@ -28,6 +28,7 @@ fn tapped(event: &TapEvent) -> String {
         }
         TapEvent::Connected { epoch, .. } => format!("connected:{epoch}"),
         TapEvent::Disconnected { epoch, .. } => format!("disconnected:{epoch}"),
+        TapEvent::Unreadable { epoch, .. } => format!("unreadable:{epoch}"),
     }
 }
 

@@ -190,15 +190,11 @@ fn a_flood_of_early_revs_beyond_a_forever_gap_is_held_within_bounds_and_recovere
     });
 }
 
-/// FINDING (issue 7): fails today. A held rev that a recovery's statement does not reach
-/// gets a fresh window and recovers again when it passes, so one bogus rev from the server
-/// makes the host recover once per hold window for ever (`HintState::handle_statement`
-/// keeps held revs above the statement's). The host read that rev before it asked for the
-/// statement, so an honest server wrote it before the statement took its rev: a statement
-/// below a rev held since before the recovery started proves that rev bogus, and it can be
-/// dropped as stale. Run with `--ignored` once `host/src/state/hint_state` does so.
+/// A held rev that a recovery's statement does not reach: the host read it before it asked
+/// for the statement, so an honest server wrote it before the statement took its rev. A
+/// statement below it proves it bogus; it is dropped as stale, rather than recovered once
+/// per hold window for ever.
 #[test]
-#[ignore = "finding: a held rev above every statement makes the host recover once per hold window for ever"]
 fn an_early_rev_no_statement_can_reach_costs_one_recovery_not_one_per_hold_window() {
     support::paused(async {
         let (_server, host, mut conn) = connected(Transport::MemoryUnordered, HOLD).await;
@@ -618,7 +614,8 @@ async fn oversized_messages_are_refused_the_link_goes_on_and_past_the_ceiling_it
         settled(&host, 1, 1, 6).await;
         let big = "x".repeat(LIMIT + 1);
 
-        // A hint past the limit is refused unread; the next rev shows it lost.
+        // A hint past the limit is refused unread: the host recovers at once (the next rev,
+        // read meanwhile, is covered by that recovery's statement).
         conn.hints(json!({"rev": 2, "tools": [
             {"name": "roam", "visible": false, "definition": {"description": big}}]}))
             .await;
@@ -628,14 +625,19 @@ async fn oversized_messages_are_refused_the_link_goes_on_and_past_the_ceiling_it
         let h = hints_until(&host, |h| h.last_rev == 4 && !h.recovering).await;
         assert_eq!((h.stats.gaps, h.stats.recoveries), (1, 1), "{h:?}");
 
-        // A result past the limit: the call fails clearly when its time is up.
+        // A result past the limit: the call fails clearly when its time is up, and what
+        // the result carried is read again at once.
         let call = spawn_call(&host, "toolsets--act", json!({"tool": "roam"}));
         let req = conn.request("tools/call").await;
         conn.reply(&req, json!({"content": [{"type": "text", "text": big}]}))
             .await;
+        conn.serve_recovery(lobby_statement(5), &arcade_tools(), 5)
+            .await;
         let r = call.await.unwrap();
         assert!(r.is_error, "{r:?}");
         assert!(r.joined_text().contains("did not answer in time"), "{r:?}");
+        let h = hints_until(&host, |h| h.last_rev == 5 && !h.recovering).await;
+        assert_eq!(h.stats.recoveries, 2, "{h:?}");
         nothing_else_was_sent(&host, &mut conn).await;
 
         // Past the transport's hard ceiling the link is closed; the host reconnects.
@@ -653,14 +655,10 @@ async fn oversized_messages_are_refused_the_link_goes_on_and_past_the_ceiling_it
     .await;
 }
 
-/// FINDING (issue 7): fails today. A message the transport refused as too large may have
-/// carried hint changes (a result's, a push's, a `tools/hints`); on an ordered link the
-/// host only logs it (`link/read.rs`, `Inbound::TooLarge`), so on a quiet connection what
-/// it carried stays unknown until some later rev shows the gap. Losing a message is what
-/// recovery exists for (§5.2: "never lose a change"): the host should read the state at
-/// once, as it does for a lost answer on Streamable HTTP. Run with `--ignored` once it does.
+/// A message the transport refused as too large may have carried hint changes (a result's,
+/// a push's, a `tools/hints`); on a quiet connection no later rev would show the gap, so
+/// the host reads the state at once (§5.2: "never lose a change").
 #[actix::test]
-#[ignore = "finding: a message refused as too large is not recovered until a later rev shows the gap"]
 async fn a_message_refused_as_too_large_starts_a_recovery_at_once() {
     within(async {
         const LIMIT: usize = 64 * 1024;

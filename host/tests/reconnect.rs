@@ -97,6 +97,7 @@ fn the_tap_sees_each_connection_start_and_end_with_its_epoch() {
                 TapEvent::Disconnected { .. } => {
                     panic!("a disconnect before this connection started")
                 }
+                TapEvent::Unreadable { .. } => panic!("nothing unreadable was sent"),
             })
             .await;
             taps.until(|e| matches!(&e, TapEvent::Read(r) if r.answers.as_ref().is_some_and(|a| a.method == "tools/list")).then_some(()))

@@ -290,6 +290,7 @@ fn start_link(s: super::config::ServerConfig, host: &Addr<Host>, hints: HintConf
         unreachable: false,
         read: None,
         next_token: 0,
+        read_failures: 0,
         hold: None,
         hint_config: hints,
     }

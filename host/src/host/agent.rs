@@ -228,7 +228,7 @@ impl Handler<Finished> for Host {
         };
         if !slot.ordered && answer_lost(&outcome) {
             // §5.2 [project]: what the lost answer carried is unknown; read the state.
-            self.feed(&plan.server, ctx, |h, _| h.handle_lost_answer());
+            self.feed(&plan.server, ctx, |h, _| h.handle_lost_message());
         }
         let Some(slot) = self.servers.get(&plan.server) else {
             return;

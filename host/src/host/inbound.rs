@@ -66,6 +66,13 @@ impl Host {
                     self.on_read(server, read.message, answers, ctx);
                 }
             }
+            TapEvent::Unreadable { epoch, why } => {
+                if self.servers.get(server).is_some_and(|s| s.epoch == epoch) {
+                    // §5.2 [project]: it may have carried changes; read the state.
+                    info!(server, epoch, %why, "a message from the server was lost");
+                    self.feed(server, ctx, |h, _| h.handle_lost_message());
+                }
+            }
             TapEvent::Disconnected { epoch, reason } => {
                 let Some(slot) = self.servers.get_mut(server).filter(|s| s.epoch == epoch) else {
                     return;

@@ -17,6 +17,9 @@ use mcpl_protocol::method::ToolsetsList;
 use mcpl_protocol::toolsets::ToolsetsListParams;
 use tracing::{debug, warn};
 
+/// The longest wait before reading again after failed reads.
+const MAX_RETRY_DELAY: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// A read came back (its result was tapped before this was sent).
 #[derive(Debug, Message)]
 #[rtype(result = "()")]
@@ -75,8 +78,19 @@ impl Host {
         });
     }
 
+    /// Reads again after the retry delay, doubling with each failure in a row up to
+    /// [`MAX_RETRY_DELAY`]: a server that keeps failing (or keeps stating a stale rev)
+    /// costs a bounded, falling rate of reads.
     fn read_failed(&mut self, server: &str, epoch: u64, token: u64, ctx: &mut Context<Self>) {
-        let delay = self.retry_delay;
+        let Some(slot) = self.servers.get_mut(server) else {
+            return;
+        };
+        slot.read_failures = slot.read_failures.saturating_add(1);
+        let factor = 1u32 << (slot.read_failures - 1).min(16);
+        let delay = self
+            .retry_delay
+            .saturating_mul(factor)
+            .min(MAX_RETRY_DELAY.max(self.retry_delay));
         let server = server.to_owned();
         ctx.run_later(delay, move |act, ctx| {
             let current = act
@@ -124,6 +138,7 @@ impl Handler<ReadDone> for Host {
                 self.read_failed(&server, epoch, token, ctx);
             }
             Ok(()) if step == ReadStep::Statement && hints.awaits_tools_list() => {
+                slot.read_failures = 0;
                 self.relist(&server, ctx);
             }
             Ok(()) if step == ReadStep::Statement && hints.awaits_statement() => {
@@ -134,7 +149,10 @@ impl Handler<ReadDone> for Host {
                 );
                 self.read_failed(&server, epoch, token, ctx);
             }
-            Ok(()) => slot.read = None,
+            Ok(()) => {
+                slot.read = None;
+                slot.read_failures = 0;
+            }
         }
         self.flush();
     }

@@ -46,6 +46,8 @@ pub(super) struct Slot {
     /// read since superseded.
     pub read: Option<(u64, ReadStep)>,
     pub next_token: u64,
+    /// Reads of the server's state that failed in a row (each retry waits longer).
+    pub read_failures: u32,
     /// The hold timer: the deadline it is armed for.
     pub hold: Option<(Instant, SpawnHandle)>,
     /// How each connection's hint state behaves; `ordered` is set per connection.
@@ -75,6 +77,7 @@ impl Slot {
             })
         });
         self.read = None;
+        self.read_failures = 0;
     }
 
     /// A token for a new read.

@@ -78,7 +78,20 @@ impl ServerLink {
                 limit,
             } => {
                 warn!(link = %self.config.name, ?stream, size, limit, "refused a message larger than the limit");
+                self.tap_unreadable(format!(
+                    "a message of {size} bytes, over the limit of {limit}"
+                ));
             }
+        }
+    }
+
+    fn tap_unreadable(&mut self, why: String) {
+        if let Some(live) = self.lifecycle.live() {
+            let event = TapEvent::Unreadable {
+                epoch: live.epoch,
+                why,
+            };
+            self.tap(&event);
         }
     }
 
@@ -215,6 +228,7 @@ impl ServerLink {
 
     fn on_malformed(&mut self, stream: StreamId, error: DecodeError, ctx: &mut Context<Self>) {
         warn!(link = %self.config.name, ?stream, %error, "unreadable message from the server");
+        self.tap_unreadable(error.to_string());
         // Carrying the id of one of our requests, it was meant as that request's response:
         // fail the request now rather than let it time out, and do not answer a response.
         if let DecodeError::Invalid {

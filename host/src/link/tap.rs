@@ -63,6 +63,14 @@ pub enum TapEvent {
     },
     /// A message was read.
     Read(ReadEvent),
+    /// Something the server wrote could not be read: refused as larger than the limit, or
+    /// not valid JSON-RPC. Whatever hint changes it carried are lost (§5.2).
+    Unreadable {
+        /// The connection.
+        epoch: u64,
+        /// Why.
+        why: String,
+    },
     /// A connection ended; nothing more is read from it.
     Disconnected {
         /// The connection.

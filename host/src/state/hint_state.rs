@@ -217,6 +217,9 @@ struct Held {
     deadline: Instant,
     /// Its window passed; it has started or joined a recovery.
     expired: bool,
+    /// Held when a recovery started: the server wrote it before that recovery's
+    /// `toolsets/list`, so the statement's rev must reach it.
+    before_recovery: bool,
 }
 
 /// One connection's hint state (§5.2). See the module doc for the rules and their order.
@@ -392,17 +395,18 @@ impl HintState {
         out
     }
 
-    /// An answer on this connection was not read though the server may have written it —
-    /// its Streamable HTTP POST failed, or it timed out and may never come. Its hint
-    /// changes, if it carried any, are lost, and on a quiet connection nothing later would
+    /// A message on this connection was not read though the server may have written it —
+    /// an answer whose Streamable HTTP POST failed or that timed out and may never come, a
+    /// message refused as too large or not valid JSON-RPC. Its hint changes, if it carried
+    /// any, are lost, and on a quiet connection nothing later would
     /// show the gap: recover now (§5.2 **\[project\]**: the rule's purpose, "never lose a
     /// change", read for a loss the host learns of directly). During a read under way, one
     /// more recovery follows it: that read may have been answered before the lost request
     /// was carried out. Every recovery's `toolsets/list` takes a rev of its own (§4.3), so
     /// this cannot loop.
-    pub fn handle_lost_answer(&mut self) -> Vec<Output> {
+    pub fn handle_lost_message(&mut self) -> Vec<Output> {
         let mut out = Vec::new();
-        self.request_recovery(u64::MAX, RecoverReason::LostAnswer, &mut out);
+        self.request_recovery(u64::MAX, RecoverReason::LostMessage, &mut out);
         out
     }
 
@@ -454,6 +458,7 @@ impl HintState {
                     message,
                     deadline,
                     expired: false,
+                    before_recovery: false,
                 },
             );
         }
@@ -506,6 +511,9 @@ impl HintState {
     fn start_recovery(&mut self, reason: RecoverReason, out: &mut Vec<Output>) {
         tracing::debug!(?reason, last = self.last, "hint recovery");
         self.stats.recoveries += 1;
+        for h in self.held.values_mut() {
+            h.before_recovery = true;
+        }
         self.phase = Phase::AwaitingStatement { cover: 0 };
         out.push(Output::Recover(reason));
     }

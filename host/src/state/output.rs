@@ -157,9 +157,10 @@ pub enum RecoverReason {
     Again,
     /// The host could not complete the last recovery's reads.
     Failed,
-    /// An answer the server may have written was not read (its Streamable HTTP POST
-    /// failed, or it timed out): whatever it carried is unknown (§5.2 **\[project\]**).
-    LostAnswer,
+    /// A message the server may have written was not read — an answer whose Streamable
+    /// HTTP POST failed or that timed out, a message refused as too large or unreadable:
+    /// whatever it carried is unknown (§5.2 **\[project\]**).
+    LostMessage,
 }
 
 /// What [`HintState`](super::HintState) asks of its owner, or tells it.

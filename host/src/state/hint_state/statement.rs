@@ -59,6 +59,7 @@ impl HintState {
         };
         let superseded = std::mem::replace(&mut self.held, later);
         self.stats.superseded += superseded.values().filter(|h| h.message.is_some()).count() as u64;
+        let in_recovery = matches!(self.phase, Phase::AwaitingStatement { .. });
         // What is still early now waits for revs written after the statement: a fresh window.
         let fresh = now + self.config.hold_window;
         for h in self.held.values_mut() {
@@ -82,6 +83,15 @@ impl HintState {
             Phase::Idle => {}
         }
         self.drain(&mut out);
+        if in_recovery {
+            // A rev held before this recovery began was written before its statement, so
+            // the statement's rev reaches it — unless the rev is bogus (a peer's fault).
+            // What still waits for predecessors now would start a recovery per hold window
+            // forever: it is dropped as stale.
+            let before = self.held.len();
+            self.held.retain(|_, h| !h.before_recovery);
+            self.stats.stale += (before - self.held.len()) as u64;
+        }
         out
     }
 
