@@ -1,7 +1,7 @@
 //! Options for client and server ends: message size limits, bearer tokens mapped to
 //! principals, allowed origins, and the few per-transport knobs (WebSocket keepalive,
-//! Streamable HTTP response style and queue, a spawned child's stderr, the HTTP client's
-//! delivery hook).
+//! Streamable HTTP response style, queue and read timeout, a spawned child's stderr, the HTTP
+//! client's delivery hook).
 
 use crate::delivery::DeliveryHook;
 use std::collections::HashMap;
@@ -61,6 +61,14 @@ pub struct ServerOptions {
     /// has no stream open to take them (default 1024). Past that the oldest is dropped with a
     /// warning, as a lost stream would have lost it (MCP allows loss without resumability).
     pub http_queue_limit: usize,
+    /// How long a Streamable HTTP client may take to send a request's head (request line and
+    /// headers) and then, counted afresh, its whole body (default 30 s). A head late → the
+    /// connection is closed; a body late → 408 Request Timeout and the connection is closed.
+    /// The head's clock starts when the connection opens and, on a kept-alive connection,
+    /// when the previous answer is written, so it also closes connections idle that long.
+    /// It bounds only what the client sends: not how long a request waits for its answer,
+    /// nor how long a GET stream stays open.
+    pub http_read_timeout: Duration,
 }
 
 /// How a Streamable HTTP server answers a POSTed request (MCP 2025-11-25, "Sending Messages
@@ -88,6 +96,7 @@ impl Default for ServerOptions {
             ws_ping_interval: Some(Duration::from_secs(30)),
             http_response_mode: HttpResponseMode::Json,
             http_queue_limit: 1024,
+            http_read_timeout: Duration::from_secs(30),
         }
     }
 }

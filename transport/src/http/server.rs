@@ -1,5 +1,10 @@
 //! The Streamable HTTP server: an axum router on one path, with a handler per method.
 //! The checks each request passes, in order, are listed in the `http` module docs.
+//!
+//! Connections are served here rather than by `axum::serve`, which gives hyper no timer and
+//! so no way to stop a client that never finishes its request head: each is an HTTP/1
+//! connection with hyper's header-read timeout set to [`ServerOptions::http_read_timeout`].
+//! The POST handler bounds reading the body by the same duration (408 and close past it).
 
 use super::session::{self, Registry, Session};
 use super::{EVENT_STREAM, JSON, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, accepts, content_type_is};
@@ -10,21 +15,28 @@ use crate::{
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
-use axum::http::header::{CONTENT_TYPE, ORIGIN, WWW_AUTHENTICATE};
-use axum::http::{HeaderMap, HeaderValue, StatusCode};
+use axum::http::header::{CONNECTION, CONTENT_TYPE, ORIGIN, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, HeaderValue, Request as HttpRequest, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response as HttpResponse};
 use axum::routing::get;
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
+use hyper::body::Incoming;
+use hyper::server::conn::http1;
+use hyper::service::{Service as _, service_fn};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
 use mcpl_protocol::mcp::{SERVER_DISCOVER, is_supported_version};
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Request, Response};
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
+use std::pin::pin;
 use std::sync::Arc;
-use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
 /// The queue depth of each direction of a session.
@@ -38,8 +50,14 @@ const ACCEPT_QUEUE: usize = 64;
 /// than a reset).
 const DRAIN_FACTOR: usize = 4;
 
-/// A listening Streamable HTTP server. Dropping it stops serving new HTTP connections;
-/// sessions already accepted live on while their HTTP connections do.
+/// How long accepting pauses after an error that is not one connection's (such as running out
+/// of file descriptors), rather than spinning on it; closing connections may free some.
+const ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
+
+/// A listening Streamable HTTP server. Dropping it stops serving new HTTP connections and
+/// shuts the open ones down gracefully: a request in flight is still answered (an SSE answer
+/// or GET stream runs to its end), then the connection closes. Sessions already accepted
+/// live on while their HTTP connections do.
 #[derive(Debug)]
 pub struct HttpListener {
     local_addr: SocketAddr,
@@ -88,6 +106,7 @@ pub async fn bind(
     let listener = TcpListener::bind(addr).await?;
     let local_addr = listener.local_addr()?;
     let (tx, accepted) = mpsc::channel(ACCEPT_QUEUE);
+    let read_timeout = opts.http_read_timeout;
     let server = Arc::new(Server {
         opts,
         sessions: Arc::default(),
@@ -96,17 +115,84 @@ pub async fn bind(
     let app = Router::new()
         .route(path, get(on_get).post(on_post).delete(on_delete))
         .with_state(server);
-    let task = tokio::spawn(async move {
-        let service = app.into_make_service_with_connect_info::<SocketAddr>();
-        if let Err(e) = axum::serve(listener, service).await {
-            tracing::warn!(error = %e, "Streamable HTTP server stopped");
-        }
-    });
+    let task = tokio::spawn(serve(listener, app, read_timeout));
     Ok(HttpListener {
         local_addr,
         accepted,
         task,
     })
+}
+
+/// Accepts HTTP connections until aborted (the [`HttpListener`] dropped), each served by its
+/// own task.
+async fn serve(listener: TcpListener, app: Router, read_timeout: Duration) {
+    // Each connection watches this channel; the sender dropping with this task tells them
+    // all to shut down.
+    let (_shutdown, shutdown_rx) = watch::channel(());
+    loop {
+        match listener.accept().await {
+            Ok((tcp, remote)) => {
+                let shutdown = shutdown_rx.clone();
+                let conn = serve_connection(tcp, remote, app.clone(), read_timeout, shutdown);
+                tokio::spawn(conn);
+            }
+            // The connection died before it was accepted; nothing to do for the listener.
+            Err(e) if is_connection_error(&e) => {}
+            Err(e) => {
+                tracing::error!(error = %e, "Streamable HTTP accept failed; pausing");
+                tokio::time::sleep(ACCEPT_BACKOFF).await;
+            }
+        }
+    }
+}
+
+fn is_connection_error(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::ConnectionRefused
+            | io::ErrorKind::ConnectionAborted
+            | io::ErrorKind::ConnectionReset
+    )
+}
+
+/// Serves one HTTP/1 connection, whose request heads must each arrive within
+/// `read_timeout`, until it closes; once `shutdown`'s sender is gone, gracefully.
+async fn serve_connection(
+    tcp: TcpStream,
+    remote: SocketAddr,
+    app: Router,
+    read_timeout: Duration,
+    mut shutdown: watch::Receiver<()>,
+) {
+    let router = TowerToHyperService::new(app);
+    // What `into_make_service_with_connect_info` did: the handlers read the peer address.
+    let service = service_fn(move |mut request: HttpRequest<Incoming>| {
+        request.extensions_mut().insert(ConnectInfo(remote));
+        router.call(request)
+    });
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(read_timeout);
+    let mut conn = pin!(builder.serve_connection(TokioIo::new(tcp), service));
+    let mut shutting_down = false;
+    let result = loop {
+        tokio::select! {
+            result = conn.as_mut() => break result,
+            // Nothing is ever sent: `changed` fails only once the sender is dropped.
+            _ = shutdown.changed(), if !shutting_down => {
+                shutting_down = true;
+                conn.as_mut().graceful_shutdown();
+            }
+        }
+    };
+    match result {
+        Ok(()) => {}
+        Err(e) if e.is_timeout() => {
+            tracing::debug!(%remote, "closed an HTTP connection: no complete request head in time");
+        }
+        Err(e) => tracing::debug!(%remote, error = %e, "HTTP connection failed"),
+    }
 }
 
 async fn on_post(
@@ -138,7 +224,7 @@ async fn on_post(
         Err(refusal) => return refusal.into_response(),
     };
     let limit = server.opts.max_message_size;
-    let message = match read_body(body, limit).await {
+    let message = match read_body(body, limit, server.opts.http_read_timeout).await {
         Ok(bytes) => Message::decode(&bytes),
         Err(BodyError::TooLarge(size)) => {
             if let Some(s) = &session {
@@ -161,6 +247,19 @@ async fn on_post(
         }
         Err(BodyError::Broken) => {
             return rpc_error(StatusCode::BAD_REQUEST, None, "the request body broke off");
+        }
+        Err(BodyError::TooSlow) => {
+            tracing::debug!(%remote, "closed an HTTP connection: no complete request body in time");
+            let mut r = rpc_error(
+                StatusCode::REQUEST_TIMEOUT,
+                None,
+                "the request body did not arrive in time",
+            );
+            // The rest of the body is never read, so the connection cannot carry another
+            // request; say so rather than let the client find out by a reset.
+            r.headers_mut()
+                .insert(CONNECTION, HeaderValue::from_static("close"));
+            return r;
         }
     };
     let message = match message {
@@ -417,9 +516,19 @@ enum BodyError {
     /// Over the limit; the size read, a lower bound of the whole.
     TooLarge(usize),
     Broken,
+    /// Not all there within the read timeout.
+    TooSlow,
 }
 
-async fn read_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
+/// Reads a body of at most `limit` bytes, the whole of it within `timeout`: a client that
+/// trickles a body in, or stops part way, would otherwise hold this task for ever.
+async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes, BodyError> {
+    tokio::time::timeout(timeout, collect_body(body, limit))
+        .await
+        .unwrap_or(Err(BodyError::TooSlow))
+}
+
+async fn collect_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
     let mut chunks = body.into_data_stream();
     let mut buf = BytesMut::new();
     let mut size = 0usize;
