@@ -91,11 +91,17 @@ impl Fixture {
     /// The same, pinging WebSocket peers every `ping` (and closing one that stays silent
     /// or cannot be written to for two of them).
     async fn start_with(ping: Option<Duration>) -> Fixture {
+        Fixture::start_opts(ping, ServerOptions::default().http_read_timeout).await
+    }
+
+    /// The same, with a client allowed `read` to send an HTTP request's head, then its body.
+    async fn start_opts(ping: Option<Duration>, read: Duration) -> Fixture {
         let server = build();
         let mut opts = ServerOptions {
             max_message_size: LIMIT,
             allowed_origins: vec![GOOD_ORIGIN.to_owned()],
             ws_ping_interval: ping,
+            http_read_timeout: read,
             ..Default::default()
         };
         for who in ["alice", "bob"] {
@@ -634,17 +640,17 @@ async fn a_client_that_never_reads_is_disconnected_and_other_sessions_go_on() {
 
 #[actix::test]
 async fn slow_http_clients_hold_only_their_own_connections() {
-    let f = Fixture::start().await;
+    let f = Fixture::start_opts(None, Duration::from_millis(300)).await;
     let mut witness = f.ws_session("bob").await;
-    let mut slow = Vec::new();
+    let (mut half_body, mut half_head) = (Vec::new(), Vec::new());
     for _ in 0..20 {
         // Headers and a tenth of the body, then nothing.
         let body = INIT.as_bytes();
         let mut request = post(f.http, &[("Authorization", "Bearer alice-token")], body);
         request.truncate(request.len() - body.len() + body.len() / 10);
-        slow.push(raw::hold_open(f.http, &request).await);
+        half_body.push(raw::hold_open(f.http, &request).await);
         // Half a request head.
-        slow.push(raw::hold_open(f.http, b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-").await);
+        half_head.push(raw::hold_open(f.http, b"POST /mcp HTTP/1.1\r\nHost: x\r\nContent-").await);
     }
     witness.echo("still here").await;
     f.http_session("alice")
@@ -655,6 +661,36 @@ async fn slow_http_clients_hold_only_their_own_connections() {
         .await
         .echo("and over the other transport")
         .await;
-    drop(slow);
-    witness.echo("after they gave up").await;
+    // The server cuts each slow client off by itself once its time is up: a late body with
+    // 408, a late head with nothing.
+    for mut s in half_body {
+        let got = read_to_close(&mut s).await;
+        let head = String::from_utf8_lossy(&got).to_ascii_lowercase();
+        assert!(head.starts_with("http/1.1 408"), "{head}");
+        assert!(head.contains("connection: close"), "{head}");
+    }
+    for mut s in half_head {
+        assert!(read_to_close(&mut s).await.is_empty());
+    }
+    witness.echo("after they were cut off").await;
+}
+
+/// Reads what the server writes until it closes the connection (a reset counts as closed),
+/// within [`RECV_LIMIT`].
+async fn read_to_close(stream: &mut tokio::net::TcpStream) -> Vec<u8> {
+    use tokio::io::AsyncReadExt;
+    let mut got = Vec::new();
+    let read = async {
+        let mut buf = [0u8; 4096];
+        loop {
+            match stream.read(&mut buf).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => got.extend_from_slice(&buf[..n]),
+            }
+        }
+    };
+    tokio::time::timeout(RECV_LIMIT, read)
+        .await
+        .expect("the server closes a slow client's connection");
+    got
 }
