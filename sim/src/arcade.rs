@@ -112,7 +112,7 @@ impl ArcadeService {
         format!("http://{}{HTTP_PATH}", self.http.addr)
     }
 
-    /// Sessions live now (the arcade's own loopback ones included).
+    /// Sessions live now.
     pub fn live_sessions(&self) -> usize {
         self.arcade.server().session_count()
     }

@@ -146,24 +146,7 @@ pub fn delivery_hook(
             Duration::ZERO
         } else {
             let mut rng = rng.lock().unwrap_or_else(PoisonError::into_inner);
-            let (p, max) = match d.origin {
-                StreamOrigin::GetStream => delays.get,
-                StreamOrigin::PostResponse => delays.post,
-            };
-            if rng.random_bool(p) {
-                match d.origin {
-                    StreamOrigin::GetStream => stats.get.fetch_add(1, Ordering::Relaxed),
-                    StreamOrigin::PostResponse => stats.post.fetch_add(1, Ordering::Relaxed),
-                };
-                if rng.random_bool(delays.late) {
-                    stats.late.fetch_add(1, Ordering::Relaxed);
-                    Duration::from_millis(rng.random_range(300..600))
-                } else {
-                    max.mul_f64(rng.random::<f64>())
-                }
-            } else {
-                Duration::ZERO
-            }
+            sample_delay(&delays, d.origin, &mut rng, &stats)
         };
         async move {
             if !delay.is_zero() {
@@ -171,6 +154,33 @@ pub fn delivery_hook(
             }
         }
     })
+}
+
+/// How long one delivery from a stream of kind `origin` is held back per [`Delays`]
+/// (often zero), counted in `stats`.
+pub fn sample_delay(
+    delays: &Delays,
+    origin: StreamOrigin,
+    rng: &mut StdRng,
+    stats: &DelayStats,
+) -> Duration {
+    let (p, max) = match origin {
+        StreamOrigin::GetStream => delays.get,
+        StreamOrigin::PostResponse => delays.post,
+    };
+    if !rng.random_bool(p) {
+        return Duration::ZERO;
+    }
+    match origin {
+        StreamOrigin::GetStream => stats.get.fetch_add(1, Ordering::Relaxed),
+        StreamOrigin::PostResponse => stats.post.fetch_add(1, Ordering::Relaxed),
+    };
+    if rng.random_bool(delays.late) {
+        stats.late.fetch_add(1, Ordering::Relaxed);
+        Duration::from_millis(rng.random_range(300..600))
+    } else {
+        max.mul_f64(rng.random::<f64>())
+    }
 }
 
 #[cfg(test)]

@@ -1,10 +1,13 @@
 //! Starting a host for one agent: the arcade as its one server, at a URL (the arcade's
-//! listener, or a chaos proxy in front of it), the agent's name as its bearer token.
+//! listener, or a chaos proxy in front of it), the agent's name as its bearer token — or
+//! through any [`Connector`] (the deterministic mode's in-memory links).
 
 use mcpl_host::host::{Host, HostConfig, HostError, HostHandle, ServerConfig};
 use mcpl_host::link::Connector;
 use mcpl_transport::ClientOptions;
 use mcpl_transport::delivery::DeliveryHook;
+use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The server's name in every agent's host.
@@ -42,14 +45,48 @@ pub fn start_host(
     let knobs = knobs.cloned().unwrap_or_default();
     let options = ClientOptions {
         token: Some(name.to_owned()),
-        delivery_hook: knobs.hook,
+        delivery_hook: knobs.hook.clone(),
         ..Default::default()
     };
-    let mut server = ServerConfig::new(SERVER, Connector::url(url, options));
+    start_host_with(Connector::url(url, options), &knobs, seed, None)
+}
+
+/// A change made to each host's configuration before it starts: a test build sets a
+/// deliberately broken rule with it (`HostConfig::hint_fault`, host feature
+/// `fault-injection`) without the simulator's library naming it.
+#[derive(Clone)]
+pub struct HostTweak(Arc<dyn Fn(&mut HostConfig) + Send + Sync>);
+
+impl HostTweak {
+    /// A tweak applying `f`.
+    pub fn new(f: impl Fn(&mut HostConfig) + Send + Sync + 'static) -> Self {
+        HostTweak(Arc::new(f))
+    }
+}
+
+impl fmt::Debug for HostTweak {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("HostTweak(..)")
+    }
+}
+
+/// Starts a host (inside an actix system) whose one server, the arcade, is reached through
+/// `connector`; its reconnect jitter seeded, its configuration changed by `tweak` if given.
+pub fn start_host_with(
+    connector: Connector,
+    knobs: &LinkKnobs,
+    seed: u64,
+    tweak: Option<&HostTweak>,
+) -> Result<HostHandle, HostError> {
+    let mut server = ServerConfig::new(SERVER, connector);
     server.link.backoff.seed = Some(seed);
     server.link.backoff.initial = Duration::from_millis(50);
     server.link.backoff.max = knobs.backoff_max;
     server.link.request_timeout = knobs.request_timeout;
     server.link.connect_timeout = Duration::from_secs(10);
-    Host::start(HostConfig::new(vec![server]))
+    let mut config = HostConfig::new(vec![server]);
+    if let Some(t) = tweak {
+        (t.0)(&mut config);
+    }
+    Host::start(config)
 }

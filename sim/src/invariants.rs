@@ -8,11 +8,17 @@
 //!    one the server has no record of.
 //! 3. **Every game ends**: after the drain nothing is open but the default-open lobby.
 //!
+//! [`check_all`] runs them at the end of a run; [`check_views`] runs rule 1 alone at a
+//! quiet point in the middle of one (the deterministic mode pauses its agents for it),
+//! where games are still open and a stale tool state has not been washed out by the drain.
+//!
 //! The view is read while the run is quiet; a view that differs is read again as the
 //! host's status changes (a push still on its way), up to a limit.
 
 use crate::agent::AgentReport;
 use crate::agent::perceive::read_look;
+use crate::hosts::SERVER;
+use crate::metrics::Metrics;
 use crate::truth::{self, Key, Truth};
 use mcpl_games::arcade::{Arcade, LOBBY};
 use mcpl_host::host::HostHandle;
@@ -36,7 +42,7 @@ pub struct View {
 /// is usable (the one place the host lists it).
 pub async fn view(host: &HostHandle) -> Option<View> {
     let status = host.status();
-    let server = status.server(crate::hosts::SERVER)?;
+    let server = status.server(SERVER)?;
     if !server.settled {
         return None;
     }
@@ -52,6 +58,97 @@ pub async fn view(host: &HostHandle) -> Option<View> {
     })
 }
 
+/// How long each host may take to settle after the drain.
+pub const SETTLE_HOST: Duration = Duration::from_secs(20);
+
+/// The end of a run (load or deterministic): waits for every host to settle (connected,
+/// nothing held, no recovery under way), then [`check`]s each agent (`hosts`, `names` and
+/// `reports` in the same order); every violation goes to `metrics`.
+pub async fn check_all(
+    arcade: &Arcade,
+    hosts: &[HostHandle],
+    names: &[String],
+    reports: &[AgentReport],
+    metrics: &Metrics,
+) {
+    wait_settled(hosts, names, metrics, "after the drain").await;
+    let checks = hosts.iter().zip(reports).map(|(h, r)| check(arcade, h, r));
+    for v in futures_util::future::join_all(checks)
+        .await
+        .into_iter()
+        .flatten()
+    {
+        metrics.violation(v);
+    }
+}
+
+/// A quiet point in the middle of a run (every agent idle, games open): waits for every
+/// host to settle, then checks rule 1 alone for each; every violation goes to `metrics`,
+/// saying `when`. The view is read with `toolsets--look`, whose result the agent will find
+/// in its transcript.
+pub async fn check_views(
+    arcade: &Arcade,
+    hosts: &[HostHandle],
+    names: &[String],
+    metrics: &Metrics,
+    when: &str,
+) {
+    wait_settled(hosts, names, metrics, when).await;
+    let checks = hosts
+        .iter()
+        .zip(names)
+        .map(|(h, name)| check_view(arcade, h, name));
+    for v in futures_util::future::join_all(checks)
+        .await
+        .into_iter()
+        .flatten()
+    {
+        metrics.violation(format!("{v} ({when})"));
+    }
+}
+
+/// Waits (up to [`SETTLE_HOST`]) for each host to be settled with nothing held and no
+/// recovery under way; one that is not is a violation.
+async fn wait_settled(hosts: &[HostHandle], names: &[String], metrics: &Metrics, when: &str) {
+    let settling = hosts.iter().zip(names).map(|(h, name)| async move {
+        let settled = h.wait_for(|s| {
+            s.server(SERVER).is_some_and(|x| {
+                x.settled
+                    && x.hints
+                        .as_ref()
+                        .is_some_and(|h| !h.recovering && h.held.is_empty())
+            })
+        });
+        if tokio::time::timeout(SETTLE_HOST, settled).await.is_err() {
+            metrics.violation(format!(
+                "{name}: the host did not settle {when}: {:?}",
+                h.status().server(SERVER)
+            ));
+        }
+    });
+    futures_util::future::join_all(settling).await;
+}
+
+/// Rule 1 for one agent: the view equals the truth once settled; the violation if not.
+pub async fn check_view(arcade: &Arcade, host: &HostHandle, name: &str) -> Option<String> {
+    match settle(arcade, host, name).await {
+        Err(e) => Some(format!("{name}: {e}")),
+        Ok((truth, seen)) => compare(name, &truth, seen.as_ref()),
+    }
+}
+
+/// Rule 1: the violation when the view is not the truth.
+fn compare(name: &str, truth: &Truth, seen: Option<&View>) -> Option<String> {
+    match seen {
+        Some(v) if v.open == truth.open && v.usable == truth.visible => None,
+        Some(v) => Some(format!(
+            "{name}: the host's view differs from the server's: open {:?} vs {:?}; usable {:?} vs {:?}",
+            v.open, truth.open, v.usable, truth.visible
+        )),
+        None => Some(format!("{name}: the host never settled")),
+    }
+}
+
 /// Checks one agent; returns the violations found, each naming the agent.
 pub async fn check(arcade: &Arcade, host: &HostHandle, report: &AgentReport) -> Vec<String> {
     let name = &report.name;
@@ -60,14 +157,7 @@ pub async fn check(arcade: &Arcade, host: &HostHandle, report: &AgentReport) -> 
         Ok(pair) => pair,
         Err(e) => return vec![format!("{name}: {e}")],
     };
-    match seen {
-        Some(v) if v.open == truth.open && v.usable == truth.visible => {}
-        Some(v) => out.push(format!(
-            "{name}: the host's view differs from the server's: open {:?} vs {:?}; usable {:?} vs {:?}",
-            v.open, truth.open, v.usable, truth.visible
-        )),
-        None => out.push(format!("{name}: the host never settled")),
-    }
+    out.extend(compare(name, &truth, seen.as_ref()));
     out.extend(ends_told(name, &truth, &report.ends_told));
     for (toolset, instance) in &truth.open {
         if toolset != LOBBY {

@@ -18,7 +18,9 @@
 //! | [`truth`] | the server's state for a principal, read as a fresh connection of it would |
 //! | [`invariants`] | the checks at the end of a load run |
 //! | [`load`] | `sim`: many agents, chaos, invariants, a report |
+//! | [`det`] | `sim --deterministic`: the same agents in memory on one thread and virtual time; a seed replays to the same trace digest |
 //! | [`report`] | the load run's table and JSON |
+//! | [`perf`] | `sim perf`: the issue's performance targets measured — calls/s over WebSocket and Streamable HTTP, latency, rmcp side by side, idle sessions' memory, resync after a mass drop |
 //!
 //! Agents never read host or server internals: they read the tool list, the transcript
 //! and tool results. The run's checks read the server's truth through a connection of
@@ -31,9 +33,13 @@
 //! cargo run -p sim [-- --agents N --duration S --seed X --transport ws|http|mixed
 //!                      --chaos LEVEL --json PATH --bot-playouts N --think-ms MS
 //!                      --host-threads N --quiet]
+//! cargo run -p sim -- --deterministic [--seed X --agents N --duration S --transport …
+//!                      --chaos LEVEL --think-ms MS --trace-out PATH]
 //! ```
 //!
-//! The load run exits non-zero, naming its seed, when an invariant was violated.
+//! The load run exits non-zero, naming its seed, when an invariant was violated; the
+//! deterministic one also prints the command that replays it, and always
+//! `trace digest: <sha256>`, the same for every run of a seed ([`det`]).
 //! `SIM_TRACE=p0003,p0017` (or `*`) prints what those agents see; `SIM_DUMP=PATH` keeps
 //! every agent's log in memory and writes those of the agents at fault. The demo's carol
 //! is played by a model when `SIM_MODEL_URL` is set ([`agent::model`]).
@@ -43,16 +49,19 @@
 //! Everything runs on actix arbiters: the arcade's sessions and listeners on one, hosts
 //! and their agents on `--host-threads` more, the run's timeline and the chaos proxies on
 //! the caller's. Go searches (the arcade's bot, the engine agents) run on tokio's blocking
-//! pool.
+//! pool. The deterministic mode runs all of it on the caller's thread alone, with no Go
+//! search ([`det`]).
 
 pub mod agent;
 pub mod arcade;
 pub mod chaos;
 pub mod demo;
+pub mod det;
 pub mod hosts;
 pub mod invariants;
 pub mod load;
 pub mod metrics;
+pub mod perf;
 pub mod print;
 pub mod proxy;
 pub mod report;

@@ -36,6 +36,9 @@ use std::collections::BTreeMap;
 pub enum Phase {
     /// Play: start games, accept invitations, move.
     Play,
+    /// Do nothing until the phase changes (a quiet point for mid-run checks; scripted
+    /// agents only — a model agent goes on).
+    Pause,
     /// Start nothing new; finish what is open (resign it).
     Drain,
     /// Stop at once.

@@ -80,6 +80,12 @@ impl ScriptedAgent {
             if now == Phase::Stop {
                 break;
             }
+            if now == Phase::Pause {
+                if phase.changed().await.is_err() {
+                    break;
+                }
+                continue;
+            }
             let acted = match self.step(&mut io, now).await {
                 Ok(a) => a,
                 Err(_) => break,

@@ -3,7 +3,10 @@
 //! ```text
 //! sim [--agents N] [--duration S] [--seed X] [--transport ws|http|mixed] [--chaos LEVEL]
 //!     [--json PATH] [--bot-playouts N] [--think-ms MS] [--host-threads N] [--quiet]
+//! sim --deterministic [--seed X] [--agents N] [--duration S] [--transport …] [--chaos LEVEL]
+//!     [--think-ms MS] [--trace-out PATH]
 //! sim demo [--full] [--seed N] [--out DIR] [--limit SECONDS]
+//! sim perf [--json PATH] [--only NAME,…] [--window S] [--connections N] …
 //! ```
 //!
 //! Without a subcommand: the load and chaos run; it prints a table (and writes JSON when
@@ -73,12 +76,27 @@ struct LoadArgs {
     /// Hide the progress bar.
     #[arg(long)]
     quiet: bool,
+    /// In memory on one thread and virtual time, so that a seed replays exactly; ends
+    /// with the trace's digest (see `sim::det`). Defaults to 20 agents for 30 s.
+    #[arg(long)]
+    deterministic: bool,
+    /// With --deterministic: write the normalised event trace here.
+    #[arg(long, value_name = "PATH", requires = "deterministic")]
+    trace_out: Option<PathBuf>,
 }
 
 #[derive(Subcommand)]
 enum Command {
     /// Two agents play Go through the lobby, one plays tic-tac-toe against the bot.
     Demo(DemoArgs),
+    /// Measures the performance targets and prints them with ✓/✗ (exits 1 when one is missed).
+    Perf(PerfArgs),
+    /// `perf`'s idle clients, run as a child process.
+    #[command(hide = true)]
+    PerfClients(PerfClientsArgs),
+    /// One `perf` measurement in a process of its own: configuration in, report out (JSON).
+    #[command(hide = true)]
+    PerfOne,
 }
 
 #[derive(Args)]
@@ -108,6 +126,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Some(Command::Demo(args)) => run_demo(args),
+        Some(Command::Perf(args)) => run_perf(args),
+        Some(Command::PerfClients(args)) => run_perf_clients(args),
+        Some(Command::PerfOne) => sim::perf::child_main().map(|()| true).map_err(Into::into),
         None => run_load(cli.load),
     };
     match outcome {
@@ -141,6 +162,9 @@ fn run_demo(args: DemoArgs) -> anyhow::Result<bool> {
 }
 
 fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
+    if args.deterministic {
+        return run_deterministic(args);
+    }
     let config = LoadConfig {
         agents: args.agents,
         duration: Duration::from_secs(args.duration),
@@ -181,4 +205,177 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         );
     }
     Ok(report.ok())
+}
+
+/// `sim --deterministic` (see `sim::det`). The load run's defaults of 300 agents for 60 s
+/// become 20 for 30 s of virtual time: everything is on one thread.
+fn run_deterministic(args: LoadArgs) -> anyhow::Result<bool> {
+    use clap::parser::ValueSource;
+    let matches = <Cli as clap::CommandFactory>::command().get_matches();
+    let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
+    let defaults = sim::det::DetConfig::default();
+    let config = sim::det::DetConfig {
+        agents: if given("agents") {
+            args.agents
+        } else {
+            defaults.agents
+        },
+        duration: if given("duration") {
+            Duration::from_secs(args.duration)
+        } else {
+            defaults.duration
+        },
+        seed: args.seed,
+        transport: match args.transport {
+            Transport::Ws => TransportMix::Ws,
+            Transport::Http => TransportMix::Http,
+            Transport::Mixed => TransportMix::Mixed,
+        },
+        chaos: args.chaos,
+        think: Duration::from_millis(args.think_ms),
+        keep_trace: args.trace_out.is_some(),
+        ..defaults
+    };
+    let progress = (!args.quiet).then(|| {
+        let bar = indicatif::ProgressBar::new(config.duration.as_secs());
+        bar.set_style(
+            indicatif::ProgressStyle::with_template(
+                "{elapsed:>4} [{bar:30}] {pos}/{len} virtual s  {msg}",
+            )
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+            .progress_chars("=> "),
+        );
+        bar
+    });
+    let det = sim::det::run_blocking(config, progress).context("the run could not be made")?;
+    println!("{}", det.report.table());
+    if let Some(path) = args.json {
+        let json = serde_json::to_string_pretty(&det.report).context("the report as JSON")?;
+        std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    if let (Some(path), Some(trace)) = (args.trace_out, &det.trace) {
+        std::fs::write(&path, trace.join("\n"))
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    println!(
+        "(times above are virtual; the run took {:.1} s of real time)",
+        det.real_s
+    );
+    println!("trace events: {}", det.events);
+    println!("trace digest: {}", det.digest);
+    if !det.ok() {
+        eprintln!(
+            "sim: {} invariant violations with seed {}; replay with:\n  {}",
+            det.report.violations.len(),
+            det.report.seed,
+            det.replay
+        );
+    }
+    Ok(det.ok())
+}
+
+/// `sim perf` (see `sim::perf`).
+#[derive(Args)]
+struct PerfArgs {
+    /// Write the figures as JSON here too.
+    #[arg(long, value_name = "PATH")]
+    json: Option<PathBuf>,
+    /// Only these: idle, ws, http, latency, rmcp, drop (comma-separated or repeated).
+    #[arg(long, value_name = "NAME", value_delimiter = ',')]
+    only: Vec<String>,
+    /// Seconds of each throughput window (after a second of warm-up).
+    #[arg(long, default_value_t = 5.0)]
+    window: f64,
+    /// Connections for ws, http and rmcp.
+    #[arg(long, default_value_t = 100)]
+    connections: usize,
+    /// Calls outstanding per WebSocket connection.
+    #[arg(long, default_value_t = 32)]
+    ws_in_flight: usize,
+    /// Calls outstanding per Streamable HTTP connection.
+    #[arg(long, default_value_t = 4)]
+    http_in_flight: usize,
+    /// Latency samples (one call at a time).
+    #[arg(long, default_value_t = 20_000)]
+    latency_calls: u64,
+    /// Idle sessions.
+    #[arg(long, default_value_t = 10_000)]
+    idle_sessions: usize,
+    /// Run the idle clients in this process (the figure then counts both ends).
+    #[arg(long)]
+    in_process_clients: bool,
+    /// Run every measurement in this process (by default each has a process of its own,
+    /// so that none slows the next).
+    #[arg(long)]
+    one_process: bool,
+    /// Hosts for the mass drop.
+    #[arg(long, default_value_t = 1_000)]
+    drop_hosts: usize,
+    /// Threads for the mass drop's hosts.
+    #[arg(long, default_value_t = 2)]
+    host_threads: usize,
+    /// Arbiters for our server's sessions (threads for rmcp's).
+    #[arg(long, default_value_t = 1)]
+    server_threads: usize,
+    /// Threads for the clients.
+    #[arg(long, default_value_t = 1)]
+    client_threads: usize,
+}
+
+fn run_perf(args: PerfArgs) -> anyhow::Result<bool> {
+    use sim::perf::{Measure, PerfConfig};
+    let only = args
+        .only
+        .iter()
+        .map(|n| Measure::from_name(n).with_context(|| format!("no measurement named {n:?}")))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let exe = std::env::current_exe().context("this program's path, to run measurements")?;
+    let client_exe = (!args.in_process_clients).then(|| exe.clone());
+    let config = PerfConfig {
+        only,
+        connections: args.connections,
+        ws_in_flight: args.ws_in_flight,
+        http_in_flight: args.http_in_flight,
+        window: Duration::from_secs_f64(args.window.max(0.1)),
+        latency_calls: args.latency_calls,
+        idle_sessions: args.idle_sessions,
+        client_exe,
+        drop_hosts: args.drop_hosts,
+        host_threads: args.host_threads,
+        server_threads: args.server_threads,
+        client_threads: args.client_threads,
+        ..Default::default()
+    };
+    let report = if args.one_process {
+        sim::perf::run(&config)
+    } else {
+        sim::perf::run_isolated(&config, &exe)
+    }
+    .context("a measurement could not be made")?;
+    println!("{}", report.table());
+    if let Some(path) = args.json {
+        let json = serde_json::to_string_pretty(&report).context("the figures as JSON")?;
+        std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
+    }
+    Ok(report.all_met())
+}
+
+/// `sim perf-clients` (hidden): `perf`'s idle clients in a process of their own.
+#[derive(Args)]
+struct PerfClientsArgs {
+    /// The arcade's WebSocket URL.
+    #[arg(long)]
+    url: String,
+    /// How many clients.
+    #[arg(long)]
+    count: usize,
+}
+
+fn run_perf_clients(args: PerfClientsArgs) -> anyhow::Result<bool> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("a runtime")?;
+    runtime.block_on(sim::perf::idle::client_main(&args.url, args.count))?;
+    Ok(true)
 }

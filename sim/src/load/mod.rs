@@ -32,7 +32,7 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
-mod follow;
+pub(crate) mod follow;
 mod population;
 
 use follow::follow;
@@ -50,7 +50,8 @@ pub enum TransportMix {
 }
 
 impl TransportMix {
-    fn http(self, i: usize) -> bool {
+    /// True when agent `i` uses Streamable HTTP.
+    pub(crate) fn http(self, i: usize) -> bool {
         match self {
             TransportMix::Ws => false,
             TransportMix::Http => true,
@@ -58,7 +59,8 @@ impl TransportMix {
         }
     }
 
-    fn name(self) -> &'static str {
+    /// `ws`, `http` or `mixed`.
+    pub(crate) fn name(self) -> &'static str {
         match self {
             TransportMix::Ws => "ws",
             TransportMix::Http => "http",
@@ -129,7 +131,7 @@ static PANICS: AtomicU64 = AtomicU64::new(0);
 static HOOK: Once = Once::new();
 
 /// Counts panics (anywhere in the process) from now on.
-fn count_panics() {
+pub(crate) fn count_panics() {
     HOOK.call_once(|| {
         let previous = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
@@ -137,6 +139,11 @@ fn count_panics() {
             previous(info);
         }));
     });
+}
+
+/// Panics counted since [`count_panics`] was first called.
+pub(crate) fn panics() -> u64 {
+    PANICS.load(Ordering::Relaxed)
 }
 
 /// Runs the load (inside an actix system) and reports it; `progress` shows it going.
@@ -374,40 +381,7 @@ pub async fn run(
     if let Some(p) = &progress {
         p.set_message("checking the invariants");
     }
-    let settling = hosts.iter().zip(&names).map(|(h, name)| {
-        let metrics = metrics.clone();
-        async move {
-            let settled = h.wait_for(|s| {
-                s.server(SERVER).is_some_and(|x| {
-                    x.settled
-                        && x.hints
-                            .as_ref()
-                            .is_some_and(|h| !h.recovering && h.held.is_empty())
-                })
-            });
-            if tokio::time::timeout(Duration::from_secs(20), settled)
-                .await
-                .is_err()
-            {
-                metrics.violation(format!(
-                    "{name}: the host did not settle after the drain: {:?}",
-                    h.status().server(SERVER)
-                ));
-            }
-        }
-    });
-    futures_util::future::join_all(settling).await;
-    let checks = hosts
-        .iter()
-        .zip(&reports)
-        .map(|(h, r)| invariants::check(service.arcade(), h, r));
-    for v in futures_util::future::join_all(checks)
-        .await
-        .into_iter()
-        .flatten()
-    {
-        metrics.violation(v);
-    }
+    invariants::check_all(service.arcade(), &hosts, &names, &reports, &metrics).await;
     let _ = stop_tx.send(true);
     let mut hints = HintTotals::default();
     let mut reconnects = 0;
@@ -491,7 +465,8 @@ pub async fn run(
     })
 }
 
-fn add_totals(into: &mut HintTotals, t: &HintTotals) {
+/// Adds one host's hint totals to the run's.
+pub(crate) fn add_totals(into: &mut HintTotals, t: &HintTotals) {
     into.applied += t.applied;
     into.gaps += t.gaps;
     into.held += t.held;

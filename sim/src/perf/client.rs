@@ -1,0 +1,167 @@
+//! Raw clients for the measurements: mcpl-transport's client ends (WebSocket and
+//! Streamable HTTP), the handshake a host makes, and light `tools/call` requests whose
+//! answers are checked and counted. No Host: its per-call work is not the session layer's.
+
+use super::PerfError;
+use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request, Response};
+use mcpl_protocol::mcp::{
+    CallToolParams, ClientCapabilities, ClientExperimental, Empty, Implementation,
+    InitializeParams, LATEST_PROTOCOL_VERSION,
+};
+use mcpl_protocol::mcpl::{HostMcplCapabilities, MCPL_VERSION};
+use mcpl_protocol::method::{CallTool, Initialize, Initialized, ListTools, ToolsetsList};
+use mcpl_protocol::toolsets::ToolsetsListParams;
+use mcpl_transport::{ClientOptions, Connection, Inbound};
+use serde_json::{Map, Value};
+use std::time::Duration;
+
+/// The light tool's name, on our server and on rmcp's.
+pub const LIGHT_TOOL: &str = "light";
+/// What the light tool answers.
+pub const LIGHT_TEXT: &str = "ok";
+
+/// How long a handshake step may take before the connection counts as failed.
+const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How an answer to a light call came back.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Answer {
+    /// A result with the light tool's text.
+    Ok(i64),
+    /// A JSON-RPC error, a tool error, or a result that is not the light tool's.
+    Wrong(i64),
+}
+
+/// Connects to `url` (`ws://…` or `http://…`) presenting `token`.
+pub async fn connect(url: &str, token: &str) -> Result<Connection, PerfError> {
+    let options = ClientOptions {
+        token: Some(token.to_owned()),
+        ..Default::default()
+    };
+    mcpl_transport::connect(url, &options)
+        .await
+        .map_err(|e| PerfError::Connect {
+            url: url.to_owned(),
+            reason: e.to_string(),
+        })
+}
+
+/// What a host says about itself: MCPL with `toolHints` and `pushEvents`.
+fn initialize_params() -> InitializeParams {
+    InitializeParams {
+        protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
+        capabilities: ClientCapabilities {
+            experimental: Some(ClientExperimental {
+                mcpl: Some(HostMcplCapabilities {
+                    version: MCPL_VERSION.to_owned(),
+                    push_events: Some(true),
+                    tool_hints: Some(true),
+                    feature_sets: None,
+                    other: Map::new(),
+                }),
+                other: Map::new(),
+            }),
+            other: Map::new(),
+        },
+        client_info: Implementation::new("sim-perf", env!("CARGO_PKG_VERSION")),
+    }
+}
+
+/// `initialize` and `notifications/initialized`; with `list`, then `tools/list` and
+/// `toolsets/list` as a host reads them at connect time. Request ids are negative, so
+/// they never meet a call's.
+pub async fn handshake(conn: &mut Connection, list: bool) -> Result<(), PerfError> {
+    request(
+        conn,
+        Request::new::<Initialize>(Id::Number(-1), &initialize_params()),
+    )
+    .await?;
+    send(
+        conn,
+        Notification::new::<Initialized>(&Empty::default()).into(),
+    )
+    .await?;
+    if list {
+        request(
+            conn,
+            Request::new::<ListTools>(Id::Number(-2), &Default::default()),
+        )
+        .await?;
+        let params = ToolsetsListParams::default();
+        request(conn, Request::new::<ToolsetsList>(Id::Number(-3), &params)).await?;
+    }
+    Ok(())
+}
+
+async fn send(conn: &Connection, message: Message) -> Result<(), PerfError> {
+    conn.outbound
+        .send(message)
+        .await
+        .map_err(|_| PerfError::Closed("while sending"))
+}
+
+/// Sends a request and waits for its successful answer (notifications meanwhile are
+/// skipped).
+async fn request(conn: &mut Connection, req: Request) -> Result<Value, PerfError> {
+    let (id, method) = (req.id.clone(), req.method.clone());
+    send(conn, req.into()).await?;
+    let answer = async {
+        loop {
+            match conn.inbound.recv().await {
+                None => return Err(PerfError::Closed("during the handshake")),
+                Some(Inbound::Message {
+                    message:
+                        Message::Response(Response {
+                            id: Some(got),
+                            outcome,
+                        }),
+                    ..
+                }) if got == id => {
+                    return outcome.map_err(|e| PerfError::Refused {
+                        method: method.clone(),
+                        reason: e.to_string(),
+                    });
+                }
+                Some(_) => {}
+            }
+        }
+    };
+    tokio::time::timeout(STEP_TIMEOUT, answer)
+        .await
+        .map_err(|_| PerfError::Stalled("a handshake step got no answer"))?
+}
+
+/// A light `tools/call` with this id.
+pub fn light_call(id: i64) -> Message {
+    let params = CallToolParams {
+        name: LIGHT_TOOL.to_owned(),
+        arguments: Some(Map::new()),
+        meta: None,
+    };
+    Request::new::<CallTool>(Id::Number(id), &params).into()
+}
+
+/// The answer to a light call, if `item` is one (a response with a numeric id).
+pub fn answer_of(item: &Inbound) -> Option<Answer> {
+    let Inbound::Message {
+        message:
+            Message::Response(Response {
+                id: Some(Id::Number(id)),
+                outcome,
+            }),
+        ..
+    } = item
+    else {
+        return None;
+    };
+    let id = *id;
+    let right = outcome.as_ref().is_ok_and(|v| {
+        v.get("isError").and_then(Value::as_bool) != Some(true)
+            && v.pointer("/content/0/text").and_then(Value::as_str) == Some(LIGHT_TEXT)
+    });
+    Some(if right {
+        Answer::Ok(id)
+    } else {
+        Answer::Wrong(id)
+    })
+}

@@ -1,0 +1,426 @@
+//! `sim perf`: the performance targets of the simulator's issue, measured on this machine
+//! and printed next to each target — and as JSON.
+//!
+//! | name | what | target |
+//! |---|---|---|
+//! | `idle` | idle WebSocket sessions held by the arcade, resident bytes per session | 10,000 at ≤ 64 KiB each |
+//! | `ws` | light `tools/call` per second over WebSocket across 100 connections, pipelined | ≥ 100,000/s |
+//! | `http` | the same over Streamable HTTP | ≥ 25,000/s |
+//! | `latency` | one WebSocket client, one call at a time: p50, p99 | ≤ 60 µs, ≤ 200 µs |
+//! | `rmcp` | the light tool on rmcp's Streamable HTTP server (with sessions, and stateless), same client as `http`; ours / rmcp's better | > 1 |
+//! | `drop` | hosts with a game open, every connection cut at once: back and resynchronised | 99 % of 1,000 within 5 s |
+//!
+//! What is served: for `ws`, `http`, `latency` and `rmcp`, a server on the SDK with one
+//! static tool that answers at once (`light.rs`: the arcade's session layer is this SDK;
+//! the same tool is what rmcp serves); for `idle` and `drop`, the arcade itself.
+//! The calls are made by raw clients on mcpl-transport's client ends (`client.rs`), not
+//! the Host, whose per-call work is not the session layer's; `drop` uses real Hosts.
+//!
+//! Each measurement runs in a fresh process of its own ([`run_isolated`]: what one leaves
+//! behind, such as a heap that held 10,000 sessions, slows the next), server and clients
+//! together over loopback — but `idle`'s clients, in a child process so that the server's
+//! resident set is measured alone. [`run`] does them all in this process.
+//!
+//! Threads: the server's sessions and transport tasks on `server_threads` actix arbiters
+//! (one, as the sim serves the arcade), rmcp on as many tokio threads, the clients on a
+//! tokio runtime of `client_threads` threads. On a 2-core machine the clients and the server share the cores; the report
+//! gives each side's CPU seconds, and calls per server CPU second.
+//!
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | [`PerfConfig`], [`Measure`], [`run`], [`run_isolated`], [`child_main`], [`PerfError`] |
+//! | `client.rs` | raw clients: connect, handshake, light calls and their answers |
+//! | `light.rs` | the SDK server with the light tool, on arbiters |
+//! | `rmcp_server.rs` | the light tool on rmcp |
+//! | `throughput.rs` | pipelined calls across connections: counts and rate |
+//! | `latency.rs` | one call at a time: an HDR histogram |
+//! | `idle.rs` | idle sessions and the resident set; the child's side |
+//! | `mass_drop.rs` | hosts, a mass drop, time to resynchronise |
+//! | `proc.rs` | CPU time per thread group and the resident set, from `/proc` |
+//! | `report.rs` | [`PerfReport`]: the figures, the table, the JSON |
+
+mod client;
+pub mod idle;
+pub mod latency;
+pub mod light;
+pub mod mass_drop;
+pub mod proc;
+pub mod report;
+pub mod rmcp_server;
+pub mod throughput;
+
+pub use client::{LIGHT_TEXT, LIGHT_TOOL};
+pub use report::{Comparison, PerfReport};
+
+use crate::arcade::ArcadeError;
+use actix::Arbiter;
+use light::LightService;
+use mcpl_host::host::HostError;
+use rmcp_server::{RmcpMode, RmcpService};
+use serde::{Deserialize, Serialize};
+use std::io::{Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+use throughput::{LoadShape, Throughput};
+
+/// One measurement, by its name on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Measure {
+    /// Idle sessions and memory.
+    Idle,
+    /// Calls per second over WebSocket.
+    Ws,
+    /// Calls per second over Streamable HTTP.
+    Http,
+    /// Single-client WebSocket latency.
+    Latency,
+    /// Ours against rmcp over Streamable HTTP.
+    Rmcp,
+    /// Resynchronisation after a mass drop.
+    Drop,
+}
+
+impl Measure {
+    /// Every measurement, in the order they run (`idle` first, in a fresh process, so
+    /// that memory freed by the others cannot be reused by its sessions and hide them).
+    pub const ALL: [Measure; 6] = [
+        Measure::Idle,
+        Measure::Ws,
+        Measure::Http,
+        Measure::Latency,
+        Measure::Rmcp,
+        Measure::Drop,
+    ];
+
+    /// Its name on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            Measure::Idle => "idle",
+            Measure::Ws => "ws",
+            Measure::Http => "http",
+            Measure::Latency => "latency",
+            Measure::Rmcp => "rmcp",
+            Measure::Drop => "drop",
+        }
+    }
+
+    /// The measurement of that name.
+    pub fn from_name(name: &str) -> Option<Measure> {
+        Self::ALL.into_iter().find(|m| m.name() == name)
+    }
+}
+
+/// What `sim perf` measures with.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PerfConfig {
+    /// Only these (empty: all).
+    pub only: Vec<Measure>,
+    /// Connections for `ws`, `http` and `rmcp`.
+    pub connections: usize,
+    /// Calls outstanding per WebSocket connection.
+    pub ws_in_flight: usize,
+    /// Calls outstanding per Streamable HTTP connection (each is a POST, so a TCP
+    /// connection of the client's pool).
+    pub http_in_flight: usize,
+    /// Unmeasured load before each window.
+    pub warmup: Duration,
+    /// Each throughput window.
+    pub window: Duration,
+    /// Instead of windows: this many calls per throughput measurement (tests).
+    pub calls: Option<u64>,
+    /// Untimed calls before the latency samples.
+    pub latency_warmup: u64,
+    /// Latency samples.
+    pub latency_calls: u64,
+    /// Idle sessions.
+    pub idle_sessions: usize,
+    /// The executable to run `idle`'s clients (`sim perf-clients`); `None`: in process.
+    pub client_exe: Option<PathBuf>,
+    /// Hosts for `drop`.
+    pub drop_hosts: usize,
+    /// Threads for `drop`'s hosts.
+    pub host_threads: usize,
+    /// `drop`'s limit.
+    pub drop_limit: Duration,
+    /// Arbiters for our server's sessions (and threads for rmcp's).
+    pub server_threads: usize,
+    /// Threads for the clients.
+    pub client_threads: usize,
+}
+
+impl Default for PerfConfig {
+    /// The issue's figures.
+    fn default() -> Self {
+        PerfConfig {
+            only: Vec::new(),
+            connections: 100,
+            ws_in_flight: 32,
+            http_in_flight: 4,
+            warmup: Duration::from_secs(1),
+            window: Duration::from_secs(5),
+            calls: None,
+            latency_warmup: 2_000,
+            latency_calls: 20_000,
+            idle_sessions: 10_000,
+            client_exe: None,
+            drop_hosts: 1_000,
+            host_threads: 2,
+            drop_limit: Duration::from_secs(5),
+            server_threads: 1,
+            client_threads: 1,
+        }
+    }
+}
+
+impl PerfConfig {
+    fn wants(&self, m: Measure) -> bool {
+        self.only.is_empty() || self.only.contains(&m)
+    }
+
+    /// The measurements asked for, in the order they run.
+    pub fn measures(&self) -> Vec<Measure> {
+        Measure::ALL
+            .into_iter()
+            .filter(|m| self.wants(*m))
+            .collect()
+    }
+
+    fn shape(&self, in_flight: usize) -> LoadShape {
+        LoadShape {
+            connections: self.connections,
+            in_flight,
+            warmup: self.warmup,
+            window: self.window,
+            calls: self.calls,
+        }
+    }
+}
+
+/// Why a measurement could not be made. A figure that misses its target is not an
+/// error: it is in the report.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum PerfError {
+    // The server, as a peer.
+    /// The server refused a handshake request.
+    #[error("the server refused {method}: {reason}")]
+    Refused {
+        /// The method.
+        method: String,
+        /// Its error.
+        reason: String,
+    },
+    /// A connection closed under a client.
+    #[error("a connection closed {0}")]
+    Closed(&'static str),
+    /// Something expected did not come in time.
+    #[error("stalled: {0}")]
+    Stalled(&'static str),
+    /// The client process said something else than it should.
+    #[error("the client process said {0:?} instead of `ready N`")]
+    ChildSaid(String),
+    /// A measurement's own process failed or answered with no report.
+    #[error("the process measuring {measure} failed: {reason}")]
+    MeasureFailed {
+        /// The measurement.
+        measure: &'static str,
+        /// Its exit status, or what was wrong with its answer.
+        reason: String,
+    },
+
+    // Local misuse.
+    /// The configuration cannot be run.
+    #[error("bad configuration: {0}")]
+    Config(&'static str),
+
+    // Transport and the system.
+    /// A client could not connect.
+    #[error("could not connect to {url}: {reason}")]
+    Connect {
+        /// Where.
+        url: String,
+        /// Why.
+        reason: String,
+    },
+    /// A listener, a runtime or a proxy could not be made.
+    #[error("I/O: {0}")]
+    Io(#[from] std::io::Error),
+    /// The client process could not be run.
+    #[error("the client process: {0}")]
+    Child(std::io::Error),
+
+    // The parts under test failed to start.
+    /// The arcade could not start.
+    #[error(transparent)]
+    Arcade(#[from] ArcadeError),
+    /// The light server was refused by the SDK.
+    #[error("the light server could not be built: {0}")]
+    Build(#[from] mcpl_server::BuildError),
+    /// A host could not start.
+    #[error(transparent)]
+    Host(#[from] HostError),
+
+    // Ours.
+    /// A bug in the harness.
+    #[error("internal: {0}")]
+    Internal(&'static str),
+}
+
+/// Runs each measurement `config` asks for in a fresh process of its own, one after the
+/// other, and merges their reports — so that what one leaves behind (a heap that held
+/// 10,000 sessions, a thousand hosts' threads) cannot slow the next: measured in one
+/// process, the WebSocket figure after `idle` is a third lower than alone.
+///
+/// Each process is `exe perf-one` (`sim`'s hidden subcommand, [`child_main`]): it reads
+/// its configuration as JSON on standard input and writes its report as JSON on standard
+/// output. `http` comes from its own process; `rmcp`'s process measures ours again, just
+/// before rmcp, for its ratio.
+pub fn run_isolated(config: &PerfConfig, exe: &Path) -> Result<PerfReport, PerfError> {
+    let mut report = PerfReport::new(config);
+    report.setup.isolated = true;
+    for m in config.measures() {
+        let one = PerfConfig {
+            only: vec![m],
+            ..config.clone()
+        };
+        report.merge(run_child(exe, &one, m)?);
+    }
+    Ok(report)
+}
+
+/// Runs one configuration in `exe perf-one` and reads its report.
+fn run_child(exe: &Path, config: &PerfConfig, m: Measure) -> Result<PerfReport, PerfError> {
+    let failed = |reason: String| PerfError::MeasureFailed {
+        measure: m.name(),
+        reason,
+    };
+    let mut child = Command::new(exe)
+        .arg("perf-one")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(PerfError::Child)?;
+    let json = serde_json::to_vec(config).map_err(|e| failed(e.to_string()))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin.write_all(&json).map_err(PerfError::Child)?;
+    }
+    let out = child.wait_with_output().map_err(PerfError::Child)?;
+    if !out.status.success() {
+        return Err(failed(out.status.to_string()));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| failed(format!("its report: {e}")))
+}
+
+/// `sim perf-one`: reads a [`PerfConfig`] as JSON on standard input, runs it in this
+/// process, and writes the [`PerfReport`] as JSON on standard output.
+pub fn child_main() -> Result<(), PerfError> {
+    let mut input = Vec::new();
+    std::io::stdin().read_to_end(&mut input)?;
+    let config: PerfConfig = serde_json::from_slice(&input)
+        .map_err(|_| PerfError::Config("perf-one reads a configuration as JSON"))?;
+    let report = run(&config)?;
+    let json = serde_json::to_string(&report).map_err(|_| PerfError::Internal("the report"))?;
+    println!("{json}");
+    Ok(())
+}
+
+/// Runs the measurements `config` asks for in this process and reports them. Makes its
+/// own runtimes: an actix system on this thread and the clients' runtime; call from plain
+/// code, not from inside a runtime.
+pub fn run(config: &PerfConfig) -> Result<PerfReport, PerfError> {
+    let clients = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(config.client_threads.max(1))
+        .thread_name(proc::CLIENT_THREADS)
+        .enable_all()
+        .build()?;
+    let handle = clients.handle().clone();
+    let report = actix::System::new().block_on(run_in_system(config, handle));
+    clients.shutdown_timeout(Duration::from_secs(2));
+    report
+}
+
+async fn run_in_system(
+    config: &PerfConfig,
+    clients: tokio::runtime::Handle,
+) -> Result<PerfReport, PerfError> {
+    let mut report = PerfReport::new(config);
+    if config.wants(Measure::Idle) {
+        let arbiter = Arbiter::new();
+        let idle = idle::run(
+            config.idle_sessions,
+            config.client_exe.as_deref(),
+            arbiter.handle(),
+            &clients,
+        )
+        .await;
+        // Gone before the next measurement reads its threads' CPU time.
+        arbiter.stop();
+        let _ = arbiter.join();
+        report.idle = Some(idle?);
+    }
+    let tokens = light::tokens("c", config.connections + 1);
+    let light_wanted = [Measure::Ws, Measure::Http, Measure::Latency, Measure::Rmcp];
+    if light_wanted.iter().any(|m| config.wants(*m)) {
+        let light = LightService::start(config.server_threads, &tokens).await?;
+        let (ws, http) = (light.ws_url(), light.http_url());
+        if config.wants(Measure::Ws) {
+            let shape = config.shape(config.ws_in_flight);
+            report.ws = Some(load(&clients, &ws, &tokens, shape, proc::ARBITER_THREADS).await?);
+        }
+        if config.wants(Measure::Http) || config.wants(Measure::Rmcp) {
+            let shape = config.shape(config.http_in_flight);
+            report.http = Some(load(&clients, &http, &tokens, shape, proc::ARBITER_THREADS).await?);
+        }
+        if config.wants(Measure::Latency) {
+            let token = tokens[config.connections].clone();
+            let (warmup, calls) = (config.latency_warmup, config.latency_calls);
+            let timed = clients
+                .spawn(async move { latency::run(&ws, &token, warmup, calls).await })
+                .await
+                .map_err(|_| PerfError::Internal("the latency task panicked"))??;
+            report.latency = Some(timed);
+        }
+    }
+    if config.wants(Measure::Rmcp) {
+        let mut theirs = Vec::new();
+        for mode in [RmcpMode::Sessions, RmcpMode::StatelessJson] {
+            let rmcp = RmcpService::start(config.server_threads, mode)?;
+            let shape = config.shape(config.http_in_flight);
+            theirs.push(load(&clients, &rmcp.url(), &tokens, shape, proc::RMCP_THREADS).await?);
+        }
+        let stateless = theirs.pop().unwrap_or_default();
+        let sessions = theirs.pop().unwrap_or_default();
+        let ours = report.http.clone().unwrap_or_default();
+        report.rmcp = Some(Comparison::new(ours, sessions, stateless));
+    }
+    if config.wants(Measure::Drop) {
+        let arbiter = Arbiter::new();
+        let dropped = mass_drop::run(
+            config.drop_hosts,
+            config.host_threads,
+            config.drop_limit,
+            arbiter.handle(),
+        )
+        .await;
+        arbiter.stop();
+        report.mass_drop = Some(dropped?);
+    }
+    Ok(report)
+}
+
+/// Runs a throughput measurement on the client runtime.
+async fn load(
+    clients: &tokio::runtime::Handle,
+    url: &str,
+    tokens: &[String],
+    shape: LoadShape,
+    server_threads: &'static str,
+) -> Result<Throughput, PerfError> {
+    let (url, tokens) = (url.to_owned(), tokens.to_vec());
+    clients
+        .spawn(async move { throughput::run(&url, &tokens, &shape, server_threads).await })
+        .await
+        .map_err(|_| PerfError::Internal("a load task panicked"))?
+}

@@ -1,0 +1,389 @@
+//! [`PerfReport`]: every figure measured, each next to its target with ✓ or ✗, as a
+//! table and as JSON. A figure counts only when its counts are whole: a throughput with
+//! a call unanswered, or an idle run that held fewer sessions than asked, is ✗ whatever
+//! its speed.
+
+use super::PerfConfig;
+use super::idle::Idle;
+use super::latency::Latency;
+use super::mass_drop::MassDrop;
+use super::throughput::Throughput;
+use serde::{Deserialize, Serialize};
+use std::fmt::Write as _;
+
+/// Light calls per second over WebSocket across 100 connections.
+pub const TARGET_WS_CALLS: f64 = 100_000.0;
+/// Light calls per second over Streamable HTTP.
+pub const TARGET_HTTP_CALLS: f64 = 25_000.0;
+/// Single-client WebSocket latency, median, µs.
+pub const TARGET_P50_US: f64 = 60.0;
+/// Single-client WebSocket latency, 99th percentile, µs.
+pub const TARGET_P99_US: f64 = 200.0;
+/// Resident bytes per idle session.
+pub const TARGET_IDLE_BYTES: f64 = 64.0 * 1024.0;
+/// The share of hosts back and resynchronised within the limit after a mass drop.
+pub const TARGET_DROP_FRACTION: f64 = 0.99;
+
+/// Ours against rmcp, over Streamable HTTP, the same client and load.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Our server (sessions kept, JSON answers: its default).
+    pub ours: Throughput,
+    /// rmcp's default: sessions kept, SSE answers.
+    pub rmcp: Throughput,
+    /// rmcp stateless with JSON answers, its lightest.
+    pub rmcp_stateless: Throughput,
+    /// ours / rmcp's better figure, in calls per second.
+    pub ratio: f64,
+}
+
+impl Comparison {
+    /// The three, and the ratio of ours to rmcp's better one.
+    pub fn new(ours: Throughput, rmcp: Throughput, rmcp_stateless: Throughput) -> Self {
+        let best = rmcp.calls_per_sec.max(rmcp_stateless.calls_per_sec);
+        let ratio = if best > 0.0 {
+            ours.calls_per_sec / best
+        } else {
+            0.0
+        };
+        Comparison {
+            ours,
+            rmcp,
+            rmcp_stateless,
+            ratio,
+        }
+    }
+}
+
+/// The machine and the knobs, for reading the figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Setup {
+    /// CPU cores available.
+    pub cores: usize,
+    /// Arbiters for our server (threads for rmcp's).
+    pub server_threads: usize,
+    /// Client threads.
+    pub client_threads: usize,
+    /// Measurements asked for.
+    pub measures: Vec<String>,
+    /// True when each ran in a process of its own.
+    pub isolated: bool,
+    /// The machine's one-minute load average when the run started (`/proc/loadavg`):
+    /// other work on the machine takes cores from both sides.
+    pub load_average: Option<f64>,
+}
+
+/// Every figure measured (each `None` when not asked for).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PerfReport {
+    /// The setup.
+    pub setup: Setup,
+    /// Idle sessions.
+    pub idle: Option<Idle>,
+    /// Over WebSocket.
+    pub ws: Option<Throughput>,
+    /// Over Streamable HTTP.
+    pub http: Option<Throughput>,
+    /// Single-client latency.
+    pub latency: Option<Latency>,
+    /// Ours against rmcp.
+    pub rmcp: Option<Comparison>,
+    /// After a mass drop.
+    pub mass_drop: Option<MassDrop>,
+}
+
+/// One line of the table.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Row {
+    /// The measurement's name.
+    pub name: &'static str,
+    /// What was measured.
+    pub figure: String,
+    /// The target.
+    pub target: String,
+    /// Met (with whole counts).
+    pub met: bool,
+    /// How it was measured.
+    pub note: String,
+}
+
+impl PerfReport {
+    /// An empty report for `config`.
+    pub fn new(config: &PerfConfig) -> Self {
+        let measures = config.measures();
+        PerfReport {
+            setup: Setup {
+                cores: std::thread::available_parallelism().map_or(1, usize::from),
+                server_threads: config.server_threads,
+                client_threads: config.client_threads,
+                measures: measures.iter().map(|m| m.name().to_owned()).collect(),
+                isolated: false,
+                load_average: load_average(),
+            },
+            ..Default::default()
+        }
+    }
+
+    /// Takes the figures `other` has and this one has not (the first measured wins).
+    pub fn merge(&mut self, other: PerfReport) {
+        self.idle = self.idle.take().or(other.idle);
+        self.ws = self.ws.take().or(other.ws);
+        self.http = self.http.take().or(other.http);
+        self.latency = self.latency.take().or(other.latency);
+        self.rmcp = self.rmcp.take().or(other.rmcp);
+        self.mass_drop = self.mass_drop.take().or(other.mass_drop);
+    }
+
+    /// True when every figure measured met its target.
+    pub fn all_met(&self) -> bool {
+        self.rows().iter().all(|r| r.met)
+    }
+
+    /// The table's rows, in the order measured.
+    pub fn rows(&self) -> Vec<Row> {
+        let mut rows = Vec::new();
+        if let Some(i) = &self.idle {
+            rows.push(Row {
+                name: "idle",
+                figure: format!(
+                    "{} sessions, {:.1} KiB each",
+                    i.held,
+                    i.bytes_per_session / 1024.0
+                ),
+                target: format!("{} at ≤ 64 KiB", i.sessions),
+                met: i.held >= i.sessions && i.bytes_per_session <= TARGET_IDLE_BYTES,
+                note: format!(
+                    "RSS {} → {} MiB{}",
+                    mib(i.rss_before),
+                    mib(i.rss_after),
+                    if i.clients_in_child {
+                        ", the server alone (clients in a child process)"
+                    } else {
+                        ", server and clients (clients in this process)"
+                    }
+                ),
+            });
+        }
+        if let Some(t) = &self.ws {
+            rows.push(throughput_row("ws", t, TARGET_WS_CALLS));
+        }
+        if let Some(t) = &self.http {
+            rows.push(throughput_row("http", t, TARGET_HTTP_CALLS));
+        }
+        if let Some(l) = &self.latency {
+            rows.push(Row {
+                name: "latency",
+                figure: format!("p50 {:.0} µs, p99 {:.0} µs", l.p50_us, l.p99_us),
+                target: format!("p50 ≤ {TARGET_P50_US:.0} µs, p99 ≤ {TARGET_P99_US:.0} µs"),
+                met: l.answered == l.calls
+                    && l.p50_us <= TARGET_P50_US
+                    && l.p99_us <= TARGET_P99_US,
+                note: format!(
+                    "{} calls one at a time; p90 {:.0}, p99.9 {:.0}, max {:.0}, mean {:.0} µs",
+                    l.calls, l.p90_us, l.p999_us, l.max_us, l.mean_us
+                ),
+            });
+        }
+        if let Some(c) = &self.rmcp {
+            rows.push(Row {
+                name: "rmcp",
+                figure: format!(
+                    "ours {} /s, rmcp {} /s (stateless {} /s): ×{:.2}",
+                    thousands(c.ours.calls_per_sec),
+                    thousands(c.rmcp.calls_per_sec),
+                    thousands(c.rmcp_stateless.calls_per_sec),
+                    c.ratio
+                ),
+                target: "ours > rmcp".to_owned(),
+                met: c.ours.complete()
+                    && c.rmcp.complete()
+                    && c.rmcp_stateless.complete()
+                    && c.ratio > 1.0,
+                note: format!(
+                    "the ratio is to rmcp's better figure; ours: {}; rmcp with sessions (SSE answers): {}, {} sent, {} answered; rmcp stateless (JSON answers): {}, {} sent, {} answered",
+                    cpu_note(&c.ours),
+                    cpu_note(&c.rmcp),
+                    thousands(c.rmcp.sent as f64),
+                    thousands(c.rmcp.answered as f64),
+                    cpu_note(&c.rmcp_stateless),
+                    thousands(c.rmcp_stateless.sent as f64),
+                    thousands(c.rmcp_stateless.answered as f64)
+                ),
+            });
+        }
+        if let Some(d) = &self.mass_drop {
+            rows.push(Row {
+                name: "drop",
+                figure: format!(
+                    "{:.1} % of {} within {:.0} s; p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
+                    d.fraction_within_limit * 100.0,
+                    d.opened,
+                    d.limit_secs,
+                    d.p50_ms,
+                    d.p99_ms,
+                    d.max_ms
+                ),
+                target: format!("≥ 99 % of {} within 5 s", d.hosts),
+                met: d.opened == d.hosts && d.fraction_within_limit >= TARGET_DROP_FRACTION,
+                note: format!(
+                    "{} connections cut, {} hosts back and resynchronised in {:.2} s; CPU meanwhile: arcade {:.2} s, hosts {:.2} s, proxy {:.2} s",
+                    d.cut,
+                    d.resynced,
+                    d.resync_secs,
+                    d.server_cpu_secs,
+                    d.hosts_cpu_secs,
+                    d.proxy_cpu_secs
+                ),
+            });
+        }
+        rows
+    }
+
+    /// The table, a row a figure, with notes beneath.
+    pub fn table(&self) -> String {
+        let rows = self.rows();
+        let s = &self.setup;
+        let load = s.load_average.map_or_else(String::new, |l| {
+            format!("; load average {l:.2} at the start")
+        });
+        let mut out = format!(
+            "sim perf — {} cores; our server on {} thread(s), rmcp on {}, clients on {}; {}{load}\n\n",
+            s.cores,
+            s.server_threads,
+            s.server_threads,
+            s.client_threads,
+            if s.isolated {
+                "each measurement in a process of its own"
+            } else {
+                "all in one process"
+            }
+        );
+        let w0 = rows.iter().map(|r| r.name.len()).max().unwrap_or(4).max(7);
+        let w1 = rows
+            .iter()
+            .map(|r| r.figure.chars().count())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        let w2 = rows
+            .iter()
+            .map(|r| r.target.chars().count())
+            .max()
+            .unwrap_or(6)
+            .max(6);
+        let _ = writeln!(
+            out,
+            "  {:w0$}  {:w1$}  {:w2$}",
+            "measure", "figure", "target"
+        );
+        for r in &rows {
+            let _ = writeln!(
+                out,
+                "{} {:w0$}  {}  {}",
+                if r.met { "✓" } else { "✗" },
+                r.name,
+                pad(&r.figure, w1),
+                pad(&r.target, w2),
+            );
+        }
+        out.push('\n');
+        for r in &rows {
+            let _ = writeln!(out, "  {}: {}", r.name, r.note);
+        }
+        out
+    }
+}
+
+/// The one-minute load average, where Linux tells it.
+fn load_average() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/loadavg").ok()?;
+    text.split_whitespace().next()?.parse().ok()
+}
+
+fn throughput_row(name: &'static str, t: &Throughput, target: f64) -> Row {
+    Row {
+        name,
+        figure: format!(
+            "{} calls/s, {} in flight",
+            thousands(t.calls_per_sec),
+            t.in_flight
+        ),
+        target: format!("≥ {} /s", thousands(target)),
+        met: t.complete() && t.calls_per_sec >= target,
+        note: format!(
+            "{} connections × {} in flight; {}; {} sent, {} answered, {} wrong, {} lost",
+            t.connections,
+            t.in_flight_per_connection,
+            cpu_note(t),
+            thousands(t.sent as f64),
+            thousands(t.answered as f64),
+            t.wrong + t.unexpected,
+            t.lost
+        ),
+    }
+}
+
+fn cpu_note(t: &Throughput) -> String {
+    format!(
+        "{} calls/s over {:.1} s; CPU: server {:.2} s, clients {:.2} s; {} calls per server CPU second",
+        thousands(t.calls_per_sec),
+        t.measured_secs,
+        t.server_cpu_secs,
+        t.client_cpu_secs,
+        thousands(t.calls_per_server_cpu_sec())
+    )
+}
+
+fn pad(s: &str, width: usize) -> String {
+    let n = s.chars().count();
+    format!("{s}{}", " ".repeat(width.saturating_sub(n)))
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1}", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// `123456.7` as `123,457`.
+fn thousands(x: f64) -> String {
+    let n = x.round().max(0.0) as u64;
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbers_are_grouped_by_thousands() {
+        assert_eq!(thousands(0.0), "0");
+        assert_eq!(thousands(999.4), "999");
+        assert_eq!(thousands(1000.0), "1,000");
+        assert_eq!(thousands(123_456.7), "123,457");
+    }
+
+    #[test]
+    fn a_fast_figure_with_a_lost_call_is_not_met() {
+        let fast = Throughput {
+            sent: 10,
+            answered: 9,
+            lost: 1,
+            calls_per_sec: 1e9,
+            ..Default::default()
+        };
+        assert!(!throughput_row("ws", &fast, TARGET_WS_CALLS).met);
+        let whole = Throughput {
+            answered: 10,
+            lost: 0,
+            ..fast
+        };
+        assert!(throughput_row("ws", &whole, TARGET_WS_CALLS).met);
+    }
+}

@@ -1,0 +1,141 @@
+//! `sim perf` in miniature: each measurement on a few connections, calls, sessions and
+//! hosts, checking that the harness works and counts rightly — every call answered once
+//! with the light tool's text, every session held, every host back and resynchronised.
+//! No speed is asserted: the figures depend on the machine.
+
+use sim::perf::{Measure, PerfConfig, PerfReport, run, run_isolated};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// A tiny configuration running only `only`.
+fn tiny(only: &[Measure]) -> PerfConfig {
+    PerfConfig {
+        only: only.to_vec(),
+        connections: 5,
+        ws_in_flight: 8,
+        http_in_flight: 2,
+        calls: Some(200),
+        latency_warmup: 10,
+        latency_calls: 100,
+        idle_sessions: 50,
+        client_exe: None,
+        drop_hosts: 10,
+        host_threads: 1,
+        drop_limit: Duration::from_secs(5),
+        ..Default::default()
+    }
+}
+
+fn measured(config: &PerfConfig) -> PerfReport {
+    run(config).unwrap_or_else(|e| panic!("the measurement could not be made: {e}"))
+}
+
+#[test]
+fn every_pipelined_call_is_answered_once_over_websocket_and_http() {
+    let report = measured(&tiny(&[Measure::Ws, Measure::Http]));
+    for (name, t) in [("ws", &report.ws), ("http", &report.http)] {
+        let t = t
+            .as_ref()
+            .unwrap_or_else(|| panic!("{name} was not measured"));
+        assert_eq!(t.sent, 200, "{name}: {t:?}");
+        assert_eq!(t.answered, 200, "{name}: {t:?}");
+        assert_eq!((t.wrong, t.unexpected, t.lost), (0, 0, 0), "{name}: {t:?}");
+        assert_eq!(t.measured_calls, 200, "{name}: {t:?}");
+        assert!(t.complete() && t.calls_per_sec > 0.0, "{name}: {t:?}");
+    }
+    assert_eq!(report.ws.as_ref().map(|t| t.in_flight), Some(5 * 8));
+    assert_eq!(report.http.as_ref().map(|t| t.in_flight), Some(5 * 2));
+    assert!(report.latency.is_none() && report.idle.is_none());
+    let names: Vec<&str> = report.rows().iter().map(|r| r.name).collect();
+    assert_eq!(names, ["ws", "http"]);
+    let table = report.table();
+    assert!(
+        table.contains("100,000") && table.contains("25,000"),
+        "{table}"
+    );
+}
+
+#[test]
+fn latency_times_every_call() {
+    let report = measured(&tiny(&[Measure::Latency]));
+    let l = report.latency.expect("latency was measured");
+    assert_eq!((l.calls, l.answered), (100, 100), "{l:?}");
+    assert!(
+        l.p50_us > 0.0 && l.p50_us <= l.p99_us && l.p99_us <= l.max_us,
+        "{l:?}"
+    );
+}
+
+#[test]
+fn rmcp_serves_the_same_tool_to_the_same_client() {
+    let mut config = tiny(&[Measure::Rmcp]);
+    config.connections = 3;
+    config.calls = Some(60);
+    let report = measured(&config);
+    let c = report.rmcp.expect("the comparison was made");
+    for (side, t) in [
+        ("ours", &c.ours),
+        ("rmcp", &c.rmcp),
+        ("rmcp stateless", &c.rmcp_stateless),
+    ] {
+        assert_eq!((t.sent, t.answered), (60, 60), "{side}: {t:?}");
+        assert!(t.complete(), "{side}: {t:?}");
+    }
+    assert!(c.ratio > 0.0, "{c:?}");
+    // Ours is the Streamable HTTP figure, measured for the comparison.
+    assert_eq!(report.http.as_ref(), Some(&c.ours));
+}
+
+#[test]
+fn idle_sessions_are_all_held_with_clients_in_a_child_process() {
+    let mut config = tiny(&[Measure::Idle]);
+    config.client_exe = Some(PathBuf::from(env!("CARGO_BIN_EXE_sim")));
+    let idle = measured(&config).idle.expect("idle was measured");
+    assert_eq!((idle.sessions, idle.held), (50, 50), "{idle:?}");
+    assert!(idle.clients_in_child, "{idle:?}");
+    assert!(idle.rss_before > 0 && idle.rss_after > 0, "{idle:?}");
+}
+
+#[test]
+fn idle_sessions_are_all_held_with_clients_in_process() {
+    let mut config = tiny(&[Measure::Idle]);
+    config.idle_sessions = 20;
+    let idle = measured(&config).idle.expect("idle was measured");
+    assert_eq!((idle.sessions, idle.held), (20, 20), "{idle:?}");
+    assert!(!idle.clients_in_child, "{idle:?}");
+}
+
+#[test]
+fn every_host_resynchronises_after_a_mass_drop() {
+    let report = measured(&tiny(&[Measure::Drop]));
+    let d = report.mass_drop.expect("the drop was measured");
+    assert_eq!((d.hosts, d.opened, d.resynced), (10, 10, 10), "{d:?}");
+    assert!(d.cut >= 10, "every host's connection was cut: {d:?}");
+    assert!(
+        d.p50_ms > 0.0 && d.p50_ms <= d.p99_ms && d.p99_ms <= d.max_ms,
+        "{d:?}"
+    );
+}
+
+#[test]
+fn each_measurement_runs_in_a_process_of_its_own_and_the_reports_merge() {
+    let config = tiny(&[Measure::Ws, Measure::Latency]);
+    let report = run_isolated(&config, &PathBuf::from(env!("CARGO_BIN_EXE_sim")))
+        .unwrap_or_else(|e| panic!("the measurements could not be made: {e}"));
+    assert!(report.setup.isolated);
+    assert_eq!(report.setup.measures, ["ws", "latency"]);
+    let ws = report.ws.expect("ws was measured");
+    assert_eq!((ws.sent, ws.answered), (200, 200), "{ws:?}");
+    assert!(ws.complete(), "{ws:?}");
+    let l = report.latency.expect("latency was measured");
+    assert_eq!((l.calls, l.answered), (100, 100), "{l:?}");
+    assert!(report.http.is_none() && report.idle.is_none() && report.mass_drop.is_none());
+}
+
+#[test]
+fn measurements_are_named_on_the_command_line() {
+    for m in Measure::ALL {
+        assert_eq!(Measure::from_name(m.name()), Some(m));
+    }
+    assert_eq!(Measure::from_name("nope"), None);
+}
