@@ -132,6 +132,8 @@ async fn serve(listener: TcpListener, app: Router, read_timeout: Duration) {
     loop {
         match listener.accept().await {
             Ok((tcp, remote)) => {
+                // Answers and SSE events are written whole: do not wait for more.
+                let _ = tcp.set_nodelay(true);
                 let shutdown = shutdown_rx.clone();
                 let conn = serve_connection(tcp, remote, app.clone(), read_timeout, shutdown);
                 tokio::spawn(conn);

@@ -89,7 +89,13 @@ pub(crate) fn config(limit: usize) -> tokio_tungstenite::tungstenite::protocol::
     tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
         .max_message_size(ceiling)
         .max_frame_size(ceiling)
+        // tungstenite's default (128 KiB) is zero-filled before each read and stays
+        // allocated for the connection's life: most of an idle session's memory.
+        .read_buffer_size(READ_BUFFER)
 }
+
+/// The read buffer of one WebSocket connection; larger frames grow it as they come.
+const READ_BUFFER: usize = 8 * 1024;
 
 fn close_frame(code: CloseCode, reason: &str) -> CloseFrame {
     CloseFrame {

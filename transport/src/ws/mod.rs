@@ -104,6 +104,8 @@ async fn accept_loop(
         if tx.is_closed() {
             return;
         }
+        // One JSON-RPC message per frame, written at once: do not wait for more.
+        let _ = tcp.set_nodelay(true);
         let (opts, tx) = (opts.clone(), tx.clone());
         tokio::spawn(async move {
             match tokio::time::timeout(HANDSHAKE_TIMEOUT, upgrade(tcp, remote, opts)).await {
@@ -206,7 +208,7 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         request.headers_mut().insert(header::AUTHORIZATION, value);
     }
     let config = link::config(opts.max_message_size);
-    let (ws, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), false)
+    let (ws, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), true)
         .await
         .map_err(|e| match e {
             WsError::Http(resp) if resp.status() == StatusCode::UNAUTHORIZED => {
