@@ -102,11 +102,13 @@ impl Presenter {
                 | Change::Definition { .. }
                 | Change::Opened { .. }
                 | Change::Retitled { .. }
-                | Change::Closed { .. }
+                | Change::Closed { ended: None, .. }
         );
         if state_news && !view.settled() {
             // Until the connection's statement is read the state is partial: the
-            // reconciliation after it tells what differs, once.
+            // reconciliation after it tells what differs, once. An end with its record is
+            // a fact, told now: the hint state reports each record once per connection,
+            // so the statement will not report it again (§4.3, vector 13).
             return Vec::new();
         }
         match change {

@@ -810,3 +810,42 @@ fn changes_of_a_result_finished_before_its_early_rev_applied_are_a_notice() {
     let t = texts(&shown);
     assert_eq!(count(&t, "No longer usable: roam in [arcade]"), 1, "{t}");
 }
+
+#[test]
+fn an_end_read_before_a_new_connection_s_statement_is_told_once() {
+    // A connection's first message may come before its statement (§4.3: the statement is
+    // read after connect): an instance that ends then is told with that message — the
+    // statement that follows lists the record again, and it is not told twice.
+    let mut h = Host::with_arcade("arcade", true);
+    open_game(&mut h, "g1", 2);
+    let mut hints = HintState::new(HintConfig::ordered());
+    hints.handle_tools_list(&h.servers[0].tools, 0);
+    h.servers[0].hints = Some(hints);
+    let close = changes(
+        1,
+        vec![vis("play", Some("g1"), false)],
+        vec![ToolsetChange {
+            reason: Some("White wins by 3.5".into()),
+            ended: Some("e-7".into()),
+            ..set("game", Some("g1"), ToolsetState::Closed)
+        }],
+    );
+    let shown = texts(&h.push(0, &push_params("ev-1", "White passed", Some(close)), true));
+    assert_eq!(
+        count(
+            &shown,
+            "Closed [arcade/game:g1]: \"White wins by 3.5\" (from arcade)."
+        ),
+        1,
+        "{shown}"
+    );
+    let stmt = changes(
+        2,
+        vec![vis("seek", None, true), vis("roam", None, true)],
+        vec![],
+    );
+    let rec = ended("e-7", "game", Some("g1"), "White wins by 3.5");
+    let after = texts(&h.statement(0, &stmt, &[open_rec("lobby", None)], &[rec]));
+    assert!(!after.contains("g1"), "{after}");
+    assert!(h.presenter.told_ids().contains("arcade", "e-7"));
+}
