@@ -10,7 +10,7 @@
 //! |---|---|
 //! | [`jsonrpc`] | JSON-RPC 2.0 envelopes, ids, error codes, decoding by the keys present |
 //! | [`method`] | one marker type per method, tying its name to its params and result types |
-//! | [`mcp`] | MCP base: `initialize`, `ping`, `tools/list`, `tools/call`, cancellation |
+//! | [`mcp`] | MCP base: `initialize`, `ping`, `tools/list`, `tools/call`, cancellation, progress, logging |
 //! | [`mcpl`] | MCPL 0.5 base: capabilities, the manifest, `featureSets/update`, `push/event` |
 //! | [`digest`] | the manifest revision digest (SPEC §17.2: SHA-256 over RFC 8785 JCS) |
 //! | [`meta`] | the `_meta` object and RFC-014's keys in it (spec §3) |

@@ -2,8 +2,10 @@
 //!
 //! Only what this project speaks: the lifecycle (`initialize`, `notifications/initialized`,
 //! `ping`), tools (`tools/list` with cursor paging, `tools/call`,
-//! `notifications/tools/list_changed`) and `notifications/cancelled`. Members this crate does
-//! not type are kept in `other` maps where a peer may send them, so nothing is lost.
+//! `notifications/tools/list_changed`), `notifications/cancelled`, progress
+//! (`notifications/progress`) and logging (`logging/setLevel`, `notifications/message`).
+//! Members this crate does not type are kept in `other` maps where a peer may send them, so
+//! nothing is lost.
 
 use crate::jsonrpc::Id;
 use crate::mcpl::{HostMcplCapabilities, McplManifest};
@@ -406,6 +408,94 @@ pub struct Empty {
     pub meta: Option<Map<String, Value>>,
 }
 
+/// The `_meta` key of a request's progress token (MCP 2025-11-25, "Utilities / Progress").
+pub const PROGRESS_TOKEN: &str = "progressToken";
+
+/// The server capability naming MCP logging (MCP 2025-11-25, "Utilities / Logging"): a
+/// server that sends `notifications/message` declares `"logging": {}`.
+pub const LOGGING_CAPABILITY: &str = "logging";
+
+/// A progress token (MCP: `string | number`), chosen by the requester and echoed back
+/// verbatim in each `notifications/progress` for its request.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum ProgressToken {
+    /// A string token.
+    String(String),
+    /// A number token, kept as sent.
+    Number(serde_json::Number),
+}
+
+impl ProgressToken {
+    /// The token a request's `_meta` carries (`progressToken`), if it is a string or a
+    /// number; anything else is no token.
+    pub fn from_meta(meta: &Meta) -> Option<ProgressToken> {
+        match meta.other.get(PROGRESS_TOKEN)? {
+            Value::String(s) => Some(ProgressToken::String(s.clone())),
+            Value::Number(n) => Some(ProgressToken::Number(n.clone())),
+            _ => None,
+        }
+    }
+}
+
+/// `notifications/progress` params (MCP 2025-11-25, "Utilities / Progress").
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProgressParams {
+    /// The token of the request this progress is for.
+    pub progress_token: ProgressToken,
+    /// How far along; MCP: it MUST increase with each notification.
+    pub progress: f64,
+    /// The total, when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub total: Option<f64>,
+    /// A human-readable description of the progress.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message: Option<String>,
+}
+
+/// A log message's severity (MCP 2025-11-25, "Utilities / Logging": the RFC 5424
+/// levels), ordered from the least severe (`Debug`) to the most (`Emergency`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LoggingLevel {
+    /// Detailed debugging information.
+    Debug,
+    /// General informational messages.
+    Info,
+    /// Normal but significant events.
+    Notice,
+    /// Warning conditions.
+    Warning,
+    /// Error conditions.
+    Error,
+    /// Critical conditions.
+    Critical,
+    /// Action must be taken immediately.
+    Alert,
+    /// The system is unusable.
+    Emergency,
+}
+
+/// `logging/setLevel` params: the least severe level the client wants to receive.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SetLevelParams {
+    /// From now on, only messages at this level or above are sent.
+    pub level: LoggingLevel,
+}
+
+/// `notifications/message` params: one log message.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LoggingMessageParams {
+    /// Its severity.
+    pub level: LoggingLevel,
+    /// The name of the logger that issued it, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub logger: Option<String>,
+    /// What is logged: any JSON value.
+    pub data: Value,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -480,6 +570,60 @@ mod tests {
         let res: CallToolResult = serde_json::from_value(r.clone()).unwrap();
         assert_eq!(res.hints().unwrap().rev, 2);
         assert_eq!(serde_json::to_value(&res).unwrap(), r);
+    }
+
+    #[test]
+    fn progress_and_logging_types_have_the_mcp_wire_form() {
+        let meta: Meta = serde_json::from_value(json!({"progressToken": "p-1"})).unwrap();
+        let token = ProgressToken::from_meta(&meta).unwrap();
+        assert_eq!(token, ProgressToken::String("p-1".into()));
+        let meta: Meta = serde_json::from_value(json!({"progressToken": 7})).unwrap();
+        let number = ProgressToken::from_meta(&meta).unwrap();
+        assert_eq!(serde_json::to_value(&number).unwrap(), json!(7));
+        let meta: Meta = serde_json::from_value(json!({"progressToken": [1]})).unwrap();
+        assert_eq!(ProgressToken::from_meta(&meta), None);
+        assert_eq!(ProgressToken::from_meta(&Meta::default()), None);
+
+        let p = ProgressParams {
+            progress_token: token,
+            progress: 50.0,
+            total: Some(100.0),
+            message: None,
+        };
+        let v = serde_json::to_value(&p).unwrap();
+        assert_eq!(
+            v,
+            json!({"progressToken": "p-1", "progress": 50.0, "total": 100.0})
+        );
+        assert_eq!(serde_json::from_value::<ProgressParams>(v).unwrap(), p);
+
+        let levels = [
+            "debug",
+            "info",
+            "notice",
+            "warning",
+            "error",
+            "critical",
+            "alert",
+            "emergency",
+        ];
+        let parsed: Vec<LoggingLevel> = levels
+            .iter()
+            .map(|l| serde_json::from_value(json!(l)).unwrap())
+            .collect();
+        assert!(parsed.windows(2).all(|w| w[0] < w[1]), "RFC 5424 order");
+        assert_eq!(serde_json::to_value(parsed[3]).unwrap(), json!("warning"));
+        assert!(serde_json::from_value::<SetLevelParams>(json!({"level": "verbose"})).is_err());
+
+        let m = LoggingMessageParams {
+            level: LoggingLevel::Info,
+            logger: None,
+            data: json!("started"),
+        };
+        assert_eq!(
+            serde_json::to_value(&m).unwrap(),
+            json!({"level": "info", "data": "started"})
+        );
     }
 
     #[test]

@@ -85,6 +85,9 @@ request!(
 request!(
     /// `toolsets/list` (Host → Server, §4.3).
     ToolsetsList, "toolsets/list", toolsets::ToolsetsListParams, toolsets::ToolsetsListResult);
+request!(
+    /// `logging/setLevel` (Client → Server, MCP "Utilities / Logging"): answered with `{}`.
+    SetLevel, "logging/setLevel", mcp::SetLevelParams, mcp::Empty);
 
 notification!(
     /// `notifications/initialized` (Host → Server).
@@ -101,6 +104,13 @@ notification!(
 notification!(
     /// `tools/hints` (Server → Host, §5.2): standalone hint changes.
     ToolHints, "tools/hints", crate::hints::HintChanges);
+notification!(
+    /// `notifications/progress` (either way, MCP "Utilities / Progress"): progress of the
+    /// request that gave the token.
+    Progress, "notifications/progress", mcp::ProgressParams);
+notification!(
+    /// `notifications/message` (Server → Client, MCP "Utilities / Logging"): a log message.
+    LoggingMessage, "notifications/message", mcp::LoggingMessageParams);
 
 #[cfg(test)]
 mod tests {

@@ -12,7 +12,8 @@
 //! [`ToolError::into_outcome`], the one place it happens.
 //!
 //! A handler may also act on its caller's toolsets — open, close, see and decline
-//! invitations — as its host would (`toolsets.rs`).
+//! invitations — as its host would (`toolsets.rs`), and report progress and log messages
+//! to its host while it runs (`notify.rs`, MCP "Utilities / Progress" and "Logging").
 
 use crate::cancel::CancelToken;
 use crate::push::{PushError, PushEvent};
@@ -28,8 +29,10 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 
+mod notify;
 mod toolsets;
 
+pub use notify::NotifyError;
 pub use toolsets::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
 
 /// What a tool handler is given besides its arguments.

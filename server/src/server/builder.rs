@@ -7,7 +7,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::core::{CatalogError, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
 use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed};
-use mcpl_protocol::mcp::{Implementation, Tool};
+use mcpl_protocol::mcp::{Implementation, LoggingLevel, Tool};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl, MCPL_VERSION, McplManifest};
 use mcpl_protocol::toolsets::Surface;
 use serde::de::DeserializeOwned;
@@ -70,6 +70,7 @@ pub struct ServerBuilder {
     keep_toolsets: bool,
     principal_config: PrincipalConfig,
     clock: Arc<dyn Clock>,
+    logging: Option<LoggingLevel>,
 }
 
 impl ServerBuilder {
@@ -101,6 +102,7 @@ impl ServerBuilder {
             keep_toolsets: true,
             principal_config: PrincipalConfig::default(),
             clock: Arc::new(SystemClock),
+            logging: None,
         }
     }
 
@@ -186,6 +188,20 @@ impl ServerBuilder {
     /// The clock (default: the system's); see [`crate::clock`].
     pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
         self.clock = clock;
+        self
+    }
+
+    /// Offers MCP logging (MCP 2025-11-25, "Utilities / Logging"): `initialize` declares
+    /// the `logging` capability, `logging/setLevel` is served, and
+    /// [`ToolContext::log`](crate::ToolContext::log) sends `notifications/message`. Each
+    /// session sends messages at `initial` or above until its client sets a level (MCP
+    /// leaves the choice before `logging/setLevel` to the server; `LoggingLevel::Debug`
+    /// sends everything, as the official SDKs do).
+    ///
+    /// Off by default: a server that has not called this declares no `logging`
+    /// capability, answers `logging/setLevel` with -32601 and drops what its tools log.
+    pub fn logging(mut self, initial: LoggingLevel) -> Self {
+        self.logging = Some(initial);
         self
     }
 
@@ -278,6 +294,7 @@ impl ServerBuilder {
                 keep_toolsets: self.keep_toolsets,
                 principal_config: self.principal_config,
                 clock: self.clock,
+                logging: self.logging,
                 sessions: Mutex::new(HashMap::new()),
                 live_sessions,
                 principals: Mutex::new(HashMap::new()),

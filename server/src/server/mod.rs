@@ -20,7 +20,7 @@ use crate::manifest::{self, ManifestError};
 use crate::session::{Session, SessionHandle, SessionId};
 use crate::tool::ErasedHandler;
 use actix::prelude::*;
-use mcpl_protocol::mcp::Implementation;
+use mcpl_protocol::mcp::{Implementation, LoggingLevel};
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_transport::{Connection, Principal};
 use std::collections::HashMap;
@@ -68,6 +68,8 @@ pub(crate) struct Inner {
     keep_toolsets: bool,
     principal_config: PrincipalConfig,
     clock: Arc<dyn Clock>,
+    /// MCP logging, when offered: the level each session starts at.
+    logging: Option<LoggingLevel>,
     sessions: Mutex<HashMap<SessionId, Addr<Session>>>,
     live_sessions: watch::Sender<usize>,
     principals: Mutex<HashMap<Principal, PrincipalEntry>>,
@@ -269,6 +271,12 @@ impl Server {
 
     pub(crate) fn push_timeout(&self) -> Duration {
         self.inner.push_timeout
+    }
+
+    /// The level a session's log messages start at, when MCP logging is offered
+    /// ([`ServerBuilder::logging`]); `None` when it is not.
+    pub(crate) fn logging(&self) -> Option<LoggingLevel> {
+        self.inner.logging
     }
 
     pub(crate) fn keeps_toolsets(&self) -> bool {

@@ -13,7 +13,7 @@
 use super::Session;
 use crate::actors::principal;
 use crate::cancel::CancelTrigger;
-use crate::tool::{ToolContext, ToolError, ToolResult};
+use crate::tool::{NotifyError, ToolContext, ToolError, ToolResult};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Request, Response};
 use mcpl_protocol::mcp::CallToolParams;
@@ -37,6 +37,8 @@ struct Running {
     key: u64,
     abort: AbortHandle,
     cancel: CancelTrigger,
+    /// The progress last sent for it (`notices.rs`).
+    last_progress: Option<f64>,
 }
 
 /// The calls running in a session, by request id.
@@ -61,12 +63,39 @@ impl Calls {
     /// Records a started call under its key (from [`Calls::new_key`]), for
     /// [`Calls::finish`].
     pub(crate) fn insert(&mut self, id: Id, key: u64, abort: AbortHandle, cancel: CancelTrigger) {
-        self.running.insert(id, Running { key, abort, cancel });
+        self.running.insert(
+            id,
+            Running {
+                key,
+                abort,
+                cancel,
+                last_progress: None,
+            },
+        );
     }
 
     /// True while the call with this id and key runs (not a later one reusing the id).
     pub(crate) fn is_running(&self, id: &Id, key: u64) -> bool {
         self.running.get(id).is_some_and(|r| r.key == key)
+    }
+
+    /// Records `progress` as the running call's latest, before it is sent. MCP: progress
+    /// MUST increase with each notification, and stops once the call is answered or
+    /// cancelled (no longer here, or its id reused by a later call).
+    pub(crate) fn progress(&mut self, id: &Id, key: u64, progress: f64) -> Result<(), NotifyError> {
+        let running = self
+            .running
+            .get_mut(id)
+            .filter(|r| r.key == key)
+            .ok_or(NotifyError::CallEnded)?;
+        if let Some(last) = running.last_progress.filter(|last| progress <= *last) {
+            return Err(NotifyError::NotIncreasing {
+                last,
+                given: progress,
+            });
+        }
+        running.last_progress = Some(progress);
+        Ok(())
     }
 
     /// Removes a finished call. False when it is no longer running — it was cancelled — so

@@ -4,8 +4,10 @@
 //! newer client probing with it falls back to `initialize` — get -32601 in every phase;
 //! known ones other than `initialize` and `ping` get -32600 before `initialize`
 //! ([`LifecycleError::NotInitialized`](super::LifecycleError)); params that do not decode
-//! get -32602. Malformed input gets its decode error's response, an oversized message an
-//! invalid-request error with id `null`; the session goes on after each.
+//! get -32602. `logging/setLevel` is served only by a server that offers MCP logging
+//! (`notices.rs`); elsewhere it is an unknown method too. Malformed input gets its decode
+//! error's response, an oversized message an invalid-request error with id `null`; the
+//! session goes on after each.
 
 use super::Session;
 use super::lifecycle::LifecycleError;
@@ -16,15 +18,15 @@ use crate::receipt::receipt;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Message, Notification, Request, Response};
 use mcpl_protocol::mcp::{
-    CancelledParams, Empty, InitializeParams, InitializeResult, ServerCapabilities,
-    ServerExperimental, ToolsCapability,
+    CancelledParams, Empty, InitializeParams, InitializeResult, LOGGING_CAPABILITY,
+    ServerCapabilities, ServerExperimental, ToolsCapability,
 };
 use mcpl_protocol::mcpl::{
     FeatureSetsUpdateParams, FeatureSetsUpdateResult, ManifestChangedParams, ManifestResult,
 };
 use mcpl_protocol::method::{
     self, CallTool, FeatureSetsUpdate, GetManifest, Initialize, ListTools, Method,
-    NotificationMethod, Ping, RequestMethod, ToolsetsClose, ToolsetsList, ToolsetsOpen,
+    NotificationMethod, Ping, RequestMethod, SetLevel, ToolsetsClose, ToolsetsList, ToolsetsOpen,
 };
 use mcpl_transport::Inbound;
 
@@ -40,6 +42,7 @@ enum Route {
     ToolsetsOpen,
     ToolsetsClose,
     ToolsetsList,
+    SetLevel,
 }
 
 impl Route {
@@ -54,6 +57,7 @@ impl Route {
             ToolsetsOpen::NAME => Route::ToolsetsOpen,
             ToolsetsClose::NAME => Route::ToolsetsClose,
             ToolsetsList::NAME => Route::ToolsetsList,
+            SetLevel::NAME => Route::SetLevel,
             // `server/discover` included: -32601 is what tells a client to fall back.
             _ => return None,
         })
@@ -96,7 +100,10 @@ impl Session {
     }
 
     fn on_request(&mut self, req: Request) {
-        let Some(route) = Route::of(&req.method) else {
+        // MCP "Utilities / Logging": only a server declaring `logging` serves setLevel.
+        let route =
+            Route::of(&req.method).filter(|r| *r != Route::SetLevel || self.offers_logging());
+        let Some(route) = route else {
             let e = ErrorObject::method_not_found(&req.method);
             return self.write(Response::err(Some(req.id), e).into());
         };
@@ -145,6 +152,7 @@ impl Session {
             Route::ToolsetsOpen => self.toolsets_open(req),
             Route::ToolsetsClose => self.toolsets_close(req),
             Route::ToolsetsList => self.toolsets_list(req),
+            Route::SetLevel => self.answer::<SetLevel>(req, Self::set_level),
         }
     }
 
@@ -177,6 +185,11 @@ impl Session {
         tracing::info!(session = %self.id, client = %negotiated.client_info.name, version, host = ?negotiated.host, "initialized");
         let shown = self.current_view();
         self.shown = Some(shown.clone());
+        let mut other = serde_json::Map::new();
+        if self.offers_logging() {
+            // MCP "Utilities / Logging": a server that sends log messages declares `logging`.
+            other.insert(LOGGING_CAPABILITY.to_owned(), serde_json::json!({}));
+        }
         Ok(InitializeResult {
             protocol_version: version.to_owned(),
             capabilities: ServerCapabilities {
@@ -188,7 +201,7 @@ impl Session {
                     mcpl: Some(shown),
                     other: Default::default(),
                 }),
-                other: Default::default(),
+                other,
             },
             server_info: self.server.info().clone(),
             instructions: self.server.instructions().map(str::to_owned),

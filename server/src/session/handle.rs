@@ -9,6 +9,7 @@ use super::lifecycle::{Negotiated, Phase};
 use super::outgoing::Failure;
 use crate::core::HintDraft;
 use crate::push::{self, PushError, PushEvent};
+use crate::tool::NotifyError;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Request;
 use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, PushEventParams, PushEventResult, PushPayload};
@@ -110,6 +111,15 @@ impl SessionHandle {
     /// session drops it, and the handler hears "closed".
     pub(crate) fn for_handler(&self, m: super::ForHandler) {
         self.addr.do_send(m);
+    }
+
+    /// Writes a tool handler's progress or log message (`notices.rs`); answers once it is
+    /// queued, or why it was refused.
+    pub(crate) async fn notify(&self, notice: super::Notice) -> Result<(), NotifyError> {
+        self.addr
+            .send(notice)
+            .await
+            .map_err(|_| NotifyError::Closed)?
     }
 
     /// Asks the session to stop: running calls are cancelled, pending pushes fail with

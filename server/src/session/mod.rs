@@ -15,6 +15,7 @@
 //! | `deliver.rs` | what the principal sends: changes with their carrier (§5.2, §5.3) |
 //! | `hold.rs` | changes held for a call's result, and the rule that keeps revs in order |
 //! | `for_handlers.rs` | a tool handler's opens, closes and declines for its caller |
+//! | `notices.rs` | MCP progress and logging: a handler's `notifications/progress` and `notifications/message`, `logging/setLevel` |
 //! | `outgoing.rs` | the table of the session's requests to the host |
 //! | `handle.rs` | [`SessionHandle`] and the messages it sends the actor: push, status, close |
 //!
@@ -40,10 +41,12 @@ mod for_handlers;
 mod handle;
 mod hold;
 mod lifecycle;
+mod notices;
 mod outgoing;
 mod toolsets;
 
 pub(crate) use for_handlers::ForHandler;
+pub(crate) use notices::Notice;
 
 pub use handle::{SessionClosed, SessionHandle, SessionId, SessionStatus};
 pub use lifecycle::{HostFeatures, LifecycleError, Negotiated, Phase};
@@ -60,6 +63,7 @@ use hold::Holding;
 use lifecycle::Lifecycle;
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::jsonrpc::{Id, Message, Notification};
+use mcpl_protocol::mcp::LoggingLevel;
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::method::ToolHints;
 use mcpl_transport::{Connection, ConnectionInfo, Inbound, Outbound, Principal};
@@ -102,6 +106,9 @@ pub struct Session {
     /// The manifest this host last saw (in `initialize`, `mcpl/manifest` or a change
     /// notice), to tell which domains a replacement changes for it.
     shown: Option<McplManifest>,
+    /// MCP logging: the least severe level sent (`notices.rs`); `None` when the server
+    /// does not offer logging.
+    log_level: Option<LoggingLevel>,
     self_addr: Option<Addr<Session>>,
 }
 
@@ -114,6 +121,7 @@ impl Session {
     ) -> Self {
         Session {
             id,
+            log_level: server.logging(),
             catalog: server.catalog(),
             server,
             principal,
