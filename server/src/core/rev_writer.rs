@@ -16,7 +16,7 @@
 //!   written). For the same reason a panicking `build` leaves the state as it was, and a
 //!   lock poisoned by one is used on.
 //! - **Which lock** is a type parameter ([`Lock`]): `std::sync::Mutex` for the server, and
-//!   with the `loom` feature `loom::sync::Mutex` ([`LoomRevWriter`]), so the model checker
+//!   with the `loom` feature `loom::sync::Mutex` (`LoomRevWriter`), so the model checker
 //!   explores every interleaving of this very code (`tests/loom_rev_queue.rs`). Being a
 //!   parameter rather than a cfg switch, the `loom` feature changes nothing for the server.
 //!
