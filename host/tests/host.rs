@@ -235,6 +235,73 @@ async fn a_first_tools_list_that_fails_is_tried_again_until_the_host_settles() {
     .await;
 }
 
+/// §4.3: nothing is settled before a connection has read its first statement, even when
+/// the first read failed. Before, the failed read made the empty state look settled and
+/// the agent was told its open game closed ("it is no longer open"), then opened again
+/// (the simulator's agents gave such games up after a server restart).
+#[actix::test]
+async fn a_reconnect_whose_first_statement_read_fails_tells_the_agent_nothing_closed() {
+    within(async {
+        let (mut server, host, mut conn) = connected(Transport::Ws, HOLD).await;
+        open_game(&host, &mut conn, "g1", 2).await;
+        drop(conn);
+
+        let mut conn = server.accept().await;
+        conn.handshake(arcade_init()).await;
+        let still_open = statement(
+            1,
+            json!([{"toolset": "lobby"}, {"toolset": "game", "instance": "g1", "title": "Go 9x9"}]),
+            json!([]),
+            json!([
+                vis("seek", None, true),
+                vis("roam", None, true),
+                vis("play", Some("g1"), true),
+                vis("resign", Some("g1"), true)
+            ]),
+        );
+        let (mut refused, mut listed, mut stated) = (false, false, false);
+        while !(listed && stated) {
+            let m = conn.next_non_notification().await;
+            match m["method"].as_str() {
+                Some("tools/list") => {
+                    conn.reply(&m, tools_page(&arcade_tools(), 0)).await;
+                    listed = true;
+                }
+                Some("toolsets/list") if !refused => {
+                    conn.send(json!({"jsonrpc": "2.0", "id": m["id"],
+                                     "error": {"code": -32603, "message": "busy"}}))
+                        .await;
+                    refused = true;
+                }
+                Some("toolsets/list") => {
+                    conn.reply(&m, still_open.clone()).await;
+                    stated = true;
+                }
+                _ => panic!("unexpected at connect: {m}"),
+            }
+        }
+        // The statement is read (whatever the host then does about its state).
+        host.wait_for(|s| {
+            s.server("arcade")
+                .is_some_and(|a| a.epoch == 2 && a.hints.as_ref().is_some_and(|h| h.last_rev == 1))
+        })
+        .await
+        .unwrap();
+        let t = texts(&host.transcript().await.unwrap());
+        assert!(!t.contains("no longer open"), "no close was told: {t}");
+        // A connect-time read, not a recovery: no tools/list follows it.
+        settled(&host, 2, 1, 6).await;
+        assert_eq!(
+            conn.count("toolsets/list"),
+            2,
+            "the failed read was tried again"
+        );
+        assert!(is_usable(&host, "play").await, "g1 is still played");
+        host.stop().await;
+    })
+    .await;
+}
+
 #[actix::test]
 async fn a_call_whose_answer_was_lost_on_streamable_http_starts_a_recovery() {
     // §5.2 [project]: the server may have carried the call out and stamped a rev on its

@@ -22,8 +22,9 @@
 //!
 //! A state is made per connection epoch (§4.6: each connection has its own rev counter from
 //! 1). Its owner reads `toolsets/list` (and `tools/list`) at connect without being asked;
-//! that read ends `Connecting`. Anything seen before it that the statement does not cover
-//! starts a recovery right after it.
+//! that read ends `Connecting`; one that fails is read again and leaves it `Connecting`
+//! (nothing is settled before a statement). Anything seen before it that the statement
+//! does not cover starts a recovery right after it.
 //!
 //! # Reading a hint-carrying message ([`HintState::handle_hints`])
 //!
@@ -383,15 +384,26 @@ impl HintState {
 
     /// The owner could not complete a recovery's reads (an error or a timeout): start it
     /// again from `toolsets/list`. Does nothing when no read is under way.
+    ///
+    /// A failed **connect-time** read leaves the state `Connecting`: it has read no
+    /// statement, so it knows nothing of what is open (§4.3: nothing is settled before the
+    /// connection's first `toolsets/list`). Moving it to a recovery's phase would make it
+    /// look settled with nothing open, and the agent would be told that every open toolset
+    /// closed, then that it opened again once the next read came back.
     pub fn handle_recovery_failed(&mut self) -> Vec<Output> {
         let mut out = Vec::new();
-        let cover = match self.phase {
+        let (cover, connecting) = match self.phase {
             Phase::Idle => return out,
-            Phase::Connecting { cover } | Phase::AwaitingStatement { cover } => cover,
-            Phase::AwaitingToolsList { cover, .. } => cover,
+            Phase::Connecting { cover } => (cover, true),
+            Phase::AwaitingStatement { cover } => (cover, false),
+            Phase::AwaitingToolsList { cover, .. } => (cover, false),
         };
         self.start_recovery(RecoverReason::Failed, &mut out);
-        self.phase = Phase::AwaitingStatement { cover };
+        self.phase = if connecting {
+            Phase::Connecting { cover }
+        } else {
+            Phase::AwaitingStatement { cover }
+        };
         out
     }
 

@@ -784,6 +784,36 @@ fn a_failed_recovery_starts_again() {
     assert!(!s.is_recovering());
 }
 
+/// §4.3: a connection whose first `toolsets/list` failed has still read no statement, so
+/// it stays connecting (not settled): before, it moved to a recovery's phase and looked
+/// settled with nothing open, and the agent was told every open game closed (the
+/// simulator's "end told 0 times" after a server restart).
+#[test]
+fn a_failed_connect_time_read_keeps_the_connection_connecting() {
+    let now = Instant::now();
+    let mut s = HintState::new(HintConfig::ordered());
+    // Something read before the statement that the statement must cover.
+    s.handle_hints(SA, msg(4, vec![vis("roam", None, true)]), now);
+    assert_eq!(
+        recovers(&s.handle_recovery_failed()),
+        vec![RecoverReason::Failed]
+    );
+    assert!(s.is_connecting() && s.awaits_statement() && !s.is_recovering());
+    assert!(s.open_instances().next().is_none());
+
+    // The next read's statement settles it like a connect-time one (no tools/list step),
+    // and still owes what it did not cover.
+    let out = s.handle_statement(
+        &msg(3, vec![vis("play", Some("g1"), true)]),
+        &[open_rec("game", Some("g1"))],
+        &[],
+        now,
+    );
+    assert!(!s.is_connecting() && !s.awaits_tools_list());
+    assert_eq!(s.open_instances().count(), 1);
+    assert_eq!(recovers(&out), vec![RecoverReason::Again]);
+}
+
 #[test]
 fn a_stale_statement_is_ignored_on_an_unordered_link() {
     let now = Instant::now();
