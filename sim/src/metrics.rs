@@ -49,6 +49,7 @@ struct Inner {
     counts: Counts,
     latencies_us: Vec<u64>,
     violations: Vec<String>,
+    resync_us: Vec<u64>,
 }
 
 /// The run's counters. See the module docs.
@@ -68,6 +69,29 @@ impl std::fmt::Debug for Metrics {
 impl Metrics {
     fn lock(&self) -> MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A host whose connection a mass drop cut was connected and settled again `after`
+    /// the drop.
+    pub fn resynced(&self, after: Duration) {
+        let us = u64::try_from(after.as_micros()).unwrap_or(u64::MAX);
+        self.lock().resync_us.push(us);
+    }
+
+    /// How long hosts took to resynchronise after a mass drop: percentiles, and how many.
+    pub fn resync(&self) -> Option<(Latency, usize)> {
+        let mut v = self.lock().resync_us.clone();
+        if v.is_empty() {
+            return None;
+        }
+        v.sort_unstable();
+        let pick = |q: f64| v[((v.len() - 1) as f64 * q).round() as usize] as f64 / 1000.0;
+        let l = Latency {
+            p50_ms: pick(0.5),
+            p99_ms: pick(0.99),
+            max_ms: pick(1.0),
+        };
+        Some((l, v.len()))
     }
 
     /// A call went out.

@@ -1,7 +1,7 @@
 //! [`LoadReport`]: what a load run measured and found, as a table for people and JSON for
 //! tools.
 
-use crate::metrics::Counts;
+use crate::metrics::{Counts, Latency};
 use mcpl_host::state::HintStats;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -95,6 +95,9 @@ pub struct LoadReport {
     pub chaos: ChaosTotals,
     /// Peak resident set size, KiB.
     pub peak_rss_kib: Option<u64>,
+    /// Time from a mass drop until each host it cut was connected and settled again
+    /// (statement read, no recovery under way), and how many hosts.
+    pub resync_after_drop: Option<(Latency, usize)>,
     /// Panics seen.
     pub panics: u64,
     /// Invariant violations.
@@ -166,6 +169,16 @@ impl LoadReport {
             ),
             ("reconnects", self.reconnects.to_string()),
             (
+                "resync after a mass drop",
+                match &self.resync_after_drop {
+                    Some((l, n)) => format!(
+                        "{n} hosts: p50 {:.0} ms, p99 {:.0} ms, max {:.0} ms",
+                        l.p50_ms, l.p99_ms, l.max_ms
+                    ),
+                    None => "no mass drop cut a connection".into(),
+                },
+            ),
+            (
                 "chaos",
                 format!(
                     "level {}: {} proxied, {} cut, {} in {} mass drops, {} restarts, {} frames doubled, delayed {}/{}/{} (GET/POST/late)",
@@ -184,7 +197,15 @@ impl LoadReport {
             (
                 "peak RSS",
                 self.peak_rss_kib
-                    .map(|k| format!("{:.1} MiB", k as f64 / 1024.0))
+                    .map(|k| {
+                        // Everything of one agent in this process: its host, its agent
+                        // and its server session(s) (`sim perf` measures a session alone).
+                        let per = k as f64 / self.agents.max(1) as f64;
+                        format!(
+                            "{:.1} MiB ({per:.0} KiB per agent, host and session included)",
+                            k as f64 / 1024.0
+                        )
+                    })
                     .unwrap_or_else(|| "unknown".into()),
             ),
             ("panics", self.panics.to_string()),
@@ -222,6 +243,7 @@ mod tests {
             "call latency",
             "early revs held",
             "reconnects",
+            "resync after a mass drop",
             "peak RSS",
             "violations",
         ] {

@@ -67,6 +67,11 @@ async fn drops_duplicates_and_a_restart_keep_every_invariant() {
     // HTTP session outlives its TCP connections).
     assert!(report.reconnects >= 15, "{}", report.table());
     assert!(report.chaos.duplicated_frames > 0, "{}", report.table());
+    // The mass drop cut the WebSocket hosts; each was timed back to settled.
+    let (_, resynced) = report
+        .resync_after_drop
+        .expect("hosts resynced after the drop");
+    assert!(resynced > 0, "{}", report.table());
     assert_eq!(report.panics, 0);
 }
 

@@ -283,6 +283,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
     futures_util::future::join_all(contact).await;
 
     let (stop_tx, stop_rx) = watch::channel(false);
+    let drop_clock = Arc::new(crate::load::follow::DropClock::default());
     let followers: Vec<_> = hosts
         .iter()
         .zip(&names)
@@ -292,6 +293,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
                 name.clone(),
                 metrics.clone(),
                 stop_rx.clone(),
+                drop_clock.clone(),
             ))
         })
         .collect();
@@ -335,6 +337,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
         tokio::time::sleep(Duration::from_millis(250)).await;
         let t = play_start.elapsed() - paused;
         if drops_done < plan.mass_drops.len() && t >= at(plan.mass_drops[drops_done]) {
+            drop_clock.dropping();
             shared.mass_drop();
             drops_done += 1;
         }
@@ -449,6 +452,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
         reconnects,
         chaos,
         peak_rss_kib: peak_rss_kib(),
+        resync_after_drop: metrics.resync(),
         panics,
         violations: metrics.violations(),
     };

@@ -10,8 +10,25 @@ use crate::metrics::Metrics;
 use crate::report::HintTotals;
 use mcpl_host::host::{HostHandle, HostStatus};
 use mcpl_host::state::HintStats;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::watch;
+use tokio::time::Instant;
+
+/// When the last mass drop happened: set by the run's timeline just before it drops every
+/// connection, read by the followers to time each host's resynchronisation.
+#[derive(Debug, Default)]
+pub struct DropClock(Mutex<Option<Instant>>);
+
+impl DropClock {
+    /// A mass drop starts now.
+    pub fn dropping(&self) {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+    }
+
+    fn last(&self) -> Option<Instant> {
+        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
 
 /// Each host's status, followed: stats summed over its connections, reconnects, and the
 /// applied rev checked never to go back within a connection.
@@ -20,14 +37,33 @@ struct Follow {
     totals: HintTotals,
     last: Option<(u64, HintStats, u64)>,
     epoch: u64,
+    /// The mass drop being timed, and the connection it found.
+    drop: Option<(Instant, u64)>,
+    /// The last mass drop timed (or found not to have cut this host).
+    timed: Option<Instant>,
 }
 
 impl Follow {
-    fn see(&mut self, s: &HostStatus, name: &str, metrics: &Metrics) {
+    fn see(&mut self, s: &HostStatus, name: &str, metrics: &Metrics, drops: &DropClock) {
         let Some(server) = s.server(SERVER) else {
             return;
         };
+        let before = self.epoch;
         self.epoch = self.epoch.max(server.epoch);
+        if let Some(t0) = drops.last().filter(|t| self.timed != Some(*t)) {
+            // The first look after the drop fixes the connection it may have cut.
+            let (_, base) = *self.drop.get_or_insert((t0, before));
+            let settled = server.ready
+                && server
+                    .hints
+                    .as_ref()
+                    .is_some_and(|h| !h.connecting && !h.recovering);
+            if server.epoch > base && settled {
+                metrics.resynced(t0.elapsed());
+                self.timed = Some(t0);
+                self.drop = None;
+            }
+        }
         let Some(h) = &server.hints else { return };
         match self.last {
             Some((epoch, _, rev)) if epoch == server.epoch && h.last_rev < rev => {
@@ -56,12 +92,13 @@ pub async fn follow(
     name: String,
     metrics: Arc<Metrics>,
     mut stop: watch::Receiver<bool>,
+    drops: Arc<DropClock>,
 ) -> (HintTotals, u64) {
     let mut f = Follow::default();
     tokio::select! {
-        _ = host.wait_for(|s| { f.see(s, &name, &metrics); false }) => {}
+        _ = host.wait_for(|s| { f.see(s, &name, &metrics, &drops); false }) => {}
         _ = stop.wait_for(|s| *s) => {}
     }
-    f.see(&host.status(), &name, &metrics);
+    f.see(&host.status(), &name, &metrics, &drops);
     f.finish()
 }

@@ -253,6 +253,7 @@ pub async fn run(
     futures_util::future::join_all(contact).await;
 
     let (stop_tx, stop_rx) = watch::channel(false);
+    let drop_clock = Arc::new(follow::DropClock::default());
     let followers: Vec<_> = hosts
         .iter()
         .zip(&names)
@@ -262,6 +263,7 @@ pub async fn run(
                 name.clone(),
                 metrics.clone(),
                 stop_rx.clone(),
+                drop_clock.clone(),
             ))
         })
         .collect();
@@ -317,6 +319,7 @@ pub async fn run(
         let t = play_start.elapsed();
         if let Some((w, h)) = &proxies {
             if drops_done < plan.mass_drops.len() && t >= at(plan.mass_drops[drops_done]) {
+                drop_clock.dropping();
                 w.drop_all();
                 h.drop_all();
                 drops_done += 1;
@@ -460,6 +463,7 @@ pub async fn run(
         reconnects,
         chaos,
         peak_rss_kib: peak_rss_kib(),
+        resync_after_drop: metrics.resync(),
         panics,
         violations,
     })
