@@ -14,19 +14,33 @@ use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
-/// When the last mass drop happened: set by the run's timeline just before it drops every
-/// connection, read by the followers to time each host's resynchronisation.
+/// When the last mass drop happened, and when the next fault (a restart) ended its timing:
+/// set by the run's timeline, read by the followers to time each host's resynchronisation.
+/// A host whose connection the drop did not end (a Streamable HTTP session outlives its TCP
+/// connections) is not resynchronised by the drop, so what settles after the next fault is
+/// not counted.
 #[derive(Debug, Default)]
-pub struct DropClock(Mutex<Option<Instant>>);
+pub struct DropClock(Mutex<Option<(Instant, Option<Instant>)>>);
 
 impl DropClock {
     /// A mass drop starts now.
     pub fn dropping(&self) {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner) = Some(Instant::now());
+        *self.lock() = Some((Instant::now(), None));
     }
 
-    fn last(&self) -> Option<Instant> {
-        *self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    /// Another fault starts now: nothing settling later is the drop's doing.
+    pub fn other_fault(&self) {
+        if let Some((_, until)) = self.lock().as_mut() {
+            until.get_or_insert_with(Instant::now);
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<(Instant, Option<Instant>)>> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn last(&self) -> Option<(Instant, Option<Instant>)> {
+        *self.lock()
     }
 }
 
@@ -50,7 +64,7 @@ impl Follow {
         };
         let before = self.epoch;
         self.epoch = self.epoch.max(server.epoch);
-        if let Some(t0) = drops.last().filter(|t| self.timed != Some(*t)) {
+        if let Some((t0, until)) = drops.last().filter(|(t, _)| self.timed != Some(*t)) {
             // The first look after the drop fixes the connection it may have cut.
             let (_, base) = *self.drop.get_or_insert((t0, before));
             let settled = server.ready
@@ -59,7 +73,10 @@ impl Follow {
                     .as_ref()
                     .is_some_and(|h| !h.connecting && !h.recovering);
             if server.epoch > base && settled {
-                metrics.resynced(t0.elapsed());
+                let now = Instant::now();
+                if until.is_none_or(|u| now <= u) {
+                    metrics.resynced(now - t0);
+                }
                 self.timed = Some(t0);
                 self.drop = None;
             }

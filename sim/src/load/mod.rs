@@ -325,6 +325,7 @@ pub async fn run(
                 drops_done += 1;
             }
             if restarts_done < plan.restarts.len() && t >= at(plan.restarts[restarts_done]) {
+                drop_clock.other_fault();
                 service.restart().await?;
                 w.set_upstream(service.ws_addr());
                 h.set_upstream(service.http_addr());
