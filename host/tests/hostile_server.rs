@@ -152,7 +152,7 @@ fn a_forever_gap_costs_one_recovery_each_time_and_the_host_then_stays_quiet() {
             "every early rev was superseded"
         );
         // Ten minutes on, the host has sent nothing of its own.
-        tokio::time::sleep(Duration::from_secs(600)).await;
+        tokio::time::advance(Duration::from_secs(600)).await;
         nothing_else_was_sent(&host, &mut conn).await;
         host.stop().await;
     });
@@ -184,7 +184,7 @@ fn a_flood_of_early_revs_beyond_a_forever_gap_is_held_within_bounds_and_recovere
             "{h:?}"
         );
         assert!(is_usable(&host, "roam").await, "the statement wins");
-        tokio::time::sleep(Duration::from_secs(600)).await;
+        tokio::time::advance(Duration::from_secs(600)).await;
         nothing_else_was_sent(&host, &mut conn).await;
         host.stop().await;
     });
@@ -214,7 +214,7 @@ fn an_early_rev_no_statement_can_reach_costs_one_recovery_not_one_per_hold_windo
         );
         // The statement was asked for after the host had read the bogus rev, so the server
         // cannot have written it after the statement: nothing is left to wait for.
-        tokio::time::sleep(Duration::from_secs(60)).await;
+        tokio::time::advance(Duration::from_secs(60)).await;
         let h = hints_until(&host, |_| true).await;
         assert_eq!(h.stats.recoveries, 1, "{h:?}");
         nothing_else_was_sent(&host, &mut conn).await;

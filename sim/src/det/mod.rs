@@ -51,9 +51,8 @@ pub use trace::{Trace, normalise};
 
 use crate::agent::{AgentIo, AgentReport, Phase, ScriptedAgent};
 use crate::chaos::ChaosPlan;
-use crate::hosts::{HostTweak, LinkKnobs, SERVER, start_host_with};
+use crate::hosts::{HostTweak, LinkKnobs, start_host_with};
 use crate::invariants;
-use crate::load::follow::follow;
 use crate::load::{TransportMix, add_totals, count_panics, panics};
 use crate::metrics::{Metrics, peak_rss_kib};
 use crate::report::{ChaosTotals, HintTotals, LoadReport};
@@ -266,37 +265,12 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
         )?);
     }
     let metrics = Arc::new(Metrics::default());
-    let contact = hosts.iter().zip(&names).map(|(h, name)| {
-        let metrics = metrics.clone();
-        async move {
-            if tokio::time::timeout(Duration::from_secs(30), h.first_contact())
-                .await
-                .is_err()
-            {
-                metrics.violation(format!(
-                    "{name}: the host never reached the arcade: {:?}",
-                    h.status().server(SERVER)
-                ));
-            }
-        }
-    });
-    futures_util::future::join_all(contact).await;
+    crate::load::follow::first_contact(&hosts, &names, &metrics).await;
 
     let (stop_tx, stop_rx) = watch::channel(false);
     let drop_clock = Arc::new(crate::load::follow::DropClock::default());
-    let followers: Vec<_> = hosts
-        .iter()
-        .zip(&names)
-        .map(|(h, name)| {
-            tokio::task::spawn_local(follow(
-                h.clone(),
-                name.clone(),
-                metrics.clone(),
-                stop_rx.clone(),
-                drop_clock.clone(),
-            ))
-        })
-        .collect();
+    let followers =
+        crate::load::follow::spawn_followers(&hosts, &names, &metrics, &stop_rx, &drop_clock);
     let trace = Arc::new(Trace::new(config.keep_trace));
     // A phase channel per agent, told in agent order: a `watch` wakes its many waiters in
     // an order of tokio's own choosing (it spreads them over several lists at random).

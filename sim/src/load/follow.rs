@@ -119,3 +119,43 @@ pub async fn follow(
     f.see(&host.status(), &name, &metrics, &drops);
     f.finish()
 }
+
+/// Waits (up to 30 s each) until every host first reached the arcade; a host that did not
+/// is a violation.
+pub async fn first_contact(hosts: &[HostHandle], names: &[String], metrics: &Arc<Metrics>) {
+    let contact = hosts.iter().zip(names).map(|(h, name)| async move {
+        if tokio::time::timeout(std::time::Duration::from_secs(30), h.first_contact())
+            .await
+            .is_err()
+        {
+            metrics.violation(format!(
+                "{name}: the host never reached the arcade: {:?}",
+                h.status().server(SERVER)
+            ));
+        }
+    });
+    futures_util::future::join_all(contact).await;
+}
+
+/// Follows every host (see [`follow`]) on this thread's local set until `stop`.
+pub fn spawn_followers(
+    hosts: &[HostHandle],
+    names: &[String],
+    metrics: &Arc<Metrics>,
+    stop: &watch::Receiver<bool>,
+    drops: &Arc<DropClock>,
+) -> Vec<tokio::task::JoinHandle<(HintTotals, u64)>> {
+    hosts
+        .iter()
+        .zip(names)
+        .map(|(h, name)| {
+            tokio::task::spawn_local(follow(
+                h.clone(),
+                name.clone(),
+                metrics.clone(),
+                stop.clone(),
+                drops.clone(),
+            ))
+        })
+        .collect()
+}

@@ -18,7 +18,7 @@
 use crate::agent::{AgentIo, AgentReport, Phase, ScriptedAgent, Silent};
 use crate::arcade::{ArcadeError, ArcadeService};
 use crate::chaos::{Calm, ChaosPlan, DelayStats, delivery_hook};
-use crate::hosts::{LinkKnobs, SERVER, start_host};
+use crate::hosts::{LinkKnobs, start_host};
 use crate::invariants;
 use crate::metrics::{Metrics, peak_rss_kib};
 use crate::proxy::Proxy;
@@ -35,7 +35,6 @@ use tokio::time::Instant;
 pub(crate) mod follow;
 mod population;
 
-use follow::follow;
 pub use population::policy_for;
 
 /// Which transports the agents use.
@@ -236,37 +235,11 @@ pub async fn run(
         )?);
     }
     let metrics = Arc::new(Metrics::default());
-    let contact = hosts.iter().zip(&names).map(|(h, name)| {
-        let metrics = metrics.clone();
-        async move {
-            if tokio::time::timeout(Duration::from_secs(30), h.first_contact())
-                .await
-                .is_err()
-            {
-                metrics.violation(format!(
-                    "{name}: the host never reached the arcade: {:?}",
-                    h.status().server(SERVER)
-                ));
-            }
-        }
-    });
-    futures_util::future::join_all(contact).await;
+    follow::first_contact(&hosts, &names, &metrics).await;
 
     let (stop_tx, stop_rx) = watch::channel(false);
     let drop_clock = Arc::new(follow::DropClock::default());
-    let followers: Vec<_> = hosts
-        .iter()
-        .zip(&names)
-        .map(|(h, name)| {
-            tokio::task::spawn_local(follow(
-                h.clone(),
-                name.clone(),
-                metrics.clone(),
-                stop_rx.clone(),
-                drop_clock.clone(),
-            ))
-        })
-        .collect();
+    let followers = follow::spawn_followers(&hosts, &names, &metrics, &stop_rx, &drop_clock);
     let (phase_tx, phase_rx) = watch::channel(Phase::Play);
     // SIM_DUMP=PATH keeps every agent's log and writes those of agents at fault there.
     let recorder =
