@@ -299,3 +299,17 @@ async fn render_writes_svg_from_moves_or_a_board() {
     let (code, _, _) = run(&["render"], b"").await;
     assert_eq!(code, Some(2), "clap refuses a render without a position");
 }
+
+#[actix::test]
+async fn a_bare_port_listens_on_loopback_and_a_host_name_is_refused() {
+    // A port alone binds 127.0.0.1: serving other machines takes an explicit address.
+    let (_child, urls) = serve(&["--ws", "0", "--http", "0", "--allow-anonymous"], 2).await;
+    assert!(urls[0].starts_with("ws://127.0.0.1:"), "{urls:?}");
+    assert!(urls[1].starts_with("http://127.0.0.1:"), "{urls:?}");
+    let link = ws::connect(&urls[0], &ClientOptions::default()).await;
+    assert!(link.is_ok(), "the loopback listener answers");
+
+    let (code, _, err) = run(&["serve", "--ws", "example.com:80"], b"").await;
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("names a host"), "{err}");
+}

@@ -23,11 +23,12 @@
 //! | [`ws`] | one message per WebSocket text frame; server pings |
 //! | [`http`] | MCP Streamable HTTP: sessions, POST/GET/DELETE, JSON or SSE answers |
 //! | [`delivery`] | the HTTP client's per-message hook, the seam for chaos tests |
+//! | [`listen_addr`] | a listener's address as a command line gives it; a bare port is loopback |
 //!
 //! [`connect`] picks a client transport from a URL. No TLS: `wss://` and `https://` are
 //! refused; put a TLS-terminating proxy in front of a network listener. Listeners bind where
-//! they are told: bind `127.0.0.1` unless you mean to serve other machines (MCP's transport
-//! security advice), and configure tokens when you do.
+//! they are told; a command line's [`ListenAddr`] binds `127.0.0.1` unless given an address
+//! (MCP's transport security advice). Configure tokens before serving other machines.
 //!
 //! Every reader refuses a message over its `max_message_size` with [`Inbound::TooLarge`] and
 //! goes on; bytes that are not a JSON-RPC message become [`Inbound::Malformed`] (the HTTP
@@ -36,11 +37,13 @@
 pub mod config;
 pub mod delivery;
 pub mod http;
+pub mod listen_addr;
 pub mod memory;
 pub mod stdio;
 pub mod ws;
 
 pub use config::{ChildStderr, ClientOptions, HttpResponseMode, Principal, ServerOptions};
+pub use listen_addr::{ListenAddr, ListenAddrError};
 
 use mcpl_protocol::jsonrpc::{DecodeError, Message};
 use tokio::sync::mpsc;

@@ -22,9 +22,8 @@ use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
 use mcpl_games::go::{BoardSize, DEFAULT_KOMI, render_svg};
-use mcpl_transport::ServerOptions;
+use mcpl_transport::{ListenAddr, ServerOptions};
 use std::io::{Read as _, Write as _};
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -57,12 +56,13 @@ struct ServeArgs {
     /// The principal the stdio connection serves (default: local).
     #[arg(long, value_name = "NAME")]
     principal: Option<String>,
-    /// Listen for WebSocket connections on ADDR (e.g. 127.0.0.1:7700; port 0 picks one).
+    /// Listen for WebSocket connections on ADDR: a bare PORT binds loopback (127.0.0.1);
+    /// give IP:PORT (0.0.0.0:7700) to serve other machines; port 0 picks one.
     #[arg(long, value_name = "ADDR")]
-    ws: Option<SocketAddr>,
-    /// Listen for Streamable HTTP on ADDR, endpoint /mcp.
+    ws: Option<ListenAddr>,
+    /// Listen for Streamable HTTP on ADDR (as --ws), endpoint /mcp.
     #[arg(long, value_name = "ADDR")]
-    http: Option<SocketAddr>,
+    http: Option<ListenAddr>,
     /// A bearer token and the player it authenticates (repeatable).
     #[arg(long = "token", value_name = "NAME=SECRET")]
     tokens: Vec<String>,
@@ -207,14 +207,14 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         };
         let mut listeners = Vec::new();
         if let Some(addr) = args.ws {
-            let l = listen::ws(&arcade, addr, opts.clone())
+            let l = listen::ws(&arcade, addr.addr(), opts.clone())
                 .await
                 .with_context(|| format!("listening for WebSocket on {addr}"))?;
             say(format!("listening on {}", l.url()));
             listeners.push(l);
         }
         if let Some(addr) = args.http {
-            let l = listen::http(&arcade, addr, opts.clone())
+            let l = listen::http(&arcade, addr.addr(), opts.clone())
                 .await
                 .with_context(|| format!("listening for Streamable HTTP on {addr}"))?;
             say(format!("listening on {}", l.url()));

@@ -17,9 +17,8 @@ use anyhow::{Context, bail};
 use clap::{ArgGroup, Parser};
 use mcpl_tests::conformance::contract::DEFAULT_TOKEN;
 use mcpl_tests::fixture::{self, Misbehave};
-use mcpl_transport::{ServerOptions, http, stdio, ws};
+use mcpl_transport::{ListenAddr, ServerOptions, http, stdio, ws};
 use std::io::Write;
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 #[derive(Parser)]
@@ -33,12 +32,12 @@ struct Cli {
     /// Serve one connection on stdin/stdout.
     #[arg(long)]
     stdio: bool,
-    /// Listen for WebSocket connections on ADDR (port 0 picks one).
+    /// Listen for WebSocket connections on ADDR (a bare PORT binds 127.0.0.1; port 0 picks one).
     #[arg(long, value_name = "ADDR")]
-    ws: Option<SocketAddr>,
-    /// Listen for Streamable HTTP on ADDR, endpoint /mcp (port 0 picks one).
+    ws: Option<ListenAddr>,
+    /// Listen for Streamable HTTP on ADDR (as --ws), endpoint /mcp.
     #[arg(long, value_name = "ADDR")]
-    http: Option<SocketAddr>,
+    http: Option<ListenAddr>,
     /// Another bearer token and the principal it authenticates (repeatable).
     #[arg(long = "token", value_name = "SECRET=NAME")]
     tokens: Vec<String>,
@@ -104,7 +103,7 @@ fn main() -> anyhow::Result<()> {
             Ok(())
         };
         if let Some(addr) = cli.ws {
-            let mut listener = ws::bind(addr, opts.clone())
+            let mut listener = ws::bind(addr.addr(), opts.clone())
                 .await
                 .with_context(|| format!("listening for WebSocket on {addr}"))?;
             announce(format!("ws://{}", listener.local_addr()))?;
@@ -112,7 +111,7 @@ fn main() -> anyhow::Result<()> {
                 fixture::serve(&server, conn, how);
             }
         } else if let Some(addr) = cli.http {
-            let mut listener = http::bind(addr, "/mcp", opts.clone())
+            let mut listener = http::bind(addr.addr(), "/mcp", opts.clone())
                 .await
                 .with_context(|| format!("listening for Streamable HTTP on {addr}"))?;
             announce(format!("http://{}/mcp", listener.local_addr()))?;
