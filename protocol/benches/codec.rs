@@ -1,5 +1,6 @@
 //! Encode and decode of typical messages: a `tools/call` request and its result, and a
-//! `tools/hints` notification whose `HintChanges` has 20 entries.
+//! `tools/hints` notification whose `HintChanges` has 20 entries; and the typed decode (the
+//! message, then its params) of the `tools/call` request and of the hint changes.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use mcpl_protocol::hints::{HintChanges, ToolDefinition, ToolHint, ToolsetChange, ToolsetState};
@@ -101,6 +102,16 @@ fn bench(c: &mut Criterion) {
                 unreachable!()
             };
             n.params_as::<HintChanges>().expect("typed")
+        })
+    });
+    let text = tools_call().encode();
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.bench_function("decode_typed/tools_call", |b| {
+        b.iter(|| {
+            let Ok(Message::Request(r)) = Message::decode(black_box(text.as_bytes())) else {
+                unreachable!()
+            };
+            r.params_as::<CallToolParams>().expect("typed")
         })
     });
     g.finish();

@@ -317,8 +317,9 @@ impl CallToolResult {
     }
 }
 
-/// A content block (MCP). Members this crate does not type (`annotations`, `_meta`) are
-/// kept as JSON.
+/// A content block (MCP). `annotations` is kept as JSON; a `resource_link` keeps every other
+/// member in `other`. The other variants have no place for a block's `_meta`: it is dropped
+/// on decode (adding one means a new field in each variant).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {

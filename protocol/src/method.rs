@@ -1,6 +1,10 @@
 //! One marker type per method, tying its wire name to its params and result types (the
 //! way `lsp-types` does), so a request is built and its result decoded by type:
 //! `Request::new::<ListTools>(id, &params)` and `response.result_as::<<ListTools as RequestMethod>::Result>()`.
+//!
+//! The markers are declared in one `requests!` and one `notifications!` block, which also
+//! give [`REQUEST_METHODS`] and [`NOTIFICATION_METHODS`]: every name, so a test (or a
+//! dispatcher) can tell when a marker is added without a case for it.
 
 use crate::{mcp, mcpl, toolsets};
 use serde::Serialize;
@@ -26,91 +30,89 @@ pub trait NotificationMethod: Method {
     type Params: Serialize + DeserializeOwned + Send + 'static;
 }
 
-macro_rules! request {
-    ($(#[$doc:meta])* $ty:ident, $name:literal, $params:ty, $result:ty) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy)]
-        pub enum $ty {}
-        impl Method for $ty {
-            const NAME: &'static str = $name;
-        }
-        impl RequestMethod for $ty {
-            type Params = $params;
-            type Result = $result;
-        }
+/// Declares request markers and [`REQUEST_METHODS`], so the list of names cannot miss a
+/// marker.
+macro_rules! requests {
+    ($($(#[$doc:meta])* $ty:ident, $name:literal, $params:ty, $result:ty;)*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug, Clone, Copy)]
+            pub enum $ty {}
+            impl Method for $ty {
+                const NAME: &'static str = $name;
+            }
+            impl RequestMethod for $ty {
+                type Params = $params;
+                type Result = $result;
+            }
+        )*
+        /// The wire name of every request marker in this module, in declaration order.
+        pub const REQUEST_METHODS: &[&str] = &[$($name),*];
     };
 }
 
-macro_rules! notification {
-    ($(#[$doc:meta])* $ty:ident, $name:literal, $params:ty) => {
-        $(#[$doc])*
-        #[derive(Debug, Clone, Copy)]
-        pub enum $ty {}
-        impl Method for $ty {
-            const NAME: &'static str = $name;
-        }
-        impl NotificationMethod for $ty {
-            type Params = $params;
-        }
+/// Declares notification markers and [`NOTIFICATION_METHODS`], so the list of names cannot
+/// miss a marker.
+macro_rules! notifications {
+    ($($(#[$doc:meta])* $ty:ident, $name:literal, $params:ty;)*) => {
+        $(
+            $(#[$doc])*
+            #[derive(Debug, Clone, Copy)]
+            pub enum $ty {}
+            impl Method for $ty {
+                const NAME: &'static str = $name;
+            }
+            impl NotificationMethod for $ty {
+                type Params = $params;
+            }
+        )*
+        /// The wire name of every notification marker in this module, in declaration order.
+        pub const NOTIFICATION_METHODS: &[&str] = &[$($name),*];
     };
 }
 
-request!(
+requests! {
     /// `initialize` (Host → Server).
-    Initialize, "initialize", mcp::InitializeParams, mcp::InitializeResult);
-request!(
+    Initialize, "initialize", mcp::InitializeParams, mcp::InitializeResult;
     /// `ping` (either way).
-    Ping, "ping", mcp::Empty, mcp::Empty);
-request!(
+    Ping, "ping", mcp::Empty, mcp::Empty;
     /// `tools/list` (Host → Server).
-    ListTools, "tools/list", mcp::ListToolsParams, mcp::ListToolsResult);
-request!(
+    ListTools, "tools/list", mcp::ListToolsParams, mcp::ListToolsResult;
     /// `tools/call` (Host → Server).
-    CallTool, "tools/call", mcp::CallToolParams, mcp::CallToolResult);
-request!(
+    CallTool, "tools/call", mcp::CallToolParams, mcp::CallToolResult;
     /// `featureSets/update` as a request: the grant (SPEC §5.3).
-    FeatureSetsUpdate, "featureSets/update", mcpl::FeatureSetsUpdateParams, mcpl::FeatureSetsUpdateResult);
-request!(
+    FeatureSetsUpdate, "featureSets/update", mcpl::FeatureSetsUpdateParams, mcpl::FeatureSetsUpdateResult;
     /// `push/event` (Server → Host, SPEC §9).
-    PushEvent, "push/event", mcpl::PushEventParams, mcpl::PushEventResult);
-request!(
+    PushEvent, "push/event", mcpl::PushEventParams, mcpl::PushEventResult;
     /// `mcpl/manifest` (Host → Server): the current manifest (SPEC §17).
-    GetManifest, "mcpl/manifest", mcp::Empty, mcpl::ManifestResult);
-request!(
+    GetManifest, "mcpl/manifest", mcp::Empty, mcpl::ManifestResult;
     /// `toolsets/open` (Host → Server, §4.2).
-    ToolsetsOpen, "toolsets/open", toolsets::ToolsetsOpenParams, toolsets::ToolsetsOpenResult);
-request!(
+    ToolsetsOpen, "toolsets/open", toolsets::ToolsetsOpenParams, toolsets::ToolsetsOpenResult;
     /// `toolsets/close` (Host → Server, §4.2).
-    ToolsetsClose, "toolsets/close", toolsets::ToolsetsCloseParams, toolsets::ToolsetsCloseResult);
-request!(
+    ToolsetsClose, "toolsets/close", toolsets::ToolsetsCloseParams, toolsets::ToolsetsCloseResult;
     /// `toolsets/list` (Host → Server, §4.3).
-    ToolsetsList, "toolsets/list", toolsets::ToolsetsListParams, toolsets::ToolsetsListResult);
-request!(
+    ToolsetsList, "toolsets/list", toolsets::ToolsetsListParams, toolsets::ToolsetsListResult;
     /// `logging/setLevel` (Client → Server, MCP "Utilities / Logging"): answered with `{}`.
-    SetLevel, "logging/setLevel", mcp::SetLevelParams, mcp::Empty);
+    SetLevel, "logging/setLevel", mcp::SetLevelParams, mcp::Empty;
+}
 
-notification!(
+notifications! {
     /// `notifications/initialized` (Host → Server).
-    Initialized, "notifications/initialized", mcp::Empty);
-notification!(
+    Initialized, "notifications/initialized", mcp::Empty;
     /// `notifications/cancelled` (either way).
-    Cancelled, "notifications/cancelled", mcp::CancelledParams);
-notification!(
+    Cancelled, "notifications/cancelled", mcp::CancelledParams;
     /// `notifications/tools/list_changed` (Server → Host).
-    ToolListChanged, "notifications/tools/list_changed", mcp::Empty);
-notification!(
+    ToolListChanged, "notifications/tools/list_changed", mcp::Empty;
     /// `mcpl/manifestChanged` (Server → Host, SPEC §17.3).
-    ManifestChanged, "mcpl/manifestChanged", mcpl::ManifestChangedParams);
-notification!(
+    ManifestChanged, "mcpl/manifestChanged", mcpl::ManifestChangedParams;
     /// `tools/hints` (Server → Host, §5.2): standalone hint changes.
-    ToolHints, "tools/hints", crate::hints::HintChanges);
-notification!(
+    ToolHints, "tools/hints", crate::hints::HintChanges;
     /// `notifications/progress` (either way, MCP "Utilities / Progress"): progress of the
     /// request that gave the token.
-    Progress, "notifications/progress", mcp::ProgressParams);
-notification!(
+    Progress, "notifications/progress", mcp::ProgressParams;
     /// `notifications/message` (Server → Client, MCP "Utilities / Logging"): a log message.
-    LoggingMessage, "notifications/message", mcp::LoggingMessageParams);
+    LoggingMessage, "notifications/message", mcp::LoggingMessageParams;
+}
 
 #[cfg(test)]
 mod tests {
@@ -166,6 +168,21 @@ mod tests {
             Message::Notification(n).encode(),
             r#"{"jsonrpc":"2.0","method":"tools/hints","params":{"rev":2}}"#
         );
+    }
+
+    #[test]
+    fn method_names_are_unique() {
+        let mut all: Vec<&str> = REQUEST_METHODS
+            .iter()
+            .chain(NOTIFICATION_METHODS)
+            .copied()
+            .collect();
+        let n = all.len();
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), n, "a method name is declared twice");
+        assert_eq!(REQUEST_METHODS[0], Initialize::NAME);
+        assert_eq!(NOTIFICATION_METHODS.last(), Some(&LoggingMessage::NAME));
     }
 
     #[test]

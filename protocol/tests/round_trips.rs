@@ -1,0 +1,606 @@
+//! Every method marker's params (and result, for a request) survive decode → encode: one
+//! table with canonical examples per method, as RFC-014 and MCP 2025-11-25 write them.
+//!
+//! Each example is checked twice: as a bare value (`from_value` then `to_value`) and through
+//! the wire (`Request::new::<M>` / `Notification::new::<M>` / `Response::ok_typed`, encoded,
+//! decoded, then `params_as` / `result_as`). JSON is compared in its RFC 8785 (JCS) form, so
+//! member order and `50` vs `50.0` (the same JSON number) do not count as differences.
+//!
+//! A few inputs are knowingly normalised by the types (a default written out or left out);
+//! those cases name the output they become, and that output must itself round-trip.
+//!
+//! The table is checked against `method::REQUEST_METHODS` and `NOTIFICATION_METHODS`, so a
+//! marker added without a case here fails the test.
+
+use mcpl_protocol::digest::revision_of_value;
+use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request, Response};
+use mcpl_protocol::method::{
+    CallTool, Cancelled, FeatureSetsUpdate, GetManifest, Initialize, Initialized, ListTools,
+    LoggingMessage, ManifestChanged, NOTIFICATION_METHODS, NotificationMethod, Ping, Progress,
+    PushEvent, REQUEST_METHODS, RequestMethod, SetLevel, ToolHints, ToolListChanged, ToolsetsClose,
+    ToolsetsList, ToolsetsOpen,
+};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use std::collections::BTreeSet;
+
+/// An input and the JSON it must re-encode to (the input itself, unless normalised).
+struct Example {
+    input: Value,
+    output: Value,
+}
+
+/// An example that must come back unchanged.
+fn same(v: Value) -> Example {
+    Example {
+        input: v.clone(),
+        output: v,
+    }
+}
+
+/// An example the types knowingly normalise into `output`.
+fn becomes(input: Value, output: Value) -> Example {
+    Example { input, output }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Kind {
+    Request,
+    Notification,
+}
+
+/// One method's examples, checked against its marker.
+struct Case {
+    /// The wire name the examples are written for.
+    method: &'static str,
+    kind: Kind,
+    /// Runs the checks; one line per failure.
+    check: Box<dyn Fn() -> Vec<String>>,
+}
+
+fn request<M: RequestMethod>(
+    method: &'static str,
+    params: Vec<Example>,
+    results: Vec<Example>,
+) -> Case {
+    Case {
+        method,
+        kind: Kind::Request,
+        check: Box::new(move || {
+            let mut failures = name_failures(M::NAME, method);
+            failures.extend(check_all("params", &params, |v| {
+                round_trip::<M::Params>(v, |typed| {
+                    let wire = Message::Request(Request::new::<M>(Id::Number(1), typed)).encode();
+                    match Message::decode(wire.as_bytes()) {
+                        Ok(Message::Request(r)) if r.method == M::NAME => {
+                            r.params_as::<M::Params>().map_err(|e| e.message)
+                        }
+                        other => Err(format!("wire form {wire} decoded as {other:?}")),
+                    }
+                })
+            }));
+            failures.extend(check_all("result", &results, |v| {
+                round_trip::<M::Result>(v, |typed| {
+                    let wire = Message::Response(Response::ok_typed(Id::Number(1), typed)).encode();
+                    match Message::decode(wire.as_bytes()) {
+                        Ok(Message::Response(r)) => {
+                            r.result_as::<M::Result>().map_err(|e| e.message)
+                        }
+                        other => Err(format!("wire form {wire} decoded as {other:?}")),
+                    }
+                })
+            }));
+            name_method(method, failures)
+        }),
+    }
+}
+
+fn notification<M: NotificationMethod>(method: &'static str, params: Vec<Example>) -> Case {
+    Case {
+        method,
+        kind: Kind::Notification,
+        check: Box::new(move || {
+            let mut failures = name_failures(M::NAME, method);
+            failures.extend(check_all("params", &params, |v| {
+                round_trip::<M::Params>(v, |typed| {
+                    let wire = Message::Notification(Notification::new::<M>(typed)).encode();
+                    match Message::decode(wire.as_bytes()) {
+                        Ok(Message::Notification(n)) if n.method == M::NAME => {
+                            n.params_as::<M::Params>().map_err(|e| e.message)
+                        }
+                        other => Err(format!("wire form {wire} decoded as {other:?}")),
+                    }
+                })
+            }));
+            name_method(method, failures)
+        }),
+    }
+}
+
+fn name_failures(marker: &str, method: &str) -> Vec<String> {
+    if marker == method {
+        vec![]
+    } else {
+        vec![format!("the marker's NAME is {marker:?}")]
+    }
+}
+
+fn name_method(method: &str, failures: Vec<String>) -> Vec<String> {
+    failures
+        .into_iter()
+        .map(|f| format!("{method}: {f}"))
+        .collect()
+}
+
+/// Decodes `v` as `T`; gives its bare re-encoding and its re-encoding after `wire` (a trip
+/// through an encoded message and back).
+fn round_trip<T: Serialize + DeserializeOwned>(
+    v: &Value,
+    wire: impl Fn(&T) -> Result<T, String>,
+) -> Result<[(&'static str, Value); 2], String> {
+    let typed = serde_json::from_value::<T>(v.clone()).map_err(|e| format!("decode: {e}"))?;
+    let back = wire(&typed)?;
+    Ok([("value", encode(&typed)?), ("wire", encode(&back)?)])
+}
+
+/// Checks each example (and a normalised output, which must be stable). An empty list is a
+/// failure: every params and result type needs an example.
+fn check_all(
+    what: &str,
+    examples: &[Example],
+    trip: impl Fn(&Value) -> Result<[(&'static str, Value); 2], String>,
+) -> Vec<String> {
+    if examples.is_empty() {
+        return vec![format!("no {what} example")];
+    }
+    let mut failures = vec![];
+    for (i, ex) in examples.iter().enumerate() {
+        let mut inputs = vec![&ex.input];
+        if ex.output != ex.input {
+            inputs.push(&ex.output);
+        }
+        for input in inputs {
+            match trip(input) {
+                Ok(paths) => {
+                    for (path, got) in paths {
+                        if !same_json(&got, &ex.output) {
+                            let mut diffs = vec![];
+                            diff(&got, &ex.output, "", &mut diffs);
+                            failures.push(format!(
+                                "{what} #{i} ({path}) {input}\n    {}",
+                                diffs.join("\n    ")
+                            ));
+                        }
+                    }
+                }
+                Err(e) => failures.push(format!("{what} #{i}: {input}\n    {e}")),
+            }
+        }
+    }
+    failures
+}
+
+fn encode<T: Serialize>(t: &T) -> Result<Value, String> {
+    serde_json::to_value(t).map_err(|e| format!("encode: {e}"))
+}
+
+/// Where `got` differs from `want`, one line per JSON Pointer.
+fn diff(got: &Value, want: &Value, at: &str, out: &mut Vec<String>) {
+    match (got, want) {
+        (Value::Object(g), Value::Object(w)) => {
+            for (k, wv) in w {
+                let here = format!("{at}/{k}");
+                match g.get(k) {
+                    Some(gv) => diff(gv, wv, &here, out),
+                    None => out.push(format!("{here}: dropped (was {wv})")),
+                }
+            }
+            for (k, gv) in g.iter().filter(|(k, _)| !w.contains_key(*k)) {
+                out.push(format!("{at}/{k}: added ({gv})"));
+            }
+        }
+        (Value::Array(g), Value::Array(w)) if g.len() == w.len() => {
+            for (i, (gv, wv)) in g.iter().zip(w).enumerate() {
+                diff(gv, wv, &format!("{at}/{i}"), out);
+            }
+        }
+        _ if same_json(got, want) => {}
+        _ => out.push(format!("{at}: {got} instead of {want}")),
+    }
+}
+
+/// JSON equality by RFC 8785 canonical form.
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (serde_jcs::to_string(a), serde_jcs::to_string(b)) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    }
+}
+
+/// A server manifest with every member this project types, and its revision.
+fn manifest() -> Value {
+    let mut m = json!({
+        "version": "0.5",
+        "pushEvents": true,
+        "toolHints": true,
+        "contextHooks": {"beforeInference": true},
+        "featureSets": {
+            "arcade.games": {"description": "Board games", "uses": ["pushEvents", "tools"],
+                             "scoped": true},
+            "arcade.chat": {"uses": ["channels.publish"]}
+        },
+        "toolsets": {
+            "lobby": {"title": "Lobby", "summary": "Find games", "default": "open"},
+            "go": {"title": "Go", "summary": "A game of Go", "default": "closed", "instances": true,
+                   "options": {"type": "object",
+                               "properties": {"size": {"enum": [9, 13, 19]}, "bot": {"type": "boolean"}},
+                               "required": ["size"]}}
+        },
+        "surface": {"title": "Arcade", "summary": "Board games against bots and people"}
+    });
+    m["revision"] = json!(revision_of_value(&m).expect("a manifest"));
+    m
+}
+
+/// A hint changes object with every member.
+fn hints() -> Value {
+    json!({
+        "rev": 5,
+        "tools": [
+            {"name": "play", "instance": "g1", "visible": true,
+             "definition": {"name": "play", "description": "Play a move",
+                            "inputSchema": {"type": "object", "properties": {"move": {"enum": ["D4", "pass"]}}},
+                            "annotations": {"readOnlyHint": false},
+                            "_meta": {"mcpl/class": "move"}}},
+            {"name": "tools_x", "presence": "static"},
+            {"name": "resign", "instance": "g1", "presence": "dynamic", "visible": false}
+        ],
+        "toolsets": [
+            {"toolset": "go", "instance": "g0", "state": "closed", "reason": "White wins by 3.5", "ended": "e-1"},
+            {"toolset": "go", "instance": "g1", "state": "open", "title": "Go 9x9 vs bot"}
+        ],
+        "suggest": [
+            {"toolset": "go", "instance": "m1", "action": "open", "reason": "bob challenges you",
+             "options": {"size": 9}},
+            {"toolset": "lobby", "action": "close", "reason": "nobody is waiting"}
+        ]
+    })
+}
+
+/// One case per method marker.
+fn cases() -> Vec<Case> {
+    vec![
+        request::<Initialize>(
+            "initialize",
+            vec![
+                same(json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {
+                        "roots": {"listChanged": true}, "sampling": {}, "elicitation": {"form": {}},
+                        "experimental": {
+                            "mcpl": {"version": "0.5", "pushEvents": true, "toolHints": true,
+                                     "featureSets": true, "vendor": {"x": 1}},
+                            "other.ext": {}
+                        }
+                    },
+                    "clientInfo": {"name": "mcpl-host", "title": "MCPL Host", "version": "0.1.0"}
+                })),
+                same(json!({
+                    "protocolVersion": "2025-03-26",
+                    "capabilities": {},
+                    "clientInfo": {"name": "ExampleClient", "version": "1.0.0"}
+                })),
+            ],
+            vec![
+                same(json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {
+                        "logging": {},
+                        "tools": {"listChanged": true},
+                        "experimental": {"mcpl": manifest(), "other.ext": {"a": 1}}
+                    },
+                    "serverInfo": {"name": "arcade", "title": "Arcade", "version": "1.2.0"},
+                    "instructions": "Open a toolset to play."
+                })),
+                same(json!({
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "plain", "version": "1"}
+                })),
+            ],
+        ),
+        request::<Ping>(
+            "ping",
+            vec![
+                same(json!({})),
+                same(json!({"_meta": {"progressToken": "ping-1"}})),
+            ],
+            vec![same(json!({})), same(json!({"_meta": {"vendor/x": 1}}))],
+        ),
+        request::<ListTools>(
+            "tools/list",
+            vec![same(json!({})), same(json!({"cursor": "p2"}))],
+            vec![
+                same(json!({
+                    "tools": [
+                        {"name": "get_weather", "title": "Weather Information Provider",
+                         "description": "Get current weather information for a location",
+                         "inputSchema": {"type": "object",
+                                         "properties": {"location": {"type": "string", "description": "City name or zip code"}},
+                                         "required": ["location"]},
+                         "outputSchema": {"type": "object",
+                                          "properties": {"temperature": {"type": "number"}},
+                                          "required": ["temperature"]},
+                         "annotations": {"title": "Weather", "readOnlyHint": true, "destructiveHint": false,
+                                         "idempotentHint": true, "openWorldHint": true, "x-vendor": 1}},
+                        {"name": "play", "description": "Play a move", "inputSchema": {"type": "object"},
+                         "_meta": {"mcpl/toolset": "go", "mcpl/presence": "dynamic", "mcpl/visible": false}}
+                    ],
+                    "nextCursor": "p3",
+                    "_meta": {"mcpl/rev": 4}
+                })),
+                same(json!({"tools": []})),
+            ],
+        ),
+        request::<CallTool>(
+            "tools/call",
+            vec![
+                same(json!({"name": "play", "arguments": {"move": "D4"},
+                            "_meta": {"mcpl/instance": "g1", "progressToken": "call-7"}})),
+                same(json!({"name": "lobby_list"})),
+            ],
+            vec![
+                same(json!({
+                    "content": [
+                        {"type": "text", "text": "Black played D4",
+                         "annotations": {"audience": ["user"], "priority": 0.5}},
+                        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+                        {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+                        {"type": "resource_link", "uri": "file:///games/g1.sgf", "name": "g1.sgf",
+                         "mimeType": "application/x-go-sgf", "_meta": {"k": 1}},
+                        {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "hi"}}
+                    ],
+                    "structuredContent": {"board": "....", "toMove": "white"},
+                    "isError": true,
+                    "_meta": {"mcpl/hints": hints()}
+                })),
+                same(json!({"content": []})),
+                // MCP's own example writes the default `isError: false`; it is left out.
+                becomes(
+                    json!({"content": [{"type": "text", "text": "72°F"}], "isError": false}),
+                    json!({"content": [{"type": "text", "text": "72°F"}]}),
+                ),
+            ],
+        ),
+        request::<FeatureSetsUpdate>(
+            "featureSets/update",
+            vec![
+                same(json!({"effectiveCapabilities": ["tools", "pushEvents"],
+                            "deniedCapabilities": ["channels.publish"],
+                            "enabled": ["arcade.games"], "disabled": ["arcade.chat"]})),
+                // `enabled: []` (enable nothing) differs from no `enabled` (no allowlist).
+                same(json!({"effectiveCapabilities": ["tools"], "enabled": []})),
+                same(json!({"effectiveCapabilities": []})),
+            ],
+            vec![
+                same(json!({"accepted": true, "mode": "degraded",
+                            "unavailableFeatures": [{"featureSet": "arcade.chat",
+                                                     "missingCapabilities": ["channels.publish"],
+                                                     "effect": "disabled"}],
+                            "notes": ["chat needs channels.publish"]})),
+                same(json!({"accepted": false, "fallback": "mcp-only",
+                            "reason": "pushEvents is required"})),
+                same(json!({"accepted": true})),
+            ],
+        ),
+        request::<PushEvent>(
+            "push/event",
+            vec![
+                same(json!({
+                    "featureSet": "arcade.games", "eventId": "ev-7", "timestamp": "2026-11-30T12:00:00Z",
+                    "origin": {"source": "go", "game": "g1"},
+                    "tags": ["surface:turn"],
+                    "payload": {"content": [{"type": "text", "text": "Black played D4"}]},
+                    "hints": hints(),
+                    "toolset": "go", "instance": "g1"
+                })),
+                same(json!({
+                    "featureSet": "arcade.games", "eventId": "ev-8", "timestamp": "2026-11-30T12:00:05Z",
+                    "payload": {"content": []},
+                    "coalesce": {"key": "lobby", "mode": "latest"}
+                })),
+            ],
+            vec![
+                same(json!({"accepted": true, "inferenceId": "inf-12"})),
+                same(json!({"accepted": false, "reason": "the agent is busy"})),
+            ],
+        ),
+        request::<GetManifest>(
+            "mcpl/manifest",
+            vec![same(json!({}))],
+            vec![
+                same(json!({"manifest": manifest()})),
+                same(json!({"manifest": {"version": "0.5", "revision": "sha256:x"}})),
+                // Defaults the types write out: a feature set's `uses`, a toolset's `default`.
+                becomes(
+                    json!({"manifest": {"version": "0.5", "featureSets": {"a": {}},
+                                        "toolsets": {"go": {"title": "Go"}}}}),
+                    json!({"manifest": {"version": "0.5", "featureSets": {"a": {"uses": []}},
+                                        "toolsets": {"go": {"title": "Go", "default": "closed"}}}}),
+                ),
+            ],
+        ),
+        request::<ToolsetsOpen>(
+            "toolsets/open",
+            vec![
+                same(
+                    json!({"toolset": "go", "instance": "g1", "options": {"size": 9, "bot": true}}),
+                ),
+                same(json!({"toolset": "lobby"})),
+            ],
+            vec![
+                same(json!({
+                    "instance": "g1", "title": "Go 9x9 vs bot",
+                    "content": [{"type": "text", "text": "You play black."}],
+                    "_meta": {"mcpl/hints": hints()}
+                })),
+                same(json!({"instance": "g1", "title": "Go", "adopted": true,
+                            "content": [{"type": "text", "text": "already open; size 19 not applied"}]})),
+                same(json!({})),
+            ],
+        ),
+        request::<ToolsetsClose>(
+            "toolsets/close",
+            vec![
+                same(json!({"toolset": "go", "instance": "g1"})),
+                same(json!({"toolset": "lobby"})),
+            ],
+            vec![
+                same(
+                    json!({"content": [{"type": "text", "text": "Resigned: White wins."}],
+                            "_meta": {"mcpl/hints": hints()}}),
+                ),
+                same(json!({})),
+            ],
+        ),
+        request::<ToolsetsList>(
+            "toolsets/list",
+            vec![same(json!({}))],
+            vec![
+                same(json!({
+                    "open": [{"toolset": "go", "instance": "g1", "title": "Go 9x9 vs bot", "options": {"size": 9}},
+                             {"toolset": "lobby"}],
+                    "ended": [{"id": "e-1", "toolset": "go", "instance": "g0",
+                               "reason": "White wins by 3.5", "at": "2026-11-30T12:00:00Z"},
+                              {"id": "e-2", "toolset": "lobby", "reason": "closed by host",
+                               "at": "2026-11-30T12:05:00Z"}],
+                    "_meta": {"mcpl/hints": hints()}
+                })),
+                // §4.3: a full statement is present even when empty.
+                same(json!({"open": [], "ended": [], "_meta": {"mcpl/hints": {"rev": 1}}})),
+            ],
+        ),
+        request::<SetLevel>(
+            "logging/setLevel",
+            vec![
+                same(json!({"level": "info"})),
+                same(json!({"level": "emergency"})),
+            ],
+            vec![same(json!({}))],
+        ),
+        notification::<Initialized>("notifications/initialized", vec![same(json!({}))]),
+        notification::<Cancelled>(
+            "notifications/cancelled",
+            vec![
+                same(json!({"requestId": "123", "reason": "User requested cancellation"})),
+                same(json!({"requestId": 7})),
+            ],
+        ),
+        notification::<ToolListChanged>(
+            "notifications/tools/list_changed",
+            vec![same(json!({})), same(json!({"_meta": {"vendor/x": true}}))],
+        ),
+        notification::<ManifestChanged>(
+            "mcpl/manifestChanged",
+            vec![
+                same(
+                    json!({"revision": manifest()["revision"], "domains": ["capabilities", "toolsets"]}),
+                ),
+                // Absent `domains` (no hint) is written as the empty list.
+                becomes(
+                    json!({"revision": "sha256:x"}),
+                    json!({"revision": "sha256:x", "domains": []}),
+                ),
+            ],
+        ),
+        notification::<ToolHints>("tools/hints", vec![same(hints()), same(json!({"rev": 3}))]),
+        notification::<Progress>(
+            "notifications/progress",
+            vec![
+                same(
+                    json!({"progressToken": "abc123", "progress": 50, "total": 100,
+                            "message": "Reticulating splines..."}),
+                ),
+                same(json!({"progressToken": 7, "progress": 0.25})),
+            ],
+        ),
+        notification::<LoggingMessage>(
+            "notifications/message",
+            vec![
+                same(json!({"level": "error", "logger": "database",
+                            "data": {"error": "Connection failed", "details": {"host": "localhost", "port": 5432}}})),
+                same(json!({"level": "debug", "data": "started"})),
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn every_method_round_trips() {
+    let failures: Vec<String> = cases().iter().flat_map(|c| (c.check)()).collect();
+    assert!(
+        failures.is_empty(),
+        "{} failure(s):\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+}
+
+#[test]
+fn every_marker_has_exactly_one_case() {
+    let mut seen = BTreeSet::new();
+    for c in cases() {
+        assert!(seen.insert(c.method), "{}: two cases", c.method);
+    }
+    let table: BTreeSet<(Kind, &str)> = cases().iter().map(|c| (c.kind, c.method)).collect();
+    let markers: BTreeSet<(Kind, &str)> = REQUEST_METHODS
+        .iter()
+        .map(|m| (Kind::Request, *m))
+        .chain(
+            NOTIFICATION_METHODS
+                .iter()
+                .map(|m| (Kind::Notification, *m)),
+        )
+        .collect();
+    let missing: Vec<_> = markers.difference(&table).collect();
+    let unknown: Vec<_> = table.difference(&markers).collect();
+    assert!(missing.is_empty(), "markers without a case: {missing:?}");
+    assert!(unknown.is_empty(), "cases without a marker: {unknown:?}");
+}
+
+/// The harness itself catches a dropped member, an unstable normalisation and a wrong name,
+/// and names the method.
+#[test]
+fn the_harness_reports_what_does_not_round_trip() {
+    let dropped = request::<SetLevel>(
+        "logging/setLevel",
+        vec![same(json!({"level": "info", "extra": 1}))],
+        vec![same(json!({}))],
+    );
+    let failures = (dropped.check)();
+    assert_eq!(failures.len(), 2, "value and wire paths: {failures:?}");
+    assert!(
+        failures
+            .iter()
+            .all(|f| f.starts_with("logging/setLevel: params #0"))
+    );
+
+    let wrong_output = notification::<ManifestChanged>(
+        "mcpl/manifestChanged",
+        vec![becomes(json!({"revision": "r"}), json!({"revision": "r"}))],
+    );
+    assert_eq!((wrong_output.check)().len(), 2);
+
+    let misnamed = request::<Ping>("pong", vec![same(json!({}))], vec![same(json!({}))]);
+    assert_eq!(
+        (misnamed.check)(),
+        vec![r#"pong: the marker's NAME is "ping""#.to_owned()]
+    );
+
+    let empty = notification::<Initialized>("notifications/initialized", vec![]);
+    assert_eq!(
+        (empty.check)(),
+        vec!["notifications/initialized: no params example".to_owned()]
+    );
+}
