@@ -3,6 +3,7 @@
 
 mod support;
 
+use futures_util::FutureExt;
 use mcpl_protocol::{ErrorCode, Id, Message};
 use mcpl_transport::http::{self, HttpListener};
 use mcpl_transport::{
@@ -62,10 +63,20 @@ impl Endpoint {
     /// Opens a session: POSTs `initialize`, answers it on the accepted connection, and
     /// returns the connection and the session id.
     async fn open(&mut self) -> (Connection, String) {
-        let post = tokio::spawn(self.post(initialize(0).encode(), &[]).send());
+        self.open_as("s3cret").await
+    }
+
+    /// [`Endpoint::open`], presenting `token`.
+    async fn open_as(&mut self, token: &str) -> (Connection, String) {
+        let authorization = format!("Bearer {token}");
+        let init = self.post(initialize(0).encode(), &[("authorization", &authorization)]);
+        let post = tokio::spawn(init.send());
         let mut server = within("accept", self.listener.accept()).await.unwrap();
         let (_, init) = next_request(&mut server).await;
-        assert_eq!(init.method, "initialize");
+        assert_eq!(
+            (init.method.as_str(), init.id),
+            ("initialize", Id::Number(0))
+        );
         server
             .outbound
             .send(ok(0, json!({"protocolVersion": "2025-11-25"})))
@@ -288,7 +299,8 @@ async fn accept_content_type_and_protocol_version_are_checked() {
 #[tokio::test]
 async fn tokens_and_origins_are_checked_on_every_request() {
     let mut ep = endpoint(server_opts()).await;
-    let init = initialize(0).encode();
+    // Refused initializes carry id 7; the one that opens a session below carries 0.
+    let init = initialize(7).encode();
     let resp = ep
         .post(init.clone(), &[("authorization", "Bearer wrong")])
         .send()
@@ -296,22 +308,32 @@ async fn tokens_and_origins_are_checked_on_every_request() {
         .unwrap();
     assert_eq!(resp.status(), StatusCode::UNAUTHORIZED);
     assert_eq!(resp.headers()["www-authenticate"], "Bearer");
+    assert!(!resp.headers().contains_key("mcp-session-id"), "bad token");
     let resp = ep
         .http
         .post(&ep.url)
         .header("accept", ACCEPT_BOTH)
         .header("content-type", "application/json");
-    assert_eq!(
-        resp.body(init.clone()).send().await.unwrap().status(),
-        StatusCode::UNAUTHORIZED,
-        "no token"
-    );
+    let resp = resp.body(init.clone()).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::UNAUTHORIZED, "no token");
+    assert_eq!(resp.headers()["www-authenticate"], "Bearer");
+    assert!(!resp.headers().contains_key("mcp-session-id"), "no token");
     let resp = ep
         .post(init.clone(), &[("origin", "http://evil.example")])
         .send()
         .await
         .unwrap();
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    assert!(!resp.headers().contains_key("mcp-session-id"), "bad origin");
+
+    // Each refusal was answered, so a session any of them opened would be queued ahead of
+    // this one (and carry id 7, which `open_as` rejects): the next accepted is bob's.
+    let (bobs, _) = ep.open_as("t0ken").await;
+    assert_eq!(bobs.info.principal, Some(Principal::Named("bob".into())));
+    assert!(
+        ep.listener.accept().now_or_never().is_none(),
+        "a refused initialize opened a session"
+    );
 
     let (_server, session) = ep.open().await;
     let get = |token: &str| {
@@ -500,4 +522,104 @@ async fn a_server_discover_probe_without_a_session_gets_method_not_found() {
         }
         other => panic!("expected a JSON-RPC error, got {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn get_and_delete_without_a_session_id_get_400_and_with_an_unknown_one_404() {
+    let mut ep = endpoint(server_opts()).await;
+    // A live session, so that 404 means "this id is unknown", not "there are none".
+    let (_server, session) = ep.open().await;
+    let get = |session: Option<&str>| {
+        let b = ep
+            .http
+            .get(&ep.url)
+            .header("authorization", "Bearer s3cret")
+            .header("accept", "text/event-stream");
+        match session {
+            Some(id) => b.header("mcp-session-id", id),
+            None => b,
+        }
+    };
+    let delete = |session: Option<&str>| {
+        let b = ep
+            .http
+            .delete(&ep.url)
+            .header("authorization", "Bearer s3cret");
+        match session {
+            Some(id) => b.header("mcp-session-id", id),
+            None => b,
+        }
+    };
+    let unknown = "0123456789abcdef0123456789abcdef";
+    assert_ne!(unknown, session);
+
+    let resp = get(None).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "GET, no session id");
+    assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST);
+    let resp = delete(None).send().await.unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::BAD_REQUEST,
+        "DELETE, no session id"
+    );
+    assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST);
+
+    let resp = get(Some(unknown)).send().await.unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::NOT_FOUND,
+        "GET, unknown session id"
+    );
+    assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST);
+    let resp = delete(Some(unknown)).send().await.unwrap();
+    assert_eq!(
+        resp.status(),
+        StatusCode::NOT_FOUND,
+        "DELETE, unknown session id"
+    );
+    assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST);
+
+    // None of that touched the real session: its GET stream opens.
+    let resp = get(Some(&session)).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+}
+
+#[tokio::test]
+async fn with_no_limit_configured_a_post_past_4_mib_gets_413_and_exactly_4_mib_is_taken() {
+    const FOUR_MIB: usize = 4_194_304;
+    // `max_message_size` is not set: the default applies.
+    let mut ep = endpoint(server_opts()).await;
+    let (mut server, session) = ep.open().await;
+    let sid = [("mcp-session-id", session.as_str())];
+
+    let resp = ep
+        .post(notification_of_size("over", FOUR_MIB + 1).encode(), &sid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST);
+    match next(&mut server).await {
+        Inbound::TooLarge { size, limit, .. } => {
+            assert_eq!((size, limit), (FOUR_MIB + 1, FOUR_MIB))
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+
+    // The limit is inclusive.
+    let resp = ep
+        .post(notification_of_size("at", FOUR_MIB).encode(), &sid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    assert_eq!(next_notification(&mut server).await.1.method, "at");
+    let resp = ep
+        .post(notification("small", json!({})).encode(), &sid)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::ACCEPTED);
+    assert_eq!(next_notification(&mut server).await.1.method, "small");
 }

@@ -3,7 +3,7 @@
 
 mod support;
 
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{FutureExt, SinkExt, StreamExt};
 use mcpl_protocol::Id;
 use mcpl_protocol::jsonrpc::DecodeError;
 use mcpl_transport::ws::{self, WsListener};
@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use support::*;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message as Frame};
 
@@ -92,7 +93,7 @@ async fn requests_responses_and_notifications_cross_both_ways() {
 
 #[tokio::test]
 async fn bearer_tokens_are_checked_at_the_upgrade() {
-    let (_listener, url) = listen(server_opts()).await;
+    let (mut listener, url) = listen(server_opts()).await;
     let bad = ws::connect(&url, &client_opts(Some("wrong")))
         .await
         .unwrap_err();
@@ -101,6 +102,29 @@ async fn bearer_tokens_are_checked_at_the_upgrade() {
     assert!(
         matches!(missing, TransportError::Unauthorized),
         "{missing:?}"
+    );
+    // A raw peer sees the status itself, and the challenge.
+    let mut req = url.as_str().into_client_request().unwrap();
+    req.headers_mut()
+        .insert("authorization", "Bearer wrong".parse().unwrap());
+    match tokio_tungstenite::connect_async(req).await {
+        Err(WsError::Http(resp)) => {
+            assert_eq!(resp.status().as_u16(), 401);
+            assert_eq!(resp.headers()["www-authenticate"], "Bearer");
+        }
+        other => panic!("expected a 401, got {other:?}"),
+    }
+
+    // The refused attempts were answered before they returned, so had any of them become a
+    // connection it would be queued ahead of this one: the next accepted is bob's.
+    let _bob = ws::connect(&url, &client_opts(Some("t0ken")))
+        .await
+        .unwrap();
+    let server = within("accept", listener.accept()).await.unwrap();
+    assert_eq!(server.info.principal, Some(Principal::Named("bob".into())));
+    assert!(
+        listener.accept().now_or_never().is_none(),
+        "a refused upgrade became a connection"
     );
 
     let (_client, server) = linked(
@@ -297,5 +321,201 @@ async fn the_server_closes_a_peer_that_stops_answering_pings() {
     // Never read: no pong is ever sent.
     let _silent = raw(&url).await;
     let mut server = within("accept", listener.accept()).await.unwrap();
+    expect_closed(&mut server).await;
+}
+
+/// 4 MiB, written out: what the audit of the default asks for.
+const FOUR_MIB: usize = 4_194_304;
+
+#[tokio::test]
+async fn with_no_limit_configured_both_ends_refuse_past_4_mib_and_take_exactly_4_mib() {
+    // Neither end sets `max_message_size`: the defaults apply.
+    let (mut client, mut server) = linked(server_opts(), Some("s3cret")).await;
+    // One byte over is refused as TooLarge, well under tungstenite's ceiling (which would
+    // close the link with 1009 instead).
+    const { assert!(FOUR_MIB + 1 < FOUR_MIB * ws::HARD_CEILING_FACTOR) };
+
+    client
+        .outbound
+        .send(notification_of_size("over", FOUR_MIB + 1))
+        .await
+        .unwrap();
+    match next(&mut server).await {
+        Inbound::TooLarge { size, limit, .. } => {
+            assert_eq!((size, limit), (FOUR_MIB + 1, FOUR_MIB))
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    // The limit is inclusive: a message of exactly 4 MiB is read.
+    client
+        .outbound
+        .send(notification_of_size("at", FOUR_MIB))
+        .await
+        .unwrap();
+    assert_eq!(next_notification(&mut server).await.1.method, "at");
+    client
+        .outbound
+        .send(notification("small", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(next_notification(&mut server).await.1.method, "small");
+
+    server
+        .outbound
+        .send(notification_of_size("over", FOUR_MIB + 1))
+        .await
+        .unwrap();
+    match next(&mut client).await {
+        Inbound::TooLarge { size, limit, .. } => {
+            assert_eq!((size, limit), (FOUR_MIB + 1, FOUR_MIB))
+        }
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    server
+        .outbound
+        .send(notification_of_size("at", FOUR_MIB))
+        .await
+        .unwrap();
+    assert_eq!(next_notification(&mut client).await.1.method, "at");
+    server
+        .outbound
+        .send(notification("small", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(next_notification(&mut client).await.1.method, "small");
+}
+
+/// Reads frames until a close frame, which it returns; fails if the stream ends first.
+async fn close_frame_of<S>(peer: &mut tokio_tungstenite::WebSocketStream<S>) -> CloseFrame
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    loop {
+        match within("the close frame", peer.next()).await {
+            Some(Ok(Frame::Close(Some(frame)))) => return frame,
+            Some(Ok(_)) => continue,
+            other => panic!("expected a close frame, got {other:?}"),
+        }
+    }
+}
+
+/// Asserts the peer's stream ends (after the close handshake) with no more frames.
+async fn expect_raw_end<S>(peer: &mut tokio_tungstenite::WebSocketStream<S>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+{
+    match within("the end of the stream", peer.next()).await {
+        None | Some(Err(WsError::ConnectionClosed)) => {}
+        other => panic!("expected the stream to end, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn dropping_the_server_connection_sends_a_normal_close_1000() {
+    let (mut listener, url) = listen(server_opts()).await;
+    let mut peer = raw(&url).await;
+    let server = within("accept", listener.accept()).await.unwrap();
+    drop(server);
+    assert_eq!(close_frame_of(&mut peer).await.code, CloseCode::Normal);
+    expect_raw_end(&mut peer).await;
+}
+
+#[tokio::test]
+async fn dropping_the_client_connection_sends_a_normal_close_1000() {
+    let tcp = tokio::net::TcpListener::bind(loopback()).await.unwrap();
+    let url = format!("ws://{}/mcp", tcp.local_addr().unwrap());
+    let client = tokio::spawn(async move { ws::connect(&url, &client_opts(None)).await });
+    let (stream, _) = within("a TCP connection", tcp.accept()).await.unwrap();
+    let mut peer = tokio_tungstenite::accept_async(stream).await.unwrap();
+    let client = within("the client", client).await.unwrap().unwrap();
+    drop(client);
+    assert_eq!(close_frame_of(&mut peer).await.code, CloseCode::Normal);
+    expect_raw_end(&mut peer).await;
+}
+
+/// A WebSocket peer on a bare TCP stream: it does the upgrade by hand and then only reads,
+/// so no pong is ever sent, whatever it reads.
+struct DeafPeer {
+    tcp: tokio::io::BufReader<tokio::net::TcpStream>,
+}
+
+impl DeafPeer {
+    async fn connect(addr: std::net::SocketAddr, token: &str) -> DeafPeer {
+        use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+        let mut tcp = tokio::net::TcpStream::connect(addr).await.unwrap();
+        let upgrade = format!(
+            "GET /mcp HTTP/1.1\r\nHost: {addr}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\
+             Authorization: Bearer {token}\r\n\r\n"
+        );
+        tcp.write_all(upgrade.as_bytes()).await.unwrap();
+        let mut tcp = tokio::io::BufReader::new(tcp);
+        let mut status = String::new();
+        within("the upgrade", tcp.read_line(&mut status))
+            .await
+            .unwrap();
+        assert!(status.starts_with("HTTP/1.1 101"), "{status:?}");
+        loop {
+            let mut line = String::new();
+            within("the upgrade headers", tcp.read_line(&mut line))
+                .await
+                .unwrap();
+            if line == "\r\n" {
+                return DeafPeer { tcp };
+            }
+        }
+    }
+
+    /// The next frame's opcode and payload (server frames are unmasked); `None` at the end
+    /// of the TCP stream.
+    async fn frame(&mut self) -> Option<(u8, Vec<u8>)> {
+        use tokio::io::AsyncReadExt;
+        let mut head = [0u8; 2];
+        match within("a frame", self.tcp.read_exact(&mut head)).await {
+            Ok(_) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return None,
+            Err(e) => panic!("reading a frame: {e}"),
+        }
+        assert_eq!(head[1] & 0x80, 0, "a server frame must not be masked");
+        let len = match head[1] & 0x7f {
+            126 => usize::from(self.tcp.read_u16().await.unwrap()),
+            127 => usize::try_from(self.tcp.read_u64().await.unwrap()).unwrap(),
+            n => usize::from(n),
+        };
+        let mut payload = vec![0; len];
+        self.tcp.read_exact(&mut payload).await.unwrap();
+        Some((head[0] & 0x0f, payload))
+    }
+}
+
+#[tokio::test]
+async fn a_peer_that_never_answers_pings_is_sent_a_policy_close_1008_before_the_end() {
+    const PING: u8 = 0x9;
+    const CLOSE: u8 = 0x8;
+    // The interval is real time, but nothing here waits for time to pass: each step awaits
+    // the frame or the closing it causes.
+    let opts = ServerOptions {
+        ws_ping_interval: Some(Duration::from_millis(50)),
+        ..server_opts()
+    };
+    let (mut listener, _) = listen(opts).await;
+    let mut peer = DeafPeer::connect(listener.local_addr(), "s3cret").await;
+    let mut server = within("accept", listener.accept()).await.unwrap();
+
+    let mut pings = 0;
+    let code = loop {
+        match peer.frame().await {
+            Some((PING, _)) => pings += 1,
+            Some((CLOSE, payload)) => break u16::from_be_bytes([payload[0], payload[1]]),
+            other => panic!("expected a ping or a close, got {other:?}"),
+        }
+    };
+    assert!(pings >= 1, "the close came before any ping");
+    assert_eq!(code, u16::from(CloseCode::Policy));
+    assert_eq!(
+        peer.frame().await,
+        None,
+        "the connection ends after the close"
+    );
     expect_closed(&mut server).await;
 }

@@ -136,3 +136,13 @@ pub fn error_of(response: &Response) -> (ErrorCode, Option<u64>) {
 pub fn filler(n: usize) -> String {
     "x".repeat(n)
 }
+
+/// A notification whose encoding is exactly `n` bytes, padded with `x` (which JSON does not
+/// escape), to probe a size limit at its edge.
+pub fn notification_of_size(method: &str, n: usize) -> Message {
+    let bare = notification(method, json!({"pad": ""})).encode().len();
+    let pad = n.checked_sub(bare).expect("a size too small to pad to");
+    let message = notification(method, json!({"pad": filler(pad)}));
+    assert_eq!(message.encode().len(), n);
+    message
+}
