@@ -7,9 +7,14 @@
 //! its own rev). So it covers: the session forwarding the call, the principal resolving
 //! it, the instance running the logic, the principal applying the batch to its state and
 //! fanning out, and three sessions stamping and writing.
+//!
+//! Every message read is checked to be what the iteration waits for — the call's result
+//! with `_meta["mcpl/hints"]` on connection 0, a `tools/hints` (or a `push/event` with
+//! `hints`, answered) on the others — so the figure is the cost of that, not of whatever
+//! else a session might write. The check is a few lookups, next to an actor round trip.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcpl_protocol::jsonrpc::{Id, Message, Request};
+use mcpl_protocol::jsonrpc::{Id, Message, Request, Response};
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::{InstanceContext, InstanceLogic, Reply, Server, Started, ToolCall, Toolset};
 use mcpl_transport::{Connection, Inbound, Principal, memory};
@@ -48,6 +53,38 @@ fn request(id: &str, method: &str, params: Value) -> Message {
         method: method.to_owned(),
         params: Some(params),
     })
+}
+
+/// What a connection is to read in an iteration.
+#[derive(Debug, Clone, Copy)]
+enum Expect {
+    /// The `flip` call's result, carrying its change (§5.3: a call reports its own).
+    Result,
+    /// The change on another connection of the principal: `tools/hints`, or a push with
+    /// `hints` (§4.6, §5.2).
+    Hints,
+}
+
+/// Reads the next message and panics unless it is `expect`; a push is answered.
+async fn next_checked(c: &mut Connection, expect: Expect) {
+    let message = next(c).await;
+    let ok = match (&message, expect) {
+        (Message::Response(r), Expect::Result) => {
+            r.id == Some(Id::from("flip"))
+                && r.outcome
+                    .as_ref()
+                    .is_ok_and(|v| v["_meta"].get("mcpl/hints").is_some())
+        }
+        (Message::Notification(n), Expect::Hints) => n.method == "tools/hints",
+        (Message::Request(r), Expect::Hints) if r.method == "push/event" => {
+            let hinted = r.params.as_ref().is_some_and(|p| p.get("hints").is_some());
+            let accepted = Response::ok(r.id.clone(), json!({"accepted": true}));
+            c.outbound.send(accepted.into()).await.unwrap();
+            hinted
+        }
+        _ => false,
+    };
+    assert!(ok, "expected {expect:?}, got {message:?}");
 }
 
 async fn next(c: &mut Connection) -> Message {
@@ -114,8 +151,10 @@ fn fan_out(c: &mut Criterion) {
                 let start = Instant::now();
                 for _ in 0..iters {
                     conns[0].outbound.send(call.clone()).await.unwrap();
-                    for c in conns.iter_mut() {
-                        next(c).await;
+                    let (caller, others) = conns.split_first_mut().expect("three connections");
+                    next_checked(caller, Expect::Result).await;
+                    for c in others {
+                        next_checked(c, Expect::Hints).await;
                     }
                 }
                 start.elapsed()

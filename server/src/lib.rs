@@ -74,8 +74,10 @@
 //!   path, so revs are consecutive per connection whichever way a change travels.
 //! - **Carriers** (§5.3): the session whose request caused a change answers with it; the
 //!   others push it with the logic's event, or send `tools/hints` when nothing explains it
-//!   or pushing is not allowed; a cancelled call's changes go as `tools/hints`. Changes a
-//!   call is to report but that are stated before it is answered — a tool handler's
+//!   or pushing is not allowed; a cancelled call's own changes go as `tools/hints` (a
+//!   cancelled deferred call that another's move answers still gets that move pushed, with
+//!   its event — a **\[project\]** reading, `session/deliver.rs`). Changes a call is to
+//!   report but that are stated before it is answered — a tool handler's
 //!   [`ToolContext::open_toolset`], a deferred call the logic asked to
 //!   [`hold`](InstanceContext::hold_for) — are held for its result, and go first as
 //!   `tools/hints` if anything else carrying hints must be written before it (§5.2).

@@ -40,7 +40,8 @@ pub use catalog::{
 };
 pub use draft::HintDraft;
 pub use principal::{
-    CallRefusal, CallReply, CatalogSwap, CloseError, Ended, HintError, InstanceKey, OpenError,
-    OpenInstance, OpenOutcome, Opened, PrincipalConfig, PrincipalState, Statement, Target,
+    CallRefusal, CallReply, CatalogSwap, CloseError, Ended, EndedIds, HintError, InstanceKey,
+    OpenError, OpenInstance, OpenOutcome, Opened, PrincipalConfig, PrincipalState, Statement,
+    Target,
 };
 pub use sequencer::Sequencer;

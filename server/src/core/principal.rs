@@ -80,6 +80,7 @@ mod proptests;
 mod tests;
 
 pub use call::Target;
+pub use ended::EndedIds;
 pub use errors::{CallRefusal, CallReply, CloseError, HintError, OpenError};
 pub use statement::Statement;
 pub use swap::CatalogSwap;
@@ -272,8 +273,17 @@ impl PrincipalState {
     /// A principal's state when it first connects: the `default: "open"` toolsets are open
     /// (§4.1, vector 25), each tool with its declared starting visibility. Run the logic of
     /// each ([`PrincipalState::instances`]) before answering the first `toolsets/list`.
-    pub fn new(catalog: Arc<Catalog>, config: PrincipalConfig, now: SystemTime) -> Self {
-        let ended = EndedLog::new(now, config.ended_ttl, config.max_ended);
+    ///
+    /// Its ended records take their ids from `ids` (§4.3): give every state of a server a
+    /// clone of the server's one source, so that a principal forgotten and created again
+    /// never reissues an id its host was told.
+    pub fn new(
+        catalog: Arc<Catalog>,
+        config: PrincipalConfig,
+        ids: EndedIds,
+        now: SystemTime,
+    ) -> Self {
+        let ended = EndedLog::new(ids, config.ended_ttl, config.max_ended);
         let loose = loose_tools(&catalog);
         let mut state = PrincipalState {
             catalog,

@@ -4,7 +4,7 @@
 use super::{Inner, Server, build_catalog};
 use crate::author::Toolset;
 use crate::clock::{Clock, SystemClock};
-use crate::core::{CatalogError, PrincipalConfig, ToolDecl};
+use crate::core::{CatalogError, EndedIds, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
 use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed};
 use mcpl_protocol::mcp::{Implementation, LoggingLevel, Tool};
@@ -13,9 +13,9 @@ use mcpl_protocol::toolsets::Surface;
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 use tokio::sync::watch;
 
 use super::{DEFAULT_FEATURE_SET, DEFAULT_PAGE_SIZE, DEFAULT_PUSH_TIMEOUT};
@@ -280,6 +280,7 @@ impl ServerBuilder {
             }
         }
         let (live_sessions, _) = watch::channel(0);
+        let ended_ids = EndedIds::new(ended_epoch(self.clock.now()));
         Ok(Server {
             inner: Arc::new(Inner {
                 info: self.info,
@@ -294,6 +295,7 @@ impl ServerBuilder {
                 keep_toolsets: self.keep_toolsets,
                 principal_config: self.principal_config,
                 clock: self.clock,
+                ended_ids,
                 logging: self.logging,
                 sessions: Mutex::new(HashMap::new()),
                 live_sessions,
@@ -303,6 +305,22 @@ impl ServerBuilder {
                 next_instance: AtomicU64::new(1),
             }),
         })
+    }
+}
+
+/// The last ended-id epoch a server of this process took.
+static LAST_ENDED_EPOCH: AtomicU64 = AtomicU64::new(0);
+
+/// The epoch of a server built at `now` (§4.3: ended ids are never reused): its build time
+/// in nanoseconds, moved past every epoch a server of this process took before — so a
+/// server built again in the same process (a restart, or a clock that stands still) issues
+/// none of the earlier one's ids. A server of another process relies on the clock having
+/// moved on; see `core::principal::ended`.
+fn ended_epoch(now: SystemTime) -> u64 {
+    let at = EndedIds::epoch_at(now);
+    let bump = |last: u64| Some(at.max(last.saturating_add(1)));
+    match LAST_ENDED_EPOCH.fetch_update(Ordering::Relaxed, Ordering::Relaxed, bump) {
+        Ok(last) | Err(last) => at.max(last.saturating_add(1)),
     }
 }
 
@@ -416,5 +434,24 @@ mod tests {
             .build()
             .unwrap();
         assert!(!s.catalog().tool_hints());
+    }
+
+    #[test]
+    fn servers_built_at_one_time_take_distinct_epochs_from_it() {
+        use crate::clock::ManualClock;
+        use std::time::UNIX_EPOCH;
+        let at = UNIX_EPOCH + Duration::from_secs(1_796_040_000);
+        let clock = Arc::new(ManualClock::new(at));
+        let build = || {
+            Server::builder("s", "1")
+                .clock(clock.clone())
+                .build()
+                .unwrap()
+                .ended_ids()
+                .epoch()
+        };
+        let (first, second) = (build(), build());
+        assert!(first >= EndedIds::epoch_at(at), "from the clock");
+        assert!(second > first, "a restart never reuses an epoch");
     }
 }

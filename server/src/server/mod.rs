@@ -15,7 +15,7 @@ use crate::actors::instance::{Invitation, InvitationWithdrawn};
 use crate::actors::principal::{Attach, Detach, PrincipalActor, SwapCatalog};
 use crate::author::ToolsetLogic;
 use crate::clock::Clock;
-use crate::core::{Catalog, CatalogError, PrincipalConfig, ToolDecl};
+use crate::core::{Catalog, CatalogError, EndedIds, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
 use crate::session::{Session, SessionHandle, SessionId};
 use crate::tool::ErasedHandler;
@@ -68,6 +68,9 @@ pub(crate) struct Inner {
     keep_toolsets: bool,
     principal_config: PrincipalConfig,
     clock: Arc<dyn Clock>,
+    /// Where every principal's ended records take their ids (§4.3: never reused, even by
+    /// a principal forgotten and created again).
+    ended_ids: EndedIds,
     /// MCP logging, when offered: the level each session starts at.
     logging: Option<LoggingLevel>,
     sessions: Mutex<HashMap<SessionId, Addr<Session>>>,
@@ -285,6 +288,10 @@ impl Server {
 
     pub(crate) fn principal_config(&self) -> PrincipalConfig {
         self.inner.principal_config.clone()
+    }
+
+    pub(crate) fn ended_ids(&self) -> EndedIds {
+        self.inner.ended_ids.clone()
     }
 
     /// A fresh event id, unique within this server.

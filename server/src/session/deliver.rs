@@ -4,10 +4,17 @@
 //! This session chooses how the draft travels:
 //!
 //! 1. **In a result**, when the delivery answers one of this session's requests: the call
-//!    reports its own consequences, and no push follows for them (vector 2). If that
-//!    request was cancelled, no result is written and the draft goes as `tools/hints`
-//!    (vector 29). Events of the same delivery are not pushed here: the result is this
-//!    connection's account of them.
+//!    reports its own consequences, and no push follows for them (vector 2). Events of the
+//!    same delivery are not pushed here: the result is this connection's account of them.
+//!    If that request was cancelled, no result is written (vector 29):
+//!    - the call's own consequences — the step that ran for it — go as `tools/hints`
+//!      (§5.2 "Cancelled calls"), and what it held went at the cancel (`hold.rs`);
+//!    - a **deferred** call answered by a step something else caused (another's move, a
+//!      timer) accounts for nothing any more: the delivery is that something's
+//!      consequences, so it goes as it would have without the call — its events pushed
+//!      with the draft as hints (§5.3), or `tools/hints` where pushing is not allowed.
+//!      **\[project\]** reading of §5.2/§5.3: the agent that gave up waiting still hears
+//!      what happened ("bob took 1…").
 //! 2. **On a push**, when it has events and the session may push: the first event carries
 //!    the draft as its `hints`, beside `toolset` and `instance` (vector 3). Such a push is
 //!    never retried and never has `coalesce` (§5.2); it is tagged `surface:activity` or
@@ -43,6 +50,8 @@ impl Handler<Deliver> for Session {
 
     fn handle(&mut self, d: Deliver, ctx: &mut Context<Self>) {
         let mut draft = Some(d.draft).filter(|_| self.hinted());
+        // True once an answer stands for the delivery on this connection (see
+        // `write_answer`): its events are then not pushed here.
         let mut answered = false;
         for answer in d.answers {
             answered |= self.write_answer(answer, &mut draft, ctx);
@@ -89,14 +98,28 @@ impl Handler<CatalogSwapped> for Session {
 
 impl Session {
     /// Writes the answer to a request, carrying `draft` if it is still unsent; true when
-    /// it was an answer (a handler to run is not one yet; a handler's open or close is one
-    /// when its changes were held for the handler's result).
+    /// the answer stands for the delivery's events on this connection: it was written, or
+    /// it was a cancelled call's own step, or nobody waits for it. Not so for a handler to
+    /// run (not an answer yet), a handler's open or close whose changes were not held, or
+    /// a cancelled deferred call (see the module docs).
     fn write_answer(
         &mut self,
-        Answer { request, body }: Answer,
+        Answer {
+            request,
+            body,
+            deferred,
+        }: Answer,
         draft: &mut Option<HintDraft>,
         ctx: &mut Context<Self>,
     ) -> bool {
+        // §5.2 "Cancelled calls" and §5.3, a [project] reading: a cancelled call's own
+        // changes go as `tools/hints` and nothing is pushed for them; but when the call
+        // was deferred and something else answered it, the delivery is that something's
+        // consequences — pushed with the explaining event, as without the call.
+        let unwritten = |u: Unwritten| match u {
+            Unwritten::NobodyWaits => true,
+            Unwritten::Cancelled => !deferred,
+        };
         match body {
             AnswerBody::Handler { token, answer } => {
                 return self.handler_answered(token, answer, draft);
@@ -107,16 +130,18 @@ impl Session {
                 instance,
                 meta,
             } => {
-                let Some(changes) = self.settle_answer(&request, draft) else {
-                    return true;
+                let changes = match self.settle_answer(&request, draft) {
+                    Ok(changes) => changes,
+                    Err(u) => return unwritten(u),
                 };
                 *draft = changes;
                 self.run_handler(request, tool, arguments, instance, meta, ctx);
                 return false;
             }
             AnswerBody::Call(Ok(mut result)) => {
-                let Some(changes) = self.settle_answer(&request, draft) else {
-                    return true;
+                let changes = match self.settle_answer(&request, draft) {
+                    Ok(changes) => changes,
+                    Err(u) => return unwritten(u),
                 };
                 self.write_with_hints(changes, |h| {
                     with_meta(&mut result.meta, h);
@@ -124,8 +149,9 @@ impl Session {
                 });
             }
             AnswerBody::Open(Ok(mut result)) => {
-                let Some(changes) = self.settle_answer(&request, draft) else {
-                    return true;
+                let changes = match self.settle_answer(&request, draft) {
+                    Ok(changes) => changes,
+                    Err(u) => return unwritten(u),
                 };
                 self.write_with_hints(changes, |h| {
                     with_meta(&mut result.meta, h);
@@ -133,8 +159,9 @@ impl Session {
                 });
             }
             AnswerBody::Close(Ok(mut result)) => {
-                let Some(changes) = self.settle_answer(&request, draft) else {
-                    return true;
+                let changes = match self.settle_answer(&request, draft) {
+                    Ok(changes) => changes,
+                    Err(u) => return unwritten(u),
                 };
                 self.write_with_hints(changes, |h| {
                     with_meta(&mut result.meta, h);
@@ -142,8 +169,9 @@ impl Session {
                 });
             }
             AnswerBody::Call(Err(e)) | AnswerBody::Open(Err(e)) | AnswerBody::Close(Err(e)) => {
-                let Some(changes) = self.settle_answer(&request, draft) else {
-                    return true;
+                let changes = match self.settle_answer(&request, draft) {
+                    Ok(changes) => changes,
+                    Err(u) => return unwritten(u),
                 };
                 *draft = changes;
                 self.write(Response::err(Some(request), e).into());
@@ -153,22 +181,21 @@ impl Session {
     }
 
     /// Settles a forwarded request whose answer came: the changes its result is to carry
-    /// — what the call held first (it was stated earlier), then `draft` — or `None` when
-    /// no result is written (nobody waits for it, or it was cancelled: its changes then
-    /// stay in `draft`, to go as `tools/hints`, vector 29).
+    /// — what the call held first (it was stated earlier), then `draft` — or why no result
+    /// is written (its changes then stay in `draft`: vector 29).
     fn settle_answer(
         &mut self,
         request: &Id,
         draft: &mut Option<HintDraft>,
-    ) -> Option<Option<HintDraft>> {
+    ) -> Result<Option<HintDraft>, Unwritten> {
         let Some(forwarded) = self.settle(request) else {
             tracing::warn!(session = %self.id, %request, "an answer nobody waits for; dropped");
-            return None;
+            return Err(Unwritten::NobodyWaits);
         };
         if forwarded.cancelled {
-            return None;
+            return Err(Unwritten::Cancelled);
         }
-        Some(match (self.take_held(request), draft.take()) {
+        Ok(match (self.take_held(request), draft.take()) {
             (Some(held), Some(now)) => Some(held.and(now)),
             (held, now) => held.or(now),
         })
@@ -221,6 +248,15 @@ impl Session {
             }
         }));
     }
+}
+
+/// Why an answer that came gets no result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Unwritten {
+    /// No request of this session waits for it.
+    NobodyWaits,
+    /// The host cancelled the request (MCP `notifications/cancelled`).
+    Cancelled,
 }
 
 /// Puts `hints` in a result's `_meta["mcpl/hints"]`.

@@ -26,7 +26,7 @@ impl Handler<InvitationNamed> for InstanceActor {
         match self.run(|cx| logic.invited(m.who, m.name.as_deref(), cx)) {
             Ok(((), effects)) => {
                 self.logic = Some(logic);
-                self.dispatch(effects, None, None, ctx);
+                self.dispatch(effects, None, None, None, ctx);
             }
             Err(panic) => {
                 self.fail(&panic, None, None, ctx);
@@ -55,7 +55,7 @@ impl Handler<Decline> for InstanceActor {
         match self.run(|cx| logic.declined(who, cx)) {
             Ok(((), effects)) => {
                 self.logic = Some(logic);
-                self.dispatch(effects, None, None, ctx);
+                self.dispatch(effects, None, None, None, ctx);
             }
             Err(panic) => {
                 self.fail(&panic, None, None, ctx);

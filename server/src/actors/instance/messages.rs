@@ -160,6 +160,10 @@ pub(crate) struct CallAnswer {
     pub(crate) session: SessionId,
     pub(crate) request: Id,
     pub(crate) outcome: Result<CallToolResult, ErrorObject>,
+    /// Answered by a step something else caused (another's move, a timer, a close), not
+    /// by the call's own: the step's changes and events are that something's
+    /// consequences, not the call's (§5.3).
+    pub(crate) deferred: bool,
 }
 
 /// An instance invites the principal (§4.6: a shared instance).

@@ -144,6 +144,7 @@ impl InstanceActor {
                     outcome: Ok(CallToolResult::error(
                         "You closed this instance; the call was not answered.",
                     )),
+                    deferred: true,
                 });
             }
         }
@@ -187,7 +188,7 @@ impl Handler<Start> for InstanceActor {
         match self.run(|cx| logic.open(m.opening, cx)) {
             Ok((Ok(started), effects)) => {
                 self.logic = Some(started.logic);
-                let batch = self.dispatch(effects, None, Some(opener), ctx);
+                let batch = self.dispatch(effects, None, None, Some(opener), ctx);
                 Ok(Entered {
                     title: started.title,
                     content: started.content,
@@ -237,7 +238,7 @@ impl Handler<Join> for InstanceActor {
         match self.run(|cx| logic.join(who, cx)) {
             Ok((Ok(joined), effects)) => {
                 self.logic = Some(logic);
-                let batch = self.dispatch(effects, None, Some(who), ctx);
+                let batch = self.dispatch(effects, None, None, Some(who), ctx);
                 Ok(Entered {
                     title: joined.title,
                     content: joined.content,
@@ -248,7 +249,7 @@ impl Handler<Join> for InstanceActor {
                 self.logic = Some(logic);
                 self.participants[who.0 as usize].kind = ParticipantKind::Left(m.principal);
                 self.links.remove(&who);
-                self.dispatch(effects, None, None, ctx);
+                self.dispatch(effects, None, None, None, ctx);
                 self.stop_if_unlinked(ctx);
                 Err(EnterFailure::Refused(refusal))
             }
@@ -312,7 +313,7 @@ impl Handler<CallIn> for InstanceActor {
                     Reply::Now(result) => self.waiting.remove(&id).map(|w| (w, result)),
                     Reply::Later => None,
                 };
-                self.dispatch(effects, own, None, ctx);
+                self.dispatch(effects, own, Some(id), None, ctx);
             }
             Err(panic) => {
                 self.waiting.remove(&id);
@@ -395,7 +396,7 @@ impl InstanceActor {
         match self.run(|cx| logic.close(who, cx)) {
             Ok((content, effects)) => {
                 self.logic = Some(logic);
-                let batch = self.dispatch(effects, None, Some(who), ctx);
+                let batch = self.dispatch(effects, None, None, Some(who), ctx);
                 (content, batch)
             }
             Err(panic) => (Vec::new(), self.fail(&panic, None, Some(who), ctx)),
@@ -411,7 +412,7 @@ impl InstanceActor {
         match self.run(|cx| logic.wake(tag, cx)) {
             Ok(((), effects)) => {
                 self.logic = Some(logic);
-                self.dispatch(effects, None, None, ctx);
+                self.dispatch(effects, None, None, None, ctx);
             }
             Err(panic) => {
                 self.fail(&panic, None, None, ctx);
@@ -428,6 +429,7 @@ fn answer_alone(link: &Link, id: InstanceId, w: Waiter, result: CallToolResult) 
         session: w.session,
         request: w.request,
         outcome: Ok(result),
+        deferred: false,
     });
     link.principal.do_send(batch);
 }

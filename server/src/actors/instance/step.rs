@@ -2,7 +2,7 @@
 //! carry out what it recorded, one [`Batch`] per participant principal.
 
 use super::{Batch, CallAnswer, Change, INTERNAL_ERROR, InstanceActor, Invitation, Waiter};
-use crate::author::{Audience, Effect, InstanceContext, Job, ParticipantId};
+use crate::author::{Audience, CallId, Effect, InstanceContext, Job, ParticipantId};
 use crate::tool::{ToolError, ToolResult};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::ErrorObject;
@@ -34,13 +34,15 @@ impl InstanceActor {
         }
     }
 
-    /// Carries out a step's effects, in order. `own` is the step's call and its result;
-    /// `requester` the participant whose principal awaits this step: its batch is returned
-    /// instead of sent.
+    /// Carries out a step's effects, in order. `caller` is the call the step runs for, and
+    /// `own` that call with its result when the step answered it; every other call answered
+    /// is answered as deferred. `requester` is the participant whose principal awaits this
+    /// step: its batch is returned instead of sent.
     pub(super) fn dispatch(
         &mut self,
         effects: Vec<Effect>,
         own: Option<(Waiter, ToolResult)>,
+        caller: Option<CallId>,
         requester: Option<ParticipantId>,
         ctx: &mut Context<Self>,
     ) -> Option<Batch> {
@@ -55,7 +57,12 @@ impl InstanceActor {
         }
         let mut batches = self.empty_batches();
         if let Some((w, result)) = own {
-            push_answer(&mut batches, w, result.or_else(ToolError::into_outcome));
+            push_answer(
+                &mut batches,
+                w,
+                result.or_else(ToolError::into_outcome),
+                false,
+            );
         }
         for effect in effects {
             match effect {
@@ -91,7 +98,8 @@ impl InstanceActor {
                 }
                 Effect::Answer { call, result } => match self.waiting.remove(&call) {
                     Some(w) => {
-                        push_answer(&mut batches, w, result.or_else(ToolError::into_outcome))
+                        let outcome = result.or_else(ToolError::into_outcome);
+                        push_answer(&mut batches, w, outcome, Some(call) != caller);
                     }
                     None => {
                         tracing::error!(instance = %self.id, ?call, "answer to a call that is not waiting")
@@ -110,7 +118,7 @@ impl InstanceActor {
                     drop(tokio::task::spawn_blocking(job));
                 }
                 Effect::Hold { .. } => {}
-                Effect::End { reason } => self.finish(&reason, &mut batches, |r| {
+                Effect::End { reason } => self.finish(&reason, &mut batches, caller, |r| {
                     Ok(CallToolResult::error(format!(
                         "It ended before answering: {r}"
                     )))
@@ -146,18 +154,20 @@ impl InstanceActor {
         let failed = || Err(ErrorObject::internal("the toolset's logic failed"));
         let mut batches = self.empty_batches();
         if let Some(w) = own {
-            push_answer(&mut batches, w, failed());
+            push_answer(&mut batches, w, failed(), false);
         }
-        self.finish(INTERNAL_ERROR, &mut batches, |_| failed());
+        self.finish(INTERNAL_ERROR, &mut batches, None, |_| failed());
         self.send(batches, requester)
     }
 
     /// Ends the instance: every present principal's record ends with `reason`, every call
-    /// still waiting is answered with `answer(reason)`, invitations are withdrawn.
+    /// still waiting is answered with `answer(reason)` (deferred, but for `caller`, the
+    /// call whose step ended it), invitations are withdrawn.
     fn finish(
         &mut self,
         reason: &str,
         batches: &mut Batches,
+        caller: Option<CallId>,
         answer: impl Fn(&str) -> Result<CallToolResult, ErrorObject>,
     ) {
         tracing::debug!(instance = %self.id, toolset = %self.toolset, reason, "instance ended");
@@ -166,8 +176,8 @@ impl InstanceActor {
         for b in batches.values_mut() {
             b.ended = Some(reason.to_owned());
         }
-        for (_, w) in std::mem::take(&mut self.waiting) {
-            push_answer(batches, w, answer(reason));
+        for (call, w) in std::mem::take(&mut self.waiting) {
+            push_answer(batches, w, answer(reason), Some(call) != caller);
         }
         self.withdraw_invitations();
     }
@@ -244,12 +254,18 @@ fn audience(batches: &mut Batches, to: Audience) -> impl Iterator<Item = &mut Ba
         .map(|(_, b)| b)
 }
 
-fn push_answer(batches: &mut Batches, w: Waiter, outcome: Result<CallToolResult, ErrorObject>) {
+fn push_answer(
+    batches: &mut Batches,
+    w: Waiter,
+    outcome: Result<CallToolResult, ErrorObject>,
+    deferred: bool,
+) {
     match batches.get_mut(&w.who) {
         Some(b) => b.answers.push(CallAnswer {
             session: w.session,
             request: w.request,
             outcome,
+            deferred,
         }),
         None => tracing::debug!(who = %w.who, "answer for a participant no longer linked; dropped"),
     }

@@ -118,6 +118,7 @@ impl PrincipalActor {
                 Answer {
                     request: reply.request,
                     body,
+                    deferred: false,
                 },
             ),
         );

@@ -47,6 +47,7 @@ impl PrincipalActor {
                 let answer = Answer {
                     request: a.request,
                     body: AnswerBody::Call(a.outcome),
+                    deferred: a.deferred,
                 };
                 (a.session, answer)
             })
@@ -140,7 +141,11 @@ impl PrincipalActor {
             s.addr.do_send(Deliver {
                 about: None,
                 draft: HintDraft::new(),
-                answers: vec![Answer { request, body }],
+                answers: vec![Answer {
+                    request,
+                    body,
+                    deferred: false,
+                }],
                 events: Vec::new(),
                 hold: None,
             });

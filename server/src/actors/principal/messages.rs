@@ -162,6 +162,10 @@ pub(crate) struct Deliver {
 pub(crate) struct Answer {
     pub(crate) request: Id,
     pub(crate) body: AnswerBody,
+    /// A deferred call answered by a step something else caused (another's move, a
+    /// timer): the delivery's changes and events are that something's, not the call's
+    /// (§5.3). See `session/deliver.rs` for what that changes when the call was cancelled.
+    pub(crate) deferred: bool,
 }
 
 /// What a request is answered with.

@@ -68,7 +68,12 @@ pub(crate) struct PrincipalActor {
 
 impl PrincipalActor {
     pub(crate) fn new(server: Server, principal: Principal) -> Self {
-        let state = PrincipalState::new(server.catalog(), server.principal_config(), server.now());
+        let state = PrincipalState::new(
+            server.catalog(),
+            server.principal_config(),
+            server.ended_ids(),
+            server.now(),
+        );
         PrincipalActor {
             server,
             principal,

@@ -302,6 +302,7 @@ impl PrincipalActor {
                     Answer {
                         request: r.request,
                         body,
+                        deferred: false,
                     },
                 ),
             );

@@ -6,11 +6,22 @@
 //! expires (default one hour).
 //!
 //! **Ids are unique for the principal and never reused.** A host persists the ids it told
-//! its agent (vector 13), so an id must stay unique even across a re-created state — the
-//! principal's last connection closing and a new one arriving later, or a server restart.
-//! Each log therefore numbers its records `<epoch>-<n>`: `n` counts from 1 and is never
-//! reset, and `epoch` is the creation time of the log in nanoseconds (hex), so two logs of
-//! the same principal never share an id unless created in the same nanosecond.
+//! its agent (vector 13), so an id issued twice would hide the second end from the agent.
+//! The state that issues them does not live long enough to remember: a principal is
+//! forgotten once its last connection closed and nothing of it is kept (no open toolsets,
+//! every record expired), and is created afresh when it comes back; a server restarts. So
+//! ids come from an [`EndedIds`] source that outlives every principal's state — the
+//! server's, shared by all its principals — and read `e<epoch>-<n>`:
+//!
+//! - `n` counts from 1 for the source and is never reset, so no two records of one
+//!   server share an id, whatever principals come and go;
+//! - `epoch` (16 hex digits) is chosen when the source is made: the server takes the time
+//!   it was built at, in nanoseconds, moved past any epoch taken before in the same process
+//!   (`Server`'s builder). A restarted server therefore never reissues an id of an earlier
+//!   one, unless its clock shows a time at or before the earlier server's start — a clock
+//!   set back, or a [`ManualClock`](crate::ManualClock) that stands still across two
+//!   processes. Under an injected clock the ids stay deterministic: the same clock and the
+//!   same order of builds give the same ids.
 //!
 //! The log is bounded ([`PrincipalConfig::max_ended`](super::PrincipalConfig)): a peer
 //! opening and closing in a loop cannot grow it without limit; past the bound the oldest
@@ -20,7 +31,48 @@ use super::InstanceKey;
 use crate::core::time::rfc3339;
 use mcpl_protocol::toolsets::EndedRecord;
 use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Where ended records' ids come from (§4.3: unique for the principal, never reused): one
+/// epoch and one counter, shared by every principal state given a clone. See the module
+/// docs.
+#[derive(Debug, Clone)]
+pub struct EndedIds {
+    epoch: u64,
+    issued: Arc<AtomicU64>,
+}
+
+impl EndedIds {
+    /// A source whose ids start with `epoch` (16 hex digits) and count from 1. Two sources
+    /// with the same epoch issue the same ids: give every state of one server a clone of
+    /// one source, and each server its own epoch.
+    pub fn new(epoch: u64) -> Self {
+        EndedIds {
+            epoch,
+            issued: Arc::new(AtomicU64::new(0)),
+        }
+    }
+
+    /// The epoch a source made at `at` takes: the time in nanoseconds since 1970 (0 for a
+    /// clock before 1970, which is broken; the largest for one past 2554).
+    pub fn epoch_at(at: SystemTime) -> u64 {
+        at.duration_since(UNIX_EPOCH)
+            .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// The epoch its ids start with.
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// A fresh id.
+    pub(super) fn issue(&self) -> String {
+        let n = self.issued.fetch_add(1, Ordering::Relaxed) + 1;
+        format!("e{:016x}-{n}", self.epoch)
+    }
+}
 
 /// A principal's ended records, oldest first.
 #[derive(Debug, Clone)]
@@ -28,22 +80,16 @@ pub(super) struct EndedLog {
     /// Each record with the time it expires (`None`: the clock cannot add the TTL; it then
     /// goes only when the bound pushes it out).
     records: VecDeque<(EndedRecord, Option<SystemTime>)>,
-    epoch: String,
-    next: u64,
+    ids: EndedIds,
     ttl: Duration,
     max: usize,
 }
 
 impl EndedLog {
-    pub(super) fn new(created: SystemTime, ttl: Duration, max: usize) -> Self {
-        // Before 1970 means a broken clock: 0 still yields valid, if less unique, ids.
-        let nanos = created
-            .duration_since(UNIX_EPOCH)
-            .map_or(0, |d| d.as_nanos());
+    pub(super) fn new(ids: EndedIds, ttl: Duration, max: usize) -> Self {
         EndedLog {
             records: VecDeque::new(),
-            epoch: format!("e{nanos:x}"),
-            next: 0,
+            ids,
             ttl,
             max: max.max(1),
         }
@@ -56,9 +102,8 @@ impl EndedLog {
         reason: &str,
         now: SystemTime,
     ) -> EndedRecord {
-        self.next += 1;
         let record = EndedRecord {
-            id: format!("{}-{}", self.epoch, self.next),
+            id: self.ids.issue(),
             toolset: key.toolset.clone(),
             instance: key.instance.clone(),
             reason: reason.to_owned(),
@@ -113,9 +158,13 @@ mod tests {
         UNIX_EPOCH + Duration::from_secs(1_796_040_000 + secs)
     }
 
+    fn ids() -> EndedIds {
+        EndedIds::new(EndedIds::epoch_at(at(0)))
+    }
+
     #[test]
     fn ids_count_up_and_expiry_keeps_the_counter() {
-        let mut log = EndedLog::new(at(0), Duration::from_secs(60), 100);
+        let mut log = EndedLog::new(ids(), Duration::from_secs(60), 100);
         let k = InstanceKey::instance("go", "g1");
         let a = log.record(&k, "won", at(1));
         let b = log.record(&k, "lost", at(2));
@@ -135,16 +184,32 @@ mod tests {
     }
 
     #[test]
-    fn logs_created_at_different_times_never_share_ids() {
+    fn logs_sharing_a_source_never_share_ids() {
+        // A principal forgotten and created again at the same time: its new log draws from
+        // the same source, so it goes on counting.
         let k = InstanceKey::toolset("lobby");
-        let first = EndedLog::new(at(0), Duration::from_secs(60), 10).record(&k, "x", at(1));
-        let second = EndedLog::new(at(5), Duration::from_secs(60), 10).record(&k, "x", at(6));
-        assert_ne!(first.id, second.id);
+        let source = ids();
+        let first = EndedLog::new(source.clone(), Duration::ZERO, 10).record(&k, "x", at(1));
+        let second = EndedLog::new(source, Duration::ZERO, 10).record(&k, "x", at(1));
+        assert_eq!(first.id, "e18ecd0dd3a648000-1");
+        assert_eq!(second.id, "e18ecd0dd3a648000-2");
+    }
+
+    #[test]
+    fn epochs_have_sixteen_digits_and_a_broken_clock_still_gives_ids() {
+        let k = InstanceKey::toolset("lobby");
+        let before_1970 = UNIX_EPOCH - Duration::from_secs(5);
+        let zero = EndedIds::new(EndedIds::epoch_at(before_1970));
+        assert_eq!(zero.epoch(), 0);
+        let record = EndedLog::new(zero, Duration::ZERO, 1).record(&k, "x", before_1970);
+        assert_eq!(record.id, "e0000000000000000-1");
+        let far = UNIX_EPOCH + Duration::from_secs(u64::MAX / 2);
+        assert_eq!(EndedIds::epoch_at(far), u64::MAX);
     }
 
     #[test]
     fn the_log_is_bounded_oldest_first() {
-        let mut log = EndedLog::new(at(0), Duration::from_secs(3600), 2);
+        let mut log = EndedLog::new(ids(), Duration::from_secs(3600), 2);
         let k = InstanceKey::toolset("lobby");
         let ids: Vec<String> = (0..3).map(|i| log.record(&k, "x", at(i)).id).collect();
         assert_eq!(

@@ -287,7 +287,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
         ..Default::default()
     };
     let mut clock = 0u64;
-    let mut s = PrincipalState::new(Arc::clone(&catalog), config, at(clock));
+    let mut s = PrincipalState::new(Arc::clone(&catalog), config, EndedIds::new(0), at(clock));
     let mut host = Host::from_statement(&s.statement(at(clock)), &catalog);
     let mut seen_ids = BTreeSet::new();
 

@@ -16,7 +16,12 @@ fn at(secs: u64) -> SystemTime {
 }
 
 fn state() -> PrincipalState {
-    PrincipalState::new(Arc::new(arcade()), PrincipalConfig::default(), at(0))
+    PrincipalState::new(
+        Arc::new(arcade()),
+        PrincipalConfig::default(),
+        EndedIds::new(0),
+        at(0),
+    )
 }
 
 fn opened(outcome: Result<OpenOutcome, OpenError>) -> Opened {
@@ -132,7 +137,12 @@ fn picked_names_avoid_open_ended_and_earlier_ones() {
         None,
     )
     .unwrap();
-    let mut s = PrincipalState::new(Arc::new(c), PrincipalConfig::default(), at(0));
+    let mut s = PrincipalState::new(
+        Arc::new(c),
+        PrincipalConfig::default(),
+        EndedIds::new(0),
+        at(0),
+    );
     let name = opened(s.open(&long, None, None, at(1)))
         .key
         .instance
@@ -256,7 +266,7 @@ fn opens_beyond_the_limit_are_refused() {
         max_open: 2,
         ..Default::default()
     };
-    let mut s = PrincipalState::new(Arc::new(arcade()), config, at(0));
+    let mut s = PrincipalState::new(Arc::new(arcade()), config, EndedIds::new(0), at(0));
     opened(s.open("go", Some("g1"), None, at(1)));
     assert_eq!(
         s.open("go", Some("g2"), None, at(1)),
@@ -362,7 +372,7 @@ fn ended_records_expire_and_ids_are_never_reused() {
         ended_ttl: Duration::from_secs(60),
         ..Default::default()
     };
-    let mut s = PrincipalState::new(Arc::new(arcade()), config, at(0));
+    let mut s = PrincipalState::new(Arc::new(arcade()), config, EndedIds::new(0), at(0));
     let mut ids = BTreeSet::new();
     for round in 0..3u64 {
         opened(s.open("go", Some("g1"), None, at(round * 100)));
@@ -789,8 +799,13 @@ fn coarse_visibility_is_visible_in_at_least_one_instance() {
 fn principals_are_isolated() {
     // §7: one principal never sees, calls into, closes or learns the names of another's.
     let catalog = Arc::new(arcade());
-    let mut alice = PrincipalState::new(Arc::clone(&catalog), PrincipalConfig::default(), at(0));
-    let mut bob = PrincipalState::new(catalog, PrincipalConfig::default(), at(0));
+    let mut alice = PrincipalState::new(
+        Arc::clone(&catalog),
+        PrincipalConfig::default(),
+        EndedIds::new(0),
+        at(0),
+    );
+    let mut bob = PrincipalState::new(catalog, PrincipalConfig::default(), EndedIds::new(0), at(0));
     opened(alice.open("go", Some("secret"), None, at(1)));
     alice.set_visible("play", Some("secret"), true).unwrap();
     assert_eq!(bob.open_names("go"), Vec::<String>::new());
@@ -826,8 +841,14 @@ fn principals_are_isolated() {
 fn a_shared_instance_is_joined_under_this_principals_own_name() {
     // §7: each principal holds its own record of a shared instance.
     let catalog = Arc::new(arcade());
-    let mut white = PrincipalState::new(Arc::clone(&catalog), PrincipalConfig::default(), at(0));
-    let mut black = PrincipalState::new(catalog, PrincipalConfig::default(), at(0));
+    let mut white = PrincipalState::new(
+        Arc::clone(&catalog),
+        PrincipalConfig::default(),
+        EndedIds::new(0),
+        at(0),
+    );
+    let mut black =
+        PrincipalState::new(catalog, PrincipalConfig::default(), EndedIds::new(0), at(0));
     let w = opened(white.open("go", Some("vs-black"), Some(json!({"size": 9})), at(1)));
     opened(black.open("go", Some("vs-white"), None, at(1)));
     let b = black
