@@ -200,6 +200,13 @@ pub struct Tool {
     /// Behaviour hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<ToolAnnotations>,
+    /// Icons a client may display (MCP 2025-11-25 `Icon[]`), kept as given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Value>>,
+    /// Execution properties (MCP 2025-11-25 `ToolExecution`, e.g. `taskSupport`), kept as
+    /// given.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<Value>,
     /// `_meta`: RFC-014's per-tool hints (§3).
     #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
     pub meta: Option<Meta>,
@@ -219,6 +226,8 @@ impl Tool {
             input_schema,
             output_schema: None,
             annotations: None,
+            icons: None,
+            execution: None,
             meta: None,
         }
     }
@@ -317,9 +326,8 @@ impl CallToolResult {
     }
 }
 
-/// A content block (MCP). `annotations` is kept as JSON; a `resource_link` keeps every other
-/// member in `other`. The other variants have no place for a block's `_meta`: it is dropped
-/// on decode (adding one means a new field in each variant).
+/// A content block (MCP). `annotations` and `_meta` are kept as JSON; a `resource_link`
+/// keeps every member but `uri` and `name` in `other`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum ContentBlock {
@@ -330,6 +338,9 @@ pub enum ContentBlock {
         /// Annotations.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
+        /// `_meta`, kept as given.
+        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Value>>,
     },
     /// An image, base64.
     Image {
@@ -341,6 +352,9 @@ pub enum ContentBlock {
         /// Annotations.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
+        /// `_meta`, kept as given.
+        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Value>>,
     },
     /// Audio, base64.
     Audio {
@@ -352,6 +366,9 @@ pub enum ContentBlock {
         /// Annotations.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
+        /// `_meta`, kept as given.
+        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Value>>,
     },
     /// A link to a resource.
     ResourceLink {
@@ -370,6 +387,9 @@ pub enum ContentBlock {
         /// Annotations.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
+        /// `_meta`, kept as given.
+        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+        meta: Option<Map<String, Value>>,
     },
 }
 
@@ -379,6 +399,7 @@ impl ContentBlock {
         ContentBlock::Text {
             text: text.into(),
             annotations: None,
+            meta: None,
         }
     }
     /// The text, for a text block.

@@ -333,7 +333,9 @@ fn cases() -> Vec<Case> {
                                           "properties": {"temperature": {"type": "number"}},
                                           "required": ["temperature"]},
                          "annotations": {"title": "Weather", "readOnlyHint": true, "destructiveHint": false,
-                                         "idempotentHint": true, "openWorldHint": true, "x-vendor": 1}},
+                                         "idempotentHint": true, "openWorldHint": true, "x-vendor": 1},
+                         "icons": [{"src": "https://example.com/weather.png", "mimeType": "image/png", "sizes": ["48x48"]}],
+                         "execution": {"taskSupport": "optional"}},
                         {"name": "play", "description": "Play a move", "inputSchema": {"type": "object"},
                          "_meta": {"mcpl/toolset": "go", "mcpl/presence": "dynamic", "mcpl/visible": false}}
                     ],
@@ -354,12 +356,13 @@ fn cases() -> Vec<Case> {
                 same(json!({
                     "content": [
                         {"type": "text", "text": "Black played D4",
-                         "annotations": {"audience": ["user"], "priority": 0.5}},
-                        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
-                        {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav"},
+                         "annotations": {"audience": ["user"], "priority": 0.5}, "_meta": {"k": 0}},
+                        {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png", "_meta": {"k": 2}},
+                        {"type": "audio", "data": "UklGRg==", "mimeType": "audio/wav", "_meta": {"k": 3}},
                         {"type": "resource_link", "uri": "file:///games/g1.sgf", "name": "g1.sgf",
                          "mimeType": "application/x-go-sgf", "_meta": {"k": 1}},
-                        {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "hi"}}
+                        {"type": "resource", "resource": {"uri": "file:///a.txt", "mimeType": "text/plain", "text": "hi"},
+                         "_meta": {"k": 4}}
                     ],
                     "structuredContent": {"board": "....", "toMove": "white"},
                     "isError": true,

@@ -242,6 +242,8 @@ impl ToolList {
                     input_schema: t.input_schema.clone(),
                     output_schema: None,
                     annotations: None,
+                    icons: None,
+                    execution: None,
                     meta: None,
                 });
             }

@@ -233,9 +233,14 @@ fn what_failed(after: &After) -> String {
 /// A content block with its text bounded.
 fn bound_block(c: &ContentBlock, b: &TextBounds) -> ContentBlock {
     match c {
-        ContentBlock::Text { text, annotations } => ContentBlock::Text {
+        ContentBlock::Text {
+            text,
+            annotations,
+            meta,
+        } => ContentBlock::Text {
             text: b.bound(text),
             annotations: annotations.clone(),
+            meta: meta.clone(),
         },
         other => other.clone(),
     }
