@@ -51,7 +51,15 @@ impl PrincipalState {
         let mut draft = HintDraft::new();
         let mut ended = Vec::new();
         for ts in &diff.removed_toolsets {
-            let reason = format!("the server no longer offers the toolset {ts}");
+            // §4.1 [project]: a flipped `instances` flag ends the instances too; say so
+            // rather than that the toolset is gone.
+            let reason = match catalog.toolset(ts) {
+                Some(now) if now.instances => {
+                    format!("the server now offers the toolset {ts} as named instances")
+                }
+                Some(_) => format!("the server now offers the toolset {ts} without instances"),
+                None => format!("the server no longer offers the toolset {ts}"),
+            };
             for e in self.end_toolset(ts, &reason, now) {
                 draft.append(e.draft.clone());
                 ended.push(e);
