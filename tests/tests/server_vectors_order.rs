@@ -178,45 +178,71 @@ async fn vector_21_statement_and_tools_list_answered_consistently_mid_stream() {
     alice.recv().await;
 }
 
+/// What the `bell` pushes when it rings with `changes` (rev `rev` on that connection).
+fn rang(rev: u64, changes: Value) -> Value {
+    json!({"featureSet": "default", "tags": ["surface:activity"],
+        "payload": {"content": [text("The bell rang.")]}, "toolset": "bell",
+        "hints": {"rev": rev, "tools": changes}})
+}
+
 #[actix::test]
 async fn vector_29_a_cancelled_call_sends_its_changes_as_tools_hints() {
-    let h = arcade_server().await;
-    let (mut a1, mut bob) = game(&h, 4).await;
+    let slot = bell::Slot::default();
+    let h = arcade_server_with({
+        let slot = slot.clone();
+        move |b| b.toolset(bell::bell(slot))
+    })
+    .await;
+    let mut a1 = h.hinted("alice").await;
     let mut a2 = h.hinted("alice").await;
-    a1.request(call(2, "take", json!({"count": 2}))).await;
-    a2.recv().await; // alice's move, as tools/hints
-    bob.expect_push(2, alice_took(2, 2, 3)).await;
-    // alice waits for bob's move on a1, then gives up on it.
-    a1.send(call(3, "wait", json!({}))).await;
+    let opened = a1.request(open(1, "bell", None, None)).await;
+    assert_eq!(
+        opened["result"]["_meta"]["mcpl/hints"]["rev"], 1,
+        "{opened:#}"
+    );
+    a2.recv().await; // the open, as tools/hints (rev 1 there)
+
+    // The call hides `bell_wait` from its caller and holds that change for its result; the host
+    // gives up on it. §5.2: no result is written, and the call's own change goes as
+    // tools/hints.
+    a1.send(call(2, "bell_wait", json!({"hold": true}))).await;
     a1.send(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                   "params": {"requestId": 3, "reason": "impatient"}}),
+                   "params": {"requestId": 2, "reason": "impatient"}}),
     )
     .await;
-    a1.expect_after(
-        request(json!("sync"), "ping", json!({})),
-        result(json!("sync"), json!({})),
-    )
-    .await;
-    // bob's move answers the wait: cancelled, it gets no result, and the changes it would
-    // have carried go standalone. The other connection gets them with bob's event.
-    bob.request(call(3, "take", json!({"count": 1}))).await;
-    let changes = json!([tool_hint("take", Some("g1"), Some(true), Some(take_def(1)))]);
-    a1.expect(hints(json!({"rev": 3, "tools": changes}))).await;
+    let hidden = json!([tool_hint("bell_wait", None, Some(false), None)]);
+    a1.expect(hints(json!({"rev": 2, "tools": hidden}))).await;
+    // The other connection hears the same change on its own counter.
+    a2.expect(hints(json!({"rev": 2, "tools": hidden}))).await;
+
+    // The bell that then answers the wait is something else's consequence (§5.3): the
+    // [project] reading pushes it with its event to the connection that gave up, as to the
+    // one that never waited — a cancelled call accounts for nothing any more.
+    bell::ring(&slot);
+    let first = json!([
+        tool_hint("bell_answer", None, Some(true), None),
+        tool_hint("bell_wait", None, Some(true), None)
+    ]);
+    a1.expect_push(1, rang(3, first.clone())).await;
+    a2.expect_push(1, rang(3, first)).await;
     a1.quiet().await;
-    // a2 numbers it on its own counter (it took rev 1 for alice's move).
-    a2.expect_push(
-        1,
-        json!({"featureSet": "default", "tags": ["surface:turn"],
-        "payload": {"content": [text("bob took 1; 1 left. Your move.")]},
-        "hints": {"rev": 2, "tools": changes}, "toolset": "nim", "instance": "g1"}),
-    )
+    a2.quiet().await;
+
+    // Not cancelled, a wait is answered with the changes in its result (§5.3), and only
+    // the other connection is pushed.
+    a1.send(call(3, "bell_wait", json!({}))).await;
+    a1.quiet().await; // the wait is in before the bell rings
+    bell::ring(&slot);
+    let second = json!([tool_hint("bell_answer", None, Some(false), None)]);
+    a1.expect(result(
+        json!(3),
+        json!({"content": [text("Rung.")], "_meta": {"mcpl/hints": {"rev": 4, "tools": second}}}),
+    ))
     .await;
-    // Not cancelled, the same wait is answered with the changes in its result.
-    a1.request(call(4, "take", json!({"count": 1})))
-        .await
-        .to_string();
-    a2.recv().await;
+    a2.expect_push(2, rang(4, second)).await;
+    a1.quiet().await;
+    a2.quiet().await;
 }
 
 #[actix::test]
@@ -227,15 +253,13 @@ async fn vector_31_without_push_events_anothers_changes_come_as_tools_hints() {
     no_push.handshake(true, Some(&["tools"])).await;
     let mut no_grant = h.connect("bob").await;
     no_grant.handshake(true, None).await;
-    alice.request(call(2, "take", json!({"count": 2}))).await;
-    b1.expect_push(2, alice_took(2, 2, 3)).await;
-    let changes =
-        json!({"rev": 1, "tools": [tool_hint("take", Some("g1"), Some(true), Some(take_def(2)))]});
+    alice.request(call(2, "take", json!({"count": 1}))).await;
+    b1.expect_push(2, alice_took(1, 3, 3)).await;
+    let changes = json!({"rev": 1, "tools": [tool_hint("take", Some("g1"), Some(true), None)]});
     no_push.expect(hints(changes.clone())).await;
     no_grant.expect(hints(changes)).await;
     no_push.quiet().await;
     no_grant.quiet().await;
-    // Once granted, the same connection is pushed to.
     let receipt = no_grant
         .request(request(
             json!("grant"),
@@ -244,12 +268,28 @@ async fn vector_31_without_push_events_anothers_changes_come_as_tools_hints() {
         ))
         .await;
     assert_eq!(receipt["result"]["accepted"], true);
+    // bob's own move on b1 has no event for bob: standalone on his other connections.
     b1.accept_push(2).await;
     b1.request(call(3, "take", json!({"count": 1}))).await;
     alice.recv().await;
-    no_grant
-        .expect(hints(json!({"rev": 2, "tools": [tool_hint("take", Some("g1"), Some(false), Some(take_def(1)))]})))
+    alice.accept_push(1).await;
+    let own =
+        json!({"rev": 2, "tools": [tool_hint("take", Some("g1"), Some(false), Some(take_def(2)))]});
+    no_push.expect(hints(own.clone())).await;
+    no_grant.expect(hints(own)).await;
+    // Once granted, the same connection is pushed to: alice's next move reaches it as a
+    // push carrying the hints; the connection still without the grant gets tools/hints.
+    alice.request(call(3, "take", json!({"count": 1}))).await;
+    b1.expect_push(3, alice_took(1, 1, 5)).await;
+    no_grant.expect_push(1, alice_took(1, 1, 3)).await;
+    no_push
+        .expect(hints(json!({"rev": 3,
+            "tools": [tool_hint("take", Some("g1"), Some(true), Some(take_def(1)))]})))
         .await;
+    b1.accept_push(3).await;
+    no_grant.accept_push(1).await;
+    no_grant.quiet().await;
+    no_push.quiet().await;
 }
 
 #[actix::test]

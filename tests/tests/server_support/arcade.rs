@@ -9,7 +9,9 @@
 //! | `fragile` | `instances` | `boom` (its logic panics) |
 //!
 //! and, outside toolsets, `echo` (static) and `news` (dynamic, invisible). `take` declares
-//! `mcpl/presence: "static"`, which its toolset overrides (vector 16).
+//! `mcpl/presence: "static"`, which its toolset overrides (vector 16). [`drill`] (no
+//! instances, a required option) is kept out of [`arcade`], so the vectors that state the
+//! arcade's whole tool list and manifest need not change; a test adds it to its server.
 //!
 //! Nim: a pile of stones; players take 1 to 3 in turn; whoever takes the last one wins.
 //! Against the bot (no `opponent`), the bot answers at once, or from a timer with
@@ -355,5 +357,35 @@ impl InstanceLogic for Nim {
             cx.name(other)
         ));
         vec![mcpl_protocol::mcp::ContentBlock::text("You resigned.")]
+    }
+}
+
+/// `drill`: a toolset without instances whose options require a `level`, so it is not
+/// implicitly open for a host without `toolHints` (§8). Not part of [`arcade`]: tests add
+/// it to their own server.
+pub fn drill() -> Toolset {
+    Toolset::new("drill")
+        .title("Drill")
+        .summary("Practice at a level")
+        .options(json!({"type": "object",
+            "properties": {"level": {"type": "integer", "minimum": 1, "maximum": 5}},
+            "required": ["level"]}))
+        .tool(Tool::new("drill_task", "Today's task", object()))
+        .on_open(|opening, _| {
+            let opts: DrillOptions = opening.options_as()?;
+            Ok(Started::new(Drill(opts.level)).title(format!("Drill, level {}", opts.level)))
+        })
+}
+
+#[derive(Deserialize)]
+struct DrillOptions {
+    level: u32,
+}
+
+struct Drill(u32);
+
+impl InstanceLogic for Drill {
+    fn call(&mut self, _: ToolCall, _: &mut InstanceContext) -> Reply {
+        Reply::text(format!("Level {} task: take one stone.", self.0))
     }
 }

@@ -12,6 +12,7 @@
 #![allow(dead_code)] // each test file uses a different part of this module
 
 pub mod arcade;
+pub mod bell;
 
 use mcpl_protocol::jsonrpc::Message;
 use mcpl_server::{ManualClock, Server};

@@ -1,0 +1,520 @@
+//! RFC-014 rules on the server side that no numbered vector states alone, over a real
+//! WebSocket: the declarations a host is shown in the manifest (§4.1, §8), the ended
+//! records' lifetime knob (§4.3), `toolHints` withdrawn from several connections and
+//! principals at once (§4.1), implicit opens only without required options (§8), manifest
+//! changes ending instances (§4.1), `toolsets/close`'s instance rules (§4.2), and
+//! `mcpl/visible` across instances (§3).
+
+mod server_support;
+
+use mcpl_protocol::digest::revision_of_value;
+use serde_json::{Value, json};
+use server_support::*;
+use std::time::Duration;
+
+/// The arcade's manifest as a host with `toolHints` is shown it, without its revision:
+/// written out from the declarations in `server_support::arcade`, not read from the server.
+fn arcade_manifest() -> Value {
+    json!({
+        "version": "0.5",
+        "pushEvents": true,
+        "toolHints": true,
+        "featureSets": {"default": {"uses": ["tools", "pushEvents"]}},
+        "toolsets": {
+            "fragile": {"title": "Fragile", "default": "closed", "instances": true},
+            "lobby": {"title": "Lobby", "summary": "Who is here", "default": "open"},
+            "nim": {"title": "Nim", "summary": "Take stones; whoever takes the last one wins",
+                    "default": "closed", "instances": true,
+                    "options": {"type": "object", "properties": {
+                        "pile": {"type": "integer", "minimum": 1, "maximum": 30},
+                        "opponent": {"type": "string"},
+                        "think": {"type": "boolean"}}, "additionalProperties": false}},
+            "solo": {"title": "Solo", "summary": "Hints for practice", "default": "closed"}},
+        "surface": {"title": "Arcade", "summary": "Small games"}})
+}
+
+/// `m` with its SPEC §17.2 revision, computed here over exactly `m`.
+fn with_revision(mut m: Value) -> Value {
+    m["revision"] = json!(revision_of_value(&m).expect("a manifest object"));
+    m
+}
+
+/// `m` without RFC-014's members (§4.1 **\[project\]**: what a host without `toolHints`
+/// is shown).
+fn without_rfc014(mut m: Value) -> Value {
+    let o = m.as_object_mut().unwrap();
+    for k in ["toolHints", "toolsets", "surface"] {
+        o.remove(k);
+    }
+    m
+}
+
+fn get_manifest(id: i64) -> Value {
+    request(json!(id), "mcpl/manifest", json!({}))
+}
+
+#[actix::test]
+async fn the_declarations_reach_a_hinted_hosts_manifest_and_a_plain_host_sees_none() {
+    let h = arcade_server().await;
+    let shown = with_revision(arcade_manifest());
+    let mut hinted = h.connect("alice").await;
+    let init = hinted.handshake(true, Some(&["tools", "pushEvents"])).await;
+    assert_eq!(
+        init["capabilities"],
+        json!({"tools": {"listChanged": true}, "experimental": {"mcpl": shown}})
+    );
+    hinted
+        .expect_after(
+            get_manifest(1),
+            result(json!(1), json!({"manifest": shown})),
+        )
+        .await;
+    // An MCPL host without toolHints, and a plain MCP host: no toolHints, toolsets or
+    // surface, and a revision over what they are shown.
+    let tailored = with_revision(without_rfc014(arcade_manifest()));
+    assert_ne!(tailored["revision"], shown["revision"]);
+    let mut mcpl_only = h.connect("alice").await;
+    let init = mcpl_only
+        .handshake(false, Some(&["tools", "pushEvents"]))
+        .await;
+    assert_eq!(init["capabilities"]["experimental"]["mcpl"], tailored);
+    mcpl_only
+        .expect_after(
+            get_manifest(1),
+            result(json!(1), json!({"manifest": tailored})),
+        )
+        .await;
+    let mut plain = h.connect("alice").await;
+    let init = plain.handshake_plain().await;
+    assert_eq!(init["capabilities"]["experimental"]["mcpl"], tailored);
+    plain
+        .expect_after(
+            get_manifest(1),
+            result(json!(1), json!({"manifest": tailored})),
+        )
+        .await;
+}
+
+#[actix::test]
+async fn ended_records_live_as_long_as_the_configured_ttl() {
+    let h = arcade_server_with(|b| b.ended_ttl(Duration::from_secs(60))).await;
+    let mut alice = h.hinted("alice").await;
+    alice.request(open(1, "nim", Some("g1"), None)).await;
+    let closed = alice.request(close(2, "nim", Some("g1"))).await;
+    let id = ended_id(&closed["result"]["_meta"]["mcpl/hints"]);
+    let record = json!({"id": id, "toolset": "nim", "instance": "g1",
+                        "reason": "alice resigned; bot wins", "at": "2026-11-30T12:00:00Z"});
+    h.clock.advance(Duration::from_secs(59));
+    assert_eq!(
+        alice.request(list(3)).await["result"]["ended"],
+        json!([record])
+    );
+    // 60 s, not the default hour.
+    h.clock.advance(Duration::from_secs(1));
+    assert_eq!(alice.request(list(4)).await["result"]["ended"], json!([]));
+}
+
+/// The push a connection without hints gets for a move in `g1`.
+fn move_pushed(news: &str) -> Value {
+    json!({"featureSet": "default", "tags": ["surface:turn"],
+        "payload": {"content": [text(news)]}, "toolset": "nim", "instance": "g1"})
+}
+
+#[actix::test]
+async fn withdrawing_tool_hints_turns_every_connection_of_every_principal_plain() {
+    let h = arcade_server().await;
+    let (mut a1, mut bob) = game(&h, 6).await;
+    let mut a2 = h.hinted("alice").await;
+    let mut next = (*h.server.manifest()).clone();
+    next.tool_hints = None;
+    h.server.replace_manifest(next).unwrap();
+    // What a host that advertised toolHints is now shown: the declarations stay, toolHints
+    // goes.
+    let mut now_shown = arcade_manifest();
+    now_shown.as_object_mut().unwrap().remove("toolHints");
+    let now_shown = with_revision(now_shown);
+    for c in [&mut a1, &mut a2, &mut bob] {
+        c.expect(json!({"jsonrpc": "2.0", "method": "mcpl/manifestChanged",
+            "params": {"revision": now_shown["revision"], "domains": ["toolsets"]}}))
+            .await;
+        c.expect(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+            .await;
+        c.expect_after(
+            get_manifest(10),
+            result(json!(10), json!({"manifest": now_shown})),
+        )
+        .await;
+        assert_eq!(c.request(list(11)).await["error"]["code"], -32601);
+    }
+    // alice moves: her result carries no hints, her other connection hears nothing (no
+    // tools/hints), and bob is pushed the move without `hints`.
+    a1.expect_after(
+        call(12, "take", json!({"count": 1})),
+        result(
+            json!(12),
+            json!({"content": [text("You took 1; 5 left. bob's move.")]}),
+        ),
+    )
+    .await;
+    bob.expect_push(2, move_pushed("alice took 1; 5 left. Your move."))
+        .await;
+    bob.accept_push(2).await;
+    // bob's move reaches both of alice's connections the same way.
+    bob.expect_after(
+        call(12, "take", json!({"count": 2})),
+        result(
+            json!(12),
+            json!({"content": [text("You took 2; 3 left. alice's move.")]}),
+        ),
+    )
+    .await;
+    for c in [&mut a1, &mut a2] {
+        c.expect_push(1, move_pushed("bob took 2; 3 left. Your move."))
+            .await;
+        c.accept_push(1).await;
+    }
+    for c in [&mut a1, &mut a2, &mut bob] {
+        c.quiet().await;
+    }
+}
+
+/// [`arcade`](server_support::arcade) with `drill`: no instances, a required option.
+async fn arcade_with_drill() -> Harness {
+    arcade_server_with(|b| b.toolset(server_support::arcade::drill())).await
+}
+
+#[actix::test]
+async fn a_toolset_with_required_options_is_not_implicitly_open_for_a_plain_host() {
+    let h = arcade_with_drill().await;
+    let mut m = h.connect("alice").await;
+    m.handshake_plain().await;
+    let listed = m.request(request(json!(1), "tools/list", json!({}))).await;
+    let tools = listed["result"]["tools"].as_array().unwrap();
+    let enum_of = |tool: &str| {
+        let t = tools.iter().find(|t| t["name"] == tool).unwrap();
+        t["inputSchema"]["properties"]["toolset"]["enum"].clone()
+    };
+    // §8: solo (no instances, no required options) is implicitly open; drill needs an
+    // open, so the compat tools offer it.
+    assert_eq!(enum_of("toolset_open"), json!(["drill", "fragile", "nim"]));
+    assert_eq!(enum_of("toolset_close"), json!(["drill", "fragile", "nim"]));
+    m.expect_after(
+        call(2, "solo_hint", json!({})),
+        result(
+            json!(2),
+            json!({"content": [text("Leave your opponent a multiple of four.")]}),
+        ),
+    )
+    .await;
+    let not_open =
+        || tool_error("drill_task belongs to toolset drill, which is not open; open it first");
+    m.expect_after(
+        call(3, "drill_task", json!({})),
+        result(json!(3), not_open()),
+    )
+    .await;
+    // Opening without the required option is refused, and opens nothing.
+    let refused = m
+        .request(call(4, "toolset_open", json!({"toolset": "drill"})))
+        .await;
+    assert_eq!(refused["result"]["isError"], true, "{refused:#}");
+    assert!(
+        refused["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("\"level\""),
+        "{refused:#}"
+    );
+    m.expect_after(
+        call(5, "drill_task", json!({})),
+        result(json!(5), not_open()),
+    )
+    .await;
+    m.expect_after(
+        call(
+            6,
+            "toolset_open",
+            json!({"toolset": "drill", "options": {"level": 3}}),
+        ),
+        result(
+            json!(6),
+            json!({"content": [text("Opened drill (Drill, level 3).")]}),
+        ),
+    )
+    .await;
+    m.expect_after(
+        call(7, "drill_task", json!({})),
+        result(
+            json!(7),
+            json!({"content": [text("Level 3 task: take one stone.")]}),
+        ),
+    )
+    .await;
+    // Closed again, it is not open again on its own.
+    m.expect_after(
+        call(8, "toolset_close", json!({"toolset": "drill"})),
+        result(json!(8), json!({"content": [text("Closed drill.")]})),
+    )
+    .await;
+    m.expect_after(
+        call(9, "drill_task", json!({})),
+        result(json!(9), not_open()),
+    )
+    .await;
+    m.quiet().await;
+}
+
+/// The closed entries of a `tools/hints` after a manifest change; returns the ended ids,
+/// in the entries' order.
+/// Why nim's instances ended when the manifest dropped it.
+const GONE: &str = "the server no longer offers the toolset nim";
+/// Why they ended when nim's `instances` flag was turned off (§4.1).
+const FLIPPED: &str = "the server now offers the toolset nim without instances";
+
+fn closed_ids(changes: &Value, instances: &[&str], reason: &str) -> Vec<String> {
+    let entries = changes["toolsets"].as_array().unwrap();
+    assert_eq!(entries.len(), instances.len(), "{changes:#}");
+    entries
+        .iter()
+        .zip(instances)
+        .map(|(e, i)| {
+            let id = e["ended"].as_str().unwrap_or_else(|| panic!("{e:#}"));
+            assert_eq!(
+                e,
+                &json!({"toolset": "nim", "instance": i, "state": "closed",
+                    "reason": reason, "ended": id})
+            );
+            id.to_owned()
+        })
+        .collect()
+}
+
+/// `tools` hidden in `instance`, as closing it states them.
+fn hidden_in(instance: &str, tools: &[&str]) -> Vec<Value> {
+    tools
+        .iter()
+        .map(|t| tool_hint(t, Some(instance), Some(false), None))
+        .collect()
+}
+
+#[actix::test]
+async fn removing_an_instanced_toolset_ends_its_instances_for_every_connection() {
+    let h = arcade_server().await;
+    let (mut a1, mut bob) = game(&h, 6).await;
+    let mut a2 = h.hinted("alice").await;
+    a1.request(open(2, "nim", Some("g2"), None)).await;
+    a2.recv().await; // the open, as tools/hints
+    let mut next = (*h.server.manifest()).clone();
+    next.toolsets.remove("nim");
+    h.server.replace_manifest(next).unwrap();
+    let mut now_shown = arcade_manifest();
+    now_shown["toolsets"].as_object_mut().unwrap().remove("nim");
+    let changed = json!({"jsonrpc": "2.0", "method": "mcpl/manifestChanged",
+        "params": {"revision": with_revision(now_shown)["revision"], "domains": ["toolsets"]}});
+    // nim's tools are now an undeclared group's, at their declared visibility (§4.4; as in
+    // vector 33).
+    let undeclared = [
+        tool_hint("board", None, Some(true), None),
+        tool_hint("wait", None, Some(true), None),
+    ];
+    let mut alice_ids = Vec::new();
+    for (c, rev) in [(&mut a1, 3), (&mut a2, 2)] {
+        c.expect(changed.clone()).await;
+        let got = c.recv().await;
+        let ids = closed_ids(&got["params"], &["g1", "g2"], GONE);
+        let mut tools = hidden_in("g1", &["board", "take", "wait"]);
+        tools.extend(hidden_in("g2", &["board", "take", "wait"]));
+        tools.extend(undeclared.clone());
+        assert_eq!(
+            got,
+            hints(json!({"rev": rev, "tools": tools, "toolsets": got["params"]["toolsets"]}))
+        );
+        alice_ids.push(ids);
+    }
+    // Each instance has its own record; both connections are told the same ones.
+    assert_ne!(alice_ids[0][0], alice_ids[0][1]);
+    assert_eq!(alice_ids[0], alice_ids[1]);
+    // bob's share of g1 ends too (take was not visible to him: it was alice's move).
+    bob.expect(changed).await;
+    let got = bob.recv().await;
+    let bob_ids = closed_ids(&got["params"], &["g1"], GONE);
+    let mut tools = hidden_in("g1", &["board", "wait"]);
+    tools.extend(undeclared);
+    assert_eq!(
+        got,
+        hints(json!({"rev": 3, "tools": tools, "toolsets": got["params"]["toolsets"]}))
+    );
+    // The statements report the records, and nothing of nim open.
+    let record = |id: &str, instance: &str| {
+        json!({"id": id, "toolset": "nim", "instance": instance,
+            "reason": GONE, "at": "2026-11-30T12:00:00Z"})
+    };
+    let l = a2.request(list(3)).await;
+    assert_eq!(
+        l["result"]["ended"],
+        json!([
+            record(&alice_ids[0][0], "g1"),
+            record(&alice_ids[0][1], "g2")
+        ])
+    );
+    assert_eq!(
+        l["result"]["open"],
+        json!([{"toolset": "lobby", "title": "Lobby"}])
+    );
+    let l = bob.request(list(2)).await;
+    assert_eq!(l["result"]["ended"], json!([record(&bob_ids[0], "g1")]));
+    for c in [&mut a1, &mut a2, &mut bob] {
+        c.quiet().await;
+    }
+}
+
+#[actix::test]
+async fn flipping_a_toolsets_instances_flag_ends_its_instances() {
+    let h = arcade_server().await;
+    let mut alice = h.hinted("alice").await;
+    alice.request(open(1, "nim", Some("g1"), None)).await;
+    let mut next = (*h.server.manifest()).clone();
+    next.toolsets.get_mut("nim").unwrap().instances = false;
+    h.server.replace_manifest(next).unwrap();
+    let mut now_shown = arcade_manifest();
+    now_shown["toolsets"]["nim"]
+        .as_object_mut()
+        .unwrap()
+        .remove("instances");
+    alice
+        .expect(json!({"jsonrpc": "2.0", "method": "mcpl/manifestChanged",
+            "params": {"revision": with_revision(now_shown)["revision"], "domains": ["toolsets"]}}))
+        .await;
+    // §4.1: a removal plus an addition: g1 ends, and the new nim starts closed.
+    let got = alice.recv().await;
+    let ids = closed_ids(&got["params"], &["g1"], FLIPPED);
+    assert_eq!(
+        got,
+        hints(
+            json!({"rev": 2, "tools": hidden_in("g1", &["board", "take", "wait"]),
+            "toolsets": got["params"]["toolsets"]})
+        )
+    );
+    let l = alice.request(list(2)).await;
+    assert_eq!(
+        l["result"],
+        json!({"open": [{"toolset": "lobby", "title": "Lobby"}],
+            "ended": [{"id": ids[0], "toolset": "nim", "instance": "g1",
+                "reason": FLIPPED, "at": "2026-11-30T12:00:00Z"}],
+            "_meta": {"mcpl/hints": {"rev": 3, "tools": [tool_hint("lobby_who", None, Some(true), None)]}}})
+    );
+    // nim now takes no instance name, and opens as a toolset without instances.
+    let refused = alice.request(open(3, "nim", Some("g1"), None)).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused:#}");
+    let opened = alice.request(open(4, "nim", None, None)).await;
+    assert_eq!(
+        opened["result"]["_meta"]["mcpl/hints"]["toolsets"],
+        json!([{"toolset": "nim", "state": "open", "title": "Nim vs bot"}])
+    );
+    assert!(opened["result"].get("instance").is_none(), "{opened:#}");
+    alice.quiet().await;
+}
+
+#[actix::test]
+async fn close_needs_an_instance_exactly_when_the_toolset_has_instances() {
+    let h = arcade_server().await;
+    let mut alice = h.hinted("alice").await;
+    alice.request(open(1, "nim", Some("g1"), None)).await;
+    alice.request(open(2, "solo", None, None)).await;
+    // §4.2: required for an instanced toolset — even with only one open…
+    let refused = alice.request(close(3, "nim", None)).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused:#}");
+    assert!(refused.get("result").is_none());
+    // …and refused for one without instances.
+    let refused = alice.request(close(4, "solo", Some("s1"))).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused:#}");
+    assert!(refused.get("result").is_none());
+    // Neither closed anything, nor took a rev.
+    alice.quiet().await;
+    let l = alice.request(list(5)).await;
+    assert_eq!(
+        l["result"]["open"],
+        json!([{"toolset": "lobby", "title": "Lobby"},
+               {"toolset": "nim", "instance": "g1", "title": "Nim vs bot"},
+               {"toolset": "solo", "title": "Solo practice"}])
+    );
+    assert_eq!(l["result"]["ended"], json!([]));
+    assert_eq!(l["result"]["_meta"]["mcpl/hints"]["rev"], 3);
+}
+
+/// The `_meta` of nim's `take` and `board` in `c`'s `tools/list` now.
+async fn nim_listed(c: &mut Client) -> [Value; 2] {
+    let got = c
+        .request(request(json!("tl"), "tools/list", json!({})))
+        .await;
+    let meta = |name: &str| {
+        got["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["name"] == name)
+            .unwrap_or_else(|| panic!("{name} is not listed: {got:#}"))["_meta"]
+            .clone()
+    };
+    [meta("take"), meta("board")]
+}
+
+/// `take` listed at `visible`, and `board` visible: the answer is per tool.
+fn nim_meta(take_visible: bool) -> [Value; 2] {
+    let m = |visible: bool| json!({"mcpl/presence": "dynamic", "mcpl/visible": visible, "mcpl/toolset": "nim"});
+    [m(take_visible), m(true)]
+}
+
+#[actix::test]
+async fn visible_in_tools_list_means_visible_in_at_least_one_open_instance() {
+    let h = arcade_server().await;
+    let mut alice = h.hinted("alice").await;
+    // Three games against people who have not joined: alice moves first in each, and after
+    // her move `take` is invisible to her there.
+    for (id, game, opponent) in [(1, "g1", "bob"), (2, "g2", "carol"), (3, "g3", "bob")] {
+        alice
+            .request(open(
+                id,
+                "nim",
+                Some(game),
+                Some(json!({"pile": 5, "opponent": opponent})),
+            ))
+            .await;
+    }
+    assert_eq!(nim_listed(&mut alice).await, nim_meta(true));
+    // Hidden in the first and the last instance, visible only in the middle one: still
+    // visible (neither the first nor the last instance decides).
+    for (id, game) in [(4, "g1"), (5, "g3")] {
+        let took = alice
+            .request(call_in(id, "take", json!({"count": 1}), game))
+            .await;
+        assert_eq!(
+            took["result"]["_meta"]["mcpl/hints"]["tools"],
+            json!([tool_hint("take", Some(game), Some(false), None)])
+        );
+    }
+    assert_eq!(nim_listed(&mut alice).await, nim_meta(true));
+    let l = alice.request(list(6)).await;
+    let take_entries: Vec<&Value> = l["result"]["_meta"]["mcpl/hints"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["name"] == "take")
+        .collect();
+    // Per instance, the statement says where it is visible (and states each instance's
+    // own definition, visible or not).
+    assert_eq!(
+        take_entries,
+        [
+            &tool_hint("take", Some("g1"), None, Some(take_def(4))),
+            &tool_hint("take", Some("g2"), Some(true), Some(take_def(5))),
+            &tool_hint("take", Some("g3"), None, Some(take_def(4)))
+        ]
+    );
+    // Hidden in all three: invisible.
+    alice
+        .request(call_in(7, "take", json!({"count": 1}), "g2"))
+        .await;
+    assert_eq!(nim_listed(&mut alice).await, nim_meta(false));
+    alice.quiet().await;
+}
