@@ -623,3 +623,84 @@ async fn with_no_limit_configured_a_post_past_4_mib_gets_413_and_exactly_4_mib_i
     assert_eq!(resp.status(), StatusCode::ACCEPTED);
     assert_eq!(next_notification(&mut server).await.1.method, "small");
 }
+
+/// Reads one SSE stream to its end; the `params.i` of each message, in order.
+async fn numbers_until_the_end(resp: &mut reqwest::Response) -> Vec<u64> {
+    let mut buf = Vec::new();
+    while let Some(chunk) = within("the GET stream", resp.chunk()).await.unwrap() {
+        buf.extend_from_slice(&chunk);
+    }
+    let text = String::from_utf8(buf).unwrap();
+    text.split("\n\n")
+        .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data: ")))
+        .map(|data| {
+            let v: serde_json::Value = serde_json::from_str(data).unwrap();
+            v["params"]["i"].as_u64().unwrap()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_get_stream_that_does_not_keep_up_ends_and_what_follows_waits_for_the_next() {
+    const LIMIT: usize = 8;
+    const N: u64 = 48;
+    let mut ep = endpoint(ServerOptions {
+        http_queue_limit: LIMIT,
+        ..server_opts()
+    })
+    .await;
+    let (server, session) = ep.open().await;
+    let get = || {
+        ep.http
+            .get(&ep.url)
+            .header("authorization", "Bearer s3cret")
+            .header("accept", "text/event-stream")
+            .header("mcp-session-id", &session)
+            .send()
+    };
+    let mut first = get().await.unwrap();
+    assert_eq!(first.status(), StatusCode::OK);
+    // 48 MiB written while the client reads nothing: more than loopback's socket buffers
+    // and the stream's channel of 8 hold, so the server finds the stream full.
+    let pad = "x".repeat(1 << 20);
+    for i in 0..N {
+        server
+            .outbound
+            .send(notification("tick", json!({"i": i, "pad": pad})))
+            .await
+            .unwrap();
+    }
+    // The full stream ended after writing what it held: a run from the start, no gaps.
+    let before = numbers_until_the_end(&mut first).await;
+    assert!(
+        !before.is_empty() && (before.len() as u64) < N,
+        "{before:?}"
+    );
+    assert_eq!(before, (0..before.len() as u64).collect::<Vec<_>>());
+    // What followed waited (the newest `LIMIT` of it) for the stream the client reopens.
+    let mut second = get().await.unwrap();
+    assert_eq!(second.status(), StatusCode::OK);
+    let (mut after, mut buf) = (Vec::new(), String::new());
+    while after.last() != Some(&(N - 1)) {
+        let chunk = within("the next GET stream", second.chunk())
+            .await
+            .unwrap()
+            .expect("the stream goes on");
+        buf.push_str(std::str::from_utf8(&chunk).unwrap());
+        // Whole events only: a 1 MiB event arrives in many chunks.
+        while let Some(end) = buf.find("\n\n") {
+            let event: String = buf.drain(..end + 2).collect();
+            if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: ")) {
+                let v: serde_json::Value = serde_json::from_str(data).unwrap();
+                after.push(v["params"]["i"].as_u64().unwrap());
+            }
+        }
+    }
+    assert!(after.len() <= LIMIT + 1, "{after:?}");
+    assert!(
+        after[0] > *before.last().unwrap(),
+        "{before:?} then {after:?}"
+    );
+    assert!(after.windows(2).all(|w| w[0] < w[1]), "{after:?}");
+    drop(server);
+}

@@ -26,7 +26,9 @@
 //!
 //! Server-to-client requests and notifications go to the GET stream; with none open, to the
 //! newest pending SSE answer (in SSE mode); else into a queue of
-//! [`ServerOptions::http_queue_limit`] flushed when a GET stream opens. A second GET stream
+//! [`ServerOptions::http_queue_limit`] flushed when a GET stream opens. A GET stream whose
+//! client does not keep up (its channel of that size is full) is ended, and what follows
+//! waits in the queue for the client to reopen it. A second GET stream
 //! *replaces* the first (which ends once it has written what it holds) rather than getting
 //! 409: a client that lost its stream without the server noticing can always reopen it.
 //! SSE events are `event: message` with the message as `data`; no event ids, so no

@@ -199,9 +199,14 @@ impl Session {
         if let Some(get) = &routes.get {
             match get.try_send(message) {
                 Ok(()) => return,
-                Err(TrySendError::Full(_)) => {
-                    tracing::warn!(session = %self.short_id(), "the GET stream is not keeping up; a message was dropped");
-                    return;
+                // A client not reading its GET stream fast enough: that stream ends once it
+                // has written what it holds, and this message waits with the rest for the
+                // next one, which the client opens when it sees the end. A slow reader then
+                // loses nothing until the queue's bound, rather than this message at once.
+                Err(TrySendError::Full(m)) => {
+                    tracing::warn!(session = %self.short_id(), "the GET stream is not keeping up; ending it, later messages wait for the next");
+                    routes.get = None;
+                    message = m;
                 }
                 Err(TrySendError::Closed(m)) => {
                     routes.get = None;
