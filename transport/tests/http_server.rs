@@ -704,3 +704,103 @@ async fn a_get_stream_that_does_not_keep_up_ends_and_what_follows_waits_for_the_
     assert!(after.windows(2).all(|w| w[0] < w[1]), "{after:?}");
     drop(server);
 }
+
+#[tokio::test]
+async fn a_requests_progress_rides_its_own_answer_which_turns_to_sse_for_it() {
+    let mut ep = endpoint(server_opts()).await; // JSON answers
+    let (mut server, session) = ep.open().await;
+    let mut get = ep
+        .http
+        .get(&ep.url)
+        .header("authorization", "Bearer s3cret")
+        .header("accept", "text/event-stream")
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), StatusCode::OK);
+    let progress = |token: &str, n: u32| {
+        notification(
+            "notifications/progress",
+            json!({"progressToken": token, "progress": n}),
+        )
+    };
+
+    // A request with a progress token: its progress goes on its own answer, before the
+    // response, while an unrelated notification takes the GET stream.
+    let call = request(
+        5,
+        "tools/call",
+        json!({"name": "slow", "_meta": {"progressToken": "p5"}}),
+    );
+    let post = tokio::spawn(
+        ep.post(call.encode(), &[("mcp-session-id", &session)])
+            .send(),
+    );
+    next_request(&mut server).await;
+    for m in [
+        progress("p5", 1),
+        notification("tick", json!({})),
+        progress("p5", 2),
+        ok(5, json!({"content": []})),
+    ] {
+        server.outbound.send(m).await.unwrap();
+    }
+    let resp = within("the answer", post).await.unwrap().unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    assert_eq!(resp.headers()["content-type"], "text/event-stream");
+    let text = within("the whole answer", resp.text()).await.unwrap();
+    let messages: Vec<Message> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .map(|d| Message::decode(d.as_bytes()).unwrap())
+        .collect();
+    assert_eq!(
+        messages,
+        [
+            progress("p5", 1),
+            progress("p5", 2),
+            ok(5, json!({"content": []}))
+        ]
+    );
+    let mut seen = String::new();
+    while !seen.contains("\n\n") {
+        let chunk = within("the GET stream", get.chunk())
+            .await
+            .unwrap()
+            .unwrap();
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    assert!(
+        seen.contains("\"tick\"") && !seen.contains("progress"),
+        "{seen}"
+    );
+
+    // Without a token, nothing is related: the answer stays JSON, and a progress naming an
+    // unknown token goes on the GET stream.
+    let post = tokio::spawn(
+        ep.post(
+            request(6, "ping", json!({})).encode(),
+            &[("mcp-session-id", &session)],
+        )
+        .send(),
+    );
+    next_request(&mut server).await;
+    server.outbound.send(progress("nobody", 1)).await.unwrap();
+    server.outbound.send(ok(6, json!({}))).await.unwrap();
+    let resp = within("the answer", post).await.unwrap().unwrap();
+    assert_eq!(resp.headers()["content-type"], "application/json");
+    assert_eq!(
+        Message::decode(&resp.bytes().await.unwrap()).unwrap(),
+        ok(6, json!({}))
+    );
+    let mut seen = String::new();
+    while !seen.contains("\n\n") {
+        let chunk = within("the GET stream", get.chunk())
+            .await
+            .unwrap()
+            .unwrap();
+        seen.push_str(std::str::from_utf8(&chunk).unwrap());
+    }
+    assert!(seen.contains("\"nobody\""), "{seen}");
+}

@@ -22,7 +22,10 @@
 //! 5. A notification or response → 202, no body. A request → held until the session writes
 //!    the response with its id: one `application/json` body, or, with
 //!    [`HttpResponseMode::Sse`], an SSE stream that first carries server messages written
-//!    while it waits (when no GET stream is open) and ends after the response.
+//!    while it waits (when no GET stream is open) and ends after the response. A request
+//!    with `_meta.progressToken` gets its `notifications/progress` on its own answer (MCP:
+//!    related messages SHOULD go on the request's stream), before the response; a JSON
+//!    answer becomes an SSE stream when its first progress comes before the response.
 //!
 //! Server-to-client requests and notifications go to the GET stream; with none open, to the
 //! newest pending SSE answer (in SSE mode); else into a queue of

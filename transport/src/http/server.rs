@@ -335,7 +335,12 @@ async fn answer(
 ) -> HttpResponse {
     let sse = server.opts.http_response_mode == HttpResponseMode::Sse;
     let id = request.id.clone();
-    let Ok((mut rx, guard)) = session.register(id.clone(), sse) else {
+    let progress = request
+        .params
+        .as_ref()
+        .and_then(|p| p.get("_meta")?.get("progressToken"))
+        .cloned();
+    let Ok((mut rx, guard)) = session.register(id.clone(), sse, progress) else {
         return rpc_error(
             StatusCode::BAD_REQUEST,
             Some(id),
@@ -352,13 +357,17 @@ async fn answer(
         return gone();
     }
     if sse {
-        return sse_response(rx, guard);
+        return sse_response(None, rx, guard);
     }
-    // Only the response is routed to a JSON answer; the channel closes if the session ends.
-    let answer = rx.recv().await;
-    drop(guard);
-    match answer {
-        Some(message) => json(StatusCode::OK, &message),
+    // A JSON answer unless something related comes first (a progress notification of this
+    // request): then an SSE stream that carries it, and ends after the response. The
+    // channel closes if the session ends.
+    match rx.recv().await {
+        Some(message @ Message::Response(_)) => {
+            drop(guard);
+            json(StatusCode::OK, &message)
+        }
+        Some(first) => sse_response(Some(first), rx, guard),
         None => gone(),
     }
 }
@@ -381,7 +390,7 @@ async fn on_get(State(server): State<Arc<Server>>, headers: HeaderMap) -> HttpRe
         Err(refusal) => return refusal.into_response(),
     };
     let rx = session.open_get();
-    with_session_id(sse_response(rx, ()), &session)
+    with_session_id(sse_response(None, rx, ()), &session)
 }
 
 async fn on_delete(State(server): State<Arc<Server>>, headers: HeaderMap) -> HttpResponse {
@@ -551,12 +560,22 @@ async fn collect_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
 }
 
 /// An SSE response from a channel; `guard` lives as long as the stream does.
-fn sse_response<G: Send + 'static>(rx: mpsc::Receiver<Message>, guard: G) -> HttpResponse {
-    let events = futures_util::stream::unfold((rx, guard), |(mut rx, guard)| async move {
-        let message = rx.recv().await?;
-        let event = Event::default().event("message").data(message.encode());
-        Some((Ok::<_, Infallible>(event), (rx, guard)))
-    });
+/// An SSE answer: `first` (if any), then what `rx` brings, until it closes (after the
+/// response). `guard` lives as long as the stream.
+fn sse_response<G: Send + 'static>(
+    first: Option<Message>,
+    rx: mpsc::Receiver<Message>,
+    guard: G,
+) -> HttpResponse {
+    let events =
+        futures_util::stream::unfold((first, rx, guard), |(first, mut rx, guard)| async move {
+            let message = match first {
+                Some(m) => m,
+                None => rx.recv().await?,
+            };
+            let event = Event::default().event("message").data(message.encode());
+            Some((Ok::<_, Infallible>(event), (None, rx, guard)))
+        });
     Sse::new(events)
         .keep_alive(KeepAlive::default())
         .into_response()

@@ -6,6 +6,7 @@
 
 use crate::{Inbound, Principal, StreamId};
 use mcpl_protocol::{Id, Message};
+use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -72,6 +73,8 @@ struct Pending {
     tx: mpsc::Sender<Message>,
     /// An SSE answer, which may carry server messages before the response.
     sse: bool,
+    /// The request's `_meta.progressToken`: its progress notifications ride its answer.
+    progress: Option<Value>,
     /// Registration order, to pick the newest.
     seq: u64,
 }
@@ -131,21 +134,31 @@ impl Session {
         tx.send(item).await.is_ok()
     }
 
-    /// Registers a POSTed request before it is delivered, so its response finds its way back.
+    /// Registers a POSTed request before it is delivered, so its response finds its way back,
+    /// and so do its progress notifications when it carries a `progress` token.
     pub(super) fn register(
         self: &Arc<Self>,
         id: Id,
         sse: bool,
+        progress: Option<Value>,
     ) -> Result<(mpsc::Receiver<Message>, PendingGuard), DuplicateId> {
         let mut routes = lock(&self.routes);
         if routes.pending.contains_key(&id) {
             return Err(DuplicateId);
         }
-        let (tx, rx) = mpsc::channel(if sse { self.queue_limit } else { 1 });
+        let (tx, rx) = mpsc::channel(self.queue_limit);
         let seq = routes.next_seq;
         routes.next_seq += 1;
         if !self.ended.is_cancelled() {
-            routes.pending.insert(id.clone(), Pending { tx, sse, seq });
+            routes.pending.insert(
+                id.clone(),
+                Pending {
+                    tx,
+                    sse,
+                    progress,
+                    seq,
+                },
+            );
         }
         Ok((
             rx,
@@ -196,6 +209,21 @@ impl Session {
             return;
         }
         let mut message = message;
+        // MCP: messages related to a request SHOULD go on that request's stream. A progress
+        // notification names its request by the token the request carried; it rides that
+        // request's answer (which becomes an SSE stream if it was to be JSON), so it is
+        // read before the result on the same stream.
+        if let Some(token) = progress_token_of(&message)
+            && let Some(p) = routes
+                .pending
+                .values()
+                .find(|p| p.progress.as_ref() == Some(token))
+        {
+            match p.tx.try_send(message) {
+                Ok(()) => return,
+                Err(TrySendError::Full(m) | TrySendError::Closed(m)) => message = m,
+            }
+        }
         if let Some(get) = &routes.get {
             match get.try_send(message) {
                 Ok(()) => return,
@@ -274,6 +302,16 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The `progressToken` of a `notifications/progress`.
+fn progress_token_of(message: &Message) -> Option<&Value> {
+    match message {
+        Message::Notification(n) if n.method == "notifications/progress" => {
+            n.params.as_ref()?.get("progressToken")
+        }
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -313,7 +351,7 @@ mod tests {
     fn responses_go_to_their_request_and_nowhere_else() {
         let (s, _in) = session(4);
         let mut get = s.open_get();
-        let (mut rx, _guard) = s.register(Id::Number(1), false).ok().unwrap();
+        let (mut rx, _guard) = s.register(Id::Number(1), false, None).ok().unwrap();
         s.route(Response::ok(Id::Number(1), json!({})).into());
         s.route(Response::ok(Id::Number(2), json!({})).into());
         assert!(matches!(rx.try_recv(), Ok(Message::Response(_))));
@@ -337,8 +375,8 @@ mod tests {
     #[test]
     fn sse_answers_carry_server_messages_when_no_get_stream_is_open() {
         let (s, _in) = session(4);
-        let (mut old, _g1) = s.register(Id::Number(1), true).ok().unwrap();
-        let (mut new, _g2) = s.register(Id::Number(2), true).ok().unwrap();
+        let (mut old, _g1) = s.register(Id::Number(1), true, None).ok().unwrap();
+        let (mut new, _g2) = s.register(Id::Number(2), true, None).ok().unwrap();
         s.route(note(7));
         assert_eq!(
             new.try_recv().ok(),
@@ -359,13 +397,13 @@ mod tests {
             first.try_recv(),
             Err(mpsc::error::TryRecvError::Disconnected)
         ));
-        let (_rx, guard) = s.register(Id::Number(5), false).ok().unwrap();
+        let (_rx, guard) = s.register(Id::Number(5), false, None).ok().unwrap();
         assert!(
-            s.register(Id::Number(5), false).is_err(),
+            s.register(Id::Number(5), false, None).is_err(),
             "a duplicate pending id is refused"
         );
         drop(guard);
-        assert!(s.register(Id::Number(5), false).is_ok());
+        assert!(s.register(Id::Number(5), false, None).is_ok());
     }
 
     #[tokio::test]
