@@ -193,7 +193,11 @@ fn a_call_in_flight_when_the_link_drops_fails_as_disconnected() {
 fn any_typed_request_goes_through_send_request() {
     paused(async {
         let (link, mut peer, _events, _taps) = ready(Plan::Accept { ordered: true }).await;
-        let call = actix::spawn(link.send(SendRequest::<ToolsetsList>::new(ToolsetsListParams {})));
+        let call = actix::spawn(
+            link.send(SendRequest::<ToolsetsList>::new(ToolsetsListParams {
+                meta: None,
+            })),
+        );
         let req = peer.expect().await;
         assert_eq!(
             req,

@@ -76,7 +76,7 @@ fn hints_20() -> Message {
         suggest: vec![],
     };
     assert_eq!(h.tools.len() + h.toolsets.len(), 20);
-    Message::Notification(Notification::new::<ToolHints>(&h))
+    Message::Notification(Notification::new::<ToolHints>(&h.into()))
 }
 
 fn bench(c: &mut Criterion) {

@@ -4,7 +4,7 @@
 //! message carrying a `HintChanges` takes the connection's next `rev` (§5.2).
 
 use crate::mcp::ToolAnnotations;
-use crate::meta::Meta;
+use crate::meta::{Meta, is_none_or_empty};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -39,6 +39,31 @@ impl HintChanges {
     /// True when there are no entries (a full statement may be empty and still count, §4.3).
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty() && self.toolsets.is_empty() && self.suggest.is_empty()
+    }
+}
+
+/// `tools/hints` params (§5.2, carrier 3): the [`HintChanges`] themselves, plus the
+/// `_meta` MCP reserves on every notification's params.
+///
+/// `_meta` lives here rather than on [`HintChanges`], so the §5.1 shape stays exactly what
+/// the other two carriers (a result's `_meta["mcpl/hints"]`, a push's `hints`) hold.
+/// Absent `_meta`, the wire form is the bare `HintChanges`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolHintsParams {
+    /// The changes: `rev`, `tools`, `toolsets`, `suggest` at the top level of the params.
+    #[serde(flatten)]
+    pub changes: HintChanges,
+    /// `_meta` (MCP reserves it on notification params), kept as sent.
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
+}
+
+impl From<HintChanges> for ToolHintsParams {
+    fn from(changes: HintChanges) -> Self {
+        ToolHintsParams {
+            changes,
+            meta: None,
+        }
     }
 }
 
@@ -190,6 +215,27 @@ mod tests {
         };
         assert_eq!(serde_json::to_value(&h).unwrap(), json!({"rev": 3}));
         assert!(h.is_empty());
+    }
+
+    #[test]
+    fn tool_hints_params_are_the_bare_changes_plus_an_optional_meta() {
+        let h = HintChanges {
+            rev: 3,
+            ..Default::default()
+        };
+        let bare = ToolHintsParams::from(h.clone());
+        assert_eq!(serde_json::to_value(&bare).unwrap(), json!({"rev": 3}));
+
+        let v = json!({"rev": 3, "_meta": {"vendor/x": 1}});
+        let p: ToolHintsParams = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!(p.changes, h);
+        assert_eq!(p.meta.as_ref().unwrap().other["vendor/x"], json!(1));
+        assert_eq!(serde_json::to_value(&p).unwrap(), v);
+        // A reader that wants only the changes (the host) decodes the same params as them.
+        assert_eq!(serde_json::from_value::<HintChanges>(v).unwrap(), h);
+        // The flattened changes are still checked.
+        assert!(serde_json::from_value::<ToolHintsParams>(json!({"rev": -1})).is_err());
+        assert!(serde_json::from_value::<ToolHintsParams>(json!({"_meta": {}})).is_err());
     }
 
     #[test]

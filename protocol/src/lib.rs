@@ -14,7 +14,7 @@
 //! | [`mcpl`] | MCPL 0.5 base: capabilities, the manifest, `featureSets/update`, `push/event` |
 //! | [`digest`] | the manifest revision digest (SPEC §17.2: SHA-256 over RFC 8785 JCS) |
 //! | [`meta`] | the `_meta` object and RFC-014's keys in it (spec §3) |
-//! | [`hints`] | RFC-014 hint changes: `HintChanges` and its entries (spec §5.1) |
+//! | [`hints`] | RFC-014 hint changes: `HintChanges` and its entries (spec §5.1), `tools/hints` params |
 //! | [`toolsets`] | RFC-014 toolset declarations and `toolsets/open|close|list` (spec §4) |
 //! | [`names`] | RFC-014's name grammar for toolsets and instances (spec §4.1) |
 //!
@@ -31,7 +31,9 @@ pub mod method;
 pub mod names;
 pub mod toolsets;
 
-pub use hints::{HintChanges, Presence, Suggestion, ToolHint, ToolsetChange, ToolsetState};
+pub use hints::{
+    HintChanges, Presence, Suggestion, ToolHint, ToolHintsParams, ToolsetChange, ToolsetState,
+};
 pub use jsonrpc::{ErrorCode, ErrorObject, Id, Message, Notification, Request, Response};
 pub use mcp::{CallToolParams, CallToolResult, ContentBlock, Tool};
 pub use meta::Meta;

@@ -71,6 +71,9 @@ pub struct InitializeParams {
     pub capabilities: ClientCapabilities,
     /// Who the client is.
     pub client_info: Implementation,
+    /// `_meta` (MCP reserves it here), kept as sent: a progress token, vendor keys, ….
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 /// The client's (host's) capabilities.
@@ -115,6 +118,9 @@ pub struct InitializeResult {
     /// Instructions for the model, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instructions: Option<String>,
+    /// `_meta` (MCP reserves it on every result), kept as sent.
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 /// The server's capabilities.
@@ -164,6 +170,9 @@ pub struct ListToolsParams {
     /// The cursor of the page wanted (from the previous page's `nextCursor`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
+    /// `_meta` (MCP reserves it here), kept as sent: a progress token, vendor keys, ….
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 /// `tools/list` result.
@@ -420,6 +429,9 @@ pub struct CancelledParams {
     /// Why, for logs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// `_meta` (MCP reserves it on notification params), kept as sent.
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 /// Params (and result) that are an empty object: `ping`, `notifications/initialized`, ….
@@ -474,6 +486,9 @@ pub struct ProgressParams {
     /// A human-readable description of the progress.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
+    /// `_meta` (MCP reserves it on notification params), kept as sent.
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 /// A log message's severity (MCP 2025-11-25, "Utilities / Logging": the RFC 5424
@@ -504,6 +519,9 @@ pub enum LoggingLevel {
 pub struct SetLevelParams {
     /// From now on, only messages at this level or above are sent.
     pub level: LoggingLevel,
+    /// `_meta` (MCP reserves it here), kept as sent: a progress token, vendor keys, ….
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 /// `notifications/message` params: one log message.
@@ -516,6 +534,9 @@ pub struct LoggingMessageParams {
     pub logger: Option<String>,
     /// What is logged: any JSON value.
     pub data: Value,
+    /// `_meta` (MCP reserves it on notification params), kept as sent.
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 #[cfg(test)]
@@ -611,6 +632,7 @@ mod tests {
             progress: 50.0,
             total: Some(100.0),
             message: None,
+            meta: None,
         };
         let v = serde_json::to_value(&p).unwrap();
         assert_eq!(
@@ -641,6 +663,7 @@ mod tests {
             level: LoggingLevel::Info,
             logger: None,
             data: json!("started"),
+            meta: None,
         };
         assert_eq!(
             serde_json::to_value(&m).unwrap(),

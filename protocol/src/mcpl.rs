@@ -10,6 +10,7 @@
 
 use crate::hints::HintChanges;
 use crate::mcp::ContentBlock;
+use crate::meta::{Meta, is_none_or_empty};
 use crate::toolsets::{Surface, ToolsetDecl};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -125,6 +126,9 @@ pub struct FeatureSetsUpdateParams {
     /// Feature sets to disable.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub disabled: Vec<String>,
+    /// `_meta` (MCP reserves it here), kept as sent: a progress token, vendor keys, ….
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 impl FeatureSetsUpdateParams {
@@ -156,6 +160,9 @@ pub struct FeatureSetsUpdateResult {
     /// On refusal: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// `_meta` (MCP reserves it on every result), kept as sent.
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 /// A feature set a grant leaves unavailable.
@@ -201,6 +208,10 @@ pub struct PushEventParams {
     /// RFC-014: the instance the event is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<String>,
+    /// `_meta` (MCP reserves it on request params), kept as sent. RFC-014's hints travel in
+    /// `hints`, never here (§5.2).
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 /// A push event's payload.
@@ -223,6 +234,9 @@ pub struct PushEventResult {
     /// Why it was refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// `_meta` (MCP reserves it on every result), kept as sent.
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 /// `mcpl/manifestChanged` params (SPEC §17.3; RFC-014 adds the `toolsets` domain, §4.1).
@@ -233,6 +247,9 @@ pub struct ManifestChangedParams {
     /// Which domains changed (a hint the host may ignore).
     #[serde(default)]
     pub domains: Vec<String>,
+    /// `_meta` (MCP reserves it on notification params), kept as sent.
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 /// `mcpl/manifest` result: the current manifest.
@@ -240,6 +257,9 @@ pub struct ManifestChangedParams {
 pub struct ManifestResult {
     /// The manifest, with its revision.
     pub manifest: McplManifest,
+    /// `_meta` (MCP reserves it on every result), kept as sent.
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 #[cfg(test)]

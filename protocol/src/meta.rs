@@ -1,6 +1,9 @@
 //! The `_meta` object (MCP) and the keys RFC-014 puts in it (spec §3, §4.5, §5.2).
 //!
-//! One struct serves every position `_meta` appears in; each position uses a subset:
+//! One struct serves every position `_meta` appears in: MCP reserves it on every request's
+//! params, every notification's params and every result, and each typed params or result
+//! in this crate carries one (most as `Option<Meta>`, left out when empty). Each position
+//! uses a subset of RFC-014's keys:
 //!
 //! | key | where | spec |
 //! |---|---|---|
@@ -8,6 +11,7 @@
 //! | `mcpl/rev` | the `tools/list` result | §3 |
 //! | `mcpl/hints` | results of `tools/call`, `toolsets/open|close|list` | §5.2 |
 //! | `mcpl/instance` | `tools/call` params | §4.5 |
+//! | `progressToken` (MCP, kept in [`Meta::other`]) | any request's params | MCP "Progress" |
 //!
 //! Keys this crate does not know are kept in [`Meta::other`] so nothing a peer sent is lost.
 

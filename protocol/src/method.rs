@@ -106,7 +106,7 @@ notifications! {
     /// `mcpl/manifestChanged` (Server → Host, SPEC §17.3).
     ManifestChanged, "mcpl/manifestChanged", mcpl::ManifestChangedParams;
     /// `tools/hints` (Server → Host, §5.2): standalone hint changes.
-    ToolHints, "tools/hints", crate::hints::HintChanges;
+    ToolHints, "tools/hints", crate::hints::ToolHintsParams;
     /// `notifications/progress` (either way, MCP "Utilities / Progress"): progress of the
     /// request that gave the token.
     Progress, "notifications/progress", mcp::ProgressParams;
@@ -127,6 +127,7 @@ mod tests {
             toolset: "go".into(),
             instance: Some("g1".into()),
             options: Some(json!({"size": 9})),
+            meta: None,
         };
         let m = Message::Request(Request::new::<ToolsetsOpen>(Id::Number(4), &params));
         let back = Message::decode(m.encode().as_bytes()).unwrap();
@@ -160,10 +161,13 @@ mod tests {
 
     #[test]
     fn tools_hints_notification_params_are_the_changes() {
-        let n = Notification::new::<ToolHints>(&HintChanges {
-            rev: 2,
-            ..Default::default()
-        });
+        let n = Notification::new::<ToolHints>(
+            &HintChanges {
+                rev: 2,
+                ..Default::default()
+            }
+            .into(),
+        );
         assert_eq!(
             Message::Notification(n).encode(),
             r#"{"jsonrpc":"2.0","method":"tools/hints","params":{"rev":2}}"#

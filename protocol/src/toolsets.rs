@@ -148,6 +148,9 @@ pub struct ToolsetsOpenParams {
     /// Options, validated against the declared schema.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<Value>,
+    /// `_meta` (MCP reserves it here), kept as sent: a progress token, vendor keys, ….
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 /// `toolsets/open` result (§4.2).
@@ -178,6 +181,9 @@ pub struct ToolsetsCloseParams {
     /// Required for an instanced toolset; refused for one without instances.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub instance: Option<String>,
+    /// `_meta` (MCP reserves it here), kept as sent: a progress token, vendor keys, ….
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
 }
 
 /// `toolsets/close` result (§4.2).
@@ -191,9 +197,13 @@ pub struct ToolsetsCloseResult {
     pub meta: Option<Meta>,
 }
 
-/// `toolsets/list` params (§4.3): none.
+/// `toolsets/list` params (§4.3): no members of its own.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ToolsetsListParams {}
+pub struct ToolsetsListParams {
+    /// `_meta` (MCP reserves it here), kept as sent: a progress token, vendor keys, ….
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
+}
 
 /// `toolsets/list` result: the full statement (§4.3).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

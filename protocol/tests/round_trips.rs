@@ -14,6 +14,7 @@
 
 use mcpl_protocol::digest::revision_of_value;
 use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request, Response};
+use mcpl_protocol::mcp::ProgressToken;
 use mcpl_protocol::method::{
     CallTool, Cancelled, FeatureSetsUpdate, GetManifest, Initialize, Initialized, ListTools,
     LoggingMessage, ManifestChanged, NOTIFICATION_METHODS, NotificationMethod, Ping, Progress,
@@ -291,6 +292,12 @@ fn cases() -> Vec<Case> {
                     "capabilities": {},
                     "clientInfo": {"name": "ExampleClient", "version": "1.0.0"}
                 })),
+                same(json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "clientInfo": {"name": "ExampleClient", "version": "1.0.0"},
+                    "_meta": {"progressToken": "init-1", "vendor/trace": {"id": "t-1"}}
+                })),
             ],
             vec![
                 same(json!({
@@ -308,6 +315,12 @@ fn cases() -> Vec<Case> {
                     "capabilities": {"tools": {}},
                     "serverInfo": {"name": "plain", "version": "1"}
                 })),
+                same(json!({
+                    "protocolVersion": "2025-11-25",
+                    "capabilities": {},
+                    "serverInfo": {"name": "plain", "version": "1"},
+                    "_meta": {"vendor/build": "abc"}
+                })),
             ],
         ),
         request::<Ping>(
@@ -320,7 +333,11 @@ fn cases() -> Vec<Case> {
         ),
         request::<ListTools>(
             "tools/list",
-            vec![same(json!({})), same(json!({"cursor": "p2"}))],
+            vec![
+                same(json!({})),
+                same(json!({"cursor": "p2"})),
+                same(json!({"cursor": "p2", "_meta": {"progressToken": "p-1"}})),
+            ],
             vec![
                 same(json!({
                     "tools": [
@@ -385,6 +402,7 @@ fn cases() -> Vec<Case> {
                 // `enabled: []` (enable nothing) differs from no `enabled` (no allowlist).
                 same(json!({"effectiveCapabilities": ["tools"], "enabled": []})),
                 same(json!({"effectiveCapabilities": []})),
+                same(json!({"effectiveCapabilities": ["tools"], "_meta": {"progressToken": 4}})),
             ],
             vec![
                 same(json!({"accepted": true, "mode": "degraded",
@@ -395,6 +413,7 @@ fn cases() -> Vec<Case> {
                 same(json!({"accepted": false, "fallback": "mcp-only",
                             "reason": "pushEvents is required"})),
                 same(json!({"accepted": true})),
+                same(json!({"accepted": true, "_meta": {"vendor/x": [1, 2]}})),
             ],
         ),
         request::<PushEvent>(
@@ -413,10 +432,16 @@ fn cases() -> Vec<Case> {
                     "payload": {"content": []},
                     "coalesce": {"key": "lobby", "mode": "latest"}
                 })),
+                same(json!({
+                    "featureSet": "arcade.games", "eventId": "ev-9", "timestamp": "2026-11-30T12:00:09Z",
+                    "payload": {"content": []},
+                    "_meta": {"progressToken": "push-9", "vendor/x": true}
+                })),
             ],
             vec![
                 same(json!({"accepted": true, "inferenceId": "inf-12"})),
                 same(json!({"accepted": false, "reason": "the agent is busy"})),
+                same(json!({"accepted": true, "_meta": {"vendor/queue": 2}})),
             ],
         ),
         request::<GetManifest>(
@@ -425,6 +450,7 @@ fn cases() -> Vec<Case> {
             vec![
                 same(json!({"manifest": manifest()})),
                 same(json!({"manifest": {"version": "0.5", "revision": "sha256:x"}})),
+                same(json!({"manifest": {"version": "0.5"}, "_meta": {"vendor/x": "y"}})),
                 // Defaults the types write out: a feature set's `uses`, a toolset's `default`.
                 becomes(
                     json!({"manifest": {"version": "0.5", "featureSets": {"a": {}},
@@ -441,6 +467,7 @@ fn cases() -> Vec<Case> {
                     json!({"toolset": "go", "instance": "g1", "options": {"size": 9, "bot": true}}),
                 ),
                 same(json!({"toolset": "lobby"})),
+                same(json!({"toolset": "go", "instance": "g2", "_meta": {"progressToken": "p-1"}})),
             ],
             vec![
                 same(json!({
@@ -450,6 +477,7 @@ fn cases() -> Vec<Case> {
                 })),
                 same(json!({"instance": "g1", "title": "Go", "adopted": true,
                             "content": [{"type": "text", "text": "already open; size 19 not applied"}]})),
+                same(json!({"adopted": true, "_meta": {"mcpl/hints": {"rev": 2}, "vendor/x": 1}})),
                 same(json!({})),
             ],
         ),
@@ -458,6 +486,7 @@ fn cases() -> Vec<Case> {
             vec![
                 same(json!({"toolset": "go", "instance": "g1"})),
                 same(json!({"toolset": "lobby"})),
+                same(json!({"toolset": "lobby", "_meta": {"progressToken": 12}})),
             ],
             vec![
                 same(
@@ -469,7 +498,10 @@ fn cases() -> Vec<Case> {
         ),
         request::<ToolsetsList>(
             "toolsets/list",
-            vec![same(json!({}))],
+            vec![
+                same(json!({})),
+                same(json!({"_meta": {"progressToken": "l-1"}})),
+            ],
             vec![
                 same(json!({
                     "open": [{"toolset": "go", "instance": "g1", "title": "Go 9x9 vs bot", "options": {"size": 9}},
@@ -482,6 +514,8 @@ fn cases() -> Vec<Case> {
                 })),
                 // §4.3: a full statement is present even when empty.
                 same(json!({"open": [], "ended": [], "_meta": {"mcpl/hints": {"rev": 1}}})),
+                same(json!({"open": [], "ended": [],
+                            "_meta": {"mcpl/hints": {"rev": 2}, "vendor/x": "y"}})),
             ],
         ),
         request::<SetLevel>(
@@ -489,15 +523,25 @@ fn cases() -> Vec<Case> {
             vec![
                 same(json!({"level": "info"})),
                 same(json!({"level": "emergency"})),
+                same(json!({"level": "debug", "_meta": {"progressToken": "lvl-1"}})),
+                // An empty `_meta` says nothing and is left out, as on every typed `_meta`.
+                becomes(
+                    json!({"level": "info", "_meta": {}}),
+                    json!({"level": "info"}),
+                ),
             ],
             vec![same(json!({}))],
         ),
-        notification::<Initialized>("notifications/initialized", vec![same(json!({}))]),
+        notification::<Initialized>(
+            "notifications/initialized",
+            vec![same(json!({})), same(json!({"_meta": {"vendor/x": 1}}))],
+        ),
         notification::<Cancelled>(
             "notifications/cancelled",
             vec![
                 same(json!({"requestId": "123", "reason": "User requested cancellation"})),
                 same(json!({"requestId": 7})),
+                same(json!({"requestId": 8, "_meta": {"vendor/x": 1}})),
             ],
         ),
         notification::<ToolListChanged>(
@@ -510,6 +554,7 @@ fn cases() -> Vec<Case> {
                 same(
                     json!({"revision": manifest()["revision"], "domains": ["capabilities", "toolsets"]}),
                 ),
+                same(json!({"revision": "sha256:x", "domains": [], "_meta": {"vendor/x": 1}})),
                 // Absent `domains` (no hint) is written as the empty list.
                 becomes(
                     json!({"revision": "sha256:x"}),
@@ -517,7 +562,17 @@ fn cases() -> Vec<Case> {
                 ),
             ],
         ),
-        notification::<ToolHints>("tools/hints", vec![same(hints()), same(json!({"rev": 3}))]),
+        notification::<ToolHints>(
+            "tools/hints",
+            vec![
+                same(hints()),
+                same(json!({"rev": 3})),
+                same(
+                    json!({"rev": 4, "toolsets": [{"toolset": "lobby", "state": "open"}],
+                            "_meta": {"vendor/x": 1}}),
+                ),
+            ],
+        ),
         notification::<Progress>(
             "notifications/progress",
             vec![
@@ -526,6 +581,7 @@ fn cases() -> Vec<Case> {
                             "message": "Reticulating splines..."}),
                 ),
                 same(json!({"progressToken": 7, "progress": 0.25})),
+                same(json!({"progressToken": 7, "progress": 0.5, "_meta": {"vendor/x": 1}})),
             ],
         ),
         notification::<LoggingMessage>(
@@ -534,6 +590,7 @@ fn cases() -> Vec<Case> {
                 same(json!({"level": "error", "logger": "database",
                             "data": {"error": "Connection failed", "details": {"host": "localhost", "port": 5432}}})),
                 same(json!({"level": "debug", "data": "started"})),
+                same(json!({"level": "info", "data": {"n": 1}, "_meta": {"vendor/x": 1}})),
             ],
         ),
     ]
@@ -570,6 +627,29 @@ fn every_marker_has_exactly_one_case() {
     let unknown: Vec<_> = table.difference(&markers).collect();
     assert!(missing.is_empty(), "markers without a case: {missing:?}");
     assert!(unknown.is_empty(), "cases without a marker: {unknown:?}");
+}
+
+/// A `progressToken` in `toolsets/open`'s `_meta` reaches the typed params a server decodes
+/// (it used to be dropped), and re-encoding the params keeps it.
+#[test]
+fn a_progress_token_in_toolsets_open_reaches_the_typed_params() {
+    let wire = r#"{"jsonrpc":"2.0","id":1,"method":"toolsets/open","params":{"toolset":"go","_meta":{"progressToken":"p-1"}}}"#;
+    let Ok(Message::Request(r)) = Message::decode(wire.as_bytes()) else {
+        panic!("{wire} is a request")
+    };
+    let p = r
+        .params_as::<<ToolsetsOpen as RequestMethod>::Params>()
+        .unwrap();
+    let meta = p.meta.as_ref().expect("_meta is kept");
+    assert_eq!(
+        ProgressToken::from_meta(meta),
+        Some(ProgressToken::String("p-1".into()))
+    );
+    let again = Request::new::<ToolsetsOpen>(Id::Number(1), &p);
+    assert_eq!(
+        again.params,
+        Some(json!({"toolset": "go", "_meta": {"progressToken": "p-1"}}))
+    );
 }
 
 /// The harness itself catches a dropped member, an unstable normalisation and a wrong name,

@@ -47,6 +47,7 @@ pub(crate) fn receipt(
         notes,
         fallback: None,
         reason: None,
+        meta: None,
     }
 }
 

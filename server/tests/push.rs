@@ -128,7 +128,8 @@ async fn a_granted_push_is_sent_and_resolves_on_the_hosts_answer() {
         PushEventResult {
             accepted: true,
             inference_id: Some("inf-1".into()),
-            reason: None
+            reason: None,
+            meta: None
         }
     );
     assert_eq!(session.status().await.unwrap().pending_requests, 0);

@@ -43,6 +43,7 @@ impl ServerLink {
                 other: Map::new(),
             },
             client_info: self.config.client_info.clone(),
+            meta: None,
         }
     }
 

@@ -119,7 +119,10 @@ impl ServerLink {
             waiters,
         });
         self.send_request::<ListTools>(
-            &ListToolsParams { cursor: None },
+            &ListToolsParams {
+                cursor: None,
+                meta: None,
+            },
             Waiter::ToolsPage,
             None,
             ctx,
@@ -163,6 +166,7 @@ impl ServerLink {
         self.send_request::<ListTools>(
             &ListToolsParams {
                 cursor: Some(cursor),
+                meta: None,
             },
             Waiter::ToolsPage,
             None,
@@ -263,7 +267,7 @@ impl ServerLink {
         let again = std::mem::take(&mut live.refresh.manifest_again);
         let epoch = live.epoch;
         match read {
-            Ok(ManifestResult { manifest }) => {
+            Ok(ManifestResult { manifest, .. }) => {
                 if let Some(session) = live.session_mut() {
                     session.manifest = Some(manifest.clone());
                 }

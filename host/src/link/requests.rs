@@ -101,6 +101,7 @@ impl ServerLink {
             self.send_notification::<Cancelled>(&CancelledParams {
                 request_id: Id::Number(id),
                 reason: Some(reason),
+                meta: None,
             });
         }
         let error = LinkError::Timeout {

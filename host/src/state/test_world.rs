@@ -175,6 +175,7 @@ pub(crate) fn push_params(
         hints,
         toolset: Some("game".into()),
         instance: Some("g1".into()),
+        meta: None,
     }
 }
 

@@ -217,7 +217,7 @@ mod tests {
     }
 
     fn hints_message(h: &HintChanges) -> Message {
-        Notification::new::<ToolHints>(h).into()
+        Notification::new::<ToolHints>(&h.clone().into()).into()
     }
 
     /// The rev a queued `tools/hints` carries.

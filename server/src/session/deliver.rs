@@ -235,6 +235,7 @@ impl Session {
             hints: None,
             toolset: about.map(|k| k.toolset.clone()),
             instance: about.and_then(|k| k.instance.clone()),
+            meta: None,
         };
         let changes = draft.take();
         // §5.2: never retried — its rev is spent when written. The host's answer is logged.
@@ -272,7 +273,7 @@ impl Session {
         if let Some(d) = draft.filter(|d| !d.is_empty()) {
             self.write_with_hints(Some(d), |h| {
                 let hints = h.unwrap_or_default();
-                Message::from(Notification::new::<ToolHints>(&hints))
+                Message::from(Notification::new::<ToolHints>(&hints.into()))
             });
         }
     }

@@ -205,6 +205,7 @@ impl Session {
             },
             server_info: self.server.info().clone(),
             instructions: self.server.instructions().map(str::to_owned),
+            meta: None,
         })
     }
 
@@ -223,7 +224,10 @@ impl Session {
     fn get_manifest(&mut self, _: Empty) -> Result<ManifestResult, ErrorObject> {
         let manifest = self.current_view();
         self.shown = Some(manifest.clone());
-        Ok(ManifestResult { manifest })
+        Ok(ManifestResult {
+            manifest,
+            meta: None,
+        })
     }
 
     fn on_notification(&mut self, n: Notification) {
@@ -239,9 +243,9 @@ impl Session {
             }
             method::Cancelled::NAME => {
                 match n.params_as::<<method::Cancelled as NotificationMethod>::Params>() {
-                    Ok(CancelledParams { request_id, reason }) => {
-                        self.cancel_call(&request_id, reason.as_deref())
-                    }
+                    Ok(CancelledParams {
+                        request_id, reason, ..
+                    }) => self.cancel_call(&request_id, reason.as_deref()),
                     Err(error) => {
                         tracing::debug!(session = %self.id, %error, "bad cancellation; ignored")
                     }
@@ -289,7 +293,11 @@ impl Session {
             return;
         }
         let revision = new.revision.unwrap_or_default();
-        let params = ManifestChangedParams { revision, domains };
+        let params = ManifestChangedParams {
+            revision,
+            domains,
+            meta: None,
+        };
         self.write(Notification::new::<method::ManifestChanged>(&params).into());
     }
 }

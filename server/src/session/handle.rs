@@ -180,6 +180,7 @@ impl Session {
             hints: None,
             toolset: event.toolset,
             instance: event.instance,
+            meta: None,
         };
         Ok(self.write_push(params, None, ctx))
     }

@@ -197,7 +197,9 @@ impl Session {
 
     /// Writes `held` as `tools/hints` with the next rev.
     fn write_held(&mut self, held: HintDraft) {
-        self.enqueue(|w| w.enqueue_stamped(held, |h| Notification::new::<ToolHints>(&h).into()));
+        self.enqueue(|w| {
+            w.enqueue_stamped(held, |h| Notification::new::<ToolHints>(&h.into()).into())
+        });
     }
 
     /// Writes what is held for a call as `tools/hints`, before another hint-carrying

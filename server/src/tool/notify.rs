@@ -74,6 +74,7 @@ impl ToolContext {
             progress,
             total,
             message,
+            meta: None,
         };
         self.session
             .notify(Notice::Progress {
@@ -99,6 +100,7 @@ impl ToolContext {
             level,
             logger: logger.map(str::to_owned),
             data,
+            meta: None,
         };
         self.session.notify(Notice::Log(params)).await
     }

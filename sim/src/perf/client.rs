@@ -64,6 +64,7 @@ fn initialize_params() -> InitializeParams {
             other: Map::new(),
         },
         client_info: Implementation::new("sim-perf", env!("CARGO_PKG_VERSION")),
+        meta: None,
     }
 }
 

@@ -63,6 +63,7 @@ impl MetaTools {
                 toolset: a.toolset,
                 instance,
                 options: a.options.map(Value::Object),
+                meta: None,
             }),
             after: After::Open { marker },
         }))
@@ -112,6 +113,7 @@ pub(super) fn close(raw: &Value, world: &World<'_>) -> Result<Plan, MetaError> {
         request: Outgoing::Close(ToolsetsCloseParams {
             toolset: a.toolset,
             instance,
+            meta: None,
         }),
         after: After::Close { marker },
     }))

@@ -252,7 +252,8 @@ fn open_refuses_an_instance_for_a_toolset_without_instances() {
         Outgoing::Open(mcpl_protocol::toolsets::ToolsetsOpenParams {
             toolset: "lobby".into(),
             instance: None,
-            options: None
+            options: None,
+            meta: None
         })
     );
 }
@@ -359,7 +360,8 @@ fn close_fills_in_the_only_instance_and_requires_one_among_several() {
         s.request,
         Outgoing::Close(mcpl_protocol::toolsets::ToolsetsCloseParams {
             toolset: "game".into(),
-            instance: Some("g1".into())
+            instance: Some("g1".into()),
+            meta: None
         })
     );
     open_game(&mut h, "g2", 3);
