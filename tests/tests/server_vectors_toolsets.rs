@@ -409,9 +409,9 @@ async fn vector_33_a_manifest_change_removing_a_toolset_ends_its_instances() {
     assert_eq!(
         got,
         hints(json!({"rev": 2,
-            // Its tool leaves the instance, and is now an undeclared group's tool, at its
-            // declared visibility (§4.4: the host gates those).
-            "tools": [{"name": "solo_hint", "visible": false}, {"name": "solo_hint", "visible": true}],
+            // Its tool leaves the instance and is now an undeclared group's tool, at its
+            // declared visibility (§4.4: the host gates those): one entry, the final value.
+            "tools": [{"name": "solo_hint", "visible": true}],
             "toolsets": [{"toolset": "solo", "state": "closed",
                           "reason": "the server no longer offers the toolset solo", "ended": id}]}))
     );

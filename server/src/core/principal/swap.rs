@@ -139,6 +139,11 @@ impl PrincipalState {
                 opened.push(o);
             }
         }
+        // One entry per tool, its final value (§5.1: entries are values): a tool leaving an
+        // ended instance and becoming an undeclared group's tool is said once. Safe here:
+        // a swap never closes and re-opens one instance (a re-declared toolset is a new
+        // key, or not default-open), the case `compact` must not fold.
+        draft.compact();
         CatalogSwap {
             diff,
             ended,
