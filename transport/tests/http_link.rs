@@ -226,54 +226,13 @@ async fn http_failures_become_error_responses() {
 
 #[tokio::test]
 async fn with_no_limit_configured_both_ends_refuse_past_4_mib_and_take_exactly_4_mib() {
-    const FOUR_MIB: usize = 4_194_304;
     // Neither end sets `max_message_size`: the defaults apply.
     let (mut listener, url) = listen(server_opts()).await;
     let (mut client, mut server) = ready(&mut listener, &url, &client_opts(Some("s3cret"))).await;
-
     // Client → server, POSTed (the 413 to a notification reaches no requester).
-    client
-        .outbound
-        .send(notification_of_size("over", FOUR_MIB + 1))
-        .await
-        .unwrap();
-    match next(&mut server).await {
-        Inbound::TooLarge { size, limit, .. } => {
-            assert_eq!((size, limit), (FOUR_MIB + 1, FOUR_MIB))
-        }
-        other => panic!("expected TooLarge, got {other:?}"),
-    }
-    client
-        .outbound
-        .send(notification_of_size("at", FOUR_MIB))
-        .await
-        .unwrap();
-    assert_eq!(next_notification(&mut server).await.1.method, "at");
-
+    limit_is_inclusive(&client, &mut server, FOUR_MIB).await;
     // Server → client, on the GET stream, which goes on.
-    server
-        .outbound
-        .send(notification_of_size("over", FOUR_MIB + 1))
-        .await
-        .unwrap();
-    match next(&mut client).await {
-        Inbound::TooLarge { size, limit, .. } => {
-            assert_eq!((size, limit), (FOUR_MIB + 1, FOUR_MIB))
-        }
-        other => panic!("expected TooLarge, got {other:?}"),
-    }
-    server
-        .outbound
-        .send(notification_of_size("at", FOUR_MIB))
-        .await
-        .unwrap();
-    assert_eq!(next_notification(&mut client).await.1.method, "at");
-    server
-        .outbound
-        .send(notification("small", json!({})))
-        .await
-        .unwrap();
-    assert_eq!(next_notification(&mut client).await.1.method, "small");
+    limit_is_inclusive(&server, &mut client, FOUR_MIB).await;
 
     client
         .outbound

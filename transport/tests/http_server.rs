@@ -60,6 +60,31 @@ impl Endpoint {
         self.http.post(&self.url).headers(headers).body(body)
     }
 
+    /// A GET for the server's SSE stream, with alice's token, in `session` if given.
+    fn get(&self, session: Option<&str>) -> reqwest::RequestBuilder {
+        let b = self
+            .http
+            .get(&self.url)
+            .header("authorization", "Bearer s3cret")
+            .header("accept", "text/event-stream");
+        match session {
+            Some(id) => b.header("mcp-session-id", id),
+            None => b,
+        }
+    }
+
+    /// A DELETE, with alice's token, of `session` if given.
+    fn delete(&self, session: Option<&str>) -> reqwest::RequestBuilder {
+        let b = self
+            .http
+            .delete(&self.url)
+            .header("authorization", "Bearer s3cret");
+        match session {
+            Some(id) => b.header("mcp-session-id", id),
+            None => b,
+        }
+    }
+
     /// Opens a session: POSTs `initialize`, answers it on the accepted connection, and
     /// returns the connection and the session id.
     async fn open(&mut self) -> (Connection, String) {
@@ -216,13 +241,7 @@ async fn session_ids_are_required_checked_and_ended_by_delete() {
         .await;
     assert_eq!(resp.unwrap().status(), StatusCode::FORBIDDEN);
 
-    let resp = ep
-        .http
-        .delete(&ep.url)
-        .header("authorization", "Bearer s3cret")
-        .header("mcp-session-id", &session)
-        .send()
-        .await;
+    let resp = ep.delete(Some(&session)).send().await;
     assert_eq!(resp.unwrap().status(), StatusCode::OK);
     expect_closed(&mut server).await;
     let resp = ep
@@ -235,13 +254,7 @@ async fn session_ids_are_required_checked_and_ended_by_delete() {
         StatusCode::NOT_FOUND,
         "a deleted session is gone"
     );
-    let resp = ep
-        .http
-        .delete(&ep.url)
-        .header("authorization", "Bearer s3cret")
-        .header("mcp-session-id", &session)
-        .send()
-        .await;
+    let resp = ep.delete(Some(&session)).send().await;
     assert_eq!(resp.unwrap().status(), StatusCode::NOT_FOUND);
 }
 
@@ -443,12 +456,7 @@ async fn server_messages_wait_for_the_get_stream_which_carries_them_as_sse() {
         .send(notification("tick", json!({})))
         .await
         .unwrap();
-    let get = ep
-        .http
-        .get(&ep.url)
-        .header("authorization", "Bearer s3cret")
-        .header("accept", "text/event-stream");
-    let mut resp = get.header("mcp-session-id", &session).send().await.unwrap();
+    let mut resp = ep.get(Some(&session)).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
     let mut text = String::new();
@@ -529,65 +537,40 @@ async fn get_and_delete_without_a_session_id_get_400_and_with_an_unknown_one_404
     let mut ep = endpoint(server_opts()).await;
     // A live session, so that 404 means "this id is unknown", not "there are none".
     let (_server, session) = ep.open().await;
-    let get = |session: Option<&str>| {
-        let b = ep
-            .http
-            .get(&ep.url)
-            .header("authorization", "Bearer s3cret")
-            .header("accept", "text/event-stream");
-        match session {
-            Some(id) => b.header("mcp-session-id", id),
-            None => b,
-        }
-    };
-    let delete = |session: Option<&str>| {
-        let b = ep
-            .http
-            .delete(&ep.url)
-            .header("authorization", "Bearer s3cret");
-        match session {
-            Some(id) => b.header("mcp-session-id", id),
-            None => b,
-        }
-    };
     let unknown = "0123456789abcdef0123456789abcdef";
     assert_ne!(unknown, session);
-
-    let resp = get(None).send().await.unwrap();
-    assert_eq!(resp.status(), StatusCode::BAD_REQUEST, "GET, no session id");
-    assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST);
-    let resp = delete(None).send().await.unwrap();
-    assert_eq!(
-        resp.status(),
-        StatusCode::BAD_REQUEST,
-        "DELETE, no session id"
-    );
-    assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST);
-
-    let resp = get(Some(unknown)).send().await.unwrap();
-    assert_eq!(
-        resp.status(),
-        StatusCode::NOT_FOUND,
-        "GET, unknown session id"
-    );
-    assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST);
-    let resp = delete(Some(unknown)).send().await.unwrap();
-    assert_eq!(
-        resp.status(),
-        StatusCode::NOT_FOUND,
-        "DELETE, unknown session id"
-    );
-    assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST);
+    let cases = [
+        ("GET, no session id", ep.get(None), StatusCode::BAD_REQUEST),
+        (
+            "DELETE, no session id",
+            ep.delete(None),
+            StatusCode::BAD_REQUEST,
+        ),
+        (
+            "GET, unknown session id",
+            ep.get(Some(unknown)),
+            StatusCode::NOT_FOUND,
+        ),
+        (
+            "DELETE, unknown session id",
+            ep.delete(Some(unknown)),
+            StatusCode::NOT_FOUND,
+        ),
+    ];
+    for (what, request, status) in cases {
+        let resp = request.send().await.unwrap();
+        assert_eq!(resp.status(), status, "{what}");
+        assert_eq!(body_code(resp).await, ErrorCode::INVALID_REQUEST, "{what}");
+    }
 
     // None of that touched the real session: its GET stream opens.
-    let resp = get(Some(&session)).send().await.unwrap();
+    let resp = ep.get(Some(&session)).send().await.unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
 }
 
 #[tokio::test]
 async fn with_no_limit_configured_a_post_past_4_mib_gets_413_and_exactly_4_mib_is_taken() {
-    const FOUR_MIB: usize = 4_194_304;
     // `max_message_size` is not set: the default applies.
     let mut ep = endpoint(server_opts()).await;
     let (mut server, session) = ep.open().await;
@@ -624,20 +607,30 @@ async fn with_no_limit_configured_a_post_past_4_mib_gets_413_and_exactly_4_mib_i
     assert_eq!(next_notification(&mut server).await.1.method, "small");
 }
 
-/// Reads one SSE stream to its end; the `params.i` of each message, in order.
-async fn numbers_until_the_end(resp: &mut reqwest::Response) -> Vec<u64> {
-    let mut buf = Vec::new();
-    while let Some(chunk) = within("the GET stream", resp.chunk()).await.unwrap() {
-        buf.extend_from_slice(&chunk);
+/// The messages of an SSE stream as they come, read by an SSE parser; the stream ends with
+/// the HTTP body.
+fn sse_messages(resp: reqwest::Response) -> impl futures_util::Stream<Item = Message> + Unpin {
+    use eventsource_stream::Eventsource as _;
+    use futures_util::StreamExt as _;
+    resp.bytes_stream()
+        .eventsource()
+        .map(|event| Message::decode(event.expect("an SSE event").data.as_bytes()).unwrap())
+}
+
+/// The next message of an SSE stream; fails if it ends first.
+async fn next_sse(stream: &mut (impl futures_util::Stream<Item = Message> + Unpin)) -> Message {
+    use futures_util::StreamExt as _;
+    within("an SSE message", stream.next())
+        .await
+        .expect("the stream goes on")
+}
+
+/// The `params.i` of a numbered notification.
+fn number_of(m: Message) -> u64 {
+    match m {
+        Message::Notification(n) => n.params.unwrap()["i"].as_u64().unwrap(),
+        other => panic!("expected a numbered notification, got {other:?}"),
     }
-    let text = String::from_utf8(buf).unwrap();
-    text.split("\n\n")
-        .filter_map(|event| event.lines().find_map(|l| l.strip_prefix("data: ")))
-        .map(|data| {
-            let v: serde_json::Value = serde_json::from_str(data).unwrap();
-            v["params"]["i"].as_u64().unwrap()
-        })
-        .collect()
 }
 
 #[tokio::test]
@@ -650,15 +643,7 @@ async fn a_get_stream_that_does_not_keep_up_ends_and_what_follows_waits_for_the_
     })
     .await;
     let (server, session) = ep.open().await;
-    let get = || {
-        ep.http
-            .get(&ep.url)
-            .header("authorization", "Bearer s3cret")
-            .header("accept", "text/event-stream")
-            .header("mcp-session-id", &session)
-            .send()
-    };
-    let mut first = get().await.unwrap();
+    let first = ep.get(Some(&session)).send().await.unwrap();
     assert_eq!(first.status(), StatusCode::OK);
     // 48 MiB written while the client reads nothing: more than loopback's socket buffers
     // and the stream's channel of 8 hold, so the server finds the stream full.
@@ -671,30 +656,26 @@ async fn a_get_stream_that_does_not_keep_up_ends_and_what_follows_waits_for_the_
             .unwrap();
     }
     // The full stream ended after writing what it held: a run from the start, no gaps.
-    let before = numbers_until_the_end(&mut first).await;
+    let before: Vec<u64> = within(
+        "the full stream's end",
+        futures_util::StreamExt::collect::<Vec<_>>(sse_messages(first)),
+    )
+    .await
+    .into_iter()
+    .map(number_of)
+    .collect();
     assert!(
         !before.is_empty() && (before.len() as u64) < N,
         "{before:?}"
     );
     assert_eq!(before, (0..before.len() as u64).collect::<Vec<_>>());
     // What followed waited (the newest `LIMIT` of it) for the stream the client reopens.
-    let mut second = get().await.unwrap();
+    let second = ep.get(Some(&session)).send().await.unwrap();
     assert_eq!(second.status(), StatusCode::OK);
-    let (mut after, mut buf) = (Vec::new(), String::new());
+    let mut second = sse_messages(second);
+    let mut after = Vec::new();
     while after.last() != Some(&(N - 1)) {
-        let chunk = within("the next GET stream", second.chunk())
-            .await
-            .unwrap()
-            .expect("the stream goes on");
-        buf.push_str(std::str::from_utf8(&chunk).unwrap());
-        // Whole events only: a 1 MiB event arrives in many chunks.
-        while let Some(end) = buf.find("\n\n") {
-            let event: String = buf.drain(..end + 2).collect();
-            if let Some(data) = event.lines().find_map(|l| l.strip_prefix("data: ")) {
-                let v: serde_json::Value = serde_json::from_str(data).unwrap();
-                after.push(v["params"]["i"].as_u64().unwrap());
-            }
-        }
+        after.push(number_of(next_sse(&mut second).await));
     }
     assert!(after.len() <= LIMIT + 1, "{after:?}");
     assert!(
@@ -709,16 +690,9 @@ async fn a_get_stream_that_does_not_keep_up_ends_and_what_follows_waits_for_the_
 async fn a_requests_progress_rides_its_own_answer_which_turns_to_sse_for_it() {
     let mut ep = endpoint(server_opts()).await; // JSON answers
     let (mut server, session) = ep.open().await;
-    let mut get = ep
-        .http
-        .get(&ep.url)
-        .header("authorization", "Bearer s3cret")
-        .header("accept", "text/event-stream")
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .unwrap();
+    let get = ep.get(Some(&session)).send().await.unwrap();
     assert_eq!(get.status(), StatusCode::OK);
+    let mut get = sse_messages(get);
     let progress = |token: &str, n: u32| {
         notification(
             "notifications/progress",
@@ -749,12 +723,11 @@ async fn a_requests_progress_rides_its_own_answer_which_turns_to_sse_for_it() {
     let resp = within("the answer", post).await.unwrap().unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
-    let text = within("the whole answer", resp.text()).await.unwrap();
-    let messages: Vec<Message> = text
-        .lines()
-        .filter_map(|l| l.strip_prefix("data: "))
-        .map(|d| Message::decode(d.as_bytes()).unwrap())
-        .collect();
+    let messages: Vec<Message> = within(
+        "the whole answer",
+        futures_util::StreamExt::collect(sse_messages(resp)),
+    )
+    .await;
     assert_eq!(
         messages,
         [
@@ -763,18 +736,8 @@ async fn a_requests_progress_rides_its_own_answer_which_turns_to_sse_for_it() {
             ok(5, json!({"content": []}))
         ]
     );
-    let mut seen = String::new();
-    while !seen.contains("\n\n") {
-        let chunk = within("the GET stream", get.chunk())
-            .await
-            .unwrap()
-            .unwrap();
-        seen.push_str(std::str::from_utf8(&chunk).unwrap());
-    }
-    assert!(
-        seen.contains("\"tick\"") && !seen.contains("progress"),
-        "{seen}"
-    );
+    // The GET stream has the unrelated notification and none of the progress.
+    assert_eq!(next_sse(&mut get).await, notification("tick", json!({})));
 
     // Without a token, nothing is related: the answer stays JSON, and a progress naming an
     // unknown token goes on the GET stream.
@@ -794,13 +757,5 @@ async fn a_requests_progress_rides_its_own_answer_which_turns_to_sse_for_it() {
         Message::decode(&resp.bytes().await.unwrap()).unwrap(),
         ok(6, json!({}))
     );
-    let mut seen = String::new();
-    while !seen.contains("\n\n") {
-        let chunk = within("the GET stream", get.chunk())
-            .await
-            .unwrap()
-            .unwrap();
-        seen.push_str(std::str::from_utf8(&chunk).unwrap());
-    }
-    assert!(seen.contains("\"nobody\""), "{seen}");
+    assert_eq!(next_sse(&mut get).await, progress("nobody", 1));
 }

@@ -324,9 +324,6 @@ async fn the_server_closes_a_peer_that_stops_answering_pings() {
     expect_closed(&mut server).await;
 }
 
-/// 4 MiB, written out: what the audit of the default asks for.
-const FOUR_MIB: usize = 4_194_304;
-
 #[tokio::test]
 async fn with_no_limit_configured_both_ends_refuse_past_4_mib_and_take_exactly_4_mib() {
     // Neither end sets `max_message_size`: the defaults apply.
@@ -334,55 +331,8 @@ async fn with_no_limit_configured_both_ends_refuse_past_4_mib_and_take_exactly_4
     // One byte over is refused as TooLarge, well under tungstenite's ceiling (which would
     // close the link with 1009 instead).
     const { assert!(FOUR_MIB + 1 < FOUR_MIB * ws::HARD_CEILING_FACTOR) };
-
-    client
-        .outbound
-        .send(notification_of_size("over", FOUR_MIB + 1))
-        .await
-        .unwrap();
-    match next(&mut server).await {
-        Inbound::TooLarge { size, limit, .. } => {
-            assert_eq!((size, limit), (FOUR_MIB + 1, FOUR_MIB))
-        }
-        other => panic!("expected TooLarge, got {other:?}"),
-    }
-    // The limit is inclusive: a message of exactly 4 MiB is read.
-    client
-        .outbound
-        .send(notification_of_size("at", FOUR_MIB))
-        .await
-        .unwrap();
-    assert_eq!(next_notification(&mut server).await.1.method, "at");
-    client
-        .outbound
-        .send(notification("small", json!({})))
-        .await
-        .unwrap();
-    assert_eq!(next_notification(&mut server).await.1.method, "small");
-
-    server
-        .outbound
-        .send(notification_of_size("over", FOUR_MIB + 1))
-        .await
-        .unwrap();
-    match next(&mut client).await {
-        Inbound::TooLarge { size, limit, .. } => {
-            assert_eq!((size, limit), (FOUR_MIB + 1, FOUR_MIB))
-        }
-        other => panic!("expected TooLarge, got {other:?}"),
-    }
-    server
-        .outbound
-        .send(notification_of_size("at", FOUR_MIB))
-        .await
-        .unwrap();
-    assert_eq!(next_notification(&mut client).await.1.method, "at");
-    server
-        .outbound
-        .send(notification("small", json!({})))
-        .await
-        .unwrap();
-    assert_eq!(next_notification(&mut client).await.1.method, "small");
+    limit_is_inclusive(&client, &mut server, FOUR_MIB).await;
+    limit_is_inclusive(&server, &mut client, FOUR_MIB).await;
 }
 
 /// Reads frames until a close frame, which it returns; fails if the stream ends first.

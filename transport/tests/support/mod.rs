@@ -146,3 +146,28 @@ pub fn notification_of_size(method: &str, n: usize) -> Message {
     assert_eq!(message.encode().len(), n);
     message
 }
+
+/// 4 MiB, written out: the default limit the tests hold the transports to.
+pub const FOUR_MIB: usize = 4_194_304;
+
+/// Sends `from` → `to` a message one byte over `limit`, which `to` refuses as
+/// [`Inbound::TooLarge`] naming the limit, then one of exactly `limit` and a small one, which
+/// it reads: the limit is inclusive and the link goes on.
+pub async fn limit_is_inclusive(from: &Connection, to: &mut Connection, limit: usize) {
+    from.outbound
+        .send(notification_of_size("over", limit + 1))
+        .await
+        .unwrap();
+    match next(to).await {
+        Inbound::TooLarge { size, limit: l, .. } => assert_eq!((size, l), (limit + 1, limit)),
+        other => panic!("expected TooLarge, got {other:?}"),
+    }
+    for m in [
+        notification_of_size("at", limit),
+        notification("small", json!({})),
+    ] {
+        from.outbound.send(m).await.unwrap();
+    }
+    assert_eq!(next_notification(to).await.1.method, "at");
+    assert_eq!(next_notification(to).await.1.method, "small");
+}
