@@ -1,7 +1,8 @@
 //! RFC-014 §5 on the server side, over a real WebSocket: the three carriers, who says
 //! what, consecutive revs per connection, cancelled calls, pushes never retried, and reads
 //! in the middle of a stream of changes.
-//! Vectors 2, 3, 4, 7, 21 (server half), 29, 31, 35 (server half).
+//! Vectors 2, 3, 4, 7, 21 (server half), 29, 31, 35 (server half); and the [project]
+//! reading for a cancelled wait that something else answers (`server/src/session/deliver.rs`).
 
 mod server_support;
 
@@ -187,12 +188,7 @@ fn rang(rev: u64, changes: Value) -> Value {
 
 #[actix::test]
 async fn vector_29_a_cancelled_call_sends_its_changes_as_tools_hints() {
-    let slot = bell::Slot::default();
-    let h = arcade_server_with({
-        let slot = slot.clone();
-        move |b| b.toolset(bell::bell(slot))
-    })
-    .await;
+    let (h, slot) = bell_server().await;
     let mut a1 = h.hinted("alice").await;
     let mut a2 = h.hinted("alice").await;
     let opened = a1.request(open(1, "bell", None, None)).await;
@@ -206,11 +202,7 @@ async fn vector_29_a_cancelled_call_sends_its_changes_as_tools_hints() {
     // gives up on it. §5.2: no result is written, and the call's own change goes as
     // tools/hints.
     a1.send(call(2, "bell_wait", json!({"hold": true}))).await;
-    a1.send(
-        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                   "params": {"requestId": 2, "reason": "impatient"}}),
-    )
-    .await;
+    a1.send(cancelled(2)).await;
     let hidden = json!([tool_hint("bell_wait", None, Some(false), None)]);
     a1.expect(hints(json!({"rev": 2, "tools": hidden}))).await;
     // The other connection hears the same change on its own counter.
@@ -243,6 +235,61 @@ async fn vector_29_a_cancelled_call_sends_its_changes_as_tools_hints() {
     a2.expect_push(2, rang(4, second)).await;
     a1.quiet().await;
     a2.quiet().await;
+}
+
+/// The arcade with the `bell` toolset, and the bell's waker slot.
+async fn bell_server() -> (Harness, bell::Slot) {
+    let slot = bell::Slot::default();
+    let h = arcade_server_with({
+        let slot = slot.clone();
+        move |b| b.toolset(bell::bell(slot))
+    })
+    .await;
+    (h, slot)
+}
+
+/// `notifications/cancelled` for request `id`.
+fn cancelled(id: i64) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+           "params": {"requestId": id, "reason": "impatient"}})
+}
+
+#[actix::test]
+async fn a_cancelled_wait_that_held_nothing_hears_its_answer_as_a_push_like_the_others() {
+    let (h, slot) = bell_server().await;
+    let mut a1 = h.hinted("alice").await;
+    let mut a2 = h.hinted("alice").await;
+    a1.request(open(1, "bell", None, None)).await;
+    a2.recv().await; // the open, as tools/hints (rev 1 there)
+    a1.send(call(2, "bell_wait", json!({}))).await;
+    a1.send(cancelled(2)).await;
+    a1.quiet().await; // the cancel is in before the bell rings
+    bell::ring(&slot);
+    // §5.3 [project]: no result for the cancelled call; the event that answered it is
+    // pushed with its hints, exactly as to the connection that never waited.
+    let shown = json!([tool_hint("bell_answer", None, Some(true), None)]);
+    a1.expect_push(1, rang(2, shown.clone())).await;
+    a2.expect_push(1, rang(2, shown)).await;
+    a1.quiet().await;
+    a2.quiet().await;
+}
+
+#[actix::test]
+async fn without_the_push_grant_a_cancelled_waits_answer_comes_as_tools_hints() {
+    let (h, slot) = bell_server().await;
+    let mut a1 = h.connect("alice").await;
+    a1.handshake(true, Some(&["tools"])).await;
+    a1.request(open(1, "bell", None, None)).await;
+    a1.send(call(2, "bell_wait", json!({}))).await;
+    a1.send(cancelled(2)).await;
+    a1.quiet().await;
+    bell::ring(&slot);
+    // §5.3, vector 31: pushing is not allowed, so the changes go standalone.
+    a1.expect(hints(
+        json!({"rev": 2, "tools": [tool_hint("bell_answer", None, Some(true), None)]}),
+    ))
+    .await;
+    a1.quiet().await;
 }
 
 #[actix::test]
