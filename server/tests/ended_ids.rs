@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
-use support::{call, hinted, open, request};
+use support::{call, forgotten, hinted, open, request};
 
 struct Game;
 
@@ -95,23 +95,6 @@ async fn one_life(server: &Server) -> Vec<String> {
     a.request(open(6, "game", Some("g3"), None)).await;
     drop(a);
     seen
-}
-
-/// Awaits the principal being forgotten: its last session gone, then its actor retired on
-/// its own mailbox turn (bounded, so a bug fails the assertion instead of hanging).
-async fn forgotten(server: &Server) {
-    let mut sessions = server.watch_sessions();
-    sessions
-        .wait_for(|n| *n == 0)
-        .await
-        .expect("the server is alive");
-    for _ in 0..10_000 {
-        if server.principal_count() == 0 {
-            break;
-        }
-        tokio::task::yield_now().await;
-    }
-    assert_eq!(server.principal_count(), 0, "the principal is forgotten");
 }
 
 trait WithInstance {

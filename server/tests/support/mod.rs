@@ -365,3 +365,21 @@ pub async fn within<F: std::future::Future>(f: F) -> F::Output {
         .await
         .expect("did not complete in time")
 }
+
+/// Awaits every principal being forgotten: every session gone, then each principal actor
+/// retired on its own mailbox turn (bounded, so a bug fails the assertion instead of
+/// hanging).
+pub async fn forgotten(server: &Server) {
+    let mut sessions = server.watch_sessions();
+    sessions
+        .wait_for(|n| *n == 0)
+        .await
+        .expect("the server is alive");
+    for _ in 0..10_000 {
+        if server.principal_count() == 0 {
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert_eq!(server.principal_count(), 0, "the principal is forgotten");
+}
