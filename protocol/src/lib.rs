@@ -11,6 +11,7 @@
 //! | [`jsonrpc`] | JSON-RPC 2.0 envelopes, ids, error codes, decoding by the keys present |
 //! | [`method`] | one marker type per method, tying its name to its params and result types |
 //! | [`mcp`] | MCP base: `initialize`, `ping`, `tools/list`, `tools/call`, cancellation, progress, logging |
+//! | [`client_features`] | what a server may ask of its client: `sampling/createMessage`, `elicitation/create` |
 //! | [`mcpl`] | MCPL 0.5 base: capabilities, the manifest, `featureSets/update`, `push/event` |
 //! | [`digest`] | the manifest revision digest (SPEC §17.2: SHA-256 over RFC 8785 JCS) |
 //! | [`meta`] | the `_meta` object and RFC-014's keys in it (spec §3) |
@@ -21,6 +22,7 @@
 //! Section signs (§) in comments refer to `shared/spec/RFC-014.md` unless they say "SPEC §"
 //! (the MCPL 0.5 spec) or "MCP".
 
+pub mod client_features;
 pub mod digest;
 pub mod hints;
 pub mod jsonrpc;

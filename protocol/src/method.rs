@@ -6,7 +6,7 @@
 //! give [`REQUEST_METHODS`] and [`NOTIFICATION_METHODS`]: every name, so a test (or a
 //! dispatcher) can tell when a marker is added without a case for it.
 
-use crate::{mcp, mcpl, toolsets};
+use crate::{client_features, mcp, mcpl, toolsets};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -94,6 +94,12 @@ requests! {
     ToolsetsList, "toolsets/list", toolsets::ToolsetsListParams, toolsets::ToolsetsListResult;
     /// `logging/setLevel` (Client → Server, MCP "Utilities / Logging"): answered with `{}`.
     SetLevel, "logging/setLevel", mcp::SetLevelParams, mcp::Empty;
+    /// `sampling/createMessage` (Server → Client, MCP "Client Features / Sampling"): a
+    /// model completion, asked while serving one of the client's requests.
+    CreateMessage, "sampling/createMessage", client_features::CreateMessageParams, client_features::CreateMessageResult;
+    /// `elicitation/create` (Server → Client, MCP "Client Features / Elicitation"): input
+    /// from the user, asked while serving one of the client's requests.
+    Elicit, "elicitation/create", client_features::ElicitParams, client_features::ElicitResult;
 }
 
 notifications! {

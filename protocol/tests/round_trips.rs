@@ -16,10 +16,10 @@ use mcpl_protocol::digest::revision_of_value;
 use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request, Response};
 use mcpl_protocol::mcp::ProgressToken;
 use mcpl_protocol::method::{
-    CallTool, Cancelled, FeatureSetsUpdate, GetManifest, Initialize, Initialized, ListTools,
-    LoggingMessage, ManifestChanged, NOTIFICATION_METHODS, NotificationMethod, Ping, Progress,
-    PushEvent, REQUEST_METHODS, RequestMethod, SetLevel, ToolHints, ToolListChanged, ToolsetsClose,
-    ToolsetsList, ToolsetsOpen,
+    CallTool, Cancelled, CreateMessage, Elicit, FeatureSetsUpdate, GetManifest, Initialize,
+    Initialized, ListTools, LoggingMessage, ManifestChanged, NOTIFICATION_METHODS,
+    NotificationMethod, Ping, Progress, PushEvent, REQUEST_METHODS, RequestMethod, SetLevel,
+    ToolHints, ToolListChanged, ToolsetsClose, ToolsetsList, ToolsetsOpen,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -531,6 +531,65 @@ fn cases() -> Vec<Case> {
                 ),
             ],
             vec![same(json!({}))],
+        ),
+        request::<CreateMessage>(
+            "sampling/createMessage",
+            vec![
+                same(json!({"messages": [{"role": "user",
+                    "content": {"type": "text", "text": "Test prompt for sampling"}}],
+                    "maxTokens": 100})),
+                // Every member MCP 2025-11-25 defines, content as an array with a tool
+                // result, and `_meta` on the params and on a message.
+                same(json!({
+                    "messages": [
+                        {"role": "user", "content": [{"type": "text", "text": "weather?"}]},
+                        {"role": "assistant", "content": {"type": "tool_use", "id": "t1",
+                            "name": "weather", "input": {"city": "Oslo"}}},
+                        {"role": "user", "content": {"type": "tool_result", "toolUseId": "t1",
+                            "content": [{"type": "text", "text": "rain"}]},
+                            "_meta": {"vendor/x": 1}}
+                    ],
+                    "modelPreferences": {"hints": [{"name": "claude"}], "speedPriority": 0.5},
+                    "systemPrompt": "Be brief.", "includeContext": "none", "temperature": 0.2,
+                    "maxTokens": 50, "stopSequences": ["\n\n"], "metadata": {"k": "v"},
+                    "tools": [{"name": "weather", "inputSchema": {"type": "object"}}],
+                    "toolChoice": {"mode": "auto"},
+                    "_meta": {"progressToken": 9}
+                })),
+            ],
+            vec![
+                same(
+                    json!({"role": "assistant", "content": {"type": "text", "text": "hello"},
+                    "model": "test-model", "stopReason": "endTurn"}),
+                ),
+                same(json!({"role": "assistant", "model": "m", "content": [
+                    {"type": "text", "text": "calling"},
+                    {"type": "tool_use", "id": "t2", "name": "weather", "input": {}}],
+                    "stopReason": "toolUse", "_meta": {"vendor/y": true}})),
+            ],
+        ),
+        request::<Elicit>(
+            "elicitation/create",
+            vec![
+                same(json!({"message": "Please provide your information",
+                    "requestedSchema": {"type": "object", "properties": {
+                        "username": {"type": "string", "description": "User's response"}},
+                        "required": ["username"]}})),
+                same(
+                    json!({"mode": "form", "message": "Age?", "requestedSchema": {
+                    "type": "object", "properties": {"age": {"type": "integer", "default": 30}}},
+                    "_meta": {"vendor/x": 1}}),
+                ),
+                same(
+                    json!({"mode": "url", "message": "Sign in", "elicitationId": "e-1",
+                    "url": "https://example.invalid/auth"}),
+                ),
+            ],
+            vec![
+                same(json!({"action": "accept", "content": {"username": "testuser", "n": 2}})),
+                same(json!({"action": "decline"})),
+                same(json!({"action": "cancel", "_meta": {"vendor/z": "w"}})),
+            ],
         ),
         notification::<Initialized>(
             "notifications/initialized",
