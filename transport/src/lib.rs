@@ -45,7 +45,8 @@ pub mod ws;
 pub use config::{ChildStderr, ClientOptions, HttpResponseMode, Principal, ServerOptions};
 pub use listen_addr::{ListenAddr, ListenAddrError};
 
-use mcpl_protocol::jsonrpc::{DecodeError, Message};
+use mcpl_protocol::jsonrpc::{DecodeError, Id, Message};
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// The default maximum size of one message: 4 MiB.
@@ -112,15 +113,54 @@ pub struct ConnectionInfo {
 }
 
 /// Writes messages to a link. Cloning gives another handle to the same link.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Outbound {
     tx: mpsc::Sender<Message>,
+    /// Where [`Outbound::relate`] records a relation, on a transport that routes by them.
+    relations: Option<Arc<dyn Relate>>,
+}
+
+/// A transport end that routes a request by the peer's request it serves.
+pub(crate) trait Relate: Send + Sync {
+    /// Records that `request`, about to be written, serves the peer's request `to`.
+    fn relate(&self, request: Id, to: Id);
+}
+
+impl std::fmt::Debug for Outbound {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Outbound")
+            .field("tx", &self.tx)
+            .field("routes_related", &self.relations.is_some())
+            .finish()
+    }
 }
 
 impl Outbound {
     /// Wraps a channel sender (used by transport implementations).
     pub fn new(tx: mpsc::Sender<Message>) -> Self {
-        Outbound { tx }
+        Outbound {
+            tx,
+            relations: None,
+        }
+    }
+
+    /// A sender whose transport routes related requests (Streamable HTTP).
+    pub(crate) fn with_relations(tx: mpsc::Sender<Message>, relations: Arc<dyn Relate>) -> Self {
+        Outbound {
+            tx,
+            relations: Some(relations),
+        }
+    }
+
+    /// Says that the request with id `request`, written next, serves the peer's request
+    /// `to` — a `sampling/createMessage` asked while answering a `tools/call`, say. MCP
+    /// 2025-11-25: messages related to a request SHOULD go on that request's stream, so
+    /// Streamable HTTP writes it on `to`'s answer while that is pending (else where any
+    /// server message goes); ordered transports have one stream and ignore this.
+    pub fn relate(&self, request: Id, to: Id) {
+        if let Some(relations) = &self.relations {
+            relations.relate(request, to);
+        }
     }
 
     /// Queues a message to be written, waiting for room. Fails when the link is gone.

@@ -27,7 +27,10 @@
 //!    related messages SHOULD go on the request's stream), before the response; a JSON
 //!    answer becomes an SSE stream when its first progress comes before the response.
 //!
-//! Server-to-client requests and notifications go to the GET stream; with none open, to the
+//! A server request related to a pending client request ([`Outbound::relate`]: a
+//! `sampling/createMessage` asked while answering a `tools/call`) rides that request's
+//! answer too, as progress does. Other server-to-client requests and notifications (and a
+//! related one whose request is no longer pending) go to the GET stream; with none open, to the
 //! newest pending SSE answer (in SSE mode); else into a queue of
 //! [`ServerOptions::http_queue_limit`] flushed when a GET stream opens. A GET stream whose
 //! client does not keep up (its channel of that size is full) is ended, and what follows
@@ -43,6 +46,7 @@
 //! that no requester waits forever; the function docs give the details.
 //!
 //! [`ServerOptions::origin_allowed`]: crate::ServerOptions::origin_allowed
+//! [`Outbound::relate`]: crate::Outbound::relate
 //! [`ServerOptions::http_queue_limit`]: crate::ServerOptions::http_queue_limit
 //! [`HttpResponseMode::Sse`]: crate::HttpResponseMode::Sse
 

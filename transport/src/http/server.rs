@@ -511,7 +511,7 @@ async fn open_session(
     ));
     let conn = Connection {
         info,
-        outbound: Outbound::new(out_tx),
+        outbound: Outbound::with_relations(out_tx, session.clone()),
         inbound: in_rx,
     };
     if server.accepted.send(conn).await.is_err() {

@@ -66,6 +66,9 @@ struct Routes {
     get: Option<mpsc::Sender<Message>>,
     /// Server messages waiting for a stream.
     queue: VecDeque<Message>,
+    /// Requests the server is about to write, by id, and the client's request each serves
+    /// (`Outbound::relate`); taken when the request is routed.
+    related: HashMap<Id, Id>,
     next_seq: u64,
 }
 
@@ -210,15 +213,23 @@ impl Session {
         }
         let mut message = message;
         // MCP: messages related to a request SHOULD go on that request's stream. A progress
-        // notification names its request by the token the request carried; it rides that
-        // request's answer (which becomes an SSE stream if it was to be JSON), so it is
-        // read before the result on the same stream.
-        if let Some(token) = progress_token_of(&message)
-            && let Some(p) = routes
-                .pending
-                .values()
-                .find(|p| p.progress.as_ref() == Some(token))
-        {
+        // notification names its request by the token the request carried; a request of
+        // the server's was related to the client's request it serves (`Outbound::relate`).
+        // It rides that request's answer (which becomes an SSE stream if it was to be
+        // JSON), so it is read before the result on the same stream.
+        let related = match &message {
+            Message::Request(request) => routes
+                .related
+                .remove(&request.id)
+                .and_then(|to| routes.pending.get(&to)),
+            _ => progress_token_of(&message).and_then(|token| {
+                routes
+                    .pending
+                    .values()
+                    .find(|p| p.progress.as_ref() == Some(token))
+            }),
+        };
+        if let Some(p) = related {
             match p.tx.try_send(message) {
                 Ok(()) => return,
                 Err(TrySendError::Full(m) | TrySendError::Closed(m)) => message = m,
@@ -268,11 +279,21 @@ impl Session {
         routes.pending.clear();
         routes.get = None;
         routes.queue.clear();
+        routes.related.clear();
     }
 
     /// Enough of the id for logs, not enough to hijack the session.
     pub(super) fn short_id(&self) -> &str {
         &self.id[..8.min(self.id.len())]
+    }
+}
+
+impl crate::Relate for Session {
+    fn relate(&self, request: Id, to: Id) {
+        let mut routes = lock(&self.routes);
+        if !self.ended.is_cancelled() {
+            routes.related.insert(request, to);
+        }
     }
 }
 
@@ -370,6 +391,37 @@ mod tests {
         let mut get = s.open_get();
         assert_eq!(get.try_recv().ok(), Some(note(1)), "the oldest was dropped");
         assert_eq!(get.try_recv().ok(), Some(note(2)));
+    }
+
+    #[test]
+    fn a_request_related_to_a_pending_one_rides_its_answer_even_with_a_get_stream() {
+        use crate::Relate;
+        let (s, _in) = session(4);
+        let mut get = s.open_get();
+        let (mut call, _guard) = s.register(Id::Number(1), false, None).ok().unwrap();
+        let ask = |id: i64| -> Message {
+            mcpl_protocol::Request {
+                id: Id::Number(id),
+                method: "sampling/createMessage".into(),
+                params: Some(json!({"messages": [], "maxTokens": 1})),
+            }
+            .into()
+        };
+        s.relate(Id::Number(100), Id::Number(1));
+        s.route(ask(100));
+        assert_eq!(call.try_recv().ok(), Some(ask(100)));
+        assert!(get.try_recv().is_err(), "not on the GET stream");
+        // Unrelated, or related to a request no longer pending: where server messages go.
+        s.route(ask(101));
+        s.relate(Id::Number(102), Id::Number(9));
+        s.route(ask(102));
+        assert_eq!(get.try_recv().ok(), Some(ask(101)));
+        assert_eq!(get.try_recv().ok(), Some(ask(102)));
+        assert!(call.try_recv().is_err());
+        assert!(
+            lock(&s.routes).related.is_empty(),
+            "relations are taken when routed"
+        );
     }
 
     #[test]
