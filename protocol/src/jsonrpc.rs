@@ -489,8 +489,12 @@ fn decode_params<P: DeserializeOwned>(params: Option<&Value>) -> Result<P, Error
     P::deserialize(params.unwrap_or(&empty)).map_err(ErrorObject::invalid_params)
 }
 
-/// Serializes a protocol type to a JSON value. Every type in this crate serializes.
-pub(crate) fn to_value<T: Serialize>(v: &T) -> Value {
+/// Serializes a protocol type to a JSON value, as `Request::new` does its params.
+///
+/// # Panics
+/// When `T`'s `Serialize` fails, which no type of this crate's does: their maps have
+/// string keys and serde_json writes a non-finite number as `null`.
+pub fn to_value<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).expect("protocol types always serialize")
 }
 

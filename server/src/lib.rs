@@ -112,6 +112,6 @@ pub use registry::CursorError;
 pub use server::{BuildError, Server, ServerBuilder};
 pub use session::{Phase, Session, SessionHandle, SessionStatus};
 pub use tool::{
-    CloseToolsetError, DeclineError, Invitation, NotifyError, OpenToolsetError, Opened,
+    AskError, CloseToolsetError, DeclineError, Invitation, NotifyError, OpenToolsetError, Opened,
     ToolContext, ToolError, ToolResult,
 };

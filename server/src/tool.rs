@@ -13,7 +13,9 @@
 //!
 //! A handler may also act on its caller's toolsets — open, close, see and decline
 //! invitations — as its host would (`toolsets.rs`), and report progress and log messages
-//! to its host while it runs (`notify.rs`, MCP "Utilities / Progress" and "Logging").
+//! to its host while it runs (`notify.rs`, MCP "Utilities / Progress" and "Logging"), and
+//! ask its client for a model completion or its user for input (`ask.rs`, MCP "Client
+//! Features").
 
 use crate::cancel::CancelToken;
 use crate::push::{PushError, PushEvent};
@@ -29,9 +31,11 @@ use std::future::Future;
 use std::marker::PhantomData;
 use std::pin::Pin;
 
+mod ask;
 mod notify;
 mod toolsets;
 
+pub use ask::AskError;
 pub use notify::NotifyError;
 pub use toolsets::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
 

@@ -190,7 +190,14 @@ where
         })
     }
 
-    /// The last rev taken, 0 before any.
+    /// Runs `f` on the queue under the lock, enqueuing nothing and taking no rev: to tell
+    /// the transport how to route the next message, say
+    /// ([`Outbound::relate`](mcpl_transport::Outbound::relate)).
+    pub fn with_sink<R>(&self, f: impl FnOnce(&S) -> R) -> R {
+        self.lock.with(|g| f(&g.sink))
+    }
+
+    /// The last rev taken (0 before any).
     pub fn last(&self) -> u64 {
         self.lock.with(|g| g.sequencer.last())
     }

@@ -18,7 +18,7 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
 use tokio::sync::watch;
 
-use super::{DEFAULT_FEATURE_SET, DEFAULT_PAGE_SIZE, DEFAULT_PUSH_TIMEOUT};
+use super::{DEFAULT_ASK_TIMEOUT, DEFAULT_FEATURE_SET, DEFAULT_PAGE_SIZE, DEFAULT_PUSH_TIMEOUT};
 
 /// Why a server could not be built. Each is the author's mistake and names what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -67,6 +67,7 @@ pub struct ServerBuilder {
     duplicate: Option<BuildError>,
     page_size: usize,
     push_timeout: Duration,
+    ask_timeout: Duration,
     keep_toolsets: bool,
     principal_config: PrincipalConfig,
     clock: Arc<dyn Clock>,
@@ -99,6 +100,7 @@ impl ServerBuilder {
             duplicate: None,
             page_size: DEFAULT_PAGE_SIZE,
             push_timeout: DEFAULT_PUSH_TIMEOUT,
+            ask_timeout: DEFAULT_ASK_TIMEOUT,
             keep_toolsets: true,
             principal_config: PrincipalConfig::default(),
             clock: Arc::new(SystemClock),
@@ -163,6 +165,15 @@ impl ServerBuilder {
     /// How long a push waits for the host's answer (default [`DEFAULT_PUSH_TIMEOUT`]).
     pub fn push_timeout(mut self, timeout: Duration) -> Self {
         self.push_timeout = timeout;
+        self
+    }
+
+    /// How long a tool handler's request to the client waits for its answer
+    /// ([`ToolContext::create_message`](crate::ToolContext::create_message),
+    /// [`ToolContext::elicit`](crate::ToolContext::elicit); default
+    /// [`DEFAULT_ASK_TIMEOUT`]).
+    pub fn ask_timeout(mut self, timeout: Duration) -> Self {
+        self.ask_timeout = timeout;
         self
     }
 
@@ -292,6 +303,7 @@ impl ServerBuilder {
                 logic,
                 page_size: self.page_size,
                 push_timeout: self.push_timeout,
+                ask_timeout: self.ask_timeout,
                 keep_toolsets: self.keep_toolsets,
                 principal_config: self.principal_config,
                 clock: self.clock,

@@ -36,6 +36,9 @@ pub const DEFAULT_FEATURE_SET: &str = "default";
 pub const DEFAULT_PAGE_SIZE: usize = 100;
 /// The default time a push waits for the host's answer.
 pub const DEFAULT_PUSH_TIMEOUT: Duration = Duration::from_secs(30);
+/// The default time a tool handler's request to the client (`sampling/createMessage`,
+/// `elicitation/create`) waits for its answer: long, since a person may be answering.
+pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// A server: cheap to clone (it is shared), `Send` and `Sync`. Serve each connection with
 /// [`Server::serve`].
@@ -65,6 +68,7 @@ pub(crate) struct Inner {
     logic: HashMap<String, Arc<dyn ToolsetLogic>>,
     page_size: usize,
     push_timeout: Duration,
+    ask_timeout: Duration,
     keep_toolsets: bool,
     principal_config: PrincipalConfig,
     clock: Arc<dyn Clock>,
@@ -274,6 +278,10 @@ impl Server {
 
     pub(crate) fn push_timeout(&self) -> Duration {
         self.inner.push_timeout
+    }
+
+    pub(crate) fn ask_timeout(&self) -> Duration {
+        self.inner.ask_timeout
     }
 
     /// The level a session's log messages start at, when MCP logging is offered

@@ -198,22 +198,31 @@ impl Session {
             .insert(id.clone(), key, task.abort_handle(), trigger);
         ctx.spawn(
             task.into_actor(self)
-                .map(move |joined, act, _| act.call_finished(id, key, joined)),
+                .map(move |joined, act, ctx| act.call_finished(id, key, joined, ctx)),
         );
     }
 
     /// A call's task ended: writes its response, unless it was cancelled.
-    fn call_finished(&mut self, id: Id, key: u64, joined: Result<ToolResult, JoinError>) {
+    fn call_finished(
+        &mut self,
+        id: Id,
+        key: u64,
+        joined: Result<ToolResult, JoinError>,
+        ctx: &mut Context<Self>,
+    ) {
         let outcome = match joined {
             Ok(result) => CallOutcome::Returned(Box::new(result)),
             Err(e) if e.is_panic() => CallOutcome::Panicked(panic_message(e.into_panic())),
             Err(_) => CallOutcome::Aborted,
         };
         if !self.calls.finish(&id, key) {
-            // MCP: a cancelled call gets no response; what it held went at the cancel.
+            // MCP: a cancelled call gets no response; what it held went at the cancel, and
+            // its requests to the client were abandoned then.
             tracing::debug!(session = %self.id, %id, ?outcome, "cancelled call ended; no response");
             return;
         }
+        // Requests to the client it left unanswered (a handler that spawned one) end with it.
+        self.abandon_asks(&id, ctx);
         // §5.3: what the handler opened or closed for its caller rides in its result.
         let held = self.take_held(&id);
         let response = match outcome {
@@ -248,7 +257,7 @@ impl Session {
     /// `notifications/cancelled` for a request of the host's: a running handler is stopped;
     /// a forwarded request is marked, so its answer is not written (its changes still are,
     /// as `tools/hints`: §5.2, vector 29).
-    pub(super) fn cancel_call(&mut self, id: &Id, reason: Option<&str>) {
+    pub(super) fn cancel_call(&mut self, id: &Id, reason: Option<&str>, ctx: &mut Context<Self>) {
         // Vector 29: no result will carry what the call held; it goes now.
         if self.calls.contains(id) || self.forwarded.get(id).is_some_and(|f| !f.cancelled) {
             let held = self.take_held(id);
@@ -256,6 +265,7 @@ impl Session {
         }
         if self.calls.cancel(id) {
             tracing::debug!(session = %self.id, %id, ?reason, "tool call cancelled");
+            self.abandon_asks(id, ctx);
         } else if let Some(f) = self.forwarded.get_mut(id) {
             f.cancelled = true;
             tracing::debug!(session = %self.id, %id, ?reason, "forwarded request cancelled");

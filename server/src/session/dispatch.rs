@@ -79,7 +79,7 @@ impl Session {
             Inbound::Message {
                 message: Message::Notification(n),
                 ..
-            } => self.on_notification(n),
+            } => self.on_notification(n, ctx),
             Inbound::Message {
                 message: Message::Response(r),
                 ..
@@ -230,7 +230,7 @@ impl Session {
         })
     }
 
-    fn on_notification(&mut self, n: Notification) {
+    fn on_notification(&mut self, n: Notification, ctx: &mut Context<Self>) {
         match n.method.as_str() {
             method::Initialized::NAME => {
                 let before = self.lifecycle.phase();
@@ -245,7 +245,7 @@ impl Session {
                 match n.params_as::<<method::Cancelled as NotificationMethod>::Params>() {
                     Ok(CancelledParams {
                         request_id, reason, ..
-                    }) => self.cancel_call(&request_id, reason.as_deref()),
+                    }) => self.cancel_call(&request_id, reason.as_deref(), ctx),
                     Err(error) => {
                         tracing::debug!(session = %self.id, %error, "bad cancellation; ignored")
                     }

@@ -122,6 +122,23 @@ impl SessionHandle {
             .map_err(|_| NotifyError::Closed)?
     }
 
+    /// Sends a tool handler's request to the client (`asks.rs`) and waits for the
+    /// client's result, or why none came.
+    pub(crate) async fn ask(
+        &self,
+        ask: super::Ask,
+    ) -> Result<serde_json::Value, crate::tool::AskError> {
+        use crate::tool::AskError;
+        let answer = self.addr.send(ask).await.map_err(|_| AskError::Closed)??;
+        match answer.await {
+            Ok(Ok(Ok(result))) => Ok(result),
+            Ok(Ok(Err(error))) => Err(AskError::Client(error)),
+            Ok(Err(Failure::TimedOut)) => Err(AskError::TimedOut),
+            Ok(Err(Failure::Abandoned)) => Err(AskError::CallEnded),
+            Ok(Err(Failure::Closed)) | Err(_) => Err(AskError::Closed),
+        }
+    }
+
     /// Asks the session to stop: running calls are cancelled, pending pushes fail with
     /// [`PushError::Closed`], the connection's write side closes once queued messages are
     /// written.
@@ -218,7 +235,7 @@ impl Session {
                     .map_err(|e| PushError::MalformedResult(e.to_string())),
                 Ok(Ok(Err(error))) => Err(PushError::Host(error)),
                 Ok(Err(Failure::TimedOut)) => Err(PushError::TimedOut(timeout)),
-                Ok(Err(Failure::Closed)) | Err(_) => Err(PushError::Closed),
+                Ok(Err(Failure::Closed | Failure::Abandoned)) | Err(_) => Err(PushError::Closed),
             }
         })
     }

@@ -4,7 +4,7 @@
 
 use crate::push::PushError;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
-use mcpl_protocol::mcp::{Implementation, InitializeParams, negotiate_version};
+use mcpl_protocol::mcp::{ClientCapabilities, Implementation, InitializeParams, negotiate_version};
 use mcpl_protocol::mcpl::FeatureSetsUpdateParams;
 
 /// Where a session is, named for what it waits for.
@@ -56,6 +56,9 @@ pub struct Negotiated {
     pub client_info: Implementation,
     /// What the host advertised.
     pub host: HostFeatures,
+    /// Every capability the client declared, MCP's and MCPL's (`sampling`,
+    /// `elicitation`, `roots`, …).
+    pub capabilities: ClientCapabilities,
 }
 
 /// A lifecycle rule a request broke; each maps to a JSON-RPC error in
@@ -146,6 +149,7 @@ impl Lifecycle {
             protocol_version: negotiate_version(&params.protocol_version),
             client_info: params.client_info.clone(),
             host,
+            capabilities: params.capabilities.clone(),
         }))
     }
 

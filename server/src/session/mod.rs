@@ -15,6 +15,7 @@
 //! | `deliver.rs` | what the principal sends: changes with their carrier (§5.2, §5.3) |
 //! | `hold.rs` | changes held for a call's result, and the rule that keeps revs in order |
 //! | `for_handlers.rs` | a tool handler's opens, closes and declines for its caller |
+//! | `asks.rs` | a tool handler's `sampling/createMessage` and `elicitation/create` for the client |
 //! | `notices.rs` | MCP progress and logging: a handler's `notifications/progress` and `notifications/message`, `logging/setLevel` |
 //! | `outgoing.rs` | the table of the session's requests to the host |
 //! | `handle.rs` | [`SessionHandle`] and the messages it sends the actor: push, status, close |
@@ -34,6 +35,7 @@
 //! bound. Requests a host sends are answered in that same queue, so a host that reads
 //! nothing cannot make the server hold more than the queue.
 
+mod asks;
 mod calls;
 mod deliver;
 mod dispatch;
@@ -45,6 +47,7 @@ mod notices;
 mod outgoing;
 mod toolsets;
 
+pub(crate) use asks::{Ask, Needs};
 pub(crate) use for_handlers::ForHandler;
 pub(crate) use notices::Notice;
 

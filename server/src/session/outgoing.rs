@@ -1,5 +1,5 @@
-//! The session's own requests to the host (`push/event`, and later others), waiting for
-//! their responses.
+//! The session's own requests to the host (`push/event`, and a tool handler's
+//! `sampling/createMessage` or `elicitation/create`), waiting for their responses.
 //!
 //! Ids are integers from 1, per session. A response is matched by id; one to an id not
 //! waited for (never sent, already answered, timed out) is the caller's to log and
@@ -18,6 +18,9 @@ pub(crate) enum Failure {
     Closed,
     /// Its timer ran out first.
     TimedOut,
+    /// The host request it served ended first (a tool call answered or cancelled); the
+    /// session told the host it is cancelled.
+    Abandoned,
 }
 
 /// What the requester receives: the host's result or error, or why none came.
@@ -27,6 +30,8 @@ struct Pending<T> {
     method: &'static str,
     reply: oneshot::Sender<Reply>,
     timer: Option<T>,
+    /// The host's request this one serves, if any (a tool call asking for sampling).
+    serves: Option<Id>,
 }
 
 /// The table of requests in flight.
@@ -47,6 +52,16 @@ impl<T> Default for Outgoing<T> {
 impl<T> Outgoing<T> {
     /// Allocates an id for a request of `method` and starts waiting for its response.
     pub(crate) fn register(&mut self, method: &'static str) -> (Id, oneshot::Receiver<Reply>) {
+        self.register_serving(method, None)
+    }
+
+    /// [`Outgoing::register`] for a request that serves the host's request `serves`, so
+    /// it can be abandoned when that one ends ([`Outgoing::abandon_serving`]).
+    pub(crate) fn register_serving(
+        &mut self,
+        method: &'static str,
+        serves: Option<Id>,
+    ) -> (Id, oneshot::Receiver<Reply>) {
         let id = Id::Number(self.next_id);
         self.next_id += 1;
         let (reply, rx) = oneshot::channel();
@@ -56,9 +71,31 @@ impl<T> Outgoing<T> {
                 method,
                 reply,
                 timer: None,
+                serves,
             },
         );
         (id, rx)
+    }
+
+    /// Fails every request serving the host's request `served` with
+    /// [`Failure::Abandoned`]; returns their ids and timers, to tell the host and cancel.
+    pub(crate) fn abandon_serving(&mut self, served: &Id) -> Vec<(Id, Option<T>)> {
+        let ids: Vec<Id> = self
+            .pending
+            .iter()
+            .filter(|(_, p)| p.serves.as_ref() == Some(served))
+            .map(|(id, _)| id.clone())
+            .collect();
+        let mut abandoned: Vec<(Id, Option<T>)> = ids
+            .into_iter()
+            .filter_map(|id| {
+                let p = self.pending.remove(&id)?;
+                let _ = p.reply.send(Err(Failure::Abandoned));
+                Some((id, p.timer))
+            })
+            .collect();
+        abandoned.sort_by(|a, b| a.0.cmp(&b.0));
+        abandoned
     }
 
     /// Attaches the timer that will expire `id`.
@@ -128,6 +165,23 @@ mod tests {
         assert!(o.expire(&a));
         assert!(!o.expire(&a));
         assert_eq!(rx_a.await.unwrap(), Err(Failure::TimedOut));
+    }
+
+    #[tokio::test]
+    async fn requests_serving_a_host_request_are_abandoned_with_it() {
+        let mut o: Outgoing<u8> = Outgoing::default();
+        let call = Id::String("call-1".into());
+        let (a, rx_a) = o.register_serving("sampling/createMessage", Some(call.clone()));
+        let (b, rx_b) = o.register_serving("elicitation/create", Some(call.clone()));
+        let (_, mut rx_other) = o.register_serving("elicitation/create", Some(Id::Number(9)));
+        let (_, mut rx_push) = o.register("push/event");
+        o.set_timer(&b, 3);
+        assert_eq!(o.abandon_serving(&call), vec![(a, None), (b, Some(3))]);
+        assert_eq!(rx_a.await.unwrap(), Err(Failure::Abandoned));
+        assert_eq!(rx_b.await.unwrap(), Err(Failure::Abandoned));
+        assert!(rx_other.try_recv().is_err() && rx_push.try_recv().is_err());
+        assert_eq!(o.len(), 2);
+        assert!(o.abandon_serving(&call).is_empty());
     }
 
     #[tokio::test]

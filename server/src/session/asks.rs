@@ -1,0 +1,122 @@
+//! A tool handler's requests to the client (MCP 2025-11-25, "Client Features"):
+//! `sampling/createMessage` and `elicitation/create`, from `tool/ask.rs`.
+//!
+//! The session checks what MCP requires before anything is written — the client declared
+//! the capability in `initialize`, and the call asking is still running (a server asks
+//! only while it serves one of the client's requests) — then writes the request through
+//! the single write path, related to the call (`Outbound::relate`: on Streamable HTTP it
+//! rides the call's answer), with the server's ask timeout.
+//!
+//! **When the call ends first** (answered, or cancelled by the host) its requests are
+//! abandoned: each is dropped from the table and the host is sent `notifications/cancelled`
+//! for it (MCP "Cancellation": either side may cancel a request it sent), so a client
+//! does not keep a person answering a form nobody waits for. A request asks nothing of
+//! the connection's revs: it carries no hint changes (§5.2).
+
+use super::Session;
+use super::outgoing::Reply;
+use crate::tool::AskError;
+use actix::prelude::*;
+use mcpl_protocol::jsonrpc::{Id, Notification, Request};
+use mcpl_protocol::mcp::CancelledParams;
+use mcpl_protocol::method::Cancelled;
+use serde_json::Value;
+use tokio::sync::oneshot;
+
+/// The capability a request needs the client to have declared.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Needs {
+    Sampling,
+    Elicitation,
+}
+
+/// A tool handler's request for its client.
+#[derive(Debug)]
+pub(crate) struct Ask {
+    /// The handler's `tools/call`, and its key in `Calls`.
+    pub(crate) call: Id,
+    pub(crate) key: u64,
+    pub(crate) method: &'static str,
+    pub(crate) needs: Needs,
+    pub(crate) params: Value,
+}
+
+impl Message for Ask {
+    type Result = Result<oneshot::Receiver<Reply>, AskError>;
+}
+
+impl Handler<Ask> for Session {
+    type Result = Result<oneshot::Receiver<Reply>, AskError>;
+
+    fn handle(&mut self, ask: Ask, ctx: &mut Context<Self>) -> Self::Result {
+        let capabilities = self.lifecycle.negotiated().map(|n| &n.capabilities);
+        let (declared, capability) = match ask.needs {
+            Needs::Sampling => (
+                capabilities.is_some_and(|c| c.supports_sampling()),
+                "sampling",
+            ),
+            Needs::Elicitation => (
+                capabilities.is_some_and(|c| c.supports_elicitation()),
+                "elicitation",
+            ),
+        };
+        if !declared {
+            return Err(AskError::NotSupported { capability });
+        }
+        if !self.calls.is_running(&ask.call, ask.key) {
+            return Err(AskError::CallEnded);
+        }
+        if self.writer.is_none() {
+            return Err(AskError::Closed);
+        }
+        let timeout = self.server.ask_timeout();
+        let (id, answer) = self
+            .outgoing
+            .register_serving(ask.method, Some(ask.call.clone()));
+        let timer = ctx.run_later(timeout, {
+            let id = id.clone();
+            move |act, _| {
+                if act.outgoing.expire(&id) {
+                    tracing::warn!(session = %act.id, %id, "request to the client timed out");
+                    act.tell_cancelled(id, "timed out");
+                }
+            }
+        });
+        self.outgoing.set_timer(&id, timer);
+        tracing::debug!(session = %self.id, %id, method = ask.method, call = %ask.call, "request to the client sent");
+        let message = Request {
+            id: id.clone(),
+            method: ask.method.to_owned(),
+            params: Some(ask.params),
+        };
+        self.enqueue(|w| {
+            w.with_sink(|out| out.relate(id, ask.call));
+            w.enqueue(message.into())
+        });
+        Ok(answer)
+    }
+}
+
+impl Session {
+    /// The host request `call` ended: the requests to the client that served it are
+    /// abandoned, and the client is told each is cancelled (module docs).
+    pub(super) fn abandon_asks(&mut self, call: &Id, ctx: &mut Context<Self>) {
+        for (id, timer) in self.outgoing.abandon_serving(call) {
+            if let Some(timer) = timer {
+                ctx.cancel_future(timer);
+            }
+            tracing::debug!(session = %self.id, %id, %call, "request to the client abandoned with its call");
+            self.tell_cancelled(id, "the tool call it served has ended");
+        }
+    }
+
+    /// `notifications/cancelled` for a request of ours the session stopped waiting for.
+    fn tell_cancelled(&mut self, id: Id, reason: &str) {
+        let params = CancelledParams {
+            request_id: id,
+            reason: Some(reason.to_owned()),
+            meta: None,
+        };
+        self.write(Notification::new::<Cancelled>(&params).into());
+    }
+}

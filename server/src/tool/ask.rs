@@ -1,0 +1,114 @@
+//! What a tool handler asks of its client while its call runs (MCP 2025-11-25, "Client
+//! Features"): a model completion ([`ToolContext::create_message`], `sampling/createMessage`)
+//! or input from the user ([`ToolContext::elicit`], `elicitation/create`).
+//!
+//! MCP lets a server send these only to a client that declared the capability, and only
+//! while serving one of its requests; both are checked before anything is written
+//! ([`AskError::NotSupported`], [`AskError::CallEnded`]). The request travels with the call
+//! (on Streamable HTTP, on the call's own answer stream), waits at most the server's
+//! [`ask_timeout`](crate::ServerBuilder::ask_timeout), and is cancelled towards the client
+//! if the call ends first.
+//!
+//! ```
+//! use mcpl_protocol::client_features::{CreateMessageParams, ElicitAction, ElicitParams};
+//! use mcpl_protocol::mcp::CallToolResult;
+//! use mcpl_server::{ToolContext, ToolError, tool::AskError};
+//! use serde_json::json;
+//!
+//! async fn summarise(cx: ToolContext, text: String) -> Result<CallToolResult, ToolError> {
+//!     let ask = CreateMessageParams::user_text(format!("Summarise: {text}"), 200);
+//!     match cx.create_message(ask).await {
+//!         Ok(answer) => Ok(CallToolResult::text(answer.text())),
+//!         // A client without sampling: say so to the model rather than fail the server.
+//!         Err(e @ AskError::NotSupported { .. }) => Err(ToolError::failed(e.to_string())),
+//!         Err(e) => Err(ToolError::failed(format!("no summary: {e}"))),
+//!     }
+//! }
+//!
+//! async fn sign_up(cx: ToolContext, _: serde_json::Value) -> Result<CallToolResult, ToolError> {
+//!     let schema = json!({"type": "object", "properties": {"email": {"type": "string"}},
+//!                         "required": ["email"]});
+//!     let answer = cx
+//!         .elicit(ElicitParams::form("Which address?", schema))
+//!         .await
+//!         .map_err(|e| ToolError::failed(e.to_string()))?;
+//!     Ok(CallToolResult::text(match answer.action {
+//!         ElicitAction::Accept => format!("signed up {:?}", answer.content),
+//!         other => format!("not signed up: {}", other.as_str()),
+//!     }))
+//! }
+//! # let _ = (summarise, sign_up);
+//! ```
+
+use crate::session::{Ask, Needs};
+use crate::tool::ToolContext;
+use mcpl_protocol::jsonrpc::ErrorObject;
+use mcpl_protocol::method::{CreateMessage, Elicit, RequestMethod};
+use serde_json::Value;
+
+/// Why a request to the client got no result, sorted by who is at fault.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum AskError {
+    /// The client did not declare the capability in `initialize`, so MCP forbids asking.
+    #[error("the client does not support {capability} (it did not declare the capability)")]
+    NotSupported {
+        /// The capability: `sampling` or `elicitation`.
+        capability: &'static str,
+    },
+    /// The call asking was answered or cancelled: nobody waits for the answer.
+    #[error("the tool call has ended")]
+    CallEnded,
+    /// The client answered with an error (a person refused sampling, say).
+    #[error("the client refused: {} ({})", .0.message, .0.code.0)]
+    Client(ErrorObject),
+    /// The client's result does not have the method's shape.
+    #[error("the client's result is malformed: {0}")]
+    MalformedResult(String),
+    /// No answer within the server's ask timeout; the client was told it is cancelled.
+    #[error("the client did not answer in time")]
+    TimedOut,
+    /// The session closed first.
+    #[error("the session is closed")]
+    Closed,
+}
+
+impl ToolContext {
+    /// Asks the client to sample a model (`sampling/createMessage`) and returns what it
+    /// sampled. Refused without asking when the client did not declare `sampling`.
+    pub async fn create_message(
+        &self,
+        params: <CreateMessage as RequestMethod>::Params,
+    ) -> Result<<CreateMessage as RequestMethod>::Result, AskError> {
+        self.ask::<CreateMessage>(Needs::Sampling, &params).await
+    }
+
+    /// Asks the client for input from its user (`elicitation/create`) and returns what
+    /// the user did. Refused without asking when the client did not declare
+    /// `elicitation` (form mode).
+    pub async fn elicit(
+        &self,
+        params: <Elicit as RequestMethod>::Params,
+    ) -> Result<<Elicit as RequestMethod>::Result, AskError> {
+        self.ask::<Elicit>(Needs::Elicitation, &params).await
+    }
+
+    async fn ask<M: RequestMethod>(
+        &self,
+        needs: Needs,
+        params: &M::Params,
+    ) -> Result<M::Result, AskError> {
+        let params = mcpl_protocol::jsonrpc::to_value(params);
+        let result: Value = self
+            .session
+            .ask(Ask {
+                call: self.request_id.clone(),
+                key: self.call_key,
+                method: M::NAME,
+                needs,
+                params,
+            })
+            .await?;
+        serde_json::from_value(result).map_err(|e| AskError::MalformedResult(e.to_string()))
+    }
+}
