@@ -1,0 +1,347 @@
+//! A tool handler asking its client (MCP 2025-11-25, "Client Features"), over a real
+//! WebSocket with a raw JSON-RPC client: `sampling/createMessage` and
+//! `elicitation/create` go out only to a client that declared the capability, the
+//! client's answer (or error) reaches the handler, and a request whose call ends first,
+//! or that is not answered in time, is cancelled towards the client.
+
+mod server_support;
+
+use mcpl_protocol::client_features::{CreateMessageParams, ElicitParams};
+use mcpl_protocol::mcp::{CallToolResult, Tool};
+use mcpl_server::{Server, ServerBuilder, ToolContext, ToolError};
+use serde::Deserialize;
+use serde_json::{Value, json};
+use server_support::*;
+use std::sync::Arc;
+use std::time::Duration;
+
+#[derive(Deserialize)]
+struct Prompt {
+    prompt: String,
+}
+
+#[derive(Deserialize)]
+struct Question {
+    message: String,
+}
+
+fn schema() -> Value {
+    json!({"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]})
+}
+
+/// A server with two tools: `ask_model` samples the client's model, `ask_user` asks the
+/// client's user. Each says what it got, or why it got nothing, as a tool error.
+async fn asking_server(f: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Harness {
+    let clock = Harness::clock();
+    let builder = Server::builder("asking", "1.0")
+        .clock(clock.clone())
+        .tool(
+            Tool::new(
+                "ask_model",
+                "Ask the client's model",
+                json!({"type": "object"}),
+            ),
+            |cx: ToolContext, p: Prompt| async move {
+                let answer = cx
+                    .create_message(CreateMessageParams::user_text(p.prompt, 100))
+                    .await
+                    .map_err(|e| ToolError::failed(e.to_string()))?;
+                Ok(CallToolResult::text(format!(
+                    "LLM response: {}",
+                    answer.text()
+                )))
+            },
+        )
+        .tool(
+            Tool::new(
+                "ask_user",
+                "Ask the client's user",
+                json!({"type": "object"}),
+            ),
+            |cx: ToolContext, q: Question| async move {
+                let answer = cx
+                    .elicit(ElicitParams::form(q.message, schema()))
+                    .await
+                    .map_err(|e| ToolError::failed(e.to_string()))?;
+                Ok(CallToolResult::text(format!(
+                    "User response: action={}, content={}",
+                    answer.action.as_str(),
+                    json!(answer.content)
+                )))
+            },
+        );
+    Harness::start(f(builder).build().expect("a valid server"), clock).await
+}
+
+/// A plain MCP client declaring `capabilities`.
+async fn client(h: &Harness, capabilities: Value) -> Client {
+    let mut c = h.connect("alice").await;
+    let init = c
+        .request(request(
+            json!("init"),
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
+                   "clientInfo": {"name": "raw-client", "version": "1"}}),
+        ))
+        .await;
+    assert_eq!(init["id"], "init", "{init:#}");
+    c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    c
+}
+
+fn ok_text(id: i64, s: &str) -> Value {
+    result(json!(id), json!({"content": [text(s)]}))
+}
+
+#[actix::test]
+async fn a_tool_samples_the_clients_model_and_reads_its_answer() {
+    let h = asking_server(|b| b).await;
+    let mut c = client(&h, json!({"sampling": {}})).await;
+    c.expect_after(
+        call(1, "ask_model", json!({"prompt": "Say hi"})),
+        request(
+            json!(1),
+            "sampling/createMessage",
+            json!({"messages": [{"role": "user", "content": text("Say hi")}], "maxTokens": 100}),
+        ),
+    )
+    .await;
+    c.expect_after(
+        result(
+            json!(1),
+            json!({"role": "assistant", "content": text("hi"), "model": "m", "stopReason": "endTurn"}),
+        ),
+        ok_text(1, "LLM response: hi"),
+    )
+    .await;
+    c.quiet().await;
+}
+
+#[actix::test]
+async fn a_tool_asks_the_clients_user_who_accepts_or_declines() {
+    let h = asking_server(|b| b).await;
+    let mut c = client(&h, json!({"elicitation": {"form": {}}})).await;
+    let asked = |id: i64| {
+        request(
+            json!(id),
+            "elicitation/create",
+            json!({"message": "Your email?", "requestedSchema": schema()}),
+        )
+    };
+    c.expect_after(
+        call(1, "ask_user", json!({"message": "Your email?"})),
+        asked(1),
+    )
+    .await;
+    c.expect_after(
+        result(
+            json!(1),
+            json!({"action": "accept", "content": {"email": "a@example.org"}}),
+        ),
+        ok_text(
+            1,
+            r#"User response: action=accept, content={"email":"a@example.org"}"#,
+        ),
+    )
+    .await;
+    // The session's own request ids go on counting.
+    c.expect_after(
+        call(2, "ask_user", json!({"message": "Your email?"})),
+        asked(2),
+    )
+    .await;
+    c.expect_after(
+        result(json!(2), json!({"action": "decline"})),
+        ok_text(2, "User response: action=decline, content=null"),
+    )
+    .await;
+}
+
+#[actix::test]
+async fn without_the_capability_nothing_is_asked_and_the_tool_says_why() {
+    let h = asking_server(|b| b).await;
+    // Elicitation in URL mode only is not form mode; sampling not declared at all.
+    let mut c = client(&h, json!({"elicitation": {"url": {}}})).await;
+    c.expect_after(
+        call(1, "ask_model", json!({"prompt": "Say hi"})),
+        result(
+            json!(1),
+            tool_error("the client does not support sampling (it did not declare the capability)"),
+        ),
+    )
+    .await;
+    c.expect_after(
+        call(2, "ask_user", json!({"message": "Your email?"})),
+        result(
+            json!(2),
+            tool_error(
+                "the client does not support elicitation (it did not declare the capability)",
+            ),
+        ),
+    )
+    .await;
+    c.quiet().await;
+}
+
+#[actix::test]
+async fn the_clients_error_and_a_malformed_result_reach_the_tool() {
+    let h = asking_server(|b| b).await;
+    let mut c = client(&h, json!({"sampling": {}})).await;
+    c.send(call(1, "ask_model", json!({"prompt": "Say hi"})))
+        .await;
+    let asked = c.recv().await;
+    assert_eq!(asked["method"], "sampling/createMessage", "{asked:#}");
+    c.expect_after(
+        json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": "User rejected sampling request"}}),
+        result(json!(1), tool_error("the client refused: User rejected sampling request (-1)")),
+    )
+    .await;
+    c.send(call(2, "ask_model", json!({"prompt": "Say hi"})))
+        .await;
+    let asked = c.recv().await;
+    assert_eq!(asked["id"], 2, "{asked:#}");
+    let answer = c
+        .request(result(json!(2), json!({"role": "assistant"})))
+        .await;
+    let said = answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        answer["result"]["isError"] == true
+            && said.starts_with("the client's result is malformed: missing field"),
+        "{answer:#}"
+    );
+}
+
+#[actix::test]
+async fn a_cancelled_call_cancels_its_request_to_the_client_and_a_late_answer_is_ignored() {
+    let h = asking_server(|b| b).await;
+    let mut c = client(&h, json!({"elicitation": {}})).await;
+    c.send(call(7, "ask_user", json!({"message": "Your email?"})))
+        .await;
+    let asked = c.recv().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked:#}");
+    c.expect_after(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": 7, "reason": "changed my mind"}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+               "params": {"requestId": asked["id"], "reason": "the tool call it served has ended"}}),
+    )
+    .await;
+    // The user answers anyway: nothing waits for it, and the cancelled call gets no result.
+    c.send(result(asked["id"].clone(), json!({"action": "cancel"})))
+        .await;
+    c.quiet().await;
+}
+
+#[actix::test]
+async fn a_request_unanswered_in_time_is_cancelled_and_the_tool_told() {
+    let h = asking_server(|b| b.ask_timeout(Duration::from_millis(50))).await;
+    let mut c = client(&h, json!({"sampling": {}})).await;
+    c.send(call(1, "ask_model", json!({"prompt": "Say hi"})))
+        .await;
+    let asked = c.recv().await;
+    assert_eq!(asked["method"], "sampling/createMessage", "{asked:#}");
+    // Not answered: the timer (not this test) decides when.
+    c.expect(
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                    "params": {"requestId": asked["id"], "reason": "timed out"}}),
+    )
+    .await;
+    c.expect(result(
+        json!(1),
+        tool_error("the client did not answer in time"),
+    ))
+    .await;
+}
+
+/// Streamable HTTP, with our HTTP client (which keeps a GET stream open and tags each
+/// message with the stream it came on): the sampling request rides the call's own answer
+/// stream, before the call's result, not the GET stream (MCP: messages related to a
+/// request SHOULD go on that request's stream).
+#[actix::test]
+async fn over_streamable_http_the_request_rides_the_calls_own_stream() {
+    use mcpl_protocol::jsonrpc::Message;
+    use mcpl_transport::{ClientOptions, Inbound, ServerOptions, http};
+
+    let clock = Harness::clock();
+    let server = Server::builder("asking", "1.0")
+        .clock(clock)
+        .tool(
+            Tool::new(
+                "ask_model",
+                "Ask the client's model",
+                json!({"type": "object"}),
+            ),
+            |cx: ToolContext, p: Prompt| async move {
+                let answer = cx
+                    .create_message(CreateMessageParams::user_text(p.prompt, 100))
+                    .await
+                    .map_err(|e| ToolError::failed(e.to_string()))?;
+                Ok(CallToolResult::text(format!(
+                    "LLM response: {}",
+                    answer.text()
+                )))
+            },
+        )
+        .build()
+        .expect("a valid server");
+    let addr = "127.0.0.1:0".parse().unwrap();
+    let mut opts = ServerOptions::default();
+    opts.tokens.insert("alice".to_owned(), "alice".to_owned());
+    let mut listener = http::bind(addr, "/mcp", Arc::new(opts))
+        .await
+        .expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr());
+    actix::spawn(async move {
+        while let Some(conn) = listener.accept().await {
+            server.serve(conn);
+        }
+    });
+    let token = ClientOptions {
+        token: Some("alice".to_owned()),
+        ..Default::default()
+    };
+    let mut conn = http::connect(&url, &token).await.expect("connect");
+    let send = |v: Value| Message::from_value(v).expect("a message");
+    let mut next = async || match within(conn.inbound.recv()).await {
+        Some(Inbound::Message { stream, message }) => {
+            (stream, serde_json::to_value(&message).unwrap())
+        }
+        other => panic!("expected a message, got {other:?}"),
+    };
+    conn.outbound
+        .send(send(request(
+            json!(0),
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {"sampling": {}},
+                   "clientInfo": {"name": "http-client", "version": "1"}}),
+        )))
+        .await
+        .unwrap();
+    let (_, init) = next().await;
+    assert_eq!(init["id"], 0, "{init:#}");
+    conn.outbound
+        .send(send(
+            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        ))
+        .await
+        .unwrap();
+    conn.outbound
+        .send(send(call(1, "ask_model", json!({"prompt": "Say hi"}))))
+        .await
+        .unwrap();
+    let (asked_on, asked) = next().await;
+    assert_eq!(asked["method"], "sampling/createMessage", "{asked:#}");
+    conn.outbound
+        .send(send(result(
+            asked["id"].clone(),
+            json!({"role": "assistant", "content": text("hi"), "model": "m"}),
+        )))
+        .await
+        .unwrap();
+    let (answered_on, answer) = next().await;
+    assert_eq!(answer, ok_text(1, "LLM response: hi"));
+    assert_eq!(asked_on, answered_on, "the request rode the call's stream");
+}
