@@ -4,7 +4,9 @@ Usage:
   py_client.py URL TOOL ARGS_JSON           connect over Streamable HTTP
   py_client.py stdio TOOL ARGS_JSON CMD...  spawn CMD and connect over stdio
 
-It initializes, lists every tool, calls TOOL with ARGS_JSON, and prints one JSON object:
+It initializes (declaring sampling and elicitation: the model answers "sampled: " and the
+prompt's text, the user accepts with the email py@example.org), lists every tool, calls TOOL
+with ARGS_JSON, and prints one JSON object:
 {"handshake": "initialize"|"discover", "server": ..., "protocolVersion": ..., "tools": [names], "result": CallToolResult}.
 """
 
@@ -12,8 +14,23 @@ import json
 import sys
 
 import anyio
-from mcp import Client
+from mcp import Client, types
 from mcp.client.stdio import StdioServerParameters
+
+
+async def sample(context, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+    content = params.messages[0].content
+    text = content.text if isinstance(content, types.TextContent) else "?"
+    return types.CreateMessageResult(
+        role="assistant",
+        content=types.TextContent(type="text", text=f"sampled: {text}"),
+        model="py-model",
+        stop_reason="endTurn",
+    )
+
+
+async def elicit(context, params: types.ElicitRequestParams) -> types.ElicitResult:
+    return types.ElicitResult(action="accept", content={"email": "py@example.org"})
 
 
 async def main() -> None:
@@ -22,7 +39,7 @@ async def main() -> None:
         server = StdioServerParameters(command=sys.argv[4], args=sys.argv[5:])
     else:
         server = target
-    async with Client(server) as client:
+    async with Client(server, sampling_callback=sample, elicitation_callback=elicit) as client:
         init = client.session.initialize_result
         tools = await client.list_tools()
         result = await client.call_tool(tool, args)

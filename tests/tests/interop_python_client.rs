@@ -1,7 +1,8 @@
 //! Interop: the official MCP Python SDK's client (`mcp.Client`, default connect mode)
 //! against a server built on `mcpl-server`, over stdio and Streamable HTTP. The client
 //! probes `server/discover` first (a newer-era method); our server answers it -32601, so the
-//! client falls back to `initialize`, lists tools and calls one.
+//! client falls back to `initialize`, lists tools and calls one. The client declares
+//! sampling and elicitation, so a tool can ask its model and its user through it.
 
 use mcpl_tests::interop::{python, script};
 use serde_json::Value;
@@ -61,6 +62,19 @@ fn python_client_calls_our_server_over_stdio() {
     assert_called_our_server(&report, "hello from python");
 }
 
+/// Our tool asks the Python client's sampling callback, over stdio.
+#[test]
+fn our_server_samples_the_python_clients_model_over_stdio() {
+    let report = run_client(&[
+        "stdio",
+        "ask_model",
+        r#"{"prompt":"hello"}"#,
+        SERVER,
+        "stdio",
+    ]);
+    assert_called_our_server(&report, "LLM response: sampled: hello");
+}
+
 /// Kills the child when the test ends, however it ends.
 struct Killed(Child);
 impl Drop for Killed {
@@ -87,7 +101,16 @@ fn python_client_calls_our_server_over_streamable_http() {
         .trim()
         .strip_prefix("listening on ")
         .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
-    let report = run_client(&[&format!("http://{addr}/mcp"), "add", r#"{"a":20,"b":22}"#]);
+    let url = format!("http://{addr}/mcp");
+    let report = run_client(&[&url, "add", r#"{"a":20,"b":22}"#]);
     assert_called_our_server(&report, "42");
     assert_eq!(report["result"]["structuredContent"]["sum"], 42);
+    // Our tools ask the Python client's model and user; the requests ride the calls' answers.
+    let report = run_client(&[&url, "ask_model", r#"{"prompt":"over http"}"#]);
+    assert_called_our_server(&report, "LLM response: sampled: over http");
+    let report = run_client(&[&url, "ask_user", r#"{"message":"Your email?"}"#]);
+    assert_called_our_server(
+        &report,
+        r#"User response: accept {"email":"py@example.org"}"#,
+    );
 }
