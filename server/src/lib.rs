@@ -13,7 +13,7 @@
 //! |---|---|
 //! | [`server`] | [`Server`] (shared by every session: manifest, catalog, principals) and [`ServerBuilder`] |
 //! | [`author`] | what an author writes: [`Toolset`], [`ToolsetLogic`], [`InstanceLogic`], [`InstanceContext`] |
-//! | [`tool`] | [`ToolContext`], [`ToolError`]: what a plain tool handler sees and returns, how it opens, closes and declines toolsets for its caller, and how it reports progress and logs (MCP) |
+//! | [`tool`] | [`ToolContext`], [`ToolError`]: what a plain tool handler sees and returns, how it opens, closes and declines toolsets for its caller, and how it reports progress and logs, and asks its client to sample a model or its user for input (MCP) |
 //! | [`session`] | the [`Session`] actor (one per connection), its lifecycle, its [`SessionHandle`] |
 //! | `actors` | the Principal actor (one per principal) and the Instance actor (one per open instance) |
 //! | [`core`] | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`) the actors drive |
