@@ -1,5 +1,6 @@
 //! What a server may ask of its client (MCP 2025-11-25, "Client Features"): a model
-//! completion (`sampling/createMessage`) and input from the user (`elicitation/create`).
+//! completion (`sampling/createMessage`), input from the user (`elicitation/create`) and
+//! the client's roots, the directories or files it lets the server work in (`roots/list`).
 //!
 //! A server sends these only while it serves one of the client's requests (MCP 2025-11-25:
 //! a tool call, say) and only when the client declared the capability in `initialize`
@@ -22,11 +23,21 @@ pub const SAMPLING_CAPABILITY: &str = "sampling";
 /// The client capability for `elicitation/create`.
 pub const ELICITATION_CAPABILITY: &str = "elicitation";
 
+/// The client capability for `roots/list`.
+pub const ROOTS_CAPABILITY: &str = "roots";
+
 impl ClientCapabilities {
     /// True when the client declared `sampling`: it answers `sampling/createMessage`.
     pub fn supports_sampling(&self) -> bool {
         self.other
             .get(SAMPLING_CAPABILITY)
+            .is_some_and(Value::is_object)
+    }
+
+    /// True when the client declared `roots`: it answers `roots/list`.
+    pub fn supports_roots(&self) -> bool {
+        self.other
+            .get(ROOTS_CAPABILITY)
             .is_some_and(Value::is_object)
     }
 
@@ -225,6 +236,29 @@ pub struct ElicitResult {
     pub meta: Option<Meta>,
 }
 
+/// A root: a directory or file the client lets the server work in.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Root {
+    /// Its URI (MCP 2025-11-25: a `file://` URI).
+    pub uri: String,
+    /// A name to show for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// `_meta`, kept as sent.
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
+}
+
+/// `roots/list` result.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ListRootsResult {
+    /// The client's roots now.
+    pub roots: Vec<Root>,
+    /// `_meta`, kept as sent.
+    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
+    pub meta: Option<Meta>,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,6 +273,9 @@ mod tests {
         assert!(caps(json!({"sampling": {}})).supports_sampling());
         assert!(caps(json!({"sampling": {"tools": {}}})).supports_sampling());
         assert!(!caps(json!({"sampling": true})).supports_sampling());
+
+        assert!(!caps(json!({})).supports_roots());
+        assert!(caps(json!({"roots": {"listChanged": true}})).supports_roots());
 
         assert!(!caps(json!({})).supports_elicitation());
         assert!(caps(json!({"elicitation": {}})).supports_elicitation());

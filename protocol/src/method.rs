@@ -100,6 +100,8 @@ requests! {
     /// `elicitation/create` (Server → Client, MCP "Client Features / Elicitation"): input
     /// from the user, asked while serving one of the client's requests.
     Elicit, "elicitation/create", client_features::ElicitParams, client_features::ElicitResult;
+    /// `roots/list` (Server → Client, MCP "Client Features / Roots"): the client's roots.
+    ListRoots, "roots/list", mcp::Empty, client_features::ListRootsResult;
 }
 
 notifications! {

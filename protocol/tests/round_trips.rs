@@ -17,7 +17,7 @@ use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request, Response};
 use mcpl_protocol::mcp::ProgressToken;
 use mcpl_protocol::method::{
     CallTool, Cancelled, CreateMessage, Elicit, FeatureSetsUpdate, GetManifest, Initialize,
-    Initialized, ListTools, LoggingMessage, ManifestChanged, NOTIFICATION_METHODS,
+    Initialized, ListRoots, ListTools, LoggingMessage, ManifestChanged, NOTIFICATION_METHODS,
     NotificationMethod, Ping, Progress, PushEvent, REQUEST_METHODS, RequestMethod, SetLevel,
     ToolHints, ToolListChanged, ToolsetsClose, ToolsetsList, ToolsetsOpen,
 };
@@ -589,6 +589,20 @@ fn cases() -> Vec<Case> {
                 same(json!({"action": "accept", "content": {"username": "testuser", "n": 2}})),
                 same(json!({"action": "decline"})),
                 same(json!({"action": "cancel", "_meta": {"vendor/z": "w"}})),
+            ],
+        ),
+        request::<ListRoots>(
+            "roots/list",
+            vec![
+                same(json!({})),
+                same(json!({"_meta": {"progressToken": "r"}})),
+            ],
+            vec![
+                same(json!({"roots": []})),
+                same(json!({"roots": [
+                    {"uri": "file:///home/user/projects/frontend", "name": "Frontend Repository"},
+                    {"uri": "file:///home/user/notes.md", "_meta": {"vendor/x": 1}}
+                ], "_meta": {"vendor/y": 2}})),
             ],
         ),
         notification::<Initialized>(
