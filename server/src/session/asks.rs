@@ -1,5 +1,5 @@
 //! A tool handler's requests to the client (MCP 2025-11-25, "Client Features"):
-//! `sampling/createMessage` and `elicitation/create`, from `tool/ask.rs`.
+//! `sampling/createMessage`, `elicitation/create` and `roots/list`, from `tool/ask.rs`.
 //!
 //! The session checks what MCP requires before anything is written — the client declared
 //! the capability in `initialize`, and the call asking is still running (a server asks
@@ -28,6 +28,7 @@ use tokio::sync::oneshot;
 pub(crate) enum Needs {
     Sampling,
     Elicitation,
+    Roots,
 }
 
 /// A tool handler's request for its client.
@@ -59,6 +60,7 @@ impl Handler<Ask> for Session {
                 capabilities.is_some_and(|c| c.supports_elicitation()),
                 "elicitation",
             ),
+            Needs::Roots => (capabilities.is_some_and(|c| c.supports_roots()), "roots"),
         };
         if !declared {
             return Err(AskError::NotSupported { capability });

@@ -1,6 +1,7 @@
 //! What a tool handler asks of its client while its call runs (MCP 2025-11-25, "Client
-//! Features"): a model completion ([`ToolContext::create_message`], `sampling/createMessage`)
-//! or input from the user ([`ToolContext::elicit`], `elicitation/create`).
+//! Features"): a model completion ([`ToolContext::create_message`], `sampling/createMessage`),
+//! input from the user ([`ToolContext::elicit`], `elicitation/create`), or the client's
+//! roots ([`ToolContext::list_roots`], `roots/list`).
 //!
 //! MCP lets a server send these only to a client that declared the capability, and only
 //! while serving one of its requests; both are checked before anything is written
@@ -43,7 +44,7 @@
 use crate::session::{Ask, Needs};
 use crate::tool::ToolContext;
 use mcpl_protocol::jsonrpc::ErrorObject;
-use mcpl_protocol::method::{CreateMessage, Elicit, RequestMethod};
+use mcpl_protocol::method::{CreateMessage, Elicit, ListRoots, RequestMethod};
 use serde_json::Value;
 
 /// Why a request to the client got no result, sorted by who is at fault.
@@ -53,7 +54,7 @@ pub enum AskError {
     /// The client did not declare the capability in `initialize`, so MCP forbids asking.
     #[error("the client does not support {capability} (it did not declare the capability)")]
     NotSupported {
-        /// The capability: `sampling` or `elicitation`.
+        /// The capability: `sampling`, `elicitation` or `roots`.
         capability: &'static str,
     },
     /// The call asking was answered or cancelled: nobody waits for the answer.
@@ -91,6 +92,13 @@ impl ToolContext {
         params: <Elicit as RequestMethod>::Params,
     ) -> Result<<Elicit as RequestMethod>::Result, AskError> {
         self.ask::<Elicit>(Needs::Elicitation, &params).await
+    }
+
+    /// Asks the client for its roots (`roots/list`): the directories or files it lets the
+    /// server work in. Refused without asking when the client did not declare `roots`.
+    pub async fn list_roots(&self) -> Result<<ListRoots as RequestMethod>::Result, AskError> {
+        self.ask::<ListRoots>(Needs::Roots, &Default::default())
+            .await
     }
 
     async fn ask<M: RequestMethod>(
