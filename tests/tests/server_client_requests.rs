@@ -1,6 +1,6 @@
 //! A tool handler asking its client (MCP 2025-11-25, "Client Features"), over a real
-//! WebSocket with a raw JSON-RPC client: `sampling/createMessage` and
-//! `elicitation/create` go out only to a client that declared the capability, the
+//! WebSocket with a raw JSON-RPC client: `sampling/createMessage`, `elicitation/create`
+//! and `roots/list` go out only to a client that declared the capability, the
 //! client's answer (or error) reaches the handler, and a request whose call ends first,
 //! or that is not answered in time, is cancelled towards the client.
 
@@ -29,8 +29,9 @@ fn schema() -> Value {
     json!({"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]})
 }
 
-/// A server with two tools: `ask_model` samples the client's model, `ask_user` asks the
-/// client's user. Each says what it got, or why it got nothing, as a tool error.
+/// A server with three tools: `ask_model` samples the client's model, `ask_user` asks the
+/// client's user, `roots` lists the client's roots. Each says what it got, or why it got
+/// nothing, as a tool error.
 async fn asking_server(f: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Harness {
     let clock = Harness::clock();
     let builder = Server::builder("asking", "1.0")
@@ -68,6 +69,21 @@ async fn asking_server(f: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Harnes
                     answer.action.as_str(),
                     json!(answer.content)
                 )))
+            },
+        )
+        .tool(
+            Tool::new(
+                "roots",
+                "List the client's roots",
+                json!({"type": "object"}),
+            ),
+            |cx: ToolContext, _: Value| async move {
+                let listed = cx
+                    .list_roots()
+                    .await
+                    .map_err(|e| ToolError::failed(e.to_string()))?;
+                let uris: Vec<String> = listed.roots.into_iter().map(|r| r.uri).collect();
+                Ok(CallToolResult::text(uris.join(" ")))
             },
         );
     Harness::start(f(builder).build().expect("a valid server"), clock).await
@@ -156,6 +172,35 @@ async fn a_tool_asks_the_clients_user_who_accepts_or_declines() {
         ok_text(2, "User response: action=decline, content=null"),
     )
     .await;
+}
+
+#[actix::test]
+async fn a_tool_lists_the_clients_roots_only_when_it_declared_them() {
+    let h = asking_server(|b| b).await;
+    let mut c = client(&h, json!({"roots": {"listChanged": true}})).await;
+    c.expect_after(
+        call(1, "roots", json!({})),
+        request(json!(1), "roots/list", json!({})),
+    )
+    .await;
+    c.expect_after(
+        result(
+            json!(1),
+            json!({"roots": [{"uri": "file:///src", "name": "Source"}, {"uri": "file:///notes.md"}]}),
+        ),
+        ok_text(1, "file:///src file:///notes.md"),
+    )
+    .await;
+    let mut plain = client(&h, json!({"sampling": {}})).await;
+    plain
+        .expect_after(
+            call(1, "roots", json!({})),
+            result(
+                json!(1),
+                tool_error("the client does not support roots (it did not declare the capability)"),
+            ),
+        )
+        .await;
 }
 
 #[actix::test]
