@@ -4,9 +4,9 @@ Usage:
   py_client.py URL TOOL ARGS_JSON           connect over Streamable HTTP
   py_client.py stdio TOOL ARGS_JSON CMD...  spawn CMD and connect over stdio
 
-It initializes (declaring sampling and elicitation: the model answers "sampled: " and the
-prompt's text, the user accepts with the email py@example.org), lists every tool, calls TOOL
-with ARGS_JSON, and prints one JSON object:
+It initializes (declaring sampling, elicitation and roots: the model answers "sampled: " and
+the prompt's text, the user accepts with the email py@example.org, the one root is
+file:///py/project), lists every tool, calls TOOL with ARGS_JSON, and prints one JSON object:
 {"handshake": "initialize"|"discover", "server": ..., "protocolVersion": ..., "tools": [names], "result": CallToolResult}.
 """
 
@@ -29,6 +29,10 @@ async def sample(context, params: types.CreateMessageRequestParams) -> types.Cre
     )
 
 
+async def roots(context) -> types.ListRootsResult:
+    return types.ListRootsResult(roots=[types.Root(uri="file:///py/project", name="Project")])
+
+
 async def elicit(context, params: types.ElicitRequestParams) -> types.ElicitResult:
     return types.ElicitResult(action="accept", content={"email": "py@example.org"})
 
@@ -39,7 +43,9 @@ async def main() -> None:
         server = StdioServerParameters(command=sys.argv[4], args=sys.argv[5:])
     else:
         server = target
-    async with Client(server, sampling_callback=sample, elicitation_callback=elicit) as client:
+    async with Client(
+        server, sampling_callback=sample, elicitation_callback=elicit, list_roots_callback=roots
+    ) as client:
         init = client.session.initialize_result
         tools = await client.list_tools()
         result = await client.call_tool(tool, args)

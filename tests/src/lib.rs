@@ -5,10 +5,12 @@
 //!
 //! | module | what |
 //! |---|---|
+//! | [`asking`] | tools that ask their client: sampling, elicitation, roots |
 //! | [`interop`] | the official MCP Python SDK as a peer: a venv under `target/`, its scripts |
 //! | [`conformance`] | the portable runner of the server-side vectors (`mcpl-conformance`) |
 //! | [`fixture`] | the server meeting the fixture contract (`mcpl-fixture-server`) |
 
+pub mod asking;
 pub mod conformance;
 pub mod fixture;
 pub mod interop;

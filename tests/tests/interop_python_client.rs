@@ -105,12 +105,12 @@ fn python_client_calls_our_server_over_streamable_http() {
     let report = run_client(&[&url, "add", r#"{"a":20,"b":22}"#]);
     assert_called_our_server(&report, "42");
     assert_eq!(report["result"]["structuredContent"]["sum"], 42);
-    // Our tools ask the Python client's model and user; the requests ride the calls' answers.
+    // Our tools ask the Python client's model, user and roots; the requests ride the calls' answers.
     let report = run_client(&[&url, "ask_model", r#"{"prompt":"over http"}"#]);
     assert_called_our_server(&report, "LLM response: sampled: over http");
     let report = run_client(&[&url, "ask_user", r#"{"message":"Your email?"}"#]);
     assert_called_our_server(
         &report,
-        r#"User response: accept {"email":"py@example.org"}"#,
+        r#"User response: action=accept, content={"email":"py@example.org"}"#,
     );
 }

@@ -6,86 +6,17 @@
 
 mod server_support;
 
-use mcpl_protocol::client_features::{CreateMessageParams, ElicitParams};
-use mcpl_protocol::mcp::{CallToolResult, Tool};
-use mcpl_server::{Server, ServerBuilder, ToolContext, ToolError};
-use serde::Deserialize;
+use mcpl_server::{Server, ServerBuilder};
+use mcpl_tests::asking::{self, email_schema};
 use serde_json::{Value, json};
 use server_support::*;
 use std::sync::Arc;
 use std::time::Duration;
 
-#[derive(Deserialize)]
-struct Prompt {
-    prompt: String,
-}
-
-#[derive(Deserialize)]
-struct Question {
-    message: String,
-}
-
-fn schema() -> Value {
-    json!({"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]})
-}
-
-/// A server with three tools: `ask_model` samples the client's model, `ask_user` asks the
-/// client's user, `roots` lists the client's roots. Each says what it got, or why it got
-/// nothing, as a tool error.
+/// A server with the tools of [`mcpl_tests::asking`], knobs set by `f`.
 async fn asking_server(f: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Harness {
     let clock = Harness::clock();
-    let builder = Server::builder("asking", "1.0")
-        .clock(clock.clone())
-        .tool(
-            Tool::new(
-                "ask_model",
-                "Ask the client's model",
-                json!({"type": "object"}),
-            ),
-            |cx: ToolContext, p: Prompt| async move {
-                let answer = cx
-                    .create_message(CreateMessageParams::user_text(p.prompt, 100))
-                    .await
-                    .map_err(|e| ToolError::failed(e.to_string()))?;
-                Ok(CallToolResult::text(format!(
-                    "LLM response: {}",
-                    answer.text()
-                )))
-            },
-        )
-        .tool(
-            Tool::new(
-                "ask_user",
-                "Ask the client's user",
-                json!({"type": "object"}),
-            ),
-            |cx: ToolContext, q: Question| async move {
-                let answer = cx
-                    .elicit(ElicitParams::form(q.message, schema()))
-                    .await
-                    .map_err(|e| ToolError::failed(e.to_string()))?;
-                Ok(CallToolResult::text(format!(
-                    "User response: action={}, content={}",
-                    answer.action.as_str(),
-                    json!(answer.content)
-                )))
-            },
-        )
-        .tool(
-            Tool::new(
-                "roots",
-                "List the client's roots",
-                json!({"type": "object"}),
-            ),
-            |cx: ToolContext, _: Value| async move {
-                let listed = cx
-                    .list_roots()
-                    .await
-                    .map_err(|e| ToolError::failed(e.to_string()))?;
-                let uris: Vec<String> = listed.roots.into_iter().map(|r| r.uri).collect();
-                Ok(CallToolResult::text(uris.join(" ")))
-            },
-        );
+    let builder = asking::tools(Server::builder("asking", "1.0").clock(clock.clone()));
     Harness::start(f(builder).build().expect("a valid server"), clock).await
 }
 
@@ -142,7 +73,7 @@ async fn a_tool_asks_the_clients_user_who_accepts_or_declines() {
         request(
             json!(id),
             "elicitation/create",
-            json!({"message": "Your email?", "requestedSchema": schema()}),
+            json!({"message": "Your email?", "requestedSchema": email_schema()}),
         )
     };
     c.expect_after(
@@ -311,25 +242,7 @@ async fn over_streamable_http_the_request_rides_the_calls_own_stream() {
     use mcpl_transport::{ClientOptions, Inbound, ServerOptions, http};
 
     let clock = Harness::clock();
-    let server = Server::builder("asking", "1.0")
-        .clock(clock)
-        .tool(
-            Tool::new(
-                "ask_model",
-                "Ask the client's model",
-                json!({"type": "object"}),
-            ),
-            |cx: ToolContext, p: Prompt| async move {
-                let answer = cx
-                    .create_message(CreateMessageParams::user_text(p.prompt, 100))
-                    .await
-                    .map_err(|e| ToolError::failed(e.to_string()))?;
-                Ok(CallToolResult::text(format!(
-                    "LLM response: {}",
-                    answer.text()
-                )))
-            },
-        )
+    let server = asking::tools(Server::builder("asking", "1.0").clock(clock))
         .build()
         .expect("a valid server");
     let addr = "127.0.0.1:0".parse().unwrap();

@@ -1,18 +1,15 @@
 //! A small server built on `mcpl-server`, for interop tests with peers we did not write
 //! (the official MCP Python SDK's client) over stdio, WebSocket and Streamable HTTP.
 //!
-//! Tools: `echo {text}` says the text back; `add {a, b}` adds two integers; `ask_model
-//! {prompt}` asks the client's model (`sampling/createMessage`) and says
-//! `LLM response: …`; `ask_user {message}` asks the client's user for an email
-//! (`elicitation/create`) and says `User response: ACTION CONTENT`.
+//! Tools: `echo {text}` says the text back; `add {a, b}` adds two integers; and the tools
+//! that ask their client, `ask_model`, `ask_user` and `roots` ([`mcpl_tests::asking`]).
 //! On a network listener it prints `listening on ADDR` as its first line of stdout, once the
 //! socket is bound, so a test can read the port it chose (bind port 0).
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use mcpl_protocol::client_features::{CreateMessageParams, ElicitParams};
 use mcpl_protocol::mcp::{CallToolResult, Tool};
-use mcpl_server::{AskError, Server, ToolContext, ToolError};
+use mcpl_server::{Server, ToolContext, ToolError};
 use mcpl_transport::{ServerOptions, http, stdio, ws};
 use serde::Deserialize;
 use serde_json::json;
@@ -50,16 +47,6 @@ struct Echo {
 }
 
 #[derive(Deserialize)]
-struct Prompt {
-    prompt: String,
-}
-
-#[derive(Deserialize)]
-struct Question {
-    message: String,
-}
-
-#[derive(Deserialize)]
 struct Add {
     a: i64,
     b: i64,
@@ -76,49 +63,24 @@ fn server() -> anyhow::Result<Server> {
         "Add two integers.",
         json!({"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}}, "required": ["a", "b"]}),
     );
-    let ask_model = Tool::new(
-        "ask_model",
-        "Ask the client's model.",
-        json!({"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}),
-    );
-    let ask_user = Tool::new(
-        "ask_user",
-        "Ask the client's user for an email address.",
-        json!({"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]}),
-    );
-    let failed = |e: AskError| ToolError::failed(e.to_string());
-    Server::builder("mcpl-interop-server", env!("CARGO_PKG_VERSION"))
-        .tool(ask_model, move |cx: ToolContext, args: Prompt| async move {
-            let params = CreateMessageParams::user_text(args.prompt, 100);
-            let answer = cx.create_message(params).await.map_err(failed)?;
-            Ok(CallToolResult::text(format!("LLM response: {}", answer.text())))
-        })
-        .tool(ask_user, move |cx: ToolContext, args: Question| async move {
-            let schema = json!({"type": "object", "properties": {"email": {"type": "string"}}, "required": ["email"]});
-            let answer = cx
-                .elicit(ElicitParams::form(args.message, schema))
-                .await
-                .map_err(failed)?;
-            Ok(CallToolResult::text(format!(
-                "User response: {} {}",
-                answer.action.as_str(),
-                json!(answer.content)
-            )))
-        })
-        .tool(echo, |_ctx: ToolContext, args: Echo| async move {
-            Ok::<_, ToolError>(CallToolResult::text(args.text))
-        })
-        .tool(add, |_ctx: ToolContext, args: Add| async move {
-            let sum = args
-                .a
-                .checked_add(args.b)
-                .ok_or_else(|| ToolError::failed("the sum overflows"))?;
-            let mut r = CallToolResult::text(sum.to_string());
-            r.structured_content = Some(json!({"sum": sum}));
-            Ok(r)
-        })
-        .build()
-        .context("building the server")
+    mcpl_tests::asking::tools(Server::builder(
+        "mcpl-interop-server",
+        env!("CARGO_PKG_VERSION"),
+    ))
+    .tool(echo, |_ctx: ToolContext, args: Echo| async move {
+        Ok::<_, ToolError>(CallToolResult::text(args.text))
+    })
+    .tool(add, |_ctx: ToolContext, args: Add| async move {
+        let sum = args
+            .a
+            .checked_add(args.b)
+            .ok_or_else(|| ToolError::failed("the sum overflows"))?;
+        let mut r = CallToolResult::text(sum.to_string());
+        r.structured_content = Some(json!({"sum": sum}));
+        Ok(r)
+    })
+    .build()
+    .context("building the server")
 }
 
 #[actix::main]
