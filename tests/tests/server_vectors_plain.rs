@@ -309,3 +309,50 @@ async fn vector_36_hinted_tools_are_plain_static_tools_and_calls_reach_the_only_
         .await;
     plain.quiet().await;
 }
+
+/// **\[project\]** §4.6 over §8: a plain connection's implicit open is the principal's,
+/// like every open, so the principal's hinted connection is told the toolset opened (on its
+/// own revs, as vector 14 is) and finds it open in its statement.
+#[actix::test]
+async fn a_plain_connections_implicit_open_reaches_the_principals_hinted_connection() {
+    let h = arcade_server().await;
+    let mut hinted = h.hinted("alice").await;
+    let mut plain = h.connect("alice").await;
+    plain.handshake_plain().await;
+    plain
+        .expect_after(
+            call(1, "solo_hint", json!({})),
+            result(
+                json!(1),
+                json!({"content": [text("Leave your opponent a multiple of four.")]}),
+            ),
+        )
+        .await;
+    // The open, then what the call revealed, each on the hinted connection's own revs.
+    hinted
+        .expect(hints(json!({"rev": 1,
+            "toolsets": [{"toolset": "solo", "state": "open", "title": "Solo practice"}],
+            "tools": [{"name": "solo_hint", "visible": true}]})))
+        .await;
+    hinted
+        .expect(hints(
+            json!({"rev": 2, "tools": [{"name": "solo_answer", "visible": true}]}),
+        ))
+        .await;
+    // The statement (§4.3) lists solo open beside the lobby, which is open by default.
+    hinted
+        .expect_after(
+            list(2),
+            result(
+                json!(2),
+                json!({"_meta": {"mcpl/hints": {"rev": 3, "tools": [
+                        {"name": "lobby_who", "visible": true},
+                        {"name": "solo_answer", "visible": true},
+                        {"name": "solo_hint", "visible": true}]}},
+                    "open": [{"toolset": "lobby", "title": "Lobby"},
+                             {"toolset": "solo", "title": "Solo practice"}],
+                    "ended": []}),
+            ),
+        )
+        .await;
+}
