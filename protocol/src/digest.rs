@@ -72,7 +72,13 @@ fn uses_as_set(uses: &Value) -> Option<Value> {
     ))
 }
 
-/// The revision of a typed manifest (its own `revision` member is ignored).
+/// The revision of a typed manifest (its own `revision` member is ignored), over the JSON
+/// this type writes: what a server that sends this manifest must announce.
+///
+/// To check the revision of a manifest *as received*, use [`revision_of_value`] on the JSON
+/// as it came: the typed form writes some defaults out (a toolset's `default: "closed"`, a
+/// feature set's `uses: []`), so a manifest that left them out has a different digest once
+/// decoded and encoded again.
 pub fn manifest_revision(manifest: &McplManifest) -> Result<String, DigestError> {
     revision_of_value(&crate::jsonrpc::to_value(manifest))
 }
@@ -103,6 +109,26 @@ mod tests {
         assert_eq!(
             manifest_revision(&m).unwrap(),
             "sha256:_YZTS0h1tqTAMZI6eElCszSQE2WNx3xhAhmgUvNI9H4"
+        );
+    }
+
+    /// What `manifest_revision`'s docs warn of: decoding writes defaults out, so a received
+    /// manifest that left them out is checked as received.
+    #[test]
+    fn a_received_manifest_is_checked_as_received_not_as_decoded() {
+        let received = json!({"version": "0.5", "toolHints": true,
+            "featureSets": {"f": {}}, "toolsets": {"go": {"title": "Go"}}});
+        let typed: McplManifest = serde_json::from_value(received.clone()).unwrap();
+        let written = crate::jsonrpc::to_value(&typed);
+        assert_eq!(written["toolsets"]["go"]["default"], "closed");
+        assert_eq!(written["featureSets"]["f"]["uses"], json!([]));
+        assert_ne!(
+            manifest_revision(&typed).unwrap(),
+            revision_of_value(&received).unwrap()
+        );
+        assert_eq!(
+            manifest_revision(&typed).unwrap(),
+            revision_of_value(&written).unwrap()
         );
     }
 
