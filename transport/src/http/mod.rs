@@ -29,7 +29,9 @@
 //!
 //! A server request related to a pending client request ([`Outbound::relate`]: a
 //! `sampling/createMessage` asked while answering a `tools/call`) rides that request's
-//! answer too, as progress does. Other server-to-client requests and notifications (and a
+//! answer too, as progress does. An answer's last slot is kept for its response: what
+//! would fill it goes where unrelated messages go, so a client slow to read its answer
+//! never loses the response. Other server-to-client requests and notifications (and a
 //! related one whose request is no longer pending) go to the GET stream; with none open, to the
 //! newest pending SSE answer (in SSE mode); else into a queue of
 //! [`ServerOptions::http_queue_limit`] flushed when a GET stream opens. A GET stream whose

@@ -82,6 +82,16 @@ struct Pending {
     seq: u64,
 }
 
+impl Pending {
+    /// True while the answer's channel has room for a message and, after it, the response:
+    /// the last slot is kept for the response, which has no other way to the client, so a
+    /// client slow to read progress (or anything else riding its answer) never loses the
+    /// response to a full channel. What finds no room goes where unrelated messages go.
+    fn has_room_besides_response(&self) -> bool {
+        self.tx.capacity() > 1
+    }
+}
+
 /// Unregisters a pending request when its HTTP request goes away (answered, or the client
 /// hung up), unless the entry was already taken by its response.
 pub(super) struct PendingGuard {
@@ -229,7 +239,7 @@ impl Session {
                     .find(|p| p.progress.as_ref() == Some(token))
             }),
         };
-        if let Some(p) = related {
+        if let Some(p) = related.filter(|p| p.has_room_besides_response()) {
             match p.tx.try_send(message) {
                 Ok(()) => return,
                 Err(TrySendError::Full(m) | TrySendError::Closed(m)) => message = m,
@@ -253,7 +263,11 @@ impl Session {
                 }
             }
         }
-        let mut sse: Vec<&Pending> = routes.pending.values().filter(|p| p.sse).collect();
+        let mut sse: Vec<&Pending> = routes
+            .pending
+            .values()
+            .filter(|p| p.sse && p.has_room_besides_response())
+            .collect();
         sse.sort_by_key(|p| std::cmp::Reverse(p.seq));
         for p in sse {
             match p.tx.try_send(message) {
@@ -422,6 +436,41 @@ mod tests {
             lock(&s.routes).related.is_empty(),
             "relations are taken when routed"
         );
+    }
+
+    /// A tool reporting progress faster than its client reads the answer: what does not fit
+    /// goes to the GET stream, and the last slot waits for the response.
+    #[test]
+    fn a_full_answer_keeps_its_last_slot_for_the_response() {
+        let (s, _in) = session(3);
+        let mut get = s.open_get();
+        let token = json!("tok");
+        let (mut answer, _guard) = s
+            .register(Id::Number(1), false, Some(token.clone()))
+            .ok()
+            .unwrap();
+        let progress = |n: i64| -> Message {
+            Notification {
+                method: "notifications/progress".into(),
+                params: Some(json!({"progressToken": token, "progress": n})),
+            }
+            .into()
+        };
+        for n in 0..5 {
+            s.route(progress(n));
+        }
+        s.route(Response::ok(Id::Number(1), json!({})).into());
+        let on_answer: Vec<Message> = std::iter::from_fn(|| answer.try_recv().ok()).collect();
+        let on_get: Vec<Message> = std::iter::from_fn(|| get.try_recv().ok()).collect();
+        assert_eq!(
+            on_answer,
+            vec![
+                progress(0),
+                progress(1),
+                Response::ok(Id::Number(1), json!({})).into()
+            ]
+        );
+        assert_eq!(on_get, vec![progress(2), progress(3), progress(4)]);
     }
 
     #[test]
