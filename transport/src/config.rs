@@ -57,9 +57,10 @@ pub struct ServerOptions {
     pub ws_ping_interval: Option<Duration>,
     /// How a Streamable HTTP server answers a POSTed request (default: one JSON body).
     pub http_response_mode: HttpResponseMode,
-    /// How many server-to-client messages a Streamable HTTP session holds for a client that
-    /// has no stream open to take them (default 1024). Past that the oldest is dropped with a
-    /// warning, as a lost stream would have lost it (MCP allows loss without resumability).
+    /// How many server-to-client messages meant for the GET stream a Streamable HTTP session
+    /// keeps (default 1024): those waiting for a client with no stream open to take them,
+    /// and those already sent, for a client that reopens its stream with `Last-Event-ID`.
+    /// Past that the oldest is dropped, with a warning if it was never sent.
     pub http_queue_limit: usize,
     /// How long a Streamable HTTP client may take to send a request's head (request line and
     /// headers) and then, counted afresh, its whole body (default 30 s). A head late → the

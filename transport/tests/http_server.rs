@@ -759,3 +759,51 @@ async fn a_requests_progress_rides_its_own_answer_which_turns_to_sse_for_it() {
     );
     assert_eq!(next_sse(&mut get).await, progress("nobody", 1));
 }
+
+/// MCP resumability on the GET stream: each message carries an event id, and a client that
+/// reopens the stream with `Last-Event-ID` gets again what followed that id, with the same
+/// ids, then what comes next.
+#[tokio::test]
+async fn a_get_stream_reopened_with_last_event_id_resumes_after_it() {
+    use eventsource_stream::Eventsource as _;
+    use futures_util::StreamExt as _;
+    let ids_and_messages = |resp: reqwest::Response| {
+        resp.bytes_stream().eventsource().map(|event| {
+            let event = event.expect("an SSE event");
+            (event.id, Message::decode(event.data.as_bytes()).unwrap())
+        })
+    };
+    let mut ep = endpoint(server_opts()).await;
+    let (server, session) = ep.open().await;
+    let first = ep.get(Some(&session)).send().await.unwrap();
+    let mut first = ids_and_messages(first);
+    let tick = |i: u64| notification("tick", json!({"i": i}));
+    for i in 1..=3 {
+        server.outbound.send(tick(i)).await.unwrap();
+    }
+    let mut read = Vec::new();
+    for _ in 1..=3 {
+        read.push(within("a GET event", first.next()).await.unwrap());
+    }
+    let expected = |ids: &[u64]| -> Vec<(String, Message)> {
+        ids.iter().map(|&i| (i.to_string(), tick(i))).collect()
+    };
+    assert_eq!(read, expected(&[1, 2, 3]));
+    // The client kept only the first; it reopens from there.
+    drop(first);
+    let again = ep
+        .get(Some(&session))
+        .header("last-event-id", "1")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(again.status(), StatusCode::OK);
+    let mut again = ids_and_messages(again);
+    server.outbound.send(tick(4)).await.unwrap();
+    let mut resumed = Vec::new();
+    for _ in 2..=4 {
+        resumed.push(within("a resumed event", again.next()).await.unwrap());
+    }
+    assert_eq!(resumed, expected(&[2, 3, 4]));
+    drop(server);
+}

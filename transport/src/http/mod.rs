@@ -39,8 +39,13 @@
 //! waits in the queue for the client to reopen it. A second GET stream
 //! *replaces* the first (which ends once it has written what it holds) rather than getting
 //! 409: a client that lost its stream without the server noticing can always reopen it.
-//! SSE events are `event: message` with the message as `data`; no event ids, so no
-//! resumption (`Last-Event-ID` is ignored). DELETE → 200 and the session's inbound ends.
+//! SSE events are `event: message` with the message as `data`. On the GET stream each
+//! also has an event id (1, 2, … per session), and the server keeps the latest
+//! `http_queue_limit` messages meant for it: a client that reopens the stream with
+//! `Last-Event-ID` gets again what followed that id (MCP resumability; never what went on
+//! another stream). Answers to POSTs have no ids and cannot be resumed: a client whose
+//! answer broke off makes up an error for its request. DELETE → 200 and the session's
+//! inbound ends.
 //! When the server drops the session's `Outbound`, the session ends too (later use → 404).
 //!
 //! Client ([`connect`]): POSTs each message concurrently, reads JSON or SSE answers, keeps

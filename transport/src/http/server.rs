@@ -389,7 +389,9 @@ async fn on_get(State(server): State<Arc<Server>>, headers: HeaderMap) -> HttpRe
         Ok(None) => return rpc_error(StatusCode::BAD_REQUEST, None, "Mcp-Session-Id is required"),
         Err(refusal) => return refusal.into_response(),
     };
-    let rx = session.open_get();
+    // MCP: a client that lost its stream reopens it with the last event id it read.
+    let last_event = headers.get("last-event-id").and_then(|v| v.to_str().ok());
+    let rx = session.open_get(last_event);
     with_session_id(sse_response(None, rx, ()), &session)
 }
 
@@ -562,19 +564,39 @@ async fn collect_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
 /// An SSE response from a channel; `guard` lives as long as the stream does.
 /// An SSE answer: `first` (if any), then what `rx` brings, until it closes (after the
 /// response). `guard` lives as long as the stream.
-fn sse_response<G: Send + 'static>(
-    first: Option<Message>,
-    rx: mpsc::Receiver<Message>,
+/// What an SSE stream carries: a message, with its event id on the GET stream.
+trait SseItem: Send + 'static {
+    fn into_event(self) -> Event;
+}
+
+impl SseItem for Message {
+    fn into_event(self) -> Event {
+        Event::default().event("message").data(self.encode())
+    }
+}
+
+impl SseItem for (u64, Arc<Message>) {
+    fn into_event(self) -> Event {
+        let (id, message) = self;
+        Event::default()
+            .id(id.to_string())
+            .event("message")
+            .data(message.encode())
+    }
+}
+
+fn sse_response<T: SseItem, G: Send + 'static>(
+    first: Option<T>,
+    rx: mpsc::Receiver<T>,
     guard: G,
 ) -> HttpResponse {
     let events =
         futures_util::stream::unfold((first, rx, guard), |(first, mut rx, guard)| async move {
-            let message = match first {
-                Some(m) => m,
+            let item = match first {
+                Some(item) => item,
                 None => rx.recv().await?,
             };
-            let event = Event::default().event("message").data(message.encode());
-            Some((Ok::<_, Infallible>(event), (None, rx, guard)))
+            Some((Ok::<_, Infallible>(item.into_event()), (None, rx, guard)))
         });
     Sse::new(events)
         .keep_alive(KeepAlive::default())

@@ -62,10 +62,17 @@ pub(super) struct Session {
 struct Routes {
     /// POSTed requests waiting for their response, by JSON-RPC id.
     pending: HashMap<Id, Pending>,
-    /// The GET stream, if one is open.
-    get: Option<mpsc::Sender<Message>>,
-    /// Server messages waiting for a stream.
-    queue: VecDeque<Message>,
+    /// The GET stream, if one is open: each message with its event id.
+    get: Option<mpsc::Sender<(u64, Arc<Message>)>>,
+    /// The latest messages meant for the GET stream, with their event ids (1, 2, …): those
+    /// handed to a GET stream, which a client that lost them can have again by reopening
+    /// with `Last-Event-ID`, and after them those that found no stream open. At most the
+    /// queue limit.
+    backlog: VecDeque<(u64, Arc<Message>)>,
+    /// The last event id handed to a GET stream; what follows it in `backlog` waits.
+    handed: u64,
+    /// The last event id given.
+    last_event: u64,
     /// Requests the server is about to write, by id, and the client's request each serves
     /// (`Outbound::relate`); taken when the request is routed.
     related: HashMap<Id, Id>,
@@ -183,17 +190,29 @@ impl Session {
         ))
     }
 
-    /// Opens a GET stream, replacing any other, and flushes the queue into it.
-    pub(super) fn open_get(&self) -> mpsc::Receiver<Message> {
+    /// Opens a GET stream, replacing any other, and sends it what the client has not read:
+    /// with `last_event` (the client's `Last-Event-ID`), every message of the backlog after
+    /// it, so one lost with a broken stream comes again (MCP: a server MAY replay, on the
+    /// stream that was broken); without one, or one the backlog does not reach back to,
+    /// what no stream took yet.
+    pub(super) fn open_get(&self, last_event: Option<&str>) -> mpsc::Receiver<(u64, Arc<Message>)> {
         let (tx, rx) = mpsc::channel(self.queue_limit);
         let mut routes = lock(&self.routes);
         if self.ended.is_cancelled() {
             return rx;
         }
-        // The queue never holds more than the channel's capacity.
-        for message in routes.queue.drain(..) {
-            let _ = tx.try_send(message);
+        let seen = last_event
+            .and_then(|id| id.trim().parse::<u64>().ok())
+            .filter(|&id| id <= routes.handed)
+            .unwrap_or(routes.handed);
+        if seen < routes.handed {
+            tracing::debug!(session = %self.short_id(), from = seen, to = routes.handed, "GET stream resumed: sending again what the client lost");
         }
+        // The backlog never holds more than the channel's capacity.
+        for (id, message) in routes.backlog.iter().filter(|(id, _)| *id > seen) {
+            let _ = tx.try_send((*id, Arc::clone(message)));
+        }
+        routes.handed = routes.last_event;
         routes.get = Some(tx);
         rx
     }
@@ -246,22 +265,29 @@ impl Session {
             }
         }
         if let Some(get) = &routes.get {
-            match get.try_send(message) {
-                Ok(()) => return,
+            // Meant for the GET stream: the next event id, and a place in the backlog once
+            // a stream has it, for a client that loses it to have it again.
+            let id = routes.last_event + 1;
+            let shared = Arc::new(message);
+            match get.try_send((id, shared.clone())) {
+                Ok(()) => {
+                    routes.last_event = id;
+                    routes.handed = id;
+                    self.keep(&mut routes, id, shared);
+                    return;
+                }
                 // A client not reading its GET stream fast enough: that stream ends once it
                 // has written what it holds, and this message waits with the rest for the
                 // next one, which the client opens when it sees the end. A slow reader then
                 // loses nothing until the queue's bound, rather than this message at once.
-                Err(TrySendError::Full(m)) => {
+                Err(TrySendError::Full(_)) => {
                     tracing::warn!(session = %self.short_id(), "the GET stream is not keeping up; ending it, later messages wait for the next");
                     routes.get = None;
-                    message = m;
                 }
-                Err(TrySendError::Closed(m)) => {
-                    routes.get = None;
-                    message = m;
-                }
+                Err(TrySendError::Closed(_)) => routes.get = None,
             }
+            // The failed send gave its clone back and dropped it.
+            message = Arc::try_unwrap(shared).unwrap_or_else(|shared| (*shared).clone());
         }
         let mut sse: Vec<&Pending> = routes
             .pending
@@ -275,9 +301,20 @@ impl Session {
                 Err(TrySendError::Full(m) | TrySendError::Closed(m)) => message = m,
             }
         }
-        routes.queue.push_back(message);
-        if routes.queue.len() > self.queue_limit {
-            routes.queue.pop_front();
+        // It waits in the backlog for the next GET stream.
+        routes.last_event += 1;
+        let id = routes.last_event;
+        self.keep(&mut routes, id, Arc::new(message));
+    }
+
+    /// Adds a message meant for the GET stream to the backlog, dropping the oldest beyond
+    /// the queue limit (with a warning when that one never reached a stream).
+    fn keep(&self, routes: &mut Routes, id: u64, message: Arc<Message>) {
+        routes.backlog.push_back((id, message));
+        if routes.backlog.len() > self.queue_limit
+            && let Some((dropped, _)) = routes.backlog.pop_front()
+            && dropped > routes.handed
+        {
             tracing::warn!(
                 session = %self.short_id(), limit = self.queue_limit,
                 "no stream open to the client and its queue is full; the oldest message was dropped"
@@ -292,7 +329,7 @@ impl Session {
         let mut routes = lock(&self.routes);
         routes.pending.clear();
         routes.get = None;
-        routes.queue.clear();
+        routes.backlog.clear();
         routes.related.clear();
     }
 
@@ -366,12 +403,75 @@ mod tests {
         )
     }
 
+    /// The next message a GET stream has, without its event id.
+    fn msg(get: &mut mpsc::Receiver<(u64, Arc<Message>)>) -> Option<Message> {
+        get.try_recv().ok().map(|(_, m)| (*m).clone())
+    }
+
+    /// Everything a GET stream has now, with event ids.
+    fn drain(get: &mut mpsc::Receiver<(u64, Arc<Message>)>) -> Vec<(u64, Message)> {
+        std::iter::from_fn(|| get.try_recv().ok().map(|(id, m)| (id, (*m).clone()))).collect()
+    }
+
     fn note(n: i64) -> Message {
         Notification {
             method: "n".into(),
             params: Some(json!({ "n": n })),
         }
         .into()
+    }
+
+    /// MCP resumability on the GET stream: a client that lost messages with a broken stream
+    /// reopens it with the last event id it read and has them again, no more and no less.
+    #[test]
+    fn a_get_stream_reopened_with_last_event_id_gets_again_what_followed_it() {
+        let (s, _in) = session(4);
+        let mut lost = s.open_get(None);
+        for n in 1..=3 {
+            s.route(note(n));
+        }
+        assert_eq!(
+            drain(&mut lost),
+            vec![(1, note(1)), (2, note(2)), (3, note(3))]
+        );
+        // The client read up to 1; 2 and 3 were lost with the connection.
+        let mut again = s.open_get(Some("1"));
+        s.route(note(4));
+        assert_eq!(
+            drain(&mut again),
+            vec![(2, note(2)), (3, note(3)), (4, note(4))]
+        );
+        // Without an id, or with one it never sent, only what no stream took: nothing here.
+        for id in [None, Some("99"), Some("not a number")] {
+            let mut fresh = s.open_get(id);
+            assert_eq!(drain(&mut fresh), vec![], "{id:?}");
+        }
+        // The backlog keeps the queue limit's worth: 4 of 6, so an old id resumes from 3.
+        for n in 5..=6 {
+            s.route(note(n));
+        }
+        let mut old = s.open_get(Some("1"));
+        assert_eq!(
+            drain(&mut old)
+                .iter()
+                .map(|(id, _)| *id)
+                .collect::<Vec<_>>(),
+            vec![3, 4, 5, 6]
+        );
+    }
+
+    /// A message that waited for no stream and then went to an SSE answer is not sent again
+    /// on the next GET stream.
+    #[test]
+    fn what_an_sse_answer_carried_is_not_replayed_on_the_get_stream() {
+        let (s, _in) = session(4);
+        let (mut answer, _guard) = s.register(Id::Number(1), true, None).ok().unwrap();
+        s.route(note(1));
+        assert_eq!(answer.try_recv().ok(), Some(note(1)));
+        s.route(Response::ok(Id::Number(1), json!({})).into());
+        s.route(note(2));
+        let mut get = s.open_get(Some("0"));
+        assert_eq!(drain(&mut get), vec![(1, note(2))]);
     }
 
     #[test]
@@ -385,7 +485,7 @@ mod tests {
     #[test]
     fn responses_go_to_their_request_and_nowhere_else() {
         let (s, _in) = session(4);
-        let mut get = s.open_get();
+        let mut get = s.open_get(None);
         let (mut rx, _guard) = s.register(Id::Number(1), false, None).ok().unwrap();
         s.route(Response::ok(Id::Number(1), json!({})).into());
         s.route(Response::ok(Id::Number(2), json!({})).into());
@@ -402,16 +502,16 @@ mod tests {
         for n in 0..3 {
             s.route(note(n));
         }
-        let mut get = s.open_get();
-        assert_eq!(get.try_recv().ok(), Some(note(1)), "the oldest was dropped");
-        assert_eq!(get.try_recv().ok(), Some(note(2)));
+        let mut get = s.open_get(None);
+        assert_eq!(msg(&mut get), Some(note(1)), "the oldest was dropped");
+        assert_eq!(msg(&mut get), Some(note(2)));
     }
 
     #[test]
     fn a_request_related_to_a_pending_one_rides_its_answer_even_with_a_get_stream() {
         use crate::Relate;
         let (s, _in) = session(4);
-        let mut get = s.open_get();
+        let mut get = s.open_get(None);
         let (mut call, _guard) = s.register(Id::Number(1), false, None).ok().unwrap();
         let ask = |id: i64| -> Message {
             mcpl_protocol::Request {
@@ -429,8 +529,8 @@ mod tests {
         s.route(ask(101));
         s.relate(Id::Number(102), Id::Number(9));
         s.route(ask(102));
-        assert_eq!(get.try_recv().ok(), Some(ask(101)));
-        assert_eq!(get.try_recv().ok(), Some(ask(102)));
+        assert_eq!(msg(&mut get), Some(ask(101)));
+        assert_eq!(msg(&mut get), Some(ask(102)));
         assert!(call.try_recv().is_err());
         assert!(
             lock(&s.routes).related.is_empty(),
@@ -443,7 +543,7 @@ mod tests {
     #[test]
     fn a_full_answer_keeps_its_last_slot_for_the_response() {
         let (s, _in) = session(3);
-        let mut get = s.open_get();
+        let mut get = s.open_get(None);
         let token = json!("tok");
         let (mut answer, _guard) = s
             .register(Id::Number(1), false, Some(token.clone()))
@@ -461,7 +561,7 @@ mod tests {
         }
         s.route(Response::ok(Id::Number(1), json!({})).into());
         let on_answer: Vec<Message> = std::iter::from_fn(|| answer.try_recv().ok()).collect();
-        let on_get: Vec<Message> = std::iter::from_fn(|| get.try_recv().ok()).collect();
+        let on_get: Vec<Message> = std::iter::from_fn(|| msg(&mut get)).collect();
         assert_eq!(
             on_answer,
             vec![
@@ -490,10 +590,10 @@ mod tests {
     #[test]
     fn a_new_get_stream_replaces_the_old_and_a_dropped_guard_unregisters() {
         let (s, _in) = session(4);
-        let mut first = s.open_get();
-        let mut second = s.open_get();
+        let mut first = s.open_get(None);
+        let mut second = s.open_get(None);
         s.route(note(1));
-        assert_eq!(second.try_recv().ok(), Some(note(1)));
+        assert_eq!(msg(&mut second), Some(note(1)));
         assert!(matches!(
             first.try_recv(),
             Err(mpsc::error::TryRecvError::Disconnected)
@@ -510,7 +610,7 @@ mod tests {
     #[tokio::test]
     async fn ending_closes_inbound_and_streams() {
         let (s, mut inbound) = session(4);
-        let mut get = s.open_get();
+        let mut get = s.open_get(None);
         assert!(
             s.deliver(Inbound::Message {
                 stream: s.next_stream(),
