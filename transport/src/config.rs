@@ -57,11 +57,14 @@ pub struct ServerOptions {
     pub ws_ping_interval: Option<Duration>,
     /// How a Streamable HTTP server answers a POSTed request (default: one JSON body).
     pub http_response_mode: HttpResponseMode,
-    /// How many server-to-client messages meant for the GET stream a Streamable HTTP session
-    /// keeps (default 1024): those waiting for a client with no stream open to take them,
-    /// and those already sent, for a client that reopens its stream with `Last-Event-ID`.
-    /// Past that the oldest is dropped, with a warning if it was never sent.
+    /// How many server-to-client messages a Streamable HTTP session holds for a client that
+    /// has no stream open to take them (default 1024). Past that the oldest is dropped with a
+    /// warning, as a lost stream would have lost it.
     pub http_queue_limit: usize,
+    /// How many messages already sent on the GET stream a Streamable HTTP session keeps for
+    /// a client that reopens the stream with `Last-Event-ID` (default 64): what was in
+    /// flight when a stream broke is sent again. 0 turns resumption off.
+    pub http_replay_limit: usize,
     /// How long a Streamable HTTP client may take to send a request's head (request line and
     /// headers) and then, counted afresh, its whole body (default 30 s). A head late → the
     /// connection is closed; a body late → 408 Request Timeout and the connection is closed.
@@ -97,6 +100,7 @@ impl Default for ServerOptions {
             ws_ping_interval: Some(Duration::from_secs(30)),
             http_response_mode: HttpResponseMode::Json,
             http_queue_limit: 1024,
+            http_replay_limit: 64,
             http_read_timeout: Duration::from_secs(30),
         }
     }

@@ -40,8 +40,8 @@
 //! *replaces* the first (which ends once it has written what it holds) rather than getting
 //! 409: a client that lost its stream without the server noticing can always reopen it.
 //! SSE events are `event: message` with the message as `data`. On the GET stream each
-//! also has an event id (1, 2, … per session), and the server keeps the latest
-//! `http_queue_limit` messages meant for it: a client that reopens the stream with
+//! also has an event id (1, 2, … per session), and the server keeps the last
+//! `http_replay_limit` messages it sent there: a client that reopens the stream with
 //! `Last-Event-ID` gets again what followed that id (MCP resumability; never what went on
 //! another stream). Answers to POSTs have no ids and cannot be resumed: a client whose
 //! answer broke off makes up an error for its request. DELETE → 200 and the session's

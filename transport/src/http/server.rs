@@ -498,6 +498,7 @@ async fn open_session(
         principal.clone(),
         in_tx,
         server.opts.http_queue_limit,
+        server.opts.http_replay_limit,
     ));
     let info = ConnectionInfo {
         kind: TransportKind::StreamableHttp,
@@ -575,13 +576,14 @@ impl SseItem for Message {
     }
 }
 
-impl SseItem for (u64, Arc<Message>) {
+/// A GET stream's message, encoded when it was routed (the backlog keeps it so).
+impl SseItem for (u64, Arc<str>) {
     fn into_event(self) -> Event {
         let (id, message) = self;
         Event::default()
             .id(id.to_string())
             .event("message")
-            .data(message.encode())
+            .data(&*message)
     }
 }
 

@@ -56,6 +56,8 @@ pub(super) struct Session {
     /// Cancelled when the session ends.
     pub(super) ended: CancellationToken,
     queue_limit: usize,
+    /// How many messages already handed to a GET stream are kept for `Last-Event-ID`.
+    replay_limit: usize,
 }
 
 #[derive(Default)]
@@ -63,12 +65,12 @@ struct Routes {
     /// POSTed requests waiting for their response, by JSON-RPC id.
     pending: HashMap<Id, Pending>,
     /// The GET stream, if one is open: each message with its event id.
-    get: Option<mpsc::Sender<(u64, Arc<Message>)>>,
-    /// The latest messages meant for the GET stream, with their event ids (1, 2, …): those
-    /// handed to a GET stream, which a client that lost them can have again by reopening
-    /// with `Last-Event-ID`, and after them those that found no stream open. At most the
-    /// queue limit.
-    backlog: VecDeque<(u64, Arc<Message>)>,
+    get: Option<mpsc::Sender<(u64, Arc<str>)>>,
+    /// The latest messages meant for the GET stream, with consecutive event ids (1, 2, …):
+    /// the last few handed to a GET stream (at most the replay limit), which a client that
+    /// lost them can have again by reopening with `Last-Event-ID`, and after them those
+    /// that found no stream open (at most the queue limit).
+    backlog: VecDeque<(u64, Arc<str>)>,
     /// The last event id handed to a GET stream; what follows it in `backlog` waits.
     handed: u64,
     /// The last event id given.
@@ -129,6 +131,7 @@ impl Session {
         principal: Principal,
         inbound: mpsc::Sender<Inbound>,
         queue_limit: usize,
+        replay_limit: usize,
     ) -> Self {
         Session {
             id,
@@ -138,6 +141,7 @@ impl Session {
             routes: Mutex::new(Routes::default()),
             ended: CancellationToken::new(),
             queue_limit: queue_limit.max(1),
+            replay_limit,
         }
     }
 
@@ -195,8 +199,9 @@ impl Session {
     /// it, so one lost with a broken stream comes again (MCP: a server MAY replay, on the
     /// stream that was broken); without one, or one the backlog does not reach back to,
     /// what no stream took yet.
-    pub(super) fn open_get(&self, last_event: Option<&str>) -> mpsc::Receiver<(u64, Arc<Message>)> {
-        let (tx, rx) = mpsc::channel(self.queue_limit);
+    pub(super) fn open_get(&self, last_event: Option<&str>) -> mpsc::Receiver<(u64, Arc<str>)> {
+        // Room for all the backlog can hold.
+        let (tx, rx) = mpsc::channel(self.queue_limit + self.replay_limit);
         let mut routes = lock(&self.routes);
         if self.ended.is_cancelled() {
             return rx;
@@ -213,6 +218,7 @@ impl Session {
             let _ = tx.try_send((*id, Arc::clone(message)));
         }
         routes.handed = routes.last_event;
+        self.trim(&mut routes);
         routes.get = Some(tx);
         rx
     }
@@ -268,8 +274,18 @@ impl Session {
             // Meant for the GET stream: the next event id, and a place in the backlog once
             // a stream has it, for a client that loses it to have it again.
             let id = routes.last_event + 1;
-            let shared = Arc::new(message);
-            match get.try_send((id, shared.clone())) {
+            // Encoded once, for the stream and the backlog alike (and smaller kept so).
+            let shared: Arc<str> = message.encode().into();
+            // The channel has room for a replay on top of the queue; more than the queue's
+            // worth in flight is a client not keeping up.
+            let in_flight = get.max_capacity() - get.capacity();
+            let sent = if in_flight >= self.queue_limit {
+                Err(true)
+            } else {
+                get.try_send((id, shared.clone()))
+                    .map_err(|e| matches!(e, TrySendError::Full(_)))
+            };
+            match sent {
                 Ok(()) => {
                     routes.last_event = id;
                     routes.handed = id;
@@ -280,14 +296,12 @@ impl Session {
                 // has written what it holds, and this message waits with the rest for the
                 // next one, which the client opens when it sees the end. A slow reader then
                 // loses nothing until the queue's bound, rather than this message at once.
-                Err(TrySendError::Full(_)) => {
+                Err(true) => {
                     tracing::warn!(session = %self.short_id(), "the GET stream is not keeping up; ending it, later messages wait for the next");
                     routes.get = None;
                 }
-                Err(TrySendError::Closed(_)) => routes.get = None,
+                Err(false) => routes.get = None,
             }
-            // The failed send gave its clone back and dropped it.
-            message = Arc::try_unwrap(shared).unwrap_or_else(|shared| (*shared).clone());
         }
         let mut sse: Vec<&Pending> = routes
             .pending
@@ -304,21 +318,38 @@ impl Session {
         // It waits in the backlog for the next GET stream.
         routes.last_event += 1;
         let id = routes.last_event;
-        self.keep(&mut routes, id, Arc::new(message));
+        self.keep(&mut routes, id, message.encode().into());
     }
 
-    /// Adds a message meant for the GET stream to the backlog, dropping the oldest beyond
-    /// the queue limit (with a warning when that one never reached a stream).
-    fn keep(&self, routes: &mut Routes, id: u64, message: Arc<Message>) {
+    /// Adds a message meant for the GET stream to the backlog, and trims it.
+    fn keep(&self, routes: &mut Routes, id: u64, message: Arc<str>) {
         routes.backlog.push_back((id, message));
-        if routes.backlog.len() > self.queue_limit
-            && let Some((dropped, _)) = routes.backlog.pop_front()
-            && dropped > routes.handed
-        {
-            tracing::warn!(
-                session = %self.short_id(), limit = self.queue_limit,
-                "no stream open to the client and its queue is full; the oldest message was dropped"
-            );
+        self.trim(routes);
+    }
+
+    /// Keeps the backlog to the replay limit's worth of messages already handed to a stream
+    /// and the queue limit's worth of waiting ones. Past the second, the oldest go first:
+    /// those handed out, then the oldest waiting one, with a warning (a client with no
+    /// stream open for that long has lost messages, as a lost stream would have).
+    fn trim(&self, routes: &mut Routes) {
+        // The ids are consecutive: those up to `handed` were handed out.
+        let handed_out = |r: &Routes| {
+            r.backlog.front().map_or(0, |&(first, _)| {
+                usize::try_from((r.handed + 1).saturating_sub(first)).unwrap_or(usize::MAX)
+            })
+        };
+        while handed_out(routes) > self.replay_limit {
+            routes.backlog.pop_front();
+        }
+        while routes.backlog.len() - handed_out(routes) > self.queue_limit {
+            if let Some((dropped, _)) = routes.backlog.pop_front()
+                && dropped > routes.handed
+            {
+                tracing::warn!(
+                    session = %self.short_id(), limit = self.queue_limit,
+                    "no stream open to the client and its queue is full; the oldest message was dropped"
+                );
+            }
         }
     }
 
@@ -398,19 +429,26 @@ mod tests {
                 Principal::Named("p".into()),
                 tx,
                 limit,
+                limit,
             )),
             rx,
         )
     }
 
     /// The next message a GET stream has, without its event id.
-    fn msg(get: &mut mpsc::Receiver<(u64, Arc<Message>)>) -> Option<Message> {
-        get.try_recv().ok().map(|(_, m)| (*m).clone())
+    fn msg(get: &mut mpsc::Receiver<(u64, Arc<str>)>) -> Option<Message> {
+        get.try_recv()
+            .ok()
+            .map(|(_, m)| Message::decode(m.as_bytes()).unwrap())
     }
 
     /// Everything a GET stream has now, with event ids.
-    fn drain(get: &mut mpsc::Receiver<(u64, Arc<Message>)>) -> Vec<(u64, Message)> {
-        std::iter::from_fn(|| get.try_recv().ok().map(|(id, m)| (id, (*m).clone()))).collect()
+    fn drain(get: &mut mpsc::Receiver<(u64, Arc<str>)>) -> Vec<(u64, Message)> {
+        std::iter::from_fn(|| {
+            let (id, m) = get.try_recv().ok()?;
+            Some((id, Message::decode(m.as_bytes()).unwrap()))
+        })
+        .collect()
     }
 
     fn note(n: i64) -> Message {
@@ -446,7 +484,8 @@ mod tests {
             let mut fresh = s.open_get(id);
             assert_eq!(drain(&mut fresh), vec![], "{id:?}");
         }
-        // The backlog keeps the queue limit's worth: 4 of 6, so an old id resumes from 3.
+        // 5 and 6 find no stream (the last one was dropped) and wait beside the 4 sent ones
+        // the replay limit keeps, so the oldest id resumes with everything after it.
         for n in 5..=6 {
             s.route(note(n));
         }
@@ -456,8 +495,41 @@ mod tests {
                 .iter()
                 .map(|(id, _)| *id)
                 .collect::<Vec<_>>(),
-            vec![3, 4, 5, 6]
+            vec![2, 3, 4, 5, 6]
         );
+    }
+
+    /// The backlog's two bounds: the replay limit for messages already sent on a GET stream,
+    /// the queue limit for those waiting; past the second the oldest go, sent ones first.
+    #[test]
+    fn the_backlog_keeps_a_replay_window_of_sent_messages_and_a_queue_of_waiting_ones() {
+        let (tx, _in) = mpsc::channel(8);
+        let s = Arc::new(Session::new(
+            new_session_id(),
+            Principal::Named("p".into()),
+            tx,
+            2,
+            1,
+        ));
+        let mut get = s.open_get(None);
+        s.route(note(1));
+        s.route(note(2));
+        assert_eq!(drain(&mut get), vec![(1, note(1)), (2, note(2))]);
+        drop(get); // the stream is gone; what follows waits
+        for n in 3..=5 {
+            s.route(note(n));
+        }
+        let ids = |s: &Session| -> Vec<u64> {
+            lock(&s.routes).backlog.iter().map(|(id, _)| *id).collect()
+        };
+        assert_eq!(
+            ids(&s),
+            vec![4, 5],
+            "sent 2 went first, then the oldest waiting, 3"
+        );
+        let mut again = s.open_get(Some("2"));
+        assert_eq!(drain(&mut again), vec![(4, note(4)), (5, note(5))]);
+        assert_eq!(ids(&s), vec![5], "once sent, only the replay window stays");
     }
 
     /// A message that waited for no stream and then went to an SSE answer is not sent again
