@@ -37,6 +37,15 @@ async fn client(h: &Harness, capabilities: Value) -> Client {
     c
 }
 
+/// Sends `call` and returns the request its tool then sends the client, which must be a
+/// `method` request.
+async fn asked_by(c: &mut Client, call: Value, method: &str) -> Value {
+    c.send(call).await;
+    let asked = c.recv().await;
+    assert_eq!(asked["method"], method, "{asked:#}");
+    asked
+}
+
 fn ok_text(id: i64, s: &str) -> Value {
     result(json!(id), json!({"content": [text(s)]}))
 }
@@ -164,18 +173,23 @@ async fn without_the_capability_nothing_is_asked_and_the_tool_says_why() {
 async fn the_clients_error_and_a_malformed_result_reach_the_tool() {
     let h = asking_server(|b| b).await;
     let mut c = client(&h, json!({"sampling": {}})).await;
-    c.send(call(1, "ask_model", json!({"prompt": "Say hi"})))
-        .await;
-    let asked = c.recv().await;
-    assert_eq!(asked["method"], "sampling/createMessage", "{asked:#}");
+    asked_by(
+        &mut c,
+        call(1, "ask_model", json!({"prompt": "Say hi"})),
+        "sampling/createMessage",
+    )
+    .await;
     c.expect_after(
         json!({"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": "User rejected sampling request"}}),
         result(json!(1), tool_error("the client refused: User rejected sampling request (-1)")),
     )
     .await;
-    c.send(call(2, "ask_model", json!({"prompt": "Say hi"})))
-        .await;
-    let asked = c.recv().await;
+    let asked = asked_by(
+        &mut c,
+        call(2, "ask_model", json!({"prompt": "Say hi"})),
+        "sampling/createMessage",
+    )
+    .await;
     assert_eq!(asked["id"], 2, "{asked:#}");
     let answer = c
         .request(result(json!(2), json!({"role": "assistant"})))
@@ -194,10 +208,12 @@ async fn the_clients_error_and_a_malformed_result_reach_the_tool() {
 async fn a_cancelled_call_cancels_its_request_to_the_client_and_a_late_answer_is_ignored() {
     let h = asking_server(|b| b).await;
     let mut c = client(&h, json!({"elicitation": {}})).await;
-    c.send(call(7, "ask_user", json!({"message": "Your email?"})))
-        .await;
-    let asked = c.recv().await;
-    assert_eq!(asked["method"], "elicitation/create", "{asked:#}");
+    let asked = asked_by(
+        &mut c,
+        call(7, "ask_user", json!({"message": "Your email?"})),
+        "elicitation/create",
+    )
+    .await;
     c.expect_after(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                "params": {"requestId": 7, "reason": "changed my mind"}}),
@@ -215,10 +231,12 @@ async fn a_cancelled_call_cancels_its_request_to_the_client_and_a_late_answer_is
 async fn a_request_unanswered_in_time_is_cancelled_and_the_tool_told() {
     let h = asking_server(|b| b.ask_timeout(Duration::from_millis(50))).await;
     let mut c = client(&h, json!({"sampling": {}})).await;
-    c.send(call(1, "ask_model", json!({"prompt": "Say hi"})))
-        .await;
-    let asked = c.recv().await;
-    assert_eq!(asked["method"], "sampling/createMessage", "{asked:#}");
+    let asked = asked_by(
+        &mut c,
+        call(1, "ask_model", json!({"prompt": "Say hi"})),
+        "sampling/createMessage",
+    )
+    .await;
     // Not answered: the timer (not this test) decides when.
     c.expect(
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
