@@ -33,10 +33,7 @@ async fn a_panicking_logic_ends_its_instance_and_nothing_else() {
     // Everything else goes on: the other game, the session, the server.
     a1.expect_after(
         call_in(4, "board", json!({}), "g1"),
-        result(
-            json!(4),
-            json!({"content": [text("Pile: 10. alice to move.")]}),
-        ),
+        says(json!(4), "Pile: 10. alice to move."),
     )
     .await;
     let again = a1.request(open(5, "fragile", Some("f2"), None)).await;
@@ -115,10 +112,7 @@ async fn withdrawing_tool_hints_makes_every_connection_plain() {
     alice
         .expect_after(
             call(4, "board", json!({"instance": "g1"})),
-            result(
-                json!(4),
-                json!({"content": [text("Pile: 5. alice to move.")]}),
-            ),
+            says(json!(4), "Pile: 5. alice to move."),
         )
         .await;
     let took = alice.request(call(5, "take", json!({"count": 1}))).await;

@@ -46,10 +46,6 @@ async fn asked_by(c: &mut Client, call: Value, method: &str) -> Value {
     asked
 }
 
-fn ok_text(id: i64, s: &str) -> Value {
-    result(json!(id), json!({"content": [text(s)]}))
-}
-
 #[actix::test]
 async fn a_tool_samples_the_clients_model_and_reads_its_answer() {
     let h = asking_server(|b| b).await;
@@ -68,7 +64,7 @@ async fn a_tool_samples_the_clients_model_and_reads_its_answer() {
             json!(1),
             json!({"role": "assistant", "content": text("hi"), "model": "m", "stopReason": "endTurn"}),
         ),
-        ok_text(1, "LLM response: hi"),
+        says(json!(1), "LLM response: hi"),
     )
     .await;
     c.quiet().await;
@@ -95,8 +91,8 @@ async fn a_tool_asks_the_clients_user_who_accepts_or_declines() {
             json!(1),
             json!({"action": "accept", "content": {"email": "a@example.org"}}),
         ),
-        ok_text(
-            1,
+        says(
+            json!(1),
             r#"User response: action=accept, content={"email":"a@example.org"}"#,
         ),
     )
@@ -109,7 +105,7 @@ async fn a_tool_asks_the_clients_user_who_accepts_or_declines() {
     .await;
     c.expect_after(
         result(json!(2), json!({"action": "decline"})),
-        ok_text(2, "User response: action=decline, content=null"),
+        says(json!(2), "User response: action=decline, content=null"),
     )
     .await;
 }
@@ -128,7 +124,7 @@ async fn a_tool_lists_the_clients_roots_only_when_it_declared_them() {
             json!(1),
             json!({"roots": [{"uri": "file:///src", "name": "Source"}, {"uri": "file:///notes.md"}]}),
         ),
-        ok_text(1, "file:///src file:///notes.md"),
+        says(json!(1), "file:///src file:///notes.md"),
     )
     .await;
     let mut plain = client(&h, json!({"sampling": {}})).await;
@@ -318,6 +314,6 @@ async fn over_streamable_http_the_request_rides_the_calls_own_stream() {
         .await
         .unwrap();
     let (answered_on, answer) = next().await;
-    assert_eq!(answer, ok_text(1, "LLM response: hi"));
+    assert_eq!(answer, says(json!(1), "LLM response: hi"));
     assert_eq!(asked_on, answered_on, "the request rode the call's stream");
 }

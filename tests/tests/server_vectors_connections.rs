@@ -211,23 +211,11 @@ async fn principals_are_isolated_from_each_others_instances() {
         .await;
     assert_eq!(own["result"]["adopted"], Value::Null);
     let board = bob.request(call_in(6, "board", json!({}), "g1")).await;
-    assert_eq!(
-        board,
-        result(
-            json!(6),
-            json!({"content": [text("Pile: 3. bob to move.")]})
-        )
-    );
+    assert_eq!(board, says(json!(6), "Pile: 3. bob to move."));
     // alice heard nothing of any of it, and still has her two games of ten.
     alice.quiet().await;
     let board = alice.request(call_in(3, "board", json!({}), "g1")).await;
-    assert_eq!(
-        board,
-        result(
-            json!(3),
-            json!({"content": [text("Pile: 10. alice to move.")]})
-        )
-    );
+    assert_eq!(board, says(json!(3), "Pile: 10. alice to move."));
     let l = alice.request(list(4)).await;
     assert_eq!(l["result"]["open"].as_array().unwrap().len(), 3);
 }

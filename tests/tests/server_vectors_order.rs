@@ -43,10 +43,7 @@ async fn vector_02_a_call_reports_its_own_changes_in_its_result_and_no_push_foll
     .await;
     a2.quiet().await;
     let answer = a1.request(call(3, "solo_answer", json!({}))).await;
-    assert_eq!(
-        answer,
-        result(json!(3), json!({"content": [text("Four.")]}))
-    );
+    assert_eq!(answer, says(json!(3), "Four."));
 }
 
 #[actix::test]

@@ -156,15 +156,12 @@ async fn vector_26_a_plain_host_plays_through_compat_tools_and_implicit_opens() 
     // default).
     m.expect_after(
         call(2, "solo_hint", json!({})),
-        result(
-            json!(2),
-            json!({"content": [text("Leave your opponent a multiple of four.")]}),
-        ),
+        says(json!(2), "Leave your opponent a multiple of four."),
     )
     .await;
     m.expect_after(
         call(3, "lobby_who", json!({})),
-        result(json!(3), json!({"content": [text("alice is here.")]})),
+        says(json!(3), "alice is here."),
     )
     .await;
     // A game, through the compat tools.
@@ -176,10 +173,7 @@ async fn vector_26_a_plain_host_plays_through_compat_tools_and_implicit_opens() 
     ).await;
     m.expect_after(
         call(5, "take", json!({"count": 1})),
-        result(
-            json!(5),
-            json!({"content": [text("You took 1; bot took 1; 4 left. Your move.")]}),
-        ),
+        says(json!(5), "You took 1; bot took 1; 4 left. Your move."),
     )
     .await;
     m.request(call(
@@ -192,10 +186,7 @@ async fn vector_26_a_plain_host_plays_through_compat_tools_and_implicit_opens() 
         result(json!(7), tool_error("take: several nim instances are open (nim-1, second); name the one this call is for"))).await;
     m.expect_after(
         call(8, "board", json!({"instance": "nim-1"})),
-        result(
-            json!(8),
-            json!({"content": [text("Pile: 4. alice to move.")]}),
-        ),
+        says(json!(8), "Pile: 4. alice to move."),
     )
     .await;
     m.expect_after(
@@ -292,19 +283,13 @@ async fn vector_36_hinted_tools_are_plain_static_tools_and_calls_reach_the_only_
     plain
         .expect_after(
             call(3, "board", json!({})),
-            result(
-                json!(3),
-                json!({"content": [text("Pile: 3. alice to move.")]}),
-            ),
+            says(json!(3), "Pile: 3. alice to move."),
         )
         .await;
     plain
         .expect_after(
             call(4, "take", json!({"count": 3})),
-            result(
-                json!(4),
-                json!({"content": [text("You took the last stone and won.")]}),
-            ),
+            says(json!(4), "You took the last stone and won."),
         )
         .await;
     plain.quiet().await;
@@ -322,10 +307,7 @@ async fn a_plain_connections_implicit_open_reaches_the_principals_hinted_connect
     plain
         .expect_after(
             call(1, "solo_hint", json!({})),
-            result(
-                json!(1),
-                json!({"content": [text("Leave your opponent a multiple of four.")]}),
-            ),
+            says(json!(1), "Leave your opponent a multiple of four."),
         )
         .await;
     // The open, then what the call revealed, each on the hinted connection's own revs.

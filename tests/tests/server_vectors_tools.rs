@@ -181,13 +181,7 @@ async fn vector_27_results_with_hints_take_the_next_rev_and_tools_list_names_the
     assert_eq!(c["result"]["_meta"]["mcpl/hints"]["rev"], 3);
     // A call that changes nothing carries no hints and takes no rev.
     let c = alice.request(call(4, "solo_hint", json!({}))).await;
-    assert_eq!(
-        c,
-        result(
-            json!(4),
-            json!({"content": [text("Leave your opponent a multiple of four.")]})
-        )
-    );
+    assert_eq!(c, says(json!(4), "Leave your opponent a multiple of four."));
     let x = alice.request(close(5, "solo", None)).await;
     assert_eq!(x["result"]["_meta"]["mcpl/hints"]["rev"], 4);
     let l = alice.request(list(6)).await;

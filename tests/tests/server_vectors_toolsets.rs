@@ -69,13 +69,7 @@ async fn vector_05_open_returns_instance_name_and_calls_carry_it() {
     let second = alice.request(open(3, "nim", None, None)).await;
     assert_eq!(second["result"]["instance"], "nim-2");
     let board = alice.request(call_in(4, "board", json!({}), "nim-2")).await;
-    assert_eq!(
-        board,
-        result(
-            json!(4),
-            json!({"content": [text("Pile: 10. alice to move.")]})
-        )
-    );
+    assert_eq!(board, says(json!(4), "Pile: 10. alice to move."));
     alice.quiet().await;
 }
 
@@ -108,10 +102,7 @@ async fn vector_06_several_instances_and_none_named_fails_naming_them() {
     alice
         .expect_after(
             call_in(5, "board", json!({}), "g2"),
-            result(
-                json!(5),
-                json!({"content": [text("Pile: 10. alice to move.")]}),
-            ),
+            says(json!(5), "Pile: 10. alice to move."),
         )
         .await;
 }
@@ -195,10 +186,7 @@ async fn vector_25_a_default_open_toolset_is_listed_without_an_open() {
         .expect_after(list(1), result(json!(1), lobby_statement(1)))
         .await;
     let who = alice.request(call(2, "lobby_who", json!({}))).await;
-    assert_eq!(
-        who,
-        result(json!(2), json!({"content": [text("alice is here.")]}))
-    );
+    assert_eq!(who, says(json!(2), "alice is here."));
 }
 
 #[actix::test]

@@ -150,10 +150,7 @@ async fn withdrawing_tool_hints_turns_every_connection_of_every_principal_plain(
     // tools/hints), and bob is pushed the move without `hints`.
     a1.expect_after(
         call(12, "take", json!({"count": 1})),
-        result(
-            json!(12),
-            json!({"content": [text("You took 1; 5 left. bob's move.")]}),
-        ),
+        says(json!(12), "You took 1; 5 left. bob's move."),
     )
     .await;
     bob.expect_push(2, move_pushed("alice took 1; 5 left. Your move."))
@@ -162,10 +159,7 @@ async fn withdrawing_tool_hints_turns_every_connection_of_every_principal_plain(
     // bob's move reaches both of alice's connections the same way.
     bob.expect_after(
         call(12, "take", json!({"count": 2})),
-        result(
-            json!(12),
-            json!({"content": [text("You took 2; 3 left. alice's move.")]}),
-        ),
+        says(json!(12), "You took 2; 3 left. alice's move."),
     )
     .await;
     for c in [&mut a1, &mut a2] {
@@ -200,10 +194,7 @@ async fn a_toolset_with_required_options_is_not_implicitly_open_for_a_plain_host
     assert_eq!(enum_of("toolset_close"), json!(["drill", "fragile", "nim"]));
     m.expect_after(
         call(2, "solo_hint", json!({})),
-        result(
-            json!(2),
-            json!({"content": [text("Leave your opponent a multiple of four.")]}),
-        ),
+        says(json!(2), "Leave your opponent a multiple of four."),
     )
     .await;
     let not_open =
@@ -236,24 +227,18 @@ async fn a_toolset_with_required_options_is_not_implicitly_open_for_a_plain_host
             "toolset_open",
             json!({"toolset": "drill", "options": {"level": 3}}),
         ),
-        result(
-            json!(6),
-            json!({"content": [text("Opened drill (Drill, level 3).")]}),
-        ),
+        says(json!(6), "Opened drill (Drill, level 3)."),
     )
     .await;
     m.expect_after(
         call(7, "drill_task", json!({})),
-        result(
-            json!(7),
-            json!({"content": [text("Level 3 task: take one stone.")]}),
-        ),
+        says(json!(7), "Level 3 task: take one stone."),
     )
     .await;
     // Closed again, it is not open again on its own.
     m.expect_after(
         call(8, "toolset_close", json!({"toolset": "drill"})),
-        result(json!(8), json!({"content": [text("Closed drill.")]})),
+        says(json!(8), "Closed drill."),
     )
     .await;
     m.expect_after(

@@ -277,6 +277,11 @@ pub fn result(id: Value, result: Value) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
+/// A successful result of one text block: what a tool that only says something answers.
+pub fn says(id: Value, s: &str) -> Value {
+    result(id, json!({"content": [text(s)]}))
+}
+
 /// `tools/call` of `tool` with `args`.
 pub fn call(id: i64, tool: &str, args: Value) -> Value {
     request(
