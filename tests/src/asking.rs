@@ -11,7 +11,7 @@
 
 use mcpl_protocol::client_features::{CreateMessageParams, ElicitParams};
 use mcpl_protocol::mcp::{CallToolResult, Tool};
-use mcpl_server::{AskError, ServerBuilder, ToolContext, ToolError};
+use mcpl_server::{AskError, ServerBuilder, ToolContext, ToolError, ToolResult};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -34,8 +34,39 @@ fn schema(member: &str) -> Value {
     json!({"type": "object", "properties": {member: {"type": "string"}}, "required": [member]})
 }
 
+/// A request to the client that got no result, as the tool error the model reads.
 fn failed(e: AskError) -> ToolError {
     ToolError::failed(e.to_string())
+}
+
+/// Asks the client's model to answer `prompt` in at most `max_tokens` tokens, and says
+/// `LLM response: TEXT`.
+pub async fn sample(cx: &ToolContext, prompt: String, max_tokens: u64) -> ToolResult {
+    let params = CreateMessageParams::user_text(prompt, max_tokens);
+    let answer = cx.create_message(params).await.map_err(failed)?;
+    Ok(CallToolResult::text(format!(
+        "LLM response: {}",
+        answer.text()
+    )))
+}
+
+/// Asks the client's user `message`, for an answer to `schema`, and says
+/// `{said}: action=ACTION, content=JSON`.
+pub async fn ask_user(
+    cx: &ToolContext,
+    message: impl Into<String>,
+    schema: Value,
+    said: &str,
+) -> ToolResult {
+    let answer = cx
+        .elicit(ElicitParams::form(message, schema))
+        .await
+        .map_err(failed)?;
+    Ok(CallToolResult::text(format!(
+        "{said}: action={}, content={}",
+        answer.action.as_str(),
+        json!(answer.content)
+    )))
 }
 
 /// Registers `ask_model`, `ask_user` and `roots` on `builder`.
@@ -43,14 +74,7 @@ pub fn tools(builder: ServerBuilder) -> ServerBuilder {
     builder
         .tool(
             Tool::new("ask_model", "Ask the client's model.", schema("prompt")),
-            |cx: ToolContext, p: Prompt| async move {
-                let params = CreateMessageParams::user_text(p.prompt, 100);
-                let answer = cx.create_message(params).await.map_err(failed)?;
-                Ok(CallToolResult::text(format!(
-                    "LLM response: {}",
-                    answer.text()
-                )))
-            },
+            |cx: ToolContext, p: Prompt| async move { sample(&cx, p.prompt, 100).await },
         )
         .tool(
             Tool::new(
@@ -59,13 +83,7 @@ pub fn tools(builder: ServerBuilder) -> ServerBuilder {
                 schema("message"),
             ),
             |cx: ToolContext, q: Question| async move {
-                let params = ElicitParams::form(q.message, email_schema());
-                let answer = cx.elicit(params).await.map_err(failed)?;
-                Ok(CallToolResult::text(format!(
-                    "User response: action={}, content={}",
-                    answer.action.as_str(),
-                    json!(answer.content)
-                )))
+                ask_user(&cx, q.message, email_schema(), "User response").await
             },
         )
         .tool(
