@@ -17,8 +17,11 @@ use super::Session;
 use super::outgoing::Reply;
 use crate::tool::AskError;
 use actix::prelude::*;
+use mcpl_protocol::client_features::{
+    ELICITATION_CAPABILITY, ROOTS_CAPABILITY, SAMPLING_CAPABILITY,
+};
 use mcpl_protocol::jsonrpc::{Id, Notification, Request};
-use mcpl_protocol::mcp::CancelledParams;
+use mcpl_protocol::mcp::{CancelledParams, ClientCapabilities};
 use mcpl_protocol::method::Cancelled;
 use serde_json::Value;
 use tokio::sync::oneshot;
@@ -51,17 +54,15 @@ impl Handler<Ask> for Session {
 
     fn handle(&mut self, ask: Ask, ctx: &mut Context<Self>) -> Self::Result {
         let capabilities = self.lifecycle.negotiated().map(|n| &n.capabilities);
-        let (declared, capability) = match ask.needs {
-            Needs::Sampling => (
-                capabilities.is_some_and(|c| c.supports_sampling()),
-                "sampling",
-            ),
+        let (supports, capability): (fn(&ClientCapabilities) -> bool, _) = match ask.needs {
+            Needs::Sampling => (ClientCapabilities::supports_sampling, SAMPLING_CAPABILITY),
             Needs::Elicitation => (
-                capabilities.is_some_and(|c| c.supports_elicitation()),
-                "elicitation",
+                ClientCapabilities::supports_elicitation,
+                ELICITATION_CAPABILITY,
             ),
-            Needs::Roots => (capabilities.is_some_and(|c| c.supports_roots()), "roots"),
+            Needs::Roots => (ClientCapabilities::supports_roots, ROOTS_CAPABILITY),
         };
+        let declared = capabilities.is_some_and(supports);
         if !declared {
             return Err(AskError::NotSupported { capability });
         }
