@@ -213,7 +213,7 @@ fn diff(got: &Value, want: &Value, at: &str, out: &mut Vec<String>) {
 
 /// JSON equality by RFC 8785 canonical form.
 fn same_json(a: &Value, b: &Value) -> bool {
-    match (serde_jcs::to_string(a), serde_jcs::to_string(b)) {
+    match (serde_json_canonicalizer::to_string(a), serde_json_canonicalizer::to_string(b)) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
