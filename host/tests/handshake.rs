@@ -49,10 +49,14 @@ fn an_mcpl_server_gets_initialize_initialized_a_grant_request_then_tools_list() 
                 epoch,
                 init,
                 receipt,
+                granted,
+                mcpl,
             } => {
                 assert_eq!(epoch, 1);
                 assert_eq!(init.server_info.name, "arcade");
                 assert!(receipt.expect("an MCPL server's receipt").accepted);
+                assert_eq!(granted, ["pushEvents", "tools"]);
+                assert!(mcpl);
             }
             other => panic!("expected Connected, got {other:?}"),
         }
@@ -82,7 +86,7 @@ fn an_mcpl_server_gets_initialize_initialized_a_grant_request_then_tools_list() 
         let status = link.send(GetStatus).await.unwrap();
         assert_eq!((status.phase, status.epoch), (LinkPhase::Ready, 1));
         let session = status.session.expect("a ready link has a session");
-        assert_eq!(session.granted, ["tools", "pushEvents"]);
+        assert_eq!(session.granted, ["pushEvents", "tools"]);
         assert_eq!(names(&session.tools), ["look", "play"]);
         assert!(
             session
@@ -122,9 +126,12 @@ fn a_plain_mcp_server_gets_no_feature_sets_update() {
                 epoch: 1,
                 init,
                 receipt,
+                granted,
+                mcpl,
             } => {
                 assert_eq!(init.protocol_version, "2025-06-18");
                 assert_eq!(receipt, None);
+                assert!(granted.is_empty() && !mcpl);
             }
             other => panic!("expected Connected, got {other:?}"),
         }
@@ -328,7 +335,7 @@ fn an_unsupported_protocol_version_disconnects_with_a_clear_error() {
         let init = peer.expect_request("initialize").await;
         peer.reply(
             &init,
-            json!({"protocolVersion": "2024-11-05", "capabilities": {},
+            json!({"protocolVersion": "2024-10-07", "capabilities": {},
                                  "serverInfo": {"name": "old", "version": "0"}}),
         )
         .await;
@@ -340,7 +347,7 @@ fn an_unsupported_protocol_version_disconnects_with_a_clear_error() {
                 epoch: 1,
                 reason: DisconnectReason::UnsupportedProtocolVersion { version, supported },
             } => {
-                assert_eq!(version, "2024-11-05");
+                assert_eq!(version, "2024-10-07");
                 assert!(supported.contains(&"2025-11-25"));
             }
             other => panic!("expected Disconnected, got {other:?}"),
@@ -457,7 +464,7 @@ fn a_refused_grant_disconnects_but_an_mcp_only_fallback_goes_on_without_a_grant(
             session.granted.is_empty(),
             "nothing is granted to a server gone plain"
         );
-        // So a push is refused as not granted.
+        // So MCPL is off (SPEC §3.2): push/event is a method this connection does not have.
         peer.send(
             json!({"jsonrpc": "2.0", "id": 9, "method": "push/event", "params": {
             "featureSet": "arcade.games", "eventId": "e", "timestamp": "2026-01-01T00:00:00Z",
@@ -466,7 +473,7 @@ fn a_refused_grant_disconnects_but_an_mcp_only_fallback_goes_on_without_a_grant(
         .await;
         let answer = peer.expect().await;
         assert_eq!(answer["id"], 9);
-        assert_eq!(answer["error"]["code"], ErrorCode::CAPABILITY_DENIED.0);
+        assert_eq!(answer["error"]["code"], ErrorCode::METHOD_NOT_FOUND.0);
     });
 }
 

@@ -159,7 +159,12 @@ fn without_the_push_grant_a_push_is_denied_but_still_tapped() {
         peer.reply(&init, mcpl_init_result()).await;
         peer.expect().await; // initialized
         let grant = peer.expect_request("featureSets/update").await;
-        assert_eq!(grant["params"], json!({"effectiveCapabilities": ["tools"]}));
+        // The server advertises pushEvents; the host's policy leaves it out: it is denied,
+        // and said so as a diagnostic (SPEC §5.4).
+        assert_eq!(
+            grant["params"],
+            json!({"effectiveCapabilities": ["tools"], "deniedCapabilities": ["pushEvents"]})
+        );
         peer.reply(&grant, json!({"accepted": true})).await;
         let list = peer.expect_request("tools/list").await;
         peer.reply(&list, json!({"tools": []})).await;
@@ -241,15 +246,31 @@ fn notifications_reach_subscribers_and_a_manifest_change_is_re_read() {
             read,
             json!({"jsonrpc": "2.0", "id": 4, "method": "mcpl/manifest", "params": {}})
         );
-        peer.reply(&read, json!({"manifest": {"version": "0.5", "revision": "r2", "toolHints": true,
-                                              "toolsets": {"lobby": {"title": "Lobby", "default": "open"}}}}))
-            .await;
+        // SPEC §17.4: the result is the manifest object itself.
+        peer.reply(
+            &read,
+            json!({"version": "0.5", "revision": "r2", "toolHints": true,
+                                 "toolsets": {"lobby": {"title": "Lobby", "default": "open"}}}),
+        )
+        .await;
+        // The new manifest no longer advertises pushEvents: the host revokes it at once,
+        // then tells the server (SPEC §17.5, §6.7).
+        match events.next().await {
+            LinkEvent::Granted { epoch: 1, granted } => assert_eq!(granted, ["tools"]),
+            other => panic!("expected Granted, got {other:?}"),
+        }
         match events.next().await {
             LinkEvent::ManifestUpdated { epoch: 1, manifest } => {
                 assert!(manifest.toolsets.contains_key("lobby"))
             }
             other => panic!("expected ManifestUpdated, got {other:?}"),
         }
+        let policy = peer.expect_request("featureSets/update").await;
+        assert_eq!(
+            policy["params"],
+            json!({"effectiveCapabilities": ["tools"]})
+        );
+        peer.reply(&policy, json!({"accepted": true})).await;
         let manifest = link
             .send(GetStatus)
             .await

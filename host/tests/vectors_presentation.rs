@@ -286,7 +286,7 @@ async fn vector_34_a_manifest_change_withdrawing_tool_hints_makes_every_tool_sta
         let req = conn.request("mcpl/manifest").await;
         let mut manifest: Value = arcade_manifest();
         manifest.as_object_mut().unwrap().remove("toolHints");
-        conn.reply(&req, json!({"manifest": manifest})).await;
+        conn.reply(&req, manifest).await;
         host.wait_for(|s| s.server("arcade").is_some_and(|a| !a.hints_count))
             .await
             .unwrap();

@@ -341,7 +341,7 @@ async fn vector_33_a_manifest_change_removing_a_toolset_closes_its_instances_and
         let req = conn.request("mcpl/manifest").await;
         let mut manifest = arcade_manifest();
         manifest["toolsets"].as_object_mut().unwrap().remove("game");
-        conn.reply(&req, json!({"manifest": manifest})).await;
+        conn.reply(&req, manifest).await;
         let s = host
             .wait_for(|s| s.server("arcade").is_some_and(|a| a.open.len() == 1))
             .await

@@ -176,7 +176,10 @@ fn normalise_feature_set(decl: &mut Map<String, Value>, at: &str) -> Result<(), 
     if let Some(Value::Array(rules)) = ontology.get("suggestedTreatment") {
         for rule in rules {
             for matcher in ["tagsAny", "tagsAll", "tagsNone"] {
-                check_strings(rule.get(matcher), &format!("{at}.suggestedTreatment.{matcher}"))?;
+                check_strings(
+                    rule.get(matcher),
+                    &format!("{at}.suggestedTreatment.{matcher}"),
+                )?;
             }
         }
     }

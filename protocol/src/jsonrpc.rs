@@ -87,10 +87,19 @@ impl ErrorCode {
     pub const INTERNAL_ERROR: ErrorCode = ErrorCode(-32603);
     /// The link closed before the response arrived (used locally by a requester).
     pub const CONNECTION_CLOSED: ErrorCode = ErrorCode(-32000);
-    /// The request timed out (used locally by a requester, as MCP's SDKs do).
-    pub const REQUEST_TIMEOUT: ErrorCode = ErrorCode(-32001);
-    /// MCPL: a capability the method needs was not granted (SPEC §5.4).
+    /// The request timed out (used locally by a requester, never sent). **\[project\]**
+    /// MCP's SDKs use -32001, which MCPL's Appendix A gives to "feature set not enabled";
+    /// this project uses -32008 so that the two never meet.
+    pub const REQUEST_TIMEOUT: ErrorCode = ErrorCode(-32008);
+    /// MCPL: a message used a declared feature set that is not enabled (Appendix A);
+    /// `data: {featureSet}`.
+    pub const FEATURE_SET_NOT_ENABLED: ErrorCode = ErrorCode(-32001);
+    /// MCPL: a capability the method needs was not granted (SPEC §5.4, Appendix A);
+    /// `data: {capability}`.
     pub const CAPABILITY_DENIED: ErrorCode = ErrorCode(-32002);
+    /// MCPL: a message used a feature set that is not declared (Appendix A);
+    /// `data: {featureSet}`.
+    pub const UNKNOWN_FEATURE_SET: ErrorCode = ErrorCode(-32003);
 }
 
 /// A JSON-RPC error object.
@@ -114,11 +123,17 @@ impl ErrorObject {
             data: None,
         }
     }
-    /// -32601 for `method`.
+    /// The same error carrying `data`.
+    pub fn with_data(mut self, data: Value) -> Self {
+        self.data = Some(data);
+        self
+    }
+    /// -32601 for `method` (a long name is clipped: an error never echoes a peer's input
+    /// whole).
     pub fn method_not_found(method: &str) -> Self {
         Self::new(
             ErrorCode::METHOD_NOT_FOUND,
-            format!("method not found: {method}"),
+            format!("method not found: {}", clip(method, ECHO_LIMIT)),
         )
     }
     /// -32602 with a description of what is wrong.
@@ -135,6 +150,22 @@ impl ErrorObject {
             format!("internal error: {detail}"),
         )
     }
+}
+
+/// The most bytes of a peer's own input an error message echoes back.
+pub const ECHO_LIMIT: usize = 128;
+
+/// `s` cut to at most `max` bytes on a character boundary, with `…` when cut: what an error
+/// or a log line may quote of a peer's input.
+pub fn clip(s: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    if s.len() <= max {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    std::borrow::Cow::Owned(format!("{}… ({} bytes)", &s[..end], s.len()))
 }
 
 impl fmt::Display for ErrorObject {
@@ -309,24 +340,49 @@ impl DecodeError {
 }
 
 /// The fields a message may have; `Some(Null)` and absent are told apart.
-#[derive(Deserialize)]
+///
+/// Decoded by hand so that only a JSON **object** is a message: a derived `Deserialize`
+/// would also take an array positionally (`["2.0", 3, "toolsets/open", {...}]`).
+#[derive(Default)]
 struct Raw {
-    #[serde(default, deserialize_with = "present")]
     jsonrpc: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
     id: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
     method: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
     params: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
     result: Option<Value>,
-    #[serde(default, deserialize_with = "present")]
     error: Option<Value>,
 }
 
-fn present<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
-    Value::deserialize(d).map(Some)
+impl<'de> Deserialize<'de> for Raw {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct RawVisitor;
+        impl<'de> de::Visitor<'de> for RawVisitor {
+            type Value = Raw;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a JSON-RPC message object")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
+                let mut raw = Raw::default();
+                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                    let slot = match key.as_ref() {
+                        "jsonrpc" => &mut raw.jsonrpc,
+                        "id" => &mut raw.id,
+                        "method" => &mut raw.method,
+                        "params" => &mut raw.params,
+                        "result" => &mut raw.result,
+                        "error" => &mut raw.error,
+                        _ => {
+                            map.next_value::<de::IgnoredAny>()?;
+                            continue;
+                        }
+                    };
+                    *slot = Some(map.next_value()?);
+                }
+                Ok(raw)
+            }
+        }
+        d.deserialize_map(RawVisitor)
+    }
 }
 
 impl Message {
@@ -338,6 +394,12 @@ impl Message {
         match serde_json::from_slice::<Raw>(bytes) {
             Ok(raw) => Self::from_raw(raw),
             Err(e) if e.is_data() => {
+                // Not an object. Still JSON? (A nesting past serde_json's limit is not read.)
+                if let Err(e) = serde_json::from_slice::<de::IgnoredAny>(bytes)
+                    && !e.is_data()
+                {
+                    return Err(DecodeError::Parse(e.to_string()));
+                }
                 let first = bytes.iter().find(|b| !b.is_ascii_whitespace());
                 let detail = if first == Some(&b'[') {
                     "batches are not supported"
@@ -484,9 +546,15 @@ impl<'de> Deserialize<'de> for Message {
     }
 }
 
+/// MCP's params are always an object: JSON-RPC's by-position array is refused rather than
+/// read into a struct positionally.
 fn decode_params<P: DeserializeOwned>(params: Option<&Value>) -> Result<P, ErrorObject> {
     let empty = Value::Object(Default::default());
-    P::deserialize(params.unwrap_or(&empty)).map_err(ErrorObject::invalid_params)
+    let params = params.unwrap_or(&empty);
+    if !params.is_object() {
+        return Err(ErrorObject::invalid_params("params must be an object"));
+    }
+    P::deserialize(params).map_err(|e| ErrorObject::invalid_params(clip(&e.to_string(), 256)))
 }
 
 /// Serializes a protocol type to a JSON value, as `Request::new` does its params.
@@ -505,6 +573,43 @@ mod tests {
 
     fn dec(v: Value) -> Result<Message, DecodeError> {
         Message::decode(v.to_string().as_bytes())
+    }
+
+    /// A message is a JSON object: an array is never read positionally, as an envelope or
+    /// as params.
+    #[test]
+    fn positional_arrays_are_refused() {
+        for bytes in [
+            &br#"["2.0", 3, "toolsets/open", {"toolset": "tictactoe"}]"#[..],
+            br#"["2.0", 1, "initialize", {}]"#,
+        ] {
+            assert!(matches!(
+                Message::decode(bytes),
+                Err(DecodeError::Invalid { id: None, .. })
+            ));
+        }
+        assert!(Message::from_value(json!(["2.0", 3, "ping"])).is_err());
+        let req = match dec(json!({"jsonrpc": "2.0", "id": 3, "method": "toolsets/open",
+                                   "params": ["tictactoe"]}))
+        .unwrap()
+        {
+            Message::Request(r) => r,
+            other => panic!("{other:?}"),
+        };
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct Open {
+            toolset: String,
+        }
+        let e = req.params_as::<Open>().unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+    }
+
+    #[test]
+    fn an_error_never_echoes_a_long_input_whole() {
+        let e = ErrorObject::method_not_found(&"m".repeat(4_000_000));
+        assert!(e.message.len() < 300, "{}", e.message.len());
+        assert_eq!(clip("héllo", 2), "h… (6 bytes)");
     }
 
     #[test]

@@ -12,8 +12,9 @@
 //! | [`method`] | one marker type per method, tying its name to its params and result types |
 //! | [`mcp`] | MCP base: `initialize`, `ping`, `tools/list`, `tools/call`, cancellation, progress, logging |
 //! | [`client_features`] | what a server may ask of its client: `sampling/createMessage`, `elicitation/create` |
-//! | [`mcpl`] | MCPL 0.5 base: capabilities, the manifest, `featureSets/update`, `push/event` |
+//! | [`mcpl`] | MCPL 0.5 base: capabilities, the manifest (read liberally), `featureSets/update`, `push/event` |
 //! | [`digest`] | the manifest revision digest (SPEC §17.2: SHA-256 over RFC 8785 JCS) |
+//! | [`grant`] | capability grants, `*` matching, feature-set derivation, receipts and refusals (SPEC §5.3–§6.7) |
 //! | [`meta`] | the `_meta` object and RFC-014's keys in it (spec §3) |
 //! | [`hints`] | RFC-014 hint changes: `HintChanges` and its entries (spec §5.1), `tools/hints` params |
 //! | [`toolsets`] | RFC-014 toolset declarations and `toolsets/open|close|list` (spec §4) |
@@ -24,6 +25,7 @@
 
 pub mod client_features;
 pub mod digest;
+pub mod grant;
 pub mod hints;
 pub mod jsonrpc;
 pub mod mcp;

@@ -16,8 +16,11 @@ use serde_json::{Map, Value};
 /// The newest protocol version this project speaks.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 
-/// Every handshake-era protocol version this project speaks, newest first.
-pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 3] = ["2025-11-25", "2025-06-18", "2025-03-26"];
+/// Every handshake-era protocol version this project speaks, newest first. `2024-11-05` is
+/// the first: MCPL servers built on older SDKs still answer with it, and nothing this
+/// project needs differs in it (tools, `_meta`, notifications).
+pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
+    ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The method a newer client may probe with before falling back to `initialize`; this
 /// project answers it with -32601 (method not found), which is that fallback's signal.
@@ -76,11 +79,17 @@ pub struct InitializeParams {
     pub meta: Option<Meta>,
 }
 
-/// The client's (host's) capabilities.
+/// The client's (host's) capabilities. A member this project reads (`experimental`, its
+/// `mcpl`) that does not decode reads as absent: a host whose `experimental.mcpl` is not an
+/// object is served as a plain MCP host, never refused.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientCapabilities {
     /// `experimental`, where MCPL lives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::mcpl::lenient"
+    )]
     pub experimental: Option<ClientExperimental>,
     /// Other capabilities (`roots`, `sampling`, `elicitation`, …).
     #[serde(flatten)]
@@ -98,7 +107,11 @@ impl ClientCapabilities {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientExperimental {
     /// MCPL (SPEC §5.2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::mcpl::lenient"
+    )]
     pub mcpl: Option<HostMcplCapabilities>,
     /// Other experimental members.
     #[serde(flatten)]
@@ -123,14 +136,23 @@ pub struct InitializeResult {
     pub meta: Option<Meta>,
 }
 
-/// The server's capabilities.
+/// The server's capabilities. Like the client's, read liberally: a server whose
+/// `experimental.mcpl` is not an object is a plain MCP server.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerCapabilities {
     /// Tools, if offered.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::mcpl::lenient"
+    )]
     pub tools: Option<ToolsCapability>,
     /// `experimental`, where MCPL's manifest lives.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::mcpl::lenient"
+    )]
     pub experimental: Option<ServerExperimental>,
     /// Other capabilities (`logging`, `resources`, …).
     #[serde(flatten)]
@@ -157,7 +179,11 @@ pub struct ToolsCapability {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerExperimental {
     /// MCPL: the server's manifest (SPEC §5.1, §17).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "crate::mcpl::lenient"
+    )]
     pub mcpl: Option<McplManifest>,
     /// Other experimental members.
     #[serde(flatten)]
@@ -351,13 +377,17 @@ pub enum ContentBlock {
         #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
         meta: Option<Map<String, Value>>,
     },
-    /// An image, base64.
+    /// An image: base64 `data` with its `mimeType` (MCP), or a `uri` (MCPL SPEC §10.3, B.1).
     Image {
         /// Base64 data.
-        data: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<String>,
         /// Its MIME type.
-        #[serde(rename = "mimeType")]
-        mime_type: String,
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// Where it is (MCPL's `uri` form).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uri: Option<String>,
         /// Annotations.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
@@ -365,13 +395,17 @@ pub enum ContentBlock {
         #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
         meta: Option<Map<String, Value>>,
     },
-    /// Audio, base64.
+    /// Audio: base64 `data` with its `mimeType` (MCP), or a `uri` (MCPL SPEC §10.3, B.1).
     Audio {
         /// Base64 data.
-        data: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        data: Option<String>,
         /// Its MIME type.
-        #[serde(rename = "mimeType")]
-        mime_type: String,
+        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+        mime_type: Option<String>,
+        /// Where it is (MCPL's `uri` form).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uri: Option<String>,
         /// Annotations.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
@@ -389,10 +423,14 @@ pub enum ContentBlock {
         #[serde(flatten)]
         other: Map<String, Value>,
     },
-    /// An embedded resource.
+    /// A resource: embedded as `resource` (MCP), or named by `uri` (MCPL SPEC §10.3, B.1).
     Resource {
         /// The resource contents.
-        resource: Value,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resource: Option<Value>,
+        /// The resource's URI (MCPL's form).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        uri: Option<String>,
         /// Annotations.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
@@ -400,6 +438,11 @@ pub enum ContentBlock {
         #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
         meta: Option<Map<String, Value>>,
     },
+    /// A block of a type this project does not know, or of a known type in a shape it does
+    /// not (an image with neither data nor uri): kept as received, never a reason to refuse
+    /// the message that carries it.
+    #[serde(untagged)]
+    Other(Map<String, Value>),
 }
 
 impl ContentBlock {
@@ -407,6 +450,35 @@ impl ContentBlock {
     pub fn text(text: impl Into<String>) -> Self {
         ContentBlock::Text {
             text: text.into(),
+            annotations: None,
+            meta: None,
+        }
+    }
+    /// An image given inline: base64 `data` and its MIME type.
+    pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ContentBlock::Image {
+            data: Some(data.into()),
+            mime_type: Some(mime_type.into()),
+            uri: None,
+            annotations: None,
+            meta: None,
+        }
+    }
+    /// Audio given inline: base64 `data` and its MIME type.
+    pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        ContentBlock::Audio {
+            data: Some(data.into()),
+            mime_type: Some(mime_type.into()),
+            uri: None,
+            annotations: None,
+            meta: None,
+        }
+    }
+    /// An embedded resource (MCP's form: its contents in `resource`).
+    pub fn embedded(resource: Value) -> Self {
+        ContentBlock::Resource {
+            resource: Some(resource),
+            uri: None,
             annotations: None,
             meta: None,
         }
@@ -544,11 +616,31 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// SPEC §10.3, B.1: media and resources by `uri`, and a block of an unknown type, all
+    /// decode and are written back as received.
+    #[test]
+    fn content_blocks_take_mcpl_uri_forms_and_unknown_types() {
+        for v in [
+            json!({"type": "image", "uri": "https://example.com/board.png"}),
+            json!({"type": "image", "data": "iVBOR", "mimeType": "image/png"}),
+            json!({"type": "audio", "uri": "file:///a.ogg", "mimeType": "audio/ogg"}),
+            json!({"type": "resource", "uri": "memory://facts/12345"}),
+            json!({"type": "resource", "resource": {"uri": "x://y", "text": "t"}}),
+            json!({"type": "hologram", "frames": 3}),
+        ] {
+            let b: ContentBlock = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(serde_json::to_value(&b).unwrap(), v);
+        }
+        let b: ContentBlock = serde_json::from_value(json!({"type": "hologram"})).unwrap();
+        assert!(matches!(b, ContentBlock::Other(_)));
+    }
+
     #[test]
     fn version_negotiation() {
         assert_eq!(negotiate_version("2025-06-18"), "2025-06-18");
         assert_eq!(negotiate_version("2025-03-26"), "2025-03-26");
-        assert_eq!(negotiate_version("2024-11-05"), LATEST_PROTOCOL_VERSION);
+        assert_eq!(negotiate_version("2024-11-05"), "2024-11-05");
+        assert_eq!(negotiate_version("2024-10-07"), LATEST_PROTOCOL_VERSION);
         assert_eq!(negotiate_version("2099-01-01"), LATEST_PROTOCOL_VERSION);
     }
 

@@ -4,9 +4,8 @@
 //! The server's `capabilities.experimental.mcpl` object *is* its manifest (SPEC §17); the
 //! host advertises a smaller object of its own ([`HostMcplCapabilities`]).
 //!
-//! **\[project\]** The MCPL 0.5 text is not public in full. The shapes of `mcpl/manifest`'s
-//! result (`{manifest}`) is this project's reading; the other shapes follow the published
-//! MCPL host types.
+//! `mcpl/manifest`'s result is the manifest object itself (SPEC §17.4), so its type is
+//! [`McplManifest`].
 
 use crate::hints::HintChanges;
 use crate::mcp::ContentBlock;
@@ -28,10 +27,14 @@ pub const CAP_PUSH_EVENTS: &str = "pushEvents";
 pub const DOMAIN_TOOLSETS: &str = "toolsets";
 
 /// What a host advertises under `capabilities.experimental.mcpl` (SPEC §5.2, §2).
+///
+/// Read liberally, like a manifest: any object decodes; a member of the wrong type reads as
+/// absent, and an object where a boolean was expected advertises the member (SPEC §5.1's
+/// nested advertisement).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "Map<String, Value>")]
 pub struct HostMcplCapabilities {
-    /// The MCPL version.
+    /// The MCPL version (empty when the host sent none).
     pub version: String,
     /// The host accepts `push/event`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -39,7 +42,7 @@ pub struct HostMcplCapabilities {
     /// RFC-014: the host understands tool hints (§2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_hints: Option<bool>,
-    /// The host manages feature sets.
+    /// The host manages feature sets (SPEC §5.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feature_sets: Option<bool>,
     /// Other members.
@@ -47,9 +50,59 @@ pub struct HostMcplCapabilities {
     pub other: Map<String, Value>,
 }
 
+impl From<Map<String, Value>> for HostMcplCapabilities {
+    fn from(mut raw: Map<String, Value>) -> Self {
+        let mut flag = |name: &str| match raw.remove(name) {
+            Some(Value::Bool(b)) => Some(b),
+            Some(Value::Object(_)) => Some(true),
+            _ => None,
+        };
+        let push_events = flag("pushEvents");
+        let tool_hints = flag("toolHints");
+        let feature_sets = flag("featureSets");
+        let version = match raw.remove("version") {
+            Some(Value::String(v)) => v,
+            _ => String::new(),
+        };
+        HostMcplCapabilities {
+            version,
+            push_events,
+            tool_hints,
+            feature_sets,
+            other: raw,
+        }
+    }
+}
+
+/// Decodes an optional member liberally: a value that does not decode as `T` reads as
+/// absent (for capability members a peer may shape in ways this project does not know).
+pub(crate) fn lenient<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    let v = Value::deserialize(d)?;
+    Ok(serde_json::from_value(v).ok())
+}
+
 /// A server's MCPL manifest: `capabilities.experimental.mcpl` (SPEC §17).
+///
+/// **Reading it is liberal** (SPEC §6.4, §17.5: an invalid declaration disables what it
+/// declares; it never ends the connection). Any JSON object decodes:
+///
+/// - a feature set whose `uses` is absent, empty, not an array of strings, or names a path
+///   outside the vocabulary goes to [`invalid_feature_sets`](Self::invalid_feature_sets)
+///   and is disabled with `invalid_uses`; `featureSets` that is not an object (the array
+///   form of Anarchid/mcpl-core 0.1) declares no valid feature set;
+/// - a toolset declaration that does not decode is left out;
+/// - a member of the wrong type reads as absent; an absent `version` reads as empty;
+/// - the stated `revision` is checked against the digest of the object as received, and a
+///   mismatch is a conformance defect to report, not a reason to refuse (SPEC §17.2).
+///
+/// Each of these leaves a [`ManifestDiagnostic`]. Writing it writes the typed members only:
+/// a manifest built in code (a server's) has neither invalid sets nor diagnostics.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", from = "Map<String, Value>")]
 pub struct McplManifest {
     /// The MCPL version.
     pub version: String,
@@ -62,7 +115,7 @@ pub struct McplManifest {
     /// RFC-014: the server sends tool hints (§2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_hints: Option<bool>,
-    /// Declared feature sets.
+    /// Declared feature sets (the valid ones, when read from a peer).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub feature_sets: BTreeMap<String, FeatureSetDecl>,
     /// RFC-014: declared toolsets (§4.1).
@@ -74,12 +127,238 @@ pub struct McplManifest {
     /// Other members (`contextHooks`, `channels`, …).
     #[serde(flatten)]
     pub other: Map<String, Value>,
+    /// Feature sets declared invalidly, as received: each is disabled with `invalid_uses`
+    /// (SPEC §6.4). Never written.
+    #[serde(skip)]
+    pub invalid_feature_sets: BTreeMap<String, Value>,
+    /// What reading found wrong. Never written.
+    #[serde(skip)]
+    pub diagnostics: Vec<ManifestDiagnostic>,
+}
+
+/// Something wrong in a manifest read from a peer, kept for logs and tests; none of these
+/// refuses the manifest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ManifestDiagnostic {
+    /// `version` is absent or not a string (B.3 requires it).
+    NoVersion,
+    /// `featureSets` is not an object keyed by name: no feature set is validly declared.
+    FeatureSetsNotAnObject,
+    /// A feature set is invalid (SPEC §6.4 rule 1, `invalid_uses`), with what is wrong.
+    InvalidFeatureSet {
+        /// Its name.
+        name: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// A feature set without a `description` (B.2 requires one). Kept.
+    NoDescription {
+        /// Its name.
+        feature_set: String,
+    },
+    /// A member of the wrong type, read as absent.
+    WrongType {
+        /// The member.
+        member: String,
+    },
+    /// A toolset declaration that does not decode, left out (§4.1).
+    InvalidToolset {
+        /// Its name.
+        name: String,
+        /// What is wrong.
+        detail: String,
+    },
+    /// The stated revision is not the digest of what was received (SPEC §17.2: a
+    /// conformance defect, not grounds to reject).
+    RevisionMismatch {
+        /// As stated.
+        stated: String,
+        /// As computed.
+        computed: String,
+    },
+    /// No digest can be computed for what was received (an identifier-charset violation).
+    NoDigest(crate::digest::DigestError),
+}
+
+impl std::fmt::Display for ManifestDiagnostic {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ManifestDiagnostic::NoVersion => write!(f, "no version"),
+            ManifestDiagnostic::FeatureSetsNotAnObject => {
+                write!(f, "featureSets is not an object keyed by name")
+            }
+            ManifestDiagnostic::InvalidFeatureSet { name, detail } => {
+                write!(
+                    f,
+                    "feature set {name:?} is invalid (invalid_uses): {detail}"
+                )
+            }
+            ManifestDiagnostic::NoDescription { feature_set } => {
+                write!(f, "feature set {feature_set:?} has no description")
+            }
+            ManifestDiagnostic::WrongType { member } => {
+                write!(f, "{member} has the wrong type; read as absent")
+            }
+            ManifestDiagnostic::InvalidToolset { name, detail } => {
+                write!(f, "toolset {name:?} left out: {detail}")
+            }
+            ManifestDiagnostic::RevisionMismatch { stated, computed } => {
+                write!(f, "revision {stated} is not the digest {computed}")
+            }
+            ManifestDiagnostic::NoDigest(e) => write!(f, "no digest: {e}"),
+        }
+    }
+}
+
+impl From<Map<String, Value>> for McplManifest {
+    fn from(raw: Map<String, Value>) -> Self {
+        read_manifest(raw)
+    }
+}
+
+/// The liberal reading of a manifest object; see [`McplManifest`].
+fn read_manifest(mut raw: Map<String, Value>) -> McplManifest {
+    // `_meta` is MCP's reserved member of every result, never a capability: the result of
+    // `mcpl/manifest` is the manifest itself (SPEC §17.4) and may carry one.
+    raw.remove("_meta");
+    let mut diagnostics = Vec::new();
+    let stated = raw
+        .get("revision")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    match crate::digest::revision_of_value(&Value::Object(raw.clone())) {
+        Ok(computed) => {
+            if let Some(stated) = stated.as_ref().filter(|s| **s != computed) {
+                diagnostics.push(ManifestDiagnostic::RevisionMismatch {
+                    stated: stated.clone(),
+                    computed,
+                });
+            }
+        }
+        Err(e) => diagnostics.push(ManifestDiagnostic::NoDigest(e)),
+    }
+    let wrong_type = |member: &str, diagnostics: &mut Vec<ManifestDiagnostic>| {
+        diagnostics.push(ManifestDiagnostic::WrongType {
+            member: member.to_owned(),
+        })
+    };
+    let version = match raw.remove("version") {
+        Some(Value::String(v)) => v,
+        _ => {
+            diagnostics.push(ManifestDiagnostic::NoVersion);
+            String::new()
+        }
+    };
+    raw.remove("revision");
+    let flag = |name: &str, raw: &mut Map<String, Value>, d: &mut Vec<ManifestDiagnostic>| {
+        match raw.remove(name) {
+            None => None,
+            Some(Value::Bool(b)) => Some(b),
+            // SPEC §5.1: an object advertises sub-capabilities, so it advertises the member.
+            Some(Value::Object(_)) => Some(true),
+            Some(_) => {
+                wrong_type(name, d);
+                None
+            }
+        }
+    };
+    let push_events = flag("pushEvents", &mut raw, &mut diagnostics);
+    let tool_hints = flag("toolHints", &mut raw, &mut diagnostics);
+    let mut feature_sets = BTreeMap::new();
+    let mut invalid_feature_sets = BTreeMap::new();
+    match raw.remove("featureSets") {
+        None => {}
+        Some(Value::Object(sets)) => {
+            for (name, decl) in sets {
+                match FeatureSetDecl::read(&decl) {
+                    Ok(d) => {
+                        if d.description.is_none() {
+                            diagnostics.push(ManifestDiagnostic::NoDescription {
+                                feature_set: name.clone(),
+                            });
+                        }
+                        feature_sets.insert(name, d);
+                    }
+                    Err(detail) => {
+                        diagnostics.push(ManifestDiagnostic::InvalidFeatureSet {
+                            name: name.clone(),
+                            detail,
+                        });
+                        invalid_feature_sets.insert(name, decl);
+                    }
+                }
+            }
+        }
+        Some(other) => {
+            diagnostics.push(ManifestDiagnostic::FeatureSetsNotAnObject);
+            // The array form names its sets; they are declared, and invalid.
+            for entry in other.as_array().into_iter().flatten() {
+                if let Some(name) = entry.get("name").and_then(Value::as_str) {
+                    invalid_feature_sets.insert(name.to_owned(), entry.clone());
+                }
+            }
+        }
+    }
+    let mut toolsets = BTreeMap::new();
+    match raw.remove("toolsets") {
+        None => {}
+        Some(Value::Object(decls)) => {
+            for (name, decl) in decls {
+                match serde_json::from_value::<ToolsetDecl>(decl)
+                    .map_err(|e| e.to_string())
+                    .and_then(|d| {
+                        d.check_received(&name)
+                            .map(|()| d)
+                            .map_err(|e| e.to_string())
+                    }) {
+                    Ok(mut d) => {
+                        if d.options.as_ref().is_some_and(|o| !o.is_object()) {
+                            diagnostics.push(ManifestDiagnostic::WrongType {
+                                member: format!("toolsets.{name}.options"),
+                            });
+                            d.options = None;
+                        }
+                        toolsets.insert(name, d);
+                    }
+                    Err(detail) => {
+                        diagnostics.push(ManifestDiagnostic::InvalidToolset { name, detail })
+                    }
+                }
+            }
+        }
+        Some(_) => wrong_type("toolsets", &mut diagnostics),
+    }
+    let surface = match raw.remove("surface") {
+        None => None,
+        Some(v) => serde_json::from_value::<Surface>(v).ok().or_else(|| {
+            wrong_type("surface", &mut diagnostics);
+            None
+        }),
+    };
+    McplManifest {
+        version,
+        revision: stated,
+        push_events,
+        tool_hints,
+        feature_sets,
+        toolsets,
+        surface,
+        other: raw,
+        invalid_feature_sets,
+        diagnostics,
+    }
 }
 
 impl McplManifest {
     /// True when the manifest advertises `toolHints`.
     pub fn has_tool_hints(&self) -> bool {
         self.tool_hints == Some(true)
+    }
+
+    /// True when `name` is declared as a feature set, validly or not.
+    pub fn declares_feature_set(&self, name: &str) -> bool {
+        self.feature_sets.contains_key(name) || self.invalid_feature_sets.contains_key(name)
     }
 
     /// The manifest as a host without `toolHints` is shown it: without RFC-014's members
@@ -95,18 +374,75 @@ impl McplManifest {
     }
 }
 
-/// A feature set declaration (SPEC §6.1).
+/// A feature set declaration (SPEC §6.1, B.2).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct FeatureSetDecl {
-    /// What it is, in words.
+    /// What it is, in words (B.2 requires it).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The capability paths it uses; a set (the digest sorts and de-duplicates it).
     #[serde(default)]
     pub uses: Vec<String>,
-    /// Other members (`scoped`, `rollback`, `tagOntology`, …).
+    /// Other members (`rollback`, `tagOntology`, …).
     #[serde(flatten)]
     pub other: Map<String, Value>,
+}
+
+impl FeatureSetDecl {
+    /// A declaration with a description and `uses`.
+    pub fn new(description: impl Into<String>, uses: &[&str]) -> Self {
+        FeatureSetDecl {
+            description: Some(description.into()),
+            uses: uses.iter().map(|u| (*u).to_owned()).collect(),
+            other: Map::new(),
+        }
+    }
+
+    /// SPEC §6.4 rule 1: `uses` is present, non-empty, and names only vocabulary paths.
+    pub fn has_valid_uses(&self) -> bool {
+        !self.uses.is_empty()
+            && self
+                .uses
+                .iter()
+                .all(|u| crate::grant::is_capability_path(u))
+    }
+
+    /// Reads a declaration from a peer: an object whose `uses` is valid (SPEC §6.4), or
+    /// what is wrong with it.
+    fn read(decl: &Value) -> Result<FeatureSetDecl, String> {
+        let Value::Object(map) = decl else {
+            return Err("not an object".to_owned());
+        };
+        let uses = match map.get("uses") {
+            None => return Err("no uses".to_owned()),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|u| u.as_str().map(str::to_owned))
+                .collect::<Option<Vec<String>>>()
+                .ok_or_else(|| "uses holds a non-string".to_owned())?,
+            Some(_) => return Err("uses is not an array".to_owned()),
+        };
+        if uses.is_empty() {
+            return Err("uses is empty".to_owned());
+        }
+        if let Some(bad) = uses.iter().find(|u| !crate::grant::is_capability_path(u)) {
+            return Err(format!(
+                "uses names {:?}, not a capability path",
+                crate::jsonrpc::clip(bad, 64)
+            ));
+        }
+        let mut other = map.clone();
+        other.remove("uses");
+        let description = match other.remove("description") {
+            Some(Value::String(d)) => Some(d),
+            _ => None,
+        };
+        Ok(FeatureSetDecl {
+            description,
+            uses,
+            other,
+        })
+    }
 }
 
 /// `featureSets/update` params: the host's grant (SPEC §5.3, §5.4, §6.7). Sent as a request
@@ -151,6 +487,10 @@ pub struct FeatureSetsUpdateResult {
     /// Feature sets the grant leaves unavailable.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unavailable_features: Vec<UnavailableFeature>,
+    /// Every capability the unavailable feature sets miss (and, on a refusal, what the
+    /// server would have needed).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub missing_capabilities: Vec<String>,
     /// Notes, for logs.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
@@ -176,6 +516,10 @@ pub struct UnavailableFeature {
     pub missing_capabilities: Vec<String>,
     /// What follows (`"disabled"`).
     pub effect: String,
+    /// Why: `invalid_uses`, `not_selected` (SPEC §5.3, §6.4), or this project's
+    /// `capability_denied` and `disabled` (named by the host's `disabled`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 /// `push/event` params (SPEC §9.1), with RFC-014's members (§5.2).
@@ -252,16 +596,6 @@ pub struct ManifestChangedParams {
     pub meta: Option<Meta>,
 }
 
-/// `mcpl/manifest` result: the current manifest.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ManifestResult {
-    /// The manifest, with its revision.
-    pub manifest: McplManifest,
-    /// `_meta` (MCP reserves it on every result), kept as sent.
-    #[serde(rename = "_meta", default, skip_serializing_if = "is_none_or_empty")]
-    pub meta: Option<Meta>,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -292,6 +626,87 @@ mod tests {
                        "unavailableFeatures": [{"featureSet": "x", "missingCapabilities": ["pushEvents"], "effect": "disabled"}]});
         let res: FeatureSetsUpdateResult = serde_json::from_value(r.clone()).unwrap();
         assert_eq!(serde_json::to_value(&res).unwrap(), r);
+    }
+
+    /// SPEC §6.4, §17.5: what another implementation may send decodes; each fault leaves a
+    /// diagnostic and disables only what it declares.
+    #[test]
+    fn a_manifest_from_a_peer_is_read_liberally() {
+        // Anarchid/mcpl-core 0.1: `featureSets` as an array, no `version`.
+        let m: McplManifest = serde_json::from_value(json!({
+            "pushEvents": true,
+            "featureSets": [{"name": "chat", "description": "d", "uses": ["pushEvents"]}]
+        }))
+        .unwrap();
+        assert_eq!(m.version, "");
+        assert!(m.feature_sets.is_empty());
+        assert!(m.declares_feature_set("chat"));
+        assert!(m.diagnostics.contains(&ManifestDiagnostic::NoVersion));
+        assert!(
+            m.diagnostics
+                .contains(&ManifestDiagnostic::FeatureSetsNotAnObject)
+        );
+
+        let m: McplManifest = serde_json::from_value(json!({
+            "version": "0.5", "toolHints": "yes", "pushEvents": {"x": true},
+            "featureSets": {
+                "good": {"description": "d", "uses": ["pushEvents", "tools"]},
+                "stringy": {"description": "d", "uses": "tools"},
+                "empty": {"description": "d", "uses": []},
+                "unknown": {"description": "d", "uses": ["tools", "teleport"]},
+                "bare": {"uses": ["tools"]}
+            },
+            "toolsets": {"go": {"title": "Go", "instances": "many"}, "ok": {"title": "Ok"},
+                         "g.1": {"title": "dotted"}, "bad/name": {}}
+        }))
+        .unwrap();
+        assert_eq!(m.tool_hints, None, "a non-boolean reads as absent");
+        assert_eq!(
+            m.push_events,
+            Some(true),
+            "an object advertises (SPEC §5.1)"
+        );
+        assert_eq!(m.feature_sets.keys().collect::<Vec<_>>(), ["bare", "good"]);
+        assert_eq!(
+            m.invalid_feature_sets.keys().collect::<Vec<_>>(),
+            ["empty", "stringy", "unknown"]
+        );
+        assert!(m.diagnostics.contains(&ManifestDiagnostic::NoDescription {
+            feature_set: "bare".into()
+        }));
+        assert_eq!(m.toolsets.keys().collect::<Vec<_>>(), ["g.1", "ok"]);
+    }
+
+    #[test]
+    fn a_stated_revision_is_checked_against_what_was_received() {
+        let mut v = json!({"version": "0.5", "pushEvents": true});
+        v["revision"] = json!(crate::digest::revision_of_value(&v).unwrap());
+        let m: McplManifest = serde_json::from_value(v.clone()).unwrap();
+        assert!(m.diagnostics.is_empty(), "{:?}", m.diagnostics);
+        v["revision"] = json!("sha256:AAAA");
+        let m: McplManifest = serde_json::from_value(v).unwrap();
+        assert!(matches!(
+            &m.diagnostics[..],
+            [ManifestDiagnostic::RevisionMismatch { stated, .. }] if stated == "sha256:AAAA"
+        ));
+        assert!(m.push_events == Some(true), "the content is what counts");
+    }
+
+    #[test]
+    fn a_host_capability_of_an_unexpected_shape_reads_as_absent() {
+        let caps: crate::mcp::ClientCapabilities =
+            serde_json::from_value(json!({"experimental": {"mcpl": true}, "sampling": {}}))
+                .unwrap();
+        assert!(caps.mcpl().is_none());
+        let caps: crate::mcp::ClientCapabilities =
+            serde_json::from_value(json!({"experimental": 7})).unwrap();
+        assert!(caps.mcpl().is_none());
+        let caps: crate::mcp::ClientCapabilities = serde_json::from_value(
+            json!({"experimental": {"mcpl": {"toolHints": 1, "pushEvents": {}}}}),
+        )
+        .unwrap();
+        let m = caps.mcpl().unwrap();
+        assert_eq!((m.tool_hints, m.push_events), (None, Some(true)));
     }
 
     #[test]

@@ -85,7 +85,7 @@ requests! {
     /// `push/event` (Server → Host, SPEC §9).
     PushEvent, "push/event", mcpl::PushEventParams, mcpl::PushEventResult;
     /// `mcpl/manifest` (Host → Server): the current manifest (SPEC §17).
-    GetManifest, "mcpl/manifest", mcp::Empty, mcpl::ManifestResult;
+    GetManifest, "mcpl/manifest", mcp::Empty, mcpl::McplManifest;
     /// `toolsets/open` (Host → Server, §4.2).
     ToolsetsOpen, "toolsets/open", toolsets::ToolsetsOpenParams, toolsets::ToolsetsOpenResult;
     /// `toolsets/close` (Host → Server, §4.2).

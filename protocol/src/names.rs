@@ -1,9 +1,18 @@
-//! RFC-014's name grammar for toolsets and instances (spec §4.1, **\[project\]**).
+//! RFC-014's names for toolsets and instances (spec §4.1, **\[project\]**): strict in what
+//! this project makes, liberal in what it accepts.
 //!
-//! The RFC's own grammar is not public; the project's stand-in is
-//! `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`. It leaves out `.`, `:` and `/`, which separate the
-//! parts of host markers (`[server/toolset:instance]`) and namespaced tool names, and fits
-//! SPEC §17.2's identifier charset, so a toolset name is a valid manifest member name.
+//! The RFC's own grammar is not public. Two grammars stand in for it:
+//!
+//! - [`check_name`], for names this project **generates or declares** (its server's toolsets,
+//!   the names its host proposes, a server's chosen instance names):
+//!   `^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$`. It leaves out `.`, `:` and `/`, which separate the
+//!   parts of host markers (`[server/toolset:instance]`) and namespaced tool names, and fits
+//!   SPEC §17.2's charset (a toolset name is a manifest member name).
+//! - [`check_peer_name`], for names a **peer** sends (a toolset another server declares, an
+//!   instance name another host proposes or another server chose): SPEC §17.2's identifier
+//!   charset `[A-Za-z0-9._:*-]`, 1 to [`MAX_PEER_NAME_LEN`] bytes — every name a conforming
+//!   manifest can hold. Markers that show such a name are only read by people; tools are
+//!   addressed by their arguments, never by parsing a marker.
 
 /// The longest name the grammar allows.
 pub const MAX_NAME_LEN: usize = 64;
@@ -15,14 +24,14 @@ pub enum NameError {
     /// The name is empty.
     #[error("a name cannot be empty")]
     Empty,
-    /// The name is longer than [`MAX_NAME_LEN`].
-    #[error("a name is at most {MAX_NAME_LEN} characters, this one has {0}")]
+    /// The name is longer than the grammar allows.
+    #[error("a name is too long ({0} bytes)")]
     TooLong(usize),
     /// The first character is not a letter or digit.
     #[error("a name must start with a letter or digit, not {0:?}")]
     BadStart(char),
-    /// A character outside `[A-Za-z0-9_-]`.
-    #[error("{0:?} is not allowed in a name (letters, digits, '_' and '-' only)")]
+    /// A character outside the grammar's.
+    #[error("{0:?} is not allowed in a name")]
     BadChar(char),
 }
 
@@ -38,6 +47,27 @@ pub fn check_name(name: &str) -> Result<(), NameError> {
     }
     // Every accepted character is ASCII, so bytes are characters here.
     if name.len() > MAX_NAME_LEN {
+        return Err(NameError::TooLong(name.len()));
+    }
+    Ok(())
+}
+
+/// The longest name accepted from a peer.
+pub const MAX_PEER_NAME_LEN: usize = 128;
+
+/// Checks a name a peer sent: non-empty, at most [`MAX_PEER_NAME_LEN`] bytes, and within
+/// SPEC §17.2's identifier charset `[A-Za-z0-9._:*-]`.
+pub fn check_peer_name(name: &str) -> Result<(), NameError> {
+    if name.is_empty() {
+        return Err(NameError::Empty);
+    }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || "._:*-".contains(*c)))
+    {
+        return Err(NameError::BadChar(c));
+    }
+    if name.len() > MAX_PEER_NAME_LEN {
         return Err(NameError::TooLong(name.len()));
     }
     Ok(())
@@ -67,6 +97,23 @@ mod tests {
         assert_eq!(check_name("é"), Err(NameError::BadStart('é')));
         assert_eq!(check_name("aé"), Err(NameError::BadChar('é')));
         assert_eq!(check_name(&"a".repeat(65)), Err(NameError::TooLong(65)));
+    }
+
+    #[test]
+    fn peer_names_take_the_identifier_charset() {
+        for ok in ["g.1", "a:b", "x*", "-go", "_", &"a".repeat(128)] {
+            assert_eq!(check_peer_name(ok), Ok(()), "{ok}");
+        }
+        assert_eq!(check_peer_name(""), Err(NameError::Empty));
+        assert_eq!(check_peer_name("a/b"), Err(NameError::BadChar('/')));
+        assert_eq!(check_peer_name("a b"), Err(NameError::BadChar(' ')));
+        assert_eq!(check_peer_name("é"), Err(NameError::BadChar('é')));
+        assert_eq!(
+            check_peer_name(&"a".repeat(129)),
+            Err(NameError::TooLong(129))
+        );
+        // Every name this project makes is one a peer may send.
+        assert!(check_peer_name("game-2").is_ok() && check_name("game-2").is_ok());
     }
 
     proptest! {

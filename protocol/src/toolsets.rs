@@ -87,6 +87,17 @@ impl ToolsetDecl {
         Ok(())
     }
 
+    /// Checks a declaration received from a peer (§4.1, liberal): only that its name is
+    /// within the peer grammar ([`crate::names::check_peer_name`]). `instances` with
+    /// `default: "open"` is read as closed ([`Self::is_default_open`]); an options schema
+    /// is used as far as the host's bounded check goes.
+    pub fn check_received(&self, name: &str) -> Result<(), DeclError> {
+        crate::names::check_peer_name(name).map_err(|error| DeclError::BadName {
+            name: name.to_owned(),
+            error,
+        })
+    }
+
     /// True when such a toolset is open from the start: `default: "open"` without instances.
     /// A host treats `instances` with `default: "open"` as closed (§4.1).
     pub fn is_default_open(&self) -> bool {
@@ -108,10 +119,7 @@ fn check_members(toolset: &str, v: &Value) -> Result<(), DeclError> {
     match v {
         Value::Object(m) => {
             for (k, child) in m {
-                let ok = !k.is_empty()
-                    && k.bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b"._:*-".contains(&b));
-                if !ok {
+                if !crate::digest::is_identifier(k) {
                     return Err(DeclError::BadSchemaMember {
                         toolset: toolset.to_owned(),
                         member: k.clone(),

@@ -213,7 +213,10 @@ fn diff(got: &Value, want: &Value, at: &str, out: &mut Vec<String>) {
 
 /// JSON equality by RFC 8785 canonical form.
 fn same_json(a: &Value, b: &Value) -> bool {
-    match (serde_json_canonicalizer::to_string(a), serde_json_canonicalizer::to_string(b)) {
+    match (
+        serde_json_canonicalizer::to_string(a),
+        serde_json_canonicalizer::to_string(b),
+    ) {
         (Ok(a), Ok(b)) => a == b,
         _ => false,
     }
@@ -448,15 +451,20 @@ fn cases() -> Vec<Case> {
             "mcpl/manifest",
             vec![same(json!({}))],
             vec![
-                same(json!({"manifest": manifest()})),
-                same(json!({"manifest": {"version": "0.5", "revision": "sha256:x"}})),
-                same(json!({"manifest": {"version": "0.5"}, "_meta": {"vendor/x": "y"}})),
-                // Defaults the types write out: a feature set's `uses`, a toolset's `default`.
+                // SPEC §17.4: the result is the manifest object itself.
+                same(manifest()),
+                same(json!({"version": "0.5", "revision": "sha256:x"})),
+                // `_meta` is the result's, not the manifest's.
                 becomes(
-                    json!({"manifest": {"version": "0.5", "featureSets": {"a": {}},
-                                        "toolsets": {"go": {"title": "Go"}}}}),
-                    json!({"manifest": {"version": "0.5", "featureSets": {"a": {"uses": []}},
-                                        "toolsets": {"go": {"title": "Go", "default": "closed"}}}}),
+                    json!({"version": "0.5", "_meta": {"vendor/x": "y"}}),
+                    json!({"version": "0.5"}),
+                ),
+                // Read liberally (SPEC §6.4): an invalid feature set is kept aside, not
+                // written; a toolset's `default` is written out.
+                becomes(
+                    json!({"version": "0.5", "featureSets": {"a": {}},
+                           "toolsets": {"go": {"title": "Go"}}}),
+                    json!({"version": "0.5", "toolsets": {"go": {"title": "Go", "default": "closed"}}}),
                 ),
             ],
         ),

@@ -23,15 +23,13 @@ pub enum ManifestError {
     /// The manifest names an MCPL version this server does not speak.
     #[error("MCPL version {0:?} is not supported (this server speaks {MCPL_VERSION})")]
     UnsupportedVersion(String),
-    /// A feature set's name, or a path in its `uses`, is outside SPEC §17.2's identifier
-    /// charset `[A-Za-z0-9._:*-]`.
-    #[error("feature set {feature_set:?}: {identifier:?} is not an identifier")]
-    BadIdentifier {
-        /// The feature set.
-        feature_set: String,
-        /// The offending identifier.
-        identifier: String,
-    },
+    /// A feature set's `uses` is empty or names a path outside the vocabulary (SPEC §6.2:
+    /// a host would disable it with `invalid_uses`).
+    #[error("feature set {0:?}: uses must name one or more capability paths of SPEC §6.2")]
+    InvalidUses(String),
+    /// A feature set has no description (SPEC §6.2, B.2 require one).
+    #[error("feature set {0:?} has no description")]
+    NoDescription(String),
     /// A toolset declaration is invalid (§4.1).
     #[error(transparent)]
     Toolset(#[from] DeclError),
@@ -39,7 +37,8 @@ pub enum ManifestError {
     /// an instanced toolset whose tool declares an `instance` argument, §4.1, §8).
     #[error(transparent)]
     Catalog(#[from] crate::core::CatalogError),
-    /// The revision digest cannot be computed (a number JCS cannot represent).
+    /// The revision digest cannot be computed: an identifier position (a member name, a
+    /// feature-set name, a `uses` entry, …) is outside SPEC §17.2's charset.
     #[error(transparent)]
     Digest(#[from] DigestError),
 }
@@ -50,13 +49,11 @@ pub fn check(manifest: &McplManifest) -> Result<(), ManifestError> {
         return Err(ManifestError::UnsupportedVersion(manifest.version.clone()));
     }
     for (name, decl) in &manifest.feature_sets {
-        for id in std::iter::once(name).chain(&decl.uses) {
-            if !is_identifier(id) {
-                return Err(ManifestError::BadIdentifier {
-                    feature_set: name.clone(),
-                    identifier: id.clone(),
-                });
-            }
+        if !decl.has_valid_uses() {
+            return Err(ManifestError::InvalidUses(name.clone()));
+        }
+        if decl.description.is_none() {
+            return Err(ManifestError::NoDescription(name.clone()));
         }
     }
     for (name, decl) in &manifest.toolsets {
@@ -64,13 +61,6 @@ pub fn check(manifest: &McplManifest) -> Result<(), ManifestError> {
     }
     manifest_revision(manifest)?;
     Ok(())
-}
-
-/// SPEC §17.2's identifier charset.
-fn is_identifier(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._:*-".contains(&b))
 }
 
 /// The manifest a host is shown, with its revision (SPEC §17.2) computed over exactly what
@@ -118,7 +108,7 @@ mod tests {
     fn base() -> McplManifest {
         manifest(
             json!({"version": "0.5", "pushEvents": true, "toolHints": true,
-            "featureSets": {"default": {"uses": ["tools", "pushEvents"]}},
+            "featureSets": {"default": {"description": "d", "uses": ["tools", "pushEvents"]}},
             "toolsets": {"lobby": {"title": "Lobby", "default": "open"}},
             "surface": {"title": "Arcade", "summary": "Games"}}),
         )
@@ -172,9 +162,17 @@ mod tests {
             .unwrap()
             .uses
             .push("push events".into());
-        assert!(
-            matches!(check(&m), Err(ManifestError::BadIdentifier { identifier, .. }) if identifier == "push events")
-        );
+        assert!(matches!(check(&m), Err(ManifestError::InvalidUses(n)) if n == "default"));
+        let mut m = base();
+        m.feature_sets.get_mut("default").unwrap().description = None;
+        assert!(matches!(check(&m), Err(ManifestError::NoDescription(n)) if n == "default"));
+        let mut m = base();
+        m.other
+            .insert("push events".into(), serde_json::json!(true));
+        assert!(matches!(
+            check(&m),
+            Err(ManifestError::Digest(DigestError::IdentifierCharset { .. }))
+        ));
         let m = manifest(json!({"version": "0.5",
             "toolsets": {"game": {"default": "open", "instances": true}}}));
         assert!(matches!(

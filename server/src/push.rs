@@ -10,9 +10,10 @@
 //! ([`InstanceContext::event`](crate::InstanceContext::event)), numbered by the session as
 //! they are written (§5.2). An author's own push is never a hint carrier.
 
+use mcpl_protocol::grant::{self, Policy};
 use mcpl_protocol::jsonrpc::ErrorObject;
 use mcpl_protocol::mcp::ContentBlock;
-use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, FeatureSetsUpdateParams, McplManifest};
+use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, McplManifest};
 use serde_json::Value;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -129,14 +130,16 @@ pub enum PushError {
     TimedOut(Duration),
 }
 
-/// The feature set a push goes out under: the named one, or the first declared one using
-/// `pushEvents` that the grant leaves enabled — as long as the grant grants `pushEvents`.
+/// The feature set a push goes out under: the named one, or the first declared one whose
+/// `uses` includes `pushEvents` and that the policy leaves enabled (SPEC §6.4, §6.5) — as
+/// long as the grant grants `pushEvents` (§5.4). Never a feature set the receipt reported
+/// disabled: the receipt and this choice are both [`grant::availability`].
 pub(crate) fn feature_set_for(
     manifest: &McplManifest,
-    grant: &FeatureSetsUpdateParams,
+    policy: &Policy,
     requested: Option<&str>,
 ) -> Result<String, PushError> {
-    if !grant.grants(CAP_PUSH_EVENTS) {
+    if !policy.grant.allows(CAP_PUSH_EVENTS) {
         return Err(PushError::NotGranted);
     }
     let uses_push = |name: &str| {
@@ -145,14 +148,7 @@ pub(crate) fn feature_set_for(
             .get(name)
             .is_some_and(|d| d.uses.iter().any(|u| u == CAP_PUSH_EVENTS))
     };
-    // SPEC §6.7: `enabled`, when present, is an allowlist; `disabled` always removes.
-    let enabled = |name: &str| {
-        grant
-            .enabled
-            .as_ref()
-            .is_none_or(|e| e.iter().any(|n| n == name))
-            && !grant.disabled.iter().any(|n| n == name)
-    };
+    let enabled = |name: &str| grant::availability(manifest, policy, name).is_ok();
     match requested {
         Some(name) if !uses_push(name) => Err(PushError::NoFeatureSet(Some(name.to_owned()))),
         Some(name) if !enabled(name) => Err(PushError::NotGranted),
@@ -220,14 +216,14 @@ mod tests {
 
     fn manifest() -> McplManifest {
         serde_json::from_value(json!({"version": "0.5", "featureSets": {
-            "a.tools": {"uses": ["tools"]},
-            "b.events": {"uses": ["tools", "pushEvents"]},
-            "c.more": {"uses": ["pushEvents"]}}}))
+            "a.tools": {"description": "a", "uses": ["tools"]},
+            "b.events": {"description": "b", "uses": ["tools", "pushEvents"]},
+            "c.more": {"description": "c", "uses": ["pushEvents"]}}}))
         .unwrap()
     }
 
-    fn grant(v: serde_json::Value) -> FeatureSetsUpdateParams {
-        serde_json::from_value(v).unwrap()
+    fn grant(v: serde_json::Value) -> Policy {
+        Policy::read(&serde_json::from_value(v).unwrap()).unwrap()
     }
 
     #[test]
@@ -257,8 +253,9 @@ mod tests {
             feature_set_for(&manifest(), &denied, None),
             Err(PushError::NotGranted)
         );
-        let disabled =
-            grant(json!({"effectiveCapabilities": ["pushEvents"], "disabled": ["b.events"]}));
+        let disabled = grant(
+            json!({"effectiveCapabilities": ["tools", "pushEvents"], "disabled": ["b.events"]}),
+        );
         assert_eq!(
             feature_set_for(&manifest(), &disabled, None).unwrap(),
             "c.more"
@@ -267,7 +264,7 @@ mod tests {
             feature_set_for(&manifest(), &disabled, Some("b.events")),
             Err(PushError::NotGranted)
         );
-        let only_c = grant(json!({"effectiveCapabilities": ["pushEvents"], "enabled": ["c.more"]}));
+        let only_c = grant(json!({"effectiveCapabilities": ["*"], "enabled": ["c.more"]}));
         assert_eq!(
             feature_set_for(&manifest(), &only_c, None).unwrap(),
             "c.more"
@@ -276,8 +273,14 @@ mod tests {
             feature_set_for(&manifest(), &only_c, Some("b.events")),
             Err(PushError::NotGranted)
         );
-        let only_a =
-            grant(json!({"effectiveCapabilities": ["pushEvents"], "enabled": ["a.tools"]}));
+        let only_a = grant(json!({"effectiveCapabilities": ["*"], "enabled": ["a.tools"]}));
+        // A feature set whose `uses` the grant does not cover is disabled, so not pushed
+        // under: the receipt reported it so (`b.events` needs `tools`).
+        let push_only = grant(json!({"effectiveCapabilities": ["pushEvents"]}));
+        assert_eq!(
+            feature_set_for(&manifest(), &push_only, None).unwrap(),
+            "c.more"
+        );
         assert_eq!(
             feature_set_for(&manifest(), &only_a, None),
             Err(PushError::NotGranted)

@@ -528,17 +528,31 @@ async fn oversized_messages_are_refused_and_the_server_and_other_sessions_go_on(
 async fn deeply_nested_json_is_a_parse_error_and_the_session_goes_on() {
     let f = Fixture::start().await;
     let mut witness = f.http_session("bob").await;
+    // Not JSON at all (-32700); JSON nested past the parser's limit inside a message object
+    // (-32700: it cannot be read); JSON that is an array, however deep (-32600: a message is
+    // an object, and an array is never read, so its depth costs nothing).
     let open_only = vec![b'['; 100_000];
+    let deep_object = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"ping","params":{}{}}}"#,
+        r#"{"a":"#.repeat(20_000),
+        "}".repeat(20_000)
+    )
+    .into_bytes();
     let balanced = [vec![b'['; 50_000], vec![b']'; 50_000]].concat();
+    let cases = [
+        (&open_only, ErrorCode::PARSE_ERROR),
+        (&deep_object, ErrorCode::PARSE_ERROR),
+        (&balanced, ErrorCode::INVALID_REQUEST),
+    ];
 
     let auth = ("Authorization", "Bearer alice-token");
     let mut ws = ws_connect(f.ws, &[auth], None).await.unwrap();
-    for body in [&open_only, &balanced] {
+    for (body, expected) in cases {
         ws.send_text(body).await.unwrap();
         let refused = ws.recv_json().await;
         assert_eq!(
             (&refused["id"], code(&refused)),
-            (&Value::Null, ErrorCode::PARSE_ERROR.0),
+            (&Value::Null, expected.0),
             "{refused}"
         );
         ws.send_text(PING).await.unwrap();
@@ -546,10 +560,10 @@ async fn deeply_nested_json_is_a_parse_error_and_the_session_goes_on() {
     }
 
     let session = raw_session(f.http, "alice").await;
-    for body in [&open_only, &balanced] {
+    for (body, expected) in cases {
         let r = in_session(f.http, "alice", &session, body).await;
         assert_eq!(r.status, 400, "{r:?}");
-        assert_eq!(code(&r.json()), ErrorCode::PARSE_ERROR.0);
+        assert_eq!(code(&r.json()), expected.0);
         session_answers(f.http, "alice", &session).await;
     }
     witness.echo("still here").await;

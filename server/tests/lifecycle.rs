@@ -20,7 +20,8 @@ fn server() -> Server {
 /// The default manifest as shown, with its revision.
 fn shown_manifest() -> Value {
     let mut m = json!({"version": "0.5", "pushEvents": true,
-        "featureSets": {"default": {"uses": ["tools", "pushEvents"]}}});
+        "featureSets": {"default": {"description": "The server's tools, and the events it pushes about them",
+                    "uses": ["tools", "pushEvents"]}}});
     m["revision"] = json!(revision_of_value(&m).unwrap());
     m
 }
@@ -41,7 +42,7 @@ async fn phase(client: &mut TestClient, session: &SessionHandle) -> Phase {
 #[actix::test]
 async fn each_supported_version_is_answered_as_asked() {
     let server = server();
-    for version in ["2025-11-25", "2025-06-18", "2025-03-26"] {
+    for version in ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"] {
         let (mut client, _session) = connect(&server);
         client
             .send(
@@ -63,7 +64,7 @@ async fn each_supported_version_is_answered_as_asked() {
 #[actix::test]
 async fn an_unsupported_version_is_answered_with_the_latest() {
     let (mut client, _session) = connect(&server());
-    let result = client.initialize_with("2024-11-05", json!({})).await;
+    let result = client.initialize_with("2024-10-07", json!({})).await;
     assert_eq!(result["protocolVersion"], "2025-11-25");
 }
 
@@ -246,7 +247,9 @@ async fn a_partial_grant_gets_a_degraded_receipt_and_a_new_grant_replaces_it() {
     assert_eq!(
         receipt,
         json!({"jsonrpc": "2.0", "id": "grant", "result": {"accepted": true, "mode": "degraded",
-            "unavailableFeatures": [{"featureSet": "default", "missingCapabilities": ["pushEvents"], "effect": "disabled"}]}})
+            "unavailableFeatures": [{"featureSet": "default", "missingCapabilities": ["pushEvents"],
+                                     "effect": "disabled", "reason": "capability_denied"}],
+            "missingCapabilities": ["pushEvents"]}})
     );
     let receipt = client.grant(&["tools", "pushEvents"]).await;
     assert_eq!(receipt["result"], json!({"accepted": true}));

@@ -13,7 +13,8 @@ use support::{TestClient, connect};
 /// The server's manifest with RFC-014's members.
 fn full() -> Value {
     json!({"version": "0.5", "pushEvents": true, "toolHints": true,
-        "featureSets": {"default": {"uses": ["tools", "pushEvents"]}},
+        "featureSets": {"default": {"description": "The server's tools, and the events it pushes about them",
+                    "uses": ["tools", "pushEvents"]}},
         "toolsets": {"lobby": {"title": "Lobby", "summary": "Find games", "default": "open"},
                      "game": {"title": "Go", "default": "closed", "instances": true}},
         "surface": {"title": "Arcade", "summary": "Games"}})
@@ -49,7 +50,8 @@ async fn fetch(client: &mut TestClient) -> Value {
         .request(json!({"jsonrpc": "2.0", "id": "m", "method": "mcpl/manifest"}))
         .await;
     assert_eq!(reply["id"], "m", "{reply}");
-    reply["result"]["manifest"].clone()
+    // SPEC §17.4: the result is the manifest object itself.
+    reply["result"].clone()
 }
 
 #[actix::test]
@@ -113,7 +115,7 @@ async fn replacing_the_manifest_tells_each_host_what_changed_for_it() {
     unhinted.expect_silence().await;
 
     // A feature set is added: both MCPL hosts hear of it, each with its own view's revision.
-    next["featureSets"]["extra"] = json!({"uses": ["tools"]});
+    next["featureSets"]["extra"] = json!({"description": "More tools", "uses": ["tools"]});
     server.replace_manifest(manifest(next.clone())).unwrap();
     hinted
         .expect(json!({"jsonrpc": "2.0", "method": "mcpl/manifestChanged",

@@ -19,7 +19,8 @@ fn arcade_manifest() -> Value {
         "version": "0.5",
         "pushEvents": true,
         "toolHints": true,
-        "featureSets": {"default": {"uses": ["tools", "pushEvents"]}},
+        "featureSets": {"default": {"description": "The server's tools, and the events it pushes about them",
+                    "uses": ["tools", "pushEvents"]}},
         "toolsets": {
             "fragile": {"title": "Fragile", "default": "closed", "instances": true},
             "lobby": {"title": "Lobby", "summary": "Who is here", "default": "open"},
@@ -64,10 +65,7 @@ async fn the_declarations_reach_a_hinted_hosts_manifest_and_a_plain_host_sees_no
         json!({"tools": {"listChanged": true}, "experimental": {"mcpl": shown}})
     );
     hinted
-        .expect_after(
-            get_manifest(1),
-            result(json!(1), json!({"manifest": shown})),
-        )
+        .expect_after(get_manifest(1), result(json!(1), shown.clone()))
         .await;
     // An MCPL host without toolHints, and a plain MCP host: no toolHints, toolsets or
     // surface, and a revision over what they are shown.
@@ -79,19 +77,13 @@ async fn the_declarations_reach_a_hinted_hosts_manifest_and_a_plain_host_sees_no
         .await;
     assert_eq!(init["capabilities"]["experimental"]["mcpl"], tailored);
     mcpl_only
-        .expect_after(
-            get_manifest(1),
-            result(json!(1), json!({"manifest": tailored})),
-        )
+        .expect_after(get_manifest(1), result(json!(1), tailored.clone()))
         .await;
     let mut plain = h.connect("alice").await;
     let init = plain.handshake_plain().await;
     assert_eq!(init["capabilities"]["experimental"]["mcpl"], tailored);
     plain
-        .expect_after(
-            get_manifest(1),
-            result(json!(1), json!({"manifest": tailored})),
-        )
+        .expect_after(get_manifest(1), result(json!(1), tailored.clone()))
         .await;
 }
 
@@ -139,11 +131,8 @@ async fn withdrawing_tool_hints_turns_every_connection_of_every_principal_plain(
             .await;
         c.expect(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
             .await;
-        c.expect_after(
-            get_manifest(10),
-            result(json!(10), json!({"manifest": now_shown})),
-        )
-        .await;
+        c.expect_after(get_manifest(10), result(json!(10), now_shown.clone()))
+            .await;
         assert_eq!(c.request(list(11)).await["error"]["code"], -32601);
     }
     // alice moves: her result carries no hints, her other connection hears nothing (no

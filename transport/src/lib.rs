@@ -24,6 +24,7 @@
 //! | [`http`] | MCP Streamable HTTP: sessions, POST/GET/DELETE, JSON or SSE answers |
 //! | [`delivery`] | the HTTP client's per-message hook, the seam for chaos tests |
 //! | [`listen_addr`] | a listener's address as a command line gives it; a bare port is loopback |
+//! | [`log_limit`] | rate-limited warnings for what a peer can trigger at will |
 //!
 //! [`connect`] picks a client transport from a URL. No TLS: `wss://` and `https://` are
 //! refused; put a TLS-terminating proxy in front of a network listener. Listeners bind where
@@ -38,12 +39,14 @@ pub mod config;
 pub mod delivery;
 pub mod http;
 pub mod listen_addr;
+pub mod log_limit;
 pub mod memory;
 pub mod stdio;
 pub mod ws;
 
 pub use config::{ChildStderr, ClientOptions, HttpResponseMode, Principal, ServerOptions};
 pub use listen_addr::{ListenAddr, ListenAddrError};
+pub use log_limit::LogLimiter;
 
 use mcpl_protocol::jsonrpc::{DecodeError, Id, Message};
 use std::sync::Arc;

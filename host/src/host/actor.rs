@@ -15,7 +15,6 @@ use crate::state::{
     Presenter, ServerView, ToldIds, ToldStore,
 };
 use actix::prelude::*;
-use mcpl_protocol::mcpl::CAP_PUSH_EVENTS;
 use mcpl_protocol::names::check_name;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
@@ -272,7 +271,6 @@ fn start_link(s: super::config::ServerConfig, host: &Addr<Host>, hints: HintConf
             ev_to.connected()
         })));
     let advertises_hints = link.advertise_tool_hints;
-    let grants_push = link.grant.iter().any(|c| c == CAP_PUSH_EVENTS);
     let addr = ServerLink::new(link).start();
     Slot {
         name,
@@ -280,7 +278,6 @@ fn start_link(s: super::config::ServerConfig, host: &Addr<Host>, hints: HintConf
         catalog: Catalog::new(advertises_hints, None),
         hints: None,
         policy: s.policy,
-        grants_push,
         push_events: false,
         epoch: 0,
         ordered: true,

@@ -8,7 +8,7 @@ use crate::state::{Carrier, CatalogOutput, ResultOf};
 use actix::prelude::*;
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::mcp::{InitializeResult, Tool};
-use mcpl_protocol::mcpl::{McplManifest, PushEventParams};
+use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, McplManifest, PushEventParams};
 use mcpl_protocol::method::{
     CallTool, Method, PushEvent, ToolHints, ToolsetsClose, ToolsetsList, ToolsetsOpen,
 };
@@ -192,13 +192,26 @@ impl Host {
 
     fn on_link_event(&mut self, server: &str, event: LinkEvent, ctx: &mut Context<Self>) {
         match event {
-            LinkEvent::Connected { epoch, receipt, .. } => {
+            LinkEvent::Connected {
+                epoch,
+                granted,
+                mcpl,
+                ..
+            } => {
                 let Some(slot) = self.servers.get_mut(server).filter(|s| s.epoch == epoch) else {
+                    return;
+                };
+                if !mcpl && slot.catalog.hints_count() {
+                    // The server speaks MCPL but was left as plain MCP (SPEC §3.2): its
+                    // hints no longer count, as if it had withdrawn them.
+                    self.apply_manifest(server, None, ctx);
+                }
+                let Some(slot) = self.servers.get_mut(server) else {
                     return;
                 };
                 slot.ready = true;
                 slot.unreachable = false;
-                slot.push_events = slot.grants_push && receipt.is_some_and(|r| r.accepted);
+                slot.push_events = granted.iter().any(|c| c == CAP_PUSH_EVENTS);
                 // §4.3: read the statement after every connect, once featureSets/update is done.
                 if slot.hints.is_some() {
                     self.read_statement(server, ctx);
@@ -210,8 +223,15 @@ impl Host {
                 rev,
                 list_changed,
             } => self.on_listed(server, epoch, &tools, rev, list_changed, ctx),
-            LinkEvent::ManifestUpdated { epoch, manifest } => {
-                self.on_manifest(server, epoch, &manifest, ctx)
+            LinkEvent::ManifestUpdated { epoch, manifest }
+                if self.servers.get(server).is_some_and(|s| s.epoch == epoch) =>
+            {
+                self.apply_manifest(server, Some(&manifest), ctx)
+            }
+            LinkEvent::Granted { epoch, granted } => {
+                if let Some(slot) = self.servers.get_mut(server).filter(|s| s.epoch == epoch) {
+                    slot.push_events = granted.iter().any(|c| c == CAP_PUSH_EVENTS);
+                }
             }
             LinkEvent::Push {
                 epoch,
@@ -269,18 +289,17 @@ impl Host {
 
     /// The manifest changed (§4.1): removed toolsets close their instances (vector 33),
     /// withdrawn `toolHints` makes every tool static (vector 34), re-advertised ones start
-    /// a fresh hint state and its reads.
-    fn on_manifest(
+    /// a fresh hint state and its reads. `None`: MCPL is off on this connection.
+    fn apply_manifest(
         &mut self,
         server: &str,
-        epoch: u64,
-        manifest: &McplManifest,
+        manifest: Option<&McplManifest>,
         ctx: &mut Context<Self>,
     ) {
-        let Some(slot) = self.servers.get_mut(server).filter(|s| s.epoch == epoch) else {
+        let Some(slot) = self.servers.get_mut(server) else {
             return;
         };
-        let outs = slot.catalog.update_manifest(Some(manifest));
+        let outs = slot.catalog.update_manifest(manifest);
         let withdrawn = outs.contains(&CatalogOutput::HintsWithdrawn);
         for o in &outs {
             match o {

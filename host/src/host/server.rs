@@ -26,8 +26,6 @@ pub(super) struct Slot {
     /// count (§2: then hint `_meta` and `tools/hints` are ignored, vector 30).
     pub hints: Option<HintState>,
     pub policy: ToolPolicy,
-    /// The host's grant includes `pushEvents`.
-    pub grants_push: bool,
     /// The current connection granted `pushEvents` (its notices reach the agent, §6).
     pub push_events: bool,
     /// The current connection (its `initialize` result was read).

@@ -10,9 +10,11 @@ use super::read::read_stream;
 use super::refresh::Refresh;
 use super::status::{LinkStatus, SessionInfo};
 use super::tap::TapEvent;
+use crate::state::seen_ids::SeenIds;
 use actix::prelude::*;
 use mcpl_protocol::Message;
 use mcpl_protocol::method::{ListTools, Method};
+use mcpl_transport::LogLimiter;
 use mcpl_transport::{Connection, Outbound};
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -28,7 +30,15 @@ pub struct ServerLink {
     epoch: u64,
     failed_attempts: u32,
     last_disconnect: Option<DisconnectReason>,
+    /// Push event ids admitted, across connections (SPEC §9.4: a re-send keeps its id and
+    /// is not shown twice); bounded, the oldest forgotten first.
+    pub(super) seen_events: SeenIds,
+    /// Warnings about what the server sends wrongly, at most a few per interval.
+    pub(super) peer_warnings: LogLimiter,
 }
+
+/// How many push event ids a link remembers.
+const SEEN_EVENTS: usize = 4096;
 
 impl ServerLink {
     /// A link that will connect as `config` says once started.
@@ -41,6 +51,8 @@ impl ServerLink {
             epoch: 0,
             failed_attempts: 0,
             last_disconnect: None,
+            seen_events: SeenIds::new(SEEN_EVENTS),
+            peer_warnings: LogLimiter::per_peer(),
         }
     }
 

@@ -86,9 +86,13 @@ pub struct LinkConfig {
     pub backoff: BackoffConfig,
     /// Advertise RFC-014 `toolHints` in `initialize` (§2).
     pub advertise_tool_hints: bool,
-    /// The `effectiveCapabilities` sent in `featureSets/update` (SPEC §5.4) to a server that
-    /// speaks MCPL (default `["tools", "pushEvents"]`).
+    /// The host's policy: what it is willing to grant a server that speaks MCPL (capability
+    /// paths, `*` matching one segment, SPEC §5.4; default `["tools", "pushEvents"]`). What
+    /// is sent in `featureSets/update` is this intersected with what the server advertises.
     pub grant: Vec<String>,
+    /// The least time between two `mcpl/manifest` reads on one connection (SPEC §17.8;
+    /// default 1 s). Announcements in between are coalesced into one read.
+    pub manifest_min_interval: Duration,
     /// How `push/event` is answered.
     pub push_policy: PushPolicy,
     /// Where every read message goes first (§5.2).
@@ -114,6 +118,7 @@ impl LinkConfig {
             backoff: BackoffConfig::default(),
             advertise_tool_hints: true,
             grant: vec![CAP_TOOLS.to_owned(), CAP_PUSH_EVENTS.to_owned()],
+            manifest_min_interval: Duration::from_secs(1),
             push_policy: PushPolicy::default(),
             tap: None,
             subscribers: Vec::new(),

@@ -23,9 +23,23 @@ pub enum LinkEvent {
         /// The connection.
         epoch: u64,
         /// The server's `initialize` result.
-        init: InitializeResult,
-        /// The `featureSets/update` receipt (none for a plain MCP server).
-        receipt: Option<FeatureSetsUpdateResult>,
+        init: Box<InitializeResult>,
+        /// The `featureSets/update` receipt (none for a plain MCP server, or one served as
+        /// plain MCP after its policy exchange failed).
+        receipt: Option<Box<FeatureSetsUpdateResult>>,
+        /// The grant in force (concrete capability paths; empty without MCPL).
+        granted: Vec<String>,
+        /// MCPL is in force on this connection: the server speaks it and its policy
+        /// exchange did not fail. When false, no push or hint counts (SPEC §3.2).
+        mcpl: bool,
+    },
+    /// The grant in force changed after the handshake: a revocation (at once) or an
+    /// expansion (on its receipt) after a manifest change (SPEC §6.7, §17.5).
+    Granted {
+        /// The connection.
+        epoch: u64,
+        /// The grant now in force.
+        granted: Vec<String>,
     },
     /// A connection ended (at any point after the transport connected).
     Disconnected {
@@ -75,7 +89,7 @@ pub enum LinkEvent {
         /// The connection.
         epoch: u64,
         /// The event.
-        params: PushEventParams,
+        params: Box<PushEventParams>,
         /// The answer given.
         result: PushEventResult,
     },

@@ -1,5 +1,21 @@
 //! The handshake: `initialize`, `notifications/initialized`, then — only to a server that
-//! speaks MCPL — `featureSets/update` as a request carrying the grant (SPEC §5.3, spec §2).
+//! speaks MCPL — the initial policy, `featureSets/update` as a request (SPEC §5.3); and
+//! the policy again whenever the server's manifest changes it (§17.5).
+//!
+//! **The grant** is the server's advertisement, as this host reads it, intersected with
+//! the host's own policy ([`super::LinkConfig::grant`], patterns allowed), sent as concrete
+//! paths so no server can read a pattern more widely than meant (SPEC §5.4). Feature sets
+//! this host reads as invalid are named in `disabled`, so the server does not use them.
+//!
+//! **Until the initial receipt**, nothing is granted: a push is refused (§5.3). A receipt
+//! that refuses with `fallback: "close"` ends the connection; one refusing otherwise, an
+//! error answer, a malformed receipt, or no answer within the request timeout leaves the
+//! server as a plain MCP server (SPEC §3.2, §6.7; RFC-002 §12): its tools are kept, MCPL
+//! is off.
+//!
+//! **A later policy** (the manifest changed what is advertised, SPEC §17.5): a revocation
+//! takes effect at once, before the request is sent; an expansion only once its receipt
+//! comes, and never if none comes (§6.7).
 
 use super::actor::ServerLink;
 use super::error::{DisconnectReason, LinkError};
@@ -9,6 +25,7 @@ use super::pending::Waiter;
 use super::requests::decode;
 use super::tap::TapEvent;
 use actix::prelude::*;
+use mcpl_protocol::grant::{self, Grant};
 use mcpl_protocol::mcp::{
     ClientCapabilities, ClientExperimental, Empty, InitializeParams, InitializeResult,
     LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, is_supported_version,
@@ -18,19 +35,20 @@ use mcpl_protocol::mcpl::{
 };
 use mcpl_protocol::method::{FeatureSetsUpdate, Initialize, Initialized, Method};
 use serde_json::{Map, Value};
-use tracing::info;
+use tracing::{info, warn};
 
-/// The receipt's fallback under which a server that refused the grant goes on as plain MCP.
-const FALLBACK_MCP_ONLY: &str = "mcp-only";
+/// The receipt's fallback under which a server that refused the grant is closed.
+const FALLBACK_CLOSE: &str = "close";
 
 impl ServerLink {
-    /// What this host says about itself (spec §2: `toolHints` as configured).
+    /// What this host says about itself (SPEC §5.2: `featureSets` managed; spec §2:
+    /// `toolHints` as configured).
     fn initialize_params(&self) -> InitializeParams {
         let mcpl = HostMcplCapabilities {
             version: MCPL_VERSION.to_owned(),
             push_events: Some(true),
             tool_hints: Some(self.config.advertise_tool_hints),
-            feature_sets: None,
+            feature_sets: Some(true),
             other: Map::new(),
         };
         InitializeParams {
@@ -75,6 +93,11 @@ impl ServerLink {
             link = %self.config.name, epoch = live.epoch, server = %init.server_info.name,
             version = %init.protocol_version, mcpl = init.capabilities.mcpl().is_some(), "initialized"
         );
+        if let Some(manifest) = init.capabilities.mcpl() {
+            for d in &manifest.diagnostics {
+                warn!(link = %self.config.name, diagnostic = %d, "the server's manifest");
+            }
+        }
         // Per-connection state starts here, before anything read after this result.
         let event = TapEvent::Connected {
             epoch: live.epoch,
@@ -87,33 +110,57 @@ impl ServerLink {
         if !session.speaks_mcpl() {
             return self.become_ready(session, ctx);
         }
-        session.granted = self.config.grant.clone();
-        let params = FeatureSetsUpdateParams {
-            effective_capabilities: session.granted.clone(),
-            ..Default::default()
-        };
+        let (params, proposed) = self.policy_for(&mut session);
         if let Some(live) = self.lifecycle.live_mut() {
             live.stage = Stage::AwaitingGrantReceipt(session);
         }
-        self.send_request::<FeatureSetsUpdate>(&params, Waiter::GrantReceipt, None, ctx);
+        self.send_request::<FeatureSetsUpdate>(&params, Waiter::GrantReceipt(proposed), None, ctx);
+    }
+
+    /// The policy request for `session`'s manifest as it now reads, and the grant in it.
+    fn policy_for(&self, session: &mut Session) -> (FeatureSetsUpdateParams, Vec<String>) {
+        let policy = Grant::new(self.config.grant.iter().cloned());
+        let proposed = session.intended_grant(&policy);
+        let (denied, disabled) = match &session.manifest {
+            Some(m) => (
+                grant::advertised(m, session.init.capabilities.tools.is_some())
+                    .into_iter()
+                    .filter(|p| !proposed.iter().any(|g| g == p))
+                    .map(str::to_owned)
+                    .collect(),
+                m.invalid_feature_sets.keys().cloned().collect::<Vec<_>>(),
+            ),
+            None => (Vec::new(), Vec::new()),
+        };
+        session.policy_seq += 1;
+        session.disabled_sent = disabled.clone();
+        let params = FeatureSetsUpdateParams {
+            effective_capabilities: proposed.clone(),
+            denied_capabilities: denied,
+            disabled,
+            ..Default::default()
+        };
+        (params, proposed)
     }
 
     pub(super) fn on_grant_receipt(
         &mut self,
+        proposed: Vec<String>,
         outcome: Result<Value, LinkError>,
         ctx: &mut Context<Self>,
     ) {
-        let receipt: FeatureSetsUpdateResult = match outcome
-            .and_then(|v| decode(FeatureSetsUpdate::NAME, v))
+        if let Err(LinkError::Disconnected { .. } | LinkError::Stopped) = outcome {
+            return;
+        }
+        let receipt =
+            outcome.and_then(|v| decode::<FeatureSetsUpdateResult>(FeatureSetsUpdate::NAME, v));
+        if let Ok(r) = &receipt
+            && !r.accepted
+            && r.fallback.as_deref() == Some(FALLBACK_CLOSE)
         {
-            Ok(r) => r,
-            Err(e) => return self.disconnect(handshake_failure(FeatureSetsUpdate::NAME, e), ctx),
-        };
-        let mcp_only = receipt.fallback.as_deref() == Some(FALLBACK_MCP_ONLY);
-        if !receipt.accepted && !mcp_only {
             let reason = DisconnectReason::GrantRefused {
-                reason: receipt.reason,
-                fallback: receipt.fallback,
+                reason: r.reason.clone(),
+                fallback: r.fallback.clone(),
             };
             return self.disconnect(reason, ctx);
         }
@@ -125,12 +172,112 @@ impl ServerLink {
         else {
             return;
         };
-        if !receipt.accepted {
-            // The server goes on as plain MCP: nothing was granted after all.
-            session.granted.clear();
+        match receipt {
+            Ok(r) if r.accepted => {
+                session.set_granted(proposed);
+                session.receipt = Some(r);
+            }
+            other => {
+                // SPEC §3.2, §6.7: no usable policy exchange; MCPL is off, MCP goes on.
+                let why = match other {
+                    Ok(r) => format!("refused: {}", r.reason.unwrap_or_default()),
+                    Err(e) => e.to_string(),
+                };
+                warn!(link = %self.config.name, %why, "featureSets/update failed; serving the server as plain MCP");
+                session.fall_back_to_mcp();
+            }
         }
-        session.receipt = Some(receipt);
         self.become_ready(session, ctx);
+    }
+
+    /// The manifest was re-read (SPEC §17.5): derive the feature sets again and, when the
+    /// grant or the invalid sets changed, send the policy again — revoking at once,
+    /// widening on the receipt (§6.7).
+    pub(super) fn renegotiate(&mut self, ctx: &mut Context<Self>) {
+        let Some(live) = self.lifecycle.live_mut().filter(|l| l.is_ready()) else {
+            return;
+        };
+        let epoch = live.epoch;
+        let Some(mut session) = live.session_mut().filter(|s| s.speaks_mcpl()).cloned() else {
+            return;
+        };
+        session.rederive();
+        let policy = Grant::new(self.config.grant.iter().cloned());
+        let intended = session.intended_grant(&policy);
+        let invalid: Vec<String> = session
+            .manifest
+            .as_ref()
+            .map(|m| m.invalid_feature_sets.keys().cloned().collect())
+            .unwrap_or_default();
+        let unchanged = intended == session.granted && invalid == session.disabled_sent;
+        let kept: Vec<String> = session
+            .granted
+            .iter()
+            .filter(|p| intended.contains(p))
+            .cloned()
+            .collect();
+        let revoked = kept.len() != session.granted.len();
+        if revoked {
+            // Host-first: the narrower grant is in force before anyone is told.
+            session.set_granted(kept);
+        }
+        let request = (!unchanged).then(|| self.policy_for(&mut session));
+        let granted = session.granted.clone();
+        if let Some(s) = self.lifecycle.live_mut().and_then(|l| l.session_mut()) {
+            *s = session.clone();
+        }
+        if revoked {
+            self.emit(LinkEvent::Granted { epoch, granted });
+        }
+        if let Some((params, proposed)) = request {
+            let waiter = Waiter::PolicyReceipt(session.policy_seq, proposed);
+            self.send_request::<FeatureSetsUpdate>(&params, waiter, None, ctx);
+        }
+    }
+
+    pub(super) fn on_policy_receipt(
+        &mut self,
+        seq: u64,
+        proposed: Vec<String>,
+        outcome: Result<Value, LinkError>,
+        ctx: &mut Context<Self>,
+    ) {
+        let receipt =
+            outcome.and_then(|v| decode::<FeatureSetsUpdateResult>(FeatureSetsUpdate::NAME, v));
+        let Some(live) = self.lifecycle.live_mut() else {
+            return;
+        };
+        let epoch = live.epoch;
+        let Some(session) = live.session_mut().filter(|s| s.policy_seq == seq) else {
+            return; // a newer policy was sent since
+        };
+        match receipt {
+            Ok(r) if r.accepted => {
+                session.set_granted(proposed);
+                session.receipt = Some(r);
+                let granted = session.granted.clone();
+                self.emit(LinkEvent::Granted { epoch, granted });
+            }
+            Ok(r) if r.fallback.as_deref() == Some(FALLBACK_CLOSE) => {
+                let reason = DisconnectReason::GrantRefused {
+                    reason: r.reason,
+                    fallback: r.fallback,
+                };
+                self.disconnect(reason, ctx);
+            }
+            Ok(r) => {
+                warn!(link = %self.config.name, reason = ?r.reason, "the server refused the new policy; serving it as plain MCP");
+                session.fall_back_to_mcp();
+                self.emit(LinkEvent::Granted {
+                    epoch,
+                    granted: Vec::new(),
+                });
+            }
+            // An unanswered expansion does not activate; a revocation already did.
+            Err(e) => {
+                warn!(link = %self.config.name, error = %e, "featureSets/update after a manifest change failed")
+            }
+        }
     }
 
     fn become_ready(&mut self, session: Session, ctx: &mut Context<Self>) {
@@ -141,8 +288,10 @@ impl ServerLink {
         let lists_tools = session.init.capabilities.tools.is_some();
         let event = LinkEvent::Connected {
             epoch,
-            init: session.init.clone(),
-            receipt: session.receipt.clone(),
+            init: Box::new(session.init.clone()),
+            receipt: session.receipt.clone().map(Box::new),
+            granted: session.granted.clone(),
+            mcpl: session.speaks_mcpl(),
         };
         live.stage = Stage::Ready(session);
         self.on_ready();

@@ -15,9 +15,11 @@
 //!    │                   │ server speaks MCPL:             │        │
 //!    │                   │ send featureSets/update         │        │
 //!    │                   ▼ (a request)                     │        │
-//!    │       AwaitingGrantReceipt ──refused, error,────────┼────────┤
-//!    │                   │          timeout, closed        │        │
-//!    │                   │ receipt read                    │        │
+//!    │       AwaitingGrantReceipt ──refused with "close",──┼────────┤
+//!    │                   │          closed                 │        │
+//!    │                   │ receipt read; or refused        │        │
+//!    │                   │ "mcp-only", an error, a timeout,│        │
+//!    │                   │ a malformed receipt: MCP only   │        │
 //!    │                   ▼                                 │        │
 //!    │                 Ready ◀─────────────────────────────┘        │
 //!    │                   │ backoff reset; tools/list (paged)        │
@@ -36,6 +38,7 @@ use super::pending::PendingTable;
 use super::refresh::Refresh;
 use actix::SpawnHandle;
 use mcpl_protocol::Message;
+use mcpl_protocol::grant::{self, Derivation, Grant, Policy};
 use mcpl_protocol::mcp::{InitializeResult, Tool};
 use mcpl_protocol::mcpl::{FeatureSetsUpdateResult, McplManifest};
 use mcpl_transport::ConnectionInfo;
@@ -138,7 +141,7 @@ pub(super) enum Stage {
     Ready(Session),
 }
 
-/// What the server said about itself on this connection.
+/// What the server said about itself on this connection, and the policy in force on it.
 #[derive(Debug, Clone)]
 pub(super) struct Session {
     pub(super) init: InitializeResult,
@@ -146,8 +149,20 @@ pub(super) struct Session {
     pub(super) receipt: Option<FeatureSetsUpdateResult>,
     /// The current manifest: from `initialize`, replaced on each re-read.
     pub(super) manifest: Option<McplManifest>,
-    /// The `effectiveCapabilities` sent (empty for a plain MCP server).
+    /// The grant in force: the concrete paths sent in `effectiveCapabilities`, narrowed at
+    /// once by a revocation, widened only once the server's receipt came (SPEC §6.7).
+    /// Empty for a plain MCP server and before the initial policy's receipt (§5.3).
     pub(super) granted: Vec<String>,
+    /// The feature sets that grant leaves enabled, in this host's reading of the manifest.
+    pub(super) derivation: Derivation,
+    /// The server speaks MCPL but its policy exchange failed: it is served as plain MCP
+    /// (SPEC §3.2, §6.7; RFC-002 §12).
+    pub(super) mcp_only: bool,
+    /// The number of the last policy request sent; a receipt for an older one is stale.
+    pub(super) policy_seq: u64,
+    /// The feature sets named in the last policy's `disabled` (those this host reads as
+    /// invalid, so the server knows not to use them).
+    pub(super) disabled_sent: Vec<String>,
     pub(super) tools: Vec<Tool>,
     /// True once a `tools/list` completed on this connection.
     pub(super) tools_listed: bool,
@@ -161,17 +176,62 @@ impl Session {
             receipt: None,
             manifest,
             granted: Vec::new(),
+            derivation: Derivation::default(),
+            mcp_only: false,
+            policy_seq: 0,
+            disabled_sent: Vec::new(),
             tools: Vec::new(),
             tools_listed: false,
         }
     }
 
-    /// True when the server advertised `experimental.mcpl`.
+    /// True when MCPL is in force: the server advertised `experimental.mcpl` and its policy
+    /// exchange did not fail.
     pub(super) fn speaks_mcpl(&self) -> bool {
-        self.init.capabilities.mcpl().is_some()
+        self.init.capabilities.mcpl().is_some() && !self.mcp_only
     }
 
-    pub(super) fn grants(&self, capability: &str) -> bool {
-        self.granted.iter().any(|c| c == capability)
+    /// The grant in force.
+    pub(super) fn grant(&self) -> Grant {
+        Grant::new(self.granted.iter().cloned())
+    }
+
+    /// What this host grants the server as its manifest now reads: the server's
+    /// advertisement intersected with the host's `policy` (SPEC §5.4), as concrete paths.
+    pub(super) fn intended_grant(&self, policy: &Grant) -> Vec<String> {
+        let Some(manifest) = &self.manifest else {
+            return Vec::new();
+        };
+        grant::advertised(manifest, self.init.capabilities.tools.is_some())
+            .into_iter()
+            .filter(|p| policy.allows(p))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Sets the grant in force and derives the feature sets it leaves enabled.
+    pub(super) fn set_granted(&mut self, granted: Vec<String>) {
+        self.granted = granted;
+        self.rederive();
+    }
+
+    /// Derives the feature sets again (after a grant or a manifest change).
+    pub(super) fn rederive(&mut self) {
+        let policy = Policy {
+            grant: self.grant(),
+            enabled: None,
+            disabled: Vec::new(),
+        };
+        self.derivation = match &self.manifest {
+            Some(m) => grant::derive(m, &policy),
+            None => Derivation::default(),
+        };
+    }
+
+    /// Falls back to plain MCP: nothing is granted, no push or hint counts.
+    pub(super) fn fall_back_to_mcp(&mut self) {
+        self.mcp_only = true;
+        self.receipt = None;
+        self.set_granted(Vec::new());
     }
 }

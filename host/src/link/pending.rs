@@ -20,7 +20,10 @@ pub(super) enum Waiter {
     Caller(Box<dyn FnOnce(Result<Value, LinkError>)>),
     /// The link's own handshake and refresh requests.
     Initialize,
-    GrantReceipt,
+    /// The initial policy's receipt; the grant proposed.
+    GrantReceipt(Vec<String>),
+    /// A later policy's receipt (after a manifest change): its number and the grant.
+    PolicyReceipt(u64, Vec<String>),
     ToolsPage,
     Manifest,
 }

@@ -18,7 +18,7 @@ use super::pending::Waiter;
 use super::requests::decode;
 use actix::prelude::*;
 use mcpl_protocol::mcp::{Empty, ListToolsParams, ListToolsResult, Tool};
-use mcpl_protocol::mcpl::ManifestResult;
+use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::method::{GetManifest, ListTools, Method};
 use serde_json::Value;
 use std::collections::HashSet;
@@ -41,6 +41,12 @@ pub(super) struct Refresh {
     queued_changed: bool,
     manifest_in_flight: bool,
     manifest_again: bool,
+    /// When the last manifest read was sent (SPEC §17.8: the rate is bounded).
+    manifest_last: Option<std::time::Instant>,
+    /// A read deferred to the end of the interval is armed.
+    manifest_deferred: bool,
+    /// Announcements coalesced away since the last read (a defect to surface, §17.8).
+    manifest_coalesced: u64,
     /// Listings that failed in a row (the next retry waits longer).
     failures: u32,
 }
@@ -241,16 +247,47 @@ impl ServerLink {
         }
     }
 
-    /// Re-reads the manifest, now or once the read under way is done.
+    /// Re-reads the manifest, now or once the read under way is done — and never more
+    /// often than once per [`super::LinkConfig::manifest_min_interval`] (SPEC §17.8: the
+    /// limiter is the host's). Announcements in between are coalesced into one read at the
+    /// end of the interval, and counted.
     pub(super) fn refresh_manifest(&mut self, ctx: &mut Context<Self>) {
+        let min = self.config.manifest_min_interval;
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
-        if live.refresh.manifest_in_flight {
-            live.refresh.manifest_again = true;
+        let epoch = live.epoch;
+        let r = &mut live.refresh;
+        if r.manifest_in_flight {
+            r.manifest_again = true;
+            r.manifest_coalesced += 1;
             return;
         }
-        live.refresh.manifest_in_flight = true;
+        let now = std::time::Instant::now();
+        let wait = r
+            .manifest_last
+            .map(|last| min.saturating_sub(now.saturating_duration_since(last)))
+            .filter(|w| !w.is_zero());
+        if let Some(wait) = wait {
+            r.manifest_coalesced += 1;
+            if !std::mem::replace(&mut r.manifest_deferred, true) {
+                ctx.run_later(wait, move |act, ctx| {
+                    if let Some(live) = act.lifecycle.live_mut().filter(|l| l.epoch == epoch) {
+                        live.refresh.manifest_deferred = false;
+                        live.refresh.manifest_last = None;
+                        act.refresh_manifest(ctx);
+                    }
+                });
+            }
+            return;
+        }
+        let coalesced = std::mem::take(&mut r.manifest_coalesced);
+        r.manifest_in_flight = true;
+        r.manifest_last = Some(now);
+        if coalesced > 0 {
+            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, coalesced,
+                "the server announced manifest changes faster than this host reads them (SPEC §17.8); coalesced");
+        }
         self.send_request::<GetManifest>(&Empty::default(), Waiter::Manifest, None, ctx);
     }
 
@@ -259,7 +296,8 @@ impl ServerLink {
         outcome: Result<Value, LinkError>,
         ctx: &mut Context<Self>,
     ) {
-        let read = outcome.and_then(|v| decode::<ManifestResult>(GetManifest::NAME, v));
+        let read =
+            outcome.and_then(|v| decode::<McplManifest>(GetManifest::NAME, unwrap_legacy(v)));
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
@@ -267,12 +305,18 @@ impl ServerLink {
         let again = std::mem::take(&mut live.refresh.manifest_again);
         let epoch = live.epoch;
         match read {
-            Ok(ManifestResult { manifest, .. }) => {
-                if let Some(session) = live.session_mut() {
+            Ok(manifest) => {
+                for d in &manifest.diagnostics {
+                    mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, diagnostic = %d, "the server's manifest");
+                }
+                if let Some(session) = self.lifecycle.live_mut().and_then(|l| l.session_mut()) {
                     session.manifest = Some(manifest.clone());
                 }
+                // SPEC §17.5: validate, diff, apply §6.7's consequences.
+                self.renegotiate(ctx);
                 self.emit(LinkEvent::ManifestUpdated { epoch, manifest });
             }
+            // §17.5: a manifest that does not parse teaches nothing; the last one stands.
             Err(e) => {
                 warn!(link = %self.config.name, error = %e, "mcpl/manifest failed; keeping the manifest read before")
             }
@@ -280,5 +324,18 @@ impl ServerLink {
         if again {
             self.refresh_manifest(ctx);
         }
+    }
+}
+
+/// SPEC §17.4 makes the result the manifest object itself. This project's earlier versions
+/// wrapped it as `{"manifest": {...}}`; such a result (no `version`, an object `manifest`
+/// that has one) is read as what it wraps.
+fn unwrap_legacy(v: Value) -> Value {
+    let wrapped = v.get("version").is_none()
+        && v.get("manifest")
+            .is_some_and(|m| m.get("version").is_some());
+    match v {
+        Value::Object(mut map) if wrapped => map.remove("manifest").unwrap_or_default(),
+        other => other,
     }
 }

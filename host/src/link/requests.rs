@@ -121,7 +121,10 @@ impl ServerLink {
         match waiter {
             Waiter::Caller(reply) => reply(outcome),
             Waiter::Initialize => self.on_initialize_result(outcome, ctx),
-            Waiter::GrantReceipt => self.on_grant_receipt(outcome, ctx),
+            Waiter::GrantReceipt(proposed) => self.on_grant_receipt(proposed, outcome, ctx),
+            Waiter::PolicyReceipt(seq, proposed) => {
+                self.on_policy_receipt(seq, proposed, outcome, ctx)
+            }
             Waiter::ToolsPage => self.on_tools_page(outcome, ctx),
             Waiter::Manifest => self.on_manifest(outcome, ctx),
         }

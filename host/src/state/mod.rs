@@ -90,7 +90,7 @@ pub mod hint_state;
 pub mod meta_tools;
 pub mod output;
 pub mod presenter;
-mod seen_ids;
+pub(crate) mod seen_ids;
 #[cfg(test)]
 pub(crate) mod test_world;
 pub mod tool_policy;

@@ -244,7 +244,7 @@ impl Peer {
         assert_eq!(
             grant,
             json!({"jsonrpc": "2.0", "id": 2, "method": "featureSets/update",
-                   "params": {"effectiveCapabilities": ["tools", "pushEvents"]}})
+                   "params": {"effectiveCapabilities": ["pushEvents", "tools"]}})
         );
         self.reply(&grant, json!({"accepted": true})).await;
         let list = self.expect().await;
@@ -260,7 +260,8 @@ impl Peer {
 pub fn initialize_request(id: i64) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25",
-        "capabilities": {"experimental": {"mcpl": {"version": "0.5", "pushEvents": true, "toolHints": true}}},
+        "capabilities": {"experimental": {"mcpl": {"version": "0.5", "pushEvents": true, "toolHints": true,
+                                                   "featureSets": true}}},
         "clientInfo": {"name": "test-host", "version": "1.0.0"}
     }})
 }
@@ -271,7 +272,8 @@ pub fn mcpl_init_result() -> Value {
         "protocolVersion": "2025-11-25",
         "capabilities": {"tools": {"listChanged": true},
                          "experimental": {"mcpl": {"version": "0.5", "toolHints": true, "pushEvents": true,
-                                                   "featureSets": {"arcade.games": {"uses": ["pushEvents"]}}}}},
+                                                   "featureSets": {"arcade.games": {"description": "Games",
+                                                                                     "uses": ["pushEvents"]}}}}},
         "serverInfo": {"name": "arcade", "version": "1.0.0"}
     })
 }

@@ -295,7 +295,7 @@ pub fn tools_page(tools: &Value, rev: u64) -> Value {
 pub fn arcade_manifest() -> Value {
     json!({
         "version": "0.5", "toolHints": true, "pushEvents": true,
-        "featureSets": {"arcade.games": {"uses": ["pushEvents"]}},
+        "featureSets": {"arcade.games": {"description": "Games", "uses": ["pushEvents"]}},
         "toolsets": {
             "lobby": {"title": "Lobby", "summary": "Find games and opponents", "default": "open"},
             "game": {"title": "Go", "summary": "A game of Go", "default": "closed", "instances": true,

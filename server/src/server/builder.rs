@@ -81,12 +81,13 @@ impl ServerBuilder {
             push_events: Some(true),
             ..Default::default()
         };
+        // SPEC §6.2, B.2: a description and `uses` are both required.
         manifest.feature_sets.insert(
             DEFAULT_FEATURE_SET.to_owned(),
-            FeatureSetDecl {
-                uses: vec![CAP_TOOLS.to_owned(), CAP_PUSH_EVENTS.to_owned()],
-                ..Default::default()
-            },
+            FeatureSetDecl::new(
+                "The server's tools, and the events it pushes about them",
+                &[CAP_TOOLS, CAP_PUSH_EVENTS],
+            ),
         );
         ServerBuilder {
             info: Implementation::new(name, version),
@@ -357,6 +358,7 @@ mod tests {
             ["tools", "pushEvents"]
         );
         assert_eq!(m.tool_hints, None);
+        assert!(m.feature_sets[DEFAULT_FEATURE_SET].description.is_some());
     }
 
     #[test]

@@ -22,7 +22,7 @@ use mcpl_protocol::mcp::{
     ServerCapabilities, ServerExperimental, ToolsCapability,
 };
 use mcpl_protocol::mcpl::{
-    FeatureSetsUpdateParams, FeatureSetsUpdateResult, ManifestChangedParams, ManifestResult,
+    FeatureSetsUpdateParams, FeatureSetsUpdateResult, ManifestChangedParams, McplManifest,
 };
 use mcpl_protocol::method::{
     self, CallTool, FeatureSetsUpdate, GetManifest, Initialize, ListTools, Method,
@@ -209,25 +209,28 @@ impl Session {
         })
     }
 
+    /// `featureSets/update` as a request (SPEC §5.3, §6.7): the policy, answered with the
+    /// receipt it leads to; a malformed one is refused (§5.4).
     fn feature_sets_update(
         &mut self,
         grant: FeatureSetsUpdateParams,
     ) -> Result<FeatureSetsUpdateResult, ErrorObject> {
-        let result = receipt(&self.current_view(), &grant);
-        tracing::info!(session = %self.id, granted = ?grant.effective_capabilities, mode = ?result.mode, "grant received");
-        self.lifecycle
-            .on_grant(grant)
-            .map_err(LifecycleError::to_error)?;
+        let granted = grant.effective_capabilities.clone();
+        self.lifecycle.on_grant(grant).map_err(|e| {
+            tracing::info!(session = %self.id, error = %e, "policy refused");
+            e.to_error()
+        })?;
+        let policy = self.lifecycle.policy().expect("just accepted");
+        let result = receipt(&self.current_view(), policy);
+        tracing::info!(session = %self.id, ?granted, mode = ?result.mode, "policy received");
         Ok(result)
     }
 
-    fn get_manifest(&mut self, _: Empty) -> Result<ManifestResult, ErrorObject> {
+    /// `mcpl/manifest` (SPEC §17.4): the manifest object itself, as `initialize` shows it.
+    fn get_manifest(&mut self, _: Empty) -> Result<McplManifest, ErrorObject> {
         let manifest = self.current_view();
         self.shown = Some(manifest.clone());
-        Ok(ManifestResult {
-            manifest,
-            meta: None,
-        })
+        Ok(manifest)
     }
 
     fn on_notification(&mut self, n: Notification, ctx: &mut Context<Self>) {
@@ -241,6 +244,18 @@ impl Session {
                     tracing::debug!(session = %self.id, phase = ?self.lifecycle.phase(), "unexpected initialized; ignored");
                 }
             }
+            // SPEC §6.7: a notification carrying grant fields only narrows; it never
+            // establishes a ready state.
+            method::FeatureSetsUpdate::NAME => match n.params_as::<FeatureSetsUpdateParams>() {
+                Ok(params) => {
+                    let narrowed = self.lifecycle.on_grant_notification(&params);
+                    tracing::info!(session = %self.id, narrowed, disabled = ?params.disabled,
+                            "featureSets/update as a notification: only its disabled list applies");
+                }
+                Err(error) => {
+                    tracing::debug!(session = %self.id, %error, "bad featureSets/update notification; ignored")
+                }
+            },
             method::Cancelled::NAME => {
                 match n.params_as::<<method::Cancelled as NotificationMethod>::Params>() {
                     Ok(CancelledParams {

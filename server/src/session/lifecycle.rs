@@ -3,6 +3,7 @@
 //! messages and asks it before acting; it does no I/O.
 
 use crate::push::PushError;
+use mcpl_protocol::grant::{Policy, PolicyError, path_matches};
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
 use mcpl_protocol::mcp::{ClientCapabilities, Implementation, InitializeParams, negotiate_version};
 use mcpl_protocol::mcpl::FeatureSetsUpdateParams;
@@ -18,6 +19,11 @@ use mcpl_protocol::mcpl::FeatureSetsUpdateParams;
 ///   AwaitingGrant ──featureSets/update answered──▶ Ready
 ///   Ready ──featureSets/update answered──▶ Ready   (the grant is replaced)
 /// ```
+///
+/// A `featureSets/update` request whose params grant and deny one path is malformed (SPEC
+/// §5.4): it is refused with -32602, completes nothing, and the path is revoked from the
+/// grant in force (fail closed). A `featureSets/update` *notification* never makes a
+/// session ready and only narrows: its `disabled` is applied, the rest ignored (§6.7).
 ///
 /// `ping` is answered in every phase. Before `initialize`, every other request the server
 /// knows is refused with -32600 (see [`LifecycleError::NotInitialized`]); after it, requests
@@ -88,7 +94,32 @@ impl LifecycleError {
 pub(crate) struct Lifecycle {
     phase: Phase,
     negotiated: Option<Negotiated>,
+    /// The params of the last accepted policy request, as sent (for status).
     grant: Option<FeatureSetsUpdateParams>,
+    /// The policy in force: that request, as read, narrowed since.
+    policy: Option<Policy>,
+}
+
+/// Why a `featureSets/update` request was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum GrantError {
+    /// It came before `initialize`.
+    #[error(transparent)]
+    Lifecycle(#[from] LifecycleError),
+    /// It is malformed (SPEC §5.4: a path both granted and denied).
+    #[error(transparent)]
+    Malformed(#[from] PolicyError),
+}
+
+impl GrantError {
+    /// The JSON-RPC error sent for it.
+    pub fn to_error(&self) -> ErrorObject {
+        match self {
+            GrantError::Lifecycle(e) => e.to_error(),
+            GrantError::Malformed(e) => e.to_error(),
+        }
+    }
 }
 
 impl Default for Lifecycle {
@@ -97,6 +128,7 @@ impl Default for Lifecycle {
             phase: Phase::AwaitingInitialize,
             negotiated: None,
             grant: None,
+            policy: None,
         }
     }
 }
@@ -168,13 +200,38 @@ impl Lifecycle {
         true
     }
 
-    /// `featureSets/update`: records the grant (SPEC §5.4: `effectiveCapabilities` is the
-    /// only allowlist) and completes the handshake if it waited for it.
-    pub(crate) fn on_grant(
-        &mut self,
-        grant: FeatureSetsUpdateParams,
-    ) -> Result<(), LifecycleError> {
+    /// The policy in force, once a `featureSets/update` request was accepted.
+    pub(crate) fn policy(&self) -> Option<&Policy> {
+        self.policy.as_ref()
+    }
+
+    /// A `featureSets/update` request: replaces the policy (SPEC §5.4:
+    /// `effectiveCapabilities` is the only allowlist, absent grants nothing) and completes
+    /// the handshake if it waited for it. A malformed one is refused, and the paths it named
+    /// on both sides are revoked from the policy in force (fail closed).
+    pub(crate) fn on_grant(&mut self, grant: FeatureSetsUpdateParams) -> Result<(), GrantError> {
         self.admit()?;
+        let policy = match Policy::read(&grant) {
+            Ok(p) => p,
+            Err(e) => {
+                if let Some(current) = self.policy.as_mut() {
+                    for denied in &grant.denied_capabilities {
+                        current.grant.revoke(denied.clone());
+                    }
+                    for granted in &grant.effective_capabilities {
+                        if grant
+                            .denied_capabilities
+                            .iter()
+                            .any(|d| path_matches(d, granted))
+                        {
+                            current.grant.revoke(granted.clone());
+                        }
+                    }
+                }
+                return Err(e.into());
+            }
+        };
+        self.policy = Some(policy);
         self.grant = Some(grant);
         if self.phase == Phase::AwaitingGrant {
             self.phase = Phase::Ready;
@@ -182,15 +239,23 @@ impl Lifecycle {
         Ok(())
     }
 
-    /// The grant to push under, or why nothing may be pushed now.
-    pub(crate) fn push_grant(&self) -> Result<&FeatureSetsUpdateParams, PushError> {
+    /// A `featureSets/update` *notification* (SPEC §6.7): only its narrowing `disabled` is
+    /// applied; it never makes the session ready. Returns whether anything was applied.
+    pub(crate) fn on_grant_notification(&mut self, params: &FeatureSetsUpdateParams) -> bool {
+        self.policy
+            .as_mut()
+            .is_some_and(|p| p.narrow_by_notification(params))
+    }
+
+    /// The policy to push under, or why nothing may be pushed now.
+    pub(crate) fn push_grant(&self) -> Result<&Policy, PushError> {
         if self.negotiated.as_ref().is_some_and(|n| !n.host.mcpl) {
             return Err(PushError::NotGranted);
         }
         // SPEC §5.3: nothing capability-dependent before the initial exchange completes,
         // and (MCP) no request to the host before it said `initialized`.
-        match (&self.grant, self.phase) {
-            (Some(grant), Phase::Ready) => Ok(grant),
+        match (&self.policy, self.phase) {
+            (Some(policy), Phase::Ready) => Ok(policy),
             _ => Err(PushError::GrantPending),
         }
     }
@@ -265,12 +330,47 @@ mod tests {
         assert_eq!(l.push_grant(), Err(PushError::NotGranted));
     }
 
+    /// SPEC §5.4: granted and denied at once is malformed; the handshake does not complete,
+    /// and a later malformed update revokes the path it named (fail closed). A notification
+    /// only narrows (§6.7).
+    #[test]
+    fn a_malformed_policy_fails_closed_and_a_notification_only_narrows() {
+        let mut l = Lifecycle::default();
+        l.on_initialize(&init("2025-11-25", Some(json!({"version": "0.5"}))))
+            .unwrap();
+        l.on_initialized();
+        let both = FeatureSetsUpdateParams {
+            effective_capabilities: vec!["tools".into(), "pushEvents".into()],
+            denied_capabilities: vec!["pushEvents".into()],
+            ..Default::default()
+        };
+        assert!(matches!(
+            l.on_grant(both.clone()),
+            Err(GrantError::Malformed(_))
+        ));
+        assert_eq!(l.phase(), Phase::AwaitingGrant);
+        l.on_grant(grant(&["*"])).unwrap();
+        assert!(l.push_grant().unwrap().grant.allows("pushEvents"));
+        assert!(l.on_grant(both).is_err());
+        let policy = l.push_grant().unwrap();
+        assert!(!policy.grant.allows("pushEvents") && policy.grant.allows("tools"));
+        let widen = FeatureSetsUpdateParams {
+            effective_capabilities: vec!["pushEvents".into(), "modelInfo".into()],
+            disabled: vec!["default".into()],
+            ..Default::default()
+        };
+        assert!(l.on_grant_notification(&widen));
+        let policy = l.push_grant().unwrap();
+        assert!(!policy.grant.allows("pushEvents"));
+        assert_eq!(policy.disabled, ["default"]);
+    }
+
     #[test]
     fn a_grant_before_initialized_is_kept_and_pushing_waits_for_initialized() {
         let mut l = Lifecycle::default();
         assert_eq!(
             l.on_grant(grant(&["pushEvents"])),
-            Err(LifecycleError::NotInitialized)
+            Err(GrantError::Lifecycle(LifecycleError::NotInitialized))
         );
         l.on_initialize(&init("2025-11-25", Some(json!({"version": "0.5"}))))
             .unwrap();

@@ -79,21 +79,36 @@ impl TextBounds {
             .iter()
             .map(|b| match b {
                 ContentBlock::Text { text, .. } => self.block(text),
-                ContentBlock::Image { mime_type, .. } => {
-                    format!("│ [image, {}]", self.bound_short(mime_type))
+                ContentBlock::Image { mime_type, uri, .. } => {
+                    self.media("image", mime_type.as_deref(), uri.as_deref())
                 }
-                ContentBlock::Audio { mime_type, .. } => {
-                    format!("│ [audio, {}]", self.bound_short(mime_type))
+                ContentBlock::Audio { mime_type, uri, .. } => {
+                    self.media("audio", mime_type.as_deref(), uri.as_deref())
                 }
                 ContentBlock::ResourceLink { uri, name, .. } => format!(
                     "│ [link {} {}]",
                     self.inline_short(name),
                     self.inline_short(uri)
                 ),
+                ContentBlock::Resource { uri: Some(uri), .. } => {
+                    format!("│ [resource {}]", self.inline_short(uri))
+                }
                 ContentBlock::Resource { .. } => "│ [embedded resource]".to_owned(),
+                ContentBlock::Other(block) => {
+                    let kind = block.get("type").and_then(|t| t.as_str()).unwrap_or("?");
+                    format!("│ [{} content]", self.inline_short(kind))
+                }
             })
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// An image or audio block: its kind, MIME type and, for MCPL's `uri` form, where.
+    fn media(&self, kind: &str, mime_type: Option<&str>, uri: Option<&str>) -> String {
+        let mut parts = vec![kind.to_owned()];
+        parts.extend(mime_type.map(|m| self.bound_short(m)));
+        parts.extend(uri.map(|u| self.inline_short(u)));
+        format!("│ [{}]", parts.join(", "))
     }
 
     fn bound_short(&self, s: &str) -> String {
