@@ -481,7 +481,7 @@ async fn a_definition_nested_too_deep_to_read_is_refused_and_its_loss_recovered(
 // ---- floods ----------------------------------------------------------------------------
 
 #[actix::test]
-async fn a_flood_of_manifest_changes_is_read_at_a_bounded_rate() {
+async fn spec_17_8_a_flood_of_manifest_changes_is_read_at_a_bounded_rate() {
     within(async {
         // SPEC §17.8: the host bounds the fetch rate per connection and coalesces.
         const MIN: Duration = Duration::from_millis(400);

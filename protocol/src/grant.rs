@@ -7,7 +7,7 @@
 //! - [`Grant`]: an `effectiveCapabilities` list, the only allowlist (absence is denial);
 //! - [`Policy::read`]: a `featureSets/update` as the server must read it — a path both
 //!   granted and denied makes the message malformed (fail closed, SPEC §5.4);
-//! - [`derive`]: which declared feature sets a policy leaves enabled, and why the others are
+//! - [`derive()`]: which declared feature sets a policy leaves enabled, and why the others are
 //!   not (SPEC §6.4: `invalid_uses`; §5.3: `not_selected`; a denied capability; the host's
 //!   `disabled`), and the receipt that reports it (§6.7);
 //! - [`Derivation::check_use`]: whether a server-initiated message under a feature set may

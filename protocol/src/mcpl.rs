@@ -522,6 +522,28 @@ pub struct UnavailableFeature {
     pub reason: Option<String>,
 }
 
+/// SPEC §16.1: a tag is `namespace:value` (or `namespace:key=value`), both parts non-empty
+/// and without whitespace. A bare `"mention"` is not a tag: a producer never emits one, and
+/// a consumer treats it as absent.
+pub fn is_tag(tag: &str) -> bool {
+    tag.split_once(':').is_some_and(|(ns, value)| {
+        !ns.is_empty()
+            && !value.is_empty()
+            && !tag.chars().any(|c| c.is_whitespace() || c.is_control())
+    })
+}
+
+/// The tags of `tags` that are tags (§16.1), each once, in first-seen order (§16.1: a set).
+pub fn valid_tags(tags: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in tags {
+        if is_tag(t) && !out.contains(t) {
+            out.push(t.clone());
+        }
+    }
+    out
+}
+
 /// `push/event` params (SPEC §9.1), with RFC-014's members (§5.2).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -707,6 +729,18 @@ mod tests {
         .unwrap();
         let m = caps.mcpl().unwrap();
         assert_eq!((m.tool_hints, m.push_events), (None, Some(true)));
+    }
+
+    #[test]
+    fn a_tag_is_namespace_colon_value() {
+        for ok in ["chat:mention", "surface:turn", "demo:urgency=high", "a:b:c"] {
+            assert!(is_tag(ok), "{ok}");
+        }
+        for bad in ["mention", ":x", "x:", "", "a: b", "a:\nb"] {
+            assert!(!is_tag(bad), "{bad:?}");
+        }
+        let tags: Vec<String> = ["x:a", "bare", "x:a", "y:b"].map(String::from).into();
+        assert_eq!(valid_tags(&tags), ["x:a", "y:b"]);
     }
 
     #[test]

@@ -22,7 +22,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 #[test]
-fn every_manifest_vector_gives_its_digest_or_its_error() {
+fn spec_17_2_every_upstream_manifest_vector_gives_its_digest_or_its_error() {
     let file = vectors();
     let list = file["vectors"].as_array().expect("vectors");
     assert_eq!(list.len(), 25, "the file holds 25 manifest vectors");
@@ -78,7 +78,7 @@ fn every_manifest_vector_gives_its_digest_or_its_error() {
 }
 
 #[test]
-fn every_comparator_vector_sorts_by_utf8_bytes() {
+fn spec_17_2_every_upstream_comparator_vector_sorts_by_utf8_bytes() {
     let file = vectors();
     let list = file["sortVectors"].as_array().expect("sortVectors");
     assert_eq!(list.len(), 4);

@@ -122,6 +122,9 @@ pub enum PushError {
     /// `uses` — or, with none named, no declared feature set uses `pushEvents`.
     #[error("no declared feature set {0:?} uses pushEvents")]
     NoFeatureSet(Option<String>),
+    /// A tag is not `namespace:value` (SPEC §16.1: producers never emit a bare tag).
+    #[error("{0:?} is not a tag: a tag is namespace:value (SPEC §16.1)")]
+    InvalidTag(String),
     /// The session is closed (or closed before the answer came).
     #[error("the session is closed")]
     Closed,

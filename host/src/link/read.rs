@@ -183,7 +183,14 @@ impl ServerLink {
                 };
                 self.send_message(Message::Response(Response::ok_typed(id, &result)));
             }
-            Ok(params) => {
+            Ok(mut params) => {
+                // SPEC §16.1: a bare tag is not a tag; tags are a set.
+                let tags = mcpl_protocol::mcpl::valid_tags(&params.tags);
+                if tags.len() != params.tags.len() {
+                    mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name,
+                        tags = ?params.tags, "a push's tags that are not namespace:value (or repeated) are ignored");
+                    params.tags = tags;
+                }
                 let result = self.config.push_policy.decide(&params);
                 self.send_message(Message::Response(Response::ok_typed(id, &result)));
                 self.emit(LinkEvent::Push {

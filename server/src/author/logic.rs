@@ -410,7 +410,8 @@ impl Event {
         self
     }
 
-    /// Adds a tag (tags are never authority, §10).
+    /// Adds a tag: `namespace:value` (SPEC §16.1; a bare one is left out when the event is
+    /// pushed). Tags are never authority (§10).
     pub fn tag(mut self, tag: impl Into<String>) -> Self {
         self.tags.push(tag.into());
         self
@@ -426,7 +427,10 @@ mod tests {
     #[test]
     fn events_are_activity_unless_a_turn() {
         assert_eq!(Event::text("x").tags, [SURFACE_ACTIVITY]);
-        assert_eq!(Event::text("x").turn().tag("y").tags, [SURFACE_TURN, "y"]);
+        assert_eq!(
+            Event::text("x").turn().tag("game:y").tags,
+            [SURFACE_TURN, "game:y"]
+        );
     }
 
     #[derive(Deserialize, Debug, PartialEq)]

@@ -221,12 +221,17 @@ impl Session {
                 return;
             }
         };
+        // SPEC §16.1: a producer never emits a bare tag; the logic's are left out.
+        let tags = mcpl_protocol::mcpl::valid_tags(&event.tags);
+        if tags.len() != event.tags.len() {
+            tracing::warn!(session = %self.id, tags = ?event.tags, "an event's tags that are not namespace:value (or repeated) are left out");
+        }
         let params = PushEventParams {
             feature_set,
             event_id: self.server.next_event_id(),
             timestamp: push::rfc3339(self.server.now()),
             origin: None,
-            tags: event.tags,
+            tags,
             payload: PushPayload {
                 content: event.content,
             },

@@ -177,6 +177,9 @@ impl Session {
         event: PushEvent,
         ctx: &mut Context<Self>,
     ) -> Result<PushAnswer, PushError> {
+        if let Some(bad) = event.tags.iter().find(|t| !mcpl_protocol::mcpl::is_tag(t)) {
+            return Err(PushError::InvalidTag(bad.clone()));
+        }
         let grant = self.lifecycle.push_grant()?;
         let feature_set =
             push::feature_set_for(&self.current_view(), grant, event.feature_set.as_deref())?;
