@@ -20,7 +20,13 @@ pub enum Presence {
 
 /// A set of hint changes, as carried by a result's `_meta["mcpl/hints"]`, a push's `hints`
 /// member, or a `tools/hints` notification (§5.1, §5.2).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+///
+/// **Read liberally** ([`HintChanges::read`]): only a `rev` that is not a non-negative
+/// integer makes the whole unreadable. An entry this project cannot read — a presence of
+/// `"pinned"`, a state of `"paused"`, a name that is not a string — is ignored alone, and
+/// the rest of the message applies, so its rev keeps the order intact. A member of an entry
+/// that does not decode (a `visible` of `"yes"`) is ignored and the entry kept.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct HintChanges {
     /// Per connection: 1, 2, 3, … consecutive across every carrier (§5.2).
     pub rev: u64,
@@ -35,10 +41,86 @@ pub struct HintChanges {
     pub suggest: Vec<Suggestion>,
 }
 
+/// Why a hint-changes object cannot be read at all.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum HintsError {
+    /// Not a JSON object.
+    #[error("hint changes must be an object")]
+    NotAnObject,
+    /// `rev` is absent or not a non-negative integer: nothing orders the message.
+    #[error("hint changes need a rev, a non-negative integer")]
+    NoRev,
+}
+
+impl<'de> Deserialize<'de> for HintChanges {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        HintChanges::read(&v)
+            .map(|(h, _)| h)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
 impl HintChanges {
+    /// Reads hint changes liberally (see the type's docs): the changes, and a line for
+    /// each entry or member ignored.
+    pub fn read(v: &Value) -> Result<(HintChanges, Vec<String>), HintsError> {
+        let obj = v.as_object().ok_or(HintsError::NotAnObject)?;
+        let rev = obj
+            .get("rev")
+            .and_then(Value::as_u64)
+            .ok_or(HintsError::NoRev)?;
+        let mut ignored = Vec::new();
+        let tools = entries(obj.get("tools"), "tools", &mut ignored, ToolHint::read);
+        let toolsets = entries(obj.get("toolsets"), "toolsets", &mut ignored, |e, _| {
+            ToolsetChange::deserialize(e).map_err(|e| e.to_string())
+        });
+        let suggest = entries(obj.get("suggest"), "suggest", &mut ignored, |e, _| {
+            Suggestion::deserialize(e).map_err(|e| e.to_string())
+        });
+        Ok((
+            HintChanges {
+                rev,
+                tools,
+                toolsets,
+                suggest,
+            },
+            ignored,
+        ))
+    }
+
     /// True when there are no entries (a full statement may be empty and still count, §4.3).
     pub fn is_empty(&self) -> bool {
         self.tools.is_empty() && self.toolsets.is_empty() && self.suggest.is_empty()
+    }
+}
+
+/// The entries of an array member, each read by `read`; one that does not read is left out
+/// and noted. A member that is not an array is noted and reads as empty.
+fn entries<T>(
+    member: Option<&Value>,
+    name: &str,
+    ignored: &mut Vec<String>,
+    read: impl Fn(&Value, &mut Vec<String>) -> Result<T, String>,
+) -> Vec<T> {
+    match member {
+        None => Vec::new(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .filter_map(|(i, e)| match read(e, ignored) {
+                Ok(t) => Some(t),
+                Err(why) => {
+                    ignored.push(format!("{name}[{i}] ignored: {why}"));
+                    None
+                }
+            })
+            .collect(),
+        Some(_) => {
+            ignored.push(format!("{name} is not an array; ignored"));
+            Vec::new()
+        }
     }
 }
 
@@ -68,7 +150,7 @@ impl From<HintChanges> for ToolHintsParams {
 }
 
 /// One tool's change (§5.1).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct ToolHint {
     /// The tool, by its listed name.
     pub name: String,
@@ -85,6 +167,62 @@ pub struct ToolHint {
     /// A new definition (dynamic tools only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub definition: Option<ToolDefinition>,
+}
+
+impl ToolHint {
+    /// Reads one entry: `name` must be a string and `instance`, when present, a string
+    /// (without them the entry cannot be placed); a `presence`, `visible` or `definition`
+    /// that does not decode is ignored, and noted.
+    fn read(v: &Value, ignored: &mut Vec<String>) -> Result<ToolHint, String> {
+        let obj = v.as_object().ok_or("not an object")?;
+        let name = obj
+            .get("name")
+            .and_then(Value::as_str)
+            .ok_or("no name")?
+            .to_owned();
+        let instance = match obj.get("instance") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(i)) => Some(i.clone()),
+            Some(_) => return Err("instance is not a string".into()),
+        };
+        let member = |key: &str| -> Option<&Value> { obj.get(key).filter(|v| !v.is_null()) };
+        let mut note = |key: &str| ignored.push(format!("{name}: {key} ignored"));
+        let presence = member("presence").and_then(|p| match Presence::deserialize(p) {
+            Ok(p) => Some(p),
+            Err(_) => {
+                note("presence");
+                None
+            }
+        });
+        let visible = member("visible").and_then(|b| match b.as_bool() {
+            Some(b) => Some(b),
+            None => {
+                note("visible");
+                None
+            }
+        });
+        let definition = member("definition").and_then(|d| match ToolDefinition::deserialize(d) {
+            Ok(d) => Some(d),
+            Err(_) => {
+                note("definition");
+                None
+            }
+        });
+        Ok(ToolHint {
+            name,
+            instance,
+            presence,
+            visible,
+            definition,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolHint {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let v = Value::deserialize(d)?;
+        ToolHint::read(&v, &mut Vec::new()).map_err(serde::de::Error::custom)
+    }
 }
 
 /// A definition carried by a hint (§5.1). Only `description`, `inputSchema` and
@@ -238,14 +376,38 @@ mod tests {
         assert!(serde_json::from_value::<ToolHintsParams>(json!({"_meta": {}})).is_err());
     }
 
+    /// An entry or member this project cannot read costs only itself; a message without a
+    /// readable rev is unreadable as a whole.
     #[test]
-    fn bad_enum_values_are_refused() {
-        assert!(
-            serde_json::from_value::<HintChanges>(
-                json!({"rev": 1, "tools": [{"name": "a", "presence": "sometimes"}]})
-            )
-            .is_err()
+    fn what_cannot_be_read_is_ignored_alone() {
+        let (h, ignored) = HintChanges::read(&json!({"rev": 4, "tools": [
+            {"name": "x", "presence": "pinned"},
+            {"name": "y", "visible": "yes", "instance": "g1"},
+            {"name": 7, "visible": true},
+            {"name": "z", "instance": 3, "visible": true},
+            {"name": "play", "instance": "g1", "visible": true}
+        ], "toolsets": [
+            {"toolset": "go", "instance": "g1", "state": "paused"},
+            {"toolset": "go", "instance": "g2", "state": "open"}
+        ], "suggest": "none"}))
+        .unwrap();
+        assert_eq!(h.rev, 4);
+        let names: Vec<&str> = h.tools.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(names, ["x", "y", "play"]);
+        assert_eq!((h.tools[0].presence, h.tools[1].visible), (None, None));
+        assert_eq!(h.tools[2].visible, Some(true));
+        assert_eq!(h.toolsets.len(), 1);
+        assert_eq!(ignored.len(), 6, "{ignored:?}");
+        // Through serde, as a result's _meta decodes it, the same.
+        let via: HintChanges = serde_json::from_value(
+            json!({"rev": 1, "tools": [{"name": "a", "presence": "sometimes"}]}),
+        )
+        .unwrap();
+        assert_eq!(via.tools[0].presence, None);
+        assert_eq!(
+            HintChanges::read(&json!({"rev": -1})),
+            Err(HintsError::NoRev)
         );
-        assert!(serde_json::from_value::<HintChanges>(json!({"rev": -1})).is_err());
+        assert!(serde_json::from_value::<HintChanges>(json!({"tools": []})).is_err());
     }
 }

@@ -565,8 +565,14 @@ pub struct PushEventParams {
     /// RFC-006 coalescing. A push carrying `hints` never has it (§5.2).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub coalesce: Option<Value>,
-    /// RFC-014: the hint changes this event explains (§5.2).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// RFC-014: the hint changes this event explains (§5.2). Hints that cannot be read
+    /// at all (no rev) read as absent here and never cost the event; a host's read tap
+    /// looks at the raw member to tell that a change may have been lost.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "lenient"
+    )]
     pub hints: Option<HintChanges>,
     /// RFC-014: the toolset the event is about.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -33,7 +33,13 @@ pub const HINTS: &str = "mcpl/hints";
 pub const INSTANCE: &str = "mcpl/instance";
 
 /// An MCP `_meta` object with RFC-014's keys typed.
+///
+/// Read liberally: a key whose value does not decode (a `mcpl/visible` of `"yes"`, a
+/// `mcpl/hints` without a rev) stays, as sent, in [`Meta::other`] under its own name, so
+/// the message around it is never refused for it and a reader can still tell it was there
+/// (a host that finds `mcpl/hints` in `other` knows a change may have been lost, §5.2).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(from = "Map<String, Value>")]
 pub struct Meta {
     /// `mcpl/presence` on a tool.
     #[serde(
@@ -78,7 +84,35 @@ pub struct Meta {
     pub other: Map<String, Value>,
 }
 
+impl From<Map<String, Value>> for Meta {
+    fn from(mut other: Map<String, Value>) -> Self {
+        fn take<T: serde::de::DeserializeOwned>(
+            other: &mut Map<String, Value>,
+            key: &str,
+        ) -> Option<T> {
+            let v = other.get(key)?;
+            let typed = T::deserialize(v).ok()?;
+            other.remove(key);
+            Some(typed)
+        }
+        Meta {
+            presence: take(&mut other, PRESENCE),
+            visible: take(&mut other, VISIBLE),
+            toolset: take(&mut other, TOOLSET),
+            rev: take(&mut other, REV),
+            hints: take(&mut other, HINTS),
+            instance: take(&mut other, INSTANCE),
+            other,
+        }
+    }
+}
+
 impl Meta {
+    /// True when `key` was sent but could not be read (it is kept in [`Meta::other`]).
+    pub fn unreadable(&self, key: &str) -> bool {
+        self.other.contains_key(key)
+    }
+
     /// True when nothing is set (so a `_meta` can be left out).
     pub fn is_empty(&self) -> bool {
         self.presence.is_none()
@@ -141,6 +175,15 @@ mod tests {
         let m: Meta = serde_json::from_value(json!({})).unwrap();
         assert_eq!(m.effective_presence(), Presence::Static);
         assert!(m.effective_visible());
+    }
+
+    #[test]
+    fn a_key_that_does_not_decode_is_kept_as_sent() {
+        let v = json!({"mcpl/visible": "yes", "mcpl/hints": {"tools": []}, "mcpl/rev": 3});
+        let m: Meta = serde_json::from_value(v.clone()).unwrap();
+        assert_eq!((m.visible, m.rev), (None, Some(3)));
+        assert!(m.hints.is_none() && m.unreadable(HINTS) && m.unreadable(VISIBLE));
+        assert_eq!(serde_json::to_value(&m).unwrap(), v);
     }
 
     #[test]

@@ -33,6 +33,9 @@ pub struct Host {
     pub(super) transcript_from: u64,
     status: watch::Sender<HostStatus>,
     pub(super) retry_delay: Duration,
+    /// Warnings about what servers send that this host cannot read, at most a few per
+    /// interval.
+    pub(super) peer_warnings: mcpl_transport::LogLimiter,
 }
 
 /// Now, on tokio's clock (paused in tests); the cores take it as an argument.
@@ -76,6 +79,7 @@ impl Host {
                 transcript_from: 0,
                 status,
                 retry_delay: config.retry_delay,
+                peer_warnings: mcpl_transport::LogLimiter::per_peer(),
             };
             host.publish();
             host

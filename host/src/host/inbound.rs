@@ -8,12 +8,13 @@ use crate::state::{Carrier, CatalogOutput, ResultOf};
 use actix::prelude::*;
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::mcp::{InitializeResult, Tool};
-use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, McplManifest, PushEventParams};
+use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, McplManifest};
+use mcpl_protocol::meta::HINTS;
 use mcpl_protocol::method::{
     CallTool, Method, PushEvent, ToolHints, ToolsetsClose, ToolsetsList, ToolsetsOpen,
 };
 use mcpl_protocol::toolsets::ToolsetsListResult;
-use mcpl_protocol::{Id, Message, Meta};
+use mcpl_protocol::{Id, Message};
 use mcpl_transport::ConnectionInfo;
 use serde::Deserialize;
 use serde_json::Value;
@@ -32,13 +33,6 @@ pub(super) struct FromLink {
 pub(super) enum Linked {
     Tap(TapEvent),
     Event(Box<LinkEvent>),
-}
-
-/// A result's `_meta`, and nothing else of it.
-#[derive(Deserialize)]
-struct ResultMeta {
-    #[serde(rename = "_meta", default)]
-    meta: Option<Meta>,
 }
 
 impl Handler<FromLink> for Host {
@@ -134,39 +128,59 @@ impl Host {
                     _ => return,
                 };
                 // §5.2: a result's hints apply when it is read, awaited or timed out (vector 28).
-                let hints = match ResultMeta::deserialize(&result) {
-                    Ok(m) => m.meta.and_then(|m| m.hints),
-                    Err(e) => {
-                        return warn!(server, method, error = %e, "a result whose _meta does not decode");
-                    }
-                };
-                if let Some(hints) = hints {
-                    let carrier = Carrier::Result { of, request: id };
-                    self.feed(server, ctx, |h, now| h.handle_hints(carrier, hints, now));
-                }
+                let carrier = Carrier::Result { of, request: id };
+                self.read_hints(
+                    server,
+                    carrier,
+                    result.get("_meta").and_then(|m| m.get(HINTS)),
+                    ctx,
+                );
             }
             Message::Request(r) if r.method == PushEvent::NAME => {
                 // §5.2: a push's hints apply when it is read, whatever is decided about it.
-                let Ok(p) = r.params_as::<PushEventParams>() else {
-                    return;
+                let params = r.params.unwrap_or_default();
+                let carrier = Carrier::Push {
+                    event_id: params["eventId"].as_str().unwrap_or_default().to_owned(),
+                    coalesce: params.get("coalesce").is_some_and(|c| !c.is_null()),
                 };
-                if let Some(hints) = p.hints {
-                    let carrier = Carrier::Push {
-                        event_id: p.event_id,
-                        coalesce: p.coalesce.is_some(),
-                    };
-                    self.feed(server, ctx, |h, now| h.handle_hints(carrier, hints, now));
-                }
+                self.read_hints(server, carrier, params.get("hints"), ctx);
             }
             Message::Notification(n) if n.method == ToolHints::NAME => {
-                match n.params_as::<HintChanges>() {
-                    Ok(hints) => self.feed(server, ctx, |h, now| {
-                        h.handle_hints(Carrier::Standalone, hints, now)
-                    }),
-                    Err(e) => warn!(server, error = %e, "malformed tools/hints"),
-                }
+                self.read_hints(
+                    server,
+                    Carrier::Standalone,
+                    Some(&n.params.unwrap_or_default()),
+                    ctx,
+                );
             }
             Message::Request(_) | Message::Notification(_) => {}
+        }
+    }
+
+    /// Reads a carrier's hint changes liberally (§5.1): an entry that cannot be read is
+    /// ignored alone and the rest applies on its rev; changes that cannot be read at all
+    /// (no rev) may have been a change, so the state is read again (§5.2 [project]).
+    fn read_hints(
+        &mut self,
+        server: &str,
+        carrier: Carrier,
+        raw: Option<&Value>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(raw) = raw.filter(|v| !v.is_null()) else {
+            return;
+        };
+        match HintChanges::read(raw) {
+            Ok((hints, ignored)) => {
+                for why in &ignored {
+                    mcpl_transport::warn_limited!(self.peer_warnings, server, %why, "a hint entry this host cannot read");
+                }
+                self.feed(server, ctx, |h, now| h.handle_hints(carrier, hints, now));
+            }
+            Err(e) => {
+                mcpl_transport::warn_limited!(self.peer_warnings, server, error = %e, "hint changes this host cannot read; reading the state again");
+                self.feed(server, ctx, |h, _| h.handle_lost_message());
+            }
         }
     }
 

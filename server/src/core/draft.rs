@@ -8,10 +8,14 @@
 //!
 //! Drafts concatenate with [`HintDraft::append`]: the actor merges what one request caused
 //! (an open, then the toolset's first `set_visible`s, then a retitle) into one message.
-//! Entries keep their order. One rule for the actor: do not merge a close of an instance
-//! and a re-open of the same instance into one message — a host may apply a message's
-//! `toolsets` entries before or after its `tools` entries, and only separate messages fix
-//! the order between the two.
+//! Entries keep their order. One rule for every merge: **a close of an instance and a
+//! re-open of the same instance never share a message** ([`HintDraft::reopens`]). A message
+//! states values with no order between its `toolsets` and its `tools` entries, so a host
+//! cannot tell which of the instance's tool entries belong before the close and which after
+//! the open; as two messages on consecutive revs, the order is the revs'. (This project's
+//! host applies a message's `toolsets` entries first, then its `tools` entries, so that it
+//! reads such a message from another server as the last state of each instance; see
+//! `mcpl-host`'s `apply.rs`.)
 
 use mcpl_protocol::hints::{HintChanges, Suggestion, ToolHint, ToolsetChange};
 
@@ -42,6 +46,23 @@ impl HintDraft {
         self.tools.extend(other.tools);
         self.toolsets.extend(other.toolsets);
         self.suggest.extend(other.suggest);
+    }
+
+    /// True when `later` opens an instance this draft closes: the two must be written as
+    /// separate messages, this one first (module docs; issue: a handler's "restart").
+    pub fn reopens(&self, later: &HintDraft) -> bool {
+        use mcpl_protocol::ToolsetState;
+        later
+            .toolsets
+            .iter()
+            .filter(|c| c.state == ToolsetState::Open)
+            .any(|open| {
+                self.toolsets.iter().any(|c| {
+                    c.state == ToolsetState::Closed
+                        && c.toolset == open.toolset
+                        && c.instance == open.instance
+                })
+            })
     }
 
     /// This draft followed by `other`.
@@ -113,6 +134,37 @@ impl HintDraft {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_reopen_of_what_was_closed_is_detected() {
+        use mcpl_protocol::ToolsetState;
+        let change = |instance: &str, state| ToolsetChange {
+            toolset: "game".into(),
+            instance: Some(instance.into()),
+            state,
+            title: None,
+            reason: None,
+            ended: None,
+        };
+        let closed = HintDraft {
+            toolsets: vec![change("g2", ToolsetState::Closed)],
+            ..Default::default()
+        };
+        let reopened = HintDraft {
+            toolsets: vec![change("g2", ToolsetState::Open)],
+            ..Default::default()
+        };
+        let other = HintDraft {
+            toolsets: vec![change("g3", ToolsetState::Open)],
+            ..Default::default()
+        };
+        assert!(closed.reopens(&reopened));
+        assert!(
+            !reopened.reopens(&closed),
+            "an open then a close may share a message"
+        );
+        assert!(!closed.reopens(&other));
+    }
     use mcpl_protocol::hints::{SuggestAction, ToolsetState};
 
     fn hint(name: &str) -> ToolHint {

@@ -196,6 +196,11 @@ impl Session {
             return Err(Unwritten::Cancelled);
         }
         Ok(match (self.take_held(request), draft.take()) {
+            // A close and a re-open never share a message: the held close goes first.
+            (Some(held), Some(now)) if held.reopens(&now) => {
+                self.write_held(held);
+                Some(now)
+            }
             (Some(held), Some(now)) => Some(held.and(now)),
             (held, now) => held.or(now),
         })

@@ -32,12 +32,13 @@ pub(crate) struct Holding {
 }
 
 impl Holding {
-    /// Holds `draft` for `call`, after what that call holds already. Returns what another
-    /// call held: it must be written before anything else.
+    /// Holds `draft` for `call`, after what that call holds already. Returns what must be
+    /// written before anything else: what another call held, or what this call held when
+    /// `draft` re-opens an instance it closed (they never share a message, `draft.rs`).
     #[must_use]
     pub(crate) fn hold(&mut self, call: Id, draft: HintDraft) -> Option<HintDraft> {
         match &mut self.held {
-            Some((holder, held)) if *holder == call => {
+            Some((holder, held)) if *holder == call && !held.reopens(&draft) => {
                 held.append(draft);
                 None
             }
@@ -90,6 +91,30 @@ mod tests {
             Some(draft("a", false).and(draft("a", true)))
         );
         assert_eq!(h.take(), None);
+    }
+
+    #[test]
+    fn a_reopen_of_a_held_close_pushes_the_close_out_first() {
+        use mcpl_protocol::ToolsetState;
+        use mcpl_protocol::hints::ToolsetChange;
+        let set = |state| HintDraft {
+            toolsets: vec![ToolsetChange {
+                toolset: "game".into(),
+                instance: Some("g2".into()),
+                state,
+                title: None,
+                reason: None,
+                ended: None,
+            }],
+            ..Default::default()
+        };
+        let mut h = Holding::default();
+        assert_eq!(h.hold(id(1), set(ToolsetState::Closed)), None);
+        assert_eq!(
+            h.hold(id(1), set(ToolsetState::Open)),
+            Some(set(ToolsetState::Closed))
+        );
+        assert_eq!(h.take_for(&id(1)), Some(set(ToolsetState::Open)));
     }
 
     #[test]

@@ -11,9 +11,17 @@ use mcpl_protocol::hints::ToolsetChange;
 use mcpl_protocol::{HintChanges, Presence, ToolsetState};
 
 impl HintState {
-    /// Applies a message whose rev is `last + 1`: its visibility and definition entries,
-    /// then its toolset entries (so a close in the same message wins), then `last = rev`.
-    /// Presence and suggestions were taken when it was read.
+    /// Applies a message whose rev is `last + 1`, then `last = rev`. Presence and
+    /// suggestions were taken when it was read.
+    ///
+    /// **The order within a message** (§5.1 **\[project\]**). A message states values, and
+    /// nothing orders its `toolsets` entries against its `tools` entries. This host applies
+    /// the `toolsets` entries first, in order, then the `tools` entries, ignoring a tool
+    /// entry for an instance of its toolset that is not open once the `toolsets` entries
+    /// are applied. So each instance ends in the state its last entry states: a close wins
+    /// over visibility stated with it, and a close followed by a re-open of the same
+    /// instance — which this project's server never puts in one message, but another
+    /// server may — leaves the instance open with the visibility its entries state.
     pub(super) fn apply_in_order(
         &mut self,
         rev: u64,
@@ -22,7 +30,13 @@ impl HintState {
         out: &mut Vec<Output>,
     ) {
         let cause = Cause::Message { rev, carrier };
+        for ts in &changes.toolsets {
+            self.apply_toolset_entry(ts, &cause, out);
+        }
         for t in &changes.tools {
+            if self.in_closed_instance(&t.name, t.instance.as_deref()) {
+                continue;
+            }
             if let Some(v) = t.visible {
                 self.set_visible(&t.name, t.instance.as_deref(), v, &cause, out);
             }
@@ -32,11 +46,22 @@ impl HintState {
                 self.set_override(&t.name, t.instance.as_deref(), o, &cause, out);
             }
         }
-        for ts in &changes.toolsets {
-            self.apply_toolset_entry(ts, &cause, out);
-        }
         self.last = rev;
         self.stats.applied += 1;
+    }
+
+    /// True for an entry about `instance` of a listed tool's toolset when that instance is
+    /// not open (§4.3: only open instances have visible tools).
+    fn in_closed_instance(&self, tool: &str, instance: Option<&str>) -> bool {
+        let Some(instance) = instance else {
+            return false;
+        };
+        let Some(toolset) = self.listed.get(tool).and_then(|l| l.toolset.as_deref()) else {
+            return false;
+        };
+        !self
+            .open
+            .contains_key(&(toolset.to_owned(), Some(instance.to_owned())))
     }
 
     fn set_visible(

@@ -117,6 +117,20 @@ fn ready(config: HintConfig, now: Instant) -> HintState {
     s
 }
 
+/// The same, with `game` instances open (a tool entry for an instance counts only while it
+/// is open, `apply.rs`).
+fn ready_with_games(config: HintConfig, now: Instant, instances: &[&str]) -> HintState {
+    let mut s = HintState::new(config);
+    s.handle_tools_list(&tools(), 0);
+    let open: Vec<OpenRecord> = instances
+        .iter()
+        .map(|i| open_rec("game", Some(i)))
+        .collect();
+    s.handle_statement(&msg(1, vec![]), &open, &[], now);
+    assert_eq!(s.last_rev(), 1);
+    s
+}
+
 fn changes(out: &[Output]) -> Vec<Change> {
     out.iter().filter_map(|o| o.change().cloned()).collect()
 }
@@ -150,7 +164,7 @@ fn push(id: &str) -> Carrier {
 #[test]
 fn next_rev_applies_once_and_restating_reports_nothing() {
     let now = Instant::now();
-    let mut s = ready(HintConfig::ordered(), now);
+    let mut s = ready_with_games(HintConfig::ordered(), now, &["g1"]);
     // Vector 28: a result the call no longer waits for applies the same way.
     let carrier = Carrier::Result {
         of: ResultOf::CallTool,
@@ -478,6 +492,38 @@ fn a_close_takes_its_instance_state_and_reports_only_the_close() {
     assert!(out.is_empty());
 }
 
+/// §5.1 [project]: a message from another server that closes and re-opens one instance
+/// leaves it open with the visibility its entries state; a close wins over visibility
+/// stated with it.
+#[test]
+fn a_message_closing_and_reopening_an_instance_leaves_it_open() {
+    let now = Instant::now();
+    let mut s = ready_with_games(HintConfig::ordered(), now, &["g2"]);
+    s.handle_hints(SA, msg(2, vec![vis("play", Some("g2"), true)]), now);
+    let mut restart = msg(
+        3,
+        vec![
+            vis("play", Some("g2"), false),
+            vis("play", Some("g2"), true),
+        ],
+    );
+    restart.toolsets = vec![
+        ts("game", Some("g2"), ToolsetState::Closed),
+        ts("game", Some("g2"), ToolsetState::Open),
+    ];
+    s.handle_hints(SA, restart, now);
+    assert!(
+        s.is_visible("play", Some("g2")),
+        "the re-open's visibility stands"
+    );
+    assert_eq!(s.open_instances().count(), 1);
+    let mut game_over = msg(4, vec![vis("play", Some("g2"), true)]);
+    game_over.toolsets = vec![ts("game", Some("g2"), ToolsetState::Closed)];
+    s.handle_hints(SA, game_over, now);
+    assert!(!s.is_visible("play", Some("g2")), "a close wins");
+    assert_eq!(s.open_instances().count(), 0);
+}
+
 #[test]
 fn a_retitle_is_reported_and_a_restated_open_is_not() {
     let now = Instant::now();
@@ -575,7 +621,7 @@ fn a_definition_takes_only_description_schema_and_annotations() {
 #[test]
 fn an_instance_definition_lies_over_the_shared_one() {
     let now = Instant::now();
-    let mut s = ready(HintConfig::ordered(), now);
+    let mut s = ready_with_games(HintConfig::ordered(), now, &["g1", "g2"]);
     let mut own = def("play", Some("g1"), "g1 moves");
     own.definition.as_mut().unwrap().description = None;
     own.definition.as_mut().unwrap().input_schema = Some(json!({"enum": ["A1"]}));
