@@ -106,6 +106,7 @@ pub use author::{
 };
 pub use cancel::CancelToken;
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use core::PlainHosts;
 pub use manifest::ManifestError;
 pub use push::{PushError, PushEvent};
 pub use registry::CursorError;

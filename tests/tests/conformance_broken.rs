@@ -13,7 +13,7 @@ fn a_gap_in_the_revs_fails_the_order_vectors_over_websocket() {
     assert_eq!(run.status.code(), Some(1), "{}", run.dump());
     for n in [2, 4, 27] {
         let line = run.line(n);
-        assert!(line.contains(": fail: "), "{line}\n{}", run.dump());
+        assert!(line.contains(": fail [RFC]: "), "{line}\n{}", run.dump());
     }
     assert!(
         run.line(4).contains("not consecutively from 1"),
@@ -23,7 +23,7 @@ fn a_gap_in_the_revs_fails_the_order_vectors_over_websocket() {
     assert!(run.line(27).contains("not the next one"), "{}", run.dump());
     // Hosts without toolHints are never sent a rev, so nothing there can break.
     for n in [8, 26, 36] {
-        assert!(run.line(n).ends_with(": pass"), "{}", run.dump());
+        assert!(run.line(n).ends_with(": pass [RFC]"), "{}", run.dump());
     }
     let summary = run.summary();
     assert!(
@@ -39,8 +39,11 @@ fn a_gap_in_the_revs_fails_over_stdio_too() {
     let run = conformance(&["--cmd", &cmd, "--only", "4", "--timeout-ms", "3000"]);
     assert_eq!(run.status.code(), Some(1), "{}", run.dump());
     assert_eq!(run.lines.len(), 2, "{}", run.dump());
-    assert!(run.line(4).contains(": fail: "), "{}", run.dump());
-    assert_eq!(run.summary(), "0 passed, 1 failed (0 skipped)");
+    assert!(run.line(4).contains(": fail [RFC]: "), "{}", run.dump());
+    assert_eq!(
+        run.summary(),
+        "0 passed, 1 failed (0 skipped) [RFC]; fixture contract: 0 departed"
+    );
 }
 
 #[test]
@@ -48,15 +51,18 @@ fn a_tools_list_changed_after_a_definition_change_fails_vector_7() {
     let cmd = stdio_cmd(&["--misbehave", "list-changed"]);
     let run = conformance(&["--cmd", &cmd, "--only", "0,7,27"]);
     assert_eq!(run.status.code(), Some(1), "{}", run.dump());
-    assert!(run.line(0).ends_with(": pass"), "{}", run.dump());
+    assert!(run.line(0).ends_with(": pass [fixture]"), "{}", run.dump());
     assert!(
-        run.line(7).contains(": fail: ") && run.line(7).contains("tools/list_changed"),
+        run.line(7).contains(": fail [RFC]: ") && run.line(7).contains("tools/list_changed"),
         "{}",
         run.dump()
     );
     // The revs are right; only vector 7's rule is broken.
-    assert!(run.line(27).ends_with(": pass"), "{}", run.dump());
-    assert_eq!(run.summary(), "2 passed, 1 failed (0 skipped)");
+    assert!(run.line(27).ends_with(": pass [RFC]"), "{}", run.dump());
+    assert_eq!(
+        run.summary(),
+        "1 passed, 1 failed (0 skipped) [RFC]; fixture contract: 0 departed"
+    );
 }
 
 #[test]
@@ -64,14 +70,17 @@ fn the_runner_cannot_pass_a_server_it_cannot_start() {
     let run = conformance(&["--cmd", "/nonexistent/mcpl-server --stdio", "--only", "1,5"]);
     assert_eq!(run.status.code(), Some(1), "{}", run.dump());
     assert!(
-        run.line(1).contains(": fail: transport: "),
+        run.line(1).contains(": fail [RFC]: transport: "),
         "{}",
         run.dump()
     );
     assert!(
-        run.line(5).contains(": fail: transport: "),
+        run.line(5).contains(": fail [RFC]: transport: "),
         "{}",
         run.dump()
     );
-    assert_eq!(run.summary(), "0 passed, 2 failed (0 skipped)");
+    assert_eq!(
+        run.summary(),
+        "0 passed, 2 failed (0 skipped) [RFC]; fixture contract: 0 departed"
+    );
 }

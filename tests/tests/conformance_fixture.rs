@@ -42,3 +42,27 @@ fn a_second_run_against_the_same_server_passes_too() {
         assert_all_pass(&run, &[]);
     }
 }
+
+/// A server making the other legal choices where RFC-014 leaves one (no compat tools for
+/// hosts without `toolHints`, no ended ids on closed entries) passes every RFC check; the
+/// runner names where it departs from the fixture contract, and fails it only with
+/// `--strict`.
+#[test]
+fn a_server_making_the_other_legal_choices_passes_every_rfc_check() {
+    let server = Fixture::spawn("--ws", &["--other-choices"]);
+    let run = conformance(&["--url", &server.url]);
+    assert_rfc_passes(&run, &[], &[8, 13, 26, 33, 36]);
+    assert!(run.status.success(), "{}", run.dump());
+    assert!(
+        run.line(26).contains("not offered toolset_open"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.line(13).contains("carries no ended record id"),
+        "{}",
+        run.dump()
+    );
+    let strict = conformance(&["--url", &server.url, "--strict"]);
+    assert_eq!(strict.status.code(), Some(1), "{}", strict.dump());
+}

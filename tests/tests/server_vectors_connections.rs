@@ -65,13 +65,13 @@ async fn vector_32_a_close_and_a_visibility_change_reach_the_principals_others()
         json!({"rev": 2, "tools": [tool_hint("solo_answer", None, Some(true), None)]}),
     ))
     .await;
-    // A close on a1: a2 is told, with the ended record's id, so its host counts it told.
+    // A close on a1: a2 is told on its own rev. The principal asked for it, so there is no
+    // ended record and no `ended` id (§4.3, revision 4).
     let closed = a1.request(close(3, "solo", None)).await;
-    let id = ended_id(&closed["result"]["_meta"]["mcpl/hints"]);
     let changes = json!({
         "tools": [tool_hint("solo_answer", None, Some(false), None),
                   tool_hint("solo_hint", None, Some(false), None)],
-        "toolsets": [{"toolset": "solo", "state": "closed", "reason": "closed", "ended": id}]});
+        "toolsets": [{"toolset": "solo", "state": "closed", "reason": "closed"}]});
     assert_eq!(
         closed,
         result(
@@ -239,8 +239,14 @@ async fn a_shared_instance_ends_for_a_participant_that_is_not_connected() {
     h.sessions(2).await;
     let closed = bob.request(close(3, "nim", Some("g1"))).await;
     assert_eq!(closed["result"]["content"], json!([text("You resigned.")]));
-    let bob_id = ended_id(&closed["result"]["_meta"]["mcpl/hints"]);
-    // alice's record ended too, with the logic's reason; she learns it on her return.
+    // bob asked for his end: no record of it (§4.3, revision 4).
+    let bob_entry = &closed["result"]["_meta"]["mcpl/hints"]["toolsets"][0];
+    assert_eq!(
+        (&bob_entry["state"], bob_entry.get("ended")),
+        (&json!("closed"), None)
+    );
+    // alice's record ended too, with the logic's reason, an end she did not ask for; she
+    // learns it on her return.
     let mut alice = h.hinted("alice").await;
     let l = alice.request(list(1)).await;
     let ended = &l["result"]["ended"];
@@ -248,7 +254,7 @@ async fn a_shared_instance_ends_for_a_participant_that_is_not_connected() {
     assert_eq!(ended[0]["toolset"], "nim");
     assert_eq!(ended[0]["instance"], "g1");
     assert_eq!(ended[0]["reason"], "bob resigned; alice wins");
-    assert!(ended[0]["id"].is_string() && !bob_id.is_empty());
+    assert!(ended[0]["id"].is_string());
     assert_eq!(
         l["result"]["open"],
         json!([{"toolset": "lobby", "title": "Lobby"}])

@@ -153,7 +153,11 @@ async fn vector_18_a_proposed_name_is_used_as_given_or_refused() {
     let mut alice = h.hinted("alice").await;
     let o = alice.request(open(1, "nim", Some("my-game_1"), None)).await;
     assert_eq!(o["result"]["instance"], "my-game_1");
-    for (id, bad) in [(2, "bad.name"), (3, "-dash"), (4, "")] {
+    // §4.1 [project]: a proposed name is taken within the peer grammar (`.` and `:`
+    // included, SPEC §17.2's charset); outside it, refused, never substituted.
+    let dotted = alice.request(open(8, "nim", Some("g.1:x"), None)).await;
+    assert_eq!(dotted["result"]["instance"], "g.1:x", "{dotted:#}");
+    for (id, bad) in [(2, "bad name"), (3, "-dash/x"), (4, "")] {
         let refused = alice.request(open(id, "nim", Some(bad), None)).await;
         assert_eq!(refused["error"]["code"], -32602, "{bad}: {refused:#}");
         assert!(refused.get("result").is_none());
@@ -175,7 +179,7 @@ async fn vector_18_a_proposed_name_is_used_as_given_or_refused() {
         .iter()
         .filter_map(|r| r["instance"].as_str())
         .collect();
-    assert_eq!(open_names, ["my-game_1"]);
+    assert_eq!(open_names, ["g.1:x", "my-game_1"]);
 }
 
 #[actix::test]
@@ -216,10 +220,8 @@ async fn vector_23_the_statement_is_full_and_what_it_leaves_out_is_invisible() {
         )
         .await;
     // After closing both, the statement no longer states their tools: they are invisible.
-    let closed = alice.request(close(5, "nim", Some("g1"))).await;
-    let nim_id = ended_id(&closed["result"]["_meta"]["mcpl/hints"]);
-    let closed = alice.request(close(6, "solo", None)).await;
-    let solo_id = ended_id(&closed["result"]["_meta"]["mcpl/hints"]);
+    alice.request(close(5, "nim", Some("g1"))).await;
+    alice.request(close(6, "solo", None)).await;
     let l = alice.request(list(7)).await;
     assert_eq!(
         l["result"]["open"],
@@ -229,12 +231,8 @@ async fn vector_23_the_statement_is_full_and_what_it_leaves_out_is_invisible() {
         l["result"]["_meta"]["mcpl/hints"],
         json!({"rev": 7, "tools": [{"name": "lobby_who", "visible": true}]})
     );
-    assert_eq!(
-        l["result"]["ended"],
-        json!([
-        {"id": nim_id, "toolset": "nim", "instance": "g1", "reason": "alice resigned; bot wins", "at": "2026-11-30T12:00:00Z"},
-        {"id": solo_id, "toolset": "solo", "reason": "closed", "at": "2026-11-30T12:00:00Z"}])
-    );
+    // Both closes were asked for: no ended records (§4.3, revision 4).
+    assert_eq!(l["result"]["ended"], json!([]));
 }
 
 #[actix::test]
@@ -242,22 +240,23 @@ async fn vector_38_an_empty_statement_still_takes_a_rev() {
     let h = arcade_server().await;
     let mut alice = h.hinted("alice").await;
     let closed = alice.request(close(1, "lobby", None)).await;
-    let id = ended_id(&closed["result"]["_meta"]["mcpl/hints"]);
     assert_eq!(
         closed,
         result(
             json!(1),
             json!({"_meta": {"mcpl/hints": {"rev": 1,
             "tools": [{"name": "lobby_who", "visible": false}],
-            "toolsets": [{"toolset": "lobby", "state": "closed", "reason": "closed", "ended": id}]}}})
+            "toolsets": [{"toolset": "lobby", "state": "closed", "reason": "closed"}]}}})
         )
     );
     alice
         .expect_after(
             list(2),
-            result(json!(2), json!({"open": [],
-                "ended": [{"id": id, "toolset": "lobby", "reason": "closed", "at": "2026-11-30T12:00:00Z"}],
-                "_meta": {"mcpl/hints": {"rev": 2}}})),
+            result(
+                json!(2),
+                json!({"open": [], "ended": [],
+                "_meta": {"mcpl/hints": {"rev": 2}}}),
+            ),
         )
         .await;
 }
@@ -266,33 +265,102 @@ async fn vector_38_an_empty_statement_still_takes_a_rev() {
 async fn vector_13_ended_records_persist_across_connections_until_expiry() {
     let h = arcade_server().await;
     let mut first = h.hinted("alice").await;
-    first.request(open(1, "nim", Some("g1"), None)).await;
-    let closed = first.request(close(2, "nim", Some("g1"))).await;
-    let id = ended_id(&closed["result"]["_meta"]["mcpl/hints"]);
-    let record = json!({"id": id, "toolset": "nim", "instance": "g1",
-                        "reason": "alice resigned; bot wins", "at": "2026-11-30T12:00:00Z"});
+    first
+        .request(open(1, "nim", Some("g1"), Some(json!({"pile": 3}))))
+        .await;
+    // A game over is an end the host did not ask for: it gets a record (§4.3).
+    let over = first
+        .request(call_in(2, "take", json!({"count": 3}), "g1"))
+        .await;
+    let id = ended_id(&over["result"]["_meta"]["mcpl/hints"]);
     first.close();
     h.all_closed().await;
     // Every later connection reports it, with the same id, until it expires.
+    let mut record = None;
     for _ in 0..2 {
         let mut again = h.hinted("alice").await;
         let l = again.request(list(1)).await;
-        assert_eq!(l["result"]["ended"], json!([record]));
+        let ended = l["result"]["ended"].clone();
+        assert_eq!(ended.as_array().map(Vec::len), Some(1), "{l:#}");
+        assert_eq!(
+            (
+                &ended[0]["id"],
+                &ended[0]["toolset"],
+                &ended[0]["instance"],
+                &ended[0]["at"]
+            ),
+            (
+                &json!(id),
+                &json!("nim"),
+                &json!("g1"),
+                &json!("2026-11-30T12:00:00Z")
+            )
+        );
+        assert!(ended[0]["reason"].is_string());
+        assert_eq!(
+            *record.get_or_insert(ended.clone()),
+            ended,
+            "the same record"
+        );
         again.close();
         h.all_closed().await;
     }
+    let record = record.unwrap();
     h.clock.advance(Duration::from_secs(3599));
     let mut before = h.hinted("alice").await;
-    assert_eq!(
-        before.request(list(1)).await["result"]["ended"],
-        json!([record])
-    );
+    assert_eq!(before.request(list(1)).await["result"]["ended"], record);
     h.clock.advance(Duration::from_secs(1));
     assert_eq!(before.request(list(2)).await["result"]["ended"], json!([]));
     // A later end gets a new id, never the expired one.
-    before.request(open(3, "nim", Some("g1"), None)).await;
-    let closed = before.request(close(4, "nim", Some("g1"))).await;
-    assert_ne!(ended_id(&closed["result"]["_meta"]["mcpl/hints"]), id);
+    before
+        .request(open(3, "nim", Some("g1"), Some(json!({"pile": 3}))))
+        .await;
+    let over = before
+        .request(call_in(4, "take", json!({"count": 3}), "g1"))
+        .await;
+    assert_ne!(ended_id(&over["result"]["_meta"]["mcpl/hints"]), id);
+}
+
+/// §4.3 (revision 4: "ended records every end the host did not ask for"): a close the
+/// principal asked for is told by its own hint changes, without a record, so a later
+/// `toolsets/list` never reports it as an end "while you were away".
+#[actix::test]
+async fn boundary_03_a_close_the_principal_asked_for_leaves_no_ended_record() {
+    let h = arcade_server().await;
+    let mut first = h.hinted("alice").await;
+    let mut other = h.hinted("alice").await;
+    first.request(open(1, "nim", Some("g1"), None)).await;
+    let closed = first.request(close(2, "nim", Some("g1"))).await;
+    let entry = &closed["result"]["_meta"]["mcpl/hints"]["toolsets"][0];
+    assert_eq!(
+        (&entry["state"], entry.get("ended")),
+        (&json!("closed"), None),
+        "{closed:#}"
+    );
+    // The principal's other connection is told of the close (after the open), without a
+    // record either.
+    fn closes(m: &Value) -> Vec<Value> {
+        let changes = if m["method"] == "push/event" {
+            &m["params"]["hints"]
+        } else {
+            &m["params"]
+        };
+        changes["toolsets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["state"] == "closed")
+            .cloned()
+            .collect()
+    }
+    let told = other.next_where(|m| !closes(m).is_empty()).await;
+    assert_eq!(told["method"], "tools/hints", "{told:#}");
+    assert!(closes(&told)[0].get("ended").is_none(), "{told:#}");
+    first.close();
+    other.close();
+    h.all_closed().await;
+    let mut again = h.hinted("alice").await;
+    assert_eq!(again.request(list(1)).await["result"]["ended"], json!([]));
 }
 
 #[actix::test]

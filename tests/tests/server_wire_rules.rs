@@ -91,11 +91,20 @@ async fn the_declarations_reach_a_hinted_hosts_manifest_and_a_plain_host_sees_no
 async fn ended_records_live_as_long_as_the_configured_ttl() {
     let h = arcade_server_with(|b| b.ended_ttl(Duration::from_secs(60))).await;
     let mut alice = h.hinted("alice").await;
-    alice.request(open(1, "nim", Some("g1"), None)).await;
-    let closed = alice.request(close(2, "nim", Some("g1"))).await;
-    let id = ended_id(&closed["result"]["_meta"]["mcpl/hints"]);
-    let record = json!({"id": id, "toolset": "nim", "instance": "g1",
-                        "reason": "alice resigned; bot wins", "at": "2026-11-30T12:00:00Z"});
+    alice
+        .request(open(1, "nim", Some("g1"), Some(json!({"pile": 3}))))
+        .await;
+    // Won outright: an end the host did not ask for, so recorded (§4.3).
+    let over = alice
+        .request(call_in(2, "take", json!({"count": 3}), "g1"))
+        .await;
+    let id = ended_id(&over["result"]["_meta"]["mcpl/hints"]);
+    let listed = alice.request(list(5)).await;
+    let record = listed["result"]["ended"][0].clone();
+    assert_eq!(
+        (&record["id"], &record["at"]),
+        (&json!(id), &json!("2026-11-30T12:00:00Z"))
+    );
     h.clock.advance(Duration::from_secs(59));
     assert_eq!(
         alice.request(list(3)).await["result"]["ended"],

@@ -6,7 +6,8 @@
 //!
 //! 1. `scan`: one pass over the schema's structure (not following `$ref`). A schema nested
 //!    deeper than [`MAX_DEPTH`] levels, or with more schema nodes than the step budget, is
-//!    [`Unchecked`]. The scan also notes what the later steps must refuse.
+//!    [`Unchecked`]. The scan also notes what the later steps must refuse — among them any
+//!    `$ref` to a member no keyword makes a subschema (`x-defs`), which `strip` never sees.
 //! 2. `walk`: an estimate of the validation itself over the (schema, args) pair, following
 //!    `$ref` and every applicator as a validator would, charging one step per schema node
 //!    visited and one per `enum` entry compared. It stops as soon as the budget is spent, so
@@ -109,6 +110,13 @@ pub enum Unchecked {
         /// The reference, bounded in size.
         reference: String,
     },
+    /// A `$ref` to a member that no keyword makes a subschema (`#/x-defs/m`): the host did
+    /// not strip its regexes, so it leaves the check to the server (§6).
+    #[error("the schema refers to {reference:?}, outside the subschemas the host checks")]
+    RefOutsideSchemas {
+        /// The reference, bounded in size.
+        reference: String,
+    },
     /// `$dynamicRef` / `$recursiveRef`, which the host does not estimate.
     #[error("the schema uses dynamic references")]
     DynamicRef,
@@ -170,6 +178,13 @@ pub fn estimate(schema: &Value, args: &Value, limits: &CheckLimits) -> Result<us
         || (scanned.pattern_properties && scanned.unevaluated_properties)
     {
         return Err(Unchecked::RegexNotDroppable);
+    }
+    // Every reference, whether or not these arguments reach it: the validator compiles
+    // them all (§6: a reference to anything not stripped is left to the server).
+    for r in &scanned.ref_values {
+        if let Err(e @ Unchecked::RefOutsideSchemas { .. }) = scanned.resolve(r) {
+            return Err(e);
+        }
     }
     let budget = limits.max_steps.saturating_sub(scanned.nodes);
     let walked = walk::walk(schema, args, &scanned, limits, budget)?;

@@ -241,7 +241,18 @@ pub struct HintState {
     /// end is counted told without a second report.
     closed_locally: BTreeSet<SetKey>,
     events: SeenIds,
+    /// Instances that ended while this connection lasted, and those the last statement
+    /// lists as ended: names a host should not propose again while their end may still be
+    /// told (bounded; the oldest forgotten first).
+    retired: SeenIds,
     stats: HintStats,
+}
+
+/// How many ended instance names a connection's state remembers.
+const RETIRED_NAMES: usize = 4096;
+
+fn retired_key(toolset: &str, instance: Option<&str>) -> String {
+    format!("{toolset}\u{0}{}", instance.unwrap_or_default())
 }
 
 fn changed(cause: &Cause, change: Change) -> Output {
@@ -270,6 +281,7 @@ impl HintState {
             ended_reported: BTreeSet::new(),
             closed_locally: BTreeSet::new(),
             events: SeenIds::new(config.event_id_capacity),
+            retired: SeenIds::new(RETIRED_NAMES),
             stats: HintStats::default(),
         }
     }
@@ -652,6 +664,18 @@ impl HintState {
     pub fn is_open(&self, toolset: &str, instance: Option<&str>) -> bool {
         self.open
             .contains_key(&(toolset.to_owned(), instance.map(str::to_owned)))
+    }
+
+    /// True when the name is open, or ended recently enough that its end may still be
+    /// reported: a name a host proposing a fresh instance should not take (§4.2).
+    pub fn name_in_use(&self, toolset: &str, instance: &str) -> bool {
+        self.is_open(toolset, Some(instance))
+            || self.retired.contains(&retired_key(toolset, Some(instance)))
+    }
+
+    /// Notes that an instance ended (see [`HintState::name_in_use`]).
+    pub(super) fn retire(&mut self, toolset: &str, instance: Option<&str>) {
+        self.retired.insert(&retired_key(toolset, instance));
     }
 
     /// The open instances of an instanced toolset (§4.5: the names a call error lists).

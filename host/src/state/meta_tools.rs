@@ -232,7 +232,8 @@ impl MetaTools {
                 // A toolset name outside the grammar (a faulty server): a neutral base.
                 name = format!("i{suffix}");
             }
-            let taken = view.hints.is_some_and(|h| h.is_open(toolset, Some(&name)));
+            // Not a name open now, nor one whose end may still be told (§4.2, §4.3).
+            let taken = view.hints.is_some_and(|h| h.name_in_use(toolset, &name));
             if !taken {
                 return name;
             }

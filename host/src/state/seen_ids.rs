@@ -24,6 +24,11 @@ impl SeenIds {
         }
     }
 
+    /// True when `id` is remembered.
+    pub(crate) fn contains(&self, id: &str) -> bool {
+        self.set.contains(id)
+    }
+
     /// Records `id`; returns false when it was already there.
     pub(crate) fn insert(&mut self, id: &str) -> bool {
         if self.set.contains(id) {

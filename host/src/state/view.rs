@@ -7,7 +7,7 @@
 use super::catalog::{Catalog, ToolsetRef};
 use super::hint_state::HintState;
 use super::tool_policy::ToolPolicy;
-use mcpl_protocol::names::is_valid_name;
+use mcpl_protocol::names::check_peer_name;
 use mcpl_protocol::{Presence, Tool};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -65,10 +65,11 @@ impl Marker {
     }
 }
 
-/// A name from a server, shown as is when it fits the name grammar (§4.1), else quoted and
-/// cut, so a peer's name cannot break a marker or pose as host text.
+/// A name from a server, shown as is when it fits the peer grammar (§4.1) without a `:`
+/// (which separates a marker's toolset from its instance), else quoted and cut, so a peer's
+/// name cannot break a marker or pose as host text.
 pub fn shown_name(name: &str) -> String {
-    if is_valid_name(name) {
+    if check_peer_name(name).is_ok() && !name.contains(':') {
         name.to_owned()
     } else {
         let cut: String = name.chars().take(64).collect();

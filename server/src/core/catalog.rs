@@ -226,6 +226,21 @@ pub struct Catalog {
     by_name: HashMap<String, usize>,
     toolsets: BTreeMap<String, ToolsetEntry>,
     surface: Option<Surface>,
+    plain_hosts: PlainHosts,
+}
+
+/// What a host without `toolHints` is offered of the toolsets it cannot open itself (§8:
+/// the RFC lets a server choose).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum PlainHosts {
+    /// **\[project\]** `toolset_open`/`toolset_close` and an `instance` argument on each
+    /// instance-bound tool, so such a host can play (vectors 26, 36). The default.
+    #[default]
+    CompatTools,
+    /// Leave those toolsets out: such a host is shown only the tools outside them and those
+    /// of the toolsets implicitly open for it.
+    LeaveOut,
 }
 
 impl Catalog {
@@ -307,7 +322,14 @@ impl Catalog {
             by_name,
             toolsets: entries,
             surface,
+            plain_hosts: PlainHosts::default(),
         })
+    }
+
+    /// The same catalog offering hosts without `toolHints` `plain_hosts` (§8).
+    pub fn with_plain_hosts(mut self, plain_hosts: PlainHosts) -> Self {
+        self.plain_hosts = plain_hosts;
+        self
     }
 
     /// The same catalog with `toolHints` withdrawn (§4.1, vector 34): every host is then

@@ -36,7 +36,7 @@ mod time;
 
 pub use catalog::{
     Catalog, CatalogError, HostView, ManifestDiff, OptionsProblem, PlainCall, PlainCallError,
-    ToolDecl,
+    PlainHosts, ToolDecl,
 };
 pub use draft::HintDraft;
 pub use principal::{

@@ -143,6 +143,10 @@ pub struct PrincipalConfig {
     pub max_ended: usize,
     /// The most instances open at once; an open beyond it is refused.
     pub max_open: usize,
+    /// A closed entry names its ended record's id (`ended`, §4.3 **\[project\]**, default
+    /// on), so a host counts the end told and a later statement does not tell it again.
+    /// The RFC does not require it; off, a host matches the record by its instance.
+    pub ended_ids_on_closes: bool,
 }
 
 impl Default for PrincipalConfig {
@@ -151,6 +155,7 @@ impl Default for PrincipalConfig {
             ended_ttl: Duration::from_secs(3600),
             max_ended: 1024,
             max_open: 64,
+            ended_ids_on_closes: true,
         }
     }
 }
@@ -245,10 +250,10 @@ pub struct Opened {
 /// An instance that ended.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Ended {
-    /// Its ended record (§4.3).
-    pub record: EndedRecord,
-    /// `{toolset, instance, state: "closed", reason, ended: id}` (§4.3) and `visible: false`
-    /// for each tool that was visible in it.
+    /// Its ended record (§4.3); none for a close the principal asked for.
+    pub record: Option<EndedRecord>,
+    /// `{toolset, instance, state: "closed", reason, ended: id}` (§4.3; no `ended` when
+    /// asked for) and `visible: false` for each tool that was visible in it.
     pub draft: HintDraft,
     /// What it was when it ended.
     pub instance: OpenInstance,

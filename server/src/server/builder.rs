@@ -4,7 +4,7 @@
 use super::{Inner, Server, build_catalog};
 use crate::author::Toolset;
 use crate::clock::{Clock, SystemClock};
-use crate::core::{CatalogError, EndedIds, PrincipalConfig, ToolDecl};
+use crate::core::{CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
 use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed};
 use mcpl_protocol::mcp::{Implementation, LoggingLevel, Tool};
@@ -72,6 +72,7 @@ pub struct ServerBuilder {
     principal_config: PrincipalConfig,
     clock: Arc<dyn Clock>,
     logging: Option<LoggingLevel>,
+    plain_hosts: PlainHosts,
 }
 
 impl ServerBuilder {
@@ -106,6 +107,7 @@ impl ServerBuilder {
             principal_config: PrincipalConfig::default(),
             clock: Arc::new(SystemClock),
             logging: None,
+            plain_hosts: PlainHosts::default(),
         }
     }
 
@@ -182,6 +184,20 @@ impl ServerBuilder {
     /// they do). When not, they end then, each with an ended record (§4.6).
     pub fn keep_toolsets(mut self, keep: bool) -> Self {
         self.keep_toolsets = keep;
+        self
+    }
+
+    /// What a host without `toolHints` is offered of the toolsets it cannot open itself
+    /// (§8; default [`PlainHosts::CompatTools`]).
+    pub fn plain_hosts(mut self, plain_hosts: PlainHosts) -> Self {
+        self.plain_hosts = plain_hosts;
+        self
+    }
+
+    /// Whether a closed entry names its ended record's id (default yes; see
+    /// [`PrincipalConfig::ended_ids_on_closes`]).
+    pub fn ended_ids_on_closes(mut self, on: bool) -> Self {
+        self.principal_config.ended_ids_on_closes = on;
         self
     }
 
@@ -277,7 +293,7 @@ impl ServerBuilder {
             self.manifest.surface = self.surface;
         }
         manifest::check(&self.manifest)?;
-        let catalog = build_catalog(self.tools.clone(), &self.manifest)?;
+        let catalog = build_catalog(self.tools.clone(), &self.manifest, self.plain_hosts)?;
         for name in logic.keys() {
             if catalog.toolset(name).is_none() {
                 return Err(BuildError::UndeclaredToolset(name.clone()));
@@ -310,6 +326,7 @@ impl ServerBuilder {
                 clock: self.clock,
                 ended_ids,
                 logging: self.logging,
+                plain_hosts: self.plain_hosts,
                 sessions: Mutex::new(HashMap::new()),
                 live_sessions,
                 principals: Mutex::new(HashMap::new()),

@@ -15,7 +15,7 @@ use crate::actors::instance::{Invitation, InvitationWithdrawn};
 use crate::actors::principal::{Attach, Detach, PrincipalActor, SwapCatalog};
 use crate::author::ToolsetLogic;
 use crate::clock::Clock;
-use crate::core::{Catalog, CatalogError, EndedIds, PrincipalConfig, ToolDecl};
+use crate::core::{Catalog, CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
 use crate::session::{Session, SessionHandle, SessionId};
 use crate::tool::ErasedHandler;
@@ -77,6 +77,8 @@ pub(crate) struct Inner {
     ended_ids: EndedIds,
     /// MCP logging, when offered: the level each session starts at.
     logging: Option<LoggingLevel>,
+    /// What hosts without `toolHints` are offered (§8).
+    plain_hosts: PlainHosts,
     sessions: Mutex<HashMap<SessionId, Addr<Session>>>,
     live_sessions: watch::Sender<usize>,
     principals: Mutex<HashMap<Principal, PrincipalEntry>>,
@@ -173,7 +175,11 @@ impl Server {
     /// to RFC-014's members). A toolset declared anew without logic opens plain instances.
     pub fn replace_manifest(&self, new: McplManifest) -> Result<(), ManifestError> {
         manifest::check(&new)?;
-        let catalog = Arc::new(build_catalog(self.inner.tools.clone(), &new)?);
+        let catalog = Arc::new(build_catalog(
+            self.inner.tools.clone(),
+            &new,
+            self.inner.plain_hosts,
+        )?);
         {
             // Both under the manifest's lock, so two replacements cannot cross.
             let mut m = self
@@ -443,8 +449,10 @@ impl Server {
 pub(crate) fn build_catalog(
     tools: Vec<ToolDecl>,
     manifest: &McplManifest,
+    plain_hosts: PlainHosts,
 ) -> Result<Catalog, CatalogError> {
-    let catalog = Catalog::new(tools, manifest.toolsets.clone(), manifest.surface.clone())?;
+    let catalog = Catalog::new(tools, manifest.toolsets.clone(), manifest.surface.clone())?
+        .with_plain_hosts(plain_hosts);
     Ok(if manifest.has_tool_hints() {
         catalog
     } else {

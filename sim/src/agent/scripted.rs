@@ -432,7 +432,7 @@ impl ScriptedAgent {
             ),
             (3, _) => (
                 "toolsets--open".to_owned(),
-                json!({"toolset": "go", "instance": "bad.name"}),
+                json!({"toolset": "go", "instance": "bad name"}),
             ),
             (4, _) => (
                 "toolsets--close".to_owned(),

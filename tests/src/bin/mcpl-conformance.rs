@@ -6,10 +6,13 @@
 //!                  [--token TOKEN] [--timeout-ms MS] [--only N,N,…] [--server-stderr]
 //! ```
 //!
-//! Prints one line per vector (`vector 05 …: pass`, `fail: why`, `skip: why`) and a closing
-//! `N passed, N failed (N skipped)` line; exits 1 when any failed, 2 on bad usage. With
-//! `--cmd` the program is spawned afresh for every connection and spoken to over its
-//! stdin/stdout; vectors that need two connections of one principal are skipped then.
+//! Prints one line per vector — `vector 05 …: pass [RFC]`, `fail [RFC]: why`, `skip [RFC]:
+//! why`, then `; departs [fixture]: why` for each of the fixture contract's choices the
+//! server does not make — and a closing `N passed, N failed (N skipped) [RFC]; fixture
+//! contract: N departed` line. Exits 1 when an RFC check failed (with `--strict`, also when
+//! the server departs from the fixture contract), 2 on bad usage. With `--cmd` the program
+//! is spawned afresh for every connection and spoken to over its stdin/stdout; vectors
+//! that need two connections of one principal are skipped then.
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
 use mcpl_tests::conformance::{RunOptions, Target, run};
@@ -55,6 +58,10 @@ struct ServerArgs {
     /// Let a spawned server's stderr through.
     #[arg(long)]
     server_stderr: bool,
+    /// Fail on departures from the fixture contract's choices too (not only on RFC-014's
+    /// MUSTs).
+    #[arg(long)]
+    strict: bool,
 }
 
 #[tokio::main]
@@ -86,6 +93,7 @@ async fn main() -> ExitCode {
         ..RunOptions::new(target)
     };
     let only = (!args.only.is_empty()).then_some(args.only.as_slice());
+    let strict = args.strict;
     let report = run(&opts, only, |line| {
         let mut out = std::io::stdout().lock();
         // A closed stdout leaves nobody to tell; the exit code still says how it went.
@@ -94,7 +102,7 @@ async fn main() -> ExitCode {
     })
     .await;
     println!("{}", report.summary());
-    if report.failed() > 0 {
+    if report.failed() > 0 || (strict && report.departed() > 0) {
         ExitCode::FAILURE
     } else {
         ExitCode::SUCCESS

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! mcpl-fixture-server (--stdio | --ws ADDR | --http ADDR) [--token SECRET=NAME]…
-//!                     [--misbehave skip-rev|list-changed]
+//!                     [--misbehave skip-rev|list-changed] [--other-choices]
 //! ```
 //!
 //! A network listener prints the URL it serves (`ws://ADDR`, `http://ADDR/mcp`) as the first
@@ -11,7 +11,10 @@
 //! killed. `--stdio` serves one connection on stdin/stdout and exits when stdin closes.
 //! Connections without a token are let in, each its own anonymous principal; the token
 //! `conformance` (and any `--token`) authenticates a named principal whose connections
-//! share toolsets. `--misbehave` breaks a rule on purpose, to show the runner fails.
+//! share toolsets. `--misbehave` breaks a rule on purpose, to show the runner fails;
+//! `--other-choices` makes the other legal choices where RFC-014 leaves one (toolsets left
+//! out for hosts without `toolHints`, no ended id on closed entries), to show the runner
+//! tells the RFC's MUSTs from the fixture contract's choices.
 
 use anyhow::{Context, bail};
 use clap::{ArgGroup, Parser};
@@ -45,6 +48,9 @@ struct Cli {
     /// (notifications/tools/list_changed after every result with hints).
     #[arg(long, value_name = "KIND")]
     misbehave: Option<Misbehave>,
+    /// Make the other legal choices where RFC-014 leaves one (see the docs above).
+    #[arg(long)]
+    other_choices: bool,
 }
 
 fn options(cli: &Cli) -> anyhow::Result<ServerOptions> {
@@ -78,7 +84,12 @@ fn main() -> anyhow::Result<()> {
     let opts = Arc::new(options(&cli)?);
     let how = cli.misbehave;
     actix::System::new().block_on(async move {
-        let server = fixture::build().context("building the fixture server")?;
+        let choices = if cli.other_choices {
+            fixture::Choices::Other
+        } else {
+            fixture::Choices::Fixture
+        };
+        let server = fixture::build_with(choices).context("building the fixture server")?;
         if cli.stdio {
             let (conn, drained) = stdio::serve_stdio_drained(&opts);
             let mut sessions = server.watch_sessions();

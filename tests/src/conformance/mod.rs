@@ -29,7 +29,7 @@ pub mod wire;
 
 pub use error::{Checked, VectorError};
 pub use peer::{HostKind, Peer, PushAnswer};
-pub use run::{Line, Outcome, Report, Vector, run};
+pub use run::{Kind, Line, Outcome, Report, Vector, run};
 pub use target::{Ctx, Need, RunOptions, Target};
 
 /// Every check the runner makes, in order: the contract check (number 0) and the

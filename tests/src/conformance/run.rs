@@ -1,5 +1,10 @@
 //! Running the vectors: each against fresh connections, one after another, a line per
-//! vector (`pass`, `fail: why`, `skip: why`), and the tally.
+//! vector, and the tally.
+//!
+//! Every line says which of its checks are **RFC-014's MUSTs** (`[RFC]`: pass, fail, skip)
+//! and which are **the fixture contract's choices** (`[fixture]`: the readings this project
+//! made where the RFC leaves a choice, `tests/CONFORMANCE.md`). A server that makes other
+//! legal choices passes every `[RFC]` check and is told where it departs from the fixture.
 
 use super::error::Checked;
 use super::target::{Ctx, Need, RunOptions};
@@ -12,10 +17,21 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// A vector's run, borrowing its context.
 pub type VectorFuture<'a> = Pin<Box<dyn Future<Output = Checked> + 'a>>;
 
+/// What a vector's own pass or fail is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// RFC-014's MUSTs (with the fixture's choices noted on the way).
+    Rfc,
+    /// The fixture contract alone (vector 0: the names the vectors rely on).
+    Fixture,
+}
+
 /// One server-side check: a vector of spec §9 (or the contract check, number 0).
 pub struct Vector {
     /// Its number in §9 (0: the fixture contract itself).
     pub number: u8,
+    /// What its pass or fail is about.
+    pub kind: Kind,
     /// What it checks, in a few words.
     pub title: &'static str,
     /// What the target must offer for it to run.
@@ -42,8 +58,13 @@ pub struct Line {
     pub number: u8,
     /// Its title.
     pub title: &'static str,
+    /// What its outcome is about.
+    pub kind: Kind,
     /// How it went.
     pub outcome: Outcome,
+    /// Where the server departs from the fixture contract's choices (not failures of the
+    /// RFC).
+    pub departures: Vec<String>,
 }
 
 impl fmt::Display for Line {
@@ -53,11 +74,19 @@ impl fmt::Display for Line {
         } else {
             write!(f, "vector {:02} {}: ", self.number, self.title)?;
         }
+        let tag = match self.kind {
+            Kind::Rfc => "[RFC]",
+            Kind::Fixture => "[fixture]",
+        };
         match &self.outcome {
-            Outcome::Pass => write!(f, "pass"),
-            Outcome::Fail(why) => write!(f, "fail: {why}"),
-            Outcome::Skip(why) => write!(f, "skip: {why}"),
+            Outcome::Pass => write!(f, "pass {tag}")?,
+            Outcome::Fail(why) => write!(f, "fail {tag}: {why}")?,
+            Outcome::Skip(why) => write!(f, "skip {tag}: {why}")?,
         }
+        for d in &self.departures {
+            write!(f, "; departs [fixture]: {d}")?;
+        }
+        Ok(())
     }
 }
 
@@ -73,28 +102,49 @@ impl Report {
         self.lines.iter().filter(|l| f(&l.outcome)).count()
     }
 
-    /// How many passed.
+    /// How many RFC vectors passed.
     pub fn passed(&self) -> usize {
-        self.count(|o| *o == Outcome::Pass)
+        self.rfc(|o| *o == Outcome::Pass)
     }
 
-    /// How many failed.
+    /// How many RFC vectors failed.
     pub fn failed(&self) -> usize {
-        self.count(|o| matches!(o, Outcome::Fail(_)))
+        self.rfc(|o| matches!(o, Outcome::Fail(_)))
     }
 
-    /// How many were skipped.
+    /// How many vectors were skipped.
     pub fn skipped(&self) -> usize {
         self.count(|o| matches!(o, Outcome::Skip(_)))
     }
 
-    /// The closing line: `N passed, N failed (N skipped)`.
+    fn rfc(&self, f: impl Fn(&Outcome) -> bool) -> usize {
+        self.lines
+            .iter()
+            .filter(|l| l.kind == Kind::Rfc && f(&l.outcome))
+            .count()
+    }
+
+    /// How many lines depart from the fixture contract: a failed contract check, or a
+    /// vector with departures noted.
+    pub fn departed(&self) -> usize {
+        self.lines
+            .iter()
+            .filter(|l| {
+                !l.departures.is_empty()
+                    || (l.kind == Kind::Fixture && matches!(l.outcome, Outcome::Fail(_)))
+            })
+            .count()
+    }
+
+    /// The closing line: `N passed, N failed (N skipped) [RFC]; fixture contract: N lines
+    /// depart`.
     pub fn summary(&self) -> String {
         format!(
-            "{} passed, {} failed ({} skipped)",
+            "{} passed, {} failed ({} skipped) [RFC]; fixture contract: {} departed",
             self.passed(),
             self.failed(),
-            self.skipped()
+            self.skipped(),
+            self.departed()
         )
     }
 }
@@ -111,18 +161,20 @@ pub async fn run(opts: &RunOptions, only: Option<&[u8]>, mut each: impl FnMut(&L
         if only.is_some_and(|o| !o.contains(&v.number)) {
             continue;
         }
-        let outcome = match v
+        let (outcome, departures) = match v
             .needs
             .iter()
             .find(|n| **n == Need::SharedPrincipal && !opts.target.shares_principals())
         {
-            Some(need) => Outcome::Skip(need.why_missing().to_owned()),
+            Some(need) => (Outcome::Skip(need.why_missing().to_owned()), Vec::new()),
             None => run_one(opts, v, &nonce).await,
         };
         let line = Line {
             number: v.number,
             title: v.title,
+            kind: v.kind,
             outcome,
+            departures,
         };
         each(&line);
         report.lines.push(line);
@@ -130,14 +182,15 @@ pub async fn run(opts: &RunOptions, only: Option<&[u8]>, mut each: impl FnMut(&L
     report
 }
 
-async fn run_one(opts: &RunOptions, v: &Vector, nonce: &str) -> Outcome {
+async fn run_one(opts: &RunOptions, v: &Vector, nonce: &str) -> (Outcome, Vec<String>) {
     let ctx = Ctx::new(opts.clone(), v.number, nonce.to_owned());
     let limit = opts.limit * VECTOR_LIMIT_FACTOR;
-    match tokio::time::timeout(limit, (v.run)(&ctx)).await {
+    let outcome = match tokio::time::timeout(limit, (v.run)(&ctx)).await {
         Ok(Ok(())) => Outcome::Pass,
         Ok(Err(e)) => Outcome::Fail(e.to_string()),
         Err(_) => Outcome::Fail(format!("the vector took more than {limit:?}")),
-    }
+    };
+    (outcome, ctx.departures())
 }
 
 /// Six hex digits telling this run's names from other runs' on a long-lived server.

@@ -74,11 +74,13 @@ impl Need {
     }
 }
 
-/// What a vector runs with: its connections and names unique to the run.
+/// What a vector runs with: its connections, names unique to the run, and the departures
+/// from the fixture contract's choices noted on the way.
 pub struct Ctx {
     opts: RunOptions,
     vector: u8,
     nonce: String,
+    departures: std::cell::RefCell<Vec<String>>,
 }
 
 impl Ctx {
@@ -88,7 +90,23 @@ impl Ctx {
             opts,
             vector,
             nonce,
+            departures: Default::default(),
         }
+    }
+
+    /// Checks one of the **fixture contract's choices** — a reading this project made where
+    /// RFC-014 leaves a choice (compat tools for plain hosts, the `ended` id on a closed
+    /// entry, the name grammar, a tool error's wording). A departure is noted, not failed:
+    /// the vector goes on to the RFC's MUSTs, and the report says which is which.
+    pub fn choice(&self, holds: bool, what: impl FnOnce() -> String) {
+        if !holds {
+            self.departures.borrow_mut().push(what());
+        }
+    }
+
+    /// The departures noted so far.
+    pub fn departures(&self) -> Vec<String> {
+        self.departures.borrow().clone()
     }
 
     /// A name unique to this run and vector, valid as an instance name (§4.1).

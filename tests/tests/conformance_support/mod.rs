@@ -122,37 +122,54 @@ pub fn conformance(args: &[&str]) -> Run {
     }
 }
 
-/// Asserts every check of the runner passed, except `skipped` (each with a reason), and
-/// the run exited successfully with the matching tally.
+/// Asserts every check of the runner passed, except `skipped` (each with a reason), with no
+/// departure from the fixture contract, and the run exited successfully with the matching
+/// tally.
 pub fn assert_all_pass(run: &Run, skipped: &[u8]) {
+    assert_rfc_passes(run, skipped, &[]);
+    assert!(run.status.success(), "{}", run.dump());
+}
+
+/// Asserts every RFC check passed, except `skipped`, and that exactly the vectors in
+/// `departing` noted departures from the fixture contract.
+pub fn assert_rfc_passes(run: &Run, skipped: &[u8], departing: &[u8]) {
     let all = mcpl_tests::conformance::vectors();
     for v in all {
         let line = run.line(v.number);
+        let tag = if v.number == 0 { "[fixture]" } else { "[RFC]" };
         if skipped.contains(&v.number) {
             assert!(
-                line.contains(": skip: ") && !line.ends_with(": skip: "),
+                line.contains(&format!(": skip {tag}: ")),
                 "vector {} should be skipped, with a reason: {line}\n{}",
                 v.number,
                 run.dump()
             );
         } else {
             assert!(
-                line.ends_with(": pass"),
+                line.contains(&format!(": pass {tag}")),
                 "vector {} did not pass: {line}\n{}",
+                v.number,
+                run.dump()
+            );
+            assert_eq!(
+                line.contains("departs [fixture]"),
+                departing.contains(&v.number),
+                "vector {}: {line}\n{}",
                 v.number,
                 run.dump()
             );
         }
     }
+    let rfc = all.len() - 1;
     assert_eq!(
         run.summary(),
         format!(
-            "{} passed, 0 failed ({} skipped)",
-            all.len() - skipped.len(),
-            skipped.len()
+            "{} passed, 0 failed ({} skipped) [RFC]; fixture contract: {} departed",
+            rfc - skipped.len(),
+            skipped.len(),
+            departing.len()
         ),
         "{}",
         run.dump()
     );
-    assert!(run.status.success(), "{}", run.dump());
 }

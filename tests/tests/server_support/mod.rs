@@ -147,6 +147,16 @@ impl Client {
         }
     }
 
+    /// The next message matching `pred`; those before it are dropped.
+    pub async fn next_where(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
+        loop {
+            let m = self.recv().await;
+            if pred(&m) {
+                return m;
+            }
+        }
+    }
+
     /// Asserts the next message is exactly `expected`.
     pub async fn expect(&mut self, expected: Value) {
         let got = self.recv().await;

@@ -4,7 +4,7 @@
 
 use super::{CheckLimits, Unchecked};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 /// Keywords whose value is one subschema (`items` also takes the array form, draft ≤ 2019-09).
 pub(super) const ONE: &[&str] = &[
@@ -83,6 +83,50 @@ pub(super) struct Scanned<'a> {
     pub anchors: HashMap<&'a str, &'a Value>,
     /// The root, for `#` references.
     pub root: Option<&'a Value>,
+    /// Every `$ref` value, wherever it sits.
+    pub ref_values: Vec<&'a Value>,
+    /// The address of every schema node visited: the positions `strip` copies without
+    /// their regexes. A `$ref` to anything else is left to the server (§6).
+    pub schema_nodes: HashSet<*const Value>,
+}
+
+impl<'a> Scanned<'a> {
+    /// Resolves a `$ref` within the schema — `#`, `#/json/pointer` or `#name` — to a
+    /// subschema position this scan visited. A reference elsewhere (`#/x-defs/m`: a member
+    /// no keyword makes a subschema) would have the validator use what the host never
+    /// stripped of its `pattern`s, so it is [`Unchecked::RefOutsideSchemas`] (§6: the host
+    /// never runs a server's regex).
+    pub(super) fn resolve(&self, r: &Value) -> Result<&'a Value, Unchecked> {
+        let reference = || super::cut(&r.to_string(), 120);
+        let unresolvable = || Unchecked::UnresolvableRef {
+            reference: reference(),
+        };
+        let Value::String(r) = r else {
+            return Err(unresolvable());
+        };
+        let root = self.root.ok_or_else(unresolvable)?;
+        if self.nested_id {
+            return Err(unresolvable());
+        }
+        let Some(fragment) = r.strip_prefix('#') else {
+            return Err(unresolvable());
+        };
+        let fragment = super::walk::percent_decode(fragment).ok_or_else(unresolvable)?;
+        let target = if fragment.is_empty() {
+            Some(root)
+        } else if fragment.starts_with('/') {
+            root.pointer(&fragment)
+        } else {
+            self.anchors.get(fragment.as_str()).copied()
+        }
+        .ok_or_else(unresolvable)?;
+        if !self.schema_nodes.contains(&(target as *const Value)) {
+            return Err(Unchecked::RefOutsideSchemas {
+                reference: reference(),
+            });
+        }
+        Ok(target)
+    }
 }
 
 /// Scans `schema`, failing as soon as it is too deep or too large.
@@ -108,6 +152,7 @@ fn visit<'a>(
         });
     }
     s.nodes += 1;
+    s.schema_nodes.insert(schema as *const Value);
     if s.nodes > limits.max_steps {
         return Err(Unchecked::TooManySteps {
             limit: limits.max_steps,
@@ -124,7 +169,10 @@ fn visit<'a>(
     }
     s.pattern_properties |= has_pattern_props;
     s.unevaluated_properties |= obj.contains_key("unevaluatedProperties");
-    s.refs |= obj.contains_key("$ref");
+    if let Some(r) = obj.get("$ref") {
+        s.refs = true;
+        s.ref_values.push(r);
+    }
     s.dynamic_refs |= obj.contains_key("$dynamicRef") || obj.contains_key("$recursiveRef");
     if let Some(Value::String(id)) = obj.get("$id") {
         match id.strip_prefix('#') {

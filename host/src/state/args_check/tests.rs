@@ -300,6 +300,39 @@ fn references_outside_the_schema_are_not_resolved() {
     );
 }
 
+/// §6, §7: a reference into a member no keyword makes a subschema (the issue's
+/// `x-defs`) reaches what the host never stripped of its regexes; the check is left to the
+/// server, whether or not the arguments reach the reference.
+#[test]
+fn boundary_02_a_reference_outside_the_known_keywords_is_left_to_the_server() {
+    let schema = json!({"x-defs": {"m": {"type": "string", "pattern": "^[a-c]+$"}},
+                        "properties": {"move": {"$ref": "#/x-defs/m"}}});
+    for args in [json!({"move": "zzz"}), json!({"move": "abc"}), json!({})] {
+        assert!(
+            matches!(
+                unchecked(check(&schema, &args)),
+                Unchecked::RefOutsideSchemas { .. }
+            ),
+            "{args}"
+        );
+    }
+    // An anchor there is never found, so it is not followed either.
+    let anchored = json!({"x-defs": {"m": {"$anchor": "m", "pattern": "^a$"}},
+                          "properties": {"move": {"$ref": "#m"}}});
+    assert!(matches!(
+        unchecked(check(&anchored, &json!({"move": "b"}))),
+        Unchecked::UnresolvableRef { .. }
+    ));
+    // The same definition under `$defs` is a subschema: stripped, and checked.
+    let known = json!({"$defs": {"m": {"type": "string", "pattern": "^[a-c]+$"}},
+                       "properties": {"move": {"$ref": "#/$defs/m"}}});
+    assert_eq!(check(&known, &json!({"move": "zzz"})), ArgCheck::Valid);
+    assert!(matches!(
+        check(&known, &json!({"move": 3})),
+        ArgCheck::Invalid(_)
+    ));
+}
+
 #[test]
 fn references_within_the_schema_are_followed() {
     let schema = json!({"$defs": {"pt": {"type": "string", "minLength": 2}},

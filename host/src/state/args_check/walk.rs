@@ -170,35 +170,14 @@ impl<'a> Walker<'_, 'a> {
         Ok(())
     }
 
-    /// Resolves a `$ref` within the schema: `#`, `#/json/pointer`, or `#name`.
+    /// Resolves a `$ref` (see [`Scanned::resolve`]).
     fn resolve(&self, r: &Value) -> Result<&'a Value, Unchecked> {
-        let unresolvable = || Unchecked::UnresolvableRef {
-            reference: super::cut(&r.to_string(), 120),
-        };
-        let Value::String(r) = r else {
-            return Err(unresolvable());
-        };
-        let root = self.scanned.root.ok_or_else(unresolvable)?;
-        if self.scanned.nested_id {
-            return Err(unresolvable());
-        }
-        let Some(fragment) = r.strip_prefix('#') else {
-            return Err(unresolvable());
-        };
-        let fragment = percent_decode(fragment).ok_or_else(unresolvable)?;
-        let target = if fragment.is_empty() {
-            Some(root)
-        } else if fragment.starts_with('/') {
-            root.pointer(&fragment)
-        } else {
-            self.scanned.anchors.get(fragment.as_str()).copied()
-        };
-        target.ok_or_else(unresolvable)
+        self.scanned.resolve(r)
     }
 }
 
 /// Decodes `%XX` escapes in a URI fragment; None when malformed or not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
+pub(super) fn percent_decode(s: &str) -> Option<String> {
     let bytes = s.as_bytes();
     let mut out = Vec::with_capacity(bytes.len());
     let mut i = 0;

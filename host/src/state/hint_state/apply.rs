@@ -199,6 +199,7 @@ impl HintState {
     /// Forgets visibility and definitions held for a closed toolset or instance. Nothing is
     /// reported for them: the close is the news.
     pub(super) fn drop_instance_state(&mut self, set: &SetKey) {
+        self.retire(&set.0, set.1.as_deref());
         let covered: Vec<ToolKey> = self
             .visible
             .iter()

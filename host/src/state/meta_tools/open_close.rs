@@ -4,7 +4,7 @@ use super::resolve::{self, Kind};
 use super::{After, GroupPlan, MetaError, MetaTools, Outgoing, Plan, SendPlan, World, args};
 use crate::state::args_check::{self, ArgCheck};
 use crate::state::view::Marker;
-use mcpl_protocol::names::check_name;
+use mcpl_protocol::names::check_peer_name;
 use mcpl_protocol::toolsets::{ToolsetsCloseParams, ToolsetsOpenParams};
 use serde_json::Value;
 
@@ -40,7 +40,10 @@ impl MetaTools {
             (false, Some(_)) => return Err(MetaError::NoInstances { marker }),
             (false, None) => None,
             (true, Some(name)) => {
-                check_name(&name).map_err(|error| MetaError::BadInstanceName {
+                // §4.1 [project]: any name within the peer grammar goes out (another
+                // server may have named an instance `g.1`); names this host proposes keep
+                // the stricter grammar.
+                check_peer_name(&name).map_err(|error| MetaError::BadInstanceName {
                     name: name.clone(),
                     error,
                 })?;

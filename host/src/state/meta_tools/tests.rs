@@ -289,6 +289,43 @@ fn open_proposes_a_fresh_valid_instance_name() {
     assert_eq!(m.propose_instance(&views[0], "-bad.name"), "i-h72");
 }
 
+/// §4.2, §4.3: a name whose end the server still reports (an ended record in the
+/// statement, or an instance that closed on this connection) is not proposed again, so
+/// the agent never hears of an end and an open under one marker together.
+#[test]
+fn boundary_09_a_name_whose_end_is_still_reported_is_not_proposed() {
+    let mut h = Host::with_arcade("arcade", true);
+    let name = |p: Plan| match sent(p).request {
+        Outgoing::Open(o) => o.instance.unwrap(),
+        _ => unreachable!(),
+    };
+    let ended = mcpl_protocol::toolsets::EndedRecord {
+        id: "e-1".into(),
+        toolset: "game".into(),
+        instance: Some("game-1".into()),
+        reason: "White won".into(),
+        at: "2026-12-01T12:00:00Z".into(),
+    };
+    h.statement(
+        0,
+        &changes(2, vec![vis("seek", None, true)], vec![]),
+        &[open_rec("lobby", None)],
+        &[ended],
+    );
+    assert_eq!(name(h.plan(OPEN, json!({"toolset": "game"}))), "game-2");
+    // One that closes on this connection is retired too.
+    open_game(&mut h, "game-3", 3);
+    h.standalone(
+        0,
+        changes(
+            4,
+            vec![],
+            vec![set("game", Some("game-3"), ToolsetState::Closed)],
+        ),
+    );
+    assert_eq!(name(h.plan(OPEN, json!({"toolset": "game"}))), "game-4");
+}
+
 proptest::proptest! {
     /// Whatever the model sends as arguments, to whichever tool name, planning never
     /// panics, and a refusal is an error result.
@@ -321,10 +358,10 @@ proptest::proptest! {
 fn open_checks_the_instance_name_and_the_options_before_sending() {
     let mut h = Host::with_arcade("arcade", true);
     assert_eq!(
-        refused(h.plan(OPEN, json!({"toolset": "game", "instance": "a:b"}))),
+        refused(h.plan(OPEN, json!({"toolset": "game", "instance": "a b"}))),
         MetaError::BadInstanceName {
-            name: "a:b".into(),
-            error: NameError::BadChar(':')
+            name: "a b".into(),
+            error: NameError::BadChar(' ')
         }
     );
     match refused(h.plan(OPEN, json!({"toolset": "game", "options": {"size": 10}}))) {
@@ -345,6 +382,22 @@ fn open_checks_the_instance_name_and_the_options_before_sending() {
         refused(h.plan(OPEN, json!({"toolset": "chess"}))),
         MetaError::UnknownToolset { known, .. } if known == ["[arcade/game]", "[arcade/lobby]", "[arcade/notes]"]
     ));
+}
+
+/// §4.1 [project]: a name another server may have given an instance (`g.1`, `a:b`) is
+/// within the peer grammar, so it goes out, and the host can adopt such an instance.
+#[test]
+fn boundary_08_an_instance_named_within_the_peer_grammar_goes_out() {
+    let mut h = Host::with_arcade("arcade", true);
+    for name in ["g.1", "a:b"] {
+        let s = sent(h.plan(OPEN, json!({"toolset": "game", "instance": name})));
+        assert_eq!(
+            s.after,
+            After::Open {
+                marker: Marker::new("arcade", "game", Some(name))
+            }
+        );
+    }
 }
 
 #[test]

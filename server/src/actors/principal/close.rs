@@ -101,11 +101,15 @@ impl PrincipalActor {
             answers: Vec::new(),
             holds: Vec::new(),
         };
+        // §4.3 (revision 4): the principal asked for this end, whatever the logic's batch
+        // says of it, so it leaves no ended record.
+        self.closing = Some(key.clone());
         if let Some(batch) = batch {
             applied = self.apply(batch, false);
         }
+        self.closing = None;
         if self.state.instance(&key).is_some()
-            && let Ok(ended) = self.state.end(&key, REASON_CLOSED, self.server.now())
+            && let Ok(ended) = self.state.end_asked(&key, REASON_CLOSED)
         {
             applied.draft.append(ended.draft);
         }

@@ -89,8 +89,14 @@ impl PrincipalActor {
             }
         }
         if let Some(reason) = batch.ended {
-            // §4.3: every end gets a record, told to every connection now.
-            if let Ok(ended) = self.state.end(key, &reason, self.server.now()) {
+            // §4.3: every end the principal did not ask for gets a record, told to every
+            // connection now; the one it is closing (`close.rs`) gets none.
+            let ended = if self.closing.as_ref() == Some(key) {
+                self.state.end_asked(key, &reason)
+            } else {
+                self.state.end(key, &reason, self.server.now())
+            };
+            if let Ok(ended) = ended {
                 applied.draft.append(ended.draft);
             }
             if let Some(link) = self.links.remove(key) {

@@ -64,6 +64,9 @@ pub(crate) struct PrincipalActor {
     links: BTreeMap<InstanceKey, InstanceLink>,
     invitations: BTreeMap<InstanceKey, Pending>,
     retire_timer: Option<SpawnHandle>,
+    /// The instance this principal is closing on its own request, while the logic's
+    /// answer is applied: its end leaves no ended record (§4.3, `close.rs`).
+    closing: Option<InstanceKey>,
 }
 
 impl PrincipalActor {
@@ -82,6 +85,7 @@ impl PrincipalActor {
             links: BTreeMap::new(),
             invitations: BTreeMap::new(),
             retire_timer: None,
+            closing: None,
         }
     }
 

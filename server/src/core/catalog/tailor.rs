@@ -13,7 +13,7 @@
 //!   [`INSTANCE_ARG`] string argument. [`Catalog::plain_call`] turns such a host's
 //!   `tools/call` back into an open, a close, or a tool call with its instance.
 
-use super::Catalog;
+use super::{Catalog, PlainHosts};
 use mcpl_protocol::mcp::{CallToolResult, ListToolsResult, Tool};
 use mcpl_protocol::meta::Meta;
 use mcpl_protocol::names::MAX_NAME_LEN;
@@ -163,11 +163,20 @@ impl Catalog {
     }
 
     /// Plain MCP tools (§8): no hint `_meta`, an optional [`INSTANCE_ARG`] on instance-bound
-    /// tools, and the compat tools when some toolset is not implicitly open.
+    /// tools, and the compat tools when some toolset is not implicitly open — or, with
+    /// [`PlainHosts::LeaveOut`], without the tools of those toolsets at all.
     pub fn plain_tools(&self) -> Vec<Tool> {
+        let explicit = self.explicit_toolsets();
+        let leave_out = self.plain_hosts == PlainHosts::LeaveOut;
         let mut tools: Vec<Tool> = self
             .tools
             .iter()
+            .filter(|d| {
+                !leave_out
+                    || self
+                        .declared_toolset_of(d.name())
+                        .is_none_or(|ts| !explicit.contains(&ts))
+            })
             .map(|d| {
                 let mut tool = d.tool().clone();
                 if let Some(ts) = self
@@ -179,8 +188,7 @@ impl Catalog {
                 tool
             })
             .collect();
-        let explicit = self.explicit_toolsets();
-        if !explicit.is_empty() {
+        if !explicit.is_empty() && !leave_out {
             tools.push(self.open_tool(&explicit));
             tools.push(self.close_tool(&explicit));
         }
@@ -261,7 +269,8 @@ impl Catalog {
         name: &str,
         arguments: Option<Map<String, Value>>,
     ) -> Result<PlainCall, PlainCallError> {
-        let offers_compat = !self.explicit_toolsets().is_empty();
+        let offers_compat =
+            self.plain_hosts == PlainHosts::CompatTools && !self.explicit_toolsets().is_empty();
         match name {
             TOOLSET_OPEN if offers_compat => {
                 let mut args =

@@ -3,8 +3,13 @@
 //! An open is checked in the spec's order — the toolset is declared, an instance name only
 //! for a toolset with instances, the name fits the grammar, the options fit the schema —
 //! before anything changes; a refused open leaves the state as it was. What is open is
-//! adopted, never opened twice (vector 17). Every end, asked for or not, leaves an ended
-//! record whose id the closed entry carries (§4.3).
+//! adopted, never opened twice (vector 17). Every end the principal did not ask for leaves
+//! an ended record whose id the closed entry carries (§4.3; the RFC's revision 4: "ended
+//! records every end the host did not ask for"). A close the principal asked for — its
+//! `toolsets/close`, a compat `toolset_close`, a tool handler's close on its behalf — leaves
+//! none: every connection of the principal is told by the close's hint changes, and a
+//! later `toolsets/list` does not report the principal's own close as an end "while you
+//! were away" **\[project\]** (the principal, not one connection, is who asked).
 
 use super::{
     CloseError, Ended, EndedRecord, HintError, InstanceKey, OpenError, OpenInstance, OpenOutcome,
@@ -12,7 +17,7 @@ use super::{
 };
 use crate::core::draft::HintDraft;
 use mcpl_protocol::hints::{ToolsetChange, ToolsetState};
-use mcpl_protocol::names::{MAX_NAME_LEN, check_name};
+use mcpl_protocol::names::{MAX_NAME_LEN, check_peer_name};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::SystemTime;
@@ -41,9 +46,9 @@ impl PrincipalState {
             None => InstanceKey::toolset(toolset),
         };
         if let Some(existing) = self.instances.get(&key) {
-            let options_differ = options
-                .as_ref()
-                .is_some_and(|o| !same_options(o, existing.options.as_ref()));
+            // §4.2: absent options are `{}`, so adopting without options an instance opened
+            // with some differs, and is said (the issue's "adopting without options").
+            let options_differ = !same_options(options.as_ref(), existing.options.as_ref());
             return Ok(OpenOutcome::Adopted {
                 key,
                 options_differ,
@@ -101,8 +106,10 @@ impl PrincipalState {
                     instance: name.to_owned(),
                 });
             }
-            // §4.1 grammar; §4.2: refused, never substituted (vector 18).
-            check_name(name).map_err(|error| OpenError::BadInstanceName {
+            // §4.1 [project]: a host's proposed name is taken within the peer grammar (SPEC
+            // §17.2's charset, `.` and `:` included); §4.2: refused, never substituted
+            // (vector 18). Names this server makes itself keep the stricter grammar.
+            check_peer_name(name).map_err(|error| OpenError::BadInstanceName {
                 instance: name.to_owned(),
                 error,
             })?;
@@ -230,34 +237,49 @@ impl PrincipalState {
     }
 
     /// `toolsets/close` (§4.2): [`PrincipalState::resolve_close`], then
-    /// [`PrincipalState::end`] with `reason`.
+    /// [`PrincipalState::end_asked`] with `reason`.
     pub fn close(
         &mut self,
         toolset: &str,
         instance: Option<&str>,
         reason: &str,
-        now: SystemTime,
     ) -> Result<Ended, CloseError> {
         let key = self.resolve_close(toolset, instance)?;
         Ok(self
-            .end(&key, reason, now)
+            .end_asked(&key, reason)
             .expect("resolve_close found it open"))
     }
 
-    /// Ends an instance — closed on request, or for a reason the host did not ask for (a
-    /// game over, a timeout): removes it and records it (§4.3). The draft's closed entry
-    /// carries the record's id so every connection counts it told.
+    /// Ends an instance for a reason the principal did not ask for (a game over, a
+    /// timeout, a manifest change): removes it and records it (§4.3). The draft's closed
+    /// entry carries the record's id so every connection counts it told.
     pub fn end(
         &mut self,
         key: &InstanceKey,
         reason: &str,
         now: SystemTime,
     ) -> Result<Ended, HintError> {
+        self.end_with(key, reason, Some(now))
+    }
+
+    /// Ends an instance the principal asked to close: removes it without a record (module
+    /// docs); the draft's closed entry has no `ended` id.
+    pub fn end_asked(&mut self, key: &InstanceKey, reason: &str) -> Result<Ended, HintError> {
+        self.end_with(key, reason, None)
+    }
+
+    /// Ends `key`, recorded at `recorded_at` when given.
+    fn end_with(
+        &mut self,
+        key: &InstanceKey,
+        reason: &str,
+        recorded_at: Option<SystemTime>,
+    ) -> Result<Ended, HintError> {
         let instance = self
             .instances
             .remove(key)
             .ok_or_else(|| HintError::NotOpen(key.clone()))?;
-        let record = self.ended.record(key, reason, now);
+        let record = recorded_at.map(|now| self.ended.record(key, reason, now));
         let mut draft = HintDraft::new();
         draft.toolsets.push(ToolsetChange {
             toolset: key.toolset.clone(),
@@ -265,7 +287,10 @@ impl PrincipalState {
             state: ToolsetState::Closed,
             title: None,
             reason: Some(reason.to_owned()),
-            ended: Some(record.id.clone()),
+            ended: record
+                .as_ref()
+                .filter(|_| self.config.ended_ids_on_closes)
+                .map(|r| r.id.clone()),
         });
         draft
             .tools
@@ -318,7 +343,8 @@ impl PrincipalState {
 }
 
 /// Absent options equal `{}`; present ones compare as JSON values.
-fn same_options(requested: &Value, current: Option<&Value>) -> bool {
+/// Options compared as §4.2 reads them: absent is `{}`.
+fn same_options(requested: Option<&Value>, current: Option<&Value>) -> bool {
     let empty = Value::Object(Default::default());
-    requested == current.unwrap_or(&empty)
+    requested.unwrap_or(&empty) == current.unwrap_or(&empty)
 }

@@ -187,12 +187,13 @@ fn opening_what_is_open_adopts_it() {
             options_differ: false
         }
     );
+    // Absent options are `{}`: they differ from `{"size": 9}` and that is said (§4.2).
     let none = s.open("go", Some("g1"), None, at(2)).unwrap();
     assert_eq!(
         none,
         OpenOutcome::Adopted {
             key: g("g1"),
-            options_differ: false
+            options_differ: true
         }
     );
     let other = s
@@ -286,61 +287,74 @@ fn close_checks_the_instance_rules() {
     opened(s.open("go", Some("g1"), None, at(1)));
     opened(s.open("go", Some("g2"), None, at(1)));
     assert_eq!(
-        s.close("go", None, "closed", at(2)).unwrap_err(),
+        s.close("go", None, "closed").unwrap_err(),
         CloseError::InstanceRequired {
             toolset: "go".into(),
             open: vec!["g1".into(), "g2".into()]
         }
     );
     assert_eq!(
-        s.close("lobby", Some("x"), "closed", at(2)).unwrap_err(),
+        s.close("lobby", Some("x"), "closed").unwrap_err(),
         CloseError::InstanceNotAllowed {
             toolset: "lobby".into(),
             instance: "x".into()
         }
     );
     assert_eq!(
-        s.close("chess", None, "closed", at(2)).unwrap_err(),
+        s.close("chess", None, "closed").unwrap_err(),
         CloseError::UnknownToolset("chess".into())
     );
     assert_eq!(
-        s.close("go", Some("g9"), "closed", at(2)).unwrap_err(),
+        s.close("go", Some("g9"), "closed").unwrap_err(),
         CloseError::NotOpen {
             key: g("g9"),
             ended: None
         }
     );
     assert_eq!(
-        s.close("solo", None, "x", at(2))
+        s.close("solo", None, "x")
             .unwrap_err()
             .to_error_object()
             .code,
         ErrorCode::INVALID_PARAMS
     );
-    let e = s.close("go", Some("g1"), "you resigned", at(3)).unwrap();
+    let e = s.close("go", Some("g1"), "you resigned").unwrap();
     assert_eq!(s.open_names("go"), ["g2"]);
     assert_eq!(s.sole_instance("go"), Some("g2".into()));
-    // Closing it again names how it ended.
+    // §4.3 (revision 4): the principal asked for this end: no record, no `ended` id.
+    assert_eq!(e.record, None);
+    assert_eq!(e.draft.toolsets[0].ended, None);
+    assert_eq!(s.statement(at(3)).ended, []);
     assert_eq!(
-        s.close("go", Some("g1"), "x", at(4)).unwrap_err(),
+        s.close("go", Some("g1"), "x").unwrap_err(),
         CloseError::NotOpen {
             key: g("g1"),
-            ended: Some(Box::new(e.record))
+            ended: None
+        }
+    );
+    // An end it did not ask for is recorded, and closing it again names how it ended.
+    let e = s.end(&g("g2"), "White won", at(4)).unwrap();
+    assert_eq!(
+        s.close("go", Some("g2"), "x").unwrap_err(),
+        CloseError::NotOpen {
+            key: g("g2"),
+            ended: Some(Box::new(e.record.unwrap()))
         }
     );
 }
 
 #[test]
-fn every_end_gets_a_record_and_the_closed_entry_carries_its_id() {
+fn every_end_not_asked_for_gets_a_record_and_the_closed_entry_carries_its_id() {
     // §4.3
     let mut s = state();
     opened(s.open("go", Some("g1"), None, at(1)));
     s.set_visible("play", Some("g1"), true).unwrap();
     let e = s.end(&g("g1"), "White wins by 3.5", at(10)).unwrap();
-    assert_eq!(e.record.toolset, "go");
-    assert_eq!(e.record.instance.as_deref(), Some("g1"));
-    assert_eq!(e.record.reason, "White wins by 3.5");
-    assert_eq!(e.record.at, "2026-11-30T12:00:10Z");
+    let record = e.record.clone().unwrap();
+    assert_eq!(record.toolset, "go");
+    assert_eq!(record.instance.as_deref(), Some("g1"));
+    assert_eq!(record.reason, "White wins by 3.5");
+    assert_eq!(record.at, "2026-11-30T12:00:10Z");
     assert_eq!(
         e.draft.toolsets,
         [ToolsetChange {
@@ -349,7 +363,7 @@ fn every_end_gets_a_record_and_the_closed_entry_carries_its_id() {
             state: ToolsetState::Closed,
             title: None,
             reason: Some("White wins by 3.5".into()),
-            ended: Some(e.record.id.clone()),
+            ended: Some(record.id.clone()),
         }]
     );
     assert_eq!(
@@ -359,7 +373,7 @@ fn every_end_gets_a_record_and_the_closed_entry_carries_its_id() {
             ("resign".into(), Some("g1".into()), false)
         ]
     );
-    assert_eq!(s.statement(at(11)).ended, std::slice::from_ref(&e.record));
+    assert_eq!(s.statement(at(11)).ended, std::slice::from_ref(&record));
     assert_eq!(
         s.end(&g("g1"), "again", at(12)),
         Err(HintError::NotOpen(g("g1")))
@@ -376,10 +390,9 @@ fn ended_records_expire_and_ids_are_never_reused() {
     let mut ids = BTreeSet::new();
     for round in 0..3u64 {
         opened(s.open("go", Some("g1"), None, at(round * 100)));
-        let e = s
-            .close("go", Some("g1"), "closed", at(round * 100 + 1))
-            .unwrap();
-        assert!(ids.insert(e.record.id.clone()), "id {} reused", e.record.id);
+        let e = s.end(&g("g1"), "over", at(round * 100 + 1)).unwrap();
+        let id = e.record.unwrap().id;
+        assert!(ids.insert(id.clone()), "id {id} reused");
         assert_eq!(
             s.statement(at(round * 100 + 2)).ended.len(),
             1,
@@ -396,10 +409,8 @@ fn ended_records_expire_and_ids_are_never_reused() {
 #[test]
 fn a_closed_lobby_closes_without_an_instance() {
     let mut s = state();
-    let e = s
-        .close("lobby", None, "closed by the agent", at(1))
-        .unwrap();
-    assert_eq!(e.record.instance, None);
+    let e = s.close("lobby", None, "closed by the agent").unwrap();
+    assert_eq!(e.record, None, "asked for: no record");
     assert_eq!(e.draft.toolsets[0].instance, None);
     assert_eq!(
         visible_entries(&e.draft),
@@ -625,12 +636,16 @@ fn the_statement_is_full_and_may_be_empty() {
         ]
     );
 
-    s.close("go", Some("g1"), "closed", at(3)).unwrap();
-    s.close("lobby", None, "closed", at(3)).unwrap();
+    s.end(&g("g1"), "over", at(3)).unwrap();
+    s.close("lobby", None, "closed").unwrap();
     s.set_visible("doodle", None, false).unwrap();
     let st = s.statement(at(4));
     assert!(st.hints.is_empty(), "nothing visible: {st:?}");
-    assert_eq!(st.ended.len(), 2);
+    assert_eq!(
+        st.ended.len(),
+        1,
+        "the end not asked for; the close asked for has none"
+    );
     // It still takes the next rev (§4.3, vector 27).
     let mut seq = Sequencer::new();
     seq.stamp(HintDraft {
@@ -787,7 +802,7 @@ fn coarse_visibility_is_visible_in_at_least_one_instance() {
     assert!(
         v.contains("play") && v.contains("resign") && v.contains("status") && !v.contains("news")
     );
-    s.close("go", Some("g2"), "closed", at(2)).unwrap();
+    s.close("go", Some("g2"), "closed").unwrap();
     assert!(!s.coarse_visibility().contains("play"));
     // And this is what tools/list shows a hinted host.
     let listed = s.catalog().hinted_tools(&s.coarse_visibility());
@@ -819,12 +834,12 @@ fn principals_are_isolated() {
         })
     );
     assert!(matches!(
-        bob.close("go", Some("secret"), "x", at(2)),
+        bob.close("go", Some("secret"), "x"),
         Err(CloseError::NotOpen { ended: None, .. })
     ));
     opened(bob.open("go", Some("mine"), None, at(2)));
     assert!(matches!(
-        bob.close("go", None, "x", at(2)),
+        bob.close("go", None, "x"),
         Err(CloseError::InstanceRequired { open, .. }) if open == ["mine"]
     ));
     assert_eq!(alice.open_names("go"), ["secret"]);
@@ -955,7 +970,7 @@ fn a_manifest_change_removing_a_toolset_ends_its_instances() {
     let ended: Vec<String> = swap
         .ended
         .iter()
-        .map(|e| e.record.toolset.clone())
+        .map(|e| e.record.as_ref().unwrap().toolset.clone())
         .collect();
     assert_eq!(ended, ["go", "solo"]);
     let closed: Vec<_> = swap
@@ -969,7 +984,7 @@ fn a_manifest_change_removing_a_toolset_ends_its_instances() {
         closed,
         swap.ended
             .iter()
-            .map(|e| e.record.id.clone())
+            .map(|e| e.record.as_ref().unwrap().id.clone())
             .collect::<Vec<_>>()
     );
     assert_eq!(
@@ -1171,7 +1186,7 @@ fn a_plain_host_plays_through_the_compat_tools() {
     // toolset_close without an instance: the actor fills in the only one, or is refused.
     assert_eq!(s.sole_instance("go"), None);
     assert!(matches!(
-        s.close("go", s.sole_instance("go").as_deref(), "x", at(4)),
+        s.close("go", s.sole_instance("go").as_deref(), "x"),
         Err(CloseError::InstanceRequired { .. })
     ));
 }

@@ -7,13 +7,13 @@
 //! vectors name their instances uniquely ([`Ctx::unique`]) and close what they open.
 
 use super::super::contract::{GAME, GAME_FLIP, GAME_SECRET, GAME_SHOW};
-use super::super::error::{Checked, ensure, violation};
+use super::super::error::{Checked, ensure};
 use super::super::target::Ctx;
 use super::super::wire::{
     ended_record, hints_of, open_records, stated_visible, tool_entries, toolset_entry, visibility,
 };
 use super::{
-    adopted, check_record, close_with_id, ended_id, hints, later, open_game, takes_next,
+    adopted, check_record, close_told, closed_entry, hints, later, open_game, takes_next,
     wait_change,
 };
 use serde_json::{Value, json};
@@ -59,37 +59,73 @@ pub async fn v09(ctx: &Ctx) -> Checked {
     again.finish().await
 }
 
-/// Vector 13 (the server's half): every end of an instance — a close, an end from
-/// outside — gets an ended record with its own id, reported the same way on every later
-/// connection of the principal.
+/// Vector 13 (the server's half): every end the host did not ask for (here: two ends from
+/// outside) gets an ended record, each with its own id, reported the same way on every
+/// later connection of the principal; a closed entry that names a record names that one.
+/// The fixture's choices: the closed entries carry the ids, and a close the principal
+/// asked for leaves no record.
 pub async fn v13(ctx: &Ctx) -> Checked {
-    let closed = ctx.unique("closed");
-    let ended = ctx.unique("ended");
+    let ends = [ctx.unique("ended-a"), ctx.unique("ended-b")];
+    let asked = ctx.unique("closed");
     let mut first = ctx.named_hinted("the first connection").await?;
-    open_game(&mut first, Some(&closed), None).await?;
-    let closed_id = close_with_id(&mut first, GAME, Some(&closed)).await?;
-    open_game(&mut first, Some(&ended), None).await?;
-    later(&mut first, &ended, json!({"end": true, "event": false})).await?;
-    let told = wait_change(&mut first, &format!("the end of {ended}"), |h| {
-        toolset_entry(h, GAME, Some(&ended)).is_some_and(|e| e["state"] == "closed")
-    })
-    .await?;
-    let (h, _) = hints_of(&told).expect("a hint change");
-    let ended_id = ended_id(h, GAME, Some(&ended))?;
-    ensure(ended_id != closed_id, || {
-        format!("two ends share the ended record id {closed_id} (§4.3)")
-    })?;
+    let mut told = Vec::new();
+    for name in &ends {
+        open_game(&mut first, Some(name), None).await?;
+        later(&mut first, name, json!({"end": true, "event": false})).await?;
+        let m = wait_change(&mut first, &format!("the end of {name}"), |h| {
+            toolset_entry(h, GAME, Some(name)).is_some_and(|e| e["state"] == "closed")
+        })
+        .await?;
+        let (h, _) = hints_of(&m).expect("a hint change");
+        let id = closed_entry(h, GAME, Some(name))?;
+        ctx.choice(id.is_some(), || {
+            format!("the closed entry for {name} carries no ended record id (§4.3): {h}")
+        });
+        told.push(id);
+    }
+    open_game(&mut first, Some(&asked), None).await?;
+    close_told(ctx, &mut first, GAME, Some(&asked)).await?;
     let s = first.statement().await?;
     let mut records = Vec::new();
-    for (id, instance) in [(&closed_id, &closed), (&ended_id, &ended)] {
-        let rec = ended_record(&s, id).ok_or_else(|| {
-            violation(format!(
-                "the statement lists no ended record {id} for {instance}: {s}"
-            ))
+    for (name, id) in ends.iter().zip(&told) {
+        let listed: Vec<&Value> = s["ended"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|r| r["toolset"] == GAME && r["instance"] == json!(name))
+            .collect();
+        ensure(listed.len() == 1, || {
+            format!(
+                "the statement does not list one ended record for {name}, an end the host did not ask for (§4.3): {s}"
+            )
         })?;
-        check_record(rec, GAME, Some(instance))?;
+        let rec = listed[0];
+        check_record(rec, GAME, Some(name))?;
+        if let Some(id) = id {
+            ensure(rec["id"] == json!(id), || {
+                format!("the closed entry named the record {id}, the statement lists {rec} (§4.3)")
+            })?;
+        }
         records.push(rec.clone());
     }
+    ensure(records[0]["id"] != records[1]["id"], || {
+        format!(
+            "two ends share the ended record id {} (§4.3)",
+            records[0]["id"]
+        )
+    })?;
+    ctx.choice(
+        !s["ended"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|r| r["instance"] == json!(asked)),
+        || {
+            format!(
+                "the statement lists a record for {asked}, a close the principal asked for: {s}"
+            )
+        },
+    );
     first.finish().await?;
     first.close();
     for n in 1..=2 {
@@ -154,7 +190,7 @@ pub async fn v14(ctx: &Ctx) -> Checked {
 }
 
 /// Vector 32: a visibility change and a close made on one connection reach another of
-/// the principal, the close with the ended record's id the first was told.
+/// the principal; when the close names an ended record, both are told the same one.
 pub async fn v32(ctx: &Ctx) -> Checked {
     let name = ctx.unique("shared");
     let mut one = ctx.named_hinted("the first connection").await?;
@@ -176,15 +212,15 @@ pub async fn v32(ctx: &Ctx) -> Checked {
         visibility(h, GAME_SECRET, Some(&name)) == Some(true),
         || format!("the second connection was not told {GAME_SECRET} became visible: {h}"),
     )?;
-    let id = close_with_id(&mut one, GAME, Some(&name)).await?;
+    let id = close_told(ctx, &mut one, GAME, Some(&name)).await?;
     let m = wait_change(&mut two, "the close made on the first connection", |h| {
         toolset_entry(h, GAME, Some(&name)).is_some_and(|e| e["state"] == "closed")
     })
     .await?;
     let (h, _) = hints_of(&m).expect("a hint change");
-    let told = ended_id(h, GAME, Some(&name))?;
+    let told = closed_entry(h, GAME, Some(&name))?;
     ensure(told == id, || {
-        format!("the second connection was told the ended record {told}, the first {id} (§4.3)")
+        format!("the second connection was told the ended record {told:?}, the first {id:?} (§4.3)")
     })?;
     one.finish().await?;
     two.finish().await

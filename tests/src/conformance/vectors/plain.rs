@@ -1,10 +1,16 @@
 //! §2 and §8 on the server side: hosts that did not advertise `toolHints` get plain
-//! tools, the compat tools, implicit opens, and never a hint. Every connection here is
-//! such a host, so [`Peer::finish`] fails on any hint it was sent.
+//! tools and never a hint. Every connection here is such a host, so [`Peer::finish`]
+//! fails on any hint it was sent.
 //! Vectors 8, 26, 36.
+//!
+//! The RFC lets a server either leave toolsets out for such a host or offer plain tools to
+//! open, choose and close instances (§8). The fixture offers them — `toolset_open`,
+//! `toolset_close`, an `instance` argument, implicit opens — and the vectors check that
+//! choice with [`Ctx::choice`]. A server that leaves them out departs from the fixture and
+//! is checked on what the RFC requires of it alone.
 
 use super::super::contract::{
-    ALL_TOOLS, DEFAULT_SIZE, GAME, GAME_FLIP, GAME_LATER, GAME_SHOW, LOBBY_WHO, PANEL_READ,
+    ALL_TOOLS, DEFAULT_SIZE, ECHO, GAME, GAME_FLIP, GAME_LATER, GAME_SHOW, LOBBY_WHO, PANEL_READ,
     TOOLSET_CLOSE, TOOLSET_OPEN, show_text,
 };
 use super::super::error::{Checked, ensure, violation};
@@ -26,6 +32,13 @@ async fn show(p: &mut Peer, args: Value) -> Checked<String> {
     tool_ok(&r, &format!("{GAME_SHOW} {args}"))
 }
 
+/// True when the host is offered the compat tools (the fixture's §8 choice).
+fn offers_compat(tools: &[Value]) -> bool {
+    [TOOLSET_OPEN, TOOLSET_CLOSE]
+        .iter()
+        .all(|n| tools.iter().any(|t| t["name"] == *n))
+}
+
 fn listed<'a>(tools: &'a [Value], name: &str) -> Checked<&'a Value> {
     tools.iter().find(|t| t["name"] == name).ok_or_else(|| {
         violation(format!(
@@ -41,7 +54,15 @@ pub async fn v08(ctx: &Ctx) -> Checked {
     let mut p = ctx.fresh("a host without toolHints").await?;
     p.handshake(HostKind::McplPlain, Some(&[CAP_TOOLS, CAP_PUSH_EVENTS]))
         .await?;
-    p.tools_list().await?;
+    let (tools, _) = p.tools_list().await?;
+    if !offers_compat(&tools) {
+        // Nothing of `game` is offered to this host: what it can call changes nothing.
+        ctx.choice(false, || {
+            "a host without toolHints is not offered toolset_open/toolset_close (§8)".to_owned()
+        });
+        tool_ok(&p.call(ECHO, json!({"text": "x"}), None).await?, ECHO)?;
+        return p.finish().await;
+    }
     compat(
         &mut p,
         TOOLSET_OPEN,
@@ -68,20 +89,31 @@ pub async fn v08(ctx: &Ctx) -> Checked {
     p.finish().await
 }
 
-/// Vector 26: a plain MCP host sees every tool plus `toolset_open`/`toolset_close`, calls
-/// a toolset without instances or required options as if open, and plays instances through
-/// the compat tools and the `instance` argument.
+/// Vector 26: a plain MCP host sees plain tools and can use them; the fixture's §8 choice
+/// is that it sees every tool plus `toolset_open`/`toolset_close`, calls a toolset without
+/// instances or required options as if open, and plays instances through the compat tools
+/// and the `instance` argument.
 pub async fn v26(ctx: &Ctx) -> Checked {
     let mut p = ctx.fresh("a plain MCP host").await?;
     p.handshake(HostKind::PlainMcp, None).await?;
     let (tools, _) = p.tools_list().await?;
-    for name in ALL_TOOLS.iter().chain(&[TOOLSET_OPEN, TOOLSET_CLOSE]) {
-        listed(&tools, name)?;
+    listed(&tools, ECHO)?;
+    tool_ok(&p.call(ECHO, json!({"text": "x"}), None).await?, ECHO)?;
+    if !offers_compat(&tools) {
+        ctx.choice(false, || {
+            "a plain MCP host is not offered toolset_open/toolset_close (§8)".to_owned()
+        });
+        return p.finish().await;
     }
-    tool_ok(
-        &p.call(PANEL_READ, json!({}), None).await?,
-        &format!("{PANEL_READ}, implicitly open for a plain host (§8)"),
-    )?;
+    for name in ALL_TOOLS {
+        ctx.choice(tools.iter().any(|t| t["name"] == name), || {
+            format!("a plain MCP host is not shown {name}")
+        });
+    }
+    let r = p.call(PANEL_READ, json!({}), None).await?;
+    ctx.choice(r["isError"] != json!(true), || {
+        format!("{PANEL_READ} is not implicitly open for a plain host (§8): {r}")
+    });
     tool_ok(&p.call(LOBBY_WHO, json!({}), None).await?, LOBBY_WHO)?;
     compat(
         &mut p,
@@ -135,24 +167,30 @@ pub async fn v36(ctx: &Ctx) -> Checked {
     p.handshake(HostKind::McplPlain, Some(&[CAP_TOOLS, CAP_PUSH_EVENTS]))
         .await?;
     let (tools, _) = p.tools_list().await?;
-    for name in ALL_TOOLS {
-        let t = listed(&tools, name)?;
+    for t in &tools {
+        let name = t["name"].as_str().unwrap_or_default();
         for key in [meta::PRESENCE, meta::VISIBLE, meta::TOOLSET] {
             ensure(t.get("_meta").and_then(|m| m.get(key)).is_none(), || {
                 format!("{name} is listed with {key} to a host without toolHints (§8): {t}")
             })?;
         }
     }
+    if !offers_compat(&tools) {
+        ctx.choice(false, || {
+            "a host without toolHints is not offered toolset_open/toolset_close (§8)".to_owned()
+        });
+        return p.finish().await;
+    }
     let schema = &listed(&tools, GAME_SHOW)?["inputSchema"];
-    ensure(schema.pointer("/properties/instance").is_some(), || {
+    ctx.choice(schema.pointer("/properties/instance").is_some(), || {
         format!("{GAME_SHOW} has no instance argument for a host without toolHints (§8): {schema}")
-    })?;
-    ensure(
+    });
+    ctx.choice(
         !schema["required"]
             .as_array()
             .is_some_and(|r| r.iter().any(|x| x == "instance")),
-        || format!("{GAME_SHOW}'s instance argument must be optional (§8): {schema}"),
-    )?;
+        || format!("{GAME_SHOW}'s instance argument is not optional (§8): {schema}"),
+    );
     compat(
         &mut p,
         TOOLSET_OPEN,

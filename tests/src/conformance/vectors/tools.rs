@@ -101,12 +101,11 @@ pub async fn v10(ctx: &Ctx) -> Checked {
         &r,
         &format!("{EXTRA_PING}, called without any open (the host gates it, §4.4)"),
     )?;
+    // A host never sends it (§4.4); the fixture refuses it, as a group it does not track.
     let o = p.open(EXTRAS, None, None).await?;
-    ensure(o.get("error").is_some(), || {
-        format!(
-            "toolsets/open of the undeclared group {EXTRAS} succeeded; the server does not track it (§4.4): {o}"
-        )
-    })?;
+    ctx.choice(o.get("error").is_some(), || {
+        format!("toolsets/open of the undeclared group {EXTRAS} succeeded: {o}")
+    });
     p.finish().await
 }
 

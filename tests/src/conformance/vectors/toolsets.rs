@@ -13,7 +13,7 @@ use super::super::wire::{
     ended_record, hints_of, method_of, open_records, stated_visible, text_of, toolset_entry,
 };
 use super::{
-    adopted, check_cap, check_record, close_with_id, ended_id, hints, open_game, takes_next,
+    adopted, check_cap, check_record, close_told, closed_entry, hints, open_game, takes_next,
     tool_error, tool_ok,
 };
 use mcpl_protocol::ErrorCode;
@@ -25,9 +25,11 @@ use std::collections::BTreeSet;
 pub async fn v05(ctx: &Ctx) -> Checked {
     let mut p = ctx.hinted("the connection").await?;
     let a = open_game(&mut p, None, Some(2)).await?;
-    ensure(is_valid_name(&a), || {
-        format!("the server chose the instance name {a:?}, outside the name grammar (§4.1)")
-    })?;
+    ctx.choice(is_valid_name(&a), || {
+        format!(
+            "the server chose the instance name {a:?}, outside the fixture's name grammar (§4.1)"
+        )
+    });
     let r = p.call(GAME_SHOW, json!({}), Some(&a)).await?;
     let text = tool_ok(&r, GAME_SHOW)?;
     ensure(text == show_text(&a, 2, 0), || {
@@ -86,9 +88,18 @@ pub async fn v17(ctx: &Ctx) -> Checked {
     adopted(&o, Some(&g), "the same options")?;
     let o = p.open_ok(GAME, Some(&g), Some(json!({"size": 5}))).await?;
     adopted(&o, Some(&g), "other options")?;
-    ensure(text_of(&o).contains("size"), || {
+    ensure(!text_of(&o).trim().is_empty(), || {
+        format!("an adoption with other options must say so in its content (§4.2): {o}")
+    })?;
+    ctx.choice(text_of(&o).contains("size"), || {
+        format!("the adoption's content does not name the option that differs: {o}")
+    });
+    // §4.2: absent options are `{}`: they differ from `{size: 3}`.
+    let o = p.open_ok(GAME, Some(&g), None).await?;
+    adopted(&o, Some(&g), "no options")?;
+    ensure(!text_of(&o).trim().is_empty(), || {
         format!(
-            "an adoption with other options must say so in its content, naming the option (§4.2): {o}"
+            "an adoption without options of an instance opened with some must say they differ (§4.2: absent is {{}}): {o}"
         )
     })?;
     let o = p.open_ok(LOBBY, None, None).await?;
@@ -124,15 +135,45 @@ fn refused_invalid(r: &Value, what: &str) -> Checked {
     )
 }
 
-/// Vector 18: a proposed name is used as given, or the open is refused (malformed names,
-/// a name for a toolset without instances, invalid options); a refusal opens nothing.
+/// Vector 18: a proposed name is used as given, or the open is refused — never another
+/// name; a name for a toolset without instances, and invalid options, are refused; a
+/// refusal opens nothing. Which names are refused is the fixture's choice (§4.1, the peer
+/// grammar): SPEC §17.2's charset `[A-Za-z0-9._:*-]`, 1 to 128 bytes.
 pub async fn v18(ctx: &Ctx) -> Checked {
     let mut p = ctx.hinted("the connection").await?;
     let g = open_game(&mut p, Some("my-game_1"), None).await?;
-    let long = "x".repeat(65);
-    for bad in ["bad.name", "-dash", "", "a:b", "x/y", long.as_str()] {
-        let r = p.open(GAME, Some(bad), None).await?;
-        refused_invalid(&r, &format!("an open proposing the malformed name {bad:?}"))?;
+    let mut kept = vec![g.clone()];
+    let long = "x".repeat(129);
+    let odd = [
+        ("g.1", true),
+        ("a:b", true),
+        ("-dash", true),
+        ("bad name", false),
+        ("", false),
+        ("x/y", false),
+        (long.as_str(), false),
+    ];
+    for (name, fixture_takes) in odd {
+        let r = p.open(GAME, Some(name), None).await?;
+        match r.get("result") {
+            Some(result) => {
+                ensure(result["instance"] == json!(name), || {
+                    format!(
+                        "an open proposing {name:?} opened another name (§4.2: used as given or refused): {r}"
+                    )
+                })?;
+                kept.push(name.to_owned());
+                ctx.choice(fixture_takes, || {
+                    format!("the name {name:?}, outside the peer grammar, was taken")
+                });
+            }
+            None => {
+                refused_invalid(&r, &format!("an open refusing the name {name:?}"))?;
+                ctx.choice(!fixture_takes, || {
+                    format!("the name {name:?}, within the peer grammar, was refused")
+                });
+            }
+        }
     }
     let r = p.open(PANEL, Some("s1"), None).await?;
     refused_invalid(
@@ -146,20 +187,27 @@ pub async fn v18(ctx: &Ctx) -> Checked {
         .await?;
     refused_invalid(&r, "an open with an option the schema does not have")?;
     let s = p.statement().await?;
-    let games: Vec<&str> = s["open"]
+    let mut games: Vec<&str> = s["open"]
         .as_array()
         .into_iter()
         .flatten()
         .filter(|r| r["toolset"] == GAME)
         .filter_map(|r| r["instance"].as_str())
         .collect();
-    ensure(games == [g.as_str()], || {
-        format!("after the refusals the open {GAME} instances are {games:?}, not just {g}")
+    games.sort_unstable();
+    let mut want: Vec<&str> = kept.iter().map(String::as_str).collect();
+    want.sort_unstable();
+    ensure(games == want, || {
+        format!(
+            "after the opens and refusals the open {GAME} instances are {games:?}, not {want:?}"
+        )
     })?;
     ensure(open_records(&s, PANEL, None).next().is_none(), || {
         format!("a refused open of {PANEL} opened it")
     })?;
-    p.close_ok(GAME, Some(&g)).await?;
+    for name in &kept {
+        p.close_ok(GAME, Some(name)).await?;
+    }
     p.finish().await
 }
 
@@ -199,21 +247,24 @@ pub async fn v23(ctx: &Ctx) -> Checked {
         )
     })?;
     check_cap(h, &g, 3, "the statement")?;
-    let game_id = close_with_id(&mut p, GAME, Some(&g)).await?;
-    let panel_id = close_with_id(&mut p, PANEL, None).await?;
+    let game_id = close_told(ctx, &mut p, GAME, Some(&g)).await?;
+    let panel_id = close_told(ctx, &mut p, PANEL, None).await?;
     let s = p.statement().await?;
     let got = stated_visible(hints(&s, "toolsets/list")?);
     let want = set(&[(LOBBY_WHO, None), (EXTRA_PING, None)]);
     ensure(got == want, || {
         format!("after the closes the statement states visible {got:?}, not {want:?}")
     })?;
+    // A close that named a record must find it listed (§4.3).
     for (id, toolset, instance) in [(&game_id, GAME, Some(g.as_str())), (&panel_id, PANEL, None)] {
-        let rec = ended_record(&s, id).ok_or_else(|| {
-            violation(format!(
-                "the statement lists no ended record {id} for {toolset} (§4.3): {s}"
-            ))
-        })?;
-        check_record(rec, toolset, instance)?;
+        if let Some(id) = id {
+            let rec = ended_record(&s, id).ok_or_else(|| {
+                violation(format!(
+                    "the close named the ended record {id}, which the statement does not list (§4.3): {s}"
+                ))
+            })?;
+            check_record(rec, toolset, instance)?;
+        }
     }
     p.finish().await
 }
@@ -250,7 +301,7 @@ pub async fn v33(ctx: &Ctx) -> Checked {
     ensure(t["instance"] == "t1", || {
         format!("the open of {TEMP} t1 named {t}")
     })?;
-    let checked = dropped(&mut p).await;
+    let checked = dropped(ctx, &mut p).await;
     // Put the manifest back whatever happened: a long-lived server serves later vectors.
     let restored = restore(&mut p).await;
     checked?;
@@ -258,7 +309,7 @@ pub async fn v33(ctx: &Ctx) -> Checked {
     p.finish().await
 }
 
-async fn dropped(p: &mut Peer) -> Checked {
+async fn dropped(ctx: &Ctx, p: &mut Peer) -> Checked {
     let r = p.call(MANIFEST_DROP, json!({}), None).await?;
     tool_ok(&r, MANIFEST_DROP)?;
     let changed = manifest_changed(p).await?;
@@ -278,18 +329,35 @@ async fn dropped(p: &mut Peer) -> Checked {
         }
     };
     let (h, _) = hints_of(&carrier).expect("the carrier carries hints");
-    let id = ended_id(h, TEMP, Some("t1"))?;
+    let id = closed_entry(h, TEMP, Some("t1"))?;
+    ctx.choice(id.is_some(), || {
+        format!("the closed entry for the removed {TEMP}:t1 carries no ended record id (§4.3): {h}")
+    });
     let s = p.statement().await?;
     ensure(open_records(&s, TEMP, Some("t1")).next().is_none(), || {
         format!(
             "the statement still lists {TEMP}:t1 open after the toolset was removed (§4.1): {s}"
         )
     })?;
-    let rec = ended_record(&s, &id).ok_or_else(|| {
+    // An end the host did not ask for: recorded (§4.3).
+    let listed: Vec<&Value> = s["ended"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["toolset"] == TEMP && r["instance"] == "t1")
+        .collect();
+    let rec = listed.last().copied().ok_or_else(|| {
         violation(format!(
-            "the statement lists no ended record {id} for the removed {TEMP}:t1: {s}"
+            "the statement lists no ended record for the removed {TEMP}:t1 (§4.3): {s}"
         ))
     })?;
+    if let Some(id) = &id {
+        ensure(ended_record(&s, id).is_some(), || {
+            format!(
+                "the closed entry named the ended record {id}, which the statement does not list: {s}"
+            )
+        })?;
+    }
     check_record(rec, TEMP, Some("t1"))
 }
 
@@ -314,7 +382,7 @@ async fn manifest_changed(p: &mut Peer) -> Checked<Value> {
 /// §4.3 requires it to state).
 pub async fn v38(ctx: &Ctx) -> Checked {
     let mut p = ctx.hinted("the connection").await?;
-    let id = close_with_id(&mut p, LOBBY, None).await?;
+    let id = close_told(ctx, &mut p, LOBBY, None).await?;
     let last = p.last_rev();
     let s = p.statement().await?;
     takes_next(
@@ -333,9 +401,11 @@ pub async fn v38(ctx: &Ctx) -> Checked {
     ensure(got == want, || {
         format!("with nothing open the statement states visible {got:?}, not {want:?}")
     })?;
-    let rec = ended_record(&s, &id)
-        .ok_or_else(|| violation(format!("no ended record {id} for the closed lobby: {s}")))?;
-    check_record(rec, LOBBY, None)?;
+    if let Some(id) = &id {
+        let rec = ended_record(&s, id)
+            .ok_or_else(|| violation(format!("no ended record {id} for the closed lobby: {s}")))?;
+        check_record(rec, LOBBY, None)?;
+    }
     let r = p.call(LOBBY_WHO, json!({}), None).await?;
     tool_error(&r, &format!("{LOBBY_WHO} with the lobby closed"))?;
     p.finish().await
