@@ -36,6 +36,12 @@ pub struct Host {
     /// Warnings about what servers send that this host cannot read, at most a few per
     /// interval.
     pub(super) peer_warnings: mcpl_transport::LogLimiter,
+    /// Meta-tool calls waiting for a server's connect-time statement (`agent.rs`).
+    pub(super) waiting: Vec<super::agent::Waiting>,
+    /// How many calls have waited so far; names each wait.
+    pub(super) waits: u64,
+    /// The longest a meta-tool call waits for a statement.
+    pub(super) statement_wait: Duration,
 }
 
 /// Now, on tokio's clock (paused in tests); the cores take it as an argument.
@@ -80,6 +86,9 @@ impl Host {
                 status,
                 retry_delay: config.retry_delay,
                 peer_warnings: mcpl_transport::LogLimiter::per_peer(),
+                waiting: Vec::new(),
+                waits: 0,
+                statement_wait: config.statement_wait,
             };
             host.publish();
             host
@@ -206,13 +215,14 @@ impl Host {
         self.publish();
     }
 
-    fn publish(&self) {
+    pub(super) fn publish(&self) {
         let status = HostStatus {
             servers: self
                 .servers
                 .iter()
                 .map(|(n, s)| (n.clone(), s.status()))
                 .collect(),
+            calls_waiting: self.waiting.len(),
         };
         self.status.send_if_modified(|old| {
             let changed = *old != status;

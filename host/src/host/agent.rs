@@ -97,10 +97,84 @@ struct Finished {
     reply: oneshot::Sender<CallToolResult>,
 }
 
+/// A meta-tool call waiting for a connect-time statement, and who waits for its answer.
+pub(super) struct Waiting {
+    /// Which wait this is, so its own timer releases it and no other.
+    id: u64,
+    call: Call,
+    reply: oneshot::Sender<CallToolResult>,
+}
+
+/// The most calls that wait for statements at once; more are planned at once.
+const MAX_WAITING: usize = 64;
+
 impl Handler<Call> for Host {
     type Result = ResponseFuture<CallToolResult>;
 
+    /// §4.3, §4.4: until a server's connect-time statement is read, the host does not know
+    /// what is open there — the state it had is gone with the old connection — and only an
+    /// undeclared group is the host's to gate. So a meta-tool call made then waits for the
+    /// statement (at most [`super::HostConfig::statement_wait`]), instead of being refused
+    /// as "not usable" while the server has it usable (after a reconnect, say).
     fn handle(&mut self, msg: Call, ctx: &mut Context<Self>) -> Self::Result {
+        let meta = msg.name.starts_with("toolsets--");
+        if meta && self.settling() && self.waiting.len() < MAX_WAITING {
+            let (reply, answer) = oneshot::channel();
+            self.waits += 1;
+            let id = self.waits;
+            ctx.run_later(self.statement_wait, move |act, ctx| {
+                act.release_wait(id, ctx)
+            });
+            self.waiting.push(Waiting {
+                id,
+                call: msg,
+                reply,
+            });
+            self.publish();
+            return Box::pin(async move {
+                answer
+                    .await
+                    .unwrap_or_else(|_| CallToolResult::error("the host stopped"))
+            });
+        }
+        self.dispatch(msg, ctx)
+    }
+}
+
+impl Host {
+    /// True while some server's connection waits for its connect-time statement.
+    pub(super) fn settling(&self) -> bool {
+        self.servers
+            .values()
+            .any(|s| s.hints.as_ref().is_some_and(|h| h.is_connecting()))
+    }
+
+    /// Plans the calls that waited for statements: the statements came.
+    pub(super) fn release_waiting(&mut self, ctx: &mut Context<Self>) {
+        for waiting in std::mem::take(&mut self.waiting) {
+            self.answer_waiting(waiting, ctx);
+        }
+    }
+
+    /// Plans one waiting call whose wait is over, if it still waits.
+    fn release_wait(&mut self, id: u64, ctx: &mut Context<Self>) {
+        if let Some(at) = self.waiting.iter().position(|w| w.id == id) {
+            let waiting = self.waiting.remove(at);
+            self.answer_waiting(waiting, ctx);
+            self.flush();
+        }
+    }
+
+    /// Plans a call that waited and sends its answer to whoever waits for it.
+    fn answer_waiting(&mut self, Waiting { call, reply, .. }: Waiting, ctx: &mut Context<Self>) {
+        let answer = self.dispatch(call, ctx);
+        actix::spawn(async move {
+            let _ = reply.send(answer.await);
+        });
+    }
+
+    /// Plans and carries out one call.
+    fn dispatch(&mut self, msg: Call, ctx: &mut Context<Self>) -> ResponseFuture<CallToolResult> {
         let views: Vec<ServerView<'_>> = self.servers.values().map(Slot::view).collect();
         let world = World {
             servers: &views,
@@ -129,9 +203,7 @@ impl Handler<Call> for Host {
         self.flush();
         Box::pin(std::future::ready(result))
     }
-}
 
-impl Host {
     /// Sends a planned request; the result comes back through [`Finished`].
     fn send(&mut self, plan: SendPlan, ctx: &mut Context<Self>) -> ResponseFuture<CallToolResult> {
         let Some(slot) = self.servers.get(&plan.server) else {

@@ -43,6 +43,10 @@ impl Handler<FromLink> for Host {
             Linked::Tap(event) => self.on_tap(&msg.server, event, ctx),
             Linked::Event(event) => self.on_link_event(&msg.server, *event, ctx),
         }
+        // Calls that waited for a statement go once none is awaited (`agent.rs`).
+        if !self.waiting.is_empty() && !self.settling() {
+            self.release_waiting(ctx);
+        }
         self.flush();
     }
 }

@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 pub struct HostStatus {
     /// The servers.
     pub servers: BTreeMap<String, ServerStatus>,
+    /// How many meta-tool calls wait for a server's connect-time statement (§4.3).
+    pub calls_waiting: usize,
 }
 
 impl HostStatus {

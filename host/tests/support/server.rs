@@ -410,6 +410,20 @@ pub fn start_host_in(
     state_dir: Option<&std::path::Path>,
     tweak: impl FnOnce(&mut ServerConfig),
 ) -> HostHandle {
+    start_host_with(connector, hold, tweak, |config| {
+        if let Some(dir) = state_dir {
+            config.state_dir = Some(dir.to_owned());
+        }
+    })
+}
+
+/// The same, with `host_tweak` applied to the host's configuration.
+pub fn start_host_with(
+    connector: Connector,
+    hold: Duration,
+    tweak: impl FnOnce(&mut ServerConfig),
+    host_tweak: impl FnOnce(&mut HostConfig),
+) -> HostHandle {
     let mut server = ServerConfig::new("arcade", connector);
     server.link.backoff = BackoffConfig {
         initial: Duration::from_millis(10),
@@ -420,9 +434,7 @@ pub fn start_host_in(
     tweak(&mut server);
     let mut config = HostConfig::new(vec![server]).with_hold_window(hold);
     config.retry_delay = Duration::from_millis(50);
-    if let Some(dir) = state_dir {
-        config.state_dir = Some(dir.to_owned());
-    }
+    host_tweak(&mut config);
     Host::start(config).expect("a valid host configuration")
 }
 

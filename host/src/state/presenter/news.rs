@@ -172,6 +172,11 @@ impl Presenter {
                 if !was_open && !untold {
                     return Vec::new();
                 }
+                if ended.is_none() {
+                    // §4.3: told without a record id; a record for it later is this end.
+                    self.told
+                        .mark_end_told(view.name, toolset, instance.as_deref());
+                }
                 let verb = if was_open { "Closed" } else { "Ended" };
                 vec![Fragment {
                     ended: ended.clone(),
@@ -185,6 +190,15 @@ impl Presenter {
             }
             Change::Ended(rec) => {
                 if self.told.contains(view.name, &rec.id) {
+                    return Vec::new();
+                }
+                // The end was told already, without an id (a close that named no record):
+                // count this record told, and say nothing again (§4.3).
+                if self
+                    .told
+                    .take_end_told(view.name, &rec.toolset, rec.instance.as_deref())
+                {
+                    self.told.mark_told(view.name, &rec.id);
                     return Vec::new();
                 }
                 let marker = Marker::new(view.name, &rec.toolset, rec.instance.as_deref());

@@ -352,6 +352,52 @@ fn vector_13_an_ended_record_is_told_once_across_reconnects_and_a_restart() {
     assert!(!later.contains("g7"), "{later}");
 }
 
+/// §4.3: an end is told once, whichever way it arrives — here a close without an `ended`
+/// id, then (after a reconnect, and after a restart) the server's record of the same end.
+#[test]
+fn boundary_03_an_end_told_without_an_id_is_not_told_again_when_its_record_comes() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = ToldStore::new(dir.path());
+    let reconnect = |h: &mut Host, ended: &[mcpl_protocol::toolsets::EndedRecord]| {
+        let mut hints = HintState::new(HintConfig::ordered());
+        hints.handle_tools_list(&h.servers[0].tools, 0);
+        h.servers[0].hints = Some(hints);
+        let stmt = changes(1, vec![vis("seek", None, true)], vec![]);
+        texts(&h.statement(0, &stmt, &[open_rec("lobby", None)], ended))
+    };
+    let mut h = Host::with_arcade("arcade", true);
+    for g in ["g1", "g2"] {
+        open_game(&mut h, g, if g == "g1" { 2 } else { 3 });
+    }
+    let close = |rev, g: &str| {
+        changes(
+            rev,
+            vec![],
+            vec![ToolsetChange {
+                reason: Some("White won".into()),
+                ..set("game", Some(g), ToolsetState::Closed)
+            }],
+        )
+    };
+    for (rev, g) in [(4, "g1"), (5, "g2")] {
+        let shown = texts(&h.standalone(0, close(rev, g)));
+        assert_eq!(
+            count(&shown, &format!("Closed [arcade/game:{g}]")),
+            1,
+            "{shown}"
+        );
+    }
+    let again = reconnect(&mut h, &[ended("e-1", "game", Some("g1"), "White won")]);
+    assert!(!again.contains("g1"), "told once: {again}");
+    // Across a restart too: the end told without an id is persisted.
+    assert!(h.presenter.take_told_dirty());
+    store.save(h.presenter.told_ids()).unwrap();
+    let mut h = Host::new(40, store.load(DEFAULT_TOLD_CAPACITY).unwrap());
+    h.add_server("arcade", true, ToolPolicy::allow_all());
+    let after = reconnect(&mut h, &[ended("e-2", "game", Some("g2"), "White won")]);
+    assert!(!after.contains("g2"), "told once across a restart: {after}");
+}
+
 #[test]
 fn vector_15_a_move_to_dynamic_leaves_the_list_only_at_the_boundary_with_a_notice() {
     let mut h = Host::with_arcade("arcade", true);

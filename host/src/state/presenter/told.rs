@@ -1,6 +1,11 @@
 //! The ended-record ids already told to the agent, per server (§4.3, vector 13: told once
 //! per id across reconnects and restarts). Pure; [`super::told_store`] persists it.
 //!
+//! Also the ends told **without** an id (a server that says a close without `ended`, or an
+//! end it recorded only later): each is kept by its instance until a record for that
+//! instance comes, which then counts told, so an end is told once whichever way it
+//! arrives.
+//!
 //! Bounded: a server reports a record only until it expires (an hour by default), so the
 //! oldest ids past the capacity can be forgotten without being told again.
 
@@ -22,6 +27,13 @@ pub struct ToldIds {
 struct Told {
     order: VecDeque<String>,
     set: HashSet<String>,
+    /// Instances whose end was told without a record id, oldest first.
+    unrecorded: VecDeque<String>,
+}
+
+/// The key of an instance for [`ToldIds::mark_end_told`].
+fn instance_key(toolset: &str, instance: Option<&str>) -> String {
+    format!("{toolset}\u{0}{}", instance.unwrap_or_default())
 }
 
 impl Default for ToldIds {
@@ -30,11 +42,14 @@ impl Default for ToldIds {
     }
 }
 
-/// The persisted form: `{"version": 1, "servers": {"arcade": ["e-1", …]}}`.
+/// The persisted form: `{"version": 2, "servers": {"arcade": ["e-1", …]},
+/// "unrecorded": {"arcade": ["go\u0000g1", …]}}` (version 1 had no `unrecorded`).
 #[derive(Debug, Serialize, Deserialize)]
 pub(super) struct ToldFile {
     pub version: u32,
     pub servers: BTreeMap<String, Vec<String>>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub unrecorded: BTreeMap<String, Vec<String>>,
 }
 
 impl ToldIds {
@@ -69,6 +84,35 @@ impl ToldIds {
         true
     }
 
+    /// Records that the end of `instance` of `toolset` was told without a record id: the
+    /// next record for it counts told ([`ToldIds::take_end_told`]).
+    pub fn mark_end_told(&mut self, server: &str, toolset: &str, instance: Option<&str>) {
+        let cap = self.capacity;
+        let t = self.servers.entry(server.to_owned()).or_default();
+        t.unrecorded.push_back(instance_key(toolset, instance));
+        if t.unrecorded.len() > cap {
+            t.unrecorded.pop_front();
+        }
+        self.dirty = true;
+    }
+
+    /// True (once) when the end of that instance was told without a record id: the record
+    /// that came for it now is the same end, told already.
+    pub fn take_end_told(&mut self, server: &str, toolset: &str, instance: Option<&str>) -> bool {
+        let key = instance_key(toolset, instance);
+        let Some(t) = self.servers.get_mut(server) else {
+            return false;
+        };
+        match t.unrecorded.iter().position(|k| *k == key) {
+            Some(i) => {
+                t.unrecorded.remove(i);
+                self.dirty = true;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// The told ids of `server`, oldest first.
     pub fn ids(&self, server: &str) -> impl Iterator<Item = &str> {
         self.servers
@@ -94,11 +138,17 @@ impl ToldIds {
 
     pub(super) fn to_file(&self) -> ToldFile {
         ToldFile {
-            version: 1,
+            version: 2,
             servers: self
                 .servers
                 .iter()
                 .map(|(s, t)| (s.clone(), t.order.iter().cloned().collect()))
+                .collect(),
+            unrecorded: self
+                .servers
+                .iter()
+                .filter(|(_, t)| !t.unrecorded.is_empty())
+                .map(|(s, t)| (s.clone(), t.unrecorded.iter().cloned().collect()))
                 .collect(),
         }
     }
@@ -109,6 +159,10 @@ impl ToldIds {
             for id in list {
                 ids.mark_told(&server, &id);
             }
+        }
+        for (server, keys) in file.unrecorded {
+            let t = ids.servers.entry(server).or_default();
+            t.unrecorded.extend(keys.into_iter().take(capacity.max(1)));
         }
         ids.dirty = false;
         ids
@@ -145,7 +199,23 @@ mod tests {
         let mut t = ToldIds::new(8);
         t.mark_told("arcade", "e-2");
         t.mark_told("arcade", "e-1");
-        let back = ToldIds::from_file(t.to_file(), 8);
+        t.mark_end_told("arcade", "go", Some("g1"));
+        let mut back = ToldIds::from_file(t.to_file(), 8);
         assert_eq!(back.ids("arcade").collect::<Vec<_>>(), ["e-2", "e-1"]);
+        assert!(back.take_end_told("arcade", "go", Some("g1")));
+        // A version-1 file (no unrecorded ends) still reads.
+        let v1: ToldFile =
+            serde_json::from_str(r#"{"version": 1, "servers": {"arcade": ["e-9"]}}"#).unwrap();
+        assert!(ToldIds::from_file(v1, 8).contains("arcade", "e-9"));
+    }
+
+    #[test]
+    fn an_end_told_without_an_id_matches_its_record_once() {
+        let mut t = ToldIds::new(8);
+        t.mark_end_told("arcade", "go", Some("g1"));
+        assert!(!t.take_end_told("arcade", "go", Some("g2")));
+        assert!(!t.take_end_told("other", "go", Some("g1")));
+        assert!(t.take_end_told("arcade", "go", Some("g1")));
+        assert!(!t.take_end_told("arcade", "go", Some("g1")), "once");
     }
 }

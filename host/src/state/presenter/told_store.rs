@@ -79,7 +79,7 @@ impl ToldStore {
                 path: self.path.clone(),
                 source,
             })?;
-        if file.version != 1 {
+        if !(1..=2).contains(&file.version) {
             return Err(StoreError::UnknownVersion {
                 path: self.path.clone(),
                 version: file.version,
