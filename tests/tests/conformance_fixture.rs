@@ -48,7 +48,7 @@ fn a_second_run_against_the_same_server_passes_too() {
 /// runner names where it departs from the fixture contract, and fails it only with
 /// `--strict`.
 #[test]
-fn a_server_making_the_other_legal_choices_passes_every_rfc_check() {
+fn boundary_10_a_server_making_the_other_legal_choices_passes_every_rfc_check() {
     let server = Fixture::spawn("--ws", &["--other-choices"]);
     let run = conformance(&["--url", &server.url]);
     assert_rfc_passes(&run, &[], &[8, 13, 26, 33, 36]);

@@ -295,11 +295,13 @@ async fn vector_36_hinted_tools_are_plain_static_tools_and_calls_reach_the_only_
     plain.quiet().await;
 }
 
-/// **\[project\]** §4.6 over §8: a plain connection's implicit open is the principal's,
-/// like every open, so the principal's hinted connection is told the toolset opened (on its
-/// own revs, as vector 14 is) and finds it open in its statement.
+/// §8 over §4.6 **\[project\]** (the issue on RFC-014's boundaries, item 4): a plain
+/// connection's implicit opens are its own. The principal's hinted connection is told
+/// nothing of them and finds `solo` closed; opening it, it gets the instance the plain
+/// connection is using, stated whole; closing it, it does not strand the plain connection,
+/// whose tools work on.
 #[actix::test]
-async fn a_plain_connections_implicit_open_reaches_the_principals_hinted_connection() {
+async fn boundary_04_implicit_opens_neither_reach_nor_strand_the_principals_hinted_connection() {
     let h = arcade_server().await;
     let mut hinted = h.hinted("alice").await;
     let mut plain = h.connect("alice").await;
@@ -310,31 +312,60 @@ async fn a_plain_connections_implicit_open_reaches_the_principals_hinted_connect
             says(json!(1), "Leave your opponent a multiple of four."),
         )
         .await;
-    // The open, then what the call revealed, each on the hinted connection's own revs.
-    hinted
-        .expect(hints(json!({"rev": 1,
-            "toolsets": [{"toolset": "solo", "state": "open", "title": "Solo practice"}],
-            "tools": [{"name": "solo_hint", "visible": true}]})))
-        .await;
-    hinted
-        .expect(hints(
-            json!({"rev": 2, "tools": [{"name": "solo_answer", "visible": true}]}),
-        ))
-        .await;
-    // The statement (§4.3) lists solo open beside the lobby, which is open by default.
+    // Nothing reached the hinted connection; its statement has the lobby alone.
+    hinted.quiet().await;
     hinted
         .expect_after(
             list(2),
             result(
                 json!(2),
-                json!({"_meta": {"mcpl/hints": {"rev": 3, "tools": [
-                        {"name": "lobby_who", "visible": true},
-                        {"name": "solo_answer", "visible": true},
-                        {"name": "solo_hint", "visible": true}]}},
-                    "open": [{"toolset": "lobby", "title": "Lobby"},
-                             {"toolset": "solo", "title": "Solo practice"}],
+                json!({"_meta": {"mcpl/hints": {"rev": 1, "tools": [
+                        {"name": "lobby_who", "visible": true}]}},
+                    "open": [{"toolset": "lobby", "title": "Lobby"}],
                     "ended": []}),
             ),
         )
         .await;
+    hinted
+        .expect_after(
+            call(3, "solo_hint", json!({})),
+            result(
+                json!(3),
+                tool_error("solo_hint belongs to toolset solo, which is not open; open it first"),
+            ),
+        )
+        .await;
+    // Opening it: the instance the plain connection uses, with what its call revealed.
+    hinted
+        .expect_after(
+            open(4, "solo", None, None),
+            result(
+                json!(4),
+                json!({"title": "Solo practice", "_meta": {"mcpl/hints": {"rev": 2,
+                    "toolsets": [{"toolset": "solo", "state": "open", "title": "Solo practice"}],
+                    "tools": [{"name": "solo_answer", "visible": true},
+                              {"name": "solo_hint", "visible": true}]}}}),
+            ),
+        )
+        .await;
+    hinted
+        .expect_after(
+            close(5, "solo", None),
+            result(
+                json!(5),
+                json!({"_meta": {"mcpl/hints": {"rev": 3,
+                    "toolsets": [{"toolset": "solo", "state": "closed", "reason": "closed"}],
+                    "tools": [{"name": "solo_answer", "visible": false},
+                              {"name": "solo_hint", "visible": false}]}}}),
+            ),
+        )
+        .await;
+    // The plain connection is not stranded: solo is open for it again, unseen.
+    plain
+        .expect_after(
+            call(2, "solo_hint", json!({})),
+            says(json!(2), "Leave your opponent a multiple of four."),
+        )
+        .await;
+    hinted.quiet().await;
 }

@@ -479,3 +479,47 @@ async fn vector_33_a_manifest_change_removing_a_toolset_ends_its_instances() {
         json!([{"toolset": "lobby", "title": "Lobby"}])
     );
 }
+
+/// §4.2 (the issue on RFC-014's boundaries, item 6): absent options are `{}`, so adopting
+/// without options an instance opened with some reports that they differ and what it keeps.
+#[actix::test]
+async fn boundary_06_adopting_without_options_says_which_options_the_instance_keeps() {
+    let h = arcade_server().await;
+    let mut alice = h.hinted("alice").await;
+    alice
+        .request(open(1, "nim", Some("g1"), Some(json!({"pile": 5}))))
+        .await;
+    alice
+        .expect_after(
+            open(2, "nim", Some("g1"), None),
+            result(json!(2), json!({"instance": "g1", "title": "Nim vs bot", "adopted": true,
+                "content": [text("nim:g1 is already open; it was adopted, nothing changed. The requested options {} were not applied: it keeps {\"pile\":5}.")]})),
+        )
+        .await;
+    alice.quiet().await;
+}
+
+/// §4.1 **\[project\]** (the issue on RFC-014's boundaries, item 8): a name a host proposes
+/// is taken within the peer grammar — SPEC §17.2's identifier charset `[A-Za-z0-9._:*-]`,
+/// at most 128 characters — and the instance is then used under it; past the bound, or
+/// outside the charset, the open is refused and nothing opens.
+#[actix::test]
+async fn boundary_08_names_within_the_peer_grammar_are_taken_and_used() {
+    let h = arcade_server().await;
+    let mut alice = h.hinted("alice").await;
+    let longest = "n".repeat(128);
+    for (id, name) in [(1, "g.1"), (2, "a:b"), (3, "*-_.:"), (4, longest.as_str())] {
+        let o = alice.request(open(id, "nim", Some(name), None)).await;
+        assert_eq!(o["result"]["instance"], name, "{o:#}");
+    }
+    let too_long = "n".repeat(129);
+    for (id, name) in [(5, too_long.as_str()), (6, "g/1"), (7, "g 1"), (8, "ü")] {
+        let o = alice.request(open(id, "nim", Some(name), None)).await;
+        assert_eq!(o["error"]["code"], -32602, "{name}: {o:#}");
+    }
+    // A call into such an instance reaches it.
+    let board = alice.request(call_in(9, "board", json!({}), "g.1")).await;
+    assert!(board["result"]["isError"].is_null(), "{board:#}");
+    let l = alice.request(list(10)).await;
+    assert_eq!(l["result"]["open"].as_array().unwrap().len(), 5, "{l:#}");
+}

@@ -136,7 +136,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_reopen_of_what_was_closed_is_detected() {
+    fn boundary_01_a_reopen_of_what_was_closed_is_detected() {
         use mcpl_protocol::ToolsetState;
         let change = |instance: &str, state| ToolsetChange {
             toolset: "game".into(),

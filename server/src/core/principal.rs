@@ -30,12 +30,13 @@
 //! | no name: the server picks a fresh one | §4.2, vector 5 | [`PrincipalState::open`] |
 //! | opening what is open adopts it, changes nothing, reports differing options | §4.2, vector 17 | [`PrincipalState::open`] |
 //! | close needs the instance for an instanced toolset | §4.2 | [`PrincipalState::close`] |
-//! | every end gets an ended record; a closed entry carries its id | §4.3 | [`PrincipalState::end`] |
+//! | every end the principal did not ask for gets an ended record; a closed entry carries its id | §4.3 | [`PrincipalState::end`] |
 //! | hint entries state values, and only what changed | §5.1 | `set_visible`, `set_definition`, `retitle` |
 //! | definitions change dynamic tools only | §5.1 | [`PrincipalState::set_definition`] |
 //! | `toolsets/list` is a full statement | §4.3, vectors 23, 38 | [`PrincipalState::statement`] |
 //! | a call's instance: the only one, or named; refusals say why | §4.5, vectors 6, 11 | [`PrincipalState::resolve_call`] |
 //! | `mcpl/visible` in `tools/list`: visible in at least one open instance | §3 | [`PrincipalState::coarse_visibility`] |
+//! | a host without `toolHints` uses toolsets without opening them; hinted hosts never see those implicit opens | §8 | [`PrincipalState::open_implicitly`] |
 //! | a removed toolset's instances end | §4.1, vector 33 | [`PrincipalState::replace_catalog`] |
 //!
 //! # What a host rebuilds
@@ -70,6 +71,7 @@ mod call;
 mod ended;
 mod errors;
 mod hints;
+mod implicit;
 mod lifecycle;
 mod statement;
 mod swap;
@@ -226,6 +228,10 @@ pub enum OpenOutcome {
     /// A new instance: run the toolset's logic, report its visibility with `set_visible` /
     /// `set_definition`, and send `draft` (with what those returned) as the result's hints.
     Opened(Opened),
+    /// It was open only implicitly, for a host without `toolHints` (§8), so the hinted
+    /// hosts were never told of it: now it is theirs too. Answer as for a new instance (its
+    /// logic runs on, nothing to start) and send `draft`, which states it whole.
+    Revealed(Opened),
     /// It was open already: adopted, nothing changed (vector 17). The result carries
     /// `adopted: true`, describes the existing instance, and when `options_differ` its
     /// content says the requested options were not applied.
@@ -272,6 +278,9 @@ pub struct PrincipalState {
     ended: EndedLog,
     /// Counts the names the server picked; never reset, so a picked name is not reused.
     picked: u64,
+    /// Instances open only for hosts without `toolHints` (§8, `implicit.rs`): hidden from
+    /// every hinted view of this state.
+    implicit: BTreeSet<InstanceKey>,
 }
 
 impl PrincipalState {
@@ -298,6 +307,7 @@ impl PrincipalState {
             shared_defs: BTreeMap::new(),
             ended,
             picked: 0,
+            implicit: BTreeSet::new(),
         };
         let defaults: Vec<String> = state.catalog.default_open().map(str::to_owned).collect();
         for ts in defaults {
@@ -340,7 +350,8 @@ impl PrincipalState {
     }
 
     /// The tools visible now: a toolset's tool when visible in at least one open instance,
-    /// any other by the principal's visibility — `mcpl/visible` in `tools/list` (§3).
+    /// any other by the principal's visibility — `mcpl/visible` in `tools/list` (§3), for a
+    /// hinted host (instances open only implicitly left out).
     pub fn coarse_visibility(&self) -> BTreeSet<String> {
         let loose = self
             .loose
@@ -348,8 +359,7 @@ impl PrincipalState {
             .filter(|(_, v)| **v)
             .map(|(t, _)| t.clone());
         let in_instances = self
-            .instances
-            .values()
+            .hinted_instances()
             .flat_map(|i| i.visible.iter().cloned());
         loose.chain(in_instances).collect()
     }

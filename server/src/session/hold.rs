@@ -94,7 +94,7 @@ mod tests {
     }
 
     #[test]
-    fn a_reopen_of_a_held_close_pushes_the_close_out_first() {
+    fn boundary_01_a_reopen_of_a_held_close_pushes_the_close_out_first() {
         use mcpl_protocol::ToolsetState;
         use mcpl_protocol::hints::ToolsetChange;
         let set = |state| HintDraft {

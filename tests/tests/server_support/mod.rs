@@ -64,6 +64,11 @@ impl Harness {
         Harness { server, clock, url }
     }
 
+    /// The URL it serves (`ws://127.0.0.1:<port>/mcp`).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
     /// A clock standing at [`start_time`].
     pub fn clock() -> Arc<ManualClock> {
         Arc::new(ManualClock::new(start_time()))

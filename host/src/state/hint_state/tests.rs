@@ -496,7 +496,7 @@ fn a_close_takes_its_instance_state_and_reports_only_the_close() {
 /// leaves it open with the visibility its entries state; a close wins over visibility
 /// stated with it.
 #[test]
-fn a_message_closing_and_reopening_an_instance_leaves_it_open() {
+fn boundary_01_a_message_closing_and_reopening_an_instance_leaves_it_open() {
     let now = Instant::now();
     let mut s = ready_with_games(HintConfig::ordered(), now, &["g2"]);
     s.handle_hints(SA, msg(2, vec![vis("play", Some("g2"), true)]), now);

@@ -49,7 +49,12 @@ impl Handler<Call> for PrincipalActor {
         } else {
             (tool, instance, arguments)
         };
-        let target = match self.state.resolve_call(&tool, instance.as_deref()) {
+        let resolved = if plain {
+            self.state.resolve_plain_call(&tool, instance.as_deref())
+        } else {
+            self.state.resolve_call(&tool, instance.as_deref())
+        };
+        let target = match resolved {
             Ok(target) => target,
             Err(refusal) => {
                 let body = match refusal.reply() {

@@ -4,7 +4,7 @@ use super::fanout::Applied;
 use super::{Close, InstanceLink, PrincipalActor, REASON_CLOSED, ReplyTo, Via};
 use crate::actors::instance::{self, Closed, Leave};
 use crate::actors::principal::{Answer, AnswerBody, HandlerAnswer};
-use crate::core::{CloseError, HintDraft, InstanceKey};
+use crate::core::{CloseError, InstanceKey};
 use crate::tool::CloseToolsetError;
 use actix::prelude::*;
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
@@ -95,12 +95,7 @@ impl PrincipalActor {
         ctx: &mut Context<Self>,
     ) {
         let (content, batch) = closed.map_or((Vec::new(), None), |c| (c.content, c.batch));
-        let mut applied = Applied {
-            draft: HintDraft::new(),
-            events: Vec::new(),
-            answers: Vec::new(),
-            holds: Vec::new(),
-        };
+        let mut applied = Applied::empty();
         // §4.3 (revision 4): the principal asked for this end, whatever the logic's batch
         // says of it, so it leaves no ended record.
         self.closing = Some(key.clone());
@@ -127,6 +122,7 @@ impl PrincipalActor {
             ),
         );
         self.fan_out(Some(key), applied);
+        self.reopen_for_plain_hosts(ctx);
         self.maybe_retire(ctx);
     }
 

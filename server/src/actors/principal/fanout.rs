@@ -17,6 +17,21 @@ pub(super) struct Applied {
     pub(super) events: Vec<Event>,
     pub(super) answers: Vec<(SessionId, Answer)>,
     pub(super) holds: Vec<(SessionId, Id)>,
+    /// About an instance open only for plain hosts (§8): its events go to no hinted host.
+    pub(super) hidden: bool,
+}
+
+impl Applied {
+    /// Nothing yet.
+    pub(super) fn empty() -> Self {
+        Applied {
+            draft: HintDraft::new(),
+            events: Vec::new(),
+            answers: Vec::new(),
+            holds: Vec::new(),
+            hidden: false,
+        }
+    }
 }
 
 impl Handler<Batch> for PrincipalActor {
@@ -29,6 +44,7 @@ impl Handler<Batch> for PrincipalActor {
         applied.draft.compact();
         self.fan_out(Some(key), applied);
         if ended {
+            self.reopen_for_plain_hosts(ctx);
             self.maybe_retire(ctx);
         }
     }
@@ -53,10 +69,9 @@ impl PrincipalActor {
             })
             .collect();
         let mut applied = Applied {
-            draft: HintDraft::new(),
-            events: Vec::new(),
             answers,
-            holds: Vec::new(),
+            hidden: self.state.is_implicit(&batch.key),
+            ..Applied::empty()
         };
         let fresh = !check_link
             || self
@@ -115,12 +130,18 @@ impl PrincipalActor {
             events,
             mut answers,
             holds,
+            hidden,
         } = applied;
         if draft.is_empty() && answers.is_empty() && events.is_empty() {
             return;
         }
         for (id, s) in &self.sessions {
             let mine: Vec<Answer> = extract(&mut answers, *id);
+            let events = if hidden && !s.plain {
+                &Vec::new()
+            } else {
+                &events
+            };
             if draft.is_empty() && mine.is_empty() && events.is_empty() {
                 continue;
             }

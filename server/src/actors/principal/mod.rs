@@ -28,7 +28,7 @@ pub(crate) use messages::*;
 use crate::actors::InstanceId;
 use crate::actors::instance::InstanceActor;
 use crate::author::ParticipantId;
-use crate::core::{InstanceKey, PrincipalState};
+use crate::core::{InstanceKey, OpenOutcome, PrincipalState};
 use crate::server::Server;
 use crate::session::{Session, SessionId};
 use actix::prelude::*;
@@ -46,6 +46,8 @@ struct SessionLink {
     addr: Addr<Session>,
     /// Its host finished the handshake: invitations may go to it.
     ready: bool,
+    /// Its host did not advertise `toolHints` (§8): it uses the implicit opens.
+    plain: bool,
 }
 
 /// This principal's record of an instance, as the instance knows it.
@@ -124,17 +126,21 @@ impl PrincipalActor {
 
 impl PrincipalActor {
     /// §4.1: `default: "open"` toolsets are open from the start of every session — again
-    /// after the principal's last connection ended them, or after the host closed one.
+    /// after the principal's last connection ended them, or after the host closed one (and
+    /// one a plain host kept open implicitly is everyone's again, §8).
     fn open_defaults(&mut self, ctx: &mut Context<Self>) {
         let catalog = self.state.catalog().clone();
         for ts in catalog.default_open() {
-            if self.state.instance(&InstanceKey::toolset(ts)).is_some() {
-                continue;
-            }
-            if let Ok(crate::core::OpenOutcome::Opened(o)) =
-                self.state.open(ts, None, None, self.server.now())
-            {
-                self.start_instance(o.key, o.draft, None, None, ctx);
+            match self.state.open(ts, None, None, self.server.now()) {
+                Ok(OpenOutcome::Opened(o)) => self.start_instance(o.key, o.draft, None, None, ctx),
+                Ok(OpenOutcome::Revealed(o)) => {
+                    let applied = fanout::Applied {
+                        draft: o.draft,
+                        ..fanout::Applied::empty()
+                    };
+                    self.fan_out(Some(o.key), applied);
+                }
+                Ok(OpenOutcome::Adopted { .. }) | Err(_) => {}
             }
         }
     }
@@ -171,6 +177,7 @@ impl Handler<Attach> for PrincipalActor {
             SessionLink {
                 addr: m.addr,
                 ready: false,
+                plain: false,
             },
         );
         if first {
@@ -209,7 +216,10 @@ impl Handler<HostInitialized> for PrincipalActor {
     fn handle(&mut self, m: HostInitialized, ctx: &mut Context<Self>) {
         // §8: a host without toolHints sees the toolsets it can use without opening open.
         let view = self.state.catalog().view_for(m.tool_hints);
-        if self.sessions.contains_key(&m.id) && view == crate::core::HostView::Plain {
+        if let Some(s) = self.sessions.get_mut(&m.id)
+            && view == crate::core::HostView::Plain
+        {
+            s.plain = true;
             self.implicit_opens(ctx);
         }
     }
@@ -279,7 +289,13 @@ impl Handler<SwapCatalog> for PrincipalActor {
             self.start_instance(o.key, Default::default(), None, None, ctx);
         }
         if !catalog.tool_hints() && !self.sessions.is_empty() {
+            // A catalog without toolHints: every host is a plain one now (§8).
+            for s in self.sessions.values_mut() {
+                s.plain = true;
+            }
             self.implicit_opens(ctx);
+        } else {
+            self.reopen_for_plain_hosts(ctx);
         }
         self.maybe_retire(ctx);
     }

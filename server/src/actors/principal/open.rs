@@ -192,8 +192,11 @@ impl PrincipalActor {
                 self.answer(reply.session, reply.request, body);
             }
             Ok(OpenOutcome::Opened(o)) => {
+                // An implicit instance replaced for other options (§8): its logic goes.
+                self.leave(&o.key);
                 self.start_instance(o.key, o.draft, options, Some(reply), ctx)
             }
+            Ok(OpenOutcome::Revealed(o)) => self.revealed(o, reply),
         }
     }
 
@@ -312,6 +315,7 @@ impl PrincipalActor {
             events,
             answers,
             holds,
+            hidden: self.state.is_implicit(&key),
         };
         self.fan_out(Some(key), applied);
     }
@@ -344,17 +348,49 @@ impl PrincipalActor {
         self.answer(reply.session, reply.request, body);
     }
 
-    /// §8: opens the toolsets a host without `toolHints` uses without opening (adopting
-    /// those that are open).
+    /// §8 (`core/principal/implicit.rs`): a hinted open of what was open for plain hosts
+    /// only. The instance runs on; the hinted hosts are told it whole, and the asker is
+    /// answered as for a new instance — which, for it, it is.
+    fn revealed(&mut self, o: crate::core::Opened, reply: ReplyTo) {
+        let title = self
+            .state
+            .instance(&o.key)
+            .and_then(|i| i.title().map(str::to_owned));
+        let body = OpenReply::Opened {
+            key: o.key.clone(),
+            title,
+            content: Vec::new(),
+        }
+        .body(reply.via);
+        let answer = Answer {
+            request: reply.request,
+            body,
+            deferred: false,
+        };
+        let applied = Applied {
+            draft: o.draft,
+            answers: vec![(reply.session, answer)],
+            ..Applied::empty()
+        };
+        self.fan_out(Some(o.key), applied);
+    }
+
+    /// §8: opens, for the principal's plain connections only, the toolsets a host without
+    /// `toolHints` uses without opening; what is open already stays as it is.
     pub(super) fn implicit_opens(&mut self, ctx: &mut Context<Self>) {
         let catalog = self.state.catalog().clone();
         for ts in catalog.implicitly_open() {
-            if self.state.instance(&InstanceKey::toolset(ts)).is_some() {
-                continue;
+            if let Some(key) = self.state.open_implicitly(ts, self.server.now()) {
+                self.start_instance(key, HintDraft::new(), None, None, ctx);
             }
-            if let Ok(OpenOutcome::Opened(o)) = self.state.open(ts, None, None, self.server.now()) {
-                self.start_instance(o.key, o.draft, None, None, ctx);
-            }
+        }
+    }
+
+    /// After an end: a plain connection of the principal still uses the toolsets it never
+    /// opened, so those that ended are opened implicitly again (§8).
+    pub(super) fn reopen_for_plain_hosts(&mut self, ctx: &mut Context<Self>) {
+        if self.sessions.values().any(|s| s.plain) {
+            self.implicit_opens(ctx);
         }
     }
 }

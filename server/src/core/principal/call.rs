@@ -26,8 +26,28 @@ pub struct Target {
 }
 
 impl PrincipalState {
-    /// Resolves a call of `tool`, with the instance the host named if any (§4.5).
+    /// Resolves a hinted host's call of `tool`, with the instance the host named if any
+    /// (§4.5). An instance open only implicitly (§8) is not open for it.
     pub fn resolve_call(&self, tool: &str, requested: Option<&str>) -> Result<Target, CallRefusal> {
+        self.resolve(tool, requested, false)
+    }
+
+    /// Resolves a call from a host without `toolHints` (§8): the instances opened
+    /// implicitly for it count as open.
+    pub fn resolve_plain_call(
+        &self,
+        tool: &str,
+        requested: Option<&str>,
+    ) -> Result<Target, CallRefusal> {
+        self.resolve(tool, requested, true)
+    }
+
+    fn resolve(
+        &self,
+        tool: &str,
+        requested: Option<&str>,
+        plain: bool,
+    ) -> Result<Target, CallRefusal> {
         if self.catalog.tool(tool).is_none() {
             return Err(CallRefusal::UnknownTool {
                 tool: tool.to_owned(),
@@ -88,7 +108,8 @@ impl PrincipalState {
             }
             InstanceKey::toolset(toolset)
         };
-        let Some(instance) = self.instances.get(&key) else {
+        let found = self.instances.get(&key);
+        let Some(instance) = found.filter(|_| plain || !self.implicit.contains(&key)) else {
             return Err(CallRefusal::ToolsetNotOpen {
                 tool: tool.to_owned(),
                 toolset: toolset.to_owned(),

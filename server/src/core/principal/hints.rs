@@ -34,6 +34,7 @@ impl PrincipalState {
                 if changed {
                     draft.tools.push(visible_hint(tool, &key, visible));
                 }
+                draft = self.told(&key, draft);
             }
             None => {
                 let declared = self
@@ -122,6 +123,7 @@ impl PrincipalState {
                         .tools
                         .push(definition_hint(tool, key.instance.as_deref(), new));
                 }
+                draft = self.told(&key, draft);
             }
         }
         Ok(draft)
@@ -129,8 +131,7 @@ impl PrincipalState {
 
     /// Every instance's own definition of `tool`, as entries (a restatement).
     pub(super) fn own_definitions_of(&self, tool: &str) -> Vec<ToolHint> {
-        self.instances
-            .values()
+        self.hinted_instances()
             .filter_map(|i| {
                 let def = i.definitions.get(tool)?;
                 Some(definition_hint(
@@ -161,7 +162,7 @@ impl PrincipalState {
                 ended: None,
             });
         }
-        Ok(draft)
+        Ok(self.told(key, draft))
     }
 }
 

@@ -45,6 +45,17 @@ impl PrincipalState {
             }
             None => InstanceKey::toolset(toolset),
         };
+        if self.implicit.contains(&key) {
+            // §8 (`implicit.rs`): open for plain hosts only; a hinted open makes it everyone's,
+            // or, asking for other options, replaces it unseen.
+            let current = self.instances.get(&key).and_then(|i| i.options.as_ref());
+            if same_options(options.as_ref(), current) {
+                return Ok(self.reveal(key));
+            }
+            self.end_with(&key, "reopened with other options", None)
+                .expect("an implicit instance is open");
+            return self.open_new(key, options, now).map(OpenOutcome::Opened);
+        }
         if let Some(existing) = self.instances.get(&key) {
             // §4.2: absent options are `{}`, so adopting without options an instance opened
             // with some differs, and is said (the "adopting without options").
@@ -84,6 +95,7 @@ impl PrincipalState {
     /// Forgets an instance whose open draft was **never sent** (the toolset's logic failed
     /// to start it): no ended record, no hints. Once its draft went out, end it instead.
     pub fn cancel_open(&mut self, key: &InstanceKey) -> Option<OpenInstance> {
+        self.implicit.remove(key);
         self.instances.remove(key)
     }
 
@@ -229,7 +241,8 @@ impl PrincipalState {
             }
             (false, None) => InstanceKey::toolset(toolset),
         };
-        if !self.instances.contains_key(&key) {
+        // An instance open only implicitly (§8) is not open as a hinted host sees it.
+        if !self.instances.contains_key(&key) || self.implicit.contains(&key) {
             let ended = self.ended.last_for(&key).cloned().map(Box::new);
             return Err(CloseError::NotOpen { key, ended });
         }
@@ -279,7 +292,11 @@ impl PrincipalState {
             .instances
             .remove(key)
             .ok_or_else(|| HintError::NotOpen(key.clone()))?;
-        let record = recorded_at.map(|now| self.ended.record(key, reason, now));
+        // An implicit instance (§8) ends unseen by hinted hosts: no record, nothing sent.
+        let hidden = self.implicit.remove(key);
+        let record = recorded_at
+            .filter(|_| !hidden)
+            .map(|now| self.ended.record(key, reason, now));
         let mut draft = HintDraft::new();
         draft.toolsets.push(ToolsetChange {
             toolset: key.toolset.clone(),
@@ -295,6 +312,9 @@ impl PrincipalState {
         draft
             .tools
             .extend(instance.visible.iter().map(|t| visible_hint(t, key, false)));
+        if hidden {
+            draft = HintDraft::new();
+        }
         Ok(Ended {
             record,
             draft,

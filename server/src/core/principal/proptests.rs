@@ -7,7 +7,9 @@
 //! - an adopted open, and any refused request, changes nothing (§4.2, vector 17);
 //! - `coarse_visibility()` agrees with the statement for dynamic tools (§3);
 //! - no more instances are open than the limit allows (plus default-open toolsets a
-//!   manifest change adds).
+//!   manifest change adds);
+//! - instances opened implicitly for plain hosts (§8) never show in what hinted hosts are
+//!   sent or stated, and a hinted open of one states it whole.
 //!
 //! Manifest changes (`replace_catalog`) switch between three catalogs: the arcade; one where
 //! `solo` is gone, `play`'s declared definition changed and a default-open `desk` appeared;
@@ -52,6 +54,10 @@ enum Op {
     },
     Join {
         name: Option<usize>,
+    },
+    /// §8: opened for a plain host only.
+    OpenImplicitly {
+        ts: usize,
     },
     Close {
         ts: usize,
@@ -144,6 +150,7 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         3 => (0..TOOLSETS.len(), name.clone(), 0..5usize).prop_map(|(ts, name, options)| Op::Open { ts, name, options }),
         1 => name.clone().prop_map(|name| Op::Join { name }),
+        1 => (0..TOOLSETS.len()).prop_map(|ts| Op::OpenImplicitly { ts }),
         2 => (0..TOOLSETS.len(), name.clone()).prop_map(|(ts, name)| Op::Close { ts, name }),
         1 => (0..8usize).prop_map(|which| Op::End { which }),
         4 => (0..TOOLS.len(), name.clone(), any::<bool>()).prop_map(|(tool, name, visible)| Op::SetVisible { tool, name, visible }),
@@ -305,6 +312,14 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 options: o,
             } => match s.open(TOOLSETS[*ts], name(n), options(*o), now) {
                 Ok(OpenOutcome::Opened(o)) => Some(o.draft),
+                Ok(OpenOutcome::Revealed(o)) => {
+                    prop_assert!(
+                        keys.contains(&o.key),
+                        "revealed {} which was not open",
+                        o.key
+                    );
+                    Some(o.draft)
+                }
                 Ok(OpenOutcome::Adopted { key, .. }) => {
                     prop_assert!(keys.contains(&key), "adopted {key} which was not open");
                     None
@@ -312,6 +327,11 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 Err(_) => None,
             },
             Op::Join { name: n } => s.join("go", name(n), options(1), now).ok().map(|o| o.draft),
+            // Hinted hosts see nothing of it: an empty draft, and the check below proves
+            // the statement agrees.
+            Op::OpenImplicitly { ts } => s
+                .open_implicitly(TOOLSETS[*ts], now)
+                .map(|_| HintDraft::new()),
             Op::Close { ts, name: n } => match s.close(TOOLSETS[*ts], name(n), "closed") {
                 Ok(e) => {
                     // §4.3 (revision 4): a close the principal asked for has no record.
@@ -322,8 +342,14 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             },
             Op::End { which } => match keys.get(*which) {
                 Some(k) => {
+                    let implicit = s.is_implicit(k);
                     let e = s.end(k, "game over", now).expect("an open key ends");
-                    ended.push(e.record.clone().expect("an end not asked for is recorded"));
+                    if implicit {
+                        // §8: an end no hinted host could see is neither recorded nor sent.
+                        prop_assert!(e.record.is_none() && e.draft.is_empty());
+                    } else {
+                        ended.push(e.record.clone().expect("an end not asked for is recorded"));
+                    }
                     Some(e.draft)
                 }
                 None => None,

@@ -51,7 +51,8 @@ impl PrincipalState {
     /// they apply.
     pub fn statement(&self, now: SystemTime) -> Statement {
         let mut entries: Entries = BTreeMap::new();
-        for inst in self.instances.values() {
+        // Instances open only for plain hosts are not stated (§8, `implicit.rs`).
+        for inst in self.hinted_instances() {
             let instance = inst.key.instance.as_deref();
             for tool in &inst.visible {
                 entry(&mut entries, tool, instance).visible = Some(true);
@@ -65,7 +66,7 @@ impl PrincipalState {
         for (tool, def) in &self.shared_defs {
             entry(&mut entries, tool, None).definition = Some(def.clone());
         }
-        for inst in self.instances.values() {
+        for inst in self.hinted_instances() {
             for (tool, def) in &inst.definitions {
                 // Equal to what the host would fall back to: left out. It is restated if
                 // that fallback ever changes (`set_definition`, `replace_catalog`).
@@ -76,7 +77,7 @@ impl PrincipalState {
             }
         }
         Statement {
-            open: self.instances.values().map(|i| i.record()).collect(),
+            open: self.hinted_instances().map(|i| i.record()).collect(),
             ended: self.ended.live(now).cloned().collect(),
             hints: HintDraft {
                 tools: entries.into_values().collect(),

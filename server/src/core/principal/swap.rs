@@ -76,9 +76,12 @@ impl PrincipalState {
                 .filter(|t| !tools.contains(t))
                 .cloned()
                 .collect();
+            let told = !self.implicit.contains(&inst.key);
             for t in gone {
                 inst.visible.remove(&t);
-                draft.tools.push(visible_hint(&t, &inst.key, false));
+                if told {
+                    draft.tools.push(visible_hint(&t, &inst.key, false));
+                }
             }
             inst.definitions.retain(|t, _| tools.contains(t));
         }

@@ -1121,16 +1121,16 @@ fn a_plain_host_plays_through_the_compat_tools() {
     let mut s = state();
     let catalog = Arc::clone(s.catalog());
     assert_eq!(catalog.view_for(false), HostView::Plain);
-    // The actor opens the implicit toolsets; the default-open lobby is adopted.
+    // The actor opens the implicit toolsets; the default-open lobby is open already.
     let implicit: Vec<String> = catalog.implicitly_open().map(str::to_owned).collect();
     let outcomes: Vec<bool> = implicit
         .iter()
-        .map(|ts| matches!(s.open(ts, None, None, at(1)), Ok(OpenOutcome::Opened(_))))
+        .map(|ts| s.open_implicitly(ts, at(1)).is_some())
         .collect();
     assert_eq!(implicit, ["lobby", "solo"]);
     assert_eq!(outcomes, [false, true]);
     assert_eq!(
-        s.resolve_call("hint", None).map(|t| t.key),
+        s.resolve_plain_call("hint", None).map(|t| t.key),
         Ok(Some(InstanceKey::toolset("solo")))
     );
 
@@ -1189,4 +1189,78 @@ fn a_plain_host_plays_through_the_compat_tools() {
         s.close("go", s.sole_instance("go").as_deref(), "x"),
         Err(CloseError::InstanceRequired { .. })
     ));
+}
+
+#[test]
+fn boundary_04_an_implicit_open_is_hidden_from_hinted_hosts_until_one_opens_it() {
+    // §8 [project]: a plain host's implicit opens are its own; a hinted host opening the
+    // toolset is told it whole, and the instance's state carries on.
+    let mut s = state();
+    let before = snapshot(&s);
+    let solo = InstanceKey::toolset("solo");
+    assert_eq!(s.open_implicitly("solo", at(1)), Some(solo.clone()));
+    assert_eq!(s.open_implicitly("solo", at(1)), None, "open already");
+    assert!(s.is_implicit(&solo));
+    assert_eq!(snapshot(&s), before, "hinted hosts see nothing of it");
+
+    // Its logic's changes apply, unsent.
+    assert!(s.set_visible("hint", None, false).unwrap().is_empty());
+    assert!(s.retitle(&solo, "Solo, level 2").unwrap().is_empty());
+    assert_eq!(snapshot(&s), before);
+
+    // A plain call reaches it; a hinted call or close finds it not open.
+    assert_eq!(
+        s.resolve_plain_call("hint", None).map(|t| t.key),
+        Err(CallRefusal::Invisible {
+            tool: "hint".into(),
+            target: Some(solo.clone())
+        })
+    );
+    assert!(matches!(
+        s.resolve_call("hint", None),
+        Err(CallRefusal::ToolsetNotOpen { .. })
+    ));
+    assert!(matches!(
+        s.close("solo", None, "closed"),
+        Err(CloseError::NotOpen { .. })
+    ));
+    s.set_visible("hint", None, true).unwrap();
+    assert!(s.resolve_plain_call("hint", None).is_ok());
+
+    // A hinted open reveals it, stated whole.
+    let Ok(OpenOutcome::Revealed(o)) = s.open("solo", None, None, at(2)) else {
+        panic!("revealed")
+    };
+    assert_eq!(o.key, solo);
+    assert_eq!(o.draft.toolsets.len(), 1);
+    assert_eq!(o.draft.toolsets[0].state, ToolsetState::Open);
+    assert_eq!(o.draft.toolsets[0].title.as_deref(), Some("Solo, level 2"));
+    assert_eq!(visible_entries(&o.draft), [("hint".into(), None, true)]);
+    assert!(!s.is_implicit(&solo));
+    assert!(s.statement(at(2)).open.iter().any(|r| r.toolset == "solo"));
+    assert!(s.resolve_call("hint", None).is_ok());
+}
+
+#[test]
+fn boundary_04_an_implicit_instance_ends_unseen_and_other_options_replace_it() {
+    let mut s = state();
+    let solo = InstanceKey::toolset("solo");
+    s.open_implicitly("solo", at(1));
+    let e = s.end(&solo, "game over", at(2)).unwrap();
+    assert!(e.record.is_none() && e.draft.is_empty(), "{e:?}");
+    assert!(s.statement(at(2)).ended.is_empty());
+
+    // A hinted open with other options than the implicit instance's: a new one.
+    s.open_implicitly("solo", at(3));
+    let o = opened(s.open("solo", None, Some(json!({"level": 3})), at(4)));
+    assert_eq!(o.key, solo);
+    assert!(!s.is_implicit(&solo));
+    assert_eq!(
+        s.instance(&solo).and_then(|i| i.options()),
+        Some(&json!({"level": 3}))
+    );
+    assert!(
+        s.statement(at(4)).ended.is_empty(),
+        "the replaced one left no record"
+    );
 }
