@@ -80,5 +80,7 @@ if __name__ == "__main__":
     t = table()
     if "--check" in sys.argv:
         readme = (ROOT / "README.md").read_text(encoding="utf-8")
-        sys.exit(0 if t in readme else 1)
+        if t not in readme:
+            print("README.md's vector table is out of date: run scripts/vector-table.py", file=sys.stderr)
+            sys.exit(1)
     print(t)

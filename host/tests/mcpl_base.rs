@@ -370,6 +370,35 @@ async fn rfc002_12_a_server_that_never_answers_the_policy_is_served_as_plain_mcp
     .await;
 }
 
+/// SPEC §6.7 **\[project\]**: a policy request the transport lost (its Streamable HTTP POST
+/// failed, which the transport answers `-32000` "connection closed") is not a refusal: the
+/// host connects again and negotiates afresh, instead of serving an MCPL server as plain MCP
+/// for a lost message.
+#[actix::test]
+async fn spec_6_7_a_policy_lost_in_transport_is_negotiated_again_on_a_new_connection() {
+    within(async {
+        let listener = Listener::bind().await;
+        let connector = Connector::url(listener.url(), ClientOptions::default());
+        let host = start_host(connector, HOLD, |_| {});
+        let mut first = listener.accept().await;
+        let policy = up_to_policy(&mut first, init_result("2025-11-25", news_manifest())).await;
+        first
+            .send(&json!({"jsonrpc": "2.0", "id": policy["id"], "error": {"code": -32000,
+                "message": "Streamable HTTP: the POST failed: connection reset"}}))
+            .await;
+        first.closed().await;
+
+        let mut second = listener.accept().await;
+        let policy = up_to_policy(&mut second, init_result("2025-11-25", news_manifest())).await;
+        finish(&mut second, &policy, json!({"accepted": true})).await;
+        ready(&host).await;
+        let ok = push(&mut second, "p1", "news", "e1", text("MCPL is on")).await;
+        assert_eq!(ok["result"]["accepted"], true, "{ok}");
+        host.stop().await;
+    })
+    .await;
+}
+
 /// A receipt that refuses with `fallback: "mcp-only"` (SPEC §6.7) is the same: MCP goes on.
 #[actix::test]
 async fn spec_6_7_a_refusal_with_mcp_only_keeps_the_tools() {

@@ -36,6 +36,9 @@ pub struct View {
     pub open: BTreeSet<Key>,
     /// Usable, as (tool, instance).
     pub usable: BTreeSet<Key>,
+    /// Where the host stood and the start of what `toolsets--look` said, for a violation's
+    /// report.
+    pub note: String,
 }
 
 /// Reads the agent's view: the host's status for what is open, `toolsets--look` for what
@@ -47,8 +50,17 @@ pub async fn view(host: &HostHandle) -> Option<View> {
         return None;
     }
     let look = host.call("toolsets--look", json!({})).await.ok()?;
-    let looked = read_look(&look.joined_text());
+    let text = look.joined_text();
+    let looked = read_look(&text);
+    let head: String = text.chars().take(NOTE_CHARS).collect();
+    let note = format!(
+        "epoch {}, {} tools listed, rev {:?}; look said {head:?}",
+        server.epoch,
+        server.listed_tools,
+        server.hints.as_ref().map(|h| h.last_rev)
+    );
     Some(View {
+        note,
         open: server.open.iter().cloned().collect(),
         usable: looked
             .usable
@@ -57,6 +69,9 @@ pub async fn view(host: &HostHandle) -> Option<View> {
             .collect(),
     })
 }
+
+/// How much of the look a violation quotes.
+const NOTE_CHARS: usize = 600;
 
 /// How long each host may take to settle after the drain.
 pub const SETTLE_HOST: Duration = Duration::from_secs(20);
@@ -142,8 +157,8 @@ fn compare(name: &str, truth: &Truth, seen: Option<&View>) -> Option<String> {
     match seen {
         Some(v) if v.open == truth.open && v.usable == truth.visible => None,
         Some(v) => Some(format!(
-            "{name}: the host's view differs from the server's: open {:?} vs {:?}; usable {:?} vs {:?}",
-            v.open, truth.open, v.usable, truth.visible
+            "{name}: the host's view differs from the server's: open {:?} vs {:?}; usable {:?} vs {:?} ({})",
+            v.open, truth.open, v.usable, truth.visible, v.note
         )),
         None => Some(format!("{name}: the host never settled")),
     }

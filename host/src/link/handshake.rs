@@ -26,6 +26,7 @@ use super::requests::decode;
 use super::tap::TapEvent;
 use actix::prelude::*;
 use mcpl_protocol::grant::{self, Grant};
+use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_protocol::mcp::{
     ClientCapabilities, ClientExperimental, Empty, InitializeParams, InitializeResult,
     LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, is_supported_version,
@@ -151,6 +152,16 @@ impl ServerLink {
     ) {
         if let Err(LinkError::Disconnected { .. } | LinkError::Stopped) = outcome {
             return;
+        }
+        // The transport lost the request or its answer (a Streamable HTTP POST that failed
+        // is answered CONNECTION_CLOSED by the transport itself): nothing says the server
+        // refused the policy, so the handshake starts again on a new connection rather than
+        // serving an MCPL server as plain MCP for a lost message.
+        if let Err(LinkError::Server { error, .. }) = &outcome
+            && error.code == ErrorCode::CONNECTION_CLOSED
+        {
+            let reason = handshake_failure(FeatureSetsUpdate::NAME, outcome.unwrap_err());
+            return self.disconnect(reason, ctx);
         }
         let receipt =
             outcome.and_then(|v| decode::<FeatureSetsUpdateResult>(FeatureSetsUpdate::NAME, v));
