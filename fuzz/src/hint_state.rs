@@ -467,8 +467,10 @@ fn check_after(before: &Before, op: &Op, state: &HintState, after: &After<'_>) {
         "step {step} ({op:?}): {recovers} recoveries at once: {out:?}"
     );
     if recovers == 1 {
+        // A failed connect-time read asks for the read again but stays connecting: it has
+        // read no statement, so it must not look settled (`handle_recovery_failed`).
         assert!(
-            state.is_recovering(),
+            state.is_recovering() || state.is_connecting(),
             "step {step} ({op:?}): a recovery was asked for but none is under way"
         );
         assert!(
