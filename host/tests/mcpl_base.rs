@@ -383,8 +383,10 @@ async fn spec_6_7_a_policy_lost_in_transport_is_negotiated_again_on_a_new_connec
         let mut first = listener.accept().await;
         let policy = up_to_policy(&mut first, init_result("2025-11-25", news_manifest())).await;
         first
-            .send(&json!({"jsonrpc": "2.0", "id": policy["id"], "error": {"code": -32000,
-                "message": "Streamable HTTP: the POST failed: connection reset"}}))
+            .send(
+                &json!({"jsonrpc": "2.0", "id": policy["id"], "error": {"code": -32000,
+                "message": "Streamable HTTP: the POST failed: connection reset"}}),
+            )
             .await;
         first.closed().await;
 
