@@ -115,17 +115,24 @@ pub struct ErrorObject {
 }
 
 impl ErrorObject {
-    /// An error with a code and a message.
+    /// An error with a code and a message, the message clipped to [`MESSAGE_LIMIT`]: an
+    /// error this side writes never echoes a peer's input whole, whatever it quotes.
     pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         ErrorObject {
             code,
-            message: message.into(),
+            message: clip_owned(message.into(), MESSAGE_LIMIT),
             data: None,
         }
     }
-    /// The same error carrying `data`.
+    /// The same error carrying `data` — or, when `data` encodes to more than
+    /// [`DATA_LIMIT`] bytes, `{"clipped": true, "size": N}` in its place.
     pub fn with_data(mut self, data: Value) -> Self {
-        self.data = Some(data);
+        let size = serde_json::to_string(&data).map_or(usize::MAX, |s| s.len());
+        self.data = Some(if size <= DATA_LIMIT {
+            data
+        } else {
+            serde_json::json!({"clipped": true, "size": size})
+        });
         self
     }
     /// -32601 for `method` (a long name is clipped: an error never echoes a peer's input
@@ -154,6 +161,20 @@ impl ErrorObject {
 
 /// The most bytes of a peer's own input an error message echoes back.
 pub const ECHO_LIMIT: usize = 128;
+
+/// The longest error message [`ErrorObject::new`] makes, in bytes.
+pub const MESSAGE_LIMIT: usize = 1024;
+
+/// The largest `data` [`ErrorObject::with_data`] keeps, encoded, in bytes.
+pub const DATA_LIMIT: usize = 16 * 1024;
+
+/// [`clip`] for an owned string.
+pub fn clip_owned(s: String, max: usize) -> String {
+    match clip(&s, max) {
+        std::borrow::Cow::Borrowed(_) => s,
+        std::borrow::Cow::Owned(c) => c,
+    }
+}
 
 /// `s` cut to at most `max` bytes on a character boundary, with `…` when cut: what an error
 /// or a log line may quote of a peer's input.

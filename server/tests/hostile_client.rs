@@ -349,7 +349,8 @@ async fn requests_without_a_valid_token_or_with_another_principals_session_are_r
     // Alice's session id in bob's hands, or in nobody's, is refused; in alice's it works.
     let alice = raw_session(f.http, "alice").await;
     let r = in_session(f.http, "bob", &alice, PING).await;
-    assert_eq!(r.status, 403, "another principal's session: {r:?}");
+    // 404, as for an id that never existed: the answer does not tell bob that alice's exists.
+    assert_eq!(r.status, 404, "another principal's session: {r:?}");
     let r = exchange(f.http, post(f.http, &[("Mcp-Session-Id", &alice)], PING)).await;
     assert_eq!(r.status, 401, "{r:?}");
     session_answers(f.http, "alice", &alice).await;

@@ -50,6 +50,11 @@ pub struct ServerOptions {
     /// is refused with 403. Loopback origins (`http://localhost[:port]`,
     /// `http://127.0.0.1[:port]`, `http://[::1][:port]`) are always accepted.
     pub allowed_origins: Vec<String>,
+    /// `Host` values accepted besides loopback names (`localhost`, `127.0.0.1`, `[::1]`,
+    /// any port) when the listener is bound to a loopback address, where a request naming
+    /// another host is refused with 403 (DNS-rebinding protection, [`ServerOptions::host_allowed`]).
+    /// A listener bound beyond loopback does not check `Host`.
+    pub allowed_hosts: Vec<String>,
     /// The principal a stdio server serves.
     pub stdio_principal: String,
     /// How often a WebSocket server pings its peer (`None`: never). A peer that has sent
@@ -73,6 +78,21 @@ pub struct ServerOptions {
     /// It bounds only what the client sends: not how long a request waits for its answer,
     /// nor how long a GET stream stays open.
     pub http_read_timeout: Duration,
+    /// How long a Streamable HTTP session may go without a request and without a GET stream
+    /// open before it is ended and its memory returned (default 15 min). A client that comes
+    /// back later gets 404 and starts a new session, as MCP says it should.
+    pub http_session_idle: Duration,
+    /// The most Streamable HTTP sessions one named principal holds at once (default 32).
+    /// Opening one more ends the principal's least recently used one.
+    pub http_sessions_per_principal: usize,
+    /// The most Streamable HTTP sessions a listener holds at once, of all principals
+    /// (default 10,000); past it `initialize` is refused with 503.
+    pub http_max_sessions: usize,
+    /// The most anonymous principals ([`ServerOptions::allow_anonymous`]) one source address
+    /// holds at once, WebSocket connections and Streamable HTTP sessions counted apart
+    /// (default 8); past it a new one is refused with 429. Each anonymous principal has the
+    /// server's per-principal limits, so this bounds what one address can hold.
+    pub anonymous_per_source: usize,
 }
 
 /// How a Streamable HTTP server answers a POSTed request (MCP 2025-11-25, "Sending Messages
@@ -102,6 +122,11 @@ impl Default for ServerOptions {
             http_queue_limit: 1024,
             http_replay_limit: 64,
             http_read_timeout: Duration::from_secs(30),
+            allowed_hosts: Vec::new(),
+            http_session_idle: Duration::from_secs(15 * 60),
+            http_sessions_per_principal: 32,
+            http_max_sessions: 10_000,
+            anonymous_per_source: 8,
         }
     }
 }
@@ -138,25 +163,78 @@ impl ServerOptions {
         }
     }
 
-    /// True when a request with this `Origin` header (if any) may proceed.
+    /// True when a request with this `Origin` header (if any) may proceed: none (a client
+    /// that is not a browser), one listed in [`ServerOptions::allowed_origins`] (compared as
+    /// origins: scheme, host and port), or a loopback one. An `Origin` is parsed as a URL and
+    /// must be one: `http`/`https`, no user information, no path, query or fragment — so
+    /// `http://localhost:80@evil.example` names `evil.example` and is refused.
     pub fn origin_allowed(&self, origin: Option<&str>) -> bool {
         let Some(origin) = origin else { return true };
+        // "null" (an opaque origin) is only ever accepted by name.
         if self.allowed_origins.iter().any(|o| o == origin) {
             return true;
         }
-        let host = origin
-            .strip_prefix("http://")
-            .or_else(|| origin.strip_prefix("https://"))
-            .unwrap_or("");
-        let host = if let Some(rest) = host.strip_prefix('[') {
-            rest.split(']')
-                .next()
-                .map(|h| format!("[{h}]"))
-                .unwrap_or_default()
-        } else {
-            host.split(':').next().unwrap_or("").to_owned()
+        let Some(parsed) = parse_origin(origin) else {
+            return false;
         };
-        matches!(host.as_str(), "localhost" | "127.0.0.1" | "[::1]")
+        let listed = self
+            .allowed_origins
+            .iter()
+            .filter_map(|o| parse_origin(o))
+            .any(|o| o.origin() == parsed.origin());
+        listed || parsed.host().is_some_and(|h| is_loopback_host(&h))
+    }
+
+    /// True when a request with this `Host` header may reach a listener bound to `local`.
+    /// Bound to loopback, the host must be a loopback name or one listed in
+    /// [`ServerOptions::allowed_hosts`], with any port: a page whose name an attacker
+    /// rebinds to 127.0.0.1 still sends its own name. Bound beyond loopback, anything goes.
+    pub fn host_allowed(&self, host: Option<&str>, local: std::net::SocketAddr) -> bool {
+        if !local.ip().is_loopback() {
+            return true;
+        }
+        let Some(host) = host else { return false };
+        let Ok(url) = url::Url::parse(&format!("http://{host}/")) else {
+            return false;
+        };
+        if url.path() != "/" || !url.username().is_empty() || url.password().is_some() {
+            return false;
+        }
+        let Some(parsed) = url.host() else {
+            return false;
+        };
+        is_loopback_host(&parsed)
+            || self
+                .allowed_hosts
+                .iter()
+                .any(|h| h.eq_ignore_ascii_case(&parsed.to_string()))
+    }
+}
+
+/// An `Origin` header value as a URL, if it is a well-formed origin (RFC 6454: scheme, host
+/// and optional port, nothing else).
+fn parse_origin(origin: &str) -> Option<url::Url> {
+    let url = url::Url::parse(origin).ok()?;
+    let bare = matches!(url.scheme(), "http" | "https")
+        && url.username().is_empty()
+        && url.password().is_none()
+        && url.path() == "/"
+        && url.query().is_none()
+        && url.fragment().is_none()
+        && url.host().is_some();
+    // `Url` gives "http://a" the path "/"; an origin with a written path is not one.
+    let written_path = origin
+        .split_once("://")
+        .is_some_and(|(_, rest)| rest.contains('/'));
+    (bare && !written_path).then_some(url)
+}
+
+/// `localhost`, an IPv4 loopback address or `::1`.
+fn is_loopback_host(host: &url::Host<&str>) -> bool {
+    match host {
+        url::Host::Domain(d) => d.eq_ignore_ascii_case("localhost"),
+        url::Host::Ipv4(ip) => ip.is_loopback(),
+        url::Host::Ipv6(ip) => ip.is_loopback(),
     }
 }
 
@@ -249,5 +327,67 @@ mod tests {
         assert!(!o.origin_allowed(Some("http://evil.example")));
         assert!(!o.origin_allowed(Some("http://localhost.evil.example")));
         assert!(!o.origin_allowed(Some("null")));
+    }
+
+    #[test]
+    fn hardening_04_an_origin_is_parsed_as_a_url() {
+        let o = ServerOptions {
+            allowed_origins: vec!["https://app.example".into()],
+            ..opts()
+        };
+        for bad in [
+            "http://localhost:80@evil.example",
+            "http://localhost@evil.example",
+            "http://evil.example#@localhost",
+            "http://localhost/path",
+            "http://localhost?x=1",
+            "ftp://localhost",
+            "http://127.0.0.1.evil.example",
+            "https://app.example:444",
+            "https://app.example.evil",
+            "localhost",
+            "",
+        ] {
+            assert!(!o.origin_allowed(Some(bad)), "{bad}");
+        }
+        for good in [
+            "http://LOCALHOST:3000",
+            "http://127.0.0.2",
+            "https://app.example:443",
+            "HTTPS://APP.EXAMPLE",
+        ] {
+            assert!(o.origin_allowed(Some(good)), "{good}");
+        }
+    }
+
+    #[test]
+    fn hardening_04_bound_to_loopback_the_host_must_be_a_loopback_name() {
+        let o = ServerOptions {
+            allowed_hosts: vec!["arcade.internal".into()],
+            ..opts()
+        };
+        let local: std::net::SocketAddr = "127.0.0.1:7700".parse().unwrap();
+        for good in [
+            "localhost",
+            "localhost:7700",
+            "127.0.0.1:7700",
+            "[::1]:7700",
+            "arcade.internal:80",
+        ] {
+            assert!(o.host_allowed(Some(good), local), "{good}");
+        }
+        for bad in [
+            "evil.example",
+            "evil.example:7700",
+            "localhost.evil.example",
+            "a@localhost",
+            "localhost/x",
+            "",
+        ] {
+            assert!(!o.host_allowed(Some(bad), local), "{bad}");
+        }
+        assert!(!o.host_allowed(None, local));
+        let public: std::net::SocketAddr = "0.0.0.0:7700".parse().unwrap();
+        assert!(o.host_allowed(Some("evil.example"), public));
     }
 }

@@ -35,12 +35,14 @@
 //! goes on; bytes that are not a JSON-RPC message become [`Inbound::Malformed`] (the HTTP
 //! server answers those itself with 400). A peer cannot make a session panic.
 
+pub mod accept;
 pub mod config;
 pub mod delivery;
 pub mod http;
 pub mod listen_addr;
 pub mod log_limit;
 pub mod memory;
+mod sources;
 pub mod stdio;
 pub mod ws;
 
@@ -267,5 +269,21 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
             "TLS is not supported here; use ws:// or http:// (behind a TLS proxy if need be)",
         )),
         _ => Err(bad("expected stdio:COMMAND, ws://… or http://…")),
+    }
+}
+
+/// Warns once, at bind, that a listener lets anonymous connections in from beyond this
+/// machine: anyone who can reach the port may then play, each as a principal of its own.
+pub(crate) fn warn_if_anonymous_beyond_loopback(
+    opts: &ServerOptions,
+    local: std::net::SocketAddr,
+    what: &str,
+) {
+    if opts.allow_anonymous && !local.ip().is_loopback() {
+        tracing::warn!(
+            %local,
+            "the {what} listener lets anonymous connections in and is bound beyond loopback: anyone who reaches it is let in (at most {} anonymous principals per address)",
+            opts.anonymous_per_source
+        );
     }
 }

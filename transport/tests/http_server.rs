@@ -228,7 +228,8 @@ async fn session_ids_are_required_checked_and_ended_by_delete() {
         .unwrap();
     assert_eq!(resp.status(), StatusCode::NOT_FOUND, "unknown session id");
 
-    // Bob may not use alice's session.
+    // Bob may not use alice's session, and is not told it exists: 404, as for an unknown
+    // id (the issue on hardening, item 6).
     let resp = ep
         .post(
             ping.clone(),
@@ -239,7 +240,7 @@ async fn session_ids_are_required_checked_and_ended_by_delete() {
         )
         .send()
         .await;
-    assert_eq!(resp.unwrap().status(), StatusCode::FORBIDDEN);
+    assert_eq!(resp.unwrap().status(), StatusCode::NOT_FOUND);
 
     let resp = ep.delete(Some(&session)).send().await;
     assert_eq!(resp.unwrap().status(), StatusCode::OK);
@@ -806,4 +807,175 @@ async fn a_get_stream_reopened_with_last_event_id_resumes_after_it() {
     }
     assert_eq!(resumed, expected(&[2, 3, 4]));
     drop(server);
+}
+
+/// A session opened as `Anonymous` from `from`: POSTs `initialize` without a token from that
+/// local address and answers it; returns the session id (or the refusal's status).
+async fn open_anonymous(ep: &mut Endpoint, from: &str) -> Result<(Connection, String), StatusCode> {
+    let client = reqwest::Client::builder()
+        .local_address(from.parse::<std::net::IpAddr>().unwrap())
+        .timeout(DEADLINE)
+        .build()
+        .unwrap();
+    let post = client
+        .post(&ep.url)
+        .header("accept", ACCEPT_BOTH)
+        .header("content-type", "application/json")
+        .body(initialize(0).encode());
+    let mut post = tokio::spawn(post.send());
+    let mut server = tokio::select! {
+        conn = ep.listener.accept() => conn.unwrap(),
+        refused = &mut post => return Err(refused.unwrap().unwrap().status()),
+    };
+    next_request(&mut server).await;
+    server.outbound.send(ok(0, json!({}))).await.unwrap();
+    let resp = within("the answer", post).await.unwrap().unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+    let id = resp.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    Ok((server, id))
+}
+
+/// A ping in `session`, without a token, from `from`; the HTTP status.
+async fn anonymous_ping(ep: &Endpoint, from: &str, session: &str) -> StatusCode {
+    let client = reqwest::Client::builder()
+        .local_address(from.parse::<std::net::IpAddr>().unwrap())
+        .timeout(DEADLINE)
+        .build()
+        .unwrap();
+    client
+        .post(&ep.url)
+        .header("accept", ACCEPT_BOTH)
+        .header("content-type", "application/json")
+        .header("mcp-session-id", session)
+        .body(notification("notifications/initialized", json!({})).encode())
+        .send()
+        .await
+        .unwrap()
+        .status()
+}
+
+/// Item 2 of the issue on hardening: a session with no request and no stream for
+/// `http_session_idle` ends — its connection closes on the server's side, and its id is
+/// unknown afterwards.
+#[tokio::test]
+async fn hardening_02_an_idle_session_ends_and_its_connection_closes() {
+    let mut ep = endpoint(ServerOptions {
+        http_session_idle: std::time::Duration::from_millis(200),
+        ..server_opts()
+    })
+    .await;
+    let (mut server, session) = ep.open().await;
+    within("the session's end", expect_closed(&mut server)).await;
+    let ping = request(1, "ping", json!({})).encode();
+    let resp = ep
+        .post(ping, &[("mcp-session-id", &session)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+}
+
+/// Item 2: one principal holds at most `http_sessions_per_principal` sessions; opening one
+/// more ends its least recently active one, and the others go on.
+#[tokio::test]
+async fn hardening_02_a_principal_past_its_session_cap_loses_its_oldest_session() {
+    let mut ep = endpoint(ServerOptions {
+        http_sessions_per_principal: 2,
+        ..server_opts()
+    })
+    .await;
+    let (mut first, first_id) = ep.open().await;
+    let (_second, second_id) = ep.open().await;
+    let (_third, _) = ep.open().await;
+    within("the oldest session's end", expect_closed(&mut first)).await;
+    let note = notification("notifications/initialized", json!({})).encode();
+    let gone = ep
+        .post(note.clone(), &[("mcp-session-id", &first_id)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), StatusCode::NOT_FOUND);
+    let kept = ep
+        .post(note, &[("mcp-session-id", &second_id)])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(kept.status(), StatusCode::ACCEPTED);
+}
+
+/// Item 2: a listener holds at most `http_max_sessions`; past it `initialize` gets 503.
+#[tokio::test]
+async fn hardening_02_a_listener_past_its_session_cap_refuses_initialize() {
+    let mut ep = endpoint(ServerOptions {
+        http_max_sessions: 1,
+        ..server_opts()
+    })
+    .await;
+    let (_conn, _) = ep.open().await;
+    let resp = ep.post(initialize(0).encode(), &[]).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+}
+
+/// Item 5: an anonymous session's id is not its credential: the same id from another
+/// address is an unknown session (404). And one address holds at most
+/// `anonymous_per_source` anonymous sessions (429 past it); another address has its own.
+#[tokio::test]
+async fn hardening_05_anonymous_sessions_are_bound_to_their_address_and_capped_per_address() {
+    let mut ep = endpoint(ServerOptions {
+        allow_anonymous: true,
+        anonymous_per_source: 2,
+        ..server_opts()
+    })
+    .await;
+    let (_a, a) = open_anonymous(&mut ep, "127.0.0.1").await.unwrap();
+    assert_eq!(
+        anonymous_ping(&ep, "127.0.0.1", &a).await,
+        StatusCode::ACCEPTED
+    );
+    assert_eq!(
+        anonymous_ping(&ep, "127.0.0.2", &a).await,
+        StatusCode::NOT_FOUND
+    );
+
+    let (_b, b) = open_anonymous(&mut ep, "127.0.0.1").await.unwrap();
+    assert_eq!(
+        open_anonymous(&mut ep, "127.0.0.1").await.err(),
+        Some(StatusCode::TOO_MANY_REQUESTS)
+    );
+    assert!(open_anonymous(&mut ep, "127.0.0.2").await.is_ok());
+    // Ending one frees its place.
+    let client = reqwest::Client::new();
+    let deleted = client
+        .delete(&ep.url)
+        .header("mcp-session-id", &b)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), StatusCode::OK);
+    assert!(open_anonymous(&mut ep, "127.0.0.1").await.is_ok());
+}
+
+/// Item 4: bound to loopback, a request naming another host (a page whose name was
+/// rebound to 127.0.0.1) is refused with 403 before anything else.
+#[tokio::test]
+async fn hardening_04_a_request_for_another_host_is_refused_on_loopback() {
+    let ep = endpoint(server_opts()).await;
+    let resp = ep
+        .post(initialize(0).encode(), &[("host", "evil.example")])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
+    let resp = ep
+        .post(
+            initialize(0).encode(),
+            &[("origin", "http://localhost:80@evil.example")],
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status(), StatusCode::FORBIDDEN);
 }

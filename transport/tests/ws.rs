@@ -469,3 +469,78 @@ async fn a_peer_that_never_answers_pings_is_sent_a_policy_close_1008_before_the_
     );
     expect_closed(&mut server).await;
 }
+
+/// A raw client without a token, its TCP end bound to `from`; the upgrade's outcome.
+async fn anonymous_from(
+    url: &str,
+    from: &str,
+) -> Result<tokio_tungstenite::WebSocketStream<tokio::net::TcpStream>, u16> {
+    let server: std::net::SocketAddr = url
+        .trim_start_matches("ws://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket
+        .bind(std::net::SocketAddr::new(from.parse().unwrap(), 0))
+        .unwrap();
+    let tcp = socket.connect(server).await.unwrap();
+    let req = url.into_client_request().unwrap();
+    match tokio_tungstenite::client_async(req, tcp).await {
+        Ok((ws, _)) => Ok(ws),
+        Err(WsError::Http(resp)) => Err(resp.status().as_u16()),
+        Err(other) => panic!("the upgrade failed: {other:?}"),
+    }
+}
+
+/// Item 5 of the issue on hardening: each anonymous connection is a principal of its own,
+/// so one address holds at most `anonymous_per_source` of them (429 past it); another
+/// address has its own count.
+#[tokio::test]
+async fn hardening_05_anonymous_connections_are_capped_per_address() {
+    let (mut listener, url) = listen(ServerOptions {
+        allow_anonymous: true,
+        anonymous_per_source: 2,
+        ..server_opts()
+    })
+    .await;
+    let _a = anonymous_from(&url, "127.0.0.1").await.unwrap();
+    let _b = anonymous_from(&url, "127.0.0.1").await.unwrap();
+    assert_eq!(anonymous_from(&url, "127.0.0.1").await.err(), Some(429));
+    let _c = anonymous_from(&url, "127.0.0.2").await.unwrap();
+    // A named principal is not counted.
+    let _named = raw(&url).await;
+    for _ in 0..4 {
+        assert!(within("accept", listener.accept()).await.is_some());
+    }
+}
+
+/// Item 4: bound to loopback, an upgrade naming another host is refused with 403.
+#[tokio::test]
+async fn hardening_04_an_upgrade_for_another_host_is_refused_on_loopback() {
+    let (_listener, url) = listen(server_opts()).await;
+    let mut req = url.as_str().into_client_request().unwrap();
+    req.headers_mut()
+        .insert("authorization", "Bearer s3cret".parse().unwrap());
+    req.headers_mut()
+        .insert("host", "evil.example".parse().unwrap());
+    match tokio_tungstenite::connect_async(req).await {
+        Err(WsError::Http(resp)) => assert_eq!(resp.status().as_u16(), 403),
+        other => panic!("expected a 403, got {other:?}"),
+    }
+}
+
+/// Item 6: a text frame that is not UTF-8 fails the connection with close code 1007
+/// (RFC 6455 §8.1), said to the peer rather than a dropped TCP connection.
+#[tokio::test]
+async fn hardening_06_a_text_frame_that_is_not_utf8_closes_with_1007() {
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame as RawFrame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+    let (mut listener, url) = listen(server_opts()).await;
+    let mut peer = raw(&url).await;
+    let mut server = within("accept", listener.accept()).await.unwrap();
+    let bad = RawFrame::message(vec![0xff, 0xfe, b'{'], OpCode::Data(Data::Text), true);
+    peer.send(Frame::Frame(bad)).await.unwrap();
+    assert_eq!(close_frame_of(&mut peer).await.code, CloseCode::Invalid);
+    expect_closed(&mut server).await;
+}

@@ -75,6 +75,21 @@ struct ServeArgs {
     /// An Origin accepted besides loopback ones (repeatable).
     #[arg(long = "allowed-origin", value_name = "ORIGIN")]
     allowed_origins: Vec<String>,
+    /// A Host accepted besides loopback names when listening on loopback, as behind a proxy
+    /// that keeps the name it was reached by (repeatable).
+    #[arg(long = "allowed-host", value_name = "HOST")]
+    allowed_hosts: Vec<String>,
+    /// How long a Streamable HTTP session may be idle (no request, no stream open) before it
+    /// ends, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 900)]
+    http_session_idle: u64,
+    /// The most Streamable HTTP sessions one player holds; one more ends the least recently
+    /// active.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    http_sessions_per_player: usize,
+    /// The most anonymous connections (and, apart, Streamable HTTP sessions) one address holds.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    anonymous_per_address: usize,
     /// The bot's thinking time per 9x9 Go move, in milliseconds (scaled up on larger boards).
     #[arg(
         long,
@@ -173,6 +188,10 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
         tokens,
         allow_anonymous: args.allow_anonymous,
         allowed_origins: args.allowed_origins.clone(),
+        allowed_hosts: args.allowed_hosts.clone(),
+        http_session_idle: std::time::Duration::from_secs(args.http_session_idle),
+        http_sessions_per_principal: args.http_sessions_per_player,
+        anonymous_per_source: args.anonymous_per_address,
         stdio_principal,
         ..Default::default()
     };

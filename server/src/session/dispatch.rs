@@ -16,7 +16,9 @@ use crate::actors::principal::{HostInitialized, SessionReady};
 use crate::manifest;
 use crate::receipt::receipt;
 use actix::prelude::*;
-use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Message, Notification, Request, Response};
+use mcpl_protocol::jsonrpc::{
+    ECHO_LIMIT, ErrorCode, ErrorObject, Message, Notification, Request, Response, clip,
+};
 use mcpl_protocol::mcp::{
     CancelledParams, Empty, InitializeParams, InitializeResult, LOGGING_CAPABILITY,
     ServerCapabilities, ServerExperimental, ToolsCapability,
@@ -273,7 +275,8 @@ impl Session {
 
     fn on_response(&mut self, r: Response, ctx: &mut Context<Self>) {
         let Some(id) = r.id else {
-            tracing::warn!(session = %self.id, outcome = ?r.outcome, "host sent an error about an unreadable message");
+            let outcome = clip(&format!("{:?}", r.outcome), ECHO_LIMIT).into_owned();
+            mcpl_transport::warn_limited!(self.peer_warnings, session = %self.id, %outcome, "host sent an error about an unreadable message");
             return;
         };
         match self.outgoing.resolve(&id, r.outcome) {
@@ -284,7 +287,8 @@ impl Session {
                 }
             }
             None => {
-                tracing::warn!(session = %self.id, %id, "response to no pending request; ignored")
+                let id = clip(&id.to_string(), ECHO_LIMIT).into_owned();
+                mcpl_transport::warn_limited!(self.peer_warnings, session = %self.id, %id, "response to no pending request; ignored")
             }
         }
     }

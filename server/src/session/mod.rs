@@ -113,6 +113,9 @@ pub struct Session {
     /// does not offer logging.
     log_level: Option<LoggingLevel>,
     self_addr: Option<Addr<Session>>,
+    /// Warnings about what the host sends, at most a few per interval (a flood costs a
+    /// line and a count).
+    peer_warnings: mcpl_transport::LogLimiter,
 }
 
 impl Session {
@@ -140,6 +143,7 @@ impl Session {
             outgoing: Outgoing::default(),
             shown: None,
             self_addr: None,
+            peer_warnings: mcpl_transport::LogLimiter::per_peer(),
         }
     }
 

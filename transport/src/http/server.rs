@@ -15,7 +15,7 @@ use crate::{
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, State};
-use axum::http::header::{CONNECTION, CONTENT_TYPE, ORIGIN, WWW_AUTHENTICATE};
+use axum::http::header::{CONNECTION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE};
 use axum::http::{HeaderMap, HeaderValue, Request as HttpRequest, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response as HttpResponse};
@@ -49,10 +49,6 @@ const ACCEPT_QUEUE: usize = 64;
 /// after the 413 instead (reading a little past the limit lets the client see the 413 rather
 /// than a reset).
 const DRAIN_FACTOR: usize = 4;
-
-/// How long accepting pauses after an error that is not one connection's (such as running out
-/// of file descriptors), rather than spinning on it; closing connections may free some.
-const ACCEPT_BACKOFF: Duration = Duration::from_secs(1);
 
 /// A listening Streamable HTTP server. Dropping it stops serving new HTTP connections and
 /// shuts the open ones down gracefully: a request in flight is still answered (an SSE answer
@@ -88,6 +84,10 @@ struct Server {
     opts: Arc<ServerOptions>,
     sessions: Arc<Registry>,
     accepted: mpsc::Sender<Connection>,
+    /// The address bound: `Host` is checked when it is loopback.
+    local: SocketAddr,
+    /// Anonymous sessions by source address.
+    sources: crate::sources::Sources,
 }
 
 /// Binds a Streamable HTTP server to `addr` with its MCP endpoint at `path` (conventionally
@@ -105,12 +105,21 @@ pub async fn bind(
     }
     let listener = TcpListener::bind(addr).await?;
     let local_addr = listener.local_addr()?;
+    crate::warn_if_anonymous_beyond_loopback(&opts, local_addr, "Streamable HTTP");
     let (tx, accepted) = mpsc::channel(ACCEPT_QUEUE);
     let read_timeout = opts.http_read_timeout;
+    let sessions = Arc::new(Registry::new());
+    // Outlives the listener while sessions do: they may still go idle and end.
+    tokio::spawn(session::reap(
+        Arc::downgrade(&sessions),
+        opts.http_session_idle,
+    ));
     let server = Arc::new(Server {
         opts,
-        sessions: Arc::default(),
+        sessions,
         accepted: tx,
+        local: local_addr,
+        sources: crate::sources::Sources::default(),
     });
     let app = Router::new()
         .route(path, get(on_get).post(on_post).delete(on_delete))
@@ -129,6 +138,7 @@ async fn serve(listener: TcpListener, app: Router, read_timeout: Duration) {
     // Each connection watches this channel; the sender dropping with this task tells them
     // all to shut down.
     let (_shutdown, shutdown_rx) = watch::channel(());
+    let mut errors = crate::accept::AcceptErrors::new("Streamable HTTP");
     loop {
         match listener.accept().await {
             Ok((tcp, remote)) => {
@@ -138,23 +148,10 @@ async fn serve(listener: TcpListener, app: Router, read_timeout: Duration) {
                 let conn = serve_connection(tcp, remote, app.clone(), read_timeout, shutdown);
                 tokio::spawn(conn);
             }
-            // The connection died before it was accepted; nothing to do for the listener.
-            Err(e) if is_connection_error(&e) => {}
-            Err(e) => {
-                tracing::error!(error = %e, "Streamable HTTP accept failed; pausing");
-                tokio::time::sleep(ACCEPT_BACKOFF).await;
-            }
+            // Out of file descriptors and the like: pause, never spin (`accept.rs`).
+            Err(e) => errors.failed(&e).await,
         }
     }
-}
-
-fn is_connection_error(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionRefused
-            | io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::ConnectionReset
-    )
 }
 
 /// Serves one HTTP/1 connection, whose request heads must each arrive within
@@ -203,7 +200,7 @@ async fn on_post(
     headers: HeaderMap,
     body: Body,
 ) -> HttpResponse {
-    let principal = match admit(&server.opts, &headers) {
+    let principal = match admit(&server, &headers) {
         Ok(p) => p,
         Err(refusal) => return refusal.into_response(),
     };
@@ -221,7 +218,7 @@ async fn on_post(
             "Content-Type must be application/json",
         );
     }
-    let session = match session_of(&server, &headers, &principal) {
+    let session = match session_of(&server, &headers, &principal, remote) {
         Ok(s) => s,
         Err(refusal) => return refusal.into_response(),
     };
@@ -372,8 +369,12 @@ async fn answer(
     }
 }
 
-async fn on_get(State(server): State<Arc<Server>>, headers: HeaderMap) -> HttpResponse {
-    let principal = match admit(&server.opts, &headers) {
+async fn on_get(
+    State(server): State<Arc<Server>>,
+    ConnectInfo(remote): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> HttpResponse {
+    let principal = match admit(&server, &headers) {
         Ok(p) => p,
         Err(refusal) => return refusal.into_response(),
     };
@@ -384,7 +385,7 @@ async fn on_get(State(server): State<Arc<Server>>, headers: HeaderMap) -> HttpRe
             "Accept must list text/event-stream",
         );
     }
-    let session = match session_of(&server, &headers, &principal) {
+    let session = match session_of(&server, &headers, &principal, remote) {
         Ok(Some(s)) => s,
         Ok(None) => return rpc_error(StatusCode::BAD_REQUEST, None, "Mcp-Session-Id is required"),
         Err(refusal) => return refusal.into_response(),
@@ -392,15 +393,21 @@ async fn on_get(State(server): State<Arc<Server>>, headers: HeaderMap) -> HttpRe
     // MCP: a client that lost its stream reopens it with the last event id it read.
     let last_event = headers.get("last-event-id").and_then(|v| v.to_str().ok());
     let rx = session.open_get(last_event);
-    with_session_id(sse_response(None, rx, ()), &session)
+    // The session's idle time starts again when the stream ends.
+    let touch = session::TouchOnDrop(session.clone());
+    with_session_id(sse_response(None, rx, touch), &session)
 }
 
-async fn on_delete(State(server): State<Arc<Server>>, headers: HeaderMap) -> HttpResponse {
-    let principal = match admit(&server.opts, &headers) {
+async fn on_delete(
+    State(server): State<Arc<Server>>,
+    ConnectInfo(remote): ConnectInfo<SocketAddr>,
+    headers: HeaderMap,
+) -> HttpResponse {
+    let principal = match admit(&server, &headers) {
         Ok(p) => p,
         Err(refusal) => return refusal.into_response(),
     };
-    match session_of(&server, &headers, &principal) {
+    match session_of(&server, &headers, &principal, remote) {
         Ok(Some(s)) => {
             tracing::debug!(session = %s.short_id(), "session deleted by the client");
             server.sessions.end(&s.id);
@@ -437,11 +444,16 @@ impl IntoResponse for Refusal {
     }
 }
 
-/// What every request passes first: `Origin` (403), then the bearer token (401).
-fn admit(opts: &ServerOptions, headers: &HeaderMap) -> Result<Principal, Refusal> {
+/// What every request passes first: `Origin` and `Host` (403), then the bearer token (401).
+fn admit(server: &Server, headers: &HeaderMap) -> Result<Principal, Refusal> {
+    let opts = &server.opts;
     let origin = headers.get(ORIGIN).map(|v| v.to_str().unwrap_or("\u{0}"));
     if !opts.origin_allowed(origin) {
         return Err(Refusal::new(StatusCode::FORBIDDEN, "origin not allowed"));
+    }
+    let host = headers.get(HOST).map(|v| v.to_str().unwrap_or("\u{0}"));
+    if !opts.host_allowed(host, server.local) {
+        return Err(Refusal::new(StatusCode::FORBIDDEN, "host not allowed"));
     }
     // A header that is not visible ASCII cannot be a configured token.
     let authorization = headers
@@ -451,30 +463,29 @@ fn admit(opts: &ServerOptions, headers: &HeaderMap) -> Result<Principal, Refusal
         .map_err(|e| Refusal::new(StatusCode::UNAUTHORIZED, e.to_string()))
 }
 
-/// The session a request names (`None` if it names none), checked: known (404), the same
-/// principal (403), a supported protocol version (400).
+/// The session a request names (`None` if it names none), checked: known and the
+/// requester's (404 either way, so a principal cannot learn whether another's session id
+/// exists), a supported protocol version (400). The requester's: the same named principal,
+/// or, for an anonymous session, a request without a token from the address that opened it
+/// (the id alone is not the credential).
 fn session_of(
     server: &Server,
     headers: &HeaderMap,
     principal: &Principal,
+    remote: SocketAddr,
 ) -> Result<Option<Arc<Session>>, Refusal> {
     let Some(id) = headers.get(MCP_SESSION_ID) else {
         return Ok(None);
     };
-    let Some(session) = id.to_str().ok().and_then(|id| server.sessions.get(id)) else {
+    let session = id.to_str().ok().and_then(|id| server.sessions.get(id));
+    let Some(session) = session.filter(|s| match (&s.principal, principal) {
+        (Principal::Named(a), Principal::Named(b)) => a == b,
+        (Principal::Anonymous(_), Principal::Anonymous(_)) => s.source == Some(remote.ip()),
+        _ => false,
+    }) else {
         return Err(Refusal::new(StatusCode::NOT_FOUND, "no such session"));
     };
-    let same = match (&session.principal, principal) {
-        (Principal::Named(a), Principal::Named(b)) => a == b,
-        (Principal::Anonymous(_), Principal::Anonymous(_)) => true,
-        _ => false,
-    };
-    if !same {
-        return Err(Refusal::new(
-            StatusCode::FORBIDDEN,
-            "the session belongs to another principal",
-        ));
-    }
+    session.touch();
     if let Some(version) = headers.get(MCP_PROTOCOL_VERSION) {
         let version = version.to_str().unwrap_or("");
         if !is_supported_version(version) {
@@ -485,20 +496,52 @@ fn session_of(
     Ok(Some(session))
 }
 
-/// Creates a session and hands its connection to `accept()`.
+/// Creates a session and hands its connection to `accept()`. Its limits first: the
+/// listener's (503 at [`ServerOptions::http_max_sessions`]); an anonymous session's address
+/// (429 at [`ServerOptions::anonymous_per_source`]); a named principal's, where at
+/// [`ServerOptions::http_sessions_per_principal`] its least recently active session ends.
 async fn open_session(
     server: &Server,
     principal: Principal,
     remote: SocketAddr,
 ) -> Result<Arc<Session>, Refusal> {
+    let opts = &server.opts;
+    if server.sessions.len() >= opts.http_max_sessions {
+        let reason = "the server holds as many sessions as it may";
+        return Err(Refusal::new(StatusCode::SERVICE_UNAVAILABLE, reason));
+    }
+    let anonymous = match principal {
+        Principal::Anonymous(_) => {
+            let Some(slot) = server.sources.take(remote.ip(), opts.anonymous_per_source) else {
+                let reason = "too many anonymous sessions from this address";
+                return Err(Refusal::new(StatusCode::TOO_MANY_REQUESTS, reason));
+            };
+            Some((remote.ip(), slot))
+        }
+        Principal::Named(_) => {
+            let mine = server.sessions.of(&principal);
+            if mine.len() >= opts.http_sessions_per_principal
+                && let Some(oldest) = mine.iter().min_by_key(|s| s.last_active())
+            {
+                tracing::info!(principal = %principal.name(), session = %oldest.short_id(), limit = opts.http_sessions_per_principal, "the principal opened one session too many; its least recently active one ends");
+                server.sessions.end(&oldest.id);
+            }
+            None
+        }
+    };
     let (out_tx, out_rx) = mpsc::channel(DEPTH);
     let (in_tx, in_rx) = mpsc::channel(DEPTH);
+    let opening = session::Opening {
+        principal: principal.clone(),
+        anonymous,
+        queue_limit: opts.http_queue_limit,
+        replay_limit: opts.http_replay_limit,
+    };
     let session = Arc::new(Session::new(
         session::new_session_id(),
-        principal.clone(),
+        opening,
         in_tx,
-        server.opts.http_queue_limit,
-        server.opts.http_replay_limit,
+        &server.sessions,
     ));
     let info = ConnectionInfo {
         kind: TransportKind::StreamableHttp,

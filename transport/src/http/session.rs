@@ -4,33 +4,92 @@
 //! State lives behind a `std` mutex never held across an await: every route is a
 //! `try_send` into a bounded channel read by an HTTP response body.
 
-use crate::{Inbound, Principal, StreamId};
+use crate::sources::SourceSlot;
+use crate::{Inbound, LogLimiter, Principal, StreamId};
 use mcpl_protocol::{Id, Message};
 use serde_json::Value;
 use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
+use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-/// The live sessions of one listener, by id.
-#[derive(Default)]
-pub(super) struct Registry(Mutex<HashMap<String, Arc<Session>>>);
+/// The live sessions of one listener, by id, and the warnings they share.
+pub(super) struct Registry {
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// Warnings about sessions' queues, at most a few per interval for all of them.
+    pub(super) warnings: Mutex<LogLimiter>,
+}
 
 impl Registry {
+    pub(super) fn new() -> Self {
+        Registry {
+            sessions: Mutex::default(),
+            warnings: Mutex::new(LogLimiter::per_peer()),
+        }
+    }
+
     pub(super) fn insert(&self, session: Arc<Session>) {
-        lock(&self.0).insert(session.id.clone(), session);
+        lock(&self.sessions).insert(session.id.clone(), session);
     }
 
     pub(super) fn get(&self, id: &str) -> Option<Arc<Session>> {
-        lock(&self.0).get(id).cloned()
+        lock(&self.sessions).get(id).cloned()
+    }
+
+    /// How many sessions are live.
+    pub(super) fn len(&self) -> usize {
+        lock(&self.sessions).len()
+    }
+
+    /// The live sessions of `principal`.
+    pub(super) fn of(&self, principal: &Principal) -> Vec<Arc<Session>> {
+        lock(&self.sessions)
+            .values()
+            .filter(|s| s.principal == *principal)
+            .cloned()
+            .collect()
     }
 
     /// Removes and ends the session; later requests with its id get 404.
     pub(super) fn end(&self, id: &str) {
-        if let Some(session) = lock(&self.0).remove(id) {
+        let removed = lock(&self.sessions).remove(id);
+        if let Some(session) = removed {
             session.end();
+        }
+    }
+
+    /// Ends every session idle for `idle` at `now` (no request, no stream open); returns
+    /// how many.
+    pub(super) fn reap(&self, now: Instant, idle: Duration) -> usize {
+        let idle: Vec<String> = lock(&self.sessions)
+            .values()
+            .filter(|s| s.is_idle(now, idle))
+            .map(|s| s.id.clone())
+            .collect();
+        for id in &idle {
+            self.end(id);
+        }
+        idle.len()
+    }
+}
+
+/// Ends the sessions of `registry` that stay idle for `idle`, looking every quarter of
+/// that (between 50 ms and a minute), until the registry is gone.
+pub(super) async fn reap(registry: Weak<Registry>, idle: Duration) {
+    let every = (idle / 4).clamp(Duration::from_millis(50), Duration::from_secs(60));
+    loop {
+        tokio::time::sleep(every).await;
+        let Some(registry) = registry.upgrade() else {
+            return;
+        };
+        let ended = registry.reap(Instant::now(), idle);
+        if ended > 0 {
+            tracing::debug!(ended, "Streamable HTTP sessions idle too long ended");
         }
     }
 }
@@ -58,6 +117,15 @@ pub(super) struct Session {
     queue_limit: usize,
     /// How many messages already handed to a GET stream are kept for `Last-Event-ID`.
     replay_limit: usize,
+    /// When a request of the session was last seen, or its last stream or request ended.
+    last_active: Mutex<Instant>,
+    /// For an anonymous session, the address that opened it: the session id alone is not
+    /// its credential, so requests must come from that address.
+    pub(super) source: Option<IpAddr>,
+    /// What the session holds of its address's anonymous quota, released when it ends.
+    slot: Mutex<Option<SourceSlot>>,
+    /// The listener's shared limiter for queue warnings.
+    warnings: Weak<Registry>,
 }
 
 #[derive(Default)]
@@ -111,6 +179,7 @@ pub(super) struct PendingGuard {
 
 impl Drop for PendingGuard {
     fn drop(&mut self) {
+        self.session.touch();
         let mut routes = lock(&self.session.routes);
         if routes
             .pending
@@ -125,24 +194,70 @@ impl Drop for PendingGuard {
 /// A second request with the id of one still pending (MCP forbids reusing ids).
 pub(super) struct DuplicateId;
 
+/// Touches its session when dropped: a GET stream that ended counts as activity, so the
+/// session's idle time starts then.
+pub(super) struct TouchOnDrop(pub(super) Arc<Session>);
+
+impl Drop for TouchOnDrop {
+    fn drop(&mut self) {
+        self.0.touch();
+    }
+}
+
+/// Who a session is for and where its limits come from.
+pub(super) struct Opening {
+    pub(super) principal: Principal,
+    /// For an anonymous session: its address, and the slot it holds there.
+    pub(super) anonymous: Option<(IpAddr, SourceSlot)>,
+    pub(super) queue_limit: usize,
+    pub(super) replay_limit: usize,
+}
+
 impl Session {
     pub(super) fn new(
         id: String,
-        principal: Principal,
+        opening: Opening,
         inbound: mpsc::Sender<Inbound>,
-        queue_limit: usize,
-        replay_limit: usize,
+        registry: &Arc<Registry>,
     ) -> Self {
+        let (source, slot) = match opening.anonymous {
+            Some((ip, slot)) => (Some(ip), Some(slot)),
+            None => (None, None),
+        };
         Session {
             id,
-            principal,
+            principal: opening.principal,
             inbound: Mutex::new(Some(inbound)),
             next_stream: AtomicU64::new(1),
             routes: Mutex::new(Routes::default()),
             ended: CancellationToken::new(),
-            queue_limit: queue_limit.max(1),
-            replay_limit,
+            queue_limit: opening.queue_limit.max(1),
+            replay_limit: opening.replay_limit,
+            last_active: Mutex::new(Instant::now()),
+            source,
+            slot: Mutex::new(slot),
+            warnings: Arc::downgrade(registry),
         }
+    }
+
+    /// Notes activity now.
+    pub(super) fn touch(&self) {
+        *lock(&self.last_active) = Instant::now();
+    }
+
+    /// When it was last active.
+    pub(super) fn last_active(&self) -> Instant {
+        *lock(&self.last_active)
+    }
+
+    /// True when nothing of it has been active for `idle` at `now`: no request pending, no
+    /// GET stream open, none seen for that long.
+    fn is_idle(&self, now: Instant, idle: Duration) -> bool {
+        if now.saturating_duration_since(self.last_active()) < idle {
+            return false;
+        }
+        let routes = lock(&self.routes);
+        routes.pending.is_empty() && routes.get.as_ref().is_none_or(|g| g.is_closed())
     }
 
     /// A fresh stream id for one POST's inbound messages.
@@ -297,7 +412,7 @@ impl Session {
                 // next one, which the client opens when it sees the end. A slow reader then
                 // loses nothing until the queue's bound, rather than this message at once.
                 Err(true) => {
-                    tracing::warn!(session = %self.short_id(), "the GET stream is not keeping up; ending it, later messages wait for the next");
+                    self.warn("the GET stream is not keeping up; ending it, later messages wait for the next");
                     routes.get = None;
                 }
                 Err(false) => routes.get = None,
@@ -345,23 +460,32 @@ impl Session {
             if let Some((dropped, _)) = routes.backlog.pop_front()
                 && dropped > routes.handed
             {
-                tracing::warn!(
-                    session = %self.short_id(), limit = self.queue_limit,
-                    "no stream open to the client and its queue is full; the oldest message was dropped"
-                );
+                self.warn("no stream open to the client and its queue is full; the oldest message was dropped");
             }
         }
     }
 
-    /// Ends the session: its inbound closes, its streams end, pending requests fail.
+    /// A warning about this session, through the listener's limiter: a flood of them (many
+    /// sessions' queues full at once) costs a few lines and a count.
+    fn warn(&self, what: &str) {
+        let Some(registry) = self.warnings.upgrade() else {
+            return;
+        };
+        let mut limiter = lock(&registry.warnings);
+        crate::warn_limited!(limiter, session = %self.short_id(), limit = self.queue_limit, "{what}");
+    }
+
+    /// Ends the session: its inbound closes, its streams end, pending requests fail, what
+    /// it held is freed.
     pub(super) fn end(&self) {
         self.ended.cancel();
         lock(&self.inbound).take();
+        lock(&self.slot).take();
         let mut routes = lock(&self.routes);
         routes.pending.clear();
         routes.get = None;
-        routes.backlog.clear();
-        routes.related.clear();
+        routes.backlog = VecDeque::new();
+        routes.related = HashMap::new();
     }
 
     /// Enough of the id for logs, not enough to hijack the session.
@@ -421,15 +545,23 @@ mod tests {
     use mcpl_protocol::{Notification, Response};
     use serde_json::json;
 
+    fn named(queue_limit: usize, replay_limit: usize) -> Opening {
+        Opening {
+            principal: Principal::Named("p".into()),
+            anonymous: None,
+            queue_limit,
+            replay_limit,
+        }
+    }
+
     fn session(limit: usize) -> (Arc<Session>, mpsc::Receiver<Inbound>) {
         let (tx, rx) = mpsc::channel(8);
         (
             Arc::new(Session::new(
                 new_session_id(),
-                Principal::Named("p".into()),
+                named(limit, limit),
                 tx,
-                limit,
-                limit,
+                &Arc::new(Registry::new()),
             )),
             rx,
         )
@@ -506,10 +638,9 @@ mod tests {
         let (tx, _in) = mpsc::channel(8);
         let s = Arc::new(Session::new(
             new_session_id(),
-            Principal::Named("p".into()),
+            named(2, 1),
             tx,
-            2,
-            1,
+            &Arc::new(Registry::new()),
         ));
         let mut get = s.open_get(None);
         s.route(note(1));
@@ -700,6 +831,38 @@ mod tests {
                 message: note(2)
             })
             .await
+        );
+    }
+
+    /// The issue on hardening, item 2: only a session with no request pending, no GET
+    /// stream open and no activity for the idle time is reaped; reaping frees its backlog.
+    #[test]
+    fn hardening_02_only_a_session_idle_with_nothing_open_is_reaped() {
+        let registry = Arc::new(Registry::new());
+        let (tx, _in) = mpsc::channel(8);
+        let s = Arc::new(Session::new(new_session_id(), named(4, 4), tx, &registry));
+        registry.insert(s.clone());
+        let idle = Duration::from_secs(60);
+        let later = Instant::now() + 2 * idle;
+        let get = s.open_get(None);
+        assert_eq!(registry.reap(later, idle), 0, "a GET stream is open");
+        drop(get);
+        let (_rx, pending) = s.register(Id::Number(1), false, None).ok().unwrap();
+        assert_eq!(registry.reap(later, idle), 0, "a request is pending");
+        drop(pending); // touches: the idle time starts again
+        assert_eq!(
+            registry.reap(Instant::now() + idle / 2, idle),
+            0,
+            "active a moment ago"
+        );
+        s.route(note(1));
+        assert_eq!(lock(&s.routes).backlog.len(), 1);
+        assert_eq!(registry.reap(Instant::now() + 2 * idle, idle), 1);
+        assert!(registry.get(&s.id).is_none() && s.ended.is_cancelled());
+        assert_eq!(
+            lock(&s.routes).backlog.capacity(),
+            0,
+            "its memory is returned"
         );
     }
 }

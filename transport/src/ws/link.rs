@@ -44,6 +44,8 @@ struct Shared {
     busy: AtomicBool,
     reader_done: CancellationToken,
     stop_reader: CancellationToken,
+    /// What the connection holds of its source address's quota, released with it.
+    _slot: Option<crate::sources::SourceSlot>,
 }
 
 /// Starts the tasks for an open WebSocket and returns its [`Connection`]. `ping` is the
@@ -53,6 +55,7 @@ pub(crate) fn run<S>(
     info: ConnectionInfo,
     limit: usize,
     ping: Option<Duration>,
+    slot: Option<crate::sources::SourceSlot>,
 ) -> Connection
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -65,6 +68,7 @@ where
         busy: AtomicBool::new(false),
         reader_done: CancellationToken::new(),
         stop_reader: CancellationToken::new(),
+        _slot: slot,
     });
     let (sink, stream) = ws.split();
     tokio::spawn(read(stream, in_tx, close_tx, shared.clone(), limit));
@@ -153,6 +157,16 @@ async fn read<S>(
             Some(Err(WsError::Capacity(e))) => {
                 tracing::debug!(error = %e, "websocket message beyond the hard ceiling; closing");
                 let _ = close.try_send(close_frame(CloseCode::Size, "message too big"));
+                break;
+            }
+            // RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection with 1007,
+            // said to the peer rather than dropping TCP under it.
+            Some(Err(WsError::Utf8)) => {
+                tracing::debug!("websocket text frame not UTF-8; closing with 1007");
+                let _ = close.try_send(close_frame(
+                    CloseCode::Invalid,
+                    "a text frame must be UTF-8",
+                ));
                 break;
             }
             Some(Err(e)) => {

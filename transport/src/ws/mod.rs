@@ -78,8 +78,9 @@ impl Drop for WsListener {
 pub async fn bind(addr: SocketAddr, opts: Arc<ServerOptions>) -> io::Result<WsListener> {
     let listener = TcpListener::bind(addr).await?;
     let local_addr = listener.local_addr()?;
+    crate::warn_if_anonymous_beyond_loopback(&opts, local_addr, "WebSocket");
     let (tx, accepted) = mpsc::channel(ACCEPT_QUEUE);
-    let task = tokio::spawn(accept_loop(listener, opts, tx));
+    let task = tokio::spawn(accept_loop(listener, local_addr, opts, tx));
     Ok(WsListener {
         local_addr,
         accepted,
@@ -89,15 +90,18 @@ pub async fn bind(addr: SocketAddr, opts: Arc<ServerOptions>) -> io::Result<WsLi
 
 async fn accept_loop(
     listener: TcpListener,
+    local: SocketAddr,
     opts: Arc<ServerOptions>,
     tx: mpsc::Sender<Connection>,
 ) {
+    let mut errors = crate::accept::AcceptErrors::new("WebSocket");
+    let sources = crate::sources::Sources::default();
     loop {
         let (tcp, remote) = match listener.accept().await {
             Ok(accepted) => accepted,
             Err(e) => {
-                // Out of file descriptors and the like: transient, so keep accepting.
-                tracing::warn!(error = %e, "websocket accept failed");
+                // Out of file descriptors and the like: pause, never spin (`accept.rs`).
+                errors.failed(&e).await;
                 continue;
             }
         };
@@ -106,9 +110,10 @@ async fn accept_loop(
         }
         // One JSON-RPC message per frame, written at once: do not wait for more.
         let _ = tcp.set_nodelay(true);
-        let (opts, tx) = (opts.clone(), tx.clone());
+        let (opts, tx, sources) = (opts.clone(), tx.clone(), sources.clone());
         tokio::spawn(async move {
-            match tokio::time::timeout(HANDSHAKE_TIMEOUT, upgrade(tcp, remote, opts)).await {
+            let upgrading = upgrade(tcp, remote, local, opts, sources);
+            match tokio::time::timeout(HANDSHAKE_TIMEOUT, upgrading).await {
                 Ok(Some(conn)) => {
                     let _ = tx.send(conn).await;
                 }
@@ -127,9 +132,12 @@ async fn accept_loop(
 async fn upgrade(
     tcp: TcpStream,
     remote: SocketAddr,
+    local: SocketAddr,
     opts: Arc<ServerOptions>,
+    sources: crate::sources::Sources,
 ) -> Option<Connection> {
     let mut principal = None;
+    let mut slot = None;
     let check = |req: &Request, mut resp: Response| -> Result<Response, ErrorResponse> {
         let headers = req.headers();
         let origin = headers
@@ -138,11 +146,28 @@ async fn upgrade(
         if !opts.origin_allowed(origin) {
             return Err(refusal(StatusCode::FORBIDDEN, "origin not allowed"));
         }
+        let host = headers
+            .get(header::HOST)
+            .map(|v| v.to_str().unwrap_or("\u{0}"));
+        if !opts.host_allowed(host, local) {
+            return Err(refusal(StatusCode::FORBIDDEN, "host not allowed"));
+        }
         // A header that is not visible ASCII cannot be a configured token.
         let authorization = headers
             .get(header::AUTHORIZATION)
             .map(|v| v.to_str().unwrap_or(""));
         match opts.authenticate(authorization) {
+            Ok(p @ crate::Principal::Anonymous(_)) => {
+                // Each anonymous connection is a principal of its own: bound per address.
+                match sources.take(remote.ip(), opts.anonymous_per_source) {
+                    Some(s) => slot = Some(s),
+                    None => {
+                        let reason = "too many anonymous connections from this address";
+                        return Err(refusal(StatusCode::TOO_MANY_REQUESTS, reason));
+                    }
+                }
+                principal = Some(p);
+            }
             Ok(p) => principal = Some(p),
             Err(e) => {
                 let mut r = refusal(StatusCode::UNAUTHORIZED, &e.to_string());
@@ -185,6 +210,7 @@ async fn upgrade(
         info,
         opts.max_message_size,
         opts.ws_ping_interval,
+        slot,
     ))
 }
 
@@ -227,5 +253,5 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         principal: None,
         peer: url.to_owned(),
     };
-    Ok(link::run(ws, info, opts.max_message_size, None))
+    Ok(link::run(ws, info, opts.max_message_size, None, None))
 }

@@ -20,7 +20,7 @@
 
 use super::InstanceKey;
 use crate::core::catalog::OptionsProblem;
-use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, MESSAGE_LIMIT, clip_owned};
 use mcpl_protocol::mcp::CallToolResult;
 use mcpl_protocol::names::NameError;
 use mcpl_protocol::toolsets::EndedRecord;
@@ -211,7 +211,11 @@ impl CallRefusal {
                 ErrorCode::INVALID_PARAMS,
                 self.to_string(),
             )),
-            _ => CallReply::ToolError(CallToolResult::error(self.to_string())),
+            // What it says may quote the peer's names: never whole (hardening, item 6).
+            _ => CallReply::ToolError(CallToolResult::error(clip_owned(
+                self.to_string(),
+                MESSAGE_LIMIT,
+            ))),
         }
     }
 }
