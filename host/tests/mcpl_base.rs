@@ -349,7 +349,7 @@ async fn mcp_a_2024_11_05_server_is_served() {
 #[actix::test]
 async fn rfc002_12_a_server_that_never_answers_the_policy_is_served_as_plain_mcp() {
     within(async {
-        let (host, mut peer) = rig(|c| c.link.request_timeout = Duration::from_millis(300)).await;
+        let (host, mut peer) = rig(|c| c.link.handshake_timeout = Duration::from_millis(300)).await;
         let _unanswered = up_to_policy(&mut peer, init_result("2025-11-25", news_manifest())).await;
         // After the timeout the host lists the tools and is ready.
         let list = peer.expect_request("tools/list").await;

@@ -205,6 +205,7 @@ fn start_host(connector: Connector, state_dir: Option<&Path>) -> HostHandle {
         max: Duration::from_millis(200),
         jitter: 0.0,
         seed: Some(7),
+        ..Default::default()
     };
     let mut config = HostConfig::new(vec![server]);
     config.retry_delay = Duration::from_millis(50);

@@ -174,6 +174,7 @@ fn start_host(h: &Harness, relay: &Relay, who: &str, state_dir: Option<&Path>) -
         max: Duration::from_millis(40),
         jitter: 0.0,
         seed: Some(7),
+        ..Default::default()
     };
     let mut config = HostConfig::new(vec![server]);
     if let Some(dir) = state_dir {

@@ -9,7 +9,7 @@ use super::inbound::{FromLink, Linked};
 use super::server::Slot;
 use super::shown::Shown;
 use super::status::HostStatus;
-use crate::link::{EventCallback, EventSink, ServerLink, Tap};
+use crate::link::{DEFAULT_READ_AHEAD, EventCallback, EventSink, ReadGate, ServerLink, Tap};
 use crate::state::{
     AgentMessage, Catalog, Change, Conversation, HintConfig, MessageKind, MetaTools, Output,
     Presenter, ServerView, ToldIds, ToldStore,
@@ -268,19 +268,28 @@ fn load_told(config: &HostConfig) -> ToldIds {
 fn start_link(s: super::config::ServerConfig, host: &Addr<Host>, hints: HintConfig) -> Slot {
     let mut link = s.link;
     let name = link.name.clone();
-    let (tap_to, tap_name) = (host.clone(), name.clone());
+    // Each message forwarded holds a ticket until the Host has handled it: a server that
+    // writes faster than the Host reads is read no faster than that (a flood waits in the
+    // transport and the socket, not in the mailbox ahead of the agent's requests).
+    let gate = link
+        .read_gate
+        .get_or_insert_with(|| ReadGate::new(DEFAULT_READ_AHEAD))
+        .clone();
+    let (tap_to, tap_name, tap_gate) = (host.clone(), name.clone(), gate.clone());
     link.tap = Some(Tap::from_fn(move |e| {
         tap_to.do_send(FromLink {
             server: tap_name.clone(),
             what: Linked::Tap(e.clone()),
+            _ticket: tap_gate.ticket(),
         })
     }));
-    let (ev_to, ev_name) = (host.clone(), name.clone());
+    let (ev_to, ev_name, ev_gate) = (host.clone(), name.clone(), gate.clone());
     link.subscribers
         .push(EventSink::Callback(EventCallback::new(move |e| {
             ev_to.do_send(FromLink {
                 server: ev_name.clone(),
                 what: Linked::Event(Box::new(e.clone())),
+                _ticket: ev_gate.ticket(),
             });
             ev_to.connected()
         })));
@@ -304,5 +313,6 @@ fn start_link(s: super::config::ServerConfig, host: &Addr<Host>, hints: HintConf
         read_failures: 0,
         hold: None,
         hint_config: hints,
+        gate,
     }
 }

@@ -26,6 +26,8 @@ use tracing::{debug, info, warn};
 pub(super) struct FromLink {
     pub server: String,
     pub what: Linked,
+    /// Dropped with the message once handled: the link may read on.
+    pub _ticket: crate::link::Ticket,
 }
 
 /// Tapped, or an event.

@@ -50,6 +50,8 @@ pub(super) struct Slot {
     pub hold: Option<(Instant, SpawnHandle)>,
     /// How each connection's hint state behaves; `ordered` is set per connection.
     pub hint_config: HintConfig,
+    /// How far the link reads ahead of this actor.
+    pub gate: crate::link::ReadGate,
 }
 
 impl Slot {
@@ -118,6 +120,7 @@ impl Slot {
             listed_tools: self.catalog.listed_tools().count(),
             hints,
             open,
+            read_ahead_peak: self.gate.peak(),
         }
     }
 }

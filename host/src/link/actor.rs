@@ -35,6 +35,8 @@ pub struct ServerLink {
     pub(super) seen_events: SeenIds,
     /// Warnings about what the server sends wrongly, at most a few per interval.
     pub(super) peer_warnings: LogLimiter,
+    /// This actor's address, once started.
+    address: Option<Addr<ServerLink>>,
 }
 
 /// How many push event ids a link remembers.
@@ -53,6 +55,7 @@ impl ServerLink {
             last_disconnect: None,
             seen_events: SeenIds::new(SEEN_EVENTS),
             peer_warnings: LogLimiter::per_peer(),
+            address: None,
         }
     }
 
@@ -117,9 +120,16 @@ impl ServerLink {
             inbound,
         } = conn;
         info!(link = %self.config.name, epoch = self.epoch, peer = %info.peer, "connected");
-        let (writer, queue) = mpsc::unbounded_channel();
-        actix::spawn(write_in_order(queue, outbound));
-        let reader = ctx.add_stream(read_stream(inbound, self.epoch));
+        let (writer, queue) = mpsc::channel(self.config.write_queue.max(1));
+        actix::spawn(write_in_order(
+            queue,
+            outbound,
+            self.config.write_timeout,
+            ctx.address(),
+            self.epoch,
+        ));
+        let gate = self.config.read_gate.clone();
+        let reader = ctx.add_stream(read_stream(inbound, self.epoch, gate));
         self.lifecycle = Lifecycle::Linked(Box::new(Live {
             epoch: self.epoch,
             info,
@@ -212,10 +222,18 @@ impl ServerLink {
         });
     }
 
-    /// The handshake completed.
-    pub(super) fn on_ready(&mut self) {
-        self.backoff.reset();
+    /// The handshake completed. The attempt count starts again; the backoff's delay only
+    /// once the connection has stayed up for [`super::BackoffConfig::stable_after`]: a
+    /// server that drops every connection right after its handshake is reconnected ever
+    /// more slowly, not at the first step each time.
+    pub(super) fn on_ready(&mut self, ctx: &mut Context<Self>) {
         self.failed_attempts = 0;
+        let epoch = self.epoch;
+        ctx.run_later(self.config.backoff.stable_after, move |act, _| {
+            if act.lifecycle.live().is_some_and(|l| l.epoch == epoch) {
+                act.backoff.reset();
+            }
+        });
     }
 
     /// Offers an event to the tap.
@@ -231,12 +249,29 @@ impl ServerLink {
     }
 
     /// Queues a message on the current connection. One that cannot be queued is dropped:
-    /// the writer has gone because the transport closed, and the reader will say so.
+    /// the writer has gone because the transport closed, and the reader will say so. A
+    /// full queue means the server has stopped reading: the connection is dropped (its
+    /// requests were answered into a queue it never drains; holding more would grow
+    /// without bound).
     pub(super) fn send_message(&mut self, message: Message) {
-        if let Some(live) = self.lifecycle.live()
-            && live.writer.send(message).is_err()
-        {
-            debug!(link = %self.config.name, "message not written: the connection is closing");
+        let Some(live) = self.lifecycle.live() else {
+            return;
+        };
+        match live.writer.try_send(message) {
+            Ok(()) => {}
+            Err(mpsc::error::TrySendError::Closed(_)) => {
+                debug!(link = %self.config.name, "message not written: the connection is closing");
+            }
+            Err(mpsc::error::TrySendError::Full(_)) => {
+                let queued = live.writer.max_capacity();
+                if let Some(addr) = self.address.clone() {
+                    // Not at once: the caller may be in the middle of reading a message.
+                    addr.do_send(NotReading {
+                        epoch: live.epoch,
+                        queued,
+                    });
+                }
+            }
         }
     }
 }
@@ -255,17 +290,51 @@ impl Actor for ServerLink {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        self.address = Some(ctx.address());
         self.connect(ctx);
+    }
+}
+
+/// The server has stopped reading what connection `epoch` writes.
+#[derive(actix::Message)]
+#[rtype(result = "()")]
+struct NotReading {
+    epoch: u64,
+    queued: usize,
+}
+
+impl Handler<NotReading> for ServerLink {
+    type Result = ();
+
+    fn handle(&mut self, msg: NotReading, ctx: &mut Context<Self>) {
+        if self.lifecycle.live().is_some_and(|l| l.epoch == msg.epoch) {
+            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name,
+                queued = msg.queued, "the server does not read what this host writes; dropping the connection");
+            self.disconnect(DisconnectReason::NotReading { queued: msg.queued }, ctx);
+        }
     }
 }
 
 /// Writes queued messages in order, waiting for the transport's room without blocking the
 /// actor. Ends when the link drops the queue (after writing what is in it) or the
-/// transport closes.
-async fn write_in_order(mut queue: mpsc::UnboundedReceiver<Message>, outbound: Outbound) {
+/// transport closes; or when one message waits longer than `timeout` for room, which tells
+/// the link that the server does not read.
+async fn write_in_order(
+    mut queue: mpsc::Receiver<Message>,
+    outbound: Outbound,
+    timeout: std::time::Duration,
+    link: Addr<ServerLink>,
+    epoch: u64,
+) {
     while let Some(message) = queue.recv().await {
-        if outbound.send(message).await.is_err() {
-            break;
+        match tokio::time::timeout(timeout, outbound.send(message)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(_)) => break,
+            Err(_) => {
+                let queued = queue.len() + 1;
+                link.do_send(NotReading { epoch, queued });
+                break;
+            }
         }
     }
 }

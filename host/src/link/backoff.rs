@@ -61,6 +61,7 @@ mod tests {
             max: Duration::from_secs(2),
             jitter,
             seed: Some(seed),
+            ..Default::default()
         }
     }
 

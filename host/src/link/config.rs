@@ -20,6 +20,11 @@ pub struct BackoffConfig {
     /// The jitter generator's seed; `None` seeds from the OS. Tests and the simulator set
     /// one so a run repeats.
     pub seed: Option<u64>,
+    /// How long a connection must stay up after its handshake before the delay starts
+    /// over from `initial` (default 10 s). A connection dropped sooner leaves the delay
+    /// growing, so a server that closes every connection right after its handshake is not
+    /// reconnected at the first step each time.
+    pub stable_after: Duration,
 }
 
 impl Default for BackoffConfig {
@@ -29,6 +34,7 @@ impl Default for BackoffConfig {
             max: Duration::from_secs(30),
             jitter: 0.2,
             seed: None,
+            stable_after: Duration::from_secs(10),
         }
     }
 }
@@ -80,6 +86,10 @@ pub struct LinkConfig {
     pub client_info: Implementation,
     /// How long a request waits for its response (default 30 s).
     pub request_timeout: Duration,
+    /// How long each handshake request (`initialize`, the initial `featureSets/update`)
+    /// waits for its response (default 10 s); a server that does not answer in time is
+    /// dropped and tried again after the backoff.
+    pub handshake_timeout: Duration,
     /// How long one connection attempt may take before it counts as failed (default 30 s).
     pub connect_timeout: Duration,
     /// The reconnect backoff.
@@ -102,18 +112,31 @@ pub struct LinkConfig {
     /// How many timed-out request ids a connection remembers so that their late results
     /// are still recognised (default 1024; the oldest is forgotten first).
     pub timed_out_capacity: usize,
+    /// Bounds how far the link reads ahead of its tap's and subscribers' consumer (see
+    /// [`super::ReadGate`]); none (the default) reads as fast as the server writes.
+    pub read_gate: Option<super::ReadGate>,
+    /// How many messages may wait to be written to the server (default 1024). A server
+    /// that lets more pile up is not reading what it is sent (its own requests' answers,
+    /// say): the link drops the connection rather than hold them all.
+    pub write_queue: usize,
+    /// How long one message may wait for the transport to take it (default 30 s) before the
+    /// link drops the connection as not reading.
+    pub write_timeout: Duration,
 }
 
 impl LinkConfig {
-    /// A configuration with the defaults: 30 s request and connect timeouts, backoff from
+    /// A configuration with the defaults: 30 s request and connect timeouts, 10 s for
+    /// each handshake request, backoff from
     /// 250 ms to 30 s with 20 % jitter, `toolHints` advertised, grant
-    /// `["tools", "pushEvents"]`, every push accepted, no tap, no subscribers.
+    /// `["tools", "pushEvents"]`, every push accepted, no tap, no subscribers, no read
+    /// gate, 1024 messages waiting to be written at most, each for 30 s at most.
     pub fn new(name: impl Into<String>, connector: Connector) -> Self {
         LinkConfig {
             name: name.into(),
             connector,
             client_info: Implementation::new("mcpl-host", env!("CARGO_PKG_VERSION")),
             request_timeout: Duration::from_secs(30),
+            handshake_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(30),
             backoff: BackoffConfig::default(),
             advertise_tool_hints: true,
@@ -123,6 +146,9 @@ impl LinkConfig {
             tap: None,
             subscribers: Vec::new(),
             timed_out_capacity: 1024,
+            read_gate: None,
+            write_queue: 1024,
+            write_timeout: Duration::from_secs(30),
         }
     }
 

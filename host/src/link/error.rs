@@ -166,6 +166,14 @@ pub enum DisconnectReason {
         after: Duration,
     },
 
+    /// The server does not read what this host writes: `queued` messages waited to be
+    /// written, or one waited longer than the write timeout.
+    #[error("the server does not read what this host writes ({queued} messages waiting)")]
+    NotReading {
+        /// Messages waiting when the link gave up.
+        queued: usize,
+    },
+
     // The transport.
     /// The connection closed (the server went, or the transport failed).
     #[error("the connection closed")]

@@ -68,7 +68,8 @@ impl ServerLink {
 
     pub(super) fn send_initialize(&mut self, ctx: &mut Context<Self>) {
         let params = self.initialize_params();
-        self.send_request::<Initialize>(&params, Waiter::Initialize, None, ctx);
+        let wait = Some(self.config.handshake_timeout);
+        self.send_request::<Initialize>(&params, Waiter::Initialize, wait, ctx);
     }
 
     pub(super) fn on_initialize_result(
@@ -115,7 +116,8 @@ impl ServerLink {
         if let Some(live) = self.lifecycle.live_mut() {
             live.stage = Stage::AwaitingGrantReceipt(session);
         }
-        self.send_request::<FeatureSetsUpdate>(&params, Waiter::GrantReceipt(proposed), None, ctx);
+        let wait = Some(self.config.handshake_timeout);
+        self.send_request::<FeatureSetsUpdate>(&params, Waiter::GrantReceipt(proposed), wait, ctx);
     }
 
     /// The policy request for `session`'s manifest as it now reads, and the grant in it.
@@ -305,7 +307,7 @@ impl ServerLink {
             mcpl: session.speaks_mcpl(),
         };
         live.stage = Stage::Ready(session);
-        self.on_ready();
+        self.on_ready(ctx);
         info!(link = %self.config.name, epoch, "ready");
         self.emit(event);
         if lists_tools {

@@ -105,7 +105,7 @@ pub(super) struct Live {
     pub(super) info: ConnectionInfo,
     /// Feeds the writer task, which writes to the transport in order without blocking the
     /// actor. Dropping it closes the connection once what was queued is written.
-    pub(super) writer: mpsc::UnboundedSender<Message>,
+    pub(super) writer: mpsc::Sender<Message>,
     /// The read stream's handle, cancelled when the link drops the connection itself.
     pub(super) reader: SpawnHandle,
     pub(super) pending: PendingTable,

@@ -26,6 +26,7 @@
 //! | `pending` | the per-connection table of awaited and timed-out request ids |
 //! | `tap` | [`TapEvent`], [`Tap`] |
 //! | `events` | [`LinkEvent`], [`EventSink`] |
+//! | `gate` | [`ReadGate`]: how far the link reads ahead of its consumer |
 //! | `status` | [`LinkStatus`], [`SessionInfo`] |
 //! | `api` | the actix messages the link answers |
 //! | `actor` | the actor: connecting, backoff, disconnecting |
@@ -41,6 +42,7 @@ mod config;
 mod connector;
 mod error;
 mod events;
+mod gate;
 mod handshake;
 mod lifecycle;
 mod pending;
@@ -57,6 +59,7 @@ pub use config::{BackoffConfig, LinkConfig, PushPolicy};
 pub use connector::Connector;
 pub use error::{ConnectError, DisconnectReason, LinkError};
 pub use events::{EventCallback, EventSink, LinkEvent};
+pub use gate::{DEFAULT_READ_AHEAD, ReadGate, Ticket};
 pub use lifecycle::LinkPhase;
 pub use status::{LinkStatus, SessionInfo};
 pub use tap::{Answered, AwaitStatus, ReadEvent, Tap, TapEvent, Tapped};

@@ -118,6 +118,15 @@ impl PendingTable {
         all.into_iter().map(|(_, p)| p).collect()
     }
 
+    /// The awaited requests whose waiter is the link's own tools listing, with their
+    /// current timeouts.
+    pub(super) fn listing_pages(&mut self) -> impl Iterator<Item = (i64, &mut Pending)> {
+        self.awaited
+            .iter_mut()
+            .filter(|(_, p)| matches!(p.waiter, Waiter::ToolsPage))
+            .map(|(id, p)| (*id, p))
+    }
+
     /// How many requests are awaited.
     pub(super) fn awaited_len(&self) -> usize {
         self.awaited.len()

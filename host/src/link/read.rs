@@ -7,6 +7,7 @@
 use super::actor::ServerLink;
 use super::error::{DisconnectReason, LinkError};
 use super::events::LinkEvent;
+use super::gate::ReadGate;
 use super::lifecycle::LinkPhase;
 use super::tap::{ReadEvent, TapEvent};
 use actix::prelude::*;
@@ -24,7 +25,7 @@ use mcpl_protocol::method::{
 use mcpl_protocol::{ErrorObject, Message, Notification, Request, Response};
 use mcpl_transport::{Inbound, StreamId};
 use tokio::sync::mpsc;
-use tracing::{debug, warn};
+use tracing::debug;
 
 /// What the read stream yields: each item read, then the end, tagged with the connection.
 pub(super) enum LinkInput {
@@ -32,22 +33,30 @@ pub(super) enum LinkInput {
     Closed { epoch: u64 },
 }
 
-/// The connection's inbound channel as a stream for the actor, ending with `Closed`.
+/// The connection's inbound channel as a stream for the actor, ending with `Closed`. With
+/// a gate, nothing more is read while the consumer is `limit` messages behind.
 pub(super) fn read_stream(
     inbound: mpsc::Receiver<Inbound>,
     epoch: u64,
+    gate: Option<ReadGate>,
 ) -> impl Stream<Item = LinkInput> + 'static {
-    futures_util::stream::unfold(Some(inbound), move |inbound| async move {
-        let mut inbound = inbound?;
-        match inbound.recv().await {
-            Some(item) => Some((
-                LinkInput::Read {
-                    epoch,
-                    inbound: item,
-                },
-                Some(inbound),
-            )),
-            None => Some((LinkInput::Closed { epoch }, None)),
+    futures_util::stream::unfold(Some(inbound), move |inbound| {
+        let gate = gate.clone();
+        async move {
+            let mut inbound = inbound?;
+            if let Some(gate) = &gate {
+                gate.room().await;
+            }
+            match inbound.recv().await {
+                Some(item) => Some((
+                    LinkInput::Read {
+                        epoch,
+                        inbound: item,
+                    },
+                    Some(inbound),
+                )),
+                None => Some((LinkInput::Closed { epoch }, None)),
+            }
         }
     })
 }
@@ -81,10 +90,11 @@ impl ServerLink {
                 size,
                 limit,
             } => {
-                warn!(link = %self.config.name, ?stream, size, limit, "refused a message larger than the limit");
+                mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, ?stream, size, limit, "refused a message larger than the limit");
                 self.tap_unreadable(format!(
                     "a message of {size} bytes, over the limit of {limit}"
                 ));
+                self.hasten_listing(ctx);
             }
         }
     }
@@ -127,7 +137,7 @@ impl ServerLink {
 
     fn on_response(&mut self, response: Response, ctx: &mut Context<Self>) {
         let Some(id) = response.id else {
-            warn!(link = %self.config.name, error = ?response.outcome, "the server could not read something this host sent");
+            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, error = ?response.outcome, "the server could not read something this host sent");
             return;
         };
         let Some(live) = self.lifecycle.live_mut() else {
@@ -143,7 +153,7 @@ impl ServerLink {
         } else if let Some(method) = live.pending.take_late(&id) {
             debug!(link = %self.config.name, %id, method, "read the late response of a request that timed out");
         } else {
-            warn!(link = %self.config.name, %id, "a response to an id this link did not send");
+            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, %id, "a response to an id this link did not send");
         }
     }
 
@@ -242,7 +252,7 @@ impl ServerLink {
                     self.refresh_manifest(ctx);
                 }
                 Err(error) => {
-                    warn!(link = %self.config.name, %error, "malformed mcpl/manifestChanged");
+                    mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, %error, "malformed mcpl/manifestChanged");
                     self.emit(LinkEvent::Notification {
                         epoch,
                         notification,
@@ -252,7 +262,8 @@ impl ServerLink {
             ToolHints::NAME => match notification.params_as::<HintChanges>() {
                 Ok(changes) => self.emit(LinkEvent::ToolHints { epoch, changes }),
                 Err(error) => {
-                    warn!(link = %self.config.name, %error, "malformed tools/hints");
+                    // The tap's consumer (a hint state) decides what it means and says so.
+                    debug!(link = %self.config.name, %error, "malformed tools/hints");
                     self.emit(LinkEvent::Notification {
                         epoch,
                         notification,
@@ -271,7 +282,7 @@ impl ServerLink {
     }
 
     fn on_malformed(&mut self, stream: StreamId, error: DecodeError, ctx: &mut Context<Self>) {
-        warn!(link = %self.config.name, ?stream, %error, "unreadable message from the server");
+        mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, ?stream, %error, "unreadable message from the server");
         self.tap_unreadable(error.to_string());
         // Carrying the id of one of our requests, it was meant as that request's response:
         // fail the request now rather than let it time out, and do not answer a response.
@@ -294,6 +305,7 @@ impl ServerLink {
                 return;
             }
         }
+        self.hasten_listing(ctx);
         self.send_message(Message::Response(error.to_response()));
     }
 }

@@ -28,6 +28,13 @@ use tracing::warn;
 /// The most pages one listing follows.
 const MAX_PAGES: usize = 10_000;
 
+/// How much longer a listing page is awaited once something unreadable has arrived: that
+/// may have been its answer (a schema nested past the reader's depth, a page over the size
+/// limit), and the host needs the list. A page whose answer was only delayed behind junk
+/// still arrives within it; one that was the junk is given up and listed again (with the
+/// growing delay) instead of leaving the server's tools unknown for the whole timeout.
+pub(super) const UNREADABLE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// Who waits for a listing.
 pub(super) type ToolsReply = oneshot::Sender<Result<Vec<Tool>, LinkError>>;
 
@@ -82,6 +89,32 @@ impl Refresh {
 }
 
 impl ServerLink {
+    /// Something unreadable arrived: a listing page still awaited is given
+    /// [`UNREADABLE_GRACE`] more at most, then times out as usual.
+    pub(super) fn hasten_listing(&mut self, ctx: &mut Context<Self>) {
+        let Some(live) = self.lifecycle.live_mut() else {
+            return;
+        };
+        let mut rearm = Vec::new();
+        for (id, pending) in live.pending.listing_pages() {
+            if pending.timeout > UNREADABLE_GRACE {
+                pending.timeout = UNREADABLE_GRACE;
+                rearm.push((id, pending.timer));
+            }
+        }
+        for (id, old) in rearm {
+            ctx.cancel_future(old);
+            let timer = ctx.run_later(UNREADABLE_GRACE, move |act, ctx| act.on_timeout(id, ctx));
+            if let Some((_, p)) = self
+                .lifecycle
+                .live_mut()
+                .and_then(|l| l.pending.listing_pages().find(|(n, _)| *n == id))
+            {
+                p.timer = timer;
+            }
+        }
+    }
+
     /// Lists the tools, now or after the listing under way; `reply` gets the full list.
     /// `list_changed`: because the server said its list changed.
     pub(super) fn refresh_tools(
@@ -219,7 +252,9 @@ impl ServerLink {
                 session.tools = tools.clone();
                 session.tools_listed = true;
             }
-            (Err(e), _) => warn!(link = %self.config.name, error = %e, "tools/list failed"),
+            (Err(e), _) => {
+                mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, error = %e, "tools/list failed")
+            }
             (Ok(_), None) => {}
         }
         if let Some(tools) = changed {

@@ -12,7 +12,6 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::time::Duration;
 use tokio::sync::oneshot;
-use tracing::warn;
 
 /// Decodes a result by its method's type; a mismatch is the server's fault.
 pub(super) fn decode<T: DeserializeOwned>(
@@ -87,14 +86,14 @@ impl ServerLink {
 
     /// A request's time is up: its waiter gets `Timeout`, the server is told to stop, and
     /// the id is remembered so a late result is still read as one (§5.2, vector 28).
-    fn on_timeout(&mut self, id: i64, ctx: &mut Context<Self>) {
+    pub(super) fn on_timeout(&mut self, id: i64, ctx: &mut Context<Self>) {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
         let Some(pending) = live.pending.time_out(id) else {
             return;
         };
-        warn!(link = %self.config.name, id, method = pending.method, after = ?pending.timeout, "request timed out");
+        mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, id, method = pending.method, after = ?pending.timeout, "request timed out");
         // MCP: `initialize` is never cancelled (the link drops the connection instead).
         if pending.method != Initialize::NAME {
             let reason = format!("no response within {:?}", pending.timeout);

@@ -188,6 +188,21 @@ impl Peer {
         }
     }
 
+    /// Writes exact JSON to the host; false once the host end is gone.
+    pub async fn try_send(&self, v: Value) -> bool {
+        let message = Message::from_value(v).expect("the test writes valid JSON-RPC");
+        match &self.tx {
+            PeerTx::Memory(out) => out.send(message).await.is_ok(),
+            PeerTx::Raw(tx) => tx
+                .send(Inbound::Message {
+                    stream: StreamId(0),
+                    message,
+                })
+                .await
+                .is_ok(),
+        }
+    }
+
     /// Writes exact JSON to the host.
     pub async fn send(&self, v: Value) {
         let message = Message::from_value(v).expect("the test writes valid JSON-RPC");
@@ -383,6 +398,7 @@ pub fn config(connector: Connector, events: EventSink, tap: Tap) -> LinkConfig {
         max: Duration::from_secs(1),
         jitter: 0.0,
         seed: Some(7),
+        ..Default::default()
     };
     c
 }

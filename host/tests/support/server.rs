@@ -430,6 +430,7 @@ pub fn start_host_with(
         max: Duration::from_millis(40),
         jitter: 0.0,
         seed: Some(7),
+        ..Default::default()
     };
     tweak(&mut server);
     let mut config = HostConfig::new(vec![server]).with_hold_window(hold);

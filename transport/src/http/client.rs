@@ -104,6 +104,7 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         get_started: AtomicBool::new(false),
         gone: CancellationToken::new(),
         shutdown: CancellationToken::new(),
+        warnings: Mutex::new(crate::LogLimiter::per_peer()),
     });
     tokio::spawn(drive(client, out_rx));
     let info = ConnectionInfo {
@@ -134,6 +135,8 @@ struct Client {
     gone: CancellationToken,
     /// Every task of this client stops.
     shutdown: CancellationToken,
+    /// Warnings about POSTs the server failed, at most a few per interval.
+    warnings: Mutex<crate::LogLimiter>,
 }
 
 impl Client {
@@ -343,7 +346,8 @@ impl Exchange {
             .clone()
             .filter(|_| !self.answered.load(Ordering::Relaxed))
         else {
-            tracing::warn!(?status, "Streamable HTTP POST: {detail}");
+            let mut warnings = lock(&self.client.warnings);
+            crate::warn_limited!(warnings, ?status, "Streamable HTTP POST: {detail}");
             return;
         };
         tracing::debug!(?status, %id, "Streamable HTTP POST: {detail}");
