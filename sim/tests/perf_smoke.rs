@@ -139,3 +139,25 @@ fn measurements_are_named_on_the_command_line() {
     }
     assert_eq!(Measure::from_name("nope"), None);
 }
+
+#[test]
+fn abandoned_sessions_all_expire_and_the_memory_is_read_before_and_after() {
+    let mut config = tiny(&[Measure::Expiry]);
+    config.expiry = sim::perf::expiry::ExpiryConfig {
+        sessions: 40,
+        cycles: 2,
+        idle: Duration::from_millis(400),
+    };
+    let report = measured(&config);
+    let e = report.expiry.clone().expect("expiry was measured");
+    assert_eq!(
+        (e.sessions, e.principals, e.cycles, e.left),
+        (40, 2, 4, 0),
+        "{e:?}"
+    );
+    assert!(
+        e.rss_before > 0 && e.rss_held > 0 && e.rss_after > 0,
+        "{e:?}"
+    );
+    assert!(report.table().contains("expiry"), "{}", report.table());
+}

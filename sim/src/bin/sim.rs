@@ -280,7 +280,7 @@ struct PerfArgs {
     /// Write the figures as JSON here too.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
-    /// Only these: idle, ws, http, latency, rmcp, drop (comma-separated or repeated).
+    /// Only these: idle, ws, http, latency, rmcp, drop, expiry (comma-separated or repeated).
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     only: Vec<String>,
     /// Seconds of each throughput window (after a second of warm-up).
@@ -320,6 +320,9 @@ struct PerfArgs {
     /// Threads for the clients.
     #[arg(long, default_value_t = 1)]
     client_threads: usize,
+    /// Streamable HTTP sessions abandoned for `expiry`.
+    #[arg(long, default_value_t = 2_000)]
+    abandoned_sessions: usize,
 }
 
 fn run_perf(args: PerfArgs) -> anyhow::Result<bool> {
@@ -344,6 +347,10 @@ fn run_perf(args: PerfArgs) -> anyhow::Result<bool> {
         host_threads: args.host_threads,
         server_threads: args.server_threads,
         client_threads: args.client_threads,
+        expiry: sim::perf::expiry::ExpiryConfig {
+            sessions: args.abandoned_sessions,
+            ..Default::default()
+        },
         ..Default::default()
     };
     let report = if args.one_process {

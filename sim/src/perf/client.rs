@@ -103,7 +103,7 @@ async fn send(conn: &Connection, message: Message) -> Result<(), PerfError> {
 
 /// Sends a request and waits for its successful answer (notifications meanwhile are
 /// skipped).
-async fn request(conn: &mut Connection, req: Request) -> Result<Value, PerfError> {
+pub(super) async fn request(conn: &mut Connection, req: Request) -> Result<Value, PerfError> {
     let (id, method) = (req.id.clone(), req.method.clone());
     send(conn, req.into()).await?;
     let answer = async {

@@ -9,6 +9,7 @@
 //! | `latency` | one WebSocket client, one call at a time: p50, p99 | ≤ 60 µs, ≤ 200 µs |
 //! | `rmcp` | the light tool on rmcp's Streamable HTTP server (with sessions, and stateless), same client as `http`; ours / rmcp's better | > 1 |
 //! | `drop` | hosts with a game open, every connection cut at once: back and resynchronised | 99 % of 1,000 within 5 s |
+//! | `expiry` | the arcade's resident set after 2,000 Streamable HTTP sessions were opened, abandoned (their queues filled by game changes) and expired | within 10 % of the baseline |
 //!
 //! What is served: for `ws`, `http`, `latency` and `rmcp`, a server on the SDK with one
 //! static tool that answers at once (`light.rs`: the arcade's session layer is this SDK;
@@ -36,10 +37,12 @@
 //! | `latency.rs` | one call at a time: an HDR histogram |
 //! | `idle.rs` | idle sessions and the resident set; the child's side |
 //! | `mass_drop.rs` | hosts, a mass drop, time to resynchronise |
+//! | `expiry.rs` | abandoned Streamable HTTP sessions, their expiry, the resident set |
 //! | `proc.rs` | CPU time per thread group and the resident set, from `/proc` |
 //! | `report.rs` | [`PerfReport`]: the figures, the table, the JSON |
 
 mod client;
+pub mod expiry;
 pub mod idle;
 pub mod latency;
 pub mod light;
@@ -79,18 +82,21 @@ pub enum Measure {
     Rmcp,
     /// Resynchronisation after a mass drop.
     Drop,
+    /// Memory after abandoned Streamable HTTP sessions expired.
+    Expiry,
 }
 
 impl Measure {
     /// Every measurement, in the order they run (`idle` first, in a fresh process, so
     /// that memory freed by the others cannot be reused by its sessions and hide them).
-    pub const ALL: [Measure; 6] = [
+    pub const ALL: [Measure; 7] = [
         Measure::Idle,
         Measure::Ws,
         Measure::Http,
         Measure::Latency,
         Measure::Rmcp,
         Measure::Drop,
+        Measure::Expiry,
     ];
 
     /// Its name on the command line.
@@ -102,6 +108,7 @@ impl Measure {
             Measure::Latency => "latency",
             Measure::Rmcp => "rmcp",
             Measure::Drop => "drop",
+            Measure::Expiry => "expiry",
         }
     }
 
@@ -147,6 +154,8 @@ pub struct PerfConfig {
     pub server_threads: usize,
     /// Threads for the clients.
     pub client_threads: usize,
+    /// `expiry`'s sessions, game cycles and idle time.
+    pub expiry: expiry::ExpiryConfig,
 }
 
 impl Default for PerfConfig {
@@ -169,6 +178,7 @@ impl Default for PerfConfig {
             drop_limit: Duration::from_secs(5),
             server_threads: 1,
             client_threads: 1,
+            expiry: expiry::ExpiryConfig::default(),
         }
     }
 }
@@ -406,6 +416,12 @@ async fn run_in_system(
         .await;
         arbiter.stop();
         report.mass_drop = Some(dropped?);
+    }
+    if config.wants(Measure::Expiry) {
+        let arbiter = Arbiter::new();
+        let expired = expiry::run(&config.expiry, arbiter.handle()).await;
+        arbiter.stop();
+        report.expiry = Some(expired?);
     }
     Ok(report)
 }

@@ -4,6 +4,7 @@
 //! its speed.
 
 use super::PerfConfig;
+use super::expiry::Expiry;
 use super::idle::Idle;
 use super::latency::Latency;
 use super::mass_drop::MassDrop;
@@ -23,6 +24,8 @@ pub const TARGET_P99_US: f64 = 200.0;
 pub const TARGET_IDLE_BYTES: f64 = 64.0 * 1024.0;
 /// The share of hosts back and resynchronised within the limit after a mass drop.
 pub const TARGET_DROP_FRACTION: f64 = 0.99;
+/// The resident set after abandoned sessions expired, as a multiple of the baseline.
+pub const TARGET_EXPIRY_RATIO: f64 = 1.10;
 
 /// Ours against rmcp, over Streamable HTTP, the same client and load.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -90,6 +93,8 @@ pub struct PerfReport {
     pub rmcp: Option<Comparison>,
     /// After a mass drop.
     pub mass_drop: Option<MassDrop>,
+    /// After abandoned sessions expired.
+    pub expiry: Option<Expiry>,
 }
 
 /// One line of the table.
@@ -132,6 +137,7 @@ impl PerfReport {
         self.latency = self.latency.take().or(other.latency);
         self.rmcp = self.rmcp.take().or(other.rmcp);
         self.mass_drop = self.mass_drop.take().or(other.mass_drop);
+        self.expiry = self.expiry.take().or(other.expiry);
     }
 
     /// True when every figure measured met its target.
@@ -233,6 +239,28 @@ impl PerfReport {
                     d.server_cpu_secs,
                     d.hosts_cpu_secs,
                     d.proxy_cpu_secs
+                ),
+            });
+        }
+        if let Some(e) = &self.expiry {
+            rows.push(Row {
+                name: "expiry",
+                figure: format!(
+                    "RSS {} → {} → {} MiB: ×{:.2} the baseline",
+                    mib(e.rss_before),
+                    mib(e.rss_held),
+                    mib(e.rss_after),
+                    e.ratio()
+                ),
+                target: format!(
+                    "{} abandoned sessions expire; back within {:.0} % of the baseline",
+                    e.sessions,
+                    (TARGET_EXPIRY_RATIO - 1.0) * 100.0
+                ),
+                met: e.left == 0 && e.ratio() <= TARGET_EXPIRY_RATIO,
+                note: format!(
+                    "{} sessions over {} principals ({} held at the peak), {} lobby close/open cycles while held; {} left; the last expired {:.1} s after the last request (idle {:.1} s); read after malloc_trim (untrimmed after: {} MiB)",
+                    e.sessions, e.principals, e.held, e.cycles, e.left, e.expired_after_secs, e.idle_secs, mib(e.rss_after_untrimmed)
                 ),
             });
         }
