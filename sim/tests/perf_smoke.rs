@@ -118,6 +118,30 @@ fn every_host_resynchronises_after_a_mass_drop() {
 }
 
 #[test]
+fn a_host_settles_on_every_dynamic_tool_and_looks_at_them_all() {
+    let mut config = tiny(&[Measure::Tools]);
+    config.tools = (200, 400);
+    let report = measured(&config);
+    let m = report.many_tools.clone().expect("tools was measured");
+    for (n, r) in [(200, &m.small), (400, &m.large)] {
+        assert_eq!((r.tools, r.listed, r.usable_in_look), (n, n, n), "{r:?}");
+        assert!(
+            r.settle_secs > 0.0 && r.look_secs > 0.0 && r.look_bytes > 0,
+            "{r:?}"
+        );
+    }
+    assert!(m.settle_ratio > 0.0 && m.look_ratio > 0.0, "{m:?}");
+    let rows = report.rows();
+    let names: Vec<&str> = rows.iter().map(|r| r.name).collect();
+    assert_eq!(names, ["tools"]);
+    assert!(
+        rows[0].figure.contains("200") && rows[0].figure.contains("400"),
+        "{}",
+        report.table()
+    );
+}
+
+#[test]
 fn each_measurement_runs_in_a_process_of_its_own_and_the_reports_merge() {
     let config = tiny(&[Measure::Ws, Measure::Latency]);
     let report = run_isolated(&config, &PathBuf::from(env!("CARGO_BIN_EXE_sim")))

@@ -31,7 +31,9 @@ async fn link_and_tools(connector: Connector) -> (actix::Addr<ServerLink>, Vec<T
                 );
                 connected = Some(init);
             }
-            LinkEvent::ToolsChanged { tools, .. } if connected.is_some() => return (link, tools),
+            LinkEvent::ToolsChanged { tools, .. } if connected.is_some() => {
+                return (link, tools.to_vec());
+            }
             LinkEvent::ConnectFailed { error, .. } => panic!("could not connect: {error}"),
             _ => {}
         }

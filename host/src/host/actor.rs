@@ -277,6 +277,9 @@ fn start_link(s: super::config::ServerConfig, host: &Addr<Host>, hints: HintConf
         .clone();
     let (tap_to, tap_name, tap_gate) = (host.clone(), name.clone(), gate.clone());
     link.tap = Some(Tap::from_fn(move |e| {
+        if !super::inbound::wanted(e) {
+            return;
+        }
         tap_to.do_send(FromLink {
             server: tap_name.clone(),
             what: Linked::Tap(e.clone()),

@@ -18,6 +18,7 @@ use mcpl_protocol::{Id, Message};
 use mcpl_transport::ConnectionInfo;
 use serde::Deserialize;
 use serde_json::Value;
+use std::sync::Arc;
 use tracing::{debug, info, warn};
 
 /// One thing a server's link told the Host.
@@ -35,6 +36,29 @@ pub(super) struct FromLink {
 pub(super) enum Linked {
     Tap(TapEvent),
     Event(Box<LinkEvent>),
+}
+
+/// The requests whose results the Host reads when they are read (`on_read`): a statement,
+/// or the hints a result carries (§5.2).
+const RESULTS_READ: [&str; 4] = [
+    ToolsetsList::NAME,
+    CallTool::NAME,
+    ToolsetsOpen::NAME,
+    ToolsetsClose::NAME,
+];
+
+/// Whether the Host reads a tapped event: all but a response to a request whose result it
+/// does not read there (`on_read`) — a `tools/list` page, which comes again whole in
+/// `ToolsListed`, is not copied into the mailbox for nothing.
+pub(super) fn wanted(event: &TapEvent) -> bool {
+    match event {
+        TapEvent::Read(read) => match (&read.message, &read.answers) {
+            (Message::Response(_), Some(a)) => RESULTS_READ.contains(&a.method),
+            (Message::Response(_), None) => false,
+            _ => true,
+        },
+        _ => true,
+    }
 }
 
 impl Handler<FromLink> for Host {
@@ -126,6 +150,7 @@ impl Host {
                 let (Some((id, method)), Ok(result)) = (answers, r.outcome) else {
                     return;
                 };
+                // Keep `RESULTS_READ` to these methods: the tap passes on no other result.
                 let of = match method {
                     ToolsetsList::NAME => return self.on_statement(server, result, ctx),
                     CallTool::NAME => ResultOf::CallTool,
@@ -282,7 +307,7 @@ impl Host {
         &mut self,
         server: &str,
         epoch: u64,
-        tools: &[Tool],
+        tools: &Arc<[Tool]>,
         rev: Option<u64>,
         list_changed: bool,
         ctx: &mut Context<Self>,
@@ -290,13 +315,15 @@ impl Host {
         let Some(slot) = self.servers.get_mut(server).filter(|s| s.epoch == epoch) else {
             return;
         };
+        // The hint state and the catalog share the link's list: no tool is copied.
         let outs = match slot.hints.as_mut() {
-            Some(h) => h.handle_tools_list(tools, rev.unwrap_or(0)),
+            Some(h) => h.handle_tools_list_shared(tools, rev.unwrap_or(0)),
             None => Vec::new(),
         };
         let hints = &slot.hints;
-        slot.catalog
-            .set_tools(tools, |t| hints.as_ref().and_then(|h| h.presence(t)));
+        slot.catalog.set_tools_shared(tools.clone(), |t| {
+            hints.as_ref().and_then(|h| h.presence(t))
+        });
         let first = !std::mem::replace(&mut slot.listed, true);
         slot.listed_epoch = epoch;
         self.after_hints(server, outs, ctx);

@@ -67,8 +67,8 @@ pub enum LinkEvent {
     ToolsChanged {
         /// The connection.
         epoch: u64,
-        /// Every tool, all pages.
-        tools: Vec<Tool>,
+        /// Every tool, all pages (shared: every subscriber's copy is the same list).
+        tools: Arc<[Tool]>,
     },
     /// A `tools/list` completed (every page), whether or not the list changed; sent after
     /// [`LinkEvent::ToolsChanged`] when both are. A hint state needs every listing, with
@@ -76,8 +76,8 @@ pub enum LinkEvent {
     ToolsListed {
         /// The connection.
         epoch: u64,
-        /// Every tool, all pages.
-        tools: Vec<Tool>,
+        /// Every tool, all pages (shared: every subscriber's copy is the same list).
+        tools: Arc<[Tool]>,
         /// The lowest `_meta["mcpl/rev"]` among the pages (§3); none when no page named one.
         rev: Option<u64>,
         /// The listing started after `notifications/tools/list_changed` was read (a host

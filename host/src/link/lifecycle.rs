@@ -42,6 +42,7 @@ use mcpl_protocol::grant::{self, Derivation, Grant, Policy};
 use mcpl_protocol::mcp::{InitializeResult, Tool};
 use mcpl_protocol::mcpl::{FeatureSetsUpdateResult, McplManifest};
 use mcpl_transport::ConnectionInfo;
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Where a link is, for status and errors.
@@ -163,7 +164,7 @@ pub(super) struct Session {
     /// The feature sets named in the last policy's `disabled` (those this host reads as
     /// invalid, so the server knows not to use them).
     pub(super) disabled_sent: Vec<String>,
-    pub(super) tools: Vec<Tool>,
+    pub(super) tools: Arc<[Tool]>,
     /// True once a `tools/list` completed on this connection.
     pub(super) tools_listed: bool,
 }
@@ -180,7 +181,7 @@ impl Session {
             mcp_only: false,
             policy_seq: 0,
             disabled_sent: Vec::new(),
-            tools: Vec::new(),
+            tools: Arc::from(Vec::new()),
             tools_listed: false,
         }
     }

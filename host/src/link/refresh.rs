@@ -22,6 +22,7 @@ use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::method::{GetManifest, ListTools, Method};
 use serde_json::Value;
 use std::collections::HashSet;
+use std::sync::Arc;
 use tokio::sync::oneshot;
 use tracing::warn;
 
@@ -217,6 +218,8 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
+        // One list, shared by the session and every event: never copied per tool.
+        let outcome: Result<Arc<[Tool]>, LinkError> = outcome.map(Arc::from);
         let epoch = live.epoch;
         let (waiters, rev, list_changed) = live
             .refresh
@@ -269,7 +272,7 @@ impl ServerLink {
             });
         }
         for reply in waiters {
-            let _ = reply.send(outcome.clone());
+            let _ = reply.send(outcome.clone().map(|tools| tools.to_vec()));
         }
         if let Some(queued) = queued {
             self.start_listing(queued, queued_changed, ctx);

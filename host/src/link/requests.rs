@@ -18,7 +18,8 @@ pub(super) fn decode<T: DeserializeOwned>(
     method: &'static str,
     value: Value,
 ) -> Result<T, LinkError> {
-    T::deserialize(&value).map_err(|e| LinkError::MalformedResult {
+    // By value: strings and arrays are moved out of the read result, not copied.
+    serde_json::from_value(value).map_err(|e| LinkError::MalformedResult {
         method,
         detail: e.to_string(),
     })

@@ -54,7 +54,7 @@ impl SessionInfo {
             receipt: s.receipt.clone(),
             manifest: s.manifest.clone(),
             granted: s.granted.clone(),
-            tools: s.tools.clone(),
+            tools: s.tools.to_vec(),
             in_flight: live.pending.awaited_len(),
         })
     }

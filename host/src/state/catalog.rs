@@ -30,7 +30,8 @@
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::toolsets::{Surface, ToolsetDecl};
 use mcpl_protocol::{Presence, Tool};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 /// What a tool's `mcpl/toolset` names.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -88,13 +89,6 @@ pub enum CatalogOutput {
     HintsAdvertised,
 }
 
-/// A listed tool and its toolset.
-#[derive(Debug, Clone, PartialEq)]
-struct Entry {
-    tool: Tool,
-    toolset: Option<String>,
-}
-
 /// One server's catalog (see the module doc).
 #[derive(Debug, Clone)]
 pub struct Catalog {
@@ -102,15 +96,20 @@ pub struct Catalog {
     server_hints: bool,
     toolsets: BTreeMap<String, ToolsetDecl>,
     surface: Option<Surface>,
-    /// Every listed tool, in listed order.
-    tools: Vec<Entry>,
+    /// Every listed tool, in listed order: the list the link read, shared with the hint
+    /// state (never copied per tool).
+    tools: Arc<[Tool]>,
+    /// Where each listed name first is in `tools` (a name listed twice is its first entry).
+    by_name: HashMap<String, usize>,
+    /// The toolsets named by listed tools, declared or not.
+    named: BTreeSet<String>,
     /// Current presence, as the hint state last said (moves wait for a boundary).
-    presence: BTreeMap<String, Presence>,
+    presence: HashMap<String, Presence>,
     /// Undeclared groups the host has open (§4.4).
     groups_open: BTreeSet<String>,
     /// The snapshot: the static tools as of the last boundary, and every tool's presence.
     model: Vec<Tool>,
-    model_presence: BTreeMap<String, Presence>,
+    model_presence: HashMap<String, Presence>,
     built: bool,
 }
 
@@ -123,11 +122,13 @@ impl Catalog {
             server_hints: false,
             toolsets: BTreeMap::new(),
             surface: None,
-            tools: Vec::new(),
-            presence: BTreeMap::new(),
+            tools: Arc::from(Vec::new()),
+            by_name: HashMap::new(),
+            named: BTreeSet::new(),
+            presence: HashMap::new(),
             groups_open: BTreeSet::new(),
             model: Vec::new(),
-            model_presence: BTreeMap::new(),
+            model_presence: HashMap::new(),
             built: false,
         };
         c.take_manifest(manifest);
@@ -150,22 +151,40 @@ impl Catalog {
     /// the connection's hint state holds it (stamped, §3); where it has none, the tool's
     /// own `_meta` decides (`mcpl/toolset` implying dynamic, vector 16). The first list
     /// builds the model's list; later ones wait for a boundary like any change.
+    ///
+    /// The tools are copied once; [`Catalog::set_tools_shared`] keeps a list the caller
+    /// shares (with the hint state) without copying it.
     pub fn set_tools(&mut self, tools: &[Tool], presence: impl Fn(&str) -> Option<Presence>) {
-        self.tools = tools
+        self.set_tools_shared(Arc::from(tools), presence);
+    }
+
+    /// [`Catalog::set_tools`], keeping a shared list: the catalog holds `tools` itself, not
+    /// a copy of each tool.
+    pub fn set_tools_shared(
+        &mut self,
+        tools: Arc<[Tool]>,
+        presence: impl Fn(&str) -> Option<Presence>,
+    ) {
+        self.by_name = HashMap::with_capacity(tools.len());
+        for (i, t) in tools.iter().enumerate() {
+            self.by_name.entry(t.name.clone()).or_insert(i);
+        }
+        self.named = tools
             .iter()
-            .map(|t| Entry {
-                tool: t.clone(),
-                toolset: t.meta.as_ref().and_then(|m| m.toolset.clone()),
-            })
+            .filter_map(|t| toolset_named(t).map(str::to_owned))
             .collect();
         self.presence = tools
             .iter()
             .map(|t| {
-                let p =
-                    presence(&t.name).unwrap_or_else(|| t.meta_or_default().effective_presence());
+                let p = presence(&t.name).unwrap_or_else(|| {
+                    t.meta
+                        .as_ref()
+                        .map_or(Presence::Static, |m| m.effective_presence())
+                });
                 (t.name.clone(), p)
             })
             .collect();
+        self.tools = tools;
         let groups: BTreeSet<String> = self.groups().into_iter().map(str::to_owned).collect();
         self.groups_open.retain(|g| groups.contains(g));
         if !self.built {
@@ -195,7 +214,7 @@ impl Catalog {
     pub fn has_pending(&self) -> bool {
         self.tools
             .iter()
-            .any(|e| self.presence(&e.tool.name) != self.model_presence.get(&e.tool.name).copied())
+            .any(|t| self.presence(&t.name) != self.model_presence.get(&t.name).copied())
     }
 
     /// A tool-list boundary (§3): the model's list is rebuilt from the current tools and
@@ -203,27 +222,27 @@ impl Catalog {
     /// The first build reports nothing: it is the list the conversation starts with.
     pub fn rebuild_boundary(&mut self) -> Vec<CatalogOutput> {
         let mut out = Vec::new();
-        let mut model_presence = BTreeMap::new();
-        for e in &self.tools {
-            let Some(p) = self.presence(&e.tool.name) else {
+        let mut model_presence = HashMap::with_capacity(self.tools.len());
+        for t in self.tools.iter() {
+            let Some(p) = self.presence(&t.name) else {
                 continue;
             };
             if self.built
-                && let Some(before) = self.model_presence.get(&e.tool.name)
+                && let Some(before) = self.model_presence.get(&t.name)
                 && *before != p
             {
                 out.push(CatalogOutput::PresenceMoved {
-                    tool: e.tool.name.clone(),
+                    tool: t.name.clone(),
                     presence: p,
                 });
             }
-            model_presence.insert(e.tool.name.clone(), p);
+            model_presence.insert(t.name.clone(), p);
         }
         self.model = self
             .tools
             .iter()
-            .filter(|e| model_presence.get(&e.tool.name) == Some(&Presence::Static))
-            .map(|e| e.tool.clone())
+            .filter(|t| model_presence.get(&t.name) == Some(&Presence::Static))
+            .cloned()
             .collect();
         self.model_presence = model_presence;
         self.built = true;
@@ -237,8 +256,8 @@ impl Catalog {
     }
 
     /// Every listed tool, in listed order (static and dynamic).
-    pub fn listed_tools(&self) -> impl Iterator<Item = &Tool> {
-        self.tools.iter().map(|e| &e.tool)
+    pub fn listed_tools(&self) -> impl ExactSizeIterator<Item = &Tool> {
+        self.tools.iter()
     }
 
     /// A tool's presence as of the last boundary: what the model's list reflects now. A
@@ -251,16 +270,12 @@ impl Catalog {
     pub fn dynamic_tools(&self) -> impl Iterator<Item = &Tool> {
         self.tools
             .iter()
-            .filter(|e| self.presence(&e.tool.name) == Some(Presence::Dynamic))
-            .map(|e| &e.tool)
+            .filter(|t| self.presence(&t.name) == Some(Presence::Dynamic))
     }
 
-    /// The listed tool.
+    /// The listed tool (the first, for a name listed twice).
     pub fn tool(&self, name: &str) -> Option<&Tool> {
-        self.tools
-            .iter()
-            .find(|e| e.tool.name == name)
-            .map(|e| &e.tool)
+        self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
     /// The toolset or group a tool belongs to; none when hints do not count.
@@ -268,12 +283,7 @@ impl Catalog {
         if !self.hints_count() {
             return None;
         }
-        let name = self
-            .tools
-            .iter()
-            .find(|e| e.tool.name == tool)?
-            .toolset
-            .clone()?;
+        let name = toolset_named(self.tool(tool)?)?.to_owned();
         Some(if self.toolsets.contains_key(&name) {
             ToolsetRef::Declared(name)
         } else {
@@ -290,9 +300,9 @@ impl Catalog {
             .map(|(n, d)| (n.as_str(), d))
     }
 
-    /// A declared toolset.
+    /// A declared toolset (none when hints do not count).
     pub fn declaration(&self, toolset: &str) -> Option<&ToolsetDecl> {
-        self.toolsets().find(|(n, _)| *n == toolset).map(|(_, d)| d)
+        self.toolsets.get(toolset).filter(|_| self.hints_count())
     }
 
     /// The toolsets open from the start of every session, which the host adopts from
@@ -314,19 +324,23 @@ impl Catalog {
         if !self.hints_count() {
             return Vec::new();
         }
-        let names: BTreeSet<&str> = self
-            .tools
+        self.named
             .iter()
-            .filter_map(|e| e.toolset.as_deref())
+            .map(String::as_str)
             .filter(|n| !self.toolsets.contains_key(*n))
-            .collect();
-        names.into_iter().collect()
+            .collect()
+    }
+
+    /// True when `name` is an undeclared group: a toolset listed tools name that the
+    /// manifest does not declare (§4.4). False for every name when hints do not count.
+    pub fn is_group(&self, name: &str) -> bool {
+        self.hints_count() && self.named.contains(name) && !self.toolsets.contains_key(name)
     }
 
     /// Opens an undeclared group, on the host alone: no `toolsets/open` is sent (§4.4,
     /// vector 10). False when `group` is not one (a declared toolset is the server's).
     pub fn open_group(&mut self, group: &str) -> bool {
-        if !self.groups().contains(&group) {
+        if !self.is_group(group) {
             return false;
         }
         self.groups_open.insert(group.to_owned());
@@ -419,6 +433,11 @@ impl Catalog {
         self.groups_open.retain(|g| !toolsets.contains_key(g));
         out
     }
+}
+
+/// The toolset a listed tool's `mcpl/toolset` names.
+fn toolset_named(t: &Tool) -> Option<&str> {
+    t.meta.as_ref()?.toolset.as_deref()
 }
 
 #[cfg(test)]

@@ -52,7 +52,8 @@ use mcpl_protocol::hints::ToolDefinition;
 use mcpl_protocol::mcp::ToolAnnotations;
 use mcpl_protocol::{HintChanges, Presence, Tool};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long an early rev is held on an unordered link (§5.2 **\[project\]**: 250 ms).
@@ -189,10 +190,11 @@ struct Stamped {
     rev: u64,
 }
 
-/// A tool as the newest `tools/list` listed it.
+/// A tool as the newest `tools/list` listed it: where it is in that list, and its toolset.
 #[derive(Debug, Clone, PartialEq)]
 struct Listed {
-    tool: Tool,
+    /// Its place in [`HintState`]'s `list` (the last, for a name listed twice).
+    at: usize,
     toolset: Option<String>,
 }
 
@@ -232,7 +234,10 @@ pub struct HintState {
     held: BTreeMap<u64, Held>,
     visible: BTreeSet<ToolKey>,
     overrides: BTreeMap<ToolKey, DefinitionOverride>,
-    presence: BTreeMap<String, Stamped>,
+    presence: HashMap<String, Stamped>,
+    /// The newest `tools/list` read, shared with the catalog (never copied per tool).
+    list: Arc<[Tool]>,
+    /// Each tool of `list` by name.
     listed: BTreeMap<String, Listed>,
     listed_rev: Option<u64>,
     open: BTreeMap<SetKey, OpenToolset>,
@@ -274,7 +279,8 @@ impl HintState {
             held: BTreeMap::new(),
             visible: BTreeSet::new(),
             overrides: BTreeMap::new(),
-            presence: BTreeMap::new(),
+            presence: HashMap::new(),
+            list: Arc::from(Vec::new()),
             listed: BTreeMap::new(),
             listed_rev: None,
             open: BTreeMap::new(),
@@ -615,8 +621,7 @@ impl HintState {
     /// A static tool's definition is the listed one (§5.1: it changes only through
     /// `notifications/tools/list_changed`). None for a tool not listed.
     pub fn definition(&self, tool: &str, instance: Option<&str>) -> Option<Tool> {
-        let listed = self.listed.get(tool)?;
-        let mut t = listed.tool.clone();
+        let mut t = self.listed_tool(tool)?.clone();
         if self.is_static(tool) {
             return Some(t);
         }
@@ -629,6 +634,34 @@ impl HintState {
             o.apply_to(&mut t);
         }
         Some(t)
+    }
+
+    /// The description and input schema of the tool's current definition in `instance`
+    /// (the members the agent is shown), borrowed: the same as
+    /// [`HintState::definition`]'s, without copying the tool. None for a tool not listed.
+    pub fn description_and_schema(
+        &self,
+        tool: &str,
+        instance: Option<&str>,
+    ) -> Option<(Option<&String>, &Value)> {
+        let listed = self.listed_tool(tool)?;
+        let mut description = listed.description.as_ref();
+        let mut schema = &listed.input_schema;
+        if self.is_static(tool) {
+            return Some((description, schema));
+        }
+        let shared = self.overrides.get(&(tool.to_owned(), None));
+        let own = instance.and_then(|i| self.overrides.get(&(tool.to_owned(), Some(i.to_owned()))));
+        // The shared override, then the instance's own, laid over the listed tool (§5.1).
+        for o in [shared, own].into_iter().flatten() {
+            if let Some(d) = &o.description {
+                description = Some(d);
+            }
+            if let Some(s) = &o.input_schema {
+                schema = s;
+            }
+        }
+        Some((description, schema))
     }
 
     /// The override a hint or statement set for exactly this key, if any.
@@ -648,6 +681,11 @@ impl HintState {
             return Some(Presence::Dynamic);
         }
         self.presence.get(tool).map(|s| s.presence)
+    }
+
+    /// The tool as the newest `tools/list` listed it.
+    fn listed_tool(&self, tool: &str) -> Option<&Tool> {
+        self.listed.get(tool).map(|l| &self.list[l.at])
     }
 
     /// The toolset the listed tool belongs to (`mcpl/toolset`), declared or not.
@@ -680,10 +718,11 @@ impl HintState {
 
     /// The open instances of an instanced toolset (§4.5: the names a call error lists).
     pub fn instances_of(&self, toolset: &str) -> Vec<&str> {
+        // Keys are (toolset, instance): a toolset's entries are one run, from (toolset, None).
         self.open
-            .values()
-            .filter(|o| o.toolset == toolset)
-            .filter_map(|o| o.instance.as_deref())
+            .range((toolset.to_owned(), None)..)
+            .take_while(|((t, _), _)| t == toolset)
+            .filter_map(|(_, o)| o.instance.as_deref())
             .collect()
     }
 

@@ -43,7 +43,7 @@
 //! | read | call | then |
 //! |---|---|---|
 //! | `initialize` result | `Catalog::new(host_hints, manifest)`, `HintState::new(config)` per connection | |
-//! | `tools/list` (all pages; the link's `ToolsListed` event carries K) | `HintState::handle_tools_list(tools, K)`, then `Catalog::set_tools(tools, \|t\| hint_state.presence(t))` | |
+//! | `tools/list` (all pages; the link's `ToolsListed` event carries K and the list, shared) | `HintState::handle_tools_list_shared(tools, K)`, then `Catalog::set_tools_shared(tools, \|t\| hint_state.presence(t))`: both keep the one list, no tool is copied | |
 //! | `toolsets/list` | `HintState::handle_statement(hints, open, ended, now)` | |
 //! | a result's `mcpl/hints`, a push's `hints`, `tools/hints` | `HintState::handle_hints(carrier, hints, now)` | |
 //! | timer at `poll_timeout()` | `HintState::handle_timeout(now)` | |

@@ -123,7 +123,7 @@ struct OpenBelief {
 #[derive(Debug, Default)]
 struct ServerState {
     open: BTreeMap<SetKey, OpenBelief>,
-    usable: BTreeMap<ToolKey, (Marker, Described)>,
+    usable: BTreeMap<ToolKey, (Marker, Described<'static>)>,
     /// Calls in flight whose results the agent will see.
     expected: usize,
     /// Result-carried changes by the result's rev.
@@ -326,7 +326,7 @@ impl Presenter {
                 frags.push(news::presence_moved(view, tool, *presence));
                 if *presence == Presence::Static {
                     // The move is the news; the tool is no longer offered through act.
-                    self.state(view.name).usable.retain(|k, _| k.0 != *tool);
+                    self.forget_tool(view.name, tool);
                 }
             }
         }
@@ -381,6 +381,7 @@ impl Presenter {
             let Some(st) = self.servers.get(view.name) else {
                 continue;
             };
+            let usable = actual.usable_by_marker();
             for (key, belief) in &st.open {
                 if !belief.announced
                     || !actual.open.contains_key(key)
@@ -390,10 +391,10 @@ impl Presenter {
                 }
                 let title = actual.open.get(key).and_then(|s| s.shown_title().cloned());
                 lines.push(news::open_line(view.name, &belief.marker, &title, &b));
-                let usable: Vec<String> = actual
-                    .usable
-                    .iter()
-                    .filter(|(_, (m, _))| *m == belief.marker)
+                let usable: Vec<String> = usable
+                    .get(&belief.marker)
+                    .into_iter()
+                    .flatten()
                     .map(|((tool, _), (m, d))| format!("  - {}", b.describe(view.name, tool, m, d)))
                     .collect();
                 if usable.is_empty() {

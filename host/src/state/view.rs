@@ -10,7 +10,8 @@ use super::tool_policy::ToolPolicy;
 use mcpl_protocol::names::check_peer_name;
 use mcpl_protocol::{Presence, Tool};
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::borrow::Cow;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 
 /// One server as the presentation layer reads it. Cheap to build: the Host makes one per
@@ -69,22 +70,30 @@ impl Marker {
 /// (which separates a marker's toolset from its instance), else quoted and cut, so a peer's
 /// name cannot break a marker or pose as host text.
 pub fn shown_name(name: &str) -> String {
+    shown_name_cow(name).into_owned()
+}
+
+/// [`shown_name`], borrowing a name shown as is.
+pub(crate) fn shown_name_cow(name: &str) -> Cow<'_, str> {
     if check_peer_name(name).is_ok() && !name.contains(':') {
-        name.to_owned()
+        Cow::Borrowed(name)
     } else {
         let cut: String = name.chars().take(64).collect();
-        serde_json::to_string(&cut).unwrap_or_default()
+        Cow::Owned(serde_json::to_string(&cut).unwrap_or_default())
     }
 }
 
 impl fmt::Display for Marker {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "[{}", self.server)?;
+        f.write_str("[")?;
+        f.write_str(&self.server)?;
         if let Some(t) = &self.toolset {
-            write!(f, "/{}", shown_name(t))?;
+            f.write_str("/")?;
+            f.write_str(&shown_name_cow(t))?;
         }
         if let Some(i) = &self.instance {
-            write!(f, ":{}", shown_name(i))?;
+            f.write_str(":")?;
+            f.write_str(&shown_name_cow(i))?;
         }
         f.write_str("]")
     }
@@ -96,19 +105,22 @@ pub type SetKey = (String, Option<String>);
 pub type ToolKey = (String, Option<String>);
 
 /// What a tool is, as far as the agent is told: the members a definition may change (§5.1).
+/// Borrowed from the hint state in an [`Actual`] (which is made per call and never copies
+/// a tool's schema); owned (`Described<'static>`) where it is kept.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Described {
+pub struct Described<'a> {
     /// The description.
-    pub description: Option<String>,
+    pub description: Option<Cow<'a, str>>,
     /// The input schema.
-    pub input_schema: Value,
+    pub input_schema: Cow<'a, Value>,
 }
 
-impl Described {
-    fn of(t: &Tool) -> Self {
+impl Described<'_> {
+    /// The same, owning its members.
+    pub fn into_owned(self) -> Described<'static> {
         Described {
-            description: t.description.clone(),
-            input_schema: t.input_schema.clone(),
+            description: self.description.map(|d| Cow::Owned(d.into_owned())),
+            input_schema: Cow::Owned(self.input_schema.into_owned()),
         }
     }
 }
@@ -133,13 +145,29 @@ impl OpenSet {
     }
 }
 
-/// A snapshot of what is open and usable on one server, as the agent should see it now.
+/// A snapshot of what is open and usable on one server, as the agent should see it now;
+/// the definitions borrowed from the server's hint state.
 #[derive(Debug, Clone, Default, PartialEq)]
-pub struct Actual {
+pub struct Actual<'a> {
     /// Open toolsets, instances and groups.
     pub open: BTreeMap<SetKey, OpenSet>,
     /// Usable dynamic tools, with their markers and current definitions.
-    pub usable: BTreeMap<ToolKey, (Marker, Described)>,
+    pub usable: BTreeMap<ToolKey, (Marker, Described<'a>)>,
+}
+
+/// A usable tool's entry in [`Actual::usable`].
+pub type UsableEntry<'x, 'a> = (&'x ToolKey, &'x (Marker, Described<'a>));
+
+impl<'a> Actual<'a> {
+    /// The usable tools by the marker they are announced under, each marker's in
+    /// [`Actual::usable`]'s order.
+    pub fn usable_by_marker(&self) -> HashMap<&Marker, Vec<UsableEntry<'_, 'a>>> {
+        let mut by: HashMap<&Marker, Vec<UsableEntry<'_, 'a>>> = HashMap::new();
+        for entry in &self.usable {
+            by.entry(&entry.1.0).or_default().push(entry);
+        }
+        by
+    }
 }
 
 impl<'a> ServerView<'a> {
@@ -180,16 +208,21 @@ impl<'a> ServerView<'a> {
 
     /// The marker a tool is announced under in `instance`.
     pub fn tool_marker(&self, tool: &str, instance: Option<&str>) -> Marker {
-        match self.catalog.toolset_of(tool) {
+        self.marker_in(self.catalog.toolset_of(tool).as_ref(), instance)
+    }
+
+    /// The marker of a tool of `set` (none: outside toolsets) in `instance`.
+    fn marker_in(&self, set: Option<&ToolsetRef>, instance: Option<&str>) -> Marker {
+        match set {
             Some(ToolsetRef::Declared(t) | ToolsetRef::Group(t)) => {
-                Marker::new(self.name, &t, instance)
+                Marker::new(self.name, t, instance)
             }
             None => Marker::server(self.name),
         }
     }
 
     /// What is open and usable now. Empty unless [`ServerView::settled`].
-    pub fn actual(&self) -> Actual {
+    pub fn actual(&self) -> Actual<'a> {
         let mut a = Actual::default();
         let Some(h) = self.hints.filter(|_| self.settled()) else {
             return a;
@@ -222,38 +255,49 @@ impl<'a> ServerView<'a> {
             if !self.presented_dynamic(&t.name) || !self.policy.allows(&t.name) {
                 continue;
             }
-            for instance in self.usable_instances(h, &t.name) {
-                if let Some(def) = h.definition(&t.name, instance.as_deref()) {
-                    let marker = self.tool_marker(&t.name, instance.as_deref());
+            let set = self.catalog.toolset_of(&t.name);
+            for instance in self.usable_instances(h, &t.name, set.as_ref()) {
+                let shown = h.description_and_schema(&t.name, instance.as_deref());
+                if let Some((description, schema)) = shown {
+                    let marker = self.marker_in(set.as_ref(), instance.as_deref());
+                    let described = Described {
+                        description: description.map(|d| Cow::Borrowed(d.as_str())),
+                        input_schema: Cow::Borrowed(schema),
+                    };
                     a.usable
-                        .insert((t.name.clone(), instance), (marker, Described::of(&def)));
+                        .insert((t.name.clone(), instance), (marker, described));
                 }
             }
         }
         a
     }
 
-    /// The instances (None: outside instances) in which a dynamic tool is usable: visible
-    /// there, and its toolset or group open (§4.3, §4.4).
-    fn usable_instances(&self, h: &HintState, tool: &str) -> Vec<Option<String>> {
+    /// The instances (None: outside instances) in which a dynamic tool of `set` is usable:
+    /// visible there, and its toolset or group open (§4.3, §4.4).
+    fn usable_instances(
+        &self,
+        h: &'a HintState,
+        tool: &str,
+        set: Option<&ToolsetRef>,
+    ) -> Vec<Option<String>> {
         let visible_alone = h.is_visible(tool, None);
-        match self.catalog.toolset_of(tool) {
+        match set {
             Some(ToolsetRef::Declared(ts)) => {
-                let instanced = self.catalog.declaration(&ts).is_some_and(|d| d.instances);
+                let instanced = self.catalog.declaration(ts).is_some_and(|d| d.instances);
                 if instanced {
-                    h.instances_of(&ts)
+                    h.instances_of(ts)
                         .into_iter()
                         .filter(|i| h.is_visible(tool, Some(i)))
                         .map(|i| Some(i.to_owned()))
                         .collect()
-                } else if h.is_open(&ts, None) && visible_alone {
+                } else if h.is_open(ts, None) && visible_alone {
                     vec![None]
                 } else {
                     Vec::new()
                 }
             }
             Some(ToolsetRef::Group(g)) => {
-                if self.catalog.is_group_open(&g) && visible_alone {
+                if self.catalog.is_group_open(g) && visible_alone {
                     vec![None]
                 } else {
                     Vec::new()
@@ -280,6 +324,114 @@ mod tests {
             "[arcade/lobby]"
         );
         assert_eq!(Marker::server("arcade").to_string(), "[arcade]");
+    }
+
+    /// Many dynamic tools in many open toolsets, through the cores as the Host drives them
+    /// (the indexes and the per-marker grouping that keep this linear must lose nothing):
+    /// every tool is usable under its own toolset's marker, told once, and looked at once.
+    #[test]
+    fn many_tools_in_many_toolsets_are_each_usable_told_and_shown_once() {
+        use crate::state::{
+            Catalog, HintConfig, MetaConfig, MetaTools, Plan, Presenter, PresenterConfig, ToldIds,
+            World,
+        };
+        use mcpl_protocol::hints::{HintChanges, ToolHint};
+        use mcpl_protocol::mcpl::McplManifest;
+        use mcpl_protocol::toolsets::OpenRecord;
+        use mcpl_protocol::{Meta, Presence};
+        use serde_json::json;
+        use std::sync::Arc;
+        use std::time::Instant;
+
+        const TOOLS: usize = 2_000;
+        const SETS: usize = 40;
+        let set = |s: usize| format!("set{s:02}");
+        // Tool i is in set i / 50, but one in ten is outside toolsets.
+        let set_of = |i: usize| (i % 10 != 0).then(|| set(i / (TOOLS / SETS)));
+        let declared: serde_json::Map<String, Value> =
+            (0..SETS).map(|s| (set(s), json!({}))).collect();
+        let manifest: McplManifest = serde_json::from_value(
+            json!({"version": "0.5", "toolHints": true, "toolsets": declared}),
+        )
+        .unwrap();
+        let tools: Arc<[Tool]> = (0..TOOLS)
+            .map(|i| {
+                let mut t = Tool::new(format!("t{i:04}"), "a tool", json!({"type": "object"}));
+                t.meta = Some(Meta {
+                    toolset: set_of(i),
+                    presence: Some(Presence::Dynamic),
+                    ..Default::default()
+                });
+                t
+            })
+            .collect();
+        let statement = HintChanges {
+            rev: 1,
+            tools: (0..TOOLS)
+                .map(|i| ToolHint {
+                    name: format!("t{i:04}"),
+                    visible: Some(true),
+                    ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        };
+        let open: Vec<OpenRecord> = (0..SETS)
+            .map(|s| OpenRecord {
+                toolset: set(s),
+                instance: None,
+                title: None,
+                options: None,
+            })
+            .collect();
+
+        let mut catalog = Catalog::new(true, Some(&manifest));
+        let mut hints = HintState::new(HintConfig::ordered());
+        let policy = ToolPolicy::allow_all();
+        let mut presenter = Presenter::new(PresenterConfig::default(), ToldIds::new(64));
+        fn view<'a>(c: &'a Catalog, h: &'a HintState, p: &'a ToolPolicy) -> ServerView<'a> {
+            ServerView {
+                name: "s",
+                catalog: c,
+                hints: Some(h),
+                policy: p,
+                push_events: true,
+                connected: true,
+            }
+        }
+        let outs = hints.handle_statement(&statement, &open, &[], Instant::now());
+        presenter.ingest(&view(&catalog, &hints, &policy), &outs);
+        let outs = hints.handle_tools_list_shared(&tools, 1);
+        catalog.set_tools_shared(tools.clone(), |t| hints.presence(t));
+        let told = presenter.ingest(&view(&catalog, &hints, &policy), &outs);
+
+        let actual = view(&catalog, &hints, &policy).actual();
+        assert_eq!(actual.usable.len(), TOOLS);
+        for ((tool, instance), (marker, _)) in &actual.usable {
+            let i: usize = tool[1..].parse().unwrap();
+            let want = set_of(i);
+            assert_eq!((&marker.toolset, instance), (&want, &None), "{tool}");
+        }
+        let by_marker = actual.usable_by_marker();
+        assert_eq!(by_marker.len(), SETS + 1);
+        assert_eq!(by_marker.values().map(Vec::len).sum::<usize>(), TOOLS);
+
+        let told: String = told.iter().map(|m| m.text.as_str()).collect();
+        let mut meta = MetaTools::new(MetaConfig::default());
+        let views = [view(&catalog, &hints, &policy)];
+        let world = World {
+            servers: &views,
+            presenter: &presenter,
+        };
+        let Plan::Answer(look) = meta.plan("toolsets--look", &json!({}), &world) else {
+            panic!("look answers locally");
+        };
+        let look = look.result.joined_text();
+        for i in 0..TOOLS {
+            let call = format!("\"tool\":\"t{i:04}\"");
+            assert_eq!(told.matches(&call).count(), 1, "told t{i:04} once");
+            assert_eq!(look.matches(&call).count(), 1, "look shows t{i:04} once");
+        }
     }
 
     #[test]

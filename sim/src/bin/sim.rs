@@ -280,7 +280,8 @@ struct PerfArgs {
     /// Write the figures as JSON here too.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
-    /// Only these: idle, ws, http, latency, rmcp, drop, expiry (comma-separated or repeated).
+    /// Only these: idle, ws, http, latency, rmcp, drop, tools, expiry (comma-separated or
+    /// repeated).
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     only: Vec<String>,
     /// Seconds of each throughput window (after a second of warm-up).
@@ -314,6 +315,9 @@ struct PerfArgs {
     /// Threads for the mass drop's hosts.
     #[arg(long, default_value_t = 2)]
     host_threads: usize,
+    /// `tools`: the smaller number of dynamic tools (the larger is twice as many).
+    #[arg(long, default_value_t = 10_000)]
+    tools: usize,
     /// Arbiters for our server's sessions (threads for rmcp's).
     #[arg(long, default_value_t = 1)]
     server_threads: usize,
@@ -345,6 +349,7 @@ fn run_perf(args: PerfArgs) -> anyhow::Result<bool> {
         client_exe,
         drop_hosts: args.drop_hosts,
         host_threads: args.host_threads,
+        tools: (args.tools, args.tools.saturating_mul(2)),
         server_threads: args.server_threads,
         client_threads: args.client_threads,
         expiry: sim::perf::expiry::ExpiryConfig {

@@ -9,13 +9,17 @@
 //! | `latency` | one WebSocket client, one call at a time: p50, p99 | ≤ 60 µs, ≤ 200 µs |
 //! | `rmcp` | the light tool on rmcp's Streamable HTTP server (with sessions, and stateless), same client as `http`; ours / rmcp's better | > 1 |
 //! | `drop` | hosts with a game open, every connection cut at once: back and resynchronised | 99 % of 1,000 within 5 s |
+//! | `tools` | one host reading a `tools/list` of 10,000 dynamic tools, then of 20,000, until settled (their statement read before); one `toolsets--look` over them | linear (20k / 10k ≤ 2.5) and 20k < 0.3 s |
 //! | `expiry` | the arcade's resident set after 2,000 Streamable HTTP sessions were opened, abandoned (their queues filled by game changes) and expired | within 10 % of the baseline |
 //!
 //! What is served: for `ws`, `http`, `latency` and `rmcp`, a server on the SDK with one
 //! static tool that answers at once (`light.rs`: the arcade's session layer is this SDK;
-//! the same tool is what rmcp serves); for `idle` and `drop`, the arcade itself.
+//! the same tool is what rmcp serves); for `idle` and `drop`, the arcade itself; for
+//! `tools`, a raw server on mcpl-transport's WebSocket server end answering from JSON built
+//! beforehand (`many_tools.rs`), so that the time is the host's.
 //! The calls are made by raw clients on mcpl-transport's client ends (`client.rs`), not
-//! the Host, whose per-call work is not the session layer's; `drop` uses real Hosts.
+//! the Host, whose per-call work is not the session layer's; `drop` and `tools` use real
+//! Hosts.
 //!
 //! Each measurement runs in a fresh process of its own ([`run_isolated`]: what one leaves
 //! behind, such as a heap that held 10,000 sessions, slows the next), server and clients
@@ -37,6 +41,7 @@
 //! | `latency.rs` | one call at a time: an HDR histogram |
 //! | `idle.rs` | idle sessions and the resident set; the child's side |
 //! | `mass_drop.rs` | hosts, a mass drop, time to resynchronise |
+//! | `many_tools.rs` | a host settling on many dynamic tools, and a look over them |
 //! | `expiry.rs` | abandoned Streamable HTTP sessions, their expiry, the resident set |
 //! | `proc.rs` | CPU time per thread group and the resident set, from `/proc` |
 //! | `report.rs` | [`PerfReport`]: the figures, the table, the JSON |
@@ -46,6 +51,7 @@ pub mod expiry;
 pub mod idle;
 pub mod latency;
 pub mod light;
+pub mod many_tools;
 pub mod mass_drop;
 pub mod proc;
 pub mod report;
@@ -82,6 +88,8 @@ pub enum Measure {
     Rmcp,
     /// Resynchronisation after a mass drop.
     Drop,
+    /// A host settling on many dynamic tools.
+    Tools,
     /// Memory after abandoned Streamable HTTP sessions expired.
     Expiry,
 }
@@ -89,13 +97,14 @@ pub enum Measure {
 impl Measure {
     /// Every measurement, in the order they run (`idle` first, in a fresh process, so
     /// that memory freed by the others cannot be reused by its sessions and hide them).
-    pub const ALL: [Measure; 7] = [
+    pub const ALL: [Measure; 8] = [
         Measure::Idle,
         Measure::Ws,
         Measure::Http,
         Measure::Latency,
         Measure::Rmcp,
         Measure::Drop,
+        Measure::Tools,
         Measure::Expiry,
     ];
 
@@ -108,6 +117,7 @@ impl Measure {
             Measure::Latency => "latency",
             Measure::Rmcp => "rmcp",
             Measure::Drop => "drop",
+            Measure::Tools => "tools",
             Measure::Expiry => "expiry",
         }
     }
@@ -150,6 +160,8 @@ pub struct PerfConfig {
     pub host_threads: usize,
     /// `drop`'s limit.
     pub drop_limit: Duration,
+    /// `tools`: the smaller number of dynamic tools, then the larger.
+    pub tools: (usize, usize),
     /// Arbiters for our server's sessions (and threads for rmcp's).
     pub server_threads: usize,
     /// Threads for the clients.
@@ -176,6 +188,7 @@ impl Default for PerfConfig {
             drop_hosts: 1_000,
             host_threads: 2,
             drop_limit: Duration::from_secs(5),
+            tools: (10_000, 20_000),
             server_threads: 1,
             client_threads: 1,
             expiry: expiry::ExpiryConfig::default(),
@@ -416,6 +429,10 @@ async fn run_in_system(
         .await;
         arbiter.stop();
         report.mass_drop = Some(dropped?);
+    }
+    if config.wants(Measure::Tools) {
+        let (small, large) = config.tools;
+        report.many_tools = Some(many_tools::run(small, large, &clients).await?);
     }
     if config.wants(Measure::Expiry) {
         let arbiter = Arbiter::new();

@@ -7,6 +7,7 @@ use super::PerfConfig;
 use super::expiry::Expiry;
 use super::idle::Idle;
 use super::latency::Latency;
+use super::many_tools::ManyTools;
 use super::mass_drop::MassDrop;
 use super::throughput::Throughput;
 use serde::{Deserialize, Serialize};
@@ -24,6 +25,10 @@ pub const TARGET_P99_US: f64 = 200.0;
 pub const TARGET_IDLE_BYTES: f64 = 64.0 * 1024.0;
 /// The share of hosts back and resynchronised within the limit after a mass drop.
 pub const TARGET_DROP_FRACTION: f64 = 0.99;
+/// The most a host's settle time may grow from 10,000 dynamic tools to 20,000 (linear is 2).
+pub const TARGET_TOOLS_RATIO: f64 = 2.5;
+/// The longest a host may take to settle on 20,000 dynamic tools, in seconds.
+pub const TARGET_TOOLS_SETTLE_SECS: f64 = 0.3;
 /// The resident set after abandoned sessions expired, as a multiple of the baseline.
 pub const TARGET_EXPIRY_RATIO: f64 = 1.10;
 
@@ -93,6 +98,9 @@ pub struct PerfReport {
     pub rmcp: Option<Comparison>,
     /// After a mass drop.
     pub mass_drop: Option<MassDrop>,
+    /// Settling on many dynamic tools.
+    #[serde(default)]
+    pub many_tools: Option<ManyTools>,
     /// After abandoned sessions expired.
     pub expiry: Option<Expiry>,
 }
@@ -137,6 +145,7 @@ impl PerfReport {
         self.latency = self.latency.take().or(other.latency);
         self.rmcp = self.rmcp.take().or(other.rmcp);
         self.mass_drop = self.mass_drop.take().or(other.mass_drop);
+        self.many_tools = self.many_tools.take().or(other.many_tools);
         self.expiry = self.expiry.take().or(other.expiry);
     }
 
@@ -241,6 +250,9 @@ impl PerfReport {
                     d.proxy_cpu_secs
                 ),
             });
+        }
+        if let Some(m) = &self.many_tools {
+            rows.push(tools_row(m));
         }
         if let Some(e) = &self.expiry {
             rows.push(Row {
@@ -347,6 +359,43 @@ fn throughput_row(name: &'static str, t: &Throughput, target: f64) -> Row {
             thousands(t.answered as f64),
             t.wrong + t.unexpected,
             t.lost
+        ),
+    }
+}
+
+fn tools_row(m: &ManyTools) -> Row {
+    let (s, l) = (&m.small, &m.large);
+    Row {
+        name: "tools",
+        figure: format!(
+            "settle {}: {:.3} s, {}: {:.3} s; ×{:.2}",
+            thousands(s.tools as f64),
+            s.settle_secs,
+            thousands(l.tools as f64),
+            l.settle_secs,
+            m.settle_ratio
+        ),
+        target: format!(
+            "×{TARGET_TOOLS_RATIO} at most, {} < {TARGET_TOOLS_SETTLE_SECS} s",
+            thousands(l.tools as f64)
+        ),
+        met: s.complete()
+            && l.complete()
+            && m.settle_ratio <= TARGET_TOOLS_RATIO
+            && l.settle_secs < TARGET_TOOLS_SETTLE_SECS,
+        note: format!(
+            "from the server's answer to tools/list (the statement read before it: {:.3} s and {:.3} s) until settled with every tool listed; look: {:.3} s and {:.3} s (×{:.2}), {} and {} tools shown usable, {} and {} KiB; RSS growth {:.1} and {:.1} KiB per tool",
+            s.statement_secs,
+            l.statement_secs,
+            s.look_secs,
+            l.look_secs,
+            m.look_ratio,
+            thousands(s.usable_in_look as f64),
+            thousands(l.usable_in_look as f64),
+            thousands(s.look_bytes as f64 / 1024.0),
+            thousands(l.look_bytes as f64 / 1024.0),
+            s.rss_per_tool() / 1024.0,
+            l.rss_per_tool() / 1024.0
         ),
     }
 }

@@ -295,3 +295,38 @@ fn withdrawing_tool_hints_makes_every_tool_static_at_the_next_boundary() {
     );
     assert!(!c.is_group_open("notes"));
 }
+
+#[test]
+fn lookups_by_name_read_the_first_of_a_name_listed_twice_and_groups_are_named_ones() {
+    let mut c = Catalog::new(true, Some(&arcade(true)));
+    let mut list = tools();
+    let mut again = tool("seek", Some("notes"), None);
+    again.description = Some("the second seek".into());
+    list.push(again);
+    c.set_tools(&list, |_| None);
+    assert_eq!(
+        c.tool("seek").and_then(|t| t.description.as_deref()),
+        Some("seek does things")
+    );
+    assert_eq!(
+        c.toolset_of("seek"),
+        Some(ToolsetRef::Declared("lobby".into()))
+    );
+    assert_eq!(c.listed_tools().len(), list.len());
+    assert!(c.is_group("notes") && !c.is_group("lobby") && !c.is_group("nothing"));
+    assert_eq!(c.groups(), vec!["notes"]);
+    assert!(c.declaration("game").is_some_and(|d| d.instances));
+
+    // A list shared with its caller is kept as it is, not copied.
+    let shared: Arc<[Tool]> = tools().into();
+    c.set_tools_shared(shared.clone(), |_| None);
+    assert!(std::ptr::eq(c.tool("look").unwrap(), &shared[0]));
+    assert_eq!(c.groups(), vec!["notes"]);
+
+    // Without hints, no toolset, group or declaration is anyone's.
+    let mut plain = Catalog::new(true, Some(&arcade(false)));
+    plain.set_tools(&list, |_| None);
+    assert!(!plain.is_group("notes") && plain.declaration("game").is_none());
+    assert!(plain.groups().is_empty() && plain.toolset_of("seek").is_none());
+    assert!(plain.tool("seek").is_some());
+}

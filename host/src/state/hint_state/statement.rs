@@ -6,7 +6,8 @@ use super::{DefinitionOverride, HintState, Listed, OpenToolset, Phase, SetKey, T
 use crate::state::output::{Cause, Change, Output, RecoverReason};
 use mcpl_protocol::toolsets::{EndedRecord, OpenRecord};
 use mcpl_protocol::{HintChanges, Presence, Tool};
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::sync::Arc;
 use std::time::Instant;
 
 impl HintState {
@@ -189,8 +190,14 @@ impl HintState {
             }
         }
 
-        // Differences, leaving out what went with a closed instance (its close is the news).
-        let gone_with_close = |k: &ToolKey| closed.iter().any(|c| self.covered_by(k, c));
+        // Differences, leaving out what went with a closed instance (its close is the news):
+        // a key is covered by a closed (toolset, instance) when its tool is of that toolset
+        // and its instance is that instance (`covered_by`).
+        let closed_set: BTreeSet<&SetKey> = closed.iter().collect();
+        let gone_with_close = |k: &ToolKey| {
+            self.toolset_of(&k.0)
+                .is_some_and(|ts| closed_set.contains(&(ts.to_owned(), k.1.clone())))
+        };
         for k in self.visible.difference(&vis) {
             if !self.is_static(&k.0) && !gone_with_close(k) {
                 let change = Change::Visibility {
@@ -254,12 +261,22 @@ impl HintState {
     ///
     /// It ends a recovery's second step; if something seen meanwhile was not covered by
     /// the statement, or a hold is still expired, the next recovery starts.
+    ///
+    /// The tools are copied once; [`HintState::handle_tools_list_shared`] keeps a list the
+    /// caller shares (with the [`Catalog`](crate::state::Catalog)) without copying it.
     pub fn handle_tools_list(&mut self, tools: &[Tool], rev: u64) -> Vec<Output> {
+        self.handle_tools_list_shared(&Arc::from(tools), rev)
+    }
+
+    /// [`HintState::handle_tools_list`], keeping a shared list: the state holds `tools`
+    /// itself, not a copy of each tool.
+    pub fn handle_tools_list_shared(&mut self, tools: &Arc<[Tool]>, rev: u64) -> Vec<Output> {
         let cause = Cause::ToolsList { rev };
         let mut out = Vec::new();
         let newer = self.listed_rev.is_none_or(|r| rev >= r);
+        let mut previous = None;
         if newer {
-            let names: BTreeSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+            let names: HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
             let gone: Vec<String> = self
                 .listed
                 .keys()
@@ -270,23 +287,33 @@ impl HintState {
                 self.forget_tool(&name, &cause, &mut out);
             }
             self.listed_rev = Some(rev);
+            previous = Some(std::mem::replace(&mut self.list, tools.clone()));
         }
-        for t in tools {
-            let meta = t.meta_or_default();
+        // Where each name was met so far in this list: a name listed twice is compared
+        // with its previous entry, as each entry replaces the one before.
+        let mut met: HashMap<&str, usize> = HashMap::new();
+        for (at, t) in tools.iter().enumerate() {
+            let meta = t.meta.as_ref();
             let before = self.presence(&t.name);
             let mut declared_changed = false;
-            if newer {
-                let listed = Listed {
-                    tool: t.clone(),
-                    toolset: meta.toolset.clone(),
+            if let Some(previous) = &previous {
+                let old = match met.insert(&t.name, at) {
+                    Some(earlier) => Some(&tools[earlier]),
+                    None => self.listed.get(&t.name).map(|l| &previous[l.at]),
                 };
-                if let Some(old) = self.listed.insert(t.name.clone(), listed) {
-                    declared_changed = old.tool.description != t.description
-                        || old.tool.input_schema != t.input_schema
-                        || old.tool.annotations != t.annotations;
+                if let Some(old) = old {
+                    declared_changed = old.description != t.description
+                        || old.input_schema != t.input_schema
+                        || old.annotations != t.annotations;
                 }
+                let listed = Listed {
+                    at,
+                    toolset: meta.and_then(|m| m.toolset.clone()),
+                };
+                self.listed.insert(t.name.clone(), listed);
             }
-            self.stamp_presence(&t.name, meta.effective_presence(), rev);
+            let presence = meta.map_or(Presence::Static, |m| m.effective_presence());
+            self.stamp_presence(&t.name, presence, rev);
             let after = self.presence(&t.name);
             if let (Some(b), Some(a)) = (before, after)
                 && b != a
@@ -326,8 +353,8 @@ impl HintState {
         let report = !self.is_static(name);
         let keys: Vec<ToolKey> = self
             .visible
-            .iter()
-            .filter(|k| k.0 == name)
+            .range(tool_keys(name))
+            .take_while(|k| k.0 == name)
             .cloned()
             .collect();
         for k in keys {
@@ -343,8 +370,22 @@ impl HintState {
                 ));
             }
         }
-        self.overrides.retain(|k, _| k.0 != name);
+        let keys: Vec<ToolKey> = self
+            .overrides
+            .range(tool_keys(name))
+            .take_while(|(k, _)| k.0 == name)
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in keys {
+            self.overrides.remove(&k);
+        }
         self.listed.remove(name);
         self.presence.remove(name);
     }
+}
+
+/// Where `tool`'s keys start: (tool, instance) keys sort by tool first, and `None` before
+/// every instance, so a tool's keys are one run from (tool, None).
+fn tool_keys(tool: &str) -> std::ops::RangeFrom<ToolKey> {
+    (tool.to_owned(), None)..
 }

@@ -1036,3 +1036,106 @@ fn a_lost_answer_recovers_and_during_a_read_one_more_follows() {
     assert!(recovers(&out).is_empty());
     assert!(!s.is_recovering());
 }
+
+#[test]
+fn the_shown_definition_is_the_definition_without_copying_the_tool() {
+    let now = Instant::now();
+    let mut s = ready_with_games(HintConfig::ordered(), now, &["g1", "g2"]);
+    let schema = json!({"type": "object", "properties": {"move": {"type": "string"}}});
+    // The shared definition changes the schema only; g1's own, the description only.
+    let shared = ToolHint {
+        name: "play".into(),
+        definition: Some(ToolDefinition {
+            input_schema: Some(schema.clone()),
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    s.handle_hints(
+        Carrier::Standalone,
+        msg(2, vec![shared, def("play", Some("g1"), "play in g1")]),
+        now,
+    );
+    for (tool, instance) in [
+        ("play", None),
+        ("play", Some("g1")),
+        ("play", Some("g2")),
+        ("pass", Some("g1")),
+        ("seek", None),
+        ("nothing", None),
+    ] {
+        let full = s.definition(tool, instance);
+        let shown = s.description_and_schema(tool, instance);
+        assert_eq!(
+            shown.map(|(d, s)| (d.cloned(), s.clone())),
+            full.map(|t| (t.description, t.input_schema)),
+            "{tool} in {instance:?}"
+        );
+    }
+    let (d, sch) = s.description_and_schema("play", Some("g1")).unwrap();
+    assert_eq!((d.map(String::as_str), sch), (Some("play in g1"), &schema));
+    assert_eq!(s.instances_of("game"), ["g1", "g2"]);
+    assert!(s.instances_of("lobby").is_empty() && s.instances_of("gam").is_empty());
+}
+
+#[test]
+fn a_list_that_drops_most_tools_forgets_each_with_its_own_keys_only() {
+    let now = Instant::now();
+    let many: Vec<Tool> = (0..300)
+        .map(|i| tool(&format!("t{i:03}"), None, Some(Presence::Dynamic)))
+        .collect();
+    let mut s = HintState::new(HintConfig::ordered());
+    s.handle_tools_list(&many, 0);
+    let visible: Vec<ToolHint> = many
+        .iter()
+        .flat_map(|t| [vis(&t.name, None, true), vis(&t.name, Some("x"), true)])
+        .collect();
+    s.handle_statement(&msg(1, visible), &[], &[], now);
+    assert_eq!(s.visible_tools().count(), 600);
+    // Every other tool goes: each is reported invisible where it was visible, in order.
+    let kept: Vec<Tool> = many.iter().step_by(2).cloned().collect();
+    let out = changes(&s.handle_tools_list(&kept, 1));
+    let gone: Vec<(String, Option<String>)> = out
+        .iter()
+        .map(|c| match c {
+            Change::Visibility {
+                tool,
+                instance,
+                visible: false,
+            } => (tool.clone(), instance.clone()),
+            other => panic!("only tools gone are reported: {other:?}"),
+        })
+        .collect();
+    let expected: Vec<(String, Option<String>)> = many
+        .iter()
+        .skip(1)
+        .step_by(2)
+        .flat_map(|t| [(t.name.clone(), None), (t.name.clone(), Some("x".into()))])
+        .collect();
+    assert_eq!(gone, expected);
+    assert_eq!(s.visible_tools().count(), 300);
+    assert!(s.is_visible("t000", Some("x")) && !s.is_visible("t001", None));
+}
+
+#[test]
+fn a_name_listed_twice_is_compared_with_its_previous_entry() {
+    let mut s = HintState::new(HintConfig::ordered());
+    let first = tool("roam", None, Some(Presence::Dynamic));
+    let mut second = first.clone();
+    second.description = Some("roam, again".into());
+    s.handle_tools_list(&[first.clone()], 0);
+    // The second entry differs from the first: its definition changed; the list's last
+    // entry is what the state keeps.
+    let out = changes(&s.handle_tools_list(&[first, second], 1));
+    assert_eq!(
+        out,
+        [Change::Definition {
+            tool: "roam".into(),
+            instance: None
+        }]
+    );
+    assert_eq!(
+        s.definition("roam", None).and_then(|t| t.description),
+        Some("roam, again".into())
+    );
+}

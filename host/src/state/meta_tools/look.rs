@@ -9,6 +9,7 @@ use crate::state::view::{Described, Marker, ServerView};
 use mcpl_protocol::CallToolResult;
 use mcpl_protocol::hints::SuggestAction;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 
 /// The filters a look was given.
@@ -42,7 +43,7 @@ pub(super) fn look(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Resul
     if let Some(t) = filter.toolset {
         let offered = views
             .iter()
-            .any(|v| v.catalog.declaration(t).is_some() || v.catalog.groups().contains(&t));
+            .any(|v| v.catalog.declaration(t).is_some() || v.catalog.is_group(t));
         if !offered {
             // Names the candidates, as open does.
             resolve::toolset(world, a.server.as_deref(), t)?;
@@ -119,6 +120,7 @@ fn server_section(
     }
     out.push(head);
     let actual = view.actual();
+    let usable = actual.usable_by_marker();
     let tool_ok = |t: &str| f.tool.is_none_or(|want| want == t);
 
     let mut open_lines = Vec::new();
@@ -131,10 +133,11 @@ fn server_section(
             line.push_str(" (a group the host opens and closes itself)");
         }
         open_lines.push(line);
-        let tools: Vec<String> = actual
-            .usable
-            .iter()
-            .filter(|((t, _), (m, _))| *m == set.marker && tool_ok(t))
+        let tools: Vec<String> = usable
+            .get(&set.marker)
+            .into_iter()
+            .flatten()
+            .filter(|((t, _), _)| tool_ok(t))
             .map(|((t, _), (m, d))| format!("  - {}", b.describe(view.name, t, m, d)))
             .collect();
         *tool_seen |= !tools.is_empty();
@@ -174,8 +177,8 @@ fn server_section(
             let marker = view.tool_marker(t, None);
             if let Some(def) = view.definition(t, None) {
                 let d = Described {
-                    description: def.description.clone(),
-                    input_schema: def.input_schema.clone(),
+                    description: def.description.as_deref().map(Cow::Borrowed),
+                    input_schema: Cow::Borrowed(&def.input_schema),
                 };
                 out.push(format!(
                     "- not usable right now: {}",
@@ -246,7 +249,7 @@ fn server_section(
 /// closed groups, with what opening takes.
 fn closed_lines(
     view: &ServerView<'_>,
-    actual: &crate::state::view::Actual,
+    actual: &crate::state::view::Actual<'_>,
     f: &Filter<'_>,
     b: &TextBounds,
 ) -> Vec<String> {

@@ -38,10 +38,7 @@ fn kind<'a>(view: &ServerView<'a>, toolset: &str) -> Option<Kind<'a>> {
     if let Some(d) = view.catalog.declaration(toolset) {
         return Some(Kind::Declared(d));
     }
-    view.catalog
-        .groups()
-        .contains(&toolset)
-        .then_some(Kind::Group)
+    view.catalog.is_group(toolset).then_some(Kind::Group)
 }
 
 /// The one server offering `toolset`, and what kind it is there.

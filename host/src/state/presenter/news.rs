@@ -91,7 +91,7 @@ impl Presenter {
     pub(super) fn news(
         &mut self,
         view: &ServerView<'_>,
-        actual: &Actual,
+        actual: &Actual<'_>,
         cause: &Cause,
         change: &Change,
     ) -> Vec<Fragment> {
@@ -118,11 +118,9 @@ impl Presenter {
             }
             Change::Definition { tool, instance } => {
                 let st = self.state(view.name);
-                let keys: Vec<ToolKey> = st
-                    .usable
-                    .keys()
-                    .chain(actual.usable.keys())
-                    .filter(|k| k.0 == *tool && (instance.is_none() || k.1 == *instance))
+                let keys: Vec<ToolKey> = tool_keys(&st.usable, tool)
+                    .chain(tool_keys(&actual.usable, tool))
+                    .filter(|k| instance.is_none() || k.1 == *instance)
                     .cloned()
                     .collect();
                 let mut out = Vec::new();
@@ -304,7 +302,7 @@ impl Presenter {
     fn set_news(
         &mut self,
         view: &ServerView<'_>,
-        actual: &Actual,
+        actual: &Actual<'_>,
         key: &SetKey,
     ) -> Option<Fragment> {
         let b = self.config.bounds;
@@ -349,7 +347,7 @@ impl Presenter {
     fn tool_news(
         &mut self,
         view: &ServerView<'_>,
-        actual: &Actual,
+        actual: &Actual<'_>,
         key: &ToolKey,
     ) -> Option<Fragment> {
         let b = self.config.bounds;
@@ -361,7 +359,8 @@ impl Presenter {
                     Some((_, old)) if old != d => "Changed",
                     Some(_) => return None,
                 };
-                st.usable.insert(key.clone(), (marker.clone(), d.clone()));
+                st.usable
+                    .insert(key.clone(), (marker.clone(), d.clone().into_owned()));
                 Some(Fragment {
                     announces: Some(marker.clone()).filter(|m| m.toolset.is_some()),
                     ..Fragment::new(
@@ -389,6 +388,15 @@ impl Presenter {
         }
     }
 
+    /// Forgets that `tool` is usable anywhere.
+    pub(super) fn forget_tool(&mut self, server: &str, tool: &str) {
+        let st = self.state(server);
+        let keys: Vec<ToolKey> = tool_keys(&st.usable, tool).cloned().collect();
+        for k in keys {
+            st.usable.remove(&k);
+        }
+    }
+
     /// Forgets an open toolset and the tools believed usable in it; true when it was
     /// believed open.
     fn forget_open(&mut self, server: &str, key: &SetKey) -> bool {
@@ -399,4 +407,15 @@ impl Presenter {
         st.usable.retain(|_, (m, _)| *m != b.marker);
         true
     }
+}
+
+/// The (tool, instance) keys of `tool` in a map keyed by them, in order: keys sort by tool
+/// first and `None` before every instance, so they are one run from (tool, None).
+fn tool_keys<'m, V>(
+    map: &'m std::collections::BTreeMap<ToolKey, V>,
+    tool: &'m str,
+) -> impl Iterator<Item = &'m ToolKey> {
+    map.range((tool.to_owned(), None)..)
+        .map(|(k, _)| k)
+        .take_while(move |k| k.0 == tool)
 }

@@ -6,10 +6,12 @@
 //!   reasons, descriptions;
 //! - [`TextBounds::block`]: each line prefixed `│ `, for content (a board).
 
-use crate::state::view::{Described, Marker, shown_name};
+use crate::state::view::{Described, Marker, shown_name, shown_name_cow};
 use mcpl_protocol::hints::SuggestAction;
 use mcpl_protocol::{ContentBlock, Suggestion};
 use serde_json::Value;
+use std::borrow::Cow;
+use std::fmt::Write as _;
 
 /// The default bound on one server-authored item, in characters.
 pub const DEFAULT_PER_ITEM: usize = 2_000;
@@ -46,22 +48,41 @@ fn unwanted(c: char) -> bool {
 impl TextBounds {
     /// `s` cleaned and cut to [`TextBounds::per_item`] characters, with a note when cut.
     pub fn bound(&self, s: &str) -> String {
+        self.bound_cow(s).into_owned()
+    }
+
+    /// True when [`TextBounds::bound`] leaves `s` as it is: no unwanted character, and
+    /// short enough (in bytes, so in characters too).
+    fn fits(&self, s: &str) -> bool {
+        s.len() <= self.per_item && !s.chars().any(unwanted)
+    }
+
+    /// [`TextBounds::bound`], borrowing `s` when it is left as it is.
+    fn bound_cow<'s>(&self, s: &'s str) -> Cow<'s, str> {
+        if self.fits(s) {
+            return Cow::Borrowed(s);
+        }
         let clean: String = s.chars().filter(|c| !unwanted(*c)).collect();
         let total = clean.chars().count();
         if total <= self.per_item {
-            return clean;
+            return Cow::Owned(clean);
         }
         let kept: String = clean.chars().take(self.per_item).collect();
-        format!(
+        Cow::Owned(format!(
             "{kept}… [{} more characters cut by the host]",
             total - self.per_item
-        )
+        ))
     }
 
     /// A server's string on one line, bounded and JSON-quoted.
     pub fn inline(&self, s: &str) -> String {
-        let one_line = self.bound(s).replace(['\n', '\t'], " ");
-        serde_json::to_string(&one_line).unwrap_or_default()
+        let bounded = self.bound_cow(s);
+        let one_line = if bounded.contains(['\n', '\t']) {
+            Cow::Owned(bounded.replace(['\n', '\t'], " "))
+        } else {
+            bounded
+        };
+        json_string(&one_line)
     }
 
     /// A server's text as a quoted block, each line prefixed `│ `.
@@ -137,32 +158,36 @@ impl TextBounds {
                     .and_then(Value::as_array)
                     .map(|r| r.iter().filter_map(Value::as_str).collect())
                     .unwrap_or_default();
-                let mut parts: Vec<String> = props
-                    .iter()
-                    .take(16)
-                    .map(|(name, sub)| {
-                        let opt = if required.contains(&name.as_str()) {
-                            ""
-                        } else {
-                            "?"
-                        };
-                        let mut p = format!("{}{opt}: {}", prop_name(name), self.type_of(sub));
-                        if let Some(d) = sub.get("description").and_then(Value::as_str) {
-                            p.push_str(" — ");
-                            p.push_str(&self.inline_short(d));
-                        }
-                        p
-                    })
-                    .collect();
-                if props.len() > 16 {
-                    parts.push(format!("… {} more", props.len() - 16));
+                let mut out = String::from("{");
+                for (i, (name, sub)) in props.iter().take(16).enumerate() {
+                    if i > 0 {
+                        out.push_str(", ");
+                    }
+                    out.push_str(&prop_name(name));
+                    if !required.contains(&name.as_str()) {
+                        out.push('?');
+                    }
+                    out.push_str(": ");
+                    out.push_str(&self.type_of(sub));
+                    if let Some(d) = sub.get("description").and_then(Value::as_str) {
+                        out.push_str(" — ");
+                        out.push_str(&self.inline_short(d));
+                    }
                 }
-                format!("{{{}}}", parts.join(", "))
+                if props.len() > 16 {
+                    let _ = write!(out, ", … {} more", props.len() - 16);
+                }
+                out.push('}');
+                out
             }
             _ if schema.get("type").and_then(Value::as_str) == Some("object") => "none".to_owned(),
             _ => self.type_of(schema),
         };
-        self.bound(&summary)
+        if self.fits(&summary) {
+            summary
+        } else {
+            self.bound(&summary)
+        }
     }
 
     /// A short type for one schema: its enum, const, or type.
@@ -185,7 +210,7 @@ impl TextBounds {
             return "one of several shapes".to_owned();
         }
         let ty = match s.get("type") {
-            Some(Value::String(t)) => shown_name(t),
+            Some(Value::String(t)) => shown_name_cow(t).into_owned(),
             Some(Value::Array(ts)) => ts
                 .iter()
                 .filter_map(Value::as_str)
@@ -218,17 +243,23 @@ impl TextBounds {
 
     /// How a usable tool is described to the agent (§6 "RFC §8.3": name, description,
     /// arguments): one line, server text quoted and attributed.
-    pub fn describe(&self, server: &str, tool: &str, marker: &Marker, d: &Described) -> String {
-        let what = match &d.description {
-            Some(desc) => format!(" — {} (from {server})", self.inline(desc)),
-            None => String::new(),
-        };
-        format!(
-            "{} in {marker}{what}. Arguments: {}. Call it with {}.",
-            shown_name(tool),
-            self.args_summary(&d.input_schema),
-            act_call(marker, tool)
-        )
+    pub fn describe(&self, server: &str, tool: &str, marker: &Marker, d: &Described<'_>) -> String {
+        let mut out = String::with_capacity(256);
+        out.push_str(&shown_name_cow(tool));
+        let _ = write!(out, " in {marker}");
+        if let Some(desc) = &d.description {
+            out.push_str(" — ");
+            out.push_str(&self.inline(desc));
+            out.push_str(" (from ");
+            out.push_str(server);
+            out.push(')');
+        }
+        out.push_str(". Arguments: ");
+        out.push_str(&self.args_summary(&d.input_schema));
+        out.push_str(". Call it with ");
+        push_act_call(&mut out, marker, tool);
+        out.push('.');
+        out
     }
 }
 
@@ -259,18 +290,23 @@ impl TextBounds {
 }
 
 /// A property name as shown: plain when it is a simple identifier, else JSON-quoted.
-fn prop_name(name: &str) -> String {
+fn prop_name(name: &str) -> Cow<'_, str> {
     let simple = !name.is_empty()
         && name.len() <= 64
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if simple {
-        name.to_owned()
+        Cow::Borrowed(name)
     } else {
         let cut: String = name.chars().take(64).collect();
-        serde_json::to_string(&cut).unwrap_or_default()
+        Cow::Owned(json_string(&cut))
     }
+}
+
+/// A string as a JSON string.
+fn json_string(s: &str) -> String {
+    serde_json::to_string(s).unwrap_or_default()
 }
 
 /// A JSON value, serialized and cut to `max` characters.
@@ -284,13 +320,25 @@ fn short_json(v: &Value, max: usize) -> String {
 
 /// The `toolsets--act` call that reaches `tool` under `marker`.
 pub fn act_call(marker: &Marker, tool: &str) -> String {
-    let mut args = serde_json::Map::new();
-    args.insert("server".into(), Value::String(marker.server.clone()));
-    args.insert("tool".into(), Value::String(tool.to_owned()));
+    let mut out = String::new();
+    push_act_call(&mut out, marker, tool);
+    out
+}
+
+/// [`act_call`], written to `out`: its arguments as one JSON object, members in name order
+/// (as a `serde_json` map writes them).
+fn push_act_call(out: &mut String, marker: &Marker, tool: &str) {
+    out.push_str("toolsets--act {");
     if let Some(i) = &marker.instance {
-        args.insert("instance".into(), Value::String(i.clone()));
+        out.push_str("\"instance\":");
+        out.push_str(&json_string(i));
+        out.push(',');
     }
-    format!("toolsets--act {}", Value::Object(args))
+    out.push_str("\"server\":");
+    out.push_str(&json_string(&marker.server));
+    out.push_str(",\"tool\":");
+    out.push_str(&json_string(tool));
+    out.push('}');
 }
 
 #[cfg(test)]
@@ -319,6 +367,44 @@ mod tests {
             "\"White won by 3.5[31m\""
         );
         assert_eq!(b.inline("say \"hi\""), "\"say \\\"hi\\\"\"");
+    }
+
+    #[test]
+    fn an_act_call_is_its_arguments_as_one_json_object() {
+        for (server, tool, instance) in [
+            ("arcade", "play", None),
+            ("arcade", "play", Some("g1")),
+            ("a\"b", "t\\ool\n\u{1}é", Some("i\u{7f}\u{2028}\"")),
+        ] {
+            let marker = Marker {
+                server: server.into(),
+                toolset: Some("game".into()),
+                instance: instance.map(Into::into),
+            };
+            let mut args = serde_json::Map::new();
+            args.insert("server".into(), json!(server));
+            args.insert("tool".into(), json!(tool));
+            if let Some(i) = instance {
+                args.insert("instance".into(), json!(i));
+            }
+            assert_eq!(
+                act_call(&marker, tool),
+                format!("toolsets--act {}", Value::Object(args))
+            );
+        }
+    }
+
+    #[test]
+    fn text_left_as_it_is_and_text_cleaned_read_the_same_either_way() {
+        let b = TextBounds {
+            per_item: 12,
+            ..Default::default()
+        };
+        assert_eq!(b.bound("just fits ok"), "just fits ok");
+        assert_eq!(b.inline("a\tb\nc"), "\"a b c\"");
+        // 12 characters in more than 12 bytes are not cut.
+        assert_eq!(b.bound("éééééééééééé"), "éééééééééééé");
+        assert_eq!(b.bound("x\u{1b}y"), "xy");
     }
 
     #[test]

@@ -1,0 +1,378 @@
+//! Many dynamic tools: how long a real [`Host`](mcpl_host::host::Host) takes to settle on
+//! a server that lists N dynamic tools, and to answer `toolsets--look` over them — at two
+//! sizes in one run, so that the ratio shows whether the host's cost per tool is flat.
+//!
+//! The server is raw: mcpl-transport's WebSocket server end on loopback, on the clients'
+//! runtime, answering the handshake and then the connect-time reads from JSON built before
+//! the clock starts. Its manifest declares one toolset per [`PER_TOOLSET`] tools, every
+//! one open; nine tools in ten belong to one, the tenth is dynamic outside toolsets; its
+//! statement makes every tool visible and redefines one in ten; `tools/list` is one page
+//! (the host's link is let read messages of up to [`MAX_MESSAGE`]).
+//!
+//! **Settle** (the figure with a target): from the moment the server answers `tools/list`
+//! until the host's status shows the server settled with every tool listed — reading the
+//! list, the hint state, the catalog, and the presenter telling the agent of each tool
+//! now usable. The server holds that answer until the host has applied the connect-time
+//! statement, which is timed on its own (**statement**: from the server's answer to
+//! `toolsets/list` until the host's status shows it read). **Look**: one `toolsets--look`
+//! with no arguments, timed around the call; its answer must show every tool usable.
+//!
+//! The resident set is read before the host starts and after it settles: the growth per
+//! tool is reported (the server's answers, built beforehand, are not in it).
+
+use super::PerfError;
+use super::proc;
+use mcpl_host::host::{Host, HostConfig, HostHandle, HostStatus, ServerConfig};
+use mcpl_host::link::Connector;
+use mcpl_protocol::{Message, Response};
+use mcpl_transport::{ClientOptions, Connection, Inbound, ServerOptions, ws};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::oneshot;
+
+/// The server's name in the host.
+const SERVER: &str = "many";
+/// Tools per declared toolset.
+pub const PER_TOOLSET: usize = 100;
+/// The largest message the host's link reads here: a list of 20,000 tools is over the
+/// transport's default 4 MiB.
+pub const MAX_MESSAGE: usize = 64 * 1024 * 1024;
+/// How long one size may take to settle before the run gives up.
+const LIMIT: Duration = Duration::from_secs(120);
+
+/// One size's figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolsRun {
+    /// Tools the server listed.
+    pub tools: usize,
+    /// Tools the host's status counted listed once settled.
+    pub listed: usize,
+    /// Seconds from the server's answer to `toolsets/list` until the host read it.
+    pub statement_secs: f64,
+    /// Seconds from the server's answer to `tools/list` until the host settled.
+    pub settle_secs: f64,
+    /// Seconds one `toolsets--look` took.
+    pub look_secs: f64,
+    /// Tools the look showed usable (a line naming its `toolsets--act` call).
+    pub usable_in_look: usize,
+    /// The look's answer, in bytes.
+    pub look_bytes: usize,
+    /// Resident bytes gained from before the host started until it settled.
+    pub rss_growth: u64,
+}
+
+impl ToolsRun {
+    /// Resident bytes gained per tool.
+    pub fn rss_per_tool(&self) -> f64 {
+        self.rss_growth as f64 / self.tools.max(1) as f64
+    }
+
+    /// Every tool listed and shown usable.
+    pub fn complete(&self) -> bool {
+        self.listed == self.tools && self.usable_in_look == self.tools
+    }
+}
+
+/// The `tools` figures: each size, smaller first, and the ratio of their settle times.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ManyTools {
+    /// The smaller size.
+    pub small: ToolsRun,
+    /// The larger size.
+    pub large: ToolsRun,
+    /// `large.settle_secs / small.settle_secs`.
+    pub settle_ratio: f64,
+    /// `large.look_secs / small.look_secs`.
+    pub look_ratio: f64,
+}
+
+/// Measures `small` then `large` tools, each on a fresh host and connection. Call inside
+/// an actix system (the hosts run on its thread); the servers run on `clients`.
+pub async fn run(
+    small: usize,
+    large: usize,
+    clients: &tokio::runtime::Handle,
+) -> Result<ManyTools, PerfError> {
+    if small == 0 || large < small {
+        return Err(PerfError::Config("tools: 0 < small <= large"));
+    }
+    let small = one(small, clients).await?;
+    let large = one(large, clients).await?;
+    let ratio = |a: f64, b: f64| if a > 0.0 { b / a } else { 0.0 };
+    Ok(ManyTools {
+        settle_ratio: ratio(small.settle_secs, large.settle_secs),
+        look_ratio: ratio(small.look_secs, large.look_secs),
+        small,
+        large,
+    })
+}
+
+/// One size: a server, a host, the statement, settle and look timed.
+async fn one(n: usize, clients: &tokio::runtime::Handle) -> Result<ToolsRun, PerfError> {
+    let script = Arc::new(Script::new(n));
+    let opts = Arc::new(ServerOptions {
+        allow_anonymous: true,
+        ws_ping_interval: None,
+        ..Default::default()
+    });
+    let (bound_tx, bound_rx) = oneshot::channel();
+    let (cues, mut said) = cues();
+    let served = script.clone();
+    let server = clients.spawn(async move {
+        let any = ([127, 0, 0, 1], 0).into();
+        let mut listener = match ws::bind(any, opts).await {
+            Ok(l) => l,
+            Err(e) => return drop(bound_tx.send(Err(e))),
+        };
+        let _ = bound_tx.send(Ok(listener.local_addr()));
+        if let Some(conn) = listener.accept().await {
+            served.serve(conn, cues).await;
+        }
+    });
+    let addr = bound_rx
+        .await
+        .map_err(|_| PerfError::Internal("the tools server's task ended"))??;
+    let rss_before = rss();
+    let host = start_host(&format!("ws://{addr}"))?;
+    let stated = said
+        .stated
+        .take()
+        .ok_or(PerfError::Internal("stated twice"))?
+        .await
+        .map_err(|_| PerfError::Stalled("the host never read toolsets/list"))?;
+    wait(&host, |s| {
+        s.server(SERVER)
+            .and_then(|x| x.hints.as_ref())
+            .is_some_and(|h| !h.connecting)
+    })
+    .await?;
+    let statement_secs = stated.elapsed().as_secs_f64();
+    let _ = said.release.take().map(|r| r.send(()));
+    let listed = said
+        .listed
+        .take()
+        .ok_or(PerfError::Internal("listed twice"))?
+        .await
+        .map_err(|_| PerfError::Stalled("the host never read tools/list"))?;
+    let status = wait(&host, |s| settled(s, n)).await?;
+    let settle = listed.elapsed();
+    let rss_after = rss();
+    let listed = status.server(SERVER).map_or(0, |s| s.listed_tools);
+
+    let t = Instant::now();
+    let look = host.call("toolsets--look", json!({})).await?;
+    let look_secs = t.elapsed().as_secs_f64();
+    let text = look.joined_text();
+    let usable_in_look = text.lines().filter(|l| l.contains("toolsets--act")).count();
+
+    host.stop().await;
+    server.abort();
+    Ok(ToolsRun {
+        tools: n,
+        listed,
+        statement_secs,
+        settle_secs: settle.as_secs_f64(),
+        look_secs,
+        usable_in_look,
+        look_bytes: text.len(),
+        rss_growth: rss_after.saturating_sub(rss_before),
+    })
+}
+
+/// Waits (at most [`LIMIT`]) until the host's status satisfies `ready`.
+async fn wait(
+    host: &HostHandle,
+    ready: impl FnMut(&HostStatus) -> bool,
+) -> Result<HostStatus, PerfError> {
+    tokio::time::timeout(LIMIT, host.wait_for(ready))
+        .await
+        .map_err(|_| PerfError::Stalled("the host never settled on its tools"))?
+        .map_err(|_| PerfError::Internal("the host stopped"))
+}
+
+/// The server's side of the cues between it and the harness.
+struct Cues {
+    /// When it answered `toolsets/list`.
+    stated: oneshot::Sender<Instant>,
+    /// When it answered `tools/list`.
+    listed: oneshot::Sender<Instant>,
+    /// When it may answer `tools/list`.
+    release: oneshot::Receiver<()>,
+}
+
+/// The harness's side.
+struct Said {
+    stated: Option<oneshot::Receiver<Instant>>,
+    listed: Option<oneshot::Receiver<Instant>>,
+    release: Option<oneshot::Sender<()>>,
+}
+
+/// The cues, both sides.
+fn cues() -> (Cues, Said) {
+    let (stated_tx, stated_rx) = oneshot::channel();
+    let (listed_tx, listed_rx) = oneshot::channel();
+    let (release_tx, release_rx) = oneshot::channel();
+    let cues = Cues {
+        stated: stated_tx,
+        listed: listed_tx,
+        release: release_rx,
+    };
+    let said = Said {
+        stated: Some(stated_rx),
+        listed: Some(listed_rx),
+        release: Some(release_tx),
+    };
+    (cues, said)
+}
+
+fn rss() -> u64 {
+    proc::rss_bytes("self").unwrap_or(0)
+}
+
+fn start_host(url: &str) -> Result<HostHandle, PerfError> {
+    let options = ClientOptions {
+        max_message_size: MAX_MESSAGE,
+        ..Default::default()
+    };
+    let mut server = ServerConfig::new(SERVER, Connector::url(url, options));
+    server.link.request_timeout = LIMIT;
+    server.link.connect_timeout = Duration::from_secs(10);
+    server.link.backoff.seed = Some(1);
+    Ok(Host::start(HostConfig::new(vec![server]))?)
+}
+
+/// Settled on the first connection with every tool listed.
+fn settled(s: &HostStatus, n: usize) -> bool {
+    s.server(SERVER)
+        .is_some_and(|x| x.settled && x.listed_tools == n)
+}
+
+/// What the server answers, built before anything is timed.
+struct Script {
+    init: Value,
+    statement: Value,
+    /// The `tools/list` result: every tool, one page.
+    list: Value,
+}
+
+impl Script {
+    fn new(n: usize) -> Self {
+        let sets = n.div_ceil(PER_TOOLSET);
+        let toolsets: serde_json::Map<String, Value> = (0..sets)
+            .map(|s| {
+                let decl = json!({"title": format!("Set {s}"), "summary": "many tools", "default": "closed"});
+                (toolset(s), decl)
+            })
+            .collect();
+        let init = json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {"tools": {"listChanged": true}, "experimental": {"mcpl": {
+                "version": "0.5", "toolHints": true, "pushEvents": true,
+                "featureSets": {"many.events": {"description": "Events", "uses": ["pushEvents"]}},
+                "toolsets": toolsets,
+            }}},
+            "serverInfo": {"name": "many", "version": "1.0.0"}
+        });
+        let open: Vec<Value> = (0..sets).map(|s| json!({"toolset": toolset(s)})).collect();
+        let entries: Vec<Value> = (0..n)
+            .map(|i| {
+                let mut e = json!({"name": tool(i), "visible": true});
+                if i % 10 == 5 {
+                    e["definition"] = json!({"description": format!("tool {i}, redefined")});
+                }
+                e
+            })
+            .collect();
+        let statement = json!({"open": open, "ended": [],
+            "_meta": {"mcpl/hints": {"rev": 1, "tools": entries}}});
+        let tools: Vec<Value> = (0..n).map(listed).collect();
+        let list = json!({"tools": tools, "_meta": {"mcpl/rev": 1}});
+        Script {
+            init,
+            statement,
+            list,
+        }
+    }
+
+    /// Serves one connection: the handshake, the statement, then — once released — the
+    /// list; `cues` hears when each was answered. Answers nothing else.
+    async fn serve(&self, mut conn: Connection, cues: Cues) {
+        let Cues {
+            stated,
+            listed,
+            release,
+        } = cues;
+        let (mut stated, mut listed, mut release) = (Some(stated), Some(listed), Some(release));
+        while let Some(inbound) = conn.inbound.recv().await {
+            let Inbound::Message {
+                message: Message::Request(r),
+                ..
+            } = inbound
+            else {
+                continue;
+            };
+            let result = match r.method.as_str() {
+                "initialize" => self.init.clone(),
+                "featureSets/update" => json!({"accepted": true}),
+                "toolsets/list" => {
+                    if let Some(tx) = stated.take() {
+                        let _ = tx.send(Instant::now());
+                    }
+                    self.statement.clone()
+                }
+                "tools/list" => {
+                    // Answered from a task of its own: the statement may be asked after it.
+                    let (release, listed) = (release.take(), listed.take());
+                    let (out, list) = (conn.outbound.clone(), self.list.clone());
+                    tokio::spawn(async move {
+                        if let Some(rx) = release {
+                            let _ = rx.await;
+                        }
+                        if let Some(tx) = listed {
+                            let _ = tx.send(Instant::now());
+                        }
+                        let _ = out.send(Response::ok(r.id, list).into()).await;
+                    });
+                    continue;
+                }
+                _ => continue,
+            };
+            if conn
+                .outbound
+                .send(Response::ok(r.id, result).into())
+                .await
+                .is_err()
+            {
+                return;
+            }
+        }
+    }
+}
+
+fn toolset(s: usize) -> String {
+    format!("set{s:04}")
+}
+
+fn tool(i: usize) -> String {
+    format!("tool{i:06}")
+}
+
+/// Tool `i`: nine in ten in a toolset, the tenth dynamic outside toolsets.
+fn listed(i: usize) -> Value {
+    let meta = if i % 10 == 9 {
+        json!({"mcpl/presence": "dynamic"})
+    } else {
+        json!({"mcpl/toolset": toolset(i / PER_TOOLSET)})
+    };
+    json!({
+        "name": tool(i),
+        "description": format!("Tool number {i}: does one small thing."),
+        "inputSchema": {"type": "object",
+            "properties": {"x": {"type": "integer", "minimum": 0, "maximum": 9},
+                           "note": {"type": "string", "description": "why"}},
+            "required": ["x"]},
+        "_meta": meta,
+    })
+}
