@@ -113,14 +113,19 @@ struct Settled {
 
 impl Settled {
     fn view(&self) -> ServerView<'_> {
-        ServerView {
-            name: SERVER,
-            catalog: &self.catalog,
-            hints: Some(&self.hints),
-            policy: &self.policy,
-            push_events: true,
-            connected: true,
-        }
+        view(&self.catalog, &self.hints, &self.policy)
+    }
+}
+
+/// The server as the presenter and the meta-tools read it.
+fn view<'a>(catalog: &'a Catalog, hints: &'a HintState, policy: &'a ToolPolicy) -> ServerView<'a> {
+    ServerView {
+        name: SERVER,
+        catalog,
+        hints: Some(hints),
+        policy,
+        push_events: true,
+        connected: true,
     }
 }
 
@@ -136,17 +141,21 @@ fn settle(f: &Fixture) -> Settled {
         told: 0,
     };
     let outs = s.hints.handle_statement(&f.statement, &f.open, &[], now);
-    let shown = s.presenter.ingest(&s.view(), &outs);
+    let shown = s
+        .presenter
+        .ingest(&view(&s.catalog, &s.hints, &s.policy), &outs);
     s.told += shown.iter().map(|m| m.text.len()).sum::<usize>();
     let outs = s.hints.handle_tools_list_shared(&f.tools, 1);
     let hints = &s.hints;
     s.catalog
         .set_tools_shared(f.tools.clone(), |t| hints.presence(t));
-    let shown = s.presenter.ingest(&s.view(), &outs);
+    let shown = s
+        .presenter
+        .ingest(&view(&s.catalog, &s.hints, &s.policy), &outs);
     s.told += shown.iter().map(|m| m.text.len()).sum::<usize>();
     let bounds = *s.presenter.bounds();
-    let view = s.view();
-    s.conversation.rebuild_tool_list(&[view], &bounds);
+    let views = [view(&s.catalog, &s.hints, &s.policy)];
+    s.conversation.rebuild_tool_list(&views, &bounds);
     s
 }
 

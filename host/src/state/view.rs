@@ -347,7 +347,7 @@ mod tests {
         const SETS: usize = 40;
         let set = |s: usize| format!("set{s:02}");
         // Tool i is in set i / 50, but one in ten is outside toolsets.
-        let set_of = |i: usize| (i % 10 != 0).then(|| set(i / (TOOLS / SETS)));
+        let set_of = |i: usize| (!i.is_multiple_of(10)).then(|| set(i / (TOOLS / SETS)));
         let declared: serde_json::Map<String, Value> =
             (0..SETS).map(|s| (set(s), json!({}))).collect();
         let manifest: McplManifest = serde_json::from_value(

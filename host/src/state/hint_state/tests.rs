@@ -1123,7 +1123,7 @@ fn a_name_listed_twice_is_compared_with_its_previous_entry() {
     let first = tool("roam", None, Some(Presence::Dynamic));
     let mut second = first.clone();
     second.description = Some("roam, again".into());
-    s.handle_tools_list(&[first.clone()], 0);
+    s.handle_tools_list(std::slice::from_ref(&first), 0);
     // The second entry differs from the first: its definition changed; the list's last
     // entry is what the state keeps.
     let out = changes(&s.handle_tools_list(&[first, second], 1));
