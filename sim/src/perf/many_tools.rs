@@ -1,4 +1,4 @@
-//! Many dynamic tools: how long a real [`Host`](mcpl_host::host::Host) takes to settle on
+//! Many dynamic tools: how long a real [`Host`] takes to settle on
 //! a server that lists N dynamic tools, and to answer `toolsets--look` over them — at two
 //! sizes in one run, so that the ratio shows whether the host's cost per tool is flat.
 //!
