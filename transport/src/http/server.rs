@@ -497,8 +497,10 @@ fn session_of(
 }
 
 /// Creates a session and hands its connection to `accept()`. Its limits first: the
-/// listener's (503 at [`ServerOptions::http_max_sessions`]); an anonymous session's address
-/// (429 at [`ServerOptions::anonymous_per_source`]); a named principal's, where at
+/// listener's (503 at [`ServerOptions::http_max_sessions`]); an anonymous session's
+/// address, where at [`ServerOptions::anonymous_per_source`] its least recently active
+/// anonymous session ends (429 only when the address's slots are all WebSocket
+/// connections); a named principal's, where at
 /// [`ServerOptions::http_sessions_per_principal`] its least recently active session ends.
 async fn open_session(
     server: &Server,
@@ -512,11 +514,24 @@ async fn open_session(
     }
     let anonymous = match principal {
         Principal::Anonymous(_) => {
-            let Some(slot) = server.sources.take(remote.ip(), opts.anonymous_per_source) else {
-                let reason = "too many anonymous sessions from this address";
+            let ip = remote.ip();
+            let mut slot = server.sources.take(ip, opts.anonymous_per_source);
+            if slot.is_none() {
+                // A client that opens sessions and never ends them (most do not DELETE) is
+                // not refused: its own least recently active session ends, as a named
+                // principal's does. The address never holds more than the cap.
+                let theirs = server.sessions.anonymous_from(ip);
+                if let Some(oldest) = theirs.iter().min_by_key(|s| s.last_active()) {
+                    tracing::info!(%ip, session = %oldest.short_id(), limit = opts.anonymous_per_source, "an address opened one anonymous session too many; its least recently active one ends");
+                    server.sessions.end(&oldest.id);
+                }
+                slot = server.sources.take(ip, opts.anonymous_per_source);
+            }
+            let Some(slot) = slot else {
+                let reason = "too many anonymous connections from this address";
                 return Err(Refusal::new(StatusCode::TOO_MANY_REQUESTS, reason));
             };
-            Some((remote.ip(), slot))
+            Some((ip, slot))
         }
         Principal::Named(_) => {
             let mine = server.sessions.of(&principal);

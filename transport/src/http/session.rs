@@ -55,6 +55,15 @@ impl Registry {
             .collect()
     }
 
+    /// The anonymous sessions opened from `source`.
+    pub(super) fn anonymous_from(&self, source: IpAddr) -> Vec<Arc<Session>> {
+        lock(&self.sessions)
+            .values()
+            .filter(|s| s.source == Some(source))
+            .cloned()
+            .collect()
+    }
+
     /// Removes and ends the session; later requests with its id get 404.
     pub(super) fn end(&self, id: &str) {
         let removed = lock(&self.sessions).remove(id);
