@@ -115,6 +115,13 @@ fn hardening_07_an_answer_that_waits_past_the_write_timeout_drops_the_connection
 
 // ---- 8: floods -------------------------------------------------------------------------
 
+/// Lets every other task run until `ready` holds (the paused clock never moves for this).
+async fn until(mut ready: impl FnMut() -> bool) {
+    while !ready() {
+        tokio::task::yield_now().await;
+    }
+}
+
 /// A read (its JSON, for a message) and the ticket the consumer holds for it.
 type Taken = (Option<Value>, Ticket);
 
@@ -141,7 +148,13 @@ fn hardening_08_a_link_reads_no_further_ahead_of_its_consumer_than_its_gate_allo
         // The handshake's reads: the consumer takes them.
         let list = peer.serve_mcpl_handshake_to_list().await;
         peer.reply(&list, json!({"tools": []})).await;
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        let listed = |h: &[Taken]| {
+            h.iter().any(|(m, _)| {
+                m.as_ref()
+                    .is_some_and(|m| m["result"].get("tools").is_some())
+            })
+        };
+        until(|| listed(&held.lock().unwrap())).await;
         held.lock().unwrap().clear();
 
         const FLOOD: u64 = 5_000;
@@ -155,7 +168,7 @@ fn hardening_08_a_link_reads_no_further_ahead_of_its_consumer_than_its_gate_allo
         });
         // Until the consumer takes something, the link has read exactly its gate's worth;
         // the rest waits in the transport, which in turn stops the server.
-        tokio::time::sleep(Duration::from_secs(1)).await;
+        until(|| gate.out() == 64).await;
         assert_eq!((gate.out(), held.lock().unwrap().len()), (64, 64));
         assert!(!sender.is_finished());
         // Taken, a few at a time: every message is read, in order, never more ahead.
