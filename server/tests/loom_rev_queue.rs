@@ -1,4 +1,4 @@
-//! Model checks (loom) of one connection's write path, `core::rev_writer::RevWriter`, with
+//! Model checks (loom) of one connection's write path, `session::rev_writer::RevWriter`, with
 //! several threads writing at once, as Streamable HTTP request handlers would (§5.2):
 //!
 //! - the revs in the queue are 1, 2, 3, … with no gap and no duplicate;
@@ -19,8 +19,8 @@
 use loom::sync::{Arc, Mutex, mpsc};
 use loom::thread;
 use mcpl_protocol::hints::{HintChanges, ToolHint};
-use mcpl_server::core::rev_writer::{Enqueue, EnqueueError, LoomRevWriter};
 use mcpl_server::core::{HintDraft, Sequencer};
+use mcpl_server::session::rev_writer::{Enqueue, EnqueueError, LoomRevWriter};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What the queue carries in these models.

@@ -9,10 +9,11 @@ use super::inbound::{FromLink, Linked};
 use super::server::Slot;
 use super::shown::Shown;
 use super::status::HostStatus;
+use super::told_store::ToldStore;
 use crate::link::{DEFAULT_READ_AHEAD, EventCallback, EventSink, ReadGate, ServerLink, Tap};
 use crate::state::{
     AgentMessage, Catalog, Change, Conversation, HintConfig, MessageKind, MetaTools, Output,
-    Presenter, ServerView, ToldIds, ToldStore,
+    Presenter, ServerView, ToldIds,
 };
 use actix::prelude::*;
 use mcpl_protocol::names::check_name;

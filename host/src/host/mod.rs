@@ -60,6 +60,7 @@ mod reads;
 mod server;
 mod shown;
 mod status;
+mod told_store;
 
 pub use actor::Host;
 pub use agent::{
@@ -70,3 +71,4 @@ pub use error::HostError;
 pub use handle::HostHandle;
 pub use shown::{Shown, ShownKind};
 pub use status::{HintSummary, HostStatus, ServerStatus};
+pub use told_store::{StoreError, TOLD_FILE, ToldStore};

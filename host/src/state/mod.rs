@@ -8,7 +8,7 @@
 //! | [`catalog`] | one server's tools: whether hints count, static vs dynamic, declared toolsets, undeclared groups, the model's tool list and its boundaries, manifest changes | §2, §3, §4.1, §4.4 |
 //! | [`view`] | [`ServerView`]: one server as presentation reads it (catalog, hint state, policy, `pushEvents` grant); markers; what is open and usable now | §6 |
 //! | [`tool_policy`] | per-server allow/deny lists with `*` | §6 |
-//! | [`presenter`] | what the agent is told, once: markers, announcements on results, after pushes or as notices, reminders, ended ids told (persisted by [`ToldStore`], the one I/O helper) | §4.3, §6, §7 |
+//! | [`presenter`] | what the agent is told, once: markers, announcements on results, after pushes or as notices, reminders, ended ids told (persisted by the Host's [`crate::host::ToldStore`]: no I/O in this module) | §4.3, §6, §7 |
 //! | [`conversation`] | the messages the agent was shown, its context window, and the model's tool list | §6 |
 //! | [`meta_tools`] | `toolsets--open/act/look/close` and direct `server--tool` calls, planned | §4.2, §4.4, §4.5, §6 |
 //! | [`args_check`] | `act`'s bounded argument check (depth 24, 5,000 steps, no regex) | §6, §7 |
@@ -109,7 +109,7 @@ pub use meta_tools::{
 };
 pub use output::{Carrier, Cause, Change, HintStats, Output, RecoverReason, ResultOf};
 pub use presenter::{
-    CallFailure, Finished, Outcome, Presenter, PresenterConfig, TextBounds, ToldIds, ToldStore,
+    CallFailure, Finished, Outcome, Presenter, PresenterConfig, TextBounds, ToldFile, ToldIds,
 };
 pub use tool_policy::ToolPolicy;
 pub use view::{Marker, ServerView};

@@ -1,6 +1,7 @@
 //! `Presenter`: turns what the hint states and catalogs report into what the agent is
-//! shown (§6 "RFC §8.3"), each change once. Pure and clock-free like the other cores; its
-//! one I/O helper, [`ToldStore`], is a separate piece the Host calls.
+//! shown (§6 "RFC §8.3"), each change once. Pure and clock-free like the other cores: the
+//! I/O that persists the told ids is the Host's ([`crate::host::ToldStore`]), and this
+//! module gives it their persisted form, [`ToldFile`].
 //!
 //! # What the agent believes
 //!
@@ -25,7 +26,7 @@
 //! `pushEvents` grant are not put in the agent's context: the belief still changes and
 //! `look` shows the state. Suggestions are rendered, never acted on (vector 19). Ended
 //! records are told once per id across reconnects and restarts (vector 13): the told ids
-//! are [`ToldIds`], which the Host persists with [`ToldStore`] when
+//! are [`ToldIds`], which the Host persists with [`crate::host::ToldStore`] when
 //! [`Presenter::take_told_dirty`] says so; an `ended` id on a closed entry counts as told
 //! when that entry is (§4.3).
 //!
@@ -45,21 +46,19 @@ mod render;
 #[cfg(test)]
 mod tests;
 mod told;
-mod told_store;
 
 pub use finish::{CallFailure, Finished, Outcome};
 pub use render::{DEFAULT_ENUM_ENTRIES, DEFAULT_PER_ITEM, TextBounds, act_call};
-pub use told::{DEFAULT_TOLD_CAPACITY, ToldIds};
-pub use told_store::{StoreError, TOLD_FILE, ToldStore};
+pub use told::{DEFAULT_TOLD_CAPACITY, ToldFile, ToldIds};
 
 use super::catalog::CatalogOutput;
 use super::conversation::{AgentMessage, Conversation, MessageKind};
 use super::output::{Carrier, Cause, Change, Output};
-use super::view::{Described, Marker, ServerView, SetKey, ToolKey};
+use super::view::{Actual, Marker, ServerView, SetKey, ToolKey};
 use mcpl_protocol::Presence;
 use mcpl_protocol::Suggestion;
 use mcpl_protocol::mcpl::PushEventParams;
-use news::Fragment;
+use news::{Fragment, Rank};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// How the presenter behaves.
@@ -72,7 +71,14 @@ pub struct PresenterConfig {
     pub max_waiting_pushes: usize,
     /// Ended records and suggestions kept per server for `look`.
     pub max_recent: usize,
+    /// Lines about tools (usable, changed, no longer usable, moved) one message lists;
+    /// beyond, one line counts the rest and points at `toolsets--look` (§7: a server that
+    /// makes 20,000 tools usable at once does not put 20,000 lines in the context).
+    pub max_tool_lines: usize,
 }
+
+/// [`PresenterConfig::max_tool_lines`] by default.
+pub const DEFAULT_MAX_TOOL_LINES: usize = 64;
 
 impl Default for PresenterConfig {
     fn default() -> Self {
@@ -80,6 +86,7 @@ impl Default for PresenterConfig {
             bounds: TextBounds::default(),
             max_waiting_pushes: 64,
             max_recent: 32,
+            max_tool_lines: DEFAULT_MAX_TOOL_LINES,
         }
     }
 }
@@ -123,7 +130,9 @@ struct OpenBelief {
 #[derive(Debug, Default)]
 struct ServerState {
     open: BTreeMap<SetKey, OpenBelief>,
-    usable: BTreeMap<ToolKey, (Marker, Described<'static>)>,
+    /// Where each tool was told usable, and its definition's
+    /// [`Described::fingerprint`](super::view::Described::fingerprint).
+    usable: BTreeMap<ToolKey, (Marker, u64)>,
     /// Calls in flight whose results the agent will see.
     expected: usize,
     /// Result-carried changes by the result's rev.
@@ -157,6 +166,9 @@ pub struct Presenter {
     servers: BTreeMap<String, ServerState>,
     told: ToldIds,
     stats: PresenterStats,
+    /// Tool lines still rendered in this pass ([`Presenter::begin`]); past it, tool news
+    /// is counted, not worded (see [`PresenterConfig::max_tool_lines`]).
+    tool_lines_left: usize,
 }
 
 /// Where a change's words go.
@@ -216,7 +228,15 @@ impl Presenter {
             servers: BTreeMap::new(),
             told,
             stats: PresenterStats::default(),
+            tool_lines_left: 0,
         }
+    }
+
+    /// Starts a pass over `view`: what is open and usable now, and a fresh budget of tool
+    /// lines to word.
+    fn begin<'v>(&mut self, view: &ServerView<'v>) -> Actual<'v> {
+        self.tool_lines_left = self.config.max_tool_lines;
+        view.actual()
     }
 
     /// The bounds on server-authored text.
@@ -228,7 +248,7 @@ impl Presenter {
     /// Host's and ignored here), right after the state applied it. Returns the notices to
     /// show now; changes for a result or a push wait for it.
     pub fn ingest(&mut self, view: &ServerView<'_>, outputs: &[Output]) -> Vec<AgentMessage> {
-        let actual = view.actual();
+        let actual = self.begin(view);
         let mut notice = Vec::new();
         let cap = self.config.max_waiting_pushes;
         for (cause, change) in message_order(outputs) {
@@ -330,7 +350,7 @@ impl Presenter {
                 }
             }
         }
-        let actual = view.actual();
+        let actual = self.begin(view);
         frags.extend(self.reconcile(view, &actual));
         self.notice(view, frags).into_iter().collect()
     }
@@ -338,7 +358,7 @@ impl Presenter {
     /// The state changed without a hint message (the Host opened or closed an undeclared
     /// group, changed a policy, dropped a connection's hint state): tells what differs.
     pub fn refresh(&mut self, view: &ServerView<'_>) -> Vec<AgentMessage> {
-        let actual = view.actual();
+        let actual = self.begin(view);
         let frags = self.reconcile(view, &actual);
         self.notice(view, frags).into_iter().collect()
     }
@@ -377,7 +397,7 @@ impl Presenter {
             if !view.settled() {
                 continue;
             }
-            let actual = view.actual();
+            let actual = self.begin(view);
             let Some(st) = self.servers.get(view.name) else {
                 continue;
             };
@@ -475,14 +495,28 @@ impl Presenter {
     fn words(&mut self, server: &str, frags: Vec<Fragment>) -> (String, BTreeSet<Marker>) {
         let mut announces = BTreeSet::new();
         let mut lines = Vec::new();
+        let cap = self.config.max_tool_lines;
+        let (mut tool_lines, mut held) = (0, 0);
         for f in frags {
             if let Some(id) = &f.ended {
                 self.told.mark_told(server, id);
+            }
+            if f.rank == Rank::Tool {
+                if f.text.is_empty() || tool_lines == cap {
+                    held += 1;
+                    continue;
+                }
+                tool_lines += 1;
             }
             if let Some(m) = f.announces {
                 announces.insert(m);
             }
             lines.push(format!("- {}", f.text));
+        }
+        if held > 0 {
+            lines.push(format!(
+                "- …and {held} more tool changes, not listed here (a message lists at most {cap}); toolsets--look lists every usable tool."
+            ));
         }
         let st = self.state(server);
         for b in st.open.values_mut() {

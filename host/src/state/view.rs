@@ -123,6 +123,55 @@ impl Described<'_> {
             input_schema: Cow::Owned(self.input_schema.into_owned()),
         }
     }
+
+    /// A 64-bit digest of the description and schema, for telling whether a definition
+    /// changed without keeping a copy of it: equal definitions have equal fingerprints
+    /// (numbers are hashed as `Value`'s equality compares them), and two different ones
+    /// share one with a chance of about 2^-64 — at worst a "Changed" line not told.
+    pub fn fingerprint(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::hash::DefaultHasher::new();
+        self.description.as_deref().hash(&mut h);
+        hash_value(&self.input_schema, &mut h);
+        h.finish()
+    }
+}
+
+/// Feeds `v` to `h`: a tag per kind, then the contents.
+fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
+    use std::hash::{Hash, Hasher};
+    match v {
+        Value::Null => 0u8.hash(h),
+        Value::Bool(b) => (1u8, b).hash(h),
+        Value::Number(n) => {
+            2u8.hash(h);
+            if let Some(u) = n.as_u64() {
+                (0u8, u).hash(h)
+            } else if let Some(i) = n.as_i64() {
+                (1u8, i).hash(h)
+            } else {
+                (2u8, n.as_f64().map(f64::to_bits)).hash(h)
+            }
+        }
+        Value::String(s) => (3u8, s).hash(h),
+        Value::Array(a) => {
+            (4u8, a.len()).hash(h);
+            for x in a {
+                hash_value(x, h);
+            }
+        }
+        Value::Object(o) => {
+            // Order-free (a map that keeps input order compares equal in any order): the
+            // members' own digests, summed.
+            let sum = o.iter().fold(0u64, |sum, (k, x)| {
+                let mut m = std::hash::DefaultHasher::new();
+                k.hash(&mut m);
+                hash_value(x, &mut m);
+                sum.wrapping_add(m.finish())
+            });
+            (5u8, o.len(), sum).hash(h);
+        }
+    }
 }
 
 /// An open toolset, instance or group.
@@ -330,7 +379,7 @@ mod tests {
     /// (the indexes and the per-marker grouping that keep this linear must lose nothing):
     /// every tool is usable under its own toolset's marker, told once, and looked at once.
     #[test]
-    fn many_tools_in_many_toolsets_are_each_usable_told_and_shown_once() {
+    fn many_tools_in_many_toolsets_are_each_usable_and_looked_at_once_and_told_within_the_bound() {
         use crate::state::{
             Catalog, HintConfig, MetaConfig, MetaTools, Plan, Presenter, PresenterConfig, ToldIds,
             World,
@@ -427,11 +476,23 @@ mod tests {
             panic!("look answers locally");
         };
         let look = look.result.joined_text();
+        let cap = crate::state::presenter::DEFAULT_MAX_TOOL_LINES;
+        let mut worded = 0;
         for i in 0..TOOLS {
             let call = format!("\"tool\":\"t{i:04}\"");
-            assert_eq!(told.matches(&call).count(), 1, "told t{i:04} once");
+            let n = told.matches(&call).count();
+            assert!(n <= 1, "told t{i:04} at most once");
+            worded += n;
             assert_eq!(look.matches(&call).count(), 1, "look shows t{i:04} once");
         }
+        // The notice words as many as one message lists and counts the rest (§7).
+        assert_eq!(worded, cap, "{told}");
+        let rest = format!("…and {} more tool changes", TOOLS - cap);
+        assert_eq!(told.matches(&rest).count(), 1, "{told}");
+        assert!(
+            told.contains("toolsets--look lists every usable tool"),
+            "{told}"
+        );
     }
 
     #[test]

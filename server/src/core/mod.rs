@@ -10,7 +10,6 @@
 //! |---|---|---|---|
 //! | [`draft`] | [`HintDraft`] | hint changes not yet numbered | §5.1 |
 //! | [`sequencer`] | [`Sequencer`] | one connection's `rev` counter | §5.2, §3 |
-//! | [`rev_writer`] | [`rev_writer::RevWriter`] | a rev taken and its message enqueued in one step (checked with loom) | §5.2 |
 //! | [`catalog`] | [`Catalog`] | the tools with their declared hints, the toolset declarations, what each kind of host is shown, manifest diffs | §3, §4.1, §8 |
 //! | [`principal`] | [`PrincipalState`] | one principal's open instances, per-instance visibility and definitions, ended records, call resolution | §4.2–§4.6, §5.1, §7 |
 //!
@@ -30,7 +29,6 @@
 pub mod catalog;
 pub mod draft;
 pub mod principal;
-pub mod rev_writer;
 pub mod sequencer;
 mod time;
 

@@ -45,6 +45,7 @@ mod hold;
 mod lifecycle;
 mod notices;
 mod outgoing;
+pub mod rev_writer;
 mod toolsets;
 
 pub(crate) use asks::{Ask, Needs};
@@ -55,7 +56,6 @@ pub use handle::{SessionClosed, SessionHandle, SessionId, SessionStatus};
 pub use lifecycle::{HostFeatures, LifecycleError, Negotiated, Phase};
 
 use crate::actors::principal::PrincipalActor;
-use crate::core::rev_writer::{EnqueueError, RevWriter};
 use crate::core::{Catalog, HintDraft, HostView};
 use crate::manifest;
 use crate::server::Server;
@@ -71,6 +71,7 @@ use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::method::ToolHints;
 use mcpl_transport::{Connection, ConnectionInfo, Inbound, Outbound, Principal};
 use outgoing::Outgoing;
+use rev_writer::{EnqueueError, RevWriter};
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::mpsc;

@@ -2,9 +2,10 @@
 //! a server that lists N dynamic tools, and to answer `toolsets--look` over them — at two
 //! sizes in one run, so that the ratio shows whether the host's cost per tool is flat.
 //!
-//! The server is raw: mcpl-transport's WebSocket server end on loopback, on the clients'
-//! runtime, answering the handshake and then the connect-time reads from JSON built before
-//! the clock starts. Its manifest declares one toolset per [`PER_TOOLSET`] tools, every
+//! The server is raw: a bare tokio-tungstenite WebSocket on loopback, on the clients'
+//! runtime, answering the handshake and then the connect-time reads with text encoded
+//! before the clock starts (only the request's id is spliced in), so that the figures are
+//! the host's and not the cost of encoding 5 MB on the other end. Its manifest declares one toolset per [`PER_TOOLSET`] tools, every
 //! one open; nine tools in ten belong to one, the tenth is dynamic outside toolsets; its
 //! statement makes every tool visible and redefines one in ten; `tools/list` is one page
 //! (the host's link is let read messages of up to [`MAX_MESSAGE`]).
@@ -22,15 +23,17 @@
 
 use super::PerfError;
 use super::proc;
+use futures_util::{SinkExt, StreamExt};
 use mcpl_host::host::{Host, HostConfig, HostHandle, HostStatus, ServerConfig};
 use mcpl_host::link::Connector;
-use mcpl_protocol::{Message, Response};
-use mcpl_transport::{ClientOptions, Connection, Inbound, ServerOptions, ws};
+use mcpl_transport::ClientOptions;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;
+use tokio_tungstenite::tungstenite::Message as Frame;
 
 /// The server's name in the host.
 const SERVER: &str = "many";
@@ -112,23 +115,17 @@ pub async fn run(
 /// One size: a server, a host, the statement, settle and look timed.
 async fn one(n: usize, clients: &tokio::runtime::Handle) -> Result<ToolsRun, PerfError> {
     let script = Arc::new(Script::new(n));
-    let opts = Arc::new(ServerOptions {
-        allow_anonymous: true,
-        ws_ping_interval: None,
-        ..Default::default()
-    });
     let (bound_tx, bound_rx) = oneshot::channel();
     let (cues, mut said) = cues();
     let served = script.clone();
     let server = clients.spawn(async move {
-        let any = ([127, 0, 0, 1], 0).into();
-        let mut listener = match ws::bind(any, opts).await {
+        let listener = match TcpListener::bind(("127.0.0.1", 0)).await {
             Ok(l) => l,
             Err(e) => return drop(bound_tx.send(Err(e))),
         };
-        let _ = bound_tx.send(Ok(listener.local_addr()));
-        if let Some(conn) = listener.accept().await {
-            served.serve(conn, cues).await;
+        let _ = bound_tx.send(listener.local_addr());
+        if let Ok((tcp, _)) = listener.accept().await {
+            served.serve(tcp, cues).await;
         }
     });
     let addr = bound_rx
@@ -249,12 +246,13 @@ fn settled(s: &HostStatus, n: usize) -> bool {
         .is_some_and(|x| x.settled && x.listed_tools == n)
 }
 
-/// What the server answers, built before anything is timed.
+/// What the server answers (each a `result`'s JSON text), encoded before anything is
+/// timed.
 struct Script {
-    init: Value,
-    statement: Value,
+    init: String,
+    statement: String,
     /// The `tools/list` result: every tool, one page.
-    list: Value,
+    list: String,
 }
 
 impl Script {
@@ -290,42 +288,62 @@ impl Script {
         let tools: Vec<Value> = (0..n).map(listed).collect();
         let list = json!({"tools": tools, "_meta": {"mcpl/rev": 1}});
         Script {
-            init,
-            statement,
-            list,
+            init: init.to_string(),
+            statement: statement.to_string(),
+            list: list.to_string(),
         }
     }
 
     /// Serves one connection: the handshake, the statement, then — once released — the
     /// list; `cues` hears when each was answered. Answers nothing else.
-    async fn serve(&self, mut conn: Connection, cues: Cues) {
+    async fn serve(&self, tcp: TcpStream, cues: Cues) {
+        let _ = tcp.set_nodelay(true);
+        let config = tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
+            .max_message_size(Some(MAX_MESSAGE))
+            .max_frame_size(Some(MAX_MESSAGE));
+        let Ok(ws) = tokio_tungstenite::accept_async_with_config(tcp, Some(config)).await else {
+            return;
+        };
+        let (mut sink, mut stream) = ws.split();
         let Cues {
             stated,
             listed,
             release,
         } = cues;
         let (mut stated, mut listed, mut release) = (Some(stated), Some(listed), Some(release));
-        while let Some(inbound) = conn.inbound.recv().await {
-            let Inbound::Message {
-                message: Message::Request(r),
-                ..
-            } = inbound
-            else {
+        // The list is answered from a task of its own (the statement may be asked after
+        // it): frames to send go through one channel to the one writer.
+        let (out_tx, mut out_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        let writer = tokio::spawn(async move {
+            while let Some(text) = out_rx.recv().await {
+                if sink.send(Frame::text(text)).await.is_err() {
+                    return;
+                }
+            }
+        });
+        while let Some(Ok(frame)) = stream.next().await {
+            let Frame::Text(text) = frame else { continue };
+            let Ok(request) = serde_json::from_str::<Value>(text.as_str()) else {
                 continue;
             };
-            let result = match r.method.as_str() {
-                "initialize" => self.init.clone(),
-                "featureSets/update" => json!({"accepted": true}),
+            let (Some(id), Some(method)) = (request.get("id"), request["method"].as_str()) else {
+                continue;
+            };
+            let answer =
+                |result: &str| format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{result}}}"#);
+            let text = match method {
+                "initialize" => answer(&self.init),
+                "featureSets/update" => answer(r#"{"accepted":true}"#),
                 "toolsets/list" => {
                     if let Some(tx) = stated.take() {
                         let _ = tx.send(Instant::now());
                     }
-                    self.statement.clone()
+                    answer(&self.statement)
                 }
                 "tools/list" => {
-                    // Answered from a task of its own: the statement may be asked after it.
                     let (release, listed) = (release.take(), listed.take());
-                    let (out, list) = (conn.outbound.clone(), self.list.clone());
+                    let text = answer(&self.list);
+                    let out = out_tx.clone();
                     tokio::spawn(async move {
                         if let Some(rx) = release {
                             let _ = rx.await;
@@ -333,21 +351,17 @@ impl Script {
                         if let Some(tx) = listed {
                             let _ = tx.send(Instant::now());
                         }
-                        let _ = out.send(Response::ok(r.id, list).into()).await;
+                        let _ = out.send(text);
                     });
                     continue;
                 }
                 _ => continue,
             };
-            if conn
-                .outbound
-                .send(Response::ok(r.id, result).into())
-                .await
-                .is_err()
-            {
-                return;
+            if out_tx.send(text).is_err() {
+                break;
             }
         }
+        writer.abort();
     }
 }
 

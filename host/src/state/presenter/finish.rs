@@ -186,7 +186,7 @@ impl Presenter {
     /// ([`crate::state::meta_tools::apply_group`]); `view` reads the catalog after it.
     pub fn group_changed(&mut self, view: &ServerView<'_>, plan: &GroupPlan) -> Answer {
         let marker = Marker::new(view.name, &plan.group, None);
-        let actual = view.actual();
+        let actual = self.begin(view);
         let frags = self.reconcile(view, &actual);
         let opened = frags
             .iter()

@@ -40,6 +40,12 @@ impl Fragment {
             ended: None,
         }
     }
+
+    /// News about a tool past the pass's budget of worded lines: counted, not worded
+    /// (an empty text), in the line that summarises the rest.
+    fn held() -> Self {
+        Fragment::new(Rank::Tool, String::new())
+    }
 }
 
 /// `[m] "Title" (from server)`.
@@ -354,13 +360,16 @@ impl Presenter {
         let st: &mut ServerState = self.state(view.name);
         match (actual.usable.get(key), st.usable.get(key)) {
             (Some((marker, d)), before) => {
+                let print = d.fingerprint();
                 let verb = match before {
                     None => "Usable",
-                    Some((_, old)) if old != d => "Changed",
+                    Some((_, old)) if *old != print => "Changed",
                     Some(_) => return None,
                 };
-                st.usable
-                    .insert(key.clone(), (marker.clone(), d.clone().into_owned()));
+                st.usable.insert(key.clone(), (marker.clone(), print));
+                if !self.word_tool_line() {
+                    return Some(Fragment::held());
+                }
                 Some(Fragment {
                     announces: Some(marker.clone()).filter(|m| m.toolset.is_some()),
                     ..Fragment::new(
@@ -377,15 +386,26 @@ impl Presenter {
                         .open
                         .contains_key(&(t.clone(), marker.instance.clone())),
                 };
-                set_open.then(|| {
-                    Fragment::new(
-                        Rank::Tool,
-                        format!("No longer usable: {} in {marker}.", shown_name(&key.0)),
-                    )
-                })
+                if !set_open {
+                    return None;
+                }
+                if !self.word_tool_line() {
+                    return Some(Fragment::held());
+                }
+                Some(Fragment::new(
+                    Rank::Tool,
+                    format!("No longer usable: {} in {marker}.", shown_name(&key.0)),
+                ))
             }
             (None, None) => None,
         }
+    }
+
+    /// True while this pass may word another tool line (and takes one from its budget).
+    fn word_tool_line(&mut self) -> bool {
+        let left = self.tool_lines_left > 0;
+        self.tool_lines_left = self.tool_lines_left.saturating_sub(1);
+        left
     }
 
     /// Forgets that `tool` is usable anywhere.

@@ -298,7 +298,7 @@ fn vector_09_an_adoption_after_a_reconnect_tells_nothing_again_and_a_vanished_in
 #[test]
 fn vector_13_an_ended_record_is_told_once_across_reconnects_and_a_restart() {
     let dir = tempfile::tempdir().unwrap();
-    let store = ToldStore::new(dir.path());
+    let store = crate::host::ToldStore::new(dir.path());
     let e1 = ended("e-1", "game", Some("g0"), "White won by 3.5");
     let reconnect = |h: &mut Host, ended: &[mcpl_protocol::toolsets::EndedRecord]| {
         let mut hints = HintState::new(HintConfig::ordered());
@@ -357,7 +357,7 @@ fn vector_13_an_ended_record_is_told_once_across_reconnects_and_a_restart() {
 #[test]
 fn boundary_03_an_end_told_without_an_id_is_not_told_again_when_its_record_comes() {
     let dir = tempfile::tempdir().unwrap();
-    let store = ToldStore::new(dir.path());
+    let store = crate::host::ToldStore::new(dir.path());
     let reconnect = |h: &mut Host, ended: &[mcpl_protocol::toolsets::EndedRecord]| {
         let mut hints = HintState::new(HintConfig::ordered());
         hints.handle_tools_list(&h.servers[0].tools, 0);
@@ -894,4 +894,37 @@ fn an_end_read_before_a_new_connection_s_statement_is_told_once() {
     let after = texts(&h.statement(0, &stmt, &[open_rec("lobby", None)], &[rec]));
     assert!(!after.contains("g1"), "{after}");
     assert!(h.presenter.told_ids().contains("arcade", "e-7"));
+}
+
+#[test]
+fn a_message_words_at_most_max_tool_lines_and_counts_the_rest_for_look() {
+    let mut h = Host::with_arcade("arcade", true);
+    h.presenter.config.max_tool_lines = 1;
+    let text = open_game(&mut h, "g1", 2);
+    // play and resign became usable: one is worded, the other counted (§7 bound).
+    assert!(text.contains("Opened [arcade/game:g1]"), "{text}");
+    assert_eq!(count(&text, "- Usable: "), 1, "{text}");
+    assert_eq!(
+        count(
+            &text,
+            "- …and 1 more tool changes, not listed here (a message lists at most 1); toolsets--look lists every usable tool."
+        ),
+        1,
+        "{text}"
+    );
+    // Nothing is lost: look shows both, and the counted one is not told again later.
+    let look = h.look(json!({"toolset": "game", "instance": "g1"}));
+    assert!(look.contains("\"tool\":\"play\""), "{look}");
+    assert!(look.contains("\"tool\":\"resign\""), "{look}");
+    let before = all_shown(&h);
+    h.standalone(0, changes(3, vec![vis("roam", None, true)], vec![]));
+    let after = all_shown(&h);
+    assert_eq!(
+        count(&after, "- Usable: play"),
+        count(&before, "- Usable: play")
+    );
+    assert_eq!(
+        count(&after, "- Usable: resign"),
+        count(&before, "- Usable: resign")
+    );
 }

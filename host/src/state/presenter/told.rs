@@ -45,9 +45,12 @@ impl Default for ToldIds {
 /// The persisted form: `{"version": 2, "servers": {"arcade": ["e-1", …]},
 /// "unrecorded": {"arcade": ["go\u0000g1", …]}}` (version 1 had no `unrecorded`).
 #[derive(Debug, Serialize, Deserialize)]
-pub(super) struct ToldFile {
+pub struct ToldFile {
+    /// The format's version (1 or 2).
     pub version: u32,
+    /// The told ended ids per server, oldest first.
     pub servers: BTreeMap<String, Vec<String>>,
+    /// Per server, the ends told without a record id (toolset and instance).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub unrecorded: BTreeMap<String, Vec<String>>,
 }
@@ -136,7 +139,8 @@ impl ToldIds {
         std::mem::take(&mut self.dirty)
     }
 
-    pub(super) fn to_file(&self) -> ToldFile {
+    /// The persisted form of these ids.
+    pub fn to_file(&self) -> ToldFile {
         ToldFile {
             version: 2,
             servers: self
@@ -153,7 +157,8 @@ impl ToldIds {
         }
     }
 
-    pub(super) fn from_file(file: ToldFile, capacity: usize) -> Self {
+    /// The ids a persisted form holds, keeping up to `capacity` per server.
+    pub fn from_file(file: ToldFile, capacity: usize) -> Self {
         let mut ids = ToldIds::new(capacity);
         for (server, list) in file.servers {
             for id in list {

@@ -1,13 +1,13 @@
-//! The one piece of I/O among the host's cores: the told ended ids persisted in a small
-//! file under the host's state directory (§4.3, vector 13: a restart never tells an id
-//! twice). Kept apart from the pure [`ToldIds`]; the Host calls [`ToldStore::save`] when
-//! [`ToldIds::take_dirty`] says so.
+//! The told ended ids persisted in a small file under the host's state directory (§4.3,
+//! vector 13: a restart never tells an id twice). I/O, so it lives beside the Host actor
+//! that calls it, not among the pure cores: the Host calls [`ToldStore::save`] when
+//! [`ToldIds::take_dirty`] says so, and the cores give it the persisted form ([`ToldFile`]).
 //!
 //! Writes are atomic: the new content goes to a temporary file in the same directory,
 //! which is synced and renamed over the old one, so a crash leaves the old file or the
 //! new, never half of one.
 
-use super::told::{ToldFile, ToldIds};
+use crate::state::{ToldFile, ToldIds};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};

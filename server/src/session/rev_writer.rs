@@ -23,8 +23,7 @@
 //! `build` closures run under the lock: they must only assemble the message (no blocking,
 //! no call back into the same writer, which would deadlock).
 
-use super::draft::HintDraft;
-use super::sequencer::Sequencer;
+use crate::core::{HintDraft, Sequencer};
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::jsonrpc::Message;
 use mcpl_transport::{Outbound, TransportError};
