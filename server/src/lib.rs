@@ -16,7 +16,7 @@
 //! | [`tool`] | [`ToolContext`], [`ToolError`]: what a plain tool handler sees and returns, how it opens, closes and declines toolsets for its caller, and how it reports progress and logs, and asks its client to sample a model or its user for input (MCP) |
 //! | [`session`] | the [`Session`] actor (one per connection), its lifecycle, its [`SessionHandle`] |
 //! | `actors` | the Principal actor (one per principal) and the Instance actor (one per open instance) |
-//! | [`core`] | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`) the actors drive |
+//! | `core` | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`) the actors drive; private, so that what authors see is only what they use (its errors an author meets, [`OpenError`] and [`CloseError`], are re-exported) |
 //! | [`push`] | [`PushEvent`] and [`PushError`] (SPEC §9) |
 //! | [`manifest`] | manifest checks, each host's view of it, changed domains (SPEC §17) |
 //! | [`clock`] | [`Clock`]: where the actors get the time ([`ManualClock`] for tests) |
@@ -88,7 +88,7 @@ mod actors;
 pub mod author;
 pub mod cancel;
 pub mod clock;
-pub mod core;
+mod core;
 pub mod manifest;
 pub mod push;
 mod receipt;
@@ -106,7 +106,10 @@ pub use author::{
 };
 pub use cancel::CancelToken;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use core::PlainHosts;
+pub use core::{
+    CatalogError, CloseError, InstanceKey, OpenError, OptionsProblem, PlainHosts, PrincipalConfig,
+    ToolDecl,
+};
 pub use manifest::ManifestError;
 pub use push::{PushError, PushEvent};
 pub use registry::CursorError;

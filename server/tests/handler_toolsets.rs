@@ -8,7 +8,7 @@
 mod support;
 
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock, Tool};
-use mcpl_server::core::OpenError;
+use mcpl_server::OpenError;
 use mcpl_server::{
     Event, InstanceContext, InstanceLogic, OpenToolsetError, Refusal, Reply, Server, Started,
     ToolCall, ToolContext, ToolError, Toolset,

@@ -19,8 +19,9 @@
 use loom::sync::{Arc, Mutex, mpsc};
 use loom::thread;
 use mcpl_protocol::hints::{HintChanges, ToolHint};
-use mcpl_server::core::{HintDraft, Sequencer};
-use mcpl_server::session::rev_writer::{Enqueue, EnqueueError, LoomRevWriter};
+use mcpl_server::session::rev_writer::{
+    Enqueue, EnqueueError, HintDraft, LoomRevWriter, Sequencer,
+};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// What the queue carries in these models.

@@ -221,7 +221,7 @@ fn dest(cause: &Cause) -> Dest {
 
 impl Presenter {
     /// A presenter that has told the ids in `told` already (load them with
-    /// [`ToldStore::load`]).
+    /// [`crate::host::ToldStore::load`]).
     pub fn new(config: PresenterConfig, told: ToldIds) -> Self {
         Presenter {
             config,

@@ -67,7 +67,7 @@ impl Toolset {
         self
     }
 
-    /// Adds a tool, visible in each new instance unless its `_meta` (or the [`ToolDecl`])
+    /// Adds a tool, visible in each new instance unless its `_meta` (or the [`crate::ToolDecl`])
     /// says `mcpl/visible: false`.
     pub fn tool(mut self, tool: impl Into<ToolDecl>) -> Self {
         self.tools.push(tool.into().in_toolset(self.name.clone()));

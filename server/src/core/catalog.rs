@@ -33,7 +33,7 @@ mod tailor;
 pub(crate) mod tests;
 
 pub use diff::ManifestDiff;
-pub use tailor::{HostView, INSTANCE_ARG, PlainCall, PlainCallError, TOOLSET_CLOSE, TOOLSET_OPEN};
+pub use tailor::{HostView, INSTANCE_ARG, PlainCall, TOOLSET_CLOSE, TOOLSET_OPEN};
 
 use jsonschema::Validator;
 use mcpl_protocol::hints::{Presence, ToolDefinition};
@@ -345,6 +345,7 @@ impl Catalog {
     }
 
     /// The server-level surface (§10).
+    #[cfg(test)]
     pub fn surface(&self) -> Option<&Surface> {
         self.surface.as_ref()
     }

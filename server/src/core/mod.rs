@@ -33,13 +33,11 @@ pub mod sequencer;
 mod time;
 
 pub use catalog::{
-    Catalog, CatalogError, HostView, ManifestDiff, OptionsProblem, PlainCall, PlainCallError,
-    PlainHosts, ToolDecl,
+    Catalog, CatalogError, HostView, OptionsProblem, PlainCall, PlainHosts, ToolDecl,
 };
 pub use draft::HintDraft;
 pub use principal::{
-    CallRefusal, CallReply, CatalogSwap, CloseError, Ended, EndedIds, HintError, InstanceKey,
-    OpenError, OpenInstance, OpenOutcome, Opened, PrincipalConfig, PrincipalState, Statement,
-    Target,
+    CallReply, CloseError, EndedIds, InstanceKey, OpenError, OpenOutcome, Opened, PrincipalConfig,
+    PrincipalState, Statement,
 };
 pub use sequencer::Sequencer;

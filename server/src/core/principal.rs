@@ -81,11 +81,9 @@ mod proptests;
 #[cfg(test)]
 mod tests;
 
-pub use call::Target;
 pub use ended::EndedIds;
 pub use errors::{CallRefusal, CallReply, CloseError, HintError, OpenError};
 pub use statement::Statement;
-pub use swap::CatalogSwap;
 
 use super::catalog::Catalog;
 use super::draft::HintDraft;
@@ -191,22 +189,13 @@ impl OpenInstance {
         self.options.as_ref()
     }
 
-    /// When it was opened (or joined).
-    pub fn opened_at(&self) -> SystemTime {
-        self.opened_at
-    }
-
     /// True when `tool` is visible in it.
     pub fn is_visible(&self, tool: &str) -> bool {
         self.visible.contains(tool)
     }
 
-    /// The tools visible in it, by name.
-    pub fn visible_tools(&self) -> impl Iterator<Item = &str> {
-        self.visible.iter().map(String::as_str)
-    }
-
     /// Its own definition of `tool`, when it has one.
+    #[cfg(test)]
     pub fn own_definition(&self, tool: &str) -> Option<&ToolDefinition> {
         self.definitions.get(tool)
     }

@@ -195,7 +195,7 @@ impl ServerBuilder {
     }
 
     /// Whether a closed entry names its ended record's id (default yes; see
-    /// [`PrincipalConfig::ended_ids_on_closes`]).
+    /// [`crate::PrincipalConfig::ended_ids_on_closes`]).
     pub fn ended_ids_on_closes(mut self, on: bool) -> Self {
         self.principal_config.ended_ids_on_closes = on;
         self

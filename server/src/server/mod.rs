@@ -158,7 +158,7 @@ impl Server {
     }
 
     /// The current catalog: the tools with their hints and the toolset declarations.
-    pub fn catalog(&self) -> Arc<Catalog> {
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
         self.inner
             .catalog
             .read()

@@ -23,7 +23,8 @@
 //! `build` closures run under the lock: they must only assemble the message (no blocking,
 //! no call back into the same writer, which would deadlock).
 
-use crate::core::{HintDraft, Sequencer};
+/// What a writer numbers and sends (the pure cores' types, re-exported for the loom test).
+pub use crate::core::{HintDraft, Sequencer};
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::jsonrpc::Message;
 use mcpl_transport::{Outbound, TransportError};

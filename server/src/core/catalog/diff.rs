@@ -10,6 +10,7 @@
 //!   server hint-less (vector 34).
 
 use super::Catalog;
+#[cfg(test)]
 use mcpl_protocol::mcpl::McplManifest;
 
 /// What changed between two catalogs' declarations.
@@ -36,6 +37,7 @@ pub struct ManifestDiff {
 impl ManifestDiff {
     /// True when the manifest domain `toolsets` changed (§4.1), so `mcpl/manifestChanged`
     /// names it.
+    #[cfg(test)]
     pub fn toolsets_domain_changed(&self) -> bool {
         !self.removed_toolsets.is_empty()
             || !self.added_toolsets.is_empty()
@@ -49,6 +51,7 @@ impl ManifestDiff {
 impl Catalog {
     /// Writes RFC-014's manifest members: `toolHints`, `toolsets`, `surface` (§4.1). A
     /// catalog without `toolHints` writes none of them. The caller restamps the revision.
+    #[cfg(test)]
     pub fn apply_to_manifest(&self, manifest: &mut McplManifest) {
         if self.tool_hints {
             manifest.tool_hints = Some(true);

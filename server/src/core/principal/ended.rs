@@ -63,6 +63,7 @@ impl EndedIds {
     }
 
     /// The epoch its ids start with.
+    #[cfg(test)]
     pub fn epoch(&self) -> u64 {
         self.epoch
     }

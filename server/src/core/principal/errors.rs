@@ -254,6 +254,7 @@ pub enum HintError {
 
 impl HintError {
     /// The JSON-RPC error, should one be owed to a request: -32603 (the server's fault).
+    #[cfg(test)]
     pub fn to_error_object(&self) -> ErrorObject {
         ErrorObject::internal(self)
     }

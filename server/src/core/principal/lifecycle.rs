@@ -251,6 +251,7 @@ impl PrincipalState {
 
     /// `toolsets/close` (§4.2): [`PrincipalState::resolve_close`], then
     /// [`PrincipalState::end_asked`] with `reason`.
+    #[cfg(test)]
     pub fn close(
         &mut self,
         toolset: &str,

@@ -15,10 +15,14 @@
 
 use super::PrincipalState;
 use crate::core::draft::HintDraft;
+#[cfg(test)]
 use crate::core::sequencer::Sequencer;
 use mcpl_protocol::hints::ToolHint;
+#[cfg(test)]
 use mcpl_protocol::meta::Meta;
-use mcpl_protocol::toolsets::{EndedRecord, OpenRecord, ToolsetsListResult};
+#[cfg(test)]
+use mcpl_protocol::toolsets::ToolsetsListResult;
+use mcpl_protocol::toolsets::{EndedRecord, OpenRecord};
 use std::collections::BTreeMap;
 use std::time::SystemTime;
 
@@ -36,6 +40,7 @@ pub struct Statement {
 impl Statement {
     /// The `toolsets/list` result, its hints stamped with this connection's next rev —
     /// always, even when they are empty (§4.3, vector 38).
+    #[cfg(test)]
     pub fn into_result(self, sequencer: &mut Sequencer) -> ToolsetsListResult {
         ToolsetsListResult {
             open: self.open,

@@ -1,5 +1,6 @@
 //! Unit tests of `PrincipalState`, one rule each; the vectors are named where they apply.
 
+use super::call::Target;
 use super::*;
 use crate::core::catalog::ToolDecl;
 use crate::core::catalog::tests::{arcade, tool};
