@@ -19,6 +19,7 @@
 //! | `core` | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`) the actors drive; private, so that what authors see is only what they use (its errors an author meets, [`OpenError`] and [`CloseError`], are re-exported) |
 //! | [`push`] | [`PushEvent`] and [`PushError`] (SPEC §9) |
 //! | [`manifest`] | manifest checks, each host's view of it, changed domains (SPEC §17) |
+//! | [`listen`] | [`Server::serve_ws`], [`Server::serve_http`], [`Server::serve_stdio`]: bind, accept, a session per connection |
 //! | [`clock`] | [`Clock`]: where the actors get the time ([`ManualClock`] for tests) |
 //! | `registry` | `tools/list` paging |
 //! | `receipt` | the receipt for a `featureSets/update` grant (SPEC §6.7) |
@@ -89,6 +90,7 @@ pub mod author;
 pub mod cancel;
 pub mod clock;
 mod core;
+pub mod listen;
 pub mod manifest;
 pub mod push;
 mod receipt;
@@ -110,6 +112,7 @@ pub use core::{
     CatalogError, CloseError, InstanceKey, OpenError, OptionsProblem, PlainHosts, PrincipalConfig,
     ToolDecl,
 };
+pub use listen::Listener;
 pub use manifest::ManifestError;
 pub use push::{PushError, PushEvent};
 pub use registry::CursorError;

@@ -2,7 +2,8 @@
 //! connections to principals (§4.6).
 //!
 //! - [`ws`] and [`http`] bind a listener and serve every connection it accepts until the
-//!   returned [`Listener`] is dropped; the Streamable HTTP endpoint is at [`HTTP_PATH`].
+//!   returned [`Listener`] is dropped (the SDK's [`mcpl_server::listen`]); the Streamable
+//!   HTTP endpoint is at [`HTTP_PATH`].
 //! - [`stdio`] serves this process's stdin/stdout as one configured principal.
 //! - [`parse_token`] and [`parse_tokens_file`] read `NAME=SECRET` pairs.
 //!
@@ -15,15 +16,14 @@
 use super::Arcade;
 use super::shared::RESERVED_NAMES;
 use mcpl_protocol::names::is_valid_name;
+use mcpl_server::listen;
 use mcpl_transport::{ServerOptions, stdio as transport_stdio};
 use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::task::JoinHandle;
 
-/// The path of the Streamable HTTP endpoint (MCP's conventional `/mcp`).
-pub const HTTP_PATH: &str = "/mcp";
+pub use mcpl_server::listen::{HTTP_PATH, Listener};
 
 /// A token that could not be read. Each names the line (1-based; 0 for a `--token` flag).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -109,53 +109,18 @@ pub fn token_map(
     Ok(map)
 }
 
-/// A network listener serving an arcade. Dropping it stops accepting connections;
-/// connections already made go on.
-#[derive(Debug)]
-pub struct Listener {
-    url: String,
-    local_addr: SocketAddr,
-    task: JoinHandle<()>,
-}
-
-impl Listener {
-    /// The address bound (useful after binding port 0).
-    pub fn local_addr(&self) -> SocketAddr {
-        self.local_addr
-    }
-
-    /// Where clients connect: `ws://ADDR` or `http://ADDR/mcp`.
-    pub fn url(&self) -> &str {
-        &self.url
-    }
-}
-
-impl Drop for Listener {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// Serves `arcade` over WebSocket on `addr`. Must run inside a tokio runtime.
+/// Serves `arcade` over WebSocket on `addr` (the SDK's accept loop, each connection
+/// through [`Arcade::serve`] so it counts as online). Must run inside a tokio runtime.
 pub async fn ws(
     arcade: &Arcade,
     addr: SocketAddr,
     opts: Arc<ServerOptions>,
 ) -> io::Result<Listener> {
-    let mut listener = mcpl_transport::ws::bind(addr, opts).await?;
-    let local_addr = listener.local_addr();
     let arcade = arcade.clone();
-    let task = tokio::spawn(async move {
-        while let Some(conn) = listener.accept().await {
-            tracing::debug!(peer = %conn.info.peer, "websocket connection");
-            arcade.serve(conn);
-        }
-    });
-    Ok(Listener {
-        url: format!("ws://{local_addr}"),
-        local_addr,
-        task,
+    listen::ws(addr, opts, move |conn| {
+        arcade.serve(conn);
     })
+    .await
 }
 
 /// Serves `arcade` over Streamable HTTP on `addr`, endpoint [`HTTP_PATH`]. Must run inside
@@ -165,20 +130,11 @@ pub async fn http(
     addr: SocketAddr,
     opts: Arc<ServerOptions>,
 ) -> io::Result<Listener> {
-    let mut listener = mcpl_transport::http::bind(addr, HTTP_PATH, opts).await?;
-    let local_addr = listener.local_addr();
     let arcade = arcade.clone();
-    let task = tokio::spawn(async move {
-        while let Some(conn) = listener.accept().await {
-            tracing::debug!(peer = %conn.info.peer, "streamable HTTP session");
-            arcade.serve(conn);
-        }
-    });
-    Ok(Listener {
-        url: format!("http://{local_addr}{HTTP_PATH}"),
-        local_addr,
-        task,
+    listen::http(addr, opts, move |conn| {
+        arcade.serve(conn);
     })
+    .await
 }
 
 /// Serves `arcade` on this process's stdin/stdout as `opts.stdio_principal`; the returned

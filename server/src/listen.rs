@@ -1,0 +1,138 @@
+//! Serving a [`Server`] on the transports: bind, accept, start a session per connection.
+//! Every binary used to write this loop itself; [`Server::serve_ws`],
+//! [`Server::serve_http`] and [`Server::serve_stdio`] are it once.
+//!
+//! ```no_run
+//! # async fn run(server: mcpl_server::Server) -> std::io::Result<()> {
+//! use mcpl_transport::ServerOptions;
+//! use std::sync::Arc;
+//! let opts = Arc::new(ServerOptions::default());
+//! let ws = server.serve_ws(([127, 0, 0, 1], 0).into(), opts.clone()).await?;
+//! let http = server.serve_http(([127, 0, 0, 1], 0).into(), opts).await?;
+//! println!("{} {}", ws.url(), http.url()); // ws://127.0.0.1:…  http://127.0.0.1:…/mcp
+//! # Ok(()) }
+//! ```
+//!
+//! [`ws`] and [`http`] take what to do with each connection instead of a server, for a
+//! program that wraps one (the arcade counts who is online).
+
+use crate::Server;
+use actix::ArbiterHandle;
+use mcpl_transport::{Connection, ServerOptions, stdio};
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use tokio::task::JoinHandle;
+
+/// The path of the Streamable HTTP endpoint (MCP's conventional `/mcp`).
+pub const HTTP_PATH: &str = "/mcp";
+
+/// A network listener serving connections. Dropping it stops accepting; connections
+/// already made go on.
+#[derive(Debug)]
+pub struct Listener {
+    url: String,
+    local_addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl Listener {
+    /// The address bound (useful after binding port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.local_addr
+    }
+
+    /// Where clients connect: `ws://ADDR` or `http://ADDR/mcp`.
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+}
+
+impl Drop for Listener {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// Accepts WebSocket connections on `addr` and hands each to `serve`. Must run inside a
+/// tokio runtime.
+pub async fn ws(
+    addr: SocketAddr,
+    opts: Arc<ServerOptions>,
+    serve: impl Fn(Connection) + Send + 'static,
+) -> io::Result<Listener> {
+    let mut listener = mcpl_transport::ws::bind(addr, opts).await?;
+    let local_addr = listener.local_addr();
+    let task = tokio::spawn(async move {
+        while let Some(conn) = listener.accept().await {
+            tracing::debug!(peer = %conn.info.peer, "websocket connection");
+            serve(conn);
+        }
+    });
+    Ok(Listener {
+        url: format!("ws://{local_addr}"),
+        local_addr,
+        task,
+    })
+}
+
+/// Accepts Streamable HTTP sessions on `addr`, endpoint [`HTTP_PATH`], and hands each to
+/// `serve`. Must run inside a tokio runtime.
+pub async fn http(
+    addr: SocketAddr,
+    opts: Arc<ServerOptions>,
+    serve: impl Fn(Connection) + Send + 'static,
+) -> io::Result<Listener> {
+    let mut listener = mcpl_transport::http::bind(addr, HTTP_PATH, opts).await?;
+    let local_addr = listener.local_addr();
+    let task = tokio::spawn(async move {
+        while let Some(conn) = listener.accept().await {
+            tracing::debug!(peer = %conn.info.peer, "streamable HTTP session");
+            serve(conn);
+        }
+    });
+    Ok(Listener {
+        url: format!("http://{local_addr}{HTTP_PATH}"),
+        local_addr,
+        task,
+    })
+}
+
+impl Server {
+    /// Serves WebSocket connections on `addr`, a session each on the current actix
+    /// arbiter, until the [`Listener`] is dropped. Call inside an actix `System`.
+    pub async fn serve_ws(
+        &self,
+        addr: SocketAddr,
+        opts: Arc<ServerOptions>,
+    ) -> io::Result<Listener> {
+        ws(addr, opts, self.on_arbiter(actix::Arbiter::current())).await
+    }
+
+    /// Serves Streamable HTTP on `addr` at [`HTTP_PATH`], a session each on the current
+    /// actix arbiter, until the [`Listener`] is dropped. Call inside an actix `System`.
+    pub async fn serve_http(
+        &self,
+        addr: SocketAddr,
+        opts: Arc<ServerOptions>,
+    ) -> io::Result<Listener> {
+        http(addr, opts, self.on_arbiter(actix::Arbiter::current())).await
+    }
+
+    /// Serves this process's stdin/stdout as `opts.stdio_principal`; the returned future
+    /// resolves once the session ended (stdin closed) and its last answers are written.
+    /// Nothing else may write to stdout meanwhile. Call inside an actix `System`.
+    pub fn serve_stdio(&self, opts: &ServerOptions) -> stdio::Drained {
+        let (conn, drained) = stdio::serve_stdio_drained(opts);
+        self.serve(conn);
+        drained
+    }
+
+    /// Starts each connection's session on `arbiter` (from the accept loop's task).
+    fn on_arbiter(&self, arbiter: ArbiterHandle) -> impl Fn(Connection) + Send + 'static {
+        let server = self.clone();
+        move |conn| {
+            server.serve_in(&arbiter, conn);
+        }
+    }
+}
