@@ -10,7 +10,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{Server, ToolContext, ToolError};
-use mcpl_transport::{ServerOptions, http, stdio, ws};
+use mcpl_transport::ServerOptions;
 use serde::Deserialize;
 use serde_json::json;
 use std::net::SocketAddr;
@@ -99,9 +99,8 @@ async fn main() -> anyhow::Result<()> {
     });
     match cli.transport {
         Transport::Stdio => {
-            let (conn, drained) = stdio::serve_stdio_drained(&opts);
             let mut sessions = server.watch_sessions();
-            let _session = server.serve(conn);
+            let drained = server.serve_stdio(&opts);
             // The session ends when stdin does; then let the last writes reach stdout.
             sessions
                 .wait_for(|n| *n > 0)
@@ -114,18 +113,14 @@ async fn main() -> anyhow::Result<()> {
             drained.await;
         }
         Transport::Http { addr } => {
-            let mut listener = http::bind(addr, "/mcp", opts).await.context("binding")?;
+            let listener = server.serve_http(addr, opts).await.context("binding")?;
             println!("listening on {}", listener.local_addr());
-            while let Some(conn) = listener.accept().await {
-                server.serve(conn);
-            }
+            std::future::pending::<()>().await;
         }
         Transport::Ws { addr } => {
-            let mut listener = ws::bind(addr, opts).await.context("binding")?;
+            let listener = server.serve_ws(addr, opts).await.context("binding")?;
             println!("listening on {}", listener.local_addr());
-            while let Some(conn) = listener.accept().await {
-                server.serve(conn);
-            }
+            std::future::pending::<()>().await;
         }
     }
     Ok(())
