@@ -139,7 +139,7 @@ impl Described<'_> {
 
 /// Feeds `v` to `h`: a tag per kind, then the contents.
 fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
-    use std::hash::{Hash, Hasher};
+    use std::hash::Hash;
     match v {
         Value::Null => 0u8.hash(h),
         Value::Bool(b) => (1u8, b).hash(h),
@@ -161,15 +161,22 @@ fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
             }
         }
         Value::Object(o) => {
-            // Order-free (a map that keeps input order compares equal in any order): the
-            // members' own digests, summed.
-            let sum = o.iter().fold(0u64, |sum, (k, x)| {
-                let mut m = std::hash::DefaultHasher::new();
-                k.hash(&mut m);
-                hash_value(x, &mut m);
-                sum.wrapping_add(m.finish())
-            });
-            (5u8, o.len(), sum).hash(h);
+            // Members in key order, whatever order the map keeps (serde_json keeps input
+            // order when asked to, and such maps compare equal in any order).
+            (5u8, o.len()).hash(h);
+            if o.keys().is_sorted() {
+                for (k, x) in o {
+                    k.hash(h);
+                    hash_value(x, h);
+                }
+            } else {
+                let mut members: Vec<_> = o.iter().collect();
+                members.sort_unstable_by(|a, b| a.0.cmp(b.0));
+                for (k, x) in members {
+                    k.hash(h);
+                    hash_value(x, h);
+                }
+            }
         }
     }
 }
@@ -361,6 +368,37 @@ impl<'a> ServerView<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_fingerprint_tells_definitions_apart_and_equal_ones_alike() {
+        use serde_json::json;
+        let d = |desc: &str, schema: Value| Described {
+            description: Some(Cow::Owned(desc.to_owned())),
+            input_schema: Cow::Owned(schema),
+        };
+        let schema =
+            json!({"type": "object", "properties": {"n": {"type": "integer", "maximum": 9}}});
+        let a = d("x", schema.clone());
+        let written_otherwise = d(
+            "x",
+            json!({"properties": {"n": {"maximum": 9, "type": "integer"}}, "type": "object"}),
+        );
+        assert_eq!(a.fingerprint(), written_otherwise.fingerprint());
+        assert_ne!(a.fingerprint(), d("y", schema).fingerprint());
+        let eight =
+            json!({"type": "object", "properties": {"n": {"type": "integer", "maximum": 8}}});
+        assert_ne!(a.fingerprint(), d("x", eight).fingerprint());
+        // As `Value` compares them: 1 and 1.0 differ, and so does no description.
+        assert_ne!(
+            d("x", json!(1)).fingerprint(),
+            d("x", json!(1.0)).fingerprint()
+        );
+        let none = Described {
+            description: None,
+            input_schema: Cow::Owned(json!({})),
+        };
+        assert_ne!(none.fingerprint(), d("", json!({})).fingerprint());
+    }
 
     #[test]
     fn markers_read_as_the_spec_writes_them() {
