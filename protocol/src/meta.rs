@@ -38,8 +38,7 @@ pub const INSTANCE: &str = "mcpl/instance";
 /// `mcpl/hints` without a rev) stays, as sent, in [`Meta::other`] under its own name, so
 /// the message around it is never refused for it and a reader can still tell it was there
 /// (a host that finds `mcpl/hints` in `other` knows a change may have been lost, §5.2).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(from = "Map<String, Value>")]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Meta {
     /// `mcpl/presence` on a tool.
     #[serde(
@@ -85,29 +84,74 @@ pub struct Meta {
 }
 
 impl From<Map<String, Value>> for Meta {
-    fn from(mut other: Map<String, Value>) -> Self {
-        fn take<T: serde::de::DeserializeOwned>(
-            other: &mut Map<String, Value>,
-            key: &str,
-        ) -> Option<T> {
-            let v = other.get(key)?;
-            let typed = T::deserialize(v).ok()?;
-            other.remove(key);
-            Some(typed)
+    fn from(map: Map<String, Value>) -> Self {
+        let mut meta = Meta::default();
+        for (key, value) in map {
+            meta.read_member(key, value);
         }
-        Meta {
-            presence: take(&mut other, PRESENCE),
-            visible: take(&mut other, VISIBLE),
-            toolset: take(&mut other, TOOLSET),
-            rev: take(&mut other, REV),
-            hints: take(&mut other, HINTS),
-            instance: take(&mut other, INSTANCE),
-            other,
+        meta
+    }
+}
+
+/// Read member by member, straight from the input: no intermediate map is built (a
+/// `tools/list` of thousands of tools carries one `_meta` per tool). A member read twice
+/// counts as its last reading, as in a map.
+impl<'de> Deserialize<'de> for Meta {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct MetaVisitor;
+        impl<'de> serde::de::Visitor<'de> for MetaVisitor {
+            type Value = Meta;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a _meta object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Meta, A::Error> {
+                let mut meta = Meta::default();
+                while let Some((key, value)) = map.next_entry::<String, Value>()? {
+                    meta.read_member(key, value);
+                }
+                Ok(meta)
+            }
         }
+        d.deserialize_map(MetaVisitor)
     }
 }
 
 impl Meta {
+    /// Takes one member as read: a key of RFC-014's whose value decodes is typed (and
+    /// leaves [`Meta::other`]); any other member, or one that does not decode, is kept in
+    /// `other` as sent (and the typed field is unset).
+    fn read_member(&mut self, key: String, value: Value) {
+        fn typed<T: serde::de::DeserializeOwned>(
+            slot: &mut Option<T>,
+            other: &mut Map<String, Value>,
+            key: String,
+            value: Value,
+        ) {
+            match T::deserialize(&value) {
+                Ok(t) => {
+                    *slot = Some(t);
+                    other.remove(&key);
+                }
+                Err(_) => {
+                    *slot = None;
+                    other.insert(key, value);
+                }
+            }
+        }
+        let other = &mut self.other;
+        match key.as_str() {
+            PRESENCE => typed(&mut self.presence, other, key, value),
+            VISIBLE => typed(&mut self.visible, other, key, value),
+            TOOLSET => typed(&mut self.toolset, other, key, value),
+            REV => typed(&mut self.rev, other, key, value),
+            HINTS => typed(&mut self.hints, other, key, value),
+            INSTANCE => typed(&mut self.instance, other, key, value),
+            _ => {
+                other.insert(key, value);
+            }
+        }
+    }
+
     /// True when `key` was sent but could not be read (it is kept in [`Meta::other`]).
     pub fn unreadable(&self, key: &str) -> bool {
         self.other.contains_key(key)
@@ -192,5 +236,24 @@ mod tests {
         let m: Meta = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(m.visible, Some(false));
         assert_eq!(serde_json::to_value(&m).unwrap(), v);
+    }
+
+    #[test]
+    fn read_from_text_as_from_a_map_and_a_repeated_key_counts_as_its_last_reading() {
+        let texts = [
+            r#"{"mcpl/toolset": "go", "mcpl/visible": "yes", "x": [1]}"#,
+            r#"{"mcpl/visible": true, "mcpl/visible": "no"}"#,
+            r#"{"mcpl/visible": "no", "mcpl/visible": true}"#,
+            r#"{"mcpl/rev": -1, "mcpl/instance": "g1", "progressToken": 7}"#,
+        ];
+        for text in texts {
+            let direct: Meta = serde_json::from_str(text).unwrap();
+            let map: Map<String, Value> = serde_json::from_str(text).unwrap();
+            assert_eq!(direct, Meta::from(map), "{text}");
+        }
+        let last: Meta = serde_json::from_str(texts[2]).unwrap();
+        assert_eq!(last.visible, Some(true));
+        assert!(!last.unreadable(VISIBLE));
+        assert!(serde_json::from_str::<Meta>("[1]").is_err(), "an object");
     }
 }

@@ -27,19 +27,40 @@
 //!
 //! Namespacing (`server--tool`), tool policy and the meta-tools are the Host's.
 
+use super::keys::FastMap;
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::toolsets::{Surface, ToolsetDecl};
 use mcpl_protocol::{Presence, Tool};
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
-/// What a tool's `mcpl/toolset` names.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum ToolsetRef {
+/// What a tool's `mcpl/toolset` names: owned (`ToolsetRef`), or borrowed from the
+/// catalog (`ToolsetRef<&str>`, [`Catalog::toolset_ref`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ToolsetRef<S = String> {
     /// A toolset the manifest declares: the server opens, closes and gates it (§4.2).
-    Declared(String),
+    Declared(S),
     /// A group the manifest does not declare: the host opens, closes and gates it (§4.4).
-    Group(String),
+    Group(S),
+}
+
+impl ToolsetRef<&str> {
+    /// The same, owning its name.
+    pub fn into_owned(self) -> ToolsetRef {
+        match self {
+            ToolsetRef::Declared(n) => ToolsetRef::Declared(n.to_owned()),
+            ToolsetRef::Group(n) => ToolsetRef::Group(n.to_owned()),
+        }
+    }
+}
+
+impl<S: AsRef<str>> ToolsetRef<S> {
+    /// The toolset's or group's name.
+    pub fn name(&self) -> &str {
+        match self {
+            ToolsetRef::Declared(n) | ToolsetRef::Group(n) => n.as_ref(),
+        }
+    }
 }
 
 /// Whether the host may send a call to a tool (§4.4, vector 10).
@@ -100,16 +121,16 @@ pub struct Catalog {
     /// state (never copied per tool).
     tools: Arc<[Tool]>,
     /// Where each listed name first is in `tools` (a name listed twice is its first entry).
-    by_name: HashMap<String, usize>,
+    by_name: FastMap<String, usize>,
     /// The toolsets named by listed tools, declared or not.
     named: BTreeSet<String>,
     /// Current presence, as the hint state last said (moves wait for a boundary).
-    presence: HashMap<String, Presence>,
+    presence: FastMap<String, Presence>,
     /// Undeclared groups the host has open (§4.4).
     groups_open: BTreeSet<String>,
     /// The snapshot: the static tools as of the last boundary, and every tool's presence.
     model: Vec<Tool>,
-    model_presence: HashMap<String, Presence>,
+    model_presence: FastMap<String, Presence>,
     built: bool,
 }
 
@@ -123,12 +144,12 @@ impl Catalog {
             toolsets: BTreeMap::new(),
             surface: None,
             tools: Arc::from(Vec::new()),
-            by_name: HashMap::new(),
+            by_name: FastMap::default(),
             named: BTreeSet::new(),
-            presence: HashMap::new(),
+            presence: FastMap::default(),
             groups_open: BTreeSet::new(),
             model: Vec::new(),
-            model_presence: HashMap::new(),
+            model_presence: FastMap::default(),
             built: false,
         };
         c.take_manifest(manifest);
@@ -165,14 +186,13 @@ impl Catalog {
         tools: Arc<[Tool]>,
         presence: impl Fn(&str) -> Option<Presence>,
     ) {
-        self.by_name = HashMap::with_capacity(tools.len());
+        self.by_name = FastMap::with_capacity_and_hasher(tools.len(), Default::default());
         for (i, t) in tools.iter().enumerate() {
             self.by_name.entry(t.name.clone()).or_insert(i);
         }
-        self.named = tools
-            .iter()
-            .filter_map(|t| toolset_named(t).map(str::to_owned))
-            .collect();
+        // Each name once: most tools share their toolset's.
+        let named: BTreeSet<&str> = tools.iter().filter_map(toolset_named).collect();
+        self.named = named.into_iter().map(str::to_owned).collect();
         self.presence = tools
             .iter()
             .map(|t| {
@@ -222,7 +242,8 @@ impl Catalog {
     /// The first build reports nothing: it is the list the conversation starts with.
     pub fn rebuild_boundary(&mut self) -> Vec<CatalogOutput> {
         let mut out = Vec::new();
-        let mut model_presence = HashMap::with_capacity(self.tools.len());
+        let mut model_presence =
+            FastMap::with_capacity_and_hasher(self.tools.len(), Default::default());
         for t in self.tools.iter() {
             let Some(p) = self.presence(&t.name) else {
                 continue;
@@ -280,11 +301,24 @@ impl Catalog {
 
     /// The toolset or group a tool belongs to; none when hints do not count.
     pub fn toolset_of(&self, tool: &str) -> Option<ToolsetRef> {
+        self.toolset_ref(tool).map(ToolsetRef::into_owned)
+    }
+
+    /// The name of the toolset or group a tool belongs to; none when hints do not count.
+    pub fn toolset_name(&self, tool: &str) -> Option<&str> {
         if !self.hints_count() {
             return None;
         }
-        let name = toolset_named(self.tool(tool)?)?.to_owned();
-        Some(if self.toolsets.contains_key(&name) {
+        toolset_named(self.tool(tool)?)
+    }
+
+    /// [`Catalog::toolset_of`], borrowed.
+    pub fn toolset_ref(&self, tool: &str) -> Option<ToolsetRef<&str>> {
+        if !self.hints_count() {
+            return None;
+        }
+        let name = toolset_named(self.tool(tool)?)?;
+        Some(if self.toolsets.contains_key(name) {
             ToolsetRef::Declared(name)
         } else {
             ToolsetRef::Group(name)

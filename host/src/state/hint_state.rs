@@ -46,13 +46,14 @@ mod statement;
 #[cfg(test)]
 mod tests;
 
+use super::keys::{FastMap, probe};
 use super::output::{Carrier, Cause, Change, HintStats, Output, RecoverReason};
 use super::seen_ids::SeenIds;
 use mcpl_protocol::hints::ToolDefinition;
 use mcpl_protocol::mcp::ToolAnnotations;
 use mcpl_protocol::{HintChanges, Presence, Tool};
 use serde_json::Value;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -234,11 +235,11 @@ pub struct HintState {
     held: BTreeMap<u64, Held>,
     visible: BTreeSet<ToolKey>,
     overrides: BTreeMap<ToolKey, DefinitionOverride>,
-    presence: HashMap<String, Stamped>,
+    presence: FastMap<String, Stamped>,
     /// The newest `tools/list` read, shared with the catalog (never copied per tool).
     list: Arc<[Tool]>,
     /// Each tool of `list` by name.
-    listed: BTreeMap<String, Listed>,
+    listed: FastMap<String, Listed>,
     listed_rev: Option<u64>,
     open: BTreeMap<SetKey, OpenToolset>,
     ended_reported: BTreeSet<String>,
@@ -279,9 +280,9 @@ impl HintState {
             held: BTreeMap::new(),
             visible: BTreeSet::new(),
             overrides: BTreeMap::new(),
-            presence: HashMap::new(),
+            presence: FastMap::default(),
             list: Arc::from(Vec::new()),
-            listed: BTreeMap::new(),
+            listed: FastMap::default(),
             listed_rev: None,
             open: BTreeMap::new(),
             ended_reported: BTreeSet::new(),
@@ -607,8 +608,7 @@ impl HintState {
     /// Meaningful for dynamic tools: a static tool stays in the model's list and the
     /// server gates its calls (§3, §6).
     pub fn is_visible(&self, tool: &str, instance: Option<&str>) -> bool {
-        self.visible
-            .contains(&(tool.to_owned(), instance.map(str::to_owned)))
+        self.visible.contains(probe(&(tool, instance)))
     }
 
     /// Every (tool, instance) now visible, in order.
@@ -625,11 +625,11 @@ impl HintState {
         if self.is_static(tool) {
             return Some(t);
         }
-        if let Some(o) = self.overrides.get(&(tool.to_owned(), None)) {
+        if let Some(o) = self.overrides.get(probe(&(tool, None))) {
             o.apply_to(&mut t);
         }
         if let Some(i) = instance
-            && let Some(o) = self.overrides.get(&(tool.to_owned(), Some(i.to_owned())))
+            && let Some(o) = self.overrides.get(probe(&(tool, Some(i))))
         {
             o.apply_to(&mut t);
         }
@@ -650,8 +650,8 @@ impl HintState {
         if self.is_static(tool) {
             return Some((description, schema));
         }
-        let shared = self.overrides.get(&(tool.to_owned(), None));
-        let own = instance.and_then(|i| self.overrides.get(&(tool.to_owned(), Some(i.to_owned()))));
+        let shared = self.overrides.get(probe(&(tool, None)));
+        let own = instance.and_then(|i| self.overrides.get(probe(&(tool, Some(i)))));
         // The shared override, then the instance's own, laid over the listed tool (§5.1).
         for o in [shared, own].into_iter().flatten() {
             if let Some(d) = &o.description {
@@ -670,8 +670,7 @@ impl HintState {
         tool: &str,
         instance: Option<&str>,
     ) -> Option<&DefinitionOverride> {
-        self.overrides
-            .get(&(tool.to_owned(), instance.map(str::to_owned)))
+        self.overrides.get(probe(&(tool, instance)))
     }
 
     /// The tool's presence: dynamic if it belongs to a toolset (§3, vector 16), else the
@@ -700,8 +699,7 @@ impl HintState {
 
     /// True when the toolset (or the instance of it) is open.
     pub fn is_open(&self, toolset: &str, instance: Option<&str>) -> bool {
-        self.open
-            .contains_key(&(toolset.to_owned(), instance.map(str::to_owned)))
+        self.open.contains_key(probe(&(toolset, instance)))
     }
 
     /// True when the name is open, or ended recently enough that its end may still be

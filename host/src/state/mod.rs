@@ -87,6 +87,7 @@ pub mod args_check;
 pub mod catalog;
 pub mod conversation;
 pub mod hint_state;
+pub mod keys;
 pub mod meta_tools;
 pub mod output;
 pub mod presenter;

@@ -6,6 +6,7 @@
 
 use super::catalog::{Catalog, ToolsetRef};
 use super::hint_state::HintState;
+use super::keys::FastMap;
 use super::tool_policy::ToolPolicy;
 use mcpl_protocol::names::check_peer_name;
 use mcpl_protocol::{Presence, Tool};
@@ -128,18 +129,24 @@ impl Described<'_> {
     /// changed without keeping a copy of it: equal definitions have equal fingerprints
     /// (numbers are hashed as `Value`'s equality compares them), and two different ones
     /// share one with a chance of about 2^-64 — at worst a "Changed" line not told.
+    ///
+    /// The hash is ahash with keys drawn once per process: the same definition gets the
+    /// same fingerprint for the life of the process (a fingerprint is never stored), and a
+    /// server cannot work out two definitions that share one.
     pub fn fingerprint(&self) -> u64 {
-        use std::hash::{Hash, Hasher};
-        let mut h = std::hash::DefaultHasher::new();
+        use std::hash::{BuildHasher, Hash, Hasher};
+        static KEYS: std::sync::OnceLock<ahash::RandomState> = std::sync::OnceLock::new();
+        let keys = KEYS.get_or_init(ahash::RandomState::new);
+        let mut h = keys.build_hasher();
         self.description.as_deref().hash(&mut h);
-        hash_value(&self.input_schema, &mut h);
+        hash_value(&self.input_schema, &mut h, keys);
         h.finish()
     }
 }
 
 /// Feeds `v` to `h`: a tag per kind, then the contents.
-fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
-    use std::hash::Hash;
+fn hash_value(v: &Value, h: &mut impl std::hash::Hasher, keys: &ahash::RandomState) {
+    use std::hash::{BuildHasher, Hash, Hasher};
     match v {
         Value::Null => 0u8.hash(h),
         Value::Bool(b) => (1u8, b).hash(h),
@@ -157,26 +164,20 @@ fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
         Value::Array(a) => {
             (4u8, a.len()).hash(h);
             for x in a {
-                hash_value(x, h);
+                hash_value(x, h, keys);
             }
         }
         Value::Object(o) => {
-            // Members in key order, whatever order the map keeps (serde_json keeps input
-            // order when asked to, and such maps compare equal in any order).
-            (5u8, o.len()).hash(h);
-            if o.keys().is_sorted() {
-                for (k, x) in o {
-                    k.hash(h);
-                    hash_value(x, h);
-                }
-            } else {
-                let mut members: Vec<_> = o.iter().collect();
-                members.sort_unstable_by(|a, b| a.0.cmp(b.0));
-                for (k, x) in members {
-                    k.hash(h);
-                    hash_value(x, h);
-                }
-            }
+            // The members in any order (serde_json keeps input order when asked to, and
+            // such maps compare equal in any order): each member hashed alone, the sum
+            // of their hashes fed on — no sort, no comparison of keys.
+            let members = o.iter().fold(0u64, |sum, (k, x)| {
+                let mut m = keys.build_hasher();
+                k.hash(&mut m);
+                hash_value(x, &mut m, keys);
+                sum.wrapping_add(m.finish())
+            });
+            (5u8, o.len(), members).hash(h);
         }
     }
 }
@@ -264,11 +265,11 @@ impl<'a> ServerView<'a> {
 
     /// The marker a tool is announced under in `instance`.
     pub fn tool_marker(&self, tool: &str, instance: Option<&str>) -> Marker {
-        self.marker_in(self.catalog.toolset_of(tool).as_ref(), instance)
+        self.marker_in(self.catalog.toolset_ref(tool), instance)
     }
 
     /// The marker of a tool of `set` (none: outside toolsets) in `instance`.
-    fn marker_in(&self, set: Option<&ToolsetRef>, instance: Option<&str>) -> Marker {
+    fn marker_in(&self, set: Option<ToolsetRef<&str>>, instance: Option<&str>) -> Marker {
         match set {
             Some(ToolsetRef::Declared(t) | ToolsetRef::Group(t)) => {
                 Marker::new(self.name, t, instance)
@@ -307,61 +308,90 @@ impl<'a> ServerView<'a> {
                 a.open.insert((g.to_owned(), None), set);
             }
         }
+        // Gathered, then built in one go (a sort and a bulk build: far cheaper than an
+        // insert per tool when a server lists thousands). What a toolset is (declared or a
+        // group, instanced, open) is read once per toolset, not once per tool.
+        let mut sets: FastMap<&str, SetInfo<'a>> = FastMap::default();
+        let outside = Marker::server(self.name);
+        let mut usable = Vec::new();
         for t in self.catalog.listed_tools() {
             if !self.presented_dynamic(&t.name) || !self.policy.allows(&t.name) {
                 continue;
             }
-            let set = self.catalog.toolset_of(&t.name);
-            for instance in self.usable_instances(h, &t.name, set.as_ref()) {
-                let shown = h.description_and_schema(&t.name, instance.as_deref());
+            let set = self
+                .catalog
+                .toolset_name(&t.name)
+                .map(|n| &*sets.entry(n).or_insert_with(|| self.set_info(h, n)));
+            for instance in usable_instances(h, &t.name, set) {
+                let shown = h.description_and_schema(&t.name, instance);
                 if let Some((description, schema)) = shown {
-                    let marker = self.marker_in(set.as_ref(), instance.as_deref());
+                    let mut marker = set.map_or_else(|| outside.clone(), |s| s.marker.clone());
+                    marker.instance = instance.map(str::to_owned);
                     let described = Described {
                         description: description.map(|d| Cow::Borrowed(d.as_str())),
                         input_schema: Cow::Borrowed(schema),
                     };
-                    a.usable
-                        .insert((t.name.clone(), instance), (marker, described));
+                    let key = (t.name.clone(), instance.map(str::to_owned));
+                    usable.push((key, (marker, described)));
                 }
             }
         }
+        a.usable = usable.into_iter().collect();
         a
     }
 
-    /// The instances (None: outside instances) in which a dynamic tool of `set` is usable:
-    /// visible there, and its toolset or group open (§4.3, §4.4).
-    fn usable_instances(
-        &self,
-        h: &'a HintState,
-        tool: &str,
-        set: Option<&ToolsetRef>,
-    ) -> Vec<Option<String>> {
-        let visible_alone = h.is_visible(tool, None);
-        match set {
-            Some(ToolsetRef::Declared(ts)) => {
-                let instanced = self.catalog.declaration(ts).is_some_and(|d| d.instances);
-                if instanced {
-                    h.instances_of(ts)
-                        .into_iter()
-                        .filter(|i| h.is_visible(tool, Some(i)))
-                        .map(|i| Some(i.to_owned()))
-                        .collect()
-                } else if h.is_open(ts, None) && visible_alone {
-                    vec![None]
-                } else {
-                    Vec::new()
-                }
-            }
-            Some(ToolsetRef::Group(g)) => {
-                if self.catalog.is_group_open(g) && visible_alone {
-                    vec![None]
-                } else {
-                    Vec::new()
-                }
-            }
-            None if visible_alone => vec![None],
-            None => Vec::new(),
+    /// What [`ServerView::actual`] needs to know of a toolset or group its tools name.
+    fn set_info(&self, h: &'a HintState, name: &'a str) -> SetInfo<'a> {
+        let marker = Marker::new(self.name, name, None);
+        match self.catalog.declaration(name) {
+            Some(d) if d.instances => SetInfo {
+                marker,
+                open: false,
+                instances: h.instances_of(name),
+            },
+            Some(_) => SetInfo {
+                marker,
+                open: h.is_open(name, None),
+                instances: Vec::new(),
+            },
+            None => SetInfo {
+                marker,
+                open: self.catalog.is_group_open(name),
+                instances: Vec::new(),
+            },
         }
+    }
+}
+
+/// A toolset (declared or an undeclared group) as [`ServerView::actual`] reads it.
+struct SetInfo<'a> {
+    /// Its marker, without an instance.
+    marker: Marker,
+    /// Open (for a toolset without instances, or a group).
+    open: bool,
+    /// The open instances, for a toolset with instances.
+    instances: Vec<&'a str>,
+}
+
+/// The instances (None: outside instances) in which a dynamic tool of `set` (none: outside
+/// toolsets) is usable: visible there, and its toolset, instance or group open (§4.3,
+/// §4.4).
+fn usable_instances<'a>(
+    h: &HintState,
+    tool: &str,
+    set: Option<&SetInfo<'a>>,
+) -> Vec<Option<&'a str>> {
+    match set {
+        Some(s) if !s.instances.is_empty() => s
+            .instances
+            .iter()
+            .filter(|i| h.is_visible(tool, Some(i)))
+            .map(|i| Some(*i))
+            .collect(),
+        Some(s) if s.open && h.is_visible(tool, None) => vec![None],
+        Some(_) => Vec::new(),
+        None if h.is_visible(tool, None) => vec![None],
+        None => Vec::new(),
     }
 }
 
@@ -398,6 +428,16 @@ mod tests {
             input_schema: Cow::Owned(json!({})),
         };
         assert_ne!(none.fingerprint(), d("", json!({})).fingerprint());
+        // Members are hashed whole: swapping values between keys, or moving a member into
+        // a nested object, is a different definition.
+        assert_ne!(
+            d("x", json!({"a": "b", "c": "d"})).fingerprint(),
+            d("x", json!({"a": "d", "c": "b"})).fingerprint()
+        );
+        assert_ne!(
+            d("x", json!({"a": {"b": 1}})).fingerprint(),
+            d("x", json!({"a": {}, "b": 1})).fingerprint()
+        );
     }
 
     #[test]

@@ -384,9 +384,12 @@ fn tools_row(m: &ManyTools) -> Row {
             && m.settle_ratio <= TARGET_TOOLS_RATIO
             && l.settle_secs < TARGET_TOOLS_SETTLE_SECS,
         note: format!(
-            "from the server's answer to tools/list (the statement read before it: {:.3} s and {:.3} s) until settled with every tool listed; look: {:.3} s and {:.3} s (×{:.2}), {} and {} tools shown usable, {} and {} KiB; RSS growth {:.1} and {:.1} KiB per tool",
+            "from the server's answer to tools/list (the statement read before it: {:.3} s and {:.3} s) until settled with every tool listed, the median of {} runs ({} and {}); look: {:.3} s and {:.3} s (×{:.2}), {} and {} tools shown usable, {} and {} KiB; RSS growth {:.1} and {:.1} KiB per tool",
             s.statement_secs,
             l.statement_secs,
+            s.settle_samples.len().max(1),
+            spread(&s.settle_samples),
+            spread(&l.settle_samples),
             s.look_secs,
             l.look_secs,
             m.look_ratio,
@@ -397,6 +400,14 @@ fn tools_row(m: &ManyTools) -> Row {
             s.rss_per_tool() / 1024.0,
             l.rss_per_tool() / 1024.0
         ),
+    }
+}
+
+/// `0.210-0.260 s`: the shortest and longest of some samples.
+fn spread(samples: &[f64]) -> String {
+    match (samples.first(), samples.last()) {
+        (Some(a), Some(b)) => format!("{a:.3}-{b:.3} s"),
+        _ => "one sample".to_owned(),
     }
 }
 

@@ -6,6 +6,7 @@
 //! moves to dynamic be shown as it is.
 
 use super::{DefinitionOverride, HintState, SetKey, ToolKey, changed};
+use crate::state::keys::probe;
 use crate::state::output::{Carrier, Cause, Change, Output};
 use mcpl_protocol::hints::ToolsetChange;
 use mcpl_protocol::{HintChanges, Presence, ToolsetState};
@@ -59,9 +60,7 @@ impl HintState {
         let Some(toolset) = self.listed.get(tool).and_then(|l| l.toolset.as_deref()) else {
             return false;
         };
-        !self
-            .open
-            .contains_key(&(toolset.to_owned(), Some(instance.to_owned())))
+        !self.open.contains_key(probe(&(toolset, Some(instance))))
     }
 
     fn set_visible(
@@ -72,12 +71,15 @@ impl HintState {
         cause: &Cause,
         out: &mut Vec<Output>,
     ) {
-        let key = (tool.to_owned(), instance.map(str::to_owned));
         // §5.1: entries are values; restating one changes nothing and is not reported.
+        let key = (tool, instance);
         let differs = if visible {
-            self.visible.insert(key)
+            !self.visible.contains(probe(&key))
+                && self
+                    .visible
+                    .insert((tool.to_owned(), instance.map(str::to_owned)))
         } else {
-            self.visible.remove(&key)
+            self.visible.remove(probe(&key))
         };
         if differs && !self.is_static(tool) {
             let change = Change::Visibility {
@@ -97,10 +99,10 @@ impl HintState {
         cause: &Cause,
         out: &mut Vec<Output>,
     ) {
-        let key = (tool.to_owned(), instance.map(str::to_owned));
-        if self.overrides.get(&key) == Some(&o) {
+        if self.overrides.get(probe(&(tool, instance))) == Some(&o) {
             return;
         }
+        let key = (tool.to_owned(), instance.map(str::to_owned));
         self.overrides.insert(key, o);
         if !self.is_static(tool) {
             let change = Change::Definition {
@@ -271,9 +273,16 @@ impl HintState {
 
     /// Stores `p` at `stamp` unless the tool's value is newer; true when stored.
     pub(super) fn stamp_presence(&mut self, tool: &str, p: Presence, stamp: u64) -> bool {
-        match self.presence.get(tool) {
+        match self.presence.get_mut(tool) {
             Some(s) if s.rev > stamp => false,
-            _ => {
+            Some(s) => {
+                *s = super::Stamped {
+                    presence: p,
+                    rev: stamp,
+                };
+                true
+            }
+            None => {
                 self.presence.insert(
                     tool.to_owned(),
                     super::Stamped {

@@ -3,10 +3,11 @@
 //! they are a recovery (§5.2); the first also starts every connection.
 
 use super::{DefinitionOverride, HintState, Listed, OpenToolset, Phase, SetKey, ToolKey, changed};
+use crate::state::keys::{FastMap, FastSet};
 use crate::state::output::{Cause, Change, Output, RecoverReason};
 use mcpl_protocol::toolsets::{EndedRecord, OpenRecord};
 use mcpl_protocol::{HintChanges, Presence, Tool};
-use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -276,13 +277,19 @@ impl HintState {
         let newer = self.listed_rev.is_none_or(|r| rev >= r);
         let mut previous = None;
         if newer {
-            let names: HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-            let gone: Vec<String> = self
-                .listed
-                .keys()
-                .filter(|n| !names.contains(n.as_str()))
-                .cloned()
-                .collect();
+            // In name order, so that what forgetting them reports does not depend on the
+            // table's hashing.
+            let mut gone: Vec<String> = Vec::new();
+            if !self.listed.is_empty() {
+                let names: FastSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+                gone = self
+                    .listed
+                    .keys()
+                    .filter(|n| !names.contains(n.as_str()))
+                    .cloned()
+                    .collect();
+            }
+            gone.sort_unstable();
             for name in gone {
                 self.forget_tool(&name, &cause, &mut out);
             }
@@ -291,7 +298,12 @@ impl HintState {
         }
         // Where each name was met so far in this list: a name listed twice is compared
         // with its previous entry, as each entry replaces the one before.
-        let mut met: HashMap<&str, usize> = HashMap::new();
+        let mut met: FastMap<&str, usize> = FastMap::default();
+        if previous.is_some() {
+            met.reserve(tools.len());
+            self.listed
+                .reserve(tools.len().saturating_sub(self.listed.len()));
+        }
         for (at, t) in tools.iter().enumerate() {
             let meta = t.meta.as_ref();
             let before = self.presence(&t.name);
@@ -310,7 +322,12 @@ impl HintState {
                     at,
                     toolset: meta.and_then(|m| m.toolset.clone()),
                 };
-                self.listed.insert(t.name.clone(), listed);
+                match self.listed.get_mut(&t.name) {
+                    Some(l) => *l = listed,
+                    None => {
+                        self.listed.insert(t.name.clone(), listed);
+                    }
+                }
             }
             let presence = meta.map_or(Presence::Static, |m| m.effective_presence());
             self.stamp_presence(&t.name, presence, rev);

@@ -4,10 +4,14 @@
 
 use super::{EndedInfo, OpenBelief, Presenter, ServerState};
 use crate::state::conversation::namespaced;
+use crate::state::keys::probe;
 use crate::state::output::{Cause, Change};
 use crate::state::presenter::render::{TextBounds, act_call};
-use crate::state::view::{Actual, Marker, OpenSet, ServerView, SetKey, ToolKey, shown_name};
+use crate::state::view::{
+    Actual, Described, Marker, OpenSet, ServerView, SetKey, ToolKey, shown_name,
+};
 use mcpl_protocol::{Presence, Suggestion};
+use std::cmp::Ordering;
 
 /// What a line is about: toolset state, a tool, or a suggestion.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -270,17 +274,69 @@ impl Presenter {
         for key in keys {
             out.extend(self.set_news(view, actual, &key));
         }
-        let st = self.state(view.name);
-        let keys: Vec<ToolKey> = st
-            .usable
-            .keys()
-            .chain(actual.usable.keys())
-            .cloned()
-            .collect();
-        for key in keys {
-            out.extend(self.tool_news(view, actual, &key));
-        }
+        out.extend(self.every_tool_news(view, actual));
         out
+    }
+
+    /// [`Presenter::tool_news`] for every (tool, instance) believed usable or usable now,
+    /// in one pass over both tables in key order: no key is looked up or copied twice,
+    /// which matters for a server with thousands of tools (issue #13 item 9). The lines
+    /// come in the order a key-by-key pass makes them: the believed-usable keys first
+    /// (changed, no longer usable), then the keys usable for the first time.
+    fn every_tool_news(&mut self, view: &ServerView<'_>, actual: &Actual<'_>) -> Vec<Fragment> {
+        let before = std::mem::take(&mut self.state(view.name).usable);
+        let mut believed = Vec::with_capacity(actual.usable.len());
+        let (mut known, mut first) = (Vec::new(), Vec::new());
+        let mut old = before.into_iter().peekable();
+        let mut now = actual.usable.iter().peekable();
+        loop {
+            let order = match (old.peek(), now.peek()) {
+                (None, None) => break,
+                (Some(_), None) => Ordering::Less,
+                (None, Some(_)) => Ordering::Greater,
+                (Some((o, _)), Some((n, _))) => o.cmp(n),
+            };
+            match order {
+                Ordering::Less => {
+                    let Some((key, (marker, _))) = old.next() else {
+                        break;
+                    };
+                    if set_open(actual, &marker) {
+                        known.push(ToolLine::Gone {
+                            tool: key.0,
+                            marker,
+                        });
+                    }
+                }
+                Ordering::Greater => {
+                    let Some((key, (marker, d))) = now.next() else {
+                        break;
+                    };
+                    believed.push((key.clone(), (marker.clone(), d.fingerprint())));
+                    first.push(ToolLine::told("Usable", &key.0, marker, d));
+                }
+                Ordering::Equal => {
+                    let (Some((key, told)), Some((same, (marker, d)))) = (old.next(), now.next())
+                    else {
+                        break;
+                    };
+                    let print = d.fingerprint();
+                    if told.1 == print {
+                        believed.push((key, told));
+                    } else {
+                        known.push(ToolLine::told("Changed", &same.0, marker, d));
+                        believed.push((key, (marker.clone(), print)));
+                    }
+                }
+            }
+        }
+        // In key order already: the map is built in one go.
+        self.state(view.name).usable = believed.into_iter().collect();
+        known
+            .into_iter()
+            .chain(first)
+            .map(|line| self.word(view.name, line))
+            .collect()
     }
 
     /// Hints no longer count: the agent is told once, and the belief goes (vector 34).
@@ -356,9 +412,8 @@ impl Presenter {
         actual: &Actual<'_>,
         key: &ToolKey,
     ) -> Option<Fragment> {
-        let b = self.config.bounds;
         let st: &mut ServerState = self.state(view.name);
-        match (actual.usable.get(key), st.usable.get(key)) {
+        let line = match (actual.usable.get(key), st.usable.get(key)) {
             (Some((marker, d)), before) => {
                 let print = d.fingerprint();
                 let verb = match before {
@@ -367,37 +422,48 @@ impl Presenter {
                     Some(_) => return None,
                 };
                 st.usable.insert(key.clone(), (marker.clone(), print));
-                if !self.word_tool_line() {
-                    return Some(Fragment::held());
-                }
-                Some(Fragment {
-                    announces: Some(marker.clone()).filter(|m| m.toolset.is_some()),
-                    ..Fragment::new(
-                        Rank::Tool,
-                        format!("{verb}: {}", b.describe(view.name, &key.0, marker, d)),
-                    )
-                })
+                ToolLine::told(verb, &key.0, marker, d)
             }
             (None, Some(_)) => {
                 let (marker, _) = st.usable.remove(key)?;
-                let set_open = match &marker.toolset {
-                    None => true,
-                    Some(t) => actual
-                        .open
-                        .contains_key(&(t.clone(), marker.instance.clone())),
-                };
-                if !set_open {
+                if !set_open(actual, &marker) {
                     return None;
                 }
-                if !self.word_tool_line() {
-                    return Some(Fragment::held());
+                ToolLine::Gone {
+                    tool: key.0.clone(),
+                    marker,
                 }
-                Some(Fragment::new(
-                    Rank::Tool,
-                    format!("No longer usable: {} in {marker}.", shown_name(&key.0)),
-                ))
             }
-            (None, None) => None,
+            (None, None) => return None,
+        };
+        Some(self.word(view.name, line))
+    }
+
+    /// A tool line, worded while the pass's budget lasts, else [`Fragment::held`].
+    fn word(&mut self, server: &str, line: ToolLine<'_, '_>) -> Fragment {
+        if !self.word_tool_line() {
+            return Fragment::held();
+        }
+        match line {
+            ToolLine::Told {
+                verb,
+                tool,
+                marker,
+                d,
+            } => Fragment {
+                announces: Some(marker.clone()).filter(|m| m.toolset.is_some()),
+                ..Fragment::new(
+                    Rank::Tool,
+                    format!(
+                        "{verb}: {}",
+                        self.config.bounds.describe(server, tool, marker, d)
+                    ),
+                )
+            },
+            ToolLine::Gone { tool, marker } => Fragment::new(
+                Rank::Tool,
+                format!("No longer usable: {} in {marker}.", shown_name(&tool)),
+            ),
         }
     }
 
@@ -426,6 +492,42 @@ impl Presenter {
         };
         st.usable.retain(|_, (m, _)| *m != b.marker);
         true
+    }
+}
+
+/// What one (tool, instance) has to tell the agent, decided and not yet worded.
+enum ToolLine<'x, 'a> {
+    /// Usable now ("Usable"), or usable with a new definition ("Changed").
+    Told {
+        verb: &'static str,
+        tool: &'x str,
+        marker: &'x Marker,
+        d: &'x Described<'a>,
+    },
+    /// No longer usable where it was told usable.
+    Gone { tool: String, marker: Marker },
+}
+
+impl<'x, 'a> ToolLine<'x, 'a> {
+    fn told(verb: &'static str, tool: &'x str, marker: &'x Marker, d: &'x Described<'a>) -> Self {
+        ToolLine::Told {
+            verb,
+            tool,
+            marker,
+            d,
+        }
+    }
+}
+
+/// True when a tool told usable under `marker` stopped being usable while its toolset (or
+/// instance) stays open: then it is news. A tool whose toolset closed says nothing itself:
+/// the close is the news.
+fn set_open(actual: &Actual<'_>, marker: &Marker) -> bool {
+    match &marker.toolset {
+        None => true,
+        Some(t) => actual
+            .open
+            .contains_key(probe(&(t.as_str(), marker.instance.as_deref()))),
     }
 }
 
