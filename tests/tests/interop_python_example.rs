@@ -1,0 +1,81 @@
+//! The example server (`server/examples/toolsets.rs`: one toolset, one instanced toolset)
+//! against the official MCP Python SDK's client over stdio. The client has no `toolHints`,
+//! so it plays through the compat tools (RFC-014 §8): it opens `notes` and adds a note,
+//! opens two counters and counts in each by name, and a call naming none is refused with
+//! the open instances listed. `cargo test` builds the example with the tests.
+
+use mcpl_tests::interop::{python, script};
+use serde_json::{Value, json};
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The example's binary: `target/<profile>/examples/toolsets`, beside this test's `deps/`.
+fn example() -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's path");
+    let profile = exe
+        .parent()
+        .and_then(|deps| deps.parent())
+        .expect("target/<profile>/deps/<test>");
+    let path = profile.join("examples").join("toolsets");
+    assert!(
+        path.exists(),
+        "{} is missing: `cargo test` builds it, or `cargo build -p mcpl-server --example toolsets`",
+        path.display()
+    );
+    path
+}
+
+#[test]
+fn the_python_sdk_client_plays_the_example_server_through_compat_tools() {
+    let out = Command::new(python())
+        .arg(script("py_example.py"))
+        .arg(example())
+        .output()
+        .expect("python runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the Python client failed:\nstdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().last().expect("one line of output");
+    let report: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    assert_eq!(
+        report["tools"],
+        json!([
+            "count",
+            "note_add",
+            "note_list",
+            "toolset_close",
+            "toolset_open"
+        ]),
+        "{report}"
+    );
+    let said = &report["said"];
+    let step = |name: &str, error: bool, text: &str| {
+        assert_eq!(said[name]["isError"], error, "{name}: {report}");
+        let got = said[name]["text"].as_str().unwrap_or_default();
+        assert!(got.contains(text), "{name}: {got:?} lacks {text:?}");
+    };
+    step("open_notes", false, "Opened notes");
+    step("add", false, "Notes: buy milk");
+    step("list", false, "Notes: buy milk");
+    step("open_a", false, "Opened counter:counter-1");
+    step("open_b", false, "Opened counter:counter-2");
+    step("count_b", false, "Count: 5");
+    step("count_a", false, "Count: 1");
+    step(
+        "count_unnamed",
+        true,
+        "several counter instances are open (counter-1, counter-2)",
+    );
+}
+
+/// The example is what a newcomer reads first: it stays short (issue #14: under 80 lines).
+#[test]
+fn the_example_server_stays_under_80_lines() {
+    let path = mcpl_tests::interop::workspace_root().join("server/examples/toolsets.rs");
+    let source = std::fs::read_to_string(&path).expect("the example's source");
+    let lines = source.lines().count();
+    assert!(lines < 80, "{}: {lines} lines", path.display());
+}
