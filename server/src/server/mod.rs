@@ -337,6 +337,12 @@ impl Server {
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
         sessions.remove(&id);
+        // A table that grew for a burst of sessions gives the memory back once most have
+        // gone (issue #13: an expired session's memory is returned).
+        if sessions.capacity() > 64 && sessions.len() * 4 < sessions.capacity() {
+            let keep = sessions.len() * 2;
+            sessions.shrink_to(keep);
+        }
         self.inner.live_sessions.send_replace(sessions.len());
     }
 

@@ -66,7 +66,17 @@ impl Registry {
 
     /// Removes and ends the session; later requests with its id get 404.
     pub(super) fn end(&self, id: &str) {
-        let removed = lock(&self.sessions).remove(id);
+        let removed = {
+            let mut sessions = lock(&self.sessions);
+            let removed = sessions.remove(id);
+            // A table that grew for a burst of sessions gives the memory back once most
+            // have gone (issue #13: an expired session's memory is returned).
+            if sessions.capacity() > 64 && sessions.len() * 4 < sessions.capacity() {
+                let keep = sessions.len() * 2;
+                sessions.shrink_to(keep);
+            }
+            removed
+        };
         if let Some(session) = removed {
             session.end();
         }
@@ -574,6 +584,34 @@ mod tests {
             )),
             rx,
         )
+    }
+
+    /// A burst of sessions that all ended leaves no table sized for the burst behind.
+    #[test]
+    fn the_registry_gives_back_its_table_once_most_sessions_ended() {
+        let registry = Registry::new();
+        let mut receivers = Vec::new();
+        let mut ids = Vec::new();
+        for _ in 0..2000 {
+            let (s, rx) = session(4);
+            ids.push(s.id.clone());
+            registry.insert(s);
+            receivers.push(rx);
+        }
+        let grown = lock(&registry.sessions).capacity();
+        assert!(grown >= 2000);
+        for id in &ids[10..] {
+            registry.end(id);
+        }
+        assert_eq!(registry.len(), 10);
+        let left = lock(&registry.sessions).capacity();
+        assert!(
+            left <= 64,
+            "capacity {left} after {grown} for 2000 sessions, 10 left"
+        );
+        for id in &ids[..10] {
+            assert!(registry.get(id).is_some(), "the live ones stay");
+        }
     }
 
     /// The next message a GET stream has, without its event id.
