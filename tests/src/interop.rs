@@ -46,3 +46,16 @@ pub fn python() -> PathBuf {
         })
         .clone()
 }
+
+/// The one JSON line a peer script prints last (its report), after checking that it
+/// exited successfully; panics with its stdout and stderr otherwise.
+pub fn report(out: &std::process::Output) -> serde_json::Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the Python peer failed:\nstdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().last().expect("one line of output");
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}

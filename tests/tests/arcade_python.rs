@@ -35,14 +35,7 @@ async fn a_python_plain_client_plays_tictactoe_to_the_end() {
         .await
         .expect("the Python client finishes")
         .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the Python client failed:\nstdout: {stdout}\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = stdout.lines().last().expect("one line of output");
-    let report: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let report: Value = mcpl_tests::interop::report(&out);
 
     assert_eq!(report["server"], "mcpl-arcade", "{report:#}");
     let tools: Vec<&str> = report["tools"]

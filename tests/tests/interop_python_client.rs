@@ -18,15 +18,7 @@ fn run_client(args: &[&str]) -> Value {
         .args(args)
         .output()
         .expect("python runs");
-    assert!(
-        out.status.success(),
-        "the Python client failed:\nstdout: {}\nstderr: {}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let line = stdout.lines().last().expect("one line of output");
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    mcpl_tests::interop::report(&out)
 }
 
 fn assert_called_our_server(report: &Value, expected_text: &str) {

@@ -4,8 +4,8 @@
 //! opens two counters and counts in each by name, and a call naming none is refused with
 //! the open instances listed. `cargo test` builds the example with the tests.
 
-use mcpl_tests::interop::{python, script};
-use serde_json::{Value, json};
+use mcpl_tests::interop::{python, report, script};
+use serde_json::json;
 use std::path::PathBuf;
 use std::process::Command;
 
@@ -32,14 +32,7 @@ fn the_python_sdk_client_plays_the_example_server_through_compat_tools() {
         .arg(example())
         .output()
         .expect("python runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the Python client failed:\nstdout: {stdout}\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = stdout.lines().last().expect("one line of output");
-    let report: Value = serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}"));
+    let report = report(&out);
     assert_eq!(
         report["tools"],
         json!([

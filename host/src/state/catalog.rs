@@ -54,15 +54,6 @@ impl ToolsetRef<&str> {
     }
 }
 
-impl<S: AsRef<str>> ToolsetRef<S> {
-    /// The toolset's or group's name.
-    pub fn name(&self) -> &str {
-        match self {
-            ToolsetRef::Declared(n) | ToolsetRef::Group(n) => n.as_ref(),
-        }
-    }
-}
-
 /// Whether the host may send a call to a tool (§4.4, vector 10).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallGate {
