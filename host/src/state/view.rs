@@ -139,14 +139,14 @@ impl Described<'_> {
         let keys = KEYS.get_or_init(ahash::RandomState::new);
         let mut h = keys.build_hasher();
         self.description.as_deref().hash(&mut h);
-        hash_value(&self.input_schema, &mut h, keys);
+        hash_value(&self.input_schema, &mut h);
         h.finish()
     }
 }
 
 /// Feeds `v` to `h`: a tag per kind, then the contents.
-fn hash_value(v: &Value, h: &mut impl std::hash::Hasher, keys: &ahash::RandomState) {
-    use std::hash::{BuildHasher, Hash, Hasher};
+fn hash_value(v: &Value, h: &mut impl std::hash::Hasher) {
+    use std::hash::Hash;
     match v {
         Value::Null => 0u8.hash(h),
         Value::Bool(b) => (1u8, b).hash(h),
@@ -164,20 +164,29 @@ fn hash_value(v: &Value, h: &mut impl std::hash::Hasher, keys: &ahash::RandomSta
         Value::Array(a) => {
             (4u8, a.len()).hash(h);
             for x in a {
-                hash_value(x, h, keys);
+                hash_value(x, h);
             }
         }
         Value::Object(o) => {
-            // The members in any order (serde_json keeps input order when asked to, and
-            // such maps compare equal in any order): each member hashed alone, the sum
-            // of their hashes fed on — no sort, no comparison of keys.
-            let members = o.iter().fold(0u64, |sum, (k, x)| {
-                let mut m = keys.build_hasher();
-                k.hash(&mut m);
-                hash_value(x, &mut m, keys);
-                sum.wrapping_add(m.finish())
-            });
-            (5u8, o.len(), members).hash(h);
+            // The members in key order, so that maps equal in any order hash alike:
+            // serde_json's map iterates in key order unless its `preserve_order` feature is
+            // on somewhere in the build; then an unsorted map is sorted here. (`str`'s hash
+            // ends each key, and each map and array starts with its length: no two shapes
+            // feed the same bytes.)
+            (5u8, o.len()).hash(h);
+            if o.keys().is_sorted() {
+                for (k, x) in o {
+                    k.hash(h);
+                    hash_value(x, h);
+                }
+            } else {
+                let mut members: Vec<_> = o.iter().collect();
+                members.sort_unstable_by_key(|(k, _)| *k);
+                for (k, x) in members {
+                    k.hash(h);
+                    hash_value(x, h);
+                }
+            }
         }
     }
 }
