@@ -1,39 +1,42 @@
-//! The actor: what it owns, how it is started (one link per server, each with a tap and a
-//! subscriber forwarding into this actor's mailbox), and the helpers every handler ends
-//! with — show what the presenter returned, persist told ids, publish the status.
+//! The actor: what it owns, and how it is started (one link per server, each with a tap
+//! and a subscriber forwarding into this actor's mailbox).
 
 use super::config::HostConfig;
 use super::error::HostError;
 use super::handle::HostHandle;
 use super::inbound::{FromLink, Linked};
-use super::server::Slot;
 use super::shown::Shown;
-use super::status::HostStatus;
 use super::told_store::ToldStore;
 use crate::link::{DEFAULT_READ_AHEAD, EventCallback, EventSink, ReadGate, ServerLink, Tap};
 use crate::state::{
-    AgentMessage, Catalog, Change, Conversation, HintConfig, MessageKind, MetaTools, Output,
-    Presenter, ServerView, ToldIds,
+    Conversation, CoreConfig, HintConfig, HostCore, HostStatus, MetaTools, Presenter, ServerSlot,
+    ToldIds,
 };
 use actix::prelude::*;
 use mcpl_protocol::names::check_name;
 use std::collections::{BTreeMap, BTreeSet};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 use tokio::sync::{mpsc, watch};
 use tracing::warn;
 
+/// One server's link, as the actor holds it beside the core's [`ServerSlot`].
+pub(super) struct Link {
+    pub addr: Addr<ServerLink>,
+    /// How far the link reads ahead of this actor.
+    pub gate: ReadGate,
+    /// The armed hold timer.
+    pub hold: Option<SpawnHandle>,
+}
+
 /// The host's agent-facing actor (see the module doc). Start it with [`Host::start`].
 pub struct Host {
-    pub(super) servers: BTreeMap<String, Slot>,
-    pub(super) presenter: Presenter,
-    pub(super) conversation: Conversation,
-    pub(super) meta: MetaTools,
-    store: Option<ToldStore>,
-    subscribers: Vec<mpsc::UnboundedSender<Shown>>,
+    pub(super) core: HostCore,
+    pub(super) links: BTreeMap<String, Link>,
+    pub(super) store: Option<ToldStore>,
+    pub(super) subscribers: Vec<mpsc::UnboundedSender<Shown>>,
     /// The first message the next transcript returns.
     pub(super) transcript_from: u64,
-    status: watch::Sender<HostStatus>,
-    pub(super) retry_delay: Duration,
+    pub(super) status: watch::Sender<HostStatus>,
     /// Warnings about what servers send that this host cannot read, at most a few per
     /// interval.
     pub(super) peer_warnings: mcpl_transport::LogLimiter,
@@ -42,10 +45,10 @@ pub struct Host {
     /// How many calls have waited so far; names each wait.
     pub(super) waits: u64,
     /// The longest a meta-tool call waits for a statement.
-    pub(super) statement_wait: Duration,
+    pub(super) statement_wait: std::time::Duration,
 }
 
-/// Now, on tokio's clock (paused in tests); the cores take it as an argument.
+/// Now, on tokio's clock (paused in tests); the core takes it as an argument.
 pub(super) fn now() -> Instant {
     tokio::time::Instant::now().into_std()
 }
@@ -70,22 +73,30 @@ impl Host {
         let (status, watcher) = watch::channel(HostStatus::default());
         let addr = Host::create(move |ctx| {
             let me = ctx.address();
-            let mut servers = BTreeMap::new();
             let hints = config.hint_config();
+            let mut links = BTreeMap::new();
+            let mut slots = Vec::new();
             for s in config.servers {
-                let slot = start_link(s, &me, hints);
-                servers.insert(slot.name.clone(), slot);
+                let (slot, link) = start_link(s, &me, hints);
+                links.insert(slot.name().to_owned(), link);
+                slots.push(slot);
             }
+            let core = HostCore::new(
+                slots,
+                Presenter::new(config.presenter, told),
+                Conversation::new(config.conversation),
+                MetaTools::new(config.meta),
+                CoreConfig {
+                    retry_delay: config.retry_delay,
+                },
+            );
             let host = Host {
-                servers,
-                presenter: Presenter::new(config.presenter, told),
-                conversation: Conversation::new(config.conversation),
-                meta: MetaTools::new(config.meta),
+                core,
+                links,
                 store,
                 subscribers: Vec::new(),
                 transcript_from: 0,
                 status,
-                retry_delay: config.retry_delay,
                 peer_warnings: mcpl_transport::LogLimiter::per_peer(),
                 waiting: Vec::new(),
                 waits: 0,
@@ -97,141 +108,9 @@ impl Host {
         Ok(HostHandle::new(addr, watcher))
     }
 
-    /// Shows messages to the agent: records them in the conversation and hands every one
-    /// but a tool result (which goes back to its caller) to the subscribers.
-    pub(super) fn show(&mut self, messages: Vec<AgentMessage>) {
-        for m in messages {
-            let seq = self.conversation.push(m.clone());
-            if m.kind != MessageKind::ToolResult {
-                let shown = Shown::new(seq, &m);
-                self.subscribers.retain(|s| s.send(shown.clone()).is_ok());
-            }
-        }
-    }
-
     /// Adds a subscriber to what is shown outside tool results.
     pub(super) fn subscribe(&mut self, tx: mpsc::UnboundedSender<Shown>) {
         self.subscribers.push(tx);
-    }
-
-    /// What a server's hint state reported: presence moves go to the catalog (applied at
-    /// the next boundary, §3), every change to the presenter, `Recover` starts the reads
-    /// (§5.2), and the hold timer follows the state's next deadline.
-    pub(super) fn after_hints(&mut self, server: &str, outs: Vec<Output>, ctx: &mut Context<Self>) {
-        let Some(slot) = self.servers.get_mut(server) else {
-            return;
-        };
-        for o in &outs {
-            if let Some(Change::Presence { tool, presence }) = o.change() {
-                slot.catalog.set_presence(tool, *presence);
-            }
-        }
-        let recover = outs.iter().any(|o| matches!(o, Output::Recover(_)));
-        let view = slot.view();
-        let shown = self.presenter.ingest(&view, &outs);
-        self.show(shown);
-        if recover {
-            self.read_statement(server, ctx);
-        }
-        self.rearm_hold(server, ctx);
-    }
-
-    /// Feeds one input to a server's hint state, if hints count there (§2, vector 30).
-    pub(super) fn feed(
-        &mut self,
-        server: &str,
-        ctx: &mut Context<Self>,
-        input: impl FnOnce(&mut crate::state::HintState, Instant) -> Vec<Output>,
-    ) {
-        let Some(hints) = self.servers.get_mut(server).and_then(|s| s.hints.as_mut()) else {
-            return;
-        };
-        let outs = input(hints, now());
-        self.after_hints(server, outs, ctx);
-    }
-
-    /// Arms the hold timer for the hint state's next deadline (§5.2: an early rev is held
-    /// for the window), or disarms it.
-    pub(super) fn rearm_hold(&mut self, server: &str, ctx: &mut Context<Self>) {
-        let Some(slot) = self.servers.get_mut(server) else {
-            return;
-        };
-        let want = slot.hints.as_ref().and_then(|h| h.poll_timeout());
-        if slot.hold.as_ref().map(|(d, _)| *d) == want {
-            return;
-        }
-        if let Some((_, handle)) = slot.hold.take() {
-            ctx.cancel_future(handle);
-        }
-        if let Some(deadline) = want {
-            let delay = deadline.saturating_duration_since(now());
-            let (name, epoch) = (server.to_owned(), slot.epoch);
-            let handle = ctx.run_later(delay, move |act, ctx| act.on_hold_timer(&name, epoch, ctx));
-            slot.hold = Some((deadline, handle));
-        }
-    }
-
-    fn on_hold_timer(&mut self, server: &str, epoch: u64, ctx: &mut Context<Self>) {
-        let Some(slot) = self.servers.get_mut(server).filter(|s| s.epoch == epoch) else {
-            return;
-        };
-        slot.hold = None;
-        self.feed(server, ctx, |h, now| h.handle_timeout(now));
-        self.flush();
-    }
-
-    /// A tool-list boundary (§3, §6): each catalog rebuilds its snapshot, the presence
-    /// moves are told, and the model's list is rebuilt. True when the list changed.
-    pub(super) fn boundary(&mut self) -> bool {
-        let names: Vec<String> = self.servers.keys().cloned().collect();
-        for name in names {
-            let Some(slot) = self.servers.get_mut(&name) else {
-                continue;
-            };
-            let outs = slot.catalog.rebuild_boundary();
-            let view = slot.view();
-            let shown = self.presenter.catalog_outputs(&view, &outs);
-            self.show(shown);
-        }
-        self.rebuild_tool_list()
-    }
-
-    /// Rebuilds the model's list from each catalog's snapshot, without a boundary (a
-    /// server's first listing joins the list).
-    pub(super) fn rebuild_tool_list(&mut self) -> bool {
-        let bounds = *self.presenter.bounds();
-        let views: Vec<ServerView<'_>> = self.servers.values().map(Slot::view).collect();
-        self.conversation.rebuild_tool_list(&views, &bounds)
-    }
-
-    /// Ends every handler: persists told ids when some were added (vector 13 across
-    /// restarts), and publishes the status.
-    pub(super) fn flush(&mut self) {
-        if self.presenter.take_told_dirty()
-            && let Some(store) = &self.store
-            && let Err(e) = store.save(self.presenter.told_ids())
-        {
-            warn!(error = %e, "could not persist the told ended ids");
-        }
-        self.publish();
-    }
-
-    pub(super) fn publish(&self) {
-        let status = HostStatus {
-            servers: self
-                .servers
-                .iter()
-                .map(|(n, s)| (n.clone(), s.status()))
-                .collect(),
-            calls_waiting: self.waiting.len(),
-        };
-        self.status.send_if_modified(|old| {
-            let changed = *old != status;
-            if changed {
-                *old = status;
-            }
-            changed
-        });
     }
 }
 
@@ -242,7 +121,7 @@ impl Actor for Host {
 impl std::fmt::Debug for Host {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Host")
-            .field("servers", &self.servers.keys().collect::<Vec<_>>())
+            .field("servers", &self.links.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -266,7 +145,11 @@ fn load_told(config: &HostConfig) -> ToldIds {
 /// mailbox. Both are called synchronously by the link, in the order it reads and acts, and
 /// both `do_send` to one address, whose mailbox is a FIFO queue: the Host sees one
 /// server's reads and events in exactly the link's order (§5.2: hints apply in read order).
-fn start_link(s: super::config::ServerConfig, host: &Addr<Host>, hints: HintConfig) -> Slot {
+fn start_link(
+    s: super::config::ServerConfig,
+    host: &Addr<Host>,
+    hints: HintConfig,
+) -> (ServerSlot, Link) {
     let mut link = s.link;
     let name = link.name.clone();
     // Each message forwarded holds a ticket until the Host has handled it: a server that
@@ -297,26 +180,14 @@ fn start_link(s: super::config::ServerConfig, host: &Addr<Host>, hints: HintConf
             });
             ev_to.connected()
         })));
-    let advertises_hints = link.advertise_tool_hints;
+    let slot = ServerSlot::new(&name, link.advertise_tool_hints, s.policy, hints);
     let addr = ServerLink::new(link).start();
-    Slot {
-        name,
-        link: addr,
-        catalog: Catalog::new(advertises_hints, None),
-        hints: None,
-        policy: s.policy,
-        push_events: false,
-        epoch: 0,
-        ordered: true,
-        ready: false,
-        listed: false,
-        listed_epoch: 0,
-        unreachable: false,
-        read: None,
-        next_token: 0,
-        read_failures: 0,
-        hold: None,
-        hint_config: hints,
-        gate,
-    }
+    (
+        slot,
+        Link {
+            addr,
+            gate,
+            hold: None,
+        },
+    )
 }

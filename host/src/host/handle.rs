@@ -1,12 +1,12 @@
 //! [`HostHandle`]: the Host's address with async methods, and its status watch.
 
 use super::actor::Host;
-use super::agent::{
+use super::error::HostError;
+use super::messages::{
     Boundary, Call, Compact, Definition, GetTools, StartTurn, Stop, Subscribe, TakeTranscript,
 };
-use super::error::HostError;
 use super::shown::Shown;
-use super::status::HostStatus;
+use crate::state::HostStatus;
 use actix::Addr;
 use mcpl_protocol::{CallToolResult, Tool};
 use serde_json::Value;

@@ -1,10 +1,10 @@
-//! `Host`: the agent-facing actor. It owns, per server, a [`ServerLink`](crate::link),
-//! the [`Catalog`](crate::state::Catalog), the current connection's
-//! [`HintState`](crate::state::HintState), the tool policy and the `pushEvents` grant; and
-//! once, the [`Presenter`](crate::state::Presenter), the agent's
-//! [`Conversation`](crate::state::Conversation) and the [`MetaTools`](crate::state::MetaTools).
-//! It drives them exactly as `state/mod.rs` "Wiring the agent's side" says; every handler
-//! is small: decode, call the core, act on what it returns.
+//! `Host`: the agent-facing actor. It owns a [`ServerLink`](crate::link) per server and
+//! one [`HostCore`](crate::state::HostCore) — every server's catalog, hint state, policy
+//! and connection phase, the presenter, the agent's conversation and the meta-tools, as a
+//! sans-IO state machine. Every handler is small: hand the core the input (with `now`),
+//! then `drive`: carry out the core's actions (send a read, arm a timer, log a
+//! peer's fault), hand what it showed to the subscribers, persist told ids, publish the
+//! status.
 //!
 //! Layout:
 //!
@@ -12,13 +12,14 @@
 //! |---|---|
 //! | `config` | [`HostConfig`], [`ServerConfig`] |
 //! | `error` | [`HostError`] |
-//! | `actor` | [`Host`]: start (one link per server), showing, the hold timer, boundaries, persisting told ids |
-//! | `server` | the per-server slot and its view |
-//! | `inbound` | what the links tell: tapped reads (hints applied as read) and link events |
-//! | `reads` | `toolsets/list` after every connect, and recovery (`toolsets/list`, then `tools/list`) |
-//! | `agent` | the agent's messages: [`Call`], [`GetTools`], [`TakeTranscript`], [`StartTurn`], [`Boundary`], [`Compact`], [`Subscribe`] |
+//! | `drive` | what every handler ends with: the core's actions carried out, what it showed handed on, the status |
+//! | `actor` | [`Host`]: start (one link per server), `drive` (the core's actions: reads, the hold and retry timers, warnings), persisting told ids, the status |
+//! | `inbound` | what the links tell, handed to the core: tapped reads (hints applied as read) and link events |
+//! | `messages` | the agent's messages: [`Call`], [`GetTools`], [`TakeTranscript`], [`StartTurn`], [`Boundary`], [`Compact`], [`Subscribe`], [`Definition`], [`Stop`] |
+//! | `agent` | their handlers: a call planned by the core, sent, finished; a call that waits for a statement |
 //! | `handle` | [`HostHandle`]: async methods over the address, and the status watch |
-//! | `shown`, `status` | [`Shown`] messages, the [`HostStatus`] snapshot |
+//! | `shown` | [`Shown`] messages |
+//! | `told_store` | [`ToldStore`]: the told ended ids on disk |
 //!
 //! # Read order, and why it holds
 //!
@@ -47,28 +48,28 @@
 //!
 //! # Time
 //!
-//! The hold window (§5.2, 250 ms by default) is driven by an actix timer armed for the hint
-//! state's `poll_timeout()`; "now" is tokio's clock, so a test can pause it.
+//! The hold window (§5.2, 250 ms by default) is driven by an actix timer armed where the
+//! core asks (`Action::Hold`, at the hint state's `poll_timeout()`); "now" is tokio's
+//! clock, so a test can pause it.
 
 mod actor;
 mod agent;
 mod config;
+mod drive;
 mod error;
 mod handle;
 mod inbound;
-mod reads;
-mod server;
+mod messages;
 mod shown;
-mod status;
 mod told_store;
 
+pub use crate::state::host_core::{HintSummary, HostStatus, ServerStatus};
 pub use actor::Host;
-pub use agent::{
-    Boundary, Call, Compact, Definition, GetTools, StartTurn, Stop, Subscribe, TakeTranscript,
-};
 pub use config::{DEFAULT_TOLD_CAPACITY, HostConfig, ServerConfig};
 pub use error::HostError;
 pub use handle::HostHandle;
+pub use messages::{
+    Boundary, Call, Compact, Definition, GetTools, StartTurn, Stop, Subscribe, TakeTranscript,
+};
 pub use shown::{Shown, ShownKind};
-pub use status::{HintSummary, HostStatus, ServerStatus};
 pub use told_store::{StoreError, TOLD_FILE, ToldStore};

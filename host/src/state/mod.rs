@@ -12,6 +12,7 @@
 //! | [`conversation`] | the messages the agent was shown, its context window, and the model's tool list | §6 |
 //! | [`meta_tools`] | `toolsets--open/act/look/close` and direct `server--tool` calls, planned | §4.2, §4.4, §4.5, §6 |
 //! | [`args_check`] | `act`'s bounded argument check (depth 24, 5,000 steps, no regex) | §6, §7 |
+//! | [`host_core`] | [`HostCore`]: all of the above composed for one agent — every server's [`ServerSlot`] (connection [`Phase`], reads of its state, hold deadline), driven by inputs with `now` and drained through `poll_action`/`poll_shown` | §4.3, §5.2, §6 |
 //!
 //! # The rules, and where each is enforced
 //!
@@ -51,12 +52,13 @@
 //! | `Change::Presence` | `Catalog::set_presence(tool, p)` | told at `rebuild_boundary()` |
 //! | `mcpl/manifestChanged` (`toolsets` domain) | `Catalog::update_manifest(manifest)` | `ToolsetRemoved` → `HintState::close_toolset`; `HintsWithdrawn` → drop the hint state |
 //!
-//! # Wiring the agent's side (what the `Host` actor does)
+//! # Wiring the agent's side (what [`HostCore`] does)
 //!
-//! The actor is [`crate::host::Host`]; its module doc says how read order is kept between
-//! the link's tap and the Host's mailbox.
+//! [`HostCore`] is this wiring, in code; the actor [`crate::host::Host`] feeds it what the
+//! links tell and the agent asks, and carries out its [`Action`]s (its module doc says how
+//! read order is kept between the link's tap and the Host's mailbox).
 //!
-//! The Host owns, per server, the [`Catalog`], the current connection's `Option<HintState>`,
+//! The core owns, per server, the [`Catalog`], the current connection's `Option<HintState>`,
 //! a [`ToolPolicy`] and whether it granted `pushEvents`, and builds a [`ServerView`] from
 //! them whenever it calls in; and, once, a [`Presenter`], a [`Conversation`] per agent and
 //! [`MetaTools`]. Every `Vec<AgentMessage>` returned below is shown to the agent and
@@ -86,14 +88,15 @@
 pub mod args_check;
 pub mod catalog;
 pub mod conversation;
+#[cfg(test)]
+pub(crate) mod fixtures;
 pub mod hint_state;
+pub mod host_core;
 pub mod keys;
 pub mod meta_tools;
 pub mod output;
 pub mod presenter;
 pub(crate) mod seen_ids;
-#[cfg(test)]
-pub(crate) mod test_world;
 pub mod tool_policy;
 pub mod view;
 
@@ -104,6 +107,10 @@ pub use conversation::{AgentMessage, Conversation, ConversationConfig, MessageKi
 pub use hint_state::HintFault;
 pub use hint_state::{
     DEFAULT_HOLD_WINDOW, DEFAULT_MAX_HELD, DefinitionOverride, HintConfig, HintState, OpenToolset,
+};
+pub use host_core::{
+    Action, CoreConfig, HintSummary, HostCore, HostStatus, Phase, RESULTS_READ, ReadOutcome,
+    ReadStep, ServerSlot, ServerStatus, Step, reads_result, wants_read,
 };
 pub use meta_tools::{
     After, Answer, GroupPlan, MetaConfig, MetaError, MetaTools, Outgoing, Plan, SendPlan, World,

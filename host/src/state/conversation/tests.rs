@@ -1,9 +1,9 @@
 //! Conversation and tool-list tests; vector 12 here.
 
 use super::*;
+use crate::state::fixtures::*;
 use crate::state::meta_tools::{ACT, CLOSE, LOOK, OPEN};
 use crate::state::presenter::TextBounds;
-use crate::state::test_world::*;
 use crate::state::tool_policy::ToolPolicy;
 use mcpl_protocol::hints::ToolsetChange;
 use mcpl_protocol::{ToolHint, ToolsetState};
@@ -80,7 +80,7 @@ fn namespaced_names_split_against_known_servers() {
 #[test]
 fn the_tool_list_is_meta_tools_then_static_tools_namespaced() {
     let h = Host::with_arcade("arcade", true);
-    let list = h.conversation.tool_list();
+    let list = h.core.conversation.tool_list();
     assert_eq!(list.names(), [OPEN, ACT, LOOK, CLOSE, "arcade--clock"]);
     let clock = &list.tools()[4];
     assert!(clock.meta.is_none() && clock.annotations.is_none());
@@ -96,7 +96,7 @@ fn the_tool_list_applies_policy_and_bounds_descriptions() {
     let mut h = Host::new(40, Default::default());
     h.add_server("b", true, ToolPolicy::allow_all().deny(["clock"]));
     h.add_server("a", true, ToolPolicy::allow_all());
-    let views: Vec<_> = h.servers.iter().map(|s| s.view()).collect();
+    let views: Vec<_> = h.core.servers.iter().map(|s| s.view()).collect();
     let bounds = TextBounds {
         per_item: 5,
         ..Default::default()
@@ -112,7 +112,7 @@ fn the_tool_list_applies_policy_and_bounds_descriptions() {
 #[test]
 fn vector_12_visibility_changes_never_change_the_tool_list() {
     let mut h = Host::with_arcade("arcade", true);
-    let before = h.conversation.tool_list().to_json();
+    let before = h.core.conversation.tool_list().to_json();
     open_game(&mut h, "g1", 2);
     let mut rev = 3;
     for round in 0..20 {
@@ -151,7 +151,7 @@ fn vector_12_visibility_changes_never_change_the_tool_list() {
         h.standalone(0, c);
         rev += 1;
         assert_eq!(
-            h.conversation.tool_list().to_json(),
+            h.core.conversation.tool_list().to_json(),
             before,
             "round {round}"
         );
@@ -164,5 +164,5 @@ fn vector_12_visibility_changes_never_change_the_tool_list() {
     h.push(0, &p, true);
     // A boundary without presence moves rebuilds the same list, byte for byte.
     assert!(!h.boundary());
-    assert_eq!(h.conversation.tool_list().to_json(), before);
+    assert_eq!(h.core.conversation.tool_list().to_json(), before);
 }

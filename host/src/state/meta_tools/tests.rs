@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::state::args_check::Problem;
-use crate::state::test_world::*;
+use crate::state::fixtures::*;
 use crate::state::tool_policy::ToolPolicy;
 use mcpl_protocol::names::NameError;
 use mcpl_protocol::{CallToolParams, Meta, ToolsetState};
@@ -271,7 +271,7 @@ fn open_proposes_a_fresh_valid_instance_name() {
     open_game(&mut h, "game-3", 2);
     assert_eq!(name(h.plan(OPEN, json!({"toolset": "game"}))), "game-4");
     // A tag, and a long toolset name cut to fit the grammar.
-    let views = [h.servers[0].view()];
+    let views = [h.core.servers[0].view()];
     let mut m = MetaTools::new(MetaConfig {
         instance_tag: Some("h7".into()),
         ..Default::default()
@@ -463,7 +463,7 @@ fn bad_meta_tool_arguments_are_refused_with_the_tool_named() {
 #[test]
 fn a_disconnected_server_is_said_to_be_so() {
     let mut h = Host::with_arcade("arcade", true);
-    h.servers[0].hints = None;
+    h.core.servers[0].hints = None;
     assert!(matches!(
         refused(h.plan(OPEN, json!({"toolset": "game"}))),
         MetaError::NotConnected { .. }

@@ -4,9 +4,9 @@
 //! never changes (vector 12).
 
 use super::*;
+use crate::state::fixtures::*;
 use crate::state::meta_tools::{After, Outgoing, SendPlan};
 use crate::state::output::{Carrier, ResultOf};
-use crate::state::test_world::*;
 use mcpl_protocol::hints::ToolHint;
 use mcpl_protocol::{CallToolParams, CallToolResult, HintChanges, Id, Meta, ToolsetState};
 use proptest::prelude::*;
@@ -112,7 +112,7 @@ impl Reader {
 /// Replaces the connection's hint state with a fresh one that reads a statement of what
 /// the old one held (what the server would state), and returns what the agent was shown.
 fn reconnect(h: &mut Host) -> Vec<AgentMessage> {
-    let old = h.servers[0].hints.take().expect("hints");
+    let old = h.core.servers[0].hints.take().expect("hints");
     let mut tools = Vec::new();
     for (t, i) in old.visible_tools() {
         tools.push(vis(t, i, true));
@@ -144,10 +144,10 @@ fn reconnect(h: &mut Host) -> Vec<AgentMessage> {
         .collect();
     let mut fresh =
         crate::state::hint_state::HintState::new(crate::state::hint_state::HintConfig::ordered());
-    fresh.handle_tools_list(&h.servers[0].tools, 0);
-    h.servers[0].hints = Some(fresh);
-    let view = h.servers[0].view();
-    assert!(h.presenter.disconnected(&view).is_empty());
+    fresh.handle_tools_list(&arcade_tools(), 0);
+    h.core.servers[0].hints = Some(fresh);
+    let view = h.core.servers[0].view();
+    assert!(h.core.presenter.disconnected(&view).is_empty());
     h.statement(0, &changes(1, tools, vec![]), &open, &[])
 }
 
@@ -159,7 +159,7 @@ proptest! {
         steps in prop::collection::vec((prop::collection::vec(op(), 1..4), how()), 1..30)
     ) {
         let mut h = Host::with_arcade("arcade", true);
-        let list = h.conversation.tool_list().to_json();
+        let list = h.core.conversation.tool_list().to_json();
         let mut rev = 2;
         for (i, (ops, how)) in steps.iter().enumerate() {
             let mut c = changes(rev, vec![], vec![]);
@@ -182,7 +182,7 @@ proptest! {
                     continue;
                 }
                 How::Result => {
-                    h.presenter.sending("arcade");
+                    h.core.presenter.sending("arcade");
                     let carrier = Carrier::Result { of: ResultOf::CallTool, request: Id::Number(i as i64) };
                     h.read(0, carrier, c.clone());
                     let plan = SendPlan {
@@ -191,26 +191,26 @@ proptest! {
                         after: After::Call { tool: "roam".into(), marker: None, via_act: true },
                     };
                     let result = CallToolResult { meta: Some(Meta::with_hints(c)), ..CallToolResult::text("ok") };
-                    let view = h.servers[0].view();
-                    let f = h.presenter.finish(&view, &plan, Outcome::Call(Ok(result)));
-                    h.conversation.push(AgentMessage {
+                    let view = h.core.servers[0].view();
+                    let f = h.core.presenter.finish(&view, &plan, Outcome::Call(Ok(result)));
+                    h.core.conversation.push(AgentMessage {
                         kind: crate::state::conversation::MessageKind::ToolResult,
                         server: None,
                         text: f.result.joined_text(),
                         announces: f.announces,
                     });
                     for n in f.notices {
-                        h.conversation.push(n);
+                        h.core.conversation.push(n);
                     }
                 }
             }
-            prop_assert_eq!(&h.conversation.tool_list().to_json(), &list);
+            prop_assert_eq!(&h.core.conversation.tool_list().to_json(), &list);
         }
         let mut reader = Reader::default();
-        for m in h.conversation.messages() {
+        for m in h.core.conversation.messages() {
             reader.read(&m.message.text).map_err(TestCaseError::fail)?;
         }
-        let actual = h.servers[0].view().actual();
+        let actual = h.core.servers[0].view().actual();
         let usable: BTreeSet<(String, String)> = actual
             .usable
             .iter()

@@ -3,10 +3,10 @@
 use super::*;
 use crate::state::catalog::Catalog;
 use crate::state::conversation::MessageKind;
+use crate::state::fixtures::*;
 use crate::state::hint_state::{HintConfig, HintState};
 use crate::state::meta_tools::{self, MetaError, Outgoing, Plan};
 use crate::state::output::{Carrier, ResultOf};
-use crate::state::test_world::*;
 use crate::state::tool_policy::ToolPolicy;
 use mcpl_protocol::hints::ToolsetChange;
 use mcpl_protocol::toolsets::ToolsetsCloseResult;
@@ -25,7 +25,8 @@ fn count(haystack: &str, needle: &str) -> usize {
 }
 
 fn all_shown(h: &Host) -> String {
-    h.conversation
+    h.core
+        .conversation
         .messages()
         .map(|m| m.message.text.as_str())
         .collect::<Vec<_>>()
@@ -44,7 +45,7 @@ fn the_first_statement_tells_what_is_open_and_usable() {
     );
     assert_eq!(count(&shown, "Usable: seek in [arcade/lobby]"), 1);
     assert_eq!(count(&shown, "Usable: roam in [arcade]"), 1);
-    let notice = h.conversation.messages().next().unwrap();
+    let notice = h.core.conversation.messages().next().unwrap();
     assert_eq!(notice.message.kind, MessageKind::Notice);
     assert!(
         notice
@@ -57,7 +58,7 @@ fn the_first_statement_tells_what_is_open_and_usable() {
 #[test]
 fn a_call_s_changes_are_attached_to_its_result_and_told_once() {
     let mut h = Host::with_arcade("arcade", true);
-    let before = h.conversation.messages().count();
+    let before = h.core.conversation.messages().count();
     let text = open_game(&mut h, "g1", 2);
     assert!(
         text.contains("Opened [arcade/game:g1] \"Go 9x9 g1\""),
@@ -69,7 +70,7 @@ fn a_call_s_changes_are_attached_to_its_result_and_told_once() {
         "{text}"
     );
     // The only message added is the tool result: no notice repeats it.
-    let added: Vec<_> = h.conversation.messages().skip(before).collect();
+    let added: Vec<_> = h.core.conversation.messages().skip(before).collect();
     assert_eq!(added.len(), 1);
     assert_eq!(added[0].message.kind, MessageKind::ToolResult);
     assert!(
@@ -79,7 +80,7 @@ fn a_call_s_changes_are_attached_to_its_result_and_told_once() {
             .contains(&Marker::new("arcade", "game", Some("g1")))
     );
     assert_eq!(count(&all_shown(&h), "Usable: play in [arcade/game:g1]"), 1);
-    assert_eq!(h.presenter.stats().attached, 1);
+    assert_eq!(h.core.presenter.stats().attached, 1);
 }
 
 #[test]
@@ -113,7 +114,7 @@ fn vector_28_a_result_no_one_waits_for_is_told_as_a_notice() {
 #[test]
 fn a_result_for_someone_else_waits_until_the_awaited_call_is_done_then_is_a_notice() {
     let mut h = Host::with_arcade("arcade", true);
-    h.presenter.sending("arcade");
+    h.core.presenter.sending("arcade");
     // Another request's result (a host's own open) is read while the agent's call waits.
     let other = changes(2, vec![], vec![set("game", Some("h1"), ToolsetState::Open)]);
     let carrier = Carrier::Result {
@@ -131,7 +132,7 @@ fn a_result_for_someone_else_waits_until_the_awaited_call_is_done_then_is_a_noti
         request: Id::Number(4),
     };
     h.read(0, carrier, mine.clone());
-    let views = [h.servers[0].view()];
+    let views = [h.core.servers[0].view()];
     let plan = meta_tools::SendPlan {
         server: "arcade".into(),
         request: Outgoing::Call(mcpl_protocol::CallToolParams {
@@ -150,6 +151,7 @@ fn a_result_for_someone_else_waits_until_the_awaited_call_is_done_then_is_a_noti
         ..CallToolResult::text("12:00")
     };
     let f = h
+        .core
         .presenter
         .finish(&views[0], &plan, Outcome::Call(Ok(result)));
     let text = f.result.joined_text();
@@ -200,7 +202,7 @@ fn vector_19_suggestions_are_rendered_never_executed() {
     assert!(t.contains("Suggestion from arcade (the host does not act on it): open [arcade/game:m1] — \"bob challenges you\" (from arcade)."), "{t}");
     assert!(t.contains(r#"toolsets--open {"instance":"m1","options":{"size":9},"server":"arcade","toolset":"game"}"#), "{t}");
     // Nothing was opened: not in the hint state, not told, nothing planned or sent.
-    let hints = h.servers[0].hints.as_ref().unwrap();
+    let hints = h.core.servers[0].hints.as_ref().unwrap();
     assert!(!hints.is_open("game", Some("m1")));
     assert!(!t.contains("Opened"));
     // look shows it as pending until the agent acts on it.
@@ -255,14 +257,14 @@ fn vector_09_an_adoption_after_a_reconnect_tells_nothing_again_and_a_vanished_in
     let mut h = Host::with_arcade("arcade", true);
     open_game(&mut h, "g1", 2);
     open_game(&mut h, "g2", 3);
-    let before = h.conversation.messages().count();
+    let before = h.core.conversation.messages().count();
     // Reconnect: a fresh hint state for the new connection.
     let mut hints = HintState::new(HintConfig::ordered());
-    hints.handle_tools_list(&h.servers[0].tools, 0);
-    h.servers[0].hints = Some(hints);
-    let view = h.servers[0].view();
+    hints.handle_tools_list(&arcade_tools(), 0);
+    h.core.servers[0].hints = Some(hints);
+    let view = h.core.servers[0].view();
     assert!(
-        h.presenter.refresh(&view).is_empty(),
+        h.core.presenter.refresh(&view).is_empty(),
         "connecting: nothing is known"
     );
     // The statement: lobby and g1 kept (adopted), g2 gone with a record.
@@ -283,7 +285,7 @@ fn vector_09_an_adoption_after_a_reconnect_tells_nothing_again_and_a_vanished_in
         &[open_rec("lobby", None), open_rec("game", Some("g1"))],
         &[ended("e-9", "game", Some("g2"), "Black resigned")],
     );
-    assert_eq!(h.conversation.messages().count(), before + 1);
+    assert_eq!(h.core.conversation.messages().count(), before + 1);
     let t = texts(&shown);
     assert!(
         t.contains(
@@ -302,8 +304,8 @@ fn vector_13_an_ended_record_is_told_once_across_reconnects_and_a_restart() {
     let e1 = ended("e-1", "game", Some("g0"), "White won by 3.5");
     let reconnect = |h: &mut Host, ended: &[mcpl_protocol::toolsets::EndedRecord]| {
         let mut hints = HintState::new(HintConfig::ordered());
-        hints.handle_tools_list(&h.servers[0].tools, 0);
-        h.servers[0].hints = Some(hints);
+        hints.handle_tools_list(&arcade_tools(), 0);
+        h.core.servers[0].hints = Some(hints);
         let stmt = changes(
             1,
             vec![
@@ -318,8 +320,8 @@ fn vector_13_an_ended_record_is_told_once_across_reconnects_and_a_restart() {
     let mut h = Host::with_arcade("arcade", true);
     let first = reconnect(&mut h, std::slice::from_ref(&e1));
     assert_eq!(count(&first, "Ended [arcade/game:g0]"), 1, "{first}");
-    assert!(h.presenter.take_told_dirty());
-    store.save(h.presenter.told_ids()).unwrap();
+    assert!(h.core.presenter.take_told_dirty());
+    store.save(h.core.presenter.told_ids()).unwrap();
     // Reconnect: the server reports it again; not told again.
     assert!(!reconnect(&mut h, std::slice::from_ref(&e1)).contains("g0"));
     // Restart: a new presenter from the persisted ids.
@@ -347,7 +349,7 @@ fn vector_13_an_ended_record_is_told_once_across_reconnects_and_a_restart() {
         shown.contains("Closed [arcade/game:g7]: \"Black won\" (from arcade)."),
         "{shown}"
     );
-    assert!(h.presenter.told_ids().contains("arcade", "e-3"));
+    assert!(h.core.presenter.told_ids().contains("arcade", "e-3"));
     let later = reconnect(&mut h, &[ended("e-3", "game", Some("g7"), "Black won")]);
     assert!(!later.contains("g7"), "{later}");
 }
@@ -360,8 +362,8 @@ fn boundary_03_an_end_told_without_an_id_is_not_told_again_when_its_record_comes
     let store = crate::host::ToldStore::new(dir.path());
     let reconnect = |h: &mut Host, ended: &[mcpl_protocol::toolsets::EndedRecord]| {
         let mut hints = HintState::new(HintConfig::ordered());
-        hints.handle_tools_list(&h.servers[0].tools, 0);
-        h.servers[0].hints = Some(hints);
+        hints.handle_tools_list(&arcade_tools(), 0);
+        h.core.servers[0].hints = Some(hints);
         let stmt = changes(1, vec![vis("seek", None, true)], vec![]);
         texts(&h.statement(0, &stmt, &[open_rec("lobby", None)], ended))
     };
@@ -390,8 +392,8 @@ fn boundary_03_an_end_told_without_an_id_is_not_told_again_when_its_record_comes
     let again = reconnect(&mut h, &[ended("e-1", "game", Some("g1"), "White won")]);
     assert!(!again.contains("g1"), "told once: {again}");
     // Across a restart too: the end told without an id is persisted.
-    assert!(h.presenter.take_told_dirty());
-    store.save(h.presenter.told_ids()).unwrap();
+    assert!(h.core.presenter.take_told_dirty());
+    store.save(h.core.presenter.told_ids()).unwrap();
     let mut h = Host::new(40, store.load(DEFAULT_TOLD_CAPACITY).unwrap());
     h.add_server("arcade", true, ToolPolicy::allow_all());
     let after = reconnect(&mut h, &[ended("e-2", "game", Some("g2"), "White won")]);
@@ -401,7 +403,7 @@ fn boundary_03_an_end_told_without_an_id_is_not_told_again_when_its_record_comes
 #[test]
 fn vector_15_a_move_to_dynamic_leaves_the_list_only_at_the_boundary_with_a_notice() {
     let mut h = Host::with_arcade("arcade", true);
-    let list = h.conversation.tool_list().to_json();
+    let list = h.core.conversation.tool_list().to_json();
     assert!(list.contains("\"arcade--clock\""));
     let mut c = changes(2, vec![], vec![]);
     c.tools.push(mcpl_protocol::ToolHint {
@@ -416,7 +418,7 @@ fn vector_15_a_move_to_dynamic_leaves_the_list_only_at_the_boundary_with_a_notic
         "told at the boundary, not now: {shown:?}"
     );
     assert_eq!(
-        h.conversation.tool_list().to_json(),
+        h.core.conversation.tool_list().to_json(),
         list,
         "no mid-conversation re-list"
     );
@@ -425,7 +427,8 @@ fn vector_15_a_move_to_dynamic_leaves_the_list_only_at_the_boundary_with_a_notic
     assert!(t.contains("arcade--clock left your tool list: when it is usable, call it through toolsets--act {\"server\":\"arcade\",\"tool\":\"clock\"}."), "{t}");
     assert!(t.contains("Usable: clock in [arcade]"), "{t}");
     assert!(
-        !h.conversation
+        !h.core
+            .conversation
             .tool_list()
             .to_json()
             .contains("\"arcade--clock\"")
@@ -435,7 +438,13 @@ fn vector_15_a_move_to_dynamic_leaves_the_list_only_at_the_boundary_with_a_notic
 #[test]
 fn vector_24_a_move_to_static_enters_the_list_at_the_boundary_with_a_notice() {
     let mut h = Host::with_arcade("arcade", true);
-    assert!(!h.conversation.tool_list().names().contains(&"arcade--roam"));
+    assert!(
+        !h.core
+            .conversation
+            .tool_list()
+            .names()
+            .contains(&"arcade--roam")
+    );
     let mut c = changes(2, vec![], vec![]);
     c.tools.push(mcpl_protocol::ToolHint {
         name: "roam".into(),
@@ -458,7 +467,13 @@ fn vector_24_a_move_to_static_enters_the_list_at_the_boundary_with_a_notice() {
         !t.contains("No longer usable: roam"),
         "the move is the news: {t}"
     );
-    assert!(h.conversation.tool_list().names().contains(&"arcade--roam"));
+    assert!(
+        h.core
+            .conversation
+            .tool_list()
+            .names()
+            .contains(&"arcade--roam")
+    );
     assert!(matches!(
         h.plan(meta_tools::ACT, json!({"tool": "roam"})),
         Plan::Refused(MetaError::StaticThroughAct { .. })
@@ -470,7 +485,7 @@ fn vector_33_removing_a_toolset_closes_its_instances_and_tells_the_agent() {
     let mut h = Host::with_arcade("arcade", true);
     open_game(&mut h, "g1", 2);
     open_game(&mut h, "g2", 3);
-    let outs = h.servers[0]
+    let outs = h.core.servers[0]
         .catalog
         .update_manifest(Some(&arcade_manifest(true, false)));
     assert!(
@@ -479,10 +494,14 @@ fn vector_33_removing_a_toolset_closes_its_instances_and_tells_the_agent() {
         })
     );
     // The Host closes what the manifest no longer declares, and tells the catalog outputs.
-    let closed = h.servers[0].hints.as_mut().unwrap().close_toolset("game");
+    let closed = h.core.servers[0]
+        .hints
+        .as_mut()
+        .unwrap()
+        .close_toolset("game");
     let shown = h.ingest(0, &closed);
-    let view = h.servers[0].view();
-    assert!(h.presenter.catalog_outputs(&view, &outs).is_empty());
+    let view = h.core.servers[0].view();
+    assert!(h.core.presenter.catalog_outputs(&view, &outs).is_empty());
     let t = texts(&shown);
     assert!(
         t.contains("Closed [arcade/game:g1]: arcade no longer declares game."),
@@ -519,20 +538,25 @@ fn vector_33_removing_a_toolset_closes_its_instances_and_tells_the_agent() {
 fn vector_34_withdrawn_hints_make_every_tool_static_and_the_agent_is_told() {
     let mut h = Host::with_arcade("arcade", true);
     open_game(&mut h, "g1", 2);
-    let outs = h.servers[0]
+    let outs = h.core.servers[0]
         .catalog
         .update_manifest(Some(&arcade_manifest(false, true)));
     assert!(outs.contains(&crate::state::catalog::CatalogOutput::HintsWithdrawn));
     // The Host drops the hint state: hints no longer count.
-    h.servers[0].hints = None;
-    let view = h.servers[0].view();
-    let shown = h.presenter.catalog_outputs(&view, &outs);
+    h.core.servers[0].hints = None;
+    let view = h.core.servers[0].view();
+    let shown = h.core.presenter.catalog_outputs(&view, &outs);
     let t = texts(&shown);
     assert!(t.contains("arcade no longer presents toolsets: every tool of arcade is called directly from your tool list (from its next rebuild), not through toolsets--act. Closed with it: [arcade/game:g1], [arcade/lobby]."), "{t}");
     assert_eq!(shown.len(), 1, "told once");
-    assert!(h.presenter.refresh(&h.servers[0].view()).is_empty());
+    assert!(
+        h.core
+            .presenter
+            .refresh(&h.core.servers[0].view())
+            .is_empty()
+    );
     h.boundary();
-    let names = h.conversation.tool_list().names();
+    let names = h.core.conversation.tool_list().names();
     assert!(
         names.contains(&"arcade--play") && names.contains(&"arcade--scratch"),
         "{names:?}"
@@ -547,7 +571,7 @@ fn vector_34_withdrawn_hints_make_every_tool_static_and_the_agent_is_told() {
 fn without_the_push_grant_notices_stay_out_of_the_context_and_look_shows_the_state() {
     let mut h = Host::with_arcade("quiet", false);
     assert_eq!(
-        h.conversation.messages().count(),
+        h.core.conversation.messages().count(),
         0,
         "the first statement's notice too"
     );
@@ -556,7 +580,7 @@ fn without_the_push_grant_notices_stay_out_of_the_context_and_look_shows_the_sta
         changes(2, vec![], vec![set("game", Some("g1"), ToolsetState::Open)]),
     );
     assert!(shown.is_empty());
-    assert!(h.presenter.stats().silenced >= 2);
+    assert!(h.core.presenter.stats().silenced >= 2);
     let look = h.look(json!({}));
     assert!(look.contains("- [quiet/game:g1]"), "{look}");
     assert!(look.contains("seek in [quiet/lobby]"), "{look}");
@@ -614,7 +638,8 @@ fn reminders_restate_what_left_the_window_at_the_next_turn() {
     open_game(&mut h, "g1", 2);
     assert!(h.turn().is_none(), "the open is in view");
     for i in 0..4 {
-        h.conversation
+        h.core
+            .conversation
             .push_plain(MessageKind::Assistant, format!("thinking {i}"));
     }
     let r = h.turn().expect("the announcement left the window");
@@ -634,9 +659,9 @@ fn reminders_restate_what_left_the_window_at_the_next_turn() {
     // The lobby was announced by the first notice, which left the window too.
     assert!(r.text.contains("[arcade/lobby]"));
     assert!(h.turn().is_none(), "the reminder is in view now");
-    h.conversation.compact();
+    h.core.conversation.compact();
     assert!(h.turn().is_some(), "a compaction drops it again");
-    assert_eq!(h.presenter.stats().reminders, 2);
+    assert_eq!(h.core.presenter.stats().reminders, 2);
 }
 
 #[test]
@@ -646,7 +671,7 @@ fn what_the_agent_never_heard_of_is_not_reminded() {
         0,
         changes(2, vec![], vec![set("game", Some("g1"), ToolsetState::Open)]),
     );
-    h.conversation.compact();
+    h.core.conversation.compact();
     assert!(h.turn().is_none());
 }
 
@@ -703,7 +728,7 @@ fn a_close_s_result_tells_the_close_once() {
     let t = r.joined_text();
     assert_eq!(count(&t, "Closed [arcade/game:g1]"), 1, "{t}");
     assert!(t.contains("arcade says:\n│ You resigned."));
-    assert!(h.presenter.told_ids().contains("arcade", "e-4"));
+    assert!(h.core.presenter.told_ids().contains("arcade", "e-4"));
     let look = h.look(json!({}));
     assert!(
         look.contains("Ended:\n- [arcade/game:g1]: \"resigned\" (from arcade)"),
@@ -753,8 +778,8 @@ fn a_disconnect_tells_what_waited_for_a_push() {
         )
         .is_empty()
     );
-    let view = h.servers[0].view();
-    let shown = h.presenter.disconnected(&view);
+    let view = h.core.servers[0].view();
+    let shown = h.core.presenter.disconnected(&view);
     assert!(texts(&shown).contains("No longer usable: play in [arcade/game:g1]"));
 }
 
@@ -819,8 +844,8 @@ fn changes_of_a_result_finished_before_its_early_rev_applied_are_a_notice() {
         HintConfig::unordered(),
     );
     // Two calls in flight; the first one's result (rev 3) is read before rev 2.
-    h.presenter.sending("arcade");
-    h.presenter.sending("arcade");
+    h.core.presenter.sending("arcade");
+    h.core.presenter.sending("arcade");
     let mine = changes(3, vec![vis("roam", None, false)], vec![]);
     let carrier = Carrier::Result {
         of: ResultOf::CallTool,
@@ -847,8 +872,11 @@ fn changes_of_a_result_finished_before_its_early_rev_applied_are_a_notice() {
         meta: Some(Meta::with_hints(mine)),
         ..CallToolResult::text("12:00")
     };
-    let view = h.servers[0].view();
-    let f = h.presenter.finish(&view, &plan, Outcome::Call(Ok(result)));
+    let view = h.core.servers[0].view();
+    let f = h
+        .core
+        .presenter
+        .finish(&view, &plan, Outcome::Call(Ok(result)));
     assert!(!f.result.joined_text().contains("roam"), "not applied yet");
     // Rev 2 comes (a standalone change); rev 3's changes apply after it and are told now,
     // though the other call is still in flight.
@@ -865,8 +893,8 @@ fn an_end_read_before_a_new_connection_s_statement_is_told_once() {
     let mut h = Host::with_arcade("arcade", true);
     open_game(&mut h, "g1", 2);
     let mut hints = HintState::new(HintConfig::ordered());
-    hints.handle_tools_list(&h.servers[0].tools, 0);
-    h.servers[0].hints = Some(hints);
+    hints.handle_tools_list(&arcade_tools(), 0);
+    h.core.servers[0].hints = Some(hints);
     let close = changes(
         1,
         vec![vis("play", Some("g1"), false)],
@@ -893,13 +921,13 @@ fn an_end_read_before_a_new_connection_s_statement_is_told_once() {
     let rec = ended("e-7", "game", Some("g1"), "White wins by 3.5");
     let after = texts(&h.statement(0, &stmt, &[open_rec("lobby", None)], &[rec]));
     assert!(!after.contains("g1"), "{after}");
-    assert!(h.presenter.told_ids().contains("arcade", "e-7"));
+    assert!(h.core.presenter.told_ids().contains("arcade", "e-7"));
 }
 
 #[test]
 fn a_message_words_at_most_max_tool_lines_and_counts_the_rest_for_look() {
     let mut h = Host::with_arcade("arcade", true);
-    h.presenter.config.max_tool_lines = 1;
+    h.core.presenter.config.max_tool_lines = 1;
     let text = open_game(&mut h, "g1", 2);
     // play and resign became usable: one is worded, the other counted (§7 bound).
     assert!(text.contains("Opened [arcade/game:g1]"), "{text}");

@@ -1,6 +1,6 @@
-//! [`HostStatus`]: a snapshot of each server's link and hint state, published on a
-//! `watch` channel after everything the Host handles, so a caller (a test, the `play`
-//! front end) can await a state instead of polling or sleeping.
+//! [`HostStatus`]: a snapshot of each server's connection and hint state, which the `Host`
+//! actor publishes on a `watch` channel after everything it handles, so a caller (a test,
+//! the `play` front end) can await a state instead of polling or sleeping.
 
 use crate::state::HintStats;
 use std::collections::BTreeMap;
@@ -32,7 +32,7 @@ pub struct ServerStatus {
     /// its statement read: what the agent is shown of this server is complete.
     pub settled: bool,
     /// True when the last connection attempt failed or the connection went, until the
-    /// next handshake completes.
+    /// next connection's `initialize` result is read.
     pub unreachable: bool,
     /// True when hints count on this server (§2).
     pub hints_count: bool,

@@ -1,22 +1,31 @@
-//! Test support: an arcade server's catalog and hint state, and [`Host`], the wiring of
-//! `state/mod.rs` in miniature (what the real `Host` actor does with each read, call and
-//! boundary), so the presenter, conversation and meta-tools are tested as they are used.
+//! Test support: an arcade server's catalog, tools and messages (the builders), and
+//! [`Host`], which drives the real composition — a [`HostCore`] — as the `Host` actor does:
+//! each server message becomes the read the link would tap (a `toolsets/list` response, a
+//! push, `tools/hints`, a result carrying hints), each agent call is planned, carried out
+//! and finished through the core. The tests then read the core's parts directly.
 
-use super::catalog::Catalog;
-use super::conversation::{AgentMessage, Conversation, ConversationConfig, MessageKind};
-use super::hint_state::{HintConfig, HintState};
-use super::meta_tools::{self, MetaConfig, MetaTools, Plan, SendPlan, World};
+use super::conversation::{AgentMessage, Conversation, ConversationConfig};
+use super::hint_state::HintConfig;
+use super::host_core::{CoreConfig, HostCore, ServerSlot, Step};
+use super::meta_tools::{self, MetaConfig, MetaTools, Plan, SendPlan};
 use super::output::{Carrier, Output, ResultOf};
 use super::presenter::{Outcome, Presenter, PresenterConfig, ToldIds};
 use super::tool_policy::ToolPolicy;
-use super::view::ServerView;
 use mcpl_protocol::hints::{SuggestAction, ToolDefinition, ToolHint, ToolsetChange};
-use mcpl_protocol::mcpl::{McplManifest, PushEventParams, PushPayload};
-use mcpl_protocol::toolsets::{EndedRecord, OpenRecord, ToolsetDecl, ToolsetDefault};
+use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, McplManifest, PushEventParams, PushPayload};
+use mcpl_protocol::meta::HINTS;
+use mcpl_protocol::method::{
+    CallTool, Method, PushEvent, ToolHints, ToolsetsClose, ToolsetsList, ToolsetsOpen,
+};
+use mcpl_protocol::toolsets::{
+    EndedRecord, OpenRecord, ToolsetDecl, ToolsetDefault, ToolsetsListResult,
+};
 use mcpl_protocol::{
-    CallToolResult, ContentBlock, HintChanges, Id, Meta, Presence, Suggestion, Tool, ToolsetState,
+    CallToolResult, ContentBlock, HintChanges, Id, Message, Meta, Notification, Presence, Request,
+    Response, Suggestion, Tool, ToolsetState,
 };
 use serde_json::{Value, json};
+use std::sync::Arc;
 use std::time::Instant;
 
 pub(crate) fn tool(name: &str, toolset: Option<&str>, presence: Option<Presence>) -> Tool {
@@ -179,49 +188,33 @@ pub(crate) fn push_params(
     }
 }
 
-/// One server as the Host owns it.
-pub(crate) struct Server {
-    pub name: String,
-    pub catalog: Catalog,
-    pub hints: Option<HintState>,
-    pub policy: ToolPolicy,
-    pub push_events: bool,
-    pub tools: Vec<Tool>,
-}
-
-impl Server {
-    pub fn view(&self) -> ServerView<'_> {
-        ServerView {
-            name: &self.name,
-            catalog: &self.catalog,
-            hints: self.hints.as_ref(),
-            policy: &self.policy,
-            push_events: self.push_events,
-            connected: true,
-        }
-    }
-}
-
-/// The Host's wiring in miniature.
+/// A [`HostCore`] with what a test plays: the servers (`now`, one connection each) and
+/// their answers.
 pub(crate) struct Host {
-    pub servers: Vec<Server>,
-    pub presenter: Presenter,
-    pub conversation: Conversation,
-    pub meta: MetaTools,
+    pub core: HostCore,
     pub now: Instant,
+    /// The request ids the test's reads use.
+    next_id: i64,
 }
 
 impl Host {
     pub fn new(window: usize, told: ToldIds) -> Self {
-        Host {
-            servers: Vec::new(),
-            presenter: Presenter::new(PresenterConfig::default(), told),
-            conversation: Conversation::new(ConversationConfig {
+        let core = HostCore::new(
+            Vec::new(),
+            Presenter::new(PresenterConfig::default(), told),
+            Conversation::new(ConversationConfig {
                 window,
                 ..Default::default()
             }),
-            meta: MetaTools::new(MetaConfig::default()),
+            MetaTools::new(MetaConfig::default()),
+            CoreConfig {
+                retry_delay: std::time::Duration::from_secs(1),
+            },
+        );
+        Host {
+            core,
             now: Instant::now(),
+            next_id: 1000,
         }
     }
 
@@ -237,6 +230,9 @@ impl Host {
         self.add_server_with(name, push_events, policy, HintConfig::ordered());
     }
 
+    /// Connects a server as the link would tell it: `initialize` read (its manifest),
+    /// the handshake done (`pushEvents` granted or not), the tools listed, the statement
+    /// the core asked for read and answered, then a boundary.
     pub fn add_server_with(
         &mut self,
         name: &str,
@@ -244,21 +240,20 @@ impl Host {
         policy: ToolPolicy,
         config: HintConfig,
     ) {
-        let tools = arcade_tools();
         let manifest = arcade_manifest(true, true);
-        let mut catalog = Catalog::new(true, Some(&manifest));
-        let mut hints = HintState::new(config);
-        hints.handle_tools_list(&tools, 0);
-        catalog.set_tools(&tools, |t| hints.presence(t));
-        self.servers.push(Server {
-            name: name.into(),
-            catalog,
-            hints: Some(hints),
-            policy,
-            push_events,
-            tools,
-        });
-        let i = self.servers.len() - 1;
+        self.core
+            .add_server(ServerSlot::new(name, true, policy, config));
+        self.core
+            .connected(name, 1, config.ordered, Some(&manifest));
+        let granted: Vec<String> = push_events
+            .then(|| CAP_PUSH_EVENTS.to_owned())
+            .into_iter()
+            .collect();
+        self.core.handshake_done(name, 1, true, &granted, self.now);
+        let tools: Arc<[Tool]> = arcade_tools().into();
+        self.core.listed(name, 1, &tools, None, false);
+        self.drain();
+        let i = self.index(name);
         self.statement(
             i,
             &changes(
@@ -276,14 +271,29 @@ impl Host {
         self.boundary();
     }
 
-    fn show(&mut self, messages: Vec<AgentMessage>) -> Vec<AgentMessage> {
-        for m in &messages {
-            self.conversation.push(m.clone());
-        }
-        messages
+    /// What the core showed since the last drain; its actions (reads, timers) are
+    /// dropped: no test here answers them.
+    fn drain(&mut self) -> Vec<AgentMessage> {
+        while self.core.poll_action().is_some() {}
+        std::iter::from_fn(|| self.core.poll_shown())
+            .map(|(_, m)| m)
+            .collect()
     }
 
-    /// A `toolsets/list` read (connect or recovery).
+    fn name(&self, i: usize) -> String {
+        self.core.servers[i].name().to_owned()
+    }
+
+    fn epoch(&self, i: usize) -> u64 {
+        self.core.servers[i].epoch()
+    }
+
+    fn id(&mut self) -> Id {
+        self.next_id += 1;
+        Id::Number(self.next_id)
+    }
+
+    /// A `toolsets/list` read (connect or recovery), as the tap passes its response.
     pub fn statement(
         &mut self,
         i: usize,
@@ -291,35 +301,74 @@ impl Host {
         open: &[OpenRecord],
         ended: &[EndedRecord],
     ) -> Vec<AgentMessage> {
-        let now = self.now;
-        let out = self.servers[i]
-            .hints
-            .as_mut()
-            .expect("hints")
-            .handle_statement(c, open, ended, now);
-        self.ingest(i, &out)
+        let result = ToolsetsListResult {
+            open: open.to_vec(),
+            ended: ended.to_vec(),
+            meta: Meta::with_hints(c.clone()),
+        };
+        let id = self.id();
+        let response = Response::ok(id.clone(), serde_json::to_value(result).unwrap());
+        let (name, epoch, now) = (self.name(i), self.epoch(i), self.now);
+        self.core.read(
+            &name,
+            epoch,
+            Message::Response(response),
+            Some((id, ToolsetsList::NAME)),
+            now,
+        );
+        self.drain()
     }
 
-    /// A hint-carrying message read by the tap.
+    /// A hint-carrying message read by the tap, as the server would write it.
     pub fn read(&mut self, i: usize, carrier: Carrier, c: HintChanges) -> Vec<AgentMessage> {
-        let now = self.now;
-        let out = self.servers[i]
-            .hints
-            .as_mut()
-            .expect("hints")
-            .handle_hints(carrier, c, now);
-        self.ingest(i, &out)
+        let hints = serde_json::to_value(&c).unwrap();
+        let (message, answers) = match carrier {
+            Carrier::Standalone => (
+                Message::Notification(Notification {
+                    method: ToolHints::NAME.to_owned(),
+                    params: Some(hints),
+                }),
+                None,
+            ),
+            Carrier::Push { event_id, coalesce } => {
+                let mut params = json!({"featureSet": "arcade.games", "eventId": event_id,
+                    "timestamp": "2026-11-30T12:00:00Z", "payload": {"content": []},
+                    "hints": hints});
+                if coalesce {
+                    params["coalesce"] = json!({"key": "turn"});
+                }
+                (
+                    Message::Request(Request {
+                        id: self.id(),
+                        method: PushEvent::NAME.to_owned(),
+                        params: Some(params),
+                    }),
+                    None,
+                )
+            }
+            Carrier::Result { of, request } => {
+                let method = match of {
+                    ResultOf::CallTool => CallTool::NAME,
+                    ResultOf::ToolsetsOpen => ToolsetsOpen::NAME,
+                    ResultOf::ToolsetsClose => ToolsetsClose::NAME,
+                };
+                let result = json!({"content": [], "_meta": {HINTS: hints}});
+                (
+                    Message::Response(Response::ok(request.clone(), result)),
+                    Some((request, method)),
+                )
+            }
+        };
+        let (name, epoch, now) = (self.name(i), self.epoch(i), self.now);
+        self.core.read(&name, epoch, message, answers, now);
+        self.drain()
     }
 
+    /// Hint-state outputs made outside a read (a test that drives the hint state itself).
     pub fn ingest(&mut self, i: usize, out: &[Output]) -> Vec<AgentMessage> {
-        for o in out {
-            if let Some(super::output::Change::Presence { tool, presence }) = o.change() {
-                self.servers[i].catalog.set_presence(tool, *presence);
-            }
-        }
-        let view = self.servers[i].view();
-        let msgs = self.presenter.ingest(&view, out);
-        self.show(msgs)
+        let name = self.name(i);
+        self.core.after_hints(&name, out.to_vec());
+        self.drain()
     }
 
     /// A `tools/hints` notification.
@@ -329,48 +378,31 @@ impl Host {
 
     /// A push read (its hints applied) and then decided.
     pub fn push(&mut self, i: usize, p: &PushEventParams, accepted: bool) -> Vec<AgentMessage> {
-        let mut shown = Vec::new();
-        if let Some(h) = &p.hints {
-            shown.extend(self.read(
-                i,
-                Carrier::Push {
-                    event_id: p.event_id.clone(),
-                    coalesce: false,
-                },
-                h.clone(),
-            ));
-        }
-        let view = self.servers[i].view();
-        let msgs = self.presenter.push(&view, p, accepted);
-        shown.extend(self.show(msgs));
-        shown
+        let request = Request {
+            id: self.id(),
+            method: PushEvent::NAME.to_owned(),
+            params: Some(serde_json::to_value(p).unwrap()),
+        };
+        let (name, epoch, now) = (self.name(i), self.epoch(i), self.now);
+        self.core
+            .read(&name, epoch, Message::Request(request), None, now);
+        self.core.push_decided(&name, epoch, p, accepted);
+        self.drain()
     }
 
-    /// A tool-list boundary: each catalog rebuilds, the presenter tells the moves, the
-    /// conversation's list is rebuilt. True when the list changed.
+    /// A tool-list boundary. True when the list changed.
     pub fn boundary(&mut self) -> bool {
-        for i in 0..self.servers.len() {
-            let outs = self.servers[i].catalog.rebuild_boundary();
-            let view = self.servers[i].view();
-            let msgs = self.presenter.catalog_outputs(&view, &outs);
-            self.show(msgs);
-        }
-        let views: Vec<ServerView<'_>> = self.servers.iter().map(Server::view).collect();
-        let bounds = *self.presenter.bounds();
-        self.conversation.rebuild_tool_list(&views, &bounds)
+        let changed = self.core.boundary();
+        self.drain();
+        changed
     }
 
     pub fn plan(&mut self, name: &str, args: Value) -> Plan {
-        let views: Vec<ServerView<'_>> = self.servers.iter().map(Server::view).collect();
-        let world = World {
-            servers: &views,
-            presenter: &self.presenter,
-        };
-        self.meta.plan(name, &args, &world)
+        self.core.plan(name, &args)
     }
 
-    /// A model's tool call, end to end: plan, then send (the server answers with
-    /// `respond`, whose result's hints the tap reads first), or apply a group, or answer.
+    /// A model's tool call, end to end: planned and carried out; a request to send is
+    /// answered by `respond`, whose result's hints the tap reads first, then finished.
     /// Returns the agent's result (recorded in the conversation) and the plan.
     pub fn call(
         &mut self,
@@ -378,67 +410,40 @@ impl Host {
         args: Value,
         respond: impl FnOnce(&SendPlan) -> Outcome,
     ) -> (CallToolResult, Plan) {
-        let plan = self.plan(name, args);
-        let (result, announces) = match &plan {
-            Plan::Send(p) => {
+        let plan = self.core.plan(name, &args);
+        let result = match self.core.carry_out(plan.clone()) {
+            Step::Done(result) => result,
+            Step::Send(p) => {
                 let i = self.index(&p.server);
-                self.presenter.sending(&p.server);
-                let outcome = respond(p);
+                let outcome = respond(&p);
                 if let Some(h) = outcome_hints(&outcome) {
                     let of = match &outcome {
                         Outcome::Call(_) => ResultOf::CallTool,
                         Outcome::Open(_) => ResultOf::ToolsetsOpen,
                         Outcome::Close(_) => ResultOf::ToolsetsClose,
                     };
-                    self.read(
-                        i,
-                        Carrier::Result {
-                            of,
-                            request: Id::Number(7),
-                        },
-                        h,
-                    );
+                    let request = Id::Number(7);
+                    self.read(i, Carrier::Result { of, request }, h);
                 }
-                let view = self.servers[i].view();
-                let f = self.presenter.finish(&view, p, outcome);
-                self.show(f.notices);
-                (f.result, f.announces)
+                let now = self.now;
+                self.core.finish_call(&p, outcome, now)
             }
-            Plan::Group(g) => {
-                let i = self.index(&g.server);
-                meta_tools::apply_group(g, &mut self.servers[i].catalog);
-                let view = self.servers[i].view();
-                let a = self.presenter.group_changed(&view, g);
-                (a.result, a.announces)
-            }
-            Plan::Answer(a) => {
-                self.presenter.shown(&a.announces);
-                (a.result.clone(), a.announces.clone())
-            }
-            Plan::Refused(e) => (e.to_result(), Default::default()),
         };
-        self.conversation.push(AgentMessage {
-            kind: MessageKind::ToolResult,
-            server: None,
-            text: result.joined_text(),
-            announces,
-        });
+        self.drain();
         (result, plan)
     }
 
     pub fn index(&self, server: &str) -> usize {
-        self.servers
+        self.core
+            .servers
             .iter()
-            .position(|s| s.name == server)
+            .position(|s| s.name() == server)
             .expect("known server")
     }
 
     pub fn turn(&mut self) -> Option<AgentMessage> {
-        let views: Vec<ServerView<'_>> = self.servers.iter().map(Server::view).collect();
-        let r = self.presenter.reminder(&self.conversation, &views);
-        if let Some(m) = &r {
-            self.conversation.push(m.clone());
-        }
+        let r = self.core.start_turn().map(|(_, m)| m);
+        self.drain();
         r
     }
 

@@ -1,0 +1,400 @@
+//! What a server's link tells the core, in the link's order: what it read (every hint
+//! carrier is applied here, when read, §5.2) and what it did (handshake done, listings,
+//! manifests, decided pushes, a connection ended).
+
+use super::{HostCore, ReadStep, index};
+use crate::state::{Carrier, CatalogOutput, ResultOf};
+use mcpl_protocol::hints::HintChanges;
+use mcpl_protocol::mcp::Tool;
+use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, McplManifest, PushEventParams};
+use mcpl_protocol::meta::HINTS;
+use mcpl_protocol::method::{
+    CallTool, Method, PushEvent, ToolHints, ToolsetsClose, ToolsetsList, ToolsetsOpen,
+};
+use mcpl_protocol::toolsets::ToolsetsListResult;
+use mcpl_protocol::{Id, Message};
+use serde::Deserialize;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::Instant;
+use tracing::info;
+
+/// The requests whose results the core reads when they are read ([`HostCore::read`]): a
+/// statement, or the hints a result carries (§5.2). A driver need not pass it any other
+/// response (a `tools/list` page comes again whole through [`HostCore::listed`]).
+pub const RESULTS_READ: [&str; 4] = [
+    ToolsetsList::NAME,
+    CallTool::NAME,
+    ToolsetsOpen::NAME,
+    ToolsetsClose::NAME,
+];
+
+impl HostCore {
+    /// A connection's `initialize` result was read: a new epoch, its manifest, and a fresh
+    /// hint state (§4.6: its revs start from 1) waiting for its statement.
+    pub fn connected(
+        &mut self,
+        server: &str,
+        epoch: u64,
+        ordered: bool,
+        manifest: Option<&McplManifest>,
+    ) {
+        let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) else {
+            return;
+        };
+        slot.epoch = epoch;
+        slot.ordered = ordered;
+        slot.phase = super::Phase::Handshaking;
+        let outs = slot.catalog.update_manifest(manifest);
+        slot.fresh_hints();
+        let view = slot.view();
+        let shown = self.presenter.catalog_outputs(&view, &outs);
+        self.show(shown);
+    }
+
+    /// A message was read on connection `epoch`; `answers` names the request a response
+    /// answers (its id and method). §5.2: its hints apply now, whatever is then decided
+    /// about the message.
+    pub fn read(
+        &mut self,
+        server: &str,
+        epoch: u64,
+        message: Message,
+        answers: Option<(Id, &str)>,
+        now: Instant,
+    ) {
+        if index(&self.servers, server)
+            .map(|i| &self.servers[i])
+            .map(|s| s.epoch)
+            != Some(epoch)
+        {
+            return;
+        }
+        match message {
+            Message::Response(r) => {
+                let (Some((id, method)), Ok(result)) = (answers, r.outcome) else {
+                    return;
+                };
+                // Keep `RESULTS_READ` to these methods.
+                let of = match method {
+                    ToolsetsList::NAME => return self.statement(server, result, now),
+                    CallTool::NAME => ResultOf::CallTool,
+                    ToolsetsOpen::NAME => ResultOf::ToolsetsOpen,
+                    ToolsetsClose::NAME => ResultOf::ToolsetsClose,
+                    _ => return,
+                };
+                // §5.2: a result's hints apply when it is read, awaited or timed out (vector 28).
+                let carrier = Carrier::Result { of, request: id };
+                let hints = result.get("_meta").and_then(|m| m.get(HINTS));
+                self.read_hints(server, carrier, hints, now);
+            }
+            Message::Request(r) if r.method == PushEvent::NAME => {
+                // §5.2: a push's hints apply when it is read, whatever is decided about it.
+                let params = r.params.unwrap_or_default();
+                let carrier = Carrier::Push {
+                    event_id: params["eventId"].as_str().unwrap_or_default().to_owned(),
+                    coalesce: params.get("coalesce").is_some_and(|c| !c.is_null()),
+                };
+                self.read_hints(server, carrier, params.get("hints"), now);
+            }
+            Message::Notification(n) if n.method == ToolHints::NAME => {
+                let params = n.params.unwrap_or_default();
+                self.read_hints(server, Carrier::Standalone, Some(&params), now);
+            }
+            Message::Request(_) | Message::Notification(_) => {}
+        }
+    }
+
+    /// Reads a carrier's hint changes liberally (§5.1): an entry that cannot be read is
+    /// ignored alone and the rest applies on its rev; changes that cannot be read at all
+    /// (no rev) may have been a change, so the state is read again (§5.2 \[project\]).
+    fn read_hints(&mut self, server: &str, carrier: Carrier, raw: Option<&Value>, now: Instant) {
+        let Some(raw) = raw.filter(|v| !v.is_null()) else {
+            return;
+        };
+        match HintChanges::read(raw) {
+            Ok((hints, ignored)) => {
+                for why in ignored {
+                    self.warn_peer(server, format!("a hint entry this host cannot read: {why}"));
+                }
+                self.feed(server, now, |h, now| h.handle_hints(carrier, hints, now));
+            }
+            Err(e) => {
+                self.warn_peer(
+                    server,
+                    format!("hint changes this host cannot read ({e}); reading the state again"),
+                );
+                self.feed(server, now, |h, _| h.handle_lost_message());
+            }
+        }
+    }
+
+    /// A `toolsets/list` result, whichever read asked for it: a full statement (§4.3).
+    fn statement(&mut self, server: &str, result: Value, now: Instant) {
+        let list = match ToolsetsListResult::deserialize(&result) {
+            Ok(l) => l,
+            Err(e) => {
+                return self.warn_peer(
+                    server,
+                    format!("a toolsets/list result that does not decode: {e}"),
+                );
+            }
+        };
+        let Some(hints) = list.meta.hints else {
+            // §4.3: the statement is always there; the read's completion reads again.
+            return self.warn_peer(
+                server,
+                "a toolsets/list result without its mcpl/hints statement".to_owned(),
+            );
+        };
+        self.feed(server, now, |h, now| {
+            h.handle_statement(&hints, &list.open, &list.ended, now)
+        });
+    }
+
+    /// Something the server wrote on connection `epoch` could not be read (too large, not
+    /// JSON-RPC): whatever it carried is lost, so the state is read again (§5.2 \[project\]).
+    pub fn unreadable(&mut self, server: &str, epoch: u64, why: &str, now: Instant) {
+        if index(&self.servers, server)
+            .map(|i| &self.servers[i])
+            .is_some_and(|s| s.epoch == epoch)
+        {
+            info!(server, epoch, %why, "a message from the server was lost");
+            self.feed(server, now, |h, _| h.handle_lost_message());
+        }
+    }
+
+    /// Connection `epoch` ended: its hint state and reads go, the agent is told.
+    pub fn disconnected(&mut self, server: &str, epoch: u64, reason: &str) {
+        let Some(slot) = index(&self.servers, server)
+            .map(|i| &mut self.servers[i])
+            .filter(|s| s.epoch == epoch)
+        else {
+            return;
+        };
+        info!(server, epoch, %reason, "connection ended");
+        if slot.hold.take().is_some() {
+            self.actions.push_back(super::Action::Hold {
+                server: server.to_owned(),
+                epoch,
+                at: None,
+            });
+        }
+        let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) else {
+            return;
+        };
+        slot.hints = None;
+        slot.read = None;
+        slot.phase = super::Phase::Unreachable;
+        let view = slot.view();
+        let shown = self.presenter.disconnected(&view);
+        self.show(shown);
+    }
+
+    /// An attempt to connect failed (the link tries again on its own). A link reports
+    /// this only while no connection is up; should a connection's state still be here, it
+    /// is dropped as at [`Self::disconnected`]: no connection is up.
+    pub fn connect_failed(&mut self, server: &str) {
+        let Some(slot) = index(&self.servers, server).map(|i| &self.servers[i]) else {
+            return;
+        };
+        if matches!(slot.phase, super::Phase::Handshaking | super::Phase::Ready) {
+            let epoch = slot.epoch;
+            self.disconnected(server, epoch, "a connection attempt failed");
+        }
+        if let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) {
+            slot.phase = super::Phase::Unreachable;
+        }
+    }
+
+    /// Connection `epoch`'s handshake completed. `mcpl`: MCPL is on; `granted`: the
+    /// feature sets granted. §4.3: the statement is read now, where hints count.
+    pub fn handshake_done(
+        &mut self,
+        server: &str,
+        epoch: u64,
+        mcpl: bool,
+        granted: &[String],
+        now: Instant,
+    ) {
+        let Some(slot) = index(&self.servers, server)
+            .map(|i| &mut self.servers[i])
+            .filter(|s| s.epoch == epoch)
+        else {
+            return;
+        };
+        if !mcpl && slot.catalog.hints_count() {
+            // The server speaks MCPL but was left as plain MCP (SPEC §3.2): its hints no
+            // longer count, as if it had withdrawn them.
+            self.apply_manifest(server, None, now);
+        }
+        let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) else {
+            return;
+        };
+        slot.phase = super::Phase::Ready;
+        slot.push_events = granted.iter().any(|c| c == CAP_PUSH_EVENTS);
+        if slot.hints.is_some() {
+            self.start_read(server, ReadStep::Statement);
+        }
+    }
+
+    /// Connection `epoch` granted these feature sets now.
+    pub fn granted(&mut self, server: &str, epoch: u64, granted: &[String]) {
+        if let Some(slot) = index(&self.servers, server)
+            .map(|i| &mut self.servers[i])
+            .filter(|s| s.epoch == epoch)
+        {
+            slot.push_events = granted.iter().any(|c| c == CAP_PUSH_EVENTS);
+        }
+    }
+
+    /// A `push/event` on connection `epoch` was decided (its hints were applied when
+    /// read): the presenter shows it.
+    pub fn push_decided(
+        &mut self,
+        server: &str,
+        epoch: u64,
+        params: &PushEventParams,
+        accepted: bool,
+    ) {
+        let Some(slot) = index(&self.servers, server)
+            .map(|i| &self.servers[i])
+            .filter(|s| s.epoch == epoch)
+        else {
+            return;
+        };
+        let view = slot.view();
+        let shown = self.presenter.push(&view, params, accepted);
+        self.show(shown);
+    }
+
+    /// A complete `tools/list` on connection `epoch` (§3): presence by stamp in the hint
+    /// state, then the catalog; a recovery's second step ends here. The first listing
+    /// joins the model's list; one the link started after `list_changed` is a boundary.
+    pub fn listed(
+        &mut self,
+        server: &str,
+        epoch: u64,
+        tools: &Arc<[Tool]>,
+        rev: Option<u64>,
+        list_changed: bool,
+    ) {
+        let Some(slot) = index(&self.servers, server)
+            .map(|i| &mut self.servers[i])
+            .filter(|s| s.epoch == epoch)
+        else {
+            return;
+        };
+        // The hint state and the catalog share the link's list: no tool is copied.
+        let outs = match slot.hints.as_mut() {
+            Some(h) => h.handle_tools_list_shared(tools, rev.unwrap_or(0)),
+            None => Vec::new(),
+        };
+        let hints = &slot.hints;
+        slot.catalog.set_tools_shared(tools.clone(), |t| {
+            hints.as_ref().and_then(|h| h.presence(t))
+        });
+        let first = slot.listed_epoch.replace(epoch).is_none();
+        self.after_hints(server, outs);
+        if first {
+            self.rebuild_tool_list();
+        } else if list_changed {
+            self.boundary();
+        }
+    }
+
+    /// The manifest of connection `epoch` changed (§4.1).
+    pub fn manifest_updated(
+        &mut self,
+        server: &str,
+        epoch: u64,
+        manifest: &McplManifest,
+        now: Instant,
+    ) {
+        if index(&self.servers, server)
+            .map(|i| &self.servers[i])
+            .is_some_and(|s| s.epoch == epoch)
+        {
+            self.apply_manifest(server, Some(manifest), now);
+        }
+    }
+
+    /// The manifest changed (§4.1): removed toolsets close their instances (vector 33),
+    /// withdrawn `toolHints` makes every tool static (vector 34), re-advertised ones start
+    /// a fresh hint state and its reads. `None`: MCPL is off on this connection.
+    fn apply_manifest(&mut self, server: &str, manifest: Option<&McplManifest>, now: Instant) {
+        let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) else {
+            return;
+        };
+        let outs = slot.catalog.update_manifest(manifest);
+        let withdrawn = outs.contains(&CatalogOutput::HintsWithdrawn);
+        for o in &outs {
+            match o {
+                CatalogOutput::ToolsetRemoved { toolset } if !withdrawn => {
+                    let toolset = toolset.clone();
+                    self.feed(server, now, |h, _| h.close_toolset(&toolset));
+                }
+                CatalogOutput::HintsWithdrawn => {
+                    let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i])
+                    else {
+                        continue;
+                    };
+                    if slot.hold.take().is_some() {
+                        let epoch = slot.epoch;
+                        self.actions.push_back(super::Action::Hold {
+                            server: server.to_owned(),
+                            epoch,
+                            at: None,
+                        });
+                    }
+                    if let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) {
+                        slot.hints = None;
+                        slot.read = None;
+                    }
+                }
+                CatalogOutput::HintsAdvertised => {
+                    if let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) {
+                        slot.fresh_hints();
+                    }
+                    self.start_read(server, ReadStep::Statement);
+                    self.actions.push_back(super::Action::ListTools {
+                        server: server.to_owned(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        let Some(slot) = index(&self.servers, server).map(|i| &self.servers[i]) else {
+            return;
+        };
+        let view = slot.view();
+        let shown = self.presenter.catalog_outputs(&view, &outs);
+        self.show(shown);
+    }
+}
+
+/// True when the core reads a response to `method` as it is read (see [`RESULTS_READ`]).
+pub fn reads_result(method: &str) -> bool {
+    RESULTS_READ.contains(&method)
+}
+
+/// A message the core wants from the tap: every request and notification, and the
+/// responses to [`RESULTS_READ`] (`answers`: the method the response answers, if any).
+pub fn wants_read(message: &Message, answers: Option<&str>) -> bool {
+    match message {
+        Message::Response(_) => answers.is_some_and(reads_result),
+        _ => true,
+    }
+}
+
+/// Whether a read of the server's state went through (its result was read before this is
+/// reported).
+#[derive(Debug, Clone, PartialEq)]
+pub enum ReadOutcome {
+    /// The request was answered.
+    Answered,
+    /// The connection is gone (the next one reads its own statement).
+    Gone,
+    /// It failed: an error answer, no answer in time, an unreadable result.
+    Failed(String),
+}

@@ -1,0 +1,321 @@
+//! [`HostCore`]: the agent's side of the host as one sans-IO state machine — every server's
+//! [`ServerSlot`] (catalog, hint state, policy, connection phase, reads, hold deadline),
+//! the [`Presenter`], the agent's [`Conversation`] and the [`MetaTools`], wired as the
+//! tables in [`crate::state`] say. The `Host` actor feeds it what the links tell (in each
+//! link's read order) and what the agent asks, each input with `now` where time matters,
+//! and drains what it asks for in return: [`HostCore::poll_action`] (reads to send, timers
+//! to arm, warnings to log) and [`HostCore::poll_shown`] (messages shown to the agent
+//! outside tool results). Tests drive this same composition without sockets or actors.
+//!
+//! | file | what |
+//! |---|---|
+//! | `slot` | [`ServerSlot`], its [`Phase`], the read under way ([`ReadStep`]) |
+//! | `inbound` | what a link read (tapped, §5.2: hints apply when read) and what it did |
+//! | `reads` | `toolsets/list` after every connect, and recovery (`toolsets/list`, then `tools/list`); retries |
+//! | `agent` | the agent's calls (planned, sent, finished), turns, boundaries |
+//! | `status` | [`HostStatus`], [`ServerStatus`], [`HintSummary`] |
+
+mod agent;
+mod inbound;
+mod reads;
+mod slot;
+mod status;
+
+pub use agent::Step;
+pub use inbound::{RESULTS_READ, ReadOutcome, reads_result, wants_read};
+pub use slot::{Phase, ReadStep, ServerSlot};
+pub use status::{HintSummary, HostStatus, ServerStatus};
+
+use crate::state::{
+    AgentMessage, Change, Conversation, MessageKind, MetaTools, Output, Presenter, ServerView,
+};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// What the core asks its driver to do. Each names the server and the connection
+/// (`epoch`) it is for; the driver reports back through the input named.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    /// Read the server's state: `toolsets/list` ([`ReadStep::Statement`]) or the link's
+    /// listing of every tool ([`ReadStep::ToolsList`]); report with
+    /// [`HostCore::read_done`]. Only whether it went through is reported: the result
+    /// itself is applied where it is read ([`HostCore::read`], [`HostCore::listed`]).
+    Read {
+        /// The server.
+        server: String,
+        /// The connection.
+        epoch: u64,
+        /// The read's token.
+        token: u64,
+        /// Which read.
+        step: ReadStep,
+    },
+    /// After `delay`, call [`HostCore::retry_due`] (a failed read is tried again).
+    RetryAfter {
+        /// The server.
+        server: String,
+        /// The connection.
+        epoch: u64,
+        /// The failed read's token.
+        token: u64,
+        /// How long to wait.
+        delay: Duration,
+    },
+    /// Ask the server's link to list its tools again (hints were advertised anew).
+    ListTools {
+        /// The server.
+        server: String,
+    },
+    /// Arm the server's hold timer for `at`, replacing any armed before (`None`: disarm);
+    /// when it fires, call [`HostCore::hold_expired`] (§5.2: an early rev is held for the
+    /// window).
+    Hold {
+        /// The server.
+        server: String,
+        /// The connection.
+        epoch: u64,
+        /// The deadline.
+        at: Option<Instant>,
+    },
+    /// Log a warning about what a server sent (the driver rate-limits these: a peer can
+    /// send many).
+    PeerWarning {
+        /// The server.
+        server: String,
+        /// What was wrong.
+        what: String,
+    },
+}
+
+/// How the core behaves.
+#[derive(Debug, Clone)]
+pub struct CoreConfig {
+    /// The first wait before a failed read of a server's state is tried again; it doubles
+    /// with each failure in a row, up to [`MAX_RETRY_DELAY`].
+    pub retry_delay: Duration,
+}
+
+/// The longest wait before reading again after failed reads.
+pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
+
+/// Where the server `name` is in `servers` (sorted by name). A free function, so that a
+/// caller borrows only the servers and can still reach the presenter.
+pub(crate) fn index(servers: &[ServerSlot], name: &str) -> Option<usize> {
+    servers.binary_search_by(|s| s.name.as_str().cmp(name)).ok()
+}
+
+/// The host's agent side, sans I/O (see the module doc).
+#[derive(Debug)]
+pub struct HostCore {
+    /// Sorted by name.
+    pub(crate) servers: Vec<ServerSlot>,
+    pub(crate) presenter: Presenter,
+    pub(crate) conversation: Conversation,
+    pub(crate) meta: MetaTools,
+    config: CoreConfig,
+    actions: VecDeque<Action>,
+    shown: VecDeque<(u64, AgentMessage)>,
+}
+
+impl HostCore {
+    /// A core for these servers (names already checked unique by the caller).
+    pub fn new(
+        servers: impl IntoIterator<Item = ServerSlot>,
+        presenter: Presenter,
+        conversation: Conversation,
+        meta: MetaTools,
+        config: CoreConfig,
+    ) -> Self {
+        let mut servers: Vec<ServerSlot> = servers.into_iter().collect();
+        servers.sort_by(|a, b| a.name.cmp(&b.name));
+        HostCore {
+            servers,
+            presenter,
+            conversation,
+            meta,
+            config,
+            actions: VecDeque::new(),
+            shown: VecDeque::new(),
+        }
+    }
+
+    /// The next thing the driver must do, in the order the core asked.
+    pub fn poll_action(&mut self) -> Option<Action> {
+        self.actions.pop_front()
+    }
+
+    /// The next message shown to the agent outside a tool result (a notice, a push, a
+    /// reminder), with its sequence number in the conversation.
+    pub fn poll_shown(&mut self) -> Option<(u64, AgentMessage)> {
+        self.shown.pop_front()
+    }
+
+    /// Adds a server (one of that name is replaced).
+    pub fn add_server(&mut self, slot: ServerSlot) {
+        match self.servers.binary_search_by(|s| s.name.cmp(&slot.name)) {
+            Ok(i) => self.servers[i] = slot,
+            Err(i) => self.servers.insert(i, slot),
+        }
+    }
+
+    /// A server, by name.
+    pub fn slot(&self, name: &str) -> Option<&ServerSlot> {
+        index(&self.servers, name).map(|i| &self.servers[i])
+    }
+
+    /// Every server, by name.
+    pub fn servers(&self) -> impl Iterator<Item = &ServerSlot> {
+        self.servers.iter()
+    }
+
+    /// The presenter (what the agent was told).
+    pub fn presenter(&self) -> &Presenter {
+        &self.presenter
+    }
+
+    /// The presenter, to take its dirty flag once its told ids are persisted.
+    pub fn presenter_mut(&mut self) -> &mut Presenter {
+        &mut self.presenter
+    }
+
+    /// The agent's conversation.
+    pub fn conversation(&self) -> &Conversation {
+        &self.conversation
+    }
+
+    /// True while some server's connection waits for its connect-time statement (§4.3):
+    /// a meta-tool call made now may wait for it.
+    pub fn settling(&self) -> bool {
+        self.servers.iter().any(ServerSlot::settling)
+    }
+
+    /// Every server's status (`calls_waiting` is the driver's).
+    pub fn status(&self, calls_waiting: usize) -> HostStatus {
+        HostStatus {
+            servers: self
+                .servers
+                .iter()
+                .map(|s| (s.name.clone(), s.status()))
+                .collect(),
+            calls_waiting,
+        }
+    }
+
+    /// Shows messages to the agent: each is recorded in the conversation, and every one
+    /// but a tool result (which goes back to its caller) is queued for [`Self::poll_shown`].
+    fn show(&mut self, messages: Vec<AgentMessage>) {
+        for m in messages {
+            let tool_result = m.kind == MessageKind::ToolResult;
+            let seq = self.conversation.push(m.clone());
+            if !tool_result {
+                self.shown.push_back((seq, m));
+            }
+        }
+    }
+
+    fn warn_peer(&mut self, server: &str, what: String) {
+        self.actions.push_back(Action::PeerWarning {
+            server: server.to_owned(),
+            what,
+        });
+    }
+
+    /// What a server's hint state reported: presence moves go to the catalog (applied at
+    /// the next boundary, §3), every change to the presenter, `Recover` starts the reads
+    /// (§5.2), and the hold timer follows the state's next deadline.
+    pub(crate) fn after_hints(&mut self, server: &str, outs: Vec<Output>) {
+        let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) else {
+            return;
+        };
+        for o in &outs {
+            if let Some(Change::Presence { tool, presence }) = o.change() {
+                slot.catalog.set_presence(tool, *presence);
+            }
+        }
+        let recover = outs.iter().any(|o| matches!(o, Output::Recover(_)));
+        let view = slot.view();
+        let shown = self.presenter.ingest(&view, &outs);
+        self.show(shown);
+        if recover {
+            self.start_read(server, ReadStep::Statement);
+        }
+        self.rearm_hold(server);
+    }
+
+    /// Feeds one input to a server's hint state, if hints count there (§2, vector 30).
+    fn feed(
+        &mut self,
+        server: &str,
+        now: Instant,
+        input: impl FnOnce(&mut crate::state::HintState, Instant) -> Vec<Output>,
+    ) {
+        let Some(hints) = index(&self.servers, server)
+            .map(|i| &mut self.servers[i])
+            .and_then(|s| s.hints.as_mut())
+        else {
+            return;
+        };
+        let outs = input(hints, now);
+        self.after_hints(server, outs);
+    }
+
+    /// Asks for the hold timer at the hint state's next deadline, when that changed.
+    fn rearm_hold(&mut self, server: &str) {
+        let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) else {
+            return;
+        };
+        let want = slot.hints.as_ref().and_then(|h| h.poll_timeout());
+        if slot.hold == want {
+            return;
+        }
+        slot.hold = want;
+        self.actions.push_back(Action::Hold {
+            server: server.to_owned(),
+            epoch: slot.epoch,
+            at: want,
+        });
+    }
+
+    /// The hold timer of connection `epoch` fired (§5.2).
+    pub fn hold_expired(&mut self, server: &str, epoch: u64, now: Instant) {
+        let Some(slot) = index(&self.servers, server)
+            .map(|i| &mut self.servers[i])
+            .filter(|s| s.epoch == epoch)
+        else {
+            return;
+        };
+        slot.hold = None;
+        self.feed(server, now, |h, now| h.handle_timeout(now));
+    }
+
+    /// A tool-list boundary (§3, §6): each catalog rebuilds its snapshot, the presence
+    /// moves are told, and the model's list is rebuilt. True when the list changed.
+    pub fn boundary(&mut self) -> bool {
+        for i in 0..self.servers.len() {
+            let slot = &mut self.servers[i];
+            let outs = slot.catalog.rebuild_boundary();
+            let view = slot.view();
+            let shown = self.presenter.catalog_outputs(&view, &outs);
+            self.show(shown);
+        }
+        self.rebuild_tool_list()
+    }
+
+    /// A compaction: everything shown so far leaves the agent's context, and the list is
+    /// rebuilt as at any boundary. True when the list changed.
+    pub fn compact(&mut self) -> bool {
+        self.conversation.compact();
+        self.boundary()
+    }
+
+    /// Rebuilds the model's list from each catalog's snapshot, without a boundary (a
+    /// server's first listing joins the list).
+    fn rebuild_tool_list(&mut self) -> bool {
+        let bounds = *self.presenter.bounds();
+        let views: Vec<ServerView<'_>> = self.servers.iter().map(ServerSlot::view).collect();
+        self.conversation.rebuild_tool_list(&views, &bounds)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,194 @@
+//! [`ServerSlot`]: one server as the host core holds it — its catalog, the current
+//! connection's hint state, policy and grant — with the connection's [`Phase`] and the
+//! bookkeeping of the reads of its state (§5.2: one at a time) and of the hold deadline.
+
+use super::status::{HintSummary, ServerStatus};
+use crate::state::{Catalog, HintConfig, HintState, ServerView, ToolPolicy};
+use std::time::Instant;
+
+/// Where a server's connection is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Phase {
+    /// No connection has been tried yet.
+    Starting,
+    /// The last attempt failed or the connection went; the link tries again on its own.
+    Unreachable,
+    /// A connection's `initialize` result was read; its handshake is not done.
+    Handshaking,
+    /// The connection's handshake completed (the link's `Connected`).
+    Ready,
+}
+
+/// Which read of the server's state is under way (§5.2: one at a time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReadStep {
+    /// `toolsets/list`: at connect, or a recovery's first step.
+    Statement,
+    /// `tools/list`: a recovery's second step.
+    ToolsList,
+}
+
+/// A read under way: its token (a completion with another is of a superseded read) and
+/// its step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Read {
+    pub token: u64,
+    pub step: ReadStep,
+}
+
+/// One server, as the core holds it.
+#[derive(Debug)]
+pub struct ServerSlot {
+    pub(crate) name: String,
+    pub(crate) catalog: Catalog,
+    /// The current connection's hint state: none while disconnected, or when hints do not
+    /// count (§2: then hint `_meta` and `tools/hints` are ignored, vector 30).
+    pub(crate) hints: Option<HintState>,
+    pub(crate) policy: ToolPolicy,
+    /// The current connection granted `pushEvents` (its notices reach the agent, §6).
+    pub(crate) push_events: bool,
+    pub(crate) phase: Phase,
+    /// The current connection (its `initialize` result was read); 0 before the first.
+    pub(crate) epoch: u64,
+    /// The current connection delivers in order (§5.2: only an unordered one holds).
+    pub(crate) ordered: bool,
+    /// The connection whose `tools/list` completed last; none before the first (which
+    /// joins the model's list).
+    pub(crate) listed_epoch: Option<u64>,
+    pub(crate) read: Option<Read>,
+    next_token: u64,
+    /// Reads of the server's state that failed in a row (each retry waits longer).
+    pub(crate) read_failures: u32,
+    /// The hold deadline the driver was last asked to arm, if any.
+    pub(crate) hold: Option<Instant>,
+    /// How each connection's hint state behaves; `ordered` is set per connection.
+    hint_config: HintConfig,
+}
+
+impl ServerSlot {
+    /// A server not yet connected. `host_hints`: this host advertises `toolHints` to it.
+    pub fn new(name: &str, host_hints: bool, policy: ToolPolicy, hint_config: HintConfig) -> Self {
+        ServerSlot {
+            name: name.to_owned(),
+            catalog: Catalog::new(host_hints, None),
+            hints: None,
+            policy,
+            push_events: false,
+            phase: Phase::Starting,
+            epoch: 0,
+            ordered: true,
+            listed_epoch: None,
+            read: None,
+            next_token: 0,
+            read_failures: 0,
+            hold: None,
+            hint_config,
+        }
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Where its connection is.
+    pub fn phase(&self) -> Phase {
+        self.phase
+    }
+
+    /// The current connection (0 before the first).
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// The current connection delivers in the order the server wrote.
+    pub fn ordered(&self) -> bool {
+        self.ordered
+    }
+
+    /// The current connection's hint state, when hints count and it is up.
+    pub fn hints(&self) -> Option<&HintState> {
+        self.hints.as_ref()
+    }
+
+    /// The server as the presenter and the meta-tools read it.
+    pub fn view(&self) -> ServerView<'_> {
+        ServerView {
+            name: &self.name,
+            catalog: &self.catalog,
+            hints: self.hints.as_ref(),
+            policy: &self.policy,
+            push_events: self.push_events,
+            connected: self.phase == Phase::Ready,
+        }
+    }
+
+    /// A fresh hint state for the current connection, when hints count (§4.6: each
+    /// connection has its own revs from 1); any read under way is forgotten.
+    pub(crate) fn fresh_hints(&mut self) {
+        self.hints = self.catalog.hints_count().then(|| {
+            HintState::new(HintConfig {
+                ordered: self.ordered,
+                ..self.hint_config
+            })
+        });
+        self.read = None;
+        self.read_failures = 0;
+    }
+
+    /// Starts a read: the token its completion must bring back.
+    pub(crate) fn start_read(&mut self, step: ReadStep) -> u64 {
+        self.next_token += 1;
+        self.read = Some(Read {
+            token: self.next_token,
+            step,
+        });
+        self.next_token
+    }
+
+    /// True when `token` is the read under way on connection `epoch`.
+    pub(crate) fn is_current_read(&self, epoch: u64, token: u64) -> bool {
+        self.epoch == epoch && self.read.is_some_and(|r| r.token == token)
+    }
+
+    /// True while the connection waits for its connect-time statement (§4.3).
+    pub(crate) fn settling(&self) -> bool {
+        self.hints.as_ref().is_some_and(HintState::is_connecting)
+    }
+
+    /// The summary for [`super::HostStatus`] (`read_ahead_peak` is the driver's to fill).
+    pub fn status(&self) -> ServerStatus {
+        let hints = self.hints.as_ref().map(|h| HintSummary {
+            last_rev: h.last_rev(),
+            held: h.held_revs().collect(),
+            connecting: h.is_connecting(),
+            recovering: h.is_recovering(),
+            stats: h.stats(),
+        });
+        let mut open: Vec<(String, Option<String>)> = self
+            .hints
+            .iter()
+            .flat_map(|h| h.open_instances())
+            .map(|o| (o.toolset.clone(), o.instance.clone()))
+            .collect();
+        open.extend(
+            self.catalog
+                .groups()
+                .into_iter()
+                .filter(|g| self.catalog.is_group_open(g))
+                .map(|g| (g.to_owned(), None)),
+        );
+        let ready = self.phase == Phase::Ready;
+        ServerStatus {
+            epoch: self.epoch,
+            ready,
+            settled: ready && self.listed_epoch == Some(self.epoch) && !self.settling(),
+            unreachable: self.phase == Phase::Unreachable,
+            hints_count: self.catalog.hints_count(),
+            listed_tools: self.catalog.listed_tools().count(),
+            hints,
+            open,
+            read_ahead_peak: 0,
+        }
+    }
+}
