@@ -10,6 +10,7 @@
 //! |---|---|---|---|
 //! | [`draft`] | [`HintDraft`] | hint changes not yet numbered | §5.1 |
 //! | [`sequencer`] | [`Sequencer`] | one connection's `rev` counter | §5.2, §3 |
+//! | [`carrier`] | [`Carriers`] | one connection's carrier choice (result, push, `tools/hints`), cancelled and deferred calls, changes held for a call's result | §5.2, §5.3 |
 //! | [`catalog`] | [`Catalog`] | the tools with their declared hints, the toolset declarations, what each kind of host is shown, manifest diffs | §3, §4.1, §8 |
 //! | [`principal`] | [`PrincipalState`] | one principal's open instances, per-instance visibility and definitions, ended records, call resolution | §4.2–§4.6, §5.1, §7 |
 //!
@@ -26,12 +27,14 @@
 //! numbers it on its own counter (§4.6, vector 14). A connection whose host did not
 //! advertise `toolHints` gets none of it (§2, §8, vector 8).
 
+pub mod carrier;
 pub mod catalog;
 pub mod draft;
 pub mod principal;
 pub mod sequencer;
 mod time;
 
+pub use carrier::{Carriers, Carry};
 pub use catalog::{
     Catalog, CatalogError, HostView, OptionsProblem, PlainCall, PlainHosts, ToolDecl,
 };

@@ -7,7 +7,7 @@
 //! changes going as `tools/hints` (§5.2, vector 29).
 //!
 //! A handler that opened or closed a toolset for its caller, and a deferred instance call
-//! whose logic held its changes, get the changes held for them (`hold.rs`) in their
+//! whose logic held its changes, get the changes held for them (`core/carrier.rs`) in their
 //! result; cancelled, or answered with a JSON-RPC error, they send them as `tools/hints`.
 
 use super::Session;

@@ -1,73 +1,124 @@
-//! What the principal sends a session, written with the right carrier (§5.2, §5.3).
-//!
-//! A [`Deliver`] holds one draft of changes to the principal's state and what explains it.
-//! This session chooses how the draft travels:
-//!
-//! 1. **In a result**, when the delivery answers one of this session's requests: the call
-//!    reports its own consequences, and no push follows for them (vector 2). Events of the
-//!    same delivery are not pushed here: the result is this connection's account of them.
-//!    If that request was cancelled, no result is written (vector 29):
-//!    - the call's own consequences — the step that ran for it — go as `tools/hints`
-//!      (§5.2 "Cancelled calls"), and what it held went at the cancel (`hold.rs`);
-//!    - a **deferred** call answered by a step something else caused (another's move, a
-//!      timer) accounts for nothing any more: the delivery is that something's
-//!      consequences, so it goes as it would have without the call — its events pushed
-//!      with the draft as hints (§5.3), or `tools/hints` where pushing is not allowed.
-//!      **\[project\]** reading of §5.2/§5.3: the agent that gave up waiting still hears
-//!      what happened ("bob took 1…").
-//! 2. **On a push**, when it has events and the session may push: the first event carries
-//!    the draft as its `hints`, beside `toolset` and `instance` (vector 3). Such a push is
-//!    never retried and never has `coalesce` (§5.2); it is tagged `surface:activity` or
-//!    `surface:turn` (§10).
-//! 3. **Standalone** `tools/hints` otherwise: nothing explains it, or pushing is not
-//!    allowed — no `pushEvents` grant, or the handshake not complete (vector 31).
-//!
-//! A host not shown hints never gets a draft (vector 8): results go without
-//! `_meta["mcpl/hints"]`, pushes without `hints`, and no `tools/hints` is written.
-//!
-//! **Held for a result** (`hold.rs`). A delivery that answers a tool handler's open or
-//! close, or one whose changes a deferred call of this session holds (`hold`), keeps its
-//! draft for that call's result instead of writing it now; an answer later carries what its
-//! call held, before the answer's own changes. Events of a held delivery are still pushed,
-//! without hints.
+//! What the principal sends a session, carried as [`crate::core::Carriers`] decides (§5.2, §5.3; the
+//! rules are in `core/carrier.rs`). The session settles each answer — what it knows of the
+//! request, a handler's open or close handed to the handler — asks the core where the
+//! delivery's parts go, and takes the steps it returns in order: write `tools/hints`, write
+//! an answer with the changes it carries, run a handler, push an event.
 
 use super::Session;
 use crate::actors::principal::{Answer, AnswerBody, CatalogSwapped, Deliver};
 use crate::author::Event;
-use crate::core::{HintDraft, InstanceKey};
+use crate::core::carrier::{AnswerFacts, AnswerKind, Conditions, Delivery, Fate};
+use crate::core::{Carry, InstanceKey};
 use crate::push;
 use actix::prelude::*;
 use mcpl_protocol::hints::HintChanges;
-use mcpl_protocol::jsonrpc::{Id, Message, Notification, Response};
+use mcpl_protocol::jsonrpc::{Id, Notification, Response};
 use mcpl_protocol::mcp::Empty;
 use mcpl_protocol::mcpl::{PushEventParams, PushPayload};
 use mcpl_protocol::meta::Meta;
-use mcpl_protocol::method::{ToolHints, ToolListChanged};
+use mcpl_protocol::method::ToolListChanged;
 use std::collections::BTreeSet;
 
 impl Handler<Deliver> for Session {
     type Result = ();
 
     fn handle(&mut self, d: Deliver, ctx: &mut Context<Self>) {
-        let mut draft = Some(d.draft).filter(|_| self.hinted());
-        // True once an answer stands for the delivery on this connection (see
-        // `write_answer`): its events are then not pushed here.
-        let mut answered = false;
-        for answer in d.answers {
-            answered |= self.write_answer(answer, &mut draft, ctx);
-        }
-        if let Some(call) = d.hold
-            && self.forwarded.get(&call).is_some_and(|f| !f.cancelled)
-            && let Some(changes) = draft.take().filter(|c| !c.is_empty())
+        let Deliver {
+            about,
+            draft,
+            answers,
+            events,
+            hold,
+        } = d;
+        // Settle every answer first: whether its request is still awaited (it is then no
+        // longer), or, for a handler's open or close, hand the handler its outcome.
+        let mut bodies = Vec::with_capacity(answers.len());
+        let mut facts = Vec::with_capacity(answers.len());
+        for Answer {
+            request,
+            body,
+            deferred,
+        } in answers
         {
-            self.hold(call, changes);
+            let (kind, fate, body) = match body {
+                AnswerBody::Handler { token, answer } => {
+                    let (call, running) = self.handler_answered(token, answer).unzip();
+                    let running = running.unwrap_or(false);
+                    (AnswerKind::Handler { call, running }, Fate::Awaited, None)
+                }
+                body => {
+                    let kind = match &body {
+                        AnswerBody::RunHandler { .. } => AnswerKind::RunHandler,
+                        AnswerBody::Call(Ok(_))
+                        | AnswerBody::Open(Ok(_))
+                        | AnswerBody::Close(Ok(_)) => AnswerKind::Result,
+                        _ => AnswerKind::Error,
+                    };
+                    (kind, self.fate(&request), Some(body))
+                }
+            };
+            facts.push(AnswerFacts {
+                request: request.clone(),
+                kind,
+                deferred,
+                fate,
+            });
+            bodies.push(body.map(|b| (request, b)));
         }
-        if !answered {
-            for event in d.events {
-                self.push_event(event, d.about.as_ref(), &mut draft, ctx);
+        let hold = hold.filter(|call| self.forwarded.get(call).is_some_and(|f| !f.cancelled));
+        let feature_set = match self.lifecycle.push_grant() {
+            Ok(grant) => push::feature_set_for(&self.current_view(), grant, None),
+            Err(e) => Err(e),
+        };
+        if let Err(e) = &feature_set
+            && !events.is_empty()
+        {
+            tracing::debug!(session = %self.id, error = %e, "may not push; the events are left out");
+        }
+        let conditions = Conditions {
+            hinted: self.hinted(),
+            may_push: feature_set.is_ok(),
+        };
+        let delivery = Delivery {
+            draft,
+            answers: facts,
+            events: events.len(),
+            hold,
+        };
+        let steps = self.carriers.deliver(delivery, conditions);
+        let mut events: Vec<Option<Event>> = events.into_iter().map(Some).collect();
+        for step in steps {
+            match step {
+                Carry::Hints(d) => self.write_held(d),
+                Carry::Answer { n, hints } => {
+                    if let Some((request, body)) = bodies.get_mut(n).and_then(Option::take) {
+                        self.write_answer(request, body, hints);
+                    }
+                }
+                Carry::Run { n } => {
+                    if let Some((
+                        request,
+                        AnswerBody::RunHandler {
+                            tool,
+                            arguments,
+                            instance,
+                            meta,
+                        },
+                    )) = bodies.get_mut(n).and_then(Option::take)
+                    {
+                        self.run_handler(request, tool, arguments, instance, meta, ctx);
+                    }
+                }
+                Carry::Push { n, hints } => {
+                    if let (Some(event), Ok(feature_set)) =
+                        (events.get_mut(n).and_then(Option::take), &feature_set)
+                    {
+                        let feature_set = feature_set.clone();
+                        self.push_event(event, about.as_ref(), feature_set, hints, ctx);
+                    }
+                }
             }
         }
-        self.write_standalone(draft);
     }
 }
 
@@ -86,7 +137,7 @@ impl Handler<CatalogSwapped> for Session {
         self.on_manifest_replaced();
         if !self.hinted() {
             // Vector 34: a host no longer shown hints gets none, held ones included.
-            self.holding.take();
+            self.carriers.clear();
         }
         let draft = Some(m.draft).filter(|_| self.hinted());
         self.write_standalone(draft);
@@ -97,135 +148,58 @@ impl Handler<CatalogSwapped> for Session {
 }
 
 impl Session {
-    /// Writes the answer to a request, carrying `draft` if it is still unsent; true when
-    /// the answer stands for the delivery's events on this connection: it was written, or
-    /// it was a cancelled call's own step, or nobody waits for it. Not so for a handler to
-    /// run (not an answer yet), a handler's open or close whose changes were not held, or
-    /// a cancelled deferred call (see the module docs).
+    /// What this session knows of the request an answer is for; settling it (the request
+    /// is no longer awaited).
+    fn fate(&mut self, request: &Id) -> Fate {
+        match self.settle(request) {
+            None => {
+                tracing::warn!(session = %self.id, %request, "an answer nobody waits for; dropped");
+                Fate::NobodyWaits
+            }
+            Some(f) if f.cancelled => Fate::Cancelled,
+            Some(_) => Fate::Awaited,
+        }
+    }
+
+    /// Writes an answer; a result carries `hints` in its `_meta`.
     fn write_answer(
         &mut self,
-        Answer {
-            request,
-            body,
-            deferred,
-        }: Answer,
-        draft: &mut Option<HintDraft>,
-        ctx: &mut Context<Self>,
-    ) -> bool {
-        // §5.2 "Cancelled calls" and §5.3, a [project] reading: a cancelled call's own
-        // changes go as `tools/hints` and nothing is pushed for them; but when the call
-        // was deferred and something else answered it, the delivery is that something's
-        // consequences — pushed with the explaining event, as without the call.
-        let unwritten = |u: Unwritten| match u {
-            Unwritten::NobodyWaits => true,
-            Unwritten::Cancelled => !deferred,
-        };
+        request: Id,
+        body: AnswerBody,
+        hints: Option<crate::core::HintDraft>,
+    ) {
         match body {
-            AnswerBody::Handler { token, answer } => {
-                return self.handler_answered(token, answer, draft);
-            }
-            AnswerBody::RunHandler {
-                tool,
-                arguments,
-                instance,
-                meta,
-            } => {
-                let changes = match self.settle_answer(&request, draft) {
-                    Ok(changes) => changes,
-                    Err(u) => return unwritten(u),
-                };
-                *draft = changes;
-                self.run_handler(request, tool, arguments, instance, meta, ctx);
-                return false;
-            }
-            AnswerBody::Call(Ok(mut result)) => {
-                let changes = match self.settle_answer(&request, draft) {
-                    Ok(changes) => changes,
-                    Err(u) => return unwritten(u),
-                };
-                self.write_with_hints(changes, |h| {
-                    with_meta(&mut result.meta, h);
-                    Response::ok_typed(request, &result).into()
-                });
-            }
-            AnswerBody::Open(Ok(mut result)) => {
-                let changes = match self.settle_answer(&request, draft) {
-                    Ok(changes) => changes,
-                    Err(u) => return unwritten(u),
-                };
-                self.write_with_hints(changes, |h| {
-                    with_meta(&mut result.meta, h);
-                    Response::ok_typed(request, &result).into()
-                });
-            }
-            AnswerBody::Close(Ok(mut result)) => {
-                let changes = match self.settle_answer(&request, draft) {
-                    Ok(changes) => changes,
-                    Err(u) => return unwritten(u),
-                };
-                self.write_with_hints(changes, |h| {
-                    with_meta(&mut result.meta, h);
-                    Response::ok_typed(request, &result).into()
-                });
-            }
+            AnswerBody::Call(Ok(mut result)) => self.write_hinted(hints, |h| {
+                with_meta(&mut result.meta, h);
+                Response::ok_typed(request, &result).into()
+            }),
+            AnswerBody::Open(Ok(mut result)) => self.write_hinted(hints, |h| {
+                with_meta(&mut result.meta, h);
+                Response::ok_typed(request, &result).into()
+            }),
+            AnswerBody::Close(Ok(mut result)) => self.write_hinted(hints, |h| {
+                with_meta(&mut result.meta, h);
+                Response::ok_typed(request, &result).into()
+            }),
             AnswerBody::Call(Err(e)) | AnswerBody::Open(Err(e)) | AnswerBody::Close(Err(e)) => {
-                let changes = match self.settle_answer(&request, draft) {
-                    Ok(changes) => changes,
-                    Err(u) => return unwritten(u),
-                };
-                *draft = changes;
-                self.write(Response::err(Some(request), e).into());
+                self.write(Response::err(Some(request), e).into())
+            }
+            AnswerBody::RunHandler { .. } | AnswerBody::Handler { .. } => {
+                tracing::error!(session = %self.id, %request, "not an answer to write; dropped");
             }
         }
-        true
     }
 
-    /// Settles a forwarded request whose answer came: the changes its result is to carry
-    /// — what the call held first (it was stated earlier), then `draft` — or why no result
-    /// is written (its changes then stay in `draft`: vector 29).
-    fn settle_answer(
-        &mut self,
-        request: &Id,
-        draft: &mut Option<HintDraft>,
-    ) -> Result<Option<HintDraft>, Unwritten> {
-        let Some(forwarded) = self.settle(request) else {
-            tracing::warn!(session = %self.id, %request, "an answer nobody waits for; dropped");
-            return Err(Unwritten::NobodyWaits);
-        };
-        if forwarded.cancelled {
-            return Err(Unwritten::Cancelled);
-        }
-        Ok(match (self.take_held(request), draft.take()) {
-            // A close and a re-open never share a message: the held close goes first.
-            (Some(held), Some(now)) if held.reopens(&now) => {
-                self.write_held(held);
-                Some(now)
-            }
-            (Some(held), Some(now)) => Some(held.and(now)),
-            (held, now) => held.or(now),
-        })
-    }
-
-    /// Pushes an event, with `draft` as its hints when unsent; an event this session may not
-    /// push is left out (its changes then go as `tools/hints`).
+    /// Pushes an event, with `hints` as its hints (§5.2: a push carrying hints is never
+    /// retried and never has `coalesce`).
     fn push_event(
         &mut self,
         event: Event,
         about: Option<&InstanceKey>,
-        draft: &mut Option<HintDraft>,
+        feature_set: String,
+        hints: Option<crate::core::HintDraft>,
         ctx: &mut Context<Self>,
     ) {
-        let feature_set = match self.lifecycle.push_grant() {
-            Ok(grant) => push::feature_set_for(&self.current_view(), grant, None),
-            Err(e) => Err(e),
-        };
-        let feature_set = match feature_set {
-            Ok(f) => f,
-            Err(e) => {
-                tracing::debug!(session = %self.id, error = %e, "may not push; the event is left out");
-                return;
-            }
-        };
         // SPEC §16.1: a producer never emits a bare tag; the logic's are left out.
         let tags = mcpl_protocol::mcpl::valid_tags(&event.tags);
         if tags.len() != event.tags.len() {
@@ -240,16 +214,14 @@ impl Session {
             payload: PushPayload {
                 content: event.content,
             },
-            // §5.2: a push carrying hints never has `coalesce`.
             coalesce: None,
             hints: None,
             toolset: about.map(|k| k.toolset.clone()),
             instance: about.and_then(|k| k.instance.clone()),
             meta: None,
         };
-        let changes = draft.take();
         // §5.2: never retried — its rev is spent when written. The host's answer is logged.
-        let answer = self.write_push(params, changes, ctx);
+        let answer = self.write_push(params, hints, ctx);
         let session = self.id;
         ctx.spawn(actix::fut::wrap_future(async move {
             match answer.await {
@@ -261,15 +233,6 @@ impl Session {
     }
 }
 
-/// Why an answer that came gets no result.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Unwritten {
-    /// No request of this session waits for it.
-    NobodyWaits,
-    /// The host cancelled the request (MCP `notifications/cancelled`).
-    Cancelled,
-}
-
 /// Puts `hints` in a result's `_meta["mcpl/hints"]`.
 fn with_meta(meta: &mut Option<Meta>, hints: Option<HintChanges>) {
     if let Some(h) = hints {
@@ -279,12 +242,11 @@ fn with_meta(meta: &mut Option<Meta>, hints: Option<HintChanges>) {
 
 impl Session {
     /// `tools/hints` (§5.2: standalone changes), when there are any.
-    pub(super) fn write_standalone(&mut self, draft: Option<HintDraft>) {
-        if let Some(d) = draft.filter(|d| !d.is_empty()) {
-            self.write_with_hints(Some(d), |h| {
-                let hints = h.unwrap_or_default();
-                Message::from(Notification::new::<ToolHints>(&hints.into()))
-            });
+    pub(super) fn write_standalone(&mut self, draft: Option<crate::core::HintDraft>) {
+        for step in self.carriers.standalone(draft) {
+            if let Carry::Hints(d) = step {
+                self.write_held(d);
+            }
         }
     }
 }

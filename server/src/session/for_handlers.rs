@@ -4,12 +4,11 @@
 //! An open or a close goes through the principal exactly like the host's own request,
 //! with `Via::Handler(token)`: its answer comes back here in a `Deliver`, in the
 //! principal's order, and the changes it carries are **held** for the handler's result
-//! (`hold.rs`) while that call still runs. Listing and declining invitations change
+//! (`core/carrier.rs`) while that call still runs. Listing and declining invitations change
 //! nothing on this connection; the principal answers the handler directly.
 
 use super::Session;
 use crate::actors::principal::{self, HandlerAnswer, ReplyTo, Via};
-use crate::core::HintDraft;
 use crate::tool::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
@@ -145,24 +144,19 @@ impl Session {
         }
     }
 
-    /// A handler's open or close was answered: its changes are held for the handler's
-    /// result while that call runs (§5.3), and the outcome goes to the handler. True when
-    /// held — the result then is this connection's account of what happened; otherwise
-    /// the changes stay in `draft`, for the caller to push or send standalone.
+    /// A handler's open or close was answered: the outcome goes to the handler. Returns
+    /// the call the handler serves and whether it still runs (its result then carries the
+    /// changes, §5.3: [`crate::core::Carriers`] holds them); none for no such request.
     pub(super) fn handler_answered(
         &mut self,
         token: u64,
         answer: HandlerAnswer,
-        draft: &mut Option<HintDraft>,
-    ) -> bool {
+    ) -> Option<(Id, bool)> {
         let Some(op) = self.handler_ops.ops.remove(&token) else {
             tracing::warn!(session = %self.id, token, "an answer for no handler request; dropped");
-            return false;
+            return None;
         };
-        let held = self.calls.is_running(&op.call, op.key);
-        if held && let Some(changes) = draft.take().filter(|d| !d.is_empty()) {
-            self.hold(op.call, changes);
-        }
+        let running = self.calls.is_running(&op.call, op.key);
         // The handler may have stopped waiting (its call cancelled); nothing to do then.
         match (op.waiting, answer) {
             (Waiting::Open(tx), HandlerAnswer::Open(outcome)) => {
@@ -175,6 +169,6 @@ impl Session {
                 tracing::error!(session = %self.id, ?waiting, ?answer, "a handler's answer of the wrong kind; dropped");
             }
         }
-        held
+        Some((op.call, running))
     }
 }

@@ -228,7 +228,9 @@ impl Session {
         });
         self.outgoing.set_timer(&id, timer);
         tracing::debug!(session = %self.id, %id, event = %params.event_id, "push sent");
-        self.write_with_hints(draft, |hints| {
+        // Only a delivery's planned push carries changes, where the plan flushed what was
+        // held (`core/carrier.rs`).
+        self.write_hinted(draft, |hints| {
             params.hints = hints;
             Request::new::<method::PushEvent>(id, &params).into()
         });

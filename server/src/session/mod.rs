@@ -12,8 +12,7 @@
 //! | `dispatch.rs` | reading: inbound items, requests, notifications, responses |
 //! | `toolsets.rs` | `tools/list`, `toolsets/open|close|list`: forwarded to the principal, answered from it |
 //! | `calls.rs` | `tools/call`: forwarded, then a handler task or the instance's answer; cancellation |
-//! | `deliver.rs` | what the principal sends: changes with their carrier (§5.2, §5.3) |
-//! | `hold.rs` | changes held for a call's result, and the rule that keeps revs in order |
+//! | `deliver.rs` | what the principal sends, carried as [`crate::core::Carriers`] decides (§5.2, §5.3) |
 //! | `for_handlers.rs` | a tool handler's opens, closes and declines for its caller |
 //! | `asks.rs` | a tool handler's `sampling/createMessage` and `elicitation/create` for the client |
 //! | `notices.rs` | MCP progress and logging: a handler's `notifications/progress` and `notifications/message`, `logging/setLevel` |
@@ -26,8 +25,8 @@
 //! queue, through the connection's [`RevWriter`]: it takes a rev and enqueues its message
 //! under one lock, so no hint-carrying message can come between a rev and its write even
 //! were several threads to write (model-checked in `tests/loom_rev_queue.rs`). Changes
-//! held for a call's result (`hold.rs`) are written before any other hint-carrying
-//! message, in that same path.
+//! held for a call's result ([`crate::core::Carriers`]) are written before any other
+//! hint-carrying message, in that same path.
 //!
 //! **Backpressure.** The transport's outbound queue is bounded (1024 messages for every
 //! transport here). A host that stops reading fills it; the session then cannot write
@@ -41,7 +40,6 @@ mod deliver;
 mod dispatch;
 mod for_handlers;
 mod handle;
-mod hold;
 mod lifecycle;
 mod notices;
 mod outgoing;
@@ -56,13 +54,12 @@ pub use handle::{SessionClosed, SessionHandle, SessionId, SessionStatus};
 pub use lifecycle::{HostFeatures, LifecycleError, Negotiated, Phase};
 
 use crate::actors::principal::PrincipalActor;
-use crate::core::{Catalog, HintDraft, HostView};
+use crate::core::{Carriers, Carry, Catalog, HintDraft, HostView};
 use crate::manifest;
 use crate::server::Server;
 use actix::prelude::*;
 use calls::Calls;
 use for_handlers::HandlerOps;
-use hold::Holding;
 use lifecycle::Lifecycle;
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::jsonrpc::{Id, Message, Notification};
@@ -100,8 +97,8 @@ pub struct Session {
     /// The catalog as of the last change the principal told this session about.
     catalog: Arc<Catalog>,
     forwarded: HashMap<Id, Forwarded>,
-    /// Changes held for a call's result (§5.3), see `hold.rs`.
-    holding: Holding,
+    /// The carrier choice, and the changes held for a call's result (§5.2, §5.3).
+    carriers: Carriers,
     /// Tool handlers' opens and closes awaiting the principal.
     handler_ops: HandlerOps,
     lifecycle: Lifecycle,
@@ -137,7 +134,7 @@ impl Session {
             writer: Some(RevWriter::new(conn.outbound)),
             principal_addr: None,
             forwarded: HashMap::new(),
-            holding: Holding::default(),
+            carriers: Carriers::default(),
             handler_ops: HandlerOps::default(),
             lifecycle: Lifecycle::default(),
             calls: Calls::default(),
@@ -181,7 +178,7 @@ impl Session {
 
     /// §5.2: numbers `draft` with the next rev — even when it is empty, as a statement
     /// must be (§4.3) — and writes the message `build` makes with it, in one step. Changes
-    /// held for a call go first (`hold.rs`): they were stated earlier.
+    /// held for a call go first (`core/carrier.rs`): they were stated earlier.
     fn write_stamped(&mut self, draft: HintDraft, build: impl FnOnce(HintChanges) -> Message) {
         self.flush_held();
         self.enqueue(|w| w.enqueue_stamped(draft, build));
@@ -190,16 +187,26 @@ impl Session {
     /// §5.2: numbers `draft` with this connection's next rev (none when it is empty) and
     /// writes the message `build` makes with it, in one step. Only for a host shown hints:
     /// callers pass `None` for any other (§2, §8, vector 8). Changes held for a call go
-    /// first (`hold.rs`): they were stated earlier.
+    /// first (`core/carrier.rs`): they were stated earlier.
     fn write_with_hints(
         &mut self,
         draft: Option<HintDraft>,
         build: impl FnOnce(Option<HintChanges>) -> Message,
     ) {
-        let draft = draft.filter(|d| !d.is_empty()).unwrap_or_default();
-        if !draft.is_empty() {
+        if draft.as_ref().is_some_and(|d| !d.is_empty()) {
             self.flush_held();
         }
+        self.write_hinted(draft, build);
+    }
+
+    /// [`Self::write_with_hints`] without writing what is held first: for the steps
+    /// [`Carriers`] planned, which flushed where they had to.
+    fn write_hinted(
+        &mut self,
+        draft: Option<HintDraft>,
+        build: impl FnOnce(Option<HintChanges>) -> Message,
+    ) {
+        let draft = draft.filter(|d| !d.is_empty()).unwrap_or_default();
         self.enqueue(|w| w.enqueue_if_any(draft, build));
     }
 
@@ -211,24 +218,17 @@ impl Session {
     }
 
     /// Writes what is held for a call as `tools/hints`, before another hint-carrying
-    /// message (`hold.rs`).
+    /// message.
     fn flush_held(&mut self) {
-        if let Some(held) = self.holding.take().filter(|d| !d.is_empty()) {
+        if let Some(Carry::Hints(held)) = self.carriers.flush() {
             self.write_held(held);
-        }
-    }
-
-    /// Holds `draft` for `call`'s result; what another call held goes out first.
-    fn hold(&mut self, call: Id, draft: HintDraft) {
-        if let Some(earlier) = self.holding.hold(call, draft).filter(|d| !d.is_empty()) {
-            self.write_held(earlier);
         }
     }
 
     /// What `call` holds, for its result; `None` for a host no longer shown hints.
     fn take_held(&mut self, call: &Id) -> Option<HintDraft> {
-        let held = self.holding.take_for(call);
-        held.filter(|_| self.hinted())
+        let hinted = self.hinted();
+        self.carriers.take_for(call, hinted)
     }
 
     /// What this host is shown: hints only when both sides advertised `toolHints` (§2).

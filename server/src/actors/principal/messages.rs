@@ -143,7 +143,7 @@ pub(crate) struct SwapCatalog(pub(crate) Arc<Catalog>);
 
 /// Changes to the principal's state, with what explains them: answers to this session's
 /// requests (which carry the changes, §5.3), events (pushed with them), or neither
-/// (`tools/hints`). The session chooses the carrier; see `session/deliver.rs`.
+/// (`tools/hints`). The session carries it as `core/carrier.rs` decides.
 #[derive(Message, Debug)]
 #[rtype(result = "()")]
 pub(crate) struct Deliver {
@@ -153,7 +153,7 @@ pub(crate) struct Deliver {
     pub(crate) answers: Vec<Answer>,
     pub(crate) events: Vec<Event>,
     /// A call of this session, still waiting, whose result is to carry the draft (§5.3:
-    /// `InstanceContext::hold_for`); see `session/hold.rs`.
+    /// `InstanceContext::hold_for`); see `core/carrier.rs`.
     pub(crate) hold: Option<Id>,
 }
 
@@ -164,7 +164,7 @@ pub(crate) struct Answer {
     pub(crate) body: AnswerBody,
     /// A deferred call answered by a step something else caused (another's move, a
     /// timer): the delivery's changes and events are that something's, not the call's
-    /// (§5.3). See `session/deliver.rs` for what that changes when the call was cancelled.
+    /// (§5.3). See `core/carrier.rs` for what that changes when the call was cancelled.
     pub(crate) deferred: bool,
 }
 
