@@ -1,4 +1,4 @@
-//! What the principal sends a session, carried as [`crate::core::Carriers`] decides (§5.2, §5.3; the
+//! What the principal sends a session, carried as `core::Carriers` decides (§5.2, §5.3; the
 //! rules are in `core/carrier.rs`). The session settles each answer — what it knows of the
 //! request, a handler's open or close handed to the handler — asks the core where the
 //! delivery's parts go, and takes the steps it returns in order: write `tools/hints`, write

@@ -146,7 +146,7 @@ impl Session {
 
     /// A handler's open or close was answered: the outcome goes to the handler. Returns
     /// the call the handler serves and whether it still runs (its result then carries the
-    /// changes, §5.3: [`crate::core::Carriers`] holds them); none for no such request.
+    /// changes, §5.3: `core::Carriers` holds them); none for no such request.
     pub(super) fn handler_answered(
         &mut self,
         token: u64,

@@ -12,7 +12,7 @@
 //! | `dispatch.rs` | reading: inbound items, requests, notifications, responses |
 //! | `toolsets.rs` | `tools/list`, `toolsets/open|close|list`: forwarded to the principal, answered from it |
 //! | `calls.rs` | `tools/call`: forwarded, then a handler task or the instance's answer; cancellation |
-//! | `deliver.rs` | what the principal sends, carried as [`crate::core::Carriers`] decides (§5.2, §5.3) |
+//! | `deliver.rs` | what the principal sends, carried as `core::Carriers` decides (§5.2, §5.3) |
 //! | `for_handlers.rs` | a tool handler's opens, closes and declines for its caller |
 //! | `asks.rs` | a tool handler's `sampling/createMessage` and `elicitation/create` for the client |
 //! | `notices.rs` | MCP progress and logging: a handler's `notifications/progress` and `notifications/message`, `logging/setLevel` |
@@ -25,7 +25,7 @@
 //! queue, through the connection's [`RevWriter`]: it takes a rev and enqueues its message
 //! under one lock, so no hint-carrying message can come between a rev and its write even
 //! were several threads to write (model-checked in `tests/loom_rev_queue.rs`). Changes
-//! held for a call's result ([`crate::core::Carriers`]) are written before any other
+//! held for a call's result (`core::Carriers`) are written before any other
 //! hint-carrying message, in that same path.
 //!
 //! **Backpressure.** The transport's outbound queue is bounded (1024 messages for every
