@@ -25,6 +25,8 @@
 //! | [`delivery`] | the HTTP client's per-message hook, the seam for chaos tests |
 //! | [`listen_addr`] | a listener's address as a command line gives it; a bare port is loopback |
 //! | [`log_limit`] | rate-limited warnings for what a peer can trigger at will |
+//! | `accept` | what a listener does when `accept` fails: one connection's error costs nothing, running out of descriptors backs off and is logged once per interval |
+//! | `sources` | what each source address holds, bounded (anonymous principals per address) |
 //!
 //! [`connect`] picks a client transport from a URL. No TLS: `wss://` and `https://` are
 //! refused; put a TLS-terminating proxy in front of a network listener. Listeners bind where

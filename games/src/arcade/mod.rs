@@ -29,7 +29,8 @@
 //! |---|---|
 //! | `mod.rs` | [`Arcade`], [`ArcadeConfig`], [`BotSettings`] |
 //! | `tools.rs` | the declarations: toolsets, tools, options schemas |
-//! | `rules.rs` | [`Rules`]: what a game tells a table; `go_rules.rs`, `tictactoe_rules.rs` implement it |
+//! | `rules.rs` | [`Rules`]: what a game tells a table |
+//! | `go_rules.rs`, `tictactoe_rules.rs` | Go's and tic-tac-toe's [`Rules`] |
 //! | `table/` | a two-player game as an instance's logic: seats, turns, the bot, the end |
 //! | `lobby.rs` | the lobby's tools |
 //! | `shared.rs` | who is online, the players, the challenges sent |

@@ -12,6 +12,8 @@
 //! | [`conversation`] | the messages the agent was shown, its context window, and the model's tool list | §6 |
 //! | [`meta_tools`] | `toolsets--open/act/look/close` and direct `server--tool` calls, planned | §4.2, §4.4, §4.5, §6 |
 //! | [`args_check`] | `act`'s bounded argument check (depth 24, 5,000 steps, no regex) | §6, §7 |
+//! | [`keys`] | the `(name, instance)` keys of the per-tool tables, looked up without allocating | |
+//! | `seen_ids` | the bounded set of push event ids seen on one connection | §5.2, vector 35 |
 //! | [`host_core`] | [`HostCore`]: all of the above composed for one agent — every server's [`ServerSlot`] (connection [`Phase`], reads of its state, hold deadline), driven by inputs with `now` and drained through `poll_action`/`poll_shown` | §4.3, §5.2, §6 |
 //!
 //! # The rules, and where each is enforced

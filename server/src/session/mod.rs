@@ -9,6 +9,7 @@
 //! | file | what |
 //! |---|---|
 //! | `lifecycle.rs` | the pure lifecycle state machine: phases, negotiation, the grant |
+//! | `rev_writer.rs` | [`rev_writer::RevWriter`]: a rev taken and its message queued in one step (§5.2) |
 //! | `dispatch.rs` | reading: inbound items, requests, notifications, responses |
 //! | `toolsets.rs` | `tools/list`, `toolsets/open|close|list`: forwarded to the principal, answered from it |
 //! | `calls.rs` | `tools/call`: forwarded, then a handler task or the instance's answer; cancellation |
