@@ -61,19 +61,18 @@ pub async fn ws(
     opts: Arc<ServerOptions>,
     serve: impl Fn(Connection) + Send + 'static,
 ) -> io::Result<Listener> {
-    let mut listener = mcpl_transport::ws::bind(addr, opts).await?;
+    let listener = mcpl_transport::ws::bind(addr, opts).await?;
     let local_addr = listener.local_addr();
-    let task = tokio::spawn(async move {
-        while let Some(conn) = listener.accept().await {
-            tracing::debug!(peer = %conn.info.peer, "websocket connection");
-            serve(conn);
-        }
+    let accepted = futures_util::stream::unfold(listener, |mut l| async move {
+        l.accept().await.map(|conn| (conn, l))
     });
-    Ok(Listener {
-        url: format!("ws://{local_addr}"),
+    Ok(accepting(
+        accepted,
+        "websocket connection",
+        format!("ws://{local_addr}"),
         local_addr,
-        task,
-    })
+        serve,
+    ))
 }
 
 /// Accepts Streamable HTTP sessions on `addr`, endpoint [`HTTP_PATH`], and hands each to
@@ -83,19 +82,43 @@ pub async fn http(
     opts: Arc<ServerOptions>,
     serve: impl Fn(Connection) + Send + 'static,
 ) -> io::Result<Listener> {
-    let mut listener = mcpl_transport::http::bind(addr, HTTP_PATH, opts).await?;
+    let listener = mcpl_transport::http::bind(addr, HTTP_PATH, opts).await?;
     let local_addr = listener.local_addr();
+    let accepted = futures_util::stream::unfold(listener, |mut l| async move {
+        l.accept().await.map(|conn| (conn, l))
+    });
+    let url = format!("http://{local_addr}{HTTP_PATH}");
+    Ok(accepting(
+        accepted,
+        "streamable HTTP session",
+        url,
+        local_addr,
+        serve,
+    ))
+}
+
+/// The accept loop both listeners run: each connection accepted is handed to `serve`
+/// until the listener ends or the [`Listener`] is dropped.
+fn accepting(
+    accepted: impl futures_util::Stream<Item = Connection> + Send + 'static,
+    what: &'static str,
+    url: String,
+    local_addr: SocketAddr,
+    serve: impl Fn(Connection) + Send + 'static,
+) -> Listener {
+    use futures_util::StreamExt;
     let task = tokio::spawn(async move {
-        while let Some(conn) = listener.accept().await {
-            tracing::debug!(peer = %conn.info.peer, "streamable HTTP session");
+        let mut accepted = std::pin::pin!(accepted);
+        while let Some(conn) = accepted.next().await {
+            tracing::debug!(peer = %conn.info.peer, "{what}");
             serve(conn);
         }
     });
-    Ok(Listener {
-        url: format!("http://{local_addr}{HTTP_PATH}"),
+    Listener {
+        url,
         local_addr,
         task,
-    })
+    }
 }
 
 impl Server {

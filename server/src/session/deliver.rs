@@ -66,9 +66,15 @@ impl Handler<Deliver> for Session {
             bodies.push(body.map(|b| (request, b)));
         }
         let hold = hold.filter(|call| self.forwarded.get(call).is_some_and(|f| !f.cancelled));
-        let feature_set = match self.lifecycle.push_grant() {
-            Ok(grant) => push::feature_set_for(&self.current_view(), grant, None),
-            Err(e) => Err(e),
+        // Only a delivery with events needs to know where it may push (the manifest view
+        // this costs is not built for every call's answer).
+        let feature_set = if events.is_empty() {
+            Err(crate::push::PushError::NotGranted)
+        } else {
+            match self.lifecycle.push_grant() {
+                Ok(grant) => push::feature_set_for(&self.current_view(), grant, None),
+                Err(e) => Err(e),
+            }
         };
         if let Err(e) = &feature_set
             && !events.is_empty()
