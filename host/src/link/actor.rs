@@ -10,12 +10,12 @@ use super::read::read_stream;
 use super::refresh::Refresh;
 use super::status::{LinkStatus, SessionInfo};
 use super::tap::TapEvent;
+use super::write::write_in_order;
 use crate::state::seen_ids::SeenIds;
 use actix::prelude::*;
-use mcpl_protocol::Message;
 use mcpl_protocol::method::{ListTools, Method};
+use mcpl_transport::Connection;
 use mcpl_transport::LogLimiter;
-use mcpl_transport::{Connection, Outbound};
 use std::sync::Arc;
 use tokio::sync::mpsc;
 use tracing::{debug, info, warn};
@@ -36,7 +36,7 @@ pub struct ServerLink {
     /// Warnings about what the server sends wrongly, at most a few per interval.
     pub(super) peer_warnings: LogLimiter,
     /// This actor's address, once started.
-    address: Option<Addr<ServerLink>>,
+    pub(super) address: Option<Addr<ServerLink>>,
 }
 
 /// How many push event ids a link remembers.
@@ -247,33 +247,6 @@ impl ServerLink {
     pub(super) fn emit(&mut self, event: LinkEvent) {
         self.config.subscribers.retain(|s| s.deliver(&event));
     }
-
-    /// Queues a message on the current connection. One that cannot be queued is dropped:
-    /// the writer has gone because the transport closed, and the reader will say so. A
-    /// full queue means the server has stopped reading: the connection is dropped (its
-    /// requests were answered into a queue it never drains; holding more would grow
-    /// without bound).
-    pub(super) fn send_message(&mut self, message: Message) {
-        let Some(live) = self.lifecycle.live() else {
-            return;
-        };
-        match live.writer.try_send(message) {
-            Ok(()) => {}
-            Err(mpsc::error::TrySendError::Closed(_)) => {
-                debug!(link = %self.config.name, "message not written: the connection is closing");
-            }
-            Err(mpsc::error::TrySendError::Full(_)) => {
-                let queued = live.writer.max_capacity();
-                if let Some(addr) = self.address.clone() {
-                    // Not at once: the caller may be in the middle of reading a message.
-                    addr.do_send(NotReading {
-                        epoch: live.epoch,
-                        queued,
-                    });
-                }
-            }
-        }
-    }
 }
 
 impl std::fmt::Debug for ServerLink {
@@ -292,49 +265,5 @@ impl Actor for ServerLink {
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.address = Some(ctx.address());
         self.connect(ctx);
-    }
-}
-
-/// The server has stopped reading what connection `epoch` writes.
-#[derive(actix::Message)]
-#[rtype(result = "()")]
-struct NotReading {
-    epoch: u64,
-    queued: usize,
-}
-
-impl Handler<NotReading> for ServerLink {
-    type Result = ();
-
-    fn handle(&mut self, msg: NotReading, ctx: &mut Context<Self>) {
-        if self.lifecycle.live().is_some_and(|l| l.epoch == msg.epoch) {
-            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name,
-                queued = msg.queued, "the server does not read what this host writes; dropping the connection");
-            self.disconnect(DisconnectReason::NotReading { queued: msg.queued }, ctx);
-        }
-    }
-}
-
-/// Writes queued messages in order, waiting for the transport's room without blocking the
-/// actor. Ends when the link drops the queue (after writing what is in it) or the
-/// transport closes; or when one message waits longer than `timeout` for room, which tells
-/// the link that the server does not read.
-async fn write_in_order(
-    mut queue: mpsc::Receiver<Message>,
-    outbound: Outbound,
-    timeout: std::time::Duration,
-    link: Addr<ServerLink>,
-    epoch: u64,
-) {
-    while let Some(message) = queue.recv().await {
-        match tokio::time::timeout(timeout, outbound.send(message)).await {
-            Ok(Ok(())) => {}
-            Ok(Err(_)) => break,
-            Err(_) => {
-                let queued = queue.len() + 1;
-                link.do_send(NotReading { epoch, queued });
-                break;
-            }
-        }
     }
 }

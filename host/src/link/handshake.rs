@@ -39,7 +39,7 @@ use serde_json::{Map, Value};
 use tracing::{info, warn};
 
 /// The receipt's fallback under which a server that refused the grant is closed.
-const FALLBACK_CLOSE: &str = "close";
+pub(super) const FALLBACK_CLOSE: &str = "close";
 
 impl ServerLink {
     /// What this host says about itself (SPEC §5.2: `featureSets` managed; spec §2:
@@ -121,7 +121,10 @@ impl ServerLink {
     }
 
     /// The policy request for `session`'s manifest as it now reads, and the grant in it.
-    fn policy_for(&self, session: &mut Session) -> (FeatureSetsUpdateParams, Vec<String>) {
+    pub(super) fn policy_for(
+        &self,
+        session: &mut Session,
+    ) -> (FeatureSetsUpdateParams, Vec<String>) {
         let policy = Grant::new(self.config.grant.iter().cloned());
         let proposed = session.intended_grant(&policy);
         let (denied, disabled) = match &session.manifest {
@@ -201,96 +204,6 @@ impl ServerLink {
             }
         }
         self.become_ready(session, ctx);
-    }
-
-    /// The manifest was re-read (SPEC §17.5): derive the feature sets again and, when the
-    /// grant or the invalid sets changed, send the policy again — revoking at once,
-    /// widening on the receipt (§6.7).
-    pub(super) fn renegotiate(&mut self, ctx: &mut Context<Self>) {
-        let Some(live) = self.lifecycle.live_mut().filter(|l| l.is_ready()) else {
-            return;
-        };
-        let epoch = live.epoch;
-        let Some(mut session) = live.session_mut().filter(|s| s.speaks_mcpl()).cloned() else {
-            return;
-        };
-        session.rederive();
-        let policy = Grant::new(self.config.grant.iter().cloned());
-        let intended = session.intended_grant(&policy);
-        let invalid: Vec<String> = session
-            .manifest
-            .as_ref()
-            .map(|m| m.invalid_feature_sets.keys().cloned().collect())
-            .unwrap_or_default();
-        let unchanged = intended == session.granted && invalid == session.disabled_sent;
-        let kept: Vec<String> = session
-            .granted
-            .iter()
-            .filter(|p| intended.contains(p))
-            .cloned()
-            .collect();
-        let revoked = kept.len() != session.granted.len();
-        if revoked {
-            // Host-first: the narrower grant is in force before anyone is told.
-            session.set_granted(kept);
-        }
-        let request = (!unchanged).then(|| self.policy_for(&mut session));
-        let granted = session.granted.clone();
-        if let Some(s) = self.lifecycle.live_mut().and_then(|l| l.session_mut()) {
-            *s = session.clone();
-        }
-        if revoked {
-            self.emit(LinkEvent::Granted { epoch, granted });
-        }
-        if let Some((params, proposed)) = request {
-            let waiter = Waiter::PolicyReceipt(session.policy_seq, proposed);
-            self.send_request::<FeatureSetsUpdate>(&params, waiter, None, ctx);
-        }
-    }
-
-    pub(super) fn on_policy_receipt(
-        &mut self,
-        seq: u64,
-        proposed: Vec<String>,
-        outcome: Result<Value, LinkError>,
-        ctx: &mut Context<Self>,
-    ) {
-        let receipt =
-            outcome.and_then(|v| decode::<FeatureSetsUpdateResult>(FeatureSetsUpdate::NAME, v));
-        let Some(live) = self.lifecycle.live_mut() else {
-            return;
-        };
-        let epoch = live.epoch;
-        let Some(session) = live.session_mut().filter(|s| s.policy_seq == seq) else {
-            return; // a newer policy was sent since
-        };
-        match receipt {
-            Ok(r) if r.accepted => {
-                session.set_granted(proposed);
-                session.receipt = Some(r);
-                let granted = session.granted.clone();
-                self.emit(LinkEvent::Granted { epoch, granted });
-            }
-            Ok(r) if r.fallback.as_deref() == Some(FALLBACK_CLOSE) => {
-                let reason = DisconnectReason::GrantRefused {
-                    reason: r.reason,
-                    fallback: r.fallback,
-                };
-                self.disconnect(reason, ctx);
-            }
-            Ok(r) => {
-                warn!(link = %self.config.name, reason = ?r.reason, "the server refused the new policy; serving it as plain MCP");
-                session.fall_back_to_mcp();
-                self.emit(LinkEvent::Granted {
-                    epoch,
-                    granted: Vec::new(),
-                });
-            }
-            // An unanswered expansion does not activate; a revocation already did.
-            Err(e) => {
-                warn!(link = %self.config.name, error = %e, "featureSets/update after a manifest change failed")
-            }
-        }
     }
 
     fn become_ready(&mut self, session: Session, ctx: &mut Context<Self>) {

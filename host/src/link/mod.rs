@@ -28,7 +28,12 @@
 //! | `events` | [`LinkEvent`], [`EventSink`] |
 //! | `gate` | [`ReadGate`]: how far the link reads ahead of its consumer |
 //! | `status` | [`LinkStatus`], [`SessionInfo`] |
+//! | `decode` | a `tools/list` page decoded without rebuilding its schemas; a wrapped manifest |
+//! | `manifest` | re-reading the manifest after `mcpl/manifestChanged`, rate-bounded (SPEC §17.8) |
+//! | `push` | a server's `push/event`: admitted or refused, answered, told |
+//! | `policy` | renegotiating the feature-set policy, and its receipt |
 //! | `api` | the actix messages the link answers |
+//! | `write` | the write queue and its task; a server that does not read is dropped |
 //! | `actor` | the actor: connecting, backoff, disconnecting |
 //! | `handshake` | `initialize`, `notifications/initialized`, `featureSets/update` |
 //! | `read` | the inbound side: tap, then responses, server requests, notifications |
@@ -40,17 +45,22 @@ mod api;
 mod backoff;
 mod config;
 mod connector;
+mod decode;
 mod error;
 mod events;
 mod gate;
 mod handshake;
 mod lifecycle;
+mod manifest;
 mod pending;
+mod policy;
+mod push;
 mod read;
 mod refresh;
 mod requests;
 mod status;
 mod tap;
+mod write;
 
 pub use actor::ServerLink;
 pub use api::{CallTool, GetStatus, ListTools, SendRequest, SetPushPolicy, Shutdown, Subscribe};

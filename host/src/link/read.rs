@@ -8,17 +8,13 @@ use super::actor::ServerLink;
 use super::error::{DisconnectReason, LinkError};
 use super::events::LinkEvent;
 use super::gate::ReadGate;
-use super::lifecycle::LinkPhase;
 use super::tap::{ReadEvent, TapEvent};
 use actix::prelude::*;
 use futures_util::Stream;
-use mcpl_protocol::grant::Refusal;
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::jsonrpc::DecodeError;
 use mcpl_protocol::mcp::Empty;
-use mcpl_protocol::mcpl::{
-    CAP_PUSH_EVENTS, ManifestChangedParams, PushEventParams, PushEventResult,
-};
+use mcpl_protocol::mcpl::ManifestChangedParams;
 use mcpl_protocol::method::{
     Cancelled, ManifestChanged, Method, Ping, PushEvent, ToolHints, ToolListChanged,
 };
@@ -167,79 +163,6 @@ impl ServerLink {
             }
         };
         self.send_message(Message::Response(response));
-    }
-
-    /// `push/event` (SPEC §9), admitted by the grant before anything else is read of it
-    /// (§5.4, §16.6), in this order:
-    ///
-    /// 1. a server that does not speak MCPL (or was left as plain MCP): -32601;
-    /// 2. before the initial policy's receipt (§5.3), or `pushEvents` not granted: -32002
-    ///    with `data.capability`;
-    /// 3. params that do not decode: -32602;
-    /// 4. a feature set not declared: -32003; declared but disabled: -32001; one whose
-    ///    `uses` lacks `pushEvents`: -32002, a declaration mismatch (§6.4 rule 2);
-    /// 5. an `eventId` already admitted (SPEC §9.4): answered accepted, not shown again;
-    /// 6. otherwise the push policy decides, and subscribers are told.
-    ///
-    /// Its hints were tapped already, whatever the answer (§5.2).
-    fn on_push(&mut self, request: Request, epoch: u64) {
-        let id = request.id.clone();
-        match self.admit_push(&request) {
-            Ok(params) if !self.seen_events.insert(&params.event_id) => {
-                debug!(link = %self.config.name, event = %params.event_id, "a push seen before; not shown again");
-                let result = PushEventResult {
-                    accepted: true,
-                    ..Default::default()
-                };
-                self.send_message(Message::Response(Response::ok_typed(id, &result)));
-            }
-            Ok(mut params) => {
-                // SPEC §16.1: a bare tag is not a tag; tags are a set.
-                let tags = mcpl_protocol::mcpl::valid_tags(&params.tags);
-                if tags.len() != params.tags.len() {
-                    mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name,
-                        tags = ?params.tags, "a push's tags that are not namespace:value (or repeated) are ignored");
-                    params.tags = tags;
-                }
-                let result = self.config.push_policy.decide(&params);
-                self.send_message(Message::Response(Response::ok_typed(id, &result)));
-                self.emit(LinkEvent::Push {
-                    epoch,
-                    params: Box::new(params),
-                    result,
-                });
-            }
-            Err(error) => {
-                mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, %error, "refused a push/event");
-                self.send_message(Message::Response(Response::err(Some(id), error)));
-            }
-        }
-    }
-
-    fn admit_push(&self, request: &Request) -> Result<PushEventParams, ErrorObject> {
-        let session = self.lifecycle.live().and_then(|l| l.session());
-        if !session.is_some_and(|s| s.speaks_mcpl()) {
-            return Err(ErrorObject::method_not_found(&request.method));
-        }
-        let session = session.expect("checked");
-        let ready = self.lifecycle.phase() == LinkPhase::Ready;
-        let grant = session.grant();
-        if !ready || !grant.allows(CAP_PUSH_EVENTS) {
-            return Err(Refusal::CapabilityDenied {
-                capability: CAP_PUSH_EVENTS.to_owned(),
-            }
-            .to_error());
-        }
-        let params = request.params_as::<PushEventParams>()?;
-        let manifest = session
-            .manifest
-            .as_ref()
-            .expect("an MCPL server has a manifest");
-        session
-            .derivation
-            .check_use(manifest, &grant, &params.feature_set, CAP_PUSH_EVENTS)
-            .map_err(|r| r.to_error())?;
-        Ok(params)
     }
 
     fn on_notification(&mut self, notification: Notification, epoch: u64, ctx: &mut Context<Self>) {

@@ -1,5 +1,5 @@
-//! Re-reading what the server lists: `tools/list` (every page, following `nextCursor`) and
-//! the MCPL manifest (`mcpl/manifest`, after `mcpl/manifestChanged`).
+//! Re-reading what the server lists: `tools/list` (every page, following `nextCursor`);
+//! the manifest's re-reads (`manifest.rs`) keep their state here too.
 //!
 //! One listing runs at a time. A reason to list that comes while one is under way (a
 //! `list_changed`, a caller) queues one more listing after it rather than joining it: the
@@ -12,19 +12,17 @@
 //! fails to that caller, who decides.
 
 use super::actor::ServerLink;
+use super::decode::decode_tools_page;
 use super::error::LinkError;
 use super::events::LinkEvent;
 use super::pending::Waiter;
-use super::requests::decode;
 use actix::prelude::*;
-use mcpl_protocol::mcp::{Empty, ListToolsParams, ListToolsResult, Tool};
-use mcpl_protocol::mcpl::McplManifest;
-use mcpl_protocol::method::{GetManifest, ListTools, Method};
+use mcpl_protocol::mcp::{ListToolsParams, Tool};
+use mcpl_protocol::method::{ListTools, Method};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 use tokio::sync::oneshot;
-use tracing::warn;
 
 /// The most pages one listing follows.
 const MAX_PAGES: usize = 10_000;
@@ -47,14 +45,14 @@ pub(super) struct Refresh {
     queued: Option<Vec<ToolsReply>>,
     /// The queued listing follows a `list_changed`.
     queued_changed: bool,
-    manifest_in_flight: bool,
-    manifest_again: bool,
+    pub(super) manifest_in_flight: bool,
+    pub(super) manifest_again: bool,
     /// When the last manifest read was sent (SPEC §17.8: the rate is bounded).
-    manifest_last: Option<std::time::Instant>,
+    pub(super) manifest_last: Option<std::time::Instant>,
     /// A read deferred to the end of the interval is armed.
-    manifest_deferred: bool,
+    pub(super) manifest_deferred: bool,
     /// Announcements coalesced away since the last read (a defect to surface, §17.8).
-    manifest_coalesced: u64,
+    pub(super) manifest_coalesced: u64,
     /// Listings that failed in a row (the next retry waits longer).
     failures: u32,
 }
@@ -282,162 +280,6 @@ impl ServerLink {
                     act.refresh_tools(None, list_changed, ctx);
                 }
             });
-        }
-    }
-
-    /// Re-reads the manifest, now or once the read under way is done — and never more
-    /// often than once per [`super::LinkConfig::manifest_min_interval`] (SPEC §17.8: the
-    /// limiter is the host's). Announcements in between are coalesced into one read at the
-    /// end of the interval, and counted.
-    pub(super) fn refresh_manifest(&mut self, ctx: &mut Context<Self>) {
-        let min = self.config.manifest_min_interval;
-        let Some(live) = self.lifecycle.live_mut() else {
-            return;
-        };
-        let epoch = live.epoch;
-        let r = &mut live.refresh;
-        if r.manifest_in_flight {
-            r.manifest_again = true;
-            r.manifest_coalesced += 1;
-            return;
-        }
-        let now = std::time::Instant::now();
-        let wait = r
-            .manifest_last
-            .map(|last| min.saturating_sub(now.saturating_duration_since(last)))
-            .filter(|w| !w.is_zero());
-        if let Some(wait) = wait {
-            r.manifest_coalesced += 1;
-            if !std::mem::replace(&mut r.manifest_deferred, true) {
-                ctx.run_later(wait, move |act, ctx| {
-                    if let Some(live) = act.lifecycle.live_mut().filter(|l| l.epoch == epoch) {
-                        live.refresh.manifest_deferred = false;
-                        live.refresh.manifest_last = None;
-                        act.refresh_manifest(ctx);
-                    }
-                });
-            }
-            return;
-        }
-        let coalesced = std::mem::take(&mut r.manifest_coalesced);
-        r.manifest_in_flight = true;
-        r.manifest_last = Some(now);
-        if coalesced > 0 {
-            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, coalesced,
-                "the server announced manifest changes faster than this host reads them (SPEC §17.8); coalesced");
-        }
-        self.send_request::<GetManifest>(&Empty::default(), Waiter::Manifest, None, ctx);
-    }
-
-    pub(super) fn on_manifest(
-        &mut self,
-        outcome: Result<Value, LinkError>,
-        ctx: &mut Context<Self>,
-    ) {
-        let read =
-            outcome.and_then(|v| decode::<McplManifest>(GetManifest::NAME, unwrap_legacy(v)));
-        let Some(live) = self.lifecycle.live_mut() else {
-            return;
-        };
-        live.refresh.manifest_in_flight = false;
-        let again = std::mem::take(&mut live.refresh.manifest_again);
-        let epoch = live.epoch;
-        match read {
-            Ok(manifest) => {
-                for d in &manifest.diagnostics {
-                    mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, diagnostic = %d, "the server's manifest");
-                }
-                if let Some(session) = self.lifecycle.live_mut().and_then(|l| l.session_mut()) {
-                    session.manifest = Some(manifest.clone());
-                }
-                // SPEC §17.5: validate, diff, apply §6.7's consequences.
-                self.renegotiate(ctx);
-                self.emit(LinkEvent::ManifestUpdated { epoch, manifest });
-            }
-            // §17.5: a manifest that does not parse teaches nothing; the last one stands.
-            Err(e) => {
-                warn!(link = %self.config.name, error = %e, "mcpl/manifest failed; keeping the manifest read before")
-            }
-        }
-        if again {
-            self.refresh_manifest(ctx);
-        }
-    }
-}
-
-/// SPEC §17.4 makes the result the manifest object itself. This project's earlier versions
-/// wrapped it as `{"manifest": {...}}`; such a result (no `version`, an object `manifest`
-/// that has one) is read as what it wraps.
-fn unwrap_legacy(v: Value) -> Value {
-    let wrapped = v.get("version").is_none()
-        && v.get("manifest")
-            .is_some_and(|m| m.get("version").is_some());
-    match v {
-        Value::Object(mut map) if wrapped => map.remove("manifest").unwrap_or_default(),
-        other => other,
-    }
-}
-
-/// A `tools/list` page decoded with each tool's `inputSchema` moved in as it was read:
-/// serde's `from_value` would rebuild every schema's maps, most of a large page's cost
-/// (issue #13 item 9). Each schema is taken out before the typed decode (a `null` in its
-/// place) and put back after; the decode is otherwise serde's, so a malformed page is
-/// refused exactly as before, and `Vec<Tool>` keeps the tools in the page's order.
-fn decode_tools_page(mut page: Value) -> Result<ListToolsResult, LinkError> {
-    let mut schemas = Vec::new();
-    if let Some(Value::Array(tools)) = page.get_mut("tools") {
-        schemas = tools
-            .iter_mut()
-            .map(|t| {
-                t.as_object_mut()
-                    .and_then(|o| o.get_mut("inputSchema"))
-                    .map(Value::take)
-            })
-            .collect();
-    }
-    let mut page: ListToolsResult = decode(ListTools::NAME, page)?;
-    debug_assert_eq!(page.tools.len(), schemas.len());
-    for (tool, schema) in page.tools.iter_mut().zip(schemas) {
-        if let Some(schema) = schema {
-            tool.input_schema = schema;
-        }
-    }
-    Ok(page)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn a_tools_page_keeps_each_schema_and_refuses_what_serde_refuses() {
-        let page = decode_tools_page(json!({"tools": [
-            {"name": "a", "inputSchema": {"type": "object", "properties": {"x": {"type": "integer"}}}},
-            {"name": "b", "description": "B", "inputSchema": {"type": "object"}, "_meta": {"mcpl/toolset": "s"}}
-        ], "nextCursor": "c2", "_meta": {"mcpl/rev": 4}}))
-        .unwrap();
-        assert_eq!(page.tools.len(), 2);
-        assert_eq!(
-            page.tools[0].input_schema,
-            json!({"type": "object", "properties": {"x": {"type": "integer"}}})
-        );
-        assert_eq!(page.tools[1].input_schema, json!({"type": "object"}));
-        assert_eq!(page.tools[1].description.as_deref(), Some("B"));
-        assert_eq!(page.next_cursor.as_deref(), Some("c2"));
-        assert_eq!(page.meta.and_then(|m| m.rev), Some(4));
-        // A tool without a schema, and tools that are not a list, are malformed as before.
-        for bad in [
-            json!({"tools": [{"name": "a"}]}),
-            json!({"tools": {"name": "a"}}),
-        ] {
-            assert!(
-                matches!(
-                    decode_tools_page(bad),
-                    Err(LinkError::MalformedResult { .. })
-                ),
-                "refused"
-            );
         }
     }
 }

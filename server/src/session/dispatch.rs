@@ -10,22 +10,15 @@
 //! session goes on after each.
 
 use super::Session;
-use super::lifecycle::LifecycleError;
-use super::lifecycle::Phase;
 use crate::actors::principal::{HostInitialized, SessionReady};
+use crate::core::lifecycle::Phase;
 use crate::manifest;
-use crate::receipt::receipt;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{
     ECHO_LIMIT, ErrorCode, ErrorObject, Message, Notification, Request, Response, clip,
 };
-use mcpl_protocol::mcp::{
-    CancelledParams, Empty, InitializeParams, InitializeResult, LOGGING_CAPABILITY,
-    ServerCapabilities, ServerExperimental, ToolsCapability,
-};
-use mcpl_protocol::mcpl::{
-    FeatureSetsUpdateParams, FeatureSetsUpdateResult, ManifestChangedParams, McplManifest,
-};
+use mcpl_protocol::mcp::{CancelledParams, Empty};
+use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, ManifestChangedParams};
 use mcpl_protocol::method::{
     self, CallTool, FeatureSetsUpdate, GetManifest, Initialize, ListTools, Method,
     NotificationMethod, Ping, RequestMethod, SetLevel, ToolsetsClose, ToolsetsList, ToolsetsOpen,
@@ -176,63 +169,6 @@ impl Session {
             Err(e) => Response::err(Some(req.id), e),
         };
         self.write(response.into());
-    }
-
-    fn initialize(&mut self, params: InitializeParams) -> Result<InitializeResult, ErrorObject> {
-        let negotiated = self
-            .lifecycle
-            .on_initialize(&params)
-            .map_err(LifecycleError::to_error)?;
-        let version = negotiated.protocol_version;
-        tracing::info!(session = %self.id, client = %negotiated.client_info.name, version, host = ?negotiated.host, "initialized");
-        let shown = self.current_view();
-        self.shown = Some(shown.clone());
-        let mut other = serde_json::Map::new();
-        if self.offers_logging() {
-            // MCP "Utilities / Logging": a server that sends log messages declares `logging`.
-            other.insert(LOGGING_CAPABILITY.to_owned(), serde_json::json!({}));
-        }
-        Ok(InitializeResult {
-            protocol_version: version.to_owned(),
-            capabilities: ServerCapabilities {
-                // Sent when a manifest change changes the tools a host is shown (§4.1).
-                tools: Some(ToolsCapability {
-                    list_changed: Some(true),
-                }),
-                experimental: Some(ServerExperimental {
-                    mcpl: Some(shown),
-                    other: Default::default(),
-                }),
-                other,
-            },
-            server_info: self.server.info().clone(),
-            instructions: self.server.instructions().map(str::to_owned),
-            meta: None,
-        })
-    }
-
-    /// `featureSets/update` as a request (SPEC §5.3, §6.7): the policy, answered with the
-    /// receipt it leads to; a malformed one is refused (§5.4).
-    fn feature_sets_update(
-        &mut self,
-        grant: FeatureSetsUpdateParams,
-    ) -> Result<FeatureSetsUpdateResult, ErrorObject> {
-        let granted = grant.effective_capabilities.clone();
-        self.lifecycle.on_grant(grant).map_err(|e| {
-            tracing::info!(session = %self.id, error = %e, "policy refused");
-            e.to_error()
-        })?;
-        let policy = self.lifecycle.policy().expect("just accepted");
-        let result = receipt(&self.current_view(), policy);
-        tracing::info!(session = %self.id, ?granted, mode = ?result.mode, "policy received");
-        Ok(result)
-    }
-
-    /// `mcpl/manifest` (SPEC §17.4): the manifest object itself, as `initialize` shows it.
-    fn get_manifest(&mut self, _: Empty) -> Result<McplManifest, ErrorObject> {
-        let manifest = self.current_view();
-        self.shown = Some(manifest.clone());
-        Ok(manifest)
     }
 
     fn on_notification(&mut self, n: Notification, ctx: &mut Context<Self>) {

@@ -5,9 +5,9 @@
 //! that it is closed.
 
 use super::Session;
-use super::lifecycle::{Negotiated, Phase};
 use super::outgoing::Failure;
 use crate::core::HintDraft;
+use crate::core::lifecycle::{Negotiated, Phase};
 use crate::push::{self, PushError, PushEvent};
 use crate::tool::NotifyError;
 use actix::prelude::*;

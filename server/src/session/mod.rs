@@ -2,13 +2,14 @@
 //!
 //! It consumes the connection's inbound channel as an actix stream, one item at a time,
 //! and writes through the connection's outbound side. It owns the lifecycle
-//! ([`Phase`]), the connection's write path with its rev counter ([`RevWriter`]), the
-//! requests it forwarded to its principal, the running tool handlers, and its own requests
-//! to the host awaiting answers. Server code talks to it through a [`SessionHandle`].
+//! ([`Phase`], the pure `core::lifecycle`), the connection's write path with its rev
+//! counter ([`RevWriter`]), the requests it forwarded to its principal, the running tool
+//! handlers, and its own requests to the host awaiting answers. Server code talks to it through a [`SessionHandle`].
 //!
 //! | file | what |
 //! |---|---|
-//! | `lifecycle.rs` | the pure lifecycle state machine: phases, negotiation, the grant |
+//! | `write.rs` | the one write path: every message, a rev and its message in one step, what a call held first |
+//! | `negotiate.rs` | `initialize`, `featureSets/update`, `mcpl/manifest`: answered by the session itself |
 //! | `rev_writer.rs` | [`rev_writer::RevWriter`]: a rev taken and its message queued in one step (§5.2) |
 //! | `dispatch.rs` | reading: inbound items, requests, notifications, responses |
 //! | `toolsets.rs` | `tools/list`, `toolsets/open|close|list`: forwarded to the principal, answered from it |
@@ -41,35 +42,34 @@ mod deliver;
 mod dispatch;
 mod for_handlers;
 mod handle;
-mod lifecycle;
+mod negotiate;
 mod notices;
 mod outgoing;
 pub mod rev_writer;
 mod toolsets;
+mod write;
 
 pub(crate) use asks::{Ask, Needs};
 pub(crate) use for_handlers::ForHandler;
 pub(crate) use notices::Notice;
 
+pub use crate::core::lifecycle::{HostFeatures, LifecycleError, Negotiated, Phase};
 pub use handle::{SessionClosed, SessionHandle, SessionId, SessionStatus};
-pub use lifecycle::{HostFeatures, LifecycleError, Negotiated, Phase};
 
 use crate::actors::principal::PrincipalActor;
-use crate::core::{Carriers, Carry, Catalog, HintDraft, HostView};
+use crate::core::lifecycle::Lifecycle;
+use crate::core::{Carriers, Catalog, HostView};
 use crate::manifest;
 use crate::server::Server;
 use actix::prelude::*;
 use calls::Calls;
 use for_handlers::HandlerOps;
-use lifecycle::Lifecycle;
-use mcpl_protocol::hints::HintChanges;
-use mcpl_protocol::jsonrpc::{Id, Message, Notification};
+use mcpl_protocol::jsonrpc::Id;
 use mcpl_protocol::mcp::LoggingLevel;
 use mcpl_protocol::mcpl::McplManifest;
-use mcpl_protocol::method::ToolHints;
 use mcpl_transport::{Connection, ConnectionInfo, Inbound, Outbound, Principal};
 use outgoing::Outgoing;
-use rev_writer::{EnqueueError, RevWriter};
+use rev_writer::RevWriter;
 use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::mpsc;
@@ -146,92 +146,6 @@ impl Session {
         }
     }
 
-    /// The single place anything is written (module docs): runs `enqueue` on the writer
-    /// and gives up writing when it could not.
-    fn enqueue<T>(
-        &mut self,
-        enqueue: impl FnOnce(&RevWriter<Outbound>) -> Result<T, EnqueueError>,
-    ) {
-        let Some(writer) = &self.writer else {
-            tracing::debug!(session = %self.id, "write after the session stopped writing; dropped");
-            return;
-        };
-        match enqueue(writer) {
-            Ok(_) => {}
-            Err(EnqueueError::Full) => {
-                tracing::warn!(session = %self.id, "the host stopped reading; closing the link");
-                self.writer = None;
-                if let Some(me) = &self.self_addr {
-                    me.do_send(handle::Close);
-                }
-            }
-            Err(_) => {
-                tracing::debug!(session = %self.id, "the transport closed; writes dropped");
-                self.writer = None;
-            }
-        }
-    }
-
-    /// Queues a message without hint changes for the host (it takes no rev).
-    fn write(&mut self, message: Message) {
-        self.enqueue(|w| w.enqueue(message));
-    }
-
-    /// §5.2: numbers `draft` with the next rev — even when it is empty, as a statement
-    /// must be (§4.3) — and writes the message `build` makes with it, in one step. Changes
-    /// held for a call go first (`core/carrier.rs`): they were stated earlier.
-    fn write_stamped(&mut self, draft: HintDraft, build: impl FnOnce(HintChanges) -> Message) {
-        self.flush_held();
-        self.enqueue(|w| w.enqueue_stamped(draft, build));
-    }
-
-    /// §5.2: numbers `draft` with this connection's next rev (none when it is empty) and
-    /// writes the message `build` makes with it, in one step. Only for a host shown hints:
-    /// callers pass `None` for any other (§2, §8, vector 8). Changes held for a call go
-    /// first (`core/carrier.rs`): they were stated earlier.
-    fn write_with_hints(
-        &mut self,
-        draft: Option<HintDraft>,
-        build: impl FnOnce(Option<HintChanges>) -> Message,
-    ) {
-        if draft.as_ref().is_some_and(|d| !d.is_empty()) {
-            self.flush_held();
-        }
-        self.write_hinted(draft, build);
-    }
-
-    /// [`Self::write_with_hints`] without writing what is held first: for the steps
-    /// [`Carriers`] planned, which flushed where they had to.
-    fn write_hinted(
-        &mut self,
-        draft: Option<HintDraft>,
-        build: impl FnOnce(Option<HintChanges>) -> Message,
-    ) {
-        let draft = draft.filter(|d| !d.is_empty()).unwrap_or_default();
-        self.enqueue(|w| w.enqueue_if_any(draft, build));
-    }
-
-    /// Writes `held` as `tools/hints` with the next rev.
-    fn write_held(&mut self, held: HintDraft) {
-        self.enqueue(|w| {
-            w.enqueue_stamped(held, |h| Notification::new::<ToolHints>(&h.into()).into())
-        });
-    }
-
-    /// Writes what is held for a call as `tools/hints`, before another hint-carrying
-    /// message.
-    fn flush_held(&mut self) {
-        if let Some(Carry::Hints(held)) = self.carriers.flush() {
-            self.write_held(held);
-        }
-    }
-
-    /// What `call` holds, for its result; `None` for a host no longer shown hints.
-    fn take_held(&mut self, call: &Id) -> Option<HintDraft> {
-        let hinted = self.hinted();
-        self.carriers.take_for(call, hinted)
-    }
-
     /// What this host is shown: hints only when both sides advertised `toolHints` (§2).
     fn view(&self) -> HostView {
         self.catalog.view_for(self.lifecycle.host_tool_hints())
@@ -305,7 +219,7 @@ impl StreamHandler<Inbound> for Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcpl_protocol::jsonrpc::{Request, Response};
+    use mcpl_protocol::jsonrpc::{Message, Request, Response};
     use mcpl_protocol::mcp::Empty;
     use mcpl_protocol::method::Ping;
     use mcpl_transport::{StreamId, TransportKind};

@@ -4,6 +4,8 @@
 //! | file | what |
 //! |---|---|
 //! | `messages.rs` | what sessions and the principal say to each other |
+//! | `open_reply.rs` | what an open came to, as a host's result, a handler's `Opened` or a plain host's text |
+//! | `sessions.rs` | sessions attaching, detaching, initialized, ready |
 //! | `open.rs` | `toolsets/open`: adopt, start an instance, join one it was invited to |
 //! | `close.rs` | `toolsets/close`, and ends the principal decides (last connection, manifest) |
 //! | `call.rs` | `tools/call`: where a call goes (§4.5, §8) |
@@ -22,6 +24,8 @@ mod fanout;
 mod invite;
 pub(crate) mod messages;
 mod open;
+mod open_reply;
+mod sessions;
 
 pub(crate) use messages::*;
 
@@ -161,78 +165,6 @@ impl Actor for PrincipalActor {
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         tracing::debug!(principal = %self.principal.name(), "principal stopped");
-    }
-}
-
-impl Handler<Attach> for PrincipalActor {
-    type Result = ();
-
-    fn handle(&mut self, m: Attach, ctx: &mut Context<Self>) {
-        if let Some(t) = self.retire_timer.take() {
-            ctx.cancel_future(t);
-        }
-        let first = self.sessions.is_empty();
-        self.sessions.insert(
-            m.id,
-            SessionLink {
-                addr: m.addr,
-                ready: false,
-                plain: false,
-            },
-        );
-        if first {
-            self.open_defaults(ctx);
-        }
-    }
-}
-
-impl Handler<Detach> for PrincipalActor {
-    type Result = ();
-
-    fn handle(&mut self, m: Detach, ctx: &mut Context<Self>) {
-        self.sessions.remove(&m.id);
-        if !self.sessions.is_empty() {
-            return;
-        }
-        // §4.6: a server that does not keep toolsets ends them with the last connection;
-        // an anonymous principal can never reconnect, so nothing of it is kept.
-        let anonymous = matches!(self.principal, Principal::Anonymous(_));
-        if anonymous || !self.server.keeps_toolsets() {
-            let ended = self.state.end_all(REASON_DISCONNECTED, self.server.now());
-            for e in ended {
-                self.leave(e.instance.key());
-            }
-        }
-        if anonymous {
-            self.invitations.clear();
-        }
-        self.maybe_retire(ctx);
-    }
-}
-
-impl Handler<HostInitialized> for PrincipalActor {
-    type Result = ();
-
-    fn handle(&mut self, m: HostInitialized, ctx: &mut Context<Self>) {
-        // §8: a host without toolHints sees the toolsets it can use without opening open.
-        let view = self.state.catalog().view_for(m.tool_hints);
-        if let Some(s) = self.sessions.get_mut(&m.id)
-            && view == crate::core::HostView::Plain
-        {
-            s.plain = true;
-            self.implicit_opens(ctx);
-        }
-    }
-}
-
-impl Handler<SessionReady> for PrincipalActor {
-    type Result = ();
-
-    fn handle(&mut self, m: SessionReady, _: &mut Context<Self>) {
-        if let Some(s) = self.sessions.get_mut(&m.id) {
-            s.ready = true;
-            self.send_invitations_to(m.id);
-        }
     }
 }
 

@@ -1,0 +1,115 @@
+//! How an instance's participants leave it and how it wakes: a close, a leave, an unlink,
+//! a timer's wake — each a step of the logic, or the actor's end once nobody links to it.
+
+use super::*;
+
+impl Handler<Close> for InstanceActor {
+    type Result = MessageResult<Close>;
+
+    fn handle(&mut self, Close { who }: Close, ctx: &mut Context<Self>) -> Self::Result {
+        let Some(key) = self.links.get(&who).map(|l| l.key.clone()) else {
+            return MessageResult(Closed {
+                content: Vec::new(),
+                batch: None,
+            });
+        };
+        let (content, batch) = self.close_step(who, ctx);
+        let mut batch = batch.unwrap_or_else(|| Batch::new(self.id, key));
+        self.remove(who, &mut batch);
+        self.stop_if_unlinked(ctx);
+        MessageResult(Closed {
+            content,
+            batch: (!batch.is_empty()).then_some(batch),
+        })
+    }
+}
+
+impl Handler<Leave> for InstanceActor {
+    type Result = ();
+
+    fn handle(&mut self, Leave { who }: Leave, ctx: &mut Context<Self>) {
+        let Some(link) = self.links.get(&who).cloned() else {
+            return;
+        };
+        let (_, batch) = self.close_step(who, ctx);
+        let mut batch = batch.unwrap_or_else(|| Batch::new(self.id, link.key.clone()));
+        // Its record already ended on its side: only answers still matter to it.
+        batch.changes.clear();
+        batch.events.clear();
+        batch.ended = None;
+        self.remove(who, &mut batch);
+        if !batch.is_empty() {
+            link.principal.do_send(batch);
+        }
+        self.stop_if_unlinked(ctx);
+    }
+}
+
+impl Handler<Woken> for InstanceActor {
+    type Result = ();
+
+    fn handle(&mut self, Woken { tag }: Woken, ctx: &mut Context<Self>) {
+        self.wake(tag, ctx);
+    }
+}
+
+impl Handler<Unlink> for InstanceActor {
+    type Result = ();
+
+    fn handle(&mut self, Unlink { who }: Unlink, ctx: &mut Context<Self>) {
+        self.links.remove(&who);
+        self.stop_if_unlinked(ctx);
+    }
+}
+
+impl InstanceActor {
+    /// The logic's close for `who`, unless the instance already ended; returns what to tell
+    /// it and its batch.
+    fn close_step(
+        &mut self,
+        who: ParticipantId,
+        ctx: &mut Context<Self>,
+    ) -> (Vec<mcpl_protocol::mcp::ContentBlock>, Option<Batch>) {
+        let Some(mut logic) = self.logic.take() else {
+            return (Vec::new(), None);
+        };
+        match self.run(|cx| logic.close(who, cx)) {
+            Ok((content, effects)) => {
+                self.logic = Some(logic);
+                let batch = self.dispatch(effects, None, None, Some(who), ctx);
+                (content, batch)
+            }
+            Err(panic) => (Vec::new(), self.fail(&panic, None, Some(who), ctx)),
+        }
+    }
+
+    /// A timer the logic set fired, or something woke the instance (a waker, finished
+    /// blocking work). Nothing happens once the logic is gone (the instance ended).
+    pub(super) fn wake(&mut self, tag: u64, ctx: &mut Context<Self>) {
+        let Some(mut logic) = self.logic.take() else {
+            return;
+        };
+        match self.run(|cx| logic.wake(tag, cx)) {
+            Ok(((), effects)) => {
+                self.logic = Some(logic);
+                self.dispatch(effects, None, None, None, ctx);
+            }
+            Err(panic) => {
+                self.fail(&panic, None, None, ctx);
+            }
+        }
+    }
+}
+
+/// Answers a call outside any step (the instance ended, the caller left), straight to the
+/// caller's principal.
+pub(super) fn answer_alone(link: &Link, id: InstanceId, w: Waiter, result: CallToolResult) {
+    let mut batch = Batch::new(id, link.key.clone());
+    batch.answers.push(CallAnswer {
+        session: w.session,
+        request: w.request,
+        outcome: Ok(result),
+        deferred: false,
+    });
+    link.principal.do_send(batch);
+}
