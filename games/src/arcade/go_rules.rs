@@ -39,6 +39,16 @@ impl GoRules {
     }
 }
 
+/// Go's own options, past `opponent` and `color` (the table's): what `tools.rs` declares
+/// in the `go` toolset's options schema.
+#[derive(Debug, Default, serde::Deserialize)]
+struct GoOptions {
+    /// Lines per side: 9, 13 or 19 (9 when absent).
+    size: Option<u32>,
+    /// Komi (the default when absent).
+    komi: Option<f32>,
+}
+
 fn side_of(color: Color) -> Side {
     match color {
         Color::Black => Side::First,
@@ -58,20 +68,14 @@ impl Rules for GoRules {
     };
 
     fn from_options(options: &Map<String, Value>) -> Result<Self, String> {
-        let size = match options.get("size") {
+        let o: GoOptions = serde_json::from_value(Value::Object(options.clone()))
+            .map_err(|e| format!("size must be 9, 13 or 19, komi a number: {e}"))?;
+        let size = match o.size {
             None => BoardSize::Nine,
-            Some(v) => {
-                let n = v.as_u64().ok_or("size must be 9, 13 or 19")?;
-                BoardSize::new(u32::try_from(n).unwrap_or(0))
-                    .map_err(|_| "size must be 9, 13 or 19".to_owned())?
-            }
-        };
-        let komi = match options.get("komi") {
-            None => DEFAULT_KOMI,
-            Some(v) => v.as_f64().ok_or("komi must be a number")? as f32,
+            Some(n) => BoardSize::new(n).map_err(|_| "size must be 9, 13 or 19".to_owned())?,
         };
         Ok(GoRules {
-            game: Game::with_komi(size, komi),
+            game: Game::with_komi(size, o.komi.unwrap_or(DEFAULT_KOMI)),
         })
     }
 
@@ -220,7 +224,15 @@ mod tests {
             r.options(),
             *json!({"size": 13, "komi": 0.5}).as_object().unwrap()
         );
-        assert!(GoRules::from_options(json!({"size": 10}).as_object().unwrap()).is_err());
+        let from = |v: Value| GoRules::from_options(v.as_object().unwrap());
+        assert!(from(json!({"size": 10})).is_err());
+        assert!(from(json!({"size": "big"})).is_err());
+        assert!(from(json!({"komi": "none"})).is_err());
+        // A member it does not know is left alone.
+        assert_eq!(
+            from(json!({"size": 19, "clock": "none"})).unwrap().title(),
+            "Go 19x19"
+        );
     }
 
     #[test]
