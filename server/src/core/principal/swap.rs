@@ -105,6 +105,32 @@ impl PrincipalState {
             };
             self.loose.insert(tool, visible);
         }
+        // A tool told visible outside toolsets that a declared toolset now holds: its
+        // principal-level visibility is gone, so say so — else the host keeps believing
+        // it visible, under the same (tool, no instance) key the toolset's open would use
+        // (found by the principal property test). Not where that toolset is open (and
+        // told) with the tool visible in it: that statement stands.
+        for (tool, was_visible) in previous {
+            if !was_visible || self.loose.contains_key(&tool) {
+                continue;
+            }
+            let told_dynamic = self.catalog.tool(&tool).is_some_and(|d| d.is_dynamic());
+            let still_visible = self.catalog.declared_toolset_of(&tool).is_some_and(|ts| {
+                let key = InstanceKey::toolset(ts);
+                !self.implicit.contains(&key)
+                    && self
+                        .instances
+                        .get(&key)
+                        .is_some_and(|i| i.visible.contains(&tool))
+            });
+            if told_dynamic && !still_visible {
+                draft.tools.push(ToolHint {
+                    name: tool,
+                    visible: Some(false),
+                    ..Default::default()
+                });
+            }
+        }
 
         // Definitions: drop those of tools gone or static. Where a declared definition
         // changed, restate the shared value and every instance's own one, so a host that
