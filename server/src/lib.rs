@@ -11,17 +11,18 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`server`] | [`Server`] (shared by every session: manifest, catalog, principals) and [`ServerBuilder`] |
+//! | [`server`] | [`Server`] (the handle every session is served from) and [`ServerBuilder`] |
 //! | [`author`] | what an author writes: [`Toolset`], [`ToolsetLogic`], [`InstanceLogic`], [`InstanceContext`] |
 //! | [`tool`] | [`ToolContext`], [`ToolError`]: what a plain tool handler sees and returns, how it opens, closes and declines toolsets for its caller, and how it reports progress and logs, and asks its client to sample a model or its user for input (MCP) |
 //! | [`session`] | the [`Session`] actor (one per connection), its lifecycle, its [`SessionHandle`] |
-//! | `actors` | the Principal actor (one per principal) and the Instance actor (one per open instance) |
+//! | `actors` | the Registry actor (one per server: who is connected, principals started and retired), the Principal actor (one per principal) and the Instance actor (one per open instance) |
+//! | `shared` | what every actor of a server reads: manifest, catalog, logic, limits, clock, id counters |
 //! | `core` | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`) the actors drive; private, so that what authors see is only what they use (its errors an author meets, [`OpenError`] and [`CloseError`], are re-exported) |
 //! | [`push`] | [`PushEvent`] and [`PushError`] (SPEC §9) |
 //! | [`manifest`] | manifest checks, each host's view of it, changed domains (SPEC §17) |
 //! | [`listen`] | [`Server::serve_ws`], [`Server::serve_http`], [`Server::serve_stdio`]: bind, accept, a session per connection |
 //! | [`clock`] | [`Clock`]: where the actors get the time ([`ManualClock`] for tests) |
-//! | `registry` | `tools/list` paging |
+//! | `paging` | `tools/list` paging |
 //! | `receipt` | the receipt for a `featureSets/update` grant (SPEC §6.7) |
 //! | [`cancel`] | [`CancelToken`]: a call's cancellation, for work a handler hands off |
 //!
@@ -92,11 +93,12 @@ pub mod clock;
 mod core;
 pub mod listen;
 pub mod manifest;
+mod paging;
 pub mod push;
 mod receipt;
-mod registry;
 pub mod server;
 pub mod session;
+mod shared;
 pub mod tool;
 
 pub use actors::instance::INTERNAL_ERROR;
@@ -114,8 +116,8 @@ pub use core::{
 };
 pub use listen::Listener;
 pub use manifest::ManifestError;
+pub use paging::CursorError;
 pub use push::{PushError, PushEvent};
-pub use registry::CursorError;
 pub use server::{BuildError, Server, ServerBuilder};
 pub use session::{Phase, Session, SessionHandle, SessionStatus};
 pub use tool::{

@@ -20,8 +20,7 @@
 use crate::cancel::CancelToken;
 use crate::push::{PushError, PushEvent};
 use crate::session::SessionHandle;
-use mcpl_protocol::jsonrpc::{ErrorObject, Id};
-use mcpl_protocol::mcp::CallToolResult;
+use mcpl_protocol::jsonrpc::Id;
 use mcpl_protocol::mcpl::PushEventResult;
 use mcpl_protocol::meta::Meta;
 use mcpl_transport::Principal;
@@ -32,12 +31,15 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 
 mod ask;
+pub(crate) mod error;
 mod notify;
+pub(crate) mod outcome;
 mod toolsets;
 
 pub use ask::AskError;
+pub use error::{ToolError, ToolResult};
 pub use notify::NotifyError;
-pub use toolsets::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
+pub use outcome::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
 
 /// What a tool handler is given besides its arguments.
 #[derive(Debug, Clone)]
@@ -101,60 +103,8 @@ impl ToolContext {
     }
 }
 
-/// Why a tool call did not produce a result, sorted by who is at fault.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ToolError {
-    /// The caller's arguments do not fit the tool: a tool error the model can correct.
-    #[error("invalid arguments for tool {tool:?}: {detail}")]
-    InvalidArguments {
-        /// The tool.
-        tool: String,
-        /// What is wrong (serde's description, with the path where it has one).
-        detail: String,
-    },
-    /// The tool could not do what was asked (no such game, not your turn): a tool error
-    /// whose text the model reads.
-    #[error("{message}")]
-    Failed {
-        /// What to tell the model.
-        message: String,
-    },
-    /// The server failed: a JSON-RPC internal error (-32603); the source is logged, not sent.
-    #[error("internal error: {0}")]
-    Internal(#[source] Box<dyn std::error::Error + Send + Sync>),
-}
-
-impl ToolError {
-    /// A [`ToolError::Failed`] with this text.
-    pub fn failed(message: impl Into<String>) -> Self {
-        ToolError::Failed {
-            message: message.into(),
-        }
-    }
-
-    /// A [`ToolError::Internal`] wrapping `source`.
-    pub fn internal(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> Self {
-        ToolError::Internal(source.into())
-    }
-
-    /// The one place a handler's error becomes what the host receives: a tool error result,
-    /// or a JSON-RPC error.
-    pub fn into_outcome(self) -> Result<CallToolResult, ErrorObject> {
-        match self {
-            ToolError::InvalidArguments { .. } | ToolError::Failed { .. } => {
-                Ok(CallToolResult::error(self.to_string()))
-            }
-            ToolError::Internal(source) => {
-                tracing::warn!(error = %source, "tool handler failed internally");
-                Err(ErrorObject::internal("the tool failed"))
-            }
-        }
-    }
-}
-
-/// What a handler's future resolves to.
-pub type ToolResult = Result<CallToolResult, ToolError>;
+/// The plain tools' handlers, by tool name.
+pub(crate) type Handlers = std::collections::HashMap<String, std::sync::Arc<dyn ErasedHandler>>;
 
 /// A boxed handler future.
 pub(crate) type ToolFuture = Pin<Box<dyn Future<Output = ToolResult> + Send>>;

@@ -1,5 +1,5 @@
-//! The actors RFC-014 adds around the sessions: a [`PrincipalActor`] per principal and an
-//! [`InstanceActor`] per open instance. Their messages are typed (no `serde_json::Value`
+//! The actors RFC-014 adds around the sessions: a [`Registry`] per server, a
+//! [`PrincipalActor`] per principal and an [`InstanceActor`] per open instance. Their messages are typed (no `serde_json::Value`
 //! where a type can say what is meant), and each handler decodes, calls a core or the
 //! author's logic, and sends what came back.
 //!
@@ -12,7 +12,17 @@
 //!                 InvitationNamed                                 ▼   │
 //!  InstanceWaker (any thread) ──Woken──────────────────────▶ InstanceActor (the logic)
 //!  PrincipalActor ──Deliver (draft + answers + events + hold), Statement, ToolsView──▶ every Session
+//!
+//!  Session ──AttachSession (awaited)/DetachSession──▶ Registry ──Attach/Detach, Invitation,
+//!  InstanceActor ──ToPrincipal (invitation, withdrawal)──▶ ″     InvitationWithdrawn, SwapCatalog,
+//!  PrincipalActor ──Idle──▶ ″ ──Retire (awaited by a spawned future)──▶ PrincipalActor
+//!  Server::replace_manifest ──SwapCatalog──▶ ″
 //! ```
+//!
+//! **Dependencies run one way**: session → registry → principal → instance. An actor
+//! lower down reaches one above it only through a `Recipient` of a message it defines
+//! itself (`SessionAddr`, `Registrar`, `Link`), and every actor reads the server's
+//! configuration from [`Shared`](crate::shared::Shared), never from the `Server` handle.
 //!
 //! **Order.** Everything a session learns about its principal's state comes from that
 //! principal's actor, through the session's mailbox, in the order the state changed: hint
@@ -20,10 +30,12 @@
 //! session numbers each draft as it writes it (§5.2), so its revs follow the state's order.
 //! A principal awaits its instance only to open, join or close (so nothing observes a
 //! half-opened instance), and hears a decline's end without blocking its mailbox; an
-//! instance never awaits anyone, so the two cannot deadlock.
+//! instance never awaits anyone, so the two cannot deadlock. The registry awaits nobody in
+//! its mailbox (a retiring principal's answer comes back as a spawned future).
 
 pub(crate) mod instance;
 pub(crate) mod principal;
+pub(crate) mod registry;
 
 use std::fmt;
 
@@ -35,5 +47,15 @@ pub(crate) struct InstanceId(pub(crate) u64);
 impl fmt::Display for InstanceId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "i{}", self.0)
+    }
+}
+
+/// A session's id, unique within its [`Server`](crate::Server).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionId(pub u64);
+
+impl fmt::Display for SessionId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "s{}", self.0)
     }
 }

@@ -16,7 +16,7 @@ use super::logic::{CallId, Event};
 use super::participant::{Audience, Participant, ParticipantId, ParticipantKind};
 use super::work::{InstanceWaker, Job};
 use crate::core::Catalog;
-use crate::tool::ToolResult;
+use crate::tool::error::ToolResult;
 use mcpl_protocol::hints::ToolDefinition;
 use mcpl_transport::Principal;
 use serde_json::Value;

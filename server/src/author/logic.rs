@@ -6,7 +6,7 @@
 
 use super::context::InstanceContext;
 use super::participant::ParticipantId;
-use crate::tool::{ToolError, ToolResult};
+use crate::tool::error::{ToolError, ToolResult};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_transport::Principal;
 use serde::de::DeserializeOwned;

@@ -1,11 +1,12 @@
 //! [`ServerBuilder`]: where a server author declares tools, toolsets and knobs, checked
 //! when the server is built.
 
-use super::{Inner, Server, build_catalog};
+use super::Server;
 use crate::author::Toolset;
 use crate::clock::{Clock, SystemClock};
 use crate::core::{CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
+use crate::shared::{Shared, SharedParts, build_catalog};
 use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed};
 use mcpl_protocol::mcp::{Implementation, LoggingLevel, Tool};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl, MCPL_VERSION, McplManifest};
@@ -13,10 +14,9 @@ use mcpl_protocol::toolsets::Surface;
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime};
-use tokio::sync::watch;
 
 use super::{DEFAULT_ASK_TIMEOUT, DEFAULT_FEATURE_SET, DEFAULT_PAGE_SIZE, DEFAULT_PUSH_TIMEOUT};
 
@@ -307,34 +307,26 @@ impl ServerBuilder {
                 return Err(BuildError::Unanswered(t.name().to_owned()));
             }
         }
-        let (live_sessions, _) = watch::channel(0);
         let ended_ids = EndedIds::new(ended_epoch(self.clock.now()));
-        Ok(Server {
-            inner: Arc::new(Inner {
-                info: self.info,
-                instructions: self.instructions,
-                manifest: RwLock::new(Arc::new(self.manifest)),
-                catalog: RwLock::new(Arc::new(catalog)),
-                tools: self.tools,
-                handlers: self.handlers,
-                logic,
-                page_size: self.page_size,
-                push_timeout: self.push_timeout,
-                ask_timeout: self.ask_timeout,
-                keep_toolsets: self.keep_toolsets,
-                principal_config: self.principal_config,
-                clock: self.clock,
-                ended_ids,
-                logging: self.logging,
-                plain_hosts: self.plain_hosts,
-                sessions: Mutex::new(HashMap::new()),
-                live_sessions,
-                principals: Mutex::new(HashMap::new()),
-                next_session: AtomicU64::new(1),
-                next_event: AtomicU64::new(1),
-                next_instance: AtomicU64::new(1),
-            }),
-        })
+        let shared = Shared::new(SharedParts {
+            info: self.info,
+            instructions: self.instructions,
+            manifest: self.manifest,
+            catalog,
+            tools: self.tools,
+            handled: self.handlers.keys().cloned().collect(),
+            logic,
+            page_size: self.page_size,
+            push_timeout: self.push_timeout,
+            ask_timeout: self.ask_timeout,
+            keep_toolsets: self.keep_toolsets,
+            principal_config: self.principal_config,
+            clock: self.clock,
+            ended_ids,
+            logging: self.logging,
+            plain_hosts: self.plain_hosts,
+        });
+        Ok(Server::new(shared, self.handlers))
     }
 }
 
@@ -457,14 +449,14 @@ mod tests {
     fn declaring_a_toolset_advertises_tool_hints() {
         let s = Server::builder("s", "1").toolset(game()).build().unwrap();
         assert_eq!(s.manifest().tool_hints, Some(true));
-        assert!(s.catalog().tool_hints());
-        assert_eq!(s.catalog().tools_of("game"), ["play"]);
+        assert!(s.shared.catalog().tool_hints());
+        assert_eq!(s.shared.catalog().tools_of("game"), ["play"]);
         let s = Server::builder("s", "1")
             .toolset(game())
             .tool_hints(false)
             .build()
             .unwrap();
-        assert!(!s.catalog().tool_hints());
+        assert!(!s.shared.catalog().tool_hints());
     }
 
     #[test]
@@ -478,7 +470,8 @@ mod tests {
                 .clock(clock.clone())
                 .build()
                 .unwrap()
-                .ended_ids()
+                .shared
+                .ended_ids
                 .epoch()
         };
         let (first, second) = (build(), build());

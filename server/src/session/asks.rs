@@ -72,7 +72,7 @@ impl Handler<Ask> for Session {
         if self.writer.is_none() {
             return Err(AskError::Closed);
         }
-        let timeout = self.server.ask_timeout();
+        let timeout = self.shared.ask_timeout;
         let (id, answer) = self
             .outgoing
             .register_serving(ask.method, Some(ask.call.clone()));

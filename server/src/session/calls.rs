@@ -175,7 +175,7 @@ impl Session {
         meta: Option<mcpl_protocol::meta::Meta>,
         ctx: &mut Context<Self>,
     ) {
-        let Some(handler) = self.server.tool_handler(&tool) else {
+        let Some(handler) = self.handlers.get(&tool).cloned() else {
             let e = ErrorObject::internal(format!("no handler for {tool}"));
             return self.write(Response::err(Some(id), e).into());
         };

@@ -213,8 +213,8 @@ impl Session {
         }
         let params = PushEventParams {
             feature_set,
-            event_id: self.server.next_event_id(),
-            timestamp: push::rfc3339(self.server.now()),
+            event_id: self.shared.next_event_id(),
+            timestamp: push::rfc3339(self.shared.now()),
             origin: None,
             tags,
             payload: PushPayload {

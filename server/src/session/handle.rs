@@ -6,6 +6,7 @@
 
 use super::Session;
 use super::outgoing::Failure;
+use crate::actors::SessionId;
 use crate::core::HintDraft;
 use crate::core::lifecycle::{Negotiated, Phase};
 use crate::push::{self, PushError, PushEvent};
@@ -17,16 +18,6 @@ use mcpl_protocol::method;
 use mcpl_transport::Principal;
 use std::fmt;
 use std::future::Future;
-
-/// A session's id, unique within its [`Server`](crate::Server).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct SessionId(pub u64);
-
-impl fmt::Display for SessionId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "s{}", self.0)
-    }
-}
 
 /// The session has stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -187,10 +178,10 @@ impl Session {
             feature_set,
             event_id: event
                 .event_id
-                .unwrap_or_else(|| self.server.next_event_id()),
+                .unwrap_or_else(|| self.shared.next_event_id()),
             timestamp: event
                 .timestamp
-                .unwrap_or_else(|| push::rfc3339(self.server.now())),
+                .unwrap_or_else(|| push::rfc3339(self.shared.now())),
             origin: event.origin,
             tags: event.tags,
             payload: PushPayload {
@@ -214,7 +205,7 @@ impl Session {
         draft: Option<HintDraft>,
         ctx: &mut Context<Self>,
     ) -> PushAnswer {
-        let timeout = self.server.push_timeout();
+        let timeout = self.shared.push_timeout;
         let (id, answer) = self
             .outgoing
             .register(<method::PushEvent as method::Method>::NAME);

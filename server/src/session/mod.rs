@@ -53,14 +53,17 @@ pub(crate) use asks::{Ask, Needs};
 pub(crate) use for_handlers::ForHandler;
 pub(crate) use notices::Notice;
 
+pub use crate::actors::SessionId;
 pub use crate::core::lifecycle::{HostFeatures, LifecycleError, Negotiated, Phase};
-pub use handle::{SessionClosed, SessionHandle, SessionId, SessionStatus};
+pub use handle::{SessionClosed, SessionHandle, SessionStatus};
 
-use crate::actors::principal::PrincipalActor;
+use crate::actors::principal::{self, PrincipalActor};
+use crate::actors::registry::{AttachSession, DetachSession, Registry};
 use crate::core::lifecycle::Lifecycle;
 use crate::core::{Carriers, Catalog, HostView};
 use crate::manifest;
-use crate::server::Server;
+use crate::shared::Shared;
+use crate::tool::Handlers;
 use actix::prelude::*;
 use calls::Calls;
 use for_handlers::HandlerOps;
@@ -82,10 +85,20 @@ struct Forwarded {
     cancelled: bool,
 }
 
-/// One connection's session. Created by [`Server::serve`]; see the module docs.
+/// What a session is made of besides its connection (given by the `Server`).
+pub(crate) struct Parts {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) handlers: Arc<Handlers>,
+    pub(crate) registry: Addr<Registry>,
+}
+
+/// One connection's session. Created by [`Server::serve`](crate::Server::serve); see the
+/// module docs.
 pub struct Session {
     id: SessionId,
-    server: Server,
+    shared: Arc<Shared>,
+    handlers: Arc<Handlers>,
+    registry: Addr<Registry>,
     principal: Principal,
     info: ConnectionInfo,
     /// Taken when the actor starts (it becomes the actor's stream).
@@ -118,17 +131,14 @@ pub struct Session {
 }
 
 impl Session {
-    pub(crate) fn new(
-        server: Server,
-        conn: Connection,
-        id: SessionId,
-        principal: Principal,
-    ) -> Self {
+    pub(crate) fn new(parts: Parts, conn: Connection, id: SessionId, principal: Principal) -> Self {
         Session {
             id,
-            log_level: server.logging(),
-            catalog: server.catalog(),
-            server,
+            log_level: parts.shared.logging,
+            catalog: parts.shared.catalog(),
+            shared: parts.shared,
+            handlers: parts.handlers,
+            registry: parts.registry,
             principal,
             info: conn.info,
             inbound: Some(conn.inbound),
@@ -159,7 +169,7 @@ impl Session {
 
     /// The manifest as this host is to be shown it now.
     fn current_view(&self) -> McplManifest {
-        manifest::shown_to(&self.server.manifest(), self.lifecycle.host_tool_hints())
+        manifest::shown_to(&self.shared.manifest(), self.lifecycle.host_tool_hints())
     }
 
     /// A handle to this session.
@@ -185,8 +195,27 @@ impl Actor for Session {
     fn started(&mut self, ctx: &mut Context<Self>) {
         tracing::debug!(session = %self.id, peer = %self.info.peer, kind = ?self.info.kind, principal = %self.principal.name(), "session started");
         self.self_addr = Some(ctx.address());
-        self.server.register_session(self.id, ctx.address());
-        self.principal_addr = Some(self.server.attach(&self.principal, self.id, ctx.address()));
+        // Nothing is read from the host until the principal's actor is known (§4.6).
+        let attach = AttachSession {
+            principal: self.principal.clone(),
+            id: self.id,
+            to: principal::SessionAddr {
+                deliver: ctx.address().recipient(),
+                swapped: ctx.address().recipient(),
+                statement: ctx.address().recipient(),
+                tools: ctx.address().recipient(),
+            },
+            arbiter: Arbiter::current(),
+        };
+        ctx.wait(self.registry.send(attach).into_actor(self).map(
+            |answer, act, ctx| match answer {
+                Ok(Some(addr)) => act.principal_addr = Some(addr),
+                _ => {
+                    tracing::warn!(session = %act.id, "the server's registry is gone");
+                    ctx.stop();
+                }
+            },
+        ));
         if let Some(mut inbound) = self.inbound.take() {
             ctx.add_stream(futures_util::stream::poll_fn(move |cx| {
                 inbound.poll_recv(cx)
@@ -197,8 +226,10 @@ impl Actor for Session {
     fn stopped(&mut self, _: &mut Context<Self>) {
         self.calls.cancel_all();
         self.outgoing.close_all();
-        self.server.detach(&self.principal, self.id);
-        self.server.unregister_session(self.id);
+        self.registry.do_send(DetachSession {
+            principal: self.principal.clone(),
+            id: self.id,
+        });
         tracing::debug!(session = %self.id, "session stopped");
     }
 }
@@ -228,7 +259,7 @@ mod tests {
     /// then closes the link instead of blocking or writing out of order.
     #[actix::test]
     async fn a_host_that_stops_reading_has_its_link_closed_when_the_queue_fills() {
-        let server = Server::builder("backpressure", "0.1.0")
+        let server = crate::Server::builder("backpressure", "0.1.0")
             .build()
             .expect("a valid server");
         let (in_tx, in_rx) = mpsc::channel(8);

@@ -42,8 +42,8 @@ impl Session {
                 }),
                 other,
             },
-            server_info: self.server.info().clone(),
-            instructions: self.server.instructions().map(str::to_owned),
+            server_info: self.shared.info.clone(),
+            instructions: self.shared.instructions.clone(),
             meta: None,
         })
     }

@@ -8,7 +8,7 @@
 use super::{Forwarded, Session};
 use crate::actors::principal::{self, ReplyTo, StatementFor, ToolsView, Via};
 use crate::core::{HostView, Statement};
-use crate::registry;
+use crate::paging;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Request, Response};
 use mcpl_protocol::mcp::{ListToolsParams, ListToolsResult};
@@ -118,13 +118,13 @@ impl Handler<ToolsView> for Session {
             return;
         }
         let view = m.catalog.view_for(self.lifecycle.host_tool_hints());
-        let page_size = self.server.page_size();
+        let page_size = self.shared.page_size;
         // §3: the last rev is read in the step that enqueues the list.
         self.enqueue(|w| {
             w.enqueue_at_last(|last| {
                 let ListToolsResult { tools, meta, .. } =
                     m.catalog.list_tools(view, &m.visible, last);
-                let response = match registry::page(tools, m.cursor.as_deref(), page_size) {
+                let response = match paging::page(tools, m.cursor.as_deref(), page_size) {
                     Ok(page) => Response::ok_typed(
                         m.request,
                         &ListToolsResult {

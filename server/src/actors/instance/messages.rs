@@ -2,10 +2,9 @@
 
 use super::InstanceActor;
 use crate::actors::InstanceId;
-use crate::actors::principal::PrincipalActor;
+use crate::actors::SessionId;
 use crate::author::{Event, Opening, ParticipantId, Refusal, ToolsetLogic};
 use crate::core::InstanceKey;
-use crate::session::SessionId;
 use actix::prelude::*;
 use mcpl_protocol::hints::ToolDefinition;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id};
@@ -18,7 +17,7 @@ use std::sync::Arc;
 /// each principal names a shared instance its own way).
 #[derive(Clone)]
 pub(crate) struct Link {
-    pub(crate) principal: Addr<PrincipalActor>,
+    pub(crate) principal: Recipient<Batch>,
     pub(crate) key: InstanceKey,
 }
 
@@ -204,6 +203,23 @@ pub(crate) struct Decline {
 #[rtype(result = "()")]
 pub(crate) struct Woken {
     pub(crate) tag: u64,
+}
+
+// ---- instance → registry ----
+
+/// A message for a principal, which may have no actor yet (an invitation reaches a
+/// principal with no connection): the registry routes it, starting the actor if needed.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct ToPrincipal {
+    pub(crate) principal: Principal,
+    pub(crate) message: ForPrincipal,
+}
+
+/// What [`ToPrincipal`] carries.
+pub(crate) enum ForPrincipal {
+    Invitation(Invitation),
+    Withdrawn(InvitationWithdrawn),
 }
 
 /// The instance ended or closed before the invited principal joined.

@@ -25,18 +25,19 @@ mod step;
 
 pub(crate) use messages::Call as CallIn;
 pub(crate) use messages::{
-    Batch, CallAnswer, Change, Close, Closed, Decline, EnterFailure, Entered, Invitation,
-    InvitationNamed, InvitationWithdrawn, Join, Leave, Link, Start, Unlink, Woken,
+    Batch, CallAnswer, Change, Close, Closed, Decline, EnterFailure, Entered, ForPrincipal,
+    Invitation, InvitationNamed, InvitationWithdrawn, Join, Leave, Link, Start, ToPrincipal,
+    Unlink, Woken,
 };
 pub(crate) use step::panic_message;
 
 use crate::actors::InstanceId;
+use crate::actors::SessionId;
 use crate::author::{
     CallId, InstanceLogic, InstanceWaker, Participant, ParticipantId, ParticipantKind, Reply,
     ToolCall,
 };
-use crate::server::Server;
-use crate::session::SessionId;
+use crate::shared::Shared;
 use actix::WeakAddr;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
@@ -44,6 +45,7 @@ use mcpl_protocol::mcp::CallToolResult;
 use mcpl_transport::Principal;
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The reason an instance ends with when its logic panicked.
 pub const INTERNAL_ERROR: &str = "internal error";
@@ -60,7 +62,9 @@ struct Waiter {
 
 /// One open instance. See the module docs.
 pub(crate) struct InstanceActor {
-    server: Server,
+    shared: Arc<Shared>,
+    /// Where invitations go: the registry, which reaches principals without an actor.
+    router: Recipient<ToPrincipal>,
     id: InstanceId,
     toolset: String,
     /// The opener's name for the instance, suggested to those it invites.
@@ -83,9 +87,15 @@ pub(crate) struct InstanceActor {
 }
 
 impl InstanceActor {
-    pub(crate) fn new(server: Server, id: InstanceId, toolset: String) -> Self {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        router: Recipient<ToPrincipal>,
+        id: InstanceId,
+        toolset: String,
+    ) -> Self {
         InstanceActor {
-            server,
+            shared,
+            router,
             id,
             toolset,
             name: None,
@@ -119,8 +129,10 @@ impl InstanceActor {
 
     fn withdraw_invitations(&mut self) {
         for (who, principal) in std::mem::take(&mut self.invited) {
-            self.server
-                .withdraw_invitation(&principal, InvitationWithdrawn { id: self.id, who });
+            self.router.do_send(ToPrincipal {
+                principal,
+                message: ForPrincipal::Withdrawn(InvitationWithdrawn { id: self.id, who }),
+            });
         }
     }
 

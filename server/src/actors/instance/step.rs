@@ -1,9 +1,12 @@
 //! One step of an instance's logic: run it with a fresh context (catching a panic), then
 //! carry out what it recorded, one [`Batch`] per participant principal.
 
-use super::{Batch, CallAnswer, Change, INTERNAL_ERROR, InstanceActor, Invitation, Waiter};
+use super::{
+    Batch, CallAnswer, Change, ForPrincipal, INTERNAL_ERROR, InstanceActor, Invitation,
+    ToPrincipal, Waiter,
+};
 use crate::author::{Audience, CallId, Effect, InstanceContext, Job, ParticipantId};
-use crate::tool::{ToolError, ToolResult};
+use crate::tool::error::{ToolError, ToolResult};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::ErrorObject;
 use mcpl_protocol::mcp::CallToolResult;
@@ -20,9 +23,9 @@ impl InstanceActor {
     ) -> Result<(R, Vec<Effect>), String> {
         let mut cx = InstanceContext::new(
             self.toolset.clone(),
-            self.server.now(),
+            self.shared.now(),
             std::mem::take(&mut self.participants),
-            self.server.catalog(),
+            self.shared.catalog(),
             self.waiting.keys().copied().collect(),
         )
         .with_outside(self.waker(), self.names.clone());
@@ -229,9 +232,9 @@ impl InstanceActor {
         let options = options.or_else(|| {
             Some(self.options.clone()).filter(|o| o.as_object().is_none_or(|m| !m.is_empty()))
         });
-        self.server.invite(
-            &principal,
-            Invitation {
+        self.router.do_send(ToPrincipal {
+            principal: principal.clone(),
+            message: ForPrincipal::Invitation(Invitation {
                 instance: ctx.address(),
                 id: self.id,
                 who,
@@ -240,8 +243,8 @@ impl InstanceActor {
                 options,
                 reason,
                 from,
-            },
-        );
+            }),
+        });
         self.invited.insert(who, principal);
     }
 }

@@ -64,7 +64,7 @@ impl Handler<Call> for PrincipalActor {
                 return self.answer(session, request, body);
             }
         };
-        if self.server.has_handler(&tool) {
+        if self.shared.has_handler(&tool) {
             let instance = target.key.and_then(|k| k.instance);
             let body = AnswerBody::RunHandler {
                 tool,
@@ -78,7 +78,7 @@ impl Handler<Call> for PrincipalActor {
             Some((key, link)) => link.addr.do_send(CallIn {
                 who: link.who,
                 link: Link {
-                    principal: ctx.address(),
+                    principal: ctx.address().recipient(),
                     key,
                 },
                 session,

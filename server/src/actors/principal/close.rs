@@ -5,7 +5,7 @@ use super::{Close, InstanceLink, PrincipalActor, REASON_CLOSED, ReplyTo, Via};
 use crate::actors::instance::{self, Closed, Leave};
 use crate::actors::principal::{Answer, AnswerBody, HandlerAnswer};
 use crate::core::{CloseError, InstanceKey};
-use crate::tool::CloseToolsetError;
+use crate::tool::outcome::CloseToolsetError;
 use actix::prelude::*;
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_protocol::toolsets::ToolsetsCloseResult;

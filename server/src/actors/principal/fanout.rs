@@ -2,11 +2,11 @@
 //! session (§4.6: each numbers it on its own counter; §5.3: each chooses the carrier).
 
 use super::{Deliver, PrincipalActor};
+use crate::actors::SessionId;
 use crate::actors::instance::{Batch, Change, Unlink};
 use crate::actors::principal::{Answer, AnswerBody};
 use crate::author::Event;
 use crate::core::{HintDraft, InstanceKey};
-use crate::session::SessionId;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
 
@@ -109,7 +109,7 @@ impl PrincipalActor {
             let ended = if self.closing.as_ref() == Some(key) {
                 self.state.end_asked(key, &reason)
             } else {
-                self.state.end(key, &reason, self.server.now())
+                self.state.end(key, &reason, self.shared.now())
             };
             if let Ok(ended) = ended {
                 applied.draft.append(ended.draft);
@@ -149,7 +149,7 @@ impl PrincipalActor {
                 .iter()
                 .find(|(session, _)| session == id)
                 .map(|(_, request)| request.clone());
-            s.addr.do_send(Deliver {
+            s.to.deliver.do_send(Deliver {
                 about: about.clone(),
                 draft: draft.clone(),
                 answers: mine,
@@ -165,7 +165,7 @@ impl PrincipalActor {
     /// Answers one request of one session, changing nothing.
     pub(super) fn answer(&mut self, session: SessionId, request: Id, body: AnswerBody) {
         if let Some(s) = self.sessions.get(&session) {
-            s.addr.do_send(Deliver {
+            s.to.deliver.do_send(Deliver {
                 about: None,
                 draft: HintDraft::new(),
                 answers: vec![Answer {

@@ -9,13 +9,13 @@
 
 use super::{DeclineInvitation, Deliver, ListInvitations, PrincipalActor};
 use crate::actors::InstanceId;
+use crate::actors::SessionId;
 use crate::actors::instance::{
     Decline, InstanceActor, Invitation, InvitationNamed, InvitationWithdrawn,
 };
 use crate::author::{Event, ParticipantId};
 use crate::core::{HintDraft, InstanceKey};
-use crate::session::SessionId;
-use crate::tool::{self, DeclineError};
+use crate::tool::outcome::{self, DeclineError};
 use actix::prelude::*;
 use mcpl_protocol::hints::{SuggestAction, Suggestion};
 use mcpl_protocol::names::{MAX_NAME_LEN, is_valid_name};
@@ -34,8 +34,8 @@ pub(super) struct Pending {
 
 impl Pending {
     /// As a tool handler sees it, under this principal's name for it.
-    fn shown(&self, key: &InstanceKey) -> tool::Invitation {
-        tool::Invitation {
+    fn shown(&self, key: &InstanceKey) -> outcome::Invitation {
+        outcome::Invitation {
             toolset: key.toolset.clone(),
             instance: key.instance.clone(),
             reason: self.reason.clone(),
@@ -49,7 +49,6 @@ impl Handler<Invitation> for PrincipalActor {
     type Result = ();
 
     fn handle(&mut self, inv: Invitation, _: &mut Context<Self>) {
-        self.server.invitation_received(&self.principal);
         let key = InstanceKey {
             instance: self.free_name(&inv.toolset, inv.name.as_deref()),
             toolset: inv.toolset,
@@ -169,7 +168,7 @@ impl PrincipalActor {
         // The event names the instance too: a host without hints gets no suggestion, and its
         // agent joins by opening that name through `toolset_open` (§8).
         let text = format!("{} (open {key} to join)", p.reason);
-        s.addr.do_send(Deliver {
+        s.to.deliver.do_send(Deliver {
             about: Some(key.clone()),
             draft,
             answers: Vec::new(),

@@ -1,9 +1,10 @@
 //! What sessions and their principal say to each other.
 
+use crate::actors::SessionId;
+use crate::actors::instance::ToPrincipal;
 use crate::author::Event;
 use crate::core::{Catalog, HintDraft, InstanceKey, Statement};
-use crate::session::{Session, SessionId};
-use crate::tool::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
+use crate::tool::outcome::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
@@ -41,8 +42,46 @@ pub(crate) struct ReplyTo {
 #[rtype(result = "()")]
 pub(crate) struct Attach {
     pub(crate) id: SessionId,
-    pub(crate) addr: Addr<Session>,
+    pub(crate) to: SessionAddr,
 }
+
+/// How a principal reaches one of its sessions: the messages it sends one, each to the
+/// session's actor (the principal never names the session's type).
+#[derive(Clone)]
+pub(crate) struct SessionAddr {
+    pub(crate) deliver: Recipient<Deliver>,
+    pub(crate) swapped: Recipient<CatalogSwapped>,
+    pub(crate) statement: Recipient<StatementFor>,
+    pub(crate) tools: Recipient<ToolsView>,
+}
+
+// ---- principal ⇄ registry ----
+
+/// Where a principal's actor reaches the registry that started it.
+#[derive(Clone)]
+pub(crate) struct Registrar {
+    /// Told when nothing is left of the principal; the registry then asks it to
+    /// [`Retire`].
+    pub(crate) idle: Recipient<Idle>,
+    /// Routes its instances' invitations to other principals.
+    pub(crate) route: Recipient<ToPrincipal>,
+}
+
+/// The principal started as `generation` has nothing left (no session, nothing open, no
+/// invitation, no ended record to report).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Idle {
+    pub(crate) principal: mcpl_transport::Principal,
+    pub(crate) generation: u64,
+}
+
+/// The registry's answer to [`Idle`], sent after everything it routed to the principal
+/// before: the principal stops (true) if it is still idle, having seen all of it — so a
+/// session attaching or an invitation arriving meanwhile keeps it, by mailbox order.
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub(crate) struct Retire;
 
 /// A session of this principal stopped.
 #[derive(Message)]

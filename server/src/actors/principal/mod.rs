@@ -16,7 +16,8 @@
 //! every draft the state returns goes to every session, each numbering it on its own
 //! counter. A principal without sessions keeps its instances (unless the server was built
 //! not to keep them, or it is anonymous and can never come back) and its ended records
-//! until they expire; then it retires from the server's registry.
+//! until they expire; then it retires from the server's registry (`actors/registry.rs`),
+//! which asks it last, so nothing routed to it meanwhile is lost.
 
 mod call;
 mod close;
@@ -30,15 +31,16 @@ mod sessions;
 pub(crate) use messages::*;
 
 use crate::actors::InstanceId;
+use crate::actors::SessionId;
 use crate::actors::instance::InstanceActor;
 use crate::author::ParticipantId;
 use crate::core::{InstanceKey, OpenOutcome, PrincipalState};
-use crate::server::Server;
-use crate::session::{Session, SessionId};
+use crate::shared::Shared;
 use actix::prelude::*;
 use invite::Pending;
 use mcpl_transport::Principal;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// The reason of an end when the principal's last connection closed on a server that does
 /// not keep toolsets (§4.6).
@@ -47,7 +49,7 @@ pub const REASON_DISCONNECTED: &str = "every connection of the principal closed"
 pub const REASON_CLOSED: &str = "closed";
 
 struct SessionLink {
-    addr: Addr<Session>,
+    to: SessionAddr,
     /// Its host finished the handshake: invitations may go to it.
     ready: bool,
     /// Its host did not advertise `toolHints` (§8): it uses the implicit opens.
@@ -63,7 +65,10 @@ struct InstanceLink {
 
 /// One principal. See the module docs.
 pub(crate) struct PrincipalActor {
-    server: Server,
+    shared: Arc<Shared>,
+    registrar: Registrar,
+    /// Tells this actor from an earlier one of the same principal, for the registry.
+    generation: u64,
     principal: Principal,
     state: PrincipalState,
     sessions: BTreeMap<SessionId, SessionLink>,
@@ -76,15 +81,22 @@ pub(crate) struct PrincipalActor {
 }
 
 impl PrincipalActor {
-    pub(crate) fn new(server: Server, principal: Principal) -> Self {
+    pub(crate) fn new(
+        shared: Arc<Shared>,
+        registrar: Registrar,
+        generation: u64,
+        principal: Principal,
+    ) -> Self {
         let state = PrincipalState::new(
-            server.catalog(),
-            server.principal_config(),
-            server.ended_ids(),
-            server.now(),
+            shared.catalog(),
+            shared.principal_config.clone(),
+            shared.ended_ids.clone(),
+            shared.now(),
         );
         PrincipalActor {
-            server,
+            shared,
+            registrar,
+            generation,
             principal,
             state,
             sessions: BTreeMap::new(),
@@ -95,9 +107,23 @@ impl PrincipalActor {
         }
     }
 
-    /// Forgets this principal when nothing is left of it: no session, nothing open, no
+    /// True when nothing is left of this principal: no session, nothing open, no
     /// invitation, no ended record to report (an anonymous principal's records can never
-    /// be read again). Otherwise looks again when the next record expires.
+    /// be read again).
+    fn idle(&mut self) -> bool {
+        if !self.sessions.is_empty() {
+            return false;
+        }
+        self.state.expire(self.shared.now());
+        self.state.instances().next().is_none()
+            && self.invitations.is_empty()
+            && (matches!(self.principal, Principal::Anonymous(_))
+                || self.state.ended_records().next().is_none())
+    }
+
+    /// Tells the registry when nothing is left of this principal (it then asks the actor
+    /// to [`Retire`]). Otherwise, without sessions, looks again when the next record
+    /// expires.
     fn maybe_retire(&mut self, ctx: &mut Context<Self>) {
         if !self.sessions.is_empty() {
             return;
@@ -105,22 +131,17 @@ impl PrincipalActor {
         if let Some(t) = self.retire_timer.take() {
             ctx.cancel_future(t);
         }
-        let now = self.server.now();
-        self.state.expire(now);
+        if self.idle() {
+            self.registrar.idle.do_send(Idle {
+                principal: self.principal.clone(),
+                generation: self.generation,
+            });
+            return;
+        }
         if self.state.instances().next().is_some() || !self.invitations.is_empty() {
             return;
         }
-        let anonymous = matches!(self.principal, Principal::Anonymous(_));
-        if anonymous || self.state.ended_records().next().is_none() {
-            if self
-                .server
-                .retire_principal(&self.principal, &ctx.address())
-            {
-                tracing::debug!(principal = %self.principal.name(), "principal retired");
-                ctx.stop();
-            }
-            return;
-        }
+        let now = self.shared.now();
         if let Some(at) = self.state.next_expiry() {
             let wait = at.duration_since(now).unwrap_or_default();
             self.retire_timer = Some(ctx.run_later(wait, |act, ctx| act.maybe_retire(ctx)));
@@ -135,7 +156,7 @@ impl PrincipalActor {
     fn open_defaults(&mut self, ctx: &mut Context<Self>) {
         let catalog = self.state.catalog().clone();
         for ts in catalog.default_open() {
-            match self.state.open(ts, None, None, self.server.now()) {
+            match self.state.open(ts, None, None, self.shared.now()) {
                 Ok(OpenOutcome::Opened(o)) => self.start_instance(o.key, o.draft, None, None, ctx),
                 Ok(OpenOutcome::Revealed(o)) => {
                     let applied = fanout::Applied {
@@ -168,12 +189,27 @@ impl Actor for PrincipalActor {
     }
 }
 
+impl Handler<Retire> for PrincipalActor {
+    type Result = bool;
+
+    /// Everything the registry routed here before this has been handled: if nothing came
+    /// back to life, the actor stops and the registry forgets it.
+    fn handle(&mut self, _: Retire, ctx: &mut Context<Self>) -> bool {
+        let idle = self.idle();
+        if idle {
+            tracing::debug!(principal = %self.principal.name(), "principal retired");
+            ctx.stop();
+        }
+        idle
+    }
+}
+
 impl Handler<ListTools> for PrincipalActor {
     type Result = ();
 
     fn handle(&mut self, m: ListTools, _: &mut Context<Self>) {
         if let Some(s) = self.sessions.get(&m.session) {
-            s.addr.do_send(ToolsView {
+            s.to.tools.do_send(ToolsView {
                 request: m.request,
                 cursor: m.cursor,
                 catalog: self.state.catalog().clone(),
@@ -188,10 +224,10 @@ impl Handler<ListToolsets> for PrincipalActor {
 
     /// §4.3: the full statement, ended records included until they expire.
     fn handle(&mut self, m: ListToolsets, _: &mut Context<Self>) {
-        let now = self.server.now();
+        let now = self.shared.now();
         self.state.expire(now);
         if let Some(s) = self.sessions.get(&m.session) {
-            s.addr.do_send(StatementFor {
+            s.to.statement.do_send(StatementFor {
                 request: m.request,
                 statement: self.state.statement(now),
             });
@@ -206,12 +242,12 @@ impl Handler<SwapCatalog> for PrincipalActor {
     fn handle(&mut self, SwapCatalog(catalog): SwapCatalog, ctx: &mut Context<Self>) {
         let swap = self
             .state
-            .replace_catalog(catalog.clone(), self.server.now());
+            .replace_catalog(catalog.clone(), self.shared.now());
         for e in &swap.ended {
             self.leave(e.instance.key());
         }
         for s in self.sessions.values() {
-            s.addr.do_send(CatalogSwapped {
+            s.to.swapped.do_send(CatalogSwapped {
                 catalog: catalog.clone(),
                 draft: swap.draft.clone(),
             });

@@ -29,7 +29,7 @@ impl PrincipalActor {
         options: Option<Value>,
         ctx: &mut Context<Self>,
     ) {
-        let now = self.server.now();
+        let now = self.shared.now();
         let invited = InstanceKey {
             toolset: toolset.clone(),
             instance: instance.clone(),
@@ -46,7 +46,7 @@ impl PrincipalActor {
             ) {
                 Ok(opened) => {
                     let link = Link {
-                        principal: ctx.address(),
+                        principal: ctx.address().recipient(),
                         key: opened.key.clone(),
                     };
                     let join = Join {
@@ -107,11 +107,17 @@ impl PrincipalActor {
         reply: Option<ReplyTo>,
         ctx: &mut Context<Self>,
     ) {
-        let id = self.server.next_instance_id();
-        let addr = InstanceActor::new(self.server.clone(), id, key.toolset.clone()).start();
+        let id = self.shared.next_instance_id();
+        let addr = InstanceActor::new(
+            self.shared.clone(),
+            self.registrar.route.clone(),
+            id,
+            key.toolset.clone(),
+        )
+        .start();
         let who = ParticipantId(0);
         let start = Start {
-            logic: self.server.logic_of(&key.toolset),
+            logic: self.shared.logic_of(&key.toolset),
             opening: Opening {
                 toolset: key.toolset.clone(),
                 instance: key.instance.clone(),
@@ -120,7 +126,7 @@ impl PrincipalActor {
                 principal: self.principal.clone(),
             },
             link: Link {
-                principal: ctx.address(),
+                principal: ctx.address().recipient(),
                 key: key.clone(),
             },
         };
@@ -276,7 +282,7 @@ impl PrincipalActor {
     pub(super) fn implicit_opens(&mut self, ctx: &mut Context<Self>) {
         let catalog = self.state.catalog().clone();
         for ts in catalog.implicitly_open() {
-            if let Some(key) = self.state.open_implicitly(ts, self.server.now()) {
+            if let Some(key) = self.state.open_implicitly(ts, self.shared.now()) {
                 self.start_instance(key, HintDraft::new(), None, None, ctx);
             }
         }

@@ -5,7 +5,7 @@
 use super::{AnswerBody, HandlerAnswer, Via};
 use crate::author::Refusal;
 use crate::core::{InstanceKey, OpenError};
-use crate::tool::{OpenToolsetError, Opened};
+use crate::tool::outcome::{OpenToolsetError, Opened};
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_protocol::toolsets::ToolsetsOpenResult;

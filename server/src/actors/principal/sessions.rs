@@ -14,7 +14,7 @@ impl Handler<Attach> for PrincipalActor {
         self.sessions.insert(
             m.id,
             SessionLink {
-                addr: m.addr,
+                to: m.to,
                 ready: false,
                 plain: false,
             },
@@ -36,8 +36,8 @@ impl Handler<Detach> for PrincipalActor {
         // §4.6: a server that does not keep toolsets ends them with the last connection;
         // an anonymous principal can never reconnect, so nothing of it is kept.
         let anonymous = matches!(self.principal, Principal::Anonymous(_));
-        if anonymous || !self.server.keeps_toolsets() {
-            let ended = self.state.end_all(REASON_DISCONNECTED, self.server.now());
+        if anonymous || !self.shared.keep_toolsets {
+            let ended = self.state.end_all(REASON_DISCONNECTED, self.shared.now());
             for e in ended {
                 self.leave(e.instance.key());
             }

@@ -1,0 +1,176 @@
+//! [`Shared`]: what every actor of one server reads and nobody owns — who the server is,
+//! its manifest and catalog, its toolsets' logic, its limits, its clock and its id
+//! counters. Fixed at build time but for the manifest and catalog, which only
+//! [`Server::replace_manifest`](crate::Server::replace_manifest) replaces (one writer, read
+//! as snapshots).
+//!
+//! Nothing here knows a session, a principal's actor or the registry: the actors are given
+//! an `Arc<Shared>` and talk to each other only by message (`actors/registry` owns who is
+//! connected), so the server's modules form no import cycle.
+
+use crate::actors::InstanceId;
+use crate::author::{PlainToolset, ToolsetLogic};
+use crate::clock::Clock;
+use crate::core::{Catalog, CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
+use mcpl_protocol::mcp::{Implementation, LoggingLevel};
+use mcpl_protocol::mcpl::McplManifest;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, PoisonError, RwLock};
+use std::time::{Duration, SystemTime};
+
+/// See the module docs.
+pub(crate) struct Shared {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    /// The manifest and the catalog it declares, replaced together.
+    current: RwLock<(Arc<McplManifest>, Arc<Catalog>)>,
+    /// The tools as declared, to rebuild the catalog on a manifest change.
+    pub(crate) tools: Vec<ToolDecl>,
+    /// The tools answered by a plain handler (the handlers themselves live with the
+    /// sessions that run them).
+    pub(crate) handled: HashSet<String>,
+    pub(crate) logic: HashMap<String, Arc<dyn ToolsetLogic>>,
+    pub(crate) page_size: usize,
+    pub(crate) push_timeout: Duration,
+    pub(crate) ask_timeout: Duration,
+    pub(crate) keep_toolsets: bool,
+    pub(crate) principal_config: PrincipalConfig,
+    pub(crate) clock: Arc<dyn Clock>,
+    /// Where every principal's ended records take their ids (§4.3: never reused, even by
+    /// a principal forgotten and created again).
+    pub(crate) ended_ids: EndedIds,
+    /// MCP logging, when offered: the level each session starts at.
+    pub(crate) logging: Option<LoggingLevel>,
+    /// What hosts without `toolHints` are offered (§8).
+    pub(crate) plain_hosts: PlainHosts,
+    next_session: AtomicU64,
+    next_event: AtomicU64,
+    next_instance: AtomicU64,
+}
+
+/// What [`Shared::new`] is built from (the builder's checked parts).
+pub(crate) struct SharedParts {
+    pub(crate) info: Implementation,
+    pub(crate) instructions: Option<String>,
+    pub(crate) manifest: McplManifest,
+    pub(crate) catalog: Catalog,
+    pub(crate) tools: Vec<ToolDecl>,
+    pub(crate) handled: HashSet<String>,
+    pub(crate) logic: HashMap<String, Arc<dyn ToolsetLogic>>,
+    pub(crate) page_size: usize,
+    pub(crate) push_timeout: Duration,
+    pub(crate) ask_timeout: Duration,
+    pub(crate) keep_toolsets: bool,
+    pub(crate) principal_config: PrincipalConfig,
+    pub(crate) clock: Arc<dyn Clock>,
+    pub(crate) ended_ids: EndedIds,
+    pub(crate) logging: Option<LoggingLevel>,
+    pub(crate) plain_hosts: PlainHosts,
+}
+
+impl Shared {
+    pub(crate) fn new(p: SharedParts) -> Self {
+        Shared {
+            info: p.info,
+            instructions: p.instructions,
+            current: RwLock::new((Arc::new(p.manifest), Arc::new(p.catalog))),
+            tools: p.tools,
+            handled: p.handled,
+            logic: p.logic,
+            page_size: p.page_size,
+            push_timeout: p.push_timeout,
+            ask_timeout: p.ask_timeout,
+            keep_toolsets: p.keep_toolsets,
+            principal_config: p.principal_config,
+            clock: p.clock,
+            ended_ids: p.ended_ids,
+            logging: p.logging,
+            plain_hosts: p.plain_hosts,
+            next_session: AtomicU64::new(1),
+            next_event: AtomicU64::new(1),
+            next_instance: AtomicU64::new(1),
+        }
+    }
+
+    /// The current manifest, as the server holds it (each host is shown its own view).
+    pub(crate) fn manifest(&self) -> Arc<McplManifest> {
+        self.current
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .0
+            .clone()
+    }
+
+    /// The current catalog: the tools with their hints and the toolset declarations.
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        self.current
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .1
+            .clone()
+    }
+
+    /// Replaces the manifest and its catalog together, then calls `tell` with the new
+    /// catalog before another replacement can start, so the principals hear replacements
+    /// in the order they were made.
+    pub(crate) fn replace(
+        &self,
+        manifest: McplManifest,
+        catalog: Catalog,
+        tell: impl FnOnce(Arc<Catalog>),
+    ) {
+        let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
+        let catalog = Arc::new(catalog);
+        *current = (Arc::new(manifest), catalog.clone());
+        tell(catalog);
+    }
+
+    /// The server's time now (its [`Clock`]).
+    pub(crate) fn now(&self) -> SystemTime {
+        self.clock.now()
+    }
+
+    /// Whether a plain handler answers `tool`.
+    pub(crate) fn has_handler(&self, tool: &str) -> bool {
+        self.handled.contains(tool)
+    }
+
+    /// The logic of a toolset; a toolset declared without logic opens plain instances.
+    pub(crate) fn logic_of(&self, toolset: &str) -> Arc<dyn ToolsetLogic> {
+        self.logic
+            .get(toolset)
+            .cloned()
+            .unwrap_or_else(|| Arc::new(PlainToolset))
+    }
+
+    /// A fresh session id, unique within this server.
+    pub(crate) fn next_session_id(&self) -> crate::actors::SessionId {
+        crate::actors::SessionId(self.next_session.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// A fresh event id, unique within this server.
+    pub(crate) fn next_event_id(&self) -> String {
+        format!("ev-{}", self.next_event.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// A fresh instance id, unique within this server.
+    pub(crate) fn next_instance_id(&self) -> InstanceId {
+        InstanceId(self.next_instance.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// The catalog a manifest declares for `tools`.
+pub(crate) fn build_catalog(
+    tools: Vec<ToolDecl>,
+    manifest: &McplManifest,
+    plain_hosts: PlainHosts,
+) -> Result<Catalog, CatalogError> {
+    let catalog = Catalog::new(tools, manifest.toolsets.clone(), manifest.surface.clone())?
+        .with_plain_hosts(plain_hosts);
+    Ok(if manifest.has_tool_hints() {
+        catalog
+    } else {
+        catalog.without_tool_hints()
+    })
+}
