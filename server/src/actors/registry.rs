@@ -319,3 +319,6 @@ impl Handler<SwapCatalog> for Registry {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
