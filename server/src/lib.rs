@@ -11,10 +11,10 @@
 //!
 //! | module | what |
 //! |---|---|
-//! | [`server`] | [`Server`] (the handle every session is served from) and [`ServerBuilder`] |
+//! | `server` | [`Server`] (the handle every session is served from) and [`ServerBuilder`] |
 //! | [`author`] | what an author writes: [`Toolset`], [`ToolsetLogic`], [`InstanceLogic`], [`InstanceContext`] |
 //! | [`tool`] | [`ToolContext`], [`ToolError`]: what a plain tool handler sees and returns, how it opens, closes and declines toolsets for its caller, and how it reports progress and logs, and asks its client to sample a model or its user for input (MCP) |
-//! | [`session`] | the [`Session`] actor (one per connection), its lifecycle, its [`SessionHandle`] |
+//! | [`session`] | the `SessionActor` (one per connection), its lifecycle, its [`SessionHandle`] |
 //! | `actors` | the Registry actor (one per server: who is connected, principals started and retired), the Principal actor (one per principal) and the Instance actor (one per open instance) |
 //! | `shared` | what every actor of a server reads: manifest, catalog, logic, limits, clock, id counters |
 //! | `core` | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`) the actors drive; private, so that what authors see is only what they use (its errors an author meets, [`OpenError`] and [`CloseError`], are re-exported) |
@@ -96,7 +96,7 @@ pub mod manifest;
 mod paging;
 pub mod push;
 mod receipt;
-pub mod server;
+mod server;
 pub mod session;
 mod shared;
 pub mod tool;
@@ -118,8 +118,11 @@ pub use listen::Listener;
 pub use manifest::ManifestError;
 pub use paging::CursorError;
 pub use push::{PushError, PushEvent};
-pub use server::{BuildError, Server, ServerBuilder};
-pub use session::{Phase, Session, SessionHandle, SessionStatus};
+pub use server::{
+    BuildError, DEFAULT_ASK_TIMEOUT, DEFAULT_FEATURE_SET, DEFAULT_PAGE_SIZE, DEFAULT_PUSH_TIMEOUT,
+    Server, ServerBuilder,
+};
+pub use session::{Phase, SessionHandle, SessionStatus};
 pub use tool::{
     AskError, CloseToolsetError, DeclineError, Invitation, NotifyError, OpenToolsetError, Opened,
     ToolContext, ToolError, ToolResult,

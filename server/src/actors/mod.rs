@@ -4,16 +4,16 @@
 //! author's logic, and sends what came back.
 //!
 //! ```text
-//!  host ─▶ Session ──Open/Close/Call/ListTools/ListToolsets──▶ PrincipalActor (PrincipalState)
-//!  handler ─▶ Session ──Open/Close (Via::Handler), ListInvitations, DeclineInvitation──▶ ″
+//!  host ─▶ SessionActor ──OpenToolset/CloseToolset/CallTool/ListTools(ets)──▶ PrincipalActor (PrincipalState)
+//!  handler ─▶ SessionActor ──OpenToolset/CloseToolset (Via::Handler), ListInvitations, DeclineInvitation──▶ ″
 //!                                                                 │   ▲
-//!                 Start/Join/Close (awaited), Call, Leave, Unlink │   │ Batch (changes, events,
+//!                 Start/Join/CloseInstance (awaited), Call, Leave, Unlink │   │ Batch (changes, events,
 //!                 Decline (awaited by a spawned future),          │   │ answers, holds, end)
 //!                 InvitationNamed                                 ▼   │
 //!  InstanceWaker (any thread) ──Woken──────────────────────▶ InstanceActor (the logic)
-//!  PrincipalActor ──Deliver (draft + answers + events + hold), Statement, ToolsView──▶ every Session
+//!  PrincipalActor ──Deliver (draft + answers + events + hold), Statement, ToolsView──▶ every SessionActor
 //!
-//!  Session ──AttachSession (awaited)/DetachSession──▶ Registry ──Attach/Detach, Invitation,
+//!  SessionActor ──AttachSession (awaited)/DetachSession──▶ Registry ──Attach/Detach, Invitation,
 //!  InstanceActor ──ToPrincipal (invitation, withdrawal)──▶ ″     InvitationWithdrawn, SwapCatalog,
 //!  PrincipalActor ──Idle──▶ ″ ──Retire (awaited by a spawned future)──▶ PrincipalActor
 //!  Server::replace_manifest ──SwapCatalog──▶ ″

@@ -2,7 +2,7 @@
 //!
 //! Time comes in as a [`std::time::SystemTime`] argument; every output is a returned value
 //! (a [`HintDraft`] of changes to send, a record, a typed error). The actors around these
-//! cores — `Session` (one per connection), `Principal` (one per principal) and `Instance`
+//! cores — `SessionActor` (one per connection), `Principal` (one per principal) and `Instance`
 //! (one per toolset instance) — decode, call a core, and send what it returned. Every rule
 //! of the spec that lives here is marked with its section of `shared/spec/RFC-014.md`.
 //!
@@ -19,10 +19,10 @@
 //! How the actors use them, in one picture:
 //!
 //! ```text
-//!  host ──toolsets/open──▶ Session ──▶ Principal: PrincipalState::open ─▶ HintDraft
+//!  host ──toolsets/open──▶ SessionActor ──▶ Principal: PrincipalState::open ─▶ HintDraft
 //!                                           │ (runs the toolset's logic: set_visible, …)
-//!                                           ├─▶ Session A: Sequencer::stamp(draft) ─▶ result _meta
-//!                                           └─▶ Session B: Sequencer::stamp(draft) ─▶ push / tools/hints
+//!                                           ├─▶ SessionActor A: Sequencer::stamp(draft) ─▶ result _meta
+//!                                           └─▶ SessionActor B: Sequencer::stamp(draft) ─▶ push / tools/hints
 //! ```
 //!
 //! A [`HintDraft`] is the same for every connection of the principal; each connection

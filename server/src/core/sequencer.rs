@@ -12,7 +12,7 @@
 //!
 //! **Allocation and writing are one step** (§5.2): the actor stamps a message in the same
 //! handler step that enqueues it on the transport's writer, with no other hint-carrying
-//! write possible between. The Session actor has a single write path for that reason; never
+//! write possible between. The SessionActor has a single write path for that reason; never
 //! stamp a message and hand it to another task to write later. A push carrying hints is
 //! never retried with them: its rev is spent when written (§5.2).
 //!

@@ -16,7 +16,7 @@ use crate::actors::SessionId;
 use crate::actors::principal::SwapCatalog;
 use crate::actors::registry::{Published, Registry};
 use crate::manifest::{self, ManifestError};
-use crate::session::{Session, SessionHandle};
+use crate::session::{SessionActor, SessionHandle};
 use crate::shared::{Shared, build_catalog};
 use crate::tool::Handlers;
 use actix::prelude::*;
@@ -75,7 +75,7 @@ impl Server {
     pub fn serve(&self, conn: Connection) -> SessionHandle {
         let (id, principal) = self.identify(&conn);
         let registry = self.registry(&Arbiter::current());
-        let addr = Session::new(self.parts(registry), conn, id, principal.clone()).start();
+        let addr = SessionActor::new(self.parts(registry), conn, id, principal.clone()).start();
         SessionHandle::new(addr, id, principal)
     }
 
@@ -85,7 +85,8 @@ impl Server {
         let (id, principal) = self.identify(&conn);
         let parts = self.parts(self.registry(arbiter));
         let p = principal.clone();
-        let addr = Session::start_in_arbiter(arbiter, move |_| Session::new(parts, conn, id, p));
+        let addr =
+            SessionActor::start_in_arbiter(arbiter, move |_| SessionActor::new(parts, conn, id, p));
         SessionHandle::new(addr, id, principal)
     }
 

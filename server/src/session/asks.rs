@@ -13,7 +13,7 @@
 //! does not keep a person answering a form nobody waits for. A request asks nothing of
 //! the connection's revs: it carries no hint changes (§5.2).
 
-use super::Session;
+use super::SessionActor;
 use super::outgoing::Reply;
 use crate::tool::AskError;
 use actix::prelude::*;
@@ -49,7 +49,7 @@ impl Message for Ask {
     type Result = Result<oneshot::Receiver<Reply>, AskError>;
 }
 
-impl Handler<Ask> for Session {
+impl Handler<Ask> for SessionActor {
     type Result = Result<oneshot::Receiver<Reply>, AskError>;
 
     fn handle(&mut self, ask: Ask, ctx: &mut Context<Self>) -> Self::Result {
@@ -100,7 +100,7 @@ impl Handler<Ask> for Session {
     }
 }
 
-impl Session {
+impl SessionActor {
     /// The host request `call` ended: the requests to the client that served it are
     /// abandoned, and the client is told each is cancelled (module docs).
     pub(super) fn abandon_asks(&mut self, call: &Id, ctx: &mut Context<Self>) {

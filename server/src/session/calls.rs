@@ -10,7 +10,7 @@
 //! whose logic held its changes, get the changes held for them (`core/carrier.rs`) in their
 //! result; cancelled, or answered with a JSON-RPC error, they send them as `tools/hints`.
 
-use super::Session;
+use super::SessionActor;
 use crate::actors::principal;
 use crate::cancel::CancelTrigger;
 use crate::tool::{NotifyError, ToolContext, ToolError, ToolResult};
@@ -137,7 +137,7 @@ impl Calls {
     }
 }
 
-impl Session {
+impl SessionActor {
     /// `tools/call`: forwarded to the principal, which resolves it (§3, §4.5, §8). Its
     /// answer comes back as a `Deliver`: a result, or a handler for this session to run.
     pub(super) fn call_tool(&mut self, req: Request) {
@@ -154,7 +154,7 @@ impl Session {
             .and_then(|m| m.instance.clone())
             .filter(|_| hinted);
         self.forward(&req.id);
-        self.tell_principal(principal::Call {
+        self.tell_principal(principal::CallTool {
             session: self.id,
             request: req.id,
             tool: params.name,

@@ -4,7 +4,7 @@
 //! delivery's parts go, and takes the steps it returns in order: write `tools/hints`, write
 //! an answer with the changes it carries, run a handler, push an event.
 
-use super::Session;
+use super::SessionActor;
 use crate::actors::principal::{Answer, AnswerBody, CatalogSwapped, Deliver};
 use crate::author::Event;
 use crate::core::carrier::{AnswerFacts, AnswerKind, Conditions, Delivery, Fate};
@@ -19,7 +19,7 @@ use mcpl_protocol::meta::Meta;
 use mcpl_protocol::method::ToolListChanged;
 use std::collections::BTreeSet;
 
-impl Handler<Deliver> for Session {
+impl Handler<Deliver> for SessionActor {
     type Result = ();
 
     fn handle(&mut self, d: Deliver, ctx: &mut Context<Self>) {
@@ -128,7 +128,7 @@ impl Handler<Deliver> for Session {
     }
 }
 
-impl Handler<CatalogSwapped> for Session {
+impl Handler<CatalogSwapped> for SessionActor {
     type Result = ();
 
     /// A manifest change (§4.1): the new manifest's domains, then what it changed for the
@@ -153,7 +153,7 @@ impl Handler<CatalogSwapped> for Session {
     }
 }
 
-impl Session {
+impl SessionActor {
     /// What this session knows of the request an answer is for; settling it (the request
     /// is no longer awaited).
     fn fate(&mut self, request: &Id) -> Fate {
@@ -246,7 +246,7 @@ fn with_meta(meta: &mut Option<Meta>, hints: Option<HintChanges>) {
     }
 }
 
-impl Session {
+impl SessionActor {
     /// `tools/hints` (§5.2: standalone changes), when there are any.
     pub(super) fn write_standalone(&mut self, draft: Option<crate::core::HintDraft>) {
         for step in self.carriers.standalone(draft) {

@@ -9,7 +9,7 @@
 //! error's response, an oversized message an invalid-request error with id `null`; the
 //! session goes on after each.
 
-use super::Session;
+use super::SessionActor;
 use crate::actors::principal::{HostInitialized, SessionReady};
 use crate::core::lifecycle::Phase;
 use crate::manifest;
@@ -64,7 +64,7 @@ impl Route {
     }
 }
 
-impl Session {
+impl SessionActor {
     pub(super) fn on_inbound(&mut self, item: Inbound, ctx: &mut Context<Self>) {
         match item {
             Inbound::Message {

@@ -7,7 +7,7 @@
 //! (`core/carrier.rs`) while that call still runs. Listing and declining invitations change
 //! nothing on this connection; the principal answers the handler directly.
 
-use super::Session;
+use super::SessionActor;
 use crate::actors::principal::{self, HandlerAnswer, ReplyTo, Via};
 use crate::tool::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
 use actix::prelude::*;
@@ -80,7 +80,7 @@ impl HandlerOps {
     }
 }
 
-impl Handler<ForHandler> for Session {
+impl Handler<ForHandler> for SessionActor {
     type Result = ();
 
     fn handle(&mut self, m: ForHandler, _: &mut Context<Self>) {
@@ -96,7 +96,7 @@ impl Handler<ForHandler> for Session {
                 let token = self
                     .handler_ops
                     .insert(call.clone(), key, Waiting::Open(reply));
-                self.tell_principal(principal::Open {
+                self.tell_principal(principal::OpenToolset {
                     reply: self.for_handler(call, token),
                     toolset,
                     instance,
@@ -113,7 +113,7 @@ impl Handler<ForHandler> for Session {
                 let token = self
                     .handler_ops
                     .insert(call.clone(), key, Waiting::Close(reply));
-                self.tell_principal(principal::Close {
+                self.tell_principal(principal::CloseToolset {
                     reply: self.for_handler(call, token),
                     toolset,
                     instance,
@@ -135,7 +135,7 @@ impl Handler<ForHandler> for Session {
     }
 }
 
-impl Session {
+impl SessionActor {
     fn for_handler(&self, call: Id, token: u64) -> ReplyTo {
         ReplyTo {
             session: self.id,

@@ -4,7 +4,7 @@
 //! handler running on tokio included). Once the session has stopped, every method reports
 //! that it is closed.
 
-use super::Session;
+use super::SessionActor;
 use super::outgoing::Failure;
 use crate::actors::SessionId;
 use crate::core::HintDraft;
@@ -43,7 +43,7 @@ pub struct SessionStatus {
 /// A handle to a live (or stopped) session.
 #[derive(Clone)]
 pub struct SessionHandle {
-    addr: Addr<Session>,
+    addr: Addr<SessionActor>,
     id: SessionId,
     principal: Principal,
 }
@@ -58,7 +58,7 @@ impl fmt::Debug for SessionHandle {
 }
 
 impl SessionHandle {
-    pub(crate) fn new(addr: Addr<Session>, id: SessionId, principal: Principal) -> Self {
+    pub(crate) fn new(addr: Addr<SessionActor>, id: SessionId, principal: Principal) -> Self {
         SessionHandle {
             addr,
             id,
@@ -134,7 +134,7 @@ impl SessionHandle {
     /// [`PushError::Closed`], the connection's write side closes once queued messages are
     /// written.
     pub fn close(&self) {
-        self.addr.do_send(Close);
+        self.addr.do_send(Stop);
     }
 }
 
@@ -149,7 +149,7 @@ impl Message for Push {
     type Result = PushAnswer;
 }
 
-impl Handler<Push> for Session {
+impl Handler<Push> for SessionActor {
     type Result = MessageResult<Push>;
 
     fn handle(&mut self, Push(event): Push, ctx: &mut Context<Self>) -> Self::Result {
@@ -160,7 +160,7 @@ impl Handler<Push> for Session {
     }
 }
 
-impl Session {
+impl SessionActor {
     /// Checks that pushing is allowed, fills in the event and writes it. The returned
     /// future resolves with the host's answer.
     fn send_push(
@@ -244,7 +244,7 @@ impl Message for Status {
     type Result = SessionStatus;
 }
 
-impl Handler<Status> for Session {
+impl Handler<Status> for SessionActor {
     type Result = MessageResult<Status>;
 
     fn handle(&mut self, _: Status, _: &mut Context<Self>) -> Self::Result {
@@ -259,16 +259,16 @@ impl Handler<Status> for Session {
 }
 
 /// Stops the session.
-pub(super) struct Close;
+pub(super) struct Stop;
 
-impl Message for Close {
+impl Message for Stop {
     type Result = ();
 }
 
-impl Handler<Close> for Session {
+impl Handler<Stop> for SessionActor {
     type Result = ();
 
-    fn handle(&mut self, _: Close, ctx: &mut Context<Self>) {
+    fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
         ctx.stop();
     }
 }

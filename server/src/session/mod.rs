@@ -21,8 +21,8 @@
 //! | `outgoing.rs` | the table of the session's requests to the host |
 //! | `handle.rs` | [`SessionHandle`] and the messages it sends the actor: push, status, close |
 //!
-//! **One writer** (§5.2). Every message to the host goes through `Session::write` (or
-//! `Session::write_with_hints` / `Session::write_stamped`, which take the next rev and
+//! **One writer** (§5.2). Every message to the host goes through `SessionActor::write` (or
+//! `SessionActor::write_with_hints` / `SessionActor::write_stamped`, which take the next rev and
 //! enqueue in the same step), in handler order, straight into the transport's bounded
 //! queue, through the connection's [`RevWriter`]: it takes a rev and enqueues its message
 //! under one lock, so no hint-carrying message can come between a rev and its write even
@@ -94,7 +94,7 @@ pub(crate) struct Parts {
 
 /// One connection's session. Created by [`Server::serve`](crate::Server::serve); see the
 /// module docs.
-pub struct Session {
+pub(crate) struct SessionActor {
     id: SessionId,
     shared: Arc<Shared>,
     handlers: Arc<Handlers>,
@@ -124,15 +124,15 @@ pub struct Session {
     /// MCP logging: the least severe level sent (`notices.rs`); `None` when the server
     /// does not offer logging.
     log_level: Option<LoggingLevel>,
-    self_addr: Option<Addr<Session>>,
+    self_addr: Option<Addr<SessionActor>>,
     /// Warnings about what the host sends, at most a few per interval (a flood costs a
     /// line and a count).
     peer_warnings: mcpl_transport::LogLimiter,
 }
 
-impl Session {
+impl SessionActor {
     pub(crate) fn new(parts: Parts, conn: Connection, id: SessionId, principal: Principal) -> Self {
-        Session {
+        SessionActor {
             id,
             log_level: parts.shared.logging,
             catalog: parts.shared.catalog(),
@@ -189,7 +189,7 @@ impl Session {
     }
 }
 
-impl Actor for Session {
+impl Actor for SessionActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
@@ -234,7 +234,7 @@ impl Actor for Session {
     }
 }
 
-impl StreamHandler<Inbound> for Session {
+impl StreamHandler<Inbound> for SessionActor {
     fn handle(&mut self, item: Inbound, ctx: &mut Context<Self>) {
         self.on_inbound(item, ctx);
     }

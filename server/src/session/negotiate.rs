@@ -1,7 +1,7 @@
 //! The lifecycle requests a session answers itself: `initialize`, `featureSets/update`
 //! and `mcpl/manifest` (SPEC §3, §6, §17), each through the pure `core::lifecycle`.
 
-use super::Session;
+use super::SessionActor;
 use crate::core::lifecycle::LifecycleError;
 use crate::receipt::receipt;
 use mcpl_protocol::jsonrpc::ErrorObject;
@@ -11,7 +11,7 @@ use mcpl_protocol::mcp::{
 };
 use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, FeatureSetsUpdateResult, McplManifest};
 
-impl Session {
+impl SessionActor {
     pub(super) fn initialize(
         &mut self,
         params: InitializeParams,

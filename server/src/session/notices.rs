@@ -2,7 +2,7 @@
 //! "Utilities / Logging"): a tool handler's `notifications/progress` and
 //! `notifications/message` ([`Notice`], from `tool/notify.rs`), and `logging/setLevel`.
 //!
-//! A notice is a notification without hint changes: it is written with `Session::write`,
+//! A notice is a notification without hint changes: it is written with `SessionActor::write`,
 //! the single write path, and takes no rev (§5.2); nothing held for a call is flushed for
 //! it. The handler awaits the actor's answer, which comes once the notice is queued, so a
 //! call's notices are queued before its result.
@@ -14,7 +14,7 @@
 //! decode). A server that does not offer logging has no level: `logging/setLevel` is -32601
 //! there (`dispatch.rs`) and log messages are dropped.
 
-use super::Session;
+use super::SessionActor;
 use crate::tool::NotifyError;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Notification};
@@ -39,7 +39,7 @@ impl Message for Notice {
     type Result = Result<(), NotifyError>;
 }
 
-impl Handler<Notice> for Session {
+impl Handler<Notice> for SessionActor {
     type Result = Result<(), NotifyError>;
 
     fn handle(&mut self, notice: Notice, _: &mut Context<Self>) -> Self::Result {
@@ -60,7 +60,7 @@ impl Handler<Notice> for Session {
     }
 }
 
-impl Session {
+impl SessionActor {
     /// True when the server offers MCP logging, so `logging/setLevel` is served.
     pub(super) fn offers_logging(&self) -> bool {
         self.log_level.is_some()

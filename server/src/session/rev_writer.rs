@@ -2,7 +2,7 @@
 //! (§5.2: allocation and writing are one step).
 //!
 //! [`RevWriter`] takes the next rev *and* enqueues the message carrying it in a single
-//! critical section, so whichever threads write to a connection — the Session actor alone
+//! critical section, so whichever threads write to a connection — the SessionActor alone
 //! here, or several Streamable HTTP request handlers in another design — the queue holds
 //! the messages in rev order and the revs are 1, 2, 3, … with no gap and no duplicate. The
 //! classic bug it rules out: taking the rev under the lock and enqueuing after releasing
@@ -10,7 +10,7 @@
 //!
 //! - **Never blocks under the lock.** The enqueue is non-blocking ([`Enqueue`], `try_send`
 //!   semantics); a full queue comes back as [`EnqueueError::Full`] for the caller to act on
-//!   (the Session closes the link rather than lose order).
+//!   (the SessionActor closes the link rather than lose order).
 //! - **A rev is taken only by a message that was enqueued.** The counter advances after
 //!   the enqueue succeeds, so a failed enqueue leaves no gap (§5.2: a rev is spent when
 //!   written). For the same reason a panicking `build` leaves the state as it was, and a

@@ -5,7 +5,7 @@
 //! without the RFC would answer; such a host opens and closes through the compat tools
 //! (§8).
 
-use super::{Forwarded, Session};
+use super::{Forwarded, SessionActor};
 use crate::actors::principal::{self, ReplyTo, StatementFor, ToolsView, Via};
 use crate::core::{HostView, Statement};
 use crate::paging;
@@ -16,7 +16,7 @@ use mcpl_protocol::meta::Meta;
 use mcpl_protocol::method::{RequestMethod, ToolsetsClose, ToolsetsList, ToolsetsOpen};
 use mcpl_protocol::toolsets::ToolsetsListResult;
 
-impl Session {
+impl SessionActor {
     /// True when a request with this id still waits for its answer (forwarded, or a tool
     /// handler running).
     pub(super) fn id_in_use(&self, id: &Id) -> bool {
@@ -69,7 +69,7 @@ impl Session {
     pub(super) fn toolsets_open(&mut self, req: Request) {
         if let Some(p) = self.toolsets_params::<ToolsetsOpen>(&req) {
             self.forward(&req.id);
-            self.tell_principal(principal::Open {
+            self.tell_principal(principal::OpenToolset {
                 reply: self.reply_to(req.id),
                 toolset: p.toolset,
                 instance: p.instance,
@@ -81,7 +81,7 @@ impl Session {
     pub(super) fn toolsets_close(&mut self, req: Request) {
         if let Some(p) = self.toolsets_params::<ToolsetsClose>(&req) {
             self.forward(&req.id);
-            self.tell_principal(principal::Close {
+            self.tell_principal(principal::CloseToolset {
                 reply: self.reply_to(req.id),
                 toolset: p.toolset,
                 instance: p.instance,
@@ -108,7 +108,7 @@ impl Session {
     }
 }
 
-impl Handler<ToolsView> for Session {
+impl Handler<ToolsView> for SessionActor {
     type Result = ();
 
     /// §3: every tool, with the principal's coarse visibility; `mcpl/rev` is the last rev
@@ -141,7 +141,7 @@ impl Handler<ToolsView> for Session {
     }
 }
 
-impl Handler<StatementFor> for Session {
+impl Handler<StatementFor> for SessionActor {
     type Result = ();
 
     /// §4.3: the full statement always takes the next rev, even when empty (vector 38).

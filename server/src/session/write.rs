@@ -2,7 +2,7 @@
 //! order, into the transport's bounded queue through the connection's [`RevWriter`]; a
 //! hint-carrying message takes its rev and is queued in one step, after what a call held.
 
-use super::Session;
+use super::SessionActor;
 use super::rev_writer::{EnqueueError, RevWriter};
 use crate::core::{Carry, HintDraft};
 use mcpl_protocol::hints::HintChanges;
@@ -10,7 +10,7 @@ use mcpl_protocol::jsonrpc::{Id, Message, Notification};
 use mcpl_protocol::method::ToolHints;
 use mcpl_transport::Outbound;
 
-impl Session {
+impl SessionActor {
     /// The single place anything is written (module docs): runs `enqueue` on the writer
     /// and gives up writing when it could not.
     pub(super) fn enqueue<T>(
@@ -27,7 +27,7 @@ impl Session {
                 tracing::warn!(session = %self.id, "the host stopped reading; closing the link");
                 self.writer = None;
                 if let Some(me) = &self.self_addr {
-                    me.do_send(super::handle::Close);
+                    me.do_send(super::handle::Stop);
                 }
             }
             Err(_) => {

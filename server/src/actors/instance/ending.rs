@@ -3,10 +3,14 @@
 
 use super::*;
 
-impl Handler<Close> for InstanceActor {
-    type Result = MessageResult<Close>;
+impl Handler<CloseInstance> for InstanceActor {
+    type Result = MessageResult<CloseInstance>;
 
-    fn handle(&mut self, Close { who }: Close, ctx: &mut Context<Self>) -> Self::Result {
+    fn handle(
+        &mut self,
+        CloseInstance { who }: CloseInstance,
+        ctx: &mut Context<Self>,
+    ) -> Self::Result {
         let Some(key) = self.links.get(&who).map(|l| l.key.clone()) else {
             return MessageResult(Closed {
                 content: Vec::new(),

@@ -74,7 +74,7 @@ pub(crate) struct Call {
 /// A participant closes the instance (`toolsets/close`; awaited by its principal).
 #[derive(Message)]
 #[rtype(result = "Closed")]
-pub(crate) struct Close {
+pub(crate) struct CloseInstance {
     pub(crate) who: ParticipantId,
 }
 

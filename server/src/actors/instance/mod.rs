@@ -25,7 +25,7 @@ mod step;
 
 pub(crate) use messages::Call as CallIn;
 pub(crate) use messages::{
-    Batch, CallAnswer, Change, Close, Closed, Decline, EnterFailure, Entered, ForPrincipal,
+    Batch, CallAnswer, Change, CloseInstance, Closed, Decline, EnterFailure, Entered, ForPrincipal,
     Invitation, InvitationNamed, InvitationWithdrawn, Join, Leave, Link, Start, ToPrincipal,
     Unlink, Woken,
 };

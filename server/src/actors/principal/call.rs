@@ -2,18 +2,18 @@
 //! through the compat tools; otherwise the state resolves the call — refused with a reason,
 //! to a tool's own handler (run by the session), or into the instance's logic.
 
-use super::{Call, PrincipalActor, ReplyTo, Via};
+use super::{CallTool, PrincipalActor, ReplyTo, Via};
 use crate::actors::instance::{CallIn, Link};
 use crate::actors::principal::AnswerBody;
 use crate::core::{CallReply, PlainCall};
 use actix::prelude::*;
 use mcpl_protocol::mcp::CallToolResult;
 
-impl Handler<Call> for PrincipalActor {
+impl Handler<CallTool> for PrincipalActor {
     type Result = ();
 
-    fn handle(&mut self, m: Call, ctx: &mut Context<Self>) {
-        let Call {
+    fn handle(&mut self, m: CallTool, ctx: &mut Context<Self>) {
+        let CallTool {
             session,
             request,
             tool,

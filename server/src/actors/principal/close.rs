@@ -1,7 +1,7 @@
 //! `toolsets/close` (§4.2), and the ends the principal decides itself (§4.1, §4.6).
 
 use super::fanout::Applied;
-use super::{Close, InstanceLink, PrincipalActor, REASON_CLOSED, ReplyTo, Via};
+use super::{CloseToolset, InstanceLink, PrincipalActor, REASON_CLOSED, ReplyTo, Via};
 use crate::actors::instance::{self, Closed, Leave};
 use crate::actors::principal::{Answer, AnswerBody, HandlerAnswer};
 use crate::core::{CloseError, InstanceKey};
@@ -40,10 +40,10 @@ fn close_body(
     }
 }
 
-impl Handler<Close> for PrincipalActor {
+impl Handler<CloseToolset> for PrincipalActor {
     type Result = ();
 
-    fn handle(&mut self, m: Close, ctx: &mut Context<Self>) {
+    fn handle(&mut self, m: CloseToolset, ctx: &mut Context<Self>) {
         self.close(m.reply, m.toolset, m.instance, ctx);
     }
 }
@@ -76,7 +76,7 @@ impl PrincipalActor {
                 // A game in progress may be resigned: the logic says what closing did.
                 let fut = link
                     .addr
-                    .send(instance::Close { who: link.who })
+                    .send(instance::CloseInstance { who: link.who })
                     .into_actor(self)
                     .map(move |res, act, ctx| act.closed(key, reply, res.ok(), ctx));
                 ctx.wait(fut);

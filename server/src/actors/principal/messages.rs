@@ -125,7 +125,7 @@ pub(crate) struct ListToolsets {
 /// `toolsets/open` (or `toolset_open`).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub(crate) struct Open {
+pub(crate) struct OpenToolset {
     pub(crate) reply: ReplyTo,
     pub(crate) toolset: String,
     pub(crate) instance: Option<String>,
@@ -135,7 +135,7 @@ pub(crate) struct Open {
 /// `toolsets/close` (or `toolset_close`).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub(crate) struct Close {
+pub(crate) struct CloseToolset {
     pub(crate) reply: ReplyTo,
     pub(crate) toolset: String,
     pub(crate) instance: Option<String>,
@@ -144,7 +144,7 @@ pub(crate) struct Close {
 /// `tools/call`.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub(crate) struct Call {
+pub(crate) struct CallTool {
     pub(crate) session: SessionId,
     pub(crate) request: Id,
     pub(crate) tool: String,

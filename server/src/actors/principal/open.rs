@@ -4,7 +4,7 @@
 
 use super::fanout::Applied;
 use super::open_reply::OpenReply;
-use super::{InstanceLink, Open, PrincipalActor, ReplyTo};
+use super::{InstanceLink, OpenToolset, PrincipalActor, ReplyTo};
 use crate::actors::instance::{EnterFailure, Entered, InstanceActor, Join, Link, Start};
 use crate::actors::principal::Answer;
 use crate::author::{Opening, ParticipantId};
@@ -12,10 +12,10 @@ use crate::core::{HintDraft, InstanceKey, OpenError, OpenOutcome};
 use actix::prelude::*;
 use serde_json::Value;
 
-impl Handler<Open> for PrincipalActor {
+impl Handler<OpenToolset> for PrincipalActor {
     type Result = ();
 
-    fn handle(&mut self, m: Open, ctx: &mut Context<Self>) {
+    fn handle(&mut self, m: OpenToolset, ctx: &mut Context<Self>) {
         self.open(m.reply, m.toolset, m.instance, m.options, ctx);
     }
 }
