@@ -4,17 +4,18 @@
 //! and `toolset_close` tools and an `instance` argument on `count` (RFC-014 §8).
 //! `tests/tests/interop_python_example.rs` runs it against the official Python SDK client.
 
-use mcpl_protocol::mcp::Tool;
-use mcpl_server::{InstanceContext, InstanceLogic, Reply, Server, Started, ToolCall, Toolset};
-use mcpl_transport::ServerOptions;
+use mcpl_server::schemars::JsonSchema;
+use mcpl_server::{InstanceContext, InstanceLogic, NoArguments, Reply, Server, ServerOptions};
+use mcpl_server::{Started, Tool, ToolCall, Toolset, input_schema};
 use serde::Deserialize;
-use serde_json::json;
 
 /// The open `notes` toolset of one principal.
 struct Notes(Vec<String>);
 
-#[derive(Deserialize)]
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "mcpl_server::schemars")]
 struct Note {
+    /// What to remember.
     text: String,
 }
 
@@ -33,27 +34,32 @@ impl InstanceLogic for Notes {
 /// One instance of `counter`.
 struct Counter(u64);
 
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "mcpl_server::schemars")]
+struct By {
+    /// How much to add (default 1).
+    #[schemars(range(min = 1))]
+    by: Option<u64>,
+}
+
 impl InstanceLogic for Counter {
     fn call(&mut self, call: ToolCall, _: &mut InstanceContext) -> Reply {
-        let by = call.arguments().get("by").and_then(|b| b.as_u64());
-        self.0 += by.unwrap_or(1);
+        match call.args::<By>() {
+            Ok(By { by }) => self.0 += by.unwrap_or(1),
+            Err(e) => return Reply::Now(Err(e)),
+        }
         Reply::text(format!("Count: {}", self.0))
     }
 }
 
 fn server() -> Server {
-    let text = json!({"type": "object", "properties": {"text": {"type": "string"}},
-        "required": ["text"]});
+    // Each schema is derived from the type its tool's arguments are decoded as.
+    let (no_args, by) = (input_schema::<NoArguments>(), input_schema::<By>());
     let notes = Toolset::new("notes")
         .title("Notes")
-        .tool(Tool::new("note_add", "Adds a note", text))
-        .tool(Tool::new(
-            "note_list",
-            "Lists them",
-            json!({"type": "object"}),
-        ))
+        .tool(Tool::new("note_add", "Adds a note", input_schema::<Note>()))
+        .tool(Tool::new("note_list", "Lists them", no_args))
         .on_open(|_, _| Ok(Started::new(Notes(Vec::new())).text("No notes yet.")));
-    let by = json!({"type": "object", "properties": {"by": {"type": "integer", "minimum": 1}}});
     let counter = Toolset::new("counter")
         .title("Counter")
         .instances()

@@ -124,6 +124,19 @@ pub use server::{
 };
 pub use session::{Phase, SessionHandle, SessionStatus};
 pub use tool::{
-    AskError, CloseToolsetError, DeclineError, Invitation, NotifyError, OpenToolsetError, Opened,
-    ToolContext, ToolError, ToolResult,
+    AskError, CloseToolsetError, DeclineError, Invitation, NoArguments, NotifyError,
+    OpenToolsetError, Opened, ToolContext, ToolError, ToolResult, input_schema,
 };
+
+// One crate to import: what a server author needs from the crates beneath, re-exported.
+/// The typed protocol (JSON-RPC, MCP, MCPL, RFC-014 messages), for what the re-exports
+/// above leave out.
+pub use mcpl_protocol as protocol;
+pub use mcpl_protocol::mcp::{CallToolResult, ContentBlock, Tool};
+/// Connections and listeners (stdio, WebSocket, Streamable HTTP, in memory).
+pub use mcpl_transport as transport;
+pub use mcpl_transport::{Principal, ServerOptions};
+/// `JsonSchema`, to derive tool argument schemas ([`input_schema`],
+/// [`ServerBuilder::typed_tool`]). The derive names the `schemars` crate: depend on it, or
+/// add `#[schemars(crate = "mcpl_server::schemars")]` to the type.
+pub use schemars;

@@ -34,12 +34,15 @@ mod ask;
 pub(crate) mod error;
 mod notify;
 pub(crate) mod outcome;
+mod schema;
 mod toolsets;
 
 pub use ask::AskError;
 pub use error::{ToolError, ToolResult};
 pub use notify::NotifyError;
 pub use outcome::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
+pub(crate) use schema::is_object_schema;
+pub use schema::{NoArguments, input_schema};
 
 /// What a tool handler is given besides its arguments.
 #[derive(Debug, Clone)]

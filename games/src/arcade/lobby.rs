@@ -9,6 +9,7 @@
 
 use super::shared::{Shared, challenge_summary};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
+use mcpl_server::schemars::JsonSchema;
 use mcpl_server::{
     DeclineError, Invitation, Opened, ServerBuilder, ToolContext, ToolError, ToolResult,
 };
@@ -285,24 +286,36 @@ fn opened_text(opened: &Opened) -> String {
     text.trim_end().to_owned()
 }
 
-/// `challenge`'s arguments.
-#[derive(Debug, Deserialize)]
+/// `challenge`'s arguments; its `inputSchema` is derived from them (`tools.rs`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "mcpl_server::schemars")]
 #[serde(deny_unknown_fields)]
 pub struct ChallengeArgs {
+    /// The player to challenge (see games)
+    #[schemars(length(min = 1, max = 64))]
     opponent: String,
+    #[schemars(extend("enum" = ["go", "tictactoe"]))]
     game: String,
+    /// Go only: board size (default 9)
     #[serde(default)]
+    #[schemars(extend("enum" = [9, 13, 19]))]
     size: Option<u32>,
+    /// Your side (default: the first mover, black or x)
     #[serde(default)]
+    #[schemars(extend("enum" = ["black", "white", "x", "o"]))]
     color: Option<String>,
 }
 
-/// `decline`'s arguments.
-#[derive(Debug, Deserialize)]
+/// `decline`'s arguments; its `inputSchema` is derived from them (`tools.rs`).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "mcpl_server::schemars")]
 #[serde(deny_unknown_fields)]
 pub struct DeclineArgs {
+    #[schemars(length(min = 1, max = 64))]
     instance: String,
+    /// Only needed when two games offer the same name
     #[serde(default)]
+    #[schemars(extend("enum" = ["go", "tictactoe"]))]
     game: Option<String>,
 }
 

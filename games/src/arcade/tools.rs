@@ -8,13 +8,14 @@
 //! (§8 gives that name to the compat argument).
 
 use super::go_rules::GoRules;
+use super::lobby::{ChallengeArgs, DeclineArgs};
 use super::rules::{Rules, ToolNames};
 use super::shared::Shared;
 use super::table::TableToolset;
 use super::tictactoe_rules::TicTacToeRules;
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::meta::Meta;
-use mcpl_server::Toolset;
+use mcpl_server::{Toolset, input_schema};
 use serde_json::{Value, json};
 use std::sync::Arc;
 
@@ -152,33 +153,20 @@ pub fn games_tool() -> Tool {
     ))
 }
 
-/// `challenge {opponent, game, size?, color?}`.
+/// `challenge {opponent, game, size?, color?}`: its schema is [`ChallengeArgs`]'s.
 pub fn challenge_tool() -> Tool {
     in_lobby(Tool::new(
         CHALLENGE,
         "Challenge another player: opens the game for you and invites them; they accept by opening it (their connections are told) or decline.",
-        object(
-            json!({"opponent": {"type": "string", "minLength": 1, "maxLength": 64,
-                                "description": "The player to challenge (see games)"},
-                   "game": {"enum": ["go", "tictactoe"]},
-                   "size": {"enum": [9, 13, 19], "description": "Go only: board size (default 9)"},
-                   "color": {"enum": ["black", "white", "x", "o"],
-                             "description": "Your side (default: the first mover, black or x)"}}),
-            &["opponent", "game"],
-        ),
+        input_schema::<ChallengeArgs>(),
     ))
 }
 
-/// `decline {instance, game?}`.
+/// `decline {instance, game?}`: its schema is [`DeclineArgs`]'s.
 pub fn decline_tool() -> Tool {
     in_lobby(Tool::new(
         DECLINE,
         "Decline a challenge: the instance name it was offered under (see games). The challenger is told.",
-        object(
-            json!({"instance": {"type": "string", "minLength": 1, "maxLength": 64},
-                   "game": {"enum": ["go", "tictactoe"],
-                            "description": "Only needed when two games offer the same name"}}),
-            &["instance"],
-        ),
+        input_schema::<DeclineArgs>(),
     ))
 }

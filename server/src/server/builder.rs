@@ -7,10 +7,11 @@ use crate::clock::{Clock, SystemClock};
 use crate::core::{CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
 use crate::shared::{Shared, SharedParts, build_catalog};
-use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed};
+use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed, input_schema, is_object_schema};
 use mcpl_protocol::mcp::{Implementation, LoggingLevel, Tool};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl, MCPL_VERSION, McplManifest};
 use mcpl_protocol::toolsets::Surface;
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -47,6 +48,10 @@ pub enum BuildError {
     /// Logic was given for a toolset the manifest does not declare.
     #[error("logic was given for toolset {0:?}, which is not declared")]
     UndeclaredToolset(String),
+    /// A typed tool's arguments type does not give an object schema (MCP asks for one):
+    /// derive the schema for a struct.
+    #[error("the arguments of tool {0:?} are not an object (derive JsonSchema for a struct)")]
+    ArgumentsNotAnObject(String),
 }
 
 /// Builds a [`Server`].
@@ -231,6 +236,51 @@ impl ServerBuilder {
     pub fn logging(mut self, initial: LoggingLevel) -> Self {
         self.logging = Some(initial);
         self
+    }
+
+    /// A plain tool whose `inputSchema` is derived from `A`, the type its handler decodes
+    /// ([`input_schema`](crate::input_schema)), so the two cannot drift apart. `A` must be
+    /// a struct deriving `Deserialize` and `JsonSchema`; anything else fails
+    /// [`ServerBuilder::build`] with [`BuildError::ArgumentsNotAnObject`].
+    ///
+    /// ```
+    /// use mcpl_server::schemars::JsonSchema;
+    /// use mcpl_server::{CallToolResult, Server, ToolContext, ToolResult};
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// #[schemars(crate = "mcpl_server::schemars")]
+    /// struct Echo {
+    ///     /// What to say back.
+    ///     text: String,
+    /// }
+    ///
+    /// let server = Server::builder("echo", "0.1.0")
+    ///     .typed_tool("echo", "Says it back", |_: ToolContext, a: Echo| async move {
+    ///         ToolResult::Ok(CallToolResult::text(a.text))
+    ///     })
+    ///     .build()
+    ///     .expect("a valid server");
+    /// assert_eq!(server.info().name, "echo");
+    /// ```
+    pub fn typed_tool<A, F, Fut>(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolResult> + Send + 'static,
+    {
+        let name = name.into();
+        let schema = input_schema::<A>();
+        if !is_object_schema(&schema) {
+            self.duplicate
+                .get_or_insert(BuildError::ArgumentsNotAnObject(name.clone()));
+        }
+        self.tool(Tool::new(name, description.into(), schema), handler)
     }
 
     /// Registers a tool and its handler. `A` is what the arguments decode into — a
