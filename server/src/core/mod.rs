@@ -11,6 +11,7 @@
 //! | [`draft`] | [`HintDraft`] | hint changes not yet numbered | §5.1 |
 //! | [`sequencer`] | [`Sequencer`] | one connection's `rev` counter | §5.2, §3 |
 //! | [`carrier`] | [`Carriers`] | one connection's carrier choice (result, push, `tools/hints`), cancelled and deferred calls, changes held for a call's result | §5.2, §5.3 |
+//! | `requests` | `Requests` | one connection's requests in flight: forwarded to the principal or running as handler calls; id reuse, answer-once, cancellation, progress | JSON-RPC, MCP "Cancellation", "Progress", §5.2 (vector 29) |
 //! | [`lifecycle`] | `Lifecycle` | one connection's phases (`initialize`, `featureSets/update`), the negotiated version and features, the grant | SPEC §3, §6 |
 //! | `time` | — | RFC 3339 times for ended records | §4.3 |
 //! | [`catalog`] | [`Catalog`] | the tools with their declared hints, the toolset declarations, what each kind of host is shown, manifest diffs | §3, §4.1, §8 |
@@ -34,6 +35,7 @@ pub mod catalog;
 pub mod draft;
 pub mod lifecycle;
 pub mod principal;
+pub(crate) mod requests;
 pub mod sequencer;
 mod time;
 

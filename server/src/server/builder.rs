@@ -510,6 +510,36 @@ mod tests {
     }
 
     #[test]
+    fn a_typed_tool_takes_its_schema_from_its_arguments_and_must_be_an_object() {
+        #[derive(serde::Deserialize, schemars::JsonSchema)]
+        #[allow(dead_code)] // read only through its schema
+        struct Move {
+            point: String,
+        }
+        let s = Server::builder("s", "1")
+            .typed_tool("play", "Plays", |_, _: Move| async {
+                Ok(mcpl_protocol::mcp::CallToolResult::text("ok"))
+            })
+            .build()
+            .unwrap();
+        let catalog = s.shared.catalog();
+        let play = catalog.tools().find(|t| t.name() == "play").unwrap();
+        assert_eq!(
+            play.tool().input_schema["required"],
+            serde_json::json!(["point"])
+        );
+        let not_an_object = Server::builder("s", "1")
+            .typed_tool("say", "Says", |_, _: String| async {
+                Ok(mcpl_protocol::mcp::CallToolResult::text("ok"))
+            })
+            .build();
+        assert!(matches!(
+            not_an_object,
+            Err(BuildError::ArgumentsNotAnObject(name)) if name == "say"
+        ));
+    }
+
+    #[test]
     fn servers_built_at_one_time_take_distinct_epochs_from_it() {
         use crate::clock::ManualClock;
         use std::time::UNIX_EPOCH;

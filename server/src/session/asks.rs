@@ -37,7 +37,7 @@ pub(crate) enum Needs {
 /// A tool handler's request for its client.
 #[derive(Debug)]
 pub(crate) struct Ask {
-    /// The handler's `tools/call`, and its key in `Calls`.
+    /// The handler's `tools/call`, and its key in the session's `Requests`.
     pub(crate) call: Id,
     pub(crate) key: u64,
     pub(crate) method: &'static str,
@@ -66,7 +66,7 @@ impl Handler<Ask> for SessionActor {
         if !declared {
             return Err(AskError::NotSupported { capability });
         }
-        if !self.calls.is_running(&ask.call, ask.key) {
+        if !self.requests.is_running(&ask.call, ask.key) {
             return Err(AskError::CallEnded);
         }
         if self.writer.is_none() {

@@ -13,12 +13,12 @@
 use super::SessionActor;
 use crate::actors::principal;
 use crate::cancel::CancelTrigger;
-use crate::tool::{NotifyError, ToolContext, ToolError, ToolResult};
+use crate::core::requests::Cancelled;
+use crate::tool::{ToolContext, ToolError, ToolResult};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Request, Response};
 use mcpl_protocol::mcp::CallToolParams;
 use serde_json::{Map, Value};
-use std::collections::HashMap;
 use tokio::task::{AbortHandle, JoinError};
 
 /// How a call's task ended.
@@ -32,108 +32,16 @@ pub(crate) enum CallOutcome {
     Aborted,
 }
 
-struct Running {
-    /// Tells this call from a later one that reuses its id after it was cancelled.
-    key: u64,
+/// What stops a running handler call: its cancel token's trigger, then its task.
+pub(crate) struct Stopper {
     abort: AbortHandle,
     cancel: CancelTrigger,
-    /// The progress last sent for it (`notices.rs`).
-    last_progress: Option<f64>,
 }
 
-/// The calls running in a session, by request id.
-#[derive(Default)]
-pub(crate) struct Calls {
-    next_key: u64,
-    running: HashMap<Id, Running>,
-}
-
-impl Calls {
-    /// True when a call with this request id is running.
-    pub(crate) fn contains(&self, id: &Id) -> bool {
-        self.running.contains_key(id)
-    }
-
-    /// A key for a call about to start, for [`Calls::insert`].
-    pub(crate) fn new_key(&mut self) -> u64 {
-        self.next_key += 1;
-        self.next_key
-    }
-
-    /// Records a started call under its key (from [`Calls::new_key`]), for
-    /// [`Calls::finish`].
-    pub(crate) fn insert(&mut self, id: Id, key: u64, abort: AbortHandle, cancel: CancelTrigger) {
-        self.running.insert(
-            id,
-            Running {
-                key,
-                abort,
-                cancel,
-                last_progress: None,
-            },
-        );
-    }
-
-    /// True while the call with this id and key runs (not a later one reusing the id).
-    pub(crate) fn is_running(&self, id: &Id, key: u64) -> bool {
-        self.running.get(id).is_some_and(|r| r.key == key)
-    }
-
-    /// Records `progress` as the running call's latest, before it is sent. MCP: progress
-    /// MUST increase with each notification, and stops once the call is answered or
-    /// cancelled (no longer here, or its id reused by a later call).
-    pub(crate) fn progress(&mut self, id: &Id, key: u64, progress: f64) -> Result<(), NotifyError> {
-        let running = self
-            .running
-            .get_mut(id)
-            .filter(|r| r.key == key)
-            .ok_or(NotifyError::CallEnded)?;
-        if let Some(last) = running.last_progress.filter(|last| progress <= *last) {
-            return Err(NotifyError::NotIncreasing {
-                last,
-                given: progress,
-            });
-        }
-        running.last_progress = Some(progress);
-        Ok(())
-    }
-
-    /// Removes a finished call. False when it is no longer running — it was cancelled — so
-    /// no response may be written for it.
-    pub(crate) fn finish(&mut self, id: &Id, key: u64) -> bool {
-        match self.running.get(id) {
-            Some(r) if r.key == key => {
-                self.running.remove(id);
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// Cancels a running call: signals its token and drops its future. False when no call
-    /// with this id runs (unknown, or already answered: MCP says to ignore that).
-    pub(crate) fn cancel(&mut self, id: &Id) -> bool {
-        match self.running.remove(id) {
-            Some(r) => {
-                r.cancel.cancel();
-                r.abort.abort();
-                true
-            }
-            None => false,
-        }
-    }
-
-    /// Cancels every running call (the session is stopping).
-    pub(crate) fn cancel_all(&mut self) {
-        for (_, r) in self.running.drain() {
-            r.cancel.cancel();
-            r.abort.abort();
-        }
-    }
-
-    /// How many calls run.
-    pub(crate) fn len(&self) -> usize {
-        self.running.len()
+impl Stopper {
+    pub(crate) fn stop(self) {
+        self.cancel.cancel();
+        self.abort.abort();
     }
 }
 
@@ -180,7 +88,7 @@ impl SessionActor {
             return self.write(Response::err(Some(id), e).into());
         };
         let (trigger, token) = CancelTrigger::new();
-        let key = self.calls.new_key();
+        let key = self.requests.new_key();
         let tool_ctx = ToolContext {
             principal: self.principal.clone(),
             session: self.session_handle(ctx),
@@ -194,8 +102,11 @@ impl SessionActor {
         tracing::debug!(session = %self.id, %id, %tool, "tool call started");
         // Decoding and the handler both run in the task: a panic in either stays there.
         let task = tokio::spawn(async move { handler.call(tool_ctx, args).await });
-        self.calls
-            .insert(id.clone(), key, task.abort_handle(), trigger);
+        let stopper = Stopper {
+            abort: task.abort_handle(),
+            cancel: trigger,
+        };
+        self.requests.start(id.clone(), key, stopper);
         ctx.spawn(
             task.into_actor(self)
                 .map(move |joined, act, ctx| act.call_finished(id, key, joined, ctx)),
@@ -215,7 +126,7 @@ impl SessionActor {
             Err(e) if e.is_panic() => CallOutcome::Panicked(panic_message(e.into_panic())),
             Err(_) => CallOutcome::Aborted,
         };
-        if !self.calls.finish(&id, key) {
+        if !self.requests.finish(&id, key) {
             // MCP: a cancelled call gets no response; what it held went at the cancel, and
             // its requests to the client were abandoned then.
             tracing::debug!(session = %self.id, %id, ?outcome, "cancelled call ended; no response");
@@ -258,19 +169,20 @@ impl SessionActor {
     /// a forwarded request is marked, so its answer is not written (its changes still are,
     /// as `tools/hints`: §5.2, vector 29).
     pub(super) fn cancel_call(&mut self, id: &Id, reason: Option<&str>, ctx: &mut Context<Self>) {
-        // Vector 29: no result will carry what the call held; it goes now.
-        if self.calls.contains(id) || self.forwarded.get(id).is_some_and(|f| !f.cancelled) {
-            let held = self.take_held(id);
-            self.write_standalone(held);
+        let cancelled = self.requests.cancel(id);
+        if matches!(cancelled, Cancelled::Nothing) {
+            tracing::debug!(session = %self.id, %id, "cancellation for no running request; ignored");
+            return;
         }
-        if self.calls.cancel(id) {
+        // Vector 29: no result will carry what the call held; it goes now.
+        let held = self.take_held(id);
+        self.write_standalone(held);
+        if let Cancelled::Running(stopper) = cancelled {
+            stopper.stop();
             tracing::debug!(session = %self.id, %id, ?reason, "tool call cancelled");
             self.abandon_asks(id, ctx);
-        } else if let Some(f) = self.forwarded.get_mut(id) {
-            f.cancelled = true;
-            tracing::debug!(session = %self.id, %id, ?reason, "forwarded request cancelled");
         } else {
-            tracing::debug!(session = %self.id, %id, "cancellation for no running request; ignored");
+            tracing::debug!(session = %self.id, %id, ?reason, "forwarded request cancelled");
         }
     }
 }

@@ -8,6 +8,7 @@ use super::SessionActor;
 use crate::actors::principal::{Answer, AnswerBody, CatalogSwapped, Deliver};
 use crate::author::Event;
 use crate::core::carrier::{AnswerFacts, AnswerKind, Conditions, Delivery, Fate};
+use crate::core::requests::Settled;
 use crate::core::{Carry, InstanceKey};
 use crate::push;
 use actix::prelude::*;
@@ -65,7 +66,7 @@ impl Handler<Deliver> for SessionActor {
             });
             bodies.push(body.map(|b| (request, b)));
         }
-        let hold = hold.filter(|call| self.forwarded.get(call).is_some_and(|f| !f.cancelled));
+        let hold = hold.filter(|call| self.requests.awaits_answer(call));
         // Only a delivery with events needs to know where it may push (the manifest view
         // this costs is not built for every call's answer).
         let feature_set = if events.is_empty() {
@@ -157,13 +158,13 @@ impl SessionActor {
     /// What this session knows of the request an answer is for; settling it (the request
     /// is no longer awaited).
     fn fate(&mut self, request: &Id) -> Fate {
-        match self.settle(request) {
-            None => {
+        match self.requests.settle(request) {
+            Settled::Unknown => {
                 tracing::warn!(session = %self.id, %request, "an answer nobody waits for; dropped");
                 Fate::NobodyWaits
             }
-            Some(f) if f.cancelled => Fate::Cancelled,
-            Some(_) => Fate::Awaited,
+            Settled::Cancelled => Fate::Cancelled,
+            Settled::Answer => Fate::Awaited,
         }
     }
 

@@ -21,7 +21,7 @@ use tokio::sync::oneshot;
 #[derive(Debug)]
 pub(crate) enum ForHandler {
     Open {
-        /// The handler's `tools/call`, and its key in `Calls`.
+        /// The handler's `tools/call`, and its key in the session's `Requests`.
         call: Id,
         key: u64,
         toolset: String,
@@ -156,7 +156,7 @@ impl SessionActor {
             tracing::warn!(session = %self.id, token, "an answer for no handler request; dropped");
             return None;
         };
-        let running = self.calls.is_running(&op.call, op.key);
+        let running = self.requests.is_running(&op.call, op.key);
         // The handler may have stopped waiting (its call cancelled); nothing to do then.
         match (op.waiting, answer) {
             (Waiting::Open(tx), HandlerAnswer::Open(outcome)) => {

@@ -252,7 +252,7 @@ impl Handler<Status> for SessionActor {
             phase: self.lifecycle.phase(),
             negotiated: self.lifecycle.negotiated().cloned(),
             grant: self.lifecycle.grant().cloned(),
-            running_calls: self.calls.len(),
+            running_calls: self.requests.running(),
             pending_requests: self.outgoing.len(),
         })
     }

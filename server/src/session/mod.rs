@@ -3,8 +3,10 @@
 //! It consumes the connection's inbound channel as an actix stream, one item at a time,
 //! and writes through the connection's outbound side. It owns the lifecycle
 //! ([`Phase`], the pure `core::lifecycle`), the connection's write path with its rev
-//! counter ([`RevWriter`]), the requests it forwarded to its principal, the running tool
-//! handlers, and its own requests to the host awaiting answers. Server code talks to it through a [`SessionHandle`].
+//! counter ([`RevWriter`]), the host's requests in flight (forwarded to its principal, or
+//! running as tool handler calls: the pure `core::requests`), the carrier choice (the pure
+//! `core::carrier`), and its own requests to the host awaiting answers. Server code talks
+//! to it through a [`SessionHandle`].
 //!
 //! | file | what |
 //! |---|---|
@@ -13,7 +15,7 @@
 //! | `rev_writer.rs` | [`rev_writer::RevWriter`]: a rev taken and its message queued in one step (§5.2) |
 //! | `dispatch.rs` | reading: inbound items, requests, notifications, responses |
 //! | `toolsets.rs` | `tools/list`, `toolsets/open|close|list`: forwarded to the principal, answered from it |
-//! | `calls.rs` | `tools/call`: forwarded, then a handler task or the instance's answer; cancellation |
+//! | `calls.rs` | `tools/call`: forwarded, then a handler task or the instance's answer; cancellation as `core::requests` decides |
 //! | `deliver.rs` | what the principal sends, carried as `core::Carriers` decides (§5.2, §5.3) |
 //! | `for_handlers.rs` | a tool handler's opens, closes and declines for its caller |
 //! | `asks.rs` | a tool handler's `sampling/createMessage` and `elicitation/create` for the client |
@@ -60,30 +62,21 @@ pub use handle::{SessionClosed, SessionHandle, SessionStatus};
 use crate::actors::principal::{self, PrincipalActor};
 use crate::actors::registry::{AttachSession, DetachSession, Registry};
 use crate::core::lifecycle::Lifecycle;
+use crate::core::requests::Requests;
 use crate::core::{Carriers, Catalog, HostView};
 use crate::manifest;
 use crate::shared::Shared;
 use crate::tool::Handlers;
 use actix::prelude::*;
-use calls::Calls;
+use calls::Stopper;
 use for_handlers::HandlerOps;
-use mcpl_protocol::jsonrpc::Id;
 use mcpl_protocol::mcp::LoggingLevel;
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_transport::{Connection, ConnectionInfo, Inbound, Outbound, Principal};
 use outgoing::Outgoing;
 use rev_writer::RevWriter;
-use std::collections::HashMap;
 use std::sync::Arc;
 use tokio::sync::mpsc;
-
-/// A request forwarded to the principal, waiting for its answer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Forwarded {
-    /// The host cancelled it (MCP `notifications/cancelled`): no response is written, and
-    /// the changes it caused go as `tools/hints` (§5.2, vector 29).
-    cancelled: bool,
-}
 
 /// What a session is made of besides its connection (given by the `Server`).
 pub(crate) struct Parts {
@@ -110,13 +103,13 @@ pub(crate) struct SessionActor {
     principal_addr: Option<Addr<PrincipalActor>>,
     /// The catalog as of the last change the principal told this session about.
     catalog: Arc<Catalog>,
-    forwarded: HashMap<Id, Forwarded>,
     /// The carrier choice, and the changes held for a call's result (§5.2, §5.3).
     carriers: Carriers,
     /// Tool handlers' opens and closes awaiting the principal.
     handler_ops: HandlerOps,
     lifecycle: Lifecycle,
-    calls: Calls,
+    /// The host's requests in flight: forwarded to the principal, or handler calls.
+    requests: Requests<Stopper>,
     outgoing: Outgoing<SpawnHandle>,
     /// The manifest this host last saw (in `initialize`, `mcpl/manifest` or a change
     /// notice), to tell which domains a replacement changes for it.
@@ -144,11 +137,10 @@ impl SessionActor {
             inbound: Some(conn.inbound),
             writer: Some(RevWriter::new(conn.outbound)),
             principal_addr: None,
-            forwarded: HashMap::new(),
             carriers: Carriers::default(),
             handler_ops: HandlerOps::default(),
             lifecycle: Lifecycle::default(),
-            calls: Calls::default(),
+            requests: Requests::default(),
             outgoing: Outgoing::default(),
             shown: None,
             self_addr: None,
@@ -224,7 +216,9 @@ impl Actor for SessionActor {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.calls.cancel_all();
+        for stopper in self.requests.cancel_all() {
+            stopper.stop();
+        }
         self.outgoing.close_all();
         self.registry.do_send(DetachSession {
             principal: self.principal.clone(),
@@ -250,7 +244,7 @@ impl StreamHandler<Inbound> for SessionActor {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcpl_protocol::jsonrpc::{Message, Request, Response};
+    use mcpl_protocol::jsonrpc::{Id, Message, Request, Response};
     use mcpl_protocol::mcp::Empty;
     use mcpl_protocol::method::Ping;
     use mcpl_transport::{StreamId, TransportKind};

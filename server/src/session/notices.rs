@@ -15,6 +15,7 @@
 //! there (`dispatch.rs`) and log messages are dropped.
 
 use super::SessionActor;
+use crate::core::requests::ProgressRefused;
 use crate::tool::NotifyError;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Notification};
@@ -26,7 +27,7 @@ use mcpl_protocol::method::{LoggingMessage, Progress};
 pub(crate) enum Notice {
     /// `notifications/progress` for the handler's call.
     Progress {
-        /// The call's request id and its key in `Calls`.
+        /// The call's request id and its key in the session's `Requests`.
         call: Id,
         key: u64,
         params: ProgressParams,
@@ -45,7 +46,14 @@ impl Handler<Notice> for SessionActor {
     fn handle(&mut self, notice: Notice, _: &mut Context<Self>) -> Self::Result {
         match notice {
             Notice::Progress { call, key, params } => {
-                self.calls.progress(&call, key, params.progress)?;
+                self.requests
+                    .progress(&call, key, params.progress)
+                    .map_err(|refused| match refused {
+                        ProgressRefused::Ended => NotifyError::CallEnded,
+                        ProgressRefused::NotIncreasing { last, given } => {
+                            NotifyError::NotIncreasing { last, given }
+                        }
+                    })?;
                 self.write(Notification::new::<Progress>(&params).into());
             }
             Notice::Log(params) => {

@@ -5,8 +5,9 @@
 //! without the RFC would answer; such a host opens and closes through the compat tools
 //! (§8).
 
-use super::{Forwarded, SessionActor};
+use super::SessionActor;
 use crate::actors::principal::{self, ReplyTo, StatementFor, ToolsView, Via};
+use crate::core::requests::Settled;
 use crate::core::{HostView, Statement};
 use crate::paging;
 use actix::prelude::*;
@@ -20,19 +21,12 @@ impl SessionActor {
     /// True when a request with this id still waits for its answer (forwarded, or a tool
     /// handler running).
     pub(super) fn id_in_use(&self, id: &Id) -> bool {
-        self.forwarded.contains_key(id) || self.calls.contains(id)
+        self.requests.in_use(id)
     }
 
     /// Records a forwarded request.
     pub(super) fn forward(&mut self, id: &Id) {
-        self.forwarded
-            .insert(id.clone(), Forwarded { cancelled: false });
-    }
-
-    /// Takes a forwarded request's entry when its answer comes; `None` when nothing waits
-    /// for it. A cancelled one's entry comes back with `cancelled` set.
-    pub(super) fn settle(&mut self, id: &Id) -> Option<Forwarded> {
-        self.forwarded.remove(id)
+        self.requests.forward(id.clone());
     }
 
     /// Decodes `M`'s params, or answers -32602; also -32601 when this host is not shown
@@ -114,7 +108,7 @@ impl Handler<ToolsView> for SessionActor {
     /// §3: every tool, with the principal's coarse visibility; `mcpl/rev` is the last rev
     /// this connection took (the list takes none), read as the list is written.
     fn handle(&mut self, m: ToolsView, _: &mut Context<Self>) {
-        if self.settle(&m.request).is_none_or(|f| f.cancelled) {
+        if self.requests.settle(&m.request) != Settled::Answer {
             return;
         }
         let view = m.catalog.view_for(self.lifecycle.host_tool_hints());
@@ -146,7 +140,7 @@ impl Handler<StatementFor> for SessionActor {
 
     /// §4.3: the full statement always takes the next rev, even when empty (vector 38).
     fn handle(&mut self, m: StatementFor, _: &mut Context<Self>) {
-        if self.settle(&m.request).is_none_or(|f| f.cancelled) {
+        if self.requests.settle(&m.request) != Settled::Answer {
             return;
         }
         if !self.hinted() {
