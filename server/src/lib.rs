@@ -16,6 +16,7 @@
 //! | [`tool`] | [`ToolContext`], [`ToolError`]: what a plain tool handler sees and returns, how it opens, closes and declines toolsets for its caller, and how it reports progress and logs, and asks its client to sample a model or its user for input (MCP) |
 //! | [`session`] | the `SessionActor` (one per connection), its lifecycle, its [`SessionHandle`] |
 //! | `actors` | the Registry actor (one per server: who is connected, principals started and retired), the Principal actor (one per principal) and the Instance actor (one per open instance) |
+//! | `ids` | `SessionId`, `InstanceId`: what actors and cores name each other by |
 //! | `shared` | what every actor of a server reads: manifest, catalog, logic, limits, clock, id counters |
 //! | `core` | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`) the actors drive; private, so that what authors see is only what they use (its errors an author meets, [`OpenError`] and [`CloseError`], are re-exported) |
 //! | [`push`] | [`PushEvent`] and [`PushError`] (SPEC §9) |
@@ -91,6 +92,7 @@ pub mod author;
 pub mod cancel;
 pub mod clock;
 mod core;
+mod ids;
 pub mod listen;
 pub mod manifest;
 mod paging;

@@ -8,10 +8,10 @@
 //! an `Arc<Shared>` and talk to each other only by message (`actors/registry` owns who is
 //! connected), so the server's modules form no import cycle.
 
-use crate::actors::InstanceId;
 use crate::author::{PlainToolset, ToolsetLogic};
 use crate::clock::Clock;
 use crate::core::{Catalog, CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
+use crate::ids::InstanceId;
 use mcpl_protocol::mcp::{Implementation, LoggingLevel};
 use mcpl_protocol::mcpl::McplManifest;
 use std::collections::{HashMap, HashSet};
@@ -145,8 +145,8 @@ impl Shared {
     }
 
     /// A fresh session id, unique within this server.
-    pub(crate) fn next_session_id(&self) -> crate::actors::SessionId {
-        crate::actors::SessionId(self.next_session.fetch_add(1, Ordering::Relaxed))
+    pub(crate) fn next_session_id(&self) -> crate::ids::SessionId {
+        crate::ids::SessionId(self.next_session.fetch_add(1, Ordering::Relaxed))
     }
 
     /// A fresh event id, unique within this server.

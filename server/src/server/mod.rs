@@ -12,9 +12,9 @@ mod builder;
 
 pub use builder::{BuildError, ServerBuilder};
 
-use crate::actors::SessionId;
 use crate::actors::principal::SwapCatalog;
 use crate::actors::registry::{Published, Registry};
+use crate::ids::SessionId;
 use crate::manifest::{self, ManifestError};
 use crate::session::{SessionActor, SessionHandle};
 use crate::shared::{Shared, build_catalog};

@@ -6,9 +6,9 @@
 
 use super::SessionActor;
 use super::outgoing::Failure;
-use crate::actors::SessionId;
 use crate::core::HintDraft;
 use crate::core::lifecycle::{Negotiated, Phase};
+use crate::ids::SessionId;
 use crate::push::{self, PushError, PushEvent};
 use crate::tool::NotifyError;
 use actix::prelude::*;

@@ -55,8 +55,8 @@ pub(crate) use asks::{Ask, Needs};
 pub(crate) use for_handlers::ForHandler;
 pub(crate) use notices::Notice;
 
-pub use crate::actors::SessionId;
 pub use crate::core::lifecycle::{HostFeatures, LifecycleError, Negotiated, Phase};
+pub use crate::ids::SessionId;
 pub use handle::{SessionClosed, SessionHandle, SessionStatus};
 
 use crate::actors::principal::{self, PrincipalActor};

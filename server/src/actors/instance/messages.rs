@@ -1,10 +1,10 @@
 //! What a principal and an instance say to each other.
 
 use super::InstanceActor;
-use crate::actors::InstanceId;
-use crate::actors::SessionId;
 use crate::author::{Event, Opening, ParticipantId, Refusal, ToolsetLogic};
 use crate::core::InstanceKey;
+use crate::ids::InstanceId;
+use crate::ids::SessionId;
 use actix::prelude::*;
 use mcpl_protocol::hints::ToolDefinition;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id};

@@ -31,12 +31,12 @@ pub(crate) use messages::{
 };
 pub(crate) use step::panic_message;
 
-use crate::actors::InstanceId;
-use crate::actors::SessionId;
 use crate::author::{
     CallId, InstanceLogic, InstanceWaker, Participant, ParticipantId, ParticipantKind, Reply,
     ToolCall,
 };
+use crate::ids::InstanceId;
+use crate::ids::SessionId;
 use crate::shared::Shared;
 use actix::WeakAddr;
 use actix::prelude::*;

@@ -2,11 +2,11 @@
 //! session (§4.6: each numbers it on its own counter; §5.3: each chooses the carrier).
 
 use super::{Deliver, PrincipalActor};
-use crate::actors::SessionId;
 use crate::actors::instance::{Batch, Change, Unlink};
 use crate::actors::principal::{Answer, AnswerBody};
 use crate::author::Event;
 use crate::core::{HintDraft, InstanceKey};
+use crate::ids::SessionId;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
 

@@ -8,13 +8,13 @@
 //! invitations or decline one (`ToolContext::invitations`, `decline_invitation`).
 
 use super::{DeclineInvitation, Deliver, ListInvitations, PrincipalActor};
-use crate::actors::InstanceId;
-use crate::actors::SessionId;
 use crate::actors::instance::{
     Decline, InstanceActor, Invitation, InvitationNamed, InvitationWithdrawn,
 };
 use crate::author::{Event, ParticipantId};
 use crate::core::{HintDraft, InstanceKey};
+use crate::ids::InstanceId;
+use crate::ids::SessionId;
 use crate::tool::outcome::{self, DeclineError};
 use actix::prelude::*;
 use mcpl_protocol::hints::{SuggestAction, Suggestion};

@@ -1,9 +1,9 @@
 //! What sessions and their principal say to each other.
 
-use crate::actors::SessionId;
 use crate::actors::instance::ToPrincipal;
 use crate::author::Event;
 use crate::core::{Catalog, HintDraft, InstanceKey, Statement};
+use crate::ids::SessionId;
 use crate::tool::outcome::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id};

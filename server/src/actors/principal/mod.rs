@@ -30,11 +30,11 @@ mod sessions;
 
 pub(crate) use messages::*;
 
-use crate::actors::InstanceId;
-use crate::actors::SessionId;
 use crate::actors::instance::InstanceActor;
 use crate::author::ParticipantId;
 use crate::core::{InstanceKey, OpenOutcome, PrincipalState};
+use crate::ids::InstanceId;
+use crate::ids::SessionId;
 use crate::shared::Shared;
 use actix::prelude::*;
 use invite::Pending;

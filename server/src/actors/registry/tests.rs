@@ -3,7 +3,8 @@
 //! of the sends.
 
 use super::*;
-use crate::actors::principal::{CatalogSwapped, Deliver, StatementFor, ToolsView};
+use crate::actors::principal::{CatalogSwapped, Deliver, SessionAddr, StatementFor, ToolsView};
+use crate::ids::SessionId;
 
 /// A session that hears what its principal says and ignores it.
 struct Quiet;

@@ -1,0 +1,48 @@
+//! What the registry publishes, and what sessions tell it.
+
+use crate::actors::principal::{PrincipalActor, SessionAddr};
+use crate::ids::SessionId;
+use actix::prelude::*;
+use mcpl_transport::Principal;
+use std::sync::atomic::AtomicUsize;
+use tokio::sync::watch;
+
+/// What the registry publishes, read by the [`Server`](crate::Server) handle from any
+/// thread; the registry is its one writer.
+pub(crate) struct Published {
+    /// How many sessions are attached.
+    pub(crate) sessions: watch::Sender<usize>,
+    /// How many principals have an actor.
+    pub(crate) principals: AtomicUsize,
+    /// The named principals with at least one session, sorted.
+    pub(crate) online: watch::Sender<Vec<Principal>>,
+}
+
+impl Published {
+    pub(crate) fn new() -> Self {
+        Published {
+            sessions: watch::channel(0).0,
+            principals: AtomicUsize::new(0),
+            online: watch::channel(Vec::new()).0,
+        }
+    }
+}
+
+/// A session attaches to its principal; the answer is the principal's actor.
+#[derive(Message)]
+#[rtype(result = "Option<Addr<PrincipalActor>>")]
+pub(crate) struct AttachSession {
+    pub(crate) principal: Principal,
+    pub(crate) id: SessionId,
+    pub(crate) to: SessionAddr,
+    /// Where to start the principal's actor if it has none: the session's arbiter.
+    pub(crate) arbiter: ArbiterHandle,
+}
+
+/// A session stopped.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct DetachSession {
+    pub(crate) principal: Principal,
+    pub(crate) id: SessionId,
+}
