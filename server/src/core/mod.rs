@@ -10,7 +10,8 @@
 //! |---|---|---|---|
 //! | [`draft`] | [`HintDraft`] | hint changes not yet numbered | §5.1 |
 //! | [`sequencer`] | [`Sequencer`] | one connection's `rev` counter | §5.2, §3 |
-//! | [`carrier`] | [`Carriers`] | one connection's carrier choice (result, push, `tools/hints`), cancelled and deferred calls, changes held for a call's result | §5.2, §5.3 |
+//! | [`carrier`] | [`Carriers`](carrier::Carriers) | one connection's carrier choice (result, push, `tools/hints`), cancelled and deferred calls, changes held for a call's result | §5.2, §5.3 |
+//! | `session` | `SessionCore` | one connection's requests in flight and held changes, with the rules joining them: a delivery's answers settled against the requests, a hold kept only for an awaited call, a cancel sending what the call held, a handler's end carrying it | §5.2, §5.3 (vectors 2, 29) |
 //! | `requests` | `Requests` | one connection's requests in flight: forwarded to the principal or running as handler calls; id reuse, answer-once, cancellation, progress | JSON-RPC, MCP "Cancellation", "Progress", §5.2 (vector 29) |
 //! | [`lifecycle`] | `Lifecycle` | one connection's phases (`initialize`, `featureSets/update`), the negotiated version and features, the grant | SPEC §3, §6 |
 //! | `time` | — | RFC 3339 times for ended records | §4.3 |
@@ -37,9 +38,10 @@ pub mod lifecycle;
 pub mod principal;
 pub(crate) mod requests;
 pub mod sequencer;
+pub(crate) mod session;
 mod time;
 
-pub use carrier::{Carriers, Carry};
+pub use carrier::Carry;
 pub use catalog::{
     Catalog, CatalogError, HostView, OptionsProblem, PlainCall, PlainHosts, ToolDecl,
 };

@@ -66,7 +66,7 @@ impl Handler<Ask> for SessionActor {
         if !declared {
             return Err(AskError::NotSupported { capability });
         }
-        if !self.requests.is_running(&ask.call, ask.key) {
+        if !self.core.is_running(&ask.call, ask.key) {
             return Err(AskError::CallEnded);
         }
         if self.writer.is_none() {

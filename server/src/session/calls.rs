@@ -13,7 +13,7 @@
 use super::SessionActor;
 use crate::actors::principal;
 use crate::cancel::CancelTrigger;
-use crate::core::requests::Cancelled;
+use crate::core::session::CallEnd;
 use crate::tool::{ToolContext, ToolError, ToolResult};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Request, Response};
@@ -88,7 +88,7 @@ impl SessionActor {
             return self.write(Response::err(Some(id), e).into());
         };
         let (trigger, token) = CancelTrigger::new();
-        let key = self.requests.new_key();
+        let key = self.core.new_key();
         let tool_ctx = ToolContext {
             principal: self.principal.clone(),
             session: self.session_handle(ctx),
@@ -106,7 +106,7 @@ impl SessionActor {
             abort: task.abort_handle(),
             cancel: trigger,
         };
-        self.requests.start(id.clone(), key, stopper);
+        self.core.start(id.clone(), key, stopper);
         ctx.spawn(
             task.into_actor(self)
                 .map(move |joined, act, ctx| act.call_finished(id, key, joined, ctx)),
@@ -126,16 +126,16 @@ impl SessionActor {
             Err(e) if e.is_panic() => CallOutcome::Panicked(panic_message(e.into_panic())),
             Err(_) => CallOutcome::Aborted,
         };
-        if !self.requests.finish(&id, key) {
+        // §5.3: what the handler opened or closed for its caller rides in its result.
+        let hinted = self.hinted();
+        let CallEnd::Respond(held) = self.core.call_ended(&id, key, hinted) else {
             // MCP: a cancelled call gets no response; what it held went at the cancel, and
             // its requests to the client were abandoned then.
             tracing::debug!(session = %self.id, %id, ?outcome, "cancelled call ended; no response");
             return;
-        }
+        };
         // Requests to the client it left unanswered (a handler that spawned one) end with it.
         self.abandon_asks(&id, ctx);
-        // §5.3: what the handler opened or closed for its caller rides in its result.
-        let held = self.take_held(&id);
         let response = match outcome {
             CallOutcome::Returned(result) => match (*result).or_else(ToolError::into_outcome) {
                 Ok(mut result) => {
@@ -169,15 +169,14 @@ impl SessionActor {
     /// a forwarded request is marked, so its answer is not written (its changes still are,
     /// as `tools/hints`: §5.2, vector 29).
     pub(super) fn cancel_call(&mut self, id: &Id, reason: Option<&str>, ctx: &mut Context<Self>) {
-        let cancelled = self.requests.cancel(id);
-        if matches!(cancelled, Cancelled::Nothing) {
+        let hinted = self.hinted();
+        let Some((stop, steps)) = self.core.cancel(id, hinted) else {
             tracing::debug!(session = %self.id, %id, "cancellation for no running request; ignored");
             return;
-        }
+        };
         // Vector 29: no result will carry what the call held; it goes now.
-        let held = self.take_held(id);
-        self.write_standalone(held);
-        if let Cancelled::Running(stopper) = cancelled {
+        self.take_steps(steps);
+        if let Some(stopper) = stop {
             stopper.stop();
             tracing::debug!(session = %self.id, %id, ?reason, "tool call cancelled");
             self.abandon_asks(id, ctx);

@@ -7,8 +7,8 @@
 use super::SessionActor;
 use crate::actors::principal::{Answer, AnswerBody, CatalogSwapped, Deliver};
 use crate::author::Event;
-use crate::core::carrier::{AnswerFacts, AnswerKind, Conditions, Delivery, Fate};
-use crate::core::requests::Settled;
+use crate::core::carrier::{AnswerKind, Conditions, Fate};
+use crate::core::session::Incoming;
 use crate::core::{Carry, InstanceKey};
 use crate::push;
 use actix::prelude::*;
@@ -34,18 +34,18 @@ impl Handler<Deliver> for SessionActor {
         // Settle every answer first: whether its request is still awaited (it is then no
         // longer), or, for a handler's open or close, hand the handler its outcome.
         let mut bodies = Vec::with_capacity(answers.len());
-        let mut facts = Vec::with_capacity(answers.len());
+        let mut incoming = Vec::with_capacity(answers.len());
         for Answer {
             request,
             body,
             deferred,
         } in answers
         {
-            let (kind, fate, body) = match body {
+            let (kind, body) = match body {
                 AnswerBody::Handler { token, answer } => {
                     let (call, running) = self.handler_answered(token, answer).unzip();
                     let running = running.unwrap_or(false);
-                    (AnswerKind::Handler { call, running }, Fate::Awaited, None)
+                    (AnswerKind::Handler { call, running }, None)
                 }
                 body => {
                     let kind = match &body {
@@ -55,18 +55,16 @@ impl Handler<Deliver> for SessionActor {
                         | AnswerBody::Close(Ok(_)) => AnswerKind::Result,
                         _ => AnswerKind::Error,
                     };
-                    (kind, self.fate(&request), Some(body))
+                    (kind, Some(body))
                 }
             };
-            facts.push(AnswerFacts {
+            incoming.push(Incoming {
                 request: request.clone(),
                 kind,
                 deferred,
-                fate,
             });
             bodies.push(body.map(|b| (request, b)));
         }
-        let hold = hold.filter(|call| self.requests.awaits_answer(call));
         // Only a delivery with events needs to know where it may push (the manifest view
         // this costs is not built for every call's answer).
         let feature_set = if events.is_empty() {
@@ -86,13 +84,15 @@ impl Handler<Deliver> for SessionActor {
             hinted: self.hinted(),
             may_push: feature_set.is_ok(),
         };
-        let delivery = Delivery {
-            draft,
-            answers: facts,
-            events: events.len(),
-            hold,
-        };
-        let steps = self.carriers.deliver(delivery, conditions);
+        let delivered = self
+            .core
+            .deliver(draft, incoming, events.len(), hold, conditions);
+        for (fate, body) in delivered.fates.iter().zip(&bodies) {
+            if let (Fate::NobodyWaits, Some((request, _))) = (fate, body) {
+                tracing::warn!(session = %self.id, %request, "an answer nobody waits for; dropped");
+            }
+        }
+        let steps = delivered.steps;
         let mut events: Vec<Option<Event>> = events.into_iter().map(Some).collect();
         for step in steps {
             match step {
@@ -144,7 +144,7 @@ impl Handler<CatalogSwapped> for SessionActor {
         self.on_manifest_replaced();
         if !self.hinted() {
             // Vector 34: a host no longer shown hints gets none, held ones included.
-            self.carriers.clear();
+            self.core.clear_held();
         }
         let draft = Some(m.draft).filter(|_| self.hinted());
         self.write_standalone(draft);
@@ -155,19 +155,6 @@ impl Handler<CatalogSwapped> for SessionActor {
 }
 
 impl SessionActor {
-    /// What this session knows of the request an answer is for; settling it (the request
-    /// is no longer awaited).
-    fn fate(&mut self, request: &Id) -> Fate {
-        match self.requests.settle(request) {
-            Settled::Unknown => {
-                tracing::warn!(session = %self.id, %request, "an answer nobody waits for; dropped");
-                Fate::NobodyWaits
-            }
-            Settled::Cancelled => Fate::Cancelled,
-            Settled::Answer => Fate::Awaited,
-        }
-    }
-
     /// Writes an answer; a result carries `hints` in its `_meta`.
     fn write_answer(
         &mut self,
@@ -250,7 +237,13 @@ fn with_meta(meta: &mut Option<Meta>, hints: Option<HintChanges>) {
 impl SessionActor {
     /// `tools/hints` (§5.2: standalone changes), when there are any.
     pub(super) fn write_standalone(&mut self, draft: Option<crate::core::HintDraft>) {
-        for step in self.carriers.standalone(draft) {
+        let steps = self.core.standalone(draft);
+        self.take_steps(steps);
+    }
+
+    /// Takes steps that only write `tools/hints` (a cancel's, standalone changes').
+    pub(super) fn take_steps(&mut self, steps: Vec<Carry>) {
+        for step in steps {
             if let Carry::Hints(d) = step {
                 self.write_held(d);
             }

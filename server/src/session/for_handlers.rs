@@ -156,7 +156,7 @@ impl SessionActor {
             tracing::warn!(session = %self.id, token, "an answer for no handler request; dropped");
             return None;
         };
-        let running = self.requests.is_running(&op.call, op.key);
+        let running = self.core.is_running(&op.call, op.key);
         // The handler may have stopped waiting (its call cancelled); nothing to do then.
         match (op.waiting, answer) {
             (Waiting::Open(tx), HandlerAnswer::Open(outcome)) => {

@@ -252,7 +252,7 @@ impl Handler<Status> for SessionActor {
             phase: self.lifecycle.phase(),
             negotiated: self.lifecycle.negotiated().cloned(),
             grant: self.lifecycle.grant().cloned(),
-            running_calls: self.requests.running(),
+            running_calls: self.core.running(),
             pending_requests: self.outgoing.len(),
         })
     }

@@ -62,8 +62,8 @@ pub use handle::{SessionClosed, SessionHandle, SessionStatus};
 use crate::actors::principal::{self, PrincipalActor};
 use crate::actors::registry::{AttachSession, DetachSession, Registry};
 use crate::core::lifecycle::Lifecycle;
-use crate::core::requests::Requests;
-use crate::core::{Carriers, Catalog, HostView};
+use crate::core::session::SessionCore;
+use crate::core::{Catalog, HostView};
 use crate::manifest;
 use crate::shared::Shared;
 use crate::tool::Handlers;
@@ -103,13 +103,12 @@ pub(crate) struct SessionActor {
     principal_addr: Option<Addr<PrincipalActor>>,
     /// The catalog as of the last change the principal told this session about.
     catalog: Arc<Catalog>,
-    /// The carrier choice, and the changes held for a call's result (§5.2, §5.3).
-    carriers: Carriers,
     /// Tool handlers' opens and closes awaiting the principal.
     handler_ops: HandlerOps,
     lifecycle: Lifecycle,
-    /// The host's requests in flight: forwarded to the principal, or handler calls.
-    requests: Requests<Stopper>,
+    /// The host's requests in flight (forwarded to the principal, or handler calls) and
+    /// the changes held for a call's result, with the carrier choice (§5.2, §5.3).
+    core: SessionCore<Stopper>,
     outgoing: Outgoing<SpawnHandle>,
     /// The manifest this host last saw (in `initialize`, `mcpl/manifest` or a change
     /// notice), to tell which domains a replacement changes for it.
@@ -137,10 +136,9 @@ impl SessionActor {
             inbound: Some(conn.inbound),
             writer: Some(RevWriter::new(conn.outbound)),
             principal_addr: None,
-            carriers: Carriers::default(),
             handler_ops: HandlerOps::default(),
             lifecycle: Lifecycle::default(),
-            requests: Requests::default(),
+            core: SessionCore::default(),
             outgoing: Outgoing::default(),
             shown: None,
             self_addr: None,
@@ -216,7 +214,7 @@ impl Actor for SessionActor {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        for stopper in self.requests.cancel_all() {
+        for stopper in self.core.stop_all() {
             stopper.stop();
         }
         self.outgoing.close_all();

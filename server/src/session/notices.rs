@@ -46,14 +46,14 @@ impl Handler<Notice> for SessionActor {
     fn handle(&mut self, notice: Notice, _: &mut Context<Self>) -> Self::Result {
         match notice {
             Notice::Progress { call, key, params } => {
-                self.requests
-                    .progress(&call, key, params.progress)
-                    .map_err(|refused| match refused {
+                self.core.progress(&call, key, params.progress).map_err(
+                    |refused| match refused {
                         ProgressRefused::Ended => NotifyError::CallEnded,
                         ProgressRefused::NotIncreasing { last, given } => {
                             NotifyError::NotIncreasing { last, given }
                         }
-                    })?;
+                    },
+                )?;
                 self.write(Notification::new::<Progress>(&params).into());
             }
             Notice::Log(params) => {

@@ -21,12 +21,12 @@ impl SessionActor {
     /// True when a request with this id still waits for its answer (forwarded, or a tool
     /// handler running).
     pub(super) fn id_in_use(&self, id: &Id) -> bool {
-        self.requests.in_use(id)
+        self.core.in_use(id)
     }
 
     /// Records a forwarded request.
     pub(super) fn forward(&mut self, id: &Id) {
-        self.requests.forward(id.clone());
+        self.core.forward(id.clone());
     }
 
     /// Decodes `M`'s params, or answers -32602; also -32601 when this host is not shown
@@ -108,7 +108,7 @@ impl Handler<ToolsView> for SessionActor {
     /// §3: every tool, with the principal's coarse visibility; `mcpl/rev` is the last rev
     /// this connection took (the list takes none), read as the list is written.
     fn handle(&mut self, m: ToolsView, _: &mut Context<Self>) {
-        if self.requests.settle(&m.request) != Settled::Answer {
+        if self.core.settle(&m.request) != Settled::Answer {
             return;
         }
         let view = m.catalog.view_for(self.lifecycle.host_tool_hints());
@@ -140,7 +140,7 @@ impl Handler<StatementFor> for SessionActor {
 
     /// §4.3: the full statement always takes the next rev, even when empty (vector 38).
     fn handle(&mut self, m: StatementFor, _: &mut Context<Self>) {
-        if self.requests.settle(&m.request) != Settled::Answer {
+        if self.core.settle(&m.request) != Settled::Answer {
             return;
         }
         if !self.hinted() {

@@ -6,7 +6,7 @@ use super::SessionActor;
 use super::rev_writer::{EnqueueError, RevWriter};
 use crate::core::{Carry, HintDraft};
 use mcpl_protocol::hints::HintChanges;
-use mcpl_protocol::jsonrpc::{Id, Message, Notification};
+use mcpl_protocol::jsonrpc::{Message, Notification};
 use mcpl_protocol::method::ToolHints;
 use mcpl_transport::Outbound;
 
@@ -90,14 +90,8 @@ impl SessionActor {
     /// Writes what is held for a call as `tools/hints`, before another hint-carrying
     /// message.
     pub(super) fn flush_held(&mut self) {
-        if let Some(Carry::Hints(held)) = self.carriers.flush() {
+        if let Some(Carry::Hints(held)) = self.core.flush() {
             self.write_held(held);
         }
-    }
-
-    /// What `call` holds, for its result; `None` for a host no longer shown hints.
-    pub(super) fn take_held(&mut self, call: &Id) -> Option<HintDraft> {
-        let hinted = self.hinted();
-        self.carriers.take_for(call, hinted)
     }
 }
