@@ -4,7 +4,7 @@
 //! (a reconnect) or hold back the server's connect-time statement. Each test is named for
 //! the item of the project's issue on RFC-014's boundaries that it proves
 //! (`boundary_NN_…`); the host-only and server-only tests of the same items are in
-//! `host/tests/boundaries.rs` and `server_vectors_*.rs`.
+//! `host/tests/boundaries.rs` and `server_wire_rules.rs`.
 
 mod server_support;
 

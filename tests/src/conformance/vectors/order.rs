@@ -87,6 +87,16 @@ pub async fn v03(ctx: &Ctx) -> Checked {
         params["eventId"].as_str().is_some_and(|e| !e.is_empty()),
         || format!("the push has no eventId: {params}"),
     )?;
+    ensure(
+        params["featureSet"].as_str().is_some_and(|f| !f.is_empty()),
+        || format!("the push names no featureSet (§2, SPEC §9): {params}"),
+    )?;
+    ensure(
+        params["timestamp"]
+            .as_str()
+            .is_some_and(super::super::wire::is_rfc3339),
+        || format!("the push's timestamp is not an RFC 3339 time (§2, SPEC §9): {params}"),
+    )?;
     let h = &params["hints"];
     takes_next(h, last, "the push")?;
     ensure(visibility(h, GAME_SECRET, Some(&g)) == Some(true), || {
