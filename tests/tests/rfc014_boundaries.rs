@@ -6,17 +6,15 @@
 //! (`boundary_NN_…`); the host-only and server-only tests of the same items are in
 //! `host/tests/boundaries.rs` and `server_wire_rules.rs`.
 
-mod server_support;
-
 use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig, Shown};
 use mcpl_host::link::{BackoffConfig, Connector};
 use mcpl_protocol::Message;
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{ServerBuilder, ToolContext, ToolError};
+use mcpl_tests::server_support::{Arcade, Harness, arcade_server_with, call, says, within};
 use mcpl_transport::{ClientOptions, Connection, Inbound, Outbound};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use server_support::{Harness, arcade_server_with, call, says, within};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

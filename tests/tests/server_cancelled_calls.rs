@@ -5,10 +5,8 @@
 //! pushed with its event like to a connection that never waited, or sent as `tools/hints`
 //! where pushing is not granted. Vector 29 itself runs in `server_vectors.rs`.
 
-mod server_support;
-
+use mcpl_tests::server_support::*;
 use serde_json::{Value, json};
-use server_support::*;
 
 /// What the `bell` pushes when it rings with `changes` (rev `rev` on that connection).
 fn rang(rev: u64, changes: Value) -> Value {
@@ -22,7 +20,7 @@ async fn a_cancelled_calls_held_change_reaches_every_connection_and_its_later_an
     let (h, slot) = bell_server().await;
     let mut a1 = h.hinted("alice").await;
     let mut a2 = h.hinted("alice").await;
-    let opened = a1.request(open(1, "bell", None, None)).await;
+    let opened = a1.exchange(open(1, "bell", None, None)).await;
     assert_eq!(
         opened["result"]["_meta"]["mcpl/hints"]["rev"], 1,
         "{opened:#}"
@@ -90,7 +88,7 @@ async fn a_cancelled_wait_that_held_nothing_hears_its_answer_as_a_push_like_the_
     let (h, slot) = bell_server().await;
     let mut a1 = h.hinted("alice").await;
     let mut a2 = h.hinted("alice").await;
-    a1.request(open(1, "bell", None, None)).await;
+    a1.exchange(open(1, "bell", None, None)).await;
     a2.recv().await; // the open, as tools/hints (rev 1 there)
     a1.send(call(2, "bell_wait", json!({}))).await;
     a1.send(cancelled(2)).await;
@@ -110,7 +108,7 @@ async fn without_the_push_grant_a_cancelled_waits_answer_comes_as_tools_hints() 
     let (h, slot) = bell_server().await;
     let mut a1 = h.connect("alice").await;
     a1.handshake(true, Some(&["tools"])).await;
-    a1.request(open(1, "bell", None, None)).await;
+    a1.exchange(open(1, "bell", None, None)).await;
     a1.send(call(2, "bell_wait", json!({}))).await;
     a1.send(cancelled(2)).await;
     a1.quiet().await;

@@ -8,10 +8,8 @@
 //! instances, and a shared instance ending for a participant who is not connected.
 //! The vectors themselves run in `server_vectors.rs`.
 
-mod server_support;
-
+use mcpl_tests::server_support::*;
 use serde_json::{Value, json};
-use server_support::*;
 
 /// What bob is pushed when alice takes `count`, leaving `left` (rev `rev`): `take`
 /// becomes visible to him, with the legal moves when they changed (fewer than three
@@ -48,7 +46,7 @@ async fn a_move_in_a_shared_game_is_pushed_to_the_other_principal_with_its_hints
         .await;
     bob.quiet().await;
     alice.quiet().await;
-    let took = bob.request(call(3, "take", json!({"count": 1}))).await;
+    let took = bob.exchange(call(3, "take", json!({"count": 1}))).await;
     assert_eq!(
         took["result"]["content"],
         json!([text("You took 1; 1 left. alice's move.")])
@@ -62,15 +60,15 @@ async fn a_move_in_a_shared_game_is_pushed_to_the_other_principal_with_its_hints
 async fn a_resignation_ends_the_other_players_record_told_standalone_on_the_next_rev() {
     let h = arcade_server().await;
     let (mut alice, mut bob) = game(&h, 4).await; // bob: push rev 1, result rev 2
-    alice.request(call(2, "take", json!({"count": 2}))).await;
+    alice.exchange(call(2, "take", json!({"count": 2}))).await;
     bob.expect_push(2, alice_took(2, 2, 3)).await;
     bob.accept_push(2).await;
-    let took = bob.request(call(3, "take", json!({"count": 1}))).await;
+    let took = bob.exchange(call(3, "take", json!({"count": 1}))).await;
     assert_eq!(took["result"]["_meta"]["mcpl/hints"]["rev"], 4);
     alice.recv().await; // bob's move
     alice.accept_push(1).await;
     // alice resigns: bob's record ends by the logic, with nothing to say to bob: standalone.
-    let closed = alice.request(close(3, "nim", Some("g1"))).await;
+    let closed = alice.exchange(close(3, "nim", Some("g1"))).await;
     assert_eq!(closed["result"]["content"], json!([text("You resigned.")]));
     let got = bob.recv().await;
     let id = ended_id(&got["params"]);
@@ -82,7 +80,7 @@ async fn a_resignation_ends_the_other_players_record_told_standalone_on_the_next
             "toolsets": [{"toolset": "nim", "instance": "g1", "state": "closed",
                           "reason": "alice resigned; bob wins", "ended": id}]}))
     );
-    let l = bob.request(list(4)).await;
+    let l = bob.exchange(list(4)).await;
     assert_eq!(l["result"]["_meta"]["mcpl/hints"]["rev"], 6);
     assert_eq!(bob.listed_rev().await, 6);
 }
@@ -94,11 +92,11 @@ async fn a_connection_without_tool_hints_is_pushed_the_invitation_and_moves_with
     plain.handshake(false, Some(&["tools", "pushEvents"])).await;
     let mut hinted = h.hinted("alice").await;
     // The hinted connection's changes do not reach the plain one.
-    hinted.request(open(1, "nim", Some("g1"), None)).await;
+    hinted.exchange(open(1, "nim", Some("g1"), None)).await;
     plain.quiet().await;
     // Its own results carry none; its list has no hint _meta and names no rev.
     let opened = plain
-        .request(call(
+        .exchange(call(
             1,
             "toolset_open",
             json!({"toolset": "nim", "instance": "g2"}),
@@ -115,7 +113,7 @@ async fn a_connection_without_tool_hints_is_pushed_the_invitation_and_moves_with
     );
     hinted.recv().await; // the other connection's open, as tools/hints there
     let listed = plain
-        .request(request(json!(2), "tools/list", json!({})))
+        .exchange(request(json!(2), "tools/list", json!({})))
         .await;
     assert!(listed["result"].get("_meta").is_none(), "{listed:#}");
     assert!(
@@ -126,15 +124,15 @@ async fn a_connection_without_tool_hints_is_pushed_the_invitation_and_moves_with
             .all(|t| t.get("_meta").is_none())
     );
     // toolsets/* are not methods for it.
-    assert_eq!(plain.request(list(3)).await["error"]["code"], -32601);
+    assert_eq!(plain.exchange(list(3)).await["error"]["code"], -32601);
     assert_eq!(
-        plain.request(open(4, "solo", None, None)).await["error"]["code"],
+        plain.exchange(open(4, "solo", None, None)).await["error"]["code"],
         -32601
     );
     // Another principal invites alice: the plain connection is pushed the event without
     // `hints` (no suggestion); the hinted one gets the suggestion.
     let mut bob = h.hinted("bob").await;
-    bob.request(open(
+    bob.exchange(open(
         1,
         "nim",
         Some("g1"),
@@ -152,7 +150,7 @@ async fn a_connection_without_tool_hints_is_pushed_the_invitation_and_moves_with
     // The plain connection joins through the compat tool; bob's move is pushed to it
     // without hints, and to the hinted connection with them.
     let joined = plain
-        .request(call(
+        .exchange(call(
             5,
             "toolset_open",
             json!({"toolset": "nim", "instance": "g1-2"}),
@@ -165,7 +163,7 @@ async fn a_connection_without_tool_hints_is_pushed_the_invitation_and_moves_with
         )
     );
     hinted.recv().await;
-    bob.request(call_in(2, "take", json!({"count": 1}), "g1"))
+    bob.exchange(call_in(2, "take", json!({"count": 1}), "g1"))
         .await;
     plain
         .expect_push(
@@ -221,7 +219,7 @@ async fn three_connections_of_one_principal_each_get_every_change_on_consecutive
     ];
     for (who, req) in steps {
         let changes_others = req["method"] != "toolsets/list";
-        seen[who].push(c[who].request(req).await);
+        seen[who].push(c[who].exchange(req).await);
         if changes_others {
             for other in (0..3).filter(|o| *o != who) {
                 let m = c[other].recv().await;
@@ -272,10 +270,10 @@ async fn principals_are_isolated_from_each_others_instances() {
     let h = arcade_server().await;
     let mut alice = h.hinted("alice").await;
     let mut bob = h.hinted("bob").await;
-    alice.request(open(1, "nim", Some("g1"), None)).await;
-    alice.request(open(2, "nim", Some("g2"), None)).await;
+    alice.exchange(open(1, "nim", Some("g1"), None)).await;
+    alice.exchange(open(2, "nim", Some("g2"), None)).await;
     // bob lists nothing of alice's…
-    let l = bob.request(list(1)).await;
+    let l = bob.exchange(list(1)).await;
     assert_eq!(
         l["result"]["open"],
         json!([{"toolset": "lobby", "title": "Lobby"}])
@@ -302,20 +300,20 @@ async fn principals_are_isolated_from_each_others_instances() {
     )
     .await;
     // …cannot close them…
-    let refused = bob.request(close(4, "nim", Some("g1"))).await;
+    let refused = bob.exchange(close(4, "nim", Some("g1"))).await;
     assert_eq!(refused["error"]["code"], -32602);
     // …and opening the same name opens a game of his own.
     let own = bob
-        .request(open(5, "nim", Some("g1"), Some(json!({"pile": 3}))))
+        .exchange(open(5, "nim", Some("g1"), Some(json!({"pile": 3}))))
         .await;
     assert_eq!(own["result"]["adopted"], Value::Null);
-    let board = bob.request(call_in(6, "board", json!({}), "g1")).await;
+    let board = bob.exchange(call_in(6, "board", json!({}), "g1")).await;
     assert_eq!(board, says(json!(6), "Pile: 3. bob to move."));
     // alice heard nothing of any of it, and still has her two games of ten.
     alice.quiet().await;
-    let board = alice.request(call_in(3, "board", json!({}), "g1")).await;
+    let board = alice.exchange(call_in(3, "board", json!({}), "g1")).await;
     assert_eq!(board, says(json!(3), "Pile: 10. alice to move."));
-    let l = alice.request(list(4)).await;
+    let l = alice.exchange(list(4)).await;
     assert_eq!(l["result"]["open"].as_array().unwrap().len(), 3);
 }
 
@@ -323,12 +321,12 @@ async fn principals_are_isolated_from_each_others_instances() {
 async fn a_shared_instance_ends_for_a_participant_that_is_not_connected() {
     let h = arcade_server().await;
     let (mut alice, mut bob) = game(&h, 4).await;
-    alice.request(call(2, "take", json!({"count": 2}))).await;
+    alice.exchange(call(2, "take", json!({"count": 2}))).await;
     bob.recv().await;
     bob.accept_push(2).await;
     // A third principal hears nothing of their game.
     let mut carol = h.hinted("carol").await;
-    let l = carol.request(list(1)).await;
+    let l = carol.exchange(list(1)).await;
     assert_eq!(
         l["result"]["open"],
         json!([{"toolset": "lobby", "title": "Lobby"}])
@@ -336,7 +334,7 @@ async fn a_shared_instance_ends_for_a_participant_that_is_not_connected() {
     // alice leaves (her toolsets are kept), then bob resigns.
     alice.close();
     h.sessions(2).await;
-    let closed = bob.request(close(3, "nim", Some("g1"))).await;
+    let closed = bob.exchange(close(3, "nim", Some("g1"))).await;
     assert_eq!(closed["result"]["content"], json!([text("You resigned.")]));
     // bob asked for his end: no record of it (§4.3, revision 4).
     let bob_entry = &closed["result"]["_meta"]["mcpl/hints"]["toolsets"][0];
@@ -347,7 +345,7 @@ async fn a_shared_instance_ends_for_a_participant_that_is_not_connected() {
     // alice's record ended too, with the logic's reason, an end she did not ask for; she
     // learns it on her return.
     let mut alice = h.hinted("alice").await;
-    let l = alice.request(list(1)).await;
+    let l = alice.exchange(list(1)).await;
     let ended = &l["result"]["ended"];
     assert_eq!(ended.as_array().unwrap().len(), 1);
     assert_eq!(ended[0]["toolset"], "nim");

@@ -15,7 +15,6 @@ use super::super::wire::{
 use super::{
     check_cap, hints, later, open_game, rev, secret_push, secret_standalone, takes_next, tool_ok,
 };
-use mcpl_protocol::Id;
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS};
 use serde_json::{Value, json};
 
@@ -283,10 +282,7 @@ pub async fn v29(ctx: &Ctx) -> Checked {
         .send_request("tools/call", call_params(GAME_WAIT, json!({}), Some(&g)))
         .await?;
     await_waiting(&mut p, &g, super::super::contract::DEFAULT_SIZE, 1).await?;
-    let request_id = match &wait_id {
-        Id::Number(n) => json!(n),
-        Id::String(s) => json!(s),
-    };
+    let request_id = wait_id.clone();
     p.notify(
         "notifications/cancelled",
         json!({"requestId": request_id, "reason": "the conformance runner gave up"}),
