@@ -37,7 +37,7 @@ async fn vector_03_a_push_explaining_a_change_is_applied_once_even_when_refused(
             "toolsets--open",
             json!({"toolset": "game", "instance": "g1"}),
         );
-        let req = conn.request("toolsets/open").await;
+        let req = conn.expect_next("toolsets/open").await;
         conn.reply(
             &req,
             json!({"instance": "g1", "_meta": {"mcpl/hints": changes(2,
@@ -143,7 +143,7 @@ async fn vector_04_revs_run_across_results_pushes_and_tools_hints_and_a_stale_on
         conn.reply(&stmt, statement(6, json!([{"toolset": "lobby"}, {"toolset": "game", "instance": "g1"}]), json!([]),
             json!([vis("seek", None, true), vis("roam", None, true), vis("resign", Some("g1"), true)])))
             .await;
-        let list = conn.request("tools/list").await;
+        let list = conn.expect_next("tools/list").await;
         conn.reply(&list, tools_page(&arcade_tools(), 6)).await;
         let h = hints_until(&host, |h| h.last_rev == 6 && !h.recovering).await;
         assert_eq!((h.stats.stale, h.stats.recoveries), (1, 1), "{h:?}");
@@ -156,7 +156,7 @@ async fn vector_04_revs_run_across_results_pushes_and_tools_hints_and_a_stale_on
 #[actix::test]
 async fn vector_04_on_streamable_http_a_stale_rev_is_ignored_without_a_recovery() {
     within(async {
-        let (_server, host, conn) = connected(Transport::Http, HOLD).await;
+        let (_server, host, mut conn) = connected(Transport::Http, HOLD).await;
         conn.hints(changes(2, json!([vis("roam", None, false)]), json!([])))
             .await;
         hints_until(&host, |h| h.last_rev == 2).await;
@@ -253,7 +253,7 @@ async fn vector_22_after_a_recovery_held_and_late_revs_up_to_its_statement_are_i
 
         // rev 2 rides on a call's result, held back on its POST; rev 3 comes on the GET stream.
         let call = spawn_call(&host, "toolsets--act", json!({"tool": "roam"}));
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         conn.reply(
             &req,
             json!({"content": [{"type": "text", "text": "You roam."}],
@@ -308,9 +308,9 @@ async fn vector_28_hints_on_a_result_that_arrives_after_its_call_timed_out_are_a
         open_game(&host, &mut conn, "g1", 2).await;
         host.transcript().await.unwrap();
         let call = spawn_call(&host, "toolsets--act", json!({"tool": "play", "args": {"move": "D4"}}));
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         // The host gives up and says so to the server.
-        let cancelled = conn.next().await;
+        let cancelled = conn.recv().await;
         assert_eq!(cancelled["method"], "notifications/cancelled");
         assert_eq!(cancelled["params"]["requestId"], req["id"]);
         let r = call.await.unwrap();
@@ -403,7 +403,7 @@ async fn vector_37_streamable_http_holds_an_early_rev_and_applies_it_once_the_mi
         settled(&host, 1, 1, 6).await;
 
         let call = spawn_call(&host, "toolsets--act", json!({"tool": "roam"}));
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         conn.reply(
             &req,
             json!({"content": [{"type": "text", "text": "You roam."}],
@@ -460,14 +460,14 @@ async fn a_hold_that_expires_recovers(transport: Transport, exact: bool) {
         .await;
     let h = hints_until(&host, |h| h.held == [3]).await;
     assert_eq!(h.last_rev, 1);
-    let stmt = conn.request("toolsets/list").await;
+    let stmt = conn.expect_next("toolsets/list").await;
     let waited = written_at.elapsed();
     assert!(waited >= HOLD, "the recovery started after {waited:?}");
     if exact {
         assert_eq!(waited, HOLD, "recovery starts when the window passes");
     }
     conn.reply(&stmt, lobby_statement(4)).await;
-    let list = conn.request("tools/list").await;
+    let list = conn.expect_next("tools/list").await;
     conn.reply(&list, tools_page(&arcade_tools(), 4)).await;
     let h = hints_until(&host, |h| h.last_rev == 4 && !h.recovering).await;
     assert_eq!(

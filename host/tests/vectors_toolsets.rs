@@ -38,7 +38,7 @@ async fn vector_06_a_call_with_two_instances_open_and_none_named_fails_naming_th
             "toolsets--act",
             json!({"tool": "play", "instance": "g2", "args": {"move": "D4"}}),
         );
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         assert_eq!(req["params"]["_meta"], json!({"mcpl/instance": "g2"}));
         conn.reply(
             &req,
@@ -338,7 +338,7 @@ async fn vector_33_a_manifest_change_removing_a_toolset_closes_its_instances_and
         conn.send(json!({"jsonrpc": "2.0", "method": "mcpl/manifestChanged",
                          "params": {"revision": "r2", "domains": ["toolsets"]}}))
             .await;
-        let req = conn.request("mcpl/manifest").await;
+        let req = conn.expect_next("mcpl/manifest").await;
         let mut manifest = arcade_manifest();
         manifest["toolsets"].as_object_mut().unwrap().remove("game");
         conn.reply(&req, manifest).await;

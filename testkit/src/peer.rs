@@ -199,6 +199,30 @@ impl<L: Link> Peer<L> {
         self.next_where(|v| msg::is_method(v, method)).await
     }
 
+    /// The next message, which must be a request of `method` (not a notification, not
+    /// anything else first); returns it.
+    pub async fn expect_next(&mut self, method: &str) -> Value {
+        let m = self.recv().await;
+        assert!(
+            msg::is_method(&m, method) && m.get("id").is_some(),
+            "expected a {method} request next, got {m}"
+        );
+        m
+    }
+
+    /// Asserts the other side ends the connection without writing anything more.
+    pub async fn expect_closed(&mut self) {
+        if let Some(m) = self.unread.pop_front() {
+            panic!("expected the connection to end, the other side wrote {m}");
+        }
+        let deadline = self.deadline();
+        match self.read(deadline).await {
+            Err(ReadError::Closed(_)) => {}
+            Ok(m) => panic!("expected the connection to end, the other side wrote {m}"),
+            Err(e) => self.failed(e, "the end of the connection"),
+        }
+    }
+
     /// The response to `id`.
     pub async fn response(&mut self, id: &Value) -> Value {
         self.next_where(|v| msg::is_response(v) && v["id"] == *id)
