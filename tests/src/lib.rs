@@ -9,12 +9,10 @@
 //! | [`interop`] | the official MCP Python SDK as a peer: a venv under `target/`, its scripts |
 //! | [`conformance`] | the portable runner of the server-side vectors (`mcpl-conformance`) |
 //! | [`fixture`] | the server meeting the fixture contract (`mcpl-fixture-server`) |
-//! | [`link`] | an `mcpl_transport` connection as a link of the one raw peer (`mcpl_testkit`) |
 //! | [`server_support`] | the tests' arcade served on a WebSocket, and what the server-side tests do with its connections |
 
 pub mod asking;
 pub mod conformance;
 pub mod fixture;
 pub mod interop;
-pub mod link;
 pub mod server_support;

@@ -248,7 +248,7 @@ async fn a_request_unanswered_in_time_is_cancelled_and_the_tool_told() {
 /// request SHOULD go on that request's stream).
 #[actix::test]
 async fn over_streamable_http_the_request_rides_the_calls_own_stream() {
-    use mcpl_tests::link::{ConnLink, ConnPeer};
+    use mcpl_transport::testkit::{TestEnd, TestPeer};
     use mcpl_transport::{ClientOptions, ServerOptions, StreamId, http};
 
     let clock = Harness::clock();
@@ -272,9 +272,9 @@ async fn over_streamable_http_the_request_rides_the_calls_own_stream() {
         ..Default::default()
     };
     let conn = http::connect(&url, &token).await.expect("connect");
-    let mut c = ConnLink::peer(conn);
+    let mut c = TestEnd::peer(conn);
     // Each message with the stream it arrived on (Streamable HTTP tells them apart).
-    async fn next(c: &mut ConnPeer) -> (Option<StreamId>, Value) {
+    async fn next(c: &mut TestPeer) -> (Option<StreamId>, Value) {
         let m = c.recv().await;
         (c.link().last_stream(), m)
     }

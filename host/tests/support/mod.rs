@@ -1,5 +1,5 @@
 //! Test support: a scripted server peer (the one raw peer, `mcpl_testkit`, on the server
-//! end of a connection, [`HostLink`]), a connector that hands out a fresh `memory::pair`
+//! end of a connection: `mcpl_transport::testkit`), a connector that hands out a fresh `memory::pair`
 //! per attempt (or refuses, as planned), and channels that collect the link's events and
 //! tapped reads.
 //!
@@ -14,10 +14,10 @@ pub mod server;
 use mcpl_host::link::{BackoffConfig, Connector, EventSink, LinkConfig, LinkEvent, Tap, TapEvent};
 use mcpl_protocol::Message;
 use mcpl_protocol::mcp::Implementation;
-use mcpl_testkit::{Closed, Link, Received, msg};
+use mcpl_testkit::msg;
+use mcpl_transport::testkit::{TestEnd, TestPeer};
 use mcpl_transport::{
-    Connection, ConnectionInfo, Inbound, Outbound, Principal, StreamId, TransportError,
-    TransportKind, memory,
+    Connection, ConnectionInfo, Principal, TransportError, TransportKind, memory,
 };
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -91,26 +91,14 @@ pub fn scripted() -> (Connector, Servers) {
 }
 
 fn raw_pair() -> (Connection, Peer) {
-    let (host_out, from_host) = mpsc::channel(64);
-    let (to_host, host_in) = mpsc::channel(64);
     let info = ConnectionInfo {
         kind: TransportKind::Memory,
         ordered: true,
         principal: None,
         peer: "raw".into(),
     };
-    let conn = Connection {
-        info,
-        outbound: Outbound::new(host_out),
-        inbound: host_in,
-    };
-    (
-        conn,
-        peer(HostLink::Raw {
-            tx: to_host,
-            rx: from_host,
-        }),
-    )
+    let (conn, end) = TestEnd::raw_pair(info);
+    (conn, Peer::new(end).with_limit(STALL))
 }
 
 impl Servers {
@@ -133,65 +121,11 @@ impl Servers {
 /// The server end of a connection the host made, as the one raw peer of the tests
 /// (`mcpl_testkit`): a scripted server writing exact JSON and reading the host's. Its waits
 /// last [`STALL`], as long as a paused test may take (the host's timers run on that clock).
-pub type Peer = mcpl_testkit::Peer<HostLink>;
-
-/// What carries a [`Peer`]'s messages: the server end of a connection, or a hand-built
-/// pair whose peer can also hand the host what only a transport produces.
-pub enum HostLink {
-    /// The server end of any connection (a real transport's, or a memory pair's).
-    Conn {
-        out: Outbound,
-        inbound: mpsc::Receiver<Inbound>,
-    },
-    /// Writes straight into the host's inbound channel.
-    Raw {
-        tx: mpsc::Sender<Inbound>,
-        rx: mpsc::Receiver<Message>,
-    },
-}
+pub type Peer = TestPeer;
 
 /// A peer on the server end of any connection (a real transport's).
 pub fn from_connection(conn: Connection) -> Peer {
-    peer(HostLink::Conn {
-        out: conn.outbound,
-        inbound: conn.inbound,
-    })
-}
-
-fn peer(link: HostLink) -> Peer {
-    Peer::new(link).with_limit(STALL)
-}
-
-impl Link for HostLink {
-    async fn send(&mut self, message: Value) -> Result<(), String> {
-        let message = Message::from_value(message.clone())
-            .map_err(|e| format!("not a JSON-RPC message ({e}): {message}"))?;
-        match self {
-            HostLink::Conn { out, .. } => out.send(message).await.map_err(|e| e.to_string()),
-            HostLink::Raw { tx, .. } => tx
-                .send(Inbound::Message {
-                    stream: StreamId(0),
-                    message,
-                })
-                .await
-                .map_err(|_| "the host end is gone".to_owned()),
-        }
-    }
-
-    async fn next(&mut self) -> Received {
-        let message = match self {
-            HostLink::Conn { inbound, .. } => match inbound.recv().await {
-                None => return Received::Closed(Closed::Dropped),
-                Some(Inbound::Message { message, .. }) => message,
-                Some(other) => return Received::Unreadable(format!("{other:?}")),
-            },
-            HostLink::Raw { rx, .. } => match rx.recv().await {
-                None => return Received::Closed(Closed::Dropped),
-                Some(message) => message,
-            },
-        };
-        Received::Message(serde_json::to_value(&message).expect("messages serialize"))
-    }
+    TestEnd::peer(conn).with_limit(STALL)
 }
 
 /// What the host tests' scripted server does beyond writing and reading JSON.
@@ -209,16 +143,11 @@ pub trait Scripted {
 
 impl Scripted for Peer {
     async fn send_unreadable(&mut self, bytes: &[u8]) {
-        let HostLink::Raw { tx, .. } = self.link_mut() else {
-            panic!("only a raw peer can send unreadable bytes")
-        };
-        let error = Message::decode(bytes).expect_err("the bytes must not decode");
-        tx.send(Inbound::Malformed {
-            stream: StreamId(0),
-            error,
-        })
-        .await
-        .expect("the host end is gone");
+        assert!(Message::decode(bytes).is_err(), "the bytes must not decode");
+        self.link_mut()
+            .deliver_bytes(bytes)
+            .await
+            .expect("the host end is gone");
     }
 
     async fn serve_mcpl_handshake(&mut self, tools: Value) {

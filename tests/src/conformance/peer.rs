@@ -1,5 +1,5 @@
 //! [`Peer`]: the runner's host side of one link of `mcpl-transport`: the one raw peer of
-//! the tests ([`mcpl_testkit::Peer`] on a [`ConnLink`]), which writes exact JSON-RPC and
+//! the tests ([`mcpl_testkit::Peer`] on a connection's [`TestEnd`]), which writes exact JSON-RPC and
 //! keeps every message read in arrival order, plus what the runner needs on top: it
 //! answers the server's requests (pushes by a [`PushAnswer`] policy), records every rev it
 //! reads, so a vector can check the order rules of §5.2 on any transport, and turns a read
@@ -10,9 +10,9 @@
 
 use super::error::{Checked, VectorError, ensure, violation};
 use super::wire::{Carrier, hints_of, method_of};
-use crate::link::{ConnLink, ConnPeer};
 use mcpl_testkit::{ReadError, msg};
 use mcpl_transport::Connection;
+use mcpl_transport::testkit::{TestEnd, TestPeer};
 use serde_json::{Value, json};
 use std::collections::VecDeque;
 use std::time::Duration;
@@ -52,7 +52,7 @@ pub struct RevSeen {
 /// A raw client on one link. See the module docs.
 pub struct Peer {
     label: String,
-    raw: ConnPeer,
+    raw: TestPeer,
     ordered: bool,
     /// The host advertised `toolHints` (set by the handshake).
     pub(super) hinted: bool,
@@ -73,7 +73,7 @@ impl Peer {
         Peer {
             label: label.into(),
             ordered: conn.info.ordered,
-            raw: ConnLink::peer(conn).with_limit(limit),
+            raw: TestEnd::peer(conn).with_limit(limit),
             hinted: false,
             unclaimed: VecDeque::new(),
             responses: Vec::new(),
