@@ -607,3 +607,13 @@ pub fn post_result_with_rev(rev: u64) -> impl Fn(&Delivery<'_>) -> bool + Send +
                 .is_ok_and(|v| v["result"]["_meta"]["mcpl/hints"]["rev"] == json!(rev))
     }
 }
+
+/// Whether the host's hint state for `arcade` holds `tool` visible in `instance`: what the
+/// server told, as the host applied it (§5.2), read from its state rather than from what
+/// the agent is shown.
+pub async fn visible(host: &HostHandle, tool: &str, instance: Option<&str>) -> bool {
+    host.is_visible("arcade", tool, instance)
+        .await
+        .expect("the host runs")
+        .expect("hints count on arcade")
+}
