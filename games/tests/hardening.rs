@@ -174,13 +174,14 @@ async fn hardening_01_out_of_file_descriptors_the_listeners_pause_and_recover() 
         token: Some("alice".into()),
         ..Default::default()
     };
-    let mut conn = within(mcpl_transport::ws::connect(&ws_url, &opts))
+    let conn = within(mcpl_transport::ws::connect(&ws_url, &opts))
         .await
         .expect("a connection once descriptors are free");
-    let init: mcpl_protocol::Message = serde_json::from_str(&initialize(1)).unwrap();
-    conn.outbound.send(init).await.unwrap();
-    let answer = within(conn.inbound.recv()).await.expect("an answer");
-    assert!(matches!(answer, mcpl_transport::Inbound::Message { .. }));
+    let mut client = mcpl_transport::testkit::TestEnd::peer(conn);
+    let init: serde_json::Value = serde_json::from_str(&initialize(1)).unwrap();
+    client.send(init).await;
+    let answer = client.recv().await;
+    assert_eq!(answer["id"], 1, "{answer}");
 }
 
 /// `line` without its terminal colour codes (`ESC [ … m`).

@@ -25,7 +25,7 @@ async fn boundary_05_one_unreadable_hint_entry_costs_only_itself() {
             "toolsets--act",
             json!({"tool": "play", "args": {"move": "D4"}}),
         );
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         conn.reply(
             &req,
             json!({"content": [{"type": "text", "text": "Black D4."}],
@@ -72,7 +72,7 @@ async fn boundary_05_hints_without_a_rev_start_a_recovery_and_keep_the_result() 
             "toolsets--act",
             json!({"tool": "play", "args": {"move": "D4"}}),
         );
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         conn.reply(
             &req,
             json!({"content": [{"type": "text", "text": "Black D4."}],

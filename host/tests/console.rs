@@ -118,7 +118,7 @@ async fn the_console_plays_the_agent_over_json_lines() {
         console
             .send(r#"{"id":"open","tool":"toolsets--open","args":{"toolset":"game","instance":"g1"}}"#)
             .await;
-        let req = conn.request("toolsets/open").await;
+        let req = conn.expect_next("toolsets/open").await;
         conn.reply(&req, game_opened("g1", 2)).await;
         let opened = console.answer(json!("open")).await;
         let all: String = opened["result"]["content"]

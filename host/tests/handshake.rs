@@ -107,14 +107,14 @@ fn a_plain_mcp_server_gets_no_feature_sets_update() {
         let link = ServerLink::new(config(connector, sink, tap)).start();
         let mut peer = servers.next_peer().await;
 
-        let init = peer.expect_request("initialize").await;
+        let init = peer.expect_next("initialize").await;
         peer.reply(&init, plain_init_result()).await;
         assert_eq!(
-            peer.expect().await,
+            peer.recv().await,
             json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
         );
         // Straight to tools/list: no grant for a server that does not speak MCPL.
-        let list = peer.expect().await;
+        let list = peer.recv().await;
         assert_eq!(
             list,
             json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
@@ -155,14 +155,14 @@ fn tools_list_follows_next_cursor_through_every_page() {
         let list = peer.serve_mcpl_handshake_to_list().await;
         peer.reply(&list, json!({"tools": [tool("a")], "nextCursor": "p2"}))
             .await;
-        let page2 = peer.expect().await;
+        let page2 = peer.recv().await;
         assert_eq!(
             page2,
             json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"cursor": "p2"}})
         );
         peer.reply(&page2, json!({"tools": [tool("b")], "nextCursor": "p3"}))
             .await;
-        let page3 = peer.expect().await;
+        let page3 = peer.recv().await;
         assert_eq!(page3["params"], json!({"cursor": "p3"}));
         peer.reply(
             &page3,
@@ -189,11 +189,11 @@ fn tools_list_follows_next_cursor_through_every_page() {
 
         // A caller's listing pages too.
         let call = actix::spawn(link.send(ListTools));
-        let first = peer.expect_request("tools/list").await;
+        let first = peer.expect_next("tools/list").await;
         assert_eq!(first["params"], json!({}));
         peer.reply(&first, json!({"tools": [tool("a")], "nextCursor": "next"}))
             .await;
-        let second = peer.expect_request("tools/list").await;
+        let second = peer.expect_next("tools/list").await;
         peer.reply(&second, json!({"tools": [tool("d")]})).await;
         let listed = call.await.unwrap().unwrap().unwrap();
         assert_eq!(names(&listed), ["a", "d"]);
@@ -211,10 +211,10 @@ fn a_cursor_given_twice_ends_the_listing_with_an_error() {
         peer.serve_mcpl_handshake(json!([])).await;
 
         let call = actix::spawn(link.send(ListTools));
-        let first = peer.expect_request("tools/list").await;
+        let first = peer.expect_next("tools/list").await;
         peer.reply(&first, json!({"tools": [], "nextCursor": "again"}))
             .await;
-        let second = peer.expect_request("tools/list").await;
+        let second = peer.expect_next("tools/list").await;
         peer.reply(&second, json!({"tools": [], "nextCursor": "again"}))
             .await;
         match call.await.unwrap().unwrap() {
@@ -241,7 +241,7 @@ fn every_listing_is_reported_with_the_lowest_rev_its_pages_name() {
             json!({"tools": [tool("look")], "nextCursor": "p2", "_meta": {"mcpl/rev": 5}}),
         )
         .await;
-        let second = peer.expect_request("tools/list").await;
+        let second = peer.expect_next("tools/list").await;
         assert_eq!(second["params"], json!({"cursor": "p2"}));
         peer.reply(
             &second,
@@ -274,7 +274,7 @@ fn list_changed_relists_and_only_a_different_list_is_announced() {
         // The same list again: read, not announced.
         peer.send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
             .await;
-        let again = peer.expect().await;
+        let again = peer.recv().await;
         assert_eq!(
             again,
             json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}})
@@ -283,7 +283,7 @@ fn list_changed_relists_and_only_a_different_list_is_announced() {
 
         peer.send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
             .await;
-        let changed = peer.expect_request("tools/list").await;
+        let changed = peer.expect_next("tools/list").await;
         peer.reply(&changed, json!({"tools": [tool("look"), tool("resign")]}))
             .await;
 
@@ -332,7 +332,7 @@ fn an_unsupported_protocol_version_disconnects_with_a_clear_error() {
         let link = ServerLink::new(config(connector, sink, tap)).start();
         let first = servers.next_attempt().await;
         let mut peer = servers.next_peer().await;
-        let init = peer.expect_request("initialize").await;
+        let init = peer.expect_next("initialize").await;
         peer.reply(
             &init,
             json!({"protocolVersion": "2024-10-07", "capabilities": {},
@@ -375,7 +375,7 @@ fn requests_before_ready_fail_at_once_and_initialize_is_reserved() {
         let (tap, _taps) = tap();
         let link = ServerLink::new(config(connector, sink, tap)).start();
         let mut peer = servers.next_peer().await;
-        let init = peer.expect_request("initialize").await;
+        let init = peer.expect_next("initialize").await;
 
         // The initialize result has not come: nothing is sent, nothing hangs.
         let call = link.send(CallTool::new("look")).await.unwrap();
@@ -394,8 +394,8 @@ fn requests_before_ready_fail_at_once_and_initialize_is_reserved() {
         );
 
         peer.reply(&init, plain_init_result()).await;
-        peer.expect().await; // initialized
-        let tools = peer.expect_request("tools/list").await;
+        peer.recv().await; // initialized
+        let tools = peer.expect_next("tools/list").await;
         peer.reply(&tools, json!({"tools": []})).await;
         let params: InitializeParams =
             serde_json::from_value(initialize_request(1)["params"].clone())
@@ -422,10 +422,10 @@ fn a_refused_grant_disconnects_but_an_mcp_only_fallback_goes_on_without_a_grant(
         let link = ServerLink::new(config(connector, sink, tap)).start();
 
         let mut peer = servers.next_peer().await;
-        let init = peer.expect_request("initialize").await;
+        let init = peer.expect_next("initialize").await;
         peer.reply(&init, mcpl_init_result()).await;
-        peer.expect().await; // initialized
-        let grant = peer.expect_request("featureSets/update").await;
+        peer.recv().await; // initialized
+        let grant = peer.expect_next("featureSets/update").await;
         peer.reply(
             &grant,
             json!({"accepted": false, "fallback": "close", "reason": "tools only"}),
@@ -448,13 +448,13 @@ fn a_refused_grant_disconnects_but_an_mcp_only_fallback_goes_on_without_a_grant(
 
         // Next connection: the server refuses but goes on as plain MCP.
         let mut peer = servers.next_peer().await;
-        let init = peer.expect_request("initialize").await;
+        let init = peer.expect_next("initialize").await;
         peer.reply(&init, mcpl_init_result()).await;
-        peer.expect().await;
-        let grant = peer.expect_request("featureSets/update").await;
+        peer.recv().await;
+        let grant = peer.expect_next("featureSets/update").await;
         peer.reply(&grant, json!({"accepted": false, "fallback": "mcp-only"}))
             .await;
-        let list = peer.expect_request("tools/list").await;
+        let list = peer.expect_next("tools/list").await;
         peer.reply(&list, json!({"tools": []})).await;
         events
             .until(|e| matches!(e, LinkEvent::Connected { epoch: 2, .. }).then_some(()))
@@ -471,7 +471,7 @@ fn a_refused_grant_disconnects_but_an_mcp_only_fallback_goes_on_without_a_grant(
             "payload": {"content": []}}}),
         )
         .await;
-        let answer = peer.expect().await;
+        let answer = peer.recv().await;
         assert_eq!(answer["id"], 9);
         assert_eq!(answer["error"]["code"], ErrorCode::METHOD_NOT_FOUND.0);
     });
@@ -485,7 +485,7 @@ fn an_initialize_error_is_a_rejected_handshake() {
         let (tap, mut taps) = tap();
         let _link = ServerLink::new(config(connector, sink, tap)).start();
         let mut peer = servers.next_peer().await;
-        let init = peer.expect_request("initialize").await;
+        let init = peer.expect_next("initialize").await;
         peer.send(json!({"jsonrpc": "2.0", "id": init["id"], "error": {"code": -32603, "message": "boom"}})).await;
         peer.expect_closed().await;
         match events.next().await {
@@ -526,7 +526,7 @@ fn a_listing_asked_for_during_another_follows_it() {
             .await;
         peer.reply(&first, json!({"tools": [tool("old")]})).await;
         // Exactly one more listing, for both the caller and the list_changed.
-        let second = peer.expect().await;
+        let second = peer.recv().await;
         assert_eq!(
             second,
             json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}})
@@ -535,7 +535,7 @@ fn a_listing_asked_for_during_another_follows_it() {
         assert_eq!(names(&call.await.unwrap().unwrap().unwrap()), ["new"]);
         peer.send(json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}))
             .await;
-        assert_eq!(peer.expect().await["id"], "p", "no third listing was sent");
+        assert_eq!(peer.recv().await["id"], "p", "no third listing was sent");
         // The listing under way when list_changed came does not count as caused by it; the
         // one after does (a host's tool-list boundary, §3).
         let mut listed = Vec::new();

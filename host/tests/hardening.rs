@@ -60,7 +60,7 @@ fn hardening_07_a_server_that_never_reads_its_answers_is_dropped_at_the_queue_bo
         // channels, then the link's queue, and the next one finds it full.
         let sender = tokio::spawn(async move {
             let mut sent = 0;
-            while sent < 100_000 && peer.try_send(ping(sent)).await {
+            while sent < 100_000 && peer.try_send(ping(sent)).await.is_ok() {
                 sent += 1;
             }
             sent
@@ -192,7 +192,7 @@ fn hardening_08_a_link_reads_no_further_ahead_of_its_consumer_than_its_gate_allo
 #[actix::test]
 async fn hardening_08_a_flood_is_read_no_faster_than_the_host_takes_it_and_nothing_is_lost() {
     within(async {
-        let (_server, host, conn) = connected(Transport::Ws, HOLD).await;
+        let (_server, host, mut conn) = connected(Transport::Ws, HOLD).await;
         const EACH: u64 = 10_000;
         let flood = tokio::spawn(async move {
             for i in 0..EACH {
@@ -346,7 +346,7 @@ fn hardening_10_a_server_that_never_answers_initialize_is_tried_again_after_the_
         let mut silent = Vec::new();
         for _ in 0..2 {
             let mut peer = servers.next_peer().await;
-            peer.expect_request("initialize").await;
+            peer.expect_next("initialize").await;
             match next_disconnect(&mut events).await {
                 DisconnectReason::HandshakeTimeout { method, after } => {
                     assert_eq!((method, after), ("initialize", Duration::from_secs(10)))
@@ -433,11 +433,11 @@ async fn hardening_11_a_flood_of_malformed_messages_costs_a_few_log_lines() {
         loop {
             let m = if last {
                 tokio::select! {
-                    m = conn.next() => m,
+                    m = conn.recv() => m,
                     _ = hints_until(&host, |h| !h.recovering) => break,
                 }
             } else {
-                conn.next().await
+                conn.recv().await
             };
             match m["method"].as_str() {
                 Some("toolsets/list") => {

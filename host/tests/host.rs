@@ -36,7 +36,7 @@ async fn a_game_is_opened_and_played_through_the_meta_tools() {
             let host = host.clone();
             async move { host.call("toolsets--open", json!({"toolset": "game", "options": {"size": 9}})).await }
         });
-        let req = conn.request("toolsets/open").await;
+        let req = conn.expect_next("toolsets/open").await;
         assert_eq!(
             req["params"],
             json!({"toolset": "game", "instance": "game-1", "options": {"size": 9}})
@@ -52,7 +52,7 @@ async fn a_game_is_opened_and_played_through_the_meta_tools() {
             let host = host.clone();
             async move { host.call("toolsets--act", json!({"tool": "play", "args": {"move": "D4"}})).await }
         });
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         assert_eq!(
             req["params"],
             json!({"name": "play", "arguments": {"move": "D4"}, "_meta": {"mcpl/instance": "game-1"}})
@@ -163,7 +163,7 @@ async fn list_changed_is_a_tool_list_boundary() {
         let (_server, host, mut conn) = connected(Transport::Ws, HOLD).await;
         conn.send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
             .await;
-        let list = conn.request("tools/list").await;
+        let list = conn.expect_next("tools/list").await;
         let mut tools = arcade_tools();
         tools
             .as_array_mut()
@@ -185,7 +185,7 @@ async fn a_recovery_read_the_server_refuses_is_tried_again() {
     within(async {
         let (_server, host, mut conn) = connected(Transport::Ws, HOLD).await;
         conn.hints(changes(3, json!([]), json!([]))).await;
-        let stmt = conn.request("toolsets/list").await;
+        let stmt = conn.expect_next("toolsets/list").await;
         conn.send(json!({"jsonrpc": "2.0", "id": stmt["id"],
                          "error": {"code": -32603, "message": "busy"}}))
             .await;
@@ -315,7 +315,7 @@ async fn a_call_whose_answer_was_lost_on_streamable_http_starts_a_recovery() {
             "toolsets--act",
             json!({"tool": "play", "instance": "g1", "args": {"move": "D4"}}),
         );
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         conn.send(json!({"jsonrpc": "2.0", "id": req["id"],
                          "error": {"code": -32000, "message": "Streamable HTTP: the POST failed"}}))
             .await;

@@ -97,7 +97,7 @@ fn a_statement_behind_the_last_rev_is_read_again_no_faster_than_the_retry_delay(
         // reads again, paced by its retry delay (never in a tight loop).
         let mut reads = Vec::new();
         for _ in 0..20 {
-            let stmt = conn.request("toolsets/list").await;
+            let stmt = conn.expect_next("toolsets/list").await;
             reads.push(Instant::now());
             conn.reply(&stmt, visible_statement(1, &["seek", "roam"]))
                 .await;
@@ -134,11 +134,11 @@ fn a_forever_gap_costs_one_recovery_each_time_and_the_host_then_stays_quiet() {
                 json!([]),
             ))
             .await;
-            let stmt = conn.request("toolsets/list").await;
+            let stmt = conn.expect_next("toolsets/list").await;
             assert_eq!(written.elapsed(), HOLD, "held exactly the window first");
             last += 3;
             conn.reply(&stmt, lobby_statement(last)).await;
-            let list = conn.request("tools/list").await;
+            let list = conn.expect_next("tools/list").await;
             conn.reply(&list, tools_page(&arcade_tools(), last)).await;
             let h = hints_until(&host, |h| h.last_rev == last && !h.recovering).await;
             assert_eq!(
@@ -369,7 +369,7 @@ async fn left_to_the_server(
 ) {
     let started = std::time::Instant::now();
     let call = spawn_call(host, "toolsets--act", json!({"tool": tool, "args": args}));
-    let req = conn.request("tools/call").await;
+    let req = conn.expect_next("tools/call").await;
     assert_eq!(req["params"]["name"], tool);
     assert_eq!(req["params"]["arguments"], args, "sent as given");
     let (err, look) = local_call(host, "toolsets--look", json!({})).await;
@@ -458,7 +458,7 @@ async fn a_definition_nested_too_deep_to_read_is_refused_and_its_loss_recovered(
         conn.hints(json!({"rev": 2, "tools": [
             {"name": "roam", "definition": {"inputSchema": deep_schema(200)}}]}))
             .await;
-        let refusal = conn.next().await;
+        let refusal = conn.recv().await;
         assert_eq!(
             (&refusal["id"], &refusal["error"]["code"]),
             (&Value::Null, &json!(-32700)),
@@ -494,7 +494,7 @@ async fn spec_17_8_a_flood_of_manifest_changes_is_read_at_a_bounded_rate() {
         for _ in 0..1000 {
             conn.send(changed.clone()).await;
         }
-        let first = conn.request("mcpl/manifest").await;
+        let first = conn.expect_next("mcpl/manifest").await;
         let mut last = std::time::Instant::now();
         // While it is unanswered the host sends no other.
         nothing_else_was_sent(&host, &mut conn).await;
@@ -502,7 +502,7 @@ async fn spec_17_8_a_flood_of_manifest_changes_is_read_at_a_bounded_rate() {
         // Every change read meanwhile is one fetch, no sooner than the interval allows (the
         // test reads each fetch a little after it was sent, hence the slack; without the
         // bound the next fetch follows the answer within a millisecond).
-        let second = conn.request("mcpl/manifest").await;
+        let second = conn.expect_next("mcpl/manifest").await;
         assert!(last.elapsed() >= MIN / 2, "{:?}", last.elapsed());
         last = std::time::Instant::now();
         conn.reply(&second, arcade_manifest()).await;
@@ -515,7 +515,7 @@ async fn spec_17_8_a_flood_of_manifest_changes_is_read_at_a_bounded_rate() {
             for _ in 0..50 {
                 conn.send(changed.clone()).await;
             }
-            let read = conn.request("mcpl/manifest").await;
+            let read = conn.expect_next("mcpl/manifest").await;
             assert!(
                 last.elapsed() >= MIN / 2,
                 "round {round}: {:?}",
@@ -556,7 +556,7 @@ async fn a_flood_of_pushes_is_answered_one_by_one_every_one_told_and_the_history
                 .await;
             }
             for i in start..start + CHUNK {
-                let answer = conn.next().await;
+                let answer = conn.recv().await;
                 assert_eq!(
                     (&answer["id"], &answer["result"]["accepted"]),
                     (&json!(1_000 + i), &json!(true)),
@@ -639,7 +639,7 @@ async fn oversized_messages_are_refused_the_link_goes_on_and_past_the_ceiling_it
         // A result past the limit: the call fails clearly when its time is up, and what
         // the result carried is read again at once.
         let call = spawn_call(&host, "toolsets--act", json!({"tool": "roam"}));
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         conn.reply(&req, json!({"content": [{"type": "text", "text": big}]}))
             .await;
         conn.serve_recovery(lobby_statement(5), &arcade_tools(), 5)
@@ -692,7 +692,7 @@ async fn a_message_refused_as_too_large_starts_a_recovery_at_once() {
             .expect("no recovery after a message was lost");
         assert_eq!(first["method"], "toolsets/list", "{first}");
         conn.reply(&first, lobby_statement(3)).await;
-        let list = conn.request("tools/list").await;
+        let list = conn.expect_next("tools/list").await;
         conn.reply(&list, tools_page(&arcade_tools(), 3)).await;
         hints_until(&host, |h| h.last_rev == 3 && !h.recovering).await;
         nothing_else_was_sent(&host, &mut conn).await;

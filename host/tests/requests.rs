@@ -49,7 +49,7 @@ fn a_call_carries_its_arguments_and_meta_and_returns_the_result() {
                     .with_meta(Meta::with_instance("g1")),
             ),
         );
-        let req = peer.expect().await;
+        let req = peer.recv().await;
         assert_eq!(
             req,
             json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
@@ -72,7 +72,7 @@ fn a_server_error_response_and_a_malformed_result_are_told_apart() {
     paused(async {
         let (link, mut peer, _events, _taps) = ready(Plan::Accept { ordered: true }).await;
         let call = actix::spawn(link.send(CallTool::new("play")));
-        let req = peer.expect_request("tools/call").await;
+        let req = peer.expect_next("tools/call").await;
         peer.send(json!({"jsonrpc": "2.0", "id": req["id"], "error": {"code": -32602, "message": "unknown tool"}})).await;
         match call.await.unwrap().unwrap() {
             Err(LinkError::Server {
@@ -83,7 +83,7 @@ fn a_server_error_response_and_a_malformed_result_are_told_apart() {
         }
 
         let call = actix::spawn(link.send(CallTool::new("play")));
-        let req = peer.expect_request("tools/call").await;
+        let req = peer.expect_next("tools/call").await;
         peer.reply(&req, json!({"content": "not a list"})).await;
         assert!(matches!(
             call.await.unwrap().unwrap(),
@@ -101,11 +101,11 @@ fn a_timed_out_call_is_cancelled_and_its_late_result_still_reaches_the_tap() {
         let (link, mut peer, _events, mut taps) = ready(Plan::Accept { ordered: true }).await;
         let call =
             actix::spawn(link.send(CallTool::new("play").with_timeout(Duration::from_secs(5))));
-        let req = peer.expect_request("tools/call").await;
+        let req = peer.expect_next("tools/call").await;
         let sent_at = tokio::time::Instant::now();
 
         // The server says nothing; the clock runs to the timeout.
-        let cancel = peer.expect().await;
+        let cancel = peer.recv().await;
         assert_eq!(
             tokio::time::Instant::now() - sent_at,
             Duration::from_secs(5)
@@ -145,7 +145,7 @@ fn a_timed_out_call_is_cancelled_and_its_late_result_still_reaches_the_tap() {
 
         // The link goes on.
         let call = actix::spawn(link.send(CallTool::new("play")));
-        let req = peer.expect_request("tools/call").await;
+        let req = peer.expect_next("tools/call").await;
         assert_eq!(req["id"], 5);
         peer.reply(&req, json!({"content": []})).await;
         assert!(call.await.unwrap().unwrap().is_ok());
@@ -157,7 +157,7 @@ fn a_call_in_flight_when_the_link_drops_fails_as_disconnected() {
     paused(async {
         let (link, mut peer, mut events, mut taps) = ready(Plan::Accept { ordered: true }).await;
         let call = actix::spawn(link.send(CallTool::new("play")));
-        peer.expect_request("tools/call").await;
+        peer.expect_next("tools/call").await;
         drop(peer);
 
         assert_eq!(
@@ -198,7 +198,7 @@ fn any_typed_request_goes_through_send_request() {
                 meta: None,
             })),
         );
-        let req = peer.expect().await;
+        let req = peer.recv().await;
         assert_eq!(
             req,
             json!({"jsonrpc": "2.0", "id": 4, "method": "toolsets/list", "params": {}})
@@ -219,14 +219,14 @@ fn unreadable_input_is_answered_with_its_decode_error_and_the_link_goes_on() {
     paused(async {
         let (link, mut peer, _events, _taps) = ready(Plan::AcceptRaw).await;
         peer.send_unreadable(b"{not json").await;
-        let answer = peer.expect().await;
+        let answer = peer.recv().await;
         assert_eq!(answer["id"], Value::Null);
         assert_eq!(answer["error"]["code"], ErrorCode::PARSE_ERROR.0);
 
         // An invalid message carrying the id of a call in flight was meant as its response:
         // the call fails at once and nothing is answered.
         let call = actix::spawn(link.send(CallTool::new("play")));
-        let req = peer.expect_request("tools/call").await;
+        let req = peer.expect_next("tools/call").await;
         let id = req["id"].as_i64().unwrap();
         let bad = format!(
             r#"{{"jsonrpc":"2.0","id":{id},"result":{{}},"error":{{"code":1,"message":"x"}}}}"#
@@ -242,7 +242,7 @@ fn unreadable_input_is_answered_with_its_decode_error_and_the_link_goes_on() {
         peer.send(json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}))
             .await;
         assert_eq!(
-            peer.expect().await,
+            peer.recv().await,
             json!({"jsonrpc": "2.0", "id": "p", "result": {}}),
             "nothing was written before"
         );
@@ -255,7 +255,7 @@ fn shutdown_closes_the_connection_and_fails_what_is_in_flight() {
     paused(async {
         let (link, mut peer, mut events, _taps) = ready(Plan::Accept { ordered: true }).await;
         let call = actix::spawn(link.send(CallTool::new("play")));
-        peer.expect_request("tools/call").await;
+        peer.expect_next("tools/call").await;
         link.send(Shutdown).await.unwrap();
 
         assert_eq!(

@@ -64,7 +64,7 @@ fn a_push_is_tapped_before_it_is_answered_and_accepted_by_default() {
         let (_link, mut peer, mut events, mut taps) = ready_with(|_| {}).await;
         peer.send(push("push-1", "ev-1")).await;
         assert_eq!(
-            peer.expect().await,
+            peer.recv().await,
             json!({"jsonrpc": "2.0", "id": "push-1", "result": {"accepted": true}})
         );
         assert!(
@@ -123,7 +123,7 @@ fn a_push_refused_by_policy_is_still_tapped_and_the_policy_can_change() {
         .await;
         peer.send(push("push-2", "ev-2")).await;
         assert_eq!(
-            peer.expect().await,
+            peer.recv().await,
             json!({"jsonrpc": "2.0", "id": "push-2", "result": {"accepted": false, "reason": "busy with ev-2"}})
         );
         // §5.2, vector 3: a refused push's hints are read all the same, and before the
@@ -141,7 +141,7 @@ fn a_push_refused_by_policy_is_still_tapped_and_the_policy_can_change() {
             .await
             .unwrap();
         peer.send(push("push-3", "ev-3")).await;
-        assert_eq!(peer.expect().await["result"], json!({"accepted": true}));
+        assert_eq!(peer.recv().await["result"], json!({"accepted": true}));
     });
 }
 
@@ -155,10 +155,10 @@ fn without_the_push_grant_a_push_is_denied_but_still_tapped() {
         config.grant = vec!["tools".into()];
         let _link = ServerLink::new(config).start();
         let mut peer = servers.next_peer().await;
-        let init = peer.expect_request("initialize").await;
+        let init = peer.expect_next("initialize").await;
         peer.reply(&init, mcpl_init_result()).await;
-        peer.expect().await; // initialized
-        let grant = peer.expect_request("featureSets/update").await;
+        peer.recv().await; // initialized
+        let grant = peer.expect_next("featureSets/update").await;
         // The server advertises pushEvents; the host's policy leaves it out: it is denied,
         // and said so as a diagnostic (SPEC §5.4).
         assert_eq!(
@@ -166,11 +166,11 @@ fn without_the_push_grant_a_push_is_denied_but_still_tapped() {
             json!({"effectiveCapabilities": ["tools"], "deniedCapabilities": ["pushEvents"]})
         );
         peer.reply(&grant, json!({"accepted": true})).await;
-        let list = peer.expect_request("tools/list").await;
+        let list = peer.expect_next("tools/list").await;
         peer.reply(&list, json!({"tools": []})).await;
 
         peer.send(push("push-4", "ev-4")).await;
-        let answer = peer.expect().await;
+        let answer = peer.recv().await;
         assert_eq!(answer["id"], "push-4");
         assert_eq!(answer["error"]["code"], ErrorCode::CAPABILITY_DENIED.0);
         assert!(tapped_push(&mut taps, "ev-4"));
@@ -184,14 +184,14 @@ fn ping_is_answered_and_unknown_requests_get_method_not_found() {
         peer.send(json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
             .await;
         assert_eq!(
-            peer.expect().await,
+            peer.recv().await,
             json!({"jsonrpc": "2.0", "id": 1, "result": {}})
         );
         peer.send(
             json!({"jsonrpc": "2.0", "id": 2, "method": "sampling/createMessage", "params": {}}),
         )
         .await;
-        let answer = peer.expect().await;
+        let answer = peer.recv().await;
         assert_eq!(answer["id"], 2);
         assert_eq!(answer["error"]["code"], ErrorCode::METHOD_NOT_FOUND.0);
         // A malformed push is an invalid-params error, and the link goes on.
@@ -200,12 +200,12 @@ fn ping_is_answered_and_unknown_requests_get_method_not_found() {
         )
         .await;
         assert_eq!(
-            peer.expect().await["error"]["code"],
+            peer.recv().await["error"]["code"],
             ErrorCode::INVALID_PARAMS.0
         );
         peer.send(json!({"jsonrpc": "2.0", "id": 4, "method": "ping"}))
             .await;
-        assert_eq!(peer.expect().await["id"], 4);
+        assert_eq!(peer.recv().await["id"], 4);
     });
 }
 
@@ -241,7 +241,7 @@ fn notifications_reach_subscribers_and_a_manifest_change_is_re_read() {
             }
             other => panic!("expected ManifestChanged, got {other:?}"),
         }
-        let read = peer.expect().await;
+        let read = peer.recv().await;
         assert_eq!(
             read,
             json!({"jsonrpc": "2.0", "id": 4, "method": "mcpl/manifest", "params": {}})
@@ -265,7 +265,7 @@ fn notifications_reach_subscribers_and_a_manifest_change_is_re_read() {
             }
             other => panic!("expected ManifestUpdated, got {other:?}"),
         }
-        let policy = peer.expect_request("featureSets/update").await;
+        let policy = peer.expect_next("featureSets/update").await;
         assert_eq!(
             policy["params"],
             json!({"effectiveCapabilities": ["tools"]})

@@ -37,7 +37,7 @@ async fn vector_03_a_push_explaining_a_change_is_applied_once_even_when_refused(
             "toolsets--open",
             json!({"toolset": "game", "instance": "g1"}),
         );
-        let req = conn.request("toolsets/open").await;
+        let req = conn.expect_next("toolsets/open").await;
         conn.reply(
             &req,
             json!({"instance": "g1", "_meta": {"mcpl/hints": changes(2,
@@ -95,15 +95,10 @@ async fn vector_03_a_push_explaining_a_change_is_applied_once_even_when_refused(
             1,
             "{t}"
         );
-        let (err, why) = local_call(
-            &host,
-            "toolsets--act",
-            json!({"tool": "play", "args": {"move": "D4"}}),
-        )
-        .await;
+        // The host's state, not only what it told: the refused push's change stands.
         assert!(
-            err && why.contains("play is not usable in [arcade/game:g1]"),
-            "{why}"
+            !visible(&host, "play", Some("g1")).await,
+            "the refused push's change applies (§5.2)"
         );
         nothing_else_was_sent(&host, &mut conn).await;
         host.stop().await;
@@ -138,12 +133,11 @@ async fn vector_04_revs_run_across_results_pushes_and_tools_hints_and_a_stale_on
             .await;
         let stmt = conn.next_request().await;
         assert_eq!(stmt["method"], "toolsets/list");
-        let (err, why) = local_call(&host, "toolsets--act", json!({"tool": "play", "args": {"move": "Q16"}})).await;
-        assert!(err && why.contains("not usable"), "the stale rev was applied: {why}");
+        assert!(!visible(&host, "play", Some("g1")).await, "the stale rev was applied");
         conn.reply(&stmt, statement(6, json!([{"toolset": "lobby"}, {"toolset": "game", "instance": "g1"}]), json!([]),
             json!([vis("seek", None, true), vis("roam", None, true), vis("resign", Some("g1"), true)])))
             .await;
-        let list = conn.request("tools/list").await;
+        let list = conn.expect_next("tools/list").await;
         conn.reply(&list, tools_page(&arcade_tools(), 6)).await;
         let h = hints_until(&host, |h| h.last_rev == 6 && !h.recovering).await;
         assert_eq!((h.stats.stale, h.stats.recoveries), (1, 1), "{h:?}");
@@ -156,7 +150,7 @@ async fn vector_04_revs_run_across_results_pushes_and_tools_hints_and_a_stale_on
 #[actix::test]
 async fn vector_04_on_streamable_http_a_stale_rev_is_ignored_without_a_recovery() {
     within(async {
-        let (_server, host, conn) = connected(Transport::Http, HOLD).await;
+        let (_server, host, mut conn) = connected(Transport::Http, HOLD).await;
         conn.hints(changes(2, json!([vis("roam", None, false)]), json!([])))
             .await;
         hints_until(&host, |h| h.last_rev == 2).await;
@@ -169,8 +163,10 @@ async fn vector_04_on_streamable_http_a_stale_rev_is_ignored_without_a_recovery(
             (0, false, 2),
             "{h:?}"
         );
-        let (err, why) = local_call(&host, "toolsets--act", json!({"tool": "roam"})).await;
-        assert!(err && why.contains("roam is not usable"), "{why}");
+        assert!(
+            !visible(&host, "roam", None).await,
+            "the stale rev was applied"
+        );
         assert_eq!(conn.count("toolsets/list"), 1, "only the connect-time read");
         host.stop().await;
     })
@@ -211,8 +207,9 @@ async fn vector_21_a_gap_on_an_ordered_link_triggers_one_recovery_reading_both_l
             (conn.count("toolsets/list"), conn.count("tools/list")),
             (2, 2)
         );
-        let t = texts(&host.transcript().await.unwrap());
-        assert!(t.contains("No longer usable: roam in [arcade]"), "{t}");
+        // The statement states seek visible and leaves roam out: invisible (§4.3).
+        assert!(visible(&host, "seek", None).await);
+        assert!(!visible(&host, "roam", None).await);
         host.stop().await;
     })
     .await;
@@ -253,7 +250,7 @@ async fn vector_22_after_a_recovery_held_and_late_revs_up_to_its_statement_are_i
 
         // rev 2 rides on a call's result, held back on its POST; rev 3 comes on the GET stream.
         let call = spawn_call(&host, "toolsets--act", json!({"tool": "roam"}));
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         conn.reply(
             &req,
             json!({"content": [{"type": "text", "text": "You roam."}],
@@ -288,7 +285,7 @@ async fn vector_22_after_a_recovery_held_and_late_revs_up_to_its_statement_are_i
         );
         // Neither rev 2 (late) nor rev 3 (held) changed anything: both stay usable.
         for tool in ["seek", "roam"] {
-            assert!(is_usable(&host, tool).await, "{tool} is still usable");
+            assert!(visible(&host, tool, None).await, "{tool} is still visible");
         }
         let t = texts(&host.transcript().await.unwrap());
         assert!(!t.contains("No longer usable"), "{t}");
@@ -308,9 +305,9 @@ async fn vector_28_hints_on_a_result_that_arrives_after_its_call_timed_out_are_a
         open_game(&host, &mut conn, "g1", 2).await;
         host.transcript().await.unwrap();
         let call = spawn_call(&host, "toolsets--act", json!({"tool": "play", "args": {"move": "D4"}}));
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         // The host gives up and says so to the server.
-        let cancelled = conn.next().await;
+        let cancelled = conn.recv().await;
         assert_eq!(cancelled["method"], "notifications/cancelled");
         assert_eq!(cancelled["params"]["requestId"], req["id"]);
         let r = call.await.unwrap();
@@ -322,8 +319,7 @@ async fn vector_28_hints_on_a_result_that_arrives_after_its_call_timed_out_are_a
         hints_until(&host, |h| h.last_rev == 3).await;
         let t = texts(&host.transcript().await.unwrap());
         assert!(t.contains("No longer usable: play in [arcade/game:g1]"), "{t}");
-        let (err, why) = local_call(&host, "toolsets--act", json!({"tool": "play", "args": {"move": "Q16"}})).await;
-        assert!(err && why.contains("not usable"), "{why}");
+        assert!(!visible(&host, "play", Some("g1")).await, "the late result's hints applied");
         host.stop().await;
     })
     .await;
@@ -369,15 +365,9 @@ async fn vector_35_a_push_seen_before_has_its_hints_ignored_and_makes_no_false_g
             (1, 0, 0),
             "{h:?}"
         );
-        let (err, why) = local_call(
-            &host,
-            "toolsets--act",
-            json!({"tool": "play", "args": {"move": "D4"}}),
-        )
-        .await;
         assert!(
-            err && why.contains("not usable"),
-            "the duplicate's hints applied: {why}"
+            !visible(&host, "play", Some("g1")).await,
+            "the duplicate's hints applied"
         );
         nothing_else_was_sent(&host, &mut conn).await;
         assert_eq!(conn.count("toolsets/list"), 1);
@@ -403,7 +393,7 @@ async fn vector_37_streamable_http_holds_an_early_rev_and_applies_it_once_the_mi
         settled(&host, 1, 1, 6).await;
 
         let call = spawn_call(&host, "toolsets--act", json!({"tool": "roam"}));
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         conn.reply(
             &req,
             json!({"content": [{"type": "text", "text": "You roam."}],
@@ -434,6 +424,8 @@ async fn vector_37_streamable_http_holds_an_early_rev_and_applies_it_once_the_mi
                 .contains("No longer usable: seek in [arcade/lobby]"),
             "{r:?}"
         );
+        assert!(!visible(&host, "seek", None).await && !visible(&host, "roam", None).await);
+        // Where each change is told is the rule here: the held rev 3's, as a notice.
         let t = texts(&host.transcript().await.unwrap());
         assert!(t.contains("No longer usable: roam in [arcade]"), "{t}");
         assert_eq!(conn.count("toolsets/list"), 1, "no recovery");
@@ -460,14 +452,14 @@ async fn a_hold_that_expires_recovers(transport: Transport, exact: bool) {
         .await;
     let h = hints_until(&host, |h| h.held == [3]).await;
     assert_eq!(h.last_rev, 1);
-    let stmt = conn.request("toolsets/list").await;
+    let stmt = conn.expect_next("toolsets/list").await;
     let waited = written_at.elapsed();
     assert!(waited >= HOLD, "the recovery started after {waited:?}");
     if exact {
         assert_eq!(waited, HOLD, "recovery starts when the window passes");
     }
     conn.reply(&stmt, lobby_statement(4)).await;
-    let list = conn.request("tools/list").await;
+    let list = conn.expect_next("tools/list").await;
     conn.reply(&list, tools_page(&arcade_tools(), 4)).await;
     let h = hints_until(&host, |h| h.last_rev == 4 && !h.recovering).await;
     assert_eq!(
@@ -480,7 +472,7 @@ async fn a_hold_that_expires_recovers(transport: Transport, exact: bool) {
         (1, 1, 1, 0),
         "{h:?}"
     );
-    assert!(is_usable(&host, "roam").await, "rev 3 was superseded");
+    assert!(visible(&host, "roam", None).await, "rev 3 was superseded");
     let t = texts(&host.transcript().await.unwrap());
     assert!(!t.contains("No longer usable"), "{t}");
     host.stop().await;

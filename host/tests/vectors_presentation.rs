@@ -89,7 +89,7 @@ async fn vector_15_a_move_from_static_to_dynamic_waits_for_the_next_list_boundar
             "{why}"
         );
         let call = spawn_call(&host, "toolsets--act", json!({"tool": "clock"}));
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         assert_eq!(req["params"], json!({"name": "clock"}));
         conn.reply(
             &req,
@@ -106,7 +106,7 @@ async fn vector_15_a_move_from_static_to_dynamic_waits_for_the_next_list_boundar
 #[actix::test]
 async fn vector_24_a_move_from_dynamic_to_static_is_applied_at_the_next_boundary_with_a_notice() {
     within(async {
-        let (_server, host, conn) = connected(Transport::Ws, HOLD).await;
+        let (_server, host, mut conn) = connected(Transport::Ws, HOLD).await;
         let before = host.tools_json().await.unwrap();
         conn.hints(json!({"rev": 2, "tools": [{"name": "roam", "presence": "static"}]}))
             .await;
@@ -196,7 +196,7 @@ async fn vector_20_a_definition_hint_changes_only_description_schema_and_annotat
             "toolsets--act",
             json!({"tool": "play", "args": {"move": "Q16"}}),
         );
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         assert_eq!(
             req["params"],
             json!({"name": "play", "arguments": {"move": "Q16"}, "_meta": {"mcpl/instance": "g1"}})
@@ -283,7 +283,7 @@ async fn vector_34_a_manifest_change_withdrawing_tool_hints_makes_every_tool_sta
         conn.send(json!({"jsonrpc": "2.0", "method": "mcpl/manifestChanged",
                          "params": {"revision": "r2", "domains": ["toolsets"]}}))
             .await;
-        let req = conn.request("mcpl/manifest").await;
+        let req = conn.expect_next("mcpl/manifest").await;
         let mut manifest: Value = arcade_manifest();
         manifest.as_object_mut().unwrap().remove("toolHints");
         conn.reply(&req, manifest).await;
@@ -307,7 +307,7 @@ async fn vector_34_a_manifest_change_withdrawing_tool_hints_makes_every_tool_sta
         let (err, _) = local_call(&host, "toolsets--act", json!({"tool": "play", "args": {"move": "D4"}})).await;
         assert!(err);
         let call = spawn_call(&host, "arcade--play", json!({"move": "D4"}));
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         assert_eq!(req["params"], json!({"name": "play", "arguments": {"move": "D4"}}));
         conn.reply(&req, json!({"content": [{"type": "text", "text": "ok"}]}))
             .await;

@@ -38,7 +38,7 @@ async fn vector_06_a_call_with_two_instances_open_and_none_named_fails_naming_th
             "toolsets--act",
             json!({"tool": "play", "instance": "g2", "args": {"move": "D4"}}),
         );
-        let req = conn.request("tools/call").await;
+        let req = conn.expect_next("tools/call").await;
         assert_eq!(req["params"]["_meta"], json!({"mcpl/instance": "g2"}));
         conn.reply(
             &req,
@@ -134,6 +134,13 @@ async fn vector_10_an_undeclared_group_is_opened_by_the_host_alone_and_gates_its
         let (err, why) = local_call(&host, "toolsets--open", json!({"toolset": "notes"})).await;
         assert!(!err && why.contains("Opened [arcade/notes]"), "{why}");
         assert!(why.contains("nothing was sent to arcade"), "{why}");
+        let open = |host: &mcpl_host::host::HostHandle| {
+            host.status().server("arcade").unwrap().open.clone()
+        };
+        assert!(
+            open(&host).contains(&("notes".to_owned(), None)),
+            "the host holds the group open"
+        );
 
         // Open: the call goes through, and nothing was sent before it.
         let call = spawn_call(
@@ -162,6 +169,10 @@ async fn vector_10_an_undeclared_group_is_opened_by_the_host_alone_and_gates_its
 
         let (err, _) = local_call(&host, "toolsets--close", json!({"toolset": "notes"})).await;
         assert!(!err);
+        assert!(
+            !open(&host).contains(&("notes".to_owned(), None)),
+            "the host closed the group"
+        );
         let (err, why) = local_call(&host, "toolsets--act", json!({"tool": "scratch"})).await;
         assert!(err && why.contains("which is closed"), "{why}");
         nothing_else_was_sent(&host, &mut conn).await;
@@ -286,16 +297,14 @@ async fn vector_23_a_statement_is_full_and_a_tool_it_does_not_state_visible_is_i
             "{t}"
         );
         assert!(!t.contains("resign"), "resign did not change: {t}");
-        let (err, why) = local_call(
-            &host,
-            "toolsets--act",
-            json!({"tool": "play", "args": {"move": "D4"}}),
-        )
-        .await;
+        // The host's state: what the statement leaves out is invisible, what it states
+        // visible stays so.
         assert!(
-            err && why.contains("play is not usable in [arcade/game:g1]"),
-            "{why}"
+            !visible(&host, "play", Some("g1")).await,
+            "play is still visible"
         );
+        assert!(visible(&host, "resign", Some("g1")).await);
+        assert!(visible(&host, "seek", None).await && visible(&host, "roam", None).await);
         nothing_else_was_sent(&host, &mut conn).await;
         host.stop().await;
     })
@@ -320,8 +329,16 @@ async fn vector_38_a_statement_with_nothing_visible_clears_what_the_host_believe
         ] {
             assert!(t.contains(line), "{line} missing: {t}");
         }
-        for tool in ["seek", "roam", "play", "resign"] {
-            assert!(!is_usable(&host, tool).await, "{tool} is still usable");
+        for (tool, instance) in [
+            ("seek", None),
+            ("roam", None),
+            ("play", Some("g1")),
+            ("resign", Some("g1")),
+        ] {
+            assert!(
+                !visible(&host, tool, instance).await,
+                "{tool} is still visible"
+            );
         }
         host.stop().await;
     })
@@ -338,7 +355,7 @@ async fn vector_33_a_manifest_change_removing_a_toolset_closes_its_instances_and
         conn.send(json!({"jsonrpc": "2.0", "method": "mcpl/manifestChanged",
                          "params": {"revision": "r2", "domains": ["toolsets"]}}))
             .await;
-        let req = conn.request("mcpl/manifest").await;
+        let req = conn.expect_next("mcpl/manifest").await;
         let mut manifest = arcade_manifest();
         manifest["toolsets"].as_object_mut().unwrap().remove("game");
         conn.reply(&req, manifest).await;

@@ -37,7 +37,7 @@ async fn a_url_connector_links_over_a_real_websocket_and_reconnects_when_the_ser
 
     let conn = listener.accept().await.expect("the host connects");
     assert_eq!(conn.info.principal, Some(Principal::Named("alice".into())));
-    let mut peer = Peer::from_connection(conn);
+    let mut peer = support::from_connection(conn);
     peer.serve_mcpl_handshake(json!([tool("play")])).await;
     events
         .until(|e| matches!(e, LinkEvent::ToolsChanged { epoch: 1, .. }).then_some(()))
@@ -49,7 +49,7 @@ async fn a_url_connector_links_over_a_real_websocket_and_reconnects_when_the_ser
     );
 
     let call = actix::spawn(link.send(CallTool::new("play")));
-    let req = peer.expect_request("tools/call").await;
+    let req = peer.expect_next("tools/call").await;
     peer.reply(&req, json!({"content": [{"type": "text", "text": "ok"}]}))
         .await;
     assert_eq!(call.await.unwrap().unwrap(), Ok(CallToolResult::text("ok")));
@@ -58,7 +58,7 @@ async fn a_url_connector_links_over_a_real_websocket_and_reconnects_when_the_ser
     events
         .until(|e| matches!(e, LinkEvent::Disconnected { epoch: 1, .. }).then_some(()))
         .await;
-    let mut peer = Peer::from_connection(listener.accept().await.expect("the host reconnects"));
+    let mut peer = support::from_connection(listener.accept().await.expect("the host reconnects"));
     peer.serve_mcpl_handshake(json!([])).await;
     events
         .until(|e| matches!(e, LinkEvent::Connected { epoch: 2, .. }).then_some(()))

@@ -71,19 +71,19 @@ fn ended_ids(message: &Value) -> Vec<String> {
 async fn one_life(server: &Server) -> Vec<String> {
     let (mut a, _session) = hinted(server, "alice").await;
     let mut seen = ended_ids(
-        &a.request(request(json!(1), "toolsets/list", json!({})))
+        &a.exchange(request(json!(1), "toolsets/list", json!({})))
             .await,
     );
-    a.request(open(2, "game", Some("g1"), None)).await;
+    a.exchange(open(2, "game", Some("g1"), None)).await;
     let finished = a
-        .request(call(3, "finish", json!({})).with_instance("g1"))
+        .exchange(call(3, "finish", json!({})).with_instance("g1"))
         .await;
     let told = ended_ids(&finished);
     assert_eq!(told.len(), 1, "the end of g1 is told: {finished:#}");
     seen.extend(told);
-    a.request(open(4, "game", Some("g2"), None)).await;
+    a.exchange(open(4, "game", Some("g2"), None)).await;
     let closed = a
-        .request(request(
+        .exchange(request(
             json!(5),
             "toolsets/close",
             json!({"toolset": "game", "instance": "g2"}),
@@ -95,7 +95,7 @@ async fn one_life(server: &Server) -> Vec<String> {
     );
     assert_eq!(ended_ids(&closed), Vec::<String>::new(), "without a record");
     // Ended by the connection going (nothing is kept), told to nobody.
-    a.request(open(6, "game", Some("g3"), None)).await;
+    a.exchange(open(6, "game", Some("g3"), None)).await;
     drop(a);
     seen
 }

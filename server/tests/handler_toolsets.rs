@@ -16,7 +16,7 @@ use mcpl_server::{
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use support::{TestClient, call, expect_push, hinted, hints, result, shown, text, within};
+use support::{Client, TestClient, call, expect_push, hinted, hints, result, shown, text, within};
 use tokio::sync::{mpsc, oneshot};
 
 /// Lets a test hold a handler between its open and its return.
@@ -163,7 +163,7 @@ fn gate() -> (
 
 async fn ping(client: &mut TestClient) {
     let pong = client
-        .request(json!({"jsonrpc": "2.0", "id": "ping", "method": "ping"}))
+        .exchange(json!({"jsonrpc": "2.0", "id": "ping", "method": "ping"}))
         .await;
     assert_eq!(pong, result(json!("ping"), json!({})));
 }
@@ -174,7 +174,7 @@ async fn an_open_by_a_handler_rides_in_its_result_and_reaches_the_other_connecti
     let (mut a1, _s1) = hinted(&server, "alice").await;
     let (mut a2, _s2) = hinted(&server, "alice").await;
     // The next message on the calling connection is the result, carrying the changes.
-    let got = a1.request(call(1, "start", json!({}))).await;
+    let got = a1.exchange(call(1, "start", json!({}))).await;
     assert_eq!(
         got,
         result(
@@ -202,7 +202,7 @@ async fn a_handler_open_is_checked_named_and_adopted_as_toolsets_open() {
     let server = server(Arc::default());
     let (mut a1, _s1) = hinted(&server, "alice").await;
     let first = a1
-        .request(call(1, "start", json!({"instance": "g1"})))
+        .exchange(call(1, "start", json!({"instance": "g1"})))
         .await;
     assert_eq!(
         first["result"]["_meta"]["mcpl/hints"],
@@ -211,7 +211,7 @@ async fn a_handler_open_is_checked_named_and_adopted_as_toolsets_open() {
     );
     // Adopted: nothing changed, so no hints and no rev (vector 17).
     let again = a1
-        .request(call(2, "start", json!({"instance": "g1"})))
+        .exchange(call(2, "start", json!({"instance": "g1"})))
         .await;
     assert_eq!(
         again,
@@ -226,14 +226,14 @@ async fn a_handler_open_is_checked_named_and_adopted_as_toolsets_open() {
         (json!({"size": 5}), "refused: size 5 is not ready"),
     ];
     for (n, (args, why)) in (3..).zip(refusals) {
-        let got = a1.request(call(n, "start", args)).await;
+        let got = a1.exchange(call(n, "start", args)).await;
         assert_eq!(
             got,
             result(json!(n), json!({"content": [text(why)], "isError": true}))
         );
     }
     let listed = a1
-        .request(support::request(json!(9), "tools/list", json!({})))
+        .exchange(support::request(json!(9), "tools/list", json!({})))
         .await;
     assert_eq!(listed["result"]["_meta"]["mcpl/rev"], 1, "{listed:#}");
 }
@@ -242,10 +242,10 @@ async fn a_handler_open_is_checked_named_and_adopted_as_toolsets_open() {
 async fn a_close_by_a_handler_rides_in_its_result() {
     let server = server(Arc::default());
     let (mut a1, _s1) = hinted(&server, "alice").await;
-    a1.request(call(1, "start", json!({"instance": "g1"})))
+    a1.exchange(call(1, "start", json!({"instance": "g1"})))
         .await;
     let left = a1
-        .request(call(2, "leave", json!({"instance": "g1"})))
+        .exchange(call(2, "leave", json!({"instance": "g1"})))
         .await;
     // §4.3 (revision 4): a close the principal asked for (through a handler on its
     // behalf) has no ended record, so its entry carries no `ended`.
@@ -261,7 +261,7 @@ async fn a_close_by_a_handler_rides_in_its_result() {
         )
     );
     let again = a1
-        .request(call(3, "leave", json!({"instance": "g1"})))
+        .exchange(call(3, "leave", json!({"instance": "g1"})))
         .await;
     assert_eq!(again["result"]["isError"], true, "{again:#}");
 }
@@ -285,7 +285,7 @@ async fn held_changes_go_before_anything_later_and_the_result_carries_the_rest()
     .await;
     // The other connection closes the game while the handler still runs.
     let closed = a2
-        .request(support::request(
+        .exchange(support::request(
             json!("c"),
             "toolsets/close",
             json!({"toolset": "game", "instance": "g1"}),
@@ -336,7 +336,7 @@ async fn a_host_without_tool_hints_gets_the_result_without_hints() {
         support::connect_as(&server, mcpl_transport::Principal::Named("bob".into()));
     bob.handshake_plain().await;
     let got = bob
-        .request(call(1, "start", json!({"instance": "g1"})))
+        .exchange(call(1, "start", json!({"instance": "g1"})))
         .await;
     assert_eq!(
         got,

@@ -11,7 +11,7 @@ use mcpl_server::{
 };
 use serde_json::{Value, json};
 use std::time::Duration;
-use support::{TestClient, call, hinted, hints, open, shown, text};
+use support::{Client, TestClient, call, hinted, hints, open, shown, text};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -71,13 +71,13 @@ async fn a_hint_push_that_times_out_is_not_sent_again() {
     let server = server();
     let (mut a1, _s1) = hinted(&server, "alice").await;
     let (mut a2, s2) = hinted(&server, "alice").await;
-    a1.request(open(1, "lamp", None, None)).await;
+    a1.exchange(open(1, "lamp", None, None)).await;
     a2.expect(hints(
         json!({"rev": 1, "tools": [shown("flip", None, true)],
         "toolsets": [{"toolset": "lamp", "state": "open"}]}),
     ))
     .await;
-    let flip = a1.request(call(2, "flip", json!({}))).await;
+    let flip = a1.exchange(call(2, "flip", json!({}))).await;
     assert_eq!(flip["result"]["_meta"]["mcpl/hints"]["rev"], 2, "{flip:#}");
     // alice's other connection is pushed the change with the event, and never answers.
     let first = flipped(&mut a2, 1, 2, true).await;
@@ -90,7 +90,7 @@ async fn a_hint_push_that_times_out_is_not_sent_again() {
         "the push timed out"
     );
     // The next change takes the next rev and a new event; nothing restates the first.
-    a1.request(call(3, "flip", json!({}))).await;
+    a1.exchange(call(3, "flip", json!({}))).await;
     let second = flipped(&mut a2, 2, 3, false).await;
     assert_ne!(first, second);
     a2.expect_silence().await;

@@ -83,7 +83,7 @@ fn answer(slot: &Slot) {
 
 /// Opens `slow` on `client` (rev 1 there).
 async fn open_slow(client: &mut TestClient) {
-    let got = client.request(open(1, "slow", None, None)).await;
+    let got = client.exchange(open(1, "slow", None, None)).await;
     assert_eq!(
         got,
         result(
@@ -169,7 +169,7 @@ async fn a_later_change_from_elsewhere_makes_the_held_ones_go_first() {
     .await;
     // alice opens another toolset on her other connection: a change stated after the held
     // ones, so they go first (§5.2).
-    let opened = a2.request(open(2, "other", None, None)).await;
+    let opened = a2.exchange(open(2, "other", None, None)).await;
     assert_eq!(
         opened["result"]["_meta"]["mcpl/hints"]["rev"], 3,
         "{opened:#}"
@@ -249,7 +249,7 @@ async fn a_cancelled_call_sends_what_it_held_at_once() {
     ))
     .await;
     let pong = a1
-        .request(json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}))
+        .exchange(json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}))
         .await;
     assert_eq!(pong, result(json!("p"), json!({})));
 }

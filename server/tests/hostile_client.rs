@@ -12,18 +12,20 @@
 #[path = "hostile_client/raw.rs"]
 mod raw;
 
-use mcpl_protocol::jsonrpc::{ErrorCode, Message};
+use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{
     InstanceContext, InstanceLogic, Reply, Server, Started, ToolCall, ToolContext, Toolset,
 };
-use mcpl_transport::{ClientOptions, Inbound, Outbound, ServerOptions, TransportError, http, ws};
+use mcpl_testkit::{ReadError, msg};
+use mcpl_transport::testkit::{TestEnd, TestPeer};
+use mcpl_transport::{ClientOptions, ServerOptions, TransportError, http, ws};
 use raw::{WsRead, exchange, post, ws_connect};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 /// The server's message size limit in these tests.
 const LIMIT: usize = 256 * 1024;
@@ -165,12 +167,9 @@ async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
 
 // ---- a well-behaved client -------------------------------------------------------------
 
-/// A JSON-RPC client over our transport, sending and reading exact JSON.
-struct Rpc {
-    out: Outbound,
-    inbound: mpsc::Receiver<Inbound>,
-    next_id: i64,
-}
+/// The one raw peer of the tests (`mcpl_testkit`) on one of our transport's connections,
+/// and the steps these tests take with it.
+struct Rpc(TestPeer);
 
 impl Rpc {
     async fn connect(url: &str, who: &str) -> Result<Rpc, TransportError> {
@@ -179,33 +178,27 @@ impl Rpc {
             ..Default::default()
         };
         let conn = mcpl_transport::connect(url, &opts).await?;
-        Ok(Rpc {
-            out: conn.outbound,
-            inbound: conn.inbound,
-            next_id: 100,
-        })
+        Ok(Rpc(TestEnd::peer(conn).with_limit(RECV_LIMIT)))
     }
 
-    async fn send(&self, v: Value) {
-        let m = Message::from_value(v).expect("a message");
-        self.out.send(m).await.expect("the link is open");
+    async fn send(&mut self, v: Value) {
+        self.0.send(v).await;
     }
 
     /// The next message, or `None` once the link closed.
     async fn recv(&mut self) -> Option<Value> {
-        match within(self.inbound.recv()).await? {
-            Inbound::Message { message, .. } => Some(serde_json::to_value(&message).unwrap()),
-            other => panic!("the server wrote something unreadable: {other:?}"),
+        let deadline = self.0.deadline();
+        match self.0.read(deadline).await {
+            Ok(v) => Some(v),
+            Err(ReadError::Closed(_)) => None,
+            Err(e) => panic!("the test stalled or the server wrote something unreadable: {e:?}"),
         }
     }
 
     /// Sends a request of `method` and returns its answer (anything else read meanwhile
     /// fails the test: nothing else is due).
     async fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
+        let id = self.0.send_request(method, params).await;
         let answer = self.recv().await.expect("the link is open");
         assert_eq!(
             answer["id"], id,
@@ -224,8 +217,7 @@ impl Rpc {
             )
             .await;
         assert!(init.get("result").is_some(), "{init}");
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
+        self.send(msg::initialized()).await;
         let grant = self
             .call(
                 "featureSets/update",

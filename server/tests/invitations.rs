@@ -14,7 +14,9 @@ use mcpl_server::{
 use mcpl_transport::Principal;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use support::{TestClient, call, connect_as, expect_push, hinted, open, result, shown, text};
+use support::{
+    Client, TestClient, call, connect_as, expect_push, hinted, open, result, shown, text,
+};
 
 struct Duel {
     host: ParticipantId,
@@ -126,7 +128,7 @@ fn server() -> Server {
 }
 
 async fn text_of(client: &mut TestClient, id: i64, tool: &str, args: Value) -> Value {
-    let got = client.request(call(id, tool, args)).await;
+    let got = client.exchange(call(id, tool, args)).await;
     assert_eq!(got["id"], id, "{got:#}");
     got["result"].clone()
 }
@@ -136,11 +138,11 @@ async fn the_logic_learns_the_invitees_name_and_hears_the_decline() {
     let server = server();
     let (mut bob, _b) = hinted(&server, "bob").await;
     // bob has a duel of his own named g1, so alice's g1 reaches him as g1-2.
-    let own = bob.request(open(1, "duel", Some("g1"), None)).await;
+    let own = bob.exchange(open(1, "duel", Some("g1"), None)).await;
     assert_eq!(own["result"]["instance"], "g1", "{own:#}");
     let (mut alice, _a) = hinted(&server, "alice").await;
     let opened = alice
-        .request(open(
+        .exchange(open(
             1,
             "duel",
             Some("g1"),
@@ -221,11 +223,11 @@ async fn a_joined_invitee_is_known_by_its_own_name() {
     let (mut bob, _b) = hinted(&server, "bob").await;
     let (mut alice, _a) = hinted(&server, "alice").await;
     alice
-        .request(open(1, "duel", Some("d"), Some(json!({"opponent": "bob"}))))
+        .exchange(open(1, "duel", Some("d"), Some(json!({"opponent": "bob"}))))
         .await;
     bob.recv().await;
     alice.recv().await;
-    let joined = bob.request(open(1, "duel", Some("d"), None)).await;
+    let joined = bob.exchange(open(1, "duel", Some("d"), None)).await;
     assert_eq!(
         joined,
         result(
@@ -253,7 +255,7 @@ async fn online_principals_are_the_named_ones_with_a_live_session() {
     let (alice, _a) = hinted(&server, "alice").await;
     let (mut bob, _b) = hinted(&server, "bob").await;
     // bob's toolsets outlive his connection; he is not online for that.
-    bob.request(open(1, "duel", Some("g1"), None)).await;
+    bob.exchange(open(1, "duel", Some("g1"), None)).await;
     let (mut anon, _n) = connect_as(&server, Principal::anonymous());
     anon.handshake_plain().await;
     let named = |names: &[&str]| -> Vec<Principal> {

@@ -8,7 +8,7 @@ use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_server::session::HostFeatures;
 use mcpl_server::{Phase, Server, SessionHandle};
 use serde_json::{Value, json};
-use support::{TestClient, code, connect};
+use support::{Client, TestClient, code, connect};
 
 fn server() -> Server {
     Server::builder("test-server", "0.1.0")
@@ -29,7 +29,7 @@ fn shown_manifest() -> Value {
 /// A ping round trip: everything sent before it has been read by the session.
 async fn sync(client: &mut TestClient) {
     let pong = client
-        .request(json!({"jsonrpc": "2.0", "id": "sync", "method": "ping"}))
+        .exchange(json!({"jsonrpc": "2.0", "id": "sync", "method": "ping"}))
         .await;
     assert_eq!(pong, json!({"jsonrpc": "2.0", "id": "sync", "result": {}}));
 }
@@ -72,13 +72,13 @@ async fn an_unsupported_version_is_answered_with_the_latest() {
 async fn server_discover_is_method_not_found_before_and_after_initialize() {
     let (mut client, _session) = connect(&server());
     let probe = json!({"jsonrpc": "2.0", "id": "d", "method": "server/discover", "params": {}});
-    let reply = client.request(probe.clone()).await;
+    let reply = client.exchange(probe.clone()).await;
     assert_eq!(
         (reply["id"].clone(), code(&reply)),
         (json!("d"), ErrorCode::METHOD_NOT_FOUND.0)
     );
     client.handshake_plain().await;
-    let reply = client.request(probe).await;
+    let reply = client.exchange(probe).await;
     assert_eq!(code(&reply), ErrorCode::METHOD_NOT_FOUND.0);
 }
 
@@ -92,7 +92,7 @@ async fn before_initialize_only_ping_and_initialize_are_served() {
         "featureSets/update",
     ] {
         let reply = client
-            .request(json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": {}}))
+            .exchange(json!({"jsonrpc": "2.0", "id": 3, "method": method, "params": {}}))
             .await;
         assert_eq!(
             (reply["id"].clone(), code(&reply)),
@@ -102,7 +102,7 @@ async fn before_initialize_only_ping_and_initialize_are_served() {
     }
     // An unknown method is still "not found", not "not initialized".
     let reply = client
-        .request(json!({"jsonrpc": "2.0", "id": 4, "method": "nope/nothing"}))
+        .exchange(json!({"jsonrpc": "2.0", "id": 4, "method": "nope/nothing"}))
         .await;
     assert_eq!(code(&reply), ErrorCode::METHOD_NOT_FOUND.0);
     // An early `initialized` changes nothing.
@@ -115,7 +115,7 @@ async fn before_initialize_only_ping_and_initialize_are_served() {
     );
     client.handshake_plain().await;
     let reply = client
-        .request(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}))
+        .exchange(json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}))
         .await;
     assert_eq!(
         reply,
@@ -128,7 +128,7 @@ async fn a_second_initialize_is_refused() {
     let (mut client, _session) = connect(&server());
     client.handshake_plain().await;
     let reply = client
-        .request(json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+        .exchange(json!({"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
             "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "h", "version": "1"}}}))
         .await;
     assert_eq!(
@@ -141,7 +141,7 @@ async fn a_second_initialize_is_refused() {
 async fn unknown_methods_and_bad_params_are_refused_and_the_session_goes_on() {
     let (mut client, _session) = connect(&server());
     let reply = client
-        .request(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 5}}))
+        .exchange(json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 5}}))
         .await;
     assert_eq!(
         (reply["id"].clone(), code(&reply)),
@@ -149,7 +149,7 @@ async fn unknown_methods_and_bad_params_are_refused_and_the_session_goes_on() {
     );
     client.handshake_mcpl(false, &["tools"]).await;
     let reply = client
-        .request(json!({"jsonrpc": "2.0", "id": 2, "method": "resources/list"}))
+        .exchange(json!({"jsonrpc": "2.0", "id": 2, "method": "resources/list"}))
         .await;
     assert_eq!(
         (reply["id"].clone(), code(&reply)),
@@ -166,7 +166,7 @@ async fn unknown_methods_and_bad_params_are_refused_and_the_session_goes_on() {
         (6, "ping", json!([1])),
     ] {
         let reply = client
-            .request(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .exchange(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
         assert_eq!(
             (reply["id"].clone(), code(&reply)),

@@ -9,7 +9,7 @@ use mcpl_server::{Server, ToolContext};
 use mcpl_transport::{ClientOptions, ServerOptions};
 use serde_json::{Value, json};
 use std::sync::Arc;
-use support::TestClient;
+use support::{Client, TestClient};
 
 fn server() -> Server {
     Server::builder("listen-test", "0.1.0")
@@ -38,10 +38,10 @@ async fn call_echo(url: &str, say: &str) -> (Value, TestClient) {
     let conn = mcpl_transport::connect(url, &ClientOptions::default())
         .await
         .unwrap_or_else(|e| panic!("connecting to {url}: {e}"));
-    let mut client = TestClient::from_connection(conn);
+    let mut client = support::from_connection(conn);
     client.handshake_plain().await;
     let reply = client
-        .request(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        .exchange(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
             "params": {"name": "echo", "arguments": {"say": say}}}))
         .await;
     (reply["result"].clone(), client)

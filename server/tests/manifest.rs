@@ -8,7 +8,7 @@ use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::toolsets::DeclError;
 use mcpl_server::{ManifestError, Server};
 use serde_json::{Value, json};
-use support::{TestClient, connect};
+use support::{Client, TestClient, connect};
 
 /// The server's manifest with RFC-014's members.
 fn full() -> Value {
@@ -47,7 +47,7 @@ fn server() -> Server {
 
 async fn fetch(client: &mut TestClient) -> Value {
     let reply = client
-        .request(json!({"jsonrpc": "2.0", "id": "m", "method": "mcpl/manifest"}))
+        .exchange(json!({"jsonrpc": "2.0", "id": "m", "method": "mcpl/manifest"}))
         .await;
     assert_eq!(reply["id"], "m", "{reply}");
     // SPEC §17.4: the result is the manifest object itself.

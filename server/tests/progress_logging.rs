@@ -6,13 +6,14 @@
 //! the order a client reads is the order the session wrote: a call's notifications must
 //! come before its result.
 
-use mcpl_protocol::jsonrpc::{ErrorCode, Message};
+use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_protocol::mcp::{CallToolResult, LoggingLevel, Tool};
 use mcpl_server::{
     InstanceContext, InstanceLogic, NotifyError, Reply, Server, ServerBuilder, Started, ToolCall,
     ToolContext, ToolError, Toolset,
 };
-use mcpl_transport::{ClientOptions, Inbound, Outbound, ServerOptions, ws};
+use mcpl_testkit::msg;
+use mcpl_transport::{ServerOptions, ws};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -163,47 +164,30 @@ async fn listen(server: Server) -> SocketAddr {
 
 // ---- the client --------------------------------------------------------------------------
 
-/// A JSON-RPC client over our WebSocket transport, sending and reading exact JSON.
-struct Link {
-    out: Outbound,
-    inbound: mpsc::Receiver<Inbound>,
-}
+/// The one raw peer of the tests (`mcpl_testkit`) on a WebSocket, and the steps these
+/// tests take with it.
+struct Link(mcpl_testkit::ws::Peer);
 
 impl Link {
     async fn connect(addr: SocketAddr) -> Link {
-        let opts = ClientOptions {
-            token: Some("alice-token".into()),
-            ..Default::default()
-        };
-        let conn = mcpl_transport::connect(&format!("ws://{addr}/mcp"), &opts)
-            .await
-            .expect("admitted");
-        Link {
-            out: conn.outbound,
-            inbound: conn.inbound,
-        }
+        let peer =
+            mcpl_testkit::ws::Peer::connect(&format!("ws://{addr}/mcp"), Some("alice-token"))
+                .await
+                .with_limit(RECV_LIMIT);
+        Link(peer)
     }
 
-    async fn send(&self, v: Value) {
-        let m = Message::from_value(v).expect("a message");
-        self.out.send(m).await.expect("the link is open");
+    async fn send(&mut self, v: Value) {
+        self.0.send(v).await;
     }
 
     async fn recv(&mut self) -> Value {
-        let item = tokio::time::timeout(RECV_LIMIT, self.inbound.recv())
-            .await
-            .expect("no message in time")
-            .expect("the link closed");
-        match item {
-            Inbound::Message { message, .. } => serde_json::to_value(&message).unwrap(),
-            other => panic!("the server wrote something unreadable: {other:?}"),
-        }
+        self.0.recv().await
     }
 
-    async fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        self.recv().await
+    /// Sends request `id` and returns the next message.
+    async fn exchange(&mut self, id: i64, method: &str, params: Value) -> Value {
+        self.0.exchange(msg::request(id, method, params)).await
     }
 
     /// The plain MCP handshake; returns the initialize result.
@@ -218,7 +202,7 @@ impl Link {
             .handshake(json!({"experimental": {"mcpl": mcpl}}))
             .await;
         let grant = json!({"effectiveCapabilities": ["tools"]});
-        let receipt = self.request(2, "featureSets/update", grant).await;
+        let receipt = self.exchange(2, "featureSets/update", grant).await;
         assert_eq!(receipt["result"]["accepted"], true, "{receipt}");
         result
     }
@@ -226,20 +210,18 @@ impl Link {
     async fn handshake(&mut self, capabilities: Value) -> Value {
         let init = json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
             "clientInfo": {"name": "progress-test", "version": "1"}});
-        let reply = self.request(1, "initialize", init).await;
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
+        let reply = self.exchange(1, "initialize", init).await;
+        self.send(msg::initialized()).await;
         reply["result"].clone()
     }
 
     /// Calls `tool`; returns the notifications read before its response, and the response.
     async fn call(&mut self, id: i64, tool: &str, args: Value, meta: Option<Value>) -> Called {
-        let mut params = json!({"name": tool, "arguments": args});
+        let mut params = msg::call_params(tool, args, None);
         if let Some(m) = meta {
             params["_meta"] = m;
         }
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}))
-            .await;
+        self.send(msg::request(id, "tools/call", params)).await;
         let mut before = Vec::new();
         loop {
             let m = self.recv().await;
@@ -255,7 +237,7 @@ impl Link {
     }
 
     async fn set_level(&mut self, id: i64, level: Value) -> Value {
-        self.request(id, "logging/setLevel", json!({"level": level}))
+        self.exchange(id, "logging/setLevel", json!({"level": level}))
             .await
     }
 }
@@ -400,7 +382,7 @@ async fn progress_after_the_call_was_answered_is_refused() {
         Err(NotifyError::CallEnded)
     );
     // Nothing was written: the next message is the answer to a ping.
-    let pong = c.request(11, "ping", json!({})).await;
+    let pong = c.exchange(11, "ping", json!({})).await;
     assert_eq!(pong, json!({"jsonrpc": "2.0", "id": 11, "result": {}}));
 }
 
@@ -478,7 +460,7 @@ async fn a_bad_level_is_invalid_params_and_changes_nothing() {
         let reply = c.set_level(id, bad.clone()).await;
         assert_eq!(error_code(&reply), invalid, "{bad}: {reply}");
     }
-    let reply = c.request(14, "logging/setLevel", json!({})).await;
+    let reply = c.exchange(14, "logging/setLevel", json!({})).await;
     assert_eq!(error_code(&reply), invalid, "no level: {reply}");
     // The session goes on, at the level set before.
     let got = c.call(15, "log_all", json!({}), None).await;

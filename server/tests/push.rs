@@ -9,7 +9,7 @@ use mcpl_protocol::mcpl::PushEventResult;
 use mcpl_server::{PushError, PushEvent, Server, SessionHandle, ToolContext, ToolError};
 use serde_json::{Value, json};
 use std::time::Duration;
-use support::{TestClient, connect, within};
+use support::{Client, TestClient, connect, within};
 use tokio::task::JoinHandle;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
@@ -55,7 +55,7 @@ fn spawn_push(
 
 async fn sync(client: &mut TestClient) {
     let pong = client
-        .request(json!({"jsonrpc": "2.0", "id": "sync", "method": "ping"}))
+        .exchange(json!({"jsonrpc": "2.0", "id": "sync", "method": "ping"}))
         .await;
     assert_eq!(pong["result"], json!({}));
 }

@@ -6,7 +6,7 @@ mod support;
 use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_server::{PushError, PushEvent, Server};
 use serde_json::json;
-use support::{TestClient, code, connect, connect_raw, within};
+use support::{Client, TestClient, code, connect, connect_raw, within};
 
 fn server() -> Server {
     Server::builder("test-server", "0.1.0").build().unwrap()
@@ -14,7 +14,7 @@ fn server() -> Server {
 
 async fn ping_pong(client: &mut TestClient, id: i64) {
     let pong = client
-        .request(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
+        .exchange(json!({"jsonrpc": "2.0", "id": id, "method": "ping"}))
         .await;
     assert_eq!(pong, json!({"jsonrpc": "2.0", "id": id, "result": {}}));
 }
@@ -124,12 +124,13 @@ async fn closing_a_session_from_the_server_side_ends_the_link() {
 async fn a_host_that_stops_reading_is_disconnected_rather_than_buffered_without_bound() {
     // The raw link's outbound queue holds 64 messages; the session writes straight into
     // it and never queues more on its own side.
-    let (client, session) = connect_raw(&server());
+    let (mut client, session) = connect_raw(&server());
     let mut sent = 0;
     while sent < 10_000
         && client
             .try_send(json!({"jsonrpc": "2.0", "id": sent, "method": "ping"}))
             .await
+            .is_ok()
     {
         sent += 1;
     }
@@ -151,7 +152,7 @@ async fn an_anonymous_principal_is_forgotten_with_its_last_connection() {
     tokio::time::pause();
     let server = server();
     let (client, conn) = mcpl_transport::memory::pair(mcpl_transport::Principal::anonymous(), true);
-    let mut client = TestClient::from_connection(client);
+    let mut client = support::from_connection(client);
     server.serve(conn);
     client.handshake_plain().await;
     assert_eq!(server.principal_count(), 1);

@@ -7,7 +7,7 @@ use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{PushEvent, Server, ToolContext};
 use mcpl_transport::{Principal, memory};
 use serde_json::{Value, json};
-use support::connect;
+use support::{Client, connect};
 
 fn server() -> Server {
     Server::builder("test-server", "0.1.0")
@@ -37,7 +37,7 @@ async fn a_session_served_on_another_arbiter_works_the_same() {
     let (client, conn) = memory::pair(Principal::Named("bob".into()), true);
     let session = server.serve_in(&arbiter.handle(), conn);
     assert_eq!(session.principal(), &Principal::Named("bob".into()));
-    let mut client = support::TestClient::from_connection(client);
+    let mut client = support::from_connection(client);
     client.handshake_mcpl(false, &["tools", "pushEvents"]).await;
     client.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "thread"}})).await;
     let push = client.recv().await;

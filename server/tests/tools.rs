@@ -9,7 +9,7 @@ use mcpl_server::{Server, ToolContext, ToolError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use support::{TestClient, code, connect, within};
+use support::{Client, TestClient, code, connect, within};
 use tokio::sync::{mpsc, oneshot};
 
 #[derive(Deserialize)]
@@ -125,7 +125,7 @@ async fn a_call_returns_the_handlers_result() {
     let mut f = fixture().await;
     let reply = f
         .client
-        .request(call(json!(1), "echo", json!({"text": "hi"})))
+        .exchange(call(json!(1), "echo", json!({"text": "hi"})))
         .await;
     assert_eq!(
         reply,
@@ -133,7 +133,7 @@ async fn a_call_returns_the_handlers_result() {
     );
     let reply = f
         .client
-        .request(call(json!("w"), "whoami", json!({})))
+        .exchange(call(json!("w"), "whoami", json!({})))
         .await;
     assert_eq!(
         reply,
@@ -146,7 +146,7 @@ async fn value_arguments_arrive_as_sent_and_absent_ones_as_an_empty_object() {
     let mut f = fixture().await;
     let reply = f
         .client
-        .request(call(json!(1), "raw", json!({"a": [1, 2], "b": null})))
+        .exchange(call(json!(1), "raw", json!({"a": [1, 2], "b": null})))
         .await;
     assert_eq!(
         reply,
@@ -154,7 +154,7 @@ async fn value_arguments_arrive_as_sent_and_absent_ones_as_an_empty_object() {
     );
     let reply = f
         .client
-        .request(
+        .exchange(
             json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "raw"}}),
         )
         .await;
@@ -166,7 +166,7 @@ async fn arguments_that_do_not_decode_are_a_tool_error_naming_the_problem() {
     let mut f = fixture().await;
     let reply = f
         .client
-        .request(call(json!(1), "echo", json!({"txt": "hi"})))
+        .exchange(call(json!(1), "echo", json!({"txt": "hi"})))
         .await;
     assert_eq!(reply["id"], 1);
     assert_eq!(reply["result"]["isError"], true, "{reply}");
@@ -177,7 +177,7 @@ async fn arguments_that_do_not_decode_are_a_tool_error_naming_the_problem() {
     );
     let reply = f
         .client
-        .request(call(json!(2), "echo", json!({"text": 5})))
+        .exchange(call(json!(2), "echo", json!({"text": 5})))
         .await;
     assert_eq!(reply["result"]["isError"], true, "{reply}");
 }
@@ -185,12 +185,12 @@ async fn arguments_that_do_not_decode_are_a_tool_error_naming_the_problem() {
 #[actix::test]
 async fn tool_failures_are_results_and_internal_failures_are_errors() {
     let mut f = fixture().await;
-    let reply = f.client.request(call(json!(1), "fail", json!({}))).await;
+    let reply = f.client.exchange(call(json!(1), "fail", json!({}))).await;
     assert_eq!(
         reply,
         json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": "not your turn"}], "isError": true}})
     );
-    let reply = f.client.request(call(json!(2), "broken", json!({}))).await;
+    let reply = f.client.exchange(call(json!(2), "broken", json!({}))).await;
     assert_eq!(
         (reply["id"].clone(), code(&reply)),
         (json!(2), ErrorCode::INTERNAL_ERROR.0)
@@ -200,7 +200,7 @@ async fn tool_failures_are_results_and_internal_failures_are_errors() {
 #[actix::test]
 async fn an_unknown_tool_is_invalid_params() {
     let mut f = fixture().await;
-    let reply = f.client.request(call(json!(1), "nope", json!({}))).await;
+    let reply = f.client.exchange(call(json!(1), "nope", json!({}))).await;
     assert_eq!(
         (reply["id"].clone(), code(&reply)),
         (json!(1), ErrorCode::INVALID_PARAMS.0)
@@ -210,14 +210,14 @@ async fn an_unknown_tool_is_invalid_params() {
 #[actix::test]
 async fn a_panicking_handler_fails_its_call_only() {
     let mut f = fixture().await;
-    let reply = f.client.request(call(json!(1), "panic", json!({}))).await;
+    let reply = f.client.exchange(call(json!(1), "panic", json!({}))).await;
     assert_eq!(
         (reply["id"].clone(), code(&reply)),
         (json!(1), ErrorCode::INTERNAL_ERROR.0)
     );
     let reply = f
         .client
-        .request(call(json!(2), "echo", json!({"text": "still here"})))
+        .exchange(call(json!(2), "echo", json!({"text": "still here"})))
         .await;
     assert_eq!(reply["result"]["content"][0]["text"], "still here");
 }
@@ -243,7 +243,7 @@ async fn a_cancelled_call_is_dropped_and_never_answered() {
         .expect("the call's token was cancelled");
     let pong = f
         .client
-        .request(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}))
+        .exchange(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"}))
         .await;
     assert_eq!(pong, json!({"jsonrpc": "2.0", "id": 6, "result": {}}));
     f.client.expect_silence().await;
@@ -257,7 +257,7 @@ async fn a_request_id_in_use_by_a_running_call_is_refused() {
     within(f.started.recv()).await.unwrap();
     let reply = f
         .client
-        .request(call(json!(9), "echo", json!({"text": "x"})))
+        .exchange(call(json!(9), "echo", json!({"text": "x"})))
         .await;
     assert_eq!(
         (reply["id"].clone(), code(&reply)),
@@ -267,7 +267,7 @@ async fn a_request_id_in_use_by_a_running_call_is_refused() {
     f.client.send(json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 9}})).await;
     let reply = f
         .client
-        .request(call(json!(9), "echo", json!({"text": "again"})))
+        .exchange(call(json!(9), "echo", json!({"text": "again"})))
         .await;
     assert_eq!(reply["result"]["content"][0]["text"], "again");
     f.client.expect_silence().await;
@@ -288,7 +288,7 @@ async fn tools_list_pages_through_every_tool_once() {
     let (mut client, _session) = connect(&paged_server());
     client.handshake_plain().await;
     let first = client
-        .request(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .exchange(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
         .await;
     let cursor = first["result"]["nextCursor"].clone();
     assert!(cursor.is_string(), "{first}");
@@ -304,7 +304,7 @@ async fn tools_list_pages_through_every_tool_once() {
     let mut pages = 1;
     while !cursor.is_null() {
         let page = client
-            .request(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": cursor}}))
+            .exchange(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {"cursor": cursor}}))
             .await;
         names.extend(
             page["result"]["tools"]
@@ -326,7 +326,7 @@ async fn an_unknown_cursor_is_invalid_params() {
     client.handshake_plain().await;
     for cursor in ["bogus", "tools:1", "tools:6"] {
         let reply = client
-            .request(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": cursor}}))
+            .exchange(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"cursor": cursor}}))
             .await;
         assert_eq!(
             (reply["id"].clone(), code(&reply)),

@@ -15,7 +15,7 @@ use serde_json::json;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread::ThreadId;
-use support::{call, expect_push, hinted, open, result, shown, text};
+use support::{Client, call, expect_push, hinted, open, result, shown, text};
 
 const WORK: u64 = 1;
 const OUTSIDE: u64 = 2;
@@ -140,12 +140,12 @@ async fn blocking_work_hands_its_result_back_with_one_wake_and_no_timer() {
     *probe.input.lock().unwrap() = Some(rx);
     let server = server(probe.clone());
     let (mut alice, _s) = hinted(&server, "alice").await;
-    let opened = alice.request(open(1, "calc", None, None)).await;
+    let opened = alice.exchange(open(1, "calc", None, None)).await;
     assert_eq!(opened["id"], 1, "{opened:#}");
     alice.send(call(2, "compute", json!({}))).await;
     // The work blocks on its input: the call waits, and the instance is not woken.
     let ping = alice
-        .request(json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}))
+        .exchange(json!({"jsonrpc": "2.0", "id": "p", "method": "ping"}))
         .await;
     assert_eq!(ping["id"], "p");
     assert!(probe.wakes.lock().unwrap().is_empty());
@@ -170,10 +170,10 @@ async fn work_that_panics_is_reported_to_the_logic() {
     *probe.input.lock().unwrap() = Some(rx);
     let server = server(probe.clone());
     let (mut alice, _s) = hinted(&server, "alice").await;
-    alice.request(open(1, "calc", None, None)).await;
+    alice.exchange(open(1, "calc", None, None)).await;
     tx.send(1).unwrap();
     let got = alice
-        .request(call(2, "compute", json!({"panic": true})))
+        .exchange(call(2, "compute", json!({"panic": true})))
         .await;
     assert_eq!(
         got,
@@ -190,8 +190,8 @@ async fn a_waker_reaches_the_logic_from_any_thread_until_the_instance_ends() {
     let probe = Arc::new(Probe::default());
     let server = server(probe.clone());
     let (mut alice, _s) = hinted(&server, "alice").await;
-    alice.request(open(1, "calc", None, None)).await;
-    let armed = alice.request(call(2, "arm", json!({}))).await;
+    alice.exchange(open(1, "calc", None, None)).await;
+    let armed = alice.exchange(call(2, "arm", json!({}))).await;
     assert_eq!(
         armed,
         result(json!(2), json!({"content": [text("Armed.")]}))
@@ -211,7 +211,7 @@ async fn a_waker_reaches_the_logic_from_any_thread_until_the_instance_ends() {
     .await;
     assert_eq!(*probe.wakes.lock().unwrap(), [OUTSIDE]);
     let closed = alice
-        .request(support::request(
+        .exchange(support::request(
             json!(3),
             "toolsets/close",
             json!({"toolset": "calc"}),

@@ -1,19 +1,26 @@
 //! One raw JSON-RPC peer for every test suite.
 //!
 //! A test that proves a rule the way a second implementation would see it speaks raw JSON
-//! on a real socket, with shapes taken from the spec's text, never through this project's
-//! types. This crate is that peer, and it depends on none of the project's crates:
+//! with shapes taken from the spec's text, never through this project's types. This crate
+//! is that peer, and it depends on none of the project's crates:
 //!
 //! | module | what |
 //! |---|---|
-//! | [`msg`] | JSON-RPC builders: [`msg::request`], [`msg::notification`], [`msg::result`], [`msg::error`] |
-//! | [`ws`] | [`ws::Peer`]: one end of a WebSocket (client or server side) sending and reading JSON text frames; [`ws::Listener`] accepts peers for a host to connect to |
+//! | [`peer`] | [`Peer`]: one end of a connection writing and reading exact JSON, over any [`Link`]; keeps what it skipped over, logs what it read |
+//! | [`link`] | [`Link`]: what carries the messages (a WebSocket here; suites adapt their own connections) |
+//! | [`ws`] | [`ws::WsLink`]: a WebSocket, client side ([`ws::Peer::connect`]) or server side ([`ws::Listener::accept`]) |
+//! | [`msg`] | the messages: JSON-RPC ([`msg::request`], [`msg::result`], …), MCP and MCPL requests ([`msg::initialize_params`], [`msg::call`], [`msg::open`], …) and reading them ([`msg::text_of`]) |
 //!
-//! Nothing here sleeps. A read awaits the next frame, bounded by [`LIMIT`], which only a
-//! failing test reaches.
+//! Nothing here sleeps. A read awaits the next message, bounded by [`LIMIT`] (or a
+//! peer's own limit), which only a failing test reaches.
 
+pub mod link;
 pub mod msg;
+pub mod peer;
 pub mod ws;
+
+pub use link::{Closed, Link, Received};
+pub use peer::{Peer, ReadError};
 
 use std::time::Duration;
 

@@ -1,15 +1,14 @@
-//! One end of a WebSocket carrying one JSON-RPC message per text frame.
+//! A WebSocket carrying one JSON-RPC message per text frame: [`WsLink`], and [`Peer`] on
+//! it.
 //!
 //! [`Peer::connect`] is a client (a host, to test a server); [`Listener::accept`] gives the
-//! server side of a connection a host made (a server, to test a host). Either way the test
-//! writes exact JSON ([`Peer::send`]) or exact text ([`Peer::send_text`]) and reads exactly
-//! what the other side wrote. Messages a test skips over while waiting for another stay
-//! queued ([`Peer::unread`]).
+//! server side of a connection a host made (a server, to test a host). Besides exact JSON
+//! a test can write exact text ([`Peer::send_text`]), which need not be JSON at all.
 
-use crate::{LIMIT, msg};
+pub use crate::link::Closed;
+use crate::link::{Link, Received};
 use futures_util::{SinkExt, StreamExt};
-use serde_json::{Value, json};
-use std::collections::VecDeque;
+use serde_json::Value;
 use std::net::SocketAddr;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -18,26 +17,66 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message as Frame};
 use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
 
-enum Stream {
+use crate::LIMIT;
+
+/// A [`crate::Peer`] on a WebSocket.
+pub type Peer = crate::Peer<WsLink>;
+
+/// One end of a WebSocket, one JSON message per text frame.
+pub enum WsLink {
+    /// The client end.
     Client(WebSocketStream<MaybeTlsStream<TcpStream>>),
+    /// The server end.
     Server(WebSocketStream<TcpStream>),
 }
 
-/// What ended a connection, as this end saw it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Closed {
-    /// A close frame with this code and reason.
-    Frame(u16, String),
-    /// The TCP connection ended without a close frame.
-    Dropped,
+impl WsLink {
+    async fn send_frame(&mut self, frame: Frame) -> Result<(), WsError> {
+        match self {
+            WsLink::Client(ws) => ws.send(frame).await,
+            WsLink::Server(ws) => ws.send(frame).await,
+        }
+    }
+
+    async fn next_frame(&mut self) -> Option<Result<Frame, WsError>> {
+        match self {
+            WsLink::Client(ws) => ws.next().await,
+            WsLink::Server(ws) => ws.next().await,
+        }
+    }
 }
 
-/// One end of a WebSocket, speaking raw JSON.
-pub struct Peer {
-    stream: Stream,
-    unread: VecDeque<Value>,
-    next_id: i64,
-    log: Vec<Value>,
+impl Link for WsLink {
+    async fn send(&mut self, message: Value) -> Result<(), String> {
+        self.send_frame(Frame::text(message.to_string()))
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    async fn next(&mut self) -> Received {
+        loop {
+            match self.next_frame().await {
+                Some(Ok(Frame::Text(t))) => {
+                    return match serde_json::from_str(t.as_str()) {
+                        Ok(v) => Received::Message(v),
+                        Err(e) => {
+                            Received::Unreadable(format!("a frame that is not JSON ({e}): {t}"))
+                        }
+                    };
+                }
+                Some(Ok(Frame::Close(c))) => {
+                    return Received::Closed(c.map_or(
+                        Closed::Dropped,
+                        |CloseFrame { code, reason }| {
+                            Closed::Frame(code.into(), reason.to_string())
+                        },
+                    ));
+                }
+                Some(Ok(_)) => continue, // ping, pong, binary: not messages
+                Some(Err(_)) | None => return Received::Closed(Closed::Dropped),
+            }
+        }
+    }
 }
 
 impl Peer {
@@ -64,151 +103,15 @@ impl Peer {
                 .insert(name, HeaderValue::from_str(value).expect("a header value"));
         }
         let (ws, _) = tokio_tungstenite::connect_async(request).await?;
-        Ok(Peer::new(Stream::Client(ws)))
-    }
-
-    fn new(stream: Stream) -> Peer {
-        Peer {
-            stream,
-            unread: VecDeque::new(),
-            next_id: 1,
-            log: Vec::new(),
-        }
-    }
-
-    async fn send_frame(&mut self, frame: Frame) -> Result<(), WsError> {
-        match &mut self.stream {
-            Stream::Client(ws) => ws.send(frame).await,
-            Stream::Server(ws) => ws.send(frame).await,
-        }
-    }
-
-    async fn next_frame(&mut self) -> Option<Result<Frame, WsError>> {
-        match &mut self.stream {
-            Stream::Client(ws) => ws.next().await,
-            Stream::Server(ws) => ws.next().await,
-        }
-    }
-
-    /// Writes `v` as one text frame.
-    pub async fn send(&mut self, v: &Value) {
-        self.send_text(&v.to_string()).await;
+        Ok(Peer::new(WsLink::Client(ws)))
     }
 
     /// Writes `text` as one text frame, whatever it holds.
     pub async fn send_text(&mut self, text: &str) {
-        self.send_frame(Frame::text(text.to_owned()))
+        self.link_mut()
+            .send_frame(Frame::text(text.to_owned()))
             .await
             .expect("the connection takes the frame");
-    }
-
-    /// Sends a request with the next id and returns that id.
-    pub async fn send_request(&mut self, method: &str, params: Value) -> Value {
-        let id = json!(self.next_id);
-        self.next_id += 1;
-        self.send(&msg::request(id.clone(), method, params)).await;
-        id
-    }
-
-    /// Sends a request and returns its response; messages read meanwhile stay unread.
-    pub async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.send_request(method, params).await;
-        self.next_where(|v| msg::is_response(v) && v["id"] == id)
-            .await
-    }
-
-    /// The next message read (an unread one first). Fails the test past [`LIMIT`] or when
-    /// the connection ends.
-    pub async fn recv(&mut self) -> Value {
-        if let Some(v) = self.unread.pop_front() {
-            return v;
-        }
-        match self.read().await {
-            Ok(v) => v,
-            Err(closed) => panic!("the connection ended ({closed:?}) while a message was awaited"),
-        }
-    }
-
-    /// Reads the next message from the wire, or how the connection ended.
-    async fn read(&mut self) -> Result<Value, Closed> {
-        loop {
-            let frame = tokio::time::timeout(LIMIT, self.next_frame())
-                .await
-                .expect("no message within the limit");
-            match frame {
-                Some(Ok(Frame::Text(t))) => {
-                    let v: Value = serde_json::from_str(t.as_str()).unwrap_or_else(|e| {
-                        panic!("the peer wrote a frame that is not JSON ({e}): {t}")
-                    });
-                    self.log.push(v.clone());
-                    return Ok(v);
-                }
-                Some(Ok(Frame::Close(c))) => {
-                    return Err(c.map_or(Closed::Dropped, |CloseFrame { code, reason }| {
-                        Closed::Frame(code.into(), reason.to_string())
-                    }));
-                }
-                Some(Ok(_)) => continue, // ping, pong, binary: not messages
-                Some(Err(_)) | None => return Err(Closed::Dropped),
-            }
-        }
-    }
-
-    /// The next message matching `pred`; those before it stay unread, in order.
-    pub async fn next_where(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
-        if let Some(i) = self.unread.iter().position(&pred) {
-            return self.unread.remove(i).expect("present");
-        }
-        loop {
-            let v = match self.read().await {
-                Ok(v) => v,
-                Err(closed) => {
-                    panic!("the connection ended ({closed:?}) while a message was awaited")
-                }
-            };
-            if pred(&v) {
-                return v;
-            }
-            self.unread.push_back(v);
-        }
-    }
-
-    /// The next request (or notification) of `method`.
-    pub async fn expect_request(&mut self, method: &str) -> Value {
-        self.next_where(|v| msg::is_method(v, method)).await
-    }
-
-    /// Answers `request` with `result`.
-    pub async fn reply(&mut self, request: &Value, result: Value) {
-        self.send(&msg::result(&request["id"], result)).await;
-    }
-
-    /// Reads until the connection ends and says how (messages read meanwhile are kept).
-    pub async fn closed(&mut self) -> Closed {
-        loop {
-            match self.read().await {
-                Ok(v) => self.unread.push_back(v),
-                Err(c) => return c,
-            }
-        }
-    }
-
-    /// Messages read but not yet taken.
-    pub fn unread(&self) -> &VecDeque<Value> {
-        &self.unread
-    }
-
-    /// Every message read on this connection, in order.
-    pub fn log(&self) -> &[Value] {
-        &self.log
-    }
-
-    /// How many messages of `method` were read.
-    pub fn count(&self, method: &str) -> usize {
-        self.log
-            .iter()
-            .filter(|v| msg::is_method(v, method))
-            .count()
     }
 }
 
@@ -245,6 +148,6 @@ impl Listener {
         let ws = tokio_tungstenite::accept_async(tcp)
             .await
             .expect("a WebSocket handshake");
-        Peer::new(Stream::Server(ws))
+        Peer::new(WsLink::Server(ws))
     }
 }

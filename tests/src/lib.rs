@@ -1,5 +1,5 @@
 //! Support shared by the project's cross-crate tests: the RFC-014 conformance vectors
-//! (`tests/vectors_*.rs`), interop with the official MCP SDKs (`tests/interop_*.rs`), and
+//! (`tests/server_vectors.rs`), interop with the official MCP SDKs (`tests/interop_*.rs`), and
 //! fault tests; and the portable conformance kit: a runner any MCPL server can be checked
 //! with, and the fixture server it is checked against here.
 //!
@@ -9,8 +9,10 @@
 //! | [`interop`] | the official MCP Python SDK as a peer: a venv under `target/`, its scripts |
 //! | [`conformance`] | the portable runner of the server-side vectors (`mcpl-conformance`) |
 //! | [`fixture`] | the server meeting the fixture contract (`mcpl-fixture-server`) |
+//! | [`server_support`] | the tests' arcade served on a WebSocket, and what the server-side tests do with its connections |
 
 pub mod asking;
 pub mod conformance;
 pub mod fixture;
 pub mod interop;
+pub mod server_support;

@@ -4,19 +4,17 @@
 //! (a reconnect) or hold back the server's connect-time statement. Each test is named for
 //! the item of the project's issue on RFC-014's boundaries that it proves
 //! (`boundary_NN_…`); the host-only and server-only tests of the same items are in
-//! `host/tests/boundaries.rs` and `server_vectors_*.rs`.
-
-mod server_support;
+//! `host/tests/boundaries.rs` and `server_wire_rules.rs`.
 
 use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig, Shown};
 use mcpl_host::link::{BackoffConfig, Connector};
 use mcpl_protocol::Message;
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{ServerBuilder, ToolContext, ToolError};
+use mcpl_tests::server_support::{Arcade, Harness, arcade_server_with, call, says, within};
 use mcpl_transport::{ClientOptions, Connection, Inbound, Outbound};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use server_support::{Harness, arcade_server_with, call, says, within};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;

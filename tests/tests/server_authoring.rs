@@ -3,22 +3,20 @@
 //! instance ends; withdrawing `toolHints` turns every connection plain (vector 34's server
 //! side).
 
-mod server_support;
-
+use mcpl_tests::server_support::*;
 use serde_json::json;
-use server_support::*;
 
 #[actix::test]
 async fn a_panicking_logic_ends_its_instance_and_nothing_else() {
     let h = arcade_server().await;
     let mut a1 = h.hinted("alice").await;
     let mut a2 = h.hinted("alice").await;
-    a1.request(open(1, "nim", Some("g1"), None)).await;
+    a1.exchange(open(1, "nim", Some("g1"), None)).await;
     a2.recv().await;
-    a1.request(open(2, "fragile", Some("f1"), None)).await;
+    a1.exchange(open(2, "fragile", Some("f1"), None)).await;
     a2.recv().await;
     // The call fails with an internal error…
-    let failed = a1.request(call_in(3, "boom", json!({}), "f1")).await;
+    let failed = a1.exchange(call_in(3, "boom", json!({}), "f1")).await;
     assert_eq!(failed["error"]["code"], -32603, "{failed:#}");
     // …and the instance ends for its participants, with the reason "internal error".
     let got = a1.recv().await;
@@ -36,7 +34,7 @@ async fn a_panicking_logic_ends_its_instance_and_nothing_else() {
         says(json!(4), "Pile: 10. alice to move."),
     )
     .await;
-    let again = a1.request(open(5, "fragile", Some("f2"), None)).await;
+    let again = a1.exchange(open(5, "fragile", Some("f2"), None)).await;
     assert_eq!(again["result"]["instance"], "f2");
     a2.recv().await;
     a1.quiet().await;
@@ -48,7 +46,7 @@ async fn an_invitation_waits_for_a_connection_and_is_withdrawn_when_the_game_end
     let h = arcade_server().await;
     let mut alice = h.hinted("alice").await;
     alice
-        .request(open(
+        .exchange(open(
             1,
             "nim",
             Some("g1"),
@@ -61,13 +59,13 @@ async fn an_invitation_waits_for_a_connection_and_is_withdrawn_when_the_game_end
     bob.accept_push(1).await;
     bob.quiet().await;
     // alice gives up before bob joins: the invitation goes with the game.
-    let closed = alice.request(close(2, "nim", Some("g1"))).await;
+    let closed = alice.exchange(close(2, "nim", Some("g1"))).await;
     assert_eq!(closed["result"]["content"], json!([text("You resigned.")]));
     // alice asked for this end: it is no "ended while you were away" (§4.3, revision 4).
-    let l = alice.request(list(3)).await;
+    let l = alice.exchange(list(3)).await;
     assert_eq!(l["result"]["ended"], json!([]));
     // bob opening the suggested name now opens a game of his own.
-    let own = bob.request(open(2, "nim", Some("g1"), None)).await;
+    let own = bob.exchange(open(2, "nim", Some("g1"), None)).await;
     assert_eq!(own["result"]["title"], "Nim vs bot");
     let mut later = h.hinted("bob").await;
     later.quiet().await;
@@ -78,7 +76,7 @@ async fn withdrawing_tool_hints_makes_every_connection_plain() {
     let h = arcade_server().await;
     let mut alice = h.hinted("alice").await;
     alice
-        .request(open(1, "nim", Some("g1"), Some(json!({"pile": 5}))))
+        .exchange(open(1, "nim", Some("g1"), Some(json!({"pile": 5}))))
         .await;
     let mut next = (*h.server.manifest()).clone();
     next.tool_hints = None;
@@ -96,7 +94,7 @@ async fn withdrawing_tool_hints_makes_every_connection_plain() {
     alice.quiet().await;
     // From now on: plain tools, no rev, no toolsets/*, calls as a plain host makes them.
     let listed = alice
-        .request(request(json!(2), "tools/list", json!({})))
+        .exchange(request(json!(2), "tools/list", json!({})))
         .await;
     assert!(listed["result"].get("_meta").is_none());
     assert!(
@@ -106,14 +104,14 @@ async fn withdrawing_tool_hints_makes_every_connection_plain() {
             .iter()
             .all(|t| t.get("_meta").is_none())
     );
-    assert_eq!(alice.request(list(3)).await["error"]["code"], -32601);
+    assert_eq!(alice.exchange(list(3)).await["error"]["code"], -32601);
     alice
         .expect_after(
             call(4, "board", json!({"instance": "g1"})),
             says(json!(4), "Pile: 5. alice to move."),
         )
         .await;
-    let took = alice.request(call(5, "take", json!({"count": 1}))).await;
+    let took = alice.exchange(call(5, "take", json!({"count": 1}))).await;
     assert!(took["result"].get("_meta").is_none(), "{took:#}");
     alice.quiet().await;
 }
@@ -123,7 +121,7 @@ async fn a_bot_moving_on_a_timer_pushes_its_move_with_the_players_changes() {
     let h = arcade_server().await;
     let mut alice = h.hinted("alice").await;
     alice
-        .request(open(
+        .exchange(open(
             1,
             "nim",
             Some("g1"),

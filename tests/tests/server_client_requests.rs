@@ -4,12 +4,10 @@
 //! client's answer (or error) reaches the handler, and a request whose call ends first,
 //! or that is not answered in time, is cancelled towards the client.
 
-mod server_support;
-
 use mcpl_server::{Server, ServerBuilder};
 use mcpl_tests::asking::{self, email_schema};
+use mcpl_tests::server_support::*;
 use serde_json::{Value, json};
-use server_support::*;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -24,16 +22,14 @@ async fn asking_server(f: impl FnOnce(ServerBuilder) -> ServerBuilder) -> Harnes
 async fn client(h: &Harness, capabilities: Value) -> Client {
     let mut c = h.connect("alice").await;
     let init = c
-        .request(request(
+        .exchange(request(
             json!("init"),
             "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities,
-                   "clientInfo": {"name": "raw-client", "version": "1"}}),
+            initialize_params(capabilities, "raw-client"),
         ))
         .await;
     assert_eq!(init["id"], "init", "{init:#}");
-    c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    c.send(initialized()).await;
     c
 }
 
@@ -188,7 +184,7 @@ async fn the_clients_error_and_a_malformed_result_reach_the_tool() {
     .await;
     assert_eq!(asked["id"], 2, "{asked:#}");
     let answer = c
-        .request(result(json!(2), json!({"role": "assistant"})))
+        .exchange(result(json!(2), json!({"role": "assistant"})))
         .await;
     let said = answer["result"]["content"][0]["text"]
         .as_str()
@@ -252,8 +248,8 @@ async fn a_request_unanswered_in_time_is_cancelled_and_the_tool_told() {
 /// request SHOULD go on that request's stream).
 #[actix::test]
 async fn over_streamable_http_the_request_rides_the_calls_own_stream() {
-    use mcpl_protocol::jsonrpc::Message;
-    use mcpl_transport::{ClientOptions, Inbound, ServerOptions, http};
+    use mcpl_transport::testkit::{TestEnd, TestPeer};
+    use mcpl_transport::{ClientOptions, ServerOptions, StreamId, http};
 
     let clock = Harness::clock();
     let server = asking::tools(Server::builder("asking", "1.0").clock(clock))
@@ -275,45 +271,32 @@ async fn over_streamable_http_the_request_rides_the_calls_own_stream() {
         token: Some("alice".to_owned()),
         ..Default::default()
     };
-    let mut conn = http::connect(&url, &token).await.expect("connect");
-    let send = |v: Value| Message::from_value(v).expect("a message");
-    let mut next = async || match within(conn.inbound.recv()).await {
-        Some(Inbound::Message { stream, message }) => {
-            (stream, serde_json::to_value(&message).unwrap())
-        }
-        other => panic!("expected a message, got {other:?}"),
-    };
-    conn.outbound
-        .send(send(request(
-            json!(0),
-            "initialize",
-            json!({"protocolVersion": "2025-11-25", "capabilities": {"sampling": {}},
-                   "clientInfo": {"name": "http-client", "version": "1"}}),
-        )))
-        .await
-        .unwrap();
-    let (_, init) = next().await;
+    let conn = http::connect(&url, &token).await.expect("connect");
+    let mut c = TestEnd::peer(conn);
+    // Each message with the stream it arrived on (Streamable HTTP tells them apart).
+    async fn next(c: &mut TestPeer) -> (Option<StreamId>, Value) {
+        let m = c.recv().await;
+        (c.link().last_stream(), m)
+    }
+    c.send(request(
+        json!(0),
+        "initialize",
+        initialize_params(json!({"sampling": {}}), "http-client"),
+    ))
+    .await;
+    let (_, init) = next(&mut c).await;
     assert_eq!(init["id"], 0, "{init:#}");
-    conn.outbound
-        .send(send(
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
-        ))
-        .await
-        .unwrap();
-    conn.outbound
-        .send(send(call(1, "ask_model", json!({"prompt": "Say hi"}))))
-        .await
-        .unwrap();
-    let (asked_on, asked) = next().await;
+    c.send(initialized()).await;
+    c.send(call(1, "ask_model", json!({"prompt": "Say hi"})))
+        .await;
+    let (asked_on, asked) = next(&mut c).await;
     assert_eq!(asked["method"], "sampling/createMessage", "{asked:#}");
-    conn.outbound
-        .send(send(result(
-            asked["id"].clone(),
-            json!({"role": "assistant", "content": text("hi"), "model": "m"}),
-        )))
-        .await
-        .unwrap();
-    let (answered_on, answer) = next().await;
+    c.send(result(
+        asked["id"].clone(),
+        json!({"role": "assistant", "content": text("hi"), "model": "m"}),
+    ))
+    .await;
+    let (answered_on, answer) = next(&mut c).await;
     assert_eq!(answer, says(json!(1), "LLM response: hi"));
     assert_eq!(asked_on, answered_on, "the request rode the call's stream");
 }

@@ -1,15 +1,15 @@
 //! RFC-014 rules on the server side that no numbered vector states alone, over a real
 //! WebSocket: the declarations a host is shown in the manifest (§4.1, §8), the ended
-//! records' lifetime knob (§4.3), `toolHints` withdrawn from several connections and
-//! principals at once (§4.1), implicit opens only without required options (§8), manifest
-//! changes ending instances (§4.1), `toolsets/close`'s instance rules (§4.2), and
-//! `mcpl/visible` across instances (§3).
-
-mod server_support;
+//! records' lifetime, default and configured, and no record for a close the principal
+//! asked for (§4.3, boundary 3), a plain connection's implicit opens kept apart from the
+//! principal's hinted one (§8 over §4.6, boundary 4), `toolHints` withdrawn from several
+//! connections and principals at once (§4.1), implicit opens only without required options
+//! (§8), manifest changes ending instances (§4.1), `toolsets/close`'s instance rules
+//! (§4.2), and `mcpl/visible` across instances (§3).
 
 use mcpl_protocol::digest::revision_of_value;
+use mcpl_tests::server_support::{self, *};
 use serde_json::{Value, json};
-use server_support::*;
 use std::time::Duration;
 
 /// The arcade's manifest as a host with `toolHints` is shown it, without its revision:
@@ -92,14 +92,14 @@ async fn ended_records_live_as_long_as_the_configured_ttl() {
     let h = arcade_server_with(|b| b.ended_ttl(Duration::from_secs(60))).await;
     let mut alice = h.hinted("alice").await;
     alice
-        .request(open(1, "nim", Some("g1"), Some(json!({"pile": 3}))))
+        .exchange(open(1, "nim", Some("g1"), Some(json!({"pile": 3}))))
         .await;
     // Won outright: an end the host did not ask for, so recorded (§4.3).
     let over = alice
-        .request(call_in(2, "take", json!({"count": 3}), "g1"))
+        .exchange(call_in(2, "take", json!({"count": 3}), "g1"))
         .await;
     let id = ended_id(&over["result"]["_meta"]["mcpl/hints"]);
-    let listed = alice.request(list(5)).await;
+    let listed = alice.exchange(list(5)).await;
     let record = listed["result"]["ended"][0].clone();
     assert_eq!(
         (&record["id"], &record["at"]),
@@ -107,12 +107,117 @@ async fn ended_records_live_as_long_as_the_configured_ttl() {
     );
     h.clock.advance(Duration::from_secs(59));
     assert_eq!(
-        alice.request(list(3)).await["result"]["ended"],
+        alice.exchange(list(3)).await["result"]["ended"],
         json!([record])
     );
     // 60 s, not the default hour.
     h.clock.advance(Duration::from_secs(1));
-    assert_eq!(alice.request(list(4)).await["result"]["ended"], json!([]));
+    assert_eq!(alice.exchange(list(4)).await["result"]["ended"], json!([]));
+}
+
+/// §4.3 **\[project\]**: a record's `at` is the end's time; it is reported the same on every
+/// later connection for the default hour, then no more; a later end gets a new id. (That it
+/// is reported at all, under one id, is vector 13.)
+#[actix::test]
+async fn ended_records_persist_across_connections_for_the_default_hour_and_ids_are_never_reused() {
+    let h = arcade_server().await;
+    let mut first = h.hinted("alice").await;
+    first
+        .exchange(open(1, "nim", Some("g1"), Some(json!({"pile": 3}))))
+        .await;
+    // A game over is an end the host did not ask for: it gets a record (§4.3).
+    let over = first
+        .exchange(call_in(2, "take", json!({"count": 3}), "g1"))
+        .await;
+    let id = ended_id(&over["result"]["_meta"]["mcpl/hints"]);
+    first.close();
+    h.all_closed().await;
+    // Every later connection reports it, with the same id, until it expires.
+    let mut record = None;
+    for _ in 0..2 {
+        let mut again = h.hinted("alice").await;
+        let l = again.exchange(list(1)).await;
+        let ended = l["result"]["ended"].clone();
+        assert_eq!(ended.as_array().map(Vec::len), Some(1), "{l:#}");
+        assert_eq!(
+            (
+                &ended[0]["id"],
+                &ended[0]["toolset"],
+                &ended[0]["instance"],
+                &ended[0]["at"]
+            ),
+            (
+                &json!(id),
+                &json!("nim"),
+                &json!("g1"),
+                &json!("2026-11-30T12:00:00Z")
+            )
+        );
+        assert!(ended[0]["reason"].is_string());
+        assert_eq!(
+            *record.get_or_insert(ended.clone()),
+            ended,
+            "the same record"
+        );
+        again.close();
+        h.all_closed().await;
+    }
+    let record = record.unwrap();
+    h.clock.advance(Duration::from_secs(3599));
+    let mut before = h.hinted("alice").await;
+    assert_eq!(before.exchange(list(1)).await["result"]["ended"], record);
+    h.clock.advance(Duration::from_secs(1));
+    assert_eq!(before.exchange(list(2)).await["result"]["ended"], json!([]));
+    // A later end gets a new id, never the expired one.
+    before
+        .exchange(open(3, "nim", Some("g1"), Some(json!({"pile": 3}))))
+        .await;
+    let over = before
+        .exchange(call_in(4, "take", json!({"count": 3}), "g1"))
+        .await;
+    assert_ne!(ended_id(&over["result"]["_meta"]["mcpl/hints"]), id);
+}
+
+/// §4.3 (revision 4: "ended records every end the host did not ask for"): a close the
+/// principal asked for is told by its own hint changes, without a record, so a later
+/// `toolsets/list` never reports it as an end "while you were away".
+#[actix::test]
+async fn boundary_03_a_close_the_principal_asked_for_leaves_no_ended_record() {
+    let h = arcade_server().await;
+    let mut first = h.hinted("alice").await;
+    let mut other = h.hinted("alice").await;
+    first.exchange(open(1, "nim", Some("g1"), None)).await;
+    let closed = first.exchange(close(2, "nim", Some("g1"))).await;
+    let entry = &closed["result"]["_meta"]["mcpl/hints"]["toolsets"][0];
+    assert_eq!(
+        (&entry["state"], entry.get("ended")),
+        (&json!("closed"), None),
+        "{closed:#}"
+    );
+    // The principal's other connection is told of the close (after the open), without a
+    // record either.
+    fn closes(m: &Value) -> Vec<Value> {
+        let changes = if m["method"] == "push/event" {
+            &m["params"]["hints"]
+        } else {
+            &m["params"]
+        };
+        changes["toolsets"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|t| t["state"] == "closed")
+            .cloned()
+            .collect()
+    }
+    let told = other.next_where(|m| !closes(m).is_empty()).await;
+    assert_eq!(told["method"], "tools/hints", "{told:#}");
+    assert!(closes(&told)[0].get("ended").is_none(), "{told:#}");
+    first.close();
+    other.close();
+    h.all_closed().await;
+    let mut again = h.hinted("alice").await;
+    assert_eq!(again.exchange(list(1)).await["result"]["ended"], json!([]));
 }
 
 /// The push a connection without hints gets for a move in `g1`.
@@ -142,7 +247,7 @@ async fn withdrawing_tool_hints_turns_every_connection_of_every_principal_plain(
             .await;
         c.expect_after(get_manifest(10), result(json!(10), now_shown.clone()))
             .await;
-        assert_eq!(c.request(list(11)).await["error"]["code"], -32601);
+        assert_eq!(c.exchange(list(11)).await["error"]["code"], -32601);
     }
     // alice moves: her result carries no hints, her other connection hears nothing (no
     // tools/hints), and bob is pushed the move without `hints`.
@@ -180,7 +285,7 @@ async fn a_toolset_with_required_options_is_not_implicitly_open_for_a_plain_host
     let h = arcade_with_drill().await;
     let mut m = h.connect("alice").await;
     m.handshake_plain().await;
-    let listed = m.request(request(json!(1), "tools/list", json!({}))).await;
+    let listed = m.exchange(request(json!(1), "tools/list", json!({}))).await;
     let tools = listed["result"]["tools"].as_array().unwrap();
     let enum_of = |tool: &str| {
         let t = tools.iter().find(|t| t["name"] == tool).unwrap();
@@ -204,7 +309,7 @@ async fn a_toolset_with_required_options_is_not_implicitly_open_for_a_plain_host
     .await;
     // Opening without the required option is refused, and opens nothing.
     let refused = m
-        .request(call(4, "toolset_open", json!({"toolset": "drill"})))
+        .exchange(call(4, "toolset_open", json!({"toolset": "drill"})))
         .await;
     assert_eq!(refused["result"]["isError"], true, "{refused:#}");
     assert!(
@@ -285,7 +390,7 @@ async fn removing_an_instanced_toolset_ends_its_instances_for_every_connection()
     let h = arcade_server().await;
     let (mut a1, mut bob) = game(&h, 6).await;
     let mut a2 = h.hinted("alice").await;
-    a1.request(open(2, "nim", Some("g2"), None)).await;
+    a1.exchange(open(2, "nim", Some("g2"), None)).await;
     a2.recv().await; // the open, as tools/hints
     let mut next = (*h.server.manifest()).clone();
     next.toolsets.remove("nim");
@@ -332,7 +437,7 @@ async fn removing_an_instanced_toolset_ends_its_instances_for_every_connection()
         json!({"id": id, "toolset": "nim", "instance": instance,
             "reason": GONE, "at": "2026-11-30T12:00:00Z"})
     };
-    let l = a2.request(list(3)).await;
+    let l = a2.exchange(list(3)).await;
     assert_eq!(
         l["result"]["ended"],
         json!([
@@ -344,7 +449,7 @@ async fn removing_an_instanced_toolset_ends_its_instances_for_every_connection()
         l["result"]["open"],
         json!([{"toolset": "lobby", "title": "Lobby"}])
     );
-    let l = bob.request(list(2)).await;
+    let l = bob.exchange(list(2)).await;
     assert_eq!(l["result"]["ended"], json!([record(&bob_ids[0], "g1")]));
     for c in [&mut a1, &mut a2, &mut bob] {
         c.quiet().await;
@@ -355,7 +460,7 @@ async fn removing_an_instanced_toolset_ends_its_instances_for_every_connection()
 async fn flipping_a_toolsets_instances_flag_ends_its_instances() {
     let h = arcade_server().await;
     let mut alice = h.hinted("alice").await;
-    alice.request(open(1, "nim", Some("g1"), None)).await;
+    alice.exchange(open(1, "nim", Some("g1"), None)).await;
     let mut next = (*h.server.manifest()).clone();
     next.toolsets.get_mut("nim").unwrap().instances = false;
     h.server.replace_manifest(next).unwrap();
@@ -378,7 +483,7 @@ async fn flipping_a_toolsets_instances_flag_ends_its_instances() {
             "toolsets": got["params"]["toolsets"]})
         )
     );
-    let l = alice.request(list(2)).await;
+    let l = alice.exchange(list(2)).await;
     assert_eq!(
         l["result"],
         json!({"open": [{"toolset": "lobby", "title": "Lobby"}],
@@ -387,9 +492,9 @@ async fn flipping_a_toolsets_instances_flag_ends_its_instances() {
             "_meta": {"mcpl/hints": {"rev": 3, "tools": [tool_hint("lobby_who", None, Some(true), None)]}}})
     );
     // nim now takes no instance name, and opens as a toolset without instances.
-    let refused = alice.request(open(3, "nim", Some("g1"), None)).await;
+    let refused = alice.exchange(open(3, "nim", Some("g1"), None)).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused:#}");
-    let opened = alice.request(open(4, "nim", None, None)).await;
+    let opened = alice.exchange(open(4, "nim", None, None)).await;
     assert_eq!(
         opened["result"]["_meta"]["mcpl/hints"]["toolsets"],
         json!([{"toolset": "nim", "state": "open", "title": "Nim vs bot"}])
@@ -402,19 +507,19 @@ async fn flipping_a_toolsets_instances_flag_ends_its_instances() {
 async fn close_needs_an_instance_exactly_when_the_toolset_has_instances() {
     let h = arcade_server().await;
     let mut alice = h.hinted("alice").await;
-    alice.request(open(1, "nim", Some("g1"), None)).await;
-    alice.request(open(2, "solo", None, None)).await;
+    alice.exchange(open(1, "nim", Some("g1"), None)).await;
+    alice.exchange(open(2, "solo", None, None)).await;
     // §4.2: required for an instanced toolset — even with only one open…
-    let refused = alice.request(close(3, "nim", None)).await;
+    let refused = alice.exchange(close(3, "nim", None)).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused:#}");
     assert!(refused.get("result").is_none());
     // …and refused for one without instances.
-    let refused = alice.request(close(4, "solo", Some("s1"))).await;
+    let refused = alice.exchange(close(4, "solo", Some("s1"))).await;
     assert_eq!(refused["error"]["code"], -32602, "{refused:#}");
     assert!(refused.get("result").is_none());
     // Neither closed anything, nor took a rev.
     alice.quiet().await;
-    let l = alice.request(list(5)).await;
+    let l = alice.exchange(list(5)).await;
     assert_eq!(
         l["result"]["open"],
         json!([{"toolset": "lobby", "title": "Lobby"},
@@ -428,7 +533,7 @@ async fn close_needs_an_instance_exactly_when_the_toolset_has_instances() {
 /// The `_meta` of nim's `take` and `board` in `c`'s `tools/list` now.
 async fn nim_listed(c: &mut Client) -> [Value; 2] {
     let got = c
-        .request(request(json!("tl"), "tools/list", json!({})))
+        .exchange(request(json!("tl"), "tools/list", json!({})))
         .await;
     let meta = |name: &str| {
         got["result"]["tools"]
@@ -456,7 +561,7 @@ async fn visible_in_tools_list_means_visible_in_at_least_one_open_instance() {
     // her move `take` is invisible to her there.
     for (id, game, opponent) in [(1, "g1", "bob"), (2, "g2", "carol"), (3, "g3", "bob")] {
         alice
-            .request(open(
+            .exchange(open(
                 id,
                 "nim",
                 Some(game),
@@ -469,7 +574,7 @@ async fn visible_in_tools_list_means_visible_in_at_least_one_open_instance() {
     // visible (neither the first nor the last instance decides).
     for (id, game) in [(4, "g1"), (5, "g3")] {
         let took = alice
-            .request(call_in(id, "take", json!({"count": 1}), game))
+            .exchange(call_in(id, "take", json!({"count": 1}), game))
             .await;
         assert_eq!(
             took["result"]["_meta"]["mcpl/hints"]["tools"],
@@ -477,7 +582,7 @@ async fn visible_in_tools_list_means_visible_in_at_least_one_open_instance() {
         );
     }
     assert_eq!(nim_listed(&mut alice).await, nim_meta(true));
-    let l = alice.request(list(6)).await;
+    let l = alice.exchange(list(6)).await;
     let take_entries: Vec<&Value> = l["result"]["_meta"]["mcpl/hints"]["tools"]
         .as_array()
         .unwrap()
@@ -496,8 +601,213 @@ async fn visible_in_tools_list_means_visible_in_at_least_one_open_instance() {
     );
     // Hidden in all three: invisible.
     alice
-        .request(call_in(7, "take", json!({"count": 1}), "g2"))
+        .exchange(call_in(7, "take", json!({"count": 1}), "g2"))
         .await;
     assert_eq!(nim_listed(&mut alice).await, nim_meta(false));
     alice.quiet().await;
+}
+
+/// §8 over §4.6 **\[project\]** (the issue on RFC-014's boundaries, item 4): a plain
+/// connection's implicit opens are its own. The principal's hinted connection is told
+/// nothing of them and finds `solo` closed; opening it, it gets the instance the plain
+/// connection is using, stated whole; closing it, it does not strand the plain connection,
+/// whose tools work on.
+#[actix::test]
+async fn boundary_04_implicit_opens_neither_reach_nor_strand_the_principals_hinted_connection() {
+    let h = arcade_server().await;
+    let mut hinted = h.hinted("alice").await;
+    let mut plain = h.connect("alice").await;
+    plain.handshake_plain().await;
+    plain
+        .expect_after(
+            call(1, "solo_hint", json!({})),
+            says(json!(1), "Leave your opponent a multiple of four."),
+        )
+        .await;
+    // Nothing reached the hinted connection; its statement has the lobby alone.
+    hinted.quiet().await;
+    hinted
+        .expect_after(
+            list(2),
+            result(
+                json!(2),
+                json!({"_meta": {"mcpl/hints": {"rev": 1, "tools": [
+                        {"name": "lobby_who", "visible": true}]}},
+                    "open": [{"toolset": "lobby", "title": "Lobby"}],
+                    "ended": []}),
+            ),
+        )
+        .await;
+    hinted
+        .expect_after(
+            call(3, "solo_hint", json!({})),
+            result(
+                json!(3),
+                tool_error("solo_hint belongs to toolset solo, which is not open; open it first"),
+            ),
+        )
+        .await;
+    // Opening it: the instance the plain connection uses, with what its call revealed.
+    hinted
+        .expect_after(
+            open(4, "solo", None, None),
+            result(
+                json!(4),
+                json!({"title": "Solo practice", "_meta": {"mcpl/hints": {"rev": 2,
+                    "toolsets": [{"toolset": "solo", "state": "open", "title": "Solo practice"}],
+                    "tools": [{"name": "solo_answer", "visible": true},
+                              {"name": "solo_hint", "visible": true}]}}}),
+            ),
+        )
+        .await;
+    hinted
+        .expect_after(
+            close(5, "solo", None),
+            result(
+                json!(5),
+                json!({"_meta": {"mcpl/hints": {"rev": 3,
+                    "toolsets": [{"toolset": "solo", "state": "closed", "reason": "closed"}],
+                    "tools": [{"name": "solo_answer", "visible": false},
+                              {"name": "solo_hint", "visible": false}]}}}),
+            ),
+        )
+        .await;
+    // The plain connection is not stranded: solo is open for it again, unseen.
+    plain
+        .expect_after(
+            call(2, "solo_hint", json!({})),
+            says(json!(2), "Leave your opponent a multiple of four."),
+        )
+        .await;
+    hinted.quiet().await;
+}
+
+/// §4.6: a server that does not keep toolsets across connections ends them, each with a
+/// record, when the principal's last connection closes, and not before.
+#[actix::test]
+async fn a_server_that_does_not_keep_toolsets_ends_them_with_the_last_connection() {
+    let h = arcade_server_with(|b| b.keep_toolsets(false)).await;
+    let mut first = h.hinted("alice").await;
+    first.exchange(open(1, "nim", Some("g1"), None)).await;
+    let mut second = h.hinted("alice").await;
+    first.close();
+    // One connection is left: nothing ends.
+    second.quiet().await;
+    assert_eq!(
+        second.exchange(list(1)).await["result"]["open"]
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    second.close();
+    h.all_closed().await;
+    let mut again = h.hinted("alice").await;
+    let l = again.exchange(list(1)).await;
+    // Default-open toolsets open again with the new session; everything that was open
+    // ended, each with a record.
+    assert_eq!(
+        l["result"]["open"],
+        json!([{"toolset": "lobby", "title": "Lobby"}])
+    );
+    let ended = l["result"]["ended"].as_array().unwrap();
+    let what: Vec<(&str, &str)> = ended
+        .iter()
+        .map(|r| {
+            (
+                r["toolset"].as_str().unwrap(),
+                r["reason"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        what,
+        [
+            ("lobby", "every connection of the principal closed"),
+            ("nim", "every connection of the principal closed"),
+        ]
+    );
+}
+
+/// §4.1, §4.4: removing `solo` (no instances) from the manifest announces the `toolsets`
+/// domain, ends the open toolset with a record, and leaves its tool an undeclared group's
+/// tool at its declared visibility, one entry with the final value. (Ending instances is
+/// vector 33.)
+#[actix::test]
+async fn removing_a_toolset_without_instances_ends_it_and_its_tool_joins_an_undeclared_group() {
+    let h = arcade_server().await;
+    let mut alice = h.hinted("alice").await;
+    alice.exchange(open(1, "solo", None, None)).await;
+    let mut next = (*h.server.manifest()).clone();
+    next.toolsets.remove("solo");
+    let revision = mcpl_server::manifest::shown_to(&next, true)
+        .revision
+        .unwrap();
+    h.server.replace_manifest(next).unwrap();
+    alice
+        .expect(json!({"jsonrpc": "2.0", "method": "mcpl/manifestChanged",
+            "params": {"revision": revision, "domains": ["toolsets"]}}))
+        .await;
+    let got = alice.recv().await;
+    let id = ended_id(&got["params"]);
+    assert_eq!(
+        got,
+        hints(json!({"rev": 2,
+            // Its tool leaves the instance and is now an undeclared group's tool, at its
+            // declared visibility (§4.4: the host gates those): one entry, the final value.
+            "tools": [{"name": "solo_hint", "visible": true}],
+            "toolsets": [{"toolset": "solo", "state": "closed",
+                          "reason": "the server no longer offers the toolset solo", "ended": id}]}))
+    );
+    alice.quiet().await;
+    let l = alice.exchange(list(2)).await;
+    assert_eq!(l["result"]["ended"][0]["id"], json!(id));
+    assert_eq!(
+        l["result"]["open"],
+        json!([{"toolset": "lobby", "title": "Lobby"}])
+    );
+}
+
+/// §4.2 (the issue on RFC-014's boundaries, item 6): absent options are `{}`, so adopting
+/// without options an instance opened with some reports that they differ and what it keeps.
+#[actix::test]
+async fn boundary_06_adopting_without_options_says_which_options_the_instance_keeps() {
+    let h = arcade_server().await;
+    let mut alice = h.hinted("alice").await;
+    alice
+        .exchange(open(1, "nim", Some("g1"), Some(json!({"pile": 5}))))
+        .await;
+    alice
+        .expect_after(
+            open(2, "nim", Some("g1"), None),
+            result(json!(2), json!({"instance": "g1", "title": "Nim vs bot", "adopted": true,
+                "content": [text("nim:g1 is already open; it was adopted, nothing changed. The requested options {} were not applied: it keeps {\"pile\":5}.")]})),
+        )
+        .await;
+    alice.quiet().await;
+}
+
+/// §4.1 **\[project\]** (the issue on RFC-014's boundaries, item 8): a name a host proposes
+/// is taken within the peer grammar — SPEC §17.2's identifier charset `[A-Za-z0-9._:*-]`,
+/// at most 128 characters — and the instance is then used under it; past the bound, or
+/// outside the charset, the open is refused and nothing opens.
+#[actix::test]
+async fn boundary_08_names_within_the_peer_grammar_are_taken_and_used() {
+    let h = arcade_server().await;
+    let mut alice = h.hinted("alice").await;
+    let longest = "n".repeat(128);
+    for (id, name) in [(1, "g.1"), (2, "a:b"), (3, "*-_.:"), (4, longest.as_str())] {
+        let o = alice.exchange(open(id, "nim", Some(name), None)).await;
+        assert_eq!(o["result"]["instance"], name, "{o:#}");
+    }
+    let too_long = "n".repeat(129);
+    for (id, name) in [(5, too_long.as_str()), (6, "g/1"), (7, "g 1"), (8, "ü")] {
+        let o = alice.exchange(open(id, "nim", Some(name), None)).await;
+        assert_eq!(o["error"]["code"], -32602, "{name}: {o:#}");
+    }
+    // A call into such an instance reaches it.
+    let board = alice.exchange(call_in(9, "board", json!({}), "g.1")).await;
+    assert!(board["result"]["isError"].is_null(), "{board:#}");
+    let l = alice.exchange(list(10)).await;
+    assert_eq!(l["result"]["open"].as_array().unwrap().len(), 5, "{l:#}");
 }

@@ -27,6 +27,7 @@
 //! | [`log_limit`] | rate-limited warnings for what a peer can trigger at will |
 //! | `accept` | what a listener does when `accept` fails: one connection's error costs nothing, running out of descriptors backs off and is logged once per interval |
 //! | `sources` | what each source address holds, bounded (anonymous principals per address) |
+//! | `testkit` | with the `testkit` feature: a connection's end as a link of the tests' one raw peer (`mcpl-testkit`) |
 //!
 //! [`connect`] picks a client transport from a URL. No TLS: `wss://` and `https://` are
 //! refused; put a TLS-terminating proxy in front of a network listener. Listeners bind where
@@ -46,6 +47,8 @@ pub mod log_limit;
 pub mod memory;
 mod sources;
 pub mod stdio;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 pub mod ws;
 
 pub use config::{ChildStderr, ClientOptions, HttpResponseMode, Principal, ServerOptions};

@@ -1,7 +1,7 @@
 //! Support for the arcade's tests: an [`Arcade`] on a real WebSocket listener on
-//! 127.0.0.1:0, and a raw JSON-RPC client that keeps what RFC-014 tells a host — every
-//! hint change applied in read order, revs checked consecutive (an ordered link, §5.2) —
-//! so a test can ask "is `go_play` visible in `g1` now, and with which moves?".
+//! 127.0.0.1:0, and a minimal host on the one raw peer (`mcpl_testkit`) that keeps what
+//! RFC-014 tells a host — every hint change applied in read order, revs checked
+//! consecutive (an ordered link, §5.2) — so a test can ask "is `go_play` visible in `g1` now, and with which moves?".
 //!
 //! `host.rs` plays through the project's own host instead, as an agent does.
 //!
@@ -15,8 +15,9 @@ pub mod host;
 
 use mcpl_games::arcade::listen::{self, Listener};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
-use mcpl_protocol::jsonrpc::Message;
-use mcpl_transport::{ClientOptions, Inbound, Outbound, ServerOptions, ws};
+use mcpl_testkit::msg;
+use mcpl_transport::testkit::{TestEnd, TestPeer};
+use mcpl_transport::{ClientOptions, ServerOptions, ws};
 use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::net::SocketAddr;
@@ -25,7 +26,6 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
-use tokio::sync::mpsc;
 
 /// The `mcpl-arcade` binary, built for the tests.
 pub const BIN: &str = env!("CARGO_BIN_EXE_mcpl-arcade");
@@ -99,7 +99,7 @@ impl Harness {
         let conn = ws::connect(self.listener.url(), &opts)
             .await
             .expect("connect");
-        Client::new(conn.outbound, conn.inbound)
+        Client::from_connection(conn)
     }
 
     /// A connection of `who` that advertised `toolHints`, was granted `tools` and
@@ -231,14 +231,12 @@ impl HintView {
     }
 }
 
-/// A raw JSON-RPC client over a WebSocket that acts as a minimal host: it answers pushes
-/// (accepting them), applies hint changes as it reads them, and keeps the messages it
-/// read but nobody has asked for yet.
+/// A minimal host on the one raw peer of the tests (`mcpl_testkit`, on the test's end of
+/// a connection): it answers pushes (accepting them), applies hint changes as it reads
+/// them, and keeps the messages it read but nobody has asked for yet.
 pub struct Client {
-    out: Outbound,
-    inbound: mpsc::Receiver<Inbound>,
-    next: i64,
-    /// Read and not yet taken, in read order.
+    raw: TestPeer,
+    /// Read (and applied) and not yet taken, in read order.
     unread: VecDeque<Value>,
     /// Hint state (for a hinted connection).
     pub hints: HintView,
@@ -252,14 +250,8 @@ pub struct Client {
 impl Client {
     /// A client on a connection made elsewhere (another transport, another server).
     pub fn from_connection(conn: mcpl_transport::Connection) -> Self {
-        Self::new(conn.outbound, conn.inbound)
-    }
-
-    fn new(out: Outbound, inbound: mpsc::Receiver<Inbound>) -> Self {
         Client {
-            out,
-            inbound,
-            next: 1,
+            raw: TestEnd::peer(conn).with_limit(LIMIT),
             unread: VecDeque::new(),
             hints: HintView::default(),
             pushes: Vec::new(),
@@ -268,20 +260,16 @@ impl Client {
     }
 
     /// Sends one message given as JSON.
-    pub async fn send(&self, v: Value) {
-        let m =
-            Message::from_value(v.clone()).unwrap_or_else(|e| panic!("not a message: {v}: {e}"));
-        self.out.send(m).await.expect("link open");
+    pub async fn send(&mut self, v: Value) {
+        self.raw.send(v).await;
     }
 
     /// Reads one message from the link: answers a push, applies hints, and keeps it.
     async fn read(&mut self) -> Value {
-        let item = within(self.inbound.recv())
-            .await
-            .expect("the server closed the link");
-        let v = match item {
-            Inbound::Message { message, .. } => serde_json::to_value(&message).unwrap(),
-            other => panic!("the server wrote something undecodable: {other:?}"),
+        let deadline = self.raw.deadline();
+        let v = match self.raw.read(deadline).await {
+            Ok(v) => v,
+            Err(e) => panic!("no message from the server: {e:?}"),
         };
         match v["method"].as_str() {
             Some("push/event") => {
@@ -289,9 +277,7 @@ impl Client {
                     self.hints.apply(h, false);
                 }
                 self.pushes.push(v.clone());
-                let id = v["id"].clone();
-                self.send(json!({"jsonrpc": "2.0", "id": id, "result": {"accepted": true}}))
-                    .await;
+                self.raw.reply(&v, json!({"accepted": true})).await;
             }
             Some("tools/hints") => self.hints.apply(&v["params"], false),
             Some(_) => {}
@@ -341,12 +327,11 @@ impl Client {
 
     /// Sends a request and returns its response (hints in a result are applied).
     pub async fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        self.methods.insert(id, method.to_owned());
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
-            .await;
-        self.next_where(|v| v["id"] == json!(id) && v.get("method").is_none())
+        let id = self.raw.take_id();
+        self.methods
+            .insert(id.as_i64().expect("numbered ids"), method.to_owned());
+        self.send(msg::request(id.clone(), method, params)).await;
+        self.next_where(|v| v["id"] == id && v.get("method").is_none())
             .await
     }
 
@@ -354,21 +339,14 @@ impl Client {
     /// `notifications/initialized`, and the `featureSets/update` grant. Returns the
     /// `initialize` result.
     pub async fn handshake(&mut self, tool_hints: bool, grant: &[&str]) -> Value {
-        let mut mcpl = json!({"version": "0.5", "pushEvents": true});
-        if tool_hints {
-            mcpl["toolHints"] = json!(true);
-        }
         let init = self
             .request(
                 "initialize",
-                json!({"protocolVersion": "2025-11-25",
-                       "capabilities": {"experimental": {"mcpl": mcpl}},
-                       "clientInfo": {"name": "arcade-test", "version": "1"}}),
+                msg::initialize_params(msg::mcpl_capabilities(tool_hints), "arcade-test"),
             )
             .await;
         assert!(init.get("result").is_some(), "{init:#}");
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
+        self.send(msg::initialized()).await;
         let receipt = self
             .request(
                 "featureSets/update",
@@ -384,12 +362,10 @@ impl Client {
         let init = self
             .request(
                 "initialize",
-                json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                       "clientInfo": {"name": "plain-test", "version": "1"}}),
+                msg::initialize_params(json!({}), "plain-test"),
             )
             .await;
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
+        self.send(msg::initialized()).await;
         init["result"].clone()
     }
 
@@ -401,23 +377,19 @@ impl Client {
 
     /// `toolsets/open` (`options` left out when null); returns the whole response.
     pub async fn open(&mut self, toolset: &str, instance: Option<&str>, options: Value) -> Value {
-        let mut params = json!({"toolset": toolset});
-        if !options.is_null() {
-            params["options"] = options;
-        }
-        if let Some(i) = instance {
-            params["instance"] = json!(i);
-        }
-        self.request("toolsets/open", params).await
+        let options = (!options.is_null()).then_some(options);
+        self.request(
+            "toolsets/open",
+            msg::open_params(toolset, instance, options),
+        )
+        .await
     }
 
     /// `tools/call` of `tool` in `instance` (`mcpl/instance`, §4.5); returns the result.
     pub async fn call(&mut self, tool: &str, args: Value, instance: Option<&str>) -> Value {
-        let mut params = json!({"name": tool, "arguments": args});
-        if let Some(i) = instance {
-            params["_meta"] = json!({"mcpl/instance": i});
-        }
-        let r = self.request("tools/call", params).await;
+        let r = self
+            .request("tools/call", msg::call_params(tool, args, instance))
+            .await;
         assert!(r.get("result").is_some(), "a JSON-RPC error: {r:#}");
         r["result"].clone()
     }

@@ -11,6 +11,7 @@
 use super::actor::{Host, now};
 use super::messages::{
     Boundary, Call, Compact, Definition, GetTools, StartTurn, Stop, Subscribe, TakeTranscript,
+    Visible,
 };
 use super::shown::Shown;
 use crate::link::{CallTool, LinkError, SendRequest, ServerLink};
@@ -251,6 +252,17 @@ impl Handler<Definition> for Host {
             &msg.tool,
             msg.instance.as_deref(),
         ))
+    }
+}
+
+impl Handler<Visible> for Host {
+    type Result = MessageResult<Visible>;
+
+    fn handle(&mut self, msg: Visible, _ctx: &mut Context<Self>) -> Self::Result {
+        MessageResult(
+            self.core
+                .is_visible(&msg.server, &msg.tool, msg.instance.as_deref()),
+        )
     }
 }
 

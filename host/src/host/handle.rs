@@ -4,6 +4,7 @@ use super::actor::Host;
 use super::error::HostError;
 use super::messages::{
     Boundary, Call, Compact, Definition, GetTools, StartTurn, Stop, Subscribe, TakeTranscript,
+    Visible,
 };
 use super::shown::Shown;
 use crate::state::HostStatus;
@@ -79,6 +80,23 @@ impl HostHandle {
     ) -> Result<Option<Tool>, HostError> {
         let msg = Definition {
             server: server.map(str::to_owned),
+            tool: tool.to_owned(),
+            instance: instance.map(str::to_owned),
+        };
+        Ok(self.addr.send(msg).await?)
+    }
+
+    /// Whether `server`'s hint state holds `tool` visible in `instance` (or outside
+    /// instances, with `None`): the host's belief, as the server's changes were applied
+    /// (§5.2). `None` when there is no such server or hints do not count on it.
+    pub async fn is_visible(
+        &self,
+        server: &str,
+        tool: &str,
+        instance: Option<&str>,
+    ) -> Result<Option<bool>, HostError> {
+        let msg = Visible {
+            server: server.to_owned(),
             tool: tool.to_owned(),
             instance: instance.map(str::to_owned),
         };

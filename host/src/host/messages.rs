@@ -66,6 +66,19 @@ pub struct Definition {
     pub instance: Option<String>,
 }
 
+/// Whether the named server's hint state holds a tool visible in an instance (`None`: no
+/// such server, or hints do not count on it).
+#[derive(Debug, Clone, Message)]
+#[rtype(result = "Option<bool>")]
+pub struct Visible {
+    /// The server.
+    pub server: String,
+    /// The tool.
+    pub tool: String,
+    /// The instance, or none for a tool outside instances.
+    pub instance: Option<String>,
+}
+
 /// Stops the host, then every link; answered once every link has stopped.
 #[derive(Debug, Clone, Copy, Message)]
 #[rtype(result = "()")]

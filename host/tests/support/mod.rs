@@ -1,6 +1,7 @@
-//! Test support: a scripted server peer over `memory::pair`, a connector that hands out a
-//! fresh pair per attempt (or refuses, as planned), and channels that collect the link's
-//! events and tapped reads.
+//! Test support: a scripted server peer (the one raw peer, `mcpl_testkit`, on the server
+//! end of a connection: `mcpl_transport::testkit`), a connector that hands out a fresh `memory::pair`
+//! per attempt (or refuses, as planned), and channels that collect the link's events and
+//! tapped reads.
 //!
 //! The peer reads the host's exact JSON and answers exact JSON, so each test states the
 //! wire it expects. Nothing here sleeps: every wait is on a channel, and tests that need
@@ -13,9 +14,10 @@ pub mod server;
 use mcpl_host::link::{BackoffConfig, Connector, EventSink, LinkConfig, LinkEvent, Tap, TapEvent};
 use mcpl_protocol::Message;
 use mcpl_protocol::mcp::Implementation;
+use mcpl_testkit::msg;
+use mcpl_transport::testkit::{TestEnd, TestPeer};
 use mcpl_transport::{
-    Connection, ConnectionInfo, Inbound, Outbound, Principal, StreamId, TransportError,
-    TransportKind, memory,
+    Connection, ConnectionInfo, Principal, TransportError, TransportKind, memory,
 };
 use serde_json::{Value, json};
 use std::collections::VecDeque;
@@ -67,10 +69,7 @@ pub fn scripted() -> (Connector, Servers) {
             )),
             Plan::Accept { ordered } => {
                 let (client, server) = memory::pair(Principal::Named("alice".into()), ordered);
-                let _ = peer_tx.send(Peer {
-                    tx: PeerTx::Memory(server.outbound),
-                    rx: PeerRx::Memory(server.inbound),
-                });
+                let _ = peer_tx.send(from_connection(server));
                 Ok(client)
             }
             Plan::AcceptRaw => {
@@ -92,26 +91,14 @@ pub fn scripted() -> (Connector, Servers) {
 }
 
 fn raw_pair() -> (Connection, Peer) {
-    let (host_out, from_host) = mpsc::channel(64);
-    let (to_host, host_in) = mpsc::channel(64);
     let info = ConnectionInfo {
         kind: TransportKind::Memory,
         ordered: true,
         principal: None,
         peer: "raw".into(),
     };
-    let conn = Connection {
-        info,
-        outbound: Outbound::new(host_out),
-        inbound: host_in,
-    };
-    (
-        conn,
-        Peer {
-            tx: PeerTx::Raw(to_host),
-            rx: PeerRx::Raw(from_host),
-        },
-    )
+    let (conn, end) = TestEnd::raw_pair(info);
+    (conn, Peer::new(end).with_limit(STALL))
 }
 
 impl Servers {
@@ -131,142 +118,60 @@ impl Servers {
     }
 }
 
-enum PeerTx {
-    Memory(Outbound),
-    Raw(mpsc::Sender<Inbound>),
+/// The server end of a connection the host made, as the one raw peer of the tests
+/// (`mcpl_testkit`): a scripted server writing exact JSON and reading the host's. Its waits
+/// last [`STALL`], as long as a paused test may take (the host's timers run on that clock).
+pub type Peer = TestPeer;
+
+/// A peer on the server end of any connection (a real transport's).
+pub fn from_connection(conn: Connection) -> Peer {
+    TestEnd::peer(conn).with_limit(STALL)
 }
 
-enum PeerRx {
-    Memory(mpsc::Receiver<Inbound>),
-    Raw(mpsc::Receiver<Message>),
-}
-
-/// The scripted server.
-pub struct Peer {
-    tx: PeerTx,
-    rx: PeerRx,
-}
-
-impl Peer {
-    /// A peer on the server end of any connection (a real transport's).
-    pub fn from_connection(conn: Connection) -> Self {
-        Peer {
-            tx: PeerTx::Memory(conn.outbound),
-            rx: PeerRx::Memory(conn.inbound),
-        }
-    }
-
-    /// The next message the host wrote, as JSON; `None` once the host closed.
-    pub async fn recv(&mut self) -> Option<Value> {
-        let message = match &mut self.rx {
-            PeerRx::Memory(rx) => match rx.recv().await? {
-                Inbound::Message { message, .. } => message,
-                other => panic!("the link delivered {other:?}"),
-            },
-            PeerRx::Raw(rx) => rx.recv().await?,
-        };
-        Some(serde_json::to_value(&message).expect("messages serialize"))
-    }
-
-    /// The next message; the host must not have closed.
-    pub async fn expect(&mut self) -> Value {
-        self.recv().await.expect("the host closed the connection")
-    }
-
-    /// The next message, which must be a request of `method`; returns it.
-    pub async fn expect_request(&mut self, method: &str) -> Value {
-        let m = self.expect().await;
-        assert_eq!(m["method"], method, "expected a {method} request, got {m}");
-        assert!(m.get("id").is_some(), "{method} must be a request: {m}");
-        m
-    }
-
-    /// Asserts that the host closes the connection without writing anything more.
-    pub async fn expect_closed(&mut self) {
-        if let Some(m) = self.recv().await {
-            panic!("expected the host to close, it wrote {m}");
-        }
-    }
-
-    /// Writes exact JSON to the host; false once the host end is gone.
-    pub async fn try_send(&self, v: Value) -> bool {
-        let message = Message::from_value(v).expect("the test writes valid JSON-RPC");
-        match &self.tx {
-            PeerTx::Memory(out) => out.send(message).await.is_ok(),
-            PeerTx::Raw(tx) => tx
-                .send(Inbound::Message {
-                    stream: StreamId(0),
-                    message,
-                })
-                .await
-                .is_ok(),
-        }
-    }
-
-    /// Writes exact JSON to the host.
-    pub async fn send(&self, v: Value) {
-        let message = Message::from_value(v).expect("the test writes valid JSON-RPC");
-        match &self.tx {
-            PeerTx::Memory(out) => out.send(message).await.expect("the host end is gone"),
-            PeerTx::Raw(tx) => {
-                let item = Inbound::Message {
-                    stream: StreamId(0),
-                    message,
-                };
-                tx.send(item).await.expect("the host end is gone");
-            }
-        }
-    }
-
-    /// Answers request `req` with `result`.
-    pub async fn reply(&self, req: &Value, result: Value) {
-        self.send(json!({"jsonrpc": "2.0", "id": req["id"], "result": result}))
-            .await;
-    }
-
+/// What the host tests' scripted server does beyond writing and reading JSON.
+#[allow(async_fn_in_trait)] // the tests run on one thread; no Send bound is needed
+pub trait Scripted {
     /// Delivers bytes the host cannot decode (a raw peer only), as a transport would.
-    pub async fn send_unreadable(&self, bytes: &[u8]) {
-        let PeerTx::Raw(tx) = &self.tx else {
-            panic!("only a raw peer can send unreadable bytes")
-        };
-        let error = Message::decode(bytes).expect_err("the bytes must not decode");
-        tx.send(Inbound::Malformed {
-            stream: StreamId(0),
-            error,
-        })
-        .await
-        .expect("the host end is gone");
-    }
-
+    async fn send_unreadable(&mut self, bytes: &[u8]);
     /// Serves the MCPL handshake exactly as the host must write it, then the first
     /// `tools/list` with `tools`.
-    pub async fn serve_mcpl_handshake(&mut self, tools: Value) {
+    async fn serve_mcpl_handshake(&mut self, tools: Value);
+    /// Serves the MCPL handshake exactly as the host must write it; returns the first
+    /// `tools/list` request, unanswered.
+    async fn serve_mcpl_handshake_to_list(&mut self) -> Value;
+}
+
+impl Scripted for Peer {
+    async fn send_unreadable(&mut self, bytes: &[u8]) {
+        assert!(Message::decode(bytes).is_err(), "the bytes must not decode");
+        self.link_mut()
+            .deliver_bytes(bytes)
+            .await
+            .expect("the host end is gone");
+    }
+
+    async fn serve_mcpl_handshake(&mut self, tools: Value) {
         let list = self.serve_mcpl_handshake_to_list().await;
         self.reply(&list, json!({"tools": tools})).await;
     }
 
-    /// Serves the MCPL handshake exactly as the host must write it; returns the first
-    /// `tools/list` request, unanswered.
-    pub async fn serve_mcpl_handshake_to_list(&mut self) -> Value {
-        let init = self.expect().await;
+    async fn serve_mcpl_handshake_to_list(&mut self) -> Value {
+        let init = self.recv().await;
         assert_eq!(init, initialize_request(1));
         self.reply(&init, mcpl_init_result()).await;
-        assert_eq!(
-            self.expect().await,
-            json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-        );
-        let grant = self.expect().await;
+        assert_eq!(self.recv().await, msg::initialized());
+        let grant = self.recv().await;
         assert_eq!(
             grant,
-            json!({"jsonrpc": "2.0", "id": 2, "method": "featureSets/update",
-                   "params": {"effectiveCapabilities": ["pushEvents", "tools"]}})
+            msg::request(
+                2,
+                "featureSets/update",
+                json!({"effectiveCapabilities": ["pushEvents", "tools"]})
+            )
         );
         self.reply(&grant, json!({"accepted": true})).await;
-        let list = self.expect().await;
-        assert_eq!(
-            list,
-            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}})
-        );
+        let list = self.recv().await;
+        assert_eq!(list, msg::request(3, "tools/list", json!({})));
         list
     }
 }

@@ -4,7 +4,7 @@
 //! The script is the test: it reads what the host wrote, in order, and writes what it
 //! chooses — which is how it reorders (writes rev 3 before rev 2), duplicates (writes one
 //! twice), drops (never writes one) and delays (writes later). Every message the host wrote
-//! on a connection is kept in [`Conn::log`], so a test counts requests by method
+//! on a connection is kept in its log, so a test counts requests by method
 //! (`toolsets/open` after a reconnect, `toolsets/list` in a recovery). On Streamable HTTP the
 //! order across streams is the host side's to decide: [`Gate`] holds back chosen deliveries
 //! through the transport's delivery hook.
@@ -12,6 +12,7 @@
 use super::Peer;
 use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig, Shown};
 use mcpl_host::link::{BackoffConfig, Connector};
+use mcpl_testkit::msg;
 use mcpl_transport::delivery::{Delivery, DeliveryHook, StreamOrigin};
 use mcpl_transport::{ClientOptions, Connection, Principal, ServerOptions, http, memory, ws};
 use serde_json::{Value, json};
@@ -118,118 +119,103 @@ impl ScriptedServer {
             Listener::Memory(rx, _, _) => rx.recv().await,
         }
         .expect("the host connects");
-        Conn {
-            peer: Peer::from_connection(conn),
-            log: Vec::new(),
-        }
+        super::from_connection(conn)
     }
 }
 
-/// One connection's server end.
-pub struct Conn {
-    peer: Peer,
-    /// Everything the host wrote on this connection, in the order read.
-    pub log: Vec<Value>,
-}
+/// One connection's server end: the host tests' [`Peer`]. Everything the host wrote on it
+/// is in its `log()`, so a test counts requests by method (`toolsets/open` after a
+/// reconnect, `toolsets/list` in a recovery).
+pub type Conn = Peer;
 
-impl Conn {
-    /// The next message the host wrote.
-    pub async fn next(&mut self) -> Value {
-        let m = self.peer.expect().await;
-        self.log.push(m.clone());
-        m
-    }
-
-    /// The next message, which must be a request of `method`.
-    pub async fn request(&mut self, method: &str) -> Value {
-        let m = self.next().await;
-        assert_eq!(m["method"], method, "expected a {method} request, got {m}");
-        assert!(m.get("id").is_some(), "{method} must be a request: {m}");
-        m
-    }
-
+/// The scripted server's steps on a [`Conn`].
+#[allow(async_fn_in_trait)] // the tests run on one thread; no Send bound is needed
+pub trait ScriptedConn {
     /// The next message that is not a notification (the host's `notifications/cancelled`
-    /// and the like are logged and skipped).
-    pub async fn next_non_notification(&mut self) -> Value {
+    /// and the like are skipped).
+    async fn next_non_notification(&mut self) -> Value;
+    /// The next request the host wrote (notifications and the host's answers to the
+    /// server's own requests are skipped).
+    async fn next_request(&mut self) -> Value;
+    /// The host's answer to the server's request `id` (what comes before it is skipped).
+    async fn answer_to(&mut self, id: i64) -> Value;
+    /// `tools/hints` with these changes.
+    async fn hints(&mut self, changes: Value);
+    /// A `push/event` request with id `id`.
+    async fn push(&mut self, id: i64, event_id: &str, text: &str, hints: Option<Value>);
+    /// The handshake: answers `initialize` with `init`, then takes
+    /// `notifications/initialized` and answers `featureSets/update` (a server speaking
+    /// MCPL) in whichever order they come (HTTP posts them concurrently).
+    async fn handshake(&mut self, init: Value);
+    /// The handshake, then the first `tools/list` (answered with `tools` naming rev
+    /// `tools_rev`) and, where hints count, the connect-time `toolsets/list` (answered with
+    /// `statement`), in whichever order they come.
+    async fn connect(
+        &mut self,
+        init: Value,
+        tools: Value,
+        tools_rev: u64,
+        statement: Option<Value>,
+    );
+    /// Serves a recovery (§5.2): `toolsets/list` first, answered with `statement`, then
+    /// `tools/list`, answered with `tools` naming `tools_rev`. The host's answers to the
+    /// server's own requests in between are skipped.
+    async fn serve_recovery(&mut self, statement: Value, tools: &Value, tools_rev: u64);
+}
+
+impl ScriptedConn for Conn {
+    async fn next_non_notification(&mut self) -> Value {
         loop {
-            let m = self.next().await;
+            let m = self.recv().await;
             if m.get("id").is_some() {
                 return m;
             }
         }
     }
 
-    /// The next request the host wrote (notifications and the host's answers to the
-    /// server's own requests are logged and skipped).
-    pub async fn next_request(&mut self) -> Value {
+    async fn next_request(&mut self) -> Value {
         loop {
-            let m = self.next().await;
+            let m = self.recv().await;
             if m.get("id").is_some() && m.get("method").is_some() {
                 return m;
             }
         }
     }
 
-    /// The host's answer to the server's request `id`.
-    pub async fn answer_to(&mut self, id: i64) -> Value {
+    async fn answer_to(&mut self, id: i64) -> Value {
         loop {
-            let m = self.next().await;
+            let m = self.recv().await;
             if m.get("method").is_none() && m["id"] == json!(id) {
                 return m;
             }
         }
     }
 
-    /// How many requests of `method` the host wrote on this connection.
-    pub fn count(&self, method: &str) -> usize {
-        self.log
-            .iter()
-            .filter(|m| m["method"] == method && m.get("id").is_some())
-            .count()
+    async fn hints(&mut self, changes: Value) {
+        self.send(msg::hints(changes)).await;
     }
 
-    /// Writes exact JSON.
-    pub async fn send(&self, v: Value) {
-        self.peer.send(v).await;
-    }
-
-    /// Answers `req` with `result`.
-    pub async fn reply(&self, req: &Value, result: Value) {
-        self.peer.reply(req, result).await;
-    }
-
-    /// `tools/hints` with these changes.
-    pub async fn hints(&self, changes: Value) {
-        self.send(json!({"jsonrpc": "2.0", "method": "tools/hints", "params": changes}))
-            .await;
-    }
-
-    /// A `push/event` request with id `id`.
-    pub async fn push(&self, id: i64, event_id: &str, text: &str, hints: Option<Value>) {
+    async fn push(&mut self, id: i64, event_id: &str, text: &str, hints: Option<Value>) {
         let mut params = json!({
             "featureSet": "arcade.games", "eventId": event_id,
             "timestamp": "2026-11-30T12:00:00Z", "tags": ["surface:turn"],
-            "payload": {"content": [{"type": "text", "text": text}]},
+            "payload": {"content": [msg::text(text)]},
             "toolset": "game", "instance": "g1"
         });
         if let Some(h) = hints {
             params["hints"] = h;
         }
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "push/event", "params": params}))
-            .await;
+        self.send(msg::request(id, "push/event", params)).await;
     }
 
-    /// The handshake: answers `initialize` with `init`, then takes
-    /// `notifications/initialized` and answers `featureSets/update` (a server speaking MCPL)
-    /// in whichever order they come (HTTP posts them concurrently).
-    pub async fn handshake(&mut self, init: Value) {
-        let req = self.request("initialize").await;
+    async fn handshake(&mut self, init: Value) {
+        let req = self.expect_next("initialize").await;
         self.reply(&req, init.clone()).await;
         let mcpl = init["capabilities"]["experimental"].get("mcpl").is_some();
         let mut initialized = false;
         let mut granted = !mcpl;
         while !(initialized && granted) {
-            let m = self.next().await;
+            let m = self.recv().await;
             match m["method"].as_str() {
                 Some("notifications/initialized") => initialized = true,
                 Some("featureSets/update") => {
@@ -241,10 +227,7 @@ impl Conn {
         }
     }
 
-    /// The handshake, then the first `tools/list` (answered with `tools` naming rev
-    /// `tools_rev`) and, where hints count, the connect-time `toolsets/list` (answered with
-    /// `statement`), in whichever order they come.
-    pub async fn connect(
+    async fn connect(
         &mut self,
         init: Value,
         tools: Value,
@@ -271,9 +254,7 @@ impl Conn {
         }
     }
 
-    /// Serves a recovery (§5.2): `toolsets/list` first, answered with `statement`, then
-    /// `tools/list`, answered with `tools` naming `tools_rev`. The host's answers to the server's own requests in between are skipped.
-    pub async fn serve_recovery(&mut self, statement: Value, tools: &Value, tools_rev: u64) {
+    async fn serve_recovery(&mut self, statement: Value, tools: &Value, tools_rev: u64) {
         let stmt = self.next_request().await;
         assert_eq!(
             stmt["method"], "toolsets/list",
@@ -495,7 +476,7 @@ pub async fn open_game(host: &HostHandle, conn: &mut Conn, name: &str, rev: u64)
         "toolsets--open",
         json!({"toolset": "game", "instance": name}),
     );
-    let req = conn.request("toolsets/open").await;
+    let req = conn.expect_next("toolsets/open").await;
     assert_eq!(req["params"], json!({"toolset": "game", "instance": name}));
     conn.reply(&req, game_opened(name, rev)).await;
     let r = call.await.unwrap();
@@ -625,4 +606,14 @@ pub fn post_result_with_rev(rev: u64) -> impl Fn(&Delivery<'_>) -> bool + Send +
             && serde_json::to_value(d.message)
                 .is_ok_and(|v| v["result"]["_meta"]["mcpl/hints"]["rev"] == json!(rev))
     }
+}
+
+/// Whether the host's hint state for `arcade` holds `tool` visible in `instance`: what the
+/// server told, as the host applied it (§5.2), read from its state rather than from what
+/// the agent is shown.
+pub async fn visible(host: &HostHandle, tool: &str, instance: Option<&str>) -> bool {
+    host.is_visible("arcade", tool, instance)
+        .await
+        .expect("the host runs")
+        .expect("hints count on arcade")
 }

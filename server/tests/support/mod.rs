@@ -1,5 +1,7 @@
-//! A raw JSON-RPC test client for server sessions: it sends exact JSON and hands back
-//! exact JSON, so tests assert on the wire form.
+//! Test support for server sessions: the one raw peer of the tests (`mcpl_testkit`, on
+//! the test's end of a connection) sends exact JSON and hands back exact JSON, so tests
+//! assert on the wire form; this adds the MCPL handshake and what only a transport
+//! delivers ([`Client`]).
 //!
 //! Two links: [`connect`] runs the session over `mcpl_transport::memory::pair`, as a real
 //! transport would; [`connect_raw`] hands the test the session's inbound channel, to feed it
@@ -7,19 +9,21 @@
 //!
 //! Nothing here sleeps: `recv` awaits the next message, bounded by a timeout that only a
 //! failing test reaches (under a paused clock it fires as soon as everything is idle, which
-//! is how [`TestClient::expect_silence`] proves that nothing more is coming).
+//! is how [`Client::expect_silence`] proves that nothing more is coming).
 
 #![allow(dead_code)] // each test file uses a different part of this module
 
-use mcpl_protocol::jsonrpc::Message;
 use mcpl_server::{Server, SessionHandle};
+use mcpl_testkit::ReadError;
+use mcpl_testkit::msg::{PROTOCOL_VERSION, initialized, mcpl_capabilities};
+#[allow(unused_imports)] // each test file uses a different part of this module
+pub use mcpl_testkit::msg::{call, hints, open, request, result, text};
 use mcpl_transport::memory;
-use mcpl_transport::{
-    Connection, ConnectionInfo, Inbound, Outbound, Principal, StreamId, TransportKind,
-};
+use mcpl_transport::testkit::{TestEnd, TestPeer};
+use mcpl_transport::{Connection, ConnectionInfo, Inbound, Principal, StreamId, TransportKind};
 use serde_json::{Value, json};
 use std::time::Duration;
-use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 /// How long `recv` waits before failing the test.
 const RECV_LIMIT: Duration = Duration::from_secs(10);
@@ -27,21 +31,13 @@ const RECV_LIMIT: Duration = Duration::from_secs(10);
 /// The principal every test connection authenticates as.
 pub const PRINCIPAL: &str = "alice";
 
-/// The client end of a test link.
-pub struct TestClient {
-    to_server: ToServer,
-    from_server: FromServer,
-}
+/// The client end of a test link: the one raw peer of the tests (`mcpl_testkit`) on the
+/// test's end of a connection (`mcpl_transport::testkit`). [`Client`] adds what these
+/// tests do beyond writing and reading JSON.
+pub type TestClient = TestPeer;
 
-enum ToServer {
-    Memory(Outbound),
-    Raw(mpsc::Sender<Inbound>),
-}
-
-enum FromServer {
-    Memory(mpsc::Receiver<Inbound>),
-    Raw(mpsc::Receiver<Message>),
-}
+/// A client whose write side is closed; it can still read what the server wrote.
+pub type ClosedClient = TestPeer;
 
 /// A session over an in-memory pair, as a transport would run it.
 pub fn connect(server: &Server) -> (TestClient, SessionHandle) {
@@ -52,7 +48,7 @@ pub fn connect(server: &Server) -> (TestClient, SessionHandle) {
 pub fn connect_as(server: &Server, principal: Principal) -> (TestClient, SessionHandle) {
     let (client, conn) = memory::pair(principal, true);
     let session = server.serve(conn);
-    (TestClient::from_connection(client), session)
+    (from_connection(client), session)
 }
 
 /// A session of the named principal `who` through the whole MCPL handshake, advertising
@@ -63,93 +59,63 @@ pub async fn hinted(server: &Server, who: &str) -> (TestClient, SessionHandle) {
     (client, session)
 }
 
-impl TestClient {
-    /// A test client over the client end of a memory pair whose server end is served
-    /// elsewhere (e.g. on another arbiter).
-    pub fn from_connection(client: Connection) -> TestClient {
-        TestClient {
-            to_server: ToServer::Memory(client.outbound),
-            from_server: FromServer::Memory(client.inbound),
-        }
-    }
+/// A test client over the client end of a memory pair whose server end is served
+/// elsewhere (e.g. on another arbiter).
+pub fn from_connection(client: Connection) -> TestClient {
+    TestEnd::peer(client).with_limit(RECV_LIMIT)
 }
 
 /// A session whose inbound channel the test feeds directly.
 pub fn connect_raw(server: &Server) -> (TestClient, SessionHandle) {
-    let (in_tx, in_rx) = mpsc::channel(64);
-    let (out_tx, out_rx) = mpsc::channel(64);
     let info = ConnectionInfo {
         kind: TransportKind::Memory,
         ordered: true,
         principal: Some(Principal::Named(PRINCIPAL.into())),
         peer: "raw test link".into(),
     };
-    let session = server.serve(Connection {
-        info,
-        outbound: Outbound::new(out_tx),
-        inbound: in_rx,
-    });
-    (
-        TestClient {
-            to_server: ToServer::Raw(in_tx),
-            from_server: FromServer::Raw(out_rx),
-        },
-        session,
-    )
+    let (conn, end) = TestEnd::raw_pair(info);
+    let session = server.serve(conn);
+    (TestPeer::new(end).with_limit(RECV_LIMIT), session)
 }
 
-impl TestClient {
-    /// Sends one message given as exact JSON (it must be a valid message: tests of bad
-    /// input use [`TestClient::send_bytes`]).
-    pub async fn send(&self, v: Value) {
-        let message =
-            Message::from_value(v.clone()).unwrap_or_else(|e| panic!("not a message: {v}: {e}"));
-        match &self.to_server {
-            ToServer::Memory(out) => out.send(message).await.expect("link open"),
-            ToServer::Raw(tx) => tx
-                .send(Inbound::Message {
-                    stream: StreamId(0),
-                    message,
-                })
-                .await
-                .expect("link open"),
-        }
-    }
-
-    /// Sends one message given as exact JSON; false once the session stopped reading.
-    pub async fn try_send(&self, v: Value) -> bool {
-        let message = Message::from_value(v).expect("a message");
-        match &self.to_server {
-            ToServer::Memory(out) => out.send(message).await.is_ok(),
-            ToServer::Raw(tx) => tx
-                .send(Inbound::Message {
-                    stream: StreamId(0),
-                    message,
-                })
-                .await
-                .is_ok(),
-        }
-    }
-
-    /// Delivers bytes as a transport would: decoded, or as `Inbound::Malformed`. Raw links only.
-    pub async fn send_bytes(&self, bytes: &[u8]) {
-        let item = match Message::decode(bytes) {
-            Ok(message) => Inbound::Message {
-                stream: StreamId(0),
-                message,
-            },
-            Err(error) => Inbound::Malformed {
-                stream: StreamId(0),
-                error,
-            },
-        };
-        self.raw().send(item).await.expect("link open");
-    }
-
+/// What the server tests do with a [`TestClient`] beyond writing and reading JSON.
+#[allow(async_fn_in_trait)] // the tests run on one thread; no Send bound is needed
+pub trait Client {
+    /// Delivers bytes as a transport would: decoded, or as `Inbound::Malformed`. Raw
+    /// links only.
+    async fn send_bytes(&mut self, bytes: &[u8]);
     /// Delivers what a transport reports for an oversized message. Raw links only.
-    pub async fn send_too_large(&self, size: usize, limit: usize) {
-        self.raw()
-            .send(Inbound::TooLarge {
+    async fn send_too_large(&mut self, size: usize, limit: usize);
+    /// Closes the client's write side: the session's inbound ends.
+    fn close(self) -> ClosedClient;
+    /// The next message from the server (an unread one first); `None` when the link
+    /// closed.
+    async fn try_recv(&mut self) -> Option<Value>;
+    /// Asserts nothing more arrives. Only meaningful under a paused clock, where the wait
+    /// ends as soon as every task is idle.
+    async fn expect_silence(&mut self);
+    /// `initialize` with these capabilities and protocol version; returns the result.
+    async fn initialize_with(&mut self, version: &str, capabilities: Value) -> Value;
+    /// The full MCPL handshake: initialize (advertising `toolHints` when asked),
+    /// initialized, and a grant of `capabilities`; returns the initialize result.
+    async fn handshake_mcpl(&mut self, tool_hints: bool, grant: &[&str]) -> Value;
+    /// The plain MCP handshake (no `experimental.mcpl`); returns the initialize result.
+    async fn handshake_plain(&mut self) -> Value;
+    /// Sends `featureSets/update` granting `capabilities`; returns the response.
+    async fn grant(&mut self, capabilities: &[&str]) -> Value;
+}
+
+impl Client for TestClient {
+    async fn send_bytes(&mut self, bytes: &[u8]) {
+        self.link_mut()
+            .deliver_bytes(bytes)
+            .await
+            .expect("link open");
+    }
+
+    async fn send_too_large(&mut self, size: usize, limit: usize) {
+        self.link_mut()
+            .deliver(Inbound::TooLarge {
                 stream: StreamId(0),
                 size,
                 limit,
@@ -158,165 +124,73 @@ impl TestClient {
             .expect("link open");
     }
 
-    fn raw(&self) -> &mpsc::Sender<Inbound> {
-        match &self.to_server {
-            ToServer::Raw(tx) => tx,
-            ToServer::Memory(_) => panic!("only a raw link takes bytes"),
+    fn close(mut self) -> ClosedClient {
+        self.link_mut().close_write();
+        self
+    }
+
+    async fn try_recv(&mut self) -> Option<Value> {
+        if !self.unread().is_empty() {
+            return Some(self.recv().await);
+        }
+        let deadline = self.deadline();
+        match self.read(deadline).await {
+            Ok(v) => Some(v),
+            Err(ReadError::Closed(_)) => None,
+            Err(e) => panic!("no message from the server in time: {e:?}"),
         }
     }
 
-    /// Closes the client's write side: the session's inbound ends.
-    pub fn close(self) -> ClosedClient {
-        ClosedClient {
-            from_server: self.from_server,
-        }
+    async fn expect_silence(&mut self) {
+        assert!(
+            self.unread().is_empty(),
+            "expected silence, got {:?}",
+            self.unread()
+        );
+        let got = self.read(Instant::now() + Duration::from_secs(60)).await;
+        assert!(
+            matches!(got, Err(ReadError::Timeout)),
+            "expected silence, got {got:?}"
+        );
     }
 
-    /// The next message from the server, as JSON; `None` when the link closed.
-    pub async fn try_recv(&mut self) -> Option<Value> {
-        next(&mut self.from_server).await
-    }
-
-    /// The next message from the server, as JSON.
-    pub async fn recv(&mut self) -> Value {
-        self.try_recv().await.expect("the server closed the link")
-    }
-
-    /// Asserts the next message is exactly `expected`.
-    pub async fn expect(&mut self, expected: Value) {
-        assert_eq!(self.recv().await, expected);
-    }
-
-    /// Sends a request and returns the next message (its response, in these tests).
-    pub async fn request(&mut self, v: Value) -> Value {
-        self.send(v).await;
-        self.recv().await
-    }
-
-    /// Asserts nothing more arrives. Only meaningful under a paused clock, where the wait
-    /// ends as soon as every task is idle.
-    pub async fn expect_silence(&mut self) {
-        let got =
-            tokio::time::timeout(Duration::from_secs(60), next_raw(&mut self.from_server)).await;
-        assert!(got.is_err(), "expected silence, got {got:?}");
-    }
-
-    /// `initialize` with these capabilities and protocol version; returns the result.
-    pub async fn initialize_with(&mut self, version: &str, capabilities: Value) -> Value {
+    async fn initialize_with(&mut self, version: &str, capabilities: Value) -> Value {
         let reply = self
-            .request(
-                json!({"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
-                "protocolVersion": version, "capabilities": capabilities,
-                "clientInfo": {"name": "test-host", "version": "1.0"}}}),
-            )
+            .exchange(request(
+                json!("init"),
+                "initialize",
+                json!({"protocolVersion": version, "capabilities": capabilities,
+                       "clientInfo": {"name": "test-host", "version": "1.0"}}),
+            ))
             .await;
         assert_eq!(reply["id"], "init", "{reply}");
         reply["result"].clone()
     }
 
-    /// The full MCPL handshake: initialize (advertising `toolHints` when asked),
-    /// initialized, and a grant of `capabilities`; returns the initialize result.
-    pub async fn handshake_mcpl(&mut self, tool_hints: bool, grant: &[&str]) -> Value {
-        let mut mcpl = json!({"version": "0.5", "pushEvents": true});
-        if tool_hints {
-            mcpl["toolHints"] = json!(true);
-        }
+    async fn handshake_mcpl(&mut self, tool_hints: bool, grant: &[&str]) -> Value {
         let result = self
-            .initialize_with("2025-11-25", json!({"experimental": {"mcpl": mcpl}}))
+            .initialize_with(PROTOCOL_VERSION, mcpl_capabilities(tool_hints))
             .await;
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
+        self.send(initialized()).await;
         let receipt = self.grant(grant).await;
         assert_eq!(receipt["result"]["accepted"], true, "{receipt}");
         result
     }
 
-    /// The plain MCP handshake (no `experimental.mcpl`); returns the initialize result.
-    pub async fn handshake_plain(&mut self) -> Value {
-        let result = self.initialize_with("2025-11-25", json!({})).await;
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
+    async fn handshake_plain(&mut self) -> Value {
+        let result = self.initialize_with(PROTOCOL_VERSION, json!({})).await;
+        self.send(initialized()).await;
         result
     }
 
-    /// Sends `featureSets/update` granting `capabilities`; returns the response.
-    pub async fn grant(&mut self, capabilities: &[&str]) -> Value {
-        self.request(
-            json!({"jsonrpc": "2.0", "id": "grant", "method": "featureSets/update",
-            "params": {"effectiveCapabilities": capabilities}}),
-        )
+    async fn grant(&mut self, capabilities: &[&str]) -> Value {
+        self.exchange(request(
+            json!("grant"),
+            "featureSets/update",
+            json!({"effectiveCapabilities": capabilities}),
+        ))
         .await
     }
-}
-
-/// A client whose write side is closed; it can still read what the server wrote.
-pub struct ClosedClient {
-    from_server: FromServer,
-}
-
-impl ClosedClient {
-    /// The next message, or `None` once the server's side closed.
-    pub async fn try_recv(&mut self) -> Option<Value> {
-        next(&mut self.from_server).await
-    }
-}
-
-async fn next(from: &mut FromServer) -> Option<Value> {
-    tokio::time::timeout(RECV_LIMIT, next_raw(from))
-        .await
-        .expect("no message from the server in time")
-}
-
-async fn next_raw(from: &mut FromServer) -> Option<Value> {
-    let message = match from {
-        FromServer::Memory(rx) => match rx.recv().await? {
-            Inbound::Message { message, .. } => message,
-            other => panic!("the server wrote something undecodable: {other:?}"),
-        },
-        FromServer::Raw(rx) => rx.recv().await?,
-    };
-    Some(serde_json::to_value(&message).expect("messages serialize"))
-}
-
-/// A request.
-pub fn request(id: Value, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-/// A successful response.
-pub fn result(id: Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
-}
-
-/// `tools/call` of `tool` with `args`.
-pub fn call(id: i64, tool: &str, args: Value) -> Value {
-    request(
-        json!(id),
-        "tools/call",
-        json!({"name": tool, "arguments": args}),
-    )
-}
-
-/// `toolsets/open`.
-pub fn open(id: i64, toolset: &str, instance: Option<&str>, options: Option<Value>) -> Value {
-    let mut params = json!({"toolset": toolset});
-    if let Some(i) = instance {
-        params["instance"] = json!(i);
-    }
-    if let Some(o) = options {
-        params["options"] = o;
-    }
-    request(json!(id), "toolsets/open", params)
-}
-
-/// A `tools/hints` notification.
-pub fn hints(changes: Value) -> Value {
-    json!({"jsonrpc": "2.0", "method": "tools/hints", "params": changes})
-}
-
-/// A text content block.
-pub fn text(s: &str) -> Value {
-    json!({"type": "text", "text": s})
 }
 
 /// A tool entry of a hint change: `visible` in `instance`.
@@ -346,7 +220,7 @@ pub async fn expect_push(client: &mut TestClient, id: i64, params: Value) -> Val
     );
     assert_eq!(rest, params, "\n got: {rest:#}\nwant: {params:#}");
     client
-        .send(json!({"jsonrpc": "2.0", "id": id, "result": {"accepted": true}}))
+        .send(result(json!(id), json!({"accepted": true})))
         .await;
     got["params"].clone()
 }

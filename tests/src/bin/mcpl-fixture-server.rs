@@ -18,7 +18,6 @@
 
 use anyhow::{Context, bail};
 use clap::{ArgGroup, Parser};
-use mcpl_tests::conformance::contract::DEFAULT_TOKEN;
 use mcpl_tests::fixture::{self, Misbehave};
 use mcpl_transport::{ListenAddr, ServerOptions, http, stdio, ws};
 use std::io::Write;
@@ -54,12 +53,7 @@ struct Cli {
 }
 
 fn options(cli: &Cli) -> anyhow::Result<ServerOptions> {
-    let mut opts = ServerOptions {
-        allow_anonymous: true,
-        ..Default::default()
-    };
-    opts.tokens
-        .insert(DEFAULT_TOKEN.to_owned(), DEFAULT_TOKEN.to_owned());
+    let mut opts = fixture::options();
     for t in &cli.tokens {
         let Some((secret, name)) = t.split_once('=') else {
             bail!("--token {t:?}: expected SECRET=NAME");

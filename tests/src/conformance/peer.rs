@@ -1,19 +1,21 @@
-//! [`Peer`]: a raw host-side client over one link of `mcpl-transport`. It sends exact
-//! JSON-RPC, keeps every message read in arrival order, answers the server's requests
-//! (pushes by a [`PushAnswer`] policy), and records every rev it reads, so a vector can
-//! check the order rules of §5.2 on any transport.
+//! [`Peer`]: the runner's host side of one link of `mcpl-transport`: the one raw peer of
+//! the tests ([`mcpl_testkit::Peer`] on a connection's [`TestEnd`]), which writes exact JSON-RPC and
+//! keeps every message read in arrival order, plus what the runner needs on top: it
+//! answers the server's requests (pushes by a [`PushAnswer`] policy), records every rev it
+//! reads, so a vector can check the order rules of §5.2 on any transport, and turns a read
+//! that fails into a [`VectorError`] instead of a panic.
 //!
 //! Nothing here sleeps: every wait reads the link until what it waits for arrives, bounded
 //! by a limit only a failing server reaches.
 
 use super::error::{Checked, VectorError, ensure, violation};
 use super::wire::{Carrier, hints_of, method_of};
-use mcpl_protocol::{Id, Message, Notification, Request, Response};
-use mcpl_transport::{Connection, Inbound, Outbound};
+use mcpl_testkit::{ReadError, msg};
+use mcpl_transport::Connection;
+use mcpl_transport::testkit::{TestEnd, TestPeer};
 use serde_json::{Value, json};
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio::time::Instant;
 
 /// How the peer answers the server's `push/event` requests.
@@ -50,18 +52,14 @@ pub struct RevSeen {
 /// A raw client on one link. See the module docs.
 pub struct Peer {
     label: String,
-    out: Outbound,
-    inbound: mpsc::Receiver<Inbound>,
+    raw: TestPeer,
     ordered: bool,
-    limit: Duration,
-    next_id: i64,
     /// The host advertised `toolHints` (set by the handshake).
     pub(super) hinted: bool,
     /// Server requests and notifications no wait has taken yet.
     unclaimed: VecDeque<Value>,
-    /// Responses no wait has taken yet.
-    responses: HashMap<Id, Value>,
-    log: Vec<Value>,
+    /// Responses no wait has taken yet, in arrival order.
+    responses: Vec<Value>,
     revs: Vec<RevSeen>,
     /// Rule breaks seen while reading, reported by [`Peer::finish`].
     problems: Vec<String>,
@@ -75,14 +73,10 @@ impl Peer {
         Peer {
             label: label.into(),
             ordered: conn.info.ordered,
-            out: conn.outbound,
-            inbound: conn.inbound,
-            limit,
-            next_id: 1,
+            raw: TestEnd::peer(conn).with_limit(limit),
             hinted: false,
             unclaimed: VecDeque::new(),
-            responses: HashMap::new(),
-            log: Vec::new(),
+            responses: Vec::new(),
             revs: Vec::new(),
             problems: Vec::new(),
             push_answer: PushAnswer::Accept,
@@ -101,7 +95,7 @@ impl Peer {
 
     /// Every message read so far, in arrival order.
     pub fn log(&self) -> &[Value] {
-        &self.log
+        self.raw.log()
     }
 
     /// Every rev read so far, in arrival order.
@@ -114,39 +108,32 @@ impl Peer {
         self.revs.iter().map(|r| r.rev).max().unwrap_or(0)
     }
 
-    async fn send(&self, m: Message) -> Checked {
-        self.out.send(m).await?;
-        Ok(())
+    async fn send(&mut self, v: Value) -> Checked {
+        let label = &self.label;
+        self.raw
+            .try_send(v)
+            .await
+            .map_err(|why| VectorError::Closed(format!("writing on {label}: {why}")))
     }
 
     /// Sends a request without waiting for its answer; returns its id.
-    pub async fn send_request(&mut self, method: &str, params: Value) -> Checked<Id> {
-        let id = Id::Number(self.next_id);
-        self.next_id += 1;
-        let req = Request {
-            id: id.clone(),
-            method: method.to_owned(),
-            params: Some(params),
-        };
-        self.send(req.into()).await?;
+    pub async fn send_request(&mut self, method: &str, params: Value) -> Checked<Value> {
+        let id = self.raw.take_id();
+        self.send(msg::request(id.clone(), method, params)).await?;
         Ok(id)
     }
 
     /// Sends a notification.
     pub async fn notify(&mut self, method: &str, params: Value) -> Checked {
-        let n = Notification {
-            method: method.to_owned(),
-            params: Some(params),
-        };
-        self.send(n.into()).await
+        self.send(msg::notification(method, params)).await
     }
 
     /// Waits for the response to `id` and returns it whole.
-    pub async fn response(&mut self, id: &Id, what: &str) -> Checked<Value> {
-        let deadline = Instant::now() + self.limit;
+    pub async fn response(&mut self, id: &Value, what: &str) -> Checked<Value> {
+        let deadline = self.raw.deadline();
         loop {
-            if let Some(r) = self.responses.remove(id) {
-                return Ok(r);
+            if let Some(at) = self.responses.iter().position(|r| r["id"] == *id) {
+                return Ok(self.responses.remove(at));
             }
             self.read(what, deadline).await?;
         }
@@ -172,7 +159,7 @@ impl Peer {
 
     /// Waits for a server request or notification matching `pred`, taking it.
     pub async fn wait_for(&mut self, what: &str, pred: impl Fn(&Value) -> bool) -> Checked<Value> {
-        let deadline = Instant::now() + self.limit;
+        let deadline = self.raw.deadline();
         loop {
             if let Some(at) = self.unclaimed.iter().position(&pred) {
                 return Ok(self.unclaimed.remove(at).expect("the position is in range"));
@@ -183,7 +170,7 @@ impl Peer {
 
     /// Waits until rev `rev` has been read.
     pub async fn wait_rev(&mut self, rev: u64, what: &str) -> Checked {
-        let deadline = Instant::now() + self.limit;
+        let deadline = self.raw.deadline();
         while !self.revs.iter().any(|r| r.rev == rev) {
             self.read(what, deadline).await?;
         }
@@ -192,22 +179,15 @@ impl Peer {
 
     async fn read(&mut self, what: &str, deadline: Instant) -> Checked {
         let label = &self.label;
-        let item = tokio::time::timeout_at(deadline, self.inbound.recv())
-            .await
-            .map_err(|_| VectorError::Timeout(format!("{what} on {label}")))?
-            .ok_or_else(|| VectorError::Closed(format!("{what} on {label}")))?;
-        match item {
-            Inbound::Message { message, .. } => self.take_in(message).await,
-            Inbound::Malformed { error, .. } => Err(VectorError::Undecodable(error.to_string())),
-            Inbound::TooLarge { size, limit, .. } => Err(VectorError::Undecodable(format!(
-                "a message of {size} bytes, over the limit of {limit}"
-            ))),
-        }
+        let v = self.raw.read(deadline).await.map_err(|e| match e {
+            ReadError::Timeout => VectorError::Timeout(format!("{what} on {label}")),
+            ReadError::Closed(_) => VectorError::Closed(format!("{what} on {label}")),
+            ReadError::Unreadable(why) => VectorError::Undecodable(why),
+        })?;
+        self.take_in(v).await
     }
 
-    async fn take_in(&mut self, message: Message) -> Checked {
-        let v =
-            serde_json::to_value(&message).map_err(|e| VectorError::Undecodable(e.to_string()))?;
+    async fn take_in(&mut self, v: Value) -> Checked {
         if let Some((changes, carrier)) = hints_of(&v) {
             match changes.get("rev").and_then(Value::as_u64) {
                 Some(rev) if rev > 0 => self.revs.push(RevSeen { rev, carrier }),
@@ -226,38 +206,27 @@ impl Peer {
                 "hints on a push with a coalesce member (§5.2): {v}"
             ));
         }
-        self.log.push(v.clone());
-        match message {
-            Message::Response(r) => {
-                if let Some(id) = r.id {
-                    self.responses.insert(id, v);
-                }
-            }
-            Message::Request(req) => {
-                let answer = match req.method.as_str() {
+        match (method_of(&v), v.get("id")) {
+            (None, _) => self.responses.push(v),
+            (Some(method), Some(id)) => {
+                let answer = match method {
                     "push/event" => match self.push_answer {
-                        PushAnswer::Accept => Response::ok(req.id, json!({"accepted": true})),
-                        PushAnswer::Refuse => Response::ok(
-                            req.id,
+                        PushAnswer::Accept => msg::result(id, json!({"accepted": true})),
+                        PushAnswer::Refuse => msg::result(
+                            id,
                             json!({"accepted": false, "reason": "refused by the conformance runner"}),
                         ),
-                        PushAnswer::Error => Response::err(
-                            Some(req.id),
-                            mcpl_protocol::ErrorObject::internal(
-                                "the runner answers with an error",
-                            ),
-                        ),
+                        PushAnswer::Error => {
+                            msg::error(id, -32603, "the runner answers with an error")
+                        }
                     },
-                    "ping" => Response::ok(req.id, json!({})),
-                    other => Response::err(
-                        Some(req.id),
-                        mcpl_protocol::ErrorObject::method_not_found(other),
-                    ),
+                    "ping" => msg::result(id, json!({})),
+                    other => msg::error(id, -32601, &format!("method not found: {other}")),
                 };
-                self.send(answer.into()).await?;
+                self.send(answer).await?;
                 self.unclaimed.push_back(v);
             }
-            Message::Notification(_) => self.unclaimed.push_back(v),
+            (Some(_), None) => self.unclaimed.push_back(v),
         }
         Ok(())
     }

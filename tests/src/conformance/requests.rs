@@ -176,11 +176,5 @@ impl Peer {
     }
 }
 
-/// `tools/call` params.
-pub fn call_params(tool: &str, args: Value, instance: Option<&str>) -> Value {
-    let mut params = json!({"name": tool, "arguments": args});
-    if let Some(i) = instance {
-        params["_meta"] = json!({ (mcpl_protocol::meta::INSTANCE): i });
-    }
-    params
-}
+/// `tools/call` params, naming the instance in `_meta["mcpl/instance"]` when given.
+pub use mcpl_testkit::msg::call_params;

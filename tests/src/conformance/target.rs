@@ -104,6 +104,12 @@ impl Ctx {
         }
     }
 
+    /// True when the target lets the named principal have several connections to one
+    /// server (a vector may then check more than it needs to declare).
+    pub fn shares_principals(&self) -> bool {
+        self.opts.target.shares_principals()
+    }
+
     /// The departures noted so far.
     pub fn departures(&self) -> Vec<String> {
         self.departures.borrow().clone()

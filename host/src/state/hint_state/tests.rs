@@ -1,23 +1,15 @@
 //! Unit tests for `HintState`, one rule each; vectors named where they apply.
 
 use super::*;
+use crate::state::fixtures::{open_rec, set as ts, vis};
 use crate::state::output::ResultOf;
-use mcpl_protocol::hints::{SuggestAction, Suggestion, ToolHint, ToolsetChange};
+use mcpl_protocol::hints::{SuggestAction, Suggestion, ToolHint};
 use mcpl_protocol::toolsets::{EndedRecord, OpenRecord};
 use mcpl_protocol::{Id, Meta, ToolsetState};
 use serde_json::json;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
-}
-
-fn vis(tool: &str, instance: Option<&str>, visible: bool) -> ToolHint {
-    ToolHint {
-        name: tool.into(),
-        instance: instance.map(Into::into),
-        visible: Some(visible),
-        ..Default::default()
-    }
 }
 
 fn pres(tool: &str, p: Presence) -> ToolHint {
@@ -49,17 +41,6 @@ fn msg(rev: u64, tools: Vec<ToolHint>) -> HintChanges {
     }
 }
 
-fn ts(toolset: &str, instance: Option<&str>, state: ToolsetState) -> ToolsetChange {
-    ToolsetChange {
-        toolset: toolset.into(),
-        instance: instance.map(Into::into),
-        state,
-        title: None,
-        reason: None,
-        ended: None,
-    }
-}
-
 fn ended(id: &str, toolset: &str, instance: Option<&str>) -> EndedRecord {
     EndedRecord {
         id: id.into(),
@@ -67,15 +48,6 @@ fn ended(id: &str, toolset: &str, instance: Option<&str>) -> EndedRecord {
         instance: instance.map(Into::into),
         reason: "game over".into(),
         at: "2026-01-01T00:00:00Z".into(),
-    }
-}
-
-fn open_rec(toolset: &str, instance: Option<&str>) -> OpenRecord {
-    OpenRecord {
-        toolset: toolset.into(),
-        instance: instance.map(Into::into),
-        title: None,
-        options: None,
     }
 }
 

@@ -144,6 +144,18 @@ impl HostCore {
             .filter(|v| v.presented_dynamic(tool) && v.policy.allows(tool))
             .find_map(|v| v.definition(tool, instance))
     }
+
+    /// Whether the hint state of `server`'s current connection holds `tool` visible in
+    /// `instance` (or outside instances, with `None`); `None` when there is no such server
+    /// or hints do not count on it (§2). What the server last told, as applied (§5.2): a
+    /// stale or superseded change leaves it as it was.
+    pub fn is_visible(&self, server: &str, tool: &str, instance: Option<&str>) -> Option<bool> {
+        self.servers
+            .iter()
+            .find(|s| s.name == server)
+            .and_then(|s| s.view().hints)
+            .map(|h| h.is_visible(tool, instance))
+    }
 }
 
 /// True when the request may have been carried out but its answer was not read: it timed

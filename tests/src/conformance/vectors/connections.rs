@@ -10,7 +10,8 @@ use super::super::contract::{GAME, GAME_FLIP, GAME_SECRET, GAME_SHOW};
 use super::super::error::{Checked, ensure};
 use super::super::target::Ctx;
 use super::super::wire::{
-    ended_record, hints_of, open_records, stated_visible, tool_entries, toolset_entry, visibility,
+    Carrier, ended_record, hints_of, open_records, stated_visible, tool_entries, toolset_entry,
+    visibility,
 };
 use super::{
     adopted, check_record, close_told, closed_entry, hints, later, open_game, takes_next,
@@ -206,8 +207,11 @@ pub async fn v32(ctx: &Ctx) -> Checked {
         visibility(h, GAME_SECRET, Some(&name)).is_some()
     })
     .await?;
-    let (h, _) = hints_of(&m).expect("a hint change");
+    let (h, carrier) = hints_of(&m).expect("a hint change");
     takes_next(h, last_two, "the flip as the second connection hears it")?;
+    ctx.choice(carrier == Carrier::Standalone, || {
+        format!("the flip made on the first connection, which has nothing to say, reached the second as {carrier:?}, not tools/hints (§5.2): {m}")
+    });
     ensure(
         visibility(h, GAME_SECRET, Some(&name)) == Some(true),
         || format!("the second connection was not told {GAME_SECRET} became visible: {h}"),
@@ -217,7 +221,10 @@ pub async fn v32(ctx: &Ctx) -> Checked {
         toolset_entry(h, GAME, Some(&name)).is_some_and(|e| e["state"] == "closed")
     })
     .await?;
-    let (h, _) = hints_of(&m).expect("a hint change");
+    let (h, carrier) = hints_of(&m).expect("a hint change");
+    ctx.choice(carrier == Carrier::Standalone, || {
+        format!("the close made on the first connection reached the second as {carrier:?}, not tools/hints (§5.2): {m}")
+    });
     let told = closed_entry(h, GAME, Some(&name))?;
     ensure(told == id, || {
         format!("the second connection was told the ended record {told:?}, the first {id:?} (§4.3)")

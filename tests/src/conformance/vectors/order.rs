@@ -15,7 +15,6 @@ use super::super::wire::{
 use super::{
     check_cap, hints, later, open_game, rev, secret_push, secret_standalone, takes_next, tool_ok,
 };
-use mcpl_protocol::Id;
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS};
 use serde_json::{Value, json};
 
@@ -86,6 +85,16 @@ pub async fn v03(ctx: &Ctx) -> Checked {
     ensure(
         params["eventId"].as_str().is_some_and(|e| !e.is_empty()),
         || format!("the push has no eventId: {params}"),
+    )?;
+    ensure(
+        params["featureSet"].as_str().is_some_and(|f| !f.is_empty()),
+        || format!("the push names no featureSet (§2, SPEC §9): {params}"),
+    )?;
+    ensure(
+        params["timestamp"]
+            .as_str()
+            .is_some_and(super::super::wire::is_rfc3339),
+        || format!("the push's timestamp is not an RFC 3339 time (§2, SPEC §9): {params}"),
     )?;
     let h = &params["hints"];
     takes_next(h, last, "the push")?;
@@ -273,10 +282,7 @@ pub async fn v29(ctx: &Ctx) -> Checked {
         .send_request("tools/call", call_params(GAME_WAIT, json!({}), Some(&g)))
         .await?;
     await_waiting(&mut p, &g, super::super::contract::DEFAULT_SIZE, 1).await?;
-    let request_id = match &wait_id {
-        Id::Number(n) => json!(n),
-        Id::String(s) => json!(s),
-    };
+    let request_id = wait_id.clone();
     p.notify(
         "notifications/cancelled",
         json!({"requestId": request_id, "reason": "the conformance runner gave up"}),

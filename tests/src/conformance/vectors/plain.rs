@@ -11,13 +11,13 @@
 
 use super::super::contract::{
     ALL_TOOLS, DEFAULT_SIZE, ECHO, GAME, GAME_FLIP, GAME_LATER, GAME_SHOW, LOBBY_WHO, PANEL_READ,
-    TOOLSET_CLOSE, TOOLSET_OPEN, show_text,
+    TEMP, TOOLSET_CLOSE, TOOLSET_OPEN, show_text,
 };
 use super::super::error::{Checked, ensure, violation};
 use super::super::peer::{HostKind, Peer};
 use super::super::target::Ctx;
-use super::super::wire::is_push;
-use super::{tool_error, tool_ok};
+use super::super::wire::{is_push, text_of};
+use super::{open_game, tool_error, tool_ok};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS};
 use mcpl_protocol::meta;
 use serde_json::{Value, json};
@@ -54,7 +54,19 @@ pub async fn v08(ctx: &Ctx) -> Checked {
     let mut p = ctx.fresh("a host without toolHints").await?;
     p.handshake(HostKind::McplPlain, Some(&[CAP_TOOLS, CAP_PUSH_EVENTS]))
         .await?;
-    let (tools, _) = p.tools_list().await?;
+    let (tools, listed_rev) = p.tools_list().await?;
+    ctx.choice(listed_rev.is_none(), || {
+        format!("tools/list names a rev ({listed_rev:?}) to a host without toolHints, which takes none (§8)")
+    });
+    for method in ["toolsets/list", "toolsets/open"] {
+        let r = p.request(method, json!({"toolset": GAME})).await?;
+        ctx.choice(r.pointer("/error/code") == Some(&json!(-32601)), || {
+            format!("{method} is not refused as an unknown method (-32601) to a host without toolHints: {r}")
+        });
+    }
+    if ctx.shares_principals() {
+        others_changes_bring_no_hints(ctx).await?;
+    }
     if !offers_compat(&tools) {
         // Nothing of `game` is offered to this host: what it can call changes nothing.
         ctx.choice(false, || {
@@ -89,6 +101,33 @@ pub async fn v08(ctx: &Ctx) -> Checked {
     p.finish().await
 }
 
+/// Vector 8, across connections: what a hinted connection of the principal changes reaches
+/// its connection without `toolHints` with no hints.
+async fn others_changes_bring_no_hints(ctx: &Ctx) -> Checked {
+    let name = ctx.unique("seen-by-plain");
+    let mut plain = ctx
+        .named("a connection of the named principal without toolHints")
+        .await?;
+    plain
+        .handshake(HostKind::McplPlain, Some(&[CAP_TOOLS, CAP_PUSH_EVENTS]))
+        .await?;
+    let mut hinted = ctx
+        .named_hinted("a hinted connection of the same principal")
+        .await?;
+    open_game(&mut hinted, Some(&name), None).await?;
+    tool_ok(
+        &hinted.call(GAME_FLIP, json!({}), Some(&name)).await?,
+        GAME_FLIP,
+    )?;
+    hinted.close_ok(GAME, Some(&name)).await?;
+    // The hinted connection's own revs are other vectors' business: this one is about
+    // what the connection without toolHints is sent.
+    hinted.close();
+    // tools/list goes through the principal, behind what it sent this connection before.
+    plain.tools_list().await?;
+    plain.finish().await
+}
+
 /// Vector 26: a plain MCP host sees plain tools and can use them; the fixture's §8 choice
 /// is that it sees every tool plus `toolset_open`/`toolset_close`, calls a toolset without
 /// instances or required options as if open, and plays instances through the compat tools
@@ -110,10 +149,36 @@ pub async fn v26(ctx: &Ctx) -> Checked {
             format!("a plain MCP host is not shown {name}")
         });
     }
+    let offered = listed(&tools, TOOLSET_OPEN)?
+        .pointer("/inputSchema/properties/toolset/enum")
+        .cloned();
+    ctx.choice(offered == Some(json!([GAME, TEMP])), || {
+        format!("{TOOLSET_OPEN} does not offer exactly the toolsets that need an open, {GAME} and {TEMP}: {offered:?}")
+    });
     let r = p.call(PANEL_READ, json!({}), None).await?;
     ctx.choice(r["isError"] != json!(true), || {
         format!("{PANEL_READ} is not implicitly open for a plain host (§8): {r}")
     });
+    // Wrong compat arguments are tool errors the model can correct.
+    let r = p.call(TOOLSET_OPEN, json!({}), None).await?;
+    ctx.choice(r["isError"] == json!(true), || {
+        format!("{TOOLSET_OPEN} without a toolset is not a tool error: {r}")
+    });
+    let r = p
+        .call(
+            TOOLSET_OPEN,
+            json!({"toolset": GAME, "options": {"size": 99}}),
+            None,
+        )
+        .await?;
+    ctx.choice(
+        r["isError"] == json!(true) && text_of(&r).contains("size"),
+        || {
+            format!(
+                "{TOOLSET_OPEN} with invalid options is not a tool error naming the problem: {r}"
+            )
+        },
+    );
     tool_ok(&p.call(LOBBY_WHO, json!({}), None).await?, LOBBY_WHO)?;
     compat(
         &mut p,
@@ -181,6 +246,10 @@ pub async fn v36(ctx: &Ctx) -> Checked {
         });
         return p.finish().await;
     }
+    let panel = &listed(&tools, PANEL_READ)?["inputSchema"];
+    ctx.choice(panel.pointer("/properties/instance").is_none(), || {
+        format!("{PANEL_READ}, of a toolset without instances, has an instance argument: {panel}")
+    });
     let schema = &listed(&tools, GAME_SHOW)?["inputSchema"];
     ctx.choice(schema.pointer("/properties/instance").is_some(), || {
         format!("{GAME_SHOW} has no instance argument for a host without toolHints (§8): {schema}")

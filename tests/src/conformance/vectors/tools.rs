@@ -4,7 +4,8 @@
 
 use super::super::contract::{
     ECHO, EXTRA_PING, EXTRAS, GAME, GAME_FLIP, GAME_OPEN_VISIBLE, GAME_SECRET, GAME_SHOW,
-    GAME_TOOLS, LOBBY_WHO, MANIFEST_DROP, MANIFEST_RESTORE, NEWS, PANEL, PANEL_READ, TEMP_PING,
+    GAME_TOOLS, LOBBY, LOBBY_WHO, MANIFEST_DROP, MANIFEST_RESTORE, NEWS, PANEL, PANEL_READ, TEMP,
+    TEMP_PING,
 };
 use super::super::error::{Checked, ensure, violation};
 use super::super::peer::Peer;
@@ -44,6 +45,36 @@ fn check_listing(tools: &[Value], visible: &[&str], invisible: &[&str]) -> Check
     Ok(())
 }
 
+/// Checks each tool of a declared toolset is listed as its member (`mcpl/toolset`, which
+/// implies dynamic, §3), the dynamic tool outside toolsets as dynamic, and the static ones
+/// as static (absent presence is static, §3).
+fn check_classes(tools: &[Value]) -> Checked {
+    let mut members: Vec<(&str, &str)> = GAME_TOOLS.iter().map(|t| (*t, GAME)).collect();
+    members.extend([(LOBBY_WHO, LOBBY), (PANEL_READ, PANEL), (TEMP_PING, TEMP)]);
+    for (name, toolset) in members {
+        let t = listed(tools, name)?;
+        ensure(
+            t.pointer("/_meta/mcpl~1toolset") == Some(&json!(toolset)),
+            || format!("{name} is not listed with mcpl/toolset {toolset:?} (§3): {t}"),
+        )?;
+    }
+    let news = listed(tools, NEWS)?;
+    ensure(
+        news.pointer("/_meta/mcpl~1presence") == Some(&json!("dynamic")),
+        || format!("{NEWS}, a dynamic tool outside toolsets, is not listed dynamic (§3): {news}"),
+    )?;
+    for name in [ECHO, MANIFEST_DROP, MANIFEST_RESTORE] {
+        let t = listed(tools, name)?;
+        ensure(
+            t.pointer("/_meta/mcpl~1presence")
+                .is_none_or(|p| p == "static")
+                && t.pointer("/_meta/mcpl~1toolset").is_none(),
+            || format!("{name}, a static tool outside toolsets, is listed otherwise (§3): {t}"),
+        )?;
+    }
+    Ok(())
+}
+
 /// Checks `tools/list` names the last rev taken on the connection (§3, vector 27).
 async fn list_names_last_rev(p: &mut Peer) -> Checked<Vec<Value>> {
     let (tools, rev) = p.tools_list().await?;
@@ -58,12 +89,14 @@ async fn list_names_last_rev(p: &mut Peer) -> Checked<Vec<Value>> {
 pub async fn v01(ctx: &Ctx) -> Checked {
     let mut p = ctx.hinted("the connection").await?;
     let tools = list_names_last_rev(&mut p).await?;
+    check_classes(&tools)?;
     let always = [LOBBY_WHO, ECHO, EXTRA_PING, MANIFEST_DROP, MANIFEST_RESTORE];
     let mut closed: Vec<&str> = GAME_TOOLS.to_vec();
     closed.extend([PANEL_READ, TEMP_PING, NEWS]);
     check_listing(&tools, &always, &closed)?;
     let g = open_game(&mut p, Some("g1"), None).await?;
     let tools = list_names_last_rev(&mut p).await?;
+    check_classes(&tools)?;
     let mut visible = always.to_vec();
     visible.extend(GAME_OPEN_VISIBLE);
     check_listing(
@@ -137,6 +170,17 @@ pub async fn v11(ctx: &Ctx) -> Checked {
     ensure(text.contains(GAME_SECRET), || {
         format!("the tool error for {GAME_SECRET} does not name it: {text:?}")
     })?;
+    ctx.choice(text.contains(&g), || {
+        format!("the tool error for {GAME_SECRET}, invisible in {g}, does not name {g}: {text:?}")
+    });
+    // A tool the server does not have is no tool error but a protocol error (MCP).
+    let r = p.call_raw("no_such_tool", json!({}), None).await?;
+    ensure(r.get("result").is_none(), || {
+        format!("a call of a tool the server does not have succeeded: {r}")
+    })?;
+    ctx.choice(r.pointer("/error/code") == Some(&json!(-32602)), || {
+        format!("a call of an unknown tool is not refused with -32602 (MCP): {r}")
+    });
     p.close_ok(GAME, Some(&g)).await?;
     p.finish().await
 }
@@ -152,12 +196,18 @@ pub async fn v16(ctx: &Ctx) -> Checked {
         || format!("{GAME_SHOW} is not listed in toolset {GAME}: {show}"),
     )?;
     let presence = show.pointer("/_meta/mcpl~1presence");
-    ensure(presence != Some(&json!("static")), || {
+    ensure(presence.is_none_or(|p| p == "dynamic"), || {
         format!(
             "{GAME_SHOW} belongs to {GAME} yet is listed static; a toolset's tool is dynamic (§3): {show}"
         )
     })?;
     let g = open_game(&mut p, Some("g1"), None).await?;
+    let opened = p.log().last().cloned().unwrap_or_default();
+    ensure(
+        result_hints(&opened["result"])
+            .is_some_and(|h| super::super::wire::visibility(h, GAME_SHOW, Some(&g)) == Some(true)),
+        || format!("the open's hints do not state {GAME_SHOW} visible in {g}: {opened}"),
+    )?;
     p.call(GAME_FLIP, json!({}), Some(&g)).await?;
     let s = p.statement().await?;
     ensure(

@@ -10,7 +10,8 @@ use super::super::error::{Checked, ensure, violation};
 use super::super::peer::Peer;
 use super::super::target::Ctx;
 use super::super::wire::{
-    ended_record, hints_of, method_of, open_records, stated_visible, text_of, toolset_entry,
+    ended_record, hints_of, method_of, open_records, result_hints, stated_visible, text_of,
+    toolset_entry,
 };
 use super::{
     adopted, check_cap, check_record, close_told, closed_entry, hints, open_game, takes_next,
@@ -86,6 +87,9 @@ pub async fn v17(ctx: &Ctx) -> Checked {
     let g = open_game(&mut p, Some("g1"), Some(3)).await?;
     let o = p.open_ok(GAME, Some(&g), Some(json!({"size": 3}))).await?;
     adopted(&o, Some(&g), "the same options")?;
+    ctx.choice(result_hints(&o).is_none(), || {
+        format!("an adoption, which changes nothing, carries hints and so takes a rev: {o}")
+    });
     let o = p.open_ok(GAME, Some(&g), Some(json!({"size": 5}))).await?;
     adopted(&o, Some(&g), "other options")?;
     ensure(!text_of(&o).trim().is_empty(), || {
@@ -180,12 +184,21 @@ pub async fn v18(ctx: &Ctx) -> Checked {
         &r,
         &format!("an open of {PANEL} (no instances) naming an instance"),
     )?;
-    let r = p.open(GAME, Some("g2"), Some(json!({"size": 99}))).await?;
-    refused_invalid(&r, "an open with options outside the schema")?;
-    let r = p
-        .open(GAME, Some("g3"), Some(json!({"colour": "red"})))
-        .await?;
-    refused_invalid(&r, "an open with an option the schema does not have")?;
+    for (options, problem) in [
+        (json!({"size": 99}), "size"),
+        (json!({"colour": "red"}), "colour"),
+    ] {
+        let r = p.open(GAME, Some("g2"), Some(options.clone())).await?;
+        refused_invalid(
+            &r,
+            &format!("an open with the options {options}, outside the schema"),
+        )?;
+        ensure(r["error"].to_string().contains(problem), || {
+            format!(
+                "the refusal of the options {options} does not name the problem, {problem} (§4.2): {r}"
+            )
+        })?;
+    }
     let s = p.statement().await?;
     let mut games: Vec<&str> = s["open"]
         .as_array()

@@ -1,27 +1,30 @@
-//! Support for the server-side conformance vectors (`server_*.rs`): a server on a real
-//! WebSocket listener on 127.0.0.1:0, a raw JSON-RPC client that sends and receives exact
-//! JSON, message builders, and the example toolsets the vectors run against
-//! ([`arcade`]; the SDK ships none).
+//! Support for the server-side tests with the tests' arcade (`server_*.rs`,
+//! `rfc014_boundaries.rs`): a server on a real WebSocket listener on 127.0.0.1:0, its
+//! connections as the one raw peer of the tests (`mcpl_testkit`, which also writes the
+//! messages), the MCPL handshake and waits they share ([`Arcade`]), and the example
+//! toolsets they run against ([`arcade`], [`bell`]; the SDK ships none). The RFC-014
+//! vectors themselves are the conformance runner's (`server_vectors.rs`).
 //!
 //! Nothing here sleeps. `recv` awaits the next message (bounded by a limit only a failing
-//! test reaches). To show that nothing more is coming, [`Client::quiet`] sends a
+//! test reaches). To show that nothing more is coming, [`Arcade::quiet`] sends a
 //! `tools/list` and expects its answer to be the very next message: the request goes
 //! through the session's principal and back through the session's mailbox, behind every
 //! change the principal had already sent that session — and it takes no rev.
 
-#![allow(dead_code)] // each test file uses a different part of this module
-
 pub mod arcade;
 pub mod bell;
 
-use mcpl_protocol::jsonrpc::Message;
 use mcpl_server::{ManualClock, Server};
-use mcpl_transport::{ClientOptions, Inbound, Outbound, ServerOptions, ws};
+pub use mcpl_testkit::msg::{
+    call, call_in, close, hints, initialize_params, initialized, list, mcpl_capabilities, open,
+    request, result, says_result, text, tool_error,
+};
+pub use mcpl_testkit::within;
+use mcpl_transport::{ServerOptions, ws};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use tokio::sync::mpsc;
 
 /// How long `recv` waits before failing the test.
 const RECV_LIMIT: Duration = Duration::from_secs(10);
@@ -76,16 +79,9 @@ impl Harness {
 
     /// A new connection of `who`.
     pub async fn connect(&self, who: &str) -> Client {
-        let opts = ClientOptions {
-            token: Some(who.to_owned()),
-            ..Default::default()
-        };
-        let conn = ws::connect(&self.url, &opts).await.expect("connect");
-        Client {
-            out: conn.outbound,
-            inbound: conn.inbound,
-            syncs: 0,
-        }
+        Client::connect(&self.url, Some(who))
+            .await
+            .with_limit(RECV_LIMIT)
     }
 
     /// A connection of `who` through the whole handshake, advertising `toolHints` and
@@ -125,108 +121,65 @@ pub async fn arcade_server_with(
     Harness::start(server, clock).await
 }
 
-/// A raw JSON-RPC client over a WebSocket.
-pub struct Client {
-    out: Outbound,
-    inbound: mpsc::Receiver<Inbound>,
-    syncs: u64,
+/// A connection to the arcade: the one raw peer of the tests (`mcpl_testkit`) on a
+/// WebSocket. [`Arcade`] adds the MCPL handshake and the waits these tests share.
+pub type Client = mcpl_testkit::ws::Peer;
+
+/// What the server-side tests do with a [`Client`] beyond sending and reading JSON.
+#[allow(async_fn_in_trait)] // the tests run on one thread; no Send bound is needed
+pub trait Arcade {
+    /// Shows that nothing else is on its way to this connection (module docs).
+    async fn quiet(&mut self);
+    /// `tools/list`'s `_meta["mcpl/rev"]` now.
+    async fn listed_rev(&mut self) -> u64;
+    /// The MCPL handshake: `initialize` (advertising `toolHints` when asked),
+    /// `notifications/initialized`, and, when `grant` is given, `featureSets/update`.
+    async fn handshake(&mut self, tool_hints: bool, grant: Option<&[&str]>) -> Value;
+    /// The plain MCP handshake (no `experimental.mcpl`).
+    async fn handshake_plain(&mut self) -> Value;
+    /// Expects a `push/event` request with id `id`, whose params are `params` plus an
+    /// `eventId` (captured and returned) and the time [`T0`].
+    async fn expect_push(&mut self, id: i64, params: Value) -> String;
+    /// Answers the server's push `id`.
+    async fn accept_push(&mut self, id: i64);
+    /// Closes this connection.
+    fn close(self);
 }
 
-impl Client {
-    /// Sends one message given as exact JSON.
-    pub async fn send(&self, v: Value) {
-        let m =
-            Message::from_value(v.clone()).unwrap_or_else(|e| panic!("not a message: {v}: {e}"));
-        self.out.send(m).await.expect("link open");
-    }
-
-    /// The next message, as JSON.
-    pub async fn recv(&mut self) -> Value {
-        let item = tokio::time::timeout(RECV_LIMIT, self.inbound.recv())
-            .await
-            .expect("no message from the server in time")
-            .expect("the server closed the link");
-        match item {
-            Inbound::Message { message, .. } => serde_json::to_value(&message).unwrap(),
-            other => panic!("the server wrote something undecodable: {other:?}"),
-        }
-    }
-
-    /// The next message matching `pred`; those before it are dropped.
-    pub async fn next_where(&mut self, pred: impl Fn(&Value) -> bool) -> Value {
-        loop {
-            let m = self.recv().await;
-            if pred(&m) {
-                return m;
-            }
-        }
-    }
-
-    /// Asserts the next message is exactly `expected`.
-    pub async fn expect(&mut self, expected: Value) {
-        let got = self.recv().await;
-        assert_eq!(got, expected, "\n got: {got:#}\nwant: {expected:#}");
-    }
-
-    /// Sends a request and returns the next message.
-    pub async fn request(&mut self, v: Value) -> Value {
-        self.send(v).await;
-        self.recv().await
-    }
-
-    /// Sends a request and asserts the next message is exactly `expected`.
-    pub async fn expect_after(&mut self, request: Value, expected: Value) {
-        self.send(request).await;
-        self.expect(expected).await;
-    }
-
-    /// Shows that nothing else is on its way to this connection (module docs).
-    pub async fn quiet(&mut self) {
-        self.syncs += 1;
-        let id = format!("quiet-{}", self.syncs);
+impl Arcade for Client {
+    async fn quiet(&mut self) {
+        let id = json!(format!("quiet-{}", self.take_id()));
         let got = self
-            .request(request(json!(id), "tools/list", json!({})))
+            .exchange(request(id.clone(), "tools/list", json!({})))
             .await;
         assert_eq!(
-            got["id"],
-            json!(id),
+            got["id"], id,
             "expected nothing before the barrier, got {got:#}"
         );
     }
 
-    /// `tools/list`'s `_meta["mcpl/rev"]` now.
-    pub async fn listed_rev(&mut self) -> u64 {
+    async fn listed_rev(&mut self) -> u64 {
         let got = self
-            .request(request(json!("rev"), "tools/list", json!({})))
+            .exchange(request(json!("rev"), "tools/list", json!({})))
             .await;
         got["result"]["_meta"]["mcpl/rev"]
             .as_u64()
             .unwrap_or_else(|| panic!("no mcpl/rev: {got:#}"))
     }
 
-    /// The MCPL handshake: `initialize` (advertising `toolHints` when asked),
-    /// `notifications/initialized`, and, when `grant` is given, `featureSets/update`.
-    pub async fn handshake(&mut self, tool_hints: bool, grant: Option<&[&str]>) -> Value {
-        let mut mcpl = json!({"version": "0.5", "pushEvents": true});
-        if tool_hints {
-            mcpl["toolHints"] = json!(true);
-        }
+    async fn handshake(&mut self, tool_hints: bool, grant: Option<&[&str]>) -> Value {
         let init = self
-            .request(request(
+            .exchange(request(
                 json!("init"),
                 "initialize",
-                json!({
-                "protocolVersion": "2025-11-25",
-                "capabilities": {"experimental": {"mcpl": mcpl}},
-                "clientInfo": {"name": "raw-host", "version": "1"}}),
+                initialize_params(mcpl_capabilities(tool_hints), "raw-host"),
             ))
             .await;
         assert_eq!(init["id"], "init", "{init:#}");
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
+        self.send(initialized()).await;
         if let Some(caps) = grant {
             let receipt = self
-                .request(request(
+                .exchange(request(
                     json!("grant"),
                     "featureSets/update",
                     json!({"effectiveCapabilities": caps}),
@@ -237,25 +190,19 @@ impl Client {
         init["result"].clone()
     }
 
-    /// The plain MCP handshake (no `experimental.mcpl`).
-    pub async fn handshake_plain(&mut self) -> Value {
+    async fn handshake_plain(&mut self) -> Value {
         let init = self
-            .request(request(
+            .exchange(request(
                 json!("init"),
                 "initialize",
-                json!({
-                "protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "plain-host", "version": "1"}}),
+                initialize_params(json!({}), "plain-host"),
             ))
             .await;
-        self.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-            .await;
+        self.send(initialized()).await;
         init["result"].clone()
     }
 
-    /// Expects a `push/event` request with id `id`, whose params are `params` plus an
-    /// `eventId` (captured and returned) and the time [`T0`].
-    pub async fn expect_push(&mut self, id: i64, params: Value) -> String {
+    async fn expect_push(&mut self, id: i64, params: Value) -> String {
         let got = self.recv().await;
         assert_eq!(got["method"], "push/event", "{got:#}");
         let event_id = got["params"]["eventId"]
@@ -265,85 +212,24 @@ impl Client {
         let mut want = params;
         want["eventId"] = json!(event_id);
         want["timestamp"] = json!(T0);
-        let want = json!({"jsonrpc": "2.0", "id": id, "method": "push/event", "params": want});
+        let want = request(id, "push/event", want);
         assert_eq!(got, want, "\n got: {got:#}\nwant: {want:#}");
         event_id
     }
 
-    /// Answers the server's push `id`.
-    pub async fn accept_push(&self, id: i64) {
-        self.send(json!({"jsonrpc": "2.0", "id": id, "result": {"accepted": true}}))
+    async fn accept_push(&mut self, id: i64) {
+        self.send(result(json!(id), json!({"accepted": true})))
             .await;
     }
 
-    /// Closes this connection.
-    pub fn close(self) {
+    fn close(self) {
         drop(self);
     }
 }
 
-/// A request.
-pub fn request(id: Value, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
-/// A successful response.
-pub fn result(id: Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
-}
-
 /// A successful result of one text block: what a tool that only says something answers.
 pub fn says(id: Value, s: &str) -> Value {
-    result(id, json!({"content": [text(s)]}))
-}
-
-/// `tools/call` of `tool` with `args`.
-pub fn call(id: i64, tool: &str, args: Value) -> Value {
-    request(
-        json!(id),
-        "tools/call",
-        json!({"name": tool, "arguments": args}),
-    )
-}
-
-/// `tools/call` naming the instance (§4.5).
-pub fn call_in(id: i64, tool: &str, args: Value, instance: &str) -> Value {
-    request(
-        json!(id),
-        "tools/call",
-        json!({"name": tool, "arguments": args, "_meta": {"mcpl/instance": instance}}),
-    )
-}
-
-/// `toolsets/open`.
-pub fn open(id: i64, toolset: &str, instance: Option<&str>, options: Option<Value>) -> Value {
-    let mut params = json!({"toolset": toolset});
-    if let Some(i) = instance {
-        params["instance"] = json!(i);
-    }
-    if let Some(o) = options {
-        params["options"] = o;
-    }
-    request(json!(id), "toolsets/open", params)
-}
-
-/// `toolsets/close`.
-pub fn close(id: i64, toolset: &str, instance: Option<&str>) -> Value {
-    let mut params = json!({"toolset": toolset});
-    if let Some(i) = instance {
-        params["instance"] = json!(i);
-    }
-    request(json!(id), "toolsets/close", params)
-}
-
-/// `toolsets/list`.
-pub fn list(id: i64) -> Value {
-    request(json!(id), "toolsets/list", json!({}))
-}
-
-/// A `tools/hints` notification.
-pub fn hints(changes: Value) -> Value {
-    json!({"jsonrpc": "2.0", "method": "tools/hints", "params": changes})
+    result(id, says_result(s))
 }
 
 /// `take`'s definition in a nim instance with `pile` stones.
@@ -387,7 +273,7 @@ pub async fn game(h: &Harness, pile: u32) -> (Client, Client) {
     let mut alice = h.hinted("alice").await;
     let mut bob = h.hinted("bob").await;
     let opened = alice
-        .request(open(
+        .exchange(open(
             1,
             "nim",
             Some("g1"),
@@ -423,16 +309,6 @@ pub async fn game(h: &Harness, pile: u32) -> (Client, Client) {
     (alice, bob)
 }
 
-/// A text content block.
-pub fn text(s: &str) -> Value {
-    json!({"type": "text", "text": s})
-}
-
-/// A tool error result with one text block.
-pub fn tool_error(s: &str) -> Value {
-    json!({"content": [text(s)], "isError": true})
-}
-
 /// The ended-record id a closed `toolsets` entry carries.
 pub fn ended_id(changes: &Value) -> String {
     changes["toolsets"]
@@ -440,11 +316,4 @@ pub fn ended_id(changes: &Value) -> String {
         .and_then(|a| a.iter().find_map(|t| t["ended"].as_str()))
         .unwrap_or_else(|| panic!("no ended id in {changes:#}"))
         .to_owned()
-}
-
-/// Awaits `f`, failing the test if it does not complete in time.
-pub async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(RECV_LIMIT, f)
-        .await
-        .expect("did not complete in time")
 }
