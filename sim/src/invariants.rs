@@ -176,9 +176,25 @@ pub async fn check(arcade: &Arcade, host: &HostHandle, report: &AgentReport) -> 
     out.extend(ends_told(name, &truth, &report.ends_told));
     for (toolset, instance) in &truth.open {
         if toolset != LOBBY {
+            let instance = instance.as_deref().unwrap_or("-");
+            // What the agent knew of it, for whoever chases the violation.
+            let key = (toolset.clone(), instance.to_owned());
+            let known = report
+                .games
+                .iter()
+                .find(|g| g.toolset == *toolset && g.instance == instance);
+            let knew = match known {
+                None => "the agent never knew of it".to_owned(),
+                Some(g) => match &g.result {
+                    Some(r) => format!("the agent was told it ended: {r}"),
+                    None => format!(
+                        "the agent believed it open; {} resigns refused",
+                        report.resigns_refused.get(&key).copied().unwrap_or(0)
+                    ),
+                },
+            };
             out.push(format!(
-                "{name}: {toolset}:{} is still open after the drain",
-                instance.as_deref().unwrap_or("-")
+                "{name}: {toolset}:{instance} is still open after the drain ({knew})"
             ));
         }
     }

@@ -153,7 +153,7 @@ pub fn games_tool() -> Tool {
     ))
 }
 
-/// `challenge {opponent, game, size?, color?}`: its schema is [`ChallengeArgs`]'s.
+/// `challenge {opponent, game, size?, color?}`: its schema is `ChallengeArgs`'s (`lobby.rs`).
 pub fn challenge_tool() -> Tool {
     in_lobby(Tool::new(
         CHALLENGE,
@@ -162,7 +162,7 @@ pub fn challenge_tool() -> Tool {
     ))
 }
 
-/// `decline {instance, game?}`: its schema is [`DeclineArgs`]'s.
+/// `decline {instance, game?}`: its schema is `DeclineArgs`'s (`lobby.rs`).
 pub fn decline_tool() -> Tool {
     in_lobby(Tool::new(
         DECLINE,

@@ -74,4 +74,8 @@ pub struct AgentReport {
     pub ends_told: BTreeMap<GameKey, u32>,
     /// Closes told without a reason.
     pub plain_closes: u64,
+    /// Games the agent tried to resign in the drain and was refused, with how often (a
+    /// game still open after the drain says whether the agent knew it and tried).
+    #[serde(skip)]
+    pub resigns_refused: BTreeMap<GameKey, u32>,
 }

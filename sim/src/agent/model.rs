@@ -307,6 +307,7 @@ impl ModelAgent {
                 .collect(),
             ends_told: self.beliefs.ends_told.clone(),
             plain_closes: self.beliefs.plain_closes,
+            resigns_refused: Default::default(),
         }
     }
 }

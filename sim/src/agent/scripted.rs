@@ -474,6 +474,7 @@ impl ScriptedAgent {
             games,
             ends_told: self.beliefs.ends_told.clone(),
             plain_closes: self.beliefs.plain_closes,
+            resigns_refused: self.resign_failures.clone(),
         }
     }
 }
