@@ -13,7 +13,9 @@ if [ -f "$venv/.installed" ] && cmp -s "$req" "$venv/.installed"; then
   exit 0
 fi
 rm -rf "$venv"
-python3 -m venv "$venv"
+# `venv`'s ensurepip step has failed once on a busy CI machine and passed when run again:
+# one retry from scratch before giving up.
+python3 -m venv "$venv" || { rm -rf "$venv"; python3 -m venv "$venv"; }
 "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$req"
 cp "$req" "$venv/.installed"
 echo "interop venv ready: $venv"
