@@ -185,10 +185,14 @@ pub async fn check(arcade: &Arcade, host: &HostHandle, report: &AgentReport) -> 
                 .find(|g| g.toolset == *toolset && g.instance == instance);
             let knew = match known {
                 None => "the agent never knew of it".to_owned(),
-                Some(g) => match &g.result {
-                    Some(r) => format!("the agent was told it ended: {r}"),
-                    None => format!(
+                Some(g) => match (&g.result, g.open) {
+                    (Some(r), _) => format!("the agent was told it ended: {r}"),
+                    (None, true) => format!(
                         "the agent believed it open; {} resigns refused",
+                        report.resigns_refused.get(&key).copied().unwrap_or(0)
+                    ),
+                    (None, false) => format!(
+                        "the agent believed it closed, never told it ended; {} resigns refused",
                         report.resigns_refused.get(&key).copied().unwrap_or(0)
                     ),
                 },

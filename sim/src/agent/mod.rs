@@ -60,6 +60,8 @@ pub struct GameRecord {
     pub moves: Option<String>,
     /// The agent's own moves in it.
     pub my_moves: u32,
+    /// Whether the agent believed it open at the end.
+    pub open: bool,
 }
 
 /// What an agent saw of its games.

@@ -303,6 +303,7 @@ impl ModelAgent {
                     result: g.ended.clone(),
                     moves: g.moves.clone(),
                     my_moves: g.my_moves,
+                    open: g.open,
                 })
                 .collect(),
             ends_told: self.beliefs.ends_told.clone(),

@@ -467,6 +467,7 @@ impl ScriptedAgent {
                 result: g.ended.clone(),
                 moves: g.moves.clone(),
                 my_moves: g.my_moves,
+                open: g.open,
             })
             .collect();
         AgentReport {
