@@ -23,8 +23,7 @@ use std::time::{Duration, SystemTime};
 pub(crate) struct Shared {
     pub(crate) info: Implementation,
     pub(crate) instructions: Option<String>,
-    /// The manifest and the catalog it declares, replaced together.
-    current: RwLock<(Arc<McplManifest>, Arc<Catalog>)>,
+    pub(crate) current: Current,
     /// The tools as declared, to rebuild the catalog on a manifest change.
     pub(crate) tools: Vec<ToolDecl>,
     /// The tools answered by a plain handler (the handlers themselves live with the
@@ -44,58 +43,40 @@ pub(crate) struct Shared {
     pub(crate) logging: Option<LoggingLevel>,
     /// What hosts without `toolHints` are offered (§8).
     pub(crate) plain_hosts: PlainHosts,
-    next_session: AtomicU64,
-    next_event: AtomicU64,
-    next_instance: AtomicU64,
+    pub(crate) counters: Counters,
 }
 
-/// What [`Shared::new`] is built from (the builder's checked parts).
-pub(crate) struct SharedParts {
-    pub(crate) info: Implementation,
-    pub(crate) instructions: Option<String>,
-    pub(crate) manifest: McplManifest,
-    pub(crate) catalog: Catalog,
-    pub(crate) tools: Vec<ToolDecl>,
-    pub(crate) handled: HashSet<String>,
-    pub(crate) logic: HashMap<String, Arc<dyn ToolsetLogic>>,
-    pub(crate) page_size: usize,
-    pub(crate) push_timeout: Duration,
-    pub(crate) ask_timeout: Duration,
-    pub(crate) keep_toolsets: bool,
-    pub(crate) principal_config: PrincipalConfig,
-    pub(crate) clock: Arc<dyn Clock>,
-    pub(crate) ended_ids: EndedIds,
-    pub(crate) logging: Option<LoggingLevel>,
-    pub(crate) plain_hosts: PlainHosts,
+/// The manifest and the catalog it declares, replaced together.
+pub(crate) struct Current(RwLock<(Arc<McplManifest>, Arc<Catalog>)>);
+
+impl Current {
+    pub(crate) fn new(manifest: McplManifest, catalog: Catalog) -> Self {
+        Current(RwLock::new((Arc::new(manifest), Arc::new(catalog))))
+    }
+}
+
+/// Where the server's session, event and instance ids come from.
+pub(crate) struct Counters {
+    session: AtomicU64,
+    event: AtomicU64,
+    instance: AtomicU64,
+}
+
+impl Default for Counters {
+    fn default() -> Self {
+        Counters {
+            session: AtomicU64::new(1),
+            event: AtomicU64::new(1),
+            instance: AtomicU64::new(1),
+        }
+    }
 }
 
 impl Shared {
-    pub(crate) fn new(p: SharedParts) -> Self {
-        Shared {
-            info: p.info,
-            instructions: p.instructions,
-            current: RwLock::new((Arc::new(p.manifest), Arc::new(p.catalog))),
-            tools: p.tools,
-            handled: p.handled,
-            logic: p.logic,
-            page_size: p.page_size,
-            push_timeout: p.push_timeout,
-            ask_timeout: p.ask_timeout,
-            keep_toolsets: p.keep_toolsets,
-            principal_config: p.principal_config,
-            clock: p.clock,
-            ended_ids: p.ended_ids,
-            logging: p.logging,
-            plain_hosts: p.plain_hosts,
-            next_session: AtomicU64::new(1),
-            next_event: AtomicU64::new(1),
-            next_instance: AtomicU64::new(1),
-        }
-    }
-
     /// The current manifest, as the server holds it (each host is shown its own view).
     pub(crate) fn manifest(&self) -> Arc<McplManifest> {
         self.current
+            .0
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .0
@@ -105,6 +86,7 @@ impl Shared {
     /// The current catalog: the tools with their hints and the toolset declarations.
     pub(crate) fn catalog(&self) -> Arc<Catalog> {
         self.current
+            .0
             .read()
             .unwrap_or_else(PoisonError::into_inner)
             .1
@@ -120,7 +102,11 @@ impl Shared {
         catalog: Catalog,
         tell: impl FnOnce(Arc<Catalog>),
     ) {
-        let mut current = self.current.write().unwrap_or_else(PoisonError::into_inner);
+        let mut current = self
+            .current
+            .0
+            .write()
+            .unwrap_or_else(PoisonError::into_inner);
         let catalog = Arc::new(catalog);
         *current = (Arc::new(manifest), catalog.clone());
         tell(catalog);
@@ -146,17 +132,17 @@ impl Shared {
 
     /// A fresh session id, unique within this server.
     pub(crate) fn next_session_id(&self) -> crate::ids::SessionId {
-        crate::ids::SessionId(self.next_session.fetch_add(1, Ordering::Relaxed))
+        crate::ids::SessionId(self.counters.session.fetch_add(1, Ordering::Relaxed))
     }
 
     /// A fresh event id, unique within this server.
     pub(crate) fn next_event_id(&self) -> String {
-        format!("ev-{}", self.next_event.fetch_add(1, Ordering::Relaxed))
+        format!("ev-{}", self.counters.event.fetch_add(1, Ordering::Relaxed))
     }
 
     /// A fresh instance id, unique within this server.
     pub(crate) fn next_instance_id(&self) -> InstanceId {
-        InstanceId(self.next_instance.fetch_add(1, Ordering::Relaxed))
+        InstanceId(self.counters.instance.fetch_add(1, Ordering::Relaxed))
     }
 }
 

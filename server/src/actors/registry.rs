@@ -33,7 +33,8 @@ pub(crate) use messages::{AttachSession, DetachSession, Published};
 
 /// A message held for a retiring principal, in the order it came.
 enum Held {
-    Attach(Attach, oneshot::Sender<Addr<PrincipalActor>>),
+    /// With the arbiter to start the principal's actor on if it had retired meanwhile.
+    Attach(Attach, oneshot::Sender<Addr<PrincipalActor>>, ArbiterHandle),
     Detach(Detach),
     Invitation(Invitation),
     Withdrawn(InvitationWithdrawn),
@@ -45,6 +46,15 @@ impl Held {
     fn revives(&self) -> bool {
         matches!(self, Held::Attach(..) | Held::Invitation(_))
     }
+
+    /// Where a principal's actor is started for this message: an attaching session's
+    /// arbiter, else the registry's.
+    fn arbiter(&self) -> ArbiterHandle {
+        match self {
+            Held::Attach(_, _, arbiter) => arbiter.clone(),
+            _ => Arbiter::current(),
+        }
+    }
 }
 
 struct Entry {
@@ -52,6 +62,16 @@ struct Entry {
     generation: u64,
     /// Asked to retire: what arrives for it meanwhile waits for the answer.
     retiring: Option<Vec<Held>>,
+}
+
+impl Entry {
+    /// Hands `m` to the actor, or holds it while the actor is asked to retire.
+    fn send(&mut self, m: Held) {
+        match &mut self.retiring {
+            Some(held) => held.push(m),
+            None => deliver(&self.addr, m),
+        }
+    }
 }
 
 /// See the module docs.
@@ -118,11 +138,8 @@ impl Registry {
         if !m.revives() && !self.principals.contains_key(principal) {
             return; // a detach or withdrawal for an actor that is gone: nothing to tell
         }
-        let entry = self.entry(principal, &Arbiter::current());
-        match &mut entry.retiring {
-            Some(held) => held.push(m),
-            None => deliver(&entry.addr, m),
-        }
+        let arbiter = m.arbiter();
+        self.entry(principal, &arbiter).send(m);
     }
 
     /// The principal's answer to [`Retire`] (`Err`: its actor is gone anyway).
@@ -174,7 +191,7 @@ impl Registry {
 /// Hands a routed message to the principal's actor.
 fn deliver(addr: &Addr<PrincipalActor>, m: Held) {
     match m {
-        Held::Attach(a, reply) => {
+        Held::Attach(a, reply, _) => {
             addr.do_send(a);
             let _ = reply.send(addr.clone());
         }
@@ -200,13 +217,9 @@ impl Handler<AttachSession> for Registry {
         self.live += 1;
         *self.sessions.entry(m.principal.clone()).or_default() += 1;
         self.publish_sessions();
-        let entry = self.entry(&m.principal, &m.arbiter);
         let (tx, rx) = oneshot::channel();
-        let attach = Held::Attach(Attach { id: m.id, to: m.to }, tx);
-        match &mut entry.retiring {
-            Some(held) => held.push(attach),
-            None => deliver(&entry.addr, attach),
-        }
+        let attach = Attach { id: m.id, to: m.to };
+        self.route(&m.principal, Held::Attach(attach, tx, m.arbiter));
         Box::pin(async move { rx.await.ok() })
     }
 }
@@ -274,11 +287,7 @@ impl Handler<SwapCatalog> for Registry {
     /// The manifest was replaced: every principal follows the new catalog.
     fn handle(&mut self, SwapCatalog(catalog): SwapCatalog, _: &mut Context<Self>) {
         for entry in self.principals.values_mut() {
-            let m = Held::Swap(SwapCatalog(catalog.clone()));
-            match &mut entry.retiring {
-                Some(held) => held.push(m),
-                None => deliver(&entry.addr, m),
-            }
+            entry.send(Held::Swap(SwapCatalog(catalog.clone())));
         }
     }
 }

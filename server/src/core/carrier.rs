@@ -303,4 +303,4 @@ fn nonempty(d: Option<HintDraft>) -> Option<HintDraft> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(in crate::core) mod tests;

@@ -6,7 +6,7 @@ use crate::author::Toolset;
 use crate::clock::{Clock, SystemClock};
 use crate::core::{CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
-use crate::shared::{Shared, SharedParts, build_catalog};
+use crate::shared::{Counters, Current, Shared, build_catalog};
 use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed, input_schema, is_object_schema};
 use mcpl_protocol::mcp::{Implementation, LoggingLevel, Tool};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl, MCPL_VERSION, McplManifest};
@@ -358,11 +358,10 @@ impl ServerBuilder {
             }
         }
         let ended_ids = EndedIds::new(ended_epoch(self.clock.now()));
-        let shared = Shared::new(SharedParts {
+        let shared = Shared {
             info: self.info,
             instructions: self.instructions,
-            manifest: self.manifest,
-            catalog,
+            current: Current::new(self.manifest, catalog),
             tools: self.tools,
             handled: self.handlers.keys().cloned().collect(),
             logic,
@@ -375,7 +374,8 @@ impl ServerBuilder {
             ended_ids,
             logging: self.logging,
             plain_hosts: self.plain_hosts,
-        });
+            counters: Counters::default(),
+        };
         Ok(Server::new(shared, self.handlers))
     }
 }

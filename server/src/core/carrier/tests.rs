@@ -7,7 +7,8 @@ use mcpl_protocol::ToolsetState;
 use mcpl_protocol::hints::{ToolHint, ToolsetChange};
 use proptest::prelude::*;
 
-fn draft(tools: &[&str]) -> HintDraft {
+/// A draft making `tools` visible (also used by `core/session/tests.rs`).
+pub(in crate::core) fn draft(tools: &[&str]) -> HintDraft {
     HintDraft {
         tools: tools
             .iter()
@@ -21,7 +22,7 @@ fn draft(tools: &[&str]) -> HintDraft {
     }
 }
 
-fn id(n: i64) -> Id {
+pub(in crate::core) fn id(n: i64) -> Id {
     Id::Number(n)
 }
 

@@ -4,25 +4,7 @@
 //! waits for.
 
 use super::*;
-use mcpl_protocol::hints::ToolHint;
-
-fn draft(tools: &[&str]) -> HintDraft {
-    HintDraft {
-        tools: tools
-            .iter()
-            .map(|t| ToolHint {
-                name: (*t).into(),
-                visible: Some(true),
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
-    }
-}
-
-fn id(n: i64) -> Id {
-    Id::Number(n)
-}
+use crate::core::carrier::tests::{draft, id};
 
 fn incoming(n: i64, kind: AnswerKind) -> Incoming {
     Incoming {
