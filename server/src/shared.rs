@@ -10,9 +10,9 @@
 
 use crate::author::{PlainToolset, ToolsetLogic};
 use crate::clock::Clock;
+use crate::core::session::Profile;
 use crate::core::{Catalog, CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::ids::InstanceId;
-use mcpl_protocol::mcp::{Implementation, LoggingLevel};
 use mcpl_protocol::mcpl::McplManifest;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -21,8 +21,8 @@ use std::time::{Duration, SystemTime};
 
 /// See the module docs.
 pub(crate) struct Shared {
-    pub(crate) info: Implementation,
-    pub(crate) instructions: Option<String>,
+    /// Who the server is, as sessions answer `initialize`, and their page size.
+    pub(crate) profile: Arc<Profile>,
     pub(crate) current: Current,
     /// The tools as declared, to rebuild the catalog on a manifest change.
     pub(crate) tools: Vec<ToolDecl>,
@@ -30,7 +30,6 @@ pub(crate) struct Shared {
     /// sessions that run them).
     pub(crate) handled: HashSet<String>,
     pub(crate) logic: HashMap<String, Arc<dyn ToolsetLogic>>,
-    pub(crate) page_size: usize,
     pub(crate) push_timeout: Duration,
     pub(crate) ask_timeout: Duration,
     pub(crate) keep_toolsets: bool,
@@ -39,8 +38,6 @@ pub(crate) struct Shared {
     /// Where every principal's ended records take their ids (§4.3: never reused, even by
     /// a principal forgotten and created again).
     pub(crate) ended_ids: EndedIds,
-    /// MCP logging, when offered: the level each session starts at.
-    pub(crate) logging: Option<LoggingLevel>,
     /// What hosts without `toolHints` are offered (§8).
     pub(crate) plain_hosts: PlainHosts,
     pub(crate) counters: Counters,

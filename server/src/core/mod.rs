@@ -2,8 +2,8 @@
 //!
 //! Time comes in as a [`std::time::SystemTime`] argument; every output is a returned value
 //! (a [`HintDraft`] of changes to send, a record, a typed error). The actors around these
-//! cores — `SessionActor` (one per connection), `Principal` (one per principal) and `Instance`
-//! (one per toolset instance) — decode, call a core, and send what it returned. Every rule
+//! cores — `SessionActor` (one per connection), `PrincipalActor` (one per principal) and
+//! `InstanceActor` (one per toolset instance) — feed a core, and send what it returned. Every rule
 //! of the spec that lives here is marked with its section of `shared/spec/RFC-014.md`.
 //!
 //! | module | core | owns | spec |
@@ -11,7 +11,7 @@
 //! | [`draft`] | [`HintDraft`] | hint changes not yet numbered | §5.1 |
 //! | [`sequencer`] | [`Sequencer`] | one connection's `rev` counter | §5.2, §3 |
 //! | [`carrier`] | [`Carriers`](carrier::Carriers) | one connection's carrier choice (result, push, `tools/hints`), cancelled and deferred calls, changes held for a call's result | §5.2, §5.3 |
-//! | `session` | `SessionCore` | one connection's requests in flight and held changes, with the rules joining them: a delivery's answers settled against the requests, a hold kept only for an awaited call, a cancel sending what the call held, a handler's end carrying it | §5.2, §5.3 (vectors 2, 29) |
+//! | `session` | `SessionCore` | one connection's session in the style of quinn-proto: the host's messages, the principal's deliveries and handler ends in; messages to write and things to do out, drained with `poll`; routing, the lifecycle, requests in flight, the carrier choice and the rules joining them | §2, §3, §4.3, §5.2, §5.3, SPEC §3, §6 (vectors 2, 3, 29, 31, 38) |
 //! | `requests` | `Requests` | one connection's requests in flight: forwarded to the principal or running as handler calls; id reuse, answer-once, cancellation, progress | JSON-RPC, MCP "Cancellation", "Progress", §5.2 (vector 29) |
 //! | [`lifecycle`] | `Lifecycle` | one connection's phases (`initialize`, `featureSets/update`), the negotiated version and features, the grant | SPEC §3, §6 |
 //! | `time` | — | RFC 3339 times for ended records | §4.3 |
@@ -41,7 +41,6 @@ pub mod sequencer;
 pub(crate) mod session;
 mod time;
 
-pub use carrier::Carry;
 pub use catalog::{
     Catalog, CatalogError, HostView, OptionsProblem, PlainCall, PlainHosts, ToolDecl,
 };

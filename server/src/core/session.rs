@@ -1,84 +1,157 @@
-//! [`SessionCore`]: one connection's requests in flight ([`Requests`]) and the changes held
-//! for a call's result ([`Carriers`]), composed with the rules that join them — the part of
-//! §5.2/§5.3 an implementer gets wrong when the two tables live apart:
+//! [`SessionCore`]: one connection's session as a state machine in the style of
+//! quinn-proto. The actor around it (`session/`) feeds it what happens — a message from the
+//! host, a delivery from the principal, a handler call's end, a catalog change — and drains
+//! what it asks for with [`SessionCore::poll`]: messages to write ([`Transmit`]) and things
+//! to do ([`Event`]), in one queue, in the order they are to happen. It does no I/O, holds
+//! no lock, and knows nothing of actix, tokio or the transport (`scripts/purity.py`).
 //!
-//! - **a delivery** (changes from the principal with the answers and events that explain
-//!   them) is settled against the requests in flight: an answer's fate is whether its
-//!   request is still awaited, cancelled or unknown (and settling it frees its id); a hold
-//!   is kept only for a call still awaited and not cancelled; then the carrier choice
-//!   ([`Carriers::deliver`]) says where each part goes;
-//! - **a cancellation** of a request in flight sends what that call held at once, as
-//!   `tools/hints` (vector 29), and stops a running handler or marks a forwarded request;
-//!   a cancellation of anything else does nothing (MCP);
-//! - **a handler call's end** writes its response with what it held, unless it was
-//!   cancelled, in which case nothing is written (what it held went at the cancel).
+//! It owns, and joins the rules of:
 //!
-//! The lifecycle (`lifecycle.rs`) stays its own core: these rules need of it only whether
-//! the host is shown hints, which the session passes in.
+//! - **the lifecycle** ([`Lifecycle`]): which requests each phase admits, `initialize`,
+//!   `featureSets/update`, `mcpl/manifest`, the manifest change notice (`inbound.rs`);
+//! - **reading** (`inbound.rs`): routing by method, the errors a peer's bad input gets,
+//!   forwarding to the principal what it answers;
+//! - **the host's requests in flight** ([`Requests`]): id reuse, answer-once, what a cancel
+//!   does, progress only increasing;
+//! - **the carrier choice** ([`Carriers`], §5.2/§5.3): a delivery's answers settled against
+//!   the requests (fate); a hold kept only for a call still awaited; a cancel sending what
+//!   the call held at once, as `tools/hints` (vector 29); a handler's end carrying what it
+//!   held, unless it was cancelled (nothing is written then); changes stated earlier
+//!   written before later ones (§5.2).
+//!
+//! Time: no rule here depends on it (the deadlines of the session's own requests to the
+//! host are the outgoing table's, beside the actor), so no input takes `now`.
 
-use super::carrier::{AnswerFacts, AnswerKind, Carriers, Carry, Conditions, Delivery, Fate};
+mod inbound;
+mod output;
+
+pub(crate) use output::{Event, Forward, Io, ToolsPage, Transmit};
+
+use super::carrier::{AnswerFacts, AnswerKind, Carriers, Carry, Conditions, Fate};
+use super::catalog::{Catalog, HostView};
 use super::draft::HintDraft;
+use super::lifecycle::Lifecycle;
+use super::principal::Statement;
 use super::requests::{Cancelled, ProgressRefused, Requests, Settled};
-use mcpl_protocol::jsonrpc::Id;
+use crate::manifest;
+use crate::push::{self, PushError};
+use mcpl_protocol::jsonrpc::{ErrorObject, Id, Notification, Response};
+use mcpl_protocol::mcp::{
+    CallToolResult, Empty, Implementation, LoggingLevel, LoggingMessageParams, ProgressParams,
+};
+use mcpl_protocol::mcpl::McplManifest;
+use mcpl_protocol::method::{LoggingMessage, Progress, ToolListChanged, ToolsetsList};
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
 
-/// One answer of a delivery, before the session's requests settle it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Incoming {
+/// What the core asks for, in order: see [`SessionCore::poll`].
+#[derive(Debug)]
+pub(crate) enum Output<T: Io> {
+    /// A message for the host.
+    Transmit(Transmit<T>),
+    /// Something for the actor to do.
+    Event(Event<T>),
+}
+
+/// Who the server is, as a session answers `initialize` with it.
+#[derive(Debug, Clone)]
+pub(crate) struct Profile {
+    /// `serverInfo`.
+    pub(crate) info: Implementation,
+    /// `instructions`.
+    pub(crate) instructions: Option<String>,
+    /// MCP logging, when offered: the level a session starts at.
+    pub(crate) logging: Option<LoggingLevel>,
+    /// Tools per `tools/list` page.
+    pub(crate) page_size: usize,
+}
+
+/// One answer of a delivery.
+#[derive(Debug)]
+pub(crate) struct Answered<A> {
     /// The request answered.
     pub(crate) request: Id,
     /// What the answer is. A [`AnswerKind::Handler`] answers a tool handler's own
-    /// request, which the session's handler table settles, not this core.
+    /// request, which the session's handler table settled; it has no `answer`.
     pub(crate) kind: AnswerKind,
     /// A deferred call answered by a step something else caused (§5.3).
     pub(crate) deferred: bool,
+    /// What to write (or run), for any other kind.
+    pub(crate) answer: Option<A>,
 }
 
-/// What a delivery came to.
-#[derive(Debug, PartialEq)]
-pub(crate) struct Delivered {
-    /// Each answer's fate, in order (to log an answer nobody waits for).
-    pub(crate) fates: Vec<Fate>,
-    /// The steps to take, in order.
-    pub(crate) steps: Vec<Carry>,
+/// Changes from the principal with the answers and events that explain them.
+#[derive(Debug)]
+pub(crate) struct Delivery<T: Io> {
+    /// The changes.
+    pub(crate) draft: HintDraft,
+    /// Answers to this session's requests.
+    pub(crate) answers: Vec<Answered<T::Answer>>,
+    /// Events to push.
+    pub(crate) events: Vec<T::Event>,
+    /// A call of this session whose result is to carry the draft (§5.3).
+    pub(crate) hold: Option<Id>,
 }
 
-/// What a handler call's end comes to.
-#[derive(Debug, PartialEq)]
-pub(crate) enum CallEnd {
-    /// Write its response, carrying these changes when it is a result (an error does
-    /// not: they go after it as `tools/hints`).
-    Respond(Option<HintDraft>),
-    /// It was cancelled: write nothing.
-    Cancelled,
-}
-
-/// See the module docs. `H` stops a running handler call (the session's task handles).
-pub(crate) struct SessionCore<H> {
-    requests: Requests<H>,
+/// See the module docs. `T` names the actor's own types the core carries.
+pub(crate) struct SessionCore<T: Io> {
+    profile: Arc<Profile>,
+    lifecycle: Lifecycle,
+    requests: Requests<T::Stop>,
     carriers: Carriers,
+    /// The server's manifest, as the actor last gave it.
+    manifest: Arc<McplManifest>,
+    /// The catalog as of the last change the principal told this session about.
+    catalog: Arc<Catalog>,
+    /// The manifest this host last saw (in `initialize`, `mcpl/manifest` or a change
+    /// notice), to tell which domains a replacement changes for it.
+    shown: Option<McplManifest>,
+    /// MCP logging: the least severe level sent; `None` when logging is not offered.
+    log_level: Option<LoggingLevel>,
+    out: VecDeque<Output<T>>,
 }
 
-impl<H> Default for SessionCore<H> {
-    fn default() -> Self {
+impl<T: Io> SessionCore<T> {
+    /// A session that has read nothing yet.
+    pub(crate) fn new(
+        profile: Arc<Profile>,
+        manifest: Arc<McplManifest>,
+        catalog: Arc<Catalog>,
+    ) -> Self {
         SessionCore {
+            log_level: profile.logging,
+            profile,
+            lifecycle: Lifecycle::default(),
             requests: Requests::default(),
             carriers: Carriers::default(),
+            manifest,
+            catalog,
+            shown: None,
+            out: VecDeque::new(),
         }
     }
-}
 
-impl<H> SessionCore<H> {
-    /// A delivery from the principal; `c.hinted` and `c.may_push` as the lifecycle has them.
-    pub(crate) fn deliver(
-        &mut self,
-        draft: HintDraft,
-        answers: Vec<Incoming>,
-        events: usize,
-        hold: Option<Id>,
-        c: Conditions,
-    ) -> Delivered {
-        let mut fates = Vec::with_capacity(answers.len());
-        let answers = answers
+    /// The next thing to write or do, in order; `None` when nothing is left. The actor
+    /// drains this after every input.
+    pub(crate) fn poll(&mut self) -> Option<Output<T>> {
+        self.out.pop_front()
+    }
+
+    // ---- inputs (reading the host's messages is in `inbound.rs`) ----
+
+    /// The server's manifest as it is now (it may have been replaced since the last input).
+    pub(crate) fn set_manifest(&mut self, manifest: Arc<McplManifest>) {
+        if !Arc::ptr_eq(&self.manifest, &manifest) {
+            self.manifest = manifest;
+        }
+    }
+
+    /// A delivery from the principal: each answer settled against the requests in flight,
+    /// then written, run or pushed where the carrier choice says.
+    pub(crate) fn deliver(&mut self, d: Delivery<T>) {
+        let mut bodies = Vec::with_capacity(d.answers.len());
+        let answers = d
+            .answers
             .into_iter()
             .map(|a| {
                 let fate = match a.kind {
@@ -89,7 +162,10 @@ impl<H> SessionCore<H> {
                         Settled::Unknown => Fate::NobodyWaits,
                     },
                 };
-                fates.push(fate);
+                if fate == Fate::NobodyWaits && a.answer.is_some() {
+                    tracing::warn!(request = %a.request, "an answer nobody waits for; dropped");
+                }
+                bodies.push(a.answer.map(|b| (a.request.clone(), b)));
                 AnswerFacts {
                     request: a.request,
                     kind: a.kind,
@@ -98,58 +174,215 @@ impl<H> SessionCore<H> {
                 }
             })
             .collect();
+        // Only a delivery with events needs to know where it may push (the manifest view
+        // this costs is not built for every call's answer).
+        let feature_set = if d.events.is_empty() {
+            Err(PushError::NotGranted)
+        } else {
+            let f = self.push_feature_set(None);
+            if let Err(error) = &f {
+                tracing::debug!(%error, "may not push; the events are left out");
+            }
+            f
+        };
         // A hold for a call no longer awaited (answered in this very delivery, cancelled,
         // unknown) would never be released by its result.
-        let hold = hold.filter(|call| self.requests.awaits_answer(call));
-        let delivery = Delivery {
-            draft,
-            answers,
-            events,
-            hold,
+        let hold = d.hold.filter(|call| self.requests.awaits_answer(call));
+        let conditions = Conditions {
+            hinted: self.hinted(),
+            may_push: feature_set.is_ok(),
         };
-        let steps = self.carriers.deliver(delivery, c);
-        Delivered { fates, steps }
-    }
-
-    /// `notifications/cancelled` for the host's request `id`: `None` when nothing is in
-    /// flight under it; else what to stop (a running handler's `H`, or `None` for a
-    /// forwarded request now marked) and the steps sending what it held (vector 29).
-    pub(crate) fn cancel(&mut self, id: &Id, hinted: bool) -> Option<(Option<H>, Vec<Carry>)> {
-        let stop = match self.requests.cancel(id) {
-            Cancelled::Nothing => return None,
-            Cancelled::Forwarded => None,
-            Cancelled::Running(h) => Some(h),
-        };
-        let held = self.carriers.take_for(id, hinted);
-        Some((stop, self.carriers.standalone(held)))
-    }
-
-    /// A handler call's task ended.
-    pub(crate) fn call_ended(&mut self, id: &Id, key: u64, hinted: bool) -> CallEnd {
-        if self.requests.finish(id, key) {
-            CallEnd::Respond(self.carriers.take_for(id, hinted))
-        } else {
-            CallEnd::Cancelled
+        let steps = self.carriers.deliver(
+            super::carrier::Delivery {
+                draft: d.draft,
+                answers,
+                events: d.events.len(),
+                hold,
+            },
+            conditions,
+        );
+        let mut events: Vec<Option<T::Event>> = d.events.into_iter().map(Some).collect();
+        for step in steps {
+            match step {
+                Carry::Hints(h) => self.transmit(Transmit::Hints(h)),
+                Carry::Answer { n, hints } => {
+                    if let Some((request, answer)) = bodies.get_mut(n).and_then(Option::take) {
+                        self.transmit(Transmit::Answer {
+                            request,
+                            answer,
+                            hints,
+                        });
+                    }
+                }
+                Carry::Run { n } => {
+                    if let Some((request, answer)) = bodies.get_mut(n).and_then(Option::take) {
+                        self.emit(Event::Run { request, answer });
+                    }
+                }
+                Carry::Push { n, hints } => {
+                    if let (Some(event), Ok(feature_set)) =
+                        (events.get_mut(n).and_then(Option::take), &feature_set)
+                    {
+                        let feature_set = feature_set.clone();
+                        self.transmit(Transmit::Push {
+                            event,
+                            feature_set,
+                            hints,
+                        });
+                    }
+                }
+            }
         }
     }
 
-    // ---- one table alone ----
-
-    /// True when a request with this id is in flight: another may not take it.
-    pub(crate) fn in_use(&self, id: &Id) -> bool {
-        self.requests.in_use(id)
+    /// `notifications/cancelled` for the host's request `id` (`inbound.rs`): a running
+    /// handler is stopped, a forwarded request marked so its answer is not written; what
+    /// the call held goes now, as `tools/hints` (§5.2, vector 29). Anything else: nothing
+    /// (MCP).
+    fn cancel(&mut self, id: &Id, reason: Option<&str>) {
+        let stop = match self.requests.cancel(id) {
+            Cancelled::Nothing => {
+                tracing::debug!(%id, "cancellation for no running request; ignored");
+                return;
+            }
+            Cancelled::Forwarded => None,
+            Cancelled::Running(h) => Some(h),
+        };
+        let held = self.carriers.take_for(id, self.hinted());
+        let steps = self.carriers.standalone(held);
+        self.carry(steps);
+        match stop {
+            Some(stop) => {
+                tracing::debug!(%id, ?reason, "tool call cancelled");
+                self.emit(Event::Stop {
+                    request: id.clone(),
+                    stop,
+                });
+            }
+            None => tracing::debug!(%id, ?reason, "forwarded request cancelled"),
+        }
     }
 
-    /// Records a request forwarded to the principal.
-    pub(crate) fn forward(&mut self, id: Id) {
-        self.requests.forward(id);
+    /// A handler call's task ended with `result` (a tool error already made a result, a
+    /// panic or an abort an internal error). A cancelled call gets no response: what it
+    /// held went at the cancel (MCP, vector 29). Otherwise what it asked of the host and
+    /// left unanswered is abandoned, and its response written: a result carries what it
+    /// held (§5.3); an error cannot, so that goes after it as `tools/hints`.
+    pub(crate) fn call_ended(
+        &mut self,
+        id: Id,
+        key: u64,
+        result: Result<CallToolResult, ErrorObject>,
+    ) {
+        if !self.requests.finish(&id, key) {
+            tracing::debug!(%id, "cancelled call ended; no response");
+            return;
+        }
+        let held = self.carriers.take_for(&id, self.hinted());
+        self.emit(Event::Ended(id.clone()));
+        match result {
+            // One call's changes are held at a time (`core/carrier.rs`): taken for this
+            // call, nothing stated earlier is left to go first.
+            Ok(result) => {
+                self.transmit(Transmit::CallResult {
+                    request: id,
+                    result: Box::new(result),
+                    hints: held,
+                });
+            }
+            Err(e) => {
+                self.send(Response::err(Some(id), e).into());
+                let steps = self.carriers.standalone(held);
+                self.carry(steps);
+            }
+        }
     }
 
-    /// The principal's answer to a forwarded request that is not part of a delivery
-    /// (`tools/list`, `toolsets/list`) came back.
-    pub(crate) fn settle(&mut self, id: &Id) -> Settled {
-        self.requests.settle(id)
+    /// The principal's full statement for `toolsets/list` (§4.3): numbered with the next rev
+    /// even when empty (vector 38), after the changes held for calls (stated earlier).
+    pub(crate) fn statement(&mut self, request: Id, statement: Statement) {
+        if self.requests.settle(&request) != Settled::Answer {
+            return;
+        }
+        if !self.hinted() {
+            // toolHints was withdrawn since the request was forwarded (vector 34).
+            let e = ErrorObject::method_not_found(
+                <ToolsetsList as mcpl_protocol::method::Method>::NAME,
+            );
+            return self.send(Response::err(Some(request), e).into());
+        }
+        self.flush_held();
+        self.transmit(Transmit::Statement { request, statement });
     }
+
+    /// What `tools/list` is built from (§3): every tool, with the principal's coarse
+    /// visibility; its `mcpl/rev` is read as the page is written.
+    pub(crate) fn tools_view(
+        &mut self,
+        request: Id,
+        cursor: Option<String>,
+        catalog: Arc<Catalog>,
+        visible: BTreeSet<String>,
+    ) {
+        if self.requests.settle(&request) != Settled::Answer {
+            return;
+        }
+        let view = catalog.view_for(self.lifecycle.host_tool_hints());
+        let page_size = self.profile.page_size;
+        self.transmit(Transmit::ToolsList(ToolsPage {
+            request,
+            cursor,
+            catalog,
+            visible,
+            view,
+            page_size,
+        }));
+    }
+
+    /// A manifest change (§4.1): the new manifest's domains, then what it changed for the
+    /// principal (ended instances, vector 33), then `tools/list_changed` when the list this
+    /// host is shown changed (a withdrawn `toolHints` turns hints off, vector 34).
+    pub(crate) fn catalog_swapped(&mut self, catalog: Arc<Catalog>, draft: HintDraft) {
+        // What this host is shown, visibility aside (that travels as hints, never as a
+        // list change): declarations, presence, toolsets, compat tools.
+        let shown = |s: &Self| s.catalog.list_tools(s.view(), &BTreeSet::new(), 0).tools;
+        let before = shown(self);
+        self.catalog = catalog;
+        self.on_manifest_replaced();
+        if !self.hinted() {
+            // Vector 34: a host no longer shown hints gets none, held ones included.
+            self.carriers.clear();
+        }
+        let draft = Some(draft).filter(|_| self.hinted());
+        let steps = self.carriers.standalone(draft);
+        self.carry(steps);
+        if before != shown(self) && self.lifecycle.negotiated().is_some() {
+            self.send(Notification::new::<ToolListChanged>(&Empty::default()).into());
+        }
+    }
+
+    /// A running handler's `notifications/progress`: sent when it increases (MCP).
+    pub(crate) fn progress(
+        &mut self,
+        call: &Id,
+        key: u64,
+        params: ProgressParams,
+    ) -> Result<(), ProgressRefused> {
+        self.requests.progress(call, key, params.progress)?;
+        self.send(Notification::new::<Progress>(&params).into());
+        Ok(())
+    }
+
+    /// A handler's `notifications/message`: sent when at or above the host's level.
+    pub(crate) fn log(&mut self, params: LoggingMessageParams) {
+        if self.log_level.is_some_and(|least| params.level >= least) {
+            self.send(Notification::new::<LoggingMessage>(&params).into());
+        } else {
+            tracing::trace!(level = ?params.level, "log message below the level; not sent");
+        }
+    }
+
+    // ---- handler calls ----
 
     /// A key for a handler call about to start.
     pub(crate) fn new_key(&mut self) -> u64 {
@@ -157,8 +390,8 @@ impl<H> SessionCore<H> {
     }
 
     /// Records a started handler call.
-    pub(crate) fn start(&mut self, id: Id, key: u64, handle: H) {
-        self.requests.start(id, key, handle);
+    pub(crate) fn start(&mut self, id: Id, key: u64, stop: T::Stop) {
+        self.requests.start(id, key, stop);
     }
 
     /// True while the handler call with this id and key runs.
@@ -166,34 +399,75 @@ impl<H> SessionCore<H> {
         self.requests.is_running(id, key)
     }
 
-    /// Records a running call's progress before it is sent (it only increases).
-    pub(crate) fn progress(&mut self, id: &Id, key: u64, p: f64) -> Result<(), ProgressRefused> {
-        self.requests.progress(id, key, p)
-    }
-
     /// How many handler calls run.
     pub(crate) fn running(&self) -> usize {
         self.requests.running()
     }
 
-    /// The session is stopping: every running call's `H`.
-    pub(crate) fn stop_all(&mut self) -> Vec<H> {
+    /// The session is stopping: what stops every running call.
+    pub(crate) fn stop_all(&mut self) -> Vec<T::Stop> {
         self.requests.cancel_all()
     }
 
-    /// What is held, as the step that writes it before another hint-carrying message.
-    pub(crate) fn flush(&mut self) -> Option<Carry> {
-        self.carriers.flush()
+    // ---- what the session is ----
+
+    /// The lifecycle, to read.
+    pub(crate) fn lifecycle(&self) -> &Lifecycle {
+        &self.lifecycle
     }
 
-    /// Drops what is held (the host is no longer shown hints).
-    pub(crate) fn clear_held(&mut self) {
-        self.carriers.clear();
+    /// True when this host is shown hints now: initialized, and both sides advertised
+    /// `toolHints` (§2). Hints for any other host are dropped (vector 8).
+    pub(crate) fn hinted(&self) -> bool {
+        self.lifecycle.negotiated().is_some() && self.view() == HostView::Hinted
     }
 
-    /// Changes that no answer or event explains: `tools/hints`, after what is held.
-    pub(crate) fn standalone(&mut self, draft: Option<HintDraft>) -> Vec<Carry> {
-        self.carriers.standalone(draft)
+    /// The feature set a push goes under (`requested`, or the one the grant allows), or
+    /// why the host may not be pushed to (SPEC §5.3, §9).
+    pub(crate) fn push_feature_set(&self, requested: Option<&str>) -> Result<String, PushError> {
+        let grant = self.lifecycle.push_grant()?;
+        push::feature_set_for(&self.manifest_shown(), grant, requested)
+    }
+
+    /// What this host is shown: hints only when both sides advertised `toolHints` (§2).
+    fn view(&self) -> HostView {
+        self.catalog.view_for(self.lifecycle.host_tool_hints())
+    }
+
+    /// The manifest as this host is to be shown it now.
+    fn manifest_shown(&self) -> McplManifest {
+        manifest::shown_to(&self.manifest, self.lifecycle.host_tool_hints())
+    }
+
+    /// True when the server offers MCP logging, so `logging/setLevel` is served.
+    fn offers_logging(&self) -> bool {
+        self.log_level.is_some()
+    }
+
+    // ---- queueing ----
+
+    fn transmit(&mut self, t: Transmit<T>) {
+        self.out.push_back(Output::Transmit(t));
+    }
+
+    fn emit(&mut self, e: Event<T>) {
+        self.out.push_back(Output::Event(e));
+    }
+
+    /// Queues steps that only write `tools/hints` (a cancel's, standalone changes').
+    fn carry(&mut self, steps: Vec<Carry>) {
+        for step in steps {
+            if let Carry::Hints(h) = step {
+                self.transmit(Transmit::Hints(h));
+            }
+        }
+    }
+
+    /// Queues what is held for calls, before another hint-carrying message.
+    fn flush_held(&mut self) {
+        if let Some(Carry::Hints(held)) = self.carriers.flush() {
+            self.transmit(Transmit::Hints(held));
+        }
     }
 }
 

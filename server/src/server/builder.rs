@@ -4,6 +4,7 @@
 use super::Server;
 use crate::author::Toolset;
 use crate::clock::{Clock, SystemClock};
+use crate::core::session::Profile;
 use crate::core::{CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
 use crate::shared::{Counters, Current, Shared, build_catalog};
@@ -359,20 +360,22 @@ impl ServerBuilder {
         }
         let ended_ids = EndedIds::new(ended_epoch(self.clock.now()));
         let shared = Shared {
-            info: self.info,
-            instructions: self.instructions,
+            profile: Arc::new(Profile {
+                info: self.info,
+                instructions: self.instructions,
+                logging: self.logging,
+                page_size: self.page_size,
+            }),
             current: Current::new(self.manifest, catalog),
             tools: self.tools,
             handled: self.handlers.keys().cloned().collect(),
             logic,
-            page_size: self.page_size,
             push_timeout: self.push_timeout,
             ask_timeout: self.ask_timeout,
             keep_toolsets: self.keep_toolsets,
             principal_config: self.principal_config,
             clock: self.clock,
             ended_ids,
-            logging: self.logging,
             plain_hosts: self.plain_hosts,
             counters: Counters::default(),
         };

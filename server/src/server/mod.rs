@@ -53,7 +53,7 @@ pub struct Server {
 impl std::fmt::Debug for Server {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Server")
-            .field("info", &self.shared.info)
+            .field("info", &self.shared.profile.info)
             .field("tools", &self.shared.tools.len())
             .finish_non_exhaustive()
     }
@@ -134,12 +134,12 @@ impl Server {
 
     /// Who the server says it is in `initialize`.
     pub fn info(&self) -> &Implementation {
-        &self.shared.info
+        &self.shared.profile.info
     }
 
     /// The instructions sent in `initialize`, if any.
     pub fn instructions(&self) -> Option<&str> {
-        self.shared.instructions.as_deref()
+        self.shared.profile.instructions.as_deref()
     }
 
     /// The current manifest, as the server holds it (each host is shown its own view).

@@ -53,7 +53,7 @@ impl Handler<Ask> for SessionActor {
     type Result = Result<oneshot::Receiver<Reply>, AskError>;
 
     fn handle(&mut self, ask: Ask, ctx: &mut Context<Self>) -> Self::Result {
-        let capabilities = self.lifecycle.negotiated().map(|n| &n.capabilities);
+        let capabilities = self.core.lifecycle().negotiated().map(|n| &n.capabilities);
         let (supports, capability): (fn(&ClientCapabilities) -> bool, _) = match ask.needs {
             Needs::Sampling => (ClientCapabilities::supports_sampling, SAMPLING_CAPABILITY),
             Needs::Elicitation => (

@@ -1,24 +1,17 @@
-//! What the principal sends a session, carried as `core::Carriers` decides (§5.2, §5.3; the
-//! rules are in `core/carrier.rs`). The session settles each answer — what it knows of the
-//! request, a handler's open or close handed to the handler — asks the core where the
-//! delivery's parts go, and takes the steps it returns in order: write `tools/hints`, write
-//! an answer with the changes it carries, run a handler, push an event.
+//! What the principal sends a session, fed to the core, which carries it as §5.2/§5.3 say
+//! (`core/session.rs`, `core/carrier.rs`). The actor first hands a tool handler the outcome
+//! of its own open or close; it writes the answers and pushes the events the core asks for
+//! (`write.rs` drains it).
 
-use super::SessionActor;
+use super::write::with_meta;
+use super::{SessionActor, ToPush};
 use crate::actors::principal::{Answer, AnswerBody, CatalogSwapped, Deliver};
-use crate::author::Event;
-use crate::core::carrier::{AnswerKind, Conditions, Fate};
-use crate::core::session::Incoming;
-use crate::core::{Carry, InstanceKey};
+use crate::core::carrier::AnswerKind;
+use crate::core::session::{Answered, Delivery};
 use crate::push;
 use actix::prelude::*;
-use mcpl_protocol::hints::HintChanges;
-use mcpl_protocol::jsonrpc::{Id, Notification, Response};
-use mcpl_protocol::mcp::Empty;
+use mcpl_protocol::jsonrpc::{Id, Response};
 use mcpl_protocol::mcpl::{PushEventParams, PushPayload};
-use mcpl_protocol::meta::Meta;
-use mcpl_protocol::method::ToolListChanged;
-use std::collections::BTreeSet;
 
 impl Handler<Deliver> for SessionActor {
     type Result = ();
@@ -31,132 +24,73 @@ impl Handler<Deliver> for SessionActor {
             events,
             hold,
         } = d;
-        // Settle every answer first: whether its request is still awaited (it is then no
-        // longer), or, for a handler's open or close, hand the handler its outcome.
-        let mut bodies = Vec::with_capacity(answers.len());
-        let mut incoming = Vec::with_capacity(answers.len());
-        for Answer {
-            request,
-            body,
-            deferred,
-        } in answers
-        {
-            let (kind, body) = match body {
-                AnswerBody::Handler { token, answer } => {
-                    let (call, running) = self.handler_answered(token, answer).unzip();
-                    let running = running.unwrap_or(false);
-                    (AnswerKind::Handler { call, running }, None)
-                }
-                body => {
-                    let kind = match &body {
-                        AnswerBody::RunHandler { .. } => AnswerKind::RunHandler,
-                        AnswerBody::Call(Ok(_))
-                        | AnswerBody::Open(Ok(_))
-                        | AnswerBody::Close(Ok(_)) => AnswerKind::Result,
-                        _ => AnswerKind::Error,
+        // A handler's open or close is settled here first: the handler gets its outcome.
+        let answers = answers
+            .into_iter()
+            .map(
+                |Answer {
+                     request,
+                     body,
+                     deferred,
+                 }| {
+                    let (kind, answer) = match body {
+                        AnswerBody::Handler { token, answer } => {
+                            let (call, running) = self.handler_answered(token, answer).unzip();
+                            let running = running.unwrap_or(false);
+                            (AnswerKind::Handler { call, running }, None)
+                        }
+                        body => {
+                            let kind = match &body {
+                                AnswerBody::RunHandler { .. } => AnswerKind::RunHandler,
+                                AnswerBody::Call(Ok(_))
+                                | AnswerBody::Open(Ok(_))
+                                | AnswerBody::Close(Ok(_)) => AnswerKind::Result,
+                                _ => AnswerKind::Error,
+                            };
+                            (kind, Some(body))
+                        }
                     };
-                    (kind, Some(body))
-                }
-            };
-            incoming.push(Incoming {
-                request: request.clone(),
-                kind,
-                deferred,
-            });
-            bodies.push(body.map(|b| (request, b)));
-        }
-        // Only a delivery with events needs to know where it may push (the manifest view
-        // this costs is not built for every call's answer).
-        let feature_set = if events.is_empty() {
-            Err(crate::push::PushError::NotGranted)
-        } else {
-            match self.lifecycle.push_grant() {
-                Ok(grant) => push::feature_set_for(&self.current_view(), grant, None),
-                Err(e) => Err(e),
-            }
-        };
-        if let Err(e) = &feature_set
-            && !events.is_empty()
-        {
-            tracing::debug!(session = %self.id, error = %e, "may not push; the events are left out");
-        }
-        let conditions = Conditions {
-            hinted: self.hinted(),
-            may_push: feature_set.is_ok(),
-        };
-        let delivered = self
-            .core
-            .deliver(draft, incoming, events.len(), hold, conditions);
-        for (fate, body) in delivered.fates.iter().zip(&bodies) {
-            if let (Fate::NobodyWaits, Some((request, _))) = (fate, body) {
-                tracing::warn!(session = %self.id, %request, "an answer nobody waits for; dropped");
-            }
-        }
-        let steps = delivered.steps;
-        let mut events: Vec<Option<Event>> = events.into_iter().map(Some).collect();
-        for step in steps {
-            match step {
-                Carry::Hints(d) => self.write_held(d),
-                Carry::Answer { n, hints } => {
-                    if let Some((request, body)) = bodies.get_mut(n).and_then(Option::take) {
-                        self.write_answer(request, body, hints);
-                    }
-                }
-                Carry::Run { n } => {
-                    if let Some((
+                    Answered {
                         request,
-                        AnswerBody::RunHandler {
-                            tool,
-                            arguments,
-                            instance,
-                            meta,
-                        },
-                    )) = bodies.get_mut(n).and_then(Option::take)
-                    {
-                        self.run_handler(request, tool, arguments, instance, meta, ctx);
+                        kind,
+                        deferred,
+                        answer,
                     }
-                }
-                Carry::Push { n, hints } => {
-                    if let (Some(event), Ok(feature_set)) =
-                        (events.get_mut(n).and_then(Option::take), &feature_set)
-                    {
-                        let feature_set = feature_set.clone();
-                        self.push_event(event, about.as_ref(), feature_set, hints, ctx);
-                    }
-                }
-            }
-        }
+                },
+            )
+            .collect();
+        let events = events
+            .into_iter()
+            .map(|event| ToPush {
+                event,
+                about: about.clone(),
+            })
+            .collect();
+        self.refresh_manifest();
+        self.core.deliver(Delivery {
+            draft,
+            answers,
+            events,
+            hold,
+        });
+        self.drive(ctx);
     }
 }
 
 impl Handler<CatalogSwapped> for SessionActor {
     type Result = ();
 
-    /// A manifest change (§4.1): the new manifest's domains, then what it changed for the
-    /// principal (ended instances, vector 33), then `tools/list_changed` when the list this
-    /// host is shown changed (a withdrawn `toolHints` turns hints off, vector 34).
-    fn handle(&mut self, m: CatalogSwapped, _: &mut Context<Self>) {
-        // What this host is shown, visibility aside (that travels as hints, never as a
-        // list change): declarations, presence, toolsets, compat tools.
-        let shown = |s: &Self| s.catalog.list_tools(s.view(), &BTreeSet::new(), 0).tools;
-        let before = shown(self);
-        self.catalog = m.catalog;
-        self.on_manifest_replaced();
-        if !self.hinted() {
-            // Vector 34: a host no longer shown hints gets none, held ones included.
-            self.core.clear_held();
-        }
-        let draft = Some(m.draft).filter(|_| self.hinted());
-        self.write_standalone(draft);
-        if before != shown(self) && self.lifecycle.negotiated().is_some() {
-            self.write(Notification::new::<ToolListChanged>(&Empty::default()).into());
-        }
+    /// A manifest change (§4.1): what to tell this host is the core's.
+    fn handle(&mut self, m: CatalogSwapped, ctx: &mut Context<Self>) {
+        self.refresh_manifest();
+        self.core.catalog_swapped(m.catalog, m.draft);
+        self.drive(ctx);
     }
 }
 
 impl SessionActor {
     /// Writes an answer; a result carries `hints` in its `_meta`.
-    fn write_answer(
+    pub(super) fn write_answer(
         &mut self,
         request: Id,
         body: AnswerBody,
@@ -186,10 +120,9 @@ impl SessionActor {
 
     /// Pushes an event, with `hints` as its hints (§5.2: a push carrying hints is never
     /// retried and never has `coalesce`).
-    fn push_event(
+    pub(super) fn push_event(
         &mut self,
-        event: Event,
-        about: Option<&InstanceKey>,
+        ToPush { event, about }: ToPush,
         feature_set: String,
         hints: Option<crate::core::HintDraft>,
         ctx: &mut Context<Self>,
@@ -210,8 +143,8 @@ impl SessionActor {
             },
             coalesce: None,
             hints: None,
-            toolset: about.map(|k| k.toolset.clone()),
-            instance: about.and_then(|k| k.instance.clone()),
+            toolset: about.as_ref().map(|k| k.toolset.clone()),
+            instance: about.and_then(|k| k.instance),
             meta: None,
         };
         // §5.2: never retried — its rev is spent when written. The host's answer is logged.
@@ -224,29 +157,5 @@ impl SessionActor {
                 Err(e) => tracing::debug!(%session, error = %e, "an event got no answer"),
             }
         }));
-    }
-}
-
-/// Puts `hints` in a result's `_meta["mcpl/hints"]`.
-fn with_meta(meta: &mut Option<Meta>, hints: Option<HintChanges>) {
-    if let Some(h) = hints {
-        meta.get_or_insert_with(Meta::default).hints = Some(h);
-    }
-}
-
-impl SessionActor {
-    /// `tools/hints` (§5.2: standalone changes), when there are any.
-    pub(super) fn write_standalone(&mut self, draft: Option<crate::core::HintDraft>) {
-        let steps = self.core.standalone(draft);
-        self.take_steps(steps);
-    }
-
-    /// Takes steps that only write `tools/hints` (a cancel's, standalone changes').
-    pub(super) fn take_steps(&mut self, steps: Vec<Carry>) {
-        for step in steps {
-            if let Carry::Hints(d) = step {
-                self.write_held(d);
-            }
-        }
     }
 }

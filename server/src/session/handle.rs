@@ -171,9 +171,8 @@ impl SessionActor {
         if let Some(bad) = event.tags.iter().find(|t| !mcpl_protocol::mcpl::is_tag(t)) {
             return Err(PushError::InvalidTag(bad.clone()));
         }
-        let grant = self.lifecycle.push_grant()?;
-        let feature_set =
-            push::feature_set_for(&self.current_view(), grant, event.feature_set.as_deref())?;
+        self.refresh_manifest();
+        let feature_set = self.core.push_feature_set(event.feature_set.as_deref())?;
         let params = PushEventParams {
             feature_set,
             event_id: event
@@ -249,9 +248,9 @@ impl Handler<Status> for SessionActor {
 
     fn handle(&mut self, _: Status, _: &mut Context<Self>) -> Self::Result {
         MessageResult(SessionStatus {
-            phase: self.lifecycle.phase(),
-            negotiated: self.lifecycle.negotiated().cloned(),
-            grant: self.lifecycle.grant().cloned(),
+            phase: self.core.lifecycle().phase(),
+            negotiated: self.core.lifecycle().negotiated().cloned(),
+            grant: self.core.lifecycle().grant().cloned(),
             running_calls: self.core.running(),
             pending_requests: self.outgoing.len(),
         })

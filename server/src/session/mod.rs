@@ -1,36 +1,36 @@
-//! The session: one actix actor per connection.
+//! The session: one actix actor per connection, driving the pure `SessionCore`
+//! (`core/session.rs`).
 //!
 //! It consumes the connection's inbound channel as an actix stream, one item at a time,
-//! and writes through the connection's outbound side. It owns the lifecycle
-//! ([`Phase`], the pure `core::lifecycle`), the connection's write path with its rev
-//! counter ([`RevWriter`]), the host's requests in flight (forwarded to its principal, or
-//! running as tool handler calls: the pure `core::requests`), the carrier choice (the pure
-//! `core::carrier`), and its own requests to the host awaiting answers. Server code talks
-//! to it through a [`SessionHandle`].
+//! feeds each to the core, and drains what the core asks for (`SessionCore::poll`):
+//! messages to write,
+//! through the connection's write path with its rev counter ([`RevWriter`]), and things to
+//! do — tell the principal, run a tool handler as a task, stop one, answer a requester.
+//! The protocol's rules (the lifecycle, routing, the host's requests in flight, the carrier
+//! choice) are the core's; the actor owns the I/O: the writer, the tasks, its own requests
+//! to the host with their timers, and the principal's address. Server code talks to it
+//! through a [`SessionHandle`].
 //!
 //! | file | what |
 //! |---|---|
-//! | `write.rs` | the one write path: every message, a rev and its message in one step, what a call held first |
-//! | `negotiate.rs` | `initialize`, `featureSets/update`, `mcpl/manifest`: answered by the session itself |
+//! | `write.rs` | the one write path: the core's output drained in order, each message written with its rev in one step |
 //! | `rev_writer.rs` | [`rev_writer::RevWriter`]: a rev taken and its message queued in one step (§5.2) |
-//! | `dispatch.rs` | reading: inbound items, requests, notifications, responses |
-//! | `toolsets.rs` | `tools/list`, `toolsets/open|close|list`: forwarded to the principal, answered from it |
-//! | `calls.rs` | `tools/call`: forwarded, then a handler task or the instance's answer; cancellation as `core::requests` decides |
-//! | `deliver.rs` | what the principal sends, carried as `core::Carriers` decides (§5.2, §5.3) |
+//! | `dispatch.rs` | reading: inbound items fed to the core; the host's responses to the session's requests |
+//! | `toolsets.rs` | the principal's answers to `tools/list` and `toolsets/list`, fed to the core |
+//! | `calls.rs` | `tools/call` handlers run as tokio tasks, their ends fed to the core, cancelled ones stopped |
+//! | `deliver.rs` | what the principal sends, fed to the core; answers and pushes written as it says (§5.2, §5.3) |
 //! | `for_handlers.rs` | a tool handler's opens, closes and declines for its caller |
 //! | `asks.rs` | a tool handler's `sampling/createMessage` and `elicitation/create` for the client |
-//! | `notices.rs` | MCP progress and logging: a handler's `notifications/progress` and `notifications/message`, `logging/setLevel` |
+//! | `notices.rs` | a handler's `notifications/progress` and `notifications/message` |
 //! | `outgoing.rs` | the table of the session's requests to the host |
 //! | `handle.rs` | [`SessionHandle`] and the messages it sends the actor: push, status, close |
 //!
-//! **One writer** (§5.2). Every message to the host goes through `SessionActor::write` (or
-//! `SessionActor::write_with_hints` / `SessionActor::write_stamped`, which take the next rev and
-//! enqueue in the same step), in handler order, straight into the transport's bounded
-//! queue, through the connection's [`RevWriter`]: it takes a rev and enqueues its message
-//! under one lock, so no hint-carrying message can come between a rev and its write even
-//! were several threads to write (model-checked in `tests/loom_rev_queue.rs`). Changes
-//! held for a call's result (`core::Carriers`) are written before any other
-//! hint-carrying message, in that same path.
+//! **One writer** (§5.2). Every message to the host goes through `SessionActor::enqueue`,
+//! in the order the core queued them, straight into the transport's bounded queue,
+//! through the connection's [`RevWriter`]: it takes a rev and enqueues its message under
+//! one lock, so no hint-carrying message can come between a rev and its write even were
+//! several threads to write (model-checked in `tests/loom_rev_queue.rs`). Changes held for
+//! a call's result are queued by the core before any later hint-carrying message.
 //!
 //! **Backpressure.** The transport's outbound queue is bounded (1024 messages for every
 //! transport here). A host that stops reading fills it; the session then cannot write
@@ -44,7 +44,6 @@ mod deliver;
 mod dispatch;
 mod for_handlers;
 mod handle;
-mod negotiate;
 mod notices;
 mod outgoing;
 pub mod rev_writer;
@@ -59,19 +58,16 @@ pub use crate::core::lifecycle::{HostFeatures, LifecycleError, Negotiated, Phase
 pub use crate::ids::SessionId;
 pub use handle::{SessionClosed, SessionHandle, SessionStatus};
 
-use crate::actors::principal::{self, PrincipalActor};
+use crate::actors::principal::{self, AnswerBody, PrincipalActor};
 use crate::actors::registry::{AttachSession, DetachSession, Registry};
-use crate::core::lifecycle::Lifecycle;
-use crate::core::session::SessionCore;
-use crate::core::{Catalog, HostView};
-use crate::manifest;
+use crate::author::Event;
+use crate::core::InstanceKey;
+use crate::core::session::{Io, SessionCore};
 use crate::shared::Shared;
 use crate::tool::Handlers;
 use actix::prelude::*;
 use calls::Stopper;
 use for_handlers::HandlerOps;
-use mcpl_protocol::mcp::LoggingLevel;
-use mcpl_protocol::mcpl::McplManifest;
 use mcpl_transport::{Connection, ConnectionInfo, Inbound, Outbound, Principal};
 use outgoing::Outgoing;
 use rev_writer::RevWriter;
@@ -83,6 +79,23 @@ pub(crate) struct Parts {
     pub(crate) shared: Arc<Shared>,
     pub(crate) handlers: Arc<Handlers>,
     pub(crate) registry: Addr<Registry>,
+}
+
+/// The actor's types the core carries without looking inside.
+#[derive(Debug)]
+pub(crate) struct ActorIo;
+
+/// An event of a delivery, with the instance it is about.
+#[derive(Debug)]
+pub(crate) struct ToPush {
+    pub(crate) event: Event,
+    pub(crate) about: Option<InstanceKey>,
+}
+
+impl Io for ActorIo {
+    type Stop = Stopper;
+    type Answer = AnswerBody;
+    type Event = ToPush;
 }
 
 /// One connection's session. Created by [`Server::serve`](crate::Server::serve); see the
@@ -101,21 +114,11 @@ pub(crate) struct SessionActor {
     writer: Option<RevWriter<Outbound>>,
     /// This session's principal; set when the actor starts.
     principal_addr: Option<Addr<PrincipalActor>>,
-    /// The catalog as of the last change the principal told this session about.
-    catalog: Arc<Catalog>,
     /// Tool handlers' opens and closes awaiting the principal.
     handler_ops: HandlerOps,
-    lifecycle: Lifecycle,
-    /// The host's requests in flight (forwarded to the principal, or handler calls) and
-    /// the changes held for a call's result, with the carrier choice (§5.2, §5.3).
-    core: SessionCore<Stopper>,
+    /// The protocol's rules for this connection (module docs).
+    core: SessionCore<ActorIo>,
     outgoing: Outgoing<SpawnHandle>,
-    /// The manifest this host last saw (in `initialize`, `mcpl/manifest` or a change
-    /// notice), to tell which domains a replacement changes for it.
-    shown: Option<McplManifest>,
-    /// MCP logging: the least severe level sent (`notices.rs`); `None` when the server
-    /// does not offer logging.
-    log_level: Option<LoggingLevel>,
     self_addr: Option<Addr<SessionActor>>,
     /// Warnings about what the host sends, at most a few per interval (a flood costs a
     /// line and a count).
@@ -124,10 +127,13 @@ pub(crate) struct SessionActor {
 
 impl SessionActor {
     pub(crate) fn new(parts: Parts, conn: Connection, id: SessionId, principal: Principal) -> Self {
+        let core = SessionCore::new(
+            parts.shared.profile.clone(),
+            parts.shared.manifest(),
+            parts.shared.catalog(),
+        );
         SessionActor {
             id,
-            log_level: parts.shared.logging,
-            catalog: parts.shared.catalog(),
             shared: parts.shared,
             handlers: parts.handlers,
             registry: parts.registry,
@@ -137,29 +143,11 @@ impl SessionActor {
             writer: Some(RevWriter::new(conn.outbound)),
             principal_addr: None,
             handler_ops: HandlerOps::default(),
-            lifecycle: Lifecycle::default(),
-            core: SessionCore::default(),
+            core,
             outgoing: Outgoing::default(),
-            shown: None,
             self_addr: None,
             peer_warnings: mcpl_transport::LogLimiter::per_peer(),
         }
-    }
-
-    /// What this host is shown: hints only when both sides advertised `toolHints` (§2).
-    fn view(&self) -> HostView {
-        self.catalog.view_for(self.lifecycle.host_tool_hints())
-    }
-
-    /// True when this host is shown hints now: initialized, and both sides advertised
-    /// `toolHints` (§2). Hints for any other host are dropped (vector 8).
-    fn hinted(&self) -> bool {
-        self.lifecycle.negotiated().is_some() && self.view() == HostView::Hinted
-    }
-
-    /// The manifest as this host is to be shown it now.
-    fn current_view(&self) -> McplManifest {
-        manifest::shown_to(&self.shared.manifest(), self.lifecycle.host_tool_hints())
     }
 
     /// A handle to this session.
@@ -176,6 +164,11 @@ impl SessionActor {
         if let Some(p) = &self.principal_addr {
             p.do_send(m);
         }
+    }
+
+    /// The core reads the server's manifest as it is now (a replacement may have come).
+    fn refresh_manifest(&mut self) {
+        self.core.set_manifest(self.shared.manifest());
     }
 }
 

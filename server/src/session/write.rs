@@ -1,16 +1,75 @@
-//! The one write path (§5.2): every message to the host goes through here, in handler
-//! order, into the transport's bounded queue through the connection's [`RevWriter`]; a
-//! hint-carrying message takes its rev and is queued in one step, after what a call held.
+//! The one write path (§5.2): the core's output drained in the order it was queued; every
+//! message goes into the transport's bounded queue through the connection's [`RevWriter`],
+//! a hint-carrying one taking its rev and being queued in one step.
 
-use super::SessionActor;
 use super::rev_writer::{EnqueueError, RevWriter};
-use crate::core::{Carry, HintDraft};
+use super::{ActorIo, SessionActor};
+use crate::core::session::{Output, Transmit};
+use crate::core::{HintDraft, Statement};
+use actix::prelude::*;
 use mcpl_protocol::hints::HintChanges;
-use mcpl_protocol::jsonrpc::{Message, Notification};
+use mcpl_protocol::jsonrpc::{Message, Notification, Response};
+use mcpl_protocol::meta::Meta;
 use mcpl_protocol::method::ToolHints;
+use mcpl_protocol::toolsets::ToolsetsListResult;
 use mcpl_transport::Outbound;
 
 impl SessionActor {
+    /// Drains what the core asks for, in order: after every input the actor feeds it.
+    pub(super) fn drive(&mut self, ctx: &mut Context<Self>) {
+        while let Some(out) = self.core.poll() {
+            match out {
+                Output::Transmit(t) => self.transmit(t, ctx),
+                Output::Event(e) => self.act(e, ctx),
+            }
+        }
+    }
+
+    fn transmit(&mut self, t: Transmit<ActorIo>, ctx: &mut Context<Self>) {
+        match t {
+            Transmit::Message(m) => self.write(m),
+            Transmit::Hints(draft) => self.enqueue(|w| {
+                w.enqueue_stamped(draft, |h| Notification::new::<ToolHints>(&h.into()).into())
+            }),
+            Transmit::Answer {
+                request,
+                answer,
+                hints,
+            } => self.write_answer(request, answer, hints),
+            Transmit::CallResult {
+                request,
+                mut result,
+                hints,
+            } => self.write_hinted(hints, |h| {
+                with_meta(&mut result.meta, h);
+                Response::ok_typed(request, &*result).into()
+            }),
+            Transmit::Push {
+                event,
+                feature_set,
+                hints,
+            } => self.push_event(event, feature_set, hints, ctx),
+            // §4.3: the full statement always takes the next rev, even when empty.
+            Transmit::Statement { request, statement } => {
+                let Statement { open, ended, hints } = statement;
+                self.enqueue(|w| {
+                    w.enqueue_stamped(hints, |hints| {
+                        let result = ToolsetsListResult {
+                            open,
+                            ended,
+                            meta: Meta::with_hints(hints),
+                        };
+                        Response::ok_typed(request, &result).into()
+                    })
+                });
+            }
+            // §3: the last rev is read in the step that enqueues the list.
+            Transmit::ToolsList(page) => {
+                self.enqueue(|w| w.enqueue_at_last(|last| page.response(last)))
+            }
+        }
+    }
+
     /// The single place anything is written (module docs): runs `enqueue` on the writer
     /// and gives up writing when it could not.
     pub(super) fn enqueue<T>(
@@ -42,35 +101,9 @@ impl SessionActor {
         self.enqueue(|w| w.enqueue(message));
     }
 
-    /// §5.2: numbers `draft` with the next rev — even when it is empty, as a statement
-    /// must be (§4.3) — and writes the message `build` makes with it, in one step. Changes
-    /// held for a call go first (`core/carrier.rs`): they were stated earlier.
-    pub(super) fn write_stamped(
-        &mut self,
-        draft: HintDraft,
-        build: impl FnOnce(HintChanges) -> Message,
-    ) {
-        self.flush_held();
-        self.enqueue(|w| w.enqueue_stamped(draft, build));
-    }
-
     /// §5.2: numbers `draft` with this connection's next rev (none when it is empty) and
-    /// writes the message `build` makes with it, in one step. Only for a host shown hints:
-    /// callers pass `None` for any other (§2, §8, vector 8). Changes held for a call go
-    /// first (`core/carrier.rs`): they were stated earlier.
-    pub(super) fn write_with_hints(
-        &mut self,
-        draft: Option<HintDraft>,
-        build: impl FnOnce(Option<HintChanges>) -> Message,
-    ) {
-        if draft.as_ref().is_some_and(|d| !d.is_empty()) {
-            self.flush_held();
-        }
-        self.write_hinted(draft, build);
-    }
-
-    /// [`Self::write_with_hints`] without writing what is held first: for the steps
-    /// [`Carriers`] planned, which flushed where they had to.
+    /// writes the message `build` makes with it, in one step. The core queued what was
+    /// held for calls before it, where it had to.
     pub(super) fn write_hinted(
         &mut self,
         draft: Option<HintDraft>,
@@ -79,19 +112,11 @@ impl SessionActor {
         let draft = draft.filter(|d| !d.is_empty()).unwrap_or_default();
         self.enqueue(|w| w.enqueue_if_any(draft, build));
     }
+}
 
-    /// Writes `held` as `tools/hints` with the next rev.
-    pub(super) fn write_held(&mut self, held: HintDraft) {
-        self.enqueue(|w| {
-            w.enqueue_stamped(held, |h| Notification::new::<ToolHints>(&h.into()).into())
-        });
-    }
-
-    /// Writes what is held for a call as `tools/hints`, before another hint-carrying
-    /// message.
-    pub(super) fn flush_held(&mut self) {
-        if let Some(Carry::Hints(held)) = self.core.flush() {
-            self.write_held(held);
-        }
+/// Puts `hints` in a result's `_meta["mcpl/hints"]`.
+pub(super) fn with_meta(meta: &mut Option<Meta>, hints: Option<HintChanges>) {
+    if let Some(h) = hints {
+        meta.get_or_insert_with(Meta::default).hints = Some(h);
     }
 }

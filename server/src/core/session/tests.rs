@@ -1,137 +1,817 @@
-//! The rules that join a connection's requests and its held changes, as a host would see
-//! them on the wire: vector 29 for a handler call and for a forwarded one, a call's held
-//! changes riding in its result, a hold for a call no longer awaited, an answer nobody
-//! waits for.
+//! The session core driven as the actor drives it, with the host's side in raw JSON (the
+//! shapes of the spec's text) and what it asks for rendered the way the actor writes it
+//! (revs from a [`Sequencer`], as the connection's writer takes them): routing and the
+//! lifecycle, vectors 2, 3, 29 and 31 through real inputs, and a property test over any
+//! interleaving of calls, deliveries, cancels and handler ends.
 
 use super::*;
 use crate::core::carrier::tests::{draft, id};
+use crate::core::catalog::tests::arcade;
+use crate::core::sequencer::Sequencer;
+use mcpl_protocol::jsonrpc::Message;
+use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl};
+use mcpl_testkit::msg;
+use proptest::prelude::*;
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
 
-fn incoming(n: i64, kind: AnswerKind) -> Incoming {
-    Incoming {
-        request: id(n),
-        kind,
-        deferred: false,
+/// The test's own types: an answer is the result it carries, an event its text, a
+/// running handler a name.
+#[derive(Debug)]
+struct TestIo;
+
+impl Io for TestIo {
+    type Stop = String;
+    type Answer = Result<Value, i64>;
+    type Event = String;
+}
+
+/// A session core and the host's view of what it wrote.
+struct Host {
+    core: SessionCore<TestIo>,
+    revs: Sequencer,
+    /// Every message written, as JSON, in order.
+    wire: Vec<Value>,
+    /// What the core asked besides writing, in order (as text).
+    done: Vec<String>,
+}
+
+fn manifest() -> McplManifest {
+    let mut m = McplManifest {
+        version: "0.5".into(),
+        push_events: Some(true),
+        tool_hints: Some(true),
+        ..Default::default()
+    };
+    m.feature_sets.insert(
+        "game".into(),
+        FeatureSetDecl::new("games", &[CAP_TOOLS, CAP_PUSH_EVENTS]),
+    );
+    m
+}
+
+impl Host {
+    fn new(logging: Option<LoggingLevel>) -> Self {
+        let profile = Profile {
+            info: Implementation::new("core-test", "1"),
+            instructions: None,
+            logging,
+            page_size: 50,
+        };
+        Host {
+            core: SessionCore::new(Arc::new(profile), Arc::new(manifest()), Arc::new(arcade())),
+            revs: Sequencer::new(),
+            wire: Vec::new(),
+            done: Vec::new(),
+        }
+    }
+
+    /// A hinted MCPL host through the whole handshake, granted pushing.
+    fn hinted() -> Self {
+        let mut h = Host::new(None);
+        h.send(msg::request(
+            0,
+            "initialize",
+            msg::initialize_params(msg::mcpl_capabilities(true), "test"),
+        ));
+        h.send(msg::initialized());
+        h.send(msg::request(
+            -1,
+            "featureSets/update",
+            json!({"effectiveCapabilities": ["tools", "pushEvents"]}),
+        ));
+        assert!(h.core.hinted());
+        h.take();
+        h
+    }
+
+    /// The host sends `v`.
+    fn send(&mut self, v: Value) {
+        let m: Message = serde_json::from_value(v).expect("a JSON-RPC message");
+        self.core.handle_message(m);
+        self.drain();
+    }
+
+    /// Drains the core as the actor does.
+    fn drain(&mut self) {
+        while let Some(out) = self.core.poll() {
+            match out {
+                Output::Transmit(t) => {
+                    let v = self.render(t);
+                    self.wire.push(v);
+                }
+                Output::Event(e) => self.done.push(match e {
+                    Event::Forward(f) => format!("forward {f:?}"),
+                    Event::Run { request, .. } => format!("run {request}"),
+                    Event::Stop { request, stop } => format!("stop {request} {stop}"),
+                    Event::Ended(id) => format!("ended {id}"),
+                    Event::Response(r) => format!("response {:?}", r.id),
+                }),
+            }
+        }
+    }
+
+    fn render(&mut self, t: Transmit<TestIo>) -> Value {
+        let stamp = |revs: &mut Sequencer, d: Option<HintDraft>| {
+            d.and_then(|d| revs.stamp_if_any(d))
+                .map(|h| serde_json::to_value(h).unwrap())
+        };
+        let with = |mut result: Value, hints: Option<Value>| {
+            if let Some(h) = hints {
+                result["_meta"] = json!({"mcpl/hints": h});
+            }
+            result
+        };
+        match t {
+            Transmit::Message(m) => serde_json::to_value(m).unwrap(),
+            Transmit::Hints(d) => {
+                let h = serde_json::to_value(self.revs.stamp(d)).unwrap();
+                msg::notification("tools/hints", h)
+            }
+            Transmit::Answer {
+                request,
+                answer,
+                hints,
+            } => match answer {
+                Ok(result) => {
+                    let hints = stamp(&mut self.revs, hints);
+                    msg::result(serde_json::to_value(request).unwrap(), with(result, hints))
+                }
+                Err(code) => msg::error(serde_json::to_value(request).unwrap(), code, "refused"),
+            },
+            Transmit::CallResult {
+                request,
+                result,
+                hints,
+            } => {
+                let hints = stamp(&mut self.revs, hints);
+                let result = serde_json::to_value(*result).unwrap();
+                msg::result(serde_json::to_value(request).unwrap(), with(result, hints))
+            }
+            Transmit::Push {
+                event,
+                feature_set,
+                hints,
+            } => {
+                let mut params =
+                    json!({"featureSet": feature_set, "payload": {"content": [msg::text(&event)]}});
+                if let Some(h) = stamp(&mut self.revs, hints) {
+                    params["hints"] = h;
+                }
+                msg::request(0, "push/event", params)
+            }
+            Transmit::Statement { request, statement } => {
+                let h = serde_json::to_value(self.revs.stamp(statement.hints)).unwrap();
+                let result = json!({"open": statement.open, "ended": statement.ended, "_meta": {"mcpl/hints": h}});
+                msg::result(serde_json::to_value(request).unwrap(), result)
+            }
+            Transmit::ToolsList(page) => {
+                serde_json::to_value(page.response(self.revs.last())).unwrap()
+            }
+        }
+    }
+
+    /// What was written and done since the last take.
+    fn take(&mut self) -> (Vec<Value>, Vec<String>) {
+        (
+            std::mem::take(&mut self.wire),
+            std::mem::take(&mut self.done),
+        )
+    }
+
+    /// The principal answers request `n` with `answer`, carrying `changes`.
+    fn answer(&mut self, n: i64, answer: Result<Value, i64>, changes: &[&str]) {
+        let kind = if answer.is_ok() {
+            AnswerKind::Result
+        } else {
+            AnswerKind::Error
+        };
+        self.deliver(Delivery {
+            draft: draft(changes),
+            answers: vec![Answered {
+                request: id(n),
+                kind,
+                deferred: false,
+                answer: Some(answer),
+            }],
+            events: vec![],
+            hold: None,
+        });
+    }
+
+    fn deliver(&mut self, d: Delivery<TestIo>) {
+        self.core.deliver(d);
+        self.drain();
+    }
+
+    /// `tools/call` `n`, then the principal sends it to a handler, which starts.
+    fn running_handler(&mut self, n: i64) -> u64 {
+        self.send(msg::call(n, "status", json!({})));
+        self.deliver(Delivery {
+            draft: HintDraft::default(),
+            answers: vec![Answered {
+                request: id(n),
+                kind: AnswerKind::RunHandler,
+                deferred: false,
+                answer: Some(Ok(Value::Null)),
+            }],
+            events: vec![],
+            hold: None,
+        });
+        let (_, done) = self.take();
+        assert_eq!(done.last(), Some(&format!("run {n}")));
+        let key = self.core.new_key();
+        self.core.start(id(n), key, format!("handler-{n}"));
+        key
+    }
+
+    /// A handler of call `call` opened a toolset for its caller: the changes are held.
+    fn handler_opened(&mut self, call: i64, changes: &[&str]) {
+        self.deliver(Delivery {
+            draft: draft(changes),
+            answers: vec![Answered {
+                request: id(900 + call),
+                kind: AnswerKind::Handler {
+                    call: Some(id(call)),
+                    running: true,
+                },
+                deferred: false,
+                answer: None,
+            }],
+            events: vec![],
+            hold: None,
+        });
     }
 }
 
-const HINTED: Conditions = Conditions {
-    hinted: true,
-    may_push: true,
-};
+/// The tool names a hint-carrying message's changes name, in order.
+fn changed(v: &Value) -> Vec<String> {
+    let hints = v
+        .pointer("/result/_meta/mcpl~1hints")
+        .or_else(|| v.pointer("/params/hints"))
+        .or_else(|| (v["method"] == "tools/hints").then(|| &v["params"]));
+    hints
+        .and_then(|h| h["tools"].as_array())
+        .map(|ts| {
+            ts.iter()
+                .map(|t| t["name"].as_str().unwrap_or_default().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
 
-/// A `tools/call` (id 1) whose principal sent it to the tool's handler, running with key
-/// `key`; the handler then opened a toolset for its caller, changing `opened`.
-fn a_running_handler_that_opened(core: &mut SessionCore<&'static str>, opened: &[&str]) -> u64 {
-    core.forward(id(1));
-    let run = core.deliver(
-        HintDraft::default(),
-        vec![incoming(1, AnswerKind::RunHandler)],
-        0,
-        None,
-        HINTED,
+fn rev_of(v: &Value) -> Option<u64> {
+    v.pointer("/result/_meta/mcpl~1hints/rev")
+        .or_else(|| v.pointer("/params/hints/rev"))
+        .or_else(|| (v["method"] == "tools/hints").then(|| &v["params"]["rev"]))
+        .and_then(Value::as_u64)
+}
+
+// ---- reading and the lifecycle ----
+
+#[test]
+fn before_initialize_only_ping_and_initialize_are_served() {
+    let mut h = Host::new(None);
+    h.send(msg::request(1, "tools/list", json!({})));
+    h.send(msg::request(2, "ping", json!({})));
+    h.send(msg::request(3, "server/discover", json!({})));
+    let (wire, done) = h.take();
+    assert_eq!(msg::error_code(&wire[0]), Some(-32600), "{}", wire[0]);
+    assert_eq!(wire[1], json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+    assert_eq!(
+        msg::error_code(&wire[2]),
+        Some(-32601),
+        "a newer client falls back on -32601"
     );
-    assert_eq!(run.steps, [Carry::Run { n: 0 }]);
-    let key = core.new_key();
-    core.start(id(1), key, "stop-1");
-    // The handler's own request (not the host's) is answered with the changes.
-    let handler_open = Incoming {
-        request: id(900),
-        kind: AnswerKind::Handler {
-            call: Some(id(1)),
-            running: true,
-        },
-        deferred: false,
-    };
-    let held = core.deliver(draft(opened), vec![handler_open], 0, None, HINTED);
-    assert!(
-        !held.steps.iter().any(|s| matches!(s, Carry::Hints(_))),
-        "held for the call's result, not sent: {:?}",
-        held.steps
-    );
-    key
+    assert!(done.is_empty(), "nothing reached the principal: {done:?}");
 }
 
 #[test]
-fn a_handler_calls_result_carries_what_it_opened() {
-    let mut core = SessionCore::default();
-    let key = a_running_handler_that_opened(&mut core, &["game_play"]);
+fn the_handshake_tells_the_principal_once_initialized_and_once_ready() {
+    let mut h = Host::new(None);
+    h.send(msg::request(
+        1,
+        "initialize",
+        msg::initialize_params(msg::mcpl_capabilities(true), "test"),
+    ));
+    let (wire, done) = h.take();
     assert_eq!(
-        core.call_ended(&id(1), key, true),
-        CallEnd::Respond(Some(draft(&["game_play"])))
+        wire[0].pointer("/result/capabilities/experimental/mcpl/toolHints"),
+        Some(&json!(true))
     );
-    assert!(!core.in_use(&id(1)));
+    assert_eq!(
+        done,
+        ["forward Initialized { tool_hints: true }".to_owned()]
+    );
+    h.send(msg::request(
+        2,
+        "initialize",
+        msg::initialize_params(json!({}), "again"),
+    ));
+    h.send(msg::initialized());
+    let (wire, done) = h.take();
+    assert_eq!(
+        msg::error_code(&wire[0]),
+        Some(-32600),
+        "a second initialize"
+    );
+    assert!(
+        done.is_empty(),
+        "an MCPL host is not ready before its grant: {done:?}"
+    );
+    h.send(msg::request(
+        3,
+        "featureSets/update",
+        json!({"effectiveCapabilities": ["tools"]}),
+    ));
+    let (wire, done) = h.take();
+    assert_eq!(wire[0]["result"]["accepted"], json!(true));
+    assert_eq!(done, ["forward Ready".to_owned()]);
+}
+
+#[test]
+fn bad_params_unknown_methods_and_a_reused_id_get_errors_and_reach_no_one() {
+    let mut h = Host::hinted();
+    h.send(msg::request(1, "tools/call", json!({"arguments": 5})));
+    h.send(msg::request(
+        2,
+        "logging/setLevel",
+        json!({"level": "info"}),
+    ));
+    h.send(msg::call(3, "status", json!({})));
+    h.send(msg::request(3, "toolsets/open", json!({"toolset": "go"})));
+    let (wire, done) = h.take();
+    let codes: Vec<_> = wire.iter().map(msg::error_code).collect();
+    assert_eq!(codes, [Some(-32602), Some(-32601), Some(-32600)]);
+    assert_eq!(done.len(), 1, "only call 3 was forwarded: {done:?}");
+    assert!(done[0].starts_with("forward Call"), "{done:?}");
+}
+
+#[test]
+fn a_plain_host_gets_32601_for_toolsets_and_its_calls_are_plain() {
+    let mut h = Host::new(None);
+    h.send(msg::request(
+        0,
+        "initialize",
+        msg::initialize_params(json!({}), "plain"),
+    ));
+    h.send(msg::initialized());
+    h.take();
+    h.send(msg::open(1, "go", Some("g1"), None));
+    h.send(msg::call_in(2, "play", json!({"move": "D4"}), "g1"));
+    let (wire, done) = h.take();
+    assert_eq!(msg::error_code(&wire[0]), Some(-32601), "§2");
+    assert!(
+        done[0].contains("instance: None") && done[0].contains("plain: true"),
+        "§8: a plain host's _meta instance is not read: {done:?}"
+    );
+}
+
+#[test]
+fn malformed_and_oversized_input_get_their_errors_and_the_session_goes_on() {
+    let mut h = Host::hinted();
+    let error = Message::decode(b"{not json").expect_err("malformed");
+    h.core.handle_malformed(&error);
+    h.core.handle_too_large(10_000_000, 1_000_000);
+    h.drain();
+    h.send(msg::request(8, "ping", json!({})));
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 3, "{wire:?}");
+    assert_eq!(msg::error_code(&wire[0]), Some(-32700));
+    assert_eq!(wire[1]["id"], Value::Null);
+    assert_eq!(msg::error_code(&wire[1]), Some(-32600));
+    assert_eq!(wire[2]["id"], json!(8));
+}
+
+#[test]
+fn log_messages_follow_the_level_the_host_set() {
+    let mut h = Host::new(Some(LoggingLevel::Warning));
+    h.send(msg::request(
+        0,
+        "initialize",
+        msg::initialize_params(json!({}), "t"),
+    ));
+    let (wire, _) = h.take();
+    assert_eq!(wire[0]["result"]["capabilities"]["logging"], json!({}));
+    let log = |level| LoggingMessageParams {
+        level,
+        logger: None,
+        data: json!("x"),
+        meta: None,
+    };
+    h.core.log(log(LoggingLevel::Info));
+    h.send(msg::request(
+        1,
+        "logging/setLevel",
+        json!({"level": "info"}),
+    ));
+    h.core.log(log(LoggingLevel::Info));
+    h.drain();
+    let (wire, _) = h.take();
+    let methods: Vec<_> = wire.iter().map(|m| m["method"].clone()).collect();
+    assert_eq!(
+        methods,
+        [Value::Null, json!("notifications/message")],
+        "below warning first, then at info after setLevel: {wire:?}"
+    );
+}
+
+// ---- the carrier rules through real inputs ----
+
+#[test]
+fn vector_02_a_calls_changes_ride_in_its_result() {
+    let mut h = Host::hinted();
+    h.send(msg::open(5, "go", Some("g1"), None));
+    h.answer(5, Ok(json!({"instance": "g1"})), &["play"]);
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 1, "nothing but the result: {wire:?}");
+    assert_eq!(wire[0]["id"], json!(5));
+    assert_eq!(changed(&wire[0]), ["play"]);
+    assert_eq!(rev_of(&wire[0]), Some(1));
+}
+
+#[test]
+fn vector_03_the_first_push_carries_the_changes() {
+    let mut h = Host::hinted();
+    h.deliver(Delivery {
+        draft: draft(&["play"]),
+        answers: vec![],
+        events: vec!["your move".into(), "clock".into()],
+        hold: None,
+    });
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 2);
+    assert_eq!(changed(&wire[0]), ["play"]);
+    assert_eq!(wire[0]["params"]["featureSet"], json!("game"));
+    assert_eq!(wire[1]["params"].get("hints"), None);
+}
+
+#[test]
+fn vector_31_without_a_grant_the_changes_go_as_tools_hints() {
+    let mut h = Host::new(None);
+    h.send(msg::request(
+        0,
+        "initialize",
+        msg::initialize_params(msg::mcpl_capabilities(true), "t"),
+    ));
+    h.send(msg::initialized());
+    h.take();
+    h.deliver(Delivery {
+        draft: draft(&["play"]),
+        answers: vec![],
+        events: vec!["your move".into()],
+        hold: None,
+    });
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 1, "{wire:?}");
+    assert_eq!(wire[0]["method"], json!("tools/hints"));
+    assert_eq!(changed(&wire[0]), ["play"]);
 }
 
 #[test]
 fn vector_29_a_cancelled_handler_call_sends_what_it_held_as_tools_hints_and_no_result() {
-    let mut core = SessionCore::default();
-    let key = a_running_handler_that_opened(&mut core, &["game_play"]);
-    let (stop, steps) = core.cancel(&id(1), true).expect("in flight");
-    assert_eq!(stop, Some("stop-1"), "the handler is stopped");
-    assert_eq!(steps, [Carry::Hints(draft(&["game_play"]))]);
-    assert_eq!(core.call_ended(&id(1), key, true), CallEnd::Cancelled);
-    assert!(
-        core.cancel(&id(1), true).is_none(),
-        "a second cancel does nothing"
+    let mut h = Host::hinted();
+    let key = h.running_handler(1);
+    h.handler_opened(1, &["play"]);
+    assert!(h.take().0.is_empty(), "held for the call's result");
+    h.send(msg::cancelled(1, "changed my mind"));
+    let (wire, done) = h.take();
+    assert_eq!(wire.len(), 1);
+    assert_eq!(wire[0]["method"], json!("tools/hints"));
+    assert_eq!(changed(&wire[0]), ["play"]);
+    assert_eq!(done, ["stop 1 handler-1".to_owned()]);
+    h.core.call_ended(id(1), key, Ok(CallToolResult::default()));
+    h.drain();
+    assert_eq!(
+        h.take(),
+        (vec![], vec![]),
+        "no response for a cancelled call"
     );
+    h.send(msg::cancelled(1, "again"));
+    assert_eq!(h.take(), (vec![], vec![]), "a second cancel does nothing");
 }
 
 #[test]
 fn vector_29_a_cancelled_forwarded_call_gets_no_answer_and_its_changes_go_as_tools_hints() {
-    let mut core = SessionCore::<()>::default();
-    core.forward(id(2));
-    let (stop, steps) = core.cancel(&id(2), true).expect("in flight");
-    assert_eq!((stop, steps), (None, vec![]));
-    assert!(
-        core.in_use(&id(2)),
+    let mut h = Host::hinted();
+    h.send(msg::call(2, "play", json!({"move": "D4"})));
+    h.send(msg::cancelled(2, "too slow"));
+    h.send(msg::call(2, "play", json!({"move": "E4"})));
+    let (wire, _) = h.take();
+    assert_eq!(
+        msg::error_code(&wire[0]),
+        Some(-32600),
         "its id is in use until its answer is back"
     );
-    let got = core.deliver(
-        draft(&["a"]),
-        vec![incoming(2, AnswerKind::Result)],
-        0,
-        None,
-        HINTED,
-    );
-    assert_eq!(got.fates, [Fate::Cancelled]);
-    assert_eq!(got.steps, [Carry::Hints(draft(&["a"]))]);
-    assert!(!core.in_use(&id(2)));
+    h.answer(2, Ok(json!({"content": []})), &["resign"]);
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 1);
+    assert_eq!(wire[0]["method"], json!("tools/hints"));
+    assert_eq!(changed(&wire[0]), ["resign"]);
 }
 
 #[test]
-fn vector_02_a_calls_own_changes_ride_in_its_result_and_a_hold_for_it_is_dropped() {
-    let mut core = SessionCore::<()>::default();
-    core.forward(id(3));
-    // The logic asked to hold for call 3, which this very delivery answers: nothing would
-    // ever release the hold, so the changes go with the answer.
-    let got = core.deliver(
-        draft(&["b"]),
-        vec![incoming(3, AnswerKind::Result)],
-        0,
-        Some(id(3)),
-        HINTED,
-    );
-    assert_eq!(got.fates, [Fate::Awaited]);
+fn a_handlers_result_carries_what_it_opened_after_what_others_held() {
+    let mut h = Host::hinted();
+    let k1 = h.running_handler(1);
+    let _k2 = h.running_handler(2);
+    h.handler_opened(2, &["lobby_list"]);
+    h.handler_opened(1, &["play"]);
+    h.core.call_ended(id(1), k1, Ok(CallToolResult::default()));
+    h.drain();
+    let (wire, done) = h.take();
+    // Call 2's changes were stated first: they go before call 1's result, which carries
+    // its own (§5.2: in the order stated).
+    assert_eq!(wire.len(), 2, "{wire:?}");
     assert_eq!(
-        got.steps,
-        [Carry::Answer {
-            n: 0,
-            hints: Some(draft(&["b"]))
-        }]
+        (wire[0]["method"].clone(), changed(&wire[0])),
+        (json!("tools/hints"), vec!["lobby_list".to_owned()])
     );
-    assert_eq!(core.flush(), None, "nothing left held");
+    assert_eq!(
+        (wire[1]["id"].clone(), changed(&wire[1])),
+        (json!(1), vec!["play".to_owned()])
+    );
+    assert_eq!(rev_of(&wire[0]), Some(1));
+    assert_eq!(rev_of(&wire[1]), Some(2));
+    assert_eq!(done, ["ended 1".to_owned()]);
+}
+
+#[test]
+fn a_handler_error_cannot_carry_changes_so_they_follow_it_as_tools_hints() {
+    let mut h = Host::hinted();
+    let key = h.running_handler(1);
+    h.handler_opened(1, &["play"]);
+    h.core
+        .call_ended(id(1), key, Err(ErrorObject::internal("boom")));
+    h.drain();
+    let (wire, _) = h.take();
+    assert_eq!(msg::error_code(&wire[0]), Some(-32603));
+    assert_eq!(wire[1]["method"], json!("tools/hints"));
+    assert_eq!(changed(&wire[1]), ["play"]);
 }
 
 #[test]
 fn an_answer_nobody_waits_for_is_not_written_and_its_changes_still_go() {
-    let mut core = SessionCore::<()>::default();
-    let got = core.deliver(
-        draft(&["c"]),
-        vec![incoming(7, AnswerKind::Result)],
-        0,
-        None,
-        HINTED,
+    let mut h = Host::hinted();
+    h.answer(7, Ok(json!({"content": []})), &["news"]);
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 1);
+    assert_eq!(wire[0]["method"], json!("tools/hints"));
+}
+
+#[test]
+fn vector_38_the_statement_takes_a_rev_even_when_empty_after_what_was_held() {
+    let mut h = Host::hinted();
+    let _key = h.running_handler(1);
+    h.handler_opened(1, &["play"]);
+    h.send(msg::list(4));
+    h.core.statement(
+        id(4),
+        Statement {
+            open: vec![],
+            ended: vec![],
+            hints: HintDraft::default(),
+        },
     );
-    assert_eq!(got.fates, [Fate::NobodyWaits]);
-    assert_eq!(got.steps, [Carry::Hints(draft(&["c"]))]);
+    h.drain();
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 2, "{wire:?}");
+    assert_eq!(rev_of(&wire[0]), Some(1), "the held changes first");
+    assert_eq!(wire[1]["id"], json!(4));
+    assert_eq!(rev_of(&wire[1]), Some(2));
+}
+
+// ---- any interleaving ----
+
+/// One step of the generated interleavings.
+#[derive(Debug, Clone)]
+enum Step {
+    /// The host calls (forwarded to the principal) with id `n`.
+    Call(i64),
+    /// The principal answers `n`, a result or an error, with changes and events, maybe a
+    /// deferred answer, maybe holding for call `hold`.
+    Answer {
+        n: i64,
+        ok: bool,
+        deferred: bool,
+        changes: usize,
+        events: usize,
+        hold: Option<i64>,
+    },
+    /// The principal sends call `n` to its handler, which starts.
+    Run(i64),
+    /// The host calls `n` and the principal sends it to its handler at once.
+    Start(i64),
+    /// Call `n`'s handler opened something for its caller.
+    HandlerOpened(i64, usize),
+    /// Call `n`'s handler returned (a result or an error).
+    End(i64, bool),
+    /// The host cancels `n`.
+    Cancel(i64),
+    /// Changes with events only (something else happened).
+    Event(usize, usize),
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    let n = 1i64..3;
+    prop_oneof![
+        n.clone().prop_map(Step::Call),
+        n.clone().prop_map(Step::Start),
+        (
+            n.clone(),
+            any::<bool>(),
+            any::<bool>(),
+            0usize..3,
+            0usize..3,
+            prop::option::of(1i64..3)
+        )
+            .prop_map(|(n, ok, deferred, changes, events, hold)| Step::Answer {
+                n,
+                ok,
+                deferred,
+                changes,
+                events,
+                hold
+            }),
+        n.clone().prop_map(Step::Run),
+        (n.clone(), 1usize..3).prop_map(|(n, k)| Step::HandlerOpened(n, k)),
+        (n.clone(), any::<bool>()).prop_map(|(n, ok)| Step::End(n, ok)),
+        n.prop_map(Step::Cancel),
+        (0usize..3, 1usize..3).prop_map(|(c, e)| Step::Event(c, e)),
+    ]
+}
+
+/// Distinct change names per step, so each change is told apart on the wire.
+fn names(step: usize, k: usize) -> Vec<String> {
+    (0..k).map(|i| format!("s{step}_{i}")).collect()
+}
+
+fn named_draft(names: &[String]) -> HintDraft {
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    draft(&refs)
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Over any interleaving: every request is answered at most once and a cancelled one
+    /// never (vector 29); every change is written once and none is lost (it is written by
+    /// the end, after the last handler ends and what is held is flushed); revs rise by
+    /// one in the order written (§5.2); a result answering a call carries only changes
+    /// stated for it or before it (vector 2); and no event is pushed with changes but the
+    /// first of its delivery (vector 3; vector 31's case is the carrier's own property
+    /// test).
+    #[test]
+    fn any_interleaving_answers_once_and_writes_every_change_once_in_rev_order(
+        steps in prop::collection::vec(step(), 1..32)
+    ) {
+        let mut h = Host::hinted();
+        let mut keys: HashMap<i64, u64> = HashMap::new();
+        // Calls accepted and responses written, per id; ids cancelled since their call.
+        let mut accepted: HashMap<i64, usize> = HashMap::new();
+        let mut responses: HashMap<i64, usize> = HashMap::new();
+        let mut cancelled = HashSet::new();
+        let mut stated = Vec::new();
+        let mut all = Vec::new();
+        for (i, s) in steps.iter().enumerate() {
+            let (call, run) = match s {
+                Step::Call(n) => (Some(*n), None),
+                Step::Start(n) => (Some(*n), Some(*n)),
+                Step::Run(n) => (None, Some(*n)),
+                _ => (None, None),
+            };
+            if let Some(n) = call {
+                h.send(msg::call(n, "status", json!({})));
+                let refused = h.wire.iter().any(|m| m["id"] == json!(n) && msg::error_code(m) == Some(-32600));
+                if refused {
+                    h.wire.clear();
+                } else {
+                    *accepted.entry(n).or_default() += 1;
+                    cancelled.remove(&n);
+                }
+            }
+            if let Some(n) = run {
+                h.deliver(Delivery {
+                    draft: HintDraft::default(),
+                    answers: vec![Answered {
+                        request: id(n),
+                        kind: AnswerKind::RunHandler,
+                        deferred: false,
+                        answer: Some(Ok(Value::Null)),
+                    }],
+                    events: vec![],
+                    hold: None,
+                });
+                if h.done.iter().any(|d| d == &format!("run {n}")) {
+                    let key = h.core.new_key();
+                    h.core.start(id(n), key, format!("handler-{n}"));
+                    keys.insert(n, key);
+                }
+            }
+            match s.clone() {
+                Step::Call(_) | Step::Start(_) | Step::Run(_) => {}
+                Step::Answer { n, ok, deferred, changes, events, hold } => {
+                    let c = names(i, changes);
+                    stated.extend(c.clone());
+                    h.deliver(Delivery {
+                        draft: named_draft(&c),
+                        answers: vec![Answered {
+                            request: id(n),
+                            kind: if ok { AnswerKind::Result } else { AnswerKind::Error },
+                            deferred,
+                            answer: Some(if ok { Ok(json!({"content": []})) } else { Err(-32602) }),
+                        }],
+                        events: (0..events).map(|e| format!("e{i}_{e}")).collect(),
+                        hold: hold.map(id),
+                    });
+                }
+                Step::HandlerOpened(n, k) => {
+                    let c = names(i, k);
+                    stated.extend(c.clone());
+                    let running = keys.get(&n).is_some_and(|key| h.core.is_running(&id(n), *key));
+                    h.deliver(Delivery {
+                        draft: named_draft(&c),
+                        answers: vec![Answered {
+                            request: id(900 + n),
+                            kind: AnswerKind::Handler { call: Some(id(n)), running },
+                            deferred: false,
+                            answer: None,
+                        }],
+                        events: vec![],
+                        hold: None,
+                    });
+                }
+                Step::End(n, ok) => {
+                    if let Some(key) = keys.remove(&n) {
+                        let result = if ok { Ok(CallToolResult::default()) } else { Err(ErrorObject::internal("x")) };
+                        h.core.call_ended(id(n), key, result);
+                        h.drain();
+                    }
+                }
+                Step::Cancel(n) => {
+                    h.send(msg::cancelled(n, "test"));
+                    cancelled.insert(n);
+                    if h.done.iter().any(|d| d.starts_with(&format!("stop {n} "))) {
+                        keys.remove(&n);
+                    }
+                }
+                Step::Event(changes, events) => {
+                    let c = names(i, changes);
+                    stated.extend(c.clone());
+                    h.deliver(Delivery {
+                        draft: named_draft(&c),
+                        answers: vec![],
+                        events: (0..events).map(|e| format!("e{i}_{e}")).collect(),
+                        hold: None,
+                    });
+                }
+            }
+            let (wire, _) = h.take();
+            for m in &wire {
+                if let Some(n) = m["id"].as_i64().filter(|_| msg::is_response(m)) {
+                    // Vector 29: a cancelled request gets no response.
+                    prop_assert!(!cancelled.contains(&n), "a response to cancelled {}: {}", n, m);
+                    // Each accepted request is answered at most once.
+                    let r = responses.entry(n).or_default();
+                    *r += 1;
+                    prop_assert!(*r <= accepted.get(&n).copied().unwrap_or(0), "{} answered twice: {}", n, m);
+                }
+            }
+            all.extend(wire);
+        }
+        // Every handler ends; whatever is still held is then written.
+        let running: Vec<_> = keys.drain().collect();
+        for (n, key) in running {
+            h.core.call_ended(id(n), key, Ok(CallToolResult::default()));
+        }
+        h.core.flush_held();
+        h.drain();
+        all.extend(h.take().0);
+        // Revs rise by one in the order written.
+        let revs: Vec<u64> = all.iter().filter_map(rev_of).collect();
+        let want: Vec<u64> = (1..=revs.len() as u64).collect();
+        prop_assert_eq!(&revs, &want, "{:?}", all);
+        // Each change written once; none lost.
+        let written: Vec<String> = all.iter().flat_map(changed).collect();
+        let mut seen = BTreeSet::new();
+        for c in &written {
+            prop_assert!(seen.insert(c.clone()), "{} written twice: {:?}", c, all);
+        }
+        for c in &stated {
+            prop_assert!(seen.contains(c), "{} lost: {:?}", c, all);
+        }
+        // In the order stated (§5.2): step numbers never go down along the wire.
+        let order: Vec<usize> = written
+            .iter()
+            .map(|c| c[1..c.find('_').unwrap()].parse().unwrap())
+            .collect();
+        prop_assert!(order.windows(2).all(|w| w[0] <= w[1]), "out of order: {:?}", written);
+        // Only the first push of a delivery carries changes (vector 3).
+        for m in all.iter().filter(|m| m["method"] == "push/event") {
+            let ev = m["params"]["payload"]["content"][0]["text"].as_str().unwrap_or_default();
+            if !ev.ends_with("_0") {
+                prop_assert!(m["params"].get("hints").is_none(), "a later push carries changes: {}", m);
+            }
+        }
+    }
 }
