@@ -33,7 +33,12 @@ fn measured(config: &PerfConfig) -> PerfReport {
 #[test]
 fn every_pipelined_call_is_answered_once_over_websocket_and_http() {
     let report = measured(&tiny(&[Measure::Ws, Measure::Http]));
-    for (name, t) in [("ws", &report.ws), ("http", &report.http)] {
+    for (name, t) in [
+        ("ws", &report.ws),
+        ("http", &report.http),
+        ("ws floor", &report.floors.ws),
+        ("http floor", &report.floors.http),
+    ] {
         let t = t
             .as_ref()
             .unwrap_or_else(|| panic!("{name} was not measured"));
@@ -50,14 +55,41 @@ fn every_pipelined_call_is_answered_once_over_websocket_and_http() {
     assert_eq!(names, ["ws", "http"]);
     let table = report.table();
     assert!(
-        table.contains("100,000") && table.contains("25,000"),
+        table.contains("100,000") && table.contains("25,000") && table.contains("floor"),
         "{table}"
     );
+    // Each figure judged against its floor, all four numbers in the JSON.
+    let json = serde_json::to_value(&report).expect("the report as JSON");
+    let judged: Vec<_> = json["ratios"]
+        .as_array()
+        .expect("ratios")
+        .iter()
+        .map(|r| r["name"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(judged, ["ws", "http"], "{json}");
+    for r in json["ratios"].as_array().into_iter().flatten() {
+        assert!(
+            r["figure"].as_f64() > Some(0.0) && r["floor"].as_f64() > Some(0.0),
+            "{r}"
+        );
+        assert!(
+            r["ratio"].is_f64() && r["goal"].is_string() && r["met"].is_boolean(),
+            "{r}"
+        );
+    }
 }
 
 #[test]
 fn latency_times_every_call() {
     let report = measured(&tiny(&[Measure::Latency]));
+    let echo = report
+        .floors
+        .latency
+        .clone()
+        .expect("the echo's latency was measured");
+    assert_eq!((echo.calls, echo.answered), (100, 100), "{echo:?}");
+    let judged: Vec<&str> = report.ratios.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(judged, ["latency p50", "latency p99"]);
     let l = report.latency.expect("latency was measured");
     assert_eq!((l.calls, l.answered), (100, 100), "{l:?}");
     assert!(
@@ -151,6 +183,18 @@ fn each_measurement_runs_in_a_process_of_its_own_and_the_reports_merge() {
     let ws = report.ws.expect("ws was measured");
     assert_eq!((ws.sent, ws.answered), (200, 200), "{ws:?}");
     assert!(ws.complete(), "{ws:?}");
+    let echo = report
+        .floors
+        .latency
+        .clone()
+        .expect("the echo's latency was measured");
+    assert_eq!((echo.calls, echo.answered), (100, 100), "{echo:?}");
+    let judged: Vec<&str> = report.ratios.iter().map(|r| r.name.as_str()).collect();
+    assert_eq!(
+        judged,
+        ["ws", "latency p50", "latency p99"],
+        "the floors merge from each measurement's process"
+    );
     let l = report.latency.expect("latency was measured");
     assert_eq!((l.calls, l.answered), (100, 100), "{l:?}");
     assert!(report.http.is_none() && report.idle.is_none() && report.mass_drop.is_none());

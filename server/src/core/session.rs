@@ -134,7 +134,12 @@ impl<T: Io> SessionCore<T> {
     /// The next thing to write or do, in order; `None` when nothing is left. The actor
     /// drains this after every input.
     pub(crate) fn poll(&mut self) -> Option<Output<T>> {
-        self.out.pop_front()
+        let next = self.out.pop_front();
+        if next.is_none() && self.out.capacity() > 0 {
+            // Drained: an idle session (most sessions, most of the time) keeps no queue.
+            self.out = VecDeque::new();
+        }
+        next
     }
 
     // ---- inputs (reading the host's messages is in `inbound.rs`) ----

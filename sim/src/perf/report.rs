@@ -2,6 +2,14 @@
 //! table and as JSON. A figure counts only when its counts are whole: a throughput with
 //! a call unanswered, or an idle run that held fewer sessions than asked, is ✗ whatever
 //! its speed.
+//!
+//! **Ratios decide where a floor was measured** (`floor.rs`): WebSocket throughput, Streamable
+//! HTTP throughput and latency are each judged against the bare transport measured in the
+//! same run with the same clients — a figure over its floor — and against rmcp for HTTP;
+//! the absolute figures and the old absolute targets stay in the table for reading. An
+//! absolute target flaps with the machine (whether threads are awake, what else runs);
+//! the ratio to a floor taken minutes apart much less. Each judged ratio is in the JSON
+//! as figure, floor, ratio and goal ([`Ratio`]).
 
 use super::PerfConfig;
 use super::expiry::Expiry;
@@ -12,6 +20,18 @@ use super::mass_drop::MassDrop;
 use super::throughput::Throughput;
 use serde::{Deserialize, Serialize};
 use std::fmt::Write as _;
+
+/// WebSocket throughput: at least this share of the bare echo's calls per second.
+pub const GOAL_WS_SHARE: f64 = 0.40;
+/// Streamable HTTP throughput: at least this share of the bare JSON endpoint's. The issue
+/// names no goal here (only rmcp's); this project holds HTTP to the WebSocket goal.
+pub const GOAL_HTTP_SHARE: f64 = 0.40;
+/// Latency: the median at most this multiple of the bare echo's.
+pub const GOAL_P50_RATIO: f64 = 1.2;
+/// Latency: the 99th percentile at most this multiple of the bare echo's.
+pub const GOAL_P99_RATIO: f64 = 1.5;
+/// Streamable HTTP: at least this multiple of rmcp's better mode.
+pub const GOAL_RMCP_RATIO: f64 = 2.0;
 
 /// Light calls per second over WebSocket across 100 connections.
 pub const TARGET_WS_CALLS: f64 = 100_000.0;
@@ -63,6 +83,53 @@ impl Comparison {
     }
 }
 
+/// The floors measured beside the figures (`floor.rs`).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Floors {
+    /// The bare WebSocket echo's throughput, with the `ws` clients.
+    pub ws: Option<Throughput>,
+    /// The bare HTTP JSON endpoint's throughput, with the `http` clients.
+    pub http: Option<Throughput>,
+    /// The bare WebSocket echo's latency, with the `latency` client.
+    pub latency: Option<Latency>,
+}
+
+/// One figure judged against its floor (or rmcp): what the JSON carries for each.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ratio {
+    /// What is judged (`ws`, `http`, `latency p50`, `latency p99`, `rmcp`).
+    pub name: String,
+    /// The server's figure.
+    pub figure: f64,
+    /// The floor's (or rmcp's better) figure.
+    pub floor: f64,
+    /// figure / floor.
+    pub ratio: f64,
+    /// The goal, as text: `≥ 0.40` or `≤ 1.5`.
+    pub goal: String,
+    /// The ratio meets the goal, with whole counts.
+    pub met: bool,
+}
+
+impl Ratio {
+    fn new(name: &str, figure: f64, floor: f64, at_least: bool, goal: f64, whole: bool) -> Self {
+        let ratio = if floor > 0.0 { figure / floor } else { 0.0 };
+        let meets = if at_least {
+            ratio >= goal
+        } else {
+            floor > 0.0 && ratio <= goal
+        };
+        Ratio {
+            name: name.to_owned(),
+            figure,
+            floor,
+            ratio,
+            goal: format!("{} {goal:.2}", if at_least { "≥" } else { "≤" }),
+            met: whole && meets,
+        }
+    }
+}
+
 /// The machine and the knobs, for reading the figures.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Setup {
@@ -103,6 +170,12 @@ pub struct PerfReport {
     pub many_tools: Option<ManyTools>,
     /// After abandoned sessions expired.
     pub expiry: Option<Expiry>,
+    /// The floors measured beside `ws`, `http` and `latency`.
+    #[serde(default)]
+    pub floors: Floors,
+    /// Each figure judged against its floor or rmcp (filled by [`PerfReport::judge`]).
+    #[serde(default)]
+    pub ratios: Vec<Ratio>,
 }
 
 /// One line of the table.
@@ -147,6 +220,61 @@ impl PerfReport {
         self.mass_drop = self.mass_drop.take().or(other.mass_drop);
         self.many_tools = self.many_tools.take().or(other.many_tools);
         self.expiry = self.expiry.take().or(other.expiry);
+        self.floors.ws = self.floors.ws.take().or(other.floors.ws);
+        self.floors.http = self.floors.http.take().or(other.floors.http);
+        self.floors.latency = self.floors.latency.take().or(other.floors.latency);
+        self.judge();
+    }
+
+    /// Judges every figure that has a floor (or rmcp) against it, into `ratios`.
+    pub fn judge(&mut self) {
+        let mut ratios = Vec::new();
+        let share = |name, t: &Throughput, f: &Throughput, goal| {
+            let whole = t.complete() && f.complete();
+            Ratio::new(name, t.calls_per_sec, f.calls_per_sec, true, goal, whole)
+        };
+        if let (Some(t), Some(f)) = (&self.ws, &self.floors.ws) {
+            ratios.push(share("ws", t, f, GOAL_WS_SHARE));
+        }
+        if let (Some(t), Some(f)) = (&self.http, &self.floors.http) {
+            ratios.push(share("http", t, f, GOAL_HTTP_SHARE));
+        }
+        if let (Some(l), Some(f)) = (&self.latency, &self.floors.latency) {
+            let whole = l.answered == l.calls && f.answered == f.calls;
+            ratios.push(Ratio::new(
+                "latency p50",
+                l.p50_us,
+                f.p50_us,
+                false,
+                GOAL_P50_RATIO,
+                whole,
+            ));
+            ratios.push(Ratio::new(
+                "latency p99",
+                l.p99_us,
+                f.p99_us,
+                false,
+                GOAL_P99_RATIO,
+                whole,
+            ));
+        }
+        if let Some(c) = &self.rmcp {
+            let whole = c.ours.complete() && c.rmcp.complete() && c.rmcp_stateless.complete();
+            let best = c.rmcp.calls_per_sec.max(c.rmcp_stateless.calls_per_sec);
+            ratios.push(Ratio::new(
+                "rmcp",
+                c.ours.calls_per_sec,
+                best,
+                true,
+                GOAL_RMCP_RATIO,
+                whole,
+            ));
+        }
+        self.ratios = ratios;
+    }
+
+    fn ratio(&self, name: &str) -> Option<&Ratio> {
+        self.ratios.iter().find(|r| r.name == name)
     }
 
     /// True when every figure measured met its target.
@@ -180,23 +308,49 @@ impl PerfReport {
             });
         }
         if let Some(t) = &self.ws {
-            rows.push(throughput_row("ws", t, TARGET_WS_CALLS));
+            let floor = self.floors.ws.as_ref().zip(self.ratio("ws"));
+            rows.push(throughput_row("ws", t, TARGET_WS_CALLS, floor));
         }
         if let Some(t) = &self.http {
-            rows.push(throughput_row("http", t, TARGET_HTTP_CALLS));
+            let floor = self.floors.http.as_ref().zip(self.ratio("http"));
+            rows.push(throughput_row("http", t, TARGET_HTTP_CALLS, floor));
         }
         if let Some(l) = &self.latency {
-            rows.push(Row {
-                name: "latency",
-                figure: format!("p50 {:.0} µs, p99 {:.0} µs", l.p50_us, l.p99_us),
-                target: format!("p50 ≤ {TARGET_P50_US:.0} µs, p99 ≤ {TARGET_P99_US:.0} µs"),
-                met: l.answered == l.calls
-                    && l.p50_us <= TARGET_P50_US
-                    && l.p99_us <= TARGET_P99_US,
-                note: format!(
-                    "{} calls one at a time; p90 {:.0}, p99.9 {:.0}, max {:.0}, mean {:.0} µs",
-                    l.calls, l.p90_us, l.p999_us, l.max_us, l.mean_us
-                ),
+            let note = format!(
+                "{} calls one at a time; p90 {:.0}, p99.9 {:.0}, max {:.0}, mean {:.0} µs",
+                l.calls, l.p90_us, l.p999_us, l.max_us, l.mean_us
+            );
+            let judged = self
+                .floors
+                .latency
+                .as_ref()
+                .zip(self.ratio("latency p50").zip(self.ratio("latency p99")));
+            rows.push(match judged {
+                Some((f, (p50, p99))) => Row {
+                    name: "latency",
+                    figure: format!(
+                        "p50 {:.0} µs, p99 {:.0} µs; echo {:.0}, {:.0}: ×{:.2}, ×{:.2}",
+                        l.p50_us, l.p99_us, f.p50_us, f.p99_us, p50.ratio, p99.ratio
+                    ),
+                    target: format!("p50 ≤ ×{GOAL_P50_RATIO}, p99 ≤ ×{GOAL_P99_RATIO} the echo's"),
+                    met: p50.met && p99.met,
+                    note: format!(
+                        "{note}; the bare echo: p90 {:.0}, p99.9 {:.0}, max {:.0} µs; the old absolute target p50 ≤ {TARGET_P50_US:.0} µs, p99 ≤ {TARGET_P99_US:.0} µs is {}",
+                        f.p90_us,
+                        f.p999_us,
+                        f.max_us,
+                        if l.p50_us <= TARGET_P50_US && l.p99_us <= TARGET_P99_US { "met" } else { "missed" }
+                    ),
+                },
+                None => Row {
+                    name: "latency",
+                    figure: format!("p50 {:.0} µs, p99 {:.0} µs", l.p50_us, l.p99_us),
+                    target: format!("p50 ≤ {TARGET_P50_US:.0} µs, p99 ≤ {TARGET_P99_US:.0} µs"),
+                    met: l.answered == l.calls
+                        && l.p50_us <= TARGET_P50_US
+                        && l.p99_us <= TARGET_P99_US,
+                    note,
+                },
             });
         }
         if let Some(c) = &self.rmcp {
@@ -209,11 +363,8 @@ impl PerfReport {
                     thousands(c.rmcp_stateless.calls_per_sec),
                     c.ratio
                 ),
-                target: "ours > rmcp".to_owned(),
-                met: c.ours.complete()
-                    && c.rmcp.complete()
-                    && c.rmcp_stateless.complete()
-                    && c.ratio > 1.0,
+                target: format!("ours ≥ ×{GOAL_RMCP_RATIO} rmcp's better"),
+                met: self.ratio("rmcp").is_some_and(|r| r.met),
                 note: format!(
                     "the ratio is to rmcp's better figure; ours: {}; rmcp with sessions (SSE answers): {}, {} sent, {} answered; rmcp stateless (JSON answers): {}, {} sent, {} answered",
                     cpu_note(&c.ours),
@@ -340,26 +491,58 @@ fn load_average() -> Option<f64> {
     text.split_whitespace().next()?.parse().ok()
 }
 
-fn throughput_row(name: &'static str, t: &Throughput, target: f64) -> Row {
-    Row {
-        name,
-        figure: format!(
-            "{} calls/s, {} in flight",
-            thousands(t.calls_per_sec),
-            t.in_flight
-        ),
-        target: format!("≥ {} /s", thousands(target)),
-        met: t.complete() && t.calls_per_sec >= target,
-        note: format!(
-            "{} connections × {} in flight; {}; {} sent, {} answered, {} wrong, {} lost",
-            t.connections,
-            t.in_flight_per_connection,
-            cpu_note(t),
-            thousands(t.sent as f64),
-            thousands(t.answered as f64),
-            t.wrong + t.unexpected,
-            t.lost
-        ),
+/// A throughput row: judged by its share of the floor when one was measured, else by the
+/// absolute target.
+fn throughput_row(
+    name: &'static str,
+    t: &Throughput,
+    target: f64,
+    floor: Option<(&Throughput, &Ratio)>,
+) -> Row {
+    let note = format!(
+        "{} connections × {} in flight; {}; {} sent, {} answered, {} wrong, {} lost",
+        t.connections,
+        t.in_flight_per_connection,
+        cpu_note(t),
+        thousands(t.sent as f64),
+        thousands(t.answered as f64),
+        t.wrong + t.unexpected,
+        t.lost
+    );
+    match floor {
+        Some((f, r)) => Row {
+            name,
+            figure: format!(
+                "{} calls/s; floor {} /s: ×{:.2}",
+                thousands(t.calls_per_sec),
+                thousands(f.calls_per_sec),
+                r.ratio
+            ),
+            target: format!("{} the floor's", r.goal),
+            met: r.met,
+            note: format!(
+                "{note}; the floor: {}, {} lost; the old absolute target ≥ {} /s is {}",
+                cpu_note(f),
+                f.lost,
+                thousands(target),
+                if t.complete() && t.calls_per_sec >= target {
+                    "met"
+                } else {
+                    "missed"
+                }
+            ),
+        },
+        None => Row {
+            name,
+            figure: format!(
+                "{} calls/s, {} in flight",
+                thousands(t.calls_per_sec),
+                t.in_flight
+            ),
+            target: format!("≥ {} /s", thousands(target)),
+            met: t.complete() && t.calls_per_sec >= target,
+            note,
+        },
     }
 }
 
@@ -466,12 +649,65 @@ mod tests {
             calls_per_sec: 1e9,
             ..Default::default()
         };
-        assert!(!throughput_row("ws", &fast, TARGET_WS_CALLS).met);
+        assert!(!throughput_row("ws", &fast, TARGET_WS_CALLS, None).met);
         let whole = Throughput {
             answered: 10,
             lost: 0,
             ..fast
         };
-        assert!(throughput_row("ws", &whole, TARGET_WS_CALLS).met);
+        assert!(throughput_row("ws", &whole, TARGET_WS_CALLS, None).met);
+    }
+
+    #[test]
+    fn a_figure_with_a_floor_is_judged_by_the_ratio_not_the_absolute_target() {
+        let t = |calls_per_sec| Throughput {
+            sent: 10,
+            answered: 10,
+            calls_per_sec,
+            ..Default::default()
+        };
+        let mut report = PerfReport {
+            ws: Some(t(50_000.0)),
+            floors: Floors {
+                ws: Some(t(100_000.0)),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        report.judge();
+        let row = &report.rows()[0];
+        assert!(
+            row.met,
+            "50 % of the floor meets ≥ 40 %, below the absolute target: {row:?}"
+        );
+        report.floors.ws = Some(t(200_000.0));
+        report.judge();
+        assert!(!report.rows()[0].met, "25 % of the floor does not");
+        let r = &report.ratios[0];
+        assert_eq!((r.figure, r.floor, r.ratio), (50_000.0, 200_000.0, 0.25));
+    }
+
+    #[test]
+    fn latency_is_judged_by_both_ratios_to_the_echo() {
+        let l = |p50_us, p99_us| Latency {
+            calls: 10,
+            answered: 10,
+            p50_us,
+            p99_us,
+            ..Default::default()
+        };
+        let mut report = PerfReport {
+            latency: Some(l(90.0, 140.0)),
+            floors: Floors {
+                latency: Some(l(80.0, 100.0)),
+                ..Default::default()
+            },
+            ..Default::default()
+        };
+        report.judge();
+        assert!(report.rows()[0].met, "×1.13 and ×1.4");
+        report.latency = Some(l(90.0, 160.0));
+        report.judge();
+        assert!(!report.rows()[0].met, "p99 ×1.6 misses ×1.5");
     }
 }
