@@ -474,3 +474,23 @@ async fn hardening_11_a_flood_of_malformed_messages_costs_a_few_log_lines() {
     })
     .await;
 }
+
+/// A host that stops ends its connections itself: that is a normal exit, not a warning
+/// (issue #16: every `mcpl-host play` exit logged WARN "connection ended … shut down").
+#[actix::test]
+async fn hardening_11_a_host_that_stops_warns_about_nothing() {
+    let lines = Lines::default();
+    let writer = lines.clone();
+    let subscriber = tracing_subscriber::fmt()
+        .with_max_level(tracing::Level::WARN)
+        .with_writer(move || writer.clone())
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    within(async {
+        let (_server, host, _conn) = connected(Transport::Ws, HOLD).await;
+        host.stop().await;
+    })
+    .await;
+    let text = lines.text();
+    assert!(text.is_empty(), "a normal stop warned:\n{text}");
+}

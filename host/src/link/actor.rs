@@ -180,7 +180,12 @@ impl ServerLink {
         };
         ctx.cancel_future(live.reader);
         let was_ready = live.is_ready();
-        warn!(link = %self.config.name, epoch = live.epoch, %reason, "connection ended");
+        if reason == DisconnectReason::Shutdown {
+            // This host ended it (a normal exit): nothing to warn anyone about.
+            debug!(link = %self.config.name, epoch = live.epoch, %reason, "connection ended");
+        } else {
+            warn!(link = %self.config.name, epoch = live.epoch, %reason, "connection ended");
+        }
         self.tap(&TapEvent::Disconnected {
             epoch: live.epoch,
             reason: reason.clone(),
