@@ -106,6 +106,82 @@ async fn vector_03_a_push_explaining_a_change_is_applied_once_even_when_refused(
     .await;
 }
 
+/// §5.2 and §6: a push refused before the handshake is done still has its changes told,
+/// once. On Streamable HTTP a push on the GET stream can overtake the `featureSets/update`
+/// answer the server wrote before it, so the host reads the push first and refuses it
+/// (-32002); its hints applied when read all the same. Here they carry the end of the game
+/// the agent had open, with its record, which the connection's statement then lists too:
+/// the end is told once, neither lost with the refused push nor told again.
+#[actix::test]
+async fn vector_03_a_push_refused_before_the_handshake_is_done_still_tells_its_changes_once() {
+    within(async {
+        let (mut server, host, mut conn) = connected(Transport::Ws, HOLD).await;
+        open_game(&host, &mut conn, "g1", 2).await;
+        host.transcript().await.unwrap();
+
+        // The connection drops. On the next one the game's end is pushed before the answer
+        // to featureSets/update (an ordered link shows the host what HTTP may).
+        drop(conn);
+        let mut conn = server.accept().await;
+        let init = conn.expect_next("initialize").await;
+        conn.reply(&init, arcade_init()).await;
+        let reason = "White won by resignation";
+        let end = json!({"toolset": "game", "instance": "g1", "state": "closed",
+                         "reason": reason, "ended": "end-1"});
+        conn.push(
+            100,
+            "e-end",
+            "Black resigned.",
+            Some(changes(1, json!([]), json!([end]))),
+        )
+        .await;
+        let refused = conn
+            .next_where(|m| m.get("method").is_none() && m["id"] == json!(100))
+            .await;
+        assert_eq!(refused["error"]["code"], json!(-32002), "{refused}");
+        let update = conn.expect_request("featureSets/update").await;
+        conn.reply(&update, json!({"accepted": true})).await;
+        let record = json!({"id": "end-1", "toolset": "game", "instance": "g1",
+                            "reason": reason, "at": "2026-11-30T12:00:00Z"});
+        let stated = statement(
+            2,
+            json!([{"toolset": "lobby"}]),
+            json!([record]),
+            json!([vis("seek", None, true), vis("roam", None, true)]),
+        );
+        let (mut listed, mut stated_once) = (false, false);
+        while !(listed && stated_once) {
+            let m = conn.next_non_notification().await;
+            match m["method"].as_str() {
+                Some("tools/list") => {
+                    conn.reply(&m, tools_page(&arcade_tools(), 1)).await;
+                    listed = true;
+                }
+                Some("toolsets/list") => {
+                    conn.reply(&m, stated.clone()).await;
+                    stated_once = true;
+                }
+                _ => panic!("unexpected at connect: {m}"),
+            }
+        }
+        settled(&host, 2, 2, 6).await;
+
+        let t = texts(&host.transcript().await.unwrap());
+        assert!(
+            !t.contains("Black resigned."),
+            "a refused push is not shown: {t}"
+        );
+        assert_eq!(t.matches(reason).count(), 1, "the end is told once: {t}");
+        assert!(
+            t.contains("- Closed [arcade/game:g1]: \"White won by resignation\" (from arcade)."),
+            "{t}"
+        );
+        assert!(!is_usable(&host, "play").await, "the end applied (§5.2)");
+        host.stop().await;
+    })
+    .await;
+}
+
 #[actix::test]
 async fn vector_04_revs_run_across_results_pushes_and_tools_hints_and_a_stale_one_is_ignored() {
     within(async {
