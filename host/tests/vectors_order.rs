@@ -9,6 +9,7 @@ mod support;
 
 use mcpl_host::link::PushPolicy;
 use mcpl_protocol::mcpl::PushEventResult;
+use mcpl_testkit::msg;
 use serde_json::json;
 use std::time::Duration;
 use support::server::*;
@@ -101,6 +102,82 @@ async fn vector_03_a_push_explaining_a_change_is_applied_once_even_when_refused(
             "the refused push's change applies (§5.2)"
         );
         nothing_else_was_sent(&host, &mut conn).await;
+        host.stop().await;
+    })
+    .await;
+}
+
+/// §5.2 and §6: a push refused before the handshake is done still has its changes told,
+/// once. On Streamable HTTP a push on the GET stream can overtake the `featureSets/update`
+/// answer the server wrote before it, so the host reads the push first and refuses it
+/// (-32002); its hints applied when read all the same. Here they carry the end of the game
+/// the agent had open, with its record, which the connection's statement then lists too:
+/// the end is told once, neither lost with the refused push nor told again.
+#[actix::test]
+async fn vector_03_a_push_refused_before_the_handshake_is_done_still_tells_its_changes_once() {
+    within(async {
+        let (mut server, host, mut conn) = connected(Transport::Ws, HOLD).await;
+        open_game(&host, &mut conn, "g1", 2).await;
+        host.transcript().await.unwrap();
+
+        // The connection drops. On the next one the game's end is pushed before the answer
+        // to featureSets/update (an ordered link shows the host what HTTP may).
+        drop(conn);
+        let mut conn = server.accept().await;
+        let init = conn.expect_next("initialize").await;
+        conn.reply(&init, arcade_init()).await;
+        let reason = "White won by resignation";
+        let end = json!({"toolset": "game", "instance": "g1", "state": "closed",
+                         "reason": reason, "ended": "end-1"});
+        conn.push(
+            100,
+            "e-end",
+            "Black resigned.",
+            Some(changes(1, json!([]), json!([end]))),
+        )
+        .await;
+        let refused = conn
+            .next_where(|m| m.get("method").is_none() && m["id"] == json!(100))
+            .await;
+        assert_eq!(refused["error"]["code"], json!(-32002), "{refused}");
+        let update = conn.expect_request("featureSets/update").await;
+        conn.reply(&update, json!({"accepted": true})).await;
+        let record = json!({"id": "end-1", "toolset": "game", "instance": "g1",
+                            "reason": reason, "at": "2026-11-30T12:00:00Z"});
+        let stated = statement(
+            2,
+            json!([{"toolset": "lobby"}]),
+            json!([record]),
+            json!([vis("seek", None, true), vis("roam", None, true)]),
+        );
+        let (mut listed, mut stated_once) = (false, false);
+        while !(listed && stated_once) {
+            let m = conn.next_non_notification().await;
+            match m["method"].as_str() {
+                Some("tools/list") => {
+                    conn.reply(&m, tools_page(&arcade_tools(), 1)).await;
+                    listed = true;
+                }
+                Some("toolsets/list") => {
+                    conn.reply(&m, stated.clone()).await;
+                    stated_once = true;
+                }
+                _ => panic!("unexpected at connect: {m}"),
+            }
+        }
+        settled(&host, 2, 2, 6).await;
+
+        let t = texts(&host.transcript().await.unwrap());
+        assert!(
+            !t.contains("Black resigned."),
+            "a refused push is not shown: {t}"
+        );
+        assert_eq!(t.matches(reason).count(), 1, "the end is told once: {t}");
+        assert!(
+            t.contains("- Closed [arcade/game:g1]: \"White won by resignation\" (from arcade)."),
+            "{t}"
+        );
+        assert!(!is_usable(&host, "play").await, "the end applied (§5.2)");
         host.stop().await;
     })
     .await;
@@ -323,6 +400,71 @@ async fn vector_28_hints_on_a_result_that_arrives_after_its_call_timed_out_are_a
         host.stop().await;
     })
     .await;
+}
+
+/// §5.2 and vector 29, host side: on an unordered link a call whose answer broke off (the
+/// transport answers it CONNECTION_CLOSED: a Streamable HTTP POST that failed after the
+/// server read it) may be carried out by the server only after the host's recovery read
+/// the state, and its result, at a rev above the statement's, is lost too: nothing later
+/// would show the host the gap. The host cancels the call before it reads the state
+/// again, so the server sends what the call changes as `tools/hints` (vector 29): here
+/// the game's end, which the agent is told once.
+#[test]
+fn vector_29_a_call_whose_answer_broke_off_is_cancelled_before_the_state_is_read_again() {
+    support::paused(async {
+        let (_server, host, mut conn) = connected(Transport::MemoryUnordered, HOLD).await;
+        open_game(&host, &mut conn, "g1", 2).await;
+        host.transcript().await.unwrap();
+        let call = spawn_call(
+            &host,
+            "toolsets--act",
+            json!({"tool": "play", "args": {"move": "D4"}}),
+        );
+        let req = conn.expect_next("tools/call").await;
+        conn.send(msg::error(
+            &req["id"],
+            -32000,
+            "Streamable HTTP: the POST failed",
+        ))
+        .await;
+        let r = call.await.unwrap();
+        assert!(r.is_error, "{r:?}");
+        // The call is cancelled first, then the state read again.
+        let cancelled = conn.recv().await;
+        assert_eq!(
+            cancelled["method"], "notifications/cancelled",
+            "{cancelled}"
+        );
+        assert_eq!(cancelled["params"]["requestId"], req["id"]);
+        // The statement is answered before the server carried the call out: g1 still open.
+        let in_play = statement(
+            3,
+            json!([{"toolset": "lobby"}, {"toolset": "game", "instance": "g1", "title": "Go 9x9"}]),
+            json!([]),
+            json!([
+                vis("seek", None, true),
+                vis("roam", None, true),
+                vis("play", Some("g1"), true),
+                vis("resign", Some("g1"), true)
+            ]),
+        );
+        conn.serve_recovery(in_play, &arcade_tools(), 3).await;
+        hints_until(&host, |h| h.last_rev == 3 && !h.recovering).await;
+        // Then it is carried out: cancelled, it sends its changes as tools/hints.
+        let end = json!({"toolset": "game", "instance": "g1", "state": "closed",
+                         "reason": "Black won by 7.5", "ended": "end-1"});
+        conn.hints(changes(4, json!([]), json!([end]))).await;
+        hints_until(&host, |h| h.last_rev == 4).await;
+        let t = texts(&host.transcript().await.unwrap());
+        assert_eq!(
+            t.matches("- Closed [arcade/game:g1]: \"Black won by 7.5\" (from arcade).")
+                .count(),
+            1,
+            "{t}"
+        );
+        assert!(!visible(&host, "play", Some("g1")).await);
+        host.stop().await;
+    });
 }
 
 #[actix::test]

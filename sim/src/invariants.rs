@@ -54,10 +54,11 @@ pub async fn view(host: &HostHandle) -> Option<View> {
     let looked = read_look(&text);
     let head: String = text.chars().take(NOTE_CHARS).collect();
     let note = format!(
-        "epoch {}, {} tools listed, rev {:?}; look said {head:?}",
+        "epoch {}, {} tools listed, rev {:?}, {} recoveries; look said {head:?}",
         server.epoch,
         server.listed_tools,
-        server.hints.as_ref().map(|h| h.last_rev)
+        server.hints.as_ref().map(|h| h.last_rev),
+        server.hints.as_ref().map_or(0, |h| h.stats.recoveries)
     );
     Some(View {
         note,
@@ -243,8 +244,8 @@ pub fn ends_told(name: &str, truth: &Truth, told: &BTreeMap<(String, String), u3
         let n = told.get(&key).copied().unwrap_or(0);
         if n != 1 {
             out.push(format!(
-                "{name}: the end of {}:{instance} (record {}) was told {n} times",
-                rec.toolset, rec.id
+                "{name}: the end of {}:{instance} (record {}, {:?}) was told {n} times",
+                rec.toolset, rec.id, rec.reason
             ));
         }
         recorded.insert(key);

@@ -32,6 +32,9 @@ pub struct Counts {
     /// Calls refused because the agent acted on a stale view (it believed a tool usable
     /// that no longer was, or a game open that had ended).
     pub stale_refusals: u64,
+    /// Resigns in the drain that the host could not take to the server (not connected
+    /// just now, an answer lost): tried again, not counted as refused.
+    pub drain_unreachable: u64,
     /// Deliberately wrong calls (the clumsy agent).
     pub clumsy_calls: u64,
     /// Games started or joined, counted per agent (a game of two agents counts twice).

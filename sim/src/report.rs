@@ -148,6 +148,10 @@ impl LoadReport {
             ),
             ("stale-view refusals", c.stale_refusals.to_string()),
             (
+                "drain resigns unreachable",
+                format!("{} (tried again)", c.drain_unreachable),
+            ),
+            (
                 "unanswered calls",
                 format!("{} hung, {} lost", c.hung, c.lost),
             ),

@@ -94,6 +94,9 @@ impl Host {
                 params,
                 result,
             } => core.push_decided(server, epoch, &params, result.accepted),
+            LinkEvent::PushNotShown { epoch, event_id } => {
+                core.push_not_shown(server, epoch, &event_id)
+            }
             LinkEvent::ConnectFailed { attempt, error } => {
                 tracing::debug!(server, attempt, %error, "connection attempt failed");
                 core.connect_failed(server);

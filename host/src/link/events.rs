@@ -93,6 +93,17 @@ pub enum LinkEvent {
         /// The answer given.
         result: PushEventResult,
     },
+    /// The server pushed an event that is not shown: the link refused it before asking its
+    /// push policy (the handshake not done, `pushEvents` not granted, params that do not
+    /// decode, a feature set not declared for it), or admitted one with the same `eventId`
+    /// before (SPEC §9.4). Its hints were tapped when it was read all the same (§5.2), so
+    /// what they changed is for a subscriber to tell without the event.
+    PushNotShown {
+        /// The connection.
+        epoch: u64,
+        /// Its `eventId` as read (empty when it has none).
+        event_id: String,
+    },
     /// `mcpl/manifestChanged`; the link re-reads the manifest.
     ManifestChanged {
         /// The connection.

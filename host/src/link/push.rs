@@ -23,7 +23,9 @@ impl ServerLink {
     /// 5. an `eventId` already admitted (SPEC §9.4): answered accepted, not shown again;
     /// 6. otherwise the push policy decides, and subscribers are told.
     ///
-    /// Its hints were tapped already, whatever the answer (§5.2).
+    /// Its hints were tapped already, whatever the answer (§5.2): subscribers are told of a
+    /// push that is not shown (5, and every refusal before 6) as
+    /// [`LinkEvent::PushNotShown`], so the changes its hints made are told without it.
     pub(super) fn on_push(&mut self, request: Request, epoch: u64) {
         let id = request.id.clone();
         match self.admit_push(&request) {
@@ -34,6 +36,10 @@ impl ServerLink {
                     ..Default::default()
                 };
                 self.send_message(Message::Response(Response::ok_typed(id, &result)));
+                self.emit(LinkEvent::PushNotShown {
+                    epoch,
+                    event_id: params.event_id,
+                });
             }
             Ok(mut params) => {
                 // SPEC §16.1: a bare tag is not a tag; tags are a set.
@@ -53,7 +59,16 @@ impl ServerLink {
             }
             Err(error) => {
                 mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, %error, "refused a push/event");
+                // The id as the tap read it from the raw params, which may not decode.
+                let event_id = request
+                    .params
+                    .as_ref()
+                    .and_then(|p| p.get("eventId"))
+                    .and_then(|e| e.as_str())
+                    .unwrap_or_default()
+                    .to_owned();
                 self.send_message(Message::Response(Response::err(Some(id), error)));
+                self.emit(LinkEvent::PushNotShown { epoch, event_id });
             }
         }
     }

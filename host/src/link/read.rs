@@ -1,5 +1,6 @@
 //! The inbound side. Each message read is first offered to the tap (§5.2), then:
-//! a response goes to whoever waits for it (or is dropped, read, if it timed out); a server
+//! a response goes to whoever waits for it (or is dropped, read, if it timed out; on an
+//! unordered link a request whose answer broke off is cancelled first); a server
 //! request is answered (`ping`, `push/event`, -32601 for the rest); a notification is acted
 //! on or passed to subscribers. Something unreadable is logged and, where it may have been a
 //! request, answered with the decode error; the link goes on.
@@ -13,12 +14,12 @@ use actix::prelude::*;
 use futures_util::Stream;
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::jsonrpc::DecodeError;
-use mcpl_protocol::mcp::Empty;
+use mcpl_protocol::mcp::{CancelledParams, Empty};
 use mcpl_protocol::mcpl::ManifestChangedParams;
 use mcpl_protocol::method::{
-    Cancelled, ManifestChanged, Method, Ping, PushEvent, ToolHints, ToolListChanged,
+    Cancelled, Initialize, ManifestChanged, Method, Ping, PushEvent, ToolHints, ToolListChanged,
 };
-use mcpl_protocol::{ErrorObject, Message, Notification, Request, Response};
+use mcpl_protocol::{ErrorCode, ErrorObject, Message, Notification, Request, Response};
 use mcpl_transport::{Inbound, StreamId};
 use tokio::sync::mpsc;
 use tracing::debug;
@@ -139,9 +140,28 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
+        let ordered = live.info.ordered;
         if let Some(pending) = live.pending.take(&id) {
             ctx.cancel_future(pending.timer);
             let method = pending.method;
+            if !ordered
+                && method != Initialize::NAME
+                && matches!(&response.outcome, Err(e) if e.code == ErrorCode::CONNECTION_CLOSED)
+            {
+                // On an unordered link this is the transport's own answer for a request
+                // whose answer broke off (a Streamable HTTP POST that failed after the
+                // server may have read it): the server may be carrying it out still, and
+                // its result would be lost too. Told it is cancelled, the server sends what
+                // the request changes as `tools/hints` instead (MCP; §5.2, vector 29) —
+                // written before the statement the host's recovery reads next, so one or
+                // the other tells the host. (A server's own -32000 ends the request
+                // already: the cancellation is ignored.)
+                self.send_notification::<Cancelled>(&CancelledParams {
+                    request_id: id.clone(),
+                    reason: Some("its answer was lost on the way".to_owned()),
+                    meta: None,
+                });
+            }
             let outcome = response
                 .outcome
                 .map_err(|error| LinkError::Server { method, error });

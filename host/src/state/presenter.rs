@@ -139,6 +139,9 @@ struct ServerState {
     results: BTreeMap<u64, Vec<Fragment>>,
     /// Push-carried changes by event id, oldest first.
     pushes: VecDeque<(String, Vec<Fragment>)>,
+    /// Changes of pushes not shown, read before the connection's handshake was done: told
+    /// once its grant is known ([`Presenter::handshake_done`]).
+    before_grant: Vec<Fragment>,
     /// Messages already shown, newest last (at most [`RECENT`]): pushes by event id,
     /// results by rev. Changes they carried that apply only after they were shown — an
     /// early rev held on Streamable HTTP (§5.2) — are told as a notice, not kept for a
@@ -331,6 +334,36 @@ impl Presenter {
         }]
     }
 
+    /// A push was read but will not be shown: the link refused it before its push policy
+    /// was asked, or had admitted its `eventId` before. Its hints applied when it was read
+    /// (§5.2), so the changes waiting for it are told as a notice, as a refused push's are.
+    /// Until the connection's handshake is done, whether its notices reach the agent (its
+    /// `pushEvents` grant) is not known: they wait for [`Presenter::handshake_done`].
+    pub fn push_not_shown(&mut self, view: &ServerView<'_>, event_id: &str) -> Vec<AgentMessage> {
+        let st = self.state(view.name);
+        let frags = st
+            .pushes
+            .iter()
+            .position(|(e, _)| e == event_id)
+            .and_then(|i| st.pushes.remove(i))
+            .map(|(_, f)| f)
+            .unwrap_or_default();
+        // Changes for it that apply later (an early rev held) are a notice too.
+        remember(&mut st.shown_pushes, event_id.to_owned());
+        if !view.connected {
+            st.before_grant.extend(frags);
+            return Vec::new();
+        }
+        self.notice(view, frags).into_iter().collect()
+    }
+
+    /// The connection's handshake is done and its grant known: what waited for it
+    /// ([`Presenter::push_not_shown`]) is told.
+    pub fn handshake_done(&mut self, view: &ServerView<'_>) -> Vec<AgentMessage> {
+        let frags = std::mem::take(&mut self.state(view.name).before_grant);
+        self.notice(view, frags).into_iter().collect()
+    }
+
     /// What a catalog reported (a tool-list boundary's presence moves, a manifest change):
     /// presence moves are told at the boundary they apply (vectors 15, 24), withdrawn hints
     /// in one notice (vector 34). Closes of removed toolsets come through the hint state
@@ -364,7 +397,9 @@ impl Presenter {
     }
 
     /// The connection to `server` ended: changes still waiting for a result or a push are
-    /// told as a notice (their messages will not be shown).
+    /// told as a notice (their messages will not be shown), and so are those of pushes not
+    /// shown that waited for a grant this connection will never state (under the grant of
+    /// the connection before, the best known).
     pub fn disconnected(&mut self, view: &ServerView<'_>) -> Vec<AgentMessage> {
         let st = self.state(view.name);
         // The next connection's revs start from 1 (§4.6).
@@ -379,6 +414,7 @@ impl Presenter {
                 .into_iter()
                 .flat_map(|(_, f)| f),
         );
+        frags.append(&mut st.before_grant);
         self.notice(view, frags).into_iter().collect()
     }
 

@@ -177,14 +177,15 @@ impl Beliefs {
         }
     }
 
-    /// Replaces what is open and usable with what a `toolsets--look` answer says. A look
-    /// while the server is not connected says nothing about what is open there: it is
-    /// not applied.
-    pub fn resync(&mut self, look_text: &str) {
+    /// Replaces what is open and usable with what a `toolsets--look` answer says; true
+    /// when it did. A look while the server is not connected says nothing about what is
+    /// open there: it is not applied.
+    pub fn resync(&mut self, look_text: &str) -> bool {
         if look_text.contains("not connected just now") {
-            return;
+            return false;
         }
         self.apply_look(&read_look(look_text), true);
+        true
     }
 
     fn apply_look(&mut self, looked: &Looked, whole: bool) {
@@ -300,14 +301,14 @@ mod tests {
             marker: Marker::parse_prefix("[arcade/go:g1]").unwrap().0,
         });
         b.games.get_mut(&key("g1")).unwrap().open = true;
-        b.resync("[arcade]\nOpen:\n- [arcade/go:g2] \"Go\" (from arcade)\n  - go_board in [arcade/go:g2] — x\nCan be opened:\n- [arcade/go] \"Go\"");
+        assert!(b.resync("[arcade]\nOpen:\n- [arcade/go:g2] \"Go\" (from arcade)\n  - go_board in [arcade/go:g2] — x\nCan be opened:\n- [arcade/go] \"Go\""));
         assert!(!b.games[&key("g1")].open);
         assert!(b.games[&key("g1")].usable.is_empty());
         assert_eq!(
             b.games[&key("g2")].usable,
             BTreeSet::from(["go_board".to_owned()])
         );
-        b.resync("[arcade] \"Arcade\" (from arcade): not connected just now; nothing is known to be open there.");
+        assert!(!b.resync("[arcade] \"Arcade\" (from arcade): not connected just now; nothing is known to be open there."));
         assert!(
             b.games[&key("g2")].open,
             "a look while disconnected changes nothing"

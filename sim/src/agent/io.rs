@@ -41,6 +41,26 @@ pub struct AgentIo {
     metrics: Arc<Metrics>,
     /// A call since the last [`AgentIo::take_error`] came back as a tool error.
     errored: bool,
+    /// A call came back saying the server could not be reached ([`unreachable`]) since
+    /// the agent last saw the server's state ([`AgentIo::saw_whole_state`]).
+    unsure: bool,
+}
+
+/// True when a tool error is the host saying it could not reach the server — not
+/// connected just now, not reachable, no answer in time, the connection closed under the
+/// call — rather than the server or the host refusing the call: what was asked may still
+/// be done once the host is connected again, or may have been done unseen. These are the
+/// host's own words (its `MetaError::NotConnected` and `CallFailure` texts), read as a
+/// model would read them.
+pub fn unreachable(error: &str) -> bool {
+    [
+        "is not connected right now",
+        "is not reachable: ",
+        "did not answer in time",
+        "(code -32000)",
+    ]
+    .iter()
+    .any(|w| error.contains(w))
 }
 
 impl AgentIo {
@@ -60,6 +80,7 @@ impl AgentIo {
             observer,
             metrics,
             errored: false,
+            unsure: false,
         }
     }
 
@@ -100,6 +121,7 @@ impl AgentIo {
             Ok(Ok(result)) => {
                 self.metrics.call_finished(took, result.is_error);
                 self.errored |= result.is_error;
+                self.unsure |= result.is_error && unreachable(&result.joined_text());
                 Ok(result)
             }
             Ok(Err(e)) => {
@@ -116,6 +138,18 @@ impl AgentIo {
     /// True when a call came back as a tool error since the last time this was asked.
     pub fn take_error(&mut self) -> bool {
         std::mem::take(&mut self.errored)
+    }
+
+    /// True when a call came back saying the server could not be reached since the agent
+    /// last saw the server's state: what that call did, or what changed meanwhile, may
+    /// not have been told yet.
+    pub fn unsure(&self) -> bool {
+        self.unsure
+    }
+
+    /// The agent saw the server's state (a `toolsets--look` answered while connected).
+    pub fn saw_whole_state(&mut self) {
+        self.unsure = false;
     }
 
     /// Everything shown since the last read, in order, each passed to the observer.

@@ -5,7 +5,7 @@
 //! for the host to show something.
 
 use super::beliefs::{Beliefs, GameKey, content};
-use super::io::AgentIo;
+use super::io::{AgentIo, unreachable};
 use super::moves::{GoChoice, go_engine_move, legal_moves, random_move, tictactoe_move};
 use super::policy::{GameKind, Mover, Plan, Policy};
 use super::{AgentReport, GameRecord, Phase};
@@ -103,6 +103,7 @@ impl ScriptedAgent {
                 .all(|(k, _)| failures.get(k).copied().unwrap_or(0) >= MAX_RESIGNS);
             let done = self.policy.games.is_some_and(|n| self.started >= n);
             if nothing_open
+                && !io.unsure()
                 && (now == Phase::Drain || (done && self.beliefs.invitations.is_empty()))
             {
                 break;
@@ -189,9 +190,25 @@ impl ScriptedAgent {
             if let Some(key) = open {
                 let tool = format!("{}_resign", key.0);
                 let r = self.act(io, &key, &tool, json!({})).await?;
-                if r.is_error {
+                if r.is_error && unreachable(&r.joined_text()) {
+                    // Not a refusal: the host could not reach the server (a reconnect under
+                    // way, an answer lost). The resign is tried again once the host shows
+                    // something or a while passed ([`AFTER_ERROR`]); the drain's own limit
+                    // bounds the tries.
+                    io.metrics().bump(|c| c.drain_unreachable += 1);
+                } else if r.is_error {
                     *self.resign_failures.entry(key).or_default() += 1;
                     self.look(io).await?;
+                }
+                return Ok(true);
+            }
+            if io.unsure() {
+                // The host could not reach the server lately: what a call did then (a
+                // challenge whose answer was lost may have opened a game) or what changed
+                // meanwhile may not be told yet. Nothing is known to be open until a look
+                // shows the server's state.
+                if !self.look(io).await? {
+                    io.wait(AFTER_ERROR).await;
                 }
                 return Ok(true);
             }
@@ -241,15 +258,17 @@ impl ScriptedAgent {
         }
     }
 
-    /// `toolsets--look`, and beliefs replaced by what it says.
-    async fn look(&mut self, io: &mut AgentIo) -> Result<(), HostError> {
+    /// `toolsets--look`, and beliefs replaced by what it says; true when it showed the
+    /// server's state (the host was connected).
+    async fn look(&mut self, io: &mut AgentIo) -> Result<bool, HostError> {
         self.last_news = Instant::now();
         let r = io.call("toolsets--look", json!({})).await?;
         self.absorb(io).await?;
-        if !r.is_error {
-            self.beliefs.resync(&r.joined_text());
+        let whole = !r.is_error && self.beliefs.resync(&r.joined_text());
+        if whole {
+            io.saw_whole_state();
         }
-        Ok(())
+        Ok(whole)
     }
 
     async fn act(
@@ -362,7 +381,7 @@ impl ScriptedAgent {
             Mover::Random { .. } => match random_move(&legal, &mut self.rng) {
                 Some(m) => GoChoice::Play(m),
                 None if go => GoChoice::Pass,
-                None => return self.look(io).await,
+                None => return self.look(io).await.map(drop),
             },
             Mover::Engine { playouts } => {
                 let board = self

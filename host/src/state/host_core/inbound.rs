@@ -233,6 +233,13 @@ impl HostCore {
         };
         slot.phase = super::Phase::Ready;
         slot.push_events = granted.iter().any(|c| c == CAP_PUSH_EVENTS);
+        // What waited for this connection's grant to be known is told (or not) now.
+        let view = slot.view();
+        let shown = self.presenter.handshake_done(&view);
+        self.show(shown);
+        let Some(slot) = index(&self.servers, server).map(|i| &self.servers[i]) else {
+            return;
+        };
         if slot.hints.is_some() {
             self.start_read(server, ReadStep::Statement);
         }
@@ -265,6 +272,21 @@ impl HostCore {
         };
         let view = slot.view();
         let shown = self.presenter.push(&view, params, accepted);
+        self.show(shown);
+    }
+
+    /// A `push/event` on connection `epoch` was not shown: refused before the push policy
+    /// was asked, or seen before. Its hints applied when it was read (§5.2); the presenter
+    /// tells what they changed without it, as for a refused push (§6).
+    pub fn push_not_shown(&mut self, server: &str, epoch: u64, event_id: &str) {
+        let Some(slot) = index(&self.servers, server)
+            .map(|i| &self.servers[i])
+            .filter(|s| s.epoch == epoch)
+        else {
+            return;
+        };
+        let view = slot.view();
+        let shown = self.presenter.push_not_shown(&view, event_id);
         self.show(shown);
     }
 
