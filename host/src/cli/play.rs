@@ -5,7 +5,7 @@
 //! | `open [server/]toolset[:instance] [key=value…]` | `toolsets--open`, the pairs as its options |
 //! | `act [server/]tool[:instance] [value] [key=value…]` | `toolsets--act`; a lone value fills the tool's single required string argument |
 //! | `look [[server/]toolset[:instance]]`, `look server/` | `toolsets--look` |
-//! | `close [[server/]toolset[:instance]]` | `toolsets--close`; without a target, the only open one |
+//! | `close [[server/]toolset[:instance]]` | `toolsets--close`; without a target, the only open game (never a toolset without instances, such as the default-open lobby) |
 //! | `call server--tool [key=value…]` | a static tool from the model's list |
 //! | `tools`, `help`, `quit` | the model's tool list, this table, the end |
 //!
@@ -21,7 +21,7 @@ pub const HELP: &str = "\
 open [server/]toolset[:instance] [key=value…]   open a toolset (or an instance); pairs are its options
 act [server/]tool[:instance] [value] [key=value…] act with a tool; a lone value fills its one required text argument
 look [[server/]toolset[:instance]]              what is open, usable, ended, suggested (`look arcade/` for one server)
-close [[server/]toolset[:instance]]             close a toolset or instance (the only open one when left out)
+close [[server/]toolset[:instance]]             close a toolset or instance (the only open game when left out)
 call server--tool [key=value…]                  call a tool from your tool list
 tools                                           your tool list
 help                                            this
@@ -84,7 +84,7 @@ pub enum Command {
     },
     /// `act`, whose lone value needs the tool's definition ([`fill_act`]).
     Act(ActCommand),
-    /// `close` without a target: the only open toolset, whichever it is.
+    /// `close` without a target: the only open instance ([`close_only`]).
     CloseOnly,
     /// The model's tool list.
     Tools,
@@ -240,6 +240,35 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
     }
 }
 
+/// One open toolset, as the host's status lists it: server, toolset, instance.
+pub type OpenEntry = (String, String, Option<String>);
+
+/// What a bare `close` closes: the only open *instance* (a game), as `toolsets--close`
+/// arguments; or what to say instead. Toolsets without instances are left alone — the
+/// lobby is open by default, and a bare `close` meant to leave a game must not close it
+/// (the server keeps it closed for the principal); they close when named.
+pub fn close_only(open: &[OpenEntry]) -> Result<Value, String> {
+    let name = |(s, t, i): &OpenEntry| match i {
+        Some(i) => format!("{s}/{t}:{i}"),
+        None => format!("{s}/{t}"),
+    };
+    let instances: Vec<&OpenEntry> = open.iter().filter(|(_, _, i)| i.is_some()).collect();
+    match instances.as_slice() {
+        [(server, toolset, Some(instance))] => {
+            Ok(json!({"server": server, "toolset": toolset, "instance": instance}))
+        }
+        [] if open.is_empty() => Err("nothing is open".to_owned()),
+        [] => Err(format!(
+            "no game is open; to close a toolset, name it: close {}",
+            open.iter().map(name).collect::<Vec<_>>().join(" | close ")
+        )),
+        many => Err(format!(
+            "close which? open: {}",
+            many.iter().map(|e| name(e)).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
 /// `act`'s `toolsets--act` arguments. A lone value fills the one required argument of
 /// type string that the tool's current `definition` has and the pairs did not name.
 pub fn fill_act(act: &ActCommand, definition: Option<&Tool>) -> Result<Value, CommandError> {
@@ -325,6 +354,29 @@ mod tests {
             (CLOSE.into(), json!({"toolset": "game", "instance": "g2"}))
         );
         assert_eq!(parse("close").unwrap(), Command::CloseOnly);
+    }
+
+    #[test]
+    fn a_bare_close_closes_the_only_game_never_the_default_open_lobby() {
+        let entry =
+            |t: &str, i: Option<&str>| ("arcade".to_owned(), t.to_owned(), i.map(str::to_owned));
+        let lobby = entry("lobby", None);
+        let game = entry("go", Some("go-1"));
+        assert_eq!(
+            close_only(&[lobby.clone(), game.clone()]),
+            Ok(json!({"server": "arcade", "toolset": "go", "instance": "go-1"}))
+        );
+        let only_lobby = close_only(std::slice::from_ref(&lobby)).unwrap_err();
+        assert!(
+            only_lobby.contains("no game is open") && only_lobby.contains("close arcade/lobby"),
+            "{only_lobby}"
+        );
+        assert_eq!(close_only(&[]), Err("nothing is open".to_owned()));
+        let two = close_only(&[game, entry("tictactoe", Some("tictactoe-1")), lobby]).unwrap_err();
+        assert_eq!(
+            two,
+            "close which? open: arcade/go:go-1, arcade/tictactoe:tictactoe-1"
+        );
         assert_eq!(
             call("call arcade--clock tz=UTC"),
             ("arcade--clock".into(), json!({"tz": "UTC"}))

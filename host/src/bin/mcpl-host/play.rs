@@ -12,7 +12,6 @@ use mcpl_host::state::meta_tools::{ACT, CLOSE};
 use mcpl_protocol::CallToolResult;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
-use serde_json::json;
 use std::io::Write as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -120,7 +119,7 @@ async fn run_line(host: &HostHandle, line: &str) -> Option<String> {
         }
         Command::CloseOnly => {
             let status = host.status();
-            let open: Vec<(String, String, Option<String>)> = status
+            let open: Vec<play::OpenEntry> = status
                 .servers
                 .iter()
                 .flat_map(|(s, st)| {
@@ -129,23 +128,9 @@ async fn run_line(host: &HostHandle, line: &str) -> Option<String> {
                         .map(move |(t, i)| (s.clone(), t.clone(), i.clone()))
                 })
                 .collect();
-            match open.as_slice() {
-                [(server, toolset, instance)] => {
-                    let args = json!({"server": server, "toolset": toolset, "instance": instance});
-                    let args = strip_nulls(args);
-                    call(host, CLOSE, args).await
-                }
-                [] => "nothing is open".to_owned(),
-                many => format!(
-                    "close which? open: {}",
-                    many.iter()
-                        .map(|(s, t, i)| match i {
-                            Some(i) => format!("{s}/{t}:{i}"),
-                            None => format!("{s}/{t}"),
-                        })
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
+            match play::close_only(&open) {
+                Ok(args) => call(host, CLOSE, args).await,
+                Err(say) => say,
             }
         }
     };
@@ -157,13 +142,6 @@ async fn call(host: &HostHandle, tool: &str, args: serde_json::Value) -> String 
         Ok(r) => result(&r),
         Err(e) => format!("error: {e}"),
     }
-}
-
-fn strip_nulls(mut v: serde_json::Value) -> serde_json::Value {
-    if let Some(o) = v.as_object_mut() {
-        o.retain(|_, v| !v.is_null());
-    }
-    v
 }
 
 /// A result's text, as is; an error says so first.
