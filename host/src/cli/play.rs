@@ -26,7 +26,10 @@ call server--tool [key=value…]                  call a tool from your tool lis
 tools                                           your tool list
 help                                            this
 quit                                            leave (Ctrl-D too)
-Values are JSON when they parse as JSON (size=9 is a number), text otherwise.";
+Values are JSON when they parse as JSON (size=9 is a number), text otherwise.
+In a game (the arcade's, say): `open go` starts one; `look go:go-1` shows its tools and
+what changed; `act go_board` shows the board, `act go_play D4` plays, `act go_pass` passes,
+`act go_resign` resigns; `close` leaves the only open game.";
 
 /// `[server/]name[:instance]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -354,6 +357,19 @@ mod tests {
             (CLOSE.into(), json!({"toolset": "game", "instance": "g2"}))
         );
         assert_eq!(parse("close").unwrap(), Command::CloseOnly);
+    }
+
+    #[test]
+    fn help_says_how_to_see_the_board_pass_resign_and_leave_a_game() {
+        for what in ["board", "pass", "resign", "leaves the only open game"] {
+            assert!(HELP.contains(what), "help does not say {what:?}:\n{HELP}");
+        }
+        // Every command `parse` knows is in the help.
+        for command in [
+            "open", "act", "look", "close", "call", "tools", "help", "quit",
+        ] {
+            assert!(HELP.lines().any(|l| l.starts_with(command)), "{command}");
+        }
     }
 
     #[test]
