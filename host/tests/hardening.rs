@@ -382,6 +382,17 @@ fn hardening_10_a_server_that_never_answers_initialize_is_tried_again_after_the_
 struct Lines(Arc<Mutex<Vec<u8>>>);
 
 impl Lines {
+    /// Captures this thread's WARN lines (and worse) until the guard drops.
+    fn capture() -> (Lines, tracing::subscriber::DefaultGuard) {
+        let lines = Lines::default();
+        let writer = lines.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .with_max_level(tracing::Level::WARN)
+            .with_writer(move || writer.clone())
+            .finish();
+        (lines, tracing::subscriber::set_default(subscriber))
+    }
+
     fn text(&self) -> String {
         String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
     }
@@ -399,13 +410,7 @@ impl std::io::Write for Lines {
 
 #[actix::test]
 async fn hardening_11_a_flood_of_malformed_messages_costs_a_few_log_lines() {
-    let lines = Lines::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::WARN)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (lines, _guard) = Lines::capture();
     within(async {
         let (_server, host, mut conn) = connected(Transport::Ws, HOLD).await;
         let before = lines.text().lines().count();
@@ -479,13 +484,7 @@ async fn hardening_11_a_flood_of_malformed_messages_costs_a_few_log_lines() {
 /// (issue #16: every `mcpl-host play` exit logged WARN "connection ended … shut down").
 #[actix::test]
 async fn hardening_11_a_host_that_stops_warns_about_nothing() {
-    let lines = Lines::default();
-    let writer = lines.clone();
-    let subscriber = tracing_subscriber::fmt()
-        .with_max_level(tracing::Level::WARN)
-        .with_writer(move || writer.clone())
-        .finish();
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let (lines, _guard) = Lines::capture();
     within(async {
         let (_server, host, _conn) = connected(Transport::Ws, HOLD).await;
         host.stop().await;

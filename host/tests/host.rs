@@ -248,17 +248,7 @@ async fn a_reconnect_whose_first_statement_read_fails_tells_the_agent_nothing_cl
 
         let mut conn = server.accept().await;
         conn.handshake(arcade_init()).await;
-        let still_open = statement(
-            1,
-            json!([{"toolset": "lobby"}, {"toolset": "game", "instance": "g1", "title": "Go 9x9"}]),
-            json!([]),
-            json!([
-                vis("seek", None, true),
-                vis("roam", None, true),
-                vis("play", Some("g1"), true),
-                vis("resign", Some("g1"), true)
-            ]),
-        );
+        let still_open = game_statement("g1", 1);
         let (mut refused, mut listed, mut stated) = (false, false, false);
         while !(listed && stated) {
             let m = conn.next_non_notification().await;

@@ -437,17 +437,7 @@ fn vector_29_a_call_whose_answer_broke_off_is_cancelled_before_the_state_is_read
         );
         assert_eq!(cancelled["params"]["requestId"], req["id"]);
         // The statement is answered before the server carried the call out: g1 still open.
-        let in_play = statement(
-            3,
-            json!([{"toolset": "lobby"}, {"toolset": "game", "instance": "g1", "title": "Go 9x9"}]),
-            json!([]),
-            json!([
-                vis("seek", None, true),
-                vis("roam", None, true),
-                vis("play", Some("g1"), true),
-                vis("resign", Some("g1"), true)
-            ]),
-        );
+        let in_play = game_statement("g1", 3);
         conn.serve_recovery(in_play, &arcade_tools(), 3).await;
         hints_until(&host, |h| h.last_rev == 3 && !h.recovering).await;
         // Then it is carried out: cancelled, it sends its changes as tools/hints.

@@ -66,17 +66,7 @@ async fn vector_09_after_a_reconnect_an_instance_the_server_kept_is_adopted_not_
 
         drop(conn); // the connection drops; the server keeps g1
         let mut conn = server.accept().await;
-        let kept = statement(
-            1,
-            json!([{"toolset": "lobby"}, {"toolset": "game", "instance": "g1", "title": "Go 9x9"}]),
-            json!([]),
-            json!([
-                vis("seek", None, true),
-                vis("roam", None, true),
-                vis("play", Some("g1"), true),
-                vis("resign", Some("g1"), true)
-            ]),
-        );
+        let kept = game_statement("g1", 1);
         conn.connect(arcade_init(), arcade_tools(), 1, Some(kept))
             .await;
         settled(&host, 2, 1, 6).await;

@@ -43,12 +43,17 @@ pub(crate) struct Shared {
     pub(crate) counters: Counters,
 }
 
-/// The manifest and the catalog it declares, replaced together.
-pub(crate) struct Current(RwLock<(Arc<McplManifest>, Arc<Catalog>)>);
+/// The manifest and the catalog it declares, replaced together, and how many times they
+/// were (so a session checks for a new manifest with one atomic load, not a lock and a
+/// reference count every message).
+pub(crate) struct Current(RwLock<(Arc<McplManifest>, Arc<Catalog>)>, AtomicU64);
 
 impl Current {
     pub(crate) fn new(manifest: McplManifest, catalog: Catalog) -> Self {
-        Current(RwLock::new((Arc::new(manifest), Arc::new(catalog))))
+        Current(
+            RwLock::new((Arc::new(manifest), Arc::new(catalog))),
+            AtomicU64::new(0),
+        )
     }
 }
 
@@ -80,6 +85,18 @@ impl Shared {
             .clone()
     }
 
+    /// How many times the manifest was replaced: read it before [`Shared::manifest`] and pass
+    /// it to [`Shared::manifest_since`] later.
+    pub(crate) fn manifest_generation(&self) -> u64 {
+        self.current.1.load(Ordering::Acquire)
+    }
+
+    /// The manifest and its generation, if it was replaced since generation `seen`.
+    pub(crate) fn manifest_since(&self, seen: u64) -> Option<(u64, Arc<McplManifest>)> {
+        let generation = self.manifest_generation();
+        (generation != seen).then(|| (generation, self.manifest()))
+    }
+
     /// The current catalog: the tools with their hints and the toolset declarations.
     pub(crate) fn catalog(&self) -> Arc<Catalog> {
         self.current
@@ -106,6 +123,7 @@ impl Shared {
             .unwrap_or_else(PoisonError::into_inner);
         let catalog = Arc::new(catalog);
         *current = (Arc::new(manifest), catalog.clone());
+        self.current.1.fetch_add(1, Ordering::Release);
         tell(catalog);
     }
 

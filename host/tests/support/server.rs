@@ -361,6 +361,22 @@ pub fn lobby_statement(rev: u64) -> Value {
     )
 }
 
+/// The lobby and game instance `name` open, `seek`, `roam`, `play` and `resign` visible, at
+/// `rev`.
+pub fn game_statement(name: &str, rev: u64) -> Value {
+    statement(
+        rev,
+        json!([{"toolset": "lobby"}, {"toolset": "game", "instance": name, "title": "Go 9x9"}]),
+        json!([]),
+        json!([
+            vis("seek", None, true),
+            vis("roam", None, true),
+            vis("play", Some(name), true),
+            vis("resign", Some(name), true)
+        ]),
+    )
+}
+
 /// A `toolsets/open` result for game instance `name` at `rev`: open, `play` and `resign`
 /// visible in it.
 pub fn game_opened(name: &str, rev: u64) -> Value {

@@ -144,11 +144,10 @@ impl<T: Io> SessionCore<T> {
 
     // ---- inputs (reading the host's messages is in `inbound.rs`) ----
 
-    /// The server's manifest as it is now (it may have been replaced since the last input).
+    /// The server's manifest was replaced (the actor passes the new one before the next
+    /// input).
     pub(crate) fn set_manifest(&mut self, manifest: Arc<McplManifest>) {
-        if !Arc::ptr_eq(&self.manifest, &manifest) {
-            self.manifest = manifest;
-        }
+        self.manifest = manifest;
     }
 
     /// A delivery from the principal: each answer settled against the requests in flight,

@@ -118,6 +118,8 @@ pub(crate) struct SessionActor {
     handler_ops: HandlerOps,
     /// The protocol's rules for this connection (module docs).
     core: SessionCore<ActorIo>,
+    /// The manifest generation the core last got (`Shared::manifest_since`).
+    manifest_seen: u64,
     outgoing: Outgoing<SpawnHandle>,
     self_addr: Option<Addr<SessionActor>>,
     /// Warnings about what the host sends, at most a few per interval (a flood costs a
@@ -127,6 +129,8 @@ pub(crate) struct SessionActor {
 
 impl SessionActor {
     pub(crate) fn new(parts: Parts, conn: Connection, id: SessionId, principal: Principal) -> Self {
+        // The generation first: a replacement between the two reads is picked up later.
+        let manifest_seen = parts.shared.manifest_generation();
         let core = SessionCore::new(
             parts.shared.profile.clone(),
             parts.shared.manifest(),
@@ -144,6 +148,7 @@ impl SessionActor {
             principal_addr: None,
             handler_ops: HandlerOps::default(),
             core,
+            manifest_seen,
             outgoing: Outgoing::default(),
             self_addr: None,
             peer_warnings: mcpl_transport::LogLimiter::per_peer(),
@@ -168,7 +173,10 @@ impl SessionActor {
 
     /// The core reads the server's manifest as it is now (a replacement may have come).
     fn refresh_manifest(&mut self) {
-        self.core.set_manifest(self.shared.manifest());
+        if let Some((generation, manifest)) = self.shared.manifest_since(self.manifest_seen) {
+            self.manifest_seen = generation;
+            self.core.set_manifest(manifest);
+        }
     }
 }
 

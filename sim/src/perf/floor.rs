@@ -14,13 +14,12 @@
 //! less.
 
 use super::client::LIGHT_TEXT;
+use super::server_thread::ServerThread;
 use axum::serve::ListenerExt as _;
 use futures_util::{SinkExt as _, StreamExt as _};
 use serde::Deserialize;
 use serde_json::Value;
 use std::io;
-use std::net::SocketAddr;
-use tokio::sync::oneshot;
 use tokio_tungstenite::tungstenite::Message as WsMessage;
 
 /// The thread name of the floor servers (for the CPU figures).
@@ -41,69 +40,25 @@ fn answer(text: &str) -> Option<String> {
     ))
 }
 
-/// A server on a thread of its own with a current-thread runtime. Dropping it stops it.
-struct Floor {
-    addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
-
-impl Floor {
-    fn start<F, Fut>(serve: F) -> io::Result<Self>
-    where
-        F: FnOnce(tokio::net::TcpListener) -> Fut + Send + 'static,
-        Fut: std::future::Future<Output = ()>,
-    {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()?;
-        let (bound_tx, bound_rx) = std::sync::mpsc::channel();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name(FLOOR_THREADS.to_owned())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", 0)).await {
-                        Ok(l) => l,
-                        Err(e) => return drop(bound_tx.send(Err(e))),
-                    };
-                    let _ = bound_tx.send(listener.local_addr());
-                    tokio::select! {
-                        () = serve(listener) => {}
-                        _ = stopped => {}
-                    }
-                });
-                runtime.shutdown_background();
-            })?;
-        let addr = bound_rx
-            .recv()
-            .map_err(|_| io::Error::other("the floor's thread stopped"))??;
-        Ok(Floor {
-            addr,
-            stop: Some(stop),
-            thread: Some(thread),
-        })
-    }
-}
-
-impl Drop for Floor {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
+/// A server on a thread of its own with a current-thread runtime.
+fn start_floor<F, Fut>(serve: F) -> io::Result<ServerThread>
+where
+    F: FnOnce(tokio::net::TcpListener) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = ()>,
+{
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    ServerThread::start(FLOOR_THREADS, runtime, serve)
 }
 
 /// The bare WebSocket echo (module docs). Dropping it stops it.
-pub struct WsEcho(Floor);
+pub struct WsEcho(ServerThread);
 
 impl WsEcho {
     /// Starts it on 127.0.0.1, port 0.
     pub fn start() -> io::Result<Self> {
-        Floor::start(|listener| async move {
+        start_floor(|listener| async move {
             while let Ok((tcp, _)) = listener.accept().await {
                 if let Err(e) = tcp.set_nodelay(true) {
                     tracing::debug!(error = %e, "TCP_NODELAY refused");
@@ -133,12 +88,12 @@ impl WsEcho {
 
     /// `ws://ADDR/`.
     pub fn url(&self) -> String {
-        format!("ws://{}/", self.0.addr)
+        format!("ws://{}/", self.0.addr())
     }
 }
 
 /// The bare HTTP JSON echo (module docs). Dropping it stops it.
-pub struct HttpEcho(Floor);
+pub struct HttpEcho(ServerThread);
 
 impl HttpEcho {
     /// Starts it on 127.0.0.1, port 0.
@@ -153,7 +108,7 @@ impl HttpEcho {
                 None => StatusCode::ACCEPTED.into_response(),
             }
         }
-        Floor::start(|listener| async move {
+        start_floor(|listener| async move {
             let app = axum::Router::new().route(
                 "/mcp",
                 axum::routing::post(post).get(|| async { StatusCode::METHOD_NOT_ALLOWED }),
@@ -172,7 +127,7 @@ impl HttpEcho {
 
     /// `http://ADDR/mcp`.
     pub fn url(&self) -> String {
-        format!("http://{}/mcp", self.0.addr)
+        format!("http://{}/mcp", self.0.addr())
     }
 }
 

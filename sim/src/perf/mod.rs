@@ -40,6 +40,7 @@
 //! | `light.rs` | the SDK server with the light tool, on arbiters |
 //! | `rmcp_server.rs` | the light tool on rmcp |
 //! | `floor.rs` | the floors: a bare WebSocket echo and a bare HTTP JSON endpoint |
+//! | `server_thread.rs` | a compared server (rmcp's, a floor) on a thread and runtime of its own |
 //! | `throughput.rs` | pipelined calls across connections: counts and rate |
 //! | `latency.rs` | one call at a time: an HDR histogram |
 //! | `idle.rs` | idle sessions and the resident set; the child's side |
@@ -60,6 +61,7 @@ pub mod mass_drop;
 pub mod proc;
 pub mod report;
 pub mod rmcp_server;
+pub mod server_thread;
 pub mod throughput;
 
 pub use client::{LIGHT_TEXT, LIGHT_TOOL};

@@ -9,6 +9,7 @@
 
 use super::client::{LIGHT_TEXT, LIGHT_TOOL};
 use super::proc::RMCP_THREADS;
+use super::server_thread::ServerThread;
 use axum::serve::ListenerExt as _;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
@@ -21,9 +22,7 @@ use rmcp::transport::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::{Map, Value, json};
 use std::io;
-use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::sync::oneshot;
 
 /// The light tool as rmcp declares it.
 fn light_tool() -> Tool {
@@ -89,11 +88,7 @@ impl RmcpMode {
 }
 
 /// rmcp's server on a thread of its own (or a pool). Dropping it stops it.
-pub struct RmcpService {
-    addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    thread: Option<std::thread::JoinHandle<()>>,
-}
+pub struct RmcpService(ServerThread);
 
 impl RmcpService {
     /// Starts it on 127.0.0.1 port 0 with `threads` worker threads.
@@ -110,63 +105,27 @@ impl RmcpService {
                 .enable_all()
                 .build()?
         };
-        let (bound_tx, bound_rx) = std::sync::mpsc::channel();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let thread = std::thread::Builder::new()
-            .name(RMCP_THREADS.to_owned())
-            .spawn(move || {
-                runtime.block_on(async move {
-                    let listener = match tokio::net::TcpListener::bind(("127.0.0.1", 0)).await {
-                        Ok(l) => l,
-                        Err(e) => return drop(bound_tx.send(Err(e))),
-                    };
-                    let _ = bound_tx.send(listener.local_addr());
-                    let service = StreamableHttpService::new(
-                        || Ok(Light),
-                        Arc::new(LocalSessionManager::default()),
-                        mode.config(),
-                    );
-                    let app = axum::Router::new().route_service("/mcp", service);
-                    let listener = listener.tap_io(|tcp| {
-                        if let Err(e) = tcp.set_nodelay(true) {
-                            tracing::debug!(error = %e, "TCP_NODELAY refused");
-                        }
-                    });
-                    tokio::select! {
-                        r = axum::serve(listener, app) => {
-                            if let Err(e) = r {
-                                tracing::warn!(error = %e, "the rmcp server stopped");
-                            }
-                        }
-                        _ = stopped => {}
-                    }
-                });
-                // Open SSE streams and sessions go with the runtime.
-                runtime.shutdown_background();
-            })?;
-        let addr = bound_rx
-            .recv()
-            .map_err(|_| io::Error::other("the rmcp thread stopped"))??;
-        Ok(RmcpService {
-            addr,
-            stop: Some(stop),
-            thread: Some(thread),
+        ServerThread::start(RMCP_THREADS, runtime, move |listener| async move {
+            let service = StreamableHttpService::new(
+                || Ok(Light),
+                Arc::new(LocalSessionManager::default()),
+                mode.config(),
+            );
+            let app = axum::Router::new().route_service("/mcp", service);
+            let listener = listener.tap_io(|tcp| {
+                if let Err(e) = tcp.set_nodelay(true) {
+                    tracing::debug!(error = %e, "TCP_NODELAY refused");
+                }
+            });
+            if let Err(e) = axum::serve(listener, app).await {
+                tracing::warn!(error = %e, "the rmcp server stopped");
+            }
         })
+        .map(RmcpService)
     }
 
     /// `http://ADDR/mcp`.
     pub fn url(&self) -> String {
-        format!("http://{}/mcp", self.addr)
-    }
-}
-
-impl Drop for RmcpService {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
+        format!("http://{}/mcp", self.0.addr())
     }
 }

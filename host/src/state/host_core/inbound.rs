@@ -2,7 +2,7 @@
 //! carrier is applied here, when read, §5.2) and what it did (handshake done, listings,
 //! manifests, decided pushes, a connection ended).
 
-use super::{HostCore, ReadStep, index};
+use super::{HostCore, ReadStep, index, live, live_mut};
 use crate::state::{Carrier, CatalogOutput, ResultOf};
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::mcp::Tool;
@@ -166,10 +166,7 @@ impl HostCore {
 
     /// Connection `epoch` ended: its hint state and reads go, the agent is told.
     pub fn disconnected(&mut self, server: &str, epoch: u64, reason: &str) {
-        let Some(slot) = index(&self.servers, server)
-            .map(|i| &mut self.servers[i])
-            .filter(|s| s.epoch == epoch)
-        else {
+        let Some(slot) = live_mut(&mut self.servers, server, epoch) else {
             return;
         };
         info!(server, epoch, %reason, "connection ended");
@@ -217,10 +214,7 @@ impl HostCore {
         granted: &[String],
         now: Instant,
     ) {
-        let Some(slot) = index(&self.servers, server)
-            .map(|i| &mut self.servers[i])
-            .filter(|s| s.epoch == epoch)
-        else {
+        let Some(slot) = live_mut(&mut self.servers, server, epoch) else {
             return;
         };
         if !mcpl && slot.catalog.hints_count() {
@@ -247,10 +241,7 @@ impl HostCore {
 
     /// Connection `epoch` granted these feature sets now.
     pub fn granted(&mut self, server: &str, epoch: u64, granted: &[String]) {
-        if let Some(slot) = index(&self.servers, server)
-            .map(|i| &mut self.servers[i])
-            .filter(|s| s.epoch == epoch)
-        {
+        if let Some(slot) = live_mut(&mut self.servers, server, epoch) {
             slot.push_events = granted.iter().any(|c| c == CAP_PUSH_EVENTS);
         }
     }
@@ -264,10 +255,7 @@ impl HostCore {
         params: &PushEventParams,
         accepted: bool,
     ) {
-        let Some(slot) = index(&self.servers, server)
-            .map(|i| &self.servers[i])
-            .filter(|s| s.epoch == epoch)
-        else {
+        let Some(slot) = live(&self.servers, server, epoch) else {
             return;
         };
         let view = slot.view();
@@ -279,10 +267,7 @@ impl HostCore {
     /// was asked, or seen before. Its hints applied when it was read (§5.2); the presenter
     /// tells what they changed without it, as for a refused push (§6).
     pub fn push_not_shown(&mut self, server: &str, epoch: u64, event_id: &str) {
-        let Some(slot) = index(&self.servers, server)
-            .map(|i| &self.servers[i])
-            .filter(|s| s.epoch == epoch)
-        else {
+        let Some(slot) = live(&self.servers, server, epoch) else {
             return;
         };
         let view = slot.view();
@@ -301,10 +286,7 @@ impl HostCore {
         rev: Option<u64>,
         list_changed: bool,
     ) {
-        let Some(slot) = index(&self.servers, server)
-            .map(|i| &mut self.servers[i])
-            .filter(|s| s.epoch == epoch)
-        else {
+        let Some(slot) = live_mut(&mut self.servers, server, epoch) else {
             return;
         };
         // The hint state and the catalog share the link's list: no tool is copied.

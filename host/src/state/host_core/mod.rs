@@ -104,6 +104,29 @@ pub(crate) fn index(servers: &[ServerSlot], name: &str) -> Option<usize> {
     servers.binary_search_by(|s| s.name.as_str().cmp(name)).ok()
 }
 
+/// Server `name`'s slot while its connection is still `epoch` (what an older connection
+/// reports is too late to count).
+pub(crate) fn live<'a>(
+    servers: &'a [ServerSlot],
+    name: &str,
+    epoch: u64,
+) -> Option<&'a ServerSlot> {
+    index(servers, name)
+        .map(|i| &servers[i])
+        .filter(|s| s.epoch == epoch)
+}
+
+/// [`live`], to change.
+pub(crate) fn live_mut<'a>(
+    servers: &'a mut [ServerSlot],
+    name: &str,
+    epoch: u64,
+) -> Option<&'a mut ServerSlot> {
+    index(servers, name)
+        .map(|i| &mut servers[i])
+        .filter(|s| s.epoch == epoch)
+}
+
 /// The host's agent side, sans I/O (see the module doc).
 #[derive(Debug)]
 pub struct HostCore {
@@ -278,10 +301,7 @@ impl HostCore {
 
     /// The hold timer of connection `epoch` fired (§5.2).
     pub fn hold_expired(&mut self, server: &str, epoch: u64, now: Instant) {
-        let Some(slot) = index(&self.servers, server)
-            .map(|i| &mut self.servers[i])
-            .filter(|s| s.epoch == epoch)
-        else {
+        let Some(slot) = live_mut(&mut self.servers, server, epoch) else {
             return;
         };
         slot.hold = None;

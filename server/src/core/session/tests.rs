@@ -204,9 +204,9 @@ impl Host {
         self.drain();
     }
 
-    /// `tools/call` `n`, then the principal sends it to a handler, which starts.
-    fn running_handler(&mut self, n: i64) -> u64 {
-        self.send(msg::call(n, "status", json!({})));
+    /// The principal sends call `n` to its tool's handler; when the core asks to run it,
+    /// the handler starts: its key.
+    fn run(&mut self, n: i64) -> Option<u64> {
         self.deliver(Delivery {
             draft: HintDraft::default(),
             answers: vec![Answered {
@@ -218,22 +218,38 @@ impl Host {
             events: vec![],
             hold: None,
         });
+        let asked = self.done.iter().any(|d| d == &format!("run {n}"));
+        asked.then(|| {
+            let key = self.core.new_key();
+            self.core.start(id(n), key, format!("handler-{n}"));
+            key
+        })
+    }
+
+    /// `tools/call` `n`, then the principal sends it to a handler, which starts.
+    fn running_handler(&mut self, n: i64) -> u64 {
+        self.send(msg::call(n, "status", json!({})));
+        let key = self.run(n).expect("the core runs the handler");
         let (_, done) = self.take();
         assert_eq!(done.last(), Some(&format!("run {n}")));
-        let key = self.core.new_key();
-        self.core.start(id(n), key, format!("handler-{n}"));
         key
     }
 
     /// A handler of call `call` opened a toolset for its caller: the changes are held.
     fn handler_opened(&mut self, call: i64, changes: &[&str]) {
+        self.handler_answered(call, draft(changes), true);
+    }
+
+    /// The principal answers a handler's own open or close for call `call`, whose handler
+    /// is `running` or not (it is the session's handler table that knows).
+    fn handler_answered(&mut self, call: i64, changes: HintDraft, running: bool) {
         self.deliver(Delivery {
-            draft: draft(changes),
+            draft: changes,
             answers: vec![Answered {
                 request: id(900 + call),
                 kind: AnswerKind::Handler {
                     call: Some(id(call)),
-                    running: true,
+                    running,
                 },
                 deferred: false,
                 answer: None,
@@ -690,23 +706,10 @@ proptest! {
                     cancelled.remove(&n);
                 }
             }
-            if let Some(n) = run {
-                h.deliver(Delivery {
-                    draft: HintDraft::default(),
-                    answers: vec![Answered {
-                        request: id(n),
-                        kind: AnswerKind::RunHandler,
-                        deferred: false,
-                        answer: Some(Ok(Value::Null)),
-                    }],
-                    events: vec![],
-                    hold: None,
-                });
-                if h.done.iter().any(|d| d == &format!("run {n}")) {
-                    let key = h.core.new_key();
-                    h.core.start(id(n), key, format!("handler-{n}"));
-                    keys.insert(n, key);
-                }
+            if let Some(n) = run
+                && let Some(key) = h.run(n)
+            {
+                keys.insert(n, key);
             }
             match s.clone() {
                 Step::Call(_) | Step::Start(_) | Step::Run(_) => {}
@@ -729,17 +732,7 @@ proptest! {
                     let c = names(i, k);
                     stated.extend(c.clone());
                     let running = keys.get(&n).is_some_and(|key| h.core.is_running(&id(n), *key));
-                    h.deliver(Delivery {
-                        draft: named_draft(&c),
-                        answers: vec![Answered {
-                            request: id(900 + n),
-                            kind: AnswerKind::Handler { call: Some(id(n)), running },
-                            deferred: false,
-                            answer: None,
-                        }],
-                        events: vec![],
-                        hold: None,
-                    });
+                    h.handler_answered(n, named_draft(&c), running);
                 }
                 Step::End(n, ok) => {
                     if let Some(key) = keys.remove(&n) {
