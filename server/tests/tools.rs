@@ -72,6 +72,20 @@ fn server(probes: Arc<BlockProbes>) -> Server {
             }
             Ok(CallToolResult::default())
         })
+        .tool(tool("panic_later"), |_: ToolContext, _: Value| async {
+            // Pending once, so the panic comes in the call's task, not its first poll.
+            tokio::task::yield_now().await;
+            if true {
+                panic!("handler bug after a pause");
+            }
+            Ok(CallToolResult::default())
+        })
+        .tool(tool("later"), |_: ToolContext, args: Value| async move {
+            tokio::task::yield_now().await;
+            Ok(CallToolResult::text(
+                args["text"].as_str().unwrap_or_default(),
+            ))
+        })
         .tool(tool("block"), move |ctx: ToolContext, _: Value| {
             let probes = probes.clone();
             async move {
@@ -218,6 +232,31 @@ async fn a_panicking_handler_fails_its_call_only() {
     let reply = f
         .client
         .exchange(call(json!(2), "echo", json!({"text": "still here"})))
+        .await;
+    assert_eq!(reply["result"]["content"][0]["text"], "still here");
+}
+
+/// A handler is polled once in place before it becomes a task (`session/calls.rs`): a
+/// panic is caught on either side of that line, and a handler that waits is answered.
+#[actix::test]
+async fn a_handler_that_waits_is_answered_and_one_that_panics_after_waiting_fails_only_its_call() {
+    let mut f = fixture().await;
+    let reply = f
+        .client
+        .exchange(call(json!(1), "later", json!({"text": "after a pause"})))
+        .await;
+    assert_eq!(reply["result"]["content"][0]["text"], "after a pause");
+    let reply = f
+        .client
+        .exchange(call(json!(2), "panic_later", json!({})))
+        .await;
+    assert_eq!(
+        (reply["id"].clone(), code(&reply)),
+        (json!(2), ErrorCode::INTERNAL_ERROR.0)
+    );
+    let reply = f
+        .client
+        .exchange(call(json!(3), "echo", json!({"text": "still here"})))
         .await;
     assert_eq!(reply["result"]["content"][0]["text"], "still here");
 }

@@ -5,6 +5,11 @@
 //! keeps the table of running calls, so `notifications/cancelled` stops one
 //! ([`Stopper`]); each task's end is fed back to it, which writes the response with what
 //! the call held (§5.3), or nothing for a cancelled call (vector 29).
+//!
+//! A handler is polled once in place before it becomes a task: one that answers at once
+//! (most do: a lookup, a computation) ends in the same turn, and a call costs no task,
+//! no wake-up and no second turn of the actor (issue #18: the one-call latency). A panic
+//! in that first poll is caught as a task's would be.
 
 use super::SessionActor;
 use crate::cancel::CancelTrigger;
@@ -12,19 +17,24 @@ use crate::tool::{ToolContext, ToolError, ToolResult};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Response};
 use serde_json::{Map, Value};
-use tokio::task::{AbortHandle, JoinError};
+use std::panic::{self, AssertUnwindSafe};
+use std::task::{Context as TaskContext, Poll, Waker};
+use tokio::task::AbortHandle;
 
-/// What stops a running handler call: its cancel token's trigger, then its task.
+/// What stops a running handler call: its cancel token's trigger, then its task (none
+/// for a call that ended in its first poll).
 #[derive(Debug)]
 pub(crate) struct Stopper {
-    abort: AbortHandle,
+    abort: Option<AbortHandle>,
     cancel: CancelTrigger,
 }
 
 impl Stopper {
     pub(crate) fn stop(self) {
         self.cancel.cancel();
-        self.abort.abort();
+        if let Some(abort) = self.abort {
+            abort.abort();
+        }
     }
 }
 
@@ -56,33 +66,74 @@ impl SessionActor {
         };
         let args = Value::Object(arguments.unwrap_or_default());
         tracing::debug!(session = %self.id, %id, %tool, "tool call started");
-        // Decoding and the handler both run in the task: a panic in either stays there.
-        let task = tokio::spawn(async move { handler.call(tool_ctx, args).await });
+        // Decoding and the handler's first poll run here, a panic in either caught (module
+        // docs); a handler still pending goes on as a task, where a panic stays.
+        let first = panic::catch_unwind(AssertUnwindSafe(|| {
+            let mut call = handler.call(tool_ctx, args);
+            let polled = call
+                .as_mut()
+                .poll(&mut TaskContext::from_waker(Waker::noop()));
+            (call, polled)
+        }));
+        let call = match first {
+            Ok((_, Poll::Ready(result))) => {
+                let stopper = Stopper {
+                    abort: None,
+                    cancel: trigger,
+                };
+                self.core.start(id.clone(), key, stopper);
+                return self.call_finished(id, key, Ok(result));
+            }
+            Err(payload) => {
+                let stopper = Stopper {
+                    abort: None,
+                    cancel: trigger,
+                };
+                self.core.start(id.clone(), key, stopper);
+                return self.call_finished(id, key, Err(Ended::Panicked(payload)));
+            }
+            // The task's first poll registers its own waker (the no-op one above is never
+            // woken), so nothing the handler waits for is missed.
+            Ok((call, Poll::Pending)) => call,
+        };
+        let task = tokio::spawn(call);
         let stopper = Stopper {
-            abort: task.abort_handle(),
+            abort: Some(task.abort_handle()),
             cancel: trigger,
         };
         self.core.start(id.clone(), key, stopper);
         ctx.spawn(task.into_actor(self).map(move |joined, act, ctx| {
+            let joined = joined.map_err(|e| match e.try_into_panic() {
+                Ok(payload) => Ended::Panicked(payload),
+                Err(_) => Ended::Aborted,
+            });
             act.call_finished(id, key, joined);
             act.drive(ctx);
         }));
     }
 
-    /// A call's task ended: the core writes its response, unless it was cancelled.
-    fn call_finished(&mut self, id: Id, key: u64, joined: Result<ToolResult, JoinError>) {
-        let result = match joined {
+    /// A call ended: the core writes its response, unless it was cancelled.
+    fn call_finished(&mut self, id: Id, key: u64, ended: Result<ToolResult, Ended>) {
+        let result = match ended {
             Ok(result) => result.or_else(ToolError::into_outcome),
-            Err(e) if e.is_panic() => {
-                let message = panic_message(e.into_panic());
+            Err(Ended::Panicked(payload)) => {
+                let message = panic_message(payload);
                 tracing::error!(session = %self.id, %id, panic = %message, "tool handler panicked");
                 Err(ErrorObject::internal("the tool's handler panicked"))
             }
             // Only the runtime shutting down, or a cancel, aborts a call.
-            Err(_) => Err(ErrorObject::internal("the tool call was aborted")),
+            Err(Ended::Aborted) => Err(ErrorObject::internal("the tool call was aborted")),
         };
         self.core.call_ended(id, key, result);
     }
+}
+
+/// How a handler call ended without a result.
+enum Ended {
+    /// It panicked, with this payload.
+    Panicked(Box<dyn std::any::Any + Send>),
+    /// Its task was aborted.
+    Aborted,
 }
 
 /// The text of a panic payload (`panic!` gives a `&str` or a `String`).

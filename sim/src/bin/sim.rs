@@ -285,8 +285,15 @@ struct PerfArgs {
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     only: Vec<String>,
     /// Seconds of each throughput window (after a second of warm-up).
-    #[arg(long, default_value_t = 5.0)]
+    #[arg(long, default_value_t = 2.0)]
     window: f64,
+    /// Windows per throughput figure, alternating with its floor's (server, floor, …).
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Let the scheduler place the latency measurement's threads (by default all are kept
+    /// on one CPU, so that the server and its floor pay the same hand-offs).
+    #[arg(long)]
+    no_pin: bool,
     /// Connections for ws, http and rmcp.
     #[arg(long, default_value_t = 100)]
     connections: usize,
@@ -344,6 +351,8 @@ fn run_perf(args: PerfArgs) -> anyhow::Result<bool> {
         ws_in_flight: args.ws_in_flight,
         http_in_flight: args.http_in_flight,
         window: Duration::from_secs_f64(args.window.max(0.1)),
+        rounds: args.rounds.max(1),
+        pin_latency: !args.no_pin,
         latency_calls: args.latency_calls,
         idle_sessions: args.idle_sessions,
         client_exe,

@@ -2,7 +2,8 @@
 //! same clients: what the transport alone gives on this machine, now.
 //!
 //! - [`WsEcho`]: a bare tokio-tungstenite server on a current-thread runtime of its own
-//!   (`TCP_NODELAY`), answering every request with the light tool's result for its id and
+//!   (`TCP_NODELAY`, tungstenite configured as our links are: `mcpl_transport::ws::config`),
+//!   answering every request with the light tool's result for its id and
 //!   nothing else — no session, no routing, no actor. The latency and WebSocket throughput
 //!   clients run against it exactly as against the server.
 //! - [`HttpEcho`]: the same answer from a bare HTTP/1.1 JSON endpoint (axum on hyper):
@@ -17,6 +18,7 @@ use super::client::LIGHT_TEXT;
 use super::server_thread::ServerThread;
 use axum::serve::ListenerExt as _;
 use futures_util::{SinkExt as _, StreamExt as _};
+use mcpl_transport::{ServerOptions, ws};
 use serde::Deserialize;
 use serde_json::Value;
 use std::io;
@@ -58,13 +60,19 @@ pub struct WsEcho(ServerThread);
 impl WsEcho {
     /// Starts it on 127.0.0.1, port 0.
     pub fn start() -> io::Result<Self> {
-        start_floor(|listener| async move {
+        // Tungstenite configured as our transport's links are: its default read buffer
+        // (128 KiB, zero-filled before every read) costs the echo some microseconds a
+        // call that ours does not pay, and the floor would flatter us.
+        let config = ws::config(ServerOptions::default().max_message_size);
+        start_floor(move |listener| async move {
             while let Ok((tcp, _)) = listener.accept().await {
                 if let Err(e) = tcp.set_nodelay(true) {
                     tracing::debug!(error = %e, "TCP_NODELAY refused");
                 }
                 tokio::spawn(async move {
-                    let Ok(mut ws) = tokio_tungstenite::accept_async(tcp).await else {
+                    let Ok(mut ws) =
+                        tokio_tungstenite::accept_async_with_config(tcp, Some(config)).await
+                    else {
                         return;
                     };
                     while let Some(Ok(m)) = ws.next().await {

@@ -9,7 +9,12 @@
 //! | `latency` | one WebSocket client, one call at a time: p50, p99; and the bare echo's | ≤ ×1.2 and ≤ ×1.5 the echo's (for reading: ≤ 60 µs, ≤ 200 µs) |
 //! | `rmcp` | the light tool on rmcp's Streamable HTTP server (with sessions, and stateless), same client as `http`; ours / rmcp's better | ≥ ×2 |
 //!
-//! Where a floor is measured (`floor.rs`), the ratio decides ✓/✗; see `report.rs`.
+//! Where a floor is measured (`floor.rs`), the ratio decides ✓/✗; see `report.rs`. A
+//! figure and its floor are taken in the same minutes: throughput in alternating windows
+//! (`rounds` of each: server, floor, server, floor…), latency in alternating blocks of
+//! calls on two open connections (`latency.rs`), so what else the machine does falls on
+//! both alike. `latency`, measured alone in its process, keeps every thread on one CPU
+//! (`proc.rs`: where the scheduler puts the threads changed the median fivefold).
 //! | `drop` | hosts with a game open, every connection cut at once: back and resynchronised | 99 % of 1,000 within 5 s |
 //! | `tools` | one host reading a `tools/list` of 10,000 dynamic tools, then of 20,000, until settled (their statement read before); one `toolsets--look` over them | linear (20k / 10k ≤ 2.5) and 20k < 0.3 s |
 //! | `expiry` | the arcade's resident set after 2,000 Streamable HTTP sessions were opened, abandoned (their queues filled by game changes) and expired | within 10 % of the baseline |
@@ -150,6 +155,13 @@ pub struct PerfConfig {
     pub warmup: Duration,
     /// Each throughput window.
     pub window: Duration,
+    /// `latency`, measured alone in its process: every thread on one CPU
+    /// ([`proc::pin_to_one_cpu`]).
+    pub pin_latency: bool,
+    /// Windows per throughput figure, alternating with its floor's (server, floor, server,
+    /// floor…): each figure is over all its windows, so the machine's other work falls on
+    /// both alike.
+    pub rounds: usize,
     /// Instead of windows: this many calls per throughput measurement (tests).
     pub calls: Option<u64>,
     /// Untimed calls before the latency samples.
@@ -185,7 +197,9 @@ impl Default for PerfConfig {
             ws_in_flight: 32,
             http_in_flight: 4,
             warmup: Duration::from_secs(1),
-            window: Duration::from_secs(5),
+            window: Duration::from_secs(2),
+            rounds: 3,
+            pin_latency: true,
             calls: None,
             latency_warmup: 2_000,
             latency_calls: 20_000,
@@ -359,14 +373,26 @@ pub fn child_main() -> Result<(), PerfError> {
 /// own runtimes: an actix system on this thread and the clients' runtime; call from plain
 /// code, not from inside a runtime.
 pub fn run(config: &PerfConfig) -> Result<PerfReport, PerfError> {
+    // Before any thread starts, so that every one inherits the CPU.
+    let pinned = if config.pin_latency && config.measures() == [Measure::Latency] {
+        Some(proc::pin_to_one_cpu()?)
+    } else {
+        None
+    };
     let clients = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(config.client_threads.max(1))
         .thread_name(proc::CLIENT_THREADS)
         .enable_all()
         .build()?;
     let handle = clients.handle().clone();
-    let report = actix::System::new().block_on(run_in_system(config, handle));
+    let mut report = actix::System::new().block_on(run_in_system(config, handle));
     clients.shutdown_timeout(Duration::from_secs(2));
+    if let Ok(PerfReport {
+        latency: Some(l), ..
+    }) = &mut report
+    {
+        l.pinned_cpu = pinned;
+    }
     report
 }
 
@@ -394,40 +420,36 @@ async fn run_in_system(
     if light_wanted.iter().any(|m| config.wants(*m)) {
         let light = LightService::start(config.server_threads, &tokens).await?;
         let (ws, http) = (light.ws_url(), light.http_url());
-        // Each figure, then its floor (`floor.rs`) with the same clients, in the same minutes.
+        // Each figure beside its floor (`floor.rs`), with the same clients, their windows
+        // alternating.
+        let rounds = config.rounds.max(1);
         if config.wants(Measure::Ws) {
-            let shape = config.shape(config.ws_in_flight);
-            report.ws = Some(load(&clients, &ws, &tokens, shape, proc::ARBITER_THREADS).await?);
             let echo = floor::WsEcho::start()?;
             let shape = config.shape(config.ws_in_flight);
-            let floor = load(&clients, &echo.url(), &tokens, shape, floor::FLOOR_THREADS).await?;
+            let (ours, floor) =
+                paired(&clients, [&ws, &echo.url()], &tokens, &shape, rounds).await?;
+            report.ws = Some(ours);
             report.floors.ws = Some(floor);
         }
         if config.wants(Measure::Http) || config.wants(Measure::Rmcp) {
-            let shape = config.shape(config.http_in_flight);
-            report.http = Some(load(&clients, &http, &tokens, shape, proc::ARBITER_THREADS).await?);
             let echo = floor::HttpEcho::start()?;
             let shape = config.shape(config.http_in_flight);
-            let floor = load(&clients, &echo.url(), &tokens, shape, floor::FLOOR_THREADS).await?;
+            let (ours, floor) =
+                paired(&clients, [&http, &echo.url()], &tokens, &shape, rounds).await?;
+            report.http = Some(ours);
             report.floors.http = Some(floor);
         }
         if config.wants(Measure::Latency) {
+            let echo = floor::WsEcho::start()?;
             let token = tokens[config.connections].clone();
             let (warmup, calls) = (config.latency_warmup, config.latency_calls);
-            let timed = |url: String, token: String| {
-                clients.spawn(async move { latency::run(&url, &token, warmup, calls).await })
-            };
-            report.latency = Some(
-                timed(ws.clone(), token.clone())
-                    .await
-                    .map_err(|_| PerfError::Internal("the latency task panicked"))??,
-            );
-            let echo = floor::WsEcho::start()?;
-            report.floors.latency = Some(
-                timed(echo.url(), token)
-                    .await
-                    .map_err(|_| PerfError::Internal("the latency task panicked"))??,
-            );
+            let echo_url = echo.url();
+            let (ours, floor) = clients
+                .spawn(async move { latency::paired(&ws, &echo_url, &token, warmup, calls).await })
+                .await
+                .map_err(|_| PerfError::Internal("the latency task panicked"))??;
+            report.latency = Some(ours);
+            report.floors.latency = Some(floor);
         }
     }
     if config.wants(Measure::Rmcp) {
@@ -435,7 +457,13 @@ async fn run_in_system(
         for mode in [RmcpMode::Sessions, RmcpMode::StatelessJson] {
             let rmcp = RmcpService::start(config.server_threads, mode)?;
             let shape = config.shape(config.http_in_flight);
-            theirs.push(load(&clients, &rmcp.url(), &tokens, shape, proc::RMCP_THREADS).await?);
+            let mut windows = Vec::new();
+            for _ in 0..config.rounds.max(1) {
+                let url = rmcp.url();
+                windows
+                    .push(load(&clients, &url, &tokens, shape.clone(), proc::RMCP_THREADS).await?);
+            }
+            theirs.push(Throughput::over(&windows));
         }
         let stateless = theirs.pop().unwrap_or_default();
         let sessions = theirs.pop().unwrap_or_default();
@@ -466,6 +494,42 @@ async fn run_in_system(
     }
     report.judge();
     Ok(report)
+}
+
+/// `rounds` windows of `shape` against the server at `urls[0]` and as many against its
+/// floor at `urls[1]`, alternating; each side's figure over its windows
+/// ([`Throughput::over`]).
+async fn paired(
+    clients: &tokio::runtime::Handle,
+    urls: [&str; 2],
+    tokens: &[String],
+    shape: &LoadShape,
+    rounds: usize,
+) -> Result<(Throughput, Throughput), PerfError> {
+    let (mut ours, mut floor) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    for _ in 0..rounds {
+        ours.push(
+            load(
+                clients,
+                urls[0],
+                tokens,
+                shape.clone(),
+                proc::ARBITER_THREADS,
+            )
+            .await?,
+        );
+        floor.push(
+            load(
+                clients,
+                urls[1],
+                tokens,
+                shape.clone(),
+                floor::FLOOR_THREADS,
+            )
+            .await?,
+        );
+    }
+    Ok((Throughput::over(&ours), Throughput::over(&floor)))
 }
 
 /// Runs a throughput measurement on the client runtime.

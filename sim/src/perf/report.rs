@@ -8,7 +8,8 @@
 //! same run with the same clients — a figure over its floor — and against rmcp for HTTP;
 //! the absolute figures and the old absolute targets stay in the table for reading. An
 //! absolute target flaps with the machine (whether threads are awake, what else runs);
-//! the ratio to a floor taken minutes apart much less. Each judged ratio is in the JSON
+//! the ratio to a floor taken in the same minutes (alternating windows and blocks) much
+//! less. Each judged ratio is in the JSON
 //! as figure, floor, ratio and goal ([`Ratio`]).
 
 use super::PerfConfig;
@@ -317,8 +318,15 @@ impl PerfReport {
         }
         if let Some(l) = &self.latency {
             let note = format!(
-                "{} calls one at a time; p90 {:.0}, p99.9 {:.0}, max {:.0}, mean {:.0} µs",
-                l.calls, l.p90_us, l.p999_us, l.max_us, l.mean_us
+                "{} calls one at a time{}; p90 {:.0}, p99.9 {:.0}, max {:.0}, mean {:.0} µs",
+                l.calls,
+                l.pinned_cpu
+                    .map(|c| format!(", every thread on CPU {c}"))
+                    .unwrap_or_default(),
+                l.p90_us,
+                l.p999_us,
+                l.max_us,
+                l.mean_us
             );
             let judged = self
                 .floors
@@ -493,6 +501,27 @@ fn load_average() -> Option<f64> {
 
 /// A throughput row: judged by its share of the floor when one was measured, else by the
 /// absolute target.
+/// `; windows ×0.45 ×0.51 ×0.48`: each window's rate over the floor's window after it,
+/// when the figures were taken over alternating windows; empty otherwise.
+fn window_ratios(t: &Throughput, f: &Throughput) -> String {
+    if t.window_rates.len() < 2 || t.window_rates.len() != f.window_rates.len() {
+        return String::new();
+    }
+    let each: Vec<String> = t
+        .window_rates
+        .iter()
+        .zip(&f.window_rates)
+        .map(|(ours, floor)| {
+            if *floor > 0.0 {
+                format!("×{:.2}", ours / floor)
+            } else {
+                "×?".to_owned()
+            }
+        })
+        .collect();
+    format!("; windows {}", each.join(" "))
+}
+
 fn throughput_row(
     name: &'static str,
     t: &Throughput,
@@ -521,7 +550,8 @@ fn throughput_row(
             target: format!("{} the floor's", r.goal),
             met: r.met,
             note: format!(
-                "{note}; the floor: {}, {} lost; the old absolute target ≥ {} /s is {}",
+                "{note}{}; the floor: {}, {} lost; the old absolute target ≥ {} /s is {}",
+                window_ratios(t, f),
                 cpu_note(f),
                 f.lost,
                 thousands(target),

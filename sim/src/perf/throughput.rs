@@ -66,12 +66,44 @@ pub struct Throughput {
     pub server_cpu_secs: f64,
     /// CPU seconds the client threads used in the window.
     pub client_cpu_secs: f64,
+    /// Where the figure is over several windows ([`Throughput::over`]): each window's
+    /// calls per second, in the order measured.
+    #[serde(default)]
+    pub window_rates: Vec<f64>,
 }
 
 impl Throughput {
     /// True when every call sent was answered once, rightly.
     pub fn complete(&self) -> bool {
         self.answered == self.sent && self.wrong == 0 && self.unexpected == 0 && self.lost == 0
+    }
+
+    /// One figure over several runs of the same load (windows taken apart, [`super::run`]
+    /// alternates them with the floor's): counts, measured calls, seconds and CPU summed,
+    /// the rate over the sum; each run's rate kept in `window_rates`.
+    pub fn over(runs: &[Throughput]) -> Throughput {
+        let Some(first) = runs.first() else {
+            return Throughput::default();
+        };
+        let sum_u = |f: fn(&Throughput) -> u64| runs.iter().map(f).sum::<u64>();
+        let sum_f = |f: fn(&Throughput) -> f64| runs.iter().map(f).sum::<f64>();
+        let (calls, secs) = (sum_u(|t| t.measured_calls), sum_f(|t| t.measured_secs));
+        Throughput {
+            connections: first.connections,
+            in_flight_per_connection: first.in_flight_per_connection,
+            in_flight: first.in_flight,
+            sent: sum_u(|t| t.sent),
+            answered: sum_u(|t| t.answered),
+            wrong: sum_u(|t| t.wrong),
+            unexpected: sum_u(|t| t.unexpected),
+            lost: sum_u(|t| t.lost),
+            measured_calls: calls,
+            measured_secs: secs,
+            calls_per_sec: if secs > 0.0 { calls as f64 / secs } else { 0.0 },
+            server_cpu_secs: sum_f(|t| t.server_cpu_secs),
+            client_cpu_secs: sum_f(|t| t.client_cpu_secs),
+            window_rates: runs.iter().map(|t| t.calls_per_sec).collect(),
+        }
     }
 
     /// Calls per second of server CPU: what the server would serve with a core to itself.
@@ -204,6 +236,7 @@ fn summary(
         },
         server_cpu_secs: (cpu_to.0.saturating_sub(cpu_from.0)).as_secs_f64(),
         client_cpu_secs: (cpu_to.1.saturating_sub(cpu_from.1)).as_secs_f64(),
+        window_rates: Vec::new(),
     }
 }
 
@@ -284,5 +317,35 @@ mod tests {
         let shares = share(Some(10), 4);
         assert_eq!(shares, [Some(3), Some(3), Some(2), Some(2)]);
         assert_eq!(share(None, 2), [None, None]);
+    }
+
+    #[test]
+    fn a_figure_over_windows_is_the_sum_of_calls_over_the_sum_of_seconds() {
+        let window = |calls: u64, secs: f64, sent: u64, lost: u64| Throughput {
+            connections: 2,
+            in_flight_per_connection: 4,
+            in_flight: 8,
+            sent,
+            answered: sent - lost,
+            lost,
+            measured_calls: calls,
+            measured_secs: secs,
+            calls_per_sec: calls as f64 / secs,
+            server_cpu_secs: secs / 2.0,
+            ..Default::default()
+        };
+        let over = Throughput::over(&[window(1_000, 1.0, 1_100, 0), window(3_000, 2.0, 3_200, 1)]);
+        assert_eq!(over.measured_calls, 4_000);
+        assert_eq!(over.measured_secs, 3.0);
+        assert!((over.calls_per_sec - 4_000.0 / 3.0).abs() < 1e-9);
+        assert_eq!(over.window_rates, [1_000.0, 1_500.0]);
+        assert_eq!((over.sent, over.lost), (4_300, 1));
+        assert!(
+            !over.complete(),
+            "a call lost in any window makes the figure incomplete"
+        );
+        assert_eq!(over.server_cpu_secs, 1.5);
+        assert_eq!(over.connections, 2);
+        assert_eq!(Throughput::over(&[]), Throughput::default());
     }
 }

@@ -87,8 +87,9 @@ where
     }
 }
 
-/// The tungstenite config for a link whose limit is `limit`.
-pub(crate) fn config(limit: usize) -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
+/// The tungstenite configuration of both ends of a link whose message limit is `limit`
+/// (also what `sim perf`'s bare echo uses, so that its floor reads as ours do).
+pub fn config(limit: usize) -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
     let ceiling = Some(limit.saturating_mul(HARD_CEILING_FACTOR));
     tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()
         .max_message_size(ceiling)
@@ -118,9 +119,14 @@ async fn read<S>(
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let id = StreamId(0);
+    // One wait for the stop, made once: a new one per frame would join and leave the
+    // token's waiter list (a lock each way) on every message.
+    let stop = shared.stop_reader.clone();
+    let stopped = stop.cancelled();
+    tokio::pin!(stopped);
     loop {
         let frame = tokio::select! {
-            () = shared.stop_reader.cancelled() => break,
+            () = &mut stopped => break,
             frame = stream.next() => frame,
         };
         let item = match frame {
@@ -196,6 +202,10 @@ async fn write<S>(
 {
     let mut ticker =
         ping.map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));
+    // Made once, as in `read`.
+    let reader_done = shared.reader_done.clone();
+    let reader_gone = reader_done.cancelled();
+    tokio::pin!(reader_gone);
     let closing = loop {
         let tick = async {
             match ticker.as_mut() {
@@ -210,7 +220,7 @@ async fn write<S>(
         tokio::select! {
             biased;
             frame = close.recv() => break frame,
-            () = shared.reader_done.cancelled() => break None,
+            () = &mut reader_gone => break None,
             () = tick => {
                 let answered = shared.heard.swap(false, Ordering::Relaxed) || shared.busy.load(Ordering::Relaxed);
                 if !answered {

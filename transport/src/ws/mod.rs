@@ -22,7 +22,7 @@
 
 mod link;
 
-pub use link::{CLOSE_TIMEOUT, HARD_CEILING_FACTOR};
+pub use link::{CLOSE_TIMEOUT, HARD_CEILING_FACTOR, config};
 
 use crate::{
     ClientOptions, Connection, ConnectionInfo, ServerOptions, TransportError, TransportKind,
