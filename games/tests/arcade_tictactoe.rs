@@ -207,6 +207,12 @@ async fn a_host_without_tool_hints_plays_through_the_compat_tools() {
         play.get("_meta").is_none(),
         "no hint _meta for a plain host"
     );
+    // Its `move` is a bare string: the description does not promise a list in the schema.
+    let description = play["description"].as_str().unwrap();
+    assert!(
+        !description.contains("schema") && description.contains("tictactoe_board"),
+        "{description}"
+    );
     assert_eq!(
         play["inputSchema"]["properties"]["instance"]["type"], "string",
         "{play:#}"
@@ -250,6 +256,26 @@ async fn a_host_without_tool_hints_plays_through_the_compat_tools() {
         last.contains("Game over: O (bot) wins.") || last.contains("Game over: Draw."),
         "{last}"
     );
+    // The final position and result stay readable from the board tool while the ended
+    // record is kept: by the instance's name, and with none open and none named.
+    for args in [json!({"instance": "p1"}), json!({})] {
+        let board = carol.call("tictactoe_board", args.clone(), None).await;
+        assert_ne!(board["isError"], true, "{args}: {board:#}");
+        let text = text_of(&board);
+        let (head, view) = text
+            .split_once("Its last view:\n\n")
+            .unwrap_or_else(|| panic!("{text}"));
+        assert!(head.starts_with("tictactoe p1 has ended: "), "{text}");
+        assert!(
+            view.contains("Game over: ") && last.ends_with(view),
+            "{view}\n---\n{last}"
+        );
+    }
+    // A tool that acts is still refused: the game is over.
+    let late = carol
+        .call(PLAY, json!({"move": "a1", "instance": "p1"}), None)
+        .await;
+    assert_eq!(late["isError"], true, "{late:#}");
     // Nothing RFC-014 reached this host: no hints, no tools/hints.
     carol.quiet().await;
     assert!(carol.hints.rev == 0);
@@ -259,6 +285,23 @@ async fn a_host_without_tool_hints_plays_through_the_compat_tools() {
             .iter()
             .all(|m| m["method"] != "tools/hints")
     );
+}
+
+#[actix::test]
+async fn on_its_turn_a_hinted_host_is_told_the_schema_lists_the_free_cells() {
+    let h = Harness::start().await;
+    let mut alice = h.hinted("alice").await;
+    alice.open("tictactoe", Some("t1"), json!({})).await;
+    // alice plays X against the bot: her turn first, with the instance's own definition.
+    let key = (PLAY.to_owned(), Some("t1".to_owned()));
+    let said = alice
+        .hints
+        .descriptions
+        .get(&key)
+        .cloned()
+        .unwrap_or_default();
+    assert!(said.contains("schema lists the free cells"), "{said:?}");
+    assert_eq!(alice.hints.moves(PLAY, "t1").len(), 9);
 }
 
 #[actix::test]

@@ -126,6 +126,7 @@ fn view<'a>(catalog: &'a Catalog, hints: &'a HintState, policy: &'a ToolPolicy) 
         policy,
         push_events: true,
         connected: true,
+        down_because: None,
     }
 }
 

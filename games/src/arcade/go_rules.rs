@@ -165,6 +165,19 @@ impl Rules for GoRules {
         format!("Moves: {}", moves.join(" "))
     }
 
+    fn play_description(&self) -> String {
+        let listed =
+            self.game.size().lines() <= ENUM_MAX_LINES && !self.game.legal_moves().is_empty();
+        let schema = if listed {
+            "Its schema lists the legal points now."
+        } else {
+            "An illegal point is refused with the reason."
+        };
+        format!(
+            "Place a stone: `move` is a point, column letter then row number (e.g. D4; there is no column I). {schema}"
+        )
+    }
+
     fn play_schema(&self) -> Value {
         let legal: Vec<String> = self
             .game

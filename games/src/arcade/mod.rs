@@ -78,7 +78,8 @@ pub const SERVER_NAME: &str = "mcpl-arcade";
 /// What the arcade tells the model in `initialize`.
 pub const INSTRUCTIONS: &str = "An arcade: play Go or tic-tac-toe against a bot or another agent. \
 The lobby (open from the start) lists games and players and sends challenges. Open a game \
-toolset (go, tictactoe) to play; its play tool appears on your turn, listing the legal moves. \
+toolset (go, tictactoe) to play: play on your turn with its play tool (hosts that follow toolset \
+hints show it only then, listing the legal moves) and see the position with its board tool. \
 A challenge reaches you as an event suggesting a game to open.";
 
 /// How much the bot searches per Go move.

@@ -139,6 +139,12 @@ pub trait Rules: Send + Sized + 'static {
     /// instance's own definition).
     fn play_schema(&self) -> Value;
 
+    /// The `play` tool's description beside [`Rules::play_schema`], for the side to move
+    /// (an instance's own definition, which only hosts with `toolHints` are shown: it may
+    /// say what the schema lists). The declared description, which hosts without
+    /// `toolHints` are shown with a bare `move` string, must not.
+    fn play_description(&self) -> String;
+
     /// How the bot finds a move for the side to move; `None` once the game is over.
     fn bot(&self, settings: &BotSettings, seed: u64) -> Option<BotPlan<Self::Move>>;
 }

@@ -127,6 +127,10 @@ impl Rules for TicTacToeRules {
         format!("Moves: {}", moves.join(" "))
     }
 
+    fn play_description(&self) -> String {
+        "Mark a cell: `move` is a column a-c and a row 1-3 (a1 bottom left, c3 top right). Its schema lists the free cells now.".to_owned()
+    }
+
     fn play_schema(&self) -> Value {
         json!({"type": "object",
                "properties": {"move": {"type": "string", "enum": self.legal(),

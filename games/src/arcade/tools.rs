@@ -13,7 +13,7 @@ use super::rules::{Rules, ToolNames};
 use super::shared::Shared;
 use super::table::TableToolset;
 use super::tictactoe_rules::TicTacToeRules;
-use mcpl_protocol::mcp::Tool;
+use mcpl_protocol::mcp::{Tool, ToolAnnotations};
 use mcpl_protocol::meta::Meta;
 use mcpl_server::{Toolset, input_schema};
 use serde_json::{Value, json};
@@ -96,12 +96,22 @@ fn table_toolset<R: Rules>(
         "Resign: your opponent wins. Before an invited opponent has joined, this withdraws the challenge.",
         object(json!({}), &[]),
     ))
-    .tool(Tool::new(
+    .tool(read_only(Tool::new(
         board,
-        "Show the position as text (coordinates, the last move in parentheses), whose move it is, and your colour.",
+        "Show the position as text (coordinates, the last move in parentheses), whose move it is, and your colour. After the game ends it shows the final position and the result, for as long as the game's ended record is kept.",
         object(json!({}), &[]),
-    ))
+    )))
     .logic(TableToolset::<R>::new(shared))
+}
+
+/// `tool`, marked read-only (`readOnlyHint`): the SDK answers it for an ended instance
+/// with the view the table left as it ended.
+fn read_only(mut tool: Tool) -> Tool {
+    tool.annotations = Some(ToolAnnotations {
+        read_only_hint: Some(true),
+        ..Default::default()
+    });
+    tool
 }
 
 /// The `go` toolset.
@@ -110,7 +120,7 @@ pub fn go_toolset(shared: Arc<Shared>) -> Toolset {
         "Go",
         "Go on 9x9, 13x13 or 19x19 against the bot or another player; area scoring, positional superko",
         go_options(),
-        "Place a stone on your turn: `move` is a point, column letter then row number (e.g. D4; there is no column I). On your turn its schema lists the legal points.",
+        "Place a stone on your turn: `move` is a point, column letter then row number (e.g. D4; there is no column I). A point that is taken or not allowed (suicide, a repeated position) is refused with the reason; go_board shows the position and whose move it is.",
         shared,
     )
 }
@@ -121,7 +131,7 @@ pub fn tictactoe_toolset(shared: Arc<Shared>) -> Toolset {
         "Tic-tac-toe",
         "Tic-tac-toe against a perfect bot or another player",
         tictactoe_options(),
-        "Mark a cell on your turn: `move` is a column a-c and a row 1-3 (a1 bottom left, c3 top right). On your turn its schema lists the free cells.",
+        "Mark a cell on your turn: `move` is a column a-c and a row 1-3 (a1 bottom left, c3 top right). tictactoe_board shows the position and, on your turn, the free cells; a taken cell is refused with the reason.",
         shared,
     )
 }

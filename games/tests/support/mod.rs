@@ -159,6 +159,8 @@ pub struct HintView {
     pub visible: BTreeSet<(String, Option<String>)>,
     /// (tool, instance) → the instance's own input schema.
     pub schemas: BTreeMap<(String, Option<String>), Value>,
+    /// (tool, instance) → the instance's own description.
+    pub descriptions: BTreeMap<(String, Option<String>), String>,
     /// (toolset, instance) → "open" / "closed" entries, last one wins.
     pub toolsets: BTreeMap<(String, Option<String>), Value>,
     /// Every suggestion, in order.
@@ -176,6 +178,7 @@ impl HintView {
         if statement {
             self.visible.clear();
             self.schemas.clear();
+            self.descriptions.clear();
         }
         for t in changes["tools"].as_array().into_iter().flatten() {
             let key = (
@@ -190,6 +193,9 @@ impl HintView {
                     self.visible.remove(&key);
                 }
                 None => {}
+            }
+            if let Some(d) = t["definition"]["description"].as_str() {
+                self.descriptions.insert(key.clone(), d.to_owned());
             }
             if let Some(schema) = t["definition"].get("inputSchema") {
                 self.schemas.insert(key, schema.clone());

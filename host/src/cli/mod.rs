@@ -5,8 +5,10 @@
 //! |---|---|
 //! | [`console`] | `mcpl-host console`: one JSON object per line in, one per line out |
 //! | [`play`] | `mcpl-host play`: short commands a person types (`open arcade/game size=9`, `act play D4`) |
+//! | [`status`] | `mcpl-host play`'s connection lines, prompt and `status` text |
 //! | [`words`] | splitting a command line into words and `key=value` pairs with JSON-ish values |
 
 pub mod console;
 pub mod play;
+pub mod status;
 pub mod words;

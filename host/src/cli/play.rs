@@ -6,13 +6,15 @@
 //! | `act [server/]tool[:instance] [value] [key=value…]` | `toolsets--act`; a lone value fills the tool's single required string argument |
 //! | `look [[server/]toolset[:instance]]`, `look server/` | `toolsets--look` |
 //! | `close [[server/]toolset[:instance]]` | `toolsets--close`; without a target, the only open game (never a toolset without instances, such as the default-open lobby) |
+//! | `board [[server/]toolset[:instance]]` | the game's board tool (`<toolset>_board`) through `toolsets--act`, else `toolsets--look` of the game; without a target, the only open game |
+//! | `status` | each server's connection (and why one is down), and what is open |
 //! | `call server--tool [key=value…]` | a static tool from the model's list |
 //! | `tools`, `help`, `quit` | the model's tool list, this table, the end |
 //!
 //! Values are JSON when they parse as JSON (`size=9` is a number), text otherwise.
 
 use super::words::{self, WordsError, pair};
-use crate::state::meta_tools::{CLOSE, LOOK, OPEN};
+use crate::state::meta_tools::{ACT, CLOSE, LOOK, OPEN};
 use mcpl_protocol::Tool;
 use serde_json::{Map, Value, json};
 
@@ -22,14 +24,17 @@ open [server/]toolset[:instance] [key=value…]   open a toolset (or an instance
 act [server/]tool[:instance] [value] [key=value…] act with a tool; a lone value fills its one required text argument
 look [[server/]toolset[:instance]]              what is open, usable, ended, suggested (`look arcade/` for one server)
 close [[server/]toolset[:instance]]             close a toolset or instance (the only open game when left out)
+board [[server/]toolset[:instance]]             show a game's board (the only open game when left out)
+status                                          each server's connection (why one is down) and what is open
 call server--tool [key=value…]                  call a tool from your tool list
 tools                                           your tool list
 help                                            this
 quit                                            leave (Ctrl-D too)
 Values are JSON when they parse as JSON (size=9 is a number), text otherwise.
 In a game (the arcade's, say): `open go` starts one; `look go:go-1` shows its tools and
-what changed; `act go_board` shows the board, `act go_play D4` plays, `act go_pass` passes,
-`act go_resign` resigns; `close` leaves the only open game.";
+what changed; `board` shows the board, `act go_play D4` plays, `act go_pass` passes,
+`act go_resign` resigns; `close` leaves the only open game.
+The prompt shows each server's connection; a change is told as it happens.";
 
 /// `[server/]name[:instance]`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -89,6 +94,10 @@ pub enum Command {
     Act(ActCommand),
     /// `close` without a target: the only open instance ([`close_only`]).
     CloseOnly,
+    /// `board`: a game's board ([`board_of`], [`board_call`]).
+    Board(Option<Target>),
+    /// Each server's connection and what is open ([`super::status::status_text`]).
+    Status,
     /// The model's tool list.
     Tools,
     /// The help.
@@ -236,6 +245,8 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
                 args: Value::Object(pairs(&rest[1..])?),
             })
         }
+        "board" => Ok(Command::Board(target)),
+        "status" => Ok(Command::Status),
         "tools" => Ok(Command::Tools),
         "help" | "?" => Ok(Command::Help),
         "quit" | "exit" => Ok(Command::Quit),
@@ -269,6 +280,55 @@ pub fn close_only(open: &[OpenEntry]) -> Result<Value, String> {
             "close which? open: {}",
             many.iter().map(|e| name(e)).collect::<Vec<_>>().join(", ")
         )),
+    }
+}
+
+/// The game `board` shows: the open instance `target` names (its server and instance may
+/// be left out when only one fits), or the only open instance without a target.
+pub fn board_of(open: &[OpenEntry], target: Option<&Target>) -> Result<OpenEntry, String> {
+    let fits = |(s, t, i): &&OpenEntry| {
+        i.is_some()
+            && target.is_none_or(|want| {
+                (want.name.is_empty() || want.name == *t)
+                    && want.server.as_deref().is_none_or(|w| w == s)
+                    && want
+                        .instance
+                        .as_deref()
+                        .is_none_or(|w| Some(w) == i.as_deref())
+            })
+    };
+    let games: Vec<&OpenEntry> = open.iter().filter(fits).collect();
+    match games.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] if target.is_some() => Err("no open game fits that; status lists what is open".into()),
+        [] => Err("no game is open: open one first (open go)".to_owned()),
+        many => Err(format!(
+            "board of which? open: {}",
+            many.iter()
+                .map(|(s, t, i)| format!("{s}/{t}:{}", i.as_deref().unwrap_or_default()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )),
+    }
+}
+
+/// A game toolset's board tool, by the arcade's convention: `<toolset>_board`.
+pub fn board_tool(toolset: &str) -> String {
+    format!("{toolset}_board")
+}
+
+/// What `board` calls for `game`: its board tool through `toolsets--act` when the host
+/// offers one ([`board_tool`]), else `toolsets--look` of the game.
+pub fn board_call(game: &OpenEntry, has_board_tool: bool) -> (&'static str, Value) {
+    let (server, toolset, instance) = game;
+    if has_board_tool {
+        let args = json!({"server": server, "tool": board_tool(toolset), "instance": instance, "args": {}});
+        (ACT, args)
+    } else {
+        (
+            LOOK,
+            json!({"server": server, "toolset": toolset, "instance": instance}),
+        )
     }
 }
 
@@ -366,9 +426,13 @@ mod tests {
         }
         // Every command `parse` knows is in the help.
         for command in [
-            "open", "act", "look", "close", "call", "tools", "help", "quit",
+            "open", "act", "look", "close", "board", "status", "call", "tools", "help", "quit",
         ] {
             assert!(HELP.lines().any(|l| l.starts_with(command)), "{command}");
+            assert!(
+                !matches!(parse(command), Err(CommandError::Unknown(_))),
+                "{command} is in the help but not a command"
+            );
         }
     }
 
@@ -400,6 +464,46 @@ mod tests {
         assert_eq!(parse("  ").unwrap(), Command::Empty);
         assert_eq!(parse("tools").unwrap(), Command::Tools);
         assert_eq!(parse("quit").unwrap(), Command::Quit);
+    }
+
+    #[test]
+    fn board_shows_the_only_open_game_or_the_one_named() {
+        let entry =
+            |t: &str, i: Option<&str>| ("arcade".to_owned(), t.to_owned(), i.map(str::to_owned));
+        let open = [entry("lobby", None), entry("go", Some("go-1"))];
+        assert_eq!(parse("board").unwrap(), Command::Board(None));
+        assert_eq!(parse("status").unwrap(), Command::Status);
+        let Command::Board(t) = parse("board go:go-1").unwrap() else {
+            panic!()
+        };
+        assert_eq!(board_of(&open, t.as_ref()), Ok(entry("go", Some("go-1"))));
+        assert_eq!(board_of(&open, None), Ok(entry("go", Some("go-1"))));
+        assert!(board_of(&open, Some(&Target::parse("tictactoe"))).is_err());
+        assert!(
+            board_of(&open[..1], None)
+                .unwrap_err()
+                .contains("no game is open")
+        );
+        let two = [open[1].clone(), entry("go", Some("go-2"))];
+        assert!(board_of(&two, None).unwrap_err().contains("arcade/go:go-2"));
+        assert_eq!(
+            board_of(&two, Some(&Target::parse("arcade/go:go-2"))),
+            Ok(entry("go", Some("go-2")))
+        );
+        assert_eq!(
+            board_call(&open[1], true),
+            (
+                ACT,
+                json!({"server": "arcade", "tool": "go_board", "instance": "go-1", "args": {}})
+            )
+        );
+        assert_eq!(
+            board_call(&open[1], false),
+            (
+                LOOK,
+                json!({"server": "arcade", "toolset": "go", "instance": "go-1"})
+            )
+        );
     }
 
     #[test]

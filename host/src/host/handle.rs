@@ -116,6 +116,11 @@ impl HostHandle {
         self.status.borrow().clone()
     }
 
+    /// A receiver of the status, to await its changes (`changed`) as they are published.
+    pub fn status_watch(&self) -> watch::Receiver<HostStatus> {
+        self.status.clone()
+    }
+
     /// Waits until the status satisfies `ready`, and returns it.
     pub async fn wait_for(
         &self,

@@ -3,7 +3,7 @@
 //! manifests, decided pushes), each handed to the core as it arrives.
 
 use super::actor::{Host, now};
-use crate::link::{LinkEvent, TapEvent};
+use crate::link::{LinkEvent, TapEvent, cause};
 use actix::prelude::*;
 
 /// One thing a server's link told the Host.
@@ -99,7 +99,10 @@ impl Host {
             }
             LinkEvent::ConnectFailed { attempt, error } => {
                 tracing::debug!(server, attempt, %error, "connection attempt failed");
-                core.connect_failed(server);
+                core.connect_failed(server, &cause::of_connect(&error));
+            }
+            LinkEvent::Disconnected { epoch, reason } => {
+                core.connection_ended(server, epoch, &cause::of_disconnect(&reason))
             }
             _ => {}
         }

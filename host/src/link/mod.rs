@@ -22,6 +22,7 @@
 //! | `connector` | [`Connector`]: how a connection is made (a URL, or a closure in tests) |
 //! | `backoff` | [`Backoff`]: the pure reconnect-delay sequence |
 //! | `error` | [`LinkError`], [`DisconnectReason`], [`ConnectError`], by who is at fault |
+//! | `cause` | why a server is not connected, plainly (a refused token, a refused connection, unreachable) |
 //! | `lifecycle` | the link's states, named for what they wait for, and [`LinkPhase`] |
 //! | `pending` | the per-connection table of awaited and timed-out request ids |
 //! | `tap` | [`TapEvent`], [`Tap`] |
@@ -43,6 +44,7 @@
 mod actor;
 mod api;
 mod backoff;
+pub mod cause;
 mod config;
 mod connector;
 mod decode;

@@ -33,6 +33,7 @@ mod strip;
 mod tests;
 mod walk;
 
+use jsonschema::error::ValidationErrorKind;
 use serde_json::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -208,7 +209,7 @@ fn validate(schema: &Value, args: &Value, limits: &CheckLimits) -> ArgCheck {
         .take(limits.max_problems.max(1))
         .map(|e| Problem {
             path: e.instance_path.to_string(),
-            message: cut(&e.to_string(), limits.max_message_chars),
+            message: message(&e, limits),
         })
         .collect();
     if problems.is_empty() {
@@ -216,6 +217,26 @@ fn validate(schema: &Value, args: &Value, limits: &CheckLimits) -> ArgCheck {
     } else {
         ArgCheck::Invalid(problems)
     }
+}
+
+/// An `enum` of more entries than this is not listed in a problem: it is counted.
+pub const ENUM_LISTED: usize = 8;
+
+/// A problem's message, bounded. A value outside a long `enum` (a game's legal moves, one
+/// per point) is said to be outside it, with the count: the crate's message would quote
+/// every entry and be cut mid-list, which tells the agent nothing.
+fn message(e: &jsonschema::ValidationError<'_>, limits: &CheckLimits) -> String {
+    if let ValidationErrorKind::Enum { options } = &e.kind
+        && let Some(entries) = options.as_array().filter(|o| o.len() > ENUM_LISTED)
+    {
+        let value = cut(&e.instance.to_string(), 60);
+        let said = format!(
+            "{value} is not one of the {} values allowed now",
+            entries.len()
+        );
+        return cut(&said, limits.max_message_chars);
+    }
+    cut(&e.to_string(), limits.max_message_chars)
 }
 
 /// `s` cut to `max` characters, with an ellipsis when cut.

@@ -69,6 +69,13 @@ impl<'a> World<'a> {
     pub fn server(&self, name: &str) -> Option<&'a ServerView<'a>> {
         self.servers.iter().find(|s| s.name == name)
     }
+
+    /// True when the agent's tool list has the meta-tools: some server's hints count (as
+    /// [`ToolList::build`](super::conversation::ToolList::build) decides). Errors point to
+    /// them only then.
+    pub fn meta_tools_listed(&self) -> bool {
+        self.servers.iter().any(|s| s.catalog.hints_count())
+    }
 }
 
 /// A request for a server's link.

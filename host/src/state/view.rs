@@ -33,6 +33,9 @@ pub struct ServerView<'a> {
     pub push_events: bool,
     /// True while the link to it is up (its handshake done); `look` says when it is not.
     pub connected: bool,
+    /// Why it is not connected, when that is known (`look` and the meta-tools' errors
+    /// say it).
+    pub down_because: Option<&'a str>,
 }
 
 /// `[server/toolset:instance]`, `[server/toolset]` without instances, or `[server]` for a
@@ -533,6 +536,7 @@ mod tests {
                 policy: p,
                 push_events: true,
                 connected: true,
+                down_because: None,
             }
         }
         let outs = hints.handle_statement(&statement, &open, &[], Instant::now());

@@ -66,6 +66,8 @@ pub(crate) enum Effect {
     },
     End {
         reason: String,
+        /// The last view left with each ended record ([`InstanceContext::end_showing`]).
+        view: Option<Arc<str>>,
     },
 }
 
@@ -345,6 +347,20 @@ impl InstanceContext {
     pub fn end(&mut self, reason: impl Into<String>) {
         self.push(Effect::End {
             reason: reason.into(),
+            view: None,
+        });
+        self.ended = true;
+    }
+
+    /// [`InstanceContext::end`], leaving `view` — what the instance last showed: a game's
+    /// final position and result — with each ended record. The toolset's read-only tools
+    /// (`annotations.readOnlyHint`) called for the ended instance are answered with it, as
+    /// a result, for as long as the record is kept (§4.3 **\[project\]**), instead of "not
+    /// open": the logic is gone, its last view stays readable.
+    pub fn end_showing(&mut self, reason: impl Into<String>, view: impl Into<String>) {
+        self.push(Effect::End {
+            reason: reason.into(),
+            view: Some(Arc::from(view.into())),
         });
         self.ended = true;
     }

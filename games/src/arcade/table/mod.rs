@@ -10,7 +10,9 @@
 //! | `thinking.rs` | the bot's search as the instance's blocking work, which wakes the table |
 //!
 //! **Who sees what** (§5.3). `play` (and `pass`) are visible only to the player whose turn
-//! it is, with the instance's own definition: `move` an enum of the legal moves (§5.1).
+//! it is, with the instance's own definition: `move` an enum of the legal moves, and a
+//! description that says so (§5.1). Hosts without `toolHints` never see it: they are
+//! shown the declared definition, whose description speaks of no enum.
 //! `board` and `resign` are always visible. A move is answered in the mover's result; the
 //! opponent gets a push ("alice (Black) played D4") whose hints make `play` visible to
 //! it, tagged `surface:turn`; the mover's other connections get a push saying what the
@@ -30,6 +32,7 @@ pub use thinking::WAKE_BOT;
 
 use super::rules::{Rules, Side};
 use super::shared::Shared;
+use mcpl_protocol::hints::ToolDefinition;
 use mcpl_protocol::mcp::ContentBlock;
 use mcpl_server::{
     InstanceContext, InstanceLogic, Joined, ParticipantId, Refusal, Reply, ToolCall,
@@ -103,7 +106,12 @@ impl<R: Rules> Table<R> {
         for tool in Self::turn_tools() {
             cx.show(seat.id, tool);
         }
-        cx.set_schema(seat.id, R::TOOLS.play, self.rules.play_schema());
+        let definition = ToolDefinition {
+            description: Some(self.rules.play_description()),
+            input_schema: Some(self.rules.play_schema()),
+            ..Default::default()
+        };
+        cx.set_definition(seat.id, R::TOOLS.play, definition);
     }
 
     fn hide_turn(&self, side: Side, cx: &mut InstanceContext) {

@@ -142,7 +142,7 @@ impl<R: Rules> Table<R> {
                     cx.answer(call, Ok(CallToolResult::text(text.clone())));
                 }
                 cx.event(human, Event::text(text.clone()));
-                cx.end(self.reason_of(cx));
+                self.end_game(cx);
             }
         }
     }
@@ -178,7 +178,7 @@ impl<R: Rules> Table<R> {
             let text = format!("{prefix}{}", self.end_text(bot, &did, outcome, cx));
             answer(cx, &text);
             cx.event(human_id, Event::text(text.clone()));
-            cx.end(self.reason_of(cx));
+            self.end_game(cx);
             return text;
         }
         self.show_turn(human, cx);
@@ -223,7 +223,7 @@ impl<R: Rules> Table<R> {
         }
         let mine = news.replacen(&self.who(side, cx), "You", 1);
         cx.event(me, Event::text(mine.clone()));
-        cx.end(self.reason_of(cx));
+        self.end_game(cx);
         mine
     }
 
@@ -242,23 +242,35 @@ impl<R: Rules> Table<R> {
         }
         let mine = news.replacen(&self.who(side, cx), "You", 1);
         cx.event(self.seat(side).id, Event::text(mine.clone()));
-        cx.end(self.reason_of(cx));
+        self.end_game(cx);
         mine
     }
 
     /// "alice (Black) passed.\n\n<board>\nGame over: White (bot) wins by 7.5.\nMoves: …".
     fn end_text(&self, side: Side, did: &str, outcome: Outcome, cx: &InstanceContext) -> String {
+        format!(
+            "{} {did}.\n\n{}",
+            self.who(side, cx),
+            self.final_view(&self.reason(&outcome, cx))
+        )
+    }
+
+    /// The final position, the result (`reason`) and the moves.
+    fn final_view(&self, reason: &str) -> String {
         // The rendering's own last line says whose move it is or the rules' bare result;
         // the reason with names replaces it.
         let board = self.rules.render();
         let lines: Vec<&str> = board.trim_end().lines().collect();
         let position = lines[..lines.len().saturating_sub(1)].join("\n");
-        format!(
-            "{} {did}.\n\n{position}\nGame over: {}.\n{}",
-            self.who(side, cx),
-            self.reason(&outcome, cx),
-            self.rules.record()
-        )
+        format!("{position}\nGame over: {reason}.\n{}", self.rules.record())
+    }
+
+    /// Ends the game, leaving its final view for `board` to show while the ended record is
+    /// kept (`InstanceContext::end_showing`).
+    fn end_game(&self, cx: &mut InstanceContext) {
+        let reason = self.reason_of(cx);
+        let view = self.final_view(&reason);
+        cx.end_showing(reason, view);
     }
 
     /// The result, resignations included.

@@ -5,7 +5,9 @@
 //! - `mcpl-host play --server NAME=URL …`: short commands for a person at a terminal (see
 //!   `mcpl_host::cli::play`).
 //!
-//! Logs go to stderr (`RUST_LOG`, default `warn`); stdout is the front end's alone.
+//! Logs go to stderr (`RUST_LOG`, default `warn`); stdout is the front end's alone. `play`
+//! leaves out the links' warnings of failed attempts and ended connections by default: its
+//! prompt and connection lines say the same, with the cause.
 
 mod console;
 mod play;
@@ -87,10 +89,14 @@ impl Servers {
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
+    let default_filter = match cli.command {
+        Command::Play(_) => "warn,mcpl_host::link::actor=error",
+        Command::Console(_) => "warn",
+    };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter)),
         )
         .init();
     let system = actix::System::new();

@@ -4,39 +4,95 @@
 //! they arrive. At the prompt, one replaces the prompt line and the prompt is drawn again
 //! after it (rustyline's own external printer is not used: with it, input typed faster
 //! than it is read waits for the next key).
+//!
+//! The prompt names each server's connection (`[arcade: connected] > `); when one changes
+//! a line says so, with the cause when it goes (`mcpl_host::cli::status`).
 
 use anyhow::Context as _;
 use mcpl_host::cli::play::{self, Command, HELP};
+use mcpl_host::cli::status::{self, Links};
 use mcpl_host::host::{HostHandle, Shown, ShownKind};
 use mcpl_host::state::meta_tools::{ACT, CLOSE};
 use mcpl_protocol::CallToolResult;
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 use std::io::Write as _;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc as sync_mpsc;
+use std::sync::{Arc, Mutex};
 use tokio::sync::mpsc;
-
-const PROMPT: &str = "> ";
 
 /// A line typed, and where its output goes (`None`: the end).
 type Typed = (String, sync_mpsc::Sender<Option<String>>);
 
+/// The terminal as both sides share it: whether the editor waits at its prompt, the
+/// prompt it drew (a line printed above it draws that one again), and the prompt the
+/// next read draws.
+#[derive(Default)]
+struct Screen {
+    at_prompt: AtomicBool,
+    drawn: Mutex<String>,
+    next: Mutex<String>,
+}
+
+impl Screen {
+    fn set(cell: &Mutex<String>, text: String) {
+        *cell.lock().unwrap_or_else(|e| e.into_inner()) = text;
+    }
+
+    fn get(cell: &Mutex<String>) -> String {
+        cell.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Prints `text`. At the prompt the terminal is in raw mode: the prompt line is
+    /// cleared, lines end in CR LF, and the prompt is drawn again (what was typed is
+    /// redrawn by the editor at the next key).
+    fn print(&self, text: &str) {
+        let mut out = std::io::stdout().lock();
+        let _ = if self.at_prompt.load(Ordering::SeqCst) {
+            let prompt = Self::get(&self.drawn);
+            write!(out, "\r\x1b[2K{}\r\n{prompt}", text.replace('\n', "\r\n"))
+        } else {
+            writeln!(out, "{text}")
+        };
+        let _ = out.flush();
+    }
+}
+
 pub async fn run(host: HostHandle) -> anyhow::Result<()> {
     let editor = DefaultEditor::new().context("starting the line editor")?;
-    let at_prompt = Arc::new(AtomicBool::new(false));
+    let screen = Arc::new(Screen::default());
     let mut events = host.subscribe();
-    let printing = at_prompt.clone();
+    let printing = screen.clone();
     actix::spawn(async move {
         while let Some(s) = events.recv().await {
-            print_shown(&s, printing.load(Ordering::SeqCst));
+            printing.print(&shown(&s));
         }
     });
     crate::first_contact(&host).await?;
     println!("mcpl-host play — type help for the commands, quit to leave.");
+    // Every server's connection as first contact left it, then each change as it comes.
+    let mut watch = host.status_watch();
+    let mut links = status::links(&watch.borrow_and_update());
+    for line in status::changes(&Links::new(), &links) {
+        println!("{line}");
+    }
+    Screen::set(&screen.next, status::prompt(&links));
+    let watching = screen.clone();
+    actix::spawn(async move {
+        while watch.changed().await.is_ok() {
+            let now = status::links(&watch.borrow_and_update());
+            let lines = status::changes(&links, &now);
+            if lines.is_empty() {
+                continue;
+            }
+            Screen::set(&watching.next, status::prompt(&now));
+            watching.print(&format!("── connection ──\n{}", lines.join("\n")));
+            links = now;
+        }
+    });
     let (tx, mut typed) = mpsc::unbounded_channel::<Typed>();
-    let repl = std::thread::spawn(move || read_lines(editor, tx, &at_prompt));
+    let repl = std::thread::spawn(move || read_lines(editor, tx, &screen));
     while let Some((line, reply)) = typed.recv().await {
         host.start_turn().await?;
         let out = run_line(&host, &line).await;
@@ -55,11 +111,13 @@ pub async fn run(host: HostHandle) -> anyhow::Result<()> {
 
 /// The editor's thread: reads lines until the end, handing each over and printing what
 /// comes back.
-fn read_lines(mut editor: DefaultEditor, tx: mpsc::UnboundedSender<Typed>, at_prompt: &AtomicBool) {
+fn read_lines(mut editor: DefaultEditor, tx: mpsc::UnboundedSender<Typed>, screen: &Screen) {
     loop {
-        at_prompt.store(true, Ordering::SeqCst);
-        let read = editor.readline(PROMPT);
-        at_prompt.store(false, Ordering::SeqCst);
+        let prompt = Screen::get(&screen.next);
+        Screen::set(&screen.drawn, prompt.clone());
+        screen.at_prompt.store(true, Ordering::SeqCst);
+        let read = editor.readline(&prompt);
+        screen.at_prompt.store(false, Ordering::SeqCst);
         match read {
             Ok(line) => {
                 if !line.trim().is_empty() {
@@ -117,24 +175,44 @@ async fn run_line(host: &HostHandle, line: &str) -> Option<String> {
                 Err(e) => format!("error: {e}"),
             }
         }
-        Command::CloseOnly => {
-            let status = host.status();
-            let open: Vec<play::OpenEntry> = status
-                .servers
-                .iter()
-                .flat_map(|(s, st)| {
-                    st.open
-                        .iter()
-                        .map(move |(t, i)| (s.clone(), t.clone(), i.clone()))
-                })
-                .collect();
-            match play::close_only(&open) {
-                Ok(args) => call(host, CLOSE, args).await,
-                Err(say) => say,
+        Command::CloseOnly => match play::close_only(&open(host)) {
+            Ok(args) => call(host, CLOSE, args).await,
+            Err(say) => say,
+        },
+        Command::Board(target) => match play::board_of(&open(host), target.as_ref()) {
+            Ok(game) => {
+                let (server, toolset, instance) = &game;
+                let has_board = host
+                    .definition(
+                        Some(server),
+                        &play::board_tool(toolset),
+                        instance.as_deref(),
+                    )
+                    .await
+                    .ok()
+                    .flatten()
+                    .is_some();
+                let (tool, args) = play::board_call(&game, has_board);
+                call(host, tool, args).await
             }
-        }
+            Err(say) => say,
+        },
+        Command::Status => status::status_text(&host.status()),
     };
     Some(text)
+}
+
+/// What is open on every server, as the host's status has it.
+fn open(host: &HostHandle) -> Vec<play::OpenEntry> {
+    host.status()
+        .servers
+        .iter()
+        .flat_map(|(s, st)| {
+            st.open
+                .iter()
+                .map(move |(t, i)| (s.clone(), t.clone(), i.clone()))
+        })
+        .collect()
 }
 
 async fn call(host: &HostHandle, tool: &str, args: serde_json::Value) -> String {
@@ -152,20 +230,6 @@ fn result(r: &CallToolResult) -> String {
     } else {
         text
     }
-}
-
-/// Prints a notice, push or reminder. At the prompt the terminal is in raw mode: the
-/// prompt line is cleared, lines end in CR LF, and the prompt is drawn again (what was
-/// typed is redrawn by the editor at the next key).
-fn print_shown(s: &Shown, at_prompt: bool) {
-    let text = shown(s);
-    let mut out = std::io::stdout().lock();
-    let _ = if at_prompt {
-        write!(out, "\r\x1b[2K{}\r\n{PROMPT}", text.replace('\n', "\r\n"))
-    } else {
-        writeln!(out, "{text}")
-    };
-    let _ = out.flush();
 }
 
 /// A notice, push or reminder, with a line saying what it is.

@@ -56,6 +56,30 @@ fn invalid_arguments_name_where() {
 }
 
 #[test]
+fn a_value_outside_a_long_enum_is_counted_not_listed() {
+    let points: Vec<String> = ('A'..='H')
+        .flat_map(|c| (1..=9).map(move |r| format!("{c}{r}")))
+        .collect();
+    let schema = json!({"type": "object", "properties": {"move": {"enum": points}},
+                        "required": ["move"]});
+    let p = problems(check(&schema, &json!({"move": "Z99"})));
+    assert_eq!(p.len(), 1);
+    assert_eq!(p[0].path, "/move");
+    assert_eq!(
+        p[0].message,
+        "\"Z99\" is not one of the 72 values allowed now"
+    );
+    // A short enum is listed whole: the agent sees what it may give.
+    let p = problems(check(&play_schema(), &json!({"move": "E5"})));
+    assert!(
+        p[0].message.contains("\"D4\"") && p[0].message.contains("\"pass\""),
+        "{}",
+        p[0].message
+    );
+    assert!(!p[0].message.contains('…'), "{}", p[0].message);
+}
+
+#[test]
 fn problems_are_bounded_in_number_and_size() {
     let schema = json!({"type": "object",
         "properties": (0..20).map(|i| (format!("p{i}"), json!({"type": "integer"})))

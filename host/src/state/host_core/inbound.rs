@@ -191,7 +191,8 @@ impl HostCore {
     /// An attempt to connect failed (the link tries again on its own). A link reports
     /// this only while no connection is up; should a connection's state still be here, it
     /// is dropped as at [`Self::disconnected`]: no connection is up.
-    pub fn connect_failed(&mut self, server: &str) {
+    /// `cause`: why, plainly ([`crate::link::cause`]), for the status and the agent.
+    pub fn connect_failed(&mut self, server: &str, cause: &str) {
         let Some(slot) = index(&self.servers, server).map(|i| &self.servers[i]) else {
             return;
         };
@@ -201,6 +202,29 @@ impl HostCore {
         }
         if let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) {
             slot.phase = super::Phase::Unreachable;
+            slot.down_because = Some(cause.to_owned());
+        }
+    }
+
+    /// The link says connection `epoch` ended, `cause` plainly. The read tap told the end
+    /// of a connection whose `initialize` result was read ([`Self::disconnected`]); one
+    /// that ended before (a refused `initialize`: Streamable HTTP's 401) is a failed
+    /// attempt, and leaves the server unreachable as one does.
+    pub fn connection_ended(&mut self, server: &str, epoch: u64, cause: &str) {
+        let Some(slot) = index(&self.servers, server).map(|i| &self.servers[i]) else {
+            return;
+        };
+        let live = matches!(slot.phase, super::Phase::Handshaking | super::Phase::Ready);
+        if live && slot.epoch != epoch {
+            // Another connection is up: this end is old news.
+            return;
+        }
+        if live {
+            self.disconnected(server, epoch, cause);
+        }
+        if let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) {
+            slot.phase = super::Phase::Unreachable;
+            slot.down_because = Some(cause.to_owned());
         }
     }
 
@@ -226,6 +250,7 @@ impl HostCore {
             return;
         };
         slot.phase = super::Phase::Ready;
+        slot.down_because = None;
         slot.push_events = granted.iter().any(|c| c == CAP_PUSH_EVENTS);
         // What waited for this connection's grant to be known is told (or not) now.
         let view = slot.view();

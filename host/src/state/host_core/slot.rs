@@ -63,6 +63,9 @@ pub struct ServerSlot {
     pub(crate) hold: Option<Instant>,
     /// How each connection's hint state behaves; `ordered` is set per connection.
     hint_config: HintConfig,
+    /// Why the server is not connected: the last failed attempt's or ended connection's
+    /// cause, plainly ([`crate::link::cause`]); none once a handshake completes.
+    pub(crate) down_because: Option<String>,
 }
 
 impl ServerSlot {
@@ -83,6 +86,7 @@ impl ServerSlot {
             read_failures: 0,
             hold: None,
             hint_config,
+            down_because: None,
         }
     }
 
@@ -120,6 +124,7 @@ impl ServerSlot {
             policy: &self.policy,
             push_events: self.push_events,
             connected: self.phase == Phase::Ready,
+            down_because: self.down_because.as_deref(),
         }
     }
 
@@ -188,6 +193,7 @@ impl ServerSlot {
             listed_tools: self.catalog.listed_tools().count(),
             hints,
             open,
+            down_because: self.down_because.clone(),
             read_ahead_peak: 0,
         }
     }

@@ -42,6 +42,10 @@ pub struct ServerStatus {
     pub hints: Option<HintSummary>,
     /// Open toolsets, instances and undeclared groups, as (toolset, instance).
     pub open: Vec<(String, Option<String>)>,
+    /// Why the server is not connected, plainly (a refused token, a refused connection,
+    /// unreachable): the last failed attempt's or ended connection's cause. None once a
+    /// handshake completes, and before the first attempt ends.
+    pub down_because: Option<String>,
     /// The most messages the server's link had read and the host had not yet handled, at
     /// once: bounded by the link's [`crate::link::ReadGate`] (plus the few one read
     /// becomes), however fast the server writes.

@@ -90,7 +90,7 @@ fn a_connection_moves_through_its_phases_and_its_status_says_so() {
     let mut c = core(HintConfig::ordered());
     let phase = |c: &HostCore| c.slot(S).unwrap().phase();
     assert_eq!(phase(&c), Phase::Starting);
-    c.connect_failed(S);
+    c.connect_failed(S, "connection refused");
     assert_eq!(phase(&c), Phase::Unreachable);
     assert!(c.status(0).servers[S].unreachable);
 
@@ -129,6 +129,40 @@ fn a_connection_moves_through_its_phases_and_its_status_says_so() {
     c.disconnected(S, 1, "closed again");
     c.listed(S, 1, &tools(), None, false);
     assert!(actions(&mut c).is_empty());
+}
+
+#[test]
+fn the_status_says_why_a_server_is_not_connected_until_a_handshake_completes() {
+    let now = Instant::now();
+    let mut c = core(HintConfig::ordered());
+    let why = |c: &HostCore| c.status(0).servers[S].down_because.clone();
+    assert_eq!(why(&c), None, "nothing has failed yet");
+    // A refused initialize (Streamable HTTP's 401): the connection never had its
+    // initialize result read, and the server is unreachable as after a failed attempt.
+    c.connection_ended(S, 1, "the server refused the token (HTTP 401)");
+    assert!(c.status(0).servers[S].unreachable);
+    assert_eq!(
+        why(&c).as_deref(),
+        Some("the server refused the token (HTTP 401)")
+    );
+    c.connect_failed(S, "connection refused");
+    assert_eq!(why(&c).as_deref(), Some("connection refused"));
+    assert_eq!(
+        c.slot(S).unwrap().view().down_because,
+        Some("connection refused")
+    );
+
+    c.connected(S, 2, true, Some(&arcade_manifest(true, true)));
+    c.handshake_done(S, 2, true, &[], now);
+    assert_eq!(why(&c), None, "connected again");
+    // An old connection's end does not touch the one that is up.
+    c.connection_ended(S, 1, "the connection closed");
+    assert!(c.status(0).servers[S].ready && why(&c).is_none());
+    // The current one's end does.
+    c.connection_ended(S, 2, "the connection closed");
+    let st = &c.status(0).servers[S];
+    assert!(st.unreachable && !st.ready);
+    assert_eq!(st.down_because.as_deref(), Some("the connection closed"));
 }
 
 #[test]
@@ -351,7 +385,7 @@ proptest! {
         let mut last_token = 0;
         for input in inputs {
             match input {
-                Input::ConnectFailed => c.connect_failed(S),
+                Input::ConnectFailed => c.connect_failed(S, "connection refused"),
                 Input::Connected { ordered } => {
                     epoch += 1;
                     c.connected(S, epoch, ordered, Some(&arcade_manifest(true, true)));

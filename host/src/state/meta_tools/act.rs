@@ -18,6 +18,7 @@ pub(super) fn act(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Result
     let (view, tool) = resolve::tool(world, a.server.as_deref(), &a.tool, a.instance.as_deref())?;
     let hints = view.hints.ok_or_else(|| MetaError::NotConnected {
         server: view.name.to_owned(),
+        cause: view.down_because.map(str::to_owned),
     })?;
     let no_instances = |m: Marker| MetaError::NoInstances { marker: m };
     let instance = match resolve::tool_toolset(view, &tool) {
@@ -74,9 +75,12 @@ pub(super) fn act(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Result
     }
     // §6: checked against the instance's *current* definition, bounded; a pattern is
     // never evaluated, and what the host leaves unchecked the server checks.
-    let def = view
-        .definition(&tool, instance.as_deref())
-        .ok_or_else(|| MetaError::UnknownTool { tool: tool.clone() })?;
+    let def =
+        view.definition(&tool, instance.as_deref())
+            .ok_or_else(|| MetaError::UnknownTool {
+                tool: tool.clone(),
+                meta_tools: world.meta_tools_listed(),
+            })?;
     let given = Value::Object(a.args.clone().unwrap_or_default());
     match args_check::check_with(&def.input_schema, &given, &config.check) {
         ArgCheck::Invalid(problems) => return Err(MetaError::InvalidArgs { tool, problems }),
@@ -93,6 +97,7 @@ pub(super) fn act(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Result
 pub(super) fn direct(name: &str, raw: &Value, world: &World<'_>) -> Result<Plan, MetaError> {
     let unknown = || MetaError::UnknownTool {
         tool: name.to_owned(),
+        meta_tools: world.meta_tools_listed(),
     };
     let (server, tool) =
         split_namespaced(name, world.servers.iter().map(|s| s.name)).ok_or_else(unknown)?;

@@ -14,6 +14,25 @@ fn list(items: &[String]) -> String {
     }
 }
 
+fn unknown_tool(tool: &str, meta_tools: bool) -> String {
+    if meta_tools {
+        format!(
+            "no tool named {tool:?} is offered through toolsets--act; toolsets--look lists the usable ones"
+        )
+    } else {
+        format!("no tool named {tool:?} is offered; your tool list has every tool you can call")
+    }
+}
+
+fn not_connected(server: &str, cause: Option<&str>) -> String {
+    match cause {
+        Some(c) => {
+            format!("{server} is not connected right now: {c}. The host keeps trying to connect.")
+        }
+        None => format!("{server} is not connected right now; try again shortly"),
+    }
+}
+
 fn list_problems(p: &[Problem]) -> String {
     p.iter()
         .map(|p| {
@@ -55,12 +74,13 @@ pub enum MetaError {
         known: Vec<String>,
     },
     /// No tool of that name is offered through `act` (or at all).
-    #[error(
-        "no tool named {tool:?} is offered through toolsets--act; toolsets--look lists the usable ones"
-    )]
+    #[error("{}", unknown_tool(.tool, *.meta_tools))]
     UnknownTool {
         /// The name given.
         tool: String,
+        /// The agent's list has the meta-tools (some server's hints count): the error may
+        /// point to them. Without them it names only the agent's own list.
+        meta_tools: bool,
     },
     /// The name is offered by several servers; `server` must say which (§6).
     #[error("{name:?} is offered by several servers ({}): say which with \"server\"", list(.candidates))]
@@ -170,11 +190,14 @@ pub enum MetaError {
     },
 
     // ---- the host's reach ----
-    /// The server is not connected, so its state is not known.
-    #[error("{server} is not connected right now; try again shortly")]
+    /// The server is not connected, so its state is not known (nor, if it never was, what
+    /// it offers).
+    #[error("{}", not_connected(.server, .cause.as_deref()))]
     NotConnected {
         /// The server.
         server: String,
+        /// Why, plainly, when known ([`crate::link::cause`]).
+        cause: Option<String>,
     },
 }
 

@@ -66,7 +66,10 @@ pub(super) fn look(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Resul
         }
     }
     if let (Some(t), false) = (filter.tool, tool_seen) {
-        return Err(MetaError::UnknownTool { tool: t.to_owned() });
+        return Err(MetaError::UnknownTool {
+            tool: t.to_owned(),
+            meta_tools: world.meta_tools_listed(),
+        });
     }
     let text = if sections.is_empty() {
         "Nothing matches.".to_owned()
@@ -99,8 +102,12 @@ fn server_section(
         head.push_str(&format!(" (from {})", view.name));
     }
     if !view.connected && !view.settled() {
+        let why = view
+            .down_because
+            .map(|c| format!(" ({})", b.bound(c).replace(['\n', '\t'], " ")))
+            .unwrap_or_default();
         out.push(format!(
-            "{head}: not connected just now; nothing is known to be open there."
+            "{head}: not connected just now{why}; nothing is known to be open there."
         ));
         return out;
     }

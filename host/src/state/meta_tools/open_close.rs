@@ -34,6 +34,7 @@ impl MetaTools {
         if view.hints.is_none() {
             return Err(MetaError::NotConnected {
                 server: view.name.to_owned(),
+                cause: view.down_because.map(str::to_owned),
             });
         }
         let instance = match (decl.instances, a.instance) {
@@ -98,6 +99,7 @@ pub(super) fn close(raw: &Value, world: &World<'_>) -> Result<Plan, MetaError> {
     };
     let hints = view.hints.ok_or_else(|| MetaError::NotConnected {
         server: view.name.to_owned(),
+        cause: view.down_because.map(str::to_owned),
     })?;
     let instance = if decl.instances {
         Some(resolve::instance(view, &a.toolset, a.instance.as_deref())?)

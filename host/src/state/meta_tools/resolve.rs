@@ -54,7 +54,8 @@ pub(super) fn toolset<'w>(
         .collect();
     match found.as_slice() {
         [one] => Ok(*one),
-        [] => Err(MetaError::UnknownToolset {
+        // A server not connected may offer it: say so rather than "no such toolset".
+        [] => Err(down(&within).unwrap_or_else(|| MetaError::UnknownToolset {
             toolset: toolset.to_owned(),
             known: within
                 .iter()
@@ -67,7 +68,7 @@ pub(super) fn toolset<'w>(
                         .collect::<Vec<_>>()
                 })
                 .collect(),
-        }),
+        })),
         many => Err(MetaError::Ambiguous {
             name: toolset.to_owned(),
             candidates: many.iter().map(|(v, _)| v.name.to_owned()).collect(),
@@ -101,7 +102,7 @@ pub(super) fn tool<'w>(
         .collect();
     let chosen = match offered.as_slice() {
         [one] => *one,
-        [] => return Err(not_offered(&within, tool)),
+        [] => return Err(not_offered(world, &within, tool)),
         many => {
             let usable: Vec<&ServerView<'w>> =
                 many.iter()
@@ -126,9 +127,21 @@ pub(super) fn tool<'w>(
     Ok((chosen, tool.to_owned()))
 }
 
+/// The first of these servers that is not connected, as the error saying so: what a name
+/// not found may be offered by (a server never connected has told nothing yet).
+fn down(within: &[&ServerView<'_>]) -> Option<MetaError> {
+    within
+        .iter()
+        .find(|v| !v.connected)
+        .map(|v| MetaError::NotConnected {
+            server: v.name.to_owned(),
+            cause: v.down_because.map(str::to_owned),
+        })
+}
+
 /// Why no server offers `tool` through `act`: it is static (call it directly), the policy
-/// denies it, or there is no such tool.
-fn not_offered(within: &[&ServerView<'_>], tool: &str) -> MetaError {
+/// denies it, its server may not be connected, or there is no such tool.
+fn not_offered(world: &World<'_>, within: &[&ServerView<'_>], tool: &str) -> MetaError {
     for v in within {
         if v.catalog.tool(tool).is_none() {
             continue;
@@ -145,9 +158,10 @@ fn not_offered(within: &[&ServerView<'_>], tool: &str) -> MetaError {
             };
         }
     }
-    MetaError::UnknownTool {
+    down(within).unwrap_or_else(|| MetaError::UnknownTool {
         tool: tool.to_owned(),
-    }
+        meta_tools: world.meta_tools_listed(),
+    })
 }
 
 /// The instance of a declared instanced toolset a call or close is for: the named one if
@@ -160,6 +174,7 @@ pub(super) fn instance(
     let marker = Marker::new(view.name, toolset, None);
     let hints = view.hints.ok_or_else(|| MetaError::NotConnected {
         server: view.name.to_owned(),
+        cause: view.down_because.map(str::to_owned),
     })?;
     let open: Vec<String> = hints
         .instances_of(toolset)

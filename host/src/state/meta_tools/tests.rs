@@ -474,6 +474,100 @@ fn a_disconnected_server_is_said_to_be_so() {
     );
 }
 
+/// The arcade, and `remote`, whose connection attempts fail with `cause`.
+fn with_a_server_down(cause: &str) -> Host {
+    use crate::state::host_core::ServerSlot;
+    let mut h = Host::with_arcade("arcade", true);
+    h.core.add_server(ServerSlot::new(
+        "remote",
+        true,
+        ToolPolicy::allow_all(),
+        crate::state::hint_state::HintConfig::ordered(),
+    ));
+    h.core.connect_failed("remote", cause);
+    h
+}
+
+#[test]
+fn a_name_not_found_while_a_server_is_down_says_the_server_is_not_connected_and_why() {
+    let why = "the server refused the token (HTTP 401)";
+    let mut h = with_a_server_down(why);
+    // Not "no toolset named chess is offered": the server that may offer it is down.
+    let e = refused(h.plan(OPEN, json!({"toolset": "chess"})));
+    assert_eq!(
+        e,
+        MetaError::NotConnected {
+            server: "remote".into(),
+            cause: Some(why.into())
+        }
+    );
+    assert!(e.to_string().contains(why), "{e}");
+    assert!(matches!(
+        refused(h.plan(ACT, json!({"tool": "castle"}))),
+        MetaError::NotConnected { server, .. } if server == "remote"
+    ));
+    // A server that is up is still searched, and names what it has.
+    assert!(matches!(
+        refused(h.plan(OPEN, json!({"server": "arcade", "toolset": "chess"}))),
+        MetaError::UnknownToolset { .. }
+    ));
+    assert!(matches!(
+        sent(h.plan(OPEN, json!({"toolset": "game"}))).after,
+        After::Open { .. }
+    ));
+    let look = h.look(json!({}));
+    assert!(
+        look.contains(&format!("[remote]: not connected just now ({why})")),
+        "{look}"
+    );
+}
+
+#[test]
+fn errors_name_the_meta_tools_only_when_the_agent_has_them() {
+    let e = refused(Host::with_arcade("arcade", true).plan("arcade--nope", json!({})));
+    assert_eq!(
+        e,
+        MetaError::UnknownTool {
+            tool: "arcade--nope".into(),
+            meta_tools: true
+        }
+    );
+    assert!(e.to_string().contains("toolsets--look"));
+
+    // Only a plain server: the agent's list has no meta-tools.
+    use crate::state::host_core::ServerSlot;
+    let mut h = Host::new(40, Default::default());
+    h.core.add_server(ServerSlot::new(
+        "plain",
+        true,
+        ToolPolicy::allow_all(),
+        crate::state::hint_state::HintConfig::ordered(),
+    ));
+    h.core.connected("plain", 1, true, None);
+    h.core.handshake_done("plain", 1, false, &[], h.now);
+    let tools: std::sync::Arc<[mcpl_protocol::Tool]> = vec![mcpl_protocol::Tool::new(
+        "echo",
+        "echoes",
+        json!({"type": "object"}),
+    )]
+    .into();
+    h.core.listed("plain", 1, &tools, None, false);
+    h.boundary();
+    let e = refused(h.plan("plain--nope", json!({})));
+    assert_eq!(
+        e,
+        MetaError::UnknownTool {
+            tool: "plain--nope".into(),
+            meta_tools: false
+        }
+    );
+    assert!(!e.to_string().contains("toolsets--"), "{e}");
+    assert!(matches!(
+        sent(h.plan("plain--echo", json!({}))).after,
+        After::Call { .. }
+    ));
+}
+
 #[test]
 fn look_shows_open_usable_openable_and_filters() {
     let mut h = Host::with_arcade("arcade", true);

@@ -796,6 +796,7 @@ fn a_catalog_without_hints_tells_nothing() {
         policy: &policy,
         push_events: true,
         connected: true,
+        down_because: None,
     };
     let mut p = Presenter::new(PresenterConfig::default(), ToldIds::default());
     assert!(p.refresh(&view).is_empty());

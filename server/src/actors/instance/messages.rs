@@ -112,6 +112,9 @@ pub(crate) struct Batch {
     pub(crate) events: Vec<Event>,
     pub(crate) answers: Vec<CallAnswer>,
     pub(crate) ended: Option<String>,
+    /// With `ended`: the last view the logic left for the record
+    /// (`InstanceContext::end_showing`).
+    pub(crate) last_view: Option<std::sync::Arc<str>>,
     /// Calls of this principal's sessions whose caller's changes wait for their answer
     /// (§5.3): at most one per session, the oldest.
     pub(crate) holds: Vec<(SessionId, Id)>,
@@ -126,6 +129,7 @@ impl Batch {
             events: Vec::new(),
             answers: Vec::new(),
             ended: None,
+            last_view: None,
             holds: Vec::new(),
         }
     }

@@ -121,11 +121,16 @@ impl InstanceActor {
                     drop(tokio::task::spawn_blocking(job));
                 }
                 Effect::Hold { .. } => {}
-                Effect::End { reason } => self.finish(&reason, &mut batches, caller, |r| {
-                    Ok(CallToolResult::error(format!(
-                        "It ended before answering: {r}"
-                    )))
-                }),
+                Effect::End { reason, view } => {
+                    self.finish(&reason, &mut batches, caller, |r| {
+                        Ok(CallToolResult::error(format!(
+                            "It ended before answering: {r}"
+                        )))
+                    });
+                    for b in batches.values_mut() {
+                        b.last_view.clone_from(&view);
+                    }
+                }
             }
         }
         self.mark_holds(&mut batches);

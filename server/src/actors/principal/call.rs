@@ -58,7 +58,9 @@ impl Handler<CallTool> for PrincipalActor {
             Ok(target) => target,
             Err(refusal) => {
                 let body = match refusal.reply() {
-                    CallReply::ToolError(result) => AnswerBody::Call(Ok(result)),
+                    CallReply::ToolError(result) | CallReply::Answer(result) => {
+                        AnswerBody::Call(Ok(result))
+                    }
                     CallReply::Rpc(error) => AnswerBody::Call(Err(error)),
                 };
                 return self.answer(session, request, body);

@@ -109,7 +109,9 @@ impl PrincipalActor {
             let ended = if self.closing.as_ref() == Some(key) {
                 self.state.end_asked(key, &reason)
             } else {
-                self.state.end(key, &reason, self.shared.now())
+                let now = self.shared.now();
+                self.state
+                    .end_showing(key, &reason, batch.last_view.clone(), now)
             };
             if let Ok(ended) = ended {
                 applied.draft.append(ended.draft);

@@ -11,6 +11,11 @@
 //! - A tool of a declared toolset that is not open, or a tool not visible in its target,
 //!   is refused with a tool error that says why (§3, vector 11).
 //!
+//! - A **read-only** tool (`annotations.readOnlyHint`) of an instance that has ended, named
+//!   or (with none open and none named) the toolset's latest, is answered with the last view
+//!   its logic left with the ended record, for as long as the record is kept (§4.3
+//!   **\[project\]**): a finished game's final board stays readable.
+//!
 //! The hint `instance` is the principal's own name for its instance (§7): a refusal lists
 //! only this principal's instances.
 
@@ -74,6 +79,9 @@ impl PrincipalState {
         };
         let key = if self.catalog.is_instanced(toolset) {
             let open = self.open_names(toolset);
+            if let Some(view) = self.ended_view(tool, toolset, requested, &open) {
+                return Err(view);
+            }
             let name = match (requested, open.as_slice()) {
                 (Some(i), open) if open.iter().any(|o| o == i) => i.to_owned(),
                 (Some(i), _) => {
@@ -124,6 +132,40 @@ impl PrincipalState {
         Ok(Target {
             tool: tool.to_owned(),
             key: Some(key),
+        })
+    }
+
+    /// The answer of a read-only `tool` of `toolset` whose instance has ended: the one
+    /// `requested` when it is not open, or the latest when none is open nor named — from the
+    /// last view kept with its ended record (module docs).
+    fn ended_view(
+        &self,
+        tool: &str,
+        toolset: &str,
+        requested: Option<&str>,
+        open: &[String],
+    ) -> Option<CallRefusal> {
+        let read_only = self
+            .catalog
+            .tool(tool)
+            .and_then(|t| t.tool().annotations.as_ref())
+            .and_then(|a| a.read_only_hint)
+            == Some(true);
+        let ended = match requested {
+            Some(i) if !open.iter().any(|o| o == i) => Some(i),
+            None if open.is_empty() => None,
+            _ => return None,
+        };
+        if !read_only {
+            return None;
+        }
+        let (record, view) = self.ended.view_of(toolset, ended)?;
+        Some(CallRefusal::Ended {
+            tool: tool.to_owned(),
+            toolset: toolset.to_owned(),
+            instance: record.instance.clone(),
+            reason: record.reason.clone(),
+            view: view.to_owned(),
         })
     }
 }

@@ -23,6 +23,10 @@
 //!   processes. Under an injected clock the ids stay deterministic: the same clock and the
 //!   same order of builds give the same ids.
 //!
+//! A record may keep the instance's last view, left by its logic as it ended (a game's
+//! final position and result): the instance's read-only tools answer with it for as long
+//! as the record is kept (`call.rs`), so what a finished instance showed stays readable.
+//!
 //! The log is bounded ([`PrincipalConfig::max_ended`](super::PrincipalConfig)): a peer
 //! opening and closing in a loop cannot grow it without limit; past the bound the oldest
 //! record is dropped early.
@@ -75,12 +79,15 @@ impl EndedIds {
     }
 }
 
+/// A record kept, with the time it expires (`None`: the clock cannot add the TTL; it then
+/// goes only when the bound pushes it out) and the instance's last view, if its logic left
+/// one ([`InstanceContext::end_showing`](crate::InstanceContext::end_showing)).
+type Kept = (EndedRecord, Option<SystemTime>, Option<Arc<str>>);
+
 /// A principal's ended records, oldest first.
 #[derive(Debug, Clone)]
 pub(super) struct EndedLog {
-    /// Each record with the time it expires (`None`: the clock cannot add the TTL; it then
-    /// goes only when the bound pushes it out).
-    records: VecDeque<(EndedRecord, Option<SystemTime>)>,
+    records: VecDeque<Kept>,
     ids: EndedIds,
     ttl: Duration,
     max: usize,
@@ -111,7 +118,7 @@ impl EndedLog {
             at: rfc3339(now),
         };
         self.records
-            .push_back((record.clone(), now.checked_add(self.ttl)));
+            .push_back((record.clone(), now.checked_add(self.ttl), None));
         while self.records.len() > self.max {
             self.records.pop_front();
         }
@@ -121,26 +128,49 @@ impl EndedLog {
     /// Drops the records expired at `now`.
     pub(super) fn expire(&mut self, now: SystemTime) {
         self.records
-            .retain(|(_, expires)| expires.is_none_or(|e| e > now));
+            .retain(|(_, expires, _)| expires.is_none_or(|e| e > now));
     }
 
     /// Every record kept, oldest first (some may have expired since the last `expire`).
     pub(super) fn all(&self) -> impl Iterator<Item = &EndedRecord> {
-        self.records.iter().map(|(r, _)| r)
+        self.records.iter().map(|(r, _, _)| r)
     }
 
     /// The records not expired at `now`, oldest first.
     pub(super) fn live(&self, now: SystemTime) -> impl Iterator<Item = &EndedRecord> {
         self.records
             .iter()
-            .filter(move |(_, e)| e.is_none_or(|e| e > now))
-            .map(|(r, _)| r)
+            .filter(move |(_, e, _)| e.is_none_or(|e| e > now))
+            .map(|(r, _, _)| r)
     }
 
     /// When the oldest record expires (records are kept in the order they were made, all
     /// with the same TTL, so the oldest expires first); `None` when none is kept.
     pub(super) fn next_expiry(&self) -> Option<SystemTime> {
-        self.records.front().and_then(|(_, e)| *e)
+        self.records.front().and_then(|(_, e, _)| *e)
+    }
+
+    /// Leaves `view` with the record `id`, if it is kept.
+    pub(super) fn set_view(&mut self, id: &str, view: Arc<str>) {
+        if let Some(kept) = self.records.iter_mut().rev().find(|(r, _, _)| r.id == id) {
+            kept.2 = Some(view);
+        }
+    }
+
+    /// The newest kept record of `toolset` (of `instance`, when named) that has a last
+    /// view, with it.
+    pub(super) fn view_of(
+        &self,
+        toolset: &str,
+        instance: Option<&str>,
+    ) -> Option<(&EndedRecord, &str)> {
+        self.records
+            .iter()
+            .rev()
+            .filter(|(r, _, _)| {
+                r.toolset == toolset && instance.is_none_or(|i| r.instance.as_deref() == Some(i))
+            })
+            .find_map(|(r, _, v)| v.as_deref().map(|v| (r, v)))
     }
 
     /// The newest record of this instance, if one is kept.
@@ -182,6 +212,37 @@ mod tests {
         let c = log.record(&k, "again", at(1001));
         assert!(c.id != a.id && c.id != b.id, "never reused after expiry");
         assert_eq!(log.last_for(&k).map(|r| r.id.clone()), Some(c.id));
+    }
+
+    #[test]
+    fn a_last_view_is_found_while_its_record_is_kept() {
+        let mut log = EndedLog::new(ids(), Duration::from_secs(60), 100);
+        let g1 = InstanceKey::instance("go", "g1");
+        let g2 = InstanceKey::instance("go", "g2");
+        let first = log.record(&g1, "Black wins", at(1));
+        log.set_view(&first.id, Arc::from("board 1"));
+        let second = log.record(&g2, "White wins", at(2));
+        assert_eq!(
+            log.view_of("go", Some("g1")).map(|(_, v)| v),
+            Some("board 1")
+        );
+        assert_eq!(
+            log.view_of("go", None).map(|(r, _)| r.id.clone()),
+            Some(first.id.clone()),
+            "g2 left no view"
+        );
+        log.set_view(&second.id, Arc::from("board 2"));
+        assert_eq!(log.view_of("go", None).map(|(_, v)| v), Some("board 2"));
+        assert!(log.view_of("tictactoe", None).is_none());
+        log.expire(at(61));
+        assert!(
+            log.view_of("go", Some("g1")).is_none(),
+            "gone with its record"
+        );
+        assert_eq!(
+            log.view_of("go", Some("g2")).map(|(_, v)| v),
+            Some("board 2")
+        );
     }
 
     #[test]

@@ -183,6 +183,21 @@ pub enum CallRefusal {
         /// Its toolset.
         toolset: String,
     },
+    /// A read-only tool of an instance that has ended: answered (not as an error) with the
+    /// last view its logic left with the ended record (§4.3 **\[project\]**, `call.rs`).
+    #[error("{} has ended: {reason}. Its last view:\n\n{view}", ended_name(.toolset, .instance.as_deref()))]
+    Ended {
+        /// The tool.
+        tool: String,
+        /// Its toolset.
+        toolset: String,
+        /// The instance that ended.
+        instance: Option<String>,
+        /// The ended record's reason.
+        reason: String,
+        /// The last view.
+        view: String,
+    },
     /// The tool is not visible — not usable now — in the target (§3, vector 11).
     #[error("{tool} is not available right now{}", .target.as_ref().map(|k| format!(" in {k}")).unwrap_or_default())]
     Invisible {
@@ -193,6 +208,13 @@ pub enum CallRefusal {
     },
 }
 
+fn ended_name(toolset: &str, instance: Option<&str>) -> String {
+    match instance {
+        Some(i) => format!("{toolset} {i}"),
+        None => toolset.to_owned(),
+    }
+}
+
 /// What a refused `tools/call` is answered with.
 #[derive(Debug, Clone, PartialEq)]
 pub enum CallReply {
@@ -200,17 +222,24 @@ pub enum CallReply {
     ToolError(CallToolResult),
     /// A JSON-RPC error.
     Rpc(ErrorObject),
+    /// A tool result that is no error: a read-only tool of an ended instance, answered
+    /// from the last view kept with its record ([`CallRefusal::Ended`]).
+    Answer(CallToolResult),
 }
 
 impl CallRefusal {
-    /// The answer to the call: an unknown tool is a JSON-RPC -32602 (MCP); every other
-    /// refusal is a tool error the agent reads (§3, §4.5, vectors 6, 11).
+    /// The answer to the call: an unknown tool is a JSON-RPC -32602 (MCP); an ended
+    /// instance's last view is a plain result; every other refusal is a tool error the
+    /// agent reads (§3, §4.5, vectors 6, 11).
     pub fn reply(&self) -> CallReply {
         match self {
             CallRefusal::UnknownTool { .. } => CallReply::Rpc(ErrorObject::new(
                 ErrorCode::INVALID_PARAMS,
                 self.to_string(),
             )),
+            // The logic's own text, as its tool would have answered: not an error, and not
+            // the peer's words (no clip beyond what the logic chose).
+            CallRefusal::Ended { .. } => CallReply::Answer(CallToolResult::text(self.to_string())),
             // What it says may quote the peer's names: never whole (hardening, item 6).
             _ => CallReply::ToolError(CallToolResult::error(clip_owned(
                 self.to_string(),

@@ -20,6 +20,7 @@ use mcpl_protocol::hints::{ToolsetChange, ToolsetState};
 use mcpl_protocol::names::{MAX_NAME_LEN, check_peer_name};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::SystemTime;
 
 impl PrincipalState {
@@ -274,6 +275,23 @@ impl PrincipalState {
         now: SystemTime,
     ) -> Result<Ended, HintError> {
         self.end_with(key, reason, Some(now))
+    }
+
+    /// [`PrincipalState::end`], leaving `view` — the instance's last view, its logic's —
+    /// with the record: the instance's read-only tools answer with it while the record is
+    /// kept (§4.3 **\[project\]**, `call.rs`).
+    pub fn end_showing(
+        &mut self,
+        key: &InstanceKey,
+        reason: &str,
+        view: Option<Arc<str>>,
+        now: SystemTime,
+    ) -> Result<Ended, HintError> {
+        let ended = self.end_with(key, reason, Some(now))?;
+        if let (Some(record), Some(view)) = (&ended.record, view) {
+            self.ended.set_view(&record.id, view);
+        }
+        Ok(ended)
     }
 
     /// Ends an instance the principal asked to close: removes it without a record (module

@@ -1265,3 +1265,78 @@ fn boundary_04_an_implicit_instance_ends_unseen_and_other_options_replace_it() {
         "the replaced one left no record"
     );
 }
+
+#[test]
+fn a_read_only_tool_of_an_ended_instance_answers_with_its_last_view_while_its_record_is_kept() {
+    use mcpl_protocol::mcp::ToolAnnotations;
+    let mut toolsets = std::collections::BTreeMap::new();
+    toolsets.insert(
+        "go".to_owned(),
+        ToolsetDecl {
+            instances: true,
+            ..Default::default()
+        },
+    );
+    let mut board = tool("board");
+    board.annotations = Some(ToolAnnotations {
+        read_only_hint: Some(true),
+        ..Default::default()
+    });
+    let tools = vec![
+        ToolDecl::new(board).in_toolset("go"),
+        ToolDecl::new(tool("resign")).in_toolset("go"),
+    ];
+    let catalog = crate::core::Catalog::new(tools, toolsets, None).unwrap();
+    let config = PrincipalConfig {
+        ended_ttl: Duration::from_secs(60),
+        ..Default::default()
+    };
+    let mut s = PrincipalState::new(Arc::new(catalog), config, EndedIds::new(0), at(0));
+    opened(s.open("go", Some("g1"), None, at(1)));
+    s.end_showing(
+        &g("g1"),
+        "Black wins",
+        Some(Arc::from("final board")),
+        at(2),
+    )
+    .unwrap();
+
+    let named = s.resolve_call("board", Some("g1")).unwrap_err();
+    assert_eq!(
+        named,
+        CallRefusal::Ended {
+            tool: "board".into(),
+            toolset: "go".into(),
+            instance: Some("g1".into()),
+            reason: "Black wins".into(),
+            view: "final board".into(),
+        }
+    );
+    let CallReply::Answer(result) = named.reply() else {
+        panic!("a result, not an error")
+    };
+    assert!(!result.is_error);
+    // With none open and none named, the latest ended instance; a plain host too (§8).
+    assert_eq!(s.resolve_plain_call("board", None).unwrap_err(), named);
+    // A tool that is not read-only is refused as before.
+    assert!(matches!(
+        s.resolve_call("resign", Some("g1")),
+        Err(CallRefusal::UnknownInstance { .. })
+    ));
+    // An open instance is called as before; the ended one is still readable by name.
+    opened(s.open("go", Some("g2"), None, at(3)));
+    assert_eq!(
+        s.resolve_call("board", None),
+        Ok(Target {
+            tool: "board".into(),
+            key: Some(g("g2"))
+        })
+    );
+    assert_eq!(s.resolve_call("board", Some("g1")).unwrap_err(), named);
+    // Gone with its record.
+    s.expire(at(63));
+    assert!(matches!(
+        s.resolve_call("board", Some("g1")),
+        Err(CallRefusal::UnknownInstance { .. })
+    ));
+}
