@@ -15,6 +15,8 @@ fn tiny(only: &[Measure]) -> PerfConfig {
         ws_in_flight: 8,
         http_in_flight: 2,
         calls: Some(200),
+        // Two windows of each figure, alternating with its floor's: each sends the budget.
+        rounds: 2,
         latency_warmup: 10,
         latency_calls: 100,
         idle_sessions: 50,
@@ -42,10 +44,15 @@ fn every_pipelined_call_is_answered_once_over_websocket_and_http() {
         let t = t
             .as_ref()
             .unwrap_or_else(|| panic!("{name} was not measured"));
-        assert_eq!(t.sent, 200, "{name}: {t:?}");
-        assert_eq!(t.answered, 200, "{name}: {t:?}");
+        assert_eq!(t.sent, 2 * 200, "{name}: {t:?}");
+        assert_eq!(t.answered, 2 * 200, "{name}: {t:?}");
         assert_eq!((t.wrong, t.unexpected, t.lost), (0, 0, 0), "{name}: {t:?}");
-        assert_eq!(t.measured_calls, 200, "{name}: {t:?}");
+        assert_eq!(t.measured_calls, 2 * 200, "{name}: {t:?}");
+        assert_eq!(
+            t.window_rates.len(),
+            2,
+            "{name}: one rate per window: {t:?}"
+        );
         assert!(t.complete() && t.calls_per_sec > 0.0, "{name}: {t:?}");
     }
     assert_eq!(report.ws.as_ref().map(|t| t.in_flight), Some(5 * 8));
@@ -115,7 +122,7 @@ fn rmcp_serves_the_same_tool_to_the_same_client() {
         ("rmcp", &c.rmcp),
         ("rmcp stateless", &c.rmcp_stateless),
     ] {
-        assert_eq!((t.sent, t.answered), (60, 60), "{side}: {t:?}");
+        assert_eq!((t.sent, t.answered), (2 * 60, 2 * 60), "{side}: {t:?}");
         assert!(t.complete(), "{side}: {t:?}");
     }
     assert!(c.ratio > 0.0, "{c:?}");
@@ -186,7 +193,7 @@ fn each_measurement_runs_in_a_process_of_its_own_and_the_reports_merge() {
     assert!(report.setup.isolated);
     assert_eq!(report.setup.measures, ["ws", "latency"]);
     let ws = report.ws.clone().expect("ws was measured");
-    assert_eq!((ws.sent, ws.answered), (200, 200), "{ws:?}");
+    assert_eq!((ws.sent, ws.answered), (2 * 200, 2 * 200), "{ws:?}");
     assert!(ws.complete(), "{ws:?}");
     echo_timed_every_call(&report);
     let judged: Vec<&str> = report.ratios.iter().map(|r| r.name.as_str()).collect();

@@ -162,7 +162,7 @@ pub struct PerfConfig {
     /// floor…): each figure is over all its windows, so the machine's other work falls on
     /// both alike.
     pub rounds: usize,
-    /// Instead of windows: this many calls per throughput measurement (tests).
+    /// Instead of windows: this many calls in each window (tests).
     pub calls: Option<u64>,
     /// Untimed calls before the latency samples.
     pub latency_warmup: u64,
