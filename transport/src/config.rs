@@ -1,9 +1,10 @@
 //! Options for client and server ends: message size limits, bearer tokens mapped to
 //! principals, allowed origins, and the few per-transport knobs (WebSocket keepalive,
 //! Streamable HTTP response style, queue and read timeout, a spawned child's stderr, the HTTP
-//! client's delivery hook).
+//! client's delivery hook) and TLS: a listener's certificate, a client's trusted roots.
 
 use crate::delivery::DeliveryHook;
+use crate::tls::{ClientTls, ServerTls};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -93,6 +94,9 @@ pub struct ServerOptions {
     /// (default 8); past it a new one is refused with 429. Each anonymous principal has the
     /// server's per-principal limits, so this bounds what one address can hold.
     pub anonymous_per_source: usize,
+    /// The certificate and key the WebSocket and Streamable HTTP listeners serve TLS with
+    /// (`wss://`, `https://`); `None` (the default) serves plain `ws://` and `http://`.
+    pub tls: Option<ServerTls>,
 }
 
 /// How a Streamable HTTP server answers a POSTed request (MCP 2025-11-25, "Sending Messages
@@ -127,6 +131,7 @@ impl Default for ServerOptions {
             http_sessions_per_principal: 32,
             http_max_sessions: 10_000,
             anonymous_per_source: 8,
+            tls: None,
         }
     }
 }
@@ -250,6 +255,9 @@ pub struct ClientOptions {
     /// Streamable HTTP only: awaited before each message read is delivered, so a simulator
     /// can delay POST responses and the GET stream independently (see [`DeliveryHook`]).
     pub delivery_hook: Option<DeliveryHook>,
+    /// How a server reached over `wss://` or `https://` is verified (default: the webpki
+    /// roots; [`ClientTls::with_ca_file`] adds a private CA).
+    pub tls: ClientTls,
 }
 
 /// What becomes of a spawned stdio server's stderr. MCP lets a server log anything there,
@@ -272,6 +280,7 @@ impl Default for ClientOptions {
             token: None,
             child_stderr: ChildStderr::Inherit,
             delivery_hook: None,
+            tls: ClientTls::default(),
         }
     }
 }

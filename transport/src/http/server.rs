@@ -4,13 +4,15 @@
 //! Connections are served here rather than by `axum::serve`, which gives hyper no timer and
 //! so no way to stop a client that never finishes its request head: each is an HTTP/1
 //! connection with hyper's header-read timeout set to [`ServerOptions::http_read_timeout`].
-//! The POST handler bounds reading the body by the same duration (408 and close past it).
+//! The POST handler bounds reading the body by the same duration (408 and close past it),
+//! and with [`ServerOptions::tls`] the TLS handshake, which runs in the connection's task,
+//! is bounded by it too.
 
 use super::session::{self, Registry, Session};
 use super::{EVENT_STREAM, JSON, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, accepts, content_type_is};
 use crate::{
     Connection, ConnectionInfo, HttpResponseMode, Inbound, Outbound, Principal, ServerOptions,
-    TransportKind,
+    ServerTls, TransportKind,
 };
 use axum::Router;
 use axum::body::Body;
@@ -35,7 +37,8 @@ use std::net::SocketAddr;
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -108,6 +111,7 @@ pub async fn bind(
     crate::warn_if_anonymous_beyond_loopback(&opts, local_addr, "Streamable HTTP");
     let (tx, accepted) = mpsc::channel(ACCEPT_QUEUE);
     let read_timeout = opts.http_read_timeout;
+    let tls = opts.tls.clone();
     let sessions = Arc::new(Registry::new());
     // Outlives the listener while sessions do: they may still go idle and end.
     tokio::spawn(session::reap(
@@ -124,7 +128,7 @@ pub async fn bind(
     let app = Router::new()
         .route(path, get(on_get).post(on_post).delete(on_delete))
         .with_state(server);
-    let task = tokio::spawn(serve(listener, app, read_timeout));
+    let task = tokio::spawn(serve(listener, app, read_timeout, tls));
     Ok(HttpListener {
         local_addr,
         accepted,
@@ -133,8 +137,9 @@ pub async fn bind(
 }
 
 /// Accepts HTTP connections until aborted (the [`HttpListener`] dropped), each served by its
-/// own task.
-async fn serve(listener: TcpListener, app: Router, read_timeout: Duration) {
+/// own task: with `tls`, after a TLS handshake in that task, bounded by `read_timeout`, so a
+/// client that stalls the handshake holds up only itself.
+async fn serve(listener: TcpListener, app: Router, read_timeout: Duration, tls: Option<ServerTls>) {
     // Each connection watches this channel; the sender dropping with this task tells them
     // all to shut down.
     let (_shutdown, shutdown_rx) = watch::channel(());
@@ -145,8 +150,20 @@ async fn serve(listener: TcpListener, app: Router, read_timeout: Duration) {
                 // Answers and SSE events are written whole: do not wait for more.
                 let _ = tcp.set_nodelay(true);
                 let shutdown = shutdown_rx.clone();
-                let conn = serve_connection(tcp, remote, app.clone(), read_timeout, shutdown);
-                tokio::spawn(conn);
+                let app = app.clone();
+                let Some(tls) = tls.clone() else {
+                    tokio::spawn(serve_connection(tcp, remote, app, read_timeout, shutdown));
+                    continue;
+                };
+                tokio::spawn(async move {
+                    match tokio::time::timeout(read_timeout, tls.accept(tcp)).await {
+                        Ok(Ok(stream)) => {
+                            serve_connection(stream, remote, app, read_timeout, shutdown).await;
+                        }
+                        Ok(Err(e)) => tracing::debug!(%remote, error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%remote, "TLS handshake timed out"),
+                    }
+                });
             }
             // Out of file descriptors and the like: pause, never spin (`accept.rs`).
             Err(e) => errors.failed(&e).await,
@@ -156,13 +173,15 @@ async fn serve(listener: TcpListener, app: Router, read_timeout: Duration) {
 
 /// Serves one HTTP/1 connection, whose request heads must each arrive within
 /// `read_timeout`, until it closes; once `shutdown`'s sender is gone, gracefully.
-async fn serve_connection(
-    tcp: TcpStream,
+async fn serve_connection<S>(
+    stream: S,
     remote: SocketAddr,
     app: Router,
     read_timeout: Duration,
     mut shutdown: watch::Receiver<()>,
-) {
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let router = TowerToHyperService::new(app);
     // What `into_make_service_with_connect_info` did: the handlers read the peer address.
     let service = service_fn(move |mut request: HttpRequest<Incoming>| {
@@ -173,7 +192,7 @@ async fn serve_connection(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(read_timeout);
-    let mut conn = pin!(builder.serve_connection(TokioIo::new(tcp), service));
+    let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
     let mut shutting_down = false;
     let result = loop {
         tokio::select! {
