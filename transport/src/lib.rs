@@ -285,7 +285,9 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
     match scheme.as_deref() {
         Some("ws" | "wss") => ws::connect(url, opts).await,
         Some("http" | "https") => http::connect(url, opts).await,
-        _ => Err(bad("expected stdio:COMMAND, ws://…, wss://…, http://… or https://…")),
+        _ => Err(bad(
+            "expected stdio:COMMAND, ws://…, wss://…, http://… or https://…",
+        )),
     }
 }
 

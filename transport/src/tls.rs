@@ -12,7 +12,7 @@
 //! A file that cannot be read, holds no certificate or key, or a key that does not match its
 //! certificate is a [`TlsError`] naming the file. A server that fails verification (an
 //! unknown CA, a certificate for another name, an expired one) is
-//! [`TransportError::Tls`](crate::TransportError::Tls), naming the host.
+//! [`TransportError::Tls`], naming the host.
 //!
 //! [`ClientOptions::tls`]: crate::ClientOptions::tls
 //! [`ServerOptions::tls`]: crate::ServerOptions::tls
@@ -147,6 +147,12 @@ impl ClientTls {
     pub(crate) fn config(&self) -> Arc<rustls::ClientConfig> {
         self.config.clone()
     }
+
+    /// The rustls configuration, for another client to verify servers the same way
+    /// (reqwest's `use_preconfigured_tls` takes a clone of it).
+    pub fn rustls_config(&self) -> Arc<rustls::ClientConfig> {
+        self.config()
+    }
 }
 
 /// A certificate chain and key a listener serves TLS with. Cloning shares it.
@@ -192,8 +198,9 @@ impl ServerTls {
         })
     }
 
-    /// Runs the server side of the handshake over `io`.
-    pub(crate) async fn accept<S>(&self, io: S) -> io::Result<tokio_rustls::server::TlsStream<S>>
+    /// Runs the server side of the handshake over `io` (the listeners do; so may another
+    /// server that serves the same certificate). Bound it with a timeout: a peer may stall.
+    pub async fn accept<S>(&self, io: S) -> io::Result<tokio_rustls::server::TlsStream<S>>
     where
         S: AsyncRead + AsyncWrite + Unpin,
     {
@@ -235,10 +242,10 @@ pub(crate) fn rustls_cause<'a>(
         if let Some(found) = e.downcast_ref::<rustls::Error>() {
             return Some(found);
         }
-        if let Some(inner) = e.downcast_ref::<io::Error>().and_then(|io| io.get_ref()) {
-            if let Some(found) = rustls_cause(inner) {
-                return Some(found);
-            }
+        if let Some(inner) = e.downcast_ref::<io::Error>().and_then(|io| io.get_ref())
+            && let Some(found) = rustls_cause(inner)
+        {
+            return Some(found);
         }
         next = e.source();
     }

@@ -14,12 +14,7 @@ const ECHO: &str = env!("CARGO_BIN_EXE_mcpl-transport-echo");
 
 #[tokio::test]
 async fn unknown_urls_are_bad_urls() {
-    for url in [
-        "ftp://x",
-        "mcp",
-        "stdio:",
-        "stdio:'unterminated",
-    ] {
+    for url in ["ftp://x", "mcp", "stdio:", "stdio:'unterminated"] {
         match connect(url, &ClientOptions::default()).await {
             Err(TransportError::BadUrl { url: u, .. }) => assert_eq!(u, url),
             other => panic!("{url}: expected BadUrl, got {other:?}"),

@@ -73,7 +73,11 @@ async fn round_trip(client: &mut Connection, server: &mut Connection) {
         .unwrap();
     let (_, req) = next_request(server).await;
     assert_eq!(req.method, "ping");
-    server.outbound.send(ok(7, json!({"pong": true}))).await.unwrap();
+    server
+        .outbound
+        .send(ok(7, json!({"pong": true})))
+        .await
+        .unwrap();
     assert_eq!(
         next_response(client).await.1.outcome,
         Ok(json!({"pong": true}))
@@ -89,7 +93,10 @@ async fn a_client_trusting_the_ca_reaches_wss_and_https() {
     let mut client = connect(&wss_url(&wl), &pki.client()).await.unwrap();
     let mut server = within("accept", wl.accept()).await.unwrap();
     assert_eq!(client.info.kind, TransportKind::WebSocket);
-    assert_eq!(server.info.principal, Some(Principal::Named("alice".into())));
+    assert_eq!(
+        server.info.principal,
+        Some(Principal::Named("alice".into()))
+    );
     round_trip(&mut client, &mut server).await;
 
     let mut hl = http::bind(loopback(), "/mcp", opts).await.unwrap();
@@ -167,8 +174,12 @@ async fn a_stalled_handshake_holds_up_no_other_client() {
     let mut wl = ws::bind(loopback(), opts.clone()).await.unwrap();
     let mut hl = http::bind(loopback(), "/mcp", opts).await.unwrap();
     // Connected, and never a byte of a ClientHello.
-    let _stalled_ws = tokio::net::TcpStream::connect(wl.local_addr()).await.unwrap();
-    let _stalled_http = tokio::net::TcpStream::connect(hl.local_addr()).await.unwrap();
+    let _stalled_ws = tokio::net::TcpStream::connect(wl.local_addr())
+        .await
+        .unwrap();
+    let _stalled_http = tokio::net::TcpStream::connect(hl.local_addr())
+        .await
+        .unwrap();
     let bound = Duration::from_secs(5);
     let linked = tokio::time::timeout(bound, async {
         let client = connect(&wss_url(&wl), &pki.client()).await.unwrap();

@@ -3,13 +3,14 @@
 //! ```text
 //! mcpl-arcade serve [--stdio [--principal NAME]] [--ws ADDR] [--http ADDR]
 //!                   [--token NAME=SECRET]… [--tokens-file PATH] [--allow-anonymous]
-//!                   [--allowed-origin ORIGIN]… [--bot-time-ms MS | --bot-playouts N]
-//!                   [--seed N] [--ended-ttl SECONDS]
+//!                   [--allowed-origin ORIGIN]… [--tls-cert PATH --tls-key PATH]
+//!                   [--bot-time-ms MS | --bot-playouts N] [--seed N] [--ended-ttl SECONDS]
 //! mcpl-arcade render [--size 9|13|19] [--komi K] (--moves "D4 E5 …" | --board PATH|-) [--out PATH|-]
 //! ```
 //!
 //! `serve` prints one `listening on URL` line per network listener (`ws://ADDR`,
-//! `http://ADDR/mcp`) on stdout — on stderr when `--stdio` is given, since stdout is then
+//! `http://ADDR/mcp`; `wss://ADDR`, `https://ADDR/mcp` with `--tls-cert` and `--tls-key`,
+//! PEM files of the certificate chain and its key) on stdout — on stderr when `--stdio` is given, since stdout is then
 //! the MCP channel — and serves until interrupted, or, with `--stdio`, until stdin closes.
 //! Every listener serves the same arcade. A network listener needs a token configured
 //! (`--token`, `--tokens-file`; the file format is in `mcpl_games::arcade::listen`) unless
@@ -22,7 +23,7 @@ use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
 use mcpl_games::go::{BoardSize, DEFAULT_KOMI, render_svg};
-use mcpl_transport::{ListenAddr, ServerOptions};
+use mcpl_transport::{ListenAddr, ServerOptions, ServerTls};
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,7 +44,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the arcade on stdio, WebSocket and/or Streamable HTTP.
-    Serve(ServeArgs),
+    // Boxed: its flags make it several times the size of `render`'s.
+    Serve(Box<ServeArgs>),
     /// Write an SVG picture of a Go position.
     Render(RenderArgs),
 }
@@ -87,6 +89,13 @@ struct ServeArgs {
     /// active.
     #[arg(long, value_name = "N", default_value_t = 32)]
     http_sessions_per_player: usize,
+    /// Serve TLS on the network listeners (wss://, https://) with the certificate chain in
+    /// this PEM file (the server's certificate first); needs --tls-key.
+    #[arg(long, value_name = "PATH", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "PATH", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// The most anonymous connections (and, apart, Streamable HTTP sessions) one address holds.
     #[arg(long, value_name = "N", default_value_t = 8)]
     anonymous_per_address: usize,
@@ -139,7 +148,7 @@ fn main() -> ExitCode {
         )
         .init();
     let outcome = match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Render(args) => render(args),
     };
     match outcome {
@@ -179,6 +188,11 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
             "refusing to listen on the network with no token configured: give --token NAME=SECRET or --tokens-file PATH, or --allow-anonymous to let anyone in"
         );
     }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(_), _) if !network => bail!("--tls-cert serves TLS on --ws and --http: give one"),
+        (Some(cert), Some(key)) => Some(ServerTls::from_pem_files(cert, key)?),
+        _ => None,
+    };
     let stdio_principal = args.principal.clone().unwrap_or_else(|| "local".to_owned());
     if args.stdio {
         let (name, _) = parse_token(&format!("{stdio_principal}=x"), 0).context("--principal")?;
@@ -193,6 +207,7 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
         http_sessions_per_principal: args.http_sessions_per_player,
         anonymous_per_source: args.anonymous_per_address,
         stdio_principal,
+        tls,
         ..Default::default()
     };
     Ok((opts, players))

@@ -83,7 +83,11 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
     match parsed.scheme() {
         "http" => {}
         "https" => crate::tls::probe(&opts.tls, &parsed).await?,
-        _ => return Err(bad("a Streamable HTTP endpoint is an http:// or https:// URL")),
+        _ => {
+            return Err(bad(
+                "a Streamable HTTP endpoint is an http:// or https:// URL",
+            ));
+        }
     }
     let token = match &opts.token {
         Some(t) => Some(HeaderValue::from_str(&format!("Bearer {t}")).map_err(|_| {

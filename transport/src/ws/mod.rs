@@ -213,13 +213,14 @@ where
         Ok(resp)
     };
     let config = link::config(opts.max_message_size);
-    let ws = match tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config)).await {
-        Ok(ws) => ws,
-        Err(e) => {
-            tracing::debug!(%remote, error = %e, "websocket upgrade refused or failed");
-            return None;
-        }
-    };
+    let ws =
+        match tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config)).await {
+            Ok(ws) => ws,
+            Err(e) => {
+                tracing::debug!(%remote, error = %e, "websocket upgrade refused or failed");
+                return None;
+            }
+        };
     let info = ConnectionInfo {
         kind: TransportKind::WebSocket,
         ordered: true,
