@@ -94,6 +94,12 @@ pub struct ServerOptions {
     /// (default 8); past it a new one is refused with 429. Each anonymous principal has the
     /// server's per-principal limits, so this bounds what one address can hold.
     pub anonymous_per_source: usize,
+    /// Streamable HTTP: what the server says about itself as an OAuth protected resource
+    /// (RFC 9728, MCP 2025-11-25 "Authorization"). With it, the server serves its metadata at
+    /// `/.well-known/oauth-protected-resource` (and that path followed by the endpoint's)
+    /// and each 401 points there: `WWW-Authenticate: Bearer resource_metadata="…"`.
+    /// `None` (the default): no metadata (404) and a bare `WWW-Authenticate: Bearer`.
+    pub protected_resource: Option<ProtectedResource>,
     /// The certificate and key the WebSocket and Streamable HTTP listeners serve TLS with
     /// (`wss://`, `https://`); `None` (the default) serves plain `ws://` and `http://`.
     pub tls: Option<ServerTls>,
@@ -132,8 +138,24 @@ impl Default for ServerOptions {
             http_max_sessions: 10_000,
             anonymous_per_source: 8,
             tls: None,
+            protected_resource: None,
         }
     }
+}
+
+/// A server's OAuth protected resource metadata (RFC 9728 §2), the part an operator
+/// configures: a client that gets a 401 reads it to learn where to get a token.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProtectedResource {
+    /// The authorization servers' issuer URLs (`authorization_servers`).
+    pub authorization_servers: Vec<String>,
+    /// The server's canonical URL (`resource`): the MCP endpoint as clients reach it, such as
+    /// `https://arcade.example/mcp`. `None`: the URL each request reached, from its `Host`
+    /// header, the listener's scheme and the endpoint path (behind a proxy that rewrites
+    /// any of these, configure it).
+    pub resource: Option<String>,
+    /// `scopes_supported`, left out when empty.
+    pub scopes: Vec<String>,
 }
 
 /// Why a connection attempt was not authenticated.

@@ -54,7 +54,9 @@ pub mod testkit;
 pub mod tls;
 pub mod ws;
 
-pub use config::{ChildStderr, ClientOptions, HttpResponseMode, Principal, ServerOptions};
+pub use config::{
+    ChildStderr, ClientOptions, HttpResponseMode, Principal, ProtectedResource, ServerOptions,
+};
 pub use listen_addr::{ListenAddr, ListenAddrError};
 pub use log_limit::LogLimiter;
 pub use tls::{ClientTls, ServerTls, TlsError};

@@ -4,6 +4,7 @@
 //! mcpl-arcade serve [--stdio [--principal NAME]] [--ws ADDR] [--http ADDR]
 //!                   [--token NAME=SECRET]… [--tokens-file PATH] [--allow-anonymous]
 //!                   [--allowed-origin ORIGIN]… [--tls-cert PATH --tls-key PATH]
+//!                   [--authorization-server URL… [--resource URL]]
 //!                   [--bot-time-ms MS | --bot-playouts N] [--seed N] [--ended-ttl SECONDS]
 //! mcpl-arcade render [--size 9|13|19] [--komi K] (--moves "D4 E5 …" | --board PATH|-) [--out PATH|-]
 //! ```
@@ -15,7 +16,10 @@
 //! Every listener serves the same arcade. A network listener needs a token configured
 //! (`--token`, `--tokens-file`; the file format is in `mcpl_games::arcade::listen`) unless
 //! `--allow-anonymous` is given: then a connection without a token is let in as its own
-//! anonymous principal, which can play the bot but share nothing.
+//! anonymous principal, which can play the bot but share nothing. With
+//! `--authorization-server`, the Streamable HTTP listener serves OAuth protected resource
+//! metadata (RFC 9728) naming it, and its 401s point there (tokens are still the ones
+//! configured: the arcade does not verify tokens the authorization server issues).
 
 use anyhow::{Context as _, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
@@ -23,7 +27,7 @@ use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
 use mcpl_games::go::{BoardSize, DEFAULT_KOMI, render_svg};
-use mcpl_transport::{ListenAddr, ServerOptions, ServerTls};
+use mcpl_transport::{ListenAddr, ProtectedResource, ServerOptions, ServerTls};
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -96,6 +100,15 @@ struct ServeArgs {
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "PATH", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
+    /// An OAuth authorization server that issues tokens for this arcade (its issuer URL,
+    /// repeatable): Streamable HTTP then serves its protected resource metadata (RFC 9728)
+    /// at /.well-known/oauth-protected-resource and names it in every 401.
+    #[arg(long = "authorization-server", value_name = "URL")]
+    authorization_servers: Vec<String>,
+    /// The arcade's public URL in that metadata (as `https://arcade.example/mcp`); default: the
+    /// URL each request reached. Needs --authorization-server.
+    #[arg(long, value_name = "URL", requires = "authorization_servers")]
+    resource: Option<String>,
     /// The most anonymous connections (and, apart, Streamable HTTP sessions) one address holds.
     #[arg(long, value_name = "N", default_value_t = 8)]
     anonymous_per_address: usize,
@@ -193,6 +206,17 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
         (Some(cert), Some(key)) => Some(ServerTls::from_pem_files(cert, key)?),
         _ => None,
     };
+    let protected_resource = match args.authorization_servers.as_slice() {
+        [] => None,
+        _ if args.http.is_none() => {
+            bail!("--authorization-server is for the Streamable HTTP listener: give --http")
+        }
+        servers => Some(ProtectedResource {
+            authorization_servers: servers.to_vec(),
+            resource: args.resource.clone(),
+            scopes: Vec::new(),
+        }),
+    };
     let stdio_principal = args.principal.clone().unwrap_or_else(|| "local".to_owned());
     if args.stdio {
         let (name, _) = parse_token(&format!("{stdio_principal}=x"), 0).context("--principal")?;
@@ -208,6 +232,7 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
         anonymous_per_source: args.anonymous_per_address,
         stdio_principal,
         tls,
+        protected_resource,
         ..Default::default()
     };
     Ok((opts, players))

@@ -8,6 +8,7 @@
 //! and with [`ServerOptions::tls`] the TLS handshake, which runs in the connection's task,
 //! is bounded by it too.
 
+use super::resource::{self, WELL_KNOWN};
 use super::session::{self, Registry, Session};
 use super::{EVENT_STREAM, JSON, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, accepts, content_type_is};
 use crate::{
@@ -91,6 +92,10 @@ struct Server {
     local: SocketAddr,
     /// Anonymous sessions by source address.
     sources: crate::sources::Sources,
+    /// The MCP endpoint's path.
+    path: String,
+    /// `https` when the listener serves TLS, else `http`: the resource URL's scheme.
+    scheme: &'static str,
 }
 
 /// Binds a Streamable HTTP server to `addr` with its MCP endpoint at `path` (conventionally
@@ -118,16 +123,27 @@ pub async fn bind(
         Arc::downgrade(&sessions),
         opts.http_session_idle,
     ));
+    let metadata = opts.protected_resource.is_some();
     let server = Arc::new(Server {
+        scheme: if tls.is_some() { "https" } else { "http" },
         opts,
         sessions,
         accepted: tx,
         local: local_addr,
         sources: crate::sources::Sources::default(),
+        path: path.to_owned(),
     });
-    let app = Router::new()
-        .route(path, get(on_get).post(on_post).delete(on_delete))
-        .with_state(server);
+    let mut app = Router::new().route(path, get(on_get).post(on_post).delete(on_delete));
+    if metadata {
+        // RFC 9728 §3.1: the well-known path inserted before the resource's; MCP clients
+        // also try the root.
+        let inserted = format!("{WELL_KNOWN}{}", path.trim_end_matches('/'));
+        app = app.route(WELL_KNOWN, get(on_metadata));
+        if inserted != WELL_KNOWN {
+            app = app.route(&inserted, get(on_metadata));
+        }
+    }
+    let app = app.with_state(server);
     let task = tokio::spawn(serve(listener, app, read_timeout, tls));
     Ok(HttpListener {
         local_addr,
@@ -441,6 +457,8 @@ async fn on_delete(
 struct Refusal {
     status: StatusCode,
     reason: String,
+    /// A 401's `WWW-Authenticate` when it says more than `Bearer` (the metadata's URL).
+    challenge: Option<HeaderValue>,
 }
 
 impl Refusal {
@@ -448,6 +466,7 @@ impl Refusal {
         Refusal {
             status,
             reason: reason.into(),
+            challenge: None,
         }
     }
 }
@@ -456,11 +475,37 @@ impl IntoResponse for Refusal {
     fn into_response(self) -> HttpResponse {
         let mut r = rpc_error(self.status, None, &self.reason);
         if self.status == StatusCode::UNAUTHORIZED {
-            r.headers_mut()
-                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            let challenge = self.challenge.unwrap_or(HeaderValue::from_static("Bearer"));
+            r.headers_mut().insert(WWW_AUTHENTICATE, challenge);
         }
         r
     }
+}
+
+/// The resource a request reached, when the server has protected resource metadata.
+fn resource_of(server: &Server, headers: &HeaderMap) -> Option<url::Url> {
+    let config = server.opts.protected_resource.as_ref()?;
+    let host = headers.get(HOST).and_then(|v| v.to_str().ok());
+    resource::resource(config, server.scheme, host, &server.path)
+}
+
+/// The protected resource metadata (RFC 9728 §3.2), to anyone: it is public, and a browser
+/// client (the MCP Inspector) reads it from another origin. `Host` is still checked on
+/// loopback, as for every request, since the document repeats it.
+async fn on_metadata(State(server): State<Arc<Server>>, headers: HeaderMap) -> HttpResponse {
+    let host = headers.get(HOST).map(|v| v.to_str().unwrap_or("\u{0}"));
+    if !server.opts.host_allowed(host, server.local) {
+        return Refusal::new(StatusCode::FORBIDDEN, "host not allowed").into_response();
+    }
+    let (Some(config), Some(resource)) = (
+        server.opts.protected_resource.as_ref(),
+        resource_of(&server, &headers),
+    ) else {
+        return rpc_error(StatusCode::BAD_REQUEST, None, "no usable Host header");
+    };
+    let body = resource::document(config, &resource).to_string();
+    let cors = axum::http::header::ACCESS_CONTROL_ALLOW_ORIGIN;
+    (StatusCode::OK, [(CONTENT_TYPE, JSON), (cors, "*")], body).into_response()
 }
 
 /// What every request passes first: `Origin` and `Host` (403), then the bearer token (401).
@@ -478,8 +523,14 @@ fn admit(server: &Server, headers: &HeaderMap) -> Result<Principal, Refusal> {
     let authorization = headers
         .get(axum::http::header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or(""));
-    opts.authenticate(authorization)
-        .map_err(|e| Refusal::new(StatusCode::UNAUTHORIZED, e.to_string()))
+    opts.authenticate(authorization).map_err(|e| {
+        let mut refusal = Refusal::new(StatusCode::UNAUTHORIZED, e.to_string());
+        if let Some(resource) = resource_of(server, headers) {
+            let invalid = matches!(e, crate::config::AuthError::Invalid);
+            refusal.challenge = resource::challenge(&resource::metadata_url(&resource), invalid);
+        }
+        refusal
+    })
 }
 
 /// The session a request names (`None` if it names none), checked: known and the
