@@ -252,13 +252,14 @@ pub(crate) fn rustls_cause<'a>(
     None
 }
 
-/// The server name to verify for a URL's host (a DNS name or an IP address).
-pub(crate) fn server_name(url: &url::Url) -> Option<ServerName<'static>> {
-    match url.host()? {
-        url::Host::Domain(d) => ServerName::try_from(d.to_owned()).ok(),
-        url::Host::Ipv4(ip) => Some(ServerName::from(std::net::IpAddr::V4(ip))),
-        url::Host::Ipv6(ip) => Some(ServerName::from(std::net::IpAddr::V6(ip))),
-    }
+/// Where a URL's host is and the name its certificate must carry: a DNS name or an IP
+/// address (`None`: no host, or a name rustls cannot verify).
+fn target(url: &url::Url) -> Option<(String, ServerName<'static>)> {
+    Some(match url.host()? {
+        url::Host::Domain(d) => (d.to_owned(), ServerName::try_from(d.to_owned()).ok()?),
+        url::Host::Ipv4(ip) => (ip.to_string(), ServerName::from(std::net::IpAddr::V4(ip))),
+        url::Host::Ipv6(ip) => (ip.to_string(), ServerName::from(std::net::IpAddr::V6(ip))),
+    })
 }
 
 /// Connects to an `https://` URL's server and completes a TLS handshake, then hangs up:
@@ -267,15 +268,15 @@ pub(crate) fn server_name(url: &url::Url) -> Option<ServerName<'static>> {
 /// as the WebSocket client does, rather than on every POST.
 pub(crate) async fn probe(tls: &ClientTls, url: &url::Url) -> Result<(), TransportError> {
     let host = url.host_str().unwrap_or_default().to_owned();
-    let name = server_name(url).ok_or_else(|| TransportError::BadUrl {
+    let (address, name) = target(url).ok_or_else(|| TransportError::BadUrl {
         url: url.to_string(),
         reason: "the host is not a DNS name or an IP address".to_owned(),
     })?;
     let port = url.port_or_known_default().unwrap_or(443);
     let connector = tokio_rustls::TlsConnector::from(tls.config());
     let handshake = async {
-        let addrs = url.socket_addrs(|| Some(port))?;
-        let tcp = TcpStream::connect(&*addrs).await?;
+        // Resolved by tokio, off the runtime's threads (`Url::socket_addrs` would block).
+        let tcp = TcpStream::connect((address.as_str(), port)).await?;
         connector.connect(name, tcp).await.map(drop)
     };
     match tokio::time::timeout(PROBE_TIMEOUT, handshake).await {
