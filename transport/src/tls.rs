@@ -27,6 +27,8 @@ use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::TcpStream;
 
+/// The rustls crate, for [`TransportError::Tls`]'s error (`rustls::Error`,
+/// `rustls::CertificateError`) and [`ClientTls::rustls_config`]'s type.
 pub use rustls;
 
 /// How long [`probe`] may take to connect and complete a handshake.
