@@ -313,3 +313,62 @@ async fn a_bare_port_listens_on_loopback_and_a_host_name_is_refused() {
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("names a host"), "{err}");
 }
+
+#[actix::test]
+async fn an_authorization_server_is_named_in_401s_and_the_metadata() {
+    let (_child, urls) = serve(
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--token",
+            "alice=s3cret",
+            "--authorization-server",
+            "https://auth.example",
+        ],
+        1,
+    )
+    .await;
+    let mcp = &urls[0];
+    let http = reqwest::Client::new();
+    let refused = within(
+        http.post(mcp)
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body("{}")
+            .send(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(refused.status(), reqwest::StatusCode::UNAUTHORIZED);
+    let base = mcp.strip_suffix("/mcp").unwrap();
+    let metadata = format!("{base}/.well-known/oauth-protected-resource/mcp");
+    assert_eq!(
+        refused.headers()["www-authenticate"],
+        format!("Bearer resource_metadata=\"{metadata}\"").as_str()
+    );
+    let doc: serde_json::Value = within(async { http.get(&metadata).send().await?.json().await })
+        .await
+        .unwrap();
+    assert_eq!(doc["resource"], json!(mcp));
+    assert_eq!(
+        doc["authorization_servers"],
+        json!(["https://auth.example"])
+    );
+
+    // Only Streamable HTTP serves metadata.
+    let (code, _, err) = run(
+        &[
+            "serve",
+            "--ws",
+            "127.0.0.1:0",
+            "--token",
+            "a=b",
+            "--authorization-server",
+            "https://auth.example",
+        ],
+        b"",
+    )
+    .await;
+    assert_eq!(code, Some(2));
+    assert!(err.contains("--http"), "{err}");
+}

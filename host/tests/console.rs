@@ -4,6 +4,8 @@
 
 mod support;
 
+use mcpl_testkit::tls::TestCa;
+use mcpl_transport::ServerTls;
 use serde_json::{Value, json};
 use std::process::Stdio;
 use support::server::*;
@@ -185,4 +187,63 @@ async fn a_token_for_no_server_is_refused_before_anything_starts() {
         .unwrap();
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--token names \"other\""));
+}
+
+#[tokio::test]
+async fn the_console_reaches_tls_servers_through_their_ca_file() {
+    within(async {
+        let dir = tempfile::tempdir().unwrap();
+        let ca = TestCa::new("console test CA");
+        let files = ca.server_cert(&["localhost"]).write(dir.path(), "server");
+        let ca_file = ca.write(dir.path());
+        for transport in [Transport::Ws, Transport::Http] {
+            let tls = ServerTls::from_pem_files(&files.cert, &files.key).unwrap();
+            let mut server = ScriptedServer::bind_tls(transport, Some(tls)).await;
+            let mut console = Console::spawn(&[
+                "--server",
+                &format!("arcade={}", server.url()),
+                "--ca-file",
+                &format!("arcade={}", ca_file.display()),
+            ]);
+            let mut conn = server.accept().await;
+            conn.connect(arcade_init(), arcade_tools(), 0, Some(lobby_statement(1)))
+                .await;
+            let e = console.event_containing("Opened [arcade/lobby]").await;
+            assert_eq!(e["event"]["server"], "arcade", "{transport:?}");
+            drop(console.stdin);
+            let status = console.child.wait().await.unwrap();
+            assert!(status.success(), "{transport:?}: {status:?}");
+        }
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_ca_file_that_is_missing_or_for_no_server_is_refused_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("missing-ca.pem");
+    let missing = missing.to_str().unwrap();
+    for (ca_file, says) in [
+        (format!("arcade={missing}"), missing.to_owned()),
+        (
+            format!("other={missing}"),
+            "--ca-file names \"other\"".to_owned(),
+        ),
+    ] {
+        let out = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
+            .args([
+                "console",
+                "--server",
+                "arcade=wss://localhost:9/",
+                "--ca-file",
+            ])
+            .arg(&ca_file)
+            .stdin(Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{ca_file}");
+        assert!(err.contains(&says), "{ca_file}: {err}");
+    }
 }

@@ -42,7 +42,8 @@ impl Listener {
         self.local_addr
     }
 
-    /// Where clients connect: `ws://ADDR` or `http://ADDR/mcp`.
+    /// Where clients connect: `ws://ADDR` or `http://ADDR/mcp`; `wss://ADDR` or
+    /// `https://ADDR/mcp` when the listener serves TLS ([`ServerOptions::tls`]).
     pub fn url(&self) -> &str {
         &self.url
     }
@@ -61,6 +62,7 @@ pub async fn ws(
     opts: Arc<ServerOptions>,
     serve: impl Fn(Connection) + Send + 'static,
 ) -> io::Result<Listener> {
+    let scheme = if opts.tls.is_some() { "wss" } else { "ws" };
     let listener = mcpl_transport::ws::bind(addr, opts).await?;
     let local_addr = listener.local_addr();
     let accepted = futures_util::stream::unfold(listener, |mut l| async move {
@@ -69,7 +71,7 @@ pub async fn ws(
     Ok(accepting(
         accepted,
         "websocket connection",
-        format!("ws://{local_addr}"),
+        format!("{scheme}://{local_addr}"),
         local_addr,
         serve,
     ))
@@ -82,12 +84,13 @@ pub async fn http(
     opts: Arc<ServerOptions>,
     serve: impl Fn(Connection) + Send + 'static,
 ) -> io::Result<Listener> {
+    let scheme = if opts.tls.is_some() { "https" } else { "http" };
     let listener = mcpl_transport::http::bind(addr, HTTP_PATH, opts).await?;
     let local_addr = listener.local_addr();
     let accepted = futures_util::stream::unfold(listener, |mut l| async move {
         l.accept().await.map(|conn| (conn, l))
     });
-    let url = format!("http://{local_addr}{HTTP_PATH}");
+    let url = format!("{scheme}://{local_addr}{HTTP_PATH}");
     Ok(accepting(
         accepted,
         "streamable HTTP session",

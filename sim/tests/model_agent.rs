@@ -2,18 +2,22 @@
 //! 127.0.0.1:0 that records each request and answers as a model would, reading only the
 //! request (the free cells the host's words name). The request must be exactly the host's
 //! tool list and the conversation the host showed; the agent plays tic-tac-toe against the
-//! arcade's bot to the end, in both wire formats.
+//! arcade's bot to the end, in both wire formats, and over `https://` with a CA made for the
+//! test (an agent without that CA never gets a request through).
 
 use mcpl_games::arcade::ArcadeConfig;
+use mcpl_testkit::tls::TestCa;
+use mcpl_transport::ServerTls;
 use serde_json::{Value, json};
-use sim::agent::model::{Api, DEFAULT_TASK};
+use sim::agent::model::{Api, DEFAULT_TASK, ModelError};
 use sim::agent::{AgentIo, ModelAgent, ModelConfig, Phase, Silent};
 use sim::arcade::ArcadeService;
 use sim::hosts::start_host;
 use sim::metrics::Metrics;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 
@@ -68,49 +72,78 @@ fn answer(api: Api, call: Option<(String, Value)>, n: usize) -> Value {
 }
 
 /// The mock endpoint: one request per connection; each request body is sent down `seen`.
-async fn mock(api: Api) -> (String, mpsc::UnboundedReceiver<Value>) {
+/// With `tls`, it serves `https://localhost:PORT/…`; a client that fails the handshake is
+/// dropped and the next awaited.
+async fn mock(api: Api, tls: Option<ServerTls>) -> (String, mpsc::UnboundedReceiver<Value>) {
     let listener = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
-    let url = format!("http://{}/v1/endpoint", listener.local_addr().unwrap());
+    let port = listener.local_addr().unwrap().port();
+    let url = match tls {
+        Some(_) => format!("https://localhost:{port}/v1/endpoint"),
+        None => format!("http://127.0.0.1:{port}/v1/endpoint"),
+    };
     let (tx, rx) = mpsc::unbounded_channel();
     tokio::spawn(async move {
         let mut n = 0;
-        while let Ok((mut c, _)) = listener.accept().await {
-            let mut buf = Vec::new();
-            let mut chunk = [0u8; 8192];
-            let body = loop {
-                let k = c.read(&mut chunk).await.unwrap();
-                assert!(k > 0, "the request ended early");
-                buf.extend_from_slice(&chunk[..k]);
-                let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
-                    continue;
-                };
-                let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
-                let len: usize = head
-                    .lines()
-                    .find_map(|l| l.strip_prefix("content-length:"))
-                    .map(|v| v.trim().parse().unwrap())
-                    .unwrap_or(0);
-                if buf.len() >= end + 4 + len {
-                    break buf[end + 4..end + 4 + len].to_vec();
-                }
+        while let Ok((c, _)) = listener.accept().await {
+            let request = match &tls {
+                None => exchange(c, api, n).await,
+                Some(tls) => match tls.accept(c).await {
+                    Ok(c) => exchange(c, api, n).await,
+                    Err(_) => continue,
+                },
             };
-            let request: Value = serde_json::from_slice(&body).unwrap();
-            let reply = answer(api, decide(&request, n), n).to_string();
             n += 1;
             let _ = tx.send(request);
-            let resp = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
-                reply.len()
-            );
-            c.write_all(resp.as_bytes()).await.unwrap();
-            let _ = c.shutdown().await;
         }
     });
     (url, rx)
 }
 
-async fn plays_to_the_end(api: Api) {
-    let (url, mut seen) = mock(api).await;
+/// Reads one request on `c`, answers it as the mock model, and returns its body.
+async fn exchange<S: AsyncRead + AsyncWrite + Unpin>(mut c: S, api: Api, n: usize) -> Value {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 8192];
+    let body = loop {
+        let k = c.read(&mut chunk).await.unwrap();
+        assert!(k > 0, "the request ended early");
+        buf.extend_from_slice(&chunk[..k]);
+        let Some(end) = buf.windows(4).position(|w| w == b"\r\n\r\n") else {
+            continue;
+        };
+        let head = String::from_utf8_lossy(&buf[..end]).to_ascii_lowercase();
+        let len: usize = head
+            .lines()
+            .find_map(|l| l.strip_prefix("content-length:"))
+            .map(|v| v.trim().parse().unwrap())
+            .unwrap_or(0);
+        if buf.len() >= end + 4 + len {
+            break buf[end + 4..end + 4 + len].to_vec();
+        }
+    };
+    let request: Value = serde_json::from_slice(&body).unwrap();
+    let reply = answer(api, decide(&request, n), n).to_string();
+    let resp = format!(
+        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+        reply.len()
+    );
+    c.write_all(resp.as_bytes()).await.unwrap();
+    let _ = c.shutdown().await;
+    request
+}
+
+/// A CA made for the test, the mock's certificate for `localhost`, and the CA's file.
+fn test_pki(dir: &std::path::Path) -> (ServerTls, PathBuf) {
+    let ca = TestCa::new("model endpoint test CA");
+    let files = ca.server_cert(&["localhost"]).write(dir, "model");
+    let tls = ServerTls::from_pem_files(&files.cert, &files.key).unwrap();
+    (tls, ca.write(dir))
+}
+
+/// With `tls`, the endpoint is `https://` with a certificate from a test CA the agent is
+/// given (`ca_file`).
+async fn plays_to_the_end(api: Api, tls: Option<(ServerTls, PathBuf)>) {
+    let (server_tls, ca_file) = tls.unzip();
+    let (url, mut seen) = mock(api, server_tls).await;
     let service = ArcadeService::start(ArcadeConfig::default(), &["mia".to_owned()], None)
         .await
         .unwrap();
@@ -125,6 +158,7 @@ async fn plays_to_the_end(api: Api) {
         max_turns: 12,
         task: DEFAULT_TASK.into(),
         timeout: Duration::from_secs(20),
+        ca_file,
     };
     let io = AgentIo::new(
         "mia",
@@ -181,10 +215,57 @@ async fn plays_to_the_end(api: Api) {
 
 #[actix::test]
 async fn an_anthropic_style_model_plays_through_the_host() {
-    plays_to_the_end(Api::Anthropic).await;
+    plays_to_the_end(Api::Anthropic, None).await;
 }
 
 #[actix::test]
 async fn an_openai_style_model_plays_through_the_host() {
-    plays_to_the_end(Api::OpenAi).await;
+    plays_to_the_end(Api::OpenAi, None).await;
+}
+
+#[actix::test]
+async fn a_model_behind_https_with_a_private_ca_plays_through_the_host() {
+    let dir = tempfile::tempdir().unwrap();
+    plays_to_the_end(Api::Anthropic, Some(test_pki(dir.path()))).await;
+}
+
+#[actix::test]
+async fn an_https_model_endpoint_from_an_unknown_ca_is_unreachable() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server_tls, _ca_file) = test_pki(dir.path());
+    let (url, mut seen) = mock(Api::Anthropic, Some(server_tls)).await;
+    let service = ArcadeService::start(ArcadeConfig::default(), &["mia".to_owned()], None)
+        .await
+        .unwrap();
+    let host = start_host("mia", &service.ws_url(), None, 1).unwrap();
+    host.first_contact().await.unwrap();
+    let config = ModelConfig {
+        api: Api::Anthropic,
+        url,
+        key: None,
+        model: "mock".into(),
+        max_tokens: 64,
+        max_turns: 2,
+        task: DEFAULT_TASK.into(),
+        timeout: Duration::from_secs(20),
+        // The webpki roots alone: the test CA is not among them.
+        ca_file: None,
+    };
+    let io = AgentIo::new(
+        "mia",
+        host.clone(),
+        Arc::new(Silent),
+        Arc::new(Metrics::default()),
+    );
+    let (_phase_tx, phase) = watch::channel(Phase::Play);
+    let agent = ModelAgent::new(config).unwrap();
+    let outcome = tokio::time::timeout(Duration::from_secs(60), agent.run(io, phase))
+        .await
+        .expect("the agent gives up");
+    assert!(
+        matches!(outcome, Err(ModelError::Unreachable(_))),
+        "{outcome:?}"
+    );
+    assert!(seen.try_recv().is_err(), "no request got through");
+    host.stop().await;
 }

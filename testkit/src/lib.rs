@@ -9,6 +9,7 @@
 //! | [`peer`] | [`Peer`]: one end of a connection writing and reading exact JSON, over any [`Link`]; keeps what it skipped over, logs what it read |
 //! | [`link`] | [`Link`]: what carries the messages (a WebSocket here; suites adapt their own connections) |
 //! | [`ws`] | [`ws::WsLink`]: a WebSocket, client side ([`ws::Peer::connect`]) or server side ([`ws::Listener::accept`]) |
+//! | [`tls`] | [`tls::TestCa`]: a certificate authority made at test time and the server certificates it signs (PEM), for TLS tests on loopback |
 //! | [`msg`] | the messages: JSON-RPC ([`msg::request`], [`msg::result`], …), MCP and MCPL requests ([`msg::initialize_params`], [`msg::call`], [`msg::open`], …) and reading them ([`msg::text_of`]) |
 //!
 //! Nothing here sleeps. A read awaits the next message, bounded by [`LIMIT`] (or a
@@ -17,6 +18,7 @@
 pub mod link;
 pub mod msg;
 pub mod peer;
+pub mod tls;
 pub mod ws;
 
 pub use link::{Closed, Link, Received};

@@ -24,10 +24,12 @@ pub type Peer = crate::Peer<WsLink>;
 
 /// One end of a WebSocket, one JSON message per text frame.
 pub enum WsLink {
-    /// The client end.
-    Client(WebSocketStream<MaybeTlsStream<TcpStream>>),
+    /// The client end. Both ends are boxed: with tungstenite's rustls feature on in the
+    /// workspace, `MaybeTlsStream` holds a TLS connection's state inline, and the two
+    /// streams' sizes differ by more than a kilobyte.
+    Client(Box<WebSocketStream<MaybeTlsStream<TcpStream>>>),
     /// The server end.
-    Server(WebSocketStream<TcpStream>),
+    Server(Box<WebSocketStream<TcpStream>>),
 }
 
 impl WsLink {
@@ -103,7 +105,7 @@ impl Peer {
                 .insert(name, HeaderValue::from_str(value).expect("a header value"));
         }
         let (ws, _) = tokio_tungstenite::connect_async(request).await?;
-        Ok(Peer::new(WsLink::Client(ws)))
+        Ok(Peer::new(WsLink::Client(Box::new(ws))))
     }
 
     /// Writes `text` as one text frame, whatever it holds.
@@ -148,6 +150,6 @@ impl Listener {
         let ws = tokio_tungstenite::accept_async(tcp)
             .await
             .expect("a WebSocket handshake");
-        Peer::new(WsLink::Server(ws))
+        Peer::new(WsLink::Server(Box::new(ws)))
     }
 }

@@ -1,9 +1,10 @@
 //! Options for client and server ends: message size limits, bearer tokens mapped to
 //! principals, allowed origins, and the few per-transport knobs (WebSocket keepalive,
 //! Streamable HTTP response style, queue and read timeout, a spawned child's stderr, the HTTP
-//! client's delivery hook).
+//! client's delivery hook) and TLS: a listener's certificate, a client's trusted roots.
 
 use crate::delivery::DeliveryHook;
+use crate::tls::{ClientTls, ServerTls};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
@@ -93,6 +94,15 @@ pub struct ServerOptions {
     /// (default 8); past it a new one is refused with 429. Each anonymous principal has the
     /// server's per-principal limits, so this bounds what one address can hold.
     pub anonymous_per_source: usize,
+    /// Streamable HTTP: what the server says about itself as an OAuth protected resource
+    /// (RFC 9728, MCP 2025-11-25 "Authorization"). With it, the server serves its metadata at
+    /// `/.well-known/oauth-protected-resource` (and that path followed by the endpoint's)
+    /// and each 401 points there: `WWW-Authenticate: Bearer resource_metadata="…"`.
+    /// `None` (the default): no metadata (404) and a bare `WWW-Authenticate: Bearer`.
+    pub protected_resource: Option<ProtectedResource>,
+    /// The certificate and key the WebSocket and Streamable HTTP listeners serve TLS with
+    /// (`wss://`, `https://`); `None` (the default) serves plain `ws://` and `http://`.
+    pub tls: Option<ServerTls>,
 }
 
 /// How a Streamable HTTP server answers a POSTed request (MCP 2025-11-25, "Sending Messages
@@ -127,8 +137,25 @@ impl Default for ServerOptions {
             http_sessions_per_principal: 32,
             http_max_sessions: 10_000,
             anonymous_per_source: 8,
+            tls: None,
+            protected_resource: None,
         }
     }
+}
+
+/// A server's OAuth protected resource metadata (RFC 9728 §2), the part an operator
+/// configures: a client that gets a 401 reads it to learn where to get a token.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ProtectedResource {
+    /// The authorization servers' issuer URLs (`authorization_servers`).
+    pub authorization_servers: Vec<String>,
+    /// The server's canonical URL (`resource`): the MCP endpoint as clients reach it, such as
+    /// `https://arcade.example/mcp`. `None`: the URL each request reached, from its `Host`
+    /// header, the listener's scheme and the endpoint path (behind a proxy that rewrites
+    /// any of these, configure it).
+    pub resource: Option<String>,
+    /// `scopes_supported`, left out when empty.
+    pub scopes: Vec<String>,
 }
 
 /// Why a connection attempt was not authenticated.
@@ -250,6 +277,9 @@ pub struct ClientOptions {
     /// Streamable HTTP only: awaited before each message read is delivered, so a simulator
     /// can delay POST responses and the GET stream independently (see [`DeliveryHook`]).
     pub delivery_hook: Option<DeliveryHook>,
+    /// How a server reached over `wss://` or `https://` is verified (default: the webpki
+    /// roots; [`ClientTls::with_ca_file`] adds a private CA).
+    pub tls: ClientTls,
 }
 
 /// What becomes of a spawned stdio server's stderr. MCP lets a server log anything there,
@@ -272,6 +302,7 @@ impl Default for ClientOptions {
             token: None,
             child_stderr: ChildStderr::Inherit,
             delivery_hook: None,
+            tls: ClientTls::default(),
         }
     }
 }

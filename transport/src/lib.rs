@@ -23,15 +23,17 @@
 //! | [`ws`] | one message per WebSocket text frame; server pings |
 //! | [`http`] | MCP Streamable HTTP: sessions, POST/GET/DELETE, JSON or SSE answers |
 //! | [`delivery`] | the HTTP client's per-message hook, the seam for chaos tests |
+//! | [`tls`] | rustls (ring) for both ends: a client's roots plus an optional CA file, a listener's certificate and key |
 //! | [`listen_addr`] | a listener's address as a command line gives it; a bare port is loopback |
 //! | [`log_limit`] | rate-limited warnings for what a peer can trigger at will |
 //! | `accept` | what a listener does when `accept` fails: one connection's error costs nothing, running out of descriptors backs off and is logged once per interval |
 //! | `sources` | what each source address holds, bounded (anonymous principals per address) |
 //! | `testkit` | with the `testkit` feature: a connection's end as a link of the tests' one raw peer (`mcpl-testkit`) |
 //!
-//! [`connect`] picks a client transport from a URL. No TLS: `wss://` and `https://` are
-//! refused; put a TLS-terminating proxy in front of a network listener. Listeners bind where
-//! they are told; a command line's [`ListenAddr`] binds `127.0.0.1` unless given an address
+//! [`connect`] picks a client transport from a URL; `wss://` and `https://` verify the server
+//! against the webpki roots plus [`ClientOptions::tls`]'s CA file, if any. A listener given
+//! [`ServerOptions::tls`] serves TLS itself (`wss://`, `https://`); a TLS-terminating proxy
+//! in front of a plain one works as well. Listeners bind where they are told; a command line's [`ListenAddr`] binds `127.0.0.1` unless given an address
 //! (MCP's transport security advice). Configure tokens before serving other machines.
 //!
 //! Every reader refuses a message over its `max_message_size` with [`Inbound::TooLarge`] and
@@ -49,11 +51,15 @@ mod sources;
 pub mod stdio;
 #[cfg(feature = "testkit")]
 pub mod testkit;
+pub mod tls;
 pub mod ws;
 
-pub use config::{ChildStderr, ClientOptions, HttpResponseMode, Principal, ServerOptions};
+pub use config::{
+    ChildStderr, ClientOptions, HttpResponseMode, Principal, ProtectedResource, ServerOptions,
+};
 pub use listen_addr::{ListenAddr, ListenAddrError};
 pub use log_limit::LogLimiter;
+pub use tls::{ClientTls, ServerTls, TlsError};
 
 use mcpl_protocol::jsonrpc::{DecodeError, Id, Message};
 use std::sync::Arc;
@@ -240,6 +246,15 @@ pub enum TransportError {
     /// An I/O failure.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
+    /// TLS with the server failed: its certificate is not signed by a trusted CA, is for
+    /// another name, has expired, or the handshake went wrong.
+    #[error("TLS with {host} failed: {error}")]
+    Tls {
+        /// The host named in the URL.
+        host: String,
+        /// What rustls said (`InvalidCertificate(UnknownIssuer)`, `NotValidForName`, …).
+        error: rustls::Error,
+    },
     /// An HTTP or WebSocket failure.
     #[error("{0}")]
     Protocol(String),
@@ -249,10 +264,12 @@ pub enum TransportError {
 ///
 /// - `stdio:PROGRAM ARG…` spawns `PROGRAM` (the rest split as a POSIX shell would, quotes
 ///   and all) and speaks over its stdin/stdout ([`stdio::spawn`]);
-/// - `ws://HOST:PORT/PATH` opens a WebSocket ([`ws::connect`]);
-/// - `http://HOST:PORT/PATH` speaks Streamable HTTP to that MCP endpoint ([`http::connect`]).
+/// - `ws://HOST:PORT/PATH` or `wss://…` opens a WebSocket ([`ws::connect`]);
+/// - `http://HOST:PORT/PATH` or `https://…` speaks Streamable HTTP to that MCP endpoint
+///   ([`http::connect`]).
 ///
-/// `wss://` and `https://` are refused with [`TransportError::BadUrl`]: this crate has no TLS.
+/// Over TLS the server's certificate is verified with [`ClientOptions::tls`]; a server that
+/// fails verification is [`TransportError::Tls`].
 pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, TransportError> {
     let bad = |reason: &str| TransportError::BadUrl {
         url: url.to_owned(),
@@ -268,12 +285,11 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
     }
     let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     match scheme.as_deref() {
-        Some("ws") => ws::connect(url, opts).await,
-        Some("http") => http::connect(url, opts).await,
-        Some("wss" | "https") => Err(bad(
-            "TLS is not supported here; use ws:// or http:// (behind a TLS proxy if need be)",
+        Some("ws" | "wss") => ws::connect(url, opts).await,
+        Some("http" | "https") => http::connect(url, opts).await,
+        _ => Err(bad(
+            "expected stdio:COMMAND, ws://…, wss://…, http://… or https://…",
         )),
-        _ => Err(bad("expected stdio:COMMAND, ws://… or http://…")),
     }
 }
 

@@ -3,18 +3,23 @@
 //! ```text
 //! mcpl-arcade serve [--stdio [--principal NAME]] [--ws ADDR] [--http ADDR]
 //!                   [--token NAME=SECRET]… [--tokens-file PATH] [--allow-anonymous]
-//!                   [--allowed-origin ORIGIN]… [--bot-time-ms MS | --bot-playouts N]
-//!                   [--seed N] [--ended-ttl SECONDS]
+//!                   [--allowed-origin ORIGIN]… [--tls-cert PATH --tls-key PATH]
+//!                   [--authorization-server URL… [--resource URL]]
+//!                   [--bot-time-ms MS | --bot-playouts N] [--seed N] [--ended-ttl SECONDS]
 //! mcpl-arcade render [--size 9|13|19] [--komi K] (--moves "D4 E5 …" | --board PATH|-) [--out PATH|-]
 //! ```
 //!
 //! `serve` prints one `listening on URL` line per network listener (`ws://ADDR`,
-//! `http://ADDR/mcp`) on stdout — on stderr when `--stdio` is given, since stdout is then
+//! `http://ADDR/mcp`; `wss://ADDR`, `https://ADDR/mcp` with `--tls-cert` and `--tls-key`,
+//! PEM files of the certificate chain and its key) on stdout — on stderr when `--stdio` is given, since stdout is then
 //! the MCP channel — and serves until interrupted, or, with `--stdio`, until stdin closes.
 //! Every listener serves the same arcade. A network listener needs a token configured
 //! (`--token`, `--tokens-file`; the file format is in `mcpl_games::arcade::listen`) unless
 //! `--allow-anonymous` is given: then a connection without a token is let in as its own
-//! anonymous principal, which can play the bot but share nothing.
+//! anonymous principal, which can play the bot but share nothing. With
+//! `--authorization-server`, the Streamable HTTP listener serves OAuth protected resource
+//! metadata (RFC 9728) naming it, and its 401s point there (tokens are still the ones
+//! configured: the arcade does not verify tokens the authorization server issues).
 
 use anyhow::{Context as _, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
@@ -22,7 +27,7 @@ use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
 use mcpl_games::go::{BoardSize, DEFAULT_KOMI, render_svg};
-use mcpl_transport::{ListenAddr, ServerOptions};
+use mcpl_transport::{ListenAddr, ProtectedResource, ServerOptions, ServerTls};
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -43,7 +48,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve the arcade on stdio, WebSocket and/or Streamable HTTP.
-    Serve(ServeArgs),
+    // Boxed: its flags make it several times the size of `render`'s.
+    Serve(Box<ServeArgs>),
     /// Write an SVG picture of a Go position.
     Render(RenderArgs),
 }
@@ -87,6 +93,22 @@ struct ServeArgs {
     /// active.
     #[arg(long, value_name = "N", default_value_t = 32)]
     http_sessions_per_player: usize,
+    /// Serve TLS on the network listeners (wss://, https://) with the certificate chain in
+    /// this PEM file (the server's certificate first); needs --tls-key.
+    #[arg(long, value_name = "PATH", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "PATH", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// An OAuth authorization server that issues tokens for this arcade (its issuer URL,
+    /// repeatable): Streamable HTTP then serves its protected resource metadata (RFC 9728)
+    /// at /.well-known/oauth-protected-resource and names it in every 401.
+    #[arg(long = "authorization-server", value_name = "URL")]
+    authorization_servers: Vec<String>,
+    /// The arcade's public URL in that metadata (as `https://arcade.example/mcp`); default: the
+    /// URL each request reached. Needs --authorization-server.
+    #[arg(long, value_name = "URL", requires = "authorization_servers")]
+    resource: Option<String>,
     /// The most anonymous connections (and, apart, Streamable HTTP sessions) one address holds.
     #[arg(long, value_name = "N", default_value_t = 8)]
     anonymous_per_address: usize,
@@ -139,7 +161,7 @@ fn main() -> ExitCode {
         )
         .init();
     let outcome = match cli.command {
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Render(args) => render(args),
     };
     match outcome {
@@ -179,6 +201,22 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
             "refusing to listen on the network with no token configured: give --token NAME=SECRET or --tokens-file PATH, or --allow-anonymous to let anyone in"
         );
     }
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(_), _) if !network => bail!("--tls-cert serves TLS on --ws and --http: give one"),
+        (Some(cert), Some(key)) => Some(ServerTls::from_pem_files(cert, key)?),
+        _ => None,
+    };
+    let protected_resource = match args.authorization_servers.as_slice() {
+        [] => None,
+        _ if args.http.is_none() => {
+            bail!("--authorization-server is for the Streamable HTTP listener: give --http")
+        }
+        servers => Some(ProtectedResource {
+            authorization_servers: servers.to_vec(),
+            resource: args.resource.clone(),
+            scopes: Vec::new(),
+        }),
+    };
     let stdio_principal = args.principal.clone().unwrap_or_else(|| "local".to_owned());
     if args.stdio {
         let (name, _) = parse_token(&format!("{stdio_principal}=x"), 0).context("--principal")?;
@@ -193,6 +231,8 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
         http_sessions_per_principal: args.http_sessions_per_player,
         anonymous_per_source: args.anonymous_per_address,
         stdio_principal,
+        tls,
+        protected_resource,
         ..Default::default()
     };
     Ok((opts, players))

@@ -31,12 +31,24 @@ impl ServerConfig {
         }
     }
 
-    /// A server at a URL (`stdio:…`, `ws://…`, `http://…`), presenting `token` if given.
+    /// A server at a URL (`stdio:…`, `ws://…`, `wss://…`, `http://…`, `https://…`),
+    /// presenting `token` if given; a TLS server is verified against the webpki roots.
     pub fn url(name: impl Into<String>, url: impl Into<String>, token: Option<String>) -> Self {
         let options = ClientOptions {
             token,
             ..Default::default()
         };
+        Self::url_with(name, url, options)
+    }
+
+    /// A server at a URL reached with these client options: a token, and for a TLS server
+    /// with a private CA, [`ClientOptions::tls`] from
+    /// [`ClientTls::with_ca_file`](mcpl_transport::ClientTls::with_ca_file).
+    pub fn url_with(
+        name: impl Into<String>,
+        url: impl Into<String>,
+        options: ClientOptions,
+    ) -> Self {
         Self::new(name, Connector::url(url, options))
     }
 

@@ -14,7 +14,9 @@ use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig, Shown};
 use mcpl_host::link::{BackoffConfig, Connector};
 use mcpl_testkit::msg;
 use mcpl_transport::delivery::{Delivery, DeliveryHook, StreamOrigin};
-use mcpl_transport::{ClientOptions, Connection, Principal, ServerOptions, http, memory, ws};
+use mcpl_transport::{
+    ClientOptions, Connection, Principal, ServerOptions, ServerTls, http, memory, ws,
+};
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -55,9 +57,17 @@ impl ScriptedServer {
     /// Listens on 127.0.0.1, any port, letting in connections without a token (each its
     /// own principal) and never pinging.
     pub async fn bind(transport: Transport) -> Self {
+        Self::bind_tls(transport, None).await
+    }
+
+    /// As [`ScriptedServer::bind`]; with `tls`, a network transport serves TLS and its URL
+    /// is `wss://localhost:PORT/mcp` or `https://localhost:PORT/mcp`.
+    pub async fn bind_tls(transport: Transport, tls: Option<ServerTls>) -> Self {
+        let secure = tls.is_some();
         let opts = Arc::new(ServerOptions {
             allow_anonymous: true,
             ws_ping_interval: None,
+            tls,
             ..Default::default()
         });
         let addr = "127.0.0.1:0".parse().unwrap();
@@ -72,7 +82,10 @@ impl ScriptedServer {
             }
             Transport::Ws => {
                 let l = ws::bind(addr, opts).await.expect("bind a websocket port");
-                let url = format!("ws://{}/mcp", l.local_addr());
+                let url = match secure {
+                    true => format!("wss://localhost:{}/mcp", l.local_addr().port()),
+                    false => format!("ws://{}/mcp", l.local_addr()),
+                };
                 ScriptedServer {
                     listener: Listener::Ws(l),
                     url,
@@ -82,7 +95,10 @@ impl ScriptedServer {
                 let l = http::bind(addr, "/mcp", opts)
                     .await
                     .expect("bind an http port");
-                let url = format!("http://{}/mcp", l.local_addr());
+                let url = match secure {
+                    true => format!("https://localhost:{}/mcp", l.local_addr().port()),
+                    false => format!("http://{}/mcp", l.local_addr()),
+                };
                 ScriptedServer {
                     listener: Listener::Http(l),
                     url,

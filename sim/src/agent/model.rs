@@ -6,16 +6,18 @@
 //! Two wire formats: Anthropic Messages (`POST …/v1/messages`, tools as
 //! `{name, description, input_schema}`, `tool_use`/`tool_result` blocks) and OpenAI chat
 //! completions (`POST …/v1/chat/completions`, `tools: [{type: "function", …}]`, `tool`
-//! messages). Configured by environment ([`ModelConfig::from_env`]). The HTTP client has
-//! no TLS (the workspace builds `reqwest` without it): use an `http://` endpoint — a local
-//! model server, or a TLS-terminating proxy.
+//! messages). Configured by environment ([`ModelConfig::from_env`]). An `https://` endpoint
+//! is verified as the transports verify servers ([`mcpl_transport::ClientTls`]): against the
+//! webpki roots, plus `SIM_MODEL_CA_FILE` for an endpoint with a private CA.
 
 use super::beliefs::Beliefs;
 use super::io::AgentIo;
 use super::{AgentReport, GameRecord, Phase};
 use mcpl_host::host::{HostError, Shown, ShownKind};
 use mcpl_protocol::Tool;
+use mcpl_transport::ClientTls;
 use serde_json::{Value, json};
+use std::path::PathBuf;
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -47,15 +49,19 @@ pub struct ModelConfig {
     pub task: String,
     /// How long one request may take.
     pub timeout: Duration,
+    /// A PEM file of CA certificates an `https://` endpoint may chain to, besides the
+    /// webpki roots.
+    pub ca_file: Option<PathBuf>,
 }
 
 /// The environment variables [`ModelConfig::from_env`] reads.
-pub const ENV_VARS: [&str; 5] = [
+pub const ENV_VARS: [&str; 6] = [
     "SIM_MODEL_API",
     "SIM_MODEL_URL",
     "SIM_MODEL_KEY",
     "SIM_MODEL_NAME",
     "SIM_MODEL_MAX_TURNS",
+    "SIM_MODEL_CA_FILE",
 ];
 
 /// The default task.
@@ -91,8 +97,11 @@ pub enum ModelError {
         /// Why.
         reason: String,
     },
+    /// `SIM_MODEL_CA_FILE` cannot be read or holds no usable certificate.
+    #[error("SIM_MODEL_CA_FILE: {0}")]
+    Tls(#[from] mcpl_transport::TlsError),
     // The transport.
-    /// The endpoint could not be reached.
+    /// The endpoint could not be reached (or failed TLS verification).
     #[error("the model endpoint could not be reached: {0}")]
     Unreachable(#[from] reqwest::Error),
     /// The host stopped.
@@ -101,9 +110,10 @@ pub enum ModelError {
 }
 
 impl ModelConfig {
-    /// A configuration from `SIM_MODEL_API` (`anthropic` or `openai`), `SIM_MODEL_URL`,
-    /// `SIM_MODEL_KEY` (optional), `SIM_MODEL_NAME` and `SIM_MODEL_MAX_TURNS` (default 40);
-    /// `None` when `SIM_MODEL_URL` is not set (scripted agents are the default).
+    /// A configuration from `SIM_MODEL_API` (`anthropic` or `openai`), `SIM_MODEL_URL`
+    /// (`http://…` or `https://…`), `SIM_MODEL_KEY` (optional), `SIM_MODEL_NAME`,
+    /// `SIM_MODEL_MAX_TURNS` (default 40) and `SIM_MODEL_CA_FILE` (optional); `None` when
+    /// `SIM_MODEL_URL` is not set (scripted agents are the default).
     pub fn from_env() -> Result<Option<Self>, ModelError> {
         Self::from_vars(|k| std::env::var(k).ok())
     }
@@ -113,10 +123,10 @@ impl ModelConfig {
         let Some(url) = get("SIM_MODEL_URL") else {
             return Ok(None);
         };
-        if !url.starts_with("http://") {
+        if !(url.starts_with("http://") || url.starts_with("https://")) {
             return Err(ModelError::BadConfig {
                 var: "SIM_MODEL_URL",
-                reason: "only http:// endpoints are supported (no TLS here); use a local server or a TLS-terminating proxy".into(),
+                reason: "expected an http:// or https:// endpoint".into(),
             });
         }
         let api = match get("SIM_MODEL_API").as_deref() {
@@ -145,6 +155,7 @@ impl ModelConfig {
             max_turns,
             task: DEFAULT_TASK.to_owned(),
             timeout: Duration::from_secs(120),
+            ca_file: get("SIM_MODEL_CA_FILE").map(PathBuf::from),
         }))
     }
 }
@@ -180,7 +191,14 @@ pub struct ModelAgent {
 impl ModelAgent {
     /// An agent asking the endpoint `config` names.
     pub fn new(config: ModelConfig) -> Result<Self, ModelError> {
-        let client = reqwest::Client::builder().timeout(config.timeout).build()?;
+        let tls = match &config.ca_file {
+            Some(path) => ClientTls::with_ca_file(path)?,
+            None => ClientTls::default(),
+        };
+        let client = reqwest::Client::builder()
+            .timeout(config.timeout)
+            .use_preconfigured_tls((*tls.rustls_config()).clone())
+            .build()?;
         Ok(ModelAgent {
             config,
             client,
@@ -458,6 +476,7 @@ mod tests {
             max_turns: 1,
             task: "play".into(),
             timeout: Duration::from_secs(1),
+            ca_file: None,
         }
     }
 
@@ -531,10 +550,17 @@ mod tests {
         };
         let c = ModelConfig::from_vars(vars).unwrap().unwrap();
         assert_eq!((c.api, c.max_turns), (Api::OpenAi, 40));
-        let tls =
-            ModelConfig::from_vars(|k| (k == "SIM_MODEL_URL").then(|| "https://x".to_owned()));
+        let tls = |k: &str| match k {
+            "SIM_MODEL_URL" => Some("https://models.example/v1/messages".to_owned()),
+            "SIM_MODEL_CA_FILE" => Some("/etc/ca.pem".to_owned()),
+            _ => None,
+        };
+        let c = ModelConfig::from_vars(tls).unwrap().unwrap();
+        assert_eq!(c.ca_file, Some(PathBuf::from("/etc/ca.pem")));
+        let other =
+            ModelConfig::from_vars(|k| (k == "SIM_MODEL_URL").then(|| "ftp://x".to_owned()));
         assert!(matches!(
-            tls,
+            other,
             Err(ModelError::BadConfig {
                 var: "SIM_MODEL_URL",
                 ..

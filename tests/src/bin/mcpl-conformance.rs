@@ -2,8 +2,9 @@
 //! that meets the fixture contract (`tests/CONFORMANCE.md`).
 //!
 //! ```text
-//! mcpl-conformance server (--cmd "PROGRAM ARGS" | --url ws://…|http://…)
-//!                  [--token TOKEN] [--timeout-ms MS] [--only N,N,…] [--server-stderr]
+//! mcpl-conformance server (--cmd "PROGRAM ARGS" | --url ws[s]://…|http[s]://…)
+//!                  [--ca-file PATH] [--token TOKEN] [--timeout-ms MS] [--only N,N,…]
+//!                  [--server-stderr]
 //! ```
 //!
 //! Prints one line per vector — `vector 05 …: pass [RFC]`, `fail [RFC]: why`, `skip [RFC]:
@@ -16,7 +17,9 @@
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
 use mcpl_tests::conformance::{RunOptions, Target, run};
+use mcpl_transport::ClientTls;
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -43,9 +46,14 @@ struct ServerArgs {
     /// The server's command line, spawned per connection, speaking stdio.
     #[arg(long, value_name = "PROGRAM ARGS")]
     cmd: Option<String>,
-    /// The server's WebSocket (ws://…) or Streamable HTTP (http://…) endpoint.
+    /// The server's WebSocket (ws://…, wss://…) or Streamable HTTP (http://…, https://…)
+    /// endpoint.
     #[arg(long, value_name = "URL")]
     url: Option<String>,
+    /// A PEM file of CA certificates a TLS server's certificate may chain to, besides the
+    /// public roots.
+    #[arg(long, value_name = "PATH")]
+    ca_file: Option<PathBuf>,
     /// The bearer token of the principal whose connections share toolsets.
     #[arg(long, default_value = mcpl_tests::conformance::contract::DEFAULT_TOKEN)]
     token: String,
@@ -86,8 +94,19 @@ async fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let tls = match &args.ca_file {
+        Some(path) => match ClientTls::with_ca_file(path) {
+            Ok(tls) => tls,
+            Err(e) => {
+                eprintln!("mcpl-conformance: --ca-file: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => ClientTls::default(),
+    };
     let opts = RunOptions {
         token: args.token,
+        tls,
         limit: Duration::from_millis(args.timeout_ms),
         server_stderr: args.server_stderr,
         ..RunOptions::new(target)

@@ -3,10 +3,12 @@
 //!
 //! ```text
 //! mcpl-fixture-server (--stdio | --ws ADDR | --http ADDR) [--token SECRET=NAME]…
+//!                     [--tls-cert PATH --tls-key PATH]
 //!                     [--misbehave skip-rev|list-changed] [--other-choices]
 //! ```
 //!
-//! A network listener prints the URL it serves (`ws://ADDR`, `http://ADDR/mcp`) as the first
+//! A network listener prints the URL it serves (`ws://ADDR`, `http://ADDR/mcp`, or with
+//! `--tls-cert` and `--tls-key` `wss://ADDR`, `https://ADDR/mcp`) as the first
 //! line of stdout once bound, so a test binding port 0 can read it, then serves until
 //! killed. `--stdio` serves one connection on stdin/stdout and exits when stdin closes.
 //! Connections without a token are let in, each its own anonymous principal; the token
@@ -19,8 +21,9 @@
 use anyhow::{Context, bail};
 use clap::{ArgGroup, Parser};
 use mcpl_tests::fixture::{self, Misbehave};
-use mcpl_transport::{ListenAddr, ServerOptions, http, stdio, ws};
+use mcpl_transport::{ListenAddr, ServerOptions, ServerTls, http, stdio, ws};
 use std::io::Write;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 #[derive(Parser)]
@@ -40,6 +43,18 @@ struct Cli {
     /// Listen for Streamable HTTP on ADDR (as --ws), endpoint /mcp.
     #[arg(long, value_name = "ADDR")]
     http: Option<ListenAddr>,
+    /// Serve TLS on the listener (wss://, https://) with this PEM certificate chain; needs
+    /// --tls-key.
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "tls_key",
+        conflicts_with = "stdio"
+    )]
+    tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert.
+    #[arg(long, value_name = "PATH", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
     /// Another bearer token and the principal it authenticates (repeatable).
     #[arg(long = "token", value_name = "SECRET=NAME")]
     tokens: Vec<String>,
@@ -62,6 +77,9 @@ fn options(cli: &Cli) -> anyhow::Result<ServerOptions> {
             bail!("--token {t:?}: the secret and the name must not be empty");
         }
         opts.tokens.insert(secret.to_owned(), name.to_owned());
+    }
+    if let (Some(cert), Some(key)) = (&cli.tls_cert, &cli.tls_key) {
+        opts.tls = Some(ServerTls::from_pem_files(cert, key)?);
     }
     Ok(opts)
 }
@@ -111,7 +129,8 @@ fn main() -> anyhow::Result<()> {
             let mut listener = ws::bind(addr.addr(), opts.clone())
                 .await
                 .with_context(|| format!("listening for WebSocket on {addr}"))?;
-            announce(format!("ws://{}", listener.local_addr()))?;
+            let scheme = if opts.tls.is_some() { "wss" } else { "ws" };
+            announce(format!("{scheme}://{}", listener.local_addr()))?;
             while let Some(conn) = listener.accept().await {
                 fixture::serve(&server, conn, how);
             }
@@ -119,7 +138,8 @@ fn main() -> anyhow::Result<()> {
             let mut listener = http::bind(addr.addr(), "/mcp", opts.clone())
                 .await
                 .with_context(|| format!("listening for Streamable HTTP on {addr}"))?;
-            announce(format!("http://{}/mcp", listener.local_addr()))?;
+            let scheme = if opts.tls.is_some() { "https" } else { "http" };
+            announce(format!("{scheme}://{}/mcp", listener.local_addr()))?;
             while let Some(conn) = listener.accept().await {
                 fixture::serve(&server, conn, how);
             }

@@ -3,7 +3,8 @@
 //! - A [`Target::Command`] is spawned afresh for every connection (stdio serves one
 //!   connection per process), so each connection is a fresh server with a fresh principal;
 //!   two connections can never share a principal.
-//! - A [`Target::Url`] (`ws://…`, `http://…`) is one long-lived server. A fresh principal is
+//! - A [`Target::Url`] (`ws://…`, `http://…`, or over TLS `wss://…`, `https://…`) is one
+//!   long-lived server. A fresh principal is
 //!   an anonymous connection (the contract lets them in, each its own principal, §4.6); the
 //!   named principal (the contract's token) shares toolsets across connections, and keeps
 //!   what earlier runs left, so vectors using it name their instances uniquely per run.
@@ -11,7 +12,7 @@
 use super::error::Checked;
 use super::peer::{HostKind, Peer};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS};
-use mcpl_transport::{ChildStderr, ClientOptions};
+use mcpl_transport::{ChildStderr, ClientOptions, ClientTls};
 use std::time::Duration;
 
 /// What the runner talks to.
@@ -20,7 +21,8 @@ pub enum Target {
     /// A command line (`PROGRAM ARGS`, split as a POSIX shell would) spawned per
     /// connection, serving on its stdin/stdout.
     Command(String),
-    /// A WebSocket (`ws://…`) or Streamable HTTP (`http://…`) endpoint.
+    /// A WebSocket (`ws://…`, `wss://…`) or Streamable HTTP (`http://…`, `https://…`)
+    /// endpoint.
     Url(String),
 }
 
@@ -42,6 +44,8 @@ pub struct RunOptions {
     pub limit: Duration,
     /// Let a spawned server's stderr through (default: discarded).
     pub server_stderr: bool,
+    /// How a `wss://` or `https://` target is verified (default: the webpki roots).
+    pub tls: ClientTls,
 }
 
 impl RunOptions {
@@ -52,6 +56,7 @@ impl RunOptions {
             token: super::contract::DEFAULT_TOKEN.to_owned(),
             limit: Duration::from_secs(10),
             server_stderr: false,
+            tls: ClientTls::default(),
         }
     }
 }
@@ -128,6 +133,7 @@ impl Ctx {
             } else {
                 ChildStderr::Discard
             },
+            tls: self.opts.tls.clone(),
             ..Default::default()
         }
     }

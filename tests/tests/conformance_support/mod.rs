@@ -41,7 +41,9 @@ impl Fixture {
             .expect("the fixture server prints its URL");
         let url = line.trim().to_owned();
         assert!(
-            url.starts_with("ws://") || url.starts_with("http://"),
+            ["ws://", "http://", "wss://", "https://"]
+                .iter()
+                .any(|scheme| url.starts_with(scheme)),
             "not a URL: {line:?}"
         );
         Fixture {

@@ -39,8 +39,13 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// buffers an event whole, so this bounds its memory.
 const SSE_CEILING_FACTOR: usize = 4;
 
-/// Connects to the MCP endpoint at `url` (`http://…`). No I/O happens until the first
-/// message is sent (which should be `initialize`).
+/// Connects to the MCP endpoint at `url` (`http://…` or `https://…`). For `http://` no I/O
+/// happens until the first message is sent (which should be `initialize`); for `https://` a
+/// TLS handshake is made and hung up first, so that a server failing verification with
+/// [`ClientOptions::tls`] is [`TransportError::Tls`] here rather than an error answer to
+/// every request (each POST verifies the server again).
+///
+/// [`ClientOptions::tls`]: crate::ClientOptions::tls
 ///
 /// A driver task reads the outbound channel and POSTs each message in a task of its own,
 /// so POSTs overlap and their answers arrive in any order (the link is unordered). Each POST
@@ -77,8 +82,12 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
     let parsed = reqwest::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
     match parsed.scheme() {
         "http" => {}
-        "https" => return Err(bad("TLS is not supported here; use http://")),
-        _ => return Err(bad("a Streamable HTTP endpoint is an http:// URL")),
+        "https" => crate::tls::probe(&opts.tls, &parsed).await?,
+        _ => {
+            return Err(bad(
+                "a Streamable HTTP endpoint is an http:// or https:// URL",
+            ));
+        }
     }
     let token = match &opts.token {
         Some(t) => Some(HeaderValue::from_str(&format!("Bearer {t}")).map_err(|_| {
@@ -86,7 +95,9 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         })?),
         None => None,
     };
+    // reqwest takes the rustls configuration by value; HTTP/1 only, so no ALPN to add.
     let http = reqwest::Client::builder()
+        .use_preconfigured_tls(rustls::ClientConfig::clone(&opts.tls.config()))
         .build()
         .map_err(|e| TransportError::Protocol(e.to_string()))?;
     let (out_tx, out_rx) = mpsc::channel(DEPTH);
@@ -270,7 +281,13 @@ async fn post(client: Arc<Client>, message: Message) {
     };
     let response = match builder.send().await {
         Ok(r) => r,
-        Err(e) => return exchange.fail(None, &format!("the POST failed: {e}")).await,
+        Err(e) => {
+            let detail = match crate::tls::rustls_cause(&e) {
+                Some(tls) => format!("the POST failed: TLS: {tls}"),
+                None => format!("the POST failed: {e}"),
+            };
+            return exchange.fail(None, &detail).await;
+        }
     };
     let status = response.status();
     if is_initialize && let Some(id) = response.headers().get(MCP_SESSION_ID) {

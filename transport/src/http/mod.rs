@@ -7,7 +7,10 @@
 //!
 //! Server ([`bind`], [`HttpListener`]), per request, in this order:
 //! 1. `Origin` refused by [`ServerOptions::origin_allowed`] → 403; bearer token missing or
-//!    unknown → 401 with `WWW-Authenticate: Bearer` (every request, not just the first).
+//!    unknown → 401 with `WWW-Authenticate: Bearer` (every request, not just the first);
+//!    with [`ServerOptions::protected_resource`], `Bearer resource_metadata="…"` naming
+//!    the metadata the server then serves ([`resource`], RFC 9728), plus
+//!    `error="invalid_token"` when a token was refused.
 //! 2. POST must `Accept` both `application/json` and `text/event-stream`, GET the latter
 //!    (406); a POST body must be `Content-Type: application/json` (415).
 //! 3. `Mcp-Session-Id`: unknown or ended → 404; another principal's → 403; absent → 400,
@@ -53,11 +56,13 @@
 //! that no requester waits forever; the function docs give the details.
 //!
 //! [`ServerOptions::origin_allowed`]: crate::ServerOptions::origin_allowed
+//! [`ServerOptions::protected_resource`]: crate::ServerOptions::protected_resource
 //! [`Outbound::relate`]: crate::Outbound::relate
 //! [`ServerOptions::http_queue_limit`]: crate::ServerOptions::http_queue_limit
 //! [`HttpResponseMode::Sse`]: crate::HttpResponseMode::Sse
 
 mod client;
+pub mod resource;
 mod server;
 mod session;
 

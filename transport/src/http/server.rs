@@ -4,13 +4,16 @@
 //! Connections are served here rather than by `axum::serve`, which gives hyper no timer and
 //! so no way to stop a client that never finishes its request head: each is an HTTP/1
 //! connection with hyper's header-read timeout set to [`ServerOptions::http_read_timeout`].
-//! The POST handler bounds reading the body by the same duration (408 and close past it).
+//! The POST handler bounds reading the body by the same duration (408 and close past it),
+//! and with [`ServerOptions::tls`] the TLS handshake, which runs in the connection's task,
+//! is bounded by it too.
 
+use super::resource::{self, WELL_KNOWN};
 use super::session::{self, Registry, Session};
 use super::{EVENT_STREAM, JSON, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, accepts, content_type_is};
 use crate::{
     Connection, ConnectionInfo, HttpResponseMode, Inbound, Outbound, Principal, ServerOptions,
-    TransportKind,
+    ServerTls, TransportKind,
 };
 use axum::Router;
 use axum::body::Body;
@@ -35,7 +38,8 @@ use std::net::SocketAddr;
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
@@ -88,6 +92,10 @@ struct Server {
     local: SocketAddr,
     /// Anonymous sessions by source address.
     sources: crate::sources::Sources,
+    /// The MCP endpoint's path.
+    path: String,
+    /// `https` when the listener serves TLS, else `http`: the resource URL's scheme.
+    scheme: &'static str,
 }
 
 /// Binds a Streamable HTTP server to `addr` with its MCP endpoint at `path` (conventionally
@@ -108,23 +116,35 @@ pub async fn bind(
     crate::warn_if_anonymous_beyond_loopback(&opts, local_addr, "Streamable HTTP");
     let (tx, accepted) = mpsc::channel(ACCEPT_QUEUE);
     let read_timeout = opts.http_read_timeout;
+    let tls = opts.tls.clone();
     let sessions = Arc::new(Registry::new());
     // Outlives the listener while sessions do: they may still go idle and end.
     tokio::spawn(session::reap(
         Arc::downgrade(&sessions),
         opts.http_session_idle,
     ));
+    let metadata = opts.protected_resource.is_some();
     let server = Arc::new(Server {
+        scheme: if tls.is_some() { "https" } else { "http" },
         opts,
         sessions,
         accepted: tx,
         local: local_addr,
         sources: crate::sources::Sources::default(),
+        path: path.to_owned(),
     });
-    let app = Router::new()
-        .route(path, get(on_get).post(on_post).delete(on_delete))
-        .with_state(server);
-    let task = tokio::spawn(serve(listener, app, read_timeout));
+    let mut app = Router::new().route(path, get(on_get).post(on_post).delete(on_delete));
+    if metadata {
+        // RFC 9728 §3.1: the well-known path inserted before the resource's; MCP clients
+        // also try the root.
+        let inserted = format!("{WELL_KNOWN}{}", path.trim_end_matches('/'));
+        app = app.route(WELL_KNOWN, get(on_metadata));
+        if inserted != WELL_KNOWN {
+            app = app.route(&inserted, get(on_metadata));
+        }
+    }
+    let app = app.with_state(server);
+    let task = tokio::spawn(serve(listener, app, read_timeout, tls));
     Ok(HttpListener {
         local_addr,
         accepted,
@@ -133,8 +153,9 @@ pub async fn bind(
 }
 
 /// Accepts HTTP connections until aborted (the [`HttpListener`] dropped), each served by its
-/// own task.
-async fn serve(listener: TcpListener, app: Router, read_timeout: Duration) {
+/// own task: with `tls`, after a TLS handshake in that task, bounded by `read_timeout`, so a
+/// client that stalls the handshake holds up only itself.
+async fn serve(listener: TcpListener, app: Router, read_timeout: Duration, tls: Option<ServerTls>) {
     // Each connection watches this channel; the sender dropping with this task tells them
     // all to shut down.
     let (_shutdown, shutdown_rx) = watch::channel(());
@@ -145,8 +166,20 @@ async fn serve(listener: TcpListener, app: Router, read_timeout: Duration) {
                 // Answers and SSE events are written whole: do not wait for more.
                 let _ = tcp.set_nodelay(true);
                 let shutdown = shutdown_rx.clone();
-                let conn = serve_connection(tcp, remote, app.clone(), read_timeout, shutdown);
-                tokio::spawn(conn);
+                let app = app.clone();
+                let Some(tls) = tls.clone() else {
+                    tokio::spawn(serve_connection(tcp, remote, app, read_timeout, shutdown));
+                    continue;
+                };
+                tokio::spawn(async move {
+                    match tokio::time::timeout(read_timeout, tls.accept(tcp)).await {
+                        Ok(Ok(stream)) => {
+                            serve_connection(stream, remote, app, read_timeout, shutdown).await;
+                        }
+                        Ok(Err(e)) => tracing::debug!(%remote, error = %e, "TLS handshake failed"),
+                        Err(_) => tracing::debug!(%remote, "TLS handshake timed out"),
+                    }
+                });
             }
             // Out of file descriptors and the like: pause, never spin (`accept.rs`).
             Err(e) => errors.failed(&e).await,
@@ -156,13 +189,15 @@ async fn serve(listener: TcpListener, app: Router, read_timeout: Duration) {
 
 /// Serves one HTTP/1 connection, whose request heads must each arrive within
 /// `read_timeout`, until it closes; once `shutdown`'s sender is gone, gracefully.
-async fn serve_connection(
-    tcp: TcpStream,
+async fn serve_connection<S>(
+    stream: S,
     remote: SocketAddr,
     app: Router,
     read_timeout: Duration,
     mut shutdown: watch::Receiver<()>,
-) {
+) where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let router = TowerToHyperService::new(app);
     // What `into_make_service_with_connect_info` did: the handlers read the peer address.
     let service = service_fn(move |mut request: HttpRequest<Incoming>| {
@@ -173,7 +208,7 @@ async fn serve_connection(
     builder
         .timer(TokioTimer::new())
         .header_read_timeout(read_timeout);
-    let mut conn = pin!(builder.serve_connection(TokioIo::new(tcp), service));
+    let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
     let mut shutting_down = false;
     let result = loop {
         tokio::select! {
@@ -422,6 +457,8 @@ async fn on_delete(
 struct Refusal {
     status: StatusCode,
     reason: String,
+    /// A 401's `WWW-Authenticate` when it says more than `Bearer` (the metadata's URL).
+    challenge: Option<HeaderValue>,
 }
 
 impl Refusal {
@@ -429,6 +466,7 @@ impl Refusal {
         Refusal {
             status,
             reason: reason.into(),
+            challenge: None,
         }
     }
 }
@@ -437,11 +475,37 @@ impl IntoResponse for Refusal {
     fn into_response(self) -> HttpResponse {
         let mut r = rpc_error(self.status, None, &self.reason);
         if self.status == StatusCode::UNAUTHORIZED {
-            r.headers_mut()
-                .insert(WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            let challenge = self.challenge.unwrap_or(HeaderValue::from_static("Bearer"));
+            r.headers_mut().insert(WWW_AUTHENTICATE, challenge);
         }
         r
     }
+}
+
+/// The resource a request reached, when the server has protected resource metadata.
+fn resource_of(server: &Server, headers: &HeaderMap) -> Option<url::Url> {
+    let config = server.opts.protected_resource.as_ref()?;
+    let host = headers.get(HOST).and_then(|v| v.to_str().ok());
+    resource::resource(config, server.scheme, host, &server.path)
+}
+
+/// The protected resource metadata (RFC 9728 §3.2), to anyone: it is public, and a browser
+/// client (the MCP Inspector) reads it from another origin. `Host` is still checked on
+/// loopback, as for every request, since the document repeats it.
+async fn on_metadata(State(server): State<Arc<Server>>, headers: HeaderMap) -> HttpResponse {
+    let host = headers.get(HOST).map(|v| v.to_str().unwrap_or("\u{0}"));
+    if !server.opts.host_allowed(host, server.local) {
+        return Refusal::new(StatusCode::FORBIDDEN, "host not allowed").into_response();
+    }
+    let (Some(config), Some(resource)) = (
+        server.opts.protected_resource.as_ref(),
+        resource_of(&server, &headers),
+    ) else {
+        return rpc_error(StatusCode::BAD_REQUEST, None, "no usable Host header");
+    };
+    let body = resource::document(config, &resource).to_string();
+    let cors = axum::http::header::ACCESS_CONTROL_ALLOW_ORIGIN;
+    (StatusCode::OK, [(CONTENT_TYPE, JSON), (cors, "*")], body).into_response()
 }
 
 /// What every request passes first: `Origin` and `Host` (403), then the bearer token (401).
@@ -459,8 +523,14 @@ fn admit(server: &Server, headers: &HeaderMap) -> Result<Principal, Refusal> {
     let authorization = headers
         .get(axum::http::header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or(""));
-    opts.authenticate(authorization)
-        .map_err(|e| Refusal::new(StatusCode::UNAUTHORIZED, e.to_string()))
+    opts.authenticate(authorization).map_err(|e| {
+        let mut refusal = Refusal::new(StatusCode::UNAUTHORIZED, e.to_string());
+        if let Some(resource) = resource_of(server, headers) {
+            let invalid = matches!(e, crate::config::AuthError::Invalid);
+            refusal.challenge = resource::challenge(&resource::metadata_url(&resource), invalid);
+        }
+        refusal
+    })
 }
 
 /// The session a request names (`None` if it names none), checked: known and the

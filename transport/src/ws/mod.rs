@@ -8,7 +8,11 @@
 //!   peer still silent at the next ping (1008); pongs are answered automatically on both ends.
 //!   A client offering the `mcp` subprotocol gets it.
 //! - [`connect`]: the client end, presenting [`ClientOptions::token`]; a 401 at the upgrade is
-//!   [`TransportError::Unauthorized`], another refusal [`TransportError::Rejected`].
+//!   [`TransportError::Unauthorized`], another refusal [`TransportError::Rejected`], a server
+//!   that fails TLS verification [`TransportError::Tls`].
+//!
+//! With [`ServerOptions::tls`] the listener serves `wss://`: each connection's TLS handshake
+//! runs in its own task before the upgrade, both within the handshake timeout.
 //!
 //! What is read: a text frame over `max_message_size` is refused with [`Inbound::TooLarge`]
 //! and the link goes on. Tungstenite's own limit is set to [`link::HARD_CEILING_FACTOR`]
@@ -31,7 +35,8 @@ use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio_tungstenite::tungstenite::Error as WsError;
@@ -39,7 +44,7 @@ use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::server::{ErrorResponse, Request, Response};
 use tokio_tungstenite::tungstenite::http::{HeaderValue, StatusCode, header};
 
-/// How long a TCP peer may take to complete the upgrade.
+/// How long a TCP peer may take to complete the upgrade (and the TLS handshake before it).
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Connections accepted but not yet taken by [`WsListener::accept`].
@@ -112,7 +117,20 @@ async fn accept_loop(
         let _ = tcp.set_nodelay(true);
         let (opts, tx, sources) = (opts.clone(), tx.clone(), sources.clone());
         tokio::spawn(async move {
-            let upgrading = upgrade(tcp, remote, local, opts, sources);
+            // The TLS handshake, like the upgrade, runs here and under the same bound: a
+            // peer that stalls either holds up only this task.
+            let upgrading = async {
+                match opts.tls.clone() {
+                    None => upgrade(tcp, remote, local, opts, sources).await,
+                    Some(tls) => match tls.accept(tcp).await {
+                        Ok(stream) => upgrade(stream, remote, local, opts, sources).await,
+                        Err(e) => {
+                            tracing::debug!(%remote, error = %e, "TLS handshake failed");
+                            None
+                        }
+                    },
+                }
+            };
             match tokio::time::timeout(HANDSHAKE_TIMEOUT, upgrading).await {
                 Ok(Some(conn)) => {
                     let _ = tx.send(conn).await;
@@ -129,13 +147,16 @@ async fn accept_loop(
     clippy::result_large_err,
     reason = "the shape of tungstenite's handshake callback"
 )]
-async fn upgrade(
-    tcp: TcpStream,
+async fn upgrade<S>(
+    stream: S,
     remote: SocketAddr,
     local: SocketAddr,
     opts: Arc<ServerOptions>,
     sources: crate::sources::Sources,
-) -> Option<Connection> {
+) -> Option<Connection>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let mut principal = None;
     let mut slot = None;
     let check = |req: &Request, mut resp: Response| -> Result<Response, ErrorResponse> {
@@ -192,13 +213,14 @@ async fn upgrade(
         Ok(resp)
     };
     let config = link::config(opts.max_message_size);
-    let ws = match tokio_tungstenite::accept_hdr_async_with_config(tcp, check, Some(config)).await {
-        Ok(ws) => ws,
-        Err(e) => {
-            tracing::debug!(%remote, error = %e, "websocket upgrade refused or failed");
-            return None;
-        }
-    };
+    let ws =
+        match tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config)).await {
+            Ok(ws) => ws,
+            Err(e) => {
+                tracing::debug!(%remote, error = %e, "websocket upgrade refused or failed");
+                return None;
+            }
+        };
     let info = ConnectionInfo {
         kind: TransportKind::WebSocket,
         ordered: true,
@@ -220,7 +242,8 @@ fn refusal(status: StatusCode, reason: &str) -> ErrorResponse {
     r
 }
 
-/// Opens a WebSocket to `url` (`ws://…`), presenting `opts.token` as a bearer token.
+/// Opens a WebSocket to `url` (`ws://…`, or `wss://…` verified with
+/// [`ClientOptions::tls`]), presenting `opts.token` as a bearer token.
 pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, TransportError> {
     let bad = |reason: String| TransportError::BadUrl {
         url: url.to_owned(),
@@ -233,10 +256,22 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         })?;
         request.headers_mut().insert(header::AUTHORIZATION, value);
     }
+    let host = request.uri().host().unwrap_or_default().to_owned();
+    // tungstenite uses the connector for `wss://` only.
+    let connector = tokio_tungstenite::Connector::Rustls(opts.tls.config());
     let config = link::config(opts.max_message_size);
-    let (ws, _) = tokio_tungstenite::connect_async_with_config(request, Some(config), true)
-        .await
-        .map_err(|e| match e {
+    let (ws, _) = tokio_tungstenite::connect_async_tls_with_config(
+        request,
+        Some(config),
+        true,
+        Some(connector),
+    )
+    .await
+    .map_err(|e| {
+        if let Some(tls) = crate::tls::failure(&e, &host) {
+            return tls;
+        }
+        match e {
             WsError::Http(resp) if resp.status() == StatusCode::UNAUTHORIZED => {
                 TransportError::Unauthorized
             }
@@ -245,8 +280,10 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
             },
             WsError::Io(e) => TransportError::Io(e),
             WsError::Url(e) => bad(e.to_string()),
+            WsError::Tls(e) => bad(e.to_string()),
             other => TransportError::Protocol(other.to_string()),
-        })?;
+        }
+    })?;
     let info = ConnectionInfo {
         kind: TransportKind::WebSocket,
         ordered: true,

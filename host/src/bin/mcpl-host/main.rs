@@ -15,6 +15,7 @@ mod play;
 use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig};
+use mcpl_transport::{ClientOptions, ClientTls};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
@@ -41,13 +42,17 @@ enum Command {
 
 #[derive(Debug, Args)]
 struct Servers {
-    /// A server, NAME=URL: stdio:COMMAND…, ws://HOST:PORT/PATH or http://HOST:PORT/PATH.
-    /// Repeat for more servers.
+    /// A server, NAME=URL: stdio:COMMAND…, ws://HOST:PORT/PATH, http://HOST:PORT/PATH, or
+    /// over TLS wss://… or https://…. Repeat for more servers.
     #[arg(long = "server", value_name = "NAME=URL", required = true, value_parser = pair)]
     servers: Vec<(String, String)>,
     /// A bearer token for a server, NAME=SECRET.
     #[arg(long = "token", value_name = "NAME=SECRET", value_parser = pair)]
     tokens: Vec<(String, String)>,
+    /// A PEM file of CA certificates a server's TLS certificate may chain to, besides the
+    /// public roots: NAME=PATH, for a server with a private CA.
+    #[arg(long = "ca-file", value_name = "NAME=PATH", value_parser = pair)]
+    ca_files: Vec<(String, String)>,
     /// Where the ended toolsets already told are kept across restarts.
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
@@ -72,12 +77,24 @@ impl Servers {
             }
             tokens.insert(name, token);
         }
+        let mut tls: BTreeMap<String, ClientTls> = BTreeMap::new();
+        for (name, path) in self.ca_files {
+            if !self.servers.iter().any(|(n, _)| *n == name) {
+                bail!("--ca-file names {name:?}, which no --server names");
+            }
+            let ca = ClientTls::with_ca_file(&path).with_context(|| format!("--ca-file {name}"))?;
+            tls.insert(name, ca);
+        }
         let servers = self
             .servers
             .into_iter()
             .map(|(name, url)| {
-                let token = tokens.remove(&name);
-                ServerConfig::url(name, url, token)
+                let options = ClientOptions {
+                    token: tokens.remove(&name),
+                    tls: tls.remove(&name).unwrap_or_default(),
+                    ..ClientOptions::default()
+                };
+                ServerConfig::url_with(name, url, options)
             })
             .collect();
         let mut config =
