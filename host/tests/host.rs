@@ -330,3 +330,50 @@ async fn a_call_whose_answer_was_lost_on_streamable_http_starts_a_recovery() {
     })
     .await;
 }
+
+/// MCP 2025-11-25 tasks: this host does not run them, so a tool only a task can call is
+/// left out of the agent's tools, and the agent is told which and why (README).
+#[actix::test]
+async fn a_tool_that_needs_mcp_tasks_is_left_out_and_the_agent_is_told_why() {
+    within(async {
+        let mut server = ScriptedServer::bind(Transport::Ws).await;
+        let host = start_host(server.connector(Default::default()), HOLD, |_| {});
+        let mut conn = server.accept().await;
+        let tools = json!([
+            {"name": "echo", "inputSchema": {"type": "object"}},
+            {"name": "slow", "inputSchema": {"type": "object"},
+             "execution": {"taskSupport": "required"}},
+            {"name": "either", "inputSchema": {"type": "object"},
+             "execution": {"taskSupport": "optional"}}
+        ]);
+        conn.connect(init_with(None), tools, 0, None).await;
+        host.wait_for(|s| {
+            s.server("arcade")
+                .is_some_and(|a| a.ready && a.listed_tools == 2)
+        })
+        .await
+        .unwrap();
+        let names: Vec<String> = host
+            .tools()
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|t| t.name)
+            .collect();
+        assert_eq!(names, ["arcade--echo", "arcade--either"]);
+        let shown = host.transcript().await.unwrap();
+        let t = texts(&shown);
+        assert!(
+            t.contains("arcade: left out of your tools: `slow` — they can only run as MCP tasks"),
+            "{t}"
+        );
+        assert_eq!(t.matches("MCP tasks").count(), 1, "{t}");
+        let r = host.call("arcade--slow", json!({})).await;
+        assert!(
+            r.as_ref().is_err() || r.as_ref().is_ok_and(|r| r.is_error),
+            "a tool left out cannot be called: {r:?}"
+        );
+        host.stop().await;
+    })
+    .await;
+}

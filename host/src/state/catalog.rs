@@ -34,6 +34,30 @@ use mcpl_protocol::{Presence, Tool};
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 
+/// True when `tool` can only be called as an MCP task (MCP 2025-11-25: `execution.
+/// taskSupport` is `"required"`). This host does not run tasks: such a tool is left out
+/// of everything the agent is offered, and the agent is told why ([`without_task_tools`]).
+pub fn needs_tasks(tool: &Tool) -> bool {
+    tool.execution
+        .as_ref()
+        .and_then(|e| e.get("taskSupport"))
+        .and_then(serde_json::Value::as_str)
+        == Some("required")
+}
+
+/// `tools` without the tools that [`needs_tasks`], and their names in listed order; the
+/// same shared list, nothing copied, when there are none.
+pub fn without_task_tools(tools: &Arc<[Tool]>) -> (Arc<[Tool]>, Vec<String>) {
+    if !tools.iter().any(needs_tasks) {
+        return (tools.clone(), Vec::new());
+    }
+    let (left_out, kept): (Vec<&Tool>, Vec<&Tool>) = tools.iter().partition(|t| needs_tasks(t));
+    (
+        kept.into_iter().cloned().collect(),
+        left_out.into_iter().map(|t| t.name.clone()).collect(),
+    )
+}
+
 /// What a tool's `mcpl/toolset` names: owned (`ToolsetRef`), or borrowed from the
 /// catalog (`ToolsetRef<&str>`, [`Catalog::toolset_ref`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

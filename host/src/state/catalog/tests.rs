@@ -330,3 +330,30 @@ fn lookups_by_name_read_the_first_of_a_name_listed_twice_and_groups_are_named_on
     assert!(plain.groups().is_empty() && plain.toolset_of("seek").is_none());
     assert!(plain.tool("seek").is_some());
 }
+
+#[test]
+fn tools_that_need_tasks_are_left_out_and_named_and_a_list_without_any_is_not_copied() {
+    let tool = |name: &str, execution: Option<serde_json::Value>| Tool {
+        execution,
+        ..Tool::new(name, "", serde_json::json!({"type": "object"}))
+    };
+    let plain: std::sync::Arc<[Tool]> = vec![tool("a", None), tool("b", None)].into();
+    let (kept, left_out) = super::without_task_tools(&plain);
+    assert!(std::sync::Arc::ptr_eq(&kept, &plain) && left_out.is_empty());
+    let mixed: std::sync::Arc<[Tool]> = vec![
+        tool("a", Some(serde_json::json!({"taskSupport": "required"}))),
+        tool("b", Some(serde_json::json!({"taskSupport": "optional"}))),
+        tool("c", Some(serde_json::json!({"taskSupport": 7}))),
+        tool(
+            "d",
+            Some(serde_json::json!({"taskSupport": "required", "x": 1})),
+        ),
+    ]
+    .into();
+    let (kept, left_out) = super::without_task_tools(&mixed);
+    let kept: Vec<&str> = kept.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        (kept, left_out),
+        (vec!["b", "c"], vec!["a".to_owned(), "d".to_owned()])
+    );
+}

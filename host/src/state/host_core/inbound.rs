@@ -3,6 +3,9 @@
 //! manifests, decided pushes, a connection ended).
 
 use super::{HostCore, ReadStep, index, live, live_mut};
+use crate::state::catalog::without_task_tools;
+use crate::state::conversation::{AgentMessage, MessageKind};
+use crate::state::view::shown_name;
 use crate::state::{Carrier, CatalogOutput, ResultOf};
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::mcp::Tool;
@@ -314,16 +317,28 @@ impl HostCore {
         let Some(slot) = live_mut(&mut self.servers, server, epoch) else {
             return;
         };
+        // Tools only MCP tasks can call are not offered at all (README: this host runs no
+        // tasks); the agent is told which, once each.
+        let (tools, left_out) = without_task_tools(tools);
+        let untold: Vec<String> = left_out
+            .into_iter()
+            .filter(|t| slot.told_needs_tasks.insert(t.clone()))
+            .collect();
         // The hint state and the catalog share the link's list: no tool is copied.
         let outs = match slot.hints.as_mut() {
-            Some(h) => h.handle_tools_list_shared(tools, rev.unwrap_or(0)),
+            Some(h) => h.handle_tools_list_shared(&tools, rev.unwrap_or(0)),
             None => Vec::new(),
         };
         let hints = &slot.hints;
-        slot.catalog.set_tools_shared(tools.clone(), |t| {
-            hints.as_ref().and_then(|h| h.presence(t))
-        });
+        slot.catalog
+            .set_tools_shared(tools, |t| hints.as_ref().and_then(|h| h.presence(t)));
         let first = slot.listed_epoch.replace(epoch).is_none();
+        if !untold.is_empty() {
+            let text = needs_tasks_notice(server, &untold);
+            let mut notice = AgentMessage::plain(MessageKind::Notice, text);
+            notice.server = Some(server.to_owned());
+            self.show(vec![notice]);
+        }
         self.after_hints(server, outs);
         if first {
             self.rebuild_tool_list();
@@ -400,6 +415,26 @@ impl HostCore {
         let shown = self.presenter.catalog_outputs(&view, &outs);
         self.show(shown);
     }
+}
+
+/// The most tool names a notice of tools left out names; the rest are counted.
+const NAMED_LEFT_OUT: usize = 8;
+
+/// What the agent is told of `server`'s tools left out because they need MCP tasks.
+fn needs_tasks_notice(server: &str, tools: &[String]) -> String {
+    let mut names: Vec<String> = tools
+        .iter()
+        .take(NAMED_LEFT_OUT)
+        .map(|t| format!("`{}`", shown_name(t)))
+        .collect();
+    if tools.len() > NAMED_LEFT_OUT {
+        names.push(format!("and {} more", tools.len() - NAMED_LEFT_OUT));
+    }
+    format!(
+        "{}: left out of your tools: {} — they can only run as MCP tasks, which this host does not support.",
+        shown_name(server),
+        names.join(", ")
+    )
 }
 
 /// True when the core reads a response to `method` as it is read (see [`RESULTS_READ`]).

@@ -66,6 +66,9 @@ pub struct ServerSlot {
     /// Why the server is not connected: the last failed attempt's or ended connection's
     /// cause, plainly ([`crate::link::cause`]); none once a handshake completes.
     pub(crate) down_because: Option<String>,
+    /// The tools left out because they need MCP tasks that the agent was told about
+    /// (each once; [`crate::state::catalog::needs_tasks`]).
+    pub(crate) told_needs_tasks: std::collections::BTreeSet<String>,
 }
 
 impl ServerSlot {
@@ -87,6 +90,7 @@ impl ServerSlot {
             hold: None,
             hint_config,
             down_because: None,
+            told_needs_tasks: Default::default(),
         }
     }
 
