@@ -372,3 +372,92 @@ async fn an_authorization_server_is_named_in_401s_and_the_metadata() {
     assert_eq!(code, Some(2));
     assert!(err.contains("--http"), "{err}");
 }
+
+/// Bearer JWTs from an authorization server: a player is who the token's claim names (two
+/// JWT players see each other by those names in the lobby); an expired or foreign-signed
+/// token is refused with 401, on WebSocket and Streamable HTTP alike.
+#[actix::test]
+async fn a_jwt_player_plays_as_its_claim_names_and_an_expired_or_foreign_one_is_refused() {
+    use mcpl_testkit::jwt::TestIssuer;
+    const ISS: &str = "https://auth.example";
+    const AUD: &str = "mcpl-arcade";
+    let dir = tempfile::tempdir().unwrap();
+    let issuer = TestIssuer::new("k1");
+    let jwks = issuer.write_jwks(dir.path());
+    let (_child, urls) = serve(
+        &[
+            "--ws",
+            "127.0.0.1:0",
+            "--http",
+            "127.0.0.1:0",
+            "--jwks",
+            jwks.to_str().unwrap(),
+            "--jwt-issuer",
+            ISS,
+            "--jwt-audience",
+            AUD,
+        ],
+        2,
+    )
+    .await;
+    let alice_jwt = issuer.token(ISS, AUD, "alice", 600);
+    let mut alice =
+        Client::from_connection(ws::connect(&urls[0], &token(&alice_jwt)).await.unwrap());
+    alice.handshake(true, &["tools", "pushEvents"]).await;
+    alice.list().await;
+    let bob_jwt = issuer.token(ISS, AUD, "bob", 600);
+    let mut bob = Client::from_connection(http::connect(&urls[1], &token(&bob_jwt)).await.unwrap());
+    bob.handshake_plain().await;
+    let games = bob.call("games", json!({}), None).await;
+    assert_eq!(
+        games["structuredContent"]["online"],
+        json!(["alice"]),
+        "{games:#}"
+    );
+    let games = alice.call("games", json!({}), None).await;
+    assert_eq!(
+        games["structuredContent"]["online"],
+        json!(["bob"]),
+        "{games:#}"
+    );
+
+    let expired = issuer.token(ISS, AUD, "alice", -3600);
+    let foreign = TestIssuer::new("k1").token(ISS, AUD, "alice", 600);
+    let other_audience = issuer.token(ISS, "another-server", "alice", 600);
+    for bad in [&expired, &foreign, &other_audience] {
+        let e = ws::connect(&urls[0], &token(bad)).await.unwrap_err();
+        assert!(matches!(e, TransportError::Unauthorized), "{e:?}");
+        let refused = within(
+            reqwest::Client::new()
+                .post(&urls[1])
+                .bearer_auth(bad)
+                .header("accept", "application/json, text/event-stream")
+                .header("content-type", "application/json")
+                .body(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#)
+                .send(),
+        )
+        .await
+        .unwrap();
+        assert_eq!(refused.status(), reqwest::StatusCode::UNAUTHORIZED);
+    }
+
+    // A JWKS that cannot be read stops the arcade, naming the file.
+    let missing = dir.path().join("missing.json");
+    let (code, _, err) = run(
+        &[
+            "serve",
+            "--ws",
+            "127.0.0.1:0",
+            "--jwks",
+            missing.to_str().unwrap(),
+            "--jwt-issuer",
+            ISS,
+            "--jwt-audience",
+            AUD,
+        ],
+        b"",
+    )
+    .await;
+    assert_ne!(code, Some(0));
+    assert!(err.contains("missing.json"), "{err}");
+}

@@ -100,6 +100,10 @@ pub struct ServerOptions {
     /// and each 401 points there: `WWW-Authenticate: Bearer resource_metadata="…"`.
     /// `None` (the default): no metadata (404) and a bare `WWW-Authenticate: Bearer`.
     pub protected_resource: Option<ProtectedResource>,
+    /// Bearer JWTs accepted besides [`ServerOptions::tokens`]: a token that is not a
+    /// configured one is verified as a JWT and its claim names the principal
+    /// ([`crate::jwt`]). `None` (the default): static tokens only.
+    pub jwt: Option<crate::jwt::JwtAuth>,
     /// The certificate and key the WebSocket and Streamable HTTP listeners serve TLS with
     /// (`wss://`, `https://`); `None` (the default) serves plain `ws://` and `http://`.
     pub tls: Option<ServerTls>,
@@ -139,6 +143,7 @@ impl Default for ServerOptions {
             anonymous_per_source: 8,
             tls: None,
             protected_resource: None,
+            jwt: None,
         }
     }
 }
@@ -171,7 +176,8 @@ pub enum AuthError {
 }
 
 impl ServerOptions {
-    /// Maps an `Authorization` header value (if any) to a principal (RFC-014 §4.6).
+    /// Maps an `Authorization` header value (if any) to a principal (RFC-014 §4.6): a
+    /// configured token, else a JWT [`ServerOptions::jwt`] verifies.
     pub fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, AuthError> {
         match authorization {
             None if self.allow_anonymous => Ok(Principal::anonymous()),
@@ -182,10 +188,14 @@ impl ServerOptions {
                     .or_else(|| h.strip_prefix("bearer "))
                     .ok_or(AuthError::Invalid)?
                     .trim();
-                self.tokens
-                    .get(token)
-                    .map(|p| Principal::Named(p.clone()))
-                    .ok_or(AuthError::Invalid)
+                if let Some(p) = self.tokens.get(token) {
+                    return Ok(Principal::Named(p.clone()));
+                }
+                let jwt = self.jwt.as_ref().ok_or(AuthError::Invalid)?;
+                jwt.verify(token).map(Principal::Named).map_err(|why| {
+                    tracing::debug!(%why, "a bearer JWT refused");
+                    AuthError::Invalid
+                })
             }
         }
     }

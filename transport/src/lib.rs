@@ -23,6 +23,7 @@
 //! | [`ws`] | one message per WebSocket text frame; server pings |
 //! | [`http`] | MCP Streamable HTTP: sessions, POST/GET/DELETE, JSON or SSE answers |
 //! | [`delivery`] | the HTTP client's per-message hook, the seam for chaos tests |
+//! | [`jwt`] | bearer JWTs from an authorization server: a JWKS, issuer, audience, expiry, the claim naming the principal |
 //! | [`tls`] | rustls (ring) for both ends: a client's roots plus an optional CA file, a listener's certificate and key |
 //! | [`listen_addr`] | a listener's address as a command line gives it; a bare port is loopback |
 //! | [`log_limit`] | rate-limited warnings for what a peer can trigger at will |
@@ -44,6 +45,7 @@ pub mod accept;
 pub mod config;
 pub mod delivery;
 pub mod http;
+pub mod jwt;
 pub mod listen_addr;
 pub mod log_limit;
 pub mod memory;

@@ -5,6 +5,7 @@
 //!                   [--token NAME=SECRET]… [--tokens-file PATH] [--allow-anonymous]
 //!                   [--allowed-origin ORIGIN]… [--tls-cert PATH --tls-key PATH]
 //!                   [--authorization-server URL… [--resource URL]]
+//!                   [--jwks PATH --jwt-issuer URL --jwt-audience AUD [--jwt-claim CLAIM]]
 //!                   [--bot-time-ms MS | --bot-playouts N] [--seed N] [--ended-ttl SECONDS]
 //! mcpl-arcade render [--size 9|13|19] [--komi K] (--moves "D4 E5 …" | --board PATH|-) [--out PATH|-]
 //! ```
@@ -18,8 +19,9 @@
 //! `--allow-anonymous` is given: then a connection without a token is let in as its own
 //! anonymous principal, which can play the bot but share nothing. With
 //! `--authorization-server`, the Streamable HTTP listener serves OAuth protected resource
-//! metadata (RFC 9728) naming it, and its 401s point there (tokens are still the ones
-//! configured: the arcade does not verify tokens the authorization server issues).
+//! metadata (RFC 9728) naming it, and its 401s point there. With `--jwks`, the tokens that
+//! server issues are let in too: bearer JWTs verified against the JWK Set's keys, their
+//! issuer, audience and expiry checked, the player named by `--jwt-claim` (`sub`).
 
 use anyhow::{Context as _, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
@@ -109,6 +111,21 @@ struct ServeArgs {
     /// URL each request reached. Needs --authorization-server.
     #[arg(long, value_name = "URL", requires = "authorization_servers")]
     resource: Option<String>,
+    /// Also let in bearer JWTs signed with a key of this JWK Set file (RFC 7517), for
+    /// --jwt-audience from --jwt-issuer and not expired; the player is the string in
+    /// --jwt-claim.
+    #[arg(long, value_name = "PATH", requires_all = ["jwt_issuer", "jwt_audience"])]
+    jwks: Option<PathBuf>,
+    /// The issuer (`iss`) a JWT must name: the authorization server's issuer URL.
+    #[arg(long, value_name = "URL", requires = "jwks")]
+    jwt_issuer: Option<String>,
+    /// The audience (`aud`) a JWT must name: this arcade, as the authorization server
+    /// knows it (its URL, usually).
+    #[arg(long, value_name = "AUD", requires = "jwks")]
+    jwt_audience: Option<String>,
+    /// The JWT claim that names the player.
+    #[arg(long, value_name = "CLAIM", default_value = "sub", requires = "jwks")]
+    jwt_claim: String,
     /// The most anonymous connections (and, apart, Streamable HTTP sessions) one address holds.
     #[arg(long, value_name = "N", default_value_t = 8)]
     anonymous_per_address: usize,
@@ -196,9 +213,15 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
     if !network && !args.stdio {
         bail!("nothing to serve: give --stdio, --ws ADDR and/or --http ADDR");
     }
-    if network && tokens.is_empty() && !args.allow_anonymous {
+    let jwt = match (&args.jwks, &args.jwt_issuer, &args.jwt_audience) {
+        (Some(jwks), Some(issuer), Some(audience)) => Some(
+            mcpl_transport::jwt::JwtAuth::from_jwks_file(jwks, issuer, audience, &args.jwt_claim)?,
+        ),
+        _ => None,
+    };
+    if network && tokens.is_empty() && jwt.is_none() && !args.allow_anonymous {
         bail!(
-            "refusing to listen on the network with no token configured: give --token NAME=SECRET or --tokens-file PATH, or --allow-anonymous to let anyone in"
+            "refusing to listen on the network with no token configured: give --token NAME=SECRET, --tokens-file PATH or --jwks PATH, or --allow-anonymous to let anyone in"
         );
     }
     let tls = match (&args.tls_cert, &args.tls_key) {
@@ -233,6 +256,7 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
         stdio_principal,
         tls,
         protected_resource,
+        jwt,
         ..Default::default()
     };
     Ok((opts, players))
