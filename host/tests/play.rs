@@ -100,13 +100,16 @@ async fn a_refused_connection_is_told_with_its_cause() {
         .local_addr()
         .unwrap()
         .port();
-    let server = format!("arcade=ws://127.0.0.1:{port}/mcp");
-    let (out, _) = play(&["--server", &server], "board\nquit\n").await;
-    assert!(
-        out.contains("arcade: not connected: connection refused: nothing listens there"),
-        "{out}"
-    );
-    assert!(out.contains("no game is open"), "{out}");
+    // Streamable HTTP's POST failing to connect says so as plainly as a WebSocket's.
+    for scheme in ["ws", "http"] {
+        let server = format!("arcade={scheme}://127.0.0.1:{port}/mcp");
+        let (out, _) = play(&["--server", &server], "board\nquit\n").await;
+        assert!(
+            out.contains("arcade: not connected: connection refused: nothing listens there"),
+            "{scheme}: {out}"
+        );
+        assert!(out.contains("no game is open"), "{scheme}: {out}");
+    }
 }
 
 #[tokio::test]

@@ -11,6 +11,9 @@ use std::io::ErrorKind;
 /// What a person is told when the server refused the host's credentials.
 pub const TOKEN_REFUSED: &str = "the server refused the token (HTTP 401)";
 
+/// What a person is told when nothing listens at the server's address.
+pub const REFUSED: &str = "connection refused: nothing listens there";
+
 /// Why a connection attempt failed, plainly.
 pub fn of_connect(error: &ConnectError) -> String {
     match error {
@@ -38,8 +41,17 @@ pub fn of_disconnect(reason: &DisconnectReason) -> String {
             Some(401) => return TOKEN_REFUSED.to_owned(),
             Some(s) => return format!("the server refused the connection (HTTP {s})"),
             // No status: the request never got an answer (Streamable HTTP's way of saying
-            // the POST could not be made): not a refusal by the server.
+            // the POST could not be made): not a refusal by the server — unless nothing
+            // listens there, which the transport says in `data.ioError`.
             None if error.code == ErrorCode::CONNECTION_CLOSED => {
+                let io = error
+                    .data
+                    .as_ref()
+                    .and_then(|d| d.get("ioError"))
+                    .and_then(serde_json::Value::as_str);
+                if io == Some("ConnectionRefused") {
+                    return REFUSED.to_owned();
+                }
                 return format!("unreachable: {}", error.message);
             }
             None => {}
@@ -50,7 +62,7 @@ pub fn of_disconnect(reason: &DisconnectReason) -> String {
 
 fn of_io(e: &std::io::Error) -> String {
     match e.kind() {
-        ErrorKind::ConnectionRefused => "connection refused: nothing listens there".to_owned(),
+        ErrorKind::ConnectionRefused => REFUSED.to_owned(),
         ErrorKind::TimedOut
         | ErrorKind::HostUnreachable
         | ErrorKind::NetworkUnreachable
@@ -105,6 +117,13 @@ mod tests {
             unanswered.starts_with("unreachable: ") && unanswered.contains("POST refused"),
             "{unanswered}"
         );
+        let mut nobody = ErrorObject::new(ErrorCode::CONNECTION_CLOSED, "the POST failed");
+        nobody.data = Some(serde_json::json!({"ioError": "ConnectionRefused"}));
+        let nobody = DisconnectReason::HandshakeRejected {
+            method: "initialize",
+            error: nobody,
+        };
+        assert_eq!(of_disconnect(&nobody), REFUSED);
         let server_error = DisconnectReason::HandshakeRejected {
             method: "initialize",
             error: ErrorObject::new(ErrorCode(-32602), "bad version"),

@@ -16,6 +16,7 @@ use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Response};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, RequestBuilder, StatusCode};
 use serde_json::Value;
+use std::io::ErrorKind;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -59,8 +60,9 @@ const SSE_CEILING_FACTOR: usize = 4;
 /// - A POSTed *request* whose POST fails at the HTTP level (refused connection, a non-2xx
 ///   status, a body that is not JSON-RPC, an SSE stream that ends without the response, an
 ///   answer over the size limit) gets a made-up error [`Response`] with its id, code
-///   [`ErrorCode::CONNECTION_CLOSED`] and, when there was a status, `data.httpStatus`, so no
-///   requester waits forever. A 404 to a request carrying a session id means the session is
+///   [`ErrorCode::CONNECTION_CLOSED`] and, when there was a status, `data.httpStatus` (when
+///   there was none, the kind of the I/O error under it, if any, in `data.ioError`:
+///   `ConnectionRefused` when nothing listens), so no requester waits forever. A 404 to a request carrying a session id means the session is
 ///   gone: after that response the connection ends (inbound closes) and the host reconnects.
 /// - Once `notifications/initialized` has been POSTed, the GET stream is opened (405: the
 ///   server offers none, fine) and reopened whenever it drops while the session lives:
@@ -282,11 +284,15 @@ async fn post(client: Arc<Client>, message: Message) {
     let response = match builder.send().await {
         Ok(r) => r,
         Err(e) => {
-            let detail = match crate::tls::rustls_cause(&e) {
-                Some(tls) => format!("the POST failed: TLS: {tls}"),
-                None => format!("the POST failed: {e}"),
+            let io = io_kind(&e);
+            let detail = match (crate::tls::rustls_cause(&e), io) {
+                (Some(tls), _) => format!("the POST failed: TLS: {tls}"),
+                (None, Some(ErrorKind::ConnectionRefused)) => {
+                    "the POST failed: connection refused".to_owned()
+                }
+                (None, _) => format!("the POST failed: {e}"),
             };
-            return exchange.fail(None, &detail).await;
+            return exchange.fail_io(&detail, io).await;
         }
     };
     let status = response.status();
@@ -356,8 +362,20 @@ impl Exchange {
             .await;
     }
 
+    /// [`Exchange::fail`] for a POST that got no answer at all: the I/O error's kind, if one
+    /// was under it, goes in `data.ioError` (`ConnectionRefused`, …).
+    async fn fail_io(&self, detail: &str, io: Option<ErrorKind>) {
+        let data = io.map(|k| serde_json::json!({ "ioError": format!("{k:?}") }));
+        self.fail_with(None, detail, data).await;
+    }
+
     /// Answers our request, if it was one and is still unanswered, with a made-up error.
     async fn fail(&self, status: Option<StatusCode>, detail: &str) {
+        let data = status.map(|s| serde_json::json!({ "httpStatus": s.as_u16() }));
+        self.fail_with(status, detail, data).await;
+    }
+
+    async fn fail_with(&self, status: Option<StatusCode>, detail: &str, data: Option<Value>) {
         let Some(id) = self
             .request_id
             .clone()
@@ -372,7 +390,7 @@ impl Exchange {
             ErrorCode::CONNECTION_CLOSED,
             format!("Streamable HTTP: {detail}"),
         );
-        error.data = status.map(|s| serde_json::json!({ "httpStatus": s.as_u16() }));
+        error.data = data;
         self.deliver(Response::err(Some(id), error).into()).await;
     }
 
@@ -632,4 +650,16 @@ async fn error_detail(response: reqwest::Response) -> String {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The kind of the I/O error somewhere under `e`, if any (a refused connection is one).
+fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            return Some(io.kind());
+        }
+        cause = c.source();
+    }
+    None
 }
