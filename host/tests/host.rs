@@ -373,6 +373,45 @@ async fn a_tool_that_needs_mcp_tasks_is_left_out_and_the_agent_is_told_why() {
             r.as_ref().is_err() || r.as_ref().is_ok_and(|r| r.is_error),
             "a tool left out cannot be called: {r:?}"
         );
+        // A new list: a newly left-out tool is told; one told before and still left out is
+        // not told again, and one the list no longer leaves out is forgotten (told again
+        // when it comes back), so what is remembered is never more than one list.
+        let relist = async |conn: &mut Conn, tools: serde_json::Value, listed: usize| {
+            conn.send(json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}))
+                .await;
+            let list = conn.expect_next("tools/list").await;
+            conn.reply(&list, json!({"tools": tools})).await;
+            host.wait_for(|s| s.server("arcade").is_some_and(|a| a.listed_tools == listed))
+                .await
+                .unwrap();
+        };
+        let task = |name: &str| {
+            json!({"name": name, "inputSchema": {"type": "object"},
+                   "execution": {"taskSupport": "required"}})
+        };
+        let plain = |name: &str| json!({"name": name, "inputSchema": {"type": "object"}});
+        // Each list offers a different number of tools than the one before, so the wait
+        // sees each one read.
+        relist(
+            &mut conn,
+            json!([plain("echo"), task("slow"), task("slower")]),
+            1,
+        )
+        .await;
+        relist(
+            &mut conn,
+            json!([plain("echo"), plain("either"), task("slower")]),
+            2,
+        )
+        .await;
+        relist(&mut conn, json!([plain("echo"), task("slow")]), 1).await;
+        // What was shown since the first notice: `slower` when first left out (`slow`,
+        // still left out, not again), nothing for the second list, `slow` on its return.
+        let t = texts(&host.transcript().await.unwrap());
+        assert_eq!(t.matches("MCP tasks").count(), 2, "{t}");
+        assert_eq!(t.matches("`slow`").count(), 1, "{t}");
+        assert_eq!(t.matches("`slower`").count(), 1, "{t}");
+        assert!(t.find("`slower`") < t.find("`slow`"), "{t}");
         host.stop().await;
     })
     .await;

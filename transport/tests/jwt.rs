@@ -33,6 +33,11 @@ fn a_valid_token_names_its_principal_and_every_fault_is_refused_with_its_reason(
         a.verify(&issuer.token(ISS, AUD, "alice", -3600)),
         Err(JwtRefusal::Expired)
     );
+    let strict = a.clone().with_leeway(0);
+    assert_eq!(
+        strict.verify(&issuer.token(ISS, AUD, "alice", -30)),
+        Err(JwtRefusal::Expired)
+    );
     assert!(matches!(
         a.verify(&issuer.token("https://other.example", AUD, "alice", 600)),
         Err(JwtRefusal::Invalid(_))

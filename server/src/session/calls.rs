@@ -75,26 +75,24 @@ impl SessionActor {
                 .poll(&mut TaskContext::from_waker(Waker::noop()));
             (call, polled)
         }));
-        let call = match first {
-            Ok((_, Poll::Ready(result))) => {
-                let stopper = Stopper {
-                    abort: None,
-                    cancel: trigger,
-                };
-                self.core.start(id.clone(), key, stopper);
-                return self.call_finished(id, key, Ok(result));
-            }
-            Err(payload) => {
-                let stopper = Stopper {
-                    abort: None,
-                    cancel: trigger,
-                };
-                self.core.start(id.clone(), key, stopper);
-                return self.call_finished(id, key, Err(Ended::Panicked(payload)));
-            }
+        let ended = match first {
             // The task's first poll registers its own waker (the no-op one above is never
             // woken), so nothing the handler waits for is missed.
-            Ok((call, Poll::Pending)) => call,
+            Ok((call, Poll::Pending)) => Err(call),
+            Ok((_, Poll::Ready(result))) => Ok(Ok(result)),
+            Err(payload) => Ok(Err(Ended::Panicked(payload))),
+        };
+        let call = match ended {
+            Err(call) => call,
+            // Ended in its first poll: there is no task to stop.
+            Ok(ended) => {
+                let stopper = Stopper {
+                    abort: None,
+                    cancel: trigger,
+                };
+                self.core.start(id.clone(), key, stopper);
+                return self.call_finished(id, key, ended);
+            }
         };
         let task = tokio::spawn(call);
         let stopper = Stopper {

@@ -6,7 +6,7 @@
 //! connection to each, calls made in alternating blocks ([`BLOCK`] calls to the server,
 //! then as many to the echo, and so on), so whatever else the machine does while the
 //! samples are taken — a build beside it, a thread that fell asleep — falls on both alike.
-//! Within a block calls follow each other as in [`run`], so each side's threads stay as
+//! Within a block calls follow each other one at a time, so each side's threads stay as
 //! awake as they would alone.
 
 use super::PerfError;
@@ -124,15 +124,6 @@ impl Timer {
             pinned_cpu: None,
         }
     }
-}
-
-/// Times `calls` light calls on one connection to `url` after `warmup` untimed ones. Call
-/// on the client runtime.
-pub async fn run(url: &str, token: &str, warmup: u64, calls: u64) -> Result<Latency, PerfError> {
-    let mut timer = Timer::open(url, token).await?;
-    timer.calls(warmup, false).await?;
-    timer.calls(calls, true).await?;
-    Ok(timer.figures())
 }
 
 /// Times `calls` light calls to the server at `url` and as many to the floor at

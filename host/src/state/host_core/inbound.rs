@@ -320,6 +320,10 @@ impl HostCore {
         // Tools only MCP tasks can call are not offered at all (README: this host runs no
         // tasks); the agent is told which, once each.
         let (tools, left_out) = without_task_tools(tools);
+        // Only what this list leaves out is remembered: a server listing new names each
+        // time cannot grow the set past one list.
+        let now: std::collections::BTreeSet<&str> = left_out.iter().map(String::as_str).collect();
+        slot.told_needs_tasks.retain(|t| now.contains(t.as_str()));
         let untold: Vec<String> = left_out
             .into_iter()
             .filter(|t| slot.told_needs_tasks.insert(t.clone()))

@@ -66,8 +66,9 @@ pub struct ServerSlot {
     /// Why the server is not connected: the last failed attempt's or ended connection's
     /// cause, plainly ([`crate::link::cause`]); none once a handshake completes.
     pub(crate) down_because: Option<String>,
-    /// The tools left out because they need MCP tasks that the agent was told about
-    /// (each once; [`crate::state::catalog::needs_tasks`]).
+    /// The tools the last `tools/list` left out because they need MCP tasks, each told to
+    /// the agent once while it stays left out ([`crate::state::catalog::needs_tasks`]);
+    /// never more than one list's tools.
     pub(crate) told_needs_tasks: std::collections::BTreeSet<String>,
 }
 
