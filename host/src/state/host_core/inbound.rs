@@ -162,7 +162,12 @@ impl HostCore {
             .map(|i| &self.servers[i])
             .is_some_and(|s| s.epoch == epoch)
         {
-            info!(server, epoch, %why, "a message from the server was lost");
+            // A peer can send unreadable messages as often as it likes: the line goes
+            // through the host's per-peer limit like any other peer warning.
+            self.warn_peer(
+                server,
+                format!("a message was lost on connection {epoch}: {why}"),
+            );
             self.feed(server, now, |h, _| h.handle_lost_message());
         }
     }

@@ -190,6 +190,29 @@ fn an_ordered_gap_recovers_with_a_statement_then_the_tools_list() {
 }
 
 #[test]
+fn an_unreadable_message_is_a_rate_limited_peer_warning_and_recovers() {
+    let now = Instant::now();
+    let mut c = settled(HintConfig::ordered(), now);
+    // A peer may send unreadable messages without end: each one is a peer warning (the
+    // driver logs those through its per-peer limit), never a line of its own.
+    c.unreadable(S, 1, "not JSON-RPC", now);
+    let acts = actions(&mut c);
+    let warned: Vec<&str> = acts
+        .iter()
+        .filter_map(|a| match a {
+            Action::PeerWarning { server, what } if server == S => Some(what.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(warned, ["a message was lost on connection 1: not JSON-RPC"]);
+    // §5.2 [project]: whatever it carried is lost, so the state is read again.
+    assert_eq!(reads(&acts), [(2, ReadStep::Statement)]);
+    // A stale connection's loss is nobody's concern now.
+    c.unreadable(S, 7, "too large", now);
+    assert!(actions(&mut c).is_empty());
+}
+
+#[test]
 fn a_failed_read_is_retried_later_each_time_and_a_superseded_one_is_ignored() {
     let now = Instant::now();
     let mut c = settled(HintConfig::ordered(), now);
