@@ -2,6 +2,7 @@
 //! (§4.1), its tools, and the logic of its instances.
 
 use super::context::InstanceContext;
+use super::durable::{Durable, RestoreFn, restore_fn};
 use super::logic::{OpenFn, Opening, Refusal, Started, ToolsetLogic};
 use crate::core::ToolDecl;
 use mcpl_protocol::toolsets::{ToolsetDecl, ToolsetDefault};
@@ -22,6 +23,8 @@ pub struct Toolset {
     pub(crate) decl: ToolsetDecl,
     pub(crate) tools: Vec<ToolDecl>,
     pub(crate) logic: Option<Arc<dyn ToolsetLogic>>,
+    /// How its instances' logic is read back after a restart (`Toolset::durable`).
+    pub(crate) restore: Option<RestoreFn>,
 }
 
 impl Toolset {
@@ -33,6 +36,7 @@ impl Toolset {
             decl: ToolsetDecl::default(),
             tools: Vec::new(),
             logic: None,
+            restore: None,
         }
     }
 
@@ -92,6 +96,15 @@ impl Toolset {
         F: Fn(Opening, &mut InstanceContext) -> Result<Started, Refusal> + Send + Sync + 'static,
     {
         self.logic(OpenFn(open))
+    }
+
+    /// Its instances' logic is a [`Durable`] `T` (opened with
+    /// [`Started::durable`]): after a restart of a server with a
+    /// [`Store`](crate::Store), each is read back as a `T` and goes on where it was (issue
+    /// #15). Without it, its instances end at a restart, each with an ended record.
+    pub fn durable<T: Durable>(mut self) -> Self {
+        self.restore = Some(restore_fn::<T>());
+        self
     }
 
     /// Its name.
