@@ -47,21 +47,11 @@ use std::sync::Arc;
 ///     .durable::<Counter>();
 /// # let _ = counters;
 /// ```
-pub trait Durable: InstanceLogic + Serialize + DeserializeOwned {
+pub trait Durable: InstanceLogic + Serialize {
     /// The version of the format the state is written in. Change it when the serialized
-    /// form changes in a way older data cannot be read as; [`Durable::upgrade`] then reads
-    /// the older formats.
+    /// form changes in a way older data cannot be read as; a toolset registered with
+    /// [`Toolset::durable_with`](crate::Toolset::durable_with) may read older formats.
     const FORMAT: u32;
-
-    /// Reads state written in another format than [`Durable::FORMAT`]. By default it is
-    /// refused: the instance ends with an ended record naming the formats.
-    fn upgrade(format: u32, state: Value) -> Result<Self, String> {
-        let _ = state;
-        Err(format!(
-            "its state is in format {format}; this server reads format {}",
-            Self::FORMAT
-        ))
-    }
 
     /// The instance came back after a restart, before anything else reaches it: set again
     /// the timers it had ([`InstanceContext::wake_after`]: a bot's move, a clock) and
@@ -86,17 +76,27 @@ pub(crate) trait Logic: InstanceLogic {
 /// Reads a durable logic back: its toolset's, registered with `Toolset::durable`.
 pub(crate) type RestoreFn = Arc<dyn Fn(u32, Value) -> Result<Box<dyn Logic>, String> + Send + Sync>;
 
-/// The restore of a durable `T`.
-pub(crate) fn restore_fn<T: Durable>() -> RestoreFn {
-    Arc::new(|format, state| {
-        let logic = if format == T::FORMAT {
-            serde_json::from_value::<T>(state)
-                .map_err(|e| format!("its state does not read: {e}"))?
-        } else {
-            T::upgrade(format, state)?
-        };
-        Ok(Box::new(kept(logic)))
+/// The restore of a durable `T` that deserializes itself, in its own format only.
+pub(crate) fn restore_fn<T: Durable + DeserializeOwned>() -> RestoreFn {
+    restore_with(|format, state| {
+        if format != T::FORMAT {
+            return Err(format!(
+                "its state is in format {format}; this server reads format {}",
+                T::FORMAT
+            ));
+        }
+        serde_json::from_value::<T>(state).map_err(|e| format!("its state does not read: {e}"))
     })
+}
+
+/// The restore of a durable `T` read by `read` (which may hold what the logic shares, and
+/// read older formats).
+pub(crate) fn restore_with<T, F>(read: F) -> RestoreFn
+where
+    T: Durable,
+    F: Fn(u32, Value) -> Result<T, String> + Send + Sync + 'static,
+{
+    Arc::new(move |format, state| Ok(Box::new(kept(read(format, state)?)) as Box<dyn Logic>))
 }
 
 /// The author's logic, with what the SDK needs of it.

@@ -2,10 +2,11 @@
 //! (§4.1), its tools, and the logic of its instances.
 
 use super::context::InstanceContext;
-use super::durable::{Durable, RestoreFn, restore_fn};
+use super::durable::{Durable, RestoreFn, restore_fn, restore_with};
 use super::logic::{OpenFn, Opening, Refusal, Started, ToolsetLogic};
 use crate::core::ToolDecl;
 use mcpl_protocol::toolsets::{ToolsetDecl, ToolsetDefault};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -102,8 +103,21 @@ impl Toolset {
     /// [`Started::durable`]): after a restart of a server with a
     /// [`Store`](crate::Store), each is read back as a `T` and goes on where it was (issue
     /// #15). Without it, its instances end at a restart, each with an ended record.
-    pub fn durable<T: Durable>(mut self) -> Self {
+    pub fn durable<T: Durable + DeserializeOwned>(mut self) -> Self {
         self.restore = Some(restore_fn::<T>());
+        self
+    }
+
+    /// As [`Toolset::durable`], each instance's logic read back by `read` from its format
+    /// and serde value: for logic that holds something not serialized (what its toolset
+    /// shares: `read` captures it), or to read older formats. An `Err` ends the instance
+    /// with an ended record giving the reason.
+    pub fn durable_with<T, F>(mut self, read: F) -> Self
+    where
+        T: Durable,
+        F: Fn(u32, Value) -> Result<T, String> + Send + Sync + 'static,
+    {
+        self.restore = Some(restore_with(read));
         self
     }
 
