@@ -100,23 +100,8 @@ impl RedbStore {
         w.commit().map_err(|e| self.io(e))
     }
 
-    fn write(
-        &self,
-        f: impl FnOnce(&redb::WriteTransaction) -> Result<(), Box<redb::Error>>,
-    ) -> Result<(), StoreError> {
-        let w = self.db.begin_write().map_err(|e| self.io(e))?;
-        f(&w).map_err(|e| self.io(e))?;
-        w.commit().map_err(|e| self.io(e))
-    }
-}
-
-/// A redb error, boxed (it is large).
-fn boxed(e: impl Into<redb::Error>) -> Box<redb::Error> {
-    Box::new(e.into())
-}
-
-impl Store for RedbStore {
-    fn load(&self) -> Result<Loaded, StoreError> {
+    /// Every record, read in one transaction.
+    fn read_all(&self) -> Result<Loaded, StoreError> {
         let r = self.db.begin_read().map_err(|e| self.io(e))?;
         let mut loaded = Loaded::default();
         let principals = r.open_table(PRINCIPALS).map_err(|e| self.io(e))?;
@@ -132,6 +117,36 @@ impl Store for RedbStore {
             loaded.instances.push((k.value(), v.value().to_vec()));
         }
         Ok(loaded)
+    }
+
+    fn write(
+        &self,
+        f: impl FnOnce(&redb::WriteTransaction) -> Result<(), Box<redb::Error>>,
+    ) -> Result<(), StoreError> {
+        let write = || {
+            let w = self.db.begin_write().map_err(|e| self.io(e))?;
+            f(&w).map_err(|e| self.io(e))?;
+            w.commit().map_err(|e| self.io(e))
+        };
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(write))
+            .map_err(|_| self.io("the file is damaged (the store panicked writing it)"))?
+    }
+}
+
+/// A redb error, boxed (it is large).
+fn boxed(e: impl Into<redb::Error>) -> Box<redb::Error> {
+    Box::new(e.into())
+}
+
+impl Store for RedbStore {
+    fn load(&self) -> Result<Loaded, StoreError> {
+        // As in `open`: a damaged file is an error, never a panic of the server's.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_all())).map_err(
+            |_| StoreError::Open {
+                path: self.path.clone(),
+                detail: "the file is damaged (the store panicked reading it)".to_owned(),
+            },
+        )?
     }
 
     fn put_principal(&self, principal: &str, record: &[u8]) -> Result<(), StoreError> {
