@@ -204,6 +204,16 @@ async fn kept_instances_are_adopted_after_a_restart_and_ended_records_told() {
             .any(|r| &r["id"] == id_before),
         "{before:#}\n{after:#}"
     );
+    assert_eq!(
+        second.restored(),
+        Some(mcpl_server::Restored {
+            principals: 1,
+            instances: 1,
+            toolsets: [("counter".to_owned(), 1)].into(),
+            lost: 1
+        }),
+        "c1 back; s1 lost; c2 had ended"
+    );
     let adopted = a.exchange(open(7, "counter", Some("c1"), None)).await;
     assert_eq!(adopted["result"]["adopted"], true, "{adopted:#}");
     // The same position: the count goes on, and `bump` is still visible there.

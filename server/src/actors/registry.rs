@@ -196,7 +196,12 @@ impl Registry {
             },
         );
         self.next_generation = generation;
-        for r in restored {
+        *self
+            .published
+            .restored
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(restored.counts.clone());
+        for r in restored.principals {
             let entry = Entry {
                 addr: r.addr,
                 generation: r.generation,

@@ -20,14 +20,20 @@ use crate::author::{Logic, ParticipantId};
 use crate::core::{InstanceKey, PrincipalState};
 use crate::ids::InstanceId;
 use crate::shared::Shared;
-use crate::store::Loaded;
 use crate::store::records::{
     InstanceRecord, LogicRecord, PrincipalRecord, REASON_LOST, REASON_NOT_KEPT,
 };
+use crate::store::{Loaded, Restored};
 use actix::prelude::*;
 use mcpl_transport::Principal;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Arc;
+
+/// What was restored, and the principals' actors.
+pub(crate) struct Outcome {
+    pub(crate) principals: Vec<RestoredPrincipal>,
+    pub(crate) counts: Restored,
+}
 
 /// A principal's actor, restored and running.
 pub(crate) struct RestoredPrincipal {
@@ -47,7 +53,7 @@ pub(crate) fn restore(
     registrar: impl Fn() -> Registrar,
     router: Recipient<ToPrincipal>,
     mut next_generation: impl FnMut() -> u64,
-) -> Vec<RestoredPrincipal> {
+) -> Outcome {
     let location = shared
         .store
         .as_ref()
@@ -78,7 +84,10 @@ pub(crate) fn restore(
         .map(|(n, _)| (n.clone(), Context::new()))
         .collect();
     let mut ends: Ends = HashMap::new();
+    // Instances that were running and will not run again.
+    let mut lost = std::collections::HashSet::new();
     let mut instances: HashMap<u64, Addr<InstanceActor>> = HashMap::new();
+    let mut toolsets: BTreeMap<String, usize> = BTreeMap::new();
     for (id, bytes) in loaded.instances {
         shared.instance_ids_past(id);
         let Some(links) = linked.remove(&id) else {
@@ -91,16 +100,21 @@ pub(crate) fn restore(
             Err(e) => {
                 tracing::error!(store = %location, instance = id, error = %e, "an instance's record cannot be read; it ends");
                 ends.insert(id, format!("the server restarted, and the instance's state in {location} could not be read: {e}"));
+                lost.insert(id);
                 continue;
             }
         };
         let logic = match readable(shared, &record, &location) {
             Ok(logic) => logic,
             Err(reason) => {
+                if record.ended.is_none() {
+                    lost.insert(id);
+                }
                 ends.insert(id, reason);
                 continue;
             }
         };
+        *toolsets.entry(record.toolset.clone()).or_default() += 1;
         let ctx: Context<InstanceActor> = Context::new();
         let links = links
             .into_iter()
@@ -122,6 +136,7 @@ pub(crate) fn restore(
         ctx.run(actor);
     }
     let mut restored = Vec::new();
+    let mut lost_unlinked = 0;
     for (name, record) in principals {
         let Some(ctx) = contexts.remove(&name) else {
             continue;
@@ -148,6 +163,9 @@ pub(crate) fn restore(
                     links.insert(l.key, link);
                 }
                 None => {
+                    if !ends.contains_key(&l.instance) {
+                        lost.insert(l.instance);
+                    }
                     let reason = ends.get(&l.instance).map_or(REASON_LOST, String::as_str);
                     let _ = state.end(&l.key, reason, now);
                 }
@@ -162,6 +180,7 @@ pub(crate) fn restore(
             .collect();
         for key in unlinked {
             let _ = state.end(&key, REASON_LOST, now);
+            lost_unlinked += 1;
         }
         let principal = Principal::Named(name);
         let generation = next_generation();
@@ -180,7 +199,17 @@ pub(crate) fn restore(
             generation,
         });
     }
-    restored
+    let counts = Restored {
+        principals: restored.len(),
+        instances: instances.len(),
+        toolsets,
+        lost: lost.len() + lost_unlinked,
+    };
+    tracing::info!(store = %location, ?counts, "durable state read back");
+    Outcome {
+        principals: restored,
+        counts,
+    }
 }
 
 /// The logic of an instance read back, or why it will not run again.

@@ -24,6 +24,22 @@ pub use redb_store::RedbStore;
 
 use std::path::PathBuf;
 
+/// What a server read back from its store when it started
+/// ([`Server::restored`](crate::Server::restored)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// Principals given back their state.
+    pub principals: usize,
+    /// Instances running again, where they were.
+    pub instances: usize,
+    /// Of those, how many of each toolset.
+    pub toolsets: std::collections::BTreeMap<String, usize>,
+    /// Instances that were running when the server stopped and could not come back (their
+    /// logic is not kept, their record was missing or unreadable): each ended with an ended
+    /// record saying why. Instances that had ended before are not counted.
+    pub lost: usize,
+}
+
 /// Everything a store holds, as [`Store::load`] reads it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Loaded {
