@@ -26,6 +26,7 @@
 //! | `paging` | `tools/list` paging |
 //! | `receipt` | the receipt for a `featureSets/update` grant (SPEC §6.7) |
 //! | [`cancel`] | [`CancelToken`]: a call's cancellation, for work a handler hands off |
+//! | [`store`] | [`Store`]: durable state across restarts ([`RedbStore`], [`MemoryStore`]; issue #15) |
 //!
 //! # Running it
 //!

@@ -11,6 +11,7 @@
 //! | `call.rs` | `tools/call`: where a call goes (§4.5, §8) |
 //! | `fanout.rs` | applying an instance's batch to the state; sending drafts to sessions |
 //! | `invite.rs` | invitations into shared instances |
+//! | `durable.rs` | its record in the store, written before what changed it is delivered; read back at a restart (issue #15) |
 //!
 //! **Toolsets belong to the principal** (§4.6): the state lives here, not in a session, and
 //! every draft the state returns goes to every session, each numbering it on its own
