@@ -42,15 +42,26 @@ fn token(t: &str) -> ClientOptions {
 
 #[actix::test]
 async fn the_network_needs_a_token_unless_anonymous_is_allowed() {
-    let (code, _, err) = run(&["serve", "--ws", "127.0.0.1:0"], b"").await;
+    let (code, _, err) = run(&["serve", "--in-memory", "--ws", "127.0.0.1:0"], b"").await;
     assert_eq!(code, Some(2));
     assert!(err.contains("--allow-anonymous"), "{err}");
-    let (code, _, err) = run(&["serve", "--http", "127.0.0.1:0"], b"").await;
+    let (code, _, err) = run(&["serve", "--in-memory", "--http", "127.0.0.1:0"], b"").await;
     assert_eq!(code, Some(2), "{err}");
-    let (code, _, err) = run(&["serve"], b"").await;
+    let (code, _, err) = run(&["serve", "--in-memory"], b"").await;
     assert_eq!(code, Some(2));
     assert!(err.contains("nothing to serve"), "{err}");
-    let (code, _, err) = run(&["serve", "--ws", "127.0.0.1:0", "--principal", "x"], b"").await;
+    let (code, _, err) = run(
+        &[
+            "serve",
+            "--in-memory",
+            "--ws",
+            "127.0.0.1:0",
+            "--principal",
+            "x",
+        ],
+        b"",
+    )
+    .await;
     assert_eq!(code, Some(2));
     assert!(err.contains("--stdio"), "{err}");
 
@@ -173,6 +184,7 @@ async fn bad_tokens_are_refused_naming_the_line() {
     let (code, _, err) = run(
         &[
             "serve",
+            "--in-memory",
             "--ws",
             "127.0.0.1:0",
             "--tokens-file",
@@ -186,6 +198,7 @@ async fn bad_tokens_are_refused_naming_the_line() {
     let (code, _, err) = run(
         &[
             "serve",
+            "--in-memory",
             "--ws",
             "127.0.0.1:0",
             "--token",
@@ -198,7 +211,18 @@ async fn bad_tokens_are_refused_naming_the_line() {
     .await;
     assert_eq!(code, Some(2));
     assert!(err.contains("already the token of \"alice\""), "{err}");
-    let (code, _, err) = run(&["serve", "--ws", "127.0.0.1:0", "--token", "bot=x"], b"").await;
+    let (code, _, err) = run(
+        &[
+            "serve",
+            "--in-memory",
+            "--ws",
+            "127.0.0.1:0",
+            "--token",
+            "bot=x",
+        ],
+        b"",
+    )
+    .await;
     assert_eq!(code, Some(2));
     assert!(err.contains("not a valid player name"), "{err}");
 }
@@ -211,7 +235,7 @@ async fn read_json(lines: &mut tokio::io::Lines<BufReader<ChildStdout>>) -> serd
 #[actix::test]
 async fn stdio_serves_one_principal_until_stdin_closes() {
     let mut child = Command::new(BIN)
-        .args(["serve", "--stdio", "--principal", "carol"])
+        .args(["serve", "--in-memory", "--stdio", "--principal", "carol"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -309,7 +333,7 @@ async fn a_bare_port_listens_on_loopback_and_a_host_name_is_refused() {
     let link = ws::connect(&urls[0], &ClientOptions::default()).await;
     assert!(link.is_ok(), "the loopback listener answers");
 
-    let (code, _, err) = run(&["serve", "--ws", "example.com:80"], b"").await;
+    let (code, _, err) = run(&["serve", "--in-memory", "--ws", "example.com:80"], b"").await;
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("names a host"), "{err}");
 }
@@ -359,6 +383,7 @@ async fn an_authorization_server_is_named_in_401s_and_the_metadata() {
     let (code, _, err) = run(
         &[
             "serve",
+            "--in-memory",
             "--ws",
             "127.0.0.1:0",
             "--token",
@@ -446,6 +471,7 @@ async fn a_jwt_player_plays_as_its_claim_names_and_an_expired_or_foreign_one_is_
     let (code, _, err) = run(
         &[
             "serve",
+            "--in-memory",
             "--ws",
             "127.0.0.1:0",
             "--jwks",

@@ -149,7 +149,14 @@ async fn unusable_tls_files_stop_the_arcade_naming_the_file() {
         (vec!["--tls-cert", cert], "--tls-key"),
     ] {
         let out = tokio::process::Command::new(support::BIN)
-            .args(["serve", "--ws", "127.0.0.1:0", "--token", "a=b"])
+            .args([
+                "serve",
+                "--in-memory",
+                "--ws",
+                "127.0.0.1:0",
+                "--token",
+                "a=b",
+            ])
             .args(&args)
             .output()
             .await
@@ -159,7 +166,15 @@ async fn unusable_tls_files_stop_the_arcade_naming_the_file() {
         assert!(err.contains(says), "{args:?}: {err}");
     }
     let out = tokio::process::Command::new(support::BIN)
-        .args(["serve", "--stdio", "--tls-cert", cert, "--tls-key", key])
+        .args([
+            "serve",
+            "--in-memory",
+            "--stdio",
+            "--tls-cert",
+            cert,
+            "--tls-key",
+            key,
+        ])
         .stdin(std::process::Stdio::null())
         .output()
         .await

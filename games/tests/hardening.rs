@@ -92,6 +92,7 @@ async fn hardening_01_out_of_file_descriptors_the_listeners_pause_and_recover() 
         .arg(BIN)
         .args([
             "serve",
+            "--in-memory",
             "--ws",
             "127.0.0.1:0",
             "--http",

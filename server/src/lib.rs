@@ -26,6 +26,7 @@
 //! | `paging` | `tools/list` paging |
 //! | `receipt` | the receipt for a `featureSets/update` grant (SPEC §6.7) |
 //! | [`cancel`] | [`CancelToken`]: a call's cancellation, for work a handler hands off |
+//! | [`store`] | [`Store`]: durable state across restarts ([`RedbStore`], [`MemoryStore`]; issue #15) |
 //!
 //! # Running it
 //!
@@ -101,17 +102,19 @@ mod receipt;
 mod server;
 pub mod session;
 mod shared;
+pub mod store;
 pub mod tool;
 
 pub use actors::instance::INTERNAL_ERROR;
 pub use actors::principal::{REASON_CLOSED, REASON_DISCONNECTED};
 pub use author::{
-    Audience, Blocking, BlockingError, CallId, Event, InstanceContext, InstanceLogic,
+    Audience, Blocking, BlockingError, CallId, Durable, Event, InstanceContext, InstanceLogic,
     InstanceWaker, Joined, Opening, Participant, ParticipantId, ParticipantKind, Refusal, Reply,
     SURFACE_ACTIVITY, SURFACE_TURN, Started, ToolCall, Toolset, ToolsetLogic,
 };
 pub use cancel::CancelToken;
 pub use clock::{Clock, ManualClock, SystemClock};
+pub use core::REASON_UNDECLARED;
 pub use core::{
     CatalogError, CloseError, InstanceKey, OpenError, OptionsProblem, PlainHosts, PrincipalConfig,
     ToolDecl,
@@ -125,6 +128,8 @@ pub use server::{
     Server, ServerBuilder,
 };
 pub use session::{Phase, SessionHandle, SessionStatus};
+pub use store::records::{REASON_LOST, REASON_NOT_KEPT};
+pub use store::{Loaded, MemoryStore, RedbStore, Restored, Store, StoreError};
 pub use tool::{
     AskError, CloseToolsetError, DeclineError, Invitation, NoArguments, NotifyError,
     OpenToolsetError, Opened, ToolContext, ToolError, ToolResult, input_schema,

@@ -8,15 +8,16 @@
 //! an `Arc<Shared>` and talk to each other only by message (`actors/registry` owns who is
 //! connected), so the server's modules form no import cycle.
 
-use crate::author::{PlainToolset, ToolsetLogic};
+use crate::author::{PlainInstance, PlainToolset, RestoreFn, ToolsetLogic, restore_fn};
 use crate::clock::Clock;
 use crate::core::session::Profile;
 use crate::core::{Catalog, CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::ids::InstanceId;
+use crate::store::{Loaded, Store};
 use mcpl_protocol::mcpl::McplManifest;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 use std::time::{Duration, SystemTime};
 
 /// See the module docs.
@@ -41,6 +42,12 @@ pub(crate) struct Shared {
     /// What hosts without `toolHints` are offered (§8).
     pub(crate) plain_hosts: PlainHosts,
     pub(crate) counters: Counters,
+    /// Where durable state goes (issue #15); none: nothing is written.
+    pub(crate) store: Option<Arc<dyn Store>>,
+    /// How each durable toolset's logic is read back (`Toolset::durable`).
+    pub(crate) restore: HashMap<String, RestoreFn>,
+    /// What the store held when the server was built, taken by the registry as it starts.
+    pub(crate) loaded: Mutex<Option<Loaded>>,
 }
 
 /// The manifest and the catalog it declares, replaced together, and how many times they
@@ -143,6 +150,23 @@ impl Shared {
             .get(toolset)
             .cloned()
             .unwrap_or_else(|| Arc::new(PlainToolset))
+    }
+
+    /// How a toolset's kept logic is read back: its registered restore, or a plain
+    /// instance's for a toolset declared without logic; `None` when it is not kept.
+    pub(crate) fn restore_of(&self, toolset: &str) -> Option<RestoreFn> {
+        if self.logic.contains_key(toolset) {
+            self.restore.get(toolset).cloned()
+        } else {
+            Some(restore_fn::<PlainInstance>())
+        }
+    }
+
+    /// Makes the next instance ids come after `id` (one read back from the store).
+    pub(crate) fn instance_ids_past(&self, id: u64) {
+        self.counters
+            .instance
+            .fetch_max(id.saturating_add(1), Ordering::Relaxed);
     }
 
     /// A fresh session id, unique within this server.

@@ -4,20 +4,24 @@
 //! It accepts connections itself (the arcade's `listen` module serves too, but keeps no
 //! session handles) so that a run can **restart** it: every listener closed, every
 //! session ended, and new listeners bound — the hosts see their connections drop and
-//! reconnect, as after a server restart. The arcade's state (open games, ended records)
-//! lives on across the restart, as it would with durable state; a restart that loses it is
-//! not simulated.
+//! reconnect, as after a server restart. The restart is a real one (issue #15): a new
+//! arcade is built on the same durable store, and the old one is cut off from it as a
+//! dead process is ([`SimStore`]), so its games come back only by being read back —
+//! counted as resumed ([`ArcadeService::resumed`]) or lost.
 //!
 //! The listeners run where the sessions do (an arbiter given to [`ArcadeService::start`]),
 //! so that the server's transport tasks share its thread rather than the hosts'.
 
 use actix::ArbiterHandle;
 use mcpl_games::arcade::listen::HTTP_PATH;
-use mcpl_games::arcade::{Arcade, ArcadeConfig};
-use mcpl_server::{BuildError, SessionHandle};
+use mcpl_games::arcade::{Arcade, ArcadeConfig, LOBBY};
+use mcpl_server::{
+    BuildError, Loaded, MemoryStore, Restored, Server, SessionHandle, Store, StoreError,
+};
 use mcpl_transport::{ServerOptions, http, ws};
 use std::io;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::oneshot;
 
@@ -39,9 +43,126 @@ struct Served {
     _stop: oneshot::Sender<()>,
 }
 
+/// The arcade's durable store across restarts: one [`MemoryStore`], and a handle per
+/// life of the arcade. A new life cuts the previous one off, as a process that died
+/// writes nothing more: its actors, still running in this process, write into nothing.
+#[derive(Debug, Default)]
+pub struct SimStore {
+    records: Arc<MemoryStore>,
+    current: Mutex<Arc<AtomicBool>>,
+}
+
+impl SimStore {
+    /// The handle of a new life; the previous life's handle writes nothing from now on.
+    pub fn life(&self) -> Arc<dyn Store> {
+        let live = Arc::new(AtomicBool::new(true));
+        let old = std::mem::replace(
+            &mut *self.current.lock().unwrap_or_else(PoisonError::into_inner),
+            live.clone(),
+        );
+        old.store(false, Ordering::SeqCst);
+        Arc::new(Life {
+            records: self.records.clone(),
+            live,
+        })
+    }
+
+    /// The games running as the store says now: records of game instances (not lobbies)
+    /// that have not ended and that a principal's record links to.
+    pub fn running(&self) -> usize {
+        let Ok(loaded) = self.records.load() else {
+            return 0;
+        };
+        let json = |r: &[u8]| serde_json::from_slice::<serde_json::Value>(r).ok();
+        let linked: std::collections::HashSet<u64> = loaded
+            .principals
+            .iter()
+            .filter_map(|(_, r)| json(r))
+            .flat_map(|p| {
+                p["links"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|l| l["instance"].as_u64())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        loaded
+            .instances
+            .iter()
+            .filter(|(id, _)| linked.contains(id))
+            .filter_map(|(_, r)| json(r))
+            .filter(|r| r["ended"].is_null() && r["toolset"] != LOBBY)
+            .count()
+    }
+}
+
+/// One life's handle on a [`SimStore`].
+struct Life {
+    records: Arc<MemoryStore>,
+    live: Arc<AtomicBool>,
+}
+
+impl Life {
+    fn live(&self) -> bool {
+        self.live.load(Ordering::SeqCst)
+    }
+}
+
+impl Store for Life {
+    fn load(&self) -> Result<Loaded, StoreError> {
+        self.records.load()
+    }
+    fn put_principal(&self, principal: &str, record: &[u8]) -> Result<(), StoreError> {
+        if self.live() {
+            self.records.put_principal(principal, record)?;
+        }
+        Ok(())
+    }
+    fn delete_principal(&self, principal: &str) -> Result<(), StoreError> {
+        if self.live() {
+            self.records.delete_principal(principal)?;
+        }
+        Ok(())
+    }
+    fn put_instance(&self, id: u64, record: &[u8]) -> Result<(), StoreError> {
+        if self.live() {
+            self.records.put_instance(id, record)?;
+        }
+        Ok(())
+    }
+    fn delete_instance(&self, id: u64) -> Result<(), StoreError> {
+        if self.live() {
+            self.records.delete_instance(id)?;
+        }
+        Ok(())
+    }
+    fn location(&self) -> String {
+        "the simulator's memory".to_owned()
+    }
+}
+
+/// What the restarts did to the games: how many were running at each restart, and what
+/// each new life read back.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Resumed {
+    /// Games running when the arcade stopped (summed over restarts).
+    pub running: usize,
+    /// Games running again after a restart.
+    pub resumed: usize,
+    /// Games that were running and did not come back (each ended with a record).
+    pub lost: usize,
+}
+
 /// The arcade and its listeners. See the module docs.
 pub struct ArcadeService {
     arcade: Arcade,
+    /// Its configuration, to build it again at a restart.
+    config: ArcadeConfig,
+    store: Arc<SimStore>,
+    /// Each earlier life's server, for what the next one read back.
+    lives: Vec<Server>,
+    running_at_restarts: usize,
     /// Where the listeners run (with the sessions), if not on the caller's thread.
     arbiter: Option<ArbiterHandle>,
     opts: Arc<ServerOptions>,
@@ -61,10 +182,8 @@ impl ArcadeService {
         arbiter: Option<ArbiterHandle>,
     ) -> Result<Self, ArcadeError> {
         config.players.extend(players.iter().cloned());
-        let arcade = match &arbiter {
-            Some(a) => Arcade::on(config, a.clone())?,
-            None => Arcade::new(config)?,
-        };
+        let store = Arc::new(SimStore::default());
+        let arcade = build(&config, &store, arbiter.as_ref())?;
         let mut opts = ServerOptions {
             ws_ping_interval: None,
             ..Default::default()
@@ -78,6 +197,10 @@ impl ArcadeService {
         let http = serve(Kind::Http, &arcade, &opts, &sessions, arbiter.as_ref()).await?;
         Ok(ArcadeService {
             arcade,
+            config,
+            store,
+            lives: Vec::new(),
+            running_at_restarts: 0,
             arbiter,
             opts,
             sessions,
@@ -122,8 +245,31 @@ impl ArcadeService {
         self.restarts
     }
 
-    /// Restarts: closes both listeners and every session, then binds new listeners (on
-    /// new ports: put a proxy in front to keep one address).
+    /// What the restarts did to the games so far (a life's read-back counts once its
+    /// first session started it).
+    pub fn resumed(&self) -> Resumed {
+        let read: Vec<Restored> = self
+            .lives
+            .iter()
+            .skip(1)
+            .chain(std::iter::once(self.arcade.server()))
+            .filter_map(Server::restored)
+            .collect();
+        Resumed {
+            running: self.running_at_restarts,
+            resumed: read
+                .iter()
+                .flat_map(|r| &r.toolsets)
+                .filter(|(t, _)| t.as_str() != LOBBY)
+                .map(|(_, n)| n)
+                .sum(),
+            lost: read.iter().map(|r| r.lost).sum(),
+        }
+    }
+
+    /// Restarts: closes both listeners and every session, builds the arcade again on the
+    /// same store (the old one cut off from it, as a process that died), then binds new
+    /// listeners (on new ports: put a proxy in front to keep one address).
     pub async fn restart(&mut self) -> Result<(), ArcadeError> {
         let any: SocketAddr = ([127, 0, 0, 1], 0).into();
         // Stops both accept loops (their listeners close).
@@ -140,11 +286,32 @@ impl ArcadeService {
         for s in sessions {
             s.close();
         }
+        // The old life ends here: nothing it does from now on is kept.
+        let arcade = build(&self.config, &self.store, self.arbiter.as_ref())?;
+        self.running_at_restarts += self.store.running();
+        let old = std::mem::replace(&mut self.arcade, arcade);
+        self.lives.push(old.server().clone());
         let a = self.arbiter.as_ref();
         self.ws = serve(Kind::Ws, &self.arcade, &self.opts, &self.sessions, a).await?;
         self.http = serve(Kind::Http, &self.arcade, &self.opts, &self.sessions, a).await?;
         self.restarts += 1;
         Ok(())
+    }
+}
+
+/// The arcade on a new life of `store`.
+fn build(
+    config: &ArcadeConfig,
+    store: &SimStore,
+    arbiter: Option<&ArbiterHandle>,
+) -> Result<Arcade, BuildError> {
+    let config = ArcadeConfig {
+        store: Some(store.life()),
+        ..config.clone()
+    };
+    match arbiter {
+        Some(a) => Arcade::on(config, a.clone()),
+        None => Arcade::new(config),
     }
 }
 

@@ -7,6 +7,8 @@
 //!    agent was told that instance's end with a reason once; no end was told twice, nor
 //!    one the server has no record of.
 //! 3. **Every game ends**: after the drain nothing is open but the default-open lobby.
+//! 4. **A restart loses no game** (issue #15): every game running when the arcade was
+//!    restarted runs again after it, read back from its durable store ([`check_resumed`]).
 //!
 //! [`check_all`] runs them at the end of a run; [`check_views`] runs rule 1 alone at a
 //! quiet point in the middle of one (the deterministic mode pauses its agents for it),
@@ -95,6 +97,16 @@ pub async fn check_all(
         .flatten()
     {
         metrics.violation(v);
+    }
+}
+
+/// Rule 4: every game running at a restart was resumed after it, and none was lost.
+pub fn check_resumed(resumed: &crate::arcade::Resumed, metrics: &Metrics) {
+    if resumed.lost > 0 || resumed.resumed != resumed.running {
+        metrics.violation(format!(
+            "a restart lost games: {} were running, {} resumed, {} lost",
+            resumed.running, resumed.resumed, resumed.lost
+        ));
     }
 }
 

@@ -62,6 +62,9 @@ pub struct ChaosTotals {
     pub mass_drops: u32,
     /// Server restarts.
     pub restarts: u32,
+    /// Games running at the restarts, resumed after them, and lost (issue #15: none may
+    /// be; the invariants check it).
+    pub games_at_restarts: (usize, usize, usize),
     /// WebSocket frames sent twice.
     pub duplicated_frames: u64,
     /// Streamable HTTP deliveries held back (GET stream, POST responses, past the window).
@@ -182,6 +185,13 @@ impl LoadReport {
                     None => "no mass drop cut a connection".into(),
                 },
             ),
+            ("games resumed after a restart", {
+                let (running, resumed, lost) = x.games_at_restarts;
+                format!(
+                    "{resumed} of the {running} running at {} restarts, {lost} lost",
+                    x.restarts
+                )
+            }),
             (
                 "chaos",
                 format!(

@@ -67,6 +67,10 @@ async fn drops_duplicates_and_a_restart_keep_every_invariant() {
     // HTTP session outlives its TCP connections).
     assert!(report.reconnects >= 15, "{}", report.table());
     assert!(report.chaos.duplicated_frames > 0, "{}", report.table());
+    // The restart is a real one on the durable store (issue #15): every game running then
+    // was read back and went on.
+    let (running, resumed, lost) = report.chaos.games_at_restarts;
+    assert_eq!((resumed, lost), (running, 0), "{}", report.table());
     // The mass drop cut the WebSocket hosts; each was timed back to settled.
     let (_, resynced) = report
         .resync_after_drop

@@ -236,3 +236,24 @@ fn abandoned_sessions_all_expire_and_the_memory_is_read_before_and_after() {
     );
     assert!(report.table().contains("expiry"), "{}", report.table());
 }
+
+#[test]
+fn durable_state_is_measured_kept_and_not_with_its_writes_and_go_moves() {
+    let config = PerfConfig {
+        durable: sim::perf::durable::DurableConfig {
+            players: 2,
+            window: Duration::from_millis(300),
+            rounds: 1,
+            go_moves: 2,
+            bot_time: Duration::from_millis(50),
+        },
+        ..tiny(&[Measure::Durable])
+    };
+    let report = measured(&config);
+    let d = report.durable.clone().expect("durable was measured");
+    assert_eq!(d.failed, 0, "{d:?}");
+    assert!(d.moves_on > 0 && d.moves_per_sec_off > 0.0, "{d:?}");
+    assert!(d.writes_per_move >= 1.0, "every kept move writes: {d:?}");
+    assert_eq!(d.go_moves, 2, "{d:?}");
+    assert!(report.table().contains("durable"), "{}", report.table());
+}

@@ -62,7 +62,7 @@ echo "== start mcpl-arcade serve --http 127.0.0.1:0 with one token and an author
 # The arcade prints `listening on URL` once bound; reading it through a process
 # substitution waits for exactly that, with no polling. --authorization-server makes its
 # 401s carry `resource_metadata`, as a deployment behind OAuth would.
-exec 3< <(exec "$arcade_bin" serve --http 127.0.0.1:0 --token "alice=$secret" \
+exec 3< <(exec "$arcade_bin" serve --in-memory --http 127.0.0.1:0 --token "alice=$secret" \
     --authorization-server https://auth.example 2>"$work/server.stderr")
 server_pid=$!
 if ! IFS= read -r -t 60 line <&3 || [ "${line#listening on }" = "$line" ]; then

@@ -66,7 +66,7 @@ pub use tools::{
 
 use crate::bot::DEFAULT_MOVE_TIME;
 use actix::ArbiterHandle;
-use mcpl_server::{BuildError, Clock, Server, SessionHandle};
+use mcpl_server::{BuildError, Clock, Server, SessionHandle, Store};
 use mcpl_transport::Connection;
 use shared::Shared;
 use std::sync::Arc;
@@ -122,6 +122,9 @@ pub struct ArcadeConfig {
     pub ended_ttl: Option<Duration>,
     /// The server's clock (default: the system's).
     pub clock: Option<Arc<dyn Clock>>,
+    /// Where games, invitations and the lobby's challenges are kept across restarts
+    /// (issue #15; default none: a restart forgets them). See `mcpl_server::Store`.
+    pub store: Option<Arc<dyn Store>>,
 }
 
 impl std::fmt::Debug for ArcadeConfig {
@@ -130,6 +133,7 @@ impl std::fmt::Debug for ArcadeConfig {
             .field("bot", &self.bot)
             .field("players", &self.players)
             .field("ended_ttl", &self.ended_ttl)
+            .field("store", &self.store.as_ref().map(|s| s.location()))
             .finish_non_exhaustive()
     }
 }
@@ -181,6 +185,9 @@ impl Arcade {
         }
         if let Some(clock) = config.clock {
             builder = builder.clock(clock);
+        }
+        if let Some(store) = config.store {
+            builder = builder.store(store);
         }
         let server = builder.build()?;
         shared.set_server(server.clone());

@@ -145,6 +145,14 @@ pub trait Rules: Send + Sized + 'static {
     /// `toolHints` are shown with a bare `move` string, must not.
     fn play_description(&self) -> String;
 
+    /// The game as kept across a restart of the arcade (issue #15): what rebuilds it
+    /// exactly — the board, the history, the ko and superko state, whose turn it is.
+    fn save(&self) -> Value;
+
+    /// The game [`Rules::save`] wrote; an error says what is wrong (a value of another
+    /// shape, a move that is not legal where it was played).
+    fn load(state: &Value) -> Result<Self, String>;
+
     /// How the bot finds a move for the side to move; `None` once the game is over.
     fn bot(&self, settings: &BotSettings, seed: u64) -> Option<BotPlan<Self::Move>>;
 }

@@ -135,6 +135,11 @@ impl Shared {
         lock(&self.challenges).remove(&id);
     }
 
+    /// The challenge `id`, while it waits for an answer.
+    pub fn challenge(&self, id: u64) -> Option<Challenge> {
+        lock(&self.challenges).get(&id).cloned()
+    }
+
     /// Challenges `challenger` sent that wait for an answer, oldest first.
     pub fn challenges_by(&self, challenger: &str) -> Vec<Challenge> {
         lock(&self.challenges)

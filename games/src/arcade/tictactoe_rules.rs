@@ -127,6 +127,32 @@ impl Rules for TicTacToeRules {
         format!("Moves: {}", moves.join(" "))
     }
 
+    /// The moves: replaying them rebuilds the board and whose turn it is.
+    fn save(&self) -> Value {
+        let moves: Vec<String> = self
+            .game
+            .history()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        json!({ "moves": moves })
+    }
+
+    fn load(state: &Value) -> Result<Self, String> {
+        #[derive(serde::Deserialize)]
+        struct Kept {
+            moves: Vec<String>,
+        }
+        let kept: Kept = serde_json::from_value(state.clone()).map_err(|e| e.to_string())?;
+        let mut game = Game::new();
+        for (i, text) in kept.moves.iter().enumerate() {
+            let at = |e: String| format!("move {} ({text}): {e}", i + 1);
+            let cell = Cell::parse(text).map_err(|e| at(e.to_string()))?;
+            game.play(cell).map_err(|e| at(e.to_string()))?;
+        }
+        Ok(TicTacToeRules { game })
+    }
+
     fn play_description(&self) -> String {
         "Mark a cell: `move` is a column a-c and a row 1-3 (a1 bottom left, c3 top right). Its schema lists the free cells now.".to_owned()
     }

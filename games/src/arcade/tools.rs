@@ -11,7 +11,7 @@ use super::go_rules::GoRules;
 use super::lobby::{ChallengeArgs, DeclineArgs};
 use super::rules::{Rules, ToolNames};
 use super::shared::Shared;
-use super::table::TableToolset;
+use super::table::{Table, TableToolset};
 use super::tictactoe_rules::TicTacToeRules;
 use mcpl_protocol::mcp::{Tool, ToolAnnotations};
 use mcpl_protocol::meta::Meta;
@@ -101,7 +101,9 @@ fn table_toolset<R: Rules>(
         "Show the position as text (coordinates, the last move in parentheses), whose move it is, and your colour. After the game ends it shows the final position and the result, for as long as the game's ended record is kept.",
         object(json!({}), &[]),
     )))
-    .logic(TableToolset::<R>::new(shared))
+    .logic(TableToolset::<R>::new(shared.clone()))
+    // Issue #15: each table is kept across a restart of a server with a store.
+    .durable_with(move |format, state| Table::<R>::restore(shared.clone(), format, state))
 }
 
 /// `tool`, marked read-only (`readOnlyHint`): the SDK answers it for an ended instance

@@ -7,6 +7,7 @@
 //!                   [--authorization-server URL… [--resource URL]]
 //!                   [--jwks PATH --jwt-issuer URL --jwt-audience AUD [--jwt-claim CLAIM]]
 //!                   [--bot-time-ms MS | --bot-playouts N] [--seed N] [--ended-ttl SECONDS]
+//!                   [--data-dir DIR | --in-memory]
 //! mcpl-arcade render [--size 9|13|19] [--komi K] (--moves "D4 E5 …" | --board PATH|-) [--out PATH|-]
 //! ```
 //!
@@ -22,6 +23,12 @@
 //! metadata (RFC 9728) naming it, and its 401s point there. With `--jwks`, the tokens that
 //! server issues are let in too: bearer JWTs verified against the JWK Set's keys, their
 //! issuer, audience and expiry checked, the player named by `--jwt-claim` (`sub`).
+//!
+//! Games, invitations and the lobby's challenges survive a restart (issue #15): they are
+//! kept in `DIR/mcpl-state.redb` (`--data-dir`; default the OS data directory's
+//! `mcpl-arcade/`, e.g. `~/.local/share/mcpl-arcade` on Linux). `--in-memory` keeps nothing.
+//! A store that cannot be opened (damaged, another format, locked by another running arcade)
+//! stops the arcade with an error naming the file.
 
 use anyhow::{Context as _, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
@@ -29,6 +36,7 @@ use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
 use mcpl_games::go::{BoardSize, DEFAULT_KOMI, render_svg};
+use mcpl_server::{RedbStore, Store};
 use mcpl_transport::{ListenAddr, ProtectedResource, ServerOptions, ServerTls};
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
@@ -146,6 +154,13 @@ struct ServeArgs {
     /// How long ended games are reported to players who were away, in seconds (default 3600).
     #[arg(long, value_name = "SECONDS")]
     ended_ttl: Option<u64>,
+    /// Keep games, invitations and challenges across restarts in DIR (file
+    /// mcpl-state.redb; default: the OS data directory's mcpl-arcade/).
+    #[arg(long, value_name = "DIR", conflicts_with = "in_memory")]
+    data_dir: Option<PathBuf>,
+    /// Keep nothing across restarts: a restart forgets every game.
+    #[arg(long)]
+    in_memory: bool,
 }
 
 #[derive(Args)]
@@ -262,9 +277,26 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
     Ok((opts, players))
 }
 
+/// The store `--data-dir` / `--in-memory` ask for (issue #15).
+fn store(args: &ServeArgs) -> anyhow::Result<Option<Arc<dyn Store>>> {
+    if args.in_memory {
+        return Ok(None);
+    }
+    let dir = match &args.data_dir {
+        Some(dir) => dir.clone(),
+        None => dirs::data_dir()
+            .context("no OS data directory is known here: give --data-dir DIR or --in-memory")?
+            .join("mcpl-arcade"),
+    };
+    let store = RedbStore::open_dir(&dir)?;
+    tracing::info!(store = %store.location(), "games are kept across restarts");
+    Ok(Some(Arc::new(store)))
+}
+
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (opts, players) = server_options(&args)?;
     let opts = Arc::new(opts);
+    let store = store(&args)?;
     let config = ArcadeConfig {
         bot: BotSettings {
             budget: match args.bot_playouts {
@@ -276,6 +308,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         players,
         ended_ttl: args.ended_ttl.map(Duration::from_secs),
         clock: None,
+        store,
     };
     actix::System::new().block_on(async move {
         let arcade = Arcade::new(config).context("building the arcade")?;

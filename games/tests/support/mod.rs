@@ -118,11 +118,25 @@ impl Harness {
     }
 }
 
-/// Starts `mcpl-arcade serve` with `args`; returns the child (killed when dropped) and the
-/// URLs of its first `listeners` `listening on` lines.
+/// Starts `mcpl-arcade serve --in-memory` with `args`; returns the child (killed when
+/// dropped) and the URLs of its first `listeners` `listening on` lines.
 pub async fn serve(args: &[&str], listeners: usize) -> (Child, Vec<String>) {
-    let mut child = Command::new(BIN)
-        .arg("serve")
+    serve_kept(None, args, listeners).await
+}
+
+/// As [`serve`], keeping its games in `data_dir` (`--data-dir`; none: `--in-memory`).
+pub async fn serve_kept(
+    data_dir: Option<&std::path::Path>,
+    args: &[&str],
+    listeners: usize,
+) -> (Child, Vec<String>) {
+    let mut command = Command::new(BIN);
+    command.arg("serve");
+    match data_dir {
+        Some(dir) => command.arg("--data-dir").arg(dir),
+        None => command.arg("--in-memory"),
+    };
+    let mut child = command
         .args(args)
         .stdout(Stdio::piped())
         .kill_on_drop(true)

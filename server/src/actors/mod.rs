@@ -36,3 +36,4 @@
 pub(crate) mod instance;
 pub(crate) mod principal;
 pub(crate) mod registry;
+pub(crate) mod restore;

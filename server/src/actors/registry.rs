@@ -169,6 +169,51 @@ impl Registry {
         }
     }
 
+    /// Issue #15: the principals (and their instances) the store kept come back before any
+    /// session attaches (`actors/restore.rs`).
+    fn restore(&mut self, ctx: &mut Context<Self>) {
+        let loaded = self
+            .shared
+            .loaded
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        let Some(loaded) = loaded else { return };
+        let me = ctx.address();
+        let registrar = || Registrar {
+            idle: me.clone().recipient(),
+            route: me.clone().recipient(),
+        };
+        let mut generation = self.next_generation;
+        let restored = crate::actors::restore::restore(
+            &self.shared,
+            loaded,
+            registrar,
+            me.clone().recipient(),
+            || {
+                generation += 1;
+                generation
+            },
+        );
+        self.next_generation = generation;
+        *self
+            .published
+            .restored
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(restored.counts.clone());
+        for r in restored.principals {
+            let entry = Entry {
+                addr: r.addr,
+                generation: r.generation,
+                retiring: None,
+            };
+            self.principals.insert(r.principal, entry);
+        }
+        self.published
+            .principals
+            .store(self.principals.len(), Ordering::Relaxed);
+    }
+
     fn publish_sessions(&self) {
         self.published.sessions.send_replace(self.live);
         let mut online: Vec<Principal> = self
@@ -207,6 +252,7 @@ impl Actor for Registry {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.me = Some(ctx.address());
+        self.restore(ctx);
     }
 }
 

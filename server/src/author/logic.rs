@@ -5,6 +5,7 @@
 //! and results (§5.2, §5.3). No rev, session or principal state is in sight.
 
 use super::context::InstanceContext;
+use super::durable::{Durable, Logic, kept, volatile};
 use super::participant::ParticipantId;
 use crate::tool::error::{ToolError, ToolResult};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
@@ -45,11 +46,17 @@ pub(crate) struct PlainToolset;
 
 impl ToolsetLogic for PlainToolset {
     fn open(&self, _: Opening, _: &mut InstanceContext) -> Result<Started, Refusal> {
-        Ok(Started::new(PlainInstance))
+        Ok(Started::durable(PlainInstance))
     }
 }
 
-struct PlainInstance;
+/// A plain instance: nothing of its own, so nothing to lose in a restart.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub(crate) struct PlainInstance;
+
+impl Durable for PlainInstance {
+    const FORMAT: u32 = 1;
+}
 
 impl InstanceLogic for PlainInstance {
     fn call(&mut self, call: ToolCall, _: &mut InstanceContext) -> Reply {
@@ -192,7 +199,7 @@ impl Opening {
 
 /// A new instance: its logic, its title, what to tell the opener.
 pub struct Started {
-    pub(crate) logic: Box<dyn InstanceLogic>,
+    pub(crate) logic: Box<dyn Logic>,
     pub(crate) title: Option<String>,
     pub(crate) content: Vec<ContentBlock>,
 }
@@ -201,7 +208,18 @@ impl Started {
     /// An instance run by `logic`, titled as the toolset is declared, with nothing to say.
     pub fn new(logic: impl InstanceLogic) -> Self {
         Started {
-            logic: Box::new(logic),
+            logic: Box::new(volatile(logic)),
+            title: None,
+            content: Vec::new(),
+        }
+    }
+
+    /// An instance run by `logic`, kept across restarts on a server with a
+    /// [`Store`](crate::Store) (issue #15; register its toolset with
+    /// [`Toolset::durable`](crate::Toolset::durable) so it can be read back).
+    pub fn durable(logic: impl Durable) -> Self {
+        Started {
+            logic: Box::new(kept(logic)),
             title: None,
             content: Vec::new(),
         }

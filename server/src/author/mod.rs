@@ -7,6 +7,7 @@
 //! | `logic.rs` | [`ToolsetLogic`] (opening) and [`InstanceLogic`] (calls, joins, closes, timers), with the values they take and give |
 //! | `context.rs` | [`InstanceContext`]: visibility and definitions per participant, events, deferred answers (and holding their changes), invitations and the names invitees see, bots, wakers and blocking work, the end |
 //! | `participant.rs` | [`ParticipantId`], [`Participant`], [`Audience`] |
+//! | `durable.rs` | [`Durable`]: logic kept across restarts (issue #15) |
 //! | `work.rs` | [`InstanceWaker`] and [`Blocking`]: waking an instance from outside its actor |
 //!
 //! A two-player game in a few lines (the SDK does the protocol: hint changes in the mover's
@@ -47,6 +48,7 @@
 //! ```
 
 mod context;
+mod durable;
 mod logic;
 mod participant;
 mod toolset;
@@ -54,11 +56,13 @@ mod work;
 
 pub(crate) use context::Effect;
 pub use context::InstanceContext;
-pub(crate) use logic::PlainToolset;
+pub use durable::Durable;
+pub(crate) use durable::{Logic, RestoreFn, restore_fn};
 pub use logic::{
     CallId, Event, InstanceLogic, Joined, Opening, Refusal, Reply, SURFACE_ACTIVITY, SURFACE_TURN,
     Started, ToolCall, ToolsetLogic,
 };
+pub(crate) use logic::{PlainInstance, PlainToolset};
 pub use participant::{Audience, Participant, ParticipantId, ParticipantKind};
 pub use toolset::Toolset;
 pub(crate) use work::Job;

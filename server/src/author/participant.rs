@@ -6,7 +6,11 @@ use std::fmt;
 
 /// A participant of one instance, as its logic names it. Ids are given out in order from 0
 /// and never reused within an instance.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Serialized as its number, for [`Durable`](crate::Durable) logic that keeps its seats.
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct ParticipantId(pub(crate) u32);
 
 impl fmt::Display for ParticipantId {

@@ -2,9 +2,11 @@
 //! (§4.1), its tools, and the logic of its instances.
 
 use super::context::InstanceContext;
+use super::durable::{Durable, RestoreFn, restore_fn, restore_with};
 use super::logic::{OpenFn, Opening, Refusal, Started, ToolsetLogic};
 use crate::core::ToolDecl;
 use mcpl_protocol::toolsets::{ToolsetDecl, ToolsetDefault};
+use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
 
@@ -22,6 +24,8 @@ pub struct Toolset {
     pub(crate) decl: ToolsetDecl,
     pub(crate) tools: Vec<ToolDecl>,
     pub(crate) logic: Option<Arc<dyn ToolsetLogic>>,
+    /// How its instances' logic is read back after a restart (`Toolset::durable`).
+    pub(crate) restore: Option<RestoreFn>,
 }
 
 impl Toolset {
@@ -33,6 +37,7 @@ impl Toolset {
             decl: ToolsetDecl::default(),
             tools: Vec::new(),
             logic: None,
+            restore: None,
         }
     }
 
@@ -92,6 +97,28 @@ impl Toolset {
         F: Fn(Opening, &mut InstanceContext) -> Result<Started, Refusal> + Send + Sync + 'static,
     {
         self.logic(OpenFn(open))
+    }
+
+    /// Its instances' logic is a [`Durable`] `T` (opened with
+    /// [`Started::durable`]): after a restart of a server with a
+    /// [`Store`](crate::Store), each is read back as a `T` and goes on where it was (issue
+    /// #15). Without it, its instances end at a restart, each with an ended record.
+    pub fn durable<T: Durable + DeserializeOwned>(mut self) -> Self {
+        self.restore = Some(restore_fn::<T>());
+        self
+    }
+
+    /// As [`Toolset::durable`], each instance's logic read back by `read` from its format
+    /// and serde value: for logic that holds something not serialized (what its toolset
+    /// shares: `read` captures it), or to read older formats. An `Err` ends the instance
+    /// with an ended record giving the reason.
+    pub fn durable_with<T, F>(mut self, read: F) -> Self
+    where
+        T: Durable,
+        F: Fn(u32, Value) -> Result<T, String> + Send + Sync + 'static,
+    {
+        self.restore = Some(restore_with(read));
+        self
     }
 
     /// Its name.

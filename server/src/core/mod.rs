@@ -47,6 +47,6 @@ pub use catalog::{
 pub use draft::HintDraft;
 pub use principal::{
     CallReply, CloseError, EndedIds, InstanceKey, OpenError, OpenOutcome, Opened, PrincipalConfig,
-    PrincipalState, Statement,
+    PrincipalState, REASON_UNDECLARED, Snapshot, Statement,
 };
 pub use sequencer::Sequencer;

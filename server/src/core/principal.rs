@@ -73,6 +73,7 @@ mod errors;
 mod hints;
 mod implicit;
 mod lifecycle;
+mod snapshot;
 mod statement;
 mod swap;
 
@@ -83,6 +84,7 @@ mod tests;
 
 pub use ended::EndedIds;
 pub use errors::{CallRefusal, CallReply, CloseError, HintError, OpenError};
+pub use snapshot::{REASON_UNDECLARED, Snapshot};
 pub use statement::Statement;
 
 use super::catalog::Catalog;
@@ -98,7 +100,9 @@ use std::time::{Duration, SystemTime};
 
 /// An open toolset: `(toolset, instance)`, the instance absent for a toolset without
 /// instances.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct InstanceKey {
     /// The toolset.
     pub toolset: String,

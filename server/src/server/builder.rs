@@ -8,6 +8,7 @@ use crate::core::session::Profile;
 use crate::core::{CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
 use crate::shared::{Counters, Current, Shared, build_catalog};
+use crate::store::{Store, StoreError};
 use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed, input_schema, is_object_schema};
 use mcpl_protocol::mcp::{Implementation, LoggingLevel, Tool};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl, MCPL_VERSION, McplManifest};
@@ -16,8 +17,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use super::{DEFAULT_ASK_TIMEOUT, DEFAULT_FEATURE_SET, DEFAULT_PAGE_SIZE, DEFAULT_PUSH_TIMEOUT};
@@ -43,6 +44,9 @@ pub enum BuildError {
     /// not compile, a tool name, …, §4.1, §8).
     #[error(transparent)]
     Catalog(#[from] CatalogError),
+    /// The store could not be read (issue #15): the error names the file and what is wrong.
+    #[error(transparent)]
+    Store(#[from] StoreError),
     /// A tool has no handler and no toolset logic answers it.
     #[error("tool {0:?} has no handler and belongs to no toolset with logic")]
     Unanswered(String),
@@ -79,6 +83,7 @@ pub struct ServerBuilder {
     clock: Arc<dyn Clock>,
     logging: Option<LoggingLevel>,
     plain_hosts: PlainHosts,
+    store: Option<Arc<dyn Store>>,
 }
 
 impl ServerBuilder {
@@ -114,7 +119,18 @@ impl ServerBuilder {
             clock: Arc::new(SystemClock),
             logging: None,
             plain_hosts: PlainHosts::default(),
+            store: None,
         }
+    }
+
+    /// Keeps durable state in `store` (issue #15 **\[project\]**): each principal's kept
+    /// instances and ended records, and each instance's state when its toolset is
+    /// [`Toolset::durable`], written before the answers that report them and read back when
+    /// the server is built again on the same store. Without a store nothing is written and
+    /// a restart forgets everything. See the README, "Durable state".
+    pub fn store(mut self, store: Arc<dyn Store>) -> Self {
+        self.store = Some(store);
+        self
     }
 
     /// Instructions for the model, sent in `initialize`.
@@ -327,8 +343,12 @@ impl ServerBuilder {
             return Err(BuildError::ZeroPageSize);
         }
         let mut logic = HashMap::new();
+        let mut restore = HashMap::new();
         for (name, toolset) in std::mem::take(&mut self.toolsets) {
             self.manifest.toolsets.insert(name.clone(), toolset.decl);
+            if let Some(r) = toolset.restore {
+                restore.insert(name.clone(), r);
+            }
             if let Some(l) = toolset.logic {
                 logic.insert(name, l);
             }
@@ -358,6 +378,10 @@ impl ServerBuilder {
                 return Err(BuildError::Unanswered(t.name().to_owned()));
             }
         }
+        let loaded = match &self.store {
+            Some(store) => Some(store.load()?),
+            None => None,
+        };
         let ended_ids = EndedIds::new(ended_epoch(self.clock.now()));
         let shared = Shared {
             profile: Arc::new(Profile {
@@ -378,6 +402,9 @@ impl ServerBuilder {
             ended_ids,
             plain_hosts: self.plain_hosts,
             counters: Counters::default(),
+            store: self.store,
+            restore,
+            loaded: Mutex::new(loaded),
         };
         Ok(Server::new(shared, self.handlers))
     }

@@ -198,6 +198,16 @@ impl Server {
         self.published.sessions.subscribe()
     }
 
+    /// What the server read back from its store when it started (issue #15): `None`
+    /// without a store, or before it started (its first session starts it).
+    pub fn restored(&self) -> Option<crate::store::Restored> {
+        self.published
+            .restored
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
     /// The server's time now (its [`Clock`](crate::Clock)).
     pub fn now(&self) -> SystemTime {
         self.shared.now()

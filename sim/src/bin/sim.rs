@@ -280,7 +280,7 @@ struct PerfArgs {
     /// Write the figures as JSON here too.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
-    /// Only these: idle, ws, http, latency, rmcp, drop, tools, expiry (comma-separated or
+    /// Only these: idle, ws, http, latency, rmcp, drop, tools, expiry, durable (comma-separated or
     /// repeated).
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     only: Vec<String>,

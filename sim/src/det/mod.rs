@@ -406,6 +406,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
         mass_dropped: get(&shared.mass_dropped),
         mass_drops: drops_done as u32,
         restarts: 0,
+        games_at_restarts: (0, 0, 0),
         duplicated_frames: get(&shared.duplicated),
         delayed: (
             get(&shared.delays.get),

@@ -359,6 +359,8 @@ pub async fn run(
         p.set_message("checking the invariants");
     }
     invariants::check_all(service.arcade(), &hosts, &names, &reports, &metrics).await;
+    let resumed = service.resumed();
+    invariants::check_resumed(&resumed, &metrics);
     let _ = stop_tx.send(true);
     let mut hints = HintTotals::default();
     let mut reconnects = 0;
@@ -389,6 +391,7 @@ pub async fn run(
         }),
         mass_drops: drops_done as u32,
         restarts: service.restarts(),
+        games_at_restarts: (resumed.running, resumed.resumed, resumed.lost),
         duplicated_frames: proxies
             .as_ref()
             .map_or(0, |(w, _)| w.stats().duplicated.load(Ordering::Relaxed)),

@@ -18,6 +18,7 @@
 //! | `drop` | hosts with a game open, every connection cut at once: back and resynchronised | 99 % of 1,000 within 5 s |
 //! | `tools` | one host reading a `tools/list` of 10,000 dynamic tools, then of 20,000, until settled (their statement read before); one `toolsets--look` over them | linear (20k / 10k ≤ 2.5) and 20k < 0.3 s |
 //! | `expiry` | the arcade's resident set after 2,000 Streamable HTTP sessions were opened, abandoned (their queues filled by game changes) and expired | within 10 % of the baseline |
+//! | `durable` | tic-tac-toe moves per second against the bot with the arcade's games kept on a `redb` store and in memory, alternating windows (the ratio), the store's writes and time per move; Go moves against the bot at its time budget, kept (issue #15) | the ratio reported; each Go move within 1.5× the bot's budget |
 //!
 //! What is served: for `ws`, `http`, `latency` and `rmcp`, a server on the SDK with one
 //! static tool that answers at once (`light.rs`: the arcade's session layer is this SDK;
@@ -52,10 +53,12 @@
 //! | `mass_drop.rs` | hosts, a mass drop, time to resynchronise |
 //! | `many_tools.rs` | a host settling on many dynamic tools, and a look over them |
 //! | `expiry.rs` | abandoned Streamable HTTP sessions, their expiry, the resident set |
+//! | `durable.rs` | the cost of durable state: moves per second kept and not, writes per move, Go against the bot |
 //! | `proc.rs` | CPU time per thread group and the resident set, from `/proc` |
 //! | `report.rs` | [`PerfReport`]: the figures, the table, the JSON |
 
 mod client;
+pub mod durable;
 pub mod expiry;
 pub mod floor;
 pub mod idle;
@@ -103,12 +106,14 @@ pub enum Measure {
     Tools,
     /// Memory after abandoned Streamable HTTP sessions expired.
     Expiry,
+    /// The cost of keeping games across restarts.
+    Durable,
 }
 
 impl Measure {
     /// Every measurement, in the order they run (`idle` first, in a fresh process, so
     /// that memory freed by the others cannot be reused by its sessions and hide them).
-    pub const ALL: [Measure; 8] = [
+    pub const ALL: [Measure; 9] = [
         Measure::Idle,
         Measure::Ws,
         Measure::Http,
@@ -117,6 +122,7 @@ impl Measure {
         Measure::Drop,
         Measure::Tools,
         Measure::Expiry,
+        Measure::Durable,
     ];
 
     /// Its name on the command line.
@@ -130,6 +136,7 @@ impl Measure {
             Measure::Drop => "drop",
             Measure::Tools => "tools",
             Measure::Expiry => "expiry",
+            Measure::Durable => "durable",
         }
     }
 
@@ -186,6 +193,9 @@ pub struct PerfConfig {
     pub client_threads: usize,
     /// `expiry`'s sessions, game cycles and idle time.
     pub expiry: expiry::ExpiryConfig,
+    /// `durable`'s players, windows and Go moves.
+    #[serde(default)]
+    pub durable: durable::DurableConfig,
 }
 
 impl Default for PerfConfig {
@@ -212,6 +222,7 @@ impl Default for PerfConfig {
             server_threads: 1,
             client_threads: 1,
             expiry: expiry::ExpiryConfig::default(),
+            durable: durable::DurableConfig::default(),
         }
     }
 }
@@ -491,6 +502,9 @@ async fn run_in_system(
         let expired = expiry::run(&config.expiry, arbiter.handle()).await;
         arbiter.stop();
         report.expiry = Some(expired?);
+    }
+    if config.wants(Measure::Durable) {
+        report.durable = Some(durable::run(&config.durable, &clients).await?);
     }
     report.judge();
     Ok(report)

@@ -171,6 +171,9 @@ pub struct PerfReport {
     pub many_tools: Option<ManyTools>,
     /// After abandoned sessions expired.
     pub expiry: Option<Expiry>,
+    /// The cost of durable state.
+    #[serde(default)]
+    pub durable: Option<super::durable::Durability>,
     /// The floors measured beside `ws`, `http` and `latency`.
     #[serde(default)]
     pub floors: Floors,
@@ -221,6 +224,7 @@ impl PerfReport {
         self.mass_drop = self.mass_drop.take().or(other.mass_drop);
         self.many_tools = self.many_tools.take().or(other.many_tools);
         self.expiry = self.expiry.take().or(other.expiry);
+        self.durable = self.durable.take().or(other.durable);
         self.floors.ws = self.floors.ws.take().or(other.floors.ws);
         self.floors.http = self.floors.http.take().or(other.floors.http);
         self.floors.latency = self.floors.latency.take().or(other.floors.latency);
@@ -432,6 +436,32 @@ impl PerfReport {
                 note: format!(
                     "{} sessions over {} principals ({} held at the peak), {} lobby close/open cycles while held; {} left; the last expired {:.1} s after the last request (idle {:.1} s); read after malloc_trim once it stopped falling, {:.2} s later (untrimmed after: {} MiB)",
                     e.sessions, e.principals, e.held, e.cycles, e.left, e.expired_after_secs, e.idle_secs, e.settled_after_secs, mib(e.rss_after_untrimmed)
+                ),
+            });
+        }
+        if let Some(d) = &self.durable {
+            rows.push(Row {
+                name: "durable",
+                figure: format!(
+                    "{:.0} moves/s kept, {:.0} in memory: ×{:.2}; {:.1} writes, {:.0} µs a move; Go vs bot p50 {:.0}, max {:.0} ms",
+                    d.moves_per_sec_on,
+                    d.moves_per_sec_off,
+                    d.ratio(),
+                    d.writes_per_move,
+                    d.write_us_per_move,
+                    d.go_p50_ms,
+                    d.go_max_ms
+                ),
+                target: format!(
+                    "the ratio reported; a Go move within {:.0} ms (×{} the bot's {:.0} ms)",
+                    d.bot_budget_ms * super::durable::GO_MARGIN,
+                    super::durable::GO_MARGIN,
+                    d.bot_budget_ms
+                ),
+                met: d.met(),
+                note: format!(
+                    "tic-tac-toe against the instant bot, redb fsync'd on every commit; {} moves kept, {} calls failed; {} Go moves",
+                    d.moves_on, d.failed, d.go_moves
                 ),
             });
         }

@@ -7,6 +7,7 @@
 //! | `mod.rs` | [`Table`], its seats, and the SDK's entry points (calls, joins, declines, closes, wakes) |
 //! | `open.rs` | [`TableToolset`]: the options, the opponent (the bot or an invitation), the first move |
 //! | `turns.rs` | moves, the bot's answers, resigning, the end |
+//! | `durable.rs` | the table as kept across a restart of the arcade (issue #15) |
 //! | `thinking.rs` | the bot's search as the instance's blocking work, which wakes the table |
 //!
 //! **Who sees what** (§5.3). `play` (and `pass`) are visible only to the player whose turn
@@ -23,6 +24,7 @@
 //! both players with the result as the ended record's reason ("White (bot) wins by 7.5");
 //! a player not connected finds the record in its next `toolsets/list` (§4.3).
 
+mod durable;
 mod open;
 mod thinking;
 mod turns;

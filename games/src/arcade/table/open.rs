@@ -109,7 +109,7 @@ impl<R: Rules> Table<R> {
             R::side_name(mine)
         );
         cx.event(me.id, Event::text(news));
-        Started::new(self)
+        Started::durable(self)
             .title(format!("{title} vs bot"))
             .text(text)
     }
@@ -171,7 +171,7 @@ impl<R: Rules> Table<R> {
         );
         cx.event(me.id, Event::text(news.clone()));
         let text = format!("{news} {}\n\n{}", Self::how_to_play(), self.board());
-        Ok(Started::new(self)
+        Ok(Started::durable(self)
             .title(format!("{title} vs {name}"))
             .text(text))
     }

@@ -100,10 +100,11 @@ impl<R: Rules> Table<R> {
         }
     }
 
-    /// Starts the bot's first move of a game (it plays first): no call waits for it.
-    /// Returns the text for the opener when the bot moved at once.
+    /// Starts the bot's move when no call waits for it: its first of a game (it plays
+    /// first), or the one it was thinking about when the arcade restarted. Returns the
+    /// human's text when the bot moved at once (an event tells the human either way).
     pub(super) fn bot_opens(&mut self, cx: &mut InstanceContext) -> Option<String> {
-        let seed = self.seed.wrapping_mul(1_000_003);
+        let seed = self.seed.wrapping_mul(1_000_003).wrapping_add(self.moves);
         match self.rules.bot(&self.shared.bot, seed)? {
             BotPlan::Now(mv) => Some(self.bot_moved(mv, Respond::Push, "", cx)),
             BotPlan::Think(search) => {

@@ -16,6 +16,7 @@
 //! closing, leaving, or applying the instance's end. So a call forwarded just before the end
 //! still finds the actor and is answered ("it has ended").
 
+mod durable;
 mod ending;
 mod entering;
 use ending::answer_alone;
@@ -32,8 +33,7 @@ pub(crate) use messages::{
 pub(crate) use step::panic_message;
 
 use crate::author::{
-    CallId, InstanceLogic, InstanceWaker, Participant, ParticipantId, ParticipantKind, Reply,
-    ToolCall,
+    CallId, InstanceWaker, Logic, Participant, ParticipantId, ParticipantKind, Reply, ToolCall,
 };
 use crate::ids::InstanceId;
 use crate::ids::SessionId;
@@ -70,12 +70,12 @@ pub(crate) struct InstanceActor {
     /// The opener's name for the instance, suggested to those it invites.
     name: Option<String>,
     options: Value,
-    logic: Option<Box<dyn InstanceLogic>>,
+    logic: Option<Box<dyn Logic>>,
     participants: Vec<Participant>,
     /// Participant principals that have the instance open, and their records.
     links: BTreeMap<ParticipantId, Link>,
     /// Invited principals that have not joined, to withdraw the invitation from.
-    invited: BTreeMap<ParticipantId, Principal>,
+    invited: BTreeMap<ParticipantId, Invitee>,
     waiting: BTreeMap<CallId, Waiter>,
     next_call: u64,
     /// Set once the instance ended; it then only answers until every link is gone.
@@ -84,6 +84,20 @@ pub(crate) struct InstanceActor {
     me: Option<WeakAddr<InstanceActor>>,
     /// The instance's name as each participant principal knows it (§7).
     names: BTreeMap<ParticipantId, String>,
+    /// The record last written to the store (issue #15), so an unchanged one is not
+    /// written again.
+    saved: Option<Vec<u8>>,
+    /// Read back after a restart: the logic's resume step runs first (`durable.rs`).
+    resuming: bool,
+}
+
+/// An invited principal that has not joined, with what it was invited with (to invite it
+/// again after a restart).
+#[derive(Debug, Clone)]
+struct Invitee {
+    principal: Principal,
+    reason: String,
+    options: Option<Value>,
 }
 
 impl InstanceActor {
@@ -109,6 +123,8 @@ impl InstanceActor {
             ended: None,
             me: None,
             names: BTreeMap::new(),
+            saved: None,
+            resuming: false,
         }
     }
 
@@ -123,12 +139,15 @@ impl InstanceActor {
     fn stop_if_unlinked(&mut self, ctx: &mut Context<Self>) {
         if self.links.is_empty() {
             self.withdraw_invitations();
+            self.shared.write_instance(self.id.0, None);
             ctx.stop();
+        } else {
+            self.persist();
         }
     }
 
     fn withdraw_invitations(&mut self) {
-        for (who, principal) in std::mem::take(&mut self.invited) {
+        for (who, Invitee { principal, .. }) in std::mem::take(&mut self.invited) {
             self.router.do_send(ToPrincipal {
                 principal,
                 message: ForPrincipal::Withdrawn(InvitationWithdrawn { id: self.id, who }),
@@ -177,6 +196,9 @@ impl Actor for InstanceActor {
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.me = Some(ctx.address().downgrade());
         tracing::debug!(instance = %self.id, toolset = %self.toolset, "instance started");
+        if std::mem::take(&mut self.resuming) {
+            self.resume(ctx);
+        }
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {

@@ -134,6 +134,8 @@ impl InstanceActor {
             }
         }
         self.mark_holds(&mut batches);
+        // Issue #15: what the step did is kept before anyone is told of it.
+        self.persist();
         self.send(batches, requester)
     }
 
@@ -165,6 +167,7 @@ impl InstanceActor {
             push_answer(&mut batches, w, failed(), false);
         }
         self.finish(INTERNAL_ERROR, &mut batches, None, |_| failed());
+        self.persist();
         self.send(batches, requester)
     }
 
@@ -225,6 +228,25 @@ impl InstanceActor {
         else {
             return;
         };
+        let options = options.or_else(|| {
+            Some(self.options.clone()).filter(|o| o.as_object().is_none_or(|m| !m.is_empty()))
+        });
+        let invitee = super::Invitee {
+            principal,
+            reason,
+            options,
+        };
+        self.send_invitation(who, &invitee, ctx);
+        self.invited.insert(who, invitee);
+    }
+
+    /// Sends the invitation to `who` (again, after a restart: `durable.rs`).
+    pub(super) fn send_invitation(
+        &self,
+        who: ParticipantId,
+        invitee: &super::Invitee,
+        ctx: &mut Context<Self>,
+    ) {
         // The opener is participant 0, always a principal.
         let Some(from) = self
             .participants
@@ -234,23 +256,19 @@ impl InstanceActor {
         else {
             return;
         };
-        let options = options.or_else(|| {
-            Some(self.options.clone()).filter(|o| o.as_object().is_none_or(|m| !m.is_empty()))
-        });
         self.router.do_send(ToPrincipal {
-            principal: principal.clone(),
+            principal: invitee.principal.clone(),
             message: ForPrincipal::Invitation(Invitation {
                 instance: ctx.address(),
                 id: self.id,
                 who,
                 toolset: self.toolset.clone(),
                 name: self.name.clone(),
-                options,
-                reason,
+                options: invitee.options.clone(),
+                reason: invitee.reason.clone(),
                 from,
             }),
         });
-        self.invited.insert(who, principal);
     }
 }
 

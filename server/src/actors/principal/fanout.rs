@@ -134,6 +134,8 @@ impl PrincipalActor {
             holds,
             hidden,
         } = applied;
+        // Issue #15: the state is kept before anyone is told of it.
+        self.persist();
         if draft.is_empty() && answers.is_empty() && events.is_empty() {
             return;
         }

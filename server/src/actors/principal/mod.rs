@@ -11,6 +11,7 @@
 //! | `call.rs` | `tools/call`: where a call goes (§4.5, §8) |
 //! | `fanout.rs` | applying an instance's batch to the state; sending drafts to sessions |
 //! | `invite.rs` | invitations into shared instances |
+//! | `durable.rs` | its record in the store, written before what changed it is delivered; read back at a restart (issue #15) |
 //!
 //! **Toolsets belong to the principal** (§4.6): the state lives here, not in a session, and
 //! every draft the state returns goes to every session, each numbering it on its own
@@ -21,6 +22,7 @@
 
 mod call;
 mod close;
+mod durable;
 mod fanout;
 mod invite;
 pub(crate) mod messages;
@@ -57,10 +59,10 @@ struct SessionLink {
 }
 
 /// This principal's record of an instance, as the instance knows it.
-struct InstanceLink {
-    addr: Addr<InstanceActor>,
-    id: InstanceId,
-    who: ParticipantId,
+pub(crate) struct InstanceLink {
+    pub(crate) addr: Addr<InstanceActor>,
+    pub(crate) id: InstanceId,
+    pub(crate) who: ParticipantId,
 }
 
 /// One principal. See the module docs.
@@ -78,6 +80,9 @@ pub(crate) struct PrincipalActor {
     /// The instance this principal is closing on its own request, while the logic's
     /// answer is applied: its end leaves no ended record (§4.3, `close.rs`).
     closing: Option<InstanceKey>,
+    /// The record last written to the store (issue #15), so an unchanged one is not
+    /// written again; `None` until one was.
+    saved: Option<Vec<u8>>,
 }
 
 impl PrincipalActor {
@@ -104,6 +109,7 @@ impl PrincipalActor {
             invitations: BTreeMap::new(),
             retire_timer: None,
             closing: None,
+            saved: None,
         }
     }
 
@@ -125,6 +131,7 @@ impl PrincipalActor {
     /// to [`Retire`]). Otherwise, without sessions, looks again when the next record
     /// expires.
     fn maybe_retire(&mut self, ctx: &mut Context<Self>) {
+        self.persist();
         if !self.sessions.is_empty() {
             return;
         }
@@ -178,7 +185,13 @@ impl Actor for PrincipalActor {
     /// runs before anything else is served.
     fn started(&mut self, ctx: &mut Context<Self>) {
         tracing::debug!(principal = %self.principal.name(), "principal started");
-        let keys: Vec<InstanceKey> = self.state.instances().map(|i| i.key().clone()).collect();
+        // A principal read back after a restart links to its instances already.
+        let keys: Vec<InstanceKey> = self
+            .state
+            .instances()
+            .map(|i| i.key().clone())
+            .filter(|k| !self.links.contains_key(k))
+            .collect();
         for key in keys {
             self.start_instance(key, Default::default(), None, None, ctx);
         }
@@ -198,6 +211,7 @@ impl Handler<Retire> for PrincipalActor {
         let idle = self.idle();
         if idle {
             tracing::debug!(principal = %self.principal.name(), "principal retired");
+            self.forget();
             ctx.stop();
         }
         idle

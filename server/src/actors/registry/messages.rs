@@ -16,6 +16,8 @@ pub(crate) struct Published {
     pub(crate) principals: AtomicUsize,
     /// The named principals with at least one session, sorted.
     pub(crate) online: watch::Sender<Vec<Principal>>,
+    /// What the start read back from the store (issue #15), once it did.
+    pub(crate) restored: std::sync::Mutex<Option<crate::store::Restored>>,
 }
 
 impl Published {
@@ -24,6 +26,7 @@ impl Published {
             sessions: watch::channel(0).0,
             principals: AtomicUsize::new(0),
             online: watch::channel(Vec::new()).0,
+            restored: std::sync::Mutex::new(None),
         }
     }
 }

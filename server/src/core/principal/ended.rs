@@ -125,6 +125,26 @@ impl EndedLog {
         record
     }
 
+    /// Keeps a record read back from a snapshot (`snapshot.rs`), as it was.
+    pub(super) fn keep(
+        &mut self,
+        record: EndedRecord,
+        expires: Option<SystemTime>,
+        view: Option<Arc<str>>,
+    ) {
+        self.records.push_back((record, expires, view));
+        while self.records.len() > self.max {
+            self.records.pop_front();
+        }
+    }
+
+    /// Every record kept with its expiry and last view, oldest first.
+    pub(super) fn kept(
+        &self,
+    ) -> impl Iterator<Item = (&EndedRecord, Option<SystemTime>, Option<&str>)> {
+        self.records.iter().map(|(r, e, v)| (r, *e, v.as_deref()))
+    }
+
     /// Drops the records expired at `now`.
     pub(super) fn expire(&mut self, now: SystemTime) {
         self.records

@@ -1,0 +1,265 @@
+//! Games survive a crash of the arcade (issue #15): `mcpl-arcade serve --data-dir DIR` is
+//! killed with SIGKILL mid-game and started again on the same directory; the players
+//! reconnect, find their games open in `toolsets/list` (§4.3) with their turn's tools and
+//! legal moves, play on from the same position without opening anything again (§4.6,
+//! vector 9), and finish. A player who was away when the game ended is told the end once
+//! by its host (§4.3, vector 13).
+
+mod support;
+
+use mcpl_host::host::{HostConfig, ServerConfig};
+use mcpl_transport::{ClientOptions, ws};
+use serde_json::{Value, json};
+use std::path::Path;
+use support::host::{Agent, SERVER};
+use support::{Client, serve_kept, text_of};
+use tokio::process::Child;
+
+/// The arcade binary keeping its games in `dir`: the child and its WebSocket URL.
+async fn arcade(dir: &Path) -> (Child, String) {
+    let (child, urls) = serve_kept(
+        Some(dir),
+        &[
+            "--ws",
+            "127.0.0.1:0",
+            "--token",
+            "alice=alice",
+            "--token",
+            "bob=bob",
+            "--bot-playouts",
+            "48",
+            "--seed",
+            "7",
+        ],
+        1,
+    )
+    .await;
+    (child, urls[0].clone())
+}
+
+/// A hinted connection of `who` that has read `toolsets/list`.
+async fn player(url: &str, who: &str) -> Client {
+    let opts = ClientOptions {
+        token: Some(who.to_owned()),
+        ..Default::default()
+    };
+    let conn = ws::connect(url, &opts).await.expect("connect");
+    let mut c = Client::from_connection(conn);
+    c.handshake(true, &["tools", "pushEvents"]).await;
+    c.list().await;
+    c
+}
+
+/// SIGKILL: nothing is flushed or closed by the arcade itself.
+async fn crash(mut child: Child) {
+    child.kill().await.expect("the arcade is killed");
+}
+
+/// `(toolset, instance)` of each open record of a `toolsets/list` result.
+fn open_records(list: &Value) -> Vec<(String, String)> {
+    list["open"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            Some((
+                r["toolset"].as_str()?.to_owned(),
+                r["instance"].as_str()?.to_owned(),
+            ))
+        })
+        .collect()
+}
+
+#[actix::test]
+async fn a_go_game_against_the_bot_goes_on_after_a_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, url) = arcade(dir.path()).await;
+    let mut alice = player(&url, "alice").await;
+    alice.open("go", Some("g1"), json!({})).await;
+    let r = alice
+        .call("go_play", json!({"move": "E5"}), Some("g1"))
+        .await;
+    assert!(text_of(&r).contains("bot (White) "), "{r:#}");
+    let r = alice
+        .call("go_play", json!({"move": "C3"}), Some("g1"))
+        .await;
+    assert!(text_of(&r).contains("bot (White) "), "{r:#}");
+    let before = text_of(&alice.call("go_board", json!({}), Some("g1")).await);
+    let moves_before = alice.hints.moves("go_play", "g1");
+    crash(child).await;
+    drop(alice);
+
+    let (_child, url) = arcade(dir.path()).await;
+    let mut alice = player(&url, "alice").await;
+    let list = alice.list().await;
+    assert!(
+        open_records(&list).contains(&("go".to_owned(), "g1".to_owned())),
+        "the game is open again: {list:#}"
+    );
+    // Its turn, as kept: play visible, the same legal moves, the same position.
+    assert!(alice.hints.is_visible("go_play", "g1"));
+    assert_eq!(alice.hints.moves("go_play", "g1"), moves_before);
+    let after = text_of(&alice.call("go_board", json!({}), Some("g1")).await);
+    assert_eq!(after, before);
+    // It goes on, without opening it again, and finishes.
+    let mv = moves_before
+        .iter()
+        .find(|m| m.as_str() != "pass")
+        .expect("a legal point")
+        .clone();
+    let r = alice.call("go_play", json!({"move": mv}), Some("g1")).await;
+    assert!(text_of(&r).contains("bot (White) "), "{r:#}");
+    let r = alice.call("go_resign", json!({}), Some("g1")).await;
+    assert!(text_of(&r).contains("wins"), "{r:#}");
+    let list = alice.list().await;
+    assert!(
+        list["ended"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["instance"] == "g1"),
+        "{list:#}"
+    );
+}
+
+#[actix::test]
+async fn a_two_player_game_goes_on_after_a_sigkill_and_the_away_player_is_told_the_end_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let state = tempfile::tempdir().unwrap();
+    let (child, url) = arcade(dir.path()).await;
+    let mut alice = player(&url, "alice").await;
+    let mut bob = player(&url, "bob").await;
+    alice
+        .open("tictactoe", Some("t1"), json!({"opponent": "bob"}))
+        .await;
+    let invitation = bob.next_push().await;
+    let suggested = &invitation["params"]["hints"]["suggest"][0];
+    let name = suggested["instance"].as_str().unwrap().to_owned();
+    bob.open("tictactoe", Some(&name), Value::Null).await;
+    alice.next_push().await; // bob accepted
+    alice
+        .call("tictactoe_play", json!({"move": "a1"}), Some("t1"))
+        .await;
+    bob.next_push().await; // alice played
+    bob.call("tictactoe_play", json!({"move": "b1"}), Some(&name))
+        .await;
+    alice.next_push().await; // bob played
+    let before = text_of(&alice.call("tictactoe_board", json!({}), Some("t1")).await);
+    crash(child).await;
+    drop((alice, bob));
+
+    let (_child, url) = arcade(dir.path()).await;
+    let mut alice = player(&url, "alice").await;
+    let mut bob = player(&url, "bob").await;
+    assert!(
+        alice.hints.is_visible("tictactoe_play", "t1"),
+        "alice's turn, as kept"
+    );
+    assert!(!bob.hints.is_visible("tictactoe_play", &name));
+    let after = text_of(&alice.call("tictactoe_board", json!({}), Some("t1")).await);
+    assert_eq!(after, before);
+    alice
+        .call("tictactoe_play", json!({"move": "a2"}), Some("t1"))
+        .await;
+    bob.next_push().await;
+    let r = bob
+        .call("tictactoe_play", json!({"move": "b2"}), Some(&name))
+        .await;
+    assert_ne!(r["isError"], true, "{r:#}");
+    alice.next_push().await;
+    // bob goes away; alice wins meanwhile.
+    drop(bob);
+    let r = alice
+        .call("tictactoe_play", json!({"move": "a3"}), Some("t1"))
+        .await;
+    assert!(text_of(&r).contains("wins"), "{r:#}");
+
+    // bob's host comes back: it tells him the end, once; a new host on the same state
+    // directory does not tell it again.
+    let config = || {
+        let server = ServerConfig::url(SERVER, &url, Some("bob".to_owned()));
+        HostConfig::new(vec![server]).with_state_dir(state.path())
+    };
+    let ended = format!("Ended [{SERVER}/tictactoe:{name}]");
+    let host = Agent::with(config(), "bob").await;
+    let shown = host.transcript().await;
+    let told: Vec<_> = shown.iter().filter(|s| s.text.contains(&ended)).collect();
+    assert_eq!(told.len(), 1, "{shown:#?}");
+    assert!(told[0].text.contains("X (alice) wins"), "{:?}", told[0]);
+    host.stop().await;
+    let host = Agent::with(config(), "bob").await;
+    let shown = host.transcript().await;
+    assert!(
+        !shown.iter().any(|s| s.text.contains(&ended)),
+        "told again: {shown:#?}"
+    );
+    host.stop().await;
+}
+
+#[actix::test]
+async fn a_damaged_store_stops_the_arcade_with_an_error_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcpl-state.redb");
+    std::fs::write(&file, b"these bytes were never a store").unwrap();
+    let out = tokio::process::Command::new(support::BIN)
+        .args([
+            "serve",
+            "--ws",
+            "127.0.0.1:0",
+            "--token",
+            "alice=alice",
+            "--data-dir",
+        ])
+        .arg(dir.path())
+        .output()
+        .await
+        .expect("the binary runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&file.display().to_string()) && err.contains("cannot open the store"),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+}
+
+#[actix::test]
+async fn a_challenge_waiting_for_its_answer_is_sent_again_after_a_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, url) = arcade(dir.path()).await;
+    let mut alice = player(&url, "alice").await;
+    // bob is offline: a configured player may be challenged all the same.
+    let r = alice
+        .call(
+            "challenge",
+            json!({"opponent": "bob", "game": "tictactoe"}),
+            None,
+        )
+        .await;
+    assert_ne!(r["isError"], true, "{r:#}");
+    crash(child).await;
+    drop(alice);
+
+    let (_child, url) = arcade(dir.path()).await;
+    let mut alice = player(&url, "alice").await;
+    let games = alice.call("games", json!({}), None).await;
+    assert_eq!(
+        games["structuredContent"]["sent"][0]["to"], "bob",
+        "the lobby lists it again: {games:#}"
+    );
+    let mut bob = player(&url, "bob").await;
+    let games = bob.call("games", json!({}), None).await;
+    let waiting = &games["structuredContent"]["challenges"][0];
+    assert_eq!(waiting["from"], "alice", "{games:#}");
+    let name = waiting["instance"].as_str().unwrap().to_owned();
+    let joined = bob.open("tictactoe", Some(&name), Value::Null).await;
+    assert_eq!(
+        joined["result"]["title"], "Tic-tac-toe vs alice",
+        "{joined:#}"
+    );
+    let push = alice.next_push().await;
+    assert!(
+        text_of(&push).starts_with("bob accepted your challenge"),
+        "{push:#}"
+    );
+}

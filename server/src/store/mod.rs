@@ -1,0 +1,100 @@
+//! Durable state (issue #15 **\[project\]**): where a server keeps what must survive a
+//! restart — each principal's record (its kept instances, their visibility and
+//! definitions, its ended records with their expiry: what `toolsets/list` states, §4.3)
+//! and each instance's record (its participants, invitations, the names each principal
+//! gives it, and its logic's state when the logic is [`Durable`](crate::Durable)).
+//!
+//! [`Store`] is small on purpose: load everything at start, put or delete one record. The
+//! SDK encodes the records (JSON, `records.rs`); a store keeps bytes. [`RedbStore`] is the
+//! embedded default (one `redb` file, crash-safe commits); [`MemoryStore`] keeps the
+//! records in the process (a server restarted in the same process reads them back: tests,
+//! `sim perf`). A server built without a store writes nothing and keeps today's
+//! behaviour.
+//!
+//! **Order.** A record is written before the answers and events of the step that changed
+//! it go out (an instance's before its batches, a principal's before its deliveries), so
+//! what a player was told happened, happened.
+
+mod memory;
+pub(crate) mod records;
+mod redb_store;
+
+pub use memory::MemoryStore;
+pub use redb_store::RedbStore;
+
+use std::path::PathBuf;
+
+/// What a server read back from its store when it started
+/// ([`Server::restored`](crate::Server::restored)).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Restored {
+    /// Principals given back their state.
+    pub principals: usize,
+    /// Instances running again, where they were.
+    pub instances: usize,
+    /// Of those, how many of each toolset.
+    pub toolsets: std::collections::BTreeMap<String, usize>,
+    /// Instances that were running when the server stopped and could not come back (their
+    /// logic is not kept, their record was missing or unreadable): each ended with an ended
+    /// record saying why. Instances that had ended before are not counted.
+    pub lost: usize,
+}
+
+/// Everything a store holds, as [`Store::load`] reads it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Loaded {
+    /// Each principal's record, by the principal's name.
+    pub principals: Vec<(String, Vec<u8>)>,
+    /// Each instance's record, by its id.
+    pub instances: Vec<(u64, Vec<u8>)>,
+}
+
+/// Where a server keeps its durable state. See the module docs.
+pub trait Store: Send + Sync + 'static {
+    /// Everything kept, read once when the server starts.
+    fn load(&self) -> Result<Loaded, StoreError>;
+    /// Writes a principal's record (replacing the one it had), durably before it returns.
+    fn put_principal(&self, principal: &str, record: &[u8]) -> Result<(), StoreError>;
+    /// Forgets a principal's record.
+    fn delete_principal(&self, principal: &str) -> Result<(), StoreError>;
+    /// Writes an instance's record (replacing the one it had), durably before it returns.
+    fn put_instance(&self, id: u64, record: &[u8]) -> Result<(), StoreError>;
+    /// Forgets an instance's record.
+    fn delete_instance(&self, id: u64) -> Result<(), StoreError>;
+    /// Where it keeps them, for messages ("memory", a file's path).
+    fn location(&self) -> String;
+}
+
+/// Why a store could not be opened, read or written. Each names the file and what was
+/// wrong.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The store's file could not be opened (missing directory, permissions, a file that
+    /// is not a store, or one that is damaged).
+    #[error("cannot open the store {path}: {detail}")]
+    Open {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The store was written by a server whose format this one does not read.
+    #[error("the store {path} is in format {found}; this server reads format {expected}")]
+    Incompatible {
+        /// The file.
+        path: PathBuf,
+        /// The format it holds.
+        found: u64,
+        /// The format this server reads and writes.
+        expected: u64,
+    },
+    /// Reading or writing a record failed.
+    #[error("the store {path}: {detail}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What was wrong.
+        detail: String,
+    },
+}

@@ -1,0 +1,224 @@
+//! [`RedbStore`]: the embedded default, one `redb` file.
+//!
+//! Why redb (README, "Durable state"): pure Rust (no C toolchain, unlike SQLite), a
+//! key-value model that fits records put and deleted whole, and copy-on-write commits
+//! that are fsync'd before `commit` returns, so a SIGKILL leaves the last commit intact.
+
+use super::{Loaded, Store, StoreError};
+use redb::{Database, ReadableTable, TableDefinition};
+use std::path::{Path, PathBuf};
+
+const PRINCIPALS: TableDefinition<&str, &[u8]> = TableDefinition::new("principals");
+const INSTANCES: TableDefinition<u64, &[u8]> = TableDefinition::new("instances");
+const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+/// The format of the records this server writes; a store in another is refused.
+const FORMAT: u64 = 1;
+/// The store's file in a data directory.
+pub const FILE_NAME: &str = "mcpl-state.redb";
+
+/// Records in one `redb` file. See the module docs.
+pub struct RedbStore {
+    db: Database,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for RedbStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedbStore")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RedbStore {
+    /// Opens (or creates) the store in directory `dir` (created if missing), in its file
+    /// [`RedbStore::FILE_NAME`]. A file that is not a store, is damaged, or holds another
+    /// format is an error naming it.
+    pub fn open_dir(dir: &Path) -> Result<Self, StoreError> {
+        let path = dir.join(FILE_NAME);
+        std::fs::create_dir_all(dir).map_err(|e| StoreError::Open {
+            path: path.clone(),
+            detail: format!("cannot create the directory: {e}"),
+        })?;
+        Self::open(&path)
+    }
+
+    /// The store's file name in a data directory.
+    pub const FILE_NAME: &'static str = FILE_NAME;
+
+    /// Opens (or creates) the store in the file `path`. See [`RedbStore::open_dir`].
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let open = |e: &dyn std::fmt::Display| StoreError::Open {
+            path: path.to_owned(),
+            detail: e.to_string(),
+        };
+        // redb reports a damaged file as an error; a panic inside it would be a bug of
+        // its own, but a store must never take the server down with one (issue #15).
+        let db = std::panic::catch_unwind(|| Database::create(path))
+            .map_err(|_| open(&"the file is damaged (the store panicked reading it)"))?
+            .map_err(|e| open(&e))?;
+        let store = RedbStore {
+            db,
+            path: path.to_owned(),
+        };
+        store.init()?;
+        Ok(store)
+    }
+
+    fn io(&self, e: impl std::fmt::Display) -> StoreError {
+        StoreError::Io {
+            path: self.path.clone(),
+            detail: e.to_string(),
+        }
+    }
+
+    /// Creates the tables and checks (or writes) the format.
+    fn init(&self) -> Result<(), StoreError> {
+        let w = self.db.begin_write().map_err(|e| self.io(e))?;
+        {
+            w.open_table(PRINCIPALS).map_err(|e| self.io(e))?;
+            w.open_table(INSTANCES).map_err(|e| self.io(e))?;
+            let mut meta = w.open_table(META).map_err(|e| self.io(e))?;
+            let found = meta
+                .get("format")
+                .map_err(|e| self.io(e))?
+                .map(|v| v.value());
+            match found {
+                Some(found) if found != FORMAT => {
+                    return Err(StoreError::Incompatible {
+                        path: self.path.clone(),
+                        found,
+                        expected: FORMAT,
+                    });
+                }
+                Some(_) => {}
+                None => {
+                    meta.insert("format", FORMAT).map_err(|e| self.io(e))?;
+                }
+            }
+        }
+        w.commit().map_err(|e| self.io(e))
+    }
+
+    /// Every record, read in one transaction.
+    fn read_all(&self) -> Result<Loaded, StoreError> {
+        let r = self.db.begin_read().map_err(|e| self.io(e))?;
+        let mut loaded = Loaded::default();
+        let principals = r.open_table(PRINCIPALS).map_err(|e| self.io(e))?;
+        for entry in principals.iter().map_err(|e| self.io(e))? {
+            let (k, v) = entry.map_err(|e| self.io(e))?;
+            loaded
+                .principals
+                .push((k.value().to_owned(), v.value().to_vec()));
+        }
+        let instances = r.open_table(INSTANCES).map_err(|e| self.io(e))?;
+        for entry in instances.iter().map_err(|e| self.io(e))? {
+            let (k, v) = entry.map_err(|e| self.io(e))?;
+            loaded.instances.push((k.value(), v.value().to_vec()));
+        }
+        Ok(loaded)
+    }
+
+    fn write(
+        &self,
+        f: impl FnOnce(&redb::WriteTransaction) -> Result<(), Box<redb::Error>>,
+    ) -> Result<(), StoreError> {
+        let write = || {
+            let w = self.db.begin_write().map_err(|e| self.io(e))?;
+            f(&w).map_err(|e| self.io(e))?;
+            w.commit().map_err(|e| self.io(e))
+        };
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(write))
+            .map_err(|_| self.io("the file is damaged (the store panicked writing it)"))?
+    }
+}
+
+/// A redb error, boxed (it is large).
+fn boxed(e: impl Into<redb::Error>) -> Box<redb::Error> {
+    Box::new(e.into())
+}
+
+impl Store for RedbStore {
+    fn load(&self) -> Result<Loaded, StoreError> {
+        // As in `open`: a damaged file is an error, never a panic of the server's.
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_all())).map_err(
+            |_| StoreError::Open {
+                path: self.path.clone(),
+                detail: "the file is damaged (the store panicked reading it)".to_owned(),
+            },
+        )?
+    }
+
+    fn put_principal(&self, principal: &str, record: &[u8]) -> Result<(), StoreError> {
+        self.write(|w| {
+            w.open_table(PRINCIPALS)
+                .map_err(boxed)?
+                .insert(principal, record)
+                .map_err(boxed)?;
+            Ok(())
+        })
+    }
+
+    fn delete_principal(&self, principal: &str) -> Result<(), StoreError> {
+        self.write(|w| {
+            w.open_table(PRINCIPALS)
+                .map_err(boxed)?
+                .remove(principal)
+                .map_err(boxed)?;
+            Ok(())
+        })
+    }
+
+    fn put_instance(&self, id: u64, record: &[u8]) -> Result<(), StoreError> {
+        self.write(|w| {
+            w.open_table(INSTANCES)
+                .map_err(boxed)?
+                .insert(id, record)
+                .map_err(boxed)?;
+            Ok(())
+        })
+    }
+
+    fn delete_instance(&self, id: u64) -> Result<(), StoreError> {
+        self.write(|w| {
+            w.open_table(INSTANCES)
+                .map_err(boxed)?
+                .remove(id)
+                .map_err(boxed)?;
+            Ok(())
+        })
+    }
+
+    fn location(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_survive_reopening_and_a_damaged_file_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let s = RedbStore::open_dir(dir.path()).unwrap();
+            s.put_principal("alice", b"{}").unwrap();
+            s.put_instance(3, b"x").unwrap();
+            s.put_instance(4, b"y").unwrap();
+            s.delete_instance(4).unwrap();
+        }
+        let s = RedbStore::open_dir(dir.path()).unwrap();
+        let loaded = s.load().unwrap();
+        assert_eq!(loaded.principals, [("alice".to_owned(), b"{}".to_vec())]);
+        assert_eq!(loaded.instances, [(3, b"x".to_vec())]);
+        drop(s);
+        let path = dir.path().join(FILE_NAME);
+        std::fs::write(&path, b"not a store at all, just some bytes").unwrap();
+        let err = RedbStore::open_dir(dir.path()).unwrap_err();
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
+    }
+}

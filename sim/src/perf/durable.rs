@@ -1,0 +1,374 @@
+//! `durable` (issue #15): what keeping games across restarts costs. The arcade is served on
+//! WebSocket twice — in memory, and on a `redb` store in a temporary directory (every
+//! change fsync'd before it is answered) — in alternating windows, and players play
+//! tic-tac-toe against the bot (an instant bot, so the time is the server's and the
+//! store's): moves per second each way and their ratio, the store's writes per move and
+//! their time. Then, durable, one player plays Go against the bot at its default time
+//! budget: each move's answer must come within the budget's margin
+//! ([`GO_MARGIN`]: the search takes the budget; the writes must not add much).
+
+use super::PerfError;
+use super::client;
+use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings, listen};
+use mcpl_protocol::jsonrpc::{Id, Request};
+use mcpl_server::{Loaded, RedbStore, Store, StoreError};
+use mcpl_transport::ServerOptions;
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// A Go move against the bot is answered within its time budget times this.
+pub const GO_MARGIN: f64 = 1.5;
+
+/// What `durable` measures with.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct DurableConfig {
+    /// Players, each its own connection and principal.
+    pub players: usize,
+    /// Each window.
+    pub window: Duration,
+    /// Windows each way, alternating (in memory, durable, in memory, …).
+    pub rounds: usize,
+    /// Go moves against the bot, durable.
+    pub go_moves: usize,
+    /// The bot's time budget per 9x9 move.
+    pub bot_time: Duration,
+}
+
+impl Default for DurableConfig {
+    fn default() -> Self {
+        DurableConfig {
+            players: 8,
+            window: Duration::from_secs(2),
+            rounds: 2,
+            go_moves: 6,
+            bot_time: crate::perf::durable::default_bot_time(),
+        }
+    }
+}
+
+fn default_bot_time() -> Duration {
+    mcpl_games::bot::DEFAULT_MOVE_TIME
+}
+
+/// The figures.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Durability {
+    /// Moves per second with nothing kept.
+    pub moves_per_sec_off: f64,
+    /// Moves per second with every change kept.
+    pub moves_per_sec_on: f64,
+    /// Moves made with every change kept.
+    pub moves_on: u64,
+    /// The store's writes (commits) per move.
+    pub writes_per_move: f64,
+    /// The store's time per move, in microseconds.
+    pub write_us_per_move: f64,
+    /// Calls that failed (none should).
+    pub failed: u64,
+    /// The bot's budget per Go move, in milliseconds.
+    pub bot_budget_ms: f64,
+    /// Go moves against the bot made, durable.
+    pub go_moves: usize,
+    /// Their answers' time: median and slowest, in milliseconds.
+    pub go_p50_ms: f64,
+    /// The slowest.
+    pub go_max_ms: f64,
+}
+
+impl Durability {
+    /// Durable moves per second over in-memory ones.
+    pub fn ratio(&self) -> f64 {
+        if self.moves_per_sec_off > 0.0 {
+            self.moves_per_sec_on / self.moves_per_sec_off
+        } else {
+            0.0
+        }
+    }
+
+    /// Every Go move within [`GO_MARGIN`] times the budget, and nothing failed.
+    pub fn met(&self) -> bool {
+        self.failed == 0 && self.go_moves > 0 && self.go_max_ms <= self.bot_budget_ms * GO_MARGIN
+    }
+}
+
+/// A store that times and counts what it writes.
+struct Timed {
+    inner: RedbStore,
+    writes: AtomicU64,
+    nanos: AtomicU64,
+}
+
+impl Timed {
+    fn time<T>(&self, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let out = f();
+        let nanos = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.nanos.fetch_add(nanos, Ordering::Relaxed);
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        out
+    }
+}
+
+impl Store for Timed {
+    fn load(&self) -> Result<Loaded, StoreError> {
+        self.inner.load()
+    }
+    fn put_principal(&self, p: &str, r: &[u8]) -> Result<(), StoreError> {
+        self.time(|| self.inner.put_principal(p, r))
+    }
+    fn delete_principal(&self, p: &str) -> Result<(), StoreError> {
+        self.time(|| self.inner.delete_principal(p))
+    }
+    fn put_instance(&self, id: u64, r: &[u8]) -> Result<(), StoreError> {
+        self.time(|| self.inner.put_instance(id, r))
+    }
+    fn delete_instance(&self, id: u64) -> Result<(), StoreError> {
+        self.time(|| self.inner.delete_instance(id))
+    }
+    fn location(&self) -> String {
+        self.inner.location()
+    }
+}
+
+/// The arcade served on WebSocket (in memory, or on `store`), with `players` tokens.
+async fn arcade(
+    store: Option<Arc<Timed>>,
+    bot: BotSettings,
+    players: &[String],
+) -> Result<(Arcade, listen::Listener), PerfError> {
+    let arcade = Arcade::new(ArcadeConfig {
+        bot,
+        players: players.to_vec(),
+        store: store.map(|s| s as Arc<dyn Store>),
+        ..Default::default()
+    })?;
+    let mut opts = ServerOptions {
+        ws_ping_interval: None,
+        ..Default::default()
+    };
+    for p in players {
+        opts.tokens.insert(p.clone(), p.clone());
+    }
+    let addr: SocketAddr = ([127, 0, 0, 1], 0).into();
+    let listener = listen::ws(&arcade, addr, Arc::new(opts)).await?;
+    Ok((arcade, listener))
+}
+
+/// A tool call (or `toolsets/open`) and its result.
+async fn ask(
+    conn: &mut mcpl_transport::Connection,
+    id: i64,
+    method: &str,
+    params: Value,
+) -> Result<Value, PerfError> {
+    let req = Request {
+        id: Id::Number(id),
+        method: method.to_owned(),
+        params: Some(params),
+    };
+    client::request(conn, req).await
+}
+
+fn call(tool: &str, args: Value, instance: &str) -> Value {
+    json!({"name": tool, "arguments": args, "_meta": {"mcpl/instance": instance}})
+}
+
+fn text(v: &Value) -> &str {
+    v.pointer("/content/0/text")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+}
+
+/// One player's tic-tac-toe games against the bot until `until`: moves made, calls failed.
+async fn play_tictactoe(url: String, who: String, until: Instant) -> Result<(u64, u64), PerfError> {
+    let mut conn = client::connect(&url, &who).await?;
+    client::handshake(&mut conn, true).await?;
+    let (mut moves, mut failed, mut id, mut game) = (0u64, 0u64, 1i64, 0u32);
+    'games: while Instant::now() < until {
+        game += 1;
+        let name = format!("t{game}");
+        id += 1;
+        ask(
+            &mut conn,
+            id,
+            "toolsets/open",
+            json!({"toolset": "tictactoe", "instance": name}),
+        )
+        .await?;
+        loop {
+            let mut played = false;
+            for cell in ["b2", "a1", "c3", "a3", "c1", "a2", "b1", "b3", "c2"] {
+                id += 1;
+                let r = ask(
+                    &mut conn,
+                    id,
+                    "tools/call",
+                    call("tictactoe_play", json!({"move": cell}), &name),
+                )
+                .await?;
+                if r["isError"] == true {
+                    continue; // taken: the next cell
+                }
+                moves += 1;
+                played = true;
+                let t = text(&r);
+                if t.contains("wins") || t.contains("draw") || t.contains("Draw") {
+                    continue 'games;
+                }
+                break;
+            }
+            if !played {
+                failed += 1;
+                continue 'games;
+            }
+            if Instant::now() >= until {
+                break 'games;
+            }
+        }
+    }
+    Ok((moves, failed))
+}
+
+/// Moves per second of `players` playing for `window`.
+async fn window(
+    clients: &tokio::runtime::Handle,
+    url: &str,
+    players: &[String],
+    window: Duration,
+) -> Result<(u64, u64, Duration), PerfError> {
+    let until = Instant::now() + window;
+    let started = Instant::now();
+    let tasks: Vec<_> = players
+        .iter()
+        .map(|p| clients.spawn(play_tictactoe(url.to_owned(), p.clone(), until)))
+        .collect();
+    let (mut moves, mut failed) = (0, 0);
+    for t in tasks {
+        let (m, f) = t
+            .await
+            .map_err(|_| PerfError::Internal("a player's task panicked"))??;
+        moves += m;
+        failed += f;
+    }
+    Ok((moves, failed, started.elapsed()))
+}
+
+/// Go against the bot at its time budget, durable: each move's answer time.
+async fn go_moves(url: String, moves: usize) -> Result<Vec<Duration>, PerfError> {
+    let mut conn = client::connect(&url, "go-player").await?;
+    client::handshake(&mut conn, true).await?;
+    ask(
+        &mut conn,
+        1,
+        "toolsets/open",
+        json!({"toolset": "go", "instance": "g1"}),
+    )
+    .await?;
+    let mut times = Vec::new();
+    let mut id = 1;
+    let points = [
+        "E5", "C3", "G7", "C7", "G3", "E3", "E7", "C5", "G5", "D4", "F6", "D6", "F4",
+    ];
+    for p in points {
+        if times.len() >= moves {
+            break;
+        }
+        id += 1;
+        let start = Instant::now();
+        let r = ask(
+            &mut conn,
+            id,
+            "tools/call",
+            call("go_play", json!({"move": p}), "g1"),
+        )
+        .await?;
+        if r["isError"] == true {
+            continue;
+        }
+        times.push(start.elapsed());
+        if !text(&r).contains("bot (White) ") {
+            break; // the game ended
+        }
+    }
+    Ok(times)
+}
+
+/// Measures. See the module docs.
+pub async fn run(
+    config: &DurableConfig,
+    clients: &tokio::runtime::Handle,
+) -> Result<Durability, PerfError> {
+    let dir = tempfile::tempdir()?;
+    let open = |name: &str| -> Result<Arc<Timed>, PerfError> {
+        let inner = RedbStore::open_dir(&dir.path().join(name))
+            .map_err(|e| PerfError::Io(std::io::Error::other(e.to_string())))?;
+        Ok(Arc::new(Timed {
+            inner,
+            writes: AtomicU64::new(0),
+            nanos: AtomicU64::new(0),
+        }))
+    };
+    let mut players: Vec<String> = (0..config.players.max(1))
+        .map(|i| format!("d{i}"))
+        .collect();
+    let instant = BotSettings {
+        budget: BotBudget::Playouts(16),
+        seed: Some(1),
+    };
+    let mut out = Durability::default();
+    let (mut off, mut on) = ((0u64, Duration::ZERO), (0u64, Duration::ZERO));
+    let (mut writes, mut nanos) = (0u64, 0u64);
+    for round in 0..config.rounds.max(1) {
+        for durable in [false, true] {
+            let store = if durable {
+                Some(open(&format!("r{round}"))?)
+            } else {
+                None
+            };
+            let (_arcade, listener) = arcade(store.clone(), instant, &players).await?;
+            let (moves, failed, took) =
+                window(clients, listener.url(), &players, config.window).await?;
+            out.failed += failed;
+            let side = if durable { &mut on } else { &mut off };
+            side.0 += moves;
+            side.1 += took;
+            if let Some(s) = store {
+                writes += s.writes.load(Ordering::Relaxed);
+                nanos += s.nanos.load(Ordering::Relaxed);
+            }
+        }
+    }
+    let rate = |(m, t): (u64, Duration)| m as f64 / t.as_secs_f64().max(f64::EPSILON);
+    out.moves_per_sec_off = rate(off);
+    out.moves_per_sec_on = rate(on);
+    out.moves_on = on.0;
+    if on.0 > 0 {
+        out.writes_per_move = writes as f64 / on.0 as f64;
+        out.write_us_per_move = nanos as f64 / 1000.0 / on.0 as f64;
+    }
+    // Go against the bot at its time budget, durable.
+    players.push("go-player".to_owned());
+    let bot = BotSettings {
+        budget: BotBudget::Time(config.bot_time),
+        seed: Some(1),
+    };
+    let (_arcade, listener) = arcade(Some(open("go")?), bot, &players).await?;
+    let url = listener.url().to_owned();
+    let moves = config.go_moves;
+    let mut times = clients
+        .spawn(go_moves(url, moves))
+        .await
+        .map_err(|_| PerfError::Internal("the Go player's task panicked"))??;
+    times.sort();
+    out.bot_budget_ms = config.bot_time.as_secs_f64() * 1000.0;
+    out.go_moves = times.len();
+    out.go_p50_ms = times
+        .get(times.len() / 2)
+        .map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+    out.go_max_ms = times.last().map_or(0.0, |d| d.as_secs_f64() * 1000.0);
+    Ok(out)
+}
