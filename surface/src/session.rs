@@ -237,7 +237,7 @@ impl Session {
                 self.send(Response::ok(id, json!({})).into()).await;
                 None
             }
-            _ if !self.initialized => {
+            "logging/setLevel" | "tools/list" | "tools/call" if !self.initialized => {
                 let e = ErrorObject::new(
                     ErrorCode::INVALID_REQUEST,
                     format!("{method}: send initialize first"),
