@@ -262,3 +262,92 @@ pub async fn play_tictactoe(client: &mut StdioClient, instance: &str) -> String 
     }
     panic!("the game did not end");
 }
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("surface/ has a parent")
+        .to_path_buf()
+}
+
+/// A configuration of one server, `arcade`: the arcade binary on stdio as `principal`.
+pub fn stdio_arcade_config(dir: &Path, principal: &str) -> PathBuf {
+    let mut args = vec!["serve", "--stdio", "--principal", principal];
+    args.extend(BOT);
+    write_config(
+        dir,
+        "surface.json",
+        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": args}}}),
+    )
+}
+
+/// The one JSON line an SDK peer script prints last (its report), after checking that it
+/// exited successfully; panics with its stdout and stderr otherwise.
+pub fn peer_report(out: &std::process::Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the SDK client failed:\nstdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().last().expect("one line of output");
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}
+
+/// What every SDK client's game report shows: the surface host's name, the four
+/// meta-tools and nothing else, a list that did not change, no error, and the lobby's
+/// opening logged as `notifications/message` data.
+pub fn check_sdk_report(report: &Value) {
+    assert_eq!(report["server"], "mcpl-surface", "{report:#}");
+    assert_eq!(
+        report["tools"],
+        json!([
+            "toolsets--open",
+            "toolsets--act",
+            "toolsets--look",
+            "toolsets--close"
+        ]),
+        "{report:#}"
+    );
+    assert_eq!(report["errors"], json!([]), "{report:#}");
+    assert_eq!(report["tools_stable"], true, "{report:#}");
+    let logs = report["logs"].as_array().unwrap();
+    assert!(
+        logs.iter()
+            .any(|l| l["server"] == "arcade" && l["text"].as_str().unwrap().contains("Lobby")),
+        "{report:#}"
+    );
+}
+
+/// The checks of a finished game in an SDK client's report, instance `instance`.
+pub fn check_sdk_game(report: &Value, game: &str, instance: &str) {
+    let opened = report["opened"].as_str().unwrap();
+    assert!(
+        opened.contains(&format!("Opened [arcade/{game}:{instance}]")),
+        "{report:#}"
+    );
+    let last = report["final"].as_str().expect("the game ended");
+    let moves: Vec<&str> = report["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    if game == "tictactoe" {
+        // The perfect bot never loses.
+        assert!(
+            last.contains("O (bot) wins") || last.contains("Draw"),
+            "{last}"
+        );
+        assert!((3..=5).contains(&moves.len()), "{report:#}");
+    } else {
+        assert!(opened.contains("You play Black"), "{opened}");
+        assert!(last.contains("Game over:"), "{last}");
+        assert_eq!(
+            moves.iter().filter(|m| **m != "pass").count(),
+            10,
+            "{moves:?}"
+        );
+    }
+}
