@@ -351,3 +351,130 @@ pub fn check_sdk_game(report: &Value, game: &str, instance: &str) {
         );
     }
 }
+
+/// Starts `mcpl-surface serve --config PATH --http 127.0.0.1:0` and returns it with its URL
+/// (read from its `listening on` line).
+pub async fn surface_http(config: &Path) -> (Child, String) {
+    let mut child = Command::new(SURFACE)
+        .arg("serve")
+        .arg("--config")
+        .arg(config)
+        .args(["--http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("mcpl-surface starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = within(lines.next_line())
+        .await
+        .unwrap()
+        .expect("a listening line");
+    let url = line
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected line {line:?}"))
+        .to_owned();
+    (child, url)
+}
+
+/// An MCP client of the surface host over Streamable HTTP: the transport's client end,
+/// every message written and read as plain JSON in the MCP spec's shapes.
+pub struct HttpClient {
+    conn: mcpl_transport::Connection,
+    next_id: i64,
+    /// Every notification read, in order.
+    pub notifications: Vec<Value>,
+}
+
+impl HttpClient {
+    /// Connects with this bearer token and does the MCP handshake.
+    pub async fn connect(url: &str, token: &str) -> Self {
+        let opts = mcpl_transport::ClientOptions {
+            token: Some(token.to_owned()),
+            ..Default::default()
+        };
+        let conn = within(mcpl_transport::http::connect(url, &opts))
+            .await
+            .expect("connects");
+        let mut c = HttpClient {
+            conn,
+            next_id: 0,
+            notifications: Vec::new(),
+        };
+        let init = c
+            .request(
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw-http-client", "version": "0"}}),
+            )
+            .await;
+        assert_eq!(
+            init["result"]["serverInfo"]["name"], "mcpl-surface",
+            "{init}"
+        );
+        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        c
+    }
+
+    async fn send(&mut self, v: Value) {
+        let m = mcpl_protocol::Message::from_value(v).expect("a valid message");
+        self.conn.outbound.send(m).await.expect("sent");
+    }
+
+    async fn read(&mut self) -> Value {
+        loop {
+            let read = within(self.conn.inbound.recv())
+                .await
+                .expect("the session is open");
+            if let mcpl_transport::Inbound::Message { message, .. } = read {
+                return serde_json::from_str(&message.encode()).unwrap();
+            }
+        }
+    }
+
+    /// Sends a request and returns its response, keeping notifications.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let m = self.read().await;
+            if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+                return m;
+            }
+            self.notifications.push(m);
+        }
+    }
+
+    /// Calls a tool; its result (a JSON-RPC error fails the test).
+    pub async fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let r = self
+            .request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await;
+        assert!(r.get("error").is_none(), "{name}: {r}");
+        r["result"].clone()
+    }
+
+    /// Waits for a `notifications/message` whose text contains `needle` (one already read
+    /// counts), and returns its text.
+    pub async fn logged(&mut self, needle: &str) -> String {
+        let matches = |n: &Value| {
+            n["method"] == "notifications/message"
+                && n["params"]["data"]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(needle))
+        };
+        if let Some(at) = self.notifications.iter().position(matches) {
+            let n = self.notifications.remove(at);
+            return n["params"]["data"]["text"].as_str().unwrap().to_owned();
+        }
+        loop {
+            let m = self.read().await;
+            if matches(&m) {
+                return m["params"]["data"]["text"].as_str().unwrap().to_owned();
+            }
+            self.notifications.push(m);
+        }
+    }
+}
