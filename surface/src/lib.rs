@@ -10,6 +10,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`config`] | the `mcpServers` JSON MCP clients use, plus the surface host's options and its clients (principals with credentials per server) |
+//! | [`links`] | a backing server's connection lost, and back with what was adopted: told once each |
 //! | [`news`] | what was shown between two calls, bounded, for the next result; `notifications/message` params |
 //! | [`session`] | one client: `initialize`, a stable `tools/list`, `tools/call` through its own host, notifications |
 //! | [`serve`] | stdio (one client) and Streamable HTTP (a client per bearer token) |
@@ -41,6 +42,7 @@
 //! `Debug` and logs.
 
 pub mod config;
+pub mod links;
 pub mod news;
 pub mod serve;
 pub mod session;

@@ -15,11 +15,14 @@
 //!   the host's context window (§8.3).
 //! - `notifications/message`: each push, notice and reminder as it is shown, once the
 //!   client has sent `notifications/initialized` (and at or above its `logging/setLevel`).
+//! - A backing server's connection lost, and back (with what the host adopted there): told
+//!   once each, in both ways ([`crate::links`]).
 //!
 //! Requests are answered concurrently (a Go move can take a while; a `ping` need not wait),
 //! at most [`MAX_IN_FLIGHT`] at once. A request `notifications/cancelled` names gets no
 //! answer (the call itself runs on in the host: the server may have acted already).
 
+use crate::links::Links;
 use crate::news::{self, News};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
@@ -96,10 +99,18 @@ pub async fn run(conn: Connection, host: HostHandle, options: SessionOptions) {
         out: outbound,
     };
     let mut work: FuturesUnordered<BoxFuture<'static, (Id, Work)>> = FuturesUnordered::new();
+    let mut status = host.status_watch();
+    let mut links = Links::new();
     loop {
         tokio::select! {
             biased;
             Some(shown) = s.events.recv() => s.shown(&shown),
+            Ok(()) = status.changed() => {
+                let now = status.borrow_and_update().clone();
+                for shown in links.update(&now) {
+                    s.shown(&shown);
+                }
+            }
             Some((id, done)) = work.next(), if !work.is_empty() => {
                 // What was shown before the answer goes with it, not after.
                 while let Ok(shown) = s.events.try_recv() {
