@@ -12,6 +12,7 @@
 //!   "surface": {
 //!     "stateDir": "/var/lib/mcpl-surface",
 //!     "holdMs": 250,
+//!     "windowMessages": 40,
 //!     "clients": {
 //!       "alice": {"token": "alice-client-secret",
 //!                 "servers": {"arcade": {"headers": {"Authorization": "Bearer alice-secret"}}}}
@@ -79,6 +80,9 @@ pub enum ConfigError {
         /// What is wrong.
         reason: String,
     },
+    /// A `surface` option is out of range.
+    #[error("surface: {0}")]
+    Surface(String),
     /// The named principal is not configured.
     #[error("no client {0:?} in \"surface.clients\"")]
     UnknownClient(String),
@@ -150,6 +154,8 @@ struct RawSurface {
     #[serde(default)]
     first_contact_ms: Option<u64>,
     #[serde(default)]
+    window_messages: Option<usize>,
+    #[serde(default)]
     clients: BTreeMap<String, RawClient>,
 }
 
@@ -220,6 +226,11 @@ pub struct SurfaceConfig {
     pub hold_window: Duration,
     /// How long `tools/list` waits for the backing servers to settle.
     pub first_contact: Duration,
+    /// How many of the latest messages (results, events, notices) the host counts as in the
+    /// client's context. MCP has no way for a client to report a compaction, so this window
+    /// stands for it: an open toolset whose announcement is older is re-stated, with what is
+    /// usable in it, in the next result (§8.3 Reminders). Default 40.
+    pub window_messages: usize,
     /// The clients, by principal.
     pub clients: BTreeMap<String, Client>,
 }
@@ -396,6 +407,15 @@ impl SurfaceConfig {
             state_dir: raw.surface.state_dir,
             hold_window: Duration::from_millis(raw.surface.hold_ms.unwrap_or(250)),
             first_contact: Duration::from_millis(raw.surface.first_contact_ms.unwrap_or(15_000)),
+            window_messages: match raw.surface.window_messages {
+                None => mcpl_host::state::ConversationConfig::default().window,
+                Some(n) if (4..=10_000).contains(&n) => n,
+                Some(n) => {
+                    return Err(ConfigError::Surface(format!(
+                        "windowMessages {n}: give 4 to 10000"
+                    )));
+                }
+            },
             clients,
         })
     }
@@ -426,6 +446,8 @@ impl SurfaceConfig {
             })
             .collect();
         let mut config = HostConfig::new(servers).with_hold_window(self.hold_window);
+        config.conversation.window = self.window_messages;
+        config.conversation.history = config.conversation.history.max(self.window_messages);
         if let Some(dir) = &self.state_dir {
             // One directory per principal: told records are the agent's (§4.3).
             config = config.with_state_dir(dir.join(principal));
@@ -487,6 +509,7 @@ mod tests {
         let c = SurfaceConfig::parse(GOOD).unwrap();
         assert_eq!(c.servers.len(), 2);
         assert_eq!(c.hold_window, Duration::from_millis(100));
+        assert_eq!(c.window_messages, 40);
         assert_eq!(
             c.servers[0].endpoint,
             Endpoint::Remote {
@@ -555,6 +578,10 @@ mod tests {
             (
                 r#"{"mcpServers": {"a": {"command": "x", "cwd": "/"}}}"#,
                 "unknown field",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x"}}, "surface": {"windowMessages": 1}}"#,
+                "give 4 to 10000",
             ),
             (
                 r#"{"mcpServers": {"a": {"command": "x"}}, "surface": {"clients": {"../x": {}}}}"#,

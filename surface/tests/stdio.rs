@@ -209,3 +209,50 @@ async fn a_challenge_reaches_a_plain_client_as_a_notification_and_in_its_next_re
     assert_eq!(alice.close().await, Some(0));
     assert_eq!(bob.close().await, Some(0));
 }
+
+#[tokio::test]
+async fn an_open_game_whose_announcement_left_the_window_is_restated_in_a_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["serve", "--stdio", "--principal", "alice"];
+    args.extend(BOT);
+    let config = write_config(
+        dir.path(),
+        "surface.json",
+        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": args}},
+                "surface": {"windowMessages": 6}}),
+    );
+    let mut c = StdioClient::start(&config, &[]);
+    c.handshake().await;
+    c.request("tools/list", json!({})).await;
+    let opened = c
+        .call(
+            "toolsets--open",
+            json!({"toolset": "tictactoe", "instance": "t1"}),
+        )
+        .await;
+    assert!(text(&opened).contains("Usable: tictactoe_play in [arcade/tictactoe:t1]"));
+    // Calls that say nothing of the game push its announcement out of the window; MCP has
+    // no compaction to report, so the window stands for it (§8.3).
+    let reminder_of_t1 = |t: &str| {
+        t.split_once("Reminder:")
+            .is_some_and(|(_, r)| r.contains("[arcade/tictactoe:t1]"))
+    };
+    let mut reminded = None;
+    for call in 0..20 {
+        let r = c.call("toolsets--act", json!({"tool": "games"})).await;
+        if reminder_of_t1(&text(&r)) {
+            reminded = Some((call, text(&r)));
+            break;
+        }
+    }
+    let (call, reminder) = reminded.expect("a reminder of t1 within 20 calls");
+    assert!(
+        call >= 3,
+        "not while the announcement is in view: call {call}"
+    );
+    let reminder = reminder.split_once("Reminder:").unwrap().1;
+    assert!(reminder.contains("tictactoe_play"), "{reminder}");
+    let next = c.call("toolsets--act", json!({"tool": "games"})).await;
+    assert!(!reminder_of_t1(&text(&next)), "once: {next}");
+    assert_eq!(c.close().await, Some(0));
+}
