@@ -11,6 +11,7 @@
 //! |---|---|
 //! | [`config`] | the `mcpServers` JSON MCP clients use, plus the surface host's options and its clients (principals with credentials per server) |
 //! | [`links`] | a backing server's connection lost, and back with what was adopted: told once each |
+//! | [`mcpl`] | to an MCPL client: the manifest (one feature set using `pushEvents`), the receipt of its policy, `push/event` params |
 //! | [`news`] | what was shown between two calls, bounded, for the next result; `notifications/message` params |
 //! | [`session`] | one client: `initialize`, a stable `tools/list`, `tools/call` through its own host, notifications |
 //! | [`serve`] | stdio (one client) and Streamable HTTP (a client per bearer token) |
@@ -43,6 +44,7 @@
 
 pub mod config;
 pub mod links;
+pub mod mcpl;
 pub mod news;
 pub mod serve;
 pub mod session;

@@ -17,6 +17,8 @@
 //!   client has sent `notifications/initialized` (and at or above its `logging/setLevel`).
 //! - A backing server's connection lost, and back (with what the host adopted there): told
 //!   once each, in both ways ([`crate::links`]).
+//! - To a client that speaks MCPL: a manifest, and once its `featureSets/update` grants
+//!   `pushEvents`, all of the above as `push/event` instead ([`crate::mcpl`]).
 //!
 //! Requests are answered concurrently (a Go move can take a while; a `ping` need not wait),
 //! at most [`MAX_IN_FLIGHT`] at once. A request `notifications/cancelled` names gets no
@@ -94,6 +96,9 @@ pub async fn run(conn: Connection, host: HostHandle, options: SessionOptions) {
         ready: false,
         level: LoggingLevel::Debug,
         tools: None,
+        manifest: None,
+        pushes: false,
+        pushed: 0,
         in_flight: HashSet::new(),
         cancelled: HashSet::new(),
         out: outbound,
@@ -154,6 +159,12 @@ struct Session {
     level: LoggingLevel,
     /// The tool list, once taken.
     tools: Option<Vec<Tool>>,
+    /// The manifest offered, to a client that speaks MCPL.
+    manifest: Option<mcpl_protocol::mcpl::McplManifest>,
+    /// The client granted `pushEvents` to [`crate::mcpl::FEATURE_SET`].
+    pushes: bool,
+    /// Pushes sent (their ids).
+    pushed: u64,
     in_flight: HashSet<Id>,
     cancelled: HashSet<Id>,
     out: mcpl_transport::Outbound,
@@ -171,6 +182,18 @@ impl Session {
 
     /// A message shown outside results: kept for the next result, and logged to the client.
     fn shown(&mut self, shown: &mcpl_host::host::Shown) {
+        if self.pushes {
+            if let Some(params) = crate::mcpl::push(shown, self.pushed) {
+                self.pushed += 1;
+                let id = Id::String(format!("surface-push-{}", self.pushed));
+                let r = Request::new::<mcpl_protocol::method::PushEvent>(id, &params);
+                // A client that does not take its pushes loses them, as a lost stream would.
+                if self.out.try_send(r.into()).is_err() {
+                    tracing::debug!("a push/event was not queued: the client reads slowly");
+                }
+            }
+            return;
+        }
         self.news.push(shown);
         let Some(params) = news::log_message(shown) else {
             return;
@@ -232,9 +255,16 @@ impl Session {
                 match r.params_as::<InitializeParams>() {
                     Ok(p) => {
                         self.initialized = true;
+                        let mut capabilities =
+                            json!({"tools": {"listChanged": false}, "logging": {}});
+                        if p.capabilities.mcpl().is_some() {
+                            let manifest = crate::mcpl::manifest();
+                            capabilities["experimental"] = json!({"mcpl": manifest});
+                            self.manifest = Some(manifest);
+                        }
                         let result = json!({
                             "protocolVersion": mcp::negotiate_version(&p.protocol_version),
-                            "capabilities": {"tools": {"listChanged": false}, "logging": {}},
+                            "capabilities": capabilities,
                             "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
                             "instructions": INSTRUCTIONS,
                         });
@@ -246,6 +276,24 @@ impl Session {
             }
             "ping" => {
                 self.send(Response::ok(id, json!({})).into()).await;
+                None
+            }
+            "featureSets/update" if self.manifest.is_some() => {
+                let answer = r
+                    .params_as::<mcpl_protocol::mcpl::FeatureSetsUpdateParams>()
+                    .and_then(|p| {
+                        crate::mcpl::update(
+                            self.manifest.as_ref().unwrap_or(&crate::mcpl::manifest()),
+                            &p,
+                        )
+                    });
+                match answer {
+                    Ok((receipt, pushes)) => {
+                        self.pushes = pushes;
+                        self.send(Response::ok_typed(id, &receipt).into()).await;
+                    }
+                    Err(e) => self.error(id, e).await,
+                }
                 None
             }
             "logging/setLevel" | "tools/list" | "tools/call" if !self.initialized => {
