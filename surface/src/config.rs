@@ -58,9 +58,10 @@ pub enum ConfigError {
         /// The file.
         path: PathBuf,
     },
-    /// Not JSON of the expected shape.
+    /// Not JSON of the expected shape (the offending value is not quoted: it may be a
+    /// secret in the wrong place).
     #[error("not a valid configuration: {0}")]
-    Json(#[from] serde_json::Error),
+    Json(String),
     /// No server is configured.
     #[error("no server in \"mcpServers\"")]
     NoServers,
@@ -270,6 +271,21 @@ fn bearer(
     Ok(token)
 }
 
+/// A JSON error without the value it quotes: serde says `invalid type: string "…",
+/// expected a map`, and that string can be a token written where a map was expected.
+fn scrub(e: &serde_json::Error) -> String {
+    let msg = e.to_string();
+    for kind in ["invalid type: ", "invalid value: "] {
+        if let Some(rest) = msg.strip_prefix(kind)
+            && let Some(at) = rest.find(", expected")
+        {
+            let what = rest[..at].split_whitespace().next().unwrap_or("value");
+            return format!("{kind}{what} (not shown){}", &rest[at..]);
+        }
+    }
+    msg
+}
+
 impl SurfaceConfig {
     /// Reads and checks a configuration file.
     pub fn load(path: &Path) -> Result<Self, ConfigError> {
@@ -289,7 +305,8 @@ impl SurfaceConfig {
 
     /// Parses and checks a configuration.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
-        let raw: RawConfig = serde_json::from_str(text)?;
+        let raw: RawConfig =
+            serde_json::from_str(text).map_err(|e| ConfigError::Json(scrub(&e)))?;
         if raw.mcp_servers.is_empty() {
             return Err(ConfigError::NoServers);
         }
@@ -596,6 +613,13 @@ mod tests {
                 "another client's",
             ),
         ];
+        let leak = SurfaceConfig::parse(
+            r#"{"mcpServers": {"a": {"url": "http://h/", "headers": "Bearer hunter2"}}}"#,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(!leak.contains("hunter2"), "{leak}");
+        assert!(leak.contains("expected a map"), "{leak}");
         for (text, want) in cases {
             let e = SurfaceConfig::parse(text).unwrap_err().to_string();
             assert!(e.contains(want), "{text}: {e}");
