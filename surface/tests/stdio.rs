@@ -256,3 +256,68 @@ async fn an_open_game_whose_announcement_left_the_window_is_restated_in_a_result
     assert!(!reminder_of_t1(&text(&next)), "once: {next}");
     assert_eq!(c.close().await, Some(0));
 }
+
+#[tokio::test]
+async fn a_log_level_above_notice_stops_the_log_messages_but_results_still_tell() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_arcade, mut alice, mut bob) = two_players(dir.path()).await;
+    alice.handshake().await;
+    bob.handshake().await;
+    alice.request("tools/list", json!({})).await;
+    bob.request("tools/list", json!({})).await;
+    let set = alice
+        .request("logging/setLevel", json!({"level": "error"}))
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    let bad = alice
+        .request("logging/setLevel", json!({"level": "loud"}))
+        .await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    alice.notifications.clear();
+
+    bob.call(
+        "toolsets--act",
+        json!({"tool": "challenge", "args": {"opponent": "alice", "game": "tictactoe"}}),
+    )
+    .await;
+    // Polled until the challenge is in a result: what was logged (nothing) came before it.
+    let mut told = false;
+    for _ in 0..50 {
+        let r = alice.call("toolsets--act", json!({"tool": "games"})).await;
+        if text(&r).contains("bob challenges you") {
+            told = true;
+            break;
+        }
+    }
+    assert!(told, "the challenge reaches a result");
+    assert!(
+        alice
+            .notifications
+            .iter()
+            .all(|n| n["method"] != "notifications/message"),
+        "{:?}",
+        alice.notifications
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_call_is_never_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = support::stdio_arcade_config(dir.path(), "alice");
+    let mut c = StdioClient::start(&config, &[]);
+    c.handshake().await;
+    c.request("tools/list", json!({})).await;
+    // The call and its cancellation in one write: both are read before the call can end.
+    let call = json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
+                      "params": {"name": "toolsets--look", "arguments": {}}});
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 100, "reason": "changed my mind"}});
+    c.write_line(&format!("{call}\n{cancel}")).await;
+    let ping = c.request("ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}));
+    let look = c.call("toolsets--look", json!({})).await;
+    assert!(text(&look).contains("[arcade]"), "{look}");
+    // Whatever was still to come is read to the end: no answer to 100.
+    let rest = c.close_and_read_rest().await;
+    assert!(rest.iter().all(|m| m["id"] != 100), "{rest:?}");
+}

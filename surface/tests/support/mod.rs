@@ -217,6 +217,22 @@ impl StdioClient {
         r["result"].clone()
     }
 
+    /// Closes stdin and reads every message still to come, to the end of stdout (and the
+    /// notifications already read before them).
+    pub async fn close_and_read_rest(mut self) -> Vec<Value> {
+        drop(self.stdin.take());
+        let mut rest = std::mem::take(&mut self.notifications);
+        while let Some(line) = within(self.lines.next_line())
+            .await
+            .expect("reading stdout")
+        {
+            rest.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+        }
+        let status = within(self.child.wait()).await.unwrap();
+        assert_eq!(status.code(), Some(0));
+        rest
+    }
+
     /// Closes stdin and waits for the process to exit; its exit code.
     pub async fn close(mut self) -> Option<i32> {
         drop(self.stdin.take());
