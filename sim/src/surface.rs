@@ -50,11 +50,34 @@ pub async fn play(
     observer: Arc<dyn Observer>,
     metrics: Arc<Metrics>,
 ) -> Result<AgentReport, SurfaceError> {
-    let token = format!("{name}-surface-token");
+    let mut all = play_many(&[name.to_owned()], arcade_url, observer, metrics).await?;
+    all.pop()
+        .unwrap_or_else(|| Err(SurfaceError::Protocol("no agent played".into())))
+}
+
+/// Starts one surface host in front of the arcade at `arcade_url` whose clients are
+/// `names` (each reaching the arcade with its name as its token), and has each play one
+/// tic-tac-toe game through it at once: one surface host, many clients, each its own
+/// agent. Each agent's report or why it could not play. Must run on an actix system.
+pub async fn play_many(
+    names: &[String],
+    arcade_url: &str,
+    observer: Arc<dyn Observer>,
+    metrics: Arc<Metrics>,
+) -> Result<Vec<Result<AgentReport, SurfaceError>>, SurfaceError> {
+    let token = |name: &str| format!("{name}-surface-token");
+    let clients: serde_json::Map<String, Value> = names
+        .iter()
+        .map(|n| {
+            let client = json!({"token": token(n), "servers": {"arcade": {
+                "headers": {"Authorization": format!("Bearer {n}")}}}});
+            (n.clone(), client)
+        })
+        .collect();
     let config = SurfaceConfig::parse(
         &json!({
-            "mcpServers": {"arcade": {"url": arcade_url, "headers": {"Authorization": format!("Bearer {name}")}}},
-            "surface": {"clients": {name: {"token": token}}}
+            "mcpServers": {"arcade": {"url": arcade_url}},
+            "surface": {"clients": clients}
         })
         .to_string(),
     )?;
@@ -62,27 +85,34 @@ pub async fn play(
         HttpSurface::bind(Arc::new(config), "127.0.0.1:0".parse().expect("an address")).await?;
     let url = surface.url();
     let served = actix::spawn(surface.run());
-    let opts = ClientOptions {
-        token: Some(token),
-        ..Default::default()
-    };
-    let mut client = Client {
-        name: name.to_owned(),
-        conn: mcpl_transport::http::connect(&url, &opts).await?,
-        next: 0,
-        observer,
-        metrics,
-    };
-    let played = client.game().await;
+    let games = names.iter().map(|name| {
+        let (name, url, token) = (name.clone(), url.clone(), token(name));
+        let (observer, metrics) = (observer.clone(), metrics.clone());
+        async move {
+            let opts = ClientOptions {
+                token: Some(token),
+                ..Default::default()
+            };
+            let mut client = Client {
+                name: name.clone(),
+                conn: mcpl_transport::http::connect(&url, &opts).await?,
+                next: 0,
+                observer,
+                metrics,
+            };
+            let game = client.game().await?;
+            Ok(AgentReport {
+                name,
+                games: vec![game],
+                ends_told: BTreeMap::new(),
+                plain_closes: 0,
+                resigns_refused: BTreeMap::new(),
+            })
+        }
+    });
+    let all = futures_util::future::join_all(games).await;
     served.abort();
-    let game = played?;
-    Ok(AgentReport {
-        name: name.to_owned(),
-        games: vec![game],
-        ends_told: BTreeMap::new(),
-        plain_closes: 0,
-        resigns_refused: BTreeMap::new(),
-    })
+    Ok(all)
 }
 
 struct Client {

@@ -76,6 +76,11 @@ struct LoadArgs {
     /// Hide the progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Agents, besides --agents, that reach the arcade as plain MCP clients of one surface
+    /// host (mcpl-surface) and each play one tic-tac-toe game against the bot; a row of the
+    /// report counts them. Not with --deterministic.
+    #[arg(long, default_value_t = 0, conflicts_with = "deterministic")]
+    surface_agents: usize,
     /// In memory on one thread and virtual time, so that a seed replays exactly; ends
     /// with the trace's digest (see `sim::det`). Defaults to 20 agents for 30 s.
     #[arg(long)]
@@ -187,6 +192,7 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         bot_playouts: args.bot_playouts,
         think: Duration::from_millis(args.think_ms),
         host_threads: args.host_threads,
+        surface_agents: args.surface_agents,
         ..Default::default()
     };
     let progress = (!args.quiet).then(|| {
