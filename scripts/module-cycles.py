@@ -17,7 +17,7 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CRATES = ["server/src", "host/src"]
+CRATES = ["server/src", "host/src", "surface/src"]
 ALLOWED = {
     # A tool handler's context reaches its session (push, progress, asks); the session
     # runs the handlers. The two are one unit seen from two sides.

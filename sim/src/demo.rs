@@ -4,7 +4,9 @@
 //! carol (Streamable HTTP) plays tic-tac-toe against the arcade's bot — played by a model
 //! when [`DemoConfig::model`] is set (`SIM_MODEL_*`, see [`crate::agent::model`]). An [`Observer`]
 //! sees everything each agent is shown as it happens ([`crate::print::Printer`] prints
-//! it); the final boards are saved as SVG.
+//! it); the final boards are saved as SVG. With [`DemoConfig::surface`], carol reaches the
+//! arcade through a surface host instead, as a plain MCP client ([`crate::surface`]), and
+//! the summary says so.
 
 use crate::agent::{
     AgentIo, AgentReport, GameKind, ModelAgent, ModelConfig, Mover, Observer, Phase, Policy,
@@ -37,6 +39,9 @@ pub struct DemoConfig {
     pub limit: Duration,
     /// A model to play carol's part instead of the scripted agent.
     pub model: Option<ModelConfig>,
+    /// carol reaches the arcade through a surface host (RFC §8.6) as a plain MCP client,
+    /// instead of through a host of her own ([`crate::surface`]).
+    pub surface: bool,
 }
 
 impl Default for DemoConfig {
@@ -48,6 +53,7 @@ impl Default for DemoConfig {
             out_dir: Some(PathBuf::from("target/demo")),
             limit: Duration::from_secs(50),
             model: None,
+            surface: false,
         }
     }
 }
@@ -67,6 +73,9 @@ pub struct DemoGame {
     pub moves: usize,
     /// The final board's picture, when saved.
     pub svg: Option<PathBuf>,
+    /// How its players reached the arcade, when not through a host of their own (`a
+    /// surface host`).
+    pub through: Option<String>,
 }
 
 /// What the demo did.
@@ -95,9 +104,13 @@ impl DemoReport {
         let mut s = String::from("Summary\n");
         for g in &self.games {
             s.push_str(&format!(
-                "- {} ({}): {} — {} moves{}\n",
+                "- {} ({}{}): {} — {} moves{}\n",
                 g.title.as_deref().unwrap_or(&g.toolset),
                 g.players.join(" and "),
+                g.through
+                    .as_deref()
+                    .map(|t| format!(", through {t}"))
+                    .unwrap_or_default(),
                 g.result.as_deref().unwrap_or("did not end"),
                 g.moves,
                 g.svg
@@ -133,6 +146,9 @@ pub enum DemoError {
     /// An agent's task failed.
     #[error("an agent's task failed: {0}")]
     Agent(String),
+    /// The agent through the surface host could not play.
+    #[error(transparent)]
+    Surface(#[from] crate::surface::SurfaceError),
     /// A board could not be saved.
     #[error("a board could not be saved: {0}")]
     Save(#[from] std::io::Error),
@@ -152,14 +168,23 @@ pub async fn run(config: DemoConfig, observer: Arc<dyn Observer>) -> Result<Demo
     };
     let service = ArcadeService::start(arcade, &names, None).await?;
     let (ws, http) = (service.ws_url(), service.http_url());
+    let metrics = Arc::new(Metrics::default());
+    let metrics_for_surface = metrics.clone();
     let alice = start_host("alice", &ws, None, config.seed)?;
     let bob = start_host("bob", &http, None, config.seed + 1)?;
     let carol = start_host("carol", &http, None, config.seed + 2)?;
     for h in [&alice, &bob, &carol] {
         h.first_contact().await?;
     }
+    // carol through a surface host: her own host above stays idle.
+    let through_surface = config.surface.then(|| {
+        let (observer, metrics, http) =
+            (observer.clone(), metrics_for_surface.clone(), http.clone());
+        tokio::task::spawn_local(async move {
+            crate::surface::play("carol", &http, observer, metrics).await
+        })
+    });
 
-    let metrics = Arc::new(Metrics::default());
     let (phase_tx, phase) = watch::channel(Phase::Play);
     let (pa, pb) = config.playouts;
     let policies = [
@@ -172,7 +197,13 @@ pub async fn run(config: DemoConfig, observer: Arc<dyn Observer>) -> Result<Demo
         Policy::engine(GameKind::TicTacToe, 0).games(1),
     ];
     let mut tasks = Vec::new();
-    for (i, (host, policy)) in [&alice, &bob, &carol].into_iter().zip(policies).enumerate() {
+    let scripted = if config.surface { 2 } else { 3 };
+    for (i, (host, policy)) in [&alice, &bob, &carol]
+        .into_iter()
+        .zip(policies)
+        .enumerate()
+        .take(scripted)
+    {
         let io = AgentIo::new(
             names[i].clone(),
             host.clone(),
@@ -219,12 +250,23 @@ pub async fn run(config: DemoConfig, observer: Arc<dyn Observer>) -> Result<Demo
             .map_err(DemoError::Agent)?;
         agents.push(report);
     }
+    let mut through = Vec::new();
+    if let Some(task) = through_surface {
+        let report = task.await.map_err(|e| DemoError::Agent(e.to_string()))??;
+        through.push(report.name.clone());
+        agents.push(report);
+    }
     for h in [&alice, &bob, &carol] {
         h.stop().await;
     }
     drop(service);
 
-    let games = collect_games(&agents, config.out_dir.as_ref())?;
+    let mut games = collect_games(&agents, config.out_dir.as_ref())?;
+    for g in &mut games {
+        if g.players.iter().any(|p| through.contains(p)) {
+            g.through = Some("a surface host".to_owned());
+        }
+    }
     Ok(DemoReport {
         games,
         agents,
@@ -278,6 +320,7 @@ fn collect_games(
                 result: g.result.clone(),
                 moves,
                 svg,
+                through: None,
             };
             games.push((game, g.moves.clone()));
         }

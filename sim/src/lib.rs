@@ -10,6 +10,7 @@
 //! | [`arcade`] | the arcade in process, on WebSocket and Streamable HTTP listeners, restartable |
 //! | [`hosts`] | a host per agent, the arcade its one server |
 //! | [`demo`] | `sim demo`: two agents play Go through the lobby, one plays tic-tac-toe against the bot |
+//! | [`surface`] | an agent that reaches the arcade through a surface host, as a plain MCP client (`sim demo --surface`) |
 //! | [`print`](mod@print) | the demo's printer |
 //! | [`svg`] | final boards as pictures |
 //! | [`metrics`] | counters, latencies, peak RSS |
@@ -65,5 +66,6 @@ pub mod perf;
 pub mod print;
 pub mod proxy;
 pub mod report;
+pub mod surface;
 pub mod svg;
 pub mod truth;

@@ -71,6 +71,17 @@ pub struct ChaosTotals {
     pub delayed: (u64, u64, u64),
 }
 
+/// The agents that played through a surface host ([`crate::load::LoadConfig::surface_agents`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SurfaceTotals {
+    /// How many.
+    pub agents: usize,
+    /// Their games that ended (one each).
+    pub ended: usize,
+    /// Why those that could not play did not.
+    pub failed: Vec<String>,
+}
+
 /// What a load run measured and found.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LoadReport {
@@ -105,6 +116,8 @@ pub struct LoadReport {
     pub panics: u64,
     /// Invariant violations.
     pub violations: Vec<String>,
+    /// The agents through a surface host.
+    pub surface: SurfaceTotals,
 }
 
 impl LoadReport {
@@ -221,6 +234,26 @@ impl LoadReport {
                         )
                     })
                     .unwrap_or_else(|| "unknown".into()),
+            ),
+            (
+                "through a surface host",
+                if self.surface.agents == 0 {
+                    "none".to_owned()
+                } else {
+                    format!(
+                        "{} agents as plain MCP clients of one surface host: {} tic-tac-toe games ended{}",
+                        self.surface.agents,
+                        self.surface.ended,
+                        self.surface
+                            .failed
+                            .first()
+                            .map(|f| format!(
+                                ", {} could not play ({f})",
+                                self.surface.failed.len()
+                            ))
+                            .unwrap_or_default()
+                    )
+                },
             ),
             ("panics", self.panics.to_string()),
             ("violations", self.violations.len().to_string()),

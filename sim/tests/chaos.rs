@@ -28,6 +28,7 @@ fn config(seed: u64, chaos: u8, plan: Option<ChaosPlan>) -> LoadConfig {
         drain: Duration::from_secs(20),
         think: Duration::from_millis(10),
         host_threads: 1,
+        surface_agents: 0,
     }
 }
 

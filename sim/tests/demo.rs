@@ -19,6 +19,7 @@ async fn the_demo_ends_every_game_and_saves_the_boards() {
         out_dir: Some(dir.path().to_owned()),
         limit: Duration::from_secs(40),
         model: None,
+        surface: false,
     };
     let report = tokio::time::timeout(
         Duration::from_secs(120),
@@ -52,5 +53,56 @@ async fn the_demo_ends_every_game_and_saves_the_boards() {
         let svg = g.svg.as_ref().expect("a saved board");
         assert!(std::fs::read_to_string(svg).unwrap().starts_with("<svg"));
     }
+    assert_eq!(report.games.len(), 2, "{}", report.summary());
+}
+
+#[actix::test]
+async fn the_demo_with_carol_through_a_surface_host_ends_every_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = DemoConfig {
+        seed: 7,
+        bot: BotBudget::Playouts(8),
+        playouts: (16, 8),
+        out_dir: Some(dir.path().to_owned()),
+        limit: Duration::from_secs(40),
+        model: None,
+        surface: true,
+    };
+    let report = tokio::time::timeout(
+        Duration::from_secs(120),
+        demo::run(config, Arc::new(Silent)),
+    )
+    .await
+    .expect("the demo finishes")
+    .expect("the demo runs");
+    assert!(report.all_ended(), "{}", report.summary());
+    assert!(report.violations.is_empty(), "{:?}", report.violations);
+    let ttt = report
+        .games
+        .iter()
+        .find(|g| g.toolset == "tictactoe")
+        .expect("a tic-tac-toe game");
+    assert_eq!(ttt.players, ["carol"]);
+    assert_eq!(ttt.through.as_deref(), Some("a surface host"));
+    assert_eq!(
+        ttt.title.as_deref(),
+        Some("Tic-tac-toe vs bot"),
+        "{}",
+        report.summary()
+    );
+    // The perfect bot never loses to cells tried in a fixed order.
+    let result = ttt.result.as_deref().unwrap();
+    assert!(result == "O (bot) wins" || result == "Draw", "{result}");
+    assert!(
+        report.summary().contains("(carol, through a surface host)"),
+        "{}",
+        report.summary()
+    );
+    let go = report
+        .games
+        .iter()
+        .find(|g| g.toolset == "go")
+        .expect("a Go game");
+    assert_eq!(go.through, None);
     assert_eq!(report.games.len(), 2, "{}", report.summary());
 }

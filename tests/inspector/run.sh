@@ -2,7 +2,8 @@
 # Runs the official MCP Inspector's CLI mode (@modelcontextprotocol/inspector, the two
 # versions pinned in package-lock.json) against `mcpl-arcade serve --http` with a bearer
 # token (issue #16: "the MCP Inspector CLI, given a wrong token, prints the server's
-# message").
+# message"), then against the surface host `mcpl-surface serve` over stdio (issue #17:
+# tools/list and a call of toolsets--look).
 #
 #   bash tests/inspector/run.sh
 #
@@ -193,4 +194,46 @@ code="$(json "$here/results/wrong-token-2-interactive.stderr" 'r.error.code')" \
 [ "$code" = auth_required ] || fail "the Inspector 2.x's error code is $code, not auth_required"
 
 kill -0 "$server_pid" 2>/dev/null || fail "the arcade died during the run"
-echo "== inspector: the right token lists the tools; a wrong or missing one shows the server's message"
+
+# The surface host (issue #17): each Inspector launches `mcpl-surface serve` over stdio, as
+# an MCP client does, in front of the arcade on stdio; lists its tools (the four
+# meta-tools) and calls toolsets--look, whose text names the arcade and what it offers. The
+# surface host's own flags go after `--`, or the Inspector would take --config as its own.
+echo "== build mcpl-surface"
+cargo build --quiet -p mcpl-surface --bin mcpl-surface
+surface_bin="${CARGO_TARGET_DIR:-$root/target}/debug/mcpl-surface"
+[ -x "$surface_bin" ] || { echo "run.sh: $surface_bin was not built" >&2; exit 2; }
+node -e 'console.log(JSON.stringify({mcpServers: {arcade: {command: process.argv[1], args: ["serve", "--stdio"]}}}))' \
+    "$arcade_bin" >"$work/surface.json"
+# surface NAME MAJOR METHOD [ARG…]: the Inspector MAJOR.x's METHOD against the surface host.
+surface() {
+    local name="$1" major="$2" method="$3"
+    shift 3
+    local bin="$v1"
+    [ "$major" = 2 ] && bin="$v2"
+    status=0
+    env -u MCP_AUTO_OPEN_ENABLED HOME="$work/home" \
+        node "$bin" --cli --method "$method" "$@" "$surface_bin" -- serve --config "$work/surface.json" \
+        </dev/null >"$here/results/$name.stdout" 2>"$here/results/$name.stderr" || status=$?
+    echo "$status" >"$here/results/$name.status"
+    if [ "$status" -ne 0 ]; then
+        cat "$here/results/$name.stderr" >&2
+        fail "the Inspector $major.x's $method at the surface host failed (exit $status)"
+    fi
+}
+for major in 1 2; do
+    echo "== inspector $major.x, the surface host over stdio: tools/list, toolsets--look"
+    surface "surface-list-$major" "$major" tools/list
+    tools="$(json "$here/results/surface-list-$major.stdout" 'r.tools.map((t) => t.name).join(" ")')" \
+        || fail "the Inspector $major.x's tools/list of the surface host is not a JSON tool list"
+    echo "tools: $tools"
+    [ "$tools" = "toolsets--open toolsets--act toolsets--look toolsets--close" ] \
+        || fail "the surface host listed $tools, not the four meta-tools"
+    surface "surface-look-$major" "$major" tools/call --tool-name toolsets--look
+    look="$(json "$here/results/surface-look-$major.stdout" 'r.content[0].text')" \
+        || fail "the Inspector $major.x's toolsets--look is not a JSON result"
+    echo "look: $(head -n 1 <<<"$look")"
+    grep -qF '[arcade/tictactoe]' <<<"$look" || fail "toolsets--look does not show the arcade's games"
+done
+
+echo "== inspector: the right token lists the tools; a wrong or missing one shows the server's message; the surface host lists its tools and looks"

@@ -135,9 +135,31 @@ where
     I: IntoIterator<Item = S>,
     S: AsRef<OsStr>,
 {
+    spawn_with_env(program, args, std::iter::empty::<(&str, &str)>(), opts)
+}
+
+/// [`spawn`], with these variables added to the child's environment (an MCP client's
+/// `mcpServers` entry gives `command`, `args` and `env`). The values are not logged.
+pub fn spawn_with_env<P, I, S, E, K, V>(
+    program: P,
+    args: I,
+    env: E,
+    opts: &ClientOptions,
+) -> Result<Connection, TransportError>
+where
+    P: AsRef<OsStr>,
+    I: IntoIterator<Item = S>,
+    S: AsRef<OsStr>,
+    E: IntoIterator<Item = (K, V)>,
+    K: AsRef<OsStr>,
+    V: AsRef<OsStr>,
+{
     let mut command = Command::new(program.as_ref());
     command.args(args);
+    // The peer's name for logs is taken before the environment is added: `Command`'s
+    // `Debug` shows the variables set, and an `env` holds credentials.
     let peer = format!("{:?}", command.as_std());
+    command.envs(env);
     command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -284,3 +284,34 @@ async fn a_program_that_cannot_start_is_an_io_error() {
     .unwrap_err();
     assert!(matches!(err, TransportError::Io(_)), "{err:?}");
 }
+
+#[tokio::test]
+async fn a_child_is_given_the_environment_it_is_spawned_with() {
+    // A stand-in server that writes one message naming a variable's value.
+    let script = r#"printf '{"jsonrpc":"2.0","method":"notifications/env","params":{"v":"%s"}}\n' "$MCPL_TEST_VAR""#;
+    let mut conn = stdio::spawn_with_env(
+        "sh",
+        ["-c", script],
+        [("MCPL_TEST_VAR", "from-the-config")],
+        &ClientOptions::default(),
+    )
+    .expect("sh starts");
+    let read = tokio::time::timeout(std::time::Duration::from_secs(30), conn.inbound.recv())
+        .await
+        .expect("the child writes")
+        .expect("one message");
+    let Inbound::Message {
+        message: Message::Notification(n),
+        ..
+    } = read
+    else {
+        panic!("{read:?}");
+    };
+    assert_eq!(n.params, Some(json!({"v": "from-the-config"})));
+    // The variable is not in the connection's description (it may be a secret).
+    assert!(
+        !conn.info.peer.contains("from-the-config"),
+        "{}",
+        conn.info.peer
+    );
+}

@@ -5,7 +5,7 @@
 //!     [--json PATH] [--bot-playouts N] [--think-ms MS] [--host-threads N] [--quiet]
 //! sim --deterministic [--seed X] [--agents N] [--duration S] [--transport …] [--chaos LEVEL]
 //!     [--think-ms MS] [--trace-out PATH]
-//! sim demo [--full] [--seed N] [--out DIR] [--limit SECONDS]
+//! sim demo [--full] [--seed N] [--out DIR] [--limit SECONDS] [--surface]
 //! sim perf [--json PATH] [--only NAME,…] [--window S] [--connections N] …
 //! ```
 //!
@@ -76,6 +76,11 @@ struct LoadArgs {
     /// Hide the progress bar.
     #[arg(long)]
     quiet: bool,
+    /// Agents, besides --agents, that reach the arcade as plain MCP clients of one surface
+    /// host (mcpl-surface) and each play one tic-tac-toe game against the bot; a row of the
+    /// report counts them. Not with --deterministic.
+    #[arg(long, default_value_t = 0, conflicts_with = "deterministic")]
+    surface_agents: usize,
     /// In memory on one thread and virtual time, so that a seed replays exactly; ends
     /// with the trace's digest (see `sim::det`). Defaults to 20 agents for 30 s.
     #[arg(long)]
@@ -113,6 +118,9 @@ struct DemoArgs {
     /// Seconds before the agents resign what is still open.
     #[arg(long, default_value_t = 50)]
     limit: u64,
+    /// carol plays through a surface host (mcpl-surface), as a plain MCP client would.
+    #[arg(long)]
+    surface: bool,
 }
 
 fn main() -> ExitCode {
@@ -143,6 +151,11 @@ fn main() -> ExitCode {
 
 fn run_demo(args: DemoArgs) -> anyhow::Result<bool> {
     let model = sim::agent::ModelConfig::from_env().context("the model's configuration")?;
+    if model.is_some() && args.surface {
+        anyhow::bail!(
+            "--surface: carol is played by the model (SIM_MODEL_*); give one or the other"
+        );
+    }
     if let Some(m) = &model {
         println!("carol is played by {} at {}", m.model, m.url);
     }
@@ -151,6 +164,7 @@ fn run_demo(args: DemoArgs) -> anyhow::Result<bool> {
         seed: args.seed,
         out_dir: Some(args.out),
         limit: Duration::from_secs(args.limit),
+        surface: args.surface,
         ..Default::default()
     };
     let printer = Arc::new(Printer::new(args.full));
@@ -178,6 +192,7 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         bot_playouts: args.bot_playouts,
         think: Duration::from_millis(args.think_ms),
         host_threads: args.host_threads,
+        surface_agents: args.surface_agents,
         ..Default::default()
     };
     let progress = (!args.quiet).then(|| {

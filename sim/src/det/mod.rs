@@ -430,6 +430,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
         resync_after_drop: metrics.resync(),
         panics,
         violations: metrics.violations(),
+        surface: Default::default(),
     };
     Ok(DetReport {
         report,

@@ -22,7 +22,7 @@ use crate::hosts::{LinkKnobs, start_host};
 use crate::invariants;
 use crate::metrics::{Metrics, peak_rss_kib};
 use crate::proxy::Proxy;
-use crate::report::{ChaosTotals, HintTotals, LoadReport};
+use crate::report::{ChaosTotals, HintTotals, LoadReport, SurfaceTotals};
 use indicatif::ProgressBar;
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
 use mcpl_host::host::HostError;
@@ -92,6 +92,11 @@ pub struct LoadConfig {
     /// Threads of their own for hosts and agents, besides the caller's (the server's
     /// sessions have one more).
     pub host_threads: usize,
+    /// Agents, besides `agents`, that reach the arcade through one surface host (RFC §8.6)
+    /// as plain MCP clients and each play one tic-tac-toe game against the bot
+    /// ([`crate::surface::play_many`]); the report has a row for them. They reach the
+    /// arcade's own listener, not the chaos proxies.
+    pub surface_agents: usize,
 }
 
 impl Default for LoadConfig {
@@ -107,6 +112,7 @@ impl Default for LoadConfig {
             drain: Duration::from_secs(20),
             think: Duration::from_millis(30),
             host_threads: 2,
+            surface_agents: 0,
         }
     }
 }
@@ -167,7 +173,11 @@ pub async fn run(
         },
         ..Default::default()
     };
-    let mut service = ArcadeService::start(arcade_config, &names, Some(arbiter.handle())).await?;
+    let surface_names: Vec<String> = (0..config.surface_agents)
+        .map(|i| format!("s{i:03}"))
+        .collect();
+    let players: Vec<String> = names.iter().chain(&surface_names).cloned().collect();
+    let mut service = ArcadeService::start(arcade_config, &players, Some(arbiter.handle())).await?;
     // The proxies pump every byte: they get a thread of their own.
     let proxy_thread = actix::Arbiter::new();
     let proxies = match plan.proxy {
@@ -278,6 +288,14 @@ pub async fn run(
             rx
         })
         .collect();
+
+    let through_surface = (!surface_names.is_empty()).then(|| {
+        let (names, url) = (surface_names.clone(), service.http_url());
+        let (observer, metrics) = (observer.clone(), metrics.clone());
+        tokio::task::spawn_local(async move {
+            crate::surface::play_many(&names, &url, observer, metrics).await
+        })
+    });
 
     // The timeline: progress, mass drops and restarts at their moments.
     let play_start = Instant::now();
@@ -426,6 +444,28 @@ pub async fn run(
             tracing::warn!(error = %e, "could not write the agents' logs");
         }
     }
+    let mut surface = SurfaceTotals {
+        agents: surface_names.len(),
+        ..Default::default()
+    };
+    if let Some(task) = through_surface {
+        let outcomes = match task.await {
+            Ok(Ok(all)) => all
+                .into_iter()
+                .map(|r| r.map_err(|e| e.to_string()))
+                .collect(),
+            Ok(Err(e)) => vec![Err(e.to_string())],
+            Err(e) => vec![Err(format!("the surface agents' task failed: {e}"))],
+        };
+        for outcome in outcomes {
+            match outcome {
+                Ok(report) => {
+                    surface.ended += report.games.iter().filter(|g| g.result.is_some()).count();
+                }
+                Err(e) => surface.failed.push(e),
+            }
+        }
+    }
     let counts = metrics.counts();
     Ok(LoadReport {
         seed: config.seed,
@@ -443,6 +483,7 @@ pub async fn run(
         resync_after_drop: metrics.resync(),
         panics,
         violations,
+        surface,
     })
 }
 

@@ -1,0 +1,54 @@
+//! The surface host (RFC-014 §6 "RFC §8.6"): the project's [`Host`](mcpl_host::host::Host)
+//! behind an MCP server endpoint, so that a client that cannot present dynamic tools —
+//! every MCP client in use today — gains toolsets. It is a host for the servers behind it,
+//! exposes the four meta-tools (and the backing servers' static tools) as its own static
+//! tools, and renders dynamic changes as words: in the next result and as
+//! `notifications/message`.
+//!
+//! Layout:
+//!
+//! | module | what |
+//! |---|---|
+//! | [`config`] | the `mcpServers` JSON MCP clients use, plus the surface host's options and its clients (principals with credentials per server) |
+//! | [`links`] | a backing server's connection lost, and back with what was adopted: told once each |
+//! | [`mcpl`] | to an MCPL client: the manifest (one feature set using `pushEvents`), the receipt of its policy, `push/event` params |
+//! | [`news`] | what was shown between two calls, bounded, for the next result; `notifications/message` params |
+//! | [`session`] | one client: `initialize`, a stable `tools/list`, `tools/call` through its own host, notifications |
+//! | [`serve`] | stdio (one client) and Streamable HTTP (a client per bearer token) |
+//!
+//! # Why transport connections, not `mcpl-server`'s `Server`
+//!
+//! `mcpl-server` serves tools fixed when the server is built, and shares toolsets among the
+//! connections of one principal: its sessions, compat tools and hint pushes are a *server's*
+//! view. A surface host's tools are a host's view: one [`Host`](mcpl_host::host::Host) per
+//! client connection (two clients are two agents, each with its own conversation and told
+//! records), its list taken from that host once its servers settle. So it is built directly
+//! on `mcpl_transport` server connections — one connection, one client, one `Host` — and
+//! answers the few MCP requests a client sends (`initialize`, `ping`, `tools/list`,
+//! `tools/call`, `logging/setLevel`) itself.
+//!
+//! # The dependency graph
+//!
+//! `mcpl-surface` depends on `mcpl-host` (and so on `mcpl-transport` and
+//! `mcpl-protocol`), and nothing depends on it: its binary is `mcpl-surface serve`, not
+//! `mcpl-host serve`, because the `mcpl-host` package depending on this crate would be a
+//! cycle.
+//!
+//! # Security (§7)
+//!
+//! The operator chooses exactly which servers and credentials the surface host uses: a
+//! client names a configured server, never a URL or a command. Every server-authored
+//! string reaches the client as the host renders it — attributed to its server and
+//! bounded. Credentials are the operator's (RFC-015 is not implemented) and stay out of
+//! `Debug` and logs.
+
+pub mod config;
+pub mod links;
+pub mod mcpl;
+pub mod news;
+pub mod serve;
+pub mod session;
+
+pub use config::{ConfigError, SurfaceConfig};
+pub use serve::{HttpSurface, ServeError, serve_connection};
+pub use session::SessionOptions;

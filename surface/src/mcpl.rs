@@ -1,0 +1,177 @@
+//! The surface host as an MCPL server (SPEC §5, §9; RFC §8.6: "push events to an MCPL
+//! client"): to a client that speaks MCPL it offers a manifest with one feature set,
+//! [`FEATURE_SET`], that uses `pushEvents`; once the client's `featureSets/update` grants
+//! it, what the host shows outside results goes to that client as `push/event` instead of
+//! in its next result and `notifications/message`. The surface host declares no
+//! `toolHints`: its own tools never change, so there is nothing to hint.
+//!
+//! Pure: the manifest, the policy's answer, and each push's params.
+
+use mcpl_host::host::{Shown, ShownKind};
+use mcpl_protocol::grant::{self, Policy};
+use mcpl_protocol::jsonrpc::ErrorObject;
+use mcpl_protocol::mcp::ContentBlock;
+use mcpl_protocol::mcpl::{
+    CAP_PUSH_EVENTS, FeatureSetDecl, FeatureSetsUpdateParams, FeatureSetsUpdateResult,
+    MCPL_VERSION, McplManifest, PushEventParams, PushPayload,
+};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The surface host's one feature set: what happens behind it, pushed.
+pub const FEATURE_SET: &str = "events";
+
+/// The surface host's manifest.
+pub fn manifest() -> McplManifest {
+    let mut m = McplManifest {
+        version: MCPL_VERSION.to_owned(),
+        push_events: Some(true),
+        ..Default::default()
+    };
+    m.feature_sets.insert(
+        FEATURE_SET.to_owned(),
+        FeatureSetDecl::new(
+            "What happens at the servers behind the surface host (another player's move, a challenge, a game ended, a server lost), and reminders of what is open",
+            &[CAP_PUSH_EVENTS],
+        ),
+    );
+    // A manifest built here always has a digest; should it not, it goes without one.
+    m.revision = mcpl_protocol::digest::manifest_revision(&m).ok();
+    m
+}
+
+/// A client's `featureSets/update` request: the receipt, and whether pushes are enabled.
+pub fn update(
+    manifest: &McplManifest,
+    params: &FeatureSetsUpdateParams,
+) -> Result<(FeatureSetsUpdateResult, bool), ErrorObject> {
+    let policy = Policy::read(params).map_err(|e| e.to_error())?;
+    let derived = grant::derive(manifest, &policy);
+    let enabled = derived.is_enabled(FEATURE_SET) && policy.grant.allows(CAP_PUSH_EVENTS);
+    Ok((derived.receipt(), enabled))
+}
+
+/// The `push/event` params for a message shown outside results, or `None` for one that is
+/// not. `n` makes the event id unique in the session.
+pub fn push(shown: &Shown, n: u64) -> Option<PushEventParams> {
+    if !matches!(
+        shown.kind,
+        ShownKind::Push | ShownKind::Notice | ShownKind::Reminder
+    ) {
+        return None;
+    }
+    Some(PushEventParams {
+        feature_set: FEATURE_SET.to_owned(),
+        event_id: format!("surface-{n}"),
+        timestamp: rfc3339(SystemTime::now()),
+        origin: shown
+            .server
+            .as_ref()
+            .map(|s| serde_json::json!({"server": s})),
+        tags: Vec::new(),
+        payload: PushPayload {
+            content: vec![ContentBlock::text(shown.text.clone())],
+        },
+        coalesce: None,
+        hints: None,
+        toolset: None,
+        instance: None,
+        meta: None,
+    })
+}
+
+/// `t` as an RFC 3339 UTC timestamp with milliseconds.
+fn rfc3339(t: SystemTime) -> String {
+    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    let secs = since.as_secs();
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!(
+        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60,
+        since.subsec_millis()
+    )
+}
+
+/// Days since 1970-01-01 to a (year, month, day) (H. Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_manifest_declares_one_push_set_with_its_digest() {
+        let m = manifest();
+        let v = serde_json::to_value(&m).unwrap();
+        assert_eq!(v["featureSets"]["events"]["uses"], json!(["pushEvents"]));
+        assert_eq!(v["pushEvents"], true);
+        assert!(v.get("toolHints").is_none());
+        let revision = m.revision.clone().unwrap();
+        let mut unrevised = v.clone();
+        unrevised.as_object_mut().unwrap().remove("revision");
+        assert_eq!(
+            mcpl_protocol::digest::revision_of_value(&unrevised).unwrap(),
+            revision
+        );
+    }
+
+    #[test]
+    fn pushes_are_enabled_only_by_a_grant_of_push_events() {
+        let m = manifest();
+        let read = |v| serde_json::from_value::<FeatureSetsUpdateParams>(v).unwrap();
+        let (receipt, on) =
+            update(&m, &read(json!({"effectiveCapabilities": ["pushEvents"]}))).unwrap();
+        assert!(on);
+        assert!(receipt.unavailable_features.is_empty(), "{receipt:?}");
+        let (_, off) = update(&m, &read(json!({"effectiveCapabilities": []}))).unwrap();
+        assert!(!off);
+        let (_, off) = update(
+            &m,
+            &read(json!({"effectiveCapabilities": ["pushEvents"], "disabled": ["events"]})),
+        )
+        .unwrap();
+        assert!(!off);
+        let bad = read(
+            json!({"effectiveCapabilities": ["pushEvents"], "deniedCapabilities": ["pushEvents"]}),
+        );
+        assert_eq!(update(&m, &bad).unwrap_err().code.0, -32602);
+    }
+
+    #[test]
+    fn a_push_carries_the_words_and_the_server() {
+        let shown = Shown {
+            seq: 3,
+            kind: ShownKind::Push,
+            server: Some("arcade".into()),
+            text: "bob challenges you".into(),
+        };
+        let p = push(&shown, 7).unwrap();
+        assert_eq!(p.event_id, "surface-7");
+        assert_eq!(p.origin, Some(json!({"server": "arcade"})));
+        assert_eq!(p.payload.content[0].as_text(), Some("bob challenges you"));
+        assert!(
+            p.timestamp.ends_with('Z') && p.timestamp.len() == 24,
+            "{}",
+            p.timestamp
+        );
+        let result = Shown {
+            kind: ShownKind::ToolResult,
+            ..shown
+        };
+        assert!(push(&result, 8).is_none());
+    }
+}

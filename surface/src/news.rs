@@ -1,0 +1,175 @@
+//! What happened between a client's calls, kept for its next result (§6 "RFC §8.3": a change
+//! reaches the agent once, in words): pushes, notices and reminders the host showed, in
+//! order, bounded. A plain MCP client has no other place that reaches the model for sure —
+//! `notifications/message` goes to the client's log view, which a model may never read.
+//!
+//! Pure: no I/O, no clock.
+
+use mcpl_host::host::{Shown, ShownKind};
+use mcpl_protocol::mcp::{LoggingLevel, LoggingMessageParams};
+use serde_json::json;
+use std::collections::VecDeque;
+
+/// The most messages kept between two calls; older ones are counted and left out.
+pub const MAX_ITEMS: usize = 32;
+
+/// The most characters kept between two calls (each message is bounded by the host's
+/// presenter already).
+pub const MAX_CHARS: usize = 16 * 1024;
+
+/// The heading of the block added to a result.
+pub const HEADING: &str = "Since your previous call:";
+
+/// The logger named in `notifications/message`.
+pub const LOGGER: &str = "mcpl-surface";
+
+/// Messages shown since the last result, waiting for the next.
+#[derive(Debug, Default)]
+pub struct News {
+    items: VecDeque<(ShownKind, String)>,
+    chars: usize,
+    dropped: usize,
+}
+
+impl News {
+    /// Nothing waiting.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Keeps a message for the next result; past the bounds the oldest go.
+    pub fn push(&mut self, shown: &Shown) {
+        if !matters(shown.kind) {
+            return;
+        }
+        self.chars += shown.text.len();
+        self.items.push_back((shown.kind, shown.text.clone()));
+        while self.items.len() > MAX_ITEMS || (self.chars > MAX_CHARS && self.items.len() > 1) {
+            if let Some((_, t)) = self.items.pop_front() {
+                self.chars -= t.len();
+                self.dropped += 1;
+            }
+        }
+    }
+
+    /// True when nothing waits.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty() && self.dropped == 0
+    }
+
+    /// The block for the next result, if anything waits; what waited is then gone.
+    pub fn take(&mut self) -> Option<String> {
+        if self.is_empty() {
+            return None;
+        }
+        let mut out = String::from(HEADING);
+        if self.dropped > 0 {
+            out.push_str(&format!(
+                "\n- ({} earlier messages left out; toolsets--look shows what is open now)",
+                self.dropped
+            ));
+        }
+        for (kind, text) in self.items.drain(..) {
+            out.push_str("\n- ");
+            out.push_str(label(kind));
+            out.push_str(": ");
+            out.push_str(&text.replace('\n', "\n  "));
+        }
+        self.chars = 0;
+        self.dropped = 0;
+        Some(out)
+    }
+}
+
+/// True for what is shown outside results: the rest is the client's own calls.
+fn matters(kind: ShownKind) -> bool {
+    matches!(
+        kind,
+        ShownKind::Push | ShownKind::Notice | ShownKind::Reminder
+    )
+}
+
+fn label(kind: ShownKind) -> &'static str {
+    match kind {
+        ShownKind::Push => "Event",
+        ShownKind::Reminder => "Reminder",
+        _ => "Notice",
+    }
+}
+
+/// The `notifications/message` params for a message shown outside results (MCP "Logging"),
+/// or `None` for one that is not.
+pub fn log_message(shown: &Shown) -> Option<LoggingMessageParams> {
+    if !matters(shown.kind) {
+        return None;
+    }
+    Some(LoggingMessageParams {
+        level: LoggingLevel::Notice,
+        logger: Some(LOGGER.to_owned()),
+        data: json!({
+            "kind": shown.kind,
+            "server": shown.server,
+            "text": shown.text,
+        }),
+        meta: None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn shown(kind: ShownKind, text: &str) -> Shown {
+        Shown {
+            seq: 0,
+            kind,
+            server: Some("arcade".into()),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn keeps_what_happened_once_in_order() {
+        let mut n = News::new();
+        assert_eq!(n.take(), None);
+        n.push(&shown(ShownKind::Push, "bob challenged you"));
+        n.push(&shown(ShownKind::ToolResult, "not news"));
+        n.push(&shown(ShownKind::Notice, "[arcade] lost\nsecond line"));
+        let block = n.take().unwrap();
+        assert_eq!(
+            block,
+            "Since your previous call:\n- Event: bob challenged you\n- Notice: [arcade] lost\n  second line"
+        );
+        assert_eq!(n.take(), None, "told once");
+    }
+
+    #[test]
+    fn is_bounded_and_says_what_it_left_out() {
+        let mut n = News::new();
+        for i in 0..(MAX_ITEMS + 5) {
+            n.push(&shown(ShownKind::Push, &format!("event {i}")));
+        }
+        let block = n.take().unwrap();
+        assert!(block.contains("(5 earlier messages left out"), "{block}");
+        assert!(!block.contains("event 4\n"), "{block}");
+        assert!(
+            block.ends_with(&format!("event {}", MAX_ITEMS + 4)),
+            "{block}"
+        );
+        let big = "x".repeat(MAX_CHARS / 2 + 1);
+        for _ in 0..3 {
+            n.push(&shown(ShownKind::Notice, &big));
+        }
+        let block = n.take().unwrap();
+        assert!(block.len() < MAX_CHARS + 200, "{}", block.len());
+    }
+
+    #[test]
+    fn logs_only_what_is_shown_outside_results() {
+        assert!(log_message(&shown(ShownKind::ToolResult, "r")).is_none());
+        let m = log_message(&shown(ShownKind::Push, "p")).unwrap();
+        assert_eq!(m.data["kind"], "push");
+        assert_eq!(m.data["server"], "arcade");
+        assert_eq!(m.data["text"], "p");
+    }
+}

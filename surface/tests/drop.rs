@@ -1,0 +1,220 @@
+//! A backing server behind the surface host drops, or restarts: the client is told once
+//! (as `notifications/message` and in its next result) and carries on. A dropped
+//! connection comes back with the game still open at the arcade, adopted from its own
+//! statement (vector 9, through the surface host), and the game goes on to its end; a
+//! restarted arcade has forgotten the game, and the host tells it closed, once.
+//!
+//! The arcade is reached over WebSocket through a TCP proxy in the test, which cuts the
+//! connection (a drop) or is pointed at a new arcade (a restart).
+
+mod support;
+
+use serde_json::json;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
+use support::{BOT, StdioClient, arcade_listening, text, write_config};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::task::JoinHandle;
+
+/// A TCP proxy to an upstream that can be changed, whose connections can be cut.
+struct Proxy {
+    addr: SocketAddr,
+    upstream: Arc<Mutex<SocketAddr>>,
+    conns: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    task: JoinHandle<()>,
+}
+
+impl Proxy {
+    async fn start(upstream: SocketAddr) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let upstream = Arc::new(Mutex::new(upstream));
+        let conns: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
+        let (up, cs) = (upstream.clone(), conns.clone());
+        let task = tokio::spawn(async move {
+            while let Ok((mut inbound, _)) = listener.accept().await {
+                let to = *up.lock().unwrap();
+                let conn = tokio::spawn(async move {
+                    // Nothing listening upstream: the client's connection is dropped.
+                    if let Ok(mut out) = TcpStream::connect(to).await {
+                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
+                    }
+                });
+                cs.lock().unwrap().push(conn);
+            }
+        });
+        Proxy {
+            addr,
+            upstream,
+            conns,
+            task,
+        }
+    }
+
+    /// Cuts every connection made so far.
+    fn cut(&self) {
+        for c in self.conns.lock().unwrap().drain(..) {
+            c.abort();
+        }
+    }
+
+    fn point_to(&self, upstream: SocketAddr) {
+        *self.upstream.lock().unwrap() = upstream;
+    }
+}
+
+impl Drop for Proxy {
+    fn drop(&mut self) {
+        self.task.abort();
+        self.cut();
+    }
+}
+
+async fn arcade() -> (tokio::process::Child, SocketAddr) {
+    let mut args = vec!["--ws", "127.0.0.1:0", "--token", "alice=alice-secret"];
+    args.extend(BOT);
+    let (child, urls) = arcade_listening(&args, 1).await;
+    let addr = urls[0]
+        .strip_prefix("ws://")
+        .unwrap()
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    (child, addr)
+}
+
+/// A surface host over stdio whose one server is the arcade through `proxy`; its client,
+/// with a tic-tac-toe game `t1` open and one move played.
+async fn client_with_a_game(dir: &std::path::Path, proxy: &Proxy) -> StdioClient {
+    let config = write_config(
+        dir,
+        "surface.json",
+        &json!({"mcpServers": {"arcade": {
+            "url": format!("ws://{}", proxy.addr),
+            "headers": {"Authorization": "Bearer alice-secret"}
+        }}}),
+    );
+    let mut c = StdioClient::start(&config, &[]);
+    c.handshake().await;
+    c.request("tools/list", json!({})).await;
+    let opened = c
+        .call(
+            "toolsets--open",
+            json!({"toolset": "tictactoe", "instance": "t1"}),
+        )
+        .await;
+    assert!(
+        text(&opened).contains("Opened [arcade/tictactoe:t1]"),
+        "{opened}"
+    );
+    let moved = c
+        .call(
+            "toolsets--act",
+            json!({"tool": "tictactoe_play", "instance": "t1", "args": {"move": "b2"}}),
+        )
+        .await;
+    assert!(text(&moved).contains("You played b2."), "{moved}");
+    c
+}
+
+/// Waits for a `notifications/message` whose text contains `needle`; its text.
+async fn logged(c: &mut StdioClient, needle: &str) -> String {
+    loop {
+        let n = c.notification("notifications/message").await;
+        let t = n["params"]["data"]["text"].as_str().unwrap().to_owned();
+        if t.contains(needle) {
+            return t;
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_dropped_connection_is_told_once_and_the_game_is_adopted_and_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_arcade, addr) = arcade().await;
+    let proxy = Proxy::start(addr).await;
+    let mut c = client_with_a_game(dir.path(), &proxy).await;
+
+    proxy.cut();
+    // Back, with the game the arcade kept: adopted from its statement, not opened again.
+    let back = logged(&mut c, "[arcade/tictactoe:t1]").await;
+    assert!(
+        back.contains("connected again") || back.contains("was lost and is back"),
+        "{back}"
+    );
+    // The next result tells the loss once, and the return with what was adopted.
+    let look = c.call("toolsets--look", json!({})).await;
+    let t = text(&look);
+    let news = t
+        .split_once("Since your previous call:")
+        .unwrap_or_else(|| panic!("{t}"))
+        .1;
+    assert_eq!(news.matches("was lost").count(), 1, "{news}");
+    assert!(news.contains("[arcade/tictactoe:t1]"), "{news}");
+    // The game goes on to its end.
+    let last = support::play_tictactoe(&mut c, "t1").await;
+    assert!(
+        last.contains("O (bot) wins") || last.contains("Draw"),
+        "{last}"
+    );
+    let after = c.call("toolsets--look", json!({})).await;
+    assert!(!text(&after).contains("was lost"), "told once: {after}");
+    assert_eq!(c.close().await, Some(0));
+}
+
+#[tokio::test]
+async fn a_restarted_server_is_told_once_and_the_game_it_forgot_is_told_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut first, addr) = arcade().await;
+    let proxy = Proxy::start(addr).await;
+    let mut c = client_with_a_game(dir.path(), &proxy).await;
+
+    first.kill().await.unwrap();
+    let lost = logged(&mut c, "was lost").await;
+    assert!(lost.contains("the connection to arcade was lost"), "{lost}");
+    let (_second, addr) = arcade().await;
+    proxy.point_to(addr);
+    let back = logged(&mut c, "connected again").await;
+    assert!(
+        !back.contains("[arcade/tictactoe:t1]"),
+        "the new arcade has no t1: {back}"
+    );
+
+    let look = c.call("toolsets--look", json!({})).await;
+    let t = text(&look);
+    let news = t
+        .split_once("Since your previous call:")
+        .unwrap_or_else(|| panic!("{t}"))
+        .1;
+    assert_eq!(news.matches("was lost").count(), 1, "{news}");
+    assert_eq!(news.matches("connected again").count(), 1, "{news}");
+    assert_eq!(
+        news.matches("Closed [arcade/tictactoe:t1]").count(),
+        1,
+        "the forgotten game told closed once: {news}"
+    );
+    let again = c.call("toolsets--look", json!({})).await;
+    assert!(
+        !text(&again).contains("connected again"),
+        "told once: {again}"
+    );
+    // The game is gone with the old arcade: a move is refused, and a new game can be opened.
+    let moved = c
+        .call(
+            "toolsets--act",
+            json!({"tool": "tictactoe_play", "instance": "t1", "args": {"move": "a1"}}),
+        )
+        .await;
+    assert_eq!(moved["isError"], true, "{moved}");
+    let opened = c
+        .call(
+            "toolsets--open",
+            json!({"toolset": "tictactoe", "instance": "t2"}),
+        )
+        .await;
+    assert!(
+        text(&opened).contains("Opened [arcade/tictactoe:t2]"),
+        "{opened}"
+    );
+    assert_eq!(c.close().await, Some(0));
+}

@@ -1,0 +1,323 @@
+//! `mcpl-surface serve` over a real stdio pipe, driven with raw JSON-RPC lines in the MCP
+//! spec's shapes, in front of the real `mcpl-arcade` binary: the handshake, a stable tool
+//! list of the four meta-tools, a whole tic-tac-toe game through them, protocol errors, and
+//! a push (another player's challenge) told once as `notifications/message` and once in the
+//! next result.
+
+mod support;
+
+use serde_json::{Value, json};
+use support::{BOT, StdioClient, arcade, arcade_listening, text, write_config};
+
+const META: [&str; 4] = [
+    "toolsets--open",
+    "toolsets--act",
+    "toolsets--look",
+    "toolsets--close",
+];
+
+fn names(list: &Value) -> Vec<String> {
+    list["result"]["tools"]
+        .as_array()
+        .expect("a tools array")
+        .iter()
+        .map(|t| t["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[tokio::test]
+async fn a_raw_client_plays_tictactoe_through_the_four_meta_tools() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["serve", "--stdio", "--principal", "alice"];
+    args.extend(BOT);
+    let config = write_config(
+        dir.path(),
+        "surface.json",
+        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": args}}}),
+    );
+    let mut c = StdioClient::start(&config, &[]);
+
+    let init = c.handshake().await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    assert_eq!(init["result"]["serverInfo"]["name"], "mcpl-surface");
+    assert_eq!(
+        init["result"]["capabilities"]["tools"]["listChanged"], false,
+        "{init}"
+    );
+    assert!(init["result"]["capabilities"]["logging"].is_object());
+
+    let list = c.request("tools/list", json!({})).await;
+    // Every arcade tool is in a toolset: only the meta-tools are listed.
+    assert_eq!(names(&list), META, "{list}");
+    for tool in list["result"]["tools"].as_array().unwrap() {
+        assert_eq!(tool["inputSchema"]["type"], "object", "{tool}");
+        assert!(tool["description"].as_str().is_some_and(|d| !d.is_empty()));
+    }
+
+    let look = c.call("toolsets--look", json!({})).await;
+    assert_ne!(look["isError"], true, "{look}");
+    assert!(text(&look).contains("[arcade]"), "{look}");
+    assert!(text(&look).contains("tictactoe"), "{look}");
+
+    let opened = c
+        .call(
+            "toolsets--open",
+            json!({"toolset": "tictactoe", "instance": "t1"}),
+        )
+        .await;
+    assert_ne!(opened["isError"], true, "{opened}");
+    assert!(
+        text(&opened).contains("Opened [arcade/tictactoe:t1]"),
+        "{opened}"
+    );
+    assert!(opened.get("_meta").is_none(), "no host keys: {opened}");
+
+    let last = support::play_tictactoe(&mut c, "t1").await;
+    // The perfect bot never loses.
+    assert!(
+        last.contains("O (bot) wins") || last.contains("Draw"),
+        "{last}"
+    );
+
+    // The list is byte for byte what it was: the game's tools came and went (vector 12).
+    let again = c.request("tools/list", json!({})).await;
+    assert_eq!(again["result"].to_string(), list["result"].to_string());
+
+    // Protocol errors are answered, and the session goes on.
+    let unknown = c.request("resources/list", json!({})).await;
+    assert_eq!(unknown["error"]["code"], -32601, "{unknown}");
+    c.write_line("{not json").await;
+    let parse = c.read().await;
+    assert_eq!(parse["error"]["code"], -32700, "{parse}");
+    assert_eq!(parse["id"], Value::Null);
+    let bad = c.request("tools/call", json!({"arguments": {}})).await;
+    assert_eq!(bad["error"]["code"], -32602, "no name: {bad}");
+    let cursor = c.request("tools/list", json!({"cursor": "x"})).await;
+    assert_eq!(cursor["error"]["code"], -32602, "{cursor}");
+    let ping = c.request("ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}));
+
+    assert_eq!(
+        c.close().await,
+        Some(0),
+        "stdin closed: the surface host ends"
+    );
+}
+
+#[tokio::test]
+async fn requests_before_initialize_are_refused_and_a_second_initialize_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = write_config(
+        dir.path(),
+        "surface.json",
+        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": ["serve", "--stdio"]}}}),
+    );
+    let mut c = StdioClient::start(&config, &[]);
+    let early = c.request("tools/list", json!({})).await;
+    assert_eq!(early["error"]["code"], -32600, "{early}");
+    assert!(
+        early["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("initialize first")
+    );
+    c.handshake().await;
+    let twice = c.handshake().await;
+    assert_eq!(twice["error"]["code"], -32600, "{twice}");
+    assert_eq!(c.close().await, Some(0));
+}
+
+/// The arcade on Streamable HTTP with two players; a surface host for each.
+async fn two_players(dir: &std::path::Path) -> (tokio::process::Child, StdioClient, StdioClient) {
+    let mut args = vec![
+        "--http",
+        "127.0.0.1:0",
+        "--token",
+        "alice=alice-arcade-secret",
+        "--token",
+        "bob=bob-arcade-secret",
+    ];
+    args.extend(BOT);
+    let (arcade, urls) = arcade_listening(&args, 1).await;
+    let config = |who: &str| {
+        write_config(
+            dir,
+            &format!("{who}.json"),
+            &json!({"mcpServers": {"arcade": {
+                "url": urls[0],
+                "headers": {"Authorization": format!("Bearer {who}-arcade-secret")}
+            }}}),
+        )
+    };
+    let alice = StdioClient::start(&config("alice"), &[]);
+    let bob = StdioClient::start(&config("bob"), &[]);
+    (arcade, alice, bob)
+}
+
+#[tokio::test]
+async fn a_challenge_reaches_a_plain_client_as_a_notification_and_in_its_next_result_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_arcade, mut alice, mut bob) = two_players(dir.path()).await;
+    alice.handshake().await;
+    bob.handshake().await;
+    // Both are online once each has listed (the servers settled).
+    alice.request("tools/list", json!({})).await;
+    bob.request("tools/list", json!({})).await;
+
+    let sent = bob
+        .call(
+            "toolsets--act",
+            json!({"tool": "challenge", "args": {"opponent": "alice", "game": "tictactoe"}}),
+        )
+        .await;
+    assert_ne!(sent["isError"], true, "{sent}");
+    assert!(text(&sent).contains("You challenged alice"), "{sent}");
+
+    // The lobby's notice at connect comes first; then bob's challenge.
+    let note = loop {
+        let n = alice.notification("notifications/message").await;
+        if n["params"]["data"]["text"]
+            .as_str()
+            .unwrap()
+            .contains("bob")
+        {
+            break n;
+        }
+    };
+    let data = &note["params"]["data"];
+    assert_eq!(note["params"]["logger"], "mcpl-surface", "{note}");
+    assert_eq!(data["server"], "arcade", "{note}");
+    let event = data["text"].as_str().unwrap().to_owned();
+    assert!(event.contains("bob"), "{note}");
+
+    let next = alice.call("toolsets--look", json!({})).await;
+    let t = text(&next);
+    let (_, news) = t
+        .split_once("Since your previous call:")
+        .unwrap_or_else(|| panic!("{t}"));
+    let first = event.lines().next().unwrap();
+    assert!(news.contains(first), "the event in words: {news}");
+    assert!(
+        news.contains("bob challenges you to Tic-tac-toe"),
+        "the suggestion: {news}"
+    );
+    let after = alice.call("toolsets--look", json!({})).await;
+    assert!(
+        !text(&after).contains("Since your previous call:"),
+        "told once: {after}"
+    );
+    assert_eq!(alice.close().await, Some(0));
+    assert_eq!(bob.close().await, Some(0));
+}
+
+#[tokio::test]
+async fn an_open_game_whose_announcement_left_the_window_is_restated_in_a_result() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut args = vec!["serve", "--stdio", "--principal", "alice"];
+    args.extend(BOT);
+    let config = write_config(
+        dir.path(),
+        "surface.json",
+        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": args}},
+                "surface": {"windowMessages": 6}}),
+    );
+    let mut c = StdioClient::start(&config, &[]);
+    c.handshake().await;
+    c.request("tools/list", json!({})).await;
+    let opened = c
+        .call(
+            "toolsets--open",
+            json!({"toolset": "tictactoe", "instance": "t1"}),
+        )
+        .await;
+    assert!(text(&opened).contains("Usable: tictactoe_play in [arcade/tictactoe:t1]"));
+    // Calls that say nothing of the game push its announcement out of the window; MCP has
+    // no compaction to report, so the window stands for it (§8.3).
+    let reminder_of_t1 = |t: &str| {
+        t.split_once("Reminder:")
+            .is_some_and(|(_, r)| r.contains("[arcade/tictactoe:t1]"))
+    };
+    let mut reminded = None;
+    for call in 0..20 {
+        let r = c.call("toolsets--act", json!({"tool": "games"})).await;
+        if reminder_of_t1(&text(&r)) {
+            reminded = Some((call, text(&r)));
+            break;
+        }
+    }
+    let (call, reminder) = reminded.expect("a reminder of t1 within 20 calls");
+    assert!(
+        call >= 3,
+        "not while the announcement is in view: call {call}"
+    );
+    let reminder = reminder.split_once("Reminder:").unwrap().1;
+    assert!(reminder.contains("tictactoe_play"), "{reminder}");
+    let next = c.call("toolsets--act", json!({"tool": "games"})).await;
+    assert!(!reminder_of_t1(&text(&next)), "once: {next}");
+    assert_eq!(c.close().await, Some(0));
+}
+
+#[tokio::test]
+async fn a_log_level_above_notice_stops_the_log_messages_but_results_still_tell() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_arcade, mut alice, mut bob) = two_players(dir.path()).await;
+    alice.handshake().await;
+    bob.handshake().await;
+    alice.request("tools/list", json!({})).await;
+    bob.request("tools/list", json!({})).await;
+    let set = alice
+        .request("logging/setLevel", json!({"level": "error"}))
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    let bad = alice
+        .request("logging/setLevel", json!({"level": "loud"}))
+        .await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    alice.notifications.clear();
+
+    bob.call(
+        "toolsets--act",
+        json!({"tool": "challenge", "args": {"opponent": "alice", "game": "tictactoe"}}),
+    )
+    .await;
+    // Polled until the challenge is in a result: what was logged (nothing) came before it.
+    let mut told = false;
+    for _ in 0..50 {
+        let r = alice.call("toolsets--act", json!({"tool": "games"})).await;
+        if text(&r).contains("bob challenges you") {
+            told = true;
+            break;
+        }
+    }
+    assert!(told, "the challenge reaches a result");
+    assert!(
+        alice
+            .notifications
+            .iter()
+            .all(|n| n["method"] != "notifications/message"),
+        "{:?}",
+        alice.notifications
+    );
+}
+
+#[tokio::test]
+async fn a_cancelled_call_is_never_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = support::stdio_arcade_config(dir.path(), "alice");
+    let mut c = StdioClient::start(&config, &[]);
+    c.handshake().await;
+    c.request("tools/list", json!({})).await;
+    // The call and its cancellation in one write: both are read before the call can end.
+    let call = json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
+                      "params": {"name": "toolsets--look", "arguments": {}}});
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                        "params": {"requestId": 100, "reason": "changed my mind"}});
+    c.write_line(&format!("{call}\n{cancel}")).await;
+    let ping = c.request("ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}));
+    let look = c.call("toolsets--look", json!({})).await;
+    assert!(text(&look).contains("[arcade]"), "{look}");
+    // Whatever was still to come is read to the end: no answer to 100.
+    let rest = c.close_and_read_rest().await;
+    assert!(rest.iter().all(|m| m["id"] != 100), "{rest:?}");
+}

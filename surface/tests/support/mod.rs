@@ -1,0 +1,496 @@
+//! What the surface host's tests share: the real `mcpl-arcade` binary (built on first use
+//! when the test run did not build it), the `mcpl-surface` binary with a configuration
+//! file, and a raw JSON-RPC client over its stdin/stdout that speaks in the MCP spec's
+//! shapes (plain `serde_json` values, none of the project's types).
+
+#![allow(dead_code)]
+
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::OnceLock;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// The surface host's binary.
+pub const SURFACE: &str = env!("CARGO_BIN_EXE_mcpl-surface");
+
+/// How long any one step may take before the test fails (a Go game's bot moves included).
+pub const LIMIT: Duration = Duration::from_secs(60);
+
+/// The bot's budget in the arcades the tests start: small and seeded, fast and repeatable.
+pub const BOT: [&str; 4] = ["--bot-playouts", "64", "--seed", "7"];
+
+/// Awaits `f`, failing the test if it takes longer than [`LIMIT`].
+pub async fn within<F: std::future::Future>(f: F) -> F::Output {
+    tokio::time::timeout(LIMIT, f)
+        .await
+        .expect("did not complete in time")
+}
+
+/// The `mcpl-arcade` binary of this workspace, beside the test's own target directory's
+/// binaries (`cargo test --workspace` builds it). `cargo test -p mcpl-surface` builds only
+/// this package's binaries: then it is built with cargo first, once; a stale one is used as
+/// it is (run `cargo build -p mcpl-games` after changing the arcade).
+pub fn arcade() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test's own path");
+        // target/<profile>/deps/<test> → target/<profile>/mcpl-arcade
+        let dir = exe
+            .parent()
+            .and_then(Path::parent)
+            .expect("the profile directory");
+        let bin = dir.join(format!("mcpl-arcade{}", std::env::consts::EXE_SUFFIX));
+        if bin.exists() {
+            return bin;
+        }
+        let status = std::process::Command::new(env!("CARGO"))
+            .args([
+                "build",
+                "--quiet",
+                "-p",
+                "mcpl-games",
+                "--bin",
+                "mcpl-arcade",
+            ])
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "cargo could not build mcpl-arcade");
+        assert!(bin.exists(), "no {} after building it", bin.display());
+        bin
+    })
+}
+
+/// Starts the arcade with these `serve` flags and returns it with the URLs it listens on
+/// (read from its `listening on` lines).
+pub async fn arcade_listening(args: &[&str], listeners: usize) -> (Child, Vec<String>) {
+    let mut child = Command::new(arcade())
+        .arg("serve")
+        .args(args)
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the arcade starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut urls = Vec::new();
+    for _ in 0..listeners {
+        let line = within(lines.next_line())
+            .await
+            .unwrap()
+            .expect("a listening line");
+        let url = line
+            .strip_prefix("listening on ")
+            .unwrap_or_else(|| panic!("unexpected line {line:?}"));
+        urls.push(url.to_owned());
+    }
+    (child, urls)
+}
+
+/// Writes a configuration file into `dir`.
+pub fn write_config(dir: &Path, name: &str, config: &Value) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, serde_json::to_vec_pretty(config).unwrap()).unwrap();
+    path
+}
+
+/// An MCP client of the surface host over its stdin/stdout, raw JSON-RPC lines.
+pub struct StdioClient {
+    pub child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Lines<BufReader<ChildStdout>>,
+    next_id: i64,
+    /// Every notification read, in order.
+    pub notifications: Vec<Value>,
+}
+
+impl StdioClient {
+    /// Starts `mcpl-surface serve --config PATH` with these extra flags.
+    pub fn start(config: &Path, extra: &[&str]) -> Self {
+        let mut child = Command::new(SURFACE)
+            .arg("serve")
+            .arg("--config")
+            .arg(config)
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("mcpl-surface starts");
+        let stdin = child.stdin.take();
+        let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        StdioClient {
+            child,
+            stdin,
+            lines,
+            next_id: 0,
+            notifications: Vec::new(),
+        }
+    }
+
+    /// Writes one line as is.
+    pub async fn write_line(&mut self, line: &str) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(line.as_bytes()).await.unwrap();
+        stdin.write_all(b"\n").await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    /// Sends one message.
+    pub async fn send(&mut self, message: &Value) {
+        self.write_line(&message.to_string()).await;
+    }
+
+    /// Reads the next message.
+    pub async fn read(&mut self) -> Value {
+        let line = within(self.lines.next_line())
+            .await
+            .expect("reading stdout")
+            .expect("the surface host wrote a message before it ended");
+        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    }
+
+    /// Reads until the response with this id, keeping notifications.
+    pub async fn response(&mut self, id: i64) -> Value {
+        loop {
+            let m = self.read().await;
+            if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+                return m;
+            }
+            assert!(
+                m.get("method").is_some() && m.get("id").is_none(),
+                "only notifications come unasked: {m}"
+            );
+            self.notifications.push(m);
+        }
+    }
+
+    /// Sends a request and returns its response.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        self.response(id).await
+    }
+
+    /// Waits for the next notification of this method (one already read counts).
+    pub async fn notification(&mut self, method: &str) -> Value {
+        if let Some(at) = self
+            .notifications
+            .iter()
+            .position(|n| n["method"] == method)
+        {
+            return self.notifications.remove(at);
+        }
+        loop {
+            let m = self.read().await;
+            if m["method"] == method {
+                return m;
+            }
+            self.notifications.push(m);
+        }
+    }
+
+    /// The MCP handshake: `initialize`, then `notifications/initialized`.
+    pub async fn handshake(&mut self) -> Value {
+        let init = self
+            .request(
+                "initialize",
+                json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "raw-test-client", "version": "0"}}),
+            )
+            .await;
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        init
+    }
+
+    /// Calls a tool; its result (a JSON-RPC error fails the test).
+    pub async fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let r = self
+            .request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await;
+        assert!(r.get("error").is_none(), "{name}: {r}");
+        r["result"].clone()
+    }
+
+    /// Closes stdin and reads every message still to come, to the end of stdout (and the
+    /// notifications already read before them).
+    pub async fn close_and_read_rest(mut self) -> Vec<Value> {
+        drop(self.stdin.take());
+        let mut rest = std::mem::take(&mut self.notifications);
+        while let Some(line) = within(self.lines.next_line())
+            .await
+            .expect("reading stdout")
+        {
+            rest.push(serde_json::from_str(&line).unwrap_or_else(|e| panic!("{e}: {line}")));
+        }
+        let status = within(self.child.wait()).await.unwrap();
+        assert_eq!(status.code(), Some(0));
+        rest
+    }
+
+    /// Closes stdin and waits for the process to exit; its exit code.
+    pub async fn close(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        within(self.child.wait()).await.unwrap().code()
+    }
+}
+
+/// The text blocks of a result, joined.
+pub fn text(result: &Value) -> String {
+    result["content"]
+        .as_array()
+        .map(|c| {
+            c.iter()
+                .filter_map(|b| b["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+/// Plays tic-tac-toe in `instance` by trying the cells in a fixed order, as a client that
+/// knows only the results would: a cell taken is a tool error, and the next is tried.
+/// Returns the last result's text (the one that says the game is over).
+pub async fn play_tictactoe(client: &mut StdioClient, instance: &str) -> String {
+    let cells = ["b2", "a1", "c3", "a3", "c1", "b1", "b3", "a2", "c2"];
+    for _round in 0..5 {
+        for cell in cells {
+            let r = client
+                .call(
+                    "toolsets--act",
+                    json!({"tool": "tictactoe_play", "instance": instance, "args": {"move": cell}}),
+                )
+                .await;
+            if r["isError"] == true {
+                continue;
+            }
+            let t = text(&r);
+            if t.contains("Game over:") {
+                return t;
+            }
+            break;
+        }
+    }
+    panic!("the game did not end");
+}
+
+/// The workspace root.
+pub fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("surface/ has a parent")
+        .to_path_buf()
+}
+
+/// A configuration of one server, `arcade`: the arcade binary on stdio as `principal`.
+pub fn stdio_arcade_config(dir: &Path, principal: &str) -> PathBuf {
+    let mut args = vec!["serve", "--stdio", "--principal", principal];
+    args.extend(BOT);
+    write_config(
+        dir,
+        "surface.json",
+        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": args}}}),
+    )
+}
+
+/// The one JSON line an SDK peer script prints last (its report), after checking that it
+/// exited successfully; panics with its stdout and stderr otherwise.
+pub fn peer_report(out: &std::process::Output) -> Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the SDK client failed:\nstdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().last().expect("one line of output");
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}
+
+/// What every SDK client's game report shows: the surface host's name, the four
+/// meta-tools and nothing else, a list that did not change, no error, and the lobby's
+/// opening logged as `notifications/message` data.
+pub fn check_sdk_report(report: &Value) {
+    assert_eq!(report["server"], "mcpl-surface", "{report:#}");
+    assert_eq!(
+        report["tools"],
+        json!([
+            "toolsets--open",
+            "toolsets--act",
+            "toolsets--look",
+            "toolsets--close"
+        ]),
+        "{report:#}"
+    );
+    assert_eq!(report["errors"], json!([]), "{report:#}");
+    assert_eq!(report["tools_stable"], true, "{report:#}");
+    let logs = report["logs"].as_array().unwrap();
+    assert!(
+        logs.iter()
+            .any(|l| l["server"] == "arcade" && l["text"].as_str().unwrap().contains("Lobby")),
+        "{report:#}"
+    );
+}
+
+/// The checks of a finished game in an SDK client's report, instance `instance`.
+pub fn check_sdk_game(report: &Value, game: &str, instance: &str) {
+    let opened = report["opened"].as_str().unwrap();
+    assert!(
+        opened.contains(&format!("Opened [arcade/{game}:{instance}]")),
+        "{report:#}"
+    );
+    let last = report["final"].as_str().expect("the game ended");
+    let moves: Vec<&str> = report["moves"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    if game == "tictactoe" {
+        // The perfect bot never loses.
+        assert!(
+            last.contains("O (bot) wins") || last.contains("Draw"),
+            "{last}"
+        );
+        assert!((3..=5).contains(&moves.len()), "{report:#}");
+    } else {
+        assert!(opened.contains("You play Black"), "{opened}");
+        assert!(last.contains("Game over:"), "{last}");
+        assert_eq!(
+            moves.iter().filter(|m| **m != "pass").count(),
+            10,
+            "{moves:?}"
+        );
+    }
+}
+
+/// Starts `mcpl-surface serve --config PATH --http 127.0.0.1:0` and returns it with its URL
+/// (read from its `listening on` line).
+pub async fn surface_http(config: &Path) -> (Child, String) {
+    let mut child = Command::new(SURFACE)
+        .arg("serve")
+        .arg("--config")
+        .arg(config)
+        .args(["--http", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("mcpl-surface starts");
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let line = within(lines.next_line())
+        .await
+        .unwrap()
+        .expect("a listening line");
+    let url = line
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected line {line:?}"))
+        .to_owned();
+    (child, url)
+}
+
+/// An MCP client of the surface host over Streamable HTTP: the transport's client end,
+/// every message written and read as plain JSON in the MCP spec's shapes.
+pub struct HttpClient {
+    conn: mcpl_transport::Connection,
+    next_id: i64,
+    /// Every notification read, in order.
+    pub notifications: Vec<Value>,
+}
+
+impl HttpClient {
+    /// Connects with this bearer token and does the MCP handshake.
+    pub async fn connect(url: &str, token: &str) -> Self {
+        let opts = mcpl_transport::ClientOptions {
+            token: Some(token.to_owned()),
+            ..Default::default()
+        };
+        let conn = within(mcpl_transport::http::connect(url, &opts))
+            .await
+            .expect("connects");
+        let mut c = HttpClient {
+            conn,
+            next_id: 0,
+            notifications: Vec::new(),
+        };
+        let init = c
+            .request(
+                "initialize",
+                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                       "clientInfo": {"name": "raw-http-client", "version": "0"}}),
+            )
+            .await;
+        assert_eq!(
+            init["result"]["serverInfo"]["name"], "mcpl-surface",
+            "{init}"
+        );
+        c.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+        c
+    }
+
+    async fn send(&mut self, v: Value) {
+        let m = mcpl_protocol::Message::from_value(v).expect("a valid message");
+        self.conn.outbound.send(m).await.expect("sent");
+    }
+
+    async fn read(&mut self) -> Value {
+        loop {
+            let read = within(self.conn.inbound.recv())
+                .await
+                .expect("the session is open");
+            if let mcpl_transport::Inbound::Message { message, .. } = read {
+                return serde_json::from_str(&message.encode()).unwrap();
+            }
+        }
+    }
+
+    /// Sends a request and returns its response, keeping notifications.
+    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
+            .await;
+        loop {
+            let m = self.read().await;
+            if m.get("id") == Some(&json!(id)) && m.get("method").is_none() {
+                return m;
+            }
+            self.notifications.push(m);
+        }
+    }
+
+    /// Calls a tool; its result (a JSON-RPC error fails the test).
+    pub async fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let r = self
+            .request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await;
+        assert!(r.get("error").is_none(), "{name}: {r}");
+        r["result"].clone()
+    }
+
+    /// Waits for a `notifications/message` whose text contains `needle` (one already read
+    /// counts), and returns its text.
+    pub async fn logged(&mut self, needle: &str) -> String {
+        let matches = |n: &Value| {
+            n["method"] == "notifications/message"
+                && n["params"]["data"]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains(needle))
+        };
+        if let Some(at) = self.notifications.iter().position(matches) {
+            let n = self.notifications.remove(at);
+            return n["params"]["data"]["text"].as_str().unwrap().to_owned();
+        }
+        loop {
+            let m = self.read().await;
+            if matches(&m) {
+                return m["params"]["data"]["text"].as_str().unwrap().to_owned();
+            }
+            self.notifications.push(m);
+        }
+    }
+}
