@@ -28,7 +28,7 @@ fn names(list: &Value) -> Vec<String> {
 #[tokio::test]
 async fn a_raw_client_plays_tictactoe_through_the_four_meta_tools() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = vec!["serve", "--stdio", "--principal", "alice"];
+    let mut args = vec!["serve", "--in-memory", "--stdio", "--principal", "alice"];
     args.extend(BOT);
     let config = write_config(
         dir.path(),
@@ -110,7 +110,7 @@ async fn requests_before_initialize_are_refused_and_a_second_initialize_too() {
     let config = write_config(
         dir.path(),
         "surface.json",
-        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": ["serve", "--stdio"]}}}),
+        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": ["serve", "--in-memory", "--stdio"]}}}),
     );
     let mut c = StdioClient::start(&config, &[]);
     let early = c.request("tools/list", json!({})).await;
@@ -213,7 +213,7 @@ async fn a_challenge_reaches_a_plain_client_as_a_notification_and_in_its_next_re
 #[tokio::test]
 async fn an_open_game_whose_announcement_left_the_window_is_restated_in_a_result() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = vec!["serve", "--stdio", "--principal", "alice"];
+    let mut args = vec!["serve", "--in-memory", "--stdio", "--principal", "alice"];
     args.extend(BOT);
     let config = write_config(
         dir.path(),

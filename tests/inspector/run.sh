@@ -203,7 +203,7 @@ echo "== build mcpl-surface"
 cargo build --quiet -p mcpl-surface --bin mcpl-surface
 surface_bin="${CARGO_TARGET_DIR:-$root/target}/debug/mcpl-surface"
 [ -x "$surface_bin" ] || { echo "run.sh: $surface_bin was not built" >&2; exit 2; }
-node -e 'console.log(JSON.stringify({mcpServers: {arcade: {command: process.argv[1], args: ["serve", "--stdio"]}}}))' \
+node -e 'console.log(JSON.stringify({mcpServers: {arcade: {command: process.argv[1], args: ["serve", "--in-memory", "--stdio"]}}}))' \
     "$arcade_bin" >"$work/surface.json"
 # surface NAME MAJOR METHOD [ARG…]: the Inspector MAJOR.x's METHOD against the surface host.
 surface() {

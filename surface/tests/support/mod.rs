@@ -67,8 +67,10 @@ pub fn arcade() -> &'static Path {
 /// Starts the arcade with these `serve` flags and returns it with the URLs it listens on
 /// (read from its `listening on` lines).
 pub async fn arcade_listening(args: &[&str], listeners: usize) -> (Child, Vec<String>) {
+    // In memory: each test's arcade starts empty (issue #15 made the default an OS data
+    // directory, which every test would share).
     let mut child = Command::new(arcade())
-        .arg("serve")
+        .args(["serve", "--in-memory"])
         .args(args)
         .stdout(Stdio::piped())
         .kill_on_drop(true)
@@ -289,7 +291,7 @@ pub fn root() -> PathBuf {
 
 /// A configuration of one server, `arcade`: the arcade binary on stdio as `principal`.
 pub fn stdio_arcade_config(dir: &Path, principal: &str) -> PathBuf {
-    let mut args = vec!["serve", "--stdio", "--principal", principal];
+    let mut args = vec!["serve", "--in-memory", "--stdio", "--principal", principal];
     args.extend(BOT);
     write_config(
         dir,
