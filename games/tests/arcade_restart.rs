@@ -11,7 +11,7 @@ use mcpl_host::host::{HostConfig, ServerConfig};
 use mcpl_transport::{ClientOptions, ws};
 use serde_json::{Value, json};
 use std::path::Path;
-use support::host::{Agent, SERVER};
+use support::host::{ACT, Agent, SERVER};
 use support::{Client, serve_kept, text_of};
 use tokio::process::Child;
 
@@ -194,6 +194,92 @@ async fn a_two_player_game_goes_on_after_a_sigkill_and_the_away_player_is_told_t
         "told again: {shown:#?}"
     );
     host.stop().await;
+}
+
+/// The same game through the project's own host, which stays up across the crash: it
+/// reconnects by itself to the arcade started again on the same port, adopts the game from
+/// `toolsets/list` (§4.6, vector 9: no open), and plays it to its end from the same position.
+#[actix::test]
+async fn a_running_host_reconnects_adopts_and_finishes_a_go_game_after_a_sigkill() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, url) = arcade(dir.path()).await;
+    let server = ServerConfig::url(SERVER, &url, Some("alice".to_owned()));
+    let alice = Agent::with(HostConfig::new(vec![server]), "alice").await;
+    let opened = alice
+        .open(json!({"toolset": "go", "instance": "g1", "options": {"size": 9}}))
+        .await;
+    assert!(opened.contains("You play Black"), "{opened}");
+    let r = alice
+        .act("go_play", Some("g1"), json!({"move": "E5"}))
+        .await;
+    assert!(r.contains("bot (White) "), "{r}");
+    let moves_before = alice.moves("go_play", "g1").await;
+    let board = |a: &Agent| {
+        let host = a.host.clone();
+        async move {
+            let r = host
+                .call(
+                    ACT,
+                    json!({"tool": "go_board", "instance": "g1", "args": {}}),
+                )
+                .await
+                .expect("the host runs");
+            assert!(!r.is_error, "{}", r.joined_text());
+            r.joined_text()
+        }
+    };
+    let before = board(&alice).await;
+    let epoch = alice.host.status().servers[SERVER].epoch;
+    crash(child).await;
+
+    // The same port, so the host's configured URL reaches the new process.
+    let port = url
+        .trim_start_matches("ws://127.0.0.1:")
+        .split(['/', '?'])
+        .next()
+        .unwrap()
+        .to_owned();
+    let (_child, again) = serve_kept(
+        Some(dir.path()),
+        &[
+            "--ws",
+            &format!("127.0.0.1:{port}"),
+            "--token",
+            "alice=alice",
+            "--bot-playouts",
+            "48",
+            "--seed",
+            "7",
+        ],
+        1,
+    )
+    .await;
+    assert_eq!(again[0], url);
+    let status = support::within(
+        alice
+            .host
+            .wait_for(|s| s.servers[SERVER].epoch > epoch && s.servers[SERVER].settled),
+    )
+    .await
+    .expect("the host runs");
+    assert!(
+        status.servers[SERVER]
+            .open
+            .contains(&("go".to_owned(), Some("g1".to_owned()))),
+        "adopted, not opened again: {status:?}"
+    );
+    assert_eq!(alice.moves("go_play", "g1").await, moves_before);
+    assert_eq!(board(&alice).await, before);
+    let mv = moves_before
+        .iter()
+        .find(|m| m.as_str() != "pass" && m.as_str() != "E5")
+        .expect("a legal point")
+        .clone();
+    let r = alice.act("go_play", Some("g1"), json!({"move": mv})).await;
+    assert!(r.contains("bot (White) "), "{r}");
+    let r = alice.act("go_resign", Some("g1"), json!({})).await;
+    assert!(r.contains("wins"), "{r}");
+    alice.stop().await;
 }
 
 #[actix::test]
