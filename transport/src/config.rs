@@ -231,6 +231,14 @@ impl ServerOptions {
             return true;
         }
         let Some(host) = host else { return false };
+        // What loopback clients send, told without building a URL (issue #18: the parse was
+        // about a tenth of the server thread's time per Streamable HTTP POST).
+        is_literal_loopback(host) || self.host_allowed_parsed(host)
+    }
+
+    /// [`ServerOptions::host_allowed`] on a loopback listener, by parsing `host` as a URL's
+    /// authority.
+    fn host_allowed_parsed(&self, host: &str) -> bool {
         let Ok(url) = url::Url::parse(&format!("http://{host}/")) else {
             return false;
         };
@@ -264,6 +272,23 @@ fn parse_origin(origin: &str) -> Option<url::Url> {
         .split_once("://")
         .is_some_and(|(_, rest)| rest.contains('/'));
     (bare && !written_path).then_some(url)
+}
+
+/// `127.0.0.1`, `localhost` (any case) or `[::1]`, each with or without a port: the common
+/// `Host` headers of a loopback client. Says yes only to what the full parse accepts too;
+/// anything else (`127.1`, `0x7f.0.0.1`, a name in `allowed_hosts`) goes to the parse.
+fn is_literal_loopback(host: &str) -> bool {
+    let name = match host.rsplit_once(':') {
+        Some((name, port))
+            if !port.is_empty()
+                && port.bytes().all(|b| b.is_ascii_digit())
+                && port.parse::<u16>().is_ok() =>
+        {
+            name
+        }
+        _ => host,
+    };
+    matches!(name, "127.0.0.1" | "[::1]") || name.eq_ignore_ascii_case("localhost")
 }
 
 /// `localhost`, an IPv4 loopback address or `::1`.
@@ -430,5 +455,50 @@ mod tests {
         assert!(!o.host_allowed(None, local));
         let public: std::net::SocketAddr = "0.0.0.0:7700".parse().unwrap();
         assert!(o.host_allowed(Some("evil.example"), public));
+    }
+
+    #[test]
+    fn the_literal_loopback_shortcut_says_yes_only_where_the_full_parse_does() {
+        let o = opts();
+        let cases = [
+            "127.0.0.1",
+            "127.0.0.1:7700",
+            "127.0.0.1:65535",
+            "127.0.0.1:65536",
+            "127.0.0.1:99999",
+            "127.0.0.1:",
+            "127.0.0.1:+80",
+            "127.0.0.1:80x",
+            "localhost",
+            "LocalHost:1",
+            "localhost:0080",
+            "[::1]",
+            "[::1]:7700",
+            "[::1]:",
+            "::1",
+            "127.1",
+            "0x7f.0.0.1:80",
+            "127.0.0.1.evil.example",
+            "localhost.evil.example:80",
+            "a@127.0.0.1",
+            "127.0.0.1/x",
+            "127.0.0.1:80:80",
+            "evil.example",
+            "",
+        ];
+        for host in cases {
+            if is_literal_loopback(host) {
+                assert!(
+                    o.host_allowed_parsed(host),
+                    "{host}: shortcut yes, parse no"
+                );
+            }
+        }
+        for host in ["127.0.0.1", "127.0.0.1:7700", "localhost:80", "[::1]:7700"] {
+            assert!(is_literal_loopback(host), "{host} takes the shortcut");
+        }
+        for host in ["127.0.0.1:99999", "127.0.0.1:+80", "127.1", "::1"] {
+            assert!(!is_literal_loopback(host), "{host} goes to the parse");
+        }
     }
 }
