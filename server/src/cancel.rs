@@ -4,29 +4,45 @@
 //! nothing from here. The token is for work a handler hands off to something that outlives
 //! its future — a spawned task, another actor — which can watch it and stop.
 
-use tokio::sync::watch;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use tokio::sync::Notify;
+
+/// What a trigger and its tokens share: the flag, and the waiters to wake when it is set.
+/// One small allocation a call (issue #18: a `watch` channel cost every call eight
+/// `Notify`s to allocate and to wake when its sender went).
+#[derive(Debug, Default)]
+struct State {
+    cancelled: AtomicBool,
+    waiters: Notify,
+}
 
 /// Says whether the call it belongs to was cancelled (MCP `notifications/cancelled`, or
 /// the session closing). Cheap to clone; `Send` and `Sync`.
 #[derive(Debug, Clone)]
 pub struct CancelToken {
-    rx: watch::Receiver<bool>,
+    state: Arc<State>,
 }
 
 impl CancelToken {
     /// True once the call was cancelled.
     pub fn is_cancelled(&self) -> bool {
-        *self.rx.borrow()
+        self.state.cancelled.load(Ordering::Acquire)
     }
 
     /// Completes when the call is cancelled; never completes for a call that ends without
     /// being cancelled.
     pub async fn cancelled(&self) {
-        let mut rx = self.rx.clone();
-        // `wait_for` looks at the current value first, so a cancel that happened before
-        // this call is seen; an error means the trigger went away without cancelling.
-        if rx.wait_for(|c| *c).await.is_err() {
-            std::future::pending::<()>().await;
+        loop {
+            // Registered before the flag is read, so a cancel between the two still wakes
+            // this waiter (`Notify::notify_waiters` wakes only those registered).
+            let notified = self.state.waiters.notified();
+            tokio::pin!(notified);
+            notified.as_mut().enable();
+            if self.is_cancelled() {
+                return;
+            }
+            notified.await;
         }
     }
 }
@@ -34,25 +50,32 @@ impl CancelToken {
 /// The session's side of a [`CancelToken`].
 #[derive(Debug)]
 pub(crate) struct CancelTrigger {
-    tx: watch::Sender<bool>,
+    state: Arc<State>,
 }
 
 impl CancelTrigger {
     /// A trigger and the token it controls.
     pub(crate) fn new() -> (CancelTrigger, CancelToken) {
-        let (tx, rx) = watch::channel(false);
-        (CancelTrigger { tx }, CancelToken { rx })
+        let state = Arc::new(State::default());
+        (
+            CancelTrigger {
+                state: state.clone(),
+            },
+            CancelToken { state },
+        )
     }
 
     /// Marks the call cancelled and wakes every waiter.
     pub(crate) fn cancel(&self) {
-        self.tx.send_replace(true);
+        self.state.cancelled.store(true, Ordering::Release);
+        self.state.waiters.notify_waiters();
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::future::Future as _;
 
     #[tokio::test]
     async fn a_cancel_before_or_after_waiting_is_seen() {
@@ -68,6 +91,39 @@ mod tests {
         drop(trigger);
         // Still cancelled after the trigger is gone: waiting returns at once.
         token.cancelled().await;
+    }
+
+    /// Every waiter is woken by one cancel: those on other threads, and those that began
+    /// waiting before it.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn one_cancel_wakes_every_waiter() {
+        let (trigger, token) = CancelTrigger::new();
+        let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(16);
+        let waiters: Vec<_> = (0..16)
+            .map(|_| {
+                let token = token.clone();
+                let ready = ready_tx.clone();
+                tokio::spawn(async move {
+                    let waiting = token.cancelled();
+                    tokio::pin!(waiting);
+                    // Polled once (registered), then said to be waiting.
+                    let first = std::future::poll_fn(|cx| {
+                        std::task::Poll::Ready(waiting.as_mut().poll(cx))
+                    })
+                    .await;
+                    assert!(first.is_pending());
+                    ready.send(()).await.unwrap();
+                    waiting.await;
+                })
+            })
+            .collect();
+        for _ in 0..16 {
+            ready_rx.recv().await.unwrap();
+        }
+        trigger.cancel();
+        for w in waiters {
+            w.await.unwrap();
+        }
     }
 
     #[tokio::test(start_paused = true)]

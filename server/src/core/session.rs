@@ -19,6 +19,18 @@
 //!   held, unless it was cancelled (nothing is written then); changes stated earlier
 //!   written before later ones (§5.2).
 //!
+//! **Direct calls** (issue #18: a call's latency). A call goes to the principal, which
+//! resolves it against the principal's state (§3, §4.5, §8). When it resolves a call of a
+//! *loose* tool (in no declared toolset) to the tool's own handler, it also gives this
+//! session leave to run that tool itself ([`Answered::direct`]); later calls of it, naming
+//! no instance, are run at once ([`Event::RunDirect`]) without the two hops through the
+//! principal. The leave is taken back by any change about the tool without an instance in
+//! a delivery (a hide, a new definition) and by every catalog change, so the session runs
+//! directly only what the principal would run: the principal sends this session each such
+//! change, in order after the leave, and a call read after the change goes to it again. A
+//! call read before a hide's delivery reaches the session runs; the same call sent a moment
+//! earlier would have run through the principal too (the host cannot have seen the hide).
+//!
 //! Time: no rule here depends on it (the deadlines of the session's own requests to the
 //! host are the outgoing table's, beside the actor), so no input takes `now`.
 
@@ -78,6 +90,9 @@ pub(crate) struct Answered<A> {
     pub(crate) deferred: bool,
     /// What to write (or run), for any other kind.
     pub(crate) answer: Option<A>,
+    /// A loose tool the principal ran this call to its own handler for, and that this
+    /// session may now run without asking it (module docs: direct calls).
+    pub(crate) direct: Option<String>,
 }
 
 /// Changes from the principal with the answers and events that explain them.
@@ -108,6 +123,9 @@ pub(crate) struct SessionCore<T: Io> {
     shown: Option<McplManifest>,
     /// MCP logging: the least severe level sent; `None` when logging is not offered.
     log_level: Option<LoggingLevel>,
+    /// Loose tools with their own handler that this session runs without asking the
+    /// principal (module docs: direct calls). A subset of the catalog's tools.
+    direct: BTreeSet<String>,
     out: VecDeque<Output<T>>,
 }
 
@@ -127,6 +145,7 @@ impl<T: Io> SessionCore<T> {
             manifest,
             catalog,
             shown: None,
+            direct: BTreeSet::new(),
             out: VecDeque::new(),
         }
     }
@@ -153,6 +172,9 @@ impl<T: Io> SessionCore<T> {
     /// A delivery from the principal: each answer settled against the requests in flight,
     /// then written, run or pushed where the carrier choice says.
     pub(crate) fn deliver(&mut self, d: Delivery<T>) {
+        // Direct calls: what changed a loose tool takes back the leave to run it here,
+        // before this delivery's answers give any anew (the principal sent them after).
+        self.revoke_direct(&d.draft);
         let mut bodies = Vec::with_capacity(d.answers.len());
         let answers = d
             .answers
@@ -168,6 +190,9 @@ impl<T: Io> SessionCore<T> {
                 };
                 if fate == Fate::NobodyWaits && a.answer.is_some() {
                     tracing::warn!(request = %a.request, "an answer nobody waits for; dropped");
+                }
+                if let Some(tool) = a.direct {
+                    self.direct.insert(tool);
                 }
                 bodies.push(a.answer.map(|b| (a.request.clone(), b)));
                 AnswerFacts {
@@ -352,6 +377,8 @@ impl<T: Io> SessionCore<T> {
         let shown = |s: &Self| s.catalog.list_tools(s.view(), &BTreeSet::new(), 0).tools;
         let before = shown(self);
         self.catalog = catalog;
+        // Direct calls: any tool may have changed; the principal says again.
+        self.direct.clear();
         self.on_manifest_replaced();
         if !self.hinted() {
             // Vector 34: a host no longer shown hints gets none, held ones included.
@@ -446,6 +473,23 @@ impl<T: Io> SessionCore<T> {
     /// True when the server offers MCP logging, so `logging/setLevel` is served.
     fn offers_logging(&self) -> bool {
         self.log_level.is_some()
+    }
+
+    /// A loose tool this session may run at once, if `tool` is one (module docs: direct
+    /// calls).
+    pub(crate) fn runs_direct(&self, tool: &str) -> bool {
+        self.direct.contains(tool)
+    }
+
+    /// Takes back the leave to run a loose tool here from every tool `draft` changes
+    /// without naming an instance (its visibility, its definition).
+    fn revoke_direct(&mut self, draft: &HintDraft) {
+        if self.direct.is_empty() {
+            return;
+        }
+        for hint in draft.tools.iter().filter(|h| h.instance.is_none()) {
+            self.direct.remove(&hint.name);
+        }
     }
 
     // ---- queueing ----

@@ -54,11 +54,18 @@ impl SessionActor {
                     arguments,
                     instance,
                     meta,
+                    ..
                 } => self.run_handler(request, tool, arguments, instance, meta, ctx),
                 other => {
                     tracing::error!(session = %self.id, %request, answer = ?other, "not a handler to run; dropped")
                 }
             },
+            Event::RunDirect {
+                request,
+                tool,
+                arguments,
+                meta,
+            } => self.run_handler(request, tool, arguments, None, meta, ctx),
             Event::Stop { request, stop } => {
                 stop.stop();
                 self.abandon_asks(&request, ctx);

@@ -16,8 +16,10 @@ use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::{SinkExt, StreamExt};
 use mcpl_protocol::Message;
 use mcpl_protocol::jsonrpc::DecodeError;
+use std::future::Future as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Poll;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -247,13 +249,20 @@ async fn write<S>(
                     Ok::<_, WsError>(())
                 };
                 // A peer that stops reading stalls the write; with pings on, a write stuck
-                // for two intervals is the same silence the ping check catches.
-                let sent = match ping {
-                    Some(every) => match tokio::time::timeout(every * 2, sent).await {
-                        Ok(result) => result,
-                        Err(_) => Err(WsError::Io(std::io::ErrorKind::TimedOut.into())),
-                    },
-                    None => sent.await,
+                // for two intervals is the same silence the ping check catches. The timer
+                // is armed only for a write that did not complete at once (most do: the
+                // socket has room), so a call costs no timer (issue #18).
+                tokio::pin!(sent);
+                let first = std::future::poll_fn(|cx| Poll::Ready(sent.as_mut().poll(cx))).await;
+                let sent = match (first, ping) {
+                    (Poll::Ready(result), _) => result,
+                    (Poll::Pending, Some(every)) => {
+                        match tokio::time::timeout(every * 2, sent).await {
+                            Ok(result) => result,
+                            Err(_) => Err(WsError::Io(std::io::ErrorKind::TimedOut.into())),
+                        }
+                    }
+                    (Poll::Pending, None) => sent.await,
                 };
                 if let Err(e) = sent {
                     tracing::debug!(%peer, error = %e, "websocket write failed; closing");

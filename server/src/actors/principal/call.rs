@@ -67,12 +67,16 @@ impl Handler<CallTool> for PrincipalActor {
             }
         };
         if self.shared.has_handler(&tool) {
+            // No key: a loose tool, visible to this principal now (`core/session.rs`:
+            // direct calls).
+            let direct = target.key.is_none();
             let instance = target.key.and_then(|k| k.instance);
             let body = AnswerBody::RunHandler {
                 tool,
                 arguments,
                 instance,
                 meta,
+                direct,
             };
             return self.answer(session, request, body);
         }

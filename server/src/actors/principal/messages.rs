@@ -219,6 +219,9 @@ pub(crate) enum AnswerBody {
         arguments: Option<Map<String, Value>>,
         instance: Option<String>,
         meta: Option<Meta>,
+        /// A loose tool: the session may run its later calls itself (`core/session.rs`:
+        /// direct calls).
+        direct: bool,
     },
     /// What a tool handler asked for (`Via::Handler(token)`); the draft is held for the
     /// handler's result.

@@ -168,18 +168,35 @@ impl<T: Io> SessionCore<T> {
                 })
             }
             Route::CallTool => {
+                let p: CallToolParams = match req.params_as::<CallToolParams>() {
+                    Ok(p) => p,
+                    Err(e) => return self.send(Response::err(Some(req.id), e).into()),
+                };
                 // §4.5: the instance a host with hints names; a host without names it as
                 // an argument instead (§8), which the principal reads.
                 let hinted = self.hinted();
-                self.forward_with::<CallTool>(req, |request, p: CallToolParams| Forward::Call {
-                    request,
+                let instance = p
+                    .meta
+                    .as_ref()
+                    .and_then(|m| m.instance.clone())
+                    .filter(|_| hinted);
+                // A loose tool the principal let this session run (module docs of
+                // `session.rs`: direct calls); naming an instance is the principal's to
+                // refuse.
+                if instance.is_none() && self.runs_direct(&p.name) {
+                    return self.emit(Event::RunDirect {
+                        request: req.id,
+                        tool: p.name,
+                        arguments: p.arguments,
+                        meta: p.meta,
+                    });
+                }
+                self.requests.forward(req.id.clone());
+                self.forward(Forward::Call {
+                    request: req.id,
                     tool: p.name,
                     arguments: p.arguments,
-                    instance: p
-                        .meta
-                        .as_ref()
-                        .and_then(|m| m.instance.clone())
-                        .filter(|_| hinted),
+                    instance,
                     plain: !hinted,
                     meta: p.meta,
                 });

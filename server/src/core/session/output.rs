@@ -87,6 +87,19 @@ pub(crate) enum Event<T: Io> {
         /// The answer naming the handler.
         answer: T::Answer,
     },
+    /// Run a call of a loose tool's own handler at once, without asking the principal:
+    /// it said this session may, and nothing since changed the tool for it
+    /// ([`SessionCore`](super::SessionCore)'s direct calls).
+    RunDirect {
+        /// The call.
+        request: Id,
+        /// The tool.
+        tool: String,
+        /// Its arguments.
+        arguments: Option<Map<String, Value>>,
+        /// The call's `_meta`.
+        meta: Option<Meta>,
+    },
     /// The host cancelled a running handler call: stop it, and abandon what it asked of
     /// the host.
     Stop {

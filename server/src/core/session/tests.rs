@@ -8,6 +8,7 @@ use super::*;
 use crate::core::carrier::tests::{draft, id};
 use crate::core::catalog::tests::arcade;
 use crate::core::sequencer::Sequencer;
+use mcpl_protocol::hints::ToolHint;
 use mcpl_protocol::jsonrpc::Message;
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl};
 use mcpl_testkit::msg;
@@ -103,6 +104,7 @@ impl Host {
                 Output::Event(e) => self.done.push(match e {
                     Event::Forward(f) => format!("forward {f:?}"),
                     Event::Run { request, .. } => format!("run {request}"),
+                    Event::RunDirect { request, tool, .. } => format!("run {request} {tool} here"),
                     Event::Stop { request, stop } => format!("stop {request} {stop}"),
                     Event::Ended(id) => format!("ended {id}"),
                     Event::Response(r) => format!("response {:?}", r.id),
@@ -193,6 +195,7 @@ impl Host {
                 kind,
                 deferred: false,
                 answer: Some(answer),
+                direct: None,
             }],
             events: vec![],
             hold: None,
@@ -214,6 +217,7 @@ impl Host {
                 kind: AnswerKind::RunHandler,
                 deferred: false,
                 answer: Some(Ok(Value::Null)),
+                direct: None,
             }],
             events: vec![],
             hold: None,
@@ -253,6 +257,7 @@ impl Host {
                 },
                 deferred: false,
                 answer: None,
+                direct: None,
             }],
             events: vec![],
             hold: None,
@@ -662,6 +667,100 @@ fn names(step: usize, k: usize) -> Vec<String> {
     (0..k).map(|i| format!("s{step}_{i}")).collect()
 }
 
+impl Host {
+    /// The principal sends call `n` of the loose tool `tool` to its handler, with leave to
+    /// run the tool's later calls here (direct calls).
+    fn run_with_leave(&mut self, n: i64, tool: &str) {
+        self.deliver(Delivery {
+            draft: HintDraft::default(),
+            answers: vec![Answered {
+                request: id(n),
+                kind: AnswerKind::RunHandler,
+                deferred: false,
+                answer: Some(Ok(Value::Null)),
+                direct: Some(tool.into()),
+            }],
+            events: vec![],
+            hold: None,
+        });
+    }
+
+    /// `tools/call` `n` of `tool`: run here at once (true), or forwarded to the principal.
+    fn call_runs_here(&mut self, n: i64, tool: &str) -> bool {
+        self.call_value_runs_here(msg::call(n, tool, json!({})), n)
+    }
+
+    fn call_value_runs_here(&mut self, call: Value, n: i64) -> bool {
+        self.send(call);
+        let (wire, done) = self.take();
+        assert!(wire.is_empty(), "nothing is written for call {n}: {wire:?}");
+        match done.as_slice() {
+            [one] if one.starts_with(&format!("run {n} ")) => true,
+            [one] if one.starts_with("forward Call") => false,
+            other => panic!("call {n}: neither run nor forwarded: {other:?}"),
+        }
+    }
+}
+
+/// Direct calls (`session.rs` module docs): a loose tool the principal resolved to its
+/// handler with leave is run at once on its next call, the leave lasting until a change
+/// about the tool or the catalog; a call naming an instance still goes to the principal.
+#[test]
+fn a_loose_tool_runs_here_after_the_principals_leave_until_a_change_about_it() {
+    let mut h = Host::hinted();
+    assert!(!h.call_runs_here(1, "status"), "the first call asks the principal");
+    h.run_with_leave(1, "status");
+    h.take();
+    assert!(h.call_runs_here(2, "status"));
+    // The leave is for that tool only, and an instance is the principal's to judge.
+    assert!(!h.call_runs_here(3, "look"));
+    let named = msg::call_in(4, "status", json!({}), "g1");
+    assert!(!h.call_value_runs_here(named, 4));
+
+    // A change about another tool, or about an instance's tool of the same name, leaves it.
+    let mut other = draft(&["look"]);
+    other.tools.push(ToolHint {
+        name: "status".into(),
+        instance: Some("g1".into()),
+        visible: Some(false),
+        ..Default::default()
+    });
+    h.deliver(Delivery { draft: other, answers: vec![], events: vec![], hold: None });
+    h.take();
+    assert!(h.call_runs_here(5, "status"));
+
+    // A change about the tool itself (a hide, say) takes it back: the principal decides.
+    h.deliver(Delivery { draft: draft(&["status"]), answers: vec![], events: vec![], hold: None });
+    h.take();
+    assert!(!h.call_runs_here(6, "status"));
+
+    // Given again, then taken back by a catalog change.
+    h.run_with_leave(6, "status");
+    h.take();
+    assert!(h.call_runs_here(7, "status"));
+    h.core.catalog_swapped(Arc::new(arcade()), HintDraft::default());
+    h.drain();
+    h.take();
+    assert!(!h.call_runs_here(8, "status"));
+}
+
+/// A direct call's id is the host's like any other: in use while the call runs.
+#[test]
+fn a_direct_calls_id_is_refused_while_it_runs() {
+    let mut h = Host::hinted();
+    h.send(msg::call(1, "status", json!({})));
+    h.run_with_leave(1, "status");
+    h.take();
+    assert!(h.call_runs_here(2, "status"));
+    let key = h.core.new_key();
+    h.core.start(id(2), key, "handler-2".into());
+    h.send(msg::call(2, "status", json!({})));
+    let (wire, done) = h.take();
+    assert!(done.is_empty(), "{done:?}");
+    assert_eq!(wire.len(), 1);
+    assert_eq!(msg::error_code(&wire[0]), Some(-32600), "{wire:?}");
+}
+
 fn named_draft(names: &[String]) -> HintDraft {
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     draft(&refs)
@@ -723,6 +822,7 @@ proptest! {
                             kind: if ok { AnswerKind::Result } else { AnswerKind::Error },
                             deferred,
                             answer: Some(if ok { Ok(json!({"content": []})) } else { Err(-32602) }),
+                            direct: None,
                         }],
                         events: (0..events).map(|e| format!("e{i}_{e}")).collect(),
                         hold: hold.map(id),
