@@ -56,14 +56,20 @@ impl Drop for Listener {
 }
 
 /// Accepts WebSocket connections on `addr` and hands each to `serve`. Must run inside a
-/// tokio runtime.
+/// tokio runtime; on an actix arbiter's thread, the listener's tasks run in that arbiter
+/// ([`ServerOptions::local_tasks`]).
 pub async fn ws(
     addr: SocketAddr,
     opts: Arc<ServerOptions>,
     serve: impl Fn(Connection) + Send + 'static,
 ) -> io::Result<Listener> {
     let scheme = if opts.tls.is_some() { "wss" } else { "ws" };
-    let listener = mcpl_transport::ws::bind(addr, opts).await?;
+    let listener = match actix::Arbiter::try_current() {
+        Some(arbiter) => {
+            bind_on(&arbiter, opts, move |o| mcpl_transport::ws::bind(addr, o)).await?
+        }
+        None => mcpl_transport::ws::bind(addr, opts).await?,
+    };
     let local_addr = listener.local_addr();
     let accepted = futures_util::stream::unfold(listener, |mut l| async move {
         l.accept().await.map(|conn| (conn, l))
@@ -77,15 +83,48 @@ pub async fn ws(
     ))
 }
 
+/// Binds on `arbiter` with the connections' tasks in its `LocalSet`
+/// ([`ServerOptions::local_tasks`]): the sessions served on the same arbiter then share one
+/// run queue with their connections. The bind runs as the arbiter's own task, so the caller
+/// may be any task on any thread.
+async fn bind_on<L, F, Fut>(
+    arbiter: &ArbiterHandle,
+    opts: Arc<ServerOptions>,
+    bind: F,
+) -> io::Result<L>
+where
+    L: Send + 'static,
+    F: FnOnce(Arc<ServerOptions>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = io::Result<L>> + Send,
+{
+    let mut local = (*opts).clone();
+    local.local_tasks = true;
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    arbiter.spawn(async move {
+        let _ = tx.send(bind(Arc::new(local)).await);
+    });
+    rx.await
+        .map_err(|_| io::Error::other("the arbiter stopped before binding"))?
+}
+
 /// Accepts Streamable HTTP sessions on `addr`, endpoint [`HTTP_PATH`], and hands each to
-/// `serve`. Must run inside a tokio runtime.
+/// `serve`. Must run inside a tokio runtime; on an actix arbiter's thread, the listener's
+/// tasks run in that arbiter ([`ServerOptions::local_tasks`]).
 pub async fn http(
     addr: SocketAddr,
     opts: Arc<ServerOptions>,
     serve: impl Fn(Connection) + Send + 'static,
 ) -> io::Result<Listener> {
     let scheme = if opts.tls.is_some() { "https" } else { "http" };
-    let listener = mcpl_transport::http::bind(addr, HTTP_PATH, opts).await?;
+    let listener = match actix::Arbiter::try_current() {
+        Some(arbiter) => {
+            bind_on(&arbiter, opts, move |o| {
+                mcpl_transport::http::bind(addr, HTTP_PATH, o)
+            })
+            .await?
+        }
+        None => mcpl_transport::http::bind(addr, HTTP_PATH, opts).await?,
+    };
     let local_addr = listener.local_addr();
     let accepted = futures_util::stream::unfold(listener, |mut l| async move {
         l.accept().await.map(|conn| (conn, l))

@@ -45,7 +45,10 @@ fn server(runs: Arc<AtomicUsize>, seen: mpsc::UnboundedSender<Seen>) -> Server {
         }
     };
     Server::builder("direct-calls", "0.1.0")
-        .tool(Tool::new("ping", "Answers pong", object()), counted(runs.clone()))
+        .tool(
+            Tool::new("ping", "Answers pong", object()),
+            counted(runs.clone()),
+        )
         .tool(secret, counted(runs))
         .tool(
             Tool::new("wait", "Waits", object()),

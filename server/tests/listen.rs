@@ -68,3 +68,25 @@ async fn serve_ws_and_serve_http_answer_clients_over_the_network_until_dropped()
     let refused = mcpl_transport::connect(&url, &ClientOptions::default()).await;
     assert!(refused.is_err(), "a dropped listener stops accepting");
 }
+
+/// On an arbiter the listeners keep their tasks in its `LocalSet`
+/// (`ServerOptions::local_tasks`); that holds even when `serve_ws` and `serve_http` are
+/// called from a plain tokio task on the arbiter's thread, which cannot spawn there itself.
+#[actix::test]
+async fn the_listeners_serve_when_started_from_a_plain_tokio_task() {
+    let server = server();
+    let started = tokio::spawn({
+        let server = server.clone();
+        async move {
+            let loopback = ([127, 0, 0, 1], 0).into();
+            let ws = server.serve_ws(loopback, options()).await.unwrap();
+            let http = server.serve_http(loopback, options()).await.unwrap();
+            (ws, http)
+        }
+    });
+    let (ws, http) = started.await.expect("the listeners start");
+    let (over_ws, _ws_client) = call_echo(ws.url(), "over ws").await;
+    assert_eq!(over_ws["content"][0]["text"], "over ws", "{over_ws}");
+    let (over_http, _http_client) = call_echo(http.url(), "over http").await;
+    assert_eq!(over_http["content"][0]["text"], "over http", "{over_http}");
+}

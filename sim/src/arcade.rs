@@ -184,8 +184,10 @@ impl ArcadeService {
         config.players.extend(players.iter().cloned());
         let store = Arc::new(SimStore::default());
         let arcade = build(&config, &store, arbiter.as_ref())?;
+        // The listeners bind inside a LocalSet (`serve`): their tasks stay there.
         let mut opts = ServerOptions {
             ws_ping_interval: None,
+            local_tasks: true,
             ..Default::default()
         };
         for p in players {

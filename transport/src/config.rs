@@ -107,6 +107,16 @@ pub struct ServerOptions {
     /// The certificate and key the WebSocket and Streamable HTTP listeners serve TLS with
     /// (`wss://`, `https://`); `None` (the default) serves plain `ws://` and `http://`.
     pub tls: Option<ServerTls>,
+    /// Run a listener's tasks — its accept loop, each handshake, each WebSocket
+    /// connection's reader and writer, each HTTP connection and Streamable HTTP session's
+    /// pump — on the binding thread's `tokio::task::LocalSet`
+    /// (an actix arbiter's) instead of the runtime's scheduler. Actors on that arbiter and
+    /// the connections they serve then share one run queue: a message between them needs
+    /// no trip through the runtime's I/O driver first (issue #18: one call's latency).
+    /// With it set, [`crate::ws::bind`] and [`crate::http::bind`] must be called inside a
+    /// `LocalSet` (they panic otherwise, as `tokio::task::spawn_local` does). Default
+    /// `false`; mcpl-server's listeners set it when they bind on an arbiter.
+    pub local_tasks: bool,
 }
 
 /// How a Streamable HTTP server answers a POSTed request (MCP 2025-11-25, "Sending Messages
@@ -144,6 +154,7 @@ impl Default for ServerOptions {
             tls: None,
             protected_resource: None,
             jwt: None,
+            local_tasks: false,
         }
     }
 }

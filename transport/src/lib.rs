@@ -297,6 +297,20 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
 
 /// Warns once, at bind, that a listener lets anonymous connections in from beyond this
 /// machine: anyone who can reach the port may then play, each as a principal of its own.
+/// Spawns a listener's task: on the current `LocalSet` with `local`
+/// ([`ServerOptions::local_tasks`]), else on the runtime's scheduler.
+pub(crate) fn spawn_task<F>(local: bool, task: F) -> tokio::task::JoinHandle<F::Output>
+where
+    F: std::future::Future + Send + 'static,
+    F::Output: Send + 'static,
+{
+    if local {
+        tokio::task::spawn_local(task)
+    } else {
+        tokio::spawn(task)
+    }
+}
+
 pub(crate) fn warn_if_anonymous_beyond_loopback(
     opts: &ServerOptions,
     local: std::net::SocketAddr,

@@ -400,3 +400,43 @@ async fn the_delivery_hook_can_hold_the_get_stream_back() {
     gate.add_permits(1);
     assert_eq!(next_notification(&mut client).await.1.method, "early");
 }
+
+/// `ServerOptions::local_tasks`: the listener, its connections and its sessions' pumps run
+/// on the binding `LocalSet`, and a session carries messages both ways as without it —
+/// the GET stream's notifications included.
+#[tokio::test]
+async fn a_listener_with_local_tasks_serves_sessions_from_its_local_set() {
+    let local = tokio::task::LocalSet::new();
+    local
+        .run_until(async {
+            let opts = ServerOptions {
+                local_tasks: true,
+                ..server_opts()
+            };
+            let (mut listener, url) = listen(opts).await;
+            let (mut client, mut server) =
+                ready(&mut listener, &url, &client_opts(Some("s3cret"))).await;
+            client
+                .outbound
+                .send(request(1, "tools/list", json!({})))
+                .await
+                .unwrap();
+            assert_eq!(next_request(&mut server).await.1.id, Id::Number(1));
+            server
+                .outbound
+                .send(ok(1, json!({"tools": []})))
+                .await
+                .unwrap();
+            assert_eq!(
+                next_response(&mut client).await.1.outcome,
+                Ok(json!({"tools": []}))
+            );
+            server
+                .outbound
+                .send(notification("from/server", json!({})))
+                .await
+                .unwrap();
+            assert_eq!(next_notification(&mut client).await.1.method, "from/server");
+        })
+        .await;
+}

@@ -544,3 +544,51 @@ async fn hardening_06_a_text_frame_that_is_not_utf8_closes_with_1007() {
     assert_eq!(close_frame_of(&mut peer).await.code, CloseCode::Invalid);
     expect_closed(&mut server).await;
 }
+
+/// `ServerOptions::local_tasks`: the listener's tasks run on the binding `LocalSet`, and a
+/// connection behaves as on the runtime's scheduler — messages both ways, a silent peer
+/// closed by the ping check (the writer aborting the reader), a dropped connection closed
+/// with 1000.
+#[tokio::test]
+async fn a_listener_with_local_tasks_serves_from_its_local_set() {
+    let local = tokio::task::LocalSet::new();
+    local
+        .run_until(async {
+            let opts = ServerOptions {
+                local_tasks: true,
+                ws_ping_interval: Some(Duration::from_millis(50)),
+                ..server_opts()
+            };
+            let (mut listener, url) = listen(opts).await;
+            let mut client = ws::connect(&url, &client_opts(Some("s3cret")))
+                .await
+                .unwrap();
+            let mut server = within("accept", listener.accept()).await.unwrap();
+            client
+                .outbound
+                .send(request(1, "tools/list", json!({})))
+                .await
+                .unwrap();
+            assert_eq!(next_request(&mut server).await.1.id, Id::Number(1));
+            server
+                .outbound
+                .send(ok(1, json!({"tools": []})))
+                .await
+                .unwrap();
+            assert_eq!(
+                next_response(&mut client).await.1.outcome,
+                Ok(json!({"tools": []}))
+            );
+
+            // Never read: no pong is ever sent, and the server gives the link up.
+            let _silent = raw(&url).await;
+            let mut deaf = within("accept", listener.accept()).await.unwrap();
+            expect_closed(&mut deaf).await;
+
+            let mut peer = raw(&url).await;
+            let dropped = within("accept", listener.accept()).await.unwrap();
+            drop(dropped);
+            assert_eq!(close_frame_of(&mut peer).await.code, CloseCode::Normal);
+        })
+        .await;
+}

@@ -158,7 +158,12 @@ pub fn answer_of(item: &Inbound) -> Option<Answer> {
     let id = *id;
     let right = outcome.as_ref().is_ok_and(|v| {
         v.get("isError").and_then(Value::as_bool) != Some(true)
-            && v.pointer("/content/0/text").and_then(Value::as_str) == Some(LIGHT_TEXT)
+            // Walked member by member: a JSON pointer is parsed anew at every call.
+            && v.get("content")
+                .and_then(|c| c.get(0))
+                .and_then(|b| b.get("text"))
+                .and_then(Value::as_str)
+                == Some(LIGHT_TEXT)
     });
     Some(if right {
         Answer::Ok(id)

@@ -55,7 +55,12 @@ impl LightService {
         let arbiters: Vec<Arbiter> = (0..threads.max(1)).map(|_| Arbiter::new()).collect();
         let handles: Arc<Vec<ArbiterHandle>> =
             Arc::new(arbiters.iter().map(Arbiter::handle).collect());
-        let mut opts = ServerOptions::default();
+        // The listeners bind on an arbiter (`listen`): their tasks stay in its LocalSet, as
+        // the SDK's own listeners keep them.
+        let mut opts = ServerOptions {
+            local_tasks: true,
+            ..Default::default()
+        };
         for t in tokens {
             opts.tokens.insert(t.clone(), t.clone());
         }

@@ -12,6 +12,7 @@ use crate::{
 use bytes::{Bytes, BytesMut};
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
+use mcpl_protocol::jsonrpc::DecodeError;
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Response};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
 use reqwest::{Method, RequestBuilder, StatusCode};
@@ -412,7 +413,25 @@ impl Exchange {
                 return tracing::debug!(error = %e, "the answer's body broke off");
             }
         };
-        // MCP 2025-11-25 answers with one object; an array (older servers) is read item by item.
+        // MCP 2025-11-25 answers with one object, read straight from the bytes (no tree of
+        // the whole message first: issue #18); an array (older servers) item by item.
+        let first = body.iter().find(|b| !b.is_ascii_whitespace());
+        if first != Some(&b'[') {
+            return match Message::decode(&body) {
+                Ok(message) => self.deliver(message).await,
+                Err(DecodeError::Parse(e)) => {
+                    tracing::debug!(error = %e, "the answer's body is not JSON")
+                }
+                Err(error) => {
+                    self.client
+                        .deliver_raw(Inbound::Malformed {
+                            stream: self.stream,
+                            error,
+                        })
+                        .await
+                }
+            };
+        }
         let items = match serde_json::from_slice::<Value>(&body) {
             Ok(Value::Array(items)) => items,
             Ok(single) => vec![single],

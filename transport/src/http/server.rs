@@ -118,11 +118,12 @@ pub async fn bind(
     let read_timeout = opts.http_read_timeout;
     let tls = opts.tls.clone();
     let sessions = Arc::new(Registry::new());
+    let local = opts.local_tasks;
     // Outlives the listener while sessions do: they may still go idle and end.
-    tokio::spawn(session::reap(
-        Arc::downgrade(&sessions),
-        opts.http_session_idle,
-    ));
+    crate::spawn_task(
+        local,
+        session::reap(Arc::downgrade(&sessions), opts.http_session_idle),
+    );
     let metadata = opts.protected_resource.is_some();
     let server = Arc::new(Server {
         scheme: if tls.is_some() { "https" } else { "http" },
@@ -144,7 +145,7 @@ pub async fn bind(
         }
     }
     let app = app.with_state(server);
-    let task = tokio::spawn(serve(listener, app, read_timeout, tls));
+    let task = crate::spawn_task(local, serve(listener, app, read_timeout, tls, local));
     Ok(HttpListener {
         local_addr,
         accepted,
@@ -154,8 +155,15 @@ pub async fn bind(
 
 /// Accepts HTTP connections until aborted (the [`HttpListener`] dropped), each served by its
 /// own task: with `tls`, after a TLS handshake in that task, bounded by `read_timeout`, so a
-/// client that stalls the handshake holds up only itself.
-async fn serve(listener: TcpListener, app: Router, read_timeout: Duration, tls: Option<ServerTls>) {
+/// client that stalls the handshake holds up only itself. `local`: the connections' tasks go
+/// on the current `LocalSet` ([`ServerOptions::local_tasks`]).
+async fn serve(
+    listener: TcpListener,
+    app: Router,
+    read_timeout: Duration,
+    tls: Option<ServerTls>,
+    local: bool,
+) {
     // Each connection watches this channel; the sender dropping with this task tells them
     // all to shut down.
     let (_shutdown, shutdown_rx) = watch::channel(());
@@ -168,10 +176,11 @@ async fn serve(listener: TcpListener, app: Router, read_timeout: Duration, tls: 
                 let shutdown = shutdown_rx.clone();
                 let app = app.clone();
                 let Some(tls) = tls.clone() else {
-                    tokio::spawn(serve_connection(tcp, remote, app, read_timeout, shutdown));
+                    let conn = serve_connection(tcp, remote, app, read_timeout, shutdown);
+                    crate::spawn_task(local, conn);
                     continue;
                 };
-                tokio::spawn(async move {
+                crate::spawn_task(local, async move {
                     match tokio::time::timeout(read_timeout, tls.accept(tcp)).await {
                         Ok(Ok(stream)) => {
                             serve_connection(stream, remote, app, read_timeout, shutdown).await;
@@ -635,11 +644,10 @@ async fn open_session(
         peer: format!("{remote} session {}…", session.short_id()),
     };
     server.sessions.insert(session.clone());
-    tokio::spawn(session::pump(
-        session.clone(),
-        out_rx,
-        server.sessions.clone(),
-    ));
+    crate::spawn_task(
+        server.opts.local_tasks,
+        session::pump(session.clone(), out_rx, server.sessions.clone()),
+    );
     let conn = Connection {
         info,
         outbound: Outbound::with_relations(out_tx, session.clone()),

@@ -7,9 +7,11 @@
 //!   While the reader waits for room in the inbound channel it cannot hear pongs, so `busy`
 //!   suspends the check (the fault is ours then, not the peer's).
 //! - `close`: the reader asks the writer to close with a code (1009 past the hard ceiling).
-//! - `reader_done` / `stop_reader`: the writer exits when the reader has, which drops the
-//!   outbound receiver so `Outbound::send` fails; after sending a close frame the writer gives
-//!   the peer [`CLOSE_TIMEOUT`] to answer, then stops the reader.
+//! - `reader_done`: the writer exits when the reader has, which drops the outbound receiver
+//!   so `Outbound::send` fails; after sending a close frame the writer gives the peer
+//!   [`CLOSE_TIMEOUT`] to answer, then stops the reader by aborting its task (the reader
+//!   waits on its stream alone, with no stop signal to poll beside every frame; its end,
+//!   aborted or not, sets `reader_done`).
 
 use crate::{Connection, ConnectionInfo, Inbound, Outbound, StreamId};
 use futures_util::stream::{SplitSink, SplitStream};
@@ -45,19 +47,20 @@ struct Shared {
     heard: AtomicBool,
     busy: AtomicBool,
     reader_done: CancellationToken,
-    stop_reader: CancellationToken,
     /// What the connection holds of its source address's quota, released with it.
     _slot: Option<crate::sources::SourceSlot>,
 }
 
 /// Starts the tasks for an open WebSocket and returns its [`Connection`]. `ping` is the
-/// keepalive interval (servers); `None` sends no pings.
+/// keepalive interval (servers); `None` sends no pings. `local`: the tasks go on the current
+/// `LocalSet` ([`crate::ServerOptions::local_tasks`]).
 pub(crate) fn run<S>(
     ws: WebSocketStream<S>,
     info: ConnectionInfo,
     limit: usize,
     ping: Option<Duration>,
     slot: Option<crate::sources::SourceSlot>,
+    local: bool,
 ) -> Connection
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -69,19 +72,22 @@ where
         heard: AtomicBool::new(true),
         busy: AtomicBool::new(false),
         reader_done: CancellationToken::new(),
-        stop_reader: CancellationToken::new(),
         _slot: slot,
     });
     let (sink, stream) = ws.split();
-    tokio::spawn(read(stream, in_tx, close_tx, shared.clone(), limit));
-    tokio::spawn(write(
-        sink,
-        out_rx,
-        close_rx,
-        shared,
-        ping,
-        info.peer.clone(),
-    ));
+    let reader = crate::spawn_task(local, read(stream, in_tx, close_tx, shared.clone(), limit));
+    crate::spawn_task(
+        local,
+        write(
+            sink,
+            out_rx,
+            close_rx,
+            shared,
+            Stop(reader.abort_handle()),
+            ping,
+            info.peer.clone(),
+        ),
+    );
     Connection {
         info,
         outbound: Outbound::new(out_tx),
@@ -121,17 +127,10 @@ async fn read<S>(
     S: AsyncRead + AsyncWrite + Unpin,
 {
     let id = StreamId(0);
-    // One wait for the stop, made once: a new one per frame would join and leave the
-    // token's waiter list (a lock each way) on every message.
-    let stop = shared.stop_reader.clone();
-    let stopped = stop.cancelled();
-    tokio::pin!(stopped);
+    // Set however the reader ends, an abort by the writer included (module docs).
+    let _done = Done(shared.reader_done.clone());
     loop {
-        let frame = tokio::select! {
-            () = &mut stopped => break,
-            frame = stream.next() => frame,
-        };
-        let item = match frame {
+        let item = match stream.next().await {
             None => break,
             Some(Ok(frame)) => {
                 shared.heard.store(true, Ordering::Relaxed);
@@ -189,7 +188,24 @@ async fn read<S>(
         shared.busy.store(false, Ordering::Relaxed);
         shared.heard.store(true, Ordering::Relaxed);
     }
-    shared.reader_done.cancel();
+}
+
+/// Sets the token it holds when dropped: the reader's end, however it comes.
+struct Done(CancellationToken);
+
+impl Drop for Done {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// Stops the reader: aborts its task.
+struct Stop(tokio::task::AbortHandle);
+
+impl Stop {
+    fn reader(&self) {
+        self.0.abort();
+    }
 }
 
 async fn write<S>(
@@ -197,6 +213,7 @@ async fn write<S>(
     mut outbound: mpsc::Receiver<Message>,
     mut close: mpsc::Receiver<CloseFrame>,
     shared: Arc<Shared>,
+    stop: Stop,
     ping: Option<Duration>,
     peer: String,
 ) where
@@ -229,7 +246,7 @@ async fn write<S>(
                     tracing::info!(%peer, "websocket peer stopped answering pings; closing");
                     let bye = sink.send(Frame::Close(Some(close_frame(CloseCode::Policy, "ping timeout"))));
                     let _ = tokio::time::timeout(CLOSE_TIMEOUT, bye).await;
-                    shared.stop_reader.cancel();
+                    stop.reader();
                     break None;
                 }
                 if let Err(e) = sink.send(Frame::Ping(Default::default())).await {
@@ -266,7 +283,7 @@ async fn write<S>(
                 };
                 if let Err(e) = sent {
                     tracing::debug!(%peer, error = %e, "websocket write failed; closing");
-                    shared.stop_reader.cancel();
+                    stop.reader();
                     break None;
                 }
             }
@@ -283,5 +300,5 @@ async fn write<S>(
             tracing::debug!(%peer, "websocket peer did not answer the close; dropping the link");
         }
     }
-    shared.stop_reader.cancel();
+    stop.reader();
 }

@@ -85,7 +85,8 @@ pub async fn bind(addr: SocketAddr, opts: Arc<ServerOptions>) -> io::Result<WsLi
     let local_addr = listener.local_addr()?;
     crate::warn_if_anonymous_beyond_loopback(&opts, local_addr, "WebSocket");
     let (tx, accepted) = mpsc::channel(ACCEPT_QUEUE);
-    let task = tokio::spawn(accept_loop(listener, local_addr, opts, tx));
+    let local = opts.local_tasks;
+    let task = crate::spawn_task(local, accept_loop(listener, local_addr, opts, tx));
     Ok(WsListener {
         local_addr,
         accepted,
@@ -116,7 +117,7 @@ async fn accept_loop(
         // One JSON-RPC message per frame, written at once: do not wait for more.
         let _ = tcp.set_nodelay(true);
         let (opts, tx, sources) = (opts.clone(), tx.clone(), sources.clone());
-        tokio::spawn(async move {
+        crate::spawn_task(opts.local_tasks, async move {
             // The TLS handshake, like the upgrade, runs here and under the same bound: a
             // peer that stalls either holds up only this task.
             let upgrading = async {
@@ -233,6 +234,7 @@ where
         opts.max_message_size,
         opts.ws_ping_interval,
         slot,
+        opts.local_tasks,
     ))
 }
 
@@ -290,5 +292,12 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         principal: None,
         peer: url.to_owned(),
     };
-    Ok(link::run(ws, info, opts.max_message_size, None, None))
+    Ok(link::run(
+        ws,
+        info,
+        opts.max_message_size,
+        None,
+        None,
+        false,
+    ))
 }

@@ -708,7 +708,10 @@ impl Host {
 #[test]
 fn a_loose_tool_runs_here_after_the_principals_leave_until_a_change_about_it() {
     let mut h = Host::hinted();
-    assert!(!h.call_runs_here(1, "status"), "the first call asks the principal");
+    assert!(
+        !h.call_runs_here(1, "status"),
+        "the first call asks the principal"
+    );
     h.run_with_leave(1, "status");
     h.take();
     assert!(h.call_runs_here(2, "status"));
@@ -725,12 +728,22 @@ fn a_loose_tool_runs_here_after_the_principals_leave_until_a_change_about_it() {
         visible: Some(false),
         ..Default::default()
     });
-    h.deliver(Delivery { draft: other, answers: vec![], events: vec![], hold: None });
+    h.deliver(Delivery {
+        draft: other,
+        answers: vec![],
+        events: vec![],
+        hold: None,
+    });
     h.take();
     assert!(h.call_runs_here(5, "status"));
 
     // A change about the tool itself (a hide, say) takes it back: the principal decides.
-    h.deliver(Delivery { draft: draft(&["status"]), answers: vec![], events: vec![], hold: None });
+    h.deliver(Delivery {
+        draft: draft(&["status"]),
+        answers: vec![],
+        events: vec![],
+        hold: None,
+    });
     h.take();
     assert!(!h.call_runs_here(6, "status"));
 
@@ -738,7 +751,8 @@ fn a_loose_tool_runs_here_after_the_principals_leave_until_a_change_about_it() {
     h.run_with_leave(6, "status");
     h.take();
     assert!(h.call_runs_here(7, "status"));
-    h.core.catalog_swapped(Arc::new(arcade()), HintDraft::default());
+    h.core
+        .catalog_swapped(Arc::new(arcade()), HintDraft::default());
     h.drain();
     h.take();
     assert!(!h.call_runs_here(8, "status"));
