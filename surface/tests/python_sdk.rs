@@ -8,27 +8,11 @@ mod support;
 
 use mcpl_testkit::python::python;
 use serde_json::Value;
-use support::{SURFACE, check_sdk_game, check_sdk_report, peer_report, root, stdio_arcade_config};
+use support::{check_sdk_game, check_sdk_report, play_sdk_client};
 
-/// Runs the Python client at `game` through a surface host in front of a stdio arcade;
-/// its report.
+/// The Python client at `game`; its report.
 async fn play(game: &str) -> Value {
-    let python = python();
-    let dir = tempfile::tempdir().unwrap();
-    let config = stdio_arcade_config(dir.path(), "py");
-    let run = tokio::process::Command::new(python)
-        .arg(root().join("tests/interop/py_surface.py"))
-        .arg(game)
-        .arg(SURFACE)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(std::time::Duration::from_secs(300), run)
-        .await
-        .expect("the Python client finishes")
-        .expect("python runs");
-    peer_report(&out)
+    play_sdk_client(python(), "tests/interop/py_surface.py", game, "py").await
 }
 
 #[tokio::test]

@@ -300,6 +300,33 @@ pub fn stdio_arcade_config(dir: &Path, principal: &str) -> PathBuf {
     )
 }
 
+/// Runs an SDK's client, `program script GAME SURFACE serve --config PATH` (`script`
+/// relative to the workspace root), at `game` through a surface host in front of a stdio
+/// arcade that knows it as `principal`; its report ([`peer_report`]).
+pub async fn play_sdk_client(
+    program: impl AsRef<std::ffi::OsStr>,
+    script: &str,
+    game: &str,
+    principal: &str,
+) -> Value {
+    let program = program.as_ref().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let config = stdio_arcade_config(dir.path(), principal);
+    let run = Command::new(&program)
+        .arg(root().join(script))
+        .arg(game)
+        .arg(SURFACE)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(300), run)
+        .await
+        .unwrap_or_else(|_| panic!("{script} did not finish in time"))
+        .unwrap_or_else(|e| panic!("{} does not run: {e}", program.display()));
+    peer_report(&out)
+}
+
 /// The one JSON line an SDK peer script prints last (its report), after checking that it
 /// exited successfully; panics with its stdout and stderr otherwise.
 pub fn peer_report(out: &std::process::Output) -> Value {
