@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+use mcpl_testkit::process::listening;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -76,18 +77,7 @@ pub async fn arcade_listening(args: &[&str], listeners: usize) -> (Child, Vec<St
         .kill_on_drop(true)
         .spawn()
         .expect("the arcade starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut urls = Vec::new();
-    for _ in 0..listeners {
-        let line = within(lines.next_line())
-            .await
-            .unwrap()
-            .expect("a listening line");
-        let url = line
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected line {line:?}"));
-        urls.push(url.to_owned());
-    }
+    let urls = listening(&mut child, listeners).await;
     (child, urls)
 }
 
@@ -409,15 +399,7 @@ pub async fn surface_http(config: &Path) -> (Child, String) {
         .kill_on_drop(true)
         .spawn()
         .expect("mcpl-surface starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let line = within(lines.next_line())
-        .await
-        .unwrap()
-        .expect("a listening line");
-    let url = line
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected line {line:?}"))
-        .to_owned();
+    let url = listening(&mut child, 1).await.remove(0);
     (child, url)
 }
 
