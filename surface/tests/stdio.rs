@@ -7,7 +7,7 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{BOT, StdioClient, arcade, arcade_listening, text, write_config};
+use support::{BOT, StdioClient, arcade, arcade_of_alice_and_bob, text, write_config};
 
 const META: [&str; 4] = [
     "toolsets--open",
@@ -129,22 +129,13 @@ async fn requests_before_initialize_are_refused_and_a_second_initialize_too() {
 
 /// The arcade on Streamable HTTP with two players; a surface host for each.
 async fn two_players(dir: &std::path::Path) -> (tokio::process::Child, StdioClient, StdioClient) {
-    let mut args = vec![
-        "--http",
-        "127.0.0.1:0",
-        "--token",
-        "alice=alice-arcade-secret",
-        "--token",
-        "bob=bob-arcade-secret",
-    ];
-    args.extend(BOT);
-    let (arcade, urls) = arcade_listening(&args, 1).await;
+    let (arcade, url) = arcade_of_alice_and_bob().await;
     let config = |who: &str| {
         write_config(
             dir,
             &format!("{who}.json"),
             &json!({"mcpServers": {"arcade": {
-                "url": urls[0],
+                "url": url,
                 "headers": {"Authorization": format!("Bearer {who}-arcade-secret")}
             }}}),
         )

@@ -81,6 +81,49 @@ pub async fn arcade_listening(args: &[&str], listeners: usize) -> (Child, Vec<St
     (child, urls)
 }
 
+/// The arcade on Streamable HTTP (with the tests' small bot) that knows alice and bob by
+/// its own tokens, `alice-arcade-secret` and `bob-arcade-secret`; the child (killed when
+/// dropped) and its URL.
+pub async fn arcade_of_alice_and_bob() -> (Child, String) {
+    let mut args = vec![
+        "--http",
+        "127.0.0.1:0",
+        "--token",
+        "alice=alice-arcade-secret",
+        "--token",
+        "bob=bob-arcade-secret",
+    ];
+    args.extend(BOT);
+    let (arcade, mut urls) = arcade_listening(&args, 1).await;
+    (arcade, urls.remove(0))
+}
+
+/// A surface host on Streamable HTTP in front of the arcade at `arcade` (as
+/// [`arcade_of_alice_and_bob`] starts it), whose clients are alice and bob: each presents
+/// the surface host's own token (`alice-surface-secret`, `bob-surface-secret`) and reaches
+/// the arcade with the arcade's. `state_dir`: the surface host's `stateDir` (none: it keeps
+/// no state). Its configuration is written into `dir`; the child and its URL.
+pub async fn surface_of_alice_and_bob(
+    dir: &Path,
+    arcade: &str,
+    state_dir: Option<&Path>,
+) -> (Child, String) {
+    let client = |who: &str| {
+        json!({"token": format!("{who}-surface-secret"),
+               "servers": {"arcade": {"headers": {"Authorization": format!("Bearer {who}-arcade-secret")}}}})
+    };
+    let mut surface = json!({"clients": {"alice": client("alice"), "bob": client("bob")}});
+    if let Some(state_dir) = state_dir {
+        surface["stateDir"] = json!(state_dir);
+    }
+    let config = write_config(
+        dir,
+        "surface.json",
+        &json!({"mcpServers": {"arcade": {"type": "http", "url": arcade}}, "surface": surface}),
+    );
+    surface_http(&config).await
+}
+
 /// Writes a configuration file into `dir`.
 pub fn write_config(dir: &Path, name: &str, config: &Value) -> PathBuf {
     let path = dir.join(name);
