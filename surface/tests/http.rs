@@ -7,7 +7,9 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{HttpClient, arcade_of_alice_and_bob, surface_of_alice_and_bob, text};
+use support::{
+    HttpClient, arcade_of_alice_and_bob, since_previous_call, surface_of_alice_and_bob, text,
+};
 
 /// The arcade on Streamable HTTP with its own tokens for alice and bob, and a surface host
 /// whose clients are alice and bob, each with the surface's token and the arcade's.
@@ -70,7 +72,7 @@ async fn two_clients_of_one_surface_host_play_each_other_through_the_lobby() {
     bob.logged("alice challenges you").await;
     let looked = bob.call("toolsets--look", json!({})).await;
     let news = text(&looked);
-    let news = news.split_once("Since your previous call:").unwrap().1;
+    let news = since_previous_call(&news);
     assert!(
         news.contains("alice challenges you to Tic-tac-toe"),
         "{news}"

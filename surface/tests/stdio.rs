@@ -7,7 +7,9 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{BOT, StdioClient, arcade, arcade_of_alice_and_bob, text, write_config};
+use support::{
+    BOT, StdioClient, arcade, arcade_of_alice_and_bob, since_previous_call, text, write_config,
+};
 
 const META: [&str; 4] = [
     "toolsets--open",
@@ -127,7 +129,8 @@ async fn requests_before_initialize_are_refused_and_a_second_initialize_too() {
     assert_eq!(c.close().await, Some(0));
 }
 
-/// The arcade on Streamable HTTP with two players; a surface host for each.
+/// The arcade on Streamable HTTP with two players; a surface host for each, its client
+/// ready: the handshake done and the tools listed (so both are online at the arcade).
 async fn two_players(dir: &std::path::Path) -> (tokio::process::Child, StdioClient, StdioClient) {
     let (arcade, url) = arcade_of_alice_and_bob().await;
     let config = |who: &str| {
@@ -140,8 +143,8 @@ async fn two_players(dir: &std::path::Path) -> (tokio::process::Child, StdioClie
             }}}),
         )
     };
-    let alice = StdioClient::start(&config("alice"), &[]);
-    let bob = StdioClient::start(&config("bob"), &[]);
+    let alice = StdioClient::ready(&config("alice"), &[]).await;
+    let bob = StdioClient::ready(&config("bob"), &[]).await;
     (arcade, alice, bob)
 }
 
@@ -149,11 +152,6 @@ async fn two_players(dir: &std::path::Path) -> (tokio::process::Child, StdioClie
 async fn a_challenge_reaches_a_plain_client_as_a_notification_and_in_its_next_result_once() {
     let dir = tempfile::tempdir().unwrap();
     let (_arcade, mut alice, mut bob) = two_players(dir.path()).await;
-    alice.handshake().await;
-    bob.handshake().await;
-    // Both are online once each has listed (the servers settled).
-    alice.request("tools/list", json!({})).await;
-    bob.request("tools/list", json!({})).await;
 
     let sent = bob
         .call(
@@ -183,9 +181,7 @@ async fn a_challenge_reaches_a_plain_client_as_a_notification_and_in_its_next_re
 
     let next = alice.call("toolsets--look", json!({})).await;
     let t = text(&next);
-    let (_, news) = t
-        .split_once("Since your previous call:")
-        .unwrap_or_else(|| panic!("{t}"));
+    let news = since_previous_call(&t);
     let first = event.lines().next().unwrap();
     assert!(news.contains(first), "the event in words: {news}");
     assert!(
@@ -212,9 +208,7 @@ async fn an_open_game_whose_announcement_left_the_window_is_restated_in_a_result
         &json!({"mcpServers": {"arcade": {"command": arcade(), "args": args}},
                 "surface": {"windowMessages": 6}}),
     );
-    let mut c = StdioClient::start(&config, &[]);
-    c.handshake().await;
-    c.request("tools/list", json!({})).await;
+    let mut c = StdioClient::ready(&config, &[]).await;
     let opened = c
         .call(
             "toolsets--open",
@@ -252,10 +246,6 @@ async fn an_open_game_whose_announcement_left_the_window_is_restated_in_a_result
 async fn a_log_level_above_notice_stops_the_log_messages_but_results_still_tell() {
     let dir = tempfile::tempdir().unwrap();
     let (_arcade, mut alice, mut bob) = two_players(dir.path()).await;
-    alice.handshake().await;
-    bob.handshake().await;
-    alice.request("tools/list", json!({})).await;
-    bob.request("tools/list", json!({})).await;
     let set = alice
         .request("logging/setLevel", json!({"level": "error"}))
         .await;
@@ -295,9 +285,7 @@ async fn a_log_level_above_notice_stops_the_log_messages_but_results_still_tell(
 async fn a_cancelled_call_is_never_answered() {
     let dir = tempfile::tempdir().unwrap();
     let config = support::stdio_arcade_config(dir.path(), "alice");
-    let mut c = StdioClient::start(&config, &[]);
-    c.handshake().await;
-    c.request("tools/list", json!({})).await;
+    let mut c = StdioClient::ready(&config, &[]).await;
     // The call and its cancellation in one write: both are read before the call can end.
     let call = json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
                       "params": {"name": "toolsets--look", "arguments": {}}});

@@ -165,6 +165,15 @@ impl StdioClient {
         }
     }
 
+    /// [`start`](Self::start)s it, does the MCP [`handshake`](Self::handshake) and lists
+    /// the tools (once listed, the servers behind it have settled: a player is online).
+    pub async fn ready(config: &Path, extra: &[&str]) -> Self {
+        let mut c = Self::start(config, extra);
+        c.handshake().await;
+        c.request("tools/list", json!({})).await;
+        c
+    }
+
     /// Writes one line as is.
     pub async fn write_line(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().expect("stdin open");
@@ -286,6 +295,14 @@ pub fn text(result: &Value) -> String {
                 .join("\n")
         })
         .unwrap_or_default()
+}
+
+/// What a result's text tells since the previous call: the words after its
+/// `Since your previous call:` line. Fails the test when it tells nothing.
+pub fn since_previous_call(text: &str) -> &str {
+    text.split_once("Since your previous call:")
+        .unwrap_or_else(|| panic!("nothing since the previous call in {text}"))
+        .1
 }
 
 /// Plays tic-tac-toe in `instance` by trying the cells in a fixed order, as a client that
