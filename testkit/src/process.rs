@@ -1,6 +1,7 @@
-//! The project's binaries run as child processes: where a network listener of theirs is
-//! read from the `listening on ADDR` lines they print first (`mcpl-arcade serve`,
-//! `mcpl-surface serve --http`), so a test connects as soon as they are up and never sleeps.
+//! Child processes of the tests: where a binary of the project listens, read from the
+//! `listening on ADDR` lines it prints first (`mcpl-arcade serve`, `mcpl-surface serve
+//! --http`), so a test connects as soon as it is up and never sleeps; and the report a peer
+//! script (an official SDK's client or server) prints last.
 
 use crate::within;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -28,6 +29,19 @@ pub async fn listening(child: &mut Child, n: usize) -> Vec<String> {
     addrs
 }
 
+/// The one JSON line a peer script prints last (its report), after checking that it
+/// exited successfully; panics with its stdout and stderr otherwise.
+pub fn report(out: &std::process::Output) -> serde_json::Value {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "the peer failed:\nstdout: {stdout}\nstderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().last().expect("one line of output");
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -41,6 +55,22 @@ mod tests {
             .kill_on_drop(true)
             .spawn()
             .expect("sh runs")
+    }
+
+    async fn output(script: &str) -> std::process::Output {
+        sh(script).wait_with_output().await.expect("sh runs")
+    }
+
+    #[tokio::test]
+    async fn a_report_is_the_last_line() {
+        let out = output(r#"echo 'working'; echo '{"ok": true}'"#).await;
+        assert_eq!(report(&out), serde_json::json!({"ok": true}));
+    }
+
+    #[tokio::test]
+    #[should_panic(expected = "the peer failed")]
+    async fn a_peer_that_failed_has_no_report() {
+        report(&output(r#"echo '{"ok": true}'; exit 3"#).await);
     }
 
     #[tokio::test]

@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-use mcpl_testkit::process::listening;
+use mcpl_testkit::process::{listening, report};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -352,7 +352,7 @@ pub fn stdio_arcade_config(dir: &Path, principal: &str) -> PathBuf {
 
 /// Runs an SDK's client, `program script GAME SURFACE serve --config PATH` (`script`
 /// relative to the workspace root), at `game` through a surface host in front of a stdio
-/// arcade that knows it as `principal`; its report ([`peer_report`]).
+/// arcade that knows it as `principal`; its report ([`report`]).
 pub async fn play_sdk_client(
     program: impl AsRef<std::ffi::OsStr>,
     script: &str,
@@ -374,20 +374,7 @@ pub async fn play_sdk_client(
         .await
         .unwrap_or_else(|_| panic!("{script} did not finish in time"))
         .unwrap_or_else(|e| panic!("{} does not run: {e}", program.display()));
-    peer_report(&out)
-}
-
-/// The one JSON line an SDK peer script prints last (its report), after checking that it
-/// exited successfully; panics with its stdout and stderr otherwise.
-pub fn peer_report(out: &std::process::Output) -> Value {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the SDK client failed:\nstdout: {stdout}\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = stdout.lines().last().expect("one line of output");
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+    report(&out)
 }
 
 /// What every SDK client's game report shows: the surface host's name, the four
