@@ -24,7 +24,8 @@ pub fn rfc3339_millis(t: SystemTime) -> String {
     humantime::format_rfc3339_millis(clamp(t)).to_string()
 }
 
-/// `t`, or the nearest time RFC 3339 can write.
+/// `t`, or the nearest time RFC 3339 can write (§4.3, SPEC §9.1 [project]: clamped, never
+/// refused).
 fn clamp(t: SystemTime) -> SystemTime {
     match t.duration_since(UNIX_EPOCH) {
         Err(_) => UNIX_EPOCH,
