@@ -8,7 +8,8 @@ mod support;
 
 use serde_json::{Value, json};
 use support::{
-    BOT, StdioClient, arcade, arcade_of_alice_and_bob, since_previous_call, text, write_config,
+    StdioClient, arcade, arcade_of_alice_and_bob, since_previous_call, stdio_arcade,
+    stdio_arcade_config, text, write_config,
 };
 
 const META: [&str; 4] = [
@@ -30,13 +31,7 @@ fn names(list: &Value) -> Vec<String> {
 #[tokio::test]
 async fn a_raw_client_plays_tictactoe_through_the_four_meta_tools() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = vec!["serve", "--in-memory", "--stdio", "--principal", "alice"];
-    args.extend(BOT);
-    let config = write_config(
-        dir.path(),
-        "surface.json",
-        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": args}}}),
-    );
+    let config = stdio_arcade_config(dir.path(), "alice");
     let mut c = StdioClient::start(&config, &[]);
 
     let init = c.handshake().await;
@@ -200,12 +195,10 @@ async fn a_challenge_reaches_a_plain_client_as_a_notification_and_in_its_next_re
 #[tokio::test]
 async fn an_open_game_whose_announcement_left_the_window_is_restated_in_a_result() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = vec!["serve", "--in-memory", "--stdio", "--principal", "alice"];
-    args.extend(BOT);
     let config = write_config(
         dir.path(),
         "surface.json",
-        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": args}},
+        &json!({"mcpServers": {"arcade": stdio_arcade("alice")},
                 "surface": {"windowMessages": 6}}),
     );
     let mut c = StdioClient::ready(&config, &[]).await;
@@ -284,7 +277,7 @@ async fn a_log_level_above_notice_stops_the_log_messages_but_results_still_tell(
 #[tokio::test]
 async fn a_cancelled_call_is_never_answered() {
     let dir = tempfile::tempdir().unwrap();
-    let config = support::stdio_arcade_config(dir.path(), "alice");
+    let config = stdio_arcade_config(dir.path(), "alice");
     let mut c = StdioClient::ready(&config, &[]).await;
     // The call and its cancellation in one write: both are read before the call can end.
     let call = json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",

@@ -339,14 +339,21 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// A configuration of one server, `arcade`: the arcade binary on stdio as `principal`.
-pub fn stdio_arcade_config(dir: &Path, principal: &str) -> PathBuf {
+/// The `mcpServers` entry of the arcade binary on stdio (in memory, the tests' small bot)
+/// as `principal`.
+pub fn stdio_arcade(principal: &str) -> Value {
     let mut args = vec!["serve", "--in-memory", "--stdio", "--principal", principal];
     args.extend(BOT);
+    json!({"command": arcade(), "args": args})
+}
+
+/// A configuration of one server, `arcade`: the arcade binary on stdio as `principal`
+/// ([`stdio_arcade`]).
+pub fn stdio_arcade_config(dir: &Path, principal: &str) -> PathBuf {
     write_config(
         dir,
         "surface.json",
-        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": args}}}),
+        &json!({"mcpServers": {"arcade": stdio_arcade(principal)}}),
     )
 }
 
