@@ -19,6 +19,7 @@
 //! | [`hints`] | RFC-014 hint changes: `HintChanges` and its entries (spec §5.1), `tools/hints` params |
 //! | [`toolsets`] | RFC-014 toolset declarations and `toolsets/open|close|list` (spec §4) |
 //! | [`names`] | RFC-014's name grammar for toolsets and instances (spec §4.1) |
+//! | [`time`] | RFC 3339 timestamps: whole seconds (ended records' `at`, §4.3) and milliseconds (`push/event`'s `timestamp`), clamped, never failing |
 //!
 //! Section signs (§) in comments refer to `shared/spec/RFC-014.md` unless they say "SPEC §"
 //! (the MCPL 0.5 spec) or "MCP".
@@ -33,6 +34,7 @@ pub mod mcpl;
 pub mod meta;
 pub mod method;
 pub mod names;
+pub mod time;
 pub mod toolsets;
 
 pub use hints::{

@@ -15,7 +15,7 @@ use mcpl_protocol::jsonrpc::ErrorObject;
 use mcpl_protocol::mcp::ContentBlock;
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, McplManifest};
 use serde_json::Value;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 /// An event to push to a host. Build with [`PushEvent::new`] or [`PushEvent::text`] and the
 /// `with_*` methods.
@@ -173,49 +173,10 @@ pub(crate) fn feature_set_for(
     }
 }
 
-/// `t` as an RFC 3339 UTC timestamp with milliseconds (`2026-11-30T12:00:00.000Z`).
-pub(crate) fn rfc3339(t: SystemTime) -> String {
-    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        since.subsec_millis()
-    )
-}
-
-/// Days since 1970-01-01 to a (year, month, day) of the proleptic Gregorian calendar
-/// (H. Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn timestamps_are_rfc3339_utc() {
-        assert_eq!(rfc3339(UNIX_EPOCH), "1970-01-01T00:00:00.000Z");
-        let t = UNIX_EPOCH + Duration::from_millis(951_782_400_000 + 3_723_456); // 2000-02-29
-        assert_eq!(rfc3339(t), "2000-02-29T01:02:03.456Z");
-        let t = UNIX_EPOCH + Duration::from_secs(1_798_761_599); // last second of 2026
-        assert_eq!(rfc3339(t), "2026-12-31T23:59:59.000Z");
-    }
 
     fn manifest() -> McplManifest {
         serde_json::from_value(json!({"version": "0.5", "featureSets": {

@@ -120,37 +120,32 @@ async fn list(c: &mut TestClient) -> Value {
         .clone()
 }
 
+/// `toolset:instance` of a `toolsets/list` entry (open or ended).
+fn key(r: &Value) -> String {
+    format!(
+        "{}:{}",
+        r["toolset"].as_str().unwrap(),
+        r["instance"].as_str().unwrap()
+    )
+}
+
 /// `(toolset:instance, reason)` of every ended record in a `toolsets/list` result.
 fn ended(list: &Value) -> Vec<(String, String)> {
     list["ended"]
         .as_array()
         .into_iter()
         .flatten()
-        .map(|r| {
-            (
-                format!(
-                    "{}:{}",
-                    r["toolset"].as_str().unwrap(),
-                    r["instance"].as_str().unwrap()
-                ),
-                r["reason"].as_str().unwrap().to_owned(),
-            )
-        })
+        .map(|r| (key(r), r["reason"].as_str().unwrap().to_owned()))
         .collect()
 }
 
+/// `toolset:instance` of every open entry in a `toolsets/list` result.
 fn open_names(list: &Value) -> Vec<String> {
     list["open"]
         .as_array()
         .into_iter()
         .flatten()
-        .map(|r| {
-            format!(
-                "{}:{}",
-                r["toolset"].as_str().unwrap(),
-                r["instance"].as_str().unwrap()
-            )
-        })
+        .map(key)
         .collect()
 }
 

@@ -5,12 +5,14 @@
 
 use mcpl_games::arcade::BotBudget;
 use sim::agent::Silent;
-use sim::demo::{self, DemoConfig};
+use sim::demo::{self, DemoConfig, DemoGame, DemoReport};
 use std::sync::Arc;
 use std::time::Duration;
 
-#[actix::test]
-async fn the_demo_ends_every_game_and_saves_the_boards() {
+/// Runs the small demo, carol `through_surface` a surface host or not, saving the boards in
+/// the returned directory; its report, after checking that every game ended and nothing was
+/// violated.
+async fn small_demo(through_surface: bool) -> (tempfile::TempDir, DemoReport) {
     let dir = tempfile::tempdir().unwrap();
     let config = DemoConfig {
         seed: 7,
@@ -19,7 +21,7 @@ async fn the_demo_ends_every_game_and_saves_the_boards() {
         out_dir: Some(dir.path().to_owned()),
         limit: Duration::from_secs(40),
         model: None,
-        surface: false,
+        surface: through_surface,
     };
     let report = tokio::time::timeout(
         Duration::from_secs(120),
@@ -30,22 +32,29 @@ async fn the_demo_ends_every_game_and_saves_the_boards() {
     .expect("the demo runs");
     assert!(report.all_ended(), "{}", report.summary());
     assert!(report.violations.is_empty(), "{:?}", report.violations);
-    let go = report
+    (dir, report)
+}
+
+/// The report's game of `toolset`.
+fn game<'r>(report: &'r DemoReport, toolset: &str) -> &'r DemoGame {
+    report
         .games
         .iter()
-        .find(|g| g.toolset == "go")
-        .expect("a Go game");
+        .find(|g| g.toolset == toolset)
+        .unwrap_or_else(|| panic!("no {toolset} game: {}", report.summary()))
+}
+
+#[actix::test]
+async fn the_demo_ends_every_game_and_saves_the_boards() {
+    let (_dir, report) = small_demo(false).await;
+    let go = game(&report, "go");
     assert_eq!(
         go.players,
         ["alice", "bob"],
         "one shared game, seen by both"
     );
     assert!(go.moves > 0);
-    let ttt = report
-        .games
-        .iter()
-        .find(|g| g.toolset == "tictactoe")
-        .expect("a tic-tac-toe game");
+    let ttt = game(&report, "tictactoe");
     assert_eq!(ttt.players, ["carol"]);
     // carol plays perfectly, and so does the bot: a draw.
     assert_eq!(ttt.result.as_deref(), Some("Draw"));
@@ -58,30 +67,8 @@ async fn the_demo_ends_every_game_and_saves_the_boards() {
 
 #[actix::test]
 async fn the_demo_with_carol_through_a_surface_host_ends_every_game() {
-    let dir = tempfile::tempdir().unwrap();
-    let config = DemoConfig {
-        seed: 7,
-        bot: BotBudget::Playouts(8),
-        playouts: (16, 8),
-        out_dir: Some(dir.path().to_owned()),
-        limit: Duration::from_secs(40),
-        model: None,
-        surface: true,
-    };
-    let report = tokio::time::timeout(
-        Duration::from_secs(120),
-        demo::run(config, Arc::new(Silent)),
-    )
-    .await
-    .expect("the demo finishes")
-    .expect("the demo runs");
-    assert!(report.all_ended(), "{}", report.summary());
-    assert!(report.violations.is_empty(), "{:?}", report.violations);
-    let ttt = report
-        .games
-        .iter()
-        .find(|g| g.toolset == "tictactoe")
-        .expect("a tic-tac-toe game");
+    let (_dir, report) = small_demo(true).await;
+    let ttt = game(&report, "tictactoe");
     assert_eq!(ttt.players, ["carol"]);
     assert_eq!(ttt.through.as_deref(), Some("a surface host"));
     assert_eq!(
@@ -98,11 +85,7 @@ async fn the_demo_with_carol_through_a_surface_host_ends_every_game() {
         "{}",
         report.summary()
     );
-    let go = report
-        .games
-        .iter()
-        .find(|g| g.toolset == "go")
-        .expect("a Go game");
+    let go = game(&report, "go");
     assert_eq!(go.through, None);
     assert_eq!(report.games.len(), 2, "{}", report.summary());
 }

@@ -15,7 +15,8 @@ use mcpl_protocol::mcpl::{
     CAP_PUSH_EVENTS, FeatureSetDecl, FeatureSetsUpdateParams, FeatureSetsUpdateResult,
     MCPL_VERSION, McplManifest, PushEventParams, PushPayload,
 };
-use std::time::{SystemTime, UNIX_EPOCH};
+use mcpl_protocol::time::rfc3339_millis;
+use std::time::SystemTime;
 
 /// The surface host's one feature set: what happens behind it, pushed.
 pub const FEATURE_SET: &str = "events";
@@ -62,7 +63,7 @@ pub fn push(shown: &Shown, n: u64) -> Option<PushEventParams> {
     Some(PushEventParams {
         feature_set: FEATURE_SET.to_owned(),
         event_id: format!("surface-{n}"),
-        timestamp: rfc3339(SystemTime::now()),
+        timestamp: rfc3339_millis(SystemTime::now()),
         origin: shown
             .server
             .as_ref()
@@ -77,35 +78,6 @@ pub fn push(shown: &Shown, n: u64) -> Option<PushEventParams> {
         instance: None,
         meta: None,
     })
-}
-
-/// `t` as an RFC 3339 UTC timestamp with milliseconds.
-fn rfc3339(t: SystemTime) -> String {
-    let since = t.duration_since(UNIX_EPOCH).unwrap_or_default();
-    let secs = since.as_secs();
-    let (days, rem) = (secs / 86_400, secs % 86_400);
-    let (y, m, d) = civil_from_days(days as i64);
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{:03}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60,
-        since.subsec_millis()
-    )
-}
-
-/// Days since 1970-01-01 to a (year, month, day) (H. Hinnant's `civil_from_days`).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

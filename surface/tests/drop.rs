@@ -12,7 +12,7 @@ mod support;
 use serde_json::json;
 use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
-use support::{BOT, StdioClient, arcade_listening, text, write_config};
+use support::{BOT, StdioClient, arcade_listening, since_previous_call, text, write_config};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
@@ -94,9 +94,7 @@ async fn client_with_a_game(dir: &std::path::Path, proxy: &Proxy) -> StdioClient
             "headers": {"Authorization": "Bearer alice-secret"}
         }}}),
     );
-    let mut c = StdioClient::start(&config, &[]);
-    c.handshake().await;
-    c.request("tools/list", json!({})).await;
+    let mut c = StdioClient::ready(&config, &[]).await;
     let opened = c
         .call(
             "toolsets--open",
@@ -145,10 +143,7 @@ async fn a_dropped_connection_is_told_once_and_the_game_is_adopted_and_goes_on()
     // The next result tells the loss once, and the return with what was adopted.
     let look = c.call("toolsets--look", json!({})).await;
     let t = text(&look);
-    let news = t
-        .split_once("Since your previous call:")
-        .unwrap_or_else(|| panic!("{t}"))
-        .1;
+    let news = since_previous_call(&t);
     assert_eq!(news.matches("was lost").count(), 1, "{news}");
     assert!(news.contains("[arcade/tictactoe:t1]"), "{news}");
     // The game goes on to its end.
@@ -182,10 +177,7 @@ async fn a_restarted_server_is_told_once_and_the_game_it_forgot_is_told_closed()
 
     let look = c.call("toolsets--look", json!({})).await;
     let t = text(&look);
-    let news = t
-        .split_once("Since your previous call:")
-        .unwrap_or_else(|| panic!("{t}"))
-        .1;
+    let news = since_previous_call(&t);
     assert_eq!(news.matches("was lost").count(), 1, "{news}");
     assert_eq!(news.matches("connected again").count(), 1, "{news}");
     assert_eq!(

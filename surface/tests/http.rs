@@ -7,35 +7,15 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{BOT, HttpClient, arcade_listening, surface_http, text, write_config};
+use support::{
+    HttpClient, arcade_of_alice_and_bob, since_previous_call, surface_of_alice_and_bob, text,
+};
 
 /// The arcade on Streamable HTTP with its own tokens for alice and bob, and a surface host
 /// whose clients are alice and bob, each with the surface's token and the arcade's.
 async fn setup(dir: &std::path::Path) -> (Vec<tokio::process::Child>, String) {
-    let mut args = vec![
-        "--http",
-        "127.0.0.1:0",
-        "--token",
-        "alice=alice-arcade-secret",
-        "--token",
-        "bob=bob-arcade-secret",
-    ];
-    args.extend(BOT);
-    let (arcade, urls) = arcade_listening(&args, 1).await;
-    let client = |who: &str| {
-        json!({"token": format!("{who}-surface-secret"),
-               "servers": {"arcade": {"headers": {"Authorization": format!("Bearer {who}-arcade-secret")}}}})
-    };
-    let config = write_config(
-        dir,
-        "surface.json",
-        &json!({
-            "mcpServers": {"arcade": {"type": "http", "url": urls[0]}},
-            "surface": {"stateDir": dir.join("state"),
-                        "clients": {"alice": client("alice"), "bob": client("bob")}}
-        }),
-    );
-    let (surface, url) = surface_http(&config).await;
+    let (arcade, arcade_url) = arcade_of_alice_and_bob().await;
+    let (surface, url) = surface_of_alice_and_bob(dir, &arcade_url, Some(&dir.join("state"))).await;
     (vec![arcade, surface], url)
 }
 
@@ -92,7 +72,7 @@ async fn two_clients_of_one_surface_host_play_each_other_through_the_lobby() {
     bob.logged("alice challenges you").await;
     let looked = bob.call("toolsets--look", json!({})).await;
     let news = text(&looked);
-    let news = news.split_once("Since your previous call:").unwrap().1;
+    let news = since_previous_call(&news);
     assert!(
         news.contains("alice challenges you to Tic-tac-toe"),
         "{news}"

@@ -7,32 +7,13 @@ mod support;
 
 use mcpl_host::host::{Host, HostConfig, ServerConfig, ShownKind};
 use serde_json::json;
-use support::{BOT, HttpClient, arcade_listening, surface_http, text, within, write_config};
+use support::{HttpClient, arcade_of_alice_and_bob, surface_of_alice_and_bob, text, within};
 
 #[actix::test]
 async fn an_mcpl_client_is_pushed_what_happens_behind_the_surface_host() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = vec![
-        "--http",
-        "127.0.0.1:0",
-        "--token",
-        "alice=alice-arcade-secret",
-        "--token",
-        "bob=bob-arcade-secret",
-    ];
-    args.extend(BOT);
-    let (_arcade, urls) = arcade_listening(&args, 1).await;
-    let client = |who: &str| {
-        json!({"token": format!("{who}-surface-secret"),
-               "servers": {"arcade": {"headers": {"Authorization": format!("Bearer {who}-arcade-secret")}}}})
-    };
-    let config = write_config(
-        dir.path(),
-        "surface.json",
-        &json!({"mcpServers": {"arcade": {"url": urls[0]}},
-                "surface": {"clients": {"alice": client("alice"), "bob": client("bob")}}}),
-    );
-    let (_surface, url) = surface_http(&config).await;
+    let (_arcade, arcade_url) = arcade_of_alice_and_bob().await;
+    let (_surface, url) = surface_of_alice_and_bob(dir.path(), &arcade_url, None).await;
 
     let alice = Host::start(HostConfig::new(vec![ServerConfig::url(
         "surface",

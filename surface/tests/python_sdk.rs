@@ -6,56 +6,13 @@
 
 mod support;
 
+use mcpl_testkit::python::python;
 use serde_json::Value;
-use std::path::PathBuf;
-use std::process::Command;
-use std::sync::OnceLock;
-use support::{SURFACE, check_sdk_game, check_sdk_report, peer_report, root, stdio_arcade_config};
+use support::{check_sdk_game, check_sdk_report, play_sdk_client};
 
-/// The venv's interpreter, made on first use (as `mcpl_tests::interop::python` does).
-fn python() -> PathBuf {
-    static PYTHON: OnceLock<PathBuf> = OnceLock::new();
-    PYTHON
-        .get_or_init(|| {
-            let root = root();
-            let venv = std::env::var_os("MCPL_INTEROP_VENV")
-                .map(PathBuf::from)
-                .unwrap_or_else(|| root.join("target/interop-venv"));
-            let out = Command::new("bash")
-                .arg(root.join("tests/interop/setup-venv.sh"))
-                .env("MCPL_INTEROP_VENV", &venv)
-                .output()
-                .expect("bash runs");
-            assert!(
-                out.status.success(),
-                "could not set up the interop venv:\n{}\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-            venv.join("bin/python")
-        })
-        .clone()
-}
-
-/// Runs the Python client at `game` through a surface host in front of a stdio arcade;
-/// its report.
+/// The Python client at `game`; its report.
 async fn play(game: &str) -> Value {
-    let python = python();
-    let dir = tempfile::tempdir().unwrap();
-    let config = stdio_arcade_config(dir.path(), "py");
-    let run = tokio::process::Command::new(python)
-        .arg(root().join("tests/interop/py_surface.py"))
-        .arg(game)
-        .arg(SURFACE)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(std::time::Duration::from_secs(300), run)
-        .await
-        .expect("the Python client finishes")
-        .expect("python runs");
-    peer_report(&out)
+    play_sdk_client(python(), "tests/interop/py_surface.py", game, "py").await
 }
 
 #[tokio::test]

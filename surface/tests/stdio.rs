@@ -7,7 +7,10 @@
 mod support;
 
 use serde_json::{Value, json};
-use support::{BOT, StdioClient, arcade, arcade_listening, text, write_config};
+use support::{
+    StdioClient, arcade, arcade_of_alice_and_bob, since_previous_call, stdio_arcade,
+    stdio_arcade_config, text, write_config,
+};
 
 const META: [&str; 4] = [
     "toolsets--open",
@@ -28,13 +31,7 @@ fn names(list: &Value) -> Vec<String> {
 #[tokio::test]
 async fn a_raw_client_plays_tictactoe_through_the_four_meta_tools() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = vec!["serve", "--in-memory", "--stdio", "--principal", "alice"];
-    args.extend(BOT);
-    let config = write_config(
-        dir.path(),
-        "surface.json",
-        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": args}}}),
-    );
+    let config = stdio_arcade_config(dir.path(), "alice");
     let mut c = StdioClient::start(&config, &[]);
 
     let init = c.handshake().await;
@@ -127,30 +124,22 @@ async fn requests_before_initialize_are_refused_and_a_second_initialize_too() {
     assert_eq!(c.close().await, Some(0));
 }
 
-/// The arcade on Streamable HTTP with two players; a surface host for each.
+/// The arcade on Streamable HTTP with two players; a surface host for each, its client
+/// ready: the handshake done and the tools listed (so both are online at the arcade).
 async fn two_players(dir: &std::path::Path) -> (tokio::process::Child, StdioClient, StdioClient) {
-    let mut args = vec![
-        "--http",
-        "127.0.0.1:0",
-        "--token",
-        "alice=alice-arcade-secret",
-        "--token",
-        "bob=bob-arcade-secret",
-    ];
-    args.extend(BOT);
-    let (arcade, urls) = arcade_listening(&args, 1).await;
+    let (arcade, url) = arcade_of_alice_and_bob().await;
     let config = |who: &str| {
         write_config(
             dir,
             &format!("{who}.json"),
             &json!({"mcpServers": {"arcade": {
-                "url": urls[0],
+                "url": url,
                 "headers": {"Authorization": format!("Bearer {who}-arcade-secret")}
             }}}),
         )
     };
-    let alice = StdioClient::start(&config("alice"), &[]);
-    let bob = StdioClient::start(&config("bob"), &[]);
+    let alice = StdioClient::ready(&config("alice"), &[]).await;
+    let bob = StdioClient::ready(&config("bob"), &[]).await;
     (arcade, alice, bob)
 }
 
@@ -158,11 +147,6 @@ async fn two_players(dir: &std::path::Path) -> (tokio::process::Child, StdioClie
 async fn a_challenge_reaches_a_plain_client_as_a_notification_and_in_its_next_result_once() {
     let dir = tempfile::tempdir().unwrap();
     let (_arcade, mut alice, mut bob) = two_players(dir.path()).await;
-    alice.handshake().await;
-    bob.handshake().await;
-    // Both are online once each has listed (the servers settled).
-    alice.request("tools/list", json!({})).await;
-    bob.request("tools/list", json!({})).await;
 
     let sent = bob
         .call(
@@ -192,9 +176,7 @@ async fn a_challenge_reaches_a_plain_client_as_a_notification_and_in_its_next_re
 
     let next = alice.call("toolsets--look", json!({})).await;
     let t = text(&next);
-    let (_, news) = t
-        .split_once("Since your previous call:")
-        .unwrap_or_else(|| panic!("{t}"));
+    let news = since_previous_call(&t);
     let first = event.lines().next().unwrap();
     assert!(news.contains(first), "the event in words: {news}");
     assert!(
@@ -213,17 +195,13 @@ async fn a_challenge_reaches_a_plain_client_as_a_notification_and_in_its_next_re
 #[tokio::test]
 async fn an_open_game_whose_announcement_left_the_window_is_restated_in_a_result() {
     let dir = tempfile::tempdir().unwrap();
-    let mut args = vec!["serve", "--in-memory", "--stdio", "--principal", "alice"];
-    args.extend(BOT);
     let config = write_config(
         dir.path(),
         "surface.json",
-        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": args}},
+        &json!({"mcpServers": {"arcade": stdio_arcade("alice")},
                 "surface": {"windowMessages": 6}}),
     );
-    let mut c = StdioClient::start(&config, &[]);
-    c.handshake().await;
-    c.request("tools/list", json!({})).await;
+    let mut c = StdioClient::ready(&config, &[]).await;
     let opened = c
         .call(
             "toolsets--open",
@@ -261,10 +239,6 @@ async fn an_open_game_whose_announcement_left_the_window_is_restated_in_a_result
 async fn a_log_level_above_notice_stops_the_log_messages_but_results_still_tell() {
     let dir = tempfile::tempdir().unwrap();
     let (_arcade, mut alice, mut bob) = two_players(dir.path()).await;
-    alice.handshake().await;
-    bob.handshake().await;
-    alice.request("tools/list", json!({})).await;
-    bob.request("tools/list", json!({})).await;
     let set = alice
         .request("logging/setLevel", json!({"level": "error"}))
         .await;
@@ -303,10 +277,8 @@ async fn a_log_level_above_notice_stops_the_log_messages_but_results_still_tell(
 #[tokio::test]
 async fn a_cancelled_call_is_never_answered() {
     let dir = tempfile::tempdir().unwrap();
-    let config = support::stdio_arcade_config(dir.path(), "alice");
-    let mut c = StdioClient::start(&config, &[]);
-    c.handshake().await;
-    c.request("tools/list", json!({})).await;
+    let config = stdio_arcade_config(dir.path(), "alice");
+    let mut c = StdioClient::ready(&config, &[]).await;
     // The call and its cancellation in one write: both are read before the call can end.
     let call = json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
                       "params": {"name": "toolsets--look", "arguments": {}}});

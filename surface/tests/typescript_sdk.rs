@@ -9,7 +9,7 @@ mod support;
 use serde_json::Value;
 use std::process::Command;
 use std::sync::Once;
-use support::{SURFACE, check_sdk_game, check_sdk_report, peer_report, root, stdio_arcade_config};
+use support::{check_sdk_game, check_sdk_report, play_sdk_client, root};
 
 /// Installs the pinned npm packages once (a no-op when the lock has not changed).
 fn setup() {
@@ -28,25 +28,10 @@ fn setup() {
     });
 }
 
-/// Runs the TypeScript client at `game` through a surface host in front of a stdio arcade;
-/// its report.
+/// The TypeScript client at `game`; its report.
 async fn play(game: &str) -> Value {
     setup();
-    let dir = tempfile::tempdir().unwrap();
-    let config = stdio_arcade_config(dir.path(), "ts");
-    let run = tokio::process::Command::new("node")
-        .arg(root().join("tests/inspector/ts_surface.mjs"))
-        .arg(game)
-        .arg(SURFACE)
-        .args(["serve", "--config"])
-        .arg(&config)
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(std::time::Duration::from_secs(300), run)
-        .await
-        .expect("the TypeScript client finishes")
-        .expect("node runs");
-    peer_report(&out)
+    play_sdk_client("node", "tests/inspector/ts_surface.mjs", game, "ts").await
 }
 
 #[tokio::test]

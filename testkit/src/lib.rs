@@ -11,6 +11,8 @@
 //! | [`ws`] | [`ws::WsLink`]: a WebSocket, client side ([`ws::Peer::connect`]) or server side ([`ws::Listener::accept`]) |
 //! | [`tls`] | [`tls::TestCa`]: a certificate authority made at test time and the server certificates it signs (PEM), for TLS tests on loopback |
 //! | [`jwt`] | [`jwt::TestIssuer`]: an authorization server's signing key made at test time, its JWK Set and the ES256 tokens it signs |
+//! | [`process`] | the project's binaries as child processes: [`process::listening`] reads where they listen from their `listening on` lines |
+//! | [`python`] | the official MCP Python SDK's venv (`target/interop-venv`), made on first use: [`python::python`] |
 //! | [`msg`] | the messages: JSON-RPC ([`msg::request`], [`msg::result`], …), MCP and MCPL requests ([`msg::initialize_params`], [`msg::call`], [`msg::open`], …) and reading them ([`msg::text_of`]) |
 //!
 //! Nothing here sleeps. A read awaits the next message, bounded by [`LIMIT`] (or a
@@ -20,6 +22,8 @@ pub mod jwt;
 pub mod link;
 pub mod msg;
 pub mod peer;
+pub mod process;
+pub mod python;
 pub mod tls;
 pub mod ws;
 

@@ -37,6 +37,15 @@ impl GoRules {
     pub fn game(&self) -> &Game {
         &self.game
     }
+
+    /// The moves played, in order, as the players wrote them (`d4`, `pass`).
+    fn moves(&self) -> Vec<String> {
+        self.game
+            .history()
+            .iter()
+            .map(|m| m.mv.to_string())
+            .collect()
+    }
 }
 
 /// Go's own options, past `opponent` and `color` (the table's): what `tools.rs` declares
@@ -156,25 +165,13 @@ impl Rules for GoRules {
     }
 
     fn record(&self) -> String {
-        let moves: Vec<String> = self
-            .game
-            .history()
-            .iter()
-            .map(|m| m.mv.to_string())
-            .collect();
-        format!("Moves: {}", moves.join(" "))
+        format!("Moves: {}", self.moves().join(" "))
     }
 
     /// The size, the komi and the moves: replaying them rebuilds the board, the captures
     /// and the ko and superko state exactly (they follow from the moves).
     fn save(&self) -> Value {
-        let moves: Vec<String> = self
-            .game
-            .history()
-            .iter()
-            .map(|m| m.mv.to_string())
-            .collect();
-        json!({"size": self.game.size().lines(), "komi": self.game.komi(), "moves": moves})
+        json!({"size": self.game.size().lines(), "komi": self.game.komi(), "moves": self.moves()})
     }
 
     fn load(state: &Value) -> Result<Self, String> {

@@ -20,6 +20,15 @@ impl TicTacToeRules {
         &self.game
     }
 
+    /// The moves played, in order (`b2`, …).
+    fn moves(&self) -> Vec<String> {
+        self.game
+            .history()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
     fn legal(&self) -> Vec<String> {
         self.game
             .legal_moves()
@@ -118,24 +127,12 @@ impl Rules for TicTacToeRules {
     }
 
     fn record(&self) -> String {
-        let moves: Vec<String> = self
-            .game
-            .history()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        format!("Moves: {}", moves.join(" "))
+        format!("Moves: {}", self.moves().join(" "))
     }
 
     /// The moves: replaying them rebuilds the board and whose turn it is.
     fn save(&self) -> Value {
-        let moves: Vec<String> = self
-            .game
-            .history()
-            .iter()
-            .map(ToString::to_string)
-            .collect();
-        json!({ "moves": moves })
+        json!({ "moves": self.moves() })
     }
 
     fn load(state: &Value) -> Result<Self, String> {

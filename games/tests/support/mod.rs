@@ -24,7 +24,6 @@ use std::net::SocketAddr;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 /// The `mcpl-arcade` binary, built for the tests.
@@ -142,18 +141,7 @@ pub async fn serve_kept(
         .kill_on_drop(true)
         .spawn()
         .expect("the binary starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut urls = Vec::new();
-    for _ in 0..listeners {
-        let line = within(lines.next_line())
-            .await
-            .unwrap()
-            .expect("a listening line");
-        let url = line
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected line {line:?}"));
-        urls.push(url.to_owned());
-    }
+    let urls = mcpl_testkit::process::listening(&mut child, listeners).await;
     (child, urls)
 }
 

@@ -14,7 +14,6 @@
 //! | `session` | `SessionCore` | one connection's session in the style of quinn-proto: the host's messages, the principal's deliveries and handler ends in; messages to write and things to do out, drained with `poll`; routing, the lifecycle, requests in flight, the carrier choice and the rules joining them | §2, §3, §4.3, §5.2, §5.3, SPEC §3, §6 (vectors 2, 3, 29, 31, 38) |
 //! | `requests` | `Requests` | one connection's requests in flight: forwarded to the principal or running as handler calls; id reuse, answer-once, cancellation, progress | JSON-RPC, MCP "Cancellation", "Progress", §5.2 (vector 29) |
 //! | [`lifecycle`] | `Lifecycle` | one connection's phases (`initialize`, `featureSets/update`), the negotiated version and features, the grant | SPEC §3, §6 |
-//! | `time` | — | RFC 3339 times for ended records | §4.3 |
 //! | [`catalog`] | [`Catalog`] | the tools with their declared hints, the toolset declarations, what each kind of host is shown, manifest diffs | §3, §4.1, §8 |
 //! | [`principal`] | [`PrincipalState`] | one principal's open instances, per-instance visibility and definitions, ended records, call resolution | §4.2–§4.6, §5.1, §7 |
 //!
@@ -39,7 +38,6 @@ pub mod principal;
 pub(crate) mod requests;
 pub mod sequencer;
 pub(crate) mod session;
-mod time;
 
 pub use catalog::{
     Catalog, CatalogError, HostView, OptionsProblem, PlainCall, PlainHosts, ToolDecl,

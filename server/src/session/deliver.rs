@@ -8,10 +8,10 @@ use super::{SessionActor, ToPush};
 use crate::actors::principal::{Answer, AnswerBody, CatalogSwapped, Deliver};
 use crate::core::carrier::AnswerKind;
 use crate::core::session::{Answered, Delivery};
-use crate::push;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{Id, Response};
 use mcpl_protocol::mcpl::{PushEventParams, PushPayload};
+use mcpl_protocol::time::rfc3339_millis;
 
 impl Handler<Deliver> for SessionActor {
     type Result = ();
@@ -154,7 +154,7 @@ impl SessionActor {
         let params = PushEventParams {
             feature_set,
             event_id: self.shared.next_event_id(),
-            timestamp: push::rfc3339(self.shared.now()),
+            timestamp: rfc3339_millis(self.shared.now()),
             origin: None,
             tags,
             payload: PushPayload {

@@ -9,12 +9,13 @@ use super::outgoing::Failure;
 use crate::core::HintDraft;
 use crate::core::lifecycle::{Negotiated, Phase};
 use crate::ids::SessionId;
-use crate::push::{self, PushError, PushEvent};
+use crate::push::{PushError, PushEvent};
 use crate::tool::NotifyError;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Request;
 use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, PushEventParams, PushEventResult, PushPayload};
 use mcpl_protocol::method;
+use mcpl_protocol::time::rfc3339_millis;
 use mcpl_transport::Principal;
 use std::fmt;
 use std::future::Future;
@@ -180,7 +181,7 @@ impl SessionActor {
                 .unwrap_or_else(|| self.shared.next_event_id()),
             timestamp: event
                 .timestamp
-                .unwrap_or_else(|| push::rfc3339(self.shared.now())),
+                .unwrap_or_else(|| rfc3339_millis(self.shared.now())),
             origin: event.origin,
             tags: event.tags,
             payload: PushPayload {

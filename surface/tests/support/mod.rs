@@ -5,6 +5,7 @@
 
 #![allow(dead_code)]
 
+use mcpl_testkit::process::{listening, report};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -76,19 +77,51 @@ pub async fn arcade_listening(args: &[&str], listeners: usize) -> (Child, Vec<St
         .kill_on_drop(true)
         .spawn()
         .expect("the arcade starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let mut urls = Vec::new();
-    for _ in 0..listeners {
-        let line = within(lines.next_line())
-            .await
-            .unwrap()
-            .expect("a listening line");
-        let url = line
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected line {line:?}"));
-        urls.push(url.to_owned());
-    }
+    let urls = listening(&mut child, listeners).await;
     (child, urls)
+}
+
+/// The arcade on Streamable HTTP (with the tests' small bot) that knows alice and bob by
+/// its own tokens, `alice-arcade-secret` and `bob-arcade-secret`; the child (killed when
+/// dropped) and its URL.
+pub async fn arcade_of_alice_and_bob() -> (Child, String) {
+    let mut args = vec![
+        "--http",
+        "127.0.0.1:0",
+        "--token",
+        "alice=alice-arcade-secret",
+        "--token",
+        "bob=bob-arcade-secret",
+    ];
+    args.extend(BOT);
+    let (arcade, mut urls) = arcade_listening(&args, 1).await;
+    (arcade, urls.remove(0))
+}
+
+/// A surface host on Streamable HTTP in front of the arcade at `arcade` (as
+/// [`arcade_of_alice_and_bob`] starts it), whose clients are alice and bob: each presents
+/// the surface host's own token (`alice-surface-secret`, `bob-surface-secret`) and reaches
+/// the arcade with the arcade's. `state_dir`: the surface host's `stateDir` (none: it keeps
+/// no state). Its configuration is written into `dir`; the child and its URL.
+pub async fn surface_of_alice_and_bob(
+    dir: &Path,
+    arcade: &str,
+    state_dir: Option<&Path>,
+) -> (Child, String) {
+    let client = |who: &str| {
+        json!({"token": format!("{who}-surface-secret"),
+               "servers": {"arcade": {"headers": {"Authorization": format!("Bearer {who}-arcade-secret")}}}})
+    };
+    let mut surface = json!({"clients": {"alice": client("alice"), "bob": client("bob")}});
+    if let Some(state_dir) = state_dir {
+        surface["stateDir"] = json!(state_dir);
+    }
+    let config = write_config(
+        dir,
+        "surface.json",
+        &json!({"mcpServers": {"arcade": {"type": "http", "url": arcade}}, "surface": surface}),
+    );
+    surface_http(&config).await
 }
 
 /// Writes a configuration file into `dir`.
@@ -130,6 +163,15 @@ impl StdioClient {
             next_id: 0,
             notifications: Vec::new(),
         }
+    }
+
+    /// [`start`](Self::start)s it, does the MCP [`handshake`](Self::handshake) and lists
+    /// the tools (once listed, the servers behind it have settled: a player is online).
+    pub async fn ready(config: &Path, extra: &[&str]) -> Self {
+        let mut c = Self::start(config, extra);
+        c.handshake().await;
+        c.request("tools/list", json!({})).await;
+        c
     }
 
     /// Writes one line as is.
@@ -255,6 +297,14 @@ pub fn text(result: &Value) -> String {
         .unwrap_or_default()
 }
 
+/// What a result's text tells since the previous call: the words after its
+/// `Since your previous call:` line. Fails the test when it tells nothing.
+pub fn since_previous_call(text: &str) -> &str {
+    text.split_once("Since your previous call:")
+        .unwrap_or_else(|| panic!("nothing since the previous call in {text}"))
+        .1
+}
+
 /// Plays tic-tac-toe in `instance` by trying the cells in a fixed order, as a client that
 /// knows only the results would: a cell taken is a tool error, and the next is tried.
 /// Returns the last result's text (the one that says the game is over).
@@ -289,28 +339,49 @@ pub fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// A configuration of one server, `arcade`: the arcade binary on stdio as `principal`.
-pub fn stdio_arcade_config(dir: &Path, principal: &str) -> PathBuf {
+/// The `mcpServers` entry of the arcade binary on stdio (in memory, the tests' small bot)
+/// as `principal`.
+pub fn stdio_arcade(principal: &str) -> Value {
     let mut args = vec!["serve", "--in-memory", "--stdio", "--principal", principal];
     args.extend(BOT);
+    json!({"command": arcade(), "args": args})
+}
+
+/// A configuration of one server, `arcade`: the arcade binary on stdio as `principal`
+/// ([`stdio_arcade`]).
+pub fn stdio_arcade_config(dir: &Path, principal: &str) -> PathBuf {
     write_config(
         dir,
         "surface.json",
-        &json!({"mcpServers": {"arcade": {"command": arcade(), "args": args}}}),
+        &json!({"mcpServers": {"arcade": stdio_arcade(principal)}}),
     )
 }
 
-/// The one JSON line an SDK peer script prints last (its report), after checking that it
-/// exited successfully; panics with its stdout and stderr otherwise.
-pub fn peer_report(out: &std::process::Output) -> Value {
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "the SDK client failed:\nstdout: {stdout}\nstderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let line = stdout.lines().last().expect("one line of output");
-    serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+/// Runs an SDK's client, `program script GAME SURFACE serve --config PATH` (`script`
+/// relative to the workspace root), at `game` through a surface host in front of a stdio
+/// arcade that knows it as `principal`; its report ([`report`]).
+pub async fn play_sdk_client(
+    program: impl AsRef<std::ffi::OsStr>,
+    script: &str,
+    game: &str,
+    principal: &str,
+) -> Value {
+    let program = program.as_ref().to_owned();
+    let dir = tempfile::tempdir().unwrap();
+    let config = stdio_arcade_config(dir.path(), principal);
+    let run = Command::new(&program)
+        .arg(root().join(script))
+        .arg(game)
+        .arg(SURFACE)
+        .args(["serve", "--config"])
+        .arg(&config)
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(300), run)
+        .await
+        .unwrap_or_else(|_| panic!("{script} did not finish in time"))
+        .unwrap_or_else(|e| panic!("{} does not run: {e}", program.display()));
+    report(&out)
 }
 
 /// What every SDK client's game report shows: the surface host's name, the four
@@ -382,15 +453,7 @@ pub async fn surface_http(config: &Path) -> (Child, String) {
         .kill_on_drop(true)
         .spawn()
         .expect("mcpl-surface starts");
-    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
-    let line = within(lines.next_line())
-        .await
-        .unwrap()
-        .expect("a listening line");
-    let url = line
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected line {line:?}"))
-        .to_owned();
+    let url = listening(&mut child, 1).await.remove(0);
     (child, url)
 }
 

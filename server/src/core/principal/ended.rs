@@ -32,7 +32,7 @@
 //! record is dropped early.
 
 use super::InstanceKey;
-use crate::core::time::rfc3339;
+use mcpl_protocol::time::rfc3339_seconds;
 use mcpl_protocol::toolsets::EndedRecord;
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -115,7 +115,7 @@ impl EndedLog {
             toolset: key.toolset.clone(),
             instance: key.instance.clone(),
             reason: reason.to_owned(),
-            at: rfc3339(now),
+            at: rfc3339_seconds(now),
         };
         self.records
             .push_back((record.clone(), now.checked_add(self.ttl), None));
