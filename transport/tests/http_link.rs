@@ -416,27 +416,7 @@ async fn a_listener_with_local_tasks_serves_sessions_from_its_local_set() {
             let (mut listener, url) = listen(opts).await;
             let (mut client, mut server) =
                 ready(&mut listener, &url, &client_opts(Some("s3cret"))).await;
-            client
-                .outbound
-                .send(request(1, "tools/list", json!({})))
-                .await
-                .unwrap();
-            assert_eq!(next_request(&mut server).await.1.id, Id::Number(1));
-            server
-                .outbound
-                .send(ok(1, json!({"tools": []})))
-                .await
-                .unwrap();
-            assert_eq!(
-                next_response(&mut client).await.1.outcome,
-                Ok(json!({"tools": []}))
-            );
-            server
-                .outbound
-                .send(notification("from/server", json!({})))
-                .await
-                .unwrap();
-            assert_eq!(next_notification(&mut client).await.1.method, "from/server");
+            round_trip(&mut client, &mut server).await;
         })
         .await;
 }

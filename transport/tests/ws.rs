@@ -60,34 +60,12 @@ async fn requests_responses_and_notifications_cross_both_ways() {
         (None, true)
     );
 
-    client
-        .outbound
-        .send(request(1, "tools/list", json!({})))
-        .await
-        .unwrap();
-    let (stream, req) = next_request(&mut server).await;
-    assert_eq!((stream, req.id), (StreamId(0), Id::Number(1)));
-    server
-        .outbound
-        .send(ok(1, json!({"tools": []})))
-        .await
-        .unwrap();
-    assert_eq!(
-        next_response(&mut client).await.1.outcome,
-        Ok(json!({"tools": []}))
-    );
-
-    server
-        .outbound
-        .send(notification("from/server", json!({})))
-        .await
-        .unwrap();
+    assert_eq!(round_trip(&mut client, &mut server).await, StreamId(0));
     client
         .outbound
         .send(notification("from/client", json!({})))
         .await
         .unwrap();
-    assert_eq!(next_notification(&mut client).await.1.method, "from/server");
     assert_eq!(next_notification(&mut server).await.1.method, "from/client");
 }
 
@@ -564,21 +542,7 @@ async fn a_listener_with_local_tasks_serves_from_its_local_set() {
                 .await
                 .unwrap();
             let mut server = within("accept", listener.accept()).await.unwrap();
-            client
-                .outbound
-                .send(request(1, "tools/list", json!({})))
-                .await
-                .unwrap();
-            assert_eq!(next_request(&mut server).await.1.id, Id::Number(1));
-            server
-                .outbound
-                .send(ok(1, json!({"tools": []})))
-                .await
-                .unwrap();
-            assert_eq!(
-                next_response(&mut client).await.1.outcome,
-                Ok(json!({"tools": []}))
-            );
+            round_trip(&mut client, &mut server).await;
 
             // Never read: no pong is ever sent, and the server gives the link up.
             let _silent = raw(&url).await;

@@ -33,29 +33,17 @@ impl Handler<Deliver> for SessionActor {
                      body,
                      deferred,
                  }| {
-                    let mut direct = None;
+                    let direct = match &body {
+                        AnswerBody::RunHandler {
+                            tool, direct: true, ..
+                        } => Some(tool.clone()),
+                        _ => None,
+                    };
                     let (kind, answer) = match body {
                         AnswerBody::Handler { token, answer } => {
                             let (call, running) = self.handler_answered(token, answer).unzip();
                             let running = running.unwrap_or(false);
                             (AnswerKind::Handler { call, running }, None)
-                        }
-                        AnswerBody::RunHandler {
-                            tool,
-                            arguments,
-                            instance,
-                            meta,
-                            direct: leave,
-                        } => {
-                            direct = leave.then(|| tool.clone());
-                            let body = AnswerBody::RunHandler {
-                                tool,
-                                arguments,
-                                instance,
-                                meta,
-                                direct: leave,
-                            };
-                            (AnswerKind::RunHandler, Some(body))
                         }
                         body => {
                             let kind = match &body {

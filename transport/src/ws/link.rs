@@ -83,7 +83,7 @@ where
             out_rx,
             close_rx,
             shared,
-            Stop(reader.abort_handle()),
+            reader.abort_handle(),
             ping,
             info.peer.clone(),
         ),
@@ -199,21 +199,12 @@ impl Drop for Done {
     }
 }
 
-/// Stops the reader: aborts its task.
-struct Stop(tokio::task::AbortHandle);
-
-impl Stop {
-    fn reader(&self) {
-        self.0.abort();
-    }
-}
-
 async fn write<S>(
     mut sink: SplitSink<WebSocketStream<S>, Frame>,
     mut outbound: mpsc::Receiver<Message>,
     mut close: mpsc::Receiver<CloseFrame>,
     shared: Arc<Shared>,
-    stop: Stop,
+    reader: tokio::task::AbortHandle,
     ping: Option<Duration>,
     peer: String,
 ) where
@@ -246,7 +237,7 @@ async fn write<S>(
                     tracing::info!(%peer, "websocket peer stopped answering pings; closing");
                     let bye = sink.send(Frame::Close(Some(close_frame(CloseCode::Policy, "ping timeout"))));
                     let _ = tokio::time::timeout(CLOSE_TIMEOUT, bye).await;
-                    stop.reader();
+                    reader.abort();
                     break None;
                 }
                 if let Err(e) = sink.send(Frame::Ping(Default::default())).await {
@@ -283,7 +274,7 @@ async fn write<S>(
                 };
                 if let Err(e) = sent {
                     tracing::debug!(%peer, error = %e, "websocket write failed; closing");
-                    stop.reader();
+                    reader.abort();
                     break None;
                 }
             }
@@ -300,5 +291,5 @@ async fn write<S>(
             tracing::debug!(%peer, "websocket peer did not answer the close; dropping the link");
         }
     }
-    stop.reader();
+    reader.abort();
 }

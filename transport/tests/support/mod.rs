@@ -171,3 +171,31 @@ pub async fn limit_is_inclusive(from: &Connection, to: &mut Connection, limit: u
     assert_eq!(next_notification(to).await.1.method, "at");
     assert_eq!(next_notification(to).await.1.method, "small");
 }
+
+/// A request from `client` answered by `server`, then a notification from `server`: the
+/// link carries both ways. Returns the stream the request arrived on.
+pub async fn round_trip(client: &mut Connection, server: &mut Connection) -> StreamId {
+    client
+        .outbound
+        .send(request(1, "tools/list", json!({})))
+        .await
+        .unwrap();
+    let (stream, req) = next_request(server).await;
+    assert_eq!(req.id, Id::Number(1));
+    server
+        .outbound
+        .send(ok(1, json!({"tools": []})))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_response(client).await.1.outcome,
+        Ok(json!({"tools": []}))
+    );
+    server
+        .outbound
+        .send(notification("from/server", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(next_notification(client).await.1.method, "from/server");
+    stream
+}

@@ -210,18 +210,7 @@ impl Host {
     /// The principal sends call `n` to its tool's handler; when the core asks to run it,
     /// the handler starts: its key.
     fn run(&mut self, n: i64) -> Option<u64> {
-        self.deliver(Delivery {
-            draft: HintDraft::default(),
-            answers: vec![Answered {
-                request: id(n),
-                kind: AnswerKind::RunHandler,
-                deferred: false,
-                answer: Some(Ok(Value::Null)),
-                direct: None,
-            }],
-            events: vec![],
-            hold: None,
-        });
+        self.deliver_run(n, None);
         let asked = self.done.iter().any(|d| d == &format!("run {n}"));
         asked.then(|| {
             let key = self.core.new_key();
@@ -668,9 +657,9 @@ fn names(step: usize, k: usize) -> Vec<String> {
 }
 
 impl Host {
-    /// The principal sends call `n` of the loose tool `tool` to its handler, with leave to
-    /// run the tool's later calls here (direct calls).
-    fn run_with_leave(&mut self, n: i64, tool: &str) {
+    /// The principal sends call `n` to its tool's handler; with `leave`, the loose tool
+    /// it names may be run here from now on (direct calls).
+    fn deliver_run(&mut self, n: i64, leave: Option<&str>) {
         self.deliver(Delivery {
             draft: HintDraft::default(),
             answers: vec![Answered {
@@ -678,11 +667,17 @@ impl Host {
                 kind: AnswerKind::RunHandler,
                 deferred: false,
                 answer: Some(Ok(Value::Null)),
-                direct: Some(tool.into()),
+                direct: leave.map(str::to_owned),
             }],
             events: vec![],
             hold: None,
         });
+    }
+
+    /// The principal sends call `n` of the loose tool `tool` to its handler, with leave to
+    /// run the tool's later calls here (direct calls).
+    fn run_with_leave(&mut self, n: i64, tool: &str) {
+        self.deliver_run(n, Some(tool));
     }
 
     /// `tools/call` `n` of `tool`: run here at once (true), or forwarded to the principal.
