@@ -99,7 +99,7 @@ fn request(id: Id, method: &str, params: Value) -> Message {
     Message::Request(Request {
         id,
         method: method.into(),
-        params: Some(params),
+        params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
     })
 }
 
@@ -348,7 +348,7 @@ mod tests {
         ledger.record_sent(&ping(4));
         ledger.record_sent(&Message::Notification(Notification {
             method: "notifications/cancelled".into(),
-            params: Some(json!({"requestId": 4})),
+            params: Some(mcpl_protocol::jsonrpc::to_raw(&json!({"requestId": 4}))),
         }));
         assert!(ledger.missing().is_empty());
         assert!(ledger.record_answer(&response(Some(Id::Number(4)))).is_ok());

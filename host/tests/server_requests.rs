@@ -46,10 +46,7 @@ fn tapped_push(taps: &mut TapLog, event_id: &str) -> bool {
         if let TapEvent::Read(r) = e
             && let Message::Request(req) = &r.message
             && req.method == "push/event"
-            && req
-                .params
-                .as_ref()
-                .is_some_and(|p| p["eventId"] == event_id)
+            && req.params_value().is_some_and(|p| p["eventId"] == event_id)
         {
             assert_eq!(r.answers, None);
             return true;
@@ -108,7 +105,7 @@ fn a_push_refused_by_policy_is_still_tapped_and_the_policy_can_change() {
             if let TapEvent::Read(r) = e
                 && let Message::Request(req) = &r.message
             {
-                let event_id = req.params.as_ref().map(|p| p["eventId"].clone());
+                let event_id = req.params_value().map(|p| p["eventId"].clone());
                 reads.lock().unwrap().push(format!(
                     "tapped {} {}",
                     req.method,

@@ -6,13 +6,18 @@
 //! invalid request (-32600); bytes that are not JSON are a parse error (-32700). Batches
 //! (JSON arrays) were removed from MCP in 2025-06-18 and are refused as invalid requests.
 //!
-//! A result is kept as raw JSON here: it is decoded by the method of the pending request,
-//! which only the side that sent the request knows (see [`crate::method`]).
+//! A result is kept as a JSON value here: it is decoded by the method of the pending
+//! request, which only the side that sent the request knows (see [`crate::method`]).
+//!
+//! Params are kept as the JSON **text** they came in ([`RawValue`]): the receiver decodes them
+//! once, straight into the method's typed params ([`Request::params_as`]), never through a
+//! `Value` tree first; a sender writes them once, from the typed params.
 
 use serde::de::{self, DeserializeOwned};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
+pub use serde_json::value::RawValue;
 use std::fmt;
 
 /// A request id: MCP allows a string or an integer, and never `null` for a request.
@@ -56,16 +61,122 @@ impl Serialize for Id {
 
 impl<'de> Deserialize<'de> for Id {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match Value::deserialize(d)? {
-            Value::String(s) => Ok(Id::String(s)),
-            Value::Number(n) => n
-                .as_i64()
-                .map(Id::Number)
-                .ok_or_else(|| de::Error::custom("a numeric id must be an integer")),
-            other => Err(de::Error::custom(format!(
-                "an id must be a string or an integer, not {other}"
-            ))),
+        match IdField::deserialize(d)? {
+            IdField::Id(id) => Ok(id),
+            IdField::Null => Err(de::Error::custom("a request id cannot be null")),
+            IdField::Bad(why) => Err(de::Error::custom(why)),
         }
+    }
+}
+
+/// An envelope's `id` member as read: an id, `null`, or something that is neither (why).
+/// Read without a `Value` in between, and never echoing the peer's value back.
+enum IdField {
+    Id(Id),
+    Null,
+    Bad(&'static str),
+}
+
+const NOT_AN_INTEGER: &str = "a numeric id must be an integer";
+
+impl<'de> Deserialize<'de> for IdField {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct IdVisitor;
+        impl<'de> de::Visitor<'de> for IdVisitor {
+            type Value = IdField;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string or an integer")
+            }
+            fn visit_i64<E: de::Error>(self, n: i64) -> Result<IdField, E> {
+                Ok(IdField::Id(Id::Number(n)))
+            }
+            fn visit_u64<E: de::Error>(self, n: u64) -> Result<IdField, E> {
+                // Past i64: not an id this side can echo back exactly.
+                Ok(i64::try_from(n)
+                    .map_or(IdField::Bad(NOT_AN_INTEGER), |n| IdField::Id(Id::Number(n))))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<IdField, E> {
+                Ok(IdField::Bad(NOT_AN_INTEGER))
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<IdField, E> {
+                Ok(IdField::Id(Id::String(s.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<IdField, E> {
+                Ok(IdField::Id(Id::String(s)))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<IdField, E> {
+                Ok(IdField::Null)
+            }
+            fn visit_none<E: de::Error>(self) -> Result<IdField, E> {
+                Ok(IdField::Null)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<IdField, E> {
+                Ok(IdField::Bad(
+                    "an id must be a string or an integer, not a boolean",
+                ))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<IdField, A::Error> {
+                de::IgnoredAny.visit_seq(seq)?;
+                Ok(IdField::Bad(
+                    "an id must be a string or an integer, not an array",
+                ))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<IdField, A::Error> {
+                de::IgnoredAny.visit_map(map)?;
+                Ok(IdField::Bad(
+                    "an id must be a string or an integer, not an object",
+                ))
+            }
+        }
+        d.deserialize_any(IdVisitor)
+    }
+}
+
+/// A string member as read (`jsonrpc`, `method`): the string, or `None` for any other value.
+struct StrField(Option<String>);
+
+impl<'de> Deserialize<'de> for StrField {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct StrVisitor;
+        impl<'de> de::Visitor<'de> for StrVisitor {
+            type Value = StrField;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("any JSON value")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<StrField, E> {
+                Ok(StrField(Some(s.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, s: String) -> Result<StrField, E> {
+                Ok(StrField(Some(s)))
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<StrField, E> {
+                Ok(StrField(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<StrField, E> {
+                Ok(StrField(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<StrField, E> {
+                Ok(StrField(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<StrField, E> {
+                Ok(StrField(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<StrField, E> {
+                Ok(StrField(None))
+            }
+            fn visit_none<E: de::Error>(self) -> Result<StrField, E> {
+                Ok(StrField(None))
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<StrField, A::Error> {
+                de::IgnoredAny.visit_seq(seq)?;
+                Ok(StrField(None))
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<StrField, A::Error> {
+                de::IgnoredAny.visit_map(map)?;
+                Ok(StrField(None))
+            }
+        }
+        d.deserialize_any(StrVisitor)
     }
 }
 
@@ -198,14 +309,17 @@ impl fmt::Display for ErrorObject {
 impl std::error::Error for ErrorObject {}
 
 /// A request: expects exactly one response with the same id.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Two requests are equal when their ids, methods and params are: params are compared as
+/// JSON values, so spacing and key order in their text do not matter.
+#[derive(Debug, Clone)]
 pub struct Request {
     /// The id the response will carry.
     pub id: Id,
     /// The method name.
     pub method: String,
-    /// The params, if any (MCP always uses an object).
-    pub params: Option<Value>,
+    /// The params, if any (MCP always uses an object), as JSON text (module docs).
+    pub params: Option<Box<RawValue>>,
 }
 
 impl Request {
@@ -214,34 +328,50 @@ impl Request {
         Request {
             id,
             method: M::NAME.to_owned(),
-            params: Some(to_value(params)),
+            params: Some(to_raw(params)),
         }
     }
 
     /// Decodes the params as `P`; absent params decode as an empty object.
     /// A mismatch is an invalid-params error (-32602) naming the problem.
     pub fn params_as<P: DeserializeOwned>(&self) -> Result<P, ErrorObject> {
-        decode_params(self.params.as_ref())
+        decode_params(self.params.as_deref())
+    }
+
+    /// The params as a JSON value, for code that reads them without a type (a relay, a
+    /// log); `None` when absent.
+    pub fn params_value(&self) -> Option<Value> {
+        self.params.as_deref().map(value_of)
+    }
+}
+
+impl PartialEq for Request {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && self.method == other.method
+            && same_json(self.params.as_deref(), other.params.as_deref())
     }
 }
 
 /// A notification: no id, no response.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Equal to another as a [`Request`] is: params compared as JSON values.
+#[derive(Debug, Clone)]
 pub struct Notification {
     /// The method name.
     pub method: String,
-    /// The params, if any.
-    pub params: Option<Value>,
+    /// The params, if any, as JSON text (module docs).
+    pub params: Option<Box<RawValue>>,
 }
 
 impl Notification {
-    /// Builds a notification of a typed method.
+    /// Builds a notification of a typed method; params that encode to `{}` or `null` are
+    /// left out.
     pub fn new<M: crate::method::NotificationMethod>(params: &M::Params) -> Self {
-        let v = to_value(params);
-        let params = match &v {
-            Value::Object(m) if m.is_empty() => None,
-            Value::Null => None,
-            _ => Some(v),
+        let raw = to_raw(params);
+        let params = match raw.get() {
+            "{}" | "null" => None,
+            _ => Some(raw),
         };
         Notification {
             method: M::NAME.to_owned(),
@@ -251,8 +381,34 @@ impl Notification {
 
     /// Decodes the params as `P`; absent params decode as an empty object.
     pub fn params_as<P: DeserializeOwned>(&self) -> Result<P, ErrorObject> {
-        decode_params(self.params.as_ref())
+        decode_params(self.params.as_deref())
     }
+
+    /// The params as a JSON value (see [`Request::params_value`]).
+    pub fn params_value(&self) -> Option<Value> {
+        self.params.as_deref().map(value_of)
+    }
+}
+
+impl PartialEq for Notification {
+    fn eq(&self, other: &Self) -> bool {
+        self.method == other.method && same_json(self.params.as_deref(), other.params.as_deref())
+    }
+}
+
+/// Whether two optional JSON texts hold the same JSON value.
+fn same_json(a: Option<&RawValue>, b: Option<&RawValue>) -> bool {
+    match (a, b) {
+        (None, None) => true,
+        (Some(a), Some(b)) => a.get() == b.get() || value_of(a) == value_of(b),
+        _ => false,
+    }
+}
+
+/// The JSON value of a JSON text. A [`RawValue`] holds valid JSON, so only a nesting past
+/// serde_json's recursion limit fails, which reads as `null`.
+fn value_of(raw: &RawValue) -> Value {
+    serde_json::from_str(raw.get()).unwrap_or(Value::Null)
 }
 
 /// A response: the result or the error of the request with the same id.
@@ -363,13 +519,14 @@ impl DecodeError {
 /// The fields a message may have; `Some(Null)` and absent are told apart.
 ///
 /// Decoded by hand so that only a JSON **object** is a message: a derived `Deserialize`
-/// would also take an array positionally (`["2.0", 3, "toolsets/open", {...}]`).
+/// would also take an array positionally (`["2.0", 3, "toolsets/open", {...}]`). Only a
+/// result and an error are read as values; params stay text (module docs).
 #[derive(Default)]
 struct Raw {
-    jsonrpc: Option<Value>,
-    id: Option<Value>,
-    method: Option<Value>,
-    params: Option<Value>,
+    jsonrpc: Option<StrField>,
+    id: Option<IdField>,
+    method: Option<StrField>,
+    params: Option<Box<RawValue>>,
     result: Option<Value>,
     error: Option<Value>,
 }
@@ -384,20 +541,19 @@ impl<'de> Deserialize<'de> for Raw {
             }
             fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
                 let mut raw = Raw::default();
+                // A repeated member: the last one counts.
                 while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
-                    let slot = match key.as_ref() {
-                        "jsonrpc" => &mut raw.jsonrpc,
-                        "id" => &mut raw.id,
-                        "method" => &mut raw.method,
-                        "params" => &mut raw.params,
-                        "result" => &mut raw.result,
-                        "error" => &mut raw.error,
+                    match key.as_ref() {
+                        "jsonrpc" => raw.jsonrpc = Some(map.next_value()?),
+                        "id" => raw.id = Some(map.next_value()?),
+                        "method" => raw.method = Some(map.next_value()?),
+                        "params" => raw.params = Some(map.next_value()?),
+                        "result" => raw.result = Some(map.next_value()?),
+                        "error" => raw.error = Some(map.next_value()?),
                         _ => {
                             map.next_value::<de::IgnoredAny>()?;
-                            continue;
                         }
-                    };
-                    *slot = Some(map.next_value()?);
+                    }
                 }
                 Ok(raw)
             }
@@ -413,6 +569,13 @@ impl Message {
         // message. serde_json classifies its errors, which tells "not JSON" (-32700) from
         // "JSON of the wrong shape" (-32600).
         match serde_json::from_slice::<Raw>(bytes) {
+            // Params are skipped over, not read, so serde_json's nesting limit has not been
+            // applied to them: bytes are refused alike whichever member nests too deep.
+            Ok(Raw {
+                params: Some(p), ..
+            }) if nesting(p.get()) > PARAMS_NESTING_LIMIT => {
+                Err(DecodeError::Parse("recursion limit exceeded".to_owned()))
+            }
             Ok(raw) => Self::from_raw(raw),
             Err(e) if e.is_data() => {
                 // Not an object. Still JSON? (A nesting past serde_json's limit is not read.)
@@ -459,18 +622,16 @@ impl Message {
         };
         let id = match raw.id {
             None => None,
-            Some(v) => match Id::deserialize(&v) {
-                Ok(id) => Some(Some(id)),
-                Err(_) if v.is_null() => Some(None),
-                Err(e) => return Err(invalid(None, &e.to_string())),
-            },
+            Some(IdField::Id(id)) => Some(Some(id)),
+            Some(IdField::Null) => Some(None),
+            Some(IdField::Bad(why)) => return Err(invalid(None, why)),
         };
         let readable_id = id.clone().flatten();
-        if raw.jsonrpc.as_ref().and_then(Value::as_str) != Some("2.0") {
+        if !matches!(&raw.jsonrpc, Some(StrField(Some(v))) if v == "2.0") {
             return Err(invalid(readable_id, "\"jsonrpc\" must be \"2.0\""));
         }
-        if let Some(method) = raw.method {
-            let Value::String(method) = method else {
+        if let Some(StrField(method)) = raw.method {
+            let Some(method) = method else {
                 return Err(invalid(readable_id, "\"method\" must be a string"));
             };
             if raw.result.is_some() || raw.error.is_some() {
@@ -480,7 +641,7 @@ impl Message {
                 ));
             }
             if let Some(p) = &raw.params
-                && !(p.is_object() || p.is_array())
+                && !p.get().trim_start().starts_with(['{', '['])
             {
                 return Err(invalid(
                     readable_id,
@@ -567,18 +728,69 @@ impl<'de> Deserialize<'de> for Message {
     }
 }
 
-/// MCP's params are always an object: JSON-RPC's by-position array is refused rather than
-/// read into a struct positionally.
-fn decode_params<P: DeserializeOwned>(params: Option<&Value>) -> Result<P, ErrorObject> {
-    let empty = Value::Object(Default::default());
-    let params = params.unwrap_or(&empty);
-    if !params.is_object() {
-        return Err(ErrorObject::invalid_params("params must be an object"));
+/// The deepest params read: serde_json reads a message to 127 levels of nesting (its
+/// recursion limit is 128), and params sit one level inside the message.
+const PARAMS_NESTING_LIMIT: usize = 126;
+
+/// How deep arrays and objects nest in `json`, which must be valid JSON (a [`RawValue`]'s
+/// text): brackets are counted outside strings.
+fn nesting(json: &str) -> usize {
+    let (mut depth, mut deepest, mut in_string, mut escaped) = (0usize, 0usize, false, false);
+    for &b in json.as_bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'{' | b'[' => {
+                depth += 1;
+                deepest = deepest.max(depth);
+            }
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
     }
-    P::deserialize(params).map_err(|e| ErrorObject::invalid_params(clip(&e.to_string(), 256)))
+    deepest
 }
 
-/// Serializes a protocol type to a JSON value, as `Request::new` does its params.
+/// MCP's params are always an object: JSON-RPC's by-position array is refused rather than
+/// read into a struct positionally.
+fn decode_params<P: DeserializeOwned>(params: Option<&RawValue>) -> Result<P, ErrorObject> {
+    let text = params.map_or("{}", RawValue::get);
+    if !text.trim_start().starts_with('{') {
+        return Err(ErrorObject::invalid_params("params must be an object"));
+    }
+    serde_json::from_str(text)
+        .map_err(|e| ErrorObject::invalid_params(clip(&without_position(&e), 256)))
+}
+
+/// A decode error's text without serde_json's " at line L column C": the params are one
+/// member of one message, so the position says little to the peer, and the wording stays
+/// what a decode from a value gives.
+fn without_position(e: &serde_json::Error) -> String {
+    let text = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    match text.strip_suffix(&suffix) {
+        Some(bare) => bare.to_owned(),
+        None => text,
+    }
+}
+
+/// Serializes a protocol type to JSON text, as `Request::new` does its params.
+///
+/// # Panics
+/// When `T`'s `Serialize` fails, which no type of this crate's does (see [`to_value`]).
+pub fn to_raw<T: Serialize + ?Sized>(v: &T) -> Box<RawValue> {
+    serde_json::value::to_raw_value(v).expect("protocol types always serialize")
+}
+
+/// Serializes a protocol type to a JSON value, as `Response::ok_typed` does its result.
 ///
 /// # Panics
 /// When `T`'s `Serialize` fails, which no type of this crate's does: their maps have
@@ -738,6 +950,159 @@ mod tests {
         assert_eq!(Message::decode(text.as_bytes()).unwrap(), m);
     }
 
+    /// Params stay the text the peer sent (no `Value` tree in between), decode straight
+    /// into typed params, and compare as JSON values.
+    #[test]
+    fn params_are_kept_as_text_and_compared_as_values() {
+        let wire = br#"{"jsonrpc":"2.0","id":1,"method":"m","params": {"b": [1, 2], "a": "x"} }"#;
+        let Ok(Message::Request(r)) = Message::decode(wire) else {
+            panic!("a request")
+        };
+        assert_eq!(
+            r.params.as_deref().map(RawValue::get),
+            Some(r#"{"b": [1, 2], "a": "x"}"#)
+        );
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct P {
+            a: String,
+            b: Vec<u8>,
+        }
+        assert_eq!(
+            r.params_as::<P>(),
+            Ok(P {
+                a: "x".into(),
+                b: vec![1, 2]
+            })
+        );
+        assert_eq!(r.params_value(), Some(json!({"a": "x", "b": [1, 2]})));
+        let same = Request {
+            id: Id::Number(1),
+            method: "m".into(),
+            params: Some(to_raw(&json!({"a": "x", "b": [1, 2]}))),
+        };
+        assert_eq!(r, same);
+        let other = Request {
+            params: Some(to_raw(&json!({"a": "y", "b": [1, 2]}))),
+            ..same.clone()
+        };
+        assert_ne!(r, other);
+        assert_ne!(
+            Request {
+                params: None,
+                ..same.clone()
+            },
+            same
+        );
+        // The text goes out as it came in.
+        assert_eq!(
+            Message::Request(r).encode(),
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"b": [1, 2], "a": "x"}}"#
+        );
+        // A message read from a value keeps its params too.
+        let m =
+            Message::from_value(json!({"jsonrpc":"2.0","method":"n","params":{"k":true}})).unwrap();
+        let Message::Notification(n) = m else {
+            panic!("a notification")
+        };
+        assert_eq!(n.params_value(), Some(json!({"k": true})));
+        // A repeated member: the last one counts, as for every member.
+        let Ok(Message::Request(r)) = Message::decode(
+            br#"{"jsonrpc":"2.0","id":2,"method":"m","params":[],"params":{"a":"z","b":[]}}"#,
+        ) else {
+            panic!("a request")
+        };
+        assert_eq!(r.params_as::<P>().map(|p| p.a), Ok("z".to_owned()));
+    }
+
+    /// Params that nest deeper than serde_json reads a message are refused as the whole
+    /// message would be (a parse error), though they are skipped, not read; a string full
+    /// of brackets is not nesting.
+    #[test]
+    fn params_nested_too_deep_are_a_parse_error() {
+        let deep = |levels: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{}{}}}"#,
+                "[".repeat(levels),
+                "]".repeat(levels)
+            )
+        };
+        // Read as a whole, the message nests one level more than its params.
+        for levels in [126, 127] {
+            let whole = serde_json::from_str::<Value>(&deep(levels)).is_ok();
+            let ours = Message::decode(deep(levels).as_bytes());
+            assert_eq!(whole, ours.is_ok(), "{levels} levels: {ours:?}");
+            if !whole {
+                assert!(matches!(ours, Err(DecodeError::Parse(_))), "{ours:?}");
+            }
+        }
+        let brackets = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"s":"{}\\\"{}"}}}}"#,
+            "[".repeat(500),
+            "{".repeat(500)
+        );
+        assert!(Message::decode(brackets.as_bytes()).is_ok());
+        assert_eq!(nesting(r#"{"a":[{"b":"]]}}"}]}"#), 3);
+    }
+
+    /// A notification's empty params are left out, as they always were.
+    #[test]
+    fn a_notifications_empty_params_are_left_out() {
+        let n = Notification::new::<crate::method::Initialized>(&Default::default());
+        assert_eq!(n.params.as_deref().map(RawValue::get), None);
+        assert_eq!(
+            Message::Notification(n).encode(),
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#
+        );
+    }
+
+    /// Errors about params or an id say what is wrong without serde_json's position and
+    /// without echoing the peer's value.
+    #[test]
+    fn params_and_id_errors_read_plainly() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct P {
+            name: String,
+        }
+        let r = Request {
+            id: Id::Number(1),
+            method: "m".into(),
+            params: Some(to_raw(&json!({"name": 3}))),
+        };
+        assert_eq!(
+            r.params_as::<P>().unwrap_err().message,
+            "invalid params: invalid type: integer `3`, expected a string"
+        );
+        let no_name = Request {
+            params: None,
+            ..r.clone()
+        };
+        assert_eq!(
+            no_name.params_as::<P>().unwrap_err().message,
+            "invalid params: missing field `name`"
+        );
+        let detail = |v: Value| match dec(v) {
+            Err(DecodeError::Invalid { detail, .. }) => detail,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(
+            detail(json!({"jsonrpc":"2.0","id":{"secret":"x"},"method":"ping"})),
+            "an id must be a string or an integer, not an object"
+        );
+        assert_eq!(
+            detail(json!({"jsonrpc":"2.0","id":true,"method":"ping"})),
+            "an id must be a string or an integer, not a boolean"
+        );
+        assert_eq!(
+            detail(json!({"jsonrpc":"2.0","id":9_223_372_036_854_775_808u64,"method":"ping"})),
+            "a numeric id must be an integer"
+        );
+        assert_eq!(
+            detail(json!({"jsonrpc":2.0,"id":1,"method":"ping"})),
+            "\"jsonrpc\" must be \"2.0\""
+        );
+    }
+
     #[test]
     fn params_decode_errors_are_invalid_params() {
         #[derive(Debug, Deserialize)]
@@ -748,7 +1113,7 @@ mod tests {
         let r = Request {
             id: Id::Number(1),
             method: "m".into(),
-            params: Some(json!({"name": 3})),
+            params: Some(to_raw(&json!({"name": 3}))),
         };
         assert_eq!(
             r.params_as::<P>().unwrap_err().code,

@@ -728,7 +728,7 @@ fn a_progress_token_in_toolsets_open_reaches_the_typed_params() {
     );
     let again = Request::new::<ToolsetsOpen>(Id::Number(1), &p);
     assert_eq!(
-        again.params,
+        again.params_value(),
         Some(json!({"toolset": "go", "_meta": {"progressToken": "p-1"}}))
     );
 }

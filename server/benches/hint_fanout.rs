@@ -51,7 +51,7 @@ fn request(id: &str, method: &str, params: Value) -> Message {
     Message::Request(Request {
         id: Id::from(id),
         method: method.to_owned(),
-        params: Some(params),
+        params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
     })
 }
 
@@ -77,7 +77,7 @@ async fn next_checked(c: &mut Connection, expect: Expect) {
         }
         (Message::Notification(n), Expect::Hints) => n.method == "tools/hints",
         (Message::Request(r), Expect::Hints) if r.method == "push/event" => {
-            let hinted = r.params.as_ref().is_some_and(|p| p.get("hints").is_some());
+            let hinted = r.params_value().is_some_and(|p| p.get("hints").is_some());
             let accepted = Response::ok(r.id.clone(), json!({"accepted": true}));
             c.outbound.send(accepted.into()).await.unwrap();
             hinted

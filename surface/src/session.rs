@@ -203,7 +203,7 @@ impl Session {
         }
         let n = Notification {
             method: "notifications/message".to_owned(),
-            params: Some(mcpl_protocol::jsonrpc::to_value(&params)),
+            params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
         };
         // Best effort: a client that does not read its notifications still gets the news
         // in its next result.

@@ -29,8 +29,9 @@ async fn the_fixture_serves_tls_on_either_listener() {
         let initialize = Request {
             id: Id::Number(1),
             method: "initialize".into(),
-            params: Some(json!({"protocolVersion": "2025-11-25", "capabilities": {},
-                "clientInfo": {"name": "t", "version": "0"}})),
+            params: Some(mcpl_protocol::jsonrpc::to_raw(&json!({
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "t", "version": "0"}}))),
         };
         conn.outbound.send(initialize.into()).await.unwrap();
         let read = tokio::time::timeout(Duration::from_secs(20), conn.inbound.recv()).await;

@@ -629,7 +629,7 @@ async fn next_sse(stream: &mut (impl futures_util::Stream<Item = Message> + Unpi
 /// The `params.i` of a numbered notification.
 fn number_of(m: Message) -> u64 {
     match m {
-        Message::Notification(n) => n.params.unwrap()["i"].as_u64().unwrap(),
+        Message::Notification(n) => n.params_value().unwrap()["i"].as_u64().unwrap(),
         other => panic!("expected a numbered notification, got {other:?}"),
     }
 }

@@ -180,7 +180,7 @@ async fn a_spawned_child_answers_and_notifies() {
         .unwrap();
     let (_, note) = next_notification(&mut child).await;
     assert_eq!(
-        (note.method.as_str(), note.params),
+        (note.method.as_str(), note.params_value()),
         ("notified", Some(json!({"n": 5})))
     );
 
@@ -209,8 +209,11 @@ async fn oversized_messages_are_refused_by_either_end_and_the_link_goes_on() {
     let (_, note) = next_notification(&mut child).await;
     assert_eq!(note.method, "too-large");
     assert_eq!(
-        note.params.as_ref().and_then(|p| p.get("limit")),
-        Some(&json!(256))
+        note.params_value()
+            .as_ref()
+            .and_then(|p| p.get("limit"))
+            .cloned(),
+        Some(json!(256))
     );
     child
         .outbound
@@ -307,7 +310,7 @@ async fn a_child_is_given_the_environment_it_is_spawned_with() {
     else {
         panic!("{read:?}");
     };
-    assert_eq!(n.params, Some(json!({"v": "from-the-config"})));
+    assert_eq!(n.params_value(), Some(json!({"v": "from-the-config"})));
     // The variable is not in the connection's description (it may be a secret).
     assert!(
         !conn.info.peer.contains("from-the-config"),

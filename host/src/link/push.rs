@@ -61,7 +61,7 @@ impl ServerLink {
                 mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, %error, "refused a push/event");
                 // The id as the tap read it from the raw params, which may not decode.
                 let event_id = request
-                    .params
+                    .params_value()
                     .as_ref()
                     .and_then(|p| p.get("eventId"))
                     .and_then(|e| e.as_str())

@@ -326,7 +326,7 @@ impl Host {
             Carrier::Standalone => (
                 Message::Notification(Notification {
                     method: ToolHints::NAME.to_owned(),
-                    params: Some(hints),
+                    params: Some(mcpl_protocol::jsonrpc::to_raw(&hints)),
                 }),
                 None,
             ),
@@ -341,7 +341,7 @@ impl Host {
                     Message::Request(Request {
                         id: self.id(),
                         method: PushEvent::NAME.to_owned(),
-                        params: Some(params),
+                        params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
                     }),
                     None,
                 )
@@ -381,7 +381,7 @@ impl Host {
         let request = Request {
             id: self.id(),
             method: PushEvent::NAME.to_owned(),
-            params: Some(serde_json::to_value(p).unwrap()),
+            params: Some(mcpl_protocol::jsonrpc::to_raw(&p)),
         };
         let (name, epoch, now) = (self.name(i), self.epoch(i), self.now);
         self.core

@@ -23,7 +23,6 @@ use mcpl_protocol::client_features::{
 use mcpl_protocol::jsonrpc::{Id, Notification, Request};
 use mcpl_protocol::mcp::{CancelledParams, ClientCapabilities};
 use mcpl_protocol::method::Cancelled;
-use serde_json::Value;
 use tokio::sync::oneshot;
 
 /// The capability a request needs the client to have declared.
@@ -42,7 +41,7 @@ pub(crate) struct Ask {
     pub(crate) key: u64,
     pub(crate) method: &'static str,
     pub(crate) needs: Needs,
-    pub(crate) params: Value,
+    pub(crate) params: Box<mcpl_protocol::jsonrpc::RawValue>,
 }
 
 impl Message for Ask {

@@ -106,7 +106,7 @@ impl ToolContext {
         needs: Needs,
         params: &M::Params,
     ) -> Result<M::Result, AskError> {
-        let params = mcpl_protocol::jsonrpc::to_value(params);
+        let params = mcpl_protocol::jsonrpc::to_raw(params);
         let result: Value = self
             .session
             .ask(Ask {

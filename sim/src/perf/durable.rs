@@ -168,7 +168,7 @@ async fn ask(
     let req = Request {
         id: Id::Number(id),
         method: method.to_owned(),
-        params: Some(params),
+        params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
     };
     client::request(conn, req).await
 }

@@ -276,7 +276,7 @@ async fn toggle_lobby(url: &str, token: &str, cycles: usize) -> Result<(), PerfE
             let req = Request {
                 id: Id::Number(id),
                 method: method.to_owned(),
-                params: Some(json!({"toolset": "lobby"})),
+                params: Some(mcpl_protocol::jsonrpc::to_raw(&json!({"toolset": "lobby"}))),
             };
             client::request(&mut conn, req).await?;
         }

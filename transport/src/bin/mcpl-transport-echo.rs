@@ -24,10 +24,10 @@ async fn main() -> ExitCode {
     };
     let (mut conn, drained) = stdio::serve_stdio_drained(&opts);
     let principal = conn.info.principal.as_ref().map(|p| p.name());
-    let note = |method: &str, params| {
+    let note = |method: &str, params: serde_json::Value| {
         Message::from(Notification {
             method: method.to_owned(),
-            params: Some(params),
+            params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
         })
     };
     while let Some(item) = conn.inbound.recv().await {
@@ -48,7 +48,7 @@ async fn main() -> ExitCode {
             Inbound::Message {
                 message: Message::Notification(n),
                 ..
-            } if n.method == "notify-me" => note("notified", n.params.unwrap_or(json!({}))),
+            } if n.method == "notify-me" => note("notified", n.params_value().unwrap_or(json!({}))),
             Inbound::Message { .. } => continue,
             Inbound::TooLarge { size, limit, .. } => {
                 note("too-large", json!({ "size": size, "limit": limit }))

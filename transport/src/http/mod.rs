@@ -84,6 +84,40 @@ const JSON: &str = "application/json";
 const EVENT_STREAM: &str = "text/event-stream";
 
 /// True when an `Accept` header lists `media` (parameters such as `q` are ignored).
+/// A request's `params._meta.progressToken`, read without decoding the rest of the params
+/// (a token of the wrong shape, or params that are not an object, read as none).
+fn request_progress_token(
+    params: Option<&serde_json::value::RawValue>,
+) -> Option<serde_json::Value> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "_meta")]
+        meta: Option<Meta>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Meta {
+        #[serde(rename = "progressToken")]
+        token: Option<serde_json::Value>,
+    }
+    serde_json::from_str::<Params>(params?.get())
+        .ok()?
+        .meta?
+        .token
+}
+
+/// A `notifications/progress`'s `params.progressToken`, read as
+/// [`request_progress_token`] reads a request's.
+fn notified_progress_token(
+    params: Option<&serde_json::value::RawValue>,
+) -> Option<serde_json::Value> {
+    #[derive(serde::Deserialize)]
+    struct Params {
+        #[serde(rename = "progressToken")]
+        token: Option<serde_json::Value>,
+    }
+    serde_json::from_str::<Params>(params?.get()).ok()?.token
+}
+
 fn accepts(headers: &HeaderMap, media: &str) -> bool {
     headers
         .get_all(ACCEPT)

@@ -376,11 +376,7 @@ async fn answer(
 ) -> HttpResponse {
     let sse = server.opts.http_response_mode == HttpResponseMode::Sse;
     let id = request.id.clone();
-    let progress = request
-        .params
-        .as_ref()
-        .and_then(|p| p.get("_meta")?.get("progressToken"))
-        .cloned();
+    let progress = super::request_progress_token(request.params.as_deref());
     let Ok((mut rx, guard)) = session.register(id.clone(), sse, progress) else {
         return rpc_error(
             StatusCode::BAD_REQUEST,

@@ -395,7 +395,7 @@ impl Session {
                 routes
                     .pending
                     .values()
-                    .find(|p| p.progress.as_ref() == Some(token))
+                    .find(|p| p.progress.as_ref() == Some(&token))
             }),
         };
         if let Some(p) = related.filter(|p| p.has_room_besides_response()) {
@@ -549,10 +549,10 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 /// The `progressToken` of a `notifications/progress`.
-fn progress_token_of(message: &Message) -> Option<&Value> {
+fn progress_token_of(message: &Message) -> Option<Value> {
     match message {
         Message::Notification(n) if n.method == "notifications/progress" => {
-            n.params.as_ref()?.get("progressToken")
+            super::notified_progress_token(n.params.as_deref())
         }
         _ => None,
     }
@@ -633,7 +633,7 @@ mod tests {
     fn note(n: i64) -> Message {
         Notification {
             method: "n".into(),
-            params: Some(json!({ "n": n })),
+            params: Some(mcpl_protocol::jsonrpc::to_raw(&json!({ "n": n }))),
         }
         .into()
     }
@@ -767,7 +767,9 @@ mod tests {
             mcpl_protocol::Request {
                 id: Id::Number(id),
                 method: "sampling/createMessage".into(),
-                params: Some(json!({"messages": [], "maxTokens": 1})),
+                params: Some(mcpl_protocol::jsonrpc::to_raw(
+                    &json!({"messages": [], "maxTokens": 1}),
+                )),
             }
             .into()
         };
@@ -802,7 +804,9 @@ mod tests {
         let progress = |n: i64| -> Message {
             Notification {
                 method: "notifications/progress".into(),
-                params: Some(json!({"progressToken": token, "progress": n})),
+                params: Some(mcpl_protocol::jsonrpc::to_raw(
+                    &json!({"progressToken": token, "progress": n}),
+                )),
             }
             .into()
         };

@@ -46,7 +46,7 @@ pub fn request(id: i64, method: &str, params: Value) -> Message {
     Request {
         id: Id::Number(id),
         method: method.into(),
-        params: Some(params),
+        params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
     }
     .into()
 }
@@ -54,7 +54,7 @@ pub fn request(id: i64, method: &str, params: Value) -> Message {
 pub fn notification(method: &str, params: Value) -> Message {
     Notification {
         method: method.into(),
-        params: Some(params),
+        params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
     }
     .into()
 }

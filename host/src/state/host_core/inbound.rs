@@ -93,7 +93,7 @@ impl HostCore {
             }
             Message::Request(r) if r.method == PushEvent::NAME => {
                 // §5.2: a push's hints apply when it is read, whatever is decided about it.
-                let params = r.params.unwrap_or_default();
+                let params = r.params_value().unwrap_or_default();
                 let carrier = Carrier::Push {
                     event_id: params["eventId"].as_str().unwrap_or_default().to_owned(),
                     coalesce: params.get("coalesce").is_some_and(|c| !c.is_null()),
@@ -101,7 +101,7 @@ impl HostCore {
                 self.read_hints(server, carrier, params.get("hints"), now);
             }
             Message::Notification(n) if n.method == ToolHints::NAME => {
-                let params = n.params.unwrap_or_default();
+                let params = n.params_value().unwrap_or_default();
                 self.read_hints(server, Carrier::Standalone, Some(&params), now);
             }
             Message::Request(_) | Message::Notification(_) => {}

@@ -66,7 +66,7 @@ fn statement(c: &mut HostCore, epoch: u64, rev: u64, now: Instant) {
 fn standalone(c: &mut HostCore, epoch: u64, h: HintChanges, now: Instant) {
     let n = Notification {
         method: ToolHints::NAME.to_owned(),
-        params: Some(serde_json::to_value(h).unwrap()),
+        params: Some(mcpl_protocol::jsonrpc::to_raw(&h)),
     };
     c.read(S, epoch, Message::Notification(n), None, now);
 }
