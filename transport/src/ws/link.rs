@@ -12,6 +12,12 @@
 //!   [`CLOSE_TIMEOUT`] to answer, then stops the reader by aborting its task (the reader
 //!   waits on its stream alone, with no stop signal to poll beside every frame; its end,
 //!   aborted or not, sets `reader_done`).
+//!
+//! The writer polls the sink through a [`Gate`]: tokio-tungstenite wakes whatever last
+//! wrote on *every* readiness of the socket, reads included (its waker proxy wakes both
+//! the read and the write slot, so that a read may flush a pending pong), which polled the
+//! writer once more, for nothing, for every frame read. The gate passes a wake on only
+//! while a write is waiting (issue #18).
 
 use crate::{Connection, ConnectionInfo, Inbound, Outbound, StreamId};
 use futures_util::stream::{SplitSink, SplitStream};
@@ -21,7 +27,7 @@ use mcpl_protocol::jsonrpc::DecodeError;
 use std::future::Future as _;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::Poll;
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::mpsc;
@@ -212,6 +218,7 @@ async fn write<S>(
 {
     let mut ticker =
         ping.map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));
+    let gate = Gate::new();
     // Made once, as in `read`.
     let reader_done = shared.reader_done.clone();
     let reader_gone = reader_done.cancelled();
@@ -261,7 +268,8 @@ async fn write<S>(
                 // is armed only for a write that did not complete at once (most do: the
                 // socket has room), so a call costs no timer (issue #18).
                 tokio::pin!(sent);
-                let first = std::future::poll_fn(|cx| Poll::Ready(sent.as_mut().poll(cx))).await;
+                let mut sent = gate.guard(sent);
+                let first = std::future::poll_fn(|cx| Poll::Ready(std::pin::Pin::new(&mut sent).poll(cx))).await;
                 let sent = match (first, ping) {
                     (Poll::Ready(result), _) => result,
                     (Poll::Pending, Some(every)) => {
@@ -292,4 +300,134 @@ async fn write<S>(
         }
     }
     reader.abort();
+}
+
+/// A waker that passes a wake on to the writer's task only while it is armed: armed before
+/// each poll of a write, disarmed when the write completes (module docs). A wake between
+/// arming and the poll's end is passed on, so none a pending write needs is lost; one that
+/// comes after a completed write is dropped, as nothing waits for it.
+struct Gate {
+    armed: AtomicBool,
+    task: futures_util::task::AtomicWaker,
+}
+
+impl Gate {
+    fn new() -> Arc<Gate> {
+        Arc::new(Gate {
+            armed: AtomicBool::new(false),
+            task: futures_util::task::AtomicWaker::new(),
+        })
+    }
+
+    /// `write`, polled through this gate.
+    fn guard<F: std::future::Future + Unpin>(self: &Arc<Self>, write: F) -> Gated<F> {
+        Gated {
+            waker: Waker::from(self.clone()),
+            gate: self.clone(),
+            write,
+        }
+    }
+}
+
+impl Wake for Gate {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        if self.armed.swap(false, Ordering::AcqRel) {
+            self.task.wake();
+        }
+    }
+}
+
+/// A write polled with its [`Gate`]'s waker.
+struct Gated<F> {
+    gate: Arc<Gate>,
+    waker: Waker,
+    write: F,
+}
+
+impl<F: std::future::Future + Unpin> std::future::Future for Gated<F> {
+    type Output = F::Output;
+
+    fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        this.gate.task.register(cx.waker());
+        this.gate.armed.store(true, Ordering::Release);
+        let polled =
+            std::pin::Pin::new(&mut this.write).poll(&mut Context::from_waker(&this.waker));
+        if polled.is_ready() {
+            this.gate.armed.store(false, Ordering::Release);
+        }
+        polled
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+
+    /// Counts the wakes it is given.
+    struct Count(AtomicUsize);
+
+    impl Wake for Count {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// A write that is pending until `ready` is set, keeping the waker it was polled with.
+    struct Pending {
+        ready: Arc<AtomicBool>,
+        seen: Arc<std::sync::Mutex<Option<Waker>>>,
+    }
+
+    impl std::future::Future for Pending {
+        type Output = ();
+        fn poll(self: std::pin::Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            *self.seen.lock().unwrap() = Some(cx.waker().clone());
+            if self.ready.load(Ordering::Relaxed) {
+                Poll::Ready(())
+            } else {
+                Poll::Pending
+            }
+        }
+    }
+
+    /// A wake through the sink's waker reaches the task while its write waits, and not
+    /// after the write completed (a read readiness then wakes no writer).
+    #[test]
+    fn the_gate_passes_wakes_only_while_a_write_waits() {
+        let count = Arc::new(Count(AtomicUsize::new(0)));
+        let task = Waker::from(count.clone());
+        let mut cx = Context::from_waker(&task);
+        let gate = Gate::new();
+        let ready = Arc::new(AtomicBool::new(false));
+        let seen = Arc::new(std::sync::Mutex::new(None));
+        let mut write = gate.guard(Pending {
+            ready: ready.clone(),
+            seen: seen.clone(),
+        });
+        let mut write = std::pin::Pin::new(&mut write);
+        assert!(write.as_mut().poll(&mut cx).is_pending());
+        let sink_waker = seen.lock().unwrap().clone().expect("polled");
+        sink_waker.wake_by_ref();
+        assert_eq!(
+            count.0.load(Ordering::Relaxed),
+            1,
+            "a waiting write is woken"
+        );
+        sink_waker.wake_by_ref();
+        assert_eq!(count.0.load(Ordering::Relaxed), 1, "once per poll");
+        ready.store(true, Ordering::Relaxed);
+        assert!(write.as_mut().poll(&mut cx).is_ready());
+        sink_waker.wake_by_ref();
+        assert_eq!(
+            count.0.load(Ordering::Relaxed),
+            1,
+            "a finished write is not woken"
+        );
+    }
 }
