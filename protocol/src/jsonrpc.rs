@@ -565,10 +565,21 @@ impl<'de> Deserialize<'de> for Raw {
 impl Message {
     /// Decodes one message from bytes (a line, a frame, an HTTP body or an SSE `data`).
     pub fn decode(bytes: &[u8]) -> Result<Message, DecodeError> {
+        Self::decode_read(bytes, serde_json::from_slice::<Raw>(bytes))
+    }
+
+    /// Decodes one message from text already known to be UTF-8 (a WebSocket text frame):
+    /// as [`Message::decode`], without checking each string's UTF-8 again.
+    pub fn decode_str(text: &str) -> Result<Message, DecodeError> {
+        Self::decode_read(text.as_bytes(), serde_json::from_str::<Raw>(text))
+    }
+
+    /// The message `bytes` were read into (`read`), or why they are none.
+    fn decode_read(bytes: &[u8], read: serde_json::Result<Raw>) -> Result<Message, DecodeError> {
         // Straight from bytes into the envelope's fields: no intermediate tree for the whole
         // message. serde_json classifies its errors, which tells "not JSON" (-32700) from
         // "JSON of the wrong shape" (-32600).
-        match serde_json::from_slice::<Raw>(bytes) {
+        match read {
             // Params are skipped over, not read, so serde_json's nesting limit has not been
             // applied to them: bytes are refused alike whichever member nests too deep.
             Ok(Raw {
@@ -1042,6 +1053,24 @@ mod tests {
         );
         assert!(Message::decode(brackets.as_bytes()).is_ok());
         assert_eq!(nesting(r#"{"a":[{"b":"]]}}"}]}"#), 3);
+    }
+
+    /// Text decodes as its bytes do, malformed or not.
+    #[test]
+    fn decode_str_agrees_with_decode() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":"é","method":"m","params":{"a":"ü"}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"result":{"content":[]}}"#,
+            r#"[{"jsonrpc":"2.0","id":1,"method":"m"}]"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"#,
+            r#""just a string""#,
+        ] {
+            assert_eq!(
+                Message::decode_str(text),
+                Message::decode(text.as_bytes()),
+                "{text}"
+            );
+        }
     }
 
     /// A notification's empty params are left out, as they always were.

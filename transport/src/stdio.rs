@@ -235,7 +235,7 @@ async fn read_lines<R: AsyncRead + Unpin>(
         };
         let item = match decoded {
             Ok(Some(line)) if line.trim().is_empty() => continue,
-            Ok(Some(line)) => match Message::decode(line.as_bytes()) {
+            Ok(Some(line)) => match Message::decode_str(&line) {
                 Ok(message) => Inbound::Message { stream, message },
                 Err(error) => Inbound::Malformed { stream, error },
             },

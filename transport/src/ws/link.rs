@@ -146,7 +146,7 @@ async fn read<S>(
                         size: text.len(),
                         limit,
                     },
-                    Frame::Text(text) => match Message::decode(text.as_bytes()) {
+                    Frame::Text(text) => match Message::decode_str(text.as_str()) {
                         Ok(message) => Inbound::Message {
                             stream: id,
                             message,
