@@ -22,7 +22,7 @@ use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
 use http_body_util::{BodyDataStream, BodyExt, Full};
 use hyper::body::{Body, Incoming};
-use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderName, HeaderValue};
+use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -58,6 +58,7 @@ const SESSION_HEADER: HeaderName = HeaderName::from_static(MCP_SESSION_ID);
 const VERSION_HEADER: HeaderName = HeaderName::from_static(MCP_PROTOCOL_VERSION);
 const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 const POST_ACCEPT: HeaderValue = HeaderValue::from_static("application/json, text/event-stream");
+const POST_CONTENT_TYPE: HeaderValue = HeaderValue::from_static(JSON);
 
 /// The HTTP client: HTTP/1.1, `http://` or `https://` through one connector.
 type HttpClient = hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
@@ -110,6 +111,7 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
     // A fragment is the client's own; path and query go to the server as given.
     parsed.set_fragment(None);
     let uri = Uri::try_from(parsed.as_str()).map_err(|e| bad(&e.to_string()))?;
+    let host = host_header(&uri).ok_or_else(|| bad("the URL has no host"))?;
     match parsed.scheme() {
         "http" => {}
         "https" => crate::tls::probe(&opts.tls, &parsed).await?,
@@ -139,6 +141,7 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
     let client = Arc::new(Client {
         http,
         uri,
+        host,
         token,
         limit: opts.max_message_size,
         hook: opts.delivery_hook.clone(),
@@ -170,6 +173,8 @@ struct Client {
     /// The endpoint, absolute: the pool is keyed by its scheme and authority, the request
     /// line carries its path and query, and `Host` its authority.
     uri: Uri,
+    /// `Host`, made once: hyper-util would format it again for every request.
+    host: HeaderValue,
     token: Option<HeaderValue>,
     limit: usize,
     hook: Option<DeliveryHook>,
@@ -198,6 +203,7 @@ impl Client {
         *request.method_mut() = method;
         *request.uri_mut() = self.uri.clone();
         let headers = request.headers_mut();
+        headers.insert(HOST, self.host.clone());
         if let Some(token) = &self.token {
             headers.insert(AUTHORIZATION, token.clone());
         }
@@ -311,7 +317,7 @@ async fn post(client: Arc<Client>, message: Message) {
     let (mut request, has_session) = client.request(Method::POST, Bytes::from(message.encode()));
     let headers = request.headers_mut();
     headers.insert(ACCEPT, POST_ACCEPT);
-    headers.insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
+    headers.insert(CONTENT_TYPE, POST_CONTENT_TYPE);
     let exchange = Exchange {
         stream: client.next_stream(),
         client: client.clone(),
@@ -726,6 +732,22 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// `Host` for requests to `uri`, as hyper-util writes it: the host, and the port unless it
+/// is the scheme's default.
+fn host_header(uri: &Uri) -> Option<HeaderValue> {
+    let host = uri.host()?;
+    let default = if uri.scheme_str() == Some("https") {
+        443
+    } else {
+        80
+    };
+    let value = match uri.port_u16() {
+        Some(port) if port != default => format!("{host}:{port}"),
+        _ => host.to_owned(),
+    };
+    HeaderValue::from_str(&value).ok()
+}
+
 /// An error and its causes, `: `-separated: hyper-util's own words ("client error
 /// (Connect)") say little without what is under them.
 struct Chain<'a>(&'a (dyn std::error::Error + 'static));
@@ -752,4 +774,23 @@ fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
         cause = c.source();
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_header_names_the_port_unless_it_is_the_schemes_default() {
+        let host = |url: &str| host_header(&Uri::try_from(url).unwrap()).unwrap();
+        assert_eq!(host("http://example.test/mcp"), "example.test");
+        assert_eq!(host("http://example.test:80/mcp"), "example.test");
+        assert_eq!(host("http://example.test:443/mcp"), "example.test:443");
+        assert_eq!(host("https://example.test:443/mcp"), "example.test");
+        assert_eq!(
+            host("https://example.test:8443/mcp?a=1"),
+            "example.test:8443"
+        );
+        assert_eq!(host("http://[::1]:8080/mcp"), "[::1]:8080");
+    }
 }
