@@ -145,13 +145,14 @@ impl ClientTls {
         }
     }
 
-    /// The rustls configuration, for a connector (tungstenite's, reqwest's, the probe's).
+    /// The rustls configuration, for a connector (tungstenite's, the Streamable HTTP
+    /// client's, the probe's).
     pub(crate) fn config(&self) -> Arc<rustls::ClientConfig> {
         self.config.clone()
     }
 
-    /// The rustls configuration, for another client to verify servers the same way
-    /// (reqwest's `use_preconfigured_tls` takes a clone of it).
+    /// The rustls configuration, for another client to verify servers the same way (say,
+    /// reqwest's `use_preconfigured_tls`, which takes a clone of it).
     pub fn rustls_config(&self) -> Arc<rustls::ClientConfig> {
         self.config()
     }
@@ -234,8 +235,10 @@ fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
     Ok(certs)
 }
 
-/// The rustls error somewhere in `error`'s chain of causes, if any: reqwest, hyper and
-/// tokio-rustls wrap it in `io::Error`s, whose `source` skips the error they carry.
+/// The rustls error somewhere in `error`'s chain of causes, if any: tokio-rustls wraps it in
+/// an `io::Error`, hyper-rustls that in another, and hyper-util's client error holds that
+/// boxed as its source; an `io::Error`'s `source` skips the error it carries, so each one's
+/// inner error is searched too.
 pub(crate) fn rustls_cause<'a>(
     error: &'a (dyn std::error::Error + 'static),
 ) -> Option<&'a rustls::Error> {

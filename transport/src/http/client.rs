@@ -2,6 +2,14 @@
 //!
 //! A driver task reads the outbound channel and spawns one task per POST; the GET stream has
 //! a task of its own; all of them stop on `shutdown`.
+//!
+//! HTTP is hyper-util's `client::legacy::Client` (HTTP/1.1 only) over hyper-rustls's
+//! connector with our rustls configuration. It keeps a pool of idle connections per host,
+//! replaces a pooled connection the server closed, and sets `Host` from the URL: the
+//! well-kept pool reqwest itself is built on, without reqwest's redirect, retry and timeout
+//! layers, which cost a URL parse per request and which this client never used (issue #18).
+//! A pool of our own over `hyper::client::conn::http1` would save little more and be ours
+//! to keep right.
 
 use super::{EVENT_STREAM, JSON, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, content_type_is};
 use crate::delivery::{Delivery, DeliveryHook, StreamOrigin};
@@ -12,10 +20,15 @@ use crate::{
 use bytes::{Bytes, BytesMut};
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
+use http_body_util::{BodyDataStream, BodyExt, Full};
+use hyper::body::{Body, Incoming};
+use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
+use hyper::{Method, Request, StatusCode, Uri};
+use hyper_rustls::HttpsConnector;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
 use mcpl_protocol::jsonrpc::DecodeError;
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Response};
-use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderValue};
-use reqwest::{Method, RequestBuilder, StatusCode};
 use serde_json::Value;
 use std::io::ErrorKind;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -40,6 +53,18 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// An SSE event's pending bytes past this multiple of the limit end the stream: the parser
 /// buffers an event whole, so this bounds its memory.
 const SSE_CEILING_FACTOR: usize = 4;
+
+const SESSION_HEADER: HeaderName = HeaderName::from_static(MCP_SESSION_ID);
+const VERSION_HEADER: HeaderName = HeaderName::from_static(MCP_PROTOCOL_VERSION);
+const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+const POST_ACCEPT: HeaderValue = HeaderValue::from_static("application/json, text/event-stream");
+const POST_CONTENT_TYPE: HeaderValue = HeaderValue::from_static(JSON);
+
+/// The HTTP client: HTTP/1.1, `http://` or `https://` through one connector.
+type HttpClient = hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
+
+/// An answer as hyper hands it over: the body arrives frame by frame.
+type HttpResponse = hyper::Response<Incoming>;
 
 /// Connects to the MCP endpoint at `url` (`http://…` or `https://…`). For `http://` no I/O
 /// happens until the first message is sent (which should be `initialize`); for `https://` a
@@ -82,7 +107,11 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         url: url.to_owned(),
         reason: reason.to_owned(),
     };
-    let parsed = reqwest::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
+    let mut parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
+    // A fragment is the client's own; path and query go to the server as given.
+    parsed.set_fragment(None);
+    let uri = Uri::try_from(parsed.as_str()).map_err(|e| bad(&e.to_string()))?;
+    let host = host_header(&uri).ok_or_else(|| bad("the URL has no host"))?;
     match parsed.scheme() {
         "http" => {}
         "https" => crate::tls::probe(&opts.tls, &parsed).await?,
@@ -98,16 +127,21 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         })?),
         None => None,
     };
-    // reqwest takes the rustls configuration by value; HTTP/1 only, so no ALPN to add.
-    let http = reqwest::Client::builder()
-        .use_preconfigured_tls(rustls::ClientConfig::clone(&opts.tls.config()))
-        .build()
-        .map_err(|e| TransportError::Protocol(e.to_string()))?;
+    let mut tcp = HttpConnector::new();
+    // The TLS connector hands `https://` URIs to this one; small messages go out at once.
+    tcp.enforce_http(false);
+    tcp.set_nodelay(true);
+    // HTTP/1 only: the configuration (which has no ALPN) is used as it is, not copied.
+    let connector = HttpsConnector::from((tcp, opts.tls.config()));
+    let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
+        .pool_timer(TokioTimer::new())
+        .build(connector);
     let (out_tx, out_rx) = mpsc::channel(DEPTH);
     let (in_tx, in_rx) = mpsc::channel(DEPTH);
     let client = Arc::new(Client {
         http,
-        url: parsed,
+        uri,
+        host,
         token,
         limit: opts.max_message_size,
         hook: opts.delivery_hook.clone(),
@@ -135,8 +169,12 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
 }
 
 struct Client {
-    http: reqwest::Client,
-    url: reqwest::Url,
+    http: HttpClient,
+    /// The endpoint, absolute: the pool is keyed by its scheme and authority, the request
+    /// line carries its path and query, and `Host` its authority.
+    uri: Uri,
+    /// `Host`, made once: hyper-util would format it again for every request.
+    host: HeaderValue,
     token: Option<HeaderValue>,
     limit: usize,
     hook: Option<DeliveryHook>,
@@ -160,20 +198,24 @@ impl Client {
 
     /// A request with the headers every request carries; also says whether a session id
     /// went with it (a 404 means "session gone" only then).
-    fn request(&self, method: Method) -> (RequestBuilder, bool) {
-        let mut builder = self.http.request(method, self.url.clone());
+    fn request(&self, method: Method, body: Bytes) -> (Request<Full<Bytes>>, bool) {
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = method;
+        *request.uri_mut() = self.uri.clone();
+        let headers = request.headers_mut();
+        headers.insert(HOST, self.host.clone());
         if let Some(token) = &self.token {
-            builder = builder.header(reqwest::header::AUTHORIZATION, token.clone());
+            headers.insert(AUTHORIZATION, token.clone());
         }
         let session = lock(&self.session).clone();
         let has_session = session.is_some();
         if let Some(id) = session {
-            builder = builder.header(MCP_SESSION_ID, id);
+            headers.insert(SESSION_HEADER, id);
         }
         if let Some(version) = lock(&self.version).clone() {
-            builder = builder.header(MCP_PROTOCOL_VERSION, version);
+            headers.insert(VERSION_HEADER, version);
         }
-        (builder, has_session)
+        (request, has_session)
     }
 
     async fn deliver(&self, stream: StreamId, origin: StreamOrigin, message: Message) {
@@ -209,15 +251,17 @@ impl Client {
     }
 
     async fn delete(&self) {
-        let (builder, has_session) = self.request(Method::DELETE);
+        let (request, has_session) = self.request(Method::DELETE, Bytes::new());
         if !has_session {
             return;
         }
-        match tokio::time::timeout(CLOSE_GRACE, builder.send()).await {
+        match tokio::time::timeout(CLOSE_GRACE, self.http.request(request)).await {
             Ok(Ok(r))
                 if r.status().is_success() || r.status() == StatusCode::METHOD_NOT_ALLOWED => {}
             Ok(Ok(r)) => tracing::debug!(status = %r.status(), "DELETE of the session refused"),
-            Ok(Err(e)) => tracing::debug!(error = %e, "DELETE of the session failed"),
+            Ok(Err(e)) => {
+                tracing::debug!(error = %Chain(&e), "DELETE of the session failed")
+            }
             Err(_) => tracing::debug!("DELETE of the session timed out"),
         }
     }
@@ -270,11 +314,10 @@ async fn post(client: Arc<Client>, message: Message) {
     };
     let is_initialized =
         matches!(&message, Message::Notification(n) if n.method == "notifications/initialized");
-    let (builder, has_session) = client.request(Method::POST);
-    let builder = builder
-        .header(ACCEPT, "application/json, text/event-stream")
-        .header(CONTENT_TYPE, JSON)
-        .body(message.encode());
+    let (mut request, has_session) = client.request(Method::POST, Bytes::from(message.encode()));
+    let headers = request.headers_mut();
+    headers.insert(ACCEPT, POST_ACCEPT);
+    headers.insert(CONTENT_TYPE, POST_CONTENT_TYPE);
     let exchange = Exchange {
         stream: client.next_stream(),
         client: client.clone(),
@@ -282,7 +325,7 @@ async fn post(client: Arc<Client>, message: Message) {
         is_initialize,
         answered: AtomicBool::new(false),
     };
-    let response = match builder.send().await {
+    let response = match client.http.request(request).await {
         Ok(r) => r,
         Err(e) => {
             let io = io_kind(&e);
@@ -291,7 +334,7 @@ async fn post(client: Arc<Client>, message: Message) {
                 (None, Some(ErrorKind::ConnectionRefused)) => {
                     "the POST failed: connection refused".to_owned()
                 }
-                (None, _) => format!("the POST failed: {e}"),
+                (None, _) => format!("the POST failed: {}", Chain(&e)),
             };
             return exchange.fail_io(&detail, io).await;
         }
@@ -395,7 +438,7 @@ impl Exchange {
         self.deliver(Response::err(Some(id), error).into()).await;
     }
 
-    async fn read_json(&self, response: reqwest::Response) {
+    async fn read_json(&self, response: HttpResponse) {
         let limit = self.client.limit;
         let body = match read_limited(response, limit).await {
             Ok(body) => body,
@@ -452,7 +495,7 @@ impl Exchange {
         }
     }
 
-    async fn read_sse(&self, response: reqwest::Response) {
+    async fn read_sse(&self, response: HttpResponse) {
         read_events(&self.client, response, self.stream, |message| async move {
             self.deliver(message).await;
             self.answered.load(Ordering::Relaxed)
@@ -474,7 +517,7 @@ struct SseEnd {
 /// `TooLarge` and unreadable ones delivered as `Malformed`; the stream goes on.
 async fn read_events<F, Fut>(
     client: &Client,
-    response: reqwest::Response,
+    response: HttpResponse,
     stream: StreamId,
     mut deliver: F,
 ) -> SseEnd
@@ -487,7 +530,7 @@ where
     let counted = {
         let pending = pending.clone();
         let ceiling = limit.saturating_mul(SSE_CEILING_FACTOR);
-        response.bytes_stream().map(move |chunk| {
+        BodyDataStream::new(response.into_body()).map(move |chunk| {
             let chunk = chunk.map_err(SseError::Http)?;
             if pending.fetch_add(chunk.len(), Ordering::Relaxed) + chunk.len() > ceiling {
                 return Err(SseError::TooLong);
@@ -546,7 +589,7 @@ where
 #[derive(Debug, thiserror::Error)]
 enum SseError {
     #[error("{0}")]
-    Http(reqwest::Error),
+    Http(hyper::Error),
     #[error("an SSE event longer than the hard ceiling")]
     TooLong,
 }
@@ -557,14 +600,19 @@ async fn get_loop(client: Arc<Client>) {
     let mut last_event_id: Option<String> = None;
     let mut quiet_streams = 0u32;
     loop {
-        let (mut builder, has_session) = client.request(Method::GET);
-        builder = builder.header(ACCEPT, EVENT_STREAM);
-        if let Some(id) = &last_event_id {
-            builder = builder.header("last-event-id", id.as_str());
+        let (mut request, has_session) = client.request(Method::GET, Bytes::new());
+        let headers = request.headers_mut();
+        headers.insert(ACCEPT, HeaderValue::from_static(EVENT_STREAM));
+        // An id that is no header value (the server sent it, so it is text) is not sent.
+        if let Some(id) = last_event_id
+            .as_deref()
+            .and_then(|id| HeaderValue::from_str(id).ok())
+        {
+            headers.insert(LAST_EVENT_ID, id);
         }
-        let wait = match builder.send().await {
+        let wait = match client.http.request(request).await {
             Err(e) => {
-                tracing::debug!(error = %e, "GET stream request failed");
+                tracing::debug!(error = %Chain(&e), "GET stream request failed");
                 backoff
             }
             Ok(r) if r.status() == StatusCode::METHOD_NOT_ALLOWED => {
@@ -625,32 +673,45 @@ async fn get_loop(client: Arc<Client>) {
 
 enum BodyError {
     TooLarge(usize),
-    Broken(reqwest::Error),
+    Broken(hyper::Error),
 }
 
-async fn read_limited(response: reqwest::Response, limit: usize) -> Result<Bytes, BodyError> {
-    if let Some(len) = response.content_length()
+/// A body whole, refused once it passes `limit` (at once when its `Content-Length` does).
+async fn read_limited(response: HttpResponse, limit: usize) -> Result<Bytes, BodyError> {
+    let mut body = response.into_body();
+    if let Some(len) = body.size_hint().exact()
         && len > limit as u64
     {
         return Err(BodyError::TooLarge(
             usize::try_from(len).unwrap_or(usize::MAX),
         ));
     }
-    let mut chunks = response.bytes_stream();
+    // One frame (the usual JSON answer) is kept as it came, without a copy.
+    let mut first: Option<Bytes> = None;
     let mut buf = BytesMut::new();
-    while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(BodyError::Broken)?;
-        if buf.len() + chunk.len() > limit {
-            return Err(BodyError::TooLarge(buf.len() + chunk.len()));
+    while let Some(frame) = body.frame().await {
+        let Ok(chunk) = frame.map_err(BodyError::Broken)?.into_data() else {
+            continue; // trailers carry nothing for us
+        };
+        let held = first.as_ref().map_or(0, Bytes::len) + buf.len();
+        if held + chunk.len() > limit {
+            return Err(BodyError::TooLarge(held + chunk.len()));
         }
-        buf.extend_from_slice(&chunk);
+        match first.take() {
+            None if buf.is_empty() => first = Some(chunk),
+            None => buf.extend_from_slice(&chunk),
+            Some(earlier) => {
+                buf.extend_from_slice(&earlier);
+                buf.extend_from_slice(&chunk);
+            }
+        }
     }
-    Ok(buf.freeze())
+    Ok(first.unwrap_or_else(|| buf.freeze()))
 }
 
 /// Why a POST was refused, for the made-up error: the server's JSON-RPC error message if
 /// its body held one, else the status.
-async fn error_detail(response: reqwest::Response) -> String {
+async fn error_detail(response: HttpResponse) -> String {
     let status = response.status();
     let said = match read_limited(response, ERROR_BODY_LIMIT).await {
         Ok(body) => match Message::decode(&body) {
@@ -671,6 +732,38 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// `Host` for requests to `uri`, as hyper-util writes it: the host, and the port unless it
+/// is the scheme's default.
+fn host_header(uri: &Uri) -> Option<HeaderValue> {
+    let host = uri.host()?;
+    let default = if uri.scheme_str() == Some("https") {
+        443
+    } else {
+        80
+    };
+    let value = match uri.port_u16() {
+        Some(port) if port != default => format!("{host}:{port}"),
+        _ => host.to_owned(),
+    };
+    HeaderValue::from_str(&value).ok()
+}
+
+/// An error and its causes, `: `-separated: hyper-util's own words ("client error
+/// (Connect)") say little without what is under them.
+struct Chain<'a>(&'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for Chain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut cause = self.0.source();
+        while let Some(c) = cause {
+            write!(f, ": {c}")?;
+            cause = c.source();
+        }
+        Ok(())
+    }
+}
+
 /// The kind of the I/O error somewhere under `e`, if any (a refused connection is one).
 fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
     let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
@@ -681,4 +774,23 @@ fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
         cause = c.source();
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_host_header_names_the_port_unless_it_is_the_schemes_default() {
+        let host = |url: &str| host_header(&Uri::try_from(url).unwrap()).unwrap();
+        assert_eq!(host("http://example.test/mcp"), "example.test");
+        assert_eq!(host("http://example.test:80/mcp"), "example.test");
+        assert_eq!(host("http://example.test:443/mcp"), "example.test:443");
+        assert_eq!(host("https://example.test:443/mcp"), "example.test");
+        assert_eq!(
+            host("https://example.test:8443/mcp?a=1"),
+            "example.test:8443"
+        );
+        assert_eq!(host("http://[::1]:8080/mcp"), "[::1]:8080");
+    }
 }
