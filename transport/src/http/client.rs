@@ -569,7 +569,7 @@ where
                 .await;
             continue;
         }
-        match Message::decode(event.data.as_bytes()) {
+        match Message::decode_str(&event.data) {
             Ok(message) => {
                 end.delivered += 1;
                 if deliver(message).await {
