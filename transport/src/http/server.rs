@@ -241,9 +241,12 @@ async fn serve_connection<S>(
 async fn on_post(
     State(server): State<Arc<Server>>,
     ConnectInfo(remote): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-    body: Body,
+    request: HttpRequest<Body>,
 ) -> HttpResponse {
+    // The request taken whole and split here: axum's `HeaderMap` extractor would copy every
+    // header for each POST (issue #18).
+    let (parts, body) = request.into_parts();
+    let headers = parts.headers;
     let principal = match admit(&server, &headers) {
         Ok(p) => p,
         Err(refusal) => return refusal.into_response(),
