@@ -1084,8 +1084,8 @@ mod tests {
         );
     }
 
-    /// Errors about params or an id say what is wrong without serde_json's position and
-    /// without echoing the peer's value.
+    /// Params that do not fit are invalid params (-32602); errors about params or an id say
+    /// what is wrong without serde_json's position and without echoing the peer's value.
     #[test]
     fn params_and_id_errors_read_plainly() {
         #[derive(Debug, Deserialize)]
@@ -1098,8 +1098,10 @@ mod tests {
             method: "m".into(),
             params: Some(to_raw(&json!({"name": 3}))),
         };
+        let e = r.params_as::<P>().unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
         assert_eq!(
-            r.params_as::<P>().unwrap_err().message,
+            e.message,
             "invalid params: invalid type: integer `3`, expected a string"
         );
         let no_name = Request {
@@ -1129,24 +1131,6 @@ mod tests {
         assert_eq!(
             detail(json!({"jsonrpc":2.0,"id":1,"method":"ping"})),
             "\"jsonrpc\" must be \"2.0\""
-        );
-    }
-
-    #[test]
-    fn params_decode_errors_are_invalid_params() {
-        #[derive(Debug, Deserialize)]
-        #[allow(dead_code)]
-        struct P {
-            name: String,
-        }
-        let r = Request {
-            id: Id::Number(1),
-            method: "m".into(),
-            params: Some(to_raw(&json!({"name": 3}))),
-        };
-        assert_eq!(
-            r.params_as::<P>().unwrap_err().code,
-            ErrorCode::INVALID_PARAMS
         );
     }
 }

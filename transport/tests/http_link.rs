@@ -222,6 +222,11 @@ async fn http_failures_become_error_responses() {
     client.outbound.send(initialize(0)).await.unwrap();
     let (_, resp) = next_response(&mut client).await;
     assert_eq!(error_of(&resp), (ErrorCode::CONNECTION_CLOSED, None));
+    // No status to give; the kind of the I/O error under the failure instead.
+    assert_eq!(
+        resp.outcome.unwrap_err().data,
+        Some(json!({"ioError": "ConnectionRefused"}))
+    );
 }
 
 #[tokio::test]

@@ -71,6 +71,7 @@ pub use server::{HttpListener, bind};
 
 use axum::http::HeaderMap;
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
+use serde_json::value::RawValue;
 
 /// The session header (header names are case-insensitive; this is the canonical spelling
 /// lowercased, as HTTP/2 and the SDKs send it).
@@ -86,30 +87,19 @@ const EVENT_STREAM: &str = "text/event-stream";
 /// True when an `Accept` header lists `media` (parameters such as `q` are ignored).
 /// A request's `params._meta.progressToken`, read without decoding the rest of the params
 /// (a token of the wrong shape, or params that are not an object, read as none).
-fn request_progress_token(
-    params: Option<&serde_json::value::RawValue>,
-) -> Option<serde_json::Value> {
+fn request_progress_token(params: Option<&RawValue>) -> Option<serde_json::Value> {
     #[derive(serde::Deserialize)]
     struct Params {
         #[serde(rename = "_meta")]
-        meta: Option<Meta>,
+        meta: Option<Box<RawValue>>,
     }
-    #[derive(serde::Deserialize)]
-    struct Meta {
-        #[serde(rename = "progressToken")]
-        token: Option<serde_json::Value>,
-    }
-    serde_json::from_str::<Params>(params?.get())
-        .ok()?
-        .meta?
-        .token
+    let params: Params = serde_json::from_str(params?.get()).ok()?;
+    notified_progress_token(params.meta.as_deref())
 }
 
-/// A `notifications/progress`'s `params.progressToken`, read as
-/// [`request_progress_token`] reads a request's.
-fn notified_progress_token(
-    params: Option<&serde_json::value::RawValue>,
-) -> Option<serde_json::Value> {
+/// A `notifications/progress`'s `params.progressToken` (or the `progressToken` member of a
+/// request's `_meta`), read as [`request_progress_token`] reads a request's.
+fn notified_progress_token(params: Option<&RawValue>) -> Option<serde_json::Value> {
     #[derive(serde::Deserialize)]
     struct Params {
         #[serde(rename = "progressToken")]
