@@ -307,6 +307,17 @@ impl<T: Io> SessionCore<T> {
             tracing::debug!(%id, "cancelled call ended; no response");
             return;
         }
+        self.call_ended_at_once(id, result);
+    }
+
+    /// A handler call that ended in the turn that started it (its first poll): as
+    /// [`SessionCore::call_ended`], for a call never entered as running, since no cancel
+    /// could come between its start and its end.
+    pub(crate) fn call_ended_at_once(
+        &mut self,
+        id: Id,
+        result: Result<CallToolResult, ErrorObject>,
+    ) {
         let held = self.carriers.take_for(&id, self.hinted());
         self.emit(Event::Ended(id.clone()));
         match result {
