@@ -84,7 +84,6 @@ pub const DEFAULT_PROTOCOL_VERSION: &str = "2025-03-26";
 const JSON: &str = "application/json";
 const EVENT_STREAM: &str = "text/event-stream";
 
-/// True when an `Accept` header lists `media` (parameters such as `q` are ignored).
 /// A request's `params._meta.progressToken`, read without decoding the rest of the params
 /// (a token of the wrong shape, or params that are not an object, read as none).
 fn request_progress_token(params: Option<&RawValue>) -> Option<serde_json::Value> {
@@ -93,7 +92,13 @@ fn request_progress_token(params: Option<&RawValue>) -> Option<serde_json::Value
         #[serde(rename = "_meta")]
         meta: Option<Box<RawValue>>,
     }
-    let params: Params = serde_json::from_str(params?.get()).ok()?;
+    let text = params?.get();
+    // Most requests carry no token: unless the name is there as it is, or some escape could
+    // spell it, there is nothing to parse (issue #18).
+    if !text.contains("progressToken") && !text.contains("\\u") {
+        return None;
+    }
+    let params: Params = serde_json::from_str(text).ok()?;
     notified_progress_token(params.meta.as_deref())
 }
 
@@ -108,13 +113,29 @@ fn notified_progress_token(params: Option<&RawValue>) -> Option<serde_json::Valu
     serde_json::from_str::<Params>(params?.get()).ok()?.token
 }
 
-fn accepts(headers: &HeaderMap, media: &str) -> bool {
-    headers
+/// True when the `Accept` headers list every one of `media` (fewer than 32; parameters such as
+/// `q` are ignored). One pass over the items for all of them: a POST checks two on every
+/// call (issue #18).
+fn accepts(headers: &HeaderMap, media: &[&str]) -> bool {
+    let all = (1u32 << media.len()) - 1;
+    let mut seen = 0u32;
+    for item in headers
         .get_all(ACCEPT)
         .iter()
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(','))
-        .any(|item| media_type(item).eq_ignore_ascii_case(media))
+    {
+        let item = media_type(item);
+        for (i, m) in media.iter().enumerate() {
+            if item.eq_ignore_ascii_case(m) {
+                seen |= 1 << i;
+            }
+        }
+        if seen == all {
+            return true;
+        }
+    }
+    seen == all
 }
 
 /// True when `Content-Type` is `media` (parameters such as `charset` are ignored).
@@ -143,14 +164,36 @@ mod tests {
     }
 
     #[test]
+    fn a_requests_progress_token_is_read_however_its_name_is_spelled() {
+        let token = |params: &str| {
+            request_progress_token(Some(&RawValue::from_string(params.into()).unwrap()))
+        };
+        assert_eq!(
+            token(r#"{"_meta":{"progressToken":"p-1"}}"#),
+            Some(serde_json::json!("p-1"))
+        );
+        // JSON allows any character of a name to be escaped.
+        assert_eq!(
+            token(r#"{"_meta":{"progress\u0054oken":7}}"#),
+            Some(serde_json::json!(7))
+        );
+        assert_eq!(token(r#"{"name":"light","arguments":{}}"#), None);
+        assert_eq!(token(r#"{"name":"progressToken"}"#), None);
+        assert_eq!(token("[1]"), None);
+        assert_eq!(request_progress_token(None), None);
+    }
+
+    #[test]
     fn accept_lists_are_read_item_by_item() {
         let h = headers(ACCEPT, &["application/json, text/event-stream"]);
-        assert!(accepts(&h, JSON) && accepts(&h, EVENT_STREAM));
+        assert!(accepts(&h, &[JSON, EVENT_STREAM]));
         let h = headers(ACCEPT, &["application/json;q=0.9", "TEXT/Event-Stream"]);
-        assert!(accepts(&h, JSON) && accepts(&h, EVENT_STREAM));
+        assert!(accepts(&h, &[JSON, EVENT_STREAM]));
         let h = headers(ACCEPT, &["application/json"]);
-        assert!(!accepts(&h, EVENT_STREAM));
-        assert!(!accepts(&HeaderMap::new(), JSON));
+        assert!(!accepts(&h, &[EVENT_STREAM]));
+        assert!(!accepts(&h, &[JSON, EVENT_STREAM]));
+        assert!(accepts(&h, &[JSON]));
+        assert!(!accepts(&HeaderMap::new(), &[JSON]));
     }
 
     #[test]

@@ -251,7 +251,7 @@ async fn on_post(
         Ok(p) => p,
         Err(refusal) => return refusal.into_response(),
     };
-    if !(accepts(&headers, JSON) && accepts(&headers, EVENT_STREAM)) {
+    if !accepts(&headers, &[JSON, EVENT_STREAM]) {
         return rpc_error(
             StatusCode::NOT_ACCEPTABLE,
             None,
@@ -421,7 +421,7 @@ async fn on_get(
         Ok(p) => p,
         Err(refusal) => return refusal.into_response(),
     };
-    if !accepts(&headers, EVENT_STREAM) {
+    if !accepts(&headers, &[EVENT_STREAM]) {
         return rpc_error(
             StatusCode::NOT_ACCEPTABLE,
             None,
@@ -741,7 +741,12 @@ fn sse_response<T: SseItem, G: Send + 'static>(
 }
 
 fn json(status: StatusCode, message: &Message) -> HttpResponse {
-    (status, [(CONTENT_TYPE, JSON)], message.encode()).into_response()
+    (
+        status,
+        [(CONTENT_TYPE, HeaderValue::from_static(JSON))],
+        message.encode(),
+    )
+        .into_response()
 }
 
 /// An HTTP error with a JSON-RPC error body (MCP allows one, with no id, on 4xx answers).
@@ -757,8 +762,8 @@ fn gone() -> HttpResponse {
 }
 
 fn with_session_id(mut response: HttpResponse, session: &Session) -> HttpResponse {
-    if let Ok(v) = HeaderValue::from_str(&session.id) {
-        response.headers_mut().insert(MCP_SESSION_ID, v);
+    if let Some(v) = &session.id_header {
+        response.headers_mut().insert(MCP_SESSION_ID, v.clone());
     }
     response
 }

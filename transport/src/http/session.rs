@@ -124,6 +124,9 @@ pub(super) fn new_session_id() -> String {
 pub(super) struct Session {
     /// The `Mcp-Session-Id`.
     pub(super) id: String,
+    /// The id as a header value, made once: every response carries it (issue #18). `None`
+    /// only for an id that is no header value, which [`new_session_id`] never makes.
+    pub(super) id_header: Option<axum::http::HeaderValue>,
     /// Who opened it; every later request must come from the same principal.
     pub(super) principal: Principal,
     /// Taken (dropped) when the session ends, which ends the connection's inbound once the
@@ -244,6 +247,7 @@ impl Session {
             None => (None, None),
         };
         Session {
+            id_header: axum::http::HeaderValue::from_str(&id).ok(),
             id,
             principal: opening.principal,
             inbound: Mutex::new(Some(inbound)),
