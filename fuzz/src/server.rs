@@ -298,7 +298,7 @@ mod tests {
     fn response(id: Option<Id>) -> Response {
         Response {
             id,
-            outcome: Ok(json!({})),
+            outcome: Ok(mcpl_protocol::jsonrpc::to_raw(&json!({}))),
         }
     }
 

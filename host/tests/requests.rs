@@ -140,7 +140,7 @@ fn a_timed_out_call_is_cancelled_and_its_late_result_still_reaches_the_tap() {
         let Message::Response(response) = read.message else {
             unreachable!("matched above")
         };
-        assert_eq!(response.outcome, Ok(late));
+        assert_eq!(response.result_value(), Ok(late));
         assert_eq!((read.epoch, read.ordered), (1, true));
 
         // The link goes on.

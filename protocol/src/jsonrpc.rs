@@ -6,12 +6,13 @@
 //! invalid request (-32600); bytes that are not JSON are a parse error (-32700). Batches
 //! (JSON arrays) were removed from MCP in 2025-06-18 and are refused as invalid requests.
 //!
-//! A result is kept as a JSON value here: it is decoded by the method of the pending
-//! request, which only the side that sent the request knows (see [`crate::method`]).
-//!
-//! Params are kept as the JSON **text** they came in ([`RawValue`]): the receiver decodes them
-//! once, straight into the method's typed params ([`Request::params_as`]), never through a
-//! `Value` tree first; a sender writes them once, from the typed params.
+//! Params and a result are kept as the JSON **text** they came in ([`RawValue`]): the
+//! receiver decodes them once, straight into the method's typed params
+//! ([`Request::params_as`]) or typed result ([`Response::result_as`]), never through a
+//! `Value` tree first; a sender writes them once, from the typed params or result
+//! ([`Request::new`], [`Response::ok_typed`]). A result is decoded by the method of the
+//! pending request, which only the side that sent the request knows (see [`crate::method`]).
+//! Only an error is kept as a value ([`ErrorObject`]): every side reads it, with one type.
 
 use serde::de::{self, DeserializeOwned};
 use serde::ser::SerializeMap;
@@ -412,26 +413,34 @@ fn value_of(raw: &RawValue) -> Value {
 }
 
 /// A response: the result or the error of the request with the same id.
-#[derive(Debug, Clone, PartialEq)]
+///
+/// Equal to another when their ids and errors are, and their results hold the same JSON
+/// value (compared as [`Request`]'s params are).
+#[derive(Debug, Clone)]
 pub struct Response {
     /// The request's id; `None` (`null` on the wire) only for an error about a message
     /// whose id could not be read.
     pub id: Option<Id>,
-    /// The result, or the error.
-    pub outcome: Result<Value, ErrorObject>,
+    /// The result, as JSON text (module docs), or the error.
+    pub outcome: Result<Box<RawValue>, ErrorObject>,
 }
 
 impl Response {
-    /// A success response.
+    /// A success response with a result held as a value; it is encoded to text here (a
+    /// sender with a typed result uses [`Response::ok_typed`], which skips the value).
     pub fn ok(id: Id, result: Value) -> Self {
+        Self::ok_raw(id, to_raw(&result))
+    }
+    /// A success response with a typed result, serialized once, straight to text.
+    pub fn ok_typed<T: Serialize + ?Sized>(id: Id, result: &T) -> Self {
+        Self::ok_raw(id, to_raw(result))
+    }
+    /// A success response whose result is JSON text already.
+    pub fn ok_raw(id: Id, result: Box<RawValue>) -> Self {
         Response {
             id: Some(id),
             outcome: Ok(result),
         }
-    }
-    /// A success response with a typed result.
-    pub fn ok_typed<T: Serialize>(id: Id, result: &T) -> Self {
-        Self::ok(id, to_value(result))
     }
     /// An error response.
     pub fn err(id: Option<Id>, error: ErrorObject) -> Self {
@@ -440,15 +449,76 @@ impl Response {
             outcome: Err(error),
         }
     }
-    /// Decodes the result as `R` (an error response yields its error).
+    /// Decodes the result as `R`, straight from its text (an error response yields its
+    /// error). A mismatch is a -32602 error, "malformed result: …".
     pub fn result_as<R: DeserializeOwned>(&self) -> Result<R, ErrorObject> {
         match &self.outcome {
-            Ok(v) => R::deserialize(v).map_err(|e| {
+            Ok(raw) => decode_result(raw).map_err(|e| {
                 ErrorObject::new(ErrorCode::INVALID_PARAMS, format!("malformed result: {e}"))
             }),
             Err(e) => Err(e.clone()),
         }
     }
+    /// The result as a JSON value, for code that reads it without a type (a relay, a log,
+    /// a test); an error response yields its error.
+    pub fn result_value(&self) -> Result<Value, ErrorObject> {
+        match &self.outcome {
+            Ok(raw) => Ok(value_of(raw)),
+            Err(e) => Err(e.clone()),
+        }
+    }
+}
+
+impl PartialEq for Response {
+    fn eq(&self, other: &Self) -> bool {
+        self.id == other.id
+            && match (&self.outcome, &other.outcome) {
+                (Ok(a), Ok(b)) => same_json(Some(a), Some(b)),
+                (Err(a), Err(b)) => a == b,
+                _ => false,
+            }
+    }
+}
+
+/// A result's text that does not decode as the type asked for: what does not fit, worded as
+/// a decode from a value words it (without serde_json's position).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct MalformedResult(pub String);
+
+/// Decodes a result's text as `R`, straight from the text: what [`Response::result_as`] does
+/// with a success, for a requester that holds the text apart from its response.
+pub fn decode_result<R: DeserializeOwned>(result: &RawValue) -> Result<R, MalformedResult> {
+    serde_json::from_str(result.get()).map_err(|e| MalformedResult(without_position(&e)))
+}
+
+/// The member `key` of a JSON object's text, as its text, the rest skipped, not read: for a
+/// reader that wants one member of a result or params and no `Value` of the whole. `None`
+/// when `json` is not an object or has no such member; a repeated member: the last counts,
+/// as in a `Value`.
+pub fn member(json: &RawValue, key: &str) -> Option<Box<RawValue>> {
+    struct Member<'k>(&'k str);
+    impl<'de> de::Visitor<'de> for Member<'_> {
+        type Value = Option<Box<RawValue>>;
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+            let mut found = None;
+            while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if k == self.0 {
+                    found = Some(map.next_value()?);
+                } else {
+                    map.next_value::<de::IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+    let mut read = serde_json::Deserializer::from_str(json.get());
+    de::Deserializer::deserialize_any(&mut read, Member(key))
+        .ok()
+        .flatten()
 }
 
 /// Any JSON-RPC message.
@@ -519,15 +589,15 @@ impl DecodeError {
 /// The fields a message may have; `Some(Null)` and absent are told apart.
 ///
 /// Decoded by hand so that only a JSON **object** is a message: a derived `Deserialize`
-/// would also take an array positionally (`["2.0", 3, "toolsets/open", {...}]`). Only a
-/// result and an error are read as values; params stay text (module docs).
+/// would also take an array positionally (`["2.0", 3, "toolsets/open", {...}]`). Only an
+/// error is read as a value; params and a result stay text (module docs).
 #[derive(Default)]
 struct Raw {
     jsonrpc: Option<StrField>,
     id: Option<IdField>,
     method: Option<StrField>,
     params: Option<Box<RawValue>>,
-    result: Option<Value>,
+    result: Option<Box<RawValue>>,
     error: Option<Value>,
 }
 
@@ -580,11 +650,15 @@ impl Message {
         // message. serde_json classifies its errors, which tells "not JSON" (-32700) from
         // "JSON of the wrong shape" (-32600).
         match read {
-            // Params are skipped over, not read, so serde_json's nesting limit has not been
-            // applied to them: bytes are refused alike whichever member nests too deep.
-            Ok(Raw {
-                params: Some(p), ..
-            }) if nesting(p.get()) > PARAMS_NESTING_LIMIT => {
+            // Params and a result are skipped over, not read, so serde_json's nesting limit
+            // has not been applied to them: bytes are refused alike whichever member nests
+            // too deep.
+            Ok(raw)
+                if [&raw.params, &raw.result]
+                    .into_iter()
+                    .flatten()
+                    .any(|text| nesting(text.get()) > MEMBER_NESTING_LIMIT) =>
+            {
                 Err(DecodeError::Parse("recursion limit exceeded".to_owned()))
             }
             Ok(raw) => Self::from_raw(raw),
@@ -739,9 +813,9 @@ impl<'de> Deserialize<'de> for Message {
     }
 }
 
-/// The deepest params read: serde_json reads a message to 127 levels of nesting (its
-/// recursion limit is 128), and params sit one level inside the message.
-const PARAMS_NESTING_LIMIT: usize = 126;
+/// The deepest params or result read: serde_json reads a message to 127 levels of nesting
+/// (its recursion limit is 128), and either sits one level inside the message.
+const MEMBER_NESTING_LIMIT: usize = 126;
 
 /// How deep arrays and objects nest in `json`, which must be valid JSON (a [`RawValue`]'s
 /// text): brackets are counted outside strings.
@@ -793,7 +867,8 @@ fn without_position(e: &serde_json::Error) -> String {
     }
 }
 
-/// Serializes a protocol type to JSON text, as `Request::new` does its params.
+/// Serializes a protocol type to JSON text, as `Request::new` does its params and
+/// `Response::ok_typed` its result.
 ///
 /// # Panics
 /// When `T`'s `Serialize` fails, which no type of this crate's does (see [`to_value`]).
@@ -801,7 +876,9 @@ pub fn to_raw<T: Serialize + ?Sized>(v: &T) -> Box<RawValue> {
     serde_json::value::to_raw_value(v).expect("protocol types always serialize")
 }
 
-/// Serializes a protocol type to a JSON value, as `Response::ok_typed` does its result.
+/// Serializes a protocol type to a JSON value, for code that reads or hashes it as one (a
+/// manifest's digest, a receipt); a message's params and result are written as text
+/// ([`to_raw`]).
 ///
 /// # Panics
 /// When `T`'s `Serialize` fails, which no type of this crate's does: their maps have
@@ -1053,6 +1130,168 @@ mod tests {
         );
         assert!(Message::decode(brackets.as_bytes()).is_ok());
         assert_eq!(nesting(r#"{"a":[{"b":"]]}}"}]}"#), 3);
+    }
+
+    /// A result stays the text the peer sent, decodes straight into a typed result, and
+    /// compares as a JSON value; an error compares as itself, never equal to a result.
+    #[test]
+    fn results_are_kept_as_text_and_compared_as_values() {
+        let wire = br#"{"jsonrpc":"2.0","id":1,"result": {"b": [1, 2], "a": "x"} }"#;
+        let Ok(Message::Response(r)) = Message::decode(wire) else {
+            panic!("a response")
+        };
+        assert_eq!(
+            r.outcome.as_deref().map(RawValue::get),
+            Ok(r#"{"b": [1, 2], "a": "x"}"#)
+        );
+        #[derive(Debug, Deserialize, PartialEq)]
+        struct R {
+            a: String,
+            b: Vec<u8>,
+        }
+        assert_eq!(
+            r.result_as::<R>(),
+            Ok(R {
+                a: "x".into(),
+                b: vec![1, 2]
+            })
+        );
+        assert_eq!(r.result_value(), Ok(json!({"a": "x", "b": [1, 2]})));
+        let same = Response::ok(Id::Number(1), json!({"a": "x", "b": [1, 2]}));
+        assert_eq!(r, same);
+        assert_ne!(
+            r,
+            Response::ok(Id::Number(1), json!({"a": "y", "b": [1, 2]}))
+        );
+        assert_ne!(
+            r,
+            Response::ok(Id::Number(2), json!({"a": "x", "b": [1, 2]}))
+        );
+        let error = ErrorObject::internal("no");
+        assert_ne!(r, Response::err(Some(Id::Number(1)), error.clone()));
+        assert_eq!(
+            Response::err(Some(Id::Number(1)), error.clone()),
+            Response::err(Some(Id::Number(1)), error.clone())
+        );
+        assert_eq!(
+            Response::err(Some(Id::Number(1)), error.clone()).result_value(),
+            Err(error)
+        );
+        // The text goes out as it came in.
+        assert_eq!(
+            Message::Response(r).encode(),
+            r#"{"jsonrpc":"2.0","id":1,"result":{"b": [1, 2], "a": "x"}}"#
+        );
+        // A typed result is written straight to text, in its fields' order, and equals the
+        // same result held as a value.
+        let hi = crate::mcp::CallToolResult::text("hi");
+        let typed = Response::ok_typed(Id::Number(1), &hi);
+        assert_eq!(
+            typed.outcome.as_deref().map(RawValue::get),
+            Ok(r#"{"content":[{"type":"text","text":"hi"}]}"#)
+        );
+        assert_eq!(typed, Response::ok(Id::Number(1), to_value(&hi)));
+        // A message read from a value keeps its result too.
+        let m = Message::from_value(json!({"jsonrpc":"2.0","id":"a","result":{"k":true}})).unwrap();
+        let Message::Response(r) = m else {
+            panic!("a response")
+        };
+        assert_eq!(r.result_value(), Ok(json!({"k": true})));
+        assert_eq!(
+            r,
+            Response::ok_raw(Id::from("a"), to_raw(&json!({"k": true})))
+        );
+    }
+
+    /// One member is read out of an object's text, as a `Value` would give it.
+    #[test]
+    fn a_member_is_read_from_text_as_from_a_value() {
+        let text = to_raw(&json!({"a": 1, "_meta": {"mcpl/hints": {"rev": 3}, "x": [1]}}));
+        let meta = member(&text, "_meta").unwrap();
+        assert_eq!(
+            value_of(&member(&meta, "mcpl/hints").unwrap()),
+            json!({"rev": 3})
+        );
+        assert_eq!(member(&meta, "absent").map(|m| m.get().to_owned()), None);
+        for not_an_object in [json!([{"_meta": 1}]), json!("_meta"), json!(null)] {
+            assert!(member(&to_raw(&not_an_object), "_meta").is_none());
+        }
+        let repeated =
+            serde_json::from_str::<Box<RawValue>>(r#"{"k": 1, "k\u0031": 0, "k": [2]}"#).unwrap();
+        assert_eq!(
+            member(&repeated, "k").map(|m| value_of(&m)),
+            Some(json!([2]))
+        );
+        assert_eq!(
+            member(&repeated, "k1").map(|m| value_of(&m)),
+            Some(json!(0))
+        );
+    }
+
+    /// A result that does not fit is -32602 "malformed result", worded without serde_json's
+    /// position, as a decode from a value worded it.
+    #[test]
+    fn result_as_reads_the_text_and_says_what_does_not_fit() {
+        #[derive(Debug, Deserialize)]
+        #[allow(dead_code)]
+        struct R {
+            name: String,
+        }
+        let r = Response::ok_raw(Id::Number(1), to_raw(&json!({"name": 3})));
+        let e = r.result_as::<R>().unwrap_err();
+        assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(
+            e.message,
+            "malformed result: invalid type: integer `3`, expected a string"
+        );
+        assert_eq!(
+            Response::ok(Id::Number(1), json!({}))
+                .result_as::<R>()
+                .unwrap_err()
+                .message,
+            "malformed result: missing field `name`"
+        );
+        assert_eq!(
+            Response::ok(Id::Number(1), Value::Null)
+                .result_as::<Option<R>>()
+                .map(|r| r.is_none()),
+            Ok(true)
+        );
+    }
+
+    /// A result that nests deeper than serde_json reads a message is refused as the whole
+    /// message would be (a parse error), as it was when it was read as a value.
+    #[test]
+    fn a_result_nested_too_deep_is_a_parse_error() {
+        let deep = |levels: usize| {
+            format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#,
+                "[".repeat(levels),
+                "]".repeat(levels)
+            )
+        };
+        for levels in [126, 127] {
+            let whole = serde_json::from_str::<Value>(&deep(levels)).is_ok();
+            let ours = Message::decode(deep(levels).as_bytes());
+            assert_eq!(whole, ours.is_ok(), "{levels} levels: {ours:?}");
+            match ours {
+                Ok(Message::Response(r)) => {
+                    assert_eq!(nesting(&r.result_value().unwrap().to_string()), levels);
+                }
+                Err(DecodeError::Parse(_)) => {}
+                other => panic!("{levels} levels: {other:?}"),
+            }
+        }
+        assert!(matches!(
+            Message::decode(deep(127).as_bytes()),
+            Err(DecodeError::Parse(_))
+        ));
+        let brackets = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"result":{{"s":"{}\\\"{}"}}}}"#,
+            "[".repeat(500),
+            "{".repeat(500)
+        );
+        assert!(Message::decode(brackets.as_bytes()).is_ok());
     }
 
     /// Text decodes as its bytes do, malformed or not.

@@ -71,8 +71,7 @@ async fn next_checked(c: &mut Connection, expect: Expect) {
     let ok = match (&message, expect) {
         (Message::Response(r), Expect::Result) => {
             r.id == Some(Id::from("flip"))
-                && r.outcome
-                    .as_ref()
+                && r.result_value()
                     .is_ok_and(|v| v["_meta"].get("mcpl/hints").is_some())
         }
         (Message::Notification(n), Expect::Hints) => n.method == "tools/hints",

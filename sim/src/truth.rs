@@ -5,6 +5,7 @@
 //! visible in each open instance, and the ended records. No server internals are read.
 
 use mcpl_games::arcade::Arcade;
+use mcpl_protocol::jsonrpc::{RawValue, decode_result};
 use mcpl_protocol::toolsets::{EndedRecord, ToolsetsListResult};
 use mcpl_protocol::{Id, Message, Response};
 use mcpl_transport::{Inbound, Principal, memory};
@@ -80,11 +81,10 @@ pub async fn read(arcade: &Arcade, principal: &str) -> Result<Truth, TruthError>
     )
     .await?;
     let list = c.request("toolsets/list", json!({})).await?;
-    let list: ToolsetsListResult =
-        serde_json::from_value(list).map_err(|e| TruthError::BadResult {
-            method: "toolsets/list",
-            error: e.to_string(),
-        })?;
+    let list: ToolsetsListResult = decode_result(&list).map_err(|e| TruthError::BadResult {
+        method: "toolsets/list",
+        error: e.to_string(),
+    })?;
     let hints = list.meta.hints.ok_or(TruthError::NoStatement)?;
     Ok(Truth {
         open: list
@@ -125,7 +125,11 @@ impl Raw {
             .await
     }
 
-    async fn request(&mut self, method: &'static str, params: Value) -> Result<Value, TruthError> {
+    async fn request(
+        &mut self,
+        method: &'static str,
+        params: Value,
+    ) -> Result<Box<RawValue>, TruthError> {
         let id = self.next;
         self.next += 1;
         self.send(

@@ -394,8 +394,13 @@ impl Session {
         let stopped = |e: HostError| ErrorObject::internal(format!("the surface host: {e}"));
         let response = match done {
             Work::Tools(Ok(listed)) => {
+                /// A `tools/list` result written from the tools held, not a copy of them.
+                #[derive(serde::Serialize)]
+                struct Listed<'a> {
+                    tools: &'a [Tool],
+                }
                 let tools = self.tools.get_or_insert_with(|| surface_tools(listed));
-                Response::ok(id, json!({"tools": tools}))
+                Response::ok_typed(id, &Listed { tools })
             }
             Work::Call(Ok(mut result)) => {
                 // The host's own keys are for hosts; a plain client is told in words.

@@ -40,7 +40,7 @@ async fn the_fixture_serves_tls_on_either_listener() {
                 message: Message::Response(r),
                 ..
             }) => {
-                let result = r.outcome.expect("initialize succeeds");
+                let result = r.result_value().expect("initialize succeeds");
                 assert!(result.get("serverInfo").is_some(), "{transport}: {result}");
             }
             other => panic!("{transport}: expected the initialize result, got {other:?}"),

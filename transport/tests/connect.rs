@@ -38,7 +38,7 @@ async fn stdio_urls_spawn_the_command_split_like_a_shell() {
         .await
         .unwrap();
     assert_eq!(
-        next_response(&mut child).await.1.outcome,
+        next_response(&mut child).await.1.result_value(),
         Ok(json!({"principal": "a b", "ordered": true}))
     );
 }

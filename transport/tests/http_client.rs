@@ -155,7 +155,7 @@ async fn requests_reach_the_endpoint_as_written_over_one_pooled_connection() {
             .unwrap();
         let (_, resp) = next_response(&mut client).await;
         assert_eq!(
-            (resp.id, resp.outcome),
+            (resp.id.clone(), resp.result_value()),
             (Some(Id::Number(id)), Ok(json!({"echo": "tools/call"})))
         );
         let call = next_seen(&mut seen).await;

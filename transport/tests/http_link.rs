@@ -88,7 +88,7 @@ async fn a_session_carries_requests_and_notifications_both_ways() {
         .await
         .unwrap();
     let (post_stream, resp) = next_response(&mut client).await;
-    assert_eq!(resp.outcome, Ok(json!({"tools": []})));
+    assert_eq!(resp.result_value(), Ok(json!({"tools": []})));
 
     // Server-initiated: a request and a notification travel the GET stream.
     server
@@ -246,7 +246,10 @@ async fn with_no_limit_configured_both_ends_refuse_past_4_mib_and_take_exactly_4
         .unwrap();
     next_request(&mut server).await;
     server.outbound.send(ok(1, json!({}))).await.unwrap();
-    assert_eq!(next_response(&mut client).await.1.outcome, Ok(json!({})));
+    assert_eq!(
+        next_response(&mut client).await.1.result_value(),
+        Ok(json!({}))
+    );
 }
 
 #[tokio::test]
@@ -319,7 +322,10 @@ async fn oversized_messages_are_refused_by_either_end_and_the_link_goes_on() {
         .unwrap();
     next_request(&mut server).await;
     server.outbound.send(ok(3, json!({}))).await.unwrap();
-    assert_eq!(next_response(&mut client).await.1.outcome, Ok(json!({})));
+    assert_eq!(
+        next_response(&mut client).await.1.result_value(),
+        Ok(json!({}))
+    );
 }
 
 #[tokio::test]

@@ -232,7 +232,7 @@ async fn a_session_is_served_while_slow_clients_are_cut_off() {
         .unwrap();
     let (_, answer) = next_response(&mut client).await;
     assert_eq!(
-        (answer.id, answer.outcome),
+        (answer.id.clone(), answer.result_value()),
         (Some(Id::Number(1)), Ok(json!({"tools": []})))
     );
 }
@@ -253,7 +253,7 @@ async fn dropping_the_listener_still_answers_a_request_in_flight() {
     // The real answer, not one the client made up for a POST that failed.
     let (_, answer) = next_response(&mut client).await;
     assert_eq!(
-        (answer.id, answer.outcome),
+        (answer.id.clone(), answer.result_value()),
         (Some(Id::Number(0)), Ok(result))
     );
 }

@@ -56,7 +56,7 @@ async fn requests_responses_and_notifications_cross_both_ways() {
     );
     server.outbound.send(ok(1, json!({"b": 2}))).await.unwrap();
     let (_, resp) = next_response(&mut client).await;
-    assert_eq!(resp.outcome, Ok(json!({"b": 2})));
+    assert_eq!(resp.result_value(), Ok(json!({"b": 2})));
 
     server
         .outbound
@@ -169,7 +169,7 @@ async fn a_spawned_child_answers_and_notifies() {
         .unwrap();
     let (_, resp) = next_response(&mut child).await;
     assert_eq!(
-        resp.outcome,
+        resp.result_value(),
         Ok(json!({"method": "tools/list", "params": {"cursor": "c"}}))
     );
 
@@ -192,7 +192,7 @@ async fn a_spawned_child_answers_and_notifies() {
         .unwrap();
     let (_, resp) = next_response(&mut child).await;
     assert_eq!(
-        resp.outcome,
+        resp.result_value(),
         Ok(json!({"principal": "bob", "ordered": true}))
     );
 }

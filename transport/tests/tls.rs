@@ -79,7 +79,7 @@ async fn round_trip(client: &mut Connection, server: &mut Connection) {
         .await
         .unwrap();
     assert_eq!(
-        next_response(client).await.1.outcome,
+        next_response(client).await.1.result_value(),
         Ok(json!({"pong": true}))
     );
 }
@@ -107,7 +107,10 @@ async fn a_client_trusting_the_ca_reaches_wss_and_https() {
     let (_, init) = next_request(&mut server).await;
     assert_eq!(init.method, "initialize");
     server.outbound.send(ok(0, json!({}))).await.unwrap();
-    assert_eq!(next_response(&mut client).await.1.outcome, Ok(json!({})));
+    assert_eq!(
+        next_response(&mut client).await.1.result_value(),
+        Ok(json!({}))
+    );
     round_trip(&mut client, &mut server).await;
 }
 

@@ -1,64 +1,41 @@
-//! Decoding what the link reads of the server's lists: a `tools/list` page without
-//! rebuilding its schemas, and a manifest in this project's earlier wrapped form.
+//! Decoding what the link reads of the server's lists: a manifest in this project's earlier
+//! wrapped form.
+//!
+//! A result arrives as JSON text and is decoded once, straight into its method's type
+//! ([`super::requests::decode`]): a `tools/list` page's schemas are built as they are read,
+//! never rebuilt from a `Value` tree (issue #13 item 9, which this module once worked around).
 
-use super::error::LinkError;
-use super::requests::decode;
-use mcpl_protocol::mcp::ListToolsResult;
-use mcpl_protocol::method::{ListTools, Method};
-use serde_json::Value;
+use mcpl_protocol::jsonrpc::{RawValue, member};
 
 /// SPEC §17.4 makes the result the manifest object itself. This project's earlier versions
 /// wrapped it as `{"manifest": {...}}`; such a result (no `version`, an object `manifest`
 /// that has one) is read as what it wraps.
-pub(super) fn unwrap_legacy(v: Value) -> Value {
-    let wrapped = v.get("version").is_none()
-        && v.get("manifest")
-            .is_some_and(|m| m.get("version").is_some());
-    match v {
-        Value::Object(mut map) if wrapped => map.remove("manifest").unwrap_or_default(),
-        other => other,
+pub(super) fn unwrap_legacy(result: Box<RawValue>) -> Box<RawValue> {
+    if member(&result, "version").is_none()
+        && let Some(wrapped) = member(&result, "manifest")
+        && member(&wrapped, "version").is_some()
+    {
+        return wrapped;
     }
-}
-
-/// A `tools/list` page decoded with each tool's `inputSchema` moved in as it was read:
-/// serde's `from_value` would rebuild every schema's maps, most of a large page's cost
-/// (issue #13 item 9). Each schema is taken out before the typed decode (a `null` in its
-/// place) and put back after; the decode is otherwise serde's, so a malformed page is
-/// refused exactly as before, and `Vec<Tool>` keeps the tools in the page's order.
-pub(super) fn decode_tools_page(mut page: Value) -> Result<ListToolsResult, LinkError> {
-    let mut schemas = Vec::new();
-    if let Some(Value::Array(tools)) = page.get_mut("tools") {
-        schemas = tools
-            .iter_mut()
-            .map(|t| {
-                t.as_object_mut()
-                    .and_then(|o| o.get_mut("inputSchema"))
-                    .map(Value::take)
-            })
-            .collect();
-    }
-    let mut page: ListToolsResult = decode(ListTools::NAME, page)?;
-    debug_assert_eq!(page.tools.len(), schemas.len());
-    for (tool, schema) in page.tools.iter_mut().zip(schemas) {
-        if let Some(schema) = schema {
-            tool.input_schema = schema;
-        }
-    }
-    Ok(page)
+    result
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::error::LinkError;
+    use super::super::requests::decode;
     use super::*;
+    use mcpl_protocol::jsonrpc::to_raw;
+    use mcpl_protocol::mcp::ListToolsResult;
     use serde_json::json;
 
     #[test]
     fn a_tools_page_keeps_each_schema_and_refuses_what_serde_refuses() {
-        let page = decode_tools_page(json!({"tools": [
+        let text = to_raw(&json!({"tools": [
             {"name": "a", "inputSchema": {"type": "object", "properties": {"x": {"type": "integer"}}}},
             {"name": "b", "description": "B", "inputSchema": {"type": "object"}, "_meta": {"mcpl/toolset": "s"}}
-        ], "nextCursor": "c2", "_meta": {"mcpl/rev": 4}}))
-        .unwrap();
+        ], "nextCursor": "c2", "_meta": {"mcpl/rev": 4}}));
+        let page: ListToolsResult = decode("tools/list", &text).unwrap();
         assert_eq!(page.tools.len(), 2);
         assert_eq!(
             page.tools[0].input_schema,
@@ -75,11 +52,31 @@ mod tests {
         ] {
             assert!(
                 matches!(
-                    decode_tools_page(bad),
+                    decode::<ListToolsResult>("tools/list", &to_raw(&bad)),
                     Err(LinkError::MalformedResult { .. })
                 ),
                 "refused"
             );
+        }
+    }
+
+    /// Only a wrapped manifest is unwrapped: a manifest that has a `version` of its own, or
+    /// a `manifest` member without one, is read as it is.
+    #[test]
+    fn a_legacy_wrapped_manifest_is_unwrapped() {
+        let unwrap = |v: serde_json::Value| {
+            serde_json::from_str::<serde_json::Value>(unwrap_legacy(to_raw(&v)).get()).unwrap()
+        };
+        let inner = json!({"version": "0.5", "featureSets": {}});
+        assert_eq!(unwrap(json!({"manifest": inner})), inner);
+        for kept in [
+            json!({"version": "0.5", "manifest": {"version": "0.4"}}),
+            json!({"manifest": {"featureSets": {}}}),
+            json!({"manifest": "0.5"}),
+            json!([{"manifest": {"version": "0.5"}}]),
+            inner.clone(),
+        ] {
+            assert_eq!(unwrap(kept.clone()), kept);
         }
     }
 }

@@ -26,7 +26,7 @@ use super::requests::decode;
 use super::tap::TapEvent;
 use actix::prelude::*;
 use mcpl_protocol::grant::{self, Grant};
-use mcpl_protocol::jsonrpc::ErrorCode;
+use mcpl_protocol::jsonrpc::{ErrorCode, RawValue};
 use mcpl_protocol::mcp::{
     ClientCapabilities, ClientExperimental, Empty, InitializeParams, InitializeResult,
     LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, is_supported_version,
@@ -35,7 +35,7 @@ use mcpl_protocol::mcpl::{
     FeatureSetsUpdateParams, FeatureSetsUpdateResult, HostMcplCapabilities, MCPL_VERSION,
 };
 use mcpl_protocol::method::{FeatureSetsUpdate, Initialize, Initialized, Method};
-use serde_json::{Map, Value};
+use serde_json::Map;
 use tracing::{info, warn};
 
 /// The receipt's fallback under which a server that refused the grant is closed.
@@ -74,10 +74,10 @@ impl ServerLink {
 
     pub(super) fn on_initialize_result(
         &mut self,
-        outcome: Result<Value, LinkError>,
+        outcome: Result<Box<RawValue>, LinkError>,
         ctx: &mut Context<Self>,
     ) {
-        let init: InitializeResult = match outcome.and_then(|v| decode(Initialize::NAME, v)) {
+        let init: InitializeResult = match outcome.and_then(|r| decode(Initialize::NAME, &r)) {
             Ok(init) => init,
             Err(e) => return self.disconnect(handshake_failure(Initialize::NAME, e), ctx),
         };
@@ -152,7 +152,7 @@ impl ServerLink {
     pub(super) fn on_grant_receipt(
         &mut self,
         proposed: Vec<String>,
-        outcome: Result<Value, LinkError>,
+        outcome: Result<Box<RawValue>, LinkError>,
         ctx: &mut Context<Self>,
     ) {
         if let Err(LinkError::Disconnected { .. } | LinkError::Stopped) = outcome {
@@ -169,7 +169,7 @@ impl ServerLink {
             return self.disconnect(reason, ctx);
         }
         let receipt =
-            outcome.and_then(|v| decode::<FeatureSetsUpdateResult>(FeatureSetsUpdate::NAME, v));
+            outcome.and_then(|r| decode::<FeatureSetsUpdateResult>(FeatureSetsUpdate::NAME, &r));
         if let Ok(r) = &receipt
             && !r.accepted
             && r.fallback.as_deref() == Some(FALLBACK_CLOSE)

@@ -9,10 +9,10 @@ use super::events::LinkEvent;
 use super::pending::Waiter;
 use super::requests::decode;
 use actix::prelude::*;
+use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::mcp::Empty;
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::method::{GetManifest, Method};
-use serde_json::Value;
 use tracing::warn;
 
 impl ServerLink {
@@ -62,11 +62,11 @@ impl ServerLink {
 
     pub(super) fn on_manifest(
         &mut self,
-        outcome: Result<Value, LinkError>,
+        outcome: Result<Box<RawValue>, LinkError>,
         ctx: &mut Context<Self>,
     ) {
         let read =
-            outcome.and_then(|v| decode::<McplManifest>(GetManifest::NAME, unwrap_legacy(v)));
+            outcome.and_then(|r| decode::<McplManifest>(GetManifest::NAME, &unwrap_legacy(r)));
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };

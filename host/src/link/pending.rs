@@ -10,14 +10,14 @@ use super::error::LinkError;
 use super::tap::{Answered, AwaitStatus};
 use actix::SpawnHandle;
 use mcpl_protocol::Id;
-use serde_json::Value;
+use mcpl_protocol::jsonrpc::RawValue;
 use std::collections::{BTreeMap, HashMap};
 use std::time::Duration;
 
 /// Who is waiting for a response.
 pub(super) enum Waiter {
     /// A caller; the closure decodes the result by the method's type and replies.
-    Caller(Box<dyn FnOnce(Result<Value, LinkError>)>),
+    Caller(Box<dyn FnOnce(Result<Box<RawValue>, LinkError>)>),
     /// The link's own handshake and refresh requests.
     Initialize,
     /// The initial policy's receipt; the grant proposed.

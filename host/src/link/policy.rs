@@ -9,9 +9,9 @@ use super::pending::Waiter;
 use super::requests::decode;
 use actix::prelude::*;
 use mcpl_protocol::grant::Grant;
+use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::mcpl::FeatureSetsUpdateResult;
 use mcpl_protocol::method::{FeatureSetsUpdate, Method};
-use serde_json::Value;
 use tracing::warn;
 
 impl ServerLink {
@@ -64,11 +64,11 @@ impl ServerLink {
         &mut self,
         seq: u64,
         proposed: Vec<String>,
-        outcome: Result<Value, LinkError>,
+        outcome: Result<Box<RawValue>, LinkError>,
         ctx: &mut Context<Self>,
     ) {
         let receipt =
-            outcome.and_then(|v| decode::<FeatureSetsUpdateResult>(FeatureSetsUpdate::NAME, v));
+            outcome.and_then(|r| decode::<FeatureSetsUpdateResult>(FeatureSetsUpdate::NAME, &r));
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };

@@ -12,14 +12,14 @@
 //! fails to that caller, who decides.
 
 use super::actor::ServerLink;
-use super::decode::decode_tools_page;
 use super::error::LinkError;
 use super::events::LinkEvent;
 use super::pending::Waiter;
+use super::requests::decode;
 use actix::prelude::*;
-use mcpl_protocol::mcp::{ListToolsParams, Tool};
+use mcpl_protocol::jsonrpc::RawValue;
+use mcpl_protocol::mcp::{ListToolsParams, ListToolsResult, Tool};
 use mcpl_protocol::method::{ListTools, Method};
-use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -169,10 +169,10 @@ impl ServerLink {
 
     pub(super) fn on_tools_page(
         &mut self,
-        outcome: Result<Value, LinkError>,
+        outcome: Result<Box<RawValue>, LinkError>,
         ctx: &mut Context<Self>,
     ) {
-        let page = outcome.and_then(decode_tools_page);
+        let page = outcome.and_then(|r| decode::<ListToolsResult>(ListTools::NAME, &r));
         let Some(listing) = self
             .lifecycle
             .live_mut()

@@ -5,23 +5,23 @@ use super::error::LinkError;
 use super::lifecycle::LinkPhase;
 use super::pending::{Pending, Waiter};
 use actix::prelude::*;
+use mcpl_protocol::jsonrpc::{RawValue, decode_result};
 use mcpl_protocol::mcp::CancelledParams;
 use mcpl_protocol::method::{Cancelled, Initialize, Method, NotificationMethod, RequestMethod};
 use mcpl_protocol::{Id, Message, Notification, Request};
 use serde::de::DeserializeOwned;
-use serde_json::Value;
 use std::time::Duration;
 use tokio::sync::oneshot;
 
-/// Decodes a result by its method's type; a mismatch is the server's fault.
+/// Decodes a result by its method's type, straight from its text; a mismatch is the
+/// server's fault.
 pub(super) fn decode<T: DeserializeOwned>(
     method: &'static str,
-    value: Value,
+    result: &RawValue,
 ) -> Result<T, LinkError> {
-    // By value: strings and arrays are moved out of the read result, not copied.
-    serde_json::from_value(value).map_err(|e| LinkError::MalformedResult {
+    decode_result(result).map_err(|e| LinkError::MalformedResult {
         method,
-        detail: e.to_string(),
+        detail: e.0,
     })
 }
 
@@ -34,10 +34,12 @@ impl ServerLink {
         reply: oneshot::Sender<Result<M::Result, LinkError>>,
         ctx: &mut Context<Self>,
     ) {
-        let waiter = Waiter::Caller(Box::new(move |outcome: Result<Value, LinkError>| {
-            // The caller may have stopped waiting; then nobody needs the answer.
-            let _ = reply.send(outcome.and_then(|v| decode::<M::Result>(M::NAME, v)));
-        }));
+        let waiter = Waiter::Caller(Box::new(
+            move |outcome: Result<Box<RawValue>, LinkError>| {
+                // The caller may have stopped waiting; then nobody needs the answer.
+                let _ = reply.send(outcome.and_then(|r| decode::<M::Result>(M::NAME, &r)));
+            },
+        ));
         if M::NAME == Initialize::NAME {
             return self.complete(
                 waiter,
@@ -115,7 +117,7 @@ impl ServerLink {
     pub(super) fn complete(
         &mut self,
         waiter: Waiter,
-        outcome: Result<Value, LinkError>,
+        outcome: Result<Box<RawValue>, LinkError>,
         ctx: &mut Context<Self>,
     ) {
         match waiter {

@@ -307,7 +307,7 @@ impl Host {
             meta: Meta::with_hints(c.clone()),
         };
         let id = self.id();
-        let response = Response::ok(id.clone(), serde_json::to_value(result).unwrap());
+        let response = Response::ok_typed(id.clone(), &result);
         let (name, epoch, now) = (self.name(i), self.epoch(i), self.now);
         self.core.read(
             &name,

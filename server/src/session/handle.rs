@@ -119,7 +119,7 @@ impl SessionHandle {
     pub(crate) async fn ask(
         &self,
         ask: super::Ask,
-    ) -> Result<serde_json::Value, crate::tool::AskError> {
+    ) -> Result<Box<mcpl_protocol::jsonrpc::RawValue>, crate::tool::AskError> {
         use crate::tool::AskError;
         let answer = self.addr.send(ask).await.map_err(|_| AskError::Closed)??;
         match answer.await {
@@ -227,8 +227,8 @@ impl SessionActor {
         });
         Box::pin(async move {
             match answer.await {
-                Ok(Ok(Ok(result))) => serde_json::from_value(result)
-                    .map_err(|e| PushError::MalformedResult(e.to_string())),
+                Ok(Ok(Ok(result))) => mcpl_protocol::jsonrpc::decode_result(&result)
+                    .map_err(|e| PushError::MalformedResult(e.0)),
                 Ok(Ok(Err(error))) => Err(PushError::Host(error)),
                 Ok(Err(Failure::TimedOut)) => Err(PushError::TimedOut(timeout)),
                 Ok(Err(Failure::Closed | Failure::Abandoned)) | Err(_) => Err(PushError::Closed),

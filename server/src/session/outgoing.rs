@@ -6,8 +6,7 @@
 //! ignore. Each entry may carry a timer token (the actor's `SpawnHandle`) to cancel when
 //! the answer comes first.
 
-use mcpl_protocol::jsonrpc::{ErrorObject, Id};
-use serde_json::Value;
+use mcpl_protocol::jsonrpc::{ErrorObject, Id, RawValue};
 use std::collections::HashMap;
 use tokio::sync::oneshot;
 
@@ -23,8 +22,9 @@ pub(crate) enum Failure {
     Abandoned,
 }
 
-/// What the requester receives: the host's result or error, or why none came.
-pub(crate) type Reply = Result<Result<Value, ErrorObject>, Failure>;
+/// What the requester receives: the host's result (its JSON text, for the requester to
+/// decode as its method's result) or error, or why none came.
+pub(crate) type Reply = Result<Result<Box<RawValue>, ErrorObject>, Failure>;
 
 struct Pending<T> {
     method: &'static str,
@@ -110,7 +110,7 @@ impl<T> Outgoing<T> {
     pub(crate) fn resolve(
         &mut self,
         id: &Id,
-        outcome: Result<Value, ErrorObject>,
+        outcome: Result<Box<RawValue>, ErrorObject>,
     ) -> Option<(&'static str, Option<T>)> {
         let p = self.pending.remove(id)?;
         // The requester may have given up waiting (its future dropped); nothing to do then.
@@ -145,7 +145,13 @@ impl<T> Outgoing<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use mcpl_protocol::jsonrpc::to_raw;
     use serde_json::json;
+
+    /// A reply's result as a value, to compare.
+    fn value(reply: Reply) -> Result<Result<serde_json::Value, ErrorObject>, Failure> {
+        reply.map(|r| r.map(|raw| serde_json::from_str(raw.get()).unwrap()))
+    }
 
     #[tokio::test]
     async fn responses_match_by_id_and_strays_are_reported() {
@@ -155,16 +161,22 @@ mod tests {
         assert_eq!((a.clone(), b.clone()), (Id::Number(1), Id::Number(2)));
         o.set_timer(&b, 7);
         assert_eq!(
-            o.resolve(&b, Ok(json!({"accepted": true}))),
+            o.resolve(&b, Ok(to_raw(&json!({"accepted": true})))),
             Some(("push/event", Some(7)))
         );
-        assert_eq!(rx_b.await.unwrap(), Ok(Ok(json!({"accepted": true}))));
-        assert_eq!(o.resolve(&b, Ok(json!({}))), None);
-        assert_eq!(o.resolve(&Id::String("1".into()), Ok(json!({}))), None);
+        assert_eq!(
+            value(rx_b.await.unwrap()),
+            Ok(Ok(json!({"accepted": true})))
+        );
+        assert_eq!(o.resolve(&b, Ok(to_raw(&json!({})))), None);
+        assert_eq!(
+            o.resolve(&Id::String("1".into()), Ok(to_raw(&json!({})))),
+            None
+        );
         assert_eq!(o.len(), 1);
         assert!(o.expire(&a));
         assert!(!o.expire(&a));
-        assert_eq!(rx_a.await.unwrap(), Err(Failure::TimedOut));
+        assert_eq!(value(rx_a.await.unwrap()), Err(Failure::TimedOut));
     }
 
     #[tokio::test]
@@ -177,8 +189,8 @@ mod tests {
         let (_, mut rx_push) = o.register("push/event");
         o.set_timer(&b, 3);
         assert_eq!(o.abandon_serving(&call), vec![(a, None), (b, Some(3))]);
-        assert_eq!(rx_a.await.unwrap(), Err(Failure::Abandoned));
-        assert_eq!(rx_b.await.unwrap(), Err(Failure::Abandoned));
+        assert_eq!(value(rx_a.await.unwrap()), Err(Failure::Abandoned));
+        assert_eq!(value(rx_b.await.unwrap()), Err(Failure::Abandoned));
         assert!(rx_other.try_recv().is_err() && rx_push.try_recv().is_err());
         assert_eq!(o.len(), 2);
         assert!(o.abandon_serving(&call).is_empty());
@@ -190,8 +202,8 @@ mod tests {
         let (_, rx1) = o.register("push/event");
         let (_, rx2) = o.register("push/event");
         o.close_all();
-        assert_eq!(rx1.await.unwrap(), Err(Failure::Closed));
-        assert_eq!(rx2.await.unwrap(), Err(Failure::Closed));
+        assert_eq!(value(rx1.await.unwrap()), Err(Failure::Closed));
+        assert_eq!(value(rx2.await.unwrap()), Err(Failure::Closed));
         assert_eq!(o.len(), 0);
     }
 }

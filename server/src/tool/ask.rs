@@ -45,7 +45,6 @@ use crate::session::{Ask, Needs};
 use crate::tool::ToolContext;
 use mcpl_protocol::jsonrpc::ErrorObject;
 use mcpl_protocol::method::{CreateMessage, Elicit, ListRoots, RequestMethod};
-use serde_json::Value;
 
 /// Why a request to the client got no result, sorted by who is at fault.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -107,7 +106,7 @@ impl ToolContext {
         params: &M::Params,
     ) -> Result<M::Result, AskError> {
         let params = mcpl_protocol::jsonrpc::to_raw(params);
-        let result: Value = self
+        let result = self
             .session
             .ask(Ask {
                 call: self.request_id.clone(),
@@ -117,6 +116,6 @@ impl ToolContext {
                 params,
             })
             .await?;
-        serde_json::from_value(result).map_err(|e| AskError::MalformedResult(e.to_string()))
+        mcpl_protocol::jsonrpc::decode_result(&result).map_err(|e| AskError::MalformedResult(e.0))
     }
 }

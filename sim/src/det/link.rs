@@ -318,10 +318,7 @@ mod tests {
     }
 
     fn response(n: i64) -> Message {
-        Message::Response(Response {
-            id: Some(Id::Number(n)),
-            outcome: Ok(serde_json::json!({})),
-        })
+        Message::Response(Response::ok(Id::Number(n), serde_json::json!({})))
     }
 
     fn label(m: &Inbound) -> String {

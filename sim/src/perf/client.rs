@@ -3,10 +3,10 @@
 //! answers are checked and counted. No Host: its per-call work is not the session layer's.
 
 use super::PerfError;
-use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request, Response};
+use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request, Response, decode_result};
 use mcpl_protocol::mcp::{
-    CallToolParams, ClientCapabilities, ClientExperimental, Empty, Implementation,
-    InitializeParams, LATEST_PROTOCOL_VERSION,
+    CallToolParams, CallToolResult, ClientCapabilities, ClientExperimental, ContentBlock, Empty,
+    Implementation, InitializeParams, LATEST_PROTOCOL_VERSION,
 };
 use mcpl_protocol::mcpl::{HostMcplCapabilities, MCPL_VERSION};
 use mcpl_protocol::method::{CallTool, Initialize, Initialized, ListTools, ToolsetsList};
@@ -111,14 +111,10 @@ pub(super) async fn request(conn: &mut Connection, req: Request) -> Result<Value
             match conn.inbound.recv().await {
                 None => return Err(PerfError::Closed("during the handshake")),
                 Some(Inbound::Message {
-                    message:
-                        Message::Response(Response {
-                            id: Some(got),
-                            outcome,
-                        }),
+                    message: Message::Response(r),
                     ..
-                }) if got == id => {
-                    return outcome.map_err(|e| PerfError::Refused {
+                }) if r.id.as_ref() == Some(&id) => {
+                    return r.result_value().map_err(|e| PerfError::Refused {
                         method: method.clone(),
                         reason: e.to_string(),
                     });
@@ -156,15 +152,15 @@ pub fn answer_of(item: &Inbound) -> Option<Answer> {
         return None;
     };
     let id = *id;
-    let right = outcome.as_ref().is_ok_and(|v| {
-        v.get("isError").and_then(Value::as_bool) != Some(true)
-            // Walked member by member: a JSON pointer is parsed anew at every call.
-            && v.get("content")
-                .and_then(|c| c.get(0))
-                .and_then(|b| b.get("text"))
-                .and_then(Value::as_str)
-                == Some(LIGHT_TEXT)
-    });
+    // Decoded straight from the result's text, as a host reads a call's result.
+    let right = outcome
+        .as_deref()
+        .ok()
+        .and_then(|r| decode_result::<CallToolResult>(r).ok())
+        .is_some_and(|r| {
+            !r.is_error
+                && matches!(r.content.first(), Some(ContentBlock::Text { text, .. }) if text == LIGHT_TEXT)
+        });
     Some(if right {
         Answer::Ok(id)
     } else {

@@ -27,7 +27,7 @@ use hyper::{Method, Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use mcpl_protocol::jsonrpc::DecodeError;
+use mcpl_protocol::jsonrpc::{DecodeError, RawValue};
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Response};
 use serde_json::Value;
 use std::io::ErrorKind;
@@ -385,6 +385,19 @@ struct Exchange {
     answered: AtomicBool,
 }
 
+/// An `initialize` result's `protocolVersion`, read without decoding the rest of the result
+/// (a version that is not a string, or a result that is not an object, reads as none).
+fn negotiated_version(result: &RawValue) -> Option<String> {
+    #[derive(serde::Deserialize)]
+    struct Negotiated {
+        #[serde(rename = "protocolVersion")]
+        version: Option<String>,
+    }
+    serde_json::from_str::<Negotiated>(result.get())
+        .ok()?
+        .version
+}
+
 impl Exchange {
     /// Delivers a message, noting whether it answers our request, and on `initialize`
     /// taking the negotiated version from it before anyone can send with it.
@@ -395,8 +408,8 @@ impl Exchange {
             self.answered.store(true, Ordering::Relaxed);
             if self.is_initialize
                 && let Ok(result) = &r.outcome
-                && let Some(v) = result.get("protocolVersion").and_then(Value::as_str)
-                && let Ok(v) = HeaderValue::from_str(v)
+                && let Some(v) = negotiated_version(result)
+                && let Ok(v) = HeaderValue::from_str(&v)
             {
                 *lock(&self.client.version) = Some(v);
             }

@@ -188,7 +188,7 @@ pub async fn round_trip(client: &mut Connection, server: &mut Connection) -> Str
         .await
         .unwrap();
     assert_eq!(
-        next_response(client).await.1.outcome,
+        next_response(client).await.1.result_value(),
         Ok(json!({"tools": []}))
     );
     server

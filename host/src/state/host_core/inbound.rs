@@ -8,6 +8,7 @@ use crate::state::conversation::{AgentMessage, MessageKind};
 use crate::state::view::shown_name;
 use crate::state::{Carrier, CatalogOutput, ResultOf};
 use mcpl_protocol::hints::HintChanges;
+use mcpl_protocol::jsonrpc::{RawValue, decode_result, member};
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, McplManifest, PushEventParams};
 use mcpl_protocol::meta::HINTS;
@@ -16,7 +17,6 @@ use mcpl_protocol::method::{
 };
 use mcpl_protocol::toolsets::ToolsetsListResult;
 use mcpl_protocol::{Id, Message};
-use serde::Deserialize;
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::Instant;
@@ -88,8 +88,12 @@ impl HostCore {
                 };
                 // §5.2: a result's hints apply when it is read, awaited or timed out (vector 28).
                 let carrier = Carrier::Result { of, request: id };
-                let hints = result.get("_meta").and_then(|m| m.get(HINTS));
-                self.read_hints(server, carrier, hints, now);
+                // Only `_meta`'s hints are read out of the result's text: the result itself
+                // is decoded once, by whoever waits for it.
+                let hints = member(&result, "_meta")
+                    .and_then(|m| member(&m, HINTS))
+                    .and_then(|h| serde_json::from_str::<Value>(h.get()).ok());
+                self.read_hints(server, carrier, hints.as_ref(), now);
             }
             Message::Request(r) if r.method == PushEvent::NAME => {
                 // §5.2: a push's hints apply when it is read, whatever is decided about it.
@@ -133,8 +137,8 @@ impl HostCore {
     }
 
     /// A `toolsets/list` result, whichever read asked for it: a full statement (§4.3).
-    fn statement(&mut self, server: &str, result: Value, now: Instant) {
-        let list = match ToolsetsListResult::deserialize(&result) {
+    fn statement(&mut self, server: &str, result: Box<RawValue>, now: Instant) {
+        let list = match decode_result::<ToolsetsListResult>(&result) {
             Ok(l) => l,
             Err(e) => {
                 return self.warn_peer(

@@ -53,7 +53,7 @@ fn statement(c: &mut HostCore, epoch: u64, rev: u64, now: Instant) {
         meta: Meta::with_hints(changes(rev, vec![vis("seek", None, true)], vec![])),
     };
     let id = Id::Number(900 + rev as i64);
-    let response = Response::ok(id.clone(), serde_json::to_value(result).unwrap());
+    let response = Response::ok_typed(id.clone(), &result);
     c.read(
         S,
         epoch,
