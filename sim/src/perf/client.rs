@@ -5,8 +5,8 @@
 use super::PerfError;
 use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request, Response, decode_result};
 use mcpl_protocol::mcp::{
-    CallToolParams, CallToolResult, ClientCapabilities, ClientExperimental, ContentBlock, Empty,
-    Implementation, InitializeParams, LATEST_PROTOCOL_VERSION,
+    CallToolParams, ClientCapabilities, ClientExperimental, Empty, Implementation,
+    InitializeParams, LATEST_PROTOCOL_VERSION,
 };
 use mcpl_protocol::mcpl::{HostMcplCapabilities, MCPL_VERSION};
 use mcpl_protocol::method::{CallTool, Initialize, Initialized, ListTools, ToolsetsList};
@@ -22,6 +22,23 @@ pub const LIGHT_TEXT: &str = "ok";
 
 /// How long a handshake step may take before the connection counts as failed.
 const STEP_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The members of a light call's result that [`answer_of`] checks (MCP `CallToolResult`).
+#[derive(serde::Deserialize)]
+struct LightResult {
+    #[serde(default)]
+    content: Vec<LightBlock>,
+    #[serde(default, rename = "isError")]
+    is_error: bool,
+}
+
+/// A content block's type and text.
+#[derive(serde::Deserialize)]
+struct LightBlock {
+    #[serde(rename = "type")]
+    kind: String,
+    text: Option<String>,
+}
 
 /// How an answer to a light call came back.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -152,18 +169,59 @@ pub fn answer_of(item: &Inbound) -> Option<Answer> {
         return None;
     };
     let id = *id;
-    // Decoded straight from the result's text, as a host reads a call's result.
+    // Decoded straight from the result's text into the few members checked: the client is
+    // shared by every row and its floor, and a full `CallToolResult` (content blocks are an
+    // internally tagged enum, buffered before they are read) would cost it more than the
+    // protocol's reading does.
     let right = outcome
         .as_deref()
         .ok()
-        .and_then(|r| decode_result::<CallToolResult>(r).ok())
+        .and_then(|r| decode_result::<LightResult>(r).ok())
         .is_some_and(|r| {
             !r.is_error
-                && matches!(r.content.first(), Some(ContentBlock::Text { text, .. }) if text == LIGHT_TEXT)
+                && matches!(r.content.first(), Some(b) if b.kind == "text" && b.text.as_deref() == Some(LIGHT_TEXT))
         });
     Some(if right {
         Answer::Ok(id)
     } else {
         Answer::Wrong(id)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcpl_transport::StreamId;
+
+    fn answer(wire: &str) -> Option<Answer> {
+        let message = Message::decode(wire.as_bytes()).expect("a message");
+        answer_of(&Inbound::Message {
+            stream: StreamId(0),
+            message,
+        })
+    }
+
+    /// Only the light tool's text in a result that is not an error counts as right.
+    #[test]
+    fn answers_are_told_right_from_wrong_by_the_results_text() {
+        let ok = r#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"text","text":"ok"}]}}"#;
+        assert_eq!(answer(ok), Some(Answer::Ok(7)));
+        let with_more = r#"{"jsonrpc":"2.0","id":8,"result":{"content":[{"text":"ok","type":"text","annotations":{}}],"isError":false,"_meta":{"x":1}}}"#;
+        assert_eq!(answer(with_more), Some(Answer::Ok(8)));
+        for wrong in [
+            r#"{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"ok"}],"isError":true}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"text","text":"no"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"result":{"content":[{"type":"image","data":"ok","mimeType":"image/png"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"result":{"content":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":9,"result":[]}"#,
+            r#"{"jsonrpc":"2.0","id":9,"error":{"code":-32601,"message":"no"}}"#,
+        ] {
+            assert_eq!(answer(wrong), Some(Answer::Wrong(9)), "{wrong}");
+        }
+        assert_eq!(
+            answer(r#"{"jsonrpc":"2.0","id":"s","result":{}}"#),
+            None,
+            "not a numeric id: not a light call's answer"
+        );
+    }
 }
