@@ -126,8 +126,9 @@ fn rmcp_serves_the_same_tool_to_the_same_client() {
         assert!(t.complete(), "{side}: {t:?}");
     }
     assert!(c.ratio > 0.0, "{c:?}");
-    // Ours is the Streamable HTTP figure, measured for the comparison.
-    assert_eq!(report.http.as_ref(), Some(&c.ours));
+    // Ours is measured for the comparison, its windows in turn with rmcp's; the `http` row
+    // (beside its floor) is a measurement of its own.
+    assert_eq!(report.http, None);
 }
 
 #[test]

@@ -11,7 +11,8 @@
 //!
 //! Where a floor is measured (`floor.rs`), the ratio decides ✓/✗; see `report.rs`. A
 //! figure and its floor are taken in the same minutes: throughput in alternating windows
-//! (`rounds` of each: server, floor, server, floor…), latency in alternating blocks of
+//! (`rounds` of each: server, floor, server, floor…; for `rmcp`, ours and rmcp's two modes
+//! in turn), latency in alternating blocks of
 //! calls on two open connections (`latency.rs`), so what else the machine does falls on
 //! both alike. `latency`, measured alone in its process, keeps every thread on one CPU
 //! (`proc.rs`: where the scheduler puts the threads changed the median fivefold).
@@ -328,8 +329,8 @@ pub enum PerfError {
 ///
 /// Each process is `exe perf-one` (`sim`'s hidden subcommand, [`child_main`]): it reads
 /// its configuration as JSON on standard input and writes its report as JSON on standard
-/// output. `http` comes from its own process; `rmcp`'s process measures ours again, just
-/// before rmcp, for its ratio.
+/// output. `http` comes from its own process; `rmcp`'s process measures ours again, its
+/// windows alternating with rmcp's, for its ratio.
 pub fn run_isolated(config: &PerfConfig, exe: &Path) -> Result<PerfReport, PerfError> {
     let mut report = PerfReport::new(config);
     report.setup.isolated = true;
@@ -442,7 +443,7 @@ async fn run_in_system(
             report.ws = Some(ours);
             report.floors.ws = Some(floor);
         }
-        if config.wants(Measure::Http) || config.wants(Measure::Rmcp) {
+        if config.wants(Measure::Http) {
             let echo = floor::HttpEcho::start()?;
             let shape = config.shape(config.http_in_flight);
             let (ours, floor) =
@@ -462,24 +463,29 @@ async fn run_in_system(
             report.latency = Some(ours);
             report.floors.latency = Some(floor);
         }
-    }
-    if config.wants(Measure::Rmcp) {
-        let mut theirs = Vec::new();
-        for mode in [RmcpMode::Sessions, RmcpMode::StatelessJson] {
-            let rmcp = RmcpService::start(config.server_threads, mode)?;
+        if config.wants(Measure::Rmcp) {
+            // Ours and rmcp's two modes in turn, window by window (ours, sessions,
+            // stateless, ours…), as each figure is taken beside its floor: measured one
+            // after the other, the machine's drift between them moved the ratio by a
+            // third from run to run (issue #18).
+            let sessions = RmcpService::start(config.server_threads, RmcpMode::Sessions)?;
+            let stateless = RmcpService::start(config.server_threads, RmcpMode::StatelessJson)?;
+            let urls = [http.clone(), sessions.url(), stateless.url()];
             let shape = config.shape(config.http_in_flight);
-            let mut windows = Vec::new();
-            for _ in 0..config.rounds.max(1) {
-                let url = rmcp.url();
-                windows
-                    .push(load(&clients, &url, &tokens, shape.clone(), proc::RMCP_THREADS).await?);
+            let mut windows: [Vec<Throughput>; 3] = Default::default();
+            for _ in 0..rounds {
+                for (i, url) in urls.iter().enumerate() {
+                    let threads = if i == 0 {
+                        proc::ARBITER_THREADS
+                    } else {
+                        proc::RMCP_THREADS
+                    };
+                    windows[i].push(load(&clients, url, &tokens, shape.clone(), threads).await?);
+                }
             }
-            theirs.push(Throughput::over(&windows));
+            let [ours, sessions, stateless] = windows.map(|w| Throughput::over(&w));
+            report.rmcp = Some(Comparison::new(ours, sessions, stateless));
         }
-        let stateless = theirs.pop().unwrap_or_default();
-        let sessions = theirs.pop().unwrap_or_default();
-        let ours = report.http.clone().unwrap_or_default();
-        report.rmcp = Some(Comparison::new(ours, sessions, stateless));
     }
     if config.wants(Measure::Drop) {
         let arbiter = Arbiter::new();
