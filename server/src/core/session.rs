@@ -56,6 +56,10 @@ use mcpl_protocol::method::{LoggingMessage, Progress, ToolListChanged, ToolsetsL
 use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
+/// The room for outputs a drained queue keeps (a call's turn takes one or two); more is
+/// freed once drained, so only a burst's queue is given back (issue #18).
+const KEPT_OUTPUTS: usize = 4;
+
 /// What the core asks for, in order: see [`SessionCore::poll`].
 #[derive(Debug)]
 pub(crate) enum Output<T: Io> {
@@ -154,8 +158,10 @@ impl<T: Io> SessionCore<T> {
     /// drains this after every input.
     pub(crate) fn poll(&mut self) -> Option<Output<T>> {
         let next = self.out.pop_front();
-        if next.is_none() && self.out.capacity() > 0 {
-            // Drained: an idle session (most sessions, most of the time) keeps no queue.
+        if next.is_none() && self.out.capacity() > KEPT_OUTPUTS {
+            // Drained after a burst: an idle session (most sessions, most of the time) keeps
+            // no more than the room a call's turn takes, which it would otherwise allocate
+            // and free again for every call (issue #18).
             self.out = VecDeque::new();
         }
         next

@@ -296,6 +296,29 @@ fn before_initialize_only_ping_and_initialize_are_served() {
     assert!(done.is_empty(), "nothing reached the principal: {done:?}");
 }
 
+/// A drained output queue keeps the room a call's turn takes (no allocation per call), and
+/// gives back what a burst grew it to.
+#[test]
+fn a_drained_output_queue_keeps_a_turns_room_and_frees_a_bursts() {
+    let mut h = Host::new(None);
+    h.send(msg::request(1, "ping", json!({})));
+    let kept = h.core.out.capacity();
+    assert!((1..=KEPT_OUTPUTS).contains(&kept), "kept {kept}");
+    for n in 2..=(2 * KEPT_OUTPUTS as i64 + 2) {
+        let m: Message = serde_json::from_value(msg::request(n, "ping", json!({}))).unwrap();
+        h.core.handle_message(m);
+    }
+    assert!(h.core.out.capacity() > KEPT_OUTPUTS);
+    h.drain();
+    assert_eq!(
+        h.core.out.capacity(),
+        0,
+        "a burst's queue is freed once drained"
+    );
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 2 * KEPT_OUTPUTS + 2, "every ping answered");
+}
+
 #[test]
 fn the_handshake_tells_the_principal_once_initialized_and_once_ready() {
     let mut h = Host::new(None);
