@@ -1038,30 +1038,33 @@ mod tests {
         assert_eq!(Message::decode(text.as_bytes()).unwrap(), m);
     }
 
+    /// The JSON the text-keeping tests send as params and as a result, spaced and ordered
+    /// as no serializer would write it, and its typed reading.
+    const AB_TEXT: &str = r#"{"b": [1, 2], "a": "x"}"#;
+
+    #[derive(Debug, Deserialize, PartialEq)]
+    struct Ab {
+        a: String,
+        b: Vec<u8>,
+    }
+
+    fn ab() -> Ab {
+        Ab {
+            a: "x".into(),
+            b: vec![1, 2],
+        }
+    }
+
     /// Params stay the text the peer sent (no `Value` tree in between), decode straight
     /// into typed params, and compare as JSON values.
     #[test]
     fn params_are_kept_as_text_and_compared_as_values() {
-        let wire = br#"{"jsonrpc":"2.0","id":1,"method":"m","params": {"b": [1, 2], "a": "x"} }"#;
-        let Ok(Message::Request(r)) = Message::decode(wire) else {
+        let wire = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params": {AB_TEXT} }}"#);
+        let Ok(Message::Request(r)) = Message::decode(wire.as_bytes()) else {
             panic!("a request")
         };
-        assert_eq!(
-            r.params.as_deref().map(RawValue::get),
-            Some(r#"{"b": [1, 2], "a": "x"}"#)
-        );
-        #[derive(Debug, Deserialize, PartialEq)]
-        struct P {
-            a: String,
-            b: Vec<u8>,
-        }
-        assert_eq!(
-            r.params_as::<P>(),
-            Ok(P {
-                a: "x".into(),
-                b: vec![1, 2]
-            })
-        );
+        assert_eq!(r.params.as_deref().map(RawValue::get), Some(AB_TEXT));
+        assert_eq!(r.params_as::<Ab>(), Ok(ab()));
         assert_eq!(r.params_value(), Some(json!({"a": "x", "b": [1, 2]})));
         let same = Request {
             id: Id::Number(1),
@@ -1099,36 +1102,46 @@ mod tests {
         ) else {
             panic!("a request")
         };
-        assert_eq!(r.params_as::<P>().map(|p| p.a), Ok("z".to_owned()));
+        assert_eq!(r.params_as::<Ab>().map(|p| p.a), Ok("z".to_owned()));
     }
 
-    /// Params that nest deeper than serde_json reads a message are refused as the whole
-    /// message would be (a parse error), though they are skipped, not read; a string full
-    /// of brackets is not nesting.
+    /// Params or a result that nest deeper than serde_json reads a message are refused as
+    /// the whole message would be (a parse error), though they are skipped, not read; a
+    /// string full of brackets is not nesting.
     #[test]
-    fn params_nested_too_deep_are_a_parse_error() {
-        let deep = |levels: usize| {
-            format!(
-                r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{}{}}}"#,
-                "[".repeat(levels),
-                "]".repeat(levels)
-            )
-        };
-        // Read as a whole, the message nests one level more than its params.
-        for levels in [126, 127] {
-            let whole = serde_json::from_str::<Value>(&deep(levels)).is_ok();
-            let ours = Message::decode(deep(levels).as_bytes());
-            assert_eq!(whole, ours.is_ok(), "{levels} levels: {ours:?}");
-            if !whole {
-                assert!(matches!(ours, Err(DecodeError::Parse(_))), "{ours:?}");
+    fn params_or_a_result_nested_too_deep_are_a_parse_error() {
+        for member in [r#""method":"m","params""#, r#""result""#] {
+            let deep = |levels: usize| {
+                format!(
+                    r#"{{"jsonrpc":"2.0","id":1,{member}:{}{}}}"#,
+                    "[".repeat(levels),
+                    "]".repeat(levels)
+                )
+            };
+            // Read as a whole, the message nests one level more than its member.
+            for levels in [126, 127] {
+                let whole = serde_json::from_str::<Value>(&deep(levels)).is_ok();
+                let ours = Message::decode(deep(levels).as_bytes());
+                assert_eq!(whole, ours.is_ok(), "{member}, {levels} levels: {ours:?}");
+                match &ours {
+                    // Kept whole: the member's text nests as sent.
+                    Ok(Message::Request(r)) => {
+                        assert_eq!(r.params.as_deref().map(|p| nesting(p.get())), Some(levels))
+                    }
+                    Ok(Message::Response(r)) => {
+                        assert_eq!(r.outcome.as_deref().map(|t| nesting(t.get())), Ok(levels))
+                    }
+                    Err(DecodeError::Parse(_)) => {}
+                    other => panic!("{member}, {levels} levels: {other:?}"),
+                }
             }
+            let brackets = format!(
+                r#"{{"jsonrpc":"2.0","id":1,{member}:{{"s":"{}\\\"{}"}}}}"#,
+                "[".repeat(500),
+                "{".repeat(500)
+            );
+            assert!(Message::decode(brackets.as_bytes()).is_ok(), "{member}");
         }
-        let brackets = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{{"s":"{}\\\"{}"}}}}"#,
-            "[".repeat(500),
-            "{".repeat(500)
-        );
-        assert!(Message::decode(brackets.as_bytes()).is_ok());
         assert_eq!(nesting(r#"{"a":[{"b":"]]}}"}]}"#), 3);
     }
 
@@ -1136,26 +1149,12 @@ mod tests {
     /// compares as a JSON value; an error compares as itself, never equal to a result.
     #[test]
     fn results_are_kept_as_text_and_compared_as_values() {
-        let wire = br#"{"jsonrpc":"2.0","id":1,"result": {"b": [1, 2], "a": "x"} }"#;
-        let Ok(Message::Response(r)) = Message::decode(wire) else {
+        let wire = format!(r#"{{"jsonrpc":"2.0","id":1,"result": {AB_TEXT} }}"#);
+        let Ok(Message::Response(r)) = Message::decode(wire.as_bytes()) else {
             panic!("a response")
         };
-        assert_eq!(
-            r.outcome.as_deref().map(RawValue::get),
-            Ok(r#"{"b": [1, 2], "a": "x"}"#)
-        );
-        #[derive(Debug, Deserialize, PartialEq)]
-        struct R {
-            a: String,
-            b: Vec<u8>,
-        }
-        assert_eq!(
-            r.result_as::<R>(),
-            Ok(R {
-                a: "x".into(),
-                b: vec![1, 2]
-            })
-        );
+        assert_eq!(r.outcome.as_deref().map(RawValue::get), Ok(AB_TEXT));
+        assert_eq!(r.result_as::<Ab>(), Ok(ab()));
         assert_eq!(r.result_value(), Ok(json!({"a": "x", "b": [1, 2]})));
         let same = Response::ok(Id::Number(1), json!({"a": "x", "b": [1, 2]}));
         assert_eq!(r, same);
@@ -1257,41 +1256,6 @@ mod tests {
                 .map(|r| r.is_none()),
             Ok(true)
         );
-    }
-
-    /// A result that nests deeper than serde_json reads a message is refused as the whole
-    /// message would be (a parse error), as it was when it was read as a value.
-    #[test]
-    fn a_result_nested_too_deep_is_a_parse_error() {
-        let deep = |levels: usize| {
-            format!(
-                r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#,
-                "[".repeat(levels),
-                "]".repeat(levels)
-            )
-        };
-        for levels in [126, 127] {
-            let whole = serde_json::from_str::<Value>(&deep(levels)).is_ok();
-            let ours = Message::decode(deep(levels).as_bytes());
-            assert_eq!(whole, ours.is_ok(), "{levels} levels: {ours:?}");
-            match ours {
-                Ok(Message::Response(r)) => {
-                    assert_eq!(nesting(&r.result_value().unwrap().to_string()), levels);
-                }
-                Err(DecodeError::Parse(_)) => {}
-                other => panic!("{levels} levels: {other:?}"),
-            }
-        }
-        assert!(matches!(
-            Message::decode(deep(127).as_bytes()),
-            Err(DecodeError::Parse(_))
-        ));
-        let brackets = format!(
-            r#"{{"jsonrpc":"2.0","id":1,"result":{{"s":"{}\\\"{}"}}}}"#,
-            "[".repeat(500),
-            "{".repeat(500)
-        );
-        assert!(Message::decode(brackets.as_bytes()).is_ok());
     }
 
     /// Text decodes as its bytes do, malformed or not.
