@@ -27,7 +27,7 @@ use hyper::{Method, Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
-use mcpl_protocol::jsonrpc::{DecodeError, RawValue};
+use mcpl_protocol::jsonrpc::{DecodeError, RawValue, member};
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Response};
 use serde_json::Value;
 use std::io::ErrorKind;
@@ -388,14 +388,8 @@ struct Exchange {
 /// An `initialize` result's `protocolVersion`, read without decoding the rest of the result
 /// (a version that is not a string, or a result that is not an object, reads as none).
 fn negotiated_version(result: &RawValue) -> Option<String> {
-    #[derive(serde::Deserialize)]
-    struct Negotiated {
-        #[serde(rename = "protocolVersion")]
-        version: Option<String>,
-    }
-    serde_json::from_str::<Negotiated>(result.get())
-        .ok()?
-        .version
+    let version = member(result, "protocolVersion")?;
+    serde_json::from_str(version.get()).ok()
 }
 
 impl Exchange {
@@ -792,6 +786,19 @@ fn io_kind(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Only an object's string `protocolVersion` is the negotiated version.
+    #[test]
+    fn the_negotiated_version_is_an_objects_string_member() {
+        let version = |text: &str| negotiated_version(&RawValue::from_string(text.into()).unwrap());
+        assert_eq!(
+            version(r#"{"capabilities":{},"protocolVersion":"2025-06-18"}"#),
+            Some("2025-06-18".to_owned())
+        );
+        assert_eq!(version(r#"{"protocolVersion":20250618}"#), None);
+        assert_eq!(version(r#"["2025-06-18"]"#), None, "an array is no object");
+        assert_eq!(version("{}"), None);
+    }
 
     #[test]
     fn the_host_header_names_the_port_unless_it_is_the_schemes_default() {

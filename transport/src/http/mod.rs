@@ -71,7 +71,7 @@ pub use server::{HttpListener, bind};
 
 use axum::http::HeaderMap;
 use axum::http::header::{ACCEPT, CONTENT_TYPE};
-use serde_json::value::RawValue;
+use mcpl_protocol::jsonrpc::{RawValue, member};
 
 /// The session header (header names are case-insensitive; this is the canonical spelling
 /// lowercased, as HTTP/2 and the SDKs send it).
@@ -87,30 +87,22 @@ const EVENT_STREAM: &str = "text/event-stream";
 /// A request's `params._meta.progressToken`, read without decoding the rest of the params
 /// (a token of the wrong shape, or params that are not an object, read as none).
 fn request_progress_token(params: Option<&RawValue>) -> Option<serde_json::Value> {
-    #[derive(serde::Deserialize)]
-    struct Params {
-        #[serde(rename = "_meta")]
-        meta: Option<Box<RawValue>>,
-    }
-    let text = params?.get();
+    let params = params?;
     // Most requests carry no token: unless the name is there as it is, or some escape could
     // spell it, there is nothing to parse (issue #18).
+    let text = params.get();
     if !text.contains("progressToken") && !text.contains("\\u") {
         return None;
     }
-    let params: Params = serde_json::from_str(text).ok()?;
-    notified_progress_token(params.meta.as_deref())
+    notified_progress_token(member(params, "_meta").as_deref())
 }
 
 /// A `notifications/progress`'s `params.progressToken` (or the `progressToken` member of a
-/// request's `_meta`), read as [`request_progress_token`] reads a request's.
+/// request's `_meta`), read as [`request_progress_token`] reads a request's: only an
+/// object's member, so params sent as an array name no token.
 fn notified_progress_token(params: Option<&RawValue>) -> Option<serde_json::Value> {
-    #[derive(serde::Deserialize)]
-    struct Params {
-        #[serde(rename = "progressToken")]
-        token: Option<serde_json::Value>,
-    }
-    serde_json::from_str::<Params>(params?.get()).ok()?.token
+    let token = member(params?, "progressToken")?;
+    serde_json::from_str(token.get()).ok()
 }
 
 /// True when the `Accept` headers list every one of `media` (fewer than 32; parameters such as
@@ -180,6 +172,9 @@ mod tests {
         assert_eq!(token(r#"{"name":"light","arguments":{}}"#), None);
         assert_eq!(token(r#"{"name":"progressToken"}"#), None);
         assert_eq!(token("[1]"), None);
+        // Params sent as an array are no object: no member of theirs is a `_meta`.
+        assert_eq!(token(r#"[{"progressToken":1}]"#), None);
+        assert_eq!(token(r#"[{"_meta":{"progressToken":1}}]"#), None);
         assert_eq!(request_progress_token(None), None);
     }
 
