@@ -10,90 +10,13 @@
 mod support;
 
 use serde_json::json;
-use std::net::SocketAddr;
-use std::sync::{Arc, Mutex};
-use support::{BOT, StdioClient, arcade_listening, since_previous_call, text, write_config};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::task::JoinHandle;
-
-/// A TCP proxy to an upstream that can be changed, whose connections can be cut.
-struct Proxy {
-    addr: SocketAddr,
-    upstream: Arc<Mutex<SocketAddr>>,
-    conns: Arc<Mutex<Vec<JoinHandle<()>>>>,
-    task: JoinHandle<()>,
-}
-
-impl Proxy {
-    async fn start(upstream: SocketAddr) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let upstream = Arc::new(Mutex::new(upstream));
-        let conns: Arc<Mutex<Vec<JoinHandle<()>>>> = Arc::default();
-        let (up, cs) = (upstream.clone(), conns.clone());
-        let task = tokio::spawn(async move {
-            while let Ok((mut inbound, _)) = listener.accept().await {
-                let to = *up.lock().unwrap();
-                let conn = tokio::spawn(async move {
-                    // Nothing listening upstream: the client's connection is dropped.
-                    if let Ok(mut out) = TcpStream::connect(to).await {
-                        let _ = tokio::io::copy_bidirectional(&mut inbound, &mut out).await;
-                    }
-                });
-                cs.lock().unwrap().push(conn);
-            }
-        });
-        Proxy {
-            addr,
-            upstream,
-            conns,
-            task,
-        }
-    }
-
-    /// Cuts every connection made so far.
-    fn cut(&self) {
-        for c in self.conns.lock().unwrap().drain(..) {
-            c.abort();
-        }
-    }
-
-    fn point_to(&self, upstream: SocketAddr) {
-        *self.upstream.lock().unwrap() = upstream;
-    }
-}
-
-impl Drop for Proxy {
-    fn drop(&mut self) {
-        self.task.abort();
-        self.cut();
-    }
-}
-
-async fn arcade() -> (tokio::process::Child, SocketAddr) {
-    let mut args = vec!["--ws", "127.0.0.1:0", "--token", "alice=alice-secret"];
-    args.extend(BOT);
-    let (child, urls) = arcade_listening(&args, 1).await;
-    let addr = urls[0]
-        .strip_prefix("ws://")
-        .unwrap()
-        .trim_end_matches('/')
-        .parse()
-        .unwrap();
-    (child, addr)
-}
+use support::proxy::Proxy;
+use support::{StdioClient, proxied_arcade_config, since_previous_call, text, ws_arcade_of_alice};
 
 /// A surface host over stdio whose one server is the arcade through `proxy`; its client,
 /// with a tic-tac-toe game `t1` open and one move played.
 async fn client_with_a_game(dir: &std::path::Path, proxy: &Proxy) -> StdioClient {
-    let config = write_config(
-        dir,
-        "surface.json",
-        &json!({"mcpServers": {"arcade": {
-            "url": format!("ws://{}", proxy.addr),
-            "headers": {"Authorization": "Bearer alice-secret"}
-        }}}),
-    );
+    let config = proxied_arcade_config(dir, proxy);
     let mut c = StdioClient::ready(&config, &[]).await;
     let opened = c
         .call(
@@ -129,7 +52,7 @@ async fn logged(c: &mut StdioClient, needle: &str) -> String {
 #[tokio::test]
 async fn a_dropped_connection_is_told_once_and_the_game_is_adopted_and_goes_on() {
     let dir = tempfile::tempdir().unwrap();
-    let (_arcade, addr) = arcade().await;
+    let (_arcade, addr) = ws_arcade_of_alice().await;
     let proxy = Proxy::start(addr).await;
     let mut c = client_with_a_game(dir.path(), &proxy).await;
 
@@ -160,14 +83,14 @@ async fn a_dropped_connection_is_told_once_and_the_game_is_adopted_and_goes_on()
 #[tokio::test]
 async fn a_restarted_server_is_told_once_and_the_game_it_forgot_is_told_closed() {
     let dir = tempfile::tempdir().unwrap();
-    let (mut first, addr) = arcade().await;
+    let (mut first, addr) = ws_arcade_of_alice().await;
     let proxy = Proxy::start(addr).await;
     let mut c = client_with_a_game(dir.path(), &proxy).await;
 
     first.kill().await.unwrap();
     let lost = logged(&mut c, "was lost").await;
     assert!(lost.contains("the connection to arcade was lost"), "{lost}");
-    let (_second, addr) = arcade().await;
+    let (_second, addr) = ws_arcade_of_alice().await;
     proxy.point_to(addr);
     let back = logged(&mut c, "connected again").await;
     assert!(

@@ -7,9 +7,10 @@
 mod support;
 
 use serde_json::{Value, json};
+use support::proxy::Proxy;
 use support::{
-    StdioClient, arcade, arcade_of_alice_and_bob, since_previous_call, stdio_arcade,
-    stdio_arcade_config, text, write_config,
+    StdioClient, arcade, arcade_of_alice_and_bob, proxied_arcade_config, since_previous_call,
+    stdio_arcade, stdio_arcade_config, text, write_config, ws_arcade_of_alice,
 };
 
 const META: [&str; 4] = [
@@ -276,20 +277,38 @@ async fn a_log_level_above_notice_stops_the_log_messages_but_results_still_tell(
 
 #[tokio::test]
 async fn a_cancelled_call_is_never_answered() {
+    // The arcade's answers pass a proxy that holds them: the call cannot end before its
+    // cancellation is read, however the threads are scheduled.
     let dir = tempfile::tempdir().unwrap();
-    let config = stdio_arcade_config(dir.path(), "alice");
-    let mut c = StdioClient::ready(&config, &[]).await;
-    // The call and its cancellation in one write: both are read before the call can end.
+    let (_arcade, addr) = ws_arcade_of_alice().await;
+    let proxy = Proxy::start(addr).await;
+    let mut c = StdioClient::ready(&proxied_arcade_config(dir.path(), &proxy), &[]).await;
+    proxy.hold();
     let call = json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
-                      "params": {"name": "toolsets--look", "arguments": {}}});
-    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                        "params": {"requestId": 100, "reason": "changed my mind"}});
-    c.write_line(&format!("{call}\n{cancel}")).await;
+                      "params": {"name": "toolsets--open",
+                                 "arguments": {"toolset": "tictactoe", "instance": "t1"}}});
+    c.send(&call).await;
+    c.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": 100, "reason": "changed my mind"}}),
+    )
+    .await;
+    // Answered in order after the cancellation: the surface host has read it.
     let ping = c.request("ping", json!({})).await;
     assert_eq!(ping["result"], json!({}));
+    proxy.release();
+    // The arcade answered 100 first, on the same connection: had the surface host
+    // answered it, `call` would have read that answer first, and failed on it.
+    let t2 = c
+        .call(
+            "toolsets--open",
+            json!({"toolset": "tictactoe", "instance": "t2"}),
+        )
+        .await;
+    assert!(text(&t2).contains("Opened [arcade/tictactoe:t2]"), "{t2}");
+    // The cancelled call ran on at the arcade: the game it opened is there.
     let look = c.call("toolsets--look", json!({})).await;
-    assert!(text(&look).contains("[arcade]"), "{look}");
-    // Whatever was still to come is read to the end: no answer to 100.
+    assert!(text(&look).contains("[arcade/tictactoe:t1]"), "{look}");
     let rest = c.close_and_read_rest().await;
     assert!(rest.iter().all(|m| m["id"] != 100), "{rest:?}");
 }

@@ -5,6 +5,8 @@
 
 #![allow(dead_code)]
 
+pub mod proxy;
+
 use mcpl_testkit::process::{listening, report};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -122,6 +124,34 @@ pub async fn surface_of_alice_and_bob(
         &json!({"mcpServers": {"arcade": {"type": "http", "url": arcade}}, "surface": surface}),
     );
     surface_http(&config).await
+}
+
+/// The arcade on WebSocket (with the tests' small bot) that knows alice by the token
+/// `alice-secret`; the child (killed when dropped) and its address.
+pub async fn ws_arcade_of_alice() -> (Child, std::net::SocketAddr) {
+    let mut args = vec!["--ws", "127.0.0.1:0", "--token", "alice=alice-secret"];
+    args.extend(BOT);
+    let (child, urls) = arcade_listening(&args, 1).await;
+    let addr = urls[0]
+        .strip_prefix("ws://")
+        .unwrap()
+        .trim_end_matches('/')
+        .parse()
+        .unwrap();
+    (child, addr)
+}
+
+/// A surface host's configuration (written into `dir`) whose one server is the arcade
+/// [`ws_arcade_of_alice`] starts, reached as alice through `proxy`.
+pub fn proxied_arcade_config(dir: &Path, proxy: &proxy::Proxy) -> PathBuf {
+    write_config(
+        dir,
+        "surface.json",
+        &json!({"mcpServers": {"arcade": {
+            "url": format!("ws://{}", proxy.addr),
+            "headers": {"Authorization": "Bearer alice-secret"}
+        }}}),
+    )
 }
 
 /// Writes a configuration file into `dir`.
