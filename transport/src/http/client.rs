@@ -1,7 +1,7 @@
 //! The Streamable HTTP client end; its behaviour is documented on [`connect`].
 //!
-//! A driver task reads the outbound channel and spawns one task per POST; the GET stream has
-//! a task of its own; all of them stop on `shutdown`.
+//! A driver task reads the outbound channel and makes the POSTs, concurrently, within itself;
+//! the GET stream has a task of its own; both stop on `shutdown`.
 //!
 //! HTTP is hyper-util's `client::legacy::Client` (HTTP/1.1 only) over hyper-rustls's
 //! connector with our rustls configuration. It keeps a pool of idle connections per host,
@@ -11,7 +11,7 @@
 //! A pool of our own over `hyper::client::conn::http1` would save little more and be ours
 //! to keep right.
 
-use super::{EVENT_STREAM, JSON, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, content_type_is};
+use super::{EVENT_STREAM, JSON, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER, content_type_is};
 use crate::delivery::{Delivery, DeliveryHook, StreamOrigin};
 use crate::{
     ClientOptions, Connection, ConnectionInfo, Inbound, Outbound, StreamId, TransportError,
@@ -20,9 +20,10 @@ use crate::{
 use bytes::{Bytes, BytesMut};
 use eventsource_stream::Eventsource;
 use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use http_body_util::{BodyDataStream, BodyExt, Full};
 use hyper::body::{Body, Incoming};
-use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderName, HeaderValue};
+use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
@@ -35,7 +36,6 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::mpsc;
-use tokio::task::JoinSet;
 use tokio_util::sync::CancellationToken;
 
 /// The queue depth of each direction.
@@ -54,9 +54,6 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// buffers an event whole, so this bounds its memory.
 const SSE_CEILING_FACTOR: usize = 4;
 
-const SESSION_HEADER: HeaderName = HeaderName::from_static(MCP_SESSION_ID);
-const VERSION_HEADER: HeaderName = HeaderName::from_static(MCP_PROTOCOL_VERSION);
-const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
 const POST_ACCEPT: HeaderValue = HeaderValue::from_static("application/json, text/event-stream");
 const POST_CONTENT_TYPE: HeaderValue = HeaderValue::from_static(JSON);
 
@@ -268,18 +265,22 @@ impl Client {
 }
 
 /// Reads the outbound channel until it ends or the session is gone, then closes.
+///
+/// The POSTs run concurrently inside this task rather than as a task each: a light call's
+/// POST was as dear to spawn as to make (issue #18), and hyper's connections are tasks of
+/// their own anyway, so what runs here is only each answer's reading and delivery.
 async fn drive(client: Arc<Client>, mut outbound: mpsc::Receiver<Message>) {
     let abandon_requests = CancellationToken::new();
-    let mut posts = JoinSet::new();
+    let mut posts = FuturesUnordered::new();
     let orderly = loop {
         tokio::select! {
             () = client.gone.cancelled() => break false,
-            Some(_) = posts.join_next(), if !posts.is_empty() => {}
+            Some(()) = posts.next(), if !posts.is_empty() => {}
             message = outbound.recv() => match message {
                 Some(message) => {
                     let is_request = matches!(message, Message::Request(_));
                     let (client, abandon) = (client.clone(), abandon_requests.clone());
-                    posts.spawn(async move {
+                    posts.push(async move {
                         tokio::select! {
                             () = client.shutdown.cancelled() => {}
                             () = abandon.cancelled(), if is_request => {}
@@ -295,7 +296,7 @@ async fn drive(client: Arc<Client>, mut outbound: mpsc::Receiver<Message>) {
     if orderly {
         abandon_requests.cancel();
         let _ = tokio::time::timeout(CLOSE_GRACE, async {
-            while posts.join_next().await.is_some() {}
+            while posts.next().await.is_some() {}
         })
         .await;
     }
@@ -340,7 +341,7 @@ async fn post(client: Arc<Client>, message: Message) {
         }
     };
     let status = response.status();
-    if is_initialize && let Some(id) = response.headers().get(MCP_SESSION_ID) {
+    if is_initialize && let Some(id) = response.headers().get(SESSION_HEADER) {
         *lock(&client.session) = Some(id.clone());
     }
     if !status.is_success() {

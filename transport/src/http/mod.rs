@@ -81,6 +81,12 @@ pub const MCP_PROTOCOL_VERSION: &str = "mcp-protocol-version";
 /// The protocol version a server assumes when the header is absent (MCP 2025-11-25).
 pub const DEFAULT_PROTOCOL_VERSION: &str = "2025-03-26";
 
+/// The header names, made once: a name given as text is parsed again at every use.
+const SESSION_HEADER: axum::http::HeaderName = axum::http::HeaderName::from_static(MCP_SESSION_ID);
+const VERSION_HEADER: axum::http::HeaderName =
+    axum::http::HeaderName::from_static(MCP_PROTOCOL_VERSION);
+const LAST_EVENT_ID: axum::http::HeaderName = axum::http::HeaderName::from_static("last-event-id");
+
 const JSON: &str = "application/json";
 const EVENT_STREAM: &str = "text/event-stream";
 

@@ -10,7 +10,9 @@
 
 use super::resource::{self, WELL_KNOWN};
 use super::session::{self, Registry, Session};
-use super::{EVENT_STREAM, JSON, MCP_PROTOCOL_VERSION, MCP_SESSION_ID, accepts, content_type_is};
+use super::{
+    EVENT_STREAM, JSON, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER, accepts, content_type_is,
+};
 use crate::{
     Connection, ConnectionInfo, HttpResponseMode, Inbound, Outbound, Principal, ServerOptions,
     ServerTls, TransportKind,
@@ -403,7 +405,7 @@ async fn answer(
     // request): then an SSE stream that carries it, and ends after the response. The
     // channel closes if the session ends.
     match rx.recv().await {
-        Some(message @ Message::Response(_)) => {
+        Some(message) if matches!(*message, Message::Response(_)) => {
             drop(guard);
             json(StatusCode::OK, &message)
         }
@@ -434,7 +436,7 @@ async fn on_get(
         Err(refusal) => return refusal.into_response(),
     };
     // MCP: a client that lost its stream reopens it with the last event id it read.
-    let last_event = headers.get("last-event-id").and_then(|v| v.to_str().ok());
+    let last_event = headers.get(LAST_EVENT_ID).and_then(|v| v.to_str().ok());
     let rx = session.open_get(last_event);
     // The session's idle time starts again when the stream ends.
     let touch = session::TouchOnDrop(session.clone());
@@ -552,7 +554,7 @@ fn session_of(
     principal: &Principal,
     remote: SocketAddr,
 ) -> Result<Option<Arc<Session>>, Refusal> {
-    let Some(id) = headers.get(MCP_SESSION_ID) else {
+    let Some(id) = headers.get(SESSION_HEADER) else {
         return Ok(None);
     };
     let session = id.to_str().ok().and_then(|id| server.sessions.get(id));
@@ -564,7 +566,7 @@ fn session_of(
         return Err(Refusal::new(StatusCode::NOT_FOUND, "no such session"));
     };
     session.touch();
-    if let Some(version) = headers.get(MCP_PROTOCOL_VERSION) {
+    if let Some(version) = headers.get(VERSION_HEADER) {
         let version = version.to_str().unwrap_or("");
         if !is_supported_version(version) {
             let reason = format!("unsupported MCP-Protocol-Version {version:?}");
@@ -705,7 +707,7 @@ trait SseItem: Send + 'static {
     fn into_event(self) -> Event;
 }
 
-impl SseItem for Message {
+impl SseItem for Box<Message> {
     fn into_event(self) -> Event {
         Event::default().event("message").data(self.encode())
     }
@@ -763,7 +765,7 @@ fn gone() -> HttpResponse {
 
 fn with_session_id(mut response: HttpResponse, session: &Session) -> HttpResponse {
     if let Some(v) = &session.id_header {
-        response.headers_mut().insert(MCP_SESSION_ID, v.clone());
+        response.headers_mut().insert(SESSION_HEADER, v.clone());
     }
     response
 }
