@@ -47,7 +47,7 @@ pub use schema::{NoArguments, input_schema};
 /// What a tool handler is given besides its arguments.
 #[derive(Debug, Clone)]
 pub struct ToolContext {
-    pub(crate) principal: Principal,
+    /// The session, which also knows the principal.
     pub(crate) session: SessionHandle,
     pub(crate) request_id: Id,
     /// Tells this call from a later one reusing its request id (the session's `Calls`).
@@ -60,12 +60,12 @@ pub struct ToolContext {
 impl ToolContext {
     /// Who the connection authenticated as (RFC-014 §4.6).
     pub fn principal(&self) -> &Principal {
-        &self.principal
+        self.session.principal()
     }
 
     /// The principal's name, for logs and for replies (`anon-N` for an anonymous one).
     pub fn principal_name(&self) -> String {
-        self.principal.name()
+        self.session.principal().name()
     }
 
     /// The session the call arrived on: push events to this host through it.

@@ -56,7 +56,6 @@ impl SessionActor {
         let (trigger, token) = CancelTrigger::new();
         let key = self.core.new_key();
         let tool_ctx = ToolContext {
-            principal: self.principal.clone(),
             session: self.session_handle(ctx),
             request_id: id.clone(),
             call_key: key,

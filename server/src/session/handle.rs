@@ -19,6 +19,7 @@ use mcpl_protocol::time::rfc3339_millis;
 use mcpl_transport::Principal;
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 
 /// The session has stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -42,8 +43,13 @@ pub struct SessionStatus {
 }
 
 /// A handle to a live (or stopped) session.
+///
+/// Shared, not copied, on clone: every tool call is given one, and a copied actix address
+/// allocates twice and a principal's name once (issue #18).
 #[derive(Clone)]
-pub struct SessionHandle {
+pub struct SessionHandle(Arc<Inner>);
+
+struct Inner {
     addr: Addr<SessionActor>,
     id: SessionId,
     principal: Principal,
@@ -52,34 +58,39 @@ pub struct SessionHandle {
 impl fmt::Debug for SessionHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SessionHandle")
-            .field("id", &self.id)
-            .field("principal", &self.principal)
+            .field("id", &self.0.id)
+            .field("principal", &self.0.principal)
             .finish()
     }
 }
 
 impl SessionHandle {
     pub(crate) fn new(addr: Addr<SessionActor>, id: SessionId, principal: Principal) -> Self {
-        SessionHandle {
+        SessionHandle(Arc::new(Inner {
             addr,
             id,
             principal,
-        }
+        }))
     }
 
     /// The session's id.
     pub fn id(&self) -> SessionId {
-        self.id
+        self.0.id
     }
 
     /// Who the connection authenticated as.
     pub fn principal(&self) -> &Principal {
-        &self.principal
+        &self.0.principal
     }
 
     /// False once the session has stopped.
     pub fn is_open(&self) -> bool {
-        self.addr.connected()
+        self.0.addr.connected()
+    }
+
+    /// The session's actor.
+    pub(crate) fn addr(&self) -> &Addr<SessionActor> {
+        &self.0.addr
     }
 
     /// Sends `push/event` to the host and waits for its answer (or the server's push
@@ -87,7 +98,8 @@ impl SessionHandle {
     /// `featureSets/update` completed ([`PushError::GrantPending`], SPEC §5.3) or without a
     /// `pushEvents` grant ([`PushError::NotGranted`]).
     pub async fn push(&self, event: PushEvent) -> Result<PushEventResult, PushError> {
-        self.addr
+        self.0
+            .addr
             .send(Push(event))
             .await
             .map_err(|_| PushError::Closed)?
@@ -96,19 +108,20 @@ impl SessionHandle {
 
     /// The session's state now.
     pub async fn status(&self) -> Result<SessionStatus, SessionClosed> {
-        self.addr.send(Status).await.map_err(|_| SessionClosed)
+        self.0.addr.send(Status).await.map_err(|_| SessionClosed)
     }
 
     /// Passes a tool handler's request to the session (`for_handlers.rs`); a stopped
     /// session drops it, and the handler hears "closed".
     pub(crate) fn for_handler(&self, m: super::ForHandler) {
-        self.addr.do_send(m);
+        self.0.addr.do_send(m);
     }
 
     /// Writes a tool handler's progress or log message (`notices.rs`); answers once it is
     /// queued, or why it was refused.
     pub(crate) async fn notify(&self, notice: super::Notice) -> Result<(), NotifyError> {
-        self.addr
+        self.0
+            .addr
             .send(notice)
             .await
             .map_err(|_| NotifyError::Closed)?
@@ -121,7 +134,12 @@ impl SessionHandle {
         ask: super::Ask,
     ) -> Result<Box<mcpl_protocol::jsonrpc::RawValue>, crate::tool::AskError> {
         use crate::tool::AskError;
-        let answer = self.addr.send(ask).await.map_err(|_| AskError::Closed)??;
+        let answer = self
+            .0
+            .addr
+            .send(ask)
+            .await
+            .map_err(|_| AskError::Closed)??;
         match answer.await {
             Ok(Ok(Ok(result))) => Ok(result),
             Ok(Ok(Err(error))) => Err(AskError::Client(error)),
@@ -135,7 +153,7 @@ impl SessionHandle {
     /// [`PushError::Closed`], the connection's write side closes once queued messages are
     /// written.
     pub fn close(&self) {
-        self.addr.do_send(Stop);
+        self.0.addr.do_send(Stop);
     }
 }
 

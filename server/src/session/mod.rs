@@ -121,7 +121,8 @@ pub(crate) struct SessionActor {
     /// The manifest generation the core last got (`Shared::manifest_since`).
     manifest_seen: u64,
     outgoing: Outgoing<SpawnHandle>,
-    self_addr: Option<Addr<SessionActor>>,
+    /// This session's handle, made once it started: each tool call is given a clone.
+    handle: Option<SessionHandle>,
     /// Warnings about what the host sends, at most a few per interval (a flood costs a
     /// line and a count).
     peer_warnings: mcpl_transport::LogLimiter,
@@ -150,14 +151,18 @@ impl SessionActor {
             core,
             manifest_seen,
             outgoing: Outgoing::default(),
-            self_addr: None,
+            handle: None,
             peer_warnings: mcpl_transport::LogLimiter::per_peer(),
         }
     }
 
     /// A handle to this session.
-    fn session_handle(&self, ctx: &Context<Self>) -> SessionHandle {
-        SessionHandle::new(ctx.address(), self.id, self.principal.clone())
+    fn session_handle(&mut self, ctx: &Context<Self>) -> SessionHandle {
+        self.handle
+            .get_or_insert_with(|| {
+                SessionHandle::new(ctx.address(), self.id, self.principal.clone())
+            })
+            .clone()
     }
 
     /// Sends a message to this session's principal.
@@ -185,7 +190,11 @@ impl Actor for SessionActor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         tracing::debug!(session = %self.id, peer = %self.info.peer, kind = ?self.info.kind, principal = %self.principal.name(), "session started");
-        self.self_addr = Some(ctx.address());
+        self.handle = Some(SessionHandle::new(
+            ctx.address(),
+            self.id,
+            self.principal.clone(),
+        ));
         // Nothing is read from the host until the principal's actor is known (§4.6).
         let attach = AttachSession {
             principal: self.principal.clone(),

@@ -85,8 +85,8 @@ impl SessionActor {
             Err(EnqueueError::Full) => {
                 tracing::warn!(session = %self.id, "the host stopped reading; closing the link");
                 self.writer = None;
-                if let Some(me) = &self.self_addr {
-                    me.do_send(super::handle::Stop);
+                if let Some(me) = &self.handle {
+                    me.addr().do_send(super::handle::Stop);
                 }
             }
             Err(_) => {

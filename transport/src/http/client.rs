@@ -295,10 +295,8 @@ async fn drive(client: Arc<Client>, mut outbound: mpsc::Receiver<Message>) {
     drop(outbound);
     if orderly {
         abandon_requests.cancel();
-        let _ = tokio::time::timeout(CLOSE_GRACE, async {
-            while posts.next().await.is_some() {}
-        })
-        .await;
+        let _ = tokio::time::timeout(CLOSE_GRACE, async { while posts.next().await.is_some() {} })
+            .await;
     }
     // Stops the GET stream (and any POST still running) before the DELETE ends the session.
     client.shutdown.cancel();
