@@ -115,6 +115,13 @@ fn notified_progress_token(params: Option<&RawValue>) -> Option<serde_json::Valu
 /// `q` are ignored). One pass over the items for all of them: a POST checks two on every
 /// call (issue #18).
 fn accepts(headers: &HeaderMap, media: &[&str]) -> bool {
+    // The common case, with no parsing: what our client and the MCP SDKs send.
+    if headers
+        .get(ACCEPT)
+        .is_some_and(|v| is_exact_list(v.as_bytes(), media))
+    {
+        return true;
+    }
     let all = (1u32 << media.len()) - 1;
     let mut seen = 0u32;
     for item in headers
@@ -134,6 +141,24 @@ fn accepts(headers: &HeaderMap, media: &[&str]) -> bool {
         }
     }
     seen == all
+}
+
+/// True when `value` is `media` joined by `", "`, byte for byte.
+fn is_exact_list(value: &[u8], media: &[&str]) -> bool {
+    let mut rest = value;
+    for (i, m) in media.iter().enumerate() {
+        if i > 0 {
+            let Some(r) = rest.strip_prefix(b", ") else {
+                return false;
+            };
+            rest = r;
+        }
+        let Some(r) = rest.strip_prefix(m.as_bytes()) else {
+            return false;
+        };
+        rest = r;
+    }
+    rest.is_empty()
 }
 
 /// True when `Content-Type` is `media` (parameters such as `charset` are ignored).
@@ -188,6 +213,17 @@ mod tests {
     fn accept_lists_are_read_item_by_item() {
         let h = headers(ACCEPT, &["application/json, text/event-stream"]);
         assert!(accepts(&h, &[JSON, EVENT_STREAM]));
+        assert!(accepts(&h, &[JSON]), "one item of the list");
+        assert!(accepts(&h, &[EVENT_STREAM]));
+        let h = headers(ACCEPT, &["text/event-stream, application/json"]);
+        assert!(accepts(&h, &[JSON, EVENT_STREAM]), "in any order");
+        let h = headers(ACCEPT, &["application/json, text/event-streams"]);
+        assert!(!accepts(&h, &[JSON, EVENT_STREAM]));
+        let h = headers(
+            ACCEPT,
+            &["application/json, text/plain", "text/event-stream"],
+        );
+        assert!(accepts(&h, &[JSON, EVENT_STREAM]), "over two headers");
         let h = headers(ACCEPT, &["application/json;q=0.9", "TEXT/Event-Stream"]);
         assert!(accepts(&h, &[JSON, EVENT_STREAM]));
         let h = headers(ACCEPT, &["application/json"]);

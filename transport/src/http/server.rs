@@ -743,12 +743,13 @@ fn sse_response<T: SseItem, G: Send + 'static>(
 }
 
 fn json(status: StatusCode, message: &Message) -> HttpResponse {
-    (
-        status,
-        [(CONTENT_TYPE, HeaderValue::from_static(JSON))],
-        message.encode(),
-    )
-        .into_response()
+    // Made directly: a `String` body would be given a text/plain type first, then replaced.
+    let mut response = HttpResponse::new(Body::from(message.encode()));
+    *response.status_mut() = status;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
+    response
 }
 
 /// An HTTP error with a JSON-RPC error body (MCP allows one, with no id, on 4xx answers).
