@@ -133,51 +133,79 @@ impl<'de> Deserialize<'de> for IdField {
     }
 }
 
-/// A string member as read (`jsonrpc`, `method`): the string, or `None` for any other value.
-struct StrField(Option<String>);
+/// A string member as read (`jsonrpc`, `method`): what `S` keeps of the string, or `None`
+/// for any other value.
+struct StrField<S = String>(Option<S>);
 
-impl<'de> Deserialize<'de> for StrField {
+/// What a [`StrField`] keeps of the string it read.
+trait Kept: Sized {
+    fn of_str(s: &str) -> Self;
+    fn of_string(s: String) -> Self {
+        Self::of_str(&s)
+    }
+}
+
+impl Kept for String {
+    fn of_str(s: &str) -> Self {
+        s.to_owned()
+    }
+    fn of_string(s: String) -> Self {
+        s
+    }
+}
+
+/// Whether the string was `"2.0"`: `jsonrpc` is checked, never kept (no allocation for it
+/// in every message read; issue #18).
+struct IsVersion2(bool);
+
+impl Kept for IsVersion2 {
+    fn of_str(s: &str) -> Self {
+        IsVersion2(s == "2.0")
+    }
+}
+
+impl<'de, S: Kept> Deserialize<'de> for StrField<S> {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct StrVisitor;
-        impl<'de> de::Visitor<'de> for StrVisitor {
-            type Value = StrField;
+        struct StrVisitor<S>(std::marker::PhantomData<S>);
+        impl<'de, S: Kept> de::Visitor<'de> for StrVisitor<S> {
+            type Value = StrField<S>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("any JSON value")
             }
-            fn visit_str<E: de::Error>(self, s: &str) -> Result<StrField, E> {
-                Ok(StrField(Some(s.to_owned())))
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<StrField<S>, E> {
+                Ok(StrField(Some(S::of_str(s))))
             }
-            fn visit_string<E: de::Error>(self, s: String) -> Result<StrField, E> {
-                Ok(StrField(Some(s)))
+            fn visit_string<E: de::Error>(self, s: String) -> Result<StrField<S>, E> {
+                Ok(StrField(Some(S::of_string(s))))
             }
-            fn visit_bool<E: de::Error>(self, _: bool) -> Result<StrField, E> {
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<StrField<S>, E> {
                 Ok(StrField(None))
             }
-            fn visit_i64<E: de::Error>(self, _: i64) -> Result<StrField, E> {
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<StrField<S>, E> {
                 Ok(StrField(None))
             }
-            fn visit_u64<E: de::Error>(self, _: u64) -> Result<StrField, E> {
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<StrField<S>, E> {
                 Ok(StrField(None))
             }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<StrField, E> {
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<StrField<S>, E> {
                 Ok(StrField(None))
             }
-            fn visit_unit<E: de::Error>(self) -> Result<StrField, E> {
+            fn visit_unit<E: de::Error>(self) -> Result<StrField<S>, E> {
                 Ok(StrField(None))
             }
-            fn visit_none<E: de::Error>(self) -> Result<StrField, E> {
+            fn visit_none<E: de::Error>(self) -> Result<StrField<S>, E> {
                 Ok(StrField(None))
             }
-            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<StrField, A::Error> {
+            fn visit_seq<A: de::SeqAccess<'de>>(self, seq: A) -> Result<StrField<S>, A::Error> {
                 de::IgnoredAny.visit_seq(seq)?;
                 Ok(StrField(None))
             }
-            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<StrField, A::Error> {
+            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<StrField<S>, A::Error> {
                 de::IgnoredAny.visit_map(map)?;
                 Ok(StrField(None))
             }
         }
-        d.deserialize_any(StrVisitor)
+        d.deserialize_any(StrVisitor(std::marker::PhantomData))
     }
 }
 
@@ -593,7 +621,7 @@ impl DecodeError {
 /// error is read as a value; params and a result stay text (module docs).
 #[derive(Default)]
 struct Raw {
-    jsonrpc: Option<StrField>,
+    jsonrpc: Option<StrField<IsVersion2>>,
     id: Option<IdField>,
     method: Option<StrField>,
     params: Option<Box<RawValue>>,
@@ -712,7 +740,7 @@ impl Message {
             Some(IdField::Bad(why)) => return Err(invalid(None, why)),
         };
         let readable_id = id.clone().flatten();
-        if !matches!(&raw.jsonrpc, Some(StrField(Some(v))) if v == "2.0") {
+        if !matches!(raw.jsonrpc, Some(StrField(Some(IsVersion2(true))))) {
             return Err(invalid(readable_id, "\"jsonrpc\" must be \"2.0\""));
         }
         if let Some(StrField(method)) = raw.method {
@@ -1335,5 +1363,15 @@ mod tests {
             detail(json!({"jsonrpc":2.0,"id":1,"method":"ping"})),
             "\"jsonrpc\" must be \"2.0\""
         );
+        assert_eq!(
+            detail(json!({"jsonrpc":"2.0 ","id":1,"method":"ping"})),
+            "\"jsonrpc\" must be \"2.0\""
+        );
+        // Spelled with an escape, it is still the string "2.0".
+        let escaped = br#"{"jsonrpc":"2\u002e0","id":1,"method":"ping"}"#;
+        assert!(matches!(
+            Message::decode(escaped),
+            Ok(Message::Request(r)) if r.method == "ping"
+        ));
     }
 }
