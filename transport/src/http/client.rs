@@ -19,8 +19,8 @@ use crate::{
 };
 use bytes::{Bytes, BytesMut};
 use eventsource_stream::Eventsource;
-use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
+use futures_util::{FutureExt, StreamExt};
 use http_body_util::{BodyDataStream, BodyExt, Full};
 use hyper::body::{Body, Incoming};
 use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue};
@@ -32,6 +32,7 @@ use mcpl_protocol::jsonrpc::{DecodeError, RawValue, member};
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Response};
 use serde_json::Value;
 use std::io::ErrorKind;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -275,18 +276,24 @@ async fn drive(client: Arc<Client>, mut outbound: mpsc::Receiver<Message>) {
     let orderly = loop {
         tokio::select! {
             () = client.gone.cancelled() => break false,
-            Some(()) = posts.next(), if !posts.is_empty() => {}
+            Some(ended) = posts.next(), if !posts.is_empty() => {
+                // As a task each, a POST that panicked ended alone; so it does here.
+                let ended: std::thread::Result<()> = ended;
+                if ended.is_err() {
+                    tracing::error!("a Streamable HTTP POST panicked; the connection goes on");
+                }
+            }
             message = outbound.recv() => match message {
                 Some(message) => {
                     let is_request = matches!(message, Message::Request(_));
                     let (client, abandon) = (client.clone(), abandon_requests.clone());
-                    posts.push(async move {
+                    posts.push(AssertUnwindSafe(async move {
                         tokio::select! {
                             () = client.shutdown.cancelled() => {}
                             () = abandon.cancelled(), if is_request => {}
                             () = post(client.clone(), message) => {}
                         }
-                    });
+                    }).catch_unwind());
                 }
                 None => break true,
             },
