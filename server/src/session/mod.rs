@@ -121,7 +121,8 @@ pub(crate) struct SessionActor {
     /// The manifest generation the core last got (`Shared::manifest_since`).
     manifest_seen: u64,
     outgoing: Outgoing<SpawnHandle>,
-    /// This session's handle, made once it started: each tool call is given a clone.
+    /// This session's handle, made once when it starts (`session_handle`): each tool call
+    /// is given a clone.
     handle: Option<SessionHandle>,
     /// Warnings about what the host sends, at most a few per interval (a flood costs a
     /// line and a count).
@@ -156,7 +157,7 @@ impl SessionActor {
         }
     }
 
-    /// A handle to this session.
+    /// A handle to this session: the one it keeps, made on first use.
     fn session_handle(&mut self, ctx: &Context<Self>) -> SessionHandle {
         self.handle
             .get_or_insert_with(|| {
@@ -190,11 +191,7 @@ impl Actor for SessionActor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         tracing::debug!(session = %self.id, peer = %self.info.peer, kind = ?self.info.kind, principal = %self.principal.name(), "session started");
-        self.handle = Some(SessionHandle::new(
-            ctx.address(),
-            self.id,
-            self.principal.clone(),
-        ));
+        self.session_handle(ctx);
         // Nothing is read from the host until the principal's actor is known (§4.6).
         let attach = AttachSession {
             principal: self.principal.clone(),

@@ -10,10 +10,11 @@
 //! awake as they would alone; the first call of a block, which wakes the side's threads
 //! after the other side's turn, is not timed.
 //!
-//! The blocks are short so that a stall of the machine spans both sides' blocks: with a
-//! build beside it, a CPU taken away for a scheduler slice (a few milliseconds, a hundred
-//! calls or more) once fell within 500 calls to the server alone, and its p99 read ×13.9
-//! the echo's while the next run read ×1.28 (issue #18).
+//! The blocks are short so that a stall of the machine (a CPU taken away for a scheduler
+//! slice: a few milliseconds, a hundred calls or more) tends to span both sides' blocks.
+//! That does not remove every outlier beside a build: with blocks of 500 one run's p99
+//! read ×13.9 the echo's, with blocks of 50 one read ×4.2, the other runs ×1.2–1.5
+//! (issue #18).
 
 use super::PerfError;
 use super::client::{self, Answer};
