@@ -236,7 +236,7 @@ fn read_certs(path: &Path) -> Result<Vec<CertificateDer<'static>>, TlsError> {
 }
 
 /// The rustls error somewhere in `error`'s chain of causes, if any: tokio-rustls wraps it in
-/// an `io::Error`, hyper-rustls that in another, and hyper-util's client error holds that
+/// an `io::Error`, hyper-rustls that in another, and the client pool's connect error holds that
 /// boxed as its source; an `io::Error`'s `source` skips the error it carries, so each one's
 /// inner error is searched too.
 pub(crate) fn rustls_cause<'a>(

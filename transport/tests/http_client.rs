@@ -229,3 +229,189 @@ async fn a_certificate_refused_at_a_post_fails_the_request_naming_tls() {
         error.data.as_ref().map(Value::to_string)
     );
 }
+
+/// What a raw server does on one connection after answering a request.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum AfterAnswer {
+    /// Waits for the next request.
+    KeepAlive,
+    /// Ends its side (FIN) and waits for the client to close its own.
+    CloseIdle,
+}
+
+/// A request as the raw server read it: its JSON-RPC id and method, and the connection it
+/// came on (1, 2, … in the order they were accepted).
+#[derive(Debug, PartialEq, Eq)]
+struct RawSeen {
+    connection: usize,
+    id: Option<Id>,
+    method: String,
+}
+
+/// What the raw server tells the test: a request read, or a connection the client closed.
+#[derive(Debug, PartialEq, Eq)]
+enum RawEvent {
+    Request(RawSeen),
+    ClientClosed(usize),
+}
+
+/// A server written on TCP, so that the test says when a connection closes: on connection
+/// `n` (from 1) it answers requests with a JSON result, then does `plan(n, request)`:
+/// `None` closes the connection *without* answering that request.
+async fn raw_server(
+    plan: fn(usize, &RawSeen) -> Option<AfterAnswer>,
+) -> (SocketAddr, mpsc::UnboundedReceiver<RawEvent>) {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let listener = TcpListener::bind(loopback()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (events_tx, events) = mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        for connection in 1.. {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let events = events_tx.clone();
+            tokio::spawn(async move {
+                let mut tcp = BufReader::new(tcp);
+                loop {
+                    // The head, to its empty line; then a body of its Content-Length.
+                    let mut length = 0usize;
+                    let mut line = String::new();
+                    loop {
+                        line.clear();
+                        if tcp.read_line(&mut line).await.unwrap_or(0) == 0 {
+                            let _ = events.send(RawEvent::ClientClosed(connection));
+                            return;
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        let lower = line.to_ascii_lowercase();
+                        if let Some(v) = lower.strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap();
+                        }
+                    }
+                    let mut body = vec![0; length];
+                    tcp.read_exact(&mut body).await.unwrap();
+                    let Ok(Message::Request(r)) = Message::decode(&body) else {
+                        panic!("not a request: {}", String::from_utf8_lossy(&body));
+                    };
+                    let seen = RawSeen {
+                        connection,
+                        id: Some(r.id.clone()),
+                        method: r.method.clone(),
+                    };
+                    let after = plan(connection, &seen);
+                    let _ = events.send(RawEvent::Request(seen));
+                    let Some(after) = after else {
+                        return; // closed, unanswered
+                    };
+                    let text =
+                        Message::from(Response::ok(r.id, json!({"echo": r.method}))).encode();
+                    let head = format!(
+                        "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: {SESSION}\r\ncontent-length: {}\r\n\r\n",
+                        text.len()
+                    );
+                    tcp.write_all(format!("{head}{text}").as_bytes())
+                        .await
+                        .unwrap();
+                    if after == AfterAnswer::CloseIdle {
+                        tcp.get_mut().shutdown().await.unwrap();
+                    }
+                }
+            });
+        }
+    });
+    (addr, events)
+}
+
+async fn next_raw(events: &mut mpsc::UnboundedReceiver<RawEvent>) -> RawEvent {
+    within("an event at the raw server", events.recv())
+        .await
+        .expect("the raw server stopped")
+}
+
+fn raw_request(connection: usize, id: i64, method: &str) -> RawEvent {
+    RawEvent::Request(RawSeen {
+        connection,
+        id: Some(Id::Number(id)),
+        method: method.to_owned(),
+    })
+}
+
+/// A pooled connection the server closed while it was idle is not used again: the next
+/// request goes on a new connection and is answered.
+#[tokio::test]
+async fn an_idle_connection_the_server_closed_is_not_used_again() {
+    let (addr, mut events) = raw_server(|connection, _| {
+        Some(if connection == 1 {
+            AfterAnswer::CloseIdle
+        } else {
+            AfterAnswer::KeepAlive
+        })
+    })
+    .await;
+    let mut client = http::connect(&format!("http://{addr}/mcp"), &client_opts(None))
+        .await
+        .unwrap();
+    client.outbound.send(initialize(0)).await.unwrap();
+    assert!(next_response(&mut client).await.1.outcome.is_ok());
+    assert_eq!(next_raw(&mut events).await, raw_request(1, 0, "initialize"));
+    // The client saw the server's end and closed its own: the connection is gone.
+    assert_eq!(next_raw(&mut events).await, RawEvent::ClientClosed(1));
+
+    for id in 1..=3 {
+        client
+            .outbound
+            .send(request(id, "tools/call", json!({})))
+            .await
+            .unwrap();
+        let (_, resp) = next_response(&mut client).await;
+        assert_eq!(
+            (resp.id.clone(), resp.result_value()),
+            (Some(Id::Number(id)), Ok(json!({"echo": "tools/call"})))
+        );
+        assert_eq!(
+            next_raw(&mut events).await,
+            raw_request(2, id, "tools/call")
+        );
+    }
+}
+
+/// A request the server read and then hung up on is failed, not sent again (a POST is not
+/// idempotent: the server may have acted on it); the next request takes a new connection.
+#[tokio::test]
+async fn a_request_the_server_hung_up_on_is_failed_and_never_sent_twice() {
+    let (addr, mut events) = raw_server(|connection, seen| {
+        (connection != 1 || seen.method == "initialize").then_some(AfterAnswer::KeepAlive)
+    })
+    .await;
+    let mut client = http::connect(&format!("http://{addr}/mcp"), &client_opts(None))
+        .await
+        .unwrap();
+    client.outbound.send(initialize(0)).await.unwrap();
+    assert!(next_response(&mut client).await.1.outcome.is_ok());
+    assert_eq!(next_raw(&mut events).await, raw_request(1, 0, "initialize"));
+
+    client
+        .outbound
+        .send(request(1, "tools/call", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(next_raw(&mut events).await, raw_request(1, 1, "tools/call"));
+    let (_, failed) = next_response(&mut client).await;
+    assert_eq!(failed.id, Some(Id::Number(1)));
+    assert_eq!(
+        failed.outcome.unwrap_err().code,
+        ErrorCode::CONNECTION_CLOSED
+    );
+
+    client
+        .outbound
+        .send(request(2, "tools/call", json!({})))
+        .await
+        .unwrap();
+    let (_, resp) = next_response(&mut client).await;
+    assert_eq!(resp.id, Some(Id::Number(2)));
+    assert!(resp.outcome.is_ok());
+    // Call 1 was read once, on the connection that hung up; call 2 came on a new one.
+    assert_eq!(next_raw(&mut events).await, raw_request(2, 2, "tools/call"));
+}

@@ -3,14 +3,14 @@
 //! A driver task reads the outbound channel and makes the POSTs, concurrently, within itself;
 //! the GET stream has a task of its own; both stop on `shutdown`.
 //!
-//! HTTP is hyper-util's `client::legacy::Client` (HTTP/1.1 only) over hyper-rustls's
-//! connector with our rustls configuration. It keeps a pool of idle connections per host,
-//! replaces a pooled connection the server closed, and sets `Host` from the URL: the
-//! well-kept pool reqwest itself is built on, without reqwest's redirect, retry and timeout
-//! layers, which cost a URL parse per request and which this client never used (issue #18).
-//! A pool of our own over `hyper::client::conn::http1` would save little more and be ours
-//! to keep right.
+//! HTTP is HTTP/1.1 over `hyper::client::conn::http1`, through hyper-rustls's connector with
+//! our rustls configuration, on connections kept idle between requests by [`pool`]: the
+//! client has one endpoint, so it needs no pool keyed by origin (hyper-util's
+//! `client::legacy`, used before, cost a fifth of a light call's client work: issue #18).
+//!
+//! [`pool`]: super::pool
 
+use super::pool::{Pool, PooledBody, RequestBody};
 use super::{EVENT_STREAM, JSON, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER, content_type_is};
 use crate::delivery::{Delivery, DeliveryHook, StreamOrigin};
 use crate::{
@@ -22,12 +22,11 @@ use eventsource_stream::Eventsource;
 use futures_util::stream::FuturesUnordered;
 use futures_util::{FutureExt, StreamExt};
 use http_body_util::{BodyDataStream, BodyExt, Full};
-use hyper::body::{Body, Incoming};
+use hyper::body::Body;
 use hyper::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HOST, HeaderValue};
 use hyper::{Method, Request, StatusCode, Uri};
 use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 use mcpl_protocol::jsonrpc::{DecodeError, RawValue, member};
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Response};
 use serde_json::Value;
@@ -58,11 +57,8 @@ const SSE_CEILING_FACTOR: usize = 4;
 const POST_ACCEPT: HeaderValue = HeaderValue::from_static("application/json, text/event-stream");
 const POST_CONTENT_TYPE: HeaderValue = HeaderValue::from_static(JSON);
 
-/// The HTTP client: HTTP/1.1, `http://` or `https://` through one connector.
-type HttpClient = hyper_util::client::legacy::Client<HttpsConnector<HttpConnector>, Full<Bytes>>;
-
 /// An answer as hyper hands it over: the body arrives frame by frame.
-type HttpResponse = hyper::Response<Incoming>;
+type HttpResponse = hyper::Response<PooledBody>;
 
 /// Connects to the MCP endpoint at `url` (`http://…` or `https://…`). For `http://` no I/O
 /// happens until the first message is sent (which should be `initialize`); for `https://` a
@@ -131,14 +127,13 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
     tcp.set_nodelay(true);
     // HTTP/1 only: the configuration (which has no ALPN) is used as it is, not copied.
     let connector = HttpsConnector::from((tcp, opts.tls.config()));
-    let http = hyper_util::client::legacy::Client::builder(TokioExecutor::new())
-        .pool_timer(TokioTimer::new())
-        .build(connector);
+    let path = origin_form(&uri);
+    let http = Pool::new(connector, uri);
     let (out_tx, out_rx) = mpsc::channel(DEPTH);
     let (in_tx, in_rx) = mpsc::channel(DEPTH);
     let client = Arc::new(Client {
         http,
-        uri,
+        path,
         host,
         token,
         limit: opts.max_message_size,
@@ -167,11 +162,11 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
 }
 
 struct Client {
-    http: HttpClient,
-    /// The endpoint, absolute: the pool is keyed by its scheme and authority, the request
-    /// line carries its path and query, and `Host` its authority.
-    uri: Uri,
-    /// `Host`, made once: hyper-util would format it again for every request.
+    /// The connections to the endpoint's scheme and authority.
+    http: Pool,
+    /// The endpoint's path and query: the request line's target (origin form).
+    path: Uri,
+    /// `Host`: the endpoint's authority, made once.
     host: HeaderValue,
     token: Option<HeaderValue>,
     limit: usize,
@@ -196,10 +191,10 @@ impl Client {
 
     /// A request with the headers every request carries; also says whether a session id
     /// went with it (a 404 means "session gone" only then).
-    fn request(&self, method: Method, body: Bytes) -> (Request<Full<Bytes>>, bool) {
+    fn request(&self, method: Method, body: Bytes) -> (Request<RequestBody>, bool) {
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = method;
-        *request.uri_mut() = self.uri.clone();
+        *request.uri_mut() = self.path.clone();
         let headers = request.headers_mut();
         headers.insert(HOST, self.host.clone());
         if let Some(token) = &self.token {
@@ -745,6 +740,14 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
 }
 
+/// The request target for `uri`: its path and query (`/` when it has no path).
+fn origin_form(uri: &Uri) -> Uri {
+    match uri.path_and_query() {
+        Some(pq) if !pq.as_str().is_empty() => Uri::from(pq.clone()),
+        _ => Uri::from_static("/"),
+    }
+}
+
 /// `Host` for requests to `uri`, as hyper-util writes it: the host, and the port unless it
 /// is the scheme's default.
 fn host_header(uri: &Uri) -> Option<HeaderValue> {
@@ -761,8 +764,8 @@ fn host_header(uri: &Uri) -> Option<HeaderValue> {
     HeaderValue::from_str(&value).ok()
 }
 
-/// An error and its causes, `: `-separated: hyper-util's own words ("client error
-/// (Connect)") say little without what is under them.
+/// An error and its causes, `: `-separated: the pool's own words ("connecting failed") say
+/// little without what is under them.
 struct Chain<'a>(&'a (dyn std::error::Error + 'static));
 
 impl std::fmt::Display for Chain<'_> {
@@ -804,6 +807,15 @@ mod tests {
         assert_eq!(version(r#"{"protocolVersion":20250618}"#), None);
         assert_eq!(version(r#"["2025-06-18"]"#), None, "an array is no object");
         assert_eq!(version("{}"), None);
+    }
+
+    #[test]
+    fn the_request_target_is_the_endpoints_path_and_query() {
+        let target = |url: &str| origin_form(&Uri::try_from(url).unwrap()).to_string();
+        assert_eq!(target("http://example.test/mcp"), "/mcp");
+        assert_eq!(target("http://example.test:8080/mcp?a=1&b"), "/mcp?a=1&b");
+        assert_eq!(target("http://example.test"), "/");
+        assert_eq!(target("https://example.test/"), "/");
     }
 
     #[test]

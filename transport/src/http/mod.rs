@@ -62,6 +62,7 @@
 //! [`HttpResponseMode::Sse`]: crate::HttpResponseMode::Sse
 
 mod client;
+mod pool;
 pub mod resource;
 mod server;
 mod session;
