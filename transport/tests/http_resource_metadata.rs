@@ -188,3 +188,23 @@ async fn on_loopback_a_foreign_host_gets_no_metadata() {
         .unwrap();
     assert_eq!(resp.status(), StatusCode::FORBIDDEN);
 }
+
+/// The metadata is read with GET, or HEAD for its headers alone; another method is 405
+/// naming those two.
+#[tokio::test]
+async fn the_metadata_takes_get_and_head_and_other_methods_get_405() {
+    let listener = listen(metadata_opts()).await;
+    let url = format!(
+        "http://{}/.well-known/oauth-protected-resource/mcp",
+        listener.local_addr()
+    );
+    let head = client().head(&url).send().await.unwrap();
+    assert_eq!(head.status(), StatusCode::OK);
+    assert_eq!(head.headers()["content-type"], "application/json");
+    assert!(head.bytes().await.unwrap().is_empty(), "a HEAD has no body");
+    for method in [reqwest::Method::POST, reqwest::Method::DELETE] {
+        let resp = client().request(method.clone(), &url).send().await.unwrap();
+        assert_eq!(resp.status(), StatusCode::METHOD_NOT_ALLOWED, "{method}");
+        assert_eq!(resp.headers()["allow"], "GET, HEAD", "{method}");
+    }
+}

@@ -570,6 +570,54 @@ async fn get_and_delete_without_a_session_id_get_400_and_with_an_unknown_one_404
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
 }
 
+/// Only the endpoint's path is served: another path is 404 (a path that merely starts like
+/// it, or has a trailing slash, too); a method the endpoint does not take is 405 naming the
+/// ones it does. HEAD is one of those: a GET opens (and replaces) the session's stream.
+#[tokio::test]
+async fn other_paths_get_404_and_other_methods_405_with_allow() {
+    let mut ep = endpoint(server_opts()).await;
+    let (_server, session) = ep.open().await;
+    let base = ep.url.trim_end_matches("/mcp").to_owned();
+    for path in [
+        "/",
+        "/mcp/",
+        "/mcpx",
+        "/mcp/x",
+        "/MCP",
+        "/.well-known/oauth-protected-resource",
+    ] {
+        let resp = ep
+            .http
+            .post(format!("{base}{path}"))
+            .header("authorization", "Bearer s3cret")
+            .header("accept", ACCEPT_BOTH)
+            .header("content-type", "application/json")
+            .body(request(1, "ping", json!({})).encode())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::NOT_FOUND, "{path}");
+    }
+    for method in ["HEAD", "PUT", "PATCH", "OPTIONS"] {
+        let resp = ep
+            .http
+            .request(
+                reqwest::Method::from_bytes(method.as_bytes()).unwrap(),
+                &ep.url,
+            )
+            .header("authorization", "Bearer s3cret")
+            .header("mcp-session-id", &session)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(resp.status(), StatusCode::METHOD_NOT_ALLOWED, "{method}");
+        assert_eq!(resp.headers()["allow"], "GET, POST, DELETE", "{method}");
+    }
+    // The session is untouched: its GET stream opens.
+    let resp = ep.get(Some(&session)).send().await.unwrap();
+    assert_eq!(resp.status(), StatusCode::OK);
+}
+
 #[tokio::test]
 async fn with_no_limit_configured_a_post_past_4_mib_gets_413_and_exactly_4_mib_is_taken() {
     // `max_message_size` is not set: the default applies.

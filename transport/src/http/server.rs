@@ -1,5 +1,10 @@
-//! The Streamable HTTP server: an axum router on one path, with a handler per method.
-//! The checks each request passes, in order, are listed in the `http` module docs.
+//! The Streamable HTTP server: one path, with a handler per method (and, with protected
+//! resource metadata, its well-known paths). The checks each request passes, in order, are
+//! listed in the `http` module docs.
+//!
+//! Requests are routed here by comparing the path, not by axum's `Router`: with so few
+//! routes its matching, extractors and boxed futures were a tenth of a light call's server
+//! work (issue #18). axum still makes the responses (SSE, JSON, status answers).
 //!
 //! Connections are served here rather than by `axum::serve`, which gives hyper no timer and
 //! so no way to stop a client that never finishes its request head: each is an HTTP/1
@@ -17,21 +22,17 @@ use crate::{
     Connection, ConnectionInfo, HttpResponseMode, Inbound, Outbound, Principal, ServerOptions,
     ServerTls, TransportKind,
 };
-use axum::Router;
 use axum::body::Body;
-use axum::extract::{ConnectInfo, State};
-use axum::http::header::{CONNECTION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE};
-use axum::http::{HeaderMap, HeaderValue, Request as HttpRequest, StatusCode};
+use axum::http::header::{ALLOW, CONNECTION, CONTENT_TYPE, HOST, ORIGIN, WWW_AUTHENTICATE};
+use axum::http::{HeaderMap, HeaderValue, Method, Request as HttpRequest, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response as HttpResponse};
-use axum::routing::get;
 use bytes::{Bytes, BytesMut};
-use futures_util::StreamExt;
+use http_body_util::BodyExt;
 use hyper::body::Incoming;
 use hyper::server::conn::http1;
-use hyper::service::{Service as _, service_fn};
+use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use hyper_util::service::TowerToHyperService;
 use mcpl_protocol::mcp::{SERVER_DISCOVER, is_supported_version};
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Request, Response};
 use std::convert::Infallible;
@@ -96,6 +97,8 @@ struct Server {
     sources: crate::sources::Sources,
     /// The MCP endpoint's path.
     path: String,
+    /// Where the protected resource metadata is served (none without it).
+    metadata_paths: Vec<String>,
     /// `https` when the listener serves TLS, else `http`: the resource URL's scheme.
     scheme: &'static str,
 }
@@ -126,7 +129,16 @@ pub async fn bind(
         local,
         session::reap(Arc::downgrade(&sessions), opts.http_session_idle),
     );
-    let metadata = opts.protected_resource.is_some();
+    let mut metadata_paths = Vec::new();
+    if opts.protected_resource.is_some() {
+        // RFC 9728 §3.1: the well-known path inserted before the resource's; MCP clients
+        // also try the root.
+        metadata_paths.push(WELL_KNOWN.to_owned());
+        let inserted = format!("{WELL_KNOWN}{}", path.trim_end_matches('/'));
+        if inserted != WELL_KNOWN {
+            metadata_paths.push(inserted);
+        }
+    }
     let server = Arc::new(Server {
         scheme: if tls.is_some() { "https" } else { "http" },
         opts,
@@ -135,19 +147,9 @@ pub async fn bind(
         local: local_addr,
         sources: crate::sources::Sources::default(),
         path: path.to_owned(),
+        metadata_paths,
     });
-    let mut app = Router::new().route(path, get(on_get).post(on_post).delete(on_delete));
-    if metadata {
-        // RFC 9728 §3.1: the well-known path inserted before the resource's; MCP clients
-        // also try the root.
-        let inserted = format!("{WELL_KNOWN}{}", path.trim_end_matches('/'));
-        app = app.route(WELL_KNOWN, get(on_metadata));
-        if inserted != WELL_KNOWN {
-            app = app.route(&inserted, get(on_metadata));
-        }
-    }
-    let app = app.with_state(server);
-    let task = crate::spawn_task(local, serve(listener, app, read_timeout, tls, local));
+    let task = crate::spawn_task(local, serve(listener, server, read_timeout, tls, local));
     Ok(HttpListener {
         local_addr,
         accepted,
@@ -161,7 +163,7 @@ pub async fn bind(
 /// on the current `LocalSet` ([`ServerOptions::local_tasks`]).
 async fn serve(
     listener: TcpListener,
-    app: Router,
+    server: Arc<Server>,
     read_timeout: Duration,
     tls: Option<ServerTls>,
     local: bool,
@@ -176,16 +178,16 @@ async fn serve(
                 // Answers and SSE events are written whole: do not wait for more.
                 let _ = tcp.set_nodelay(true);
                 let shutdown = shutdown_rx.clone();
-                let app = app.clone();
+                let server = server.clone();
                 let Some(tls) = tls.clone() else {
-                    let conn = serve_connection(tcp, remote, app, read_timeout, shutdown);
+                    let conn = serve_connection(tcp, remote, server, read_timeout, shutdown);
                     crate::spawn_task(local, conn);
                     continue;
                 };
                 crate::spawn_task(local, async move {
                     match tokio::time::timeout(read_timeout, tls.accept(tcp)).await {
                         Ok(Ok(stream)) => {
-                            serve_connection(stream, remote, app, read_timeout, shutdown).await;
+                            serve_connection(stream, remote, server, read_timeout, shutdown).await;
                         }
                         Ok(Err(e)) => tracing::debug!(%remote, error = %e, "TLS handshake failed"),
                         Err(_) => tracing::debug!(%remote, "TLS handshake timed out"),
@@ -203,17 +205,15 @@ async fn serve(
 async fn serve_connection<S>(
     stream: S,
     remote: SocketAddr,
-    app: Router,
+    server: Arc<Server>,
     read_timeout: Duration,
     mut shutdown: watch::Receiver<()>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let router = TowerToHyperService::new(app);
-    // What `into_make_service_with_connect_info` did: the handlers read the peer address.
-    let service = service_fn(move |mut request: HttpRequest<Incoming>| {
-        request.extensions_mut().insert(ConnectInfo(remote));
-        router.call(request)
+    let service = service_fn(move |request: HttpRequest<Incoming>| {
+        let server = server.clone();
+        async move { Ok::<_, Infallible>(route(&server, remote, request).await) }
     });
     let mut builder = http1::Builder::new();
     builder
@@ -240,16 +240,49 @@ async fn serve_connection<S>(
     }
 }
 
-async fn on_post(
-    State(server): State<Arc<Server>>,
-    ConnectInfo(remote): ConnectInfo<SocketAddr>,
-    request: HttpRequest<Body>,
+/// The endpoint takes POST, GET and DELETE; the metadata paths GET (and HEAD, which hyper
+/// answers without the body); any other path is 404 and another method 405.
+async fn route(
+    server: &Server,
+    remote: SocketAddr,
+    request: HttpRequest<Incoming>,
 ) -> HttpResponse {
-    // The request taken whole and split here: axum's `HeaderMap` extractor would copy every
-    // header for each POST (issue #18).
+    const ENDPOINT_METHODS: HeaderValue = HeaderValue::from_static("GET, POST, DELETE");
+    const METADATA_METHODS: HeaderValue = HeaderValue::from_static("GET, HEAD");
+    let path = request.uri().path();
+    if path == server.path {
+        return match *request.method() {
+            Method::POST => on_post(server, remote, request).await,
+            // A HEAD is not a GET here: a GET opens (and replaces) the session's stream.
+            Method::GET => on_get(server, remote, request.headers()),
+            Method::DELETE => on_delete(server, remote, request.headers()),
+            _ => not_allowed(ENDPOINT_METHODS),
+        };
+    }
+    if server.metadata_paths.iter().any(|p| p == path) {
+        return match *request.method() {
+            Method::GET | Method::HEAD => on_metadata(server, request.headers()),
+            _ => not_allowed(METADATA_METHODS),
+        };
+    }
+    StatusCode::NOT_FOUND.into_response()
+}
+
+/// 405, with the methods the path takes (RFC 9110 §15.5.6).
+fn not_allowed(methods: HeaderValue) -> HttpResponse {
+    let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
+    response.headers_mut().insert(ALLOW, methods);
+    response
+}
+
+async fn on_post(
+    server: &Server,
+    remote: SocketAddr,
+    request: HttpRequest<Incoming>,
+) -> HttpResponse {
     let (parts, body) = request.into_parts();
     let headers = parts.headers;
-    let principal = match admit(&server, &headers) {
+    let principal = match admit(server, &headers) {
         Ok(p) => p,
         Err(refusal) => return refusal.into_response(),
     };
@@ -267,7 +300,7 @@ async fn on_post(
             "Content-Type must be application/json",
         );
     }
-    let session = match session_of(&server, &headers, &principal, remote) {
+    let session = match session_of(server, &headers, &principal, remote) {
         Ok(s) => s,
         Err(refusal) => return refusal.into_response(),
     };
@@ -327,7 +360,7 @@ async fn on_post(
     let session = match session {
         Some(s) => s,
         None if matches!(&message, Message::Request(r) if r.method == "initialize") => {
-            match open_session(&server, principal, remote).await {
+            match open_session(server, principal, remote).await {
                 Ok(s) => s,
                 Err(refusal) => return refusal.into_response(),
             }
@@ -354,7 +387,7 @@ async fn on_post(
     };
     let stream = session.next_stream();
     let response = match message {
-        Message::Request(request) => answer(&server, &session, stream, request).await,
+        Message::Request(request) => answer(server, &session, stream, request).await,
         other => {
             if session
                 .deliver(Inbound::Message {
@@ -414,23 +447,19 @@ async fn answer(
     }
 }
 
-async fn on_get(
-    State(server): State<Arc<Server>>,
-    ConnectInfo(remote): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> HttpResponse {
-    let principal = match admit(&server, &headers) {
+fn on_get(server: &Server, remote: SocketAddr, headers: &HeaderMap) -> HttpResponse {
+    let principal = match admit(server, headers) {
         Ok(p) => p,
         Err(refusal) => return refusal.into_response(),
     };
-    if !accepts(&headers, &[EVENT_STREAM]) {
+    if !accepts(headers, &[EVENT_STREAM]) {
         return rpc_error(
             StatusCode::NOT_ACCEPTABLE,
             None,
             "Accept must list text/event-stream",
         );
     }
-    let session = match session_of(&server, &headers, &principal, remote) {
+    let session = match session_of(server, headers, &principal, remote) {
         Ok(Some(s)) => s,
         Ok(None) => return rpc_error(StatusCode::BAD_REQUEST, None, "Mcp-Session-Id is required"),
         Err(refusal) => return refusal.into_response(),
@@ -443,16 +472,12 @@ async fn on_get(
     with_session_id(sse_response(None, rx, touch), &session)
 }
 
-async fn on_delete(
-    State(server): State<Arc<Server>>,
-    ConnectInfo(remote): ConnectInfo<SocketAddr>,
-    headers: HeaderMap,
-) -> HttpResponse {
-    let principal = match admit(&server, &headers) {
+fn on_delete(server: &Server, remote: SocketAddr, headers: &HeaderMap) -> HttpResponse {
+    let principal = match admit(server, headers) {
         Ok(p) => p,
         Err(refusal) => return refusal.into_response(),
     };
-    match session_of(&server, &headers, &principal, remote) {
+    match session_of(server, headers, &principal, remote) {
         Ok(Some(s)) => {
             tracing::debug!(session = %s.short_id(), "session deleted by the client");
             server.sessions.end(&s.id);
@@ -502,14 +527,14 @@ fn resource_of(server: &Server, headers: &HeaderMap) -> Option<url::Url> {
 /// The protected resource metadata (RFC 9728 §3.2), to anyone: it is public, and a browser
 /// client (the MCP Inspector) reads it from another origin. `Host` is still checked on
 /// loopback, as for every request, since the document repeats it.
-async fn on_metadata(State(server): State<Arc<Server>>, headers: HeaderMap) -> HttpResponse {
+fn on_metadata(server: &Server, headers: &HeaderMap) -> HttpResponse {
     let host = headers.get(HOST).map(|v| v.to_str().unwrap_or("\u{0}"));
     if !server.opts.host_allowed(host, server.local) {
         return Refusal::new(StatusCode::FORBIDDEN, "host not allowed").into_response();
     }
     let (Some(config), Some(resource)) = (
         server.opts.protected_resource.as_ref(),
-        resource_of(&server, &headers),
+        resource_of(server, headers),
     ) else {
         return rpc_error(StatusCode::BAD_REQUEST, None, "no usable Host header");
     };
@@ -673,18 +698,19 @@ enum BodyError {
 
 /// Reads a body of at most `limit` bytes, the whole of it within `timeout`: a client that
 /// trickles a body in, or stops part way, would otherwise hold this task for ever.
-async fn read_body(body: Body, limit: usize, timeout: Duration) -> Result<Bytes, BodyError> {
+async fn read_body(body: Incoming, limit: usize, timeout: Duration) -> Result<Bytes, BodyError> {
     tokio::time::timeout(timeout, collect_body(body, limit))
         .await
         .unwrap_or(Err(BodyError::TooSlow))
 }
 
-async fn collect_body(body: Body, limit: usize) -> Result<Bytes, BodyError> {
-    let mut chunks = body.into_data_stream();
+async fn collect_body(mut body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
     let mut buf = BytesMut::new();
     let mut size = 0usize;
-    while let Some(chunk) = chunks.next().await {
-        let chunk = chunk.map_err(|_| BodyError::Broken)?;
+    while let Some(frame) = body.frame().await {
+        let Ok(chunk) = frame.map_err(|_| BodyError::Broken)?.into_data() else {
+            continue; // trailers carry nothing for us
+        };
         size = size.saturating_add(chunk.len());
         if size <= limit {
             buf.extend_from_slice(&chunk);
