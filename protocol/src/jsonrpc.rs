@@ -533,7 +533,7 @@ pub fn member(json: &RawValue, key: &str) -> Option<Box<RawValue>> {
         }
         fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
             let mut found = None;
-            while let Some(k) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+            while let Some(KeyText(k)) = map.next_key()? {
                 if k == self.0 {
                     found = Some(map.next_value()?);
                 } else {
@@ -547,6 +547,33 @@ pub fn member(json: &RawValue, key: &str) -> Option<Box<RawValue>> {
     de::Deserializer::deserialize_any(&mut read, Member(key))
         .ok()
         .flatten()
+}
+
+/// An object member's name, borrowed from the text unless it had to be unescaped: serde's
+/// own `Cow<str>` always copies, an allocation for every member of every message read
+/// (issue #18).
+struct KeyText<'de>(std::borrow::Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for KeyText<'de> {
+    fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> de::Visitor<'de> for KeyVisitor {
+            type Value = KeyText<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a member name")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Self::Value, E> {
+                Ok(KeyText(std::borrow::Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+                Ok(KeyText(std::borrow::Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+                Ok(KeyText(std::borrow::Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
 }
 
 /// Any JSON-RPC message.
@@ -640,7 +667,7 @@ impl<'de> Deserialize<'de> for Raw {
             fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<Raw, A::Error> {
                 let mut raw = Raw::default();
                 // A repeated member: the last one counts.
-                while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                while let Some(KeyText(key)) = map.next_key()? {
                     match key.as_ref() {
                         "jsonrpc" => raw.jsonrpc = Some(map.next_value()?),
                         "id" => raw.id = Some(map.next_value()?),
@@ -1373,5 +1400,20 @@ mod tests {
             Message::decode(escaped),
             Ok(Message::Request(r)) if r.method == "ping"
         ));
+    }
+    /// A member's name spelled with escapes is the same name (JSON compares names after
+    /// unescaping), in the envelope and where one member of a result is looked up.
+    #[test]
+    fn member_names_spelled_with_escapes_are_the_same_names() {
+        let text = br#"{"json\u0072pc":"2.0","\u0069d":1,"meth\u006fd":"tools/call","par\u0061ms":{"n\u0061me":"x"}}"#;
+        let Ok(Message::Request(r)) = Message::decode(text) else {
+            panic!("escaped member names are still a request");
+        };
+        assert_eq!((r.id, r.method.as_str()), (Id::Number(1), "tools/call"));
+        let params = r.params.expect("params");
+        assert_eq!(
+            member(&params, "name").map(|v| v.get().to_owned()),
+            Some("\"x\"".to_owned())
+        );
     }
 }
