@@ -138,10 +138,14 @@ pub struct Outbound {
     relations: Option<Arc<dyn Relate>>,
 }
 
-/// A transport end that routes a request by the peer's request it serves.
+/// A transport end that routes what is written itself, at once (Streamable HTTP: to the
+/// POST it answers, or the GET stream), and a request by the peer's request it serves.
 pub(crate) trait Relate: Send + Sync {
     /// Records that `request`, about to be written, serves the peer's request `to`.
     fn relate(&self, request: Id, to: Id);
+    /// Writes `message` where it belongs, without waiting: every queue it may go to is
+    /// bounded and says itself what happens when full.
+    fn route(&self, message: Message);
 }
 
 impl std::fmt::Debug for Outbound {
@@ -183,6 +187,10 @@ impl Outbound {
 
     /// Queues a message to be written, waiting for room. Fails when the link is gone.
     pub async fn send(&self, message: Message) -> Result<(), TransportError> {
+        if let Some(direct) = self.direct()? {
+            direct.route(message);
+            return Ok(());
+        }
         self.tx
             .send(message)
             .await
@@ -191,6 +199,10 @@ impl Outbound {
 
     /// Queues a message without waiting. Fails when the link is gone or its queue is full.
     pub fn try_send(&self, message: Message) -> Result<(), TransportError> {
+        if let Some(direct) = self.direct()? {
+            direct.route(message);
+            return Ok(());
+        }
         self.tx.try_send(message).map_err(|e| match e {
             mpsc::error::TrySendError::Full(_) => TransportError::Backpressure,
             mpsc::error::TrySendError::Closed(_) => TransportError::Closed,
@@ -200,6 +212,16 @@ impl Outbound {
     /// True when the link's writer has gone.
     pub fn is_closed(&self) -> bool {
         self.tx.is_closed()
+    }
+
+    /// The transport end that routes `message` itself, if this link has one (the channel
+    /// then only tells when every handle is gone): one hop and one task's turn fewer for
+    /// every message (issue #18).
+    fn direct(&self) -> Result<Option<&Arc<dyn Relate>>, TransportError> {
+        match &self.relations {
+            Some(_) if self.tx.is_closed() => Err(TransportError::Closed),
+            direct => Ok(direct.as_ref()),
+        }
     }
 }
 

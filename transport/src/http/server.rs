@@ -46,7 +46,7 @@ use tokio::net::TcpListener;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinHandle;
 
-/// The queue depth of each direction of a session.
+/// The queue depth of what a session reads.
 const DEPTH: usize = 1024;
 
 /// Sessions opened but not yet taken by [`HttpListener::accept`].
@@ -649,7 +649,9 @@ async fn open_session(
             None
         }
     };
-    let (out_tx, out_rx) = mpsc::channel(DEPTH);
+    // The session routes what is written at once (`Relate::route`): this channel only tells
+    // the pump when every `Outbound` is gone.
+    let (out_tx, out_rx) = mpsc::channel(1);
     let (in_tx, in_rx) = mpsc::channel(DEPTH);
     let opening = session::Opening {
         principal: principal.clone(),

@@ -526,10 +526,15 @@ impl crate::Relate for Session {
             routes.related.insert(request, to);
         }
     }
+
+    fn route(&self, message: Message) {
+        Session::route(self, message);
+    }
 }
 
-/// Routes what the session writes until the server drops its `Outbound` or the session
-/// ends; then the session is removed.
+/// Waits until the server drops its `Outbound` or the session ends; then the session is
+/// removed. What the session writes is routed as it is written (`Relate::route`), so the
+/// channel carries nothing in practice; anything that did come is routed alike.
 pub(super) async fn pump(
     session: Arc<Session>,
     mut outbound: mpsc::Receiver<Message>,
