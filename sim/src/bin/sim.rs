@@ -299,11 +299,13 @@ struct PerfArgs {
     /// repeated).
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     only: Vec<String>,
-    /// Seconds of each throughput window (after a second of warm-up).
-    #[arg(long, default_value_t = 2.0)]
+    /// Seconds of each throughput window (the first of a figure after a second of warm-up,
+    /// the others after 0.1 s).
+    #[arg(long, default_value_t = 0.5)]
     window: f64,
-    /// Windows per throughput figure, alternating with its floor's (server, floor, …).
-    #[arg(long, default_value_t = 3)]
+    /// Windows per throughput figure, alternating with its floor's (server, floor, …) over
+    /// connections kept open.
+    #[arg(long, default_value_t = 12)]
     rounds: usize,
     /// Let the scheduler place the latency measurement's threads (by default all are kept
     /// on one CPU, so that the server and its floor pay the same hand-offs).

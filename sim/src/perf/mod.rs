@@ -11,8 +11,9 @@
 //!
 //! Where a floor is measured (`floor.rs`), the ratio decides ✓/✗; see `report.rs`. A
 //! figure and its floor are taken in the same minutes: throughput in alternating windows
-//! (`rounds` of each: server, floor, server, floor…; for `rmcp`, ours and rmcp's two modes
-//! in turn), latency in alternating blocks of
+//! over connections kept open (`rounds` of each: server, floor, server, floor…; for
+//! `rmcp`, ours and rmcp's two modes in turn; `throughput.rs`), latency in alternating
+//! blocks of
 //! calls on two open connections (`latency.rs`), so what else the machine does falls on
 //! both alike. `latency`, measured alone in its process, keeps every thread on one CPU
 //! (`proc.rs`: where the scheduler puts the threads changed the median fivefold).
@@ -86,7 +87,7 @@ use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::Duration;
-use throughput::{LoadShape, Throughput};
+use throughput::{LoadShape, Target, Throughput};
 
 /// One measurement, by its name on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -159,7 +160,7 @@ pub struct PerfConfig {
     /// Calls outstanding per Streamable HTTP connection (each is a POST, so a TCP
     /// connection of the client's pool).
     pub http_in_flight: usize,
-    /// Unmeasured load before each window.
+    /// Unmeasured load before a figure's first window (its later windows have 0.1 s).
     pub warmup: Duration,
     /// Each throughput window.
     pub window: Duration,
@@ -208,8 +209,10 @@ impl Default for PerfConfig {
             ws_in_flight: 32,
             http_in_flight: 4,
             warmup: Duration::from_secs(1),
-            window: Duration::from_secs(2),
-            rounds: 3,
+            // Short windows, many: a build beside comes and goes in seconds, and falls on
+            // every figure alike only when their windows alternate faster than that.
+            window: Duration::from_millis(500),
+            rounds: 12,
             pin_latency: true,
             calls: None,
             latency_warmup: 2_000,
@@ -470,20 +473,20 @@ async fn run_in_system(
             // third from run to run (issue #18).
             let sessions = RmcpService::start(config.server_threads, RmcpMode::Sessions)?;
             let stateless = RmcpService::start(config.server_threads, RmcpMode::StatelessJson)?;
-            let urls = [http.clone(), sessions.url(), stateless.url()];
+            let target = |url: String, server_threads| Target {
+                url,
+                server_threads,
+            };
+            let targets = vec![
+                target(http.clone(), proc::ARBITER_THREADS),
+                target(sessions.url(), proc::RMCP_THREADS),
+                target(stateless.url(), proc::RMCP_THREADS),
+            ];
             let shape = config.shape(config.http_in_flight);
-            let mut windows: [Vec<Throughput>; 3] = Default::default();
-            for _ in 0..rounds {
-                for (i, url) in urls.iter().enumerate() {
-                    let threads = if i == 0 {
-                        proc::ARBITER_THREADS
-                    } else {
-                        proc::RMCP_THREADS
-                    };
-                    windows[i].push(load(&clients, url, &tokens, shape.clone(), threads).await?);
-                }
-            }
-            let [ours, sessions, stateless] = windows.map(|w| Throughput::over(&w));
+            let figures = in_turn(&clients, targets, &tokens, &shape, rounds).await?;
+            let [ours, sessions, stateless]: [Throughput; 3] = figures
+                .try_into()
+                .map_err(|_| PerfError::Internal("a figure per target"))?;
             report.rmcp = Some(Comparison::new(ours, sessions, stateless));
         }
     }
@@ -516,9 +519,23 @@ async fn run_in_system(
     Ok(report)
 }
 
-/// `rounds` windows of `shape` against the server at `urls[0]` and as many against its
-/// floor at `urls[1]`, alternating; each side's figure over its windows
-/// ([`Throughput::over`]).
+/// `rounds` windows of `shape` against each of `targets` in turn, on the client runtime
+/// ([`throughput::alternate`]); each target's figure over its windows.
+async fn in_turn(
+    clients: &tokio::runtime::Handle,
+    targets: Vec<Target>,
+    tokens: &[String],
+    shape: &LoadShape,
+    rounds: usize,
+) -> Result<Vec<Throughput>, PerfError> {
+    let (tokens, shape) = (tokens.to_vec(), shape.clone());
+    clients
+        .spawn(async move { throughput::alternate(&targets, &tokens, &shape, rounds).await })
+        .await
+        .map_err(|_| PerfError::Internal("a load task panicked"))?
+}
+
+/// The server at `urls[0]` and its floor at `urls[1]`, in turn ([`in_turn`]).
 async fn paired(
     clients: &tokio::runtime::Handle,
     urls: [&str; 2],
@@ -526,43 +543,18 @@ async fn paired(
     shape: &LoadShape,
     rounds: usize,
 ) -> Result<(Throughput, Throughput), PerfError> {
-    let (mut ours, mut floor) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
-    for _ in 0..rounds {
-        ours.push(
-            load(
-                clients,
-                urls[0],
-                tokens,
-                shape.clone(),
-                proc::ARBITER_THREADS,
-            )
-            .await?,
-        );
-        floor.push(
-            load(
-                clients,
-                urls[1],
-                tokens,
-                shape.clone(),
-                floor::FLOOR_THREADS,
-            )
-            .await?,
-        );
-    }
-    Ok((Throughput::over(&ours), Throughput::over(&floor)))
-}
-
-/// Runs a throughput measurement on the client runtime.
-async fn load(
-    clients: &tokio::runtime::Handle,
-    url: &str,
-    tokens: &[String],
-    shape: LoadShape,
-    server_threads: &'static str,
-) -> Result<Throughput, PerfError> {
-    let (url, tokens) = (url.to_owned(), tokens.to_vec());
-    clients
-        .spawn(async move { throughput::run(&url, &tokens, &shape, server_threads).await })
-        .await
-        .map_err(|_| PerfError::Internal("a load task panicked"))?
+    let targets = vec![
+        Target {
+            url: urls[0].to_owned(),
+            server_threads: proc::ARBITER_THREADS,
+        },
+        Target {
+            url: urls[1].to_owned(),
+            server_threads: floor::FLOOR_THREADS,
+        },
+    ];
+    let mut figures = in_turn(clients, targets, tokens, shape, rounds).await?;
+    let floor = figures.pop().unwrap_or_default();
+    let ours = figures.pop().unwrap_or_default();
+    Ok((ours, floor))
 }

@@ -531,25 +531,30 @@ fn load_average() -> Option<f64> {
 
 /// A throughput row: judged by its share of the floor when one was measured, else by the
 /// absolute target.
-/// `; windows ×0.45 ×0.51 ×0.48`: each window's rate over the floor's window after it,
-/// when the figures were taken over alternating windows; empty otherwise.
+/// `; windows ×0.45–×0.51, median ×0.48 (12)`: each window's rate over the floor's window
+/// after it, when the figures were taken over alternating windows; empty otherwise.
 fn window_ratios(t: &Throughput, f: &Throughput) -> String {
     if t.window_rates.len() < 2 || t.window_rates.len() != f.window_rates.len() {
         return String::new();
     }
-    let each: Vec<String> = t
+    let mut each: Vec<f64> = t
         .window_rates
         .iter()
         .zip(&f.window_rates)
-        .map(|(ours, floor)| {
-            if *floor > 0.0 {
-                format!("×{:.2}", ours / floor)
-            } else {
-                "×?".to_owned()
-            }
-        })
+        .filter(|(_, floor)| **floor > 0.0)
+        .map(|(ours, floor)| ours / floor)
         .collect();
-    format!("; windows {}", each.join(" "))
+    if each.is_empty() {
+        return String::new();
+    }
+    each.sort_by(f64::total_cmp);
+    let median = each[each.len() / 2];
+    format!(
+        "; windows ×{:.2}–×{:.2}, median ×{median:.2} ({})",
+        each[0],
+        each[each.len() - 1],
+        each.len()
+    )
 }
 
 fn throughput_row(
@@ -691,6 +696,31 @@ fn thousands(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The windows' ratios are summed up as their range and median, in any order taken.
+    #[test]
+    fn window_ratios_are_their_range_and_median() {
+        let rates = |r: &[f64]| Throughput {
+            window_rates: r.to_vec(),
+            ..Default::default()
+        };
+        let ours = rates(&[30.0, 10.0, 20.0, 40.0]);
+        let floor = rates(&[10.0, 10.0, 10.0, 10.0]);
+        assert_eq!(
+            window_ratios(&ours, &floor),
+            "; windows ×1.00–×4.00, median ×3.00 (4)"
+        );
+        assert_eq!(
+            window_ratios(&rates(&[30.0]), &rates(&[10.0])),
+            "",
+            "one window"
+        );
+        assert_eq!(
+            window_ratios(&ours, &rates(&[10.0])),
+            "",
+            "unpaired windows"
+        );
+    }
 
     #[test]
     fn numbers_are_grouped_by_thousands() {

@@ -1,12 +1,14 @@
 //! Light `tools/call` per second across many connections, pipelined: each connection keeps
 //! `in_flight` calls outstanding, sending the next as each answer comes.
 //!
-//! Every connection is made and initialized first; then all start at once. With a
-//! duration, the rate is what was answered between the end of the warm-up and the end
-//! of the window (the counter is read at both); then no new call is sent, and what is
-//! outstanding is awaited. With a call budget (tests), each connection sends its share
-//! and the rate is the total over the elapsed time. Either way every call must be
-//! answered once, with the light tool's text: the counts say so.
+//! Servers are measured in turn, window by window, over connections made once
+//! ([`alternate`]). Every connection is made and initialized first; then a window starts
+//! all of one server's at once. With a duration, the rate is what was answered between
+//! the end of the warm-up and the end of the window (the counter is read at both); then
+//! no new call is sent, and what is outstanding is awaited. With a call budget (tests),
+//! each connection sends its share and the rate is the total over the elapsed time.
+//! Either way every call must be answered once, with the light tool's text: the counts
+//! say so.
 
 use super::PerfError;
 use super::client::{self, Answer};
@@ -17,7 +19,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
-use tokio::sync::watch;
+use tokio::sync::{mpsc, watch};
 
 /// How long a connection may wait for any answer before it counts as stalled.
 const STALL: Duration = Duration::from_secs(30);
@@ -126,76 +128,178 @@ struct ConnCounts {
     lost: u64,
 }
 
-/// Runs `shape` against `url`, each connection presenting one of `tokens`; the server's
-/// threads are those named `server_threads…` (for the CPU figure). Call on the client
-/// runtime: the connections' tasks run where this does.
-pub async fn run(
-    url: &str,
+/// A server measured in turn with others ([`alternate`]).
+#[derive(Debug, Clone)]
+pub struct Target {
+    /// Where it listens.
+    pub url: String,
+    /// The names of its threads, for its CPU figure ([`proc::thread_cpu`]).
+    pub server_threads: &'static str,
+}
+
+/// How long a target's calls run unmeasured at the start of each window after its first,
+/// so that its pipelines are full again when the window opens.
+const RAMP: Duration = Duration::from_millis(100);
+
+/// One target's connections and their drivers.
+struct Side {
+    threads: &'static str,
+    answered: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    /// The window to run (1, 2, …); [`FINISH`] ends the drivers.
+    go: watch::Sender<u64>,
+    /// Each connection's counts, once it has drained a window.
+    done: mpsc::UnboundedReceiver<ConnCounts>,
+    drivers: Vec<tokio::task::JoinHandle<()>>,
+}
+
+const FINISH: u64 = u64::MAX;
+
+/// `rounds` windows of `shape` against each of `targets` in turn (the first, the second,
+/// …, the first again), each connection presenting one of `tokens`; each target's figure
+/// over its windows ([`Throughput::over`]). Call on the client runtime: the connections'
+/// tasks run where this does.
+///
+/// Every target's connections are made and initialized once, before the first window, and
+/// kept: a window starts its target's connections (after `shape.warmup` the first time,
+/// [`RAMP`] after), reads the counter at both ends, then stops them and awaits what each
+/// has outstanding before the next target's window opens, so no two targets' calls ever
+/// overlap. Windows can so be short and many: a machine whose other work comes and goes
+/// (a build beside) falls on every target alike. With a call budget (tests), each window
+/// sends the budget and lasts until it is answered.
+pub async fn alternate(
+    targets: &[Target],
     tokens: &[String],
     shape: &LoadShape,
-    server_threads: &str,
-) -> Result<Throughput, PerfError> {
+    rounds: usize,
+) -> Result<Vec<Throughput>, PerfError> {
     let n = shape.connections.max(1);
     if tokens.len() < n {
         return Err(PerfError::Config("fewer tokens than connections"));
     }
-    let mut conns = Vec::with_capacity(n);
-    for token in &tokens[..n] {
-        let mut conn = client::connect(url, token).await?;
-        client::handshake(&mut conn, false).await?;
-        conns.push(conn);
+    let mut sides = Vec::with_capacity(targets.len());
+    for target in targets {
+        sides.push(open_side(target, &tokens[..n], shape).await?);
     }
+    let mut windows: Vec<Vec<Throughput>> = vec![Vec::with_capacity(rounds); targets.len()];
+    for round in 0..rounds {
+        for (side, windows) in sides.iter_mut().zip(&mut windows) {
+            let warmup = if round == 0 { shape.warmup } else { RAMP };
+            windows.push(window(side, n, shape, round as u64 + 1, warmup).await?);
+        }
+    }
+    for side in sides {
+        let _ = side.go.send(FINISH);
+        for driver in side.drivers {
+            driver
+                .await
+                .map_err(|_| PerfError::Internal("a driver panicked"))?;
+        }
+    }
+    Ok(windows.into_iter().map(|w| Throughput::over(&w)).collect())
+}
+
+/// Connects and initializes `tokens.len()` connections to `target`, each with a driver
+/// waiting for its first window.
+async fn open_side(
+    target: &Target,
+    tokens: &[String],
+    shape: &LoadShape,
+) -> Result<Side, PerfError> {
     let answered = Arc::new(AtomicU64::new(0));
-    let stop = Arc::new(AtomicBool::new(false));
-    let (go_tx, go_rx) = watch::channel(false);
-    let budgets = share(shape.calls, n);
-    let drivers: Vec<_> = conns
-        .into_iter()
-        .zip(budgets)
-        .map(|(conn, budget)| {
-            let (answered, stop, mut go) = (answered.clone(), stop.clone(), go_rx.clone());
-            let in_flight = shape.in_flight.max(1);
-            tokio::spawn(async move {
-                let _ = go.wait_for(|g| *g).await;
-                drive(conn, in_flight, budget, &answered, &stop).await
-            })
-        })
-        .collect();
-    let cpu = || {
+    let stop = Arc::new(AtomicBool::new(true));
+    let (go, go_rx) = watch::channel(0u64);
+    let (done_tx, done) = mpsc::unbounded_channel();
+    let budgets = share(shape.calls, tokens.len());
+    let mut drivers = Vec::with_capacity(tokens.len());
+    for (token, budget) in tokens.iter().zip(budgets) {
+        let mut conn = client::connect(&target.url, token).await?;
+        client::handshake(&mut conn, false).await?;
+        let (answered, stop, mut go, done) = (
+            answered.clone(),
+            stop.clone(),
+            go_rx.clone(),
+            done_tx.clone(),
+        );
+        let in_flight = shape.in_flight.max(1);
+        drivers.push(tokio::spawn(async move {
+            let mut ran = 0;
+            while let Ok(next) = go.wait_for(|w| *w != ran).await.map(|w| *w) {
+                if next == FINISH {
+                    break;
+                }
+                ran = next;
+                let counts = drive(&mut conn, in_flight, budget, &answered, &stop).await;
+                if done.send(counts).is_err() {
+                    break;
+                }
+            }
+        }));
+    }
+    Ok(Side {
+        threads: target.server_threads,
+        answered,
+        stop,
+        go,
+        done,
+        drivers,
+    })
+}
+
+/// Runs window `number` of `side`: its `n` connections start, run `warmup` unmeasured and
+/// then `shape.window` measured (or each its budget), stop and drain.
+async fn window(
+    side: &mut Side,
+    n: usize,
+    shape: &LoadShape,
+    number: u64,
+    warmup: Duration,
+) -> Result<Throughput, PerfError> {
+    let cpu = |threads| {
         (
-            proc::thread_cpu(server_threads),
+            proc::thread_cpu(threads),
             proc::thread_cpu(proc::CLIENT_THREADS),
         )
     };
+    let answered = side.answered.clone();
     let read = || (Instant::now(), answered.load(Ordering::Relaxed));
-    let _ = go_tx.send(true);
+    side.stop.store(false, Ordering::Relaxed);
+    let _ = side.go.send(number);
+    let mut counts = Vec::with_capacity(n);
+    let (from, cpu_from, to, cpu_to);
     if shape.calls.is_some() {
         // With a budget the window is the whole run.
-        let (from, cpu_from) = ((Instant::now(), 0), cpu());
-        let counts = join(drivers).await?;
-        let (to, cpu_to) = (read(), cpu());
-        return Ok(summary(shape, &counts, from, to, cpu_from, cpu_to));
+        (from, cpu_from) = (read(), cpu(side.threads));
+        collect(side, n, &mut counts).await?;
+        (to, cpu_to) = (read(), cpu(side.threads));
+    } else {
+        tokio::time::sleep(warmup).await;
+        (from, cpu_from) = (read(), cpu(side.threads));
+        tokio::time::sleep(shape.window).await;
+        (to, cpu_to) = (read(), cpu(side.threads));
+        side.stop.store(true, Ordering::Relaxed);
+        collect(side, n, &mut counts).await?;
     }
-    tokio::time::sleep(shape.warmup).await;
-    let (from, cpu_from) = (read(), cpu());
-    tokio::time::sleep(shape.window).await;
-    let (to, cpu_to) = (read(), cpu());
-    stop.store(true, Ordering::Relaxed);
-    let counts = join(drivers).await?;
+    side.stop.store(true, Ordering::Relaxed);
     Ok(summary(shape, &counts, from, to, cpu_from, cpu_to))
 }
 
-async fn join(
-    drivers: Vec<tokio::task::JoinHandle<ConnCounts>>,
-) -> Result<Vec<ConnCounts>, PerfError> {
-    let mut counts = Vec::with_capacity(drivers.len());
-    for d in drivers {
-        counts.push(
-            d.await
-                .map_err(|_| PerfError::Internal("a driver panicked"))?,
-        );
-    }
-    Ok(counts)
+/// Awaits the counts of each of `n` connections for the window that is ending.
+/// A driver that does not report is stuck or gone: each waits at most [`STALL`] for an
+/// answer, so twice that is beyond any that works.
+async fn collect(side: &mut Side, n: usize, counts: &mut Vec<ConnCounts>) -> Result<(), PerfError> {
+    let all = async {
+        while counts.len() < n {
+            match side.done.recv().await {
+                Some(c) => counts.push(c),
+                None => return Err(PerfError::Internal("a driver ended early")),
+            }
+        }
+        Ok(())
+    };
+    tokio::time::timeout(2 * STALL, all)
+        .await
+        .map_err(|_| PerfError::Stalled("a connection did not drain its window"))?
 }
 
 /// `calls` shared out over `n` connections (the first ones take the remainder); `None`
@@ -243,7 +347,7 @@ fn summary(
 /// Keeps `in_flight` calls outstanding on `conn` until `stop` (or the budget is spent),
 /// then awaits what is outstanding.
 async fn drive(
-    mut conn: Connection,
+    conn: &mut Connection,
     in_flight: usize,
     budget: Option<u64>,
     answered: &AtomicU64,
