@@ -103,6 +103,20 @@ async fn answer(
     Ok(response)
 }
 
+/// Makes `tools/call` number `id` and checks that its answer is the servers' echo of it.
+async fn echoed_call(client: &mut mcpl_transport::Connection, id: i64) {
+    client
+        .outbound
+        .send(request(id, "tools/call", json!({})))
+        .await
+        .unwrap();
+    let (_, resp) = next_response(client).await;
+    assert_eq!(
+        (resp.id.clone(), resp.result_value()),
+        (Some(Id::Number(id)), Ok(json!({"echo": "tools/call"})))
+    );
+}
+
 async fn next_seen(seen: &mut mpsc::UnboundedReceiver<Seen>) -> Seen {
     within("a request at the server", seen.recv())
         .await
@@ -148,16 +162,7 @@ async fn requests_reach_the_endpoint_as_written_over_one_pooled_connection() {
 
     // Calls one at a time: each finds the connection the last one left in the pool.
     for id in 1..=20 {
-        client
-            .outbound
-            .send(request(id, "tools/call", json!({})))
-            .await
-            .unwrap();
-        let (_, resp) = next_response(&mut client).await;
-        assert_eq!(
-            (resp.id.clone(), resp.result_value()),
-            (Some(Id::Number(id)), Ok(json!({"echo": "tools/call"})))
-        );
+        echoed_call(&mut client, id).await;
         let call = next_seen(&mut seen).await;
         in_session(&call, Method::POST);
         assert_eq!(call.header("mcp-protocol-version"), Some("2025-11-25"));
@@ -359,16 +364,7 @@ async fn an_idle_connection_the_server_closed_is_not_used_again() {
     assert_eq!(next_raw(&mut events).await, RawEvent::ClientClosed(1));
 
     for id in 1..=3 {
-        client
-            .outbound
-            .send(request(id, "tools/call", json!({})))
-            .await
-            .unwrap();
-        let (_, resp) = next_response(&mut client).await;
-        assert_eq!(
-            (resp.id.clone(), resp.result_value()),
-            (Some(Id::Number(id)), Ok(json!({"echo": "tools/call"})))
-        );
+        echoed_call(&mut client, id).await;
         assert_eq!(
             next_raw(&mut events).await,
             raw_request(2, id, "tools/call")
