@@ -162,7 +162,7 @@ const FINISH: u64 = u64::MAX;
 ///
 /// Every target's connections are made and initialized once, before the first window, and
 /// kept: a window starts its target's connections (after `shape.warmup` the first time,
-/// [`RAMP`] after), reads the counter at both ends, then stops them and awaits what each
+/// 0.1 s after), reads the counter at both ends, then stops them and awaits what each
 /// has outstanding before the next target's window opens, so no two targets' calls ever
 /// overlap. Windows can so be short and many: a machine whose other work comes and goes
 /// (a build beside) falls on every target alike. With a call budget (tests), each window
