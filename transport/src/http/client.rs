@@ -68,11 +68,12 @@ type HttpResponse = hyper::Response<PooledBody>;
 ///
 /// [`ClientOptions::tls`]: crate::ClientOptions::tls
 ///
-/// A driver task reads the outbound channel and POSTs each message in a task of its own,
-/// so POSTs overlap and their answers arrive in any order (the link is unordered). Each POST
-/// sends `Accept: application/json, text/event-stream`, `Content-Type: application/json`, the
-/// bearer token, `Mcp-Session-Id` once the `initialize` answer assigned one, and
-/// `MCP-Protocol-Version` once the `initialize` result named one.
+/// A driver task reads the outbound channel and POSTs each message, concurrently within
+/// itself, so POSTs overlap and their answers arrive in any order (the link is unordered).
+/// Each POST sends `Accept: application/json, text/event-stream`,
+/// `Content-Type: application/json`, the bearer token, `Mcp-Session-Id` once the
+/// `initialize` answer assigned one, and `MCP-Protocol-Version` once the `initialize`
+/// result named one.
 ///
 /// - A JSON answer is delivered on a fresh [`StreamId`]; an SSE answer event by event on
 ///   that POST's stream (events other than `message`, and empty ones, are skipped); 202 is
