@@ -549,7 +549,8 @@ pub fn member(json: &RawValue, key: &str) -> Option<Box<RawValue>> {
         .flatten()
 }
 
-/// An object member's name, borrowed from the text unless it had to be unescaped: serde's
+/// An object member's name, borrowed from the text unless it had to be unescaped (names
+/// compare after unescaping, RFC 8259 §8.3, so `"meth\u006fd"` is `method`): serde's
 /// own `Cow<str>` always copies, an allocation for every member of every message read
 /// (issue #18).
 struct KeyText<'de>(std::borrow::Cow<'de, str>);

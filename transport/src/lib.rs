@@ -134,13 +134,14 @@ pub struct ConnectionInfo {
 #[derive(Clone)]
 pub struct Outbound {
     tx: mpsc::Sender<Message>,
-    /// Where [`Outbound::relate`] records a relation, on a transport that routes by them.
-    relations: Option<Arc<dyn Relate>>,
+    /// The transport end that routes what is written itself (Streamable HTTP's session),
+    /// and where [`Outbound::relate`] records a relation.
+    router: Option<Arc<dyn Router>>,
 }
 
 /// A transport end that routes what is written itself, at once (Streamable HTTP: to the
 /// POST it answers, or the GET stream), and a request by the peer's request it serves.
-pub(crate) trait Relate: Send + Sync {
+pub(crate) trait Router: Send + Sync {
     /// Records that `request`, about to be written, serves the peer's request `to`.
     fn relate(&self, request: Id, to: Id);
     /// Writes `message` where it belongs, without waiting: every queue it may go to is
@@ -152,7 +153,7 @@ impl std::fmt::Debug for Outbound {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Outbound")
             .field("tx", &self.tx)
-            .field("routes_related", &self.relations.is_some())
+            .field("routed_by_transport", &self.router.is_some())
             .finish()
     }
 }
@@ -160,17 +161,14 @@ impl std::fmt::Debug for Outbound {
 impl Outbound {
     /// Wraps a channel sender (used by transport implementations).
     pub fn new(tx: mpsc::Sender<Message>) -> Self {
-        Outbound {
-            tx,
-            relations: None,
-        }
+        Outbound { tx, router: None }
     }
 
-    /// A sender whose transport routes related requests (Streamable HTTP).
-    pub(crate) fn with_relations(tx: mpsc::Sender<Message>, relations: Arc<dyn Relate>) -> Self {
+    /// A sender whose transport end routes what is written itself (Streamable HTTP).
+    pub(crate) fn with_router(tx: mpsc::Sender<Message>, router: Arc<dyn Router>) -> Self {
         Outbound {
             tx,
-            relations: Some(relations),
+            router: Some(router),
         }
     }
 
@@ -180,8 +178,8 @@ impl Outbound {
     /// Streamable HTTP writes it on `to`'s answer while that is pending (else where any
     /// server message goes); ordered transports have one stream and ignore this.
     pub fn relate(&self, request: Id, to: Id) {
-        if let Some(relations) = &self.relations {
-            relations.relate(request, to);
+        if let Some(router) = &self.router {
+            router.relate(request, to);
         }
     }
 
@@ -214,11 +212,11 @@ impl Outbound {
         self.tx.is_closed()
     }
 
-    /// The transport end that routes `message` itself, if this link has one (the channel
-    /// then only tells when every handle is gone): one hop and one task's turn fewer for
-    /// every message (issue #18).
-    fn direct(&self) -> Result<Option<&Arc<dyn Relate>>, TransportError> {
-        match &self.relations {
+    /// The transport end that routes what is written itself, if this link has one (the
+    /// channel then only tells when every handle is gone): one hop and one task's turn fewer
+    /// for every message (issue #18).
+    fn direct(&self) -> Result<Option<&Arc<dyn Router>>, TransportError> {
+        match &self.router {
             Some(_) if self.tx.is_closed() => Err(TransportError::Closed),
             direct => Ok(direct.as_ref()),
         }

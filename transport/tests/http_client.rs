@@ -334,6 +334,20 @@ async fn next_raw(events: &mut mpsc::UnboundedReceiver<RawEvent>) -> RawEvent {
         .expect("the raw server stopped")
 }
 
+/// A client of the raw server at `addr`, its `initialize` answered on connection 1.
+async fn initialized(
+    addr: SocketAddr,
+    events: &mut mpsc::UnboundedReceiver<RawEvent>,
+) -> mcpl_transport::Connection {
+    let mut client = http::connect(&format!("http://{addr}/mcp"), &client_opts(None))
+        .await
+        .unwrap();
+    client.outbound.send(initialize(0)).await.unwrap();
+    assert!(next_response(&mut client).await.1.outcome.is_ok());
+    assert_eq!(next_raw(events).await, raw_request(1, 0, "initialize"));
+    client
+}
+
 fn raw_request(connection: usize, id: i64, method: &str) -> RawEvent {
     RawEvent::Request(RawSeen {
         connection,
@@ -342,8 +356,8 @@ fn raw_request(connection: usize, id: i64, method: &str) -> RawEvent {
     })
 }
 
-/// A pooled connection the server closed while it was idle is not used again: the next
-/// request goes on a new connection and is answered.
+/// A pooled connection the server closed while it was idle costs no request: the next ones
+/// go on a new connection and are answered.
 #[tokio::test]
 async fn an_idle_connection_the_server_closed_is_not_used_again() {
     let (addr, mut events) = raw_server(|connection, _| {
@@ -354,12 +368,7 @@ async fn an_idle_connection_the_server_closed_is_not_used_again() {
         })
     })
     .await;
-    let mut client = http::connect(&format!("http://{addr}/mcp"), &client_opts(None))
-        .await
-        .unwrap();
-    client.outbound.send(initialize(0)).await.unwrap();
-    assert!(next_response(&mut client).await.1.outcome.is_ok());
-    assert_eq!(next_raw(&mut events).await, raw_request(1, 0, "initialize"));
+    let mut client = initialized(addr, &mut events).await;
     // The client saw the server's end and closed its own: the connection is gone.
     assert_eq!(next_raw(&mut events).await, RawEvent::ClientClosed(1));
 
@@ -380,12 +389,7 @@ async fn a_request_the_server_hung_up_on_is_failed_and_never_sent_twice() {
         (connection != 1 || seen.method == "initialize").then_some(AfterAnswer::KeepAlive)
     })
     .await;
-    let mut client = http::connect(&format!("http://{addr}/mcp"), &client_opts(None))
-        .await
-        .unwrap();
-    client.outbound.send(initialize(0)).await.unwrap();
-    assert!(next_response(&mut client).await.1.outcome.is_ok());
-    assert_eq!(next_raw(&mut events).await, raw_request(1, 0, "initialize"));
+    let mut client = initialized(addr, &mut events).await;
 
     client
         .outbound

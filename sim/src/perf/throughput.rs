@@ -280,7 +280,6 @@ async fn window(
         side.stop.store(true, Ordering::Relaxed);
         collect(side, n, &mut counts).await?;
     }
-    side.stop.store(true, Ordering::Relaxed);
     Ok(summary(shape, &counts, from, to, cpu_from, cpu_to))
 }
 

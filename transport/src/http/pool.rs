@@ -12,7 +12,8 @@
 //! - A request that a pooled connection could not take before writing any of it (the server
 //!   closed the idle connection as the request was handed over) is tried again, on the next
 //!   idle connection or a new one: nothing of it reached the server. A request written even
-//!   in part is never sent again.
+//!   in part is never sent again: a POST is not idempotent (RFC 9110 §9.2.2), the server
+//!   may have acted on it.
 //! - At most [`MAX_IDLE`] connections wait idle, none longer than [`IDLE_TIMEOUT`].
 
 use bytes::Bytes;
@@ -223,4 +224,60 @@ impl Body for PooledBody {
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hyper_util::rt::TokioIo;
+
+    /// A sender of a connection over an in-memory pipe (its connection task is kept in
+    /// `keep`, unpolled: `put` and a stale `checkout` look at no connection state).
+    async fn sender(keep: &mut Vec<Box<dyn std::any::Any>>) -> http1::SendRequest<RequestBody> {
+        let (ours, theirs) = tokio::io::duplex(64);
+        let (sender, connection) = http1::handshake::<_, RequestBody>(TokioIo::new(ours))
+            .await
+            .unwrap();
+        keep.push(Box::new((connection, theirs)));
+        sender
+    }
+
+    /// The idle stack keeps the newest [`MAX_IDLE`]; a connection idle past
+    /// [`IDLE_TIMEOUT`] is closed when the next one is put, and never checked out.
+    #[tokio::test]
+    async fn at_most_max_idle_wait_and_none_past_the_idle_timeout() {
+        let mut keep = Vec::new();
+        let idle = Mutex::new(Vec::new());
+        for _ in 0..MAX_IDLE + 6 {
+            put(&idle, sender(&mut keep).await);
+        }
+        assert_eq!(lock(&idle).len(), MAX_IDLE, "the oldest six were closed");
+
+        let long_ago = Instant::now() - IDLE_TIMEOUT - Duration::from_secs(1);
+        for i in lock(&idle).iter_mut().take(10) {
+            i.since = long_ago;
+        }
+        put(&idle, sender(&mut keep).await);
+        assert_eq!(
+            lock(&idle).len(),
+            MAX_IDLE - 10 + 1,
+            "the ten stale ones were closed"
+        );
+
+        // A pool whose newest idle connection is stale has none to give.
+        let pool = Pool::new(
+            HttpsConnector::from((HttpConnector::new(), crate::ClientTls::default().config())),
+            Uri::from_static("http://127.0.0.1:1/"),
+        );
+        let stale = sender(&mut keep).await;
+        lock(&pool.idle).push(Idle {
+            sender: stale,
+            since: long_ago,
+        });
+        assert!(pool.checkout().is_none());
+        assert!(
+            lock(&pool.idle).is_empty(),
+            "stale ones are closed, not kept"
+        );
+    }
 }

@@ -649,7 +649,7 @@ async fn open_session(
             None
         }
     };
-    // The session routes what is written at once (`Relate::route`): this channel only tells
+    // The session routes what is written at once (`Router::route`): this channel only tells
     // the pump when every `Outbound` is gone.
     let (out_tx, out_rx) = mpsc::channel(1);
     let (in_tx, in_rx) = mpsc::channel(DEPTH);
@@ -678,7 +678,7 @@ async fn open_session(
     );
     let conn = Connection {
         info,
-        outbound: Outbound::with_relations(out_tx, session.clone()),
+        outbound: Outbound::with_router(out_tx, session.clone()),
         inbound: in_rx,
     };
     if server.accepted.send(conn).await.is_err() {

@@ -519,7 +519,7 @@ impl Session {
     }
 }
 
-impl crate::Relate for Session {
+impl crate::Router for Session {
     fn relate(&self, request: Id, to: Id) {
         let mut routes = lock(&self.routes);
         if !self.ended.is_cancelled() {
@@ -533,7 +533,7 @@ impl crate::Relate for Session {
 }
 
 /// Waits until the server drops its `Outbound` or the session ends; then the session is
-/// removed. What the session writes is routed as it is written (`Relate::route`), so the
+/// removed. What the session writes is routed as it is written (`Router::route`), so the
 /// channel carries nothing in practice; anything that did come is routed alike.
 pub(super) async fn pump(
     session: Arc<Session>,
@@ -773,7 +773,7 @@ mod tests {
 
     #[test]
     fn a_request_related_to_a_pending_one_rides_its_answer_even_with_a_get_stream() {
-        use crate::Relate;
+        use crate::Router;
         let (s, _in) = session(4);
         let mut get = s.open_get(None);
         let (mut call, _guard) = s.register(Id::Number(1), false, None).ok().unwrap();
