@@ -12,6 +12,7 @@ use mcpl_protocol::mcpl::{HostMcplCapabilities, MCPL_VERSION};
 use mcpl_protocol::method::{CallTool, Initialize, Initialized, ListTools, ToolsetsList};
 use mcpl_protocol::toolsets::ToolsetsListParams;
 use mcpl_transport::{ClientOptions, Connection, Inbound};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::sync::LazyLock;
@@ -68,7 +69,7 @@ pub async fn connect(url: &str, token: &str) -> Result<Connection, PerfError> {
 }
 
 /// What a host says about itself: MCPL with `toolHints` and `pushEvents`.
-fn initialize_params() -> InitializeParams {
+pub(super) fn initialize_params() -> InitializeParams {
     InitializeParams {
         protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
         capabilities: ClientCapabilities {
@@ -181,18 +182,44 @@ pub fn answer_of(item: &Inbound) -> Option<Answer> {
         return None;
     };
     let id = *id;
+    let right = outcome.as_deref().is_ok_and(|r| right(r.get()));
+    Some(if right {
+        Answer::Ok(id)
+    } else {
+        Answer::Wrong(id)
+    })
+}
+
+/// Whether `result` (a result's text) is the light tool's answer: not an error, its first
+/// content block the light tool's text.
+fn right(result: &str) -> bool {
     // Decoded straight from the result's text into the few members checked: the client is
     // shared by every row and its floor, and a full `CallToolResult` (content blocks are an
     // internally tagged enum, buffered before they are read) would cost it more than the
     // protocol's reading does.
-    let right = outcome
-        .as_deref()
-        .ok()
-        .and_then(|r| serde_json::from_str::<LightResult>(r.get()).ok())
-        .is_some_and(|r| {
-            !r.is_error
-                && matches!(r.content.first(), Some(b) if b.kind == "text" && b.text.as_deref() == Some(LIGHT_TEXT))
-        });
+    serde_json::from_str::<LightResult>(result).is_ok_and(|r| {
+        !r.is_error
+            && matches!(r.content.first(), Some(b) if b.kind == "text" && b.text.as_deref() == Some(LIGHT_TEXT))
+    })
+}
+
+/// A JSON-RPC response's members that [`answer_in`] reads.
+#[derive(serde::Deserialize)]
+struct LightReply<'a> {
+    #[serde(default)]
+    id: Option<i64>,
+    #[serde(default, borrow)]
+    result: Option<&'a RawValue>,
+    #[serde(default)]
+    error: Option<serde::de::IgnoredAny>,
+}
+
+/// The answer to a light call in `text`, one message's JSON, if it is one (a response with
+/// a numeric id): [`answer_of`] for text not yet decoded, reading only what it checks.
+pub fn answer_in(text: &str) -> Option<Answer> {
+    let reply: LightReply = serde_json::from_str(text).ok()?;
+    let id = reply.id?;
+    let right = reply.error.is_none() && reply.result.is_some_and(|r| right(r.get()));
     Some(if right {
         Answer::Ok(id)
     } else {
@@ -205,12 +232,16 @@ mod tests {
     use super::*;
     use mcpl_transport::StreamId;
 
+    /// The answer in `wire`, read both ways (decoded, and straight from the text): they
+    /// must agree.
     fn answer(wire: &str) -> Option<Answer> {
         let message = Message::decode(wire.as_bytes()).expect("a message");
-        answer_of(&Inbound::Message {
+        let decoded = answer_of(&Inbound::Message {
             stream: StreamId(0),
             message,
-        })
+        });
+        assert_eq!(answer_in(wire), decoded, "{wire}");
+        decoded
     }
 
     /// Every light call is the same request but for its id.

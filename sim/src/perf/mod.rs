@@ -27,9 +27,12 @@
 //! the same tool is what rmcp serves); for `idle` and `drop`, the arcade itself; for
 //! `tools`, a raw server on mcpl-transport's WebSocket server end answering from JSON built
 //! beforehand (`many_tools.rs`), so that the time is the host's.
-//! The calls are made by raw clients on mcpl-transport's client ends (`client.rs`), not
-//! the Host, whose per-call work is not the session layer's; `drop` and `tools` use real
-//! Hosts.
+//! The calls are made by raw clients, not the Host, whose per-call work is not the session
+//! layer's: over WebSocket, mcpl-transport's client end (`client.rs`); over Streamable
+//! HTTP, keep-alive HTTP/1.1 lanes on hyper's connection API (`http_load.rs`), as a load
+//! tool drives an HTTP server — a client shared by both sides of a ratio pulls it towards
+//! 1 when the CPUs are taken, so the HTTP rows' client costs as little as it can. `drop`
+//! and `tools` use real Hosts.
 //!
 //! Each measurement runs in a fresh process of its own ([`run_isolated`]: what one leaves
 //! behind, such as a heap that held 10,000 sessions, slows the next), server and clients
@@ -45,6 +48,7 @@
 //! |---|---|
 //! | `mod.rs` | [`PerfConfig`], [`Measure`], [`run`], [`run_isolated`], [`child_main`], [`PerfError`] |
 //! | `client.rs` | raw clients: connect, handshake, light calls and their answers |
+//! | `http_load.rs` | the Streamable HTTP load generator: a session's lanes, one call at a time on each |
 //! | `light.rs` | the SDK server with the light tool, on arbiters |
 //! | `rmcp_server.rs` | the light tool on rmcp |
 //! | `floor.rs` | the floors: a bare WebSocket echo and a bare HTTP JSON endpoint |
@@ -63,6 +67,7 @@ mod client;
 pub mod durable;
 pub mod expiry;
 pub mod floor;
+pub mod http_load;
 pub mod idle;
 pub mod latency;
 pub mod light;
@@ -157,8 +162,8 @@ pub struct PerfConfig {
     pub connections: usize,
     /// Calls outstanding per WebSocket connection.
     pub ws_in_flight: usize,
-    /// Calls outstanding per Streamable HTTP connection (each is a POST, so a TCP
-    /// connection of the client's pool).
+    /// Calls outstanding per Streamable HTTP session: each is a POST, so a keep-alive TCP
+    /// connection, a lane, of its own (`http_load.rs`).
     pub http_in_flight: usize,
     /// Unmeasured load before a figure's first window (its later windows have 0.1 s).
     pub warmup: Duration,

@@ -12,6 +12,7 @@
 
 use super::PerfError;
 use super::client::{self, Answer};
+use super::http_load::{Headers, HttpSession, Lane, Outcome};
 use super::proc;
 use mcpl_transport::Connection;
 use serde::{Deserialize, Serialize};
@@ -141,6 +142,64 @@ pub struct Target {
 /// so that its pipelines are full again when the window opens.
 const RAMP: Duration = Duration::from_millis(100);
 
+/// What a driver task sends calls on, window after window.
+enum Driven {
+    /// A connection of mcpl-transport's client, `in_flight` calls outstanding on it.
+    Connection {
+        conn: Connection,
+        in_flight: usize,
+        budget: Option<u64>,
+    },
+    /// A Streamable HTTP session's lane (`http_load.rs`): one call at a time, ids
+    /// `next_id`, `next_id + step`, ….
+    Lane {
+        lane: Lane,
+        headers: Arc<Headers>,
+        next_id: i64,
+        step: i64,
+        budget: Option<u64>,
+    },
+}
+
+impl Driven {
+    /// Runs each window it is told to on `go` until [`FINISH`], sending its counts.
+    async fn run(
+        mut self,
+        mut go: watch::Receiver<u64>,
+        done: mpsc::UnboundedSender<ConnCounts>,
+        answered: Arc<AtomicU64>,
+        stop: Arc<AtomicBool>,
+    ) {
+        let mut ran = 0;
+        while let Ok(next) = go.wait_for(|w| *w != ran).await.map(|w| *w) {
+            if next == FINISH {
+                break;
+            }
+            ran = next;
+            let counts = match &mut self {
+                Driven::Connection {
+                    conn,
+                    in_flight,
+                    budget,
+                } => drive(conn, *in_flight, *budget, &answered, &stop).await,
+                Driven::Lane {
+                    lane,
+                    headers,
+                    next_id,
+                    step,
+                    budget,
+                } => {
+                    let ids = (next_id, *step);
+                    drive_lane(lane, headers, ids, *budget, &answered, &stop).await
+                }
+            };
+            if done.send(counts).is_err() {
+                break;
+            }
+        }
+    }
+}
+
 /// One target's connections and their drivers.
 struct Side {
     threads: &'static str,
@@ -148,8 +207,9 @@ struct Side {
     stop: Arc<AtomicBool>,
     /// The window to run (1, 2, …); [`FINISH`] ends the drivers.
     go: watch::Sender<u64>,
-    /// Each connection's counts, once it has drained a window.
+    /// Each driver's counts, once it has drained a window.
     done: mpsc::UnboundedReceiver<ConnCounts>,
+    /// One per connection, or per lane over HTTP; each window awaits every one's counts.
     drivers: Vec<tokio::task::JoinHandle<()>>,
 }
 
@@ -211,30 +271,43 @@ async fn open_side(
     let (go, go_rx) = watch::channel(0u64);
     let (done_tx, done) = mpsc::unbounded_channel();
     let budgets = share(shape.calls, tokens.len());
-    let mut drivers = Vec::with_capacity(tokens.len());
-    for (token, budget) in tokens.iter().zip(budgets) {
-        let mut conn = client::connect(&target.url, token).await?;
-        client::handshake(&mut conn, false).await?;
-        let (answered, stop, mut go, done) = (
+    let in_flight = shape.in_flight.max(1);
+    let http = target.url.starts_with("http://");
+    let mut drivers = Vec::with_capacity(tokens.len() * if http { in_flight } else { 1 });
+    let mut spawn = |driven: Driven| {
+        let (answered, stop, go, done) = (
             answered.clone(),
             stop.clone(),
             go_rx.clone(),
             done_tx.clone(),
         );
-        let in_flight = shape.in_flight.max(1);
-        drivers.push(tokio::spawn(async move {
-            let mut ran = 0;
-            while let Ok(next) = go.wait_for(|w| *w != ran).await.map(|w| *w) {
-                if next == FINISH {
-                    break;
-                }
-                ran = next;
-                let counts = drive(&mut conn, in_flight, budget, &answered, &stop).await;
-                if done.send(counts).is_err() {
-                    break;
-                }
+        drivers.push(tokio::spawn(driven.run(go, done, answered, stop)));
+    };
+    for (token, budget) in tokens.iter().zip(budgets) {
+        if http {
+            // A lane per call in flight (`http_load.rs`), the session's budget shared out.
+            let session = HttpSession::open(&target.url, token, in_flight).await?;
+            let headers = Arc::new(session.headers);
+            let step = session.lanes.len();
+            let budgets = share(budget, step);
+            for ((k, lane), budget) in session.lanes.into_iter().enumerate().zip(budgets) {
+                spawn(Driven::Lane {
+                    lane,
+                    headers: headers.clone(),
+                    next_id: k as i64 + 1,
+                    step: step as i64,
+                    budget,
+                });
             }
-        }));
+        } else {
+            let mut conn = client::connect(&target.url, token).await?;
+            client::handshake(&mut conn, false).await?;
+            spawn(Driven::Connection {
+                conn,
+                in_flight,
+                budget,
+            });
+        }
     }
     Ok(Side {
         threads: target.server_threads,
@@ -270,7 +343,7 @@ async fn window(
     if shape.calls.is_some() {
         // With a budget the window is the whole run.
         (from, cpu_from) = (read(), cpu(side.threads));
-        collect(side, n, &mut counts).await?;
+        collect(side, &mut counts).await?;
         (to, cpu_to) = (read(), cpu(side.threads));
     } else {
         tokio::time::sleep(warmup).await;
@@ -278,15 +351,16 @@ async fn window(
         tokio::time::sleep(shape.window).await;
         (to, cpu_to) = (read(), cpu(side.threads));
         side.stop.store(true, Ordering::Relaxed);
-        collect(side, n, &mut counts).await?;
+        collect(side, &mut counts).await?;
     }
-    Ok(summary(shape, &counts, from, to, cpu_from, cpu_to))
+    Ok(summary(shape, n, &counts, from, to, cpu_from, cpu_to))
 }
 
-/// Awaits the counts of each of `n` connections for the window that is ending.
+/// Awaits the counts of each of the side's drivers for the window that is ending.
 /// A driver that does not report is stuck or gone: each waits at most [`STALL`] for an
 /// answer, so twice that is beyond any that works.
-async fn collect(side: &mut Side, n: usize, counts: &mut Vec<ConnCounts>) -> Result<(), PerfError> {
+async fn collect(side: &mut Side, counts: &mut Vec<ConnCounts>) -> Result<(), PerfError> {
+    let n = side.drivers.len();
     let all = async {
         while counts.len() < n {
             match side.done.recv().await {
@@ -310,8 +384,10 @@ fn share(calls: Option<u64>, n: usize) -> Vec<Option<u64>> {
         .collect()
 }
 
+/// One window's figure: `n` connections' `counts`, the counter and CPU at both ends.
 fn summary(
     shape: &LoadShape,
+    n: usize,
     counts: &[ConnCounts],
     (from, at_from): (Instant, u64),
     (to, at_to): (Instant, u64),
@@ -322,9 +398,9 @@ fn summary(
     let measured = at_to - at_from;
     let sum = |f: fn(&ConnCounts) -> u64| counts.iter().map(f).sum::<u64>();
     Throughput {
-        connections: counts.len(),
+        connections: n,
         in_flight_per_connection: shape.in_flight.max(1),
-        in_flight: counts.len() * shape.in_flight.max(1),
+        in_flight: n * shape.in_flight.max(1),
         sent: sum(|c| c.sent),
         answered: sum(|c| c.answered),
         wrong: sum(|c| c.wrong),
@@ -341,6 +417,61 @@ fn summary(
         client_cpu_secs: (cpu_to.1.saturating_sub(cpu_from.1)).as_secs_f64(),
         window_rates: Vec::new(),
     }
+}
+
+/// Sends light calls one after the other on `lane` until `stop` (or the budget is spent),
+/// ids from `ids.0` by `ids.1`. A call the connection failed under is lost, and the lane
+/// connects again; one unanswered for [`STALL`] is lost and ends the window.
+async fn drive_lane(
+    lane: &mut Lane,
+    headers: &Headers,
+    (next_id, step): (&mut i64, i64),
+    budget: Option<u64>,
+    answered: &AtomicU64,
+    stop: &AtomicBool,
+) -> ConnCounts {
+    let mut c = ConnCounts::default();
+    while !stop.load(Ordering::Relaxed) && budget.is_none_or(|b| c.sent < b) {
+        let id = *next_id;
+        *next_id += step;
+        c.sent += 1;
+        let outcome = tokio::time::timeout(STALL, lane.call(headers, id)).await;
+        match outcome {
+            Ok(Outcome::Answered(answer)) => {
+                let (Answer::Ok(got) | Answer::Wrong(got)) = answer;
+                if got != id {
+                    c.unexpected += 1;
+                    c.lost += 1;
+                    continue;
+                }
+                match answer {
+                    Answer::Ok(_) => c.answered += 1,
+                    Answer::Wrong(_) => c.wrong += 1,
+                }
+                answered.fetch_add(1, Ordering::Relaxed);
+            }
+            // An error status, or a success with no answer in it.
+            Ok(Outcome::NoAnswer) => {
+                c.wrong += 1;
+                answered.fetch_add(1, Ordering::Relaxed);
+            }
+            Ok(Outcome::Failed) | Err(_) => {
+                c.lost += 1;
+                // The connection failed, or holds a request never answered: a new one.
+                match Lane::connect(headers.addr()).await {
+                    Ok(fresh) => *lane = fresh,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "a lane could not connect again");
+                        break;
+                    }
+                }
+                if outcome.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    c
 }
 
 /// Keeps `in_flight` calls outstanding on `conn` until `stop` (or the budget is spent),
