@@ -20,7 +20,7 @@
 //! may come as `application/json` or as an SSE stream (rmcp's default), with a length or
 //! chunked; either way it is read whole, at most [`MAX_BODY`] bytes (a head at most
 //! [`MAX_HEAD`]), and checked as the transport client's reading would
-//! ([`client::answer_in`]). A connection the server closes (or says it will) is made
+//! (`client::answer_in`). A connection the server closes (or says it will) is made
 //! again before the next request; a request it was closed under is failed, never sent
 //! again (RFC 9110 §9.2.2: a POST is not idempotent).
 
@@ -154,7 +154,7 @@ struct InitResult {
 /// How a call on a lane ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
-    /// Answered, rightly or not ([`Answer`]), with its id.
+    /// Answered, rightly or not (`client::Answer`), with its id.
     Answered(Answer),
     /// A 2xx with no answer in it, an answer with no numeric id, or an error status.
     NoAnswer,
