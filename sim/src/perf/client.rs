@@ -1,6 +1,8 @@
 //! Raw clients for the measurements: mcpl-transport's client ends (WebSocket and
 //! Streamable HTTP), the handshake a host makes, and light `tools/call` requests whose
 //! answers are checked and counted. No Host: its per-call work is not the session layer's.
+//! The HTTP throughput rows use a leaner load generator (`http_load.rs`), with this
+//! file's initialize parameters, light call and reading of answers.
 
 use super::PerfError;
 use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request, Response};

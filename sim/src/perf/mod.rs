@@ -7,7 +7,7 @@
 //! | `ws` | light `tools/call` per second over WebSocket across 100 connections, pipelined; and a bare WebSocket echo's with the same clients | ≥ 40 % of the echo's (for reading: ≥ 100,000/s) |
 //! | `http` | the same over Streamable HTTP; and a bare HTTP JSON endpoint's | ≥ 40 % of the endpoint's (for reading: ≥ 25,000/s) |
 //! | `latency` | one WebSocket client, one call at a time: p50, p99; and the bare echo's | ≤ ×1.2 and ≤ ×1.5 the echo's (for reading: ≤ 60 µs, ≤ 200 µs) |
-//! | `rmcp` | the light tool on rmcp's Streamable HTTP server (with sessions, and stateless), same client as `http`; ours / rmcp's better | ≥ ×2 |
+//! | `rmcp` | the light tool on rmcp's Streamable HTTP server (with sessions, and stateless), same client (`http_load.rs`) as `http`; ours / rmcp's better | ≥ ×2 |
 //!
 //! Where a floor is measured (`floor.rs`), the ratio decides ✓/✗; see `report.rs`. A
 //! figure and its floor are taken in the same minutes: throughput in alternating windows
