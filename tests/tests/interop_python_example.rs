@@ -2,34 +2,21 @@
 //! against the official MCP Python SDK's client over stdio. The client has no `toolHints`,
 //! so it plays through the compat tools (RFC-014 §8): it opens `notes` and adds a note,
 //! opens two counters and counts in each by name, and a call naming none is refused with
-//! the open instances listed. `cargo test` builds the example with the tests.
+//! the open instances listed. `cargo test` builds the example with the tests (this crate
+//! builds its source as a binary).
 
 use mcpl_tests::interop::{python, report, script};
 use serde_json::json;
-use std::path::PathBuf;
 use std::process::Command;
 
-/// The example's binary: `target/<profile>/examples/toolsets`, beside this test's `deps/`.
-fn example() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test's path");
-    let profile = exe
-        .parent()
-        .and_then(|deps| deps.parent())
-        .expect("target/<profile>/deps/<test>");
-    let path = profile.join("examples").join("toolsets");
-    assert!(
-        path.exists(),
-        "{} is missing: `cargo test` builds it, or `cargo build -p mcpl-server --example toolsets`",
-        path.display()
-    );
-    path
-}
+/// The example, built from its source as a binary of this crate (see its `Cargo.toml`).
+const EXAMPLE: &str = env!("CARGO_BIN_EXE_mcpl-example-toolsets");
 
 #[test]
 fn the_python_sdk_client_plays_the_example_server_through_compat_tools() {
     let out = Command::new(python())
         .arg(script("py_example.py"))
-        .arg(example())
+        .arg(EXAMPLE)
         .output()
         .expect("python runs");
     let report = report(&out);
