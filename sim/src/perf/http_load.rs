@@ -40,6 +40,8 @@ use tokio::net::TcpStream;
 pub const MAX_BODY: usize = 1 << 20;
 /// The most of an answer's head read; a bigger one fails its call.
 pub const MAX_HEAD: usize = 64 << 10;
+/// How long a session's handshake may take before it counts as failed.
+pub const HANDSHAKE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
 /// The most header lines an answer's head may have.
 const MAX_HEADERS: usize = 64;
 
@@ -171,8 +173,15 @@ fn connect_error(url: &str, reason: impl ToString) -> PerfError {
 
 impl HttpSession {
     /// Opens a session at `url` (`http://HOST:PORT/PATH`) presenting `token`, with `lanes`
-    /// connections (at least one); the first carries the handshake.
+    /// connections (at least one); the first carries the handshake, which may take at most
+    /// [`HANDSHAKE_TIMEOUT`].
     pub async fn open(url: &str, token: &str, lanes: usize) -> Result<HttpSession, PerfError> {
+        tokio::time::timeout(HANDSHAKE_TIMEOUT, Self::open_now(url, token, lanes))
+            .await
+            .map_err(|_| PerfError::Stalled("a Streamable HTTP handshake got no answer"))?
+    }
+
+    async fn open_now(url: &str, token: &str, lanes: usize) -> Result<HttpSession, PerfError> {
         let Some(rest) = url.strip_prefix("http://") else {
             return Err(connect_error(url, "not an http:// URL"));
         };
