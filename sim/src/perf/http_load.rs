@@ -12,10 +12,12 @@
 //! the transport's client: the latency row judges ours against an echo *over the same
 //! client code* (issue #18).
 //!
-//! A session ([`HttpSession::open`]) is what a host makes: `initialize` (the MCPL
-//! capabilities of `client.rs`), its `Mcp-Session-Id` if the server gives one, then
+//! A session ([`HttpSession::open`]) is what a host makes (MCP 2025-11-25, "Transports /
+//! Streamable HTTP": "Session Management" and "Protocol Version Header"): `initialize` (the
+//! MCPL capabilities of `client.rs`), its `Mcp-Session-Id` if the server gives one, then
 //! `notifications/initialized`; every later request carries the session id, the
-//! negotiated `MCP-Protocol-Version` and the bearer token. It has `lanes` connections (the
+//! negotiated `MCP-Protocol-Version` and the bearer token; every POST accepts both
+//! `application/json` and `text/event-stream`. It has `lanes` connections (the
 //! in-flight depth: HTTP/1.1 answers one request at a time on a connection). An answer
 //! may come as `application/json` or as an SSE stream (rmcp's default), with a length or
 //! chunked; either way it is read whole, at most [`MAX_BODY`] bytes (a head at most
@@ -32,7 +34,7 @@ use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request as RpcRequest};
 use mcpl_protocol::mcp::{Empty, LATEST_PROTOCOL_VERSION};
 use mcpl_protocol::method::{Initialize, Initialized};
 use serde::Deserialize;
-use std::io;
+use std::io::{self, Write as _};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::TcpStream;
 
@@ -269,8 +271,8 @@ impl Lane {
         }
         self.out.clear();
         self.out.extend_from_slice(&headers.head);
-        self.out
-            .extend_from_slice(format!("content-length: {}\r\n\r\n", body.len()).as_bytes());
+        // Written into the kept buffer: no string made per call.
+        let _ = write!(self.out, "content-length: {}\r\n\r\n", body.len());
         self.out.extend_from_slice(body);
         self.tcp.write_all(&self.out).await?;
         loop {

@@ -29,8 +29,8 @@
 //! beforehand (`many_tools.rs`), so that the time is the host's.
 //! The calls are made by raw clients, not the Host, whose per-call work is not the session
 //! layer's: over WebSocket, mcpl-transport's client end (`client.rs`); over Streamable
-//! HTTP, keep-alive HTTP/1.1 lanes on hyper's connection API (`http_load.rs`), as a load
-//! tool drives an HTTP server — a client shared by both sides of a ratio pulls it towards
+//! HTTP, keep-alive HTTP/1.1 lanes whose answers are read with `httparse`
+//! (`http_load.rs`), as a load tool drives an HTTP server — a client shared by both sides of a ratio pulls it towards
 //! 1 when the CPUs are taken, so the HTTP rows' client costs as little as it can. `drop`
 //! and `tools` use real Hosts.
 //!
