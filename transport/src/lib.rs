@@ -139,14 +139,31 @@ pub struct Outbound {
     router: Option<Arc<dyn Router>>,
 }
 
-/// A transport end that routes what is written itself, at once (Streamable HTTP: to the
-/// POST it answers, or the GET stream), and a request by the peer's request it serves.
+/// A transport end that takes what is written itself, at once, from the writer's own
+/// task: Streamable HTTP routes it to the POST it answers or the GET stream (and relates a
+/// request to the peer's request it serves); a WebSocket link writes it to the socket when
+/// nothing is waiting before it, else queues it for its writer task (`ws/link.rs`).
 pub(crate) trait Router: Send + Sync {
     /// Records that `request`, about to be written, serves the peer's request `to`.
-    fn relate(&self, request: Id, to: Id);
-    /// Writes `message` where it belongs, without waiting: every queue it may go to is
-    /// bounded and says itself what happens when full.
-    fn route(&self, message: Message);
+    fn relate(&self, _request: Id, _to: Id) {}
+    /// Writes `message` where it belongs, without waiting. `Full` gives the message back
+    /// when the end's bounded queue has no room (an end whose queues say themselves what
+    /// happens when full never refuses).
+    fn route(&self, message: Message) -> Result<(), Refused>;
+    /// Told when a queue that refused a message as full has room again, and when the end
+    /// closes; `None` for an end that never refuses as full.
+    fn room(&self) -> Option<&tokio::sync::Notify> {
+        None
+    }
+}
+
+/// Why a [`Router`] did not take a message.
+#[derive(Debug)]
+pub(crate) enum Refused {
+    /// Its queue is full; the message is given back.
+    Full(Message),
+    /// The link is closed.
+    Closed,
 }
 
 impl std::fmt::Debug for Outbound {
@@ -186,8 +203,25 @@ impl Outbound {
     /// Queues a message to be written, waiting for room. Fails when the link is gone.
     pub async fn send(&self, message: Message) -> Result<(), TransportError> {
         if let Some(direct) = self.direct()? {
-            direct.route(message);
-            return Ok(());
+            let mut message = message;
+            loop {
+                // Armed before the try, so room made between the two is not missed.
+                let room = direct.room().map(tokio::sync::Notify::notified);
+                tokio::pin!(room);
+                if let Some(room) = room.as_mut().as_pin_mut() {
+                    room.enable();
+                }
+                match direct.route(message) {
+                    Ok(()) => return Ok(()),
+                    Err(Refused::Closed) => return Err(TransportError::Closed),
+                    Err(Refused::Full(back)) => message = back,
+                }
+                match room.as_pin_mut() {
+                    Some(room) => room.await,
+                    // An end without a room signal never refuses as full.
+                    None => return Err(TransportError::Backpressure),
+                }
+            }
         }
         self.tx
             .send(message)
@@ -198,8 +232,10 @@ impl Outbound {
     /// Queues a message without waiting. Fails when the link is gone or its queue is full.
     pub fn try_send(&self, message: Message) -> Result<(), TransportError> {
         if let Some(direct) = self.direct()? {
-            direct.route(message);
-            return Ok(());
+            return direct.route(message).map_err(|refused| match refused {
+                Refused::Full(_) => TransportError::Backpressure,
+                Refused::Closed => TransportError::Closed,
+            });
         }
         self.tx.try_send(message).map_err(|e| match e {
             mpsc::error::TrySendError::Full(_) => TransportError::Backpressure,

@@ -556,3 +556,51 @@ async fn a_listener_with_local_tasks_serves_from_its_local_set() {
         })
         .await;
 }
+
+/// A peer that stops reading: what is sent is written as it comes until the socket is
+/// full, then waits in the link's queue; a full queue refuses `try_send` with
+/// `Backpressure`, and `send` waits for room, which the peer's reading makes. Every
+/// message arrives once, in the order sent, whether it was written in the sender's turn
+/// or by the writer task.
+#[tokio::test]
+async fn a_peer_that_stops_reading_fills_the_queue_and_send_waits_for_room_in_order() {
+    const TEXT: u8 = 0x1;
+    let (mut listener, _) = listen(server_opts()).await;
+    let mut peer = DeafPeer::connect(listener.local_addr(), "s3cret").await;
+    let server = within("accept", listener.accept()).await.unwrap();
+    let numbered = |n: u64| notification("n", json!({"n": n, "pad": filler(4096)}));
+
+    let mut sent = 0;
+    loop {
+        match server.outbound.try_send(numbered(sent)) {
+            Ok(()) => sent += 1,
+            Err(TransportError::Backpressure) => break,
+            Err(e) => panic!("message {sent}: {e}"),
+        }
+        // Kernel buffers and the queue hold a few thousand of these; far more means the
+        // queue is not bounded.
+        assert!(sent < 100_000, "the queue never filled");
+    }
+    assert!(
+        sent > ws::DEPTH as u64,
+        "{sent} sent before the queue filled"
+    );
+
+    let mut late = Box::pin(server.outbound.send(numbered(sent)));
+    assert!(
+        (&mut late).now_or_never().is_none(),
+        "send waits while the queue is full"
+    );
+    let expected = sent + 1;
+    let reading = tokio::spawn(async move {
+        for n in 0..expected {
+            let (opcode, payload) = peer.frame().await.expect("the link stays open");
+            assert_eq!(opcode, TEXT);
+            let got: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+            assert_eq!(got["params"]["n"], n, "out of order");
+        }
+        peer
+    });
+    within("room for the late message", late).await.unwrap();
+    let _peer = within("every message read", reading).await.unwrap();
+}

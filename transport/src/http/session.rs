@@ -527,8 +527,9 @@ impl crate::Router for Session {
         }
     }
 
-    fn route(&self, message: Message) {
+    fn route(&self, message: Message) -> Result<(), crate::Refused> {
         Session::route(self, message);
+        Ok(())
     }
 }
 

@@ -1,44 +1,59 @@
-//! One WebSocket link, either end: a reader task and a writer task around a split stream.
+//! One WebSocket link, either end: a reader task, and a write side shared by a writer task
+//! and every [`Outbound`] of the link.
 //!
-//! Two tasks rather than one loop so that a slow consumer of the inbound channel never holds
-//! up writing, and the reverse. They share:
+//! **Writing.** A message is written to the socket by whoever sends it, in its own turn,
+//! when nothing waits before it: encoded, fed to the sink and flushed, all without waiting
+//! (the socket almost always has room). Only what could not be written at once — the
+//! socket full, the sink busy with the reader on another thread — waits in the link's
+//! queue ([`DEPTH`] frames, then `Backpressure`), and the writer task, woken, finishes it
+//! in order; anything sent meanwhile queues behind it. So a call's answer costs no channel,
+//! no task of ours woken and no second turn (issue #18: one hop fewer on the one-call
+//! path). The writer task also sends the pings and the close.
+//!
+//! Reader and writer are separate tasks so that a slow consumer of the inbound channel
+//! never holds up writing, and the reverse. They share:
 //! - `heard`: set by the reader on every frame (an automatic pong included), cleared by the
 //!   writer at each ping; still clear at the next ping means the peer stopped answering.
 //!   While the reader waits for room in the inbound channel it cannot hear pongs, so `busy`
 //!   suspends the check (the fault is ours then, not the peer's).
 //! - `close`: the reader asks the writer to close with a code (1009 past the hard ceiling).
-//! - `reader_done`: the writer exits when the reader has, which drops the outbound receiver
-//!   so `Outbound::send` fails; after sending a close frame the writer gives the peer
+//! - `reader_done`: the writer exits when the reader has, which closes the write side so
+//!   `Outbound::send` fails; after sending a close frame the writer gives the peer
 //!   [`CLOSE_TIMEOUT`] to answer, then stops the reader by aborting its task (the reader
 //!   waits on its stream alone, with no stop signal to poll beside every frame; its end,
 //!   aborted or not, sets `reader_done`).
 //!
-//! The writer polls the sink through a [`Gate`]: tokio-tungstenite wakes whatever last
+//! The writer task polls the sink through a [`Gate`]: tokio-tungstenite wakes whatever last
 //! wrote on *every* readiness of the socket, reads included (its waker proxy wakes both
 //! the read and the write slot, so that a read may flush a pending pong), which polled the
 //! writer once more, for nothing, for every frame read. The gate passes a wake on only
-//! while a write is waiting (issue #18).
+//! while a write is waiting (issue #18). A write made in a sender's turn is polled with a
+//! no-op waker: it either completes, or hands its frame to the writer task, whose own poll
+//! then registers the waker that matters.
 
-use crate::{Connection, ConnectionInfo, Inbound, Outbound, StreamId};
+use crate::{Connection, ConnectionInfo, Inbound, Outbound, Refused, Router, StreamId};
 use futures_util::stream::{SplitSink, SplitStream};
-use futures_util::{SinkExt, StreamExt};
+use futures_util::{Sink, StreamExt};
 use mcpl_protocol::Message;
 use mcpl_protocol::jsonrpc::DecodeError;
+use std::collections::VecDeque;
 use std::future::Future as _;
-use std::sync::Arc;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::task::{Context, Poll, Wake, Waker};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll, Wake, Waker, ready};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::mpsc;
+use tokio::sync::{Notify, mpsc};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message as Frame};
 use tokio_util::sync::CancellationToken;
 
-/// The queue depth of each direction.
-const DEPTH: usize = 1024;
+/// The queue depth of each direction: inbound messages for the consumer, frames waiting
+/// for the writer task.
+pub const DEPTH: usize = 1024;
 
 /// How long the writer waits for the peer to answer a close frame before dropping the link.
 pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -71,7 +86,9 @@ pub(crate) fn run<S>(
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let (out_tx, out_rx) = mpsc::channel(DEPTH);
+    // The channel carries nothing: it tells the writer when every `Outbound` is gone, and
+    // them when the writer is (`Outbound::is_closed`).
+    let (out_tx, out_rx) = mpsc::channel(1);
     let (in_tx, in_rx) = mpsc::channel(DEPTH);
     let (close_tx, close_rx) = mpsc::channel(1);
     let shared = Arc::new(Shared {
@@ -81,11 +98,22 @@ where
         _slot: slot,
     });
     let (sink, stream) = ws.split();
+    let out = Arc::new(WriteSide {
+        state: Mutex::new(Out {
+            sink: Some(sink),
+            queue: VecDeque::new(),
+            unflushed: false,
+            closed: false,
+            refused: false,
+        }),
+        wanted: Notify::new(),
+        room: Notify::new(),
+    });
     let reader = crate::spawn_task(local, read(stream, in_tx, close_tx, shared.clone(), limit));
     crate::spawn_task(
         local,
         write(
-            sink,
+            out.clone(),
             out_rx,
             close_rx,
             shared,
@@ -96,8 +124,100 @@ where
     );
     Connection {
         info,
-        outbound: Outbound::new(out_tx),
+        outbound: Outbound::with_router(out_tx, out),
         inbound: in_rx,
+    }
+}
+
+/// The write side of a link, shared by its writer task and its senders (module docs).
+struct WriteSide<S> {
+    state: Mutex<Out<S>>,
+    /// Wakes the writer task: a frame waits for it.
+    wanted: Notify,
+    /// Wakes senders waiting for room (`Outbound::send`), and on close.
+    room: Notify,
+}
+
+/// What the write side's lock guards.
+struct Out<S> {
+    /// Taken when the writer task ends, so the socket closes with it even while senders
+    /// still hold the write side.
+    sink: Option<SplitSink<WebSocketStream<S>, Frame>>,
+    /// Frames not yet given to the sink, oldest first.
+    queue: VecDeque<Frame>,
+    /// A frame was given to the sink and not yet flushed.
+    unflushed: bool,
+    /// The writer has stopped taking messages.
+    closed: bool,
+    /// A sender was refused for a full queue since the writer last made room.
+    refused: bool,
+}
+
+impl<S: AsyncRead + AsyncWrite + Unpin> Out<S> {
+    /// Gives the queued frames to the sink in order and flushes them.
+    fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), WsError>> {
+        let Some(sink) = self.sink.as_mut() else {
+            return Poll::Ready(Err(WsError::AlreadyClosed));
+        };
+        while !self.queue.is_empty() {
+            ready!(Pin::new(&mut *sink).poll_ready(cx))?;
+            if let Some(frame) = self.queue.pop_front() {
+                Pin::new(&mut *sink).start_send(frame)?;
+                self.unflushed = true;
+            }
+        }
+        if self.unflushed {
+            ready!(Pin::new(sink).poll_flush(cx))?;
+            self.unflushed = false;
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Nothing is queued or half-written: a new frame may go straight to the socket.
+    fn idle(&self) -> bool {
+        self.queue.is_empty() && !self.unflushed
+    }
+}
+
+impl<S> WriteSide<S> {
+    fn lock(&self) -> MutexGuard<'_, Out<S>> {
+        // A panic while the lock was held left the sink as tungstenite left it; writing on
+        // fails cleanly if that state is broken.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+impl<S> Router for WriteSide<S>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    fn route(&self, message: Message) -> Result<(), Refused> {
+        let mut out = self.lock();
+        if out.closed {
+            return Err(Refused::Closed);
+        }
+        if out.queue.len() >= DEPTH {
+            out.refused = true;
+            return Err(Refused::Full(message));
+        }
+        let idle = out.idle();
+        out.queue.push_back(Frame::text(message.encode()));
+        if idle {
+            // Written in this turn if the socket takes it (module docs); a failure is the
+            // writer task's to handle, as it would have been had it written the frame.
+            if let Poll::Ready(Ok(())) = out.poll_write(&mut Context::from_waker(Waker::noop())) {
+                return Ok(());
+            }
+        }
+        drop(out);
+        self.wanted.notify_one();
+        Ok(())
+    }
+
+    fn room(&self) -> Option<&Notify> {
+        Some(&self.room)
     }
 }
 
@@ -206,8 +326,8 @@ impl Drop for Done {
 }
 
 async fn write<S>(
-    mut sink: SplitSink<WebSocketStream<S>, Frame>,
-    mut outbound: mpsc::Receiver<Message>,
+    out: Arc<WriteSide<S>>,
+    mut senders: mpsc::Receiver<Message>,
     mut close: mpsc::Receiver<CloseFrame>,
     shared: Arc<Shared>,
     reader: tokio::task::AbortHandle,
@@ -223,6 +343,9 @@ async fn write<S>(
     let reader_done = shared.reader_done.clone();
     let reader_gone = reader_done.cancelled();
     tokio::pin!(reader_gone);
+    // A peer that stops reading stalls a write; with pings on, a write stuck for two
+    // intervals is the same silence the ping check catches.
+    let stuck = ping.map(|every| every * 2);
     let closing = loop {
         let tick = async {
             match ticker.as_mut() {
@@ -233,8 +356,8 @@ async fn write<S>(
             }
         };
         // Biased: a close the reader asked for beats its ending, and a rare tick is never
-        // starved by a busy outbound queue.
-        tokio::select! {
+        // starved by a busy write side.
+        let sent = tokio::select! {
             biased;
             frame = close.recv() => break frame,
             () = &mut reader_gone => break None,
@@ -242,64 +365,78 @@ async fn write<S>(
                 let answered = shared.heard.swap(false, Ordering::Relaxed) || shared.busy.load(Ordering::Relaxed);
                 if !answered {
                     tracing::info!(%peer, "websocket peer stopped answering pings; closing");
-                    let bye = sink.send(Frame::Close(Some(close_frame(CloseCode::Policy, "ping timeout"))));
-                    let _ = tokio::time::timeout(CLOSE_TIMEOUT, bye).await;
+                    let bye = Frame::Close(Some(close_frame(CloseCode::Policy, "ping timeout")));
+                    let _ = flush(&out, &gate, Some(bye), Some(CLOSE_TIMEOUT)).await;
                     reader.abort();
                     break None;
                 }
-                if let Err(e) = sink.send(Frame::Ping(Default::default())).await {
-                    tracing::debug!(%peer, error = %e, "websocket ping failed; closing");
-                    break None;
-                }
+                flush(&out, &gate, Some(Frame::Ping(Default::default())), stuck).await
             }
-            message = outbound.recv() => {
-                let Some(message) = message else {
-                    break Some(close_frame(CloseCode::Normal, ""));
-                };
-                let sent = async {
-                    sink.feed(Frame::text(message.encode())).await?;
-                    if outbound.is_empty() {
-                        sink.flush().await?;
-                    }
-                    Ok::<_, WsError>(())
-                };
-                // A peer that stops reading stalls the write; with pings on, a write stuck
-                // for two intervals is the same silence the ping check catches. The timer
-                // is armed only for a write that did not complete at once (most do: the
-                // socket has room), so a call costs no timer (issue #18).
-                tokio::pin!(sent);
-                let mut sent = gate.guard(sent);
-                let first = std::future::poll_fn(|cx| Poll::Ready(std::pin::Pin::new(&mut sent).poll(cx))).await;
-                let sent = match (first, ping) {
-                    (Poll::Ready(result), _) => result,
-                    (Poll::Pending, Some(every)) => {
-                        match tokio::time::timeout(every * 2, sent).await {
-                            Ok(result) => result,
-                            Err(_) => Err(WsError::Io(std::io::ErrorKind::TimedOut.into())),
-                        }
-                    }
-                    (Poll::Pending, None) => sent.await,
-                };
-                if let Err(e) = sent {
-                    tracing::debug!(%peer, error = %e, "websocket write failed; closing");
-                    reader.abort();
-                    break None;
-                }
-            }
+            () = out.wanted.notified() => flush(&out, &gate, None, stuck).await,
+            // Nothing travels on this channel (see `run`): it ends when every sender is gone.
+            _ = senders.recv() => break Some(close_frame(CloseCode::Normal, "")),
+        };
+        if let Err(e) = sent {
+            tracing::debug!(%peer, error = %e, "websocket write failed; closing");
+            reader.abort();
+            break None;
         }
     };
-    // The outbound receiver goes now, so senders see the link closed at once.
-    drop(outbound);
+    // Senders see the link closed at once; what they queued before is still written below.
+    drop(senders);
+    out.lock().closed = true;
+    out.room.notify_waiters();
     if let Some(frame) = closing {
         let answered = async {
-            let _ = sink.send(Frame::Close(Some(frame))).await;
+            let _ = flush(&out, &gate, Some(Frame::Close(Some(frame))), None).await;
             shared.reader_done.cancelled().await;
         };
         if tokio::time::timeout(CLOSE_TIMEOUT, answered).await.is_err() {
             tracing::debug!(%peer, "websocket peer did not answer the close; dropping the link");
         }
     }
+    out.lock().sink = None;
     reader.abort();
+}
+
+/// The writer task's write: queues `extra` (a ping, a close) behind what senders queued and
+/// writes it all, giving up after `limit` if the write does not complete. The timer is
+/// armed only for a write that did not complete at once (most do: the socket has room).
+async fn flush<S>(
+    out: &WriteSide<S>,
+    gate: &Arc<Gate>,
+    extra: Option<Frame>,
+    limit: Option<Duration>,
+) -> Result<(), WsError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+{
+    if let Some(frame) = extra {
+        out.lock().queue.push_back(frame);
+    }
+    let mut write = gate.guard(std::future::poll_fn(|cx| {
+        let mut state = out.lock();
+        let written = state.poll_write(cx);
+        // Senders refused for a full queue are told as soon as it has room.
+        let room = state.refused && state.queue.len() < DEPTH;
+        if room {
+            state.refused = false;
+        }
+        drop(state);
+        if room {
+            out.room.notify_waiters();
+        }
+        written
+    }));
+    let first = std::future::poll_fn(|cx| Poll::Ready(Pin::new(&mut write).poll(cx))).await;
+    match (first, limit) {
+        (Poll::Ready(result), _) => result,
+        (Poll::Pending, Some(limit)) => match tokio::time::timeout(limit, write).await {
+            Ok(result) => result,
+            Err(_) => Err(WsError::Io(std::io::ErrorKind::TimedOut.into())),
+        },
+        (Poll::Pending, None) => write.await,
+    }
 }
 
 /// A waker that passes a wake on to the writer's task only while it is armed: armed before
