@@ -713,7 +713,11 @@ impl Message {
                 if [&raw.params, &raw.result]
                     .into_iter()
                     .flatten()
-                    .any(|text| nesting(text.get()) > MEMBER_NESTING_LIMIT) =>
+                    // Each level takes a byte: text no longer than the limit is not scanned.
+                    .any(|text| {
+                        text.get().len() > MEMBER_NESTING_LIMIT
+                            && nesting(text.get()) > MEMBER_NESTING_LIMIT
+                    }) =>
             {
                 Err(DecodeError::Parse("recursion limit exceeded".to_owned()))
             }

@@ -307,12 +307,15 @@ async fn read<S>(
                 break;
             }
         };
-        shared.busy.store(true, Ordering::Relaxed);
         // A consumer that dropped its inbound receiver still gets the rest of the link:
-        // reading goes on (to hear pongs and the close) and messages are discarded.
-        let _ = inbound.send(item).await;
-        shared.busy.store(false, Ordering::Relaxed);
-        shared.heard.store(true, Ordering::Relaxed);
+        // reading goes on (to hear pongs and the close) and messages are discarded. Room
+        // is tried first: most often there is, and no wait is set up (issue #18).
+        if let Err(mpsc::error::TrySendError::Full(item)) = inbound.try_send(item) {
+            shared.busy.store(true, Ordering::Relaxed);
+            let _ = inbound.send(item).await;
+            shared.busy.store(false, Ordering::Relaxed);
+            shared.heard.store(true, Ordering::Relaxed);
+        }
     }
 }
 
