@@ -420,13 +420,25 @@ impl PerfReport {
         if let Some(e) = &self.expiry {
             rows.push(Row {
                 name: "expiry",
-                figure: format!(
-                    "RSS {} → {} → {} MiB: ×{:.2} the baseline",
-                    mib(e.rss_before),
-                    mib(e.rss_held),
-                    mib(e.rss_after),
-                    e.ratio()
-                ),
+                figure: match (e.heap_before, e.heap_after) {
+                    (Some(before), Some(after)) => format!(
+                        "heap in use {} → {} MiB: ×{:.2} the baseline; RSS {} → {} → {} MiB (×{:.2})",
+                        mib(before),
+                        mib(after),
+                        e.ratio(),
+                        mib(e.rss_before),
+                        mib(e.rss_held),
+                        mib(e.rss_after),
+                        e.rss_ratio()
+                    ),
+                    _ => format!(
+                        "RSS {} → {} → {} MiB: ×{:.2} the baseline",
+                        mib(e.rss_before),
+                        mib(e.rss_held),
+                        mib(e.rss_after),
+                        e.ratio()
+                    ),
+                },
                 target: format!(
                     "{} abandoned sessions expire; back within {:.0} % of the baseline",
                     e.sessions,
