@@ -18,8 +18,12 @@
 //! `toolsets/list` until the host's status shows it read). **Look**: one `toolsets--look`
 //! with no arguments, timed around the call; its answer must show every tool usable.
 //!
-//! Each size is settled [`SAMPLES`] times, each time on a fresh host and connection; the
-//! figures are the median settle's, and the report gives the range.
+//! Each size is settled [`SAMPLES`] times, each time on a fresh host and connection, the
+//! two sizes in turn (small, large, small, …) so that whatever else the machine does
+//! meanwhile falls on both alike; each size's figures are its median settle's, with the
+//! range, and the ratio is the median of the pairs' (each large settle to the small one
+//! just before it), as the throughput rows judge their alternating windows. Measured one
+//! size after the other, a build beside the run gave ×2.80 once in four runs (issue #18).
 //!
 //! The resident set is read before the host starts and after it settles: the growth per
 //! tool is reported, from each size's first sample (the server's answers, built
@@ -98,14 +102,18 @@ pub struct ManyTools {
     pub small: ToolsRun,
     /// The larger size.
     pub large: ToolsRun,
-    /// `large.settle_secs / small.settle_secs`.
+    /// The median of the pairs' settle ratios (module docs).
     pub settle_ratio: f64,
-    /// `large.look_secs / small.look_secs`.
+    /// The median of the pairs' look ratios.
     pub look_ratio: f64,
+    /// Every pair's settle ratio, smallest first.
+    #[serde(default)]
+    pub settle_ratios: Vec<f64>,
 }
 
-/// Measures `small` then `large` tools, each on a fresh host and connection. Call inside
-/// an actix system (the hosts run on its thread); the servers run on `clients`.
+/// Measures `small` and `large` tools in turn, each on a fresh host and connection (module
+/// docs). Call inside an actix system (the hosts run on its thread); the servers run on
+/// `clients`.
 pub async fn run(
     small: usize,
     large: usize,
@@ -114,30 +122,41 @@ pub async fn run(
     if small == 0 || large < small {
         return Err(PerfError::Config("tools: 0 < small <= large"));
     }
-    let small = median(small, clients).await?;
-    let large = median(large, clients).await?;
+    let (mut smalls, mut larges) = (Vec::new(), Vec::new());
+    for _ in 0..SAMPLES {
+        smalls.push(one(small, clients).await?);
+        larges.push(one(large, clients).await?);
+    }
     let ratio = |a: f64, b: f64| if a > 0.0 { b / a } else { 0.0 };
+    let pairs = |of: fn(&ToolsRun) -> f64| -> Vec<f64> {
+        let mut ratios: Vec<f64> = smalls
+            .iter()
+            .zip(&larges)
+            .map(|(s, l)| ratio(of(s), of(l)))
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        ratios
+    };
+    let settle_ratios = pairs(|r| r.settle_secs);
+    let look_ratios = pairs(|r| r.look_secs);
     Ok(ManyTools {
-        settle_ratio: ratio(small.settle_secs, large.settle_secs),
-        look_ratio: ratio(small.look_secs, large.look_secs),
-        small,
-        large,
+        settle_ratio: settle_ratios[SAMPLES / 2],
+        look_ratio: look_ratios[SAMPLES / 2],
+        settle_ratios,
+        small: median(smalls),
+        large: median(larges),
     })
 }
 
-/// [`SAMPLES`] runs of one size; the median one, with every settle time.
-async fn median(n: usize, clients: &tokio::runtime::Handle) -> Result<ToolsRun, PerfError> {
-    let mut runs = Vec::with_capacity(SAMPLES);
-    for _ in 0..SAMPLES {
-        runs.push(one(n, clients).await?);
-    }
+/// The median of one size's runs, with every settle time.
+fn median(mut runs: Vec<ToolsRun>) -> ToolsRun {
     let first_growth = runs.first().map_or(0, |r| r.rss_growth);
     runs.sort_by(|a, b| a.settle_secs.total_cmp(&b.settle_secs));
     let samples: Vec<f64> = runs.iter().map(|r| r.settle_secs).collect();
     let mut mid = runs.swap_remove(SAMPLES / 2);
     mid.settle_samples = samples;
     mid.rss_growth = first_growth;
-    Ok(mid)
+    mid
 }
 
 /// One size: a server, a host, the statement, settle and look timed.

@@ -644,12 +644,13 @@ fn tools_row(m: &ManyTools) -> Row {
             && m.settle_ratio <= TARGET_TOOLS_RATIO
             && l.settle_secs < TARGET_TOOLS_SETTLE_SECS,
         note: format!(
-            "from the server's answer to tools/list (the statement read before it: {:.3} s and {:.3} s) until settled with every tool listed, the median of {} runs ({} and {}); look: {:.3} s and {:.3} s (×{:.2}), {} and {} tools shown usable, {} and {} KiB; RSS growth {:.1} and {:.1} KiB per tool",
+            "from the server's answer to tools/list (the statement read before it: {:.3} s and {:.3} s) until settled with every tool listed, the median of {} runs ({} and {}), the sizes in turn, the ratio the pairs' median (×{}); look: {:.3} s and {:.3} s (×{:.2}), {} and {} tools shown usable, {} and {} KiB; RSS growth {:.1} and {:.1} KiB per tool",
             s.statement_secs,
             l.statement_secs,
             s.settle_samples.len().max(1),
             spread(&s.settle_samples),
             spread(&l.settle_samples),
+            ratio_spread(&m.settle_ratios),
             s.look_secs,
             l.look_secs,
             m.look_ratio,
@@ -660,6 +661,14 @@ fn tools_row(m: &ManyTools) -> Row {
             s.rss_per_tool() / 1024.0,
             l.rss_per_tool() / 1024.0
         ),
+    }
+}
+
+/// `1.90-2.10`: the smallest and largest of some ratios.
+fn ratio_spread(ratios: &[f64]) -> String {
+    match (ratios.first(), ratios.last()) {
+        (Some(a), Some(b)) => format!("{a:.2}-{b:.2}"),
+        _ => "none".to_owned(),
     }
 }
 
