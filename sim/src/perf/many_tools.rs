@@ -21,9 +21,13 @@
 //! Each size is settled [`SAMPLES`] times, each time on a fresh host and connection, the
 //! two sizes in turn (small, large, small, …) so that whatever else the machine does
 //! meanwhile falls on both alike; each size's figures are its median settle's, with the
-//! range, and the ratio is the median of the pairs' (each large settle to the small one
-//! just before it), as the throughput rows judge their alternating windows. Measured one
-//! size after the other, a build beside the run gave ×2.80 once in four runs (issue #18).
+//! range. The ratio judged is of the **CPU time** the host's thread spent settling (from
+//! letting the server answer `tools/list` until settled): the cost per tool the target is
+//! about. Wall-clock settles of 50 ms and 200 ms do not stretch alike beside a build (the
+//! 20,000-tool one slowed ×2.4, the 10,000 one ×1.7): their ratio, even as the median of
+//! the pairs' (each large settle to the small one just before it), read ×2.60 and ×2.80 in
+//! two loaded runs of seven, ×2.1–2.3 quiet (issue #18). It stays in the report, as does
+//! the wall-clock target for 20,000 tools.
 //!
 //! The resident set is read before the host starts and after it settles: the growth per
 //! tool is reported, from each size's first sample (the server's answers, built
@@ -69,6 +73,11 @@ pub struct ToolsRun {
     pub statement_secs: f64,
     /// Seconds from the server's answer to `tools/list` until the host settled.
     pub settle_secs: f64,
+    /// CPU seconds the host's thread used from letting the server answer `tools/list`
+    /// until settled: the host's cost, which a busy machine does not stretch as it does
+    /// the wall-clock time (module docs).
+    #[serde(default)]
+    pub settle_cpu_secs: f64,
     /// Seconds one `toolsets--look` took.
     pub look_secs: f64,
     /// Tools the look showed usable (a line naming its `toolsets--act` call).
@@ -102,11 +111,14 @@ pub struct ManyTools {
     pub small: ToolsRun,
     /// The larger size.
     pub large: ToolsRun,
-    /// The median of the pairs' settle ratios (module docs).
+    /// The median of the pairs' ratios of settle CPU time (module docs): judged.
     pub settle_ratio: f64,
+    /// The median of the pairs' ratios of wall-clock settle time, for reading.
+    #[serde(default)]
+    pub settle_wall_ratio: f64,
     /// The median of the pairs' look ratios.
     pub look_ratio: f64,
-    /// Every pair's settle ratio, smallest first.
+    /// Every pair's ratio of settle CPU time, smallest first.
     #[serde(default)]
     pub settle_ratios: Vec<f64>,
 }
@@ -137,10 +149,12 @@ pub async fn run(
         ratios.sort_by(f64::total_cmp);
         ratios
     };
-    let settle_ratios = pairs(|r| r.settle_secs);
+    let settle_ratios = pairs(|r| r.settle_cpu_secs);
+    let wall_ratios = pairs(|r| r.settle_secs);
     let look_ratios = pairs(|r| r.look_secs);
     Ok(ManyTools {
         settle_ratio: settle_ratios[SAMPLES / 2],
+        settle_wall_ratio: wall_ratios[SAMPLES / 2],
         look_ratio: look_ratios[SAMPLES / 2],
         settle_ratios,
         small: median(smalls),
@@ -193,6 +207,9 @@ async fn one(n: usize, clients: &tokio::runtime::Handle) -> Result<ToolsRun, Per
     })
     .await?;
     let statement_secs = stated.elapsed().as_secs_f64();
+    // The host runs on this thread (its actors and its link's tasks): its CPU clock from
+    // here to settled is the host's work on the list, and this task's few wake-ups.
+    let cpu_from = proc::this_thread_cpu();
     let _ = said.release.take().map(|r| r.send(()));
     let listed = said
         .listed
@@ -202,6 +219,7 @@ async fn one(n: usize, clients: &tokio::runtime::Handle) -> Result<ToolsRun, Per
         .map_err(|_| PerfError::Stalled("the host never read tools/list"))?;
     let status = wait(&host, |s| settled(s, n)).await?;
     let settle = listed.elapsed();
+    let settle_cpu = proc::this_thread_cpu().saturating_sub(cpu_from);
     let rss_after = rss();
     let listed = status.server(SERVER).map_or(0, |s| s.listed_tools);
 
@@ -218,6 +236,7 @@ async fn one(n: usize, clients: &tokio::runtime::Handle) -> Result<ToolsRun, Per
         listed,
         statement_secs,
         settle_secs: settle.as_secs_f64(),
+        settle_cpu_secs: settle_cpu.as_secs_f64(),
         look_secs,
         usable_in_look,
         look_bytes: text.len(),

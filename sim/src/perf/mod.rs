@@ -18,7 +18,7 @@
 //! both alike. `latency`, measured alone in its process, keeps every thread on one CPU
 //! (`proc.rs`: where the scheduler puts the threads changed the median fivefold).
 //! | `drop` | hosts with a game open, every connection cut at once: back and resynchronised | 99 % of 1,000 within 5 s |
-//! | `tools` | one host reading a `tools/list` of 10,000 dynamic tools, then of 20,000, until settled (their statement read before); one `toolsets--look` over them | linear (20k / 10k ≤ 2.5) and 20k < 0.3 s |
+//! | `tools` | one host reading a `tools/list` of 10,000 dynamic tools, then of 20,000, until settled (their statement read before); one `toolsets--look` over them | linear (the settles' CPU time, 20k / 10k ≤ 2.5) and 20k < 0.3 s |
 //! | `expiry` | the arcade's heap in use (and resident set) after 2,000 Streamable HTTP sessions were opened, abandoned (their queues filled by game changes) and expired | within 10 % of the baseline |
 //! | `durable` | tic-tac-toe moves per second against the bot with the arcade's games kept on a `redb` store and in memory, alternating windows (the ratio), the store's writes and time per move; Go moves against the bot at its time budget, kept (issue #15) | the ratio reported; each Go move within 1.5× the bot's budget |
 //!

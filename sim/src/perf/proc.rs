@@ -61,6 +61,13 @@ pub fn thread_cpu(prefix: &str) -> Duration {
     Duration::from_millis(ticks * 1000 / TICKS_PER_SECOND)
 }
 
+/// CPU time (user + system) the calling thread has used, to the nanosecond (its
+/// `CLOCK_THREAD_CPUTIME_ID`); zero where the clock cannot be read.
+pub fn this_thread_cpu() -> Duration {
+    nix::time::clock_gettime(nix::time::ClockId::CLOCK_THREAD_CPUTIME_ID)
+        .map_or(Duration::ZERO, Duration::from)
+}
+
 /// The id of the calling thread (`/proc/thread-self` names it).
 pub fn current_tid() -> Option<u32> {
     let link = std::fs::read_link("/proc/thread-self").ok()?;

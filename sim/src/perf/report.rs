@@ -628,12 +628,13 @@ fn tools_row(m: &ManyTools) -> Row {
     Row {
         name: "tools",
         figure: format!(
-            "settle {}: {:.3} s, {}: {:.3} s; ×{:.2}",
+            "settle {}: {:.3} s, {}: {:.3} s; CPU ×{:.2} (wall ×{:.2})",
             thousands(s.tools as f64),
             s.settle_secs,
             thousands(l.tools as f64),
             l.settle_secs,
-            m.settle_ratio
+            m.settle_ratio,
+            m.settle_wall_ratio
         ),
         target: format!(
             "×{TARGET_TOOLS_RATIO} at most, {} < {TARGET_TOOLS_SETTLE_SECS} s",
@@ -644,12 +645,14 @@ fn tools_row(m: &ManyTools) -> Row {
             && m.settle_ratio <= TARGET_TOOLS_RATIO
             && l.settle_secs < TARGET_TOOLS_SETTLE_SECS,
         note: format!(
-            "from the server's answer to tools/list (the statement read before it: {:.3} s and {:.3} s) until settled with every tool listed, the median of {} runs ({} and {}), the sizes in turn, the ratio the pairs' median (×{}); look: {:.3} s and {:.3} s (×{:.2}), {} and {} tools shown usable, {} and {} KiB; RSS growth {:.1} and {:.1} KiB per tool",
+            "from the server's answer to tools/list (the statement read before it: {:.3} s and {:.3} s) until settled with every tool listed, the median of {} runs ({} and {}), the sizes in turn; CPU {:.3} s and {:.3} s, the ratio the pairs' median (×{}); look: {:.3} s and {:.3} s (×{:.2}), {} and {} tools shown usable, {} and {} KiB; RSS growth {:.1} and {:.1} KiB per tool",
             s.statement_secs,
             l.statement_secs,
             s.settle_samples.len().max(1),
             spread(&s.settle_samples),
             spread(&l.settle_samples),
+            s.settle_cpu_secs,
+            l.settle_cpu_secs,
             ratio_spread(&m.settle_ratios),
             s.look_secs,
             l.look_secs,
