@@ -105,6 +105,7 @@ where
             unflushed: false,
             closed: false,
             refused: false,
+            failed: None,
         }),
         wanted: Notify::new(),
         room: Notify::new(),
@@ -151,11 +152,17 @@ struct Out<S> {
     closed: bool,
     /// A sender was refused for a full queue since the writer last made room.
     refused: bool,
+    /// A write made in a sender's turn failed: the writer task's next write returns it and
+    /// closes the link, as it would had it made the write itself.
+    failed: Option<WsError>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Out<S> {
     /// Gives the queued frames to the sink in order and flushes them.
     fn poll_write(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), WsError>> {
+        if let Some(e) = self.failed.take() {
+            return Poll::Ready(Err(e));
+        }
         let Some(sink) = self.sink.as_mut() else {
             return Poll::Ready(Err(WsError::AlreadyClosed));
         };
@@ -195,7 +202,7 @@ where
 {
     fn route(&self, message: Message) -> Result<(), Refused> {
         let mut out = self.lock();
-        if out.closed {
+        if out.closed || out.failed.is_some() {
             return Err(Refused::Closed);
         }
         if out.queue.len() >= DEPTH {
@@ -207,8 +214,10 @@ where
         if idle {
             // Written in this turn if the socket takes it (module docs); a failure is the
             // writer task's to handle, as it would have been had it written the frame.
-            if let Poll::Ready(Ok(())) = out.poll_write(&mut Context::from_waker(Waker::noop())) {
-                return Ok(());
+            match out.poll_write(&mut Context::from_waker(Waker::noop())) {
+                Poll::Ready(Ok(())) => return Ok(()),
+                Poll::Ready(Err(e)) => out.failed = Some(e),
+                Poll::Pending => {}
             }
         }
         drop(out);
@@ -507,7 +516,72 @@ impl<F: std::future::Future + Unpin> std::future::Future for Gated<F> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{TransportError, TransportKind};
     use std::sync::atomic::AtomicUsize;
+    use tokio_tungstenite::tungstenite::protocol::Role;
+
+    /// A socket that never has anything to read and fails every write.
+    struct WriteFails;
+
+    impl AsyncRead for WriteFails {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            _: &mut tokio::io::ReadBuf<'_>,
+        ) -> Poll<std::io::Result<()>> {
+            Poll::Pending
+        }
+    }
+
+    impl AsyncWrite for WriteFails {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            _: &[u8],
+        ) -> Poll<std::io::Result<usize>> {
+            Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into()))
+        }
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Err(std::io::ErrorKind::BrokenPipe.into()))
+        }
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// A write that fails in the sender's turn closes the link, as one the writer task made
+    /// would: the reader, which hears nothing, does not keep it open.
+    #[tokio::test]
+    async fn a_write_failing_in_the_senders_turn_closes_the_link() {
+        let ws = WebSocketStream::from_raw_socket(WriteFails, Role::Server, None).await;
+        let info = ConnectionInfo {
+            kind: TransportKind::WebSocket,
+            ordered: true,
+            principal: None,
+            peer: "a socket whose writes fail".into(),
+        };
+        let conn = run(ws, info, 1024, None, None, false);
+        let note = || {
+            Message::Notification(mcpl_protocol::jsonrpc::Notification {
+                method: "n".into(),
+                params: None,
+            })
+        };
+        assert!(conn.outbound.try_send(note()).is_ok(), "taken, then failed");
+        assert!(
+            matches!(conn.outbound.try_send(note()), Err(TransportError::Closed)),
+            "nothing more is taken after a failed write"
+        );
+        // The writer task ends: the link is closed, not only refusing.
+        let ended = async {
+            while !conn.outbound.is_closed() {
+                tokio::task::yield_now().await;
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), ended)
+            .await
+            .expect("the writer ends after a failed write");
+    }
 
     /// Counts the wakes it is given.
     struct Count(AtomicUsize);
