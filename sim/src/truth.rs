@@ -104,7 +104,7 @@ pub async fn read(arcade: &Arcade, principal: &str) -> Result<Truth, TruthError>
 
 struct Raw {
     out: mcpl_transport::Outbound,
-    inbound: tokio::sync::mpsc::Receiver<Inbound>,
+    inbound: mcpl_transport::Incoming,
     next: i64,
 }
 

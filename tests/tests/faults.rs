@@ -158,7 +158,7 @@ impl Splice {
         Connection {
             info,
             outbound: Outbound::new(host_tx),
-            inbound: in_rx,
+            inbound: in_rx.into(),
         }
     }
 

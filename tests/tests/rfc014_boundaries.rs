@@ -112,7 +112,7 @@ impl Relay {
         Connection {
             info,
             outbound: Outbound::new(host_tx),
-            inbound: in_rx,
+            inbound: in_rx.into(),
         }
     }
 

@@ -60,6 +60,9 @@ pub struct ServerOptions {
     pub stdio_principal: String,
     /// How often a WebSocket server pings its peer (`None`: never). A peer that has sent
     /// nothing, not even the automatic pong, by the next ping is closed (1008). Default 30 s.
+    /// The link is read as its consumer reads it ([`crate::Incoming`]), so the check holds
+    /// while the consumer waits for the next message: one busy elsewhere has not read the
+    /// pong, and its peer is not blamed.
     pub ws_ping_interval: Option<Duration>,
     /// How a Streamable HTTP server answers a POSTed request (default: one JSON body).
     pub http_response_mode: HttpResponseMode,

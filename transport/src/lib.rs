@@ -3,11 +3,12 @@
 //!
 //! This crate moves JSON-RPC messages and nothing else: it knows no method but the few a
 //! Streamable HTTP end must read to do its job (the `initialize` exchange that assigns a
-//! session). A [`Connection`] is a pair of channels and a description:
+//! session). A [`Connection`] is a writing end, a reading end and a description:
 //!
 //! - [`Connection::outbound`] accepts messages to write, in order;
 //! - [`Connection::inbound`] yields each message read, tagged with the [`StreamId`] it
-//!   arrived on, or a decode failure, and ends when the link is gone;
+//!   arrived on, or a decode failure, and ends when the link is gone ([`Incoming`]: a
+//!   WebSocket is read in the consumer's own turn, the others through a bounded channel);
 //! - [`ConnectionInfo::ordered`] says whether everything read arrives in the order the peer
 //!   wrote it. stdio and WebSocket are ordered; Streamable HTTP is not (responses on separate
 //!   POST streams and the GET stream have no order between them), which is why a host holds
@@ -259,6 +260,92 @@ impl Outbound {
     }
 }
 
+/// Reads from a link: each message read, in the order it was read, then `None` once the
+/// link is gone.
+///
+/// Most transports read in a task of their own and hand each message over a bounded
+/// channel ([`Incoming::from`] a receiver). A WebSocket link is read by whoever polls this
+/// end, in its own turn: the frame is taken from the socket and decoded right there, so a
+/// message costs no channel and no second task's turn (issue #18), and a consumer that
+/// reads slowly holds the peer back through TCP itself rather than through a queue.
+/// Dropping an `Incoming` that reads its socket itself hands the socket to a task that
+/// goes on reading, and discarding, to the link's end (pongs and the close are still
+/// heard).
+///
+/// `recv` is cancel-safe, as `tokio::sync::mpsc::Receiver::recv` is: a message read is
+/// never lost to a `select!` that took another branch.
+pub struct Incoming {
+    source: Source,
+}
+
+enum Source {
+    Channel(mpsc::Receiver<Inbound>),
+    Direct(Box<dyn Reader>),
+}
+
+/// A transport end read in its consumer's turn (`ws/link.rs`).
+pub(crate) trait Reader: Send + Sync {
+    /// The next thing read, `None` once the link is gone; registers `cx`'s waker when
+    /// nothing is ready.
+    fn poll_read(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Option<Inbound>>;
+}
+
+impl Incoming {
+    /// An end that reads its socket in the consumer's turn.
+    pub(crate) fn direct(reader: Box<dyn Reader>) -> Self {
+        Incoming {
+            source: Source::Direct(reader),
+        }
+    }
+
+    /// The next thing read; `None` once the link is gone.
+    pub async fn recv(&mut self) -> Option<Inbound> {
+        std::future::poll_fn(|cx| self.poll_recv(cx)).await
+    }
+
+    /// Polls for the next thing read; `Ready(None)` once the link is gone.
+    pub fn poll_recv(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Inbound>> {
+        match &mut self.source {
+            Source::Channel(rx) => rx.poll_recv(cx),
+            Source::Direct(reader) => reader.poll_read(cx),
+        }
+    }
+}
+
+impl From<mpsc::Receiver<Inbound>> for Incoming {
+    /// What a transport's reading task sends on the channel (used by transport
+    /// implementations and tests).
+    fn from(rx: mpsc::Receiver<Inbound>) -> Self {
+        Incoming {
+            source: Source::Channel(rx),
+        }
+    }
+}
+
+impl futures_util::Stream for Incoming {
+    type Item = Inbound;
+
+    fn poll_next(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Inbound>> {
+        self.get_mut().poll_recv(cx)
+    }
+}
+
+impl std::fmt::Debug for Incoming {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let how = match &self.source {
+            Source::Channel(_) => "channel",
+            Source::Direct(_) => "read in the consumer's turn",
+        };
+        f.debug_struct("Incoming").field("source", &how).finish()
+    }
+}
+
 /// One end of a link.
 #[derive(Debug)]
 pub struct Connection {
@@ -267,7 +354,7 @@ pub struct Connection {
     /// Writes to the peer. Dropping every clone closes the link's write side.
     pub outbound: Outbound,
     /// Reads from the peer; `None` once the link is gone.
-    pub inbound: mpsc::Receiver<Inbound>,
+    pub inbound: Incoming,
 }
 
 /// Transport failures, by who is at fault.

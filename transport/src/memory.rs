@@ -27,12 +27,12 @@ pub fn pair(principal: Principal, ordered: bool) -> (Connection, Connection) {
         Connection {
             info: info(None),
             outbound: Outbound::new(client_tx),
-            inbound: client_in,
+            inbound: client_in.into(),
         },
         Connection {
             info: info(Some(principal)),
             outbound: Outbound::new(server_tx),
-            inbound: server_in,
+            inbound: server_in.into(),
         },
     )
 }

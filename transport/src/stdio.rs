@@ -92,7 +92,7 @@ where
         Connection {
             info,
             outbound: Outbound::new(out_tx),
-            inbound: in_rx,
+            inbound: in_rx.into(),
         },
         Drained(writer),
     )

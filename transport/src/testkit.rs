@@ -21,7 +21,7 @@ enum Writer {
 }
 
 enum Reader {
-    Conn(mpsc::Receiver<Inbound>),
+    Conn(crate::Incoming),
     Raw(mpsc::Receiver<Message>),
 }
 
@@ -57,7 +57,7 @@ impl TestEnd {
         let conn = Connection {
             info,
             outbound: Outbound::new(tested_out),
-            inbound: tested_in,
+            inbound: tested_in.into(),
         };
         let end = TestEnd {
             writer: Writer::Raw(to_tested),

@@ -429,6 +429,9 @@ async fn a_peer_that_never_answers_pings_is_sent_a_policy_close_1008_before_the_
     let (mut listener, _) = listen(opts).await;
     let mut peer = DeafPeer::connect(listener.local_addr(), "s3cret").await;
     let mut server = within("accept", listener.accept()).await.unwrap();
+    // The server's consumer waits for the next message, as a session does: the check
+    // blames the peer only then (`ServerOptions::ws_ping_interval`).
+    let reading = tokio::spawn(async move { expect_closed(&mut server).await });
 
     let mut pings = 0;
     let code = loop {
@@ -437,6 +440,7 @@ async fn a_peer_that_never_answers_pings_is_sent_a_policy_close_1008_before_the_
             Some((CLOSE, payload)) => break u16::from_be_bytes([payload[0], payload[1]]),
             other => panic!("expected a ping or a close, got {other:?}"),
         }
+        assert!(pings < 100, "still pinged after {pings} unanswered pings");
     };
     assert!(pings >= 1, "the close came before any ping");
     assert_eq!(code, u16::from(CloseCode::Policy));
@@ -445,7 +449,66 @@ async fn a_peer_that_never_answers_pings_is_sent_a_policy_close_1008_before_the_
         None,
         "the connection ends after the close"
     );
-    expect_closed(&mut server).await;
+    within("the consumer to see the end", reading)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_consumer_that_stops_reading_is_not_taken_for_a_silent_peer() {
+    // The consumer asks once and then reads nothing for many intervals, while the peer
+    // answers every ping: its pongs wait unread on the socket, which is the consumer's
+    // doing, not the peer's — the link stays.
+    let opts = ServerOptions {
+        ws_ping_interval: Some(Duration::from_millis(20)),
+        ..server_opts()
+    };
+    let (mut listener, url) = listen(opts).await;
+    let mut peer = raw(&url).await;
+    let mut server = within("accept", listener.accept()).await.unwrap();
+    assert!(
+        server.inbound.recv().now_or_never().is_none(),
+        "nothing was sent yet"
+    );
+    let mut pings = 0;
+    while pings < 10 {
+        match within("a ping", peer.next()).await {
+            Some(Ok(Frame::Ping(_))) => pings += 1,
+            other => panic!("expected a ping, got {other:?}"),
+        }
+    }
+    peer.send(Frame::text(request(1, "still/here", json!({})).encode()))
+        .await
+        .unwrap();
+    assert_eq!(next_request(&mut server).await.1.method, "still/here");
+}
+
+#[tokio::test]
+async fn a_consumer_that_drops_its_reading_end_still_hears_the_close() {
+    // Nothing reads the server's link any more, yet the socket is read on: the peer's
+    // close is answered, and the server's write side learns the link is gone.
+    let (mut listener, url) = listen(server_opts()).await;
+    let mut peer = raw(&url).await;
+    let server = within("accept", listener.accept()).await.unwrap();
+    let Connection {
+        outbound, inbound, ..
+    } = server;
+    drop(inbound);
+    peer.send(Frame::text(request(1, "unread", json!({})).encode()))
+        .await
+        .unwrap();
+    peer.close(None).await.unwrap();
+    // The server answers the close and then drops TCP, which it does only once its reader
+    // and its writer have both ended.
+    loop {
+        match within("the end of the link", peer.next()).await {
+            Some(Ok(Frame::Close(_))) => continue,
+            None | Some(Err(WsError::ConnectionClosed)) => break,
+            other => panic!("expected the close's answer and the end, got {other:?}"),
+        }
+    }
+    let late = outbound.send(notification("late", json!({}))).await;
+    assert!(matches!(late, Err(TransportError::Closed)), "{late:?}");
 }
 
 /// A raw client without a token, its TCP end bound to `from`; the upgrade's outcome.
@@ -519,13 +582,14 @@ async fn hardening_06_a_text_frame_that_is_not_utf8_closes_with_1007() {
     let mut server = within("accept", listener.accept()).await.unwrap();
     let bad = RawFrame::message(vec![0xff, 0xfe, b'{'], OpCode::Data(Data::Text), true);
     peer.send(Frame::Frame(bad)).await.unwrap();
-    assert_eq!(close_frame_of(&mut peer).await.code, CloseCode::Invalid);
+    // The server reads as its consumer asks (`Incoming`): the frame is seen when it does.
     expect_closed(&mut server).await;
+    assert_eq!(close_frame_of(&mut peer).await.code, CloseCode::Invalid);
 }
 
 /// `ServerOptions::local_tasks`: the listener's tasks run on the binding `LocalSet`, and a
 /// connection behaves as on the runtime's scheduler — messages both ways, a silent peer
-/// closed by the ping check (the writer aborting the reader), a dropped connection closed
+/// closed by the ping check (the writer stopping the reader), a dropped connection closed
 /// with 1000.
 #[tokio::test]
 async fn a_listener_with_local_tasks_serves_from_its_local_set() {

@@ -21,7 +21,6 @@ use mcpl_protocol::method::{
 };
 use mcpl_protocol::{ErrorCode, ErrorObject, Message, Notification, Request, Response};
 use mcpl_transport::{Inbound, StreamId};
-use tokio::sync::mpsc;
 use tracing::debug;
 
 /// What the read stream yields: each item read, then the end, tagged with the connection.
@@ -30,10 +29,10 @@ pub(super) enum LinkInput {
     Closed { epoch: u64 },
 }
 
-/// The connection's inbound channel as a stream for the actor, ending with `Closed`. With
+/// The connection's reading end as a stream for the actor, ending with `Closed`. With
 /// a gate, nothing more is read while the consumer is `limit` messages behind.
 pub(super) fn read_stream(
-    inbound: mpsc::Receiver<Inbound>,
+    inbound: mcpl_transport::Incoming,
     epoch: u64,
     gate: Option<ReadGate>,
 ) -> impl Stream<Item = LinkInput> + 'static {

@@ -1,7 +1,7 @@
 //! The session: one actix actor per connection, driving the pure `SessionCore`
 //! (`core/session.rs`).
 //!
-//! It consumes the connection's inbound channel as an actix stream, one item at a time,
+//! It consumes the connection's reading end (`Incoming`) as an actix stream, one item at a time,
 //! feeds each to the core, and drains what the core asks for (`SessionCore::poll`):
 //! messages to write,
 //! through the connection's write path with its rev counter ([`RevWriter`]), and things to
@@ -72,7 +72,6 @@ use mcpl_transport::{Connection, ConnectionInfo, Inbound, Outbound, Principal};
 use outgoing::Outgoing;
 use rev_writer::RevWriter;
 use std::sync::Arc;
-use tokio::sync::mpsc;
 
 /// What a session is made of besides its connection (given by the `Server`).
 pub(crate) struct Parts {
@@ -108,7 +107,7 @@ pub(crate) struct SessionActor {
     principal: Principal,
     info: ConnectionInfo,
     /// Taken when the actor starts (it becomes the actor's stream).
-    inbound: Option<mpsc::Receiver<Inbound>>,
+    inbound: Option<mcpl_transport::Incoming>,
     /// §5.2: the transport's writer with this connection's revs; `None` once the session
     /// gave up writing (backpressure, or the link closed).
     writer: Option<RevWriter<Outbound>>,
@@ -213,10 +212,8 @@ impl Actor for SessionActor {
                 }
             },
         ));
-        if let Some(mut inbound) = self.inbound.take() {
-            ctx.add_stream(futures_util::stream::poll_fn(move |cx| {
-                inbound.poll_recv(cx)
-            }));
+        if let Some(inbound) = self.inbound.take() {
+            ctx.add_stream(inbound);
         }
     }
 
@@ -261,8 +258,8 @@ mod tests {
         let server = crate::Server::builder("backpressure", "0.1.0")
             .build()
             .expect("a valid server");
-        let (in_tx, in_rx) = mpsc::channel(8);
-        let (out_tx, mut out_rx) = mpsc::channel(2);
+        let (in_tx, in_rx) = tokio::sync::mpsc::channel(8);
+        let (out_tx, mut out_rx) = tokio::sync::mpsc::channel(2);
         let _session = server.serve(Connection {
             info: ConnectionInfo {
                 kind: TransportKind::Memory,
@@ -271,7 +268,7 @@ mod tests {
                 peer: "test link".into(),
             },
             outbound: Outbound::new(out_tx),
-            inbound: in_rx,
+            inbound: in_rx.into(),
         });
         for id in 1..=3 {
             let ping = Request::new::<Ping>(Id::Number(id), &Empty::default());

@@ -157,7 +157,7 @@ fn filter(
     Connection {
         info,
         outbound: Outbound::new(out_tx),
-        inbound: in_rx,
+        inbound: in_rx.into(),
     }
 }
 

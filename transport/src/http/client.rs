@@ -158,7 +158,7 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
     Ok(Connection {
         info,
         outbound: Outbound::new(out_tx),
-        inbound: in_rx,
+        inbound: in_rx.into(),
     })
 }
 

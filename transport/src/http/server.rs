@@ -679,7 +679,7 @@ async fn open_session(
     let conn = Connection {
         info,
         outbound: Outbound::with_router(out_tx, session.clone()),
-        inbound: in_rx,
+        inbound: in_rx.into(),
     };
     if server.accepted.send(conn).await.is_err() {
         server.sessions.end(&session.id);

@@ -1,5 +1,5 @@
-//! One WebSocket link, either end: a reader task, and a write side shared by a writer task
-//! and every [`Outbound`] of the link.
+//! One WebSocket link, either end: a reading end polled by its consumer, and a write side
+//! shared by a writer task and every [`Outbound`] of the link.
 //!
 //! **Writing.** A message is written to the socket by whoever sends it, in its own turn,
 //! when nothing waits before it: encoded, fed to the sink and flushed, all without waiting
@@ -10,18 +10,27 @@
 //! no task of ours woken and no second turn (issue #18: one hop fewer on the one-call
 //! path). The writer task also sends the pings and the close.
 //!
-//! Reader and writer are separate tasks so that a slow consumer of the inbound channel
-//! never holds up writing, and the reverse. They share:
+//! **Reading.** The link's [`Incoming`] reads the socket in its consumer's turn: a frame is
+//! taken and decoded when the consumer asks for the next message, so a message read costs
+//! no channel and no task of ours woken (issue #18, the other hop). A consumer that reads
+//! slowly holds the peer back through TCP, with nothing queued between. One that drops its
+//! `Incoming` hands the socket to a task that reads on, discarding messages, to hear the
+//! pongs and the close.
+//!
+//! Reader and writer share:
 //! - `heard`: set by the reader on every frame (an automatic pong included), cleared by the
-//!   writer at each ping; still clear at the next ping means the peer stopped answering.
-//!   While the reader waits for room in the inbound channel it cannot hear pongs, so `busy`
-//!   suspends the check (the fault is ours then, not the peer's).
+//!   writer at each ping; still clear at the next ping means the peer stopped answering —
+//!   but only if the consumer was waiting on the socket and the socket has not woken it
+//!   since (`waiting`, `signalled`). A consumer busy elsewhere, or woken and not yet back,
+//!   has not read what the peer sent: the fault is ours then, and the check is suspended.
+//!   The reader polls the socket with a waker of its own, which notes the wake-up
+//!   (`signalled`) and passes it on to the consumer.
 //! - `close`: the reader asks the writer to close with a code (1009 past the hard ceiling).
 //! - `reader_done`: the writer exits when the reader has, which closes the write side so
 //!   `Outbound::send` fails; after sending a close frame the writer gives the peer
-//!   [`CLOSE_TIMEOUT`] to answer, then stops the reader by aborting its task (the reader
-//!   waits on its stream alone, with no stop signal to poll beside every frame; its end,
-//!   aborted or not, sets `reader_done`).
+//!   [`CLOSE_TIMEOUT`] to answer, then tells the reader to stop (`stop`, and a wake-up of
+//!   its consumer), which ends its messages; the reader's end, however it comes, sets
+//!   `reader_done`.
 //!
 //! The writer task polls the sink through a [`Gate`]: tokio-tungstenite wakes whatever last
 //! wrote on *every* readiness of the socket, reads included (its waker proxy wakes both
@@ -31,8 +40,11 @@
 //! no-op waker: it either completes, or hands its frame to the writer task, whose own poll
 //! then registers the waker that matters.
 
-use crate::{Connection, ConnectionInfo, Inbound, Outbound, Refused, Router, StreamId};
+use crate::{
+    Connection, ConnectionInfo, Inbound, Incoming, Outbound, Reader, Refused, Router, StreamId,
+};
 use futures_util::stream::{SplitSink, SplitStream};
+use futures_util::task::AtomicWaker;
 use futures_util::{Sink, StreamExt};
 use mcpl_protocol::Message;
 use mcpl_protocol::jsonrpc::DecodeError;
@@ -51,8 +63,7 @@ use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 use tokio_tungstenite::tungstenite::{Error as WsError, Message as Frame};
 use tokio_util::sync::CancellationToken;
 
-/// The queue depth of each direction: inbound messages for the consumer, frames waiting
-/// for the writer task.
+/// The depth of the queue of frames waiting for the writer task.
 pub const DEPTH: usize = 1024;
 
 /// How long the writer waits for the peer to answer a close frame before dropping the link.
@@ -63,18 +74,53 @@ pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
 /// where a refusal leaves the link usable; tungstenite's is only the memory guard behind it.
 pub const HARD_CEILING_FACTOR: usize = 4;
 
-/// Shared between the two tasks.
+/// Shared between the reader and the writer (module docs).
 struct Shared {
+    /// A frame was read since the writer's last ping.
     heard: AtomicBool,
-    busy: AtomicBool,
+    /// The reader's last poll of the socket found nothing: its consumer waits on it.
+    waiting: AtomicBool,
+    /// The socket woke the reader since its last poll.
+    signalled: AtomicBool,
+    /// The writer asks the reader to end.
+    stop: AtomicBool,
+    /// The reader's consumer, woken through [`Shared`]'s own waker.
+    consumer: AtomicWaker,
     reader_done: CancellationToken,
     /// What the connection holds of its source address's quota, released with it.
     _slot: Option<crate::sources::SourceSlot>,
 }
 
-/// Starts the tasks for an open WebSocket and returns its [`Connection`]. `ping` is the
-/// keepalive interval (servers); `None` sends no pings. `local`: the tasks go on the current
-/// `LocalSet` ([`crate::ServerOptions::local_tasks`]).
+impl Shared {
+    /// The writer asks the reader to end, at its consumer's next poll.
+    fn stop_reader(&self) {
+        self.stop.store(true, Ordering::Release);
+        self.consumer.wake();
+    }
+
+    /// The ping check: something was read since the last one, or the reader's consumer
+    /// has not come back for what the socket has (module docs).
+    fn answered(&self) -> bool {
+        self.heard.swap(false, Ordering::Relaxed)
+            || !self.waiting.load(Ordering::Relaxed)
+            || self.signalled.load(Ordering::Relaxed)
+    }
+}
+
+impl Wake for Shared {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.signalled.store(true, Ordering::Relaxed);
+        self.consumer.wake();
+    }
+}
+
+/// Starts the writer task for an open WebSocket and returns its [`Connection`]. `ping` is
+/// the keepalive interval (servers); `None` sends no pings. `local`: the task goes on the
+/// current `LocalSet` ([`crate::ServerOptions::local_tasks`]).
 pub(crate) fn run<S>(
     ws: WebSocketStream<S>,
     info: ConnectionInfo,
@@ -89,11 +135,13 @@ where
     // The channel carries nothing: it tells the writer when every `Outbound` is gone, and
     // them when the writer is (`Outbound::is_closed`).
     let (out_tx, out_rx) = mpsc::channel(1);
-    let (in_tx, in_rx) = mpsc::channel(DEPTH);
     let (close_tx, close_rx) = mpsc::channel(1);
     let shared = Arc::new(Shared {
         heard: AtomicBool::new(true),
-        busy: AtomicBool::new(false),
+        waiting: AtomicBool::new(false),
+        signalled: AtomicBool::new(false),
+        stop: AtomicBool::new(false),
+        consumer: AtomicWaker::new(),
         reader_done: CancellationToken::new(),
         _slot: slot,
     });
@@ -109,8 +157,16 @@ where
         }),
         wanted: Notify::new(),
         room: Notify::new(),
+        reader_done: shared.reader_done.clone(),
     });
-    let reader = crate::spawn_task(local, read(stream, in_tx, close_tx, shared.clone(), limit));
+    let reader = WsReader {
+        stream: Some(stream),
+        waker: Waker::from(shared.clone()),
+        close: close_tx,
+        shared: shared.clone(),
+        limit,
+        draining: false,
+    };
     crate::spawn_task(
         local,
         write(
@@ -118,7 +174,6 @@ where
             out_rx,
             close_rx,
             shared,
-            reader.abort_handle(),
             ping,
             info.peer.clone(),
         ),
@@ -126,7 +181,7 @@ where
     Connection {
         info,
         outbound: Outbound::with_router(out_tx, out),
-        inbound: in_rx,
+        inbound: Incoming::direct(Box::new(reader)),
     }
 }
 
@@ -137,6 +192,8 @@ struct WriteSide<S> {
     wanted: Notify,
     /// Wakes senders waiting for room (`Outbound::send`), and on close.
     room: Notify,
+    /// Cancelled when the reader ends.
+    reader_done: CancellationToken,
 }
 
 /// What the write side's lock guards.
@@ -202,7 +259,8 @@ where
 {
     fn route(&self, message: Message) -> Result<(), Refused> {
         let mut out = self.lock();
-        if out.closed || out.failed.is_some() {
+        // The reader's end closes the link (module docs), before the writer task has seen it.
+        if out.closed || out.failed.is_some() || self.reader_done.is_cancelled() {
             return Err(Refused::Closed);
         }
         if out.queue.len() >= DEPTH {
@@ -252,88 +310,147 @@ fn close_frame(code: CloseCode, reason: &str) -> CloseFrame {
     }
 }
 
-async fn read<S>(
-    mut stream: SplitStream<WebSocketStream<S>>,
-    inbound: mpsc::Sender<Inbound>,
+/// The reading end, polled in its consumer's turn (module docs).
+struct WsReader<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> {
+    /// `None` once the link has ended.
+    stream: Option<SplitStream<WebSocketStream<S>>>,
+    /// [`Shared`]'s waker, given to the socket.
+    waker: Waker,
     close: mpsc::Sender<CloseFrame>,
     shared: Arc<Shared>,
     limit: usize,
-) where
-    S: AsyncRead + AsyncWrite + Unpin,
+    /// This is the task reading on for a consumer that dropped its end: it does not hand
+    /// itself on again.
+    draining: bool,
+}
+
+impl<S> WsReader<S>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let id = StreamId(0);
-    // Set however the reader ends, an abort by the writer included (module docs).
-    let _done = Done(shared.reader_done.clone());
-    loop {
-        let item = match stream.next().await {
-            None => break,
-            Some(Ok(frame)) => {
-                shared.heard.store(true, Ordering::Relaxed);
-                match frame {
-                    Frame::Text(text) if text.len() > limit => Inbound::TooLarge {
-                        stream: id,
-                        size: text.len(),
-                        limit,
-                    },
-                    Frame::Text(text) => match Message::decode_str(text.as_str()) {
-                        Ok(message) => Inbound::Message {
-                            stream: id,
-                            message,
-                        },
-                        Err(error) => Inbound::Malformed { stream: id, error },
-                    },
-                    // MCP messages are UTF-8 JSON text; a binary frame is refused like any
-                    // other unreadable message and the link goes on (see the module docs).
-                    Frame::Binary(bytes) => Inbound::Malformed {
-                        stream: id,
-                        error: DecodeError::Parse(format!(
-                            "a binary frame ({} bytes); JSON-RPC messages travel in text frames",
-                            bytes.len()
-                        )),
-                    },
-                    // Pongs are sent by tungstenite; a close is answered by it too, and the
-                    // stream then ends.
-                    Frame::Ping(_) | Frame::Pong(_) | Frame::Close(_) | Frame::Frame(_) => continue,
-                }
-            }
-            Some(Err(WsError::Capacity(e))) => {
-                tracing::debug!(error = %e, "websocket message beyond the hard ceiling; closing");
-                let _ = close.try_send(close_frame(CloseCode::Size, "message too big"));
-                break;
-            }
-            // RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection with 1007,
-            // said to the peer rather than dropping TCP under it.
-            Some(Err(WsError::Utf8)) => {
-                tracing::debug!("websocket text frame not UTF-8; closing with 1007");
-                let _ = close.try_send(close_frame(
-                    CloseCode::Invalid,
-                    "a text frame must be UTF-8",
-                ));
-                break;
-            }
-            Some(Err(e)) => {
-                tracing::debug!(error = %e, "websocket read failed; closing inbound");
-                break;
-            }
+    /// The link has ended: the socket's read half goes, and the writer learns it.
+    fn end(&mut self) -> Poll<Option<Inbound>> {
+        self.stream = None;
+        self.shared.reader_done.cancel();
+        Poll::Ready(None)
+    }
+}
+
+impl<S> Reader for WsReader<S>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<Option<Inbound>> {
+        let shared = &self.shared;
+        let Some(stream) = self.stream.as_mut() else {
+            return Poll::Ready(None);
         };
-        // A consumer that dropped its inbound receiver still gets the rest of the link:
-        // reading goes on (to hear pongs and the close) and messages are discarded. Room
-        // is tried first: most often there is, and no wait is set up (issue #18).
-        if let Err(mpsc::error::TrySendError::Full(item)) = inbound.try_send(item) {
-            shared.busy.store(true, Ordering::Relaxed);
-            let _ = inbound.send(item).await;
-            shared.busy.store(false, Ordering::Relaxed);
-            shared.heard.store(true, Ordering::Relaxed);
+        shared.consumer.register(cx.waker());
+        if shared.stop.load(Ordering::Acquire) {
+            return self.end();
+        }
+        shared.signalled.store(false, Ordering::Relaxed);
+        let id = StreamId(0);
+        let limit = self.limit;
+        loop {
+            let frame = match stream.poll_next_unpin(&mut Context::from_waker(&self.waker)) {
+                Poll::Pending => {
+                    shared.waiting.store(true, Ordering::Relaxed);
+                    return Poll::Pending;
+                }
+                Poll::Ready(frame) => frame,
+            };
+            shared.waiting.store(false, Ordering::Relaxed);
+            let item = match frame {
+                None => return self.end(),
+                Some(Ok(frame)) => {
+                    shared.heard.store(true, Ordering::Relaxed);
+                    match frame {
+                        Frame::Text(text) if text.len() > limit => Inbound::TooLarge {
+                            stream: id,
+                            size: text.len(),
+                            limit,
+                        },
+                        Frame::Text(text) => match Message::decode_str(text.as_str()) {
+                            Ok(message) => Inbound::Message {
+                                stream: id,
+                                message,
+                            },
+                            Err(error) => Inbound::Malformed { stream: id, error },
+                        },
+                        // MCP messages are UTF-8 JSON text; a binary frame is refused like
+                        // any other unreadable message and the link goes on (module docs).
+                        Frame::Binary(bytes) => Inbound::Malformed {
+                            stream: id,
+                            error: DecodeError::Parse(format!(
+                                "a binary frame ({} bytes); JSON-RPC messages travel in text frames",
+                                bytes.len()
+                            )),
+                        },
+                        // Pongs are sent by tungstenite; a close is answered by it too, and
+                        // the stream then ends.
+                        Frame::Ping(_) | Frame::Pong(_) | Frame::Close(_) | Frame::Frame(_) => {
+                            continue;
+                        }
+                    }
+                }
+                Some(Err(WsError::Capacity(e))) => {
+                    tracing::debug!(error = %e, "websocket message beyond the hard ceiling; closing");
+                    let _ = self
+                        .close
+                        .try_send(close_frame(CloseCode::Size, "message too big"));
+                    return self.end();
+                }
+                // RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection with
+                // 1007, said to the peer rather than dropping TCP under it.
+                Some(Err(WsError::Utf8)) => {
+                    tracing::debug!("websocket text frame not UTF-8; closing with 1007");
+                    let _ = self.close.try_send(close_frame(
+                        CloseCode::Invalid,
+                        "a text frame must be UTF-8",
+                    ));
+                    return self.end();
+                }
+                Some(Err(e)) => {
+                    tracing::debug!(error = %e, "websocket read failed; closing inbound");
+                    return self.end();
+                }
+            };
+            return Poll::Ready(Some(item));
         }
     }
 }
 
-/// Sets the token it holds when dropped: the reader's end, however it comes.
-struct Done(CancellationToken);
-
-impl Drop for Done {
+impl<S> Drop for WsReader<S>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    /// A consumer that drops its end still gets the rest of the link: a task reads on,
+    /// discarding messages, to hear the pongs and the close (module docs). Outside a
+    /// runtime, or for that task itself, the link's reading ends here.
     fn drop(&mut self) {
-        self.0.cancel();
+        let Some(stream) = self.stream.take() else {
+            return;
+        };
+        let runtime = tokio::runtime::Handle::try_current();
+        let (Ok(runtime), false) = (runtime, self.draining) else {
+            self.shared.reader_done.cancel();
+            return;
+        };
+        let mut rest = WsReader {
+            stream: Some(stream),
+            waker: self.waker.clone(),
+            close: self.close.clone(),
+            shared: self.shared.clone(),
+            limit: self.limit,
+            draining: true,
+        };
+        drop(runtime.spawn(async move {
+            while std::future::poll_fn(|cx| rest.poll_read(cx))
+                .await
+                .is_some()
+            {}
+        }));
     }
 }
 
@@ -342,7 +459,6 @@ async fn write<S>(
     mut senders: mpsc::Receiver<Message>,
     mut close: mpsc::Receiver<CloseFrame>,
     shared: Arc<Shared>,
-    reader: tokio::task::AbortHandle,
     ping: Option<Duration>,
     peer: String,
 ) where
@@ -351,7 +467,7 @@ async fn write<S>(
     let mut ticker =
         ping.map(|every| tokio::time::interval_at(tokio::time::Instant::now() + every, every));
     let gate = Gate::new();
-    // Made once, as in `read`.
+    // Made once: the token is waited on across every turn of the loop.
     let reader_done = shared.reader_done.clone();
     let reader_gone = reader_done.cancelled();
     tokio::pin!(reader_gone);
@@ -374,12 +490,11 @@ async fn write<S>(
             frame = close.recv() => break frame,
             () = &mut reader_gone => break None,
             () = tick => {
-                let answered = shared.heard.swap(false, Ordering::Relaxed) || shared.busy.load(Ordering::Relaxed);
-                if !answered {
+                if !shared.answered() {
                     tracing::info!(%peer, "websocket peer stopped answering pings; closing");
                     let bye = Frame::Close(Some(close_frame(CloseCode::Policy, "ping timeout")));
                     let _ = flush(&out, &gate, Some(bye), Some(CLOSE_TIMEOUT)).await;
-                    reader.abort();
+                    shared.stop_reader();
                     break None;
                 }
                 flush(&out, &gate, Some(Frame::Ping(Default::default())), stuck).await
@@ -390,7 +505,7 @@ async fn write<S>(
         };
         if let Err(e) = sent {
             tracing::debug!(%peer, error = %e, "websocket write failed; closing");
-            reader.abort();
+            shared.stop_reader();
             break None;
         }
     };
@@ -408,7 +523,7 @@ async fn write<S>(
         }
     }
     out.lock().sink = None;
-    reader.abort();
+    shared.stop_reader();
 }
 
 /// The writer task's write: queues `extra` (a ping, a close) behind what senders queued and
