@@ -275,18 +275,33 @@ async fn the_server_pings_and_keeps_a_peer_that_answers() {
     let (mut listener, url) = listen(opts).await;
     let mut peer = raw(&url).await;
     let mut server = within("accept", listener.accept()).await.unwrap();
-    // Reading lets tungstenite answer each ping with a pong.
-    let mut pings = 0;
-    while pings < 4 {
+    // The server's consumer waits for the next message throughout, as a session does, so
+    // the check is live: the pongs are what keep the link.
+    let (_, (_, got)) = tokio::join!(
+        async {
+            answer_pings(&mut peer, 4).await;
+            send_still_here(&mut peer).await;
+        },
+        next_request(&mut server)
+    );
+    assert_eq!(got.method, "still/here");
+}
+
+/// Reads `n` pings on a raw peer; reading lets tungstenite answer each with a pong.
+async fn answer_pings(peer: &mut RawWs, n: usize) {
+    for _ in 0..n {
         match within("a ping", peer.next()).await {
-            Some(Ok(Frame::Ping(_))) => pings += 1,
+            Some(Ok(Frame::Ping(_))) => {}
             other => panic!("expected a ping, got {other:?}"),
         }
     }
+}
+
+/// A request the server can only read if it kept the link.
+async fn send_still_here(peer: &mut RawWs) {
     peer.send(Frame::text(request(1, "still/here", json!({})).encode()))
         .await
         .unwrap();
-    assert_eq!(next_request(&mut server).await.1.method, "still/here");
 }
 
 #[tokio::test]
@@ -470,16 +485,8 @@ async fn a_consumer_that_stops_reading_is_not_taken_for_a_silent_peer() {
         server.inbound.recv().now_or_never().is_none(),
         "nothing was sent yet"
     );
-    let mut pings = 0;
-    while pings < 10 {
-        match within("a ping", peer.next()).await {
-            Some(Ok(Frame::Ping(_))) => pings += 1,
-            other => panic!("expected a ping, got {other:?}"),
-        }
-    }
-    peer.send(Frame::text(request(1, "still/here", json!({})).encode()))
-        .await
-        .unwrap();
+    answer_pings(&mut peer, 10).await;
+    send_still_here(&mut peer).await;
     assert_eq!(next_request(&mut server).await.1.method, "still/here");
 }
 
