@@ -857,6 +857,42 @@ mod tests {
         assert!(old.try_recv().is_err());
     }
 
+    /// A POST whose answer stream is gone (its client stopped reading, its guard not yet
+    /// dropped) refuses what is routed to it; the message goes on to the next place a
+    /// server message may go — an older SSE answer, the GET stream, the backlog — and is
+    /// never lost.
+    #[test]
+    fn a_message_refused_by_a_closed_answer_stream_goes_where_the_others_go() {
+        let (s, _in) = session(4);
+        let token = json!("tok");
+        let progress = || -> Message {
+            Notification {
+                method: "notifications/progress".into(),
+                params: Some(mcpl_protocol::jsonrpc::to_raw(
+                    &json!({"progressToken": token, "progress": 1}),
+                )),
+            }
+            .into()
+        };
+        let (mut older, _g1) = s.register(Id::Number(1), true, None).ok().unwrap();
+        let (gone, _g2) = s
+            .register(Id::Number(2), true, Some(token.clone()))
+            .ok()
+            .unwrap();
+        drop(gone);
+        // Related to the gone answer, then the newest SSE answer (the same one): both refuse.
+        s.route(progress());
+        assert_eq!(older.try_recv().ok().map(|m| *m), Some(progress()));
+        // Every answer gone: the backlog keeps it for the next GET stream.
+        drop(older);
+        s.route(note(3));
+        let mut get = s.open_get(None);
+        assert_eq!(drain(&mut get), vec![(1, note(3))]);
+        // With a GET stream open, what the gone answer refuses goes there.
+        s.route(progress());
+        assert_eq!(msg(&mut get), Some(progress()));
+    }
+
     #[test]
     fn a_new_get_stream_replaces_the_old_and_a_dropped_guard_unregisters() {
         let (s, _in) = session(4);
