@@ -505,15 +505,18 @@ async fn a_consumer_that_drops_its_reading_end_still_hears_the_close() {
         .await
         .unwrap();
     peer.close(None).await.unwrap();
-    // The server answers the close and then drops TCP, which it does only once its reader
-    // and its writer have both ended.
+    // The server answers the close (only a reader does: a link nobody read would just drop
+    // TCP), and then drops TCP, which it does only once its reader and its writer have both
+    // ended.
+    let mut answered = false;
     loop {
         match within("the end of the link", peer.next()).await {
-            Some(Ok(Frame::Close(_))) => continue,
+            Some(Ok(Frame::Close(_))) => answered = true,
             None | Some(Err(WsError::ConnectionClosed)) => break,
             other => panic!("expected the close's answer and the end, got {other:?}"),
         }
     }
+    assert!(answered, "the server's answer to the close");
     let late = outbound.send(notification("late", json!({}))).await;
     assert!(matches!(late, Err(TransportError::Closed)), "{late:?}");
 }

@@ -26,8 +26,9 @@
 //!   The reader polls the socket with a waker of its own, which notes the wake-up
 //!   (`signalled`) and passes it on to the consumer.
 //! - `close`: the reader asks the writer to close with a code (1009 past the hard ceiling).
-//! - `reader_done`: the writer exits when the reader has, which closes the write side so
-//!   `Outbound::send` fails; after sending a close frame the writer gives the peer
+//! - `reader_done`: the writer exits when the reader has; the reader's end closes the write
+//!   side to senders itself, so `Outbound::send` fails at once; after sending a close frame
+//!   the writer gives the peer
 //!   [`CLOSE_TIMEOUT`] to answer, then tells the reader to stop (`stop`, and a wake-up of
 //!   its consumer), which ends its messages; the reader's end, however it comes, sets
 //!   `reader_done`.
@@ -157,10 +158,10 @@ where
         }),
         wanted: Notify::new(),
         room: Notify::new(),
-        reader_done: shared.reader_done.clone(),
     });
     let reader = WsReader {
         stream: Some(stream),
+        out: out.clone(),
         waker: Waker::from(shared.clone()),
         close: close_tx,
         shared: shared.clone(),
@@ -192,8 +193,6 @@ struct WriteSide<S> {
     wanted: Notify,
     /// Wakes senders waiting for room (`Outbound::send`), and on close.
     room: Notify,
-    /// Cancelled when the reader ends.
-    reader_done: CancellationToken,
 }
 
 /// What the write side's lock guards.
@@ -259,8 +258,7 @@ where
 {
     fn route(&self, message: Message) -> Result<(), Refused> {
         let mut out = self.lock();
-        // The reader's end closes the link (module docs), before the writer task has seen it.
-        if out.closed || out.failed.is_some() || self.reader_done.is_cancelled() {
+        if out.closed || out.failed.is_some() {
             return Err(Refused::Closed);
         }
         if out.queue.len() >= DEPTH {
@@ -314,6 +312,8 @@ fn close_frame(code: CloseCode, reason: &str) -> CloseFrame {
 struct WsReader<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> {
     /// `None` once the link has ended.
     stream: Option<SplitStream<WebSocketStream<S>>>,
+    /// The link's write side, closed to senders when reading ends.
+    out: Arc<WriteSide<S>>,
     /// [`Shared`]'s waker, given to the socket.
     waker: Waker,
     close: mpsc::Sender<CloseFrame>,
@@ -331,8 +331,16 @@ where
     /// The link has ended: the socket's read half goes, and the writer learns it.
     fn end(&mut self) -> Poll<Option<Inbound>> {
         self.stream = None;
-        self.shared.reader_done.cancel();
+        self.finish();
         Poll::Ready(None)
+    }
+
+    /// Reading is over: senders are refused at once, before the writer task, which ends
+    /// with it (`reader_done`), has run — as it would have refused them (module docs).
+    fn finish(&self) {
+        self.out.lock().closed = true;
+        self.out.room.notify_waiters();
+        self.shared.reader_done.cancel();
     }
 }
 
@@ -434,11 +442,12 @@ where
         };
         let runtime = tokio::runtime::Handle::try_current();
         let (Ok(runtime), false) = (runtime, self.draining) else {
-            self.shared.reader_done.cancel();
+            self.finish();
             return;
         };
         let mut rest = WsReader {
             stream: Some(stream),
+            out: self.out.clone(),
             waker: self.waker.clone(),
             close: self.close.clone(),
             shared: self.shared.clone(),
