@@ -59,10 +59,33 @@ impl TestIssuer {
         jsonwebtoken::encode(&header, claims, &key).expect("signing a token")
     }
 
+    /// An ES256 token with these claims under a header written as given (`alg` and `kid` are
+    /// set to this key's; everything else is the caller's, such as a `crit` member that
+    /// `jsonwebtoken`'s header type cannot hold).
+    pub fn sign_with_header(&self, header: &Value, claims: &Value) -> String {
+        let mut header = header.clone();
+        header["alg"] = json!("ES256");
+        header["kid"] = json!(self.kid);
+        let message = format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(header.to_string()),
+            URL_SAFE_NO_PAD.encode(claims.to_string())
+        );
+        let key = EncodingKey::from_ec_der(&self.key.serialize_der());
+        let signature = jsonwebtoken::crypto::sign(message.as_bytes(), &key, Algorithm::ES256)
+            .expect("signing a token");
+        format!("{message}.{signature}")
+    }
+
+    /// The usual claims of [`TestIssuer::token`], for [`TestIssuer::sign_with_header`].
+    pub fn claims(iss: &str, aud: &str, sub: &str, ttl_secs: i64) -> Value {
+        json!({"iss": iss, "aud": aud, "sub": sub, "exp": now() + ttl_secs})
+    }
+
     /// A token for `sub` from `iss` to `aud`, expiring `ttl_secs` from now (negative: in the
     /// past).
     pub fn token(&self, iss: &str, aud: &str, sub: &str, ttl_secs: i64) -> String {
-        self.sign(&json!({"iss": iss, "aud": aud, "sub": sub, "exp": now() + ttl_secs}))
+        self.sign(&Self::claims(iss, aud, sub, ttl_secs))
     }
 }
 

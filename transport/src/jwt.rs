@@ -107,6 +107,10 @@ pub enum JwtRefusal {
     /// control characters.
     #[error("the claim {0:?} names no principal")]
     NoPrincipal(String),
+    /// The header's `crit` names extensions this server does not understand (every one: it
+    /// implements none), or is not a list of names (RFC 7515 §4.1.11).
+    #[error("the token's critical header extensions are not understood: {0}")]
+    Critical(String),
 }
 
 impl JwtAuth {
@@ -180,6 +184,7 @@ impl JwtAuth {
     pub fn verify(&self, token: &str) -> Result<String, JwtRefusal> {
         let header =
             jsonwebtoken::decode_header(token).map_err(|e| JwtRefusal::Malformed(e.to_string()))?;
+        critical(token)?;
         let candidates: Vec<&Key> = self
             .keys
             .iter()
@@ -233,6 +238,49 @@ impl JwtAuth {
             _ => Err(JwtRefusal::NoPrincipal(self.claim.clone())),
         }
     }
+}
+
+/// RFC 7515 §4.1.11: a recipient MUST reject a JWS whose `crit` lists an extension it does
+/// not understand. This server understands none, so any `crit` member refuses the token
+/// (an empty or malformed one too: the RFC forbids both). `jsonwebtoken`'s header type does
+/// not keep the member, so the header is read here on its own.
+fn critical(token: &str) -> Result<(), JwtRefusal> {
+    use base64::Engine as _;
+    let encoded = token.split('.').next().unwrap_or_default();
+    let bytes = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(encoded)
+        .map_err(|e| JwtRefusal::Malformed(e.to_string()))?;
+    let header: Map<String, Value> =
+        serde_json::from_slice(&bytes).map_err(|e| JwtRefusal::Malformed(e.to_string()))?;
+    match header.get("crit") {
+        None => Ok(()),
+        Some(Value::Array(names)) if !names.is_empty() => {
+            let names: Vec<String> = names
+                .iter()
+                .map(|n| match n {
+                    Value::String(s) => format!("{s:?}"),
+                    other => other.to_string(),
+                })
+                .collect();
+            Err(JwtRefusal::Critical(clip(names.join(", "))))
+        }
+        Some(other) => Err(JwtRefusal::Critical(clip(format!(
+            "malformed crit {other}"
+        )))),
+    }
+}
+
+/// What a refusal quotes of a token, at most 128 bytes (it is logged at debug).
+fn clip(mut s: String) -> String {
+    if s.len() > 128 {
+        let mut cut = 128;
+        while !s.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        s.truncate(cut);
+        s.push('…');
+    }
+    s
 }
 
 /// A JWK as a key this server verifies with, with the one algorithm it is used for.

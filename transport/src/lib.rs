@@ -156,6 +156,19 @@ pub(crate) trait Router: Send + Sync {
     fn room(&self) -> Option<&tokio::sync::Notify> {
         None
     }
+    /// The sender gives the link up ([`Outbound::give_up`]); an end that can tell its peer
+    /// why does.
+    fn give_up(&self, _why: GiveUp) {}
+}
+
+/// Why an end gives its link up, for a transport that can tell the peer (a WebSocket close
+/// frame's code and reason).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GiveUp {
+    /// The peer left the link's queue full: it stopped reading what it was sent. A
+    /// WebSocket closes with 1008 and a reason saying so.
+    Unread,
 }
 
 /// Why a [`Router`] did not take a message.
@@ -228,6 +241,15 @@ impl Outbound {
             .send(message)
             .await
             .map_err(|_| TransportError::Closed)
+    }
+
+    /// Closes the link for `why`, telling the peer where the transport can (a WebSocket's
+    /// close frame); what waits unwritten is dropped. Other handles of the link are refused
+    /// from now on. A transport that cannot say why closes when its last handle goes.
+    pub fn give_up(&self, why: GiveUp) {
+        if let Some(router) = &self.router {
+            router.give_up(why);
+        }
     }
 
     /// Queues a message without waiting. Fails when the link is gone or its queue is full.

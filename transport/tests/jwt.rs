@@ -91,6 +91,33 @@ fn a_valid_token_names_its_principal_and_every_fault_is_refused_with_its_reason(
     ));
 }
 
+/// Issue #37 item 9: RFC 7515 §4.1.11 — a `crit` naming an extension the server does not
+/// understand (it understands none) refuses the token, validly signed or not; so does a
+/// `crit` that is empty or not a list. The same token without `crit` passes.
+#[test]
+fn hardening2_09_a_jwt_whose_crit_names_an_unknown_extension_is_refused() {
+    let issuer = TestIssuer::new("k1");
+    let a = auth(&issuer);
+    let claims = TestIssuer::claims(ISS, AUD, "alice", 600);
+    assert_eq!(
+        a.verify(&issuer.sign_with_header(&json!({"typ": "JWT"}), &claims)),
+        Ok("alice".to_owned())
+    );
+    for crit in [
+        json!({"crit": ["exp-ext"], "exp-ext": 1}),
+        json!({"crit": ["b64"], "b64": false}),
+        json!({"crit": []}),
+        json!({"crit": "exp-ext"}),
+    ] {
+        let token = issuer.sign_with_header(&crit, &claims);
+        assert!(
+            matches!(a.verify(&token), Err(JwtRefusal::Critical(_))),
+            "{crit}: {:?}",
+            a.verify(&token)
+        );
+    }
+}
+
 #[test]
 fn another_claim_can_name_the_principal() {
     let issuer = TestIssuer::new("k1");

@@ -84,6 +84,8 @@ impl SessionActor {
             Ok(_) => {}
             Err(EnqueueError::Full) => {
                 tracing::warn!(session = %self.id, "the host stopped reading; closing the link");
+                // The host is told why where its transport can say it (a WebSocket's 1008).
+                writer.with_sink(|link| link.give_up(mcpl_transport::GiveUp::Unread));
                 self.writer = None;
                 if let Some(me) = &self.handle {
                     me.addr().do_send(super::handle::Stop);

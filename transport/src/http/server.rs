@@ -268,6 +268,18 @@ async fn route(
     StatusCode::NOT_FOUND.into_response()
 }
 
+/// `response`, saying that the connection closes after it: a request whose body is not
+/// read to its end cannot be followed by another on the same connection, and RFC 9112
+/// §9.6 asks a server that closes to say so — else a client that reuses the connection
+/// (as MCP's clients do right after a 404 for an ended session, to initialize again) meets
+/// a broken pipe (issue #37, item 7).
+fn closing(mut response: HttpResponse) -> HttpResponse {
+    response
+        .headers_mut()
+        .insert(CONNECTION, HeaderValue::from_static("close"));
+    response
+}
+
 /// 405, with the methods the path takes (RFC 9110 §15.5.6).
 fn not_allowed(methods: HeaderValue) -> HttpResponse {
     let mut response = StatusCode::METHOD_NOT_ALLOWED.into_response();
@@ -282,27 +294,28 @@ async fn on_post(
 ) -> HttpResponse {
     let (parts, body) = request.into_parts();
     let headers = parts.headers;
+    // Refused before its body is read: the connection cannot carry another request.
     let principal = match admit(server, &headers) {
         Ok(p) => p,
-        Err(refusal) => return refusal.into_response(),
+        Err(refusal) => return closing(refusal.into_response()),
     };
     if !accepts(&headers, &[JSON, EVENT_STREAM]) {
-        return rpc_error(
+        return closing(rpc_error(
             StatusCode::NOT_ACCEPTABLE,
             None,
             "Accept must list application/json and text/event-stream",
-        );
+        ));
     }
     if !content_type_is(&headers, JSON) {
-        return rpc_error(
+        return closing(rpc_error(
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             None,
             "Content-Type must be application/json",
-        );
+        ));
     }
     let session = match session_of(server, &headers, &principal, remote) {
         Ok(s) => s,
-        Err(refusal) => return refusal.into_response(),
+        Err(refusal) => return closing(refusal.into_response()),
     };
     let limit = server.opts.max_message_size;
     let message = match read_body(body, limit, server.opts.http_read_timeout).await {
@@ -321,26 +334,29 @@ async fn on_post(
                 format!("message too large (limit {limit} bytes)"),
             );
             error.data = Some(serde_json::json!({ "size": size, "limit": limit }));
-            return json(
+            let answer = json(
                 StatusCode::PAYLOAD_TOO_LARGE,
                 &Response::err(None, error).into(),
             );
+            // Past the drain, the rest of the body is left unread (`collect_body`).
+            return if size > limit.saturating_mul(DRAIN_FACTOR) {
+                closing(answer)
+            } else {
+                answer
+            };
         }
         Err(BodyError::Broken) => {
             return rpc_error(StatusCode::BAD_REQUEST, None, "the request body broke off");
         }
         Err(BodyError::TooSlow) => {
             tracing::debug!(%remote, "closed an HTTP connection: no complete request body in time");
-            let mut r = rpc_error(
+            let r = rpc_error(
                 StatusCode::REQUEST_TIMEOUT,
                 None,
                 "the request body did not arrive in time",
             );
-            // The rest of the body is never read, so the connection cannot carry another
-            // request; say so rather than let the client find out by a reset.
-            r.headers_mut()
-                .insert(CONNECTION, HeaderValue::from_static("close"));
-            return r;
+            // The rest of the body is never read.
+            return closing(r);
         }
     };
     let message = match message {

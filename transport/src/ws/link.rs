@@ -5,7 +5,8 @@
 //! when nothing waits before it: encoded, fed to the sink and flushed, all without waiting
 //! (the socket almost always has room). Only what could not be written at once — the
 //! socket full, the sink busy with the reader on another thread — waits in the link's
-//! queue ([`DEPTH`] frames, then `Backpressure`), and the writer task, woken, finishes it
+//! queue ([`DEPTH`] frames or [`depth_bytes`] bytes, whichever comes first, then
+//! `Backpressure`), and the writer task, woken, finishes it
 //! in order; anything sent meanwhile queues behind it. So a call's answer costs no channel,
 //! no task of ours woken and no second turn (issue #18: one hop fewer on the one-call
 //! path). The writer task also sends the pings and the close.
@@ -42,7 +43,8 @@
 //! then registers the waker that matters.
 
 use crate::{
-    Connection, ConnectionInfo, Inbound, Incoming, Outbound, Reader, Refused, Router, StreamId,
+    Connection, ConnectionInfo, GiveUp, Inbound, Incoming, Outbound, Reader, Refused, Router,
+    StreamId,
 };
 use futures_util::stream::{SplitSink, SplitStream};
 use futures_util::task::AtomicWaker;
@@ -66,6 +68,15 @@ use tokio_util::sync::CancellationToken;
 
 /// The depth of the queue of frames waiting for the writer task.
 pub const DEPTH: usize = 1024;
+
+/// The most bytes of encoded frames a link's queue holds for a peer that is not reading,
+/// for a link whose message limit is `limit`: twice the limit, and at least 1 MiB. A frame
+/// is always taken into an empty queue, so one message of any size can be written. Counting
+/// frames alone let a peer that never reads make the server hold 1,024 answers echoing
+/// 1 MiB ids each (issue #37, item 1).
+pub fn depth_bytes(limit: usize) -> usize {
+    limit.saturating_mul(2).max(1 << 20)
+}
 
 /// How long the writer waits for the peer to answer a close frame before dropping the link.
 pub const CLOSE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -155,6 +166,9 @@ where
             closed: false,
             refused: false,
             failed: None,
+            queued_bytes: 0,
+            max_bytes: depth_bytes(limit),
+            giving_up: None,
         }),
         wanted: Notify::new(),
         room: Notify::new(),
@@ -211,6 +225,12 @@ struct Out<S> {
     /// A write made in a sender's turn failed: the writer task's next write returns it and
     /// closes the link, as it would had it made the write itself.
     failed: Option<WsError>,
+    /// The bytes of the frames in `queue`.
+    queued_bytes: usize,
+    /// At most this many bytes wait in `queue` ([`depth_bytes`]).
+    max_bytes: usize,
+    /// A sender gave the link up ([`Outbound::give_up`]): the close the writer sends.
+    giving_up: Option<CloseFrame>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Out<S> {
@@ -225,6 +245,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Out<S> {
         while !self.queue.is_empty() {
             ready!(Pin::new(&mut *sink).poll_ready(cx))?;
             if let Some(frame) = self.queue.pop_front() {
+                self.queued_bytes = self.queued_bytes.saturating_sub(frame.len());
                 Pin::new(&mut *sink).start_send(frame)?;
                 self.unflushed = true;
             }
@@ -265,8 +286,14 @@ where
             out.refused = true;
             return Err(Refused::Full(message));
         }
+        let frame = Frame::text(message.encode());
+        if !out.queue.is_empty() && out.queued_bytes + frame.len() > out.max_bytes {
+            out.refused = true;
+            return Err(Refused::Full(message));
+        }
         let idle = out.idle();
-        out.queue.push_back(Frame::text(message.encode()));
+        out.queued_bytes += frame.len();
+        out.queue.push_back(frame);
         if idle {
             // Written in this turn if the socket takes it (module docs); a failure is the
             // writer task's to handle, as it would have been had it written the frame.
@@ -283,6 +310,27 @@ where
 
     fn room(&self) -> Option<&Notify> {
         Some(&self.room)
+    }
+
+    fn give_up(&self, why: GiveUp) {
+        let mut out = self.lock();
+        if out.closed {
+            return;
+        }
+        // The peer will never read what waits: the memory goes now, and the close says why
+        // (RFC 6455 §7.4.1: 1008, the peer broke this endpoint's policy).
+        out.closed = true;
+        out.queue.clear();
+        out.queued_bytes = 0;
+        out.giving_up = Some(match why {
+            GiveUp::Unread => close_frame(
+                CloseCode::Policy,
+                "too many messages left unread: the client must read its answers",
+            ),
+        });
+        drop(out);
+        self.room.notify_waiters();
+        self.wanted.notify_one();
     }
 }
 
@@ -484,6 +532,9 @@ async fn write<S>(
     // intervals is the same silence the ping check catches.
     let stuck = ping.map(|every| every * 2);
     let closing = loop {
+        if let Some(frame) = out.lock().giving_up.take() {
+            break Some(frame);
+        }
         let tick = async {
             match ticker.as_mut() {
                 Some(t) => {
@@ -548,13 +599,16 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
 {
     if let Some(frame) = extra {
-        out.lock().queue.push_back(frame);
+        let mut state = out.lock();
+        state.queued_bytes += frame.len();
+        state.queue.push_back(frame);
     }
     let mut write = gate.guard(std::future::poll_fn(|cx| {
         let mut state = out.lock();
         let written = state.poll_write(cx);
         // Senders refused for a full queue are told as soon as it has room.
-        let room = state.refused && state.queue.len() < DEPTH;
+        let room =
+            state.refused && state.queue.len() < DEPTH && state.queued_bytes < state.max_bytes;
         if room {
             state.refused = false;
         }

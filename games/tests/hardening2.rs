@@ -1,0 +1,201 @@
+//! The arcade binary under hostile peers, second round (issue #37), at a reduced scale
+//! (bounded in count and time, loopback only). Named `hardening2_NN_…` for the issue's
+//! items; each drives the real `mcpl-arcade` from outside, as an attacker would.
+
+mod support;
+
+use futures_util::{SinkExt, StreamExt};
+use serde_json::json;
+use support::{serve, within};
+use tokio_tungstenite::tungstenite::Message as Frame;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+
+/// A raw WebSocket to `url` as alice (token `alice`).
+async fn raw_ws(
+    url: &str,
+) -> tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>> {
+    let mut request = url.into_client_request().unwrap();
+    request
+        .headers_mut()
+        .insert("authorization", "Bearer alice".parse().unwrap());
+    within(tokio_tungstenite::connect_async(request))
+        .await
+        .expect("the upgrade succeeds")
+        .0
+}
+
+/// Sends `count` pings whose ids are `id_bytes` long without reading anything, then reads
+/// until the server closes: the answers read before the close and the close frame.
+async fn flood_unread(
+    url: &str,
+    count: usize,
+    id_bytes: usize,
+) -> (usize, usize, Option<(CloseCode, String)>) {
+    let ws = raw_ws(url).await;
+    let (mut tx, mut rx) = ws.split();
+    let pad = "x".repeat(id_bytes);
+    // Written by a task of its own: the server stops reading once it has given up, and a
+    // write blocked on that must not keep this side from reading the close.
+    let writer = tokio::spawn(async move {
+        for i in 0..count {
+            let ping = json!({"jsonrpc": "2.0", "id": format!("{i}-{pad}"), "method": "ping"});
+            if tx.send(Frame::text(ping.to_string())).await.is_err() {
+                break;
+            }
+        }
+        tx
+    });
+    // Nothing is read until every request is written or the server stopped reading them.
+    let _tx = within(writer).await.unwrap();
+    let (mut answers, mut bytes, mut close) = (0, 0, None);
+    while let Some(frame) = within(rx.next()).await {
+        match frame {
+            Ok(Frame::Text(t)) => {
+                answers += 1;
+                bytes += t.len();
+            }
+            Ok(Frame::Close(Some(c))) => {
+                close = Some((c.code, c.reason.to_string()));
+                break;
+            }
+            Ok(Frame::Close(None)) | Err(_) => break,
+            Ok(_) => {}
+        }
+    }
+    (answers, bytes, close)
+}
+
+/// Item 1: a WebSocket client that never reads cannot make the arcade hold its answers
+/// without bound. Pings with 1 MiB ids, 48 of them (48 MiB of answers, far under the
+/// 1,024-frame queue): the arcade holds at most twice its message limit (8 MiB) in the
+/// link's queue, then gives the link up — the client, reading at last, finds a close and
+/// far fewer answers than it asked for (those the queue and the socket's buffers held).
+#[tokio::test]
+async fn hardening2_01_a_websocket_client_that_never_reads_is_bounded_by_bytes() {
+    let (_child, urls) = serve(&["--ws", "127.0.0.1:0", "--token", "alice=alice"], 1).await;
+    let (answers, bytes, close) = flood_unread(&urls[0], 48, 1 << 20).await;
+    let (code, _) = close.expect("the arcade closed the link");
+    assert_eq!(code, CloseCode::Policy);
+    assert!(
+        answers < 40,
+        "{answers} answers ({bytes} bytes) were held for a client that read nothing"
+    );
+}
+
+/// Item 8: a client that falls behind is closed with 1008 and a reason that says why, not
+/// a bare 1000 ("normal").
+#[tokio::test]
+async fn hardening2_08_a_client_that_falls_behind_is_told_why_it_is_closed() {
+    let (_child, urls) = serve(&["--ws", "127.0.0.1:0", "--token", "alice=alice"], 1).await;
+    let (_, _, close) = flood_unread(&urls[0], 4000, 4 << 10).await;
+    let (code, reason) = close.expect("the arcade closed the link");
+    assert_eq!(code, CloseCode::Policy, "{reason}");
+    assert!(reason.contains("unread"), "{reason}");
+}
+
+/// Item 9: RFC 7515 §4.1.11 — a JWT whose `crit` names an extension the arcade does not
+/// understand is refused with 401, though it is validly signed by a configured key; the
+/// same token without `crit` is let in.
+#[tokio::test]
+async fn hardening2_09_a_jwt_with_an_unknown_critical_extension_gets_401() {
+    use mcpl_testkit::jwt::TestIssuer;
+    const ISS: &str = "https://auth.example";
+    const AUD: &str = "mcpl-arcade";
+    let dir = tempfile::tempdir().unwrap();
+    let issuer = TestIssuer::new("k1");
+    let jwks = issuer.write_jwks(dir.path());
+    let (_child, urls) = serve(
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--jwks",
+            jwks.to_str().unwrap(),
+            "--jwt-issuer",
+            ISS,
+            "--jwt-audience",
+            AUD,
+        ],
+        1,
+    )
+    .await;
+    let claims = TestIssuer::claims(ISS, AUD, "alice", 600);
+    let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}})
+    .to_string();
+    let status = |token: String| {
+        let body = initialize.clone();
+        let url = urls[0].clone();
+        async move {
+            within(
+                reqwest::Client::new()
+                    .post(&url)
+                    .bearer_auth(token)
+                    .header("accept", "application/json, text/event-stream")
+                    .header("content-type", "application/json")
+                    .body(body)
+                    .send(),
+            )
+            .await
+            .unwrap()
+            .status()
+            .as_u16()
+        }
+    };
+    assert_eq!(
+        status(issuer.sign_with_header(&json!({"typ": "JWT"}), &claims)).await,
+        200
+    );
+    let critical = issuer.sign_with_header(
+        &json!({"typ": "JWT", "crit": ["https://example.com/must-understand"],
+                "https://example.com/must-understand": true}),
+        &claims,
+    );
+    assert_eq!(status(critical).await, 401);
+}
+
+/// Item 7: a request refused before its body is read (401 for a wrong token, 404 for a
+/// session that ended) says `Connection: close` (RFC 9112 §9.6) — the server closes the
+/// connection after it, and a client that reused it met a broken pipe exactly when MCP tells
+/// it to initialize again. Raw HTTP/1.1 on one keep-alive connection each.
+#[tokio::test]
+async fn hardening2_07_a_request_refused_before_its_body_says_connection_close() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let (_child, urls) = serve(&["--http", "127.0.0.1:0", "--token", "alice=alice"], 1).await;
+    let addr = urls[0]
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping"}).to_string();
+    for (what, headers) in [
+        (
+            "a wrong token",
+            "authorization: Bearer wrong\r\n".to_owned(),
+        ),
+        (
+            "a session that does not exist",
+            "authorization: Bearer alice\r\nmcp-session-id: 0123456789abcdef\r\n".to_owned(),
+        ),
+    ] {
+        let mut tcp = tokio::net::TcpStream::connect(&addr).await.unwrap();
+        let request = format!(
+            "POST /mcp HTTP/1.1\r\nhost: {addr}\r\n{headers}accept: application/json, \
+             text/event-stream\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+            body.len()
+        );
+        tcp.write_all(request.as_bytes()).await.unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            assert_eq!(within(tcp.read(&mut byte)).await.unwrap(), 1, "{what}");
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap().to_ascii_lowercase();
+        assert!(
+            head.starts_with("http/1.1 401") || head.starts_with("http/1.1 404"),
+            "{what}: {head}"
+        );
+        assert!(head.contains("connection: close"), "{what}: {head}");
+    }
+}
