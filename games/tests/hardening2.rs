@@ -199,3 +199,187 @@ async fn hardening2_07_a_request_refused_before_its_body_says_connection_close()
         assert!(head.contains("connection: close"), "{what}: {head}");
     }
 }
+
+/// `initialize` POSTed from `source` (a loopback address of this machine's /8), with
+/// `token` if any; the status.
+async fn initialize_from(url: &str, source: std::net::IpAddr, token: Option<&str>) -> u16 {
+    let client = reqwest::Client::builder()
+        .local_address(source)
+        .build()
+        .unwrap();
+    let mut request = client
+        .post(url)
+        .header("accept", "application/json, text/event-stream")
+        .header("content-type", "application/json")
+        .body(
+            json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "crowd", "version": "1"}}})
+            .to_string(),
+        );
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    within(request.send()).await.unwrap().status().as_u16()
+}
+
+/// Item 3: anonymous Streamable HTTP sessions from many addresses are bounded in all
+/// (`--anonymous-max`), and named players keep their room: with the listener full of
+/// anonymous sessions (`--http-max-sessions`), a named player's `initialize` is let in (the
+/// least recently active anonymous session makes way) while one more anonymous one gets
+/// 503. Reduced scale: 12 loopback addresses, one session each.
+#[tokio::test]
+async fn hardening2_03_named_players_keep_their_room_whatever_anonymous_crowds_do() {
+    let (_child, urls) = serve(
+        &[
+            "--http",
+            "127.0.0.1:0",
+            "--token",
+            "alice=alice",
+            "--allow-anonymous",
+            "--http-max-sessions",
+            "8",
+            "--anonymous-max",
+            "6",
+        ],
+        1,
+    )
+    .await;
+    let url = &urls[0];
+    let address = |n: u8| std::net::IpAddr::from([127, 0, 1, n]);
+    let mut statuses = Vec::new();
+    for n in 1..=12 {
+        statuses.push(initialize_from(url, address(n), None).await);
+    }
+    // Six anonymous sessions from six addresses, then 503: the anonymous cap in all.
+    assert_eq!(statuses[..6], [200; 6], "{statuses:?}");
+    assert_eq!(statuses[6..], [503; 6], "{statuses:?}");
+    // Named players fill the rest, and more: each past the listener's cap takes an
+    // anonymous session's place, never refused while one is there.
+    for _ in 0..8 {
+        assert_eq!(initialize_from(url, address(200), Some("alice")).await, 200);
+    }
+}
+
+/// Item 1, the per-principal bound: one named player holds at most
+/// `--ws-connections-per-player` WebSocket connections at once; one more is refused with 429,
+/// and a connection that closes frees its place.
+#[tokio::test]
+async fn hardening2_01_a_players_websocket_connections_are_bounded() {
+    let (_child, urls) = serve(
+        &[
+            "--ws",
+            "127.0.0.1:0",
+            "--token",
+            "alice=alice",
+            "--ws-connections-per-player",
+            "3",
+        ],
+        1,
+    )
+    .await;
+    let mut held = Vec::new();
+    for _ in 0..3 {
+        held.push(raw_ws(&urls[0]).await);
+    }
+    let mut request = urls[0].as_str().into_client_request().unwrap();
+    request
+        .headers_mut()
+        .insert("authorization", "Bearer alice".parse().unwrap());
+    match within(tokio_tungstenite::connect_async(request)).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(r)) => assert_eq!(r.status(), 429),
+        other => panic!("a fourth connection: {:?}", other.map(|_| ())),
+    }
+    let mut first = held.remove(0);
+    first.close(None).await.unwrap();
+    while within(first.next()).await.is_some() {}
+    // Its slot is free once the server has seen it go; the next connection is let in.
+    let mut admitted = false;
+    for _ in 0..50 {
+        let mut request = urls[0].as_str().into_client_request().unwrap();
+        request
+            .headers_mut()
+            .insert("authorization", "Bearer alice".parse().unwrap());
+        if within(tokio_tungstenite::connect_async(request))
+            .await
+            .is_ok()
+        {
+            admitted = true;
+            break;
+        }
+        tokio::task::yield_now().await;
+    }
+    assert!(admitted, "a closed connection's place was not freed");
+}
+
+/// Item 4: unparsable and array bodies on a session write no warning each: 500 of them
+/// (each answered 400) leave at most a handful of WARN lines in the arcade's log, where
+/// every one wrote a ~200-byte line before.
+#[tokio::test]
+async fn hardening2_04_a_flood_of_unreadable_bodies_is_not_a_flood_of_warnings() {
+    use tokio::io::{AsyncBufReadExt, BufReader};
+    let mut child = tokio::process::Command::new(support::BIN)
+        .args([
+            "serve",
+            "--in-memory",
+            "--http",
+            "127.0.0.1:0",
+            "--token",
+            "alice=alice",
+        ])
+        .env("RUST_LOG", "info")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+    let url = mcpl_testkit::process::listening(&mut child, 1)
+        .await
+        .remove(0);
+    let client = reqwest::Client::new();
+    let post = |body: String, session: Option<String>| {
+        let mut request = client
+            .post(&url)
+            .bearer_auth("alice")
+            .header("accept", "application/json, text/event-stream")
+            .header("content-type", "application/json")
+            .body(body);
+        if let Some(s) = session {
+            request = request.header("mcp-session-id", s);
+        }
+        async move { within(request.send()).await.unwrap() }
+    };
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    let answer = post(init.to_string(), None).await;
+    let session = answer.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    for i in 0..500 {
+        let body = if i % 2 == 0 { "{not json" } else { "[1, 2]" };
+        assert_eq!(
+            post(body.to_owned(), Some(session.clone())).await.status(),
+            400
+        );
+    }
+    // The session handles its messages in order: once a ping after the flood is answered,
+    // every line the flood made has been written.
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
+    assert_eq!(post(ping, Some(session)).await.status(), 200);
+    child.start_kill().unwrap();
+    let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
+    let mut warned = Vec::new();
+    while let Some(line) = within(stderr.next_line()).await.unwrap() {
+        if line.contains("WARN") {
+            warned.push(line);
+        }
+    }
+    assert!(
+        warned.len() <= 6,
+        "{} WARN lines for 500 unreadable bodies: {:#?}",
+        warned.len(),
+        &warned[..warned.len().min(8)]
+    );
+}

@@ -97,6 +97,19 @@ pub struct ServerOptions {
     /// (default 8); past it a new one is refused with 429. Each anonymous principal has the
     /// server's per-principal limits, so this bounds what one address can hold.
     pub anonymous_per_source: usize,
+    /// The most anonymous principals a listener holds at once from all addresses together
+    /// (default 1,000): past it a new one is refused with 503. Addresses are many (an IPv6
+    /// host has a /64; loopback a /8), so the per-address cap alone does not bound them,
+    /// and the named principals' room must not go to anonymous crowds (issue #37, item 3):
+    /// a Streamable HTTP listener at [`ServerOptions::http_max_sessions`] ends its least
+    /// recently active anonymous session to let a named principal in.
+    pub anonymous_max: usize,
+    /// The most WebSocket connections one named principal holds at once on a listener
+    /// (default 32); past it a new one is refused with 429. Each connection may hold up to
+    /// twice the message limit of answers its client has not read
+    /// ([`crate::ws::depth_bytes`]), so this bounds what one principal can make the server
+    /// hold.
+    pub ws_connections_per_principal: usize,
     /// Streamable HTTP: what the server says about itself as an OAuth protected resource
     /// (RFC 9728, MCP 2025-11-25 "Authorization"). With it, the server serves its metadata at
     /// `/.well-known/oauth-protected-resource` (and that path followed by the endpoint's)
@@ -154,6 +167,8 @@ impl Default for ServerOptions {
             http_sessions_per_principal: 32,
             http_max_sessions: 10_000,
             anonymous_per_source: 8,
+            anonymous_max: 1_000,
+            ws_connections_per_principal: 32,
             tls: None,
             protected_resource: None,
             jwt: None,

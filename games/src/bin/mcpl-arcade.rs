@@ -103,6 +103,10 @@ struct ServeArgs {
     /// active.
     #[arg(long, value_name = "N", default_value_t = 32)]
     http_sessions_per_player: usize,
+    /// The most Streamable HTTP sessions of all players; past it `initialize` gets 503, but a
+    /// named player's ends the least recently active anonymous session instead.
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    http_max_sessions: usize,
     /// Serve TLS on the network listeners (wss://, https://) with the certificate chain in
     /// this PEM file (the server's certificate first); needs --tls-key.
     #[arg(long, value_name = "PATH", requires = "tls_key")]
@@ -137,6 +141,13 @@ struct ServeArgs {
     /// The most anonymous connections (and, apart, Streamable HTTP sessions) one address holds.
     #[arg(long, value_name = "N", default_value_t = 8)]
     anonymous_per_address: usize,
+    /// The most anonymous connections (and, apart, Streamable HTTP sessions) from all
+    /// addresses together; an IPv6 address counts as its /64.
+    #[arg(long, value_name = "N", default_value_t = 1_000)]
+    anonymous_max: usize,
+    /// The most WebSocket connections one player holds at once.
+    #[arg(long, value_name = "N", default_value_t = 32)]
+    ws_connections_per_player: usize,
     /// The bot's thinking time per 9x9 Go move, in milliseconds (scaled up on larger boards).
     #[arg(
         long,
@@ -267,7 +278,10 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
         allowed_hosts: args.allowed_hosts.clone(),
         http_session_idle: std::time::Duration::from_secs(args.http_session_idle),
         http_sessions_per_principal: args.http_sessions_per_player,
+        http_max_sessions: args.http_max_sessions,
         anonymous_per_source: args.anonymous_per_address,
+        anonymous_max: args.anonymous_max,
+        ws_connections_per_principal: args.ws_connections_per_player,
         stdio_principal,
         tls,
         protected_resource,

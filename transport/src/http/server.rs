@@ -18,6 +18,7 @@ use super::session::{self, Registry, Session};
 use super::{
     EVENT_STREAM, JSON, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER, accepts, content_type_is,
 };
+use crate::sources::Source;
 use crate::{
     Connection, ConnectionInfo, HttpResponseMode, Inbound, Outbound, Principal, ServerOptions,
     ServerTls, TransportKind,
@@ -630,14 +631,32 @@ async fn open_session(
 ) -> Result<Arc<Session>, Refusal> {
     let opts = &server.opts;
     if server.sessions.len() >= opts.http_max_sessions {
-        let reason = "the server holds as many sessions as it may";
-        return Err(Refusal::new(StatusCode::SERVICE_UNAVAILABLE, reason));
+        // Named principals keep their room whatever anonymous clients do (issue #37, item
+        // 3): at the cap, the least recently active anonymous session makes way for one.
+        let oldest = match principal {
+            Principal::Named(_) => server.sessions.oldest_anonymous(),
+            Principal::Anonymous(_) => None,
+        };
+        let Some(oldest) = oldest else {
+            let reason = "the server holds as many sessions as it may";
+            return Err(Refusal::new(StatusCode::SERVICE_UNAVAILABLE, reason));
+        };
+        tracing::info!(session = %oldest.short_id(), limit = opts.http_max_sessions, "the listener is full; an anonymous session ends to let a named principal in");
+        server.sessions.end(&oldest.id);
     }
     let anonymous = match principal {
         Principal::Anonymous(_) => {
             let ip = remote.ip();
-            let mut slot = server.sources.take(ip, opts.anonymous_per_source);
-            if slot.is_none() {
+            let limits = [
+                (Source::of(ip), opts.anonymous_per_source),
+                (Source::Anonymous, opts.anonymous_max),
+            ];
+            let mut slot = server.sources.take(&limits);
+            if let Err(Source::Anonymous) = slot {
+                let reason = "the server holds as many anonymous sessions as it may";
+                return Err(Refusal::new(StatusCode::SERVICE_UNAVAILABLE, reason));
+            }
+            if slot.is_err() {
                 // A client that opens sessions and never ends them (most do not DELETE) is
                 // not refused: its own least recently active session ends, as a named
                 // principal's does. The address never holds more than the cap.
@@ -646,9 +665,9 @@ async fn open_session(
                     tracing::info!(%ip, session = %oldest.short_id(), limit = opts.anonymous_per_source, "an address opened one anonymous session too many; its least recently active one ends");
                     server.sessions.end(&oldest.id);
                 }
-                slot = server.sources.take(ip, opts.anonymous_per_source);
+                slot = server.sources.take(&limits);
             }
-            let Some(slot) = slot else {
+            let Ok(slot) = slot else {
                 let reason = "too many anonymous connections from this address";
                 return Err(Refusal::new(StatusCode::TOO_MANY_REQUESTS, reason));
             };

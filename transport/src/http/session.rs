@@ -55,13 +55,24 @@ impl Registry {
             .collect()
     }
 
-    /// The anonymous sessions opened from `source`.
+    /// The anonymous sessions opened from `source`'s network as it is counted (its /64
+    /// for IPv6, `crate::sources::network`).
     pub(super) fn anonymous_from(&self, source: IpAddr) -> Vec<Arc<Session>> {
+        let network = crate::sources::network(source);
         lock(&self.sessions)
             .values()
-            .filter(|s| s.source == Some(source))
+            .filter(|s| s.source.map(crate::sources::network) == Some(network))
             .cloned()
             .collect()
+    }
+
+    /// The least recently active anonymous session, if any.
+    pub(super) fn oldest_anonymous(&self) -> Option<Arc<Session>> {
+        lock(&self.sessions)
+            .values()
+            .filter(|s| s.source.is_some())
+            .min_by_key(|s| s.last_active())
+            .cloned()
     }
 
     /// Removes and ends the session; later requests with its id get 404.
@@ -377,12 +388,15 @@ impl Session {
                         tracing::debug!(session = %self.short_id(), "the HTTP request of this response is gone; dropped");
                     }
                 }
-                // MCP: a response never goes on the GET stream; with no POST to carry it,
-                // it has nowhere to go.
-                None => tracing::warn!(
-                    session = %self.short_id(), id = ?response.id,
-                    "a response to no pending request; dropped"
+                // The answer to a message that could not be read: the POST that carried it
+                // was answered with it already (a 400), so it has nothing left to say.
+                None if response.id.is_none() => tracing::debug!(
+                    session = %self.short_id(),
+                    "an error for an unreadable message, already answered on its POST; dropped"
                 ),
+                // MCP: a response never goes on the GET stream; with no POST to carry it,
+                // it has nowhere to go. A peer can cause this at will: rate-limited.
+                None => self.warn("a response to no pending request; dropped"),
             }
             return;
         }
@@ -485,7 +499,7 @@ impl Session {
             if let Some((dropped, _)) = routes.backlog.pop_front()
                 && dropped > routes.handed
             {
-                self.warn("no stream open to the client and its queue is full; the oldest message was dropped");
+                self.warn(&format!("no stream open to the client and its queue is full ({} messages); the oldest message was dropped", self.queue_limit));
             }
         }
     }
@@ -497,7 +511,7 @@ impl Session {
             return;
         };
         let mut limiter = lock(&registry.warnings);
-        crate::warn_limited!(limiter, session = %self.short_id(), limit = self.queue_limit, "{what}");
+        crate::warn_limited!(limiter, session = %self.short_id(), "{what}");
     }
 
     /// Ends the session: its inbound closes, its streams end, pending requests fail, what

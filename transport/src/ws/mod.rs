@@ -28,6 +28,7 @@ mod link;
 
 pub use link::{CLOSE_TIMEOUT, DEPTH, HARD_CEILING_FACTOR, config, depth_bytes};
 
+use crate::sources::Source;
 use crate::{
     ClientOptions, Connection, ConnectionInfo, ServerOptions, TransportError, TransportKind,
 };
@@ -180,17 +181,41 @@ where
             .map(|v| v.to_str().unwrap_or(""));
         match opts.authenticate(authorization) {
             Ok(p @ crate::Principal::Anonymous(_)) => {
-                // Each anonymous connection is a principal of its own: bound per address.
-                match sources.take(remote.ip(), opts.anonymous_per_source) {
-                    Some(s) => slot = Some(s),
-                    None => {
+                // Each anonymous connection is a principal of its own: bound per address
+                // and in all.
+                let limits = [
+                    (Source::of(remote.ip()), opts.anonymous_per_source),
+                    (Source::Anonymous, opts.anonymous_max),
+                ];
+                match sources.take(&limits) {
+                    Ok(s) => slot = Some(s),
+                    Err(Source::Anonymous) => {
+                        let reason = "the server holds as many anonymous connections as it may";
+                        return Err(refusal(StatusCode::SERVICE_UNAVAILABLE, reason));
+                    }
+                    Err(_) => {
                         let reason = "too many anonymous connections from this address";
                         return Err(refusal(StatusCode::TOO_MANY_REQUESTS, reason));
                     }
                 }
                 principal = Some(p);
             }
-            Ok(p) => principal = Some(p),
+            Ok(p) => {
+                // A named principal's connections are bounded too: each may hold answers
+                // its client does not read (`link::depth_bytes`).
+                let limits = [(
+                    Source::Principal(p.name().into()),
+                    opts.ws_connections_per_principal,
+                )];
+                match sources.take(&limits) {
+                    Ok(s) => slot = Some(s),
+                    Err(_) => {
+                        let reason = "too many WebSocket connections for this principal";
+                        return Err(refusal(StatusCode::TOO_MANY_REQUESTS, reason));
+                    }
+                }
+                principal = Some(p);
+            }
             Err(e) => {
                 let mut r = refusal(StatusCode::UNAUTHORIZED, &e.to_string());
                 r.headers_mut()
