@@ -383,3 +383,31 @@ async fn hardening2_04_a_flood_of_unreadable_bodies_is_not_a_flood_of_warnings()
         &warned[..warned.len().min(8)]
     );
 }
+
+/// Item 12: ids JSON allows that are not an `i64` (2^64, 1.5, -0, 30 digits) are answered
+/// under the same number, never `null`, so the client can match its answer; over a raw
+/// WebSocket to the arcade binary.
+#[tokio::test]
+async fn hardening2_12_an_id_json_allows_is_answered_under_the_same_number() {
+    let (_child, urls) = serve(&["--ws", "127.0.0.1:0", "--token", "alice=alice"], 1).await;
+    let mut ws = raw_ws(&urls[0]).await;
+    for id in [
+        "18446744073709551616",
+        "18446744073709551615",
+        "1.5",
+        "-0",
+        "123456789012345678901234567890",
+    ] {
+        let ping = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        ws.send(Frame::text(ping)).await.unwrap();
+        let answer = loop {
+            match within(ws.next()).await.expect("an answer").unwrap() {
+                Frame::Text(t) => break serde_json::from_str::<serde_json::Value>(&t).unwrap(),
+                _ => continue,
+            }
+        };
+        let sent: serde_json::Value = serde_json::from_str(id).unwrap();
+        assert!(!answer["id"].is_null(), "{id}: {answer}");
+        assert_eq!(answer["id"].as_f64(), sent.as_f64(), "{id}: {answer}");
+    }
+}

@@ -28,6 +28,14 @@ pub enum Id {
     Number(i64),
     /// A string id.
     String(String),
+    /// A number JSON allows that is not an `i64` — an integer past its range (2^64), a
+    /// fraction (1.5), an exponent — kept as the number it reads as (its shortest decimal
+    /// text) and echoed as that same number, so the peer can match the answer (issue #37,
+    /// item 12). **[project]** MCP asks for a string or an integer and JSON-RPC 2.0 says a
+    /// number SHOULD NOT have a fraction: read liberally, served like any other id. An
+    /// integer past `u64` or with more digits than a double holds is echoed as the double
+    /// it reads as: a JavaScript or Python peer, whose own id is that double, matches it.
+    OtherNumber(String),
 }
 
 impl fmt::Display for Id {
@@ -35,6 +43,7 @@ impl fmt::Display for Id {
         match self {
             Id::Number(n) => write!(f, "{n}"),
             Id::String(s) => write!(f, "{s:?}"),
+            Id::OtherNumber(n) => f.write_str(n),
         }
     }
 }
@@ -56,6 +65,11 @@ impl Serialize for Id {
         match self {
             Id::Number(n) => s.serialize_i64(*n),
             Id::String(v) => s.serialize_str(v),
+            Id::OtherNumber(n) => match n.parse::<serde_json::Number>() {
+                Ok(number) => number.serialize(s),
+                // Made only from a number's own text (`IdVisitor`): never reached.
+                Err(_) => s.serialize_str(n),
+            },
         }
     }
 }
@@ -78,8 +92,6 @@ enum IdField {
     Bad(&'static str),
 }
 
-const NOT_AN_INTEGER: &str = "a numeric id must be an integer";
-
 impl<'de> Deserialize<'de> for IdField {
     fn deserialize<D: de::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct IdVisitor;
@@ -92,12 +104,17 @@ impl<'de> Deserialize<'de> for IdField {
                 Ok(IdField::Id(Id::Number(n)))
             }
             fn visit_u64<E: de::Error>(self, n: u64) -> Result<IdField, E> {
-                // Past i64: not an id this side can echo back exactly.
-                Ok(i64::try_from(n)
-                    .map_or(IdField::Bad(NOT_AN_INTEGER), |n| IdField::Id(Id::Number(n))))
+                Ok(IdField::Id(i64::try_from(n).map_or_else(
+                    |_| Id::OtherNumber(n.to_string()),
+                    Id::Number,
+                )))
             }
-            fn visit_f64<E: de::Error>(self, _: f64) -> Result<IdField, E> {
-                Ok(IdField::Bad(NOT_AN_INTEGER))
+            fn visit_f64<E: de::Error>(self, n: f64) -> Result<IdField, E> {
+                // JSON has no NaN or infinity: every f64 read from it is a Number.
+                Ok(match serde_json::Number::from_f64(n) {
+                    Some(number) => IdField::Id(Id::OtherNumber(number.to_string())),
+                    None => IdField::Bad("a numeric id must be finite"),
+                })
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<IdField, E> {
                 Ok(IdField::Id(Id::String(s.to_owned())))
@@ -1037,6 +1054,35 @@ mod tests {
         );
     }
 
+    /// Issue #37 item 12: ids JSON allows that are not an `i64` are kept as the number they
+    /// read as and echoed as that number, so the peer can match the answer (never `null`).
+    #[test]
+    fn a_numeric_id_past_i64_or_with_a_fraction_is_echoed_as_the_same_number() {
+        // Exact where a u64 holds it; else the double it reads as.
+        for (text, exact) in [
+            ("18446744073709551615", true),
+            ("9223372036854775808", true),
+            ("18446744073709551616", false),
+            ("1.5", true),
+            ("1e3", false),
+            ("123456789012345678901234567890", false),
+            ("-0", false),
+        ] {
+            let bytes = format!(r#"{{"jsonrpc":"2.0","id":{text},"method":"ping"}}"#);
+            let Ok(Message::Request(request)) = Message::decode(bytes.as_bytes()) else {
+                panic!("{text} is an id");
+            };
+            let answer = Message::from(Response::ok(request.id.clone(), Value::Null)).encode();
+            let read: Value = serde_json::from_str(&answer).unwrap();
+            let sent: Value = serde_json::from_str(text).unwrap();
+            if exact {
+                assert_eq!(read["id"].to_string(), text);
+            }
+            // As a peer with doubles (JavaScript) or exact integers (Python) compares it.
+            assert_eq!(read["id"].as_f64(), sent.as_f64(), "{text}");
+        }
+    }
+
     #[test]
     fn malformed_messages_get_the_right_code() {
         let code = |r: Result<Message, DecodeError>| {
@@ -1051,10 +1097,6 @@ mod tests {
         );
         assert_eq!(
             code(dec(json!({"jsonrpc":"1.0","id":1,"method":"ping"}))),
-            ErrorCode::INVALID_REQUEST
-        );
-        assert_eq!(
-            code(dec(json!({"jsonrpc":"2.0","id":1.5,"method":"ping"}))),
             ErrorCode::INVALID_REQUEST
         );
         assert_eq!(
@@ -1386,10 +1428,6 @@ mod tests {
         assert_eq!(
             detail(json!({"jsonrpc":"2.0","id":true,"method":"ping"})),
             "an id must be a string or an integer, not a boolean"
-        );
-        assert_eq!(
-            detail(json!({"jsonrpc":"2.0","id":9_223_372_036_854_775_808u64,"method":"ping"})),
-            "a numeric id must be an integer"
         );
         assert_eq!(
             detail(json!({"jsonrpc":2.0,"id":1,"method":"ping"})),
