@@ -411,3 +411,60 @@ async fn hardening2_12_an_id_json_allows_is_answered_under_the_same_number() {
         assert_eq!(answer["id"].as_f64(), sent.as_f64(), "{id}: {answer}");
     }
 }
+
+/// Item 11: a truncated store stops the arcade with the clear error naming the file, and
+/// nothing else: no "thread panicked … assertion failed" from inside redb first. The store
+/// is made by the SDK with records in it, then cut at several lengths.
+#[tokio::test]
+async fn hardening2_11_a_truncated_store_is_a_clear_error_and_no_panic_report() {
+    use mcpl_server::store::{RedbStore, Store};
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join(RedbStore::FILE_NAME);
+    {
+        let store = RedbStore::open_dir(dir.path()).unwrap();
+        for i in 0..64 {
+            store
+                .put_principal(&format!("p{i}"), &vec![7u8; 2048])
+                .unwrap();
+        }
+    }
+    let whole = std::fs::read(&file).unwrap();
+    let mut refused = 0;
+    for keep in [whole.len() / 2, whole.len() / 3, 4096 + 17, 600] {
+        std::fs::write(&file, &whole[..keep]).unwrap();
+        let mut child = tokio::process::Command::new(support::BIN)
+            .args([
+                "serve",
+                "--ws",
+                "127.0.0.1:0",
+                "--token",
+                "alice=alice",
+                "--data-dir",
+            ])
+            .arg(dir.path())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the binary runs");
+        // It either serves (redb recovered what was there) or exits: its first line says.
+        let mut stdout = tokio::io::AsyncBufReadExt::lines(tokio::io::BufReader::new(
+            child.stdout.take().unwrap(),
+        ));
+        if within(stdout.next_line()).await.unwrap().is_some() {
+            child.start_kill().unwrap();
+        }
+        let out = within(child.wait_with_output()).await.unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!err.contains("panicked"), "cut at {keep}: {err}");
+        if out.status.code() == Some(2) {
+            refused += 1;
+            assert!(
+                err.contains(&file.display().to_string()),
+                "cut at {keep}: {err}"
+            );
+        }
+    }
+    assert!(refused > 0, "no cut was refused: the test proves nothing");
+}

@@ -54,8 +54,8 @@ impl RedbStore {
         };
         // redb reports a damaged file as an error; a panic inside it would be a bug of
         // its own, but a store must never take the server down with one (issue #15).
-        let db = std::panic::catch_unwind(|| Database::create(path))
-            .map_err(|_| open(&"the file is damaged (the store panicked reading it)"))?
+        let db = quietly(|| Database::create(path))
+            .map_err(|why| open(&format!("the file is damaged (reading it: {why})")))?
             .map_err(|e| open(&e))?;
         let store = RedbStore {
             db,
@@ -128,9 +128,49 @@ impl RedbStore {
             f(&w).map_err(|e| self.io(e))?;
             w.commit().map_err(|e| self.io(e))
         };
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(write))
-            .map_err(|_| self.io("the file is damaged (the store panicked writing it)"))?
+        quietly(write).map_err(|why| self.io(format!("the file is damaged (writing it: {why})")))?
     }
+}
+
+/// Runs `f`, turning a panic inside it (redb asserts on some damaged files) into an error
+/// that says what it was — without the panic hook's report on stderr first: a damaged
+/// store is an error the operator reads once, clearly, not a "thread panicked" line that
+/// looks like a crash (issue #37, item 11). Other threads' panics are reported as ever.
+fn quietly<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    use std::cell::RefCell;
+    thread_local! {
+        /// `Some` while this thread runs `quietly`: the message of a panic inside it.
+        static CAUGHT: RefCell<Option<String>> = const { RefCell::new(None) };
+    }
+    static HOOK: std::sync::Once = std::sync::Once::new();
+    HOOK.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            let quiet = CAUGHT.with(|c| match c.borrow_mut().as_mut() {
+                Some(slot) => {
+                    let message = info
+                        .payload()
+                        .downcast_ref::<&str>()
+                        .map(|s| (*s).to_owned())
+                        .or_else(|| info.payload().downcast_ref::<String>().cloned())
+                        .unwrap_or_else(|| "a panic".to_owned());
+                    *slot = match info.location() {
+                        Some(at) => format!("{message}, at {}:{}", at.file(), at.line()),
+                        None => message,
+                    };
+                    true
+                }
+                None => false,
+            });
+            if !quiet {
+                previous(info);
+            }
+        }));
+    });
+    CAUGHT.with(|c| *c.borrow_mut() = Some(String::new()));
+    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+    let caught = CAUGHT.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    result.map_err(|_| caught)
 }
 
 /// A redb error, boxed (it is large).
@@ -141,12 +181,10 @@ fn boxed(e: impl Into<redb::Error>) -> Box<redb::Error> {
 impl Store for RedbStore {
     fn load(&self) -> Result<Loaded, StoreError> {
         // As in `open`: a damaged file is an error, never a panic of the server's.
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| self.read_all())).map_err(
-            |_| StoreError::Open {
-                path: self.path.clone(),
-                detail: "the file is damaged (the store panicked reading it)".to_owned(),
-            },
-        )?
+        quietly(|| self.read_all()).map_err(|why| StoreError::Open {
+            path: self.path.clone(),
+            detail: format!("the file is damaged (reading it: {why})"),
+        })?
     }
 
     fn put_principal(&self, principal: &str, record: &[u8]) -> Result<(), StoreError> {
