@@ -69,3 +69,181 @@ async fn issue36_07_a_denied_inbound_method_gets_32002_with_the_capability() {
     })
     .await;
 }
+
+/// An ended record of game `instance`, id `id`.
+fn ended_record(id: &str, instance: &str, reason: &str) -> serde_json::Value {
+    json!({"id": id, "toolset": "game", "instance": instance, "reason": reason,
+           "at": "2026-11-30T12:00:00Z"})
+}
+
+/// Item 9, the reading: ended records are "it ended while you were away" (§4.3), the "you"
+/// being this conversation. A fresh one is not told the end of a game it never knew open;
+/// the end of one it knew is told once, after a reconnect.
+#[actix::test]
+async fn issue36_09_a_fresh_conversation_is_not_told_an_end_it_never_knew() {
+    within(async {
+        let mut server = ScriptedServer::bind(Transport::Ws).await;
+        let host = start_host(server.connector(ClientOptions::default()), HOLD, |_| {});
+        let mut conn = server.accept().await;
+        let before = statement(
+            1,
+            json!([{"toolset": "lobby"}]),
+            json!([ended_record("e-9", "go-1", "White (bot) wins")]),
+            json!([vis("seek", None, true)]),
+        );
+        conn.connect(arcade_init(), arcade_tools(), 0, Some(before.clone()))
+            .await;
+        settled(&host, 1, 1, 6).await;
+        open_game(&host, &mut conn, "g2", 2).await;
+        let t = texts(&host.transcript().await.unwrap());
+        assert!(t.contains("Opened [arcade/lobby]"), "{t}");
+        assert!(
+            !t.contains("go-1"),
+            "a game this conversation never played: {t}"
+        );
+
+        // g2 ends while the host is away: that is news, told once.
+        drop(conn);
+        let mut conn = server.accept().await;
+        let after = statement(
+            1,
+            json!([{"toolset": "lobby"}]),
+            json!([
+                ended_record("e-9", "go-1", "White (bot) wins"),
+                ended_record("e-10", "g2", "Black resigned")
+            ]),
+            json!([vis("seek", None, true)]),
+        );
+        conn.connect(arcade_init(), arcade_tools(), 0, Some(after))
+            .await;
+        settled(&host, 2, 1, 6).await;
+        let t = texts(&host.transcript().await.unwrap());
+        assert_eq!(t.matches("Ended [arcade/game:g2]").count(), 1, "{t}");
+        assert!(!t.contains("go-1"), "{t}");
+        host.stop().await;
+    })
+    .await;
+}
+
+/// `mcpl-host console` with no `--state-dir`, its OS data directory pointed at `data`.
+fn console(url: &str, data: &std::path::Path) -> tokio::process::Child {
+    tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
+        .args(["console", "--server", &format!("arcade={url}")])
+        .env("XDG_DATA_HOME", data)
+        .env("HOME", data)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs")
+}
+
+/// The console's stdout lines until one contains `needle`; all of them, joined.
+async fn console_until(child: &mut tokio::process::Child, needle: &str) -> String {
+    use tokio::io::AsyncBufReadExt;
+    let out = child.stdout.as_mut().unwrap();
+    let mut lines = tokio::io::BufReader::new(out).lines();
+    let mut seen = String::new();
+    loop {
+        let line = lines
+            .next_line()
+            .await
+            .unwrap()
+            .expect("the console ended early");
+        seen.push_str(&line);
+        seen.push('\n');
+        if line.contains(needle) {
+            return seen;
+        }
+    }
+}
+
+/// What the console wrote on stderr, once it has ended.
+async fn stderr_of(mut child: tokio::process::Child) -> String {
+    use tokio::io::AsyncReadExt;
+    child.kill().await.unwrap();
+    let mut err = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut err)
+        .await
+        .unwrap();
+    err
+}
+
+/// Item 9: with no state directory given, `mcpl-host` keeps the told ids under the OS
+/// data directory, says where at start-up, and a new process does not tell again an end
+/// an earlier one told — here of an instance whose name came back (another connection
+/// opened a new g1), which without the record of the telling it would take for its own.
+#[actix::test]
+async fn issue36_09_ended_records_are_not_told_again_by_a_new_host_process() {
+    within(async {
+        let data = tempfile::tempdir().unwrap();
+        let mut server = ScriptedServer::bind(Transport::Ws).await;
+        let game_open = statement(
+            1,
+            json!([{"toolset": "lobby"}, {"toolset": "game", "instance": "g1"}]),
+            json!([]),
+            json!([vis("seek", None, true), vis("play", Some("g1"), true)]),
+        );
+        let mut first = console(server.url(), data.path());
+        let mut conn = server.accept().await;
+        conn.connect(arcade_init(), arcade_tools(), 0, Some(game_open))
+            .await;
+        console_until(&mut first, "Opened [arcade/game:g1]").await;
+        conn.hints(changes(
+            2,
+            json!([]),
+            json!([{"toolset": "game", "instance": "g1", "state": "closed",
+                    "reason": "White (bot) wins", "ended": "e-1"}]),
+        ))
+        .await;
+        console_until(&mut first, "Closed [arcade/game:g1]").await;
+        // The console is asked something after the close, so the told id has been saved
+        // by the time it answers.
+        use tokio::io::AsyncWriteExt;
+        let stdin = first.stdin.as_mut().unwrap();
+        stdin
+            .write_all(b"{\"id\":1,\"tools\":true}\n")
+            .await
+            .unwrap();
+        stdin.flush().await.unwrap();
+        console_until(&mut first, "\"id\":1").await;
+        let err = stderr_of(first).await;
+        let dir = data.path().join("mcpl-host");
+        assert!(err.contains(&format!("kept in {}", dir.display())), "{err}");
+        drop(conn);
+
+        let mut second = console(server.url(), data.path());
+        let mut conn = server.accept().await;
+        let reopened = statement(
+            1,
+            json!([{"toolset": "lobby"}, {"toolset": "game", "instance": "g1"}]),
+            json!([ended_record("e-1", "g1", "White (bot) wins")]),
+            json!([vis("seek", None, true), vis("play", Some("g1"), true)]),
+        );
+        conn.connect(arcade_init(), arcade_tools(), 0, Some(reopened))
+            .await;
+        let told = console_until(&mut second, "Opened [arcade/game:g1]").await;
+        assert!(
+            !told.contains("Ended [arcade/game:g1]"),
+            "told again: {told}"
+        );
+        let stdin = second.stdin.as_mut().unwrap();
+        stdin
+            .write_all(b"{\"id\":2,\"tools\":true}\n")
+            .await
+            .unwrap();
+        stdin.flush().await.unwrap();
+        let told = console_until(&mut second, "\"id\":2").await;
+        assert!(
+            !told.contains("Ended [arcade/game:g1]"),
+            "told again: {told}"
+        );
+        drop(second);
+    })
+    .await;
+}
