@@ -247,3 +247,88 @@ async fn issue36_09_ended_records_are_not_told_again_by_a_new_host_process() {
     })
     .await;
 }
+
+/// Item 6: an open entry that does not fit the manifest — a toolset nothing declares, an
+/// instanced toolset without an instance, an instance of a toolset without instances — is
+/// not believed, and costs only itself: the rest of its message applies.
+#[actix::test]
+async fn issue36_06_malformed_toolset_entries_are_not_believed() {
+    within(async {
+        let (_server, host, mut conn) = connected(Transport::Ws, HOLD).await;
+        conn.hints(changes(
+            2,
+            json!([vis("play", Some("g3"), true)]),
+            json!([
+                {"toolset": "ghost", "state": "open"},
+                {"toolset": "game", "state": "open"},
+                {"toolset": "lobby", "instance": "l2", "state": "open"},
+                {"toolset": "game", "instance": "g3", "state": "open"}
+            ]),
+        ))
+        .await;
+        let s = host
+            .wait_for(|s| s.server("arcade").is_some_and(|a| a.open.len() > 1))
+            .await
+            .unwrap();
+        assert_eq!(
+            s.server("arcade").unwrap().open,
+            [
+                ("game".to_owned(), Some("g3".to_owned())),
+                ("lobby".to_owned(), None)
+            ]
+        );
+        let t = texts(&host.transcript().await.unwrap());
+        assert!(t.contains("Opened [arcade/game:g3]"), "{t}");
+        for wrong in ["ghost", "Opened [arcade/game]", "l2"] {
+            assert!(!t.contains(wrong), "{wrong}: {t}");
+        }
+        let (err, look) = local_call(&host, "toolsets--look", json!({})).await;
+        assert!(
+            !err && !look.contains("ghost") && look.contains("g3"),
+            "{look}"
+        );
+        // The one instance open is the one `act` finds.
+        let call = spawn_call(
+            &host,
+            "toolsets--act",
+            json!({"tool": "play", "args": {"move": "D4"}}),
+        );
+        let req = conn.expect_next("tools/call").await;
+        assert_eq!(req["params"]["_meta"], json!({"mcpl/instance": "g3"}));
+        conn.reply(&req, json!({"content": [{"type": "text", "text": "ok"}]}))
+            .await;
+        call.await.unwrap();
+
+        // The same holds for a full statement's records.
+        conn.hints(changes(9, json!([]), json!([]))).await; // a gap: the host recovers
+        conn.serve_recovery(
+            statement(
+                10,
+                json!([{"toolset": "lobby"}, {"toolset": "ghost"}, {"toolset": "game"},
+                       {"toolset": "game", "instance": "g3"}]),
+                json!([]),
+                json!([vis("seek", None, true), vis("play", Some("g3"), true)]),
+            ),
+            &arcade_tools(),
+            10,
+        )
+        .await;
+        let h = hints_until(&host, |h| h.last_rev == 10 && !h.recovering).await;
+        assert_eq!(h.last_rev, 10);
+        let s = host.status();
+        assert_eq!(
+            s.server("arcade").unwrap().open,
+            [
+                ("game".to_owned(), Some("g3".to_owned())),
+                ("lobby".to_owned(), None)
+            ]
+        );
+        let t = texts(&host.transcript().await.unwrap());
+        assert!(
+            !t.contains("ghost") && !t.contains("Opened [arcade/game]"),
+            "{t}"
+        );
+        host.stop().await;
+    })
+    .await;
+}

@@ -251,6 +251,10 @@ pub struct HintState {
     /// lists as ended: names a host should not propose again while their end may still be
     /// told (bounded; the oldest forgotten first).
     retired: SeenIds,
+    /// The toolsets the manifest declares, each with its `instances` flag, once the host
+    /// said ([`HintState::set_declared`]): an open entry or record that does not fit them
+    /// is not believed (§4.1, §4.4). None: every entry is taken as it comes.
+    declared: Option<BTreeMap<String, bool>>,
     stats: HintStats,
 }
 
@@ -289,8 +293,41 @@ impl HintState {
             closed_locally: BTreeSet::new(),
             events: SeenIds::new(config.event_id_capacity),
             retired: SeenIds::new(RETIRED_NAMES),
+            declared: None,
             stats: HintStats::default(),
         }
+    }
+
+    /// The toolsets the server's manifest declares now, by name, with their `instances`
+    /// flag (§4.1). From then on an `open` entry or statement record is believed only when
+    /// it fits them **\[project\]** (§5.1 "one unreadable entry costs only itself"): the
+    /// toolset is declared (an undeclared group is the host's to open, §4.4, and a name
+    /// nothing declares is no toolset), and it names an instance exactly when the toolset
+    /// has instances. Such an entry is ignored and counted; the rest of its message
+    /// applies. Closed entries are always read: an end may name a toolset no longer
+    /// declared (§4.1: a removal ends its instances), and its record id counts told.
+    pub fn set_declared(&mut self, toolsets: impl IntoIterator<Item = (String, bool)>) {
+        self.declared = Some(toolsets.into_iter().collect());
+    }
+
+    /// Whether an open entry or record for `instance` of `toolset` fits the declarations.
+    pub(super) fn fits(&mut self, toolset: &str, instance: Option<&str>) -> bool {
+        let Some(declared) = &self.declared else {
+            return true;
+        };
+        let fits = declared
+            .get(toolset)
+            .is_some_and(|&instances| instances == instance.is_some());
+        if !fits {
+            self.stats.unfit += 1;
+            tracing::debug!(
+                toolset,
+                instance,
+                declared = declared.contains_key(toolset),
+                "an open entry that does not fit the manifest's toolsets is ignored"
+            );
+        }
+        fits
     }
 
     /// Reads one hint-carrying message (a result's `mcpl/hints`, a push's `hints`, or a

@@ -119,6 +119,7 @@ impl HintState {
     fn apply_toolset_entry(&mut self, ts: &ToolsetChange, cause: &Cause, out: &mut Vec<Output>) {
         let key: SetKey = (ts.toolset.clone(), ts.instance.clone());
         match ts.state {
+            ToolsetState::Open if !self.fits(&ts.toolset, ts.instance.as_deref()) => {}
             ToolsetState::Open => match self.open.get_mut(&key) {
                 None => {
                     let open = super::OpenToolset {

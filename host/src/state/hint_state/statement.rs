@@ -130,8 +130,12 @@ impl HintState {
                 defs.entry(k.clone()).or_insert_with(|| o.clone());
             }
         }
-        let new_open: BTreeMap<SetKey, OpenToolset> = open
+        let fitting: Vec<&OpenRecord> = open
             .iter()
+            .filter(|r| self.fits(&r.toolset, r.instance.as_deref()))
+            .collect();
+        let new_open: BTreeMap<SetKey, OpenToolset> = fitting
+            .into_iter()
             .map(|r| {
                 let o = OpenToolset {
                     toolset: r.toolset.clone(),
