@@ -332,3 +332,77 @@ async fn issue36_06_malformed_toolset_entries_are_not_believed() {
     })
     .await;
 }
+
+/// Item 8: a finished game stays readable. The server keeps its record and answers its
+/// read-only tools (`readOnlyHint`) with its last view (§4.3, this project's reading), so
+/// the host lets such a call through — named, or with none open and none named — instead
+/// of advising a re-open; a tool that would change it is refused saying what still
+/// answers, with no advice to open it again (which would start a new game under the
+/// finished one's name).
+#[actix::test]
+async fn issue36_08_a_finished_games_board_can_be_read() {
+    within(async {
+        let mut tools = arcade_tools();
+        let mut board = listed(
+            "board",
+            json!({"mcpl/toolset": "game"}),
+            json!({"type": "object"}),
+        );
+        board["annotations"] = json!({"readOnlyHint": true});
+        tools.as_array_mut().unwrap().push(board);
+        let mut server = ScriptedServer::bind(Transport::Ws).await;
+        let host = start_host(server.connector(ClientOptions::default()), HOLD, |_| {});
+        let mut conn = server.accept().await;
+        conn.connect(arcade_init(), tools, 0, Some(lobby_statement(1)))
+            .await;
+        settled(&host, 1, 1, 7).await;
+        open_game(&host, &mut conn, "g1", 2).await;
+        conn.hints(changes(
+            3,
+            json!([]),
+            json!([{"toolset": "game", "instance": "g1", "state": "closed",
+                    "reason": "White (bot) wins", "ended": "e-1"}]),
+        ))
+        .await;
+        hints_until(&host, |h| h.last_rev == 3).await;
+
+        for args in [
+            json!({"tool": "board", "instance": "g1"}),
+            json!({"tool": "board"}),
+        ] {
+            let call = spawn_call(&host, "toolsets--act", args);
+            let req = conn.expect_next("tools/call").await;
+            assert_eq!(req["params"]["name"], "board");
+            assert_eq!(req["params"]["_meta"], json!({"mcpl/instance": "g1"}));
+            conn.reply(
+                &req,
+                json!({"content": [{"type": "text", "text": "Final position of g1: White wins."}]}),
+            )
+            .await;
+            let r = call.await.unwrap();
+            assert!(!r.is_error, "{r:?}");
+            assert!(r.joined_text().contains("Final position of g1"), "{r:?}");
+        }
+
+        let (err, why) = local_call(
+            &host,
+            "toolsets--act",
+            json!({"tool": "play", "instance": "g1", "args": {"move": "D4"}}),
+        )
+        .await;
+        assert!(err, "{why}");
+        assert!(why.contains("[arcade/game:g1] has ended"), "{why}");
+        assert!(
+            why.contains("White (bot) wins") && why.contains("board"),
+            "{why}"
+        );
+        assert!(
+            !why.contains("toolsets--open"),
+            "no re-open is suggested: {why}"
+        );
+
+        nothing_else_was_sent(&host, &mut conn).await;
+        host.stop().await;
+    })
+    .await;
+}

@@ -255,8 +255,15 @@ pub struct HintState {
     /// said ([`HintState::set_declared`]): an open entry or record that does not fit them
     /// is not believed (§4.1, §4.4). None: every entry is taken as it comes.
     declared: Option<BTreeMap<String, bool>>,
+    /// Instances whose end came with its record's id (a closed entry naming `ended`, a
+    /// statement's record), newest last, at most [`ENDED_NAMES`]: the server keeps their
+    /// last view readable by their read-only tools while it keeps the record (§4.3).
+    ended: std::collections::VecDeque<SetKey>,
     stats: HintStats,
 }
+
+/// How many instances with an ended record a connection's state remembers.
+const ENDED_NAMES: usize = 256;
 
 /// How many ended instance names a connection's state remembers.
 const RETIRED_NAMES: usize = 4096;
@@ -294,6 +301,7 @@ impl HintState {
             events: SeenIds::new(config.event_id_capacity),
             retired: SeenIds::new(RETIRED_NAMES),
             declared: None,
+            ended: std::collections::VecDeque::new(),
             stats: HintStats::default(),
         }
     }
@@ -744,6 +752,43 @@ impl HintState {
     pub fn name_in_use(&self, toolset: &str, instance: &str) -> bool {
         self.is_open(toolset, Some(instance))
             || self.retired.contains(&retired_key(toolset, Some(instance)))
+    }
+
+    /// True when `instance` of `toolset` ended with a record this connection heard of (a
+    /// closed entry naming `ended`, or a statement's record), and is not open again: the
+    /// server answers its read-only tools with its last view while it keeps the record
+    /// (§4.3).
+    pub fn has_ended(&self, toolset: &str, instance: &str) -> bool {
+        !self.is_open(toolset, Some(instance))
+            && self
+                .ended
+                .iter()
+                .any(|(t, i)| t == toolset && i.as_deref() == Some(instance))
+    }
+
+    /// The instance of `toolset` whose end with a record was heard last, if it is not open
+    /// again.
+    pub fn last_ended(&self, toolset: &str) -> Option<&str> {
+        self.ended
+            .iter()
+            .rev()
+            .filter(|(t, _)| t == toolset)
+            .find_map(|(_, i)| i.as_deref())
+            .filter(|i| !self.is_open(toolset, Some(i)))
+    }
+
+    /// Notes that an instance ended with a record (see [`HintState::has_ended`]).
+    pub(super) fn note_ended(&mut self, toolset: &str, instance: Option<&str>) {
+        let Some(instance) = instance else {
+            return;
+        };
+        self.ended
+            .retain(|(t, i)| !(t == toolset && i.as_deref() == Some(instance)));
+        if self.ended.len() == ENDED_NAMES {
+            self.ended.pop_front();
+        }
+        self.ended
+            .push_back((toolset.to_owned(), Some(instance.to_owned())));
     }
 
     /// Notes that an instance ended (see [`HintState::name_in_use`]).

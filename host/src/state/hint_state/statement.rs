@@ -248,6 +248,7 @@ impl HintState {
     fn report_ended(&mut self, ended: &[EndedRecord], cause: &Cause, out: &mut Vec<Output>) {
         for r in ended {
             self.retire(&r.toolset, r.instance.as_deref());
+            self.note_ended(&r.toolset, r.instance.as_deref());
             let told = self
                 .closed_locally
                 .remove(&(r.toolset.clone(), r.instance.clone()));

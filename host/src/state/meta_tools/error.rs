@@ -33,6 +33,25 @@ fn not_connected(server: &str, cause: Option<&str>) -> String {
     }
 }
 
+fn ended_reason(reason: &Option<String>) -> String {
+    reason
+        .as_ref()
+        .map(|r| format!(" ({r:?})"))
+        .unwrap_or_default()
+}
+
+/// What a finished instance still answers.
+fn readable(marker: &Marker, read_only: &[String]) -> String {
+    match read_only.first() {
+        None => "Nothing more can be done in it.".to_owned(),
+        Some(first) => format!(
+            "Its last state stays readable through its read-only tools ({}) while the server keeps its record: toolsets--act {{\"tool\": {first:?}, \"instance\": {:?}}}.",
+            read_only.join(", "),
+            marker.instance.as_deref().unwrap_or_default()
+        ),
+    }
+}
+
 fn list_problems(p: &[Problem]) -> String {
     p.iter()
         .map(|p| {
@@ -169,6 +188,20 @@ pub enum MetaError {
     NotOpen {
         /// The toolset.
         marker: Marker,
+    },
+    /// The instance ended (the server keeps its record, §4.3), and the tool would change
+    /// it. Its read-only tools still answer with its last view; opening it again would
+    /// start a new one under the finished one's name, so that is not suggested.
+    #[error("{marker} has ended{}; {tool} cannot be used in it any more. {}", ended_reason(.reason), readable(.marker, .read_only))]
+    Ended {
+        /// The instance.
+        marker: Marker,
+        /// The tool called.
+        tool: String,
+        /// Why it ended, when the host was told.
+        reason: Option<String>,
+        /// The toolset's read-only tools, which still answer for it.
+        read_only: Vec<String>,
     },
     /// The tool's undeclared group is closed: the host gates it (§4.4, vector 10).
     #[error("{tool} belongs to {marker}, which is closed: open it with toolsets--open first")]
