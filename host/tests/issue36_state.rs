@@ -10,6 +10,59 @@ use support::server::*;
 
 const HOLD: Duration = Duration::from_millis(250);
 
+/// Item 5: a manifest re-read that no longer declares a toolset closes its instances
+/// (§4.1, vector 33) — also when the announcement's params are not what SPEC §17.3 shows
+/// (a server without §17.2's digest sends no `revision`) — and nothing said afterwards
+/// re-opens one: an act naming the instance is refused without reaching the server, and
+/// a later statement still reporting it open is not believed.
+#[actix::test]
+async fn issue36_05_a_manifest_reread_removing_a_toolset_closes_its_instances() {
+    within(async {
+        let (_server, host, mut conn) = connected(Transport::Ws, HOLD).await;
+        open_game(&host, &mut conn, "a", 2).await;
+        conn.send(json!({"jsonrpc": "2.0", "method": "mcpl/manifestChanged",
+                         "params": {"domains": ["toolsets"]}}))
+            .await;
+        let req = conn.expect_next("mcpl/manifest").await;
+        let mut manifest = arcade_manifest();
+        manifest["toolsets"].as_object_mut().unwrap().remove("game");
+        conn.reply(&req, manifest).await;
+        host.wait_for(|s| s.server("arcade").is_some_and(|a| a.open.len() == 1))
+            .await
+            .unwrap();
+        let t = texts(&host.transcript().await.unwrap());
+        assert!(t.contains("Closed [arcade/game:a]"), "{t}");
+        let (err, why) = local_call(
+            &host,
+            "toolsets--act",
+            json!({"tool": "play", "instance": "a", "args": {"move": "D4"}}),
+        )
+        .await;
+        assert!(err, "{why}");
+        nothing_else_was_sent(&host, &mut conn).await;
+
+        // A server that has not caught up still states `a` open: not believed.
+        conn.hints(changes(9, json!([]), json!([]))).await; // a gap: the host recovers
+        conn.serve_recovery(game_statement("a", 10), &arcade_tools(), 10)
+            .await;
+        hints_until(&host, |h| h.last_rev == 10 && !h.recovering).await;
+        assert_eq!(
+            host.status().server("arcade").unwrap().open,
+            [("lobby".to_owned(), None)]
+        );
+        let (err, why) = local_call(
+            &host,
+            "toolsets--act",
+            json!({"tool": "play", "instance": "a", "args": {"move": "D4"}}),
+        )
+        .await;
+        assert!(err, "{why}");
+        nothing_else_was_sent(&host, &mut conn).await;
+        host.stop().await;
+    })
+    .await;
+}
+
 /// A raw MCPL server over a real WebSocket, and a host linked to it.
 async fn raw_rig() -> (mcpl_host::host::HostHandle, mcpl_testkit::ws::Peer) {
     let listener = mcpl_testkit::ws::Listener::bind().await;

@@ -217,12 +217,19 @@ impl ServerLink {
                     self.emit(LinkEvent::ManifestChanged { epoch, params });
                     self.refresh_manifest(ctx);
                 }
+                // SPEC §17.3: the announcement carries nothing the host needs — the host
+                // re-derives everything from the manifest it fetches — so params it cannot
+                // read (no `revision`: a server without §17.2's digest) still cue the
+                // re-read **[project]**; §17.8's limiter bounds what that costs. Ignored,
+                // a removed toolset's instances would stay open here (§4.1, vector 33).
                 Err(error) => {
-                    mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, %error, "malformed mcpl/manifestChanged");
+                    mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, %error,
+                        "mcpl/manifestChanged with params this host cannot read; re-reading the manifest all the same");
                     self.emit(LinkEvent::Notification {
                         epoch,
                         notification,
                     });
+                    self.refresh_manifest(ctx);
                 }
             },
             ToolHints::NAME => match notification.params_as::<HintChanges>() {
