@@ -42,7 +42,7 @@ mod resolve;
 mod tests;
 
 pub use defs::{ACT, CLOSE, LOOK, OPEN, definitions, is_meta_tool};
-pub use error::MetaError;
+pub use error::{EndedCall, MetaError};
 
 use super::args_check::CheckLimits;
 use super::catalog::Catalog;

@@ -1,6 +1,7 @@
 //! `toolsets--act` and the direct call of a static `server--tool`: one dispatch path
 //! ([`dispatch`]), `act` adding only `_meta["mcpl/instance"]` (§6 "RFC §8.2").
 
+use super::error::EndedCall;
 use super::resolve::{self, Kind};
 use super::{After, MetaConfig, MetaError, Outgoing, Plan, SendPlan, World, args};
 use crate::state::args_check::{self, ArgCheck, Problem};
@@ -49,12 +50,12 @@ pub(super) fn act(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Result
                             .filter(|e| e.marker == marker)
                             .last()
                             .and_then(|e| e.reason.clone());
-                        return Err(MetaError::Ended {
+                        return Err(MetaError::Ended(Box::new(EndedCall {
                             marker,
                             tool,
                             reason,
                             read_only: read_only_tools(view, &ts),
-                        });
+                        })));
                     }
                     // §4.3 [project]: the server answers it with the instance's last view.
                     finished = true;

@@ -334,7 +334,7 @@ fn vector_13_an_ended_record_is_told_once_across_reconnects_and_a_restart() {
     // the end of the g5 it knew.
     let mut h = Host::new(40, store.load(DEFAULT_TOLD_CAPACITY).unwrap());
     h.add_server("arcade", true, ToolPolicy::allow_all());
-    reconnect(&mut h, Some("g5"), &[e1.clone()]);
+    reconnect(&mut h, Some("g5"), std::slice::from_ref(&e1));
     let mut h2 = Host::new(40, store.load(DEFAULT_TOLD_CAPACITY).unwrap());
     h2.add_server("arcade", true, ToolPolicy::allow_all());
     let with_g0 = reconnect(&mut h2, Some("g0"), std::slice::from_ref(&e1));
