@@ -459,3 +459,90 @@ async fn issue36_08_a_finished_games_board_can_be_read() {
     })
     .await;
 }
+
+/// The arcade, in this process on its own thread, serving WebSocket on a free port to
+/// anyone (each connection its own principal); its URL.
+fn arcade() -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        actix::System::new().block_on(async move {
+            use mcpl_games::arcade::{Arcade, ArcadeConfig, listen};
+            let arcade = Arcade::new(ArcadeConfig::default()).expect("the arcade builds");
+            let opts = std::sync::Arc::new(mcpl_transport::ServerOptions {
+                allow_anonymous: true,
+                ws_ping_interval: None,
+                ..Default::default()
+            });
+            let l = listen::ws(&arcade, "127.0.0.1:0".parse().unwrap(), opts)
+                .await
+                .expect("a port");
+            tx.send(format!("ws://{}/mcp", l.local_addr())).unwrap();
+            std::future::pending::<()>().await;
+        });
+    });
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("the arcade listens")
+}
+
+/// Item 8 against the real arcade: a resigned tic-tac-toe game's board is read through
+/// the host after the end, named or not, and a move in it is refused without advising a
+/// re-open.
+#[actix::test]
+async fn issue36_08_the_arcades_finished_board_is_read_through_the_host() {
+    within(async {
+        let url = arcade();
+        let host = mcpl_host::host::Host::start(mcpl_host::host::HostConfig::new(vec![
+            mcpl_host::host::ServerConfig::url_with("arcade", url, ClientOptions::default()),
+        ]))
+        .unwrap();
+        host.wait_for(|s| {
+            s.server("arcade")
+                .is_some_and(|a| a.ready && a.hints.as_ref().is_some_and(|h| !h.connecting))
+        })
+        .await
+        .unwrap();
+        let ok = |r: mcpl_protocol::CallToolResult| {
+            assert!(!r.is_error, "{r:?}");
+            r.joined_text()
+        };
+        ok(host
+            .call(
+                "toolsets--open",
+                json!({"toolset": "tictactoe", "instance": "t1"}),
+            )
+            .await
+            .unwrap());
+        ok(host
+            .call(
+                "toolsets--act",
+                json!({"tool": "tictactoe_resign", "instance": "t1"}),
+            )
+            .await
+            .unwrap());
+        host.wait_for(|s| s.server("arcade").is_some_and(|a| a.open.len() == 1))
+            .await
+            .unwrap();
+        for args in [
+            json!({"tool": "tictactoe_board", "instance": "t1"}),
+            json!({"tool": "tictactoe_board"}),
+        ] {
+            let text = ok(host.call("toolsets--act", args).await.unwrap());
+            assert!(text.contains("resign"), "{text}");
+        }
+        let r = host
+            .call(
+                "toolsets--act",
+                json!({"tool": "tictactoe_play", "instance": "t1", "args": {"move": "a1"}}),
+            )
+            .await
+            .unwrap();
+        assert!(r.is_error, "{r:?}");
+        assert!(
+            !r.joined_text().contains("toolsets--open"),
+            "{}",
+            r.joined_text()
+        );
+        host.stop().await;
+    })
+    .await;
+}
