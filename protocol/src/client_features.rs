@@ -95,7 +95,8 @@ impl SamplingMessage {
 pub struct CreateMessageParams {
     /// The conversation so far.
     pub messages: Vec<SamplingMessage>,
-    /// The most tokens the client should sample.
+    /// The most tokens the client should sample (`1024.0` is `1024`, RFC 8259).
+    #[serde(deserialize_with = "crate::meta::deserialize_count")]
     pub max_tokens: u64,
     /// A system prompt the client may use.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -283,6 +284,16 @@ mod tests {
         assert!(caps(json!({"elicitation": {"form": {}, "url": {}}})).supports_elicitation());
         assert!(!caps(json!({"elicitation": {"url": {}}})).supports_elicitation());
         assert!(!caps(json!({"elicitation": null})).supports_elicitation());
+    }
+
+    #[test]
+    fn max_tokens_written_as_a_double_is_the_same_count() {
+        let read = |n: Value| {
+            serde_json::from_value::<CreateMessageParams>(json!({"messages": [], "maxTokens": n}))
+        };
+        assert_eq!(read(json!(1024.0)).unwrap().max_tokens, 1024);
+        assert!(read(json!(10.5)).is_err());
+        assert!(read(json!(-1)).is_err());
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! message carrying a `HintChanges` takes the connection's next `rev` (§5.2).
 
 use crate::mcp::ToolAnnotations;
-use crate::meta::{Meta, is_none_or_empty};
+use crate::meta::{Meta, is_none_or_empty, read_count};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -48,8 +48,9 @@ pub enum HintsError {
     /// Not a JSON object.
     #[error("hint changes must be an object")]
     NotAnObject,
-    /// `rev` is absent or not a non-negative integer: nothing orders the message.
-    #[error("hint changes need a rev, a non-negative integer")]
+    /// `rev` is absent or not a non-negative integer (`3.0` is one, `3.5` and `-1` are
+    /// not): nothing orders the message.
+    #[error("hint changes need a rev, a non-negative integer (such as 3 or 3.0)")]
     NoRev,
 }
 
@@ -67,9 +68,10 @@ impl HintChanges {
     /// each entry or member ignored.
     pub fn read(v: &Value) -> Result<(HintChanges, Vec<String>), HintsError> {
         let obj = v.as_object().ok_or(HintsError::NotAnObject)?;
+        // RFC 8259: a rev written `3.0` is the rev 3; `3.5` or `-1` is none.
         let rev = obj
             .get("rev")
-            .and_then(Value::as_u64)
+            .and_then(read_count)
             .ok_or(HintsError::NoRev)?;
         let mut ignored = Vec::new();
         let tools = entries(obj.get("tools"), "tools", &mut ignored, ToolHint::read);
@@ -409,5 +411,18 @@ mod tests {
             Err(HintsError::NoRev)
         );
         assert!(serde_json::from_value::<HintChanges>(json!({"tools": []})).is_err());
+    }
+
+    #[test]
+    fn a_rev_written_as_a_double_is_the_same_rev() {
+        let (h, _) = HintChanges::read(&json!({"rev": 3.0, "tools": []})).unwrap();
+        assert_eq!(h.rev, 3);
+        for bad in [json!(3.5), json!(-1.0), json!("3")] {
+            assert_eq!(
+                HintChanges::read(&json!({"rev": bad})),
+                Err(HintsError::NoRev),
+                "{bad}"
+            );
+        }
     }
 }

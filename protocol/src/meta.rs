@@ -32,6 +32,31 @@ pub const HINTS: &str = "mcpl/hints";
 /// The key naming the instance a call is for.
 pub const INSTANCE: &str = "mcpl/instance";
 
+/// The largest integer a JSON number written with a fraction or exponent (`1.0`, `1e3`)
+/// is read as: 2^53, past which a double no longer holds every integer exactly.
+const EXACT_DOUBLE: f64 = 9_007_199_254_740_992.0;
+
+/// A counter a peer sent (a rev, `mcpl/rev`): a JSON number that is an exact non-negative
+/// integer, however it is written. RFC 8259 §6: `1.0`, `1e0` and `1` are one number, and a
+/// peer that keeps numbers as doubles writes the first. `1.5`, `-1`, `1e300` (not exactly
+/// an integer a double holds) and anything but a number are `None`.
+pub fn read_count(v: &Value) -> Option<u64> {
+    if let Some(n) = v.as_u64() {
+        return Some(n);
+    }
+    let f = v.as_f64().filter(|_| v.is_f64())?;
+    (f >= 0.0 && f.fract() == 0.0 && f <= EXACT_DOUBLE).then_some(f as u64)
+}
+
+/// [`read_count`] as a serde field decoder (`#[serde(deserialize_with = "…")]`), for the
+/// counters of typed params a peer sends.
+pub fn deserialize_count<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u64, D::Error> {
+    let v = Value::deserialize(d)?;
+    read_count(&v).ok_or_else(|| {
+        serde::de::Error::custom(format!("expected a non-negative integer, got {v}"))
+    })
+}
+
 /// An MCP `_meta` object with RFC-014's keys typed.
 ///
 /// Read liberally: a key whose value does not decode (a `mcpl/visible` of `"yes"`, a
@@ -143,7 +168,17 @@ impl Meta {
             PRESENCE => typed(&mut self.presence, other, key, value),
             VISIBLE => typed(&mut self.visible, other, key, value),
             TOOLSET => typed(&mut self.toolset, other, key, value),
-            REV => typed(&mut self.rev, other, key, value),
+            // Not `typed`: a rev written `1.0` is the rev 1 (RFC 8259).
+            REV => match read_count(&value) {
+                Some(rev) => {
+                    self.rev = Some(rev);
+                    other.remove(&key);
+                }
+                None => {
+                    self.rev = None;
+                    other.insert(key, value);
+                }
+            },
             HINTS => typed(&mut self.hints, other, key, value),
             INSTANCE => typed(&mut self.instance, other, key, value),
             _ => {
@@ -236,6 +271,32 @@ mod tests {
         let m: Meta = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(m.visible, Some(false));
         assert_eq!(serde_json::to_value(&m).unwrap(), v);
+    }
+
+    #[test]
+    fn a_count_is_an_exact_non_negative_integer_however_written() {
+        for (text, want) in [
+            ("1", Some(1)),
+            ("1.0", Some(1)),
+            ("1e0", Some(1)),
+            ("0.0", Some(0)),
+            ("-0.0", Some(0)),
+            ("9007199254740992.0", Some(9_007_199_254_740_992)),
+            ("18446744073709551615", Some(u64::MAX)),
+            ("1.5", None),
+            ("-1", None),
+            ("-1.0", None),
+            ("1e300", None),
+            ("\"1\"", None),
+            ("true", None),
+        ] {
+            let v: Value = serde_json::from_str(text).unwrap();
+            assert_eq!(read_count(&v), want, "{text}");
+        }
+        let m: Meta = serde_json::from_str(r#"{"mcpl/rev": 4.0}"#).unwrap();
+        assert_eq!((m.rev, m.unreadable(REV)), (Some(4), false));
+        let m: Meta = serde_json::from_str(r#"{"mcpl/rev": 4.5}"#).unwrap();
+        assert_eq!((m.rev, m.unreadable(REV)), (None, true));
     }
 
     #[test]

@@ -67,6 +67,12 @@ impl Current {
 /// Where the server's session, event and instance ids come from.
 pub(crate) struct Counters {
     session: AtomicU64,
+    /// Push event ids are `ev-EPOCH-N`: N counts from 1 in every process, so the epoch,
+    /// drawn at random when the server is built, keeps them unique across restarts (SPEC
+    /// §9.2: an `eventId` is unique; a host remembering `ev-1` from before a restart would
+    /// take the next process's `ev-1` for a retry, issue #36 item 2). Random rather than a
+    /// clock: two processes started in the same instant, or a clock set back, still differ.
+    event_epoch: u64,
     event: AtomicU64,
     instance: AtomicU64,
 }
@@ -75,6 +81,7 @@ impl Default for Counters {
     fn default() -> Self {
         Counters {
             session: AtomicU64::new(1),
+            event_epoch: rand::random(),
             event: AtomicU64::new(1),
             instance: AtomicU64::new(1),
         }
@@ -174,9 +181,11 @@ impl Shared {
         crate::ids::SessionId(self.counters.session.fetch_add(1, Ordering::Relaxed))
     }
 
-    /// A fresh event id, unique within this server.
+    /// A fresh event id, unique within this server and across its restarts (see
+    /// [`Counters`]).
     pub(crate) fn next_event_id(&self) -> String {
-        format!("ev-{}", self.counters.event.fetch_add(1, Ordering::Relaxed))
+        let n = self.counters.event.fetch_add(1, Ordering::Relaxed);
+        format!("ev-{:016x}-{n}", self.counters.event_epoch)
     }
 
     /// A fresh instance id, unique within this server.

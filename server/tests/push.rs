@@ -165,6 +165,32 @@ async fn defaults_are_filled_in() {
     );
 }
 
+/// Issue #36 item 2: event ids are unique across processes (SPEC §9.2). A server built
+/// again — what a restart does — numbered its pushes `ev-1`, `ev-2`, … once more, and a host
+/// that remembered the first process's `ev-1` took the second's for a retry and showed
+/// nothing. Each build here stands for a process: same code, same sequence of pushes.
+#[actix::test]
+async fn issue36_02_a_restarted_server_s_event_ids_differ_from_the_last_process_s() {
+    let mut ids = Vec::new();
+    for _process in 0..2 {
+        let (mut client, session) = connect(&server());
+        client.handshake_mcpl(false, &["tools", "pushEvents"]).await;
+        for _ in 0..2 {
+            let push = spawn_push(&session, PushEvent::text("bob challenges you"));
+            let request = client.recv().await;
+            ids.push(request["params"]["eventId"].as_str().unwrap().to_owned());
+            client
+                .send(json!({"jsonrpc": "2.0", "id": request["id"], "result": {"accepted": true}}))
+                .await;
+            within(push).await.unwrap().unwrap();
+        }
+    }
+    let mut unique = ids.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), ids.len(), "an id repeats: {ids:?}");
+}
+
 #[actix::test]
 async fn answers_are_matched_by_id_in_any_order() {
     let (mut client, session) = connect(&server());

@@ -51,9 +51,44 @@ pub fn update(
     Ok((derived.receipt(), enabled))
 }
 
+/// A session's push event ids: `surface-EPOCH-N`, N counting from 0 in every session and
+/// the epoch drawn at random when the session starts, so ids are unique across sessions
+/// and restarts (SPEC §9.2; a client remembering `surface-0` from an earlier session would
+/// otherwise take every push of the next one for a retry, issue #36 item 2).
+#[derive(Debug, Clone)]
+pub struct EventIds {
+    epoch: u64,
+    next: u64,
+}
+
+impl EventIds {
+    /// Ids for a new session.
+    pub fn new() -> Self {
+        EventIds::with_epoch(rand::random())
+    }
+
+    /// Ids under a chosen epoch (tests).
+    pub fn with_epoch(epoch: u64) -> Self {
+        EventIds { epoch, next: 0 }
+    }
+
+    /// The next id.
+    pub fn next_id(&mut self) -> String {
+        let n = self.next;
+        self.next += 1;
+        format!("surface-{:016x}-{n}", self.epoch)
+    }
+}
+
+impl Default for EventIds {
+    fn default() -> Self {
+        EventIds::new()
+    }
+}
+
 /// The `push/event` params for a message shown outside results, or `None` for one that is
-/// not. `n` makes the event id unique in the session.
-pub fn push(shown: &Shown, n: u64) -> Option<PushEventParams> {
+/// not; its id is the session's next ([`EventIds`]).
+pub fn push(shown: &Shown, ids: &mut EventIds) -> Option<PushEventParams> {
     if !matches!(
         shown.kind,
         ShownKind::Push | ShownKind::Notice | ShownKind::Reminder
@@ -62,7 +97,7 @@ pub fn push(shown: &Shown, n: u64) -> Option<PushEventParams> {
     }
     Some(PushEventParams {
         feature_set: FEATURE_SET.to_owned(),
-        event_id: format!("surface-{n}"),
+        event_id: ids.next_id(),
         timestamp: rfc3339_millis(SystemTime::now()),
         origin: shown
             .server
@@ -124,6 +159,14 @@ mod tests {
     }
 
     #[test]
+    fn issue36_02_two_sessions_push_under_different_event_ids() {
+        // Each session counts from 0; before, both sent `surface-0`, and a client that
+        // remembered the first session's took the second's first push for a retry.
+        let (mut first, mut second) = (EventIds::new(), EventIds::new());
+        assert_ne!(first.next_id(), second.next_id());
+    }
+
+    #[test]
     fn a_push_carries_the_words_and_the_server() {
         let shown = Shown {
             seq: 3,
@@ -131,8 +174,10 @@ mod tests {
             server: Some("arcade".into()),
             text: "bob challenges you".into(),
         };
-        let p = push(&shown, 7).unwrap();
-        assert_eq!(p.event_id, "surface-7");
+        let mut ids = EventIds::with_epoch(0xab);
+        let p = push(&shown, &mut ids).unwrap();
+        assert_eq!(p.event_id, "surface-00000000000000ab-0");
+        assert_eq!(ids.next_id(), "surface-00000000000000ab-1");
         assert_eq!(p.origin, Some(json!({"server": "arcade"})));
         assert_eq!(p.payload.content[0].as_text(), Some("bob challenges you"));
         assert!(
@@ -144,6 +189,6 @@ mod tests {
             kind: ShownKind::ToolResult,
             ..shown
         };
-        assert!(push(&result, 8).is_none());
+        assert!(push(&result, &mut EventIds::with_epoch(0)).is_none());
     }
 }

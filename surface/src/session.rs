@@ -99,6 +99,7 @@ pub async fn run(conn: Connection, host: HostHandle, options: SessionOptions) {
         manifest: None,
         pushes: false,
         pushed: 0,
+        event_ids: crate::mcpl::EventIds::new(),
         in_flight: HashSet::new(),
         cancelled: HashSet::new(),
         out: outbound,
@@ -163,8 +164,10 @@ struct Session {
     manifest: Option<mcpl_protocol::mcpl::McplManifest>,
     /// The client granted `pushEvents` to [`crate::mcpl::FEATURE_SET`].
     pushes: bool,
-    /// Pushes sent (their ids).
+    /// Pushes sent (their JSON-RPC request ids).
     pushed: u64,
+    /// The ids of this session's pushes (unique across sessions, SPEC §9.2).
+    event_ids: crate::mcpl::EventIds,
     in_flight: HashSet<Id>,
     cancelled: HashSet<Id>,
     out: mcpl_transport::Outbound,
@@ -183,7 +186,7 @@ impl Session {
     /// A message shown outside results: kept for the next result, and logged to the client.
     fn shown(&mut self, shown: &mcpl_host::host::Shown) {
         if self.pushes {
-            if let Some(params) = crate::mcpl::push(shown, self.pushed) {
+            if let Some(params) = crate::mcpl::push(shown, &mut self.event_ids) {
                 self.pushed += 1;
                 let id = Id::String(format!("surface-push-{}", self.pushed));
                 let r = Request::new::<mcpl_protocol::method::PushEvent>(id, &params);

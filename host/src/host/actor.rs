@@ -8,6 +8,7 @@ use super::inbound::{FromLink, Linked};
 use super::shown::Shown;
 use super::told_store::ToldStore;
 use crate::link::{DEFAULT_READ_AHEAD, EventCallback, EventSink, ReadGate, ServerLink, Tap};
+use crate::state::conversation::check_server_name;
 use crate::state::{
     Conversation, CoreConfig, HintConfig, HostCore, HostStatus, MetaTools, Presenter, ServerSlot,
     ToldIds,
@@ -61,6 +62,10 @@ impl Host {
         for s in &config.servers {
             let name = s.name().to_owned();
             check_name(&name).map_err(|error| HostError::BadServerName {
+                name: name.clone(),
+                error,
+            })?;
+            check_server_name(&name).map_err(|error| HostError::CollidingServerName {
                 name: name.clone(),
                 error,
             })?;

@@ -1,6 +1,7 @@
 //! Why the host could not be made or reached. A tool call never fails with one of these:
 //! whatever goes wrong with a call becomes a tool error the agent reads (§6).
 
+use crate::state::conversation::ServerNameError;
 use mcpl_protocol::names::NameError;
 
 /// The host's errors, by who is at fault.
@@ -16,6 +17,15 @@ pub enum HostError {
         name: String,
         /// What is wrong with it.
         error: NameError,
+    },
+    /// A server's name would make the model's tool names collide (§6, RFC §8.1): the
+    /// meta-tools' `toolsets`, or one holding `--` or ending with `-`.
+    #[error("{name:?} cannot name a server: {error}")]
+    CollidingServerName {
+        /// The name.
+        name: String,
+        /// Why.
+        error: ServerNameError,
     },
     /// Two servers have one name.
     #[error("two servers are named {name:?}")]

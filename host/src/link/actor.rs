@@ -11,7 +11,7 @@ use super::refresh::Refresh;
 use super::status::{LinkStatus, SessionInfo};
 use super::tap::TapEvent;
 use super::write::write_in_order;
-use crate::state::seen_ids::SeenIds;
+use crate::state::seen_ids::SeenEvents;
 use actix::prelude::*;
 use mcpl_protocol::method::{ListTools, Method};
 use mcpl_transport::Connection;
@@ -30,9 +30,10 @@ pub struct ServerLink {
     epoch: u64,
     failed_attempts: u32,
     last_disconnect: Option<DisconnectReason>,
-    /// Push event ids admitted, across connections (SPEC §9.4: a re-send keeps its id and
-    /// is not shown twice); bounded, the oldest forgotten first.
-    pub(super) seen_events: SeenIds,
+    /// Push event ids admitted, across connections, with what each push said (SPEC §9.4: a
+    /// re-send keeps its id and is not shown twice; §9.2: another event under an id seen
+    /// before is shown); bounded in count and bytes, the oldest forgotten first.
+    pub(super) seen_events: SeenEvents,
     /// Warnings about what the server sends wrongly, at most a few per interval.
     pub(super) peer_warnings: LogLimiter,
     /// This actor's address, once started.
@@ -53,7 +54,7 @@ impl ServerLink {
             epoch: 0,
             failed_attempts: 0,
             last_disconnect: None,
-            seen_events: SeenIds::new(SEEN_EVENTS),
+            seen_events: SeenEvents::new(SEEN_EVENTS),
             peer_warnings: LogLimiter::per_peer(),
             address: None,
         }

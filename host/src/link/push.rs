@@ -5,6 +5,7 @@
 use super::actor::ServerLink;
 use super::events::LinkEvent;
 use super::lifecycle::LinkPhase;
+use crate::state::seen_ids::Seen;
 use mcpl_protocol::grant::Refusal;
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, PushEventParams, PushEventResult};
 use mcpl_protocol::{ErrorObject, Message, Request, Response};
@@ -20,17 +21,29 @@ impl ServerLink {
     /// 3. params that do not decode: -32602;
     /// 4. a feature set not declared: -32003; declared but disabled: -32001; one whose
     ///    `uses` lacks `pushEvents`: -32002, a declaration mismatch (§6.4 rule 2);
-    /// 5. an `eventId` already admitted (SPEC §9.4): answered accepted, not shown again;
-    /// 6. otherwise the push policy decides, and subscribers are told.
+    /// 5. an `eventId` already admitted with the same content (SPEC §9.4, a retry):
+    ///    answered accepted, not shown again;
+    /// 6. otherwise the push policy decides, and subscribers are told. An `eventId` admitted
+    ///    before with other content is another event under a reused id (SPEC §9.2 says ids
+    ///    are unique, but a server restarted may number from 1 again): it is decided and
+    ///    shown like a new one, and the reuse logged (**\[project\]**: a retry shown twice
+    ///    costs less than an event lost unseen).
     ///
     /// Its hints were tapped already, whatever the answer (§5.2): subscribers are told of a
     /// push that is not shown (5, and every refusal before 6) as
     /// [`LinkEvent::PushNotShown`], so the changes its hints made are told without it.
     pub(super) fn on_push(&mut self, request: Request, epoch: u64) {
         let id = request.id.clone();
-        match self.admit_push(&request) {
-            Ok(params) if !self.seen_events.insert(&params.event_id) => {
-                debug!(link = %self.config.name, event = %params.event_id, "a push seen before; not shown again");
+        let admitted = self.admit_push(&request).map(|params| {
+            let seen = self
+                .seen_events
+                .admit(&params.event_id, content_digest(&params));
+            (params, seen)
+        });
+        match admitted {
+            Ok((params, Seen::Retry)) => {
+                debug!(link = %self.config.name, event = %crate::state::seen_ids::event_key(&params.event_id),
+                    "a push seen before; not shown again");
                 let result = PushEventResult {
                     accepted: true,
                     ..Default::default()
@@ -41,7 +54,12 @@ impl ServerLink {
                     event_id: params.event_id,
                 });
             }
-            Ok(mut params) => {
+            Ok((mut params, seen)) => {
+                if seen == Seen::Reused {
+                    mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name,
+                        event = %crate::state::seen_ids::event_key(&params.event_id),
+                        "a push reuses the eventId of another event; shown as a new one");
+                }
                 // SPEC §16.1: a bare tag is not a tag; tags are a set.
                 let tags = mcpl_protocol::mcpl::valid_tags(&params.tags);
                 if tags.len() != params.tags.len() {
@@ -98,4 +116,27 @@ impl ServerLink {
             .map_err(|r| r.to_error())?;
         Ok(params)
     }
+}
+
+/// A digest of what a push says, to tell a retry from another event under the same id:
+/// everything but its id and what rides along with it (`hints`, `coalesce`, `_meta`). A
+/// retry is the same event, so its `timestamp` ("when the event occurred") is the same too.
+fn content_digest(p: &PushEventParams) -> u64 {
+    use std::hash::{Hash, Hasher};
+    // SipHash with fixed keys: the same content gives the same digest in this process, and
+    // a server that made two of its own events collide could only hide its own event.
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    let said = (
+        &p.feature_set,
+        &p.timestamp,
+        &p.origin,
+        &p.tags,
+        &p.payload,
+        &p.toolset,
+        &p.instance,
+    );
+    serde_json::to_string(&said)
+        .unwrap_or_default()
+        .hash(&mut h);
+    h.finish()
 }

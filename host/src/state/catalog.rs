@@ -27,7 +27,7 @@
 //!
 //! Namespacing (`server--tool`), tool policy and the meta-tools are the Host's.
 
-use super::keys::FastMap;
+use super::keys::{FastMap, FastSet};
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::toolsets::{Surface, ToolsetDecl};
 use mcpl_protocol::{Presence, Tool};
@@ -55,6 +55,34 @@ pub fn without_task_tools(tools: &Arc<[Tool]>) -> (Arc<[Tool]>, Vec<String>) {
     (
         kept.into_iter().cloned().collect(),
         left_out.into_iter().map(|t| t.name.clone()).collect(),
+    )
+}
+
+/// `tools` with each name once: a name listed again is left out after its first entry, and
+/// the names repeated are returned, each once, in listed order; the same shared list,
+/// nothing copied, when no name repeats. The model's list holds `server--tool` for each
+/// static tool and model APIs refuse a list with a name twice, so a repeat would cost every
+/// request to the model; the first entry is the one [`Catalog::tool`] has always meant (§6,
+/// RFC §8.1 **\[project\]**).
+pub fn without_repeats(tools: &Arc<[Tool]>) -> (Arc<[Tool]>, Vec<String>) {
+    let mut seen: FastSet<&str> =
+        FastSet::with_capacity_and_hasher(tools.len(), Default::default());
+    let mut told: FastSet<&str> = FastSet::default();
+    let mut repeated: Vec<String> = Vec::new();
+    let mut keep = Vec::with_capacity(tools.len());
+    for (i, t) in tools.iter().enumerate() {
+        if seen.insert(t.name.as_str()) {
+            keep.push(i);
+        } else if told.insert(t.name.as_str()) {
+            repeated.push(t.name.clone());
+        }
+    }
+    if repeated.is_empty() {
+        return (tools.clone(), repeated);
+    }
+    (
+        keep.into_iter().map(|i| tools[i].clone()).collect(),
+        repeated,
     )
 }
 

@@ -41,6 +41,39 @@ pub fn namespaced(server: &str, tool: &str) -> String {
     format!("{server}{NAMESPACE_SEPARATOR}{tool}")
 }
 
+/// The namespace of the host's own meta-tools (`toolsets--open`, …): no server may take it.
+pub const META_NAMESPACE: &str = "toolsets";
+
+/// Why a server name cannot namespace its tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerNameError {
+    /// `toolsets`: its tools would take the meta-tools' names (`toolsets--open`).
+    #[error("it is the namespace of the host's own tools (toolsets--open, …)")]
+    Reserved,
+    /// It holds `--` or ends with `-`: `server--tool` would not say where the server's
+    /// name ends (servers `a` with tool `b--c` and `a--b` with tool `c` both give
+    /// `a--b--c`).
+    #[error("it holds \"--\" or ends with \"-\", so server--tool would not say where it ends")]
+    Ambiguous,
+}
+
+/// Checks that `server--tool` names made with `server` are unambiguous (§6, RFC §8.1): a
+/// name without `--` that does not end with `-` ends exactly where the first `--` of
+/// `server--tool` starts, so two servers' names never collide, whatever their tools are
+/// called (a tool's own `--` comes after). `toolsets` is the meta-tools' (**\[project\]**:
+/// refused when the host starts, rather than renamed, so the user's name for a server is
+/// the one the model sees).
+pub fn check_server_name(server: &str) -> Result<(), ServerNameError> {
+    if server == META_NAMESPACE {
+        return Err(ServerNameError::Reserved);
+    }
+    if server.contains(NAMESPACE_SEPARATOR) || server.ends_with('-') {
+        return Err(ServerNameError::Ambiguous);
+    }
+    Ok(())
+}
+
 /// Splits `server--tool` against the known server names (the longest that fits wins, so a
 /// server name may itself contain `--`).
 pub fn split_namespaced<'n, 's>(
@@ -230,13 +263,20 @@ impl ToolList {
         }
         let mut sorted: Vec<&ServerView<'_>> = servers.iter().collect();
         sorted.sort_by_key(|s| s.name);
+        // Each name once, whatever reaches here: model APIs refuse a list with a name twice
+        // (§6, RFC §8.1). Server names are checked when the host starts
+        // ([`check_server_name`]) and a server's repeated tool names are left out when its
+        // list is read, so nothing is dropped here in practice.
+        let mut names: std::collections::HashSet<String> =
+            tools.iter().map(|t| t.name.clone()).collect();
         for s in sorted {
             for t in s.catalog.model_tools() {
-                if !s.policy.allows(&t.name) {
+                let name = namespaced(s.name, &t.name);
+                if !s.policy.allows(&t.name) || !names.insert(name.clone()) {
                     continue;
                 }
                 tools.push(Tool {
-                    name: namespaced(s.name, &t.name),
+                    name,
                     title: None,
                     description: t.description.as_deref().map(|d| bounds.bound(d)),
                     input_schema: t.input_schema.clone(),

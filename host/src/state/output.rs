@@ -29,7 +29,9 @@ pub enum Carrier {
     },
     /// The `hints` member of a `push/event`.
     Push {
-        /// The event's id (a seen one has its hints ignored, §5.2, vector 35).
+        /// The event's id (a seen one has its hints ignored, §5.2, vector 35), as the host
+        /// keeps it: an id longer than 64 bytes is carried as its digest (`sha256:…`), so
+        /// a peer's id costs a bounded number of bytes in every table it lands in.
         event_id: String,
         /// True when the push had a `coalesce` member (its hints are ignored, §5.2).
         coalesce: bool,

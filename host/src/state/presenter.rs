@@ -54,6 +54,7 @@ pub use told::{DEFAULT_TOLD_CAPACITY, ToldFile, ToldIds};
 use super::catalog::CatalogOutput;
 use super::conversation::{AgentMessage, Conversation, MessageKind};
 use super::output::{Carrier, Cause, Change, Output};
+use super::seen_ids::event_key;
 use super::view::{Actual, Marker, ServerView, SetKey, ToolKey};
 use mcpl_protocol::Presence;
 use mcpl_protocol::Suggestion;
@@ -311,14 +312,16 @@ impl Presenter {
         accepted: bool,
     ) -> Vec<AgentMessage> {
         let st = self.state(view.name);
+        // Waiting changes are keyed as the hint state's carrier keeps the id.
+        let key = event_key(&params.event_id);
         let frags = st
             .pushes
             .iter()
-            .position(|(e, _)| *e == params.event_id)
+            .position(|(e, _)| *e == key)
             .and_then(|i| st.pushes.remove(i))
             .map(|(_, f)| f)
             .unwrap_or_default();
-        remember(&mut st.shown_pushes, params.event_id.clone());
+        remember(&mut st.shown_pushes, key.into_owned());
         if !accepted {
             return self.notice(view, frags).into_iter().collect();
         }
@@ -353,15 +356,16 @@ impl Presenter {
     /// `pushEvents` grant) is not known: they wait for [`Presenter::handshake_done`].
     pub fn push_not_shown(&mut self, view: &ServerView<'_>, event_id: &str) -> Vec<AgentMessage> {
         let st = self.state(view.name);
+        let key = event_key(event_id);
         let frags = st
             .pushes
             .iter()
-            .position(|(e, _)| e == event_id)
+            .position(|(e, _)| *e == key)
             .and_then(|i| st.pushes.remove(i))
             .map(|(_, f)| f)
             .unwrap_or_default();
         // Changes for it that apply later (an early rev held) are a notice too.
-        remember(&mut st.shown_pushes, event_id.to_owned());
+        remember(&mut st.shown_pushes, key.into_owned());
         if !view.connected {
             st.before_grant.extend(frags);
             return Vec::new();

@@ -3,8 +3,9 @@
 //! manifests, decided pushes, a connection ended).
 
 use super::{HostCore, ReadStep, index, live, live_mut};
-use crate::state::catalog::without_task_tools;
+use crate::state::catalog::{without_repeats, without_task_tools};
 use crate::state::conversation::{AgentMessage, MessageKind};
+use crate::state::seen_ids::event_key;
 use crate::state::view::shown_name;
 use crate::state::{Carrier, CatalogOutput, ResultOf};
 use mcpl_protocol::hints::HintChanges;
@@ -98,8 +99,10 @@ impl HostCore {
             Message::Request(r) if r.method == PushEvent::NAME => {
                 // §5.2: a push's hints apply when it is read, whatever is decided about it.
                 let params = r.params_value().unwrap_or_default();
+                // What is kept of the id, bounded in bytes (issue #36 item 3).
+                let id = params["eventId"].as_str().unwrap_or_default();
                 let carrier = Carrier::Push {
-                    event_id: params["eventId"].as_str().unwrap_or_default().to_owned(),
+                    event_id: event_key(id).into_owned(),
                     coalesce: params.get("coalesce").is_some_and(|c| !c.is_null()),
                 };
                 self.read_hints(server, carrier, params.get("hints"), now);
@@ -329,14 +332,11 @@ impl HostCore {
         // Tools only MCP tasks can call are not offered at all (README: this host runs no
         // tasks); the agent is told which, once each.
         let (tools, left_out) = without_task_tools(tools);
-        // Only what this list leaves out is remembered: a server listing new names each
-        // time cannot grow the set past one list.
-        let now: std::collections::BTreeSet<&str> = left_out.iter().map(String::as_str).collect();
-        slot.told_needs_tasks.retain(|t| now.contains(t.as_str()));
-        let untold: Vec<String> = left_out
-            .into_iter()
-            .filter(|t| slot.told_needs_tasks.insert(t.clone()))
-            .collect();
+        let untold = not_told(&mut slot.told_needs_tasks, left_out);
+        // A name listed twice would be twice in the model's list, which model APIs refuse:
+        // its first entry is offered, the agent told once (§6, RFC §8.1 [project]).
+        let (tools, repeated) = without_repeats(&tools);
+        let untold_repeats = not_told(&mut slot.told_repeated, repeated);
         // The hint state and the catalog share the link's list: no tool is copied.
         let outs = match slot.hints.as_mut() {
             Some(h) => h.handle_tools_list_shared(&tools, rev.unwrap_or(0)),
@@ -346,8 +346,11 @@ impl HostCore {
         slot.catalog
             .set_tools_shared(tools, |t| hints.as_ref().and_then(|h| h.presence(t)));
         let first = slot.listed_epoch.replace(epoch).is_none();
-        if !untold.is_empty() {
-            let text = needs_tasks_notice(server, &untold);
+        let texts = [
+            (!untold.is_empty()).then(|| needs_tasks_notice(server, &untold)),
+            (!untold_repeats.is_empty()).then(|| repeated_notice(server, &untold_repeats)),
+        ];
+        for text in texts.into_iter().flatten() {
             let mut notice = AgentMessage::plain(MessageKind::Notice, text);
             notice.server = Some(server.to_owned());
             self.show(vec![notice]);
@@ -437,8 +440,20 @@ impl HostCore {
 /// The most tool names a notice of tools left out names; the rest are counted.
 const NAMED_LEFT_OUT: usize = 8;
 
-/// What the agent is told of `server`'s tools left out because they need MCP tasks.
-fn needs_tasks_notice(server: &str, tools: &[String]) -> String {
+/// The names of `left_out` not told yet, remembered as told. Only what this list leaves
+/// out stays remembered: a server listing new names each time cannot grow the set past
+/// one list.
+fn not_told(told: &mut std::collections::BTreeSet<String>, left_out: Vec<String>) -> Vec<String> {
+    let now: std::collections::BTreeSet<&str> = left_out.iter().map(String::as_str).collect();
+    told.retain(|t| now.contains(t.as_str()));
+    left_out
+        .into_iter()
+        .filter(|t| told.insert(t.clone()))
+        .collect()
+}
+
+/// Up to [`NAMED_LEFT_OUT`] tool names, quoted, and how many more.
+fn named(tools: &[String]) -> String {
     let mut names: Vec<String> = tools
         .iter()
         .take(NAMED_LEFT_OUT)
@@ -447,10 +462,24 @@ fn needs_tasks_notice(server: &str, tools: &[String]) -> String {
     if tools.len() > NAMED_LEFT_OUT {
         names.push(format!("and {} more", tools.len() - NAMED_LEFT_OUT));
     }
+    names.join(", ")
+}
+
+/// What the agent is told of `server`'s tools left out because they need MCP tasks.
+fn needs_tasks_notice(server: &str, tools: &[String]) -> String {
     format!(
         "{}: left out of your tools: {} — they can only run as MCP tasks, which this host does not support.",
         shown_name(server),
-        names.join(", ")
+        named(tools)
+    )
+}
+
+/// What the agent is told of the names `server` listed more than once.
+fn repeated_notice(server: &str, tools: &[String]) -> String {
+    format!(
+        "{}: listed more than once: {} — only the first of each is offered.",
+        shown_name(server),
+        named(tools)
     )
 }
 

@@ -70,6 +70,9 @@ pub struct ServerSlot {
     /// the agent once while it stays left out ([`crate::state::catalog::needs_tasks`]);
     /// never more than one list's tools.
     pub(crate) told_needs_tasks: std::collections::BTreeSet<String>,
+    /// The names the last `tools/list` repeated, each told once while it stays repeated
+    /// ([`crate::state::catalog::without_repeats`]); never more than one list's names.
+    pub(crate) told_repeated: std::collections::BTreeSet<String>,
 }
 
 impl ServerSlot {
@@ -92,6 +95,7 @@ impl ServerSlot {
             hint_config,
             down_because: None,
             told_needs_tasks: Default::default(),
+            told_repeated: Default::default(),
         }
     }
 
