@@ -23,6 +23,11 @@ struct Console {
 impl Console {
     fn spawn(args: &[&str]) -> Console {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
+            // Its default state directory, away from the machine's own.
+            .env(
+                "XDG_DATA_HOME",
+                std::env::temp_dir().join("mcpl-host-tests"),
+            )
             .arg("console")
             .args(args)
             .stdin(Stdio::piped())
@@ -174,6 +179,11 @@ async fn the_console_plays_the_agent_over_json_lines() {
 #[tokio::test]
 async fn a_token_for_no_server_is_refused_before_anything_starts() {
     let out = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
+        // Its default state directory, away from the machine's own.
+        .env(
+            "XDG_DATA_HOME",
+            std::env::temp_dir().join("mcpl-host-tests"),
+        )
         .args([
             "console",
             "--server",
@@ -231,6 +241,11 @@ async fn a_ca_file_that_is_missing_or_for_no_server_is_refused_naming_it() {
         ),
     ] {
         let out = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
+            // Its default state directory, away from the machine's own.
+            .env(
+                "XDG_DATA_HOME",
+                std::env::temp_dir().join("mcpl-host-tests"),
+            )
             .args([
                 "console",
                 "--server",

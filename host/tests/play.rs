@@ -17,6 +17,11 @@ const REFUSED_TOKEN: &str = "the server refused the token (HTTP 401)";
 /// Runs `mcpl-host play` with `args`, types `input`, and returns its stdout and stderr.
 async fn play(args: &[&str], input: &str) -> (String, String) {
     let mut child = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
+        // Its default state directory, away from the machine's own.
+        .env(
+            "XDG_DATA_HOME",
+            std::env::temp_dir().join("mcpl-host-tests"),
+        )
         .arg("play")
         .args(args)
         .stdin(Stdio::piped())
@@ -115,6 +120,11 @@ async fn a_refused_connection_is_told_with_its_cause() {
 #[tokio::test]
 async fn help_names_every_subcommand() {
     let out = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
+        // Its default state directory, away from the machine's own.
+        .env(
+            "XDG_DATA_HOME",
+            std::env::temp_dir().join("mcpl-host-tests"),
+        )
         .arg("--help")
         .output()
         .await
@@ -133,6 +143,11 @@ async fn help_names_every_subcommand() {
     // Each one's own help works, and play's names its commands' help.
     for sub in ["console", "play"] {
         let out = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
+            // Its default state directory, away from the machine's own.
+            .env(
+                "XDG_DATA_HOME",
+                std::env::temp_dir().join("mcpl-host-tests"),
+            )
             .args([sub, "--help"])
             .output()
             .await

@@ -42,6 +42,22 @@ pub const CAPABILITY_PATHS: [&str; 17] = [
     "channels.typing",
 ];
 
+/// The capability path a server-to-host method needs (SPEC §4.1's methods, gated as §11,
+/// §12 and §14's table say), or None for a method no capability gates. A host answers a
+/// request for one it has not granted with -32002 and `data.capability`, as if the
+/// capability had never been advertised (§5.4, §6.6); `push/event` is gated by its feature
+/// set too ([`Derivation::check_use`]).
+pub fn server_method_capability(method: &str) -> Option<&'static str> {
+    Some(match method {
+        "push/event" => "pushEvents",
+        "model/info" => "modelInfo",
+        "inference/request" => "inferenceRequest",
+        "channels/register" | "channels/changed" | "channels/list" => "channels.register",
+        "channels/incoming" => "channels.incoming",
+        _ => return None,
+    })
+}
+
 /// True when `path` is in the closed vocabulary.
 pub fn is_capability_path(path: &str) -> bool {
     CAPABILITY_PATHS.contains(&path)
@@ -461,6 +477,25 @@ impl Derivation {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_server_method_needs_a_path_of_the_vocabulary() {
+        for m in [
+            "push/event",
+            "model/info",
+            "inference/request",
+            "channels/register",
+            "channels/changed",
+            "channels/list",
+            "channels/incoming",
+        ] {
+            let path = server_method_capability(m).expect(m);
+            assert!(is_capability_path(path), "{m}: {path}");
+        }
+        assert_eq!(server_method_capability("model/info"), Some("modelInfo"));
+        assert_eq!(server_method_capability("ping"), None);
+        assert_eq!(server_method_capability("sampling/createMessage"), None);
+    }
 
     #[test]
     fn a_star_matches_exactly_one_segment() {

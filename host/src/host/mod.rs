@@ -72,4 +72,4 @@ pub use messages::{
     Boundary, Call, Compact, Definition, GetTools, StartTurn, Stop, Subscribe, TakeTranscript,
 };
 pub use shown::{Shown, ShownKind};
-pub use told_store::{StoreError, TOLD_FILE, ToldStore};
+pub use told_store::{StoreError, TOLD_FILE, ToldStore, default_state_dir};

@@ -45,6 +45,14 @@ pub enum StoreError {
     },
 }
 
+/// The state directory a host program uses when none is given: `app` under the OS data
+/// directory (`~/.local/share/<app>` on Linux, honouring `XDG_DATA_HOME`). A default, so
+/// that a restart never tells an ended record twice (§4.3, vector 13) without anyone having
+/// to ask for it; None where the OS names no data directory.
+pub fn default_state_dir(app: &str) -> Option<PathBuf> {
+    dirs::data_dir().map(|d| d.join(app))
+}
+
 /// Where the told ids live: `<state dir>/told-ended.json`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToldStore {

@@ -1,9 +1,10 @@
 //! The inbound side. Each message read is first offered to the tap (§5.2), then:
 //! a response goes to whoever waits for it (or is dropped, read, if it timed out; on an
 //! unordered link a request whose answer broke off is cancelled first); a server
-//! request is answered (`ping`, `push/event`, -32601 for the rest); a notification is acted
-//! on or passed to subscribers. Something unreadable is logged and, where it may have been a
-//! request, answered with the decode error; the link goes on.
+//! request is answered (`ping`, `push/event`; -32002 for a method whose capability is not
+//! granted, -32601 for the rest); a notification is acted on or passed to subscribers.
+//! Something unreadable is logged and, where it may have been a request, answered with the
+//! decode error; the link goes on.
 
 use super::actor::ServerLink;
 use super::error::{DisconnectReason, LinkError};
@@ -12,6 +13,7 @@ use super::gate::ReadGate;
 use super::tap::{ReadEvent, TapEvent};
 use actix::prelude::*;
 use futures_util::Stream;
+use mcpl_protocol::grant::{self, Refusal};
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::jsonrpc::DecodeError;
 use mcpl_protocol::mcp::{CancelledParams, Empty};
@@ -177,11 +179,33 @@ impl ServerLink {
             Ping::NAME => Response::ok_typed(request.id, &Empty::default()),
             PushEvent::NAME => return self.on_push(request, epoch),
             other => {
-                debug!(link = %self.config.name, method = other, "refused an unknown server request");
-                Response::err(Some(request.id), ErrorObject::method_not_found(other))
+                debug!(link = %self.config.name, method = other, "refused a server request this host does not serve");
+                Response::err(Some(request.id), self.refusal_of(other))
             }
         };
         self.send_message(Message::Response(response));
+    }
+
+    /// Why a server request this host does not serve is refused. SPEC §5.4: a capability
+    /// not granted behaves as if never advertised, and an inbound method needing one is
+    /// rejected with §6.6's -32002 naming it (`model/info` needs `modelInfo`). A method
+    /// gated by nothing, or by what the grant allows but this host does not implement, is
+    /// not found (-32601); so is every MCPL method on a link that does not speak MCPL.
+    fn refusal_of(&self, method: &str) -> ErrorObject {
+        let session = self
+            .lifecycle
+            .live()
+            .and_then(|l| l.session())
+            .filter(|s| s.speaks_mcpl());
+        match (session, grant::server_method_capability(method)) {
+            (Some(s), Some(capability)) if !s.grant().allows(capability) => {
+                Refusal::CapabilityDenied {
+                    capability: capability.to_owned(),
+                }
+                .to_error()
+            }
+            _ => ErrorObject::method_not_found(method),
+        }
     }
 
     fn on_notification(&mut self, notification: Notification, epoch: u64, ctx: &mut Context<Self>) {
@@ -193,12 +217,19 @@ impl ServerLink {
                     self.emit(LinkEvent::ManifestChanged { epoch, params });
                     self.refresh_manifest(ctx);
                 }
+                // SPEC §17.3: the announcement carries nothing the host needs — the host
+                // re-derives everything from the manifest it fetches — so params it cannot
+                // read (no `revision`: a server without §17.2's digest) still cue the
+                // re-read **[project]**; §17.8's limiter bounds what that costs. Ignored,
+                // a removed toolset's instances would stay open here (§4.1, vector 33).
                 Err(error) => {
-                    mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, %error, "malformed mcpl/manifestChanged");
+                    mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, %error,
+                        "mcpl/manifestChanged with params this host cannot read; re-reading the manifest all the same");
                     self.emit(LinkEvent::Notification {
                         epoch,
                         notification,
                     });
+                    self.refresh_manifest(ctx);
                 }
             },
             ToolHints::NAME => match notification.params_as::<HintChanges>() {

@@ -251,8 +251,19 @@ pub struct HintState {
     /// lists as ended: names a host should not propose again while their end may still be
     /// told (bounded; the oldest forgotten first).
     retired: SeenIds,
+    /// The toolsets the manifest declares, each with its `instances` flag, once the host
+    /// said ([`HintState::set_declared`]): an open entry or record that does not fit them
+    /// is not believed (§4.1, §4.4). None: every entry is taken as it comes.
+    declared: Option<BTreeMap<String, bool>>,
+    /// Instances whose end came with its record's id (a closed entry naming `ended`, a
+    /// statement's record), newest last, at most [`ENDED_NAMES`]: the server keeps their
+    /// last view readable by their read-only tools while it keeps the record (§4.3).
+    ended: std::collections::VecDeque<SetKey>,
     stats: HintStats,
 }
+
+/// How many instances with an ended record a connection's state remembers.
+const ENDED_NAMES: usize = 256;
 
 /// How many ended instance names a connection's state remembers.
 const RETIRED_NAMES: usize = 4096;
@@ -289,8 +300,42 @@ impl HintState {
             closed_locally: BTreeSet::new(),
             events: SeenIds::new(config.event_id_capacity),
             retired: SeenIds::new(RETIRED_NAMES),
+            declared: None,
+            ended: std::collections::VecDeque::new(),
             stats: HintStats::default(),
         }
+    }
+
+    /// The toolsets the server's manifest declares now, by name, with their `instances`
+    /// flag (§4.1). From then on an `open` entry or statement record is believed only when
+    /// it fits them **\[project\]** (§5.1 "one unreadable entry costs only itself"): the
+    /// toolset is declared (an undeclared group is the host's to open, §4.4, and a name
+    /// nothing declares is no toolset), and it names an instance exactly when the toolset
+    /// has instances. Such an entry is ignored and counted; the rest of its message
+    /// applies. Closed entries are always read: an end may name a toolset no longer
+    /// declared (§4.1: a removal ends its instances), and its record id counts told.
+    pub fn set_declared(&mut self, toolsets: impl IntoIterator<Item = (String, bool)>) {
+        self.declared = Some(toolsets.into_iter().collect());
+    }
+
+    /// Whether an open entry or record for `instance` of `toolset` fits the declarations.
+    pub(super) fn fits(&mut self, toolset: &str, instance: Option<&str>) -> bool {
+        let Some(declared) = &self.declared else {
+            return true;
+        };
+        let fits = declared
+            .get(toolset)
+            .is_some_and(|&instances| instances == instance.is_some());
+        if !fits {
+            self.stats.unfit += 1;
+            tracing::debug!(
+                toolset,
+                instance,
+                declared = declared.contains_key(toolset),
+                "an open entry that does not fit the manifest's toolsets is ignored"
+            );
+        }
+        fits
     }
 
     /// Reads one hint-carrying message (a result's `mcpl/hints`, a push's `hints`, or a
@@ -707,6 +752,43 @@ impl HintState {
     pub fn name_in_use(&self, toolset: &str, instance: &str) -> bool {
         self.is_open(toolset, Some(instance))
             || self.retired.contains(&retired_key(toolset, Some(instance)))
+    }
+
+    /// True when `instance` of `toolset` ended with a record this connection heard of (a
+    /// closed entry naming `ended`, or a statement's record), and is not open again: the
+    /// server answers its read-only tools with its last view while it keeps the record
+    /// (§4.3).
+    pub fn has_ended(&self, toolset: &str, instance: &str) -> bool {
+        !self.is_open(toolset, Some(instance))
+            && self
+                .ended
+                .iter()
+                .any(|(t, i)| t == toolset && i.as_deref() == Some(instance))
+    }
+
+    /// The instance of `toolset` whose end with a record was heard last, if it is not open
+    /// again.
+    pub fn last_ended(&self, toolset: &str) -> Option<&str> {
+        self.ended
+            .iter()
+            .rev()
+            .filter(|(t, _)| t == toolset)
+            .find_map(|(_, i)| i.as_deref())
+            .filter(|i| !self.is_open(toolset, Some(i)))
+    }
+
+    /// Notes that an instance ended with a record (see [`HintState::has_ended`]).
+    pub(super) fn note_ended(&mut self, toolset: &str, instance: Option<&str>) {
+        let Some(instance) = instance else {
+            return;
+        };
+        self.ended
+            .retain(|(t, i)| !(t == toolset && i.as_deref() == Some(instance)));
+        if self.ended.len() == ENDED_NAMES {
+            self.ended.pop_front();
+        }
+        self.ended
+            .push_back((toolset.to_owned(), Some(instance.to_owned())));
     }
 
     /// Notes that an instance ended (see [`HintState::name_in_use`]).

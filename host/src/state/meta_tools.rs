@@ -22,6 +22,7 @@
 //! | undeclared groups are opened and closed here alone, and their closed tools gated | §4.4, vector 10 | `open_close`, `act` |
 //! | `act`: the named instance, or the only open one, or an error naming the open ones | §4.5, vector 6 | `act` |
 //! | `act` refuses a tool not visible in that instance (and names where it is usable) | §3, vector 11 | `act` |
+//! | `act` of a read-only tool reaches a finished instance whose record is kept; another tool is refused naming what still answers, not advised to re-open **\[project\]** | §4.3 | `act` |
 //! | `act` checks `args` against the instance's current definition, bounded | §6 | `act` with [`args_check`](super::args_check) |
 //! | `act` goes down the same dispatch path as a direct call, adding only `_meta["mcpl/instance"]` | §6 | `act::dispatch` |
 //! | a dynamic tool called as `server--tool` is refused, pointing to `act` | §6 "RFC §8.1" | `act::direct` |
@@ -41,7 +42,7 @@ mod resolve;
 mod tests;
 
 pub use defs::{ACT, CLOSE, LOOK, OPEN, definitions, is_meta_tool};
-pub use error::MetaError;
+pub use error::{EndedCall, MetaError};
 
 use super::args_check::CheckLimits;
 use super::catalog::Catalog;

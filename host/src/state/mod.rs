@@ -34,6 +34,7 @@
 //! | after a statement at M, held or late revs ≤ M are ignored | §5.2, vector 22 | `handle_statement`, `stale` |
 //! | `tools/list` applies presence by stamp K and does not move `last` | §3, §5.2, vector 27 | [`HintState::handle_tools_list`] |
 //! | a closed instance takes its visibility and own definitions with it | §4.3 | `drop_instance_state` |
+//! | an open entry or record that does not fit the declared toolsets (undeclared, or an instance where the declaration says otherwise) is ignored, alone **\[project\]** | §4.1, §5.1 | [`HintState::set_declared`], `fits` |
 //! | an ended record is reported once per connection | §4.3, vector 13 | `report_ended` |
 //!
 //! Whether hints count at all (both sides advertised `toolHints`, §2, vector 30) is the

@@ -215,4 +215,7 @@ pub struct HintStats {
     pub recoveries: u64,
     /// Full statements applied.
     pub statements: u64,
+    /// Open entries and records ignored: their toolset is not declared, or they name an
+    /// instance where the declaration says otherwise (§4.1).
+    pub unfit: u64,
 }

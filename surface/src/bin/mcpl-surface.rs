@@ -9,7 +9,9 @@
 //! servers' default credentials). `--http` serves Streamable HTTP at `http://ADDR/mcp`
 //! (a bare port binds loopback) to the clients the configuration's `surface.clients` give
 //! tokens to, and prints `listening on URL` (on stderr when stdio is served too). Logs go
-//! to stderr (`RUST_LOG`, default `warn`); no credential is ever logged.
+//! to stderr (`RUST_LOG`, default `warn`); no credential is ever logged. Told ended records
+//! are kept under `surface.stateDir`, by default the OS data directory's `mcpl-surface/`,
+//! said on stderr at start-up.
 
 use anyhow::{Context as _, bail};
 use clap::{Parser, Subcommand};
@@ -63,8 +65,22 @@ fn main() -> anyhow::Result<()> {
         )
         .init();
     let Command::Serve(args) = cli.command;
-    let config = SurfaceConfig::load(&args.config)
+    let mut config = SurfaceConfig::load(&args.config)
         .with_context(|| format!("--config {}", args.config.display()))?;
+    // §4.3, vector 13: told records have a home by default, so that a restart never tells
+    // an end twice.
+    if config.state_dir.is_none() {
+        config.state_dir = mcpl_host::host::default_state_dir("mcpl-surface");
+    }
+    match &config.state_dir {
+        Some(dir) => eprintln!(
+            "mcpl-surface: ended toolsets already told are kept in {} (\"stateDir\" to change)",
+            dir.display()
+        ),
+        None => eprintln!(
+            "mcpl-surface: no OS data directory is known here: ended toolsets told are kept in memory only (set \"stateDir\")"
+        ),
+    }
     let stdio = args.stdio || args.http.is_none();
     let principal = args
         .principal

@@ -179,6 +179,7 @@ impl StdioClient {
             .arg("--config")
             .arg(config)
             .args(extra)
+            .env("XDG_DATA_HOME", data_home(config))
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
@@ -471,6 +472,13 @@ pub fn check_sdk_game(report: &Value, game: &str, instance: &str) {
     }
 }
 
+/// The OS data directory a spawned surface host is given: beside its configuration, in
+/// the test's own directory, so that its default `stateDir` is the test's and not the
+/// machine's.
+fn data_home(config: &Path) -> std::path::PathBuf {
+    config.parent().unwrap_or(Path::new(".")).join("data")
+}
+
 /// Starts `mcpl-surface serve --config PATH --http 127.0.0.1:0` and returns it with its URL
 /// (read from its `listening on` line).
 pub async fn surface_http(config: &Path) -> (Child, String) {
@@ -479,6 +487,7 @@ pub async fn surface_http(config: &Path) -> (Child, String) {
         .arg("--config")
         .arg(config)
         .args(["--http", "127.0.0.1:0"])
+        .env("XDG_DATA_HOME", data_home(config))
         .stdout(Stdio::piped())
         .kill_on_drop(true)
         .spawn()

@@ -14,7 +14,7 @@ mod play;
 
 use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
-use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig};
+use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig, default_state_dir};
 use mcpl_transport::{ClientOptions, ClientTls};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -53,7 +53,8 @@ struct Servers {
     /// public roots: NAME=PATH, for a server with a private CA.
     #[arg(long = "ca-file", value_name = "NAME=PATH", value_parser = pair)]
     ca_files: Vec<(String, String)>,
-    /// Where the ended toolsets already told are kept across restarts.
+    /// Where the ended toolsets already told are kept across restarts (default: the OS
+    /// data directory's `mcpl-host/`, `~/.local/share/mcpl-host` on Linux).
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
     /// How long an early hint rev is held on Streamable HTTP, in milliseconds.
@@ -99,7 +100,17 @@ impl Servers {
             .collect();
         let mut config =
             HostConfig::new(servers).with_hold_window(Duration::from_millis(self.hold_ms));
-        config.state_dir = self.state_dir;
+        // §4.3, vector 13: a default, so that a restart never tells an end twice.
+        config.state_dir = self.state_dir.or_else(|| default_state_dir("mcpl-host"));
+        match &config.state_dir {
+            Some(dir) => eprintln!(
+                "mcpl-host: ended toolsets already told are kept in {} (--state-dir DIR to change)",
+                dir.display()
+            ),
+            None => eprintln!(
+                "mcpl-host: no OS data directory is known here: ended toolsets told are kept in memory only (give --state-dir DIR)"
+            ),
+        }
         Ok(config)
     }
 }

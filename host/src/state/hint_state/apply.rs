@@ -119,6 +119,7 @@ impl HintState {
     fn apply_toolset_entry(&mut self, ts: &ToolsetChange, cause: &Cause, out: &mut Vec<Output>) {
         let key: SetKey = (ts.toolset.clone(), ts.instance.clone());
         match ts.state {
+            ToolsetState::Open if !self.fits(&ts.toolset, ts.instance.as_deref()) => {}
             ToolsetState::Open => match self.open.get_mut(&key) {
                 None => {
                     let open = super::OpenToolset {
@@ -158,6 +159,9 @@ impl HintState {
                     .is_some_and(|id| self.ended_reported.insert(id.clone()));
                 let told = self.closed_locally.remove(&key);
                 self.drop_instance_state(&key);
+                if ts.ended.is_some() {
+                    self.note_ended(&ts.toolset, ts.instance.as_deref());
+                }
                 if was_open || (new_id && !told) {
                     let change = Change::Closed {
                         toolset: ts.toolset.clone(),

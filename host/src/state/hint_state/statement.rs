@@ -130,8 +130,12 @@ impl HintState {
                 defs.entry(k.clone()).or_insert_with(|| o.clone());
             }
         }
-        let new_open: BTreeMap<SetKey, OpenToolset> = open
+        let fitting: Vec<&OpenRecord> = open
             .iter()
+            .filter(|r| self.fits(&r.toolset, r.instance.as_deref()))
+            .collect();
+        let new_open: BTreeMap<SetKey, OpenToolset> = fitting
+            .into_iter()
             .map(|r| {
                 let o = OpenToolset {
                     toolset: r.toolset.clone(),
@@ -244,6 +248,7 @@ impl HintState {
     fn report_ended(&mut self, ended: &[EndedRecord], cause: &Cause, out: &mut Vec<Output>) {
         for r in ended {
             self.retire(&r.toolset, r.instance.as_deref());
+            self.note_ended(&r.toolset, r.instance.as_deref());
             let told = self
                 .closed_locally
                 .remove(&(r.toolset.clone(), r.instance.clone()));

@@ -387,6 +387,10 @@ impl HostCore {
             return;
         };
         let outs = slot.catalog.update_manifest(manifest);
+        let declared = super::slot::declared(&slot.catalog);
+        if let Some(h) = slot.hints.as_mut() {
+            h.set_declared(declared);
+        }
         let withdrawn = outs.contains(&CatalogOutput::HintsWithdrawn);
         for o in &outs {
             match o {

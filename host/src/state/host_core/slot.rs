@@ -141,10 +141,12 @@ impl ServerSlot {
     /// connection has its own revs from 1); any read under way is forgotten.
     pub(crate) fn fresh_hints(&mut self) {
         self.hints = self.catalog.hints_count().then(|| {
-            HintState::new(HintConfig {
+            let mut h = HintState::new(HintConfig {
                 ordered: self.ordered,
                 ..self.hint_config
-            })
+            });
+            h.set_declared(declared(&self.catalog));
+            h
         });
         self.read = None;
         self.read_failures = 0;
@@ -206,4 +208,13 @@ impl ServerSlot {
             read_ahead_peak: 0,
         }
     }
+}
+
+/// The toolsets `catalog` declares, with their `instances` flag: what a hint state
+/// believes open entries of ([`HintState::set_declared`]).
+pub(crate) fn declared(catalog: &crate::state::Catalog) -> Vec<(String, bool)> {
+    catalog
+        .toolsets()
+        .map(|(name, d)| (name.to_owned(), d.instances))
+        .collect()
 }

@@ -1,6 +1,7 @@
 //! `toolsets--act` and the direct call of a static `server--tool`: one dispatch path
 //! ([`dispatch`]), `act` adding only `_meta["mcpl/instance"]` (§6 "RFC §8.2").
 
+use super::error::EndedCall;
 use super::resolve::{self, Kind};
 use super::{After, MetaConfig, MetaError, Outgoing, Plan, SendPlan, World, args};
 use crate::state::args_check::{self, ArgCheck, Problem};
@@ -21,10 +22,46 @@ pub(super) fn act(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Result
         cause: view.down_because.map(str::to_owned),
     })?;
     let no_instances = |m: Marker| MetaError::NoInstances { marker: m };
+    // A finished instance whose record the server keeps: only its read-only tools answer.
+    let mut finished = false;
     let instance = match resolve::tool_toolset(view, &tool) {
         // §4.5: the named instance, or the only open one; else name the open ones.
         Some((ts, Kind::Declared(d))) if d.instances => {
-            Some(resolve::instance(view, &ts, a.instance.as_deref())?)
+            match resolve::instance(view, &ts, a.instance.as_deref()) {
+                Ok(i) => Some(i),
+                Err(e) => {
+                    let ended = match (&e, a.instance.as_deref()) {
+                        (MetaError::UnknownInstance { .. }, Some(i)) => {
+                            hints.has_ended(&ts, i).then(|| i.to_owned())
+                        }
+                        (MetaError::NotOpen { .. }, None) => {
+                            hints.last_ended(&ts).map(str::to_owned)
+                        }
+                        _ => None,
+                    };
+                    let Some(i) = ended else {
+                        return Err(e);
+                    };
+                    if !read_only(view, &tool) {
+                        let marker = Marker::new(view.name, &ts, Some(&i));
+                        let reason = world
+                            .presenter
+                            .recent_ended(view.name)
+                            .filter(|e| e.marker == marker)
+                            .last()
+                            .and_then(|e| e.reason.clone());
+                        return Err(MetaError::Ended(Box::new(EndedCall {
+                            marker,
+                            tool,
+                            reason,
+                            read_only: read_only_tools(view, &ts),
+                        })));
+                    }
+                    // §4.3 [project]: the server answers it with the instance's last view.
+                    finished = true;
+                    Some(i)
+                }
+            }
         }
         Some((ts, Kind::Declared(_))) => {
             let marker = Marker::new(view.name, &ts, None);
@@ -56,9 +93,10 @@ pub(super) fn act(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Result
     };
     let marker = view.tool_marker(&tool, instance.as_deref());
     let actual = view.actual();
-    if !actual
-        .usable
-        .contains_key(&(tool.clone(), instance.clone()))
+    if !finished
+        && !actual
+            .usable
+            .contains_key(&(tool.clone(), instance.clone()))
     {
         // §3, vector 11: not visible there; say where it is.
         let usable_in = actual
@@ -75,12 +113,13 @@ pub(super) fn act(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Result
     }
     // §6: checked against the instance's *current* definition, bounded; a pattern is
     // never evaluated, and what the host leaves unchecked the server checks.
-    let def =
-        view.definition(&tool, instance.as_deref())
-            .ok_or_else(|| MetaError::UnknownTool {
-                tool: tool.clone(),
-                meta_tools: world.meta_tools_listed(),
-            })?;
+    let def_instance = instance.as_deref().filter(|_| !finished);
+    let def = view
+        .definition(&tool, def_instance)
+        .ok_or_else(|| MetaError::UnknownTool {
+            tool: tool.clone(),
+            meta_tools: world.meta_tools_listed(),
+        })?;
     let given = Value::Object(a.args.clone().unwrap_or_default());
     match args_check::check_with(&def.input_schema, &given, &config.check) {
         ArgCheck::Invalid(problems) => return Err(MetaError::InvalidArgs { tool, problems }),
@@ -166,4 +205,24 @@ fn dispatch(
             via_act,
         },
     })
+}
+
+/// True when the server annotates `tool` read-only (`readOnlyHint`): one the server may
+/// answer for a finished instance (§4.3).
+fn read_only(view: &ServerView<'_>, tool: &str) -> bool {
+    view.catalog
+        .tool(tool)
+        .and_then(|t| t.annotations.as_ref())
+        .and_then(|a| a.read_only_hint)
+        == Some(true)
+}
+
+/// The read-only tools of `toolset`, in listed order (policy permitting).
+fn read_only_tools(view: &ServerView<'_>, toolset: &str) -> Vec<String> {
+    view.catalog
+        .listed_tools()
+        .filter(|t| view.catalog.toolset_name(&t.name) == Some(toolset))
+        .filter(|t| view.policy.allows(&t.name) && read_only(view, &t.name))
+        .map(|t| t.name.clone())
+        .collect()
 }

@@ -33,6 +33,51 @@ fn not_connected(server: &str, cause: Option<&str>) -> String {
     }
 }
 
+/// A call of a tool that would change a finished instance ([`MetaError::Ended`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndedCall {
+    /// The instance.
+    pub marker: Marker,
+    /// The tool called.
+    pub tool: String,
+    /// Why it ended, when the host was told.
+    pub reason: Option<String>,
+    /// The toolset's read-only tools, which still answer for it.
+    pub read_only: Vec<String>,
+}
+
+impl std::fmt::Display for EndedCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{} has ended{}; {} cannot be used in it any more. {}",
+            self.marker,
+            ended_reason(&self.reason),
+            self.tool,
+            readable(&self.marker, &self.read_only)
+        )
+    }
+}
+
+fn ended_reason(reason: &Option<String>) -> String {
+    reason
+        .as_ref()
+        .map(|r| format!(" ({r:?})"))
+        .unwrap_or_default()
+}
+
+/// What a finished instance still answers.
+fn readable(marker: &Marker, read_only: &[String]) -> String {
+    match read_only.first() {
+        None => "Nothing more can be done in it.".to_owned(),
+        Some(first) => format!(
+            "Its last state stays readable through its read-only tools ({}) while the server keeps its record: toolsets--act {{\"tool\": {first:?}, \"instance\": {:?}}}.",
+            read_only.join(", "),
+            marker.instance.as_deref().unwrap_or_default()
+        ),
+    }
+}
+
 fn list_problems(p: &[Problem]) -> String {
     p.iter()
         .map(|p| {
@@ -170,6 +215,11 @@ pub enum MetaError {
         /// The toolset.
         marker: Marker,
     },
+    /// The instance ended (the server keeps its record, §4.3), and the tool would change
+    /// it. Its read-only tools still answer with its last view; opening it again would
+    /// start a new one under the finished one's name, so that is not suggested.
+    #[error("{0}")]
+    Ended(Box<EndedCall>),
     /// The tool's undeclared group is closed: the host gates it (§4.4, vector 10).
     #[error("{tool} belongs to {marker}, which is closed: open it with toolsets--open first")]
     ClosedGroup {

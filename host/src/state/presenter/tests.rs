@@ -302,33 +302,46 @@ fn vector_13_an_ended_record_is_told_once_across_reconnects_and_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let store = crate::host::ToldStore::new(dir.path());
     let e1 = ended("e-1", "game", Some("g0"), "White won by 3.5");
-    let reconnect = |h: &mut Host, ended: &[mcpl_protocol::toolsets::EndedRecord]| {
-        let mut hints = HintState::new(HintConfig::ordered());
-        hints.handle_tools_list(&arcade_tools(), 0);
-        h.core.servers[0].hints = Some(hints);
-        let stmt = changes(
-            1,
-            vec![
-                vis("seek", None, true),
-                vis("roam", None, true),
-                vis("admin_reset", None, true),
-            ],
-            vec![],
-        );
-        texts(&h.statement(0, &stmt, &[open_rec("lobby", None)], ended))
-    };
+    let reconnect =
+        |h: &mut Host, open: Option<&str>, ended: &[mcpl_protocol::toolsets::EndedRecord]| {
+            let mut hints = HintState::new(HintConfig::ordered());
+            hints.handle_tools_list(&arcade_tools(), 0);
+            h.core.servers[0].hints = Some(hints);
+            let stmt = changes(
+                1,
+                vec![
+                    vis("seek", None, true),
+                    vis("roam", None, true),
+                    vis("admin_reset", None, true),
+                ],
+                vec![],
+            );
+            let mut records = vec![open_rec("lobby", None)];
+            records.extend(open.map(|g| open_rec("game", Some(g))));
+            texts(&h.statement(0, &stmt, &records, ended))
+        };
     let mut h = Host::with_arcade("arcade", true);
-    let first = reconnect(&mut h, std::slice::from_ref(&e1));
+    // g0 was open here, and ended while the host was away.
+    reconnect(&mut h, Some("g0"), &[]);
+    let first = reconnect(&mut h, None, std::slice::from_ref(&e1));
     assert_eq!(count(&first, "Ended [arcade/game:g0]"), 1, "{first}");
     assert!(h.core.presenter.take_told_dirty());
     store.save(h.core.presenter.told_ids()).unwrap();
     // Reconnect: the server reports it again; not told again.
-    assert!(!reconnect(&mut h, std::slice::from_ref(&e1)).contains("g0"));
-    // Restart: a new presenter from the persisted ids.
+    assert!(!reconnect(&mut h, None, std::slice::from_ref(&e1)).contains("g0"));
+    // Restart: a new presenter from the persisted ids. A g0 is open again (the name came
+    // back) and g5 too: e-1 was told before the restart, so it is not told again; e-2 is
+    // the end of the g5 it knew.
     let mut h = Host::new(40, store.load(DEFAULT_TOLD_CAPACITY).unwrap());
     h.add_server("arcade", true, ToolPolicy::allow_all());
+    reconnect(&mut h, Some("g5"), std::slice::from_ref(&e1));
+    let mut h2 = Host::new(40, store.load(DEFAULT_TOLD_CAPACITY).unwrap());
+    h2.add_server("arcade", true, ToolPolicy::allow_all());
+    let with_g0 = reconnect(&mut h2, Some("g0"), std::slice::from_ref(&e1));
+    assert!(!with_g0.contains("Ended [arcade/game:g0]"), "{with_g0}");
     let again = reconnect(
         &mut h,
+        None,
         &[e1.clone(), ended("e-2", "game", Some("g5"), "timeout")],
     );
     assert!(!again.contains("g0"), "{again}");
@@ -350,7 +363,11 @@ fn vector_13_an_ended_record_is_told_once_across_reconnects_and_a_restart() {
         "{shown}"
     );
     assert!(h.core.presenter.told_ids().contains("arcade", "e-3"));
-    let later = reconnect(&mut h, &[ended("e-3", "game", Some("g7"), "Black won")]);
+    let later = reconnect(
+        &mut h,
+        None,
+        &[ended("e-3", "game", Some("g7"), "Black won")],
+    );
     assert!(!later.contains("g7"), "{later}");
 }
 
