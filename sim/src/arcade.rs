@@ -37,10 +37,33 @@ pub enum ArcadeError {
     Bind(#[from] io::Error),
 }
 
-/// A listener's accept loop; dropping this stops it (and closes the listener).
+/// A listener's accept loop; dropping this stops it (and closes the listener), and
+/// [`Served::stop`] waits until it has.
 struct Served {
     addr: SocketAddr,
-    _stop: oneshot::Sender<()>,
+    stop: Option<oneshot::Sender<()>>,
+    done: Option<oneshot::Receiver<()>>,
+}
+
+impl Served {
+    /// No loop: what stands in for a stopped one.
+    fn none() -> Self {
+        Served {
+            addr: ([127, 0, 0, 1], 0).into(),
+            stop: None,
+            done: None,
+        }
+    }
+
+    /// Stops the loop and waits until it has ended and dropped its listener: no connection
+    /// is taken from then on. A connection the listener had accepted and not handed over is
+    /// dropped with it, as a dying process drops what it had not answered yet.
+    async fn stop(mut self) {
+        drop(self.stop.take());
+        if let Some(done) = self.done.take() {
+            let _ = done.await;
+        }
+    }
 }
 
 /// The arcade's durable store across restarts: one [`MemoryStore`], and a handle per
@@ -247,6 +270,20 @@ impl ArcadeService {
         self.restarts
     }
 
+    /// Sessions still served by an earlier life once those closed at its restart have
+    /// stopped (each awaited, up to `within`): a process that died serves none, so any is
+    /// the simulator's fault, and whatever its players do there is lost.
+    pub async fn sessions_of_dead_lives(&self, within: std::time::Duration) -> usize {
+        let stopped = self.lives.iter().map(|life| {
+            let mut live = life.watch_sessions();
+            async move {
+                let _ = tokio::time::timeout(within, live.wait_for(|n| *n == 0)).await;
+            }
+        });
+        futures_util::future::join_all(stopped).await;
+        self.lives.iter().map(Server::session_count).sum()
+    }
+
     /// What the restarts did to the games so far (a life's read-back counts once its
     /// first session started it).
     pub fn resumed(&self) -> Resumed {
@@ -273,16 +310,14 @@ impl ArcadeService {
     /// same store (the old one cut off from it, as a process that died), then binds new
     /// listeners (on new ports: put a proxy in front to keep one address).
     pub async fn restart(&mut self) -> Result<(), ArcadeError> {
-        let any: SocketAddr = ([127, 0, 0, 1], 0).into();
-        // Stops both accept loops (their listeners close).
-        self.ws = Served {
-            addr: any,
-            _stop: oneshot::channel().0,
-        };
-        self.http = Served {
-            addr: any,
-            _stop: oneshot::channel().0,
-        };
+        // Both accept loops end before the sessions are taken: a loop still running on the
+        // sessions' thread could hand the old life a connection after the take, and that
+        // session would outlive the restart, its player on a server nobody else is on
+        // (issue #36 item 16: ends told that the new life has no record of).
+        std::mem::replace(&mut self.ws, Served::none()).stop().await;
+        std::mem::replace(&mut self.http, Served::none())
+            .stop()
+            .await;
         let sessions: Vec<SessionHandle> =
             std::mem::take(&mut *self.sessions.lock().unwrap_or_else(PoisonError::into_inner));
         for s in sessions {
@@ -340,6 +375,7 @@ async fn serve(
 ) -> io::Result<Served> {
     let (bound_tx, bound_rx) = oneshot::channel();
     let (stop, mut stopped) = oneshot::channel::<()>();
+    let (done_tx, done) = oneshot::channel::<()>();
     let (arcade, opts, sessions) = (arcade.clone(), opts.clone(), sessions.clone());
     let run = async move {
         let any: SocketAddr = ([127, 0, 0, 1], 0).into();
@@ -352,6 +388,8 @@ async fn serve(
                 let _ = bound_tx.send(Ok(l.local_addr()));
                 loop {
                     tokio::select! {
+                        // A stop wins over a connection ready at the same time.
+                        biased;
                         _ = &mut stopped => break,
                         conn = l.accept() => match conn {
                             Some(conn) => keep(&sessions, arcade.serve(conn)),
@@ -368,6 +406,7 @@ async fn serve(
                 let _ = bound_tx.send(Ok(l.local_addr()));
                 loop {
                     tokio::select! {
+                        biased;
                         _ = &mut stopped => break,
                         conn = l.accept() => match conn {
                             Some(conn) => keep(&sessions, arcade.serve(conn)),
@@ -378,6 +417,11 @@ async fn serve(
             }
         }
     };
+    // The listener was dropped with the arm that held it.
+    let run = async move {
+        run.await;
+        let _ = done_tx.send(());
+    };
     match arbiter {
         Some(a) => {
             a.spawn(run);
@@ -387,5 +431,9 @@ async fn serve(
     let addr = bound_rx
         .await
         .map_err(|_| io::Error::other("the listener's task ended"))??;
-    Ok(Served { addr, _stop: stop })
+    Ok(Served {
+        addr,
+        stop: Some(stop),
+        done: Some(done),
+    })
 }

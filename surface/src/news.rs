@@ -115,6 +115,45 @@ pub fn log_message(shown: &Shown) -> Option<LoggingMessageParams> {
     })
 }
 
+/// `notifications/message` params for messages shown before the client's
+/// `notifications/initialized`, held to be sent once it comes, in order, under the same
+/// bounds as [`News`] (the oldest go first).
+///
+/// **\[project\]** (MCP "Lifecycle" allows logging before `initialized` but does not say a
+/// client is ready for it; this server logs only once the client says it is): the backing
+/// servers' first messages — the lobby's opening — are often shown while the handshake is
+/// still under way, and were dropped; held until the client is ready, every message shown
+/// is logged, these a little late.
+#[derive(Debug, Default)]
+pub struct Held {
+    items: VecDeque<LoggingMessageParams>,
+    chars: usize,
+}
+
+impl Held {
+    /// Holds one message; past the bounds the oldest go.
+    pub fn push(&mut self, params: LoggingMessageParams) {
+        self.chars += text_len(&params);
+        self.items.push_back(params);
+        while self.items.len() > MAX_ITEMS || (self.chars > MAX_CHARS && self.items.len() > 1) {
+            if let Some(old) = self.items.pop_front() {
+                self.chars -= text_len(&old);
+            }
+        }
+    }
+
+    /// Every message held, oldest first; none is held after.
+    pub fn release(&mut self) -> impl Iterator<Item = LoggingMessageParams> + '_ {
+        self.chars = 0;
+        self.items.drain(..)
+    }
+}
+
+/// The size that counts against [`MAX_CHARS`]: the text shown.
+fn text_len(params: &LoggingMessageParams) -> usize {
+    params.data["text"].as_str().map_or(0, str::len)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -171,5 +210,23 @@ mod tests {
         assert_eq!(m.data["kind"], "push");
         assert_eq!(m.data["server"], "arcade");
         assert_eq!(m.data["text"], "p");
+    }
+
+    #[test]
+    fn holds_messages_in_order_and_bounded_until_released() {
+        let mut h = Held::default();
+        assert_eq!(h.release().count(), 0);
+        for i in 0..(MAX_ITEMS + 3) {
+            h.push(log_message(&shown(ShownKind::Notice, &format!("n{i}"))).unwrap());
+        }
+        let texts: Vec<String> = h.release().map(|p| p.data["text"].to_string()).collect();
+        assert_eq!(texts.len(), MAX_ITEMS);
+        assert_eq!(texts[0], "\"n3\"", "the oldest went first");
+        assert_eq!(h.release().count(), 0, "released once");
+        let big = "x".repeat(MAX_CHARS / 2 + 1);
+        for _ in 0..3 {
+            h.push(log_message(&shown(ShownKind::Push, &big)).unwrap());
+        }
+        assert_eq!(h.release().count(), 1, "bounded in bytes too");
     }
 }

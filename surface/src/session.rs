@@ -13,8 +13,10 @@
 //!   call (pushes, notices, reminders: [`crate::news`]). Before each call the agent's turn
 //!   starts (`StartTurn`), so a reminder of what is open comes once its announcement left
 //!   the host's context window (§8.3).
-//! - `notifications/message`: each push, notice and reminder as it is shown, once the
-//!   client has sent `notifications/initialized` (and at or above its `logging/setLevel`).
+//! - `notifications/message`: each push, notice and reminder as it is shown (at or above
+//!   the client's `logging/setLevel`); those shown before the client sent
+//!   `notifications/initialized` are held until it does ([`Held`]): the lobby's opening
+//!   often comes during the handshake.
 //! - A backing server's connection lost, and back (with what the host adopted there): told
 //!   once each, in both ways ([`crate::links`]).
 //! - To a client that speaks MCPL: a manifest, and once its `featureSets/update` grants
@@ -25,7 +27,7 @@
 //! answer (the call itself runs on in the host: the server may have acted already).
 
 use crate::links::Links;
-use crate::news::{self, News};
+use crate::news::{self, Held, News};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
@@ -92,6 +94,7 @@ pub async fn run(conn: Connection, host: HostHandle, options: SessionOptions) {
         options,
         events: host.subscribe(),
         news: News::new(),
+        held: Held::default(),
         initialized: false,
         ready: false,
         level: LoggingLevel::Debug,
@@ -153,6 +156,8 @@ struct Session {
     options: SessionOptions,
     events: tokio::sync::mpsc::UnboundedReceiver<mcpl_host::host::Shown>,
     news: News,
+    /// Log messages shown before the client was ready, to send once it is.
+    held: Held,
     /// `initialize` was answered.
     initialized: bool,
     /// `notifications/initialized` came: notifications may be sent.
@@ -201,7 +206,16 @@ impl Session {
         let Some(params) = news::log_message(shown) else {
             return;
         };
-        if !self.ready || params.level < self.level {
+        if self.ready {
+            self.log(params);
+        } else {
+            self.held.push(params);
+        }
+    }
+
+    /// Sends one `notifications/message`, if at or above the client's level.
+    fn log(&self, params: mcp::LoggingMessageParams) {
+        if params.level < self.level {
             return;
         }
         let n = Notification {
@@ -233,7 +247,13 @@ impl Session {
 
     fn notification(&mut self, n: Notification) {
         match n.method.as_str() {
-            "notifications/initialized" => self.ready = true,
+            "notifications/initialized" if !self.ready => {
+                self.ready = true;
+                let held: Vec<_> = self.held.release().collect();
+                for params in held {
+                    self.log(params);
+                }
+            }
             "notifications/cancelled" => {
                 if let Ok(p) = n.params_as::<mcp::CancelledParams>()
                     && self.in_flight.contains(&p.request_id)

@@ -312,3 +312,64 @@ async fn a_cancelled_call_is_never_answered() {
     let rest = c.close_and_read_rest().await;
     assert!(rest.iter().all(|m| m["id"] != 100), "{rest:?}");
 }
+
+#[tokio::test]
+async fn issue36_17_what_is_shown_before_initialized_is_logged_once_the_client_is_ready() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = stdio_arcade_config(dir.path(), "alice");
+    let mut c = StdioClient::start(&config, &[]);
+    let init = c
+        .request(
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "raw-test-client", "version": "0"}}),
+        )
+        .await;
+    assert!(
+        init["result"]["capabilities"]["logging"].is_object(),
+        "{init}"
+    );
+    // The list waits for the arcade to settle, so the lobby's opening is shown before it
+    // is answered — all before this client said it was ready, as a fast backing server
+    // or a slow client makes it.
+    let list = c.request("tools/list", json!({})).await;
+    assert_eq!(names(&list), META, "{list}");
+    assert!(
+        c.notifications
+            .iter()
+            .all(|n| n["method"] != "notifications/message"),
+        "nothing logged before notifications/initialized: {:?}",
+        c.notifications
+    );
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    // Read in order after `initialized`: what was held went out before this answer.
+    let ping = c.request("ping", json!({})).await;
+    assert_eq!(ping["result"], json!({}), "{ping}");
+    let logged: Vec<&Value> = c
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/message")
+        .collect();
+    assert!(
+        logged
+            .iter()
+            .any(|n| n["params"]["data"]["server"] == "arcade"
+                && n["params"]["data"]["text"]
+                    .as_str()
+                    .is_some_and(|t| t.contains("Lobby"))),
+        "the lobby's opening is logged: {:?}",
+        c.notifications
+    );
+    // Once: later calls log nothing new of it.
+    c.notifications.clear();
+    c.call("toolsets--look", json!({})).await;
+    assert!(
+        c.notifications
+            .iter()
+            .all(|n| n["method"] != "notifications/message"),
+        "{:?}",
+        c.notifications
+    );
+    assert_eq!(c.close().await, Some(0));
+}

@@ -379,6 +379,12 @@ pub async fn run(
     invariants::check_all(service.arcade(), &hosts, &names, &reports, &metrics).await;
     let resumed = service.resumed();
     invariants::check_resumed(&resumed, &metrics);
+    let dead = service.sessions_of_dead_lives(Duration::from_secs(5)).await;
+    if dead > 0 {
+        metrics.violation(format!(
+            "{dead} sessions are still served by an arcade that was restarted"
+        ));
+    }
     let _ = stop_tx.send(true);
     let mut hints = HintTotals::default();
     let mut reconnects = 0;
