@@ -343,7 +343,8 @@ impl SurfaceConfig {
                         .any(|p| url.starts_with(p));
                     if !scheme_ok {
                         return Err(err(format!(
-                            "url {url:?} is not http://, https://, ws:// or wss://"
+                            "url {:?} is not http://, https://, ws:// or wss://",
+                            mcpl_transport::redact_url(&url)
                         )));
                     }
                     if s.kind.as_deref() == Some("sse") {

@@ -427,6 +427,36 @@ pub enum TransportError {
     Protocol(String),
 }
 
+/// `url` as it may be logged or shown: a password in it (`user:PASSWORD@`) is replaced by
+/// `***` and a query (which may carry a key) by `?…`; scheme, user, host, port and path
+/// stay, so the operator still sees which server is meant (issue #37, item 10). A `stdio:`
+/// command is left as it is: it is the operator's own, as typed.
+pub fn redact_url(url: &str) -> String {
+    if url.starts_with("stdio:") {
+        return url.to_owned();
+    }
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            let query = parsed.query().is_some();
+            if parsed.password().is_some() {
+                let _ = parsed.set_password(Some("***"));
+            }
+            parsed.set_query(None);
+            parsed.set_fragment(None);
+            let mut shown = parsed.to_string();
+            if query {
+                shown.push_str("?…");
+            }
+            shown
+        }
+        // Not a URL: whatever precedes an `@` might be a credential.
+        Err(_) => match url.rsplit_once('@') {
+            Some((_, rest)) => format!("…@{rest}"),
+            None => url.to_owned(),
+        },
+    }
+}
+
 /// Connects a client to the server a URL names:
 ///
 /// - `stdio:PROGRAM ARG…` spawns `PROGRAM` (the rest split as a POSIX shell would, quotes
@@ -439,7 +469,7 @@ pub enum TransportError {
 /// fails verification is [`TransportError::Tls`].
 pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, TransportError> {
     let bad = |reason: &str| TransportError::BadUrl {
-        url: url.to_owned(),
+        url: redact_url(url),
         reason: reason.to_owned(),
     };
     if let Some(command) = url.strip_prefix("stdio:") {
@@ -486,6 +516,29 @@ pub(crate) fn warn_if_anonymous_beyond_loopback(
             %local,
             "the {what} listener lets anonymous connections in and is bound beyond loopback: anyone who reaches it is let in (at most {} anonymous principals per address)",
             opts.anonymous_per_source
+        );
+    }
+}
+
+#[cfg(test)]
+mod redact_tests {
+    use super::redact_url;
+
+    /// Issue #37 item 10: a password or a query never reaches a log line or an error.
+    #[test]
+    fn a_url_is_shown_without_its_password_or_query() {
+        assert_eq!(
+            redact_url("http://user:PASSWORD@127.0.0.1:8765/mcp?key=SECRET#x"),
+            "http://user:***@127.0.0.1:8765/mcp?…"
+        );
+        assert_eq!(
+            redact_url("wss://arcade.example/mcp"),
+            "wss://arcade.example/mcp"
+        );
+        assert_eq!(redact_url("not a url user:PASSWORD@host"), "…@host");
+        assert_eq!(
+            redact_url("stdio:mcpl-arcade serve"),
+            "stdio:mcpl-arcade serve"
         );
     }
 }

@@ -120,7 +120,9 @@ impl ServerLink {
             outbound,
             inbound,
         } = conn;
-        info!(link = %self.config.name, epoch = self.epoch, peer = %info.peer, "connected");
+        // Not yet "connected": a Streamable HTTP link has sent nothing at this point, so the
+        // server may never have been reached. The handshake's answer says so (`initialized`).
+        tracing::debug!(link = %self.config.name, epoch = self.epoch, peer = %info.peer, "transport open; initializing");
         let (writer, queue) = mpsc::channel(self.config.write_queue.max(1));
         actix::spawn(write_in_order(
             queue,

@@ -93,7 +93,8 @@ impl ServerLink {
         };
         info!(
             link = %self.config.name, epoch = live.epoch, server = %init.server_info.name,
-            version = %init.protocol_version, mcpl = init.capabilities.mcpl().is_some(), "initialized"
+            version = %init.protocol_version, mcpl = init.capabilities.mcpl().is_some(),
+            "connected: the server answered initialize"
         );
         if let Some(manifest) = init.capabilities.mcpl() {
             for d in &manifest.diagnostics {

@@ -99,7 +99,7 @@ type HttpResponse = hyper::Response<PooledBody>;
 /// [`ClientOptions::delivery_hook`]: crate::ClientOptions::delivery_hook
 pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, TransportError> {
     let bad = |reason: &str| TransportError::BadUrl {
-        url: url.to_owned(),
+        url: crate::redact_url(url),
         reason: reason.to_owned(),
     };
     let mut parsed = url::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
@@ -153,7 +153,7 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         kind: TransportKind::StreamableHttp,
         ordered: false,
         principal: None,
-        peer: url.to_owned(),
+        peer: crate::redact_url(url),
     };
     Ok(Connection {
         info,

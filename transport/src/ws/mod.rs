@@ -273,7 +273,7 @@ fn refusal(status: StatusCode, reason: &str) -> ErrorResponse {
 /// [`ClientOptions::tls`]), presenting `opts.token` as a bearer token.
 pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, TransportError> {
     let bad = |reason: String| TransportError::BadUrl {
-        url: url.to_owned(),
+        url: crate::redact_url(url),
         reason,
     };
     let mut request = url.into_client_request().map_err(|e| bad(e.to_string()))?;
@@ -315,7 +315,7 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         kind: TransportKind::WebSocket,
         ordered: true,
         principal: None,
-        peer: url.to_owned(),
+        peer: crate::redact_url(url),
     };
     Ok(link::run(
         ws,
