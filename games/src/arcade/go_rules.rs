@@ -77,7 +77,7 @@ impl Rules for GoRules {
     };
 
     fn from_options(options: &Map<String, Value>) -> Result<Self, String> {
-        let o: GoOptions = serde_json::from_value(Value::Object(options.clone()))
+        let o: GoOptions = mcpl_server::decode::from_json(Value::Object(options.clone()))
             .map_err(|e| format!("size must be 9, 13 or 19, komi a number: {e}"))?;
         let size = match o.size {
             None => BoardSize::Nine,
