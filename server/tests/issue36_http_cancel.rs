@@ -2,6 +2,8 @@
 //! `tools/call` the client cancels gets no response (MCP "Cancellation"), and its POST
 //! must end then, not stay open until the client gives up or the session ends.
 
+// Shared with `hostile_client.rs`, which uses the rest of it.
+#[allow(dead_code)]
 #[path = "hostile_client/raw.rs"]
 mod raw;
 
