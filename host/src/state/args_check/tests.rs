@@ -41,7 +41,10 @@ fn valid_arguments_pass() {
 
 #[test]
 fn invalid_arguments_name_where() {
-    let p = problems(check(&play_schema(), &json!({"move": "D4", "note": "far too long"})));
+    let p = problems(check(
+        &play_schema(),
+        &json!({"move": "D4", "note": "far too long"}),
+    ));
     assert_eq!(p.len(), 1);
     assert_eq!(p[0].path, "/note");
     let p = problems(check(&play_schema(), &json!({})));
