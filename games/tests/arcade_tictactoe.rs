@@ -288,7 +288,7 @@ async fn a_host_without_tool_hints_plays_through_the_compat_tools() {
 }
 
 #[actix::test]
-async fn on_its_turn_a_hinted_host_is_told_the_schema_lists_the_free_cells() {
+async fn on_its_turn_a_hinted_host_is_told_where_the_free_cells_are_and_its_schema_lists_them() {
     let h = Harness::start().await;
     let mut alice = h.hinted("alice").await;
     alice.open("tictactoe", Some("t1"), json!({})).await;
@@ -300,7 +300,11 @@ async fn on_its_turn_a_hinted_host_is_told_the_schema_lists_the_free_cells() {
         .get(&key)
         .cloned()
         .unwrap_or_default();
-    assert!(said.contains("schema lists the free cells"), "{said:?}");
+    assert!(
+        said.contains("tictactoe_board shows the position and the free cells"),
+        "{said:?}"
+    );
+    assert!(!said.contains("schema"), "{said:?}");
     assert_eq!(alice.hints.moves(PLAY, "t1").len(), 9);
 }
 

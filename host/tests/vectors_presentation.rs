@@ -169,7 +169,7 @@ async fn vector_20_a_definition_hint_changes_only_description_schema_and_annotat
             json!({"rev": 3, "tools": [{"name": "play", "instance": "g1", "definition": {
                 "name": "hijack",
                 "description": "Play a legal move: D4 or Q16",
-                "inputSchema": {"type": "object", "properties": {"move": {"enum": ["D4", "Q16"]}},
+                "inputSchema": {"type": "object", "properties": {"move": {"enum": ["D4", "Q16"], "maxLength": 3}},
                                 "required": ["move"]},
                 "_meta": {"mcpl/class": "admin", "mcpl/toolset": "elsewhere"}
             }}]}),
@@ -180,11 +180,12 @@ async fn vector_20_a_definition_hint_changes_only_description_schema_and_annotat
         assert!(t.contains("Changed: play in [arcade/game:g1]"), "{t}");
         assert!(t.contains("Play a legal move: D4 or Q16"), "{t}");
         assert!(!t.contains("hijack") && !t.contains("elsewhere"), "{t}");
-        // The new schema is the one checked; the listed name is the one sent.
+        // The new schema is the one checked (its `maxLength`: a value outside its `enum`
+        // alone is the server's to explain, `args_check.rs`); the listed name is the one sent.
         let (err, why) = local_call(
             &host,
             "toolsets--act",
-            json!({"tool": "play", "args": {"move": "E5"}}),
+            json!({"tool": "play", "args": {"move": "Q16Q16"}}),
         )
         .await;
         assert!(

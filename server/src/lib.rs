@@ -27,6 +27,7 @@
 //! | `receipt` | the receipt for a `featureSets/update` grant (SPEC §6.7) |
 //! | [`cancel`] | [`CancelToken`]: a call's cancellation, for work a handler hands off |
 //! | [`store`] | [`Store`]: durable state across restarts ([`RedbStore`], [`MemoryStore`]; issue #15) |
+//! | [`decode`] | [`decode::from_json`]: typed decoding that reads `9.0` as the integer 9 (RFC 8259), so a typed decode and a JSON Schema agree |
 //!
 //! # Running it
 //!
@@ -93,6 +94,7 @@ pub mod author;
 pub mod cancel;
 pub mod clock;
 mod core;
+pub mod decode;
 mod ids;
 pub mod listen;
 pub mod manifest;

@@ -144,7 +144,7 @@ where
     Fut: Future<Output = ToolResult> + Send + 'static,
 {
     fn call(&self, ctx: ToolContext, args: Value) -> ToolFuture {
-        match serde_json::from_value::<A>(args) {
+        match crate::decode::from_json::<A>(args) {
             Ok(args) => Box::pin((self.f)(ctx, args)),
             Err(e) => {
                 // MCP 2025-11-25: input validation failures are tool errors, not -32602.

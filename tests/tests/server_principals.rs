@@ -140,10 +140,14 @@ async fn a_connection_without_tool_hints_is_pushed_the_invitation_and_moves_with
     ))
     .await;
     let invite = json!({"featureSet": "default", "tags": ["surface:activity"],
-        "payload": {"content": [text("bob challenges you to Nim (pile 5) (open nim:g1-2 to join)")]},
+        "payload": {"content": [text(r#"bob challenges you to Nim (pile 5) (call toolset_open {"toolset": "nim", "instance": "g1-2"} to join)"#)]},
         "toolset": "nim", "instance": "g1-2"});
     plain.expect_push(1, invite.clone()).await;
+    // The hinted connection gets a suggestion, and the text names the open it would make.
     let mut with_hints = invite;
+    with_hints["payload"]["content"] = json!([text(
+        "bob challenges you to Nim (pile 5) (open nim:g1-2 to join)"
+    )]);
     with_hints["hints"] = json!({"rev": 3, "suggest": [{"toolset": "nim", "instance": "g1-2",
         "action": "open", "reason": "bob challenges you to Nim (pile 5)", "options": {"pile": 5}}]});
     hinted.expect_push(1, with_hints).await;

@@ -77,7 +77,7 @@ impl Rules for GoRules {
     };
 
     fn from_options(options: &Map<String, Value>) -> Result<Self, String> {
-        let o: GoOptions = serde_json::from_value(Value::Object(options.clone()))
+        let o: GoOptions = mcpl_server::decode::from_json(Value::Object(options.clone()))
             .map_err(|e| format!("size must be 9, 13 or 19, komi a number: {e}"))?;
         let size = match o.size {
             None => BoardSize::Nine,
@@ -193,17 +193,10 @@ impl Rules for GoRules {
         Ok(GoRules { game })
     }
 
+    /// Says nothing of the schema's `enum`: a host without `toolHints` never sees it, and a
+    /// host may show only part of a long one (issue #36, item 14).
     fn play_description(&self) -> String {
-        let listed =
-            self.game.size().lines() <= ENUM_MAX_LINES && !self.game.legal_moves().is_empty();
-        let schema = if listed {
-            "Its schema lists the legal points now."
-        } else {
-            "An illegal point is refused with the reason."
-        };
-        format!(
-            "Place a stone: `move` is a point, column letter then row number (e.g. D4; there is no column I). {schema}"
-        )
+        "Place a stone: `move` is a point, column letter then row number (e.g. D4; there is no column I). A point that is taken or not allowed (suicide, a repeated position) is refused with the reason; go_board shows the position.".to_owned()
     }
 
     fn play_schema(&self) -> Value {

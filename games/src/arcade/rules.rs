@@ -140,9 +140,9 @@ pub trait Rules: Send + Sized + 'static {
     fn play_schema(&self) -> Value;
 
     /// The `play` tool's description beside [`Rules::play_schema`], for the side to move
-    /// (an instance's own definition, which only hosts with `toolHints` are shown: it may
-    /// say what the schema lists). The declared description, which hosts without
-    /// `toolHints` are shown with a bare `move` string, must not.
+    /// (an instance's own definition). It does not send the reader to the schema's list
+    /// (issue #36, item 14): a host may show only part of a long `enum`, and the agent of
+    /// a host without `toolHints` never sees it; it names the board tool instead.
     fn play_description(&self) -> String;
 
     /// The game as kept across a restart of the arcade (issue #15): what rebuilds it

@@ -150,8 +150,9 @@ impl Rules for TicTacToeRules {
         Ok(TicTacToeRules { game })
     }
 
+    /// Says nothing of the schema's `enum` (`go_rules.rs`).
     fn play_description(&self) -> String {
-        "Mark a cell: `move` is a column a-c and a row 1-3 (a1 bottom left, c3 top right). Its schema lists the free cells now.".to_owned()
+        "Mark a cell: `move` is a column a-c and a row 1-3 (a1 bottom left, c3 top right). A taken cell is refused with the reason; tictactoe_board shows the position and the free cells.".to_owned()
     }
 
     fn play_schema(&self) -> Value {

@@ -284,36 +284,36 @@ impl Game {
 }
 
 /// Draws `game` as text: row numbers on the left (3 at the top), column
-/// letters below, `X`/`O` marks, `.` for an empty cell, then whose turn it
-/// is or the result.
+/// letters below, `X`/`O` marks, `.` for an empty cell, the last mark in
+/// parentheses (as Go's board has it), then whose turn it is or the result.
 ///
 /// ```text
 ///  3  X | . | O
 ///    ---+---+---
 ///  2  . | X | .
 ///    ---+---+---
-///  1  . | . | O
+///  1  . | . |(O)
 ///     a   b   c
-/// O to move
+/// X to move
 /// ```
 pub fn render_ascii(game: &Game) -> String {
     let mut out = String::new();
+    let last = game.last_move();
     for row in (0..3u8).rev() {
-        let marks: Vec<char> = (0..3u8)
+        // Each cell is three characters wide: ` X ` or, the last mark, `(X)`.
+        let cells: Vec<String> = (0..3u8)
             .map(|col| {
-                Cell::new(col, row)
-                    .and_then(|c| game.get(c))
-                    .map_or('.', Mark::symbol)
+                let cell = Cell::new(col, row);
+                let mark = cell.and_then(|c| game.get(c)).map_or('.', Mark::symbol);
+                if cell.is_some() && cell == last {
+                    format!("({mark})")
+                } else {
+                    format!(" {mark} ")
+                }
             })
             .collect();
-        let _ = writeln!(
-            out,
-            " {}  {} | {} | {}",
-            row + 1,
-            marks[0],
-            marks[1],
-            marks[2]
-        );
+        let line = format!(" {} {}|{}|{}", row + 1, cells[0], cells[1], cells[2]);
+        let _ = writeln!(out, "{}", line.trim_end());
         if row > 0 {
             out.push_str("   ---+---+---\n");
         }

@@ -76,10 +76,20 @@ fn renders_the_documented_layout() {
     let game = game_from(&["a3", "c3", "b2", "c1"]);
     assert_eq!(
         render_ascii(&game),
-        " 3  X | . | O\n   ---+---+---\n 2  . | X | .\n   ---+---+---\n 1  . | . | O\n    a   b   c\nX to move\n"
+        " 3  X | . | O\n   ---+---+---\n 2  . | X | .\n   ---+---+---\n 1  . | . |(O)\n    a   b   c\nX to move\n"
     );
     let won = game_from(&["a1", "b1", "a2", "b2", "a3"]);
     assert!(render_ascii(&won).ends_with("    a   b   c\nX wins\n"));
+    // The last mark in the first column: the row keeps its width.
+    assert!(
+        render_ascii(&won).starts_with(" 3 (X)| . | .\n"),
+        "{}",
+        render_ascii(&won)
+    );
+    assert_eq!(
+        render_ascii(&Game::new()).lines().next(),
+        Some(" 3  . | . | .")
+    );
 }
 
 #[test]

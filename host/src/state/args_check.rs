@@ -26,6 +26,13 @@
 //! [`ArgCheck::Invalid`] means the server would refuse the call too, and the host answers the
 //! agent without sending. [`ArgCheck::Unchecked`] means "left to the server": the host
 //! sends, and the server checks every call itself.
+//!
+//! §6 **\[project\]** (issue #36, item 14): when the only problems are values outside an
+//! `enum`, the call is left to the server ([`Unchecked::OutsideEnum`]). An instance's
+//! `enum` lists what is allowed *now* (a game's legal points); the host could only say a
+//! value is not among them, where the server says why (the point is taken, a suicide, a
+//! repeated position) and may read a value the enum spells otherwise (`e4` for `E4`). An
+//! `enum` problem beside any other is still refused here, with the others.
 
 mod scan;
 mod strip;
@@ -130,6 +137,9 @@ pub enum Unchecked {
     /// The validator failed (a caught panic).
     #[error("the schema validator failed")]
     CheckerFailed,
+    /// The only problems were values outside an `enum`: the server says why (module docs).
+    #[error("a value is outside an enum; the server says why")]
+    OutsideEnum,
 }
 
 /// The outcome of a check.
@@ -204,19 +214,29 @@ fn validate(schema: &Value, args: &Value, limits: &CheckLimits) -> ArgCheck {
             });
         }
     };
-    let problems: Vec<Problem> = validator
+    let errors: Vec<_> = validator
         .iter_errors(args)
         .take(limits.max_problems.max(1))
+        .collect();
+    if errors.is_empty() {
+        return ArgCheck::Valid;
+    }
+    // Module docs. (Under `not`, `anyOf` or `oneOf` an `enum` fails as that keyword, so
+    // what is left to the server is values outside an `enum` that must hold.)
+    if errors
+        .iter()
+        .all(|e| matches!(e.kind, ValidationErrorKind::Enum { .. }))
+    {
+        return ArgCheck::Unchecked(Unchecked::OutsideEnum);
+    }
+    let problems = errors
+        .iter()
         .map(|e| Problem {
             path: e.instance_path.to_string(),
-            message: message(&e, limits),
+            message: message(e, limits),
         })
         .collect();
-    if problems.is_empty() {
-        ArgCheck::Valid
-    } else {
-        ArgCheck::Invalid(problems)
-    }
+    ArgCheck::Invalid(problems)
 }
 
 /// An `enum` of more entries than this is not listed in a problem: it is counted.

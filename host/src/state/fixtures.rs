@@ -82,7 +82,7 @@ pub(crate) fn arcade_manifest(hints: bool, with_game: bool) -> McplManifest {
                 summary: Some("A game of Go".into()),
                 instances: true,
                 options: Some(json!({"type": "object",
-                    "properties": {"size": {"enum": [9, 13, 19]}}})),
+                    "properties": {"size": {"type": "integer", "enum": [9, 13, 19]}}})),
                 ..Default::default()
             },
         );

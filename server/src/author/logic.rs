@@ -182,7 +182,7 @@ impl Opening {
 
     /// The options decoded as `T`; a mismatch refuses the open, naming the problem.
     pub fn options_as<T: DeserializeOwned>(&self) -> Result<T, Refusal> {
-        serde_json::from_value(self.options.clone())
+        crate::decode::from_json(self.options.clone())
             .map_err(|e| Refusal::new(format!("options: {e}")))
     }
 
@@ -343,7 +343,7 @@ impl ToolCall {
     /// The arguments decoded as `T`; a mismatch is a tool error naming the problem, for the
     /// model to correct (MCP: input errors are tool errors).
     pub fn args<T: DeserializeOwned>(&self) -> Result<T, ToolError> {
-        serde_json::from_value(Value::Object(self.arguments.clone())).map_err(|e| {
+        crate::decode::from_json(Value::Object(self.arguments.clone())).map_err(|e| {
             ToolError::InvalidArguments {
                 tool: self.tool.clone(),
                 detail: e.to_string(),

@@ -84,6 +84,8 @@ pub fn tictactoe_move(board_text: &str, rng: &mut StdRng) -> Option<String> {
     let mut os = Vec::new();
     let mut rows = 0;
     for line in board_text.lines() {
+        // The last mark is in parentheses (` 1  . | . |(O)`): a cell like any other here.
+        let line = line.replace(['(', ')'], " ");
         let t = line.trim_start();
         let Some((row, rest)) = t.split_once("  ") else {
             continue;

@@ -2,7 +2,7 @@
 //! `tests/CONFORMANCE.md`, built on `mcpl-server`, for the conformance runner.
 //!
 //! ```text
-//! mcpl-fixture-server (--stdio | --ws ADDR | --http ADDR) [--token SECRET=NAME]…
+//! mcpl-fixture-server (--stdio | --ws ADDR | --http ADDR) [--token NAME=SECRET]…
 //!                     [--tls-cert PATH --tls-key PATH]
 //!                     [--misbehave skip-rev|list-changed] [--other-choices]
 //! ```
@@ -55,8 +55,9 @@ struct Cli {
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "PATH", requires = "tls_cert")]
     tls_key: Option<PathBuf>,
-    /// Another bearer token and the principal it authenticates (repeatable).
-    #[arg(long = "token", value_name = "SECRET=NAME")]
+    /// Another named principal and the bearer token that authenticates it (repeatable), in
+    /// the order every other binary of the project takes.
+    #[arg(long = "token", value_name = "NAME=SECRET")]
     tokens: Vec<String>,
     /// Break a rule on purpose: skip-rev (a gap after rev 1) or list-changed
     /// (notifications/tools/list_changed after every result with hints).
@@ -70,11 +71,11 @@ struct Cli {
 fn options(cli: &Cli) -> anyhow::Result<ServerOptions> {
     let mut opts = fixture::options();
     for t in &cli.tokens {
-        let Some((secret, name)) = t.split_once('=') else {
-            bail!("--token {t:?}: expected SECRET=NAME");
+        let Some((name, secret)) = t.split_once('=') else {
+            bail!("--token {t:?}: expected NAME=SECRET");
         };
         if secret.is_empty() || name.is_empty() {
-            bail!("--token {t:?}: the secret and the name must not be empty");
+            bail!("--token {t:?}: the name and the secret must not be empty");
         }
         opts.tokens.insert(secret.to_owned(), name.to_owned());
     }

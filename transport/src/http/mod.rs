@@ -29,6 +29,10 @@
 //!    with `_meta.progressToken` gets its `notifications/progress` on its own answer (MCP:
 //!    related messages SHOULD go on the request's stream), before the response; a JSON
 //!    answer becomes an SSE stream when its first progress comes before the response.
+//!    A request the client cancels (a POSTed `notifications/cancelled` naming it) gets no
+//!    response (MCP "Cancellation"), so its answer ends there (issue #36, item 12,
+//!    **\[project\]**): an SSE answer after what it holds, a JSON answer not yet begun as an
+//!    SSE stream that ends at once (MCP answers a request's POST with SSE or JSON).
 //!
 //! A server request related to a pending client request ([`Outbound::relate`]: a
 //! `sampling/createMessage` asked while answering a `tools/call`) rides that request's

@@ -35,6 +35,7 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use mcpl_protocol::mcp::{SERVER_DISCOVER, is_supported_version};
+use mcpl_protocol::method::{Cancelled, Method as _, NotificationMethod};
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Request, Response};
 use std::convert::Infallible;
 use std::io;
@@ -406,6 +407,7 @@ async fn on_post(
     let response = match message {
         Message::Request(request) => answer(server, &session, stream, request).await,
         other => {
+            let cancelled = cancelled_request(&other);
             if session
                 .deliver(Inbound::Message {
                     stream,
@@ -413,6 +415,11 @@ async fn on_post(
                 })
                 .await
             {
+                if let Some(id) = cancelled
+                    && session.end_cancelled(&id)
+                {
+                    tracing::debug!(session = %session.short_id(), ?id, "request cancelled by the client; its answer ends");
+                }
                 StatusCode::ACCEPTED.into_response()
             } else {
                 gone()
@@ -460,7 +467,23 @@ async fn answer(
             json(StatusCode::OK, &message)
         }
         Some(first) => sse_response(Some(first), rx, guard),
-        None => gone(),
+        None if session.ended.is_cancelled() => gone(),
+        // Cancelled by the client (`Session::end_cancelled`): no response will come. MCP
+        // has a request's POST answered by an SSE stream or JSON; an SSE stream that ends
+        // at once carries the nothing there is to say.
+        None => sse_response(None, rx, guard),
+    }
+}
+
+/// The id a `notifications/cancelled` names (MCP "Cancellation"); none for any other
+/// message, or params that do not read.
+fn cancelled_request(message: &Message) -> Option<Id> {
+    match message {
+        Message::Notification(n) if n.method == Cancelled::NAME => n
+            .params_as::<<Cancelled as NotificationMethod>::Params>()
+            .ok()
+            .map(|p| p.request_id),
+        _ => None,
     }
 }
 

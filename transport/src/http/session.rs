@@ -345,6 +345,15 @@ impl Session {
         ))
     }
 
+    /// Ends the answer of a pending request the client cancelled: MCP has the server write
+    /// no response to it, so without this its POST would stay open until the client gave
+    /// up or the session ended (issue #36, item 12). What the answer already holds is still
+    /// written; a response the server writes after all finds no pending request and is
+    /// dropped. False when no request with that id is pending.
+    pub(super) fn end_cancelled(&self, id: &Id) -> bool {
+        lock(&self.routes).pending.remove(id).is_some()
+    }
+
     /// Opens a GET stream, replacing any other, and sends it what the client has not read:
     /// with `last_event` (the client's `Last-Event-ID`), every message of the backlog after
     /// it, so one lost with a broken stream comes again (MCP: a server MAY replay, on the

@@ -41,9 +41,12 @@ fn valid_arguments_pass() {
 
 #[test]
 fn invalid_arguments_name_where() {
-    let p = problems(check(&play_schema(), &json!({"move": "E5"})));
+    let p = problems(check(
+        &play_schema(),
+        &json!({"move": "D4", "note": "far too long"}),
+    ));
     assert_eq!(p.len(), 1);
-    assert_eq!(p[0].path, "/move");
+    assert_eq!(p[0].path, "/note");
     let p = problems(check(&play_schema(), &json!({})));
     assert_eq!(
         p[0].path, "",
@@ -61,16 +64,15 @@ fn a_value_outside_a_long_enum_is_counted_not_listed() {
         .flat_map(|c| (1..=9).map(move |r| format!("{c}{r}")))
         .collect();
     let schema = json!({"type": "object", "properties": {"move": {"enum": points}},
-                        "required": ["move"]});
-    let p = problems(check(&schema, &json!({"move": "Z99"})));
-    assert_eq!(p.len(), 1);
-    assert_eq!(p[0].path, "/move");
-    assert_eq!(
-        p[0].message,
-        "\"Z99\" is not one of the 72 values allowed now"
-    );
+                        "required": ["move"], "additionalProperties": false});
+    // Beside another problem (alone, it is the server's to explain: the next test).
+    let p = problems(check(&schema, &json!({"move": "Z99", "extra": 1})));
+    assert_eq!(p.len(), 2);
+    let p = p.iter().find(|p| p.path == "/move").unwrap();
+    assert_eq!(p.message, "\"Z99\" is not one of the 72 values allowed now");
     // A short enum is listed whole: the agent sees what it may give.
-    let p = problems(check(&play_schema(), &json!({"move": "E5"})));
+    let p = problems(check(&play_schema(), &json!({"move": "E5", "note": 5})));
+    let p: Vec<Problem> = p.into_iter().filter(|p| p.path == "/move").collect();
     assert!(
         p[0].message.contains("\"D4\"") && p[0].message.contains("\"pass\""),
         "{}",
@@ -235,8 +237,42 @@ fn a_huge_enum_is_left_to_the_server() {
     // A board's worth of moves (361) is checked.
     let board: Vec<Value> = (0..361).map(|i| json!(format!("m{i}"))).collect();
     let schema = json!({"properties": {"move": {"enum": board}}});
+    assert_eq!(
+        unchecked(check(&schema, &json!({"move": "x"}))),
+        Unchecked::OutsideEnum
+    );
     assert!(matches!(
-        check(&schema, &json!({"move": "x"})),
+        check(&schema, &json!({"move": 3})),
+        ArgCheck::Unchecked(Unchecked::OutsideEnum)
+    ));
+    let typed = json!({"properties": {"move": {"type": "string", "enum": board}}});
+    assert!(matches!(
+        check(&typed, &json!({"move": 3})),
+        ArgCheck::Invalid(_)
+    ));
+}
+
+/// Issue #36, item 14 (§6 **\[project\]**): a value outside an `enum`, and nothing else
+/// wrong, is left to the server, which says why (`E5` is taken) or reads it (`e4`).
+#[test]
+fn a_value_outside_an_enum_alone_is_left_to_the_server_which_says_why() {
+    for mv in ["E5", "e4", ""] {
+        assert_eq!(
+            unchecked(check(&play_schema(), &json!({"move": mv}))),
+            Unchecked::OutsideEnum,
+            "{mv}"
+        );
+    }
+    // Under `not` an enum that matches is that keyword's problem: still refused.
+    let negated = json!({"properties": {"move": {"not": {"enum": ["E5"]}}}});
+    assert!(matches!(
+        check(&negated, &json!({"move": "E5"})),
+        ArgCheck::Invalid(_)
+    ));
+    // Under `anyOf`, all branches failing is `anyOf`'s problem: still refused.
+    let any = json!({"properties": {"move": {"anyOf": [{"enum": ["a"]}, {"type": "integer"}]}}});
+    assert!(matches!(
+        check(&any, &json!({"move": "b"})),
         ArgCheck::Invalid(_)
     ));
 }

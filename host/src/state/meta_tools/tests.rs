@@ -134,23 +134,29 @@ fn vector_11_act_on_a_tool_not_visible_there_says_where_it_is() {
 fn act_checks_args_against_the_current_definition_before_sending() {
     let mut h = Host::with_arcade("arcade", true);
     open_game(&mut h, "g1", 2);
-    match refused(h.plan(ACT, json!({"tool": "play", "args": {"move": "E5"}}))) {
+    match refused(h.plan(ACT, json!({"tool": "play", "args": {"move": "D4", "x": 1}}))) {
         MetaError::InvalidArgs { tool, problems } => {
             assert_eq!(tool, "play");
-            assert_eq!(problems[0].path, "/move");
+            assert_eq!(problems[0].path, "");
         }
         e => panic!("{e:?}"),
     }
-    // The instance's own definition now allows E5 (§5.1): checked against it.
-    let schema =
-        json!({"type": "object", "properties": {"move": {"enum": ["E5"]}}, "required": ["move"]});
+    // A value outside the enum, and nothing else wrong, is the server's to explain
+    // (`args_check.rs`, issue #36 item 14).
+    sent(h.plan(ACT, json!({"tool": "play", "args": {"move": "E5"}})));
+    // The instance's own definition now requires a note (§5.1): checked against it.
+    let schema = json!({"type": "object", "properties": {"move": {"enum": ["E5"]},
+        "note": {"type": "string"}}, "required": ["move", "note"]});
     h.standalone(
         0,
         changes(3, vec![def("play", Some("g1"), "Play", schema)], vec![]),
     );
-    sent(h.plan(ACT, json!({"tool": "play", "args": {"move": "E5"}})));
+    sent(h.plan(
+        ACT,
+        json!({"tool": "play", "args": {"move": "E5", "note": "gg"}}),
+    ));
     assert!(matches!(
-        refused(h.plan(ACT, json!({"tool": "play", "args": {"move": "D4"}}))),
+        refused(h.plan(ACT, json!({"tool": "play", "args": {"move": "E5"}}))),
         MetaError::InvalidArgs { .. }
     ));
     // A schema the host does not check (deeper than 24 levels) is left to the server.
@@ -364,10 +370,15 @@ fn open_checks_the_instance_name_and_the_options_before_sending() {
             error: NameError::BadChar(' ')
         }
     );
-    match refused(h.plan(OPEN, json!({"toolset": "game", "options": {"size": 10}}))) {
+    match refused(h.plan(OPEN, json!({"toolset": "game", "options": {"size": "big"}}))) {
         MetaError::InvalidOptions { problems, .. } => assert_eq!(problems[0].path, "/size"),
         e => panic!("{e:?}"),
     }
+    // A value outside the enum alone is the server's to explain (`args_check.rs`).
+    sent(h.plan(
+        OPEN,
+        json!({"toolset": "game", "instance": "g0", "options": {"size": 10}}),
+    ));
     let s = sent(h.plan(
         OPEN,
         json!({"toolset": "game", "instance": "g1", "options": {"size": 9}}),

@@ -12,6 +12,7 @@ use crate::actors::instance::{
     Decline, InstanceActor, Invitation, InvitationNamed, InvitationWithdrawn,
 };
 use crate::author::{Event, ParticipantId};
+use crate::core::catalog::TOOLSET_OPEN;
 use crate::core::{HintDraft, InstanceKey};
 use crate::ids::InstanceId;
 use crate::ids::SessionId;
@@ -166,8 +167,20 @@ impl PrincipalActor {
             options: p.options.clone(),
         });
         // The event names the instance too: a host without hints gets no suggestion, and its
-        // agent joins by opening that name through `toolset_open` (§8).
-        let text = format!("{} (open {key} to join)", p.reason);
+        // agent joins by opening that name through the compat tool it has (§8), so the
+        // event names that tool and its arguments (issue #36, item 13).
+        let text = if s.plain {
+            // Written out in this order (a JSON map would sort `instance` first); each
+            // name is quoted as JSON.
+            let quoted = |s: &str| Value::from(s).to_string();
+            let mut args = format!("{{\"toolset\": {}", quoted(&key.toolset));
+            if let Some(instance) = &key.instance {
+                args.push_str(&format!(", \"instance\": {}", quoted(instance)));
+            }
+            format!("{} (call {TOOLSET_OPEN} {args}}} to join)", p.reason)
+        } else {
+            format!("{} (open {key} to join)", p.reason)
+        };
         s.to.deliver.do_send(Deliver {
             about: Some(key.clone()),
             draft,

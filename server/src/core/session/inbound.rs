@@ -30,6 +30,7 @@ use mcpl_protocol::mcp::{
 use mcpl_protocol::mcpl::{
     FeatureSetsUpdateParams, FeatureSetsUpdateResult, ManifestChangedParams, McplManifest,
 };
+use mcpl_protocol::meta;
 use mcpl_protocol::method::{
     self, CallTool, FeatureSetsUpdate, GetManifest, Initialize, ListTools, Method,
     NotificationMethod, Ping, RequestMethod, SetLevel, ToolsetsClose, ToolsetsList, ToolsetsOpen,
@@ -175,6 +176,22 @@ impl<T: Io> SessionCore<T> {
                 // §4.5: the instance a host with hints names; a host without names it as
                 // an argument instead (§8), which the principal reads.
                 let hinted = self.hinted();
+                // §4.5 **[project]**: an `mcpl/instance` that is not a string names no
+                // instance, and is not taken for an absent one either (that would run the
+                // call in the only open instance, which the host may not have meant).
+                if let Some(bad) = p.meta.as_ref().and_then(|m| m.other.get(meta::INSTANCE))
+                    && hinted
+                {
+                    let e = ErrorObject::new(
+                        ErrorCode::INVALID_PARAMS,
+                        format!(
+                            "_meta[\"{}\"] must be a string naming an instance, not {}",
+                            meta::INSTANCE,
+                            json_kind(bad)
+                        ),
+                    );
+                    return self.send(Response::err(Some(req.id), e).into());
+                }
                 let instance = p
                     .meta
                     .as_ref()
@@ -393,5 +410,19 @@ impl<T: Io> SessionCore<T> {
 
     fn forward(&mut self, f: Forward) {
         self.emit(Event::Forward(f));
+    }
+}
+
+/// What kind of JSON value `v` is, for an error that should not echo the value itself (it
+/// may be large).
+fn json_kind(v: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
     }
 }
