@@ -99,7 +99,14 @@ impl Pane {
         );
         // The pane waits for a first Enter, so the pipe is in place before the binary
         // prints anything; it says how the binary exited.
-        let mut command = vec![shell_quote(env!("CARGO_BIN_EXE_mcpl-host")), "play".into()];
+        // Its own state directory: the default one is the user's, shared by every run.
+        let state = dir.join("state").to_string_lossy().into_owned();
+        let mut command = vec![
+            shell_quote(env!("CARGO_BIN_EXE_mcpl-host")),
+            "play".into(),
+            "--state-dir".into(),
+            shell_quote(&state),
+        ];
         command.extend(play_args.iter().map(|a| shell_quote(a)));
         let script = format!(
             "read _; {}; echo \"play exited with $?\"; read _",
