@@ -31,7 +31,7 @@ pub enum Id {
     /// A number JSON allows that is not an `i64` — an integer past its range (2^64), a
     /// fraction (1.5), an exponent — kept as the number it reads as (its shortest decimal
     /// text) and echoed as that same number, so the peer can match the answer (issue #37,
-    /// item 12). **[project]** MCP asks for a string or an integer and JSON-RPC 2.0 says a
+    /// item 12). **\[project\]** MCP asks for a string or an integer and JSON-RPC 2.0 says a
     /// number SHOULD NOT have a fraction: read liberally, served like any other id. An
     /// integer past `u64` or with more digits than a double holds is echoed as the double
     /// it reads as: a JavaScript or Python peer, whose own id is that double, matches it.

@@ -34,7 +34,7 @@ struct RawPage {
     meta: Option<Meta>,
 }
 
-/// Decodes a `tools/list` page one tool at a time (issue #37 item 12, RFC §3 **[project]**:
+/// Decodes a `tools/list` page one tool at a time (issue #37 item 12, RFC §3 **\[project\]**:
 /// MCP does not say what a client does with a tool it cannot read): a tool whose schema
 /// nests past serde_json's limit, or that does not decode, costs only itself. Everything
 /// else on the page is read whole, so a nesting bomb beside the tools still fails it.
