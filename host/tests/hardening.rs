@@ -234,14 +234,14 @@ async fn hardening_08_a_flood_is_read_no_faster_than_the_host_takes_it_and_nothi
 
 // ---- 10: reads and reconnects that must not give up ------------------------------------
 
-/// A `tools/list` answer nested deeper than any reader takes (written whole: only reading
-/// it back is limited).
+/// A `tools/list` answer nested deeper than any reader takes beside its tools (written
+/// whole: only reading it back is limited; a tool nested as deep would cost only itself).
 fn too_deep(id: &Value) -> Value {
-    let mut schema = json!({});
+    let mut deep = json!({});
     for _ in 0..300 {
-        schema = json!({ "items": schema });
+        deep = json!({ "items": deep });
     }
-    json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [{"name": "deep", "inputSchema": schema}]}})
+    json!({"jsonrpc": "2.0", "id": id, "result": {"tools": [], "_meta": {"x": deep}}})
 }
 
 #[actix::test]

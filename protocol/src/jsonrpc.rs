@@ -31,7 +31,7 @@ pub enum Id {
     /// A number JSON allows that is not an `i64` — an integer past its range (2^64), a
     /// fraction (1.5), an exponent — kept as the number it reads as (its shortest decimal
     /// text) and echoed as that same number, so the peer can match the answer (issue #37,
-    /// item 12). **[project]** MCP asks for a string or an integer and JSON-RPC 2.0 says a
+    /// item 12). **\[project\]** MCP asks for a string or an integer and JSON-RPC 2.0 says a
     /// number SHOULD NOT have a fraction: read liberally, served like any other id. An
     /// integer past `u64` or with more digits than a double holds is echoed as the double
     /// it reads as: a JavaScript or Python peer, whose own id is that double, matches it.
@@ -723,18 +723,17 @@ impl Message {
         // message. serde_json classifies its errors, which tells "not JSON" (-32700) from
         // "JSON of the wrong shape" (-32600).
         match read {
-            // Params and a result are skipped over, not read, so serde_json's nesting limit
-            // has not been applied to them: bytes are refused alike whichever member nests
-            // too deep.
+            // Params are skipped over, not read, so serde_json's nesting limit has not been
+            // applied to them: they are refused as the whole message nested as deep would be.
+            // A result is kept however deep (issue #37 item 12): its requester reads what it
+            // can of it (one tool nested too deep in a `tools/list` costs only itself), and
+            // whatever it decodes whole meets serde_json's limit there ([`decode_result`]).
             Ok(raw)
-                if [&raw.params, &raw.result]
-                    .into_iter()
-                    .flatten()
+                if raw.params.as_ref().is_some_and(|text| {
                     // Each level takes a byte: text no longer than the limit is not scanned.
-                    .any(|text| {
-                        text.get().len() > MEMBER_NESTING_LIMIT
-                            && nesting(text.get()) > MEMBER_NESTING_LIMIT
-                    }) =>
+                    text.get().len() > MEMBER_NESTING_LIMIT
+                        && nesting(text.get()) > MEMBER_NESTING_LIMIT
+                }) =>
             {
                 Err(DecodeError::Parse("recursion limit exceeded".to_owned()))
             }
@@ -890,8 +889,8 @@ impl<'de> Deserialize<'de> for Message {
     }
 }
 
-/// The deepest params or result read: serde_json reads a message to 127 levels of nesting
-/// (its recursion limit is 128), and either sits one level inside the message.
+/// The deepest params read: serde_json reads a message to 127 levels of nesting (its
+/// recursion limit is 128), and params sit one level inside the message.
 const MEMBER_NESTING_LIMIT: usize = 126;
 
 /// How deep arrays and objects nest in `json`, which must be valid JSON (a [`RawValue`]'s
@@ -1207,12 +1206,25 @@ mod tests {
         assert_eq!(r.params_as::<Ab>().map(|p| p.a), Ok("z".to_owned()));
     }
 
-    /// Params or a result that nest deeper than serde_json reads a message are refused as
-    /// the whole message would be (a parse error), though they are skipped, not read; a
-    /// string full of brackets is not nesting.
+    /// Params that nest deeper than serde_json reads a message are refused as the whole
+    /// message would be (a parse error), though they are skipped, not read; a string full
+    /// of brackets is not nesting. A result is kept however deep, for its requester to read
+    /// what it can, and decoding it whole meets serde_json's limit.
     #[test]
-    fn params_or_a_result_nested_too_deep_are_a_parse_error() {
-        for member in [r#""method":"m","params""#, r#""result""#] {
+    fn params_nested_too_deep_are_a_parse_error_a_result_is_kept() {
+        for levels in [129, 300] {
+            let text = format!(
+                r#"{{"jsonrpc":"2.0","id":1,"result":{}{}}}"#,
+                "[".repeat(levels),
+                "]".repeat(levels)
+            );
+            let Ok(Message::Response(r)) = Message::decode(text.as_bytes()) else {
+                panic!("{levels} levels: a response")
+            };
+            assert_eq!(r.outcome.as_deref().map(|t| nesting(t.get())), Ok(levels));
+            assert!(r.result_as::<Value>().is_err(), "{levels} levels");
+        }
+        for member in [r#""method":"m","params""#] {
             let deep = |levels: usize| {
                 format!(
                     r#"{{"jsonrpc":"2.0","id":1,{member}:{}{}}}"#,

@@ -84,7 +84,11 @@ impl Host {
                 tools,
                 rev,
                 list_changed,
-            } => core.listed(server, epoch, &tools, rev, list_changed),
+                unreadable,
+            } => {
+                core.listed(server, epoch, &tools, rev, list_changed);
+                core.unreadable_tools(server, epoch, unreadable);
+            }
             LinkEvent::ManifestUpdated { epoch, manifest } => {
                 core.manifest_updated(server, epoch, &manifest, now())
             }

@@ -5,7 +5,67 @@
 //! ([`super::requests::decode`]): a `tools/list` page's schemas are built as they are read,
 //! never rebuilt from a `Value` tree (issue #13 item 9, which this module once worked around).
 
-use mcpl_protocol::jsonrpc::{RawValue, member};
+use super::error::LinkError;
+use mcpl_protocol::jsonrpc::{RawValue, decode_result, member};
+use mcpl_protocol::mcp::{ListToolsResult, Tool};
+use mcpl_protocol::meta::Meta;
+use serde::Deserialize;
+use std::collections::BTreeMap;
+
+/// A `tools/list` page as read: its tools, and the names of those left out.
+pub(super) struct ToolsPage {
+    /// The page as a whole, with only the tools that decoded.
+    pub page: ListToolsResult,
+    /// The tools that nest too deep or do not decode: each by its name, or by its place
+    /// on the page (`#3`) when even that cannot be read.
+    pub unreadable: Vec<String>,
+}
+
+/// A page with its tools still text: each element of `tools` is skipped over, not read
+/// (serde_json skips without a nesting limit), so one tool nested past the limit does not
+/// fail its page.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct RawPage {
+    tools: Vec<Box<RawValue>>,
+    #[serde(default)]
+    next_cursor: Option<String>,
+    #[serde(rename = "_meta", default)]
+    meta: Option<Meta>,
+}
+
+/// Decodes a `tools/list` page one tool at a time (issue #37 item 12, RFC §3 **\[project\]**:
+/// MCP does not say what a client does with a tool it cannot read): a tool whose schema
+/// nests past serde_json's limit, or that does not decode, costs only itself. Everything
+/// else on the page is read whole, so a nesting bomb beside the tools still fails it.
+pub(super) fn tools_page(method: &'static str, result: &RawValue) -> Result<ToolsPage, LinkError> {
+    let raw: RawPage = decode_result(result).map_err(|e| LinkError::MalformedResult {
+        method,
+        detail: e.0,
+    })?;
+    let mut tools = Vec::with_capacity(raw.tools.len());
+    let mut unreadable = Vec::new();
+    for (i, text) in raw.tools.iter().enumerate() {
+        match decode_result::<Tool>(text) {
+            Ok(tool) => tools.push(tool),
+            Err(_) => unreadable.push(name_of(text).unwrap_or_else(|| format!("#{}", i + 1))),
+        }
+    }
+    Ok(ToolsPage {
+        page: ListToolsResult {
+            tools,
+            next_cursor: raw.next_cursor,
+            meta: raw.meta,
+        },
+        unreadable,
+    })
+}
+
+/// A tool's `name`, read with its other members skipped over, not read (however deep).
+fn name_of(tool: &RawValue) -> Option<String> {
+    let members: BTreeMap<String, Box<RawValue>> = decode_result(tool).ok()?;
+    decode_result(members.get("name")?).ok()
+}
 
 /// SPEC §17.4 makes the result the manifest object itself. This project's earlier versions
 /// wrapped it as `{"manifest": {...}}`; such a result (no `version`, an object `manifest`
@@ -45,14 +105,26 @@ mod tests {
         assert_eq!(page.tools[1].description.as_deref(), Some("B"));
         assert_eq!(page.next_cursor.as_deref(), Some("c2"));
         assert_eq!(page.meta.and_then(|m| m.rev), Some(4));
-        // A tool without a schema, and tools that are not a list, are malformed as before.
+        // A tool without a schema, or nested past serde_json's limit, costs only itself;
+        // tools that are not a list are malformed as before.
+        let mut deep = json!({});
+        for _ in 0..200 {
+            deep = json!({ "items": deep });
+        }
+        let page = tools_page(
+            "tools/list",
+            &to_raw(&json!({"tools": [{"name": "a"}, {"inputSchema": deep}, {"name": "b", "inputSchema": {}}]})),
+        )
+        .unwrap();
+        assert_eq!(page.unreadable, ["a", "#2"]);
+        assert_eq!(page.page.tools.len(), 1);
         for bad in [
-            json!({"tools": [{"name": "a"}]}),
             json!({"tools": {"name": "a"}}),
+            json!({"tools": [], "_meta": {"x": deep}}),
         ] {
             assert!(
                 matches!(
-                    decode::<ListToolsResult>("tools/list", &to_raw(&bad)),
+                    tools_page("tools/list", &to_raw(&bad)).map(|p| p.page),
                     Err(LinkError::MalformedResult { .. })
                 ),
                 "refused"

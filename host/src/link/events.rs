@@ -83,6 +83,9 @@ pub enum LinkEvent {
         /// The listing started after `notifications/tools/list_changed` was read (a host
         /// rebuilds its model's tool list from it: a boundary, §3).
         list_changed: bool,
+        /// The tools left out of `tools` because they nest too deep or do not decode: each
+        /// by name, or by its place on its page (`#3`) when even that cannot be read.
+        unreadable: Vec<String>,
     },
     /// The server pushed an event and the link answered it.
     Push {

@@ -12,13 +12,13 @@
 //! fails to that caller, who decides.
 
 use super::actor::ServerLink;
+use super::decode::{ToolsPage, tools_page};
 use super::error::LinkError;
 use super::events::LinkEvent;
 use super::pending::Waiter;
-use super::requests::decode;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::RawValue;
-use mcpl_protocol::mcp::{ListToolsParams, ListToolsResult, Tool};
+use mcpl_protocol::mcp::{ListToolsParams, Tool};
 use mcpl_protocol::method::{ListTools, Method};
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -66,6 +66,8 @@ fn retry_delay(backoff: &super::config::BackoffConfig, failures: u32) -> std::ti
 
 struct Listing {
     tools: Vec<Tool>,
+    /// The tools left out because they nest too deep or do not decode (issue #37 item 12).
+    unreadable: Vec<String>,
     /// Started after the server said its list changed (`ToolsListed::list_changed`).
     list_changed: bool,
     /// The lowest `mcpl/rev` the pages named (§3).
@@ -151,6 +153,7 @@ impl ServerLink {
         };
         live.refresh.listing = Some(Listing {
             tools: Vec::new(),
+            unreadable: Vec::new(),
             list_changed,
             rev: None,
             cursors: HashSet::new(),
@@ -172,7 +175,7 @@ impl ServerLink {
         outcome: Result<Box<RawValue>, LinkError>,
         ctx: &mut Context<Self>,
     ) {
-        let page = outcome.and_then(|r| decode::<ListToolsResult>(ListTools::NAME, &r));
+        let page = outcome.and_then(|r| tools_page(ListTools::NAME, &r));
         let Some(listing) = self
             .lifecycle
             .live_mut()
@@ -180,10 +183,14 @@ impl ServerLink {
         else {
             return;
         };
-        let page = match page {
-            Ok(page) => page,
+        let (page, unreadable) = match page {
+            Ok(ToolsPage { page, unreadable }) => (page, unreadable),
             Err(e) => return self.end_listing(Err(e), ctx),
         };
+        if !unreadable.is_empty() {
+            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, left_out = unreadable.len(), "tools/list: tools nested too deep or malformed, left out");
+        }
+        listing.unreadable.extend(unreadable);
         listing.tools.extend(page.tools);
         if let Some(rev) = page.meta.as_ref().and_then(|m| m.rev) {
             listing.rev = Some(listing.rev.map_or(rev, |r| r.min(rev)));
@@ -219,11 +226,11 @@ impl ServerLink {
         // One list, shared by the session and every event: never copied per tool.
         let outcome: Result<Arc<[Tool]>, LinkError> = outcome.map(Arc::from);
         let epoch = live.epoch;
-        let (waiters, rev, list_changed) = live
+        let (waiters, rev, list_changed, unreadable) = live
             .refresh
             .listing
             .take()
-            .map(|l| (l.waiters, l.rev, l.list_changed))
+            .map(|l| (l.waiters, l.rev, l.list_changed, l.unreadable))
             .unwrap_or_default();
         let queued = live.refresh.queued.take();
         let queued_changed = std::mem::take(&mut live.refresh.queued_changed);
@@ -267,6 +274,7 @@ impl ServerLink {
                 tools: tools.clone(),
                 rev,
                 list_changed,
+                unreadable,
             });
         }
         for reply in waiters {

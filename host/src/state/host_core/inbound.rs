@@ -363,6 +363,23 @@ impl HostCore {
         }
     }
 
+    /// The tools the last `tools/list` of connection `epoch` left out because they nest too
+    /// deep or do not decode (issue #37 item 12): the agent is told of each once while it
+    /// stays unreadable.
+    pub fn unreadable_tools(&mut self, server: &str, epoch: u64, unreadable: Vec<String>) {
+        let Some(slot) = live_mut(&mut self.servers, server, epoch) else {
+            return;
+        };
+        let untold = not_told(&mut slot.told_unreadable, unreadable);
+        if untold.is_empty() {
+            return;
+        }
+        let mut notice =
+            AgentMessage::plain(MessageKind::Notice, unreadable_notice(server, &untold));
+        notice.server = Some(server.to_owned());
+        self.show(vec![notice]);
+    }
+
     /// The manifest of connection `epoch` changed (§4.1).
     pub fn manifest_updated(
         &mut self,
@@ -478,6 +495,15 @@ fn needs_tasks_notice(server: &str, tools: &[String]) -> String {
 fn repeated_notice(server: &str, tools: &[String]) -> String {
     format!(
         "{}: listed more than once: {} — only the first of each is offered.",
+        shown_name(server),
+        named(tools)
+    )
+}
+
+/// What the agent is told of `server`'s tools that could not be read.
+fn unreadable_notice(server: &str, tools: &[String]) -> String {
+    format!(
+        "{}: left out of your tools: {} — their definitions nest too deep or are malformed.",
         shown_name(server),
         named(tools)
     )

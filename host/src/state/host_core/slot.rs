@@ -73,6 +73,9 @@ pub struct ServerSlot {
     /// The names the last `tools/list` repeated, each told once while it stays repeated
     /// ([`crate::state::catalog::without_repeats`]); never more than one list's names.
     pub(crate) told_repeated: std::collections::BTreeSet<String>,
+    /// The tools the last `tools/list` left out as unreadable, each told once while it
+    /// stays so.
+    pub(crate) told_unreadable: std::collections::BTreeSet<String>,
 }
 
 impl ServerSlot {
@@ -96,6 +99,7 @@ impl ServerSlot {
             down_because: None,
             told_needs_tasks: Default::default(),
             told_repeated: Default::default(),
+            told_unreadable: Default::default(),
         }
     }
 
