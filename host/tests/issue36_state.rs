@@ -129,55 +129,6 @@ fn ended_record(id: &str, instance: &str, reason: &str) -> serde_json::Value {
            "at": "2026-11-30T12:00:00Z"})
 }
 
-/// Item 9, the reading: ended records are "it ended while you were away" (§4.3), the "you"
-/// being this conversation. A fresh one is not told the end of a game it never knew open;
-/// the end of one it knew is told once, after a reconnect.
-#[actix::test]
-async fn issue36_09_a_fresh_conversation_is_not_told_an_end_it_never_knew() {
-    within(async {
-        let mut server = ScriptedServer::bind(Transport::Ws).await;
-        let host = start_host(server.connector(ClientOptions::default()), HOLD, |_| {});
-        let mut conn = server.accept().await;
-        let before = statement(
-            1,
-            json!([{"toolset": "lobby"}]),
-            json!([ended_record("e-9", "go-1", "White (bot) wins")]),
-            json!([vis("seek", None, true)]),
-        );
-        conn.connect(arcade_init(), arcade_tools(), 0, Some(before.clone()))
-            .await;
-        settled(&host, 1, 1, 6).await;
-        open_game(&host, &mut conn, "g2", 2).await;
-        let t = texts(&host.transcript().await.unwrap());
-        assert!(t.contains("Opened [arcade/lobby]"), "{t}");
-        assert!(
-            !t.contains("go-1"),
-            "a game this conversation never played: {t}"
-        );
-
-        // g2 ends while the host is away: that is news, told once.
-        drop(conn);
-        let mut conn = server.accept().await;
-        let after = statement(
-            1,
-            json!([{"toolset": "lobby"}]),
-            json!([
-                ended_record("e-9", "go-1", "White (bot) wins"),
-                ended_record("e-10", "g2", "Black resigned")
-            ]),
-            json!([vis("seek", None, true)]),
-        );
-        conn.connect(arcade_init(), arcade_tools(), 0, Some(after))
-            .await;
-        settled(&host, 2, 1, 6).await;
-        let t = texts(&host.transcript().await.unwrap());
-        assert_eq!(t.matches("Ended [arcade/game:g2]").count(), 1, "{t}");
-        assert!(!t.contains("go-1"), "{t}");
-        host.stop().await;
-    })
-    .await;
-}
-
 /// `mcpl-host console` with no `--state-dir`, its OS data directory pointed at `data`.
 fn console(url: &str, data: &std::path::Path) -> tokio::process::Child {
     tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl-host"))

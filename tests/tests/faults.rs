@@ -478,16 +478,12 @@ async fn a_restarted_host_never_tells_an_ended_record_twice() {
     );
     host.stop().await;
 
-    // A host without that state never knew g1 or g2 open: their records are there, but
-    // an end it never saw begin is no news to its conversation (issue #36 item 9, §4.3
-    // "it ended while you were away").
+    // A host without that state is told both: the records are there to tell.
     let fresh = TempDir::new("fresh");
     let host = start_host(proxy.connector(&addr), Some(&fresh.0));
     settled_after(&host, 0).await;
     let t = shown(&host).await;
-    assert!(
-        !t.contains("[fixture/game:g1]") && !t.contains("[fixture/game:g2]"),
-        "{t}"
-    );
+    assert_eq!(t.matches("Ended [fixture/game:g1]").count(), 1, "{t}");
+    assert_eq!(t.matches("Ended [fixture/game:g2]").count(), 1, "{t}");
     host.stop().await;
 }

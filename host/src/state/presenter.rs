@@ -151,25 +151,13 @@ struct ServerState {
     finished_results: VecDeque<u64>,
     ended: VecDeque<EndedInfo>,
     suggestions: VecDeque<Suggestion>,
-    /// Every instance this presenter heard was open, oldest first (at most [`KNOWN`]):
-    /// only their ended records are news to the agent (§4.3 **\[project\]**).
-    known: VecDeque<SetKey>,
 }
-
-/// How many instances a server's state remembers having known open. A server reports a
-/// record for an hour; an agent does not open thousands of instances of one server in
-/// that time, and one forgotten early only goes untold.
-const KNOWN: usize = 4_096;
 
 /// How many shown pushes and finished results a server's state remembers.
 const RECENT: usize = 256;
 
 fn remember<T>(recent: &mut VecDeque<T>, item: T) {
-    remember_up_to(recent, item, RECENT);
-}
-
-fn remember_up_to<T>(recent: &mut VecDeque<T>, item: T, cap: usize) {
-    if recent.len() == cap {
+    if recent.len() == RECENT {
         recent.pop_front();
     }
     recent.push_back(item);
@@ -605,27 +593,6 @@ impl Presenter {
             server: Some(view.name.to_owned()),
             text: format!("Notice from the host about {}:\n{text}", view.name),
             announces,
-        })
-    }
-
-    /// Remembers that `instance` of `toolset` was open: its end will be news.
-    fn know(&mut self, server: &str, toolset: &str, instance: Option<&str>) {
-        let st = self.state(server);
-        let key = (toolset.to_owned(), instance.map(str::to_owned));
-        if !st.known.contains(&key) {
-            remember_up_to(&mut st.known, key, KNOWN);
-        }
-    }
-
-    /// True when this presenter heard that `instance` of `toolset` was open.
-    fn knows(&self, server: &str, toolset: &str, instance: Option<&str>) -> bool {
-        self.servers.get(server).is_some_and(|st| {
-            st.open
-                .contains_key(&(toolset.to_owned(), instance.map(str::to_owned)))
-                || st
-                    .known
-                    .iter()
-                    .any(|(t, i)| t == toolset && i.as_deref() == instance)
         })
     }
 

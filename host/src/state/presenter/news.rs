@@ -106,12 +106,6 @@ impl Presenter {
         change: &Change,
     ) -> Vec<Fragment> {
         let b = self.config.bounds;
-        if let Change::Opened {
-            toolset, instance, ..
-        } = change
-        {
-            self.know(view.name, toolset, instance.as_deref());
-        }
         let state_news = matches!(
             change,
             Change::Visibility { .. }
@@ -204,16 +198,6 @@ impl Presenter {
             }
             Change::Ended(rec) => {
                 if self.told.contains(view.name, &rec.id) {
-                    return Vec::new();
-                }
-                // §4.3 "it ended while you were away" **[project]**: the "you" is this
-                // conversation. An end of an instance it never knew open (a game of an
-                // earlier host process, or of another host of the principal) is no news
-                // to it: counted told, not told.
-                if !self.knows(view.name, &rec.toolset, rec.instance.as_deref()) {
-                    tracing::debug!(server = view.name, id = %rec.id, toolset = %rec.toolset,
-                        instance = ?rec.instance, "an ended record of an instance this host never knew open: not told");
-                    self.told.mark_told(view.name, &rec.id);
                     return Vec::new();
                 }
                 // The end was told already, without an id (a close that named no record):
