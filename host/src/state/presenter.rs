@@ -346,6 +346,7 @@ impl Presenter {
             server: Some(view.name.to_owned()),
             text,
             announces,
+            restates: false,
         }]
     }
 
@@ -485,6 +486,7 @@ impl Presenter {
             server: None,
             text: format!("Reminder from the host — still open:\n{}", lines.join("\n")),
             announces,
+            restates: false,
         })
     }
 
@@ -598,6 +600,7 @@ impl Presenter {
             );
             return None;
         }
+        let restates = frags.iter().all(|f| f.restates);
         let (text, announces) = self.words(view.name, frags);
         self.stats.notices += 1;
         Some(AgentMessage {
@@ -605,6 +608,7 @@ impl Presenter {
             server: Some(view.name.to_owned()),
             text: format!("Notice from the host about {}:\n{text}", view.name),
             announces,
+            restates,
         })
     }
 
