@@ -291,7 +291,10 @@ async fn issue37_06_challenge_and_withdraw_cycles_push_the_invitee_at_most_the_b
             continue;
         }
         sent += 1;
-        let instance = r["structuredContent"]["instance"].as_str().unwrap().to_owned();
+        let instance = r["structuredContent"]["instance"]
+            .as_str()
+            .unwrap()
+            .to_owned();
         // Withdrawn: resigning before bob joined.
         let w = alice
             .call("tictactoe_resign", json!({}), Some(&instance))

@@ -101,10 +101,7 @@ mod tests {
         // Once the oldest left, one more.
         let w = WINDOW.as_secs();
         assert_eq!(l.admit("alice", "bob", at(w)), Ok(()));
-        assert_eq!(
-            l.admit("alice", "bob", at(w)),
-            Err(Duration::from_secs(10))
-        );
+        assert_eq!(l.admit("alice", "bob", at(w)), Err(Duration::from_secs(10)));
     }
 
     #[test]
