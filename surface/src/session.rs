@@ -80,7 +80,7 @@ impl Default for SessionOptions {
 enum Work {
     /// A call's result, and whether the call was a look at everything (its answer states
     /// what is open and usable, so news that only restates it is left out).
-    Call(Result<CallToolResult, HostError>, bool),
+    Call(Box<Result<CallToolResult, HostError>>, bool),
     Tools(Result<Vec<Tool>, HostError>),
 }
 
@@ -407,9 +407,9 @@ impl Session {
         Ok(Box::pin(async move {
             // Each call is a turn of the agent's: a reminder that is due is shown first (§8.3).
             if let Err(e) = host.start_turn().await {
-                return Work::Call(Err(e), looks_at_all);
+                return Work::Call(Box::new(Err(e)), looks_at_all);
             }
-            Work::Call(host.call(&p.name, args).await, looks_at_all)
+            Work::Call(Box::new(host.call(&p.name, args).await), looks_at_all)
         }))
     }
 
@@ -429,15 +429,18 @@ impl Session {
                 let tools = self.tools.get_or_insert_with(|| surface_tools(listed));
                 Response::ok_typed(id, &Listed { tools })
             }
-            Work::Call(Ok(mut result), looks_at_all) => {
-                // The host's own keys are for hosts; a plain client is told in words.
-                result.meta = None;
-                if let Some(block) = self.news.take(looks_at_all) {
-                    result.content.push(ContentBlock::text(block));
+            Work::Call(done, looks_at_all) => match *done {
+                Ok(mut result) => {
+                    // The host's own keys are for hosts; a plain client is told in words.
+                    result.meta = None;
+                    if let Some(block) = self.news.take(looks_at_all) {
+                        result.content.push(ContentBlock::text(block));
+                    }
+                    Response::ok_typed(id, &result)
                 }
-                Response::ok_typed(id, &result)
-            }
-            Work::Tools(Err(e)) | Work::Call(Err(e), _) => Response::err(Some(id), stopped(e)),
+                Err(e) => Response::err(Some(id), stopped(e)),
+            },
+            Work::Tools(Err(e)) => Response::err(Some(id), stopped(e)),
         };
         self.send(response.into()).await;
     }
