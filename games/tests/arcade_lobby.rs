@@ -244,3 +244,96 @@ async fn challenges_that_cannot_be_made_say_why() {
     let opened = anon.open("tictactoe", Some("solo"), json!({})).await;
     assert_eq!(opened["result"]["title"], "Tic-tac-toe vs bot");
 }
+
+/// The pushes in `pushes` that invite to a game (their hints suggest opening it).
+fn invitations(pushes: &[Value]) -> usize {
+    pushes
+        .iter()
+        .filter(|p| {
+            p["params"]["hints"]["suggest"]
+                .as_array()
+                .is_some_and(|s| s.iter().any(|s| s["action"] == "open"))
+        })
+        .count()
+}
+
+#[actix::test]
+async fn issue37_06_challenge_and_withdraw_cycles_push_the_invitee_at_most_the_bound() {
+    use mcpl_games::arcade::ArcadeConfig;
+    use mcpl_server::ManualClock;
+    use std::sync::Arc;
+    use std::time::{Duration, SystemTime};
+
+    let clock = Arc::new(ManualClock::new(
+        SystemTime::UNIX_EPOCH + Duration::from_secs(1_800_000_000),
+    ));
+    let h = Harness::with(ArcadeConfig {
+        bot: support::test_bot(),
+        players: support::PLAYERS.iter().map(|p| p.to_string()).collect(),
+        clock: Some(clock.clone()),
+        ..Default::default()
+    })
+    .await;
+    let mut alice = h.hinted("alice").await;
+    let mut bob = h.hinted("bob").await;
+
+    let (mut sent, mut refused) = (0, Vec::new());
+    for _ in 0..200 {
+        let r = alice
+            .call(
+                "challenge",
+                json!({"opponent": "bob", "game": "tictactoe"}),
+                None,
+            )
+            .await;
+        if r["isError"] == true {
+            refused.push(text_of(&r));
+            continue;
+        }
+        sent += 1;
+        let instance = r["structuredContent"]["instance"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        // Withdrawn: resigning before bob joined.
+        let w = alice
+            .call("tictactoe_resign", json!({}), Some(&instance))
+            .await;
+        assert_ne!(w["isError"], true, "{w:#}");
+    }
+    bob.quiet().await;
+    let pushed = invitations(&bob.pushes);
+    assert_eq!(sent, 5, "five challenges went out in the window");
+    assert_eq!(pushed, 5, "bob was invited five times: {:#?}", bob.pushes);
+    assert_eq!(refused.len(), 195);
+    // The challenger is told why and when to try again (ten minutes after the first).
+    assert!(
+        refused[0].contains("you challenged bob 5 times in the last 10 min")
+            && refused[0].contains("challenge bob again in 10 min"),
+        "{}",
+        refused[0]
+    );
+
+    // Others may still challenge bob, and alice may challenge others.
+    let r = alice
+        .call(
+            "challenge",
+            json!({"opponent": "carol", "game": "tictactoe"}),
+            None,
+        )
+        .await;
+    assert_ne!(r["isError"], true, "{r:#}");
+
+    // Once the window has passed, alice may challenge bob again.
+    clock.advance(Duration::from_secs(10 * 60));
+    let r = alice
+        .call(
+            "challenge",
+            json!({"opponent": "bob", "game": "tictactoe"}),
+            None,
+        )
+        .await;
+    assert_ne!(r["isError"], true, "{r:#}");
+    bob.quiet().await;
+    assert_eq!(invitations(&bob.pushes), 6);
+}

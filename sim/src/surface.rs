@@ -176,6 +176,7 @@ impl Client {
             kind: ShownKind::ToolResult,
             server: Some("surface".into()),
             text: text.clone(),
+            restates: false,
         };
         self.observer.shown(&self.name, &shown);
         Ok((r["isError"] == true, text))

@@ -110,6 +110,7 @@ fn notice(server: &str, text: String) -> Shown {
         kind: ShownKind::Notice,
         server: Some(server.to_owned()),
         text,
+        restates: false,
     }
 }
 

@@ -173,6 +173,7 @@ mod tests {
             kind: ShownKind::Push,
             server: Some("arcade".into()),
             text: "bob challenges you".into(),
+            restates: false,
         };
         let mut ids = EventIds::with_epoch(0xab);
         let p = push(&shown, &mut ids).unwrap();

@@ -26,7 +26,8 @@ pub const LOGGER: &str = "mcpl-surface";
 /// Messages shown since the last result, waiting for the next.
 #[derive(Debug, Default)]
 pub struct News {
-    items: VecDeque<(ShownKind, String)>,
+    /// Each message's kind, words, and whether it only restates what is open and usable.
+    items: VecDeque<(ShownKind, String, bool)>,
     chars: usize,
     dropped: usize,
 }
@@ -43,9 +44,10 @@ impl News {
             return;
         }
         self.chars += shown.text.len();
-        self.items.push_back((shown.kind, shown.text.clone()));
+        self.items
+            .push_back((shown.kind, shown.text.clone(), shown.restates));
         while self.items.len() > MAX_ITEMS || (self.chars > MAX_CHARS && self.items.len() > 1) {
-            if let Some((_, t)) = self.items.pop_front() {
+            if let Some((_, t, _)) = self.items.pop_front() {
                 self.chars -= t.len();
                 self.dropped += 1;
             }
@@ -58,8 +60,18 @@ impl News {
     }
 
     /// The block for the next result, if anything waits; what waited is then gone.
-    pub fn take(&mut self) -> Option<String> {
+    ///
+    /// `looked`: the result is a look at everything, which states what is open and usable
+    /// now; messages that only restate that are left out, so the model reads it once — the
+    /// first look of a session listed the lobby, then the host's notice that opened it
+    /// (issue #36 item 14).
+    pub fn take(&mut self, looked: bool) -> Option<String> {
+        if looked {
+            self.items.retain(|(_, _, restates)| !restates);
+            self.chars = self.items.iter().map(|(_, t, _)| t.len()).sum();
+        }
         if self.is_empty() {
+            self.chars = 0;
             return None;
         }
         let mut out = String::from(HEADING);
@@ -69,7 +81,7 @@ impl News {
                 self.dropped
             ));
         }
-        for (kind, text) in self.items.drain(..) {
+        for (kind, text, _) in self.items.drain(..) {
             out.push_str("\n- ");
             out.push_str(label(kind));
             out.push_str(": ");
@@ -164,22 +176,47 @@ mod tests {
             kind,
             server: Some("arcade".into()),
             text: text.into(),
+            restates: false,
         }
     }
 
     #[test]
     fn keeps_what_happened_once_in_order() {
         let mut n = News::new();
-        assert_eq!(n.take(), None);
+        assert_eq!(n.take(false), None);
         n.push(&shown(ShownKind::Push, "bob challenged you"));
         n.push(&shown(ShownKind::ToolResult, "not news"));
         n.push(&shown(ShownKind::Notice, "[arcade] lost\nsecond line"));
-        let block = n.take().unwrap();
+        let block = n.take(false).unwrap();
         assert_eq!(
             block,
             "Since your previous call:\n- Event: bob challenged you\n- Notice: [arcade] lost\n  second line"
         );
-        assert_eq!(n.take(), None, "told once");
+        assert_eq!(n.take(false), None, "told once");
+    }
+
+    #[test]
+    fn a_look_at_everything_leaves_out_what_only_restates_it() {
+        let mut n = News::new();
+        let opened = Shown {
+            restates: true,
+            ..shown(ShownKind::Notice, "Opened [arcade/lobby]")
+        };
+        n.push(&opened);
+        n.push(&shown(ShownKind::Push, "bob challenged you"));
+        n.push(&shown(ShownKind::Notice, "[arcade/go:g1] ended"));
+        assert_eq!(
+            n.take(true).unwrap(),
+            "Since your previous call:\n- Event: bob challenged you\n- Notice: [arcade/go:g1] ended"
+        );
+        n.push(&opened);
+        assert_eq!(n.take(true), None, "nothing else waited");
+        assert!(n.is_empty());
+        n.push(&opened);
+        assert!(
+            n.take(false).unwrap().contains("Opened [arcade/lobby]"),
+            "another call's result does not state it"
+        );
     }
 
     #[test]
@@ -188,7 +225,7 @@ mod tests {
         for i in 0..(MAX_ITEMS + 5) {
             n.push(&shown(ShownKind::Push, &format!("event {i}")));
         }
-        let block = n.take().unwrap();
+        let block = n.take(false).unwrap();
         assert!(block.contains("(5 earlier messages left out"), "{block}");
         assert!(!block.contains("event 4\n"), "{block}");
         assert!(
@@ -199,7 +236,7 @@ mod tests {
         for _ in 0..3 {
             n.push(&shown(ShownKind::Notice, &big));
         }
-        let block = n.take().unwrap();
+        let block = n.take(false).unwrap();
         assert!(block.len() < MAX_CHARS + 200, "{}", block.len());
     }
 

@@ -32,6 +32,7 @@ use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
 use mcpl_host::host::{HostError, HostHandle};
+use mcpl_host::state::meta_tools::LOOK;
 use mcpl_protocol::jsonrpc::{
     ErrorCode, ErrorObject, Id, Message, Notification, Request, Response,
 };
@@ -77,7 +78,9 @@ impl Default for SessionOptions {
 
 /// An answer being worked out.
 enum Work {
-    Call(Result<CallToolResult, HostError>),
+    /// A call's result, and whether the call was a look at everything (its answer states
+    /// what is open and usable, so news that only restates it is left out).
+    Call(Box<Result<CallToolResult, HostError>>, bool),
     Tools(Result<Vec<Tool>, HostError>),
 }
 
@@ -398,14 +401,15 @@ impl Session {
 
     fn call(&self, r: &Request) -> Result<BoxFuture<'static, Work>, ErrorObject> {
         let p: CallToolParams = r.params_as()?;
+        let looks_at_all = p.name == LOOK && p.arguments.as_ref().is_none_or(|a| a.is_empty());
         let args = p.arguments.map(Value::Object).unwrap_or(Value::Null);
         let host = self.host.clone();
         Ok(Box::pin(async move {
             // Each call is a turn of the agent's: a reminder that is due is shown first (§8.3).
             if let Err(e) = host.start_turn().await {
-                return Work::Call(Err(e));
+                return Work::Call(Box::new(Err(e)), looks_at_all);
             }
-            Work::Call(host.call(&p.name, args).await)
+            Work::Call(Box::new(host.call(&p.name, args).await), looks_at_all)
         }))
     }
 
@@ -425,15 +429,18 @@ impl Session {
                 let tools = self.tools.get_or_insert_with(|| surface_tools(listed));
                 Response::ok_typed(id, &Listed { tools })
             }
-            Work::Call(Ok(mut result)) => {
-                // The host's own keys are for hosts; a plain client is told in words.
-                result.meta = None;
-                if let Some(block) = self.news.take() {
-                    result.content.push(ContentBlock::text(block));
+            Work::Call(done, looks_at_all) => match *done {
+                Ok(mut result) => {
+                    // The host's own keys are for hosts; a plain client is told in words.
+                    result.meta = None;
+                    if let Some(block) = self.news.take(looks_at_all) {
+                        result.content.push(ContentBlock::text(block));
+                    }
+                    Response::ok_typed(id, &result)
                 }
-                Response::ok_typed(id, &result)
-            }
-            Work::Tools(Err(e)) | Work::Call(Err(e)) => Response::err(Some(id), stopped(e)),
+                Err(e) => Response::err(Some(id), stopped(e)),
+            },
+            Work::Tools(Err(e)) => Response::err(Some(id), stopped(e)),
         };
         self.send(response.into()).await;
     }

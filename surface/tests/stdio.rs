@@ -373,3 +373,32 @@ async fn issue36_17_what_is_shown_before_initialized_is_logged_once_the_client_i
     );
     assert_eq!(c.close().await, Some(0));
 }
+
+#[tokio::test]
+async fn issue36_14_a_session_s_first_look_announces_the_lobby_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = stdio_arcade_config(dir.path(), "alice");
+    // Ready: the tool list waits for the arcade to settle, so its connect notice (the
+    // lobby opened, its tools usable) is shown before the first call.
+    let mut c = StdioClient::ready(&config, &[]).await;
+    let look = c.call("toolsets--look", json!({})).await;
+    assert_ne!(look["isError"], true, "{look}");
+    let t = text(&look);
+    // The look lists the lobby and its tools; the connect notice said only that (opened,
+    // usable), so it is not appended again.
+    assert_eq!(t.matches("[arcade/lobby] \"Lobby\"").count(), 1, "{t}");
+    assert_eq!(t.matches("games in [arcade/lobby]").count(), 1, "{t}");
+    assert!(!t.contains("Opened [arcade/lobby]"), "{t}");
+    // Told once, not lost: a first open's result still carries it.
+    let mut d = StdioClient::ready(&config, &[]).await;
+    let opened = d
+        .call(
+            "toolsets--open",
+            json!({"server": "arcade", "toolset": "tictactoe"}),
+        )
+        .await;
+    let t = text(&opened);
+    assert_eq!(t.matches("Opened [arcade/lobby]").count(), 1, "{t}");
+    assert_eq!(c.close().await, Some(0));
+    assert_eq!(d.close().await, Some(0));
+}

@@ -34,6 +34,7 @@
 //! | `table/` | a two-player game as an instance's logic: seats, turns, the bot, the end |
 //! | `lobby.rs` | the lobby's tools |
 //! | `shared.rs` | who is online, the players, the challenges sent |
+//! | `challenge_limit.rs` | how often one player may challenge the same other |
 //! | [`listen`] | serving on stdio, WebSocket and Streamable HTTP; bearer tokens |
 //! | [`render`] | positions from text, for SVG pictures |
 //!
@@ -43,6 +44,7 @@
 //! or `#[actix::test]`) and serves any number of connections from any transport at once.
 //! The bot's Go search runs on tokio's blocking pool, never on the arbiter.
 
+mod challenge_limit;
 pub mod listen;
 mod lobby;
 pub mod render;

@@ -12,11 +12,13 @@
 //! goes away (its `Drop`), so the lobby lists exactly the challenges still open.
 
 use super::BotSettings;
+use super::challenge_limit::ChallengeLimit;
 use mcpl_server::Server;
 use mcpl_transport::Principal;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::{Duration, SystemTime};
 
 /// Names no player may take: `bot` is the `opponent` value that means the bot.
 pub const RESERVED_NAMES: [&str; 1] = ["bot"];
@@ -62,6 +64,8 @@ pub struct Shared {
     /// and every named principal seen online.
     known: Mutex<BTreeSet<String>>,
     challenges: Mutex<BTreeMap<u64, Challenge>>,
+    /// How many challenges each pair sent lately (`challenge_limit.rs`).
+    limit: Mutex<ChallengeLimit>,
     next_challenge: AtomicU64,
     next_game: AtomicU64,
 }
@@ -78,6 +82,7 @@ impl Shared {
             server: OnceLock::new(),
             known: Mutex::default(),
             challenges: Mutex::default(),
+            limit: Mutex::default(),
             next_challenge: AtomicU64::new(1),
             next_game: AtomicU64::new(1),
         }
@@ -121,6 +126,17 @@ impl Shared {
         }
         let known = lock(&self.known).contains(name) || self.online().iter().any(|n| n == name);
         known.then(|| Principal::Named(name.to_owned()))
+    }
+
+    /// Counts a challenge from `challenger` to `invitee` at `now`, or refuses it with how
+    /// long until one more is allowed ([`ChallengeLimit`]).
+    pub fn admit_challenge(
+        &self,
+        challenger: &str,
+        invitee: &str,
+        now: SystemTime,
+    ) -> Result<(), Duration> {
+        lock(&self.limit).admit(challenger, invitee, now)
     }
 
     /// Records a challenge; returns its id.

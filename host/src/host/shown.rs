@@ -48,6 +48,9 @@ pub struct Shown {
     pub server: Option<String>,
     /// The words.
     pub text: String,
+    /// It only says what is open and usable now, as a `toolsets--look` answer does.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub restates: bool,
 }
 
 impl Shown {
@@ -58,6 +61,7 @@ impl Shown {
             kind: m.kind.into(),
             server: m.server.clone(),
             text: m.text.clone(),
+            restates: m.restates,
         }
     }
 }

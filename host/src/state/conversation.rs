@@ -118,6 +118,9 @@ pub struct AgentMessage {
     pub text: String,
     /// The open toolsets this message announces (says are open and what is usable in them).
     pub announces: BTreeSet<Marker>,
+    /// Every line only says what is open and usable now, which a `toolsets--look` answer
+    /// states too: a client shown both at once needs it once (issue #36 item 14).
+    pub restates: bool,
 }
 
 impl AgentMessage {
@@ -128,6 +131,7 @@ impl AgentMessage {
             server: None,
             text: text.into(),
             announces: BTreeSet::new(),
+            restates: false,
         }
     }
 }

@@ -334,6 +334,7 @@ impl Presenter {
             server: Some(view.name.to_owned()),
             text,
             announces,
+            restates: false,
         }]
     }
 
@@ -473,6 +474,7 @@ impl Presenter {
             server: None,
             text: format!("Reminder from the host — still open:\n{}", lines.join("\n")),
             announces,
+            restates: false,
         })
     }
 
@@ -586,6 +588,7 @@ impl Presenter {
             );
             return None;
         }
+        let restates = frags.iter().all(|f| f.restates);
         let (text, announces) = self.words(view.name, frags);
         self.stats.notices += 1;
         Some(AgentMessage {
@@ -593,6 +596,7 @@ impl Presenter {
             server: Some(view.name.to_owned()),
             text: format!("Notice from the host about {}:\n{text}", view.name),
             announces,
+            restates,
         })
     }
 

@@ -266,6 +266,7 @@ mod tests {
             kind,
             server: Some("arcade".into()),
             text: text.into(),
+            restates: false,
         }
     }
 

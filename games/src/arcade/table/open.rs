@@ -3,6 +3,7 @@
 //! plays first.
 
 use super::{Seat, Table};
+use crate::arcade::challenge_limit::{MAX_PER_WINDOW, WINDOW, wait_text};
 use crate::arcade::rules::{Rules, Side};
 use crate::arcade::shared::{Challenge, Shared, challenge_reason};
 use mcpl_server::{Event, InstanceContext, Opening, Refusal, Started, ToolsetLogic};
@@ -142,6 +143,16 @@ impl<R: Rules> Table<R> {
                 "there is no player named {name:?} (online now: {online})"
             )));
         };
+        // §4.6 **[project]**: a bound on invitations per pair (`challenge_limit.rs`); checked
+        // last, so that only a challenge that would be sent counts.
+        if let Err(wait) = self.shared.admit_challenge(&my_name, name, cx.now()) {
+            return Err(Refusal::new(format!(
+                "you challenged {name} {MAX_PER_WINDOW} times in the last {}, the most allowed: \
+                 challenge {name} again in {} (or play someone else meanwhile)",
+                wait_text(WINDOW),
+                wait_text(wait)
+            )));
+        }
         let title = self.rules.title();
         let theirs = mine.other();
         let mut options = self.rules.options();

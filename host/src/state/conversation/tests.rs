@@ -19,6 +19,7 @@ fn announcing(text: &str) -> AgentMessage {
         server: Some("arcade".into()),
         text: text.into(),
         announces: [marker()].into(),
+        restates: false,
     }
 }
 

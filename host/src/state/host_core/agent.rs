@@ -110,6 +110,7 @@ impl HostCore {
             server: None,
             text: result.joined_text(),
             announces,
+            restates: false,
         });
     }
 

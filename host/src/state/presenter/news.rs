@@ -32,6 +32,8 @@ pub(super) struct Fragment {
     pub subject: Option<Marker>,
     /// The ended record's id this line tells (§4.3).
     pub ended: Option<String>,
+    /// The line only says what is open or usable now (a look says it too).
+    pub restates: bool,
 }
 
 impl Fragment {
@@ -42,6 +44,7 @@ impl Fragment {
             announces: None,
             subject: None,
             ended: None,
+            restates: false,
         }
     }
 
@@ -88,6 +91,7 @@ fn opened(view: &ServerView<'_>, set: &OpenSet, b: &TextBounds) -> Fragment {
     Fragment {
         announces: Some(set.marker.clone()),
         subject: Some(set.marker.clone()),
+        restates: true,
         ..Fragment::new(Rank::Toolset, format!("Opened {what}{group}."))
     }
 }
@@ -452,6 +456,7 @@ impl Presenter {
                 d,
             } => Fragment {
                 announces: Some(marker.clone()).filter(|m| m.toolset.is_some()),
+                restates: true,
                 ..Fragment::new(
                     Rank::Tool,
                     format!(

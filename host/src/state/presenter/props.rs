@@ -198,6 +198,7 @@ proptest! {
                         server: None,
                         text: f.result.joined_text(),
                         announces: f.announces,
+                        restates: false,
                     });
                     for n in f.notices {
                         h.core.conversation.push(n);
