@@ -436,6 +436,14 @@ pub fn redact_url(url: &str) -> String {
         return url.to_owned();
     }
     match url::Url::parse(url) {
+        // Nothing to hide: shown as written (a URL's own normal form would add a `/`).
+        Ok(parsed)
+            if parsed.password().is_none()
+                && parsed.query().is_none()
+                && parsed.fragment().is_none() =>
+        {
+            url.to_owned()
+        }
         Ok(mut parsed) => {
             let query = parsed.query().is_some();
             if parsed.password().is_some() {
