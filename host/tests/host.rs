@@ -331,6 +331,51 @@ async fn a_call_whose_answer_was_lost_on_streamable_http_starts_a_recovery() {
     .await;
 }
 
+/// Issue #36 item 16 (§5.2 [project]): the answer to an open is lost (its Streamable HTTP
+/// POST cut), but the server opened the game. Until the recovery's statement is read the
+/// host does not know that, so a look made then waits for the statement and reports the
+/// game open — not the old state, which would tell the agent nothing is open there.
+#[actix::test]
+async fn issue36_16_a_look_right_after_a_lost_answer_reports_what_the_recovery_states() {
+    within(async {
+        let (_server, host, mut conn) = connected(Transport::Http, HOLD).await;
+        let open = spawn_call(
+            &host,
+            "toolsets--open",
+            json!({"toolset": "game", "instance": "g1"}),
+        );
+        let req = conn.expect_next("toolsets/open").await;
+        conn.send(json!({"jsonrpc": "2.0", "id": req["id"],
+                         "error": {"code": -32000, "message": "Streamable HTTP: the POST failed"}}))
+            .await;
+        assert!(open.await.unwrap().is_error);
+        let stmt = conn.next_request().await;
+        assert_eq!(stmt["method"], "toolsets/list", "the recovery's read");
+
+        let mut look = spawn_call(&host, "toolsets--look", json!({}));
+        tokio::select! {
+            r = &mut look => panic!(
+                "the look did not wait for the recovery's statement: {}",
+                r.unwrap().joined_text()
+            ),
+            s = host.wait_for(|s| s.calls_waiting == 1) => { s.unwrap(); }
+        }
+        conn.reply(&stmt, game_statement("g1", 2)).await;
+        let look = look.await.unwrap();
+        assert!(!look.is_error, "{look:?}");
+        assert!(look.joined_text().contains("g1"), "{}", look.joined_text());
+        let list = conn.next_request().await;
+        assert_eq!(
+            list["method"], "tools/list",
+            "then the recovery's tools/list"
+        );
+        conn.reply(&list, tools_page(&arcade_tools(), 2)).await;
+        hints_until(&host, |h| h.last_rev == 2 && !h.recovering).await;
+        host.stop().await;
+    })
+    .await;
+}
+
 /// MCP 2025-11-25 tasks: this host does not run them, so a tool only a task can call is
 /// left out of the agent's tools, and the agent is told which and why (README).
 #[actix::test]

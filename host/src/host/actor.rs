@@ -41,7 +41,7 @@ pub struct Host {
     /// Warnings about what servers send that this host cannot read, at most a few per
     /// interval.
     pub(super) peer_warnings: mcpl_transport::LogLimiter,
-    /// Meta-tool calls waiting for a server's connect-time statement (`agent.rs`).
+    /// Meta-tool calls waiting for a server's statement, connect-time or a recovery's (`agent.rs`).
     pub(super) waiting: Vec<super::agent::Waiting>,
     /// How many calls have waited so far; names each wait.
     pub(super) waits: u64,

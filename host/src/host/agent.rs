@@ -30,7 +30,8 @@ struct Finished {
     reply: oneshot::Sender<CallToolResult>,
 }
 
-/// A meta-tool call waiting for a connect-time statement, and who waits for its answer.
+/// A meta-tool call waiting for a statement (connect-time or a recovery's), and who waits
+/// for its answer.
 pub(super) struct Waiting {
     /// Which wait this is, so its own timer releases it and no other.
     id: u64,
@@ -48,7 +49,10 @@ impl Handler<Call> for Host {
     /// what is open there — the state it had is gone with the old connection — and only an
     /// undeclared group is the host's to gate. So a meta-tool call made then waits for the
     /// statement (at most [`super::HostConfig::statement_wait`]), instead of being refused
-    /// as "not usable" while the server has it usable (after a reconnect, say).
+    /// as "not usable" while the server has it usable (after a reconnect, say). The same
+    /// holds while a recovery's statement is read (§5.2 **\[project\]**): after a lost
+    /// answer the server may have opened or ended what the host still believes otherwise,
+    /// and a look made then would report the old state as the server's.
     fn handle(&mut self, msg: Call, ctx: &mut Context<Self>) -> Self::Result {
         let meta = msg.name.starts_with("toolsets--");
         if meta && self.core.settling() && self.waiting.len() < MAX_WAITING {

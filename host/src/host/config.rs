@@ -77,9 +77,10 @@ pub struct HostConfig {
     /// How long the host waits before reading again after a recovery read failed (the
     /// server answered with an error or not at all; a lost connection starts afresh anyway).
     pub retry_delay: Duration,
-    /// How long a meta-tool call waits for a server's connect-time statement before it is
-    /// planned anyway (§4.3: until it is read, the host does not know what is open there,
-    /// and refusing a call as "not usable" would be wrong; default 5 s).
+    /// How long a meta-tool call waits for a server's statement (connect-time or a
+    /// recovery's) before it is planned anyway (§4.3, §5.2: until it is read, the host does
+    /// not know what is open there, and refusing a call as "not usable" would be wrong;
+    /// default 5 s).
     pub statement_wait: Duration,
     /// The agent's context window.
     pub conversation: ConversationConfig,

@@ -206,8 +206,8 @@ impl HostCore {
         &self.conversation
     }
 
-    /// True while some server's connection waits for its connect-time statement (§4.3):
-    /// a meta-tool call made now may wait for it.
+    /// True while some server's connection waits for a statement, its connect-time one
+    /// (§4.3) or a recovery's (§5.2 \[project\]): a meta-tool call made now may wait for it.
     pub fn settling(&self) -> bool {
         self.servers.iter().any(ServerSlot::settling)
     }

@@ -171,9 +171,14 @@ impl ServerSlot {
         self.epoch == epoch && self.read.is_some_and(|r| r.token == token)
     }
 
-    /// True while the connection waits for its connect-time statement (§4.3).
+    /// True while the connection waits for a statement: its connect-time one (§4.3), or a
+    /// recovery's (§5.2). Either way the host does not know what is open there: after a
+    /// lost answer (a Streamable HTTP POST cut, say) the server may have opened or ended
+    /// what the host still believes otherwise, so a meta-tool call waits for the statement
+    /// as after a connect (**\[project\]**, README "A lost message starts a recovery").
+    /// A recovery's `tools/list` step does not count: the statement is read by then.
     pub(crate) fn settling(&self) -> bool {
-        self.hints.as_ref().is_some_and(HintState::is_connecting)
+        self.hints.as_ref().is_some_and(HintState::awaits_statement)
     }
 
     /// The summary for [`super::HostStatus`] (`read_ahead_peak` is the driver's to fill).
@@ -202,7 +207,9 @@ impl ServerSlot {
         ServerStatus {
             epoch: self.epoch,
             ready,
-            settled: ready && self.listed_epoch == Some(self.epoch) && !self.settling(),
+            settled: ready
+                && self.listed_epoch == Some(self.epoch)
+                && !self.hints.as_ref().is_some_and(HintState::is_connecting),
             unreachable: self.phase == Phase::Unreachable,
             hints_count: self.catalog.hints_count(),
             listed_tools: self.catalog.listed_tools().count(),

@@ -10,7 +10,8 @@ use std::collections::BTreeMap;
 pub struct HostStatus {
     /// The servers.
     pub servers: BTreeMap<String, ServerStatus>,
-    /// How many meta-tool calls wait for a server's connect-time statement (§4.3).
+    /// How many meta-tool calls wait for a server's statement (connect-time or a
+    /// recovery's, §4.3, §5.2).
     pub calls_waiting: usize,
 }
 

@@ -212,6 +212,33 @@ fn an_unreadable_message_is_a_rate_limited_peer_warning_and_recovers() {
     assert!(actions(&mut c).is_empty());
 }
 
+/// Issue #36 item 16 (§5.2 [project]): while a recovery's statement is read, the host does
+/// not know what is open (a lost answer may have opened something), so meta-tool calls wait
+/// for it as after a connect — through a failed read and its retry too; once the statement
+/// is read they go, though the recovery's `tools/list` is still to come.
+#[test]
+fn issue36_16_a_recovery_read_in_flight_holds_meta_tool_calls_until_its_statement() {
+    let now = Instant::now();
+    let mut c = settled(HintConfig::unordered(), now);
+    assert!(!c.settling());
+    c.unreadable(S, 1, "the POST failed", now);
+    let (token, step) = reads(&actions(&mut c))[0];
+    assert_eq!(step, ReadStep::Statement);
+    assert!(c.settling(), "a recovery's statement is awaited");
+    let later = now + Duration::from_millis(500);
+    c.read_done(S, 1, token, step, ReadOutcome::Failed("timed out".into()));
+    assert!(c.settling(), "a failed read leaves it awaited");
+    actions(&mut c);
+    c.retry_due(S, 1, token, later);
+    let (again, _) = reads(&actions(&mut c))[0];
+    assert!(c.settling());
+    statement(&mut c, 1, 2, later);
+    c.read_done(S, 1, again, ReadStep::Statement, ReadOutcome::Answered);
+    assert_eq!(reads(&actions(&mut c))[0].1, ReadStep::ToolsList);
+    assert!(!c.settling(), "the statement is read: calls go");
+    assert!(c.status(0).servers[S].hints.as_ref().unwrap().recovering);
+}
+
 #[test]
 fn a_failed_read_is_retried_later_each_time_and_a_superseded_one_is_ignored() {
     let now = Instant::now();
