@@ -423,7 +423,8 @@ async fn hardening2_11_a_truncated_store_is_a_clear_error_and_no_panic_report() 
     let file = dir.path().join(RedbStore::FILE_NAME);
     {
         let store = RedbStore::open_dir(dir.path()).unwrap();
-        for i in 0..64 {
+        // 63: the lobby, open from the start, counts among the 64.
+        for i in 0..63 {
             store
                 .put_principal(&format!("p{i}"), &vec![7u8; 2048])
                 .unwrap();
@@ -468,4 +469,215 @@ async fn hardening2_11_a_truncated_store_is_a_clear_error_and_no_panic_report() 
         }
     }
     assert!(refused > 0, "no cut was refused: the test proves nothing");
+}
+
+/// Players of the full-disk test: each keeps up to 64 open games (`max_open`).
+const FULL_DISK_PLAYERS: usize = 16;
+
+/// `mcpl-arcade serve --data-dir DIR` whose files cannot grow past `limit` bytes (a full
+/// disk, as the store sees it: a write past it fails with `EFBIG`; `SIGXFSZ` is ignored,
+/// so the write fails rather than the process), its stderr in `log`. `None`: no limit.
+async fn arcade_on_disk(
+    dir: &std::path::Path,
+    limit: Option<u64>,
+    log: &std::path::Path,
+) -> (tokio::process::Child, String) {
+    let mut command = tokio::process::Command::new(support::BIN);
+    command.args([
+        "serve",
+        "--ws",
+        "127.0.0.1:0",
+        "--bot-playouts",
+        "8",
+        "--seed",
+        "3",
+    ]);
+    for i in 0..FULL_DISK_PLAYERS {
+        command.arg("--token").arg(format!("p{i}=p{i}"));
+    }
+    command
+        .arg("--data-dir")
+        .arg(dir)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::fs::File::create(log).unwrap())
+        .kill_on_drop(true);
+    if let Some(limit) = limit {
+        // SAFETY: between fork and exec the closure calls only setrlimit and signal, both
+        // async-signal-safe, and touches no memory of the parent's.
+        unsafe {
+            command.pre_exec(move || {
+                use nix::sys::resource::{Resource, setrlimit};
+                use nix::sys::signal::{SigHandler, Signal, signal};
+                setrlimit(Resource::RLIMIT_FSIZE, limit, limit)?;
+                signal(Signal::SIGXFSZ, SigHandler::SigIgn)?;
+                Ok(())
+            });
+        }
+    }
+    let mut child = command.spawn().expect("the binary runs");
+    let url = mcpl_testkit::process::listening(&mut child, 1)
+        .await
+        .remove(0);
+    (child, url)
+}
+
+/// `who`'s hinted connection to `url` (its token is its name).
+async fn player(url: &str, who: &str) -> support::Client {
+    let opts = mcpl_transport::ClientOptions {
+        token: Some(who.to_owned()),
+        ..Default::default()
+    };
+    let conn = within(mcpl_transport::ws::connect(url, &opts))
+        .await
+        .expect("connect");
+    let mut c = support::Client::from_connection(conn);
+    c.handshake(true, &["tools", "pushEvents"]).await;
+    c.list().await;
+    c
+}
+
+/// A call's whole response.
+async fn call(
+    c: &mut support::Client,
+    tool: &str,
+    args: serde_json::Value,
+    game: &str,
+) -> serde_json::Value {
+    c.request(
+        "tools/call",
+        mcpl_testkit::msg::call_params(tool, args, Some(game)),
+    )
+    .await
+}
+
+/// The board of `game`, as `go_board` shows it.
+async fn board(c: &mut support::Client, game: &str) -> String {
+    let r = call(c, "go_board", json!({}), game).await;
+    assert!(r.get("result").is_some(), "{r:#}");
+    support::text_of(&r["result"])
+}
+
+/// True when `response` is the refusal of a step the store could not keep.
+fn not_kept(response: &serde_json::Value) -> bool {
+    response["error"]["code"] == -32603
+        && response["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("Not acknowledged: the server could not keep"))
+}
+
+/// `game` is among the open records of `list` (a `toolsets/list` result).
+fn is_open(list: &serde_json::Value, game: &str) -> bool {
+    list["open"]
+        .as_array()
+        .is_some_and(|o| o.iter().any(|r| r["instance"] == game))
+}
+
+#[tokio::test]
+async fn hardening2_02_a_full_disk_acknowledges_only_what_it_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let logs = tempfile::tempdir().unwrap();
+    // The store as a fresh arcade leaves it: the "disk" is full at that size.
+    let (mut child, _) = arcade_on_disk(dir.path(), None, &logs.path().join("0.log")).await;
+    child.kill().await.unwrap();
+    let file = dir.path().join(mcpl_server::store::RedbStore::FILE_NAME);
+    let full = std::fs::metadata(&file).unwrap().len();
+    let log = logs.path().join("1.log");
+    let (mut child, url) = arcade_on_disk(dir.path(), Some(full), &log).await;
+
+    // 19×19 Go games against the bot (each player's record holds every open game's tools
+    // with their legal moves), opened and played until a step is refused: each game
+    // acknowledged, by player, with its board as last shown.
+    let mut boards: std::collections::BTreeMap<(usize, String), String> = Default::default();
+    let mut refused = None;
+    'play: for p in 0..FULL_DISK_PLAYERS {
+        let mut c = player(&url, &format!("p{p}")).await;
+        // 63: the lobby, open from the start, counts among the 64.
+        for i in 0..63 {
+            let game = format!("g{i}");
+            let opened = c.open("go", Some(&game), json!({"size": 19})).await;
+            if opened.get("error").is_some() {
+                assert!(not_kept(&opened), "{opened:#}");
+                refused = Some((c, p, game, false));
+                break 'play;
+            }
+            boards.insert((p, game.clone()), board(&mut c, &game).await);
+            let played = call(&mut c, "go_play", json!({"move": "K10"}), &game).await;
+            if played.get("error").is_some() {
+                assert!(not_kept(&played), "{played:#}");
+                refused = Some((c, p, game, true));
+                break 'play;
+            }
+            boards.insert((p, game.clone()), board(&mut c, &game).await);
+        }
+    }
+    let Some((mut c, refused_by, game, was_open)) = refused else {
+        let now = std::fs::metadata(&file).unwrap().len();
+        panic!("no step was refused: the store ({full} bytes, now {now}) never filled");
+    };
+    // The game whose step was refused holds in memory what was never kept: it refuses
+    // reads too, until a restart brings it back as it was kept (checked below).
+    if was_open {
+        let read = call(&mut c, "go_board", json!({}), &game).await;
+        assert!(not_kept(&read), "{read:#}");
+    }
+    // From then on every change is refused, and a read of a game is answered as it was.
+    let opened = c.open("go", Some("after"), json!({"size": 19})).await;
+    assert!(not_kept(&opened), "{opened:#}");
+    let others: Vec<(String, String)> = boards
+        .iter()
+        .filter(|((p, g), _)| *p == 0 && !(refused_by == 0 && *g == game))
+        .map(|((_, g), shown)| (g.clone(), shown.clone()))
+        .collect();
+    assert!(others.len() > 1, "p0 kept games before the disk was full");
+    let (g0, shown) = &others[0];
+    let mut first = player(&url, "p0").await;
+    assert_eq!(&board(&mut first, g0).await, shown);
+    let played = call(&mut first, "go_play", json!({"move": "D4"}), g0).await;
+    assert!(not_kept(&played), "{played:#}");
+    // That game now holds what was never kept too; the player's others read as they were.
+    let read = call(&mut first, "go_board", json!({}), g0).await;
+    assert!(not_kept(&read), "{read:#}");
+    let (g1, shown) = &others[1];
+    assert_eq!(&board(&mut first, g1).await, shown);
+    child.kill().await.unwrap();
+    drop((c, first));
+    // Said once, not per write.
+    let said = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(
+        said.matches("the store cannot be written").count(),
+        1,
+        "{said}"
+    );
+
+    // After a restart with room, every game acknowledged is there as last shown, and the
+    // one whose open was refused is not. (A refused move is not claimed undone: the bot
+    // answers it in a step of its own, and the player's may have been kept before the
+    // bot's failed.)
+    if was_open {
+        boards.remove(&(refused_by, game.clone()));
+    }
+    let (_child, url) = arcade_on_disk(dir.path(), None, &logs.path().join("2.log")).await;
+    for p in 0..=refused_by {
+        let mut c = player(&url, &format!("p{p}")).await;
+        let list = c.list().await;
+        if was_open && p == refused_by {
+            assert!(
+                is_open(&list, &game),
+                "p{p}'s {game} was acknowledged and is gone"
+            );
+        }
+        for ((_, g), shown) in boards.range((p, String::new())..(p + 1, String::new())) {
+            assert!(is_open(&list, g), "p{p}'s {g} was acknowledged and is gone");
+            assert_eq!(&board(&mut c, g).await, shown, "p{p}'s {g}");
+        }
+    }
+    if !was_open {
+        let mut c = player(&url, &format!("p{refused_by}")).await;
+        let list = c.list().await;
+        assert!(
+            !is_open(&list, &game),
+            "{game}'s open was refused, and it is open"
+        );
+    }
 }

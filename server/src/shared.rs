@@ -48,6 +48,10 @@ pub(crate) struct Shared {
     pub(crate) restore: HashMap<String, RestoreFn>,
     /// What the store held when the server was built, taken by the registry as it starts.
     pub(crate) loaded: Mutex<Option<Loaded>>,
+    /// Set when a write to the store first failed: why (issue #37 item 2). From then on
+    /// nothing more is written, and no step that needed a write is acknowledged
+    /// (`store/records.rs`).
+    pub(crate) store_failed: std::sync::OnceLock<String>,
 }
 
 /// The manifest and the catalog it declares, replaced together, and how many times they

@@ -92,7 +92,7 @@ pub(crate) fn restore(
         shared.instance_ids_past(id);
         let Some(links) = linked.remove(&id) else {
             // No principal links to it any more: nothing to resume.
-            shared.write_instance(id, None);
+            let _ = shared.write_instance(id, None);
             continue;
         };
         let record = match serde_json::from_slice::<InstanceRecord>(&bytes) {

@@ -405,6 +405,7 @@ impl ServerBuilder {
             store: self.store,
             restore,
             loaded: Mutex::new(loaded),
+            store_failed: std::sync::OnceLock::new(),
         };
         Ok(Server::new(shared, self.handlers))
     }

@@ -13,7 +13,8 @@
 //!
 //! **Order.** A record is written before the answers and events of the step that changed
 //! it go out (an instance's before its batches, a principal's before its deliveries), so
-//! what a player was told happened, happened.
+//! what a player was told happened, happened. A step whose record cannot be written is
+//! not acknowledged, and the store is given up until a restart (`records.rs`, `NotKept`).
 
 mod memory;
 pub(crate) mod records;

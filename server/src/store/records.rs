@@ -4,6 +4,7 @@
 use crate::author::{Participant, ParticipantId, ParticipantKind};
 use crate::core::{InstanceKey, Snapshot};
 use crate::shared::Shared;
+use mcpl_protocol::jsonrpc::ErrorObject;
 use mcpl_transport::Principal;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -117,29 +118,84 @@ impl ParticipantRecord {
     }
 }
 
+/// Why a step is not acknowledged: the store could not keep what it changed (issue #37
+/// item 2), with the store's error.
+///
+/// **\[project\]** What a player was told happened must have happened. So a step whose
+/// records cannot be written tells no one of its changes, events or end, sends no
+/// invitation, and its calls fail with [`NotKept::error`]. The store is then given up
+/// until the server restarts: nothing more is written (redb itself refuses every write
+/// after an I/O error until it is opened again), so every later step that changes kept
+/// state is refused the same way, while one that changes nothing (a read) is answered.
+/// A restart reads back the last records written, which are what players were told. The
+/// failure is logged once, not per write.
+#[derive(Debug, Clone)]
+pub(crate) struct NotKept(pub(crate) String);
+
+impl NotKept {
+    /// What a call, open or close that could not be kept fails with (-32603). It claims
+    /// no more than it knows: a call answered by a later step (a move the bot answers)
+    /// may have kept its own step before the one that failed.
+    pub(crate) fn error(&self) -> ErrorObject {
+        ErrorObject::new(
+            mcpl_protocol::jsonrpc::ErrorCode::INTERNAL_ERROR,
+            format!(
+                "Not acknowledged: the server could not keep what this changed ({}). It takes \
+                 no more changes until it is restarted with a store it can write.",
+                self.0
+            ),
+        )
+    }
+}
+
 impl Shared {
-    /// Writes (`Some`) or forgets (`None`) an instance's record; a failure is logged (the
-    /// server goes on, in memory).
-    pub(crate) fn write_instance(&self, id: u64, record: Option<&[u8]>) {
-        let Some(store) = &self.store else { return };
+    /// Writes (`Some`) or forgets (`None`) an instance's record. Once the store has
+    /// failed, nothing is written ([`NotKept`]).
+    pub(crate) fn write_instance(&self, id: u64, record: Option<&[u8]>) -> Result<(), NotKept> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        if let Some(cause) = self.store_failed.get() {
+            return Err(NotKept(cause.clone()));
+        }
         let done = match record {
             Some(r) => store.put_instance(id, r),
             None => store.delete_instance(id),
         };
-        if let Err(e) = done {
-            tracing::error!(error = %e, instance = id, "an instance's durable state was not written");
-        }
+        done.map_err(|e| self.store_fails(&e))
     }
 
-    /// Writes (`Some`) or forgets (`None`) a principal's record; a failure is logged.
-    pub(crate) fn write_principal(&self, principal: &str, record: Option<&[u8]>) {
-        let Some(store) = &self.store else { return };
+    /// Writes (`Some`) or forgets (`None`) a principal's record. See
+    /// [`Shared::write_instance`].
+    pub(crate) fn write_principal(
+        &self,
+        principal: &str,
+        record: Option<&[u8]>,
+    ) -> Result<(), NotKept> {
+        let Some(store) = &self.store else {
+            return Ok(());
+        };
+        if let Some(cause) = self.store_failed.get() {
+            return Err(NotKept(cause.clone()));
+        }
         let done = match record {
             Some(r) => store.put_principal(principal, r),
             None => store.delete_principal(principal),
         };
-        if let Err(e) = done {
-            tracing::error!(error = %e, principal, "a principal's durable state was not written");
+        done.map_err(|e| self.store_fails(&e))
+    }
+
+    /// The store failed: given up from now on, said once.
+    fn store_fails(&self, e: &super::StoreError) -> NotKept {
+        let cause = e.to_string();
+        if self.store_failed.set(cause.clone()).is_ok() {
+            tracing::error!(
+                error = %e,
+                "the store cannot be written: from now on the server takes no change it \
+                 cannot keep (each is refused, and no one is told of it); restart it once \
+                 the store can be written"
+            );
         }
+        NotKept(self.store_failed.get().cloned().unwrap_or(cause))
     }
 }

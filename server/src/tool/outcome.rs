@@ -45,6 +45,9 @@ pub enum OpenToolsetError {
     /// The toolset's logic failed (panicked) opening it.
     #[error("the toolset failed to open")]
     Failed,
+    /// The server could not keep the open: its store failed (the store's error).
+    #[error("not acknowledged: the server could not keep what this changed ({0})")]
+    NotKept(String),
 }
 
 impl From<OpenToolsetError> for ToolError {
@@ -54,7 +57,9 @@ impl From<OpenToolsetError> for ToolError {
             OpenToolsetError::Invalid(_) | OpenToolsetError::Refused(_) => {
                 ToolError::failed(e.to_string())
             }
-            OpenToolsetError::Closed | OpenToolsetError::Failed => ToolError::internal(e),
+            OpenToolsetError::Closed | OpenToolsetError::Failed | OpenToolsetError::NotKept(_) => {
+                ToolError::internal(e)
+            }
         }
     }
 }
@@ -70,13 +75,16 @@ pub enum CloseToolsetError {
     /// The calling session ended before the close was answered.
     #[error("the session closed")]
     Closed,
+    /// The server could not keep the close: its store failed (the store's error).
+    #[error("not acknowledged: the server could not keep what this changed ({0})")]
+    NotKept(String),
 }
 
 impl From<CloseToolsetError> for ToolError {
     fn from(e: CloseToolsetError) -> Self {
         match e {
             CloseToolsetError::Invalid(_) => ToolError::failed(e.to_string()),
-            CloseToolsetError::Closed => ToolError::internal(e),
+            CloseToolsetError::Closed | CloseToolsetError::NotKept(_) => ToolError::internal(e),
         }
     }
 }

@@ -7,27 +7,36 @@ use crate::actors::instance::ToPrincipal;
 use crate::author::{Logic, ParticipantId, ParticipantKind};
 use crate::ids::InstanceId;
 use crate::shared::Shared;
-use crate::store::records::{InstanceRecord, InviteRecord, LogicRecord, ParticipantRecord};
+use crate::store::records::{
+    InstanceRecord, InviteRecord, LogicRecord, NotKept, ParticipantRecord,
+};
 use actix::prelude::*;
 use mcpl_transport::Principal;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// How many call ids an instance's record keeps ahead of the next one.
+const CALL_ID_BLOCK: u64 = 1024;
+
 impl InstanceActor {
     /// Writes the instance's record, when the server keeps durable state and it changed.
-    pub(super) fn persist(&mut self) {
+    /// Fails when it could not be written (issue #37 item 2): the record last written
+    /// stays what this instance was, and the step that changed it is not acknowledged.
+    pub(super) fn persist(&mut self) -> Result<(), NotKept> {
         if self.shared.store.is_none() {
-            return;
+            return Ok(());
         }
         let record = self.record();
         match serde_json::to_vec(&record) {
             Ok(bytes) if self.saved.as_deref() != Some(&bytes) => {
-                self.shared.write_instance(self.id.0, Some(&bytes));
+                self.shared.write_instance(self.id.0, Some(&bytes))?;
                 self.saved = Some(bytes);
+                Ok(())
             }
-            Ok(_) => {}
+            Ok(_) => Ok(()),
             Err(e) => {
-                tracing::error!(instance = %self.id, error = %e, "an instance's record does not encode")
+                tracing::error!(instance = %self.id, error = %e, "an instance's record does not encode");
+                Ok(())
             }
         }
     }
@@ -73,7 +82,10 @@ impl InstanceActor {
                     ))
                 })
                 .collect(),
-            next_call: self.next_call,
+            // Ids are kept a block ahead (never one handed out again after a restart), so
+            // a call that changes nothing else needs no write: a read is answered even
+            // when the store can no longer be written (issue #37 item 2).
+            next_call: self.next_call.div_ceil(CALL_ID_BLOCK) * CALL_ID_BLOCK,
             ended: self.ended.clone(),
             logic,
         }

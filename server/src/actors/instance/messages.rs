@@ -134,6 +134,19 @@ impl Batch {
         }
     }
 
+    /// The step this batch comes from could not be kept (issue #37 item 2): nothing of it
+    /// is told, and its answers fail.
+    pub(crate) fn refuse(&mut self, not_kept: &crate::store::records::NotKept) {
+        self.changes.clear();
+        self.events.clear();
+        self.ended = None;
+        self.last_view = None;
+        self.holds.clear();
+        for a in &mut self.answers {
+            a.outcome = Err(not_kept.error());
+        }
+    }
+
     /// True when there is nothing to tell (holds alone say nothing).
     pub(crate) fn is_empty(&self) -> bool {
         self.changes.is_empty()

@@ -89,6 +89,9 @@ pub(crate) struct InstanceActor {
     saved: Option<Vec<u8>>,
     /// Read back after a restart: the logic's resume step runs first (`durable.rs`).
     resuming: bool,
+    /// Invitations sent and withdrawn by the step running, sent once it is kept (issue
+    /// #37 item 2: a step that could not be kept invites no one).
+    outbox: Vec<ToPrincipal>,
 }
 
 /// An invited principal that has not joined, with what it was invited with (to invite it
@@ -125,6 +128,7 @@ impl InstanceActor {
             names: BTreeMap::new(),
             saved: None,
             resuming: false,
+            outbox: Vec::new(),
         }
     }
 
@@ -139,19 +143,30 @@ impl InstanceActor {
     fn stop_if_unlinked(&mut self, ctx: &mut Context<Self>) {
         if self.links.is_empty() {
             self.withdraw_invitations();
-            self.shared.write_instance(self.id.0, None);
+            self.flush_outbox();
+            // Not forgotten: after a restart no principal links to it, and it is then.
+            let _ = self.shared.write_instance(self.id.0, None);
             ctx.stop();
         } else {
-            self.persist();
+            // Nobody is told of a participant leaving; what could not be kept here is
+            // refused with the next step (`step.rs`).
+            let _ = self.persist();
         }
     }
 
     fn withdraw_invitations(&mut self) {
         for (who, Invitee { principal, .. }) in std::mem::take(&mut self.invited) {
-            self.router.do_send(ToPrincipal {
+            self.outbox.push(ToPrincipal {
                 principal,
                 message: ForPrincipal::Withdrawn(InvitationWithdrawn { id: self.id, who }),
             });
+        }
+    }
+
+    /// Sends the invitations and withdrawals of a step that was kept.
+    fn flush_outbox(&mut self) {
+        for m in self.outbox.drain(..) {
+            self.router.do_send(m);
         }
     }
 

@@ -134,9 +134,24 @@ impl InstanceActor {
             }
         }
         self.mark_holds(&mut batches);
-        // Issue #15: what the step did is kept before anyone is told of it.
-        self.persist();
+        self.keep(&mut batches);
         self.send(batches, requester)
+    }
+
+    /// Issue #15: what the step did is kept before anyone is told of it. Issue #37 item
+    /// 2: a step that could not be kept is told to no one — its changes, events and end
+    /// are dropped, its invitations not sent — and the calls it answered fail.
+    fn keep(&mut self, batches: &mut Batches) {
+        match self.persist() {
+            Ok(()) => self.flush_outbox(),
+            Err(not_kept) => {
+                tracing::debug!(instance = %self.id, "a step that could not be kept is refused");
+                self.outbox.clear();
+                for b in batches.values_mut() {
+                    b.refuse(&not_kept);
+                }
+            }
+        }
     }
 
     /// Tells each principal which of its sessions' calls hold their caller's changes: the
@@ -167,7 +182,7 @@ impl InstanceActor {
             push_answer(&mut batches, w, failed(), false);
         }
         self.finish(INTERNAL_ERROR, &mut batches, None, |_| failed());
-        self.persist();
+        self.keep(&mut batches);
         self.send(batches, requester)
     }
 
@@ -236,27 +251,38 @@ impl InstanceActor {
             reason,
             options,
         };
-        self.send_invitation(who, &invitee, ctx);
+        if let Some(m) = self.invitation(who, &invitee, ctx) {
+            self.outbox.push(m);
+        }
         self.invited.insert(who, invitee);
     }
 
-    /// Sends the invitation to `who` (again, after a restart: `durable.rs`).
+    /// Sends the invitation to `who` again, after a restart (`durable.rs`).
     pub(super) fn send_invitation(
         &self,
         who: ParticipantId,
         invitee: &super::Invitee,
         ctx: &mut Context<Self>,
     ) {
+        if let Some(m) = self.invitation(who, invitee, ctx) {
+            self.router.do_send(m);
+        }
+    }
+
+    /// The invitation of `who`, to its principal.
+    fn invitation(
+        &self,
+        who: ParticipantId,
+        invitee: &super::Invitee,
+        ctx: &mut Context<Self>,
+    ) -> Option<ToPrincipal> {
         // The opener is participant 0, always a principal.
-        let Some(from) = self
+        let from = self
             .participants
             .first()
             .and_then(|p| p.principal())
-            .cloned()
-        else {
-            return;
-        };
-        self.router.do_send(ToPrincipal {
+            .cloned()?;
+        Some(ToPrincipal {
             principal: invitee.principal.clone(),
             message: ForPrincipal::Invitation(Invitation {
                 instance: ctx.address(),
@@ -268,7 +294,7 @@ impl InstanceActor {
                 reason: invitee.reason.clone(),
                 from,
             }),
-        });
+        })
     }
 }
 

@@ -4,24 +4,41 @@
 //! (`actors/restore.rs`).
 
 use super::{InstanceLink, PrincipalActor, Registrar};
+use crate::actors::instance::Unlink;
 use crate::core::PrincipalState;
 use crate::shared::Shared;
-use crate::store::records::{LinkRecord, PrincipalRecord};
+use crate::store::records::{LinkRecord, NotKept, PrincipalRecord};
 use mcpl_transport::Principal;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 impl PrincipalActor {
     /// Writes the principal's record, when the server keeps durable state, the principal
-    /// can come back (it is named) and the record changed.
-    pub(super) fn persist(&mut self) {
+    /// can come back (it is named) and the record changed. Fails when it could not be
+    /// written (issue #37 item 2).
+    pub(super) fn persist(&mut self) -> Result<(), NotKept> {
         let Principal::Named(name) = &self.principal else {
-            return;
+            return Ok(());
         };
         if self.shared.store.is_none() {
-            return;
+            return Ok(());
         }
-        let record = PrincipalRecord {
+        match serde_json::to_vec(&self.record()) {
+            Ok(bytes) if self.saved.as_deref() != Some(&bytes) => {
+                self.shared.write_principal(name, Some(&bytes))?;
+                self.saved = Some(bytes);
+                Ok(())
+            }
+            Ok(_) => Ok(()),
+            Err(e) => {
+                tracing::error!(principal = %name, error = %e, "a principal's record does not encode");
+                Ok(())
+            }
+        }
+    }
+
+    fn record(&self) -> PrincipalRecord {
+        PrincipalRecord {
             state: self.state.snapshot(),
             links: self
                 .links
@@ -32,15 +49,52 @@ impl PrincipalActor {
                     who: l.who.0,
                 })
                 .collect(),
-        };
-        match serde_json::to_vec(&record) {
-            Ok(bytes) if self.saved.as_deref() != Some(&bytes) => {
-                self.shared.write_principal(name, Some(&bytes));
-                self.saved = Some(bytes);
+        }
+    }
+
+    /// A change could not be kept: the state goes back to the record last written (or,
+    /// with none, to what a new principal has), so what `toolsets/list` and `tools/list`
+    /// state stays what was told (issue #37 item 2). Links the record does not have are
+    /// given up (their instances see this principal leave).
+    pub(super) fn roll_back(&mut self) {
+        let kept = match self.saved.as_deref() {
+            Some(bytes) if !bytes.is_empty() => {
+                match serde_json::from_slice::<PrincipalRecord>(bytes) {
+                    Ok(r) => Some(r),
+                    Err(e) => {
+                        tracing::error!(principal = %self.principal.name(), error = %e, "a principal's own record does not decode");
+                        return;
+                    }
+                }
             }
-            Ok(_) => {}
-            Err(e) => {
-                tracing::error!(principal = %name, error = %e, "a principal's record does not encode")
+            Some(_) => return,
+            None => None,
+        };
+        let now = self.shared.now();
+        let (state, links) = match kept {
+            Some(r) => (
+                PrincipalState::restore(
+                    self.shared.catalog(),
+                    self.shared.principal_config.clone(),
+                    self.shared.ended_ids.clone(),
+                    r.state,
+                    now,
+                ),
+                r.links,
+            ),
+            None => (PrincipalActor::fresh_state(&self.shared), Vec::new()),
+        };
+        self.state = state;
+        let kept: BTreeMap<_, _> = links.into_iter().map(|l| (l.key, l.instance)).collect();
+        let gone: Vec<_> = self
+            .links
+            .iter()
+            .filter(|(k, l)| kept.get(*k) != Some(&l.id.0) || self.state.instance(k).is_none())
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in gone {
+            if let Some(link) = self.links.remove(&key) {
+                link.addr.do_send(Unlink { who: link.who });
             }
         }
     }
@@ -50,7 +104,8 @@ impl PrincipalActor {
         if let Principal::Named(name) = &self.principal
             && self.saved.take().is_some()
         {
-            self.shared.write_principal(name, None);
+            // A record left behind after a restart is read back as idle and retires again.
+            let _ = self.shared.write_principal(name, None);
         }
     }
 
@@ -69,7 +124,8 @@ impl PrincipalActor {
         actor.links = links;
         // Written on its first change (or now, by the restore, if it changed in reading).
         actor.saved = Some(Vec::new());
-        actor.persist();
+        // Not kept: the next change tries again (and is refused if the store is gone).
+        let _ = actor.persist();
         actor
     }
 }

@@ -128,14 +128,24 @@ impl PrincipalActor {
     /// result, if one of its calls does (§5.3).
     pub(super) fn fan_out(&mut self, about: Option<InstanceKey>, applied: Applied) {
         let Applied {
-            draft,
-            events,
+            mut draft,
+            mut events,
             mut answers,
-            holds,
+            mut holds,
             hidden,
         } = applied;
-        // Issue #15: the state is kept before anyone is told of it.
-        self.persist();
+        // Issue #15: the state is kept before anyone is told of it. Issue #37 item 2:
+        // what could not be kept is told to no one, the state goes back to what was
+        // kept, and the answers fail.
+        if let Err(not_kept) = self.persist() {
+            self.roll_back();
+            draft = HintDraft::new();
+            events.clear();
+            holds.clear();
+            for (_, a) in &mut answers {
+                a.body.refuse(&not_kept);
+            }
+        }
         if draft.is_empty() && answers.is_empty() && events.is_empty() {
             return;
         }

@@ -4,6 +4,7 @@ use crate::actors::instance::ToPrincipal;
 use crate::author::Event;
 use crate::core::{Catalog, HintDraft, InstanceKey, Statement};
 use crate::ids::SessionId;
+use crate::store::records::NotKept;
 use crate::tool::outcome::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id};
@@ -231,11 +232,36 @@ pub(crate) enum AnswerBody {
     },
 }
 
+impl AnswerBody {
+    /// What the answer becomes when the step it answers could not be kept (issue #37
+    /// item 2): a call, open or close fails with the store's error; a handler's own
+    /// request fails the same way. A call sent on to its handler changed nothing yet.
+    pub(crate) fn refuse(&mut self, not_kept: &NotKept) {
+        match self {
+            AnswerBody::Call(r) => *r = Err(not_kept.error()),
+            AnswerBody::Open(r) => *r = Err(not_kept.error()),
+            AnswerBody::Close(r) => *r = Err(not_kept.error()),
+            AnswerBody::RunHandler { .. } => {}
+            AnswerBody::Handler { answer, .. } => answer.refuse(not_kept),
+        }
+    }
+}
+
 /// The answer to a tool handler's request.
 #[derive(Debug)]
 pub(crate) enum HandlerAnswer {
     Open(Result<Opened, OpenToolsetError>),
     Close(Result<Vec<ContentBlock>, CloseToolsetError>),
+}
+
+impl HandlerAnswer {
+    /// See [`AnswerBody::refuse`].
+    fn refuse(&mut self, not_kept: &NotKept) {
+        match self {
+            HandlerAnswer::Open(r) => *r = Err(OpenToolsetError::NotKept(not_kept.0.clone())),
+            HandlerAnswer::Close(r) => *r = Err(CloseToolsetError::NotKept(not_kept.0.clone())),
+        }
+    }
 }
 
 /// The answer to `toolsets/list`.

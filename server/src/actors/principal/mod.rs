@@ -86,18 +86,23 @@ pub(crate) struct PrincipalActor {
 }
 
 impl PrincipalActor {
+    /// What a principal has before anything happened to it.
+    fn fresh_state(shared: &Shared) -> PrincipalState {
+        PrincipalState::new(
+            shared.catalog(),
+            shared.principal_config.clone(),
+            shared.ended_ids.clone(),
+            shared.now(),
+        )
+    }
+
     pub(crate) fn new(
         shared: Arc<Shared>,
         registrar: Registrar,
         generation: u64,
         principal: Principal,
     ) -> Self {
-        let state = PrincipalState::new(
-            shared.catalog(),
-            shared.principal_config.clone(),
-            shared.ended_ids.clone(),
-            shared.now(),
-        );
+        let state = Self::fresh_state(&shared);
         PrincipalActor {
             shared,
             registrar,
@@ -131,7 +136,9 @@ impl PrincipalActor {
     /// to [`Retire`]). Otherwise, without sessions, looks again when the next record
     /// expires.
     fn maybe_retire(&mut self, ctx: &mut Context<Self>) {
-        self.persist();
+        // Nobody is told anything here; what could not be kept is left for the next
+        // change, which is refused with it (`fanout.rs`).
+        let _ = self.persist();
         if !self.sessions.is_empty() {
             return;
         }
