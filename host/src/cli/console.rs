@@ -7,12 +7,13 @@
 //! | `{"id":…,"tool":NAME,"args":{…}}` | `{"id":…,"result":CallToolResult}` — a meta-tool or a static `server--tool`, called as the agent would |
 //! | `{"id":…,"tools":true}` | `{"id":…,"tools":[Tool…]}` — the model's tool list |
 //! | `{"id":…,"transcript":true}` | `{"id":…,"transcript":[Shown…]}` — the messages shown to the agent since the last such request |
-//! | `{"id":…,"turn":true}` | `{"id":…,"reminder":Shown\|null}` — the agent's turn starts (a reminder if one is due) |
+//! | `{"id":…,"turn":true}` | `{"id":…,"reminder":Shown\|null}` — the agent's turn starts (a reminder if one is due; a notice of what the last turn left out comes first, as an event) |
 //! | `{"id":…,"boundary":true}` | `{"id":…,"tools":[Tool…]}` — a tool-list boundary, then the list |
 //! | `{"id":…,"compact":true}` | `{"id":…,"tools":[Tool…]}` — a compaction (and its boundary), then the list |
 //!
 //! Out, besides the answers: `{"event":Shown}` for each notice, push or reminder as it is
-//! shown. A line that cannot be read is answered `{"id":…,"error":"…"}` (`id` null when
+//! shown — at most 32 KiB of them between two of the agent's actions (a `turn` or a
+//! `tool`), the rest left out and counted in a notice at the next. A line that cannot be read is answered `{"id":…,"error":"…"}` (`id` null when
 //! it could not be found); the console goes on. `Shown` is `{"seq","kind","server"?,"text"}`,
 //! `kind` one of `notice`, `push`, `reminder`, `tool_result`. The binary reads its first
 //! line once every server has settled or turned out unreachable; end of input ends it.

@@ -12,6 +12,9 @@
 //! there; when it is not, a reminder is due at the agent's next turn (§6 "RFC §8.3
 //! Reminders").
 //!
+//! The history kept for inspection (the transcript) is bounded twice: in messages
+//! ([`DEFAULT_HISTORY`]) and in bytes of text ([`DEFAULT_HISTORY_BYTES`]); the oldest go.
+//!
 //! # The tool list (§6 "RFC §8.1", vector 12)
 //!
 //! [`ToolList`]: the four constant meta-tools first (a stable prefix for the prompt cache),
@@ -32,6 +35,10 @@ pub const DEFAULT_WINDOW: usize = 40;
 
 /// How many messages are kept for inspection by default (beyond the window).
 pub const DEFAULT_HISTORY: usize = 4_096;
+
+/// How many bytes of message text are kept for inspection by default: 1 MiB (issue #37
+/// item 5: a flood of 1 KB pushes made a 1.35 MB transcript under the count alone).
+pub const DEFAULT_HISTORY_BYTES: usize = 1024 * 1024;
 
 /// What separates a server's name from its tool's in the model's list.
 pub const NAMESPACE_SEPARATOR: &str = "--";
@@ -152,6 +159,11 @@ pub struct ConversationConfig {
     pub window: usize,
     /// Messages kept for inspection (at least the window).
     pub history: usize,
+    /// Bytes of message text kept for inspection (UTF-8, so at most as many characters):
+    /// past it the oldest messages are dropped, the newest always kept. **\[project\]**: a
+    /// model's context is bounded in size too, so a message dropped here has left the
+    /// context even inside the window.
+    pub history_bytes: usize,
 }
 
 impl Default for ConversationConfig {
@@ -159,6 +171,7 @@ impl Default for ConversationConfig {
         ConversationConfig {
             window: DEFAULT_WINDOW,
             history: DEFAULT_HISTORY,
+            history_bytes: DEFAULT_HISTORY_BYTES,
         }
     }
 }
@@ -168,6 +181,8 @@ impl Default for ConversationConfig {
 pub struct Conversation {
     config: ConversationConfig,
     messages: VecDeque<Message>,
+    /// The bytes of the kept messages' text.
+    bytes: usize,
     next_seq: u64,
     /// Messages before this one were compacted away.
     context_start: u64,
@@ -182,23 +197,40 @@ impl Conversation {
             config: ConversationConfig {
                 window: config.window.max(1),
                 history: config.history.max(config.window.max(1)),
+                history_bytes: config.history_bytes,
             },
             messages: VecDeque::new(),
+            bytes: 0,
             next_seq: 0,
             context_start: 0,
             tools: ToolList::default(),
         }
     }
 
-    /// Records a message the agent was shown; returns its seq.
+    /// Records a message the agent was shown; returns its seq. Past the history's bounds
+    /// (messages, bytes) the oldest go, the one just recorded always stays. The history
+    /// holds shown messages and tool results only, never a call apart from its result, so
+    /// dropping the oldest leaves no result without its call.
     pub fn push(&mut self, message: AgentMessage) -> u64 {
         let seq = self.next_seq;
         self.next_seq += 1;
+        self.bytes += message.text.len();
         self.messages.push_back(Message { seq, message });
-        while self.messages.len() > self.config.history {
-            self.messages.pop_front();
+        while self.messages.len() > self.config.history
+            || (self.bytes > self.config.history_bytes && self.messages.len() > 1)
+        {
+            if let Some(old) = self.messages.pop_front() {
+                self.bytes -= old.message.text.len();
+            }
         }
         seq
+    }
+
+    /// The bytes of text the kept messages hold (at most
+    /// [`ConversationConfig::history_bytes`], or the last message's alone when it is
+    /// larger).
+    pub fn bytes(&self) -> usize {
+        self.bytes
     }
 
     /// Records a message of `kind` with no announcements.

@@ -158,6 +158,9 @@ pub enum Plan {
     Refused(MetaError),
 }
 
+/// [`MetaConfig::max_look_bytes`] by default: 48 KiB.
+pub const DEFAULT_MAX_LOOK_BYTES: usize = 48 * 1024;
+
 /// Settings of the meta-tools.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MetaConfig {
@@ -165,6 +168,9 @@ pub struct MetaConfig {
     pub check: CheckLimits,
     /// Bounds on server text in `look`.
     pub bounds: TextBounds,
+    /// Bytes one `look` answer holds (whole lines; past it, a last line counts what was
+    /// left out and says how to narrow the look; issue #37 item 5).
+    pub max_look_bytes: usize,
     /// A tag in proposed instance names (`game-<tag>1`), so hosts sharing a principal do
     /// not propose the same names; none by default. Only its letters, digits, `_` and `-`
     /// are used, at most 16 of them.
@@ -178,6 +184,7 @@ impl Default for MetaConfig {
         MetaConfig {
             check: CheckLimits::default(),
             bounds: TextBounds::default(),
+            max_look_bytes: DEFAULT_MAX_LOOK_BYTES,
             instance_tag: None,
             first_instance: 1,
         }

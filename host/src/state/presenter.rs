@@ -76,6 +76,11 @@ pub struct PresenterConfig {
     /// beyond, one line counts the rest and points at `toolsets--look` (§7: a server that
     /// makes 20,000 tools usable at once does not put 20,000 lines in the context).
     pub max_tool_lines: usize,
+    /// Bytes of events, notices and reminders shown between two of the agent's actions
+    /// (its turn's start, or a call); past it, the rest are left out and counted, and the
+    /// next action is told how many (issue #37 item 5; at least
+    /// [`MIN_TURN_BYTES`](crate::state::host_core::MIN_TURN_BYTES)).
+    pub max_turn_bytes: usize,
 }
 
 /// [`PresenterConfig::max_tool_lines`] by default.
@@ -88,6 +93,7 @@ impl Default for PresenterConfig {
             max_waiting_pushes: 64,
             max_recent: 32,
             max_tool_lines: DEFAULT_MAX_TOOL_LINES,
+            max_turn_bytes: super::host_core::DEFAULT_MAX_TURN_BYTES,
         }
     }
 }
@@ -241,6 +247,11 @@ impl Presenter {
     fn begin<'v>(&mut self, view: &ServerView<'v>) -> Actual<'v> {
         self.tool_lines_left = self.config.max_tool_lines;
         view.actual()
+    }
+
+    /// How it behaves.
+    pub fn config(&self) -> &PresenterConfig {
+        &self.config
     }
 
     /// The bounds on server-authored text.
@@ -557,7 +568,7 @@ impl Presenter {
         }
         if held > 0 {
             lines.push(format!(
-                "- …and {held} more tool changes, not listed here (a message lists at most {cap}); toolsets--look lists every usable tool."
+                "- …and {held} more tool changes, not listed here (a message lists at most {cap}); toolsets--look lists every usable tool (narrow it by `toolset` or `tool` when there are many)."
             ));
         }
         let st = self.state(server);

@@ -567,6 +567,17 @@ mod tests {
             panic!("look answers locally");
         };
         let look = look.result.joined_text();
+        // A look at everything is bounded (issue #37 item 5); narrowed, it shows each tool.
+        assert!(look.len() <= crate::state::meta_tools::DEFAULT_MAX_LOOK_BYTES);
+        assert!(look.contains("not listed: a look shows at most"), "{look}");
+        let mut narrowed = String::new();
+        for s in 0..SETS {
+            let Plan::Answer(a) = meta.plan("toolsets--look", &json!({"toolset": set(s)}), &world)
+            else {
+                panic!("look answers locally");
+            };
+            narrowed.push_str(&a.result.joined_text());
+        }
         let cap = crate::state::presenter::DEFAULT_MAX_TOOL_LINES;
         let mut worded = 0;
         for i in 0..TOOLS {
@@ -574,7 +585,20 @@ mod tests {
             let n = told.matches(&call).count();
             assert!(n <= 1, "told t{i:04} at most once");
             worded += n;
-            assert_eq!(look.matches(&call).count(), 1, "look shows t{i:04} once");
+            assert!(
+                look.matches(&call).count() <= 1,
+                "look shows t{i:04} at most once"
+            );
+            let shown = if set_of(i).is_some() {
+                narrowed.matches(&call).count()
+            } else {
+                let args = json!({"tool": format!("t{i:04}")});
+                let Plan::Answer(a) = meta.plan("toolsets--look", &args, &world) else {
+                    panic!("look answers locally");
+                };
+                a.result.joined_text().matches(&call).count()
+            };
+            assert_eq!(shown, 1, "a narrowed look shows t{i:04} once");
         }
         // The notice words as many as one message lists and counts the rest (§7).
         assert_eq!(worded, cap, "{told}");

@@ -28,6 +28,7 @@ fn the_window_is_the_last_n_messages() {
     let mut c = Conversation::new(ConversationConfig {
         window: 3,
         history: 5,
+        ..Default::default()
     });
     c.push(announcing("opened"));
     assert!(c.announced_in_context(&marker()));
@@ -166,4 +167,26 @@ fn vector_12_visibility_changes_never_change_the_tool_list() {
     // A boundary without presence moves rebuilds the same list, byte for byte.
     assert!(!h.boundary());
     assert_eq!(h.core.conversation.tool_list().to_json(), before);
+}
+
+#[test]
+fn history_is_bounded_in_bytes_too_the_newest_kept() {
+    let mut c = Conversation::new(ConversationConfig {
+        window: 3,
+        history: 100,
+        history_bytes: 10,
+    });
+    for _ in 0..4 {
+        c.push_plain(MessageKind::Push, "abcd");
+    }
+    assert_eq!(c.messages().count(), 2, "8 bytes kept of 16");
+    assert_eq!(c.bytes(), 8);
+    c.push_plain(MessageKind::Push, "x".repeat(50));
+    assert_eq!(
+        c.messages().count(),
+        1,
+        "a message larger than the bound stays alone"
+    );
+    assert_eq!(c.bytes(), 50);
+    assert_eq!(c.last().unwrap().seq, 4);
 }

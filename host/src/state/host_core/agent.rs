@@ -46,6 +46,8 @@ impl HostCore {
     /// Carries out a plan made by [`Self::plan`]: a group opened or closed, an answer
     /// given, a refusal — each recorded — or the request to send.
     pub fn carry_out(&mut self, plan: Plan) -> Step {
+        // The agent acts: what its last turn left out is told first (issue #37 item 5).
+        self.renew_turn();
         let (result, announces) = match plan {
             Plan::Send(p) => {
                 if index(&self.servers, &p.server)
@@ -114,15 +116,17 @@ impl HostCore {
         });
     }
 
-    /// The agent's turn starts: a reminder of open toolsets whose announcements left its
-    /// context (§6 "RFC §8.3 Reminders"), if one is due; it is shown (and returned, with
-    /// its sequence number).
+    /// The agent's turn starts: a notice of what the last turn left out, if anything
+    /// (issue #37 item 5), then a reminder of open toolsets whose announcements left its
+    /// context (§6 "RFC §8.3 Reminders"), if one is due; the reminder is shown (and
+    /// returned, with its sequence number), cut to what a turn shows.
     pub fn start_turn(&mut self) -> Option<(u64, AgentMessage)> {
+        self.renew_turn();
         let views: Vec<ServerView<'_>> = self.servers.iter().map(ServerSlot::view).collect();
         let reminder = self.presenter.reminder(&self.conversation, &views)?;
-        self.show(vec![reminder]);
-        let last = self.conversation.last()?;
-        Some((last.seq, last.message.clone()))
+        self.show(vec![reminder])
+            .into_iter()
+            .find(|(_, m)| m.kind == MessageKind::Reminder)
     }
 
     /// The model's tool list, as it is sent (unchanged between boundaries, §6).

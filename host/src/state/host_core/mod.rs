@@ -13,6 +13,7 @@
 //! | `inbound` | what a link read (tapped, §5.2: hints apply when read) and what it did |
 //! | `reads` | `toolsets/list` after every connect, and recovery (`toolsets/list`, then `tools/list`); retries |
 //! | `agent` | the agent's calls (planned, sent, finished), turns, boundaries |
+//! | `turn` | [`TurnBudget`](turn::TurnBudget): how much one turn shows outside tool results, and what it left out |
 //! | `status` | [`HostStatus`], [`ServerStatus`], [`HintSummary`] |
 
 mod agent;
@@ -20,11 +21,13 @@ mod inbound;
 mod reads;
 mod slot;
 mod status;
+mod turn;
 
 pub use agent::Step;
 pub use inbound::{RESULTS_READ, ReadOutcome, reads_result, wants_read};
 pub use slot::{Phase, ReadStep, ServerSlot};
 pub use status::{HintSummary, HostStatus, ServerStatus};
+pub use turn::{DEFAULT_MAX_TURN_BYTES, MIN_TURN_BYTES};
 
 use crate::state::{
     AgentMessage, Change, Conversation, MessageKind, MetaTools, Output, Presenter, ServerView,
@@ -138,6 +141,8 @@ pub struct HostCore {
     config: CoreConfig,
     actions: VecDeque<Action>,
     shown: VecDeque<(u64, AgentMessage)>,
+    /// What this turn has shown outside tool results (issue #37 item 5).
+    turn: turn::TurnBudget,
 }
 
 impl HostCore {
@@ -151,6 +156,7 @@ impl HostCore {
     ) -> Self {
         let mut servers: Vec<ServerSlot> = servers.into_iter().collect();
         servers.sort_by(|a, b| a.name.cmp(&b.name));
+        let turn = turn::TurnBudget::new(presenter.config().max_turn_bytes);
         HostCore {
             servers,
             presenter,
@@ -159,6 +165,7 @@ impl HostCore {
             config,
             actions: VecDeque::new(),
             shown: VecDeque::new(),
+            turn,
         }
     }
 
@@ -224,15 +231,32 @@ impl HostCore {
         }
     }
 
-    /// Shows messages to the agent: each is recorded in the conversation, and every one
-    /// but a tool result (which goes back to its caller) is queued for [`Self::poll_shown`].
-    fn show(&mut self, messages: Vec<AgentMessage>) {
-        for m in messages {
-            let tool_result = m.kind == MessageKind::ToolResult;
-            let seq = self.conversation.push(m.clone());
-            if !tool_result {
-                self.shown.push_back((seq, m));
-            }
+    /// Shows messages to the agent, within what one turn shows ([`turn::TurnBudget`]: past
+    /// it a message is cut or left out, and counted): each shown is recorded in the
+    /// conversation, and every one but a tool result (which goes back to its caller) is
+    /// queued for [`Self::poll_shown`]. Returns what was shown, with each one's seq.
+    fn show(&mut self, messages: Vec<AgentMessage>) -> Vec<(u64, AgentMessage)> {
+        let admitted: Vec<AgentMessage> = messages
+            .into_iter()
+            .flat_map(|m| self.turn.admit(m))
+            .collect();
+        admitted.into_iter().map(|m| self.record_shown(m)).collect()
+    }
+
+    /// Records one message shown (already within the turn's budget) and queues it.
+    fn record_shown(&mut self, m: AgentMessage) -> (u64, AgentMessage) {
+        let seq = self.conversation.push(m.clone());
+        if m.kind != MessageKind::ToolResult {
+            self.shown.push_back((seq, m.clone()));
+        }
+        (seq, m)
+    }
+
+    /// The agent acts (its turn starts, or it calls): a fresh turn, opened by the notice of
+    /// what the last one left out, if anything.
+    fn renew_turn(&mut self) {
+        if let Some(m) = self.turn.renew() {
+            self.record_shown(m);
         }
     }
 

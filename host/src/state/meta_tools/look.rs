@@ -50,19 +50,11 @@ pub(super) fn look(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Resul
         }
     }
     let mut sections = Vec::new();
-    let mut announces = BTreeSet::new();
     let mut tool_seen = false;
     for view in views {
-        let s = server_section(
-            view,
-            world,
-            &filter,
-            &config.bounds,
-            &mut announces,
-            &mut tool_seen,
-        );
+        let s = server_section(view, world, &filter, &config.bounds, &mut tool_seen);
         if !s.is_empty() {
-            sections.push(s.join("\n"));
+            sections.push(s);
         }
     }
     if let (Some(t), false) = (filter.tool, tool_seen) {
@@ -71,10 +63,10 @@ pub(super) fn look(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Resul
             meta_tools: world.meta_tools_listed(),
         });
     }
-    let text = if sections.is_empty() {
-        "Nothing matches.".to_owned()
+    let (text, announces) = if sections.is_empty() {
+        ("Nothing matches.".to_owned(), BTreeSet::new())
     } else {
-        sections.join("\n\n")
+        bounded(&sections, config.max_look_bytes)
     };
     Ok(Plan::Answer(Answer {
         result: CallToolResult::text(text),
@@ -82,14 +74,166 @@ pub(super) fn look(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Resul
     }))
 }
 
+/// What a line of a look lists, counted when it is left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum What {
+    /// A heading.
+    Head,
+    /// An open toolset or instance: the first line of its group.
+    Open,
+    /// A usable tool (in an open toolset's group, or outside toolsets).
+    Tool,
+    /// A note in an open toolset's group ("nothing usable in it").
+    Note,
+    /// Something else: what can be opened, what ended, a suggestion.
+    Entry,
+}
+
+/// One line of a look.
+struct Line {
+    text: String,
+    what: What,
+    /// An open toolset's marker, on its first line.
+    marker: Option<Marker>,
+}
+
+impl Line {
+    fn new(what: What, text: String) -> Self {
+        Line {
+            text,
+            what,
+            marker: None,
+        }
+    }
+}
+
+/// Kept back from a look's bound for its last line, which says what was left out.
+const LOOK_TRAILER: usize = 640;
+
+/// The lines of one section in blocks listed whole or not at all: an open toolset with its
+/// tools and notes, or one line.
+fn blocks(section: &[Line]) -> Vec<&[Line]> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    while start < section.len() {
+        let mut end = start + 1;
+        if section[start].what == What::Open {
+            while end < section.len() && matches!(section[end].what, What::Tool | What::Note) {
+                end += 1;
+            }
+        }
+        out.push(&section[start..end]);
+        start = end;
+    }
+    out
+}
+
+/// The sections joined within `max` bytes (**\[project\]**, issue #37 item 5: 5,000 open
+/// instances made a 1.1 MB look): an open toolset is listed with all its tools or not at
+/// all (the first one is cut to the lines that fit, so a narrowed look at one large
+/// toolset still shows it); past the bound, a last line counts the open toolsets, usable
+/// tools and other entries left out and says how to narrow the look. Only open toolsets
+/// listed whole count as announced.
+fn bounded(sections: &[Vec<Line>], max: usize) -> (String, BTreeSet<Marker>) {
+    let room = max.saturating_sub(LOOK_TRAILER);
+    let mut text = String::new();
+    let mut announces = BTreeSet::new();
+    let (mut open, mut tools, mut other) = (0usize, 0usize, 0usize);
+    let mut first_left: Option<&Marker> = None;
+    let mut listed_open = false;
+    let mut full = false;
+    for (i, section) in sections.iter().enumerate() {
+        for (j, block) in blocks(section).into_iter().enumerate() {
+            let sep = |k: usize| match (i, j, k) {
+                (0, 0, 0) => "",
+                (_, 0, 0) => "\n\n",
+                _ => "\n",
+            };
+            let size: usize = block
+                .iter()
+                .enumerate()
+                .map(|(k, l)| sep(k).len() + l.text.len())
+                .sum();
+            let group = block[0].what == What::Open;
+            let mut left = block;
+            if !full && text.len() + size <= room {
+                for (k, l) in block.iter().enumerate() {
+                    text.push_str(sep(k));
+                    text.push_str(&l.text);
+                }
+                announces.extend(block[0].marker.clone());
+                listed_open |= group;
+                continue;
+            }
+            if !full && group && !listed_open {
+                // The first open toolset, too large alone: the lines that fit.
+                let mut k = 0;
+                while k < block.len() && text.len() + sep(k).len() + block[k].text.len() <= room {
+                    text.push_str(sep(k));
+                    text.push_str(&block[k].text);
+                    k += 1;
+                }
+                left = &block[k..];
+            }
+            full = true;
+            if group && left.len() == block.len() {
+                first_left = first_left.or(block[0].marker.as_ref());
+            }
+            for l in left {
+                match l.what {
+                    What::Head | What::Note => {}
+                    What::Open => open += 1,
+                    What::Tool => tools += 1,
+                    What::Entry => other += 1,
+                }
+            }
+        }
+    }
+    if full {
+        let mut parts = Vec::new();
+        if open > 0 {
+            parts.push(format!("{open} open toolsets or instances"));
+        }
+        if tools > 0 {
+            parts.push(format!("{tools} usable tools"));
+        }
+        if other > 0 {
+            parts.push(format!("{other} other entries"));
+        }
+        if parts.is_empty() {
+            parts.push("some headings".to_owned());
+        }
+        let example = first_left
+            .map(|m| {
+                let mut args = serde_json::Map::new();
+                args.insert("server".into(), m.server.clone().into());
+                if let Some(t) = &m.toolset {
+                    args.insert("toolset".into(), t.clone().into());
+                }
+                if let Some(i) = &m.instance {
+                    args.insert("instance".into(), i.clone().into());
+                }
+                format!(
+                    " (the first not listed: toolsets--look {})",
+                    Value::Object(args)
+                )
+            })
+            .unwrap_or_default();
+        text.push_str(&format!(
+            "\n\n…and {} not listed: a look shows at most {max} bytes. Narrow it: toolsets--look takes `server`, `toolset`, `instance` and `tool`{example}.",
+            parts.join(", ")
+        ));
+    }
+    (text, announces)
+}
+
 fn server_section(
     view: &ServerView<'_>,
     world: &World<'_>,
     f: &Filter<'_>,
     b: &TextBounds,
-    announces: &mut BTreeSet<Marker>,
     tool_seen: &mut bool,
-) -> Vec<String> {
+) -> Vec<Line> {
     let mut out = Vec::new();
     let mut head = format!("{}", Marker::server(view.name));
     if let Some(s) = view.catalog.surface() {
@@ -106,26 +250,29 @@ fn server_section(
             .down_because
             .map(|c| format!(" ({})", b.bound(c).replace(['\n', '\t'], " ")))
             .unwrap_or_default();
-        out.push(format!(
-            "{head}: not connected just now{why}; nothing is known to be open there."
+        out.push(Line::new(
+            What::Head,
+            format!("{head}: not connected just now{why}; nothing is known to be open there."),
         ));
         return out;
     }
     if !view.catalog.hints_count() {
         if !f.narrowed() {
-            out.push(format!(
-                "{head}: no toolsets; its tools are in your tool list."
+            out.push(Line::new(
+                What::Head,
+                format!("{head}: no toolsets; its tools are in your tool list."),
             ));
         }
         return out;
     }
     if !view.settled() {
-        out.push(format!(
-            "{head}: not connected just now; nothing is known to be open there."
+        out.push(Line::new(
+            What::Head,
+            format!("{head}: not connected just now; nothing is known to be open there."),
         ));
         return out;
     }
-    out.push(head);
+    out.push(Line::new(What::Head, head));
     let actual = view.actual();
     let usable = actual.usable_by_marker();
     let tool_ok = |t: &str| f.tool.is_none_or(|want| want == t);
@@ -139,36 +286,49 @@ fn server_section(
         if set.group {
             line.push_str(" (a group the host opens and closes itself)");
         }
-        open_lines.push(line);
-        let tools: Vec<String> = usable
+        open_lines.push(Line {
+            text: line,
+            what: What::Open,
+            marker: Some(set.marker.clone()),
+        });
+        let tools: Vec<Line> = usable
             .get(&set.marker)
             .into_iter()
             .flatten()
             .filter(|((t, _), _)| tool_ok(t))
-            .map(|((t, _), (m, d))| format!("  - {}", b.describe(view.name, t, m, d)))
+            .map(|((t, _), (m, d))| {
+                Line::new(
+                    What::Tool,
+                    format!("  - {}", b.describe(view.name, t, m, d)),
+                )
+            })
             .collect();
         *tool_seen |= !tools.is_empty();
         if tools.is_empty() && f.tool.is_none() {
-            open_lines.push("  (nothing usable in it right now)".to_owned());
+            open_lines.push(Line::new(
+                What::Note,
+                "  (nothing usable in it right now)".to_owned(),
+            ));
         }
         open_lines.extend(tools);
-        announces.insert(set.marker.clone());
     }
     if !open_lines.is_empty() {
-        out.push("Open:".to_owned());
+        out.push(Line::new(What::Head, "Open:".to_owned()));
         out.extend(open_lines);
     }
 
     if f.toolset.is_none() && f.instance.is_none() {
-        let alone: Vec<String> = actual
+        let alone: Vec<Line> = actual
             .usable
             .iter()
             .filter(|((t, _), (m, _))| m.toolset.is_none() && tool_ok(t))
-            .map(|((t, _), (m, d))| format!("- {}", b.describe(view.name, t, m, d)))
+            .map(|((t, _), (m, d))| {
+                Line::new(What::Tool, format!("- {}", b.describe(view.name, t, m, d)))
+            })
             .collect();
         *tool_seen |= !alone.is_empty();
         if !alone.is_empty() {
-            out.push("Usable outside toolsets:".to_owned());
+            out.push(Line::new(What::Head, "Usable outside toolsets:".to_owned()));
             out.extend(alone);
         }
     }
@@ -187,9 +347,12 @@ fn server_section(
                     description: def.description.as_deref().map(Cow::Borrowed),
                     input_schema: Cow::Borrowed(&def.input_schema),
                 };
-                out.push(format!(
-                    "- not usable right now: {}",
-                    b.describe(view.name, t, &marker, &d)
+                out.push(Line::new(
+                    What::Entry,
+                    format!(
+                        "- not usable right now: {}",
+                        b.describe(view.name, t, &marker, &d)
+                    ),
                 ));
             }
         }
@@ -198,8 +361,8 @@ fn server_section(
     if f.instance.is_none() && f.tool.is_none() {
         let closed = closed_lines(view, &actual, f, b);
         if !closed.is_empty() {
-            out.push("Can be opened:".to_owned());
-            out.extend(closed);
+            out.push(Line::new(What::Head, "Can be opened:".to_owned()));
+            out.extend(closed.into_iter().map(|l| Line::new(What::Entry, l)));
         }
     }
 
@@ -222,8 +385,8 @@ fn server_section(
             })
             .collect();
         if !ended.is_empty() {
-            out.push("Ended:".to_owned());
-            out.extend(ended);
+            out.push(Line::new(What::Head, "Ended:".to_owned()));
+            out.extend(ended.into_iter().map(|l| Line::new(What::Entry, l)));
         }
         let pending: Vec<String> = world
             .presenter
@@ -241,8 +404,8 @@ fn server_section(
             .map(|s| format!("- {}", b.suggestion(view.name, s)))
             .collect();
         if !pending.is_empty() {
-            out.push("Suggested, not acted on:".to_owned());
-            out.extend(pending);
+            out.push(Line::new(What::Head, "Suggested, not acted on:".to_owned()));
+            out.extend(pending.into_iter().map(|l| Line::new(What::Entry, l)));
         }
     }
     // A server with nothing matching a narrowed look says nothing.

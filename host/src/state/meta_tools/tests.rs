@@ -646,3 +646,65 @@ fn the_four_definitions_are_constant_and_well_formed() {
     assert_eq!(act["required"], json!(["tool"]));
     assert!(act["properties"]["args"].is_object());
 }
+
+/// Issue #37 item 5: a look past its bound lists open toolsets whole or not at all, counts
+/// what it left out, says how to narrow, and announces only what it listed.
+#[test]
+fn a_look_past_its_bound_lists_whole_toolsets_and_counts_the_rest() {
+    let mut h = Host::with_arcade("arcade", true);
+    for i in 0..40 {
+        open_game(&mut h, &format!("g{i:02}"), 2 + i);
+    }
+    let views: Vec<ServerView<'_>> = h.core.servers.iter().map(|s| s.view()).collect();
+    let world = World {
+        servers: &views,
+        presenter: &h.core.presenter,
+    };
+    let mut m = MetaTools::new(MetaConfig {
+        max_look_bytes: 4_000,
+        ..Default::default()
+    });
+    let Plan::Answer(a) = m.plan(LOOK, &json!({}), &world) else {
+        panic!("a look is answered");
+    };
+    let text = a.result.joined_text();
+    assert!(text.len() <= 4_000, "{}", text.len());
+    let listed: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("- [arcade/game:g"))
+        .collect();
+    assert!(!listed.is_empty() && listed.len() < 40, "{text}");
+    // Each listed game has its tools; the announced are exactly the listed (and the lobby).
+    for i in 0..listed.len() {
+        let g = format!("g{i:02}");
+        assert!(
+            text.contains(&format!("play in [arcade/game:{g}]")),
+            "{text}"
+        );
+        assert!(
+            text.contains(&format!("resign in [arcade/game:{g}]")),
+            "{text}"
+        );
+        assert!(
+            a.announces
+                .contains(&Marker::new("arcade", "game", Some(&g)))
+        );
+    }
+    let games = a
+        .announces
+        .iter()
+        .filter(|m| m.toolset.as_deref() == Some("game"))
+        .count();
+    assert_eq!(games, listed.len());
+    // The games not listed, and the lobby after them.
+    let left = 40 - listed.len() + 1;
+    assert!(
+        text.contains(&format!("…and {left} open toolsets or instances")),
+        "{text}"
+    );
+    let next = format!(
+        r#"(the first not listed: toolsets--look {{"instance":"g{:02}","server":"arcade","toolset":"game"}})"#,
+        listed.len()
+    );
+    assert!(text.contains(&next), "{text}");
+}

@@ -953,7 +953,7 @@ fn a_message_words_at_most_max_tool_lines_and_counts_the_rest_for_look() {
     assert_eq!(
         count(
             &text,
-            "- …and 1 more tool changes, not listed here (a message lists at most 1); toolsets--look lists every usable tool."
+            "- …and 1 more tool changes, not listed here (a message lists at most 1); toolsets--look lists every usable tool (narrow it by `toolset` or `tool` when there are many)."
         ),
         1,
         "{text}"
