@@ -504,6 +504,36 @@ fn svg_rendering_is_a_complete_document() {
     assert_eq!(opened, closed);
 }
 
+#[test]
+fn issue43_02_the_go_picture_shows_its_labels_over_the_stones_and_its_result_and_count() {
+    // Stones on the edge lines, where the coordinates sit beside them.
+    let mut game = Game::new(BoardSize::Nine);
+    for mv in ["A1", "J9", "E1", "A5", "pass", "pass"] {
+        play(&mut game, mv);
+    }
+    let result = game.result().expect("two passes end it");
+    let svg = render_svg(&game);
+    // The coordinates are drawn after every stone: nothing covers them.
+    let last_stone = svg.rfind("-stone)").unwrap();
+    for label in [">A</text>", ">1</text>", ">J</text>", ">9</text>"] {
+        let at = svg.find(label).unwrap_or_else(|| panic!("{label} missing"));
+        assert!(at > last_stone, "{label} is drawn before a stone: {svg}");
+    }
+    // The result and the count are in the picture, not only in its title.
+    let score = result.score.expect("a count").to_string();
+    assert!(score.contains("komi"), "{score}");
+    let body = &svg[svg.find("</title>").unwrap()..];
+    assert!(body.contains(&result.text), "the result: {svg}");
+    assert!(body.contains(&score), "the count: {svg}");
+    // A game under way says whose turn it is and the captures.
+    let mut going = Game::new(BoardSize::Nine);
+    play(&mut going, "E5");
+    let svg = render_svg(&going);
+    let body = &svg[svg.find("</title>").unwrap()..];
+    assert!(body.contains(">White to move</text>"), "{svg}");
+    assert!(body.contains("Captures: Black 0, White 0"), "{svg}");
+}
+
 mod setup_fuzz {
     use super::*;
     use mcpl_games::go::SetupError;

@@ -10,16 +10,23 @@ const CELL: u32 = 32;
 /// Room around the grid for the coordinates.
 const MARGIN: u32 = 40;
 
+/// Room below the board for the caption: whose turn or the result, then the count of a
+/// game that ended by passing (or the captures so far).
+const CAPTION: u32 = 52;
+
 /// Draws `game` as a standalone SVG document: a wooden board with grid
-/// lines, star points, column letters and row numbers on all four sides,
-/// shaded stones, and a ring on the last stone played (white on a Black
-/// stone, black on a White stone). No external fonts, images or scripts
-/// are referenced.
+/// lines, star points, shaded stones, a ring on the last stone played (white
+/// on a Black stone, black on a White stone), column letters and row numbers
+/// on all four sides drawn over everything (issue #43: no stone hides them),
+/// and a caption below the board — whose turn it is or the result, and the
+/// area count of a game that ended by passing or the captures so far. No
+/// external fonts, images or scripts are referenced.
 pub fn render_svg(game: &Game) -> String {
     let board = game.board();
     let size = board.size();
     let n = u32::from(size.lines());
     let extent = 2 * MARGIN + (n - 1) * CELL;
+    let height = extent + CAPTION;
     let at = |i: u32| MARGIN + i * CELL;
     // SVG's y axis points down; row 0 is the bottom line.
     let y_of = |row: u8| at(n - 1 - u32::from(row));
@@ -32,7 +39,7 @@ pub fn render_svg(game: &Game) -> String {
     let mut svg = String::new();
     let _ = writeln!(
         svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {extent} {extent}" width="{extent}" height="{extent}" role="img" aria-label="{size} Go board, {status}">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {extent} {height}" width="{extent}" height="{height}" role="img" aria-label="{size} Go board, {status}">"#
     );
     let _ = writeln!(svg, "<title>{size} Go board, {status}</title>");
     svg.push_str(concat!(
@@ -44,6 +51,10 @@ pub fn render_svg(game: &Game) -> String {
         r##"<radialGradient id="white-stone" cx="0.35" cy="0.35" r="0.7"><stop offset="0" stop-color="#ffffff"/><stop offset="1" stop-color="#cfcfcf"/></radialGradient>"##,
         "\n</defs>\n",
     ));
+    let _ = writeln!(
+        svg,
+        r##"<rect x="0" y="0" width="{extent}" height="{height}" rx="6" fill="#f4ead2"/>"##
+    );
     let _ = writeln!(
         svg,
         r##"<rect x="0" y="0" width="{extent}" height="{extent}" rx="6" fill="url(#wood)" stroke="#8a6a2a" stroke-width="2"/>"##
@@ -67,28 +78,6 @@ pub fn render_svg(game: &Game) -> String {
             r#"<circle cx="{}" cy="{}" r="3.5"/>"#,
             at(u32::from(p.col())),
             y_of(p.row())
-        );
-    }
-    svg.push_str("</g>\n");
-
-    svg.push_str(
-        r##"<g font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="14" fill="#3b2a12" text-anchor="middle" dominant-baseline="central">"##,
-    );
-    svg.push('\n');
-    let near = MARGIN / 2;
-    let far = extent - MARGIN / 2;
-    for i in 0..size.lines() {
-        let letter = char::from(COLUMN_LETTERS[usize::from(i)]);
-        let x = at(u32::from(i));
-        let y = y_of(i);
-        let number = u32::from(i) + 1;
-        let _ = writeln!(
-            svg,
-            r#"<text x="{x}" y="{near}">{letter}</text><text x="{x}" y="{far}">{letter}</text>"#
-        );
-        let _ = writeln!(
-            svg,
-            r#"<text x="{near}" y="{y}">{number}</text><text x="{far}" y="{y}">{number}</text>"#
         );
     }
     svg.push_str("</g>\n");
@@ -126,6 +115,67 @@ pub fn render_svg(game: &Game) -> String {
             f64::from(CELL) * 0.22
         );
     }
+    svg.push_str(
+        r##"<g font-family="DejaVu Sans, Helvetica, Arial, sans-serif" font-size="14" fill="#3b2a12" text-anchor="middle" dominant-baseline="central">"##,
+    );
+    svg.push('\n');
+    // Outside the reach of an edge stone (radius 0.47 cells from the first line).
+    let near = MARGIN / 2 - 3;
+    let far = extent - near;
+    for i in 0..size.lines() {
+        let letter = char::from(COLUMN_LETTERS[usize::from(i)]);
+        let x = at(u32::from(i));
+        let y = y_of(i);
+        let number = u32::from(i) + 1;
+        let _ = writeln!(
+            svg,
+            r#"<text x="{x}" y="{near}">{letter}</text><text x="{x}" y="{far}">{letter}</text>"#
+        );
+        let _ = writeln!(
+            svg,
+            r#"<text x="{near}" y="{y}">{number}</text><text x="{far}" y="{y}">{number}</text>"#
+        );
+    }
+    svg.push_str("</g>\n");
+
+    caption(&mut svg, game, &status, extent);
     svg.push_str("</svg>\n");
     svg
+}
+
+/// The caption under the board: `status` (whose turn, or the result), then the count of
+/// a game that ended by passing, or the captures so far.
+fn caption(svg: &mut String, game: &Game, status: &str, extent: u32) {
+    let detail = match game.result().and_then(|r| r.score) {
+        Some(score) => score.to_string(),
+        None => format!(
+            "Captures: Black {}, White {}",
+            game.captures(Color::Black),
+            game.captures(Color::White)
+        ),
+    };
+    let mid = extent / 2;
+    let first = extent + 18;
+    let second = extent + 38;
+    let _ = writeln!(
+        svg,
+        r##"<g font-family="DejaVu Sans, Helvetica, Arial, sans-serif" fill="#3b2a12" text-anchor="middle"><text x="{mid}" y="{first}" font-size="15" font-weight="bold">{}</text><text x="{mid}" y="{second}" font-size="13">{}</text></g>"##,
+        escape(&capitalised(status)),
+        escape(&detail)
+    );
+}
+
+/// `text` with its first letter upper-case ("game over, …" starts a caption).
+fn capitalised(text: &str) -> String {
+    let mut chars = text.chars();
+    chars.next().map_or_else(String::new, |c| {
+        c.to_uppercase().chain(chars).collect::<String>()
+    })
+}
+
+/// `text` safe inside an SVG text node.
+fn escape(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
 }

@@ -14,6 +14,7 @@
 //! ```
 
 mod bot;
+mod svg;
 
 use std::fmt;
 use std::fmt::Write as _;
@@ -21,6 +22,7 @@ use std::fmt::Write as _;
 use thiserror::Error;
 
 pub use bot::{best_moves, choose_move, value};
+pub use svg::render_svg;
 
 /// A player's mark. `X` moves first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
