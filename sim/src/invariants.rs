@@ -55,12 +55,16 @@ pub async fn view(host: &HostHandle) -> Option<View> {
     let text = look.joined_text();
     let looked = read_look(&text);
     let head: String = text.chars().take(NOTE_CHARS).collect();
+    // Every counter of the hint state: a view that differs is chased from these (an end
+    // never read leaves `applied` short; one read and dropped shows as stale, duplicate
+    // or superseded).
     let note = format!(
-        "epoch {}, {} tools listed, rev {:?}, {} recoveries; look said {head:?}",
+        "epoch {}, {} tools listed, rev {:?}, {} recoveries, {:?}; look said {head:?}",
         server.epoch,
         server.listed_tools,
         server.hints.as_ref().map(|h| h.last_rev),
-        server.hints.as_ref().map_or(0, |h| h.stats.recoveries)
+        server.hints.as_ref().map_or(0, |h| h.stats.recoveries),
+        server.hints.as_ref().map(|h| h.stats)
     );
     Some(View {
         note,
