@@ -17,7 +17,7 @@ use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{
     InstanceContext, InstanceLogic, Reply, Server, Started, ToolCall, ToolContext, Toolset,
 };
-use mcpl_testkit::{ReadError, msg};
+use mcpl_testkit::{ReadError, msg, within_for};
 use mcpl_transport::testkit::{TestEnd, TestPeer};
 use mcpl_transport::{ClientOptions, ServerOptions, TransportError, http, ws};
 use raw::{WsRead, exchange, post, ws_connect};
@@ -153,16 +153,10 @@ impl Fixture {
     /// Waits until the server has `n` live sessions.
     async fn sessions(&self, n: usize) {
         let mut w: watch::Receiver<usize> = self.server.watch_sessions();
-        within(w.wait_for(|live| *live == n))
+        within_for(RECV_LIMIT, w.wait_for(|live| *live == n))
             .await
             .expect("the server runs");
     }
-}
-
-async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(RECV_LIMIT, f)
-        .await
-        .expect("the test stalled")
 }
 
 // ---- a well-behaved client -------------------------------------------------------------

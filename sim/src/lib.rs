@@ -14,7 +14,7 @@
 //! | [`print`](mod@print) | the demo's printer |
 //! | [`svg`] | final boards as pictures |
 //! | [`metrics`] | counters, latencies, peak RSS |
-//! | [`proxy`] | a fault-injecting TCP proxy: drops, mass drops, duplicated WebSocket frames |
+//! | [`proxy`] | the chaos runs' faults on the workspace's one TCP fault proxy (`mcpl_testkit::proxy`): drops, mass drops, duplicated WebSocket frames |
 //! | [`chaos`] | the chaos level's knobs: proxy faults, delivery delays on Streamable HTTP, restarts |
 //! | [`truth`] | the server's state for a principal, read as a fresh connection of it would |
 //! | [`invariants`] | the checks at the end of a load run |

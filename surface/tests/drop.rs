@@ -53,10 +53,10 @@ async fn logged(c: &mut StdioClient, needle: &str) -> String {
 async fn a_dropped_connection_is_told_once_and_the_game_is_adopted_and_goes_on() {
     let dir = tempfile::tempdir().unwrap();
     let (_arcade, addr) = ws_arcade_of_alice().await;
-    let proxy = Proxy::start(addr).await;
+    let proxy = Proxy::start(addr).await.unwrap();
     let mut c = client_with_a_game(dir.path(), &proxy).await;
 
-    proxy.cut();
+    proxy.cut_all();
     // Back, with the game the arcade kept: adopted from its statement, not opened again.
     let back = logged(&mut c, "[arcade/tictactoe:t1]").await;
     assert!(
@@ -84,14 +84,14 @@ async fn a_dropped_connection_is_told_once_and_the_game_is_adopted_and_goes_on()
 async fn a_restarted_server_is_told_once_and_the_game_it_forgot_is_told_closed() {
     let dir = tempfile::tempdir().unwrap();
     let (mut first, addr) = ws_arcade_of_alice().await;
-    let proxy = Proxy::start(addr).await;
+    let proxy = Proxy::start(addr).await.unwrap();
     let mut c = client_with_a_game(dir.path(), &proxy).await;
 
     first.kill().await.unwrap();
     let lost = logged(&mut c, "was lost").await;
     assert!(lost.contains("the connection to arcade was lost"), "{lost}");
     let (_second, addr) = ws_arcade_of_alice().await;
-    proxy.point_to(addr);
+    proxy.set_upstream(addr);
     let back = logged(&mut c, "connected again").await;
     assert!(
         !back.contains("[arcade/tictactoe:t1]"),

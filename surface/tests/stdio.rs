@@ -281,7 +281,7 @@ async fn a_cancelled_call_is_never_answered() {
     // cancellation is read, however the threads are scheduled.
     let dir = tempfile::tempdir().unwrap();
     let (_arcade, addr) = ws_arcade_of_alice().await;
-    let proxy = Proxy::start(addr).await;
+    let proxy = Proxy::start(addr).await.unwrap();
     let mut c = StdioClient::ready(&proxied_arcade_config(dir.path(), &proxy), &[]).await;
     proxy.hold();
     let call = json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",

@@ -12,17 +12,20 @@
 //! | [`tls`] | [`tls::TestCa`]: a certificate authority made at test time and the server certificates it signs (PEM), for TLS tests on loopback |
 //! | [`jwt`] | [`jwt::TestIssuer`]: an authorization server's signing key made at test time, its JWK Set and the ES256 tokens it signs |
 //! | [`process`] | the project's binaries as child processes: [`process::listening`] reads where they listen from their `listening on` lines |
+//! | [`proxy`] | [`proxy::Proxy`]: a TCP proxy on loopback that breaks connections on purpose: cuts them all, holds what the server sends, redirects new ones, cuts them at their lifetime's end or at a chosen WebSocket frame, sends frames twice |
 //! | [`python`] | the official MCP Python SDK's venv (`target/interop-venv`), made on first use: [`python::python`] |
 //! | [`msg`] | the messages: JSON-RPC ([`msg::request`], [`msg::result`], …), MCP and MCPL requests ([`msg::initialize_params`], [`msg::call`], [`msg::open`], …) and reading them ([`msg::text_of`]) |
 //!
 //! Nothing here sleeps. A read awaits the next message, bounded by [`LIMIT`] (or a
-//! peer's own limit), which only a failing test reaches.
+//! peer's own limit), which only a failing test reaches; [`within`] (and [`within_for`],
+//! [`within_named`] for a suite's own limit) bounds any other wait the same way.
 
 pub mod jwt;
 pub mod link;
 pub mod msg;
 pub mod peer;
 pub mod process;
+pub mod proxy;
 pub mod python;
 pub mod tls;
 pub mod ws;
@@ -30,14 +33,29 @@ pub mod ws;
 pub use link::{Closed, Link, Received};
 pub use peer::{Peer, ReadError};
 
+use std::future::Future;
 use std::time::Duration;
 
 /// How long a read waits before the test fails.
 pub const LIMIT: Duration = Duration::from_secs(30);
 
-/// Awaits `f`, failing the test past [`LIMIT`].
-pub async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f)
-        .await
-        .expect("the test waited past its limit")
+/// Awaits `f`, failing the test past [`LIMIT`]: the bound on a wait that only a failing
+/// test reaches (under tokio's paused clock it fires as soon as every task is idle).
+pub async fn within<F: Future>(f: F) -> F::Output {
+    within_for(LIMIT, f).await
+}
+
+/// Awaits `f`, failing the test past `limit`: [`within`] for a suite whose steps have a
+/// limit of their own.
+pub async fn within_for<F: Future>(limit: Duration, f: F) -> F::Output {
+    within_named("a step", limit, f).await
+}
+
+/// Awaits `f`, failing the test past `limit` with a message that names `what` it waited
+/// for.
+pub async fn within_named<F: Future>(what: &str, limit: Duration, f: F) -> F::Output {
+    match tokio::time::timeout(limit, f).await {
+        Ok(out) => out,
+        Err(_) => panic!("the test waited past its limit ({limit:?}) for {what}"),
+    }
 }

@@ -3,18 +3,19 @@
 //!
 //! The server is a real `mcpl-fixture-server` child over WebSocket (its `game` toolset has
 //! instances, a call that waits, a tool that flips a sibling's visibility and one that
-//! ends the instance from outside). The host is a real [`Host`] whose connector splices a
-//! small proxy into each connection: it logs every message the host writes (so a test
-//! counts the host's `toolsets/open` after a restart) and can cut the link at a chosen
-//! message from the server (so a test drops a link exactly when a result is on its way).
+//! ends the instance from outside). The host is a real [`Host`] that reaches it through the
+//! workspace's fault proxy (`mcpl_testkit::proxy`), reading the WebSocket frames: it logs
+//! every message the host writes (so a test counts the host's `toolsets/open` after a
+//! restart) and can cut the link at a chosen message from the server (so a test drops a
+//! link exactly when a result is on its way).
 //!
 //! Nothing sleeps: each wait is on the host's status, the proxy's log, or a child's pipe,
 //! under a deadline only a failing test reaches.
 
 use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig};
 use mcpl_host::link::{BackoffConfig, Connector};
-use mcpl_protocol::Message;
-use mcpl_transport::{ClientOptions, Connection, Inbound, Outbound};
+use mcpl_testkit::proxy::{Direction, Faults, Frame, Proxy, Verdict};
+use mcpl_transport::ClientOptions;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -22,7 +23,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mcpl-fixture-server");
 /// The fixture's named principal: its connections share toolsets (and keep them across a
@@ -30,10 +31,9 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mcpl-fixture-server");
 const TOKEN: &str = mcpl_tests::conformance::contract::DEFAULT_TOKEN;
 const DEADLINE: Duration = Duration::from_secs(60);
 
+/// Awaits `f`, failing the test past [`DEADLINE`].
 async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(DEADLINE, f)
-        .await
-        .expect("the test stalled")
+    mcpl_testkit::within_for(DEADLINE, f).await
 }
 
 // ---- the server process ----------------------------------------------------------------
@@ -80,100 +80,97 @@ impl Drop for ServerProcess {
 
 type CutRule = Box<dyn Fn(&Value) -> bool + Send>;
 
-/// What the spliced proxy saw and may do.
-#[derive(Clone)]
-struct Splice {
+/// What the proxy saw and may do, as [`Faults`] on the WebSocket frames it carries.
+#[derive(Default)]
+struct Watch {
     /// Every message the host wrote: (the proxy's connection number from 1, the message).
-    log: Arc<Mutex<Vec<(u64, Value)>>>,
+    log: Mutex<Vec<(u64, Value)>>,
     logged: watch::Sender<usize>,
-    connections: Arc<AtomicU64>,
     /// When set, the first message from the server it picks is not delivered: the link is
     /// cut there (and the rule is spent).
-    cut: Arc<Mutex<Option<CutRule>>>,
+    cut: Mutex<Option<CutRule>>,
+    /// The connection the rule cut.
+    cut_on: Mutex<Option<u64>>,
+}
+
+impl Faults for Watch {
+    fn websocket(&self) -> bool {
+        true
+    }
+
+    fn frame(&self, conn: u64, direction: Direction, frame: &Frame<'_>) -> Verdict {
+        let Some(v) = frame.text().and_then(|t| serde_json::from_str(t).ok()) else {
+            return Verdict::Pass;
+        };
+        match direction {
+            Direction::Up => {
+                self.log.lock().unwrap().push((conn, v));
+                self.logged.send_modify(|c| *c += 1);
+                Verdict::Pass
+            }
+            Direction::Down => {
+                let mut rule = self.cut.lock().unwrap();
+                if rule.as_ref().is_some_and(|picks| picks(&v)) {
+                    *rule = None;
+                    *self.cut_on.lock().unwrap() = Some(conn);
+                    // Both ends cut: the host reads the link's end, the server too.
+                    Verdict::Cut
+                } else {
+                    Verdict::Pass
+                }
+            }
+        }
+    }
+}
+
+/// The workspace's fault proxy in front of the fixture server, watching each message.
+struct Splice {
+    proxy: Proxy,
+    watch: Arc<Watch>,
 }
 
 impl Splice {
-    fn new() -> Self {
-        Splice {
-            log: Arc::default(),
-            logged: watch::channel(0).0,
-            connections: Arc::default(),
-            cut: Arc::default(),
-        }
+    /// A proxy to the server at `addr`.
+    async fn start(addr: &str) -> Self {
+        let watch = Arc::new(Watch::default());
+        let upstream = addr.parse().expect("a socket address");
+        let proxy = Proxy::start_with(upstream, watch.clone())
+            .await
+            .expect("the proxy binds");
+        Splice { proxy, watch }
     }
 
-    /// A connector to `ws://addr` as the fixture's named principal, through this proxy.
-    fn connector(&self, addr: &str) -> Connector {
-        let (url, splice) = (format!("ws://{addr}"), self.clone());
-        Connector::from_fn(move || {
-            let (url, s) = (url.clone(), splice.clone());
-            Box::pin(async move {
-                let opts = ClientOptions {
-                    token: Some(TOKEN.to_owned()),
-                    ..Default::default()
-                };
-                let real = mcpl_transport::connect(&url, &opts).await?;
-                Ok(s.splice(real))
-            })
-        })
+    /// A connector to the server as the fixture's named principal, through this proxy.
+    fn connector(&self) -> Connector {
+        let opts = ClientOptions {
+            token: Some(TOKEN.to_owned()),
+            ..Default::default()
+        };
+        Connector::url(format!("ws://{}", self.proxy.addr()), opts)
     }
 
-    fn splice(&self, real: Connection) -> Connection {
-        let n = self.connections.fetch_add(1, Ordering::SeqCst) + 1;
-        let Connection {
-            info,
-            outbound,
-            mut inbound,
-        } = real;
-        let (host_tx, mut host_rx) = mpsc::channel::<Message>(64);
-        let (in_tx, in_rx) = mpsc::channel::<Inbound>(64);
-        let s = self.clone();
-        tokio::spawn(async move {
-            while let Some(m) = host_rx.recv().await {
-                let v = serde_json::to_value(&m).expect("messages serialize");
-                s.log.lock().unwrap().push((n, v));
-                s.logged.send_modify(|c| *c += 1);
-                if outbound.send(m).await.is_err() {
-                    break;
-                }
-            }
-        });
-        let cut = self.cut.clone();
-        tokio::spawn(async move {
-            while let Some(item) = inbound.recv().await {
-                if let Inbound::Message { message, .. } = &item {
-                    let v = serde_json::to_value(message).expect("messages serialize");
-                    let mut rule = cut.lock().unwrap();
-                    if rule.as_ref().is_some_and(|picks| picks(&v)) {
-                        *rule = None;
-                        // Dropping both ends: the host reads the link's end, the server too.
-                        return;
-                    }
-                }
-                if in_tx.send(item).await.is_err() {
-                    return;
-                }
-            }
-        });
-        Connection {
-            info,
-            outbound: Outbound::new(host_tx),
-            inbound: in_rx.into(),
-        }
+    /// Connections the proxy accepted so far (each one's number is its place in this count).
+    fn connections(&self) -> u64 {
+        self.proxy.stats().accepted
     }
 
     /// Cuts the link at the first message from the server that `rule` picks.
     fn cut_at(&self, rule: impl Fn(&Value) -> bool + Send + 'static) {
-        *self.cut.lock().unwrap() = Some(Box::new(rule));
+        *self.watch.cut.lock().unwrap() = Some(Box::new(rule));
+    }
+
+    /// The connection the last [`Splice::cut_at`] rule cut.
+    fn cut_connection(&self) -> u64 {
+        self.watch.cut_on.lock().unwrap().expect("a link was cut")
     }
 
     /// Waits until the host has written a message `pick` picks; returns its connection.
     async fn wrote(&self, mut pick: impl FnMut(&Value) -> bool) -> u64 {
-        let mut rx = self.logged.subscribe();
+        let mut rx = self.watch.logged.subscribe();
         let mut seen = 0;
         loop {
             {
-                let log = self.log.lock().unwrap();
+                let log = self.watch.log.lock().unwrap();
                 if let Some((n, _)) = log[seen..].iter().find(|(_, v)| pick(v)) {
                     return *n;
                 }
@@ -185,7 +182,8 @@ impl Splice {
 
     /// The requests of `method` the host wrote on connections `from` and later.
     fn requests(&self, method: &str, from: u64) -> Vec<Value> {
-        self.log
+        self.watch
+            .log
             .lock()
             .unwrap()
             .iter()
@@ -267,8 +265,8 @@ fn is_call_of(tool: &'static str) -> impl Fn(&Value) -> bool {
 #[actix::test]
 async fn a_server_killed_mid_game_is_reconnected_reread_told_once_and_never_reopened() {
     let (server, addr) = ServerProcess::start("127.0.0.1:0");
-    let proxy = Splice::new();
-    let host = start_host(proxy.connector(&addr), None);
+    let proxy = Splice::start(&addr).await;
+    let host = start_host(proxy.connector(), None);
     let first = settled_after(&host, 0).await;
 
     ok(
@@ -305,7 +303,7 @@ async fn a_server_killed_mid_game_is_reconnected_reread_told_once_and_never_reop
     let (_server, again) = ServerProcess::start(&addr);
     assert_eq!(again, addr);
     let second = settled_after(&host, first).await;
-    let reconnected = proxy.connections.load(Ordering::SeqCst);
+    let reconnected = proxy.connections();
     assert!(!is_open(&host, "g1"));
     let t = shown(&host).await;
     assert_eq!(
@@ -353,8 +351,8 @@ async fn a_server_killed_mid_game_is_reconnected_reread_told_once_and_never_reop
 #[actix::test]
 async fn a_call_whose_result_the_dropped_link_lost_fails_clearly_and_its_changes_are_learnt() {
     let (_server, addr) = ServerProcess::start("127.0.0.1:0");
-    let proxy = Splice::new();
-    let host = start_host(proxy.connector(&addr), None);
+    let proxy = Splice::start(&addr).await;
+    let host = start_host(proxy.connector(), None);
     let first = settled_after(&host, 0).await;
     ok(
         &host,
@@ -379,7 +377,7 @@ async fn a_call_whose_result_the_dropped_link_lost_fails_clearly_and_its_changes
         why.contains("the connection went before the response"),
         "the failure names the disconnect: {why}"
     );
-    let reconnected = proxy.connections.load(Ordering::SeqCst) + 1;
+    let reconnected = proxy.cut_connection() + 1;
 
     // The new connection's statement shows what the call did; the host adopts g1.
     settled_after(&host, first).await;
@@ -447,10 +445,10 @@ async fn open_and_end(host: &HostHandle, instance: &str, event: bool) {
 async fn a_restarted_host_never_tells_an_ended_record_twice() {
     let (_server, addr) = ServerProcess::start("127.0.0.1:0");
     let state = TempDir::new("told");
-    let proxy = Splice::new();
+    let proxy = Splice::start(&addr).await;
 
     // Host 1: g1 ends while it watches (a push carries the closed entry and its record id).
-    let host = start_host(proxy.connector(&addr), Some(&state.0));
+    let host = start_host(proxy.connector(), Some(&state.0));
     settled_after(&host, 0).await;
     open_and_end(&host, "g1", true).await;
     let t = shown(&host).await;
@@ -459,7 +457,7 @@ async fn a_restarted_host_never_tells_an_ended_record_twice() {
     host.stop().await;
 
     // Host 2 on the same state: the server's record of g1 is in its statement, not told.
-    let host = start_host(proxy.connector(&addr), Some(&state.0));
+    let host = start_host(proxy.connector(), Some(&state.0));
     settled_after(&host, 0).await;
     let t = shown(&host).await;
     assert!(!t.contains("[fixture/game:g1]"), "told before: {t}");
@@ -469,7 +467,7 @@ async fn a_restarted_host_never_tells_an_ended_record_twice() {
     host.stop().await;
 
     // Host 3: neither is told again, however the first telling came.
-    let host = start_host(proxy.connector(&addr), Some(&state.0));
+    let host = start_host(proxy.connector(), Some(&state.0));
     settled_after(&host, 0).await;
     let t = shown(&host).await;
     assert!(
@@ -480,7 +478,7 @@ async fn a_restarted_host_never_tells_an_ended_record_twice() {
 
     // A host without that state is told both: the records are there to tell.
     let fresh = TempDir::new("fresh");
-    let host = start_host(proxy.connector(&addr), Some(&fresh.0));
+    let host = start_host(proxy.connector(), Some(&fresh.0));
     settled_after(&host, 0).await;
     let t = shown(&host).await;
     assert_eq!(t.matches("Ended [fixture/game:g1]").count(), 1, "{t}");

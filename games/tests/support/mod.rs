@@ -147,9 +147,7 @@ pub async fn serve_kept(
 
 /// Awaits `f`, failing the test if it takes longer than [`LIMIT`].
 pub async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f)
-        .await
-        .expect("did not complete in time")
+    mcpl_testkit::within_for(LIMIT, f).await
 }
 
 /// What a host has been told, as this client applied it.

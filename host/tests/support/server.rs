@@ -565,9 +565,7 @@ pub async fn is_usable(host: &HostHandle, tool: &str) -> bool {
 
 /// Runs a test body with a deadline, so a broken test fails rather than hangs.
 pub async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(60), f)
-        .await
-        .expect("the test stalled")
+    mcpl_testkit::within_for(Duration::from_secs(60), f).await
 }
 
 /// The texts of shown messages, one per line block.

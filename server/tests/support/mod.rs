@@ -235,9 +235,7 @@ pub fn code(reply: &Value) -> i64 {
 /// Awaits `f`, failing the test if it does not complete in time (a bound only a failing
 /// test reaches; under a paused clock it fires as soon as everything is idle).
 pub async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(RECV_LIMIT, f)
-        .await
-        .expect("did not complete in time")
+    mcpl_testkit::within_for(RECV_LIMIT, f).await
 }
 
 /// Awaits every principal being forgotten: every session gone, then each principal actor

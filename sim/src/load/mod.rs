@@ -21,7 +21,6 @@ use crate::chaos::{Calm, ChaosPlan, DelayStats, delivery_hook};
 use crate::hosts::{LinkKnobs, start_host};
 use crate::invariants;
 use crate::metrics::{Metrics, peak_rss_kib};
-use crate::proxy::Proxy;
 use crate::report::{ChaosTotals, HintTotals, LoadReport, SurfaceTotals};
 use indicatif::ProgressBar;
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
@@ -188,8 +187,8 @@ pub async fn run(
             proxy_thread.spawn(async move {
                 let both = async {
                     Ok::<_, std::io::Error>((
-                        Proxy::start(ws_up, ws_faults, seed ^ 0xA11CE).await?,
-                        Proxy::start(http_up, http_faults, seed ^ 0xB0B).await?,
+                        crate::proxy::start(ws_up, ws_faults, seed ^ 0xA11CE).await?,
+                        crate::proxy::start(http_up, http_faults, seed ^ 0xB0B).await?,
                     ))
                 };
                 let _ = tx.send(both.await);
@@ -311,8 +310,8 @@ pub async fn run(
         if let Some((w, h)) = &proxies {
             if drops_done < plan.mass_drops.len() && t >= at(plan.mass_drops[drops_done]) {
                 drop_clock.dropping();
-                w.drop_all();
-                h.drop_all();
+                w.cut_all();
+                h.cut_all();
                 drops_done += 1;
             }
             if restarts_done < plan.restarts.len() && t >= at(plan.restarts[restarts_done]) {
@@ -403,22 +402,19 @@ pub async fn run(
     }
     let chaos = ChaosTotals {
         level: plan.level,
-        proxied: proxies.as_ref().map_or(0, |(w, h)| {
-            w.stats().accepted.load(Ordering::Relaxed) + h.stats().accepted.load(Ordering::Relaxed)
-        }),
+        proxied: proxies
+            .as_ref()
+            .map_or(0, |(w, h)| w.stats().accepted + h.stats().accepted),
         dropped: proxies.as_ref().map_or(0, |(w, h)| {
-            w.stats().dropped.load(Ordering::Relaxed) + h.stats().dropped.load(Ordering::Relaxed)
+            w.stats().lifetime_cuts + h.stats().lifetime_cuts
         }),
-        mass_dropped: proxies.as_ref().map_or(0, |(w, h)| {
-            w.stats().mass_dropped.load(Ordering::Relaxed)
-                + h.stats().mass_dropped.load(Ordering::Relaxed)
-        }),
+        mass_dropped: proxies
+            .as_ref()
+            .map_or(0, |(w, h)| w.stats().mass_cuts + h.stats().mass_cuts),
         mass_drops: drops_done as u32,
         restarts: service.restarts(),
         games_at_restarts: (resumed.running, resumed.resumed, resumed.lost),
-        duplicated_frames: proxies
-            .as_ref()
-            .map_or(0, |(w, _)| w.stats().duplicated.load(Ordering::Relaxed)),
+        duplicated_frames: proxies.as_ref().map_or(0, |(w, _)| w.stats().duplicated),
         delayed: (
             delay_stats.get.load(Ordering::Relaxed),
             delay_stats.post.load(Ordering::Relaxed),

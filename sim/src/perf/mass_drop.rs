@@ -13,7 +13,7 @@ use super::PerfError;
 use super::proc;
 use crate::arcade::ArcadeService;
 use crate::hosts::{LinkKnobs, SERVER, start_host};
-use crate::proxy::{Faults, Proxy};
+use crate::proxy::Faults;
 use actix::{Arbiter, ArbiterHandle};
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
 use mcpl_host::host::{HostHandle, HostStatus};
@@ -87,7 +87,7 @@ pub async fn run(
     let (tx, rx) = oneshot::channel();
     let upstream = service.ws_addr();
     proxy_thread.spawn(async move {
-        let _ = tx.send(Proxy::start(upstream, Faults::none(), 1).await);
+        let _ = tx.send(crate::proxy::start(upstream, Faults::none(), 1).await);
     });
     let proxy = rx
         .await
@@ -114,7 +114,7 @@ pub async fn run(
     let before: Vec<u64> = handles.iter().map(|h| epoch(&h.status())).collect();
     let cpu_before = cpu();
     let dropped_at = Instant::now();
-    proxy.drop_all();
+    proxy.cut_all();
     let waits = handles
         .iter()
         .zip(&before)
@@ -134,10 +134,7 @@ pub async fn run(
         cpu_after.1 - cpu_before.1,
         cpu_after.2 - cpu_before.2,
     );
-    let cut = proxy
-        .stats()
-        .mass_dropped
-        .load(std::sync::atomic::Ordering::Relaxed);
+    let cut = proxy.stats().mass_cuts;
 
     for h in &handles {
         h.stop().await;

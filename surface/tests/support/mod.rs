@@ -5,7 +5,7 @@
 
 #![allow(dead_code)]
 
-pub mod proxy;
+pub use mcpl_testkit::proxy;
 
 use mcpl_testkit::process::{listening, report};
 use serde_json::{Value, json};
@@ -27,9 +27,7 @@ pub const BOT: [&str; 4] = ["--bot-playouts", "64", "--seed", "7"];
 
 /// Awaits `f`, failing the test if it takes longer than [`LIMIT`].
 pub async fn within<F: std::future::Future>(f: F) -> F::Output {
-    tokio::time::timeout(LIMIT, f)
-        .await
-        .expect("did not complete in time")
+    mcpl_testkit::within_for(LIMIT, f).await
 }
 
 /// The `mcpl-arcade` binary of this workspace, beside the test's own target directory's
@@ -148,7 +146,7 @@ pub fn proxied_arcade_config(dir: &Path, proxy: &proxy::Proxy) -> PathBuf {
         dir,
         "surface.json",
         &json!({"mcpServers": {"arcade": {
-            "url": format!("ws://{}", proxy.addr),
+            "url": format!("ws://{}", proxy.addr()),
             "headers": {"Authorization": "Bearer alice-secret"}
         }}}),
     )

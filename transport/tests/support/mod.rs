@@ -15,10 +15,7 @@ pub const DEADLINE: Duration = Duration::from_secs(20);
 
 /// Awaits `fut`, failing the test if it takes longer than [`DEADLINE`].
 pub async fn within<F: Future>(what: &str, fut: F) -> F::Output {
-    match tokio::time::timeout(DEADLINE, fut).await {
-        Ok(v) => v,
-        Err(_) => panic!("timed out waiting for {what}"),
-    }
+    mcpl_testkit::within_named(what, DEADLINE, fut).await
 }
 
 /// `127.0.0.1:0`.
