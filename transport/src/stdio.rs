@@ -24,10 +24,12 @@ use crate::{
 use bytes::BytesMut;
 use mcpl_protocol::Message;
 use mcpl_protocol::jsonrpc::DecodeError;
-use std::ffi::OsStr;
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
 use std::future::Future;
 use std::pin::Pin;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{
@@ -159,6 +161,17 @@ where
     // The peer's name for logs is taken before the environment is added: `Command`'s
     // `Debug` shows the variables set, and an `env` holds credentials.
     let peer = format!("{:?}", command.as_std());
+    let env: Vec<(OsString, OsString)> = env
+        .into_iter()
+        .map(|(k, v)| (k.as_ref().to_owned(), v.as_ref().to_owned()))
+        .collect();
+    // The program is looked up in the child's `PATH` when the environment given sets one.
+    let path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os("PATH"));
     command.envs(env);
     command
         .stdin(Stdio::piped())
@@ -169,15 +182,19 @@ where
             ChildStderr::Discard => Stdio::null(),
         })
         .kill_on_drop(true);
-    let mut child = command.spawn()?;
+    let mut child = command
+        .spawn()
+        .map_err(|e| spawn_error(program.as_ref(), path.as_deref(), &e))?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(TransportError::Io(std::io::Error::other(
             "the child's stdin/stdout were not piped",
         )));
     };
-    if let Some(stderr) = child.stderr.take() {
-        tokio::spawn(forward_stderr(stderr, peer.clone()));
-    }
+    let tail = StderrTail::default();
+    let forwarding = child
+        .stderr
+        .take()
+        .map(|stderr| tokio::spawn(forward_stderr(stderr, peer.clone(), tail.clone())));
     let info = ConnectionInfo {
         kind: TransportKind::Stdio,
         ordered: true,
@@ -185,16 +202,102 @@ where
         peer: peer.clone(),
     };
     let (conn, drained) = from_io_drained(stdout, stdin, info, opts.max_message_size);
-    tokio::spawn(supervise(child, drained, peer));
+    tokio::spawn(supervise(child, drained, peer, forwarding, tail));
     Ok(conn)
 }
 
+/// The error for a program that could not be started, naming it and, when it was not
+/// found, the `PATH` it was looked for in (issue #43: `No such file or directory` alone
+/// says neither).
+fn spawn_error(program: &OsStr, path: Option<&OsStr>, e: &std::io::Error) -> TransportError {
+    let name = program.to_string_lossy().into_owned();
+    let reason = match e.kind() {
+        std::io::ErrorKind::NotFound if name.contains(std::path::MAIN_SEPARATOR) => {
+            format!("no such file ({e})")
+        }
+        std::io::ErrorKind::NotFound => {
+            let path = path.map_or_else(
+                || "no PATH is set".to_owned(),
+                |p| format!("PATH={}", p.to_string_lossy()),
+            );
+            format!(
+                "no such program on the PATH ({path}): give its full path as the command, or \
+                 start this process with the program's directory on its PATH"
+            )
+        }
+        std::io::ErrorKind::PermissionDenied => format!("it is not executable ({e})"),
+        _ => e.to_string(),
+    };
+    TransportError::Spawn {
+        program: name,
+        reason,
+    }
+}
+
+/// The last lines a child wrote to its stderr (piped into tracing), kept so that they can
+/// be said again at WARN when it exits by itself: at INFO they are easily missed, and they
+/// usually say why (issue #43).
+#[derive(Clone, Default)]
+struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+/// How many of a child's last stderr lines are kept, and how long each may be, in bytes.
+const TAIL_LINES: usize = 8;
+const TAIL_LINE_BYTES: usize = 400;
+
+impl StderrTail {
+    fn push(&self, line: &str) {
+        let mut cut = line.len().min(TAIL_LINE_BYTES);
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let mut lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if lines.len() == TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line[..cut].to_owned());
+    }
+
+    fn joined(&self) -> String {
+        let lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        lines
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
+}
+
+/// How long an exited child's stderr is read on for its last lines (a grandchild may hold
+/// the pipe open).
+const TAIL_WAIT: Duration = Duration::from_millis(500);
+
 /// Reaps the child; once its stdin is closed, gives it [`CHILD_EXIT_GRACE`] to exit, then
-/// kills it (MCP: "close stdin, wait, then terminate").
-async fn supervise(mut child: Child, drained: Drained, peer: String) {
+/// kills it (MCP: "close stdin, wait, then terminate"). A child that exits by itself while
+/// the link still wants it (before or at `initialize`, typically: a store locked by another
+/// process, a bad flag) is said at WARN, with its exit status and its last stderr lines
+/// (issue #43).
+async fn supervise(
+    mut child: Child,
+    drained: Drained,
+    peer: String,
+    forwarding: Option<JoinHandle<()>>,
+    tail: StderrTail,
+) {
     tokio::select! {
         status = child.wait() => {
-            tracing::debug!(%peer, ?status, "stdio server exited");
+            if let Some(forwarding) = forwarding {
+                let _ = tokio::time::timeout(TAIL_WAIT, forwarding).await;
+            }
+            let status = match status {
+                Ok(s) => s.to_string(),
+                Err(e) => format!("status unknown ({e})"),
+            };
+            let said = tail.joined();
+            if said.is_empty() {
+                tracing::warn!(%peer, "stdio server exited by itself ({status})");
+            } else {
+                tracing::warn!(%peer, "stdio server exited by itself ({status}); its last stderr lines: {said}");
+            }
             return;
         }
         () = drained => {}
@@ -208,10 +311,11 @@ async fn supervise(mut child: Child, drained: Drained, peer: String) {
     }
 }
 
-async fn forward_stderr(stderr: tokio::process::ChildStderr, peer: String) {
+async fn forward_stderr(stderr: tokio::process::ChildStderr, peer: String, tail: StderrTail) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::info!(target: "mcpl_transport::stdio::child", %peer, "{line}");
+        tail.push(&line);
     }
 }
 
