@@ -199,6 +199,15 @@ async fn issue43_04_b_a_stdio_server_that_exits_at_once_is_said_at_warn_with_its
             && line.contains("--in-memory"),
         "{line}"
     );
+    // The client is told why too, not only "the connection closed".
+    s.response(1).await;
+    let look = text(&s.call(2, "toolsets--look", json!({})).await);
+    assert!(
+        look.contains("[local]: not connected just now (the connection closed: the server process exited (exit status: 2)")
+            && look.contains("is in use by another process")
+            && look.contains("--data-dir DIR"),
+        "{look}"
+    );
 }
 
 #[tokio::test]

@@ -298,7 +298,13 @@ impl Outbound {
 /// never lost to a `select!` that took another branch.
 pub struct Incoming {
     source: Source,
+    /// Why the link ended, where the transport knows more than "closed": a stdio server
+    /// that exited by itself (issue #43). Set before the end is read.
+    why_ended: Option<WhyEnded>,
 }
+
+/// Where a transport leaves why its link ended, for [`Incoming::why_ended`].
+pub(crate) type WhyEnded = std::sync::Arc<std::sync::OnceLock<String>>;
 
 enum Source {
     Channel(mpsc::Receiver<Inbound>),
@@ -317,7 +323,22 @@ impl Incoming {
     pub(crate) fn direct(reader: Box<dyn Reader>) -> Self {
         Incoming {
             source: Source::Direct(reader),
+            why_ended: None,
         }
+    }
+
+    /// This end, with `why` said by [`Incoming::why_ended`] once the transport sets it.
+    pub(crate) fn with_why_ended(mut self, why: WhyEnded) -> Self {
+        self.why_ended = Some(why);
+        self
+    }
+
+    /// Why the link ended, once it has, where the transport can tell more than that it
+    /// closed: for a spawned stdio server that exited by itself, its exit status and its
+    /// last stderr lines (issue #43: "the connection closed" alone hid "the store is in use
+    /// by another process"). `None` otherwise.
+    pub fn why_ended(&self) -> Option<String> {
+        self.why_ended.as_ref()?.get().cloned()
     }
 
     /// The next thing read; `None` once the link is gone.
@@ -343,6 +364,7 @@ impl From<mpsc::Receiver<Inbound>> for Incoming {
     fn from(rx: mpsc::Receiver<Inbound>) -> Self {
         Incoming {
             source: Source::Channel(rx),
+            why_ended: None,
         }
     }
 }

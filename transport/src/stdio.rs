@@ -19,7 +19,7 @@
 use crate::config::ChildStderr;
 use crate::{
     ClientOptions, Connection, ConnectionInfo, Inbound, Outbound, Principal, ServerOptions,
-    StreamId, TransportError, TransportKind,
+    StreamId, TransportError, TransportKind, WhyEnded,
 };
 use bytes::BytesMut;
 use mcpl_protocol::Message;
@@ -201,9 +201,65 @@ where
         principal: None,
         peer: peer.clone(),
     };
-    let (conn, drained) = from_io_drained(stdout, stdin, info, opts.max_message_size);
-    tokio::spawn(supervise(child, drained, peer, forwarding, tail));
+    let why: WhyEnded = WhyEnded::default();
+    let (exited_tx, exited_rx) = tokio::sync::oneshot::channel();
+    let stdout = EndAfterExit {
+        inner: stdout,
+        exited: Some(exited_rx),
+        deadline: None,
+    };
+    let (mut conn, drained) = from_io_drained(stdout, stdin, info, opts.max_message_size);
+    conn.inbound = conn.inbound.with_why_ended(why.clone());
+    let ended = Ended {
+        why,
+        told: exited_tx,
+    };
+    tokio::spawn(supervise(child, drained, peer, forwarding, tail, ended));
     Ok(conn)
+}
+
+/// A child's stdout whose end is held back until the child has been reaped (or
+/// [`EXIT_WAIT`] has passed), so that why it exited is known by the time the link reads
+/// the end ([`Incoming::why_ended`]).
+struct EndAfterExit {
+    inner: tokio::process::ChildStdout,
+    exited: Option<tokio::sync::oneshot::Receiver<()>>,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+/// How long the end of a child's stdout waits for the child's exit to be known.
+const EXIT_WAIT: Duration = Duration::from_secs(1);
+
+impl AsyncRead for EndAfterExit {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        match Pin::new(&mut self.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) if buf.filled().len() == before => {}
+            other => return other,
+        }
+        // The end: wait for the exit (or the deadline), then say it.
+        let this = &mut *self;
+        if let Some(exited) = &mut this.exited {
+            let deadline = this
+                .deadline
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep(EXIT_WAIT)));
+            if Pin::new(exited).poll(cx).is_pending() && deadline.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            this.exited = None;
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// What [`supervise`] tells the reading end when the child has exited.
+struct Ended {
+    why: WhyEnded,
+    told: tokio::sync::oneshot::Sender<()>,
 }
 
 /// The error for a program that could not be started, naming it and, when it was not
@@ -282,6 +338,7 @@ async fn supervise(
     peer: String,
     forwarding: Option<JoinHandle<()>>,
     tail: StderrTail,
+    ended: Ended,
 ) {
     tokio::select! {
         status = child.wait() => {
@@ -293,15 +350,21 @@ async fn supervise(
                 Err(e) => format!("status unknown ({e})"),
             };
             let said = tail.joined();
-            if said.is_empty() {
-                tracing::warn!(%peer, "stdio server exited by itself ({status})");
+            let why = if said.is_empty() {
+                format!("the server process exited ({status})")
             } else {
-                tracing::warn!(%peer, "stdio server exited by itself ({status}); its last stderr lines: {said}");
-            }
+                format!("the server process exited ({status}); its last stderr lines: {said}")
+            };
+            tracing::warn!(%peer, "stdio server exited by itself ({status}){}",
+                if said.is_empty() { String::new() } else { format!("; its last stderr lines: {said}") });
+            let _ = ended.why.set(why);
+            let _ = ended.told.send(());
             return;
         }
         () = drained => {}
     }
+    // Our own end: nothing more to say (the reading end goes at its deadline at most).
+    let _ = ended.told.send(());
     match tokio::time::timeout(CHILD_EXIT_GRACE, child.wait()).await {
         Ok(status) => tracing::debug!(%peer, ?status, "stdio server exited after its stdin closed"),
         Err(_) => {
