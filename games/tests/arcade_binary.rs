@@ -245,6 +245,9 @@ async fn stdio_serves_one_principal_until_stdin_closes() {
     let mut stdin = child.stdin.take().unwrap();
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut err = BufReader::new(child.stderr.take().unwrap()).lines();
+    // Where games are kept is said first (issue #43), then who is served.
+    let said = within(err.next_line()).await.unwrap().unwrap();
+    assert!(said.starts_with("mcpl-arcade: games are kept"), "{said}");
     let said = within(err.next_line()).await.unwrap().unwrap();
     assert_eq!(said, "serving stdio as carol");
     let send = |v: serde_json::Value| format!("{v}\n");

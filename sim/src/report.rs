@@ -120,6 +120,103 @@ pub struct LoadReport {
     pub surface: SurfaceTotals,
 }
 
+/// What each word of the report means, one line per row (issue #43: "clumsy" and
+/// "stale-view refusals" were explained nowhere). Printed under the report by
+/// `sim --explain`, and in the README's sim section.
+pub const GLOSSARY: &[(&str, &str)] = &[
+    (
+        "seed",
+        "seeds every choice of the run; the same seed repeats a run (exactly with --deterministic)",
+    ),
+    (
+        "agents",
+        "simulated players, each with its own MCPL host, and the transport(s) they reach the arcade by",
+    ),
+    (
+        "time",
+        "seconds the agents played, and in all (the drain, where agents resign what is open, and the checks)",
+    ),
+    (
+        "games started / ended",
+        "games started or joined, and games whose end an agent was told, counted per player (a game of two counts twice); declined: challenges turned down",
+    ),
+    (
+        "calls",
+        "tool calls the agents made, per second of play; tool errors: answers that were errors; clumsy: calls made wrong on purpose (a bad move, a tool of another game) by the clumsy agents, which must be refused and must not break anything",
+    ),
+    (
+        "call latency",
+        "time from a call to its answer: median (p50), 99th percentile (p99), slowest (max)",
+    ),
+    (
+        "stale-view refusals",
+        "calls refused because the agent acted on a view that was out of date: a tool it believed usable that no longer was, a game it believed open that had ended",
+    ),
+    (
+        "drain resigns unreachable",
+        "resigns at the end that the host could not take to the server just then (not connected); tried again, not counted as refused",
+    ),
+    (
+        "unanswered calls",
+        "hung: calls not answered in time; lost: calls never answered because the host stopped",
+    ),
+    (
+        "hint messages applied",
+        "messages carrying an RFC-014 hint (what is open and usable, with its rev) that the hosts applied in rev order",
+    ),
+    (
+        "early revs held",
+        "hints that came ahead of their turn (Streamable HTTP does not keep order) and were held: resolved in window (their turn came within the hold window), expired (it did not; the host read the state again), superseded (a full statement replaced them)",
+    ),
+    (
+        "gaps / stale / duplicates",
+        "gaps: a rev past the next one expected; stale: a rev at or below the last applied (ignored); duplicates: a push seen twice (its hint ignored)",
+    ),
+    (
+        "recoveries / statements",
+        "recoveries: times a host read the server's state again after a gap; statements: full states applied (every connect and every recovery)",
+    ),
+    (
+        "reconnects",
+        "connections the hosts made again after one was cut",
+    ),
+    (
+        "resync after a mass drop",
+        "time from a mass drop (many connections cut at once) until each host it cut was connected and settled again",
+    ),
+    (
+        "games resumed after a restart",
+        "games running when the arcade was restarted that went on after it, and those lost (none may be)",
+    ),
+    (
+        "chaos",
+        "what was done to the run: connections through the chaos proxies, cut one by one and in mass drops, arcade restarts, WebSocket frames sent twice, Streamable HTTP deliveries delayed (GET stream / POST answers / past the hold window)",
+    ),
+    (
+        "peak RSS",
+        "the most memory the whole process held at once (hosts, agents and the arcade)",
+    ),
+    (
+        "through a surface host",
+        "agents that reached the arcade as plain MCP clients of one surface host (--surface-agents), and their games",
+    ),
+    ("panics", "panics seen in any thread (any is a failure)"),
+    (
+        "violations",
+        "invariants found broken (each listed with a ✗); any makes the run fail and names its seed",
+    ),
+];
+
+/// [`GLOSSARY`] as printed: a heading, then `row  meaning` lines.
+pub fn glossary() -> String {
+    let width = GLOSSARY.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
+    let mut s = String::from("What the rows mean:\n");
+    for (k, v) in GLOSSARY {
+        let _ = writeln!(s, "  {k:<width$}  {v}");
+    }
+    s
+}
+
 impl LoadReport {
     /// True when nothing was violated.
     pub fn ok(&self) -> bool {
@@ -297,6 +394,21 @@ mod tests {
             assert!(t.contains(k), "{k} missing from\n{t}");
         }
         assert!(t.contains("✗ a: x"));
+        // Every row has its glossary line, and the glossary no row that is gone.
+        let rows: Vec<&str> = t
+            .lines()
+            .filter(|l| !l.starts_with("  "))
+            .map(|l| l.split("  ").next().unwrap_or_default().trim_end())
+            .collect();
+        for row in &rows {
+            assert!(
+                GLOSSARY.iter().any(|(k, _)| k == row),
+                "{row:?} has no glossary line"
+            );
+        }
+        for (k, _) in GLOSSARY {
+            assert!(rows.contains(k), "glossary line {k:?} names no row of\n{t}");
+        }
         assert!(!r.ok());
         let json = serde_json::to_value(&r).unwrap();
         assert_eq!(json["seed"], 7);

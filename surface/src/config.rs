@@ -21,6 +21,11 @@
 //! }
 //! ```
 //!
+//! `${VAR}` and `${VAR:-default}` are expanded from the environment in `command`, `args`,
+//! `env`, `url` and `headers`, as Claude Code does in `.mcp.json` (and, **\[project\]**, in
+//! the clients' tokens and credentials); a variable that is not set and has no default is
+//! an error at start naming it.
+//!
 //! The operator chooses exactly which servers and credentials are used (§7): a client of the
 //! surface host names a server of this file, never a URL or a command. Credentials are the
 //! operator's (RFC-015 is not implemented); they are kept out of `Debug` and logs.
@@ -87,6 +92,125 @@ pub enum ConfigError {
     /// The named principal is not configured.
     #[error("no client {0:?} in \"surface.clients\"")]
     UnknownClient(String),
+    /// A `${VAR}` in the configuration names a variable that is not set, and gives no
+    /// default (`${VAR:-default}`): Claude Code's rule for `.mcp.json` (issue #43).
+    #[error(
+        "{place}: ${{{name}}} is not set in the environment and has no default: set {name}, or write ${{{name}:-DEFAULT}}"
+    )]
+    UnsetVariable {
+        /// Where it is (`server "arcade" headers`).
+        place: String,
+        /// The variable.
+        name: String,
+    },
+}
+
+/// Expands `${VAR}` and `${VAR:-default}` in one configuration value, as Claude Code does
+/// in `.mcp.json` (its MCP docs, "Environment variable expansion"): `${VAR}` is the
+/// variable's value and an error when it is not set; `${VAR:-default}` is `default` when
+/// it is not set — **\[project\]** or set but empty, as a POSIX shell's `:-` does. `VAR` is
+/// a letter or `_` then letters, digits or `_`; anything else (`$VAR`, `${`, `${1}`) is
+/// left as written, and a value brought in is not expanded again. The default is the text
+/// up to the first `}` (no nesting).
+fn expand(
+    value: &str,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    place: &dyn Fn() -> String,
+) -> Result<String, ConfigError> {
+    let mut out = String::with_capacity(value.len());
+    let mut rest = value;
+    while let Some(at) = rest.find("${") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + 2..];
+        let Some(end) = after.find('}') else {
+            out.push_str(&rest[at..]);
+            return Ok(out);
+        };
+        let inner = &after[..end];
+        let (name, default) = match inner.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (inner, None),
+        };
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            out.push_str("${");
+            rest = after;
+            continue;
+        }
+        match (lookup(name), default) {
+            (Some(v), Some(d)) if v.is_empty() => out.push_str(d),
+            (Some(v), _) => out.push_str(&v),
+            (None, Some(d)) => out.push_str(d),
+            (None, None) => {
+                return Err(ConfigError::UnsetVariable {
+                    place: place(),
+                    name: name.to_owned(),
+                });
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// [`expand`] over a map's values (the keys are left as written).
+fn expand_map(
+    map: &mut BTreeMap<String, Secret>,
+    lookup: &dyn Fn(&str) -> Option<String>,
+    place: &dyn Fn() -> String,
+) -> Result<(), ConfigError> {
+    for value in map.values_mut() {
+        value.0 = expand(&value.0, lookup, place)?;
+    }
+    Ok(())
+}
+
+impl RawServer {
+    /// Expands the variables of Claude Code's five fields: `command`, `args`, `env`, `url`
+    /// and `headers`.
+    fn expand(
+        &mut self,
+        name: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(), ConfigError> {
+        let at = |field: &'static str| move || format!("server {name:?} {field}");
+        if let Some(command) = &mut self.command {
+            *command = expand(command, lookup, &at("command"))?;
+        }
+        for arg in &mut self.args {
+            *arg = expand(arg, lookup, &at("args"))?;
+        }
+        expand_map(&mut self.env, lookup, &at("env"))?;
+        if let Some(url) = &mut self.url {
+            *url = expand(url, lookup, &at("url"))?;
+        }
+        expand_map(&mut self.headers, lookup, &at("headers"))
+    }
+}
+
+impl RawClient {
+    /// **\[project\]** The surface's own part is expanded as `mcpServers` is: a client's
+    /// token and its credentials per server.
+    fn expand(
+        &mut self,
+        name: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(), ConfigError> {
+        if let Some(token) = &mut self.token {
+            token.0 = expand(&token.0, lookup, &|| format!("client {name:?} token"))?;
+        }
+        for (server, creds) in &mut self.servers {
+            let at = |field: &'static str| move || format!("client {name:?} {server:?} {field}");
+            expand_map(&mut creds.env, lookup, &at("env"))?;
+            expand_map(&mut creds.headers, lookup, &at("headers"))?;
+        }
+        Ok(())
+    }
 }
 
 /// A secret: shown as `<redacted>` by `Debug`.
@@ -303,12 +427,29 @@ impl SurfaceConfig {
         Self::parse(&text)
     }
 
-    /// Parses and checks a configuration.
+    /// Parses and checks a configuration, `${VAR}` expanded from this process's
+    /// environment.
     pub fn parse(text: &str) -> Result<Self, ConfigError> {
-        let raw: RawConfig =
+        Self::parse_with_env(text, &|name| std::env::var(name).ok())
+    }
+
+    /// Parses and checks a configuration, `${VAR}` and `${VAR:-default}` expanded with
+    /// `lookup` (`None`: not set) in `command`, `args`, `env`, `url` and `headers`, as
+    /// Claude Code does, and in the clients' tokens and credentials.
+    pub fn parse_with_env(
+        text: &str,
+        lookup: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Self, ConfigError> {
+        let mut raw: RawConfig =
             serde_json::from_str(text).map_err(|e| ConfigError::Json(scrub(&e)))?;
         if raw.mcp_servers.is_empty() {
             return Err(ConfigError::NoServers);
+        }
+        for (name, s) in &mut raw.mcp_servers {
+            s.expand(name, lookup)?;
+        }
+        for (name, c) in &mut raw.surface.clients {
+            c.expand(name, lookup)?;
         }
         let mut servers = Vec::new();
         for (name, s) in raw.mcp_servers {
@@ -342,11 +483,19 @@ impl SurfaceConfig {
                         .iter()
                         .any(|p| url.starts_with(p));
                     if !scheme_ok {
+                        let shown = mcpl_transport::redact_url(&url);
+                        let hint = if !url.contains("://") && url.contains(':') {
+                            format!(" (did you mean http://{shown}/mcp or ws://{shown}?)")
+                        } else {
+                            String::new()
+                        };
                         return Err(err(format!(
-                            "url {:?} is not http://, https://, ws:// or wss://",
-                            mcpl_transport::redact_url(&url)
+                            "url {shown:?} is not http://, https://, ws:// or wss://{hint}"
                         )));
                     }
+                    // Issue #43: one the transport cannot use (a bad port, no host) is
+                    // refused now rather than retried forever.
+                    mcpl_transport::check_url(&url).map_err(|e| err(e.to_string()))?;
                     if s.kind.as_deref() == Some("sse") {
                         return Err(err(
                             "the old HTTP+SSE transport is not supported; Streamable HTTP is"
@@ -551,6 +700,50 @@ mod tests {
     }
 
     #[test]
+    fn variables_are_expanded_as_claude_code_does() {
+        let env = |name: &str| match name {
+            "TOKEN" => Some("t0k".to_owned()),
+            "EMPTY" => Some(String::new()),
+            "PORT" => Some("7700".to_owned()),
+            _ => None,
+        };
+        let place = || "here".to_owned();
+        let x = |v: &str| expand(v, &env, &place);
+        assert_eq!(x("Bearer ${TOKEN}").unwrap(), "Bearer t0k");
+        assert_eq!(x("${MISSING:-dflt}/${PORT}").unwrap(), "dflt/7700");
+        assert_eq!(x("${EMPTY:-dflt}").unwrap(), "dflt");
+        assert_eq!(x("${EMPTY}").unwrap(), "");
+        // Not the documented forms: left as written.
+        for literal in ["$TOKEN", "${", "${1X}", "a ${ b", "${TOKEN"] {
+            assert_eq!(x(literal).unwrap(), literal);
+        }
+        let e = x("${MISSING}").unwrap_err().to_string();
+        assert!(e.contains("here: ${MISSING} is not set"), "{e}");
+        let c = SurfaceConfig::parse_with_env(
+            r#"{"mcpServers": {
+                 "a": {"url": "http://127.0.0.1:${PORT}/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+                 "b": {"command": "${BIN:-mcpl-arcade}", "args": ["--x=${TOKEN}"], "env": {"K": "${TOKEN}"}}},
+               "surface": {"clients": {"c": {"token": "${TOKEN:-x}-c"}}}}"#,
+            &env,
+        )
+        .unwrap();
+        assert_eq!(
+            c.servers[0].endpoint,
+            Endpoint::Remote {
+                url: "http://127.0.0.1:7700/mcp".into(),
+                token: Some(Secret("t0k".into()))
+            }
+        );
+        let Endpoint::Stdio { command, args, env } = &c.servers[1].endpoint else {
+            panic!("{:?}", c.servers[1]);
+        };
+        assert_eq!(command, "mcpl-arcade");
+        assert_eq!(args, &["--x=t0k"]);
+        assert_eq!(env["K"].expose(), "t0k");
+        assert_eq!(c.clients["c"].token.as_ref().unwrap().expose(), "t0k-c");
+    }
+
+    #[test]
     fn secrets_stay_out_of_debug() {
         let c = SurfaceConfig::parse(GOOD).unwrap();
         let shown = format!("{c:?}");
@@ -580,6 +773,18 @@ mod tests {
             (
                 r#"{"mcpServers": {"a": {"url": "file:///etc/passwd"}}}"#,
                 "is not http://",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "127.0.0.1:8765"}}}"#,
+                "did you mean http://127.0.0.1:8765/mcp or ws://127.0.0.1:8765?",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "http://127.0.0.1:87650/mcp"}}}"#,
+                "invalid port number",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"url": "http://h/", "headers": {"Authorization": "Bearer ${NO_SUCH_VAR_43}"}}}}"#,
+                "server \"a\" headers: ${NO_SUCH_VAR_43} is not set",
             ),
             (
                 r#"{"mcpServers": {"a": {"url": "http://h/", "headers": {"X-Key": "k"}}}}"#,

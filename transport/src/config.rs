@@ -353,7 +353,8 @@ pub enum ChildStderr {
     /// The child writes to this process's stderr.
     #[default]
     Inherit,
-    /// Each line becomes a `tracing` event at INFO, target `mcpl_transport::stdio::child`.
+    /// Each line becomes a `tracing` event at INFO, target `mcpl_transport::stdio::child`;
+    /// the last few are said again at WARN if the child exits by itself (issue #43).
     Tracing,
     /// Discarded.
     Discard,

@@ -298,7 +298,13 @@ impl Outbound {
 /// never lost to a `select!` that took another branch.
 pub struct Incoming {
     source: Source,
+    /// Why the link ended, where the transport knows more than "closed": a stdio server
+    /// that exited by itself (issue #43). Set before the end is read.
+    why_ended: Option<WhyEnded>,
 }
+
+/// Where a transport leaves why its link ended, for [`Incoming::why_ended`].
+pub(crate) type WhyEnded = std::sync::Arc<std::sync::OnceLock<String>>;
 
 enum Source {
     Channel(mpsc::Receiver<Inbound>),
@@ -317,7 +323,22 @@ impl Incoming {
     pub(crate) fn direct(reader: Box<dyn Reader>) -> Self {
         Incoming {
             source: Source::Direct(reader),
+            why_ended: None,
         }
+    }
+
+    /// This end, with `why` said by [`Incoming::why_ended`] once the transport sets it.
+    pub(crate) fn with_why_ended(mut self, why: WhyEnded) -> Self {
+        self.why_ended = Some(why);
+        self
+    }
+
+    /// Why the link ended, once it has, where the transport can tell more than that it
+    /// closed: for a spawned stdio server that exited by itself, its exit status and its
+    /// last stderr lines (issue #43: "the connection closed" alone hid "the store is in use
+    /// by another process"). `None` otherwise.
+    pub fn why_ended(&self) -> Option<String> {
+        self.why_ended.as_ref()?.get().cloned()
     }
 
     /// The next thing read; `None` once the link is gone.
@@ -343,6 +364,7 @@ impl From<mpsc::Receiver<Inbound>> for Incoming {
     fn from(rx: mpsc::Receiver<Inbound>) -> Self {
         Incoming {
             source: Source::Channel(rx),
+            why_ended: None,
         }
     }
 }
@@ -410,6 +432,16 @@ pub enum TransportError {
     /// The peer broke the transport's rules.
     #[error("the peer broke the transport protocol: {0}")]
     PeerMisbehaved(String),
+    /// A stdio server's program could not be started: not found on the `PATH` it was
+    /// looked up in, not executable, … (issue #43: the error names the program, and where
+    /// it was looked for, so that a person knows what to fix).
+    #[error("cannot start the stdio server {program:?}: {reason}")]
+    Spawn {
+        /// The program, as configured.
+        program: String,
+        /// Why, with a hint (the `PATH` searched when it was not found).
+        reason: String,
+    },
     /// An I/O failure.
     #[error("I/O error: {0}")]
     Io(#[from] std::io::Error),
@@ -465,6 +497,44 @@ pub fn redact_url(url: &str) -> String {
     }
 }
 
+/// What a server URL may be, as said when one is not (issue #43).
+pub const EXPECTED_URL: &str =
+    "expected stdio:COMMAND, ws://HOST:PORT/PATH, wss://…, http://HOST:PORT/PATH or https://…";
+
+/// Checks, without connecting, that [`connect`] can make sense of `url`: a `stdio:` command
+/// that splits into a program, or a `ws`/`wss`/`http`/`https` URL with a host. A front end
+/// calls it at start-up, so that a URL without a scheme (`127.0.0.1:8765`) is refused at
+/// once, naming the URL, rather than retried as "bad server URL" forever (issue #43).
+pub fn check_url(url: &str) -> Result<(), TransportError> {
+    let bad = |reason: String| TransportError::BadUrl {
+        url: redact_url(url),
+        reason,
+    };
+    if let Some(command) = url.strip_prefix("stdio:") {
+        let words = shell_words::split(command)
+            .map_err(|e| bad(format!("cannot split the command: {e}")))?;
+        if words.is_empty() {
+            return Err(bad("no program after \"stdio:\"".to_owned()));
+        }
+        return Ok(());
+    }
+    let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+    if !matches!(scheme.as_deref(), Some("ws" | "wss" | "http" | "https")) {
+        // A bare HOST:PORT is the likeliest slip: say what it would be.
+        let hint = if scheme.is_none() && !url.contains('/') && url.contains(':') {
+            format!(" (for a WebSocket server, ws://{url}; for Streamable HTTP, http://{url}/mcp)")
+        } else {
+            String::new()
+        };
+        return Err(bad(format!("{EXPECTED_URL}{hint}")));
+    }
+    let parsed = url::Url::parse(url).map_err(|e| bad(e.to_string()))?;
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err(bad("the URL has no host".to_owned()));
+    }
+    Ok(())
+}
+
 /// Connects a client to the server a URL names:
 ///
 /// - `stdio:PROGRAM ARG…` spawns `PROGRAM` (the rest split as a POSIX shell would, quotes
@@ -492,9 +562,7 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
     match scheme.as_deref() {
         Some("ws" | "wss") => ws::connect(url, opts).await,
         Some("http" | "https") => http::connect(url, opts).await,
-        _ => Err(bad(
-            "expected stdio:COMMAND, ws://…, wss://…, http://… or https://…",
-        )),
+        _ => Err(bad(EXPECTED_URL)),
     }
 }
 

@@ -19,15 +19,17 @@
 use crate::config::ChildStderr;
 use crate::{
     ClientOptions, Connection, ConnectionInfo, Inbound, Outbound, Principal, ServerOptions,
-    StreamId, TransportError, TransportKind,
+    StreamId, TransportError, TransportKind, WhyEnded,
 };
 use bytes::BytesMut;
 use mcpl_protocol::Message;
 use mcpl_protocol::jsonrpc::DecodeError;
-use std::ffi::OsStr;
+use std::collections::VecDeque;
+use std::ffi::{OsStr, OsString};
 use std::future::Future;
 use std::pin::Pin;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{
@@ -159,6 +161,17 @@ where
     // The peer's name for logs is taken before the environment is added: `Command`'s
     // `Debug` shows the variables set, and an `env` holds credentials.
     let peer = format!("{:?}", command.as_std());
+    let env: Vec<(OsString, OsString)> = env
+        .into_iter()
+        .map(|(k, v)| (k.as_ref().to_owned(), v.as_ref().to_owned()))
+        .collect();
+    // The program is looked up in the child's `PATH` when the environment given sets one.
+    let path = env
+        .iter()
+        .rev()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())
+        .or_else(|| std::env::var_os("PATH"));
     command.envs(env);
     command
         .stdin(Stdio::piped())
@@ -169,36 +182,189 @@ where
             ChildStderr::Discard => Stdio::null(),
         })
         .kill_on_drop(true);
-    let mut child = command.spawn()?;
+    let mut child = command
+        .spawn()
+        .map_err(|e| spawn_error(program.as_ref(), path.as_deref(), &e))?;
     let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
         return Err(TransportError::Io(std::io::Error::other(
             "the child's stdin/stdout were not piped",
         )));
     };
-    if let Some(stderr) = child.stderr.take() {
-        tokio::spawn(forward_stderr(stderr, peer.clone()));
-    }
+    let tail = StderrTail::default();
+    let forwarding = child
+        .stderr
+        .take()
+        .map(|stderr| tokio::spawn(forward_stderr(stderr, peer.clone(), tail.clone())));
     let info = ConnectionInfo {
         kind: TransportKind::Stdio,
         ordered: true,
         principal: None,
         peer: peer.clone(),
     };
-    let (conn, drained) = from_io_drained(stdout, stdin, info, opts.max_message_size);
-    tokio::spawn(supervise(child, drained, peer));
+    let why: WhyEnded = WhyEnded::default();
+    let (exited_tx, exited_rx) = tokio::sync::oneshot::channel();
+    let stdout = EndAfterExit {
+        inner: stdout,
+        exited: Some(exited_rx),
+        deadline: None,
+    };
+    let (mut conn, drained) = from_io_drained(stdout, stdin, info, opts.max_message_size);
+    conn.inbound = conn.inbound.with_why_ended(why.clone());
+    let ended = Ended {
+        why,
+        told: exited_tx,
+    };
+    tokio::spawn(supervise(child, drained, peer, forwarding, tail, ended));
     Ok(conn)
 }
 
+/// A child's stdout whose end is held back until the child has been reaped (or
+/// [`EXIT_WAIT`] has passed), so that why it exited is known by the time the link reads
+/// the end ([`Incoming::why_ended`]).
+struct EndAfterExit {
+    inner: tokio::process::ChildStdout,
+    exited: Option<tokio::sync::oneshot::Receiver<()>>,
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+}
+
+/// How long the end of a child's stdout waits for the child's exit to be known.
+const EXIT_WAIT: Duration = Duration::from_secs(1);
+
+impl AsyncRead for EndAfterExit {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        match Pin::new(&mut self.inner).poll_read(cx, buf) {
+            Poll::Ready(Ok(())) if buf.filled().len() == before => {}
+            other => return other,
+        }
+        // The end: wait for the exit (or the deadline), then say it.
+        let this = &mut *self;
+        if let Some(exited) = &mut this.exited {
+            let deadline = this
+                .deadline
+                .get_or_insert_with(|| Box::pin(tokio::time::sleep(EXIT_WAIT)));
+            if Pin::new(exited).poll(cx).is_pending() && deadline.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            this.exited = None;
+        }
+        Poll::Ready(Ok(()))
+    }
+}
+
+/// What [`supervise`] tells the reading end when the child has exited.
+struct Ended {
+    why: WhyEnded,
+    told: tokio::sync::oneshot::Sender<()>,
+}
+
+/// The error for a program that could not be started, naming it and, when it was not
+/// found, the `PATH` it was looked for in (issue #43: `No such file or directory` alone
+/// says neither).
+fn spawn_error(program: &OsStr, path: Option<&OsStr>, e: &std::io::Error) -> TransportError {
+    let name = program.to_string_lossy().into_owned();
+    let reason = match e.kind() {
+        std::io::ErrorKind::NotFound if name.contains(std::path::MAIN_SEPARATOR) => {
+            format!("no such file ({e})")
+        }
+        std::io::ErrorKind::NotFound => {
+            let path = path.map_or_else(
+                || "no PATH is set".to_owned(),
+                |p| format!("PATH={}", p.to_string_lossy()),
+            );
+            format!(
+                "no such program on the PATH ({path}): give its full path as the command, or \
+                 start this process with the program's directory on its PATH"
+            )
+        }
+        std::io::ErrorKind::PermissionDenied => format!("it is not executable ({e})"),
+        _ => e.to_string(),
+    };
+    TransportError::Spawn {
+        program: name,
+        reason,
+    }
+}
+
+/// The last lines a child wrote to its stderr (piped into tracing), kept so that they can
+/// be said again at WARN when it exits by itself: at INFO they are easily missed, and they
+/// usually say why (issue #43).
+#[derive(Clone, Default)]
+struct StderrTail(Arc<Mutex<VecDeque<String>>>);
+
+/// How many of a child's last stderr lines are kept, and how long each may be, in bytes.
+const TAIL_LINES: usize = 8;
+const TAIL_LINE_BYTES: usize = 400;
+
+impl StderrTail {
+    fn push(&self, line: &str) {
+        let mut cut = line.len().min(TAIL_LINE_BYTES);
+        while !line.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        let mut lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        if lines.len() == TAIL_LINES {
+            lines.pop_front();
+        }
+        lines.push_back(line[..cut].to_owned());
+    }
+
+    fn joined(&self) -> String {
+        let lines = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        lines
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .join(" | ")
+    }
+}
+
+/// How long an exited child's stderr is read on for its last lines (a grandchild may hold
+/// the pipe open).
+const TAIL_WAIT: Duration = Duration::from_millis(500);
+
 /// Reaps the child; once its stdin is closed, gives it [`CHILD_EXIT_GRACE`] to exit, then
-/// kills it (MCP: "close stdin, wait, then terminate").
-async fn supervise(mut child: Child, drained: Drained, peer: String) {
+/// kills it (MCP: "close stdin, wait, then terminate"). A child that exits by itself while
+/// the link still wants it (before or at `initialize`, typically: a store locked by another
+/// process, a bad flag) is said at WARN, with its exit status and its last stderr lines
+/// (issue #43).
+async fn supervise(
+    mut child: Child,
+    drained: Drained,
+    peer: String,
+    forwarding: Option<JoinHandle<()>>,
+    tail: StderrTail,
+    ended: Ended,
+) {
     tokio::select! {
         status = child.wait() => {
-            tracing::debug!(%peer, ?status, "stdio server exited");
+            if let Some(forwarding) = forwarding {
+                let _ = tokio::time::timeout(TAIL_WAIT, forwarding).await;
+            }
+            let status = match status {
+                Ok(s) => s.to_string(),
+                Err(e) => format!("status unknown ({e})"),
+            };
+            let said = tail.joined();
+            let why = if said.is_empty() {
+                format!("the server process exited ({status})")
+            } else {
+                format!("the server process exited ({status}); its last stderr lines: {said}")
+            };
+            tracing::warn!(%peer, "stdio server exited by itself ({status}){}",
+                if said.is_empty() { String::new() } else { format!("; its last stderr lines: {said}") });
+            let _ = ended.why.set(why);
+            let _ = ended.told.send(());
             return;
         }
         () = drained => {}
     }
+    // Our own end: nothing more to say (the reading end goes at its deadline at most).
+    let _ = ended.told.send(());
     match tokio::time::timeout(CHILD_EXIT_GRACE, child.wait()).await {
         Ok(status) => tracing::debug!(%peer, ?status, "stdio server exited after its stdin closed"),
         Err(_) => {
@@ -208,10 +374,11 @@ async fn supervise(mut child: Child, drained: Drained, peer: String) {
     }
 }
 
-async fn forward_stderr(stderr: tokio::process::ChildStderr, peer: String) {
+async fn forward_stderr(stderr: tokio::process::ChildStderr, peer: String, tail: StderrTail) {
     let mut lines = BufReader::new(stderr).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         tracing::info!(target: "mcpl_transport::stdio::child", %peer, "{line}");
+        tail.push(&line);
     }
 }
 

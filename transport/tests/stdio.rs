@@ -278,14 +278,19 @@ async fn a_child_that_exits_ends_the_inbound() {
 }
 
 #[tokio::test]
-async fn a_program_that_cannot_start_is_an_io_error() {
+async fn a_program_that_cannot_start_is_an_error_naming_it() {
     let err = stdio::spawn(
         "/nonexistent/mcpl-no-such-program",
         ["x"],
         &ClientOptions::default(),
     )
     .unwrap_err();
-    assert!(matches!(err, TransportError::Io(_)), "{err:?}");
+    // Issue #43: the program is named, not only "No such file or directory".
+    assert!(
+        matches!(&err, TransportError::Spawn { program, .. } if program == "/nonexistent/mcpl-no-such-program"),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("no such file"), "{err}");
 }
 
 #[tokio::test]

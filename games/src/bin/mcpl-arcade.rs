@@ -27,8 +27,10 @@
 //! Games, invitations and the lobby's challenges survive a restart (issue #15): they are
 //! kept in `DIR/mcpl-state.redb` (`--data-dir`; default the OS data directory's
 //! `mcpl-arcade/`, e.g. `~/.local/share/mcpl-arcade` on Linux). `--in-memory` keeps nothing.
-//! A store that cannot be opened (damaged, another format, locked by another running arcade)
-//! stops the arcade with an error naming the file.
+//! Where they are kept is said on stderr at start-up. A store that cannot be opened
+//! (damaged, another format, locked by another running arcade) stops the arcade with an
+//! error naming the file (and for a lock, the process holding it where that can be told,
+//! and the flags that give this arcade a store of its own).
 
 use anyhow::{Context as _, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
@@ -36,7 +38,7 @@ use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
 use mcpl_games::go::{BoardSize, DEFAULT_KOMI, render_svg};
-use mcpl_server::{RedbStore, Store};
+use mcpl_server::{RedbStore, Store, StoreError};
 use mcpl_transport::{ListenAddr, ProtectedResource, ServerOptions, ServerTls};
 use std::io::{Read as _, Write as _};
 use std::path::PathBuf;
@@ -198,6 +200,8 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Issue #43: colour codes only for a terminal, not a file (Claude Desktop's log).
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn")),
@@ -291,9 +295,16 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
     Ok((opts, players))
 }
 
-/// The store `--data-dir` / `--in-memory` ask for (issue #15).
+/// The store `--data-dir` / `--in-memory` ask for (issue #15). Where it is is said on
+/// stderr, one line, whatever the log level (issue #43: the default is a file in the OS
+/// data directory, which nothing else would tell); a store another process holds (two
+/// arcades on one data directory) is refused naming the file, the holder where it can be
+/// told, and the flags that give this one a store of its own.
 fn store(args: &ServeArgs) -> anyhow::Result<Option<Arc<dyn Store>>> {
     if args.in_memory {
+        eprintln!(
+            "mcpl-arcade: games are kept in memory only (--in-memory): a restart forgets them"
+        );
         return Ok(None);
     }
     let dir = match &args.data_dir {
@@ -302,8 +313,24 @@ fn store(args: &ServeArgs) -> anyhow::Result<Option<Arc<dyn Store>>> {
             .context("no OS data directory is known here: give --data-dir DIR or --in-memory")?
             .join("mcpl-arcade"),
     };
-    let store = RedbStore::open_dir(&dir)?;
-    tracing::info!(store = %store.location(), "games are kept across restarts");
+    let store = match RedbStore::open_dir(&dir) {
+        Ok(store) => store,
+        Err(e @ StoreError::Locked { .. }) => bail!(
+            "{e} Two arcades cannot share one store (one for WebSocket and one a surface \
+             host starts with `serve --stdio`, say): give this one --data-dir DIR (a \
+             directory of its own) or --in-memory"
+        ),
+        Err(e) => return Err(e.into()),
+    };
+    let flag = if args.data_dir.is_some() {
+        "--data-dir"
+    } else {
+        "the default; --data-dir DIR or --in-memory to change"
+    };
+    eprintln!(
+        "mcpl-arcade: games are kept in {} ({flag})",
+        store.location()
+    );
     Ok(Some(Arc::new(store)))
 }
 

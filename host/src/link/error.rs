@@ -178,6 +178,13 @@ pub enum DisconnectReason {
     /// The connection closed (the server went, or the transport failed).
     #[error("the connection closed")]
     Closed,
+    /// The connection closed, and the transport says why: a stdio server that exited by
+    /// itself, with its exit status and last stderr lines (issue #43).
+    #[error("the connection closed: {why}")]
+    Ended {
+        /// The transport's words.
+        why: String,
+    },
 
     // This host.
     /// The link was shut down.

@@ -27,8 +27,16 @@ use tracing::debug;
 
 /// What the read stream yields: each item read, then the end, tagged with the connection.
 pub(super) enum LinkInput {
-    Read { epoch: u64, inbound: Inbound },
-    Closed { epoch: u64 },
+    Read {
+        epoch: u64,
+        inbound: Inbound,
+    },
+    /// The end; `why` is the transport's word on it where it has one
+    /// ([`mcpl_transport::Incoming::why_ended`]).
+    Closed {
+        epoch: u64,
+        why: Option<String>,
+    },
 }
 
 /// The connection's reading end as a stream for the actor, ending with `Closed`. With
@@ -53,7 +61,13 @@ pub(super) fn read_stream(
                     },
                     Some(inbound),
                 )),
-                None => Some((LinkInput::Closed { epoch }, None)),
+                None => Some((
+                    LinkInput::Closed {
+                        epoch,
+                        why: inbound.why_ended(),
+                    },
+                    None,
+                )),
             }
         }
     })
@@ -66,8 +80,13 @@ impl StreamHandler<LinkInput> for ServerLink {
             LinkInput::Read { epoch, inbound } if current == Some(epoch) => {
                 self.on_inbound(inbound, ctx)
             }
-            LinkInput::Closed { epoch } if current == Some(epoch) => {
-                self.disconnect(DisconnectReason::Closed, ctx)
+            LinkInput::Closed { epoch, why } if current == Some(epoch) => {
+                // Issue #43: a stdio server's own last words, rather than "closed".
+                let reason = match why {
+                    Some(why) => DisconnectReason::Ended { why },
+                    None => DisconnectReason::Closed,
+                };
+                self.disconnect(reason, ctx)
             }
             // From a connection already dropped.
             _ => {}

@@ -80,6 +80,18 @@ pub enum StoreError {
         /// What was wrong.
         detail: String,
     },
+    /// Another process holds the store's file open (redb locks it: "Database already
+    /// open. Cannot acquire lock."): two servers cannot share one store (issue #43).
+    #[error(
+        "the store {path} is in use by another process{}: redb says \"Database already open. Cannot acquire lock.\"",
+        holder.as_ref().map(|h| format!(" ({h})")).unwrap_or_default()
+    )]
+    Locked {
+        /// The file.
+        path: PathBuf,
+        /// The process holding it, where it can be told (`pid 4242, mcpl-arcade`: Linux).
+        holder: Option<String>,
+    },
     /// The store was written by a server whose format this one does not read.
     #[error("the store {path} is in format {found}; this server reads format {expected}")]
     Incompatible {

@@ -56,7 +56,13 @@ impl RedbStore {
         // its own, but a store must never take the server down with one (issue #15).
         let db = quietly(|| Database::create(path))
             .map_err(|why| open(&format!("the file is damaged (reading it: {why})")))?
-            .map_err(|e| open(&e))?;
+            .map_err(|e| match e {
+                redb::DatabaseError::DatabaseAlreadyOpen => StoreError::Locked {
+                    path: path.to_owned(),
+                    holder: lock_holder(path),
+                },
+                e => open(&e),
+            })?;
         let store = RedbStore {
             db,
             path: path.to_owned(),
@@ -130,6 +136,34 @@ impl RedbStore {
         };
         quietly(write).map_err(|why| self.io(format!("the file is damaged (writing it: {why})")))?
     }
+}
+
+/// The process holding `path`'s lock, as `pid N, NAME`, from `/proc/locks` (redb takes a
+/// `flock` on its file; Linux lists each with its holder's pid and the file's inode).
+/// `None` elsewhere, or when it cannot be told.
+#[cfg(target_os = "linux")]
+fn lock_holder(path: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let inode = std::fs::metadata(path).ok()?.ino();
+    let locks = std::fs::read_to_string("/proc/locks").ok()?;
+    // `1: FLOCK  ADVISORY  WRITE 4242 08:01:1234567 0 EOF`
+    let pid = locks.lines().find_map(|line| {
+        let fields: Vec<&str> = line.split_whitespace().collect();
+        let (pid, file) = (fields.get(4)?, fields.get(5)?);
+        let ino: u64 = file.rsplit(':').next()?.parse().ok()?;
+        (ino == inode && *pid != std::process::id().to_string()).then(|| pid.to_string())
+    })?;
+    let name = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    Some(match name.trim() {
+        "" => format!("pid {pid}"),
+        name => format!("pid {pid}, {name}"),
+    })
+}
+
+/// See the Linux version: no holder is told elsewhere.
+#[cfg(not(target_os = "linux"))]
+fn lock_holder(_path: &Path) -> Option<String> {
+    None
 }
 
 /// Runs `f`, turning a panic inside it (redb asserts on some damaged files) into an error

@@ -2,15 +2,15 @@
 //!
 //! ```text
 //! sim [--agents N] [--duration S] [--seed X] [--transport ws|http|mixed] [--chaos LEVEL]
-//!     [--json PATH] [--bot-playouts N] [--think-ms MS] [--host-threads N] [--quiet]
+//!     [--json PATH] [--bot-playouts N] [--think-ms MS] [--host-threads N] [--quiet] [--explain]
 //! sim --deterministic [--seed X] [--agents N] [--duration S] [--transport …] [--chaos LEVEL]
-//!     [--think-ms MS] [--trace-out PATH]
+//!     [--think-ms MS] [--trace-out PATH] [--explain]
 //! sim demo [--full] [--seed N] [--out DIR] [--limit SECONDS] [--surface]
 //! sim perf [--json PATH] [--only NAME,…] [--window S] [--connections N] …
 //! ```
 //!
-//! Without a subcommand: the load and chaos run; it prints a table (and writes JSON when
-//! asked) and exits non-zero, naming the seed, when an invariant was violated.
+//! Without a subcommand: the load and chaos run; it prints a table (with `--explain`, what
+//! each row means under it; and writes JSON when asked) and exits non-zero, naming the seed, when an invariant was violated.
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
@@ -85,6 +85,10 @@ struct LoadArgs {
     /// with the trace's digest (see `sim::det`). Defaults to 20 agents for 30 s.
     #[arg(long)]
     deterministic: bool,
+    /// Print under the report what each of its rows means (the README's sim section has
+    /// the same glossary).
+    #[arg(long)]
+    explain: bool,
     /// With --deterministic: write the normalised event trace here.
     #[arg(long, value_name = "PATH", requires = "deterministic")]
     trace_out: Option<PathBuf>,
@@ -126,6 +130,8 @@ struct DemoArgs {
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Issue #43: colour codes only for a terminal, not a file (Claude Desktop's log).
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
                 .unwrap_or_else(|_| "error".into()),
@@ -208,6 +214,7 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         .block_on(load::run(config, progress))
         .context("the load run could not be made")?;
     println!("{}", report.table());
+    explain(args.explain);
     if let Some(path) = args.json {
         let json = serde_json::to_string_pretty(&report).context("the report as JSON")?;
         std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
@@ -220,6 +227,15 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         );
     }
     Ok(report.ok())
+}
+
+/// The glossary under the report with `--explain`, else where to find it (issue #43).
+fn explain(explain: bool) {
+    if explain {
+        println!("{}", sim::report::glossary());
+    } else {
+        println!("(what each row means: sim --explain, or the README's sim section)");
+    }
 }
 
 /// `sim --deterministic` (see `sim::det`). The load run's defaults of 300 agents for 60 s
@@ -264,6 +280,7 @@ fn run_deterministic(args: LoadArgs) -> anyhow::Result<bool> {
     });
     let det = sim::det::run_blocking(config, progress).context("the run could not be made")?;
     println!("{}", det.report.table());
+    explain(args.explain);
     if let Some(path) = args.json {
         let json = serde_json::to_string_pretty(&det.report).context("the report as JSON")?;
         std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;

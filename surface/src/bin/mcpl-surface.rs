@@ -56,10 +56,24 @@ struct ServeArgs {
     http: Option<ListenAddr>,
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // The error and its causes on one line (issue #43: a configuration to fix, not a
+        // backtrace, even with RUST_BACKTRACE set).
+        Err(e) => {
+            eprintln!("mcpl-surface: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Issue #43: colour codes only for a terminal, not a file (Claude Desktop's log).
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
         )

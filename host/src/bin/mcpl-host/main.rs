@@ -86,6 +86,11 @@ impl Servers {
             let ca = ClientTls::with_ca_file(&path).with_context(|| format!("--ca-file {name}"))?;
             tls.insert(name, ca);
         }
+        // Issue #43: a URL the transport cannot use (`127.0.0.1:8765`, no scheme) is refused
+        // now, naming it, instead of being retried as "bad server URL" forever.
+        for (name, url) in &self.servers {
+            mcpl_transport::check_url(url).with_context(|| format!("--server {name}"))?;
+        }
         let servers = self
             .servers
             .into_iter()
@@ -115,7 +120,19 @@ impl Servers {
     }
 }
 
-fn main() -> anyhow::Result<()> {
+fn main() -> std::process::ExitCode {
+    match run() {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        // The error and its causes on one line, as the arcade says them (a backtrace, with
+        // RUST_BACKTRACE set, is for bugs, not for a URL to fix).
+        Err(e) => {
+            eprintln!("mcpl-host: {e:#}");
+            std::process::ExitCode::from(2)
+        }
+    }
+}
+
+fn run() -> anyhow::Result<()> {
     let cli = Cli::parse();
     let default_filter = match cli.command {
         Command::Play(_) => "warn,mcpl_host::link::actor=error",
@@ -123,6 +140,8 @@ fn main() -> anyhow::Result<()> {
     };
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        // Issue #43: colour codes only for a terminal, not a file (Claude Desktop's log).
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new(default_filter)),
         )
