@@ -13,7 +13,7 @@
 //! | `inbound` | what a link read (tapped, §5.2: hints apply when read) and what it did |
 //! | `reads` | `toolsets/list` after every connect, and recovery (`toolsets/list`, then `tools/list`); retries |
 //! | `agent` | the agent's calls (planned, sent, finished), turns, boundaries |
-//! | `turn` | [`TurnBudget`](turn::TurnBudget): how much one turn shows outside tool results, and what it left out |
+//! | `turn` | `TurnBudget`: how much one turn shows outside tool results, and what it left out |
 //! | `status` | [`HostStatus`], [`ServerStatus`], [`HintSummary`] |
 
 mod agent;
