@@ -152,17 +152,10 @@ impl Shared {
     /// Writes (`Some`) or forgets (`None`) an instance's record. Once the store has
     /// failed, nothing is written ([`NotKept`]).
     pub(crate) fn write_instance(&self, id: u64, record: Option<&[u8]>) -> Result<(), NotKept> {
-        let Some(store) = &self.store else {
-            return Ok(());
-        };
-        if let Some(cause) = self.store_failed.get() {
-            return Err(NotKept(cause.clone()));
-        }
-        let done = match record {
+        self.write(|store| match record {
             Some(r) => store.put_instance(id, r),
             None => store.delete_instance(id),
-        };
-        done.map_err(|e| self.store_fails(&e))
+        })
     }
 
     /// Writes (`Some`) or forgets (`None`) a principal's record. See
@@ -172,17 +165,25 @@ impl Shared {
         principal: &str,
         record: Option<&[u8]>,
     ) -> Result<(), NotKept> {
+        self.write(|store| match record {
+            Some(r) => store.put_principal(principal, r),
+            None => store.delete_principal(principal),
+        })
+    }
+
+    /// Runs one write on the store, unless there is none (nothing is kept) or it failed
+    /// before (nothing more is tried).
+    fn write(
+        &self,
+        f: impl FnOnce(&dyn super::Store) -> Result<(), super::StoreError>,
+    ) -> Result<(), NotKept> {
         let Some(store) = &self.store else {
             return Ok(());
         };
         if let Some(cause) = self.store_failed.get() {
             return Err(NotKept(cause.clone()));
         }
-        let done = match record {
-            Some(r) => store.put_principal(principal, r),
-            None => store.delete_principal(principal),
-        };
-        done.map_err(|e| self.store_fails(&e))
+        f(store.as_ref()).map_err(|e| self.store_fails(&e))
     }
 
     /// The store failed: given up from now on, said once.

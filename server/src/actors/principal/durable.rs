@@ -67,6 +67,9 @@ impl PrincipalActor {
                     }
                 }
             }
+            // Read back after a restart and not written since (`restored`): what is on
+            // disk is the record as read, not kept here; the state is left as it is, and
+            // the next change is refused the same way.
             Some(_) => return,
             None => None,
         };
