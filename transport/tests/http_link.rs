@@ -431,3 +431,54 @@ async fn a_listener_with_local_tasks_serves_sessions_from_its_local_set() {
         })
         .await;
 }
+
+/// Issue #36 item 16: a `notifications/initialized` whose POST reached the server but
+/// whose answer was lost (the connection cut on the way back) must still leave the client
+/// with a GET stream. Before, the stream was opened only on that POST's success: the
+/// server was ready and answered requests, but what it sent of its own accord (a push, a
+/// list change) waited for a GET stream that never came. Seen in the simulator as an HTTP
+/// agent that, after an arcade restart, never heard that its game ended.
+#[tokio::test]
+async fn a_lost_answer_to_initialized_still_opens_the_get_stream() {
+    let (mut listener, url) = listen(server_opts()).await;
+    let proxy = mcpl_testkit::proxy::Proxy::start(listener.local_addr())
+        .await
+        .unwrap();
+    let via_proxy = url.replace(
+        &listener.local_addr().to_string(),
+        &proxy.addr().to_string(),
+    );
+    let (mut client, mut server) = initialized(
+        &mut listener,
+        &via_proxy,
+        &client_opts(Some("s3cret")),
+        "2025-11-25",
+    )
+    .await;
+    // The server reads the notification; its 202 is held and then cut off.
+    proxy.hold();
+    client
+        .outbound
+        .send(notification("notifications/initialized", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_notification(&mut server).await.1.method,
+        "notifications/initialized"
+    );
+    proxy.cut_all();
+    within("the cut to reach every connection", async {
+        while proxy.stats().mass_cuts < proxy.stats().accepted {
+            tokio::task::yield_now().await;
+        }
+    })
+    .await;
+    proxy.release();
+    // Something the server says of its own accord reaches the client.
+    server
+        .outbound
+        .send(notification("hello", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(next_notification(&mut client).await.1.method, "hello");
+}

@@ -338,6 +338,12 @@ async fn post(client: Arc<Client>, message: Message) {
                 }
                 (None, _) => format!("the POST failed: {}", Chain(&e)),
             };
+            // The notification may have reached the server all the same (the connection
+            // cut on the way back): the server then counts the session as ready and
+            // sends on its GET stream, so the client opens it (issue #36 item 16).
+            if is_initialized {
+                client.start_get();
+            }
             return exchange.fail_io(&detail, io).await;
         }
     };
@@ -351,6 +357,10 @@ async fn post(client: Arc<Client>, message: Message) {
         if status == StatusCode::NOT_FOUND && has_session {
             tracing::info!("the server says the session is gone; closing the connection");
             client.gone.cancel();
+        } else if is_initialized {
+            // A refused notification leaves the session as it was; the GET stream is the
+            // server's to refuse too (the loop stops on a 4xx), not ours to forgo.
+            client.start_get();
         }
         return;
     }
