@@ -32,6 +32,7 @@
 //! | `decode` | a `tools/list` page decoded without rebuilding its schemas; a wrapped manifest |
 //! | `manifest` | re-reading the manifest after `mcpl/manifestChanged`, rate-bounded (SPEC §17.8) |
 //! | `push` | a server's `push/event`: admitted or refused, answered, told |
+//! | `elicit` | a server's `elicitation/create` answered with nobody to ask |
 //! | `policy` | renegotiating the feature-set policy, and its receipt |
 //! | `api` | the actix messages the link answers |
 //! | `write` | the write queue and its task; a server that does not read is dropped |
@@ -48,6 +49,7 @@ pub mod cause;
 mod config;
 mod connector;
 mod decode;
+mod elicit;
 mod error;
 mod events;
 mod gate;

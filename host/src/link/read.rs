@@ -1,7 +1,7 @@
 //! The inbound side. Each message read is first offered to the tap (§5.2), then:
 //! a response goes to whoever waits for it (or is dropped, read, if it timed out; on an
 //! unordered link a request whose answer broke off is cancelled first); a server
-//! request is answered (`ping`, `push/event`; -32002 for a method whose capability is not
+//! request is answered (`ping`, `push/event`, `elicitation/create` as `elicit` says; -32002 for a method whose capability is not
 //! granted, -32601 for the rest); a notification is acted on or passed to subscribers.
 //! Something unreadable is logged and, where it may have been a request, answered with the
 //! decode error; the link goes on.
@@ -13,13 +13,15 @@ use super::gate::ReadGate;
 use super::tap::{ReadEvent, TapEvent};
 use actix::prelude::*;
 use futures_util::Stream;
+use mcpl_protocol::client_features::ElicitParams;
 use mcpl_protocol::grant::{self, Refusal};
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::jsonrpc::DecodeError;
 use mcpl_protocol::mcp::{CancelledParams, Empty};
 use mcpl_protocol::mcpl::ManifestChangedParams;
 use mcpl_protocol::method::{
-    Cancelled, Initialize, ManifestChanged, Method, Ping, PushEvent, ToolHints, ToolListChanged,
+    Cancelled, Elicit, Initialize, ManifestChanged, Method, Ping, PushEvent, ToolHints,
+    ToolListChanged,
 };
 use mcpl_protocol::{ErrorCode, ErrorObject, Message, Notification, Request, Response};
 use mcpl_transport::{Inbound, StreamId};
@@ -197,6 +199,14 @@ impl ServerLink {
         let response = match request.method.as_str() {
             Ping::NAME => Response::ok_typed(request.id, &Empty::default()),
             PushEvent::NAME => return self.on_push(request, epoch),
+            Elicit::NAME => match request.params_as::<ElicitParams>() {
+                Ok(params) => {
+                    let (answer, why) = super::elicit::unattended(&params);
+                    tracing::info!(link = %self.config.name, question = %params.message, action = answer.action.as_str(), "the server asked for input: {why}");
+                    Response::ok_typed(request.id, &answer)
+                }
+                Err(error) => Response::err(Some(request.id), error),
+            },
             other => {
                 debug!(link = %self.config.name, method = other, "refused a server request this host does not serve");
                 Response::err(Some(request.id), self.refusal_of(other))

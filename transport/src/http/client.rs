@@ -46,6 +46,16 @@ pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 const GET_RETRY_MIN: Duration = Duration::from_millis(100);
 const GET_RETRY_MAX: Duration = Duration::from_secs(10);
+/// How long to wait before resuming a request's SSE stream the server closed before its
+/// response, when the server set no `retry` (the official Python SDK's default).
+const RESUME_DELAY: Duration = Duration::from_secs(1);
+/// The bounds put on a server's `retry` for resuming: a server cannot make the client spin,
+/// nor park a call for longer than its timeout would allow anyway.
+const RESUME_DELAY_MIN: Duration = Duration::from_millis(10);
+const RESUME_DELAY_MAX: Duration = Duration::from_secs(30);
+/// Resumptions in a row that may fail (refused, or no connection) before the call is
+/// failed as unanswered; a resumed stream that opens starts the count again.
+const RESUME_ATTEMPTS: u32 = 3;
 
 /// How much of an error answer's body is read to explain it.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -85,7 +95,12 @@ type HttpResponse = hyper::Response<PooledBody>;
 ///   there was none, the kind of the I/O error under it, if any, in `data.ioError`:
 ///   `ConnectionRefused` when nothing listens), so no requester waits forever. A 404 to a request carrying a session id means the session is
 ///   gone: after that response the connection ends (inbound closes) and the host reconnects.
-/// - Once `notifications/initialized` has been POSTed, the GET stream is opened (405: the
+/// - A request's SSE answer that ends before its response, after an event id, is resumed
+///   (MCP 2025-11-25's SSE polling): a GET with `Last-Event-ID` after the server's `retry`
+///   (1 s without one, kept within 10 ms..30 s), again while resumed streams end the same
+///   way; three failed resumptions in a row fail the request as above.
+/// - Once `notifications/initialized` has been POSTed (whether or not its answer came
+///   back: the server may have it all the same), the GET stream is opened (405: the
 ///   server offers none, fine) and reopened whenever it drops while the session lives:
 ///   at once after a stream that delivered something, else after a backoff of 100 ms
 ///   doubling to 10 s, or after the `retry` a server sent. `Last-Event-ID` is sent when
@@ -515,11 +530,70 @@ impl Exchange {
     }
 
     async fn read_sse(&self, response: HttpResponse) {
+        let mut end = self.read_answer_events(response).await;
+        // MCP 2025-11-25 (SSE polling, SEP-1699): a server may close a request's stream
+        // after an event id, before the response, and keep what follows for the client to
+        // fetch with a GET naming that id, after the `retry` it set. Without this, a call
+        // the server ran was failed here as unanswered (issue #39 item 9).
+        let mut failures = 0;
+        while self.request_id.is_some() && !self.answered.load(Ordering::Relaxed) {
+            let Some(last) = end.last_event_id.take() else {
+                return;
+            };
+            let wait = end
+                .retry
+                .unwrap_or(RESUME_DELAY)
+                .clamp(RESUME_DELAY_MIN, RESUME_DELAY_MAX);
+            tokio::time::sleep(wait).await;
+            let (mut request, has_session) = self.client.request(Method::GET, Bytes::new());
+            let headers = request.headers_mut();
+            headers.insert(ACCEPT, HeaderValue::from_static(EVENT_STREAM));
+            // An id that is no header value cannot be named: the stream cannot resume.
+            let Ok(id) = HeaderValue::from_str(&last) else {
+                return;
+            };
+            headers.insert(LAST_EVENT_ID, id);
+            match self.client.http.request(request).await {
+                Ok(r) if r.status().is_success() && content_type_is(r.headers(), EVENT_STREAM) => {
+                    failures = 0;
+                    let next = self.read_answer_events(r).await;
+                    end = SseEnd {
+                        delivered: next.delivered,
+                        retry: next.retry.or(end.retry),
+                        last_event_id: next.last_event_id.or(Some(last)),
+                    };
+                }
+                Ok(r) if r.status() == StatusCode::NOT_FOUND && has_session => {
+                    tracing::info!("the server says the session is gone; closing the connection");
+                    self.client.gone.cancel();
+                    return;
+                }
+                outcome => {
+                    match outcome {
+                        Ok(r) => {
+                            tracing::debug!(status = %r.status(), "resuming a POST's stream: refused")
+                        }
+                        Err(e) => {
+                            tracing::debug!(error = %Chain(&e), "resuming a POST's stream: failed")
+                        }
+                    }
+                    failures += 1;
+                    if failures >= RESUME_ATTEMPTS {
+                        return;
+                    }
+                    end.last_event_id = Some(last);
+                }
+            }
+        }
+    }
+
+    /// Reads an SSE answer (the POST's or a resumed one) until the response to our request.
+    async fn read_answer_events(&self, response: HttpResponse) -> SseEnd {
         read_events(&self.client, response, self.stream, |message| async move {
             self.deliver(message).await;
             self.answered.load(Ordering::Relaxed)
         })
-        .await;
+        .await
     }
 }
 
