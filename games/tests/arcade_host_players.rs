@@ -225,6 +225,12 @@ async fn a_challenge_accepted_is_played_and_one_declined_is_told() {
     let result = "Black (alice) wins by 73.5";
     let text = alice.act("go_pass", Some(&game), json!({})).await;
     assert!(text.contains(&format!("Game over: {result}.")), "{text}");
+    // How it was counted, so a player can see why (issue #43 item 3): one black stone
+    // holds the 81 points of the empty board; White has 7.5 komi.
+    assert!(
+        text.contains("Score: Black 81 (area), White 7.5 (0 area + 7.5 komi).\n"),
+        "{text}"
+    );
     assert!(
         text.contains(&closed_line(&format!("go:{game}"), result)),
         "{text}"

@@ -153,6 +153,7 @@ impl Rules for GoRules {
         self.game.result().map(|r| Outcome {
             winner: r.winner.map(side_of),
             text: r.text,
+            detail: r.score.map(|s| s.to_string()),
         })
     }
 

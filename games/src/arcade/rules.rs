@@ -60,6 +60,9 @@ pub struct Outcome {
     /// What the rules say ("White wins by 3.5", "X wins", "Draw"). When there is a winner
     /// it starts with the winner's side name, so the table can add the player's name.
     pub text: String,
+    /// How the result was counted, when the rules count one (Go's area score: "Black 40
+    /// (area), White 71.5 (64 area + 7.5 komi)"), so a player can see why (issue #43).
+    pub detail: Option<String>,
 }
 
 /// How the bot will find its move.

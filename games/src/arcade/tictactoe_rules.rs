@@ -114,6 +114,7 @@ impl Rules for TicTacToeRules {
         self.game.result().map(|r| Outcome {
             winner: r.winner.map(side_of),
             text: r.text,
+            detail: None,
         })
     }
 

@@ -256,14 +256,22 @@ impl<R: Rules> Table<R> {
         )
     }
 
-    /// The final position, the result (`reason`) and the moves.
+    /// The final position, the result (`reason`), how it was counted when the rules count
+    /// one (Go's score), and the moves.
     fn final_view(&self, reason: &str) -> String {
         // The rendering's own last line says whose move it is or the rules' bare result;
         // the reason with names replaces it.
         let board = self.rules.render();
         let lines: Vec<&str> = board.trim_end().lines().collect();
         let position = lines[..lines.len().saturating_sub(1)].join("\n");
-        format!("{position}\nGame over: {reason}.\n{}", self.rules.record())
+        let score = match self.outcome().and_then(|o| o.detail) {
+            Some(detail) => format!("Score: {detail}.\n"),
+            None => String::new(),
+        };
+        format!(
+            "{position}\nGame over: {reason}.\n{score}{}",
+            self.rules.record()
+        )
     }
 
     /// Ends the game, leaving its final view for `board` to show while the ended record is
@@ -280,6 +288,7 @@ impl<R: Rules> Table<R> {
             Some(loser) => Some(Outcome {
                 winner: Some(loser.other()),
                 text: format!("{} wins by resignation", R::side_name(loser.other())),
+                detail: None,
             }),
             None => self.rules.outcome(),
         }
