@@ -259,6 +259,12 @@ fn a_go_game_is_played_to_the_end_with_the_commands_help_shows() {
     }
     let opened = pane.run("open go size=9", PROMPT);
     assert!(opened.contains("You play Black"), "{opened}");
+    // The tools it opened are named in the commands a person types, not in the model's
+    // meta-tool syntax (issue #43 item 3).
+    assert!(
+        opened.contains("Call it with act arcade/go_play:go-1") && !opened.contains("toolsets--"),
+        "{opened}"
+    );
     let board = pane.run("board", PROMPT);
     assert!(
         board.contains("A B C D E F G H J") && board.contains("Your move."),
@@ -293,6 +299,8 @@ fn a_go_game_is_played_to_the_end_with_the_commands_help_shows() {
         }
     };
     assert!(last.contains(" wins by "), "{last}");
+    // And how it was counted (a resignation has no count; the bot does not resign).
+    assert!(last.contains("Score: Black "), "{last}");
     let after = pane.run("status", PROMPT);
     assert!(
         after.contains("open: arcade/lobby") && !after.contains("go-1"),

@@ -254,6 +254,137 @@ pub fn parse(line: &str) -> Result<Command, CommandError> {
     }
 }
 
+/// The host's text for the agent, in the words a person types here (issue #43 item 3):
+/// each meta-tool call it suggests (`toolsets--act {"server":"arcade","tool":"go_play",
+/// "instance":"go-1"}`) becomes the command that makes it (`act arcade/go_play:go-1`),
+/// and a bare meta-tool name (`toolsets--look lists …`) the command's name. A call this
+/// syntax cannot say (a `look` of one tool, text that is not a whole JSON object) is left
+/// as the agent sees it.
+pub fn in_terminal_words(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some((at, tool, command)) = next_meta_name(rest) {
+        out.push_str(&rest[..at]);
+        rest = &rest[at + tool.len()..];
+        let object = rest
+            .strip_prefix(' ')
+            .filter(|r| r.starts_with('{'))
+            .and_then(|r| {
+                let mut stream = serde_json::Deserializer::from_str(r).into_iter::<Value>();
+                match stream.next() {
+                    Some(Ok(Value::Object(args))) => Some((args, 1 + stream.byte_offset())),
+                    _ => None,
+                }
+            });
+        match object {
+            Some((args, len)) => match typed(command, &args) {
+                Some(typed) => {
+                    out.push_str(&typed);
+                    rest = &rest[len..];
+                }
+                None => out.push_str(tool),
+            },
+            // Something like an object that does not read as one: left as it is.
+            None if rest.starts_with(" {") => out.push_str(tool),
+            None => out.push_str(command),
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The first meta-tool name in `text`: where, the name, and the command that calls it.
+fn next_meta_name(text: &str) -> Option<(usize, &'static str, &'static str)> {
+    [
+        (OPEN, "open"),
+        (ACT, "act"),
+        (LOOK, "look"),
+        (CLOSE, "close"),
+    ]
+    .into_iter()
+    .filter_map(|(tool, command)| text.find(tool).map(|at| (at, tool, command)))
+    .min_by_key(|(at, ..)| *at)
+}
+
+/// A meta-tool call's arguments as the command line that makes it, if it can say them.
+fn typed(command: &str, args: &Map<String, Value>) -> Option<String> {
+    let (name_key, pairs_key) = match command {
+        "act" => ("tool", Some("args")),
+        "open" => ("toolset", Some("options")),
+        _ => ("toolset", None),
+    };
+    let text = |key: &str| match args.get(key) {
+        None => Some(None),
+        Some(Value::String(s)) => Some(Some(s.as_str())),
+        Some(_) => None,
+    };
+    let (server, name, instance) = (text("server")?, text(name_key)?, text("instance")?);
+    let known = ["server", name_key, "instance"];
+    let pairs = match pairs_key.and_then(|k| args.get(k)) {
+        None => Map::new(),
+        Some(Value::Object(p)) => p.clone(),
+        Some(_) => return None,
+    };
+    if args
+        .keys()
+        .any(|k| !known.contains(&k.as_str()) && Some(k.as_str()) != pairs_key)
+    {
+        return None;
+    }
+    let mut line = command.to_owned();
+    match (server, name, instance) {
+        (None, None, None) => {}
+        // `close` and `look` take a target; `act` and `open` need the name.
+        (_, None, _) if command == "act" || command == "open" => return None,
+        (server, name, instance) => {
+            line.push(' ');
+            if let Some(s) = server {
+                line.push_str(s);
+                line.push('/');
+            }
+            line.push_str(name.unwrap_or_default());
+            if let Some(i) = instance {
+                line.push(':');
+                line.push_str(i);
+            }
+        }
+    }
+    for (key, value) in &pairs {
+        line.push(' ');
+        line.push_str(key);
+        line.push('=');
+        line.push_str(&typed_value(value));
+    }
+    Some(line)
+}
+
+/// A value as typed so that it reads back the same (`words::pair`): plain text when it is
+/// not JSON, else its JSON; in double quotes (`\` before `"` and `\`) where it holds a
+/// space or a quote.
+fn typed_value(value: &Value) -> String {
+    let plain = match value {
+        Value::String(s) if words::json_ish(s) == *value => s.clone(),
+        other => other.to_string(),
+    };
+    if plain
+        .chars()
+        .any(|c| c.is_whitespace() || matches!(c, '"' | '\'' | '\\'))
+    {
+        let mut quoted = String::with_capacity(plain.len() + 2);
+        quoted.push('"');
+        for c in plain.chars() {
+            if matches!(c, '"' | '\\') {
+                quoted.push('\\');
+            }
+            quoted.push(c);
+        }
+        quoted.push('"');
+        quoted
+    } else {
+        plain
+    }
+}
+
 /// One open toolset, as the host's status lists it: server, toolset, instance.
 pub type OpenEntry = (String, String, Option<String>);
 
@@ -385,6 +516,44 @@ fn required_strings(schema: &Value) -> Vec<&str> {
 
 #[cfg(test)]
 mod tests {
+    /// Issue #43 item 3: what the host tells the agent reads, in `play`, as the commands
+    /// a person types, and each command so written reads back as the same call.
+    #[test]
+    fn issue43_03_meta_tool_calls_read_as_the_commands_that_make_them() {
+        let told = "Changed: play in [arcade/game:g1] — \"Play\" (from arcade). Arguments: {move: \"E5\" | \"pass\"}. Call it with toolsets--act {\"instance\":\"g1\",\"server\":\"arcade\",\"tool\":\"play\"}.\nSuggestion from arcade (the host does not act on it): open [arcade/go:m1] — bob challenges you (from arcade). To accept, call toolsets--open {\"options\":{\"note\":\"a b\",\"size\":9,\"s\":\"9\"},\"server\":\"arcade\",\"toolset\":\"go\",\"instance\":\"m1\"}.\ntoolsets--look shows what is open; toolsets--close {} closes; toolsets--look {\"tool\":\"x\"} stays.";
+        let shown = in_terminal_words(told);
+        assert_eq!(
+            shown,
+            "Changed: play in [arcade/game:g1] — \"Play\" (from arcade). Arguments: {move: \"E5\" | \"pass\"}. Call it with act arcade/play:g1.\nSuggestion from arcade (the host does not act on it): open [arcade/go:m1] — bob challenges you (from arcade). To accept, call open arcade/go:m1 note=\"a b\" s=\"\\\"9\\\"\" size=9.\nlook shows what is open; close closes; toolsets--look {\"tool\":\"x\"} stays."
+        );
+        let (open_line, _) = shown
+            .split_once("To accept, call ")
+            .unwrap()
+            .1
+            .split_once(".\n")
+            .unwrap();
+        assert_eq!(
+            call(open_line),
+            (
+                OPEN.into(),
+                json!({"server": "arcade", "toolset": "go", "instance": "m1",
+                       "options": {"note": "a b", "size": 9, "s": "9"}})
+            )
+        );
+        // A call the commands cannot say, or text that is no JSON object, stays as is.
+        for kept in [
+            "toolsets--act {\"tool\": 3}",
+            "toolsets--act {\"server\":\"a\",\"tool\":\"b\", …}",
+            "toolsets--open {\"server\":\"a\"}",
+        ] {
+            assert_eq!(in_terminal_words(kept), kept);
+        }
+        assert_eq!(
+            in_terminal_words("toolsets--act {\"tool\":\"go_play\",\"args\":{\"move\":\"D4\"}}"),
+            "act go_play move=D4"
+        );
+    }
+
     use super::*;
 
     fn call(line: &str) -> (String, Value) {

@@ -222,9 +222,9 @@ async fn call(host: &HostHandle, tool: &str, args: serde_json::Value) -> String 
     }
 }
 
-/// A result's text, as is; an error says so first.
+/// A result's text, in the terminal's words; an error says so first.
 fn result(r: &CallToolResult) -> String {
-    let text = r.joined_text();
+    let text = play::in_terminal_words(&r.joined_text());
     if r.is_error {
         format!("error: {text}")
     } else {
@@ -245,5 +245,5 @@ fn shown(s: &Shown) -> String {
         .as_deref()
         .map(|n| format!(" · {n}"))
         .unwrap_or_default();
-    format!("── {what}{from} ──\n{}", s.text)
+    format!("── {what}{from} ──\n{}", play::in_terminal_words(&s.text))
 }
