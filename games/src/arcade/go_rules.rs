@@ -2,10 +2,10 @@
 //! [`Rules`].
 
 use super::rules::{BotPlan, Outcome, Rules, Side, ToolNames};
+use super::spectate::{ScoreView, SideScore, Spectacle};
 use super::{BotBudget, BotSettings};
 use crate::bot::Bot;
 use crate::bot::Budget;
-use super::spectate::{ScoreView, SideScore, Spectacle};
 use crate::go::{
     BoardSize, Color, DEFAULT_KOMI, Game, Move, render_ascii, render_svg, render_svg_with_result,
 };

@@ -12,8 +12,8 @@
 //! goes away (its `Drop`), so the lobby lists exactly the challenges still open.
 
 use super::BotSettings;
-use super::spectate::Gallery;
 use super::challenge_limit::ChallengeLimit;
+use super::spectate::Gallery;
 use mcpl_server::Server;
 use mcpl_transport::Principal;
 use std::collections::{BTreeMap, BTreeSet};

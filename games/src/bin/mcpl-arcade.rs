@@ -190,7 +190,12 @@ struct ServeArgs {
     web: Option<ListenAddr>,
     /// Spectators must give this token (once, as http://ADDR/?token=TOKEN): letters,
     /// digits, '.', '_', '~' and '-'.
-    #[arg(long, value_name = "TOKEN", requires = "web", conflicts_with = "web_public")]
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        requires = "web",
+        conflicts_with = "web_public"
+    )]
     web_token: Option<String>,
     /// Anyone who reaches --web's address may watch every game.
     #[arg(long, requires = "web")]

@@ -201,7 +201,9 @@ impl Watcher {
     /// falling behind the ring, a fresh snapshot.
     pub async fn next(&mut self) -> Seen {
         match self.next_shown().await {
-            SeenShown::Snapshot(games) => Seen::Snapshot(games.into_iter().map(|s| s.view).collect()),
+            SeenShown::Snapshot(games) => {
+                Seen::Snapshot(games.into_iter().map(|s| s.view).collect())
+            }
             SeenShown::Game(s) => Seen::Game(s.view),
             SeenShown::Gone(id) => Seen::Gone(id),
         }
@@ -316,6 +318,10 @@ mod tests {
         }
         gallery.publish(view(4, 0, false));
         let shown: Vec<u64> = gallery.games().iter().map(|g| g.id).collect();
-        assert_eq!(shown, [4, 3, 2], "under way first, then the latest finished");
+        assert_eq!(
+            shown,
+            [4, 3, 2],
+            "under way first, then the latest finished"
+        );
     }
 }

@@ -55,7 +55,7 @@ const SCRIPT: &str = include_str!("page/app.js");
 /// Its style.
 const STYLE: &str = include_str!("page/app.css");
 
-/// What a refused connection is told, whole (it is written before its request is read).
+/// What a refused connection is told, whole.
 const BUSY: &[u8] = b"HTTP/1.1 503 Service Unavailable\r\nRetry-After: 5\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 62\r\nConnection: close\r\n\r\nToo many spectators are connected; try again in a few seconds.";
 
 /// The default bound on connections at once.
@@ -209,9 +209,9 @@ async fn accept_loop(listener: TcpListener, site: Arc<Site>) {
             Err(_) => {
                 tracing::debug!(%remote, "spectator page: at its connection bound; 503");
                 if let Ok(permit) = refusals.clone().try_acquire_owned() {
-                    let timeout = site.opts.read_timeout;
+                    let (timeout, tls) = (site.opts.read_timeout, site.opts.tls.is_some());
                     tokio::spawn(async move {
-                        refuse(tcp, timeout).await;
+                        refuse(tcp, timeout, tls).await;
                         drop(permit);
                     });
                 }
@@ -229,17 +229,29 @@ fn is_connection_error(e: &io::Error) -> bool {
     )
 }
 
-/// Tells a connection over the bound 503 and closes it. What it sent is read (a little,
-/// for a short while) before closing, so that its client reads the answer rather than a
-/// reset. With TLS the answer would not be understood: the connection is just closed.
-async fn refuse(mut tcp: TcpStream, timeout: Duration) {
+/// Tells a connection over the bound 503 and closes it: after its request head (a client
+/// given an answer before it asked takes it for garbage), read for at most `timeout` and
+/// 16 KiB; then what else it sent is read for a moment, so that it reads the answer
+/// rather than a reset. With TLS the answer would not be understood: it is just closed.
+async fn refuse(mut tcp: TcpStream, timeout: Duration, tls: bool) {
+    const MOST: usize = 16 * 1024;
     let answer = async {
-        tcp.write_all(BUSY).await?;
+        let mut head = Vec::with_capacity(1024);
+        let mut buf = [0u8; 1024];
+        while !tls && head.len() < MOST && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+            let n = tcp.read(&mut buf).await?;
+            if n == 0 {
+                return Ok(());
+            }
+            head.extend_from_slice(&buf[..n]);
+        }
+        if !tls {
+            tcp.write_all(BUSY).await?;
+        }
         tcp.shutdown().await?;
-        let mut sink = [0u8; 1024];
-        let mut left: usize = 16 * 1024;
+        let mut left = MOST;
         while left > 0 {
-            let n = tcp.read(&mut sink).await?;
+            let n = tcp.read(&mut buf).await?;
             if n == 0 {
                 break;
             }
@@ -262,7 +274,9 @@ async fn connection(
         None => http(tcp, remote, site, shutdown).await,
         Some(tls) => match tokio::time::timeout(site.opts.read_timeout, tls.accept(tcp)).await {
             Ok(Ok(stream)) => http(stream, remote, site, shutdown).await,
-            Ok(Err(e)) => tracing::debug!(%remote, error = %e, "spectator page: TLS handshake failed"),
+            Ok(Err(e)) => {
+                tracing::debug!(%remote, error = %e, "spectator page: TLS handshake failed")
+            }
             Err(_) => tracing::debug!(%remote, "spectator page: TLS handshake timed out"),
         },
     }
@@ -305,12 +319,17 @@ fn route(site: &Site, request: &Request<Incoming>, shutdown: watch::Receiver<()>
     let headers = request.headers();
     let host = headers.get(HOST).and_then(|h| h.to_str().ok());
     if !site.hosts.host_allowed(host, site.local) {
-        return plain(StatusCode::FORBIDDEN, "This Host is not one this page answers to.");
+        return plain(
+            StatusCode::FORBIDDEN,
+            "This Host is not one this page answers to.",
+        );
     }
     if !matches!(*request.method(), Method::GET | Method::HEAD) {
         let mut r = plain(StatusCode::METHOD_NOT_ALLOWED, "Only GET is answered here.");
-        r.headers_mut()
-            .insert(axum::http::header::ALLOW, HeaderValue::from_static("GET, HEAD"));
+        r.headers_mut().insert(
+            axum::http::header::ALLOW,
+            HeaderValue::from_static("GET, HEAD"),
+        );
         return r;
     }
     let path = request.uri().path();
@@ -331,13 +350,18 @@ fn route(site: &Site, request: &Request<Incoming>, shutdown: watch::Receiver<()>
     }
     // A token in the page's address is kept in a cookie, and the address loses it.
     if let (Access::Token(token), Some(_), "/") = (&site.opts.access, &query_token, path) {
-        let secure = if site.opts.tls.is_some() { "; Secure" } else { "" };
+        let secure = if site.opts.tls.is_some() {
+            "; Secure"
+        } else {
+            ""
+        };
         let set = format!(
             "{}={token}; HttpOnly; SameSite=Strict; Path=/{secure}",
             site.cookie
         );
         let mut r = StatusCode::SEE_OTHER.into_response();
-        r.headers_mut().insert(LOCATION, HeaderValue::from_static("/"));
+        r.headers_mut()
+            .insert(LOCATION, HeaderValue::from_static("/"));
         if let Ok(set) = HeaderValue::from_str(&set) {
             r.headers_mut().insert(SET_COOKIE, set);
         }
@@ -350,10 +374,8 @@ fn route(site: &Site, request: &Request<Incoming>, shutdown: watch::Receiver<()>
         "/games" => {
             let games = Gallery::ordered(&super::lock(&site.gallery.inner));
             let mut r = snapshot_json(&games).into_response();
-            r.headers_mut().insert(
-                CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
+            r.headers_mut()
+                .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
             private(r)
         }
         "/events" => private(events(site, shutdown)),
@@ -373,9 +395,9 @@ fn events(site: &Site, shutdown: watch::Receiver<()>) -> Response {
                 _ = shutdown.changed() => return None,
             };
             let event = match seen {
-                SeenShown::Snapshot(games) => {
-                    Event::default().event("snapshot").data(snapshot_json(&games))
-                }
+                SeenShown::Snapshot(games) => Event::default()
+                    .event("snapshot")
+                    .data(snapshot_json(&games)),
                 SeenShown::Game(g) => Event::default().event("game").data(&*g.json),
                 SeenShown::Gone(id) => Event::default()
                     .event("gone")
@@ -424,7 +446,10 @@ fn asset(body: &'static str, content_type: &'static str) -> Response {
 fn private(mut r: Response) -> Response {
     let h = r.headers_mut();
     h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    h.insert("x-content-type-options", HeaderValue::from_static("nosniff"));
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
     h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
     r
 }
@@ -452,7 +477,10 @@ fn refused(wrong_token: bool) -> Response {
     );
     let mut r = (StatusCode::UNAUTHORIZED, body).into_response();
     let h = r.headers_mut();
-    h.insert(CONTENT_TYPE, HeaderValue::from_static("text/html; charset=utf-8"));
+    h.insert(
+        CONTENT_TYPE,
+        HeaderValue::from_static("text/html; charset=utf-8"),
+    );
     h.insert(
         WWW_AUTHENTICATE,
         HeaderValue::from_static("Bearer realm=\"mcpl-arcade spectators\""),
@@ -476,16 +504,14 @@ fn percent_decode(text: &str) -> String {
     while i < bytes.len() {
         let hex = |b: u8| (b as char).to_digit(16);
         match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                    (Some(h), Some(l)) => {
-                        out.push((h * 16 + l) as u8);
-                        i += 3;
-                        continue;
-                    }
-                    _ => out.push(b'%'),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push((h * 16 + l) as u8);
+                    i += 3;
+                    continue;
                 }
-            }
+                _ => out.push(b'%'),
+            },
             b'+' => out.push(b' '),
             b => out.push(b),
         }
@@ -507,7 +533,10 @@ fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
-    let h = headers.get(axum::http::header::AUTHORIZATION)?.to_str().ok()?;
+    let h = headers
+        .get(axum::http::header::AUTHORIZATION)?
+        .to_str()
+        .ok()?;
     h.strip_prefix("Bearer ")
         .or_else(|| h.strip_prefix("bearer "))
         .map(str::trim)
@@ -525,7 +554,10 @@ mod tests {
 
     #[test]
     fn a_token_is_read_from_the_query_and_cookies() {
-        assert_eq!(token_in_query("a=1&token=s%3Dx+y").as_deref(), Some("s=x y"));
+        assert_eq!(
+            token_in_query("a=1&token=s%3Dx+y").as_deref(),
+            Some("s=x y")
+        );
         assert_eq!(token_in_query("tokens=1"), None);
         assert_eq!(percent_decode("%zz%4"), "%zz%4");
         let mut h = HeaderMap::new();
