@@ -45,10 +45,10 @@ async fn issue43_05_sim_demo_serves_its_games_to_spectators() {
     tokio::spawn(async move {
         let mut done_tx = Some(done_tx);
         while let Ok(Some(line)) = lines.next_line().await {
-            if line.starts_with("The games stay on the spectator page") {
-                if let Some(tx) = done_tx.take() {
-                    let _ = tx.send(line);
-                }
+            if line.starts_with("The games stay on the spectator page")
+                && let Some(tx) = done_tx.take()
+            {
+                let _ = tx.send(line);
             }
         }
     });

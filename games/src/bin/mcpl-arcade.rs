@@ -28,7 +28,7 @@
 //!
 //! `--web ADDR` serves the spectator page (issue #43, `mcpl_games::arcade::spectate::web`):
 //! every game under way and the last finished ones, each board live. Games are private to
-//! their players unless the operator says otherwise (**[project]**): `--web` needs either
+//! their players unless the operator says otherwise (**\[project\]**): `--web` needs either
 //! `--web-token TOKEN`, which spectators give once as `http://ADDR/?token=TOKEN`, or
 //! `--web-public`, which lets anyone who reaches ADDR watch every game. It prints
 //! `spectator page on URL` beside the other listeners.

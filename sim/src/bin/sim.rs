@@ -11,7 +11,7 @@
 //!
 //! `sim demo --web ADDR` serves the spectator page for the demo's games (issue #43): it
 //! prints `spectator page on URL` before the agents start, and after the summary keeps
-//! serving the finished games until interrupted. The page is public (**[project]**): the
+//! serving the finished games until interrupted. The page is public (**\[project\]**): the
 //! demo's games are the simulator's own scripted agents', nobody's private games.
 //!
 //! Without a subcommand: the load and chaos run; it prints a table (with `--explain`, what

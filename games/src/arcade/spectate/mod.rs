@@ -6,7 +6,9 @@
 //! | `mod.rs` | [`Gallery`]: the games to show, and a bounded broadcast of their changes; [`Watcher`] |
 //! | `view.rs` | [`GameView`] and its parts: what a spectator sees of one game |
 //! | [`web`] | the page's HTTP listener: who may watch, how many at once |
-//! | `page/` | the page itself: HTML, CSS and a script, no framework |
+//!
+//! The page itself is in `page/`: HTML, CSS and a script, no framework, the boards the
+//! arcade's own SVG pictures.
 //!
 //! **The bounded broadcast.** Changes go out on one ring of [`Gallery::new`]'s `queue`
 //! entries that every watcher reads at its own pace ([`tokio::sync::broadcast`]). A watcher

@@ -4,10 +4,10 @@
 //! | path | what |
 //! |---|---|
 //! | `/` | the page (HTML); `/app.js` and `/app.css` beside it |
-//! | `/events` | the games as server-sent events: `snapshot` (every game, `{"games": […]}`), then `game` (one [`GameView`] new or changed) and `gone` (`{"id": N}`) |
+//! | `/events` | the games as server-sent events: `snapshot` (every game, `{"games": […]}`), then `game` (one [`GameView`](super::GameView) new or changed) and `gone` (`{"id": N}`) |
 //! | `/games` | every game now, as JSON (`{"games": […]}`) |
 //!
-//! **Who may watch** ([`Access`], **[project]**). Games are private to their players
+//! **Who may watch** ([`Access`], **\[project\]**). Games are private to their players
 //! unless the operator says otherwise: a listener is made either with a watch token, which
 //! every request must carry, or explicitly public. The token comes as `?token=` on any
 //! path (on `/` it is then kept in a cookie, `HttpOnly`, `SameSite=Strict`, and the page
