@@ -455,27 +455,41 @@ fn view(moves: u64, svg_bytes: usize) -> GameView {
     }
 }
 
-/// The events of an SSE stream read so far: (name, data).
-fn events(text: &str) -> Vec<(String, Value)> {
-    text.split("\n\n")
-        .filter_map(|block| {
-            let name = block.lines().find_map(|l| l.strip_prefix("event: "))?;
-            let data = block.lines().find_map(|l| l.strip_prefix("data: "))?;
-            Some((name.to_owned(), serde_json::from_str(data).ok()?))
-        })
-        .collect()
+/// An SSE stream read as it comes: its complete events, (name, data).
+#[derive(Default)]
+struct Events {
+    pending: String,
+    seen: Vec<(String, Value)>,
 }
 
-/// The highest `moves` among `events`' games.
-fn latest(events: &[(String, Value)]) -> Option<u64> {
-    events
-        .iter()
-        .flat_map(|(_, d)| match d.get("games") {
+impl Events {
+    /// Takes `bytes` read from the stream; the events they complete are parsed.
+    fn feed(&mut self, bytes: &[u8]) {
+        self.pending.push_str(std::str::from_utf8(bytes).unwrap());
+        while let Some(end) = self.pending.find("\n\n") {
+            let block: String = self.pending.drain(..end + 2).collect();
+            let name = block.lines().find_map(|l| l.strip_prefix("event: "));
+            let data = block.lines().find_map(|l| l.strip_prefix("data: "));
+            if let (Some(name), Some(data)) = (name, data) {
+                let data = serde_json::from_str(data).expect("each event's data is JSON");
+                self.seen.push((name.to_owned(), data));
+            }
+        }
+    }
+
+    /// The highest `moves` among the games of the last event.
+    fn latest(&self) -> Option<u64> {
+        let (_, d) = self.seen.last()?;
+        let games = match d.get("games") {
             Some(games) => games.as_array().cloned().unwrap_or_default(),
             None => vec![d.clone()],
-        })
-        .filter_map(|g| g["moves"].as_u64())
-        .max()
+        };
+        games.iter().filter_map(|g| g["moves"].as_u64()).max()
+    }
+
+    fn count(&self, name: &str) -> usize {
+        self.seen.iter().filter(|(n, _)| n == name).count()
+    }
 }
 
 #[tokio::test]
@@ -506,26 +520,20 @@ async fn issue43_04_a_watcher_too_slow_for_a_burst_gets_a_fresh_snapshot() {
         gallery.publish(view(moves, 64 * 1024));
     }
     // Now read: the stream goes on, and brings the game as it is now.
-    let mut text = String::new();
+    let mut events = Events::default();
     let mut buf = vec![0u8; 64 * 1024];
-    let seen = within(async {
-        loop {
+    let mut bytes = 0;
+    within(async {
+        while events.latest() != Some(BURST) {
             let n = tcp.read(&mut buf).await.unwrap();
             assert!(n > 0, "the stream ended");
-            text.push_str(std::str::from_utf8(&buf[..n]).unwrap());
-            let seen = events(&text);
-            if latest(&seen) == Some(BURST) {
-                return seen;
-            }
+            bytes += n;
+            events.feed(&buf[..n]);
         }
     })
     .await;
-    let snapshots = seen.iter().filter(|(n, _)| n == "snapshot").count();
-    let games = seen.iter().filter(|(n, _)| n == "game").count();
-    eprintln!(
-        "read {} bytes: {snapshots} snapshots, {games} single changes",
-        text.len()
-    );
+    let (snapshots, games) = (events.count("snapshot"), events.count("game"));
+    eprintln!("read {bytes} bytes: {snapshots} snapshots, {games} single changes");
     assert!(snapshots >= 2, "fell behind, and was sent the games afresh");
     assert!(
         (games as u64) < BURST,
@@ -534,14 +542,12 @@ async fn issue43_04_a_watcher_too_slow_for_a_burst_gets_a_fresh_snapshot() {
     // And it goes on with the next change.
     gallery.publish(view(BURST + 1, 16));
     within(async {
-        loop {
+        while events.latest() != Some(BURST + 1) {
             let n = tcp.read(&mut buf).await.unwrap();
             assert!(n > 0, "the stream ended");
-            text.push_str(std::str::from_utf8(&buf[..n]).unwrap());
-            if latest(&events(&text)) == Some(BURST + 1) {
-                return;
-            }
+            events.feed(&buf[..n]);
         }
     })
     .await;
+    assert_eq!(events.seen.last().unwrap().0, "game");
 }
