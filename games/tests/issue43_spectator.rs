@@ -113,9 +113,15 @@ async fn issue43_01_a_browser_watches_games_live() {
         .open("go", Some("duel"), json!({"opponent": "bob", "komi": 6.5}))
         .await;
     let duel = card("alice bob");
-    browser
-        .wait_for(&format!("{duel}.dataset.state === 'waiting'"), SHOWN)
+    let waiting = browser
+        .wait_for(
+            &format!(
+                "{duel}.dataset.state === 'waiting' && {duel}.querySelector('.state').textContent"
+            ),
+            SHOWN,
+        )
         .await;
+    assert_eq!(waiting, "Waiting for bob to accept the challenge.");
     bob.next_push().await;
     bob.open("go", Some("duel"), Value::Null).await;
     alice.next_push().await;
@@ -253,6 +259,22 @@ async fn issue43_01_a_browser_watches_games_live() {
             SHOWN,
         )
         .await;
+    // carol challenges alice, carol playing O: the page names who it waits for, X.
+    carol
+        .open(
+            "tictactoe",
+            Some("t2"),
+            json!({"opponent": "alice", "color": "o"}),
+        )
+        .await;
+    let challenge = card("alice carol");
+    let waiting = browser
+        .wait_for(
+            &format!("{challenge}.dataset.state === 'waiting' && {challenge}.querySelector('.state').textContent"),
+            SHOWN,
+        )
+        .await;
+    assert_eq!(waiting, "Waiting for alice to accept the challenge.");
     assert_eq!(browser.eval("window.sameDocument").await, Ok(json!(true)));
 
     let png = browser.screenshot().await;

@@ -52,7 +52,10 @@ pub struct PlayerView {
 #[serde(tag = "state", rename_all = "snake_case")]
 pub enum GameState {
     /// A challenge sent: the invited player has not accepted yet.
-    Waiting,
+    Waiting {
+        /// The invited player's side, by index (0: Black, X).
+        invited: usize,
+    },
     /// Under way.
     Playing {
         /// The side to move, by index (0: Black, X).

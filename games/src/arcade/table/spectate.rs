@@ -5,7 +5,7 @@
 use super::{Seat, Side, Table};
 use crate::arcade::rules::Rules;
 use crate::arcade::spectate::{GameState, GameView, PlayerView};
-use mcpl_server::InstanceContext;
+use mcpl_server::{InstanceContext, ParticipantKind};
 
 impl<R: Rules> Table<R> {
     /// Shows the game as it is now, if the arcade has spectators; a challenge that ended
@@ -24,7 +24,16 @@ impl<R: Rules> Table<R> {
             (Some(result), _) => GameState::Over {
                 result: result.clone(),
             },
-            (None, false) => GameState::Waiting,
+            (None, false) => GameState::Waiting {
+                invited: [Side::First, Side::Second]
+                    .into_iter()
+                    .find(|s| {
+                        cx.participant(self.seat(*s).id)
+                            .is_some_and(|p| matches!(p.kind(), ParticipantKind::Invited(_)))
+                    })
+                    .unwrap_or(Side::Second)
+                    .index(),
+            },
             (None, true) => GameState::Playing {
                 to_move: self.rules.to_move().index(),
                 thinking: self.thinking.is_some(),

@@ -20,7 +20,7 @@ function who(g, side) {
 function stateText(g) {
   switch (g.state.state) {
     case 'waiting':
-      return `Waiting for ${g.players[1].name} to accept the challenge.`;
+      return `Waiting for ${g.players[g.state.invited].name} to accept the challenge.`;
     case 'playing':
       return g.state.thinking ? 'The bot is thinking…' : `${who(g, g.state.to_move)} to move.`;
     default:
