@@ -16,6 +16,7 @@ use crate::arcade::{ArcadeError, ArcadeService};
 use crate::hosts::start_host;
 use crate::metrics::Metrics;
 use crate::svg::{go_svg, tictactoe_svg};
+use mcpl_games::arcade::spectate::Gallery;
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
 use mcpl_host::host::HostError;
 use std::path::PathBuf;
@@ -42,6 +43,8 @@ pub struct DemoConfig {
     /// carol reaches the arcade through a surface host (RFC §8.6) as a plain MCP client,
     /// instead of through a host of her own ([`crate::surface`]).
     pub surface: bool,
+    /// Where the arcade shows its games to spectators (`sim demo --web`, issue #43).
+    pub gallery: Option<Arc<Gallery>>,
 }
 
 impl Default for DemoConfig {
@@ -54,6 +57,7 @@ impl Default for DemoConfig {
             limit: Duration::from_secs(50),
             model: None,
             surface: false,
+            gallery: None,
         }
     }
 }
@@ -164,6 +168,7 @@ pub async fn run(config: DemoConfig, observer: Arc<dyn Observer>) -> Result<Demo
             budget: config.bot,
             seed: Some(config.seed),
         },
+        gallery: config.gallery.clone(),
         ..Default::default()
     };
     let service = ArcadeService::start(arcade, &names, None).await?;

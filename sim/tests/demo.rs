@@ -22,6 +22,7 @@ async fn small_demo(through_surface: bool) -> (tempfile::TempDir, DemoReport) {
         limit: Duration::from_secs(40),
         model: None,
         surface: through_surface,
+        gallery: None,
     };
     let report = tokio::time::timeout(
         Duration::from_secs(120),

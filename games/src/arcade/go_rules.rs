@@ -2,10 +2,13 @@
 //! [`Rules`].
 
 use super::rules::{BotPlan, Outcome, Rules, Side, ToolNames};
+use super::spectate::{ScoreView, SideScore, Spectacle};
 use super::{BotBudget, BotSettings};
 use crate::bot::Bot;
 use crate::bot::Budget;
-use crate::go::{BoardSize, Color, DEFAULT_KOMI, Game, Move, render_ascii};
+use crate::go::{
+    BoardSize, Color, DEFAULT_KOMI, Game, Move, render_ascii, render_svg, render_svg_with_result,
+};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::{Map, Value, json};
@@ -216,6 +219,38 @@ impl Rules for GoRules {
         };
         json!({"type": "object", "properties": {"move": mv}, "required": ["move"],
                "additionalProperties": false})
+    }
+
+    fn spectacle(&self, result: Option<&str>) -> Spectacle {
+        let game = &self.game;
+        let svg = match result {
+            Some(result) if game.result().is_none() => render_svg_with_result(game, result),
+            _ => render_svg(game),
+        };
+        let score = game.result().and_then(|r| r.score).map(|count| {
+            let side = |color: Color, area: u32, komi: f32, total: f32| {
+                let stones = game.board().stone_count(color) as u32;
+                SideScore {
+                    stones,
+                    territory: area.saturating_sub(stones),
+                    komi,
+                    total,
+                }
+            };
+            ScoreView {
+                sides: [
+                    side(Color::Black, count.black_area, 0.0, count.black()),
+                    side(Color::White, count.white_area, count.komi, count.white()),
+                ],
+                neutral: count.neutral,
+            }
+        });
+        Spectacle {
+            svg,
+            last_move: game.last_move().map(|m| format!("{} {}", m.color, m.mv)),
+            captures: Some([game.captures(Color::Black), game.captures(Color::White)]),
+            score,
+        }
     }
 
     fn bot(&self, settings: &BotSettings, seed: u64) -> Option<BotPlan<Move>> {

@@ -37,6 +37,7 @@
 //! | `challenge_limit.rs` | how often one player may challenge the same other |
 //! | [`listen`] | serving on stdio, WebSocket and Streamable HTTP; bearer tokens |
 //! | [`render`] | positions from text, for SVG pictures |
+//! | [`spectate`] | the games shown to spectators, and the spectator page's listener |
 //!
 //! # Running it
 //!
@@ -50,6 +51,7 @@ mod lobby;
 pub mod render;
 mod rules;
 mod shared;
+pub mod spectate;
 mod table;
 mod tools;
 
@@ -127,6 +129,9 @@ pub struct ArcadeConfig {
     /// Where games, invitations and the lobby's challenges are kept across restarts
     /// (issue #15; default none: a restart forgets them). See `mcpl_server::Store`.
     pub store: Option<Arc<dyn Store>>,
+    /// Where every table shows its game to spectators (issue #43; default none: games
+    /// are seen only by their players). Serve it with [`spectate::web::serve`].
+    pub gallery: Option<Arc<spectate::Gallery>>,
 }
 
 impl std::fmt::Debug for ArcadeConfig {
@@ -136,6 +141,7 @@ impl std::fmt::Debug for ArcadeConfig {
             .field("players", &self.players)
             .field("ended_ttl", &self.ended_ttl)
             .field("store", &self.store.as_ref().map(|s| s.location()))
+            .field("gallery", &self.gallery.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -170,7 +176,7 @@ impl Arcade {
 
     /// Builds the arcade with its sessions on `arbiter`.
     pub fn on(config: ArcadeConfig, arbiter: ArbiterHandle) -> Result<Arcade, BuildError> {
-        let shared = Arc::new(Shared::new(config.bot));
+        let shared = Arc::new(Shared::new(config.bot).with_gallery(config.gallery));
         for p in &config.players {
             shared.add_known(p.clone());
         }

@@ -6,6 +6,7 @@
 //! once (`go_rules.rs`, `tictactoe_rules.rs`).
 
 use super::BotSettings;
+use super::spectate::Spectacle;
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -155,6 +156,12 @@ pub trait Rules: Send + Sized + 'static {
     /// The game [`Rules::save`] wrote; an error says what is wrong (a value of another
     /// shape, a move that is not legal where it was played).
     fn load(state: &Value) -> Result<Self, String>;
+
+    /// What a spectator is shown of the position (issue #43, the spectator page): its
+    /// picture — `result` in its caption when the game ended in a way the rules do not
+    /// know of (a resignation, which the table keeps) — the last move, the captures and
+    /// the count.
+    fn spectacle(&self, result: Option<&str>) -> Spectacle;
 
     /// How the bot finds a move for the side to move; `None` once the game is over.
     fn bot(&self, settings: &BotSettings, seed: u64) -> Option<BotPlan<Self::Move>>;

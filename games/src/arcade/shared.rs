@@ -13,11 +13,12 @@
 
 use super::BotSettings;
 use super::challenge_limit::ChallengeLimit;
+use super::spectate::Gallery;
 use mcpl_server::Server;
 use mcpl_transport::Principal;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, MutexGuard, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime};
 
 /// Names no player may take: `bot` is the `opponent` value that means the bot.
@@ -68,6 +69,8 @@ pub struct Shared {
     limit: Mutex<ChallengeLimit>,
     next_challenge: AtomicU64,
     next_game: AtomicU64,
+    /// Where the tables show their games to spectators (issue #43), if anywhere.
+    gallery: Option<Arc<Gallery>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -85,7 +88,19 @@ impl Shared {
             limit: Mutex::default(),
             next_challenge: AtomicU64::new(1),
             next_game: AtomicU64::new(1),
+            gallery: None,
         }
+    }
+
+    /// The same state, the tables showing their games in `gallery`.
+    pub fn with_gallery(mut self, gallery: Option<Arc<Gallery>>) -> Self {
+        self.gallery = gallery;
+        self
+    }
+
+    /// Where the tables show their games, if anywhere.
+    pub fn gallery(&self) -> Option<&Arc<Gallery>> {
+        self.gallery.as_ref()
     }
 
     /// The server, once built.

@@ -3,7 +3,10 @@
 
 use super::BotSettings;
 use super::rules::{BotPlan, Outcome, Rules, Side, ToolNames};
-use crate::tictactoe::{Cell, Game, Mark, choose_move, render_ascii};
+use super::spectate::Spectacle;
+use crate::tictactoe::{
+    Cell, Game, Mark, choose_move, render_ascii, render_svg, render_svg_with_result,
+};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde_json::{Map, Value, json};
@@ -161,6 +164,24 @@ impl Rules for TicTacToeRules {
                "properties": {"move": {"type": "string", "enum": self.legal(),
                                        "description": "A free cell now: column a-c and row 1-3"}},
                "required": ["move"], "additionalProperties": false})
+    }
+
+    fn spectacle(&self, result: Option<&str>) -> Spectacle {
+        let game = &self.game;
+        let svg = match result {
+            Some(result) if game.result().is_none() => render_svg_with_result(game, result),
+            _ => render_svg(game),
+        };
+        // The mark of the last move is the one not to move now.
+        let last_move = game
+            .last_move()
+            .map(|cell| format!("{} {cell}", game.to_move().opponent()));
+        Spectacle {
+            svg,
+            last_move,
+            captures: None,
+            score: None,
+        }
     }
 
     fn bot(&self, _: &BotSettings, seed: u64) -> Option<BotPlan<Cell>> {

@@ -8,6 +8,8 @@
 //!                   [--jwks PATH --jwt-issuer URL --jwt-audience AUD [--jwt-claim CLAIM]]
 //!                   [--bot-time-ms MS | --bot-playouts N] [--seed N] [--ended-ttl SECONDS]
 //!                   [--data-dir DIR | --in-memory]
+//!                   [--web ADDR (--web-token TOKEN | --web-public) [--web-max-connections N]
+//!                    [--web-queue N]]
 //! mcpl-arcade render [--size 9|13|19] [--komi K] (--moves "D4 E5 …" | --board PATH|-) [--out PATH|-]
 //! ```
 //!
@@ -24,6 +26,13 @@
 //! server issues are let in too: bearer JWTs verified against the JWK Set's keys, their
 //! issuer, audience and expiry checked, the player named by `--jwt-claim` (`sub`).
 //!
+//! `--web ADDR` serves the spectator page (issue #43, `mcpl_games::arcade::spectate::web`):
+//! every game under way and the last finished ones, each board live. Games are private to
+//! their players unless the operator says otherwise (**\[project\]**): `--web` needs either
+//! `--web-token TOKEN`, which spectators give once as `http://ADDR/?token=TOKEN`, or
+//! `--web-public`, which lets anyone who reaches ADDR watch every game. It prints
+//! `spectator page on URL` beside the other listeners.
+//!
 //! Games, invitations and the lobby's challenges survive a restart (issue #15): they are
 //! kept in `DIR/mcpl-state.redb` (`--data-dir`; default the OS data directory's
 //! `mcpl-arcade/`, e.g. `~/.local/share/mcpl-arcade` on Linux). `--in-memory` keeps nothing.
@@ -36,6 +45,7 @@ use anyhow::{Context as _, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
 use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map};
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
+use mcpl_games::arcade::spectate::{self, Gallery, web::Access, web::WebOptions};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
 use mcpl_games::go::{BoardSize, DEFAULT_KOMI, render_svg};
 use mcpl_server::{RedbStore, Store, StoreError};
@@ -174,6 +184,28 @@ struct ServeArgs {
     /// Keep nothing across restarts: a restart forgets every game.
     #[arg(long)]
     in_memory: bool,
+    /// Serve the spectator page on ADDR (as --ws): every game under way and the last
+    /// finished ones, live. Needs --web-token or --web-public.
+    #[arg(long, value_name = "ADDR")]
+    web: Option<ListenAddr>,
+    /// Spectators must give this token (once, as http://ADDR/?token=TOKEN): letters,
+    /// digits, '.', '_', '~' and '-'.
+    #[arg(
+        long,
+        value_name = "TOKEN",
+        requires = "web",
+        conflicts_with = "web_public"
+    )]
+    web_token: Option<String>,
+    /// Anyone who reaches --web's address may watch every game.
+    #[arg(long, requires = "web")]
+    web_public: bool,
+    /// The most connections the spectator page serves at once; one more is answered 503.
+    #[arg(long, value_name = "N", default_value_t = spectate::web::DEFAULT_MAX_CONNECTIONS, requires = "web")]
+    web_max_connections: usize,
+    /// How many changes a spectator may fall behind before it is sent the games afresh.
+    #[arg(long, value_name = "N", default_value_t = spectate::DEFAULT_QUEUE, requires = "web")]
+    web_queue: usize,
 }
 
 #[derive(Args)]
@@ -334,8 +366,36 @@ fn store(args: &ServeArgs) -> anyhow::Result<Option<Arc<dyn Store>>> {
     Ok(Some(Arc::new(store)))
 }
 
+/// Who may watch the spectator page (`--web`), checked before anything starts.
+fn web_access(args: &ServeArgs) -> anyhow::Result<Option<Access>> {
+    if args.web.is_none() {
+        return Ok(None);
+    }
+    match (&args.web_token, args.web_public) {
+        (Some(token), _) => {
+            let ok = !token.is_empty()
+                && token
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b"._~-".contains(&b));
+            if !ok {
+                bail!(
+                    "--web-token: use letters, digits, '.', '_', '~' and '-' only (it goes in a URL and a cookie)"
+                );
+            }
+            Ok(Some(Access::Token(token.clone())))
+        }
+        (None, true) => Ok(Some(Access::Public)),
+        (None, false) => bail!(
+            "--web: games are private to their players; give --web-token TOKEN (spectators open \
+             the page with ?token=TOKEN) or --web-public (anyone who reaches the address watches \
+             every game)"
+        ),
+    }
+}
+
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (opts, players) = server_options(&args)?;
+    let access = web_access(&args)?;
     let opts = Arc::new(opts);
     let store = store(&args)?;
     let config = ArcadeConfig {
@@ -350,7 +410,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ended_ttl: args.ended_ttl.map(Duration::from_secs),
         clock: None,
         store,
+        gallery: access
+            .is_some()
+            .then(|| Gallery::new(args.web_queue, spectate::DEFAULT_FINISHED_KEPT)),
     };
+    let gallery = config.gallery.clone();
     actix::System::new().block_on(async move {
         let arcade = Arcade::new(config).context("building the arcade")?;
         // With stdio, stdout is the MCP channel: say where we listen on stderr.
@@ -363,6 +427,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             }
         };
         let mut listeners = Vec::new();
+        let mut web_listener = None;
         if let Some(addr) = args.ws {
             let l = listen::ws(&arcade, addr.addr(), opts.clone())
                 .await
@@ -377,6 +442,19 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             say(format!("listening on {}", l.url()));
             listeners.push(l);
         }
+        if let (Some(addr), Some(access), Some(gallery)) = (args.web, access, gallery) {
+            let web = WebOptions {
+                max_connections: args.web_max_connections,
+                allowed_hosts: args.allowed_hosts.clone(),
+                tls: opts.tls.clone(),
+                ..WebOptions::new(access)
+            };
+            let l = spectate::web::serve(gallery, addr.addr(), web)
+                .await
+                .with_context(|| format!("serving the spectator page on {addr}"))?;
+            say(format!("spectator page on {}", l.url()));
+            web_listener = Some(l);
+        }
         if args.stdio {
             eprintln!("serving stdio as {}", opts.stdio_principal);
             listen::stdio(&arcade, &opts).await;
@@ -385,6 +463,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         }
         shutdown_signal().await;
         drop(listeners);
+        drop(web_listener);
         Ok(())
     })
 }

@@ -31,4 +31,4 @@ pub use game::{DEFAULT_KOMI, Game, GameResult, IllegalMove, MoveOutcome, PlayedM
 pub use render::render_ascii;
 pub use score::AreaScore;
 pub use setup::SetupError;
-pub use svg::render_svg;
+pub use svg::{render_svg, render_svg_with_result};

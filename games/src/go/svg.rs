@@ -22,6 +22,22 @@ const CAPTION: u32 = 52;
 /// area count of a game that ended by passing or the captures so far. No
 /// external fonts, images or scripts are referenced.
 pub fn render_svg(game: &Game) -> String {
+    let status = match game.result() {
+        Some(result) => format!("game over, {result}"),
+        None => format!("{} to move", game.to_move()),
+    };
+    draw(game, &status)
+}
+
+/// [`render_svg`] for a game that ended in a way the position does not show (a player
+/// resigned through the arcade's table, which keeps the resignation itself): `result`
+/// ("Black (alice) wins by resignation") is the caption's first line.
+pub fn render_svg_with_result(game: &Game, result: &str) -> String {
+    draw(game, &format!("game over, {result}"))
+}
+
+/// The picture, `status` its title and its caption's first line.
+fn draw(game: &Game, status: &str) -> String {
     let board = game.board();
     let size = board.size();
     let n = u32::from(size.lines());
@@ -30,18 +46,14 @@ pub fn render_svg(game: &Game) -> String {
     let at = |i: u32| MARGIN + i * CELL;
     // SVG's y axis points down; row 0 is the bottom line.
     let y_of = |row: u8| at(n - 1 - u32::from(row));
-    let to_move = game.to_move();
-    let status = match game.result() {
-        Some(result) => format!("game over, {result}"),
-        None => format!("{to_move} to move"),
-    };
-
+    // Names in a result ("Black (alice) wins …") come from players: escaped here.
+    let label = escape(status).replace('"', "&quot;");
     let mut svg = String::new();
     let _ = writeln!(
         svg,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {extent} {height}" width="{extent}" height="{height}" role="img" aria-label="{size} Go board, {status}">"#
+        r#"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {extent} {height}" width="{extent}" height="{height}" role="img" aria-label="{size} Go board, {label}">"#
     );
-    let _ = writeln!(svg, "<title>{size} Go board, {status}</title>");
+    let _ = writeln!(svg, "<title>{size} Go board, {label}</title>");
     svg.push_str(concat!(
         "<defs>\n",
         r##"<linearGradient id="wood" x1="0" y1="0" x2="1" y2="1"><stop offset="0" stop-color="#e8c27a"/><stop offset="0.5" stop-color="#dcb35c"/><stop offset="1" stop-color="#c9a04a"/></linearGradient>"##,
@@ -138,7 +150,7 @@ pub fn render_svg(game: &Game) -> String {
     }
     svg.push_str("</g>\n");
 
-    caption(&mut svg, game, &status, extent);
+    caption(&mut svg, game, status, extent);
     svg.push_str("</svg>\n");
     svg
 }

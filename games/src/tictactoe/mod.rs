@@ -22,7 +22,7 @@ use std::fmt::Write as _;
 use thiserror::Error;
 
 pub use bot::{best_moves, choose_move, value};
-pub use svg::render_svg;
+pub use svg::{render_svg, render_svg_with_result};
 
 /// A player's mark. `X` moves first.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

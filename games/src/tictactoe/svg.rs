@@ -15,12 +15,30 @@ const CAPTION: i32 = 40;
 
 /// Draws `game` as a standalone SVG document (no fonts, images or scripts referenced).
 pub fn render_svg(game: &Game) -> String {
-    let width = MARGIN + 3 * CELL + 12;
-    let height = 12 + 3 * CELL + MARGIN + CAPTION;
     let status = match game.result() {
         Some(result) => result.to_string(),
         None => format!("{} to move", game.to_move()),
     };
+    draw(game, &status)
+}
+
+/// [`render_svg`] for a game that ended in a way the position does not show (a player
+/// resigned through the arcade's table): `result` ("O (bot) wins by resignation") is the
+/// caption.
+pub fn render_svg_with_result(game: &Game, result: &str) -> String {
+    draw(game, result)
+}
+
+/// The picture, `status` its title and caption.
+fn draw(game: &Game, status: &str) -> String {
+    let width = MARGIN + 3 * CELL + 12;
+    let height = 12 + 3 * CELL + MARGIN + CAPTION;
+    // Names in a result come from players: escaped here.
+    let status = status
+        .replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;");
     // The grid's top-left corner, and the centre of a cell (row 0 at the bottom).
     let (left, top) = (MARGIN, 12);
     let centre = |cell: Cell| {

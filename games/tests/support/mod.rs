@@ -11,6 +11,7 @@
 
 #![allow(dead_code)] // each test file uses a different part
 
+pub mod browser;
 pub mod host;
 
 use mcpl_games::arcade::listen::{self, Listener};

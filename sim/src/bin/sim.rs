@@ -5,15 +5,21 @@
 //!     [--json PATH] [--bot-playouts N] [--think-ms MS] [--host-threads N] [--quiet] [--explain]
 //! sim --deterministic [--seed X] [--agents N] [--duration S] [--transport …] [--chaos LEVEL]
 //!     [--think-ms MS] [--trace-out PATH] [--explain]
-//! sim demo [--full] [--seed N] [--out DIR] [--limit SECONDS] [--surface]
+//! sim demo [--full] [--seed N] [--out DIR] [--limit SECONDS] [--surface] [--web ADDR]
 //! sim perf [--json PATH] [--only NAME,…] [--window S] [--connections N] …
 //! ```
+//!
+//! `sim demo --web ADDR` serves the spectator page for the demo's games (issue #43): it
+//! prints `spectator page on URL` before the agents start, and after the summary keeps
+//! serving the finished games until interrupted. The page is public (**\[project\]**): the
+//! demo's games are the simulator's own scripted agents', nobody's private games.
 //!
 //! Without a subcommand: the load and chaos run; it prints a table (with `--explain`, what
 //! each row means under it; and writes JSON when asked) and exits non-zero, naming the seed, when an invariant was violated.
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
+use mcpl_games::arcade::spectate::{self, Gallery, web::Access, web::WebOptions};
 use sim::demo::{self, DemoConfig};
 use sim::load::{self, LoadConfig, TransportMix};
 use sim::print::Printer;
@@ -125,6 +131,10 @@ struct DemoArgs {
     /// carol plays through a surface host (mcpl-surface), as a plain MCP client would.
     #[arg(long)]
     surface: bool,
+    /// Serve the spectator page on ADDR (a bare PORT binds loopback) to watch the games;
+    /// it stays up after the summary until Ctrl-C.
+    #[arg(long, value_name = "ADDR")]
+    web: Option<mcpl_transport::ListenAddr>,
 }
 
 fn main() -> ExitCode {
@@ -165,20 +175,46 @@ fn run_demo(args: DemoArgs) -> anyhow::Result<bool> {
     if let Some(m) = &model {
         println!("carol is played by {} at {}", m.model, m.url);
     }
+    let gallery = args
+        .web
+        .is_some()
+        .then(|| Gallery::new(spectate::DEFAULT_QUEUE, spectate::DEFAULT_FINISHED_KEPT));
     let config = DemoConfig {
         model,
         seed: args.seed,
         out_dir: Some(args.out),
         limit: Duration::from_secs(args.limit),
         surface: args.surface,
+        gallery: gallery.clone(),
         ..Default::default()
     };
     let printer = Arc::new(Printer::new(args.full));
-    let report = actix::System::new()
-        .block_on(demo::run(config, printer))
-        .context("the demo failed")?;
-    println!("\n{}", report.summary());
-    Ok(report.all_ended() && report.violations.is_empty())
+    actix::System::new().block_on(async move {
+        let web = match (args.web, gallery) {
+            (Some(addr), Some(gallery)) => {
+                let opts = WebOptions::new(Access::Public);
+                let l = spectate::web::serve(gallery, addr.addr(), opts)
+                    .await
+                    .with_context(|| format!("serving the spectator page on {addr}"))?;
+                println!("spectator page on {}", l.url());
+                Some(l)
+            }
+            _ => None,
+        };
+        let report = demo::run(config, printer)
+            .await
+            .context("the demo failed")?;
+        println!("\n{}", report.summary());
+        if let Some(l) = web {
+            println!(
+                "The games stay on the spectator page, {}, until Ctrl-C.",
+                l.url()
+            );
+            std::io::Write::flush(&mut std::io::stdout())?;
+            tokio::signal::ctrl_c().await?;
+        }
+        Ok(report.all_ended() && report.violations.is_empty())
+    })
 }
 
 fn run_load(args: LoadArgs) -> anyhow::Result<bool> {

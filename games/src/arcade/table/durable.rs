@@ -87,6 +87,7 @@ impl<R: Rules> Durable for Table<R> {
         if self.started && self.outcome().is_none() && self.seat(to_move).bot {
             self.bot_opens(cx);
         }
+        self.publish(cx);
     }
 }
 
@@ -115,7 +116,6 @@ impl<R: Rules> Table<R> {
         });
         Ok(Table {
             rules,
-            shared,
             seats: kept.seats.map(|(id, bot)| Seat { id, bot }),
             started: kept.started,
             resigned: kept.resigned.map(side),
@@ -123,6 +123,9 @@ impl<R: Rules> Table<R> {
             challenge,
             seed: kept.seed,
             moves: kept.moves,
+            // Spectators' numbers are this process's: a game read back gets a new one.
+            number: shared.next_game(),
+            shared,
         })
     }
 }

@@ -9,6 +9,7 @@
 //! | `turns.rs` | moves, the bot's answers, resigning, the end |
 //! | `durable.rs` | the table as kept across a restart of the arcade (issue #15) |
 //! | `thinking.rs` | the bot's search as the instance's blocking work, which wakes the table |
+//! | `spectate.rs` | the game as spectators see it, published after every step |
 //!
 //! **Who sees what** (§5.3). `play` (and `pass`) are visible only to the player whose turn
 //! it is, with the instance's own definition: `move` an enum of the legal moves, and a
@@ -26,6 +27,7 @@
 
 mod durable;
 mod open;
+mod spectate;
 mod thinking;
 mod turns;
 
@@ -65,6 +67,8 @@ pub struct Table<R: Rules> {
     /// Seeds the bot's moves: the arcade's seed (or a random one) and the game's number.
     seed: u64,
     moves: u64,
+    /// The game's number in this arcade: spectators tell games apart by it.
+    number: u64,
 }
 
 /// `play`'s arguments.
@@ -167,6 +171,44 @@ impl<R: Rules> Table<R> {
 
 impl<R: Rules> InstanceLogic for Table<R> {
     fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
+        let reply = self.answer(call, cx);
+        self.publish(cx);
+        reply
+    }
+
+    fn join(&mut self, who: ParticipantId, cx: &mut InstanceContext) -> Result<Joined, Refusal> {
+        let joined = self.take_in(who, cx);
+        self.publish(cx);
+        joined
+    }
+
+    fn close(&mut self, who: ParticipantId, cx: &mut InstanceContext) -> Vec<ContentBlock> {
+        let told = match self.side_of(who) {
+            Some(side) => vec![ContentBlock::text(self.resign(side, true, cx))],
+            None => Vec::new(),
+        };
+        self.publish(cx);
+        told
+    }
+
+    fn wake(&mut self, tag: u64, cx: &mut InstanceContext) {
+        if tag == WAKE_BOT {
+            self.take_search(cx);
+        }
+        self.publish(cx);
+    }
+
+    /// The invitee declined the challenge (the lobby's `decline`): the challenger is told
+    /// and the game ends (§4.3: the challenger gets the record; the invitee never had it).
+    fn declined(&mut self, who: ParticipantId, cx: &mut InstanceContext) {
+        self.decline(who, cx);
+        self.publish(cx);
+    }
+}
+
+/// The entry points' work; each is followed by [`Table::publish`].
+impl<R: Rules> Table<R> {
+    fn answer(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
         let Some(side) = self.side_of(call.caller()) else {
             return Reply::error("You are not playing in this game.");
         };
@@ -188,7 +230,7 @@ impl<R: Rules> InstanceLogic for Table<R> {
         }
     }
 
-    fn join(&mut self, who: ParticipantId, cx: &mut InstanceContext) -> Result<Joined, Refusal> {
+    fn take_in(&mut self, who: ParticipantId, cx: &mut InstanceContext) -> Result<Joined, Refusal> {
         let side = self
             .side_of(who)
             .filter(|s| !self.seat(*s).bot && !self.started)
@@ -225,22 +267,7 @@ impl<R: Rules> InstanceLogic for Table<R> {
             )))
     }
 
-    fn close(&mut self, who: ParticipantId, cx: &mut InstanceContext) -> Vec<ContentBlock> {
-        match self.side_of(who) {
-            Some(side) => vec![ContentBlock::text(self.resign(side, true, cx))],
-            None => Vec::new(),
-        }
-    }
-
-    fn wake(&mut self, tag: u64, cx: &mut InstanceContext) {
-        if tag == WAKE_BOT {
-            self.take_search(cx);
-        }
-    }
-
-    /// The invitee declined the challenge (the lobby's `decline`): the challenger is told
-    /// and the game ends (§4.3: the challenger gets the record; the invitee never had it).
-    fn declined(&mut self, who: ParticipantId, cx: &mut InstanceContext) {
+    fn decline(&mut self, who: ParticipantId, cx: &mut InstanceContext) {
         let Some(side) = self.side_of(who).filter(|_| !self.started) else {
             return;
         };
@@ -261,5 +288,6 @@ impl<R: Rules> Drop for Table<R> {
         if let Some(c) = self.challenge.take() {
             self.shared.remove_challenge(c);
         }
+        self.unpublish();
     }
 }

@@ -58,6 +58,7 @@ impl<R: Rules> ToolsetLogic for TableToolset<R> {
             challenge: None,
             seed,
             moves: 0,
+            number: game,
         };
         match opponent.as_ref().and_then(Value::as_str) {
             None | Some("bot") => Ok(table.against_bot(mine, cx)),
@@ -110,6 +111,7 @@ impl<R: Rules> Table<R> {
             R::side_name(mine)
         );
         cx.event(me.id, Event::text(news));
+        self.publish(cx);
         Started::durable(self)
             .title(format!("{title} vs bot"))
             .text(text)
@@ -182,6 +184,7 @@ impl<R: Rules> Table<R> {
         );
         cx.event(me.id, Event::text(news.clone()));
         let text = format!("{news} {}\n\n{}", Self::how_to_play(), self.board());
+        self.publish(cx);
         Ok(Started::durable(self)
             .title(format!("{title} vs {name}"))
             .text(text))

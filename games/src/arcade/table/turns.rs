@@ -296,7 +296,7 @@ impl<R: Rules> Table<R> {
 
     /// The ended record's reason: the rules' result with the winner's name ("White (bot)
     /// wins by 7.5").
-    fn reason(&self, outcome: &Outcome, cx: &InstanceContext) -> String {
+    pub(super) fn reason(&self, outcome: &Outcome, cx: &InstanceContext) -> String {
         match outcome.winner {
             Some(w) => {
                 let side = R::side_name(w);
