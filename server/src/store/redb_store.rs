@@ -3,8 +3,9 @@
 //! Why redb (README, "Durable state"): pure Rust (no C toolchain, unlike SQLite), a
 //! key-value model that fits records put and deleted whole, and copy-on-write commits
 //! that are fsync'd before `commit` returns, so a SIGKILL leaves the last commit intact.
+//! Every step the commit queue hands over at once is one write transaction: one fsync.
 
-use super::{Loaded, Store, StoreError};
+use super::{Loaded, Store, StoreError, Writes};
 use redb::{Database, ReadableTable, TableDefinition};
 use std::path::{Path, PathBuf};
 
@@ -221,42 +222,28 @@ impl Store for RedbStore {
         })?
     }
 
-    fn put_principal(&self, principal: &str, record: &[u8]) -> Result<(), StoreError> {
+    fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {
+        // One write transaction for every step handed over: one fsync (redb's default
+        // durability) for all of them.
         self.write(|w| {
-            w.open_table(PRINCIPALS)
-                .map_err(boxed)?
-                .insert(principal, record)
-                .map_err(boxed)?;
-            Ok(())
-        })
-    }
-
-    fn delete_principal(&self, principal: &str) -> Result<(), StoreError> {
-        self.write(|w| {
-            w.open_table(PRINCIPALS)
-                .map_err(boxed)?
-                .remove(principal)
-                .map_err(boxed)?;
-            Ok(())
-        })
-    }
-
-    fn put_instance(&self, id: u64, record: &[u8]) -> Result<(), StoreError> {
-        self.write(|w| {
-            w.open_table(INSTANCES)
-                .map_err(boxed)?
-                .insert(id, record)
-                .map_err(boxed)?;
-            Ok(())
-        })
-    }
-
-    fn delete_instance(&self, id: u64) -> Result<(), StoreError> {
-        self.write(|w| {
-            w.open_table(INSTANCES)
-                .map_err(boxed)?
-                .remove(id)
-                .map_err(boxed)?;
+            let mut principals = w.open_table(PRINCIPALS).map_err(boxed)?;
+            let mut instances = w.open_table(INSTANCES).map_err(boxed)?;
+            for step in steps {
+                for (name, record) in &step.principals {
+                    match record {
+                        Some(r) => principals.insert(name.as_str(), r.as_slice()),
+                        None => principals.remove(name.as_str()),
+                    }
+                    .map_err(boxed)?;
+                }
+                for (id, record) in &step.instances {
+                    match record {
+                        Some(r) => instances.insert(*id, r.as_slice()),
+                        None => instances.remove(*id),
+                    }
+                    .map_err(boxed)?;
+                }
+            }
             Ok(())
         })
     }

@@ -11,7 +11,7 @@ use super::PerfError;
 use super::client;
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings, listen};
 use mcpl_protocol::jsonrpc::{Id, Request};
-use mcpl_server::{Loaded, RedbStore, Store, StoreError};
+use mcpl_server::{Loaded, RedbStore, Store, StoreError, Writes};
 use mcpl_transport::ServerOptions;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -117,17 +117,8 @@ impl Store for Timed {
     fn load(&self) -> Result<Loaded, StoreError> {
         self.inner.load()
     }
-    fn put_principal(&self, p: &str, r: &[u8]) -> Result<(), StoreError> {
-        self.time(|| self.inner.put_principal(p, r))
-    }
-    fn delete_principal(&self, p: &str) -> Result<(), StoreError> {
-        self.time(|| self.inner.delete_principal(p))
-    }
-    fn put_instance(&self, id: u64, r: &[u8]) -> Result<(), StoreError> {
-        self.time(|| self.inner.put_instance(id, r))
-    }
-    fn delete_instance(&self, id: u64) -> Result<(), StoreError> {
-        self.time(|| self.inner.delete_instance(id))
+    fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {
+        self.time(|| self.inner.commit(steps))
     }
     fn location(&self) -> String {
         self.inner.location()

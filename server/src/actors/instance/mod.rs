@@ -38,6 +38,7 @@ use crate::author::{
 use crate::ids::InstanceId;
 use crate::ids::SessionId;
 use crate::shared::Shared;
+use crate::store::Ticket;
 use actix::WeakAddr;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
@@ -84,13 +85,17 @@ pub(crate) struct InstanceActor {
     me: Option<WeakAddr<InstanceActor>>,
     /// The instance's name as each participant principal knows it (§7).
     names: BTreeMap<ParticipantId, String>,
-    /// The record last written to the store (issue #15), so an unchanged one is not
+    /// The record last handed to the store (issue #15), so an unchanged one is not
     /// written again.
     saved: Option<Vec<u8>>,
+    /// Its ticket in the commit queue (issue #42 item 1): every batch carries it, so a
+    /// principal tells nothing of this instance before its state is kept.
+    written_at: Ticket,
     /// Read back after a restart: the logic's resume step runs first (`durable.rs`).
     resuming: bool,
     /// Invitations sent and withdrawn by the step running, sent once it is kept (issue
-    /// #37 item 2: a step that could not be kept invites no one).
+    /// #37 item 2: a step that could not be kept invites no one; issue #42 item 1: once
+    /// its ticket is).
     outbox: Vec<ToPrincipal>,
 }
 
@@ -127,6 +132,7 @@ impl InstanceActor {
             me: None,
             names: BTreeMap::new(),
             saved: None,
+            written_at: Ticket::NONE,
             resuming: false,
             outbox: Vec::new(),
         }
@@ -143,8 +149,9 @@ impl InstanceActor {
     fn stop_if_unlinked(&mut self, ctx: &mut Context<Self>) {
         if self.links.is_empty() {
             self.withdraw_invitations();
+            // The withdrawals go whatever becomes of the forgetting (a record left behind
+            // has no link, and is forgotten after a restart).
             self.flush_outbox();
-            // Not forgotten: after a restart no principal links to it, and it is then.
             let _ = self.shared.write_instance(self.id.0, None);
             ctx.stop();
         } else {
@@ -167,6 +174,30 @@ impl InstanceActor {
     fn flush_outbox(&mut self) {
         for m in self.outbox.drain(..) {
             self.router.do_send(m);
+        }
+    }
+
+    /// Sends the step's invitations and withdrawals once `ticket` is kept (at once when it
+    /// is already), or never when it is not (issue #37 item 2). The actor goes on
+    /// meanwhile (issue #42 item 1).
+    fn flush_outbox_once(&mut self, ticket: Ticket, ctx: &mut Context<Self>) {
+        if self.outbox.is_empty() {
+            return;
+        }
+        match self.shared.outcome(ticket) {
+            Some(Ok(())) => self.flush_outbox(),
+            Some(Err(_)) => self.outbox.clear(),
+            None => {
+                let outbox = std::mem::take(&mut self.outbox);
+                let kept = self.shared.kept(ticket);
+                ctx.spawn(kept.into_actor(self).map(move |kept, act, _| {
+                    if kept.is_ok() {
+                        for m in outbox {
+                            act.router.do_send(m);
+                        }
+                    }
+                }));
+            }
         }
     }
 

@@ -38,10 +38,11 @@ use crate::core::{InstanceKey, OpenOutcome, PrincipalState};
 use crate::ids::InstanceId;
 use crate::ids::SessionId;
 use crate::shared::Shared;
+use crate::store::Ticket;
 use actix::prelude::*;
 use invite::Pending;
 use mcpl_transport::Principal;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 /// The reason of an end when the principal's last connection closed on a server that does
@@ -80,9 +81,18 @@ pub(crate) struct PrincipalActor {
     /// The instance this principal is closing on its own request, while the logic's
     /// answer is applied: its end leaves no ended record (§4.3, `close.rs`).
     closing: Option<InstanceKey>,
-    /// The record last written to the store (issue #15), so an unchanged one is not
-    /// written again; `None` until one was.
+    /// The record last kept in the store (issue #15), what a change that could not be
+    /// kept goes back to; `None` until one was.
     saved: Option<Vec<u8>>,
+    /// The record last handed to the store, so an unchanged one is not written again, and
+    /// its ticket in the commit queue (issue #42 item 1).
+    written: Option<Vec<u8>>,
+    written_at: Ticket,
+    /// What waits to be told until the records it depends on are kept, in order
+    /// (`fanout.rs`).
+    told: VecDeque<fanout::Telling>,
+    /// Waiting (`ctx.wait`) for the first of `told` to be decided.
+    draining: bool,
 }
 
 impl PrincipalActor {
@@ -115,6 +125,10 @@ impl PrincipalActor {
             retire_timer: None,
             closing: None,
             saved: None,
+            written: None,
+            written_at: Ticket::NONE,
+            told: VecDeque::new(),
+            draining: false,
         }
     }
 
@@ -136,9 +150,8 @@ impl PrincipalActor {
     /// to [`Retire`]). Otherwise, without sessions, looks again when the next record
     /// expires.
     fn maybe_retire(&mut self, ctx: &mut Context<Self>) {
-        // Nobody is told anything here; what could not be kept is left for the next
-        // change, which is refused with it (`fanout.rs`).
-        let _ = self.persist();
+        // Nobody is told anything here; what could not be kept is rolled back.
+        self.keep_quietly(ctx);
         if !self.sessions.is_empty() {
             return;
         }
@@ -177,7 +190,7 @@ impl PrincipalActor {
                         draft: o.draft,
                         ..fanout::Applied::empty()
                     };
-                    self.fan_out(Some(o.key), applied);
+                    self.fan_out(Some(o.key), applied, ctx);
                 }
                 Ok(OpenOutcome::Adopted { .. }) | Err(_) => {}
             }
