@@ -18,7 +18,7 @@
 //! not acknowledged, and the store is given up until a restart (`records.rs`, `NotKept`).
 //!
 //! **Group commit** (issue #42 item 1, `queue.rs`). The actors do not write: each hands
-//! its step's records to the server's commit queue and gets a [`Ticket`]; one writer
+//! its step's records to the server's commit queue and gets a ticket; one writer
 //! thread takes every step waiting and commits them all in one [`Store::commit`] (one
 //! transaction, one fsync), in the order they were handed over. What a step tells waits
 //! for its ticket (the instance's, carried in its batches, and the principal's own), so
