@@ -7,6 +7,7 @@
 
 use super::{Loaded, Store, StoreError, Writes};
 use redb::{Database, ReadableTable, TableDefinition};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const PRINCIPALS: TableDefinition<&str, &[u8]> = TableDefinition::new("principals");
@@ -223,26 +224,35 @@ impl Store for RedbStore {
     }
 
     fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {
+        // A record written by several of the steps is written once, as the last left it.
+        let mut principals: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
+        let mut instances: BTreeMap<u64, Option<&[u8]>> = BTreeMap::new();
+        for step in steps {
+            for (name, record) in &step.principals {
+                principals.insert(name, record.as_deref());
+            }
+            for (id, record) in &step.instances {
+                instances.insert(*id, record.as_deref());
+            }
+        }
         // One write transaction for every step handed over: one fsync (redb's default
         // durability) for all of them.
         self.write(|w| {
-            let mut principals = w.open_table(PRINCIPALS).map_err(boxed)?;
-            let mut instances = w.open_table(INSTANCES).map_err(boxed)?;
-            for step in steps {
-                for (name, record) in &step.principals {
-                    match record {
-                        Some(r) => principals.insert(name.as_str(), r.as_slice()),
-                        None => principals.remove(name.as_str()),
-                    }
-                    .map_err(boxed)?;
+            let mut table = w.open_table(PRINCIPALS).map_err(boxed)?;
+            for (name, record) in principals {
+                match record {
+                    Some(r) => table.insert(name, r),
+                    None => table.remove(name),
                 }
-                for (id, record) in &step.instances {
-                    match record {
-                        Some(r) => instances.insert(*id, r.as_slice()),
-                        None => instances.remove(*id),
-                    }
-                    .map_err(boxed)?;
+                .map_err(boxed)?;
+            }
+            let mut table = w.open_table(INSTANCES).map_err(boxed)?;
+            for (id, record) in instances {
+                match record {
+                    Some(r) => table.insert(id, r),
+                    None => table.remove(id),
                 }
+                .map_err(boxed)?;
             }
             Ok(())
         })

@@ -28,6 +28,11 @@ impl PrincipalActor {
         match serde_json::to_vec(&self.record()) {
             Ok(bytes) if self.written.as_deref() != Some(&bytes) => {
                 self.written_at = self.shared.write_principal(name, Some(&bytes))?;
+                match self.shared.outcome(self.written_at) {
+                    // Nothing to wait for (no store to wait on).
+                    Some(Ok(())) => self.saved = Some(bytes.clone()),
+                    _ => self.unkept.push_back((self.written_at, bytes.clone())),
+                }
                 self.written = Some(bytes);
             }
             Ok(_) => {}
@@ -40,8 +45,8 @@ impl PrincipalActor {
 
     /// `ticket` was kept, and with it every record handed over before it.
     pub(super) fn kept_up_to(&mut self, ticket: Ticket) {
-        if self.written_at <= ticket && self.saved != self.written {
-            self.saved.clone_from(&self.written);
+        while self.unkept.front().is_some_and(|(t, _)| *t <= ticket) {
+            self.saved = self.unkept.pop_front().map(|(_, bytes)| bytes);
         }
     }
 
@@ -64,11 +69,12 @@ impl PrincipalActor {
     /// with none, to what a new principal has), so what `toolsets/list` and `tools/list`
     /// state stays what was told (issue #37 item 2). Links the record does not have are
     /// given up (their instances see this principal leave). Nothing to do when every
-    /// record handed over was kept (what failed was an instance's step).
+    /// record it handed over was kept (what failed was an instance's step).
     pub(super) fn roll_back(&mut self) {
-        if self.written == self.saved {
+        if self.unkept.is_empty() {
             return;
         }
+        self.unkept.clear();
         self.written.clone_from(&self.saved);
         self.written_at = Ticket::NONE;
         let kept = match self.saved.as_deref() {
@@ -122,6 +128,7 @@ impl PrincipalActor {
             && self.written.take().is_some()
         {
             self.saved = None;
+            self.unkept.clear();
             // A record left behind after a restart is read back as idle and retires again.
             let _ = self.shared.write_principal(name, None);
         }

@@ -60,9 +60,24 @@ impl Applied {
 /// 1): the instance's and the principal's own, the later of the two tickets — or refused
 /// at once, the store being given up.
 pub(super) struct Telling {
-    about: Option<InstanceKey>,
-    applied: Applied,
+    told: Told,
     after: Result<Ticket, NotKept>,
+    /// Its number (`told_seq`): sessions attached after it was made do not get it.
+    seq: u64,
+}
+
+/// What waits its turn to be told.
+enum Told {
+    /// A batch applied (or an open, a close): its draft, events and answers, refused if
+    /// not kept.
+    Applied {
+        about: Option<InstanceKey>,
+        applied: Applied,
+    },
+    /// Something that tells what the state is (a `tools/list`, a `toolsets/list`, an
+    /// invitation's push), made when its turn comes: after the changes before it, and of
+    /// the state kept when they were rolled back.
+    Read(Box<dyn FnOnce(&mut PrincipalActor)>),
 }
 
 impl Handler<Batch> for PrincipalActor {
@@ -175,12 +190,34 @@ impl PrincipalActor {
         if applied.is_silent() && after.as_ref().is_ok_and(|_| self.written_at == before) {
             return;
         }
-        self.told.push_back(Telling {
-            about,
-            applied,
-            after,
-        });
+        self.push_told(Told::Applied { about, applied }, after);
         self.drain(ctx);
+    }
+
+    /// Runs `read` now when nothing waits to be told, else in its turn after what waits.
+    pub(super) fn in_turn(&mut self, read: impl FnOnce(&mut PrincipalActor) + 'static) {
+        if self.told.is_empty() {
+            return read(self);
+        }
+        self.push_told(Told::Read(Box::new(read)), Ok(self.written_at));
+    }
+
+    fn push_told(&mut self, told: Told, after: Result<Ticket, NotKept>) {
+        self.told_seq += 1;
+        self.told.push_back(Telling {
+            told,
+            after,
+            seq: self.told_seq,
+        });
+    }
+
+    /// Sends `deliver` to `session` in its turn ([`PrincipalActor::in_turn`]).
+    pub(super) fn deliver_in_turn(&mut self, session: SessionId, deliver: Deliver) {
+        self.in_turn(move |act| {
+            if let Some(s) = act.sessions.get(&session) {
+                s.to.deliver.do_send(deliver);
+            }
+        });
     }
 
     /// Keeps the state, telling nothing; a record that could not be kept is rolled back
@@ -189,8 +226,10 @@ impl PrincipalActor {
         self.fan_out(None, Applied::empty(), ctx);
     }
 
-    /// Tells, in order, what waits whose tickets are decided; waits (the actor taking no
-    /// message meanwhile, as it did when it wrote itself) for the first that is not.
+    /// Tells, in order, what waits whose tickets are decided; waits for the first that is
+    /// not, the actor going on meanwhile: what it does then waits behind (`in_turn`), and
+    /// builds on changes not kept yet, which are all given up together if one is not (the
+    /// store gives up every later step with it).
     fn drain(&mut self, ctx: &mut Context<Self>) {
         if self.draining {
             // Its wait is under way, and drains again when it ends.
@@ -212,36 +251,36 @@ impl PrincipalActor {
                         act.draining = false;
                         act.drain(ctx);
                     });
-                ctx.wait(kept);
+                ctx.spawn(kept);
                 return;
             };
-            let Some(Telling {
-                about,
-                mut applied,
-                after,
-            }) = self.told.pop_front()
-            else {
+            let Some(Telling { told, after, seq }) = self.told.pop_front() else {
                 return;
             };
-            match outcome {
+            match &outcome {
                 Ok(()) => {
                     if let Ok(ticket) = after {
                         self.kept_up_to(ticket);
                     }
                 }
-                Err(not_kept) => {
-                    self.roll_back();
-                    applied.refuse(&not_kept);
-                }
+                Err(_) => self.roll_back(),
             }
-            self.deliver(about, applied);
+            match told {
+                Told::Applied { about, mut applied } => {
+                    if let Err(not_kept) = &outcome {
+                        applied.refuse(not_kept);
+                    }
+                    self.deliver(about, applied, seq);
+                }
+                Told::Read(read) => read(self),
+            }
         }
     }
 
     /// Sends what was kept to every session: each gets its own answers (which carry the
     /// draft for it), the events, and the call holding the draft for its result, if one
     /// of its calls does (§5.3).
-    fn deliver(&mut self, about: Option<InstanceKey>, applied: Applied) {
+    fn deliver(&mut self, about: Option<InstanceKey>, applied: Applied, seq: u64) {
         if applied.is_silent() {
             return;
         }
@@ -253,7 +292,7 @@ impl PrincipalActor {
             hidden,
             ..
         } = applied;
-        for (id, s) in &self.sessions {
+        for (id, s) in self.sessions.iter().filter(|(_, s)| s.since < seq) {
             let mine: Vec<Answer> = extract(&mut answers, *id);
             let events = if hidden && !s.plain {
                 &Vec::new()
@@ -293,12 +332,15 @@ impl PrincipalActor {
                 answers: vec![(session, answer)],
                 ..Applied::empty()
             };
-            self.told.push_back(Telling {
-                about: None,
-                applied,
-                after: Ok(self.written_at),
-            });
-            // Its wait is under way (`drain`), or this is the handler that will start it.
+            let after = Ok(self.written_at);
+            self.push_told(
+                Told::Applied {
+                    about: None,
+                    applied,
+                },
+                after,
+            );
+            // Its wait is under way (`drain`).
             return;
         }
         if let Some(s) = self.sessions.get(&session) {
