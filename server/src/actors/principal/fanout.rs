@@ -195,6 +195,7 @@ impl PrincipalActor {
     }
 
     /// Runs `read` now when nothing waits to be told, else in its turn after what waits.
+    /// **\[project\]** A read never shows a change not kept yet (issue #42 item 1).
     pub(super) fn in_turn(&mut self, read: impl FnOnce(&mut PrincipalActor) + 'static) {
         if self.told.is_empty() {
             return read(self);
