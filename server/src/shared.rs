@@ -13,7 +13,7 @@ use crate::clock::Clock;
 use crate::core::session::Profile;
 use crate::core::{Catalog, CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::ids::InstanceId;
-use crate::store::{Loaded, Store};
+use crate::store::{CommitQueue, Loaded, Store};
 use mcpl_protocol::mcpl::McplManifest;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -48,10 +48,10 @@ pub(crate) struct Shared {
     pub(crate) restore: HashMap<String, RestoreFn>,
     /// What the store held when the server was built, taken by the registry as it starts.
     pub(crate) loaded: Mutex<Option<Loaded>>,
-    /// Set when a write to the store first failed: why (issue #37 item 2). From then on
-    /// nothing more is written, and no step that needed a write is acknowledged
-    /// (`store/records.rs`).
-    pub(crate) store_failed: std::sync::OnceLock<String>,
+    /// The store's commit queue (issue #42 item 1), with the store: every write goes
+    /// through it. Once a write failed (issue #37 item 2) it writes nothing more, and no
+    /// step that needed a write is acknowledged (`store/records.rs`, `store/queue.rs`).
+    pub(crate) commits: Option<CommitQueue>,
 }
 
 /// The manifest and the catalog it declares, replaced together, and how many times they

@@ -16,7 +16,7 @@ use actix::ArbiterHandle;
 use mcpl_games::arcade::listen::HTTP_PATH;
 use mcpl_games::arcade::{Arcade, ArcadeConfig, LOBBY};
 use mcpl_server::{
-    BuildError, Loaded, MemoryStore, Restored, Server, SessionHandle, Store, StoreError,
+    BuildError, Loaded, MemoryStore, Restored, Server, SessionHandle, Store, StoreError, Writes,
 };
 use mcpl_transport::{ServerOptions, http, ws};
 use std::io;
@@ -136,27 +136,9 @@ impl Store for Life {
     fn load(&self) -> Result<Loaded, StoreError> {
         self.records.load()
     }
-    fn put_principal(&self, principal: &str, record: &[u8]) -> Result<(), StoreError> {
+    fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {
         if self.live() {
-            self.records.put_principal(principal, record)?;
-        }
-        Ok(())
-    }
-    fn delete_principal(&self, principal: &str) -> Result<(), StoreError> {
-        if self.live() {
-            self.records.delete_principal(principal)?;
-        }
-        Ok(())
-    }
-    fn put_instance(&self, id: u64, record: &[u8]) -> Result<(), StoreError> {
-        if self.live() {
-            self.records.put_instance(id, record)?;
-        }
-        Ok(())
-    }
-    fn delete_instance(&self, id: u64) -> Result<(), StoreError> {
-        if self.live() {
-            self.records.delete_instance(id)?;
+            self.records.commit(steps)?;
         }
         Ok(())
     }

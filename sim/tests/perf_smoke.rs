@@ -256,7 +256,11 @@ fn durable_state_is_measured_kept_and_not_with_its_writes_and_go_moves() {
     let d = report.durable.clone().expect("durable was measured");
     assert_eq!(d.failed, 0, "{d:?}");
     assert!(d.moves_on > 0 && d.moves_per_sec_off > 0.0, "{d:?}");
-    assert!(d.writes_per_move >= 1.0, "every kept move writes: {d:?}");
+    assert!(d.steps_per_move >= 1.0, "every kept move writes: {d:?}");
+    assert!(
+        d.writes_per_move > 0.0 && d.writes_per_move <= d.steps_per_move,
+        "commits keep the steps, sharing them or not: {d:?}"
+    );
     assert_eq!(d.go_moves, 2, "{d:?}");
     assert!(report.table().contains("durable"), "{}", report.table());
 }

@@ -8,7 +8,7 @@ use crate::core::session::Profile;
 use crate::core::{CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
 use crate::shared::{Counters, Current, Shared, build_catalog};
-use crate::store::{Store, StoreError};
+use crate::store::{CommitQueue, Store, StoreError};
 use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed, input_schema, is_object_schema};
 use mcpl_protocol::mcp::{Implementation, LoggingLevel, Tool};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl, MCPL_VERSION, McplManifest};
@@ -382,6 +382,15 @@ impl ServerBuilder {
             Some(store) => Some(store.load()?),
             None => None,
         };
+        let commits = match &self.store {
+            Some(store) => Some(CommitQueue::start(store.clone()).map_err(|e| {
+                BuildError::Store(StoreError::Io {
+                    path: store.location().into(),
+                    detail: format!("cannot start its writer thread: {e}"),
+                })
+            })?),
+            None => None,
+        };
         let ended_ids = EndedIds::new(ended_epoch(self.clock.now()));
         let shared = Shared {
             profile: Arc::new(Profile {
@@ -402,10 +411,10 @@ impl ServerBuilder {
             ended_ids,
             plain_hosts: self.plain_hosts,
             counters: Counters::default(),
+            commits,
             store: self.store,
             restore,
             loaded: Mutex::new(loaded),
-            store_failed: std::sync::OnceLock::new(),
         };
         Ok(Server::new(shared, self.handlers))
     }

@@ -208,6 +208,15 @@ impl Server {
             .clone()
     }
 
+    /// What its store did so far (issue #42 item 1): steps handed over and the commits
+    /// that kept them (concurrent steps share one). `None` without a store.
+    pub fn store_stats(&self) -> Option<crate::store::StoreStats> {
+        self.shared
+            .commits
+            .as_ref()
+            .map(crate::store::CommitQueue::stats)
+    }
+
     /// The server's time now (its [`Clock`](crate::Clock)).
     pub fn now(&self) -> SystemTime {
         self.shared.now()

@@ -1,6 +1,6 @@
 //! [`MemoryStore`]: records kept in the process.
 
-use super::{Loaded, Store, StoreError};
+use super::{Loaded, Store, StoreError, Writes};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
@@ -41,23 +41,23 @@ impl Store for MemoryStore {
         }))
     }
 
-    fn put_principal(&self, principal: &str, record: &[u8]) -> Result<(), StoreError> {
-        self.with(|r| r.principals.insert(principal.to_owned(), record.to_vec()));
-        Ok(())
-    }
-
-    fn delete_principal(&self, principal: &str) -> Result<(), StoreError> {
-        self.with(|r| r.principals.remove(principal));
-        Ok(())
-    }
-
-    fn put_instance(&self, id: u64, record: &[u8]) -> Result<(), StoreError> {
-        self.with(|r| r.instances.insert(id, record.to_vec()));
-        Ok(())
-    }
-
-    fn delete_instance(&self, id: u64) -> Result<(), StoreError> {
-        self.with(|r| r.instances.remove(&id));
+    fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {
+        self.with(|r| {
+            for step in steps {
+                for (name, record) in &step.principals {
+                    match record {
+                        Some(b) => r.principals.insert(name.clone(), b.clone()),
+                        None => r.principals.remove(name),
+                    };
+                }
+                for (id, record) in &step.instances {
+                    match record {
+                        Some(b) => r.instances.insert(*id, b.clone()),
+                        None => r.instances.remove(id),
+                    };
+                }
+            }
+        });
         Ok(())
     }
 

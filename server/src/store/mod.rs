@@ -4,8 +4,9 @@
 //! and each instance's record (its participants, invitations, the names each principal
 //! gives it, and its logic's state when the logic is [`Durable`](crate::Durable)).
 //!
-//! [`Store`] is small on purpose: load everything at start, put or delete one record. The
-//! SDK encodes the records (JSON, `records.rs`); a store keeps bytes. [`RedbStore`] is the
+//! [`Store`] is small on purpose: load everything at start, and commit [`Writes`] — what
+//! steps put and delete, handed over as values, written together or not at all. The SDK
+//! encodes the records (JSON, `records.rs`); a store keeps bytes. [`RedbStore`] is the
 //! embedded default (one `redb` file, crash-safe commits); [`MemoryStore`] keeps the
 //! records in the process (a server restarted in the same process reads them back: tests,
 //! `sim perf`). A server built without a store writes nothing and keeps today's
@@ -15,10 +16,22 @@
 //! it go out (an instance's before its batches, a principal's before its deliveries), so
 //! what a player was told happened, happened. A step whose record cannot be written is
 //! not acknowledged, and the store is given up until a restart (`records.rs`, `NotKept`).
+//!
+//! **Group commit** (issue #42 item 1, `queue.rs`). The actors do not write: each hands
+//! its step's records to the server's commit queue and gets a ticket; one writer
+//! thread takes every step waiting and commits them all in one [`Store::commit`] (one
+//! transaction, one fsync), in the order they were handed over. What a step tells waits
+//! for its ticket (the instance's, carried in its batches, and the principal's own), so
+//! answers still go out only once their records are durable; actors never block on a
+//! write, and concurrent steps share commits.
 
 mod memory;
+mod queue;
 pub(crate) mod records;
 mod redb_store;
+
+pub use queue::StoreStats;
+pub(crate) use queue::{CommitQueue, Ticket};
 
 pub use memory::MemoryStore;
 pub use redb_store::RedbStore;
@@ -50,20 +63,74 @@ pub struct Loaded {
     pub instances: Vec<(u64, Vec<u8>)>,
 }
 
+/// What one step keeps (issue #42 item 1): records put (`Some`, replacing the one kept)
+/// or forgotten (`None`), written together or not at all. A value, so that a store
+/// decides how to commit it — one embedded transaction, or a database's.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Writes {
+    /// Principals' records, by the principal's name.
+    pub principals: Vec<(String, Option<Vec<u8>>)>,
+    /// Instances' records, by the instance's id.
+    pub instances: Vec<(u64, Option<Vec<u8>>)>,
+}
+
+impl Writes {
+    /// One principal's record put (`Some`) or forgotten (`None`).
+    pub fn principal(name: &str, record: Option<&[u8]>) -> Self {
+        Writes {
+            principals: vec![(name.to_owned(), record.map(<[u8]>::to_vec))],
+            ..Writes::default()
+        }
+    }
+
+    /// One instance's record put (`Some`) or forgotten (`None`).
+    pub fn instance(id: u64, record: Option<&[u8]>) -> Self {
+        Writes {
+            instances: vec![(id, record.map(<[u8]>::to_vec))],
+            ..Writes::default()
+        }
+    }
+
+    /// How many records it puts or forgets.
+    pub fn len(&self) -> usize {
+        self.principals.len() + self.instances.len()
+    }
+
+    /// True when it writes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// Where a server keeps its durable state. See the module docs.
 pub trait Store: Send + Sync + 'static {
     /// Everything kept, read once when the server starts.
     fn load(&self) -> Result<Loaded, StoreError>;
-    /// Writes a principal's record (replacing the one it had), durably before it returns.
-    fn put_principal(&self, principal: &str, record: &[u8]) -> Result<(), StoreError>;
-    /// Forgets a principal's record.
-    fn delete_principal(&self, principal: &str) -> Result<(), StoreError>;
-    /// Writes an instance's record (replacing the one it had), durably before it returns.
-    fn put_instance(&self, id: u64, record: &[u8]) -> Result<(), StoreError>;
-    /// Forgets an instance's record.
-    fn delete_instance(&self, id: u64) -> Result<(), StoreError>;
+    /// Writes every step's records, in order (a later step's record replaces an earlier
+    /// one's), all in one transaction, durably before it returns: all of them or none.
+    /// The server calls it from one thread at a time, with every step that waited while
+    /// the commit before ran (group commit: `queue.rs`).
+    fn commit(&self, steps: &[Writes]) -> Result<(), StoreError>;
     /// Where it keeps them, for messages ("memory", a file's path).
     fn location(&self) -> String;
+
+    /// Writes a principal's record (replacing the one it had), durably before it returns:
+    /// a commit of one step that writes only it.
+    fn put_principal(&self, principal: &str, record: &[u8]) -> Result<(), StoreError> {
+        self.commit(&[Writes::principal(principal, Some(record))])
+    }
+    /// Forgets a principal's record.
+    fn delete_principal(&self, principal: &str) -> Result<(), StoreError> {
+        self.commit(&[Writes::principal(principal, None)])
+    }
+    /// Writes an instance's record (replacing the one it had), durably before it returns.
+    fn put_instance(&self, id: u64, record: &[u8]) -> Result<(), StoreError> {
+        self.commit(&[Writes::instance(id, Some(record))])
+    }
+    /// Forgets an instance's record.
+    fn delete_instance(&self, id: u64) -> Result<(), StoreError> {
+        self.commit(&[Writes::instance(id, None)])
+    }
 }
 
 /// Why a store could not be opened, read or written. Each names the file and what was

@@ -1,6 +1,7 @@
 //! The records a server writes to its [`Store`](super::Store), as JSON: one per principal,
 //! one per instance. Their shape is the store's format (`redb_store.rs`'s `FORMAT`).
 
+use super::{Ticket, Writes};
 use crate::author::{Participant, ParticipantId, ParticipantKind};
 use crate::core::{InstanceKey, Snapshot};
 use crate::shared::Shared;
@@ -149,54 +150,46 @@ impl NotKept {
 }
 
 impl Shared {
-    /// Writes (`Some`) or forgets (`None`) an instance's record. Once the store has
-    /// failed, nothing is written ([`NotKept`]).
-    pub(crate) fn write_instance(&self, id: u64, record: Option<&[u8]>) -> Result<(), NotKept> {
-        self.write(|store| match record {
-            Some(r) => store.put_instance(id, r),
-            None => store.delete_instance(id),
-        })
+    /// Hands an instance's record (`Some`) or its forgetting (`None`) to the store; the
+    /// ticket to wait for before telling what it keeps ([`Ticket::NONE`] without a store).
+    /// Once the store was given up, nothing is written ([`NotKept`]).
+    pub(crate) fn write_instance(&self, id: u64, record: Option<&[u8]>) -> Result<Ticket, NotKept> {
+        self.submit(Writes::instance(id, record))
     }
 
-    /// Writes (`Some`) or forgets (`None`) a principal's record. See
+    /// Hands a principal's record (`Some`) or its forgetting (`None`) to the store. See
     /// [`Shared::write_instance`].
     pub(crate) fn write_principal(
         &self,
         principal: &str,
         record: Option<&[u8]>,
-    ) -> Result<(), NotKept> {
-        self.write(|store| match record {
-            Some(r) => store.put_principal(principal, r),
-            None => store.delete_principal(principal),
-        })
+    ) -> Result<Ticket, NotKept> {
+        self.submit(Writes::principal(principal, record))
     }
 
-    /// Runs one write on the store, unless there is none (nothing is kept) or it failed
-    /// before (nothing more is tried).
-    fn write(
+    fn submit(&self, writes: Writes) -> Result<Ticket, NotKept> {
+        match &self.commits {
+            Some(queue) => queue.submit(writes),
+            None => Ok(Ticket::NONE),
+        }
+    }
+
+    /// What became of `t`, when that is decided: kept, or not (the store was given up).
+    pub(crate) fn outcome(&self, t: Ticket) -> Option<Result<(), NotKept>> {
+        match &self.commits {
+            Some(queue) => queue.outcome(t),
+            None => Some(Ok(())),
+        }
+    }
+
+    /// Resolves once `t` is decided. See [`Shared::outcome`].
+    pub(crate) fn kept(
         &self,
-        f: impl FnOnce(&dyn super::Store) -> Result<(), super::StoreError>,
-    ) -> Result<(), NotKept> {
-        let Some(store) = &self.store else {
-            return Ok(());
-        };
-        if let Some(cause) = self.store_failed.get() {
-            return Err(NotKept(cause.clone()));
+        t: Ticket,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), NotKept>>>> {
+        match &self.commits {
+            Some(queue) => Box::pin(queue.wait(t)),
+            None => Box::pin(std::future::ready(Ok(()))),
         }
-        f(store.as_ref()).map_err(|e| self.store_fails(&e))
-    }
-
-    /// The store failed: given up from now on, said once.
-    fn store_fails(&self, e: &super::StoreError) -> NotKept {
-        let cause = e.to_string();
-        if self.store_failed.set(cause.clone()).is_ok() {
-            tracing::error!(
-                error = %e,
-                "the store cannot be written: from now on the server takes no change it \
-                 cannot keep (each is refused, and no one is told of it); restart it once \
-                 the store can be written"
-            );
-        }
-        NotKept(self.store_failed.get().cloned().unwrap_or(cause))
     }
 }

@@ -3,9 +3,11 @@
 //! Why redb (README, "Durable state"): pure Rust (no C toolchain, unlike SQLite), a
 //! key-value model that fits records put and deleted whole, and copy-on-write commits
 //! that are fsync'd before `commit` returns, so a SIGKILL leaves the last commit intact.
+//! Every step the commit queue hands over at once is one write transaction: one fsync.
 
-use super::{Loaded, Store, StoreError};
+use super::{Loaded, Store, StoreError, Writes};
 use redb::{Database, ReadableTable, TableDefinition};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const PRINCIPALS: TableDefinition<&str, &[u8]> = TableDefinition::new("principals");
@@ -221,42 +223,37 @@ impl Store for RedbStore {
         })?
     }
 
-    fn put_principal(&self, principal: &str, record: &[u8]) -> Result<(), StoreError> {
+    fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {
+        // A record written by several of the steps is written once, as the last left it.
+        let mut principals: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
+        let mut instances: BTreeMap<u64, Option<&[u8]>> = BTreeMap::new();
+        for step in steps {
+            for (name, record) in &step.principals {
+                principals.insert(name, record.as_deref());
+            }
+            for (id, record) in &step.instances {
+                instances.insert(*id, record.as_deref());
+            }
+        }
+        // One write transaction for every step handed over: one fsync (redb's default
+        // durability) for all of them.
         self.write(|w| {
-            w.open_table(PRINCIPALS)
-                .map_err(boxed)?
-                .insert(principal, record)
+            let mut table = w.open_table(PRINCIPALS).map_err(boxed)?;
+            for (name, record) in principals {
+                match record {
+                    Some(r) => table.insert(name, r),
+                    None => table.remove(name),
+                }
                 .map_err(boxed)?;
-            Ok(())
-        })
-    }
-
-    fn delete_principal(&self, principal: &str) -> Result<(), StoreError> {
-        self.write(|w| {
-            w.open_table(PRINCIPALS)
-                .map_err(boxed)?
-                .remove(principal)
+            }
+            let mut table = w.open_table(INSTANCES).map_err(boxed)?;
+            for (id, record) in instances {
+                match record {
+                    Some(r) => table.insert(id, r),
+                    None => table.remove(id),
+                }
                 .map_err(boxed)?;
-            Ok(())
-        })
-    }
-
-    fn put_instance(&self, id: u64, record: &[u8]) -> Result<(), StoreError> {
-        self.write(|w| {
-            w.open_table(INSTANCES)
-                .map_err(boxed)?
-                .insert(id, record)
-                .map_err(boxed)?;
-            Ok(())
-        })
-    }
-
-    fn delete_instance(&self, id: u64) -> Result<(), StoreError> {
-        self.write(|w| {
-            w.open_table(INSTANCES)
-                .map_err(boxed)?
-                .remove(id)
-                .map_err(boxed)?;
+            }
             Ok(())
         })
     }

@@ -1,5 +1,6 @@
-//! An instance kept across restarts (issue #15 **\[project\]**): its record written after
-//! every step, before the step's batches go out (`step.rs`), and an actor made again from
+//! An instance kept across restarts (issue #15 **\[project\]**): its record handed to the
+//! store after every step, the step's batches carrying its ticket so that nothing of them
+//! is told before it is kept (`step.rs`, issue #42 item 1), and an actor made again from
 //! it when the server starts (`actors/restore.rs`).
 
 use super::{InstanceActor, Invitee, Link};
@@ -7,6 +8,7 @@ use crate::actors::instance::ToPrincipal;
 use crate::author::{Logic, ParticipantId, ParticipantKind};
 use crate::ids::InstanceId;
 use crate::shared::Shared;
+use crate::store::Ticket;
 use crate::store::records::{
     InstanceRecord, InviteRecord, LogicRecord, NotKept, ParticipantRecord,
 };
@@ -19,26 +21,27 @@ use std::sync::Arc;
 const CALL_ID_BLOCK: u64 = 1024;
 
 impl InstanceActor {
-    /// Writes the instance's record, when the server keeps durable state and it changed.
-    /// Fails when it could not be written (issue #37 item 2): the record last written
-    /// stays what this instance was, and the step that changed it is not acknowledged.
-    pub(super) fn persist(&mut self) -> Result<(), NotKept> {
+    /// Hands the instance's record to the store, when the server keeps durable state and
+    /// it changed; the ticket of the last record handed over, which what this step tells
+    /// waits for (issue #42 item 1). Fails when the store was given up (issue #37 item 2):
+    /// the record last written stays what this instance was, and the step that changed it
+    /// is not acknowledged.
+    pub(super) fn persist(&mut self) -> Result<Ticket, NotKept> {
         if self.shared.store.is_none() {
-            return Ok(());
+            return Ok(Ticket::NONE);
         }
         let record = self.record();
         match serde_json::to_vec(&record) {
             Ok(bytes) if self.saved.as_deref() != Some(&bytes) => {
-                self.shared.write_instance(self.id.0, Some(&bytes))?;
+                self.written_at = self.shared.write_instance(self.id.0, Some(&bytes))?;
                 self.saved = Some(bytes);
-                Ok(())
             }
-            Ok(_) => Ok(()),
+            Ok(_) => {}
             Err(e) => {
                 tracing::error!(instance = %self.id, error = %e, "an instance's record does not encode");
-                Ok(())
             }
         }
+        Ok(self.written_at)
     }
 
     fn record(&self) -> InstanceRecord {

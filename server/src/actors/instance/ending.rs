@@ -21,6 +21,7 @@ impl Handler<CloseInstance> for InstanceActor {
         let mut batch = batch.unwrap_or_else(|| Batch::new(self.id, key));
         self.remove(who, &mut batch);
         self.stop_if_unlinked(ctx);
+        batch.kept = batch.kept.max(self.written_at);
         MessageResult(Closed {
             content,
             batch: (!batch.is_empty()).then_some(batch),
@@ -42,10 +43,11 @@ impl Handler<Leave> for InstanceActor {
         batch.events.clear();
         batch.ended = None;
         self.remove(who, &mut batch);
+        self.stop_if_unlinked(ctx);
+        batch.kept = batch.kept.max(self.written_at);
         if !batch.is_empty() {
             link.principal.do_send(batch);
         }
-        self.stop_if_unlinked(ctx);
     }
 }
 

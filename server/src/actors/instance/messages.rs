@@ -118,6 +118,9 @@ pub(crate) struct Batch {
     /// Calls of this principal's sessions whose caller's changes wait for their answer
     /// (§5.3): at most one per session, the oldest.
     pub(crate) holds: Vec<(SessionId, Id)>,
+    /// The instance's ticket in the commit queue (issue #42 item 1): nothing of this
+    /// batch is told before it is kept, and all of it is refused if it is not.
+    pub(crate) kept: crate::store::Ticket,
 }
 
 impl Batch {
@@ -131,6 +134,7 @@ impl Batch {
             ended: None,
             last_view: None,
             holds: Vec::new(),
+            kept: crate::store::Ticket::NONE,
         }
     }
 

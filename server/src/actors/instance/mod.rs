@@ -38,13 +38,14 @@ use crate::author::{
 use crate::ids::InstanceId;
 use crate::ids::SessionId;
 use crate::shared::Shared;
+use crate::store::Ticket;
 use actix::WeakAddr;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
 use mcpl_protocol::mcp::CallToolResult;
 use mcpl_transport::Principal;
 use serde_json::Value;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 /// The reason an instance ends with when its logic panicked.
@@ -84,14 +85,22 @@ pub(crate) struct InstanceActor {
     me: Option<WeakAddr<InstanceActor>>,
     /// The instance's name as each participant principal knows it (§7).
     names: BTreeMap<ParticipantId, String>,
-    /// The record last written to the store (issue #15), so an unchanged one is not
+    /// The record last handed to the store (issue #15), so an unchanged one is not
     /// written again.
     saved: Option<Vec<u8>>,
+    /// Its ticket in the commit queue (issue #42 item 1): every batch carries it, so a
+    /// principal tells nothing of this instance before its state is kept.
+    written_at: Ticket,
     /// Read back after a restart: the logic's resume step runs first (`durable.rs`).
     resuming: bool,
     /// Invitations sent and withdrawn by the step running, sent once it is kept (issue
-    /// #37 item 2: a step that could not be kept invites no one).
+    /// #37 item 2: a step that could not be kept invites no one; issue #42 item 1: once
+    /// its ticket is).
     outbox: Vec<ToPrincipal>,
+    /// Steps' invitations and withdrawals waiting for their ticket, in order.
+    sending: VecDeque<(Ticket, Vec<ToPrincipal>)>,
+    /// Waiting for the first of `sending` to be decided.
+    sending_waits: bool,
 }
 
 /// An invited principal that has not joined, with what it was invited with (to invite it
@@ -127,8 +136,11 @@ impl InstanceActor {
             me: None,
             names: BTreeMap::new(),
             saved: None,
+            written_at: Ticket::NONE,
             resuming: false,
             outbox: Vec::new(),
+            sending: VecDeque::new(),
+            sending_waits: false,
         }
     }
 
@@ -143,8 +155,10 @@ impl InstanceActor {
     fn stop_if_unlinked(&mut self, ctx: &mut Context<Self>) {
         if self.links.is_empty() {
             self.withdraw_invitations();
+            // The withdrawals go whatever becomes of the forgetting (a record left behind
+            // has no link, and is forgotten after a restart), after what waited.
+            self.send_all();
             self.flush_outbox();
-            // Not forgotten: after a restart no principal links to it, and it is then.
             let _ = self.shared.write_instance(self.id.0, None);
             ctx.stop();
         } else {
@@ -167,6 +181,56 @@ impl InstanceActor {
     fn flush_outbox(&mut self) {
         for m in self.outbox.drain(..) {
             self.router.do_send(m);
+        }
+    }
+
+    /// Sends the step's invitations and withdrawals once `ticket` is kept (at once when it
+    /// is already), or never when it is not (issue #37 item 2); in the order of the steps.
+    /// The actor goes on meanwhile (issue #42 item 1).
+    fn flush_outbox_once(&mut self, ticket: Ticket, ctx: &mut Context<Self>) {
+        if self.outbox.is_empty() {
+            return;
+        }
+        let step = std::mem::take(&mut self.outbox);
+        self.sending.push_back((ticket, step));
+        self.send_kept(ctx);
+    }
+
+    /// Sends what `sending` holds whose step is kept, in order, dropping what was not;
+    /// waits (without blocking the actor) for the first not yet decided.
+    fn send_kept(&mut self, ctx: &mut Context<Self>) {
+        if self.sending_waits {
+            return;
+        }
+        while let Some((ticket, _)) = self.sending.front() {
+            let Some(outcome) = self.shared.outcome(*ticket) else {
+                let kept = self.shared.kept(*ticket);
+                self.sending_waits = true;
+                ctx.spawn(kept.into_actor(self).map(|_, act, ctx| {
+                    act.sending_waits = false;
+                    act.send_kept(ctx);
+                }));
+                return;
+            };
+            if let Some((_, messages)) = self.sending.pop_front()
+                && outcome.is_ok()
+            {
+                for m in messages {
+                    self.router.do_send(m);
+                }
+            }
+        }
+    }
+
+    /// The actor stops: what waits in `sending` goes now, but for what is known not kept
+    /// (an invitation whose step is not decided yet is withdrawn right after it).
+    fn send_all(&mut self) {
+        for (ticket, messages) in std::mem::take(&mut self.sending) {
+            if !matches!(self.shared.outcome(ticket), Some(Err(_))) {
+                for m in messages {
+                    self.router.do_send(m);
+                }
+            }
         }
     }
 

@@ -134,16 +134,23 @@ impl InstanceActor {
             }
         }
         self.mark_holds(&mut batches);
-        self.keep(&mut batches);
+        self.keep(&mut batches, ctx);
         self.send(batches, requester)
     }
 
-    /// Issue #15: what the step did is kept before anyone is told of it. Issue #37 item
-    /// 2: a step that could not be kept is told to no one — its changes, events and end
-    /// are dropped, its invitations not sent — and the calls it answered fail.
-    fn keep(&mut self, batches: &mut Batches) {
+    /// Issue #15: what the step did is kept before anyone is told of it — its record is
+    /// handed to the store and each batch carries its ticket, which the principals wait
+    /// for (issue #42 item 1), as its invitations do here. Issue #37 item 2: a step that
+    /// could not be kept is told to no one — its changes, events and end are dropped, its
+    /// invitations not sent — and the calls it answered fail.
+    fn keep(&mut self, batches: &mut Batches, ctx: &mut Context<Self>) {
         match self.persist() {
-            Ok(()) => self.flush_outbox(),
+            Ok(ticket) => {
+                for b in batches.values_mut() {
+                    b.kept = ticket;
+                }
+                self.flush_outbox_once(ticket, ctx);
+            }
             Err(not_kept) => {
                 tracing::debug!(instance = %self.id, "a step that could not be kept is refused");
                 self.outbox.clear();
@@ -173,7 +180,7 @@ impl InstanceActor {
         panic: &str,
         own: Option<Waiter>,
         requester: Option<ParticipantId>,
-        _: &mut Context<Self>,
+        ctx: &mut Context<Self>,
     ) -> Option<Batch> {
         tracing::error!(instance = %self.id, toolset = %self.toolset, %panic, "the toolset's logic panicked; the instance ends");
         let failed = || Err(ErrorObject::internal("the toolset's logic failed"));
@@ -182,7 +189,7 @@ impl InstanceActor {
             push_answer(&mut batches, w, failed(), false);
         }
         self.finish(INTERNAL_ERROR, &mut batches, None, |_| failed());
-        self.keep(&mut batches);
+        self.keep(&mut batches, ctx);
         self.send(batches, requester)
     }
 

@@ -121,7 +121,7 @@ impl PrincipalActor {
                 },
             ),
         );
-        self.fan_out(Some(key), applied);
+        self.fan_out(Some(key), applied, ctx);
         self.reopen_for_plain_hosts(ctx);
         self.maybe_retire(ctx);
     }

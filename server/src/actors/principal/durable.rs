@@ -1,39 +1,52 @@
 //! A principal kept across restarts (issue #15 **\[project\]**): its record — the state
-//! `toolsets/list` states and its links to instances — written whenever it changed, before
-//! what changed it is delivered (`fanout.rs`), and read back when the server starts
+//! `toolsets/list` states and its links to instances — handed to the store whenever it
+//! changed, what changed it delivered once it is kept (`fanout.rs`, issue #42 item 1), and read back when the server starts
 //! (`actors/restore.rs`).
 
 use super::{InstanceLink, PrincipalActor, Registrar};
 use crate::actors::instance::Unlink;
 use crate::core::PrincipalState;
 use crate::shared::Shared;
+use crate::store::Ticket;
 use crate::store::records::{LinkRecord, NotKept, PrincipalRecord};
 use mcpl_transport::Principal;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 impl PrincipalActor {
-    /// Writes the principal's record, when the server keeps durable state, the principal
-    /// can come back (it is named) and the record changed. Fails when it could not be
-    /// written (issue #37 item 2).
-    pub(super) fn persist(&mut self) -> Result<(), NotKept> {
+    /// Hands the principal's record to the store, when the server keeps durable state,
+    /// the principal can come back (it is named) and the record changed; the ticket of the
+    /// last record handed over, which what it tells waits for (issue #42 item 1). Fails
+    /// when the store was given up (issue #37 item 2).
+    pub(super) fn persist(&mut self) -> Result<Ticket, NotKept> {
         let Principal::Named(name) = &self.principal else {
-            return Ok(());
+            return Ok(Ticket::NONE);
         };
         if self.shared.store.is_none() {
-            return Ok(());
+            return Ok(Ticket::NONE);
         }
         match serde_json::to_vec(&self.record()) {
-            Ok(bytes) if self.saved.as_deref() != Some(&bytes) => {
-                self.shared.write_principal(name, Some(&bytes))?;
-                self.saved = Some(bytes);
-                Ok(())
+            Ok(bytes) if self.written.as_deref() != Some(&bytes) => {
+                self.written_at = self.shared.write_principal(name, Some(&bytes))?;
+                match self.shared.outcome(self.written_at) {
+                    // Nothing to wait for (no store to wait on).
+                    Some(Ok(())) => self.saved = Some(bytes.clone()),
+                    _ => self.unkept.push_back((self.written_at, bytes.clone())),
+                }
+                self.written = Some(bytes);
             }
-            Ok(_) => Ok(()),
+            Ok(_) => {}
             Err(e) => {
                 tracing::error!(principal = %name, error = %e, "a principal's record does not encode");
-                Ok(())
             }
+        }
+        Ok(self.written_at)
+    }
+
+    /// `ticket` was kept, and with it every record handed over before it.
+    pub(super) fn kept_up_to(&mut self, ticket: Ticket) {
+        while self.unkept.front().is_some_and(|(t, _)| *t <= ticket) {
+            self.saved = self.unkept.pop_front().map(|(_, bytes)| bytes);
         }
     }
 
@@ -52,11 +65,18 @@ impl PrincipalActor {
         }
     }
 
-    /// A change could not be kept: the state goes back to the record last written (or,
+    /// A change could not be kept: the state goes back to the record last kept (or,
     /// with none, to what a new principal has), so what `toolsets/list` and `tools/list`
     /// state stays what was told (issue #37 item 2). Links the record does not have are
-    /// given up (their instances see this principal leave).
+    /// given up (their instances see this principal leave). Nothing to do when every
+    /// record it handed over was kept (what failed was an instance's step).
     pub(super) fn roll_back(&mut self) {
+        if self.unkept.is_empty() {
+            return;
+        }
+        self.unkept.clear();
+        self.written.clone_from(&self.saved);
+        self.written_at = Ticket::NONE;
         let kept = match self.saved.as_deref() {
             Some(bytes) if !bytes.is_empty() => {
                 match serde_json::from_slice::<PrincipalRecord>(bytes) {
@@ -105,8 +125,10 @@ impl PrincipalActor {
     /// Forgets the principal's record: it retires with nothing left.
     pub(super) fn forget(&mut self) {
         if let Principal::Named(name) = &self.principal
-            && self.saved.take().is_some()
+            && self.written.take().is_some()
         {
+            self.saved = None;
+            self.unkept.clear();
             // A record left behind after a restart is read back as idle and retires again.
             let _ = self.shared.write_principal(name, None);
         }
@@ -127,6 +149,7 @@ impl PrincipalActor {
         actor.links = links;
         // Written on its first change (or now, by the restore, if it changed in reading).
         actor.saved = Some(Vec::new());
+        actor.written = Some(Vec::new());
         // Not kept: the next change tries again (and is refused if the store is gone).
         let _ = actor.persist();
         actor

@@ -7,6 +7,8 @@ use crate::actors::principal::{Answer, AnswerBody};
 use crate::author::Event;
 use crate::core::{HintDraft, InstanceKey};
 use crate::ids::SessionId;
+use crate::store::Ticket;
+use crate::store::records::NotKept;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
 
@@ -19,6 +21,9 @@ pub(super) struct Applied {
     pub(super) holds: Vec<(SessionId, Id)>,
     /// About an instance open only for plain hosts (§8): its events go to no hinted host.
     pub(super) hidden: bool,
+    /// The instance's ticket in the commit queue: nothing of this is told before it is
+    /// kept (issue #42 item 1).
+    pub(super) after: Ticket,
 }
 
 impl Applied {
@@ -30,8 +35,49 @@ impl Applied {
             answers: Vec::new(),
             holds: Vec::new(),
             hidden: false,
+            after: Ticket::NONE,
         }
     }
+
+    /// True when it tells no one anything.
+    fn is_silent(&self) -> bool {
+        self.draft.is_empty() && self.answers.is_empty() && self.events.is_empty()
+    }
+
+    /// It could not be kept (issue #37 item 2): nothing of it is told, and its answers
+    /// fail.
+    fn refuse(&mut self, not_kept: &NotKept) {
+        self.draft = HintDraft::new();
+        self.events.clear();
+        self.holds.clear();
+        for (_, a) in &mut self.answers {
+            a.body.refuse(not_kept);
+        }
+    }
+}
+
+/// What the principal is to tell once the records it depends on are kept (issue #42 item
+/// 1): the instance's and the principal's own, the later of the two tickets — or refused
+/// at once, the store being given up.
+pub(super) struct Telling {
+    told: Told,
+    after: Result<Ticket, NotKept>,
+    /// Its number (`told_seq`): sessions attached after it was made do not get it.
+    seq: u64,
+}
+
+/// What waits its turn to be told.
+enum Told {
+    /// A batch applied (or an open, a close): its draft, events and answers, refused if
+    /// not kept.
+    Applied {
+        about: Option<InstanceKey>,
+        applied: Applied,
+    },
+    /// Something that tells what the state is (a `tools/list`, a `toolsets/list`, an
+    /// invitation's push), made when its turn comes: after the changes before it, and of
+    /// the state kept when they were rolled back.
+    Read(Box<dyn FnOnce(&mut PrincipalActor)>),
 }
 
 impl Handler<Batch> for PrincipalActor {
@@ -42,7 +88,7 @@ impl Handler<Batch> for PrincipalActor {
         let ended = batch.ended.is_some();
         let mut applied = self.apply(batch, true);
         applied.draft.compact();
-        self.fan_out(Some(key), applied);
+        self.fan_out(Some(key), applied, ctx);
         if ended {
             self.reopen_for_plain_hosts(ctx);
             self.maybe_retire(ctx);
@@ -71,6 +117,7 @@ impl PrincipalActor {
         let mut applied = Applied {
             answers,
             hidden: self.state.is_implicit(&batch.key),
+            after: batch.kept,
             ..Applied::empty()
         };
         let fresh = !check_link
@@ -123,33 +170,130 @@ impl PrincipalActor {
         applied
     }
 
-    /// Sends the draft, with what explains it, to every session: each gets its own answers
-    /// (which carry the draft for it), the events, and the call holding the draft for its
-    /// result, if one of its calls does (§5.3).
-    pub(super) fn fan_out(&mut self, about: Option<InstanceKey>, applied: Applied) {
-        let Applied {
-            mut draft,
-            mut events,
-            mut answers,
-            mut holds,
-            hidden,
-        } = applied;
-        // Issue #15: the state is kept before anyone is told of it. Issue #37 item 2:
-        // what could not be kept is told to no one, the state goes back to what was
-        // kept, and the answers fail.
-        if let Err(not_kept) = self.persist() {
-            self.roll_back();
-            draft = HintDraft::new();
-            events.clear();
-            holds.clear();
-            for (_, a) in &mut answers {
-                a.body.refuse(&not_kept);
-            }
-        }
-        if draft.is_empty() && answers.is_empty() && events.is_empty() {
+    /// Keeps the state, then sends the draft, with what explains it, to every session
+    /// (`deliver`) once it is kept — and once the instance's step it comes from is
+    /// (`applied.after`).
+    ///
+    /// Issue #15: the state is kept before anyone is told of it. Issue #42 item 1: the
+    /// record is handed to the commit queue and what it explains waits, in order, for its
+    /// ticket (`drain`). Issue #37 item 2: what could not be kept is told to no one, the
+    /// state goes back to what was kept, and the answers fail.
+    pub(super) fn fan_out(
+        &mut self,
+        about: Option<InstanceKey>,
+        applied: Applied,
+        ctx: &mut Context<Self>,
+    ) {
+        let before = self.written_at;
+        let after = self.persist().map(|own| own.max(applied.after));
+        // Nothing to tell and nothing of its own handed over: nothing to wait for.
+        if applied.is_silent() && after.as_ref().is_ok_and(|_| self.written_at == before) {
             return;
         }
-        for (id, s) in &self.sessions {
+        self.push_told(Told::Applied { about, applied }, after);
+        self.drain(ctx);
+    }
+
+    /// Runs `read` now when nothing waits to be told, else in its turn after what waits.
+    /// **\[project\]** A read never shows a change not kept yet (issue #42 item 1).
+    pub(super) fn in_turn(&mut self, read: impl FnOnce(&mut PrincipalActor) + 'static) {
+        if self.told.is_empty() {
+            return read(self);
+        }
+        self.push_told(Told::Read(Box::new(read)), Ok(self.written_at));
+    }
+
+    fn push_told(&mut self, told: Told, after: Result<Ticket, NotKept>) {
+        self.told_seq += 1;
+        self.told.push_back(Telling {
+            told,
+            after,
+            seq: self.told_seq,
+        });
+    }
+
+    /// Sends `deliver` to `session` in its turn ([`PrincipalActor::in_turn`]).
+    pub(super) fn deliver_in_turn(&mut self, session: SessionId, deliver: Deliver) {
+        self.in_turn(move |act| {
+            if let Some(s) = act.sessions.get(&session) {
+                s.to.deliver.do_send(deliver);
+            }
+        });
+    }
+
+    /// Keeps the state, telling nothing; a record that could not be kept is rolled back
+    /// (`drain`).
+    pub(super) fn keep_quietly(&mut self, ctx: &mut Context<Self>) {
+        self.fan_out(None, Applied::empty(), ctx);
+    }
+
+    /// Tells, in order, what waits whose tickets are decided; waits for the first that is
+    /// not, the actor going on meanwhile: what it does then waits behind (`in_turn`), and
+    /// builds on changes not kept yet, which are all given up together if one is not (the
+    /// store gives up every later step with it).
+    fn drain(&mut self, ctx: &mut Context<Self>) {
+        if self.draining {
+            // Its wait is under way, and drains again when it ends.
+            return;
+        }
+        while let Some(first) = self.told.front() {
+            let outcome = match &first.after {
+                Ok(ticket) => self.shared.outcome(*ticket),
+                Err(not_kept) => Some(Err(not_kept.clone())),
+            };
+            let Some(outcome) = outcome else {
+                let ticket = first.after.as_ref().map_or(Ticket::NONE, |t| *t);
+                self.draining = true;
+                let kept = self
+                    .shared
+                    .kept(ticket)
+                    .into_actor(self)
+                    .map(|_, act, ctx| {
+                        act.draining = false;
+                        act.drain(ctx);
+                    });
+                ctx.spawn(kept);
+                return;
+            };
+            let Some(Telling { told, after, seq }) = self.told.pop_front() else {
+                return;
+            };
+            match &outcome {
+                Ok(()) => {
+                    if let Ok(ticket) = after {
+                        self.kept_up_to(ticket);
+                    }
+                }
+                Err(_) => self.roll_back(),
+            }
+            match told {
+                Told::Applied { about, mut applied } => {
+                    if let Err(not_kept) = &outcome {
+                        applied.refuse(not_kept);
+                    }
+                    self.deliver(about, applied, seq);
+                }
+                Told::Read(read) => read(self),
+            }
+        }
+    }
+
+    /// Sends what was kept to every session: each gets its own answers (which carry the
+    /// draft for it), the events, and the call holding the draft for its result, if one
+    /// of its calls does (§5.3).
+    fn deliver(&mut self, about: Option<InstanceKey>, applied: Applied, seq: u64) {
+        if applied.is_silent() {
+            return;
+        }
+        let Applied {
+            draft,
+            events,
+            mut answers,
+            holds,
+            hidden,
+            ..
+        } = applied;
+        for (id, s) in self.sessions.iter().filter(|(_, s)| s.since < seq) {
             let mine: Vec<Answer> = extract(&mut answers, *id);
             let events = if hidden && !s.plain {
                 &Vec::new()
@@ -176,17 +320,35 @@ impl PrincipalActor {
         }
     }
 
-    /// Answers one request of one session, changing nothing.
+    /// Answers one request of one session, changing nothing — after what waits to be
+    /// told before it, in order.
     pub(super) fn answer(&mut self, session: SessionId, request: Id, body: AnswerBody) {
+        let answer = Answer {
+            request,
+            body,
+            deferred: false,
+        };
+        if !self.told.is_empty() {
+            let applied = Applied {
+                answers: vec![(session, answer)],
+                ..Applied::empty()
+            };
+            let after = Ok(self.written_at);
+            self.push_told(
+                Told::Applied {
+                    about: None,
+                    applied,
+                },
+                after,
+            );
+            // Its wait is under way (`drain`).
+            return;
+        }
         if let Some(s) = self.sessions.get(&session) {
             s.to.deliver.do_send(Deliver {
                 about: None,
                 draft: HintDraft::new(),
-                answers: vec![Answer {
-                    request,
-                    body,
-                    deferred: false,
-                }],
+                answers: vec![answer],
                 events: Vec::new(),
                 hold: None,
             });

@@ -154,7 +154,7 @@ impl PrincipalActor {
 
     /// The suggestion, explained by an event saying who invites (§5.3: shown to the agent,
     /// never acted on by the host).
-    fn send_invitation(&self, session: SessionId, key: &InstanceKey) {
+    fn send_invitation(&mut self, session: SessionId, key: &InstanceKey) {
         let (Some(p), Some(s)) = (self.invitations.get(key), self.sessions.get(&session)) else {
             return;
         };
@@ -181,13 +181,14 @@ impl PrincipalActor {
         } else {
             format!("{} (open {key} to join)", p.reason)
         };
-        s.to.deliver.do_send(Deliver {
+        let deliver = Deliver {
             about: Some(key.clone()),
             draft,
             answers: Vec::new(),
             events: vec![Event::text(text)],
             hold: None,
-        });
+        };
+        self.deliver_in_turn(session, deliver);
     }
 
     /// The name to suggest: the inviter's, unless this principal has that name open or

@@ -38,10 +38,11 @@ use crate::core::{InstanceKey, OpenOutcome, PrincipalState};
 use crate::ids::InstanceId;
 use crate::ids::SessionId;
 use crate::shared::Shared;
+use crate::store::Ticket;
 use actix::prelude::*;
 use invite::Pending;
 use mcpl_transport::Principal;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
 /// The reason of an end when the principal's last connection closed on a server that does
@@ -56,6 +57,9 @@ struct SessionLink {
     ready: bool,
     /// Its host did not advertise `toolHints` (§8): it uses the implicit opens.
     plain: bool,
+    /// The number of what was waiting to be told when it attached (`told_seq`): that was
+    /// before its time, and is not told to it (issue #42 item 1).
+    since: u64,
 }
 
 /// This principal's record of an instance, as the instance knows it.
@@ -80,9 +84,23 @@ pub(crate) struct PrincipalActor {
     /// The instance this principal is closing on its own request, while the logic's
     /// answer is applied: its end leaves no ended record (§4.3, `close.rs`).
     closing: Option<InstanceKey>,
-    /// The record last written to the store (issue #15), so an unchanged one is not
-    /// written again; `None` until one was.
+    /// The record last kept in the store (issue #15), what a change that could not be
+    /// kept goes back to; `None` until one was.
     saved: Option<Vec<u8>>,
+    /// The record last handed to the store, so an unchanged one is not written again, and
+    /// its ticket in the commit queue (issue #42 item 1).
+    written: Option<Vec<u8>>,
+    written_at: Ticket,
+    /// The records handed over and not known to be kept yet, with their tickets: `saved`
+    /// moves on to each as it is.
+    unkept: VecDeque<(Ticket, Vec<u8>)>,
+    /// What waits to be told until the records it depends on are kept, in order
+    /// (`fanout.rs`).
+    told: VecDeque<fanout::Telling>,
+    /// Waiting for the first of `told` to be decided.
+    draining: bool,
+    /// How many were ever put in `told`: the number of the last.
+    told_seq: u64,
 }
 
 impl PrincipalActor {
@@ -115,6 +133,12 @@ impl PrincipalActor {
             retire_timer: None,
             closing: None,
             saved: None,
+            written: None,
+            written_at: Ticket::NONE,
+            unkept: VecDeque::new(),
+            told: VecDeque::new(),
+            draining: false,
+            told_seq: 0,
         }
     }
 
@@ -136,9 +160,8 @@ impl PrincipalActor {
     /// to [`Retire`]). Otherwise, without sessions, looks again when the next record
     /// expires.
     fn maybe_retire(&mut self, ctx: &mut Context<Self>) {
-        // Nobody is told anything here; what could not be kept is left for the next
-        // change, which is refused with it (`fanout.rs`).
-        let _ = self.persist();
+        // Nobody is told anything here; what could not be kept is rolled back.
+        self.keep_quietly(ctx);
         if !self.sessions.is_empty() {
             return;
         }
@@ -177,7 +200,7 @@ impl PrincipalActor {
                         draft: o.draft,
                         ..fanout::Applied::empty()
                     };
-                    self.fan_out(Some(o.key), applied);
+                    self.fan_out(Some(o.key), applied, ctx);
                 }
                 Ok(OpenOutcome::Adopted { .. }) | Err(_) => {}
             }
@@ -229,14 +252,17 @@ impl Handler<ListTools> for PrincipalActor {
     type Result = ();
 
     fn handle(&mut self, m: ListTools, _: &mut Context<Self>) {
-        if let Some(s) = self.sessions.get(&m.session) {
-            s.to.tools.do_send(ToolsView {
-                request: m.request,
-                cursor: m.cursor,
-                catalog: self.state.catalog().clone(),
-                visible: self.state.coarse_visibility(),
-            });
-        }
+        // After the changes waiting to be told, of the state they leave (issue #42).
+        self.in_turn(move |act| {
+            if let Some(s) = act.sessions.get(&m.session) {
+                s.to.tools.do_send(ToolsView {
+                    request: m.request,
+                    cursor: m.cursor,
+                    catalog: act.state.catalog().clone(),
+                    visible: act.state.coarse_visibility(),
+                });
+            }
+        });
     }
 }
 
@@ -245,14 +271,16 @@ impl Handler<ListToolsets> for PrincipalActor {
 
     /// §4.3: the full statement, ended records included until they expire.
     fn handle(&mut self, m: ListToolsets, _: &mut Context<Self>) {
-        let now = self.shared.now();
-        self.state.expire(now);
-        if let Some(s) = self.sessions.get(&m.session) {
-            s.to.statement.do_send(StatementFor {
-                request: m.request,
-                statement: self.state.statement(now),
-            });
-        }
+        self.in_turn(move |act| {
+            let now = act.shared.now();
+            act.state.expire(now);
+            if let Some(s) = act.sessions.get(&m.session) {
+                s.to.statement.do_send(StatementFor {
+                    request: m.request,
+                    statement: act.state.statement(now),
+                });
+            }
+        });
     }
 }
 
@@ -267,12 +295,15 @@ impl Handler<SwapCatalog> for PrincipalActor {
         for e in &swap.ended {
             self.leave(e.instance.key());
         }
-        for s in self.sessions.values() {
-            s.to.swapped.do_send(CatalogSwapped {
-                catalog: catalog.clone(),
-                draft: swap.draft.clone(),
-            });
-        }
+        let (swapped, draft) = (catalog.clone(), swap.draft.clone());
+        self.in_turn(move |act| {
+            for s in act.sessions.values() {
+                s.to.swapped.do_send(CatalogSwapped {
+                    catalog: swapped.clone(),
+                    draft: draft.clone(),
+                });
+            }
+        });
         for o in swap.opened {
             // Their open entries went with the swap's draft; the logic's changes follow.
             self.start_instance(o.key, Default::default(), None, None, ctx);

@@ -55,7 +55,7 @@ impl PrincipalActor {
                         link,
                     };
                     let (addr, id, who) = (pending.instance.clone(), pending.id, pending.who);
-                    let fut = addr.send(join).into_actor(self).map(move |res, act, _| {
+                    let fut = addr.send(join).into_actor(self).map(move |res, act, ctx| {
                         let res = res.unwrap_or(Err(EnterFailure::Internal));
                         act.entered(
                             opened.key,
@@ -63,6 +63,7 @@ impl PrincipalActor {
                             Some(reply),
                             InstanceLink { addr, id, who },
                             res,
+                            ctx,
                         );
                     });
                     ctx.wait(fut);
@@ -92,7 +93,7 @@ impl PrincipalActor {
                 self.leave(&o.key);
                 self.start_instance(o.key, o.draft, options, Some(reply), ctx)
             }
-            Ok(OpenOutcome::Revealed(o)) => self.revealed(o, reply),
+            Ok(OpenOutcome::Revealed(o)) => self.revealed(o, reply, ctx),
         }
     }
 
@@ -130,9 +131,9 @@ impl PrincipalActor {
                 key: key.clone(),
             },
         };
-        let fut = addr.send(start).into_actor(self).map(move |res, act, _| {
+        let fut = addr.send(start).into_actor(self).map(move |res, act, ctx| {
             let res = res.unwrap_or(Err(EnterFailure::Internal));
-            act.entered(key, base, reply, InstanceLink { addr, id, who }, res);
+            act.entered(key, base, reply, InstanceLink { addr, id, who }, res, ctx);
         });
         ctx.wait(fut);
     }
@@ -145,6 +146,7 @@ impl PrincipalActor {
         reply: Option<ReplyTo>,
         link: InstanceLink,
         res: Result<Entered, EnterFailure>,
+        ctx: &mut Context<Self>,
     ) {
         let entered = match res {
             Ok(e) => e,
@@ -180,12 +182,14 @@ impl PrincipalActor {
             draft.append(d);
         }
         let (mut answers, mut events, mut holds) = (Vec::new(), Vec::new(), Vec::new());
+        let mut after = crate::store::Ticket::NONE;
         if let Some(batch) = entered.batch {
             let applied = self.apply(batch, false);
             draft.append(applied.draft);
             answers = applied.answers;
             events = applied.events;
             holds = applied.holds;
+            after = applied.after;
         }
         draft.compact();
         if let Some(r) = reply {
@@ -218,8 +222,9 @@ impl PrincipalActor {
             answers,
             holds,
             hidden: self.state.is_implicit(&key),
+            after,
         };
-        self.fan_out(Some(key), applied);
+        self.fan_out(Some(key), applied, ctx);
     }
 
     /// §4.2, vector 17: what is open is adopted — described, unchanged, and told when the
@@ -253,7 +258,7 @@ impl PrincipalActor {
     /// §8 (`core/principal/implicit.rs`): a hinted open of what was open for plain hosts
     /// only. The instance runs on; the hinted hosts are told it whole, and the asker is
     /// answered as for a new instance — which, for it, it is.
-    fn revealed(&mut self, o: crate::core::Opened, reply: ReplyTo) {
+    fn revealed(&mut self, o: crate::core::Opened, reply: ReplyTo, ctx: &mut Context<Self>) {
         let title = self
             .state
             .instance(&o.key)
@@ -274,7 +279,7 @@ impl PrincipalActor {
             answers: vec![(reply.session, answer)],
             ..Applied::empty()
         };
-        self.fan_out(Some(o.key), applied);
+        self.fan_out(Some(o.key), applied, ctx);
     }
 
     /// §8: opens, for the principal's plain connections only, the toolsets a host without

@@ -17,6 +17,7 @@ impl Handler<Attach> for PrincipalActor {
                 to: m.to,
                 ready: false,
                 plain: false,
+                since: self.told_seq,
             },
         );
         if first {

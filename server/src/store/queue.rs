@@ -1,0 +1,256 @@
+//! [`CommitQueue`]: group commit in front of a [`Store`] (issue #42 item 1).
+//!
+//! An actor that changed a record hands the step's [`Writes`] over with
+//! [`CommitQueue::submit`] and gets a [`Ticket`] at once: it never blocks on the disk. One
+//! writer thread owns the store's write side: it takes every step waiting, commits them in
+//! one [`Store::commit`] (one transaction, one fsync), then says how far it got. Whoever
+//! must not tell before a record is durable waits for its ticket
+//! ([`CommitQueue::outcome`], [`CommitQueue::wait`]); steps that came while a commit ran
+//! share the next one, the way databases commit groups.
+//!
+//! **Order.** Tickets are handed out in the order steps are submitted and committed in that
+//! order, so a ticket kept means every earlier one is kept too: waiting for the last ticket
+//! an actor took covers everything it handed over before. A principal applying an
+//! instance's batch submits its own record after the instance's, so its record is never
+//! kept without the instance's.
+//!
+//! **Failure** (issue #37 item 2). The first commit that fails gives the store up until a
+//! restart: its tickets and every later one fail with the same [`NotKept`] (said once in
+//! the log), and nothing more is written. A panic inside the store counts as a failure.
+//!
+//! **\[project\]** The thread is a plain `std` thread, not a task: a store's commit is a
+//! blocking call (redb's fsync), and an actor's arbiter must never wait for it.
+
+use super::records::NotKept;
+use super::{Store, StoreError, Writes};
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
+use tokio::sync::watch;
+
+/// A place in the commit queue: the step handed over with it is durable once the queue
+/// kept this ticket. [`Ticket::NONE`] waits for nothing (nothing was handed over).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Ticket(u64);
+
+impl Ticket {
+    /// Nothing to wait for.
+    pub(crate) const NONE: Ticket = Ticket(0);
+}
+
+/// What the store did, for a server's owner (`Server::store_stats`) and `sim perf`: how
+/// many steps were handed over and how many commits (each one fsync, for redb) kept them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct StoreStats {
+    /// Steps handed to the store (each an actor's records of one step).
+    pub steps: u64,
+    /// Commits made: each took every step waiting when it began.
+    pub commits: u64,
+}
+
+/// How far the writer got.
+#[derive(Debug, Clone, Copy, Default)]
+struct Progress {
+    /// Every ticket up to this one is kept.
+    kept: u64,
+    /// This ticket and every later one failed.
+    failed: Option<u64>,
+}
+
+impl Progress {
+    /// What became of `t`, once decided.
+    fn of(&self, t: Ticket) -> Option<bool> {
+        if self.failed.is_some_and(|f| t.0 >= f) {
+            Some(false)
+        } else if t.0 <= self.kept {
+            Some(true)
+        } else {
+            None
+        }
+    }
+}
+
+/// The steps waiting for the writer.
+#[derive(Default)]
+struct Waiting {
+    /// The last ticket handed out.
+    last: u64,
+    steps: Vec<Writes>,
+    /// The server is gone: the writer commits what waits and stops.
+    closed: bool,
+}
+
+struct Inner {
+    store: Arc<dyn Store>,
+    waiting: Mutex<Waiting>,
+    /// Wakes the writer when a step is handed over.
+    wake: Condvar,
+    progress: watch::Sender<Progress>,
+    /// Why the store was given up, once it was.
+    failed: OnceLock<String>,
+    steps: AtomicU64,
+    commits: AtomicU64,
+}
+
+/// Group commit in front of a store. See the module docs. Dropping it lets the writer
+/// commit what waits, and waits for it to stop: the store is closed once the server is
+/// gone (redb's file is free for the next server, as after a process's exit).
+pub(crate) struct CommitQueue {
+    inner: Arc<Inner>,
+    writer: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for CommitQueue {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommitQueue")
+            .field("store", &self.inner.store.location())
+            .finish_non_exhaustive()
+    }
+}
+
+impl CommitQueue {
+    /// A queue in front of `store`, with its writer thread started. Fails only when the
+    /// thread cannot be started.
+    pub(crate) fn start(store: Arc<dyn Store>) -> std::io::Result<Self> {
+        let inner = Arc::new(Inner {
+            store,
+            waiting: Mutex::new(Waiting::default()),
+            wake: Condvar::new(),
+            progress: watch::Sender::new(Progress::default()),
+            failed: OnceLock::new(),
+            steps: AtomicU64::new(0),
+            commits: AtomicU64::new(0),
+        });
+        let writer = inner.clone();
+        let writer = std::thread::Builder::new()
+            .name("mcpl-store".to_owned())
+            .spawn(move || writer.run())?;
+        Ok(CommitQueue {
+            inner,
+            writer: Some(writer),
+        })
+    }
+
+    /// Hands a step's records over; its ticket. Refused at once once the store was given
+    /// up.
+    pub(crate) fn submit(&self, writes: Writes) -> Result<Ticket, NotKept> {
+        if let Some(cause) = self.inner.failed.get() {
+            return Err(NotKept(cause.clone()));
+        }
+        let mut waiting = self.inner.lock();
+        waiting.last += 1;
+        waiting.steps.push(writes);
+        let ticket = Ticket(waiting.last);
+        drop(waiting);
+        self.inner.steps.fetch_add(1, Ordering::Relaxed);
+        self.inner.wake.notify_one();
+        Ok(ticket)
+    }
+
+    /// What became of `t`, if that is decided yet.
+    pub(crate) fn outcome(&self, t: Ticket) -> Option<Result<(), NotKept>> {
+        let decided = self.inner.progress.borrow().of(t)?;
+        Some(self.inner.result(decided))
+    }
+
+    /// Resolves once `t` is decided: kept, or not (the store was given up).
+    pub(crate) fn wait(&self, t: Ticket) -> impl Future<Output = Result<(), NotKept>> + 'static {
+        let inner = self.inner.clone();
+        let mut progress = inner.progress.subscribe();
+        async move {
+            let decided = match progress.wait_for(|p| p.of(t).is_some()).await {
+                Ok(p) => p.of(t).unwrap_or(false),
+                // The writer is gone (it cannot be, while this `Inner` lives).
+                Err(_) => false,
+            };
+            inner.result(decided)
+        }
+    }
+
+    /// What the store did so far.
+    pub(crate) fn stats(&self) -> StoreStats {
+        StoreStats {
+            steps: self.inner.steps.load(Ordering::Relaxed),
+            commits: self.inner.commits.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl Drop for CommitQueue {
+    fn drop(&mut self) {
+        self.inner.lock().closed = true;
+        self.inner.wake.notify_one();
+        if let Some(writer) = self.writer.take() {
+            // It ends once what waits is committed; a panic in it was a store's, caught.
+            let _ = writer.join();
+        }
+    }
+}
+
+impl Inner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Waiting> {
+        self.waiting.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn result(&self, kept: bool) -> Result<(), NotKept> {
+        if kept {
+            return Ok(());
+        }
+        let cause = self.failed.get().cloned();
+        Err(NotKept(cause.unwrap_or_else(|| {
+            format!("the store {} was closed", self.store.location())
+        })))
+    }
+
+    /// The writer: takes every step waiting, commits them at once, says how far it got.
+    fn run(&self) {
+        loop {
+            let (steps, last) = {
+                let mut waiting = self.lock();
+                while waiting.steps.is_empty() && !waiting.closed {
+                    waiting = self
+                        .wake
+                        .wait(waiting)
+                        .unwrap_or_else(PoisonError::into_inner);
+                }
+                if waiting.steps.is_empty() {
+                    return;
+                }
+                (std::mem::take(&mut waiting.steps), waiting.last)
+            };
+            let first = last + 1 - steps.len() as u64;
+            if self.failed.get().is_some() {
+                // Given up: nothing more is written (`Progress::failed` covers these).
+                continue;
+            }
+            let store = &self.store;
+            let done =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| store.commit(&steps)));
+            self.commits.fetch_add(1, Ordering::Relaxed);
+            match done {
+                Ok(Ok(())) => self.progress.send_modify(|p| p.kept = last),
+                Ok(Err(e)) => self.give_up(&e, first),
+                Err(_) => self.give_up(
+                    &StoreError::Io {
+                        path: store.location().into(),
+                        detail: "the store panicked writing".to_owned(),
+                    },
+                    first,
+                ),
+            }
+        }
+    }
+
+    /// The store failed: given up from now on, said once.
+    fn give_up(&self, e: &StoreError, first: u64) {
+        if self.failed.set(e.to_string()).is_ok() {
+            tracing::error!(
+                error = %e,
+                "the store cannot be written: from now on the server takes no change it \
+                 cannot keep (each is refused, and no one is told of it); restart it once \
+                 the store can be written"
+            );
+        }
+        self.progress.send_modify(|p| p.failed = Some(first));
+    }
+}
