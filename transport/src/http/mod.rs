@@ -66,6 +66,7 @@
 //! [`HttpResponseMode::Sse`]: crate::HttpResponseMode::Sse
 
 mod client;
+pub mod modern;
 mod pool;
 pub mod resource;
 mod server;
