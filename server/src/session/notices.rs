@@ -34,7 +34,10 @@ pub(crate) enum Notice {
     },
     /// `notifications/message` for the handler's call (its request id), if at or above
     /// the level (the call's own for a modern request, else the session's).
-    Log { call: Id, params: LoggingMessageParams },
+    Log {
+        call: Id,
+        params: LoggingMessageParams,
+    },
 }
 
 impl Message for Notice {

@@ -60,7 +60,9 @@ pub enum AskError {
     /// its questions go back in an `InputRequiredResult` (MRTR), which this server does not
     /// build yet. The client declared the capability; a call whose client did not is
     /// answered -32021 instead and its handler hears [`AskError::CallEnded`].
-    #[error("the client speaks MCP 2026-07-28, where {capability} is asked through an InputRequiredResult, not yet served here")]
+    #[error(
+        "the client speaks MCP 2026-07-28, where {capability} is asked through an InputRequiredResult, not yet served here"
+    )]
     Modern {
         /// The capability: `sampling`, `elicitation` or `roots`.
         capability: &'static str,

@@ -68,14 +68,20 @@ pub(super) fn check_headers(
 }
 
 /// The value of a required header as text, or -32020 saying it is missing or malformed.
-fn header<'h>(headers: &'h HeaderMap, name: &HeaderName, shown: &str) -> Result<&'h str, ErrorObject> {
+fn header<'h>(
+    headers: &'h HeaderMap,
+    name: &HeaderName,
+    shown: &str,
+) -> Result<&'h str, ErrorObject> {
     let Some(value) = headers.get(name) else {
         return Err(modern::header_mismatch(format!(
             "the {shown} header is required"
         )));
     };
     value.to_str().map_err(|_| {
-        modern::header_mismatch(format!("the {shown} header holds characters a header may not"))
+        modern::header_mismatch(format!(
+            "the {shown} header holds characters a header may not"
+        ))
     })
 }
 
@@ -129,7 +135,9 @@ mod tests {
             method: "tools/call".into(),
             params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
         };
-        let meta = RequestMeta::read(request.params.as_deref()).unwrap().unwrap();
+        let meta = RequestMeta::read(request.params.as_deref())
+            .unwrap()
+            .unwrap();
         (request, meta)
     }
 
@@ -209,6 +217,9 @@ mod tests {
             status_of(Some(&e(ErrorCode::METHOD_NOT_FOUND))),
             StatusCode::NOT_FOUND
         );
-        assert_eq!(status_of(Some(&e(ErrorCode::INTERNAL_ERROR))), StatusCode::OK);
+        assert_eq!(
+            status_of(Some(&e(ErrorCode::INTERNAL_ERROR))),
+            StatusCode::OK
+        );
     }
 }

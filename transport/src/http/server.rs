@@ -13,8 +13,8 @@
 //! and with [`ServerOptions::tls`] the TLS handshake, which runs in the connection's task,
 //! is bounded by it too.
 
-use super::resource::{self, WELL_KNOWN};
 use super::modern;
+use super::resource::{self, WELL_KNOWN};
 use super::session::{self, Registry, Session};
 use super::{
     EVENT_STREAM, JSON, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER, accepts, content_type_is,
@@ -36,8 +36,8 @@ use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use mcpl_protocol::mcp::is_supported_version;
-use mcpl_protocol::modern::RequestMeta;
 use mcpl_protocol::method::{Cancelled, Method as _, NotificationMethod};
+use mcpl_protocol::modern::RequestMeta;
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Request, Response};
 use std::convert::Infallible;
 use std::io;
@@ -543,7 +543,11 @@ async fn modern_post(
     };
     let Ok((mut rx, guard)) = session.register(id, false, None) else {
         // A fresh connection has nothing pending.
-        return rpc_error(StatusCode::INTERNAL_SERVER_ERROR, None, "a new connection had a request");
+        return rpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            None,
+            "a new connection had a request",
+        );
     };
     let guard = session::EndOnDrop::new(session.clone(), guard);
     let stream = session.next_stream();

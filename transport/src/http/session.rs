@@ -449,10 +449,14 @@ impl Session {
             {
                 Some(p) => {
                     if p.tx.try_send(Box::new(message)).is_err() {
-                        tracing::debug!("a modern request's answer is gone; a message for it dropped");
+                        tracing::debug!(
+                            "a modern request's answer is gone; a message for it dropped"
+                        );
                     }
                 }
-                None => self.warn("a modern request's answer has no room; a message for it dropped"),
+                None => {
+                    self.warn("a modern request's answer has no room; a message for it dropped")
+                }
             }
             return;
         }

@@ -152,7 +152,8 @@ impl<T: Io> SessionCore<T> {
             ModernRoute::ListTools => match req.params_as::<ListToolsParams>() {
                 Ok(p) => {
                     let cache = Some(PRIVATE);
-                    self.modern.insert(req.id.clone(), ModernCall { cache, ..call });
+                    self.modern
+                        .insert(req.id.clone(), ModernCall { cache, ..call });
                     self.requests.forward(req.id.clone());
                     self.forward(Forward::ListTools {
                         request: req.id,
@@ -237,7 +238,10 @@ impl<T: Io> SessionCore<T> {
     /// capabilities the client has not declared).
     pub(crate) fn modern_missing_capability(&mut self, call: &Id, capability: &str) {
         let e = modern::missing_capability(capability);
-        self.cancel(call, Some("needs a client capability the request did not declare"));
+        self.cancel(
+            call,
+            Some("needs a client capability the request did not declare"),
+        );
         self.modern.remove(call);
         self.send(Response::err(Some(call.clone()), e).into());
     }

@@ -337,20 +337,39 @@ fn issue39_01_discover_before_initialize_states_both_eras_and_mcpl() {
     let result = &wire[0]["result"];
     assert_eq!(result["resultType"], "complete", "{result}");
     assert_eq!(result["supportedVersions"][0], "2026-07-28");
-    assert!(result["supportedVersions"].as_array().unwrap().contains(&json!("2025-11-25")));
+    assert!(
+        result["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2025-11-25"))
+    );
     assert_eq!(
         result["_meta"]["io.modelcontextprotocol/serverInfo"],
         json!({"name": "core-test", "version": "1"})
     );
     assert_eq!(result["capabilities"]["logging"], json!({}));
-    assert_eq!(result["capabilities"]["extensions"]["mcpl/core"]["version"], "0.5");
-    assert_eq!((result["ttlMs"].clone(), result["cacheScope"].clone()), (json!(0), json!("private")));
+    assert_eq!(
+        result["capabilities"]["extensions"]["mcpl/core"]["version"],
+        "0.5"
+    );
+    assert_eq!(
+        (result["ttlMs"].clone(), result["cacheScope"].clone()),
+        (json!(0), json!("private"))
+    );
     assert_eq!(done, ["forward Initialized { tool_hints: false }"]);
     // It changed nothing of the connection: `initialize` opens it as legacy.
-    h.send(msg::request(2, "initialize", msg::initialize_params(json!({}), "t")));
+    h.send(msg::request(
+        2,
+        "initialize",
+        msg::initialize_params(json!({}), "t"),
+    ));
     let (wire, _) = h.take();
     assert_eq!(wire[0]["result"]["protocolVersion"], "2025-11-25");
-    assert!(wire[0]["result"].get("resultType").is_none(), "legacy: {}", wire[0]);
+    assert!(
+        wire[0]["result"].get("resultType").is_none(),
+        "legacy: {}",
+        wire[0]
+    );
     // A legacy connection keeps 2025-11-25's rules: discover is unknown there.
     h.send(modern_request(3, "server/discover", json!({}), json!({})));
     let (wire, _) = h.take();
@@ -379,8 +398,18 @@ fn issue39_02_a_modern_request_needs_its_meta_and_a_served_version() {
     assert_eq!(msg::error_code(&wire[1]), Some(-32022), "{}", wire[1]);
     assert_eq!(wire[1]["error"]["data"]["requested"], "1900-01-01");
     assert_eq!(wire[1]["error"]["data"]["supported"][0], "2026-07-28");
-    assert_eq!(msg::error_code(&wire[2]), Some(-32601), "toolsets/* are #40's: {}", wire[2]);
-    assert_eq!(msg::error_code(&wire[3]), Some(-32601), "no ping in 2026-07-28: {}", wire[3]);
+    assert_eq!(
+        msg::error_code(&wire[2]),
+        Some(-32601),
+        "toolsets/* are #40's: {}",
+        wire[2]
+    );
+    assert_eq!(
+        msg::error_code(&wire[3]),
+        Some(-32601),
+        "no ping in 2026-07-28: {}",
+        wire[3]
+    );
     assert!(done.is_empty(), "nothing reached the principal: {done:?}");
 }
 
@@ -390,24 +419,48 @@ fn issue39_02_modern_results_carry_their_type_server_and_cache_hints() {
     h.send(modern_request(1, "tools/list", json!({}), json!({})));
     let (_, done) = h.take();
     assert!(done.iter().any(|d| d.contains("ListTools")), "{done:?}");
-    h.core.tools_view(id(1), None, Arc::new(arcade()), BTreeSet::new());
+    h.core
+        .tools_view(id(1), None, Arc::new(arcade()), BTreeSet::new());
     h.drain();
     let (listed, _) = h.take();
-    h.send(modern_request(2, "tools/call", json!({"name": "status"}), json!({})));
+    h.send(modern_request(
+        2,
+        "tools/call",
+        json!({"name": "status"}),
+        json!({}),
+    ));
     let (_, done) = h.take();
-    assert!(done.iter().any(|d| d.contains("plain: true")), "a modern call is plain: {done:?}");
+    assert!(
+        done.iter().any(|d| d.contains("plain: true")),
+        "a modern call is plain: {done:?}"
+    );
     h.answer(2, Ok(json!({"content": []})), &[]);
     let (called, _) = h.take();
     let wire = [listed[0].clone(), called[0].clone()];
     let list = &wire[0]["result"];
     assert_eq!(list["resultType"], "complete", "{list}");
-    assert!(list["tools"].as_array().is_some_and(|t| !t.is_empty()), "{list}");
-    assert!(list["_meta"].get("mcpl/rev").is_none(), "no hints to a modern host: {list}");
-    assert_eq!((list["ttlMs"].clone(), list["cacheScope"].clone()), (json!(0), json!("private")));
+    assert!(
+        list["tools"].as_array().is_some_and(|t| !t.is_empty()),
+        "{list}"
+    );
+    assert!(
+        list["_meta"].get("mcpl/rev").is_none(),
+        "no hints to a modern host: {list}"
+    );
+    assert_eq!(
+        (list["ttlMs"].clone(), list["cacheScope"].clone()),
+        (json!(0), json!("private"))
+    );
     let call = &wire[1]["result"];
     assert_eq!(call["resultType"], "complete", "{call}");
-    assert_eq!(call["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "core-test");
-    assert!(call.get("ttlMs").is_none(), "a call's result is not cacheable: {call}");
+    assert_eq!(
+        call["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "core-test"
+    );
+    assert!(
+        call.get("ttlMs").is_none(),
+        "a call's result is not cacheable: {call}"
+    );
     assert_eq!(h.core.modern_in_flight(), 0);
 }
 
@@ -420,7 +473,12 @@ fn issue39_02_log_messages_only_for_a_modern_request_that_asked() {
         data: json!("x"),
         meta: None,
     };
-    h.send(modern_request(1, "tools/call", json!({"name": "status"}), json!({})));
+    h.send(modern_request(
+        1,
+        "tools/call",
+        json!({"name": "status"}),
+        json!({}),
+    ));
     h.send(modern_request(
         2,
         "tools/call",
