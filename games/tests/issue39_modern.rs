@@ -476,3 +476,39 @@ async fn issue39_03_an_anonymous_modern_request_keeps_no_state() {
     assert_eq!(status, 200);
     called(&games);
 }
+
+/// **\[project\]** As over HTTP, on an anonymous WebSocket connection each modern request
+/// is a principal of its own: the connection is not a session (MCP `basic/index.md`,
+/// "Statelessness"), so a game opened by one request is not there for the next.
+#[actix::test]
+async fn issue39_02_an_anonymous_websocket_connections_modern_requests_keep_no_state() {
+    let (_child, urls) = serve(&["--ws", "127.0.0.1:0", "--allow-anonymous"], 1).await;
+    let mut c = Client::from_connection(
+        ws::connect(&urls[0], &ClientOptions::default())
+            .await
+            .unwrap(),
+    );
+    let opened = exchange(
+        &mut c,
+        call(
+            1,
+            "toolset_open",
+            json!({"toolset": "tictactoe", "instance": "a1"}),
+        ),
+    )
+    .await;
+    let text = called(&opened);
+    assert!(text.starts_with("Opened tictactoe:a1"), "{text}");
+    let played = exchange(
+        &mut c,
+        call(
+            2,
+            "tictactoe_play",
+            json!({"move": first_free(&text), "instance": "a1"}),
+        ),
+    )
+    .await;
+    assert_eq!(played["result"]["isError"], true, "{played:#}");
+    let found = exchange(&mut c, modern(3, "server/discover", json!({}))).await;
+    assert_discovered(&found);
+}

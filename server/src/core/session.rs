@@ -138,6 +138,10 @@ pub(crate) struct SessionCore<T: Io> {
     /// A modern request was served on this connection: the principal was told this host
     /// sees the plain list (§8).
     modern_seen: bool,
+    /// Modern requests are served each on a connection of its own (`modern.rs`: an
+    /// anonymous connection's), and those in flight there.
+    detach_modern: bool,
+    detached: std::collections::HashSet<Id>,
     out: VecDeque<Output<T>>,
 }
 
@@ -160,6 +164,8 @@ impl<T: Io> SessionCore<T> {
             direct: BTreeSet::new(),
             modern: HashMap::new(),
             modern_seen: false,
+            detach_modern: false,
+            detached: std::collections::HashSet::new(),
             out: VecDeque::new(),
         }
     }
@@ -285,6 +291,13 @@ impl<T: Io> SessionCore<T> {
     /// the call held goes now, as `tools/hints` (§5.2, vector 29). Anything else: nothing
     /// (MCP).
     fn cancel(&mut self, id: &Id, reason: Option<&str>) {
+        if self.detached.contains(id) {
+            // Served on a connection of its own: the cancel goes there (`modern.rs`).
+            return self.emit(Event::CancelDetached {
+                request: id.clone(),
+                reason: reason.map(str::to_owned),
+            });
+        }
         self.modern_forget(id);
         let stop = match self.requests.cancel(id) {
             Cancelled::Nothing => {

@@ -129,6 +129,7 @@ impl<T: Io> SessionCore<T> {
         // `initialize` (`modern.rs`).
         if req.method != Initialize::NAME {
             match self.modern_meta(&req) {
+                Ok(Some(_)) if self.detach_modern => return self.detach(req),
                 Ok(Some(meta)) => return self.on_modern_request(req, meta),
                 Ok(None) => {}
                 Err(e) => return self.send(Response::err(Some(req.id), e).into()),

@@ -19,13 +19,22 @@
 //! capability the request did not declare ends the call with -32021
 //! (`session/asks.rs`).
 //!
+//! **Whose request.** A modern request is served under the principal its transport
+//! authenticated: a bearer token's (named, or a JWT's claim), or stdio's configured one.
+//! **\[project\]** One that no credential authenticated has a principal of its own, made
+//! for it and ended with its answer (`docs/rfc014-stateless.md` §3.6: "a request without
+//! an authenticated principal has no state that outlives it"): Streamable HTTP serves each
+//! such POST on a connection of its own, and an anonymous WebSocket connection has this
+//! core hand each modern request to one ([`Event::Detach`], the actor's `detached.rs`),
+//! so nothing it opens survives it, whichever connection it came on.
+//!
 //! A modern request is served as to a host without hints (RFC-014 §8): the profile that
 //! would show a modern host hints (`docs/rfc014-stateless.md`) is issue #40's. So
 //! `toolsets/*` are -32601 to it, `tools/list` is the plain list, and a call names its
 //! instance as an argument.
 
 use super::SessionCore;
-use super::output::{Forward, Io, Transmit};
+use super::output::{Event, Forward, Io, Transmit};
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, Request, Response};
 use mcpl_protocol::mcp::{
     ClientCapabilities, Implementation, LOGGING_CAPABILITY, ListToolsParams, LoggingLevel,
@@ -110,6 +119,31 @@ impl<T: Io> SessionCore<T> {
             return Ok(None);
         }
         RequestMeta::read(req.params.as_deref())
+    }
+
+    /// From now on every modern request of this connection is served on a connection of
+    /// its own (module docs: an anonymous connection's requests).
+    pub(crate) fn detach_modern_requests(&mut self) {
+        self.detach_modern = true;
+    }
+
+    /// A modern request to serve on a connection of its own ([`Event::Detach`]); its id
+    /// is in use until that connection answers it.
+    pub(super) fn detach(&mut self, req: Request) {
+        if self.detached.contains(&req.id) || self.requests.in_use(&req.id) {
+            let e = ErrorObject::new(
+                mcpl_protocol::ErrorCode::INVALID_REQUEST,
+                format!("request id {} is in use by a request still running", req.id),
+            );
+            return self.send(Response::err(Some(req.id), e).into());
+        }
+        self.detached.insert(req.id.clone());
+        self.emit(Event::Detach(req));
+    }
+
+    /// The connection a detached request was served on answered it, or ended.
+    pub(crate) fn detached_ended(&mut self, request: &Id) {
+        self.detached.remove(request);
     }
 
     /// Serves a modern request (module docs).

@@ -108,6 +108,8 @@ impl Host {
                     Event::Stop { request, stop } => format!("stop {request} {stop}"),
                     Event::Ended(id) => format!("ended {id}"),
                     Event::Response(r) => format!("response {:?}", r.id),
+                    Event::Detach(r) => format!("detach {}", r.id),
+                    Event::CancelDetached { request, .. } => format!("cancel detached {request}"),
                 }),
             }
         }
@@ -493,6 +495,43 @@ fn issue39_02_log_messages_only_for_a_modern_request_that_asked() {
     let (wire, _) = h.take();
     assert_eq!(wire.len(), 1, "{wire:?}");
     assert_eq!(wire[0]["params"]["level"], "error");
+}
+
+#[test]
+fn issue39_02_an_anonymous_connections_modern_requests_are_detached_with_their_cancels() {
+    let mut h = Host::new(None);
+    h.core.detach_modern_requests();
+    h.send(modern_request(
+        1,
+        "tools/call",
+        json!({"name": "status"}),
+        json!({}),
+    ));
+    h.send(modern_request(1, "tools/list", json!({}), json!({})));
+    h.send(msg::notification(
+        "notifications/cancelled",
+        json!({"requestId": 1, "reason": "no longer"}),
+    ));
+    let (wire, done) = h.take();
+    assert_eq!(done, ["detach 1", "cancel detached 1"]);
+    assert_eq!(
+        msg::error_code(&wire[0]),
+        Some(-32600),
+        "id 1 is in use: {}",
+        wire[0]
+    );
+    h.core.detached_ended(&id(1));
+    h.send(modern_request(1, "tools/list", json!({}), json!({})));
+    // Legacy requests are the connection's own, as ever.
+    h.send(msg::request(2, "tools/list", json!({})));
+    let (wire, done) = h.take();
+    assert_eq!(done, ["detach 1"]);
+    assert_eq!(
+        msg::error_code(&wire[0]),
+        Some(-32600),
+        "not initialized: {}",
+        wire[0]
+    );
 }
 
 /// A drained output queue keeps the room a call's turn takes (no allocation per call), and
