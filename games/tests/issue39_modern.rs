@@ -315,10 +315,10 @@ async fn answer(resp: reqwest::Response) -> (reqwest::StatusCode, Value) {
     // A JSON body, or an SSE answer whose last event is the response.
     let json = body
         .lines()
+        .rev()
         .filter_map(|l| l.strip_prefix("data: ").or(Some(l)))
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-        .filter(|v| v.get("id").is_some())
-        .last()
+        .find(|v| v.get("id").is_some())
         .unwrap_or_else(|| panic!("no response in {body}"));
     (status, json)
 }
