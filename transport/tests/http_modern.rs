@@ -364,3 +364,47 @@ async fn issue39_03_each_anonymous_modern_request_is_a_principal_of_its_own() {
     );
     assert_ne!(principals[0], principals[1]);
 }
+
+/// A server that does not serve 2026-07-28 (`ServerOptions::http_modern` off) answers as
+/// in 2025-11-25: a discover probe -32601, any other request without a session 400, GET
+/// without one 400; nothing reaches `accept()`.
+#[tokio::test]
+async fn issue39_03_a_server_may_leave_the_modern_era_out() {
+    let mut opts = server_opts();
+    opts.http_modern = false;
+    let mut ep = endpoint(opts).await;
+    let probe = ep
+        .post(
+            modern(1, "server/discover", json!({}), MODERN),
+            "server/discover",
+            None,
+            &[],
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(probe.status(), StatusCode::OK);
+    assert_eq!(body_error(probe).await.code, ErrorCode::METHOD_NOT_FOUND);
+    let call = ep
+        .post(
+            modern(2, "tools/list", json!({}), MODERN),
+            "tools/list",
+            None,
+            &[],
+        )
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(call.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(body_error(call).await.code, ErrorCode::INVALID_REQUEST);
+    let get = ep
+        .http
+        .get(&ep.url)
+        .header("authorization", "Bearer s3cret")
+        .header("accept", "text/event-stream")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(get.status(), StatusCode::BAD_REQUEST);
+    assert!(ep.nothing_accepted());
+}

@@ -35,7 +35,7 @@ use hyper::body::Incoming;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use mcpl_protocol::mcp::is_supported_version;
+use mcpl_protocol::mcp::{SERVER_DISCOVER, is_supported_version};
 use mcpl_protocol::method::{Cancelled, Method as _, NotificationMethod};
 use mcpl_protocol::modern::RequestMeta;
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Request, Response};
@@ -261,7 +261,9 @@ async fn route(
             // MCP 2026-07-28: GET and DELETE are a legacy session's (with its
             // `Mcp-Session-Id`); without one they are 405, as a modern endpoint answers,
             // unless the request names a legacy version (then the session id is missing).
-            Method::GET | Method::DELETE if is_modern_without_session(request.headers()) => {
+            Method::GET | Method::DELETE
+                if server.opts.http_modern && is_modern_without_session(request.headers()) =>
+            {
                 not_allowed(HeaderValue::from_static("POST"))
             }
             Method::GET => on_get(server, remote, request.headers()),
@@ -394,8 +396,16 @@ async fn on_post(
         // MCP 2026-07-28: a request without a session is modern, served on its own
         // connection (`modern_post`); a notification or a response belongs to a session.
         None => match message {
-            Message::Request(request) => {
+            Message::Request(request) if server.opts.http_modern => {
                 return modern_post(server, principal, remote, &headers, request).await;
+            }
+            // A server that does not serve 2026-07-28 (`ServerOptions::http_modern`): a
+            // newer client's probe gets -32601, its signal to fall back to `initialize`.
+            Message::Request(r) if r.method == SERVER_DISCOVER => {
+                return json(
+                    StatusCode::OK,
+                    &Response::err(Some(r.id), ErrorObject::method_not_found(&r.method)).into(),
+                );
             }
             _ => {
                 return rpc_error(
