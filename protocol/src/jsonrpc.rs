@@ -257,6 +257,15 @@ impl ErrorCode {
     /// MCPL: a message used a feature set that is not declared (Appendix A);
     /// `data: {featureSet}`.
     pub const UNKNOWN_FEATURE_SET: ErrorCode = ErrorCode(-32003);
+    /// MCP 2026-07-28: a Streamable HTTP request's headers do not match its body, or a
+    /// required one is missing or malformed (`HeaderMismatch`).
+    pub const HEADER_MISMATCH: ErrorCode = ErrorCode(-32020);
+    /// MCP 2026-07-28: serving the request needs a client capability its `_meta` did not
+    /// declare; `data: {requiredCapabilities}` (`MissingRequiredClientCapability`).
+    pub const MISSING_REQUIRED_CLIENT_CAPABILITY: ErrorCode = ErrorCode(-32021);
+    /// MCP 2026-07-28: the request's protocol version is not served here;
+    /// `data: {supported, requested}` (`UnsupportedProtocolVersion`).
+    pub const UNSUPPORTED_PROTOCOL_VERSION: ErrorCode = ErrorCode(-32022);
 }
 
 /// A JSON-RPC error object.

@@ -15,6 +15,7 @@
 //! | [`mcpl`] | MCPL 0.5 base: capabilities, the manifest (read liberally), `featureSets/update`, `push/event` |
 //! | [`digest`] | the manifest revision digest (SPEC §17.2: SHA-256 over RFC 8785 JCS) |
 //! | [`grant`] | capability grants, `*` matching, feature-set derivation, receipts and refusals (SPEC §5.3–§6.7) |
+//! | [`modern`] | MCP 2026-07-28: per-request `_meta`, `server/discover`, `resultType`, caching hints, the era's errors |
 //! | [`meta`] | the `_meta` object and RFC-014's keys in it (spec §3) |
 //! | [`hints`] | RFC-014 hint changes: `HintChanges` and its entries (spec §5.1), `tools/hints` params |
 //! | [`toolsets`] | RFC-014 toolset declarations and `toolsets/open|close|list` (spec §4) |
@@ -33,6 +34,7 @@ pub mod mcp;
 pub mod mcpl;
 pub mod meta;
 pub mod method;
+pub mod modern;
 pub mod names;
 pub mod time;
 pub mod toolsets;

@@ -22,8 +22,9 @@ pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
     ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
-/// The method a newer client may probe with before falling back to `initialize`; this
-/// project answers it with -32601 (method not found), which is that fallback's signal.
+/// `server/discover` (MCP 2026-07-28 `server/discover.md`): what a modern client may ask
+/// before any other request, and a dual-era client probes with before falling back to
+/// `initialize` (see [`crate::modern`]).
 pub const SERVER_DISCOVER: &str = "server/discover";
 
 /// Server side of version negotiation (MCP lifecycle): answer with the requested version

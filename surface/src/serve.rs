@@ -49,11 +49,14 @@ pub async fn serve_connection(
     Ok(())
 }
 
-/// The Streamable HTTP options: the surface host's own client tokens, nobody anonymous.
+/// The Streamable HTTP options: the surface host's own client tokens, nobody anonymous,
+/// and no MCP 2026-07-28 requests: each connection starts a host, and serving that era is
+/// issue #39 item 10's (a modern probe is answered -32601 and the client falls back).
 pub fn http_options(config: &SurfaceConfig) -> ServerOptions {
     ServerOptions {
         tokens: config.client_tokens(),
         allow_anonymous: false,
+        http_modern: false,
         ..ServerOptions::default()
     }
 }

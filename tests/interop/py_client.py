@@ -1,4 +1,7 @@
-"""An MCP client written with the official Python SDK, in its default connect mode.
+"""An MCP client written with the official Python SDK, in its default connect mode
+(`auto`: it probes `server/discover` and goes modern on a server that answers it), or
+the mode named by the environment variable MCP_CONNECT_MODE (`legacy`, `auto`, or a
+modern version such as `2026-07-28`).
 
 Usage:
   py_client.py URL TOOL ARGS_JSON           connect over Streamable HTTP
@@ -8,9 +11,11 @@ It initializes (declaring sampling, elicitation and roots: the model answers "sa
 the prompt's text, the user accepts with the email py@example.org, the one root is
 file:///py/project), lists every tool, calls TOOL with ARGS_JSON, and prints one JSON object:
 {"handshake": "initialize"|"discover", "server": ..., "protocolVersion": ..., "tools": [names], "result": CallToolResult}.
+"server" is the serverInfo of `initialize`, or in the modern era the one stamped on results.
 """
 
 import json
+import os
 import sys
 
 import anyio
@@ -43,18 +48,24 @@ async def main() -> None:
         server = StdioServerParameters(command=sys.argv[4], args=sys.argv[5:])
     else:
         server = target
+    mode = os.environ.get("MCP_CONNECT_MODE", "auto")
     async with Client(
-        server, sampling_callback=sample, elicitation_callback=elicit, list_roots_callback=roots
+        server,
+        mode=mode,
+        sampling_callback=sample,
+        elicitation_callback=elicit,
+        list_roots_callback=roots,
     ) as client:
         init = client.session.initialize_result
         tools = await client.list_tools()
         result = await client.call_tool(tool, args)
+        info = client.server_info
         print(
             json.dumps(
                 {
                     "handshake": "initialize" if init else "discover",
-                    "server": init.server_info.name if init else None,
-                    "protocolVersion": init.protocol_version if init else None,
+                    "server": info.name if info else None,
+                    "protocolVersion": client.protocol_version,
                     "tools": [t.name for t in tools.tools],
                     "result": result.model_dump(mode="json", by_alias=True, exclude_none=True),
                 }

@@ -1,7 +1,8 @@
 //! Interop: the official MCP Python SDK's client, a plain MCP host with no MCPL, plays a
 //! whole tic-tac-toe game against the arcade's bot over Streamable HTTP, through the
 //! compat tools RFC-014 §8 gives such a host (`toolset_open`, and an `instance` argument on
-//! the game's tools).
+//! the game's tools): in its default connect mode, which goes modern (MCP 2026-07-28) at a
+//! server that answers `server/discover`, and in legacy mode (`initialize`, a session).
 
 use mcpl_games::arcade::listen;
 use mcpl_games::arcade::{Arcade, ArcadeConfig};
@@ -25,18 +26,25 @@ async fn a_python_plain_client_plays_tictactoe_to_the_end() {
     let listener = listen::http(&arcade, "127.0.0.1:0".parse().unwrap(), Arc::new(opts))
         .await
         .expect("bind");
-    let run = tokio::process::Command::new(python)
-        .arg(script("py_arcade.py"))
-        .arg(listener.url())
-        .arg("py-token")
-        .kill_on_drop(true)
-        .output();
-    let out = tokio::time::timeout(Duration::from_secs(120), run)
-        .await
-        .expect("the Python client finishes")
-        .expect("python runs");
-    let report: Value = mcpl_tests::interop::report(&out);
+    for (mode, version) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
+        let run = tokio::process::Command::new(&python)
+            .arg(script("py_arcade.py"))
+            .arg(listener.url())
+            .arg("py-token")
+            .arg(mode)
+            .kill_on_drop(true)
+            .output();
+        let out = tokio::time::timeout(Duration::from_secs(120), run)
+            .await
+            .expect("the Python client finishes")
+            .expect("python runs");
+        let report: Value = mcpl_tests::interop::report(&out);
+        assert_eq!(report["protocolVersion"], version, "{mode}: {report:#}");
+        assert_played(&report);
+    }
+}
 
+fn assert_played(report: &Value) {
     assert_eq!(report["server"], "mcpl-arcade", "{report:#}");
     let tools: Vec<&str> = report["tools"]
         .as_array()

@@ -66,6 +66,15 @@ pub struct ServerOptions {
     pub ws_ping_interval: Option<Duration>,
     /// How a Streamable HTTP server answers a POSTed request (default: one JSON body).
     pub http_response_mode: HttpResponseMode,
+    /// Serve MCP 2026-07-28 requests on Streamable HTTP (default `true`): a POSTed request
+    /// without `Mcp-Session-Id`, other than `initialize`, is checked and handed to
+    /// [`crate::http::HttpListener::accept`] as a connection of its own (the `http` module
+    /// docs). A server whose connections cost much (the surface host starts a host for
+    /// each) and that does not serve the era turns it off: such a request is then refused
+    /// as in 2025-11-25 (400, the session id is missing; `server/discover` -32601, so a
+    /// dual-era client falls back to `initialize`), and so are a GET or DELETE without a
+    /// session (400, not 405).
+    pub http_modern: bool,
     /// How many server-to-client messages a Streamable HTTP session holds for a client that
     /// has no stream open to take them (default 1024). Past that the oldest is dropped with a
     /// warning, as a lost stream would have lost it.
@@ -159,6 +168,7 @@ impl Default for ServerOptions {
             stdio_principal: "local".to_owned(),
             ws_ping_interval: Some(Duration::from_secs(30)),
             http_response_mode: HttpResponseMode::Json,
+            http_modern: true,
             http_queue_limit: 1024,
             http_replay_limit: 64,
             http_read_timeout: Duration::from_secs(30),

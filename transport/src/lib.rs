@@ -3,7 +3,7 @@
 //!
 //! This crate moves JSON-RPC messages and nothing else: it knows no method but the few a
 //! Streamable HTTP end must read to do its job (the `initialize` exchange that assigns a
-//! session). A [`Connection`] is a writing end, a reading end and a description:
+//! session; a 2026-07-28 request's `_meta` and the headers that mirror its body). A [`Connection`] is a writing end, a reading end and a description:
 //!
 //! - [`Connection::outbound`] accepts messages to write, in order;
 //! - [`Connection::inbound`] yields each message read, tagged with the [`StreamId`] it
@@ -22,7 +22,7 @@
 //! | [`memory`] | in-process pairs, for tests and the simulator |
 //! | [`stdio`] | newline-delimited JSON: a spawned child (client) or this process (server) |
 //! | [`ws`] | one message per WebSocket text frame; server pings |
-//! | [`http`] | MCP Streamable HTTP: sessions, POST/GET/DELETE, JSON or SSE answers |
+//! | [`http`] | MCP Streamable HTTP: sessions, POST/GET/DELETE, JSON or SSE answers; 2026-07-28's stateless POSTs |
 //! | [`delivery`] | the HTTP client's per-message hook, the seam for chaos tests |
 //! | [`jwt`] | bearer JWTs from an authorization server: a JWKS, issuer, audience, expiry, the claim naming the principal |
 //! | [`tls`] | rustls (ring) for both ends: a client's roots plus an optional CA file, a listener's certificate and key |

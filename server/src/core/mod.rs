@@ -11,7 +11,7 @@
 //! | [`draft`] | [`HintDraft`] | hint changes not yet numbered | §5.1 |
 //! | [`sequencer`] | [`Sequencer`] | one connection's `rev` counter | §5.2, §3 |
 //! | [`carrier`] | [`Carriers`](carrier::Carriers) | one connection's carrier choice (result, push, `tools/hints`), cancelled and deferred calls, changes held for a call's result | §5.2, §5.3 |
-//! | `session` | `SessionCore` | one connection's session in the style of quinn-proto: the host's messages, the principal's deliveries and handler ends in; messages to write and things to do out, drained with `poll`; routing, the lifecycle, requests in flight, the carrier choice and the rules joining them | §2, §3, §4.3, §5.2, §5.3, SPEC §3, §6 (vectors 2, 3, 29, 31, 38) |
+//! | `session` | `SessionCore` | one connection's session in the style of quinn-proto: the host's messages, the principal's deliveries and handler ends in; messages to write and things to do out, drained with `poll`; routing, the lifecycle, requests in flight, the carrier choice and the rules joining them; the era of each request and what a modern one is owed (`session/modern.rs`) | §2, §3, §4.3, §5.2, §5.3, SPEC §3, §6 (vectors 2, 3, 29, 31, 38); MCP 2026-07-28 |
 //! | `requests` | `Requests` | one connection's requests in flight: forwarded to the principal or running as handler calls; id reuse, answer-once, cancellation, progress | JSON-RPC, MCP "Cancellation", "Progress", §5.2 (vector 29) |
 //! | [`lifecycle`] | `Lifecycle` | one connection's phases (`initialize`, `featureSets/update`), the negotiated version and features, the grant | SPEC §3, §6 |
 //! | [`catalog`] | [`Catalog`] | the tools with their declared hints, the toolset declarations, what each kind of host is shown, manifest diffs | §3, §4.1, §8 |

@@ -35,7 +35,10 @@
 //! host are the outgoing table's, beside the actor), so no input takes `now`.
 
 mod inbound;
+mod modern;
 mod output;
+
+pub(crate) use modern::ModernReply;
 
 pub(crate) use output::{Event, Forward, Io, ToolsPage, Transmit};
 
@@ -53,7 +56,7 @@ use mcpl_protocol::mcp::{
 };
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::method::{LoggingMessage, Progress, ToolListChanged, ToolsetsList};
-use std::collections::{BTreeSet, VecDeque};
+use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 /// The room for outputs a drained queue keeps (a call's turn takes one or two); more is
@@ -130,6 +133,15 @@ pub(crate) struct SessionCore<T: Io> {
     /// Loose tools with their own handler that this session runs without asking the
     /// principal (module docs: direct calls). A subset of the catalog's tools.
     direct: BTreeSet<String>,
+    /// Modern requests in flight (`modern.rs`): what their answers are owed.
+    modern: HashMap<Id, modern::ModernCall>,
+    /// A modern request was served on this connection: the principal was told this host
+    /// sees the plain list (§8).
+    modern_seen: bool,
+    /// Modern requests are served each on a connection of its own (`modern.rs`: an
+    /// anonymous connection's), and those in flight there.
+    detach_modern: bool,
+    detached: std::collections::HashSet<Id>,
     out: VecDeque<Output<T>>,
 }
 
@@ -150,6 +162,10 @@ impl<T: Io> SessionCore<T> {
             catalog,
             shown: None,
             direct: BTreeSet::new(),
+            modern: HashMap::new(),
+            modern_seen: false,
+            detach_modern: false,
+            detached: std::collections::HashSet::new(),
             out: VecDeque::new(),
         }
     }
@@ -275,6 +291,14 @@ impl<T: Io> SessionCore<T> {
     /// the call held goes now, as `tools/hints` (§5.2, vector 29). Anything else: nothing
     /// (MCP).
     fn cancel(&mut self, id: &Id, reason: Option<&str>) {
+        if self.detached.contains(id) {
+            // Served on a connection of its own: the cancel goes there (`modern.rs`).
+            return self.emit(Event::CancelDetached {
+                request: id.clone(),
+                reason: reason.map(str::to_owned),
+            });
+        }
+        self.modern_forget(id);
         let stop = match self.requests.cancel(id) {
             Cancelled::Nothing => {
                 tracing::debug!(%id, "cancellation for no running request; ignored");
@@ -421,9 +445,15 @@ impl<T: Io> SessionCore<T> {
         Ok(())
     }
 
-    /// A handler's `notifications/message`: sent when at or above the host's level.
-    pub(crate) fn log(&mut self, params: LoggingMessageParams) {
-        if self.log_level.is_some_and(|least| params.level >= least) {
+    /// A handler's `notifications/message` for its call: sent when at or above the level —
+    /// a modern request's own `logLevel` (none without one, MCP 2026-07-28
+    /// `basic/index.md`), else the connection's.
+    pub(crate) fn log(&mut self, call: Option<&Id>, params: LoggingMessageParams) {
+        let least = match self.modern_log_level(call) {
+            Some(own) => own.filter(|_| self.offers_logging()),
+            None => self.log_level,
+        };
+        if least.is_some_and(|least| params.level >= least) {
             self.send(Notification::new::<LoggingMessage>(&params).into());
         } else {
             tracing::trace!(level = ?params.level, "log message below the level; not sent");

@@ -7,6 +7,11 @@
 //! the single write path, related to the call (`Outbound::relate`: on Streamable HTTP it
 //! rides the call's answer), with the server's ask timeout.
 //!
+//! **A modern request** (MCP 2026-07-28) is never sent a request: one that did not declare
+//! the capability is answered -32021 at once and its handler stopped (MCP `basic/index.md`);
+//! one that did is refused to the handler as [`AskError::Modern`], since the era's way of
+//! asking (`InputRequiredResult`) is not built yet (issue #39 item 6).
+//!
 //! **When the call ends first** (answered, or cancelled by the host) its requests are
 //! abandoned: each is dropped from the table and the host is sent `notifications/cancelled`
 //! for it (MCP "Cancellation": either side may cancel a request it sent), so a client
@@ -52,7 +57,6 @@ impl Handler<Ask> for SessionActor {
     type Result = Result<oneshot::Receiver<Reply>, AskError>;
 
     fn handle(&mut self, ask: Ask, ctx: &mut Context<Self>) -> Self::Result {
-        let capabilities = self.core.lifecycle().negotiated().map(|n| &n.capabilities);
         let (supports, capability): (fn(&ClientCapabilities) -> bool, _) = match ask.needs {
             Needs::Sampling => (ClientCapabilities::supports_sampling, SAMPLING_CAPABILITY),
             Needs::Elicitation => (
@@ -61,6 +65,19 @@ impl Handler<Ask> for SessionActor {
             ),
             Needs::Roots => (ClientCapabilities::supports_roots, ROOTS_CAPABILITY),
         };
+        // MCP 2026-07-28: a modern request's own capabilities decide; it cannot be asked
+        // anything by a request of the server's (its questions travel in an
+        // `InputRequiredResult`, issue #39 item 6).
+        if let Some(declared) = self.core.modern_capabilities(&ask.call).map(supports) {
+            if !declared {
+                tracing::debug!(session = %self.id, call = %ask.call, capability, "a modern call needs a capability it did not declare: -32021");
+                self.core.modern_missing_capability(&ask.call, capability);
+                self.drive(ctx);
+                return Err(AskError::CallEnded);
+            }
+            return Err(AskError::Modern { capability });
+        }
+        let capabilities = self.core.lifecycle().negotiated().map(|n| &n.capabilities);
         let declared = capabilities.is_some_and(supports);
         if !declared {
             return Err(AskError::NotSupported { capability });

@@ -125,6 +125,26 @@ impl SessionActor {
         }
     }
 
+    /// The response an answer makes without hint changes, or `None` for an answer that is no
+    /// response (a handler to run, a handler's own open or close).
+    pub(super) fn plain_answer(
+        request: Id,
+        body: AnswerBody,
+    ) -> Option<mcpl_protocol::jsonrpc::Message> {
+        Some(match body {
+            AnswerBody::Call(Ok(result)) => Response::ok_typed(request, &result).into(),
+            AnswerBody::Open(Ok(result)) => Response::ok_typed(request, &result).into(),
+            AnswerBody::Close(Ok(result)) => Response::ok_typed(request, &result).into(),
+            AnswerBody::Call(Err(e)) | AnswerBody::Open(Err(e)) | AnswerBody::Close(Err(e)) => {
+                Response::err(Some(request), e).into()
+            }
+            AnswerBody::RunHandler { .. } | AnswerBody::Handler { .. } => {
+                tracing::error!(%request, "not an answer to write; dropped");
+                return None;
+            }
+        })
+    }
+
     /// Pushes an event, with `hints` as its hints (§5.2: a push carrying hints is never
     /// retried and never has `coalesce`).
     pub(super) fn push_event(

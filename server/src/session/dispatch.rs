@@ -72,6 +72,8 @@ impl SessionActor {
             }
             Event::Ended(call) => self.abandon_asks(&call, ctx),
             Event::Response(r) => self.on_response(r, ctx),
+            Event::Detach(request) => self.detach(request, ctx),
+            Event::CancelDetached { request, reason } => self.cancel_detached(request, reason),
         }
     }
 }

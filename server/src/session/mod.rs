@@ -20,6 +20,7 @@
 //! | `calls.rs` | `tools/call` handlers run as tokio tasks, their ends fed to the core, cancelled ones stopped |
 //! | `deliver.rs` | what the principal sends, fed to the core; answers and pushes written as it says (§5.2, §5.3) |
 //! | `for_handlers.rs` | a tool handler's opens, closes and declines for its caller |
+//! | `detached.rs` | a modern request no credential authenticated, served on a session of its own under a fresh anonymous principal |
 //! | `asks.rs` | a tool handler's `sampling/createMessage` and `elicitation/create` for the client |
 //! | `notices.rs` | a handler's `notifications/progress` and `notifications/message` |
 //! | `outgoing.rs` | the table of the session's requests to the host |
@@ -41,6 +42,7 @@
 mod asks;
 mod calls;
 mod deliver;
+mod detached;
 mod dispatch;
 mod for_handlers;
 mod handle;
@@ -126,6 +128,14 @@ pub(crate) struct SessionActor {
     /// Warnings about what the host sends, at most a few per interval (a flood costs a
     /// line and a count).
     peer_warnings: mcpl_transport::LogLimiter,
+    /// Modern requests served on sessions of their own, by id: each one's inbound
+    /// (`detached.rs`).
+    detached: std::collections::HashMap<
+        mcpl_protocol::jsonrpc::Id,
+        tokio::sync::mpsc::Sender<mcpl_transport::Inbound>,
+    >,
+    /// This session serves one detached request (`detached.rs`): it serves it itself.
+    oneshot: bool,
 }
 
 impl SessionActor {
@@ -153,6 +163,8 @@ impl SessionActor {
             outgoing: Outgoing::default(),
             handle: None,
             peer_warnings: mcpl_transport::LogLimiter::per_peer(),
+            detached: std::collections::HashMap::new(),
+            oneshot: false,
         }
     }
 
@@ -190,6 +202,16 @@ impl Actor for SessionActor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         tracing::debug!(session = %self.id, peer = %self.info.peer, kind = ?self.info.kind, principal = %self.principal.name(), "session started");
+        // MCP 2026-07-28 **[project]** (`core/session/modern.rs`): a request no credential
+        // authenticated keeps no state. A Streamable HTTP connection without a session is
+        // one modern request long already; any other anonymous connection hands each
+        // modern request to a session of its own.
+        if matches!(self.principal, Principal::Anonymous(_))
+            && self.info.kind != mcpl_transport::TransportKind::StreamableHttp
+            && !self.oneshot
+        {
+            self.core.detach_modern_requests();
+        }
         self.session_handle(ctx);
         // Nothing is read from the host until the principal's actor is known (§4.6).
         let attach = AttachSession {

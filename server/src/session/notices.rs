@@ -32,8 +32,12 @@ pub(crate) enum Notice {
         key: u64,
         params: ProgressParams,
     },
-    /// `notifications/message`, if at or above the session's level.
-    Log(LoggingMessageParams),
+    /// `notifications/message` for the handler's call (its request id), if at or above
+    /// the level (the call's own for a modern request, else the session's).
+    Log {
+        call: Id,
+        params: LoggingMessageParams,
+    },
 }
 
 impl Message for Notice {
@@ -55,7 +59,7 @@ impl Handler<Notice> for SessionActor {
                         }
                     })?;
             }
-            Notice::Log(params) => self.core.log(params),
+            Notice::Log { call, params } => self.core.log(Some(&call), params),
         }
         self.drive(ctx);
         Ok(())

@@ -4,7 +4,7 @@
 
 use super::rev_writer::{EnqueueError, RevWriter};
 use super::{ActorIo, SessionActor};
-use crate::core::session::{Output, Transmit};
+use crate::core::session::{ModernReply, Output, Transmit};
 use crate::core::{HintDraft, Statement};
 use actix::prelude::*;
 use mcpl_protocol::hints::HintChanges;
@@ -26,6 +26,9 @@ impl SessionActor {
     }
 
     fn transmit(&mut self, t: Transmit<ActorIo>, ctx: &mut Context<Self>) {
+        if let Some(reply) = self.core.modern_reply(&t) {
+            return self.write_modern(t, reply);
+        }
         match t {
             Transmit::Message(m) => self.write(m),
             Transmit::Hints(draft) => self.enqueue(|w| {
@@ -67,6 +70,28 @@ impl SessionActor {
             Transmit::ToolsList(page) => {
                 self.enqueue(|w| w.enqueue_at_last(|last| page.response(last)))
             }
+        }
+    }
+
+    /// The answer to a modern request (MCP 2026-07-28), made modern by `reply`: it takes
+    /// no rev, since a modern request is never shown hints (`core/session/modern.rs`).
+    fn write_modern(&mut self, t: Transmit<ActorIo>, reply: ModernReply) {
+        let message = match t {
+            Transmit::Message(m) => Some(m),
+            Transmit::Answer {
+                request, answer, ..
+            } => Self::plain_answer(request, answer),
+            Transmit::CallResult {
+                request, result, ..
+            } => Some(Response::ok_typed(request, &*result).into()),
+            Transmit::ToolsList(page) => Some(page.response(0)),
+            other => {
+                tracing::error!(session = %self.id, transmit = ?other, "not an answer to a modern request; dropped");
+                None
+            }
+        };
+        if let Some(message) = message {
+            self.write(reply.apply(message));
         }
     }
 

@@ -56,6 +56,17 @@ pub enum AskError {
         /// The capability: `sampling`, `elicitation` or `roots`.
         capability: &'static str,
     },
+    /// The call is an MCP 2026-07-28 request, which a server may not send requests for:
+    /// its questions go back in an `InputRequiredResult` (MRTR), which this server does not
+    /// build yet. The client declared the capability; a call whose client did not is
+    /// answered -32021 instead and its handler hears [`AskError::CallEnded`].
+    #[error(
+        "the client speaks MCP 2026-07-28, where {capability} is asked through an InputRequiredResult, not yet served here"
+    )]
+    Modern {
+        /// The capability: `sampling`, `elicitation` or `roots`.
+        capability: &'static str,
+    },
     /// The call asking was answered or cancelled: nobody waits for the answer.
     #[error("the tool call has ended")]
     CallEnded,

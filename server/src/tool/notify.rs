@@ -102,6 +102,11 @@ impl ToolContext {
             data,
             meta: None,
         };
-        self.session.notify(Notice::Log(params)).await
+        self.session
+            .notify(Notice::Log {
+                call: self.request_id.clone(),
+                params,
+            })
+            .await
     }
 }

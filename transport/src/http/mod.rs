@@ -1,4 +1,5 @@
-//! MCP Streamable HTTP (2025-11-25, "Transports" § Streamable HTTP), both ends.
+//! MCP Streamable HTTP (2025-11-25, "Transports" § Streamable HTTP), both ends; the server
+//! end also serves MCP 2026-07-28's stateless requests ([`modern`]).
 //!
 //! One MCP endpoint takes POST (client messages), GET (the server's stream of requests and
 //! notifications) and DELETE (end the session). An MCP session (`Mcp-Session-Id`) is one
@@ -13,10 +14,18 @@
 //!    `error="invalid_token"` when a token was refused.
 //! 2. POST must `Accept` both `application/json` and `text/event-stream`, GET the latter
 //!    (406); a POST body must be `Content-Type: application/json` (415).
-//! 3. `Mcp-Session-Id`: unknown or ended → 404; another principal's → 403; absent → 400,
-//!    except on a POSTed `initialize` request, which opens a session: a new connection is
-//!    handed to [`HttpListener::accept`] and the answer carries the new id (128 random bits,
-//!    hex). `MCP-Protocol-Version`, on any request of a session: unsupported → 400; absent →
+//! 3. `Mcp-Session-Id`: unknown or ended → 404; another principal's → 403; absent → a
+//!    POSTed `initialize` request opens a session: a new connection is handed to
+//!    [`HttpListener::accept`] and the answer carries the new id (128 random bits, hex).
+//!    Any other POSTed request without one is MCP 2026-07-28's ([`modern`]): its `_meta`
+//!    read (-32602), `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name` checked against
+//!    its body (-32020), its version served (-32022), each refused with 400; then it is
+//!    handed to [`HttpListener::accept`] as a connection of its own (no id; an anonymous
+//!    one a fresh principal holding one of its address's anonymous slots), whose every
+//!    message goes on the request's answer and which ends with it — a client that closes
+//!    the answer cancels the request. Its answer is 400 for the era's errors, 404 for
+//!    -32601. A notification or response without an id → 400; a GET or DELETE without
+//!    one → 405 (`Allow: POST`), or 400 when its `MCP-Protocol-Version` is a legacy one. `MCP-Protocol-Version`, on any request of a session: unsupported → 400; absent →
 //!    2025-03-26 is assumed, as MCP says, which is supported.
 //! 4. POST body: over `max_message_size` → 413 with a JSON-RPC error body; not a JSON-RPC
 //!    message → 400 with the parse-error (or invalid-request) response as body. Either is
@@ -66,6 +75,7 @@
 //! [`HttpResponseMode::Sse`]: crate::HttpResponseMode::Sse
 
 mod client;
+pub mod modern;
 mod pool;
 pub mod resource;
 mod server;

@@ -13,6 +13,7 @@
 //! and with [`ServerOptions::tls`] the TLS handshake, which runs in the connection's task,
 //! is bounded by it too.
 
+use super::modern;
 use super::resource::{self, WELL_KNOWN};
 use super::session::{self, Registry, Session};
 use super::{
@@ -36,6 +37,7 @@ use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use mcpl_protocol::mcp::{SERVER_DISCOVER, is_supported_version};
 use mcpl_protocol::method::{Cancelled, Method as _, NotificationMethod};
+use mcpl_protocol::modern::RequestMeta;
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Request, Response};
 use std::convert::Infallible;
 use std::io;
@@ -256,6 +258,14 @@ async fn route(
         return match *request.method() {
             Method::POST => on_post(server, remote, request).await,
             // A HEAD is not a GET here: a GET opens (and replaces) the session's stream.
+            // MCP 2026-07-28: GET and DELETE are a legacy session's (with its
+            // `Mcp-Session-Id`); without one they are 405, as a modern endpoint answers,
+            // unless the request names a legacy version (then the session id is missing).
+            Method::GET | Method::DELETE
+                if server.opts.http_modern && is_modern_without_session(request.headers()) =>
+            {
+                not_allowed(HeaderValue::from_static("POST"))
+            }
             Method::GET => on_get(server, remote, request.headers()),
             Method::DELETE => on_delete(server, remote, request.headers()),
             _ => not_allowed(ENDPOINT_METHODS),
@@ -383,25 +393,28 @@ async fn on_post(
                 Err(refusal) => return refusal.into_response(),
             }
         }
-        // A newer-era client probes `server/discover` before any session exists. This is a
-        // handshake-era server: answer -32601 like any unknown method, so the client falls
-        // back to `initialize` on a JSON-RPC signal rather than an HTTP status.
-        None if matches!(&message, Message::Request(r) if r.method == SERVER_DISCOVER) => {
-            let Message::Request(r) = message else {
-                unreachable!("matched as a request just above")
-            };
-            return json(
-                StatusCode::OK,
-                &Response::err(Some(r.id), ErrorObject::method_not_found(&r.method)).into(),
-            );
-        }
-        None => {
-            return rpc_error(
-                StatusCode::BAD_REQUEST,
-                None,
-                "Mcp-Session-Id is required after initialize",
-            );
-        }
+        // MCP 2026-07-28: a request without a session is modern, served on its own
+        // connection (`modern_post`); a notification or a response belongs to a session.
+        None => match message {
+            Message::Request(request) if server.opts.http_modern => {
+                return modern_post(server, principal, remote, &headers, request).await;
+            }
+            // A server that does not serve 2026-07-28 (`ServerOptions::http_modern`): a
+            // newer client's probe gets -32601, its signal to fall back to `initialize`.
+            Message::Request(r) if r.method == SERVER_DISCOVER => {
+                return json(
+                    StatusCode::OK,
+                    &Response::err(Some(r.id), ErrorObject::method_not_found(&r.method)).into(),
+                );
+            }
+            _ => {
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    "Mcp-Session-Id is required after initialize",
+                );
+            }
+        },
     };
     let stream = session.next_stream();
     let response = match message {
@@ -473,6 +486,173 @@ async fn answer(
         // at once carries the nothing there is to say.
         None => sse_response(None, rx, guard),
     }
+}
+
+/// A GET or DELETE that names no session and no legacy protocol version.
+fn is_modern_without_session(headers: &HeaderMap) -> bool {
+    if headers.contains_key(SESSION_HEADER) {
+        return false;
+    }
+    headers
+        .get(VERSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .is_none_or(|v| !is_supported_version(v))
+}
+
+/// A request without a session (MCP 2026-07-28, modern): its `_meta` read (-32602), its
+/// headers checked against its body (-32020), its version served (-32022), each with 400;
+/// then served on a connection of its own, under the principal the request authenticated
+/// as — a fresh anonymous one without a token, so nothing it opens outlives it — and that
+/// connection ends with its answer. A client that closes the answer first cancels the
+/// request: its connection ends, and with it the handler serving it.
+async fn modern_post(
+    server: &Server,
+    principal: Principal,
+    remote: SocketAddr,
+    headers: &HeaderMap,
+    request: Request,
+) -> HttpResponse {
+    let id = request.id.clone();
+    let refuse = |e: ErrorObject| {
+        json(
+            StatusCode::BAD_REQUEST,
+            &Response::err(Some(id.clone()), e).into(),
+        )
+    };
+    let meta = match RequestMeta::read(request.params.as_deref()) {
+        Ok(Some(meta)) => meta,
+        Ok(None) => {
+            let modern_header = headers
+                .get(VERSION_HEADER)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(mcpl_protocol::modern::is_modern_version);
+            if !modern_header {
+                // Neither era's: a legacy request that lost its session id, most likely.
+                return rpc_error(
+                    StatusCode::BAD_REQUEST,
+                    None,
+                    "Mcp-Session-Id is required after initialize",
+                );
+            }
+            return refuse(ErrorObject::invalid_params(format!(
+                "_meta[\"{}\"] is required",
+                mcpl_protocol::modern::PROTOCOL_VERSION_KEY
+            )));
+        }
+        Err(e) => return refuse(e),
+    };
+    if let Err(e) = modern::check_headers(headers, &request, &meta) {
+        return refuse(e);
+    }
+    if let Err(e) = meta.check_version() {
+        return refuse(e);
+    }
+    let session = match open_oneshot(server, principal, remote).await {
+        Ok(s) => s,
+        Err(refusal) => return refusal.into_response(),
+    };
+    let Ok((mut rx, guard)) = session.register(id, false, None) else {
+        // A fresh connection has nothing pending.
+        return rpc_error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            None,
+            "a new connection had a request",
+        );
+    };
+    let guard = session::EndOnDrop::new(session.clone(), guard);
+    let stream = session.next_stream();
+    if !session
+        .deliver(Inbound::Message {
+            stream,
+            message: request.into(),
+        })
+        .await
+    {
+        return gone();
+    }
+    // One JSON body with the status the answer calls for, unless something related comes
+    // first: then an SSE stream, which carries it and ends after the response.
+    match rx.recv().await {
+        Some(message) => match &*message {
+            Message::Response(r) => {
+                let status = modern::status_of(r.outcome.as_ref().err());
+                drop(guard);
+                json(status, &message)
+            }
+            _ => sse_response(Some(message), rx, guard),
+        },
+        None => gone(),
+    }
+}
+
+/// A modern request's own connection, handed to `accept()`: not in the registry, no id a
+/// client could name. An anonymous one holds a slot of its address's anonymous quota while
+/// it lasts ([`ServerOptions::anonymous_per_source`], [`ServerOptions::anonymous_max`]):
+/// 429, or 503 for the listener's, past it.
+async fn open_oneshot(
+    server: &Server,
+    principal: Principal,
+    remote: SocketAddr,
+) -> Result<Arc<Session>, Refusal> {
+    let opts = &server.opts;
+    let anonymous = match principal {
+        Principal::Anonymous(_) => {
+            let ip = remote.ip();
+            let limits = [
+                (Source::of(ip), opts.anonymous_per_source),
+                (Source::Anonymous, opts.anonymous_max),
+            ];
+            match server.sources.take(&limits) {
+                Ok(slot) => Some((ip, slot)),
+                Err(Source::Anonymous) => {
+                    let reason = "the server holds as many anonymous requests as it may";
+                    return Err(Refusal::new(StatusCode::SERVICE_UNAVAILABLE, reason));
+                }
+                Err(_) => {
+                    let reason = "too many anonymous requests from this address at once";
+                    return Err(Refusal::new(StatusCode::TOO_MANY_REQUESTS, reason));
+                }
+            }
+        }
+        Principal::Named(_) => None,
+    };
+    let (out_tx, out_rx) = mpsc::channel(1);
+    let (in_tx, in_rx) = mpsc::channel(DEPTH);
+    let opening = session::Opening {
+        principal: principal.clone(),
+        anonymous,
+        queue_limit: opts.http_queue_limit,
+        replay_limit: 0,
+        oneshot: true,
+    };
+    let session = Arc::new(Session::new(
+        session::new_session_id(),
+        opening,
+        in_tx,
+        &server.sessions,
+    ));
+    let info = ConnectionInfo {
+        kind: TransportKind::StreamableHttp,
+        ordered: false,
+        principal: Some(principal),
+        peer: format!("{remote} modern request {}…", session.short_id()),
+    };
+    // Ends the connection when the server drops its `Outbound` first.
+    crate::spawn_task(
+        opts.local_tasks,
+        session::pump(session.clone(), out_rx, server.sessions.clone()),
+    );
+    let conn = Connection {
+        info,
+        outbound: Outbound::with_router(out_tx, session.clone()),
+        inbound: in_rx.into(),
+    };
+    if server.accepted.send(conn).await.is_err() {
+        session.end();
+        let reason = "the server is not accepting connections";
+        return Err(Refusal::new(StatusCode::SERVICE_UNAVAILABLE, reason));
+    }
+    Ok(session)
 }
 
 /// The id a `notifications/cancelled` names (MCP "Cancellation"); none for any other
@@ -716,6 +896,7 @@ async fn open_session(
         anonymous,
         queue_limit: opts.http_queue_limit,
         replay_limit: opts.http_replay_limit,
+        oneshot: false,
     };
     let session = Arc::new(Session::new(
         session::new_session_id(),

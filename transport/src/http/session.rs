@@ -159,6 +159,8 @@ pub(super) struct Session {
     slot: Mutex<Option<SourceSlot>>,
     /// The listener's shared limiter for queue warnings.
     warnings: Weak<Registry>,
+    /// A modern request's own connection ([`Opening::oneshot`]).
+    oneshot: bool,
 }
 
 #[derive(Default)]
@@ -226,6 +228,29 @@ impl Drop for PendingGuard {
     }
 }
 
+/// Ends a modern request's own connection when its answer goes away — answered, or the
+/// client closed it, which cancels the request (MCP 2026-07-28 Streamable HTTP,
+/// "Cancellation"): the connection's inbound ends, and the server stops serving it.
+pub(super) struct EndOnDrop {
+    session: Arc<Session>,
+    _pending: PendingGuard,
+}
+
+impl EndOnDrop {
+    pub(super) fn new(session: Arc<Session>, pending: PendingGuard) -> Self {
+        EndOnDrop {
+            session,
+            _pending: pending,
+        }
+    }
+}
+
+impl Drop for EndOnDrop {
+    fn drop(&mut self) {
+        self.session.end();
+    }
+}
+
 /// A second request with the id of one still pending (MCP forbids reusing ids).
 pub(super) struct DuplicateId;
 
@@ -246,6 +271,9 @@ pub(super) struct Opening {
     pub(super) anonymous: Option<(IpAddr, SourceSlot)>,
     pub(super) queue_limit: usize,
     pub(super) replay_limit: usize,
+    /// A modern request's own connection (MCP 2026-07-28): no id, one request, and
+    /// everything written goes on that request's answer.
+    pub(super) oneshot: bool,
 }
 
 impl Session {
@@ -273,6 +301,7 @@ impl Session {
             source,
             slot: Mutex::new(slot),
             warnings: Arc::downgrade(registry),
+            oneshot: opening.oneshot,
         }
     }
 
@@ -410,6 +439,27 @@ impl Session {
             return;
         }
         let mut message = message;
+        if self.oneshot {
+            // MCP 2026-07-28: a modern request's connection writes only what relates to
+            // it (its progress, its log messages), and there is no GET stream.
+            match routes
+                .pending
+                .values()
+                .find(|p| p.has_room_besides_response())
+            {
+                Some(p) => {
+                    if p.tx.try_send(Box::new(message)).is_err() {
+                        tracing::debug!(
+                            "a modern request's answer is gone; a message for it dropped"
+                        );
+                    }
+                }
+                None => {
+                    self.warn("a modern request's answer has no room; a message for it dropped")
+                }
+            }
+            return;
+        }
         // MCP: messages related to a request SHOULD go on that request's stream. A progress
         // notification names its request by the token the request carried; a request of
         // the server's was related to the client's request it serves (`Outbound::relate`).
@@ -605,6 +655,7 @@ mod tests {
             anonymous: None,
             queue_limit,
             replay_limit,
+            oneshot: false,
         }
     }
 

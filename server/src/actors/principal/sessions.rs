@@ -55,12 +55,14 @@ impl Handler<HostInitialized> for PrincipalActor {
 
     fn handle(&mut self, m: HostInitialized, ctx: &mut Context<Self>) {
         // §8: a host without toolHints sees the toolsets it can use without opening open.
+        // A connection that served modern requests (told as a plain host) and is then
+        // opened with `initialize` is what `initialize` says.
         let view = self.state.catalog().view_for(m.tool_hints);
-        if let Some(s) = self.sessions.get_mut(&m.id)
-            && view == crate::core::HostView::Plain
-        {
-            s.plain = true;
-            self.implicit_opens(ctx);
+        if let Some(s) = self.sessions.get_mut(&m.id) {
+            s.plain = view == crate::core::HostView::Plain;
+            if s.plain {
+                self.implicit_opens(ctx);
+            }
         }
     }
 }

@@ -1,7 +1,9 @@
 //! Reading: what the core does with each message from the host.
 //!
-//! Requests are routed by method. Unknown methods — `server/discover` among them, so that a
-//! newer client probing with it falls back to `initialize` — get -32601 in every phase;
+//! A request carrying MCP 2026-07-28's per-request `_meta` on a connection not opened with
+//! `initialize` is modern and served as `modern.rs` says. Otherwise requests are routed by
+//! method. Unknown methods — `server/discover` among them once a connection is legacy —
+//! get -32601 in every phase;
 //! known ones other than `initialize` and `ping` get -32600 before `initialize`
 //! ([`LifecycleError::NotInitialized`]); params that do not decode get -32602; a request
 //! whose answer comes from the principal may not reuse the id of one still in flight
@@ -64,7 +66,8 @@ impl Route {
             ToolsetsClose::NAME => Route::ToolsetsClose,
             ToolsetsList::NAME => Route::ToolsetsList,
             SetLevel::NAME => Route::SetLevel,
-            // `server/discover` included: -32601 is what tells a client to fall back.
+            // `server/discover` included: on a connection opened with `initialize` it is
+            // unknown, as in 2025-11-25 (before one, it is a modern request).
             _ => return None,
         })
     }
@@ -122,6 +125,16 @@ impl<T: Io> SessionCore<T> {
     }
 
     fn on_request(&mut self, req: Request) {
+        // MCP 2026-07-28: the era is the request's own on a connection not opened with
+        // `initialize` (`modern.rs`).
+        if req.method != Initialize::NAME {
+            match self.modern_meta(&req) {
+                Ok(Some(_)) if self.detach_modern => return self.detach(req),
+                Ok(Some(meta)) => return self.on_modern_request(req, meta),
+                Ok(None) => {}
+                Err(e) => return self.send(Response::err(Some(req.id), e).into()),
+            }
+        }
         // MCP "Utilities / Logging": only a server declaring `logging` serves setLevel.
         let route =
             Route::of(&req.method).filter(|r| *r != Route::SetLevel || self.offers_logging());
@@ -168,56 +181,10 @@ impl<T: Io> SessionCore<T> {
                     cursor: p.cursor,
                 })
             }
-            Route::CallTool => {
-                let p: CallToolParams = match req.params_as::<CallToolParams>() {
-                    Ok(p) => p,
-                    Err(e) => return self.send(Response::err(Some(req.id), e).into()),
-                };
-                // §4.5: the instance a host with hints names; a host without names it as
-                // an argument instead (§8), which the principal reads.
-                let hinted = self.hinted();
-                // §4.5 **[project]**: an `mcpl/instance` that is not a string names no
-                // instance, and is not taken for an absent one either (that would run the
-                // call in the only open instance, which the host may not have meant).
-                if let Some(bad) = p.meta.as_ref().and_then(|m| m.other.get(meta::INSTANCE))
-                    && hinted
-                {
-                    let e = ErrorObject::new(
-                        ErrorCode::INVALID_PARAMS,
-                        format!(
-                            "_meta[\"{}\"] must be a string naming an instance, not {}",
-                            meta::INSTANCE,
-                            json_kind(bad)
-                        ),
-                    );
-                    return self.send(Response::err(Some(req.id), e).into());
-                }
-                let instance = p
-                    .meta
-                    .as_ref()
-                    .and_then(|m| m.instance.clone())
-                    .filter(|_| hinted);
-                // A loose tool the principal let this session run (module docs of
-                // `session.rs`: direct calls); naming an instance is the principal's to
-                // refuse.
-                if instance.is_none() && self.runs_direct(&p.name) {
-                    return self.emit(Event::RunDirect {
-                        request: req.id,
-                        tool: p.name,
-                        arguments: p.arguments,
-                        meta: p.meta,
-                    });
-                }
-                self.requests.forward(req.id.clone());
-                self.forward(Forward::Call {
-                    request: req.id,
-                    tool: p.name,
-                    arguments: p.arguments,
-                    instance,
-                    plain: !hinted,
-                    meta: p.meta,
-                });
-            }
+            Route::CallTool => match req.params_as::<CallToolParams>() {
+                Ok(p) => self.call_tool(req.id, p),
+                Err(e) => self.send(Response::err(Some(req.id), e).into()),
+            },
             Route::ToolsetsOpen => {
                 self.forward_with::<ToolsetsOpen>(req, |request, p| Forward::Open {
                     request,
@@ -236,6 +203,55 @@ impl<T: Io> SessionCore<T> {
             Route::ToolsetsList => self
                 .forward_with::<ToolsetsList>(req, |request, _| Forward::ListToolsets { request }),
         }
+    }
+
+    /// `tools/call`, its params read: to the principal, or run here at once when it is a
+    /// loose tool this session may run (module docs of `session.rs`: direct calls).
+    pub(super) fn call_tool(&mut self, id: mcpl_protocol::jsonrpc::Id, p: CallToolParams) {
+        // §4.5: the instance a host with hints names; a host without names it as
+        // an argument instead (§8), which the principal reads.
+        let hinted = self.hinted();
+        // §4.5 **[project]**: an `mcpl/instance` that is not a string names no
+        // instance, and is not taken for an absent one either (that would run the
+        // call in the only open instance, which the host may not have meant).
+        if let Some(bad) = p.meta.as_ref().and_then(|m| m.other.get(meta::INSTANCE))
+            && hinted
+        {
+            let e = ErrorObject::new(
+                ErrorCode::INVALID_PARAMS,
+                format!(
+                    "_meta[\"{}\"] must be a string naming an instance, not {}",
+                    meta::INSTANCE,
+                    json_kind(bad)
+                ),
+            );
+            return self.send(Response::err(Some(id), e).into());
+        }
+        let instance = p
+            .meta
+            .as_ref()
+            .and_then(|m| m.instance.clone())
+            .filter(|_| hinted);
+        // A loose tool the principal let this session run (module docs of
+        // `session.rs`: direct calls); naming an instance is the principal's to
+        // refuse.
+        if instance.is_none() && self.runs_direct(&p.name) {
+            return self.emit(Event::RunDirect {
+                request: id,
+                tool: p.name,
+                arguments: p.arguments,
+                meta: p.meta,
+            });
+        }
+        self.requests.forward(id.clone());
+        self.forward(Forward::Call {
+            request: id,
+            tool: p.name,
+            arguments: p.arguments,
+            instance,
+            plain: !hinted,
+            meta: p.meta,
+        });
     }
 
     /// Tells the principal when the handshake completed (SPEC §5.3: pushing may start).
@@ -408,7 +424,7 @@ impl<T: Io> SessionCore<T> {
         self.transmit(Transmit::Message(message));
     }
 
-    fn forward(&mut self, f: Forward) {
+    pub(super) fn forward(&mut self, f: Forward) {
         self.emit(Event::Forward(f));
     }
 }

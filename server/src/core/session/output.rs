@@ -6,7 +6,7 @@
 use crate::core::catalog::{Catalog, HostView};
 use crate::core::{HintDraft, Statement};
 use crate::paging;
-use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, Response};
+use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, Request, Response};
 use mcpl_protocol::mcp::{CallToolResult, ListToolsResult};
 use mcpl_protocol::meta::Meta;
 use serde_json::{Map, Value};
@@ -113,6 +113,17 @@ pub(crate) enum Event<T: Io> {
     Ended(Id),
     /// The host answered one of the session's own requests.
     Response(Response),
+    /// Serve this modern request on a connection of its own, under a principal of its own
+    /// (`modern.rs`: a request no credential authenticated); what that connection writes
+    /// is written here, and its answer ends it.
+    Detach(Request),
+    /// The host cancelled a request served on a connection of its own: tell it there.
+    CancelDetached {
+        /// The request.
+        request: Id,
+        /// The host's reason, if it gave one.
+        reason: Option<String>,
+    },
 }
 
 /// What the principal is told.

@@ -108,12 +108,27 @@ impl Host {
                     Event::Stop { request, stop } => format!("stop {request} {stop}"),
                     Event::Ended(id) => format!("ended {id}"),
                     Event::Response(r) => format!("response {:?}", r.id),
+                    Event::Detach(r) => format!("detach {}", r.id),
+                    Event::CancelDetached { request, .. } => format!("cancel detached {request}"),
                 }),
             }
         }
     }
 
     fn render(&mut self, t: Transmit<TestIo>) -> Value {
+        // As the actor writes it: an answer to a modern request made modern.
+        let reply = self.core.modern_reply(&t);
+        let v = self.render_legacy(t);
+        match reply {
+            Some(reply) => {
+                let m: Message = serde_json::from_value(v).expect("a message");
+                serde_json::to_value(reply.apply(m)).unwrap()
+            }
+            None => v,
+        }
+    }
+
+    fn render_legacy(&mut self, t: Transmit<TestIo>) -> Value {
         let stamp = |revs: &mut Sequencer, d: Option<HintDraft>| {
             d.and_then(|d| revs.stamp_if_any(d))
                 .map(|h| serde_json::to_value(h).unwrap())
@@ -291,9 +306,232 @@ fn before_initialize_only_ping_and_initialize_are_served() {
     assert_eq!(
         msg::error_code(&wire[2]),
         Some(-32601),
-        "a newer client falls back on -32601"
+        "without the era's _meta it is no modern request: unknown, as in 2025-11-25"
     );
     assert!(done.is_empty(), "nothing reached the principal: {done:?}");
+}
+
+// ---- MCP 2026-07-28: modern requests (issue #39) ----
+
+/// `_meta` of a modern request, with `extra` keys added.
+fn modern_meta(extra: Value) -> Value {
+    let mut m = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "modern-test", "version": "1"},
+    });
+    if let (Some(m), Value::Object(extra)) = (m.as_object_mut(), extra) {
+        m.extend(extra);
+    }
+    m
+}
+
+fn modern_request(n: i64, method: &str, mut params: Value, extra: Value) -> Value {
+    params["_meta"] = modern_meta(extra);
+    msg::request(n, method, params)
+}
+
+#[test]
+fn issue39_01_discover_before_initialize_states_both_eras_and_mcpl() {
+    let mut h = Host::new(Some(LoggingLevel::Info));
+    h.send(modern_request(1, "server/discover", json!({}), json!({})));
+    let (wire, done) = h.take();
+    let result = &wire[0]["result"];
+    assert_eq!(result["resultType"], "complete", "{result}");
+    assert_eq!(result["supportedVersions"][0], "2026-07-28");
+    assert!(
+        result["supportedVersions"]
+            .as_array()
+            .unwrap()
+            .contains(&json!("2025-11-25"))
+    );
+    assert_eq!(
+        result["_meta"]["io.modelcontextprotocol/serverInfo"],
+        json!({"name": "core-test", "version": "1"})
+    );
+    assert_eq!(result["capabilities"]["logging"], json!({}));
+    assert_eq!(
+        result["capabilities"]["extensions"]["mcpl/core"]["version"],
+        "0.5"
+    );
+    assert_eq!(
+        (result["ttlMs"].clone(), result["cacheScope"].clone()),
+        (json!(0), json!("private"))
+    );
+    assert_eq!(done, ["forward Initialized { tool_hints: false }"]);
+    // It changed nothing of the connection: `initialize` opens it as legacy.
+    h.send(msg::request(
+        2,
+        "initialize",
+        msg::initialize_params(json!({}), "t"),
+    ));
+    let (wire, _) = h.take();
+    assert_eq!(wire[0]["result"]["protocolVersion"], "2025-11-25");
+    assert!(
+        wire[0]["result"].get("resultType").is_none(),
+        "legacy: {}",
+        wire[0]
+    );
+    // A legacy connection keeps 2025-11-25's rules: discover is unknown there.
+    h.send(modern_request(3, "server/discover", json!({}), json!({})));
+    let (wire, _) = h.take();
+    assert_eq!(msg::error_code(&wire[0]), Some(-32601), "{}", wire[0]);
+}
+
+#[test]
+fn issue39_02_a_modern_request_needs_its_meta_and_a_served_version() {
+    let mut h = Host::new(None);
+    let mut no_caps = modern_request(1, "tools/list", json!({}), json!({}));
+    no_caps["params"]["_meta"]
+        .as_object_mut()
+        .unwrap()
+        .remove("io.modelcontextprotocol/clientCapabilities");
+    h.send(no_caps);
+    h.send(modern_request(
+        2,
+        "tools/list",
+        json!({}),
+        json!({"io.modelcontextprotocol/protocolVersion": "1900-01-01"}),
+    ));
+    h.send(modern_request(3, "toolsets/list", json!({}), json!({})));
+    h.send(modern_request(4, "ping", json!({}), json!({})));
+    let (wire, done) = h.take();
+    assert_eq!(msg::error_code(&wire[0]), Some(-32602), "{}", wire[0]);
+    assert_eq!(msg::error_code(&wire[1]), Some(-32022), "{}", wire[1]);
+    assert_eq!(wire[1]["error"]["data"]["requested"], "1900-01-01");
+    assert_eq!(wire[1]["error"]["data"]["supported"][0], "2026-07-28");
+    assert_eq!(
+        msg::error_code(&wire[2]),
+        Some(-32601),
+        "toolsets/* are #40's: {}",
+        wire[2]
+    );
+    assert_eq!(
+        msg::error_code(&wire[3]),
+        Some(-32601),
+        "no ping in 2026-07-28: {}",
+        wire[3]
+    );
+    assert!(done.is_empty(), "nothing reached the principal: {done:?}");
+}
+
+#[test]
+fn issue39_02_modern_results_carry_their_type_server_and_cache_hints() {
+    let mut h = Host::new(None);
+    h.send(modern_request(1, "tools/list", json!({}), json!({})));
+    let (_, done) = h.take();
+    assert!(done.iter().any(|d| d.contains("ListTools")), "{done:?}");
+    h.core
+        .tools_view(id(1), None, Arc::new(arcade()), BTreeSet::new());
+    h.drain();
+    let (listed, _) = h.take();
+    h.send(modern_request(
+        2,
+        "tools/call",
+        json!({"name": "status"}),
+        json!({}),
+    ));
+    let (_, done) = h.take();
+    assert!(
+        done.iter().any(|d| d.contains("plain: true")),
+        "a modern call is plain: {done:?}"
+    );
+    h.answer(2, Ok(json!({"content": []})), &[]);
+    let (called, _) = h.take();
+    let wire = [listed[0].clone(), called[0].clone()];
+    let list = &wire[0]["result"];
+    assert_eq!(list["resultType"], "complete", "{list}");
+    assert!(
+        list["tools"].as_array().is_some_and(|t| !t.is_empty()),
+        "{list}"
+    );
+    assert!(
+        list["_meta"].get("mcpl/rev").is_none(),
+        "no hints to a modern host: {list}"
+    );
+    assert_eq!(
+        (list["ttlMs"].clone(), list["cacheScope"].clone()),
+        (json!(0), json!("private"))
+    );
+    let call = &wire[1]["result"];
+    assert_eq!(call["resultType"], "complete", "{call}");
+    assert_eq!(
+        call["_meta"]["io.modelcontextprotocol/serverInfo"]["name"],
+        "core-test"
+    );
+    assert!(
+        call.get("ttlMs").is_none(),
+        "a call's result is not cacheable: {call}"
+    );
+    assert_eq!(h.core.modern_in_flight(), 0);
+}
+
+#[test]
+fn issue39_02_log_messages_only_for_a_modern_request_that_asked() {
+    let mut h = Host::new(Some(LoggingLevel::Debug));
+    let log = |level| LoggingMessageParams {
+        level,
+        logger: None,
+        data: json!("x"),
+        meta: None,
+    };
+    h.send(modern_request(
+        1,
+        "tools/call",
+        json!({"name": "status"}),
+        json!({}),
+    ));
+    h.send(modern_request(
+        2,
+        "tools/call",
+        json!({"name": "status"}),
+        json!({"io.modelcontextprotocol/logLevel": "warning"}),
+    ));
+    h.take();
+    h.core.log(Some(&id(1)), log(LoggingLevel::Emergency));
+    h.core.log(Some(&id(2)), log(LoggingLevel::Info));
+    h.core.log(Some(&id(2)), log(LoggingLevel::Error));
+    h.drain();
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 1, "{wire:?}");
+    assert_eq!(wire[0]["params"]["level"], "error");
+}
+
+#[test]
+fn issue39_02_an_anonymous_connections_modern_requests_are_detached_with_their_cancels() {
+    let mut h = Host::new(None);
+    h.core.detach_modern_requests();
+    h.send(modern_request(
+        1,
+        "tools/call",
+        json!({"name": "status"}),
+        json!({}),
+    ));
+    h.send(modern_request(1, "tools/list", json!({}), json!({})));
+    h.send(msg::notification(
+        "notifications/cancelled",
+        json!({"requestId": 1, "reason": "no longer"}),
+    ));
+    let (wire, done) = h.take();
+    assert_eq!(done, ["detach 1", "cancel detached 1"]);
+    assert_eq!(
+        msg::error_code(&wire[0]),
+        Some(-32600),
+        "id 1 is in use: {}",
+        wire[0]
+    );
+    h.core.detached_ended(&id(1));
+    h.send(modern_request(1, "tools/list", json!({}), json!({})));
+    // Legacy requests are the connection's own, as ever.
+    h.send(msg::request(2, "tools/list", json!({})));
+    let (wire, done) = h.take();
+    assert_eq!(done, ["detach 1"]);
+    assert_eq!(
+        msg::error_code(&wire[0]),
+        Some(-32600),
+        "not initialized: {}",
+        wire[0]
+    );
 }
 
 /// A drained output queue keeps the room a call's turn takes (no allocation per call), and
@@ -432,13 +670,13 @@ fn log_messages_follow_the_level_the_host_set() {
         data: json!("x"),
         meta: None,
     };
-    h.core.log(log(LoggingLevel::Info));
+    h.core.log(None, log(LoggingLevel::Info));
     h.send(msg::request(
         1,
         "logging/setLevel",
         json!({"level": "info"}),
     ));
-    h.core.log(log(LoggingLevel::Info));
+    h.core.log(None, log(LoggingLevel::Info));
     h.drain();
     let (wire, _) = h.take();
     let methods: Vec<_> = wire.iter().map(|m| m["method"].clone()).collect();

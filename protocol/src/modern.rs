@@ -1,0 +1,347 @@
+//! MCP 2026-07-28, the "modern" era (MCP `basic/versioning.md`): no `initialize`, every
+//! request carrying its protocol version and client capabilities in `_meta`, results
+//! carrying `resultType` and the server's identity, `server/discover`, caching hints, and
+//! the era's three error codes (-32020, -32021, -32022).
+//!
+//! A request is modern when its `_meta` holds any of the per-request keys
+//! (`io.modelcontextprotocol/protocolVersion`, `…/clientCapabilities`, `…/clientInfo`,
+//! `…/logLevel`): [`RequestMeta::read`] tells, and refuses one that names itself modern
+//! but lacks a required key (-32602, MCP `basic/index.md` "Per-request protocol fields").
+//! Which era a request is served in is the server's to decide (a connection opened with
+//! `initialize` stays legacy whatever its requests carry); this module only reads and writes.
+
+use crate::jsonrpc::{ECHO_LIMIT, ErrorCode, ErrorObject, RawValue, clip, member};
+use crate::mcp::{ClientCapabilities, Implementation, LoggingLevel, SUPPORTED_PROTOCOL_VERSIONS};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The modern protocol version this project speaks.
+pub const MODERN_PROTOCOL_VERSION: &str = "2026-07-28";
+
+/// Every modern protocol version this project speaks, newest first.
+pub const MODERN_PROTOCOL_VERSIONS: [&str; 1] = [MODERN_PROTOCOL_VERSION];
+
+pub use crate::mcp::SERVER_DISCOVER;
+
+/// `_meta` key: the request's protocol version (required).
+pub const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+/// `_meta` key: the client's name and version (optional).
+pub const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
+/// `_meta` key: the client's capabilities for this request (required).
+pub const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// `_meta` key: the least severe log level the request wants `notifications/message` for
+/// (optional; absent, none is sent).
+pub const LOG_LEVEL_KEY: &str = "io.modelcontextprotocol/logLevel";
+/// `_meta` key on a result: the server's name and version.
+pub const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+
+/// The extension identifier under which a server states MCPL's manifest in
+/// `capabilities.extensions` for a modern client, and a client declares MCPL in its
+/// per-request capabilities. **\[project\]** (`docs/rfc014-stateless.md` §3.1): an extension
+/// identifier needs a prefix (MCP versioning, "Extension Negotiation"), and `mcpl/` is the
+/// prefix MCPL's `_meta` keys already use.
+pub const MCPL_EXTENSION: &str = "mcpl/core";
+
+/// The `resultType` of a result that is the request's final answer.
+pub const RESULT_COMPLETE: &str = "complete";
+
+/// The `Mcp-Name` header's source for a method: `params.name` or `params.uri` (MCP
+/// Streamable HTTP, "Standard Request Headers"); `None` for a method without one.
+pub fn name_member(method: &str) -> Option<&'static str> {
+    match method {
+        "tools/call" | "prompts/get" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    }
+}
+
+/// Every protocol version this project serves, both eras, newest first: what
+/// `server/discover` lists and -32022 names as `supported`.
+pub fn supported_versions() -> Vec<String> {
+    MODERN_PROTOCOL_VERSIONS
+        .iter()
+        .chain(SUPPORTED_PROTOCOL_VERSIONS.iter())
+        .map(|v| (*v).to_owned())
+        .collect()
+}
+
+/// True when `version` is a modern version this project speaks.
+pub fn is_modern_version(version: &str) -> bool {
+    MODERN_PROTOCOL_VERSIONS.contains(&version)
+}
+
+/// What a modern request says of itself in `_meta` (MCP `basic/index.md`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RequestMeta {
+    /// `io.modelcontextprotocol/protocolVersion`, as sent (it may be one not served here:
+    /// see [`RequestMeta::check_version`]).
+    pub protocol_version: String,
+    /// `io.modelcontextprotocol/clientInfo`, when sent and readable (it is for display
+    /// only, so an unreadable one is left out rather than refused).
+    pub client_info: Option<Implementation>,
+    /// `io.modelcontextprotocol/clientCapabilities`.
+    pub client_capabilities: ClientCapabilities,
+    /// `io.modelcontextprotocol/logLevel`: `None`, no `notifications/message` for it.
+    pub log_level: Option<LoggingLevel>,
+}
+
+/// The per-request keys, as sent; everything else in `_meta` is skipped unread.
+#[derive(Deserialize)]
+struct Keys {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
+    protocol_version: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
+    client_info: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
+    client_capabilities: Option<Value>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
+    log_level: Option<Value>,
+}
+
+impl RequestMeta {
+    /// Reads a request's params: `Ok(None)` when its `_meta` holds none of the per-request
+    /// keys (not a modern request), the fields when it is one, -32602 when it names itself
+    /// modern but a required key is missing or a key is not of its type.
+    pub fn read(params: Option<&RawValue>) -> Result<Option<RequestMeta>, ErrorObject> {
+        let Some(meta) = params.and_then(|p| member(p, "_meta")) else {
+            return Ok(None);
+        };
+        // A `_meta` that is not an object holds no per-request key: not modern.
+        let Ok(keys) = serde_json::from_str::<Keys>(meta.get()) else {
+            return Ok(None);
+        };
+        if keys.protocol_version.is_none()
+            && keys.client_capabilities.is_none()
+            && keys.client_info.is_none()
+            && keys.log_level.is_none()
+        {
+            return Ok(None);
+        }
+        let protocol_version = match keys.protocol_version {
+            Some(Value::String(v)) => v,
+            Some(_) => return Err(malformed(PROTOCOL_VERSION_KEY, "must be a string")),
+            None => return Err(malformed(PROTOCOL_VERSION_KEY, "is required")),
+        };
+        let client_capabilities = match keys.client_capabilities {
+            Some(v @ Value::Object(_)) => serde_json::from_value(v)
+                .map_err(|_| malformed(CLIENT_CAPABILITIES_KEY, "must be capabilities"))?,
+            Some(_) => return Err(malformed(CLIENT_CAPABILITIES_KEY, "must be an object")),
+            None => return Err(malformed(CLIENT_CAPABILITIES_KEY, "is required")),
+        };
+        let log_level = match keys.log_level {
+            None | Some(Value::Null) => None,
+            Some(v) => Some(
+                serde_json::from_value(v)
+                    .map_err(|_| malformed(LOG_LEVEL_KEY, "must be a logging level"))?,
+            ),
+        };
+        let client_info = keys
+            .client_info
+            .and_then(|v| serde_json::from_value(v).ok());
+        Ok(Some(RequestMeta {
+            protocol_version,
+            client_info,
+            client_capabilities,
+            log_level,
+        }))
+    }
+
+    /// -32022 with `data.supported` and `data.requested` when the request's version is not
+    /// a modern one served here (MCP versioning, "Protocol Version Negotiation"). A legacy
+    /// version named in `_meta` is refused too: the legacy era starts with `initialize`.
+    pub fn check_version(&self) -> Result<(), ErrorObject> {
+        if is_modern_version(&self.protocol_version) {
+            return Ok(());
+        }
+        Err(unsupported_version(&self.protocol_version))
+    }
+}
+
+/// -32602 for a per-request key that is missing or not of its type.
+fn malformed(key: &str, what: &str) -> ErrorObject {
+    ErrorObject::invalid_params(format!("_meta[\"{key}\"] {what}"))
+}
+
+/// -32022 for `requested`, listing what is served (MCP `UnsupportedProtocolVersionError`).
+pub fn unsupported_version(requested: &str) -> ErrorObject {
+    let requested = clip(requested, ECHO_LIMIT);
+    ErrorObject::new(
+        ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+        "Unsupported protocol version",
+    )
+    .with_data(serde_json::json!({
+        "supported": supported_versions(),
+        "requested": requested,
+    }))
+}
+
+/// -32021 naming the capabilities the request would have needed, as a
+/// `ClientCapabilities` object (MCP `MissingRequiredClientCapabilityError`).
+pub fn missing_capability(capability: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
+        format!("this request needs the client capability {capability:?}"),
+    )
+    .with_data(serde_json::json!({ "requiredCapabilities": { capability: {} } }))
+}
+
+/// -32020 saying what did not match (MCP Streamable HTTP, "Server Validation").
+pub fn header_mismatch(detail: impl std::fmt::Display) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::HEADER_MISMATCH,
+        format!("Header mismatch: {detail}"),
+    )
+}
+
+/// Who may cache a result (MCP `server/utilities/caching.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheScope {
+    /// The same for every caller.
+    Public,
+    /// Tailored to the caller's authorization context.
+    Private,
+}
+
+/// A result's caching hints.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CacheHints {
+    /// `ttlMs`: how long the result may be considered fresh.
+    pub ttl_ms: u64,
+    /// `cacheScope`.
+    pub scope: CacheScope,
+}
+
+/// `server/discover`'s result, before [`complete`] adds `resultType` and `serverInfo`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DiscoverResult {
+    /// Every version served, both eras.
+    pub supported_versions: Vec<String>,
+    /// The server's capabilities; `extensions` among `other`.
+    pub capabilities: crate::mcp::ServerCapabilities,
+    /// Guidance for a model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Caching: `ttlMs`.
+    pub ttl_ms: u64,
+    /// Caching: `cacheScope`.
+    pub cache_scope: CacheScope,
+}
+
+/// A result made modern: `resultType: "complete"` (unless it says another),
+/// `_meta["io.modelcontextprotocol/serverInfo"]`, and the caching hints when given (MCP
+/// `basic/index.md`, "Result Responses" and "Per-response protocol fields"). A result that
+/// is not an object is left as it is (every MCP result is one).
+pub fn complete(
+    result: &RawValue,
+    server_info: &Implementation,
+    cache: Option<CacheHints>,
+) -> Box<RawValue> {
+    let Ok(mut object) = serde_json::from_str::<Map<String, Value>>(result.get()) else {
+        return result.to_owned();
+    };
+    object
+        .entry("resultType")
+        .or_insert_with(|| Value::String(RESULT_COMPLETE.to_owned()));
+    let meta = object
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        let info = serde_json::to_value(server_info).unwrap_or(Value::Null);
+        meta.insert(SERVER_INFO_KEY.to_owned(), info);
+    }
+    if let Some(cache) = cache {
+        object.insert("ttlMs".to_owned(), Value::from(cache.ttl_ms));
+        let scope = serde_json::to_value(cache.scope).unwrap_or(Value::Null);
+        object.insert("cacheScope".to_owned(), scope);
+    }
+    crate::jsonrpc::to_raw(&object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn raw(v: Value) -> Box<RawValue> {
+        crate::jsonrpc::to_raw(&v)
+    }
+
+    fn read(v: Value) -> Result<Option<RequestMeta>, ErrorObject> {
+        RequestMeta::read(Some(&raw(v)))
+    }
+
+    #[test]
+    fn a_request_without_the_keys_is_not_modern() {
+        assert_eq!(RequestMeta::read(None), Ok(None));
+        assert_eq!(read(json!({"name": "x"})), Ok(None));
+        assert_eq!(read(json!({"_meta": {"progressToken": 1}})), Ok(None));
+        assert_eq!(read(json!({"_meta": 5})), Ok(None));
+    }
+
+    #[test]
+    fn a_modern_request_needs_its_version_and_capabilities() {
+        let only_version = json!({"_meta": {PROTOCOL_VERSION_KEY: "2026-07-28"}});
+        assert_eq!(
+            read(only_version).unwrap_err().code,
+            ErrorCode::INVALID_PARAMS
+        );
+        let only_caps = json!({"_meta": {CLIENT_CAPABILITIES_KEY: {}}});
+        assert_eq!(read(only_caps).unwrap_err().code, ErrorCode::INVALID_PARAMS);
+        let bad_level = json!({"_meta": {PROTOCOL_VERSION_KEY: "2026-07-28",
+            CLIENT_CAPABILITIES_KEY: {}, LOG_LEVEL_KEY: "loud"}});
+        assert_eq!(read(bad_level).unwrap_err().code, ErrorCode::INVALID_PARAMS);
+        let ok = read(json!({"_meta": {PROTOCOL_VERSION_KEY: "2026-07-28",
+            CLIENT_CAPABILITIES_KEY: {"elicitation": {}}, LOG_LEVEL_KEY: "info",
+            CLIENT_INFO_KEY: 7}}))
+        .unwrap()
+        .unwrap();
+        assert_eq!(ok.log_level, Some(LoggingLevel::Info));
+        assert!(ok.client_capabilities.supports_elicitation());
+        assert_eq!(ok.client_info, None);
+        assert!(ok.check_version().is_ok());
+    }
+
+    #[test]
+    fn an_unsupported_version_lists_both_eras() {
+        let m = read(json!({"_meta": {PROTOCOL_VERSION_KEY: "1900-01-01",
+            CLIENT_CAPABILITIES_KEY: {}}}))
+        .unwrap()
+        .unwrap();
+        let e = m.check_version().unwrap_err();
+        assert_eq!(e.code, ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
+        let data = e.data.unwrap();
+        assert_eq!(data["requested"], "1900-01-01");
+        assert_eq!(data["supported"][0], MODERN_PROTOCOL_VERSION);
+        assert!(
+            data["supported"]
+                .as_array()
+                .unwrap()
+                .contains(&json!("2025-11-25"))
+        );
+    }
+
+    #[test]
+    fn complete_adds_the_result_type_server_info_and_cache_hints() {
+        let info = Implementation::new("s", "1");
+        let done = complete(
+            &raw(json!({"tools": [], "_meta": {"x/y": 1}})),
+            &info,
+            Some(CacheHints {
+                ttl_ms: 0,
+                scope: CacheScope::Private,
+            }),
+        );
+        let v: Value = serde_json::from_str(done.get()).unwrap();
+        assert_eq!(v["resultType"], "complete");
+        assert_eq!(v["_meta"]["x/y"], 1);
+        assert_eq!(v["_meta"][SERVER_INFO_KEY]["name"], "s");
+        assert_eq!(v["ttlMs"], 0);
+        assert_eq!(v["cacheScope"], "private");
+        let kept = complete(&raw(json!({"resultType": "input_required"})), &info, None);
+        let v: Value = serde_json::from_str(kept.get()).unwrap();
+        assert_eq!(v["resultType"], "input_required");
+        assert!(v.get("ttlMs").is_none());
+    }
+}

@@ -1,0 +1,294 @@
+//! Modern requests (MCP 2026-07-28): the era chosen per request, and what each modern
+//! request is owed.
+//!
+//! **The era** (MCP `basic/versioning.md`, "Backward Compatibility"). A connection opened
+//! with `initialize` is legacy and keeps every rule it has: whatever its requests carry in
+//! `_meta`, they are served as 2025-11-25 says. On a connection not (yet) opened so, a
+//! request whose `_meta` holds the per-request keys is modern
+//! ([`RequestMeta::read`]): it is served on its own, from what it carries, and changes
+//! nothing of the connection (an `initialize` may still come and open it as legacy). A
+//! request with neither is refused as before (-32600, not initialized).
+//!
+//! **What a modern request is owed**, in order: its `_meta` read (-32602 when a required
+//! key is missing), its version served (-32022 with `supported` and `requested`), its
+//! method one of the era's this server serves (`server/discover`, `tools/list`,
+//! `tools/call`; anything else -32601), and a result with `resultType` and
+//! `_meta["io.modelcontextprotocol/serverInfo"]` ([`ModernReply`]); `server/discover` and
+//! `tools/list` with caching hints. Its `notifications/message` go out only when it
+//! carried `logLevel`, at that level or above; a handler that asks the client for a
+//! capability the request did not declare ends the call with -32021
+//! (`session/asks.rs`).
+//!
+//! **Whose request.** A modern request is served under the principal its transport
+//! authenticated: a bearer token's (named, or a JWT's claim), or stdio's configured one.
+//! **\[project\]** One that no credential authenticated has a principal of its own, made
+//! for it and ended with its answer (`docs/rfc014-stateless.md` §3.6: "a request without
+//! an authenticated principal has no state that outlives it"): Streamable HTTP serves each
+//! such POST on a connection of its own, and an anonymous WebSocket connection has this
+//! core hand each modern request to one ([`Event::Detach`], the actor's `detached.rs`),
+//! so nothing it opens survives it, whichever connection it came on.
+//!
+//! A modern request is served as to a host without hints (RFC-014 §8): the profile that
+//! would show a modern host hints (`docs/rfc014-stateless.md`) is issue #40's. So
+//! `toolsets/*` are -32601 to it, `tools/list` is the plain list, and a call names its
+//! instance as an argument.
+
+use super::SessionCore;
+use super::output::{Event, Forward, Io, Transmit};
+use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, Request, Response};
+use mcpl_protocol::mcp::{
+    ClientCapabilities, Implementation, LOGGING_CAPABILITY, ListToolsParams, LoggingLevel,
+    ServerCapabilities, ToolsCapability,
+};
+use mcpl_protocol::method::{CallTool, ListTools, Method};
+use mcpl_protocol::modern::{
+    self, CacheHints, CacheScope, DiscoverResult, MCPL_EXTENSION, RequestMeta, SERVER_DISCOVER,
+};
+
+/// How long a modern client may keep a `tools/list` or `server/discover` result fresh.
+/// **\[project\]** 0: the list changes as the principal opens and closes toolsets, and
+/// until `subscriptions/listen` tells a modern client of changes (issue #39 item 4) only a
+/// fresh read shows them; `docs/rfc014-stateless.md` §3.4 says the same of `tools/list`.
+pub(crate) const MODERN_TTL_MS: u64 = 0;
+
+/// A modern request in flight, until it is answered or cancelled.
+#[derive(Debug, Clone)]
+pub(crate) struct ModernCall {
+    /// `io.modelcontextprotocol/logLevel`: `None`, none of its log messages is sent.
+    log_level: Option<LoggingLevel>,
+    /// What the request declared, for what its handler asks of the client.
+    capabilities: ClientCapabilities,
+    /// The caching hints its result carries.
+    cache: Option<CacheHints>,
+}
+
+/// What makes a result modern: see [`modern::complete`].
+#[derive(Debug, Clone)]
+pub(crate) struct ModernReply {
+    info: Implementation,
+    cache: Option<CacheHints>,
+}
+
+impl ModernReply {
+    /// `message`, a response to the modern request, made modern; an error is left as it is.
+    pub(crate) fn apply(self, message: Message) -> Message {
+        match message {
+            Message::Response(Response {
+                id,
+                outcome: Ok(result),
+            }) => Message::Response(Response {
+                id,
+                outcome: Ok(modern::complete(&result, &self.info, self.cache)),
+            }),
+            other => other,
+        }
+    }
+}
+
+/// The modern requests this server serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ModernRoute {
+    Discover,
+    ListTools,
+    CallTool,
+}
+
+impl ModernRoute {
+    fn of(method: &str) -> Option<Self> {
+        Some(match method {
+            SERVER_DISCOVER => ModernRoute::Discover,
+            ListTools::NAME => ModernRoute::ListTools,
+            CallTool::NAME => ModernRoute::CallTool,
+            _ => return None,
+        })
+    }
+}
+
+/// The caching hints of a list tailored to the principal (MCP caching: "private" for
+/// filtered list results that vary per user; `docs/rfc014-stateless.md` §3.4).
+const PRIVATE: CacheHints = CacheHints {
+    ttl_ms: MODERN_TTL_MS,
+    scope: CacheScope::Private,
+};
+
+impl<T: Io> SessionCore<T> {
+    /// The modern era's fields of `req`, when it is a modern request on a connection not
+    /// opened with `initialize` (module docs); `Err` is the response refusing it.
+    pub(super) fn modern_meta(&self, req: &Request) -> Result<Option<RequestMeta>, ErrorObject> {
+        if self.lifecycle.negotiated().is_some() {
+            return Ok(None);
+        }
+        RequestMeta::read(req.params.as_deref())
+    }
+
+    /// From now on every modern request of this connection is served on a connection of
+    /// its own (module docs: an anonymous connection's requests).
+    pub(crate) fn detach_modern_requests(&mut self) {
+        self.detach_modern = true;
+    }
+
+    /// A modern request to serve on a connection of its own ([`Event::Detach`]); its id
+    /// is in use until that connection answers it.
+    pub(super) fn detach(&mut self, req: Request) {
+        if self.detached.contains(&req.id) || self.requests.in_use(&req.id) {
+            let e = ErrorObject::new(
+                mcpl_protocol::ErrorCode::INVALID_REQUEST,
+                format!("request id {} is in use by a request still running", req.id),
+            );
+            return self.send(Response::err(Some(req.id), e).into());
+        }
+        self.detached.insert(req.id.clone());
+        self.emit(Event::Detach(req));
+    }
+
+    /// The connection a detached request was served on answered it, or ended.
+    pub(crate) fn detached_ended(&mut self, request: &Id) {
+        self.detached.remove(request);
+    }
+
+    /// Serves a modern request (module docs).
+    pub(super) fn on_modern_request(&mut self, req: Request, meta: RequestMeta) {
+        if let Err(e) = meta.check_version() {
+            return self.send(Response::err(Some(req.id), e).into());
+        }
+        let Some(route) = ModernRoute::of(&req.method) else {
+            let e = ErrorObject::method_not_found(&req.method);
+            return self.send(Response::err(Some(req.id), e).into());
+        };
+        if route != ModernRoute::Discover && self.requests.in_use(&req.id) {
+            let e = ErrorObject::new(
+                mcpl_protocol::ErrorCode::INVALID_REQUEST,
+                format!("request id {} is in use by a request still running", req.id),
+            );
+            return self.send(Response::err(Some(req.id), e).into());
+        }
+        if !self.modern_seen {
+            // The principal shows a host without hints the toolsets it uses without
+            // opening (§8); it is told once, as `initialize` would tell it.
+            self.modern_seen = true;
+            self.forward(Forward::Initialized { tool_hints: false });
+        }
+        let call = ModernCall {
+            log_level: meta.log_level,
+            capabilities: meta.client_capabilities,
+            cache: None,
+        };
+        match route {
+            ModernRoute::Discover => {
+                let result = self.discover();
+                let response = Response::ok_typed(req.id, &result);
+                let reply = ModernReply {
+                    info: self.profile.info.clone(),
+                    cache: Some(PRIVATE),
+                };
+                self.send(reply.apply(response.into()));
+            }
+            ModernRoute::ListTools => match req.params_as::<ListToolsParams>() {
+                Ok(p) => {
+                    let cache = Some(PRIVATE);
+                    self.modern
+                        .insert(req.id.clone(), ModernCall { cache, ..call });
+                    self.requests.forward(req.id.clone());
+                    self.forward(Forward::ListTools {
+                        request: req.id,
+                        cursor: p.cursor,
+                    });
+                }
+                Err(e) => self.send(Response::err(Some(req.id), e).into()),
+            },
+            ModernRoute::CallTool => match req.params_as::<mcpl_protocol::CallToolParams>() {
+                Ok(p) => {
+                    self.modern.insert(req.id.clone(), call);
+                    self.call_tool(req.id, p);
+                }
+                Err(e) => self.send(Response::err(Some(req.id), e).into()),
+            },
+        }
+    }
+
+    /// `server/discover` (MCP `server/discover.md`): both eras' versions, the capabilities
+    /// a modern request is served with, and MCPL's manifest under
+    /// `capabilities.extensions["mcpl/core"]` (**\[project\]**,
+    /// `docs/rfc014-stateless.md` §3.1), as shown to a host without hints until that
+    /// profile is served (issue #40).
+    fn discover(&self) -> DiscoverResult {
+        let mut other = serde_json::Map::new();
+        if self.offers_logging() {
+            other.insert(LOGGING_CAPABILITY.to_owned(), serde_json::json!({}));
+        }
+        let manifest = crate::manifest::shown_to(&self.manifest, false);
+        let manifest = serde_json::to_value(manifest).unwrap_or_default();
+        other.insert(
+            "extensions".to_owned(),
+            serde_json::json!({ MCPL_EXTENSION: manifest }),
+        );
+        DiscoverResult {
+            supported_versions: modern::supported_versions(),
+            capabilities: ServerCapabilities {
+                // No `listChanged`: a modern client hears of changes on
+                // `subscriptions/listen`, which is not served yet (issue #39 item 4).
+                tools: Some(ToolsCapability { list_changed: None }),
+                experimental: None,
+                other,
+            },
+            instructions: self.profile.instructions.clone(),
+            ttl_ms: MODERN_TTL_MS,
+            cache_scope: CacheScope::Private,
+        }
+    }
+
+    /// When `t` answers a modern request: what makes its result modern. The request is
+    /// answered then, so it is no longer in flight as modern.
+    pub(crate) fn modern_reply(&mut self, t: &Transmit<T>) -> Option<ModernReply> {
+        if self.modern.is_empty() {
+            return None;
+        }
+        let id = match t {
+            Transmit::Answer { request, .. } | Transmit::CallResult { request, .. } => request,
+            Transmit::ToolsList(page) => &page.request,
+            Transmit::Message(Message::Response(r)) => r.id.as_ref()?,
+            _ => return None,
+        };
+        let call = self.modern.remove(id)?;
+        Some(ModernReply {
+            info: self.profile.info.clone(),
+            cache: call.cache,
+        })
+    }
+
+    /// A modern request's declared capabilities, while `call` is one in flight.
+    pub(crate) fn modern_capabilities(&self, call: &Id) -> Option<&ClientCapabilities> {
+        self.modern.get(call).map(|c| &c.capabilities)
+    }
+
+    /// Whether a handler's log message for `call` goes out: `Some` for a modern request (its
+    /// own `logLevel`, none without one), `None` for any other (the connection's level).
+    pub(super) fn modern_log_level(&self, call: Option<&Id>) -> Option<Option<LoggingLevel>> {
+        call.and_then(|c| self.modern.get(c)).map(|c| c.log_level)
+    }
+
+    /// A modern call needs `capability`, which it did not declare: it is answered with
+    /// -32021 now, and its handler stopped (MCP `basic/index.md`: a server MUST NOT rely on
+    /// capabilities the client has not declared).
+    pub(crate) fn modern_missing_capability(&mut self, call: &Id, capability: &str) {
+        let e = modern::missing_capability(capability);
+        self.cancel(
+            call,
+            Some("needs a client capability the request did not declare"),
+        );
+        self.modern.remove(call);
+        self.send(Response::err(Some(call.clone()), e).into());
+    }
+
+    /// Forgets a modern request that will not be answered (cancelled).
+    pub(super) fn modern_forget(&mut self, call: &Id) {
+        self.modern.remove(call);
+    }
+
+    /// How many modern requests are in flight (each is forgotten when answered or
+    /// cancelled).
+    #[cfg(test)]
+    pub(crate) fn modern_in_flight(&self) -> usize {
+        self.modern.len()
+    }
+}
