@@ -38,6 +38,9 @@ pub struct DemoConfig {
     pub out_dir: Option<PathBuf>,
     /// After this, agents resign what is still open.
     pub limit: Duration,
+    /// Each scripted agent's pause before every action, so that a person can follow the
+    /// games (issue #43 item 3: `sim demo` is paced by default, `--fast` is none).
+    pub pace: Duration,
     /// A model to play carol's part instead of the scripted agent.
     pub model: Option<ModelConfig>,
     /// carol reaches the arcade through a surface host (RFC §8.6) as a plain MCP client,
@@ -55,6 +58,7 @@ impl Default for DemoConfig {
             playouts: (300, 120),
             out_dir: Some(PathBuf::from("target/demo")),
             limit: Duration::from_secs(50),
+            pace: Duration::ZERO,
             model: None,
             surface: false,
             gallery: None,
@@ -201,6 +205,10 @@ pub async fn run(config: DemoConfig, observer: Arc<dyn Observer>) -> Result<Demo
             .games(1),
         Policy::engine(GameKind::TicTacToe, 0).games(1),
     ];
+    let policies = policies.map(|p| Policy {
+        think: config.pace,
+        ..p
+    });
     let mut tasks = Vec::new();
     let scripted = if config.surface { 2 } else { 3 };
     for (i, (host, policy)) in [&alice, &bob, &carol]

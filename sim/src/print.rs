@@ -63,20 +63,21 @@ fn board_line(line: &str) -> bool {
     header || row
 }
 
-/// The text with its Go board shrunk to one line.
+/// The text without its Go board (issue #43 item 3: no `[board]` placeholder line; the
+/// board is printed in full the first time and at the end, and `--web` shows it live).
 pub fn shrink_board(text: &str) -> String {
-    let mut out = Vec::new();
-    let mut in_board = false;
+    let mut out: Vec<&str> = Vec::new();
     for line in text.lines() {
         if board_line(line) {
-            if !in_board {
-                let quote = if line.starts_with("│ ") { "│ " } else { "" };
-                out.push(format!("{quote}[board]"));
-            }
-            in_board = true;
-        } else {
-            in_board = false;
-            out.push(line.to_owned());
+            continue;
+        }
+        // The blank line that framed the board is not doubled once the board is gone.
+        let blank = line.trim_start_matches('│').trim().is_empty();
+        let after_blank = out
+            .last()
+            .is_some_and(|l| l.trim_start_matches('│').trim().is_empty());
+        if !(blank && after_blank) {
+            out.push(line);
         }
     }
     out.join("\n")
@@ -128,11 +129,11 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_go_board_shrinks_to_one_line() {
-        let text = "You played E5.\n\n   A B C D E F G H J\n 9 . . . . . . . . .  9\n 1 . . . . . . . . .  1\n   A B C D E F G H J\nCaptures: 0";
-        assert_eq!(shrink_board(text), "You played E5.\n\n[board]\nCaptures: 0");
+    fn issue43_03_a_go_board_is_left_out_with_no_placeholder_line() {
+        let text = "You played E5.\n\n   A B C D E F G H J\n 9 . . . . . . . . .  9\n 1 . . . . . . . . .  1\n   A B C D E F G H J\n\nCaptures: 0";
+        assert_eq!(shrink_board(text), "You played E5.\n\nCaptures: 0");
         let quoted = "│ x\n│  9 . . . . . . . . .  9\n│ y";
-        assert_eq!(shrink_board(quoted), "│ x\n│ [board]\n│ y");
+        assert_eq!(shrink_board(quoted), "│ x\n│ y");
         assert_eq!(shrink_board(" 3  X | . | O"), " 3  X | . | O");
     }
 }

@@ -20,6 +20,7 @@ async fn small_demo(through_surface: bool) -> (tempfile::TempDir, DemoReport) {
         playouts: (16, 8),
         out_dir: Some(dir.path().to_owned()),
         limit: Duration::from_secs(40),
+        pace: Duration::ZERO,
         model: None,
         surface: through_surface,
         gallery: None,
@@ -89,4 +90,65 @@ async fn the_demo_with_carol_through_a_surface_host_ends_every_game() {
     let go = game(&report, "go");
     assert_eq!(go.through, None);
     assert_eq!(report.games.len(), 2, "{}", report.summary());
+}
+
+/// Every move call an agent makes, with when it was made.
+#[derive(Default)]
+struct MoveTimes(std::sync::Mutex<Vec<(String, std::time::Instant)>>);
+
+impl sim::agent::Observer for MoveTimes {
+    fn calling(&self, agent: &str, tool: &str, args: &serde_json::Value) {
+        let inner = args.get("tool").and_then(serde_json::Value::as_str);
+        if tool == "toolsets--act"
+            && inner.is_some_and(|t| t.ends_with("_play") || t.ends_with("_pass"))
+        {
+            self.0
+                .lock()
+                .unwrap()
+                .push((agent.to_owned(), std::time::Instant::now()));
+        }
+    }
+    fn shown(&self, _: &str, _: &mcpl_host::host::Shown) {}
+}
+
+/// Issue #43 item 3: paced, each agent waits the pace before each move, so its moves are
+/// at least the pace apart however fast the machine (a lower bound, which a sleep
+/// guarantees); at full speed they come as fast as the games go.
+#[actix::test]
+async fn issue43_03_a_paced_demo_spaces_each_agents_moves_by_the_pace() {
+    let pace = Duration::from_millis(40);
+    let dir = tempfile::tempdir().unwrap();
+    let config = DemoConfig {
+        seed: 7,
+        bot: BotBudget::Playouts(8),
+        playouts: (16, 8),
+        out_dir: Some(dir.path().to_owned()),
+        limit: Duration::from_secs(100),
+        pace,
+        model: None,
+        surface: false,
+        gallery: None,
+    };
+    let seen = Arc::new(MoveTimes::default());
+    let report = tokio::time::timeout(Duration::from_secs(180), demo::run(config, seen.clone()))
+        .await
+        .expect("the demo finishes")
+        .expect("the demo runs");
+    assert!(report.all_ended(), "{}", report.summary());
+    let moves = seen.0.lock().unwrap().clone();
+    for agent in ["alice", "bob", "carol"] {
+        let times: Vec<_> = moves
+            .iter()
+            .filter(|(a, _)| a == agent)
+            .map(|(_, t)| *t)
+            .collect();
+        assert!(times.len() >= 2, "{agent} made {} moves", times.len());
+        for pair in times.windows(2) {
+            let gap = pair[1] - pair[0];
+            assert!(
+                gap >= pace,
+                "{agent}: two moves {gap:?} apart, under the pace {pace:?}"
+            );
+        }
+    }
 }

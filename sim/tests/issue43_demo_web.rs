@@ -14,6 +14,7 @@ async fn issue43_05_sim_demo_serves_its_games_to_spectators() {
     let mut child = Command::new(env!("CARGO_BIN_EXE_sim"))
         .args([
             "demo",
+            "--fast",
             "--seed",
             "7",
             "--limit",

@@ -5,7 +5,7 @@
 //!     [--json PATH] [--bot-playouts N] [--think-ms MS] [--host-threads N] [--quiet] [--explain]
 //! sim --deterministic [--seed X] [--agents N] [--duration S] [--transport …] [--chaos LEVEL]
 //!     [--think-ms MS] [--trace-out PATH] [--explain]
-//! sim demo [--full] [--seed N] [--out DIR] [--limit SECONDS] [--surface] [--web ADDR]
+//! sim demo [--full] [--fast] [--pace-ms MS] [--seed N] [--out DIR] [--limit SECONDS] [--surface] [--web ADDR]
 //! sim perf [--json PATH] [--only NAME,…] [--window S] [--connections N] …
 //! ```
 //!
@@ -125,9 +125,17 @@ struct DemoArgs {
     /// Where the final boards are saved as SVG.
     #[arg(long, default_value = "target/demo")]
     out: PathBuf,
-    /// Seconds before the agents resign what is still open.
-    #[arg(long, default_value_t = 50)]
-    limit: u64,
+    /// Seconds before the agents resign what is still open (default: 600 paced, 50 with
+    /// --fast).
+    #[arg(long)]
+    limit: Option<u64>,
+    /// Play at full speed (the whole demo in a second or so) instead of at a pace a
+    /// person can follow.
+    #[arg(long)]
+    fast: bool,
+    /// The pause before each agent's every action, in milliseconds, when not --fast.
+    #[arg(long, default_value_t = 400, value_name = "MS")]
+    pace_ms: u64,
     /// carol plays through a surface host (mcpl-surface), as a plain MCP client would.
     #[arg(long)]
     surface: bool,
@@ -183,7 +191,12 @@ fn run_demo(args: DemoArgs) -> anyhow::Result<bool> {
         model,
         seed: args.seed,
         out_dir: Some(args.out),
-        limit: Duration::from_secs(args.limit),
+        limit: Duration::from_secs(args.limit.unwrap_or(if args.fast { 50 } else { 600 })),
+        pace: if args.fast {
+            Duration::ZERO
+        } else {
+            Duration::from_millis(args.pace_ms)
+        },
         surface: args.surface,
         gallery: gallery.clone(),
         ..Default::default()
