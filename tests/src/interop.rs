@@ -7,9 +7,47 @@
 pub use mcpl_testkit::process::report;
 pub use mcpl_testkit::python::{python, workspace_root};
 
+use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
 
 /// A script of the interop peer, by file name (`py_server.py`, `py_client.py`).
 pub fn script(name: &str) -> PathBuf {
     workspace_root().join("tests/interop").join(name)
+}
+
+/// A child process killed (and reaped) when this is dropped, however the test ends.
+#[derive(Debug)]
+pub struct Killed(pub Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `command` with its stdout piped and returns it (killed on drop) with the first
+/// line it prints: the servers here print where they listen once their socket does.
+pub fn started_with_first_line(mut command: Command) -> (Killed, String) {
+    let mut child = command
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{command:?} does not start: {e}"));
+    let stdout = child.stdout.take().expect("piped");
+    let guard = Killed(child);
+    let mut line = String::new();
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("the first line");
+    (guard, line.trim().to_owned())
+}
+
+/// A Streamable HTTP server of the interop peer (`py_server.py http`,
+/// `py_polling_server.py`), started on a free port: it and its endpoint's URL.
+pub fn python_http_server(script_name: &str, args: &[&str]) -> (Killed, String) {
+    let mut command = Command::new(python());
+    command.arg(script(script_name)).args(args);
+    let (guard, port) = started_with_first_line(command);
+    (guard, format!("http://127.0.0.1:{port}/mcp"))
 }

@@ -7,10 +7,9 @@
 //! (issue #39 item 6), which this server does not build yet, so the asking tools are
 //! driven with the client in legacy mode.
 
-use mcpl_tests::interop::{python, script};
+use mcpl_tests::interop::{python, script, started_with_first_line};
 use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mcpl-interop-server");
 
@@ -104,28 +103,11 @@ fn our_server_samples_the_python_clients_model_over_stdio() {
     assert_called_our_legacy_server(&report, "LLM response: sampled: hello");
 }
 
-/// Kills the child when the test ends, however it ends.
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[test]
 fn python_client_calls_our_server_over_streamable_http() {
-    let mut child = Command::new(SERVER)
-        .args(["http", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the server starts");
-    let stdout = child.stdout.take().expect("piped");
-    let _guard = Killed(child);
-    let mut line = String::new();
-    BufReader::new(stdout)
-        .read_line(&mut line)
-        .expect("the server says where it listens");
+    let mut server = Command::new(SERVER);
+    server.args(["http", "127.0.0.1:0"]);
+    let (_guard, line) = started_with_first_line(server);
     let addr = line
         .trim()
         .strip_prefix("listening on ")

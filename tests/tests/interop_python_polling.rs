@@ -11,41 +11,14 @@
 
 use actix::Actor;
 use mcpl_host::link::{CallTool, Connector, EventSink, LinkConfig, LinkEvent, ServerLink};
-use mcpl_tests::interop::{python, script};
+use mcpl_tests::interop::{Killed, python_http_server};
 use mcpl_transport::ClientOptions;
 use serde_json::json;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use tokio::sync::mpsc;
-
-/// Kills the child when the test ends, however it ends.
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// Starts the Python server and a link to it, and waits until the link has its tools.
 async fn linked() -> (actix::Addr<ServerLink>, Killed) {
-    let mut child = Command::new(python())
-        .arg(script("py_polling_server.py"))
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the Python server starts");
-    let stdout = child.stdout.take().expect("piped");
-    let guard = Killed(child);
-    let port = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("the port line");
-        line.trim().to_owned()
-    })
-    .await
-    .unwrap();
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (guard, url) = python_http_server("py_polling_server.py", &[]);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let config = LinkConfig::new("py", Connector::url(url, ClientOptions::default()))
         .with_subscriber(EventSink::Channel(tx));

@@ -8,11 +8,9 @@ use mcpl_host::link::{
     CallTool, Connector, EventSink, LinkConfig, LinkEvent, ServerLink, Shutdown,
 };
 use mcpl_protocol::mcp::Tool;
-use mcpl_tests::interop::{python, script};
+use mcpl_tests::interop::{python, python_http_server, script};
 use mcpl_transport::ClientOptions;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
 use tokio::sync::mpsc;
 
 /// Starts a link and waits for it to be connected with its tools listed.
@@ -82,36 +80,9 @@ async fn our_host_calls_a_python_sdk_server_over_stdio() {
     exercise(&link, &tools).await;
 }
 
-/// Kills the child when the test ends, however it ends.
-struct Killed(Child);
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
 #[actix::test]
 async fn our_host_calls_a_python_sdk_server_over_streamable_http() {
-    let mut child = Command::new(python())
-        .arg(script("py_server.py"))
-        .arg("http")
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("the Python server starts");
-    let stdout = child.stdout.take().expect("piped");
-    let _guard = Killed(child);
-    // The script prints its port once its socket listens.
-    let port = tokio::task::spawn_blocking(move || {
-        let mut line = String::new();
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("the port line");
-        line.trim().to_owned()
-    })
-    .await
-    .unwrap();
-    let url = format!("http://127.0.0.1:{port}/mcp");
+    let (_guard, url) = python_http_server("py_server.py", &["http"]);
     let (link, tools) = link_and_tools(Connector::url(url, ClientOptions::default())).await;
     exercise(&link, &tools).await;
 }
