@@ -82,7 +82,7 @@ mod server;
 mod session;
 
 pub use client::{CLOSE_GRACE, connect};
-pub use server::{HttpListener, bind};
+pub use server::{HttpListener, bind, serve_http1};
 
 use axum::http::HeaderMap;
 use axum::http::header::{ACCEPT, CONTENT_TYPE};

@@ -211,13 +211,43 @@ async fn serve_connection<S>(
     remote: SocketAddr,
     server: Arc<Server>,
     read_timeout: Duration,
-    mut shutdown: watch::Receiver<()>,
+    shutdown: watch::Receiver<()>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let service = service_fn(move |request: HttpRequest<Incoming>| {
+    let result = serve_http1(stream, read_timeout, shutdown, move |request| {
         let server = server.clone();
-        async move { Ok::<_, Infallible>(route(&server, remote, request).await) }
+        async move { route(&server, remote, request).await }
+    })
+    .await;
+    match result {
+        Ok(()) => {}
+        Err(e) if e.is_timeout() => {
+            tracing::debug!(%remote, "closed an HTTP connection: no complete request head in time");
+        }
+        Err(e) => tracing::debug!(%remote, error = %e, "HTTP connection failed"),
+    }
+}
+
+/// Serves one HTTP/1 connection with `handler`, on the rules of this crate's listeners:
+/// each request head must arrive within `read_timeout` (a client that stalls holds up only
+/// itself), and once `shutdown`'s sender is dropped the connection shuts down gracefully
+/// (a request in flight is still answered, then it closes). For other listeners of a
+/// server that keep the same rules (the arcade's spectator page).
+pub async fn serve_http1<S, F, Fut>(
+    stream: S,
+    read_timeout: Duration,
+    mut shutdown: watch::Receiver<()>,
+    handler: F,
+) -> Result<(), hyper::Error>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+    F: Fn(HttpRequest<Incoming>) -> Fut + Send + 'static,
+    Fut: std::future::Future<Output = HttpResponse> + Send + 'static,
+{
+    let service = service_fn(move |request: HttpRequest<Incoming>| {
+        let answer = handler(request);
+        async move { Ok::<_, Infallible>(answer.await) }
     });
     let mut builder = http1::Builder::new();
     builder
@@ -225,22 +255,15 @@ async fn serve_connection<S>(
         .header_read_timeout(read_timeout);
     let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
     let mut shutting_down = false;
-    let result = loop {
+    loop {
         tokio::select! {
-            result = conn.as_mut() => break result,
+            result = conn.as_mut() => return result,
             // Nothing is ever sent: `changed` fails only once the sender is dropped.
             _ = shutdown.changed(), if !shutting_down => {
                 shutting_down = true;
                 conn.as_mut().graceful_shutdown();
             }
         }
-    };
-    match result {
-        Ok(()) => {}
-        Err(e) if e.is_timeout() => {
-            tracing::debug!(%remote, "closed an HTTP connection: no complete request head in time");
-        }
-        Err(e) => tracing::debug!(%remote, error = %e, "HTTP connection failed"),
     }
 }
 

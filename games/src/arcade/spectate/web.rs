@@ -33,14 +33,10 @@ use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use hyper::body::Incoming;
-use hyper::server::conn::http1;
-use hyper::service::service_fn;
-use hyper_util::rt::{TokioIo, TokioTimer};
 use mcpl_transport::{ServerOptions, ServerTls};
 use std::convert::Infallible;
 use std::io;
 use std::net::SocketAddr;
-use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -282,33 +278,18 @@ async fn connection(
     }
 }
 
-async fn http<S>(stream: S, remote: SocketAddr, site: Arc<Site>, mut shutdown: watch::Receiver<()>)
+async fn http<S>(stream: S, remote: SocketAddr, site: Arc<Site>, shutdown: watch::Receiver<()>)
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let read_timeout = site.opts.read_timeout;
     let streams_end = shutdown.clone();
-    let service = service_fn(move |request: Request<Incoming>| {
-        let site = site.clone();
-        let shutdown = streams_end.clone();
-        async move { Ok::<_, Infallible>(route(&site, &request, shutdown)) }
-    });
-    let mut builder = http1::Builder::new();
-    builder
-        .timer(TokioTimer::new())
-        .header_read_timeout(read_timeout);
-    let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
-    let mut shutting_down = false;
-    let result = loop {
-        tokio::select! {
-            result = conn.as_mut() => break result,
-            // Nothing is sent: `changed` fails once the listener is gone.
-            _ = shutdown.changed(), if !shutting_down => {
-                shutting_down = true;
-                conn.as_mut().graceful_shutdown();
-            }
-        }
-    };
+    let result =
+        mcpl_transport::http::serve_http1(stream, read_timeout, shutdown, move |request| {
+            let answer = route(&site, &request, streams_end.clone());
+            async move { answer }
+        })
+        .await;
     if let Err(e) = result {
         tracing::debug!(%remote, error = %e, "spectator page: connection ended");
     }
