@@ -7,37 +7,12 @@ mod support;
 
 use futures_util::FutureExt;
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Response};
-use mcpl_transport::http::{self, HttpListener};
 use mcpl_transport::{Principal, ServerOptions};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use std::sync::Arc;
 use support::*;
 
-const ACCEPT_BOTH: &str = "application/json, text/event-stream";
 const MODERN: &str = "2026-07-28";
-
-struct Endpoint {
-    listener: HttpListener,
-    url: String,
-    http: reqwest::Client,
-}
-
-async fn endpoint(opts: ServerOptions) -> Endpoint {
-    let listener = http::bind(loopback(), "/mcp", Arc::new(opts))
-        .await
-        .unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr());
-    let http = reqwest::Client::builder()
-        .timeout(DEADLINE)
-        .build()
-        .unwrap();
-    Endpoint {
-        listener,
-        url,
-        http,
-    }
-}
 
 /// A modern request's body: `params` with the era's `_meta` (version `version`).
 fn modern(id: i64, method: &str, mut params: Value, version: &str) -> String {

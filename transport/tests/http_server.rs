@@ -5,39 +5,12 @@ mod support;
 
 use futures_util::FutureExt;
 use mcpl_protocol::{ErrorCode, Id, Message};
-use mcpl_transport::http::{self, HttpListener};
 use mcpl_transport::{
     Connection, HttpResponseMode, Inbound, Principal, ServerOptions, TransportKind,
 };
 use reqwest::StatusCode;
 use serde_json::json;
-use std::sync::Arc;
 use support::*;
-
-const ACCEPT_BOTH: &str = "application/json, text/event-stream";
-
-struct Endpoint {
-    listener: HttpListener,
-    url: String,
-    http: reqwest::Client,
-}
-
-async fn endpoint(opts: ServerOptions) -> Endpoint {
-    let listener = http::bind(loopback(), "/mcp", Arc::new(opts))
-        .await
-        .unwrap();
-    let url = format!("http://{}/mcp", listener.local_addr());
-    // The deadline turns a request the server never answers into a failure, not a hang.
-    let http = reqwest::Client::builder()
-        .timeout(DEADLINE)
-        .build()
-        .unwrap();
-    Endpoint {
-        listener,
-        url,
-        http,
-    }
-}
 
 impl Endpoint {
     /// A POST with the headers a well-behaved client sends (alice's token included), each

@@ -196,3 +196,34 @@ pub async fn round_trip(client: &mut Connection, server: &mut Connection) -> Str
     assert_eq!(next_notification(client).await.1.method, "from/server");
     stream
 }
+
+/// What a Streamable HTTP POST accepts.
+pub const ACCEPT_BOTH: &str = "application/json, text/event-stream";
+
+/// A Streamable HTTP listener on loopback at `/mcp`, its URL, and a raw HTTP client for it.
+pub struct Endpoint {
+    /// The listener (its sessions come out of `accept`).
+    pub listener: mcpl_transport::http::HttpListener,
+    /// `http://127.0.0.1:PORT/mcp`.
+    pub url: String,
+    /// A client whose every request fails past [`DEADLINE`].
+    pub http: reqwest::Client,
+}
+
+/// Binds an [`Endpoint`] with `opts`.
+pub async fn endpoint(opts: ServerOptions) -> Endpoint {
+    let listener = mcpl_transport::http::bind(loopback(), "/mcp", std::sync::Arc::new(opts))
+        .await
+        .unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr());
+    // The deadline turns a request the server never answers into a failure, not a hang.
+    let http = reqwest::Client::builder()
+        .timeout(DEADLINE)
+        .build()
+        .unwrap();
+    Endpoint {
+        listener,
+        url,
+        http,
+    }
+}
