@@ -70,6 +70,26 @@ pub fn is_modern_version(version: &str) -> bool {
     MODERN_PROTOCOL_VERSIONS.contains(&version)
 }
 
+/// True when an `initialize` request is a modern one: its `_meta` names a protocol version
+/// and its params carry no `protocolVersion` of their own, so it is no legacy handshake
+/// but a modern request for a method 2026-07-28 removed. **[project]** reading of
+/// `basic/versioning.md` ("A request carrying modern per-request `_meta` is served
+/// statelessly"; "An `initialize` request selects legacy semantics"): the request's own
+/// params decide which sentence applies, and a modern one gets -32601 (on HTTP with 404,
+/// `transports/streamable-http.md`), as the official conformance suite checks
+/// (`sep-2575-http-server-method-not-found-404-initialize`).
+pub fn is_modern_initialize(params: Option<&RawValue>) -> bool {
+    let Some(params) = params else {
+        return false;
+    };
+    if member(params, "protocolVersion").is_some() {
+        return false;
+    }
+    member(params, "_meta")
+        .and_then(|meta| member(&meta, PROTOCOL_VERSION_KEY))
+        .is_some()
+}
+
 /// What a modern request says of itself in `_meta` (MCP `basic/index.md`).
 #[derive(Debug, Clone, PartialEq)]
 pub struct RequestMeta {

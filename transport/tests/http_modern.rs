@@ -383,3 +383,64 @@ async fn issue39_03_a_server_may_leave_the_modern_era_out() {
     assert_eq!(get.status(), StatusCode::BAD_REQUEST);
     assert!(ep.nothing_accepted());
 }
+
+/// The official conformance suite's `sep-2575-http-server-method-not-found-404-initialize`:
+/// an `initialize` carrying modern `_meta` and no `protocolVersion` is a modern request for
+/// a method 2026-07-28 removed, served on a connection of its own (no session opened), so
+/// the server's -32601 is a 404. A legacy `initialize` (with `protocolVersion`) still opens
+/// a session.
+#[tokio::test]
+async fn issue39_03_an_initialize_with_only_modern_meta_is_a_modern_request() {
+    let mut ep = endpoint(server_opts()).await;
+    let body = modern(5, "initialize", json!({}), MODERN);
+    let post = tokio::spawn(ep.post(body, "initialize", None, &[]).send());
+    let mut server = within("accept", ep.listener.accept()).await.unwrap();
+    let (_, init) = next_request(&mut server).await;
+    assert_eq!(init.method, "initialize");
+    let not_found = Message::Response(Response::err(
+        Some(Id::Number(5)),
+        ErrorObject::method_not_found("initialize"),
+    ));
+    server.outbound.send(not_found).await.unwrap();
+    let resp = within("the answer", post).await.unwrap().unwrap();
+    assert_eq!(resp.status(), StatusCode::NOT_FOUND);
+    assert!(
+        !resp.headers().contains_key("mcp-session-id"),
+        "a modern initialize opens no session"
+    );
+    assert_eq!(body_error(resp).await.code, ErrorCode::METHOD_NOT_FOUND);
+    expect_closed(&mut server).await;
+}
+
+/// Sessions a legacy client left open (most never DELETE) do not lock its address out of
+/// the modern era: at `anonymous_per_source`, an anonymous modern request ends the
+/// address's least recently active session, as a new session does, instead of 429 — the
+/// conformance suite's modern scenarios all failed 429 after its legacy ones had run.
+#[tokio::test]
+async fn issue39_03_sessions_an_address_left_open_make_way_for_its_modern_requests() {
+    let opts = ServerOptions {
+        allow_anonymous: true,
+        anonymous_per_source: 2,
+        ..ServerOptions::default()
+    };
+    let mut ep = endpoint(opts).await;
+    let (mut first, _) = open_anonymous(&mut ep, "127.0.0.1").await.unwrap();
+    let (_second, _) = open_anonymous(&mut ep, "127.0.0.1").await.unwrap();
+    let body = modern(7, "tools/list", json!({}), MODERN);
+    let post = tokio::spawn(
+        ep.post(body, "tools/list", None, &[("authorization", "")])
+            .send(),
+    );
+    let mut server = tokio::select! {
+        conn = ep.listener.accept() => conn.unwrap(),
+        refused = post => panic!("refused: {:?}", refused.unwrap().map(|r| r.status())),
+    };
+    // The least recently active session made way.
+    expect_closed(&mut first).await;
+    next_request(&mut server).await;
+    server
+        .outbound
+        .send(ok(7, json!({"tools": []})))
+        .await
+        .unwrap();
+}

@@ -817,35 +817,6 @@ async fn a_get_stream_reopened_with_last_event_id_resumes_after_it() {
     drop(server);
 }
 
-/// A session opened as `Anonymous` from `from`: POSTs `initialize` without a token from that
-/// local address and answers it; returns the session id (or the refusal's status).
-async fn open_anonymous(ep: &mut Endpoint, from: &str) -> Result<(Connection, String), StatusCode> {
-    let client = reqwest::Client::builder()
-        .local_address(from.parse::<std::net::IpAddr>().unwrap())
-        .timeout(DEADLINE)
-        .build()
-        .unwrap();
-    let post = client
-        .post(&ep.url)
-        .header("accept", ACCEPT_BOTH)
-        .header("content-type", "application/json")
-        .body(initialize(0).encode());
-    let mut post = tokio::spawn(post.send());
-    let mut server = tokio::select! {
-        conn = ep.listener.accept() => conn.unwrap(),
-        refused = &mut post => return Err(refused.unwrap().unwrap().status()),
-    };
-    next_request(&mut server).await;
-    server.outbound.send(ok(0, json!({}))).await.unwrap();
-    let resp = within("the answer", post).await.unwrap().unwrap();
-    assert_eq!(resp.status(), StatusCode::OK);
-    let id = resp.headers()["mcp-session-id"]
-        .to_str()
-        .unwrap()
-        .to_owned();
-    Ok((server, id))
-}
-
 /// A ping in `session`, without a token, from `from`; the HTTP status.
 async fn anonymous_ping(ep: &Endpoint, from: &str, session: &str) -> StatusCode {
     let client = reqwest::Client::builder()

@@ -410,7 +410,10 @@ async fn on_post(
     };
     let session = match session {
         Some(s) => s,
-        None if matches!(&message, Message::Request(r) if r.method == "initialize") => {
+        // An `initialize` carrying only modern `_meta` is a modern request (-32601, 404).
+        None if matches!(&message, Message::Request(r) if r.method == "initialize"
+            && !mcpl_protocol::modern::is_modern_initialize(r.params.as_deref())) =>
+        {
             match open_session(server, principal, remote).await {
                 Ok(s) => s,
                 Err(refusal) => return refusal.into_response(),
@@ -572,7 +575,8 @@ async fn modern_post(
     }
     let session = match open_oneshot(server, principal, remote).await {
         Ok(s) => s,
-        Err(refusal) => return refusal.into_response(),
+        // The request was read: its refusal names it (a modern error response has an id).
+        Err(refusal) => return rpc_error(refusal.status, Some(id), &refusal.reason),
     };
     let Ok((mut rx, guard)) = session.register(id, false, None) else {
         // A fresh connection has nothing pending.
@@ -625,7 +629,19 @@ async fn open_oneshot(
                 (Source::of(ip), opts.anonymous_per_source),
                 (Source::Anonymous, opts.anonymous_max),
             ];
-            match server.sources.take(&limits) {
+            let mut slot = server.sources.take(&limits);
+            if matches!(slot, Err(Source::Address(_))) {
+                // The address's slots held by legacy sessions it left open (most clients
+                // never DELETE) make way, as for a new session (`open_session`): only
+                // requests in flight are refused.
+                let theirs = server.sessions.anonymous_from(ip);
+                if let Some(oldest) = theirs.iter().min_by_key(|s| s.last_active()) {
+                    tracing::info!(%ip, session = %oldest.short_id(), limit = opts.anonymous_per_source, "an address's modern request found its anonymous slots held by sessions; its least recently active one ends");
+                    server.sessions.end(&oldest.id);
+                }
+                slot = server.sources.take(&limits);
+            }
+            match slot {
                 Ok(slot) => Some((ip, slot)),
                 Err(Source::Anonymous) => {
                     let reason = "the server holds as many anonymous requests as it may";

@@ -227,3 +227,35 @@ pub async fn endpoint(opts: ServerOptions) -> Endpoint {
         http,
     }
 }
+
+/// A session opened as `Anonymous` from `from`: POSTs `initialize` without a token from that
+/// local address and answers it; returns the session id (or the refusal's status).
+pub async fn open_anonymous(
+    ep: &mut Endpoint,
+    from: &str,
+) -> Result<(Connection, String), reqwest::StatusCode> {
+    let client = reqwest::Client::builder()
+        .local_address(from.parse::<std::net::IpAddr>().unwrap())
+        .timeout(DEADLINE)
+        .build()
+        .unwrap();
+    let post = client
+        .post(&ep.url)
+        .header("accept", ACCEPT_BOTH)
+        .header("content-type", "application/json")
+        .body(initialize(0).encode());
+    let mut post = tokio::spawn(post.send());
+    let mut server = tokio::select! {
+        conn = ep.listener.accept() => conn.unwrap(),
+        refused = &mut post => return Err(refused.unwrap().unwrap().status()),
+    };
+    next_request(&mut server).await;
+    server.outbound.send(ok(0, json!({}))).await.unwrap();
+    let resp = within("the answer", post).await.unwrap().unwrap();
+    assert_eq!(resp.status(), reqwest::StatusCode::OK);
+    let id = resp.headers()["mcp-session-id"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    Ok((server, id))
+}

@@ -126,8 +126,11 @@ impl<T: Io> SessionCore<T> {
 
     fn on_request(&mut self, req: Request) {
         // MCP 2026-07-28: the era is the request's own on a connection not opened with
-        // `initialize` (`modern.rs`).
-        if req.method != Initialize::NAME {
+        // `initialize` (`modern.rs`); an `initialize` that carries modern `_meta` and no
+        // `protocolVersion` is a modern request for a removed method (-32601).
+        if req.method != Initialize::NAME
+            || mcpl_protocol::modern::is_modern_initialize(req.params.as_deref())
+        {
             match self.modern_meta(&req) {
                 Ok(Some(_)) if self.detach_modern => return self.detach(req),
                 Ok(Some(meta)) => return self.on_modern_request(req, meta),

@@ -415,6 +415,28 @@ fn issue39_02_a_modern_request_needs_its_meta_and_a_served_version() {
     assert!(done.is_empty(), "nothing reached the principal: {done:?}");
 }
 
+/// An `initialize` with modern `_meta` and no `protocolVersion` (as the official
+/// conformance suite sends it) is a modern request for a removed method: -32601, and the
+/// connection is still unopened, so a legacy `initialize` opens it afterwards.
+#[test]
+fn issue39_02_an_initialize_with_only_modern_meta_is_a_modern_request() {
+    let mut h = Host::new(None);
+    h.send(modern_request(1, "initialize", json!({}), json!({})));
+    let (wire, _) = h.take();
+    assert_eq!(msg::error_code(&wire[0]), Some(-32601), "{}", wire[0]);
+    h.send(msg::request(
+        2,
+        "initialize",
+        msg::initialize_params(json!({}), "t"),
+    ));
+    let (wire, _) = h.take();
+    assert_eq!(
+        wire[0]["result"]["protocolVersion"], "2025-11-25",
+        "{}",
+        wire[0]
+    );
+}
+
 #[test]
 fn issue39_02_modern_results_carry_their_type_server_and_cache_hints() {
     let mut h = Host::new(None);
