@@ -1,14 +1,19 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance, the version
-# pinned in package-lock.json) against mcpl-fixture-server over Streamable HTTP.
+# pinned in package-lock.json) against mcpl-fixture-server over Streamable HTTP, once per
+# MCP revision the SDK serves: `--requirements 2025-11-25` (the legacy era: initialize and
+# sessions) and `--requirements 2026-07-28` (the modern era: no handshake, per-request
+# `_meta`), each with its baseline of expected failures (baseline-REVISION.yml).
 #
 #   bash tests/official/run.sh
 #
-# Needs node (>= 20) and npm; installs the suite with `npm ci` into tests/official/node_modules.
-# Runs every server scenario (`--suite all`: the active ones and the two pending ones,
-# json-schema-2020-12 and server-sse-polling) with baseline.yml as the expected failures, so
-# it exits non-zero when a scenario not in the baseline fails or one in it passes (stale).
-# Per-scenario checks are written to tests/official/results/ (git-ignored).
+# Needs node and npm; installs the suite with `npm ci` into tests/official/node_modules,
+# with a pinned Node 22 from npm beside it (the suite needs Node >= 22; the machine's node
+# only runs npm). A requirement set runs exactly the scenarios its revision requires, frozen
+# at its release; scenarios of extensions and pending ones run too but are not scored. The
+# run exits non-zero when a scored scenario not in the baseline fails, or one in it passes
+# (a stale entry: remove it). Per-scenario checks are written to
+# tests/official/results/REVISION/ (git-ignored).
 set -euo pipefail
 
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -17,16 +22,18 @@ cd "$root"
 
 command -v node >/dev/null || { echo "run.sh: node is required (>= 20)" >&2; exit 2; }
 command -v npm >/dev/null || { echo "run.sh: npm is required" >&2; exit 2; }
-node_major="$(node -p 'process.versions.node.split(".")[0]')"
-if [ "$node_major" -lt 20 ]; then
-    echo "run.sh: node $(node --version) is too old; the suite needs node >= 20" >&2
-    exit 2
-fi
 
 echo "== official suite: npm ci (node $(node --version), npm $(npm --version))"
 npm ci --prefix "$here" --no-audit --no-fund --loglevel=error
+# The suite's own shebang finds the pinned Node 22 first.
+export PATH="$here/node_modules/.bin:$PATH"
+node_major="$(node -p 'process.versions.node.split(".")[0]')"
+if [ "$node_major" -lt 22 ]; then
+    echo "run.sh: node $(node --version) from node_modules is too old (npm did not run the node package's install script?); the suite needs node >= 22" >&2
+    exit 2
+fi
 suite="$here/node_modules/.bin/conformance"
-echo "suite: @modelcontextprotocol/conformance $("$suite" --version)"
+echo "suite: @modelcontextprotocol/conformance $("$suite" --version) on node $(node --version)"
 
 echo "== build mcpl-fixture-server"
 cargo build --quiet -p mcpl-tests --bin mcpl-fixture-server
@@ -56,20 +63,21 @@ if ! IFS= read -r -t 60 url <&3 || [ -z "$url" ]; then
 fi
 echo "server: $url (pid $server_pid)"
 
-echo "== conformance server --suite all --expected-failures baseline.yml"
 rm -rf "$here/results"
-status=0
-"$suite" server --url "$url" --suite all \
-    --expected-failures "$here/baseline.yml" -o "$here/results" || status=$?
-
-if ! kill -0 "$server_pid" 2>/dev/null; then
-    echo "run.sh: the fixture server died during the run; its stderr:" >&2
-    cat "$work/server.stderr" >&2
-    exit 1
-fi
-if [ "$status" -ne 0 ]; then
-    echo "run.sh: the official suite failed (exit $status); the fixture server's stderr:" >&2
-    cat "$work/server.stderr" >&2
-    exit "$status"
-fi
-echo "== official suite: every scenario passed or is in the baseline"
+for revision in 2025-11-25 2026-07-28; do
+    echo "== conformance server --requirements $revision --expected-failures baseline-$revision.yml"
+    status=0
+    "$suite" server --url "$url" --requirements "$revision" \
+        --expected-failures "$here/baseline-$revision.yml" -o "$here/results/$revision" || status=$?
+    if ! kill -0 "$server_pid" 2>/dev/null; then
+        echo "run.sh: the fixture server died during the $revision run; its stderr:" >&2
+        cat "$work/server.stderr" >&2
+        exit 1
+    fi
+    if [ "$status" -ne 0 ]; then
+        echo "run.sh: the official suite failed for $revision (exit $status); the fixture server's stderr:" >&2
+        cat "$work/server.stderr" >&2
+        exit "$status"
+    fi
+done
+echo "== official suite: every scored scenario of both revisions passed or is in its baseline"
