@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance, the version
-# pinned in package-lock.json) against mcpl-fixture-server over Streamable HTTP, once per
+# pinned in package-lock.json) against mcpl-fixture-server over Streamable HTTP, and its
+# client scenarios against mcpl-host (driven by host_client.py), once per
 # MCP revision the SDK serves: `--requirements 2025-11-25` (the legacy era: initialize and
 # sessions) and `--requirements 2026-07-28` (the modern era: no handshake, per-request
 # `_meta`), each with its baseline of expected failures (baseline-REVISION.yml).
@@ -35,10 +36,12 @@ fi
 suite="$here/node_modules/.bin/conformance"
 echo "suite: @modelcontextprotocol/conformance $("$suite" --version) on node $(node --version)"
 
-echo "== build mcpl-fixture-server"
-cargo build --quiet -p mcpl-tests --bin mcpl-fixture-server
+echo "== build mcpl-fixture-server and mcpl-host"
+cargo build --quiet -p mcpl-tests --bin mcpl-fixture-server -p mcpl-host --bin mcpl-host
 server_bin="${CARGO_TARGET_DIR:-$root/target}/debug/mcpl-fixture-server"
 [ -x "$server_bin" ] || { echo "run.sh: $server_bin was not built" >&2; exit 2; }
+export MCPL_HOST="${CARGO_TARGET_DIR:-$root/target}/debug/mcpl-host"
+[ -x "$MCPL_HOST" ] || { echo "run.sh: $MCPL_HOST was not built" >&2; exit 2; }
 
 work="$(mktemp -d)"
 server_pid=""
@@ -80,4 +83,18 @@ for revision in 2025-11-25 2026-07-28; do
         exit "$status"
     fi
 done
-echo "== official suite: every scored scenario of both revisions passed or is in its baseline"
+
+# The client side: the suite serves each scenario's mock server and runs host_client.py,
+# which drives mcpl-host (the client under test) through its console.
+for revision in 2025-11-25 2026-07-28; do
+    echo "== conformance client --requirements $revision --expected-failures baseline-client-$revision.yml"
+    status=0
+    "$suite" client --command "python3 $here/host_client.py" --requirements "$revision" \
+        --expected-failures "$here/baseline-client-$revision.yml" \
+        -o "$here/results/client-$revision" || status=$?
+    if [ "$status" -ne 0 ]; then
+        echo "run.sh: the official suite failed the host for $revision (exit $status)" >&2
+        exit "$status"
+    fi
+done
+echo "== official suite: every scored scenario of both revisions, server and client, passed or is in its baseline"
