@@ -16,6 +16,7 @@
 //! | [`digest`] | the manifest revision digest (SPEC §17.2: SHA-256 over RFC 8785 JCS) |
 //! | [`grant`] | capability grants, `*` matching, feature-set derivation, receipts and refusals (SPEC §5.3–§6.7) |
 //! | [`modern`] | MCP 2026-07-28: per-request `_meta`, `server/discover`, `resultType`, caching hints, the era's errors |
+//! | [`header_params`] | MCP 2026-07-28's tool parameters mirrored into HTTP headers (`x-mcp-header`, `Mcp-Param-*`): which a schema marks, their encoding, a server's check |
 //! | [`meta`] | the `_meta` object and RFC-014's keys in it (spec §3) |
 //! | [`hints`] | RFC-014 hint changes: `HintChanges` and its entries (spec §5.1), `tools/hints` params |
 //! | [`toolsets`] | RFC-014 toolset declarations and `toolsets/open|close|list` (spec §4) |
@@ -28,6 +29,7 @@
 pub mod client_features;
 pub mod digest;
 pub mod grant;
+pub mod header_params;
 pub mod hints;
 pub mod jsonrpc;
 pub mod mcp;

@@ -9,7 +9,6 @@
 
 use super::{MCP_PROTOCOL_VERSION, VERSION_HEADER};
 use axum::http::{HeaderMap, HeaderName, StatusCode};
-use base64::Engine;
 use mcpl_protocol::jsonrpc::member;
 use mcpl_protocol::modern::{self, RequestMeta, name_member};
 use mcpl_protocol::{ErrorCode, ErrorObject, Request};
@@ -48,7 +47,7 @@ pub(super) fn check_headers(
         return Ok(());
     };
     let sent = header(headers, &NAME_HEADER, "Mcp-Name")?;
-    let Some(name) = decode(sent) else {
+    let Ok(name) = mcpl_protocol::header_params::decode_value(sent) else {
         return Err(modern::header_mismatch(
             "Mcp-Name header value is not valid Base64 of UTF-8",
         ));
@@ -83,21 +82,6 @@ fn header<'h>(
             "the {shown} header holds characters a header may not"
         ))
     })
-}
-
-/// A header value with the Base64 sentinel decoded (`=?base64?…?=`); `None` when the
-/// sentinel holds no Base64 of UTF-8.
-fn decode(value: &str) -> Option<String> {
-    let Some(inner) = value
-        .strip_prefix("=?base64?")
-        .and_then(|v| v.strip_suffix("?="))
-    else {
-        return Some(value.to_owned());
-    };
-    let bytes = base64::engine::general_purpose::STANDARD
-        .decode(inner)
-        .ok()?;
-    String::from_utf8(bytes).ok()
 }
 
 fn clip(s: &str) -> std::borrow::Cow<'_, str> {
