@@ -37,6 +37,7 @@ pub(crate) mod batch;
 pub mod carrier;
 pub mod catalog;
 pub mod draft;
+pub(crate) mod instance_core;
 pub mod lifecycle;
 pub mod principal;
 pub(crate) mod principal_core;

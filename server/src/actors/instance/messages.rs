@@ -2,7 +2,6 @@
 
 use super::InstanceActor;
 use crate::author::{Opening, ParticipantId, ToolsetLogic};
-use crate::core::InstanceKey;
 use crate::ids::InstanceId;
 use crate::ids::SessionId;
 use actix::prelude::*;
@@ -11,15 +10,10 @@ use mcpl_transport::Principal;
 use serde_json::{Map, Value};
 use std::sync::Arc;
 
-/// A principal's record of an instance: where its changes go, and under which name (§7:
-/// each principal names a shared instance its own way).
-#[derive(Clone)]
-pub(crate) struct Link {
-    pub(crate) principal: Recipient<Batch>,
-    pub(crate) key: InstanceKey,
-}
+/// A principal's record of an instance: where its changes go, and under which name (§7).
+pub(crate) type Link = crate::core::instance_core::Link<Recipient<Batch>>;
 
-pub(crate) use crate::core::batch::{Batch, CallAnswer, Change, Closed, EnterFailure, Entered};
+pub(crate) use crate::core::batch::{Batch, CallAnswer, Closed, EnterFailure, Entered};
 
 impl Message for Batch {
     type Result = ();
