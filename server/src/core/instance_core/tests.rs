@@ -114,7 +114,7 @@ fn issue38_01_a_step_reaches_each_present_principal_it_names_on_its_own_record()
     assert_eq!(tools(a), ["Go vs bob"]);
     assert_eq!(tools(b), ["play"]);
     assert_eq!((a.events.len(), b.events.len()), (1, 1));
-    assert!(step.batches.get(&BOT).is_none());
+    assert!(!step.batches.contains_key(&BOT));
 }
 
 #[test]
