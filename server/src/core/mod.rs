@@ -18,6 +18,7 @@
 //! | [`catalog`] | [`Catalog`] | the tools with their declared hints, the toolset declarations, what each kind of host is shown, manifest diffs | §3, §4.1, §8 |
 //! | [`principal`] | [`PrincipalState`] | one principal's open instances, per-instance visibility and definitions, ended records, call resolution | §4.2–§4.6, §5.1, §7 |
 //! | `principal_core` | `PrincipalCore` | one principal in the style of `SessionCore`: its sessions, links to instances and invitations in; what to tell whom, instances to start, join, close or leave out, drained with `poll`; the default opens, the last connection's end, the implicit opens for plain hosts, the asked or shown end, the split of each change among the sessions, invitations and their names, where a call goes | §4.1, §4.2, §4.3, §4.5, §4.6, §5.3, §7, §8 |
+//! | `instance_core` | `InstanceCore` | one toolset instance: its participants, links, waiting calls, invitations; a step's effects in, one batch per participant principal, invitations, timers out; the end and a panic's end, who may call and join, leaving | §4.2, §4.3, §4.5, §4.6, §5.3, §7 |
 //! | `batch` | `Batch` | what one step of an instance means for one principal, and what an instance answers an open, a join or a close | §5.1, §5.3 |
 //!
 //! How the actors use them, in one picture:
