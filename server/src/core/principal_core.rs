@@ -17,6 +17,7 @@
 //! | `apply.rs` | an instance's batch applied to the state, the asked or shown end (§4.3), and what each session is told of it (§4.6, §5.3, §8) |
 //! | `requests.rs` | `toolsets/open`, `toolsets/close`, `tools/call`: adopt, start, join, reveal; close; where a call goes (§4.2, §4.5, §8) |
 //! | `invite.rs` | invitations into shared instances: the name shown, the push that suggests it (§4.6, §7, §8) |
+//! | `restore.rs` | a principal read back after a restart: links to what came back, ended records for what did not (§4.3, §4.6) |
 //!
 //! Rules that live here, with their section of `shared/spec/RFC-014.md`:
 //!
@@ -28,11 +29,13 @@
 //! | an end the principal asked for leaves no ended record; any other is shown | §4.3 | `apply.rs` |
 //! | each session gets the same draft, its own answers and holds; events of an implicit instance reach plain hosts only | §4.6, §5.3, §8 | `apply.rs` |
 //! | an invitation is a suggestion under a name of the invitee's own | §4.6, §7 | `invite.rs` |
+//! | after a restart, an instance that did not come back ends with a record saying why | §4.3, §4.6 (issue #15) | `restore.rs` |
 
 mod answers;
 mod apply;
 mod invite;
 mod requests;
+mod restore;
 
 #[cfg(test)]
 mod tests;
@@ -43,6 +46,7 @@ pub(crate) use answers::{
 pub(crate) use apply::Applied;
 pub(crate) use invite::Pending;
 pub(crate) use requests::CallRequest;
+pub(crate) use restore::read_back;
 
 use super::catalog::{Catalog, HostView};
 use super::draft::HintDraft;

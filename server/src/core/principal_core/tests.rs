@@ -570,3 +570,47 @@ fn issue38_01_a_call_goes_to_its_instance_to_a_handler_or_is_refused() {
         [Output::Answer { answer: Answer { body: AnswerBody::Call(Ok(r)), .. }, .. }] if r.is_error
     ));
 }
+
+#[test]
+fn issue38_01_after_a_restart_what_did_not_come_back_ends_with_a_record_saying_why() {
+    // §4.3, §4.6 (issue #15): a link to a running instance is kept; one whose instance
+    // ended gets its own reason, one lost gets REASON_LOST; an instanced toolset's
+    // instance no link reaches ends too; the default-open lobby waits for its actor.
+    use crate::store::records::{LinkRecord, REASON_LOST};
+    let mut state = state_of(arcade());
+    for name in ["g1", "g2", "g3", "g4"] {
+        state.open("go", Some(name), None, at(1)).expect("go opens");
+    }
+    let record = |name: &str, instance: u64| LinkRecord {
+        key: g(name),
+        instance,
+        who: 0,
+    };
+    let records = vec![record("g1", 1), record("g2", 2), record("g3", 3)];
+    let back = read_back(
+        state,
+        records,
+        |id| (id == 1).then_some(100u32),
+        |id| (id == 2).then(|| "alice won".to_owned()),
+        at(2),
+    );
+    assert_eq!(back.links.keys().cloned().collect::<Vec<_>>(), [g("g1")]);
+    assert_eq!(back.links[&g("g1")].addr, 100);
+    assert_eq!(back.lost, [3]);
+    assert_eq!(back.lost_unlinked, 1);
+    let ended: Vec<(String, String)> = back
+        .state
+        .ended_records()
+        .map(|r| (r.instance.clone().unwrap_or_default(), r.reason.clone()))
+        .collect();
+    assert_eq!(
+        ended,
+        [
+            ("g2".to_owned(), "alice won".to_owned()),
+            ("g3".to_owned(), REASON_LOST.to_owned()),
+            ("g4".to_owned(), REASON_LOST.to_owned()),
+        ]
+    );
+    let open: Vec<InstanceKey> = back.state.instances().map(|i| i.key().clone()).collect();
+    assert_eq!(open, [g("g1"), InstanceKey::toolset("lobby")]);
+}
