@@ -38,6 +38,8 @@ mod requests;
 mod restore;
 
 #[cfg(test)]
+mod proptests;
+#[cfg(test)]
 mod tests;
 
 pub(crate) use answers::{
