@@ -103,6 +103,52 @@ impl InputRequiredResult {
     }
 }
 
+/// The request that opens a stream of notifications (MCP `basic/patterns/subscriptions.md`).
+pub const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
+
+/// The notification that acknowledges a `subscriptions/listen`, first on its stream.
+pub const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+
+/// `_meta` key on every message of a `subscriptions/listen` stream: the id of the request
+/// that opened it.
+pub const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
+
+/// Which notifications a `subscriptions/listen` stream carries (MCP `SubscriptionFilter`):
+/// each is opt-in, absent meaning not wanted.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SubscriptionFilter {
+    /// `notifications/tools/list_changed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tools_list_changed: Option<bool>,
+    /// `notifications/prompts/list_changed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prompts_list_changed: Option<bool>,
+    /// `notifications/resources/list_changed`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resources_list_changed: Option<bool>,
+    /// `notifications/resources/updated` for these URIs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resource_subscriptions: Option<Vec<String>>,
+}
+
+/// `subscriptions/listen`'s params.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListenParams {
+    /// What the client opts in to. **\[project\]** Read liberally: absent, nothing.
+    #[serde(default)]
+    pub notifications: SubscriptionFilter,
+}
+
+/// `notifications/subscriptions/acknowledged`'s params: the stream's id, and the subset of
+/// the filter the server honours.
+pub fn acknowledged(subscription: &crate::jsonrpc::Id, honoured: &SubscriptionFilter) -> Value {
+    serde_json::json!({
+        "_meta": { SUBSCRIPTION_ID_KEY: subscription },
+        "notifications": honoured,
+    })
+}
+
 /// The `Mcp-Name` header's source for a method: `params.name` or `params.uri` (MCP
 /// Streamable HTTP, "Standard Request Headers"); `None` for a method without one.
 pub fn name_member(method: &str) -> Option<&'static str> {

@@ -418,6 +418,7 @@ impl ServerBuilder {
             logic,
             push_timeout: self.push_timeout,
             ask_timeout: self.ask_timeout,
+            listen_slots: Default::default(),
             state_key: self.state_key.map_or_else(StateKey::random, StateKey::new),
             keep_toolsets: self.keep_toolsets,
             principal_config: self.principal_config,

@@ -6,10 +6,18 @@
 use super::{ActorIo, SessionActor};
 use crate::actors::principal::AnswerBody;
 use crate::core::session::Event;
+use crate::core::session::too_many_listens;
 use crate::mrtr::{Binding, Carried};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ECHO_LIMIT, Message, Request, Response, clip};
+use mcpl_protocol::method::{CallTool, Method};
+use mcpl_protocol::modern::SUBSCRIPTIONS_LISTEN;
 use mcpl_transport::{Inbound, Principal};
+
+/// How many `subscriptions/listen` streams one principal may have open at once, over all
+/// its connections. **\[project\]** 8: a client needs one (every type in one filter), a
+/// few more for separate consumers; each holds a connection's worth of buffers on HTTP.
+pub(crate) const MAX_LISTENS_PER_PRINCIPAL: usize = 8;
 
 impl SessionActor {
     pub(super) fn on_inbound(&mut self, item: Inbound, ctx: &mut Context<Self>) {
@@ -18,7 +26,15 @@ impl SessionActor {
             Inbound::Message {
                 message: Message::Request(req),
                 ..
-            } if self.core.serves_modern_call(&req) => self.read_modern_call(req),
+            } if self.core.serves_modern(&req) && req.method == CallTool::NAME => {
+                self.read_modern_call(req)
+            }
+            Inbound::Message {
+                message: Message::Request(req),
+                ..
+            } if self.core.serves_modern(&req) && req.method == SUBSCRIPTIONS_LISTEN => {
+                self.read_listen(req)
+            }
             Inbound::Message { message, .. } => self.core.handle_message(message),
             Inbound::Malformed { error, .. } => self.core.handle_malformed(&error),
             Inbound::TooLarge { size, limit, .. } => self.core.handle_too_large(size, limit),
@@ -60,6 +76,28 @@ impl SessionActor {
                 tracing::debug!(session = %self.id, id = %req.id, error = %e.message, "a modern call's requestState or inputResponses refused");
                 self.core.refuse(req.id, e)
             }
+        }
+    }
+
+    /// A modern `subscriptions/listen`: it takes a place among its principal's streams
+    /// ([`MAX_LISTENS_PER_PRINCIPAL`]; -32600 past it), held while the stream is open, then
+    /// is read as any other request (`core/session/listen.rs`).
+    fn read_listen(&mut self, req: Request) {
+        let principal = self.principal.name();
+        let Some(slot) = self
+            .shared
+            .listen_slots
+            .take(&principal, MAX_LISTENS_PER_PRINCIPAL)
+        else {
+            tracing::debug!(session = %self.id, %principal, "subscriptions/listen past the principal's bound");
+            return self
+                .core
+                .refuse(req.id, too_many_listens(MAX_LISTENS_PER_PRINCIPAL));
+        };
+        let id = req.id.clone();
+        self.core.handle_message(Message::Request(req));
+        if self.core.is_listening(&id) && !self.listen_slots.contains_key(&id) {
+            self.listen_slots.insert(id, slot);
         }
     }
 
@@ -113,6 +151,13 @@ impl SessionActor {
                 self.abandon_asks(&request, ctx);
             }
             Event::Ended(call) => self.abandon_asks(&call, ctx),
+            Event::ListenEnded(id) => {
+                self.listen_slots.remove(&id);
+                if self.oneshot {
+                    // A detached listen was this session's one request (`detached.rs`).
+                    ctx.stop();
+                }
+            }
             Event::Response(r) => self.on_response(r, ctx),
             Event::Detach(request) => self.detach(request, ctx),
             Event::CancelDetached { request, reason } => self.cancel_detached(request, reason),

@@ -287,6 +287,9 @@ impl Handler<Stop> for SessionActor {
     type Result = ();
 
     fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+        // MCP 2026-07-28: the server ends each open listen gracefully, with its result.
+        self.core.close_listens();
+        self.drive(ctx);
         ctx.stop();
     }
 }
