@@ -6,6 +6,10 @@
 //! the SDK's callbacks in an `InputRequiredResult`; the SDK retries the call with the
 //! answers, and the tool's result says what the callbacks answered. Before MRTR was built
 //! every one of these calls failed ("not yet served here").
+//!
+//! Item 4 with the same client: its `Client.listen(tools_list_changed=True)` opens a
+//! `subscriptions/listen` stream, is acknowledged for tools, and hears of the change the
+//! server's `change_tools` makes to its tool list.
 
 use mcpl_tests::interop::{python, script, started_with_first_line};
 use serde_json::Value;
@@ -84,5 +88,52 @@ fn issue39_06_python_client_answers_our_tools_questions_over_streamable_http() {
     let url = format!("http://{addr}/mcp");
     for mode in ["2026-07-28", "auto"] {
         every_question_answered(mode, &[&url]);
+    }
+}
+
+/// Runs `py_listen.py` in connect `mode` against `target`; its report.
+fn listen(mode: &str, target: &[&str]) -> Value {
+    let out = Command::new(python())
+        .arg(script("py_listen.py"))
+        .args(target)
+        .env("MCP_CONNECT_MODE", mode)
+        .output()
+        .expect("python runs");
+    mcpl_tests::interop::report(&out)
+}
+
+/// The SDK's stream was acknowledged for tools, and told of the change `change_tools` made.
+fn heard_the_change(mode: &str, report: &Value) {
+    assert_eq!(report["protocolVersion"], "2026-07-28", "{mode}: {report}");
+    assert_eq!(
+        report["honored"],
+        serde_json::json!({"toolsListChanged": true}),
+        "{mode}: {report}"
+    );
+    assert_eq!(report["event"], "ToolsListChanged", "{mode}: {report}");
+    assert_ne!(report["before"], report["after"], "{mode}: {report}");
+}
+
+#[test]
+fn issue39_04_python_client_listens_for_tool_changes_over_stdio() {
+    for mode in ["2026-07-28", "auto"] {
+        let report = listen(mode, &["stdio", SERVER, "stdio"]);
+        heard_the_change(mode, &report);
+    }
+}
+
+#[test]
+fn issue39_04_python_client_listens_for_tool_changes_over_streamable_http() {
+    let mut server = Command::new(SERVER);
+    server.args(["http", "127.0.0.1:0"]);
+    let (_guard, line) = started_with_first_line(server);
+    let addr = line
+        .trim()
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    let url = format!("http://{addr}/mcp");
+    for mode in ["2026-07-28", "auto"] {
+        let report = listen(mode, &[&url]);
+        heard_the_change(mode, &report);
     }
 }

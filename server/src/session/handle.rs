@@ -149,7 +149,9 @@ impl SessionHandle {
         }
     }
 
-    /// Asks the session to stop: running calls are cancelled, pending pushes fail with
+    /// Asks the session to stop: each open `subscriptions/listen` stream is answered with
+    /// its graceful completion result (MCP 2026-07-28), running calls are cancelled, pending
+    /// pushes fail with
     /// [`PushError::Closed`], the connection's write side closes once queued messages are
     /// written.
     pub fn close(&self) {
