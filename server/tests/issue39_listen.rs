@@ -383,3 +383,39 @@ async fn issue39_04_listen_on_streamable_http() {
         .await
         .expect("the count is watched");
 }
+
+/// A listener that stops reading: its notifications fill the connection's bounded queue
+/// (stdio's framing over a pipe that takes 64 bytes and is never read), and the session
+/// gives the connection up rather than buffer without end or drop a message (the chosen
+/// behaviour on stdio and WebSocket, where a stream's messages share its connection).
+#[actix::test]
+async fn issue39_04_a_listener_that_stops_reading_loses_its_connection() {
+    let server = server();
+    let (client, server_end) = tokio::io::duplex(64);
+    let (server_read, server_write) = tokio::io::split(server_end);
+    let info = ConnectionInfo {
+        kind: TransportKind::Stdio,
+        ordered: true,
+        principal: Some(Principal::Named("carol".into())),
+        peer: "a pipe nobody reads".into(),
+    };
+    let mut sessions = server.watch_sessions();
+    let _session = server.serve(stdio::from_io(server_read, server_write, info, 1 << 20));
+    let (client_read, mut client_write) = tokio::io::split(client);
+    let mut line = listen(json!(1), json!({"toolsListChanged": true})).to_string();
+    line.push('\n');
+    client_write.write_all(line.as_bytes()).await.unwrap();
+    let mut reader = BufReader::new(client_read);
+    let mut ack = String::new();
+    within(reader.read_line(&mut ack)).await.unwrap();
+    assert!(ack.contains("acknowledged"), "{ack}");
+    within(sessions.wait_for(|n| *n == 1)).await.unwrap();
+    // Far more changes than the connection's queue (1024 messages) holds, none read.
+    for n in 0..1500 {
+        server.replace_manifest(manifest(n % 2 == 1)).unwrap();
+    }
+    within(sessions.wait_for(|n| *n == 0))
+        .await
+        .expect("the session gave the connection up");
+    drop(reader);
+}
