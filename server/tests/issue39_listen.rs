@@ -6,7 +6,8 @@
 //! acknowledgement comes first with the honoured subset of the filter; every notification
 //! carries `io.modelcontextprotocol/subscriptionId`; a change of the tool list reaches the
 //! streams that opted in and no other; the client's cancel (or closing the HTTP answer) ends
-//! a stream; the server closing a session answers each open stream gracefully; a principal
+//! a stream; the server closing a session answers each open stream gracefully (then tells
+//! it cancelled); a principal
 //! has at most 8 streams open.
 
 #[allow(dead_code)]
@@ -172,17 +173,32 @@ async fn issue39_04_listen_on_stdio() {
     c.send(listen(json!("L1"), json!({"toolsListChanged": true})))
         .await;
     assert_eq!(c.recv().await["params"]["_meta"][SUB], "L1");
-    // The server closes the session: each open stream is answered gracefully.
+    // The server closes the session: each open stream is answered gracefully, then told
+    // cancelled, in the order they were opened.
     session.close();
-    // In the order they were opened.
-    let ends = vec![c.recv().await, c.recv().await, c.recv().await];
+    let mut ends = Vec::new();
+    for _ in 0..6 {
+        ends.push(c.recv().await);
+    }
     let end = |id: Value| {
         json!({"jsonrpc": "2.0", "id": id,
             "result": {"resultType": "complete", "_meta": {SUB: id}}})
     };
+    let cancelled = |id: Value| {
+        json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "the server closed the session",
+                "_meta": {SUB: id}}})
+    };
     assert_eq!(
         ends,
-        vec![end(json!(2)), end(json!("L3")), end(json!("L1"))]
+        vec![
+            end(json!(2)),
+            cancelled(json!(2)),
+            end(json!("L3")),
+            cancelled(json!("L3")),
+            end(json!("L1")),
+            cancelled(json!("L1")),
+        ]
     );
 }
 

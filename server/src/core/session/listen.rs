@@ -18,7 +18,9 @@
 //!   WebSocket) or its closing the SSE answer (HTTP, which ends the request's connection)
 //!   ends the stream without a response (MCP cancellation); the session closing by the
 //!   server's choice answers each open stream with its graceful completion result
-//!   (`resultType: "complete"` and the subscription id in `_meta`) before it goes.
+//!   (`resultType: "complete"` and the subscription id in `_meta`) before it goes, and on
+//!   stdio and WebSocket then sends `notifications/cancelled` naming it
+//!   ([`SessionCore::close_listens`]).
 //! - **Bounds.** A listen holds no request of the principal's; how many a principal may
 //!   have open at once is the actor's (`session/dispatch.rs`, **\[project\]** 8 over all its
 //!   connections). A stream has no queue of its own on stdio and WebSocket: its
@@ -31,7 +33,7 @@
 use super::SessionCore;
 use super::output::{Event, Io};
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, Notification, Request, Response, to_raw};
-use mcpl_protocol::method::{Method, ToolListChanged};
+use mcpl_protocol::method::{Cancelled, Method, ToolListChanged};
 use mcpl_protocol::modern::{
     self, ListenParams, RESULT_COMPLETE, SUBSCRIPTION_ID_KEY, SUBSCRIPTIONS_ACKNOWLEDGED,
     SubscriptionFilter,
@@ -100,14 +102,31 @@ impl<T: Io> SessionCore<T> {
     }
 
     /// The server ends every open stream (the session is closing): each is answered with
-    /// its graceful completion result (MCP subscriptions, "Graceful Closure").
-    pub(crate) fn close_listens(&mut self) {
+    /// its graceful completion result (MCP subscriptions, "Graceful Closure"), then, when
+    /// `and_cancel` (the stream shares its connection: stdio, WebSocket), told cancelled
+    /// (MCP cancellation: a server MUST send `notifications/cancelled` naming a listen it
+    /// tears down). **\[project\]** The result first: a client that reads it first knows
+    /// the end was graceful (the Python SDK takes a cancel alone for a lost stream, and
+    /// ignores one for a stream already ended); on Streamable HTTP the result ends the
+    /// stream's own answer, which is its teardown, so nothing follows it.
+    pub(crate) fn close_listens(&mut self, and_cancel: bool) {
         for (id, _) in std::mem::take(&mut self.listens) {
             let result = json!({
                 "resultType": RESULT_COMPLETE,
                 "_meta": { SUBSCRIPTION_ID_KEY: id },
             });
             self.send(Response::ok(id.clone(), result).into());
+            if and_cancel {
+                let cancelled = Notification {
+                    method: Cancelled::NAME.to_owned(),
+                    params: Some(to_raw(&json!({
+                        "requestId": id,
+                        "reason": "the server closed the session",
+                        "_meta": { SUBSCRIPTION_ID_KEY: id },
+                    }))),
+                };
+                self.send(cancelled.into());
+            }
             self.emit(Event::ListenEnded(id));
         }
     }

@@ -1220,11 +1220,13 @@ fn issue39_04_a_listen_is_acknowledged_cancelled_and_closed() {
         "a cancelled stream gets no response: {wire:?}"
     );
     assert_eq!(done, ["listen ended 2"]);
-    h.core.close_listens();
+    h.core.close_listens(true);
     h.drain();
     let (wire, done) = h.take();
     assert_eq!(wire[0]["id"], 3);
     assert_eq!(wire[0]["result"]["resultType"], "complete");
+    assert_eq!(wire[1]["method"], "notifications/cancelled");
+    assert_eq!(wire[1]["params"]["requestId"], 3);
     assert_eq!(done, ["listen ended 3"]);
     assert_eq!(h.core.listens_open(), 0);
 }
