@@ -435,3 +435,21 @@ async fn issue39_04_a_listener_that_stops_reading_loses_its_connection() {
         .expect("the session gave the connection up");
     drop(reader);
 }
+
+/// An anonymous WebSocket connection serves each modern request on a session of its own,
+/// under a principal of its own: its streams are bounded per connection instead.
+#[actix::test]
+async fn issue39_04_an_anonymous_connection_has_at_most_eight_streams() {
+    let server = server();
+    let addr = ws_listener(&server).await;
+    let mut socket = ws_connect(addr, &[], None).await.expect("upgrade");
+    for id in 0..8 {
+        ws_send(&mut socket, listen(json!(id), json!({}))).await;
+        let ack = within(socket.recv_json()).await;
+        assert_eq!(ack["params"]["_meta"][SUB], id, "{ack}");
+    }
+    ws_send(&mut socket, listen(json!(8), json!({}))).await;
+    let refused = within(socket.recv_json()).await;
+    assert_eq!(refused["id"], 8, "{refused}");
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+}

@@ -39,7 +39,7 @@ mod listen;
 mod modern;
 mod output;
 
-pub(crate) use listen::too_many_listens;
+pub(crate) use listen::{MAX_LISTENS, too_many_listens};
 pub(crate) use modern::ModernReply;
 
 pub(crate) use output::{Event, Forward, Io, ToolsPage, Transmit};
@@ -144,6 +144,8 @@ pub(crate) struct SessionCore<T: Io> {
     /// anonymous connection's), and those in flight there.
     detach_modern: bool,
     detached: std::collections::HashSet<Id>,
+    /// The detached requests that are `subscriptions/listen` streams (`listen.rs`).
+    detached_listens: std::collections::HashSet<Id>,
     /// Open `subscriptions/listen` streams, in the order opened (`listen.rs`).
     listens: Vec<(Id, listen::Listen)>,
     /// The MRTR input of the modern `tools/call` being read (`modern.rs`).
@@ -172,6 +174,7 @@ impl<T: Io> SessionCore<T> {
             modern_seen: false,
             detach_modern: false,
             detached: std::collections::HashSet::new(),
+            detached_listens: std::collections::HashSet::new(),
             listens: Vec::new(),
             next_input: None,
             out: VecDeque::new(),

@@ -6,18 +6,13 @@
 use super::{ActorIo, SessionActor};
 use crate::actors::principal::AnswerBody;
 use crate::core::session::Event;
-use crate::core::session::too_many_listens;
+use crate::core::session::{MAX_LISTENS, too_many_listens};
 use crate::mrtr::{Binding, Carried};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ECHO_LIMIT, Message, Request, Response, clip};
 use mcpl_protocol::method::{CallTool, Method};
 use mcpl_protocol::modern::SUBSCRIPTIONS_LISTEN;
 use mcpl_transport::{Inbound, Principal};
-
-/// How many `subscriptions/listen` streams one principal may have open at once, over all
-/// its connections. **\[project\]** 8: a client needs one (every type in one filter), a
-/// few more for separate consumers; each holds a connection's worth of buffers on HTTP.
-pub(crate) const MAX_LISTENS_PER_PRINCIPAL: usize = 8;
 
 impl SessionActor {
     pub(super) fn on_inbound(&mut self, item: Inbound, ctx: &mut Context<Self>) {
@@ -26,13 +21,13 @@ impl SessionActor {
             Inbound::Message {
                 message: Message::Request(req),
                 ..
-            } if self.core.serves_modern(&req) && req.method == CallTool::NAME => {
+            } if req.method == CallTool::NAME && self.core.serves_modern(&req) => {
                 self.read_modern_call(req)
             }
             Inbound::Message {
                 message: Message::Request(req),
                 ..
-            } if self.core.serves_modern(&req) && req.method == SUBSCRIPTIONS_LISTEN => {
+            } if req.method == SUBSCRIPTIONS_LISTEN && self.core.serves_modern(&req) => {
                 self.read_listen(req)
             }
             Inbound::Message { message, .. } => self.core.handle_message(message),
@@ -80,19 +75,13 @@ impl SessionActor {
     }
 
     /// A modern `subscriptions/listen`: it takes a place among its principal's streams
-    /// ([`MAX_LISTENS_PER_PRINCIPAL`]; -32600 past it), held while the stream is open, then
+    /// ([`MAX_LISTENS`]; -32600 past it), held while the stream is open, then
     /// is read as any other request (`core/session/listen.rs`).
     fn read_listen(&mut self, req: Request) {
         let principal = self.principal.name();
-        let Some(slot) = self
-            .shared
-            .listen_slots
-            .take(&principal, MAX_LISTENS_PER_PRINCIPAL)
-        else {
+        let Some(slot) = self.shared.listen_slots.take(&principal, MAX_LISTENS) else {
             tracing::debug!(session = %self.id, %principal, "subscriptions/listen past the principal's bound");
-            return self
-                .core
-                .refuse(req.id, too_many_listens(MAX_LISTENS_PER_PRINCIPAL));
+            return self.core.refuse(req.id, too_many_listens(MAX_LISTENS));
         };
         let id = req.id.clone();
         self.core.handle_message(Message::Request(req));

@@ -21,10 +21,12 @@
 //!   (`resultType: "complete"` and the subscription id in `_meta`) before it goes, and on
 //!   stdio and WebSocket then sends `notifications/cancelled` naming it
 //!   ([`SessionCore::close_listens`]).
-//! - **Bounds.** A listen holds no request of the principal's; how many a principal may
-//!   have open at once is the actor's (`session/dispatch.rs`, **\[project\]** 8 over all its
-//!   connections). A stream has no queue of its own on stdio and WebSocket: its
-//!   notifications join the connection's bounded queue like any message, and a peer that
+//! - **Bounds.** A listen holds no request of the principal's; a principal has at most
+//!   [`MAX_LISTENS`] open over all its connections (counted by the actor,
+//!   `session/dispatch.rs`), and so has an anonymous WebSocket connection, whose each
+//!   listen is served on a session of its own (`modern.rs`). On Streamable HTTP an
+//!   anonymous listen holds one of its address's anonymous slots while it lasts. A stream
+//!   has no queue of its own on stdio and WebSocket: its notifications join the connection's bounded queue like any message, and a peer that
 //!   stops reading loses its connection. On Streamable HTTP the stream is its POST's answer,
 //!   with that request's queue (`ServerOptions::http_queue_limit`): a notification that finds
 //!   it full is dropped (**\[project\]**: each one is the same signal, "read the list
@@ -39,6 +41,13 @@ use mcpl_protocol::modern::{
     SubscriptionFilter,
 };
 use serde_json::json;
+
+/// How many `subscriptions/listen` streams one principal may have open at once, over all
+/// its connections (the actor counts them, `session/dispatch.rs`), and an anonymous
+/// connection whose modern requests are served each on a session of their own.
+/// **\[project\]** 8: a client needs one (every type in one filter), a few more for
+/// separate consumers; each holds a connection's worth of buffers on HTTP.
+pub(crate) const MAX_LISTENS: usize = 8;
 
 /// What one open stream carries.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -138,12 +147,12 @@ impl<T: Io> SessionCore<T> {
     }
 }
 
-/// -32600 for a listen past the principal's bound (`session/dispatch.rs`).
+/// -32600 for a listen past [`MAX_LISTENS`].
 pub(crate) fn too_many_listens(max: usize) -> ErrorObject {
     ErrorObject::new(
         ErrorCode::INVALID_REQUEST,
         format!(
-            "too many subscriptions/listen streams open for this principal (at most {max}); cancel one first"
+            "too many subscriptions/listen streams open (at most {max} per principal, or per anonymous connection); cancel one first"
         ),
     )
 }

@@ -144,6 +144,15 @@ impl<T: Io> SessionCore<T> {
             );
             return self.send(Response::err(Some(req.id), e).into());
         }
+        if req.method == SUBSCRIPTIONS_LISTEN {
+            // A detached listen never answers on its own: the anonymous connection's
+            // streams are bounded here, as a principal's are (`listen.rs`).
+            if self.detached_listens.len() >= super::listen::MAX_LISTENS {
+                let e = super::listen::too_many_listens(super::listen::MAX_LISTENS);
+                return self.send(Response::err(Some(req.id), e).into());
+            }
+            self.detached_listens.insert(req.id.clone());
+        }
         self.detached.insert(req.id.clone());
         self.emit(Event::Detach(req));
     }
@@ -151,6 +160,7 @@ impl<T: Io> SessionCore<T> {
     /// The connection a detached request was served on answered it, or ended.
     pub(crate) fn detached_ended(&mut self, request: &Id) {
         self.detached.remove(request);
+        self.detached_listens.remove(request);
     }
 
     /// Serves a modern request (module docs).
