@@ -24,6 +24,7 @@
 //! | [`listen`] | [`Server::serve_ws`], [`Server::serve_http`], [`Server::serve_stdio`]: bind, accept, a session per connection |
 //! | [`clock`] | [`Clock`]: where the actors get the time ([`ManualClock`] for tests) |
 //! | `paging` | `tools/list` paging |
+//! | `mrtr` | MCP 2026-07-28 multi round-trip requests: a tool's question to a modern client as an `InputRequiredResult`, its signed `requestState`, the retry's answers |
 //! | `receipt` | the receipt for a `featureSets/update` grant (SPEC §6.7) |
 //! | [`cancel`] | [`CancelToken`]: a call's cancellation, for work a handler hands off |
 //! | [`store`] | [`Store`]: durable state across restarts ([`RedbStore`], [`MemoryStore`]; issue #15) |
@@ -99,6 +100,7 @@ pub mod decode;
 mod ids;
 pub mod listen;
 pub mod manifest;
+mod mrtr;
 mod paging;
 pub mod push;
 mod receipt;

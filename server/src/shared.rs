@@ -33,6 +33,10 @@ pub(crate) struct Shared {
     pub(crate) logic: HashMap<String, Arc<dyn ToolsetLogic>>,
     pub(crate) push_timeout: Duration,
     pub(crate) ask_timeout: Duration,
+    /// How many `subscriptions/listen` streams each principal has open.
+    pub(crate) listen_slots: ListenSlots,
+    /// What a modern call's `requestState` is signed with (`mrtr.rs`).
+    pub(crate) state_key: crate::mrtr::StateKey,
     pub(crate) keep_toolsets: bool,
     pub(crate) principal_config: PrincipalConfig,
     pub(crate) clock: Arc<dyn Clock>,
@@ -211,4 +215,44 @@ pub(crate) fn build_catalog(
     } else {
         catalog.without_tool_hints()
     })
+}
+
+/// How many `subscriptions/listen` streams each principal has open, over all its
+/// connections (`core/session/listen.rs`, `session/dispatch.rs`).
+#[derive(Default)]
+pub(crate) struct ListenSlots(Arc<Mutex<HashMap<String, usize>>>);
+
+/// One open stream's place in [`ListenSlots`], given back when dropped.
+#[derive(Debug)]
+pub(crate) struct ListenSlot {
+    table: Arc<Mutex<HashMap<String, usize>>>,
+    principal: String,
+}
+
+impl ListenSlots {
+    /// A place for one more stream of `principal`'s, unless it has `max` open.
+    pub(crate) fn take(&self, principal: &str, max: usize) -> Option<ListenSlot> {
+        let mut table = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        let open = table.entry(principal.to_owned()).or_default();
+        if *open >= max {
+            return None;
+        }
+        *open += 1;
+        Some(ListenSlot {
+            table: self.0.clone(),
+            principal: principal.to_owned(),
+        })
+    }
+}
+
+impl Drop for ListenSlot {
+    fn drop(&mut self) {
+        let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(open) = table.get_mut(&self.principal) {
+            *open = open.saturating_sub(1);
+            if *open == 0 {
+                table.remove(&self.principal);
+            }
+        }
+    }
 }

@@ -3,9 +3,8 @@
 //! probes `server/discover` first; our server answers it (issue #39), so the client goes
 //! modern (MCP 2026-07-28), lists tools and calls one. In legacy mode it sends
 //! `initialize`, declaring sampling and elicitation, so a tool can ask its model and its
-//! user through it: in the modern era a server asks through an `InputRequiredResult`
-//! (issue #39 item 6), which this server does not build yet, so the asking tools are
-//! driven with the client in legacy mode.
+//! user through it with requests of the server's. In the modern era the same tools ask
+//! through an `InputRequiredResult` (MRTR): `issue39_python_mrtr.rs`.
 
 use mcpl_tests::interop::{python, script, started_with_first_line};
 use serde_json::Value;

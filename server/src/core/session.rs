@@ -35,9 +35,11 @@
 //! host are the outgoing table's, beside the actor), so no input takes `now`.
 
 mod inbound;
+mod listen;
 mod modern;
 mod output;
 
+pub(crate) use listen::{MAX_LISTENS, too_many_listens};
 pub(crate) use modern::ModernReply;
 
 pub(crate) use output::{Event, Forward, Io, ToolsPage, Transmit};
@@ -142,6 +144,12 @@ pub(crate) struct SessionCore<T: Io> {
     /// anonymous connection's), and those in flight there.
     detach_modern: bool,
     detached: std::collections::HashSet<Id>,
+    /// The detached requests that are `subscriptions/listen` streams (`listen.rs`).
+    detached_listens: std::collections::HashSet<Id>,
+    /// Open `subscriptions/listen` streams, in the order opened (`listen.rs`).
+    listens: Vec<(Id, listen::Listen)>,
+    /// The MRTR input of the modern `tools/call` being read (`modern.rs`).
+    next_input: Option<crate::mrtr::Carried>,
     out: VecDeque<Output<T>>,
 }
 
@@ -166,6 +174,9 @@ impl<T: Io> SessionCore<T> {
             modern_seen: false,
             detach_modern: false,
             detached: std::collections::HashSet::new(),
+            detached_listens: std::collections::HashSet::new(),
+            listens: Vec::new(),
+            next_input: None,
             out: VecDeque::new(),
         }
     }
@@ -298,6 +309,9 @@ impl<T: Io> SessionCore<T> {
                 reason: reason.map(str::to_owned),
             });
         }
+        if self.end_listen(id) {
+            return;
+        }
         self.modern_forget(id);
         let stop = match self.requests.cancel(id) {
             Cancelled::Nothing => {
@@ -428,8 +442,13 @@ impl<T: Io> SessionCore<T> {
         let draft = Some(draft).filter(|_| self.hinted());
         let steps = self.carriers.standalone(draft);
         self.carry(steps);
-        if before != shown(self) && self.lifecycle.negotiated().is_some() {
+        let changed = before != shown(self);
+        if changed && self.lifecycle.negotiated().is_some() {
             self.send(Notification::new::<ToolListChanged>(&Empty::default()).into());
+        }
+        if changed {
+            // MCP 2026-07-28: told on the streams that opted in (`listen.rs`).
+            self.tell_listens_tools_changed();
         }
     }
 

@@ -149,7 +149,10 @@ impl SessionHandle {
         }
     }
 
-    /// Asks the session to stop: running calls are cancelled, pending pushes fail with
+    /// Asks the session to stop: each open `subscriptions/listen` stream is answered with
+    /// its graceful completion result (MCP 2026-07-28; on stdio and WebSocket then told
+    /// cancelled), running calls are cancelled, pending
+    /// pushes fail with
     /// [`PushError::Closed`], the connection's write side closes once queued messages are
     /// written.
     pub fn close(&self) {
@@ -287,6 +290,10 @@ impl Handler<Stop> for SessionActor {
     type Result = ();
 
     fn handle(&mut self, _: Stop, ctx: &mut Context<Self>) {
+        // MCP 2026-07-28: the server ends each open listen gracefully, with its result.
+        let shared_link = self.info.kind != mcpl_transport::TransportKind::StreamableHttp;
+        self.core.close_listens(shared_link);
+        self.drive(ctx);
         ctx.stop();
     }
 }

@@ -136,6 +136,9 @@ pub(crate) struct SessionActor {
     >,
     /// This session serves one detached request (`detached.rs`): it serves it itself.
     oneshot: bool,
+    /// Each open `subscriptions/listen` stream's place among its principal's
+    /// (`dispatch.rs`).
+    listen_slots: std::collections::HashMap<mcpl_protocol::jsonrpc::Id, crate::shared::ListenSlot>,
 }
 
 impl SessionActor {
@@ -165,6 +168,7 @@ impl SessionActor {
             peer_warnings: mcpl_transport::LogLimiter::per_peer(),
             detached: std::collections::HashMap::new(),
             oneshot: false,
+            listen_slots: std::collections::HashMap::new(),
         }
     }
 

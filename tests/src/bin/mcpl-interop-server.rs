@@ -2,7 +2,9 @@
 //! (the official MCP Python SDK's client) over stdio, WebSocket and Streamable HTTP.
 //!
 //! Tools: `echo {text}` says the text back; `add {a, b}` adds two integers; and the tools
-//! that ask their client, `ask_model`, `ask_user` and `roots` ([`mcpl_tests::asking`]).
+//! that ask their client, `ask_model`, `ask_user` and `roots` ([`mcpl_tests::asking`]);
+//! `change_tools` changes the tool list (a toolset `extra` declared or withdrawn in the
+//! manifest, which adds or removes the compat tools), for clients listening for changes.
 //! On a network listener it prints `listening on ADDR` as its first line of stdout, once the
 //! socket is bound, so a test can read the port it chose (bind port 0).
 
@@ -14,7 +16,7 @@ use mcpl_transport::ServerOptions;
 use serde::Deserialize;
 use serde_json::json;
 use std::net::SocketAddr;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 #[derive(Parser)]
 #[command(about = "An interop test server built on mcpl-server")]
@@ -52,6 +54,45 @@ struct Add {
     b: i64,
 }
 
+/// The server, for `change_tools` to replace its manifest.
+static SERVER: OnceLock<Server> = OnceLock::new();
+
+/// `change_tools`: declares the toolset `extra` in the manifest, or withdraws it.
+fn change_tools() -> Result<CallToolResult, ToolError> {
+    let server = SERVER
+        .get()
+        .ok_or_else(|| ToolError::failed("the server is not built yet"))?;
+    let mut manifest =
+        serde_json::to_value(&*server.manifest()).map_err(|e| ToolError::failed(e.to_string()))?;
+    let Some(m) = manifest.as_object_mut() else {
+        return Err(ToolError::failed("the manifest is not an object"));
+    };
+    m.remove("revision");
+    m.insert("toolHints".into(), json!(true));
+    let toolsets = m.entry("toolsets").or_insert_with(|| json!({}));
+    let Some(toolsets) = toolsets.as_object_mut() else {
+        return Err(ToolError::failed("toolsets is not an object"));
+    };
+    let declared = if toolsets.remove("extra").is_some() {
+        false
+    } else {
+        toolsets.insert(
+            "extra".into(),
+            json!({"title": "Extra", "summary": "Nothing much", "default": "closed", "instances": true}),
+        );
+        true
+    };
+    let next = serde_json::from_value(manifest).map_err(|e| ToolError::failed(e.to_string()))?;
+    server
+        .replace_manifest(next)
+        .map_err(|e| ToolError::failed(e.to_string()))?;
+    Ok(CallToolResult::text(if declared {
+        "extra declared"
+    } else {
+        "extra withdrawn"
+    }))
+}
+
 fn server() -> anyhow::Result<Server> {
     let echo = Tool::new(
         "echo",
@@ -70,6 +111,14 @@ fn server() -> anyhow::Result<Server> {
     .tool(echo, |_ctx: ToolContext, args: Echo| async move {
         Ok::<_, ToolError>(CallToolResult::text(args.text))
     })
+    .tool(
+        Tool::new(
+            "change_tools",
+            "Change the tool list.",
+            json!({"type": "object"}),
+        ),
+        |_ctx: ToolContext, _: serde_json::Value| async move { change_tools() },
+    )
     .tool(add, |_ctx: ToolContext, args: Add| async move {
         let sum = args
             .a
@@ -93,6 +142,7 @@ async fn main() -> anyhow::Result<()> {
         .init();
     let cli = Cli::parse();
     let server = server()?;
+    let _ = SERVER.set(server.clone());
     let opts = Arc::new(ServerOptions {
         allow_anonymous: true,
         ..Default::default()

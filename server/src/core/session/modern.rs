@@ -12,12 +12,13 @@
 //! **What a modern request is owed**, in order: its `_meta` read (-32602 when a required
 //! key is missing), its version served (-32022 with `supported` and `requested`), its
 //! method one of the era's this server serves (`server/discover`, `tools/list`,
-//! `tools/call`; anything else -32601), and a result with `resultType` and
+//! `tools/call`, `subscriptions/listen` (`listen.rs`); anything else -32601), and a result with `resultType` and
 //! `_meta["io.modelcontextprotocol/serverInfo"]` ([`ModernReply`]); `server/discover` and
 //! `tools/list` with caching hints. Its `notifications/message` go out only when it
 //! carried `logLevel`, at that level or above; a handler that asks the client for a
-//! capability the request did not declare ends the call with -32021
-//! (`session/asks.rs`).
+//! capability the request did not declare ends the call with -32021, and one that asks for
+//! a declared one ends it with an `InputRequiredResult` unless the call carried the answer
+//! (MRTR: `session/asks.rs`, `mrtr.rs`).
 //!
 //! **Whose request.** A modern request is served under the principal its transport
 //! authenticated: a bearer token's (named, or a JWT's claim), or stdio's configured one.
@@ -35,7 +36,8 @@
 
 use super::SessionCore;
 use super::output::{Event, Forward, Io, Transmit};
-use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, Request, Response};
+use crate::mrtr::Carried;
+use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, RawValue, Request, Response};
 use mcpl_protocol::mcp::{
     ClientCapabilities, Implementation, LOGGING_CAPABILITY, ListToolsParams, LoggingLevel,
     ServerCapabilities, ToolsCapability,
@@ -43,12 +45,13 @@ use mcpl_protocol::mcp::{
 use mcpl_protocol::method::{CallTool, ListTools, Method};
 use mcpl_protocol::modern::{
     self, CacheHints, CacheScope, DiscoverResult, MCPL_EXTENSION, RequestMeta, SERVER_DISCOVER,
+    SUBSCRIPTIONS_LISTEN,
 };
 
 /// How long a modern client may keep a `tools/list` or `server/discover` result fresh.
-/// **\[project\]** 0: the list changes as the principal opens and closes toolsets, and
-/// until `subscriptions/listen` tells a modern client of changes (issue #39 item 4) only a
-/// fresh read shows them; `docs/rfc014-stateless.md` §3.4 says the same of `tools/list`.
+/// **\[project\]** 0: a client that does not listen (`subscriptions/listen`, `listen.rs`)
+/// hears of no change, so only a fresh read shows one; `docs/rfc014-stateless.md` §3.4
+/// says the same of `tools/list`.
 pub(crate) const MODERN_TTL_MS: u64 = 0;
 
 /// A modern request in flight, until it is answered or cancelled.
@@ -60,6 +63,8 @@ pub(crate) struct ModernCall {
     capabilities: ClientCapabilities,
     /// The caching hints its result carries.
     cache: Option<CacheHints>,
+    /// A `tools/call`'s answers to its handler's questions (MRTR, `mrtr.rs`).
+    input: Option<Carried>,
 }
 
 /// What makes a result modern: see [`modern::complete`].
@@ -91,6 +96,7 @@ enum ModernRoute {
     Discover,
     ListTools,
     CallTool,
+    Listen,
 }
 
 impl ModernRoute {
@@ -99,6 +105,7 @@ impl ModernRoute {
             SERVER_DISCOVER => ModernRoute::Discover,
             ListTools::NAME => ModernRoute::ListTools,
             CallTool::NAME => ModernRoute::CallTool,
+            SUBSCRIPTIONS_LISTEN => ModernRoute::Listen,
             _ => return None,
         })
     }
@@ -137,6 +144,15 @@ impl<T: Io> SessionCore<T> {
             );
             return self.send(Response::err(Some(req.id), e).into());
         }
+        if req.method == SUBSCRIPTIONS_LISTEN {
+            // A detached listen never answers on its own: the anonymous connection's
+            // streams are bounded here, as a principal's are (`listen.rs`).
+            if self.detached_listens.len() >= super::listen::MAX_LISTENS {
+                let e = super::listen::too_many_listens(super::listen::MAX_LISTENS);
+                return self.send(Response::err(Some(req.id), e).into());
+            }
+            self.detached_listens.insert(req.id.clone());
+        }
         self.detached.insert(req.id.clone());
         self.emit(Event::Detach(req));
     }
@@ -144,6 +160,7 @@ impl<T: Io> SessionCore<T> {
     /// The connection a detached request was served on answered it, or ended.
     pub(crate) fn detached_ended(&mut self, request: &Id) {
         self.detached.remove(request);
+        self.detached_listens.remove(request);
     }
 
     /// Serves a modern request (module docs).
@@ -155,7 +172,9 @@ impl<T: Io> SessionCore<T> {
             let e = ErrorObject::method_not_found(&req.method);
             return self.send(Response::err(Some(req.id), e).into());
         };
-        if route != ModernRoute::Discover && self.requests.in_use(&req.id) {
+        if route != ModernRoute::Discover
+            && (self.requests.in_use(&req.id) || self.is_listening(&req.id))
+        {
             let e = ErrorObject::new(
                 mcpl_protocol::ErrorCode::INVALID_REQUEST,
                 format!("request id {} is in use by a request still running", req.id),
@@ -172,8 +191,10 @@ impl<T: Io> SessionCore<T> {
             log_level: meta.log_level,
             capabilities: meta.client_capabilities,
             cache: None,
+            input: None,
         };
         match route {
+            ModernRoute::Listen => self.open_listen(req),
             ModernRoute::Discover => {
                 let result = self.discover();
                 let response = Response::ok_typed(req.id, &result);
@@ -198,7 +219,9 @@ impl<T: Io> SessionCore<T> {
             },
             ModernRoute::CallTool => match req.params_as::<mcpl_protocol::CallToolParams>() {
                 Ok(p) => {
-                    self.modern.insert(req.id.clone(), call);
+                    let input = self.next_input.take();
+                    self.modern
+                        .insert(req.id.clone(), ModernCall { input, ..call });
                     self.call_tool(req.id, p);
                 }
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
@@ -225,9 +248,11 @@ impl<T: Io> SessionCore<T> {
         DiscoverResult {
             supported_versions: modern::supported_versions(),
             capabilities: ServerCapabilities {
-                // No `listChanged`: a modern client hears of changes on
-                // `subscriptions/listen`, which is not served yet (issue #39 item 4).
-                tools: Some(ToolsCapability { list_changed: None }),
+                // A modern client hears of changes on `subscriptions/listen`
+                // (`listen.rs`).
+                tools: Some(ToolsCapability {
+                    list_changed: Some(true),
+                }),
                 experimental: None,
                 other,
             },
@@ -278,6 +303,53 @@ impl<T: Io> SessionCore<T> {
         );
         self.modern.remove(call);
         self.send(Response::err(Some(call.clone()), e).into());
+    }
+
+    /// Whether `req` is a modern request this session serves itself (not detached, its
+    /// `_meta` and version in order): for a `tools/call`, one whose MRTR input the actor
+    /// reads first ([`SessionCore::handle_modern_call`]); for a `subscriptions/listen`, one
+    /// the actor counts against its principal's bound.
+    pub(crate) fn serves_modern(&self, req: &Request) -> bool {
+        !self.detach_modern
+            && matches!(self.modern_meta(req), Ok(Some(m)) if m.check_version().is_ok())
+    }
+
+    /// [`SessionCore::handle_message`] for a `tools/call` [`SessionCore::serves_modern`]
+    /// said yes to, with what its params carry for its handler's questions.
+    pub(crate) fn handle_modern_call(&mut self, req: Request, input: Carried) {
+        self.next_input = Some(input);
+        self.handle_message(Message::Request(req));
+        self.next_input = None;
+    }
+
+    /// Refuses a request with `e`, before it was read.
+    pub(crate) fn refuse(&mut self, id: Id, e: ErrorObject) {
+        self.send(Response::err(Some(id), e).into());
+    }
+
+    /// A modern call's answers to its handler's questions, while it runs.
+    pub(crate) fn modern_input(&mut self, call: &Id) -> Option<&mut Carried> {
+        self.modern.get_mut(call).and_then(|c| c.input.as_mut())
+    }
+
+    /// A modern call's handler asked a question the call carried no answer to: the call is
+    /// answered with `result`, an `InputRequiredResult`, and its handler stopped (MRTR,
+    /// `mrtr.rs`: the retry runs it again).
+    pub(crate) fn modern_input_required(&mut self, call: &Id, result: Box<RawValue>) {
+        let reply = ModernReply {
+            info: self.profile.info.clone(),
+            cache: None,
+        };
+        self.cancel(
+            call,
+            Some("its question went to the client in an InputRequiredResult"),
+        );
+        self.modern.remove(call);
+        let response = Response {
+            id: Some(call.clone()),
+            outcome: Ok(result),
+        };
+        self.send(reply.apply(response.into()));
     }
 
     /// Forgets a modern request that will not be answered (cancelled).

@@ -111,6 +111,8 @@ pub(crate) enum Event<T: Io> {
     /// A handler call ended with a response: abandon what it asked of the host and left
     /// unanswered.
     Ended(Id),
+    /// A `subscriptions/listen` stream ended (`listen.rs`): what it held is released.
+    ListenEnded(Id),
     /// The host answered one of the session's own requests.
     Response(Response),
     /// Serve this modern request on a connection of its own, under a principal of its own

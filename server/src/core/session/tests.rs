@@ -107,6 +107,7 @@ impl Host {
                     Event::RunDirect { request, tool, .. } => format!("run {request} {tool} here"),
                     Event::Stop { request, stop } => format!("stop {request} {stop}"),
                     Event::Ended(id) => format!("ended {id}"),
+                    Event::ListenEnded(id) => format!("listen ended {id}"),
                     Event::Response(r) => format!("response {:?}", r.id),
                     Event::Detach(r) => format!("detach {}", r.id),
                     Event::CancelDetached { request, .. } => format!("cancel detached {request}"),
@@ -1199,4 +1200,55 @@ proptest! {
             }
         }
     }
+}
+
+#[test]
+fn issue39_04_a_listen_is_acknowledged_cancelled_and_closed() {
+    let mut h = Host::new(None);
+    h.send(modern_request(
+        1,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": "yes"}}),
+        json!({}),
+    ));
+    h.send(modern_request(
+        2,
+        "subscriptions/listen",
+        json!({"notifications": {"toolsListChanged": true, "resourcesListChanged": true}}),
+        json!({}),
+    ));
+    h.send(modern_request(
+        3,
+        "subscriptions/listen",
+        json!({}),
+        json!({}),
+    ));
+    let (wire, _) = h.take();
+    assert_eq!(msg::error_code(&wire[0]), Some(-32602), "{wire:?}");
+    assert_eq!(
+        wire[1]["params"],
+        json!({"_meta": {"io.modelcontextprotocol/subscriptionId": 2},
+            "notifications": {"toolsListChanged": true}})
+    );
+    assert_eq!(wire[2]["params"]["notifications"], json!({}));
+    assert_eq!(h.core.listens_open(), 2);
+    h.send(msg::notification(
+        "notifications/cancelled",
+        json!({"requestId": 2}),
+    ));
+    let (wire, done) = h.take();
+    assert!(
+        wire.is_empty(),
+        "a cancelled stream gets no response: {wire:?}"
+    );
+    assert_eq!(done, ["listen ended 2"]);
+    h.core.close_listens(true);
+    h.drain();
+    let (wire, done) = h.take();
+    assert_eq!(wire[0]["id"], 3);
+    assert_eq!(wire[0]["result"]["resultType"], "complete");
+    assert_eq!(wire[1]["method"], "notifications/cancelled");
+    assert_eq!(wire[1]["params"]["requestId"], 3);
+    assert_eq!(done, ["listen ended 3"]);
+    assert_eq!(h.core.listens_open(), 0);
 }

@@ -1,0 +1,158 @@
+//! `subscriptions/listen` (MCP 2026-07-28, `basic/patterns/subscriptions.md`): a modern
+//! client's stream of the notifications it opts in to, on stdio and WebSocket beside its
+//! other requests, and on Streamable HTTP as the SSE answer of its own POST.
+//!
+//! - **The filter.** Of the opt-in types this server has only tools, so it honours
+//!   `toolsListChanged` and leaves out of the acknowledgement what it does not serve
+//!   (`promptsListChanged`, `resourcesListChanged`, `resourceSubscriptions`: no prompts or
+//!   resources yet, issue #39 item 7). **\[project\]** Read liberally: no `notifications`
+//!   is a stream that carries nothing; a member of the wrong type is -32602.
+//! - **The acknowledgement** `notifications/subscriptions/acknowledged` goes first, before
+//!   anything else of the stream, with `_meta["io.modelcontextprotocol/subscriptionId"]`
+//!   the listen's request id and the honoured subset.
+//! - **What it carries.** `notifications/tools/list_changed`, with the subscription id in
+//!   `_meta`, whenever the tool list this session's principal is shown changes (a manifest
+//!   replacement; a modern client sees the plain list, which opening toolsets does not
+//!   change, §8). One per change and stream: a burst is as many.
+//! - **Its end.** The client's `notifications/cancelled` for the listen's id (stdio,
+//!   WebSocket) or its closing the SSE answer (HTTP, which ends the request's connection)
+//!   ends the stream without a response (MCP cancellation); the session closing by the
+//!   server's choice answers each open stream with its graceful completion result
+//!   (`resultType: "complete"` and the subscription id in `_meta`) before it goes, and on
+//!   stdio and WebSocket then sends `notifications/cancelled` naming it
+//!   ([`SessionCore::close_listens`]).
+//! - **Bounds.** A listen holds no request of the principal's; a principal has at most
+//!   [`MAX_LISTENS`] open over all its connections (counted by the actor,
+//!   `session/dispatch.rs`), and so has an anonymous WebSocket connection, whose each
+//!   listen is served on a session of its own (`modern.rs`). On Streamable HTTP an
+//!   anonymous listen holds one of its address's anonymous slots while it lasts. A stream
+//!   has no queue of its own on stdio and WebSocket: its notifications join the connection's bounded queue like any message, and a peer that
+//!   stops reading loses its connection. On Streamable HTTP the stream is its POST's answer,
+//!   with that request's queue (`ServerOptions::http_queue_limit`): a notification that finds
+//!   it full is dropped (**\[project\]**: each one is the same signal, "read the list
+//!   again", and those already queued still say it after the change that was dropped).
+
+use super::SessionCore;
+use super::output::{Event, Io};
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, Notification, Request, Response, to_raw};
+use mcpl_protocol::method::{Cancelled, Method, ToolListChanged};
+use mcpl_protocol::modern::{
+    self, ListenParams, RESULT_COMPLETE, SUBSCRIPTION_ID_KEY, SUBSCRIPTIONS_ACKNOWLEDGED,
+    SubscriptionFilter,
+};
+use serde_json::json;
+
+/// How many `subscriptions/listen` streams one principal may have open at once, over all
+/// its connections (the actor counts them, `session/dispatch.rs`), and an anonymous
+/// connection whose modern requests are served each on a session of their own.
+/// **\[project\]** 8: a client needs one (every type in one filter), a few more for
+/// separate consumers; each holds a connection's worth of buffers on HTTP.
+pub(crate) const MAX_LISTENS: usize = 8;
+
+/// What one open stream carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Listen {
+    /// `notifications/tools/list_changed`.
+    tools: bool,
+}
+
+impl<T: Io> SessionCore<T> {
+    /// A modern `subscriptions/listen`: the stream opened and acknowledged (module docs).
+    pub(super) fn open_listen(&mut self, req: Request) {
+        let params = match req.params_as::<ListenParams>() {
+            Ok(p) => p,
+            Err(e) => return self.send(Response::err(Some(req.id), e).into()),
+        };
+        let tools = params.notifications.tools_list_changed == Some(true);
+        let honoured = SubscriptionFilter {
+            tools_list_changed: tools.then_some(true),
+            ..SubscriptionFilter::default()
+        };
+        self.listens.push((req.id.clone(), Listen { tools }));
+        let ack = Notification {
+            method: SUBSCRIPTIONS_ACKNOWLEDGED.to_owned(),
+            params: Some(to_raw(&modern::acknowledged(&req.id, &honoured))),
+        };
+        self.send(ack.into());
+    }
+
+    /// Whether `id` is an open stream's.
+    pub(crate) fn is_listening(&self, id: &Id) -> bool {
+        self.listens.iter().any(|(l, _)| l == id)
+    }
+
+    /// Ends the stream `id` opened, if open: nothing is written (the client ended it, or
+    /// its connection did). True when there was one.
+    pub(super) fn end_listen(&mut self, id: &Id) -> bool {
+        let Some(at) = self.listens.iter().position(|(l, _)| l == id) else {
+            return false;
+        };
+        self.listens.remove(at);
+        tracing::debug!(%id, "subscriptions/listen stream ended by the client");
+        self.emit(Event::ListenEnded(id.clone()));
+        true
+    }
+
+    /// The tool list this session is shown changed: every stream that opted in is told.
+    pub(super) fn tell_listens_tools_changed(&mut self) {
+        let ids: Vec<Id> = self
+            .listens
+            .iter()
+            .filter(|(_, l)| l.tools)
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in ids {
+            let told = Notification {
+                method: ToolListChanged::NAME.to_owned(),
+                params: Some(to_raw(&json!({ "_meta": { SUBSCRIPTION_ID_KEY: id } }))),
+            };
+            self.send(told.into());
+        }
+    }
+
+    /// The server ends every open stream (the session is closing): each is answered with
+    /// its graceful completion result (MCP subscriptions, "Graceful Closure"), then, when
+    /// `and_cancel` (the stream shares its connection: stdio, WebSocket), told cancelled
+    /// (MCP cancellation: a server MUST send `notifications/cancelled` naming a listen it
+    /// tears down). **\[project\]** The result first: a client that reads it first knows
+    /// the end was graceful (the Python SDK takes a cancel alone for a lost stream, and
+    /// ignores one for a stream already ended); on Streamable HTTP the result ends the
+    /// stream's own answer, which is its teardown, so nothing follows it.
+    pub(crate) fn close_listens(&mut self, and_cancel: bool) {
+        for (id, _) in std::mem::take(&mut self.listens) {
+            let result = json!({
+                "resultType": RESULT_COMPLETE,
+                "_meta": { SUBSCRIPTION_ID_KEY: id },
+            });
+            self.send(Response::ok(id.clone(), result).into());
+            if and_cancel {
+                let cancelled = Notification {
+                    method: Cancelled::NAME.to_owned(),
+                    params: Some(to_raw(&json!({
+                        "requestId": id,
+                        "reason": "the server closed the session",
+                        "_meta": { SUBSCRIPTION_ID_KEY: id },
+                    }))),
+                };
+                self.send(cancelled.into());
+            }
+            self.emit(Event::ListenEnded(id));
+        }
+    }
+
+    /// How many streams are open on this connection.
+    #[cfg(test)]
+    pub(crate) fn listens_open(&self) -> usize {
+        self.listens.len()
+    }
+}
+
+/// -32600 for a listen past [`MAX_LISTENS`].
+pub(crate) fn too_many_listens(max: usize) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INVALID_REQUEST,
+        format!(
+            "too many subscriptions/listen streams open (at most {max} per principal, or per anonymous connection); cancel one first"
+        ),
+    )
+}
