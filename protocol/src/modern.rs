@@ -45,6 +45,64 @@ pub const MCPL_EXTENSION: &str = "mcpl/core";
 /// The `resultType` of a result that is the request's final answer.
 pub const RESULT_COMPLETE: &str = "complete";
 
+/// The `resultType` of a result asking the client for input before the request can be
+/// completed (MCP `basic/patterns/mrtr.md`, `InputRequiredResult`).
+pub const RESULT_INPUT_REQUIRED: &str = "input_required";
+
+/// The request params member carrying the client's answers to an `InputRequiredResult`'s
+/// `inputRequests` (MCP `InputResponseRequestParams`).
+pub const INPUT_RESPONSES: &str = "inputResponses";
+
+/// The request params member echoing an `InputRequiredResult`'s `requestState`.
+pub const REQUEST_STATE: &str = "requestState";
+
+/// Whether `method` may be answered with an `InputRequiredResult` (MCP mrtr.md,
+/// "Supported Requests"): `tools/call`, `prompts/get` and `resources/read`, and no other.
+pub fn supports_input_required(method: &str) -> bool {
+    matches!(method, "tools/call" | "prompts/get" | "resources/read")
+}
+
+/// One of an `InputRequiredResult`'s `inputRequests`: a request the client is to fulfil
+/// (`elicitation/create`, `sampling/createMessage` or `roots/list`) and retry with its
+/// result under the same key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputRequest {
+    /// The request's method.
+    pub method: String,
+    /// The request's params; `roots/list` may have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub params: Option<Value>,
+}
+
+/// A result asking for input before the request can complete (MCP `InputRequiredResult`).
+/// Serialized with `resultType: "input_required"`; at least one of the two members is set.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct InputRequiredResult {
+    /// Always [`RESULT_INPUT_REQUIRED`].
+    pub result_type: String,
+    /// What the client is to fulfil, by server-assigned keys unique within the request.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input_requests: Option<std::collections::BTreeMap<String, InputRequest>>,
+    /// Opaque to the client, echoed exactly on its retry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub request_state: Option<String>,
+}
+
+impl InputRequiredResult {
+    /// A result asking `requests`, with `state` to be echoed.
+    pub fn new(
+        requests: std::collections::BTreeMap<String, InputRequest>,
+        state: Option<String>,
+    ) -> Self {
+        InputRequiredResult {
+            result_type: RESULT_INPUT_REQUIRED.to_owned(),
+            input_requests: Some(requests),
+            request_state: state,
+        }
+    }
+}
+
 /// The `Mcp-Name` header's source for a method: `params.name` or `params.uri` (MCP
 /// Streamable HTTP, "Standard Request Headers"); `None` for a method without one.
 pub fn name_member(method: &str) -> Option<&'static str> {

@@ -98,6 +98,7 @@ pub mod decode;
 mod ids;
 pub mod listen;
 pub mod manifest;
+mod mrtr;
 mod paging;
 pub mod push;
 mod receipt;

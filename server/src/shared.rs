@@ -33,6 +33,8 @@ pub(crate) struct Shared {
     pub(crate) logic: HashMap<String, Arc<dyn ToolsetLogic>>,
     pub(crate) push_timeout: Duration,
     pub(crate) ask_timeout: Duration,
+    /// What a modern call's `requestState` is signed with (`mrtr.rs`).
+    pub(crate) state_key: crate::mrtr::StateKey,
     pub(crate) keep_toolsets: bool,
     pub(crate) principal_config: PrincipalConfig,
     pub(crate) clock: Arc<dyn Clock>,

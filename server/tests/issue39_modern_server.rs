@@ -158,7 +158,7 @@ async fn issue39_02_asking_for_an_undeclared_capability_is_32021() {
         body["error"]["data"]["requiredCapabilities"]["elicitation"].is_object(),
         "{body}"
     );
-    // Declared, the handler hears it cannot ask in this era (no request is sent).
+    // Declared, the question is the call's InputRequiredResult (no request is sent).
     let declared = exchange(
         addr,
         modern_call(
@@ -170,9 +170,16 @@ async fn issue39_02_asking_for_an_undeclared_capability_is_32021() {
     )
     .await;
     assert_eq!(declared.status, 200, "{declared:?}");
-    let body = String::from_utf8_lossy(&declared.body).into_owned();
-    assert!(body.contains("Modern"), "{body}");
-    assert!(!body.contains("elicitation/create"), "{body}");
+    let body = declared.json();
+    assert_eq!(body["result"]["resultType"], "input_required", "{body}");
+    let requests = body["result"]["inputRequests"].as_object().unwrap();
+    assert_eq!(requests.len(), 1, "{body}");
+    assert!(
+        requests
+            .values()
+            .all(|r| r["method"] == "elicitation/create"),
+        "{body}"
+    );
 }
 
 #[actix::test]

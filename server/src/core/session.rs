@@ -142,6 +142,8 @@ pub(crate) struct SessionCore<T: Io> {
     /// anonymous connection's), and those in flight there.
     detach_modern: bool,
     detached: std::collections::HashSet<Id>,
+    /// The MRTR input of the modern `tools/call` being read (`modern.rs`).
+    next_input: Option<crate::mrtr::Carried>,
     out: VecDeque<Output<T>>,
 }
 
@@ -166,6 +168,7 @@ impl<T: Io> SessionCore<T> {
             modern_seen: false,
             detach_modern: false,
             detached: std::collections::HashSet::new(),
+            next_input: None,
             out: VecDeque::new(),
         }
     }

@@ -7,6 +7,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::core::session::Profile;
 use crate::core::{CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
+use crate::mrtr::StateKey;
 use crate::shared::{Counters, Current, Shared, build_catalog};
 use crate::store::{CommitQueue, Store, StoreError};
 use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed, input_schema, is_object_schema};
@@ -78,6 +79,7 @@ pub struct ServerBuilder {
     page_size: usize,
     push_timeout: Duration,
     ask_timeout: Duration,
+    state_key: Option<[u8; 32]>,
     keep_toolsets: bool,
     principal_config: PrincipalConfig,
     clock: Arc<dyn Clock>,
@@ -114,6 +116,7 @@ impl ServerBuilder {
             page_size: DEFAULT_PAGE_SIZE,
             push_timeout: DEFAULT_PUSH_TIMEOUT,
             ask_timeout: DEFAULT_ASK_TIMEOUT,
+            state_key: None,
             keep_toolsets: true,
             principal_config: PrincipalConfig::default(),
             clock: Arc::new(SystemClock),
@@ -199,6 +202,16 @@ impl ServerBuilder {
     /// [`DEFAULT_ASK_TIMEOUT`]).
     pub fn ask_timeout(mut self, timeout: Duration) -> Self {
         self.ask_timeout = timeout;
+        self
+    }
+
+    /// The key a modern call's `requestState` is signed with (MCP 2026-07-28 MRTR; see
+    /// [`ToolContext::elicit`](crate::ToolContext::elicit)). Default: drawn at random when
+    /// the server is built, so a state outlives neither the process nor reaches another.
+    /// Servers behind one load balancer are given the same key, from a secret store, so
+    /// that a client's retry may reach any of them.
+    pub fn request_state_key(mut self, key: [u8; 32]) -> Self {
+        self.state_key = Some(key);
         self
     }
 
@@ -405,6 +418,7 @@ impl ServerBuilder {
             logic,
             push_timeout: self.push_timeout,
             ask_timeout: self.ask_timeout,
+            state_key: self.state_key.map_or_else(StateKey::random, StateKey::new),
             keep_toolsets: self.keep_toolsets,
             principal_config: self.principal_config,
             clock: self.clock,

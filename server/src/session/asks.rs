@@ -9,8 +9,8 @@
 //!
 //! **A modern request** (MCP 2026-07-28) is never sent a request: one that did not declare
 //! the capability is answered -32021 at once and its handler stopped (MCP `basic/index.md`);
-//! one that did is refused to the handler as [`AskError::Modern`], since the era's way of
-//! asking (`InputRequiredResult`) is not built yet (issue #39 item 6).
+//! one that did gets the answer its retry carried, or is answered with an
+//! `InputRequiredResult` asking the question and its handler stopped (MRTR, `mrtr.rs`).
 //!
 //! **When the call ends first** (answered, or cancelled by the host) its requests are
 //! abandoned: each is dropped from the table and the host is sent `notifications/cancelled`
@@ -20,6 +20,7 @@
 
 use super::SessionActor;
 use super::outgoing::Reply;
+use crate::mrtr::Question;
 use crate::tool::AskError;
 use actix::prelude::*;
 use mcpl_protocol::client_features::{
@@ -65,9 +66,9 @@ impl Handler<Ask> for SessionActor {
             ),
             Needs::Roots => (ClientCapabilities::supports_roots, ROOTS_CAPABILITY),
         };
-        // MCP 2026-07-28: a modern request's own capabilities decide; it cannot be asked
-        // anything by a request of the server's (its questions travel in an
-        // `InputRequiredResult`, issue #39 item 6).
+        // MCP 2026-07-28: a modern request's own capabilities decide; it is never sent a
+        // request of the server's: its question travels in an `InputRequiredResult`, or
+        // its retry carried the answer (MRTR, `mrtr.rs`).
         if let Some(declared) = self.core.modern_capabilities(&ask.call).map(supports) {
             if !declared {
                 tracing::debug!(session = %self.id, call = %ask.call, capability, "a modern call needs a capability it did not declare: -32021");
@@ -75,7 +76,30 @@ impl Handler<Ask> for SessionActor {
                 self.drive(ctx);
                 return Err(AskError::CallEnded);
             }
-            return Err(AskError::Modern { capability });
+            if !self.core.is_running(&ask.call, ask.key) {
+                return Err(AskError::CallEnded);
+            }
+            let now = self.shared.clock.now();
+            let key = &self.shared.state_key;
+            let Some(input) = self.core.modern_input(&ask.call) else {
+                return Err(AskError::CallEnded);
+            };
+            match input.question(ask.method, &ask.params, key, now) {
+                Question::Answered(answer) => {
+                    tracing::debug!(session = %self.id, call = %ask.call, method = ask.method, "a modern call's question answered by its retry");
+                    let (tx, rx) = oneshot::channel();
+                    // The receiver is returned below, so the send cannot fail.
+                    let _ = tx.send(Ok(Ok(answer)));
+                    return Ok(rx);
+                }
+                Question::Ask(result) => {
+                    tracing::debug!(session = %self.id, call = %ask.call, method = ask.method, "a modern call's question sent in an InputRequiredResult");
+                    self.core.modern_input_required(&ask.call, result);
+                    self.drive(ctx);
+                    return Err(AskError::InputRequired { capability });
+                }
+                Question::Limit(why) => return Err(AskError::Limit(why)),
+            }
         }
         let capabilities = self.core.lifecycle().negotiated().map(|n| &n.capabilities);
         let declared = capabilities.is_some_and(supports);

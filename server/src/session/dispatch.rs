@@ -6,19 +6,61 @@
 use super::{ActorIo, SessionActor};
 use crate::actors::principal::AnswerBody;
 use crate::core::session::Event;
+use crate::mrtr::{Binding, Carried};
 use actix::prelude::*;
-use mcpl_protocol::jsonrpc::{ECHO_LIMIT, Response, clip};
-use mcpl_transport::Inbound;
+use mcpl_protocol::jsonrpc::{ECHO_LIMIT, Message, Request, Response, clip};
+use mcpl_transport::{Inbound, Principal};
 
 impl SessionActor {
     pub(super) fn on_inbound(&mut self, item: Inbound, ctx: &mut Context<Self>) {
         self.refresh_manifest();
         match item {
+            Inbound::Message {
+                message: Message::Request(req),
+                ..
+            } if self.core.serves_modern_call(&req) => self.read_modern_call(req),
             Inbound::Message { message, .. } => self.core.handle_message(message),
             Inbound::Malformed { error, .. } => self.core.handle_malformed(&error),
             Inbound::TooLarge { size, limit, .. } => self.core.handle_too_large(size, limit),
         }
         self.drive(ctx);
+    }
+
+    /// A modern `tools/call`: what its params carry for its handler's questions read and
+    /// checked first (MRTR, `mrtr.rs`), then the call read as any other.
+    fn read_modern_call(&mut self, req: Request) {
+        #[derive(serde::Deserialize)]
+        struct Target {
+            #[serde(default)]
+            name: String,
+            #[serde(default)]
+            arguments: Option<serde_json::Value>,
+        }
+        let params = req.params.as_deref();
+        let target = params
+            .and_then(|p| serde_json::from_str::<Target>(p.get()).ok())
+            .unwrap_or(Target {
+                name: String::new(),
+                arguments: None,
+            });
+        let principal = match &self.principal {
+            Principal::Named(name) => Some(name.clone()),
+            Principal::Anonymous(_) => None,
+        };
+        let binding = Binding::new(
+            &req.method,
+            &target.name,
+            target.arguments.as_ref(),
+            principal,
+        );
+        let now = self.shared.clock.now();
+        match Carried::read(params, binding, &self.shared.state_key, now) {
+            Ok(input) => self.core.handle_modern_call(req, input),
+            Err(e) => {
+                tracing::debug!(session = %self.id, id = %req.id, error = %e.message, "a modern call's requestState or inputResponses refused");
+                self.core.refuse(req.id, e)
+            }
+        }
     }
 
     /// The host's response to one of the session's requests.

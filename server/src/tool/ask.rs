@@ -1,14 +1,26 @@
-//! What a tool handler asks of its client while its call runs (MCP 2025-11-25, "Client
-//! Features"): a model completion ([`ToolContext::create_message`], `sampling/createMessage`),
-//! input from the user ([`ToolContext::elicit`], `elicitation/create`), or the client's
-//! roots ([`ToolContext::list_roots`], `roots/list`).
+//! What a tool handler asks of its client while its call runs (MCP "Client Features"): a
+//! model completion ([`ToolContext::create_message`], `sampling/createMessage`), input from
+//! the user ([`ToolContext::elicit`], `elicitation/create`), or the client's roots
+//! ([`ToolContext::list_roots`], `roots/list`).
 //!
-//! MCP lets a server send these only to a client that declared the capability, and only
+//! MCP lets a server ask these only of a client that declared the capability, and only
 //! while serving one of its requests; both are checked before anything is written
-//! ([`AskError::NotSupported`], [`AskError::CallEnded`]). The request travels with the call
-//! (on Streamable HTTP, on the call's own answer stream), waits at most the server's
-//! [`ask_timeout`](crate::ServerBuilder::ask_timeout), and is cancelled towards the client
-//! if the call ends first.
+//! ([`AskError::NotSupported`], [`AskError::CallEnded`]).
+//!
+//! **A legacy client** (MCP 2025-11-25, a connection opened with `initialize`) is sent the
+//! request: it travels with the call (on Streamable HTTP, on the call's own answer stream),
+//! waits at most the server's [`ask_timeout`](crate::ServerBuilder::ask_timeout), and is
+//! cancelled towards the client if the call ends first.
+//!
+//! **A modern client** (MCP 2026-07-28) is never sent a request: its question travels in
+//! an `InputRequiredResult` (multi round-trip requests, MRTR). The call is answered with
+//! the question and a signed `requestState`, and this run of the handler ends
+//! ([`AskError::InputRequired`]); the client's retry of the call, carrying its
+//! `inputResponses`, runs the handler again from the start, and the same question then
+//! returns the client's answer at once. **\[project\]** So a handler should do before its
+//! questions only what it may do again. A client that did not declare the capability in
+//! the call's `_meta` gets -32021 and the handler [`AskError::CallEnded`]. The bounds and
+//! the state's checks are the crate's `mrtr.rs`; the README, "Readings", states the design.
 //!
 //! ```
 //! use mcpl_protocol::client_features::{CreateMessageParams, ElicitAction, ElicitParams};
@@ -56,17 +68,21 @@ pub enum AskError {
         /// The capability: `sampling`, `elicitation` or `roots`.
         capability: &'static str,
     },
-    /// The call is an MCP 2026-07-28 request, which a server may not send requests for:
-    /// its questions go back in an `InputRequiredResult` (MRTR), which this server does not
-    /// build yet. The client declared the capability; a call whose client did not is
-    /// answered -32021 instead and its handler hears [`AskError::CallEnded`].
+    /// The call is an MCP 2026-07-28 request that carried no answer to this question: it
+    /// went to the client in the call's `InputRequiredResult`, and this run of the handler
+    /// has ended (it is cancelled; whatever it returns is dropped). The client's retry runs
+    /// the handler again, and this question then returns the client's answer (module docs).
     #[error(
-        "the client speaks MCP 2026-07-28, where {capability} is asked through an InputRequiredResult, not yet served here"
+        "the client speaks MCP 2026-07-28: {capability} was asked in an InputRequiredResult, and the call's retry will carry the answer"
     )]
-    Modern {
+    InputRequired {
         /// The capability: `sampling`, `elicitation` or `roots`.
         capability: &'static str,
     },
+    /// The call is an MCP 2026-07-28 request and asking would pass a bound of MRTR's: too
+    /// many questions in one run, or answers that outgrow the request state.
+    #[error("the question cannot be asked: {0}")]
+    Limit(String),
     /// The call asking was answered or cancelled: nobody waits for the answer.
     #[error("the tool call has ended")]
     CallEnded,

@@ -35,7 +35,8 @@
 
 use super::SessionCore;
 use super::output::{Event, Forward, Io, Transmit};
-use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, Request, Response};
+use crate::mrtr::Carried;
+use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, RawValue, Request, Response};
 use mcpl_protocol::mcp::{
     ClientCapabilities, Implementation, LOGGING_CAPABILITY, ListToolsParams, LoggingLevel,
     ServerCapabilities, ToolsCapability,
@@ -60,6 +61,8 @@ pub(crate) struct ModernCall {
     capabilities: ClientCapabilities,
     /// The caching hints its result carries.
     cache: Option<CacheHints>,
+    /// A `tools/call`'s answers to its handler's questions (MRTR, `mrtr.rs`).
+    input: Option<Carried>,
 }
 
 /// What makes a result modern: see [`modern::complete`].
@@ -172,6 +175,7 @@ impl<T: Io> SessionCore<T> {
             log_level: meta.log_level,
             capabilities: meta.client_capabilities,
             cache: None,
+            input: None,
         };
         match route {
             ModernRoute::Discover => {
@@ -198,7 +202,9 @@ impl<T: Io> SessionCore<T> {
             },
             ModernRoute::CallTool => match req.params_as::<mcpl_protocol::CallToolParams>() {
                 Ok(p) => {
-                    self.modern.insert(req.id.clone(), call);
+                    let input = self.next_input.take();
+                    self.modern
+                        .insert(req.id.clone(), ModernCall { input, ..call });
                     self.call_tool(req.id, p);
                 }
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
@@ -278,6 +284,53 @@ impl<T: Io> SessionCore<T> {
         );
         self.modern.remove(call);
         self.send(Response::err(Some(call.clone()), e).into());
+    }
+
+    /// Whether `req` is a modern `tools/call` this session serves itself (not detached, its
+    /// `_meta` and version in order): one whose MRTR input the actor reads first
+    /// ([`SessionCore::handle_modern_call`]).
+    pub(crate) fn serves_modern_call(&self, req: &Request) -> bool {
+        req.method == CallTool::NAME
+            && !self.detach_modern
+            && matches!(self.modern_meta(req), Ok(Some(m)) if m.check_version().is_ok())
+    }
+
+    /// [`SessionCore::handle_message`] for a request [`SessionCore::serves_modern_call`]
+    /// said yes to, with what its params carry for its handler's questions.
+    pub(crate) fn handle_modern_call(&mut self, req: Request, input: Carried) {
+        self.next_input = Some(input);
+        self.handle_message(Message::Request(req));
+        self.next_input = None;
+    }
+
+    /// Refuses a request with `e`, before it was read.
+    pub(crate) fn refuse(&mut self, id: Id, e: ErrorObject) {
+        self.send(Response::err(Some(id), e).into());
+    }
+
+    /// A modern call's answers to its handler's questions, while it runs.
+    pub(crate) fn modern_input(&mut self, call: &Id) -> Option<&mut Carried> {
+        self.modern.get_mut(call).and_then(|c| c.input.as_mut())
+    }
+
+    /// A modern call's handler asked a question the call carried no answer to: the call is
+    /// answered with `result`, an `InputRequiredResult`, and its handler stopped (MRTR,
+    /// `mrtr.rs`: the retry runs it again).
+    pub(crate) fn modern_input_required(&mut self, call: &Id, result: Box<RawValue>) {
+        let reply = ModernReply {
+            info: self.profile.info.clone(),
+            cache: None,
+        };
+        self.cancel(
+            call,
+            Some("its question went to the client in an InputRequiredResult"),
+        );
+        self.modern.remove(call);
+        let response = Response {
+            id: Some(call.clone()),
+            outcome: Ok(result),
+        };
+        self.send(reply.apply(response.into()));
     }
 
     /// Forgets a modern request that will not be answered (cancelled).
