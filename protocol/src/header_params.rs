@@ -11,7 +11,7 @@
 //! | [`header_params`] | which properties a schema marks, and whether the marks are valid ("Schema Extension": a client MUST leave out a tool whose marks are not) |
 //! | [`encode_value`] | an argument's header value ("Value Encoding": strings as they are, integers in decimal, booleans in lowercase, `=?base64?…?=` where plain ASCII cannot carry it) |
 //! | [`decode_value`] | a header value as sent, decoded; invalid characters refused (a server MUST reject them) |
-//! | [`matches`] | a decoded header against the body's value (integers compared as numbers) |
+//! | [`matches()`] | a decoded header against the body's value (integers compared as numbers) |
 //!
 //! The same encoding carries `Mcp-Name` ([`encode_text`], [`decode_value`]).
 
