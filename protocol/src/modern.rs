@@ -130,7 +130,7 @@ pub fn is_modern_version(version: &str) -> bool {
 
 /// True when an `initialize` request is a modern one: its `_meta` names a protocol version
 /// and its params carry no `protocolVersion` of their own, so it is no legacy handshake
-/// but a modern request for a method 2026-07-28 removed. **[project]** reading of
+/// but a modern request for a method 2026-07-28 removed. **\[project\]** reading of
 /// `basic/versioning.md` ("A request carrying modern per-request `_meta` is served
 /// statelessly"; "An `initialize` request selects legacy semantics"): the request's own
 /// params decide which sentence applies, and a modern one gets -32601 (on HTTP with 404,
