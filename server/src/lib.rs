@@ -19,7 +19,7 @@
 //! | `actors` | the Registry actor (one per server: who is connected, principals started and retired), the Principal actor (one per principal) and the Instance actor (one per open instance) |
 //! | `ids` | `SessionId`, `InstanceId`: what actors and cores name each other by |
 //! | `shared` | what every actor of a server reads: manifest, catalog, logic, limits, clock, id counters |
-//! | `core` | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`) the actors drive; private, so that what authors see is only what they use (its errors an author meets, [`OpenError`] and [`CloseError`], are re-exported) |
+//! | `core` | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`, and the cores that compose them: `SessionCore`, `PrincipalCore`, `InstanceCore`) the actors drive; private, so that what authors see is only what they use (its errors an author meets, [`OpenError`] and [`CloseError`], are re-exported) |
 //! | [`push`] | [`PushEvent`] and [`PushError`] (SPEC §9) |
 //! | [`manifest`] | manifest checks, each host's view of it, changed domains (SPEC §17) |
 //! | [`listen`] | [`Server::serve_ws`], [`Server::serve_http`], [`Server::serve_stdio`]: bind, accept, a session per connection |
@@ -74,8 +74,9 @@
 //!
 //! # How RFC-014 is carried out
 //!
-//! - **Who owns what** (§4.6): a principal's toolsets live in its Principal actor, not in a
-//!   connection; every change the state returns goes to each of the principal's sessions.
+//! - **Who owns what** (§4.6): a principal's toolsets live in its Principal actor's core
+//!   (`PrincipalCore`), not in a connection; every change the state returns goes to each of
+//!   the principal's sessions.
 //! - **Revs** (§5.2): each session numbers a change as it writes it, in its single write
 //!   path, so revs are consecutive per connection whichever way a change travels.
 //! - **Carriers** (§5.3): the session whose request caused a change answers with it; the

@@ -4,7 +4,8 @@
 //! again, its logic read back — so a host reconnecting adopts its instances without
 //! opening them again (§4.6, vector 9).
 //!
-//! What cannot come back ends, each with an ended record saying why, and the rest load:
+//! What cannot come back ends, each with an ended record saying why
+//! (`core/principal_core/restore.rs`), and the rest load:
 //! an instance whose logic is not [`Durable`](crate::Durable)
 //! ([`REASON_NOT_KEPT`]), whose record is missing ([`REASON_LOST`]), unreadable or in a
 //! format its logic does not read (the reason names the store and what was wrong), or
@@ -15,8 +16,9 @@
 //! instances can link to each other before either runs.
 
 use crate::actors::instance::{InstanceActor, Link, ToPrincipal};
-use crate::actors::principal::{InstanceLink, PrincipalActor, Registrar};
+use crate::actors::principal::{PrincipalActor, Registrar};
 use crate::author::{Logic, ParticipantId};
+use crate::core::principal_core::read_back;
 use crate::core::{InstanceKey, PrincipalState};
 use crate::ids::InstanceId;
 use crate::shared::Shared;
@@ -141,47 +143,23 @@ pub(crate) fn restore(
         let Some(ctx) = contexts.remove(&name) else {
             continue;
         };
-        let mut state = PrincipalState::restore(
+        let state = PrincipalState::restore(
             shared.catalog(),
             shared.principal_config.clone(),
             shared.ended_ids.clone(),
             record.state,
             now,
         );
-        let mut links = BTreeMap::new();
-        for l in record.links {
-            if state.instance(&l.key).is_none() {
-                continue;
-            }
-            match instances.get(&l.instance) {
-                Some(addr) => {
-                    let link = InstanceLink {
-                        addr: addr.clone(),
-                        id: InstanceId(l.instance),
-                        who: ParticipantId(l.who),
-                    };
-                    links.insert(l.key, link);
-                }
-                None => {
-                    if !ends.contains_key(&l.instance) {
-                        lost.insert(l.instance);
-                    }
-                    let reason = ends.get(&l.instance).map_or(REASON_LOST, String::as_str);
-                    let _ = state.end(&l.key, reason, now);
-                }
-            }
-        }
-        // An instance the state has but no link reaches did not survive either (its
-        // actor is started anew only for a default-open toolset, by the actor itself).
-        let unlinked: Vec<InstanceKey> = state
-            .instances()
-            .map(|i| i.key().clone())
-            .filter(|k| !links.contains_key(k) && shared.catalog().is_instanced(&k.toolset))
-            .collect();
-        for key in unlinked {
-            let _ = state.end(&key, REASON_LOST, now);
-            lost_unlinked += 1;
-        }
+        let back = read_back(
+            state,
+            record.links,
+            |id| instances.get(&id).cloned(),
+            |id| ends.get(&id).cloned(),
+            now,
+        );
+        lost.extend(back.lost);
+        lost_unlinked += back.lost_unlinked;
+        let (state, links) = (back.state, back.links);
         let principal = Principal::Named(name);
         let generation = next_generation();
         let actor = PrincipalActor::restored(

@@ -3,7 +3,8 @@
 //! Time comes in as a [`std::time::SystemTime`] argument; every output is a returned value
 //! (a [`HintDraft`] of changes to send, a record, a typed error). The actors around these
 //! cores — `SessionActor` (one per connection), `PrincipalActor` (one per principal) and
-//! `InstanceActor` (one per toolset instance) — feed a core, and send what it returned. Every rule
+//! `InstanceActor` (one per toolset instance) — feed a core, and send what it returned; no
+//! actor file decides a rule of the RFC. Every rule
 //! of the spec that lives here is marked with its section of `shared/spec/RFC-014.md`.
 //!
 //! | module | core | owns | spec |
@@ -16,12 +17,15 @@
 //! | [`lifecycle`] | `Lifecycle` | one connection's phases (`initialize`, `featureSets/update`), the negotiated version and features, the grant | SPEC §3, §6 |
 //! | [`catalog`] | [`Catalog`] | the tools with their declared hints, the toolset declarations, what each kind of host is shown, manifest diffs | §3, §4.1, §8 |
 //! | [`principal`] | [`PrincipalState`] | one principal's open instances, per-instance visibility and definitions, ended records, call resolution | §4.2–§4.6, §5.1, §7 |
+//! | `principal_core` | `PrincipalCore` | one principal in the style of `SessionCore`: its sessions, links to instances and invitations in; what to tell whom, instances to start, join, close or leave out, drained with `poll`; the default opens, the last connection's end, the implicit opens for plain hosts, the asked or shown end, the split of each change among the sessions, invitations and their names, where a call goes | §4.1, §4.2, §4.3, §4.5, §4.6, §5.3, §7, §8 |
+//! | `instance_core` | `InstanceCore` | one toolset instance: its participants, links, waiting calls, invitations; a step's effects in, one batch per participant principal, invitations, timers out; the end and a panic's end, who may call and join, leaving | §4.2, §4.3, §4.5, §4.6, §5.3, §7 |
+//! | `batch` | `Batch` | what one step of an instance means for one principal, and what an instance answers an open, a join or a close | §5.1, §5.3 |
 //!
 //! How the actors use them, in one picture:
 //!
 //! ```text
-//!  host ──toolsets/open──▶ SessionActor ──▶ Principal: PrincipalState::open ─▶ HintDraft
-//!                                           │ (runs the toolset's logic: set_visible, …)
+//!  host ──toolsets/open──▶ SessionActor ──▶ PrincipalActor: PrincipalCore::handle_open ─▶ poll: Start, Tell
+//!                                           │ (InstanceActor runs the toolset's logic: set_visible, …)
 //!                                           ├─▶ SessionActor A: Sequencer::stamp(draft) ─▶ result _meta
 //!                                           └─▶ SessionActor B: Sequencer::stamp(draft) ─▶ push / tools/hints
 //! ```
@@ -30,18 +34,19 @@
 //! numbers it on its own counter (§4.6, vector 14). A connection whose host did not
 //! advertise `toolHints` gets none of it (§2, §8, vector 8).
 
+pub(crate) mod batch;
 pub mod carrier;
 pub mod catalog;
 pub mod draft;
+pub(crate) mod instance_core;
 pub mod lifecycle;
 pub mod principal;
+pub(crate) mod principal_core;
 pub(crate) mod requests;
 pub mod sequencer;
 pub(crate) mod session;
 
-pub use catalog::{
-    Catalog, CatalogError, HostView, OptionsProblem, PlainCall, PlainHosts, ToolDecl,
-};
+pub use catalog::{Catalog, CatalogError, OptionsProblem, PlainCall, PlainHosts, ToolDecl};
 pub use draft::HintDraft;
 pub use principal::{
     CallReply, CloseError, EndedIds, InstanceKey, OpenError, OpenOutcome, Opened, PrincipalConfig,

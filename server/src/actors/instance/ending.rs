@@ -2,6 +2,7 @@
 //! a timer's wake — each a step of the logic, or the actor's end once nobody links to it.
 
 use super::*;
+use crate::author::ParticipantId;
 
 impl Handler<CloseInstance> for InstanceActor {
     type Result = MessageResult<CloseInstance>;
@@ -11,14 +12,14 @@ impl Handler<CloseInstance> for InstanceActor {
         CloseInstance { who }: CloseInstance,
         ctx: &mut Context<Self>,
     ) -> Self::Result {
-        let Some(key) = self.links.get(&who).map(|l| l.key.clone()) else {
+        let Some(key) = self.core.link(who).map(|l| l.key.clone()) else {
             return MessageResult(Closed {
                 content: Vec::new(),
                 batch: None,
             });
         };
         let (content, batch) = self.close_step(who, ctx);
-        let mut batch = batch.unwrap_or_else(|| Batch::new(self.id, key));
+        let mut batch = batch.unwrap_or_else(|| Batch::new(self.core.id(), key));
         self.remove(who, &mut batch);
         self.stop_if_unlinked(ctx);
         batch.kept = batch.kept.max(self.written_at);
@@ -33,15 +34,13 @@ impl Handler<Leave> for InstanceActor {
     type Result = ();
 
     fn handle(&mut self, Leave { who }: Leave, ctx: &mut Context<Self>) {
-        let Some(link) = self.links.get(&who).cloned() else {
+        let Some(link) = self.core.link(who).cloned() else {
             return;
         };
         let (_, batch) = self.close_step(who, ctx);
-        let mut batch = batch.unwrap_or_else(|| Batch::new(self.id, link.key.clone()));
+        let mut batch = batch.unwrap_or_else(|| Batch::new(self.core.id(), link.key.clone()));
         // Its record already ended on its side: only answers still matter to it.
-        batch.changes.clear();
-        batch.events.clear();
-        batch.ended = None;
+        crate::core::instance_core::left(&mut batch);
         self.remove(who, &mut batch);
         self.stop_if_unlinked(ctx);
         batch.kept = batch.kept.max(self.written_at);
@@ -63,7 +62,7 @@ impl Handler<Unlink> for InstanceActor {
     type Result = ();
 
     fn handle(&mut self, Unlink { who }: Unlink, ctx: &mut Context<Self>) {
-        self.links.remove(&who);
+        self.core.handle_unlink(who);
         self.stop_if_unlinked(ctx);
     }
 }

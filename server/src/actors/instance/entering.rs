@@ -1,23 +1,21 @@
 //! How participants enter an instance: the opener starts it (the logic's open step), and
-//! an invited principal joins it (its join step).
+//! an invited principal joins it (its join step, once the core admits it).
 
 use super::*;
+use crate::author::Refusal;
 
 impl Handler<Start> for InstanceActor {
     type Result = Result<Entered, EnterFailure>;
 
     fn handle(&mut self, m: Start, ctx: &mut Context<Self>) -> Self::Result {
         let opener = m.opening.opener;
-        self.participants = vec![Participant {
-            id: opener,
-            kind: ParticipantKind::Principal(m.opening.principal.clone()),
-        }];
-        if let Some(name) = &m.link.key.instance {
-            self.names.insert(opener, name.clone());
-        }
-        self.links.insert(opener, m.link);
-        self.name = m.opening.instance.clone();
-        self.options = m.opening.options.clone();
+        self.core.handle_start(
+            opener,
+            m.opening.principal.clone(),
+            m.link,
+            m.opening.instance.clone(),
+            m.opening.options.clone(),
+        );
         let logic = m.logic;
         match self.run(|cx| logic.open(m.opening, cx)) {
             Ok((Ok(started), effects)) => {
@@ -30,13 +28,13 @@ impl Handler<Start> for InstanceActor {
                 })
             }
             Ok((Err(refusal), _)) => {
-                self.links.clear();
+                self.core.handle_start_failed();
                 ctx.stop();
                 Err(EnterFailure::Refused(refusal))
             }
             Err(panic) => {
-                tracing::error!(instance = %self.id, toolset = %self.toolset, %panic, "the toolset's open panicked");
-                self.links.clear();
+                tracing::error!(instance = %self.core.id(), toolset = %self.core.toolset(), %panic, "the toolset's open panicked");
+                self.core.handle_start_failed();
                 ctx.stop();
                 Err(EnterFailure::Internal)
             }
@@ -48,27 +46,16 @@ impl Handler<Join> for InstanceActor {
     type Result = Result<Entered, EnterFailure>;
 
     fn handle(&mut self, m: Join, ctx: &mut Context<Self>) -> Self::Result {
-        let invited = self
-            .participants
-            .get(m.who.0 as usize)
-            .is_some_and(|p| p.kind == ParticipantKind::Invited(m.principal.clone()));
-        if let Some(reason) = &self.ended {
-            return Err(EnterFailure::Refused(crate::author::Refusal::new(format!(
-                "it has ended: {reason}"
-            ))));
-        }
-        let Some(mut logic) = self.logic.take().filter(|_| invited) else {
-            return Err(EnterFailure::Refused(crate::author::Refusal::new(
+        self.core
+            .admit_join(m.who, &m.principal)
+            .map_err(EnterFailure::Refused)?;
+        let Some(mut logic) = self.logic.take() else {
+            return Err(EnterFailure::Refused(Refusal::new(
                 "the invitation is no longer open",
             )));
         };
         let who = m.who;
-        self.participants[who.0 as usize].kind = ParticipantKind::Principal(m.principal.clone());
-        self.invited.remove(&who);
-        if let Some(name) = &m.link.key.instance {
-            self.names.insert(who, name.clone());
-        }
-        self.links.insert(who, m.link);
+        self.core.handle_join(who, m.principal.clone(), m.link);
         match self.run(|cx| logic.join(who, cx)) {
             Ok((Ok(joined), effects)) => {
                 self.logic = Some(logic);
@@ -81,16 +68,14 @@ impl Handler<Join> for InstanceActor {
             }
             Ok((Err(refusal), effects)) => {
                 self.logic = Some(logic);
-                self.participants[who.0 as usize].kind = ParticipantKind::Left(m.principal);
-                self.links.remove(&who);
+                self.core.handle_join_failed(who, m.principal);
                 self.dispatch(effects, None, None, None, ctx);
                 self.stop_if_unlinked(ctx);
                 Err(EnterFailure::Refused(refusal))
             }
             Err(panic) => {
                 // The joiner's record was never announced: it hears nothing of the end.
-                self.participants[who.0 as usize].kind = ParticipantKind::Left(m.principal);
-                self.links.remove(&who);
+                self.core.handle_join_failed(who, m.principal);
                 self.fail(&panic, None, None, ctx);
                 self.stop_if_unlinked(ctx);
                 Err(EnterFailure::Internal)

@@ -1,12 +1,15 @@
 //! The Instance actor: one per open instance, running the toolset's logic (a game) for its
-//! participants.
+//! participants, and driving its [`InstanceCore`](crate::core::instance_core), which
+//! decides every rule of the RFC about it.
 //!
 //! Each handler runs one **step** of the logic — an open, a join, a call, a close, a
-//! timer or a wake, an invitation delivered or declined — with a fresh [`InstanceContext`], then turns the effects it recorded into one
-//! [`Batch`] per participant principal (its record's changes, its events, answers to its
-//! calls, the end). The principal that awaits the step (an open, a join, a close) gets its
-//! batch in the reply; the others get theirs as messages. Bots and invited principals get
-//! nothing.
+//! timer or a wake, an invitation delivered or declined — with a fresh [`InstanceContext`],
+//! then hands the effects it recorded to the core, which turns them into one [`Batch`] per
+//! participant principal (its record's changes, its events, answers to its calls, the end)
+//! and the invitations to send. The actor keeps the record, sets the timers, runs the
+//! blocking work, and sends: the principal that awaits the step (an open, a join, a close)
+//! gets its batch in the reply; the others get theirs as messages. Bots and invited
+//! principals get nothing.
 //!
 //! A panic in the logic is caught here: the instance ends with the reason
 //! [`INTERNAL_ERROR`] for every participant, the calls it owed are answered with -32603, and
@@ -15,6 +18,15 @@
 //! **Lifetime.** The actor lives while some principal links to it: a principal unlinks by
 //! closing, leaving, or applying the instance's end. So a call forwarded just before the end
 //! still finds the actor and is answered ("it has ended").
+//!
+//! | file | what |
+//! |---|---|
+//! | `messages.rs` | what a principal and an instance say to each other |
+//! | `step.rs` | running one step of the logic and carrying out what the core made of it |
+//! | `entering.rs` | the opener's start and an invited principal's join |
+//! | `ending.rs` | a close, a leave, an unlink, a timer's wake |
+//! | `invitations.rs` | an invitation named or declined by its principal |
+//! | `durable.rs` | its record in the store; read back at a restart (issue #15) |
 
 mod durable;
 mod ending;
@@ -26,65 +38,39 @@ mod step;
 
 pub(crate) use messages::Call as CallIn;
 pub(crate) use messages::{
-    Batch, CallAnswer, Change, CloseInstance, Closed, Decline, EnterFailure, Entered, ForPrincipal,
+    Batch, CallAnswer, CloseInstance, Closed, Decline, EnterFailure, Entered, ForPrincipal,
     Invitation, InvitationNamed, InvitationWithdrawn, Join, Leave, Link, Start, ToPrincipal,
     Unlink, Woken,
 };
 pub(crate) use step::panic_message;
 
-use crate::author::{
-    CallId, InstanceWaker, Logic, Participant, ParticipantId, ParticipantKind, Reply, ToolCall,
-};
+pub use crate::core::instance_core::INTERNAL_ERROR;
+
+use crate::author::{CallId, InstanceWaker, Logic, Reply, ToolCall};
+use crate::core::instance_core::{InstanceCore, Outgoing, Waiter};
 use crate::ids::InstanceId;
-use crate::ids::SessionId;
 use crate::shared::Shared;
 use crate::store::Ticket;
 use actix::WeakAddr;
 use actix::prelude::*;
-use mcpl_protocol::jsonrpc::Id;
 use mcpl_protocol::mcp::CallToolResult;
-use mcpl_transport::Principal;
-use serde_json::Value;
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::VecDeque;
 use std::sync::Arc;
 
-/// The reason an instance ends with when its logic panicked.
-pub const INTERNAL_ERROR: &str = "internal error";
-
-/// A call answered later.
-#[derive(Debug, Clone)]
-struct Waiter {
-    who: ParticipantId,
-    session: SessionId,
-    request: Id,
-    /// Its caller's changes wait for its answer ([`InstanceContext::hold_for`]).
-    hold: bool,
-}
+#[cfg(doc)]
+use crate::author::InstanceContext;
 
 /// One open instance. See the module docs.
 pub(crate) struct InstanceActor {
     shared: Arc<Shared>,
     /// Where invitations go: the registry, which reaches principals without an actor.
     router: Recipient<ToPrincipal>,
-    id: InstanceId,
-    toolset: String,
-    /// The opener's name for the instance, suggested to those it invites.
-    name: Option<String>,
-    options: Value,
+    /// The instance's rules (`core/instance_core.rs`).
+    core: InstanceCore<Recipient<Batch>>,
+    /// The toolset's logic; gone once the instance ended.
     logic: Option<Box<dyn Logic>>,
-    participants: Vec<Participant>,
-    /// Participant principals that have the instance open, and their records.
-    links: BTreeMap<ParticipantId, Link>,
-    /// Invited principals that have not joined, to withdraw the invitation from.
-    invited: BTreeMap<ParticipantId, Invitee>,
-    waiting: BTreeMap<CallId, Waiter>,
-    next_call: u64,
-    /// Set once the instance ended; it then only answers until every link is gone.
-    ended: Option<String>,
     /// This actor, for the wakers its logic hands out.
     me: Option<WeakAddr<InstanceActor>>,
-    /// The instance's name as each participant principal knows it (§7).
-    names: BTreeMap<ParticipantId, String>,
     /// The record last handed to the store (issue #15), so an unchanged one is not
     /// written again.
     saved: Option<Vec<u8>>,
@@ -103,15 +89,6 @@ pub(crate) struct InstanceActor {
     sending_waits: bool,
 }
 
-/// An invited principal that has not joined, with what it was invited with (to invite it
-/// again after a restart).
-#[derive(Debug, Clone)]
-struct Invitee {
-    principal: Principal,
-    reason: String,
-    options: Option<Value>,
-}
-
 impl InstanceActor {
     pub(crate) fn new(
         shared: Arc<Shared>,
@@ -122,19 +99,9 @@ impl InstanceActor {
         InstanceActor {
             shared,
             router,
-            id,
-            toolset,
-            name: None,
-            options: Value::Object(Default::default()),
+            core: InstanceCore::new(id, toolset),
             logic: None,
-            participants: Vec::new(),
-            links: BTreeMap::new(),
-            invited: BTreeMap::new(),
-            waiting: BTreeMap::new(),
-            next_call: 0,
-            ended: None,
             me: None,
-            names: BTreeMap::new(),
             saved: None,
             written_at: Ticket::NONE,
             resuming: false,
@@ -153,13 +120,14 @@ impl InstanceActor {
 
     /// Stops once no principal links here any more.
     fn stop_if_unlinked(&mut self, ctx: &mut Context<Self>) {
-        if self.links.is_empty() {
-            self.withdraw_invitations();
+        if self.core.is_unlinked() {
+            let withdrawn = self.core.withdraw_all();
+            self.post(withdrawn, ctx);
             // The withdrawals go whatever becomes of the forgetting (a record left behind
             // has no link, and is forgotten after a restart), after what waited.
             self.send_all();
             self.flush_outbox();
-            let _ = self.shared.write_instance(self.id.0, None);
+            let _ = self.shared.write_instance(self.core.id().0, None);
             ctx.stop();
         } else {
             // Nobody is told of a participant leaving; what could not be kept here is
@@ -168,12 +136,43 @@ impl InstanceActor {
         }
     }
 
-    fn withdraw_invitations(&mut self) {
-        for (who, Invitee { principal, .. }) in std::mem::take(&mut self.invited) {
-            self.outbox.push(ToPrincipal {
-                principal,
-                message: ForPrincipal::Withdrawn(InvitationWithdrawn { id: self.id, who }),
-            });
+    /// Puts the core's messages for other principals in the outbox.
+    fn post(&mut self, outgoing: Vec<Outgoing>, ctx: &mut Context<Self>) {
+        for o in outgoing {
+            let m = self.to_principal(o, ctx);
+            self.outbox.push(m);
+        }
+    }
+
+    /// A message of the core as the registry routes it.
+    fn to_principal(&self, o: Outgoing, ctx: &mut Context<Self>) -> ToPrincipal {
+        let id = self.core.id();
+        match o {
+            Outgoing::Invite {
+                to,
+                who,
+                toolset,
+                name,
+                options,
+                reason,
+                from,
+            } => ToPrincipal {
+                principal: to,
+                message: ForPrincipal::Invitation(Invitation {
+                    instance: ctx.address(),
+                    id,
+                    who,
+                    toolset,
+                    name,
+                    options,
+                    reason,
+                    from,
+                }),
+            },
+            Outgoing::Withdraw { to, who } => ToPrincipal {
+                principal: to,
+                message: ForPrincipal::Withdrawn(InvitationWithdrawn { id, who }),
+            },
         }
     }
 
@@ -234,36 +233,10 @@ impl InstanceActor {
         }
     }
 
-    /// A participant leaves: it is no longer reached, and calls it still waits on are
-    /// answered (into `batch`, which goes to its principal).
-    fn remove(&mut self, who: ParticipantId, batch: &mut Batch) {
-        if let Some(p) = self.participants.get_mut(who.0 as usize)
-            && let ParticipantKind::Principal(principal) = &p.kind
-        {
-            p.kind = ParticipantKind::Left(principal.clone());
-        }
-        self.links.remove(&who);
-        let theirs: Vec<CallId> = self
-            .waiting
-            .iter()
-            .filter(|(_, w)| w.who == who)
-            .map(|(c, _)| *c)
-            .collect();
-        for c in theirs {
-            if let Some(w) = self.waiting.remove(&c) {
-                batch.answers.push(CallAnswer {
-                    session: w.session,
-                    request: w.request,
-                    outcome: Ok(CallToolResult::error(
-                        "You closed this instance; the call was not answered.",
-                    )),
-                    deferred: true,
-                });
-            }
-        }
-        // Nobody left to play for: it ends without anyone to tell.
-        if self.ended.is_none() && !self.participants.iter().any(Participant::is_present) {
-            self.ended = Some("closed".to_owned());
+    /// A participant leaves: the core answers the calls it still waits on into `batch`;
+    /// the logic goes if nobody is left to play for.
+    fn remove(&mut self, who: crate::author::ParticipantId, batch: &mut Batch) {
+        if self.core.remove(who, batch) {
             self.logic = None;
         }
     }
@@ -274,14 +247,14 @@ impl Actor for InstanceActor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.me = Some(ctx.address().downgrade());
-        tracing::debug!(instance = %self.id, toolset = %self.toolset, "instance started");
+        tracing::debug!(instance = %self.core.id(), toolset = %self.core.toolset(), "instance started");
         if std::mem::take(&mut self.resuming) {
             self.resume(ctx);
         }
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        tracing::debug!(instance = %self.id, toolset = %self.toolset, "instance stopped");
+        tracing::debug!(instance = %self.core.id(), toolset = %self.core.toolset(), "instance stopped");
     }
 }
 
@@ -289,37 +262,21 @@ impl Handler<CallIn> for InstanceActor {
     type Result = ();
 
     fn handle(&mut self, m: CallIn, ctx: &mut Context<Self>) {
-        let waiter = Waiter {
-            who: m.who,
-            session: m.session,
-            request: m.request,
-            hold: false,
-        };
-        let refusal = match (&self.ended, self.links.contains_key(&m.who)) {
-            (Some(reason), _) => Some(format!("{} has ended: {reason}", self.toolset)),
-            (None, false) => Some(format!(
-                "You are no longer in this {} instance.",
-                self.toolset
-            )),
-            (None, true) => None,
-        };
-        let logic = match refusal {
-            Some(text) => None.ok_or(text),
-            None => self
+        let waiter = Waiter::new(m.who, m.session, m.request);
+        let logic = match self.core.admit_call(m.who) {
+            Err(text) => Err(text),
+            Ok(()) => self
                 .logic
                 .take()
-                .ok_or_else(|| format!("{} has ended", self.toolset)),
+                .ok_or_else(|| format!("{} has ended", self.core.toolset())),
         };
         let mut logic = match logic {
             Ok(logic) => logic,
             Err(text) => {
-                return answer_alone(&m.link, self.id, waiter, CallToolResult::error(text));
+                return answer_alone(&m.link, self.core.id(), waiter, CallToolResult::error(text));
             }
         };
-        let id = CallId(self.next_call);
-        self.next_call += 1;
-        // Waiting from the start, so the logic may answer it through the context too.
-        self.waiting.insert(id, waiter.clone());
+        let id: CallId = self.core.begin_call(waiter.clone());
         let call = ToolCall {
             id,
             tool: m.tool,
@@ -330,13 +287,13 @@ impl Handler<CallIn> for InstanceActor {
             Ok((reply, effects)) => {
                 self.logic = Some(logic);
                 let own = match reply {
-                    Reply::Now(result) => self.waiting.remove(&id).map(|w| (w, result)),
+                    Reply::Now(result) => self.core.end_call(id).map(|w| (w, result)),
                     Reply::Later => None,
                 };
                 self.dispatch(effects, own, Some(id), None, ctx);
             }
             Err(panic) => {
-                self.waiting.remove(&id);
+                self.core.end_call(id);
                 self.fail(&panic, Some(waiter), None, ctx);
             }
         }

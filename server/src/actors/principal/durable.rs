@@ -4,8 +4,9 @@
 //! (`actors/restore.rs`).
 
 use super::{InstanceLink, PrincipalActor, Registrar};
-use crate::actors::instance::Unlink;
 use crate::core::PrincipalState;
+use crate::core::principal_core::PrincipalCore;
+use crate::ids::InstanceId;
 use crate::shared::Shared;
 use crate::store::Ticket;
 use crate::store::records::{LinkRecord, NotKept, PrincipalRecord};
@@ -52,9 +53,10 @@ impl PrincipalActor {
 
     fn record(&self) -> PrincipalRecord {
         PrincipalRecord {
-            state: self.state.snapshot(),
+            state: self.core.state().snapshot(),
             links: self
-                .links
+                .core
+                .links()
                 .iter()
                 .map(|(key, l)| LinkRecord {
                     key: key.clone(),
@@ -107,19 +109,11 @@ impl PrincipalActor {
             ),
             None => (PrincipalActor::fresh_state(&self.shared), Vec::new()),
         };
-        self.state = state;
-        let kept: BTreeMap<_, _> = links.into_iter().map(|l| (l.key, l.instance)).collect();
-        let gone: Vec<_> = self
-            .links
-            .iter()
-            .filter(|(k, l)| kept.get(*k) != Some(&l.id.0) || self.state.instance(k).is_none())
-            .map(|(k, _)| k.clone())
+        let kept: BTreeMap<_, _> = links
+            .into_iter()
+            .map(|l| (l.key, InstanceId(l.instance)))
             .collect();
-        for key in gone {
-            if let Some(link) = self.links.remove(&key) {
-                link.addr.do_send(Unlink { who: link.who });
-            }
-        }
+        self.core.handle_rolled_back(state, &kept);
     }
 
     /// Forgets the principal's record: it retires with nothing left.
@@ -144,9 +138,10 @@ impl PrincipalActor {
         state: PrincipalState,
         links: BTreeMap<crate::core::InstanceKey, InstanceLink>,
     ) -> Self {
+        let anonymous = matches!(principal, Principal::Anonymous(_));
+        let core = PrincipalCore::new(state, anonymous, shared.keep_toolsets, links);
         let mut actor = PrincipalActor::new(shared, registrar, generation, principal);
-        actor.state = state;
-        actor.links = links;
+        actor.core = core;
         // Written on its first change (or now, by the restore, if it changed in reading).
         actor.saved = Some(Vec::new());
         actor.written = Some(Vec::new());

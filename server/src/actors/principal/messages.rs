@@ -1,40 +1,20 @@
 //! What sessions and their principal say to each other.
 
 use crate::actors::instance::ToPrincipal;
-use crate::author::Event;
-use crate::core::{Catalog, HintDraft, InstanceKey, Statement};
+use crate::core::{Catalog, HintDraft, Statement};
 use crate::ids::SessionId;
-use crate::store::records::NotKept;
-use crate::tool::outcome::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
+use crate::tool::outcome::{DeclineError, Invitation};
 use actix::prelude::*;
-use mcpl_protocol::jsonrpc::{ErrorObject, Id};
-use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
+use mcpl_protocol::jsonrpc::Id;
 use mcpl_protocol::meta::Meta;
-use mcpl_protocol::toolsets::{ToolsetsCloseResult, ToolsetsOpenResult};
 use serde_json::{Map, Value};
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use tokio::sync::oneshot;
 
-/// How a request reached the principal: as `toolsets/open|close` from a host with
-/// `toolHints`, as the `toolset_open`/`toolset_close` tools of a host without (§8), or from
-/// a tool handler acting for its caller (`ToolContext::open_toolset`), whose session knows
-/// the handler by this token.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Via {
-    Rpc,
-    Compat,
-    Handler(u64),
-}
-
-/// Where the answer to a request goes. For a handler's request, `request` is the handler's
-/// `tools/call`: the changes are held for its result (§5.3).
-#[derive(Debug, Clone)]
-pub(crate) struct ReplyTo {
-    pub(crate) session: SessionId,
-    pub(crate) request: Id,
-    pub(crate) via: Via,
-}
+pub(crate) use crate::core::principal_core::{
+    Answer, AnswerBody, Deliver, HandlerAnswer, ReplyTo, Via,
+};
 
 // ---- session → principal ----
 
@@ -181,87 +161,8 @@ pub(crate) struct SwapCatalog(pub(crate) Arc<Catalog>);
 
 // ---- principal → session ----
 
-/// Changes to the principal's state, with what explains them: answers to this session's
-/// requests (which carry the changes, §5.3), events (pushed with them), or neither
-/// (`tools/hints`). The session carries it as `core/carrier.rs` decides.
-#[derive(Message, Debug)]
-#[rtype(result = "()")]
-pub(crate) struct Deliver {
-    /// The instance the changes and events are about (the push's `toolset`/`instance`).
-    pub(crate) about: Option<InstanceKey>,
-    pub(crate) draft: HintDraft,
-    pub(crate) answers: Vec<Answer>,
-    pub(crate) events: Vec<Event>,
-    /// A call of this session, still waiting, whose result is to carry the draft (§5.3:
-    /// `InstanceContext::hold_for`); see `core/carrier.rs`.
-    pub(crate) hold: Option<Id>,
-}
-
-/// The answer to one of the session's requests.
-#[derive(Debug)]
-pub(crate) struct Answer {
-    pub(crate) request: Id,
-    pub(crate) body: AnswerBody,
-    /// A deferred call answered by a step something else caused (another's move, a
-    /// timer): the delivery's changes and events are that something's, not the call's
-    /// (§5.3). See `core/carrier.rs` for what that changes when the call was cancelled.
-    pub(crate) deferred: bool,
-}
-
-/// What a request is answered with.
-#[derive(Debug)]
-pub(crate) enum AnswerBody {
-    Call(Result<CallToolResult, ErrorObject>),
-    Open(Result<ToolsetsOpenResult, ErrorObject>),
-    Close(Result<ToolsetsCloseResult, ErrorObject>),
-    /// The call goes to a tool's own handler, which the session runs.
-    RunHandler {
-        tool: String,
-        arguments: Option<Map<String, Value>>,
-        instance: Option<String>,
-        meta: Option<Meta>,
-        /// A loose tool: the session may run its later calls itself (`core/session.rs`:
-        /// direct calls).
-        direct: bool,
-    },
-    /// What a tool handler asked for (`Via::Handler(token)`); the draft is held for the
-    /// handler's result.
-    Handler {
-        token: u64,
-        answer: HandlerAnswer,
-    },
-}
-
-impl AnswerBody {
-    /// What the answer becomes when the step it answers could not be kept (issue #37
-    /// item 2): a call, open or close fails with the store's error; a handler's own
-    /// request fails the same way. A call sent on to its handler changed nothing yet.
-    pub(crate) fn refuse(&mut self, not_kept: &NotKept) {
-        match self {
-            AnswerBody::Call(r) => *r = Err(not_kept.error()),
-            AnswerBody::Open(r) => *r = Err(not_kept.error()),
-            AnswerBody::Close(r) => *r = Err(not_kept.error()),
-            AnswerBody::RunHandler { .. } => {}
-            AnswerBody::Handler { answer, .. } => answer.refuse(not_kept),
-        }
-    }
-}
-
-/// The answer to a tool handler's request.
-#[derive(Debug)]
-pub(crate) enum HandlerAnswer {
-    Open(Result<Opened, OpenToolsetError>),
-    Close(Result<Vec<ContentBlock>, CloseToolsetError>),
-}
-
-impl HandlerAnswer {
-    /// See [`AnswerBody::refuse`].
-    fn refuse(&mut self, not_kept: &NotKept) {
-        match self {
-            HandlerAnswer::Open(r) => *r = Err(OpenToolsetError::NotKept(not_kept.0.clone())),
-            HandlerAnswer::Close(r) => *r = Err(CloseToolsetError::NotKept(not_kept.0.clone())),
-        }
-    }
+impl Message for Deliver {
+    type Result = ();
 }
 
 /// The answer to `toolsets/list`.

@@ -1,20 +1,22 @@
-//! The Principal actor: one per principal, owning its [`PrincipalState`] and fanning every
-//! change out to each of the principal's sessions (§4.6).
+//! The Principal actor: one per principal, driving its [`PrincipalCore`] — which holds the
+//! principal's `PrincipalState` and decides every rule of the RFC about it
+//! (`core/principal_core.rs`) — and carrying out what the core asks: messages to its
+//! sessions and instances, instances started, joined and closed (awaited), its record in
+//! the store.
 //!
 //! | file | what |
 //! |---|---|
 //! | `messages.rs` | what sessions and the principal say to each other |
-//! | `open_reply.rs` | what an open came to, as a host's result, a handler's `Opened` or a plain host's text |
-//! | `sessions.rs` | sessions attaching, detaching, initialized, ready |
-//! | `open.rs` | `toolsets/open`: adopt, start an instance, join one it was invited to |
-//! | `close.rs` | `toolsets/close`, and ends the principal decides (last connection, manifest) |
-//! | `call.rs` | `tools/call`: where a call goes (§4.5, §8) |
-//! | `fanout.rs` | applying an instance's batch to the state; sending drafts to sessions |
-//! | `invite.rs` | invitations into shared instances |
+//! | `sessions.rs` | sessions attaching, detaching, initialized, ready, fed to the core |
+//! | `open.rs` | `toolsets/open` fed to the core; starting or joining an instance, awaited |
+//! | `close.rs` | `toolsets/close` fed to the core; asking the instance what closing did, awaited |
+//! | `call.rs` | `tools/call` fed to the core; forwarding a call to its instance |
+//! | `fanout.rs` | an instance's batch fed to the core; what it tells, sent to the sessions once kept |
+//! | `invite.rs` | invitations fed to the core; listing and declining them for a tool handler |
 //! | `durable.rs` | its record in the store, written before what changed it is delivered; read back at a restart (issue #15) |
 //!
 //! **Toolsets belong to the principal** (§4.6): the state lives here, not in a session, and
-//! every draft the state returns goes to every session, each numbering it on its own
+//! every draft the core returns goes to every session, each numbering it on its own
 //! counter. A principal without sessions keeps its instances (unless the server was built
 //! not to keep them, or it is anonymous and can never come back) and its ended records
 //! until they expire; then it retires from the server's registry (`actors/registry.rs`),
@@ -27,47 +29,25 @@ mod fanout;
 mod invite;
 pub(crate) mod messages;
 mod open;
-mod open_reply;
 mod sessions;
 
 pub(crate) use messages::*;
 
-use crate::actors::instance::InstanceActor;
-use crate::author::ParticipantId;
-use crate::core::{InstanceKey, OpenOutcome, PrincipalState};
-use crate::ids::InstanceId;
+use crate::actors::instance::{InstanceActor, Leave, Unlink};
+use crate::core::PrincipalState;
+use crate::core::principal_core::{Output, PrincipalCore, Retirement};
 use crate::ids::SessionId;
 use crate::shared::Shared;
 use crate::store::Ticket;
 use actix::prelude::*;
-use invite::Pending;
 use mcpl_transport::Principal;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
 
-/// The reason of an end when the principal's last connection closed on a server that does
-/// not keep toolsets (§4.6).
-pub const REASON_DISCONNECTED: &str = "every connection of the principal closed";
-/// The reason of an end the host asked for (`toolsets/close`).
-pub const REASON_CLOSED: &str = "closed";
-
-struct SessionLink {
-    to: SessionAddr,
-    /// Its host finished the handshake: invitations may go to it.
-    ready: bool,
-    /// Its host did not advertise `toolHints` (§8): it uses the implicit opens.
-    plain: bool,
-    /// The number of what was waiting to be told when it attached (`told_seq`): that was
-    /// before its time, and is not told to it (issue #42 item 1).
-    since: u64,
-}
+pub use crate::core::principal_core::{REASON_CLOSED, REASON_DISCONNECTED};
 
 /// This principal's record of an instance, as the instance knows it.
-pub(crate) struct InstanceLink {
-    pub(crate) addr: Addr<InstanceActor>,
-    pub(crate) id: InstanceId,
-    pub(crate) who: ParticipantId,
-}
+pub(crate) type InstanceLink = crate::core::principal_core::InstanceLink<Addr<InstanceActor>>;
 
 /// One principal. See the module docs.
 pub(crate) struct PrincipalActor {
@@ -76,14 +56,11 @@ pub(crate) struct PrincipalActor {
     /// Tells this actor from an earlier one of the same principal, for the registry.
     generation: u64,
     principal: Principal,
-    state: PrincipalState,
-    sessions: BTreeMap<SessionId, SessionLink>,
-    links: BTreeMap<InstanceKey, InstanceLink>,
-    invitations: BTreeMap<InstanceKey, Pending>,
+    /// The principal's rules: what it decides, the actor carries out (`core/principal_core.rs`).
+    core: PrincipalCore<Addr<InstanceActor>>,
+    /// How each session is reached.
+    sessions: BTreeMap<SessionId, SessionAddr>,
     retire_timer: Option<SpawnHandle>,
-    /// The instance this principal is closing on its own request, while the logic's
-    /// answer is applied: its end leaves no ended record (§4.3, `close.rs`).
-    closing: Option<InstanceKey>,
     /// The record last kept in the store (issue #15), what a change that could not be
     /// kept goes back to; `None` until one was.
     saved: Option<Vec<u8>>,
@@ -121,17 +98,16 @@ impl PrincipalActor {
         principal: Principal,
     ) -> Self {
         let state = Self::fresh_state(&shared);
+        let anonymous = matches!(principal, Principal::Anonymous(_));
+        let core = PrincipalCore::new(state, anonymous, shared.keep_toolsets, BTreeMap::new());
         PrincipalActor {
             shared,
             registrar,
             generation,
             principal,
-            state,
+            core,
             sessions: BTreeMap::new(),
-            links: BTreeMap::new(),
-            invitations: BTreeMap::new(),
             retire_timer: None,
-            closing: None,
             saved: None,
             written: None,
             written_at: Ticket::NONE,
@@ -142,18 +118,49 @@ impl PrincipalActor {
         }
     }
 
-    /// True when nothing is left of this principal: no session, nothing open, no
-    /// invitation, no ended record to report (an anonymous principal's records can never
-    /// be read again).
-    fn idle(&mut self) -> bool {
-        if !self.sessions.is_empty() {
-            return false;
+    /// Does what the core asked for, in order (`core/principal_core.rs`, `Output`).
+    fn flush(&mut self, ctx: &mut Context<Self>) {
+        while let Some(output) = self.core.poll() {
+            match output {
+                Output::Tell { about, applied } => self.fan_out(about, applied, ctx),
+                Output::Answer { session, answer } => self.answer(session, answer),
+                Output::Deliver { session, deliver } => self.deliver_in_turn(session, deliver),
+                Output::Swapped { catalog, draft } => self.in_turn(move |act| {
+                    for s in act.sessions.values() {
+                        s.swapped.do_send(CatalogSwapped {
+                            catalog: catalog.clone(),
+                            draft: draft.clone(),
+                        });
+                    }
+                }),
+                Output::Start {
+                    key,
+                    base,
+                    options,
+                    reply,
+                } => self.start_instance(key, base, options, reply, ctx),
+                Output::Join {
+                    key,
+                    base,
+                    reply,
+                    link,
+                } => self.join(key, base, reply, link, ctx),
+                Output::Close { key, reply, link } => self.close_instance(key, reply, link, ctx),
+                Output::Leave(link) => link.addr.do_send(Leave { who: link.who }),
+                Output::Unlink(link) => link.addr.do_send(Unlink { who: link.who }),
+                Output::Call {
+                    link,
+                    key,
+                    session,
+                    request,
+                    tool,
+                    arguments,
+                } => self.call_instance(link, key, session, request, tool, arguments, ctx),
+                Output::Named { addr, who, name } => {
+                    addr.do_send(crate::actors::instance::InvitationNamed { who, name });
+                }
+            }
         }
-        self.state.expire(self.shared.now());
-        self.state.instances().next().is_none()
-            && self.invitations.is_empty()
-            && (matches!(self.principal, Principal::Anonymous(_))
-                || self.state.ended_records().next().is_none())
     }
 
     /// Tells the registry when nothing is left of this principal (it then asks the actor
@@ -162,47 +169,22 @@ impl PrincipalActor {
     fn maybe_retire(&mut self, ctx: &mut Context<Self>) {
         // Nobody is told anything here; what could not be kept is rolled back.
         self.keep_quietly(ctx);
-        if !self.sessions.is_empty() {
+        if !self.core.is_detached() {
             return;
         }
         if let Some(t) = self.retire_timer.take() {
             ctx.cancel_future(t);
         }
-        if self.idle() {
-            self.registrar.idle.do_send(Idle {
+        let now = self.shared.now();
+        match self.core.retirement(now) {
+            Retirement::Stay => {}
+            Retirement::Idle => self.registrar.idle.do_send(Idle {
                 principal: self.principal.clone(),
                 generation: self.generation,
-            });
-            return;
-        }
-        if self.state.instances().next().is_some() || !self.invitations.is_empty() {
-            return;
-        }
-        let now = self.shared.now();
-        if let Some(at) = self.state.next_expiry() {
-            let wait = at.duration_since(now).unwrap_or_default();
-            self.retire_timer = Some(ctx.run_later(wait, |act, ctx| act.maybe_retire(ctx)));
-        }
-    }
-}
-
-impl PrincipalActor {
-    /// §4.1: `default: "open"` toolsets are open from the start of every session — again
-    /// after the principal's last connection ended them, or after the host closed one (and
-    /// one a plain host kept open implicitly is everyone's again, §8).
-    fn open_defaults(&mut self, ctx: &mut Context<Self>) {
-        let catalog = self.state.catalog().clone();
-        for ts in catalog.default_open() {
-            match self.state.open(ts, None, None, self.shared.now()) {
-                Ok(OpenOutcome::Opened(o)) => self.start_instance(o.key, o.draft, None, None, ctx),
-                Ok(OpenOutcome::Revealed(o)) => {
-                    let applied = fanout::Applied {
-                        draft: o.draft,
-                        ..fanout::Applied::empty()
-                    };
-                    self.fan_out(Some(o.key), applied, ctx);
-                }
-                Ok(OpenOutcome::Adopted { .. }) | Err(_) => {}
+            }),
+            Retirement::At(at) => {
+                let wait = at.duration_since(now).unwrap_or_default();
+                self.retire_timer = Some(ctx.run_later(wait, |act, ctx| act.maybe_retire(ctx)));
             }
         }
     }
@@ -211,18 +193,11 @@ impl PrincipalActor {
 impl Actor for PrincipalActor {
     type Context = Context<Self>;
 
-    /// §4.1, vector 25: the default-open toolsets are open from the start; their logic
-    /// runs before anything else is served.
+    /// A principal read back after a restart links to its instances already; the others
+    /// read back start here.
     fn started(&mut self, ctx: &mut Context<Self>) {
         tracing::debug!(principal = %self.principal.name(), "principal started");
-        // A principal read back after a restart links to its instances already.
-        let keys: Vec<InstanceKey> = self
-            .state
-            .instances()
-            .map(|i| i.key().clone())
-            .filter(|k| !self.links.contains_key(k))
-            .collect();
-        for key in keys {
+        for key in self.core.unlinked_instances() {
             self.start_instance(key, Default::default(), None, None, ctx);
         }
     }
@@ -238,7 +213,7 @@ impl Handler<Retire> for PrincipalActor {
     /// Everything the registry routed here before this has been handled: if nothing came
     /// back to life, the actor stops and the registry forgets it.
     fn handle(&mut self, _: Retire, ctx: &mut Context<Self>) -> bool {
-        let idle = self.idle();
+        let idle = self.core.retirement(self.shared.now()) == Retirement::Idle;
         if idle {
             tracing::debug!(principal = %self.principal.name(), "principal retired");
             self.forget();
@@ -255,11 +230,12 @@ impl Handler<ListTools> for PrincipalActor {
         // After the changes waiting to be told, of the state they leave (issue #42).
         self.in_turn(move |act| {
             if let Some(s) = act.sessions.get(&m.session) {
-                s.to.tools.do_send(ToolsView {
+                let (catalog, visible) = act.core.tools_view();
+                s.tools.do_send(ToolsView {
                     request: m.request,
                     cursor: m.cursor,
-                    catalog: act.state.catalog().clone(),
-                    visible: act.state.coarse_visibility(),
+                    catalog,
+                    visible,
                 });
             }
         });
@@ -272,12 +248,11 @@ impl Handler<ListToolsets> for PrincipalActor {
     /// §4.3: the full statement, ended records included until they expire.
     fn handle(&mut self, m: ListToolsets, _: &mut Context<Self>) {
         self.in_turn(move |act| {
-            let now = act.shared.now();
-            act.state.expire(now);
+            let statement = act.core.statement(act.shared.now());
             if let Some(s) = act.sessions.get(&m.session) {
-                s.to.statement.do_send(StatementFor {
+                s.statement.do_send(StatementFor {
                     request: m.request,
-                    statement: act.state.statement(now),
+                    statement,
                 });
             }
         });
@@ -287,36 +262,9 @@ impl Handler<ListToolsets> for PrincipalActor {
 impl Handler<SwapCatalog> for PrincipalActor {
     type Result = ();
 
-    /// §4.1: a removed toolset's instances end (vector 33); a new default-open one opens.
     fn handle(&mut self, SwapCatalog(catalog): SwapCatalog, ctx: &mut Context<Self>) {
-        let swap = self
-            .state
-            .replace_catalog(catalog.clone(), self.shared.now());
-        for e in &swap.ended {
-            self.leave(e.instance.key());
-        }
-        let (swapped, draft) = (catalog.clone(), swap.draft.clone());
-        self.in_turn(move |act| {
-            for s in act.sessions.values() {
-                s.to.swapped.do_send(CatalogSwapped {
-                    catalog: swapped.clone(),
-                    draft: draft.clone(),
-                });
-            }
-        });
-        for o in swap.opened {
-            // Their open entries went with the swap's draft; the logic's changes follow.
-            self.start_instance(o.key, Default::default(), None, None, ctx);
-        }
-        if !catalog.tool_hints() && !self.sessions.is_empty() {
-            // A catalog without toolHints: every host is a plain one now (§8).
-            for s in self.sessions.values_mut() {
-                s.plain = true;
-            }
-            self.implicit_opens(ctx);
-        } else {
-            self.reopen_for_plain_hosts(ctx);
-        }
+        self.core.handle_swap_catalog(catalog, self.shared.now());
+        self.flush(ctx);
         self.maybe_retire(ctx);
     }
 }

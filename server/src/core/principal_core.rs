@@ -1,0 +1,459 @@
+//! [`PrincipalCore`]: one principal as a state machine in the style of quinn-proto and of
+//! [`SessionCore`](super::session). It composes the principal's [`PrincipalState`] with what
+//! the state alone cannot know — the principal's connections, its links to instances, its
+//! pending invitations — and decides the rules that join them. The actor around it
+//! (`actors/principal/`) feeds it what happens (a session attaching or detaching, a host's
+//! request, an instance's batch, the instance's answer to an open or a close, an
+//! invitation) and drains what it asks for with [`PrincipalCore::poll`], in order: things to
+//! tell once the principal's record is kept, answers, instances to start, join, close, leave
+//! or unlink, calls to forward. The actor owns the mailbox, the addresses, the store's
+//! commit queue and the timers; it decides no rule of the RFC.
+//!
+//! `A` is how the actor reaches an instance (its address); the core only carries it.
+//!
+//! | file | what |
+//! |---|---|
+//! | `answers.rs` | where a request came from and where its answer goes; an open's or close's outcome in the asker's terms (§4.2, §8) |
+//! | `apply.rs` | an instance's batch applied to the state, the asked or shown end (§4.3), and what each session is told of it (§4.6, §5.3, §8) |
+//! | `requests.rs` | `toolsets/open`, `toolsets/close`, `tools/call`: adopt, start, join, reveal; close; where a call goes (§4.2, §4.5, §8) |
+//! | `invite.rs` | invitations into shared instances: the name shown, the push that suggests it (§4.6, §7, §8) |
+//! | `restore.rs` | a principal read back after a restart: links to what came back, ended records for what did not (§4.3, §4.6) |
+//!
+//! Rules that live here, with their section of `shared/spec/RFC-014.md`:
+//!
+//! | rule | spec | where |
+//! |---|---|---|
+//! | default-open toolsets open when the principal's first connection attaches | §4.1, vector 25 | [`PrincipalCore::handle_attach`] |
+//! | the last connection closing ends every toolset on a server that does not keep them, and always for an anonymous principal | §4.6 | [`PrincipalCore::handle_detach`] |
+//! | a plain host's toolsets open implicitly: when it initializes, after an end, after a catalog without `toolHints` | §8 | [`PrincipalCore::handle_host_initialized`], `reopen_for_plain_hosts`, [`PrincipalCore::handle_swap_catalog`] |
+//! | an end the principal asked for leaves no ended record; any other is shown | §4.3 | `apply.rs` |
+//! | each session gets the same draft, its own answers and holds; events of an implicit instance reach plain hosts only | §4.6, §5.3, §8 | `apply.rs` |
+//! | an invitation is a suggestion under a name of the invitee's own | §4.6, §7 | `invite.rs` |
+//! | after a restart, an instance that did not come back ends with a record saying why | §4.3, §4.6 (issue #15) | `restore.rs` |
+
+mod answers;
+mod apply;
+mod invite;
+mod requests;
+mod restore;
+
+#[cfg(test)]
+mod proptests;
+#[cfg(test)]
+mod tests;
+
+pub(crate) use answers::{
+    Answer, AnswerBody, Deliver, HandlerAnswer, OpenReply, ReplyTo, Via, close_body,
+};
+pub(crate) use apply::Applied;
+pub(crate) use invite::Pending;
+pub(crate) use requests::CallRequest;
+pub(crate) use restore::read_back;
+
+use super::catalog::{Catalog, HostView};
+use super::draft::HintDraft;
+use super::principal::{InstanceKey, OpenOutcome, PrincipalState, Statement};
+use crate::author::ParticipantId;
+use crate::ids::{InstanceId, SessionId};
+use serde_json::{Map, Value};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
+use std::sync::Arc;
+use std::time::SystemTime;
+
+/// The reason of an end when the principal's last connection closed on a server that does
+/// not keep toolsets (§4.6).
+pub const REASON_DISCONNECTED: &str = "every connection of the principal closed";
+/// The reason of an end the host asked for (`toolsets/close`).
+pub const REASON_CLOSED: &str = "closed";
+
+/// This principal's record of an instance, as the instance knows it.
+#[derive(Debug, Clone)]
+pub(crate) struct InstanceLink<A> {
+    /// How the actor reaches the instance.
+    pub(crate) addr: A,
+    pub(crate) id: InstanceId,
+    /// Who this principal is in the instance.
+    pub(crate) who: ParticipantId,
+}
+
+/// What the core knows of one connection of the principal.
+#[derive(Debug, Clone)]
+struct SessionView {
+    /// Its host finished the handshake: invitations may go to it.
+    ready: bool,
+    /// Its host did not advertise `toolHints` (§8): it uses the implicit opens.
+    plain: bool,
+    /// The number of what was waiting to be told when it attached: that was before its
+    /// time, and is not told to it (issue #42 item 1).
+    since: u64,
+}
+
+/// What the core asks the actor to do, in order: see [`PrincipalCore::poll`].
+#[derive(Debug)]
+pub(crate) enum Output<A> {
+    /// Keep the principal's record, then tell every session its part of `applied`
+    /// ([`PrincipalCore::split`]) once the record and the instance's step are kept.
+    Tell {
+        about: Option<InstanceKey>,
+        applied: Applied,
+    },
+    /// Answer one request of one session, changing nothing, after what waits to be told.
+    Answer { session: SessionId, answer: Answer },
+    /// Send a delivery to one session, after what waits to be told.
+    Deliver {
+        session: SessionId,
+        deliver: Deliver,
+    },
+    /// Tell every session, after what waits to be told, that the catalog was replaced and
+    /// what that changed.
+    Swapped {
+        catalog: Arc<Catalog>,
+        draft: HintDraft,
+    },
+    /// Start an instance of `key.toolset` (its open entry is in `base`), await its open and
+    /// feed the answer to [`PrincipalCore::handle_entered`]. `reply` is `None` for an open
+    /// nobody asked for (default, implicit: §4.1, §8).
+    Start {
+        key: InstanceKey,
+        base: HintDraft,
+        options: Option<Value>,
+        reply: Option<ReplyTo>,
+    },
+    /// Join the instance this principal was invited to as `link.who`, await it and feed
+    /// the answer to [`PrincipalCore::handle_entered`].
+    Join {
+        key: InstanceKey,
+        base: HintDraft,
+        reply: ReplyTo,
+        link: InstanceLink<A>,
+    },
+    /// Close the instance as `link.who`, await what closing did and feed it to
+    /// [`PrincipalCore::handle_closed`] (nothing when there was no link).
+    Close {
+        key: InstanceKey,
+        reply: ReplyTo,
+        link: Option<InstanceLink<A>>,
+    },
+    /// The principal ended its record itself: the instance hears it as a close.
+    Leave(InstanceLink<A>),
+    /// The principal applied the instance's end: it drops its link.
+    Unlink(InstanceLink<A>),
+    /// Run a call in the instance's logic.
+    Call {
+        link: InstanceLink<A>,
+        key: InstanceKey,
+        session: SessionId,
+        request: mcpl_protocol::jsonrpc::Id,
+        tool: String,
+        arguments: Map<String, Value>,
+    },
+    /// Tell the inviting instance the name this principal shows its invitation under (§7).
+    Named {
+        addr: A,
+        who: ParticipantId,
+        name: Option<String>,
+    },
+}
+
+/// What a principal without sessions is to do about retiring (`actors/registry.rs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Retirement {
+    /// It has sessions, instances or invitations: it stays.
+    Stay,
+    /// Nothing is left of it: it may retire.
+    Idle,
+    /// Only ended records are left: look again when the next expires.
+    At(SystemTime),
+}
+
+/// See the module docs.
+pub(crate) struct PrincipalCore<A> {
+    state: PrincipalState,
+    /// An anonymous principal can never reconnect, so nothing of it is kept (§4.6).
+    anonymous: bool,
+    /// The server keeps a principal's toolsets when its last connection closes (§4.6).
+    keep_toolsets: bool,
+    sessions: BTreeMap<SessionId, SessionView>,
+    links: BTreeMap<InstanceKey, InstanceLink<A>>,
+    invitations: BTreeMap<InstanceKey, Pending<A>>,
+    /// The instance this principal is closing on its own request, while the logic's
+    /// answer is applied: its end leaves no ended record (§4.3, `apply.rs`).
+    closing: Option<InstanceKey>,
+    out: VecDeque<Output<A>>,
+}
+
+impl<A: Clone> PrincipalCore<A> {
+    /// A principal with `state` (new, or read back after a restart with its `links`).
+    pub(crate) fn new(
+        state: PrincipalState,
+        anonymous: bool,
+        keep_toolsets: bool,
+        links: BTreeMap<InstanceKey, InstanceLink<A>>,
+    ) -> Self {
+        PrincipalCore {
+            state,
+            anonymous,
+            keep_toolsets,
+            sessions: BTreeMap::new(),
+            links,
+            invitations: BTreeMap::new(),
+            closing: None,
+            out: VecDeque::new(),
+        }
+    }
+
+    /// The next thing to do, in order; `None` when nothing is left. The actor drains this
+    /// after every input.
+    pub(crate) fn poll(&mut self) -> Option<Output<A>> {
+        self.out.pop_front()
+    }
+
+    // ---- getters ----
+
+    /// The principal's state.
+    pub(crate) fn state(&self) -> &PrincipalState {
+        &self.state
+    }
+
+    /// Its links to instances.
+    pub(crate) fn links(&self) -> &BTreeMap<InstanceKey, InstanceLink<A>> {
+        &self.links
+    }
+
+    /// True when no session is attached.
+    pub(crate) fn is_detached(&self) -> bool {
+        self.sessions.is_empty()
+    }
+
+    /// What `tools/list` is built from: the catalog and the coarse visibility (§3).
+    pub(crate) fn tools_view(&self) -> (Arc<Catalog>, BTreeSet<String>) {
+        (self.state.catalog().clone(), self.state.coarse_visibility())
+    }
+
+    /// `toolsets/list`: the full statement, ended records included until they expire
+    /// (§4.3).
+    pub(crate) fn statement(&mut self, now: SystemTime) -> Statement {
+        self.state.expire(now);
+        self.state.statement(now)
+    }
+
+    /// Whether a principal without sessions may retire: nothing open, no invitation, no
+    /// ended record to report (an anonymous principal's records can never be read again).
+    pub(crate) fn retirement(&mut self, now: SystemTime) -> Retirement {
+        if !self.sessions.is_empty() {
+            return Retirement::Stay;
+        }
+        self.state.expire(now);
+        let holds = self.state.instances().next().is_some() || !self.invitations.is_empty();
+        if !holds && (self.anonymous || self.state.ended_records().next().is_none()) {
+            return Retirement::Idle;
+        }
+        match self.state.next_expiry() {
+            Some(at) if !holds => Retirement::At(at),
+            _ => Retirement::Stay,
+        }
+    }
+
+    // ---- inputs: sessions ----
+
+    /// A session of this principal started; `since` numbers what was waiting to be told
+    /// then (it is not told to this session).
+    pub(crate) fn handle_attach(&mut self, id: SessionId, since: u64, now: SystemTime) {
+        let first = self.sessions.is_empty();
+        let view = SessionView {
+            ready: false,
+            plain: false,
+            since,
+        };
+        self.sessions.insert(id, view);
+        if first {
+            self.open_defaults(now);
+        }
+    }
+
+    /// A session of this principal stopped.
+    pub(crate) fn handle_detach(&mut self, id: SessionId, now: SystemTime) {
+        self.sessions.remove(&id);
+        if !self.sessions.is_empty() {
+            return;
+        }
+        // §4.6: a server that does not keep toolsets ends them with the last connection;
+        // an anonymous principal can never reconnect, so nothing of it is kept.
+        if self.anonymous || !self.keep_toolsets {
+            for e in self.state.end_all(REASON_DISCONNECTED, now) {
+                self.leave(e.instance.key());
+            }
+        }
+        if self.anonymous {
+            self.invitations.clear();
+        }
+    }
+
+    /// A session's host answered `initialize`: whether it advertised `toolHints`.
+    pub(crate) fn handle_host_initialized(
+        &mut self,
+        id: SessionId,
+        tool_hints: bool,
+        now: SystemTime,
+    ) {
+        // §8: a host without toolHints sees the toolsets it can use without opening open.
+        // A connection that served modern requests (told as a plain host) and is then
+        // opened with `initialize` is what `initialize` says.
+        let plain = self.state.catalog().view_for(tool_hints) == HostView::Plain;
+        if let Some(s) = self.sessions.get_mut(&id) {
+            s.plain = plain;
+            if plain {
+                self.implicit_opens(now);
+            }
+        }
+    }
+
+    /// A session finished its handshake (SPEC §5.3): it is told the pending invitations.
+    pub(crate) fn handle_ready(&mut self, id: SessionId) {
+        if let Some(s) = self.sessions.get_mut(&id) {
+            s.ready = true;
+            self.send_invitations_to(id);
+        }
+    }
+
+    /// The server's manifest, and so its catalog, was replaced.
+    pub(crate) fn handle_swap_catalog(&mut self, catalog: Arc<Catalog>, now: SystemTime) {
+        // §4.1: a removed toolset's instances end (vector 33); a new default-open one opens.
+        let swap = self.state.replace_catalog(catalog.clone(), now);
+        for e in &swap.ended {
+            self.leave(e.instance.key());
+        }
+        self.out.push_back(Output::Swapped {
+            catalog: catalog.clone(),
+            draft: swap.draft,
+        });
+        for o in swap.opened {
+            // Their open entries went with the swap's draft; the logic's changes follow.
+            self.out.push_back(Output::Start {
+                key: o.key,
+                base: HintDraft::new(),
+                options: None,
+                reply: None,
+            });
+        }
+        if !catalog.tool_hints() && !self.sessions.is_empty() {
+            // A catalog without toolHints: every host is a plain one now (§8).
+            for s in self.sessions.values_mut() {
+                s.plain = true;
+            }
+            self.implicit_opens(now);
+        } else {
+            self.reopen_for_plain_hosts(now);
+        }
+    }
+
+    /// A change could not be kept: the state goes back to `state` (the record last kept),
+    /// and links the record does not have, as `kept` (key → instance id), are given up:
+    /// their instances see this principal go (issue #37 item 2).
+    pub(crate) fn handle_rolled_back(
+        &mut self,
+        state: PrincipalState,
+        kept: &BTreeMap<InstanceKey, InstanceId>,
+    ) {
+        self.state = state;
+        let gone: Vec<InstanceKey> = self
+            .links
+            .iter()
+            .filter(|(k, l)| kept.get(*k) != Some(&l.id) || self.state.instance(k).is_none())
+            .map(|(k, _)| k.clone())
+            .collect();
+        for key in gone {
+            if let Some(link) = self.links.remove(&key) {
+                self.out.push_back(Output::Unlink(link));
+            }
+        }
+    }
+
+    /// The instances read back after a restart that this principal has no link to yet:
+    /// the actor starts them (`actors/restore.rs` links the rest).
+    pub(crate) fn unlinked_instances(&self) -> Vec<InstanceKey> {
+        self.state
+            .instances()
+            .map(|i| i.key().clone())
+            .filter(|k| !self.links.contains_key(k))
+            .collect()
+    }
+
+    // ---- the rules the inputs share ----
+
+    /// §4.1: `default: "open"` toolsets are open from the start of every session — again
+    /// after the principal's last connection ended them, or after the host closed one (and
+    /// one a plain host kept open implicitly is everyone's again, §8).
+    fn open_defaults(&mut self, now: SystemTime) {
+        let catalog = self.state.catalog().clone();
+        for ts in catalog.default_open() {
+            match self.state.open(ts, None, None, now) {
+                Ok(OpenOutcome::Opened(o)) => self.out.push_back(Output::Start {
+                    key: o.key,
+                    base: o.draft,
+                    options: None,
+                    reply: None,
+                }),
+                Ok(OpenOutcome::Revealed(o)) => {
+                    let applied = Applied {
+                        draft: o.draft,
+                        ..Applied::empty()
+                    };
+                    self.tell(Some(o.key), applied);
+                }
+                Ok(OpenOutcome::Adopted { .. }) | Err(_) => {}
+            }
+        }
+    }
+
+    /// §8: opens, for the principal's plain connections only, the toolsets a host without
+    /// `toolHints` uses without opening; what is open already stays as it is
+    /// (`core/principal/implicit.rs`).
+    fn implicit_opens(&mut self, now: SystemTime) {
+        let catalog = self.state.catalog().clone();
+        for ts in catalog.implicitly_open() {
+            if let Some(key) = self.state.open_implicitly(ts, now) {
+                self.out.push_back(Output::Start {
+                    key,
+                    base: HintDraft::new(),
+                    options: None,
+                    reply: None,
+                });
+            }
+        }
+    }
+
+    /// §8: after an end, a plain connection of the principal still uses the toolsets it
+    /// never opened, so those that ended are opened implicitly again.
+    fn reopen_for_plain_hosts(&mut self, now: SystemTime) {
+        if self.sessions.values().any(|s| s.plain) {
+            self.implicit_opens(now);
+        }
+    }
+
+    /// The principal ended its record of an instance itself: the instance hears it as a
+    /// close by this participant.
+    fn leave(&mut self, key: &InstanceKey) {
+        if let Some(link) = self.links.remove(key) {
+            self.out.push_back(Output::Leave(link));
+        }
+    }
+
+    fn tell(&mut self, about: Option<InstanceKey>, applied: Applied) {
+        self.out.push_back(Output::Tell { about, applied });
+    }
+
+    fn answer(
+        &mut self,
+        session: SessionId,
+        request: mcpl_protocol::jsonrpc::Id,
+        body: AnswerBody,
+    ) {
+        let answer = Answer {
+            request,
+            body,
+            deferred: false,
+        };
+        self.out.push_back(Output::Answer { session, answer });
+    }
+}
