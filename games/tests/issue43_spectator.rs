@@ -392,6 +392,29 @@ async fn issue43_02_games_are_private_without_the_token() {
     assert_eq!(r.status(), 403);
     arcade.kill().await.unwrap();
 
+    // The token from a file (kept off the command line), and an empty file refused.
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("web-token");
+    std::fs::write(&file, "").unwrap();
+    let path = file.to_str().unwrap().to_owned();
+    let mut empty = base.to_vec();
+    empty.extend(["--web-token-file", path.as_str()]);
+    let (code, err) = refused_start(&empty).await;
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("first line is empty"), "{err}");
+    std::fs::write(&file, "f1le-t0ken\n").unwrap();
+    let (mut arcade, _, page) = serve_web(&empty).await;
+    let r = http()
+        .get(format!("{page}games"))
+        .bearer_auth("f1le-t0ken")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200, "the file's token lets in");
+    let r = http().get(format!("{page}games")).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    arcade.kill().await.unwrap();
+
     // --web-public: anyone who reaches the address watches.
     let (mut arcade, _, page) = serve_web(&[
         "--ws",

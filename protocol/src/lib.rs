@@ -11,6 +11,7 @@
 //! | [`jsonrpc`] | JSON-RPC 2.0 envelopes, ids, error codes, decoding by the keys present |
 //! | [`method`] | one marker type per method, tying its name to its params and result types |
 //! | [`mcp`] | MCP base: `initialize`, `ping`, `tools/list`, `tools/call`, cancellation, progress, logging |
+//! | [`server_features`] | what a server offers besides tools: resources, resource templates, prompts, completion |
 //! | [`client_features`] | what a server may ask of its client: `sampling/createMessage`, `elicitation/create` |
 //! | [`mcpl`] | MCPL 0.5 base: capabilities, the manifest (read liberally), `featureSets/update`, `push/event` |
 //! | [`digest`] | the manifest revision digest (SPEC §17.2: SHA-256 over RFC 8785 JCS) |
@@ -38,6 +39,7 @@ pub mod meta;
 pub mod method;
 pub mod modern;
 pub mod names;
+pub mod server_features;
 pub mod time;
 pub mod toolsets;
 

@@ -6,7 +6,7 @@
 //! give [`REQUEST_METHODS`] and [`NOTIFICATION_METHODS`]: every name, so a test (or a
 //! dispatcher) can tell when a marker is added without a case for it.
 
-use crate::{client_features, mcp, mcpl, toolsets};
+use crate::{client_features, mcp, mcpl, server_features, toolsets};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -102,6 +102,18 @@ requests! {
     Elicit, "elicitation/create", client_features::ElicitParams, client_features::ElicitResult;
     /// `roots/list` (Server → Client, MCP "Client Features / Roots"): the client's roots.
     ListRoots, "roots/list", mcp::Empty, client_features::ListRootsResult;
+    /// `resources/list` (Client → Server, MCP "Resources").
+    ListResources, "resources/list", server_features::ListParams, server_features::ListResourcesResult;
+    /// `resources/templates/list` (Client → Server, MCP "Resources").
+    ListResourceTemplates, "resources/templates/list", server_features::ListParams, server_features::ListResourceTemplatesResult;
+    /// `resources/read` (Client → Server, MCP "Resources").
+    ReadResource, "resources/read", server_features::ReadResourceParams, server_features::ReadResourceResult;
+    /// `prompts/list` (Client → Server, MCP "Prompts").
+    ListPrompts, "prompts/list", server_features::ListParams, server_features::ListPromptsResult;
+    /// `prompts/get` (Client → Server, MCP "Prompts").
+    GetPrompt, "prompts/get", server_features::GetPromptParams, server_features::GetPromptResult;
+    /// `completion/complete` (Client → Server, MCP "Completion").
+    Complete, "completion/complete", server_features::CompleteParams, server_features::CompleteResult;
 }
 
 notifications! {

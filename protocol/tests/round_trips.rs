@@ -16,10 +16,11 @@ use mcpl_protocol::digest::revision_of_value;
 use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request, Response};
 use mcpl_protocol::mcp::ProgressToken;
 use mcpl_protocol::method::{
-    CallTool, Cancelled, CreateMessage, Elicit, FeatureSetsUpdate, GetManifest, Initialize,
-    Initialized, ListRoots, ListTools, LoggingMessage, ManifestChanged, NOTIFICATION_METHODS,
-    NotificationMethod, Ping, Progress, PushEvent, REQUEST_METHODS, RequestMethod, SetLevel,
-    ToolHints, ToolListChanged, ToolsetsClose, ToolsetsList, ToolsetsOpen,
+    CallTool, Cancelled, Complete, CreateMessage, Elicit, FeatureSetsUpdate, GetManifest,
+    GetPrompt, Initialize, Initialized, ListPrompts, ListResourceTemplates, ListResources,
+    ListRoots, ListTools, LoggingMessage, ManifestChanged, NOTIFICATION_METHODS,
+    NotificationMethod, Ping, Progress, PushEvent, REQUEST_METHODS, ReadResource, RequestMethod,
+    SetLevel, ToolHints, ToolListChanged, ToolsetsClose, ToolsetsList, ToolsetsOpen,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -612,6 +613,78 @@ fn cases() -> Vec<Case> {
                     {"uri": "file:///home/user/notes.md", "_meta": {"vendor/x": 1}}
                 ], "_meta": {"vendor/y": 2}})),
             ],
+        ),
+        request::<ListResources>(
+            "resources/list",
+            vec![
+                same(json!({})),
+                same(json!({"cursor": "c-1", "_meta": {"vendor/x": 1}})),
+            ],
+            vec![same(
+                json!({"resources": [{"uri": "file:///project/src/main.rs",
+                "name": "main.rs", "title": "Rust Software Application Main File",
+                "description": "Primary application entry point", "mimeType": "text/x-rust",
+                "icons": [{"src": "https://example.com/rust-file-icon.png", "mimeType": "image/png",
+                           "sizes": ["48x48"]}]}], "nextCursor": "next-page-cursor"}),
+            )],
+        ),
+        request::<ListResourceTemplates>(
+            "resources/templates/list",
+            vec![same(json!({"cursor": "optional-cursor-value"}))],
+            vec![same(
+                json!({"resourceTemplates": [{"uriTemplate": "file:///{path}",
+                "name": "Project Files", "title": "Project Files",
+                "description": "Access files in the project directory",
+                "mimeType": "application/octet-stream"}]}),
+            )],
+        ),
+        request::<ReadResource>(
+            "resources/read",
+            vec![same(json!({"uri": "file:///project/src/main.rs"}))],
+            vec![
+                same(json!({"contents": [{"uri": "file:///project/src/main.rs",
+                    "mimeType": "text/x-rust", "text": "fn main() {}"}]})),
+                same(
+                    json!({"contents": [{"uri": "file:///example.png", "mimeType": "image/png",
+                    "blob": "AA=="}]}),
+                ),
+            ],
+        ),
+        request::<ListPrompts>(
+            "prompts/list",
+            vec![same(json!({}))],
+            vec![same(
+                json!({"prompts": [{"name": "code_review", "title": "Request Code Review",
+                "description": "Asks the LLM to analyze code quality and suggest improvements",
+                "arguments": [{"name": "code", "description": "The code to review", "required": true}]}],
+                "nextCursor": "next-page-cursor"}),
+            )],
+        ),
+        request::<GetPrompt>(
+            "prompts/get",
+            vec![same(
+                json!({"name": "code_review", "arguments": {"code": "def hello():\n    print('world')"}}),
+            )],
+            vec![same(
+                json!({"description": "Code review prompt", "messages": [{"role": "user",
+                "content": {"type": "text", "text": "Please review this Python code"}}]}),
+            )],
+        ),
+        request::<Complete>(
+            "completion/complete",
+            vec![
+                same(json!({"ref": {"type": "ref/prompt", "name": "code_review"},
+                    "argument": {"name": "language", "value": "py"}})),
+                same(
+                    json!({"ref": {"type": "ref/resource", "uri": "file:///{path}"},
+                    "argument": {"name": "path", "value": "src/"},
+                    "context": {"arguments": {"repo": "x"}}}),
+                ),
+            ],
+            vec![same(
+                json!({"completion": {"values": ["python", "pytorch", "pyside"],
+                "total": 10, "hasMore": true}}),
+            )],
         ),
         notification::<Initialized>(
             "notifications/initialized",

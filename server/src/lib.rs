@@ -14,6 +14,7 @@
 //! | `server` | [`Server`] (the handle every session is served from) and [`ServerBuilder`] |
 //! | [`author`] | what an author writes: [`Toolset`], [`ToolsetLogic`], [`InstanceLogic`], [`InstanceContext`] |
 //! | [`tool`] | [`ToolContext`], [`ToolError`]: what a plain tool handler sees and returns, how it opens, closes and declines toolsets for its caller, and how it reports progress and logs, and asks its client to sample a model or its user for input (MCP) |
+//! | [`features`] | resources, resource templates, prompts and completion: [`features::RequestContext`], [`features::FeatureError`], registered with [`ServerBuilder::resource`] and its siblings (MCP "Server Features") |
 //! | [`session`] | the `SessionActor` (one per connection), its lifecycle, its [`SessionHandle`] |
 //! | `actors` | the Registry actor (one per server: who is connected, principals started and retired), the Principal actor (one per principal) and the Instance actor (one per open instance) |
 //! | `ids` | `SessionId`, `InstanceId`: what actors and cores name each other by |
@@ -97,6 +98,7 @@ pub mod cancel;
 pub mod clock;
 mod core;
 pub mod decode;
+pub mod features;
 mod ids;
 pub mod listen;
 pub mod manifest;

@@ -25,6 +25,8 @@ pub(crate) struct Shared {
     /// Who the server is, as sessions answer `initialize`, and their page size.
     pub(crate) profile: Arc<Profile>,
     pub(crate) current: Current,
+    /// Resources, prompts and completion, with their handlers (`features.rs`).
+    pub(crate) features: Arc<crate::features::Features>,
     /// The tools as declared, to rebuild the catalog on a manifest change.
     pub(crate) tools: Vec<ToolDecl>,
     /// The tools answered by a plain handler (the handlers themselves live with the

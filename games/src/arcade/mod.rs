@@ -38,6 +38,7 @@
 //! | [`listen`] | serving on stdio, WebSocket and Streamable HTTP; bearer tokens |
 //! | [`render`] | positions from text, for SVG pictures |
 //! | [`spectate`] | the games shown to spectators, and the spectator page's listener |
+//! | [`offers`] | each game as a resource for its players, how-to-play prompts, completion (MCP resources, prompts, completion) |
 //!
 //! # Running it
 //!
@@ -48,6 +49,7 @@
 mod challenge_limit;
 pub mod listen;
 mod lobby;
+pub mod offers;
 pub mod render;
 mod rules;
 mod shared;
@@ -176,7 +178,12 @@ impl Arcade {
 
     /// Builds the arcade with its sessions on `arbiter`.
     pub fn on(config: ArcadeConfig, arbiter: ArbiterHandle) -> Result<Arcade, BuildError> {
-        let shared = Arc::new(Shared::new(config.bot).with_gallery(config.gallery));
+        // Every table publishes its game to a gallery: the spectator page's when one is
+        // served, else the arcade's own, which its resources read (`offers.rs`).
+        let gallery = config.gallery.unwrap_or_else(|| {
+            spectate::Gallery::new(spectate::DEFAULT_QUEUE, spectate::DEFAULT_FINISHED_KEPT)
+        });
+        let shared = Arc::new(Shared::new(config.bot).with_gallery(Some(gallery.clone())));
         for p in &config.players {
             shared.add_known(p.clone());
         }
@@ -188,6 +195,7 @@ impl Arcade {
             .toolset(tools::go_toolset(shared.clone()))
             .toolset(tools::tictactoe_toolset(shared.clone()));
         builder = lobby.register(builder);
+        builder = offers::register(builder, gallery);
         if let Some(ttl) = config.ended_ttl {
             builder = builder.ended_ttl(ttl);
         }

@@ -8,7 +8,8 @@
 //!                   [--jwks PATH --jwt-issuer URL --jwt-audience AUD [--jwt-claim CLAIM]]
 //!                   [--bot-time-ms MS | --bot-playouts N] [--seed N] [--ended-ttl SECONDS]
 //!                   [--data-dir DIR | --in-memory]
-//!                   [--web ADDR (--web-token TOKEN | --web-public) [--web-max-connections N]
+//!                   [--web ADDR (--web-token TOKEN | --web-token-file PATH | --web-public)
+//!                    [--web-max-connections N]
 //!                    [--web-queue N]]
 //! mcpl-arcade render [--size 9|13|19] [--komi K] (--moves "D4 E5 …" | --board PATH|-) [--out PATH|-]
 //! ```
@@ -29,7 +30,8 @@
 //! `--web ADDR` serves the spectator page (issue #43, `mcpl_games::arcade::spectate::web`):
 //! every game under way and the last finished ones, each board live. Games are private to
 //! their players unless the operator says otherwise (**\[project\]**): `--web` needs either
-//! `--web-token TOKEN`, which spectators give once as `http://ADDR/?token=TOKEN`, or
+//! `--web-token TOKEN` (or `--web-token-file PATH`, its first line: not on a command line other
+//! users can list), which spectators give once as `http://ADDR/?token=TOKEN`, or
 //! `--web-public`, which lets anyone who reaches ADDR watch every game. It prints
 //! `spectator page on URL` beside the other listeners.
 //!
@@ -197,6 +199,15 @@ struct ServeArgs {
         conflicts_with = "web_public"
     )]
     web_token: Option<String>,
+    /// The spectators' token, read from the first line of PATH (so that it is not on a
+    /// command line other users can list, as --web-token is).
+    #[arg(
+        long,
+        value_name = "PATH",
+        requires = "web",
+        conflicts_with_all = ["web_public", "web_token"]
+    )]
+    web_token_file: Option<PathBuf>,
     /// Anyone who reaches --web's address may watch every game.
     #[arg(long, requires = "web")]
     web_public: bool,
@@ -371,7 +382,25 @@ fn web_access(args: &ServeArgs) -> anyhow::Result<Option<Access>> {
     if args.web.is_none() {
         return Ok(None);
     }
-    match (&args.web_token, args.web_public) {
+    let from_file = match &args.web_token_file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("--web-token-file {}", path.display()))?;
+            let token = text.lines().next().unwrap_or_default().trim().to_owned();
+            if token.is_empty() {
+                bail!(
+                    "--web-token-file {}: its first line is empty; write the token there",
+                    path.display()
+                );
+            }
+            Some(token)
+        }
+        None => None,
+    };
+    match (
+        from_file.as_ref().or(args.web_token.as_ref()),
+        args.web_public,
+    ) {
         (Some(token), _) => {
             let ok = !token.is_empty()
                 && token
@@ -379,15 +408,15 @@ fn web_access(args: &ServeArgs) -> anyhow::Result<Option<Access>> {
                     .all(|b| b.is_ascii_alphanumeric() || b"._~-".contains(&b));
             if !ok {
                 bail!(
-                    "--web-token: use letters, digits, '.', '_', '~' and '-' only (it goes in a URL and a cookie)"
+                    "--web-token / --web-token-file: use letters, digits, '.', '_', '~' and '-' only (it goes in a URL and a cookie)"
                 );
             }
             Ok(Some(Access::Token(token.clone())))
         }
         (None, true) => Ok(Some(Access::Public)),
         (None, false) => bail!(
-            "--web: games are private to their players; give --web-token TOKEN (spectators open \
-             the page with ?token=TOKEN) or --web-public (anyone who reaches the address watches \
+            "--web: games are private to their players; give --web-token TOKEN or --web-token-file \
+             PATH (spectators open the page with ?token=TOKEN) or --web-public (anyone who reaches the address watches \
              every game)"
         ),
     }

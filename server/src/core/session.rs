@@ -34,11 +34,13 @@
 //! Time: no rule here depends on it (the deadlines of the session's own requests to the
 //! host are the outgoing table's, beside the actor), so no input takes `now`.
 
+mod features;
 mod inbound;
 mod listen;
 mod modern;
 mod output;
 
+pub(crate) use features::{FeatureRequest, Offers};
 pub(crate) use listen::{MAX_LISTENS, too_many_listens};
 pub(crate) use modern::ModernReply;
 
@@ -85,6 +87,8 @@ pub(crate) struct Profile {
     pub(crate) logging: Option<LoggingLevel>,
     /// Tools per `tools/list` page.
     pub(crate) page_size: usize,
+    /// Resources, prompts and completion, when offered (`session/features.rs`).
+    pub(crate) offers: Offers,
 }
 
 /// One answer of a delivery.
@@ -140,6 +144,9 @@ pub(crate) struct SessionCore<T: Io> {
     /// A modern request was served on this connection: the principal was told this host
     /// sees the plain list (§8).
     modern_seen: bool,
+    /// Resource, prompt and completion requests handed to the handlers and not answered
+    /// yet (`features.rs`).
+    features_in_flight: usize,
     /// Modern requests are served each on a connection of its own (`modern.rs`: an
     /// anonymous connection's), and those in flight there.
     detach_modern: bool,
@@ -172,6 +179,7 @@ impl<T: Io> SessionCore<T> {
             direct: BTreeSet::new(),
             modern: HashMap::new(),
             modern_seen: false,
+            features_in_flight: 0,
             detach_modern: false,
             detached: std::collections::HashSet::new(),
             detached_listens: std::collections::HashSet::new(),

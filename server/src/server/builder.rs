@@ -23,6 +23,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use super::{DEFAULT_ASK_TIMEOUT, DEFAULT_FEATURE_SET, DEFAULT_PAGE_SIZE, DEFAULT_PUSH_TIMEOUT};
+use crate::features::{FeatureError, Features, RequestContext, UriTemplate};
+use mcpl_protocol::server_features::{
+    CompleteParams, GetPromptResult, Prompt, Resource, ResourceContents, ResourceTemplate,
+};
 
 /// Why a server could not be built. Each is the author's mistake and names what is wrong.
 #[derive(Debug, thiserror::Error)]
@@ -58,6 +62,18 @@ pub enum BuildError {
     /// derive the schema for a struct.
     #[error("the arguments of tool {0:?} are not an object (derive JsonSchema for a struct)")]
     ArgumentsNotAnObject(String),
+    /// Two resources have the same URI, two templates the same template, or two prompts
+    /// the same name (issue #39 item 7).
+    #[error("two {kind} are named {name:?}")]
+    DuplicateFeature {
+        /// `resources`, `resource templates` or `prompts`.
+        kind: &'static str,
+        /// The URI, template or name.
+        name: String,
+    },
+    /// A resource template this server cannot match (`features` module docs).
+    #[error("resource template {0}")]
+    UriTemplate(String),
 }
 
 /// Builds a [`Server`].
@@ -86,6 +102,7 @@ pub struct ServerBuilder {
     logging: Option<LoggingLevel>,
     plain_hosts: PlainHosts,
     store: Option<Arc<dyn Store>>,
+    features: Features,
 }
 
 impl ServerBuilder {
@@ -118,6 +135,7 @@ impl ServerBuilder {
             ask_timeout: DEFAULT_ASK_TIMEOUT,
             state_key: None,
             keep_toolsets: true,
+            features: Features::default(),
             principal_config: PrincipalConfig::default(),
             clock: Arc::new(SystemClock),
             logging: None,
@@ -335,6 +353,90 @@ impl ServerBuilder {
         self
     }
 
+    /// Offers a resource at a fixed URI (MCP "Resources"): listed by `resources/list`, and
+    /// read by `handler` (its contents; none, or [`FeatureError::ResourceNotFound`], is
+    /// "not found"). See [`crate::features`].
+    pub fn resource<F, Fut>(mut self, resource: Resource, handler: F) -> Self
+    where
+        F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, FeatureError>> + Send + 'static,
+    {
+        if self.features.has_resource(&resource.uri) {
+            self.duplicate.get_or_insert(BuildError::DuplicateFeature {
+                kind: "resources",
+                name: resource.uri.clone(),
+            });
+        }
+        self.features.add_resource(resource, handler);
+        self
+    }
+
+    /// Offers a family of resources named by an RFC 6570 level-1 URI template
+    /// (`game://{instance}/board`): listed by `resources/templates/list`; a read of a URI
+    /// it matches (and no fixed resource has) goes to `handler` with the URI and the
+    /// template's variables. See [`crate::features`].
+    pub fn resource_template<F, Fut>(mut self, template: ResourceTemplate, handler: F) -> Self
+    where
+        F: Fn(RequestContext, String, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<ResourceContents>, FeatureError>> + Send + 'static,
+    {
+        if self.features.has_template(&template.uri_template) {
+            self.duplicate.get_or_insert(BuildError::DuplicateFeature {
+                kind: "resource templates",
+                name: template.uri_template.clone(),
+            });
+        }
+        match UriTemplate::parse(&template.uri_template) {
+            Ok(parsed) => self.features.add_template(template, parsed, handler),
+            Err(e) => {
+                self.duplicate.get_or_insert(BuildError::UriTemplate(e));
+            }
+        }
+        self
+    }
+
+    /// Adds resources that vary by principal or over time to every `resources/list`: what
+    /// `handler` lists for the request's principal. They are read through a template that
+    /// matches their URIs ([`ServerBuilder::resource_template`]).
+    pub fn resource_list<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Vec<Resource>> + Send + 'static,
+    {
+        self.features.add_lister(handler);
+        self
+    }
+
+    /// Offers a prompt (MCP "Prompts"): listed by `prompts/list`; `prompts/get` calls
+    /// `handler` with the arguments given, once every argument the prompt marks required
+    /// is there (-32602 naming a missing one).
+    pub fn prompt<F, Fut>(mut self, prompt: Prompt, handler: F) -> Self
+    where
+        F: Fn(RequestContext, BTreeMap<String, String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<GetPromptResult, FeatureError>> + Send + 'static,
+    {
+        if self.features.has_prompt(&prompt.name) {
+            self.duplicate.get_or_insert(BuildError::DuplicateFeature {
+                kind: "prompts",
+                name: prompt.name.clone(),
+            });
+        }
+        self.features.add_prompt(prompt, handler);
+        self
+    }
+
+    /// Serves `completion/complete` (MCP "Completion") with `handler`: the values for a
+    /// prompt's argument or a template's variable, as typed so far. The answer carries at
+    /// most 100 of them, with `total` and `hasMore`.
+    pub fn completion<F, Fut>(mut self, handler: F) -> Self
+    where
+        F: Fn(RequestContext, CompleteParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Vec<String>, FeatureError>> + Send + 'static,
+    {
+        self.features.set_completion(handler);
+        self
+    }
+
     fn add_tool(&mut self, tool: ToolDecl) {
         if self.tools.iter().any(|t| t.name() == tool.name()) {
             self.duplicate
@@ -411,7 +513,9 @@ impl ServerBuilder {
                 instructions: self.instructions,
                 logging: self.logging,
                 page_size: self.page_size,
+                offers: self.features.offers(),
             }),
+            features: Arc::new(self.features),
             current: Current::new(self.manifest, catalog),
             tools: self.tools,
             handled: self.handlers.keys().cloned().collect(),

@@ -149,6 +149,7 @@ impl SessionActor {
             }
             Event::Response(r) => self.on_response(r, ctx),
             Event::Detach(request) => self.detach(request, ctx),
+            Event::Serve { request, feature } => self.serve_feature(request, feature, ctx),
             Event::CancelDetached { request, reason } => self.cancel_detached(request, reason),
         }
     }

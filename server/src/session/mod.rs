@@ -19,6 +19,7 @@
 //! | `toolsets.rs` | the principal's answers to `tools/list` and `toolsets/list`, fed to the core |
 //! | `calls.rs` | `tools/call` handlers run as tokio tasks, their ends fed to the core, cancelled ones stopped |
 //! | `deliver.rs` | what the principal sends, fed to the core; answers and pushes written as it says (§5.2, §5.3) |
+//! | `features.rs` | resource, prompt and completion handlers run as tokio tasks, their answers fed to the core |
 //! | `for_handlers.rs` | a tool handler's opens, closes and declines for its caller |
 //! | `detached.rs` | a modern request no credential authenticated, served on a session of its own under a fresh anonymous principal |
 //! | `asks.rs` | a tool handler's `sampling/createMessage` and `elicitation/create` for the client |
@@ -44,6 +45,7 @@ mod calls;
 mod deliver;
 mod detached;
 mod dispatch;
+mod features;
 mod for_handlers;
 mod handle;
 mod notices;

@@ -8,7 +8,7 @@ use crate::arcade::spectate::{GameState, GameView, PlayerView};
 use mcpl_server::{InstanceContext, ParticipantKind};
 
 impl<R: Rules> Table<R> {
-    /// Shows the game as it is now, if the arcade has spectators; a challenge that ended
+    /// Shows the game as it is now in the arcade's gallery (spectators, resources); a challenge that ended
     /// before it started (declined, withdrawn) is not shown.
     pub(super) fn publish(&self, cx: &InstanceContext) {
         let Some(gallery) = self.shared.gallery() else {

@@ -17,6 +17,7 @@
 //! The lifecycle requests (`initialize`, `featureSets/update`, `mcpl/manifest`, SPEC §3,
 //! §6, §17) are answered here, through [`Lifecycle`](crate::core::lifecycle::Lifecycle).
 
+use super::FeatureRequest;
 use super::SessionCore;
 use super::output::{Event, Forward, Io, Transmit};
 use crate::core::lifecycle::{LifecycleError, Phase};
@@ -34,8 +35,9 @@ use mcpl_protocol::mcpl::{
 };
 use mcpl_protocol::meta;
 use mcpl_protocol::method::{
-    self, CallTool, FeatureSetsUpdate, GetManifest, Initialize, ListTools, Method,
-    NotificationMethod, Ping, RequestMethod, SetLevel, ToolsetsClose, ToolsetsList, ToolsetsOpen,
+    self, CallTool, Complete, FeatureSetsUpdate, GetManifest, GetPrompt, Initialize, ListPrompts,
+    ListResourceTemplates, ListResources, ListTools, Method, NotificationMethod, Ping,
+    ReadResource, RequestMethod, SetLevel, ToolsetsClose, ToolsetsList, ToolsetsOpen,
 };
 
 /// The requests this server serves.
@@ -51,6 +53,8 @@ enum Route {
     ToolsetsClose,
     ToolsetsList,
     SetLevel,
+    /// Resources, prompts and completion (`features.rs`).
+    Feature,
 }
 
 impl Route {
@@ -66,6 +70,12 @@ impl Route {
             ToolsetsClose::NAME => Route::ToolsetsClose,
             ToolsetsList::NAME => Route::ToolsetsList,
             SetLevel::NAME => Route::SetLevel,
+            ListResources::NAME
+            | ListResourceTemplates::NAME
+            | ReadResource::NAME
+            | ListPrompts::NAME
+            | GetPrompt::NAME
+            | Complete::NAME => Route::Feature,
             // `server/discover` included: on a connection opened with `initialize` it is
             // unknown, as in 2025-11-25 (before one, it is a modern request).
             _ => return None,
@@ -86,6 +96,7 @@ impl Route {
                 | Route::ToolsetsOpen
                 | Route::ToolsetsClose
                 | Route::ToolsetsList
+                | Route::Feature
         )
     }
 
@@ -139,8 +150,9 @@ impl<T: Io> SessionCore<T> {
             }
         }
         // MCP "Utilities / Logging": only a server declaring `logging` serves setLevel.
-        let route =
-            Route::of(&req.method).filter(|r| *r != Route::SetLevel || self.offers_logging());
+        let route = Route::of(&req.method)
+            .filter(|r| *r != Route::SetLevel || self.offers_logging())
+            .filter(|r| *r != Route::Feature || self.profile.offers.serves(&req.method));
         let Some(route) = route else {
             let e = ErrorObject::method_not_found(&req.method);
             return self.send(Response::err(Some(req.id), e).into());
@@ -205,6 +217,10 @@ impl<T: Io> SessionCore<T> {
             }
             Route::ToolsetsList => self
                 .forward_with::<ToolsetsList>(req, |request, _| Forward::ListToolsets { request }),
+            Route::Feature => match FeatureRequest::read(&req) {
+                Ok(feature) => self.serve_feature(req.id, feature),
+                Err(e) => self.send(Response::err(Some(req.id), e).into()),
+            },
         }
     }
 
@@ -343,6 +359,7 @@ impl<T: Io> SessionCore<T> {
             // MCP "Utilities / Logging": a server that sends log messages declares `logging`.
             other.insert(LOGGING_CAPABILITY.to_owned(), serde_json::json!({}));
         }
+        self.profile.offers.declare(&mut other);
         Ok(InitializeResult {
             protocol_version: version.to_owned(),
             capabilities: ServerCapabilities {

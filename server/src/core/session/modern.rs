@@ -34,8 +34,8 @@
 //! `toolsets/*` are -32601 to it, `tools/list` is the plain list, and a call names its
 //! instance as an argument.
 
-use super::SessionCore;
 use super::output::{Event, Forward, Io, Transmit};
+use super::{FeatureRequest, SessionCore};
 use crate::mrtr::Carried;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, RawValue, Request, Response};
 use mcpl_protocol::mcp::{
@@ -97,6 +97,8 @@ enum ModernRoute {
     ListTools,
     CallTool,
     Listen,
+    /// Resources, prompts and completion, when offered (`features.rs`).
+    Feature,
 }
 
 impl ModernRoute {
@@ -168,7 +170,13 @@ impl<T: Io> SessionCore<T> {
         if let Err(e) = meta.check_version() {
             return self.send(Response::err(Some(req.id), e).into());
         }
-        let Some(route) = ModernRoute::of(&req.method) else {
+        let route = ModernRoute::of(&req.method).or_else(|| {
+            self.profile
+                .offers
+                .serves(&req.method)
+                .then_some(ModernRoute::Feature)
+        });
+        let Some(route) = route else {
             let e = ErrorObject::method_not_found(&req.method);
             return self.send(Response::err(Some(req.id), e).into());
         };
@@ -226,6 +234,15 @@ impl<T: Io> SessionCore<T> {
                 }
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
             },
+            ModernRoute::Feature => match FeatureRequest::read(&req) {
+                Ok(feature) => {
+                    let cache = feature.cache(&self.profile.offers);
+                    self.modern
+                        .insert(req.id.clone(), ModernCall { cache, ..call });
+                    self.serve_feature(req.id, feature);
+                }
+                Err(e) => self.send(Response::err(Some(req.id), e).into()),
+            },
         }
     }
 
@@ -239,6 +256,7 @@ impl<T: Io> SessionCore<T> {
         if self.offers_logging() {
             other.insert(LOGGING_CAPABILITY.to_owned(), serde_json::json!({}));
         }
+        self.profile.offers.declare(&mut other);
         let manifest = crate::manifest::shown_to(&self.manifest, false);
         let manifest = serde_json::to_value(manifest).unwrap_or_default();
         other.insert(

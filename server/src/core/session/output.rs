@@ -119,6 +119,14 @@ pub(crate) enum Event<T: Io> {
     /// (`modern.rs`: a request no credential authenticated); what that connection writes
     /// is written here, and its answer ends it.
     Detach(Request),
+    /// Serve a resource, prompt or completion request with the server's handlers, and
+    /// give the answer to [`SessionCore::feature_answered`](super::SessionCore::feature_answered).
+    Serve {
+        /// The request.
+        request: Id,
+        /// What it asks.
+        feature: super::FeatureRequest,
+    },
     /// The host cancelled a request served on a connection of its own: tell it there.
     CancelDetached {
         /// The request.

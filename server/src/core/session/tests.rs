@@ -9,7 +9,7 @@ use crate::core::carrier::tests::{draft, id};
 use crate::core::catalog::tests::arcade;
 use crate::core::sequencer::Sequencer;
 use mcpl_protocol::hints::ToolHint;
-use mcpl_protocol::jsonrpc::Message;
+use mcpl_protocol::jsonrpc::{Message, to_raw};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl};
 use mcpl_testkit::msg;
 use proptest::prelude::*;
@@ -53,11 +53,17 @@ fn manifest() -> McplManifest {
 
 impl Host {
     fn new(logging: Option<LoggingLevel>) -> Self {
+        Host::offering(logging, Default::default())
+    }
+
+    /// [`Host::new`] of a server offering `offers` besides tools.
+    fn offering(logging: Option<LoggingLevel>, offers: super::Offers) -> Self {
         let profile = Profile {
             info: Implementation::new("core-test", "1"),
             instructions: None,
             logging,
             page_size: 50,
+            offers,
         };
         Host {
             core: SessionCore::new(Arc::new(profile), Arc::new(manifest()), Arc::new(arcade())),
@@ -111,6 +117,7 @@ impl Host {
                     Event::Response(r) => format!("response {:?}", r.id),
                     Event::Detach(r) => format!("detach {}", r.id),
                     Event::CancelDetached { request, .. } => format!("cancel detached {request}"),
+                    Event::Serve { request, feature } => format!("serve {request} {feature:?}"),
                 }),
             }
         }
@@ -1251,4 +1258,172 @@ fn issue39_04_a_listen_is_acknowledged_cancelled_and_closed() {
     assert_eq!(wire[1]["params"]["requestId"], 3);
     assert_eq!(done, ["listen ended 3"]);
     assert_eq!(h.core.listens_open(), 0);
+}
+
+// ---- resources, prompts and completion (issue #39 item 7) ----
+
+impl Host {
+    /// The session's handler answers feature request `id`.
+    fn feature_answered(
+        &mut self,
+        id: Id,
+        outcome: Result<Box<mcpl_protocol::jsonrpc::RawValue>, mcpl_protocol::ErrorObject>,
+    ) {
+        self.core.feature_answered(id, outcome);
+        self.drain();
+    }
+}
+
+fn all_offered() -> super::Offers {
+    super::Offers {
+        resources: true,
+        resources_vary: true,
+        prompts: true,
+        completions: true,
+    }
+}
+
+/// Legacy: offered features are declared in `initialize`, handed to the handlers after it,
+/// answered once; a cancelled one is not answered; one not offered is -32601.
+#[test]
+fn issue39_07_feature_requests_go_to_the_handlers_and_back() {
+    let mut h = Host::offering(None, all_offered());
+    h.send(msg::request(
+        0,
+        "initialize",
+        msg::initialize_params(json!({}), "t"),
+    ));
+    let (wire, _) = h.take();
+    let caps = &wire[0]["result"]["capabilities"];
+    assert_eq!(
+        (&caps["resources"], &caps["prompts"], &caps["completions"]),
+        (&json!({}), &json!({}), &json!({})),
+        "{caps}"
+    );
+    h.send(msg::request(1, "resources/read", json!({"uri": "a://b"})));
+    h.send(msg::request(2, "prompts/list", json!({})));
+    let (wire, done) = h.take();
+    assert!(wire.is_empty(), "nothing answered yet: {wire:?}");
+    assert_eq!(
+        done,
+        [
+            "serve 1 ReadResource { uri: \"a://b\" }",
+            "serve 2 ListPrompts"
+        ]
+    );
+    assert_eq!(h.core.features_in_flight(), 2);
+    // The same id again while in flight is refused.
+    h.send(msg::request(1, "prompts/list", json!({})));
+    let (wire, _) = h.take();
+    assert_eq!(msg::error_code(&wire[0]), Some(-32600), "{}", wire[0]);
+    h.feature_answered(Id::Number(1), Ok(to_raw(&json!({"contents": []}))));
+    h.send(msg::notification(
+        "notifications/cancelled",
+        json!({"requestId": 2}),
+    ));
+    h.feature_answered(Id::Number(2), Ok(to_raw(&json!({"prompts": []}))));
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 1, "the cancelled one is not answered: {wire:?}");
+    assert_eq!(wire[0]["id"], 1);
+    assert_eq!(h.core.features_in_flight(), 0);
+    let mut plain = Host::new(None);
+    plain.send(msg::request(
+        0,
+        "initialize",
+        msg::initialize_params(json!({}), "t"),
+    ));
+    plain.take();
+    plain.send(msg::request(1, "resources/list", json!({})));
+    let (wire, _) = plain.take();
+    assert_eq!(
+        msg::error_code(&wire[0]),
+        Some(-32601),
+        "not offered: {}",
+        wire[0]
+    );
+}
+
+/// Modern: the same requests, their results made modern with the caching hints the module
+/// docs give; `server/discover` declares what is offered.
+#[test]
+fn issue39_07_modern_feature_results_carry_their_caching_hints() {
+    let mut h = Host::offering(None, all_offered());
+    h.send(modern_request(1, "server/discover", json!({}), json!({})));
+    let (wire, _) = h.take();
+    assert_eq!(
+        wire[0]["result"]["capabilities"]["prompts"],
+        json!({}),
+        "{}",
+        wire[0]
+    );
+    h.send(modern_request(2, "prompts/list", json!({}), json!({})));
+    h.send(modern_request(
+        3,
+        "resources/read",
+        json!({"uri": "a://b"}),
+        json!({}),
+    ));
+    h.send(modern_request(
+        4,
+        "completion/complete",
+        json!({
+        "ref": {"type": "ref/prompt", "name": "p"}, "argument": {"name": "a", "value": ""}}),
+        json!({}),
+    ));
+    let (wire, done) = h.take();
+    assert!(wire.is_empty(), "{wire:?}");
+    assert_eq!(done.len(), 3, "{done:?}");
+    for id in [2, 3, 4] {
+        h.feature_answered(Id::Number(id), Ok(to_raw(&json!({"x": id}))));
+    }
+    let (wire, _) = h.take();
+    assert_eq!(
+        (
+            &wire[0]["result"]["ttlMs"],
+            &wire[0]["result"]["cacheScope"]
+        ),
+        (&json!(300_000), &json!("public")),
+        "{}",
+        wire[0]
+    );
+    assert_eq!(
+        (
+            &wire[1]["result"]["ttlMs"],
+            &wire[1]["result"]["cacheScope"]
+        ),
+        (&json!(0), &json!("private")),
+        "{}",
+        wire[1]
+    );
+    assert!(wire[2]["result"].get("ttlMs").is_none(), "{}", wire[2]);
+    for w in &wire {
+        assert_eq!(w["result"]["resultType"], "complete", "{w}");
+    }
+}
+
+/// At most `FEATURE_REQUESTS_IN_FLIGHT` at once; the next is refused at once.
+#[test]
+fn issue39_07_feature_requests_in_flight_are_bounded() {
+    let limit = super::features::FEATURE_REQUESTS_IN_FLIGHT;
+    let mut h = Host::offering(None, all_offered());
+    h.send(msg::request(
+        0,
+        "initialize",
+        msg::initialize_params(json!({}), "t"),
+    ));
+    h.take();
+    for id in 1..=limit as i64 {
+        h.send(msg::request(id, "prompts/list", json!({})));
+    }
+    let (wire, done) = h.take();
+    assert!(wire.is_empty());
+    assert_eq!(done.len(), limit);
+    h.send(msg::request(1000, "prompts/list", json!({})));
+    let (wire, done) = h.take();
+    assert_eq!(msg::error_code(&wire[0]), Some(-32600), "{}", wire[0]);
+    assert!(done.is_empty());
+    h.feature_answered(Id::Number(1), Ok(to_raw(&json!({"prompts": []}))));
+    h.send(msg::request(1001, "prompts/list", json!({})));
+    let (_, done) = h.take();
+    assert_eq!(done.len(), 1, "room again once one is answered");
 }

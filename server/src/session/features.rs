@@ -1,0 +1,37 @@
+//! Resources, prompts and completion (`core/session/features.rs`, issue #39 item 7): each
+//! request the core hands over runs its handler as a tokio task of this session, and the
+//! answer goes back to the core, which writes it (or not, for a cancelled request). A
+//! panic in a handler answers -32603 and ends nothing else.
+
+use super::SessionActor;
+use crate::core::session::FeatureRequest;
+use crate::features::RequestContext;
+use actix::prelude::*;
+use mcpl_protocol::jsonrpc::{ErrorObject, Id};
+
+impl SessionActor {
+    /// Runs `feature`'s handler for request `id`.
+    pub(super) fn serve_feature(
+        &mut self,
+        id: Id,
+        feature: FeatureRequest,
+        ctx: &mut Context<Self>,
+    ) {
+        let features = self.shared.features.clone();
+        let cx = RequestContext::new(self.principal.clone());
+        tracing::debug!(session = %self.id, %id, ?feature, "feature request");
+        let task = tokio::spawn(features.serve(cx, feature));
+        ctx.spawn(task.into_actor(self).map(move |joined, act, ctx| {
+            let outcome = joined.unwrap_or_else(|e| {
+                if e.is_panic() {
+                    tracing::error!(session = %act.id, %id, "a resource, prompt or completion handler panicked");
+                    Err(ErrorObject::internal("the handler panicked"))
+                } else {
+                    Err(ErrorObject::internal("the handler was stopped"))
+                }
+            });
+            act.core.feature_answered(id, outcome);
+            act.drive(ctx);
+        }));
+    }
+}

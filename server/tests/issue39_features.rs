@@ -1,0 +1,314 @@
+//! Issue #39 item 7 from outside: resources, templates, prompts and completion of a server
+//! built on the SDK, in raw JSON on real sockets — legacy over WebSocket (after
+//! `initialize`), modern over Streamable HTTP (per-request `_meta`) — with the errors the
+//! spec gives, a handler's panic contained, and a list that depends on who asks.
+
+// Shared with `hostile_client.rs`, which uses the rest of it.
+#[allow(dead_code)]
+#[path = "hostile_client/raw.rs"]
+mod raw;
+
+use mcpl_protocol::server_features::{
+    GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
+    ResourceTemplate,
+};
+use mcpl_server::Server;
+use mcpl_server::features::{FeatureError, RequestContext};
+use mcpl_testkit::within;
+use mcpl_transport::{ServerOptions, http, ws};
+use raw::{exchange, post, ws_connect};
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// A server with one fixed resource, a template, a per-principal listing, a prompt, a
+/// completion and a resource whose handler panics.
+fn server() -> Server {
+    Server::builder("features", "1.0")
+        .resource(
+            Resource::new("notes://readme", "readme", "text/plain", "What this is"),
+            |_: RequestContext| async {
+                Ok(vec![ResourceContents::text(
+                    "notes://readme",
+                    "text/plain",
+                    "Hello.",
+                )])
+            },
+        )
+        .resource(
+            Resource::new("notes://broken", "broken", "text/plain", "Panics"),
+            |_: RequestContext| async { panic!("a handler bug") },
+        )
+        .resource_template(
+            ResourceTemplate::new("notes://{owner}/{id}", "note", "text/plain", "A note"),
+            |cx: RequestContext, uri: String, vars: BTreeMap<String, String>| async move {
+                // Only the owner reads their notes.
+                if cx.principal().name() != vars["owner"] {
+                    return Err(FeatureError::ResourceNotFound(uri));
+                }
+                Ok(vec![ResourceContents::text(
+                    uri,
+                    "text/plain",
+                    format!("note {} of {}", vars["id"], vars["owner"]),
+                )])
+            },
+        )
+        .resource_list(|cx: RequestContext| async move {
+            let me = cx.principal().name();
+            vec![Resource::new(
+                format!("notes://{me}/1"),
+                "my first note",
+                "text/plain",
+                "Yours",
+            )]
+        })
+        .prompt(
+            Prompt::new(
+                "greet",
+                "Greets someone",
+                vec![PromptArgument::required("who", "Whom")],
+            ),
+            |_: RequestContext, args: BTreeMap<String, String>| async move {
+                Ok(GetPromptResult {
+                    description: None,
+                    messages: vec![PromptMessage::user(format!(
+                        "Say hello to {}.",
+                        args["who"]
+                    ))],
+                })
+            },
+        )
+        .completion(|_: RequestContext, p| async move {
+            let words = ["alice", "alfred", "bob"];
+            Ok(words
+                .iter()
+                .filter(|w| w.starts_with(&p.argument.value))
+                .map(|w| (*w).to_owned())
+                .collect())
+        })
+        .build()
+        .expect("a valid server")
+}
+
+fn opts() -> Arc<ServerOptions> {
+    let mut opts = ServerOptions::default();
+    opts.tokens.insert("alice-token".into(), "alice".into());
+    opts.tokens.insert("bob-token".into(), "bob".into());
+    Arc::new(opts)
+}
+
+/// The server on a Streamable HTTP listener and a WebSocket listener; their addresses.
+async fn serve() -> (SocketAddr, SocketAddr) {
+    let server = server();
+    let mut h = http::bind("127.0.0.1:0".parse().unwrap(), "/mcp", opts())
+        .await
+        .expect("bind http");
+    let mut w = ws::bind("127.0.0.1:0".parse().unwrap(), opts())
+        .await
+        .expect("bind ws");
+    let (h_addr, w_addr) = (h.local_addr(), w.local_addr());
+    let s = server.clone();
+    actix::spawn(async move {
+        while let Some(conn) = h.accept().await {
+            s.serve(conn);
+        }
+    });
+    actix::spawn(async move {
+        while let Some(conn) = w.accept().await {
+            server.serve(conn);
+        }
+    });
+    (h_addr, w_addr)
+}
+
+/// A modern request as `token`'s, answered in one JSON body: its status and body.
+async fn modern(addr: SocketAddr, token: &str, method: &str, params: Value) -> (u16, Value) {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let name = params
+        .get("uri")
+        .or_else(|| params.get("name"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params});
+    let auth = format!("Bearer {token}");
+    let mut headers = vec![
+        ("Authorization", auth.as_str()),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+    ];
+    if let Some(name) = name.as_deref().filter(|_| method != "completion/complete") {
+        headers.push(("Mcp-Name", name));
+    }
+    let answer = within(exchange(
+        addr,
+        post(addr, &headers, body.to_string().as_bytes()),
+    ))
+    .await;
+    (answer.status, answer.json())
+}
+
+#[actix::test]
+async fn issue39_07_modern_requests_read_resources_prompts_and_completions() {
+    let (addr, _) = serve().await;
+    let (status, discover) = modern(addr, "alice-token", "server/discover", json!({})).await;
+    assert_eq!(status, 200);
+    let caps = &discover["result"]["capabilities"];
+    assert_eq!(
+        (&caps["resources"], &caps["prompts"], &caps["completions"]),
+        (&json!({}), &json!({}), &json!({})),
+        "{discover}"
+    );
+    // The list: the fixed ones, then alice's own; a per-principal list is private.
+    let (_, list) = modern(addr, "alice-token", "resources/list", json!({})).await;
+    let uris: Vec<&str> = list["result"]["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        uris,
+        ["notes://readme", "notes://broken", "notes://alice/1"]
+    );
+    assert_eq!(
+        (&list["result"]["cacheScope"], &list["result"]["ttlMs"]),
+        (&json!("private"), &json!(0))
+    );
+    let (_, list) = modern(addr, "bob-token", "resources/list", json!({})).await;
+    assert_eq!(list["result"]["resources"][2]["uri"], "notes://bob/1");
+    // Reads: fixed, through the template, and refused to another principal.
+    let (_, read) = modern(
+        addr,
+        "alice-token",
+        "resources/read",
+        json!({"uri": "notes://readme"}),
+    )
+    .await;
+    assert_eq!(read["result"]["contents"][0]["text"], "Hello.", "{read}");
+    assert_eq!(read["result"]["resultType"], "complete");
+    let (_, read) = modern(
+        addr,
+        "alice-token",
+        "resources/read",
+        json!({"uri": "notes://alice/7"}),
+    )
+    .await;
+    assert_eq!(
+        read["result"]["contents"][0]["text"], "note 7 of alice",
+        "{read}"
+    );
+    for (token, uri) in [
+        ("bob-token", "notes://alice/7"),
+        ("alice-token", "notes://nothing"),
+    ] {
+        let (status, read) = modern(addr, token, "resources/read", json!({"uri": uri})).await;
+        assert_eq!(status, 200, "{read}");
+        assert_eq!(read["error"]["code"], -32602, "{read}");
+        assert_eq!(read["error"]["data"]["uri"], uri, "{read}");
+    }
+    // A handler's panic is its request's -32603, and the server goes on.
+    let (_, broken) = modern(
+        addr,
+        "alice-token",
+        "resources/read",
+        json!({"uri": "notes://broken"}),
+    )
+    .await;
+    assert_eq!(broken["error"]["code"], -32603, "{broken}");
+    // Prompts: listed (public: built with the server), got, a missing argument named.
+    let (_, prompts) = modern(addr, "alice-token", "prompts/list", json!({})).await;
+    assert_eq!(prompts["result"]["prompts"][0]["name"], "greet");
+    assert_eq!(prompts["result"]["cacheScope"], "public");
+    let (_, got) = modern(
+        addr,
+        "alice-token",
+        "prompts/get",
+        json!({"name": "greet", "arguments": {"who": "Ada"}}),
+    )
+    .await;
+    assert_eq!(
+        got["result"]["messages"][0]["content"]["text"], "Say hello to Ada.",
+        "{got}"
+    );
+    let (_, missing) = modern(addr, "alice-token", "prompts/get", json!({"name": "greet"})).await;
+    assert_eq!(missing["error"]["code"], -32602, "{missing}");
+    assert!(
+        missing["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("\"who\""),
+        "{missing}"
+    );
+    let (_, unknown) = modern(addr, "alice-token", "prompts/get", json!({"name": "nope"})).await;
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+    // Completion.
+    let (_, done) = modern(
+        addr,
+        "alice-token",
+        "completion/complete",
+        json!({"ref": {"type": "ref/prompt", "name": "greet"},
+               "argument": {"name": "who", "value": "al"}}),
+    )
+    .await;
+    assert_eq!(
+        done["result"]["completion"],
+        json!({"values": ["alice", "alfred"], "total": 2, "hasMore": false}),
+        "{done}"
+    );
+}
+
+#[actix::test]
+async fn issue39_07_legacy_requests_read_them_after_initialize() {
+    let (_, addr) = serve().await;
+    let mut ws = ws_connect(addr, &[("Authorization", "Bearer bob-token")], None)
+        .await
+        .expect("upgrade");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    ws.send_text(init.to_string().as_bytes()).await.unwrap();
+    let answer = within(ws.recv_json()).await;
+    assert_eq!(
+        answer["result"]["capabilities"]["resources"],
+        json!({}),
+        "{answer}"
+    );
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    ws.send_text(initialized.to_string().as_bytes())
+        .await
+        .unwrap();
+    let requests = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "resources/templates/list"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "resources/read", "params": {"uri": "notes://bob/3"}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "resources/list", "params": {"cursor": "x"}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "resources/subscribe", "params": {"uri": "notes://readme"}}),
+    ];
+    for r in &requests {
+        ws.send_text(r.to_string().as_bytes()).await.unwrap();
+    }
+    let mut answers = BTreeMap::new();
+    for _ in &requests {
+        let a = within(ws.recv_json()).await;
+        answers.insert(a["id"].as_i64().unwrap(), a);
+    }
+    assert_eq!(
+        answers[&1]["result"]["resourceTemplates"][0]["uriTemplate"],
+        "notes://{owner}/{id}"
+    );
+    assert!(
+        answers[&1]["result"].get("ttlMs").is_none(),
+        "legacy results carry no caching hints: {}",
+        answers[&1]
+    );
+    assert_eq!(
+        answers[&2]["result"]["contents"][0]["text"],
+        "note 3 of bob"
+    );
+    assert_eq!(answers[&3]["error"]["code"], -32602, "a cursor never given");
+    assert_eq!(answers[&4]["error"]["code"], -32601, "no subscriptions");
+}
