@@ -34,6 +34,13 @@
 //! ([`MAX_INPUT_RESPONSES`]). A `requestState` is not single-use (no handler of this SDK
 //! redeems one); within its expiry a replay by the same principal runs the same call again.
 //!
+//! **Keys chosen by the handler.** A handler may name its question's key itself
+//! ([`ToolContext::elicit_as`](crate::ToolContext::elicit_as) and its siblings): the
+//! question then travels and is answered under that key (`user_name`), which clients that
+//! know the server's keys (the official conformance suite's) answer without reading them
+//! from the first round, even with no `requestState`. A key used twice in one run, empty,
+//! or longer than [`MAX_KEY_CHARS`] fails the question ([`AskError::Limit`](crate::tool::AskError::Limit)).
+//!
 //! **Bounds**: a state at most [`MAX_STATE_CHARS`] characters (received or issued), at most
 //! [`MAX_QUESTIONS`] questions answered in one run; past either the handler's question
 //! fails with [`AskError::Limit`](crate::tool::AskError::Limit).
@@ -53,6 +60,9 @@ pub(crate) const MAX_STATE_CHARS: usize = 64 * 1024;
 
 /// The most members an `inputResponses` may have.
 pub(crate) const MAX_INPUT_RESPONSES: usize = 32;
+
+/// The longest input key a handler may choose ([`ToolContext::elicit_as`](crate::ToolContext::elicit_as)).
+pub(crate) const MAX_KEY_CHARS: usize = 64;
 
 /// The most questions one run of a handler may have answered; the next fails.
 pub(crate) const MAX_QUESTIONS: usize = 16;
@@ -252,6 +262,7 @@ impl Carried {
     /// the `InputRequiredResult` that asks it (module docs).
     pub(crate) fn question(
         &mut self,
+        chosen: Option<&str>,
         method: &str,
         params: &RawValue,
         key: &StateKey,
@@ -262,7 +273,20 @@ impl Carried {
                 "a call may have at most {MAX_QUESTIONS} questions answered"
             ));
         }
-        let id = question_key(self.asked, method, params);
+        let id = match chosen {
+            Some(chosen) if chosen.is_empty() || chosen.len() > MAX_KEY_CHARS => {
+                return Question::Limit(format!(
+                    "an input key must have 1 to {MAX_KEY_CHARS} characters"
+                ));
+            }
+            Some(chosen) if self.used.contains_key(chosen) => {
+                return Question::Limit(format!(
+                    "the input key {chosen:?} was used by an earlier question of this run"
+                ));
+            }
+            Some(chosen) => chosen.to_owned(),
+            None => question_key(self.asked, method, params),
+        };
         self.asked += 1;
         if let Some(answer) = self.answers.remove(&id) {
             self.used.insert(id, answer.clone());
@@ -392,6 +416,45 @@ mod tests {
         Binding::new("tools/call", "t", Some(&json!({"b": 1, "a": 2})), None)
     }
 
+    /// A key the handler chose: the question travels under it, and a client that knows the
+    /// key answers it on the first call, with no `requestState`; a key used twice in a run,
+    /// or empty, fails the question.
+    #[test]
+    fn issue39_06_a_chosen_key_is_asked_and_answered_under_that_key() {
+        let key = StateKey::new([7; 32]);
+        let now = UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let q = to_raw(&json!({"message": "What is your name?"}));
+        let mut first = Carried::read(None, binding(), &key, now).unwrap();
+        let Question::Ask(r) =
+            first.question(Some("user_name"), "elicitation/create", &q, &key, now)
+        else {
+            panic!("asked")
+        };
+        let r: Value = serde_json::from_str(r.get()).unwrap();
+        assert_eq!(
+            r["inputRequests"]["user_name"]["method"],
+            "elicitation/create"
+        );
+        let params = to_raw(&json!({"inputResponses": {
+            "user_name": {"action": "accept", "content": {"name": "Alice"}},
+            "unknown_extra_key": {"action": "accept"}}}));
+        let mut retry = Carried::read(Some(&params), binding(), &key, now).unwrap();
+        let Question::Answered(a) =
+            retry.question(Some("user_name"), "elicitation/create", &q, &key, now)
+        else {
+            panic!("answered without a state")
+        };
+        assert!(a.get().contains("Alice"));
+        assert!(matches!(
+            retry.question(Some("user_name"), "elicitation/create", &q, &key, now),
+            Question::Limit(_)
+        ));
+        assert!(matches!(
+            retry.question(Some(""), "roots/list", &q, &key, now),
+            Question::Limit(_)
+        ));
+    }
+
     #[test]
     fn a_question_is_asked_then_answered_from_the_retry_and_carried() {
         let key = StateKey::new([7; 32]);
@@ -399,7 +462,7 @@ mod tests {
         let q1 = to_raw(&json!({"message": "one"}));
         let q2 = to_raw(&json!({"message": "two"}));
         let mut first = Carried::read(None, binding(), &key, now).unwrap();
-        let Question::Ask(r) = first.question("elicitation/create", &q1, &key, now) else {
+        let Question::Ask(r) = first.question(None, "elicitation/create", &q1, &key, now) else {
             panic!("asked")
         };
         let r: Value = serde_json::from_str(r.get()).unwrap();
@@ -413,10 +476,10 @@ mod tests {
         let b = Binding::new("tools/call", "t", Some(&json!({"a": 2, "b": 1})), None);
         let mut second = Carried::read(Some(&params), b, &key, now).unwrap();
         assert!(matches!(
-            second.question("elicitation/create", &q1, &key, now),
+            second.question(None, "elicitation/create", &q1, &key, now),
             Question::Answered(_)
         ));
-        let Question::Ask(r) = second.question("elicitation/create", &q2, &key, now) else {
+        let Question::Ask(r) = second.question(None, "elicitation/create", &q2, &key, now) else {
             panic!("asked")
         };
         let r: Value = serde_json::from_str(r.get()).unwrap();
@@ -426,7 +489,7 @@ mod tests {
         let mut third = Carried::read(Some(&params), binding(), &key, now).unwrap();
         for q in [&q1, &q2] {
             assert!(matches!(
-                third.question("elicitation/create", q, &key, now),
+                third.question(None, "elicitation/create", q, &key, now),
                 Question::Answered(_)
             ));
         }
@@ -438,7 +501,7 @@ mod tests {
         let now = UNIX_EPOCH + Duration::from_secs(1_000_000);
         let q = to_raw(&json!({}));
         let mut c = Carried::read(None, binding(), &key, now).unwrap();
-        let Question::Ask(r) = c.question("roots/list", &q, &key, now) else {
+        let Question::Ask(r) = c.question(None, "roots/list", &q, &key, now) else {
             panic!("asked")
         };
         let r: Value = serde_json::from_str(r.get()).unwrap();
@@ -495,13 +558,13 @@ mod tests {
         for n in 0..MAX_QUESTIONS {
             let q = to_raw(&json!({ "n": n }));
             assert!(matches!(
-                c.question("roots/list", &q, &key, now),
+                c.question(None, "roots/list", &q, &key, now),
                 Question::Answered(_)
             ));
         }
         let q = to_raw(&json!({ "n": MAX_QUESTIONS }));
         assert!(matches!(
-            c.question("roots/list", &q, &key, now),
+            c.question(None, "roots/list", &q, &key, now),
             Question::Limit(_)
         ));
     }

@@ -48,6 +48,9 @@ pub(crate) struct Ask {
     pub(crate) method: &'static str,
     pub(crate) needs: Needs,
     pub(crate) params: Box<mcpl_protocol::jsonrpc::RawValue>,
+    /// The key its question goes under in a modern client's `InputRequiredResult`, when
+    /// the handler chose one (`mrtr.rs`).
+    pub(crate) input_key: Option<String>,
 }
 
 impl Message for Ask {
@@ -84,7 +87,7 @@ impl Handler<Ask> for SessionActor {
             let Some(input) = self.core.modern_input(&ask.call) else {
                 return Err(AskError::CallEnded);
             };
-            match input.question(ask.method, &ask.params, key, now) {
+            match input.question(ask.input_key.as_deref(), ask.method, &ask.params, key, now) {
                 Question::Answered(answer) => {
                     tracing::debug!(session = %self.id, call = %ask.call, method = ask.method, "a modern call's question answered by its retry");
                     let (tx, rx) = oneshot::channel();

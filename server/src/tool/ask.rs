@@ -127,8 +127,51 @@ impl ToolContext {
             .await
     }
 
+    /// [`ToolContext::create_message`], its question keyed `key` in a modern client's
+    /// `InputRequiredResult` (`inputRequests[key]`, answered in `inputResponses[key]`)
+    /// instead of the key the SDK derives: for a server whose clients answer by a key they
+    /// know, or that documents its keys. A legacy client is asked as by `create_message`.
+    pub async fn create_message_as(
+        &self,
+        key: &str,
+        params: <CreateMessage as RequestMethod>::Params,
+    ) -> Result<<CreateMessage as RequestMethod>::Result, AskError> {
+        self.ask_keyed::<CreateMessage>(Some(key), Needs::Sampling, &params)
+            .await
+    }
+
+    /// [`ToolContext::elicit`], its question keyed `key` (see
+    /// [`ToolContext::create_message_as`]).
+    pub async fn elicit_as(
+        &self,
+        key: &str,
+        params: <Elicit as RequestMethod>::Params,
+    ) -> Result<<Elicit as RequestMethod>::Result, AskError> {
+        self.ask_keyed::<Elicit>(Some(key), Needs::Elicitation, &params)
+            .await
+    }
+
+    /// [`ToolContext::list_roots`], its question keyed `key` (see
+    /// [`ToolContext::create_message_as`]).
+    pub async fn list_roots_as(
+        &self,
+        key: &str,
+    ) -> Result<<ListRoots as RequestMethod>::Result, AskError> {
+        self.ask_keyed::<ListRoots>(Some(key), Needs::Roots, &Default::default())
+            .await
+    }
+
     async fn ask<M: RequestMethod>(
         &self,
+        needs: Needs,
+        params: &M::Params,
+    ) -> Result<M::Result, AskError> {
+        self.ask_keyed::<M>(None, needs, params).await
+    }
+
+    async fn ask_keyed<M: RequestMethod>(
+        &self,
+        input_key: Option<&str>,
         needs: Needs,
         params: &M::Params,
     ) -> Result<M::Result, AskError> {
@@ -141,6 +184,7 @@ impl ToolContext {
                 method: M::NAME,
                 needs,
                 params,
+                input_key: input_key.map(str::to_owned),
             })
             .await?;
         mcpl_protocol::jsonrpc::decode_result(&result).map_err(|e| AskError::MalformedResult(e.0))
