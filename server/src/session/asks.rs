@@ -53,6 +53,32 @@ pub(crate) struct Ask {
     pub(crate) input_key: Option<String>,
 }
 
+/// What the client declared for a handler's call: a modern call's own
+/// `clientCapabilities`, else the connection's from `initialize`; `None` once the call is
+/// over or before `initialize`.
+#[derive(Debug)]
+pub(crate) struct Declared {
+    pub(crate) call: Id,
+}
+
+impl Message for Declared {
+    type Result = Option<ClientCapabilities>;
+}
+
+impl Handler<Declared> for SessionActor {
+    type Result = Option<ClientCapabilities>;
+
+    fn handle(&mut self, d: Declared, _: &mut Context<Self>) -> Self::Result {
+        if let Some(modern) = self.core.modern_capabilities(&d.call) {
+            return Some(modern.clone());
+        }
+        self.core
+            .lifecycle()
+            .negotiated()
+            .map(|n| n.capabilities.clone())
+    }
+}
+
 impl Message for Ask {
     type Result = Result<oneshot::Receiver<Reply>, AskError>;
 }

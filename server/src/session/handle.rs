@@ -149,6 +149,19 @@ impl SessionHandle {
         }
     }
 
+    /// What the client declared for `call` (`asks.rs`'s `Declared`).
+    pub(crate) async fn declared(
+        &self,
+        call: mcpl_protocol::jsonrpc::Id,
+    ) -> Option<mcpl_protocol::mcp::ClientCapabilities> {
+        self.0
+            .addr
+            .send(super::asks::Declared { call })
+            .await
+            .ok()
+            .flatten()
+    }
+
     /// Asks the session to stop: each open `subscriptions/listen` stream is answered with
     /// its graceful completion result (MCP 2026-07-28; on stdio and WebSocket then told
     /// cancelled), running calls are cancelled, pending

@@ -56,6 +56,7 @@
 use crate::session::{Ask, Needs};
 use crate::tool::ToolContext;
 use mcpl_protocol::jsonrpc::ErrorObject;
+use mcpl_protocol::mcp::ClientCapabilities;
 use mcpl_protocol::method::{CreateMessage, Elicit, ListRoots, RequestMethod};
 
 /// Why a request to the client got no result, sorted by who is at fault.
@@ -125,6 +126,15 @@ impl ToolContext {
     pub async fn list_roots(&self) -> Result<<ListRoots as RequestMethod>::Result, AskError> {
         self.ask::<ListRoots>(Needs::Roots, &Default::default())
             .await
+    }
+
+    /// What the client declared it can be asked (`sampling`, `elicitation`, `roots`): an
+    /// MCP 2026-07-28 call's own `clientCapabilities`, a legacy connection's from
+    /// `initialize`. A handler that can do with less asks only what is declared, since
+    /// asking for an undeclared capability ends a modern call with -32021. `None` once the
+    /// session is gone.
+    pub async fn client_capabilities(&self) -> Option<ClientCapabilities> {
+        self.session.declared(self.request_id.clone()).await
     }
 
     /// [`ToolContext::create_message`], its question keyed `key` in a modern client's
