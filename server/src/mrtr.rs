@@ -268,29 +268,73 @@ impl Carried {
         key: &StateKey,
         now: SystemTime,
     ) -> Question {
-        if self.asked >= MAX_QUESTIONS {
-            return Question::Limit(format!(
+        let one = [Asked {
+            chosen,
+            method,
+            params,
+        }];
+        match self.questions(&one, key, now) {
+            Batch::Answered(mut answers) => Question::Answered(answers.remove(0)),
+            Batch::Ask(result) => Question::Ask(result),
+            Batch::Limit(why) => Question::Limit(why),
+        }
+    }
+
+    /// The handler asks several questions at once: their answers, in order, when the call
+    /// carried them all; else one `InputRequiredResult` asking every one it did not (those
+    /// answered go on in the state) (module docs).
+    pub(crate) fn questions(
+        &mut self,
+        asked: &[Asked<'_>],
+        key: &StateKey,
+        now: SystemTime,
+    ) -> Batch {
+        if self.asked + asked.len() > MAX_QUESTIONS {
+            return Batch::Limit(format!(
                 "a call may have at most {MAX_QUESTIONS} questions answered"
             ));
         }
-        let id = match chosen {
-            Some(chosen) if chosen.is_empty() || chosen.len() > MAX_KEY_CHARS => {
-                return Question::Limit(format!(
-                    "an input key must have 1 to {MAX_KEY_CHARS} characters"
-                ));
+        let mut ids: Vec<String> = Vec::with_capacity(asked.len());
+        for (n, q) in asked.iter().enumerate() {
+            let id = match q.chosen {
+                Some(chosen) if chosen.is_empty() || chosen.len() > MAX_KEY_CHARS => {
+                    return Batch::Limit(format!(
+                        "an input key must have 1 to {MAX_KEY_CHARS} characters"
+                    ));
+                }
+                Some(chosen)
+                    if self.used.contains_key(chosen) || ids.iter().any(|i| i == chosen) =>
+                {
+                    return Batch::Limit(format!(
+                        "the input key {chosen:?} was used by another question of this run"
+                    ));
+                }
+                Some(chosen) => chosen.to_owned(),
+                None => question_key(self.asked + n, q.method, q.params),
+            };
+            ids.push(id);
+        }
+        self.asked += asked.len();
+        let mut answers = Vec::with_capacity(asked.len());
+        let mut missing = BTreeMap::new();
+        for (id, q) in ids.into_iter().zip(asked) {
+            match self.answers.remove(&id) {
+                Some(answer) => {
+                    self.used.insert(id, answer.clone());
+                    answers.push(answer);
+                }
+                None => {
+                    let params: Value = serde_json::from_str(q.params.get()).unwrap_or(Value::Null);
+                    let request = InputRequest {
+                        method: q.method.to_owned(),
+                        params: Some(params).filter(|p| !p.is_null()),
+                    };
+                    missing.insert(id, request);
+                }
             }
-            Some(chosen) if self.used.contains_key(chosen) => {
-                return Question::Limit(format!(
-                    "the input key {chosen:?} was used by an earlier question of this run"
-                ));
-            }
-            Some(chosen) => chosen.to_owned(),
-            None => question_key(self.asked, method, params),
-        };
-        self.asked += 1;
-        if let Some(answer) = self.answers.remove(&id) {
-            self.used.insert(id, answer.clone());
-            return Question::Answered(answer);
+        }
+        if missing.is_empty() {
+            return Batch::Answered(answers);
         }
         let payload = Payload {
             b: self.binding.clone(),
@@ -299,19 +343,36 @@ impl Carried {
         };
         let state = seal(&payload, key);
         if state.len() > MAX_STATE_CHARS {
-            return Question::Limit(format!(
+            return Batch::Limit(format!(
                 "the answers so far outgrow the request state ({} characters, at most {MAX_STATE_CHARS})",
                 state.len()
             ));
         }
-        let params: Value = serde_json::from_str(params.get()).unwrap_or(Value::Null);
-        let request = InputRequest {
-            method: method.to_owned(),
-            params: Some(params).filter(|p| !p.is_null()),
-        };
-        let result = InputRequiredResult::new(BTreeMap::from([(id, request)]), Some(state));
-        Question::Ask(to_raw(&result))
+        let result = InputRequiredResult::new(missing, Some(state));
+        Batch::Ask(to_raw(&result))
     }
+}
+
+/// One question of a handler's, for [`Carried::questions`].
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Asked<'a> {
+    /// The key the handler chose, if it did.
+    pub(crate) chosen: Option<&'a str>,
+    /// `elicitation/create`, `sampling/createMessage` or `roots/list`.
+    pub(crate) method: &'a str,
+    /// Its params.
+    pub(crate) params: &'a RawValue,
+}
+
+/// What questions asked together come to.
+#[derive(Debug)]
+pub(crate) enum Batch {
+    /// The call carried every answer, in the questions' order.
+    Answered(Vec<Box<RawValue>>),
+    /// The ones it did not carry go to the client: the call's `InputRequiredResult`.
+    Ask(Box<RawValue>),
+    /// Past a bound (module docs).
+    Limit(String),
 }
 
 /// The key of a run's `n`th question (from 0): its place, its method, and a digest of its

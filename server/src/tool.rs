@@ -37,7 +37,7 @@ pub(crate) mod outcome;
 mod schema;
 mod toolsets;
 
-pub use ask::AskError;
+pub use ask::{AskError, ClientAnswer, ClientQuestion};
 pub use error::{ToolError, ToolResult};
 pub use notify::NotifyError;
 pub use outcome::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};

@@ -20,7 +20,7 @@
 
 use super::SessionActor;
 use super::outgoing::Reply;
-use crate::mrtr::Question;
+use crate::mrtr::{Asked, Batch, Question};
 use crate::tool::AskError;
 use actix::prelude::*;
 use mcpl_protocol::client_features::{
@@ -51,6 +51,89 @@ pub(crate) struct Ask {
     /// The key its question goes under in a modern client's `InputRequiredResult`, when
     /// the handler chose one (`mrtr.rs`).
     pub(crate) input_key: Option<String>,
+}
+
+/// How `needs` is declared, and its name.
+fn needs_of(needs: Needs) -> (fn(&ClientCapabilities) -> bool, &'static str) {
+    match needs {
+        Needs::Sampling => (ClientCapabilities::supports_sampling, SAMPLING_CAPABILITY),
+        Needs::Elicitation => (
+            ClientCapabilities::supports_elicitation,
+            ELICITATION_CAPABILITY,
+        ),
+        Needs::Roots => (ClientCapabilities::supports_roots, ROOTS_CAPABILITY),
+    }
+}
+
+/// Questions a handler asks together (`ToolContext::ask_all`), each under its key.
+#[derive(Debug)]
+pub(crate) struct AskAll {
+    /// The handler's `tools/call`, and its key in the session's `Requests`.
+    pub(crate) call: Id,
+    pub(crate) key: u64,
+    /// Each question: what it needs, its method, its params, its key.
+    pub(crate) questions: Vec<(
+        Needs,
+        &'static str,
+        Box<mcpl_protocol::jsonrpc::RawValue>,
+        String,
+    )>,
+}
+
+impl Message for AskAll {
+    /// `Some(answers)` in order for a modern call that carried them all; `None` for a
+    /// legacy connection, whose client is asked one question at a time.
+    type Result = Result<Option<Vec<Box<mcpl_protocol::jsonrpc::RawValue>>>, AskError>;
+}
+
+impl Handler<AskAll> for SessionActor {
+    type Result = Result<Option<Vec<Box<mcpl_protocol::jsonrpc::RawValue>>>, AskError>;
+
+    fn handle(&mut self, all: AskAll, ctx: &mut Context<Self>) -> Self::Result {
+        let Some(declared) = self.core.modern_capabilities(&all.call).cloned() else {
+            return Ok(None);
+        };
+        for (needs, ..) in &all.questions {
+            let (supports, capability) = needs_of(*needs);
+            if !supports(&declared) {
+                tracing::debug!(session = %self.id, call = %all.call, capability, "a modern call needs a capability it did not declare: -32021");
+                self.core.modern_missing_capability(&all.call, capability);
+                self.drive(ctx);
+                return Err(AskError::CallEnded);
+            }
+        }
+        if !self.core.is_running(&all.call, all.key) {
+            return Err(AskError::CallEnded);
+        }
+        let now = self.shared.clock.now();
+        let key = &self.shared.state_key;
+        let Some(input) = self.core.modern_input(&all.call) else {
+            return Err(AskError::CallEnded);
+        };
+        let asked: Vec<Asked<'_>> = all
+            .questions
+            .iter()
+            .map(|(_, method, params, chosen)| Asked {
+                chosen: Some(chosen.as_str()),
+                method,
+                params,
+            })
+            .collect();
+        match input.questions(&asked, key, now) {
+            Batch::Answered(answers) => Ok(Some(answers)),
+            Batch::Ask(result) => {
+                tracing::debug!(session = %self.id, call = %all.call, questions = all.questions.len(), "a modern call's questions sent in an InputRequiredResult");
+                self.core.modern_input_required(&all.call, result);
+                self.drive(ctx);
+                let capability = all
+                    .questions
+                    .first()
+                    .map_or(ELICITATION_CAPABILITY, |(needs, ..)| needs_of(*needs).1);
+                Err(AskError::InputRequired { capability })
+            }
+            Batch::Limit(why) => Err(AskError::Limit(why)),
+        }
+    }
 }
 
 /// What the client declared for a handler's call: a modern call's own
@@ -87,14 +170,7 @@ impl Handler<Ask> for SessionActor {
     type Result = Result<oneshot::Receiver<Reply>, AskError>;
 
     fn handle(&mut self, ask: Ask, ctx: &mut Context<Self>) -> Self::Result {
-        let (supports, capability): (fn(&ClientCapabilities) -> bool, _) = match ask.needs {
-            Needs::Sampling => (ClientCapabilities::supports_sampling, SAMPLING_CAPABILITY),
-            Needs::Elicitation => (
-                ClientCapabilities::supports_elicitation,
-                ELICITATION_CAPABILITY,
-            ),
-            Needs::Roots => (ClientCapabilities::supports_roots, ROOTS_CAPABILITY),
-        };
+        let (supports, capability) = needs_of(ask.needs);
         // MCP 2026-07-28: a modern request's own capabilities decide; it is never sent a
         // request of the server's: its question travels in an `InputRequiredResult`, or
         // its retry carried the answer (MRTR, `mrtr.rs`).

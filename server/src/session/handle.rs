@@ -149,6 +149,18 @@ impl SessionHandle {
         }
     }
 
+    /// Sends a handler's questions asked together (`asks.rs`'s `AskAll`).
+    pub(crate) async fn ask_all(
+        &self,
+        all: super::asks::AskAll,
+    ) -> Result<Option<Vec<Box<mcpl_protocol::jsonrpc::RawValue>>>, crate::tool::AskError> {
+        self.0
+            .addr
+            .send(all)
+            .await
+            .map_err(|_| crate::tool::AskError::Closed)?
+    }
+
     /// What the client declared for `call` (`asks.rs`'s `Declared`).
     pub(crate) async fn declared(
         &self,

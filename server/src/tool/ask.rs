@@ -53,11 +53,13 @@
 //! # let _ = (summarise, sign_up);
 //! ```
 
-use crate::session::{Ask, Needs};
+use crate::session::{Ask, AskAll, Needs};
 use crate::tool::ToolContext;
 use mcpl_protocol::jsonrpc::ErrorObject;
+use mcpl_protocol::jsonrpc::{decode_result, to_raw};
 use mcpl_protocol::mcp::ClientCapabilities;
-use mcpl_protocol::method::{CreateMessage, Elicit, ListRoots, RequestMethod};
+use mcpl_protocol::method::{CreateMessage, Elicit, ListRoots, Method, RequestMethod};
+use std::collections::BTreeMap;
 
 /// Why a request to the client got no result, sorted by who is at fault.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
@@ -101,6 +103,30 @@ pub enum AskError {
     Closed,
 }
 
+/// One question of [`ToolContext::ask_all`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ClientQuestion {
+    /// `sampling/createMessage`.
+    Sample(<CreateMessage as RequestMethod>::Params),
+    /// `elicitation/create`.
+    Elicit(<Elicit as RequestMethod>::Params),
+    /// `roots/list`.
+    Roots,
+}
+
+/// The answer to one question of [`ToolContext::ask_all`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ClientAnswer {
+    /// What the client's model sampled.
+    Sampled(<CreateMessage as RequestMethod>::Result),
+    /// What the client's user did.
+    Elicited(<Elicit as RequestMethod>::Result),
+    /// The client's roots.
+    Roots(<ListRoots as RequestMethod>::Result),
+}
+
 impl ToolContext {
     /// Asks the client to sample a model (`sampling/createMessage`) and returns what it
     /// sampled. Refused without asking when the client did not declare `sampling`.
@@ -135,6 +161,73 @@ impl ToolContext {
     /// session is gone.
     pub async fn client_capabilities(&self) -> Option<ClientCapabilities> {
         self.session.declared(self.request_id.clone()).await
+    }
+
+    /// Asks several questions at once, each under its key: the answers by key. To an MCP
+    /// 2026-07-28 client every question the call did not carry an answer to goes in one
+    /// `InputRequiredResult` ([`AskError::InputRequired`]; the retry answers them
+    /// together), as mrtr.md's "multiple input requests" have it; a legacy client is asked
+    /// them one after the other. Each is refused as its single form would be (a capability
+    /// not declared, a bound).
+    pub async fn ask_all(
+        &self,
+        questions: Vec<(String, ClientQuestion)>,
+    ) -> Result<BTreeMap<String, ClientAnswer>, AskError> {
+        let wire = questions
+            .iter()
+            .map(|(key, q)| {
+                let (needs, method, params) = match q {
+                    ClientQuestion::Sample(p) => (Needs::Sampling, CreateMessage::NAME, to_raw(p)),
+                    ClientQuestion::Elicit(p) => (Needs::Elicitation, Elicit::NAME, to_raw(p)),
+                    ClientQuestion::Roots => (
+                        Needs::Roots,
+                        ListRoots::NAME,
+                        to_raw(&<ListRoots as RequestMethod>::Params::default()),
+                    ),
+                };
+                (needs, method, params, key.clone())
+            })
+            .collect();
+        let all = AskAll {
+            call: self.request_id.clone(),
+            key: self.call_key,
+            questions: wire,
+        };
+        let mut answers = BTreeMap::new();
+        match self.session.ask_all(all).await? {
+            Some(raw) => {
+                for ((key, q), result) in questions.into_iter().zip(raw) {
+                    let decoded = match q {
+                        ClientQuestion::Sample(_) => {
+                            decode_result(&result).map(ClientAnswer::Sampled)
+                        }
+                        ClientQuestion::Elicit(_) => {
+                            decode_result(&result).map(ClientAnswer::Elicited)
+                        }
+                        ClientQuestion::Roots => decode_result(&result).map(ClientAnswer::Roots),
+                    };
+                    let answer = decoded.map_err(|e| AskError::MalformedResult(e.0))?;
+                    answers.insert(key, answer);
+                }
+            }
+            None => {
+                for (key, q) in questions {
+                    let answer = match q {
+                        ClientQuestion::Sample(p) => {
+                            ClientAnswer::Sampled(self.create_message_as(&key, p).await?)
+                        }
+                        ClientQuestion::Elicit(p) => {
+                            ClientAnswer::Elicited(self.elicit_as(&key, p).await?)
+                        }
+                        ClientQuestion::Roots => {
+                            ClientAnswer::Roots(self.list_roots_as(&key).await?)
+                        }
+                    };
+                    answers.insert(key, answer);
+                }
+            }
+        }
+        Ok(answers)
     }
 
     /// [`ToolContext::create_message`], its question keyed `key` in a modern client's
