@@ -63,11 +63,10 @@ impl ModernPost {
 /// either end, else Base64 of its UTF-8 in the sentinel; a plain value that looks like the
 /// sentinel is encoded too, so it cannot be read as one.
 fn encode(value: &str) -> String {
-    let plain = value.bytes().all(|b| b == b' ' || b.is_ascii_graphic())
-        && !value.starts_with(' ')
-        && !value.ends_with(' ')
-        && !(value.starts_with("=?base64?") && value.ends_with("?="));
-    if plain {
+    let visible = value.bytes().all(|b| b == b' ' || b.is_ascii_graphic());
+    let padded = value.starts_with(' ') || value.ends_with(' ');
+    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
+    if visible && !padded && !sentinel {
         return value.to_owned();
     }
     let encoded = base64::engine::general_purpose::STANDARD.encode(value.as_bytes());
