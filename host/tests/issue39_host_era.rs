@@ -50,6 +50,12 @@ async fn ready(events: &mut mpsc::UnboundedReceiver<LinkEvent>) {
     .await;
 }
 
+/// The next connection, each of its waits bounded (the support's peers wait an hour, for
+/// tests on a paused clock; these run on real sockets).
+async fn accept(server: &mut ScriptedServer) -> Conn {
+    server.accept().await.with_limit(mcpl_testkit::LIMIT)
+}
+
 async fn era_of(link: &actix::Addr<ServerLink>) -> Era {
     link.send(GetStatus).await.unwrap().session.unwrap().era
 }
@@ -58,7 +64,7 @@ async fn era_of(link: &actix::Addr<ServerLink>) -> Era {
 async fn issue39_08_a_probe_refused_as_by_a_legacy_server_falls_back_and_is_remembered() {
     let mut server = ScriptedServer::bind(Transport::Ws).await;
     let (link, mut events) = link(&server, EraPolicy::Auto);
-    let mut conn = server.accept().await;
+    let mut conn = accept(&mut server).await;
     let probe = conn.expect_next("server/discover").await;
     assert_eq!(probe["params"]["_meta"][VERSION], "2026-07-28");
     // What a legacy server says to a request before `initialize` (any code but the
@@ -74,7 +80,7 @@ async fn issue39_08_a_probe_refused_as_by_a_legacy_server_falls_back_and_is_reme
 
     // The server went away and came back: the link remembers it is legacy.
     drop(conn);
-    let mut conn = server.accept().await;
+    let mut conn = accept(&mut server).await;
     conn.handshake(init_with(None)).await;
     link.send(Shutdown).await.unwrap();
 }
@@ -83,7 +89,7 @@ async fn issue39_08_a_probe_refused_as_by_a_legacy_server_falls_back_and_is_reme
 async fn issue39_08_a_probe_left_unanswered_falls_back_after_the_handshake_timeout() {
     let mut server = ScriptedServer::bind(Transport::Ws).await;
     let (link, mut events) = link(&server, EraPolicy::Auto);
-    let mut conn = server.accept().await;
+    let mut conn = accept(&mut server).await;
     conn.expect_next("server/discover").await;
     // Silence: `initialize` is what comes next, with no `notifications/cancelled` for the
     // probe first (a legacy server may know nothing of it).
@@ -112,7 +118,7 @@ fn form(required: Value, properties: Value) -> Value {
 async fn issue39_08_with_a_modern_server_requests_are_stamped_and_input_is_answered() {
     let mut server = ScriptedServer::bind(Transport::Ws).await;
     let (link, mut events) = link(&server, EraPolicy::Auto);
-    let mut conn = server.accept().await;
+    let mut conn = accept(&mut server).await;
     let probe = conn.expect_next("server/discover").await;
     conn.reply(&probe, discovered()).await;
     // No `notifications/initialized`: the listing comes first, stamped, then the listen.
@@ -217,7 +223,7 @@ async fn issue39_08_with_a_modern_server_requests_are_stamped_and_input_is_answe
 async fn issue39_08_a_modern_only_link_gives_up_on_a_legacy_server() {
     let mut server = ScriptedServer::bind(Transport::Ws).await;
     let (link, mut events) = link(&server, EraPolicy::Modern);
-    let mut conn = server.accept().await;
+    let mut conn = accept(&mut server).await;
     let probe = conn.expect_next("server/discover").await;
     conn.send(msg::error(&probe["id"], -32601, "Method not found"))
         .await;
