@@ -479,3 +479,100 @@ async fn read_request(
     socket.read_exact(&mut body).await.ok()?;
     Some((verb, headers, body))
 }
+
+/// Our own server is dual-era and speaks MCPL: probed (`auto`), its `server/discover`
+/// names `extensions["mcpl/core"]` and 2025-11-25, so the link goes on to `initialize` on
+/// the same connection and keeps MCPL (the grant, RFC-014), on every transport
+/// (**[project]**, `host/src/link/era.rs`: toolsets reach a modern host only with #40).
+#[actix::test]
+async fn issue39_08_auto_keeps_a_dual_era_mcpl_server_in_the_legacy_era() {
+    const SERVER: &str = env!("CARGO_BIN_EXE_mcpl-interop-server");
+    let stdio = format!("stdio:{SERVER} stdio");
+    let (_ws, ws) = listening(SERVER, "ws");
+    let (_http, http) = listening(SERVER, "http");
+    for url in [stdio, format!("ws://{ws}/"), format!("http://{http}/mcp")] {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let config = LinkConfig::new("ours", Connector::url(&url, ClientOptions::default()))
+            .with_era(EraPolicy::Auto)
+            .with_subscriber(EventSink::Channel(tx));
+        let link = ServerLink::new(config).start();
+        let mut granted = None;
+        within(async {
+            loop {
+                match rx.recv().await.unwrap() {
+                    LinkEvent::Connected {
+                        mcpl,
+                        receipt,
+                        init,
+                        ..
+                    } => {
+                        assert_eq!(init.protocol_version, "2025-11-25", "{url}");
+                        granted = Some((mcpl, receipt.is_some()));
+                    }
+                    LinkEvent::ToolsChanged { .. } if granted.is_some() => break,
+                    LinkEvent::Disconnected { reason, .. } => panic!("{url}: {reason}"),
+                    _ => {}
+                }
+            }
+        })
+        .await;
+        assert_eq!(granted, Some((true, true)), "{url}: MCPL and its grant");
+        let status = link.send(GetStatus).await.unwrap();
+        assert_eq!(status.session.unwrap().era, Era::Legacy, "{url}");
+        assert_eq!(call(&link, "echo", json!({"text": "both"})).await, "both");
+        link.send(Shutdown).await.unwrap();
+    }
+}
+
+/// `mcpl-interop-server TRANSPORT` on a free loopback port: the child and its address.
+fn listening(server: &str, transport: &str) -> (mcpl_tests::interop::Killed, String) {
+    let mut command = std::process::Command::new(server);
+    command.arg(transport);
+    let (child, line) = mcpl_tests::interop::started_with_first_line(command);
+    let addr = line
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("the listening line, got {line:?}"))
+        .to_owned();
+    (child, addr)
+}
+
+/// Our own host and server in the modern era (`modern`: the MCPL preference of `auto` does
+/// not apply): tools listed and called on every transport, the server's tools served as a
+/// plain MCP server's.
+#[actix::test]
+async fn issue39_08_modern_with_our_own_server_on_every_transport() {
+    const SERVER: &str = env!("CARGO_BIN_EXE_mcpl-interop-server");
+    let stdio = format!("stdio:{SERVER} stdio");
+    let (_ws, ws) = listening(SERVER, "ws");
+    let (_http, http) = listening(SERVER, "http");
+    for url in [stdio, format!("ws://{ws}/"), format!("http://{http}/mcp")] {
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let config = LinkConfig::new("ours", Connector::url(&url, ClientOptions::default()))
+            .with_era(EraPolicy::Modern)
+            .with_subscriber(EventSink::Channel(tx));
+        let link = ServerLink::new(config).start();
+        let tools = within(async {
+            loop {
+                match rx.recv().await.unwrap() {
+                    LinkEvent::Connected { mcpl, init, .. } => {
+                        assert_eq!(init.protocol_version, "2026-07-28", "{url}");
+                        assert!(!mcpl, "{url}");
+                    }
+                    LinkEvent::ToolsChanged { tools, .. } => break tools,
+                    LinkEvent::Disconnected { reason, .. } => panic!("{url}: {reason}"),
+                    _ => {}
+                }
+            }
+        })
+        .await;
+        assert!(names(&tools).contains(&"echo"), "{url}: {tools:?}");
+        let status = link.send(GetStatus).await.unwrap();
+        assert_eq!(status.session.unwrap().era, Era::Modern, "{url}");
+        assert_eq!(
+            call(&link, "echo", json!({"text": "modern"})).await,
+            "modern"
+        );
+        assert_eq!(call(&link, "add", json!({"a": 1, "b": 2})).await, "3");
+        link.send(Shutdown).await.unwrap();
+    }
+}

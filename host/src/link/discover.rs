@@ -53,7 +53,7 @@ impl ServerLink {
         if let Err(LinkError::Disconnected { .. } | LinkError::Stopped) = outcome {
             return;
         }
-        match read_probe(outcome) {
+        match read_probe(outcome, self.config.era) {
             Probe::Modern(init) => self.become_modern(*init, ctx),
             Probe::Refused(error) => {
                 // A modern server that refused what this host sent (the only modern version

@@ -16,9 +16,9 @@
 //! reading serves both bindings; an empty or non-JSON-RPC body arrives as the transport's
 //! own error and reads as legacy.
 //!
-//! **\[project\]** A dual-era server whose `server/discover` advertises MCPL
+//! **\[project\]** With `auto`, a dual-era server whose `server/discover` advertises MCPL
 //! (`capabilities.extensions["mcpl/core"]`) and lists a legacy version this host speaks
-//! is served in the legacy era: RFC-014's toolsets reach a modern host only with issue #40,
+//! is served in the legacy era (`modern` serves it modern, as plain MCP): RFC-014's toolsets reach a modern host only with issue #40,
 //! and until then the legacy era is the one where this host gets all the server offers.
 //!
 //! **\[project\]** What is found is remembered for the link's life: a reconnect goes
@@ -127,8 +127,9 @@ struct Discovered {
     meta: Option<Map<String, Value>>,
 }
 
-/// Reads the probe's outcome (module docs).
-pub(super) fn read_probe(outcome: Result<Box<RawValue>, LinkError>) -> Probe {
+/// Reads the probe's outcome (module docs) for a link configured `policy`: only `auto`
+/// sends a dual-era MCPL server on to `initialize` (`modern` asked for the modern era).
+pub(super) fn read_probe(outcome: Result<Box<RawValue>, LinkError>, policy: EraPolicy) -> Probe {
     let result = match outcome {
         Ok(result) => result,
         Err(LinkError::Server { error, .. }) if is_modern_error(error.code) => {
@@ -149,7 +150,7 @@ pub(super) fn read_probe(outcome: Result<Box<RawValue>, LinkError>) -> Probe {
         .supported_versions
         .iter()
         .any(|v| is_supported_version(v));
-    if mcpl && legacy_too {
+    if mcpl && legacy_too && policy == EraPolicy::Auto {
         return Probe::Legacy(
             "it speaks MCPL, which this host speaks in the legacy era (until issue #40)".to_owned(),
         );
@@ -279,14 +280,17 @@ mod tests {
 
     #[test]
     fn a_discover_result_with_our_version_is_a_modern_server() {
-        let probe = read_probe(answer(json!({
-            "resultType": "complete",
-            "supportedVersions": ["2099-01-01", "2026-07-28"],
-            "capabilities": {"tools": {"listChanged": true}, "experimental": {"mcpl": {}}},
-            "_meta": {SERVER_INFO_KEY: {"name": "s", "version": "2"}},
-            "instructions": "be kind",
-            "ttlMs": 0, "cacheScope": "public"
-        })));
+        let probe = read_probe(
+            answer(json!({
+                "resultType": "complete",
+                "supportedVersions": ["2099-01-01", "2026-07-28"],
+                "capabilities": {"tools": {"listChanged": true}, "experimental": {"mcpl": {}}},
+                "_meta": {SERVER_INFO_KEY: {"name": "s", "version": "2"}},
+                "instructions": "be kind",
+                "ttlMs": 0, "cacheScope": "public"
+            })),
+            EraPolicy::Auto,
+        );
         let Probe::Modern(init) = probe else {
             panic!("{probe:?}")
         };
@@ -312,26 +316,36 @@ mod tests {
             answer(json!({"supportedVersions": ["2025-11-25"]})),
             answer(json!([1])),
         ] {
-            assert!(matches!(read_probe(outcome), Probe::Legacy(_)));
+            assert!(matches!(
+                read_probe(outcome, EraPolicy::Auto),
+                Probe::Legacy(_)
+            ));
         }
         for code in [-32020, -32021, -32022] {
-            assert!(matches!(read_probe(error(code)), Probe::Refused(e) if e.code.0 == code));
+            assert!(
+                matches!(read_probe(error(code), EraPolicy::Auto), Probe::Refused(e) if e.code.0 == code)
+            );
         }
     }
 
     #[test]
     fn a_dual_era_mcpl_server_is_served_legacy() {
-        let both = |versions: Value| {
-            read_probe(answer(json!({
-                "supportedVersions": versions,
-                "capabilities": {"extensions": {"mcpl/core": {"version": "0.5"}}}
-            })))
+        let both = |versions: Value, policy| {
+            read_probe(
+                answer(json!({
+                    "supportedVersions": versions,
+                    "capabilities": {"extensions": {"mcpl/core": {"version": "0.5"}}}
+                })),
+                policy,
+            )
         };
+        let dual = || json!(["2026-07-28", "2025-11-25"]);
+        assert!(matches!(both(dual(), EraPolicy::Auto), Probe::Legacy(_)));
+        assert!(matches!(both(dual(), EraPolicy::Modern), Probe::Modern(_)));
         assert!(matches!(
-            both(json!(["2026-07-28", "2025-11-25"])),
-            Probe::Legacy(_)
+            both(json!(["2026-07-28"]), EraPolicy::Auto),
+            Probe::Modern(_)
         ));
-        assert!(matches!(both(json!(["2026-07-28"])), Probe::Modern(_)));
     }
 
     #[test]

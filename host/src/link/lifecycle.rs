@@ -1,42 +1,41 @@
 //! The link's lifecycle, as states named for what they wait for.
 //!
 //! ```text
-//!                      start
-//!                        │
-//!                        ▼
-//!    ┌──────────────▶ Connecting ───attempt failed──────────────────┐
-//!    │                   │ connected: epoch += 1; the era may be    │
-//!    │                   │ modern (era.rs): send server/discover,   │
-//!    │                   ▼ else send initialize                     │
-//!    │      AwaitingDiscoverResult ──a modern error; or not modern──┤
-//!    │          │        │            with era = "modern"           │
-//!    │          │        │ not modern (any other error, a timeout): │
-//!    │          │        │ send initialize on the same connection   │
-//!    │          │        ▼                                          │
-//!    │          │                                                   │
-//!    │          │ a modern DiscoverResult: tap Connected ───────┐   │
-//!    │          │ (no initialized, no grant: plain MCP, #40)    │   │
-//!    │          ▼                                               │   │
-//!    │     AwaitingInitializeResult ──error, unsupported version,───┤
-//!    │                   │            malformed, timeout, closed    │
-//!    │                   │ result accepted: tap Connected,          │
-//!    │                   │ send notifications/initialized           │
-//!    │                   ├──────── plain MCP server ───────┐        │
-//!    │                   │ server speaks MCPL:             │        │
-//!    │                   │ send featureSets/update         │        │
-//!    │                   ▼ (a request)                     │        │
-//!    │       AwaitingGrantReceipt ──refused with "close",──┼────────┤
-//!    │                   │          closed                 │        │
-//!    │                   │ receipt read; or refused        │        │
-//!    │                   │ "mcp-only", an error, a timeout,│        │
-//!    │                   │ a malformed receipt: MCP only   │        │
-//!    │                   ▼                                 │        │
-//!    │                 Ready ◀─────────────────────────────┴◀───────┘
-//!    │                   │ backoff reset; tools/list (paged); with  │
-//!    │                   │ a modern server, subscriptions/listen    │
-//!    │                   │ closed                                   │
-//!    │                   ▼                                          │
-//!    └── timer ──── Backoff ◀───────────────────────────────────────┘
+//!                         start
+//!                           │
+//!                           ▼
+//!    ┌─────────────────▶ Connecting ───attempt failed───────────────────┐
+//!    │                      │ connected: epoch += 1; a server that may  │
+//!    │                      │ be modern (era.rs): send server/discover, │
+//!    │                      │ else send initialize ───────────┐         │
+//!    │                      ▼                                 │         │
+//!    │          AwaitingDiscoverResult ──a modern error; not ─┼─────────┤
+//!    │             │        │            modern with "modern" │         │
+//!    │             │        │ any other answer, or none in    │         │
+//!    │             │        │ time: send initialize           │         │
+//!    │             │        ▼                                 │         │
+//!    │             │  AwaitingInitializeResult ◀──────────────┘         │
+//!    │             │        │  ──error, unsupported version, ───────────┤
+//!    │             │        │    malformed, timeout, closed             │
+//!    │             │        │ result accepted: tap Connected,           │
+//!    │             │        │ send notifications/initialized            │
+//!    │             │        ├──────── plain MCP server ───────┐         │
+//!    │             │        │ server speaks MCPL:             │         │
+//!    │             │        │ send featureSets/update         │         │
+//!    │             │        ▼ (a request)                     │         │
+//!    │             │  AwaitingGrantReceipt ──refused with ────┼─────────┤
+//!    │             │        │                "close", closed  │         │
+//!    │             │        │ receipt read; or refused        │         │
+//!    │             │        │ "mcp-only", an error, a timeout,│         │
+//!    │             │        │ a malformed receipt: MCP only   │         │
+//!    │             │        ▼                                 │         │
+//!    │  a modern   └────▶ Ready ◀─────────────────────────────┘         │
+//!    │  DiscoverResult:     │ backoff reset; tools/list (paged); to a   │
+//!    │  tap Connected (no   │ modern server that lists changes,         │
+//!    │  initialized, no     │ subscriptions/listen                      │
+//!    │  grant: plain MCP)   │ closed                                    │
+//!    │                      ▼                                           │
+//!    └── timer ──────── Backoff ◀───────────────────────────────────────┘
 //!
 //!    any state ── Shutdown ──▶ Stopped
 //! ```
