@@ -242,3 +242,96 @@ async fn issue39_08_a_modern_only_link_gives_up_on_a_legacy_server() {
     assert_eq!(conn.count("initialize"), 0);
     link.send(Shutdown).await.unwrap();
 }
+
+/// `mcpl-host console` run as a user would, on a modern-only server written with the
+/// official Python SDK (`tests/interop/py_modern_server.py`, stdio): `--era py=auto` finds
+/// it modern, its tools are offered, and a call whose server asks a question by MRTR is
+/// answered from the form's defaults.
+#[tokio::test]
+async fn issue39_08_the_console_calls_a_modern_only_server_with_era_auto() {
+    use mcpl_testkit::python::{python, workspace_root};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let script = workspace_root().join("tests/interop/py_modern_server.py");
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
+        .args([
+            "console",
+            "--server",
+            &format!("py=stdio:{} {} stdio", python().display(), script.display()),
+            "--era",
+            "py=auto",
+            "--state-dir",
+            dir.path().to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answer = async |line: &str, id: i64| -> Value {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+        stdin.flush().await.unwrap();
+        loop {
+            let line = lines
+                .next_line()
+                .await
+                .unwrap()
+                .expect("the console goes on");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    };
+    within(async {
+        let tools = answer(r#"{"id":1,"tools":true}"#, 1).await;
+        let names: Vec<&str> = tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(names.contains(&"py--confirm_size"), "{tools}");
+        let called = answer(r#"{"id":2,"tool":"py--confirm_size","args":{}}"#, 2).await;
+        let text = called["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert_eq!(
+            text, r#"answered {"action": "accept", "content": {"confirm": true, "size": 9}}"#,
+            "{called}"
+        );
+    })
+    .await;
+    // End of input ends the console, and it its server, cleanly.
+    drop(answer);
+    drop(stdin);
+    let status = within(child.wait()).await.unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test]
+async fn issue39_08_the_command_line_refuses_an_era_it_does_not_know() {
+    for (era, says) in [
+        ("sometimes", "\"sometimes\" is no era"),
+        ("other=auto", "--era names \"other\""),
+    ] {
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
+            .env(
+                "XDG_DATA_HOME",
+                std::env::temp_dir().join("mcpl-host-tests"),
+            )
+            .args(["console", "--server", "s=ws://127.0.0.1:9/", "--era", era])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{era}: {stderr}");
+    }
+}
