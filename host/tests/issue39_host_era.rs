@@ -308,7 +308,6 @@ async fn issue39_08_the_console_calls_a_modern_only_server_with_era_auto() {
     })
     .await;
     // End of input ends the console, and it its server, cleanly.
-    drop(answer);
     drop(stdin);
     let status = within(child.wait()).await.unwrap();
     assert!(status.success(), "{status:?}");
