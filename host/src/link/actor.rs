@@ -2,6 +2,7 @@
 
 use super::backoff::Backoff;
 use super::config::LinkConfig;
+use super::era::Era;
 use super::error::{ConnectError, DisconnectReason, LinkError};
 use super::events::LinkEvent;
 use super::lifecycle::{Lifecycle, Live, Stage};
@@ -38,6 +39,8 @@ pub struct ServerLink {
     pub(super) peer_warnings: LogLimiter,
     /// This actor's address, once started.
     pub(super) address: Option<Addr<ServerLink>>,
+    /// The server's era as found by a probe, remembered for the link's life (`era.rs`).
+    pub(super) found_era: Option<Era>,
 }
 
 /// How many push event ids a link remembers.
@@ -57,6 +60,7 @@ impl ServerLink {
             seen_events: SeenEvents::new(SEEN_EVENTS),
             peer_warnings: LogLimiter::per_peer(),
             address: None,
+            found_era: None,
         }
     }
 
@@ -122,7 +126,7 @@ impl ServerLink {
         } = conn;
         // Not yet "connected": a Streamable HTTP link has sent nothing at this point, so the
         // server may never have been reached. The handshake's answer says so (`initialized`).
-        tracing::debug!(link = %self.config.name, epoch = self.epoch, peer = %info.peer, "transport open; initializing");
+        tracing::debug!(link = %self.config.name, epoch = self.epoch, peer = %info.peer, "transport open; opening the session");
         let (writer, queue) = mpsc::channel(self.config.write_queue.max(1));
         actix::spawn(write_in_order(
             queue,
@@ -141,8 +145,9 @@ impl ServerLink {
             pending: PendingTable::new(self.config.timed_out_capacity),
             stage: Stage::AwaitingInitializeResult,
             refresh: Refresh::default(),
+            stamp: None,
         }));
-        self.send_initialize(ctx);
+        self.open_session(ctx);
     }
 
     /// Drops the connection and backs off before the next attempt.

@@ -1,6 +1,7 @@
 //! What a link is told when it is made.
 
 use super::connector::Connector;
+use super::era::EraPolicy;
 use super::events::EventSink;
 use super::tap::Tap;
 use mcpl_protocol::mcp::Implementation;
@@ -82,13 +83,17 @@ pub struct LinkConfig {
     pub name: String,
     /// How to connect.
     pub connector: Connector,
-    /// Who this host is, for `initialize`.
+    /// Who this host is, for `initialize` (and a modern request's `clientInfo`).
     pub client_info: Implementation,
+    /// Which era of MCP the link may speak (`era.rs`): [`EraPolicy::Legacy`] by default,
+    /// so a link behaves as before unless configured.
+    pub era: EraPolicy,
     /// How long a request waits for its response (default 30 s).
     pub request_timeout: Duration,
-    /// How long each handshake request (`initialize`, the initial `featureSets/update`)
-    /// waits for its response (default 10 s); a server that does not answer in time is
-    /// dropped and tried again after the backoff.
+    /// How long each handshake request (`server/discover`, `initialize`, the initial
+    /// `featureSets/update`) waits for its response (default 10 s); a server that does not
+    /// answer in time is dropped and tried again after the backoff — except for the era
+    /// probe, after which a server that said nothing is taken as legacy.
     pub handshake_timeout: Duration,
     /// How long one connection attempt may take before it counts as failed (default 30 s).
     pub connect_timeout: Duration,
@@ -135,6 +140,7 @@ impl LinkConfig {
             name: name.into(),
             connector,
             client_info: Implementation::new("mcpl-host", env!("CARGO_PKG_VERSION")),
+            era: EraPolicy::default(),
             request_timeout: Duration::from_secs(30),
             handshake_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(30),
@@ -161,6 +167,12 @@ impl LinkConfig {
     /// Adds a subscriber.
     pub fn with_subscriber(mut self, sink: EventSink) -> Self {
         self.subscribers.push(sink);
+        self
+    }
+
+    /// Sets which era the link may speak.
+    pub fn with_era(mut self, era: EraPolicy) -> Self {
+        self.era = era;
         self
     }
 

@@ -55,6 +55,26 @@ pub enum LinkError {
         after: Duration,
     },
 
+    /// A modern server asked, in an `InputRequiredResult`, for input this host does not
+    /// give (sampling, roots: it does not declare them); the call is not retried.
+    #[error(
+        "{method}: the server asked for {asked:?}, which this host does not provide (it declares only form elicitation)"
+    )]
+    InputDeclined {
+        /// The request's method.
+        method: &'static str,
+        /// The method of the input asked for.
+        asked: String,
+    },
+    /// A modern server kept answering `InputRequiredResult` after this many retries.
+    #[error("{method}: the server still asked for input after {rounds} answered rounds")]
+    InputRounds {
+        /// The request's method.
+        method: &'static str,
+        /// The retries made.
+        rounds: u32,
+    },
+
     // The connection.
     /// The link is not ready (connecting, in its handshake, or backing off); nothing was
     /// sent.
@@ -107,7 +127,9 @@ impl LinkError {
             }
             LinkError::MalformedResult { .. }
             | LinkError::MalformedResponse { .. }
-            | LinkError::EndlessPaging { .. } => ErrorObject::internal(self),
+            | LinkError::EndlessPaging { .. }
+            | LinkError::InputDeclined { .. }
+            | LinkError::InputRounds { .. } => ErrorObject::internal(self),
         }
     }
 }
@@ -164,6 +186,16 @@ pub enum DisconnectReason {
         method: &'static str,
         /// The timeout.
         after: Duration,
+    },
+
+    /// The link speaks only the modern era (`era = "modern"`) and the server did not answer
+    /// `server/discover` as a modern server.
+    #[error(
+        "the server is not a modern (2026-07-28) one, and this link speaks no other era: {why}"
+    )]
+    NotModern {
+        /// What its answer was.
+        why: String,
     },
 
     /// The server does not read what this host writes: `queued` messages waited to be

@@ -79,7 +79,14 @@ impl ServerLink {
     ) {
         let init: InitializeResult = match outcome.and_then(|r| decode(Initialize::NAME, &r)) {
             Ok(init) => init,
-            Err(e) => return self.disconnect(handshake_failure(Initialize::NAME, e), ctx),
+            Err(e) => {
+                // A server remembered as legacy that refuses `initialize` is probed afresh
+                // next time (era.rs).
+                if self.found_era == Some(super::era::Era::Legacy) {
+                    self.found_era = None;
+                }
+                return self.disconnect(handshake_failure(Initialize::NAME, e), ctx);
+            }
         };
         if !is_supported_version(&init.protocol_version) {
             let reason = DisconnectReason::UnsupportedProtocolVersion {
@@ -207,7 +214,7 @@ impl ServerLink {
         self.become_ready(session, ctx);
     }
 
-    fn become_ready(&mut self, session: Session, ctx: &mut Context<Self>) {
+    pub(super) fn become_ready(&mut self, session: Session, ctx: &mut Context<Self>) {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };

@@ -1,31 +1,41 @@
 //! The link's lifecycle, as states named for what they wait for.
 //!
 //! ```text
-//!                      start
-//!                        │
-//!                        ▼
-//!    ┌──────────────▶ Connecting ───attempt failed──────────────────┐
-//!    │                   │ connected: epoch += 1, send initialize   │
-//!    │                   ▼                                          │
-//!    │     AwaitingInitializeResult ──error, unsupported version,───┤
-//!    │                   │            malformed, timeout, closed    │
-//!    │                   │ result accepted: tap Connected,          │
-//!    │                   │ send notifications/initialized           │
-//!    │                   ├──────── plain MCP server ───────┐        │
-//!    │                   │ server speaks MCPL:             │        │
-//!    │                   │ send featureSets/update         │        │
-//!    │                   ▼ (a request)                     │        │
-//!    │       AwaitingGrantReceipt ──refused with "close",──┼────────┤
-//!    │                   │          closed                 │        │
-//!    │                   │ receipt read; or refused        │        │
-//!    │                   │ "mcp-only", an error, a timeout,│        │
-//!    │                   │ a malformed receipt: MCP only   │        │
-//!    │                   ▼                                 │        │
-//!    │                 Ready ◀─────────────────────────────┘        │
-//!    │                   │ backoff reset; tools/list (paged)        │
-//!    │                   │ closed                                   │
-//!    │                   ▼                                          │
-//!    └── timer ──── Backoff ◀───────────────────────────────────────┘
+//!                         start
+//!                           │
+//!                           ▼
+//!    ┌─────────────────▶ Connecting ───attempt failed───────────────────┐
+//!    │                      │ connected: epoch += 1; a server that may  │
+//!    │                      │ be modern (era.rs): send server/discover, │
+//!    │                      │ else send initialize ───────────┐         │
+//!    │                      ▼                                 │         │
+//!    │          AwaitingDiscoverResult ──a modern error; not ─┼─────────┤
+//!    │             │        │            modern with "modern" │         │
+//!    │             │        │ any other answer, or none in    │         │
+//!    │             │        │ time: send initialize           │         │
+//!    │             │        ▼                                 │         │
+//!    │             │  AwaitingInitializeResult ◀──────────────┘         │
+//!    │             │        │  ──error, unsupported version, ───────────┤
+//!    │             │        │    malformed, timeout, closed             │
+//!    │             │        │ result accepted: tap Connected,           │
+//!    │             │        │ send notifications/initialized            │
+//!    │             │        ├──────── plain MCP server ───────┐         │
+//!    │             │        │ server speaks MCPL:             │         │
+//!    │             │        │ send featureSets/update         │         │
+//!    │             │        ▼ (a request)                     │         │
+//!    │             │  AwaitingGrantReceipt ──refused with ────┼─────────┤
+//!    │             │        │                "close", closed  │         │
+//!    │             │        │ receipt read; or refused        │         │
+//!    │             │        │ "mcp-only", an error, a timeout,│         │
+//!    │             │        │ a malformed receipt: MCP only   │         │
+//!    │             │        ▼                                 │         │
+//!    │  a modern   └────▶ Ready ◀─────────────────────────────┘         │
+//!    │  DiscoverResult:     │ backoff reset; tools/list (paged); to a   │
+//!    │  tap Connected (no   │ modern server that lists changes,         │
+//!    │  initialized, no     │ subscriptions/listen                      │
+//!    │  grant: plain MCP)   │ closed                                    │
+//!    │                      ▼                                           │
+//!    └── timer ──────── Backoff ◀───────────────────────────────────────┘
 //!
 //!    any state ── Shutdown ──▶ Stopped
 //! ```
@@ -34,6 +44,7 @@
 //! tapped and announced as `Disconnected`. Requests from callers are sent only in `Ready`;
 //! in any other state they fail at once with `NotConnected`.
 
+use super::era::{Era, Stamp};
 use super::pending::PendingTable;
 use super::refresh::Refresh;
 use actix::SpawnHandle;
@@ -43,6 +54,7 @@ use mcpl_protocol::mcp::{InitializeResult, Tool};
 use mcpl_protocol::mcpl::{FeatureSetsUpdateResult, McplManifest};
 use mcpl_transport::ConnectionInfo;
 use std::sync::Arc;
+use std::time::Instant;
 use tokio::sync::mpsc;
 
 /// Where a link is, for status and errors.
@@ -50,6 +62,8 @@ use tokio::sync::mpsc;
 pub enum LinkPhase {
     /// Waiting for a connection attempt.
     Connecting,
+    /// Connected; waiting for the `server/discover` probe's answer (MCP 2026-07-28).
+    AwaitingDiscoverResult,
     /// Connected; waiting for the `initialize` result.
     AwaitingInitializeResult,
     /// `featureSets/update` sent; waiting for its receipt.
@@ -75,6 +89,7 @@ impl Lifecycle {
         match self {
             Lifecycle::Connecting => LinkPhase::Connecting,
             Lifecycle::Linked(live) => match live.stage {
+                Stage::AwaitingDiscoverResult => LinkPhase::AwaitingDiscoverResult,
                 Stage::AwaitingInitializeResult => LinkPhase::AwaitingInitializeResult,
                 Stage::AwaitingGrantReceipt(_) => LinkPhase::AwaitingGrantReceipt,
                 Stage::Ready(_) => LinkPhase::Ready,
@@ -112,20 +127,30 @@ pub(super) struct Live {
     pub(super) pending: PendingTable,
     pub(super) stage: Stage,
     pub(super) refresh: Refresh,
+    /// What every request says of the host in `_meta` while the connection is (or may be)
+    /// modern: set for the probe, kept for a modern server, dropped on falling back.
+    pub(super) stamp: Option<Stamp>,
 }
 
 impl Live {
     /// The session, once `initialize` was accepted.
     pub(super) fn session(&self) -> Option<&Session> {
         match &self.stage {
-            Stage::AwaitingInitializeResult => None,
+            Stage::AwaitingDiscoverResult | Stage::AwaitingInitializeResult => None,
             Stage::AwaitingGrantReceipt(s) | Stage::Ready(s) => Some(s),
         }
     }
 
+    /// Whether a request is stopped with `notifications/cancelled`: not on a modern
+    /// Streamable HTTP connection, where that era defines no client notification (closing
+    /// the answer is the cancellation, MCP 2026-07-28 "Cancellation").
+    pub(super) fn cancels_by_notification(&self) -> bool {
+        self.stamp.is_none() || self.info.ordered
+    }
+
     pub(super) fn session_mut(&mut self) -> Option<&mut Session> {
         match &mut self.stage {
-            Stage::AwaitingInitializeResult => None,
+            Stage::AwaitingDiscoverResult | Stage::AwaitingInitializeResult => None,
             Stage::AwaitingGrantReceipt(s) | Stage::Ready(s) => Some(s),
         }
     }
@@ -137,6 +162,7 @@ impl Live {
 
 /// How far a connection's handshake has come.
 pub(super) enum Stage {
+    AwaitingDiscoverResult,
     AwaitingInitializeResult,
     AwaitingGrantReceipt(Session),
     Ready(Session),
@@ -167,6 +193,25 @@ pub(super) struct Session {
     pub(super) tools: Arc<[Tool]>,
     /// True once a `tools/list` completed on this connection.
     pub(super) tools_listed: bool,
+    /// The era the session speaks.
+    pub(super) era: Era,
+    /// A modern session's `subscriptions/listen` for tool list changes.
+    pub(super) listen: Listen,
+    /// Until when the last listing is fresh, by its `ttlMs` (MCP 2026-07-28
+    /// `server/utilities/caching.md`); `None` when it named none.
+    pub(super) tools_fresh_until: Option<Instant>,
+}
+
+/// A modern session's change stream (MCP 2026-07-28 `basic/patterns/subscriptions.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Listen {
+    /// None: the server offers none, refused it, or ended it; a stale tools list is read
+    /// again after a call (`refresh.rs`).
+    Off,
+    /// `subscriptions/listen` sent, not yet acknowledged.
+    Opening,
+    /// Acknowledged with `toolsListChanged`: list changes come as notifications.
+    Open,
 }
 
 impl Session {
@@ -183,7 +228,19 @@ impl Session {
             disabled_sent: Vec::new(),
             tools: Arc::from(Vec::new()),
             tools_listed: false,
+            era: Era::Legacy,
+            listen: Listen::Off,
+            tools_fresh_until: None,
         }
+    }
+
+    /// A modern server's session: what its `server/discover` said, as `initialize` would
+    /// have (era.rs); MCPL is off (issue #40).
+    pub(super) fn modern(init: InitializeResult) -> Self {
+        let mut session = Session::new(init);
+        session.era = Era::Modern;
+        session.mcp_only = true;
+        session
     }
 
     /// True when MCPL is in force: the server advertised `experimental.mcpl` and its policy

@@ -1,7 +1,8 @@
 //! `ServerLink`: the host's actor for one server.
 //!
 //! A link owns one transport connection at a time and everything that is per connection:
-//! the handshake, request ids and their timeouts, the answers to the server's own requests,
+//! the handshake (or, with a modern MCP 2026-07-28 server, the `server/discover` probe and
+//! per-request `_meta`: `era`), request ids and their timeouts, the answers to the server's own requests,
 //! and reconnecting with capped exponential backoff when the connection goes. Its outputs:
 //!
 //! - the **read tap** ([`Tap`]): every inbound message, before the link does anything with
@@ -37,6 +38,9 @@
 //! | `api` | the actix messages the link answers |
 //! | `write` | the write queue and its task; a server that does not read is dropped |
 //! | `actor` | the actor: connecting, backoff, disconnecting |
+//! | `era` | [`EraPolicy`], [`Era`]: the `server/discover` probe read, a modern request's `_meta` |
+//! | `discover` | the probe sent, a modern session made ready, `subscriptions/listen` |
+//! | `mrtr` | a modern server's `InputRequiredResult` answered and the request retried |
 //! | `handshake` | `initialize`, `notifications/initialized`, `featureSets/update` |
 //! | `read` | the inbound side: tap, then responses, server requests, notifications |
 //! | `requests` | sending requests, their timeouts and completions |
@@ -49,13 +53,16 @@ pub mod cause;
 mod config;
 mod connector;
 mod decode;
+mod discover;
 mod elicit;
+mod era;
 mod error;
 mod events;
 mod gate;
 mod handshake;
 mod lifecycle;
 mod manifest;
+mod mrtr;
 mod pending;
 mod policy;
 mod push;
@@ -71,9 +78,11 @@ pub use api::{CallTool, GetStatus, ListTools, SendRequest, SetPushPolicy, Shutdo
 pub use backoff::Backoff;
 pub use config::{BackoffConfig, LinkConfig, PushPolicy};
 pub use connector::Connector;
+pub use era::{Era, EraPolicy, UnknownEra};
 pub use error::{ConnectError, DisconnectReason, LinkError};
 pub use events::{EventCallback, EventSink, LinkEvent};
 pub use gate::{DEFAULT_READ_AHEAD, ReadGate, Ticket};
 pub use lifecycle::LinkPhase;
+pub use mrtr::MAX_INPUT_ROUNDS;
 pub use status::{LinkStatus, SessionInfo};
 pub use tap::{Answered, AwaitStatus, ReadEvent, Tap, TapEvent, Tapped};

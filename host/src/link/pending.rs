@@ -26,6 +26,25 @@ pub(super) enum Waiter {
     PolicyReceipt(u64, Vec<String>),
     ToolsPage,
     Manifest,
+    /// The era probe (`server/discover`).
+    Discover,
+    /// A caller's request to a modern server, answered again while the server asks for
+    /// input (`mrtr.rs`).
+    Input(Box<InputRound>),
+    /// A modern session's `subscriptions/listen`: awaited without a timeout, for as long
+    /// as the server keeps it open.
+    Listen,
+}
+
+/// A caller's request to a modern server, between its rounds.
+pub(super) struct InputRound {
+    pub(super) method: &'static str,
+    /// The params as the caller gave them (the link stamps `_meta` on each send).
+    pub(super) params: Box<RawValue>,
+    /// Retries made so far.
+    pub(super) rounds: u32,
+    pub(super) timeout: Option<Duration>,
+    pub(super) reply: Box<dyn FnOnce(Result<Box<RawValue>, LinkError>)>,
 }
 
 /// A request in flight.

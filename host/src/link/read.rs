@@ -163,10 +163,12 @@ impl ServerLink {
             return;
         };
         let ordered = live.info.ordered;
+        let by_notification = live.cancels_by_notification();
         if let Some(pending) = live.pending.take(&id) {
             ctx.cancel_future(pending.timer);
             let method = pending.method;
             if !ordered
+                && by_notification
                 && method != Initialize::NAME
                 && matches!(&response.outcome, Err(e) if e.code == ErrorCode::CONNECTION_CLOSED)
             {
@@ -272,6 +274,13 @@ impl ServerLink {
                     });
                 }
             },
+            super::discover::SUBSCRIPTIONS_ACKNOWLEDGED => {
+                self.on_listen_acknowledged(&notification);
+                self.emit(LinkEvent::Notification {
+                    epoch,
+                    notification,
+                });
+            }
             // Server requests are answered as soon as they are read: nothing to stop.
             Cancelled::NAME => {
                 debug!(link = %self.config.name, "the server cancelled a request already answered")

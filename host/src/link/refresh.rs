@@ -5,6 +5,14 @@
 //! `list_changed`, a caller) queues one more listing after it rather than joining it: the
 //! pages already read may predate that reason.
 //!
+//! **A modern server's lists** (MCP 2026-07-28) carry `ttlMs`: how long they may be
+//! taken as fresh. While the session's `subscriptions/listen` is open, changes are told and
+//! the ttl matters not; without one (the server offers none, or refused or ended it), a
+//! `tools/call` that completes after the list went stale starts a listing
+//! **\[project\]**: a call is what may change the list (the tool that adds tools), and
+//! what the agent does next needs the list as it is; no timer polls a server nobody uses.
+//! (`cacheScope` needs nothing here: the list is this link's own, never shared.)
+//!
 //! A listing that fails while the connection lives (an error answer, a timeout, a
 //! Streamable HTTP POST that failed) is tried again after a growing delay when the host
 //! needs it: the connection's first listing (nothing is settled without it), or one after
@@ -15,13 +23,15 @@ use super::actor::ServerLink;
 use super::decode::{ToolsPage, tools_page};
 use super::error::LinkError;
 use super::events::LinkEvent;
+use super::lifecycle::Listen;
 use super::pending::Waiter;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::mcp::{ListToolsParams, Tool};
-use mcpl_protocol::method::{ListTools, Method};
+use mcpl_protocol::method::{CallTool, ListTools, Method};
 use std::collections::HashSet;
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
 /// The most pages one listing follows.
@@ -74,6 +84,17 @@ struct Listing {
     rev: Option<u64>,
     cursors: HashSet<String>,
     waiters: Vec<ToolsReply>,
+    /// The least `ttlMs` the pages named (MCP 2026-07-28 caching).
+    ttl_ms: Option<u64>,
+}
+
+/// The longest a listing is taken as fresh, whatever its `ttlMs` says: a day.
+const TTL_CAP_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// A page's `ttlMs`, when it names one as a whole number.
+fn ttl_of(page: &RawValue) -> Option<u64> {
+    let ttl = mcpl_protocol::jsonrpc::member(page, "ttlMs")?;
+    serde_json::from_str::<u64>(ttl.get()).ok()
 }
 
 impl Refresh {
@@ -90,6 +111,24 @@ impl Refresh {
 }
 
 impl ServerLink {
+    /// A modern request completed: a `tools/call` after which the tools list is stale,
+    /// with no change stream to tell of changes, starts a listing (module docs).
+    pub(super) fn after_modern_call(&mut self, method: &'static str, ctx: &mut Context<Self>) {
+        if method != CallTool::NAME {
+            return;
+        }
+        let stale = self
+            .lifecycle
+            .live()
+            .and_then(|l| l.session())
+            .is_some_and(|s| {
+                s.listen != Listen::Open && s.tools_fresh_until.is_some_and(|t| Instant::now() >= t)
+            });
+        if stale {
+            self.refresh_tools(None, false, ctx);
+        }
+    }
+
     /// Something unreadable arrived: a listing page still awaited is given
     /// [`UNREADABLE_GRACE`] more at most, then times out as usual.
     pub(super) fn hasten_listing(&mut self, ctx: &mut Context<Self>) {
@@ -158,6 +197,7 @@ impl ServerLink {
             rev: None,
             cursors: HashSet::new(),
             waiters,
+            ttl_ms: None,
         });
         self.send_request::<ListTools>(
             &ListToolsParams {
@@ -175,6 +215,7 @@ impl ServerLink {
         outcome: Result<Box<RawValue>, LinkError>,
         ctx: &mut Context<Self>,
     ) {
+        let ttl = outcome.as_ref().ok().and_then(|r| ttl_of(r));
         let page = outcome.and_then(|r| tools_page(ListTools::NAME, &r));
         let Some(listing) = self
             .lifecycle
@@ -183,6 +224,9 @@ impl ServerLink {
         else {
             return;
         };
+        if let Some(ttl) = ttl {
+            listing.ttl_ms = Some(listing.ttl_ms.map_or(ttl, |t| t.min(ttl)));
+        }
         let (page, unreadable) = match page {
             Ok(ToolsPage { page, unreadable }) => (page, unreadable),
             Err(e) => return self.end_listing(Err(e), ctx),
@@ -226,11 +270,11 @@ impl ServerLink {
         // One list, shared by the session and every event: never copied per tool.
         let outcome: Result<Arc<[Tool]>, LinkError> = outcome.map(Arc::from);
         let epoch = live.epoch;
-        let (waiters, rev, list_changed, unreadable) = live
+        let (waiters, rev, list_changed, unreadable, ttl_ms) = live
             .refresh
             .listing
             .take()
-            .map(|l| (l.waiters, l.rev, l.list_changed, l.unreadable))
+            .map(|l| (l.waiters, l.rev, l.list_changed, l.unreadable, l.ttl_ms))
             .unwrap_or_default();
         let queued = live.refresh.queued.take();
         let queued_changed = std::mem::take(&mut live.refresh.queued_changed);
@@ -259,6 +303,8 @@ impl ServerLink {
                 }
                 session.tools = tools.clone();
                 session.tools_listed = true;
+                session.tools_fresh_until =
+                    ttl_ms.map(|ms| Instant::now() + Duration::from_millis(ms.min(TTL_CAP_MS)));
             }
             (Err(e), _) => {
                 mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, error = %e, "tools/list failed")

@@ -1,13 +1,16 @@
 //! Sending requests: ids, timeouts, and handing each outcome to whoever waits for it.
 
 use super::actor::ServerLink;
+use super::era::Era;
 use super::error::LinkError;
 use super::lifecycle::LinkPhase;
-use super::pending::{Pending, Waiter};
+use super::mrtr;
+use super::pending::{InputRound, Pending, Waiter};
 use actix::prelude::*;
-use mcpl_protocol::jsonrpc::{RawValue, decode_result};
+use mcpl_protocol::jsonrpc::{RawValue, decode_result, to_raw};
 use mcpl_protocol::mcp::CancelledParams;
 use mcpl_protocol::method::{Cancelled, Initialize, Method, NotificationMethod, RequestMethod};
+use mcpl_protocol::modern::SERVER_DISCOVER;
 use mcpl_protocol::{Id, Message, Notification, Request};
 use serde::de::DeserializeOwned;
 use std::time::Duration;
@@ -51,7 +54,62 @@ impl ServerLink {
         if phase != LinkPhase::Ready {
             return self.complete(waiter, Err(LinkError::NotConnected { phase }), ctx);
         }
-        self.send_request::<M>(params, waiter, timeout, ctx);
+        let modern = self
+            .lifecycle
+            .live()
+            .and_then(|l| l.session())
+            .is_some_and(|s| s.era == Era::Modern);
+        match waiter {
+            // A modern server's answer may ask for input first (mrtr.rs).
+            Waiter::Caller(reply) if modern => {
+                let params = to_raw(params);
+                let round = InputRound {
+                    method: M::NAME,
+                    params,
+                    rounds: 0,
+                    timeout,
+                    reply,
+                };
+                let params = round.params.clone();
+                self.send_raw(
+                    M::NAME,
+                    Some(&params),
+                    Waiter::Input(Box::new(round)),
+                    timeout,
+                    ctx,
+                );
+            }
+            waiter => self.send_request::<M>(params, waiter, timeout, ctx),
+        }
+    }
+
+    /// A modern request's answer: final, or asking for input, then sent again with the
+    /// answers (mrtr.rs).
+    fn on_input_round(
+        &mut self,
+        mut round: Box<InputRound>,
+        outcome: Result<Box<RawValue>, LinkError>,
+        ctx: &mut Context<Self>,
+    ) {
+        let verdict = match &outcome {
+            Ok(result) => mrtr::read(round.method, Some(&round.params), result, round.rounds),
+            Err(_) => mrtr::Verdict::Final,
+        };
+        match verdict {
+            mrtr::Verdict::Retry(params) => {
+                round.rounds += 1;
+                round.params = params;
+                let (method, timeout) = (round.method, round.timeout);
+                let params = round.params.clone();
+                self.send_raw(method, Some(&params), Waiter::Input(round), timeout, ctx);
+            }
+            mrtr::Verdict::Final => {
+                let method = round.method;
+                (round.reply)(outcome);
+                self.after_modern_call(method, ctx);
+            }
+            mrtr::Verdict::Fail(error) => (round.reply)(Err(error)),
+        }
     }
 
     /// Sends a request on the current connection, whatever its stage (the link's own
@@ -63,23 +121,48 @@ impl ServerLink {
         timeout: Option<Duration>,
         ctx: &mut Context<Self>,
     ) {
-        let timeout = timeout.unwrap_or(self.config.request_timeout);
+        let timeout = timeout.or(Some(self.config.request_timeout));
+        self.send_raw(M::NAME, Some(&to_raw(params)), waiter, timeout, ctx);
+    }
+
+    /// Sends a request with params as JSON text, stamped with the era's `_meta` on a
+    /// connection that is (or may be) modern. `timeout`: none, it is awaited for as long
+    /// as the connection lives (`subscriptions/listen`).
+    pub(super) fn send_raw(
+        &mut self,
+        method: &'static str,
+        params: Option<&RawValue>,
+        waiter: Waiter,
+        timeout: Option<Duration>,
+        ctx: &mut Context<Self>,
+    ) {
         let phase = self.lifecycle.phase();
         let Some(live) = self.lifecycle.live_mut() else {
             return self.complete(waiter, Err(LinkError::NotConnected { phase }), ctx);
         };
+        let params = match &live.stamp {
+            Some(stamp) => Some(stamp.apply(params)),
+            None => params.map(ToOwned::to_owned),
+        };
         let n = live.pending.allocate();
-        let timer = ctx.run_later(timeout, move |act, ctx| act.on_timeout(n, ctx));
+        let timer = match timeout {
+            Some(after) => ctx.run_later(after, move |act, ctx| act.on_timeout(n, ctx)),
+            None => SpawnHandle::default(),
+        };
         live.pending.insert(
             n,
             Pending {
-                method: M::NAME,
+                method,
                 waiter,
-                timeout,
+                timeout: timeout.unwrap_or(Duration::MAX),
                 timer,
             },
         );
-        self.send_message(Message::Request(Request::new::<M>(Id::Number(n), params)));
+        self.send_message(Message::Request(Request {
+            id: Id::Number(n),
+            method: method.to_owned(),
+            params,
+        }));
     }
 
     /// Sends a notification on the current connection.
@@ -96,9 +179,15 @@ impl ServerLink {
         let Some(pending) = live.pending.time_out(id) else {
             return;
         };
+        let by_notification = live.cancels_by_notification();
         mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, id, method = pending.method, after = ?pending.timeout, "request timed out");
-        // MCP: `initialize` is never cancelled (the link drops the connection instead).
-        if pending.method != Initialize::NAME {
+        // MCP: `initialize` is never cancelled (the link drops the connection instead); nor
+        // is the era probe, which a legacy server may not know (it goes on to
+        // `initialize`); nor anything on modern Streamable HTTP (`Live::cancels_by_notification`).
+        if pending.method != Initialize::NAME
+            && pending.method != SERVER_DISCOVER
+            && by_notification
+        {
             let reason = format!("no response within {:?}", pending.timeout);
             self.send_notification::<Cancelled>(&CancelledParams {
                 request_id: Id::Number(id),
@@ -129,6 +218,9 @@ impl ServerLink {
             }
             Waiter::ToolsPage => self.on_tools_page(outcome, ctx),
             Waiter::Manifest => self.on_manifest(outcome, ctx),
+            Waiter::Discover => self.on_discover_result(outcome, ctx),
+            Waiter::Input(round) => self.on_input_round(round, outcome, ctx),
+            Waiter::Listen => self.on_listen_end(outcome),
         }
     }
 }

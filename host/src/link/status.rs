@@ -1,5 +1,6 @@
 //! A snapshot of a link, for the host's views and for tests.
 
+use super::era::Era;
 use super::error::DisconnectReason;
 use super::lifecycle::{LinkPhase, Live};
 use mcpl_protocol::mcp::{InitializeResult, Tool};
@@ -42,6 +43,9 @@ pub struct SessionInfo {
     pub tools: Vec<Tool>,
     /// Requests in flight.
     pub in_flight: usize,
+    /// The era the session speaks (a modern server's `init` is what its `server/discover`
+    /// said, with the version this host sends).
+    pub era: Era,
 }
 
 impl SessionInfo {
@@ -56,6 +60,7 @@ impl SessionInfo {
             granted: s.granted.clone(),
             tools: s.tools.to_vec(),
             in_flight: live.pending.awaited_len(),
+            era: s.era,
         })
     }
 }

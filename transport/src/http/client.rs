@@ -10,6 +10,7 @@
 //!
 //! [`pool`]: super::pool
 
+use super::client_modern::ModernPost;
 use super::pool::{Pool, PooledBody, RequestBody};
 use super::{EVENT_STREAM, JSON, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER, content_type_is};
 use crate::delivery::{Delivery, DeliveryHook, StreamOrigin};
@@ -108,6 +109,14 @@ type HttpResponse = hyper::Response<PooledBody>;
 /// - When every `Outbound` clone is dropped: POSTs of requests are abandoned, POSTs of
 ///   notifications and responses get [`CLOSE_GRACE`] to finish, the session is DELETEd, and
 ///   the connection ends.
+///
+/// - A request whose `_meta` names a protocol version (`io.modelcontextprotocol/
+///   protocolVersion`) is MCP 2026-07-28's: its POST carries that version as
+///   `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` for `tools/call`, `resources/read`
+///   and `prompts/get` (Base64 in the sentinel when not plain header text), and no
+///   session id; a non-2xx answer whose body is a JSON-RPC error is that request's answer
+///   as the server wrote it (the era's errors come with 400 or 404), and an SSE answer
+///   that ends early is not resumed (the era has no resumption).
 ///
 /// Every delivery of a message awaits [`ClientOptions::delivery_hook`] first.
 ///
@@ -331,15 +340,26 @@ async fn post(client: Arc<Client>, message: Message) {
     };
     let is_initialized =
         matches!(&message, Message::Notification(n) if n.method == "notifications/initialized");
+    let modern = match &message {
+        Message::Request(r) => ModernPost::of(r),
+        _ => None,
+    };
     let (mut request, has_session) = client.request(Method::POST, Bytes::from(message.encode()));
     let headers = request.headers_mut();
     headers.insert(ACCEPT, POST_ACCEPT);
     headers.insert(CONTENT_TYPE, POST_CONTENT_TYPE);
+    // MCP 2026-07-28: a modern request names its own version and has no session.
+    if let Some(modern) = &modern {
+        headers.remove(SESSION_HEADER);
+        modern.apply(headers, &VERSION_HEADER);
+    }
+    let has_session = has_session && modern.is_none();
     let exchange = Exchange {
         stream: client.next_stream(),
         client: client.clone(),
         request_id,
         is_initialize,
+        modern: modern.is_some(),
         answered: AtomicBool::new(false),
     };
     let response = match client.http.request(request).await {
@@ -367,7 +387,16 @@ async fn post(client: Arc<Client>, message: Message) {
         *lock(&client.session) = Some(id.clone());
     }
     if !status.is_success() {
-        let detail = error_detail(response).await;
+        let (detail, said) = error_body(response).await;
+        // MCP 2026-07-28: a modern server answers its own errors with 4xx and the JSON-RPC
+        // error in the body (-32022, -32021, -32020 with 400, -32601 with 404): that error
+        // is the answer, and a client telling the server's era reads it ("Backward
+        // Compatibility"). A legacy request keeps the made-up error below.
+        if exchange.modern
+            && let Some(error) = said
+        {
+            return exchange.answer_error(error).await;
+        }
         exchange.fail(Some(status), &detail).await;
         if status == StatusCode::NOT_FOUND && has_session {
             tracing::info!("the server says the session is gone; closing the connection");
@@ -408,6 +437,8 @@ struct Exchange {
     /// The id of the request POSTed, if it was one.
     request_id: Option<Id>,
     is_initialize: bool,
+    /// The request is a modern one (MCP 2026-07-28): its stream is not resumed.
+    modern: bool,
     /// The response to the request has been delivered.
     answered: AtomicBool,
 }
@@ -438,6 +469,14 @@ impl Exchange {
         self.client
             .deliver(self.stream, StreamOrigin::PostResponse, message)
             .await;
+    }
+
+    /// Answers our request with the server's own error, read from a refused POST's body.
+    async fn answer_error(&self, error: ErrorObject) {
+        let Some(id) = self.request_id.clone() else {
+            return;
+        };
+        self.deliver(Response::err(Some(id), error).into()).await;
     }
 
     /// [`Exchange::fail`] for a POST that got no answer at all: the I/O error's kind, if one
@@ -536,7 +575,8 @@ impl Exchange {
         // fetch with a GET naming that id, after the `retry` it set. Without this, a call
         // the server ran was failed here as unanswered (issue #39 item 9).
         let mut failures = 0;
-        while self.request_id.is_some() && !self.answered.load(Ordering::Relaxed) {
+        // MCP 2026-07-28: "Resumable SSE streams via `Last-Event-ID` are not supported".
+        while !self.modern && self.request_id.is_some() && !self.answered.load(Ordering::Relaxed) {
             let Some(last) = end.last_event_id.take() else {
                 return;
             };
@@ -803,21 +843,21 @@ async fn read_limited(response: HttpResponse, limit: usize) -> Result<Bytes, Bod
 }
 
 /// Why a POST was refused, for the made-up error: the server's JSON-RPC error message if
-/// its body held one, else the status.
-async fn error_detail(response: HttpResponse) -> String {
+/// its body held one, else the status; and that error, if there was one.
+async fn error_body(response: HttpResponse) -> (String, Option<ErrorObject>) {
     let status = response.status();
     let said = match read_limited(response, ERROR_BODY_LIMIT).await {
         Ok(body) => match Message::decode(&body) {
             Ok(Message::Response(Response {
                 outcome: Err(e), ..
-            })) => Some(e.message),
+            })) => Some(e),
             _ => None,
         },
         Err(_) => None,
     };
     match said {
-        Some(message) => format!("HTTP {status}: {message}"),
-        None => format!("HTTP {status}"),
+        Some(error) => (format!("HTTP {status}: {}", error.message), Some(error)),
+        None => (format!("HTTP {status}"), None),
     }
 }
 

@@ -66,7 +66,10 @@
 //!
 //! Client ([`connect`]): POSTs each message concurrently, reads JSON or SSE answers, keeps
 //! the GET stream open, and makes up an error response for any request whose POST failed so
-//! that no requester waits forever; the function docs give the details.
+//! that no requester waits forever; the function docs give the details. A request whose
+//! `_meta` names a protocol version is MCP 2026-07-28's (`client_modern`): its POST mirrors
+//! the body in `MCP-Protocol-Version`, `Mcp-Method` and `Mcp-Name`, carries no session id,
+//! and a 4xx whose body is a JSON-RPC error is answered with that error itself.
 //!
 //! [`ServerOptions::origin_allowed`]: crate::ServerOptions::origin_allowed
 //! [`ServerOptions::protected_resource`]: crate::ServerOptions::protected_resource
@@ -75,6 +78,7 @@
 //! [`HttpResponseMode::Sse`]: crate::HttpResponseMode::Sse
 
 mod client;
+mod client_modern;
 pub mod modern;
 mod pool;
 pub mod resource;

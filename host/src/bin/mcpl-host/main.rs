@@ -15,6 +15,7 @@ mod play;
 use anyhow::{Context as _, bail};
 use clap::{Args, Parser, Subcommand};
 use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig, default_state_dir};
+use mcpl_host::link::EraPolicy;
 use mcpl_transport::{ClientOptions, ClientTls};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -53,6 +54,11 @@ struct Servers {
     /// public roots: NAME=PATH, for a server with a private CA.
     #[arg(long = "ca-file", value_name = "NAME=PATH", value_parser = pair)]
     ca_files: Vec<(String, String)>,
+    /// Which era of MCP to speak, for every server (ERA) or one (NAME=ERA): `legacy`
+    /// (the default: `initialize`, MCP 2025-11-25), `auto` (probe with MCP 2026-07-28's
+    /// `server/discover`, fall back to `initialize`) or `modern` (2026-07-28 only).
+    #[arg(long = "era", value_name = "[NAME=]ERA")]
+    eras: Vec<String>,
     /// Where the ended toolsets already told are kept across restarts (default: the OS
     /// data directory's `mcpl-host/`, `~/.local/share/mcpl-host` on Linux).
     #[arg(long, value_name = "DIR")]
@@ -86,6 +92,21 @@ impl Servers {
             let ca = ClientTls::with_ca_file(&path).with_context(|| format!("--ca-file {name}"))?;
             tls.insert(name, ca);
         }
+        let mut eras: BTreeMap<String, EraPolicy> = BTreeMap::new();
+        let mut every_era = EraPolicy::Legacy;
+        for given in self.eras {
+            let Some((name, era)) = given.split_once('=') else {
+                every_era = given.parse().context("--era")?;
+                continue;
+            };
+            if !self.servers.iter().any(|(n, _)| n == name) {
+                bail!("--era names {name:?}, which no --server names");
+            }
+            let era = era
+                .parse::<EraPolicy>()
+                .with_context(|| format!("--era {name}"))?;
+            eras.insert(name.to_owned(), era);
+        }
         // Issue #43: a URL the transport cannot use (`127.0.0.1:8765`, no scheme) is refused
         // now, naming it, instead of being retried as "bad server URL" forever.
         for (name, url) in &self.servers {
@@ -100,7 +121,12 @@ impl Servers {
                     tls: tls.remove(&name).unwrap_or_default(),
                     ..ClientOptions::default()
                 };
-                ServerConfig::url_with(name, url, options)
+                // **[project]** `initialize` unless told otherwise, as the library's links
+                // (`EraPolicy`): README, "Readings".
+                let era = eras.remove(&name).unwrap_or(every_era);
+                let mut server = ServerConfig::url_with(name, url, options);
+                server.link.era = era;
+                server
             })
             .collect();
         let mut config =

@@ -1,0 +1,336 @@
+//! Issue #39 item 8, raw JSON on a real WebSocket (an ordered transport, as stdio is): the
+//! link's `server/discover` probe, its fallback to `initialize` on a legacy answer or on
+//! silence, the era remembered across a reconnect, and with a modern server the stamped
+//! `_meta`, no `notifications/initialized`, `subscriptions/listen`, and MRTR rounds.
+
+mod support;
+
+use actix::Actor;
+use mcpl_host::link::{
+    BackoffConfig, CallTool, DisconnectReason, Era, EraPolicy, EventSink, GetStatus, LinkConfig,
+    LinkError, LinkEvent, MAX_INPUT_ROUNDS, ServerLink, Shutdown,
+};
+use mcpl_testkit::{msg, within};
+use serde_json::{Value, json};
+use std::time::Duration;
+use support::server::*;
+use tokio::sync::mpsc;
+
+const VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+
+fn link(
+    server: &ScriptedServer,
+    era: EraPolicy,
+) -> (actix::Addr<ServerLink>, mpsc::UnboundedReceiver<LinkEvent>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut config = LinkConfig::new("s", server.connector(Default::default()))
+        .with_era(era)
+        .with_subscriber(EventSink::Channel(tx));
+    config.handshake_timeout = Duration::from_millis(300);
+    config.backoff = BackoffConfig {
+        initial: Duration::from_millis(10),
+        max: Duration::from_millis(10),
+        jitter: 0.0,
+        seed: Some(1),
+        ..Default::default()
+    };
+    (ServerLink::new(config).start(), rx)
+}
+
+async fn ready(events: &mut mpsc::UnboundedReceiver<LinkEvent>) {
+    within(async {
+        loop {
+            match events.recv().await.unwrap() {
+                LinkEvent::ToolsChanged { .. } => return,
+                LinkEvent::Disconnected { reason, .. } => panic!("{reason}"),
+                _ => {}
+            }
+        }
+    })
+    .await;
+}
+
+/// The next connection, each of its waits bounded (the support's peers wait an hour, for
+/// tests on a paused clock; these run on real sockets).
+async fn accept(server: &mut ScriptedServer) -> Conn {
+    server.accept().await.with_limit(mcpl_testkit::LIMIT)
+}
+
+async fn era_of(link: &actix::Addr<ServerLink>) -> Era {
+    link.send(GetStatus).await.unwrap().session.unwrap().era
+}
+
+#[actix::test]
+async fn issue39_08_a_probe_refused_as_by_a_legacy_server_falls_back_and_is_remembered() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server, EraPolicy::Auto);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    assert_eq!(probe["params"]["_meta"][VERSION], "2026-07-28");
+    // What a legacy server says to a request before `initialize` (any code but the
+    // modern era's own).
+    conn.send(msg::error(&probe["id"], -32600, "not initialized"))
+        .await;
+    conn.handshake(init_with(None)).await;
+    let list = conn.expect_next("tools/list").await;
+    assert!(list["params"]["_meta"].get(VERSION).is_none(), "{list}");
+    conn.reply(&list, tools_page(&json!([]), 1)).await;
+    ready(&mut events).await;
+    assert_eq!(era_of(&link).await, Era::Legacy);
+
+    // The server went away and came back: the link remembers it is legacy.
+    drop(conn);
+    let mut conn = accept(&mut server).await;
+    conn.handshake(init_with(None)).await;
+    link.send(Shutdown).await.unwrap();
+}
+
+#[actix::test]
+async fn issue39_08_a_probe_left_unanswered_falls_back_after_the_handshake_timeout() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server, EraPolicy::Auto);
+    let mut conn = accept(&mut server).await;
+    conn.expect_next("server/discover").await;
+    // Silence: `initialize` is what comes next, with no `notifications/cancelled` for the
+    // probe first (a legacy server may know nothing of it).
+    conn.handshake(init_with(None)).await;
+    let list = conn.expect_next("tools/list").await;
+    conn.reply(&list, tools_page(&json!([]), 1)).await;
+    ready(&mut events).await;
+    assert_eq!(era_of(&link).await, Era::Legacy);
+    link.send(Shutdown).await.unwrap();
+}
+
+/// A modern `server/discover` result, with tools whose list changes.
+fn discovered() -> Value {
+    json!({"resultType": "complete", "supportedVersions": ["2026-07-28", "2025-11-25"],
+        "capabilities": {"tools": {"listChanged": true}},
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "m", "version": "1"}},
+        "ttlMs": 60000, "cacheScope": "public"})
+}
+
+fn form(required: Value, properties: Value) -> Value {
+    json!({"method": "elicitation/create", "params": {"mode": "form", "message": "?",
+        "requestedSchema": {"type": "object", "properties": properties, "required": required}}})
+}
+
+#[actix::test]
+async fn issue39_08_with_a_modern_server_requests_are_stamped_and_input_is_answered() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server, EraPolicy::Auto);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.reply(&probe, discovered()).await;
+    // No `notifications/initialized`: the listing comes first, stamped, then the listen.
+    let list = conn.expect_next("tools/list").await;
+    let meta = &list["params"]["_meta"];
+    assert_eq!(meta[VERSION], "2026-07-28");
+    assert_eq!(
+        meta["io.modelcontextprotocol/clientCapabilities"],
+        json!({"elicitation": {"form": {}}})
+    );
+    conn.reply(
+        &list,
+        json!({"resultType": "complete", "tools": [{"name": "t", "inputSchema": {"type": "object"}}],
+            "ttlMs": 60000, "cacheScope": "public"}),
+    )
+    .await;
+    let listen = conn.expect_next("subscriptions/listen").await;
+    assert_eq!(
+        listen["params"]["notifications"],
+        json!({"toolsListChanged": true})
+    );
+    ready(&mut events).await;
+    assert_eq!(era_of(&link).await, Era::Modern);
+
+    // A call asked for input: answered from the defaults, sent again with a new id, the
+    // original params and the state echoed.
+    let call = actix::spawn(
+        link.send(CallTool::new("t").with_arguments(json!({"x": 1}).as_object().cloned().unwrap())),
+    );
+    let first = conn.expect_next("tools/call").await;
+    conn.reply(
+        &first,
+        json!({"resultType": "input_required", "requestState": "S1",
+            "inputRequests": {"q": form(json!(["ok"]), json!({"ok": {"type": "boolean", "default": true}}))}}),
+    )
+    .await;
+    let second = conn.expect_next("tools/call").await;
+    assert_ne!(second["id"], first["id"]);
+    assert_eq!(second["params"]["arguments"], json!({"x": 1}));
+    assert_eq!(second["params"]["requestState"], "S1");
+    assert_eq!(
+        second["params"]["inputResponses"],
+        json!({"q": {"action": "accept", "content": {"ok": true}}})
+    );
+    assert_eq!(second["params"]["_meta"][VERSION], "2026-07-28");
+    conn.reply(
+        &second,
+        json!({"resultType": "complete", "content": [msg::text("done")]}),
+    )
+    .await;
+    let result = within(call).await.unwrap().unwrap().unwrap();
+    assert_eq!(result.joined_text(), "done");
+
+    // Sampling is not something this host gives: the call fails saying so, and is not
+    // sent again.
+    let call = actix::spawn(link.send(CallTool::new("t")));
+    let asked = conn.expect_next("tools/call").await;
+    conn.reply(
+        &asked,
+        json!({"resultType": "input_required",
+            "inputRequests": {"s": {"method": "sampling/createMessage", "params": {"messages": [], "maxTokens": 1}}}}),
+    )
+    .await;
+    match within(call).await.unwrap().unwrap() {
+        Err(LinkError::InputDeclined { asked, .. }) => assert_eq!(asked, "sampling/createMessage"),
+        other => panic!("{other:?}"),
+    }
+
+    // A server that keeps asking is answered a bounded number of times.
+    let call = actix::spawn(link.send(CallTool::new("t")));
+    for _ in 0..=MAX_INPUT_ROUNDS {
+        let again = conn.expect_next("tools/call").await;
+        conn.reply(
+            &again,
+            json!({"resultType": "input_required", "requestState": "more"}),
+        )
+        .await;
+    }
+    match within(call).await.unwrap().unwrap() {
+        Err(LinkError::InputRounds { rounds, .. }) => assert_eq!(rounds, MAX_INPUT_ROUNDS),
+        other => panic!("{other:?}"),
+    }
+
+    // A change told on the listen stream is read.
+    conn.send(msg::notification(
+        "notifications/subscriptions/acknowledged",
+        json!({"_meta": {"io.modelcontextprotocol/subscriptionId": listen["id"]},
+            "notifications": {"toolsListChanged": true}}),
+    ))
+    .await;
+    conn.send(msg::notification(
+        "notifications/tools/list_changed",
+        json!({"_meta": {"io.modelcontextprotocol/subscriptionId": listen["id"]}}),
+    ))
+    .await;
+    let relist = conn.expect_next("tools/list").await;
+    assert_eq!(relist["params"]["_meta"][VERSION], "2026-07-28");
+    link.send(Shutdown).await.unwrap();
+}
+
+#[actix::test]
+async fn issue39_08_a_modern_only_link_gives_up_on_a_legacy_server() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server, EraPolicy::Modern);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.send(msg::error(&probe["id"], -32601, "Method not found"))
+        .await;
+    let reason = within(async {
+        loop {
+            if let LinkEvent::Disconnected { reason, .. } = events.recv().await.unwrap() {
+                return reason;
+            }
+        }
+    })
+    .await;
+    assert!(
+        matches!(reason, DisconnectReason::NotModern { .. }),
+        "{reason:?}"
+    );
+    assert_eq!(conn.count("initialize"), 0);
+    link.send(Shutdown).await.unwrap();
+}
+
+/// `mcpl-host console` run as a user would, on a modern-only server written with the
+/// official Python SDK (`tests/interop/py_modern_server.py`, stdio): `--era py=auto` finds
+/// it modern, its tools are offered, and a call whose server asks a question by MRTR is
+/// answered from the form's defaults.
+#[tokio::test]
+async fn issue39_08_the_console_calls_a_modern_only_server_with_era_auto() {
+    use mcpl_testkit::python::{python, workspace_root};
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let script = workspace_root().join("tests/interop/py_modern_server.py");
+    let dir = tempfile::tempdir().unwrap();
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
+        .args([
+            "console",
+            "--server",
+            &format!("py=stdio:{} {} stdio", python().display(), script.display()),
+            "--era",
+            "py=auto",
+            "--state-dir",
+            dir.path().to_str().unwrap(),
+        ])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary runs");
+    let mut stdin = child.stdin.take().unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let mut answer = async |line: &str, id: i64| -> Value {
+        stdin
+            .write_all(format!("{line}\n").as_bytes())
+            .await
+            .unwrap();
+        stdin.flush().await.unwrap();
+        loop {
+            let line = lines
+                .next_line()
+                .await
+                .unwrap()
+                .expect("the console goes on");
+            let v: Value = serde_json::from_str(&line).unwrap();
+            if v["id"] == json!(id) {
+                return v;
+            }
+        }
+    };
+    within(async {
+        let tools = answer(r#"{"id":1,"tools":true}"#, 1).await;
+        let names: Vec<&str> = tools["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(names.contains(&"py--confirm_size"), "{tools}");
+        let called = answer(r#"{"id":2,"tool":"py--confirm_size","args":{}}"#, 2).await;
+        let text = called["result"]["content"][0]["text"]
+            .as_str()
+            .unwrap_or_default();
+        assert_eq!(
+            text, r#"answered {"action": "accept", "content": {"confirm": true, "size": 9}}"#,
+            "{called}"
+        );
+    })
+    .await;
+    // End of input ends the console, and it its server, cleanly.
+    drop(stdin);
+    let status = within(child.wait()).await.unwrap();
+    assert!(status.success(), "{status:?}");
+}
+
+#[tokio::test]
+async fn issue39_08_the_command_line_refuses_an_era_it_does_not_know() {
+    for (era, says) in [
+        ("sometimes", "\"sometimes\" is no era"),
+        ("other=auto", "--era names \"other\""),
+    ] {
+        let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
+            .env(
+                "XDG_DATA_HOME",
+                std::env::temp_dir().join("mcpl-host-tests"),
+            )
+            .args(["console", "--server", "s=ws://127.0.0.1:9/", "--era", era])
+            .stdin(std::process::Stdio::null())
+            .output()
+            .await
+            .unwrap();
+        assert!(!out.status.success());
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(says), "{era}: {stderr}");
+    }
+}
