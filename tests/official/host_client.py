@@ -24,7 +24,10 @@ class Console:
 
     def __init__(self, host, url, state_dir):
         self.proc = subprocess.Popen(
-            [host, "console", "--server", f"{SERVER}={url}", "--state-dir", state_dir],
+            [host, "console", "--server", f"{SERVER}={url}", "--state-dir", state_dir,
+             # The era found as the binding pages say: a server/discover probe, then
+             # initialize if the server is a legacy one.
+             "--era", "auto"],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
@@ -73,7 +76,18 @@ def main():
     with tempfile.TemporaryDirectory() as state_dir:
         console = Console(host, url, state_dir)
         tools = server_tools(console)
-        if scenario == "elicitation-sep1034-client-defaults":
+        # A scenario that says which calls to make (MCP_CONFORMANCE_CONTEXT's toolCalls)
+        # gets exactly those.
+        context = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+        calls = context.get("toolCalls") if isinstance(context, dict) else None
+        if calls:
+            for c in calls:
+                call(console, c["name"], c.get("arguments") or {})
+        elif scenario == "sep-2322-client-request-state":
+            # MRTR: every tool it serves is one flow (state echoed, none, unrelated, …).
+            for name in tools:
+                call(console, name, {})
+        elif scenario == "elicitation-sep1034-client-defaults":
             call(console, "test_client_elicitation_defaults", {})
         elif scenario == "json-schema-2020-12-preservation":
             # The schema as the host offered it to the model, echoed back: whatever the

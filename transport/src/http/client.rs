@@ -10,7 +10,7 @@
 //!
 //! [`pool`]: super::pool
 
-use super::client_modern::ModernPost;
+use super::client_modern::{ModernPost, ToolHeaders};
 use super::pool::{Pool, PooledBody, RequestBody};
 use super::{EVENT_STREAM, JSON, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER, content_type_is};
 use crate::delivery::{Delivery, DeliveryHook, StreamOrigin};
@@ -171,6 +171,7 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         gone: CancellationToken::new(),
         shutdown: CancellationToken::new(),
         warnings: Mutex::new(crate::LogLimiter::per_peer()),
+        tool_headers: Mutex::new(ToolHeaders::default()),
     });
     tokio::spawn(drive(client, out_rx));
     let info = ConnectionInfo {
@@ -207,6 +208,8 @@ struct Client {
     shutdown: CancellationToken,
     /// Warnings about POSTs the server failed, at most a few per interval.
     warnings: Mutex<crate::LogLimiter>,
+    /// The listed tools' `x-mcp-header` marks (`client_modern.rs`).
+    tool_headers: Mutex<ToolHeaders>,
 }
 
 impl Client {
@@ -344,6 +347,15 @@ async fn post(client: Arc<Client>, message: Message) {
         Message::Request(r) => ModernPost::of(r),
         _ => None,
     };
+    // SEP-2243: a modern `tools/call` mirrors its marked arguments into headers, and a
+    // modern `tools/list`'s answer teaches which they are.
+    let (param_headers, lists_tools) = match (&message, &modern) {
+        (Message::Request(r), Some(_)) => (
+            lock(&client.tool_headers).headers(r),
+            r.method == "tools/list",
+        ),
+        _ => (Vec::new(), false),
+    };
     let (mut request, has_session) = client.request(Method::POST, Bytes::from(message.encode()));
     let headers = request.headers_mut();
     headers.insert(ACCEPT, POST_ACCEPT);
@@ -352,6 +364,9 @@ async fn post(client: Arc<Client>, message: Message) {
     if let Some(modern) = &modern {
         headers.remove(SESSION_HEADER);
         modern.apply(headers, &VERSION_HEADER);
+        for (name, value) in param_headers {
+            headers.insert(name, value);
+        }
     }
     let has_session = has_session && modern.is_none();
     let exchange = Exchange {
@@ -360,6 +375,7 @@ async fn post(client: Arc<Client>, message: Message) {
         request_id,
         is_initialize,
         modern: modern.is_some(),
+        lists_tools,
         answered: AtomicBool::new(false),
     };
     let response = match client.http.request(request).await {
@@ -439,6 +455,8 @@ struct Exchange {
     is_initialize: bool,
     /// The request is a modern one (MCP 2026-07-28): its stream is not resumed.
     modern: bool,
+    /// The request is a modern `tools/list`: its answer teaches the tools' header marks.
+    lists_tools: bool,
     /// The response to the request has been delivered.
     answered: AtomicBool,
 }
@@ -453,11 +471,17 @@ fn negotiated_version(result: &RawValue) -> Option<String> {
 impl Exchange {
     /// Delivers a message, noting whether it answers our request, and on `initialize`
     /// taking the negotiated version from it before anyone can send with it.
-    async fn deliver(&self, message: Message) {
-        if let (Some(ours), Message::Response(r)) = (&self.request_id, &message)
+    async fn deliver(&self, mut message: Message) {
+        if let (Some(ours), Message::Response(r)) = (&self.request_id, &mut message)
             && r.id.as_ref() == Some(ours)
         {
             self.answered.store(true, Ordering::Relaxed);
+            if self.lists_tools
+                && let Ok(result) = &mut r.outcome
+                && let Some(kept) = lock(&self.client.tool_headers).learn(result)
+            {
+                *result = kept;
+            }
             if self.is_initialize
                 && let Ok(result) = &r.outcome
                 && let Some(v) = negotiated_version(result)

@@ -5,13 +5,25 @@
 //! `resources/read` and `prompts/get` `Mcp-Name` ("Standard Request Headers"), Base64 in
 //! the `=?base64?…?=` sentinel when the value is no plain header text ("Value Encoding").
 //! It carries no session id: the era has none. Pure: a request in, headers out.
+//!
+//! **Tool parameters in headers** (SEP-2243, "Custom Headers from Tool Parameters"): a
+//! client on Streamable HTTP MUST mirror each argument a tool's `inputSchema` marks with
+//! `x-mcp-header` into `Mcp-Param-{name}`, and MUST leave out of its list a tool whose marks
+//! are invalid. [`ToolHeaders`] learns the marks from the server's modern `tools/list`
+//! answers as they pass (removing the invalid tools, with a warning), and adds the headers
+//! to each modern `tools/call` of a tool it learned; the rules are
+//! `mcpl_protocol::header_params`.
 
 use super::modern::{MCP_METHOD, MCP_NAME};
 use base64::Engine;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use mcpl_protocol::Request;
+use mcpl_protocol::header_params::{HeaderParam, encode_value, header_params};
 use mcpl_protocol::jsonrpc::member;
+use mcpl_protocol::jsonrpc::{RawValue, to_raw};
 use mcpl_protocol::modern::{PROTOCOL_VERSION_KEY, name_member};
+use serde_json::Value;
+use std::collections::HashMap;
 
 const METHOD_HEADER: HeaderName = HeaderName::from_static(MCP_METHOD);
 const NAME_HEADER: HeaderName = HeaderName::from_static(MCP_NAME);
@@ -71,6 +83,79 @@ fn encode(value: &str) -> String {
     }
     let encoded = base64::engine::general_purpose::STANDARD.encode(value.as_bytes());
     format!("=?base64?{encoded}?=")
+}
+
+/// The most tools whose header parameters are remembered; past it a newly listed tool's
+/// are not (its calls go without `Mcp-Param-*`, and the server says so, -32020).
+pub(super) const MAX_TOOLS_REMEMBERED: usize = 10_000;
+
+/// What the server's listed tools mark for headers (module docs).
+#[derive(Debug, Default)]
+pub(super) struct ToolHeaders(HashMap<String, Vec<HeaderParam>>);
+
+impl ToolHeaders {
+    /// Reads a `tools/list` result: remembers each tool's header parameters, and returns
+    /// the result without the tools whose marks are invalid (`None` when there is none to
+    /// leave out, or the result is not a list of tools).
+    pub(super) fn learn(&mut self, result: &RawValue) -> Option<Box<RawValue>> {
+        let mut value: Value = serde_json::from_str(result.get()).ok()?;
+        let tools = value.get_mut("tools")?.as_array_mut()?;
+        let before = tools.len();
+        tools.retain(|tool| {
+            let Some(name) = tool.get("name").and_then(Value::as_str) else {
+                return true;
+            };
+            let schema = tool.get("inputSchema").unwrap_or(&Value::Null);
+            match header_params(schema) {
+                Ok(params) if params.is_empty() => {
+                    self.0.remove(name);
+                    true
+                }
+                Ok(params) => {
+                    if self.0.len() < MAX_TOOLS_REMEMBERED || self.0.contains_key(name) {
+                        self.0.insert(name.to_owned(), params);
+                    }
+                    true
+                }
+                Err(e) => {
+                    tracing::warn!(tool = %name, reason = %e, "a listed tool's x-mcp-header marks are invalid: the tool is left out (MCP Streamable HTTP, SEP-2243)");
+                    self.0.remove(name);
+                    false
+                }
+            }
+        });
+        (tools.len() != before).then(|| to_raw(&value))
+    }
+
+    /// The `Mcp-Param-*` headers of a modern `tools/call` of a tool whose marks were
+    /// learned: each marked argument present and not null, encoded ("Value Encoding").
+    pub(super) fn headers(&self, request: &Request) -> Vec<(HeaderName, HeaderValue)> {
+        if request.method != "tools/call" {
+            return Vec::new();
+        }
+        let Some(params) = request.params.as_deref() else {
+            return Vec::new();
+        };
+        let Ok(call) = serde_json::from_str::<Value>(params.get()) else {
+            return Vec::new();
+        };
+        let Some(marks) = call
+            .get("name")
+            .and_then(Value::as_str)
+            .and_then(|name| self.0.get(name))
+        else {
+            return Vec::new();
+        };
+        let arguments = call.get("arguments").unwrap_or(&Value::Null);
+        marks
+            .iter()
+            .filter_map(|mark| {
+                let value = encode_value(mark.value_in(arguments)?).ok()??;
+                let name = HeaderName::from_bytes(mark.header().as_bytes()).ok()?;
+                Some((name, HeaderValue::from_str(&value).ok()?))
+            })
+            .collect()
+    }
 }
 
 #[cfg(test)]
@@ -136,5 +221,69 @@ mod tests {
             params: None,
         };
         assert_eq!(ModernPost::of(&bare), None);
+    }
+
+    /// SEP-2243 on the client: the marks learned from `tools/list` (an invalid tool left
+    /// out), then each marked argument of a call as its header, encoded, a null one left out.
+    #[test]
+    fn issue39_sep2243_listed_marks_become_a_calls_headers() {
+        let listed = to_raw(&serde_json::json!({"tools": [
+            {"name": "sql", "inputSchema": {"type": "object", "properties": {
+                "region": {"type": "string", "x-mcp-header": "Region"},
+                "limit": {"type": "integer", "x-mcp-header": "Limit"},
+                "query": {"type": "string"}}}},
+            {"name": "bad", "inputSchema": {"type": "object", "properties": {
+                "x": {"type": "number", "x-mcp-header": "X"}}}},
+            {"name": "plain", "inputSchema": {"type": "object"}}]}));
+        let mut known = ToolHeaders::default();
+        let kept = known.learn(&listed).expect("the invalid tool is left out");
+        let kept: Value = serde_json::from_str(kept.get()).unwrap();
+        let names: Vec<&str> = kept["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap())
+            .collect();
+        assert_eq!(names, ["sql", "plain"]);
+        let call = |args: Value| {
+            let params = to_raw(&serde_json::json!({"name": "sql", "arguments": args}));
+            Request {
+                id: Id::Number(1),
+                method: "tools/call".into(),
+                params: Some(params),
+            }
+        };
+        let headers = known.headers(&call(
+            serde_json::json!({"region": "Hello, 世界", "limit": 42, "query": "q"}),
+        ));
+        let shown: Vec<(String, String)> = headers
+            .iter()
+            .map(|(k, v)| (k.as_str().to_owned(), v.to_str().unwrap().to_owned()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("mcp-param-limit".to_owned(), "42".to_owned()),
+                (
+                    "mcp-param-region".to_owned(),
+                    "=?base64?SGVsbG8sIOS4lueVjA==?=".to_owned()
+                ),
+            ]
+        );
+        let headers = known.headers(&call(serde_json::json!({"region": null})));
+        assert!(
+            headers.is_empty(),
+            "a null argument has no header: {headers:?}"
+        );
+        // Listed again without marks: forgotten.
+        let again = to_raw(
+            &serde_json::json!({"tools": [{"name": "sql", "inputSchema": {"type": "object"}}]}),
+        );
+        assert!(known.learn(&again).is_none());
+        assert!(
+            known
+                .headers(&call(serde_json::json!({"region": "x"})))
+                .is_empty()
+        );
     }
 }
