@@ -385,7 +385,9 @@ async fn issue39_03_streamable_http_serves_modern_posts_statelessly_beside_sessi
         (400, json!(-32020))
     );
     let (status, unknown) = answer(
-        post(&http, url, token, &modern(5, "resources/list", json!({})))
+        // Not a method of the era's (toolsets/* are issue #40's profile; the arcade serves
+        // resources since item 7).
+        post(&http, url, token, &modern(5, "toolsets/list", json!({})))
             .send()
             .await
             .unwrap(),
