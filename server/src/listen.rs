@@ -18,6 +18,7 @@
 
 use crate::Server;
 use actix::ArbiterHandle;
+use mcpl_protocol::header_params::header_params;
 use mcpl_transport::{Connection, ServerOptions, stdio};
 use std::io;
 use std::net::SocketAddr;
@@ -181,7 +182,32 @@ impl Server {
         addr: SocketAddr,
         opts: Arc<ServerOptions>,
     ) -> io::Result<Listener> {
+        // SEP-2243: the listener checks each modern call's `Mcp-Param-*` headers against
+        // the marks of this server's tools, unless the caller gave its own.
+        let opts = if opts.tool_headers.is_empty() && !self.tool_header_marks().is_empty() {
+            let mut with = (*opts).clone();
+            with.tool_headers = self.tool_header_marks();
+            Arc::new(with)
+        } else {
+            opts
+        };
         http(addr, opts, self.on_arbiter(actix::Arbiter::current())).await
+    }
+
+    /// The `x-mcp-header` marks of this server's tools (MCP 2026-07-28, SEP-2243), for a
+    /// Streamable HTTP listener's [`ServerOptions::tool_headers`]: [`Server::serve_http`]
+    /// sets them itself; a listener bound otherwise is given them so.
+    pub fn tool_header_marks(&self) -> mcpl_transport::ToolHeaderMarks {
+        let marks = self
+            .shared
+            .tools
+            .iter()
+            .filter_map(|t| {
+                let params = header_params(&t.tool().input_schema).ok()?;
+                (!params.is_empty()).then(|| (t.name().to_owned(), params))
+            })
+            .collect();
+        mcpl_transport::ToolHeaderMarks(Arc::new(marks))
     }
 
     /// Serves this process's stdin/stdout as `opts.stdio_principal`; the returned future

@@ -312,3 +312,67 @@ async fn issue39_07_legacy_requests_read_them_after_initialize() {
     assert_eq!(answers[&3]["error"]["code"], -32602, "a cursor never given");
     assert_eq!(answers[&4]["error"]["code"], -32601, "no subscriptions");
 }
+
+/// SEP-2243: `Server::serve_http` checks each modern call's `Mcp-Param-*` headers against
+/// its tools' `x-mcp-header` marks (-32020, 400 when one is missing or differs), and a tool
+/// whose marks are invalid does not build.
+#[actix::test]
+async fn issue39_sep2243_serve_http_checks_marked_arguments_and_invalid_marks_do_not_build() {
+    use mcpl_protocol::mcp::{CallToolResult, Tool};
+    use mcpl_server::{BuildError, ToolContext, ToolError};
+    let marked = json!({"type": "object", "properties": {
+        "region": {"type": "string", "x-mcp-header": "Region"}}});
+    let server = Server::builder("marks", "1.0")
+        .tool(
+            Tool::new("where", "Says the region", marked),
+            |_: ToolContext, args: Value| async move {
+                Ok::<_, ToolError>(CallToolResult::text(args["region"].to_string()))
+            },
+        )
+        .build()
+        .expect("a valid server");
+    let listener = server
+        .serve_http("127.0.0.1:0".parse().unwrap(), opts())
+        .await
+        .expect("bind");
+    let addr: SocketAddr = listener
+        .url()
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .parse()
+        .unwrap();
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "where", "arguments": {"region": "us-west1"}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {}}}})
+    .to_string();
+    let base = [
+        ("Authorization", "Bearer alice-token"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "where"),
+    ];
+    let without = within(exchange(addr, post(addr, &base, body.as_bytes()))).await;
+    assert_eq!(without.status, 400, "{without:?}");
+    assert_eq!(without.json()["error"]["code"], -32020);
+    let mut with = base.to_vec();
+    with.push(("Mcp-Param-Region", "us-west1"));
+    let answered = within(exchange(addr, post(addr, &with, body.as_bytes()))).await;
+    assert_eq!(answered.status, 200, "{answered:?}");
+    assert_eq!(
+        answered.json()["result"]["content"][0]["text"],
+        "\"us-west1\""
+    );
+    let bad = json!({"type": "object", "properties": {
+        "n": {"type": "number", "x-mcp-header": "N"}}});
+    let refused = Server::builder("bad", "1.0")
+        .tool(
+            Tool::new("t", "Bad marks", bad),
+            |_: ToolContext, _: Value| async { Ok::<_, ToolError>(CallToolResult::text("x")) },
+        )
+        .build();
+    assert!(
+        matches!(refused, Err(BuildError::HeaderMarks { .. })),
+        "{refused:?}"
+    );
+}

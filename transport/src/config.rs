@@ -142,6 +142,39 @@ pub struct ServerOptions {
     /// `LocalSet` (they panic otherwise, as `tokio::task::spawn_local` does). Default
     /// `false`; mcpl-server's listeners set it when they bind on an arbiter.
     pub local_tasks: bool,
+    /// The tools whose `inputSchema` marks arguments with `x-mcp-header` (MCP 2026-07-28,
+    /// SEP-2243): a modern `tools/call` of one on Streamable HTTP must carry each marked
+    /// argument as its `Mcp-Param-*` header, matching the body, or it is refused with
+    /// -32020 and 400 ("Server Behavior for Custom Headers"). Empty by default;
+    /// mcpl-server's `Server::serve_http` fills it from the server's tools
+    /// (`Server::tool_header_marks`).
+    pub tool_headers: ToolHeaderMarks,
+}
+
+/// Each tool's `x-mcp-header` marks, by tool name ([`ServerOptions::tool_headers`]).
+#[derive(Clone, Default)]
+pub struct ToolHeaderMarks(
+    pub std::sync::Arc<HashMap<String, Vec<mcpl_protocol::header_params::HeaderParam>>>,
+);
+
+impl ToolHeaderMarks {
+    /// The marks of `tool`, if it has any.
+    pub fn of(&self, tool: &str) -> Option<&[mcpl_protocol::header_params::HeaderParam]> {
+        self.0.get(tool).map(Vec::as_slice)
+    }
+
+    /// True when no tool has marks.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::fmt::Debug for ToolHeaderMarks {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().map(|(k, v)| (k, v.len())))
+            .finish()
+    }
 }
 
 /// How a Streamable HTTP server answers a POSTed request (MCP 2025-11-25, "Sending Messages
@@ -183,6 +216,7 @@ impl Default for ServerOptions {
             protected_resource: None,
             jwt: None,
             local_tasks: false,
+            tool_headers: ToolHeaderMarks::default(),
         }
     }
 }

@@ -59,6 +59,7 @@ pub mod ws;
 
 pub use config::{
     ChildStderr, ClientOptions, HttpResponseMode, Principal, ProtectedResource, ServerOptions,
+    ToolHeaderMarks,
 };
 pub use listen_addr::{ListenAddr, ListenAddrError};
 pub use log_limit::LogLimiter;

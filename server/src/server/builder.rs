@@ -71,6 +71,15 @@ pub enum BuildError {
         /// The URI, template or name.
         name: String,
     },
+    /// A tool's `x-mcp-header` marks are invalid (MCP 2026-07-28, SEP-2243: a client on
+    /// Streamable HTTP would leave the tool out).
+    #[error("tool {tool:?}: {reason}")]
+    HeaderMarks {
+        /// The tool.
+        tool: String,
+        /// What is wrong with its marks.
+        reason: String,
+    },
     /// A resource template this server cannot match (`features` module docs).
     #[error("resource template {0}")]
     UriTemplate(String),
@@ -479,6 +488,14 @@ impl ServerBuilder {
             self.manifest.surface = self.surface;
         }
         manifest::check(&self.manifest)?;
+        for t in &self.tools {
+            if let Err(e) = mcpl_protocol::header_params::header_params(&t.tool().input_schema) {
+                return Err(BuildError::HeaderMarks {
+                    tool: t.name().to_owned(),
+                    reason: e.to_string(),
+                });
+            }
+        }
         let catalog = build_catalog(self.tools.clone(), &self.manifest, self.plain_hosts)?;
         for name in logic.keys() {
             if catalog.toolset(name).is_none() {

@@ -136,6 +136,11 @@ fn main() -> anyhow::Result<()> {
                 fixture::serve(&server, conn, how);
             }
         } else if let Some(addr) = cli.http {
+            // SEP-2243: the listener checks modern calls' Mcp-Param-* headers against the
+            // marks of the fixture's tools.
+            let mut with_marks = (*opts).clone();
+            with_marks.tool_headers = server.tool_header_marks();
+            let opts = Arc::new(with_marks);
             let mut listener = http::bind(addr.addr(), "/mcp", opts.clone())
                 .await
                 .with_context(|| format!("listening for Streamable HTTP on {addr}"))?;

@@ -9,6 +9,7 @@
 
 use super::{MCP_PROTOCOL_VERSION, VERSION_HEADER};
 use axum::http::{HeaderMap, HeaderName, StatusCode};
+use mcpl_protocol::header_params;
 use mcpl_protocol::jsonrpc::member;
 use mcpl_protocol::modern::{self, RequestMeta, name_member};
 use mcpl_protocol::{ErrorCode, ErrorObject, Request};
@@ -62,6 +63,71 @@ pub(super) fn check_headers(
             "Mcp-Name header value {:?} does not match the body's params.{member_name}",
             clip(&name)
         )));
+    }
+    Ok(())
+}
+
+/// Checks a modern `tools/call`'s `Mcp-Param-*` headers against its body (SEP-2243,
+/// "Server Behavior for Custom Headers"): each argument the tool marks that is present and
+/// not null must come as its header, decoded to the same value (integers compared as
+/// numbers); a marked header whose argument is absent or null, a value with characters a
+/// header may not hold, or a sentinel that is not Base64 of UTF-8 is refused. Every
+/// refusal is -32020 ([`status_of`] makes it 400).
+pub(super) fn check_param_headers(
+    headers: &HeaderMap,
+    request: &Request,
+    marks: &crate::ToolHeaderMarks,
+) -> Result<(), ErrorObject> {
+    if request.method != "tools/call" || marks.is_empty() {
+        return Ok(());
+    }
+    let Some(params) = request.params.as_deref() else {
+        return Ok(());
+    };
+    let Ok(call) = serde_json::from_str::<serde_json::Value>(params.get()) else {
+        return Ok(());
+    };
+    let Some(marked) = call
+        .get("name")
+        .and_then(serde_json::Value::as_str)
+        .and_then(|name| marks.of(name))
+    else {
+        return Ok(());
+    };
+    let arguments = call.get("arguments").unwrap_or(&serde_json::Value::Null);
+    for mark in marked {
+        let header = mark.header();
+        let body = mark.value_in(arguments).filter(|v| !v.is_null());
+        let sent = headers.get(header.as_str());
+        match (body, sent) {
+            (None, None) => {}
+            (Some(_), None) => {
+                return Err(modern::header_mismatch(format!(
+                    "the {header} header is required: the argument it mirrors is in the body"
+                )));
+            }
+            (None, Some(_)) => {
+                return Err(modern::header_mismatch(format!(
+                    "the {header} header mirrors an argument the body does not have"
+                )));
+            }
+            (Some(value), Some(sent)) => {
+                let decoded = std::str::from_utf8(sent.as_bytes())
+                    .ok()
+                    .and_then(|v| header_params::decode_value(v).ok())
+                    .ok_or_else(|| {
+                        modern::header_mismatch(format!(
+                            "the {header} header holds characters a header may not, or a =?base64?…?= that is not Base64 of UTF-8"
+                        ))
+                    })?;
+                if !header_params::matches(&decoded, value) {
+                    return Err(modern::header_mismatch(format!(
+                        "the {header} header value {:?} does not match the body's argument",
+                        clip(&decoded)
+                    )));
+                }
+            }
+        }
     }
     Ok(())
 }
@@ -205,5 +271,77 @@ mod tests {
             status_of(Some(&e(ErrorCode::INTERNAL_ERROR))),
             StatusCode::OK
         );
+    }
+
+    /// SEP-2243 on the server: the marked argument must come as its header, equal once
+    /// decoded; missing, different, undecodable, or present without its argument is -32020.
+    #[test]
+    fn issue39_sep2243_marked_arguments_are_checked_against_their_headers() {
+        use mcpl_protocol::header_params::header_params;
+        let schema = json!({"type": "object", "properties": {
+            "region": {"type": "string", "x-mcp-header": "Region"},
+            "n": {"type": "integer", "x-mcp-header": "N"}}});
+        let marks = crate::ToolHeaderMarks(std::sync::Arc::new(
+            [("sql".to_owned(), header_params(&schema).unwrap())].into(),
+        ));
+        let call = |args: serde_json::Value| Request {
+            id: Id::Number(1),
+            method: "tools/call".into(),
+            params: Some(mcpl_protocol::jsonrpc::to_raw(
+                &json!({"name": "sql", "arguments": args}),
+            )),
+        };
+        let with = |pairs: &[(&'static str, &'static str)]| {
+            let mut h = HeaderMap::new();
+            for (k, v) in pairs {
+                h.insert(*k, HeaderValue::from_static(v));
+            }
+            h
+        };
+        let ok = [
+            (
+                json!({"region": "Hello", "n": 42}),
+                with(&[
+                    ("mcp-param-region", "=?base64?SGVsbG8=?="),
+                    ("mcp-param-n", "42.0"),
+                ]),
+            ),
+            (
+                json!({"region": "us-west1"}),
+                with(&[("mcp-param-region", "us-west1")]),
+            ),
+            (json!({"region": null}), with(&[])),
+        ];
+        for (args, headers) in ok {
+            assert!(
+                check_param_headers(&headers, &call(args.clone()), &marks).is_ok(),
+                "{args}"
+            );
+        }
+        let refused = [
+            (json!({"region": "us-west1"}), with(&[])),
+            (
+                json!({"region": "us-west1"}),
+                with(&[("mcp-param-region", "eu-west1")]),
+            ),
+            (
+                json!({"region": "Hello"}),
+                with(&[("mcp-param-region", "=?base64?SGVsbG8?=")]),
+            ),
+            (json!({}), with(&[("mcp-param-region", "x")])),
+        ];
+        for (args, headers) in refused {
+            let e = check_param_headers(&headers, &call(args.clone()), &marks).unwrap_err();
+            assert_eq!(e.code, ErrorCode::HEADER_MISMATCH, "{args} {headers:?}");
+        }
+        // A tool without marks, or another method, is not looked at.
+        let other = Request {
+            id: Id::Number(2),
+            method: "tools/call".into(),
+            params: Some(mcpl_protocol::jsonrpc::to_raw(
+                &json!({"name": "plain", "arguments": {"region": "x"}}),
+            )),
+        };
+        assert!(check_param_headers(&HeaderMap::new(), &other, &marks).is_ok());
     }
 }

@@ -570,6 +570,9 @@ async fn modern_post(
     if let Err(e) = modern::check_headers(headers, &request, &meta) {
         return refuse(e);
     }
+    if let Err(e) = modern::check_param_headers(headers, &request, &server.opts.tool_headers) {
+        return refuse(e);
+    }
     if let Err(e) = meta.check_version() {
         return refuse(e);
     }
