@@ -15,10 +15,9 @@
 //! `mcpl_protocol::header_params`.
 
 use super::modern::{MCP_METHOD, MCP_NAME};
-use base64::Engine;
 use hyper::header::{HeaderMap, HeaderName, HeaderValue};
 use mcpl_protocol::Request;
-use mcpl_protocol::header_params::{HeaderParam, encode_value, header_params};
+use mcpl_protocol::header_params::{HeaderParam, encode_text, encode_value, header_params};
 use mcpl_protocol::jsonrpc::member;
 use mcpl_protocol::jsonrpc::{RawValue, to_raw};
 use mcpl_protocol::modern::{PROTOCOL_VERSION_KEY, name_member};
@@ -51,7 +50,7 @@ impl ModernPost {
         let name = name_member(&request.method)
             .and_then(|m| member(params, m))
             .and_then(|v| serde_json::from_str::<String>(v.get()).ok())
-            .and_then(|v| HeaderValue::from_str(&encode(&v)).ok());
+            .and_then(|v| HeaderValue::from_str(&encode_text(&v)).ok());
         Some(ModernPost {
             version,
             method,
@@ -71,27 +70,31 @@ impl ModernPost {
     }
 }
 
-/// `value` as a header value: as it is when it is visible ASCII and spaces with none at
-/// either end, else Base64 of its UTF-8 in the sentinel; a plain value that looks like the
-/// sentinel is encoded too, so it cannot be read as one.
-fn encode(value: &str) -> String {
-    let visible = value.bytes().all(|b| b == b' ' || b.is_ascii_graphic());
-    let padded = value.starts_with(' ') || value.ends_with(' ');
-    let sentinel = value.starts_with("=?base64?") && value.ends_with("?=");
-    if visible && !padded && !sentinel {
-        return value.to_owned();
-    }
-    let encoded = base64::engine::general_purpose::STANDARD.encode(value.as_bytes());
-    format!("=?base64?{encoded}?=")
-}
-
 /// The most tools whose header parameters are remembered; past it a newly listed tool's
 /// are not (its calls go without `Mcp-Param-*`, and the server says so, -32020).
 pub(super) const MAX_TOOLS_REMEMBERED: usize = 10_000;
 
+/// The most bytes of names and paths the remembered marks hold; past it a newly listed
+/// tool's are not remembered, as past [`MAX_TOOLS_REMEMBERED`]. A server writes the marks,
+/// so they are bounded in bytes as well as in tools.
+pub(super) const MAX_BYTES_REMEMBERED: usize = 1024 * 1024;
+
 /// What the server's listed tools mark for headers (module docs).
 #[derive(Debug, Default)]
-pub(super) struct ToolHeaders(HashMap<String, Vec<HeaderParam>>);
+pub(super) struct ToolHeaders {
+    marks: HashMap<String, Vec<HeaderParam>>,
+    /// The bytes `marks` holds ([`size`]).
+    bytes: usize,
+}
+
+/// The bytes a tool's remembered marks take: its name, and each mark's name and path.
+fn size(tool: &str, params: &[HeaderParam]) -> usize {
+    tool.len()
+        + params
+            .iter()
+            .map(|p| p.name.len() + p.path.iter().map(String::len).sum::<usize>())
+            .sum::<usize>()
+}
 
 impl ToolHeaders {
     /// Reads a `tools/list` result: remembers each tool's header parameters, and returns
@@ -108,23 +111,40 @@ impl ToolHeaders {
             let schema = tool.get("inputSchema").unwrap_or(&Value::Null);
             match header_params(schema) {
                 Ok(params) if params.is_empty() => {
-                    self.0.remove(name);
+                    self.forget(name);
                     true
                 }
                 Ok(params) => {
-                    if self.0.len() < MAX_TOOLS_REMEMBERED || self.0.contains_key(name) {
-                        self.0.insert(name.to_owned(), params);
-                    }
+                    self.remember(name, params);
                     true
                 }
                 Err(e) => {
                     tracing::warn!(tool = %name, reason = %e, "a listed tool's x-mcp-header marks are invalid: the tool is left out (MCP Streamable HTTP, SEP-2243)");
-                    self.0.remove(name);
+                    self.forget(name);
                     false
                 }
             }
         });
         (tools.len() != before).then(|| to_raw(&value))
+    }
+
+    /// Remembers `tool`'s marks, within the bounds (module docs); a tool past them goes
+    /// without headers, and the server says so (-32020).
+    fn remember(&mut self, tool: &str, params: Vec<HeaderParam>) {
+        self.forget(tool);
+        let bytes = size(tool, &params);
+        if self.marks.len() >= MAX_TOOLS_REMEMBERED || self.bytes + bytes > MAX_BYTES_REMEMBERED {
+            tracing::warn!(%tool, "too many tools' x-mcp-header marks to remember: this one's calls go without Mcp-Param-* headers");
+            return;
+        }
+        self.bytes += bytes;
+        self.marks.insert(tool.to_owned(), params);
+    }
+
+    fn forget(&mut self, tool: &str) {
+        if let Some(params) = self.marks.remove(tool) {
+            self.bytes -= size(tool, &params);
+        }
     }
 
     /// The `Mcp-Param-*` headers of a modern `tools/call` of a tool whose marks were
@@ -142,7 +162,7 @@ impl ToolHeaders {
         let Some(marks) = call
             .get("name")
             .and_then(Value::as_str)
-            .and_then(|name| self.0.get(name))
+            .and_then(|name| self.marks.get(name))
         else {
             return Vec::new();
         };
@@ -175,12 +195,15 @@ mod tests {
 
     #[test]
     fn the_spec_examples_encode_as_the_table_says() {
-        assert_eq!(encode("us-west1"), "us-west1");
-        assert_eq!(encode("Hello, 世界"), "=?base64?SGVsbG8sIOS4lueVjA==?=");
-        assert_eq!(encode(" padded "), "=?base64?IHBhZGRlZCA=?=");
-        assert_eq!(encode("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        assert_eq!(encode_text("us-west1"), "us-west1");
         assert_eq!(
-            encode("=?base64?literal?="),
+            encode_text("Hello, 世界"),
+            "=?base64?SGVsbG8sIOS4lueVjA==?="
+        );
+        assert_eq!(encode_text(" padded "), "=?base64?IHBhZGRlZCA=?=");
+        assert_eq!(encode_text("line1\nline2"), "=?base64?bGluZTEKbGluZTI=?=");
+        assert_eq!(
+            encode_text("=?base64?literal?="),
             "=?base64?PT9iYXNlNjQ/bGl0ZXJhbD89?="
         );
     }
@@ -285,5 +308,36 @@ mod tests {
                 .headers(&call(serde_json::json!({"region": "x"})))
                 .is_empty()
         );
+    }
+
+    /// The remembered marks are bounded in bytes: a tool past the budget goes without
+    /// headers, and room made by a tool listed again without marks is used again.
+    #[test]
+    fn issue39_sep2243_the_remembered_marks_are_bounded_in_bytes() {
+        let big = "A".repeat(MAX_BYTES_REMEMBERED * 6 / 10);
+        let list = |names: &[&str], marked: bool| {
+            let tools: Vec<Value> = names
+                .iter()
+                .map(|n| {
+                    let prop = if marked {
+                        serde_json::json!({"type": "string", "x-mcp-header": big})
+                    } else {
+                        serde_json::json!({"type": "string"})
+                    };
+                    serde_json::json!({"name": n, "inputSchema": {"type": "object",
+                        "properties": {"v": prop}}})
+                })
+                .collect();
+            to_raw(&serde_json::json!({ "tools": tools }))
+        };
+        let mut known = ToolHeaders::default();
+        known.learn(&list(&["a", "b"], true));
+        assert!(known.marks.contains_key("a"));
+        assert!(!known.marks.contains_key("b"), "past the byte budget");
+        assert!(known.bytes <= MAX_BYTES_REMEMBERED);
+        known.learn(&list(&["a"], false));
+        known.learn(&list(&["b"], true));
+        assert!(known.marks.contains_key("b"), "a's room is b's now");
+        assert_eq!(known.bytes, size("b", &known.marks["b"]));
     }
 }
