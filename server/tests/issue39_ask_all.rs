@@ -10,10 +10,11 @@ mod raw;
 
 use mcpl_protocol::client_features::{CreateMessageParams, ElicitParams};
 use mcpl_protocol::mcp::{CallToolResult, Tool};
+use mcpl_server::Listener;
 use mcpl_server::tool::{ClientAnswer, ClientQuestion};
 use mcpl_server::{Server, ToolContext, ToolError};
 use mcpl_testkit::within;
-use mcpl_transport::{ServerOptions, http, ws};
+use mcpl_transport::ServerOptions;
 use raw::{exchange, post, ws_connect};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
@@ -65,27 +66,19 @@ fn opts() -> Arc<ServerOptions> {
     Arc::new(opts)
 }
 
-async fn serve() -> (SocketAddr, SocketAddr) {
+/// The server on a Streamable HTTP listener and a WebSocket listener (kept while the test
+/// holds them).
+async fn serve() -> (Listener, Listener) {
     let server = server();
-    let mut h = http::bind("127.0.0.1:0".parse().unwrap(), "/mcp", opts())
+    let http = server
+        .serve_http("127.0.0.1:0".parse().unwrap(), opts())
         .await
-        .unwrap();
-    let mut w = ws::bind("127.0.0.1:0".parse().unwrap(), opts())
+        .expect("bind http");
+    let ws = server
+        .serve_ws("127.0.0.1:0".parse().unwrap(), opts())
         .await
-        .unwrap();
-    let addrs = (h.local_addr(), w.local_addr());
-    let s = server.clone();
-    actix::spawn(async move {
-        while let Some(c) = h.accept().await {
-            s.serve(c);
-        }
-    });
-    actix::spawn(async move {
-        while let Some(c) = w.accept().await {
-            server.serve(c);
-        }
-    });
-    addrs
+        .expect("bind ws");
+    (http, ws)
 }
 
 async fn modern_call(addr: SocketAddr, extra: Value) -> Value {
@@ -113,7 +106,8 @@ async fn modern_call(addr: SocketAddr, extra: Value) -> Value {
 
 #[actix::test]
 async fn issue39_06_questions_asked_together_go_out_together_to_a_modern_client() {
-    let (addr, _) = serve().await;
+    let (http, _ws) = serve().await;
+    let addr = http.local_addr();
     let first = modern_call(addr, json!({})).await;
     let r = &first["result"];
     assert_eq!(r["resultType"], "input_required", "{first:#}");
@@ -145,7 +139,8 @@ async fn issue39_06_questions_asked_together_go_out_together_to_a_modern_client(
 
 #[actix::test]
 async fn issue39_06_questions_asked_together_are_asked_in_turn_of_a_legacy_client() {
-    let (_, addr) = serve().await;
+    let (_http, ws_listener) = serve().await;
+    let addr = ws_listener.local_addr();
     let mut ws = ws_connect(addr, &[("Authorization", "Bearer t")], None)
         .await
         .unwrap();

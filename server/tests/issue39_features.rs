@@ -14,8 +14,9 @@ use mcpl_protocol::server_features::{
 };
 use mcpl_server::Server;
 use mcpl_server::features::{FeatureError, RequestContext};
+use mcpl_server::Listener;
 use mcpl_testkit::within;
-use mcpl_transport::{ServerOptions, http, ws};
+use mcpl_transport::ServerOptions;
 use raw::{exchange, post, ws_connect};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
@@ -98,28 +99,19 @@ fn opts() -> Arc<ServerOptions> {
     Arc::new(opts)
 }
 
-/// The server on a Streamable HTTP listener and a WebSocket listener; their addresses.
-async fn serve() -> (SocketAddr, SocketAddr) {
+/// The server on a Streamable HTTP listener and a WebSocket listener (kept while the test
+/// holds them).
+async fn serve() -> (Listener, Listener) {
     let server = server();
-    let mut h = http::bind("127.0.0.1:0".parse().unwrap(), "/mcp", opts())
+    let http = server
+        .serve_http("127.0.0.1:0".parse().unwrap(), opts())
         .await
         .expect("bind http");
-    let mut w = ws::bind("127.0.0.1:0".parse().unwrap(), opts())
+    let ws = server
+        .serve_ws("127.0.0.1:0".parse().unwrap(), opts())
         .await
         .expect("bind ws");
-    let (h_addr, w_addr) = (h.local_addr(), w.local_addr());
-    let s = server.clone();
-    actix::spawn(async move {
-        while let Some(conn) = h.accept().await {
-            s.serve(conn);
-        }
-    });
-    actix::spawn(async move {
-        while let Some(conn) = w.accept().await {
-            server.serve(conn);
-        }
-    });
-    (h_addr, w_addr)
+    (http, ws)
 }
 
 /// A modern request as `token`'s, answered in one JSON body: its status and body.
@@ -154,7 +146,8 @@ async fn modern(addr: SocketAddr, token: &str, method: &str, params: Value) -> (
 
 #[actix::test]
 async fn issue39_07_modern_requests_read_resources_prompts_and_completions() {
-    let (addr, _) = serve().await;
+    let (http, _ws) = serve().await;
+    let addr = http.local_addr();
     let (status, discover) = modern(addr, "alice-token", "server/discover", json!({})).await;
     assert_eq!(status, 200);
     let caps = &discover["result"]["capabilities"];
@@ -264,7 +257,8 @@ async fn issue39_07_modern_requests_read_resources_prompts_and_completions() {
 
 #[actix::test]
 async fn issue39_07_legacy_requests_read_them_after_initialize() {
-    let (_, addr) = serve().await;
+    let (_http, ws_listener) = serve().await;
+    let addr = ws_listener.local_addr();
     let mut ws = ws_connect(addr, &[("Authorization", "Bearer bob-token")], None)
         .await
         .expect("upgrade");
@@ -335,12 +329,7 @@ async fn issue39_sep2243_serve_http_checks_marked_arguments_and_invalid_marks_do
         .serve_http("127.0.0.1:0".parse().unwrap(), opts())
         .await
         .expect("bind");
-    let addr: SocketAddr = listener
-        .url()
-        .trim_start_matches("http://")
-        .trim_end_matches("/mcp")
-        .parse()
-        .unwrap();
+    let addr = listener.local_addr();
     let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
         "name": "where", "arguments": {"region": "us-west1"}, "_meta": {
             "io.modelcontextprotocol/protocolVersion": "2026-07-28",
