@@ -12,9 +12,9 @@ use mcpl_protocol::server_features::{
     GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
     ResourceTemplate,
 };
+use mcpl_server::Listener;
 use mcpl_server::Server;
 use mcpl_server::features::{FeatureError, RequestContext};
-use mcpl_server::Listener;
 use mcpl_testkit::within;
 use mcpl_transport::ServerOptions;
 use raw::{exchange, post, ws_connect};

@@ -43,6 +43,18 @@ pub fn started_with_first_line(mut command: Command) -> (Killed, String) {
     (guard, line.trim().to_owned())
 }
 
+/// Starts `command`, one of this workspace's servers (`mcpl-interop-server http
+/// 127.0.0.1:0`, …), and returns it (killed on drop) with the address its first line,
+/// `listening on ADDR`, names.
+pub fn started_listening(command: Command) -> (Killed, String) {
+    let (guard, line) = started_with_first_line(command);
+    let addr = line
+        .strip_prefix("listening on ")
+        .unwrap_or_else(|| panic!("expected `listening on ADDR`, got {line:?}"))
+        .to_owned();
+    (guard, addr)
+}
+
 /// A Streamable HTTP server of the interop peer (`py_server.py http`,
 /// `py_polling_server.py`), started on a free port: it and its endpoint's URL.
 pub fn python_http_server(script_name: &str, args: &[&str]) -> (Killed, String) {

@@ -6,7 +6,7 @@
 //! user through it with requests of the server's. In the modern era the same tools ask
 //! through an `InputRequiredResult` (MRTR): `issue39_python_mrtr.rs`.
 
-use mcpl_tests::interop::{python, script, started_with_first_line};
+use mcpl_tests::interop::{python, script, started_listening};
 use serde_json::Value;
 use std::process::Command;
 
@@ -106,11 +106,7 @@ fn our_server_samples_the_python_clients_model_over_stdio() {
 fn python_client_calls_our_server_over_streamable_http() {
     let mut server = Command::new(SERVER);
     server.args(["http", "127.0.0.1:0"]);
-    let (_guard, line) = started_with_first_line(server);
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    let (_guard, addr) = started_listening(server);
     let url = format!("http://{addr}/mcp");
     let report = run_client(&[&url, "add", r#"{"a":20,"b":22}"#]);
     assert_called_our_server(&report, "42");

@@ -528,12 +528,7 @@ async fn issue39_08_auto_keeps_a_dual_era_mcpl_server_in_the_legacy_era() {
 fn listening(server: &str, transport: &str) -> (mcpl_tests::interop::Killed, String) {
     let mut command = std::process::Command::new(server);
     command.arg(transport);
-    let (child, line) = mcpl_tests::interop::started_with_first_line(command);
-    let addr = line
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("the listening line, got {line:?}"))
-        .to_owned();
-    (child, addr)
+    mcpl_tests::interop::started_listening(command)
 }
 
 /// Our own host and server in the modern era (`modern`: the MCPL preference of `auto` does

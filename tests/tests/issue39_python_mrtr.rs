@@ -11,7 +11,7 @@
 //! `subscriptions/listen` stream, is acknowledged for tools, and hears of the change the
 //! server's `change_tools` makes to its tool list.
 
-use mcpl_tests::interop::{python, script, started_with_first_line};
+use mcpl_tests::interop::{python, script, started_listening};
 use serde_json::Value;
 use std::process::Command;
 
@@ -80,11 +80,7 @@ fn issue39_06_python_client_answers_our_tools_questions_over_stdio() {
 fn issue39_06_python_client_answers_our_tools_questions_over_streamable_http() {
     let mut server = Command::new(SERVER);
     server.args(["http", "127.0.0.1:0"]);
-    let (_guard, line) = started_with_first_line(server);
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    let (_guard, addr) = started_listening(server);
     let url = format!("http://{addr}/mcp");
     for mode in ["2026-07-28", "auto"] {
         every_question_answered(mode, &[&url]);
@@ -126,11 +122,7 @@ fn issue39_04_python_client_listens_for_tool_changes_over_stdio() {
 fn issue39_04_python_client_listens_for_tool_changes_over_streamable_http() {
     let mut server = Command::new(SERVER);
     server.args(["http", "127.0.0.1:0"]);
-    let (_guard, line) = started_with_first_line(server);
-    let addr = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+    let (_guard, addr) = started_listening(server);
     let url = format!("http://{addr}/mcp");
     for mode in ["2026-07-28", "auto"] {
         let report = listen(mode, &[&url]);
