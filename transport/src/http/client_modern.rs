@@ -150,7 +150,8 @@ impl ToolHeaders {
     /// The `Mcp-Param-*` headers of a modern `tools/call` of a tool whose marks were
     /// learned: each marked argument present and not null, encoded ("Value Encoding").
     pub(super) fn headers(&self, request: &Request) -> Vec<(HeaderName, HeaderValue)> {
-        if request.method != "tools/call" {
+        // Most servers mark nothing: a call's params are then not read at all.
+        if request.method != "tools/call" || self.marks.is_empty() {
             return Vec::new();
         }
         let Some(params) = request.params.as_deref() else {
