@@ -415,3 +415,119 @@ async fn a_request_the_server_hung_up_on_is_failed_and_never_sent_twice() {
     // Call 1 was read once, on the connection that hung up; call 2 came on a new one.
     assert_eq!(next_raw(&mut events).await, raw_request(2, 2, "tools/call"));
 }
+
+/// What the gated server tells the test: a POST read (its JSON-RPC method) or a GET read.
+#[derive(Debug, PartialEq, Eq)]
+enum Arrived {
+    Post(String),
+    Get,
+}
+
+/// A hyper server whose GET stream opens only when the test says: it tells the test of each
+/// request as it arrives, answers POSTs at once (`initialize` with a session id, other
+/// requests with an empty result, notifications with 202), and holds a GET's head until
+/// `open_get` fires, then answers it with an SSE stream asking for no reopening for a minute.
+async fn gated_get_server() -> (
+    SocketAddr,
+    mpsc::UnboundedReceiver<Arrived>,
+    tokio::sync::watch::Sender<bool>,
+) {
+    let listener = TcpListener::bind(loopback()).await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (arrived_tx, arrived) = mpsc::unbounded_channel();
+    let (open_get, get_opens) = tokio::sync::watch::channel(false);
+    tokio::spawn(async move {
+        loop {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let (arrived, get_opens) = (arrived_tx.clone(), get_opens.clone());
+            let service = service_fn(move |request: hyper::Request<Incoming>| {
+                let (arrived, mut get_opens) = (arrived.clone(), get_opens.clone());
+                async move {
+                    let (parts, body) = request.into_parts();
+                    let body = body.collect().await.unwrap().to_bytes();
+                    let mut response = hyper::Response::new(Full::new(Bytes::new()));
+                    if parts.method == Method::GET {
+                        let _ = arrived.send(Arrived::Get);
+                        get_opens.wait_for(|open| *open).await.unwrap();
+                        *response.body_mut() =
+                            Full::new(Bytes::from("id: 1\nretry: 60000\ndata: \n\n"));
+                        response
+                            .headers_mut()
+                            .insert("content-type", "text/event-stream".parse().unwrap());
+                        return Ok::<_, Infallible>(response);
+                    }
+                    match Message::decode(&body).unwrap() {
+                        Message::Request(r) => {
+                            let _ = arrived.send(Arrived::Post(r.method.clone()));
+                            let text = Message::from(Response::ok(r.id, json!({}))).encode();
+                            *response.body_mut() = Full::new(Bytes::from(text));
+                            let headers = response.headers_mut();
+                            headers.insert("content-type", "application/json".parse().unwrap());
+                            headers.insert("mcp-session-id", SESSION.parse().unwrap());
+                        }
+                        Message::Notification(n) => {
+                            let _ = arrived.send(Arrived::Post(n.method.clone()));
+                            *response.status_mut() = StatusCode::ACCEPTED;
+                        }
+                        Message::Response(_) => *response.status_mut() = StatusCode::ACCEPTED,
+                    }
+                    Ok(response)
+                }
+            });
+            tokio::spawn(
+                hyper::server::conn::http1::Builder::new()
+                    .serve_connection(TokioIo::new(tcp), service),
+            );
+        }
+    });
+    (addr, arrived, open_get)
+}
+
+async fn next_arrived(arrived: &mut mpsc::UnboundedReceiver<Arrived>) -> Arrived {
+    within("a request at the server", arrived.recv())
+        .await
+        .expect("the server stopped")
+}
+
+/// Issue #39 (the official suite's `sse-retry`, failed once in CI): after
+/// `notifications/initialized` the client opens its GET stream before it sends anything
+/// else, so a server that answers a call on a stream the client opens, or tells a change
+/// right after the handshake, finds the client listening. Without the wait, the request
+/// sent with the notification reached the server before the GET did.
+#[tokio::test]
+async fn issue39_the_get_stream_opens_before_the_first_request_after_the_handshake() {
+    let (addr, mut arrived, open_get) = gated_get_server().await;
+    let mut client = http::connect(&format!("http://{addr}/mcp"), &client_opts(None))
+        .await
+        .unwrap();
+    client.outbound.send(initialize(0)).await.unwrap();
+    assert!(next_response(&mut client).await.1.outcome.is_ok());
+    assert_eq!(
+        next_arrived(&mut arrived).await,
+        Arrived::Post("initialize".into())
+    );
+
+    // The link sends the notification and its first request together, as the host does.
+    client
+        .outbound
+        .send(notification("notifications/initialized", json!({})))
+        .await
+        .unwrap();
+    client
+        .outbound
+        .send(request(1, "tools/list", json!({})))
+        .await
+        .unwrap();
+    assert_eq!(
+        next_arrived(&mut arrived).await,
+        Arrived::Post("notifications/initialized".into())
+    );
+    assert_eq!(next_arrived(&mut arrived).await, Arrived::Get);
+    open_get.send_replace(true);
+    assert_eq!(
+        next_arrived(&mut arrived).await,
+        Arrived::Post("tools/list".into())
+    );
+    let (_, listed) = next_response(&mut client).await;
+    assert_eq!(listed.id, Some(Id::Number(1)));
+}

@@ -44,6 +44,10 @@ const DEPTH: usize = 1024;
 
 /// How long closing waits for POSTs of notifications and responses, and for the DELETE.
 pub const CLOSE_GRACE: Duration = Duration::from_secs(2);
+/// How long, after sending `notifications/initialized`, the client holds its next messages
+/// until the GET stream's first answer (opened, refused or failed) comes: a server that
+/// never answers a GET's head delays a connection by this much, once.
+const GET_OPEN_WAIT: Duration = Duration::from_secs(2);
 
 const GET_RETRY_MIN: Duration = Duration::from_millis(100);
 const GET_RETRY_MAX: Duration = Duration::from_secs(10);
@@ -168,6 +172,7 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         version: Mutex::new(None),
         next_stream: AtomicU64::new(1),
         get_started: AtomicBool::new(false),
+        get_settled: tokio::sync::watch::channel(false).0,
         gone: CancellationToken::new(),
         shutdown: CancellationToken::new(),
         warnings: Mutex::new(crate::LogLimiter::per_peer()),
@@ -202,6 +207,8 @@ struct Client {
     version: Mutex<Option<HeaderValue>>,
     next_stream: AtomicU64,
     get_started: AtomicBool,
+    /// The GET stream's first request was answered (any status) or failed.
+    get_settled: tokio::sync::watch::Sender<bool>,
     /// The server said the session is gone (404): end without a DELETE.
     gone: CancellationToken,
     /// Every task of this client stops.
@@ -296,6 +303,12 @@ impl Client {
 async fn drive(client: Arc<Client>, mut outbound: mpsc::Receiver<Message>) {
     let abandon_requests = CancellationToken::new();
     let mut posts = FuturesUnordered::new();
+    // After `notifications/initialized`, what the link sends next waits for the GET stream
+    // to open: a server that answers a call on a stream the client opens (SSE polling) or
+    // tells a change right after the handshake reaches a client already listening, rather
+    // than one whose GET races its first calls (the official suite's sse-retry found it).
+    let mut get_gate: Option<std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send>>> =
+        None;
     let orderly = loop {
         tokio::select! {
             () = client.gone.cancelled() => break false,
@@ -306,8 +319,20 @@ async fn drive(client: Arc<Client>, mut outbound: mpsc::Receiver<Message>) {
                     tracing::error!("a Streamable HTTP POST panicked; the connection goes on");
                 }
             }
-            message = outbound.recv() => match message {
+            () = async { get_gate.as_mut().expect("guarded").await }, if get_gate.is_some() => {
+                get_gate = None;
+            }
+            message = outbound.recv(), if get_gate.is_none() => match message {
                 Some(message) => {
+                    if matches!(&message, Message::Notification(n) if n.method == "notifications/initialized") {
+                        let mut settled = client.get_settled.subscribe();
+                        get_gate = Some(Box::pin(async move {
+                            let opened = settled.wait_for(|settled| *settled);
+                            if tokio::time::timeout(GET_OPEN_WAIT, opened).await.is_err() {
+                                tracing::debug!("the GET stream did not open in time; going on");
+                            }
+                        }));
+                    }
                     let is_request = matches!(message, Message::Request(_));
                     let (client, abandon) = (client.clone(), abandon_requests.clone());
                     posts.push(AssertUnwindSafe(async move {
@@ -767,7 +792,9 @@ async fn get_loop(client: Arc<Client>) {
         {
             headers.insert(LAST_EVENT_ID, id);
         }
-        let wait = match client.http.request(request).await {
+        let answered = client.http.request(request).await;
+        client.get_settled.send_replace(true);
+        let wait = match answered {
             Err(e) => {
                 tracing::debug!(error = %Chain(&e), "GET stream request failed");
                 backoff
