@@ -68,7 +68,10 @@
 //! [`ServerBuilder::completion`]: crate::ServerBuilder::completion
 
 use crate::core::session::{FeatureRequest, Offers};
-use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, RawValue, to_raw};
+use crate::session::{Needs, SessionHandle};
+use crate::tool::{AskError, Asking};
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, RawValue, to_raw};
+use mcpl_protocol::method::{CreateMessage, Elicit, ListRoots, RequestMethod};
 use mcpl_protocol::server_features::{
     CompleteParams, CompleteResult, Completion, GetPromptResult, ListPromptsResult,
     ListResourceTemplatesResult, ListResourcesResult, Prompt, ReadResourceResult, Resource,
@@ -80,10 +83,21 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-/// Whose request a feature handler serves.
+/// Whose request a feature handler serves, and how it asks the client for more.
+///
+/// A prompt or resource handler may ask the client what a tool handler may
+/// ([`RequestContext::elicit`], [`RequestContext::create_message`],
+/// [`RequestContext::list_roots`]), the same way (see [`crate::tool::AskError`] and the
+/// `tool` module's `ask` docs): a legacy client is sent the request with the one it
+/// serves; a modern client's `prompts/get` or `resources/read` is answered with an
+/// `InputRequiredResult` and its retry runs the handler again with the answer (MCP
+/// 2026-07-28 `basic/patterns/mrtr.md`: "prompts/get, resources/read, tools/call"). A
+/// list or a completion asks nothing: MRTR does not serve those requests.
 #[derive(Debug, Clone)]
 pub struct RequestContext {
     principal: Principal,
+    /// The session and the request, when the handler serves one that may ask.
+    asking: Option<(SessionHandle, Id)>,
 }
 
 impl RequestContext {
@@ -92,8 +106,64 @@ impl RequestContext {
         &self.principal
     }
 
-    pub(crate) fn new(principal: Principal) -> Self {
-        RequestContext { principal }
+    pub(crate) fn new(principal: Principal, asking: Option<(SessionHandle, Id)>) -> Self {
+        RequestContext { principal, asking }
+    }
+
+    /// Asks the client for input from its user (`elicitation/create`), as
+    /// [`ToolContext::elicit`](crate::ToolContext::elicit) does.
+    pub async fn elicit(
+        &self,
+        params: <Elicit as RequestMethod>::Params,
+    ) -> Result<<Elicit as RequestMethod>::Result, AskError> {
+        self.ask::<Elicit>(None, Needs::Elicitation, &params).await
+    }
+
+    /// [`RequestContext::elicit`], its question keyed `key` in a modern client's
+    /// `InputRequiredResult`, as [`ToolContext::elicit_as`](crate::ToolContext::elicit_as).
+    pub async fn elicit_as(
+        &self,
+        key: &str,
+        params: <Elicit as RequestMethod>::Params,
+    ) -> Result<<Elicit as RequestMethod>::Result, AskError> {
+        self.ask::<Elicit>(Some(key), Needs::Elicitation, &params)
+            .await
+    }
+
+    /// Asks the client to sample a model (`sampling/createMessage`), as
+    /// [`ToolContext::create_message`](crate::ToolContext::create_message) does.
+    pub async fn create_message(
+        &self,
+        params: <CreateMessage as RequestMethod>::Params,
+    ) -> Result<<CreateMessage as RequestMethod>::Result, AskError> {
+        self.ask::<CreateMessage>(None, Needs::Sampling, &params)
+            .await
+    }
+
+    /// Asks the client for its roots (`roots/list`), as
+    /// [`ToolContext::list_roots`](crate::ToolContext::list_roots) does.
+    pub async fn list_roots(&self) -> Result<<ListRoots as RequestMethod>::Result, AskError> {
+        self.ask::<ListRoots>(None, Needs::Roots, &Default::default())
+            .await
+    }
+
+    async fn ask<M: RequestMethod>(
+        &self,
+        input_key: Option<&str>,
+        needs: Needs,
+        params: &M::Params,
+    ) -> Result<M::Result, AskError> {
+        let Some((session, request)) = &self.asking else {
+            return Err(AskError::Limit(
+                "only a prompts/get or resources/read handler may ask the client".to_owned(),
+            ));
+        };
+        let to = Asking {
+            session,
+            request,
+            key: None,
+        };
+        to.ask::<M>(input_key, needs, params).await
     }
 }
 
@@ -113,6 +183,15 @@ pub enum FeatureError {
     /// The handler failed: -32603.
     #[error("{0}")]
     Failed(String),
+}
+
+/// A question to the client that got no answer fails the request: -32603 naming why. (A
+/// modern request whose question went to the client in an `InputRequiredResult` was
+/// answered with that already; what its handler returns after is dropped.)
+impl From<AskError> for FeatureError {
+    fn from(e: AskError) -> Self {
+        FeatureError::Failed(e.to_string())
+    }
 }
 
 impl FeatureError {

@@ -1,7 +1,9 @@
 //! Multi round-trip requests (MCP 2026-07-28, `basic/patterns/mrtr.md`): how a tool
 //! handler's question to a modern client ([`ToolContext::elicit`](crate::ToolContext::elicit),
 //! `create_message`, `list_roots`) travels in an `InputRequiredResult`, and how the
-//! client's retry answers it.
+//! client's retry answers it. A `prompts/get` or `resources/read` handler's questions
+//! ([`RequestContext`](crate::features::RequestContext)) go the same way, their state bound
+//! to the prompt and its arguments or to the resource's URI.
 //!
 //! **The design: the handler runs again.** **\[project\]** MRTR's retry is a new,
 //! independent request ("the server processing the retry does not need any information
@@ -124,7 +126,7 @@ fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
 pub(crate) struct Binding {
     /// The method.
     m: String,
-    /// The tool's name.
+    /// What the request names: the tool's or the prompt's name, or the resource's URI.
     t: String,
     /// SHA-256 of the arguments in RFC 8785 form, base64url.
     d: String,
@@ -449,7 +451,7 @@ fn open(
     }
     if payload.b != *binding {
         return Err(refuse(format!(
-            "{REQUEST_STATE} was issued for another request (method, tool or arguments differ)"
+            "{REQUEST_STATE} was issued for another request (its method, the tool, prompt or resource it names, or its arguments differ)"
         )));
     }
     Ok(payload.a)

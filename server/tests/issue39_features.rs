@@ -365,3 +365,199 @@ async fn issue39_sep2243_serve_http_checks_marked_arguments_and_invalid_marks_do
         "{refused:?}"
     );
 }
+
+/// A server whose prompt and resource handlers ask the client (MRTR on `prompts/get` and
+/// `resources/read`), and whose resource listing tries to and may not.
+fn asking_server() -> Server {
+    use mcpl_protocol::client_features::ElicitParams;
+    let schema = || json!({"type": "object", "properties": {"why": {"type": "string"}}});
+    let said = |answer: mcpl_protocol::client_features::ElicitResult| {
+        answer
+            .content
+            .and_then(|c| c.get("why").and_then(Value::as_str).map(str::to_owned))
+            .unwrap_or_else(|| answer.action.as_str().to_owned())
+    };
+    Server::builder("asking", "1.0")
+        .prompt(
+            Prompt::new("confirm", "Asks why first", vec![]),
+            move |cx: RequestContext, _| async move {
+                let answer = cx
+                    .elicit_as("why", ElicitParams::form("Why?", schema()))
+                    .await?;
+                Ok(GetPromptResult {
+                    description: None,
+                    messages: vec![PromptMessage::user(format!("because {}", said(answer)))],
+                })
+            },
+        )
+        .resource_template(
+            ResourceTemplate::new("vault://{id}", "vault", "text/plain", "Asks first"),
+            move |cx: RequestContext, uri: String, _| async move {
+                let answer = cx.elicit(ElicitParams::form("Open it?", schema())).await?;
+                Ok(vec![ResourceContents::text(
+                    uri,
+                    "text/plain",
+                    format!("opened: {}", said(answer)),
+                )])
+            },
+        )
+        .resource_list(|cx: RequestContext| async move {
+            let refused = cx
+                .elicit(ElicitParams::form("List?", json!({"type": "object"})))
+                .await
+                .unwrap_err();
+            vec![Resource::new(
+                "vault://listed",
+                refused.to_string(),
+                "text/plain",
+                "What asking from a listing got",
+            )]
+        })
+        .build()
+        .expect("a valid server")
+}
+
+/// A modern request declaring elicitation, as `alice`: its status and body.
+async fn modern_eliciting(addr: SocketAddr, method: &str, params: Value) -> (u16, Value) {
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
+    });
+    let name = params
+        .get("uri")
+        .or_else(|| params.get("name"))
+        .and_then(Value::as_str)
+        .unwrap()
+        .to_owned();
+    let body = json!({"jsonrpc": "2.0", "id": 7, "method": method, "params": params});
+    let headers = [
+        ("Authorization", "Bearer alice-token"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+        ("Mcp-Name", name.as_str()),
+    ];
+    let answer = within(exchange(
+        addr,
+        post(addr, &headers, body.to_string().as_bytes()),
+    ))
+    .await;
+    (answer.status, answer.json())
+}
+
+/// Issue #39 (the official suite's `input-required-result-non-tool-request`): a prompt or
+/// resource handler asks a modern client as a tool handler does — the request is answered
+/// with an `InputRequiredResult`, and its retry carrying `inputResponses` (and the signed
+/// `requestState`) runs the handler again with the answer; the state is bound to the prompt
+/// or the URI it was issued for. A listing may not ask (MRTR serves `prompts/get`,
+/// `resources/read` and `tools/call` only).
+#[actix::test]
+async fn issue39_06_modern_prompts_and_resource_reads_ask_in_an_input_required_result() {
+    let http = asking_server()
+        .serve_http("127.0.0.1:0".parse().unwrap(), opts())
+        .await
+        .expect("bind http");
+    let addr = http.local_addr();
+
+    let (status, first) = modern_eliciting(addr, "prompts/get", json!({"name": "confirm"})).await;
+    assert_eq!(status, 200, "{first}");
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    assert_eq!(
+        result["inputRequests"]["why"]["method"],
+        "elicitation/create"
+    );
+    let state = result["requestState"].as_str().expect("a requestState");
+    let answer = json!({"action": "accept", "content": {"why": "tests"}});
+    let (status, done) = modern_eliciting(
+        addr,
+        "prompts/get",
+        json!({"name": "confirm", "inputResponses": {"why": answer}, "requestState": state}),
+    )
+    .await;
+    assert_eq!(status, 200, "{done}");
+    assert_eq!(done["result"]["resultType"], "complete", "{done}");
+    assert_eq!(
+        done["result"]["messages"][0]["content"]["text"],
+        "because tests"
+    );
+
+    // A resource read asks under a key the SDK derives; the retry answers under it.
+    let (_, first) = modern_eliciting(addr, "resources/read", json!({"uri": "vault://1"})).await;
+    let result = &first["result"];
+    assert_eq!(result["resultType"], "input_required", "{first}");
+    let (key, _) = result["inputRequests"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .next()
+        .unwrap();
+    let state = result["requestState"].as_str().unwrap();
+    let (_, done) = modern_eliciting(
+        addr,
+        "resources/read",
+        json!({"uri": "vault://1", "inputResponses": {key.clone(): answer}, "requestState": state}),
+    )
+    .await;
+    assert_eq!(
+        done["result"]["contents"][0]["text"], "opened: tests",
+        "{done}"
+    );
+    // The state was issued for vault://1: another URI refuses it.
+    let (status, refused) = modern_eliciting(
+        addr,
+        "resources/read",
+        json!({"uri": "vault://2", "inputResponses": {key.clone(): answer}, "requestState": state}),
+    )
+    .await;
+    // -32602 is an answer like any other (200), as for a tool call's state.
+    assert_eq!(status, 200, "{refused}");
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    assert_eq!(refused["error"]["data"]["reason"], "invalid_request_state");
+
+    let (_, listed) = modern_eliciting(addr, "resources/list", json!({"name": "x"})).await;
+    let name = listed["result"]["resources"][0]["name"].as_str().unwrap();
+    assert!(
+        name.contains("only a prompts/get or resources/read handler may ask"),
+        "{listed}"
+    );
+}
+
+/// Issue #39: to a legacy client (a connection opened with `initialize`) a prompt handler's
+/// question is sent as `elicitation/create` while its `prompts/get` runs, and the prompt is
+/// answered with what the client said.
+#[actix::test]
+async fn issue39_06_a_legacy_prompt_handler_sends_its_question_to_the_client() {
+    let ws_listener = asking_server()
+        .serve_ws("127.0.0.1:0".parse().unwrap(), opts())
+        .await
+        .expect("bind ws");
+    let addr = ws_listener.local_addr();
+    let mut ws = ws_connect(addr, &[("Authorization", "Bearer bob-token")], None)
+        .await
+        .expect("upgrade");
+    let init = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {"elicitation": {"form": {}}},
+        "clientInfo": {"name": "raw", "version": "0"}}});
+    ws.send_text(init.to_string().as_bytes()).await.unwrap();
+    within(ws.recv_json()).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    ws.send_text(initialized.to_string().as_bytes())
+        .await
+        .unwrap();
+    let get =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "prompts/get", "params": {"name": "confirm"}});
+    ws.send_text(get.to_string().as_bytes()).await.unwrap();
+    let asked = within(ws.recv_json()).await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    assert_eq!(asked["params"]["message"], "Why?");
+    let reply = json!({"jsonrpc": "2.0", "id": asked["id"],
+        "result": {"action": "accept", "content": {"why": "a person said so"}}});
+    ws.send_text(reply.to_string().as_bytes()).await.unwrap();
+    let answer = within(ws.recv_json()).await;
+    assert_eq!(answer["id"], 1, "{answer}");
+    assert_eq!(
+        answer["result"]["messages"][0]["content"]["text"],
+        "because a person said so"
+    );
+}

@@ -1,5 +1,6 @@
-//! A tool handler's requests to the client (MCP 2025-11-25, "Client Features"):
-//! `sampling/createMessage`, `elicitation/create` and `roots/list`, from `tool/ask.rs`.
+//! A handler's requests to the client (MCP 2025-11-25, "Client Features"):
+//! `sampling/createMessage`, `elicitation/create` and `roots/list`, from `tool/ask.rs` —
+//! a tool handler's, or a resource or prompt handler's (`features.rs`'s `RequestContext`).
 //!
 //! The session checks what MCP requires before anything is written — the client declared
 //! the capability in `initialize`, and the call asking is still running (a server asks
@@ -42,9 +43,10 @@ pub(crate) enum Needs {
 /// A tool handler's request for its client.
 #[derive(Debug)]
 pub(crate) struct Ask {
-    /// The handler's `tools/call`, and its key in the session's `Requests`.
+    /// The handler's request: a `tools/call`, and its key in the session's `Requests`; or
+    /// a resource or prompt request (`features.rs`), with no key.
     pub(crate) call: Id,
-    pub(crate) key: u64,
+    pub(crate) key: Option<u64>,
     pub(crate) method: &'static str,
     pub(crate) needs: Needs,
     pub(crate) params: Box<mcpl_protocol::jsonrpc::RawValue>,
@@ -181,7 +183,7 @@ impl Handler<Ask> for SessionActor {
                 self.drive(ctx);
                 return Err(AskError::CallEnded);
             }
-            if !self.core.is_running(&ask.call, ask.key) {
+            if !self.asking(&ask.call, ask.key) {
                 return Err(AskError::CallEnded);
             }
             let now = self.shared.clock.now();
@@ -211,7 +213,7 @@ impl Handler<Ask> for SessionActor {
         if !declared {
             return Err(AskError::NotSupported { capability });
         }
-        if !self.core.is_running(&ask.call, ask.key) {
+        if !self.asking(&ask.call, ask.key) {
             return Err(AskError::CallEnded);
         }
         if self.writer.is_none() {
@@ -246,6 +248,15 @@ impl Handler<Ask> for SessionActor {
 }
 
 impl SessionActor {
+    /// Whether the request `call` that asks still waits for its answer: a tool call by its
+    /// key, a resource or prompt request (no key) while its handler runs.
+    fn asking(&self, call: &Id, key: Option<u64>) -> bool {
+        match key {
+            Some(key) => self.core.is_running(call, key),
+            None => self.core.serving_feature(call),
+        }
+    }
+
     /// The host request `call` ended: the requests to the client that served it are
     /// abandoned, and the client is told each is cancelled (module docs).
     pub(super) fn abandon_asks(&mut self, call: &Id, ctx: &mut Context<Self>) {
@@ -254,7 +265,7 @@ impl SessionActor {
                 ctx.cancel_future(timer);
             }
             tracing::debug!(session = %self.id, %id, %call, "request to the client abandoned with its call");
-            self.tell_cancelled(id, "the tool call it served has ended");
+            self.tell_cancelled(id, "the request it served has ended");
         }
     }
 

@@ -10,9 +10,13 @@ use crate::core::session::{MAX_LISTENS, too_many_listens};
 use crate::mrtr::{Binding, Carried};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ECHO_LIMIT, Message, Request, Response, clip};
-use mcpl_protocol::method::{CallTool, Method};
+use mcpl_protocol::method::{CallTool, GetPrompt, Method, ReadResource};
 use mcpl_protocol::modern::SUBSCRIPTIONS_LISTEN;
 use mcpl_transport::{Inbound, Principal};
+
+/// The requests MRTR serves (MCP 2026-07-28 `basic/patterns/mrtr.md`; `tasks/result` is
+/// the tasks extension's, which this SDK does not serve).
+const MRTR_METHODS: [&str; 3] = [CallTool::NAME, GetPrompt::NAME, ReadResource::NAME];
 
 impl SessionActor {
     pub(super) fn on_inbound(&mut self, item: Inbound, ctx: &mut Context<Self>) {
@@ -21,7 +25,7 @@ impl SessionActor {
             Inbound::Message {
                 message: Message::Request(req),
                 ..
-            } if req.method == CallTool::NAME && self.core.serves_modern(&req) => {
+            } if MRTR_METHODS.contains(&req.method.as_str()) && self.core.serves_modern(&req) => {
                 self.read_modern_call(req)
             }
             Inbound::Message {
@@ -37,23 +41,32 @@ impl SessionActor {
         self.drive(ctx);
     }
 
-    /// A modern `tools/call`: what its params carry for its handler's questions read and
-    /// checked first (MRTR, `mrtr.rs`), then the call read as any other.
+    /// A modern request MRTR serves (`tools/call`, `prompts/get`, `resources/read`): what
+    /// its params carry for its handler's questions read and checked first (`mrtr.rs`),
+    /// bound to what it names (a tool or prompt and its arguments, a resource's URI), then
+    /// the request read as any other.
     fn read_modern_call(&mut self, req: Request) {
         #[derive(serde::Deserialize)]
         struct Target {
             #[serde(default)]
             name: String,
             #[serde(default)]
+            uri: String,
+            #[serde(default)]
             arguments: Option<serde_json::Value>,
         }
         let params = req.params.as_deref();
-        let target = params
+        let mut target = params
             .and_then(|p| serde_json::from_str::<Target>(p.get()).ok())
             .unwrap_or(Target {
                 name: String::new(),
+                uri: String::new(),
                 arguments: None,
             });
+        if req.method == ReadResource::NAME {
+            target.name = std::mem::take(&mut target.uri);
+            target.arguments = None;
+        }
         let principal = match &self.principal {
             Principal::Named(name) => Some(name.clone()),
             Principal::Anonymous(_) => None,

@@ -1,7 +1,8 @@
 //! Resources, prompts and completion (`core/session/features.rs`, issue #39 item 7): each
 //! request the core hands over runs its handler as a tokio task of this session, and the
 //! answer goes back to the core, which writes it (or not, for a cancelled request). A
-//! panic in a handler answers -32603 and ends nothing else.
+//! panic in a handler answers -32603 and ends nothing else. A `prompts/get` or
+//! `resources/read` handler may ask the client (`asks.rs`; MRTR for a modern request).
 
 use super::SessionActor;
 use crate::core::session::FeatureRequest;
@@ -18,7 +19,13 @@ impl SessionActor {
         ctx: &mut Context<Self>,
     ) {
         let features = self.shared.features.clone();
-        let cx = RequestContext::new(self.principal.clone());
+        // MRTR serves `prompts/get` and `resources/read` (mrtr.md); the others ask nothing.
+        let asks = matches!(
+            feature,
+            FeatureRequest::GetPrompt(_) | FeatureRequest::ReadResource { .. }
+        );
+        let asking = asks.then(|| (self.session_handle(ctx), id.clone()));
+        let cx = RequestContext::new(self.principal.clone(), asking);
         tracing::debug!(session = %self.id, %id, ?feature, "feature request");
         let task = tokio::spawn(features.serve(cx, feature));
         ctx.spawn(task.into_actor(self).map(move |joined, act, ctx| {
@@ -30,6 +37,8 @@ impl SessionActor {
                     Err(ErrorObject::internal("the handler was stopped"))
                 }
             });
+            // What it asked the client and left unanswered is abandoned (`asks.rs`).
+            act.abandon_asks(&id, ctx);
             act.core.feature_answered(id, outcome);
             act.drive(ctx);
         }));

@@ -53,9 +53,9 @@
 //! # let _ = (summarise, sign_up);
 //! ```
 
-use crate::session::{Ask, AskAll, Needs};
+use crate::session::{Ask, AskAll, Needs, SessionHandle};
 use crate::tool::ToolContext;
-use mcpl_protocol::jsonrpc::ErrorObject;
+use mcpl_protocol::jsonrpc::{ErrorObject, Id};
 use mcpl_protocol::jsonrpc::{decode_result, to_raw};
 use mcpl_protocol::mcp::ClientCapabilities;
 use mcpl_protocol::method::{CreateMessage, Elicit, ListRoots, Method, RequestMethod};
@@ -278,12 +278,39 @@ impl ToolContext {
         needs: Needs,
         params: &M::Params,
     ) -> Result<M::Result, AskError> {
+        let to = Asking {
+            session: &self.session,
+            request: &self.request_id,
+            key: Some(self.call_key),
+        };
+        to.ask::<M>(input_key, needs, params).await
+    }
+}
+
+/// The request a handler's question is asked for: a tool call (with its key in the
+/// session's `Requests`), or a resource or prompt request (no key; `features.rs`).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Asking<'a> {
+    pub(crate) session: &'a SessionHandle,
+    pub(crate) request: &'a Id,
+    pub(crate) key: Option<u64>,
+}
+
+impl Asking<'_> {
+    /// Asks the client `M` (module docs: a legacy client is sent it, a modern one's
+    /// request is answered with it in an `InputRequiredResult`) and decodes its answer.
+    pub(crate) async fn ask<M: RequestMethod>(
+        self,
+        input_key: Option<&str>,
+        needs: Needs,
+        params: &M::Params,
+    ) -> Result<M::Result, AskError> {
         let params = mcpl_protocol::jsonrpc::to_raw(params);
         let result = self
             .session
             .ask(Ask {
-                call: self.request_id.clone(),
-                key: self.call_key,
+                call: self.request.clone(),
+                key: self.key,
                 method: M::NAME,
                 needs,
                 params,

@@ -185,6 +185,12 @@ impl<T: Io> SessionCore<T> {
         }
     }
 
+    /// Whether the feature request `id` still waits for its handler's answer (not
+    /// answered, not cancelled): while it does, its handler may ask the client.
+    pub(crate) fn serving_feature(&self, id: &Id) -> bool {
+        self.requests.awaits_answer(id)
+    }
+
     /// How many feature requests are in flight.
     #[cfg(test)]
     pub(crate) fn features_in_flight(&self) -> usize {

@@ -63,7 +63,8 @@ pub(crate) struct ModernCall {
     capabilities: ClientCapabilities,
     /// The caching hints its result carries.
     cache: Option<CacheHints>,
-    /// A `tools/call`'s answers to its handler's questions (MRTR, `mrtr.rs`).
+    /// A `tools/call`'s, `prompts/get`'s or `resources/read`'s answers to its handler's
+    /// questions (MRTR, `mrtr.rs`).
     input: Option<Carried>,
 }
 
@@ -237,8 +238,16 @@ impl<T: Io> SessionCore<T> {
             ModernRoute::Feature => match FeatureRequest::read(&req) {
                 Ok(feature) => {
                     let cache = feature.cache(&self.profile.offers);
-                    self.modern
-                        .insert(req.id.clone(), ModernCall { cache, ..call });
+                    // `prompts/get` and `resources/read` may ask (MRTR, `mrtr.rs`).
+                    let input = self.next_input.take();
+                    self.modern.insert(
+                        req.id.clone(),
+                        ModernCall {
+                            cache,
+                            input,
+                            ..call
+                        },
+                    );
                     self.serve_feature(req.id, feature);
                 }
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
@@ -332,8 +341,9 @@ impl<T: Io> SessionCore<T> {
             && matches!(self.modern_meta(req), Ok(Some(m)) if m.check_version().is_ok())
     }
 
-    /// [`SessionCore::handle_message`] for a `tools/call` [`SessionCore::serves_modern`]
-    /// said yes to, with what its params carry for its handler's questions.
+    /// [`SessionCore::handle_message`] for a `tools/call`, `prompts/get` or
+    /// `resources/read` [`SessionCore::serves_modern`] said yes to, with what its params
+    /// carry for its handler's questions.
     pub(crate) fn handle_modern_call(&mut self, req: Request, input: Carried) {
         self.next_input = Some(input);
         self.handle_message(Message::Request(req));
