@@ -349,3 +349,137 @@ async fn a_challenge_waiting_for_its_answer_is_sent_again_after_a_sigkill() {
         "{push:#}"
     );
 }
+
+/// The arcade binary keeping its games in `dir`, with a public spectator page: the child,
+/// its WebSocket URL and its page's URL. `ws` is the address to listen on.
+async fn arcade_with_page(dir: &Path, ws: &str) -> (Child, String, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(support::BIN)
+        .args(["serve", "--data-dir"])
+        .arg(dir)
+        .args([
+            "--ws",
+            ws,
+            "--web",
+            "127.0.0.1:0",
+            "--web-public",
+            "--token",
+            "alice=alice",
+            "--bot-playouts",
+            "48",
+            "--seed",
+            "7",
+        ])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the binary starts");
+    let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
+    let (mut url, mut page) = (None, None);
+    while url.is_none() || page.is_none() {
+        let line = support::within(lines.next_line())
+            .await
+            .unwrap()
+            .expect("a line naming a listener");
+        if let Some(u) = line.strip_prefix("listening on ") {
+            url = Some(u.to_owned());
+        } else if let Some(p) = line.strip_prefix("spectator page on ") {
+            page = Some(p.to_owned());
+        }
+    }
+    (child, url.unwrap(), page.unwrap())
+}
+
+/// A game as the page shows it: (number, state, players).
+type Shown = (u64, String, String);
+
+fn shown_of(g: &Value) -> Shown {
+    let players: Vec<&str> = g["players"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    (
+        g["id"].as_u64().unwrap(),
+        g["state"]["state"].as_str().unwrap().to_owned(),
+        players.join(" "),
+    )
+}
+
+/// What the page's stream (`/events`) shows, read until `count` games are shown (games
+/// read back after a restart appear as their tables resume): each game once, by number.
+async fn shown(page: &str, count: usize) -> Vec<Shown> {
+    let mut r = reqwest::get(format!("{page}events")).await.unwrap();
+    let mut games = std::collections::BTreeMap::new();
+    let mut text = String::new();
+    let read = tokio::time::timeout(std::time::Duration::from_secs(10), async {
+        while games.len() < count {
+            let chunk = r.chunk().await.unwrap().expect("the stream goes on");
+            text.push_str(std::str::from_utf8(&chunk).unwrap());
+            while let Some(end) = text.find("\n\n") {
+                let event: String = text.drain(..end + 2).collect();
+                let data: String = event
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(str::trim_start)
+                    .collect();
+                if data.is_empty() {
+                    continue;
+                }
+                let v: Value = serde_json::from_str(&data).unwrap();
+                match v.get("games").and_then(Value::as_array) {
+                    Some(all) => games.extend(all.iter().map(|g| (g["id"].as_u64(), shown_of(g)))),
+                    None if v.get("players").is_some() => {
+                        games.insert(v["id"].as_u64(), shown_of(&v));
+                    }
+                    None => {}
+                }
+            }
+        }
+    })
+    .await;
+    assert!(read.is_ok(), "{count} games not shown: {games:?}");
+    games.into_values().collect()
+}
+
+/// Issue #43: after a restart on the same data directory, a game under way keeps the
+/// number the page showed it by, the games that had finished are still shown, and a new
+/// game never takes the number of one shown before.
+#[actix::test]
+async fn issue43_games_keep_their_numbers_and_the_finished_ones_stay_shown_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (child, url, page) = arcade_with_page(dir.path(), "127.0.0.1:0").await;
+    let mut alice = player(&url, "alice").await;
+    // Three games: the first two end (resigned), the third goes on.
+    for name in ["t1", "t2", "t3"] {
+        alice.open("tictactoe", Some(name), json!({})).await;
+    }
+    for name in ["t1", "t2"] {
+        let r = alice.call("tictactoe_resign", json!({}), Some(name)).await;
+        assert!(text_of(&r).contains("resign"), "{r}");
+    }
+    let before = shown(&page, 3).await;
+    let playing: Vec<_> = before.iter().filter(|g| g.1 != "over").collect();
+    let over: Vec<_> = before.iter().filter(|g| g.1 == "over").collect();
+    assert_eq!((playing.len(), over.len()), (1, 2), "{before:?}");
+    // Connected at the crash: the game under way is kept (a last connection that closes
+    // ends the principal's toolsets, §4.6).
+    crash(child).await;
+    drop(alice);
+
+    let (_child, url, page) = arcade_with_page(dir.path(), "127.0.0.1:0").await;
+    let after = shown(&page, 3).await;
+    assert_eq!(after, before, "the same games under the same numbers");
+    let mut alice = player(&url, "alice").await;
+    alice.open("tictactoe", Some("t4"), json!({})).await;
+    let highest = before.iter().map(|g| g.0).max().unwrap();
+    let new: Vec<_> = shown(&page, 4)
+        .await
+        .into_iter()
+        .filter(|g| !before.iter().any(|b| b.0 == g.0))
+        .collect();
+    assert_eq!(new.len(), 1, "{new:?}");
+    assert!(new[0].0 > highest, "{new:?} after {highest}");
+}

@@ -276,6 +276,19 @@ async fn issue43_01_a_browser_watches_games_live() {
         .await;
     assert_eq!(waiting, "Waiting for alice to accept the challenge.");
     assert_eq!(browser.eval("window.sameDocument").await, Ok(json!(true)));
+    // Issue #43: the games under way sit side by side in their wider column (two cards fit
+    // at the window's 1280 pixels), not one under the other beside empty space.
+    let rows = browser
+        .eval(
+            "[...document.querySelectorAll('#playing .game')].map(g => { \
+               const r = g.getBoundingClientRect(); return [Math.round(r.top), Math.round(r.left)]; })",
+        )
+        .await
+        .unwrap();
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    assert_eq!(rows[0][0], rows[1][0], "on one row: {rows:?}");
+    assert_ne!(rows[0][1], rows[1][1], "side by side: {rows:?}");
 
     let png = browser.screenshot().await;
     assert!(png.starts_with(b"\x89PNG"), "a PNG");

@@ -134,6 +134,10 @@ pub struct ArcadeConfig {
     /// Where every table shows its game to spectators (issue #43; default none: games
     /// are seen only by their players). Serve it with [`spectate::web::serve`].
     pub gallery: Option<Arc<spectate::Gallery>>,
+    /// Where the gallery keeps the finished games across restarts
+    /// ([`spectate::Gallery::keep_in`]; default none: a restart forgets them).
+    /// `mcpl-arcade serve` puts it beside its store.
+    pub finished_file: Option<std::path::PathBuf>,
 }
 
 impl std::fmt::Debug for ArcadeConfig {
@@ -144,6 +148,7 @@ impl std::fmt::Debug for ArcadeConfig {
             .field("ended_ttl", &self.ended_ttl)
             .field("store", &self.store.as_ref().map(|s| s.location()))
             .field("gallery", &self.gallery.is_some())
+            .field("finished_file", &self.finished_file)
             .finish_non_exhaustive()
     }
 }
@@ -183,7 +188,17 @@ impl Arcade {
         let gallery = config.gallery.unwrap_or_else(|| {
             spectate::Gallery::new(spectate::DEFAULT_QUEUE, spectate::DEFAULT_FINISHED_KEPT)
         });
+        if let Some(path) = &config.finished_file {
+            match gallery.keep_in(path) {
+                Ok(n) => {
+                    tracing::info!(path = %path.display(), games = n, "finished games read back")
+                }
+                Err(e) => tracing::warn!("{e}; the finished games of before are not shown"),
+            }
+        }
         let shared = Arc::new(Shared::new(config.bot).with_gallery(Some(gallery.clone())));
+        // A new game never takes the number of one shown before a restart.
+        shared.game_numbers_past(gallery.highest());
         for p in &config.players {
             shared.add_known(p.clone());
         }
@@ -207,6 +222,9 @@ impl Arcade {
         }
         let server = builder.build()?;
         shared.set_server(server.clone());
+        // Games read back resume now (a bot to move thinks, the page shows them), not when
+        // a player comes back.
+        server.start_on(&arbiter);
         Ok(Arcade {
             server,
             shared,

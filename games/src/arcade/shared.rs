@@ -108,9 +108,17 @@ impl Shared {
         let _ = self.server.set(server);
     }
 
-    /// A number for a new game, unique in this arcade (it seeds the game's bot).
+    /// A number for a new game, unique in this arcade (it seeds the game's bot; spectators
+    /// and the game's resource name the game by it).
     pub fn next_game(&self) -> u64 {
         self.next_game.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Game `number` exists already (a game read back, or one shown before a restart): no
+    /// new game takes it or a lower one.
+    pub fn game_numbers_past(&self, number: u64) {
+        self.next_game
+            .fetch_max(number.saturating_add(1), Ordering::Relaxed);
     }
 
     /// Lets `name` be challenged while offline.

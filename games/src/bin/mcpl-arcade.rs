@@ -37,7 +37,9 @@
 //!
 //! Games, invitations and the lobby's challenges survive a restart (issue #15): they are
 //! kept in `DIR/mcpl-state.redb` (`--data-dir`; default the OS data directory's
-//! `mcpl-arcade/`, e.g. `~/.local/share/mcpl-arcade` on Linux). `--in-memory` keeps nothing.
+//! `mcpl-arcade/`, e.g. `~/.local/share/mcpl-arcade` on Linux), with the last finished games
+//! the spectator page shows (`DIR/finished-games.json`); each game keeps its number.
+//! `--in-memory` keeps nothing.
 //! Where they are kept is said on stderr at start-up. A store that cannot be opened
 //! (damaged, another format, locked by another running arcade) stops the arcade with an
 //! error naming the file (and for a lock, the process holding it where that can be told,
@@ -338,12 +340,18 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
     Ok((opts, players))
 }
 
+/// The spectators' finished games, beside the store (`Gallery::keep_in`).
+const FINISHED_FILE: &str = "finished-games.json";
+
 /// The store `--data-dir` / `--in-memory` ask for (issue #15). Where it is is said on
 /// stderr, one line, whatever the log level (issue #43: the default is a file in the OS
 /// data directory, which nothing else would tell); a store another process holds (two
 /// arcades on one data directory) is refused naming the file, the holder where it can be
 /// told, and the flags that give this one a store of its own.
-fn store(args: &ServeArgs) -> anyhow::Result<Option<Arc<dyn Store>>> {
+///
+/// Returns the store and its directory, where the spectators' finished games are kept too
+/// (`finished-games.json`).
+fn store(args: &ServeArgs) -> anyhow::Result<Option<(Arc<dyn Store>, PathBuf)>> {
     if args.in_memory {
         eprintln!(
             "mcpl-arcade: games are kept in memory only (--in-memory): a restart forgets them"
@@ -374,7 +382,7 @@ fn store(args: &ServeArgs) -> anyhow::Result<Option<Arc<dyn Store>>> {
         "mcpl-arcade: games are kept in {} ({flag})",
         store.location()
     );
-    Ok(Some(Arc::new(store)))
+    Ok(Some((Arc::new(store), dir)))
 }
 
 /// Who may watch the spectator page (`--web`), checked before anything starts.
@@ -426,7 +434,10 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let (opts, players) = server_options(&args)?;
     let access = web_access(&args)?;
     let opts = Arc::new(opts);
-    let store = store(&args)?;
+    let (store, finished_file) = match store(&args)? {
+        Some((store, dir)) => (Some(store), Some(dir.join(FINISHED_FILE))),
+        None => (None, None),
+    };
     let config = ArcadeConfig {
         bot: BotSettings {
             budget: match args.bot_playouts {
@@ -439,9 +450,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         ended_ttl: args.ended_ttl.map(Duration::from_secs),
         clock: None,
         store,
-        gallery: access
-            .is_some()
-            .then(|| Gallery::new(args.web_queue, spectate::DEFAULT_FINISHED_KEPT)),
+        // Always the arcade's gallery: its resources read it, and it keeps the finished
+        // games beside the store whether or not a page is served now.
+        gallery: Some(Gallery::new(
+            args.web_queue,
+            spectate::DEFAULT_FINISHED_KEPT,
+        )),
+        finished_file,
     };
     let gallery = config.gallery.clone();
     actix::System::new().block_on(async move {

@@ -90,6 +90,16 @@ impl Server {
         SessionHandle::new(addr, id, principal)
     }
 
+    /// Starts the server's principals and instances on `arbiter` now — with a store, its
+    /// durable state read back (issue #15) — rather than with the first session. A server
+    /// whose instances act on their own (a bot to move, timers) or are watched by someone
+    /// other than their players (the arcade's spectators) resumes them at once after a
+    /// restart, not when a player comes back. Later calls, and sessions, use what the first
+    /// started.
+    pub fn start_on(&self, arbiter: &ArbiterHandle) {
+        self.registry(arbiter);
+    }
+
     pub(crate) fn new(shared: Shared, handlers: Handlers) -> Server {
         Server {
             shared: Arc::new(shared),

@@ -21,14 +21,25 @@
 //! on instances), and the last `finished` games that ended (older ones are dropped from
 //! the page). A challenge declined or withdrawn before it started is not shown at all, nor
 //! is a game whose table went away without ending.
+//!
+//! **Across a restart** ([`Gallery::keep_in`]): the finished games are written to a file
+//! (`mcpl-arcade serve` puts it beside its store) each time one ends, and read back when
+//! the arcade starts again, with the highest game number ever shown, so that a game
+//! started after the restart never takes the number of one shown before it. Games under
+//! way come back with their tables (`table/durable.rs` keeps each one's number).
+//! **\[project\]** A file of the arcade's own rather than the SDK's store: what it holds
+//! is the page's, not the protocol's (a cluster, issue #41, would keep it with the
+//! instances' records).
 
 mod view;
 pub mod web;
 
 pub use view::{GameState, GameView, PlayerView, ScoreView, SideScore, Spectacle};
 
+use serde::{Deserialize, Serialize};
 use std::collections::{BTreeMap, VecDeque};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use tokio::sync::broadcast;
 
 /// How many changes a watcher may fall behind before it is sent a snapshot instead
@@ -37,6 +48,54 @@ pub const DEFAULT_QUEUE: usize = 64;
 
 /// How many finished games the page keeps showing.
 pub const DEFAULT_FINISHED_KEPT: usize = 50;
+
+/// The largest file of finished games [`Gallery::keep_in`] reads (50 views of a 19x19
+/// board are well under 4 MiB).
+pub const MAX_KEPT_FILE: u64 = 16 * 1024 * 1024;
+
+/// The format of the file [`Gallery::keep_in`] reads and writes.
+const KEPT_FORMAT: u32 = 1;
+
+/// The file of finished games, as written.
+#[derive(Serialize, Deserialize)]
+struct KeptFile {
+    format: u32,
+    /// The highest game number ever shown.
+    highest: u64,
+    /// The finished games, oldest first.
+    finished: Vec<GameView>,
+}
+
+/// Why the file of finished games could not be read (the gallery starts without them, and
+/// its next write replaces the file).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum KeepError {
+    /// The file could not be read.
+    #[error("cannot read {path}: {source}")]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        source: std::io::Error,
+    },
+    /// The file is larger than [`MAX_KEPT_FILE`].
+    #[error("{path} is {size} bytes, more than the {MAX_KEPT_FILE} read")]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size.
+        size: u64,
+    },
+    /// The file is not a gallery's.
+    #[error("{path} is not a file of finished games this arcade reads: {reason}")]
+    Unreadable {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        reason: String,
+    },
+}
 
 /// A game as published: its view, and the view as JSON (made once, sent to every watcher).
 #[derive(Debug, Clone)]
@@ -57,6 +116,8 @@ struct Inner {
     games: BTreeMap<u64, Shown>,
     /// Finished games by when they ended, oldest first.
     finished: VecDeque<u64>,
+    /// The highest game number ever shown (kept across restarts with the finished games).
+    highest: u64,
 }
 
 /// The games spectators may see, and their changes as they happen. See the module docs.
@@ -67,6 +128,10 @@ pub struct Gallery {
     /// ring agree ([`Gallery::watch`]).
     tx: broadcast::Sender<Update>,
     finished_kept: usize,
+    /// Where the finished games are kept across restarts ([`Gallery::keep_in`]).
+    kept_in: OnceLock<PathBuf>,
+    /// Held while that file is written, so that two games ending at once write in turn.
+    writing: Mutex<()>,
 }
 
 /// What a [`Watcher`] reads next.
@@ -101,7 +166,115 @@ impl Gallery {
             inner: Mutex::default(),
             tx,
             finished_kept,
+            kept_in: OnceLock::new(),
+            writing: Mutex::new(()),
         })
+    }
+
+    /// Keeps the finished games in the file at `path` across restarts (module docs): reads
+    /// what it holds now (none when it does not exist) and writes it again each time a
+    /// game ends. Returns how many finished games were read. A file that cannot be read is
+    /// an error, and the gallery then starts without it; it still writes there from now
+    /// on. Only the first call on a gallery takes effect.
+    pub fn keep_in(&self, path: impl Into<PathBuf>) -> Result<usize, KeepError> {
+        let path = path.into();
+        let read = Self::read_kept(&path);
+        if self.kept_in.set(path).is_err() {
+            return Ok(0);
+        }
+        let Some(kept) = read? else {
+            return Ok(0);
+        };
+        let mut inner = lock(&self.inner);
+        inner.highest = inner.highest.max(kept.highest);
+        let skip = kept.finished.len().saturating_sub(self.finished_kept);
+        let mut loaded = 0;
+        for view in kept.finished.into_iter().skip(skip) {
+            if !view.is_over() || inner.games.contains_key(&view.id) {
+                continue;
+            }
+            let Ok(json) = serde_json::to_string(&view) else {
+                continue;
+            };
+            inner.highest = inner.highest.max(view.id);
+            inner.finished.push_back(view.id);
+            let shown = Shown {
+                view: Arc::new(view),
+                json: json.into(),
+            };
+            inner.games.insert(shown.view.id, shown);
+            loaded += 1;
+        }
+        Ok(loaded)
+    }
+
+    fn read_kept(path: &Path) -> Result<Option<KeptFile>, KeepError> {
+        let io = |source| KeepError::Io {
+            path: path.to_owned(),
+            source,
+        };
+        let size = match std::fs::metadata(path) {
+            Ok(m) => m.len(),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(io(e)),
+        };
+        if size > MAX_KEPT_FILE {
+            return Err(KeepError::TooLarge {
+                path: path.to_owned(),
+                size,
+            });
+        }
+        let bytes = std::fs::read(path).map_err(io)?;
+        let unreadable = |reason: String| KeepError::Unreadable {
+            path: path.to_owned(),
+            reason,
+        };
+        let kept: KeptFile =
+            serde_json::from_slice(&bytes).map_err(|e| unreadable(e.to_string()))?;
+        if kept.format != KEPT_FORMAT {
+            return Err(unreadable(format!(
+                "format {}, this arcade reads {KEPT_FORMAT}",
+                kept.format
+            )));
+        }
+        Ok(Some(kept))
+    }
+
+    /// Writes the finished games to the file [`Gallery::keep_in`] named, if any: a whole
+    /// new file renamed over the old one, so a crash mid-write leaves the old one.
+    fn write_kept(&self) {
+        let Some(path) = self.kept_in.get() else {
+            return;
+        };
+        let _turn = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+        let kept = {
+            let inner = lock(&self.inner);
+            KeptFile {
+                format: KEPT_FORMAT,
+                highest: inner.highest,
+                finished: inner
+                    .finished
+                    .iter()
+                    .filter_map(|id| inner.games.get(id))
+                    .map(|s| (*s.view).clone())
+                    .collect(),
+            }
+        };
+        let written = serde_json::to_vec(&kept)
+            .map_err(std::io::Error::other)
+            .and_then(|bytes| {
+                let tmp = path.with_extension("json.tmp");
+                std::fs::write(&tmp, bytes)?;
+                std::fs::rename(&tmp, path)
+            });
+        if let Err(e) = written {
+            tracing::warn!(path = %path.display(), error = %e, "the finished games could not be written");
+        }
+    }
+
+    /// The highest game number ever shown, restarts included ([`Gallery::keep_in`]).
+    pub fn highest(&self) -> u64 {
+        lock(&self.inner).highest
     }
 
     /// Shows `view` (new, or the game's latest); a view equal to the one shown is not sent
@@ -122,6 +295,7 @@ impl Gallery {
             Some(old) => old.view.is_over(),
             None => false,
         };
+        inner.highest = inner.highest.max(id);
         let shown = Shown {
             view: Arc::new(view),
             json,
@@ -137,6 +311,8 @@ impl Gallery {
                     let _ = self.tx.send(Update::Gone(old));
                 }
             }
+            drop(inner);
+            self.write_kept();
         }
     }
 

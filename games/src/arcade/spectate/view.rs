@@ -6,8 +6,8 @@ use serde::{Deserialize, Serialize};
 /// One game as the spectator page shows it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct GameView {
-    /// The game's number in this arcade (not kept across a restart: a game read back gets
-    /// a new one).
+    /// The game's number in this arcade, kept across restarts (a game read back keeps it,
+    /// and a new game never takes the number of one shown before).
     pub id: u64,
     /// The game's toolset: `go` or `tictactoe`.
     pub game: String,

@@ -4,8 +4,9 @@
 //!
 //! What is kept: the game ([`Rules::save`]: Go's size, komi and moves, from which the board,
 //! the captures, ko and superko follow; tic-tac-toe's moves), the seats, whether the
-//! invited opponent has joined, a resignation, the bot's seed and the move count, and an
-//! open challenge as the lobby lists it. What is not: a search the bot had under way — it
+//! invited opponent has joined, a resignation, the bot's seed, the move count, the game's
+//! number (what spectators and its resource know it by), and an open challenge as the
+//! lobby lists it. What is not: a search the bot had under way — it
 //! starts again when the table resumes, and its move comes to the human as an event (the
 //! call that waited for it went with the old process).
 
@@ -30,6 +31,10 @@ struct Kept {
     challenge: Option<KeptChallenge>,
     seed: u64,
     moves: u64,
+    /// The game's number (spectators, resources); absent in a table kept before it was
+    /// kept, which gets a new one.
+    #[serde(default)]
+    number: Option<u64>,
 }
 
 /// An open challenge, as the lobby lists it.
@@ -73,6 +78,7 @@ impl<R: Rules> Serialize for Table<R> {
             challenge,
             seed: self.seed,
             moves: self.moves,
+            number: Some(self.number),
         }
         .serialize(s)
     }
@@ -123,8 +129,14 @@ impl<R: Rules> Table<R> {
             challenge,
             seed: kept.seed,
             moves: kept.moves,
-            // Spectators' numbers are this process's: a game read back gets a new one.
-            number: shared.next_game(),
+            // A game keeps its number across restarts (issue #43); no new game takes it.
+            number: match kept.number {
+                Some(number) => {
+                    shared.game_numbers_past(number);
+                    number
+                }
+                None => shared.next_game(),
+            },
             shared,
         })
     }
