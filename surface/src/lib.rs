@@ -14,7 +14,11 @@
 //! | [`mcpl`] | to an MCPL client: the manifest (one feature set using `pushEvents`), the receipt of its policy, `push/event` params |
 //! | [`news`] | what was shown between two calls, bounded, for the next result; `notifications/message` params |
 //! | [`session`] | one client: `initialize`, a stable `tools/list`, `tools/call` through its own host, notifications |
-//! | [`serve`] | stdio (one client) and Streamable HTTP (a client per bearer token) |
+//! | [`modern`] | MCP 2026-07-28: the era of each request, `server/discover`, what a modern request is owed |
+//! | [`agent`] | a principal's agent for its modern requests: its host, its tool list, its news between requests |
+//! | [`pool`] | which principals' hosts are kept for modern requests: a cap, an idle time (pure) |
+//! | [`principals`] | the principals' agents on Streamable HTTP, started and closed as [`pool`] says |
+//! | [`serve`] | stdio (one client) and Streamable HTTP (a legacy session per connection, a modern request by its principal's agent) |
 //!
 //! # Why transport connections, not `mcpl-server`'s `Server`
 //!
@@ -42,10 +46,14 @@
 //! bounded. Credentials are the operator's (RFC-015 is not implemented) and stay out of
 //! `Debug` and logs.
 
+pub mod agent;
 pub mod config;
 pub mod links;
 pub mod mcpl;
+pub mod modern;
 pub mod news;
+pub mod pool;
+pub mod principals;
 pub mod serve;
 pub mod session;
 

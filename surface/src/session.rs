@@ -22,11 +22,19 @@
 //! - To a client that speaks MCPL: a manifest, and once its `featureSets/update` grants
 //!   `pushEvents`, all of the above as `push/event` instead ([`crate::mcpl`]).
 //!
+//! - A modern (MCP 2026-07-28) request before any `initialize` — a stdio client that
+//!   probed with `server/discover` and found this server modern — is served as
+//!   [`crate::modern`] says, by the agent of this connection's host (on stdio the
+//!   operator's principal): results stamped modern, the news in the next result, nothing
+//!   logged. Once `initialize` came, every request is the legacy era's.
+//!
 //! Requests are answered concurrently (a Go move can take a while; a `ping` need not wait),
 //! at most [`MAX_IN_FLIGHT`] at once. A request `notifications/cancelled` names gets no
 //! answer (the call itself runs on in the host: the server may have acted already).
 
+use crate::agent::Agent;
 use crate::links::Links;
+use crate::modern::{self, Era, Route};
 use crate::news::{self, Held, News};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
@@ -43,6 +51,7 @@ use mcpl_protocol::mcp::{
 use mcpl_transport::{Connection, Inbound};
 use serde_json::{Value, json};
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The most requests a client has answered at once; more are refused until one ends.
@@ -82,10 +91,22 @@ enum Work {
     /// what is open and usable, so news that only restates it is left out).
     Call(Box<Result<CallToolResult, HostError>>, bool),
     Tools(Result<Vec<Tool>, HostError>),
+    /// A modern request's answer, complete.
+    Answered(Response),
 }
 
 /// Serves one client on `conn` until it goes away, then stops its host.
 pub async fn run(conn: Connection, host: HostHandle, options: SessionOptions) {
+    run_from(conn, None, host, options).await;
+}
+
+/// [`run`], `first` being what was read from `conn` already (to tell its era).
+pub(crate) async fn run_from(
+    conn: Connection,
+    first: Option<Inbound>,
+    host: HostHandle,
+    options: SessionOptions,
+) {
     let Connection {
         info,
         outbound,
@@ -108,11 +129,17 @@ pub async fn run(conn: Connection, host: HostHandle, options: SessionOptions) {
         event_ids: crate::mcpl::EventIds::new(),
         in_flight: HashSet::new(),
         cancelled: HashSet::new(),
+        agent: None,
         out: outbound,
     };
     let mut work: FuturesUnordered<BoxFuture<'static, (Id, Work)>> = FuturesUnordered::new();
     let mut status = host.status_watch();
     let mut links = Links::new();
+    if let Some(read) = first
+        && let Some(f) = s.inbound(read).await
+    {
+        work.push(f);
+    }
     loop {
         tokio::select! {
             biased;
@@ -132,20 +159,10 @@ pub async fn run(conn: Connection, host: HostHandle, options: SessionOptions) {
             }
             read = inbound.recv() => match read {
                 None => break,
-                Some(Inbound::Message { message, .. }) => {
-                    if let Some(f) = s.message(message).await {
+                Some(read) => {
+                    if let Some(f) = s.inbound(read).await {
                         work.push(f);
                     }
-                }
-                Some(Inbound::Malformed { error, .. }) => {
-                    s.send(error.to_response().into()).await;
-                }
-                Some(Inbound::TooLarge { size, limit, .. }) => {
-                    let e = ErrorObject::new(
-                        ErrorCode::INVALID_REQUEST,
-                        format!("message of {size} bytes refused: the limit is {limit}"),
-                    );
-                    s.send(Response::err(None, e).into()).await;
                 }
             },
         }
@@ -178,6 +195,8 @@ struct Session {
     event_ids: crate::mcpl::EventIds,
     in_flight: HashSet<Id>,
     cancelled: HashSet<Id>,
+    /// The agent that serves modern requests, once one came: this connection's host's.
+    agent: Option<Arc<Agent>>,
     out: mcpl_transport::Outbound,
 }
 
@@ -232,6 +251,25 @@ impl Session {
         }
     }
 
+    /// Handles what the transport read; a request that takes time comes back as work.
+    async fn inbound(&mut self, read: Inbound) -> Option<BoxFuture<'static, (Id, Work)>> {
+        match read {
+            Inbound::Message { message, .. } => self.message(message).await,
+            Inbound::Malformed { error, .. } => {
+                self.send(error.to_response().into()).await;
+                None
+            }
+            Inbound::TooLarge { size, limit, .. } => {
+                let e = ErrorObject::new(
+                    ErrorCode::INVALID_REQUEST,
+                    format!("message of {size} bytes refused: the limit is {limit}"),
+                );
+                self.send(Response::err(None, e).into()).await;
+                None
+            }
+        }
+    }
+
     /// Handles one message; a request that takes time comes back as work.
     async fn message(&mut self, m: Message) -> Option<BoxFuture<'static, (Id, Work)>> {
         match m {
@@ -269,6 +307,24 @@ impl Session {
     }
 
     async fn request(&mut self, r: Request) -> Option<BoxFuture<'static, (Id, Work)>> {
+        if !self.initialized {
+            match modern::era(&r) {
+                Ok(Era::Legacy) => {}
+                Ok(Era::Modern(meta)) => {
+                    return match modern::route(&r, &meta) {
+                        Ok(route) => self.modern(r.id, route).await,
+                        Err(e) => {
+                            self.error(r.id, e).await;
+                            None
+                        }
+                    };
+                }
+                Err(e) => {
+                    self.error(r.id, e).await;
+                    return None;
+                }
+            }
+        }
         let Request { id, method, .. } = &r;
         let id = id.clone();
         match method.as_str() {
@@ -342,13 +398,7 @@ impl Session {
             }
             "tools/list" | "tools/call" => {
                 if self.in_flight.len() >= MAX_IN_FLIGHT {
-                    let e = ErrorObject::new(
-                        ErrorCode::INVALID_REQUEST,
-                        format!(
-                            "{MAX_IN_FLIGHT} requests are being answered already; wait for one"
-                        ),
-                    );
-                    self.error(id, e).await;
+                    self.error(id, too_many()).await;
                     return None;
                 }
                 let work = if method == "tools/list" {
@@ -372,6 +422,28 @@ impl Session {
                 None
             }
         }
+    }
+
+    /// A modern request, routed: answered by this connection's agent.
+    async fn modern(&mut self, id: Id, route: Route) -> Option<BoxFuture<'static, (Id, Work)>> {
+        if route == Route::Discover {
+            self.send(modern::discover(id).into()).await;
+            return None;
+        }
+        if self.in_flight.len() >= MAX_IN_FLIGHT {
+            let e = too_many();
+            self.error(id, e).await;
+            return None;
+        }
+        let agent = self
+            .agent
+            .get_or_insert_with(|| Agent::start(self.host.clone(), self.options.first_contact))
+            .clone();
+        self.in_flight.insert(id.clone());
+        Some(Box::pin(async move {
+            let answer = modern::serve(&agent, id.clone(), route).await;
+            (id, Work::Answered(answer))
+        }))
     }
 
     fn list(&self, r: &Request) -> Result<BoxFuture<'static, Work>, ErrorObject> {
@@ -441,9 +513,18 @@ impl Session {
                 Err(e) => Response::err(Some(id), stopped(e)),
             },
             Work::Tools(Err(e)) => Response::err(Some(id), stopped(e)),
+            Work::Answered(response) => response,
         };
         self.send(response.into()).await;
     }
+}
+
+/// The refusal of a request past [`MAX_IN_FLIGHT`].
+fn too_many() -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INVALID_REQUEST,
+        format!("{MAX_IN_FLIGHT} requests are being answered already; wait for one"),
+    )
 }
 
 /// The client's tool list: the four meta-tools always (RFC §8.6: the surface host exposes

@@ -1,0 +1,181 @@
+//! The principals' agents for modern requests over Streamable HTTP: one [`Agent`] (and so
+//! one host) per principal — the configured client a bearer token names — created on its
+//! first request, shared by all of its requests, bounded by [`Pool`]: at most
+//! [`Limits::max`], each closed after [`Limits::idle`] without a request in flight.
+//!
+//! The driver of [`Pool`]: it reads the clock, starts and stops hosts; what to start and
+//! stop is the pool's.
+
+use crate::agent::Agent;
+use crate::config::SurfaceConfig;
+use crate::pool::{Admit, Limits, Pool};
+use crate::serve::{ServeError, start_host};
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// Why a principal's request found no agent.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum AcquireError {
+    /// Every kept principal has a request in flight, and there are as many as the cap.
+    #[error(
+        "the surface host serves {max} principals' requests already; try again once one is answered"
+    )]
+    Full {
+        /// The cap.
+        max: usize,
+    },
+    /// The principal's host could not start.
+    #[error(transparent)]
+    Serve(#[from] ServeError),
+}
+
+impl AcquireError {
+    /// The JSON-RPC error a client is answered with.
+    pub fn to_error(&self) -> ErrorObject {
+        ErrorObject::new(
+            ErrorCode::INTERNAL_ERROR,
+            format!("the surface host: {self}"),
+        )
+    }
+}
+
+/// The kept agents (module docs).
+#[derive(Debug)]
+pub struct Principals {
+    config: Arc<SurfaceConfig>,
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    pool: Pool,
+    agents: HashMap<String, Arc<Agent>>,
+}
+
+/// A principal's agent while one of its requests is served; dropping it releases it.
+#[derive(Debug)]
+pub struct Lease {
+    principals: Arc<Principals>,
+    principal: String,
+    agent: Arc<Agent>,
+}
+
+impl std::ops::Deref for Lease {
+    type Target = Agent;
+    fn deref(&self) -> &Agent {
+        &self.agent
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let now = now();
+        self.principals.lock().pool.release(&self.principal, now);
+    }
+}
+
+/// Now, on tokio's clock (the pool takes it as an argument).
+fn now() -> std::time::Instant {
+    tokio::time::Instant::now().into_std()
+}
+
+impl Principals {
+    /// None kept yet; hosts are configured from `config`.
+    pub fn new(config: Arc<SurfaceConfig>, limits: Limits) -> Arc<Self> {
+        Arc::new(Principals {
+            config,
+            state: Mutex::new(State {
+                pool: Pool::new(limits),
+                agents: HashMap::new(),
+            }),
+        })
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding it leaves the maps as they were between two statements.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The agent of `principal` for one request: its kept one, or a new one (its host
+    /// started on the current actix system). Idle principals past their time are closed
+    /// first.
+    pub fn acquire(self: &Arc<Self>, principal: &str) -> Result<Lease, AcquireError> {
+        let now = now();
+        let mut state = self.lock();
+        for gone in state.pool.expire(now) {
+            close(&mut state, &gone, "idle");
+        }
+        match state.pool.admit(principal, now) {
+            Admit::Full => {
+                let max = state.pool.limits().max;
+                tracing::info!(%principal, max, "a modern request refused: every kept principal has one in flight");
+                return Err(AcquireError::Full { max });
+            }
+            Admit::Start { evict: Some(evict) } => {
+                close(&mut state, &evict, "the least recently used, to make room");
+            }
+            Admit::Start { evict: None } | Admit::Kept => {}
+        }
+        // Kept in the pool means kept here: both change under this lock.
+        let agent = match state.agents.get(principal) {
+            Some(agent) => agent.clone(),
+            None => {
+                let host = match start_host(&self.config, principal) {
+                    Ok(host) => host,
+                    Err(e) => {
+                        state.pool.forget(principal);
+                        return Err(e.into());
+                    }
+                };
+                tracing::debug!(%principal, kept = state.pool.len(), "a principal's host starts for its modern requests");
+                let agent = Agent::start(host, self.config.first_contact);
+                state.agents.insert(principal.to_owned(), agent.clone());
+                agent
+            }
+        };
+        Ok(Lease {
+            principals: self.clone(),
+            principal: principal.to_owned(),
+            agent,
+        })
+    }
+
+    /// How many principals have a host kept.
+    pub fn len(&self) -> usize {
+        self.lock().pool.len()
+    }
+
+    /// True when none has.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Closes idle principals' hosts as they expire, forever: run it on its own task.
+    pub async fn close_idle(self: Arc<Self>) {
+        loop {
+            let next = {
+                let mut state = self.lock();
+                for gone in state.pool.expire(now()) {
+                    close(&mut state, &gone, "idle");
+                }
+                state.pool.next_expiry()
+            };
+            // Nothing idle: a principal released from now on expires no sooner than this.
+            let wait = next.map_or(self.lock().pool.limits().idle, |at| {
+                at.saturating_duration_since(now())
+            });
+            tokio::time::sleep(wait.max(Duration::from_millis(10))).await;
+        }
+    }
+}
+
+/// Stops `principal`'s host (on its own task) and forgets its agent.
+fn close(state: &mut State, principal: &str, why: &str) {
+    if let Some(agent) = state.agents.remove(principal) {
+        tracing::debug!(%principal, why, "a principal's host closes");
+        actix::spawn(async move { agent.stop().await });
+    }
+}
