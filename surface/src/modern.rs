@@ -157,9 +157,17 @@ pub async fn serve(agent: &Agent, id: Id, route: Route) -> Response {
             let looked = p.name == LOOK && p.arguments.as_ref().is_none_or(|a| a.is_empty());
             let args = p.arguments.map(Value::Object).unwrap_or(Value::Null);
             let host = agent.host();
-            // Each call is a turn of the agent's: a reminder that is due is shown first (§8.3).
-            let result = match host.start_turn().await {
-                Ok(_) => host.call(&p.name, args).await,
+            // **[project]** A principal's host may have just started for this request (its
+            // first, or its first after the host closed for idleness): the call waits for the
+            // backing servers to settle as a legacy client's first `tools/list` does, bounded
+            // the same way, rather than fail with a server "not connected right now".
+            // Each call is then a turn of the agent's: a reminder that is due is shown first
+            // (§8.3).
+            let result = match agent.tools().await {
+                Ok(_) => match host.start_turn().await {
+                    Ok(_) => host.call(&p.name, args).await,
+                    Err(e) => Err(e),
+                },
                 Err(e) => Err(e),
             };
             match result {
