@@ -14,8 +14,8 @@
 //! that call's result, as on a legacy connection.
 
 use crate::links::Links;
+use crate::listing::surface_tools;
 use crate::news::News;
-use crate::session::surface_tools;
 use mcpl_host::host::{HostError, HostHandle, HostStatus, Shown};
 use mcpl_protocol::mcp::Tool;
 use std::sync::Arc;

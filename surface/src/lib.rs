@@ -10,6 +10,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`config`] | the `mcpServers` JSON MCP clients use, plus the surface host's options and its clients (principals with credentials per server) |
+//! | [`listing`] | what the surface host says of itself: its name, its instructions, the tool list a client is shown |
 //! | [`links`] | a backing server's connection lost, and back with what was adopted: told once each |
 //! | [`mcpl`] | to an MCPL client: the manifest (one feature set using `pushEvents`), the receipt of its policy, `push/event` params |
 //! | [`news`] | what was shown between two calls, bounded, for the next result; `notifications/message` params |
@@ -49,6 +50,7 @@
 pub mod agent;
 pub mod config;
 pub mod links;
+pub mod listing;
 pub mod mcpl;
 pub mod modern;
 pub mod news;

@@ -31,7 +31,7 @@
 //! player did meanwhile is no log of that request's.
 
 use crate::agent::Agent;
-use crate::session::{INSTRUCTIONS, SERVER_NAME};
+use crate::listing::{INSTRUCTIONS, SERVER_NAME};
 use mcpl_host::host::HostError;
 use mcpl_host::state::meta_tools::LOOK;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Request, Response};
@@ -64,7 +64,7 @@ pub enum Era {
     /// modern keys.
     Legacy,
     /// A modern request, with what its `_meta` says.
-    Modern(RequestMeta),
+    Modern(Box<RequestMeta>),
 }
 
 /// The era of `request` on a connection not opened with `initialize` (module docs); `Err`
@@ -75,7 +75,7 @@ pub fn era(request: &Request) -> Result<Era, ErrorObject> {
         return Ok(Era::Legacy);
     }
     Ok(match RequestMeta::read(params)? {
-        Some(meta) => Era::Modern(meta),
+        Some(meta) => Era::Modern(Box::new(meta)),
         None => Era::Legacy,
     })
 }
@@ -88,7 +88,7 @@ pub enum Route {
     /// `tools/list`.
     ListTools,
     /// `tools/call`, its params read.
-    CallTool(CallToolParams),
+    CallTool(Box<CallToolParams>),
 }
 
 /// Where a modern request goes: -32022 for a version not served, -32601 for a method the
@@ -106,7 +106,7 @@ pub fn route(request: &Request, meta: &RequestMeta) -> Result<Route, ErrorObject
             }
             Ok(Route::ListTools)
         }
-        "tools/call" => Ok(Route::CallTool(request.params_as()?)),
+        "tools/call" => Ok(Route::CallTool(Box::new(request.params_as()?))),
         other => Err(ErrorObject::method_not_found(other)),
     }
 }

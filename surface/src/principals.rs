@@ -7,9 +7,10 @@
 //! stop is the pool's.
 
 use crate::agent::Agent;
+use crate::config::ConfigError;
 use crate::config::SurfaceConfig;
 use crate::pool::{Admit, Limits, Pool};
-use crate::serve::{ServeError, start_host};
+use mcpl_host::host::{Host, HostError};
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -27,9 +28,12 @@ pub enum AcquireError {
         /// The cap.
         max: usize,
     },
-    /// The principal's host could not start.
+    /// The principal has no configuration.
     #[error(transparent)]
-    Serve(#[from] ServeError),
+    Config(#[from] ConfigError),
+    /// The principal's host would not start.
+    #[error("the host could not start: {0}")]
+    Host(#[from] HostError),
 }
 
 impl AcquireError {
@@ -123,11 +127,16 @@ impl Principals {
         let agent = match state.agents.get(principal) {
             Some(agent) => agent.clone(),
             None => {
-                let host = match start_host(&self.config, principal) {
+                let started = self
+                    .config
+                    .host_config(principal)
+                    .map_err(AcquireError::from)
+                    .and_then(|c| Host::start(c).map_err(AcquireError::from));
+                let host = match started {
                     Ok(host) => host,
                     Err(e) => {
                         state.pool.forget(principal);
-                        return Err(e.into());
+                        return Err(e);
                     }
                 };
                 tracing::debug!(%principal, kept = state.pool.len(), "a principal's host starts for its modern requests");

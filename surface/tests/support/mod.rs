@@ -690,8 +690,8 @@ pub async fn raw_http(
         .any(|(n, v)| n == "content-type" && v.starts_with("text/event-stream"));
     let json = if sse {
         body.lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .last()
+            .rev()
+            .find_map(|l| l.strip_prefix("data:"))
             .map_or(Value::Null, |d| serde_json::from_str(d.trim()).unwrap())
     } else if body.trim().is_empty() {
         Value::Null
