@@ -301,3 +301,41 @@ async fn issue39_10_past_the_cap_a_principals_idle_host_closes_and_starts_again(
     assert!(!fresh.contains("tictactoe:a1"), "{fresh}");
     assert!(fresh.contains("[arcade/lobby]"), "{fresh}");
 }
+
+#[tokio::test]
+async fn issue39_10_concurrent_requests_of_a_principal_share_one_host() {
+    let dir = tempfile::tempdir().unwrap();
+    // Each host has its own stdio arcade, in memory: a game is seen only by the host that
+    // opened it.
+    let config = write_config(
+        dir.path(),
+        "surface.json",
+        &json!({"mcpServers": {"arcade": stdio_arcade("p")},
+                "surface": {"clients": {"alice": {"token": "alice-surface-secret"}}}}),
+    );
+    let (_surface, url) = surface_http(&config).await;
+    let open = |instance: &'static str| {
+        let url = url.clone();
+        async move {
+            let mut c = ModernHttp::new(&url, "alice-surface-secret");
+            let args = json!({"toolset": "tictactoe", "instance": instance});
+            text(&c.call("toolsets--open", args).await)
+        }
+    };
+    // Three first requests at once, each on a connection of its own.
+    let (a, b, c) = tokio::join!(open("c1"), open("c2"), open("c3"));
+    for (told, instance) in [(a, "c1"), (b, "c2"), (c, "c3")] {
+        assert!(
+            told.contains(&format!("Opened [arcade/tictactoe:{instance}]")),
+            "{told}"
+        );
+    }
+    let mut alice = ModernHttp::new(&url, "alice-surface-secret");
+    let looked = text(&alice.call("toolsets--look", json!({})).await);
+    for instance in ["c1", "c2", "c3"] {
+        assert!(
+            looked.contains(&format!("[arcade/tictactoe:{instance}]")),
+            "one host opened all three: {looked}"
+        );
+    }
+}
