@@ -156,7 +156,8 @@ async fn serve_http(
         }
     }
     let host = start_host(config, principal)?;
-    session::run_from(conn, Some(first), host, options(config)).await;
+    // A legacy session: every request after its `initialize` is the legacy era's.
+    session::run_from(conn, Some(first), host, options(config), None).await;
     Ok(())
 }
 

@@ -84,17 +84,23 @@ enum Work {
     Answered(Response),
 }
 
-/// Serves one client on `conn` until it goes away, then stops its host.
+/// Serves one client on `conn` until it goes away, then stops its host. Modern requests
+/// before any `initialize` are served by the agent of `host`, whose news is kept from now
+/// on (what the host shows while its servers connect is told in the first result).
 pub async fn run(conn: Connection, host: HostHandle, options: SessionOptions) {
-    run_from(conn, None, host, options).await;
+    let agent = Agent::start(host.clone(), options.first_contact);
+    run_from(conn, None, host, options, Some(agent)).await;
 }
 
-/// [`run`], `first` being what was read from `conn` already (to tell its era).
+/// [`run`], `first` being what was read from `conn` already (to tell its era), and `agent`
+/// the one that serves its modern requests (`None`: made on the first one, for a
+/// connection that is not expected to have any).
 pub(crate) async fn run_from(
     conn: Connection,
     first: Option<Inbound>,
     host: HostHandle,
     options: SessionOptions,
+    agent: Option<Arc<Agent>>,
 ) {
     let Connection {
         info,
@@ -118,7 +124,7 @@ pub(crate) async fn run_from(
         event_ids: crate::mcpl::EventIds::new(),
         in_flight: HashSet::new(),
         cancelled: HashSet::new(),
-        agent: None,
+        agent,
         out: outbound,
     };
     let mut work: FuturesUnordered<BoxFuture<'static, (Id, Work)>> = FuturesUnordered::new();
