@@ -107,6 +107,8 @@ impl Principals {
     /// started on the current actix system). Idle principals past their time are closed
     /// first.
     pub fn acquire(self: &Arc<Self>, principal: &str) -> Result<Lease, AcquireError> {
+        // A principal the configuration does not name makes no room for itself.
+        let host_config = self.config.host_config(principal)?;
         let now = now();
         let mut state = self.lock();
         for gone in state.pool.expire(now) {
@@ -127,16 +129,11 @@ impl Principals {
         let agent = match state.agents.get(principal) {
             Some(agent) => agent.clone(),
             None => {
-                let started = self
-                    .config
-                    .host_config(principal)
-                    .map_err(AcquireError::from)
-                    .and_then(|c| Host::start(c).map_err(AcquireError::from));
-                let host = match started {
+                let host = match Host::start(host_config) {
                     Ok(host) => host,
                     Err(e) => {
                         state.pool.forget(principal);
-                        return Err(e);
+                        return Err(e.into());
                     }
                 };
                 tracing::debug!(%principal, kept = state.pool.len(), "a principal's host starts for its modern requests");
@@ -186,5 +183,84 @@ fn close(state: &mut State, principal: &str, why: &str) {
     if let Some(agent) = state.agents.remove(principal) {
         tracing::debug!(%principal, why, "a principal's host closes");
         actix::spawn(async move { agent.stop().await });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn config(limits: &str) -> Arc<SurfaceConfig> {
+        let text = format!(
+            r#"{{"mcpServers": {{"a": {{"command": "/nonexistent/mcpl-none"}}}},
+                 "surface": {{{limits} "clients": {{"alice": {{}}, "bob": {{}}}}}}}}"#
+        );
+        Arc::new(SurfaceConfig::parse(&text).unwrap())
+    }
+
+    #[actix::test]
+    async fn issue39_10_an_idle_principals_host_is_closed_on_time_without_a_request() {
+        tokio::time::pause();
+        let principals = Principals::new(
+            config(""),
+            Limits {
+                max: 4,
+                idle: Duration::from_secs(600),
+            },
+        );
+        let closer = actix::spawn(principals.clone().close_idle());
+        let alice = principals.acquire("alice").unwrap();
+        let host = alice.host().clone();
+        let again = principals.acquire("alice").unwrap();
+        assert_eq!(principals.len(), 1, "one host for both requests");
+        drop(again);
+        // In flight: kept however long it takes.
+        tokio::time::sleep(Duration::from_secs(3600)).await;
+        assert_eq!(principals.len(), 1);
+        drop(alice);
+        tokio::time::sleep(Duration::from_secs(599)).await;
+        assert_eq!(principals.len(), 1, "not idle long enough");
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert!(principals.is_empty(), "closed without another request");
+        // Its host is stopped.
+        mcpl_testkit::within(async {
+            while host.tools().await.is_ok() {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await;
+        closer.abort();
+    }
+
+    #[actix::test]
+    async fn issue39_10_a_principal_refused_when_every_kept_one_is_busy() {
+        let principals = Principals::new(
+            config(""),
+            Limits {
+                max: 1,
+                idle: Duration::from_secs(600),
+            },
+        );
+        let alice = principals.acquire("alice").unwrap();
+        let e = principals.acquire("bob").unwrap_err();
+        assert!(matches!(e, AcquireError::Full { max: 1 }), "{e}");
+        assert_eq!(e.to_error().code, ErrorCode::INTERNAL_ERROR);
+        assert!(matches!(
+            principals.acquire("local").unwrap_err(),
+            AcquireError::Full { .. }
+        ));
+        drop(alice);
+        let bob = principals.acquire("bob").unwrap();
+        assert_eq!(principals.len(), 1, "alice's idle host made room");
+        drop(bob);
+        assert!(matches!(
+            principals.acquire("mallory").unwrap_err(),
+            AcquireError::Config(_)
+        ));
+        assert_eq!(
+            principals.len(),
+            1,
+            "a principal without a configuration is not kept"
+        );
     }
 }
