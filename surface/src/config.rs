@@ -394,7 +394,11 @@ fn modern_limits(
             )));
         }
     };
-    Ok(crate::pool::Limits { max, idle })
+    Ok(crate::pool::Limits {
+        max,
+        idle,
+        ..default
+    })
 }
 
 /// A principal's name, safe as a directory name and in logs.

@@ -25,14 +25,18 @@ pub struct Limits {
     pub max: usize,
     /// How long a principal with no request in flight keeps its host.
     pub idle: Duration,
+    /// The most requests of one principal's in flight at once (a legacy connection's bound,
+    /// [`crate::session::MAX_IN_FLIGHT`], for all of a principal's modern requests).
+    pub in_flight: usize,
 }
 
 impl Default for Limits {
-    /// 16 principals, 10 minutes.
+    /// 16 principals, 10 minutes, 16 requests each.
     fn default() -> Self {
         Limits {
             max: 16,
             idle: Duration::from_secs(600),
+            in_flight: 16,
         }
     }
 }
@@ -50,6 +54,8 @@ pub enum Admit {
     },
     /// Every kept principal has a request in flight, and there are as many as the cap.
     Full,
+    /// The principal has [`Limits::in_flight`] requests in flight already.
+    Busy,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -71,7 +77,8 @@ impl Pool {
         Pool {
             limits: Limits {
                 max: limits.max.max(1),
-                ..limits
+                idle: limits.idle,
+                in_flight: limits.in_flight.max(1),
             },
             slots: HashMap::new(),
         }
@@ -83,9 +90,13 @@ impl Pool {
     }
 
     /// A request of `principal`'s starts at `now`; on [`Admit::Kept`] and
-    /// [`Admit::Start`] it counts as in flight until [`Pool::release`].
+    /// [`Admit::Start`] it counts as in flight until [`Pool::release`] (on [`Admit::Full`]
+    /// and [`Admit::Busy`] it is not admitted, and not released).
     pub fn admit(&mut self, principal: &str, now: Instant) -> Admit {
         if let Some(slot) = self.slots.get_mut(principal) {
+            if slot.in_flight >= self.limits.in_flight {
+                return Admit::Busy;
+            }
             slot.in_flight += 1;
             slot.last_used = now;
             return Admit::Kept;
@@ -175,6 +186,7 @@ mod tests {
         let limits = Limits {
             max,
             idle: 10 * MIN,
+            in_flight: 3,
         };
         (Pool::new(limits), Instant::now())
     }
@@ -189,6 +201,12 @@ mod tests {
         assert_eq!(p.admit("alice", t + MIN), Admit::Kept);
         assert_eq!(p.admit("bob", t + MIN), Admit::Start { evict: None });
         assert_eq!(p.len(), 2);
+        // alice has one in flight: two more at once, and no further.
+        assert_eq!(p.admit("alice", t + MIN), Admit::Kept);
+        assert_eq!(p.admit("alice", t + MIN), Admit::Kept);
+        assert_eq!(p.admit("alice", t + MIN), Admit::Busy);
+        p.release("alice", t + MIN);
+        assert_eq!(p.admit("alice", t + MIN), Admit::Kept);
     }
 
     #[test]
@@ -243,6 +261,11 @@ mod tests {
         p.forget("alice");
         assert_eq!(p.admit("bob", t), Admit::Start { evict: None });
         p.release("nobody", t);
-        assert_eq!(Pool::new(Limits { max: 0, idle: MIN }).limits().max, 1);
+        let zero = Pool::new(Limits {
+            max: 0,
+            idle: MIN,
+            in_flight: 0,
+        });
+        assert_eq!((zero.limits().max, zero.limits().in_flight), (1, 1));
     }
 }

@@ -31,18 +31,26 @@ pub enum AcquireError {
     /// The principal has no configuration.
     #[error(transparent)]
     Config(#[from] ConfigError),
+    /// The principal has as many requests in flight as it may.
+    #[error("{limit} requests are being answered already; wait for one")]
+    Busy {
+        /// The bound.
+        limit: usize,
+    },
     /// The principal's host would not start.
     #[error("the host could not start: {0}")]
     Host(#[from] HostError),
 }
 
 impl AcquireError {
-    /// The JSON-RPC error a client is answered with.
+    /// The JSON-RPC error a client is answered with: -32600 for a principal's own excess
+    /// (as on a legacy connection), -32603 for the rest.
     pub fn to_error(&self) -> ErrorObject {
-        ErrorObject::new(
-            ErrorCode::INTERNAL_ERROR,
-            format!("the surface host: {self}"),
-        )
+        let code = match self {
+            AcquireError::Busy { .. } => ErrorCode::INVALID_REQUEST,
+            _ => ErrorCode::INTERNAL_ERROR,
+        };
+        ErrorObject::new(code, format!("the surface host: {self}"))
     }
 }
 
@@ -119,6 +127,10 @@ impl Principals {
                 let max = state.pool.limits().max;
                 tracing::info!(%principal, max, "a modern request refused: every kept principal has one in flight");
                 return Err(AcquireError::Full { max });
+            }
+            Admit::Busy => {
+                let limit = state.pool.limits().in_flight;
+                return Err(AcquireError::Busy { limit });
             }
             Admit::Start { evict: Some(evict) } => {
                 close(&mut state, &evict, "the least recently used, to make room");
@@ -206,6 +218,7 @@ mod tests {
             Limits {
                 max: 4,
                 idle: Duration::from_secs(600),
+                in_flight: 16,
             },
         );
         let closer = actix::spawn(principals.clone().close_idle());
@@ -239,9 +252,15 @@ mod tests {
             Limits {
                 max: 1,
                 idle: Duration::from_secs(600),
+                in_flight: 2,
             },
         );
         let alice = principals.acquire("alice").unwrap();
+        let second = principals.acquire("alice").unwrap();
+        let e = principals.acquire("alice").unwrap_err();
+        assert!(matches!(e, AcquireError::Busy { limit: 2 }), "{e}");
+        assert_eq!(e.to_error().code, ErrorCode::INVALID_REQUEST);
+        drop(second);
         let e = principals.acquire("bob").unwrap_err();
         assert!(matches!(e, AcquireError::Full { max: 1 }), "{e}");
         assert_eq!(e.to_error().code, ErrorCode::INTERNAL_ERROR);
