@@ -32,6 +32,12 @@
 //! answers the few MCP requests a client sends (`initialize`, `ping`, `tools/list`,
 //! `tools/call`, `logging/setLevel`) itself.
 //!
+//! An MCP 2026-07-28 client has no connection to be an agent on: each of its requests
+//! stands alone (on Streamable HTTP, on a connection of its own). Its agent is its
+//! principal's ([`agent`], [`principals`]): one host per bearer token, shared by the
+//! principal's requests, bounded ([`pool`]); on stdio the process's one host. What it is
+//! owed per request is [`modern`]'s.
+//!
 //! # The dependency graph
 //!
 //! `mcpl-surface` depends on `mcpl-host` (and so on `mcpl-transport` and
