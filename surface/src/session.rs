@@ -190,7 +190,8 @@ struct Session {
     event_ids: crate::mcpl::EventIds,
     in_flight: HashSet<Id>,
     cancelled: HashSet<Id>,
-    /// The agent that serves modern requests, once one came: this connection's host's.
+    /// The agent of this connection's host, which serves its modern requests: from the
+    /// start when the connection may have some (stdio), else made on the first.
     agent: Option<Arc<Agent>>,
     out: mcpl_transport::Outbound,
 }
