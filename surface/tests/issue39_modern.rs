@@ -339,3 +339,48 @@ async fn issue39_10_concurrent_requests_of_a_principal_share_one_host() {
         );
     }
 }
+
+#[tokio::test]
+async fn issue39_10_a_dropped_server_is_told_once_to_a_modern_client_in_its_results() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_arcade, addr) = support::ws_arcade_of_alice().await;
+    let proxy = support::proxy::Proxy::start(addr).await.unwrap();
+    let config = support::proxied_arcade_config(dir.path(), &proxy);
+    let mut c = StdioClient::start(&config, &[]);
+    c.speak_modern();
+    let opened = c
+        .call(
+            "toolsets--open",
+            json!({"toolset": "tictactoe", "instance": "t1"}),
+        )
+        .await;
+    assert!(
+        text(&opened).contains("Opened [arcade/tictactoe:t1]"),
+        "{opened}"
+    );
+
+    proxy.cut_all();
+    // No connection tells a modern client anything: its results do, each change once.
+    let told = within(async {
+        let mut told = String::new();
+        loop {
+            let looked = text(&c.call("toolsets--look", json!({})).await);
+            if let Some((_, news)) = looked.split_once("Since your previous call:") {
+                told.push_str(news);
+            }
+            let back = told.contains("connected again") || told.contains("was lost and is back");
+            if back && told.contains("[arcade/tictactoe:t1]") {
+                return told;
+            }
+        }
+    })
+    .await;
+    assert_eq!(told.matches("was lost").count(), 1, "{told}");
+    let last = play_tictactoe(&mut c, "t1").await;
+    assert!(
+        last.contains("O (bot) wins") || last.contains("Draw"),
+        "{last}"
+    );
+    assert!(c.notifications.is_empty(), "{:?}", c.notifications);
+    assert_eq!(c.close().await, Some(0));
+}
