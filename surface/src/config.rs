@@ -1,7 +1,7 @@
 //! The surface host's configuration: the `mcpServers` JSON that MCP clients already use
 //! (`command` + `args` + `env` for a stdio server, `url` + `headers` for a remote one), and
-//! under `surface` the host's own options: the state directory, the hold window, and the
-//! clients it serves, each a principal with its own credentials per server.
+//! under `surface` the host's own options: the state directory, the hold window, the bounds
+//! on the hosts kept for modern clients ([`crate::pool`]), and the clients it serves, each a principal with its own credentials per server.
 //!
 //! ```json
 //! {
@@ -13,6 +13,8 @@
 //!     "stateDir": "/var/lib/mcpl-surface",
 //!     "holdMs": 250,
 //!     "windowMessages": 40,
+//!     "modernHosts": 16,
+//!     "modernIdleMs": 600000,
 //!     "clients": {
 //!       "alice": {"token": "alice-client-secret",
 //!                 "servers": {"arcade": {"headers": {"Authorization": "Bearer alice-secret"}}}}
@@ -281,6 +283,10 @@ struct RawSurface {
     #[serde(default)]
     window_messages: Option<usize>,
     #[serde(default)]
+    modern_hosts: Option<usize>,
+    #[serde(default)]
+    modern_idle_ms: Option<u64>,
+    #[serde(default)]
     clients: BTreeMap<String, RawClient>,
 }
 
@@ -356,8 +362,43 @@ pub struct SurfaceConfig {
     /// stands for it: an open toolset whose announcement is older is re-stated, with what is
     /// usable in it, in the next result (§8.3 Reminders). Default 40.
     pub window_messages: usize,
+    /// The hosts kept for modern (MCP 2026-07-28) clients over Streamable HTTP, one per
+    /// principal: how many at most (`modernHosts`, default 16) and how long one without a
+    /// request in flight is kept (`modernIdleMs`, default 10 minutes).
+    pub modern: crate::pool::Limits,
     /// The clients, by principal.
     pub clients: BTreeMap<String, Client>,
+}
+
+/// `modernHosts` (1 to 1024) and `modernIdleMs` (1 s to a day), or their defaults.
+fn modern_limits(
+    hosts: Option<usize>,
+    idle_ms: Option<u64>,
+) -> Result<crate::pool::Limits, ConfigError> {
+    let default = crate::pool::Limits::default();
+    let max = match hosts {
+        None => default.max,
+        Some(n) if (1..=1024).contains(&n) => n,
+        Some(n) => {
+            return Err(ConfigError::Surface(format!(
+                "modernHosts {n}: give 1 to 1024"
+            )));
+        }
+    };
+    let idle = match idle_ms {
+        None => default.idle,
+        Some(ms) if (1_000..=86_400_000).contains(&ms) => Duration::from_millis(ms),
+        Some(ms) => {
+            return Err(ConfigError::Surface(format!(
+                "modernIdleMs {ms}: give 1000 to 86400000"
+            )));
+        }
+    };
+    Ok(crate::pool::Limits {
+        max,
+        idle,
+        ..default
+    })
 }
 
 /// A principal's name, safe as a directory name and in logs.
@@ -569,6 +610,7 @@ impl SurfaceConfig {
                 });
             }
         }
+        let modern = modern_limits(raw.surface.modern_hosts, raw.surface.modern_idle_ms)?;
         Ok(SurfaceConfig {
             servers,
             state_dir: raw.surface.state_dir,
@@ -583,6 +625,7 @@ impl SurfaceConfig {
                     )));
                 }
             },
+            modern,
             clients,
         })
     }
@@ -805,6 +848,14 @@ mod tests {
             (
                 r#"{"mcpServers": {"a": {"command": "x"}}, "surface": {"windowMessages": 1}}"#,
                 "give 4 to 10000",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x"}}, "surface": {"modernHosts": 0}}"#,
+                "give 1 to 1024",
+            ),
+            (
+                r#"{"mcpServers": {"a": {"command": "x"}}, "surface": {"modernIdleMs": 10}}"#,
+                "give 1000 to 86400000",
             ),
             (
                 r#"{"mcpServers": {"a": {"command": "x"}}, "surface": {"clients": {"../x": {}}}}"#,

@@ -10,11 +10,16 @@
 //! | module | what |
 //! |---|---|
 //! | [`config`] | the `mcpServers` JSON MCP clients use, plus the surface host's options and its clients (principals with credentials per server) |
+//! | [`listing`] | what the surface host says of itself: its name, its instructions, the tool list a client is shown |
 //! | [`links`] | a backing server's connection lost, and back with what was adopted: told once each |
 //! | [`mcpl`] | to an MCPL client: the manifest (one feature set using `pushEvents`), the receipt of its policy, `push/event` params |
 //! | [`news`] | what was shown between two calls, bounded, for the next result; `notifications/message` params |
 //! | [`session`] | one client: `initialize`, a stable `tools/list`, `tools/call` through its own host, notifications |
-//! | [`serve`] | stdio (one client) and Streamable HTTP (a client per bearer token) |
+//! | [`modern`] | MCP 2026-07-28: the era of each request, `server/discover`, what a modern request is owed |
+//! | [`agent`] | a principal's agent for its modern requests: its host, its tool list, its news between requests |
+//! | [`pool`] | which principals' hosts are kept for modern requests: a cap, an idle time (pure) |
+//! | [`principals`] | the principals' agents on Streamable HTTP, started and closed as [`pool`] says |
+//! | [`serve`] | stdio (one client) and Streamable HTTP (a legacy session per connection, a modern request by its principal's agent) |
 //!
 //! # Why transport connections, not `mcpl-server`'s `Server`
 //!
@@ -26,6 +31,12 @@
 //! on `mcpl_transport` server connections — one connection, one client, one `Host` — and
 //! answers the few MCP requests a client sends (`initialize`, `ping`, `tools/list`,
 //! `tools/call`, `logging/setLevel`) itself.
+//!
+//! An MCP 2026-07-28 client has no connection to be an agent on: each of its requests
+//! stands alone (on Streamable HTTP, on a connection of its own). Its agent is its
+//! principal's ([`agent`], [`principals`]): one host per bearer token, shared by the
+//! principal's requests, bounded ([`pool`]); on stdio the process's one host. What it is
+//! owed per request is [`modern`]'s.
 //!
 //! # The dependency graph
 //!
@@ -42,10 +53,15 @@
 //! bounded. Credentials are the operator's (RFC-015 is not implemented) and stay out of
 //! `Debug` and logs.
 
+pub mod agent;
 pub mod config;
 pub mod links;
+pub mod listing;
 pub mod mcpl;
+pub mod modern;
 pub mod news;
+pub mod pool;
+pub mod principals;
 pub mod serve;
 pub mod session;
 

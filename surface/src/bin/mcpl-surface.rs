@@ -9,7 +9,10 @@
 //! servers' default credentials). `--http` serves Streamable HTTP at `http://ADDR/mcp`
 //! (a bare port binds loopback) to the clients the configuration's `surface.clients` give
 //! tokens to, and prints `listening on URL` (on stderr when stdio is served too). Logs go
-//! to stderr (`RUST_LOG`, default `warn`); no credential is ever logged. Told ended records
+//! to stderr (`RUST_LOG`, default `warn`); no credential is ever logged. Both eras of MCP
+//! are served: a client that opens with `initialize`, and an MCP 2026-07-28 client (on
+//! stdio by the process's host, over HTTP by one host per principal, bounded by
+//! `surface.modernHosts` and `surface.modernIdleMs`). Told ended records
 //! are kept under `surface.stateDir`, by default the OS data directory's `mcpl-surface/`,
 //! said on stderr at start-up.
 

@@ -167,9 +167,17 @@ pub struct StdioClient {
     next_id: i64,
     /// Every notification read, in order.
     pub notifications: Vec<Value>,
+    /// The `_meta` every request carries once [`StdioClient::speak_modern`] was called.
+    meta: Option<Value>,
 }
 
 impl StdioClient {
+    /// From now on every request is MCP 2026-07-28's: it carries [`modern_meta`] in its
+    /// `_meta` (a request that has its own `_meta` keeps it).
+    pub fn speak_modern(&mut self) {
+        self.meta = Some(modern_meta());
+    }
+
     /// Starts `mcpl-surface serve --config PATH` with these extra flags.
     pub fn start(config: &Path, extra: &[&str]) -> Self {
         let mut child = Command::new(SURFACE)
@@ -191,6 +199,7 @@ impl StdioClient {
             lines,
             next_id: 0,
             notifications: Vec::new(),
+            meta: None,
         }
     }
 
@@ -241,9 +250,12 @@ impl StdioClient {
     }
 
     /// Sends a request and returns its response.
-    pub async fn request(&mut self, method: &str, params: Value) -> Value {
+    pub async fn request(&mut self, method: &str, mut params: Value) -> Value {
         self.next_id += 1;
         let id = self.next_id;
+        if let (Some(meta), Some(p)) = (&self.meta, params.as_object_mut()) {
+            p.entry("_meta").or_insert_with(|| meta.clone());
+        }
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
         self.response(id).await
@@ -595,4 +607,231 @@ impl HttpClient {
             self.notifications.push(m);
         }
     }
+}
+
+/// The `_meta` of an MCP 2026-07-28 request: its version, its (empty) capabilities, who
+/// sends it.
+pub fn modern_meta() -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+           "io.modelcontextprotocol/clientCapabilities": {},
+           "io.modelcontextprotocol/clientInfo": {"name": "raw-modern-client", "version": "0"}})
+}
+
+/// One HTTP answer, read off the socket.
+#[derive(Debug)]
+pub struct RawAnswer {
+    /// The status code.
+    pub status: u16,
+    /// The headers, names in lower case.
+    pub headers: Vec<(String, String)>,
+    /// The body as JSON (an SSE body's last message; `null` when empty).
+    pub body: Value,
+}
+
+impl RawAnswer {
+    /// A header's value.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One HTTP/1.1 request written by hand on a fresh TCP connection to `url`
+/// (`http://ADDR/PATH`), `Connection: close`, and its answer read to the end.
+pub async fn raw_http(
+    url: &str,
+    method: &str,
+    headers: &[(&str, String)],
+    body: &str,
+) -> RawAnswer {
+    use tokio::io::AsyncReadExt;
+    let rest = url.strip_prefix("http://").expect("an http:// URL");
+    let (addr, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut tcp = within(tokio::net::TcpStream::connect(addr)).await.unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        head.push_str(&format!("{name}: {value}\r\n"));
+    }
+    head.push_str("\r\n");
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    tcp.write_all(body.as_bytes()).await.unwrap();
+    let mut raw = Vec::new();
+    within(tcp.read_to_end(&mut raw)).await.unwrap();
+    let raw = String::from_utf8(raw).expect("a text answer");
+    let (head, body) = raw.split_once("\r\n\r\n").expect("a head and a body");
+    let mut lines = head.lines();
+    let status = lines
+        .next()
+        .unwrap()
+        .split(' ')
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let chunked = headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v.contains("chunked"));
+    let body = if chunked {
+        dechunk(body)
+    } else {
+        body.to_owned()
+    };
+    let sse = headers
+        .iter()
+        .any(|(n, v)| n == "content-type" && v.starts_with("text/event-stream"));
+    let json = if sse {
+        body.lines()
+            .rev()
+            .find_map(|l| l.strip_prefix("data:"))
+            .map_or(Value::Null, |d| serde_json::from_str(d.trim()).unwrap())
+    } else if body.trim().is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_str(&body).unwrap_or_else(|e| panic!("not JSON ({e}): {body}"))
+    };
+    RawAnswer {
+        status,
+        headers,
+        body: json,
+    }
+}
+
+/// A chunked body's content.
+fn dechunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let n = usize::from_str_radix(size.trim(), 16).expect("a chunk size");
+        if n == 0 {
+            break;
+        }
+        out.push_str(&rest[..n]);
+        body = rest[n..].strip_prefix("\r\n").unwrap_or(&rest[n..]);
+    }
+    out
+}
+
+/// An MCP 2026-07-28 client of the surface host over Streamable HTTP, written by hand:
+/// each request a POST of its own with `_meta`, its mirror headers and a bearer token, and
+/// no session id.
+pub struct ModernHttp {
+    url: String,
+    token: String,
+    next_id: i64,
+}
+
+impl ModernHttp {
+    /// A client presenting `token` at `url`.
+    pub fn new(url: &str, token: &str) -> Self {
+        ModernHttp {
+            url: url.to_owned(),
+            token: token.to_owned(),
+            next_id: 0,
+        }
+    }
+
+    /// POSTs `body` with the headers a modern POST of `method` carries (`name`: its
+    /// `Mcp-Name`), plus `extra`.
+    pub async fn post(
+        &self,
+        method: &str,
+        name: Option<&str>,
+        body: &Value,
+        extra: &[(&str, String)],
+    ) -> RawAnswer {
+        let mut headers = vec![
+            ("Authorization", format!("Bearer {}", self.token)),
+            ("Content-Type", "application/json".to_owned()),
+            ("Accept", "application/json, text/event-stream".to_owned()),
+            ("MCP-Protocol-Version", "2026-07-28".to_owned()),
+            ("Mcp-Method", method.to_owned()),
+        ];
+        if let Some(name) = name {
+            headers.push(("Mcp-Name", name.to_owned()));
+        }
+        for (name, value) in extra {
+            headers.retain(|(n, _)| !n.eq_ignore_ascii_case(name));
+            headers.push((name, value.clone()));
+        }
+        raw_http(&self.url, "POST", &headers, &body.to_string()).await
+    }
+
+    /// Sends a modern request (`_meta` added to `params`); its answer.
+    pub async fn request(&mut self, method: &str, mut params: Value) -> RawAnswer {
+        self.next_id += 1;
+        params["_meta"] = modern_meta();
+        let name = params["name"].as_str().map(str::to_owned);
+        let body =
+            json!({"jsonrpc": "2.0", "id": self.next_id, "method": method, "params": params});
+        let answer = self.post(method, name.as_deref(), &body, &[]).await;
+        assert_eq!(answer.body["id"], json!(self.next_id), "{answer:?}");
+        answer
+    }
+
+    /// Calls a tool; its result, which must be a modern one (a JSON-RPC error fails the
+    /// test).
+    pub async fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let answer = self
+            .request("tools/call", json!({"name": name, "arguments": arguments}))
+            .await;
+        assert_eq!(answer.status, 200, "{name}: {answer:?}");
+        assert_eq!(
+            answer.header("mcp-session-id"),
+            None,
+            "no session: {answer:?}"
+        );
+        let result = answer.body["result"].clone();
+        assert_eq!(result["resultType"], "complete", "{name}: {answer:?}");
+        assert_eq!(
+            result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "mcpl-surface",
+            "{answer:?}"
+        );
+        result
+    }
+}
+
+/// Installs the pinned npm packages of `tests/inspector` once (a no-op when the lock has
+/// not changed).
+pub fn npm_setup() {
+    static SETUP: std::sync::Once = std::sync::Once::new();
+    SETUP.call_once(|| {
+        let out = std::process::Command::new("bash")
+            .arg(root().join("tests/inspector/setup.sh"))
+            .output()
+            .expect("bash runs");
+        assert!(
+            out.status.success(),
+            "could not install the TypeScript SDK:\n{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+    });
+}
+
+/// Runs a peer script, `program ARGS...` (its OS data directory in `dir`), and returns its
+/// report ([`report`]).
+pub async fn run_peer(
+    program: impl AsRef<std::ffi::OsStr>,
+    args: &[std::ffi::OsString],
+    dir: &Path,
+) -> Value {
+    let program = program.as_ref().to_owned();
+    let run = Command::new(&program)
+        .args(args)
+        .env("XDG_DATA_HOME", dir.join("data"))
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(Duration::from_secs(300), run)
+        .await
+        .unwrap_or_else(|_| panic!("{args:?} did not finish in time"))
+        .unwrap_or_else(|e| panic!("{} does not run: {e}", program.display()));
+    report(&out)
 }
