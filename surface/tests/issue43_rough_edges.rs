@@ -287,3 +287,45 @@ async fn issue43_04_e_variables_in_headers_are_expanded_and_an_unset_one_is_refu
         "{stderr}"
     );
 }
+
+/// Issue #43: the README's surface configuration, as a person copies it from the
+/// walkthrough, reads (its `${VAR}`s given as the walkthrough gives them) and names the
+/// walkthrough's servers: the WebSocket arcade it started with `--ws 8765`, and the arcade
+/// binary cargo builds, found from the repository's root.
+#[test]
+fn issue43_the_readme_surface_configuration_names_the_walkthroughs_servers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let from = readme
+        .find("It is configured with the `mcpServers` JSON")
+        .expect("the surface section");
+    let start = readme[from..].find("```json").unwrap() + from + "```json".len();
+    let end = readme[start..].find("```").unwrap() + start;
+    let env = |name: &str| match name {
+        "ARCADE_TOKEN" => Some("s3cret".to_owned()),
+        "HOME" => Some("/home/alice".to_owned()),
+        _ => None,
+    };
+    let config = mcpl_surface::config::SurfaceConfig::parse_with_env(&readme[start..end], &env)
+        .expect("the README's configuration reads");
+    config.host_config("alice").expect("alice is configured");
+    use mcpl_surface::config::Endpoint;
+    let endpoint = |name: &str| {
+        &config
+            .servers
+            .iter()
+            .find(|s| s.name == name)
+            .expect("the server")
+            .endpoint
+    };
+    assert!(
+        matches!(endpoint("arcade"), Endpoint::Remote { url, .. } if url == "ws://127.0.0.1:8765"),
+        "{:?}",
+        endpoint("arcade")
+    );
+    assert!(
+        matches!(endpoint("local"), Endpoint::Stdio { command, .. } if command == "target/debug/mcpl-arcade"),
+        "{:?}",
+        endpoint("local")
+    );
+}
