@@ -13,7 +13,7 @@
 //!    as a plain MCP host, with no hints and no pushes, so rules 1 and 2 become what such a
 //!    host can know: nothing is open for the principal after the drain but the lobby, and
 //!    every ended record is the end of a game whose end the agent read in a result (a
-//!    move's, a resign's, a board's) exactly once, and no end was read without a record.
+//!    move's, a resign's, a board's), and no end was read without a record.
 //!    And it spoke modern: the arcade's Streamable HTTP listener handed it at least one
 //!    connection per request the server answered (MCP 2026-07-28 serves each request on a
 //!    connection of its own; a legacy session is one connection for all of them).

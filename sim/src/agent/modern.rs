@@ -9,10 +9,12 @@
 //! It plays like that: tic-tac-toe against the bot, two games open at once (each move
 //! names its `instance`), a random free cell from the last answer's `Free cells:` line;
 //! between games it reads the lobby (`games`) and declines every challenge a legacy agent
-//! sent it (the challenger is told: the eras meet there). An answer that says the server
-//! could not be reached ([`super::io::unreachable`]) leaves the game's state unknown: the
+//! sent it (the challenger is told: the eras meet there). An answer that leaves unknown
+//! whether the server did what was asked ([`unknown_outcome`]: not reachable, or the
+//! request's connection ended under it at a restart) leaves the game's state unknown: the
 //! board is read again (`tictactoe_board`) before the next move. In the drain it resigns
-//! what it believes open, trying again while the server is unreachable.
+//! what it believes open, and what it could not tell was opened, trying again while the
+//! server is unreachable.
 //!
 //! What it saw is an [`AgentReport`] like the scripted agents' (its `ends_told` counts the
 //! ends shown in its results); the run checks it against the server's truth
@@ -24,7 +26,7 @@ use mcpl_host::host::HostError;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 use serde_json::{Value, json};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Duration;
 use tokio::sync::watch;
 
@@ -63,6 +65,10 @@ pub struct ModernAgent {
     rng: StdRng,
     think: Duration,
     games: BTreeMap<String, Game>,
+    /// Games whose open's outcome was unknown and whose board read then said not open:
+    /// the open may still land (its request outlived the answer), so the drain resigns
+    /// them too.
+    doubtful: BTreeSet<String>,
     next_instance: u32,
     counts: ModernCounts,
 }
@@ -74,6 +80,7 @@ impl ModernAgent {
             rng: StdRng::seed_from_u64(seed),
             think,
             games: BTreeMap::new(),
+            doubtful: BTreeSet::new(),
             next_instance: 0,
             counts: ModernCounts::default(),
         }
@@ -151,6 +158,9 @@ impl ModernAgent {
         let r = io
             .call(&format!("{}--{tool}", crate::hosts::SERVER), args)
             .await?;
+        // The result is in the transcript too: taken (shown to the observer) so that the
+        // host does not keep every one.
+        io.read().await?;
         let text = r.joined_text();
         let reached = !(r.is_error && unreachable(&text));
         if reached {
@@ -190,8 +200,7 @@ impl ModernAgent {
         let args = json!({"toolset": TOOLSET, "instance": instance,
                           "options": {"opponent": "bot"}});
         let (error, text, _) = self.call(io, "toolset_open", args).await?;
-        let reached = !(error && unreachable(&text));
-        if error && !reached {
+        if error && unknown_outcome(&text) {
             // Opened or not: the board read says (a game not open is an error there).
             let game = self.game(&instance);
             game.unsure = true;
@@ -250,7 +259,7 @@ impl ModernAgent {
     /// What an answer about `instance` says: its end, its free cells, or nothing known.
     fn read_answer(&mut self, io: &AgentIo, instance: &str, error: bool, text: &str, moved: bool) {
         let g = self.game(instance);
-        if error && unreachable(text) {
+        if error && unknown_outcome(text) {
             g.unsure = true;
             return;
         }
@@ -278,8 +287,9 @@ impl ModernAgent {
         }
         if error {
             // The board of a game that is not open and has no end on record: an open
-            // whose answer was lost never opened it.
+            // whose answer was lost did not open it (yet).
             self.games.remove(instance);
+            self.doubtful.insert(instance.to_owned());
             return;
         }
         if moved {
@@ -296,12 +306,17 @@ impl ModernAgent {
         io: &mut AgentIo,
         phase: &watch::Receiver<Phase>,
     ) -> Result<(), HostError> {
-        let open: Vec<String> = self.open().map(|g| g.record.instance.clone()).collect();
+        let mut open: Vec<String> = self.open().map(|g| g.record.instance.clone()).collect();
+        open.extend(
+            std::mem::take(&mut self.doubtful)
+                .into_iter()
+                .filter(|i| !self.games.contains_key(i)),
+        );
         for instance in open {
             loop {
                 let args = json!({"instance": instance});
                 let (error, text, _) = self.call(io, "tictactoe_resign", args).await?;
-                if error && unreachable(&text) {
+                if error && unknown_outcome(&text) {
                     io.metrics().bump(|c| c.drain_unreachable += 1);
                     if *phase.borrow() == Phase::Stop {
                         return Ok(());
@@ -309,7 +324,10 @@ impl ModernAgent {
                     tokio::time::sleep(RETRY_AFTER).await;
                     continue;
                 }
+                // A doubtful game is known again by its resign's answer.
+                self.game(&instance);
                 self.read_answer(io, &instance, error, &text, false);
+                self.doubtful.clear();
                 if let Some(g) = self.games.get_mut(&instance) {
                     // Answered without "Game over" (or refused for another reason than
                     // an end): the agent believes it over; the truth check says whether
@@ -324,6 +342,18 @@ impl ModernAgent {
         }
         Ok(())
     }
+}
+
+/// True when an answer leaves unknown whether the server did what was asked: the host
+/// could not reach it ([`unreachable`]), or the server ended the request's connection
+/// under it — at a restart the arcade answers a modern request it may have run with
+/// `-32600 the session ended` (HTTP 404), or `the server is not accepting connections`.
+/// The board (or the resign's answer) then says.
+pub fn unknown_outcome(error: &str) -> bool {
+    unreachable(error)
+        || (error.contains("(code -32600)")
+            && (error.contains("the session ended")
+                || error.contains("the server is not accepting connections")))
 }
 
 /// A random element of `items`.
@@ -400,6 +430,12 @@ mod tests {
             Some("O (bot) wins by resignation")
         );
         assert_eq!(ended_before("tictactoe:t-1: that cell is taken"), None);
+        assert!(unknown_outcome(
+            r#"arcade refused it (code -32600): "the session ended" (from arcade)"#
+        ));
+        assert!(!unknown_outcome(
+            r#"arcade refused it (code -32602): "no such instance" (from arcade)"#
+        ));
         assert_eq!(
             title("Opened tictactoe:t-0 (Tic-tac-toe vs bot). Name it as the `instance` argument of its tools when several are open.").as_deref(),
             Some("Tic-tac-toe vs bot")
