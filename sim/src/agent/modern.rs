@@ -345,7 +345,7 @@ impl ModernAgent {
 }
 
 /// True when an answer leaves unknown whether the server did what was asked: the host
-/// could not reach it ([`unreachable`]), or the server ended the request's connection
+/// could not reach it ([`unreachable()`]), or the server ended the request's connection
 /// under it — at a restart the arcade answers a modern request it may have run with
 /// `-32600 the session ended` (HTTP 404), or `the server is not accepting connections`.
 /// The board (or the resign's answer) then says.

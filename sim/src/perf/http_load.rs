@@ -30,7 +30,7 @@
 //! no session (MCP 2026-07-28, "Transports / Streamable HTTP"): every POST carries
 //! `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method` and `Mcp-Name` mirroring its body, and
 //! the body's `_meta` the version, the client's info and capabilities
-//! ([`client::modern_light_call`]).
+//! (`client::modern_light_call`).
 
 use super::PerfError;
 use super::client::{self, Answer};
