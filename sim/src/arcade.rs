@@ -9,6 +9,11 @@
 //! dead process is ([`SimStore`]), so its games come back only by being read back —
 //! counted as resumed ([`ArcadeService::resumed`]) or lost.
 //!
+//! It counts the connections its Streamable HTTP listener hands the arcade, per principal
+//! ([`ArcadeService::http_connections`]): a legacy host's session is one (again after a
+//! cut), while MCP 2026-07-28 serves each request on a connection of its own — so a
+//! principal with at least as many connections as requests answered spoke modern.
+//!
 //! The listeners run where the sessions do (an arbiter given to [`ArcadeService::start`]),
 //! so that the server's transport tasks share its thread rather than the hosts'.
 
@@ -18,7 +23,8 @@ use mcpl_games::arcade::{Arcade, ArcadeConfig, LOBBY};
 use mcpl_server::{
     BuildError, Loaded, MemoryStore, Restored, Server, SessionHandle, Store, StoreError, Writes,
 };
-use mcpl_transport::{ServerOptions, http, ws};
+use mcpl_transport::{Connection, Principal, ServerOptions, http, ws};
+use std::collections::HashMap;
 use std::io;
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -172,6 +178,8 @@ pub struct ArcadeService {
     arbiter: Option<ArbiterHandle>,
     opts: Arc<ServerOptions>,
     sessions: Arc<Mutex<Vec<SessionHandle>>>,
+    /// Connections the Streamable HTTP listener handed the arcade, per principal.
+    http_connections: Arc<Mutex<HashMap<String, u64>>>,
     ws: Served,
     http: Served,
     restarts: u32,
@@ -200,8 +208,13 @@ impl ArcadeService {
         }
         let opts = Arc::new(opts);
         let sessions = Arc::new(Mutex::new(Vec::new()));
-        let ws = serve(Kind::Ws, &arcade, &opts, &sessions, arbiter.as_ref()).await?;
-        let http = serve(Kind::Http, &arcade, &opts, &sessions, arbiter.as_ref()).await?;
+        let http_connections = Arc::new(Mutex::new(HashMap::new()));
+        let counted = Kept {
+            sessions: sessions.clone(),
+            http_connections: http_connections.clone(),
+        };
+        let ws = serve(Kind::Ws, &arcade, &opts, &counted, arbiter.as_ref()).await?;
+        let http = serve(Kind::Http, &arcade, &opts, &counted, arbiter.as_ref()).await?;
         Ok(ArcadeService {
             arcade,
             config,
@@ -211,6 +224,7 @@ impl ArcadeService {
             arbiter,
             opts,
             sessions,
+            http_connections,
             ws,
             http,
             restarts: 0,
@@ -245,6 +259,17 @@ impl ArcadeService {
     /// Sessions live now.
     pub fn live_sessions(&self) -> usize {
         self.arcade.server().session_count()
+    }
+
+    /// Connections the Streamable HTTP listener handed the arcade for `principal`, over
+    /// every life (module docs).
+    pub fn http_connections(&self, principal: &str) -> u64 {
+        self.http_connections
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(principal)
+            .copied()
+            .unwrap_or(0)
     }
 
     /// How many times it was restarted.
@@ -311,8 +336,12 @@ impl ArcadeService {
         let old = std::mem::replace(&mut self.arcade, arcade);
         self.lives.push(old.server().clone());
         let a = self.arbiter.as_ref();
-        self.ws = serve(Kind::Ws, &self.arcade, &self.opts, &self.sessions, a).await?;
-        self.http = serve(Kind::Http, &self.arcade, &self.opts, &self.sessions, a).await?;
+        let kept = Kept {
+            sessions: self.sessions.clone(),
+            http_connections: self.http_connections.clone(),
+        };
+        self.ws = serve(Kind::Ws, &self.arcade, &self.opts, &kept, a).await?;
+        self.http = serve(Kind::Http, &self.arcade, &self.opts, &kept, a).await?;
         self.restarts += 1;
         Ok(())
     }
@@ -334,10 +363,30 @@ fn build(
     }
 }
 
-fn keep(sessions: &Mutex<Vec<SessionHandle>>, s: SessionHandle) {
-    let mut v = sessions.lock().unwrap_or_else(PoisonError::into_inner);
-    v.retain(SessionHandle::is_open);
-    v.push(s);
+/// What the accept loops keep: every session (to close them at a restart), and the
+/// Streamable HTTP connections counted per principal.
+#[derive(Clone)]
+struct Kept {
+    sessions: Arc<Mutex<Vec<SessionHandle>>>,
+    http_connections: Arc<Mutex<HashMap<String, u64>>>,
+}
+
+impl Kept {
+    fn keep(&self, s: SessionHandle) {
+        let mut v = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        v.retain(SessionHandle::is_open);
+        v.push(s);
+    }
+
+    fn count_http(&self, conn: &Connection) {
+        if let Some(Principal::Named(name)) = &conn.info.principal {
+            let mut counts = self
+                .http_connections
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            *counts.entry(name.clone()).or_default() += 1;
+        }
+    }
 }
 
 #[derive(Clone, Copy)]
@@ -352,13 +401,13 @@ async fn serve(
     kind: Kind,
     arcade: &Arcade,
     opts: &Arc<ServerOptions>,
-    sessions: &Arc<Mutex<Vec<SessionHandle>>>,
+    kept: &Kept,
     arbiter: Option<&ArbiterHandle>,
 ) -> io::Result<Served> {
     let (bound_tx, bound_rx) = oneshot::channel();
     let (stop, mut stopped) = oneshot::channel::<()>();
     let (done_tx, done) = oneshot::channel::<()>();
-    let (arcade, opts, sessions) = (arcade.clone(), opts.clone(), sessions.clone());
+    let (arcade, opts, kept) = (arcade.clone(), opts.clone(), kept.clone());
     let run = async move {
         let any: SocketAddr = ([127, 0, 0, 1], 0).into();
         match kind {
@@ -374,7 +423,7 @@ async fn serve(
                         biased;
                         _ = &mut stopped => break,
                         conn = l.accept() => match conn {
-                            Some(conn) => keep(&sessions, arcade.serve(conn)),
+                            Some(conn) => kept.keep(arcade.serve(conn)),
                             None => break,
                         },
                     }
@@ -391,7 +440,10 @@ async fn serve(
                         biased;
                         _ = &mut stopped => break,
                         conn = l.accept() => match conn {
-                            Some(conn) => keep(&sessions, arcade.serve(conn)),
+                            Some(conn) => {
+                                kept.count_http(&conn);
+                                kept.keep(arcade.serve(conn));
+                            }
                             None => break,
                         },
                     }

@@ -3,7 +3,7 @@
 //! through any [`Connector`] (the deterministic mode's in-memory links).
 
 use mcpl_host::host::{Host, HostConfig, HostError, HostHandle, ServerConfig};
-use mcpl_host::link::Connector;
+use mcpl_host::link::{Connector, EraPolicy};
 use mcpl_transport::ClientOptions;
 use mcpl_transport::delivery::DeliveryHook;
 use std::fmt;
@@ -22,6 +22,9 @@ pub struct LinkKnobs {
     pub backoff_max: Duration,
     /// How long a request waits for its answer.
     pub request_timeout: Duration,
+    /// Which era of MCP the host speaks to the arcade: legacy (`initialize`, MCPL) by
+    /// default; the modern agents' hosts speak MCP 2026-07-28 only ([`crate::agent::modern`]).
+    pub era: EraPolicy,
 }
 
 impl Default for LinkKnobs {
@@ -30,6 +33,7 @@ impl Default for LinkKnobs {
             hook: None,
             backoff_max: Duration::from_secs(2),
             request_timeout: Duration::from_secs(30),
+            era: EraPolicy::Legacy,
         }
     }
 }
@@ -84,6 +88,7 @@ pub fn start_host_with(
     server.link.backoff.max = knobs.backoff_max;
     server.link.request_timeout = knobs.request_timeout;
     server.link.connect_timeout = Duration::from_secs(10);
+    server.link.era = knobs.era;
     let mut config = HostConfig::new(vec![server]);
     if let Some(t) = tweak {
         (t.0)(&mut config);

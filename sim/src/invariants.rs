@@ -9,6 +9,14 @@
 //! 3. **Every game ends**: after the drain nothing is open but the default-open lobby.
 //! 4. **A restart loses no game** (issue #15): every game running when the arcade was
 //!    restarted runs again after it, read back from its durable store ([`check_resumed`]).
+//! 5. **Modern agents** (issue #39, [`check_modern`]): a host on MCP 2026-07-28 is served
+//!    as a plain MCP host, with no hints and no pushes, so rules 1 and 2 become what such a
+//!    host can know: nothing is open for the principal after the drain but the lobby, and
+//!    every ended record is the end of a game whose end the agent read in a result (a
+//!    move's, a resign's, a board's), and no end was read without a record.
+//!    And it spoke modern: the arcade's Streamable HTTP listener handed it at least one
+//!    connection per request the server answered (MCP 2026-07-28 serves each request on a
+//!    connection of its own; a legacy session is one connection for all of them).
 //!
 //! [`check_all`] runs them at the end of a run; [`check_views`] runs rule 1 alone at a
 //! quiet point in the middle of one (the deterministic mode pauses its agents for it),
@@ -218,6 +226,45 @@ pub async fn check(arcade: &Arcade, host: &HostHandle, report: &AgentReport) -> 
                 "{name}: {toolset}:{instance} is still open after the drain ({knew})"
             ));
         }
+    }
+    out
+}
+
+/// Rule 5 for a modern agent that had `answered` calls answered by the server and
+/// `connections` Streamable HTTP connections at the arcade; the violations, each naming it.
+pub async fn check_modern(
+    arcade: &Arcade,
+    report: &AgentReport,
+    answered: u64,
+    connections: u64,
+) -> Vec<String> {
+    let name = &report.name;
+    let truth = match truth::read(arcade, name).await {
+        Ok(t) => t,
+        Err(e) => return vec![format!("{name}: {e}")],
+    };
+    let mut out = ends_told(name, &truth, &report.ends_told);
+    for (toolset, instance) in &truth.open {
+        if toolset != LOBBY {
+            let instance = instance.as_deref().unwrap_or("-");
+            let known = report
+                .games
+                .iter()
+                .find(|g| g.toolset == *toolset && g.instance == instance);
+            let knew = match known {
+                None => "the agent never knew of it".to_owned(),
+                Some(g) if g.open => "the agent believed it open".to_owned(),
+                Some(_) => "the agent believed it over".to_owned(),
+            };
+            out.push(format!(
+                "{name}: {toolset}:{instance} is still open after the drain ({knew})"
+            ));
+        }
+    }
+    if connections < answered {
+        out.push(format!(
+            "{name}: did not speak MCP 2026-07-28: {answered} requests answered over {connections} Streamable HTTP connections (a modern request has one of its own)"
+        ));
     }
     out
 }

@@ -21,7 +21,11 @@
 //! | [`load`] | `sim`: many agents, chaos, invariants, a report |
 //! | [`det`] | `sim --deterministic`: the same agents in memory on one thread and virtual time; a seed replays to the same trace digest |
 //! | [`report`] | the load run's table and JSON |
-//! | [`perf`] | `sim perf`: the issue's performance targets measured — calls/s over WebSocket and Streamable HTTP, latency, rmcp side by side, idle sessions' memory, resync after a mass drop |
+//! | [`perf`] | `sim perf`: the issue's performance targets measured — calls/s over WebSocket and Streamable HTTP, latency, rmcp side by side (and on MCP 2026-07-28, against rmcp's stateless mode), idle sessions' memory, resync after a mass drop |
+//!
+//! `--modern N` (or `--modern 20%`) plays that many of the agents on MCP 2026-07-28
+//! ([`agent::modern`]): hosts with no session, served as plain MCP hosts, checked by
+//! [`invariants::check_modern`].
 //!
 //! Agents never read host or server internals: they read the tool list, the transcript
 //! and tool results. The run's checks read the server's truth through a connection of
@@ -33,7 +37,7 @@
 //! cargo run -p sim -- demo [--full] [--seed N] [--out DIR] [--limit SECONDS]
 //! cargo run -p sim [-- --agents N --duration S --seed X --transport ws|http|mixed
 //!                      --chaos LEVEL --json PATH --bot-playouts N --think-ms MS
-//!                      --host-threads N --quiet]
+//!                      --host-threads N --quiet --surface-agents N --modern N|P%]
 //! cargo run -p sim -- --deterministic [--seed X --agents N --duration S --transport …
 //!                      --chaos LEVEL --think-ms MS --trace-out PATH]
 //! ```

@@ -82,6 +82,22 @@ pub struct SurfaceTotals {
     pub failed: Vec<String>,
 }
 
+/// The agents on MCP 2026-07-28 ([`crate::load::LoadConfig::modern`], issue #39).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct ModernTotals {
+    /// How many.
+    pub agents: usize,
+    /// Their requests the server answered.
+    pub answered: u64,
+    /// Connections the arcade's Streamable HTTP listener handed it for them: one a
+    /// request on the modern era (the listen streams and probes among them).
+    pub connections: u64,
+    /// Their games that ended.
+    pub ended: usize,
+    /// Challenges from legacy agents they declined.
+    pub declined: u64,
+}
+
 /// What a load run measured and found.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LoadReport {
@@ -118,6 +134,8 @@ pub struct LoadReport {
     pub violations: Vec<String>,
     /// The agents through a surface host.
     pub surface: SurfaceTotals,
+    /// The agents on MCP 2026-07-28.
+    pub modern: ModernTotals,
 }
 
 /// What each word of the report means, one line per row (issue #43: "clumsy" and
@@ -130,7 +148,7 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
     (
         "agents",
-        "simulated players, each with its own MCPL host, and the transport(s) they reach the arcade by",
+        "simulated players, each with its own MCPL host, and the transport(s) they reach the arcade by (those on MCP 2026-07-28 among them)",
     ),
     (
         "time",
@@ -200,6 +218,10 @@ pub const GLOSSARY: &[(&str, &str)] = &[
         "through a surface host",
         "agents that reached the arcade as plain MCP clients of one surface host (--surface-agents), and their games",
     ),
+    (
+        "on MCP 2026-07-28",
+        "agents (--modern) whose hosts speak MCP 2026-07-28 over Streamable HTTP (no session, every request with its _meta), shown the arcade as a plain MCP host is; the requests the arcade answered them, over how many connections (one a request), their games and the challenges they declined",
+    ),
     ("panics", "panics seen in any thread (any is a failure)"),
     (
         "violations",
@@ -230,7 +252,18 @@ impl LoadReport {
         let x = &self.chaos;
         let rows: Vec<(&str, String)> = vec![
             ("seed", self.seed.to_string()),
-            ("agents", format!("{} ({})", self.agents, self.transport)),
+            (
+                "agents",
+                match self.modern.agents {
+                    0 => format!("{} ({})", self.agents, self.transport),
+                    m => format!(
+                        "{} ({} legacy: {}; {m} on MCP 2026-07-28: http)",
+                        self.agents,
+                        self.agents - m.min(self.agents),
+                        self.transport
+                    ),
+                },
+            ),
             (
                 "time",
                 format!(
@@ -349,6 +382,18 @@ impl LoadReport {
                                 self.surface.failed.len()
                             ))
                             .unwrap_or_default()
+                    )
+                },
+            ),
+            (
+                "on MCP 2026-07-28",
+                if self.modern.agents == 0 {
+                    "none".to_owned()
+                } else {
+                    let m = &self.modern;
+                    format!(
+                        "{} agents: {} requests answered over {} connections, {} tic-tac-toe games ended, {} challenges declined",
+                        m.agents, m.answered, m.connections, m.ended, m.declined
                     )
                 },
             ),

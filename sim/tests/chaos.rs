@@ -29,6 +29,7 @@ fn config(seed: u64, chaos: u8, plan: Option<ChaosPlan>) -> LoadConfig {
         think: Duration::from_millis(10),
         host_threads: 1,
         surface_agents: 0,
+        modern: 0,
     }
 }
 

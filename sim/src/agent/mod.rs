@@ -12,10 +12,12 @@
 //! | `policy` | [`Policy`]: what a scripted agent sets out to do |
 //! | `scripted` | [`ScriptedAgent`]: a policy played step by step |
 //! | `model` | [`ModelAgent`]: a chat-completion endpoint playing the agent's part |
+//! | `modern` | [`ModernAgent`]: a player whose host speaks MCP 2026-07-28, shown the arcade as a plain MCP host is (issue #39) |
 
 pub mod beliefs;
 pub mod io;
 pub mod model;
+pub mod modern;
 pub mod moves;
 pub mod perceive;
 pub mod policy;
@@ -24,6 +26,7 @@ pub mod scripted;
 pub use beliefs::{Beliefs, GameKey};
 pub use io::{AgentIo, Observer, Silent};
 pub use model::{ModelAgent, ModelConfig, ModelError};
+pub use modern::{ModernAgent, ModernCounts};
 pub use perceive::{Marker, Seen};
 pub use policy::{GameKind, Mover, Plan, Policy};
 pub use scripted::ScriptedAgent;

@@ -3,6 +3,7 @@
 //! ```text
 //! sim [--agents N] [--duration S] [--seed X] [--transport ws|http|mixed] [--chaos LEVEL]
 //!     [--json PATH] [--bot-playouts N] [--think-ms MS] [--host-threads N] [--quiet] [--explain]
+//!     [--surface-agents N] [--modern N|P%]
 //! sim --deterministic [--seed X] [--agents N] [--duration S] [--transport …] [--chaos LEVEL]
 //!     [--think-ms MS] [--trace-out PATH] [--explain]
 //! sim demo [--full] [--fast] [--pace-ms MS] [--seed N] [--out DIR] [--limit SECONDS] [--surface] [--web ADDR]
@@ -87,6 +88,11 @@ struct LoadArgs {
     /// report counts them. Not with --deterministic.
     #[arg(long, default_value_t = 0, conflicts_with = "deterministic")]
     surface_agents: usize,
+    /// Of --agents, how many play on MCP 2026-07-28 (no session, every request with its
+    /// _meta, over Streamable HTTP): a number, or a share such as `20%`; at least two stay
+    /// legacy. A row of the report counts them. Not with --deterministic.
+    #[arg(long, default_value = "0", value_name = "N|P%", value_parser = parse_modern, conflicts_with = "deterministic")]
+    modern: Modern,
     /// In memory on one thread and virtual time, so that a seed replays exactly; ends
     /// with the trace's digest (see `sim::det`). Defaults to 20 agents for 30 s.
     #[arg(long)]
@@ -248,6 +254,7 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         think: Duration::from_millis(args.think_ms),
         host_threads: args.host_threads,
         surface_agents: args.surface_agents,
+        modern: args.modern.of(args.agents),
         ..Default::default()
     };
     let progress = (!args.quiet).then(|| {
@@ -276,6 +283,39 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         );
     }
     Ok(report.ok())
+}
+
+/// `--modern`: how many of the agents play on MCP 2026-07-28.
+#[derive(Debug, Clone, Copy)]
+enum Modern {
+    /// This many.
+    Count(usize),
+    /// This percentage of `--agents` (rounded down).
+    Percent(u8),
+}
+
+impl Modern {
+    /// How many of `agents`.
+    fn of(self, agents: usize) -> usize {
+        match self {
+            Modern::Count(n) => n,
+            Modern::Percent(p) => agents * usize::from(p) / 100,
+        }
+    }
+}
+
+fn parse_modern(s: &str) -> Result<Modern, String> {
+    match s.strip_suffix('%') {
+        Some(p) => match p.trim().parse::<u8>() {
+            Ok(p) if p <= 100 => Ok(Modern::Percent(p)),
+            _ => Err(format!("{s:?}: a share is 0% to 100%")),
+        },
+        None => s
+            .trim()
+            .parse()
+            .map(Modern::Count)
+            .map_err(|_| format!("{s:?}: a number of agents, or a share such as 20%")),
+    }
 }
 
 /// The glossary under the report with `--explain`, else where to find it (issue #43).

@@ -431,6 +431,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
         panics,
         violations: metrics.violations(),
         surface: Default::default(),
+        modern: Default::default(),
     };
     Ok(DetReport {
         report,

@@ -1,7 +1,8 @@
 //! The load and chaos run: many scripted agents, each with its own host, on one in-process
 //! arcade — in pairs (one challenges through the lobby, the other accepts or declines),
 //! against the arcade's bot, and some clumsy — over WebSocket, Streamable HTTP or both,
-//! with the chaos of [`ChaosPlan`]. Then a drain (agents resign what is open), quiet, and
+//! with the chaos of [`ChaosPlan`] — and a share of them on MCP 2026-07-28
+//! ([`LoadConfig::modern`], [`crate::agent::modern`]). Then a drain (agents resign what is open), quiet, and
 //! the invariants (`invariants.rs`) per agent. The server's sessions and listeners run on
 //! an arbiter of their own, the proxies on another, hosts and their agents on
 //! `host_threads` more; the caller's thread keeps the timeline.
@@ -15,16 +16,17 @@
 //! Checked while it runs: no call goes unanswered ([`crate::agent::io::HUNG_AFTER`]), a
 //! clumsy call always fails, the applied rev of a connection never goes back, no panic.
 
-use crate::agent::{AgentIo, AgentReport, Phase, ScriptedAgent, Silent};
+use crate::agent::{AgentIo, AgentReport, ModernAgent, ModernCounts, Phase, ScriptedAgent, Silent};
 use crate::arcade::{ArcadeError, ArcadeService};
 use crate::chaos::{Calm, ChaosPlan, DelayStats, delivery_hook};
 use crate::hosts::{LinkKnobs, start_host};
 use crate::invariants;
 use crate::metrics::{Metrics, peak_rss_kib};
-use crate::report::{ChaosTotals, HintTotals, LoadReport, SurfaceTotals};
+use crate::report::{ChaosTotals, HintTotals, LoadReport, ModernTotals, SurfaceTotals};
 use indicatif::ProgressBar;
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
 use mcpl_host::host::HostError;
+use mcpl_host::link::EraPolicy;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Once};
 use std::time::Duration;
@@ -96,6 +98,13 @@ pub struct LoadConfig {
     /// ([`crate::surface::play_many`]); the report has a row for them. They reach the
     /// arcade's own listener, not the chaos proxies.
     pub surface_agents: usize,
+    /// Of `agents`, how many play on MCP 2026-07-28 (issue #39): named `m0000`, … (the
+    /// others `p0000`, …), each with a host that speaks only the modern era over
+    /// Streamable HTTP — no session, every request a POST with its `_meta` — through the
+    /// same chaos proxy as the legacy HTTP agents; served as plain MCP hosts, they play
+    /// tic-tac-toe against the bot ([`crate::agent::modern`]). At least two agents stay
+    /// legacy.
+    pub modern: usize,
 }
 
 impl Default for LoadConfig {
@@ -112,6 +121,7 @@ impl Default for LoadConfig {
             think: Duration::from_millis(30),
             host_threads: 2,
             surface_agents: 0,
+            modern: 0,
         }
     }
 }
@@ -129,6 +139,9 @@ pub enum LoadError {
     /// A host could not start.
     #[error(transparent)]
     Host(#[from] HostError),
+    /// The configuration cannot be run.
+    #[error("bad configuration: {0}")]
+    Config(&'static str),
 }
 
 static PANICS: AtomicU64 = AtomicU64::new(0);
@@ -158,8 +171,16 @@ pub async fn run(
     count_panics();
     let panics_before = PANICS.load(Ordering::Relaxed);
     let started = Instant::now();
-    let n = config.agents.max(2);
+    let total = config.agents.max(2);
+    if config.modern > total - 2 {
+        return Err(LoadError::Config(
+            "at least two agents stay legacy: --modern is at most --agents minus 2",
+        ));
+    }
+    // The legacy agents, then the modern ones.
+    let n = total - config.modern;
     let names: Vec<String> = (0..n).map(|i| format!("p{i:04}")).collect();
+    let modern_names: Vec<String> = (0..config.modern).map(|i| format!("m{i:04}")).collect();
     let plan = config
         .plan
         .clone()
@@ -175,7 +196,12 @@ pub async fn run(
     let surface_names: Vec<String> = (0..config.surface_agents)
         .map(|i| format!("s{i:03}"))
         .collect();
-    let players: Vec<String> = names.iter().chain(&surface_names).cloned().collect();
+    let players: Vec<String> = names
+        .iter()
+        .chain(&modern_names)
+        .chain(&surface_names)
+        .cloned()
+        .collect();
     let mut service = ArcadeService::start(arcade_config, &players, Some(arbiter.handle())).await?;
     // The proxies pump every byte: they get a thread of their own.
     let proxy_thread = actix::Arbiter::new();
@@ -243,8 +269,21 @@ pub async fn run(
             config.seed.wrapping_add(i as u64),
         )?);
     }
+    // The modern agents' hosts: Streamable HTTP through the same proxy, MCP 2026-07-28
+    // only. The delivery hook delays a legacy session's deliveries; a modern request's
+    // answer is its POST's own, with no stream to delay.
+    let modern_knobs = LinkKnobs {
+        era: EraPolicy::Modern,
+        ..Default::default()
+    };
+    let mut modern_hosts = Vec::with_capacity(modern_names.len());
+    for (k, name) in modern_names.iter().enumerate() {
+        let seed = config.seed.wrapping_add((n + k) as u64);
+        modern_hosts.push(start_host(name, &http_url, Some(&modern_knobs), seed)?);
+    }
     let metrics = Arc::new(Metrics::default());
     follow::first_contact(&hosts, &names, &metrics).await;
+    follow::first_contact(&modern_hosts, &modern_names, &metrics).await;
 
     let (stop_tx, stop_rx) = watch::channel(false);
     let drop_clock = Arc::new(follow::DropClock::default());
@@ -279,6 +318,31 @@ pub async fn run(
                 let _ = tx.send(run.await);
             };
             match place(i) {
+                None => drop(tokio::task::spawn_local(task)),
+                Some(worker) => {
+                    worker.spawn(task);
+                }
+            }
+            rx
+        })
+        .collect();
+
+    let modern_agents: Vec<_> = modern_hosts
+        .iter()
+        .zip(&modern_names)
+        .enumerate()
+        .map(|(k, (h, name))| {
+            let io = AgentIo::new(name.clone(), h.clone(), observer.clone(), metrics.clone());
+            let seed = config
+                .seed
+                .wrapping_mul(1_000_003)
+                .wrapping_add((n + k) as u64);
+            let run = ModernAgent::new(seed, config.think).run(io, phase_rx.clone());
+            let (tx, rx) = oneshot::channel();
+            let task = async move {
+                let _ = tx.send(run.await);
+            };
+            match place(n + k) {
                 None => drop(tokio::task::spawn_local(task)),
                 Some(worker) => {
                     worker.spawn(task);
@@ -347,11 +411,14 @@ pub async fn run(
     if let Some(p) = &progress {
         p.set_message("draining: agents resign what is still open");
     }
-    let all = futures_util::future::join_all(agents);
+    let all = futures_util::future::join(
+        futures_util::future::join_all(agents),
+        futures_util::future::join_all(modern_agents),
+    );
     tokio::pin!(all);
     let drain_start = Instant::now();
     let mut drain_timed_out = false;
-    let results = tokio::select! {
+    let (results, modern_results) = tokio::select! {
         r = &mut all => r,
         _ = tokio::time::sleep(config.drain) => {
             drain_timed_out = true;
@@ -370,12 +437,39 @@ pub async fn run(
     if reports.len() != n {
         metrics.violation(format!("{} agent tasks failed", n - reports.len()));
     }
+    let modern_reports: Vec<(AgentReport, ModernCounts)> =
+        modern_results.into_iter().filter_map(Result::ok).collect();
+    if modern_reports.len() != modern_names.len() {
+        metrics.violation(format!(
+            "{} modern agent tasks failed",
+            modern_names.len() - modern_reports.len()
+        ));
+    }
 
     // Quiet: every host settled, then the invariants.
     if let Some(p) = &progress {
         p.set_message("checking the invariants");
     }
     invariants::check_all(service.arcade(), &hosts, &names, &reports, &metrics).await;
+    let mut modern = ModernTotals {
+        agents: modern_names.len(),
+        ..Default::default()
+    };
+    let checks = modern_reports.iter().map(|(report, counts)| {
+        let connections = service.http_connections(&report.name);
+        modern.answered += counts.answered;
+        modern.connections += connections;
+        modern.declined += counts.declined;
+        modern.ended += report.games.iter().filter(|g| g.result.is_some()).count();
+        invariants::check_modern(service.arcade(), report, counts.answered, connections)
+    });
+    for v in futures_util::future::join_all(checks)
+        .await
+        .into_iter()
+        .flatten()
+    {
+        metrics.violation(v);
+    }
     let resumed = service.resumed();
     invariants::check_resumed(&resumed, &metrics);
     let dead = service.sessions_of_dead_lives(Duration::from_secs(5)).await;
@@ -393,7 +487,7 @@ pub async fn run(
             reconnects += r;
         }
     }
-    for h in &hosts {
+    for h in hosts.iter().chain(&modern_hosts) {
         h.stop().await;
     }
     let panics = PANICS.load(Ordering::Relaxed) - panics_before;
@@ -434,7 +528,7 @@ pub async fn run(
     let violations = metrics.violations();
     if let Some((path, rec)) = &recorder {
         let mut out = String::new();
-        for name in &names {
+        for name in names.iter().chain(&modern_names) {
             if violations
                 .iter()
                 .any(|v| v.starts_with(&format!("{name}:")))
@@ -471,7 +565,7 @@ pub async fn run(
     let counts = metrics.counts();
     Ok(LoadReport {
         seed: config.seed,
-        agents: n,
+        agents: total,
         transport: config.transport.name().to_owned(),
         elapsed_s: started.elapsed().as_secs_f64(),
         played_s: played.as_secs_f64(),
@@ -486,6 +580,7 @@ pub async fn run(
         panics,
         violations,
         surface,
+        modern,
     })
 }
 

@@ -12,6 +12,7 @@ use mcpl_protocol::mcp::{
 };
 use mcpl_protocol::mcpl::{HostMcplCapabilities, MCPL_VERSION};
 use mcpl_protocol::method::{CallTool, Initialize, Initialized, ListTools, ToolsetsList};
+use mcpl_protocol::modern;
 use mcpl_protocol::toolsets::ToolsetsListParams;
 use mcpl_transport::{ClientOptions, Connection, Inbound};
 use serde_json::value::RawValue;
@@ -170,6 +171,39 @@ pub fn light_call(id: i64) -> Message {
     .into()
 }
 
+/// A light `tools/call` as MCP 2026-07-28 sends it (the `modern` row): the same request
+/// with the `_meta` every modern request carries (`basic/versioning.md`): the protocol
+/// version, the client's info and its capabilities (none). Encoded once, the id changed.
+pub fn modern_light_call(id: i64) -> Message {
+    static LIGHT: LazyLock<Request> = LazyLock::new(|| {
+        let mut meta = Map::new();
+        meta.insert(
+            modern::PROTOCOL_VERSION_KEY.to_owned(),
+            Value::from(modern::MODERN_PROTOCOL_VERSION),
+        );
+        let info = Implementation::new("sim-perf", env!("CARGO_PKG_VERSION"));
+        meta.insert(
+            modern::CLIENT_INFO_KEY.to_owned(),
+            serde_json::to_value(info).unwrap_or_default(),
+        );
+        meta.insert(
+            modern::CLIENT_CAPABILITIES_KEY.to_owned(),
+            Value::Object(Map::new()),
+        );
+        let params = CallToolParams {
+            name: LIGHT_TOOL.to_owned(),
+            arguments: Some(Map::new()),
+            meta: Some(meta.into()),
+        };
+        Request::new::<CallTool>(Id::Number(0), &params)
+    });
+    Request {
+        id: Id::Number(id),
+        ..LIGHT.clone()
+    }
+    .into()
+}
+
 /// The answer to a light call, if `item` is one (a response with a numeric id).
 pub fn answer_of(item: &Inbound) -> Option<Answer> {
     let Inbound::Message {
@@ -260,6 +294,22 @@ mod tests {
                 serde_json::json!({"name": LIGHT_TOOL, "arguments": {}})
             );
         }
+    }
+
+    /// A modern light call is the light call with the `_meta` of MCP 2026-07-28.
+    #[test]
+    fn a_modern_light_call_carries_the_version_and_the_client_in_its_meta() {
+        let Message::Request(r) = modern_light_call(5) else {
+            panic!("a request");
+        };
+        assert_eq!((r.id, r.method.as_str()), (Id::Number(5), "tools/call"));
+        let params: Value = serde_json::from_str(r.params.unwrap().get()).unwrap();
+        assert_eq!(params["name"], LIGHT_TOOL);
+        assert_eq!(params["arguments"], serde_json::json!({}));
+        let meta = &params["_meta"];
+        assert_eq!(meta[modern::PROTOCOL_VERSION_KEY], "2026-07-28");
+        assert_eq!(meta[modern::CLIENT_CAPABILITIES_KEY], serde_json::json!({}));
+        assert_eq!(meta[modern::CLIENT_INFO_KEY]["name"], "sim-perf");
     }
 
     /// Only the light tool's text in a result that is not an error counts as right.

@@ -25,6 +25,12 @@
 //! (`client::answer_in`). A connection the server closes (or says it will) is made
 //! again before the next request; a request it was closed under is failed, never sent
 //! again (RFC 9110 §9.2.2: a POST is not idempotent).
+//!
+//! A modern client ([`HttpSession::modern`], the `modern` row) makes no handshake and has
+//! no session (MCP 2026-07-28, "Transports / Streamable HTTP"): every POST carries
+//! `MCP-Protocol-Version: 2026-07-28`, `Mcp-Method` and `Mcp-Name` mirroring its body, and
+//! the body's `_meta` the version, the client's info and capabilities
+//! (`client::modern_light_call`).
 
 use super::PerfError;
 use super::client::{self, Answer};
@@ -33,6 +39,7 @@ use futures_util::StreamExt as _;
 use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request as RpcRequest};
 use mcpl_protocol::mcp::{Empty, LATEST_PROTOCOL_VERSION};
 use mcpl_protocol::method::{Initialize, Initialized};
+use mcpl_protocol::modern::MODERN_PROTOCOL_VERSION;
 use serde::Deserialize;
 use std::io::{self, Write as _};
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
@@ -69,6 +76,9 @@ pub struct Headers {
     token: String,
     session: Option<String>,
     version: String,
+    /// Each request is a modern one (MCP 2026-07-28): no session, `Mcp-Method` and
+    /// `Mcp-Name` in its head, `_meta` in its body.
+    modern: bool,
     /// The head, written from the above ([`Headers::write_head`]).
     head: Vec<u8>,
 }
@@ -82,6 +92,7 @@ impl Headers {
             token: token.to_owned(),
             session: None,
             version: LATEST_PROTOCOL_VERSION.to_owned(),
+            modern: false,
             head: Vec::new(),
         };
         h.write_head();
@@ -103,6 +114,13 @@ impl Headers {
         );
         if let Some(s) = &self.session {
             head.push_str(&format!("mcp-session-id: {s}\r\n"));
+        }
+        if self.modern {
+            // Every request here is the light call: its method and name, mirrored.
+            head.push_str(&format!(
+                "mcp-method: tools/call\r\nmcp-name: {}\r\n",
+                client::LIGHT_TOOL
+            ));
         }
         self.head = head.into_bytes();
     }
@@ -183,7 +201,29 @@ impl HttpSession {
             .map_err(|_| PerfError::Stalled("a Streamable HTTP handshake got no answer"))?
     }
 
-    async fn open_now(url: &str, token: &str, lanes: usize) -> Result<HttpSession, PerfError> {
+    /// A modern client of `url` presenting `token`, with `lanes` connections: no
+    /// handshake, no session (module docs).
+    pub async fn modern(url: &str, token: &str, lanes: usize) -> Result<HttpSession, PerfError> {
+        let mut headers = Self::headers(url, token)?;
+        headers.modern = true;
+        headers.version = MODERN_PROTOCOL_VERSION.to_owned();
+        headers.write_head();
+        let mut all = Vec::with_capacity(lanes.max(1));
+        for _ in 0..lanes.max(1) {
+            all.push(
+                Lane::connect(&headers.addr)
+                    .await
+                    .map_err(|e| connect_error(url, e))?,
+            );
+        }
+        Ok(HttpSession {
+            headers,
+            lanes: all,
+        })
+    }
+
+    /// The headers for `url` and `token`, checked to be writable in a head.
+    fn headers(url: &str, token: &str) -> Result<Headers, PerfError> {
         let Some(rest) = url.strip_prefix("http://") else {
             return Err(connect_error(url, "not an http:// URL"));
         };
@@ -191,7 +231,13 @@ impl HttpSession {
         if !header_safe(addr) || !header_safe(path) || !header_safe(token) {
             return Err(connect_error(url, "a URL or token that cannot be a header"));
         }
-        let mut headers = Headers::new(addr, path, token);
+        Ok(Headers::new(addr, path, token))
+    }
+
+    async fn open_now(url: &str, token: &str, lanes: usize) -> Result<HttpSession, PerfError> {
+        let mut headers = Self::headers(url, token)?;
+        let addr = headers.addr.clone();
+        let addr = addr.as_str();
         let mut first = Lane::connect(addr)
             .await
             .map_err(|e| connect_error(url, e))?;
@@ -286,7 +332,12 @@ impl Lane {
 
     /// One light call with `id`: its outcome.
     pub async fn call(&mut self, headers: &Headers, id: i64) -> Outcome {
-        let request = client::light_call(id).encode();
+        let request = if headers.modern {
+            client::modern_light_call(id)
+        } else {
+            client::light_call(id)
+        }
+        .encode();
         let Ok(reply) = self.post(headers, request.as_bytes()).await else {
             self.closed = true;
             return Outcome::Failed;

@@ -8,6 +8,7 @@
 //! | `http` | the same over Streamable HTTP; and a bare HTTP JSON endpoint's | ≥ 40 % of the endpoint's (for reading: ≥ 25,000/s) |
 //! | `latency` | one WebSocket client, one call at a time: p50, p99; and the bare echo's | ≤ ×1.2 and ≤ ×1.5 the echo's (for reading: ≤ 60 µs, ≤ 200 µs) |
 //! | `rmcp` | the light tool on rmcp's Streamable HTTP server (with sessions, and stateless), same client (`http_load.rs`) as `http`; ours / rmcp's better | ≥ ×2 |
+//! | `modern` | the light tool called as MCP 2026-07-28 calls it over Streamable HTTP (no handshake, no session, `_meta` on every POST), on ours and on rmcp's stateless mode, in turn; ours / rmcp's | `report::GOAL_MODERN_RATIO` |
 //!
 //! Where a floor is measured (`floor.rs`), the ratio decides ✓/✗; see `report.rs`. A
 //! figure and its floor are taken in the same minutes: throughput in alternating windows
@@ -22,7 +23,7 @@
 //! | `expiry` | the arcade's heap in use (and resident set) after 2,000 Streamable HTTP sessions were opened, abandoned (their queues filled by game changes) and expired | within 10 % of the baseline |
 //! | `durable` | tic-tac-toe moves per second against the bot with the arcade's games kept on a `redb` store and in memory, alternating windows (the ratio), the store's commits (fsyncs), steps and commit time per move; Go moves against the bot at its time budget, kept (issue #15) | the ratio ≥ ×0.5 and ≤ 1.2 commits a move (issue #42); each Go move within 1.5× the bot's budget |
 //!
-//! What is served: for `ws`, `http`, `latency` and `rmcp`, a server on the SDK with one
+//! What is served: for `ws`, `http`, `latency`, `rmcp` and `modern`, a server on the SDK with one
 //! static tool that answers at once (`light.rs`: the arcade's session layer is this SDK;
 //! the same tool is what rmcp serves); for `idle` and `drop`, the arcade itself; for
 //! `tools`, a raw server on mcpl-transport's WebSocket server end answering from JSON built
@@ -80,7 +81,7 @@ pub mod server_thread;
 pub mod throughput;
 
 pub use client::{LIGHT_TEXT, LIGHT_TOOL};
-pub use report::{Comparison, PerfReport};
+pub use report::{Comparison, ModernComparison, PerfReport};
 
 use crate::arcade::ArcadeError;
 use actix::Arbiter;
@@ -115,17 +116,20 @@ pub enum Measure {
     Expiry,
     /// The cost of keeping games across restarts.
     Durable,
+    /// Ours against rmcp's stateless mode, both served MCP 2026-07-28 requests.
+    Modern,
 }
 
 impl Measure {
     /// Every measurement, in the order they run (`idle` first, in a fresh process, so
     /// that memory freed by the others cannot be reused by its sessions and hide them).
-    pub const ALL: [Measure; 9] = [
+    pub const ALL: [Measure; 10] = [
         Measure::Idle,
         Measure::Ws,
         Measure::Http,
         Measure::Latency,
         Measure::Rmcp,
+        Measure::Modern,
         Measure::Drop,
         Measure::Tools,
         Measure::Expiry,
@@ -144,6 +148,7 @@ impl Measure {
             Measure::Tools => "tools",
             Measure::Expiry => "expiry",
             Measure::Durable => "durable",
+            Measure::Modern => "modern",
         }
     }
 
@@ -436,7 +441,13 @@ async fn run_in_system(
         report.idle = Some(idle?);
     }
     let tokens = light::tokens("c", config.connections + 1);
-    let light_wanted = [Measure::Ws, Measure::Http, Measure::Latency, Measure::Rmcp];
+    let light_wanted = [
+        Measure::Ws,
+        Measure::Http,
+        Measure::Latency,
+        Measure::Rmcp,
+        Measure::Modern,
+    ];
     if light_wanted.iter().any(|m| config.wants(*m)) {
         let light = LightService::start(config.server_threads, &tokens).await?;
         let (ws, http) = (light.ws_url(), light.http_url());
@@ -481,6 +492,7 @@ async fn run_in_system(
             let target = |url: String, server_threads| Target {
                 url,
                 server_threads,
+                modern: false,
             };
             let targets = vec![
                 target(http.clone(), proc::ARBITER_THREADS),
@@ -493,6 +505,27 @@ async fn run_in_system(
                 .try_into()
                 .map_err(|_| PerfError::Internal("a figure per target"))?;
             report.rmcp = Some(Comparison::new(ours, sessions, stateless));
+        }
+        if config.wants(Measure::Modern) {
+            // MCP 2026-07-28 on both: no handshake, no session, each POST with its `_meta`
+            // (`http_load.rs`), ours and rmcp's stateless mode (which serves that version
+            // statelessly whatever its session setting) in turn, window by window.
+            let stateless = RmcpService::start(config.server_threads, RmcpMode::StatelessJson)?;
+            let target = |url: String, server_threads| Target {
+                url,
+                server_threads,
+                modern: true,
+            };
+            let targets = vec![
+                target(http.clone(), proc::ARBITER_THREADS),
+                target(stateless.url(), proc::RMCP_THREADS),
+            ];
+            let shape = config.shape(config.http_in_flight);
+            let figures = in_turn(&clients, targets, &tokens, &shape, rounds).await?;
+            let [ours, rmcp]: [Throughput; 2] = figures
+                .try_into()
+                .map_err(|_| PerfError::Internal("a figure per target"))?;
+            report.modern = Some(ModernComparison::new(ours, rmcp));
         }
     }
     if config.wants(Measure::Drop) {
@@ -552,10 +585,12 @@ async fn paired(
         Target {
             url: urls[0].to_owned(),
             server_threads: proc::ARBITER_THREADS,
+            modern: false,
         },
         Target {
             url: urls[1].to_owned(),
             server_threads: floor::FLOOR_THREADS,
+            modern: false,
         },
     ];
     let mut figures = in_turn(clients, targets, tokens, shape, rounds).await?;

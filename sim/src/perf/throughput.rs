@@ -136,6 +136,9 @@ pub struct Target {
     pub url: String,
     /// The names of its threads, for its CPU figure ([`proc::thread_cpu`]).
     pub server_threads: &'static str,
+    /// Over Streamable HTTP: its clients are modern (MCP 2026-07-28: no handshake, no
+    /// session, `_meta` on every request; [`HttpSession::modern`]).
+    pub modern: bool,
 }
 
 /// How long a target's calls run unmeasured at the start of each window after its first,
@@ -286,7 +289,11 @@ async fn open_side(
     for (token, budget) in tokens.iter().zip(budgets) {
         if http {
             // A lane per call in flight (`http_load.rs`), the session's budget shared out.
-            let session = HttpSession::open(&target.url, token, in_flight).await?;
+            let session = if target.modern {
+                HttpSession::modern(&target.url, token, in_flight).await?
+            } else {
+                HttpSession::open(&target.url, token, in_flight).await?
+            };
             let headers = Arc::new(session.headers);
             let step = session.lanes.len();
             let budgets = share(budget, step);
