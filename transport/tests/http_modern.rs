@@ -444,3 +444,28 @@ async fn issue39_03_sessions_an_address_left_open_make_way_for_its_modern_reques
         .await
         .unwrap();
 }
+
+/// A modern request whose connection the server ends before answering (it stops, or
+/// restarts under the request) is answered 503 with -32603 saying it may have run — not
+/// 404 "the session ended": a modern request has no session, and 404 is an unknown method's
+/// in this era. (The sim's modern agents met it at the arcade's restarts.)
+#[tokio::test]
+async fn issue39_03_a_request_the_server_stops_under_is_503_and_may_have_run() {
+    let mut ep = endpoint(server_opts()).await;
+    let body = modern(7, "tools/call", json!({"name": "x"}), MODERN);
+    let post = tokio::spawn(ep.post(body, "tools/call", Some("x"), &[]).send());
+    let mut server = within("accept", ep.listener.accept()).await.unwrap();
+    let (_, call) = next_request(&mut server).await;
+    assert_eq!(call.id, Id::Number(7));
+    drop(server);
+    let resp = within("the answer", post).await.unwrap().unwrap();
+    assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body = Message::decode(&resp.bytes().await.unwrap()).unwrap();
+    let Message::Response(r) = body else {
+        panic!("{body:?}")
+    };
+    assert_eq!(r.id, Some(Id::Number(7)));
+    let e = r.outcome.unwrap_err();
+    assert_eq!(e.code, ErrorCode::INTERNAL_ERROR);
+    assert!(e.message.contains("may have run"), "{}", e.message);
+}

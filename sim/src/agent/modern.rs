@@ -347,13 +347,14 @@ impl ModernAgent {
 /// True when an answer leaves unknown whether the server did what was asked: the host
 /// could not reach it ([`unreachable()`]), or the server ended the request's connection
 /// under it — at a restart the arcade answers a modern request it may have run with
-/// `-32600 the session ended` (HTTP 404), or `the server is not accepting connections`.
-/// The board (or the resign's answer) then says.
+/// `-32603 the server stopped before answering this request: it may have run` (HTTP 503),
+/// or refuses a new one with `-32600 the server is not accepting connections`. The board
+/// (or the resign's answer) then says.
 pub fn unknown_outcome(error: &str) -> bool {
     unreachable(error)
+        || (error.contains("(code -32603)") && error.contains("stopped before answering"))
         || (error.contains("(code -32600)")
-            && (error.contains("the session ended")
-                || error.contains("the server is not accepting connections")))
+            && error.contains("the server is not accepting connections"))
 }
 
 /// A random element of `items`.
@@ -431,7 +432,7 @@ mod tests {
         );
         assert_eq!(ended_before("tictactoe:t-1: that cell is taken"), None);
         assert!(unknown_outcome(
-            r#"arcade refused it (code -32600): "the session ended" (from arcade)"#
+            r#"arcade refused it (code -32603): "the server stopped before answering this request: it may have run (read the state again before retrying)" (from arcade)"#
         ));
         assert!(!unknown_outcome(
             r#"arcade refused it (code -32602): "no such instance" (from arcade)"#

@@ -581,7 +581,7 @@ async fn modern_post(
         // The request was read: its refusal names it (a modern error response has an id).
         Err(refusal) => return rpc_error(refusal.status, Some(id), &refusal.reason),
     };
-    let Ok((mut rx, guard)) = session.register(id, false, None) else {
+    let Ok((mut rx, guard)) = session.register(id.clone(), false, None) else {
         // A fresh connection has nothing pending.
         return rpc_error(
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -598,7 +598,7 @@ async fn modern_post(
         })
         .await
     {
-        return gone();
+        return stopped_before_answering(id);
     }
     // One JSON body with the status the answer calls for, unless something related comes
     // first: then an SSE stream, which carries it and ends after the response.
@@ -611,7 +611,7 @@ async fn modern_post(
             }
             _ => sse_response(Some(message), rx, guard),
         },
-        None => gone(),
+        None => stopped_before_answering(id),
     }
 }
 
@@ -1066,6 +1066,21 @@ fn rpc_error(status: StatusCode, id: Option<Id>, message: &str) -> HttpResponse 
     json(
         status,
         &Response::err(id, ErrorObject::new(ErrorCode::INVALID_REQUEST, message)).into(),
+    )
+}
+
+/// A modern request whose connection ended before it was answered (the server stopping or
+/// restarting under it): 503 with -32603, saying that it may have run. **\[project\]** Not
+/// 404 "the session ended", as for a legacy session: MCP 2026-07-28 gives 404 to an unknown
+/// method and a modern request has no session; a client must treat the outcome as unknown
+/// (read the state again, or retry what is safe to retry).
+fn stopped_before_answering(id: Id) -> HttpResponse {
+    let e = ErrorObject::internal(
+        "the server stopped before answering this request: it may have run (read the state again before retrying)",
+    );
+    json(
+        StatusCode::SERVICE_UNAVAILABLE,
+        &Response::err(Some(id), e).into(),
     )
 }
 
