@@ -334,3 +334,152 @@ async fn issue39_08_the_command_line_refuses_an_era_it_does_not_know() {
         assert!(stderr.contains(says), "{era}: {stderr}");
     }
 }
+
+/// -32022 as a modern server answers a version it does not serve, listing `supported`.
+fn unsupported(request: &Value, supported: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32022,
+        "message": "Unsupported protocol version",
+        "data": {"supported": supported, "requested": request["params"]["_meta"][VERSION]}}})
+}
+
+/// A modern `server/discover` result whose tools do not change (no listen follows).
+fn discovered_still() -> Value {
+    json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {}},
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "m", "version": "1"}}})
+}
+
+async fn disconnect_reason(events: &mut mpsc::UnboundedReceiver<LinkEvent>) -> DisconnectReason {
+    within(async {
+        loop {
+            if let LinkEvent::Disconnected { reason, .. } = events.recv().await.unwrap() {
+                return reason;
+            }
+        }
+    })
+    .await
+}
+
+/// MCP 2026-07-28 `versioning.md`: a client whose version is refused "SHOULD select a
+/// mutually supported version from the `supported` list and retry"; the stdio binding: "Use
+/// one of the versions in its advertised `supported` list. Do not fall back".
+#[actix::test]
+async fn issue39_08_a_probe_refused_for_its_version_is_sent_again_with_a_supported_one() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server, EraPolicy::Auto);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.send(unsupported(&probe, json!(["2099-01-01", "2026-07-28"])))
+        .await;
+    let again = conn.expect_next("server/discover").await;
+    assert_ne!(again["id"], probe["id"]);
+    assert_eq!(again["params"]["_meta"][VERSION], "2026-07-28");
+    conn.reply(&again, discovered_still()).await;
+    let list = conn.expect_next("tools/list").await;
+    assert_eq!(list["params"]["_meta"][VERSION], "2026-07-28");
+    conn.reply(&list, json!({"resultType": "complete", "tools": []}))
+        .await;
+    ready(&mut events).await;
+    assert_eq!(era_of(&link).await, Era::Modern);
+    assert_eq!(conn.count("initialize"), 0);
+    link.send(Shutdown).await.unwrap();
+}
+
+/// Once only: a second refusal ends the connection with what the server said, and no
+/// `initialize` follows (a modern server is not fallen back from).
+#[actix::test]
+async fn issue39_08_a_probe_refused_twice_for_its_version_ends_the_connection() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server, EraPolicy::Auto);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.send(unsupported(&probe, json!(["2026-07-28"]))).await;
+    let again = conn.expect_next("server/discover").await;
+    conn.send(unsupported(&again, json!(["2026-07-28"]))).await;
+    match disconnect_reason(&mut events).await {
+        DisconnectReason::HandshakeRejected { method, error } => {
+            assert_eq!((method, error.code.0), ("server/discover", -32022));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(conn.count("server/discover"), 2);
+    assert_eq!(conn.count("initialize"), 0);
+    link.send(Shutdown).await.unwrap();
+}
+
+/// A -32022 that lists only legacy versions this host speaks: `initialize` follows on the
+/// same connection (the versions it lists are served that way); a link configured
+/// `modern` gives up instead.
+#[actix::test]
+async fn issue39_08_a_probe_refused_with_only_legacy_versions_supported_falls_back() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server, EraPolicy::Auto);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.send(unsupported(&probe, json!(["2025-06-18", "2025-11-25"])))
+        .await;
+    conn.handshake(init_with(None)).await;
+    let list = conn.expect_next("tools/list").await;
+    conn.reply(&list, tools_page(&json!([]), 1)).await;
+    ready(&mut events).await;
+    assert_eq!(era_of(&link).await, Era::Legacy);
+    link.send(Shutdown).await.unwrap();
+
+    let (link, mut events) = self::link(&server, EraPolicy::Modern);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.send(unsupported(&probe, json!(["2025-11-25"]))).await;
+    let reason = disconnect_reason(&mut events).await;
+    assert!(
+        matches!(reason, DisconnectReason::NotModern { .. }),
+        "{reason:?}"
+    );
+    assert_eq!(conn.count("initialize"), 0);
+    link.send(Shutdown).await.unwrap();
+}
+
+/// A modern call refused for its version is sent again once, with a new id and the same
+/// params, stamped with the version the server listed; a second refusal is the call's
+/// answer.
+#[actix::test]
+async fn issue39_08_a_call_refused_for_its_version_is_sent_again_once() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server, EraPolicy::Auto);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.reply(&probe, discovered_still()).await;
+    let list = conn.expect_next("tools/list").await;
+    conn.reply(
+        &list,
+        json!({"resultType": "complete", "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}),
+    )
+    .await;
+    ready(&mut events).await;
+
+    let args = json!({"x": 1}).as_object().cloned().unwrap();
+    let call = actix::spawn(link.send(CallTool::new("t").with_arguments(args.clone())));
+    let first = conn.expect_next("tools/call").await;
+    conn.send(unsupported(&first, json!(["2026-07-28"]))).await;
+    let second = conn.expect_next("tools/call").await;
+    assert_ne!(second["id"], first["id"]);
+    assert_eq!(second["params"]["arguments"], json!({"x": 1}));
+    assert_eq!(second["params"]["_meta"][VERSION], "2026-07-28");
+    conn.reply(
+        &second,
+        json!({"resultType": "complete", "content": [msg::text("done")]}),
+    )
+    .await;
+    let result = within(call).await.unwrap().unwrap().unwrap();
+    assert_eq!(result.joined_text(), "done");
+
+    let call = actix::spawn(link.send(CallTool::new("t").with_arguments(args)));
+    let first = conn.expect_next("tools/call").await;
+    conn.send(unsupported(&first, json!(["2026-07-28"]))).await;
+    let second = conn.expect_next("tools/call").await;
+    conn.send(unsupported(&second, json!(["2026-07-28"]))).await;
+    match within(call).await.unwrap().unwrap() {
+        Err(LinkError::Server { error, .. }) => assert_eq!(error.code.0, -32022),
+        other => panic!("{other:?}"),
+    }
+    link.send(Shutdown).await.unwrap();
+}
