@@ -53,7 +53,10 @@ async fn ready(events: &mut mpsc::UnboundedReceiver<LinkEvent>) {
 /// The next connection, each of its waits bounded (the support's peers wait an hour, for
 /// tests on a paused clock; these run on real sockets).
 async fn accept(server: &mut ScriptedServer) -> Conn {
-    server.accept().await.with_limit(mcpl_testkit::LIMIT)
+    server
+        .accept_showing_discover()
+        .await
+        .with_limit(mcpl_testkit::LIMIT)
 }
 
 async fn era_of(link: &actix::Addr<ServerLink>) -> Era {
@@ -243,12 +246,44 @@ async fn issue39_08_a_modern_only_link_gives_up_on_a_legacy_server() {
     link.send(Shutdown).await.unwrap();
 }
 
+/// A link configured with no era probes (the default is `auto`, as the binding pages ask
+/// of a client that speaks both eras): `server/discover` comes first.
+#[actix::test]
+async fn issue39_08_a_link_probes_by_default() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let mut config = LinkConfig::new("s", server.connector(Default::default()))
+        .with_subscriber(EventSink::Channel(tx));
+    config.handshake_timeout = Duration::from_millis(300);
+    assert_eq!(config.era, EraPolicy::Auto);
+    let link = ServerLink::new(config).start();
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.reply(&probe, discovered_still()).await;
+    let list = conn.expect_next("tools/list").await;
+    conn.reply(&list, json!({"resultType": "complete", "tools": []}))
+        .await;
+    ready(&mut events).await;
+    assert_eq!(era_of(&link).await, Era::Modern);
+    link.send(Shutdown).await.unwrap();
+}
+
 /// `mcpl-host console` run as a user would, on a modern-only server written with the
 /// official Python SDK (`tests/interop/py_modern_server.py`, stdio): `--era py=auto` finds
 /// it modern, its tools are offered, and a call whose server asks a question by MRTR is
 /// answered from the form's defaults.
 #[tokio::test]
 async fn issue39_08_the_console_calls_a_modern_only_server_with_era_auto() {
+    console_calls_a_modern_only_server(&["--era", "py=auto"]).await;
+}
+
+/// The same with no `--era`: the console's default is `auto`.
+#[tokio::test]
+async fn issue39_08_the_console_probes_by_default() {
+    console_calls_a_modern_only_server(&[]).await;
+}
+
+async fn console_calls_a_modern_only_server(era: &[&str]) {
     use mcpl_testkit::python::{python, workspace_root};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let script = workspace_root().join("tests/interop/py_modern_server.py");
@@ -258,11 +293,10 @@ async fn issue39_08_the_console_calls_a_modern_only_server_with_era_auto() {
             "console",
             "--server",
             &format!("py=stdio:{} {} stdio", python().display(), script.display()),
-            "--era",
-            "py=auto",
             "--state-dir",
             dir.path().to_str().unwrap(),
         ])
+        .args(era)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)

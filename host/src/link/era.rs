@@ -54,11 +54,11 @@ use std::str::FromStr;
 /// "modern"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum EraPolicy {
-    /// Probe with `server/discover` and fall back to `initialize` (module docs).
-    Auto,
-    /// `initialize` only, as before MCP 2026-07-28 (the default **\[project\]**: a link
-    /// behaves as it always did unless configured; `mcpl-host --era auto` probes).
+    /// Probe with `server/discover` and fall back to `initialize` (module docs): the
+    /// default, what the binding pages ask of a client that speaks both eras.
     #[default]
+    Auto,
+    /// `initialize` only, as before MCP 2026-07-28.
     Legacy,
     /// The modern era only: a server that does not answer `server/discover` as a modern
     /// server is not connected to.
