@@ -16,7 +16,7 @@
 //! reading serves both bindings; an empty or non-JSON-RPC body arrives as the transport's
 //! own error and reads as legacy.
 //!
-//! **A version refused** (`versioning.md`, "Protocol Version Negotiation": the client
+//! **\[project\] A version refused** (`versioning.md`, "Protocol Version Negotiation": the client
 //! "SHOULD select a mutually supported version from the `supported` list and retry"):
 //! -32022 to the probe whose `data.supported` lists a modern version this host speaks has
 //! the probe sent again, once, stamped with that version; one that lists only legacy
