@@ -67,15 +67,16 @@ fn an_mcpl_server_gets_initialize_initialized_a_grant_request_then_tools_list() 
             other => panic!("expected ToolsChanged, got {other:?}"),
         }
 
-        // The tap saw every read in order, and the connection's start right after the
-        // initialize result.
+        // The tap saw every read in order (the era probe's refusal first), and the
+        // connection's start right after the initialize result.
         let mut seen = Vec::new();
-        for _ in 0..4 {
+        for _ in 0..5 {
             seen.push(tapped(&taps.next().await));
         }
         assert_eq!(
             seen,
             [
+                "response:server/discover:Awaited",
                 "response:initialize:Awaited",
                 "connected:1",
                 "response:featureSets/update:Awaited",
@@ -117,7 +118,7 @@ fn a_plain_mcp_server_gets_no_feature_sets_update() {
         let list = peer.recv().await;
         assert_eq!(
             list,
-            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}})
+            json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {}})
         );
         peer.reply(&list, json!({"tools": [tool("echo")]})).await;
 
@@ -158,7 +159,7 @@ fn tools_list_follows_next_cursor_through_every_page() {
         let page2 = peer.recv().await;
         assert_eq!(
             page2,
-            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {"cursor": "p2"}})
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"cursor": "p2"}})
         );
         peer.reply(&page2, json!({"tools": [tool("b")], "nextCursor": "p3"}))
             .await;
@@ -277,7 +278,7 @@ fn list_changed_relists_and_only_a_different_list_is_announced() {
         let again = peer.recv().await;
         assert_eq!(
             again,
-            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}})
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {}})
         );
         peer.reply(&again, json!({"tools": [tool("look")]})).await;
 
@@ -352,6 +353,10 @@ fn an_unsupported_protocol_version_disconnects_with_a_clear_error() {
             }
             other => panic!("expected Disconnected, got {other:?}"),
         }
+        assert_eq!(
+            tapped(&taps.next().await),
+            "response:server/discover:Awaited"
+        );
         assert_eq!(tapped(&taps.next().await), "response:initialize:Awaited");
         assert_eq!(tapped(&taps.next().await), "disconnected:1");
         let status = link.send(GetStatus).await.unwrap();
@@ -529,7 +534,7 @@ fn a_listing_asked_for_during_another_follows_it() {
         let second = peer.recv().await;
         assert_eq!(
             second,
-            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list", "params": {}})
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {}})
         );
         peer.reply(&second, json!({"tools": [tool("new")]})).await;
         assert_eq!(names(&call.await.unwrap().unwrap().unwrap()), ["new"]);

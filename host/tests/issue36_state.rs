@@ -68,7 +68,8 @@ async fn raw_rig() -> (mcpl_host::host::HostHandle, mcpl_testkit::ws::Peer) {
     let listener = mcpl_testkit::ws::Listener::bind().await;
     let connector = mcpl_host::link::Connector::url(listener.url(), ClientOptions::default());
     let host = start_host(connector, HOLD, |_| {});
-    let peer = listener.accept().await;
+    let mut peer = listener.accept().await;
+    support::refuse_the_probe(&mut peer).await;
     (host, peer)
 }
 

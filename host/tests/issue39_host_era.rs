@@ -53,7 +53,10 @@ async fn ready(events: &mut mpsc::UnboundedReceiver<LinkEvent>) {
 /// The next connection, each of its waits bounded (the support's peers wait an hour, for
 /// tests on a paused clock; these run on real sockets).
 async fn accept(server: &mut ScriptedServer) -> Conn {
-    server.accept().await.with_limit(mcpl_testkit::LIMIT)
+    server
+        .accept_showing_discover()
+        .await
+        .with_limit(mcpl_testkit::LIMIT)
 }
 
 async fn era_of(link: &actix::Addr<ServerLink>) -> Era {
@@ -243,12 +246,44 @@ async fn issue39_08_a_modern_only_link_gives_up_on_a_legacy_server() {
     link.send(Shutdown).await.unwrap();
 }
 
+/// A link configured with no era probes (the default is `auto`, as the binding pages ask
+/// of a client that speaks both eras): `server/discover` comes first.
+#[actix::test]
+async fn issue39_08_a_link_probes_by_default() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let mut config = LinkConfig::new("s", server.connector(Default::default()))
+        .with_subscriber(EventSink::Channel(tx));
+    config.handshake_timeout = Duration::from_millis(300);
+    assert_eq!(config.era, EraPolicy::Auto);
+    let link = ServerLink::new(config).start();
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.reply(&probe, discovered_still()).await;
+    let list = conn.expect_next("tools/list").await;
+    conn.reply(&list, json!({"resultType": "complete", "tools": []}))
+        .await;
+    ready(&mut events).await;
+    assert_eq!(era_of(&link).await, Era::Modern);
+    link.send(Shutdown).await.unwrap();
+}
+
 /// `mcpl-host console` run as a user would, on a modern-only server written with the
 /// official Python SDK (`tests/interop/py_modern_server.py`, stdio): `--era py=auto` finds
 /// it modern, its tools are offered, and a call whose server asks a question by MRTR is
 /// answered from the form's defaults.
 #[tokio::test]
 async fn issue39_08_the_console_calls_a_modern_only_server_with_era_auto() {
+    console_calls_a_modern_only_server(&["--era", "py=auto"]).await;
+}
+
+/// The same with no `--era`: the console's default is `auto`.
+#[tokio::test]
+async fn issue39_08_the_console_probes_by_default() {
+    console_calls_a_modern_only_server(&[]).await;
+}
+
+async fn console_calls_a_modern_only_server(era: &[&str]) {
     use mcpl_testkit::python::{python, workspace_root};
     use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
     let script = workspace_root().join("tests/interop/py_modern_server.py");
@@ -258,11 +293,10 @@ async fn issue39_08_the_console_calls_a_modern_only_server_with_era_auto() {
             "console",
             "--server",
             &format!("py=stdio:{} {} stdio", python().display(), script.display()),
-            "--era",
-            "py=auto",
             "--state-dir",
             dir.path().to_str().unwrap(),
         ])
+        .args(era)
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -333,4 +367,153 @@ async fn issue39_08_the_command_line_refuses_an_era_it_does_not_know() {
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert!(stderr.contains(says), "{era}: {stderr}");
     }
+}
+
+/// -32022 as a modern server answers a version it does not serve, listing `supported`.
+fn unsupported(request: &Value, supported: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32022,
+        "message": "Unsupported protocol version",
+        "data": {"supported": supported, "requested": request["params"]["_meta"][VERSION]}}})
+}
+
+/// A modern `server/discover` result whose tools do not change (no listen follows).
+fn discovered_still() -> Value {
+    json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {}},
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "m", "version": "1"}}})
+}
+
+async fn disconnect_reason(events: &mut mpsc::UnboundedReceiver<LinkEvent>) -> DisconnectReason {
+    within(async {
+        loop {
+            if let LinkEvent::Disconnected { reason, .. } = events.recv().await.unwrap() {
+                return reason;
+            }
+        }
+    })
+    .await
+}
+
+/// MCP 2026-07-28 `versioning.md`: a client whose version is refused "SHOULD select a
+/// mutually supported version from the `supported` list and retry"; the stdio binding: "Use
+/// one of the versions in its advertised `supported` list. Do not fall back".
+#[actix::test]
+async fn issue39_08_a_probe_refused_for_its_version_is_sent_again_with_a_supported_one() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server, EraPolicy::Auto);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.send(unsupported(&probe, json!(["2099-01-01", "2026-07-28"])))
+        .await;
+    let again = conn.expect_next("server/discover").await;
+    assert_ne!(again["id"], probe["id"]);
+    assert_eq!(again["params"]["_meta"][VERSION], "2026-07-28");
+    conn.reply(&again, discovered_still()).await;
+    let list = conn.expect_next("tools/list").await;
+    assert_eq!(list["params"]["_meta"][VERSION], "2026-07-28");
+    conn.reply(&list, json!({"resultType": "complete", "tools": []}))
+        .await;
+    ready(&mut events).await;
+    assert_eq!(era_of(&link).await, Era::Modern);
+    assert_eq!(conn.count("initialize"), 0);
+    link.send(Shutdown).await.unwrap();
+}
+
+/// Once only: a second refusal ends the connection with what the server said, and no
+/// `initialize` follows (a modern server is not fallen back from).
+#[actix::test]
+async fn issue39_08_a_probe_refused_twice_for_its_version_ends_the_connection() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server, EraPolicy::Auto);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.send(unsupported(&probe, json!(["2026-07-28"]))).await;
+    let again = conn.expect_next("server/discover").await;
+    conn.send(unsupported(&again, json!(["2026-07-28"]))).await;
+    match disconnect_reason(&mut events).await {
+        DisconnectReason::HandshakeRejected { method, error } => {
+            assert_eq!((method, error.code.0), ("server/discover", -32022));
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(conn.count("server/discover"), 2);
+    assert_eq!(conn.count("initialize"), 0);
+    link.send(Shutdown).await.unwrap();
+}
+
+/// A -32022 that lists only legacy versions this host speaks: `initialize` follows on the
+/// same connection (the versions it lists are served that way); a link configured
+/// `modern` gives up instead.
+#[actix::test]
+async fn issue39_08_a_probe_refused_with_only_legacy_versions_supported_falls_back() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server, EraPolicy::Auto);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.send(unsupported(&probe, json!(["2025-06-18", "2025-11-25"])))
+        .await;
+    conn.handshake(init_with(None)).await;
+    let list = conn.expect_next("tools/list").await;
+    conn.reply(&list, tools_page(&json!([]), 1)).await;
+    ready(&mut events).await;
+    assert_eq!(era_of(&link).await, Era::Legacy);
+    link.send(Shutdown).await.unwrap();
+
+    let (link, mut events) = self::link(&server, EraPolicy::Modern);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.send(unsupported(&probe, json!(["2025-11-25"]))).await;
+    let reason = disconnect_reason(&mut events).await;
+    assert!(
+        matches!(reason, DisconnectReason::NotModern { .. }),
+        "{reason:?}"
+    );
+    assert_eq!(conn.count("initialize"), 0);
+    link.send(Shutdown).await.unwrap();
+}
+
+/// A modern call refused for its version is sent again once, with a new id and the same
+/// params, stamped with the version the server listed; a second refusal is the call's
+/// answer.
+#[actix::test]
+async fn issue39_08_a_call_refused_for_its_version_is_sent_again_once() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server, EraPolicy::Auto);
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    conn.reply(&probe, discovered_still()).await;
+    let list = conn.expect_next("tools/list").await;
+    conn.reply(
+        &list,
+        json!({"resultType": "complete", "tools": [{"name": "t", "inputSchema": {"type": "object"}}]}),
+    )
+    .await;
+    ready(&mut events).await;
+
+    let args = json!({"x": 1}).as_object().cloned().unwrap();
+    let call = actix::spawn(link.send(CallTool::new("t").with_arguments(args.clone())));
+    let first = conn.expect_next("tools/call").await;
+    conn.send(unsupported(&first, json!(["2026-07-28"]))).await;
+    let second = conn.expect_next("tools/call").await;
+    assert_ne!(second["id"], first["id"]);
+    assert_eq!(second["params"]["arguments"], json!({"x": 1}));
+    assert_eq!(second["params"]["_meta"][VERSION], "2026-07-28");
+    conn.reply(
+        &second,
+        json!({"resultType": "complete", "content": [msg::text("done")]}),
+    )
+    .await;
+    let result = within(call).await.unwrap().unwrap().unwrap();
+    assert_eq!(result.joined_text(), "done");
+
+    let call = actix::spawn(link.send(CallTool::new("t").with_arguments(args)));
+    let first = conn.expect_next("tools/call").await;
+    conn.send(unsupported(&first, json!(["2026-07-28"]))).await;
+    let second = conn.expect_next("tools/call").await;
+    conn.send(unsupported(&second, json!(["2026-07-28"]))).await;
+    match within(call).await.unwrap().unwrap() {
+        Err(LinkError::Server { error, .. }) => assert_eq!(error.code.0, -32022),
+        other => panic!("{other:?}"),
+    }
+    link.send(Shutdown).await.unwrap();
 }

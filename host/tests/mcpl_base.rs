@@ -40,7 +40,8 @@ async fn rig(tweak: impl FnOnce(&mut ServerConfig)) -> (HostHandle, Peer) {
     let listener = Listener::bind().await;
     let connector = Connector::url(listener.url(), ClientOptions::default());
     let host = start_host(connector, HOLD, tweak);
-    let peer = listener.accept().await;
+    let mut peer = listener.accept().await;
+    support::refuse_the_probe(&mut peer).await;
     (host, peer)
 }
 
@@ -381,6 +382,7 @@ async fn spec_6_7_a_policy_lost_in_transport_is_negotiated_again_on_a_new_connec
         let connector = Connector::url(listener.url(), ClientOptions::default());
         let host = start_host(connector, HOLD, |_| {});
         let mut first = listener.accept().await;
+        support::refuse_the_probe(&mut first).await;
         let policy = up_to_policy(&mut first, init_result("2025-11-25", news_manifest())).await;
         first
             .send(

@@ -52,7 +52,7 @@ fn a_call_carries_its_arguments_and_meta_and_returns_the_result() {
         let req = peer.recv().await;
         assert_eq!(
             req,
-            json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+            json!({"jsonrpc": "2.0", "id": 5, "method": "tools/call",
                    "params": {"name": "play", "arguments": {"move": "D4"}, "_meta": {"mcpl/instance": "g1"}}})
         );
         peer.reply(
@@ -132,7 +132,7 @@ fn a_timed_out_call_is_cancelled_and_its_late_result_still_reaches_the_tap() {
         assert_eq!(
             read.answers,
             Some(Answered {
-                id: Id::Number(4),
+                id: Id::Number(5),
                 method: "tools/call",
                 status: AwaitStatus::TimedOut
             })
@@ -146,7 +146,7 @@ fn a_timed_out_call_is_cancelled_and_its_late_result_still_reaches_the_tap() {
         // The link goes on.
         let call = actix::spawn(link.send(CallTool::new("play")));
         let req = peer.expect_next("tools/call").await;
-        assert_eq!(req["id"], 5);
+        assert_eq!(req["id"], 6);
         peer.reply(&req, json!({"content": []})).await;
         assert!(call.await.unwrap().unwrap().is_ok());
     });
@@ -201,7 +201,7 @@ fn any_typed_request_goes_through_send_request() {
         let req = peer.recv().await;
         assert_eq!(
             req,
-            json!({"jsonrpc": "2.0", "id": 4, "method": "toolsets/list", "params": {}})
+            json!({"jsonrpc": "2.0", "id": 5, "method": "toolsets/list", "params": {}})
         );
         peer.reply(
             &req,

@@ -241,7 +241,7 @@ fn notifications_reach_subscribers_and_a_manifest_change_is_re_read() {
         let read = peer.recv().await;
         assert_eq!(
             read,
-            json!({"jsonrpc": "2.0", "id": 4, "method": "mcpl/manifest", "params": {}})
+            json!({"jsonrpc": "2.0", "id": 5, "method": "mcpl/manifest", "params": {}})
         );
         // SPEC §17.4: the result is the manifest object itself.
         peer.reply(

@@ -10,17 +10,23 @@
 //!   (before: -32601, and the tool failed).
 
 use actix::Actor;
-use mcpl_host::link::{CallTool, Connector, EventSink, LinkConfig, LinkEvent, ServerLink};
+use mcpl_host::link::{
+    CallTool, Connector, EraPolicy, EventSink, LinkConfig, LinkEvent, ServerLink,
+};
 use mcpl_tests::interop::{Killed, python_http_server};
 use mcpl_transport::ClientOptions;
 use serde_json::json;
 use tokio::sync::mpsc;
 
 /// Starts the Python server and a link to it, and waits until the link has its tools.
+/// The link is configured `legacy`: what is tested here is the 2025-11-25 era (the SDK's
+/// server is dual-era, and `auto` would find it modern, where neither SSE polling nor a
+/// server's own requests exist).
 async fn linked() -> (actix::Addr<ServerLink>, Killed) {
     let (guard, url) = python_http_server("py_polling_server.py", &[]);
     let (tx, mut rx) = mpsc::unbounded_channel();
     let config = LinkConfig::new("py", Connector::url(url, ClientOptions::default()))
+        .with_era(EraPolicy::Legacy)
         .with_subscriber(EventSink::Channel(tx));
     let link = ServerLink::new(config).start();
     loop {

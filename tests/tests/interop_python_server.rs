@@ -1,11 +1,14 @@
 //! Interop: our host's `ServerLink` against a server written with the official MCP Python
-//! SDK (`MCPServer`, formerly FastMCP), over stdio and Streamable HTTP. The link initializes
-//! (the Python server is plain MCP, so no `featureSets/update` follows), lists the tools and
-//! calls them; a Python tool that raises comes back as a tool error.
+//! SDK (`MCPServer`, formerly FastMCP), over stdio and Streamable HTTP, in both eras: with
+//! the link's default era, `auto`, the probe finds the Python server (dual-era) modern;
+//! with `legacy` the link initializes (the Python server is plain MCP, so no
+//! `featureSets/update` follows). Either way it lists the tools and calls them; a Python
+//! tool that raises comes back as a tool error.
 
 use actix::Actor;
 use mcpl_host::link::{
-    CallTool, Connector, EventSink, LinkConfig, LinkEvent, ServerLink, Shutdown,
+    CallTool, Connector, Era, EraPolicy, EventSink, GetStatus, LinkConfig, LinkEvent, ServerLink,
+    Shutdown,
 };
 use mcpl_protocol::mcp::Tool;
 use mcpl_tests::interop::{python, python_http_server, script};
@@ -13,10 +16,17 @@ use mcpl_transport::ClientOptions;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-/// Starts a link and waits for it to be connected with its tools listed.
-async fn link_and_tools(connector: Connector) -> (actix::Addr<ServerLink>, Vec<Tool>) {
+/// Starts a link configured `era` (none: the default) and waits for it to be connected
+/// with its tools listed.
+async fn link_and_tools(
+    connector: Connector,
+    era: Option<EraPolicy>,
+) -> (actix::Addr<ServerLink>, Vec<Tool>) {
     let (tx, mut rx) = mpsc::unbounded_channel();
-    let config = LinkConfig::new("py", connector).with_subscriber(EventSink::Channel(tx));
+    let mut config = LinkConfig::new("py", connector).with_subscriber(EventSink::Channel(tx));
+    if let Some(era) = era {
+        config = config.with_era(era);
+    }
     let link = ServerLink::new(config).start();
     let mut connected = None;
     loop {
@@ -69,6 +79,17 @@ async fn exercise(link: &actix::Addr<ServerLink>, tools: &[Tool]) {
     link.send(Shutdown).await.unwrap();
 }
 
+/// The link at `url` by default (modern found) and configured legacy: each plays through.
+async fn in_both_eras(url: &str) {
+    for (era, found) in [(None, Era::Modern), (Some(EraPolicy::Legacy), Era::Legacy)] {
+        let connector = Connector::url(url.to_owned(), ClientOptions::default());
+        let (link, tools) = link_and_tools(connector, era).await;
+        let status = link.send(GetStatus).await.unwrap();
+        assert_eq!(status.session.expect("connected").era, found, "{era:?}");
+        exercise(&link, &tools).await;
+    }
+}
+
 #[actix::test]
 async fn our_host_calls_a_python_sdk_server_over_stdio() {
     let url = format!(
@@ -76,13 +97,11 @@ async fn our_host_calls_a_python_sdk_server_over_stdio() {
         python().display(),
         script("py_server.py").display()
     );
-    let (link, tools) = link_and_tools(Connector::url(url, ClientOptions::default())).await;
-    exercise(&link, &tools).await;
+    in_both_eras(&url).await;
 }
 
 #[actix::test]
 async fn our_host_calls_a_python_sdk_server_over_streamable_http() {
     let (_guard, url) = python_http_server("py_server.py", &["http"]);
-    let (link, tools) = link_and_tools(Connector::url(url, ClientOptions::default())).await;
-    exercise(&link, &tools).await;
+    in_both_eras(&url).await;
 }

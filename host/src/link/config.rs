@@ -85,8 +85,8 @@ pub struct LinkConfig {
     pub connector: Connector,
     /// Who this host is, for `initialize` (and a modern request's `clientInfo`).
     pub client_info: Implementation,
-    /// Which era of MCP the link may speak (`era.rs`): [`EraPolicy::Legacy`] by default,
-    /// so a link behaves as before unless configured.
+    /// Which era of MCP the link may speak (`era.rs`): [`EraPolicy::Auto`] by default
+    /// (probe with `server/discover`, fall back to `initialize`).
     pub era: EraPolicy,
     /// How long a request waits for its response (default 30 s).
     pub request_timeout: Duration,

@@ -42,20 +42,31 @@ impl ServerLink {
         live.stage = Stage::AwaitingDiscoverResult;
         live.stamp = Some(Stamp::new(self.config.client_info.clone()));
         let wait = Some(self.config.handshake_timeout);
-        self.send_raw(SERVER_DISCOVER, None, Waiter::Discover, wait, ctx);
+        let waiter = Waiter::Discover { retried: false };
+        self.send_raw(SERVER_DISCOVER, None, waiter, wait, ctx);
     }
 
+    /// The probe's answer. `retried`: it answers the second probe, sent after a -32022
+    /// (`era.rs`, "A version refused"); a second refusal is final.
     pub(super) fn on_discover_result(
         &mut self,
         outcome: Result<Box<RawValue>, LinkError>,
+        retried: bool,
         ctx: &mut Context<Self>,
     ) {
         if let Err(LinkError::Disconnected { .. } | LinkError::Stopped) = outcome {
             return;
         }
-        match read_probe(outcome, self.config.era) {
+        let probe = match read_probe(outcome, self.config.era) {
+            Probe::Retry { version, .. } if !retried => {
+                return self.send_discover_again(version, ctx);
+            }
+            Probe::Retry { error, .. } => Probe::Refused(error),
+            probe => probe,
+        };
+        match probe {
             Probe::Modern(init) => self.become_modern(*init, ctx),
-            Probe::Refused(error) => {
+            Probe::Retry { error, .. } | Probe::Refused(error) => {
                 // A modern server that refused what this host sent (the only modern version
                 // it speaks, say): falling back would be wrong, and there is nothing else
                 // to offer.
@@ -79,6 +90,20 @@ impl ServerLink {
                 self.send_initialize(ctx);
             }
         }
+    }
+
+    /// Sends the probe again, stamped with `version`, which the server said it serves.
+    fn send_discover_again(&mut self, version: String, ctx: &mut Context<Self>) {
+        let Some(live) = self.lifecycle.live_mut() else {
+            return;
+        };
+        info!(link = %self.config.name, %version, "the server refused the protocol version sent; probing again with one it serves");
+        if let Some(stamp) = &mut live.stamp {
+            stamp.version = version;
+        }
+        let wait = Some(self.config.handshake_timeout);
+        let waiter = Waiter::Discover { retried: true };
+        self.send_raw(SERVER_DISCOVER, None, waiter, wait, ctx);
     }
 
     fn become_modern(

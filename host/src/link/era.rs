@@ -16,6 +16,15 @@
 //! reading serves both bindings; an empty or non-JSON-RPC body arrives as the transport's
 //! own error and reads as legacy.
 //!
+//! **\[project\] A version refused** (`versioning.md`, "Protocol Version Negotiation": the client
+//! "SHOULD select a mutually supported version from the `supported` list and retry"):
+//! -32022 to the probe whose `data.supported` lists a modern version this host speaks has
+//! the probe sent again, once, stamped with that version; one that lists only legacy
+//! versions this host speaks sends it on to `initialize` (the binding pages: "use one of
+//! the versions in its advertised `supported` list", here a legacy one); one that lists
+//! neither ends the connection with what the server said. A modern request of a caller
+//! refused so is sent again once the same way (`requests.rs`).
+//!
 //! **\[project\]** With `auto`, a dual-era server whose `server/discover` advertises MCPL
 //! (`capabilities.extensions["mcpl/core"]`) and lists a legacy version this host speaks
 //! is served in the legacy era (`modern` serves it modern, as plain MCP): RFC-014's toolsets reach a modern host only with issue #40,
@@ -34,7 +43,7 @@ use mcpl_protocol::mcp::{
 };
 use mcpl_protocol::modern::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MCPL_EXTENSION, MODERN_PROTOCOL_VERSION,
-    PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, is_modern_version,
+    MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, is_modern_version,
 };
 use serde::Deserialize;
 use serde_json::{Map, Value};
@@ -45,11 +54,11 @@ use std::str::FromStr;
 /// "modern"`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum EraPolicy {
-    /// Probe with `server/discover` and fall back to `initialize` (module docs).
-    Auto,
-    /// `initialize` only, as before MCP 2026-07-28 (the default **\[project\]**: a link
-    /// behaves as it always did unless configured; `mcpl-host --era auto` probes).
+    /// Probe with `server/discover` and fall back to `initialize` (module docs): the
+    /// default, what the binding pages ask of a client that speaks both eras.
     #[default]
+    Auto,
+    /// `initialize` only, as before MCP 2026-07-28.
     Legacy,
     /// The modern era only: a server that does not answer `server/discover` as a modern
     /// server is not connected to.
@@ -109,6 +118,15 @@ pub(super) enum Probe {
     /// A modern server that refused the probe with one of the era's errors: not to be
     /// fallen back from.
     Refused(ErrorObject),
+    /// A modern server that refused the version sent (-32022) but serves `version`, a
+    /// modern one this host speaks: the probe goes again with it, once (`error` is what
+    /// ends the connection if it was the second try).
+    Retry {
+        /// The version to stamp the probe with.
+        version: String,
+        /// The refusal.
+        error: ErrorObject,
+    },
     /// A legacy server, or one to serve as legacy (module docs); why, for the log.
     Legacy(String),
 }
@@ -133,7 +151,13 @@ pub(super) fn read_probe(outcome: Result<Box<RawValue>, LinkError>, policy: EraP
     let result = match outcome {
         Ok(result) => result,
         Err(LinkError::Server { error, .. }) if is_modern_error(error.code) => {
-            return Probe::Refused(error);
+            return match supported_choice(&error) {
+                Supported::Modern(version) => Probe::Retry { version, error },
+                Supported::LegacyOnly(versions) => Probe::Legacy(format!(
+                    "it refused {MODERN_PROTOCOL_VERSION} and serves only legacy versions ({versions:?})"
+                )),
+                Supported::Nothing => Probe::Refused(error),
+            };
         }
         Err(e) => return Probe::Legacy(e.to_string()),
     };
@@ -182,6 +206,55 @@ pub(super) fn read_probe(outcome: Result<Box<RawValue>, LinkError>, policy: EraP
         instructions: found.instructions,
         meta: None,
     }))
+}
+
+/// What a -32022's `data.supported` offers this host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Supported {
+    /// A modern version this host speaks (the newest of them).
+    Modern(String),
+    /// Only legacy versions this host speaks (`initialize` can go on with them).
+    LegacyOnly(Vec<String>),
+    /// Nothing this host speaks, or the error is no -32022 or lists nothing readable.
+    Nothing,
+}
+
+/// How many entries of `data.supported` are looked at: a server lists a handful; what a
+/// peer writes is bounded here, whatever the transport let through.
+const SUPPORTED_READ_LIMIT: usize = 64;
+
+/// Reads an `UnsupportedProtocolVersionError`'s `data.supported` (liberally: entries that
+/// are no strings are skipped) for a version this host speaks, modern first.
+pub(super) fn supported_choice(error: &ErrorObject) -> Supported {
+    if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
+        return Supported::Nothing;
+    }
+    let listed: Vec<&str> = error
+        .data
+        .as_ref()
+        .and_then(|d| d.get("supported"))
+        .and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .take(SUPPORTED_READ_LIMIT)
+                .filter_map(Value::as_str)
+                .collect()
+        })
+        .unwrap_or_default();
+    // This host's own order (newest first) decides among the modern versions both speak.
+    if let Some(version) = MODERN_PROTOCOL_VERSIONS.iter().find(|v| listed.contains(v)) {
+        return Supported::Modern((*version).to_owned());
+    }
+    let legacy: Vec<String> = listed
+        .iter()
+        .filter(|v| is_supported_version(v))
+        .map(|v| (*v).to_owned())
+        .collect();
+    if legacy.is_empty() {
+        Supported::Nothing
+    } else {
+        Supported::LegacyOnly(legacy)
+    }
 }
 
 /// The modern era's own error codes (MCP `basic/index.md`, "Error Codes"): what a client
@@ -326,6 +399,40 @@ mod tests {
                 matches!(read_probe(error(code), EraPolicy::Auto), Probe::Refused(e) if e.code.0 == code)
             );
         }
+    }
+
+    fn unsupported(supported: Value) -> ErrorObject {
+        ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "no")
+            .with_data(json!({"supported": supported, "requested": "2026-07-28"}))
+    }
+
+    #[test]
+    fn a_refused_version_is_retried_with_one_both_speak_or_falls_back_to_legacy() {
+        let probe = |supported: Value| {
+            read_probe(
+                Err(LinkError::Server {
+                    method: "server/discover",
+                    error: unsupported(supported),
+                }),
+                EraPolicy::Auto,
+            )
+        };
+        assert!(matches!(
+            probe(json!(["2099-01-01", 3, "2026-07-28", "2025-11-25"])),
+            Probe::Retry { version, .. } if version == "2026-07-28"
+        ));
+        assert!(matches!(
+            probe(json!(["2025-06-18", "2025-11-25"])),
+            Probe::Legacy(_)
+        ));
+        for nothing in [json!(["2099-01-01"]), json!([]), json!("2026-07-28")] {
+            assert!(matches!(probe(nothing), Probe::Refused(_)));
+        }
+        let bare = ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "no");
+        assert_eq!(supported_choice(&bare), Supported::Nothing);
+        let other = ErrorObject::new(ErrorCode(-32021), "no")
+            .with_data(json!({"supported": ["2026-07-28"]}));
+        assert_eq!(supported_choice(&other), Supported::Nothing);
     }
 
     #[test]

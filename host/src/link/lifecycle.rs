@@ -40,6 +40,10 @@
 //!    any state ── Shutdown ──▶ Stopped
 //! ```
 //!
+//! In `AwaitingDiscoverResult`, a -32022 that lists a modern version this host speaks has
+//! the probe sent again once with it, and one listing only legacy versions it speaks goes
+//! on to `initialize` (`era.rs`, "A version refused").
+//!
 //! Every drop of a connection fails its requests in flight with `Disconnected` and is
 //! tapped and announced as `Disconnected`. Requests from callers are sent only in `Ready`;
 //! in any other state they fail at once with `NotConnected`.
@@ -146,6 +150,19 @@ impl Live {
     /// the answer is the cancellation, MCP 2026-07-28 "Cancellation").
     pub(super) fn cancels_by_notification(&self) -> bool {
         self.stamp.is_none() || self.info.ordered
+    }
+
+    /// A modern connection takes `version` for its requests from now on (the server
+    /// refused the one it had, listing this one): false on a legacy connection.
+    pub(super) fn adopt_version(&mut self, version: &str) -> bool {
+        let Some(stamp) = &mut self.stamp else {
+            return false;
+        };
+        stamp.version = version.to_owned();
+        if let Some(session) = self.session_mut() {
+            session.init.protocol_version = version.to_owned();
+        }
+        true
     }
 
     pub(super) fn session_mut(&mut self) -> Option<&mut Session> {

@@ -26,8 +26,12 @@ pub(super) enum Waiter {
     PolicyReceipt(u64, Vec<String>),
     ToolsPage,
     Manifest,
-    /// The era probe (`server/discover`).
-    Discover,
+    /// The era probe (`server/discover`); `retried`: the second, sent after the server
+    /// refused the version of the first (-32022).
+    Discover {
+        /// Whether this is that second probe.
+        retried: bool,
+    },
     /// A caller's request to a modern server, answered again while the server asks for
     /// input (`mrtr.rs`).
     Input(Box<InputRound>),
@@ -43,6 +47,9 @@ pub(super) struct InputRound {
     pub(super) params: Box<RawValue>,
     /// Retries made so far.
     pub(super) rounds: u32,
+    /// Whether it was sent again after the server refused its protocol version (-32022):
+    /// that is done once (`era.rs`, "A version refused").
+    pub(super) version_retried: bool,
     pub(super) timeout: Option<Duration>,
     pub(super) reply: Box<dyn FnOnce(Result<Box<RawValue>, LinkError>)>,
 }

@@ -1,7 +1,7 @@
 //! Sending requests: ids, timeouts, and handing each outcome to whoever waits for it.
 
 use super::actor::ServerLink;
-use super::era::Era;
+use super::era::{Era, Supported, supported_choice};
 use super::error::LinkError;
 use super::lifecycle::LinkPhase;
 use super::mrtr;
@@ -15,6 +15,7 @@ use mcpl_protocol::{Id, Message, Notification, Request};
 use serde::de::DeserializeOwned;
 use std::time::Duration;
 use tokio::sync::oneshot;
+use tracing::info;
 
 /// Decodes a result by its method's type, straight from its text; a mismatch is the
 /// server's fault.
@@ -67,6 +68,7 @@ impl ServerLink {
                     method: M::NAME,
                     params,
                     rounds: 0,
+                    version_retried: false,
                     timeout,
                     reply,
                 };
@@ -84,13 +86,26 @@ impl ServerLink {
     }
 
     /// A modern request's answer: final, or asking for input, then sent again with the
-    /// answers (mrtr.rs).
+    /// answers (mrtr.rs); or its version refused (-32022) with a modern one this host
+    /// speaks listed, then sent again once with that one, which later requests take too.
     fn on_input_round(
         &mut self,
         mut round: Box<InputRound>,
         outcome: Result<Box<RawValue>, LinkError>,
         ctx: &mut Context<Self>,
     ) {
+        if let Err(LinkError::Server { error, .. }) = &outcome
+            && !round.version_retried
+            && let Supported::Modern(version) = supported_choice(error)
+            && let Some(live) = self.lifecycle.live_mut()
+            && live.adopt_version(&version)
+        {
+            info!(link = %self.config.name, method = round.method, %version, "the server refused the protocol version sent; sending again with one it serves");
+            round.version_retried = true;
+            let (method, timeout) = (round.method, round.timeout);
+            let params = round.params.clone();
+            return self.send_raw(method, Some(&params), Waiter::Input(round), timeout, ctx);
+        }
         let verdict = match &outcome {
             Ok(result) => mrtr::read(round.method, Some(&round.params), result, round.rounds),
             Err(_) => mrtr::Verdict::Final,
@@ -218,7 +233,7 @@ impl ServerLink {
             }
             Waiter::ToolsPage => self.on_tools_page(outcome, ctx),
             Waiter::Manifest => self.on_manifest(outcome, ctx),
-            Waiter::Discover => self.on_discover_result(outcome, ctx),
+            Waiter::Discover { retried } => self.on_discover_result(outcome, retried, ctx),
             Waiter::Input(round) => self.on_input_round(round, outcome, ctx),
             Waiter::Listen => self.on_listen_end(outcome),
         }

@@ -15,7 +15,7 @@ use mcpl_host::link::{BackoffConfig, Connector, EventSink, LinkConfig, LinkEvent
 use mcpl_protocol::Message;
 use mcpl_protocol::mcp::Implementation;
 use mcpl_testkit::msg;
-use mcpl_transport::testkit::{TestEnd, TestPeer};
+use mcpl_transport::testkit::TestEnd;
 use mcpl_transport::{
     Connection, ConnectionInfo, Principal, TransportError, TransportKind, memory,
 };
@@ -98,7 +98,7 @@ fn raw_pair() -> (Connection, Peer) {
         peer: "raw".into(),
     };
     let (conn, end) = TestEnd::raw_pair(info);
-    (conn, Peer::new(end).with_limit(STALL))
+    (conn, Peer::new(LegacyEnd::legacy(end)).with_limit(STALL))
 }
 
 impl Servers {
@@ -121,11 +121,78 @@ impl Servers {
 /// The server end of a connection the host made, as the one raw peer of the tests
 /// (`mcpl_testkit`): a scripted server writing exact JSON and reading the host's. Its waits
 /// last [`STALL`], as long as a paused test may take (the host's timers run on that clock).
-pub type Peer = TestPeer;
+pub type Peer = mcpl_testkit::Peer<LegacyEnd>;
 
-/// A peer on the server end of any connection (a real transport's).
+/// The scripted server's end of a connection, which answers the host's era probe as a
+/// legacy server does (MCP 2026-07-28, stdio "Backward Compatibility": "any other error
+/// ... the server is legacy"): `server/discover` gets -32601 and is not shown to the
+/// test, which then scripts the legacy era from `initialize` on. The probe's id is the
+/// link's first, so the host's own requests count from 2. [`LegacyEnd::modern`] shows
+/// the probe instead, for the tests of the era itself.
+pub struct LegacyEnd {
+    end: TestEnd,
+    answers_discover: bool,
+}
+
+impl LegacyEnd {
+    /// An end that answers the probe.
+    pub fn legacy(end: TestEnd) -> Self {
+        LegacyEnd {
+            end,
+            answers_discover: true,
+        }
+    }
+
+    /// An end that shows the probe to the test like any request.
+    pub fn modern(end: TestEnd) -> Self {
+        LegacyEnd {
+            end,
+            answers_discover: false,
+        }
+    }
+}
+
+impl mcpl_testkit::Link for LegacyEnd {
+    async fn send(&mut self, message: Value) -> Result<(), String> {
+        self.end.send(message).await
+    }
+
+    async fn next(&mut self) -> mcpl_testkit::Received {
+        loop {
+            match self.end.next().await {
+                mcpl_testkit::Received::Message(m)
+                    if self.answers_discover
+                        && msg::is_method(&m, "server/discover")
+                        && m.get("id").is_some() =>
+                {
+                    let refusal = msg::error(&m["id"], -32601, "Method not found");
+                    if self.end.send(refusal).await.is_err() {
+                        return mcpl_testkit::Received::Closed(mcpl_testkit::Closed::Dropped);
+                    }
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// Reads the host's era probe, which must come first, and refuses it as a legacy server
+/// does (-32601): for a peer that is no [`LegacyEnd`] (a WebSocket listener's).
+pub async fn refuse_the_probe<L: mcpl_testkit::Link>(peer: &mut mcpl_testkit::Peer<L>) {
+    let probe = peer.expect_next("server/discover").await;
+    peer.send(msg::error(&probe["id"], -32601, "Method not found"))
+        .await;
+}
+
+/// A peer on the server end of any connection (a real transport's), answering the era
+/// probe as a legacy server ([`LegacyEnd`]).
 pub fn from_connection(conn: Connection) -> Peer {
-    TestEnd::peer(conn).with_limit(STALL)
+    mcpl_testkit::Peer::new(LegacyEnd::legacy(TestEnd::of(conn))).with_limit(STALL)
+}
+
+/// A peer on the server end of any connection that shows the era probe to the test.
+pub fn from_connection_modern(conn: Connection) -> Peer {
+    mcpl_testkit::Peer::new(LegacyEnd::modern(TestEnd::of(conn))).with_limit(STALL)
 }
 
 /// What the host tests' scripted server does beyond writing and reading JSON.
@@ -145,6 +212,7 @@ impl Scripted for Peer {
     async fn send_unreadable(&mut self, bytes: &[u8]) {
         assert!(Message::decode(bytes).is_err(), "the bytes must not decode");
         self.link_mut()
+            .end
             .deliver_bytes(bytes)
             .await
             .expect("the host end is gone");
@@ -156,22 +224,26 @@ impl Scripted for Peer {
     }
 
     async fn serve_mcpl_handshake_to_list(&mut self) -> Value {
+        // Id 1 is the era probe (answered by `LegacyEnd`) on a first connection, and
+        // `initialize` on one to a server the link already found legacy.
         let init = self.recv().await;
-        assert_eq!(init, initialize_request(1));
+        let id = init["id"].as_i64().expect("a numeric id");
+        assert!(id == 1 || id == 2, "{init}");
+        assert_eq!(init, initialize_request(id));
         self.reply(&init, mcpl_init_result()).await;
         assert_eq!(self.recv().await, msg::initialized());
         let grant = self.recv().await;
         assert_eq!(
             grant,
             msg::request(
-                2,
+                id + 1,
                 "featureSets/update",
                 json!({"effectiveCapabilities": ["pushEvents", "tools"]})
             )
         );
         self.reply(&grant, json!({"accepted": true})).await;
         let list = self.recv().await;
-        assert_eq!(list, msg::request(3, "tools/list", json!({})));
+        assert_eq!(list, msg::request(id + 2, "tools/list", json!({})));
         list
     }
 }

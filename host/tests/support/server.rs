@@ -127,15 +127,44 @@ impl ScriptedServer {
         }
     }
 
-    /// The next connection (an HTTP one with its `initialize` waiting).
+    /// The next connection (an HTTP one with its first request waiting), its era probe
+    /// answered as a legacy server does (`support::LegacyEnd`). On Streamable HTTP the
+    /// probe is a modern POST, a connection of its own that ends with its answer: it is
+    /// answered and the next connection is the one returned.
     pub async fn accept(&mut self) -> Conn {
-        let conn = match &mut self.listener {
+        loop {
+            let conn = self.accept_connection().await;
+            let http = matches!(self.listener, Listener::Http(_));
+            let mut peer = super::from_connection(conn);
+            if !http {
+                return peer;
+            }
+            let deadline = tokio::time::Instant::now() + peer.limit();
+            match peer.read(deadline).await {
+                Ok(first) => {
+                    peer.keep(first);
+                    return peer;
+                }
+                // The probe's own connection, answered and ended.
+                Err(mcpl_testkit::ReadError::Closed(_)) => continue,
+                Err(e) => panic!("the host's first request on Streamable HTTP: {e:?}"),
+            }
+        }
+    }
+
+    /// The next connection, its era probe shown to the test.
+    pub async fn accept_showing_discover(&mut self) -> Conn {
+        let conn = self.accept_connection().await;
+        super::from_connection_modern(conn)
+    }
+
+    async fn accept_connection(&mut self) -> Connection {
+        match &mut self.listener {
             Listener::Ws(l) => l.accept().await,
             Listener::Http(l) => l.accept().await,
             Listener::Memory(rx, _, _) => rx.recv().await,
         }
-        .expect("the host connects");
-        super::from_connection(conn)
+        .expect("the host connects")
     }
 }
 

@@ -54,9 +54,9 @@ struct Servers {
     /// public roots: NAME=PATH, for a server with a private CA.
     #[arg(long = "ca-file", value_name = "NAME=PATH", value_parser = pair)]
     ca_files: Vec<(String, String)>,
-    /// Which era of MCP to speak, for every server (ERA) or one (NAME=ERA): `legacy`
-    /// (the default: `initialize`, MCP 2025-11-25), `auto` (probe with MCP 2026-07-28's
-    /// `server/discover`, fall back to `initialize`) or `modern` (2026-07-28 only).
+    /// Which era of MCP to speak, for every server (ERA) or one (NAME=ERA): `auto` (the
+    /// default: probe with MCP 2026-07-28's `server/discover`, fall back to `initialize`),
+    /// `legacy` (`initialize` only, MCP 2025-11-25) or `modern` (2026-07-28 only).
     #[arg(long = "era", value_name = "[NAME=]ERA")]
     eras: Vec<String>,
     /// Where the ended toolsets already told are kept across restarts (default: the OS
@@ -93,7 +93,7 @@ impl Servers {
             tls.insert(name, ca);
         }
         let mut eras: BTreeMap<String, EraPolicy> = BTreeMap::new();
-        let mut every_era = EraPolicy::Legacy;
+        let mut every_era = EraPolicy::default();
         for given in self.eras {
             let Some((name, era)) = given.split_once('=') else {
                 every_era = given.parse().context("--era")?;
