@@ -67,10 +67,9 @@
 //! [`ServerBuilder::prompt`]: crate::ServerBuilder::prompt
 //! [`ServerBuilder::completion`]: crate::ServerBuilder::completion
 
+use crate::client_ask::{AskClient, AskError, Needs};
 use crate::core::session::{FeatureRequest, Offers};
-use crate::session::{Needs, SessionHandle};
-use crate::tool::{AskError, Asking};
-use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, RawValue, to_raw};
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, RawValue, decode_result, to_raw};
 use mcpl_protocol::method::{CreateMessage, Elicit, ListRoots, RequestMethod};
 use mcpl_protocol::server_features::{
     CompleteParams, CompleteResult, Completion, GetPromptResult, ListPromptsResult,
@@ -97,7 +96,7 @@ use std::sync::Arc;
 pub struct RequestContext {
     principal: Principal,
     /// The session and the request, when the handler serves one that may ask.
-    asking: Option<(SessionHandle, Id)>,
+    asking: Option<(Arc<dyn AskClient>, Id)>,
 }
 
 impl RequestContext {
@@ -106,7 +105,7 @@ impl RequestContext {
         &self.principal
     }
 
-    pub(crate) fn new(principal: Principal, asking: Option<(SessionHandle, Id)>) -> Self {
+    pub(crate) fn new(principal: Principal, asking: Option<(Arc<dyn AskClient>, Id)>) -> Self {
         RequestContext { principal, asking }
     }
 
@@ -158,12 +157,17 @@ impl RequestContext {
                 "only a prompts/get or resources/read handler may ask the client".to_owned(),
             ));
         };
-        let to = Asking {
-            session,
-            request,
-            key: None,
-        };
-        to.ask::<M>(input_key, needs, params).await
+        let result = session
+            .ask_client(
+                request.clone(),
+                None,
+                input_key.map(str::to_owned),
+                needs,
+                M::NAME,
+                to_raw(params),
+            )
+            .await?;
+        decode_result(&result).map_err(|e| AskError::MalformedResult(e.0))
     }
 }
 

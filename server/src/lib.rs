@@ -25,7 +25,8 @@
 //! | [`listen`] | [`Server::serve_ws`], [`Server::serve_http`], [`Server::serve_stdio`]: bind, accept, a session per connection |
 //! | [`clock`] | [`Clock`]: where the actors get the time ([`ManualClock`] for tests) |
 //! | `paging` | `tools/list` paging |
-//! | `mrtr` | MCP 2026-07-28 multi round-trip requests: a tool's question to a modern client as an `InputRequiredResult`, its signed `requestState`, the retry's answers |
+//! | `mrtr` | MCP 2026-07-28 multi round-trip requests: a tool's, prompt's or resource read's question to a modern client as an `InputRequiredResult`, its signed `requestState`, the retry's answers |
+//! | `client_ask` | what a handler asks of its client, from the handler's side: `AskError`, the capability needed, the session's side as a trait (so the tool and feature contexts and the session do not import each other) |
 //! | `receipt` | the receipt for a `featureSets/update` grant (SPEC §6.7) |
 //! | [`cancel`] | [`CancelToken`]: a call's cancellation, for work a handler hands off |
 //! | [`store`] | [`Store`]: durable state across restarts ([`RedbStore`], [`MemoryStore`]; issue #15) |
@@ -95,6 +96,7 @@
 mod actors;
 pub mod author;
 pub mod cancel;
+mod client_ask;
 pub mod clock;
 mod core;
 pub mod decode;

@@ -37,7 +37,6 @@ pub(crate) mod outcome;
 mod schema;
 mod toolsets;
 
-pub(crate) use ask::Asking;
 pub use ask::{AskError, ClientAnswer, ClientQuestion};
 pub use error::{ToolError, ToolResult};
 pub use notify::NotifyError;

@@ -21,8 +21,8 @@
 
 use super::SessionActor;
 use super::outgoing::Reply;
+use crate::client_ask::{AskError, Needs};
 use crate::mrtr::{Asked, Batch, Question};
-use crate::tool::AskError;
 use actix::prelude::*;
 use mcpl_protocol::client_features::{
     ELICITATION_CAPABILITY, ROOTS_CAPABILITY, SAMPLING_CAPABILITY,
@@ -31,14 +31,6 @@ use mcpl_protocol::jsonrpc::{Id, Notification, Request};
 use mcpl_protocol::mcp::{CancelledParams, ClientCapabilities};
 use mcpl_protocol::method::Cancelled;
 use tokio::sync::oneshot;
-
-/// The capability a request needs the client to have declared.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Needs {
-    Sampling,
-    Elicitation,
-    Roots,
-}
 
 /// A tool handler's request for its client.
 #[derive(Debug)]

@@ -24,7 +24,11 @@ impl SessionActor {
             feature,
             FeatureRequest::GetPrompt(_) | FeatureRequest::ReadResource { .. }
         );
-        let asking = asks.then(|| (self.session_handle(ctx), id.clone()));
+        let asking = asks.then(|| {
+            let handle: std::sync::Arc<dyn crate::client_ask::AskClient> =
+                std::sync::Arc::new(self.session_handle(ctx));
+            (handle, id.clone())
+        });
         let cx = RequestContext::new(self.principal.clone(), asking);
         tracing::debug!(session = %self.id, %id, ?feature, "feature request");
         let task = tokio::spawn(features.serve(cx, feature));

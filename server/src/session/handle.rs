@@ -185,6 +185,37 @@ impl SessionHandle {
     }
 }
 
+impl crate::client_ask::AskClient for SessionHandle {
+    fn ask_client(
+        &self,
+        request: mcpl_protocol::jsonrpc::Id,
+        key: Option<u64>,
+        input_key: Option<String>,
+        needs: crate::client_ask::Needs,
+        method: &'static str,
+        params: Box<mcpl_protocol::jsonrpc::RawValue>,
+    ) -> std::pin::Pin<
+        Box<
+            dyn Future<
+                    Output = Result<
+                        Box<mcpl_protocol::jsonrpc::RawValue>,
+                        crate::client_ask::AskError,
+                    >,
+                > + Send
+                + '_,
+        >,
+    > {
+        Box::pin(self.ask(super::Ask {
+            call: request,
+            key,
+            method,
+            needs,
+            params,
+            input_key,
+        }))
+    }
+}
+
 /// Pushes an event; answers with the future of the host's answer, so the actor is not
 /// held while the host thinks.
 struct Push(PushEvent);

@@ -54,7 +54,7 @@ pub mod rev_writer;
 mod toolsets;
 mod write;
 
-pub(crate) use asks::{Ask, AskAll, Needs};
+pub(crate) use asks::{Ask, AskAll};
 pub(crate) use for_handlers::ForHandler;
 pub(crate) use notices::Notice;
 

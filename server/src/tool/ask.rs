@@ -53,55 +53,14 @@
 //! # let _ = (summarise, sign_up);
 //! ```
 
-use crate::session::{Ask, AskAll, Needs, SessionHandle};
+pub use crate::client_ask::AskError;
+use crate::client_ask::{AskClient, Needs};
+use crate::session::AskAll;
 use crate::tool::ToolContext;
-use mcpl_protocol::jsonrpc::{ErrorObject, Id};
 use mcpl_protocol::jsonrpc::{decode_result, to_raw};
 use mcpl_protocol::mcp::ClientCapabilities;
 use mcpl_protocol::method::{CreateMessage, Elicit, ListRoots, Method, RequestMethod};
 use std::collections::BTreeMap;
-
-/// Why a request to the client got no result, sorted by who is at fault.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum AskError {
-    /// The client did not declare the capability in `initialize`, so MCP forbids asking.
-    #[error("the client does not support {capability} (it did not declare the capability)")]
-    NotSupported {
-        /// The capability: `sampling`, `elicitation` or `roots`.
-        capability: &'static str,
-    },
-    /// The call is an MCP 2026-07-28 request that carried no answer to this question: it
-    /// went to the client in the call's `InputRequiredResult`, and this run of the handler
-    /// has ended (it is cancelled; whatever it returns is dropped). The client's retry runs
-    /// the handler again, and this question then returns the client's answer (module docs).
-    #[error(
-        "the client speaks MCP 2026-07-28: {capability} was asked in an InputRequiredResult, and the call's retry will carry the answer"
-    )]
-    InputRequired {
-        /// The capability: `sampling`, `elicitation` or `roots`.
-        capability: &'static str,
-    },
-    /// The call is an MCP 2026-07-28 request and asking would pass a bound of MRTR's: too
-    /// many questions in one run, or answers that outgrow the request state.
-    #[error("the question cannot be asked: {0}")]
-    Limit(String),
-    /// The call asking was answered or cancelled: nobody waits for the answer.
-    #[error("the tool call has ended")]
-    CallEnded,
-    /// The client answered with an error (a person refused sampling, say).
-    #[error("the client refused: {} ({})", .0.message, .0.code.0)]
-    Client(ErrorObject),
-    /// The client's result does not have the method's shape.
-    #[error("the client's result is malformed: {0}")]
-    MalformedResult(String),
-    /// No answer within the server's ask timeout; the client was told it is cancelled.
-    #[error("the client did not answer in time")]
-    TimedOut,
-    /// The session closed first.
-    #[error("the session is closed")]
-    Closed,
-}
 
 /// One question of [`ToolContext::ask_all`].
 #[derive(Debug, Clone)]
@@ -278,45 +237,17 @@ impl ToolContext {
         needs: Needs,
         params: &M::Params,
     ) -> Result<M::Result, AskError> {
-        let to = Asking {
-            session: &self.session,
-            request: &self.request_id,
-            key: Some(self.call_key),
-        };
-        to.ask::<M>(input_key, needs, params).await
-    }
-}
-
-/// The request a handler's question is asked for: a tool call (with its key in the
-/// session's `Requests`), or a resource or prompt request (no key; `features.rs`).
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Asking<'a> {
-    pub(crate) session: &'a SessionHandle,
-    pub(crate) request: &'a Id,
-    pub(crate) key: Option<u64>,
-}
-
-impl Asking<'_> {
-    /// Asks the client `M` (module docs: a legacy client is sent it, a modern one's
-    /// request is answered with it in an `InputRequiredResult`) and decodes its answer.
-    pub(crate) async fn ask<M: RequestMethod>(
-        self,
-        input_key: Option<&str>,
-        needs: Needs,
-        params: &M::Params,
-    ) -> Result<M::Result, AskError> {
-        let params = mcpl_protocol::jsonrpc::to_raw(params);
         let result = self
             .session
-            .ask(Ask {
-                call: self.request.clone(),
-                key: self.key,
-                method: M::NAME,
+            .ask_client(
+                self.request_id.clone(),
+                Some(self.call_key),
+                input_key.map(str::to_owned),
                 needs,
-                params,
-                input_key: input_key.map(str::to_owned),
-            })
+                M::NAME,
+                to_raw(params),
+            )
             .await?;
-        mcpl_protocol::jsonrpc::decode_result(&result).map_err(|e| AskError::MalformedResult(e.0))
+        decode_result(&result).map_err(|e| AskError::MalformedResult(e.0))
     }
 }
