@@ -117,9 +117,19 @@ pub fn server_info() -> Implementation {
 }
 
 /// `server/discover`'s answer (MCP `server/discover.md`): both eras' versions, a tool
-/// list that never changes (`listChanged: false`), the instructions. The same for every
-/// principal, so `public`.
+/// list that never changes (`listChanged: false`), the instructions, and the surface
+/// host's MCPL manifest under `capabilities.extensions["mcpl/core"]`, where the server SDK
+/// puts a server's (**\[project\]**, `docs/rfc014-stateless.md` §3.1): an MCPL host in
+/// `auto` mode then sees that the surface host speaks MCPL, which it speaks in the legacy
+/// era, and goes on to `initialize` for its pushes. The same for every principal, so
+/// `public`.
 pub fn discover(id: Id) -> Response {
+    let manifest = serde_json::to_value(crate::mcpl::manifest()).unwrap_or_default();
+    let mut other = serde_json::Map::new();
+    other.insert(
+        "extensions".to_owned(),
+        serde_json::json!({ modern::MCPL_EXTENSION: manifest }),
+    );
     let result = DiscoverResult {
         supported_versions: modern::supported_versions(),
         capabilities: ServerCapabilities {
@@ -127,7 +137,7 @@ pub fn discover(id: Id) -> Response {
                 list_changed: Some(false),
             }),
             experimental: None,
-            other: serde_json::Map::new(),
+            other,
         },
         instructions: Some(INSTRUCTIONS.to_owned()),
         ttl_ms: MODERN_TTL_MS,
@@ -284,5 +294,10 @@ mod tests {
         );
         assert_eq!(result["cacheScope"], "public");
         assert_eq!(result["ttlMs"], 0);
+        // The MCPL manifest, as the server SDK states a server's: an MCPL host in `auto`
+        // mode goes on to `initialize` for its pushes (surface/tests/mcpl_client.rs).
+        let mcpl = &result["capabilities"]["extensions"]["mcpl/core"];
+        assert_eq!(mcpl["version"], "0.5", "{result}");
+        assert!(mcpl["featureSets"].get("events").is_some(), "{result}");
     }
 }

@@ -210,7 +210,7 @@ async fn a_cancelled_call_cancels_its_request_to_the_client_and_a_late_answer_is
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
                "params": {"requestId": 7, "reason": "changed my mind"}}),
         json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-               "params": {"requestId": asked["id"], "reason": "the tool call it served has ended"}}),
+               "params": {"requestId": asked["id"], "reason": "the request it served has ended"}}),
     )
     .await;
     // The user answers anyway: nothing waits for it, and the cancelled call gets no result.
