@@ -104,6 +104,25 @@ async fn issue39_08_a_probe_left_unanswered_falls_back_after_the_handshake_timeo
     link.send(Shutdown).await.unwrap();
 }
 
+/// A legacy server silent to the probe is sent `initialize` after the probe's own timeout,
+/// not the handshake's (10 s by default; here far past the test's limit): with `auto` the
+/// default, such a server costs seconds, once.
+#[actix::test]
+async fn issue39_08_a_silent_probe_falls_back_after_the_probe_timeout() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (tx, _events) = mpsc::unbounded_channel();
+    let mut config = LinkConfig::new("s", server.connector(Default::default()))
+        .with_era(EraPolicy::Auto)
+        .with_subscriber(EventSink::Channel(tx));
+    config.handshake_timeout = Duration::from_secs(600);
+    config.probe_timeout = Duration::from_millis(200);
+    let link = ServerLink::new(config).start();
+    let mut conn = accept(&mut server).await;
+    conn.expect_next("server/discover").await;
+    conn.expect_next("initialize").await;
+    link.send(Shutdown).await.unwrap();
+}
+
 /// A modern `server/discover` result, with tools whose list changes.
 fn discovered() -> Value {
     json!({"resultType": "complete", "supportedVersions": ["2026-07-28", "2025-11-25"],

@@ -95,6 +95,13 @@ pub struct LinkConfig {
     /// answer in time is dropped and tried again after the backoff — except for the era
     /// probe, after which a server that said nothing is taken as legacy.
     pub handshake_timeout: Duration,
+    /// How long the era probe (`server/discover`, with `--era auto`, the default) waits
+    /// before a server that said nothing is taken as legacy and sent `initialize` (default
+    /// 3 s). **\[project\]** Shorter than the handshake's: a legacy server that ignores
+    /// requests before `initialize` (the binding pages' "on a timeout") costs this once per
+    /// server (the era is remembered), and a modern server answers a probe as fast as any
+    /// request.
+    pub probe_timeout: Duration,
     /// How long one connection attempt may take before it counts as failed (default 30 s).
     pub connect_timeout: Duration,
     /// The reconnect backoff.
@@ -143,6 +150,7 @@ impl LinkConfig {
             era: EraPolicy::default(),
             request_timeout: Duration::from_secs(30),
             handshake_timeout: Duration::from_secs(10),
+            probe_timeout: Duration::from_secs(3),
             connect_timeout: Duration::from_secs(30),
             backoff: BackoffConfig::default(),
             advertise_tool_hints: true,

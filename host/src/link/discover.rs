@@ -41,7 +41,7 @@ impl ServerLink {
         };
         live.stage = Stage::AwaitingDiscoverResult;
         live.stamp = Some(Stamp::new(self.config.client_info.clone()));
-        let wait = Some(self.config.handshake_timeout);
+        let wait = Some(self.config.probe_timeout);
         let waiter = Waiter::Discover { retried: false };
         self.send_raw(SERVER_DISCOVER, None, waiter, wait, ctx);
     }
@@ -101,7 +101,7 @@ impl ServerLink {
         if let Some(stamp) = &mut live.stamp {
             stamp.version = version;
         }
-        let wait = Some(self.config.handshake_timeout);
+        let wait = Some(self.config.probe_timeout);
         let waiter = Waiter::Discover { retried: true };
         self.send_raw(SERVER_DISCOVER, None, waiter, wait, ctx);
     }
