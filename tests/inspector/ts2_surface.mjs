@@ -18,7 +18,8 @@
 // POST's JSON-RPC method, the `Mcp-Session-Id` the server answered with (legacy only) and
 // the HTTP status; `news` are the "Since your previous call:" blocks of the results and
 // `logs` the `notifications/message` data received.
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client } from "@modelcontextprotocol/client";
+import { recordedHttpTransport } from "./ts2_wire.mjs";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
 const SERVER_INFO = "io.modelcontextprotocol/serverInfo";
@@ -36,27 +37,7 @@ const wire = [];
 let transport;
 if (kind === "http") {
   const [url, token] = rest;
-  // Records what went over the wire, as the server answered it.
-  const recording = async (input, init) => {
-    let method = null;
-    try {
-      method = JSON.parse(init?.body ?? "null")?.method ?? null;
-    } catch {
-      // Not JSON (no body on a GET): no method.
-    }
-    const response = await fetch(input, init);
-    wire.push({
-      http: init?.method ?? "GET",
-      method,
-      status: response.status,
-      session: response.headers.get("mcp-session-id"),
-    });
-    return response;
-  };
-  transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    fetch: recording,
-  });
+  transport = recordedHttpTransport(url, token, wire);
 } else if (kind === "stdio") {
   const [command, ...args] = rest;
   transport = new StdioClientTransport({ command, args, stderr: "inherit" });

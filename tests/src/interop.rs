@@ -100,12 +100,13 @@ pub fn arcade_bin() -> &'static std::path::Path {
 }
 
 /// The official MCP TypeScript SDK 2.x client (`@modelcontextprotocol/client`, pinned in
-/// `tests/ts2/package-lock.json`): installs it once per test process (`tests/ts2/setup.sh`,
-/// a no-op when the lock has not changed) and returns the path of its script `name` in
-/// `tests/ts2/`, to run with `node`.
+/// `tests/inspector/package-lock.json` with the 1.x SDK and the Inspector, one pin for every
+/// test that drives it): installs them once per test process (`tests/inspector/setup.sh`, a
+/// no-op when the lock has not changed) and returns the path of the script `name` in
+/// `tests/inspector/`, to run with `node`.
 pub fn ts2_script(name: &str) -> PathBuf {
     static SETUP: std::sync::Once = std::sync::Once::new();
-    let dir = workspace_root().join("tests/ts2");
+    let dir = workspace_root().join("tests/inspector");
     SETUP.call_once(|| {
         let out = Command::new("bash")
             .arg(dir.join("setup.sh"))

@@ -1,5 +1,5 @@
 //! Interop (issue #39): the official MCP TypeScript SDK 2.x client
-//! (`@modelcontextprotocol/client`, pinned in `tests/ts2/package-lock.json`), a plain MCP
+//! (`@modelcontextprotocol/client`, pinned in `tests/inspector/package-lock.json`), a plain MCP
 //! host with no MCPL, plays a whole tic-tac-toe game against the arcade's bot directly,
 //! through the compat tools RFC-014 §8 gives such a host (`toolset_open`, and an `instance`
 //! argument on the game's tools), pinned to MCP 2026-07-28 and in its `auto` mode, over

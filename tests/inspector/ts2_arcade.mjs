@@ -19,7 +19,8 @@
 // there) and `wire` are what the server sent: over HTTP `wire` lists each
 // POST's JSON-RPC method, the `Mcp-Session-Id` the server answered with (legacy only) and
 // the HTTP status, read by the fetch the transport goes through.
-import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { Client } from "@modelcontextprotocol/client";
+import { recordedHttpTransport } from "./ts2_wire.mjs";
 import { StdioClientTransport } from "@modelcontextprotocol/client/stdio";
 
 const SERVER_INFO = "io.modelcontextprotocol/serverInfo";
@@ -42,27 +43,7 @@ let mode;
 if (kind === "http") {
   const [url, token, m] = rest;
   mode = m;
-  // Records what went over the wire, as the server answered it.
-  const recording = async (input, init) => {
-    let method = null;
-    try {
-      method = JSON.parse(init?.body ?? "null")?.method ?? null;
-    } catch {
-      // Not JSON (no body on a GET): no method.
-    }
-    const response = await fetch(input, init);
-    wire.push({
-      http: init?.method ?? "GET",
-      method,
-      status: response.status,
-      session: response.headers.get("mcp-session-id"),
-    });
-    return response;
-  };
-  transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-    fetch: recording,
-  });
+  transport = recordedHttpTransport(url, token, wire);
 } else if (kind === "stdio") {
   const [m, command, ...args] = rest;
   mode = m;
