@@ -129,6 +129,7 @@ async fn issue42_01_concurrent_steps_share_commits_and_are_answered_once_kept() 
         players.push((c, session));
     }
     let before = server.store_stats().expect("a store");
+    let batches_before = store.commits().len();
 
     // Every player bumps its counter at once, the store held: each step's record waits.
     store.hold(true);
@@ -165,10 +166,14 @@ async fn issue42_01_concurrent_steps_share_commits_and_are_answered_once_kept() 
         "{PLAYERS} concurrent steps took {commits} commits: {:?}",
         store.commits()
     );
-    assert!(
-        store.commits().iter().any(|&n| n >= PLAYERS - 1),
-        "one commit took the steps that waited: {:?}",
-        store.commits()
+    // The committer may have taken any number of the steps before the gate stopped it
+    // (a loaded machine wakes it late): those went in the commit under way, and every
+    // step that arrived while it was held went in the one after it.
+    let batches = store.commits()[batches_before..].to_vec();
+    assert_eq!(
+        batches.iter().sum::<usize>(),
+        PLAYERS,
+        "each step kept once: {batches:?}"
     );
 
     // What was answered is in the file.
