@@ -175,7 +175,7 @@ impl ToolHint {
     /// Reads one entry: `name` must be a string and `instance`, when present, a string
     /// (without them the entry cannot be placed); a `presence`, `visible` or `definition`
     /// that does not decode is ignored, and noted.
-    fn read(v: &Value, ignored: &mut Vec<String>) -> Result<ToolHint, String> {
+    pub(crate) fn read(v: &Value, ignored: &mut Vec<String>) -> Result<ToolHint, String> {
         let obj = v.as_object().ok_or("not an object")?;
         let name = obj
             .get("name")

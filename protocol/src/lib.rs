@@ -20,6 +20,7 @@
 //! | [`header_params`] | MCP 2026-07-28's tool parameters mirrored into HTTP headers (`x-mcp-header`, `Mcp-Param-*`): which a schema marks, their encoding, a server's check |
 //! | [`meta`] | the `_meta` object and RFC-014's keys in it (spec §3) |
 //! | [`hints`] | RFC-014 hint changes: `HintChanges` and its entries (spec §5.1), `tools/hints` params |
+//! | [`stateless`] | RFC-014 on MCP 2026-07-28, this project's profile (`docs/rfc014-stateless.md`): versioned, stamped hints and the `_meta` keys of requests |
 //! | [`toolsets`] | RFC-014 toolset declarations and `toolsets/open|close|list` (spec §4) |
 //! | [`names`] | RFC-014's name grammar for toolsets and instances (spec §4.1) |
 //! | [`time`] | RFC 3339 timestamps: whole seconds (ended records' `at`, §4.3) and milliseconds (`push/event`'s `timestamp`), clamped, never failing |
@@ -40,6 +41,7 @@ pub mod method;
 pub mod modern;
 pub mod names;
 pub mod server_features;
+pub mod stateless;
 pub mod time;
 pub mod toolsets;
 

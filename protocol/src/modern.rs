@@ -130,6 +130,10 @@ pub struct SubscriptionFilter {
     /// `notifications/resources/updated` for these URIs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resource_subscriptions: Option<Vec<String>>,
+    /// Extensions' members (`mcpl/hints`, `mcpl/events`: `docs/rfc014-stateless.md`
+    /// §3.5), kept as sent; a server honours those it knows.
+    #[serde(flatten)]
+    pub extensions: serde_json::Map<String, Value>,
 }
 
 /// `subscriptions/listen`'s params.
