@@ -41,8 +41,6 @@ KNOWN = {
                               "actors::instance::step", "author::context", "author::durable",
                               "author::logic", "author::work"})),
     ("server/src", frozenset({"actors::principal", "actors::principal::fanout"})),
-    ("host/src", frozenset({"state::args_check", "state::args_check::scan",
-                            "state::args_check::strip", "state::args_check::walk"})),
     ("host/src", frozenset({"state::conversation", "state::meta_tools", "state::meta_tools::act",
                             "state::meta_tools::look", "state::meta_tools::open_close",
                             "state::meta_tools::resolve", "state::presenter",
