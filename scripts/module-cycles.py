@@ -49,7 +49,6 @@ KNOWN = {
                             "link::discover", "link::era", "link::error", "link::events",
                             "link::lifecycle", "link::pending", "link::read", "link::refresh",
                             "link::status", "link::tap", "link::write"})),
-    ("host/src", frozenset({"host::actor", "host::agent", "host::handle", "host::inbound"})),
 }
 TEST_FILE = re.compile(r"(^|/)(tests|proptests)(\.rs$|/)")
 
