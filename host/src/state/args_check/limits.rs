@@ -8,7 +8,7 @@ pub const MAX_DEPTH: usize = 24;
 /// §6: a check that would take more than this many steps is not made by the host.
 pub const MAX_STEPS: usize = 5_000;
 
-/// How many problems an [`ArgCheck::Invalid`] lists at most.
+/// How many problems an [`ArgCheck::Invalid`](super::ArgCheck::Invalid) lists at most.
 pub const MAX_PROBLEMS: usize = 8;
 
 /// How long a problem's message may be (the crate's messages quote the value and the
