@@ -92,7 +92,7 @@ impl MetaTools {
 
 /// Applies a [`GroupPlan`] to the server's catalog: the group opens or closes here alone,
 /// nothing is sent (§4.4, vector 10). True when it changed. Then
-/// [`Presenter::group_changed`] gives the agent's answer.
+/// [`Presenter::group_changed`](super::Presenter::group_changed) gives the agent's answer.
 pub fn apply_group(plan: &GroupPlan, catalog: &mut Catalog) -> bool {
     if plan.open {
         catalog.open_group(&plan.group)
