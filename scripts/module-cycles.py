@@ -36,7 +36,6 @@ KNOWN = {
     ("server/src", frozenset({"core::principal", "core::principal::ended"})),
     ("server/src", frozenset({"core::session", "core::session::features", "core::session::listen",
                               "core::session::modern", "core::session::output"})),
-    ("server/src", frozenset({"store::queue", "store::records"})),
     ("server/src", frozenset({"actors::instance", "actors::instance::messages",
                               "actors::instance::step", "author::context", "author::durable",
                               "author::logic", "author::work"})),

@@ -26,6 +26,7 @@
 //! write, and concurrent steps share commits.
 
 mod memory;
+mod not_kept;
 mod queue;
 pub(crate) mod records;
 mod redb_store;

@@ -21,7 +21,7 @@
 //! **\[project\]** The thread is a plain `std` thread, not a task: a store's commit is a
 //! blocking call (redb's fsync), and an actor's arbiter must never wait for it.
 
-use super::records::NotKept;
+use super::not_kept::NotKept;
 use super::{Store, StoreError, Writes};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
