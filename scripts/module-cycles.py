@@ -39,7 +39,6 @@ KNOWN = {
     ("server/src", frozenset({"actors::instance", "actors::instance::messages",
                               "actors::instance::step", "author::context", "author::durable",
                               "author::logic", "author::work"})),
-    ("server/src", frozenset({"actors::principal", "actors::principal::fanout"})),
     ("host/src", frozenset({"link::actor", "link::backoff", "link::config", "link::decode",
                             "link::discover", "link::era", "link::error", "link::events",
                             "link::lifecycle", "link::pending", "link::read", "link::refresh",
