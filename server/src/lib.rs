@@ -25,6 +25,7 @@
 //! | [`listen`] | [`Server::serve_ws`], [`Server::serve_http`], [`Server::serve_stdio`]: bind, accept, a session per connection |
 //! | [`clock`] | [`Clock`]: where the actors get the time ([`ManualClock`] for tests) |
 //! | `paging` | `tools/list` paging |
+//! | `panics` | the text of a caught panic (a handler's, a logic's, background work's) |
 //! | `mrtr` | MCP 2026-07-28 multi round-trip requests: a tool's, prompt's or resource read's question to a modern client as an `InputRequiredResult`, its signed `requestState`, the retry's answers |
 //! | `client_ask` | what a handler asks of its client, from the handler's side: `AskError`, the capability needed, the session's side as a trait (so the tool and feature contexts and the session do not import each other) |
 //! | `receipt` | the receipt for a `featureSets/update` grant (SPEC §6.7) |
@@ -106,6 +107,7 @@ pub mod listen;
 pub mod manifest;
 mod mrtr;
 mod paging;
+mod panics;
 pub mod push;
 mod receipt;
 mod server;
