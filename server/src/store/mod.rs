@@ -177,4 +177,20 @@ pub enum StoreError {
         /// What was wrong.
         detail: String,
     },
+    /// A record was written, created or deleted by another writer since this store read
+    /// or last wrote it (issue #41 item 1: a shared store, PostgreSQL, checks each
+    /// record's revision): the commit wrote nothing. The server gives its store up until
+    /// a restart (`queue.rs`): a node that lost a record to another no longer owns it,
+    /// and must not write it again from what it had **\[project\]**.
+    #[error(
+        "the store {store}: {what} was changed by another writer since this server read it ({detail}); nothing of this commit was written"
+    )]
+    Conflict {
+        /// Where the store is (its [`Store::location`]).
+        store: String,
+        /// The record, as `principal "alice"` or `instance 7`.
+        what: String,
+        /// The revision expected and what the store holds instead.
+        detail: String,
+    },
 }
