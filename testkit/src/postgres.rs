@@ -65,7 +65,7 @@ pub fn bindir() -> Option<PathBuf> {
             Some((version, e.path().join("bin")))
         })
         .collect();
-    debian.sort_by(|a, b| b.0.cmp(&a.0));
+    debian.sort_by_key(|(version, _)| std::cmp::Reverse(*version));
     let on_path = std::env::var_os("PATH")
         .map(|p| std::env::split_paths(&p).collect::<Vec<_>>())
         .unwrap_or_default();
