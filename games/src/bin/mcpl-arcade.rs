@@ -194,9 +194,9 @@ struct ServeArgs {
     #[arg(long, conflicts_with = "postgres")]
     in_memory: bool,
     /// Keep games, invitations and challenges in the PostgreSQL database URL
-    /// (postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME; its tables are created where
-    /// missing) instead of a file. The finished games the spectator page shows are not
-    /// kept across restarts then.
+    /// (postgres://USER:PASSWORD@HOST:PORT/DBNAME, password and port optional; its tables
+    /// are created where missing) instead of a file. The finished games the spectator
+    /// page shows are not kept across restarts then.
     #[arg(long, value_name = "URL")]
     postgres: Option<String>,
     /// Serve the spectator page on ADDR (as --ws): every game under way and the last
