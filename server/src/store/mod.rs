@@ -10,7 +10,9 @@
 //! embedded default (one `redb` file, crash-safe commits); [`MemoryStore`] keeps the
 //! records in the process (a server restarted in the same process reads them back: tests,
 //! `sim perf`). A server built without a store writes nothing and keeps today's
-//! behaviour.
+//! behaviour. A store shared by several servers (PostgreSQL: `mcpl_cluster::PgStore`,
+//! issue #41) checks each record's revision as it commits, and refuses a commit that would
+//! write over another server's ([`StoreError::Conflict`]).
 //!
 //! **Order.** A record is written before the answers and events of the step that changed
 //! it go out (an instance's before its batches, a principal's before its deliveries), so
