@@ -33,7 +33,10 @@
 //! to it: the synchronous `postgres` client runs a small runtime of its own, which must
 //! not be entered from inside another's, and [`Store::load`] is called where the server is
 //! built — inside the arcade's actix system, say. The commit queue's writer thread then
-//! waits for the answer as it waits for redb's fsync.
+//! waits for the answer as it waits for redb's fsync. A connection lost (the database
+//! restarted, the network cut) fails the call it was lost in, and the server gives its
+//! store up until restarted, as for any write that failed; riding through a database
+//! restart is a later step of issue #41.
 
 use mcpl_server::{Loaded, Store, StoreError, Writes};
 use postgres::types::ToSql;
@@ -331,7 +334,6 @@ struct Known {
 
 /// The connection, on its own thread.
 struct Connection {
-    config: Config,
     location: String,
     client: Client,
     principals: Table,
@@ -387,7 +389,6 @@ impl Connection {
         let instances =
             Table::prepare(&mut client, "instances", "instance").map_err(|e| open(&e))?;
         Ok(Connection {
-            config,
             location,
             client,
             principals,
@@ -403,22 +404,8 @@ impl Connection {
         }
     }
 
-    /// Connects again where the connection was lost (the database restarted): the
-    /// revisions known are the database's own, so they still hold.
-    fn reconnect_if_lost(&mut self) -> Result<(), StoreError> {
-        if !self.client.is_closed() {
-            return Ok(());
-        }
-        let fresh = Connection::open(self.config.clone(), self.location.clone())?;
-        self.client = fresh.client;
-        self.principals = fresh.principals;
-        self.instances = fresh.instances;
-        Ok(())
-    }
-
     /// Every record, read in one snapshot; their revisions remembered.
     fn load(&mut self) -> Result<Loaded, StoreError> {
-        self.reconnect_if_lost()?;
         let mut tx = self
             .client
             .build_transaction()
@@ -471,7 +458,6 @@ impl Connection {
         principals: Vec<(String, Option<Vec<u8>>)>,
         instances: Vec<(u64, Option<Vec<u8>>)>,
     ) -> Result<(), StoreError> {
-        self.reconnect_if_lost()?;
         let Connection {
             client,
             location,
