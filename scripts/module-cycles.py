@@ -36,10 +36,6 @@ KNOWN = {
     ("server/src", frozenset({"core::principal", "core::principal::ended"})),
     ("server/src", frozenset({"core::session", "core::session::features", "core::session::listen",
                               "core::session::modern", "core::session::output"})),
-    ("host/src", frozenset({"link::actor", "link::backoff", "link::config", "link::decode",
-                            "link::discover", "link::era", "link::error", "link::events",
-                            "link::lifecycle", "link::pending", "link::read", "link::refresh",
-                            "link::status", "link::tap", "link::write"})),
 }
 TEST_FILE = re.compile(r"(^|/)(tests|proptests)(\.rs$|/)")
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Checks that the pure cores stay pure: the protocol rules that other implementers read
-(`server/src/core/`, `host/src/state/`) reach no runtime, no transport and no I/O. The
-actors beside them do that; a core gets time as an argument and returns what to do.
+(`server/src/core/`, `host/src/state/`, `host/src/link/core/`) reach no runtime, no
+transport and no I/O. The actors beside them do that; a core gets time as an argument and
+returns what to do.
 
 A line of Rust code (comments are skipped) in a core file fails the check when it names
 an async runtime or actor framework (tokio, actix, futures), the project's transport or
@@ -16,7 +17,7 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CORES = ["server/src/core", "host/src/state"]
+CORES = ["server/src/core", "host/src/state", "host/src/link/core"]
 FORBIDDEN = re.compile(
     r"\b(tokio|actix|futures|futures_util|mcpl_transport|tokio_tungstenite|tungstenite"
     r"|reqwest|hyper|axum)::"

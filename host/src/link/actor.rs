@@ -2,16 +2,15 @@
 
 use super::backoff::Backoff;
 use super::config::LinkConfig;
-use super::era::Era;
+use super::core::LinkCore;
+use super::core::era::Era;
 use super::error::{ConnectError, DisconnectReason, LinkError};
 use super::events::LinkEvent;
-use super::lifecycle::{Lifecycle, Live, Stage};
-use super::pending::{PendingTable, Waiter};
-use super::read::read_stream;
-use super::refresh::Refresh;
+use super::io::{read_stream, write_in_order};
+use super::lifecycle::{Lifecycle, Live};
+use super::pending::Waiter;
 use super::status::{LinkStatus, SessionInfo};
 use super::tap::TapEvent;
-use super::write::write_in_order;
 use crate::state::seen_ids::SeenEvents;
 use actix::prelude::*;
 use mcpl_protocol::method::{ListTools, Method};
@@ -132,20 +131,18 @@ impl ServerLink {
             queue,
             outbound,
             self.config.write_timeout,
-            ctx.address(),
+            ctx.address().recipient(),
             self.epoch,
         ));
         let gate = self.config.read_gate.clone();
         let reader = ctx.add_stream(read_stream(inbound, self.epoch, gate));
+        let core = LinkCore::new(self.epoch, info.ordered, self.config.timed_out_capacity);
         self.lifecycle = Lifecycle::Linked(Box::new(Live {
-            epoch: self.epoch,
             info,
             writer,
             reader,
-            pending: PendingTable::new(self.config.timed_out_capacity),
-            stage: Stage::AwaitingInitializeResult,
-            refresh: Refresh::default(),
-            stamp: None,
+            timer: None,
+            core,
         }));
         self.open_session(ctx);
     }
@@ -187,29 +184,34 @@ impl ServerLink {
             return None;
         };
         ctx.cancel_future(live.reader);
+        if let Some((_, timer)) = live.timer.take() {
+            ctx.cancel_future(timer);
+        }
         let was_ready = live.is_ready();
         if reason == DisconnectReason::Shutdown {
             // This host ended it (a normal exit): nothing to warn anyone about.
-            debug!(link = %self.config.name, epoch = live.epoch, %reason, "connection ended");
+            debug!(link = %self.config.name, epoch = live.epoch(), %reason, "connection ended");
         } else {
-            warn!(link = %self.config.name, epoch = live.epoch, %reason, "connection ended");
+            warn!(link = %self.config.name, epoch = live.epoch(), %reason, "connection ended");
         }
         self.tap(&TapEvent::Disconnected {
-            epoch: live.epoch,
+            epoch: live.epoch(),
             reason: reason.clone(),
         });
         let gone = |method| LinkError::Disconnected {
             method,
             reason: reason.clone(),
         };
-        for pending in live.pending.drain() {
-            ctx.cancel_future(pending.timer);
+        let (requests, listings) = live.core.close();
+        for pending in requests {
             if let Waiter::Caller(reply) = pending.waiter {
                 reply(Err(gone(pending.method)));
             }
         }
-        live.refresh.fail_all(&gone(ListTools::NAME));
-        let epoch = live.epoch;
+        for reply in listings {
+            let _ = reply.send(Err(gone(ListTools::NAME)));
+        }
+        let epoch = live.epoch();
         // Dropping `live` drops the writer: the connection closes once its queue is written.
         drop(live);
         self.emit(LinkEvent::Disconnected {
@@ -243,7 +245,7 @@ impl ServerLink {
         self.failed_attempts = 0;
         let epoch = self.epoch;
         ctx.run_later(self.config.backoff.stable_after, move |act, _| {
-            if act.lifecycle.live().is_some_and(|l| l.epoch == epoch) {
+            if act.lifecycle.live().is_some_and(|l| l.epoch() == epoch) {
                 act.backoff.reset();
             }
         });

@@ -1,7 +1,7 @@
 //! What a link is told when it is made.
 
 use super::connector::Connector;
-use super::era::EraPolicy;
+use super::core::era::EraPolicy;
 use super::events::EventSink;
 use super::tap::Tap;
 use mcpl_protocol::mcp::Implementation;

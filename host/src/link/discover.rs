@@ -6,9 +6,10 @@
 //! when the server says its list changes (`tools.listChanged`).
 
 use super::actor::ServerLink;
-use super::era::{Era, EraPolicy, Probe, Stamp, read_probe};
+use super::core::era::{Era, EraPolicy, Probe, Stamp, read_probe};
+use super::core::opens_with_probe;
+use super::core::session::{Listen, Session, Stage};
 use super::error::{DisconnectReason, LinkError};
-use super::lifecycle::{Listen, Session, Stage};
 use super::pending::Waiter;
 use super::tap::TapEvent;
 use actix::prelude::*;
@@ -27,11 +28,10 @@ impl ServerLink {
     /// Opens the session on a fresh connection: `initialize` for a server known (or
     /// configured) legacy, else the probe.
     pub(super) fn open_session(&mut self, ctx: &mut Context<Self>) {
-        match (self.config.era, self.found_era) {
-            (EraPolicy::Legacy, _) | (EraPolicy::Auto, Some(Era::Legacy)) => {
-                self.send_initialize(ctx)
-            }
-            _ => self.send_discover(ctx),
+        if opens_with_probe(self.config.era, self.found_era) {
+            self.send_discover(ctx)
+        } else {
+            self.send_initialize(ctx)
         }
     }
 
@@ -39,8 +39,8 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
-        live.stage = Stage::AwaitingDiscoverResult;
-        live.stamp = Some(Stamp::new(self.config.client_info.clone()));
+        live.core.stage = Stage::AwaitingDiscoverResult;
+        live.core.stamp = Some(Stamp::new(self.config.client_info.clone()));
         let wait = Some(self.config.probe_timeout);
         let waiter = Waiter::Discover { retried: false };
         self.send_raw(SERVER_DISCOVER, None, waiter, wait, ctx);
@@ -84,8 +84,8 @@ impl ServerLink {
                 info!(link = %self.config.name, %why, "the server is not a modern one; falling back to initialize");
                 self.found_era = Some(Era::Legacy);
                 if let Some(live) = self.lifecycle.live_mut() {
-                    live.stamp = None;
-                    live.stage = Stage::AwaitingInitializeResult;
+                    live.core.stamp = None;
+                    live.core.stage = Stage::AwaitingInitializeResult;
                 }
                 self.send_initialize(ctx);
             }
@@ -98,7 +98,7 @@ impl ServerLink {
             return;
         };
         info!(link = %self.config.name, %version, "the server refused the protocol version sent; probing again with one it serves");
-        if let Some(stamp) = &mut live.stamp {
+        if let Some(stamp) = &mut live.core.stamp {
             stamp.version = version;
         }
         let wait = Some(self.config.probe_timeout);
@@ -115,15 +115,15 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
-        if let Some(stamp) = &mut live.stamp {
+        if let Some(stamp) = &mut live.core.stamp {
             stamp.version = init.protocol_version.clone();
         }
         info!(
-            link = %self.config.name, epoch = live.epoch, server = %init.server_info.name,
+            link = %self.config.name, epoch = live.epoch(), server = %init.server_info.name,
             version = %init.protocol_version, "connected: a modern server answered server/discover"
         );
         let event = TapEvent::Connected {
-            epoch: live.epoch,
+            epoch: live.epoch(),
             info: live.info.clone(),
             init: Box::new(init.clone()),
         };

@@ -1,6 +1,6 @@
 //! Errors, sorted by who is at fault, and the one place they map to JSON-RPC codes.
 
-use super::lifecycle::LinkPhase;
+use super::core::phase::LinkPhase;
 use mcpl_protocol::{ErrorCode, ErrorObject};
 use mcpl_transport::TransportError;
 use std::sync::Arc;

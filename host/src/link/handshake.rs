@@ -18,11 +18,11 @@
 //! comes, and never if none comes (§6.7).
 
 use super::actor::ServerLink;
+use super::core::decode::decode;
+use super::core::session::{Session, Stage};
 use super::error::{DisconnectReason, LinkError};
 use super::events::LinkEvent;
-use super::lifecycle::{Session, Stage};
 use super::pending::Waiter;
-use super::requests::decode;
 use super::tap::TapEvent;
 use actix::prelude::*;
 use mcpl_protocol::grant::{self, Grant};
@@ -82,7 +82,7 @@ impl ServerLink {
             Err(e) => {
                 // A server remembered as legacy that refuses `initialize` is probed afresh
                 // next time (era.rs).
-                if self.found_era == Some(super::era::Era::Legacy) {
+                if self.found_era == Some(super::core::era::Era::Legacy) {
                     self.found_era = None;
                 }
                 return self.disconnect(handshake_failure(Initialize::NAME, e), ctx);
@@ -99,7 +99,7 @@ impl ServerLink {
             return;
         };
         info!(
-            link = %self.config.name, epoch = live.epoch, server = %init.server_info.name,
+            link = %self.config.name, epoch = live.epoch(), server = %init.server_info.name,
             version = %init.protocol_version, mcpl = init.capabilities.mcpl().is_some(),
             "connected: the server answered initialize"
         );
@@ -110,7 +110,7 @@ impl ServerLink {
         }
         // Per-connection state starts here, before anything read after this result.
         let event = TapEvent::Connected {
-            epoch: live.epoch,
+            epoch: live.epoch(),
             info: live.info.clone(),
             init: Box::new(init.clone()),
         };
@@ -122,7 +122,7 @@ impl ServerLink {
         }
         let (params, proposed) = self.policy_for(&mut session);
         if let Some(live) = self.lifecycle.live_mut() {
-            live.stage = Stage::AwaitingGrantReceipt(session);
+            live.core.stage = Stage::AwaitingGrantReceipt(session);
         }
         let wait = Some(self.config.handshake_timeout);
         self.send_request::<FeatureSetsUpdate>(&params, Waiter::GrantReceipt(proposed), wait, ctx);
@@ -192,7 +192,7 @@ impl ServerLink {
             return;
         };
         let Stage::AwaitingGrantReceipt(mut session) =
-            std::mem::replace(&mut live.stage, Stage::AwaitingInitializeResult)
+            std::mem::replace(&mut live.core.stage, Stage::AwaitingInitializeResult)
         else {
             return;
         };
@@ -218,7 +218,7 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
-        let epoch = live.epoch;
+        let epoch = live.epoch();
         let lists_tools = session.init.capabilities.tools.is_some();
         let event = LinkEvent::Connected {
             epoch,
@@ -227,7 +227,7 @@ impl ServerLink {
             granted: session.granted.clone(),
             mcpl: session.speaks_mcpl(),
         };
-        live.stage = Stage::Ready(session);
+        live.core.stage = Stage::Ready(session);
         self.on_ready(ctx);
         info!(link = %self.config.name, epoch, "ready");
         self.emit(event);

@@ -3,11 +3,11 @@
 //! between coalesced and counted.
 
 use super::actor::ServerLink;
-use super::decode::unwrap_legacy;
+use super::core::decode::decode;
+use super::core::decode::unwrap_legacy;
 use super::error::LinkError;
 use super::events::LinkEvent;
 use super::pending::Waiter;
-use super::requests::decode;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::mcp::Empty;
@@ -25,8 +25,8 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
-        let epoch = live.epoch;
-        let r = &mut live.refresh;
+        let epoch = live.epoch();
+        let r = &mut live.core.refresh;
         if r.manifest_in_flight {
             r.manifest_again = true;
             r.manifest_coalesced += 1;
@@ -41,9 +41,9 @@ impl ServerLink {
             r.manifest_coalesced += 1;
             if !std::mem::replace(&mut r.manifest_deferred, true) {
                 ctx.run_later(wait, move |act, ctx| {
-                    if let Some(live) = act.lifecycle.live_mut().filter(|l| l.epoch == epoch) {
-                        live.refresh.manifest_deferred = false;
-                        live.refresh.manifest_last = None;
+                    if let Some(live) = act.lifecycle.live_mut().filter(|l| l.epoch() == epoch) {
+                        live.core.refresh.manifest_deferred = false;
+                        live.core.refresh.manifest_last = None;
                         act.refresh_manifest(ctx);
                     }
                 });
@@ -70,9 +70,9 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
-        live.refresh.manifest_in_flight = false;
-        let again = std::mem::take(&mut live.refresh.manifest_again);
-        let epoch = live.epoch;
+        live.core.refresh.manifest_in_flight = false;
+        let again = std::mem::take(&mut live.core.refresh.manifest_again);
+        let epoch = live.epoch();
         match read {
             Ok(manifest) => {
                 for d in &manifest.diagnostics {

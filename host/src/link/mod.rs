@@ -1,4 +1,4 @@
-//! `ServerLink`: the host's actor for one server.
+//! `ServerLink`: the host's actor for one server, around a sans-IO core.
 //!
 //! A link owns one transport connection at a time and everything that is per connection:
 //! the handshake (or, with a modern MCP 2026-07-28 server, the `server/discover` probe and
@@ -15,36 +15,129 @@
 //!   notifications;
 //! - answers to typed requests ([`CallTool`], [`ListTools`], [`SendRequest`]).
 //!
+//! **Sans I/O.** What is decided per connection lives in a pure core
+//! (`core/`: `LinkCore`, no runtime, no transport, no clock): the connection's
+//! one phase enum (`Stage`), the session and its grant rules, the era's stamp, the pending
+//! table with its deadlines, paging, and the readings of what the server answers (a probe, a
+//! page, an input request). The actor ([`ServerLink`]) connects, backs off, runs the
+//! writer task and the read stream, feeds the core what it reads (`handle_read(msg, now)`)
+//! and the time when its one timer fires (`handle_timeout(now)`), and carries out what the
+//! core polls: messages to write (`poll_transmit`), outcomes and messages to act on
+//! (`poll_event`), the next deadline (`poll_timeout`).
+//!
+//! **The state machine.** A link is in one [`LinkPhase`]: `Connecting`, `Backoff` and
+//! `Stopped` are the link's own (across connections: `lifecycle.rs`); while linked, the
+//! phase is the connection's handshake `Stage` (the core's, one enum per connection). The
+//! agent side's `state::host_core::Phase` is no second state of the connection: it is what
+//! the host core has been told (`Starting`, `Unreachable`, `Handshaking`, `Ready`) through
+//! the tap and the link's events, coarser by design.
+//!
+//! ```text
+//!                         start
+//!                           │
+//!                           ▼
+//!    ┌─────────────────▶ Connecting ───attempt failed───────────────────┐
+//!    │                      │ connected: epoch += 1; a server that may  │
+//!    │                      │ be modern (era.rs): send server/discover, │
+//!    │                      │ else send initialize ───────────┐         │
+//!    │                      ▼                                 │         │
+//!    │          AwaitingDiscoverResult ──a modern error; not ─┼─────────┤
+//!    │             │        │            modern with "modern" │         │
+//!    │             │        │ any other answer, or none in    │         │
+//!    │             │        │ time: send initialize           │         │
+//!    │             │        ▼                                 │         │
+//!    │             │  AwaitingInitializeResult ◀──────────────┘         │
+//!    │             │        │  ──error, unsupported version, ───────────┤
+//!    │             │        │    malformed, timeout, closed             │
+//!    │             │        │ result accepted: tap Connected,           │
+//!    │             │        │ send notifications/initialized            │
+//!    │             │        ├──────── plain MCP server ───────┐         │
+//!    │             │        │ server speaks MCPL:             │         │
+//!    │             │        │ send featureSets/update         │         │
+//!    │             │        ▼ (a request)                     │         │
+//!    │             │  AwaitingGrantReceipt ──refused with ────┼─────────┤
+//!    │             │        │                "close", closed  │         │
+//!    │             │        │ receipt read; or refused        │         │
+//!    │             │        │ "mcp-only", an error, a timeout,│         │
+//!    │             │        │ a malformed receipt: MCP only   │         │
+//!    │             │        ▼                                 │         │
+//!    │  a modern   └────▶ Ready ◀─────────────────────────────┘         │
+//!    │  DiscoverResult:     │ backoff reset; tools/list (paged); to a   │
+//!    │  tap Connected (no   │ modern server that lists changes,         │
+//!    │  initialized, no     │ subscriptions/listen                      │
+//!    │  grant: plain MCP)   │ closed                                    │
+//!    │                      ▼                                           │
+//!    └── timer ──────── Backoff ◀───────────────────────────────────────┘
+//!
+//!    any state ── Shutdown ──▶ Stopped
+//! ```
+//!
+//! In `AwaitingDiscoverResult`, a -32022 that lists a modern version this host speaks has
+//! the probe sent again once with it, and one listing only legacy versions it speaks goes
+//! on to `initialize` (`era.rs`, "A version refused").
+//!
+//! In `AwaitingDiscoverResult`, a -32022 that lists a modern version this host speaks has
+//! the probe sent again once with it, and one listing only legacy versions it speaks goes
+//! on to `initialize` (`core/era.rs`, "A version refused").
+//!
+//! **The rules, and where each lives:**
+//! - *Handshake and era* (`core/era.rs` reads a probe's answer; `discover.rs` and
+//!   `handshake.rs` send and apply): probe with `server/discover` unless the link speaks
+//!   only legacy or found the server legacy; a modern answer makes the session Ready at
+//!   once (plain MCP); a modern error is final; anything else falls back to `initialize`.
+//!   A handshake request that fails, times out or is malformed ends the connection (not
+//!   the probe: no answer in time means legacy).
+//! - *Grants* (`core/session.rs`, applied by `handshake.rs` and `policy.rs`; SPEC §5.4,
+//!   §6.7): the proposal is the server's advertisement intersected with the host's policy;
+//!   a narrowing (revocation) is in force **at once**, a widening only **on its receipt**;
+//!   a refusal with `fallback: "close"` ends the connection, any other failed exchange
+//!   (refused, an error, a timeout, a malformed receipt) **falls back** to plain MCP; a
+//!   transport-lost exchange starts the handshake again on a new connection.
+//! - *Paging* (`core/paging.rs`, driven by `refresh.rs`): one listing at a time, one more
+//!   queued behind it; cursors followed to the end, a repeated one is endless paging;
+//!   the lowest rev and the least `ttlMs` of the pages; a failed listing the host needs is
+//!   retried after a growing delay.
+//! - *Pending requests* (`core/pending.rs`, `LinkCore::handle_read`/`handle_timeout`):
+//!   ids from 1 per connection; each awaited request has a deadline (none for
+//!   `subscriptions/listen`); at its deadline the waiter gets `Timeout` and the server is
+//!   told `notifications/cancelled` (never for `initialize` or the probe, nor on modern
+//!   Streamable HTTP); its id is remembered, bounded, so that a late result is still
+//!   tapped with its method (§5.2, vector 28). An answer broken off on an unordered link
+//!   is cancelled before it is delivered (vector 29). A drop of the connection fails every
+//!   request in flight with `Disconnected`.
+//!
+//! Every drop of a connection is tapped and announced as `Disconnected`. Requests from
+//! callers are sent only in `Ready`; in any other phase they fail at once with
+//! `NotConnected`.
+//!
 //! Layout:
 //!
 //! | file | what |
 //! |---|---|
+//! | `core` | `LinkCore`: one connection's rules, sans I/O (its own table lists its files) |
 //! | `config` | [`LinkConfig`], [`BackoffConfig`], [`PushPolicy`] |
 //! | `connector` | [`Connector`]: how a connection is made (a URL, or a closure in tests) |
 //! | `backoff` | [`Backoff`]: the pure reconnect-delay sequence |
 //! | `error` | [`LinkError`], [`DisconnectReason`], [`ConnectError`], by who is at fault |
 //! | `cause` | why a server is not connected, plainly (a refused token, a refused connection, unreachable) |
-//! | `lifecycle` | the link's states, named for what they wait for, and [`LinkPhase`] |
-//! | `pending` | the per-connection table of awaited and timed-out request ids |
+//! | `lifecycle` | the link's states across connections; what the actor holds per connection |
+//! | `pending` | the pending table's waiters as the actor answers them |
 //! | `tap` | [`TapEvent`], [`Tap`] |
 //! | `events` | [`LinkEvent`], [`EventSink`] |
 //! | `gate` | [`ReadGate`]: how far the link reads ahead of its consumer |
 //! | `status` | [`LinkStatus`], [`SessionInfo`] |
-//! | `decode` | a `tools/list` page decoded without rebuilding its schemas; a wrapped manifest |
 //! | `manifest` | re-reading the manifest after `mcpl/manifestChanged`, rate-bounded (SPEC §17.8) |
 //! | `push` | a server's `push/event`: admitted or refused, answered, told |
-//! | `elicit` | a server's `elicitation/create` answered with nobody to ask |
 //! | `policy` | renegotiating the feature-set policy, and its receipt |
 //! | `api` | the actix messages the link answers |
-//! | `write` | the write queue and its task; a server that does not read is dropped |
+//! | `io` | the read stream and the writer task, which know nothing of the actor |
+//! | `write` | the core's messages handed to the writer; a server that does not read is dropped |
 //! | `actor` | the actor: connecting, backoff, disconnecting |
-//! | `era` | [`EraPolicy`], [`Era`]: the `server/discover` probe read, a modern request's `_meta` |
 //! | `discover` | the probe sent, a modern session made ready, `subscriptions/listen` |
-//! | `mrtr` | a modern server's `InputRequiredResult` answered and the request retried |
 //! | `handshake` | `initialize`, `notifications/initialized`, `featureSets/update` |
-//! | `read` | the inbound side: tap, then responses, server requests, notifications |
-//! | `requests` | sending requests, their timeouts and completions |
-//! | `refresh` | `tools/list` paging and manifest re-reads |
+//! | `read` | the inbound side: tap, then the core; server requests, notifications |
+//! | `requests` | sending requests through the core, its timer, outcomes to waiters |
+//! | `refresh` | `tools/list` paging driven, stale lists re-read |
 
 mod actor;
 mod api;
@@ -52,17 +145,15 @@ mod backoff;
 pub mod cause;
 mod config;
 mod connector;
-mod decode;
+mod core;
 mod discover;
-mod elicit;
-mod era;
 mod error;
 mod events;
 mod gate;
 mod handshake;
+mod io;
 mod lifecycle;
 mod manifest;
-mod mrtr;
 mod pending;
 mod policy;
 mod push;
@@ -73,16 +164,16 @@ mod status;
 mod tap;
 mod write;
 
+pub use self::core::era::{Era, EraPolicy, UnknownEra};
+pub use self::core::mrtr::MAX_INPUT_ROUNDS;
+pub use self::core::phase::LinkPhase;
 pub use actor::ServerLink;
 pub use api::{CallTool, GetStatus, ListTools, SendRequest, SetPushPolicy, Shutdown, Subscribe};
 pub use backoff::Backoff;
 pub use config::{BackoffConfig, LinkConfig, PushPolicy};
 pub use connector::Connector;
-pub use era::{Era, EraPolicy, UnknownEra};
 pub use error::{ConnectError, DisconnectReason, LinkError};
 pub use events::{EventCallback, EventSink, LinkEvent};
 pub use gate::{DEFAULT_READ_AHEAD, ReadGate, Ticket};
-pub use lifecycle::LinkPhase;
-pub use mrtr::MAX_INPUT_ROUNDS;
 pub use status::{LinkStatus, SessionInfo};
 pub use tap::{Answered, AwaitStatus, ReadEvent, Tap, TapEvent, Tapped};

@@ -2,11 +2,11 @@
 //! push policy or the manifest changes, and its receipt.
 
 use super::actor::ServerLink;
+use super::core::decode::decode;
 use super::error::{DisconnectReason, LinkError};
 use super::events::LinkEvent;
 use super::handshake::FALLBACK_CLOSE;
 use super::pending::Waiter;
-use super::requests::decode;
 use actix::prelude::*;
 use mcpl_protocol::grant::Grant;
 use mcpl_protocol::jsonrpc::RawValue;
@@ -22,7 +22,7 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut().filter(|l| l.is_ready()) else {
             return;
         };
-        let epoch = live.epoch;
+        let epoch = live.epoch();
         let Some(mut session) = live.session_mut().filter(|s| s.speaks_mcpl()).cloned() else {
             return;
         };
@@ -72,7 +72,7 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
-        let epoch = live.epoch;
+        let epoch = live.epoch();
         let Some(session) = live.session_mut().filter(|s| s.policy_seq == seq) else {
             return; // a newer policy was sent since
         };

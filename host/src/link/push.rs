@@ -3,8 +3,8 @@
 //! it was read, whatever is decided here).
 
 use super::actor::ServerLink;
+use super::core::phase::LinkPhase;
 use super::events::LinkEvent;
-use super::lifecycle::LinkPhase;
 use crate::state::seen_ids::Seen;
 use mcpl_protocol::grant::Refusal;
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, PushEventParams, PushEventResult};

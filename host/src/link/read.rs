@@ -7,77 +7,28 @@
 //! decode error; the link goes on.
 
 use super::actor::ServerLink;
-use super::error::{DisconnectReason, LinkError};
+use super::error::DisconnectReason;
 use super::events::LinkEvent;
-use super::gate::ReadGate;
+use super::io::LinkInput;
+use super::requests::now;
 use super::tap::{ReadEvent, TapEvent};
 use actix::prelude::*;
-use futures_util::Stream;
 use mcpl_protocol::client_features::ElicitParams;
 use mcpl_protocol::grant::{self, Refusal};
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::jsonrpc::DecodeError;
-use mcpl_protocol::mcp::{CancelledParams, Empty};
+use mcpl_protocol::mcp::Empty;
 use mcpl_protocol::mcpl::ManifestChangedParams;
 use mcpl_protocol::method::{
-    Cancelled, Elicit, Initialize, ManifestChanged, Method, Ping, PushEvent, ToolHints,
-    ToolListChanged,
+    Cancelled, Elicit, ManifestChanged, Method, Ping, PushEvent, ToolHints, ToolListChanged,
 };
-use mcpl_protocol::{ErrorCode, ErrorObject, Message, Notification, Request, Response};
+use mcpl_protocol::{ErrorObject, Message, Notification, Request, Response};
 use mcpl_transport::{Inbound, StreamId};
 use tracing::debug;
 
-/// What the read stream yields: each item read, then the end, tagged with the connection.
-pub(super) enum LinkInput {
-    Read {
-        epoch: u64,
-        inbound: Inbound,
-    },
-    /// The end; `why` is the transport's word on it where it has one
-    /// ([`mcpl_transport::Incoming::why_ended`]).
-    Closed {
-        epoch: u64,
-        why: Option<String>,
-    },
-}
-
-/// The connection's reading end as a stream for the actor, ending with `Closed`. With
-/// a gate, nothing more is read while the consumer is `limit` messages behind.
-pub(super) fn read_stream(
-    inbound: mcpl_transport::Incoming,
-    epoch: u64,
-    gate: Option<ReadGate>,
-) -> impl Stream<Item = LinkInput> + 'static {
-    futures_util::stream::unfold(Some(inbound), move |inbound| {
-        let gate = gate.clone();
-        async move {
-            let mut inbound = inbound?;
-            if let Some(gate) = &gate {
-                gate.room().await;
-            }
-            match inbound.recv().await {
-                Some(item) => Some((
-                    LinkInput::Read {
-                        epoch,
-                        inbound: item,
-                    },
-                    Some(inbound),
-                )),
-                None => Some((
-                    LinkInput::Closed {
-                        epoch,
-                        why: inbound.why_ended(),
-                    },
-                    None,
-                )),
-            }
-        }
-    })
-}
-
 impl StreamHandler<LinkInput> for ServerLink {
     fn handle(&mut self, input: LinkInput, ctx: &mut Context<Self>) {
-        let current = self.lifecycle.live().map(|l| l.epoch);
+        let current = self.lifecycle.live().map(|l| l.epoch());
         match input {
             LinkInput::Read { epoch, inbound } if current == Some(epoch) => {
                 self.on_inbound(inbound, ctx)
@@ -121,7 +72,7 @@ impl ServerLink {
     fn tap_unreadable(&mut self, why: String) {
         if let Some(live) = self.lifecycle.live() {
             let event = TapEvent::Unreadable {
-                epoch: live.epoch,
+                epoch: live.epoch(),
                 why,
             };
             self.tap(&event);
@@ -133,11 +84,11 @@ impl ServerLink {
             return;
         };
         let answers = match &message {
-            Message::Response(r) => live.pending.answers(r.id.as_ref()),
+            Message::Response(r) => live.core.pending.answers(r.id.as_ref()),
             _ => None,
         };
         let read = ReadEvent {
-            epoch: live.epoch,
+            epoch: live.epoch(),
             stream,
             ordered: live.info.ordered,
             message,
@@ -147,63 +98,19 @@ impl ServerLink {
         let event = TapEvent::Read(read);
         self.tap(&event);
         let TapEvent::Read(read) = event else { return };
-        match read.message {
-            Message::Response(r) => self.on_response(r, ctx),
-            Message::Request(r) => self.on_server_request(r, read.epoch),
-            Message::Notification(n) => self.on_notification(n, read.epoch, ctx),
+        if let Some(live) = self.lifecycle.live_mut() {
+            live.core.handle_read(read.message, now());
         }
+        self.drive(ctx);
     }
 
-    fn on_response(&mut self, response: Response, ctx: &mut Context<Self>) {
-        let Some(id) = response.id else {
-            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, error = ?response.outcome, "the server could not read something this host sent");
-            return;
-        };
-        let Some(live) = self.lifecycle.live_mut() else {
-            return;
-        };
-        let ordered = live.info.ordered;
-        let by_notification = live.cancels_by_notification();
-        if let Some(pending) = live.pending.take(&id) {
-            ctx.cancel_future(pending.timer);
-            let method = pending.method;
-            if !ordered
-                && by_notification
-                && method != Initialize::NAME
-                && matches!(&response.outcome, Err(e) if e.code == ErrorCode::CONNECTION_CLOSED)
-            {
-                // On an unordered link this is the transport's own answer for a request
-                // whose answer broke off (a Streamable HTTP POST that failed after the
-                // server may have read it): the server may be carrying it out still, and
-                // its result would be lost too. Told it is cancelled, the server sends what
-                // the request changes as `tools/hints` instead (MCP; §5.2, vector 29) —
-                // written before the statement the host's recovery reads next, so one or
-                // the other tells the host. (A server's own -32000 ends the request
-                // already: the cancellation is ignored.)
-                self.send_notification::<Cancelled>(&CancelledParams {
-                    request_id: id.clone(),
-                    reason: Some("its answer was lost on the way".to_owned()),
-                    meta: None,
-                });
-            }
-            let outcome = response
-                .outcome
-                .map_err(|error| LinkError::Server { method, error });
-            self.complete(pending.waiter, outcome, ctx);
-        } else if let Some(method) = live.pending.take_late(&id) {
-            debug!(link = %self.config.name, %id, method, "read the late response of a request that timed out");
-        } else {
-            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, %id, "a response to an id this link did not send");
-        }
-    }
-
-    fn on_server_request(&mut self, request: Request, epoch: u64) {
+    pub(super) fn on_server_request(&mut self, request: Request, epoch: u64) {
         let response = match request.method.as_str() {
             Ping::NAME => Response::ok_typed(request.id, &Empty::default()),
             PushEvent::NAME => return self.on_push(request, epoch),
             Elicit::NAME => match request.params_as::<ElicitParams>() {
                 Ok(params) => {
-                    let (answer, why) = super::elicit::unattended(&params);
+                    let (answer, why) = super::core::elicit::unattended(&params);
                     tracing::info!(link = %self.config.name, question = %params.message, action = answer.action.as_str(), "the server asked for input: {why}");
                     Response::ok_typed(request.id, &answer)
                 }
@@ -239,7 +146,12 @@ impl ServerLink {
         }
     }
 
-    fn on_notification(&mut self, notification: Notification, epoch: u64, ctx: &mut Context<Self>) {
+    pub(super) fn on_notification(
+        &mut self,
+        notification: Notification,
+        epoch: u64,
+        ctx: &mut Context<Self>,
+    ) {
         match notification.method.as_str() {
             // Before Ready the first listing is still to come and covers it.
             ToolListChanged::NAME => self.refresh_tools(None, true, ctx),
@@ -302,19 +214,9 @@ impl ServerLink {
             detail,
         } = &error
             && let Some(live) = self.lifecycle.live_mut()
+            && live.core.handle_malformed(id, detail)
         {
-            if let Some(pending) = live.pending.take(id) {
-                ctx.cancel_future(pending.timer);
-                let method = pending.method;
-                let error = LinkError::MalformedResponse {
-                    method,
-                    detail: detail.clone(),
-                };
-                return self.complete(pending.waiter, Err(error), ctx);
-            }
-            if live.pending.take_late(id).is_some() {
-                return;
-            }
+            return self.drive(ctx);
         }
         self.hasten_listing(ctx);
         self.send_message(Message::Response(error.to_response()));

@@ -20,22 +20,18 @@
 //! fails to that caller, who decides.
 
 use super::actor::ServerLink;
-use super::decode::{ToolsPage, tools_page};
+use super::core::decode::tools_page;
+use super::core::paging::{Ended, PageStep, ttl_of};
+use super::core::session::Listen;
 use super::error::LinkError;
 use super::events::LinkEvent;
-use super::lifecycle::Listen;
-use super::pending::Waiter;
+use super::pending::{ToolsReply, Waiter};
+use super::requests::now;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::mcp::{ListToolsParams, Tool};
 use mcpl_protocol::method::{CallTool, ListTools, Method};
-use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
-use tokio::sync::oneshot;
-
-/// The most pages one listing follows.
-const MAX_PAGES: usize = 10_000;
 
 /// How much longer a listing page is awaited once something unreadable has arrived: that
 /// may have been its answer (a schema nested past the reader's depth, a page over the size
@@ -44,72 +40,6 @@ const MAX_PAGES: usize = 10_000;
 /// growing delay) instead of leaving the server's tools unknown for the whole timeout.
 pub(super) const UNREADABLE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 
-/// Who waits for a listing.
-pub(super) type ToolsReply = oneshot::Sender<Result<Vec<Tool>, LinkError>>;
-
-/// A connection's refreshes in flight.
-#[derive(Default)]
-pub(super) struct Refresh {
-    listing: Option<Listing>,
-    /// Another listing wanted after the current one, and who waits for it.
-    queued: Option<Vec<ToolsReply>>,
-    /// The queued listing follows a `list_changed`.
-    queued_changed: bool,
-    pub(super) manifest_in_flight: bool,
-    pub(super) manifest_again: bool,
-    /// When the last manifest read was sent (SPEC §17.8: the rate is bounded).
-    pub(super) manifest_last: Option<std::time::Instant>,
-    /// A read deferred to the end of the interval is armed.
-    pub(super) manifest_deferred: bool,
-    /// Announcements coalesced away since the last read (a defect to surface, §17.8).
-    pub(super) manifest_coalesced: u64,
-    /// Listings that failed in a row (the next retry waits longer).
-    failures: u32,
-}
-
-/// The delay before the next try of a listing that failed `failures` times in a row: the
-/// reconnect backoff's first delay, doubling, at most its largest.
-fn retry_delay(backoff: &super::config::BackoffConfig, failures: u32) -> std::time::Duration {
-    let factor = 1u32 << failures.saturating_sub(1).min(16);
-    backoff.initial.saturating_mul(factor).min(backoff.max)
-}
-
-struct Listing {
-    tools: Vec<Tool>,
-    /// The tools left out because they nest too deep or do not decode (issue #37 item 12).
-    unreadable: Vec<String>,
-    /// Started after the server said its list changed (`ToolsListed::list_changed`).
-    list_changed: bool,
-    /// The lowest `mcpl/rev` the pages named (§3).
-    rev: Option<u64>,
-    cursors: HashSet<String>,
-    waiters: Vec<ToolsReply>,
-    /// The least `ttlMs` the pages named (MCP 2026-07-28 caching).
-    ttl_ms: Option<u64>,
-}
-
-/// The longest a listing is taken as fresh, whatever its `ttlMs` says: a day.
-const TTL_CAP_MS: u64 = 24 * 60 * 60 * 1000;
-
-/// A page's `ttlMs`, when it names one as a whole number.
-fn ttl_of(page: &RawValue) -> Option<u64> {
-    let ttl = mcpl_protocol::jsonrpc::member(page, "ttlMs")?;
-    serde_json::from_str::<u64>(ttl.get()).ok()
-}
-
-impl Refresh {
-    /// Fails everyone waiting (the connection went).
-    pub(super) fn fail_all(&mut self, error: &LinkError) {
-        let current = self.listing.take().map(|l| l.waiters).unwrap_or_default();
-        for reply in current
-            .into_iter()
-            .chain(self.queued.take().unwrap_or_default())
-        {
-            let _ = reply.send(Err(error.clone()));
-        }
-    }
-}
-
 impl ServerLink {
     /// A modern request completed: a `tools/call` after which the tools list is stale,
     /// with no change stream to tell of changes, starts a listing (module docs).
@@ -117,12 +47,13 @@ impl ServerLink {
         if method != CallTool::NAME {
             return;
         }
+        let at = now();
         let stale = self
             .lifecycle
             .live()
             .and_then(|l| l.session())
             .is_some_and(|s| {
-                s.listen != Listen::Open && s.tools_fresh_until.is_some_and(|t| Instant::now() >= t)
+                s.listen != Listen::Open && s.tools_fresh_until.is_some_and(|t| at >= t)
             });
         if stale {
             self.refresh_tools(None, false, ctx);
@@ -135,23 +66,8 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
-        let mut rearm = Vec::new();
-        for (id, pending) in live.pending.listing_pages() {
-            if pending.timeout > UNREADABLE_GRACE {
-                pending.timeout = UNREADABLE_GRACE;
-                rearm.push((id, pending.timer));
-            }
-        }
-        for (id, old) in rearm {
-            ctx.cancel_future(old);
-            let timer = ctx.run_later(UNREADABLE_GRACE, move |act, ctx| act.on_timeout(id, ctx));
-            if let Some((_, p)) = self
-                .lifecycle
-                .live_mut()
-                .and_then(|l| l.pending.listing_pages().find(|(n, _)| *n == id))
-            {
-                p.timer = timer;
-            }
+        if live.core.pending.hasten_listing(UNREADABLE_GRACE, now()) > 0 {
+            self.arm_timer(ctx);
         }
     }
 
@@ -170,15 +86,9 @@ impl ServerLink {
             }
             return;
         };
-        if live.refresh.listing.is_some() {
-            live.refresh
-                .queued
-                .get_or_insert_with(Vec::new)
-                .extend(reply);
-            live.refresh.queued_changed |= list_changed;
-            return;
+        if let Some(waiters) = live.core.refresh.want(reply, list_changed) {
+            self.start_listing(waiters, list_changed, ctx);
         }
-        self.start_listing(reply.into_iter().collect(), list_changed, ctx);
     }
 
     fn start_listing(
@@ -190,24 +100,13 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
-        live.refresh.listing = Some(Listing {
-            tools: Vec::new(),
-            unreadable: Vec::new(),
-            list_changed,
-            rev: None,
-            cursors: HashSet::new(),
-            waiters,
-            ttl_ms: None,
-        });
-        self.send_request::<ListTools>(
-            &ListToolsParams {
-                cursor: None,
-                meta: None,
-            },
-            Waiter::ToolsPage,
-            None,
-            ctx,
-        );
+        live.core.refresh.begin(waiters, list_changed);
+        self.send_page(None, ctx);
+    }
+
+    fn send_page(&mut self, cursor: Option<String>, ctx: &mut Context<Self>) {
+        let params = ListToolsParams { cursor, meta: None };
+        self.send_request::<ListTools>(&params, Waiter::ToolsPage, None, ctx);
     }
 
     pub(super) fn on_tools_page(
@@ -217,50 +116,21 @@ impl ServerLink {
     ) {
         let ttl = outcome.as_ref().ok().and_then(|r| ttl_of(r));
         let page = outcome.and_then(|r| tools_page(ListTools::NAME, &r));
-        let Some(listing) = self
-            .lifecycle
-            .live_mut()
-            .and_then(|l| l.refresh.listing.as_mut())
-        else {
+        let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
-        if let Some(ttl) = ttl {
-            listing.ttl_ms = Some(listing.ttl_ms.map_or(ttl, |t| t.min(ttl)));
-        }
-        let (page, unreadable) = match page {
-            Ok(ToolsPage { page, unreadable }) => (page, unreadable),
-            Err(e) => return self.end_listing(Err(e), ctx),
+        let (step, left_out) = match live.core.refresh.page(page, ttl) {
+            PageStep::Stray => return,
+            PageStep::Next { cursor, left_out } => (Ok(cursor), left_out),
+            PageStep::End { outcome, left_out } => (Err(outcome), left_out),
         };
-        if !unreadable.is_empty() {
-            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, left_out = unreadable.len(), "tools/list: tools nested too deep or malformed, left out");
+        if left_out > 0 {
+            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, left_out, "tools/list: tools nested too deep or malformed, left out");
         }
-        listing.unreadable.extend(unreadable);
-        listing.tools.extend(page.tools);
-        if let Some(rev) = page.meta.as_ref().and_then(|m| m.rev) {
-            listing.rev = Some(listing.rev.map_or(rev, |r| r.min(rev)));
+        match step {
+            Ok(cursor) => self.send_page(Some(cursor), ctx),
+            Err(outcome) => self.end_listing(outcome, ctx),
         }
-        let Some(cursor) = page.next_cursor else {
-            let tools = std::mem::take(&mut listing.tools);
-            return self.end_listing(Ok(tools), ctx);
-        };
-        if listing.cursors.len() >= MAX_PAGES || !listing.cursors.insert(cursor.clone()) {
-            return self.end_listing(
-                Err(LinkError::EndlessPaging {
-                    method: ListTools::NAME,
-                    cursor,
-                }),
-                ctx,
-            );
-        }
-        self.send_request::<ListTools>(
-            &ListToolsParams {
-                cursor: Some(cursor),
-                meta: None,
-            },
-            Waiter::ToolsPage,
-            None,
-            ctx,
-        );
     }
 
     fn end_listing(&mut self, outcome: Result<Vec<Tool>, LinkError>, ctx: &mut Context<Self>) {
@@ -269,42 +139,27 @@ impl ServerLink {
         };
         // One list, shared by the session and every event: never copied per tool.
         let outcome: Result<Arc<[Tool]>, LinkError> = outcome.map(Arc::from);
-        let epoch = live.epoch;
-        let (waiters, rev, list_changed, unreadable, ttl_ms) = live
+        let epoch = live.epoch();
+        let first = live.session().is_some_and(|s| !s.tools_listed);
+        let backoff = &self.config.backoff;
+        let Ended {
+            waiters,
+            rev,
+            list_changed,
+            unreadable,
+            ttl_ms,
+            next,
+            retry,
+        } = live
+            .core
             .refresh
-            .listing
-            .take()
-            .map(|l| (l.waiters, l.rev, l.list_changed, l.unreadable, l.ttl_ms))
-            .unwrap_or_default();
-        let queued = live.refresh.queued.take();
-        let queued_changed = std::mem::take(&mut live.refresh.queued_changed);
-        let first = live.session_mut().is_some_and(|s| !s.tools_listed);
-        let retry = match &outcome {
-            Ok(_) => {
-                live.refresh.failures = 0;
-                None
-            }
-            Err(
-                LinkError::NotConnected { .. }
-                | LinkError::Disconnected { .. }
-                | LinkError::Stopped,
-            ) => None,
-            Err(_) if queued.is_none() && (first || list_changed) => {
-                live.refresh.failures = live.refresh.failures.saturating_add(1);
-                Some(retry_delay(&self.config.backoff, live.refresh.failures))
-            }
-            Err(_) => None,
-        };
+            .end(&outcome, first, backoff.initial, backoff.max);
         let mut changed = None;
         match (&outcome, live.session_mut()) {
             (Ok(tools), Some(session)) => {
-                if !session.tools_listed || session.tools != *tools {
+                if session.record_listing(tools.clone(), ttl_ms, now()) {
                     changed = Some(tools.clone());
                 }
-                session.tools = tools.clone();
-                session.tools_listed = true;
-                session.tools_fresh_until =
-                    ttl_ms.map(|ms| Instant::now() + Duration::from_millis(ms.min(TTL_CAP_MS)));
             }
             (Err(e), _) => {
                 mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, error = %e, "tools/list failed")
@@ -326,11 +181,11 @@ impl ServerLink {
         for reply in waiters {
             let _ = reply.send(outcome.clone().map(|tools| tools.to_vec()));
         }
-        if let Some(queued) = queued {
+        if let Some((queued, queued_changed)) = next {
             self.start_listing(queued, queued_changed, ctx);
         } else if let Some(delay) = retry {
             ctx.run_later(delay, move |act, ctx| {
-                if act.lifecycle.live().is_some_and(|l| l.epoch == epoch) {
+                if act.lifecycle.live().is_some_and(|l| l.epoch() == epoch) {
                     act.refresh_tools(None, list_changed, ctx);
                 }
             });

@@ -1,32 +1,23 @@
 //! Sending requests: ids, timeouts, and handing each outcome to whoever waits for it.
 
 use super::actor::ServerLink;
-use super::era::{Era, Supported, supported_choice};
+use super::core::CoreEvent;
+use super::core::decode::decode;
+use super::core::era::{Era, Supported, supported_choice};
+use super::core::mrtr;
+use super::core::phase::LinkPhase;
 use super::error::LinkError;
-use super::lifecycle::LinkPhase;
-use super::mrtr;
-use super::pending::{InputRound, Pending, Waiter};
+use super::pending::{InputRound, Reply, Waiter};
 use actix::prelude::*;
-use mcpl_protocol::jsonrpc::{RawValue, decode_result, to_raw};
-use mcpl_protocol::mcp::CancelledParams;
-use mcpl_protocol::method::{Cancelled, Initialize, Method, NotificationMethod, RequestMethod};
-use mcpl_protocol::modern::SERVER_DISCOVER;
-use mcpl_protocol::{Id, Message, Notification, Request};
-use serde::de::DeserializeOwned;
-use std::time::Duration;
+use mcpl_protocol::jsonrpc::{RawValue, to_raw};
+use mcpl_protocol::method::{Initialize, Method, NotificationMethod, RequestMethod};
+use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
-use tracing::info;
+use tracing::{debug, info};
 
-/// Decodes a result by its method's type, straight from its text; a mismatch is the
-/// server's fault.
-pub(super) fn decode<T: DeserializeOwned>(
-    method: &'static str,
-    result: &RawValue,
-) -> Result<T, LinkError> {
-    decode_result(result).map_err(|e| LinkError::MalformedResult {
-        method,
-        detail: e.0,
-    })
+/// The clock the core is fed: tokio's, so that a runtime whose time is paused moves it.
+pub(super) fn now() -> Instant {
+    tokio::time::Instant::now().into_std()
 }
 
 impl ServerLink {
@@ -98,7 +89,7 @@ impl ServerLink {
             && !round.version_retried
             && let Supported::Modern(version) = supported_choice(error)
             && let Some(live) = self.lifecycle.live_mut()
-            && live.adopt_version(&version)
+            && live.core.adopt_version(&version)
         {
             info!(link = %self.config.name, method = round.method, %version, "the server refused the protocol version sent; sending again with one it serves");
             round.version_retried = true;
@@ -141,8 +132,8 @@ impl ServerLink {
     }
 
     /// Sends a request with params as JSON text, stamped with the era's `_meta` on a
-    /// connection that is (or may be) modern. `timeout`: none, it is awaited for as long
-    /// as the connection lives (`subscriptions/listen`).
+    /// connection that is (or may be) modern (the core's rule). `timeout`: none, it is
+    /// awaited for as long as the connection lives (`subscriptions/listen`).
     pub(super) fn send_raw(
         &mut self,
         method: &'static str,
@@ -155,66 +146,82 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return self.complete(waiter, Err(LinkError::NotConnected { phase }), ctx);
         };
-        let params = match &live.stamp {
-            Some(stamp) => Some(stamp.apply(params)),
-            None => params.map(ToOwned::to_owned),
-        };
-        let n = live.pending.allocate();
-        let timer = match timeout {
-            Some(after) => ctx.run_later(after, move |act, ctx| act.on_timeout(n, ctx)),
-            None => SpawnHandle::default(),
-        };
-        live.pending.insert(
-            n,
-            Pending {
-                method,
-                waiter,
-                timeout: timeout.unwrap_or(Duration::MAX),
-                timer,
-            },
-        );
-        self.send_message(Message::Request(Request {
-            id: Id::Number(n),
-            method: method.to_owned(),
-            params,
-        }));
+        live.core
+            .send_request(method, params, waiter, timeout, now());
+        self.flush();
+        self.arm_timer(ctx);
     }
 
     /// Sends a notification on the current connection.
     pub(super) fn send_notification<M: NotificationMethod>(&mut self, params: &M::Params) {
-        self.send_message(Message::Notification(Notification::new::<M>(params)));
+        if let Some(live) = self.lifecycle.live_mut() {
+            live.core.send_notification::<M>(params);
+        }
+        self.flush();
     }
 
-    /// A request's time is up: its waiter gets `Timeout`, the server is told to stop, and
-    /// the id is remembered so a late result is still read as one (§5.2, vector 28).
-    pub(super) fn on_timeout(&mut self, id: i64, ctx: &mut Context<Self>) {
+    /// Carries out what the core has after it was fed: what it transmits is written,
+    /// what it tells is acted on, in order, and its timer armed.
+    pub(super) fn drive(&mut self, ctx: &mut Context<Self>) {
+        self.flush();
+        while let Some((epoch, event)) = self
+            .lifecycle
+            .live_mut()
+            .and_then(|l| Some((l.epoch(), l.core.poll_event()?)))
+        {
+            self.on_core_event(epoch, event, ctx);
+            self.flush();
+        }
+        self.arm_timer(ctx);
+    }
+
+    fn on_core_event(&mut self, epoch: u64, event: CoreEvent<Reply>, ctx: &mut Context<Self>) {
+        match event {
+            CoreEvent::Completed { waiter, outcome } => self.complete(waiter, outcome, ctx),
+            CoreEvent::TimedOut { id, method, after } => {
+                mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, id, method, ?after, "request timed out");
+            }
+            CoreEvent::Late { id, method } => {
+                debug!(link = %self.config.name, %id, method, "read the late response of a request that timed out");
+            }
+            CoreEvent::Unknown { id } => {
+                mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, %id, "a response to an id this link did not send");
+            }
+            CoreEvent::Unaddressed(response) => {
+                mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, error = ?response.outcome, "the server could not read something this host sent");
+            }
+            CoreEvent::Request(request) => self.on_server_request(request, epoch),
+            CoreEvent::Notification(n) => self.on_notification(n, epoch, ctx),
+        }
+    }
+
+    /// Arms the one timer for the core's earliest deadline (again, when it moved).
+    pub(super) fn arm_timer(&mut self, ctx: &mut Context<Self>) {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
-        let Some(pending) = live.pending.time_out(id) else {
+        let due = live.core.poll_timeout();
+        if live.timer.as_ref().map(|(at, _)| *at) == due {
+            return;
+        }
+        if let Some((_, old)) = live.timer.take() {
+            ctx.cancel_future(old);
+        }
+        let Some(at) = due else { return };
+        let epoch = live.epoch();
+        let wait = at.saturating_duration_since(now());
+        let handle = ctx.run_later(wait, move |act, ctx| act.on_deadline(epoch, ctx));
+        live.timer = Some((at, handle));
+    }
+
+    /// The timer fired: the core times out what is due.
+    fn on_deadline(&mut self, epoch: u64, ctx: &mut Context<Self>) {
+        let Some(live) = self.lifecycle.live_mut().filter(|l| l.epoch() == epoch) else {
             return;
         };
-        let by_notification = live.cancels_by_notification();
-        mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, id, method = pending.method, after = ?pending.timeout, "request timed out");
-        // MCP: `initialize` is never cancelled (the link drops the connection instead); nor
-        // is the era probe, which a legacy server may not know (it goes on to
-        // `initialize`); nor anything on modern Streamable HTTP (`Live::cancels_by_notification`).
-        if pending.method != Initialize::NAME
-            && pending.method != SERVER_DISCOVER
-            && by_notification
-        {
-            let reason = format!("no response within {:?}", pending.timeout);
-            self.send_notification::<Cancelled>(&CancelledParams {
-                request_id: Id::Number(id),
-                reason: Some(reason),
-                meta: None,
-            });
-        }
-        let error = LinkError::Timeout {
-            method: pending.method,
-            after: pending.timeout,
-        };
-        self.complete(pending.waiter, Err(error), ctx);
+        live.timer = None;
+        live.core.handle_timeout(now());
+        self.drive(ctx);
     }
 
     /// Hands a request's outcome to its waiter.

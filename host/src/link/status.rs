@@ -1,8 +1,9 @@
 //! A snapshot of a link, for the host's views and for tests.
 
-use super::era::Era;
+use super::core::era::Era;
+use super::core::phase::LinkPhase;
 use super::error::DisconnectReason;
-use super::lifecycle::{LinkPhase, Live};
+use super::lifecycle::Live;
 use mcpl_protocol::mcp::{InitializeResult, Tool};
 use mcpl_protocol::mcpl::{FeatureSetsUpdateResult, McplManifest};
 use mcpl_transport::ConnectionInfo;
@@ -52,14 +53,14 @@ impl SessionInfo {
     pub(super) fn of(live: &Live) -> Option<Self> {
         let s = live.session()?;
         Some(SessionInfo {
-            epoch: live.epoch,
+            epoch: live.epoch(),
             info: live.info.clone(),
             init: s.init.clone(),
             receipt: s.receipt.clone(),
             manifest: s.manifest.clone(),
             granted: s.granted.clone(),
             tools: s.tools.to_vec(),
-            in_flight: live.pending.awaited_len(),
+            in_flight: live.core.pending.awaited_len(),
             era: s.era,
         })
     }

@@ -36,7 +36,7 @@
 //! `initialize` is forgotten, and the next connection probes afresh (versioning: "re-probing
 //! if the cached assumption later fails").
 
-use super::error::LinkError;
+use super::super::error::LinkError;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, RawValue, decode_result, to_raw};
 use mcpl_protocol::mcp::{
     ClientCapabilities, Implementation, InitializeResult, ServerCapabilities, is_supported_version,
@@ -111,7 +111,7 @@ pub enum Era {
 
 /// What the probe's answer says.
 #[derive(Debug, Clone, PartialEq)]
-pub(super) enum Probe {
+pub(crate) enum Probe {
     /// A modern server: its discovery, as the session's `initialize` result would say it
     /// (the version this host will send, its capabilities, `serverInfo`, instructions).
     Modern(Box<InitializeResult>),
@@ -147,7 +147,7 @@ struct Discovered {
 
 /// Reads the probe's outcome (module docs) for a link configured `policy`: only `auto`
 /// sends a dual-era MCPL server on to `initialize` (`modern` asked for the modern era).
-pub(super) fn read_probe(outcome: Result<Box<RawValue>, LinkError>, policy: EraPolicy) -> Probe {
+pub(crate) fn read_probe(outcome: Result<Box<RawValue>, LinkError>, policy: EraPolicy) -> Probe {
     let result = match outcome {
         Ok(result) => result,
         Err(LinkError::Server { error, .. }) if is_modern_error(error.code) => {
@@ -210,7 +210,7 @@ pub(super) fn read_probe(outcome: Result<Box<RawValue>, LinkError>, policy: EraP
 
 /// What a -32022's `data.supported` offers this host.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(super) enum Supported {
+pub(crate) enum Supported {
     /// A modern version this host speaks (the newest of them).
     Modern(String),
     /// Only legacy versions this host speaks (`initialize` can go on with them).
@@ -225,7 +225,7 @@ const SUPPORTED_READ_LIMIT: usize = 64;
 
 /// Reads an `UnsupportedProtocolVersionError`'s `data.supported` (liberally: entries that
 /// are no strings are skipped) for a version this host speaks, modern first.
-pub(super) fn supported_choice(error: &ErrorObject) -> Supported {
+pub(crate) fn supported_choice(error: &ErrorObject) -> Supported {
     if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
         return Supported::Nothing;
     }
@@ -259,7 +259,7 @@ pub(super) fn supported_choice(error: &ErrorObject) -> Supported {
 
 /// The modern era's own error codes (MCP `basic/index.md`, "Error Codes"): what a client
 /// recognizes as a modern server's answer.
-pub(super) fn is_modern_error(code: ErrorCode) -> bool {
+pub(crate) fn is_modern_error(code: ErrorCode) -> bool {
     matches!(
         code,
         ErrorCode::HEADER_MISMATCH
@@ -271,13 +271,13 @@ pub(super) fn is_modern_error(code: ErrorCode) -> bool {
 /// What every modern request of a link says of the host in `_meta` (MCP `basic/index.md`,
 /// "Per-request protocol fields").
 #[derive(Debug, Clone, PartialEq)]
-pub(super) struct Stamp {
+pub(crate) struct Stamp {
     /// `io.modelcontextprotocol/protocolVersion`.
-    pub(super) version: String,
+    pub(crate) version: String,
     /// `io.modelcontextprotocol/clientInfo` (a SHOULD on every request).
-    pub(super) client_info: Implementation,
+    pub(crate) client_info: Implementation,
     /// `io.modelcontextprotocol/clientCapabilities`.
-    pub(super) capabilities: ClientCapabilities,
+    pub(crate) capabilities: ClientCapabilities,
 }
 
 impl Stamp {
@@ -291,7 +291,7 @@ impl Stamp {
     /// default go on rather than fail with -32021. Sampling and roots, which this host
     /// cannot answer, are not declared. (The legacy era still declares none: there a
     /// question is a request of the server's own, answered the same way.)
-    pub(super) fn new(client_info: Implementation) -> Self {
+    pub(crate) fn new(client_info: Implementation) -> Self {
         let mut other = Map::new();
         other.insert("elicitation".to_owned(), serde_json::json!({ "form": {} }));
         Stamp {
@@ -307,7 +307,7 @@ impl Stamp {
     /// `params` with the per-request keys in its `_meta` (what `_meta` held is kept, and
     /// so are the other params). Params that are not an object (no MCP request has such)
     /// are replaced by an object holding only `_meta`.
-    pub(super) fn apply(&self, params: Option<&RawValue>) -> Box<RawValue> {
+    pub(crate) fn apply(&self, params: Option<&RawValue>) -> Box<RawValue> {
         let mut object = params
             .and_then(|p| serde_json::from_str::<Map<String, Value>>(p.get()).ok())
             .unwrap_or_default();

@@ -16,7 +16,7 @@ use mcpl_protocol::client_features::{ElicitAction, ElicitParams, ElicitResult};
 use serde_json::{Map, Value};
 
 /// The answer given to `params`, and why, in words for a log line.
-pub(super) fn unattended(params: &ElicitParams) -> (ElicitResult, &'static str) {
+pub(crate) fn unattended(params: &ElicitParams) -> (ElicitResult, &'static str) {
     let decline = |why| {
         (
             ElicitResult {

@@ -2,18 +2,31 @@
 //! wrapped form.
 //!
 //! A result arrives as JSON text and is decoded once, straight into its method's type
-//! ([`super::requests::decode`]): a `tools/list` page's schemas are built as they are read,
+//! ([`decode`]): a `tools/list` page's schemas are built as they are read,
 //! never rebuilt from a `Value` tree (issue #13 item 9, which this module once worked around).
 
-use super::error::LinkError;
+use super::super::error::LinkError;
 use mcpl_protocol::jsonrpc::{RawValue, decode_result, member};
 use mcpl_protocol::mcp::{ListToolsResult, Tool};
 use mcpl_protocol::meta::Meta;
 use serde::Deserialize;
+use serde::de::DeserializeOwned;
 use std::collections::BTreeMap;
 
+/// Decodes a result by its method's type, straight from its text; a mismatch is the
+/// server's fault.
+pub(crate) fn decode<T: DeserializeOwned>(
+    method: &'static str,
+    result: &RawValue,
+) -> Result<T, LinkError> {
+    decode_result(result).map_err(|e| LinkError::MalformedResult {
+        method,
+        detail: e.0,
+    })
+}
+
 /// A `tools/list` page as read: its tools, and the names of those left out.
-pub(super) struct ToolsPage {
+pub(crate) struct ToolsPage {
     /// The page as a whole, with only the tools that decoded.
     pub page: ListToolsResult,
     /// The tools that nest too deep or do not decode: each by its name, or by its place
@@ -38,7 +51,7 @@ struct RawPage {
 /// MCP does not say what a client does with a tool it cannot read): a tool whose schema
 /// nests past serde_json's limit, or that does not decode, costs only itself. Everything
 /// else on the page is read whole, so a nesting bomb beside the tools still fails it.
-pub(super) fn tools_page(method: &'static str, result: &RawValue) -> Result<ToolsPage, LinkError> {
+pub(crate) fn tools_page(method: &'static str, result: &RawValue) -> Result<ToolsPage, LinkError> {
     let raw: RawPage = decode_result(result).map_err(|e| LinkError::MalformedResult {
         method,
         detail: e.0,
@@ -70,7 +83,7 @@ fn name_of(tool: &RawValue) -> Option<String> {
 /// SPEC §17.4 makes the result the manifest object itself. This project's earlier versions
 /// wrapped it as `{"manifest": {...}}`; such a result (no `version`, an object `manifest`
 /// that has one) is read as what it wraps.
-pub(super) fn unwrap_legacy(result: Box<RawValue>) -> Box<RawValue> {
+pub(crate) fn unwrap_legacy(result: Box<RawValue>) -> Box<RawValue> {
     if member(&result, "version").is_none()
         && let Some(wrapped) = member(&result, "manifest")
         && member(&wrapped, "version").is_some()
@@ -82,8 +95,6 @@ pub(super) fn unwrap_legacy(result: Box<RawValue>) -> Box<RawValue> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::error::LinkError;
-    use super::super::requests::decode;
     use super::*;
     use mcpl_protocol::jsonrpc::to_raw;
     use mcpl_protocol::mcp::ListToolsResult;

@@ -1,0 +1,345 @@
+//! [`LinkCore`]: one connection's rules, sans I/O (quinn-proto style). No runtime, no
+//! transport, no clock: the driver (the [`super::ServerLink`] actor) feeds it what it
+//! read and the time (`now`), and carries out what it polls — messages to write
+//! ([`LinkCore::poll_transmit`]), outcomes for waiters and messages for the driver to act
+//! on ([`LinkCore::poll_event`]), and the one deadline to wake it at
+//! ([`LinkCore::poll_timeout`], then [`LinkCore::handle_timeout`]).
+//!
+//! What it holds: the connection's one phase enum ([`session::Stage`]) and its session
+//! (the grant rules: `session.rs`), the era's stamp (`era.rs`), the pending table with
+//! its deadlines (`pending.rs`), paging (`paging.rs`), and the pure readings the actor
+//! applies: a probe's answer (`era.rs`), a `tools/list` page (`decode.rs`), a modern
+//! result asking for input (`mrtr.rs`), an elicitation answered unattended (`elicit.rs`).
+//!
+//! | file | what |
+//! |---|---|
+//! | `phase` | [`LinkPhase`]: where a link is, one word |
+//! | `session` | [`session::Stage`], [`session::Session`]: the handshake stage, the grant in force |
+//! | `pending` | the awaited ids with their deadlines, the timed-out ids |
+//! | `paging` | `tools/list` paging, the listing queued behind it, its retry delay |
+//! | `era` | [`EraPolicy`], [`Era`]: the probe read, a modern request's `_meta` |
+//! | `decode` | a result decoded by its method's type; a `tools/list` page; a wrapped manifest |
+//! | `mrtr` | a modern `InputRequiredResult` read: retry with answers, or fail |
+//! | `elicit` | `elicitation/create` answered with nobody to ask |
+
+pub(crate) mod decode;
+pub(crate) mod elicit;
+pub(crate) mod era;
+pub(crate) mod mrtr;
+pub(crate) mod paging;
+pub(crate) mod pending;
+pub(crate) mod phase;
+pub(crate) mod session;
+
+#[cfg(test)]
+mod tests;
+
+use super::error::LinkError;
+use era::{Era, EraPolicy, Stamp};
+use mcpl_protocol::jsonrpc::RawValue;
+use mcpl_protocol::mcp::CancelledParams;
+use mcpl_protocol::method::{Cancelled, Initialize, Method, NotificationMethod};
+use mcpl_protocol::modern::SERVER_DISCOVER;
+use mcpl_protocol::{ErrorCode, Id, Message, Notification, Request, Response};
+use paging::Refresh;
+use pending::{Pending, PendingTable, Waiter};
+use phase::LinkPhase;
+use session::{Session, Stage};
+use std::collections::VecDeque;
+use std::time::{Duration, Instant};
+
+/// What the core hands its driver, in order.
+pub(crate) enum CoreEvent<C> {
+    /// A request's outcome, for its waiter.
+    Completed {
+        /// Who waits.
+        waiter: Waiter<C>,
+        /// The result, the server's error, or why there is none.
+        outcome: Result<Box<RawValue>, LinkError>,
+    },
+    /// A request's time ran out (its waiter's `Completed` follows).
+    TimedOut {
+        /// Its id.
+        id: i64,
+        /// Its method.
+        method: &'static str,
+        /// How long it waited.
+        after: Duration,
+    },
+    /// The late response of a request that timed out: read (the tap saw it), not
+    /// delivered.
+    Late {
+        /// Its id.
+        id: Id,
+        /// Its method.
+        method: &'static str,
+    },
+    /// A response to an id this connection never sent (or forgot).
+    Unknown {
+        /// The id.
+        id: Id,
+    },
+    /// A response without an id: the server could not read something this host sent.
+    Unaddressed(Response),
+    /// A request of the server's own, for the driver to answer.
+    Request(Request),
+    /// A notification, for the driver to act on.
+    Notification(Notification),
+}
+
+/// How the session opens on this connection (`era.rs`): the probe, unless the link
+/// speaks only legacy or found the server legacy before.
+pub(crate) fn opens_with_probe(policy: EraPolicy, found: Option<Era>) -> bool {
+    !matches!(
+        (policy, found),
+        (EraPolicy::Legacy, _) | (EraPolicy::Auto, Some(Era::Legacy))
+    )
+}
+
+/// One connection's rules. `C`: how a caller is answered; `R`: how a caller waiting for a
+/// listing is answered (both the driver's business).
+pub(crate) struct LinkCore<C, R> {
+    /// Which connection this is: 1 for the first that connected, +1 for each after.
+    pub(crate) epoch: u64,
+    /// Whether the transport delivers in the order the server wrote.
+    pub(crate) ordered: bool,
+    /// How far the handshake has come: the connection's one phase enum.
+    pub(crate) stage: Stage,
+    /// What every request says of the host in `_meta` while the connection is (or may be)
+    /// modern: set for the probe, kept for a modern server, dropped on falling back.
+    pub(crate) stamp: Option<Stamp>,
+    pub(crate) pending: PendingTable<C>,
+    pub(crate) refresh: Refresh<R>,
+    transmit: VecDeque<Message>,
+    events: VecDeque<CoreEvent<C>>,
+}
+
+impl<C, R> LinkCore<C, R> {
+    /// A fresh connection, about to open its session; `timed_out_capacity` bounds the
+    /// timed-out ids it remembers.
+    pub(crate) fn new(epoch: u64, ordered: bool, timed_out_capacity: usize) -> Self {
+        LinkCore {
+            epoch,
+            ordered,
+            stage: Stage::AwaitingInitializeResult,
+            stamp: None,
+            pending: PendingTable::new(timed_out_capacity),
+            refresh: Refresh::default(),
+            transmit: VecDeque::new(),
+            events: VecDeque::new(),
+        }
+    }
+
+    /// Where the connection is.
+    pub(crate) fn phase(&self) -> LinkPhase {
+        match self.stage {
+            Stage::AwaitingDiscoverResult => LinkPhase::AwaitingDiscoverResult,
+            Stage::AwaitingInitializeResult => LinkPhase::AwaitingInitializeResult,
+            Stage::AwaitingGrantReceipt(_) => LinkPhase::AwaitingGrantReceipt,
+            Stage::Ready(_) => LinkPhase::Ready,
+        }
+    }
+
+    /// The session, once `initialize` was accepted.
+    pub(crate) fn session(&self) -> Option<&Session> {
+        match &self.stage {
+            Stage::AwaitingDiscoverResult | Stage::AwaitingInitializeResult => None,
+            Stage::AwaitingGrantReceipt(s) | Stage::Ready(s) => Some(s),
+        }
+    }
+
+    pub(crate) fn session_mut(&mut self) -> Option<&mut Session> {
+        match &mut self.stage {
+            Stage::AwaitingDiscoverResult | Stage::AwaitingInitializeResult => None,
+            Stage::AwaitingGrantReceipt(s) | Stage::Ready(s) => Some(s),
+        }
+    }
+
+    pub(crate) fn is_ready(&self) -> bool {
+        matches!(self.stage, Stage::Ready(_))
+    }
+
+    /// Whether a request is stopped with `notifications/cancelled`: not on a modern
+    /// Streamable HTTP connection, where that era defines no client notification (closing
+    /// the answer is the cancellation, MCP 2026-07-28 "Cancellation").
+    pub(crate) fn cancels_by_notification(&self) -> bool {
+        self.stamp.is_none() || self.ordered
+    }
+
+    /// A modern connection takes `version` for its requests from now on (the server
+    /// refused the one it had, listing this one): false on a legacy connection.
+    pub(crate) fn adopt_version(&mut self, version: &str) -> bool {
+        let Some(stamp) = &mut self.stamp else {
+            return false;
+        };
+        stamp.version = version.to_owned();
+        if let Some(session) = self.session_mut() {
+            session.init.protocol_version = version.to_owned();
+        }
+        true
+    }
+
+    /// Sends a request with params as JSON text, stamped with the era's `_meta` on a
+    /// connection that is (or may be) modern; it waits `timeout` from `now` (none: for as
+    /// long as the connection lives). Returns its id.
+    pub(crate) fn send_request(
+        &mut self,
+        method: &'static str,
+        params: Option<&RawValue>,
+        waiter: Waiter<C>,
+        timeout: Option<Duration>,
+        now: Instant,
+    ) -> i64 {
+        let params = match &self.stamp {
+            Some(stamp) => Some(stamp.apply(params)),
+            None => params.map(ToOwned::to_owned),
+        };
+        let n = self.pending.insert(method, waiter, timeout, now);
+        self.transmit.push_back(Message::Request(Request {
+            id: Id::Number(n),
+            method: method.to_owned(),
+            params,
+        }));
+        n
+    }
+
+    /// Queues a notification.
+    pub(crate) fn send_notification<M: NotificationMethod>(&mut self, params: &M::Params) {
+        self.send(Message::Notification(Notification::new::<M>(params)));
+    }
+
+    /// Queues a message (an answer to the server's request, say) behind what is queued.
+    pub(crate) fn send(&mut self, message: Message) {
+        self.transmit.push_back(message);
+    }
+
+    /// A message read (the tap has seen it): a response goes to its waiter (or is noted
+    /// late or unknown); a request or notification is handed to the driver.
+    pub(crate) fn handle_read(&mut self, message: Message, _now: Instant) {
+        let response = match message {
+            Message::Response(response) => response,
+            Message::Request(r) => return self.events.push_back(CoreEvent::Request(r)),
+            Message::Notification(n) => {
+                return self.events.push_back(CoreEvent::Notification(n));
+            }
+        };
+        let Some(id) = response.id.clone() else {
+            return self.events.push_back(CoreEvent::Unaddressed(response));
+        };
+        if let Some(pending) = self.pending.take(&id) {
+            let method = pending.method;
+            if !self.ordered
+                && self.cancels_by_notification()
+                && method != Initialize::NAME
+                && matches!(&response.outcome, Err(e) if e.code == ErrorCode::CONNECTION_CLOSED)
+            {
+                // On an unordered link this is the transport's own answer for a request
+                // whose answer broke off (a Streamable HTTP POST that failed after the
+                // server may have read it): the server may be carrying it out still, and
+                // its result would be lost too. Told it is cancelled, the server sends what
+                // the request changes as `tools/hints` instead (MCP; §5.2, vector 29) —
+                // written before the statement the host's recovery reads next, so one or
+                // the other tells the host. (A server's own -32000 ends the request
+                // already: the cancellation is ignored.)
+                self.send_notification::<Cancelled>(&CancelledParams {
+                    request_id: id,
+                    reason: Some("its answer was lost on the way".to_owned()),
+                    meta: None,
+                });
+            }
+            let outcome = response
+                .outcome
+                .map_err(|error| LinkError::Server { method, error });
+            self.events.push_back(CoreEvent::Completed {
+                waiter: pending.waiter,
+                outcome,
+            });
+        } else if let Some(method) = self.pending.take_late(&id) {
+            self.events.push_back(CoreEvent::Late { id, method });
+        } else {
+            self.events.push_back(CoreEvent::Unknown { id });
+        }
+    }
+
+    /// Something unreadable that carries `id` arrived: meant as that request's response,
+    /// it fails the request now rather than letting it time out. True when the id was one
+    /// of ours (awaited or timed out): then nothing is to be answered.
+    pub(crate) fn handle_malformed(&mut self, id: &Id, detail: &str) -> bool {
+        if let Some(pending) = self.pending.take(id) {
+            let error = LinkError::MalformedResponse {
+                method: pending.method,
+                detail: detail.to_owned(),
+            };
+            self.events.push_back(CoreEvent::Completed {
+                waiter: pending.waiter,
+                outcome: Err(error),
+            });
+            return true;
+        }
+        self.pending.take_late(id).is_some()
+    }
+
+    /// Times out what is due at `now`: each waiter gets `Timeout`, the server is told to
+    /// stop, and the id is remembered so a late result is still read as one (§5.2, vector
+    /// 28). MCP: `initialize` is never cancelled (the link drops the connection instead);
+    /// nor is the era probe, which a legacy server may not know (it goes on to
+    /// `initialize`); nor anything on modern Streamable HTTP
+    /// ([`LinkCore::cancels_by_notification`]).
+    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+        for (
+            id,
+            Pending {
+                method,
+                waiter,
+                timeout,
+                ..
+            },
+        ) in self.pending.expire(now)
+        {
+            self.events.push_back(CoreEvent::TimedOut {
+                id,
+                method,
+                after: timeout,
+            });
+            if method != Initialize::NAME
+                && method != SERVER_DISCOVER
+                && self.cancels_by_notification()
+            {
+                self.send_notification::<Cancelled>(&CancelledParams {
+                    request_id: Id::Number(id),
+                    reason: Some(format!("no response within {timeout:?}")),
+                    meta: None,
+                });
+            }
+            self.events.push_back(CoreEvent::Completed {
+                waiter,
+                outcome: Err(LinkError::Timeout {
+                    method,
+                    after: timeout,
+                }),
+            });
+        }
+    }
+
+    /// The connection went: every waiter, requests' oldest first, then the listings'.
+    pub(crate) fn close(&mut self) -> (Vec<Pending<C>>, Vec<R>) {
+        self.transmit.clear();
+        self.events.clear();
+        (self.pending.drain(), self.refresh.take_all())
+    }
+
+    /// The next message to write.
+    pub(crate) fn poll_transmit(&mut self) -> Option<Message> {
+        self.transmit.pop_front()
+    }
+
+    /// The next thing for the driver to act on.
+    pub(crate) fn poll_event(&mut self) -> Option<CoreEvent<C>> {
+        self.events.pop_front()
+    }
+
+    /// When [`LinkCore::handle_timeout`] is next due.
+    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+        self.pending.next_deadline()
+    }
+}

@@ -1,0 +1,21 @@
+//! Where a link is, as one word for status and errors: the link's own states (connecting,
+//! backing off, stopped) and, while connected, the connection's [`super::session::Stage`].
+
+/// Where a link is, for status and errors.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum LinkPhase {
+    /// Waiting for a connection attempt.
+    Connecting,
+    /// Connected; waiting for the `server/discover` probe's answer (MCP 2026-07-28).
+    AwaitingDiscoverResult,
+    /// Connected; waiting for the `initialize` result.
+    AwaitingInitializeResult,
+    /// `featureSets/update` sent; waiting for its receipt.
+    AwaitingGrantReceipt,
+    /// Handshake done; requests go through.
+    Ready,
+    /// Waiting before the next attempt.
+    Backoff,
+    /// Shut down.
+    Stopped,
+}

@@ -1,0 +1,169 @@
+//! One connection's handshake stage and what the server said about itself on it: the
+//! connection's one phase enum ([`Stage`]) and its [`Session`] (the `initialize` result
+//! or a modern `server/discover`, the receipt, the manifest, the grant in force and the
+//! feature sets it leaves enabled, the tools listed, the change stream).
+//!
+//! The grant rules read here (SPEC §5.4, §6.7): what is proposed is the server's
+//! advertisement intersected with the host's policy ([`Session::intended_grant`]); the
+//! grant in force is set only from a receipt or a revocation ([`Session::set_granted`]);
+//! a failed policy exchange falls back to plain MCP ([`Session::fall_back_to_mcp`]).
+
+use super::era::Era;
+use mcpl_protocol::grant::{self, Derivation, Grant, Policy};
+use mcpl_protocol::mcp::{InitializeResult, Tool};
+use mcpl_protocol::mcpl::{FeatureSetsUpdateResult, McplManifest};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// The longest a listing is taken as fresh, whatever its `ttlMs` says: a day.
+const TTL_CAP_MS: u64 = 24 * 60 * 60 * 1000;
+
+/// How far a connection's handshake has come.
+pub(crate) enum Stage {
+    AwaitingDiscoverResult,
+    AwaitingInitializeResult,
+    AwaitingGrantReceipt(Session),
+    Ready(Session),
+}
+
+/// What the server said about itself on this connection, and the policy in force on it.
+#[derive(Debug, Clone)]
+pub(crate) struct Session {
+    pub(crate) init: InitializeResult,
+    /// The `featureSets/update` receipt (none for a plain MCP server).
+    pub(crate) receipt: Option<FeatureSetsUpdateResult>,
+    /// The current manifest: from `initialize`, replaced on each re-read.
+    pub(crate) manifest: Option<McplManifest>,
+    /// The grant in force: the concrete paths sent in `effectiveCapabilities`, narrowed at
+    /// once by a revocation, widened only once the server's receipt came (SPEC §6.7).
+    /// Empty for a plain MCP server and before the initial policy's receipt (§5.3).
+    pub(crate) granted: Vec<String>,
+    /// The feature sets that grant leaves enabled, in this host's reading of the manifest.
+    pub(crate) derivation: Derivation,
+    /// The server speaks MCPL but its policy exchange failed: it is served as plain MCP
+    /// (SPEC §3.2, §6.7; RFC-002 §12).
+    pub(crate) mcp_only: bool,
+    /// The number of the last policy request sent; a receipt for an older one is stale.
+    pub(crate) policy_seq: u64,
+    /// The feature sets named in the last policy's `disabled` (those this host reads as
+    /// invalid, so the server knows not to use them).
+    pub(crate) disabled_sent: Vec<String>,
+    pub(crate) tools: Arc<[Tool]>,
+    /// True once a `tools/list` completed on this connection.
+    pub(crate) tools_listed: bool,
+    /// The era the session speaks.
+    pub(crate) era: Era,
+    /// A modern session's `subscriptions/listen` for tool list changes.
+    pub(crate) listen: Listen,
+    /// Until when the last listing is fresh, by its `ttlMs` (MCP 2026-07-28
+    /// `server/utilities/caching.md`); `None` when it named none.
+    pub(crate) tools_fresh_until: Option<Instant>,
+}
+
+/// A modern session's change stream (MCP 2026-07-28 `basic/patterns/subscriptions.md`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Listen {
+    /// None: the server offers none, refused it, or ended it; a stale tools list is read
+    /// again after a call (`refresh.rs`).
+    Off,
+    /// `subscriptions/listen` sent, not yet acknowledged.
+    Opening,
+    /// Acknowledged with `toolsListChanged`: list changes come as notifications.
+    Open,
+}
+
+impl Session {
+    pub(crate) fn new(init: InitializeResult) -> Self {
+        let manifest = init.capabilities.mcpl().cloned();
+        Session {
+            init,
+            receipt: None,
+            manifest,
+            granted: Vec::new(),
+            derivation: Derivation::default(),
+            mcp_only: false,
+            policy_seq: 0,
+            disabled_sent: Vec::new(),
+            tools: Arc::from(Vec::new()),
+            tools_listed: false,
+            era: Era::Legacy,
+            listen: Listen::Off,
+            tools_fresh_until: None,
+        }
+    }
+
+    /// A modern server's session: what its `server/discover` said, as `initialize` would
+    /// have (era.rs); MCPL is off (issue #40).
+    pub(crate) fn modern(init: InitializeResult) -> Self {
+        let mut session = Session::new(init);
+        session.era = Era::Modern;
+        session.mcp_only = true;
+        session
+    }
+
+    /// A listing completed at `now` with `tools`, fresh for `ttl_ms` (capped at a day) when
+    /// it named one. True when the list differs from the last one on this connection, or
+    /// is its first.
+    pub(crate) fn record_listing(
+        &mut self,
+        tools: Arc<[Tool]>,
+        ttl_ms: Option<u64>,
+        now: Instant,
+    ) -> bool {
+        let changed = !self.tools_listed || self.tools != tools;
+        self.tools = tools;
+        self.tools_listed = true;
+        self.tools_fresh_until = ttl_ms.map(|ms| now + Duration::from_millis(ms.min(TTL_CAP_MS)));
+        changed
+    }
+
+    /// True when MCPL is in force: the server advertised `experimental.mcpl` and its policy
+    /// exchange did not fail.
+    pub(crate) fn speaks_mcpl(&self) -> bool {
+        self.init.capabilities.mcpl().is_some() && !self.mcp_only
+    }
+
+    /// The grant in force.
+    pub(crate) fn grant(&self) -> Grant {
+        Grant::new(self.granted.iter().cloned())
+    }
+
+    /// What this host grants the server as its manifest now reads: the server's
+    /// advertisement intersected with the host's `policy` (SPEC §5.4), as concrete paths.
+    pub(crate) fn intended_grant(&self, policy: &Grant) -> Vec<String> {
+        let Some(manifest) = &self.manifest else {
+            return Vec::new();
+        };
+        grant::advertised(manifest, self.init.capabilities.tools.is_some())
+            .into_iter()
+            .filter(|p| policy.allows(p))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// Sets the grant in force and derives the feature sets it leaves enabled.
+    pub(crate) fn set_granted(&mut self, granted: Vec<String>) {
+        self.granted = granted;
+        self.rederive();
+    }
+
+    /// Derives the feature sets again (after a grant or a manifest change).
+    pub(crate) fn rederive(&mut self) {
+        let policy = Policy {
+            grant: self.grant(),
+            enabled: None,
+            disabled: Vec::new(),
+        };
+        self.derivation = match &self.manifest {
+            Some(m) => grant::derive(m, &policy),
+            None => Derivation::default(),
+        };
+    }
+
+    /// Falls back to plain MCP: nothing is granted, no push or hint counts.
+    pub(crate) fn fall_back_to_mcp(&mut self) {
+        self.mcp_only = true;
+        self.receipt = None;
+        self.set_granted(Vec::new());
+    }
+}

@@ -1,0 +1,248 @@
+//! The core driven by hand, without a socket or a runtime: messages in, time as a value,
+//! what it transmits and tells read back (quinn-proto style).
+
+use super::pending::Waiter;
+use super::*;
+use mcpl_protocol::mcp::InitializeResult;
+use mcpl_protocol::{ErrorObject, Response};
+use serde_json::{Value, json};
+
+type Core = LinkCore<&'static str, ()>;
+
+fn core(ordered: bool) -> Core {
+    LinkCore::new(1, ordered, 16)
+}
+
+fn sent(core: &mut Core) -> Vec<Value> {
+    std::iter::from_fn(|| core.poll_transmit())
+        .map(|m| serde_json::to_value(&m).unwrap())
+        .collect()
+}
+
+/// Every event, as text a test can compare (waiters by their caller's name).
+fn told(core: &mut Core) -> Vec<String> {
+    std::iter::from_fn(|| core.poll_event())
+        .map(|e| match e {
+            CoreEvent::Completed { waiter, outcome } => {
+                let who = match waiter {
+                    Waiter::Caller(name) => name.to_owned(),
+                    Waiter::ToolsPage => "page".to_owned(),
+                    Waiter::Initialize => "initialize".to_owned(),
+                    Waiter::Discover { .. } => "discover".to_owned(),
+                    _ => "other".to_owned(),
+                };
+                match outcome {
+                    Ok(r) => format!("{who}: {}", r.get()),
+                    Err(e) => format!("{who}: {e}"),
+                }
+            }
+            CoreEvent::TimedOut { id, method, .. } => format!("timed out {id} {method}"),
+            CoreEvent::Late { id, method } => format!("late {id} {method}"),
+            CoreEvent::Unknown { id } => format!("unknown {id}"),
+            CoreEvent::Unaddressed(_) => "unaddressed".to_owned(),
+            CoreEvent::Request(r) => format!("request {}", r.method),
+            CoreEvent::Notification(n) => format!("notification {}", n.method),
+        })
+        .collect()
+}
+
+fn result(id: i64, v: Value) -> Message {
+    Message::Response(Response::ok(Id::Number(id), v))
+}
+
+const SEC: Duration = Duration::from_secs(1);
+
+#[test]
+fn issue38_02_a_response_reaches_its_waiter_and_a_late_one_is_only_noted() {
+    let t0 = Instant::now();
+    let mut c = core(true);
+    let a = c.send_request("tools/call", None, Waiter::Caller("a"), Some(SEC), t0);
+    let b = c.send_request("tools/call", None, Waiter::Caller("b"), Some(2 * SEC), t0);
+    let out = sent(&mut c);
+    assert_eq!(
+        out.iter().map(|m| m["id"].clone()).collect::<Vec<_>>(),
+        [json!(1), json!(2)]
+    );
+    assert_eq!(c.poll_timeout(), Some(t0 + SEC), "the earliest deadline");
+    c.handle_read(result(b, json!({"ok": 2})), t0);
+    assert_eq!(told(&mut c), [r#"b: {"ok":2}"#]);
+    c.handle_timeout(t0 + SEC);
+    assert_eq!(
+        told(&mut c),
+        [
+            "timed out 1 tools/call".to_owned(),
+            format!(
+                "a: {}",
+                LinkError::Timeout {
+                    method: "tools/call",
+                    after: SEC
+                }
+            )
+        ]
+    );
+    // The server is told to stop, on an ordered legacy connection.
+    let cancel = sent(&mut c);
+    assert_eq!(cancel.len(), 1);
+    assert_eq!(cancel[0]["method"], "notifications/cancelled");
+    assert_eq!(cancel[0]["params"]["requestId"], json!(a));
+    assert_eq!(c.poll_timeout(), None);
+    // Its late answer is recognised once, then the id is unknown.
+    c.handle_read(result(a, json!({})), t0 + 2 * SEC);
+    c.handle_read(result(a, json!({})), t0 + 2 * SEC);
+    assert_eq!(told(&mut c), ["late 1 tools/call", "unknown 1"]);
+}
+
+#[test]
+fn issue38_02_the_handshake_requests_are_never_cancelled() {
+    let t0 = Instant::now();
+    let mut c = core(true);
+    c.send_request("initialize", None, Waiter::Initialize, Some(SEC), t0);
+    c.stamp = Some(era::Stamp::new(mcpl_protocol::mcp::Implementation::new(
+        "h", "1",
+    )));
+    c.send_request(
+        SERVER_DISCOVER,
+        None,
+        Waiter::Discover { retried: false },
+        Some(SEC),
+        t0,
+    );
+    let out = sent(&mut c);
+    assert!(out[0]["params"].is_null(), "legacy: no stamp");
+    assert_eq!(
+        out[1]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        json!(mcpl_protocol::modern::MODERN_PROTOCOL_VERSION),
+        "the probe is stamped"
+    );
+    c.handle_timeout(t0 + SEC);
+    assert_eq!(told(&mut c).len(), 4, "both timed out and were told");
+    assert!(sent(&mut c).is_empty(), "neither is cancelled");
+}
+
+#[test]
+fn issue38_02_a_broken_off_answer_on_an_unordered_link_is_cancelled_then_delivered() {
+    let t0 = Instant::now();
+    let closed = ErrorObject::new(ErrorCode::CONNECTION_CLOSED, "lost");
+    for (ordered, cancels) in [(false, true), (true, false)] {
+        let mut c = core(ordered);
+        let id = c.send_request("tools/call", None, Waiter::Caller("a"), Some(SEC), t0);
+        sent(&mut c);
+        c.handle_read(
+            Message::Response(Response::err(Some(Id::Number(id)), closed.clone())),
+            t0,
+        );
+        let out = sent(&mut c);
+        assert_eq!(out.len(), usize::from(cancels), "ordered: {ordered}");
+        let error = LinkError::Server {
+            method: "tools/call",
+            error: closed.clone(),
+        };
+        assert_eq!(told(&mut c), [format!("a: {error}")]);
+    }
+    // On a modern unordered (Streamable HTTP) connection closing the answer is the
+    // cancellation: nothing is sent.
+    let mut c = core(false);
+    c.stamp = Some(era::Stamp::new(mcpl_protocol::mcp::Implementation::new(
+        "h", "1",
+    )));
+    let id = c.send_request("tools/call", None, Waiter::Caller("a"), Some(SEC), t0);
+    sent(&mut c);
+    c.handle_read(
+        Message::Response(Response::err(Some(Id::Number(id)), closed)),
+        t0,
+    );
+    assert!(sent(&mut c).is_empty());
+    c.send_request("tools/call", None, Waiter::Caller("b"), Some(SEC), t0);
+    sent(&mut c);
+    c.handle_timeout(t0 + SEC);
+    assert!(sent(&mut c).is_empty(), "nor is a timeout cancelled there");
+}
+
+#[test]
+fn issue38_02_requests_and_notifications_go_to_the_driver_in_read_order() {
+    let t0 = Instant::now();
+    let mut c = core(true);
+    let id = c.send_request("tools/list", None, Waiter::ToolsPage, None, t0);
+    assert_eq!(c.poll_timeout(), None, "awaited without a deadline");
+    for m in [
+        json!({"jsonrpc": "2.0", "id": "s1", "method": "ping"}),
+        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
+        json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}}),
+        json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "?"}}),
+    ] {
+        c.handle_read(serde_json::from_value(m).unwrap(), t0);
+    }
+    assert_eq!(
+        told(&mut c),
+        [
+            "request ping",
+            "notification notifications/tools/list_changed",
+            r#"page: {"tools":[]}"#,
+            "unaddressed"
+        ]
+    );
+}
+
+#[test]
+fn issue38_02_a_malformed_answer_fails_its_request_at_once() {
+    let t0 = Instant::now();
+    let mut c = core(true);
+    let id = c.send_request("tools/call", None, Waiter::Caller("a"), Some(SEC), t0);
+    assert!(c.handle_malformed(&Id::Number(id), "bad"));
+    assert_eq!(
+        told(&mut c),
+        [format!(
+            "a: {}",
+            LinkError::MalformedResponse {
+                method: "tools/call",
+                detail: "bad".into()
+            }
+        )]
+    );
+    assert!(
+        !c.handle_malformed(&Id::Number(99), "bad"),
+        "not ours: to be answered"
+    );
+}
+
+#[test]
+fn issue38_02_one_phase_per_connection_and_close_returns_every_waiter() {
+    let t0 = Instant::now();
+    let mut c = core(true);
+    assert_eq!(c.phase(), LinkPhase::AwaitingInitializeResult);
+    let init: InitializeResult = serde_json::from_value(json!({
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "serverInfo": {"name": "s", "version": "1"}
+    }))
+    .unwrap();
+    c.stage = Stage::AwaitingGrantReceipt(Session::new(init.clone()));
+    assert_eq!(c.phase(), LinkPhase::AwaitingGrantReceipt);
+    assert!(c.session().is_some() && !c.is_ready());
+    c.stage = Stage::Ready(Session::new(init));
+    assert!(c.is_ready());
+    assert!(!c.adopt_version("2026-07-28"), "legacy: nothing to adopt");
+    c.send_request("tools/call", None, Waiter::Caller("a"), Some(SEC), t0);
+    c.send_request("tools/call", None, Waiter::Caller("b"), Some(SEC), t0);
+    c.refresh.begin(vec![()], false);
+    let (requests, listings) = c.close();
+    let names: Vec<_> = requests
+        .into_iter()
+        .map(|p| match p.waiter {
+            Waiter::Caller(n) => n,
+            _ => "?",
+        })
+        .collect();
+    assert_eq!(names, ["a", "b"]);
+    assert_eq!(listings.len(), 1);
+    assert!(c.poll_transmit().is_none(), "nothing more is written");
+    assert_eq!(c.poll_timeout(), None);
+}
+
+#[test]
+fn issue38_02_the_era_decides_how_a_session_opens() {
+    assert!(opens_with_probe(EraPolicy::Auto, None));
+    assert!(opens_with_probe(EraPolicy::Auto, Some(Era::Modern)));
+    assert!(!opens_with_probe(EraPolicy::Auto, Some(Era::Legacy)));
+    assert!(!opens_with_probe(EraPolicy::Legacy, None));
+    assert!(opens_with_probe(EraPolicy::Modern, Some(Era::Legacy)));
+}
