@@ -19,27 +19,23 @@
 
 use super::actor::ServerLink;
 use super::core::decode::decode;
+use super::core::grant::{Granting, handshake_failure, read_receipt};
 use super::core::session::{Session, Stage};
 use super::error::{DisconnectReason, LinkError};
 use super::events::LinkEvent;
 use super::pending::Waiter;
 use super::tap::TapEvent;
 use actix::prelude::*;
-use mcpl_protocol::grant::{self, Grant};
-use mcpl_protocol::jsonrpc::{ErrorCode, RawValue};
+use mcpl_protocol::grant::Grant;
+use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::mcp::{
     ClientCapabilities, ClientExperimental, Empty, InitializeParams, InitializeResult,
     LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, is_supported_version,
 };
-use mcpl_protocol::mcpl::{
-    FeatureSetsUpdateParams, FeatureSetsUpdateResult, HostMcplCapabilities, MCPL_VERSION,
-};
+use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, HostMcplCapabilities, MCPL_VERSION};
 use mcpl_protocol::method::{FeatureSetsUpdate, Initialize, Initialized, Method};
 use serde_json::Map;
 use tracing::{info, warn};
-
-/// The receipt's fallback under which a server that refused the grant is closed.
-pub(super) const FALLBACK_CLOSE: &str = "close";
 
 impl ServerLink {
     /// What this host says about itself (SPEC §5.2: `featureSets` managed; spec §2:
@@ -128,33 +124,13 @@ impl ServerLink {
         self.send_request::<FeatureSetsUpdate>(&params, Waiter::GrantReceipt(proposed), wait, ctx);
     }
 
-    /// The policy request for `session`'s manifest as it now reads, and the grant in it.
+    /// The policy request for `session`'s manifest as it now reads, and the grant in it
+    /// (`core/grant.rs`).
     pub(super) fn policy_for(
         &self,
         session: &mut Session,
     ) -> (FeatureSetsUpdateParams, Vec<String>) {
-        let policy = Grant::new(self.config.grant.iter().cloned());
-        let proposed = session.intended_grant(&policy);
-        let (denied, disabled) = match &session.manifest {
-            Some(m) => (
-                grant::advertised(m, session.init.capabilities.tools.is_some())
-                    .into_iter()
-                    .filter(|p| !proposed.iter().any(|g| g == p))
-                    .map(str::to_owned)
-                    .collect(),
-                m.invalid_feature_sets.keys().cloned().collect::<Vec<_>>(),
-            ),
-            None => (Vec::new(), Vec::new()),
-        };
-        session.policy_seq += 1;
-        session.disabled_sent = disabled.clone();
-        let params = FeatureSetsUpdateParams {
-            effective_capabilities: proposed.clone(),
-            denied_capabilities: denied,
-            disabled,
-            ..Default::default()
-        };
-        (params, proposed)
+        session.policy(&Grant::new(self.config.grant.iter().cloned()))
     }
 
     pub(super) fn on_grant_receipt(
@@ -163,31 +139,7 @@ impl ServerLink {
         outcome: Result<Box<RawValue>, LinkError>,
         ctx: &mut Context<Self>,
     ) {
-        if let Err(LinkError::Disconnected { .. } | LinkError::Stopped) = outcome {
-            return;
-        }
-        // The transport lost the request or its answer (a Streamable HTTP POST that failed
-        // is answered CONNECTION_CLOSED by the transport itself): nothing says the server
-        // refused the policy, so the handshake starts again on a new connection rather than
-        // serving an MCPL server as plain MCP for a lost message.
-        if let Err(LinkError::Server { error, .. }) = &outcome
-            && error.code == ErrorCode::CONNECTION_CLOSED
-        {
-            let reason = handshake_failure(FeatureSetsUpdate::NAME, outcome.unwrap_err());
-            return self.disconnect(reason, ctx);
-        }
-        let receipt =
-            outcome.and_then(|r| decode::<FeatureSetsUpdateResult>(FeatureSetsUpdate::NAME, &r));
-        if let Ok(r) = &receipt
-            && !r.accepted
-            && r.fallback.as_deref() == Some(FALLBACK_CLOSE)
-        {
-            let reason = DisconnectReason::GrantRefused {
-                reason: r.reason.clone(),
-                fallback: r.fallback.clone(),
-            };
-            return self.disconnect(reason, ctx);
-        }
+        let receipt = read_receipt(outcome);
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
@@ -196,19 +148,16 @@ impl ServerLink {
         else {
             return;
         };
-        match receipt {
-            Ok(r) if r.accepted => {
-                session.set_granted(proposed);
-                session.receipt = Some(r);
-            }
-            other => {
+        match session.initial_receipt(proposed, receipt) {
+            Granting::InForce | Granting::Kept(_) => {}
+            Granting::FellBack(why) => {
                 // SPEC §3.2, §6.7: no usable policy exchange; MCPL is off, MCP goes on.
-                let why = match other {
-                    Ok(r) => format!("refused: {}", r.reason.unwrap_or_default()),
-                    Err(e) => e.to_string(),
-                };
                 warn!(link = %self.config.name, %why, "featureSets/update failed; serving the server as plain MCP");
-                session.fall_back_to_mcp();
+            }
+            Granting::End(reason) => return self.disconnect(reason, ctx),
+            Granting::Ignored => {
+                live.core.stage = Stage::AwaitingGrantReceipt(session);
+                return;
             }
         }
         self.become_ready(session, ctx);
@@ -234,19 +183,5 @@ impl ServerLink {
         if lists_tools {
             self.refresh_tools(None, false, ctx);
         }
-    }
-}
-
-/// Why a handshake request's failure ends the connection.
-fn handshake_failure(method: &'static str, error: LinkError) -> DisconnectReason {
-    match error {
-        LinkError::Server { error, .. } => DisconnectReason::HandshakeRejected { method, error },
-        LinkError::Timeout { after, .. } => DisconnectReason::HandshakeTimeout { method, after },
-        LinkError::MalformedResult { detail, .. } | LinkError::MalformedResponse { detail, .. } => {
-            DisconnectReason::HandshakeMalformed { method, detail }
-        }
-        LinkError::Disconnected { reason, .. } => reason,
-        // Nothing else reaches a handshake request's waiter while its connection lives.
-        _ => DisconnectReason::Closed,
     }
 }

@@ -2,16 +2,14 @@
 //! push policy or the manifest changes, and its receipt.
 
 use super::actor::ServerLink;
-use super::core::decode::decode;
-use super::error::{DisconnectReason, LinkError};
+use super::core::grant::{Granting, Renegotiation, read_receipt};
+use super::error::LinkError;
 use super::events::LinkEvent;
-use super::handshake::FALLBACK_CLOSE;
 use super::pending::Waiter;
 use actix::prelude::*;
 use mcpl_protocol::grant::Grant;
 use mcpl_protocol::jsonrpc::RawValue;
-use mcpl_protocol::mcpl::FeatureSetsUpdateResult;
-use mcpl_protocol::method::{FeatureSetsUpdate, Method};
+use mcpl_protocol::method::FeatureSetsUpdate;
 use tracing::warn;
 
 impl ServerLink {
@@ -19,43 +17,21 @@ impl ServerLink {
     /// grant or the invalid sets changed, send the policy again — revoking at once,
     /// widening on the receipt (§6.7).
     pub(super) fn renegotiate(&mut self, ctx: &mut Context<Self>) {
+        let policy = Grant::new(self.config.grant.iter().cloned());
         let Some(live) = self.lifecycle.live_mut().filter(|l| l.is_ready()) else {
             return;
         };
         let epoch = live.epoch();
-        let Some(mut session) = live.session_mut().filter(|s| s.speaks_mcpl()).cloned() else {
+        let Some(session) = live.session_mut().filter(|s| s.speaks_mcpl()) else {
             return;
         };
-        session.rederive();
-        let policy = Grant::new(self.config.grant.iter().cloned());
-        let intended = session.intended_grant(&policy);
-        let invalid: Vec<String> = session
-            .manifest
-            .as_ref()
-            .map(|m| m.invalid_feature_sets.keys().cloned().collect())
-            .unwrap_or_default();
-        let unchanged = intended == session.granted && invalid == session.disabled_sent;
-        let kept: Vec<String> = session
-            .granted
-            .iter()
-            .filter(|p| intended.contains(p))
-            .cloned()
-            .collect();
-        let revoked = kept.len() != session.granted.len();
-        if revoked {
-            // Host-first: the narrower grant is in force before anyone is told.
-            session.set_granted(kept);
-        }
-        let request = (!unchanged).then(|| self.policy_for(&mut session));
-        let granted = session.granted.clone();
-        if let Some(s) = self.lifecycle.live_mut().and_then(|l| l.session_mut()) {
-            *s = session.clone();
-        }
+        let Renegotiation { revoked, request } = session.renegotiate(&policy);
+        let (granted, seq) = (session.granted.clone(), session.policy_seq);
         if revoked {
             self.emit(LinkEvent::Granted { epoch, granted });
         }
         if let Some((params, proposed)) = request {
-            let waiter = Waiter::PolicyReceipt(session.policy_seq, proposed);
+            let waiter = Waiter::PolicyReceipt(seq, proposed);
             self.send_request::<FeatureSetsUpdate>(&params, waiter, None, ctx);
         }
     }
@@ -67,41 +43,31 @@ impl ServerLink {
         outcome: Result<Box<RawValue>, LinkError>,
         ctx: &mut Context<Self>,
     ) {
-        let receipt =
-            outcome.and_then(|r| decode::<FeatureSetsUpdateResult>(FeatureSetsUpdate::NAME, &r));
+        let receipt = read_receipt(outcome);
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
         let epoch = live.epoch();
-        let Some(session) = live.session_mut().filter(|s| s.policy_seq == seq) else {
-            return; // a newer policy was sent since
+        let Some(session) = live.session_mut() else {
+            return;
         };
-        match receipt {
-            Ok(r) if r.accepted => {
-                session.set_granted(proposed);
-                session.receipt = Some(r);
+        match session.later_receipt(seq, proposed, receipt) {
+            Granting::InForce => {
                 let granted = session.granted.clone();
                 self.emit(LinkEvent::Granted { epoch, granted });
             }
-            Ok(r) if r.fallback.as_deref() == Some(FALLBACK_CLOSE) => {
-                let reason = DisconnectReason::GrantRefused {
-                    reason: r.reason,
-                    fallback: r.fallback,
-                };
-                self.disconnect(reason, ctx);
-            }
-            Ok(r) => {
-                warn!(link = %self.config.name, reason = ?r.reason, "the server refused the new policy; serving it as plain MCP");
-                session.fall_back_to_mcp();
+            Granting::End(reason) => self.disconnect(reason, ctx),
+            Granting::FellBack(reason) => {
+                warn!(link = %self.config.name, %reason, "the server refused the new policy; serving it as plain MCP");
                 self.emit(LinkEvent::Granted {
                     epoch,
                     granted: Vec::new(),
                 });
             }
-            // An unanswered expansion does not activate; a revocation already did.
-            Err(e) => {
-                warn!(link = %self.config.name, error = %e, "featureSets/update after a manifest change failed")
+            Granting::Kept(error) => {
+                warn!(link = %self.config.name, %error, "featureSets/update after a manifest change failed")
             }
+            Granting::Ignored => {}
         }
     }
 }

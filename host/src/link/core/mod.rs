@@ -6,7 +6,7 @@
 //! ([`LinkCore::poll_timeout`], then [`LinkCore::handle_timeout`]).
 //!
 //! What it holds: the connection's one phase enum ([`session::Stage`]) and its session
-//! (the grant rules: `session.rs`), the era's stamp (`era.rs`), the pending table with
+//! (the grant rules: `grant.rs`), the era's stamp (`era.rs`), the pending table with
 //! its deadlines (`pending.rs`), paging (`paging.rs`), and the pure readings the actor
 //! applies: a probe's answer (`era.rs`), a `tools/list` page (`decode.rs`), a modern
 //! result asking for input (`mrtr.rs`), an elicitation answered unattended (`elicit.rs`).
@@ -15,6 +15,7 @@
 //! |---|---|
 //! | `phase` | [`LinkPhase`]: where a link is, one word |
 //! | `session` | [`session::Stage`], [`session::Session`]: the handshake stage, the grant in force |
+//! | `grant` | the grant rules: the proposal, revoke at once, widen on receipt, fall back |
 //! | `pending` | the awaited ids with their deadlines, the timed-out ids |
 //! | `paging` | `tools/list` paging, the listing queued behind it, its retry delay |
 //! | `era` | [`EraPolicy`], [`Era`]: the probe read, a modern request's `_meta` |
@@ -25,6 +26,7 @@
 pub(crate) mod decode;
 pub(crate) mod elicit;
 pub(crate) mod era;
+pub(crate) mod grant;
 pub(crate) mod mrtr;
 pub(crate) mod paging;
 pub(crate) mod pending;

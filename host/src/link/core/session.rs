@@ -3,10 +3,7 @@
 //! or a modern `server/discover`, the receipt, the manifest, the grant in force and the
 //! feature sets it leaves enabled, the tools listed, the change stream).
 //!
-//! The grant rules read here (SPEC §5.4, §6.7): what is proposed is the server's
-//! advertisement intersected with the host's policy ([`Session::intended_grant`]); the
-//! grant in force is set only from a receipt or a revocation ([`Session::set_granted`]);
-//! a failed policy exchange falls back to plain MCP ([`Session::fall_back_to_mcp`]).
+//! The grant rules that decide on a session are in `grant.rs`.
 
 use super::era::Era;
 use mcpl_protocol::grant::{self, Derivation, Grant, Policy};
