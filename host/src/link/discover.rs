@@ -6,10 +6,11 @@
 //! when the server says its list changes (`tools.listChanged`).
 
 use super::actor::ServerLink;
-use super::core::era::{Era, EraPolicy, Probe, Stamp, read_probe};
+use super::core::era::{Era, Stamp};
+use super::core::handshake::{ProbeStep, probe_step};
 use super::core::opens_with_probe;
 use super::core::session::{Listen, Session, Stage};
-use super::error::{DisconnectReason, LinkError};
+use super::error::LinkError;
 use super::pending::Waiter;
 use super::tap::TapEvent;
 use actix::prelude::*;
@@ -54,33 +55,17 @@ impl ServerLink {
         retried: bool,
         ctx: &mut Context<Self>,
     ) {
-        if let Err(LinkError::Disconnected { .. } | LinkError::Stopped) = outcome {
-            return;
-        }
-        let probe = match read_probe(outcome, self.config.era) {
-            Probe::Retry { version, .. } if !retried => {
-                return self.send_discover_again(version, ctx);
-            }
-            Probe::Retry { error, .. } => Probe::Refused(error),
-            probe => probe,
-        };
-        match probe {
-            Probe::Modern(init) => self.become_modern(*init, ctx),
-            Probe::Retry { error, .. } | Probe::Refused(error) => {
-                // A modern server that refused what this host sent (the only modern version
-                // it speaks, say): falling back would be wrong, and there is nothing else
-                // to offer.
-                self.found_era = Some(Era::Modern);
-                let reason = DisconnectReason::HandshakeRejected {
-                    method: SERVER_DISCOVER,
-                    error,
-                };
+        match probe_step(outcome, retried, self.config.era) {
+            ProbeStep::Ignored => {}
+            ProbeStep::Again(version) => self.send_discover_again(version, ctx),
+            ProbeStep::Modern(init) => self.become_modern(*init, ctx),
+            ProbeStep::End { reason, found } => {
+                if found.is_some() {
+                    self.found_era = found;
+                }
                 self.disconnect(reason, ctx);
             }
-            Probe::Legacy(why) if self.config.era == EraPolicy::Modern => {
-                self.disconnect(DisconnectReason::NotModern { why }, ctx)
-            }
-            Probe::Legacy(why) => {
+            ProbeStep::Initialize(why) => {
                 info!(link = %self.config.name, %why, "the server is not a modern one; falling back to initialize");
                 self.found_era = Some(Era::Legacy);
                 if let Some(live) = self.lifecycle.live_mut() {

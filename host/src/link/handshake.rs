@@ -18,10 +18,11 @@
 //! comes, and never if none comes (§6.7).
 
 use super::actor::ServerLink;
-use super::core::decode::decode;
-use super::core::grant::{Granting, handshake_failure, read_receipt};
+use super::core::era::Era;
+use super::core::grant::{Granting, read_receipt};
+use super::core::handshake::read_initialize;
 use super::core::session::{Session, Stage};
-use super::error::{DisconnectReason, LinkError};
+use super::error::LinkError;
 use super::events::LinkEvent;
 use super::pending::Waiter;
 use super::tap::TapEvent;
@@ -29,11 +30,10 @@ use actix::prelude::*;
 use mcpl_protocol::grant::Grant;
 use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::mcp::{
-    ClientCapabilities, ClientExperimental, Empty, InitializeParams, InitializeResult,
-    LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS, is_supported_version,
+    ClientCapabilities, ClientExperimental, Empty, InitializeParams, LATEST_PROTOCOL_VERSION,
 };
 use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, HostMcplCapabilities, MCPL_VERSION};
-use mcpl_protocol::method::{FeatureSetsUpdate, Initialize, Initialized, Method};
+use mcpl_protocol::method::{FeatureSetsUpdate, Initialize, Initialized};
 use serde_json::Map;
 use tracing::{info, warn};
 
@@ -73,24 +73,17 @@ impl ServerLink {
         outcome: Result<Box<RawValue>, LinkError>,
         ctx: &mut Context<Self>,
     ) {
-        let init: InitializeResult = match outcome.and_then(|r| decode(Initialize::NAME, &r)) {
+        let init = match read_initialize(outcome) {
             Ok(init) => init,
-            Err(e) => {
+            Err(reason) => {
                 // A server remembered as legacy that refuses `initialize` is probed afresh
                 // next time (era.rs).
-                if self.found_era == Some(super::core::era::Era::Legacy) {
+                if self.found_era == Some(Era::Legacy) {
                     self.found_era = None;
                 }
-                return self.disconnect(handshake_failure(Initialize::NAME, e), ctx);
+                return self.disconnect(reason, ctx);
             }
         };
-        if !is_supported_version(&init.protocol_version) {
-            let reason = DisconnectReason::UnsupportedProtocolVersion {
-                version: init.protocol_version,
-                supported: &SUPPORTED_PROTOCOL_VERSIONS,
-            };
-            return self.disconnect(reason, ctx);
-        }
         let Some(live) = self.lifecycle.live() else {
             return;
         };

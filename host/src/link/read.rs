@@ -7,6 +7,7 @@
 //! decode error; the link goes on.
 
 use super::actor::ServerLink;
+use super::core::grant::refusal_of;
 use super::error::DisconnectReason;
 use super::events::LinkEvent;
 use super::io::LinkInput;
@@ -14,7 +15,6 @@ use super::requests::now;
 use super::tap::{ReadEvent, TapEvent};
 use actix::prelude::*;
 use mcpl_protocol::client_features::ElicitParams;
-use mcpl_protocol::grant::{self, Refusal};
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::jsonrpc::DecodeError;
 use mcpl_protocol::mcp::Empty;
@@ -124,26 +124,9 @@ impl ServerLink {
         self.send_message(Message::Response(response));
     }
 
-    /// Why a server request this host does not serve is refused. SPEC §5.4: a capability
-    /// not granted behaves as if never advertised, and an inbound method needing one is
-    /// rejected with §6.6's -32002 naming it (`model/info` needs `modelInfo`). A method
-    /// gated by nothing, or by what the grant allows but this host does not implement, is
-    /// not found (-32601); so is every MCPL method on a link that does not speak MCPL.
+    /// Why a server request this host does not serve is refused (`core/grant.rs`).
     fn refusal_of(&self, method: &str) -> ErrorObject {
-        let session = self
-            .lifecycle
-            .live()
-            .and_then(|l| l.session())
-            .filter(|s| s.speaks_mcpl());
-        match (session, grant::server_method_capability(method)) {
-            (Some(s), Some(capability)) if !s.grant().allows(capability) => {
-                Refusal::CapabilityDenied {
-                    capability: capability.to_owned(),
-                }
-                .to_error()
-            }
-            _ => ErrorObject::method_not_found(method),
-        }
+        refusal_of(self.lifecycle.live().and_then(|l| l.session()), method)
     }
 
     pub(super) fn on_notification(

@@ -22,7 +22,6 @@
 use super::actor::ServerLink;
 use super::core::decode::tools_page;
 use super::core::paging::{Ended, PageStep, ttl_of};
-use super::core::session::Listen;
 use super::error::LinkError;
 use super::events::LinkEvent;
 use super::pending::{ToolsReply, Waiter};
@@ -47,14 +46,11 @@ impl ServerLink {
         if method != CallTool::NAME {
             return;
         }
-        let at = now();
         let stale = self
             .lifecycle
             .live()
             .and_then(|l| l.session())
-            .is_some_and(|s| {
-                s.listen != Listen::Open && s.tools_fresh_until.is_some_and(|t| at >= t)
-            });
+            .is_some_and(|s| s.tools_stale(now()));
         if stale {
             self.refresh_tools(None, false, ctx);
         }

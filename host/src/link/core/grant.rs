@@ -19,7 +19,8 @@
 use super::super::error::{DisconnectReason, LinkError};
 use super::decode::decode;
 use super::session::Session;
-use mcpl_protocol::grant::{self, Grant};
+use mcpl_protocol::ErrorObject;
+use mcpl_protocol::grant::{self, Grant, Refusal};
 use mcpl_protocol::jsonrpc::{ErrorCode, RawValue};
 use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, FeatureSetsUpdateResult};
 use mcpl_protocol::method::{FeatureSetsUpdate, Method};
@@ -100,6 +101,23 @@ pub(crate) fn handshake_failure(method: &'static str, error: LinkError) -> Disco
         LinkError::Disconnected { reason, .. } => reason,
         // Nothing else reaches a handshake request's waiter while its connection lives.
         _ => DisconnectReason::Closed,
+    }
+}
+
+/// Why a server request this host does not serve is refused, on a connection whose
+/// session is `session` (none before `initialize` was accepted). SPEC §5.4: a capability
+/// not granted behaves as if never advertised, and an inbound method needing one is
+/// rejected with §6.6's -32002 naming it (`model/info` needs `modelInfo`). A method gated
+/// by nothing, or by what the grant allows but this host does not implement, is not found
+/// (-32601); so is every MCPL method on a link that does not speak MCPL.
+pub(crate) fn refusal_of(session: Option<&Session>, method: &str) -> ErrorObject {
+    let session = session.filter(|s| s.speaks_mcpl());
+    match (session, grant::server_method_capability(method)) {
+        (Some(s), Some(capability)) if !s.grant().allows(capability) => Refusal::CapabilityDenied {
+            capability: capability.to_owned(),
+        }
+        .to_error(),
+        _ => ErrorObject::method_not_found(method),
     }
 }
 
@@ -216,7 +234,6 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use mcpl_protocol::ErrorObject;
     use mcpl_protocol::jsonrpc::to_raw;
     use mcpl_protocol::mcp::InitializeResult;
     use mcpl_protocol::mcpl::McplManifest;
@@ -347,6 +364,30 @@ mod tests {
             Granting::InForce
         );
         assert_eq!(s.granted, ["pushEvents", "tools"]);
+    }
+
+    #[test]
+    fn issue38_02_a_server_request_needing_what_is_not_granted_is_refused_by_name() {
+        let mut s = session(true);
+        let (_, proposed) = s.policy(&host_policy());
+        s.initial_receipt(proposed, receipt(json!({"accepted": true})));
+        let denied = refusal_of(Some(&s), "model/info");
+        assert_eq!(denied.code, ErrorCode::CAPABILITY_DENIED);
+        assert_eq!(denied.data.unwrap()["capability"], "modelInfo");
+        assert_eq!(
+            refusal_of(Some(&s), "no/such").code,
+            ErrorCode::METHOD_NOT_FOUND
+        );
+        s.fall_back_to_mcp();
+        assert_eq!(
+            refusal_of(Some(&s), "model/info").code,
+            ErrorCode::METHOD_NOT_FOUND,
+            "MCPL is off"
+        );
+        assert_eq!(
+            refusal_of(None, "model/info").code,
+            ErrorCode::METHOD_NOT_FOUND
+        );
     }
 
     #[test]

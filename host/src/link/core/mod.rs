@@ -16,6 +16,7 @@
 //! | `phase` | [`LinkPhase`]: where a link is, one word |
 //! | `session` | [`session::Stage`], [`session::Session`]: the handshake stage, the grant in force |
 //! | `grant` | the grant rules: the proposal, revoke at once, widen on receipt, fall back |
+//! | `handshake` | what follows the probe's answer; an `initialize` result taken or not |
 //! | `pending` | the awaited ids with their deadlines, the timed-out ids |
 //! | `paging` | `tools/list` paging, the listing queued behind it, its retry delay |
 //! | `era` | [`EraPolicy`], [`Era`]: the probe read, a modern request's `_meta` |
@@ -27,6 +28,7 @@ pub(crate) mod decode;
 pub(crate) mod elicit;
 pub(crate) mod era;
 pub(crate) mod grant;
+pub(crate) mod handshake;
 pub(crate) mod mrtr;
 pub(crate) mod paging;
 pub(crate) mod pending;

@@ -114,6 +114,12 @@ impl Session {
         changed
     }
 
+    /// Whether the tools list is stale at `now` with no change stream to tell of changes:
+    /// then a completed `tools/call` reads it again (`paging.rs`) **\[project\]**.
+    pub(crate) fn tools_stale(&self, now: Instant) -> bool {
+        self.listen != Listen::Open && self.tools_fresh_until.is_some_and(|t| now >= t)
+    }
+
     /// True when MCPL is in force: the server advertised `experimental.mcpl` and its policy
     /// exchange did not fail.
     pub(crate) fn speaks_mcpl(&self) -> bool {
@@ -162,5 +168,34 @@ impl Session {
         self.mcp_only = true;
         self.receipt = None;
         self.set_granted(Vec::new());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn issue38_02_a_listing_is_fresh_for_its_ttl_unless_changes_are_told() {
+        let init: InitializeResult = serde_json::from_value(serde_json::json!({
+            "protocolVersion": "2026-07-28", "capabilities": {"tools": {}},
+            "serverInfo": {"name": "s", "version": "1"}
+        }))
+        .unwrap();
+        let mut s = Session::modern(init);
+        let t0 = Instant::now();
+        let tools: Arc<[Tool]> = Arc::from(Vec::new());
+        assert!(s.record_listing(tools.clone(), Some(1000), t0), "the first");
+        assert!(!s.record_listing(tools.clone(), Some(1000), t0), "the same");
+        assert!(!s.tools_stale(t0 + Duration::from_millis(999)));
+        assert!(s.tools_stale(t0 + Duration::from_millis(1000)));
+        s.listen = Listen::Open;
+        assert!(
+            !s.tools_stale(t0 + Duration::from_secs(60)),
+            "changes are told"
+        );
+        s.listen = Listen::Off;
+        s.record_listing(tools, None, t0);
+        assert!(!s.tools_stale(t0 + Duration::from_secs(60)), "no ttl named");
     }
 }
