@@ -2,8 +2,8 @@
 
 use super::backoff::Backoff;
 use super::config::LinkConfig;
-use super::core::LinkCore;
 use super::core::era::Era;
+use super::core::{CoreConfig, LinkCore};
 use super::error::{ConnectError, DisconnectReason, LinkError};
 use super::events::LinkEvent;
 use super::io::{read_stream, write_in_order};
@@ -136,7 +136,16 @@ impl ServerLink {
         ));
         let gate = self.config.read_gate.clone();
         let reader = ctx.add_stream(read_stream(inbound, self.epoch, gate));
-        let core = LinkCore::new(self.epoch, info.ordered, self.config.timed_out_capacity);
+        let core = LinkCore::new(
+            self.epoch,
+            info.ordered,
+            CoreConfig {
+                timed_out_capacity: self.config.timed_out_capacity,
+                request_timeout: self.config.request_timeout,
+                retry_initial: self.config.backoff.initial,
+                retry_max: self.config.backoff.max,
+            },
+        );
         self.lifecycle = Lifecycle::Linked(Box::new(Live {
             info,
             writer,

@@ -93,7 +93,8 @@
 //!   a refusal with `fallback: "close"` ends the connection, any other failed exchange
 //!   (refused, an error, a timeout, a malformed receipt) **falls back** to plain MCP; a
 //!   transport-lost exchange starts the handshake again on a new connection.
-//! - *Paging* (`core/paging.rs`, driven by `refresh.rs`): one listing at a time, one more
+//! - *Paging* (`core/paging.rs`; the core sends the pages itself, `refresh.rs` tells the
+//!   end and arms the retry): one listing at a time, one more
 //!   queued behind it; cursors followed to the end, a repeated one is endless paging;
 //!   the lowest rev and the least `ttlMs` of the pages; a failed listing the host needs is
 //!   retried after a growing delay.
@@ -137,7 +138,7 @@
 //! | `handshake` | `initialize`, `notifications/initialized`, `featureSets/update` |
 //! | `read` | the inbound side: tap, then the core; server requests, notifications |
 //! | `requests` | sending requests through the core, its timer, outcomes to waiters |
-//! | `refresh` | `tools/list` paging driven, stale lists re-read |
+//! | `refresh` | listings asked of the core, their end told, stale lists re-read |
 
 mod actor;
 mod api;

@@ -197,7 +197,7 @@ impl ServerLink {
             detail,
         } = &error
             && let Some(live) = self.lifecycle.live_mut()
-            && live.core.handle_malformed(id, detail)
+            && live.core.handle_malformed(id, detail, now())
         {
             return self.drive(ctx);
         }

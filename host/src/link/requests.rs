@@ -7,7 +7,7 @@ use super::core::era::{Era, Supported, supported_choice};
 use super::core::mrtr;
 use super::core::phase::LinkPhase;
 use super::error::LinkError;
-use super::pending::{InputRound, Reply, Waiter};
+use super::pending::{InputRound, Reply, ToolsReply, Waiter};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{RawValue, to_raw};
 use mcpl_protocol::method::{Initialize, Method, NotificationMethod, RequestMethod};
@@ -175,7 +175,12 @@ impl ServerLink {
         self.arm_timer(ctx);
     }
 
-    fn on_core_event(&mut self, epoch: u64, event: CoreEvent<Reply>, ctx: &mut Context<Self>) {
+    fn on_core_event(
+        &mut self,
+        epoch: u64,
+        event: CoreEvent<Reply, ToolsReply>,
+        ctx: &mut Context<Self>,
+    ) {
         match event {
             CoreEvent::Completed { waiter, outcome } => self.complete(waiter, outcome, ctx),
             CoreEvent::TimedOut { id, method, after } => {
@@ -189,6 +194,14 @@ impl ServerLink {
             }
             CoreEvent::Unaddressed(response) => {
                 mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, error = ?response.outcome, "the server could not read something this host sent");
+            }
+            CoreEvent::Listed {
+                outcome,
+                changed,
+                ended,
+            } => self.on_listed(epoch, outcome, changed, ended, ctx),
+            CoreEvent::ToolsLeftOut(left_out) => {
+                mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, left_out, "tools/list: tools nested too deep or malformed, left out");
             }
             CoreEvent::Request(request) => self.on_server_request(request, epoch),
             CoreEvent::Notification(n) => self.on_notification(n, epoch, ctx),
@@ -238,7 +251,8 @@ impl ServerLink {
             Waiter::PolicyReceipt(seq, proposed) => {
                 self.on_policy_receipt(seq, proposed, outcome, ctx)
             }
-            Waiter::ToolsPage => self.on_tools_page(outcome, ctx),
+            // The core reads its listing's pages itself; one never reaches the actor.
+            Waiter::ToolsPage => {}
             Waiter::Manifest => self.on_manifest(outcome, ctx),
             Waiter::Discover { retried } => self.on_discover_result(outcome, retried, ctx),
             Waiter::Input(round) => self.on_input_round(round, outcome, ctx),

@@ -7,7 +7,8 @@
 //!
 //! What it holds: the connection's one phase enum ([`session::Stage`]) and its session
 //! (the grant rules: `grant.rs`), the era's stamp (`era.rs`), the pending table with
-//! its deadlines (`pending.rs`), paging (`paging.rs`), and the pure readings the actor
+//! its deadlines (`pending.rs`), paging (`paging.rs`: the core sends a listing's pages
+//! and reads them itself), and the pure readings the actor
 //! applies: a probe's answer (`era.rs`), a `tools/list` page (`decode.rs`), a modern
 //! result asking for input (`mrtr.rs`), an elicitation answered unattended (`elicit.rs`).
 //!
@@ -39,21 +40,26 @@ pub(crate) mod session;
 mod tests;
 
 use super::error::LinkError;
+use decode::tools_page;
 use era::{Era, EraPolicy, Stamp};
 use mcpl_protocol::jsonrpc::RawValue;
+use mcpl_protocol::jsonrpc::to_raw;
 use mcpl_protocol::mcp::CancelledParams;
+use mcpl_protocol::mcp::{ListToolsParams, Tool};
+use mcpl_protocol::method::ListTools;
 use mcpl_protocol::method::{Cancelled, Initialize, Method, NotificationMethod};
 use mcpl_protocol::modern::SERVER_DISCOVER;
 use mcpl_protocol::{ErrorCode, Id, Message, Notification, Request, Response};
-use paging::Refresh;
+use paging::{Ended, PageStep, Refresh, ttl_of};
 use pending::{Pending, PendingTable, Waiter};
 use phase::LinkPhase;
 use session::{Session, Stage};
 use std::collections::VecDeque;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What the core hands its driver, in order.
-pub(crate) enum CoreEvent<C> {
+pub(crate) enum CoreEvent<C, R> {
     /// A request's outcome, for its waiter.
     Completed {
         /// Who waits.
@@ -85,6 +91,18 @@ pub(crate) enum CoreEvent<C> {
     },
     /// A response without an id: the server could not read something this host sent.
     Unaddressed(Response),
+    /// A tools listing ended (every page read, or failed): the driver answers its waiters,
+    /// tells what changed, and lists again after `ended.retry` if that is set.
+    Listed {
+        /// Every tool, or why the listing failed.
+        outcome: Result<Arc<[Tool]>, LinkError>,
+        /// The list differs from the last one on this connection (or is its first).
+        changed: bool,
+        /// Who waited, the rev, the tools left out, the retry.
+        ended: Ended<R>,
+    },
+    /// A page of a listing left out tools that nest too deep or do not decode.
+    ToolsLeftOut(usize),
     /// A request of the server's own, for the driver to answer.
     Request(Request),
     /// A notification, for the driver to act on.
@@ -98,6 +116,19 @@ pub(crate) fn opens_with_probe(policy: EraPolicy, found: Option<Era>) -> bool {
         (policy, found),
         (EraPolicy::Legacy, _) | (EraPolicy::Auto, Some(Era::Legacy))
     )
+}
+
+/// What a connection's core is told of the link's configuration.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CoreConfig {
+    /// How many timed-out request ids it remembers.
+    pub(crate) timed_out_capacity: usize,
+    /// How long one of its own requests (a listing's page) waits.
+    pub(crate) request_timeout: Duration,
+    /// A failed listing's first retry delay, doubled per failure in a row, at most `retry_max`.
+    pub(crate) retry_initial: Duration,
+    /// The longest retry delay.
+    pub(crate) retry_max: Duration,
 }
 
 /// One connection's rules. `C`: how a caller is answered; `R`: how a caller waiting for a
@@ -114,21 +145,22 @@ pub(crate) struct LinkCore<C, R> {
     pub(crate) stamp: Option<Stamp>,
     pub(crate) pending: PendingTable<C>,
     pub(crate) refresh: Refresh<R>,
+    config: CoreConfig,
     transmit: VecDeque<Message>,
-    events: VecDeque<CoreEvent<C>>,
+    events: VecDeque<CoreEvent<C, R>>,
 }
 
 impl<C, R> LinkCore<C, R> {
-    /// A fresh connection, about to open its session; `timed_out_capacity` bounds the
-    /// timed-out ids it remembers.
-    pub(crate) fn new(epoch: u64, ordered: bool, timed_out_capacity: usize) -> Self {
+    /// A fresh connection, about to open its session.
+    pub(crate) fn new(epoch: u64, ordered: bool, config: CoreConfig) -> Self {
         LinkCore {
             epoch,
             ordered,
             stage: Stage::AwaitingInitializeResult,
             stamp: None,
-            pending: PendingTable::new(timed_out_capacity),
+            pending: PendingTable::new(config.timed_out_capacity),
             refresh: Refresh::default(),
+            config,
             transmit: VecDeque::new(),
             events: VecDeque::new(),
         }
@@ -219,7 +251,7 @@ impl<C, R> LinkCore<C, R> {
 
     /// A message read (the tap has seen it): a response goes to its waiter (or is noted
     /// late or unknown); a request or notification is handed to the driver.
-    pub(crate) fn handle_read(&mut self, message: Message, _now: Instant) {
+    pub(crate) fn handle_read(&mut self, message: Message, now: Instant) {
         let response = match message {
             Message::Response(response) => response,
             Message::Request(r) => return self.events.push_back(CoreEvent::Request(r)),
@@ -254,10 +286,7 @@ impl<C, R> LinkCore<C, R> {
             let outcome = response
                 .outcome
                 .map_err(|error| LinkError::Server { method, error });
-            self.events.push_back(CoreEvent::Completed {
-                waiter: pending.waiter,
-                outcome,
-            });
+            self.complete(pending.waiter, outcome, now);
         } else if let Some(method) = self.pending.take_late(&id) {
             self.events.push_back(CoreEvent::Late { id, method });
         } else {
@@ -268,16 +297,13 @@ impl<C, R> LinkCore<C, R> {
     /// Something unreadable that carries `id` arrived: meant as that request's response,
     /// it fails the request now rather than letting it time out. True when the id was one
     /// of ours (awaited or timed out): then nothing is to be answered.
-    pub(crate) fn handle_malformed(&mut self, id: &Id, detail: &str) -> bool {
+    pub(crate) fn handle_malformed(&mut self, id: &Id, detail: &str, now: Instant) -> bool {
         if let Some(pending) = self.pending.take(id) {
             let error = LinkError::MalformedResponse {
                 method: pending.method,
                 detail: detail.to_owned(),
             };
-            self.events.push_back(CoreEvent::Completed {
-                waiter: pending.waiter,
-                outcome: Err(error),
-            });
+            self.complete(pending.waiter, Err(error), now);
             return true;
         }
         self.pending.take_late(id).is_some()
@@ -315,13 +341,101 @@ impl<C, R> LinkCore<C, R> {
                     meta: None,
                 });
             }
-            self.events.push_back(CoreEvent::Completed {
-                waiter,
-                outcome: Err(LinkError::Timeout {
-                    method,
-                    after: timeout,
-                }),
-            });
+            let error = LinkError::Timeout {
+                method,
+                after: timeout,
+            };
+            self.complete(waiter, Err(error), now);
+        }
+    }
+
+    /// An outcome for its waiter: the core's own listing pages are read here, everything
+    /// else is handed to the driver.
+    fn complete(
+        &mut self,
+        waiter: Waiter<C>,
+        outcome: Result<Box<RawValue>, LinkError>,
+        now: Instant,
+    ) {
+        match waiter {
+            Waiter::ToolsPage => self.on_page(outcome, now),
+            waiter => self
+                .events
+                .push_back(CoreEvent::Completed { waiter, outcome }),
+        }
+    }
+
+    /// Lists the tools (every page), now or after the listing under way; `reply` waits for
+    /// the whole list. `list_changed`: because the server said its list changed. Only a
+    /// Ready connection lists: otherwise `reply` is handed back.
+    pub(crate) fn list_tools(
+        &mut self,
+        reply: Option<R>,
+        list_changed: bool,
+        now: Instant,
+    ) -> Result<(), Option<R>> {
+        if !self.is_ready() {
+            return Err(reply);
+        }
+        if let Some(waiters) = self.refresh.want(reply, list_changed) {
+            self.begin_listing(waiters, list_changed, now);
+        }
+        Ok(())
+    }
+
+    fn begin_listing(&mut self, waiters: Vec<R>, list_changed: bool, now: Instant) {
+        self.refresh.begin(waiters, list_changed);
+        self.send_page(None, now);
+    }
+
+    fn send_page(&mut self, cursor: Option<String>, now: Instant) {
+        let params = to_raw(&ListToolsParams { cursor, meta: None });
+        let timeout = Some(self.config.request_timeout);
+        self.send_request(
+            ListTools::NAME,
+            Some(&params),
+            Waiter::ToolsPage,
+            timeout,
+            now,
+        );
+    }
+
+    /// A page's outcome: the next page asked for, or the listing ended.
+    fn on_page(&mut self, outcome: Result<Box<RawValue>, LinkError>, now: Instant) {
+        let ttl = outcome.as_ref().ok().and_then(|r| ttl_of(r));
+        let page = outcome.and_then(|r| tools_page(ListTools::NAME, &r));
+        let outcome = match self.refresh.page(page, ttl) {
+            PageStep::Stray => return,
+            PageStep::Next { cursor, left_out } => {
+                if left_out > 0 {
+                    self.events.push_back(CoreEvent::ToolsLeftOut(left_out));
+                }
+                return self.send_page(Some(cursor), now);
+            }
+            PageStep::End { outcome, left_out } => {
+                if left_out > 0 {
+                    self.events.push_back(CoreEvent::ToolsLeftOut(left_out));
+                }
+                outcome
+            }
+        };
+        // One list, shared by the session and every event: never copied per tool.
+        let outcome: Result<Arc<[Tool]>, LinkError> = outcome.map(Arc::from);
+        let first = self.session().is_some_and(|s| !s.tools_listed);
+        let (initial, max) = (self.config.retry_initial, self.config.retry_max);
+        let mut ended = self.refresh.end(&outcome, first, initial, max);
+        let changed = match (&outcome, self.session_mut()) {
+            (Ok(tools), Some(session)) => session.record_listing(tools.clone(), ended.ttl_ms, now),
+            _ => false,
+        };
+        let next = ended.next.take();
+        self.events.push_back(CoreEvent::Listed {
+            outcome,
+            changed,
+            ended,
+        });
+        if let Some((waiters, list_changed)) = next {
+            self.begin_listing(waiters, list_changed, now);
         }
     }
 
@@ -338,7 +452,7 @@ impl<C, R> LinkCore<C, R> {
     }
 
     /// The next thing for the driver to act on.
-    pub(crate) fn poll_event(&mut self) -> Option<CoreEvent<C>> {
+    pub(crate) fn poll_event(&mut self) -> Option<CoreEvent<C, R>> {
         self.events.pop_front()
     }
 

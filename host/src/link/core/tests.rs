@@ -7,10 +7,28 @@ use mcpl_protocol::mcp::InitializeResult;
 use mcpl_protocol::{ErrorObject, Response};
 use serde_json::{Value, json};
 
-type Core = LinkCore<&'static str, ()>;
+type Core = LinkCore<&'static str, u8>;
 
 fn core(ordered: bool) -> Core {
-    LinkCore::new(1, ordered, 16)
+    LinkCore::new(
+        1,
+        ordered,
+        CoreConfig {
+            timed_out_capacity: 16,
+            request_timeout: 30 * SEC,
+            retry_initial: SEC,
+            retry_max: 8 * SEC,
+        },
+    )
+}
+
+fn ready(c: &mut Core) {
+    let init: InitializeResult = serde_json::from_value(json!({
+        "protocolVersion": "2025-06-18", "capabilities": {"tools": {}},
+        "serverInfo": {"name": "s", "version": "1"}
+    }))
+    .unwrap();
+    c.stage = Stage::Ready(Session::new(init));
 }
 
 fn sent(core: &mut Core) -> Vec<Value> {
@@ -40,6 +58,21 @@ fn told(core: &mut Core) -> Vec<String> {
             CoreEvent::Late { id, method } => format!("late {id} {method}"),
             CoreEvent::Unknown { id } => format!("unknown {id}"),
             CoreEvent::Unaddressed(_) => "unaddressed".to_owned(),
+            CoreEvent::Listed {
+                outcome,
+                changed,
+                ended,
+            } => match outcome {
+                Ok(tools) => format!(
+                    "listed {:?} changed {changed} rev {:?} waiters {:?} retry {:?}",
+                    tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>(),
+                    ended.rev,
+                    ended.waiters,
+                    ended.retry
+                ),
+                Err(e) => format!("listing failed: {e}; retry {:?}", ended.retry),
+            },
+            CoreEvent::ToolsLeftOut(n) => format!("left out {n}"),
             CoreEvent::Request(r) => format!("request {}", r.method),
             CoreEvent::Notification(n) => format!("notification {}", n.method),
         })
@@ -162,12 +195,12 @@ fn issue38_02_a_broken_off_answer_on_an_unordered_link_is_cancelled_then_deliver
 fn issue38_02_requests_and_notifications_go_to_the_driver_in_read_order() {
     let t0 = Instant::now();
     let mut c = core(true);
-    let id = c.send_request("tools/list", None, Waiter::ToolsPage, None, t0);
+    let id = c.send_request("mcpl/manifest", None, Waiter::Manifest, None, t0);
     assert_eq!(c.poll_timeout(), None, "awaited without a deadline");
     for m in [
         json!({"jsonrpc": "2.0", "id": "s1", "method": "ping"}),
         json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed"}),
-        json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}}),
+        json!({"jsonrpc": "2.0", "id": id, "result": {"version": "0.5"}}),
         json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "?"}}),
     ] {
         c.handle_read(serde_json::from_value(m).unwrap(), t0);
@@ -177,7 +210,7 @@ fn issue38_02_requests_and_notifications_go_to_the_driver_in_read_order() {
         [
             "request ping",
             "notification notifications/tools/list_changed",
-            r#"page: {"tools":[]}"#,
+            r#"other: {"version":"0.5"}"#,
             "unaddressed"
         ]
     );
@@ -188,7 +221,7 @@ fn issue38_02_a_malformed_answer_fails_its_request_at_once() {
     let t0 = Instant::now();
     let mut c = core(true);
     let id = c.send_request("tools/call", None, Waiter::Caller("a"), Some(SEC), t0);
-    assert!(c.handle_malformed(&Id::Number(id), "bad"));
+    assert!(c.handle_malformed(&Id::Number(id), "bad", t0));
     assert_eq!(
         told(&mut c),
         [format!(
@@ -200,7 +233,7 @@ fn issue38_02_a_malformed_answer_fails_its_request_at_once() {
         )]
     );
     assert!(
-        !c.handle_malformed(&Id::Number(99), "bad"),
+        !c.handle_malformed(&Id::Number(99), "bad", t0),
         "not ours: to be answered"
     );
 }
@@ -223,7 +256,7 @@ fn issue38_02_one_phase_per_connection_and_close_returns_every_waiter() {
     assert!(!c.adopt_version("2026-07-28"), "legacy: nothing to adopt");
     c.send_request("tools/call", None, Waiter::Caller("a"), Some(SEC), t0);
     c.send_request("tools/call", None, Waiter::Caller("b"), Some(SEC), t0);
-    c.refresh.begin(vec![()], false);
+    c.refresh.begin(vec![7], false);
     let (requests, listings) = c.close();
     let names: Vec<_> = requests
         .into_iter()
@@ -245,4 +278,53 @@ fn issue38_02_the_era_decides_how_a_session_opens() {
     assert!(!opens_with_probe(EraPolicy::Auto, Some(Era::Legacy)));
     assert!(!opens_with_probe(EraPolicy::Legacy, None));
     assert!(opens_with_probe(EraPolicy::Modern, Some(Era::Legacy)));
+}
+
+#[test]
+fn issue38_02_the_core_pages_a_listing_and_queues_the_next_behind_it() {
+    let t0 = Instant::now();
+    let mut c = core(true);
+    assert_eq!(c.list_tools(Some(1), false, t0), Err(Some(1)), "not ready");
+    ready(&mut c);
+    c.list_tools(Some(1), false, t0).unwrap();
+    c.list_tools(Some(2), true, t0).unwrap();
+    let first = sent(&mut c);
+    assert_eq!(first.len(), 1, "one listing at a time");
+    assert_eq!(first[0]["method"], "tools/list");
+    assert_eq!(
+        c.poll_timeout(),
+        Some(t0 + 30 * SEC),
+        "a page waits the request timeout"
+    );
+    c.handle_read(
+        result(1, json!({"tools": [{"name": "a", "inputSchema": {}}, {"name": 3}], "nextCursor": "c", "_meta": {"mcpl/rev": 9}})),
+        t0,
+    );
+    let next = sent(&mut c);
+    assert_eq!(next[0]["params"]["cursor"], "c");
+    c.handle_read(
+        result(
+            2,
+            json!({"tools": [{"name": "b", "inputSchema": {}}], "_meta": {"mcpl/rev": 8}}),
+        ),
+        t0,
+    );
+    assert_eq!(
+        told(&mut c),
+        [
+            "left out 1",
+            r#"listed ["a", "b"] changed true rev Some(8) waiters [1] retry None"#
+        ]
+    );
+    // The queued listing starts at once, after the list_changed it was queued for.
+    let again = sent(&mut c);
+    assert_eq!(again.len(), 1);
+    assert!(again[0]["params"].get("cursor").is_none());
+    c.handle_timeout(t0 + 30 * SEC);
+    let told = told(&mut c);
+    assert_eq!(told[0], "timed out 3 tools/list");
+    assert!(
+        told[1].starts_with("listing failed") && told[1].ends_with("retry Some(1s)"),
+        "after list_changed a failed listing is retried: {told:?}"
+    );
 }
