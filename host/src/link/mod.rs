@@ -107,6 +107,10 @@
 //!   is cancelled before it is delivered (vector 29). A drop of the connection fails every
 //!   request in flight with `Disconnected`.
 //!
+//! - *A modern request's rounds* (`core/mrtr.rs`, `LinkCore`): an `InputRequiredResult`
+//!   is answered and the request sent again, at most `MAX_INPUT_ROUNDS` times; a -32022
+//!   listing a modern version this host speaks is adopted and the request sent again once.
+//!
 //! Every drop of a connection is tapped and announced as `Disconnected`. Requests from
 //! callers are sent only in `Ready`; in any other phase they fail at once with
 //! `NotConnected`.

@@ -3,8 +3,7 @@
 use super::actor::ServerLink;
 use super::core::CoreEvent;
 use super::core::decode::decode;
-use super::core::era::{Era, Supported, supported_choice};
-use super::core::mrtr;
+use super::core::era::Era;
 use super::core::phase::LinkPhase;
 use super::error::LinkError;
 use super::pending::{InputRound, Reply, ToolsReply, Waiter};
@@ -73,48 +72,6 @@ impl ServerLink {
                 );
             }
             waiter => self.send_request::<M>(params, waiter, timeout, ctx),
-        }
-    }
-
-    /// A modern request's answer: final, or asking for input, then sent again with the
-    /// answers (mrtr.rs); or its version refused (-32022) with a modern one this host
-    /// speaks listed, then sent again once with that one, which later requests take too.
-    fn on_input_round(
-        &mut self,
-        mut round: Box<InputRound>,
-        outcome: Result<Box<RawValue>, LinkError>,
-        ctx: &mut Context<Self>,
-    ) {
-        if let Err(LinkError::Server { error, .. }) = &outcome
-            && !round.version_retried
-            && let Supported::Modern(version) = supported_choice(error)
-            && let Some(live) = self.lifecycle.live_mut()
-            && live.core.adopt_version(&version)
-        {
-            info!(link = %self.config.name, method = round.method, %version, "the server refused the protocol version sent; sending again with one it serves");
-            round.version_retried = true;
-            let (method, timeout) = (round.method, round.timeout);
-            let params = round.params.clone();
-            return self.send_raw(method, Some(&params), Waiter::Input(round), timeout, ctx);
-        }
-        let verdict = match &outcome {
-            Ok(result) => mrtr::read(round.method, Some(&round.params), result, round.rounds),
-            Err(_) => mrtr::Verdict::Final,
-        };
-        match verdict {
-            mrtr::Verdict::Retry(params) => {
-                round.rounds += 1;
-                round.params = params;
-                let (method, timeout) = (round.method, round.timeout);
-                let params = round.params.clone();
-                self.send_raw(method, Some(&params), Waiter::Input(round), timeout, ctx);
-            }
-            mrtr::Verdict::Final => {
-                let method = round.method;
-                (round.reply)(outcome);
-                self.after_modern_call(method, ctx);
-            }
-            mrtr::Verdict::Fail(error) => (round.reply)(Err(error)),
         }
     }
 
@@ -200,6 +157,10 @@ impl ServerLink {
                 changed,
                 ended,
             } => self.on_listed(epoch, outcome, changed, ended, ctx),
+            CoreEvent::VersionAdopted { method, version } => {
+                info!(link = %self.config.name, method, %version, "the server refused the protocol version sent; sending again with one it serves");
+            }
+            CoreEvent::ModernCallDone(method) => self.after_modern_call(method, ctx),
             CoreEvent::ToolsLeftOut(left_out) => {
                 mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, left_out, "tools/list: tools nested too deep or malformed, left out");
             }
@@ -255,7 +216,8 @@ impl ServerLink {
             Waiter::ToolsPage => {}
             Waiter::Manifest => self.on_manifest(outcome, ctx),
             Waiter::Discover { retried } => self.on_discover_result(outcome, retried, ctx),
-            Waiter::Input(round) => self.on_input_round(round, outcome, ctx),
+            // The core answers a modern server's input rounds itself (`core/mrtr.rs`).
+            Waiter::Input(_) => {}
             Waiter::Listen => self.on_listen_end(outcome),
         }
     }

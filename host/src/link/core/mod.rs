@@ -41,7 +41,7 @@ mod tests;
 
 use super::error::LinkError;
 use decode::tools_page;
-use era::{Era, EraPolicy, Stamp};
+use era::{Era, EraPolicy, Stamp, Supported, supported_choice};
 use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::jsonrpc::to_raw;
 use mcpl_protocol::mcp::CancelledParams;
@@ -50,8 +50,9 @@ use mcpl_protocol::method::ListTools;
 use mcpl_protocol::method::{Cancelled, Initialize, Method, NotificationMethod};
 use mcpl_protocol::modern::SERVER_DISCOVER;
 use mcpl_protocol::{ErrorCode, Id, Message, Notification, Request, Response};
+use mrtr::Verdict;
 use paging::{Ended, PageStep, Refresh, ttl_of};
-use pending::{Pending, PendingTable, Waiter};
+use pending::{InputRound, Pending, PendingTable, Waiter};
 use phase::LinkPhase;
 use session::{Session, Stage};
 use std::collections::VecDeque;
@@ -101,6 +102,17 @@ pub(crate) enum CoreEvent<C, R> {
         /// Who waited, the rev, the tools left out, the retry.
         ended: Ended<R>,
     },
+    /// A modern request's version was refused and the connection took the one the server
+    /// listed: the request goes again with it (as later requests do).
+    VersionAdopted {
+        /// The request's method.
+        method: &'static str,
+        /// The version now stamped.
+        version: String,
+    },
+    /// A modern request reached its final answer (its `Completed` came just before): a
+    /// `tools/call` may leave the tools list stale.
+    ModernCallDone(&'static str),
     /// A page of a listing left out tools that nest too deep or do not decode.
     ToolsLeftOut(usize),
     /// A request of the server's own, for the driver to answer.
@@ -359,10 +371,66 @@ impl<C, R> LinkCore<C, R> {
     ) {
         match waiter {
             Waiter::ToolsPage => self.on_page(outcome, now),
+            Waiter::Input(round) => self.on_input_round(round, outcome, now),
             waiter => self
                 .events
                 .push_back(CoreEvent::Completed { waiter, outcome }),
         }
+    }
+
+    /// A modern request's answer (MCP 2026-07-28): final, or asking for input, then sent
+    /// again with the answers (`mrtr.rs`); or its version refused (-32022) with a modern
+    /// one this host speaks listed, then sent again once with that one, which later
+    /// requests take too (`era.rs`, "A version refused").
+    fn on_input_round(
+        &mut self,
+        mut round: Box<InputRound<C>>,
+        outcome: Result<Box<RawValue>, LinkError>,
+        now: Instant,
+    ) {
+        if let Err(LinkError::Server { error, .. }) = &outcome
+            && !round.version_retried
+            && let Supported::Modern(version) = supported_choice(error)
+            && self.adopt_version(&version)
+        {
+            self.events.push_back(CoreEvent::VersionAdopted {
+                method: round.method,
+                version,
+            });
+            round.version_retried = true;
+            return self.send_round(round, now);
+        }
+        let verdict = match &outcome {
+            Ok(result) => mrtr::read(round.method, Some(&round.params), result, round.rounds),
+            Err(_) => Verdict::Final,
+        };
+        match verdict {
+            Verdict::Retry(params) => {
+                round.rounds += 1;
+                round.params = params;
+                self.send_round(round, now);
+            }
+            Verdict::Final => {
+                let method = round.method;
+                let waiter = Waiter::Caller(round.reply);
+                self.events
+                    .push_back(CoreEvent::Completed { waiter, outcome });
+                self.events.push_back(CoreEvent::ModernCallDone(method));
+            }
+            Verdict::Fail(error) => {
+                let waiter = Waiter::Caller(round.reply);
+                let outcome = Err(error);
+                self.events
+                    .push_back(CoreEvent::Completed { waiter, outcome });
+            }
+        }
+    }
+
+    /// Sends a modern request's round (its first, or a retry).
+    pub(crate) fn send_round(&mut self, round: Box<InputRound<C>>, now: Instant) {
+        let (method, timeout) = (round.method, round.timeout);
+        let params = round.params.clone();
+        self.send_request(method, Some(&params), Waiter::Input(round), timeout, now);
     }
 
     /// Lists the tools (every page), now or after the listing under way; `reply` waits for

@@ -3,6 +3,7 @@
 
 use super::pending::Waiter;
 use super::*;
+use mcpl_protocol::jsonrpc::to_raw;
 use mcpl_protocol::mcp::InitializeResult;
 use mcpl_protocol::{ErrorObject, Response};
 use serde_json::{Value, json};
@@ -73,6 +74,8 @@ fn told(core: &mut Core) -> Vec<String> {
                 Err(e) => format!("listing failed: {e}; retry {:?}", ended.retry),
             },
             CoreEvent::ToolsLeftOut(n) => format!("left out {n}"),
+            CoreEvent::VersionAdopted { method, version } => format!("{method} now {version}"),
+            CoreEvent::ModernCallDone(method) => format!("done {method}"),
             CoreEvent::Request(r) => format!("request {}", r.method),
             CoreEvent::Notification(n) => format!("notification {}", n.method),
         })
@@ -327,4 +330,65 @@ fn issue38_02_the_core_pages_a_listing_and_queues_the_next_behind_it() {
         told[1].starts_with("listing failed") && told[1].ends_with("retry Some(1s)"),
         "after list_changed a failed listing is retried: {told:?}"
     );
+}
+
+#[test]
+fn issue38_02_a_modern_call_is_answered_round_by_round_in_the_core() {
+    let t0 = Instant::now();
+    let mut c = core(true);
+    c.stamp = Some(era::Stamp::new(mcpl_protocol::mcp::Implementation::new(
+        "h", "1",
+    )));
+    let round = pending::InputRound {
+        method: "tools/call",
+        params: to_raw(&json!({"name": "t", "arguments": {}})),
+        rounds: 0,
+        version_retried: false,
+        timeout: Some(SEC),
+        reply: "a",
+    };
+    c.send_round(Box::new(round), t0);
+    assert_eq!(sent(&mut c)[0]["id"], json!(1));
+    // The server refuses the version and lists another modern one this host speaks.
+    let refused = ErrorObject::new(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION, "no")
+        .with_data(json!({"supported": [mcpl_protocol::modern::MODERN_PROTOCOL_VERSION]}));
+    c.handle_read(
+        Message::Response(Response::err(Some(Id::Number(1)), refused.clone())),
+        t0,
+    );
+    let version = mcpl_protocol::modern::MODERN_PROTOCOL_VERSION;
+    assert_eq!(told(&mut c), [format!("tools/call now {version}")]);
+    assert_eq!(sent(&mut c)[0]["id"], json!(2), "sent again");
+    // It asks for input with a form it gave defaults for: answered, sent again.
+    c.handle_read(
+        result(
+            2,
+            json!({"resultType": "input_required", "requestState": "s",
+                "inputRequests": {"q": {"method": "elicitation/create", "params": {"mode": "form",
+                "message": "?", "requestedSchema": {"type": "object",
+                "properties": {"n": {"type": "integer", "default": 3}}, "required": ["n"]}}}}}),
+        ),
+        t0,
+    );
+    assert!(told(&mut c).is_empty());
+    let retry = sent(&mut c);
+    assert_eq!(retry[0]["params"]["requestState"], "s");
+    assert_eq!(retry[0]["params"]["inputResponses"]["q"]["content"]["n"], 3);
+    c.handle_read(result(3, json!({"content": []})), t0);
+    assert_eq!(told(&mut c), [r#"a: {"content":[]}"#, "done tools/call"]);
+    // A second refusal of the version is the caller's answer: the retry is made once.
+    let round = pending::InputRound {
+        method: "tools/call",
+        params: to_raw(&json!({})),
+        rounds: 0,
+        version_retried: true,
+        timeout: Some(SEC),
+        reply: "b",
+    };
+    c.send_round(Box::new(round), t0);
+    c.handle_read(
+        Message::Response(Response::err(Some(Id::Number(4)), refused)),
+        t0,
+    );
+    assert_eq!(told(&mut c).len(), 2, "completed with the error, then done");
 }
