@@ -3,11 +3,12 @@
 //! between coalesced and counted.
 
 use super::actor::ServerLink;
-use super::core::decode::decode;
-use super::core::decode::unwrap_legacy;
+use super::core::decode::{decode, unwrap_legacy};
+use super::core::paging::ManifestStep;
 use super::error::LinkError;
 use super::events::LinkEvent;
 use super::pending::Waiter;
+use super::requests::now;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::mcp::Empty;
@@ -17,47 +18,32 @@ use tracing::warn;
 
 impl ServerLink {
     /// Re-reads the manifest, now or once the read under way is done — and never more
-    /// often than once per [`super::LinkConfig::manifest_min_interval`] (SPEC §17.8: the
-    /// limiter is the host's). Announcements in between are coalesced into one read at the
-    /// end of the interval, and counted.
+    /// often than once per [`super::LinkConfig::manifest_min_interval`] (SPEC §17.8; the
+    /// core's `Refresh::want_manifest` decides).
     pub(super) fn refresh_manifest(&mut self, ctx: &mut Context<Self>) {
         let min = self.config.manifest_min_interval;
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
         let epoch = live.epoch();
-        let r = &mut live.core.refresh;
-        if r.manifest_in_flight {
-            r.manifest_again = true;
-            r.manifest_coalesced += 1;
-            return;
-        }
-        let now = std::time::Instant::now();
-        let wait = r
-            .manifest_last
-            .map(|last| min.saturating_sub(now.saturating_duration_since(last)))
-            .filter(|w| !w.is_zero());
-        if let Some(wait) = wait {
-            r.manifest_coalesced += 1;
-            if !std::mem::replace(&mut r.manifest_deferred, true) {
+        match live.core.refresh.want_manifest(min, now()) {
+            ManifestStep::Coalesced => {}
+            ManifestStep::Defer(wait) => {
                 ctx.run_later(wait, move |act, ctx| {
                     if let Some(live) = act.lifecycle.live_mut().filter(|l| l.epoch() == epoch) {
-                        live.core.refresh.manifest_deferred = false;
-                        live.core.refresh.manifest_last = None;
+                        live.core.refresh.manifest_timer();
                         act.refresh_manifest(ctx);
                     }
                 });
             }
-            return;
+            ManifestStep::Read { coalesced } => {
+                if coalesced > 0 {
+                    mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, coalesced,
+                        "the server announced manifest changes faster than this host reads them (SPEC §17.8); coalesced");
+                }
+                self.send_request::<GetManifest>(&Empty::default(), Waiter::Manifest, None, ctx);
+            }
         }
-        let coalesced = std::mem::take(&mut r.manifest_coalesced);
-        r.manifest_in_flight = true;
-        r.manifest_last = Some(now);
-        if coalesced > 0 {
-            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, coalesced,
-                "the server announced manifest changes faster than this host reads them (SPEC §17.8); coalesced");
-        }
-        self.send_request::<GetManifest>(&Empty::default(), Waiter::Manifest, None, ctx);
     }
 
     pub(super) fn on_manifest(
@@ -70,8 +56,7 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
-        live.core.refresh.manifest_in_flight = false;
-        let again = std::mem::take(&mut live.core.refresh.manifest_again);
+        let again = live.core.refresh.manifest_read();
         let epoch = live.epoch();
         match read {
             Ok(manifest) => {

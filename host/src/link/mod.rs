@@ -107,6 +107,9 @@
 //!   is cancelled before it is delivered (vector 29). A drop of the connection fails every
 //!   request in flight with `Disconnected`.
 //!
+//! - *Manifest re-reads* (`core/paging.rs`, `Refresh::want_manifest`; SPEC §17.8): one
+//!   at a time, at most one per `manifest_min_interval`, announcements in between
+//!   coalesced into one read at the end of the interval and counted.
 //! - *A modern request's rounds* (`core/mrtr.rs`, `LinkCore`): an `InputRequiredResult`
 //!   is answered and the request sent again, at most `MAX_INPUT_ROUNDS` times; a -32022
 //!   listing a modern version this host speaks is adopted and the request sent again once.

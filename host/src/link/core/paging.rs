@@ -34,14 +34,14 @@ pub(crate) struct Refresh<R> {
     queued: Option<Vec<R>>,
     /// The queued listing follows a `list_changed`.
     queued_changed: bool,
-    pub(crate) manifest_in_flight: bool,
-    pub(crate) manifest_again: bool,
+    manifest_in_flight: bool,
+    manifest_again: bool,
     /// When the last manifest read was sent (SPEC §17.8: the rate is bounded).
-    pub(crate) manifest_last: Option<Instant>,
+    manifest_last: Option<Instant>,
     /// A read deferred to the end of the interval is armed.
-    pub(crate) manifest_deferred: bool,
+    manifest_deferred: bool,
     /// Announcements coalesced away since the last read (a defect to surface, §17.8).
-    pub(crate) manifest_coalesced: u64,
+    manifest_coalesced: u64,
     /// Listings that failed in a row (the next retry waits longer).
     failures: u32,
 }
@@ -94,6 +94,21 @@ pub(crate) enum PageStep {
         outcome: Result<Vec<Tool>, LinkError>,
         /// Tools of this page left out.
         left_out: usize,
+    },
+}
+
+/// What to do about a manifest re-read wanted now (SPEC §17.8).
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum ManifestStep {
+    /// Nothing now: a read is under way (one more follows it) or one is deferred already.
+    Coalesced,
+    /// Arm a timer for this long, then call [`Refresh::manifest_timer`] and ask again.
+    Defer(Duration),
+    /// Read it now; `coalesced` announcements were folded into this read (a defect of the
+    /// server's to surface when not 0).
+    Read {
+        /// How many.
+        coalesced: u64,
     },
 }
 
@@ -244,6 +259,46 @@ impl<R> Refresh<R> {
         }
     }
 
+    /// A manifest re-read is wanted at `now` (an announcement, or a read to follow one):
+    /// one at a time, never more often than once per `min` (SPEC §17.8: the limiter is
+    /// the host's); announcements in between are coalesced into one read at the end of the
+    /// interval, and counted.
+    pub(crate) fn want_manifest(&mut self, min: Duration, now: Instant) -> ManifestStep {
+        if self.manifest_in_flight {
+            self.manifest_again = true;
+            self.manifest_coalesced += 1;
+            return ManifestStep::Coalesced;
+        }
+        let wait = self
+            .manifest_last
+            .map(|last| min.saturating_sub(now.saturating_duration_since(last)))
+            .filter(|w| !w.is_zero());
+        if let Some(wait) = wait {
+            self.manifest_coalesced += 1;
+            if std::mem::replace(&mut self.manifest_deferred, true) {
+                return ManifestStep::Coalesced;
+            }
+            return ManifestStep::Defer(wait);
+        }
+        self.manifest_in_flight = true;
+        self.manifest_last = Some(now);
+        ManifestStep::Read {
+            coalesced: std::mem::take(&mut self.manifest_coalesced),
+        }
+    }
+
+    /// The deferred read's timer fired: the interval is over.
+    pub(crate) fn manifest_timer(&mut self) {
+        self.manifest_deferred = false;
+        self.manifest_last = None;
+    }
+
+    /// The read under way was answered; true when another is wanted after it.
+    pub(crate) fn manifest_read(&mut self) -> bool {
+        self.manifest_in_flight = false;
+        std::mem::take(&mut self.manifest_again)
+    }
+
     /// Everyone waiting, the listing under way and the one queued forgotten (the
     /// connection went).
     pub(crate) fn take_all(&mut self) -> Vec<R> {
@@ -314,6 +369,42 @@ mod tests {
         );
         assert_eq!(ended.retry, None);
         assert_eq!(r.page(Ok(page(&[], None, None)), None), PageStep::Stray);
+    }
+
+    #[test]
+    fn issue38_02_manifest_reads_are_one_at_a_time_and_rate_bounded() {
+        let mut r = Refresh::<()>::default();
+        let t0 = Instant::now();
+        let min = Duration::from_secs(1);
+        assert_eq!(
+            r.want_manifest(min, t0),
+            ManifestStep::Read { coalesced: 0 }
+        );
+        assert_eq!(
+            r.want_manifest(min, t0),
+            ManifestStep::Coalesced,
+            "one at a time"
+        );
+        assert!(r.manifest_read(), "one more after it");
+        let half = t0 + min / 2;
+        assert_eq!(r.want_manifest(min, half), ManifestStep::Defer(min / 2));
+        assert_eq!(
+            r.want_manifest(min, half),
+            ManifestStep::Coalesced,
+            "deferred once"
+        );
+        r.manifest_timer();
+        assert_eq!(
+            r.want_manifest(min, t0 + min),
+            ManifestStep::Read { coalesced: 3 },
+            "the announcements folded in are counted"
+        );
+        assert!(!r.manifest_read());
+        assert_eq!(
+            r.want_manifest(min, t0 + 3 * min),
+            ManifestStep::Read { coalesced: 0 },
+            "the interval passed"
+        );
     }
 
     #[test]
