@@ -107,6 +107,10 @@
 //!   is cancelled before it is delivered (vector 29). A drop of the connection fails every
 //!   request in flight with `Disconnected`.
 //!
+//! - *Pushes* (`core/push.rs`; SPEC §5.4, §9): admitted by the grant before anything else
+//!   is read of them (no MCPL: -32601; before the receipt or not granted: -32002; bad
+//!   params: -32602; the feature set undeclared, disabled or not using `pushEvents`); a
+//!   retry (same id, same content) is answered and not shown again (`push.rs`).
 //! - *Manifest re-reads* (`core/paging.rs`, `Refresh::want_manifest`; SPEC §17.8): one
 //!   at a time, at most one per `manifest_min_interval`, announcements in between
 //!   coalesced into one read at the end of the interval and counted.
@@ -135,7 +139,7 @@
 //! | `gate` | [`ReadGate`]: how far the link reads ahead of its consumer |
 //! | `status` | [`LinkStatus`], [`SessionInfo`] |
 //! | `manifest` | re-reading the manifest after `mcpl/manifestChanged`, rate-bounded (SPEC §17.8) |
-//! | `push` | a server's `push/event`: admitted or refused, answered, told |
+//! | `push` | a server's `push/event` answered (the push policy asked) and told |
 //! | `policy` | renegotiating the feature-set policy, and its receipt |
 //! | `api` | the actix messages the link answers |
 //! | `io` | the read stream and the writer task, which know nothing of the actor |

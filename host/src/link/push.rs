@@ -4,16 +4,16 @@
 
 use super::actor::ServerLink;
 use super::core::phase::LinkPhase;
+use super::core::push::{admit_push, content_digest};
 use super::events::LinkEvent;
 use crate::state::seen_ids::Seen;
-use mcpl_protocol::grant::Refusal;
-use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, PushEventParams, PushEventResult};
-use mcpl_protocol::{ErrorObject, Message, Request, Response};
+use mcpl_protocol::mcpl::PushEventResult;
+use mcpl_protocol::{Message, Request, Response};
 use tracing::debug;
 
 impl ServerLink {
     /// `push/event` (SPEC §9), admitted by the grant before anything else is read of it
-    /// (§5.4, §16.6), in this order:
+    /// (§5.4, §16.6; `core/push.rs` decides 1–4), in this order:
     ///
     /// 1. a server that does not speak MCPL (or was left as plain MCP): -32601;
     /// 2. before the initial policy's receipt (§5.3), or `pushEvents` not granted: -32002
@@ -34,7 +34,9 @@ impl ServerLink {
     /// [`LinkEvent::PushNotShown`], so the changes its hints made are told without it.
     pub(super) fn on_push(&mut self, request: Request, epoch: u64) {
         let id = request.id.clone();
-        let admitted = self.admit_push(&request).map(|params| {
+        let session = self.lifecycle.live().and_then(|l| l.session());
+        let ready = self.lifecycle.phase() == LinkPhase::Ready;
+        let admitted = admit_push(session, ready, &request).map(|params| {
             let seen = self
                 .seen_events
                 .admit(&params.event_id, content_digest(&params));
@@ -90,53 +92,4 @@ impl ServerLink {
             }
         }
     }
-
-    fn admit_push(&self, request: &Request) -> Result<PushEventParams, ErrorObject> {
-        let session = self.lifecycle.live().and_then(|l| l.session());
-        if !session.is_some_and(|s| s.speaks_mcpl()) {
-            return Err(ErrorObject::method_not_found(&request.method));
-        }
-        let session = session.expect("checked");
-        let ready = self.lifecycle.phase() == LinkPhase::Ready;
-        let grant = session.grant();
-        if !ready || !grant.allows(CAP_PUSH_EVENTS) {
-            return Err(Refusal::CapabilityDenied {
-                capability: CAP_PUSH_EVENTS.to_owned(),
-            }
-            .to_error());
-        }
-        let params = request.params_as::<PushEventParams>()?;
-        let manifest = session
-            .manifest
-            .as_ref()
-            .expect("an MCPL server has a manifest");
-        session
-            .derivation
-            .check_use(manifest, &grant, &params.feature_set, CAP_PUSH_EVENTS)
-            .map_err(|r| r.to_error())?;
-        Ok(params)
-    }
-}
-
-/// A digest of what a push says, to tell a retry from another event under the same id:
-/// everything but its id and what rides along with it (`hints`, `coalesce`, `_meta`). A
-/// retry is the same event, so its `timestamp` ("when the event occurred") is the same too.
-fn content_digest(p: &PushEventParams) -> u64 {
-    use std::hash::{Hash, Hasher};
-    // SipHash with fixed keys: the same content gives the same digest in this process, and
-    // a server that made two of its own events collide could only hide its own event.
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    let said = (
-        &p.feature_set,
-        &p.timestamp,
-        &p.origin,
-        &p.tags,
-        &p.payload,
-        &p.toolset,
-        &p.instance,
-    );
-    serde_json::to_string(&said)
-        .unwrap_or_default()
-        .hash(&mut h);
-    h.finish()
 }

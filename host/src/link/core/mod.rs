@@ -15,6 +15,7 @@
 //! | file | what |
 //! |---|---|
 //! | `phase` | [`LinkPhase`]: where a link is, one word |
+//! | `push` | a `push/event` admitted or refused by the grant; a retry told from another event |
 //! | `session` | [`session::Stage`], [`session::Session`]: the handshake stage, the grant in force |
 //! | `grant` | the grant rules: the proposal, revoke at once, widen on receipt, fall back |
 //! | `handshake` | what follows the probe's answer; an `initialize` result taken or not |
@@ -34,6 +35,7 @@ pub(crate) mod mrtr;
 pub(crate) mod paging;
 pub(crate) mod pending;
 pub(crate) mod phase;
+pub(crate) mod push;
 pub(crate) mod session;
 
 #[cfg(test)]
