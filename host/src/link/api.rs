@@ -32,6 +32,13 @@ pub struct CallTool {
     pub timeout: Option<Duration>,
 }
 
+/// A link actor that has gone answers nothing: its callers see [`LinkError::Stopped`].
+impl From<actix::MailboxError> for LinkError {
+    fn from(_: actix::MailboxError) -> Self {
+        LinkError::Stopped
+    }
+}
+
 impl CallTool {
     /// A call of `name` without arguments.
     pub fn new(name: impl Into<String>) -> Self {

@@ -134,12 +134,6 @@ impl LinkError {
     }
 }
 
-impl From<actix::MailboxError> for LinkError {
-    fn from(_: actix::MailboxError) -> Self {
-        LinkError::Stopped
-    }
-}
-
 /// Why a connection ended.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]

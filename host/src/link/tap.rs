@@ -4,31 +4,12 @@
 //! drops it; and the connection's start and end are offered too, so per-connection state
 //! (the hint state's `last` rev) resets at the right point in the same sequence.
 
+pub use super::core::pending::{Answered, AwaitStatus};
 use super::error::DisconnectReason;
+use mcpl_protocol::Message;
 use mcpl_protocol::mcp::InitializeResult;
-use mcpl_protocol::{Id, Message};
 use mcpl_transport::{ConnectionInfo, StreamId};
 use std::fmt;
-
-/// Whether a response's request is still awaited.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum AwaitStatus {
-    /// A caller (or the link itself) is waiting for it.
-    Awaited,
-    /// It timed out; no one waits, but its content still counts (§5.2, vector 28).
-    TimedOut,
-}
-
-/// The request a response answers.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Answered {
-    /// Its id.
-    pub id: Id,
-    /// Its method, by which the result is decoded.
-    pub method: &'static str,
-    /// Whether it is still awaited.
-    pub status: AwaitStatus,
-}
 
 /// One message, as read.
 #[derive(Debug, Clone, PartialEq)]

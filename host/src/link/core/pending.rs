@@ -10,11 +10,30 @@
 //! still recognised and tapped with its method (§5.2, vector 28: the hints on it must be
 //! applied). That table is bounded: the oldest id is forgotten first.
 
-use super::super::tap::{Answered, AwaitStatus};
 use mcpl_protocol::Id;
 use mcpl_protocol::jsonrpc::RawValue;
 use std::collections::{BTreeMap, HashMap};
 use std::time::{Duration, Instant};
+
+/// Whether a response's request is still awaited.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AwaitStatus {
+    /// A caller (or the link itself) is waiting for it.
+    Awaited,
+    /// It timed out; no one waits, but its content still counts (§5.2, vector 28).
+    TimedOut,
+}
+
+/// The request a response answers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Answered {
+    /// Its id.
+    pub id: Id,
+    /// Its method, by which the result is decoded.
+    pub method: &'static str,
+    /// Whether it is still awaited.
+    pub status: AwaitStatus,
+}
 
 /// Who is waiting for a response. `C` is how a caller is answered (the driver's business:
 /// a closure replying on a channel); every other waiter is one of the link's own steps.
