@@ -81,23 +81,26 @@
 //! on to `initialize` (`core/era.rs`, "A version refused").
 //!
 //! **The rules, and where each lives:**
-//! - *Handshake and era* (`core/era.rs` reads a probe's answer; `discover.rs` and
-//!   `handshake.rs` send and apply): probe with `server/discover` unless the link speaks
+//! - *Handshake and era* (`core/era.rs` reads a probe's answer, `core/handshake.rs`
+//!   decides what follows it and whether an `initialize` result is taken; `discover.rs`
+//!   and `handshake.rs` send and apply): probe with `server/discover` unless the link speaks
 //!   only legacy or found the server legacy; a modern answer makes the session Ready at
 //!   once (plain MCP); a modern error is final; anything else falls back to `initialize`.
 //!   A handshake request that fails, times out or is malformed ends the connection (not
 //!   the probe: no answer in time means legacy).
-//! - *Grants* (`core/session.rs`, applied by `handshake.rs` and `policy.rs`; SPEC §5.4,
+//! - *Grants* (`core/grant.rs`, applied by `handshake.rs` and `policy.rs`; SPEC §5.4,
 //!   §6.7): the proposal is the server's advertisement intersected with the host's policy;
 //!   a narrowing (revocation) is in force **at once**, a widening only **on its receipt**;
 //!   a refusal with `fallback: "close"` ends the connection, any other failed exchange
 //!   (refused, an error, a timeout, a malformed receipt) **falls back** to plain MCP; a
-//!   transport-lost exchange starts the handshake again on a new connection.
+//!   transport-lost exchange starts the handshake again on a new connection. A server
+//!   request needing a capability not granted gets -32002 naming it, others -32601.
 //! - *Paging* (`core/paging.rs`; the core sends the pages itself, `refresh.rs` tells the
-//!   end and arms the retry): one listing at a time, one more
-//!   queued behind it; cursors followed to the end, a repeated one is endless paging;
-//!   the lowest rev and the least `ttlMs` of the pages; a failed listing the host needs is
-//!   retried after a growing delay.
+//!   end and arms the retry): one listing at a time, one more queued behind it; cursors
+//!   followed to the end, a repeated one is endless paging; the lowest rev and the least
+//!   `ttlMs` of the pages; a failed listing the host needs is retried after a growing
+//!   delay; without a change stream, a `tools/call` after the list went stale lists again
+//!   (`core/session.rs`).
 //! - *Pending requests* (`core/pending.rs`, `LinkCore::handle_read`/`handle_timeout`):
 //!   ids from 1 per connection; each awaited request has a deadline (none for
 //!   `subscriptions/listen`); at its deadline the waiter gets `Timeout` and the server is
@@ -106,7 +109,6 @@
 //!   tapped with its method (§5.2, vector 28). An answer broken off on an unordered link
 //!   is cancelled before it is delivered (vector 29). A drop of the connection fails every
 //!   request in flight with `Disconnected`.
-//!
 //! - *Pushes* (`core/push.rs`; SPEC §5.4, §9): admitted by the grant before anything else
 //!   is read of them (no MCPL: -32601; before the receipt or not granted: -32002; bad
 //!   params: -32602; the feature set undeclared, disabled or not using `pushEvents`); a
