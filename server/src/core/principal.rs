@@ -74,6 +74,7 @@ mod hints;
 mod implicit;
 mod lifecycle;
 mod snapshot;
+mod stamps;
 mod statement;
 mod swap;
 
@@ -85,6 +86,7 @@ mod tests;
 pub use ended::EndedIds;
 pub use errors::{CallRefusal, CallReply, CloseError, HintError, OpenError};
 pub use snapshot::{REASON_UNDECLARED, Snapshot};
+pub use stamps::Stamps;
 pub use statement::Statement;
 
 use super::catalog::Catalog;
@@ -151,6 +153,12 @@ pub struct PrincipalConfig {
     /// on), so a host counts the end told and a later statement does not tell it again.
     /// The RFC does not require it; off, a host matches the record by its instance.
     pub ended_ids_on_closes: bool,
+    /// The most tombstones of closed instances kept for modern hosts' deltas
+    /// (`docs/rfc014-stateless.md` §2, `stamps.rs`); past it the oldest is forgotten, and
+    /// a host behind it gets a full statement.
+    pub max_tombstones: usize,
+    /// The most bytes the tombstones may weigh (names, reasons, ended ids), likewise.
+    pub max_tombstone_bytes: usize,
 }
 
 impl Default for PrincipalConfig {
@@ -160,6 +168,8 @@ impl Default for PrincipalConfig {
             max_ended: 1024,
             max_open: 64,
             ended_ids_on_closes: true,
+            max_tombstones: 1024,
+            max_tombstone_bytes: 256 * 1024,
         }
     }
 }
@@ -274,6 +284,8 @@ pub struct PrincipalState {
     /// Instances open only for hosts without `toolHints` (§8, `implicit.rs`): hidden from
     /// every hinted view of this state.
     implicit: BTreeSet<InstanceKey>,
+    /// The principal's version and its entries' stamps, for modern hosts (`stamps.rs`).
+    stamps: Stamps,
 }
 
 impl PrincipalState {
@@ -301,6 +313,7 @@ impl PrincipalState {
             ended,
             picked: 0,
             implicit: BTreeSet::new(),
+            stamps: Stamps::default(),
         };
         let defaults: Vec<String> = state.catalog.default_open().map(str::to_owned).collect();
         for ts in defaults {

@@ -280,9 +280,13 @@ impl<A: Clone> PrincipalCore<A> {
         // §4.6: a server that does not keep toolsets ends them with the last connection;
         // an anonymous principal can never reconnect, so nothing of it is kept.
         if self.anonymous || !self.keep_toolsets {
+            let mut closes = Vec::new();
             for e in self.state.end_all(REASON_DISCONNECTED, now) {
+                closes.extend(e.draft.toolsets);
                 self.leave(e.instance.key());
             }
+            // No session is told, but a modern host reads the ends by their stamps.
+            self.state.restamp(&closes);
         }
         if self.anonymous {
             self.invitations.clear();
@@ -323,6 +327,7 @@ impl<A: Clone> PrincipalCore<A> {
         for e in &swap.ended {
             self.leave(e.instance.key());
         }
+        self.state.restamp(&swap.draft.toolsets);
         self.out.push_back(Output::Swapped {
             catalog: catalog.clone(),
             draft: swap.draft,
@@ -355,7 +360,10 @@ impl<A: Clone> PrincipalCore<A> {
         state: PrincipalState,
         kept: &BTreeMap<InstanceKey, InstanceId>,
     ) {
+        let lost = self.state.stamps().clone();
         self.state = state;
+        // A version a modern host may have read is never given to another change.
+        self.state.continue_after(&lost);
         let gone: Vec<InstanceKey> = self
             .links
             .iter()
@@ -440,6 +448,9 @@ impl<A: Clone> PrincipalCore<A> {
     }
 
     fn tell(&mut self, about: Option<InstanceKey>, applied: Applied) {
+        // Every change the principal tells takes its next version (issue #40,
+        // `core/principal/stamps.rs`).
+        self.state.restamp(&applied.draft.toolsets);
         self.out.push_back(Output::Tell { about, applied });
     }
 
