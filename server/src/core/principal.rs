@@ -86,7 +86,7 @@ mod tests;
 pub use ended::EndedIds;
 pub use errors::{CallRefusal, CallReply, CloseError, HintError, OpenError};
 pub use snapshot::{REASON_UNDECLARED, Snapshot};
-pub use stamps::Stamps;
+pub use stamps::{Stamps, Versioned};
 pub use statement::Statement;
 
 use super::catalog::Catalog;

@@ -157,6 +157,12 @@ pub(crate) struct SessionCore<T: Io> {
     listens: Vec<(Id, listen::Listen)>,
     /// The MRTR input of the modern `tools/call` being read (`modern.rs`).
     next_input: Option<crate::mrtr::Carried>,
+    /// The principal's stamped state as it last gave it (issue #40): what a hinted modern
+    /// request's result and an `mcpl/hints` stream are told from (`modern.rs`).
+    versioned: Option<Arc<crate::core::Versioned>>,
+    /// The session's principal is a named one: its state outlives a request, so a modern
+    /// request may be shown hints (`modern.rs`; profile §3.6).
+    named: bool,
     out: VecDeque<Output<T>>,
 }
 
@@ -185,6 +191,8 @@ impl<T: Io> SessionCore<T> {
             detached_listens: std::collections::HashSet::new(),
             listens: Vec::new(),
             next_input: None,
+            versioned: None,
+            named: false,
             out: VecDeque::new(),
         }
     }
@@ -396,7 +404,7 @@ impl<T: Io> SessionCore<T> {
         if self.requests.settle(&request) != Settled::Answer {
             return;
         }
-        if !self.hinted() {
+        if !self.hinted() && !self.hinted_modern_request(&request) {
             // toolHints was withdrawn since the request was forwarded (vector 34).
             let e = ErrorObject::method_not_found(
                 <ToolsetsList as mcpl_protocol::method::Method>::NAME,
@@ -428,6 +436,7 @@ impl<T: Io> SessionCore<T> {
             visible,
             view,
             page_size,
+            by_name: false,
         }));
     }
 

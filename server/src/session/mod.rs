@@ -218,6 +218,9 @@ impl Actor for SessionActor {
         {
             self.core.detach_modern_requests();
         }
+        // Only a named principal's modern requests may be hinted (issue #40, profile §3.6).
+        self.core
+            .set_principal_named(!matches!(self.principal, Principal::Anonymous(_)));
         self.session_handle(ctx);
         // Nothing is read from the host until the principal's actor is known (§4.6).
         let attach = AttachSession {
@@ -228,6 +231,7 @@ impl Actor for SessionActor {
                 swapped: ctx.address().recipient(),
                 statement: ctx.address().recipient(),
                 tools: ctx.address().recipient(),
+                versioned: ctx.address().recipient(),
             },
             arbiter: Arbiter::current(),
         };

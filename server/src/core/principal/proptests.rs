@@ -642,13 +642,11 @@ fn run_versioned(ops: &[Op], restamp_every: bool, order: u64) -> Result<(), Test
         let closes = step(&mut s, op, &mut clock);
         let before = s.stamps().version();
         // The core restamps after every change it tells; a read restamps what it missed.
-        if restamp_every {
-            if let Some(change) = s.restamp(&closes) {
-                prop_assert_eq!(change.version, before + 1, "one version a change");
-                prop_assert!(change.tools.iter().all(|t| t.v == change.version));
-                prop_assert!(change.toolsets.iter().all(|t| t.v == change.version));
-                changes.push(change);
-            }
+        if restamp_every && let Some(change) = s.restamp(&closes) {
+            prop_assert_eq!(change.version, before + 1, "one version a change");
+            prop_assert!(change.tools.iter().all(|t| t.v == change.version));
+            prop_assert!(change.toolsets.iter().all(|t| t.v == change.version));
+            changes.push(change);
         }
         let st = s.versioned_statement();
         prop_assert!(st.statement);
@@ -664,6 +662,8 @@ fn run_versioned(ops: &[Op], restamp_every: bool, order: u64) -> Result<(), Test
     let truth = truth.view(&catalog);
     for (since, h) in &held {
         let delta = s.versioned(*since);
+        // What a session answers from is the same.
+        prop_assert_eq!(&s.versioned_now().since(*since), &delta);
         prop_assert!(
             delta.statement == (*since == 0 || *since < s.stamps().forgotten()),
             "statement only where the delta is gone (since {})",

@@ -104,11 +104,13 @@ impl Stamps {
         self.version
     }
 
+    #[cfg(test)]
     /// The newest stamp of a tombstone forgotten (0: none).
     pub fn forgotten(&self) -> u64 {
         self.forgotten
     }
 
+    #[cfg(test)]
     /// How many tombstones are kept.
     pub fn tombstones(&self) -> usize {
         self.tombstones.len()
@@ -136,6 +138,49 @@ impl Stamps {
                 bytes -= t.bytes(&oldest);
                 self.forgotten = self.forgotten.max(t.v);
             }
+        }
+    }
+}
+
+/// The principal's stamped state as its sessions hold it, to answer modern hosts from
+/// (profile §3.3): the full statement at one version, and the newest tombstone stamp
+/// forgotten by then. A delta since any mark is the statement's entries stamped after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Versioned {
+    statement: VersionedHints,
+    forgotten: u64,
+}
+
+impl Versioned {
+    /// The version it states.
+    pub fn version(&self) -> u64 {
+        self.statement.version
+    }
+
+    /// The full statement (`statement: true`).
+    pub fn statement(&self) -> VersionedHints {
+        self.statement.clone()
+    }
+
+    /// What a host whose `since` is `since` is told: the entries stamped after it, or the
+    /// statement when `since` is 0, older than the newest tombstone forgotten, or newer
+    /// than the version (module docs).
+    pub fn since(&self, since: u64) -> VersionedHints {
+        if since == 0 || since < self.forgotten || since > self.statement.version {
+            return self.statement();
+        }
+        let st = &self.statement;
+        VersionedHints {
+            version: st.version,
+            statement: false,
+            tools: st.tools.iter().filter(|e| e.v > since).cloned().collect(),
+            toolsets: st
+                .toolsets
+                .iter()
+                .filter(|e| e.v > since)
+                .cloned()
+                .collect(),
+            suggest: Vec::new(),
         }
     }
 }
@@ -394,10 +439,19 @@ impl PrincipalState {
         self.hints_since(since, statement, &view, &tools)
     }
 
+    #[cfg(test)]
     /// The full statement (`statement: true`) of the restamped state: `toolsets/list`'s
     /// `mcpl/hints` to a modern host (profile §3.4).
     pub fn versioned_statement(&mut self) -> VersionedHints {
         self.versioned(0)
+    }
+
+    /// The restamped state, as sessions hold it ([`Versioned`]).
+    pub fn versioned_now(&mut self) -> Versioned {
+        Versioned {
+            statement: self.versioned(0),
+            forgotten: self.stamps.forgotten,
+        }
     }
 
     /// The view's tools with the default entry of every stamped key it leaves out.

@@ -213,6 +213,7 @@ impl<T: Io> SessionCore<T> {
                     request,
                     toolset: p.toolset,
                     instance: p.instance,
+                    retried: false,
                 })
             }
             Route::ToolsetsList => self
@@ -227,9 +228,20 @@ impl<T: Io> SessionCore<T> {
     /// `tools/call`, its params read: to the principal, or run here at once when it is a
     /// loose tool this session may run (module docs of `session.rs`: direct calls).
     pub(super) fn call_tool(&mut self, id: mcpl_protocol::jsonrpc::Id, p: CallToolParams) {
+        let hinted = self.hinted();
+        self.call_tool_as(id, p, hinted);
+    }
+
+    /// [`SessionCore::call_tool`] for a host shown hints or not (a modern request says
+    /// which for itself, `modern.rs`).
+    pub(super) fn call_tool_as(
+        &mut self,
+        id: mcpl_protocol::jsonrpc::Id,
+        p: CallToolParams,
+        hinted: bool,
+    ) {
         // §4.5: the instance a host with hints names; a host without names it as
         // an argument instead (§8), which the principal reads.
-        let hinted = self.hinted();
         // §4.5 **[project]**: an `mcpl/instance` that is not a string names no
         // instance, and is not taken for an absent one either (that would run the
         // call in the only open instance, which the host may not have meant).

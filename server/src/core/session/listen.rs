@@ -14,6 +14,15 @@
 //!   `_meta`, whenever the tool list this session's principal is shown changes (a manifest
 //!   replacement; a modern client sees the plain list, which opening toolsets does not
 //!   change, §8). One per change and stream: a burst is as many.
+//! - **`mcpl/hints`** (`docs/rfc014-stateless.md` §3.5, issue #40 **\[project\]**). A
+//!   hinted listen (`modern.rs`: a named principal's request declaring `mcpl/core`) whose
+//!   filter has `mcpl/hints: true` is acknowledged with it, and then carries every change
+//!   of the principal's stamped state as `notifications/mcpl/hints` (params: the change's
+//!   stamped entries, `VersionedHints`, with the subscription id in `_meta`). Its first
+//!   message after the acknowledgement is what is stamped after the listen's
+//!   `mcpl/since` (a statement when that is 0 or behind what is kept; `{version}` alone
+//!   when it is current), so the gap between two streams closes at once (vector S10). Any
+//!   other listen leaves the member out of its acknowledgement and is sent none.
 //! - **Its end.** The client's `notifications/cancelled` for the listen's id (stdio,
 //!   WebSocket) or its closing the SSE answer (HTTP, which ends the request's connection)
 //!   ends the stream without a response (MCP cancellation); the session closing by the
@@ -40,7 +49,8 @@ use mcpl_protocol::modern::{
     self, ListenParams, RESULT_COMPLETE, SUBSCRIPTION_ID_KEY, SUBSCRIPTIONS_ACKNOWLEDGED,
     SubscriptionFilter,
 };
-use serde_json::json;
+use mcpl_protocol::stateless::{self, VersionedHints};
+use serde_json::{Value, json};
 
 /// How many `subscriptions/listen` streams one principal may have open at once, over all
 /// its connections (the actor counts them, `session/dispatch.rs`), and an anonymous
@@ -54,26 +64,76 @@ pub(crate) const MAX_LISTENS: usize = 8;
 pub(crate) struct Listen {
     /// `notifications/tools/list_changed`.
     tools: bool,
+    /// `notifications/mcpl/hints` (module docs): the version up to which the stream told
+    /// its client every change; `None`, it carries none.
+    hints: Option<u64>,
 }
 
 impl<T: Io> SessionCore<T> {
     /// A modern `subscriptions/listen`: the stream opened and acknowledged (module docs).
-    pub(super) fn open_listen(&mut self, req: Request) {
+    /// `since` is a hinted listen's `mcpl/since` (`None`: not hinted).
+    pub(super) fn open_listen(&mut self, req: Request, since: Option<u64>) {
         let params = match req.params_as::<ListenParams>() {
             Ok(p) => p,
             Err(e) => return self.send(Response::err(Some(req.id), e).into()),
         };
         let tools = params.notifications.tools_list_changed == Some(true);
-        let honoured = SubscriptionFilter {
+        let asks_hints = params.notifications.extensions.get(stateless::FILTER_HINTS)
+            == Some(&Value::Bool(true));
+        let hints = since.filter(|_| asks_hints);
+        let mut honoured = SubscriptionFilter {
             tools_list_changed: tools.then_some(true),
             ..SubscriptionFilter::default()
         };
-        self.listens.push((req.id.clone(), Listen { tools }));
+        if hints.is_some() {
+            honoured
+                .extensions
+                .insert(stateless::FILTER_HINTS.to_owned(), Value::Bool(true));
+        }
+        self.listens.push((req.id.clone(), Listen { tools, hints }));
         let ack = Notification {
             method: SUBSCRIPTIONS_ACKNOWLEDGED.to_owned(),
             params: Some(to_raw(&modern::acknowledged(&req.id, &honoured))),
         };
         self.send(ack.into());
+        if let Some(since) = hints {
+            // Vector S10: what the client missed since its mark, at once.
+            let delta = self.versioned_since(since);
+            self.send_hints(&req.id, delta);
+        }
+    }
+
+    /// Tells every `mcpl/hints` stream what was stamped after its mark (module docs).
+    pub(super) fn tell_listens_hints(&mut self) {
+        let Some(version) = self.versioned.as_ref().map(|v| v.version()) else {
+            return;
+        };
+        let behind: Vec<(Id, u64)> = self
+            .listens
+            .iter()
+            .filter_map(|(id, l)| l.hints.filter(|m| *m < version).map(|m| (id.clone(), m)))
+            .collect();
+        for (id, mark) in behind {
+            let delta = self.versioned_since(mark);
+            self.send_hints(&id, delta);
+        }
+    }
+
+    /// Sends `hints` on the stream `id` and moves its mark to their version.
+    fn send_hints(&mut self, id: &Id, hints: VersionedHints) {
+        if let Some((_, l)) = self.listens.iter_mut().find(|(l, _)| l == id) {
+            l.hints = Some(hints.version);
+        }
+        let mut params = match serde_json::to_value(&hints) {
+            Ok(Value::Object(m)) => m,
+            _ => return,
+        };
+        params.insert("_meta".to_owned(), json!({ SUBSCRIPTION_ID_KEY: id }));
+        let told = Notification {
+            method: stateless::HINTS_NOTIFICATION.to_owned(),
+            params: Some(to_raw(&params)),
+        };
+        self.send(told.into());
     }
 
     /// Whether `id` is an open stream's.
