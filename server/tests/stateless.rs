@@ -12,8 +12,8 @@ mod raw;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::{
-    Audience, InstanceContext, InstanceLogic, PrincipalConfig, Reply, Server, SessionHandle,
-    Started, ToolCall, Toolset,
+    Audience, InstanceContext, InstanceLogic, MemoryStore, PrincipalConfig, Reply, Server,
+    SessionHandle, Started, ToolCall, Toolset,
 };
 use mcpl_testkit::within;
 use mcpl_transport::{ConnectionInfo, Principal, ServerOptions, TransportKind, stdio, ws};
@@ -51,6 +51,11 @@ fn tool(name: &str, visible: bool) -> Tool {
 /// A server with a default-open `lobby` and an instanced `game`; `tombstones` bounds what
 /// it keeps of closed instances.
 fn server(tombstones: usize) -> Server {
+    server_with(tombstones, None)
+}
+
+/// [`server`], keeping its principals' records in `store` when given.
+fn server_with(tombstones: usize, store: Option<Arc<MemoryStore>>) -> Server {
     let lobby = Toolset::new("lobby")
         .title("Lobby")
         .open_by_default()
@@ -62,15 +67,19 @@ fn server(tombstones: usize) -> Server {
         .tool(tool("secret", false))
         .tool(tool("finish", true))
         .on_open(|_, _| Ok(Started::new(Game)));
-    Server::builder("stateless", "1.0")
+    let builder = Server::builder("stateless", "1.0")
         .toolset(lobby)
         .toolset(game)
         .principal_config(PrincipalConfig {
             max_tombstones: tombstones,
             ..PrincipalConfig::default()
-        })
-        .build()
-        .expect("a valid server")
+        });
+    match store {
+        Some(store) => builder.store(store),
+        None => builder,
+    }
+    .build()
+    .expect("a valid server")
 }
 
 /// A modern request's `_meta`: hinted (declaring `mcpl/core`) with `since`, or plain.
@@ -552,4 +561,96 @@ async fn stateless_s15_a_legacy_websocket_and_modern_requests_see_one_truth() {
             .any(|t| t["name"] == "secret" && t["instance"] == "g1" && t["visible"] == true),
         "{told:#}"
     );
+}
+
+/// `request` POSTed to a modern Streamable HTTP listener as alice; the JSON answer.
+async fn http_exchange(addr: SocketAddr, request: Value) -> Value {
+    let method = request["method"].as_str().unwrap().to_owned();
+    let body = request.to_string();
+    let mut headers = vec![
+        ("Authorization", "Bearer alice-token"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method.as_str()),
+    ];
+    let name = request["params"]["name"].as_str().map(str::to_owned);
+    if let Some(name) = &name {
+        headers.push(("Mcp-Name", name.as_str()));
+    }
+    let answer = raw::exchange(addr, raw::post(addr, &headers, body.as_bytes())).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    answer.json()
+}
+
+#[actix::test]
+async fn stateless_s04_every_post_of_a_named_principal_reads_one_stamped_state() {
+    let server = server(64);
+    let mut opts = ServerOptions::default();
+    opts.tokens.insert("alice-token".into(), "alice".into());
+    let mut hl = mcpl_transport::http::bind("127.0.0.1:0".parse().unwrap(), "/mcp", Arc::new(opts))
+        .await
+        .expect("bind");
+    let addr = hl.local_addr();
+    let s = server.clone();
+    actix::spawn(async move {
+        while let Some(conn) = hl.accept().await {
+            s.serve(conn);
+        }
+    });
+    // Each POST is served on a connection of its own, from the principal's one state.
+    let listed = http_exchange(addr, req(1, "tools/list", Some(0), json!({}))).await;
+    assert_eq!(hints(&listed)["statement"], true, "{listed:#}");
+    let first = version(&listed);
+    assert!(first > 0, "the default-open lobby is stamped: {listed:#}");
+    let opened = http_exchange(addr, open(2, "g1", first)).await;
+    let opened_at = version(&opened);
+    assert_eq!(opened_at, first + 1, "{opened:#}");
+    let revealed = http_exchange(addr, play(3, "reveal", "g1", opened_at)).await;
+    assert_eq!(stamps(hints(&revealed)), [opened_at + 1], "{revealed:#}");
+    // A later POST whose `since` is the open's: exactly what came after it.
+    let listed = http_exchange(addr, req(4, "tools/list", Some(opened_at), json!({}))).await;
+    assert_eq!(
+        hints(&listed)["tools"],
+        hints(&revealed)["tools"],
+        "{listed:#}"
+    );
+    // A current one: the version alone, not an empty statement.
+    let current = http_exchange(addr, req(5, "tools/list", Some(opened_at + 1), json!({}))).await;
+    assert_eq!(
+        *hints(&current),
+        json!({"version": opened_at + 1}),
+        "{current:#}"
+    );
+}
+
+#[actix::test]
+async fn stateless_the_version_is_kept_in_the_principals_record_across_a_restart() {
+    let store = Arc::new(MemoryStore::new());
+    let first = server_with(64, Some(store.clone()));
+    let (mut c, session) = alice(&first).await;
+    let opened = c.exchange(open(1, "g1", 0)).await;
+    let revealed = c.exchange(play(2, "reveal", "g1", version(&opened))).await;
+    let before = version(&revealed);
+    drop(c);
+    drop(session);
+    first
+        .watch_sessions()
+        .wait_for(|n| *n == 0)
+        .await
+        .expect("the server is alive");
+    // The same store, a new server: the version goes on from the record.
+    let second = server_with(64, Some(store));
+    let (mut c, _session) = alice(&second).await;
+    let listed = c
+        .exchange(req(3, "tools/list", Some(before), json!({})))
+        .await;
+    let h = hints(&listed);
+    assert!(
+        h.get("statement").is_none(),
+        "a delta, not a statement: {h:#}"
+    );
+    // g1's logic is not kept across restarts: it ended, stamped after `before`.
+    let g1 = entry(h, "toolsets", "toolset", "game", "g1");
+    assert_eq!(g1["state"], "closed", "{h:#}");
+    assert!(g1["v"].as_u64().unwrap() > before, "{h:#}");
+    assert!(version(&listed) > before);
 }

@@ -38,6 +38,7 @@
 //! | `mcpl/visible` in `tools/list`: visible in at least one open instance | §3 | [`PrincipalState::coarse_visibility`] |
 //! | a host without `toolHints` uses toolsets without opening them; hinted hosts never see those implicit opens | §8 | [`PrincipalState::open_implicitly`] |
 //! | a removed toolset's instances end | §4.1, vector 33 | [`PrincipalState::replace_catalog`] |
+//! | every change takes the next version and stamps what it changed; closed instances are bounded tombstones | `docs/rfc014-stateless.md` §2 | [`PrincipalState::restamp`] (`stamps.rs`) |
 //!
 //! # What a host rebuilds
 //!

@@ -575,6 +575,30 @@ impl VHost {
     }
 }
 
+impl VHost {
+    /// What the agent can rely on, as [`Host::effective`] says it of the legacy statement:
+    /// the stamped entries read as values.
+    fn effective(&self, catalog: &Catalog) -> Effective {
+        let (open, tools) = self.view(catalog);
+        let mut host = Host {
+            open,
+            ..Host::default()
+        };
+        for ((t, i), h) in tools {
+            if h.visible == Some(true) {
+                host.visible.insert((t.clone(), i.clone()));
+            }
+            if let Some(d) = h.definition {
+                match i {
+                    Some(i) => host.own.insert((t, i), d),
+                    None => host.shared.insert(t, d),
+                };
+            }
+        }
+        host.effective(catalog)
+    }
+}
+
 /// Applies `op` to `s`, ignoring refusals; the change's closed entries, when it made one.
 fn step(s: &mut PrincipalState, op: &Op, clock: &mut u64) -> Vec<ToolsetChange> {
     let now = at(*clock);
@@ -659,6 +683,9 @@ fn run_versioned(ops: &[Op], restamp_every: bool, order: u64) -> Result<(), Test
     let st = s.versioned_statement();
     let mut truth = VHost::default();
     truth.apply(&st, &catalog);
+    // The stamped statement says what the legacy statement says (§4.3).
+    let legacy = Host::from_statement(&s.statement(at(clock)), &catalog).effective(&catalog);
+    prop_assert_eq!(truth.effective(&catalog), legacy, "the stamped statement");
     let truth = truth.view(&catalog);
     for (since, h) in &held {
         let delta = s.versioned(*since);
@@ -710,4 +737,26 @@ proptest! {
     ) {
         run_versioned(&ops, restamp_every, order)?;
     }
+}
+
+/// Found by the property test: a toolset without instances shares `(tool, none)` between
+/// its instance's entries and a shared definition; its close's tombstone dropped the
+/// shared definition on the host, which no later delta restated.
+#[test]
+fn a_shared_definition_outlives_the_close_of_its_toolset() {
+    let ops = [
+        Op::SetDefinition {
+            tool: 3,
+            name: None,
+            def: Some(0),
+        },
+        Op::Close { ts: 0, name: None },
+        Op::Open {
+            ts: 0,
+            name: None,
+            options: 0,
+        },
+    ];
+    run_versioned(&ops, false, 0).expect("the delta equals the statement");
+    run_versioned(&ops, true, 0).expect("the delta equals the statement");
 }

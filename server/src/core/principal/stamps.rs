@@ -23,6 +23,10 @@
 //! - A tool entry whose value goes back to the default (invisible, no definition of its
 //!   own) keeps its stamp and is stated `visible: false`, while its instance stays open; an
 //!   instance's tool entries go with its close (its tombstone covers them, §2).
+//! - A toolset without instances shares `(tool, none)` between its instance's entries and
+//!   the principal's shared definitions: at its close, what outlives it under that key is
+//!   stamped again with the close's version, so the tombstone (which drops the instance's
+//!   entries stamped before it) leaves it.
 //! - A closed instance is kept as a tombstone with its close's stamp, its reason and its
 //!   ended record's id, also after the same name opens again (a host that missed both
 //!   needs the tombstone to drop what it held of the earlier life). Tombstones are bounded
@@ -383,6 +387,20 @@ impl PrincipalState {
             .filter(|k| !view.toolsets.contains_key(*k))
             .cloned()
             .collect();
+        // A toolset without instances shares `(tool, none)` between its instance's entries
+        // and the principal's shared definitions: what outlives the close (a shared
+        // definition, a default stated invisible) is stamped with it again, so the
+        // tombstone, which drops the instance's older entries, does not drop it.
+        let mut changed_tools = changed_tools;
+        for key in closed.iter().filter(|k| k.instance.is_none()) {
+            for (tool_key, hint) in &tools {
+                let of_toolset = tool_key.1.is_none()
+                    && self.catalog.declared_toolset_of(&tool_key.0) == Some(key.toolset.as_str());
+                if of_toolset && !changed_tools.iter().any(|(k, _)| k == tool_key) {
+                    changed_tools.push((tool_key.clone(), fingerprint(hint)));
+                }
+            }
+        }
         self.stamps.tools.retain(|k, _| tools.contains_key(k));
         if changed_tools.is_empty() && changed_toolsets.is_empty() && closed.is_empty() {
             return None;

@@ -67,6 +67,9 @@ pub(crate) struct Listen {
     /// `notifications/mcpl/hints` (module docs): the version up to which the stream told
     /// its client every change; `None`, it carries none.
     hints: Option<u64>,
+    /// Its first message is sent (it waits for the principal's stamped state when the
+    /// stream opened before the principal gave it).
+    told: bool,
 }
 
 impl<T: Io> SessionCore<T> {
@@ -90,13 +93,20 @@ impl<T: Io> SessionCore<T> {
                 .extensions
                 .insert(stateless::FILTER_HINTS.to_owned(), Value::Bool(true));
         }
-        self.listens.push((req.id.clone(), Listen { tools, hints }));
+        let listen = Listen {
+            tools,
+            hints,
+            told: false,
+        };
+        self.listens.push((req.id.clone(), listen));
         let ack = Notification {
             method: SUBSCRIPTIONS_ACKNOWLEDGED.to_owned(),
             params: Some(to_raw(&modern::acknowledged(&req.id, &honoured))),
         };
         self.send(ack.into());
-        if let Some(since) = hints {
+        if let Some(since) = hints
+            && self.versioned.is_some()
+        {
             // Vector S10: what the client missed since its mark, at once.
             let delta = self.versioned_since(since);
             self.send_hints(&req.id, delta);
@@ -111,7 +121,11 @@ impl<T: Io> SessionCore<T> {
         let behind: Vec<(Id, u64)> = self
             .listens
             .iter()
-            .filter_map(|(id, l)| l.hints.filter(|m| *m < version).map(|m| (id.clone(), m)))
+            .filter_map(|(id, l)| {
+                l.hints
+                    .filter(|m| *m < version || !l.told)
+                    .map(|m| (id.clone(), m))
+            })
             .collect();
         for (id, mark) in behind {
             let delta = self.versioned_since(mark);
@@ -123,6 +137,7 @@ impl<T: Io> SessionCore<T> {
     fn send_hints(&mut self, id: &Id, hints: VersionedHints) {
         if let Some((_, l)) = self.listens.iter_mut().find(|(l, _)| l == id) {
             l.hints = Some(hints.version);
+            l.told = true;
         }
         let mut params = match serde_json::to_value(&hints) {
             Ok(Value::Object(m)) => m,

@@ -12,7 +12,8 @@
 //! **What a modern request is owed**, in order: its `_meta` read (-32602 when a required
 //! key is missing), its version served (-32022 with `supported` and `requested`), its
 //! method one of the era's this server serves (`server/discover`, `tools/list`,
-//! `tools/call`, `subscriptions/listen` (`listen.rs`); anything else -32601), and a result with `resultType` and
+//! `tools/call`, `subscriptions/listen` (`listen.rs`), and `toolsets/list|open|close` to a
+//! hinted request; anything else -32601), and a result with `resultType` and
 //! `_meta["io.modelcontextprotocol/serverInfo"]` ([`ModernReply`]); `server/discover` and
 //! `tools/list` with caching hints. Its `notifications/message` go out only when it
 //! carried `logLevel`, at that level or above; a handler that asks the client for a
@@ -238,16 +239,15 @@ impl<T: Io> SessionCore<T> {
             && self.catalog.view_for(true) == HostView::Hinted
     }
 
-    /// What a hinted request whose `since` is `since` is told now (a statement when the
-    /// principal's state was never given: nothing is stated then, which no host holds).
+    /// What a hinted request whose `since` is `since` is told now. Before the principal
+    /// first gave its stamped state (a request the session answers itself, read before
+    /// the principal saw the session attach): `{version: 0}`, which tells a host nothing
+    /// and moves no mark.
     pub(super) fn versioned_since(&self, since: u64) -> VersionedHints {
         self.versioned
             .as_ref()
             .map(|v| v.since(since))
-            .unwrap_or_else(|| VersionedHints {
-                statement: true,
-                ..VersionedHints::default()
-            })
+            .unwrap_or_default()
     }
 
     /// The modern era's fields of `req`, when it is a modern request on a connection not
@@ -451,8 +451,8 @@ impl<T: Io> SessionCore<T> {
     /// `server/discover` (MCP `server/discover.md`): both eras' versions, the capabilities
     /// a modern request is served with, and MCPL's manifest under
     /// `capabilities.extensions["mcpl/core"]` (**\[project\]**,
-    /// `docs/rfc014-stateless.md` §3.1), as shown to a host without hints until that
-    /// profile is served (issue #40).
+    /// `docs/rfc014-stateless.md` §3.1): the whole manifest when the request declared
+    /// `mcpl/core` (`hinted`, vector S1), else as shown to a host without hints.
     fn discover(&self, hinted: bool) -> DiscoverResult {
         let mut other = serde_json::Map::new();
         if self.offers_logging() {

@@ -1427,3 +1427,47 @@ fn issue39_07_feature_requests_in_flight_are_bounded() {
     let (_, done) = h.take();
     assert_eq!(done.len(), 1, "room again once one is answered");
 }
+
+// ---- the stateless profile (issue #40) ----
+
+#[test]
+fn stateless_s10_a_stream_opened_before_the_principals_state_is_given_waits_for_it() {
+    use crate::core::{EndedIds, PrincipalConfig, PrincipalState};
+    let mut h = Host::new(None);
+    h.core.set_principal_named(true);
+    let hinted = json!({"io.modelcontextprotocol/clientCapabilities":
+        {"extensions": {"mcpl/core": {"version": "0.5", "toolHints": true}}}, "mcpl/since": 0});
+    h.send(modern_request(
+        1,
+        "subscriptions/listen",
+        json!({"notifications": {"mcpl/hints": true}}),
+        hinted,
+    ));
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 1, "the acknowledgement alone: {wire:?}");
+    assert_eq!(wire[0]["params"]["notifications"]["mcpl/hints"], true);
+    // The principal gives its stamped state: the stream's first message follows.
+    let catalog = Arc::new(arcade());
+    let mut state = PrincipalState::new(
+        catalog,
+        PrincipalConfig::default(),
+        EndedIds::new(1),
+        std::time::UNIX_EPOCH,
+    );
+    let given = Arc::new(state.versioned_now());
+    h.core.versioned_changed(given.clone());
+    h.drain();
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 1, "{wire:?}");
+    assert_eq!(wire[0]["method"], "notifications/mcpl/hints");
+    assert_eq!(wire[0]["params"]["statement"], true, "since 0: {wire:?}");
+    assert_eq!(wire[0]["params"]["version"], given.version());
+    assert_eq!(
+        wire[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        1
+    );
+    // The same state again tells nothing.
+    h.core.versioned_changed(given);
+    h.drain();
+    assert!(h.take().0.is_empty());
+}
