@@ -654,3 +654,87 @@ async fn stateless_the_version_is_kept_in_the_principals_record_across_a_restart
     assert!(g1["v"].as_u64().unwrap() > before, "{h:#}");
     assert!(version(&listed) > before);
 }
+
+#[actix::test]
+async fn stateless_a_result_names_the_manifest_revision_when_the_request_read_another() {
+    let server = server(64);
+    let (mut c, _session) = alice(&server).await;
+    let discovered = c
+        .exchange(req(1, "server/discover", Some(0), json!({})))
+        .await;
+    let revision = discovered["result"]["capabilities"]["extensions"]["mcpl/core"]["revision"]
+        .as_str()
+        .expect("a revision")
+        .to_owned();
+    let with = |id: i64, read: Option<&str>| {
+        let mut r = req(id, "tools/list", Some(0), json!({}));
+        if let Some(read) = read {
+            r["params"]["_meta"]["mcpl/revision"] = json!(read);
+        }
+        r
+    };
+    let current = c.exchange(with(2, Some(&revision))).await;
+    assert!(
+        current["result"]["_meta"].get("mcpl/revision").is_none(),
+        "{current:#}"
+    );
+    let unread = c.exchange(with(3, None)).await;
+    assert!(
+        unread["result"]["_meta"].get("mcpl/revision").is_none(),
+        "{unread:#}"
+    );
+    let stale = c.exchange(with(4, Some("sha256:old"))).await;
+    assert_eq!(
+        stale["result"]["_meta"]["mcpl/revision"], revision,
+        "{stale:#}"
+    );
+}
+
+#[actix::test]
+async fn stateless_s11_an_end_the_host_did_not_cause_reaches_its_next_result() {
+    let server = server(64);
+    let addr = ws_listener(&server).await;
+    let (mut modern, _session) = alice(&server).await;
+    let opened = modern.exchange(open(1, "g1", 0)).await;
+    let since = version(&opened);
+    // The game ends through another connection of the principal (another host, a timer,
+    // an opponent): the modern host issues no request meanwhile and has no stream.
+    let auth = [("Authorization", "Bearer alice-token")];
+    let mut other = ws_connect(addr, &auth, None).await.expect("upgrade");
+    let init = json!({"jsonrpc": "2.0", "id": "init", "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "clientInfo": {"name": "h", "version": "1"},
+        "capabilities": {"experimental": {"mcpl": {"version": "0.5", "toolHints": true}}}}});
+    ws_exchange(&mut other, init).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    other
+        .send_text(initialized.to_string().as_bytes())
+        .await
+        .unwrap();
+    let finish = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "finish", "arguments": {}, "_meta": {"mcpl/instance": "g1"}}});
+    let finished = ws_exchange(&mut other, finish).await;
+    assert!(finished["result"].is_object(), "{finished:#}");
+    // The modern host's next request: the closed entry, with its reason and ended id.
+    let next = modern
+        .exchange(req(3, "tools/list", Some(since), json!({})))
+        .await;
+    let h = hints(&next);
+    assert!(h.get("statement").is_none(), "{h:#}");
+    let closed = entry(h, "toolsets", "toolset", "game", "g1");
+    assert_eq!(closed["state"], "closed", "{h:#}");
+    assert_eq!(closed["reason"], "White wins by 3.5", "{h:#}");
+    let ended = closed["ended"].as_str().expect("an ended id").to_owned();
+    // A statement names the same end by the same id, so a host tells it once.
+    let listed = modern
+        .exchange(req(4, "toolsets/list", Some(version(&next)), json!({})))
+        .await;
+    assert_eq!(hints(&listed)["statement"], true, "{listed:#}");
+    let again = entry(hints(&listed), "toolsets", "toolset", "game", "g1");
+    assert_eq!(again["ended"], ended, "{listed:#}");
+    let records: Vec<&Value> = listed["result"]["ended"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .collect();
+    assert!(records.iter().any(|r| r["id"] == ended), "{listed:#}");
+}

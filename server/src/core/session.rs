@@ -163,6 +163,9 @@ pub(crate) struct SessionCore<T: Io> {
     /// The session's principal is a named one: its state outlives a request, so a modern
     /// request may be shown hints (`modern.rs`; profile §3.6).
     named: bool,
+    /// The manifest's revision as a hinted modern host is shown it, and of which manifest
+    /// (`modern.rs`).
+    hinted_revision: Option<(Arc<McplManifest>, Option<String>)>,
     out: VecDeque<Output<T>>,
 }
 
@@ -193,6 +196,7 @@ impl<T: Io> SessionCore<T> {
             next_input: None,
             versioned: None,
             named: false,
+            hinted_revision: None,
             out: VecDeque::new(),
         }
     }

@@ -38,7 +38,8 @@
 //! `_meta["mcpl/instance"]`, and every complete result carries `_meta["mcpl/hints"]`: the
 //! entries stamped after the request's `_meta["mcpl/since"]`, or a full statement (always
 //! for `toolsets/list`), from the principal's stamped state as it last gave it to this
-//! session ([`Versioned`]). Any other modern request is served as to a host without hints
+//! session ([`Versioned`]), and `_meta["mcpl/revision"]` when the request's names a
+//! manifest revision other than the one a hinted host is shown. Any other modern request is served as to a host without hints
 //! (RFC-014 §8): `toolsets/*` are -32601 to it, `tools/list` is the plain list, and a call
 //! names its instance as an argument. An anonymous request has no state that outlives it
 //! (profile §3.6), so it is never hinted.
@@ -83,6 +84,9 @@ pub(crate) struct ModernCall {
     input: Option<Carried>,
     /// A hinted request's `mcpl/since` (module docs); `None`: not hinted.
     since: Option<u64>,
+    /// The manifest revision a hinted request's result names, when the request's
+    /// `_meta["mcpl/revision"]` differs from it (profile §3.3).
+    revision: Option<String>,
     /// Its result states everything (`toolsets/list`).
     statement: bool,
 }
@@ -96,6 +100,8 @@ pub(crate) struct ModernReply {
     hints: Option<VersionedHints>,
     /// A hinted `tools/list`'s `_meta["mcpl/version"]`.
     version: Option<u64>,
+    /// `_meta["mcpl/revision"]`: the manifest's, newer than the one the request read.
+    revision: Option<String>,
 }
 
 impl ModernReply {
@@ -113,7 +119,7 @@ impl ModernReply {
             }) => {
                 let result = modern::complete(&result, &self.info, self.cache);
                 let result = match self.hints {
-                    Some(hints) => with_hints(&result, hints, self.version),
+                    Some(hints) => with_hints(&result, hints, self.version, self.revision),
                     None => result,
                 };
                 Message::Response(Response {
@@ -128,7 +134,12 @@ impl ModernReply {
 
 /// `result` with `_meta["mcpl/hints"]` (and `mcpl/version`), and without a legacy
 /// `mcpl/rev`: a modern host is never numbered per connection (profile §2).
-fn with_hints(result: &RawValue, hints: VersionedHints, version: Option<u64>) -> Box<RawValue> {
+fn with_hints(
+    result: &RawValue,
+    hints: VersionedHints,
+    version: Option<u64>,
+    revision: Option<String>,
+) -> Box<RawValue> {
     let Ok(mut object) = serde_json::from_str::<Map<String, Value>>(result.get()) else {
         return result.to_owned();
     };
@@ -143,6 +154,9 @@ fn with_hints(result: &RawValue, hints: VersionedHints, version: Option<u64>) ->
         );
         if let Some(v) = version {
             meta.insert(stateless::VERSION.to_owned(), Value::from(v));
+        }
+        if let Some(r) = revision {
+            meta.insert(stateless::REVISION.to_owned(), Value::String(r));
         }
     }
     mcpl_protocol::jsonrpc::to_raw(&object)
@@ -161,17 +175,15 @@ pub(crate) fn declares_mcpl(capabilities: &ClientCapabilities) -> bool {
         .is_some_and(|s| s.get("toolHints") != Some(&Value::Bool(false)))
 }
 
-/// A request's `_meta["mcpl/since"]` (0 when absent or not a count).
-fn since_of(req: &Request) -> u64 {
-    let meta = req
-        .params
+/// A request's `_meta`, when it is an object.
+fn meta_of(req: &Request) -> Option<Map<String, Value>> {
+    req.params
         .as_deref()
         .and_then(|p| serde_json::from_str::<Map<String, Value>>(p.get()).ok())
         .and_then(|mut p| match p.remove("_meta") {
             Some(Value::Object(m)) => Some(m),
             _ => None,
-        });
-    stateless::since(meta.as_ref())
+        })
 }
 
 /// The modern requests this server serves.
@@ -230,6 +242,20 @@ impl<T: Io> SessionCore<T> {
         }
         self.versioned = Some(versioned);
         self.tell_listens_hints();
+    }
+
+    /// The revision of the manifest as shown to a hinted host, computed once per manifest.
+    fn hinted_revision(&mut self) -> Option<&str> {
+        let current = &self.manifest;
+        if !self
+            .hinted_revision
+            .as_ref()
+            .is_some_and(|(m, _)| Arc::ptr_eq(m, current))
+        {
+            let revision = crate::manifest::shown_to(current, true).revision;
+            self.hinted_revision = Some((current.clone(), revision));
+        }
+        self.hinted_revision.as_ref()?.1.as_deref()
     }
 
     /// Whether a modern request with `meta` is shown hints (module docs).
@@ -337,12 +363,21 @@ impl<T: Io> SessionCore<T> {
             self.modern_seen = true;
             self.forward(Forward::Initialized { tool_hints: hinted });
         }
+        let keys = hinted.then(|| meta_of(&req)).flatten();
+        let revision = keys.as_ref().and_then(|k| {
+            // Profile §3.3: a request that names a revision other than the manifest's is
+            // told the manifest's; one that names none is not (it did not read one).
+            let read = k.get(stateless::REVISION)?.as_str()?;
+            let current = self.hinted_revision()?;
+            (read != current).then(|| current.to_owned())
+        });
         let call = ModernCall {
             log_level: meta.log_level,
             capabilities: meta.client_capabilities,
             cache: None,
             input: None,
-            since: hinted.then(|| since_of(&req)),
+            since: hinted.then(|| stateless::since(keys.as_ref())),
+            revision,
             statement: false,
         };
         match route {
@@ -361,6 +396,7 @@ impl<T: Io> SessionCore<T> {
                     cache: Some(PRIVATE),
                     hints: call.since.map(|s| self.versioned_since(s)),
                     version: None,
+                    revision: call.revision.clone(),
                 };
                 self.send(reply.apply(response.into()));
             }
@@ -506,6 +542,7 @@ impl<T: Io> SessionCore<T> {
             cache: call.cache,
             version: hints.as_ref().filter(|_| is_list).map(|h| h.version),
             hints,
+            revision: call.revision,
         })
     }
 
@@ -576,6 +613,7 @@ impl<T: Io> SessionCore<T> {
             cache: None,
             hints: None,
             version: None,
+            revision: None,
         };
         self.cancel(
             call,
