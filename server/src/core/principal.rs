@@ -303,6 +303,8 @@ impl PrincipalState {
         ids: EndedIds,
         now: SystemTime,
     ) -> Self {
+        // Its versions start past every version of the server's principals (`stamps.rs`).
+        let stamps = Stamps::starting_at(ids.version_floor());
         let ended = EndedLog::new(ids, config.ended_ttl, config.max_ended);
         let loose = loose_tools(&catalog);
         let mut state = PrincipalState {
@@ -314,7 +316,7 @@ impl PrincipalState {
             ended,
             picked: 0,
             implicit: BTreeSet::new(),
-            stamps: Stamps::default(),
+            stamps,
         };
         let defaults: Vec<String> = state.catalog.default_open().map(str::to_owned).collect();
         for ts in defaults {

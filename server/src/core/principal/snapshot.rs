@@ -98,6 +98,13 @@ impl PrincipalState {
         snapshot: Snapshot,
         now: SystemTime,
     ) -> Self {
+        // A record written before versions were kept starts past the server's floor
+        // (`stamps.rs`); any other goes on from its own, which the floor then passes.
+        let mut stamps = snapshot.stamps;
+        if stamps.version() == 0 {
+            stamps = Stamps::starting_at(ids.version_floor());
+        }
+        ids.reached(stamps.version());
         let mut ended = EndedLog::new(ids, config.ended_ttl, config.max_ended);
         for e in snapshot.ended {
             ended.keep(e.record, e.expires, e.view.map(Arc::from));
@@ -122,7 +129,7 @@ impl PrincipalState {
             ended,
             picked: snapshot.picked,
             implicit: BTreeSet::new(),
-            stamps: snapshot.stamps,
+            stamps,
         };
         let mut undeclared = Vec::new();
         for i in snapshot.instances {

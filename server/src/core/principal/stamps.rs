@@ -36,8 +36,16 @@
 //!   statement **\[project\]**: it cannot be told what it is missing any other way.
 //!
 //! The stamps are part of the principal's durable record ([`Snapshot`](super::Snapshot)),
-//! so a restarted server continues the version; a record written before them loads at
-//! version 0 and restamps everything at version 1 on its first read.
+//! so a restarted server continues the version; a record written before them loads
+//! without stamps and restamps everything on its first read.
+//!
+//! **A version is never given twice** (**\[project\]**): a principal forgotten and created
+//! again, or a server restarted without a store, would count from the start again, and a
+//! host holding entries of the earlier life stamped higher would keep them. So a new
+//! principal's versions start at the server's **version floor** — the newest version any
+//! of its principals reached, starting from the server's epoch in milliseconds times 1024
+//! ([`EndedIds`](super::EndedIds)) — and so does a record written before versions were
+//! kept.
 
 use super::{InstanceKey, PrincipalConfig, PrincipalState};
 use crate::core::catalog::Catalog;
@@ -103,6 +111,14 @@ pub struct Stamps {
 }
 
 impl Stamps {
+    /// Stamps of a new principal whose first change takes version `floor + 1`.
+    pub(super) fn starting_at(floor: u64) -> Self {
+        Stamps {
+            version: floor,
+            ..Stamps::default()
+        }
+    }
+
     /// The principal's version: the stamp of its newest change (0: none yet).
     pub fn version(&self) -> u64 {
         self.version
@@ -293,6 +309,7 @@ impl PrincipalState {
         if lost.version > self.stamps.version {
             self.stamps.version = lost.version + 1;
             self.stamps.forgotten = self.stamps.version;
+            self.ended.ids().reached(self.stamps.version);
         }
     }
 
@@ -408,6 +425,7 @@ impl PrincipalState {
         let before = self.stamps.version;
         let v = before + 1;
         self.stamps.version = v;
+        self.ended.ids().reached(v);
         for key in closed {
             self.stamps.toolsets.remove(&key);
             let told = closes.iter().rev().find(|c| {
@@ -663,6 +681,44 @@ mod tests {
         let st = r.versioned(0);
         assert_eq!(st.version, 1, "restamped whole at its first read");
         assert!(st.statement);
+    }
+
+    #[test]
+    fn a_principal_created_again_never_reuses_a_version() {
+        // A server's source: its epoch is a time in nanoseconds.
+        let ids = EndedIds::new(EndedIds::epoch_at(at(0)));
+        let floor = ids.version_floor();
+        assert!(floor > 1 << 40 && floor < 1 << 53, "JSON-safe: {floor}");
+        let fresh = |ids: &EndedIds| {
+            PrincipalState::new(
+                Arc::new(arcade()),
+                PrincipalConfig::default(),
+                ids.clone(),
+                at(0),
+            )
+        };
+        let mut first = fresh(&ids);
+        first.open("go", Some("g1"), None, at(1)).unwrap();
+        first.restamp(&[]);
+        first.close("go", Some("g1"), "closed").unwrap();
+        let last = first.restamp(&[]).unwrap().version;
+        assert!(last > floor);
+        // Forgotten and created again: its first change comes after the last one.
+        let mut again = fresh(&ids);
+        let opened = again.restamp(&[]).unwrap();
+        assert_eq!(opened.version, last + 1);
+        // A record written before versions were kept also starts past the floor.
+        let mut old = serde_json::to_value(first.snapshot()).unwrap();
+        old.as_object_mut().unwrap().remove("stamps");
+        let back: Snapshot = serde_json::from_value(old).unwrap();
+        let restored = PrincipalState::restore(
+            Arc::new(arcade()),
+            PrincipalConfig::default(),
+            ids.clone(),
+            back,
+            at(2),
+        );
+        assert_eq!(restored.stamps().version(), last + 1);
     }
 
     #[test]
