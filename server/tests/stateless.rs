@@ -581,9 +581,8 @@ async fn http_exchange(addr: SocketAddr, request: Value) -> Value {
     answer.json()
 }
 
-#[actix::test]
-async fn stateless_s04_every_post_of_a_named_principal_reads_one_stamped_state() {
-    let server = server(64);
+/// A modern Streamable HTTP listener with a token for alice; its address.
+async fn http_listener(server: &Server) -> SocketAddr {
     let mut opts = ServerOptions::default();
     opts.tokens.insert("alice-token".into(), "alice".into());
     let mut hl = mcpl_transport::http::bind("127.0.0.1:0".parse().unwrap(), "/mcp", Arc::new(opts))
@@ -596,6 +595,13 @@ async fn stateless_s04_every_post_of_a_named_principal_reads_one_stamped_state()
             s.serve(conn);
         }
     });
+    addr
+}
+
+#[actix::test]
+async fn stateless_s04_every_post_of_a_named_principal_reads_one_stamped_state() {
+    let server = server(64);
+    let addr = http_listener(&server).await;
     // Each POST is served on a connection of its own, from the principal's one state.
     let listed = http_exchange(addr, req(1, "tools/list", Some(0), json!({}))).await;
     assert_eq!(hints(&listed)["statement"], true, "{listed:#}");
@@ -737,4 +743,111 @@ async fn stateless_s11_an_end_the_host_did_not_cause_reaches_its_next_result() {
         .iter()
         .collect();
     assert!(records.iter().any(|r| r["id"] == ended), "{listed:#}");
+}
+
+/// Reads a chunked SSE answer (Streamable HTTP) event by event.
+struct Sse {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl Sse {
+    async fn fill(&mut self) {
+        let mut chunk = [0u8; 4096];
+        let n = within(tokio::io::AsyncReadExt::read(&mut self.stream, &mut chunk))
+            .await
+            .expect("read");
+        assert!(n > 0, "the server closed the stream");
+        self.buf.extend_from_slice(&chunk[..n]);
+    }
+
+    async fn head(&mut self) -> String {
+        loop {
+            if let Some(at) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&self.buf[..at]).into_owned();
+                self.buf.drain(..at + 4);
+                return head;
+            }
+            self.fill().await;
+        }
+    }
+
+    async fn chunk(&mut self) -> Vec<u8> {
+        loop {
+            if let Some(at) = self.buf.windows(2).position(|w| w == b"\r\n") {
+                let size = usize::from_str_radix(std::str::from_utf8(&self.buf[..at]).unwrap(), 16)
+                    .expect("a chunk size");
+                if self.buf.len() >= at + 2 + size + 2 {
+                    let data = self.buf[at + 2..at + 2 + size].to_vec();
+                    self.buf.drain(..at + 2 + size + 2);
+                    return data;
+                }
+            }
+            self.fill().await;
+        }
+    }
+
+    async fn event(&mut self) -> Value {
+        let mut text = String::new();
+        while !text.contains("\n\n") {
+            text.push_str(&String::from_utf8_lossy(&self.chunk().await));
+        }
+        let data: String = text
+            .lines()
+            .filter_map(|l| l.strip_prefix("data:"))
+            .map(str::trim_start)
+            .collect();
+        serde_json::from_str(&data).unwrap_or_else(|e| panic!("{e}: {text:?}"))
+    }
+}
+
+#[actix::test]
+async fn stateless_s09_a_hints_stream_on_streamable_http_hears_other_posts_changes() {
+    let server = server(64);
+    let addr = http_listener(&server).await;
+    let listed = http_exchange(addr, req(1, "tools/list", Some(0), json!({}))).await;
+    let now = version(&listed);
+    // The stream is its own POST's SSE answer, on a connection of its own.
+    let listen = req(
+        10,
+        "subscriptions/listen",
+        Some(now),
+        json!({"notifications": {"mcpl/hints": true}}),
+    )
+    .to_string();
+    let request = raw::post(
+        addr,
+        &[
+            ("Authorization", "Bearer alice-token"),
+            ("MCP-Protocol-Version", "2026-07-28"),
+            ("Mcp-Method", "subscriptions/listen"),
+        ],
+        listen.as_bytes(),
+    );
+    let mut stream = TcpStream::connect(addr).await.unwrap();
+    stream.write_all(&request).await.unwrap();
+    let mut sse = Sse {
+        stream,
+        buf: Vec::new(),
+    };
+    let head = sse.head().await.to_ascii_lowercase();
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    let ack = sse.event().await;
+    assert_eq!(
+        ack["params"]["notifications"]["mcpl/hints"], true,
+        "{ack:#}"
+    );
+    let first = sse.event().await;
+    assert_eq!(first["method"], "notifications/mcpl/hints", "{first:#}");
+    assert_eq!(first["params"]["version"], now, "{first:#}");
+    // Another POST changes the principal's state: the stream hears it, stamped.
+    let opened = http_exchange(addr, open(2, "g1", now)).await;
+    let told = sse.event().await;
+    assert_eq!(told["method"], "notifications/mcpl/hints", "{told:#}");
+    assert_eq!(told["params"]["_meta"][SUB], 10, "{told:#}");
+    assert_eq!(told["params"]["version"], version(&opened), "{told:#}");
+    assert_eq!(
+        entry(&told["params"], "toolsets", "toolset", "game", "g1")["state"],
+        "open"
+    );
 }
