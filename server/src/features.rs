@@ -68,7 +68,7 @@
 //! [`ServerBuilder::completion`]: crate::ServerBuilder::completion
 
 use crate::client_ask::{AskClient, AskError, Needs};
-use crate::core::session::{FeatureRequest, Offers};
+use crate::core::session::{FeatureRequest, KnownResources, Offers};
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, RawValue, decode_result, to_raw};
 use mcpl_protocol::method::{CreateMessage, Elicit, ListRoots, RequestMethod};
 use mcpl_protocol::server_features::{
@@ -321,6 +321,8 @@ pub(crate) struct Features {
     listers: Vec<Lister>,
     prompts: Vec<(Prompt, PromptFn)>,
     completion: Option<CompleteFn>,
+    /// Resources may be watched (`ServerBuilder::resource_subscriptions`).
+    subscribe: bool,
 }
 
 impl std::fmt::Debug for Features {
@@ -331,6 +333,7 @@ impl std::fmt::Debug for Features {
             .field("listers", &self.listers.len())
             .field("prompts", &self.prompts.len())
             .field("completion", &self.completion.is_some())
+            .field("subscribe", &self.subscribe)
             .finish()
     }
 }
@@ -345,7 +348,13 @@ impl Features {
             resources_vary: !self.listers.is_empty(),
             prompts: !self.prompts.is_empty(),
             completions: self.completion.is_some(),
+            subscribe: self.subscribe,
         }
+    }
+
+    /// Lets resources be watched (`ServerBuilder::resource_subscriptions`).
+    pub(crate) fn allow_subscriptions(&mut self) {
+        self.subscribe = true;
     }
 
     /// Whether a resource at `uri` is registered already.
@@ -500,6 +509,18 @@ impl Features {
                 }
             }
         })
+    }
+}
+
+/// A resource this server serves is a fixed one or one a template matches (those a
+/// handler lists are read through a template, [`ServerBuilder::resource_list`]).
+impl KnownResources for Features {
+    fn knows(&self, uri: &str) -> bool {
+        self.has_resource(uri)
+            || self
+                .templates
+                .iter()
+                .any(|(_, t, _)| t.matches(uri).is_some())
     }
 }
 

@@ -55,6 +55,10 @@ enum Route {
     SetLevel,
     /// Resources, prompts and completion (`features.rs`).
     Feature,
+    /// `resources/subscribe` (`watch.rs`).
+    Subscribe,
+    /// `resources/unsubscribe` (`watch.rs`).
+    Unsubscribe,
 }
 
 impl Route {
@@ -76,6 +80,8 @@ impl Route {
             | ListPrompts::NAME
             | GetPrompt::NAME
             | Complete::NAME => Route::Feature,
+            super::watch::SUBSCRIBE => Route::Subscribe,
+            super::watch::UNSUBSCRIBE => Route::Unsubscribe,
             // `server/discover` included: on a connection opened with `initialize` it is
             // unknown, as in 2025-11-25 (before one, it is a modern request).
             _ => return None,
@@ -152,7 +158,10 @@ impl<T: Io> SessionCore<T> {
         // MCP "Utilities / Logging": only a server declaring `logging` serves setLevel.
         let route = Route::of(&req.method)
             .filter(|r| *r != Route::SetLevel || self.offers_logging())
-            .filter(|r| *r != Route::Feature || self.profile.offers.serves(&req.method));
+            .filter(|r| *r != Route::Feature || self.profile.offers.serves(&req.method))
+            .filter(|r| {
+                !matches!(r, Route::Subscribe | Route::Unsubscribe) || self.profile.offers.watches()
+            });
         let Some(route) = route else {
             let e = ErrorObject::method_not_found(&req.method);
             return self.send(Response::err(Some(req.id), e).into());
@@ -221,6 +230,8 @@ impl<T: Io> SessionCore<T> {
                 Ok(feature) => self.serve_feature(req.id, feature),
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
             },
+            Route::Subscribe => self.subscribe(req),
+            Route::Unsubscribe => self.unsubscribe(req),
         }
     }
 
