@@ -8,6 +8,7 @@
 //! | [`ServerBuilder::resource_list`] | resources that vary (per principal, over time): listed by the handler, read through a template that matches them |
 //! | [`ServerBuilder::prompt`] | a prompt, its required arguments checked before its handler runs |
 //! | [`ServerBuilder::completion`] | `completion/complete`, cut to 100 values with `total` and `hasMore` |
+//! | [`ServerBuilder::resource_subscriptions`] | `resources.subscribe`: clients watch resources (legacy `resources/subscribe`, modern `resourceSubscriptions`), told each change the author states with [`Server::resource_updated`](crate::Server::resource_updated) |
 //!
 //! Each handler is given a [`RequestContext`] (whose request it serves) and runs as a task
 //! of the session that received the request, as a tool handler does; a panic in one
@@ -66,6 +67,7 @@
 //! [`ServerBuilder::resource_list`]: crate::ServerBuilder::resource_list
 //! [`ServerBuilder::prompt`]: crate::ServerBuilder::prompt
 //! [`ServerBuilder::completion`]: crate::ServerBuilder::completion
+//! [`ServerBuilder::resource_subscriptions`]: crate::ServerBuilder::resource_subscriptions
 
 use crate::client_ask::{AskClient, AskError, Needs};
 use crate::core::session::{FeatureRequest, KnownResources, Offers};

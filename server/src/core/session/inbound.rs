@@ -8,7 +8,8 @@
 //! ([`LifecycleError::NotInitialized`]); params that do not decode get -32602; a request
 //! whose answer comes from the principal may not reuse the id of one still in flight
 //! (-32600). `logging/setLevel` is served only by a server that offers MCP logging;
-//! elsewhere it is an unknown method too. `toolsets/*` are for hosts shown hints (§2): any
+//! elsewhere it is an unknown method too; so are `resources/subscribe` and
+//! `resources/unsubscribe` on a server whose resources may not be watched (`watch.rs`). `toolsets/*` are for hosts shown hints (§2): any
 //! other gets -32601, the way a server without the RFC would answer (it opens and closes
 //! through the compat tools, §8). Malformed input gets its decode error's response, an
 //! oversized message an invalid-request error with id `null`; the session goes on after
