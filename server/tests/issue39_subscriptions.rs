@@ -620,3 +620,62 @@ async fn issue39_11_modern_listen_carries_resource_updates_on_stdio() {
     assert_eq!(answer["id"], 3, "{answer}");
     assert_eq!(server.resource_updated(README), 0);
 }
+
+/// On WebSocket, a named principal's listen and an anonymous connection's (served on a
+/// session of its own) carry the changes they watch.
+#[actix::test]
+async fn issue39_11_modern_listen_carries_resource_updates_on_websocket() {
+    let server = server();
+    let mut with_anonymous = (*opts()).clone();
+    with_anonymous.allow_anonymous = true;
+    let ws = server
+        .serve_ws("127.0.0.1:0".parse().unwrap(), Arc::new(with_anonymous))
+        .await
+        .expect("bind ws");
+    for auth in [Some("Bearer alice-token"), None] {
+        let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", *a)).collect();
+        let mut peer = Peer::Ws(
+            ws_connect(ws.local_addr(), &headers, None)
+                .await
+                .expect("upgrade"),
+        );
+        let ack = peer
+            .ask(listen(7, json!({"resourceSubscriptions": ["notes://n/3"]})))
+            .await;
+        assert_eq!(
+            ack["params"]["notifications"],
+            json!({"resourceSubscriptions": ["notes://n/3"]}),
+            "{auth:?}: {ack}"
+        );
+        let mut sessions = server.watch_sessions();
+        let at_ack = *sessions.borrow_and_update();
+        assert_eq!(server.resource_updated("notes://n/3"), 1, "{auth:?}");
+        assert_eq!(
+            peer.recv().await,
+            json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                "params": {"_meta": {SUB: 7}, "uri": "notes://n/3"}}),
+            "{auth:?}"
+        );
+        peer.send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+            "params": {"requestId": 7}}),
+        )
+        .await;
+        let answer = peer
+            .ask(request(
+                8,
+                "resources/list",
+                json!({"_meta": modern_meta()}),
+            ))
+            .await;
+        assert_eq!(answer["id"], 8, "{auth:?}: {answer}");
+        if auth.is_none() {
+            // The anonymous listen's own session ends with its stream (what it watched is
+            // let go of first); the cancel reached it through the connection's.
+            within(sessions.wait_for(|n| *n == at_ack - 1))
+                .await
+                .expect("the count is watched");
+        }
+        assert_eq!(server.resource_updated("notes://n/3"), 0, "{auth:?}");
+    }
+}

@@ -31,8 +31,10 @@
 //! - **Who hears**: each change goes to the sessions and streams that watch its URI, and to
 //!   no other; a session that stopped watching before the change reached it writes
 //!   nothing. On stdio and WebSocket the notification joins the connection's bounded
-//!   queue, as every message does; on modern Streamable HTTP it is the listen's SSE answer,
-//!   whose queue is that request's (`listen.rs`).
+//!   queue, as every message does; on legacy Streamable HTTP it goes where the transport
+//!   puts any notification (the GET stream, or the session's bounded queue until one
+//!   opens); on a modern listen it is written on the SSE answer, whose queue is that
+//!   request's, and dropped when it finds that full (`listen.rs`).
 
 use super::SessionCore;
 use super::output::{Event, Io};
