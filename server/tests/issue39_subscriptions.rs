@@ -586,6 +586,18 @@ async fn issue39_11_modern_listen_carries_resource_updates_on_streamable_http() 
 async fn issue39_11_modern_listen_carries_resource_updates_on_stdio() {
     let server = server();
     let mut alice = stdio_peer(&server, "alice").await;
+    let discovered = alice
+        .ask(request(
+            0,
+            "server/discover",
+            json!({"_meta": modern_meta()}),
+        ))
+        .await;
+    assert_eq!(
+        discovered["result"]["capabilities"]["resources"],
+        json!({"subscribe": true}),
+        "{discovered}"
+    );
     // `resources/subscribe` is a method 2026-07-28 removed: unknown to a modern request.
     let removed = alice
         .ask(request(
