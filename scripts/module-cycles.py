@@ -3,8 +3,10 @@
 import cycle among them (issue #14: the server's actors, session and registry once formed
 an 11-file cycle through a shared-lock registry).
 
-Each `.rs` file is a module; a `crate::a::b` path in its code (comments skipped) is an edge
-to the longest module that path names. Test files (`tests.rs`, `tests/`, `proptests.rs`)
+Each `.rs` file is a module; a `crate::a::b`, `super::a` or `self::a` path in its code
+(comments skipped), or a child module named without a prefix, is an edge to the longest
+module that path names. A `super::Thing` that the parent re-exports from a child
+(`pub use child::Thing;`) is an edge to that child: a facade is no dependency. Test files (`tests.rs`, `tests/`, `proptests.rs`)
 are left out: tests may reach anything. A strongly connected set of two or more modules is
 a cycle, and fails the check unless it is allowed below, with its reason.
 
@@ -20,8 +22,24 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 CRATES = ["server/src", "host/src", "surface/src"]
 ALLOWED = {
     # A tool handler's context reaches its session (push, progress, asks); the session
-    # runs the handlers. The two are one unit seen from two sides.
-    ("server/src", frozenset({"session", "tool"})),
+    # runs the handlers. The two are one unit seen from two sides (read at the module
+    # level: each side's files that meet the other).
+    ("server/src", frozenset({"session", "session::asks", "session::calls",
+                              "session::for_handlers", "session::handle", "session::notices",
+                              "tool", "tool::ask", "tool::notify"})),
+}
+# Cycles the check found when it began to read `super::` and `self::` paths (issue #38
+# item 3), not yet broken: each is listed so that a new one, or one that grows, fails the
+# check, and so that what is left of the issue is in plain sight. Remove an entry when its
+# cycle is broken (the check fails on an entry that no longer matches a cycle).
+KNOWN = {
+    ("server/src", frozenset({"core::principal", "core::principal::ended"})),
+    ("server/src", frozenset({"core::session", "core::session::features", "core::session::listen",
+                              "core::session::modern", "core::session::output"})),
+    ("host/src", frozenset({"link::actor", "link::backoff", "link::config", "link::decode",
+                            "link::discover", "link::era", "link::error", "link::events",
+                            "link::lifecycle", "link::pending", "link::read", "link::refresh",
+                            "link::status", "link::tap", "link::write"})),
 }
 TEST_FILE = re.compile(r"(^|/)(tests|proptests)(\.rs$|/)")
 
@@ -50,7 +68,22 @@ def code(text):
 def edges(mods):
     graph = {m: set() for m in mods}
 
+    # What each module re-exports from its children (`pub use child::{A, B};`): a
+    # `super::A` in a child is a use of the child that defines A, not of the facade.
+    exported = {}
+    for m, text in mods.items():
+        for child, items in re.findall(
+            r"\bpub(?:\([a-z]+\))?\s+use\s+(?:self::)?(\w+)::\{?([^;]*?)\}?;", code(text)
+        ):
+            target = f"{m}::{child}" if m else child
+            if target not in mods:
+                continue
+            for item in group_items(items):
+                exported[f"{m}::{item}" if m else item] = target
+
     def resolve(path):
+        if path in exported:
+            return exported[path]
         parts = path.split("::")
         while parts:
             name = "::".join(parts)
@@ -61,14 +94,56 @@ def edges(mods):
 
     for m, text in mods.items():
         body = code(text)
-        paths = re.findall(r"crate::([A-Za-z0-9_:]+)", body)
+        here = m.split("::") if m else []
+        # `crate::a::b`, and `use crate::{a, b::c}` groups.
+        paths = re.findall(r"\bcrate::([A-Za-z0-9_:]+)", body)
         for group in re.findall(r"use crate::\{([^;]*)\};", body, flags=re.S):
-            paths += [item.strip().split("::{")[0].split(" ")[0] for item in group.split(",")]
+            paths += group_items(group)
+        # `super::x`, `super::super::x`, `self::x`, and their `use` groups: relative to
+        # this module (a `mod.rs` is its directory's module, as above).
+        for ups, rest in re.findall(r"\b((?:super::)+|self::)([A-Za-z0-9_:{]+)", body):
+            depth = ups.count("super::")
+            if depth > len(here):
+                continue
+            base = here[: len(here) - depth]
+            if rest.startswith("{"):
+                group = re.match(r"\{([^;]*?)\}", body[body.find(ups + rest) + len(ups):], re.S)
+                items = group_items(group.group(1)) if group else []
+            else:
+                items = [rest]
+            paths += ["::".join(base + [i]) for i in items if i]
+        # A child module named without a prefix (`use child::Thing;`, `child::f()`);
+        # declaring it (`mod child;`) or re-exporting from it (`pub use child::Thing;`,
+        # a facade) is no use of it.
+        own = re.sub(r"\bmod\s+\w+\s*;", "", body)
+        own = re.sub(r"\bpub(\([a-z]+\))?\s+use\s+[^;]*;", "", own)
+        for child in children(mods, m):
+            name = child.split("::")[-1]
+            if re.search(r"(?<![A-Za-z0-9_:])" + re.escape(name) + r"::", own):
+                paths.append(child)
         for p in paths:
             target = resolve(p.rstrip(":"))
             if target and target != m:
                 graph[m].add(target)
     return graph
+
+
+def group_items(group):
+    """The paths a `use a::{b, c::d, e::{f}}` group names, first segment and nested."""
+    out = []
+    for item in re.split(r",(?![^{]*\})", group):
+        item = item.strip()
+        if not item:
+            continue
+        out.append(item.split("::{")[0].split(" ")[0])
+    return out
+
+
+def children(mods, m):
+    """The modules directly under `m`."""
+    prefix = m + "::" if m else ""
+    depth = m.count("::") + 1 if m else 0
+    return [c for c in mods if c.startswith(prefix) and c.count("::") == depth and c != m]
 
 
 def cycles(graph):
@@ -106,15 +181,25 @@ def cycles(graph):
 
 def main():
     check = "--check" in sys.argv[1:]
-    bad = 0
+    bad = known = 0
+    seen = set()
     for crate in CRATES:
         for comp in cycles(edges(modules(ROOT / crate))):
-            allowed = (crate, comp) in ALLOWED
-            bad += not allowed
-            mark = "allowed" if allowed else "CYCLE"
+            seen.add((crate, comp))
+            if (crate, comp) in ALLOWED:
+                mark = "allowed"
+            elif (crate, comp) in KNOWN:
+                mark = "known (issue #38)"
+                known += 1
+            else:
+                mark = "CYCLE"
+                bad += 1
             print(f"{mark}: {crate}: {' <-> '.join(sorted(m or 'lib' for m in comp))}")
+    for crate, comp in sorted(KNOWN - seen, key=lambda k: (k[0], sorted(k[1]))):
+        bad += 1
+        print(f"STALE (broken: remove it from KNOWN): {crate}: {' <-> '.join(sorted(comp))}")
     if bad == 0:
-        print("no import cycle among the server's and host's modules but those allowed")
+        print(f"no import cycle among the server's and host's modules but those allowed and {known} known")
     sys.exit(1 if check and bad else 0)
 
 

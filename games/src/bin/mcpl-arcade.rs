@@ -7,7 +7,7 @@
 //!                   [--authorization-server URL… [--resource URL]]
 //!                   [--jwks PATH --jwt-issuer URL --jwt-audience AUD [--jwt-claim CLAIM]]
 //!                   [--bot-time-ms MS | --bot-playouts N] [--seed N] [--ended-ttl SECONDS]
-//!                   [--data-dir DIR | --in-memory]
+//!                   [--data-dir DIR | --in-memory | --postgres URL]
 //!                   [--web ADDR (--web-token TOKEN | --web-token-file PATH | --web-public)
 //!                    [--web-max-connections N]
 //!                    [--web-queue N]]
@@ -39,7 +39,11 @@
 //! kept in `DIR/mcpl-state.redb` (`--data-dir`; default the OS data directory's
 //! `mcpl-arcade/`, e.g. `~/.local/share/mcpl-arcade` on Linux), with the last finished games
 //! the spectator page shows (`DIR/finished-games.json`); each game keeps its number.
-//! `--in-memory` keeps nothing.
+//! `--in-memory` keeps nothing. `--postgres URL` keeps them in a PostgreSQL database
+//! instead (issue #41, first step: `mcpl_cluster::PgStore`; tables created where missing),
+//! each record's revision checked so that another arcade writing the same records is
+//! refused rather than overwritten; the finished games the spectator page shows are then
+//! not kept across restarts (they are a file beside the embedded store).
 //! Where they are kept is said on stderr at start-up. A store that cannot be opened
 //! (damaged, another format, locked by another running arcade) stops the arcade with an
 //! error naming the file (and for a lock, the process holding it where that can be told,
@@ -47,6 +51,7 @@
 
 use anyhow::{Context as _, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
+use mcpl_cluster::PgStore;
 use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map};
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
 use mcpl_games::arcade::spectate::{self, Gallery, web::Access, web::WebOptions};
@@ -183,11 +188,17 @@ struct ServeArgs {
     ended_ttl: Option<u64>,
     /// Keep games, invitations and challenges across restarts in DIR (file
     /// mcpl-state.redb; default: the OS data directory's mcpl-arcade/).
-    #[arg(long, value_name = "DIR", conflicts_with = "in_memory")]
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["in_memory", "postgres"])]
     data_dir: Option<PathBuf>,
     /// Keep nothing across restarts: a restart forgets every game.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "postgres")]
     in_memory: bool,
+    /// Keep games, invitations and challenges in the PostgreSQL database URL
+    /// (postgres://USER:PASSWORD@HOST:PORT/DBNAME, password and port optional; its tables
+    /// are created where missing) instead of a file. The finished games the spectator
+    /// page shows are not kept across restarts then.
+    #[arg(long, value_name = "URL")]
+    postgres: Option<String>,
     /// Serve the spectator page on ADDR (as --ws): every game under way and the last
     /// finished ones, live. Needs --web-token or --web-public.
     #[arg(long, value_name = "ADDR")]
@@ -343,20 +354,32 @@ fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String
 /// The spectators' finished games, beside the store (`Gallery::keep_in`).
 const FINISHED_FILE: &str = "finished-games.json";
 
-/// The store `--data-dir` / `--in-memory` ask for (issue #15). Where it is is said on
+/// A store, and the directory beside it where the finished games are kept (none for
+/// `--postgres`).
+type Chosen = (Arc<dyn Store>, Option<PathBuf>);
+
+/// The store `--data-dir` / `--in-memory` / `--postgres` ask for (issues #15, #41). Where it is is said on
 /// stderr, one line, whatever the log level (issue #43: the default is a file in the OS
 /// data directory, which nothing else would tell); a store another process holds (two
 /// arcades on one data directory) is refused naming the file, the holder where it can be
 /// told, and the flags that give this one a store of its own.
 ///
 /// Returns the store and its directory, where the spectators' finished games are kept too
-/// (`finished-games.json`).
-fn store(args: &ServeArgs) -> anyhow::Result<Option<(Arc<dyn Store>, PathBuf)>> {
+/// (`finished-games.json`); `--postgres` has none.
+fn store(args: &ServeArgs) -> anyhow::Result<Option<Chosen>> {
     if args.in_memory {
         eprintln!(
             "mcpl-arcade: games are kept in memory only (--in-memory): a restart forgets them"
         );
         return Ok(None);
+    }
+    if let Some(url) = &args.postgres {
+        let store = PgStore::connect(url)?;
+        eprintln!(
+            "mcpl-arcade: games are kept in {} (--postgres)",
+            store.location()
+        );
+        return Ok(Some((Arc::new(store), None)));
     }
     let dir = match &args.data_dir {
         Some(dir) => dir.clone(),
@@ -382,7 +405,7 @@ fn store(args: &ServeArgs) -> anyhow::Result<Option<(Arc<dyn Store>, PathBuf)>> 
         "mcpl-arcade: games are kept in {} ({flag})",
         store.location()
     );
-    Ok(Some((Arc::new(store), dir)))
+    Ok(Some((Arc::new(store), Some(dir))))
 }
 
 /// Who may watch the spectator page (`--web`), checked before anything starts.
@@ -435,7 +458,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let access = web_access(&args)?;
     let opts = Arc::new(opts);
     let (store, finished_file) = match store(&args)? {
-        Some((store, dir)) => (Some(store), Some(dir.join(FINISHED_FILE))),
+        Some((store, dir)) => (Some(store), dir.map(|dir| dir.join(FINISHED_FILE))),
         None => (None, None),
     };
     let config = ArcadeConfig {

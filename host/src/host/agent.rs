@@ -11,7 +11,7 @@
 use super::actor::{Host, now};
 use super::messages::{
     Boundary, Call, Compact, Definition, GetTools, StartTurn, Stop, Subscribe, TakeTranscript,
-    Visible,
+    Visible, Waiting,
 };
 use super::shown::Shown;
 use crate::link::{CallTool, LinkError, SendRequest, ServerLink};
@@ -27,15 +27,6 @@ use tokio::sync::oneshot;
 struct Finished {
     plan: SendPlan,
     outcome: Outcome,
-    reply: oneshot::Sender<CallToolResult>,
-}
-
-/// A meta-tool call waiting for a statement (connect-time or a recovery's), and who waits
-/// for its answer.
-pub(super) struct Waiting {
-    /// Which wait this is, so its own timer releases it and no other.
-    id: u64,
-    call: Call,
     reply: oneshot::Sender<CallToolResult>,
 }
 

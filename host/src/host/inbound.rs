@@ -3,25 +3,9 @@
 //! manifests, decided pushes), each handed to the core as it arrives.
 
 use super::actor::{Host, now};
+use super::messages::{FromLink, Linked};
 use crate::link::{LinkEvent, TapEvent, cause};
 use actix::prelude::*;
-
-/// One thing a server's link told the Host.
-#[derive(Debug, Message)]
-#[rtype(result = "()")]
-pub(super) struct FromLink {
-    pub server: String,
-    pub what: Linked,
-    /// Dropped with the message once handled: the link may read on.
-    pub _ticket: crate::link::Ticket,
-}
-
-/// Tapped, or an event.
-#[derive(Debug)]
-pub(super) enum Linked {
-    Tap(TapEvent),
-    Event(Box<LinkEvent>),
-}
 
 /// Whether the Host reads a tapped event: all but a response to a request whose result
 /// the core does not read as read ([`crate::state::RESULTS_READ`]) — a `tools/list` page,

@@ -1,11 +1,13 @@
 //! The messages the Host answers for whoever plays the agent (a model driver, the console,
-//! a person at `play`, a test); `agent.rs` handles them.
+//! a person at `play`, a test), which `agent.rs` handles, and those its links send it
+//! (`inbound.rs`).
 
 use super::shown::Shown;
+use crate::link::{LinkEvent, TapEvent};
 use actix::prelude::*;
 use mcpl_protocol::{CallToolResult, Tool};
 use serde_json::Value;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 /// The agent calls a tool: one of the four meta-tools, or a static `server--tool` from its
 /// tool list. Always answered with a result; what went wrong is a tool error (§6).
@@ -83,3 +85,29 @@ pub struct Visible {
 #[derive(Debug, Clone, Copy, Message)]
 #[rtype(result = "()")]
 pub struct Stop;
+
+/// A meta-tool call waiting for a statement (connect-time or a recovery's), and who waits
+/// for its answer.
+pub(super) struct Waiting {
+    /// Which wait this is, so its own timer releases it and no other.
+    pub id: u64,
+    pub call: Call,
+    pub reply: oneshot::Sender<CallToolResult>,
+}
+
+/// One thing a server's link told the Host.
+#[derive(Debug, Message)]
+#[rtype(result = "()")]
+pub(super) struct FromLink {
+    pub server: String,
+    pub what: Linked,
+    /// Dropped with the message once handled: the link may read on.
+    pub _ticket: crate::link::Ticket,
+}
+
+/// Tapped, or an event.
+#[derive(Debug)]
+pub(super) enum Linked {
+    Tap(TapEvent),
+    Event(Box<LinkEvent>),
+}

@@ -13,9 +13,10 @@
 //! | `config` | [`HostConfig`], [`ServerConfig`] |
 //! | `error` | [`HostError`] |
 //! | `drive` | what every handler ends with: the core's actions carried out, what it showed handed on, the status |
-//! | `actor` | [`Host`]: start (one link per server), `drive` (the core's actions: reads, the hold and retry timers, warnings), persisting told ids, the status |
+//! | `actor` | [`Host`]: what the actor owns, and `now` |
+//! | `start` | [`Host::start`]: one link per server, the told ids read back |
 //! | `inbound` | what the links tell, handed to the core: tapped reads (hints applied as read) and link events |
-//! | `messages` | the agent's messages: [`Call`], [`GetTools`], [`TakeTranscript`], [`StartTurn`], [`Boundary`], [`Compact`], [`Subscribe`], [`Definition`], [`Stop`] |
+//! | `messages` | the agent's messages: [`Call`], [`GetTools`], [`TakeTranscript`], [`StartTurn`], [`Boundary`], [`Compact`], [`Subscribe`], [`Definition`], [`Stop`]; a call waiting for a statement; what a link tells the Host |
 //! | `agent` | their handlers: a call planned by the core, sent, finished; a call that waits for a statement |
 //! | `handle` | [`HostHandle`]: async methods over the address, and the status watch |
 //! | `shown` | [`Shown`] messages |
@@ -61,6 +62,7 @@ mod handle;
 mod inbound;
 mod messages;
 mod shown;
+mod start;
 mod told_store;
 
 pub use crate::state::host_core::{HintSummary, HostStatus, ServerStatus};

@@ -24,7 +24,7 @@
 //! each catalog's `rebuild_boundary`); hint changes never reach it, so its JSON is
 //! byte-identical across any number of them.
 
-use super::meta_tools;
+use super::meta_tools::definitions;
 use super::presenter::TextBounds;
 use super::view::{Marker, ServerView};
 use mcpl_protocol::Tool;
@@ -295,7 +295,7 @@ impl ToolList {
     pub fn build(servers: &[ServerView<'_>], bounds: &TextBounds) -> Self {
         let mut tools = Vec::new();
         if servers.iter().any(|s| s.catalog.hints_count()) {
-            tools.extend(meta_tools::definitions());
+            tools.extend(definitions());
         }
         let mut sorted: Vec<&ServerView<'_>> = servers.iter().collect();
         sorted.sort_by_key(|s| s.name);

@@ -4,6 +4,7 @@
 //! | module | what | spec |
 //! |---|---|---|
 //! | [`hint_state`] | one connection's hint state: `last` rev, held early messages, visibility and definitions per (tool, instance), presence with its rev stamp, open toolsets, recovery | §3, §4.3, §5.1, §5.2 |
+//! | [`stamped`] | one server's hint state on MCP 2026-07-28 under this project's stateless profile: newest stamp wins per key, closed instances as tombstones, statements replace, the `since` mark | profile §2, §3.3, §3.5 (`docs/rfc014-stateless.md`) |
 //! | [`output`] | what the hint state reports: each change once, with its cause, and `Recover` | §5.2, §6 |
 //! | [`catalog`] | one server's tools: whether hints count, static vs dynamic, declared toolsets, undeclared groups, the model's tool list and its boundaries, manifest changes | §2, §3, §4.1, §4.4 |
 //! | [`view`] | [`ServerView`]: one server as presentation reads it (catalog, hint state, policy, `pushEvents` grant); markers; what is open and usable now | §6 |
@@ -100,6 +101,7 @@ pub mod meta_tools;
 pub mod output;
 pub mod presenter;
 pub(crate) mod seen_ids;
+pub mod stamped;
 pub mod tool_policy;
 pub mod view;
 

@@ -39,6 +39,7 @@
 //! ([`Conversation::announced_in_context`]) is restated — what is open and what is usable.
 
 mod finish;
+mod fragment;
 mod news;
 #[cfg(test)]
 mod props;
@@ -56,10 +57,10 @@ use super::conversation::{AgentMessage, Conversation, MessageKind};
 use super::output::{Carrier, Cause, Change, Output};
 use super::seen_ids::event_key;
 use super::view::{Actual, Marker, ServerView, SetKey, ToolKey};
+use fragment::{Fragment, Rank};
 use mcpl_protocol::Presence;
 use mcpl_protocol::Suggestion;
 use mcpl_protocol::mcpl::PushEventParams;
-use news::{Fragment, Rank};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// How the presenter behaves.
@@ -392,7 +393,7 @@ impl Presenter {
         let mut frags = Vec::new();
         for o in outputs {
             if let CatalogOutput::PresenceMoved { tool, presence } = o {
-                frags.push(news::presence_moved(view, tool, *presence));
+                frags.push(fragment::presence_moved(view, tool, *presence));
                 if *presence == Presence::Static {
                     // The move is the news; the tool is no longer offered through act.
                     self.forget_tool(view.name, tool);
@@ -462,7 +463,7 @@ impl Presenter {
                     continue;
                 }
                 let title = actual.open.get(key).and_then(|s| s.shown_title().cloned());
-                lines.push(news::open_line(view.name, &belief.marker, &title, &b));
+                lines.push(fragment::open_line(view.name, &belief.marker, &title, &b));
                 let usable: Vec<String> = usable
                     .get(&belief.marker)
                     .into_iter()

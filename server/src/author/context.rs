@@ -12,17 +12,20 @@
 //! work is done, and [`InstanceContext::hold_for`] keeps a deferred call's changes for its
 //! answer (§5.3).
 
-use super::logic::{CallId, Event};
+use super::event::{CallId, Event};
 use super::participant::{Audience, Participant, ParticipantId, ParticipantKind};
-use super::work::{InstanceWaker, Job};
+use super::work::{Blocking, InstanceWaker, Job};
 use crate::core::Catalog;
+use crate::panics::panic_message;
 use crate::tool::error::ToolResult;
 use mcpl_protocol::hints::ToolDefinition;
 use mcpl_transport::Principal;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+use tokio::sync::oneshot;
 
 /// One thing the logic did, in order.
 #[derive(Debug)]
@@ -388,5 +391,70 @@ impl InstanceContext {
             tracing::error!(toolset = %self.toolset, tool, "not a tool of this toolset; change left out");
         }
         ok
+    }
+}
+
+impl InstanceContext {
+    /// A waker for this instance, for anything outside it (another thread, a task) that
+    /// should make the logic act: see [`InstanceWaker`].
+    pub fn waker(&self) -> InstanceWaker {
+        self.waker.clone()
+    }
+
+    /// Runs `work` on tokio's blocking pool, off the instance's actor, and wakes the
+    /// instance with `tag` when it has finished (or panicked): in that
+    /// [`InstanceLogic::wake`](crate::InstanceLogic::wake), the returned handle's
+    /// [`Blocking::try_take`] has the result. The work starts when the step returns; a step
+    /// that panics, or work started after [`InstanceContext::end`], starts nothing (the
+    /// handle then reports [`BlockingError::NotRun`](crate::BlockingError::NotRun)).
+    ///
+    /// ```
+    /// use mcpl_protocol::mcp::CallToolResult;
+    /// use mcpl_server::{Blocking, CallId, InstanceContext, InstanceLogic, Reply, ToolCall};
+    ///
+    /// const SEARCH: u64 = 1;
+    ///
+    /// struct Bot {
+    ///     search: Option<(Blocking<u32>, CallId)>,
+    /// }
+    ///
+    /// impl InstanceLogic for Bot {
+    ///     fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
+    ///         let work = cx.spawn_blocking(|| (1..=1000u32).sum::<u32>() % 19, SEARCH);
+    ///         self.search = Some((work, call.id()));
+    ///         Reply::Later
+    ///     }
+    ///
+    ///     fn wake(&mut self, tag: u64, cx: &mut InstanceContext) {
+    ///         if tag != SEARCH {
+    ///             return;
+    ///         }
+    ///         if let Some((mut work, call)) = self.search.take() {
+    ///             match work.try_take() {
+    ///                 Some(Ok(point)) => {
+    ///                     cx.answer(call, Ok(CallToolResult::text(format!("The bot plays {point}."))))
+    ///                 }
+    ///                 Some(Err(e)) => cx.answer(call, Ok(CallToolResult::error(e.to_string()))),
+    ///                 None => self.search = Some((work, call)),
+    ///             }
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub fn spawn_blocking<T, F>(&mut self, work: F, tag: u64) -> Blocking<T>
+    where
+        T: Send + 'static,
+        F: FnOnce() -> T + Send + 'static,
+    {
+        let (tx, rx) = oneshot::channel();
+        let waker = self.waker.clone();
+        self.push(Effect::Spawn(Job(Box::new(move || {
+            let result = panic::catch_unwind(AssertUnwindSafe(work)).map_err(panic_message);
+            // The result is in place before the wake that reads it. The handle is gone when
+            // the logic dropped it; the wake then tells it nothing new.
+            let _ = tx.send(result);
+            waker.wake(tag);
+        }))));
+        Blocking::new(rx, tag)
     }
 }

@@ -5,64 +5,13 @@
 //! and results (§5.2, §5.3). No rev, session or principal state is in sight.
 
 use super::context::InstanceContext;
-use super::durable::{Durable, Logic, kept, volatile};
+use super::event::CallId;
 use super::participant::ParticipantId;
 use crate::tool::error::{ToolError, ToolResult};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_transport::Principal;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-
-/// The tag of a push about something that happened in an instance (§10 **\[project\]**).
-pub const SURFACE_ACTIVITY: &str = "surface:activity";
-/// The tag of a push telling a participant it is its turn to act (§10 **\[project\]**).
-pub const SURFACE_TURN: &str = "surface:turn";
-
-/// Opens instances of one toolset. Runs inside the new instance's actor; a panic refuses
-/// the open with an internal error.
-pub trait ToolsetLogic: Send + Sync + 'static {
-    /// A principal opened the toolset (or its default-open instance was opened for it, or a
-    /// host without `toolHints` opened it implicitly, §8). The options passed the declared
-    /// schema. Return the instance's logic with its title and what to tell the opener (a
-    /// board), or refuse (the open fails with -32602 naming the refusal).
-    fn open(&self, opening: Opening, cx: &mut InstanceContext) -> Result<Started, Refusal>;
-}
-
-/// A closure opening instances; see [`Toolset::on_open`](crate::Toolset::on_open).
-pub(crate) struct OpenFn<F>(pub(crate) F);
-
-impl<F> ToolsetLogic for OpenFn<F>
-where
-    F: Fn(Opening, &mut InstanceContext) -> Result<Started, Refusal> + Send + Sync + 'static,
-{
-    fn open(&self, opening: Opening, cx: &mut InstanceContext) -> Result<Started, Refusal> {
-        (self.0)(opening, cx)
-    }
-}
-
-/// The logic of a toolset declared without any: instances with nothing of their own, whose
-/// tools are answered by their own handlers.
-pub(crate) struct PlainToolset;
-
-impl ToolsetLogic for PlainToolset {
-    fn open(&self, _: Opening, _: &mut InstanceContext) -> Result<Started, Refusal> {
-        Ok(Started::durable(PlainInstance))
-    }
-}
-
-/// A plain instance: nothing of its own, so nothing to lose in a restart.
-#[derive(serde::Serialize, serde::Deserialize)]
-pub(crate) struct PlainInstance;
-
-impl Durable for PlainInstance {
-    const FORMAT: u32 = 1;
-}
-
-impl InstanceLogic for PlainInstance {
-    fn call(&mut self, call: ToolCall, _: &mut InstanceContext) -> Reply {
-        Reply::error(format!("{} has nothing to answer it", call.tool))
-    }
-}
 
 /// One open instance's logic (a game). Each method runs in the instance's actor, one at a
 /// time; a panic ends the instance with the reason "internal error" and every participant
@@ -197,62 +146,6 @@ impl Opening {
     }
 }
 
-/// A new instance: its logic, its title, what to tell the opener.
-pub struct Started {
-    pub(crate) logic: Box<dyn Logic>,
-    pub(crate) title: Option<String>,
-    pub(crate) content: Vec<ContentBlock>,
-}
-
-impl Started {
-    /// An instance run by `logic`, titled as the toolset is declared, with nothing to say.
-    pub fn new(logic: impl InstanceLogic) -> Self {
-        Started {
-            logic: Box::new(volatile(logic)),
-            title: None,
-            content: Vec::new(),
-        }
-    }
-
-    /// An instance run by `logic`, kept across restarts on a server with a
-    /// [`Store`](crate::Store) (issue #15; register its toolset with
-    /// [`Toolset::durable`](crate::Toolset::durable) so it can be read back).
-    pub fn durable(logic: impl Durable) -> Self {
-        Started {
-            logic: Box::new(kept(logic)),
-            title: None,
-            content: Vec::new(),
-        }
-    }
-
-    /// Its title for the opener ("Go 9x9 vs bot").
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Adds a text block to what the opener is told.
-    pub fn text(mut self, text: impl Into<String>) -> Self {
-        self.content.push(ContentBlock::text(text));
-        self
-    }
-
-    /// Adds content blocks (a board as an image, say).
-    pub fn content(mut self, blocks: impl IntoIterator<Item = ContentBlock>) -> Self {
-        self.content.extend(blocks);
-        self
-    }
-}
-
-impl std::fmt::Debug for Started {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Started")
-            .field("title", &self.title)
-            .field("content", &self.content)
-            .finish_non_exhaustive()
-    }
-}
-
 /// An invited principal, taken in: its title and what to tell it.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Joined {
@@ -305,10 +198,6 @@ impl Refusal {
         &self.message
     }
 }
-
-/// Names one call, so that a deferred answer can be given later.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CallId(pub(crate) u64);
 
 /// A call of one of the toolset's tools.
 #[derive(Debug, Clone, PartialEq)]
@@ -397,59 +286,11 @@ impl From<ToolError> for Reply {
     }
 }
 
-/// An event for participants: content for their agents, and tags (§10).
-#[derive(Debug, Clone, PartialEq)]
-pub struct Event {
-    pub(crate) content: Vec<ContentBlock>,
-    pub(crate) tags: Vec<String>,
-}
-
-impl Event {
-    /// An event with this content, tagged [`SURFACE_ACTIVITY`].
-    pub fn new(content: Vec<ContentBlock>) -> Self {
-        Event {
-            content,
-            tags: vec![SURFACE_ACTIVITY.to_owned()],
-        }
-    }
-
-    /// An event with one text block, tagged [`SURFACE_ACTIVITY`].
-    pub fn text(text: impl Into<String>) -> Self {
-        Self::new(vec![ContentBlock::text(text)])
-    }
-
-    /// Tags it [`SURFACE_TURN`] instead: it is the participant's turn to act.
-    pub fn turn(mut self) -> Self {
-        for t in &mut self.tags {
-            if t == SURFACE_ACTIVITY {
-                SURFACE_TURN.clone_into(t);
-            }
-        }
-        self
-    }
-
-    /// Adds a tag: `namespace:value` (SPEC §16.1; a bare one is left out when the event is
-    /// pushed). Tags are never authority (§10).
-    pub fn tag(mut self, tag: impl Into<String>) -> Self {
-        self.tags.push(tag.into());
-        self
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde::Deserialize;
     use serde_json::json;
-
-    #[test]
-    fn events_are_activity_unless_a_turn() {
-        assert_eq!(Event::text("x").tags, [SURFACE_ACTIVITY]);
-        assert_eq!(
-            Event::text("x").turn().tag("game:y").tags,
-            [SURFACE_TURN, "game:y"]
-        );
-    }
 
     #[derive(Deserialize, Debug, PartialEq)]
     struct Take {

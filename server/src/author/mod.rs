@@ -4,11 +4,13 @@
 //! | file | what |
 //! |---|---|
 //! | `toolset.rs` | [`Toolset`]: a declaration (§4.1), its tools, its logic |
-//! | `logic.rs` | [`ToolsetLogic`] (opening) and [`InstanceLogic`] (calls, joins, closes, timers), with the values they take and give |
+//! | `logic.rs` | [`InstanceLogic`] (calls, joins, closes, timers), with the values it takes and gives ([`Opening`], [`ToolCall`], [`Reply`], [`Joined`], [`Refusal`]) |
+//! | `started.rs` | [`ToolsetLogic`] (opening) and what an open returns, [`Started`] |
+//! | `event.rs` | [`CallId`] and [`Event`] with its tags: values the context and the logic both name |
 //! | `context.rs` | [`InstanceContext`]: visibility and definitions per participant, events, deferred answers (and holding their changes), invitations and the names invitees see, bots, wakers and blocking work, the end |
 //! | `participant.rs` | [`ParticipantId`], [`Participant`], [`Audience`] |
 //! | `durable.rs` | [`Durable`]: logic kept across restarts (issue #15) |
-//! | `work.rs` | [`InstanceWaker`] and [`Blocking`]: waking an instance from outside its actor |
+//! | `work.rs` | [`InstanceWaker`] and [`Blocking`]: waking an instance from outside its actor (the context's `waker` and `spawn_blocking` hand them out) |
 //!
 //! A two-player game in a few lines (the SDK does the protocol: hint changes in the mover's
 //! result, a push with the explaining event and the opponent's changes, ended records):
@@ -49,8 +51,10 @@
 
 mod context;
 mod durable;
+mod event;
 mod logic;
 mod participant;
+mod started;
 mod toolset;
 mod work;
 
@@ -58,12 +62,11 @@ pub(crate) use context::Effect;
 pub use context::InstanceContext;
 pub use durable::Durable;
 pub(crate) use durable::{Logic, RestoreFn, restore_fn};
-pub use logic::{
-    CallId, Event, InstanceLogic, Joined, Opening, Refusal, Reply, SURFACE_ACTIVITY, SURFACE_TURN,
-    Started, ToolCall, ToolsetLogic,
-};
-pub(crate) use logic::{PlainInstance, PlainToolset};
+pub use event::{CallId, Event, SURFACE_ACTIVITY, SURFACE_TURN};
+pub use logic::{InstanceLogic, Joined, Opening, Refusal, Reply, ToolCall};
 pub use participant::{Audience, Participant, ParticipantId, ParticipantKind};
+pub(crate) use started::{PlainInstance, PlainToolset};
+pub use started::{Started, ToolsetLogic};
 pub use toolset::Toolset;
-pub(crate) use work::Job;
 pub use work::{Blocking, BlockingError, InstanceWaker};
+pub(crate) use work::{Job, Woken};

@@ -3,7 +3,8 @@
 
 use super::context::InstanceContext;
 use super::durable::{Durable, RestoreFn, restore_fn, restore_with};
-use super::logic::{OpenFn, Opening, Refusal, Started, ToolsetLogic};
+use super::logic::{Opening, Refusal};
+use super::started::{OpenFn, Started, ToolsetLogic};
 use crate::core::ToolDecl;
 use mcpl_protocol::toolsets::{ToolsetDecl, ToolsetDefault};
 use serde::de::DeserializeOwned;

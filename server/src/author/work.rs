@@ -13,84 +13,15 @@
 //! pushes explaining it, or answers to calls that wait (§5.3). A wake of an instance that
 //! ended (or whose actor is gone) does nothing.
 //!
-//! This file holds the two [`InstanceContext`] methods that reach outside a step,
-//! [`InstanceContext::waker`] and [`InstanceContext::spawn_blocking`], with the types they
-//! hand out.
+//! This file holds the types that the two [`InstanceContext`] methods reaching outside a
+//! step hand out ([`InstanceContext::waker`] and [`InstanceContext::spawn_blocking`], in
+//! `context.rs`).
 //!
 //! [`InstanceLogic::wake`]: crate::InstanceLogic::wake
 
-use super::context::{Effect, InstanceContext};
-use crate::actors::instance::{InstanceActor, Woken};
-use actix::WeakAddr;
+use actix::{Message, WeakRecipient};
 use std::fmt;
-use std::panic::{self, AssertUnwindSafe};
 use tokio::sync::oneshot;
-
-impl InstanceContext {
-    /// A waker for this instance, for anything outside it (another thread, a task) that
-    /// should make the logic act: see [`InstanceWaker`].
-    pub fn waker(&self) -> InstanceWaker {
-        self.waker.clone()
-    }
-
-    /// Runs `work` on tokio's blocking pool, off the instance's actor, and wakes the
-    /// instance with `tag` when it has finished (or panicked): in that
-    /// [`InstanceLogic::wake`](crate::InstanceLogic::wake), the returned handle's
-    /// [`Blocking::try_take`] has the result. The work starts when the step returns; a step
-    /// that panics, or work started after [`InstanceContext::end`], starts nothing (the
-    /// handle then reports [`BlockingError::NotRun`](crate::BlockingError::NotRun)).
-    ///
-    /// ```
-    /// use mcpl_protocol::mcp::CallToolResult;
-    /// use mcpl_server::{Blocking, CallId, InstanceContext, InstanceLogic, Reply, ToolCall};
-    ///
-    /// const SEARCH: u64 = 1;
-    ///
-    /// struct Bot {
-    ///     search: Option<(Blocking<u32>, CallId)>,
-    /// }
-    ///
-    /// impl InstanceLogic for Bot {
-    ///     fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
-    ///         let work = cx.spawn_blocking(|| (1..=1000u32).sum::<u32>() % 19, SEARCH);
-    ///         self.search = Some((work, call.id()));
-    ///         Reply::Later
-    ///     }
-    ///
-    ///     fn wake(&mut self, tag: u64, cx: &mut InstanceContext) {
-    ///         if tag != SEARCH {
-    ///             return;
-    ///         }
-    ///         if let Some((mut work, call)) = self.search.take() {
-    ///             match work.try_take() {
-    ///                 Some(Ok(point)) => {
-    ///                     cx.answer(call, Ok(CallToolResult::text(format!("The bot plays {point}."))))
-    ///                 }
-    ///                 Some(Err(e)) => cx.answer(call, Ok(CallToolResult::error(e.to_string()))),
-    ///                 None => self.search = Some((work, call)),
-    ///             }
-    ///         }
-    ///     }
-    /// }
-    /// ```
-    pub fn spawn_blocking<T, F>(&mut self, work: F, tag: u64) -> Blocking<T>
-    where
-        T: Send + 'static,
-        F: FnOnce() -> T + Send + 'static,
-    {
-        let (tx, rx) = oneshot::channel();
-        let waker = self.waker.clone();
-        self.push(Effect::Spawn(Job(Box::new(move || {
-            let result = panic::catch_unwind(AssertUnwindSafe(work))
-                .map_err(crate::actors::instance::panic_message);
-            // The result is in place before the wake that reads it. The handle is gone when
-            // the logic dropped it; the wake then tells it nothing new.
-            let _ = tx.send(result);
-            waker.wake(tag);
-        }))));
-        Blocking::new(rx, tag)
-    }
-}
 
 /// Wakes one instance: [`InstanceLogic::wake`](crate::InstanceLogic::wake) runs with the
 /// tag given, in the instance's actor. Cheap to clone, `Send` and `Sync`, usable from any
@@ -118,8 +49,17 @@ impl InstanceContext {
 /// ```
 #[derive(Clone, Default)]
 pub struct InstanceWaker {
-    /// `None` for a context made outside an actor, whose waker wakes nothing.
-    pub(crate) addr: Option<WeakAddr<InstanceActor>>,
+    /// `None` for a context made outside an actor, whose waker wakes nothing. The
+    /// instance's actor, weakly: a waker does not keep it alive.
+    pub(crate) to: Option<WeakRecipient<Woken>>,
+}
+
+/// Something outside the instance woke it: what an [`InstanceWaker`] sends the instance's
+/// actor, which runs [`InstanceLogic::wake`](crate::InstanceLogic::wake) with the tag.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Woken {
+    pub(crate) tag: u64,
 }
 
 impl InstanceWaker {
@@ -127,8 +67,8 @@ impl InstanceWaker {
     /// `tag`, as soon as it has finished the step it may be in. Wakes are not merged: each
     /// one runs a step. Nothing happens when the instance ended.
     pub fn wake(&self, tag: u64) {
-        if let Some(addr) = self.addr.as_ref().and_then(WeakAddr::upgrade) {
-            addr.do_send(Woken { tag });
+        if let Some(to) = self.to.as_ref().and_then(WeakRecipient::upgrade) {
+            to.do_send(Woken { tag });
         }
     }
 }
@@ -138,7 +78,7 @@ impl fmt::Debug for InstanceWaker {
         f.debug_struct("InstanceWaker")
             .field(
                 "live",
-                &self.addr.as_ref().is_some_and(|a| a.upgrade().is_some()),
+                &self.to.as_ref().is_some_and(|a| a.upgrade().is_some()),
             )
             .finish()
     }

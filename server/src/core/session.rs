@@ -39,10 +39,12 @@ mod inbound;
 mod listen;
 mod modern;
 mod output;
+mod watch;
 
 pub(crate) use features::{FeatureRequest, Offers};
 pub(crate) use listen::{MAX_LISTENS, too_many_listens};
 pub(crate) use modern::ModernReply;
+pub(crate) use watch::KnownResources;
 
 pub(crate) use output::{Event, Forward, Io, ToolsPage, Transmit};
 
@@ -89,6 +91,8 @@ pub(crate) struct Profile {
     pub(crate) page_size: usize,
     /// Resources, prompts and completion, when offered (`session/features.rs`).
     pub(crate) offers: Offers,
+    /// Which resources may be watched, when the server lets them be (`session/watch.rs`).
+    pub(crate) watchable: Option<Arc<dyn KnownResources>>,
 }
 
 /// One answer of a delivery.
@@ -155,6 +159,8 @@ pub(crate) struct SessionCore<T: Io> {
     detached_listens: std::collections::HashSet<Id>,
     /// Open `subscriptions/listen` streams, in the order opened (`listen.rs`).
     listens: Vec<(Id, listen::Listen)>,
+    /// The resources a legacy `resources/subscribe` asked to watch (`watch.rs`).
+    subscriptions: watch::Subscriptions,
     /// The MRTR input of the modern `tools/call` being read (`modern.rs`).
     next_input: Option<crate::mrtr::Carried>,
     /// The principal's stamped state as it last gave it (issue #40): what a hinted modern
@@ -193,6 +199,7 @@ impl<T: Io> SessionCore<T> {
             detached: std::collections::HashSet::new(),
             detached_listens: std::collections::HashSet::new(),
             listens: Vec::new(),
+            subscriptions: watch::Subscriptions::default(),
             next_input: None,
             versioned: None,
             named: false,

@@ -13,6 +13,7 @@
 
 use super::SessionActor;
 use crate::cancel::CancelTrigger;
+use crate::panics::panic_message;
 use crate::tool::{ToolContext, ToolError, ToolResult};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Response};
@@ -133,14 +134,4 @@ enum Ended {
     Panicked(Box<dyn std::any::Any + Send>),
     /// Its task was aborted.
     Aborted,
-}
-
-/// The text of a panic payload (`panic!` gives a `&str` or a `String`).
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    match payload.downcast::<String>() {
-        Ok(s) => *s,
-        Err(payload) => payload
-            .downcast_ref::<&str>()
-            .map_or_else(|| "a non-string panic".to_owned(), |s| (*s).to_owned()),
-    }
 }

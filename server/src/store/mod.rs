@@ -10,7 +10,9 @@
 //! embedded default (one `redb` file, crash-safe commits); [`MemoryStore`] keeps the
 //! records in the process (a server restarted in the same process reads them back: tests,
 //! `sim perf`). A server built without a store writes nothing and keeps today's
-//! behaviour.
+//! behaviour. A store shared by several servers (PostgreSQL: `mcpl_cluster::PgStore`,
+//! issue #41) checks each record's revision as it commits, and refuses a commit that would
+//! write over another server's ([`StoreError::Conflict`]).
 //!
 //! **Order.** A record is written before the answers and events of the step that changed
 //! it go out (an instance's before its batches, a principal's before its deliveries), so
@@ -26,6 +28,7 @@
 //! write, and concurrent steps share commits.
 
 mod memory;
+mod not_kept;
 mod queue;
 pub(crate) mod records;
 mod redb_store;
@@ -175,6 +178,22 @@ pub enum StoreError {
         /// The file.
         path: PathBuf,
         /// What was wrong.
+        detail: String,
+    },
+    /// A record was written, created or deleted by another writer since this store read
+    /// or last wrote it (issue #41 item 1: a shared store, PostgreSQL, checks each
+    /// record's revision): the commit wrote nothing. The server gives its store up until
+    /// a restart (`queue.rs`): a node that lost a record to another no longer owns it,
+    /// and must not write it again from what it had **\[project\]**.
+    #[error(
+        "the store {store}: {what} was changed by another writer since this server read it ({detail}); nothing of this commit was written"
+    )]
+    Conflict {
+        /// Where the store is (its [`Store::location`]).
+        store: String,
+        /// The record, as `principal "alice"` or `instance 7`.
+        what: String,
+        /// The revision expected and what the store holds instead.
         detail: String,
     },
 }

@@ -17,11 +17,16 @@
 //! **Failure** (issue #37 item 2). The first commit that fails gives the store up until a
 //! restart: its tickets and every later one fail with the same [`NotKept`] (said once in
 //! the log), and nothing more is written. A panic inside the store counts as a failure.
+//! A shared store's revision check failing ([`StoreError::Conflict`], issue #41: another
+//! node wrote one of the records since this one read it) is such a failure, and giving up
+//! is what a node that lost a record's ownership must do **\[project\]**: what it holds in
+//! memory is stale, so it takes no change it cannot keep, tells no one of one, and reads
+//! the records afresh when it is started again.
 //!
 //! **\[project\]** The thread is a plain `std` thread, not a task: a store's commit is a
 //! blocking call (redb's fsync), and an actor's arbiter must never wait for it.
 
-use super::records::NotKept;
+use super::not_kept::NotKept;
 use super::{Store, StoreError, Writes};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};

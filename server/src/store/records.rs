@@ -1,11 +1,11 @@
 //! The records a server writes to its [`Store`](super::Store), as JSON: one per principal,
 //! one per instance. Their shape is the store's format (`redb_store.rs`'s `FORMAT`).
 
+pub(crate) use super::not_kept::NotKept;
 use super::{Ticket, Writes};
 use crate::author::{Participant, ParticipantId, ParticipantKind};
 use crate::core::{InstanceKey, Snapshot};
 use crate::shared::Shared;
-use mcpl_protocol::jsonrpc::ErrorObject;
 use mcpl_transport::Principal;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -116,36 +116,6 @@ impl ParticipantRecord {
             id: ParticipantId(u32::try_from(id).unwrap_or(u32::MAX)),
             kind,
         }
-    }
-}
-
-/// Why a step is not acknowledged: the store could not keep what it changed (issue #37
-/// item 2), with the store's error.
-///
-/// **\[project\]** What a player was told happened must have happened. So a step whose
-/// records cannot be written tells no one of its changes, events or end, sends no
-/// invitation, and its calls fail with [`NotKept::error`]. The store is then given up
-/// until the server restarts: nothing more is written (redb itself refuses every write
-/// after an I/O error until it is opened again), so every later step that changes kept
-/// state is refused the same way, while one that changes nothing (a read) is answered.
-/// A restart reads back the last records written, which are what players were told. The
-/// failure is logged once, not per write.
-#[derive(Debug, Clone)]
-pub(crate) struct NotKept(pub(crate) String);
-
-impl NotKept {
-    /// What a call, open or close that could not be kept fails with (-32603). It claims
-    /// no more than it knows: a call answered by a later step (a move the bot answers)
-    /// may have kept its own step before the one that failed.
-    pub(crate) fn error(&self) -> ErrorObject {
-        ErrorObject::new(
-            mcpl_protocol::jsonrpc::ErrorCode::INTERNAL_ERROR,
-            format!(
-                "Not acknowledged: the server could not keep what this changed ({}). It takes \
-                 no more changes until it is restarted with a store it can write.",
-                self.0
-            ),
-        )
     }
 }
 

@@ -97,7 +97,7 @@ impl<'a> Scanned<'a> {
     /// stripped of its `pattern`s, so it is [`Unchecked::RefOutsideSchemas`] (§6: the host
     /// never runs a server's regex).
     pub(super) fn resolve(&self, r: &Value) -> Result<&'a Value, Unchecked> {
-        let reference = || super::cut(&r.to_string(), 120);
+        let reference = || super::limits::cut(&r.to_string(), 120);
         let unresolvable = || Unchecked::UnresolvableRef {
             reference: reference(),
         };
@@ -111,7 +111,7 @@ impl<'a> Scanned<'a> {
         let Some(fragment) = r.strip_prefix('#') else {
             return Err(unresolvable());
         };
-        let fragment = super::walk::percent_decode(fragment).ok_or_else(unresolvable)?;
+        let fragment = percent_decode(fragment).ok_or_else(unresolvable)?;
         let target = if fragment.is_empty() {
             Some(root)
         } else if fragment.starts_with('/') {
@@ -196,4 +196,22 @@ fn visit<'a>(
         visit(s, child, level + 1, negated || flips, limits)?;
     }
     Ok(())
+}
+
+/// Decodes `%XX` escapes in a URI fragment; None when malformed or not UTF-8.
+fn percent_decode(s: &str) -> Option<String> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3)?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
 }

@@ -175,21 +175,3 @@ impl<'a> Walker<'_, 'a> {
         self.scanned.resolve(r)
     }
 }
-
-/// Decodes `%XX` escapes in a URI fragment; None when malformed or not UTF-8.
-pub(super) fn percent_decode(s: &str) -> Option<String> {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            let hex = s.get(i + 1..i + 3)?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}

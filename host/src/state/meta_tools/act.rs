@@ -1,9 +1,11 @@
 //! `toolsets--act` and the direct call of a static `server--tool`: one dispatch path
 //! ([`dispatch`]), `act` adding only `_meta["mcpl/instance"]` (§6 "RFC §8.2").
 
+use super::args;
 use super::error::EndedCall;
+use super::error::MetaError;
+use super::plan::{After, MetaConfig, Outgoing, Plan, SendPlan, World};
 use super::resolve::{self, Kind};
-use super::{After, MetaConfig, MetaError, Outgoing, Plan, SendPlan, World, args};
 use crate::state::args_check::{self, ArgCheck, Problem};
 use crate::state::catalog::CallGate;
 use crate::state::conversation::split_namespaced;

@@ -1,8 +1,8 @@
 //! The meta-tools' own arguments, parsed strictly: an unknown member or a wrong type is
 //! refused with what is wrong, before anything is resolved.
 
-use super::MetaError;
 use super::defs::{ACT, CLOSE, LOOK, OPEN};
+use super::error::MetaError;
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};

@@ -3,7 +3,9 @@
 //! suggestions are pending — rendered from the catalogs, hint states and presenter, never
 //! from the server directly. Tools the host's policy denies are not shown (§6).
 
-use super::{Answer, MetaConfig, MetaError, Plan, World, args, resolve};
+use super::error::MetaError;
+use super::plan::{Answer, MetaConfig, Plan, World};
+use super::{args, resolve};
 use crate::state::presenter::TextBounds;
 use crate::state::view::{Described, Marker, ServerView};
 use mcpl_protocol::CallToolResult;

@@ -1,77 +1,80 @@
 //! `toolsets--open` and `toolsets--close` (§4.2, §4.4, §6 "RFC §8.2").
 
+use super::error::MetaError;
+use super::plan::{After, GroupPlan, MetaConfig, Outgoing, Plan, SendPlan, World};
 use super::resolve::{self, Kind};
-use super::{After, GroupPlan, MetaError, MetaTools, Outgoing, Plan, SendPlan, World, args};
+use super::{args, propose};
 use crate::state::args_check::{self, ArgCheck};
 use crate::state::view::Marker;
 use mcpl_protocol::names::check_peer_name;
 use mcpl_protocol::toolsets::{ToolsetsCloseParams, ToolsetsOpenParams};
 use serde_json::Value;
 
-impl MetaTools {
-    /// `toolsets--open`: a group opens locally; a declared toolset is sent `toolsets/open`,
-    /// an instanced one always with a proposed name (§4.2: a host that may retry proposes
-    /// one), checked against the grammar, and options checked against the declared schema
-    /// (bounded, like `act`'s arguments).
-    pub(super) fn open(&mut self, raw: &Value, world: &World<'_>) -> Result<Plan, MetaError> {
-        let a = args::open(raw)?;
-        let (view, kind) = resolve::toolset(world, a.server.as_deref(), &a.toolset)?;
-        let marker = Marker::new(view.name, &a.toolset, None);
-        let decl = match kind {
-            Kind::Group => {
-                if a.instance.is_some() {
-                    return Err(MetaError::NoInstances { marker });
-                }
-                // §4.4, vector 10: the host opens it alone; nothing is sent.
-                return Ok(Plan::Group(GroupPlan {
-                    server: view.name.to_owned(),
-                    group: a.toolset,
-                    open: true,
-                }));
+/// `toolsets--open`: a group opens locally; a declared toolset is sent `toolsets/open`,
+/// an instanced one always with a proposed name (§4.2: a host that may retry proposes
+/// one), checked against the grammar, and options checked against the declared schema
+/// (bounded, like `act`'s arguments).
+pub(super) fn open(
+    config: &MetaConfig,
+    next_instance: &mut u64,
+    raw: &Value,
+    world: &World<'_>,
+) -> Result<Plan, MetaError> {
+    let a = args::open(raw)?;
+    let (view, kind) = resolve::toolset(world, a.server.as_deref(), &a.toolset)?;
+    let marker = Marker::new(view.name, &a.toolset, None);
+    let decl = match kind {
+        Kind::Group => {
+            if a.instance.is_some() {
+                return Err(MetaError::NoInstances { marker });
             }
-            Kind::Declared(d) => d,
-        };
-        if view.hints.is_none() {
-            return Err(MetaError::NotConnected {
+            // §4.4, vector 10: the host opens it alone; nothing is sent.
+            return Ok(Plan::Group(GroupPlan {
                 server: view.name.to_owned(),
-                cause: view.down_because.map(str::to_owned),
-            });
+                group: a.toolset,
+                open: true,
+            }));
         }
-        let instance = match (decl.instances, a.instance) {
-            (false, Some(_)) => return Err(MetaError::NoInstances { marker }),
-            (false, None) => None,
-            (true, Some(name)) => {
-                // §4.1 [project]: any name within the peer grammar goes out (another
-                // server may have named an instance `g.1`); names this host proposes keep
-                // the stricter grammar.
-                check_peer_name(&name).map_err(|error| MetaError::BadInstanceName {
-                    name: name.clone(),
-                    error,
-                })?;
-                Some(name)
-            }
-            (true, None) => Some(self.propose_instance(view, &a.toolset)),
-        };
-        if let Some(schema) = &decl.options {
-            let given = Value::Object(a.options.clone().unwrap_or_default());
-            if let ArgCheck::Invalid(problems) =
-                args_check::check_with(schema, &given, &self.config.check)
-            {
-                return Err(MetaError::InvalidOptions { marker, problems });
-            }
-        }
-        let marker = Marker::new(view.name, &a.toolset, instance.as_deref());
-        Ok(Plan::Send(SendPlan {
+        Kind::Declared(d) => d,
+    };
+    if view.hints.is_none() {
+        return Err(MetaError::NotConnected {
             server: view.name.to_owned(),
-            request: Outgoing::Open(ToolsetsOpenParams {
-                toolset: a.toolset,
-                instance,
-                options: a.options.map(Value::Object),
-                meta: None,
-            }),
-            after: After::Open { marker },
-        }))
+            cause: view.down_because.map(str::to_owned),
+        });
     }
+    let instance = match (decl.instances, a.instance) {
+        (false, Some(_)) => return Err(MetaError::NoInstances { marker }),
+        (false, None) => None,
+        (true, Some(name)) => {
+            // §4.1 [project]: any name within the peer grammar goes out (another
+            // server may have named an instance `g.1`); names this host proposes keep
+            // the stricter grammar.
+            check_peer_name(&name).map_err(|error| MetaError::BadInstanceName {
+                name: name.clone(),
+                error,
+            })?;
+            Some(name)
+        }
+        (true, None) => Some(propose::instance(config, next_instance, view, &a.toolset)),
+    };
+    if let Some(schema) = &decl.options {
+        let given = Value::Object(a.options.clone().unwrap_or_default());
+        if let ArgCheck::Invalid(problems) = args_check::check_with(schema, &given, &config.check) {
+            return Err(MetaError::InvalidOptions { marker, problems });
+        }
+    }
+    let marker = Marker::new(view.name, &a.toolset, instance.as_deref());
+    Ok(Plan::Send(SendPlan {
+        server: view.name.to_owned(),
+        request: Outgoing::Open(ToolsetsOpenParams {
+            toolset: a.toolset,
+            instance,
+            options: a.options.map(Value::Object),
+            meta: None,
+        }),
+        after: After::Open { marker },
+    }))
 }
 
 /// `toolsets--close`: a group closes locally; a declared toolset is sent `toolsets/close`

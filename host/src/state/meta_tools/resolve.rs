@@ -2,7 +2,8 @@
 //! unambiguous; when it is ambiguous the call fails naming the candidates), and instances
 //! within a toolset (§4.5).
 
-use super::{MetaError, World};
+use super::error::MetaError;
+use super::plan::World;
 use crate::state::catalog::ToolsetRef;
 use crate::state::conversation::{namespaced, split_namespaced};
 use crate::state::view::{Marker, ServerView};

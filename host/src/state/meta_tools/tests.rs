@@ -4,6 +4,7 @@ use super::*;
 use crate::state::args_check::Problem;
 use crate::state::fixtures::*;
 use crate::state::tool_policy::ToolPolicy;
+use crate::state::view::Marker;
 use mcpl_protocol::names::NameError;
 use mcpl_protocol::{CallToolParams, Meta, ToolsetState};
 use serde_json::json;

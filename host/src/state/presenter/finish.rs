@@ -3,7 +3,7 @@
 //! by the rev in its own `mcpl/hints` (§6 "RFC §8.3": told with the call's result when the
 //! agent sees it). And the answer to a local group open or close.
 
-use super::news::{Fragment, Rank};
+use super::fragment::{Fragment, Rank};
 use super::{Presenter, render::TextBounds};
 use crate::state::conversation::AgentMessage;
 use crate::state::meta_tools::{After, Answer, GroupPlan, SendPlan};
@@ -130,7 +130,7 @@ impl Presenter {
                 let told_open = frags
                     .iter()
                     .any(|f| f.rank == Rank::Toolset && f.subject.as_ref() == Some(&marker));
-                let what = super::news::open_line(view.name, &marker, &r.title, &b);
+                let what = super::fragment::open_line(view.name, &marker, &r.title, &b);
                 if r.adopted == Some(true) {
                     head.push(format!("Already open: {what} — adopted, nothing changed."));
                     announces.insert(marker);

@@ -2,103 +2,12 @@
 //! reconciliation that catches what no change explained. Every piece of news is a
 //! [`Fragment`]: one line, the marker it announces, the ended id it tells.
 
+use super::fragment::{Fragment, Rank, opened, suggestion};
 use super::{EndedInfo, OpenBelief, Presenter, ServerState};
-use crate::state::conversation::namespaced;
 use crate::state::keys::probe;
 use crate::state::output::{Cause, Change};
-use crate::state::presenter::render::{TextBounds, act_call};
-use crate::state::view::{
-    Actual, Described, Marker, OpenSet, ServerView, SetKey, ToolKey, shown_name,
-};
-use mcpl_protocol::{Presence, Suggestion};
+use crate::state::view::{Actual, Described, Marker, ServerView, SetKey, ToolKey, shown_name};
 use std::cmp::Ordering;
-
-/// What a line is about: toolset state, a tool, or a suggestion.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Rank {
-    Toolset,
-    Tool,
-    Suggestion,
-}
-
-/// One line of news.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Fragment {
-    pub rank: Rank,
-    pub text: String,
-    /// The open toolset this line announces.
-    pub announces: Option<Marker>,
-    /// The toolset or instance whose state this line tells (opened, closed, ended).
-    pub subject: Option<Marker>,
-    /// The ended record's id this line tells (§4.3).
-    pub ended: Option<String>,
-    /// The line only says what is open or usable now (a look says it too).
-    pub restates: bool,
-}
-
-impl Fragment {
-    fn new(rank: Rank, text: String) -> Self {
-        Fragment {
-            rank,
-            text,
-            announces: None,
-            subject: None,
-            ended: None,
-            restates: false,
-        }
-    }
-
-    /// News about a tool past the pass's budget of worded lines: counted, not worded
-    /// (an empty text), in the line that summarises the rest.
-    fn held() -> Self {
-        Fragment::new(Rank::Tool, String::new())
-    }
-}
-
-/// `[m] "Title" (from server)`.
-pub(super) fn open_line(
-    server: &str,
-    marker: &Marker,
-    title: &Option<String>,
-    b: &TextBounds,
-) -> String {
-    match title {
-        Some(t) => format!("{marker} {} (from {server})", b.inline(t)),
-        None => marker.to_string(),
-    }
-}
-
-/// A presence move, told at the boundary that applies it (§3, vectors 15, 24).
-pub(super) fn presence_moved(view: &ServerView<'_>, tool: &str, p: Presence) -> Fragment {
-    let name = namespaced(view.name, &shown_name(tool));
-    let text = match p {
-        Presence::Static => format!("{name} is now in your tool list: call it directly."),
-        Presence::Dynamic => format!(
-            "{name} left your tool list: when it is usable, call it through {}.",
-            act_call(&Marker::server(view.name), tool)
-        ),
-    };
-    Fragment::new(Rank::Tool, text)
-}
-
-fn opened(view: &ServerView<'_>, set: &OpenSet, b: &TextBounds) -> Fragment {
-    let what = open_line(view.name, &set.marker, &set.shown_title().cloned(), b);
-    let group = if set.group {
-        " (a group of tools the host opens and closes itself)"
-    } else {
-        ""
-    };
-    Fragment {
-        announces: Some(set.marker.clone()),
-        subject: Some(set.marker.clone()),
-        restates: true,
-        ..Fragment::new(Rank::Toolset, format!("Opened {what}{group}."))
-    }
-}
-
-fn suggestion(view: &ServerView<'_>, s: &Suggestion, b: &TextBounds) -> Fragment {
-    Fragment::new(Rank::Suggestion, b.suggestion(view.name, s))
-}
 
 impl Presenter {
     /// The news in one reported change, given the state now (`actual`).

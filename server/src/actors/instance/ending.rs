@@ -2,7 +2,7 @@
 //! a timer's wake — each a step of the logic, or the actor's end once nobody links to it.
 
 use super::*;
-use crate::author::ParticipantId;
+use crate::author::{ParticipantId, Woken};
 
 impl Handler<CloseInstance> for InstanceActor {
     type Result = MessageResult<CloseInstance>;

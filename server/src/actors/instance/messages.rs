@@ -109,13 +109,6 @@ pub(crate) struct Decline {
     pub(crate) principal: Principal,
 }
 
-/// Something outside the instance woke it ([`InstanceWaker`](crate::InstanceWaker)).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub(crate) struct Woken {
-    pub(crate) tag: u64,
-}
-
 // ---- instance → registry ----
 
 /// A message for a principal, which may have no actor yet (an invitation reaches a

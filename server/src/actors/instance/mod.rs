@@ -40,9 +40,8 @@ pub(crate) use messages::Call as CallIn;
 pub(crate) use messages::{
     Batch, CallAnswer, CloseInstance, Closed, Decline, EnterFailure, Entered, ForPrincipal,
     Invitation, InvitationNamed, InvitationWithdrawn, Join, Leave, Link, Start, ToPrincipal,
-    Unlink, Woken,
+    Unlink,
 };
-pub(crate) use step::panic_message;
 
 pub use crate::core::instance_core::INTERNAL_ERROR;
 
@@ -114,7 +113,7 @@ impl InstanceActor {
     /// A waker for this instance.
     fn waker(&self) -> InstanceWaker {
         InstanceWaker {
-            addr: self.me.clone(),
+            to: self.me.clone().map(WeakAddr::recipient),
         }
     }
 

@@ -5,6 +5,7 @@
 use super::{Batch, InstanceActor, Waiter};
 use crate::author::{CallId, Effect, InstanceContext, Job, ParticipantId};
 use crate::core::instance_core::Step;
+use crate::panics::panic_message;
 use crate::tool::error::ToolResult;
 use actix::prelude::*;
 use std::collections::BTreeMap;
@@ -125,15 +126,5 @@ impl InstanceActor {
             }
         }
         mine.filter(|b| !b.is_empty())
-    }
-}
-
-/// The text of a panic payload (`panic!` gives a `&str` or a `String`).
-pub(crate) fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    match payload.downcast::<String>() {
-        Ok(s) => *s,
-        Err(payload) => payload
-            .downcast_ref::<&str>()
-            .map_or_else(|| "a non-string panic".to_owned(), |s| (*s).to_owned()),
     }
 }

@@ -3,6 +3,7 @@
 //! for its ticket (issue #42 item 1), and each session gets its part as the core splits it
 //! (`core/principal_core/apply.rs`: §4.6, §5.3, §8).
 
+use super::telling::{Telling, Told};
 use super::{Deliver, PrincipalActor};
 use crate::actors::instance::Batch;
 use crate::actors::principal::Answer;
@@ -12,30 +13,6 @@ use crate::ids::SessionId;
 use crate::store::Ticket;
 use crate::store::records::NotKept;
 use actix::prelude::*;
-
-/// What the principal is to tell once the records it depends on are kept (issue #42 item
-/// 1): the instance's and the principal's own, the later of the two tickets — or refused
-/// at once, the store being given up.
-pub(super) struct Telling {
-    told: Told,
-    after: Result<Ticket, NotKept>,
-    /// Its number (`told_seq`): sessions attached after it was made do not get it.
-    seq: u64,
-}
-
-/// What waits its turn to be told.
-enum Told {
-    /// A batch applied (or an open, a close): its draft, events and answers, refused if
-    /// not kept.
-    Applied {
-        about: Option<InstanceKey>,
-        applied: Applied,
-    },
-    /// Something that tells what the state is (a `tools/list`, a `toolsets/list`, an
-    /// invitation's push), made when its turn comes: after the changes before it, and of
-    /// the state kept when they were rolled back.
-    Read(Box<dyn FnOnce(&mut PrincipalActor)>),
-}
 
 impl Handler<Batch> for PrincipalActor {
     type Result = ();
@@ -84,7 +61,7 @@ impl PrincipalActor {
         self.push_told(Told::Read(Box::new(read)), Ok(self.written_at));
     }
 
-    fn push_told(&mut self, told: Told, after: Result<Ticket, NotKept>) {
+    fn push_told(&mut self, told: Told<Self>, after: Result<Ticket, NotKept>) {
         self.told_seq += 1;
         self.told.push_back(Telling {
             told,

@@ -12,6 +12,7 @@
 //! | `close.rs` | `toolsets/close` fed to the core; asking the instance what closing did, awaited |
 //! | `call.rs` | `tools/call` fed to the core; forwarding a call to its instance |
 //! | `fanout.rs` | an instance's batch fed to the core; what it tells, sent to the sessions once kept |
+//! | `telling.rs` | what waits to be told, in order, until its records are kept |
 //! | `invite.rs` | invitations fed to the core; listing and declining them for a tool handler |
 //! | `durable.rs` | its record in the store, written before what changed it is delivered; read back at a restart (issue #15) |
 //!
@@ -30,6 +31,7 @@ mod invite;
 pub(crate) mod messages;
 mod open;
 mod sessions;
+mod telling;
 
 pub(crate) use messages::*;
 
@@ -73,7 +75,7 @@ pub(crate) struct PrincipalActor {
     unkept: VecDeque<(Ticket, Vec<u8>)>,
     /// What waits to be told until the records it depends on are kept, in order
     /// (`fanout.rs`).
-    told: VecDeque<fanout::Telling>,
+    told: VecDeque<telling::Telling<PrincipalActor>>,
     /// Waiting for the first of `told` to be decided.
     draining: bool,
     /// How many were ever put in `told`: the number of the last.

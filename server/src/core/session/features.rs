@@ -51,12 +51,15 @@ pub(crate) struct Offers {
     pub(crate) prompts: bool,
     /// `completion/complete`.
     pub(crate) completions: bool,
+    /// Resources may be watched (`watch.rs`): `resources.subscribe`.
+    pub(crate) subscribe: bool,
 }
 
 impl Offers {
     /// Adds the capabilities offered to a server's `capabilities` (`other`): `resources`,
-    /// `prompts`, `completions`, each `{}` (no `listChanged`, no `subscribe`: **\[project\]**
-    /// their changes are not told; a client reads again).
+    /// `prompts`, `completions`, each `{}` but for `resources.subscribe: true` when
+    /// resources may be watched (`watch.rs`). No `listChanged`: **\[project\]** changes of
+    /// these lists are not told; a client reads again.
     pub(crate) fn declare(&self, capabilities: &mut Map<String, Value>) {
         for (offered, name) in [
             (self.resources, RESOURCES_CAPABILITY),
@@ -67,6 +70,17 @@ impl Offers {
                 capabilities.insert(name.to_owned(), json!({}));
             }
         }
+        if self.resources && self.subscribe {
+            capabilities.insert(
+                RESOURCES_CAPABILITY.to_owned(),
+                json!({ "subscribe": true }),
+            );
+        }
+    }
+
+    /// Whether legacy `resources/subscribe` and `resources/unsubscribe` are served.
+    pub(crate) fn watches(&self) -> bool {
+        self.resources && self.subscribe
     }
 
     /// Whether `method` is a feature request this server serves.
@@ -218,6 +232,7 @@ mod tests {
             resources_vary: false,
             prompts: false,
             completions: true,
+            subscribe: false,
         };
         assert!(offers.serves("resources/read") && offers.serves("completion/complete"));
         assert!(!offers.serves("prompts/get") && !offers.serves("resources/subscribe"));

@@ -8,7 +8,8 @@
 //! ([`LifecycleError::NotInitialized`]); params that do not decode get -32602; a request
 //! whose answer comes from the principal may not reuse the id of one still in flight
 //! (-32600). `logging/setLevel` is served only by a server that offers MCP logging;
-//! elsewhere it is an unknown method too. `toolsets/*` are for hosts shown hints (§2): any
+//! elsewhere it is an unknown method too; so are `resources/subscribe` and
+//! `resources/unsubscribe` on a server whose resources may not be watched (`watch.rs`). `toolsets/*` are for hosts shown hints (§2): any
 //! other gets -32601, the way a server without the RFC would answer (it opens and closes
 //! through the compat tools, §8). Malformed input gets its decode error's response, an
 //! oversized message an invalid-request error with id `null`; the session goes on after
@@ -55,6 +56,10 @@ enum Route {
     SetLevel,
     /// Resources, prompts and completion (`features.rs`).
     Feature,
+    /// `resources/subscribe` (`watch.rs`).
+    Subscribe,
+    /// `resources/unsubscribe` (`watch.rs`).
+    Unsubscribe,
 }
 
 impl Route {
@@ -76,6 +81,8 @@ impl Route {
             | ListPrompts::NAME
             | GetPrompt::NAME
             | Complete::NAME => Route::Feature,
+            super::watch::SUBSCRIBE => Route::Subscribe,
+            super::watch::UNSUBSCRIBE => Route::Unsubscribe,
             // `server/discover` included: on a connection opened with `initialize` it is
             // unknown, as in 2025-11-25 (before one, it is a modern request).
             _ => return None,
@@ -152,7 +159,10 @@ impl<T: Io> SessionCore<T> {
         // MCP "Utilities / Logging": only a server declaring `logging` serves setLevel.
         let route = Route::of(&req.method)
             .filter(|r| *r != Route::SetLevel || self.offers_logging())
-            .filter(|r| *r != Route::Feature || self.profile.offers.serves(&req.method));
+            .filter(|r| *r != Route::Feature || self.profile.offers.serves(&req.method))
+            .filter(|r| {
+                !matches!(r, Route::Subscribe | Route::Unsubscribe) || self.profile.offers.watches()
+            });
         let Some(route) = route else {
             let e = ErrorObject::method_not_found(&req.method);
             return self.send(Response::err(Some(req.id), e).into());
@@ -222,6 +232,8 @@ impl<T: Io> SessionCore<T> {
                 Ok(feature) => self.serve_feature(req.id, feature),
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
             },
+            Route::Subscribe => self.subscribe(req),
+            Route::Unsubscribe => self.unsubscribe(req),
         }
     }
 

@@ -2,18 +2,22 @@
 //! client's stream of the notifications it opts in to, on stdio and WebSocket beside its
 //! other requests, and on Streamable HTTP as the SSE answer of its own POST.
 //!
-//! - **The filter.** Of the opt-in types this server has only tools, so it honours
-//!   `toolsListChanged` and leaves out of the acknowledgement what it does not serve
-//!   (`promptsListChanged`, `resourcesListChanged`, `resourceSubscriptions`: no prompts or
-//!   resources yet, issue #39 item 7). **\[project\]** Read liberally: no `notifications`
-//!   is a stream that carries nothing; a member of the wrong type is -32602.
+//! - **The filter.** It honours `toolsListChanged`, and `resourceSubscriptions` when the
+//!   server lets resources be watched (`watch.rs`: the URIs of resources it serves, at most
+//!   [`MAX_WATCHED`](super::watch::MAX_WATCHED) of them, -32600 past it); it leaves out of
+//!   the acknowledgement what it does not serve (`promptsListChanged`,
+//!   `resourcesListChanged`: those lists are told no change, and `resourceSubscriptions`
+//!   without the offer). **\[project\]** Read liberally: no `notifications` is a stream that
+//!   carries nothing; a member of the wrong type is -32602.
 //! - **The acknowledgement** `notifications/subscriptions/acknowledged` goes first, before
 //!   anything else of the stream, with `_meta["io.modelcontextprotocol/subscriptionId"]`
 //!   the listen's request id and the honoured subset.
 //! - **What it carries.** `notifications/tools/list_changed`, with the subscription id in
 //!   `_meta`, whenever the tool list this session's principal is shown changes (a manifest
 //!   replacement; a modern client sees the plain list, which opening toolsets does not
-//!   change, §8). One per change and stream: a burst is as many.
+//!   change, §8); `notifications/resources/updated {uri}`, with the subscription id, when
+//!   a resource it names changes (`watch.rs`). One per change and stream: a burst is as
+//!   many.
 //! - **`mcpl/hints`** (`docs/rfc014-stateless.md` §3.5, issue #40 **\[project\]**). A
 //!   hinted listen (`modern.rs`: a named principal's request declaring `mcpl/core`) whose
 //!   filter has `mcpl/hints: true` is acknowledged with it, and then carries every change
@@ -43,6 +47,7 @@
 
 use super::SessionCore;
 use super::output::{Event, Io};
+use super::watch::{too_many, within_bounds};
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, Notification, Request, Response, to_raw};
 use mcpl_protocol::method::{Cancelled, Method, ToolListChanged};
 use mcpl_protocol::modern::{
@@ -51,6 +56,7 @@ use mcpl_protocol::modern::{
 };
 use mcpl_protocol::stateless::{self, VersionedHints};
 use serde_json::{Value, json};
+use std::collections::BTreeSet;
 
 /// How many `subscriptions/listen` streams one principal may have open at once, over all
 /// its connections (the actor counts them, `session/dispatch.rs`), and an anonymous
@@ -60,7 +66,7 @@ use serde_json::{Value, json};
 pub(crate) const MAX_LISTENS: usize = 8;
 
 /// What one open stream carries.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Listen {
     /// `notifications/tools/list_changed`.
     tools: bool,
@@ -70,6 +76,15 @@ pub(crate) struct Listen {
     /// Its first message is sent (it waits for the principal's stamped state when the
     /// stream opened before the principal gave it).
     told: bool,
+    /// `notifications/resources/updated` for these URIs (`watch.rs`).
+    resources: BTreeSet<String>,
+}
+
+impl Listen {
+    /// Whether the stream carries the changes of the resource at `uri`.
+    pub(super) fn watches(&self, uri: &str) -> bool {
+        self.resources.contains(uri)
+    }
 }
 
 impl<T: Io> SessionCore<T> {
@@ -84,8 +99,37 @@ impl<T: Io> SessionCore<T> {
         let asks_hints = params.notifications.extensions.get(stateless::FILTER_HINTS)
             == Some(&Value::Bool(true));
         let hints = since.filter(|_| asks_hints);
+        // `resourceSubscriptions`, when resources may be watched: the URIs of resources
+        // this server serves, in the order asked, each once (`watch.rs`).
+        let asked = params
+            .notifications
+            .resource_subscriptions
+            .filter(|_| self.profile.watchable.is_some());
+        let resource_subscriptions = match asked {
+            Some(asked) => {
+                let mut seen = BTreeSet::new();
+                let asked: Vec<String> = asked
+                    .into_iter()
+                    .filter(|u| seen.insert(u.clone()))
+                    .collect();
+                if !within_bounds(&asked) {
+                    let e = too_many("too many resourceSubscriptions for one stream");
+                    return self.send(Response::err(Some(req.id), e).into());
+                }
+                Some(
+                    asked
+                        .into_iter()
+                        .filter(|u| self.watchable(u))
+                        .collect::<Vec<_>>(),
+                )
+            }
+            None => None,
+        };
+        let resources: BTreeSet<String> =
+            resource_subscriptions.iter().flatten().cloned().collect();
         let mut honoured = SubscriptionFilter {
             tools_list_changed: tools.then_some(true),
+            resource_subscriptions,
             ..SubscriptionFilter::default()
         };
         if hints.is_some() {
@@ -93,10 +137,13 @@ impl<T: Io> SessionCore<T> {
                 .extensions
                 .insert(stateless::FILTER_HINTS.to_owned(), Value::Bool(true));
         }
+        // Before the acknowledgement: once the client reads it, a change reaches it.
+        self.watching(resources.iter().cloned());
         let listen = Listen {
             tools,
             hints,
             told: false,
+            resources,
         };
         self.listens.push((req.id.clone(), listen));
         let ack = Notification {
@@ -162,7 +209,8 @@ impl<T: Io> SessionCore<T> {
         let Some(at) = self.listens.iter().position(|(l, _)| l == id) else {
             return false;
         };
-        self.listens.remove(at);
+        let (_, ended) = self.listens.remove(at);
+        self.released(ended.resources);
         tracing::debug!(%id, "subscriptions/listen stream ended by the client");
         self.emit(Event::ListenEnded(id.clone()));
         true
@@ -194,7 +242,8 @@ impl<T: Io> SessionCore<T> {
     /// ignores one for a stream already ended); on Streamable HTTP the result ends the
     /// stream's own answer, which is its teardown, so nothing follows it.
     pub(crate) fn close_listens(&mut self, and_cancel: bool) {
-        for (id, _) in std::mem::take(&mut self.listens) {
+        for (id, ended) in std::mem::take(&mut self.listens) {
+            self.released(ended.resources);
             let result = json!({
                 "resultType": RESULT_COMPLETE,
                 "_meta": { SUBSCRIPTION_ID_KEY: id },

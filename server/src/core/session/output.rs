@@ -113,6 +113,11 @@ pub(crate) enum Event<T: Io> {
     Ended(Id),
     /// A `subscriptions/listen` stream ended (`listen.rs`): what it held is released.
     ListenEnded(Id),
+    /// This session now watches the resource at this URI (`watch.rs`): tell it its
+    /// changes ([`SessionCore::resource_updated`](super::SessionCore::resource_updated)).
+    Watch(String),
+    /// This session no longer watches the resource at this URI.
+    Unwatch(String),
     /// The host answered one of the session's own requests.
     Response(Response),
     /// Serve this modern request on a connection of its own, under a principal of its own

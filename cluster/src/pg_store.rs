@@ -1,0 +1,517 @@
+//! [`PgStore`]: the SDK's durable state on PostgreSQL (issue #41 item 1).
+//!
+//! Two tables hold the records, as [`RedbStore`](mcpl_server::RedbStore)'s file does:
+//! `principals` (key `text`) and `instances` (key `bigint`), each row a record (`bytea`)
+//! and its **revision** (`bigint`). They are created when missing, with a `mcpl_meta`
+//! table holding the records' format (a database written in another format is refused,
+//! as a `redb` file is) and the sequence `mcpl_revisions` the revisions are drawn from.
+//!
+//! **One commit, one transaction.** [`Store::commit`] gets every step the server's commit
+//! queue took at once (group commit, issue #42 item 1) and writes all their records in one
+//! transaction: one WAL flush, all of them or none.
+//!
+//! **Revision check** (issue #41 item 1: two nodes can never both write a record's next
+//! version). The store remembers the revision of each record it loaded or last wrote, and
+//! of each it did not see, that there was none. Every write says which revision it
+//! replaces: an update is made only where the row still has that revision, a creation
+//! only where there is still no row, a deletion only of that revision. A write whose
+//! record another writer changed, created or deleted meanwhile fails the whole commit
+//! (rolled back) with [`StoreError::Conflict`] naming the record. The server then gives
+//! its store up until a restart (the commit queue's "failure"): a node that lost a record
+//! to another no longer owns it, and reads everything afresh when started again.
+//!
+//! **\[project\]** Revisions are drawn from one sequence, never reused: a record deleted
+//! and created again by another node meanwhile has a revision this store never saw, so it
+//! cannot be mistaken for the one it read (no ABA).
+//!
+//! **\[project\]** A record written by several of the steps of one commit is written once,
+//! as the last step left it (what writing them in order leaves), and the records are
+//! written in key order, principals then instances: two nodes committing at once take
+//! their rows' locks in the same order and never deadlock.
+//!
+//! **\[project\]** The connection lives on a thread of its own, the store's calls handed
+//! to it: the synchronous `postgres` client runs a small runtime of its own, which must
+//! not be entered from inside another's, and [`Store::load`] is called where the server is
+//! built — inside the arcade's actix system, say. The commit queue's writer thread then
+//! waits for the answer as it waits for redb's fsync. A connection lost (the database
+//! restarted, the network cut) fails the call it was lost in, and the server gives its
+//! store up until restarted, as for any write that failed; riding through a database
+//! restart is a later step of issue #41.
+
+use mcpl_server::{Loaded, Store, StoreError, Writes};
+use postgres::types::ToSql;
+use postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::mpsc;
+
+/// The format of the records this store holds ([`RedbStore`](mcpl_server::RedbStore)'s
+/// too: the SDK encodes them, a store keeps bytes).
+const FORMAT: i64 = 1;
+
+/// Serialises creating the schema between nodes starting at once (`CREATE ... IF NOT
+/// EXISTS` alone races on the catalog): an advisory lock's key, "mcpl" in ASCII.
+const SCHEMA_LOCK: i64 = 0x6d63_706c;
+
+const SCHEMA: &str = "
+    CREATE SEQUENCE IF NOT EXISTS mcpl_revisions;
+    CREATE TABLE IF NOT EXISTS mcpl_meta (
+        key text PRIMARY KEY,
+        value bigint NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS principals (
+        key text PRIMARY KEY,
+        record bytea NOT NULL,
+        revision bigint NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS instances (
+        key bigint PRIMARY KEY,
+        record bytea NOT NULL,
+        revision bigint NOT NULL
+    );
+";
+
+/// A call handed to the connection's thread.
+type Job = Box<dyn FnOnce(&mut Connection) + Send>;
+
+/// An [`mcpl_server::Store`] on PostgreSQL. See the module docs.
+///
+/// ```no_run
+/// # fn main() -> Result<(), mcpl_server::StoreError> {
+/// use mcpl_cluster::PgStore;
+/// let store = PgStore::connect("postgres://arcade@127.0.0.1:5432/arcade")?;
+/// // mcpl_server::Server::builder(..).store(std::sync::Arc::new(store))
+/// # Ok(()) }
+/// ```
+pub struct PgStore {
+    location: String,
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for PgStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgStore")
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+impl PgStore {
+    /// Connects to the database `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME`, or
+    /// libpq's `key=value` form; no TLS), creates the tables where they are missing and
+    /// checks the records' format. A URL that cannot be read, a database that cannot be
+    /// reached and one holding another format are errors naming it (without its
+    /// password).
+    pub fn connect(url: &str) -> Result<PgStore, StoreError> {
+        let config: Config = url.parse().map_err(|e: postgres::Error| StoreError::Open {
+            path: "the PostgreSQL URL".into(),
+            detail: format!("it cannot be read: {}", chain(&e)),
+        })?;
+        let location = location_of(&config);
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let (ready, started) = mpsc::channel();
+        let at = location.clone();
+        let thread = std::thread::Builder::new()
+            .name("mcpl-pg-store".to_owned())
+            .spawn(move || match Connection::open(config, at) {
+                Ok(mut connection) => {
+                    let _ = ready.send(Ok(()));
+                    for job in queue {
+                        job(&mut connection);
+                    }
+                }
+                Err(e) => {
+                    let _ = ready.send(Err(e));
+                }
+            })
+            .map_err(|e| StoreError::Open {
+                path: location.clone().into(),
+                detail: format!("cannot start its connection's thread: {e}"),
+            })?;
+        let store = PgStore {
+            location: location.clone(),
+            jobs: Some(jobs),
+            thread: Some(thread),
+        };
+        match started.recv() {
+            Ok(Ok(())) => Ok(store),
+            Ok(Err(e)) => Err(e),
+            Err(_) => Err(StoreError::Open {
+                path: location.into(),
+                detail: "its connection's thread stopped".to_owned(),
+            }),
+        }
+    }
+
+    /// Runs `f` on the connection's thread and waits for its answer.
+    fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Connection) -> Result<R, StoreError> + Send + 'static,
+    ) -> Result<R, StoreError> {
+        let stopped = || StoreError::Io {
+            path: self.location.clone().into(),
+            detail: "its connection's thread stopped".to_owned(),
+        };
+        let (answer, answered) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move |c| {
+            let _ = answer.send(f(c));
+        });
+        self.jobs
+            .as_ref()
+            .ok_or_else(stopped)?
+            .send(job)
+            .map_err(|_| stopped())?;
+        answered.recv().map_err(|_| stopped())?
+    }
+}
+
+impl Drop for PgStore {
+    fn drop(&mut self) {
+        // The thread ends once the queue is closed, closing the connection.
+        self.jobs.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+impl Store for PgStore {
+    fn load(&self) -> Result<Loaded, StoreError> {
+        self.call(Connection::load)
+    }
+
+    fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {
+        // A record written by several steps is written once, as the last left it; in key
+        // order (see the module docs).
+        let mut principals: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
+        let mut instances: BTreeMap<u64, Option<&[u8]>> = BTreeMap::new();
+        for step in steps {
+            for (name, record) in &step.principals {
+                principals.insert(name, record.as_deref());
+            }
+            for (id, record) in &step.instances {
+                instances.insert(*id, record.as_deref());
+            }
+        }
+        if principals.is_empty() && instances.is_empty() {
+            return Ok(());
+        }
+        let principals: Vec<(String, Option<Vec<u8>>)> = principals
+            .into_iter()
+            .map(|(k, r)| (k.to_owned(), r.map(<[u8]>::to_vec)))
+            .collect();
+        let instances: Vec<(u64, Option<Vec<u8>>)> = instances
+            .into_iter()
+            .map(|(k, r)| (k, r.map(<[u8]>::to_vec)))
+            .collect();
+        self.call(move |c| c.commit(principals, instances))
+    }
+
+    fn location(&self) -> String {
+        self.location.clone()
+    }
+}
+
+/// `postgres://USER@HOST:PORT/DBNAME`: where the store is, without a password.
+fn location_of(config: &Config) -> String {
+    let user = config
+        .get_user()
+        .map(|u| format!("{u}@"))
+        .unwrap_or_default();
+    let host = match config.get_hosts().first() {
+        Some(postgres::config::Host::Tcp(h)) if h.contains(':') => format!("[{h}]"),
+        Some(postgres::config::Host::Tcp(h)) => h.clone(),
+        Some(postgres::config::Host::Unix(p)) => p.display().to_string(),
+        None => "localhost".to_owned(),
+    };
+    let port = config.get_ports().first().copied().unwrap_or(5432);
+    let db = config
+        .get_dbname()
+        .or(config.get_user())
+        .unwrap_or_default();
+    format!("postgres://{user}{host}:{port}/{db}")
+}
+
+/// An error and its causes, as one line (a database error's own message is its source).
+fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut out = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let text = c.to_string();
+        if !out.contains(&text) {
+            out.push_str(": ");
+            out.push_str(&text);
+        }
+        cause = c.source();
+    }
+    out
+}
+
+/// A table's statements.
+struct Table {
+    /// `principal "alice"` / `instance 7`, for errors.
+    kind: &'static str,
+    /// Replaces the record where the row has the revision expected; the new revision.
+    update: Statement,
+    /// Creates the record where there is no row; its revision.
+    insert: Statement,
+    /// Deletes the row where it has the revision expected.
+    delete_at: Statement,
+    /// Deletes the row, whatever its revision (one no row was expected for); how many.
+    delete_any: Statement,
+    /// The row's revision now.
+    revision: Statement,
+}
+
+impl Table {
+    fn prepare(
+        client: &mut Client,
+        name: &str,
+        kind: &'static str,
+    ) -> Result<Table, postgres::Error> {
+        Ok(Table {
+            kind,
+            update: client.prepare(&format!(
+                "UPDATE {name} SET record = $2, revision = nextval('mcpl_revisions') \
+                 WHERE key = $1 AND revision = $3 RETURNING revision"
+            ))?,
+            insert: client.prepare(&format!(
+                "INSERT INTO {name} (key, record, revision) \
+                 VALUES ($1, $2, nextval('mcpl_revisions')) \
+                 ON CONFLICT (key) DO NOTHING RETURNING revision"
+            ))?,
+            delete_at: client.prepare(&format!(
+                "DELETE FROM {name} WHERE key = $1 AND revision = $2"
+            ))?,
+            delete_any: client.prepare(&format!("DELETE FROM {name} WHERE key = $1"))?,
+            revision: client.prepare(&format!("SELECT revision FROM {name} WHERE key = $1"))?,
+        })
+    }
+
+    /// Writes one record (`None`: deletes it) over the revision `expected` (`None`: no
+    /// row). `Ok(Ok(revision))` once written (`None` once deleted), `Ok(Err(detail))`
+    /// when the row is not as expected.
+    fn write(
+        &self,
+        tx: &mut Transaction<'_>,
+        key: &(dyn ToSql + Sync),
+        record: Option<&[u8]>,
+        expected: Option<i64>,
+    ) -> Result<Result<Option<i64>, String>, postgres::Error> {
+        let written = match (record, expected) {
+            (Some(r), Some(rev)) => tx
+                .query_opt(&self.update, &[key, &r, &rev])?
+                .map(|row| Some(row.get::<_, i64>(0))),
+            (Some(r), None) => tx
+                .query_opt(&self.insert, &[key, &r])?
+                .map(|row| Some(row.get::<_, i64>(0))),
+            (None, Some(rev)) => (tx.execute(&self.delete_at, &[key, &rev])? == 1).then_some(None),
+            (None, None) => (tx.execute(&self.delete_any, &[key])? == 0).then_some(None),
+        };
+        if let Some(now) = written {
+            return Ok(Ok(now));
+        }
+        let found: Option<i64> = tx.query_opt(&self.revision, &[key])?.map(|r| r.get(0));
+        let expected = match expected {
+            Some(rev) => format!("revision {rev} expected"),
+            None => "no record expected".to_owned(),
+        };
+        let found = match found {
+            Some(rev) => format!("the database has revision {rev}"),
+            None => "the database has none".to_owned(),
+        };
+        Ok(Err(format!("{expected}, {found}")))
+    }
+}
+
+/// The revisions this store last saw: of each record it loaded or wrote. A record not
+/// here had none (it was not there when loaded, or this store deleted it).
+#[derive(Default)]
+struct Known {
+    principals: HashMap<String, i64>,
+    instances: HashMap<u64, i64>,
+}
+
+/// The connection, on its own thread.
+struct Connection {
+    location: String,
+    client: Client,
+    principals: Table,
+    instances: Table,
+    known: Known,
+}
+
+/// An instance's id as its key: the same 64 bits (ids past `i64::MAX` read back as the
+/// same id).
+fn instance_key(id: u64) -> i64 {
+    i64::from_ne_bytes(id.to_ne_bytes())
+}
+
+fn instance_id(key: i64) -> u64 {
+    u64::from_ne_bytes(key.to_ne_bytes())
+}
+
+impl Connection {
+    /// Connects, creates the schema where missing, checks the format, prepares the
+    /// statements.
+    fn open(config: Config, location: String) -> Result<Connection, StoreError> {
+        let open = |e: &postgres::Error| StoreError::Open {
+            path: location.clone().into(),
+            detail: chain(e),
+        };
+        let mut client = config.connect(NoTls).map_err(|e| open(&e))?;
+        let found = {
+            let mut tx = client.transaction().map_err(|e| open(&e))?;
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
+                .map_err(|e| open(&e))?;
+            tx.batch_execute(SCHEMA).map_err(|e| open(&e))?;
+            tx.execute(
+                "INSERT INTO mcpl_meta (key, value) VALUES ('format', $1) ON CONFLICT (key) DO NOTHING",
+                &[&FORMAT],
+            )
+            .map_err(|e| open(&e))?;
+            let found: i64 = tx
+                .query_one("SELECT value FROM mcpl_meta WHERE key = 'format'", &[])
+                .map_err(|e| open(&e))?
+                .get(0);
+            tx.commit().map_err(|e| open(&e))?;
+            found
+        };
+        if found != FORMAT {
+            return Err(StoreError::Incompatible {
+                path: location.into(),
+                found: u64::try_from(found).unwrap_or_default(),
+                expected: FORMAT as u64,
+            });
+        }
+        let principals =
+            Table::prepare(&mut client, "principals", "principal").map_err(|e| open(&e))?;
+        let instances =
+            Table::prepare(&mut client, "instances", "instance").map_err(|e| open(&e))?;
+        Ok(Connection {
+            location,
+            client,
+            principals,
+            instances,
+            known: Known::default(),
+        })
+    }
+
+    fn io(&self, e: &postgres::Error) -> StoreError {
+        StoreError::Io {
+            path: self.location.clone().into(),
+            detail: chain(e),
+        }
+    }
+
+    /// Every record, read in one snapshot; their revisions remembered.
+    fn load(&mut self) -> Result<Loaded, StoreError> {
+        let mut tx = self
+            .client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| StoreError::Io {
+                path: self.location.clone().into(),
+                detail: chain(&e),
+            })?;
+        let read = (|| {
+            let principals = tx.query(
+                "SELECT key, record, revision FROM principals ORDER BY key",
+                &[],
+            )?;
+            let instances = tx.query(
+                "SELECT key, record, revision FROM instances ORDER BY key",
+                &[],
+            )?;
+            Ok::<_, postgres::Error>((principals, instances))
+        })();
+        let (principals, instances) = match read {
+            Ok(rows) => rows,
+            Err(e) => {
+                drop(tx);
+                return Err(self.io(&e));
+            }
+        };
+        drop(tx);
+        let mut loaded = Loaded::default();
+        let mut known = Known::default();
+        for row in principals {
+            let key: String = row.get(0);
+            known.principals.insert(key.clone(), row.get(2));
+            loaded.principals.push((key, row.get(1)));
+        }
+        for row in instances {
+            let id = instance_id(row.get(0));
+            known.instances.insert(id, row.get(2));
+            loaded.instances.push((id, row.get(1)));
+        }
+        self.known = known;
+        Ok(loaded)
+    }
+
+    /// Writes the records in one transaction, each over the revision last seen; the
+    /// revisions written remembered once it committed.
+    fn commit(
+        &mut self,
+        principals: Vec<(String, Option<Vec<u8>>)>,
+        instances: Vec<(u64, Option<Vec<u8>>)>,
+    ) -> Result<(), StoreError> {
+        let Connection {
+            client,
+            location,
+            principals: p_table,
+            instances: i_table,
+            known,
+            ..
+        } = self;
+        let io = |e: &postgres::Error| StoreError::Io {
+            path: location.clone().into(),
+            detail: chain(e),
+        };
+        let conflict = |table: &Table, key: String, detail: String| StoreError::Conflict {
+            store: location.clone(),
+            what: format!("{} {key}", table.kind),
+            detail,
+        };
+        let mut tx = client.transaction().map_err(|e| io(&e))?;
+        let mut wrote_principals = Vec::with_capacity(principals.len());
+        for (name, record) in &principals {
+            let expected = known.principals.get(name).copied();
+            match p_table
+                .write(&mut tx, name, record.as_deref(), expected)
+                .map_err(|e| io(&e))?
+            {
+                Ok(now) => wrote_principals.push((name, now)),
+                // Dropping the transaction rolls it back.
+                Err(detail) => return Err(conflict(p_table, format!("{name:?}"), detail)),
+            }
+        }
+        let mut wrote_instances = Vec::with_capacity(instances.len());
+        for (id, record) in &instances {
+            let expected = known.instances.get(id).copied();
+            match i_table
+                .write(&mut tx, &instance_key(*id), record.as_deref(), expected)
+                .map_err(|e| io(&e))?
+            {
+                Ok(now) => wrote_instances.push((*id, now)),
+                Err(detail) => return Err(conflict(i_table, id.to_string(), detail)),
+            }
+        }
+        tx.commit().map_err(|e| io(&e))?;
+        for (name, now) in wrote_principals {
+            match now {
+                Some(rev) => known.principals.insert(name.clone(), rev),
+                None => known.principals.remove(name),
+            };
+        }
+        for (id, now) in wrote_instances {
+            match now {
+                Some(rev) => known.instances.insert(id, rev),
+                None => known.instances.remove(&id),
+            };
+        }
+        Ok(())
+    }
+}

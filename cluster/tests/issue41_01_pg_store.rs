@@ -1,0 +1,226 @@
+//! Issue #41 item 1, first brick: the SDK's durable state on a real PostgreSQL, started by
+//! each test (`mcpl_testkit::postgres`). A group commit is one transaction, all of it or
+//! none; a record another node wrote, created or deleted since this store read it fails
+//! the whole commit with `StoreError::Conflict`, and nothing of that commit is written.
+
+use mcpl_cluster::PgStore;
+use mcpl_server::{Loaded, Store, StoreError, Writes};
+use mcpl_testkit::postgres::Postgres;
+
+fn server() -> Postgres {
+    Postgres::start().expect("a private PostgreSQL starts")
+}
+
+/// A plain client of the test's own, to look at the tables as they are.
+fn inspect(pg: &Postgres) -> postgres::Client {
+    postgres::Client::connect(&pg.url(), postgres::NoTls).expect("connect")
+}
+
+fn principal(name: &str, record: &[u8]) -> (String, Option<Vec<u8>>) {
+    (name.to_owned(), Some(record.to_vec()))
+}
+
+fn loaded(principals: &[(&str, &[u8])], instances: &[(u64, &[u8])]) -> Loaded {
+    Loaded {
+        principals: principals
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.to_vec()))
+            .collect(),
+        instances: instances.iter().map(|(k, v)| (*k, v.to_vec())).collect(),
+    }
+}
+
+/// The `what` of a conflict, or a panic naming what came instead.
+fn conflict_on(result: Result<(), StoreError>) -> String {
+    match result {
+        Err(StoreError::Conflict { what, .. }) => what,
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+}
+
+#[test]
+fn issue41_01_records_round_trip_and_steps_committed_together_are_one_transaction() {
+    let pg = server();
+    let store = PgStore::connect(&pg.url()).expect("the store connects");
+    assert_eq!(store.load().unwrap(), Loaded::default());
+    assert!(
+        store
+            .location()
+            .starts_with("postgres://postgres@127.0.0.1:"),
+        "{}",
+        store.location()
+    );
+    // Two steps in one commit, the second replacing and deleting what the first wrote.
+    let first = Writes {
+        principals: vec![principal("alice", b"a1")],
+        instances: vec![(1, Some(b"i1".to_vec())), (2, Some(b"i2".to_vec()))],
+    };
+    let second = Writes {
+        principals: vec![principal("bob", b"b1"), principal("alice", b"a2")],
+        instances: vec![(2, None), (u64::MAX, Some(b"max".to_vec()))],
+    };
+    store.commit(&[first, second]).expect("the commit");
+    let expected = loaded(
+        &[("alice", b"a2"), ("bob", b"b1")],
+        &[(1, b"i1"), (u64::MAX, b"max")],
+    );
+    // Read back by another store, as a node started on the same database.
+    let other = PgStore::connect(&pg.url()).unwrap();
+    let mut got = other.load().unwrap();
+    got.instances.sort();
+    assert_eq!(got, expected);
+    // Every row the commit left was written by one transaction (one WAL flush).
+    let writers: i64 = inspect(&pg)
+        .query_one(
+            "SELECT count(DISTINCT x) FROM (SELECT xmin::text AS x FROM principals \
+             UNION ALL SELECT xmin::text FROM instances) AS rows",
+            &[],
+        )
+        .unwrap()
+        .get(0);
+    assert_eq!(writers, 1, "the steps committed in one transaction");
+
+    // One-record writes, as the trait's helpers make them, go on from there.
+    store.delete_principal("bob").unwrap();
+    store.put_instance(1, b"i1'").unwrap();
+    let mut got = PgStore::connect(&pg.url()).unwrap().load().unwrap();
+    got.instances.sort();
+    assert_eq!(
+        got,
+        loaded(&[("alice", b"a2")], &[(1, b"i1'"), (u64::MAX, b"max")])
+    );
+}
+
+#[test]
+fn issue41_01_a_commit_that_fails_midway_keeps_nothing_of_it() {
+    let pg = server();
+    let store = PgStore::connect(&pg.url()).unwrap();
+    store.put_principal("alice", b"a1").unwrap();
+    // Alice's record is written first (key order), then a name PostgreSQL refuses (a NUL
+    // in `text`) fails the transaction: alice's second version must not be kept.
+    let step = Writes {
+        principals: vec![principal("alice", b"a2"), principal("bad\0name", b"x")],
+        instances: vec![(7, Some(b"i7".to_vec()))],
+    };
+    let err = store
+        .commit(&[step])
+        .expect_err("a NUL in a name is refused");
+    assert!(matches!(err, StoreError::Io { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains("127.0.0.1"),
+        "names the store: {err}"
+    );
+    let kept = PgStore::connect(&pg.url()).unwrap().load().unwrap();
+    assert_eq!(kept, loaded(&[("alice", b"a1")], &[]), "nothing of it kept");
+
+    // A conflict on the last record of a commit undoes the records written before it.
+    let other = PgStore::connect(&pg.url()).unwrap();
+    other.put_instance(9, b"theirs").unwrap();
+    let step = Writes {
+        principals: vec![principal("alice", b"a3"), principal("bob", b"b1")],
+        instances: vec![(3, Some(b"i3".to_vec())), (9, Some(b"mine".to_vec()))],
+    };
+    assert_eq!(conflict_on(store.commit(&[step])), "instance 9");
+    let kept = PgStore::connect(&pg.url()).unwrap().load().unwrap();
+    assert_eq!(
+        kept,
+        loaded(&[("alice", b"a1")], &[(9, b"theirs")]),
+        "nothing of it kept"
+    );
+    // What the store knew is unchanged by the commit it rolled back: alice's revision is
+    // still the one it wrote, so its next write of her goes through.
+    store.put_principal("alice", b"a4").unwrap();
+    let kept = PgStore::connect(&pg.url()).unwrap().load().unwrap();
+    assert_eq!(kept.principals, loaded(&[("alice", b"a4")], &[]).principals);
+}
+
+#[test]
+fn issue41_01_a_node_writing_a_record_another_wrote_since_it_read_it_fails_and_writes_nothing() {
+    let pg = server();
+    let first = PgStore::connect(&pg.url()).unwrap();
+    let second = PgStore::connect(&pg.url()).unwrap();
+    first.put_principal("alice", b"a1").unwrap();
+    first.put_principal("carol", b"c1").unwrap();
+    // The second node reads everything: alice and carol at the first's revisions.
+    assert_eq!(second.load().unwrap().principals.len(), 2);
+
+    // The first writes alice's next version; the second, from what it read, cannot.
+    first.put_principal("alice", b"a2 by first").unwrap();
+    let stale = Writes {
+        principals: vec![principal("alice", b"a2 by second"), principal("bob", b"b1")],
+        instances: vec![(5, Some(b"i5".to_vec()))],
+    };
+    let err = second.commit(&[stale]).expect_err("a stale write fails");
+    let text = err.to_string();
+    match &err {
+        StoreError::Conflict { what, store, .. } => {
+            assert_eq!(what, "principal \"alice\"");
+            assert_eq!(store, &second.location());
+        }
+        other => panic!("expected a conflict, got {other:?}"),
+    }
+    assert!(text.contains("revision"), "says which revisions: {text}");
+    let kept = PgStore::connect(&pg.url()).unwrap().load().unwrap();
+    assert_eq!(
+        kept,
+        loaded(&[("alice", b"a2 by first"), ("carol", b"c1")], &[]),
+        "the second node wrote nothing"
+    );
+
+    // Deleted meanwhile: the second's write of carol fails too.
+    first.delete_principal("carol").unwrap();
+    assert_eq!(
+        conflict_on(second.put_principal("carol", b"c2")),
+        "principal \"carol\""
+    );
+    // Created meanwhile: a record the second never saw was made by the first.
+    first.put_instance(6, b"i6 by first").unwrap();
+    assert_eq!(
+        conflict_on(second.put_instance(6, b"i6 by second")),
+        "instance 6"
+    );
+    assert_eq!(conflict_on(second.delete_instance(6)), "instance 6");
+    // Deleted and created again (a new revision, never the one the second read).
+    first.delete_principal("alice").unwrap();
+    first.put_principal("alice", b"a3 by first").unwrap();
+    let third = PgStore::connect(&pg.url()).unwrap();
+    third.load().unwrap();
+    first.delete_principal("alice").unwrap();
+    first.put_principal("alice", b"a4 by first").unwrap();
+    assert_eq!(
+        conflict_on(third.put_principal("alice", b"a4 by third")),
+        "principal \"alice\""
+    );
+
+    // Once it read afresh (a restarted node), the second writes again.
+    second.load().unwrap();
+    second.put_principal("alice", b"a5 by second").unwrap();
+    assert_eq!(
+        conflict_on(first.put_principal("alice", b"a5 by first")),
+        "principal \"alice\""
+    );
+    let kept = PgStore::connect(&pg.url()).unwrap().load().unwrap();
+    assert_eq!(
+        kept,
+        loaded(&[("alice", b"a5 by second")], &[(6, b"i6 by first")])
+    );
+}
+
+#[test]
+fn issue41_01_an_unreachable_database_is_an_error_naming_it_without_its_password() {
+    let pg = server();
+    let port = pg.port();
+    drop(pg);
+    let err = PgStore::connect(&format!(
+        "postgres://someone:secret@127.0.0.1:{port}/arcade"
+    ))
+    .expect_err("nothing listens there now");
+    let text = err.to_string();
+    assert!(
+        text.contains(&format!("postgres://someone@127.0.0.1:{port}/arcade")),
+        "{text}"
+    );
+    assert!(!text.contains("secret"), "{text}");
+    let err = PgStore::connect("postgres://[not a url").expect_err("not a URL");
+    assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+}

@@ -1,0 +1,375 @@
+//! `StampedView`: one server's hint state as a host holds it on MCP 2026-07-28, under this
+//! project's stateless profile (`docs/rfc014-stateless.md`, **\[project\]**, issue #40).
+//! Sans-IO: no clock, no async.
+//!
+//! The legacy [`HintState`](super::HintState) applies changes in the order of a
+//! connection's revs, with a hold window and a recovery read for a gap. Without
+//! connections there is no such order; instead every entry carries the version at which
+//! it last changed (its stamp), and states its key's whole value (profile §2, §3.3). So
+//! the rules here are few:
+//!
+//! 1. **Newest stamp wins, per key.** An entry applies only when its stamp is newer than
+//!    the one held for its key; with no entry held, newer than the **floor** (the version
+//!    of the newest statement applied, or of the newest closed entry forgotten, never
+//!    above the mark: every change at or below it is held, so an entry at or below the
+//!    floor for a key not held is one the host knows is gone). Applying
+//!    is idempotent: a message delivered twice, late or out of order changes nothing it
+//!    should not.
+//! 2. **A closed instance is a tombstone.** Its closed entry is kept, and a tool entry of
+//!    that instance stamped before the close is ignored (profile §2, vector S7); the tool
+//!    entries held for it are dropped.
+//! 3. **A statement replaces.** Every key the statement does not state and whose entry is
+//!    not newer than the statement is dropped; the floor rises to the statement's version,
+//!    so an older entry of a key it left out cannot come back.
+//! 4. **The mark** ([`StampedView::since`], sent as `_meta["mcpl/since"]`): the version up
+//!    to which the host holds every change. A complete answer — a result, or a listen
+//!    stream's first message — carries every change since the mark its request named, so
+//!    it raises the mark to its version. A stream's change notification carries one change:
+//!    it raises the mark only when it is the next version (profile §3.5); after a lost
+//!    one, the next result fills the gap.
+//!
+//! Bounds: at most [`StampedView::MAX_ENTRIES`] keys held. An entry for a new key past it
+//! is not applied and the mark drops to 0, so the next request gets a full statement
+//! (which is correct, only larger); closed entries are forgotten oldest first past
+//! [`StampedView::MAX_CLOSED`], raising the floor to the newest one forgotten (at most to
+//! the mark).
+
+use super::keys::{FastMap, PairKey};
+use mcpl_protocol::hints::{ToolDefinition, ToolsetState};
+use mcpl_protocol::stateless::VersionedHints;
+use mcpl_protocol::{Presence, Suggestion};
+use std::collections::BTreeMap;
+
+/// What carried a [`VersionedHints`] (rule 4 of the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StampedCarrier {
+    /// A complete answer: a result, or a listen stream's first message after its
+    /// acknowledgment. It holds every change since the mark its request named.
+    Complete {
+        /// The mark the request was sent with.
+        since: u64,
+    },
+    /// A stream's `notifications/mcpl/hints` (or an event's hints): one change.
+    Change,
+}
+
+/// A tool entry held: its stamp and its value.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolValue {
+    /// The version at which it last changed.
+    pub v: u64,
+    /// Visible now.
+    pub visible: bool,
+    /// Its own definition there; `None`: the listed one.
+    pub definition: Option<ToolDefinition>,
+    /// A presence moved from the listed one.
+    pub presence: Option<Presence>,
+}
+
+/// A toolset or instance entry held: its stamp and its state.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SetValue {
+    /// The version at which it last changed.
+    pub v: u64,
+    /// Open or closed (a closed instance is a tombstone).
+    pub state: ToolsetState,
+    /// Its title.
+    pub title: Option<String>,
+    /// Why it closed.
+    pub reason: Option<String>,
+    /// Its ended record's id, when closed with one (§4.3).
+    pub ended: Option<String>,
+}
+
+/// What applying one message did.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StampedApplied {
+    /// Tool keys whose value changed (or that were dropped).
+    pub tools: Vec<PairKey>,
+    /// Toolset keys whose value changed (or that were dropped).
+    pub toolsets: Vec<PairKey>,
+    /// Ended records newly learned: `(toolset, instance, ended id, reason)`. The presenter
+    /// tells each once, by its id (§4.3, vector S11).
+    pub ended: Vec<(String, Option<String>, String, Option<String>)>,
+    /// Suggestions carried: shown once with this message (§5.3).
+    pub suggest: Vec<Suggestion>,
+    /// Entries ignored as older than what is held (delivered late or twice).
+    pub stale: usize,
+    /// Entries not applied for the bound; the mark was dropped to 0.
+    pub over_bound: usize,
+}
+
+/// One server's hint state under the stateless profile (module docs).
+#[derive(Debug, Clone, Default)]
+pub struct StampedView {
+    since: u64,
+    floor: u64,
+    tools: FastMap<PairKey, ToolValue>,
+    toolsets: FastMap<PairKey, SetValue>,
+    /// Closed entries by stamp, oldest first, for forgetting them in order.
+    closed: BTreeMap<u64, Vec<PairKey>>,
+    closed_count: usize,
+}
+
+impl StampedView {
+    /// Keys held at most (tools and toolsets together).
+    pub const MAX_ENTRIES: usize = 65_536;
+    /// Closed entries (tombstones) held at most.
+    pub const MAX_CLOSED: usize = 4_096;
+
+    /// An empty view: it holds nothing, and its mark is 0 (the next answer is a
+    /// statement).
+    pub fn new() -> Self {
+        StampedView::default()
+    }
+
+    /// The mark to send as `_meta["mcpl/since"]`.
+    pub fn since(&self) -> u64 {
+        self.since
+    }
+
+    /// A tool's value in an instance (or outside instances), if one is held.
+    pub fn tool(&self, name: &str, instance: Option<&str>) -> Option<&ToolValue> {
+        self.tools
+            .get(&(name.to_owned(), instance.map(str::to_owned)))
+    }
+
+    /// A toolset's or instance's state, if held (closed ones are tombstones).
+    pub fn toolset(&self, toolset: &str, instance: Option<&str>) -> Option<&SetValue> {
+        self.toolsets
+            .get(&(toolset.to_owned(), instance.map(str::to_owned)))
+    }
+
+    /// Every tool visible now, by key, in order.
+    pub fn visible(&self) -> BTreeMap<PairKey, Option<ToolDefinition>> {
+        self.tools
+            .iter()
+            .filter(|(_, t)| t.visible)
+            .map(|(k, t)| (k.clone(), t.definition.clone()))
+            .collect()
+    }
+
+    /// Every toolset and instance open now, with its title, in order.
+    pub fn open(&self) -> BTreeMap<PairKey, Option<String>> {
+        self.toolsets
+            .iter()
+            .filter(|(_, s)| s.state == ToolsetState::Open)
+            .map(|(k, s)| (k.clone(), s.title.clone()))
+            .collect()
+    }
+
+    /// Applies one message's hints (module docs). `toolset_of` names the toolset a listed
+    /// tool belongs to (the catalog's), so that a closed instance's tombstone reaches its
+    /// tools.
+    pub fn apply(
+        &mut self,
+        hints: &VersionedHints,
+        carrier: StampedCarrier,
+        toolset_of: impl Fn(&str) -> Option<String>,
+    ) -> StampedApplied {
+        let mut out = StampedApplied {
+            suggest: hints.suggest.clone(),
+            ..StampedApplied::default()
+        };
+        // Toolsets first: a tombstone in this message blocks its instance's older tools.
+        for e in &hints.toolsets {
+            let c = &e.change;
+            let key = (c.toolset.clone(), c.instance.clone());
+            if !self.newer(self.toolsets.get(&key).map(|s| s.v), e.v) {
+                out.stale += 1;
+                continue;
+            }
+            if !self.toolsets.contains_key(&key) && self.full() {
+                out.over_bound += 1;
+                continue;
+            }
+            let value = SetValue {
+                v: e.v,
+                state: c.state,
+                title: c.title.clone(),
+                reason: c.reason.clone(),
+                ended: c.ended.clone(),
+            };
+            let before = self.toolsets.insert(key.clone(), value);
+            if let Some(before) = &before {
+                self.unmark_closed(&key, before);
+            }
+            if c.state == ToolsetState::Closed {
+                if let Some(id) = &c.ended {
+                    let told_before = before.as_ref().and_then(|b| b.ended.as_ref()) == Some(id);
+                    if !told_before {
+                        out.ended.push((
+                            c.toolset.clone(),
+                            c.instance.clone(),
+                            id.clone(),
+                            c.reason.clone(),
+                        ));
+                    }
+                }
+                if let Some(instance) = &c.instance {
+                    self.closed.entry(e.v).or_default().push(key.clone());
+                    self.closed_count += 1;
+                    // Its tools go with it (rule 2).
+                    let gone: Vec<PairKey> = self
+                        .tools
+                        .iter()
+                        .filter(|((name, i), t)| {
+                            i.as_deref() == Some(instance.as_str())
+                                && t.v < e.v
+                                && toolset_of(name).as_deref() == Some(c.toolset.as_str())
+                        })
+                        .map(|(k, _)| k.clone())
+                        .collect();
+                    for k in gone {
+                        self.tools.remove(&k);
+                        out.tools.push(k);
+                    }
+                }
+            }
+            out.toolsets.push(key);
+        }
+        for e in &hints.tools {
+            let h = &e.hint;
+            let key = (h.name.clone(), h.instance.clone());
+            let tombstone = h.instance.as_ref().and_then(|i| {
+                let set = toolset_of(&h.name)?;
+                let s = self.toolsets.get(&(set, Some(i.clone())))?;
+                (s.state == ToolsetState::Closed).then_some(s.v)
+            });
+            if !self.newer(self.tools.get(&key).map(|t| t.v), e.v)
+                || tombstone.is_some_and(|closed| e.v < closed)
+            {
+                out.stale += 1;
+                continue;
+            }
+            if !self.tools.contains_key(&key) && self.full() {
+                out.over_bound += 1;
+                continue;
+            }
+            self.tools.insert(
+                key.clone(),
+                ToolValue {
+                    v: e.v,
+                    visible: h.visible.unwrap_or(false),
+                    definition: h.definition.clone(),
+                    presence: h.presence,
+                },
+            );
+            out.tools.push(key);
+        }
+        if hints.statement {
+            self.replace(hints, &mut out);
+        }
+        self.forget_closed();
+        if out.over_bound > 0 {
+            // Something was not kept: only a statement can say it again, and until it
+            // comes nothing older is known to be gone.
+            self.since = 0;
+            self.floor = 0;
+        } else {
+            match carrier {
+                StampedCarrier::Complete { since } if since <= self.since || hints.statement => {
+                    self.since = self.since.max(hints.version);
+                }
+                // A complete answer to a request sent with a mark above this one (a view
+                // reset since): it does not cover what lies between.
+                StampedCarrier::Complete { .. } => {}
+                StampedCarrier::Change if hints.version == self.since + 1 => {
+                    self.since = hints.version;
+                }
+                StampedCarrier::Change => {}
+            }
+        }
+        out
+    }
+
+    /// Rule 3: a statement's version is a floor, and every key it did not state whose
+    /// entry is not newer is dropped.
+    fn replace(&mut self, hints: &VersionedHints, out: &mut StampedApplied) {
+        let version = hints.version;
+        let stated_tools: std::collections::HashSet<PairKey> = hints
+            .tools
+            .iter()
+            .map(|e| (e.hint.name.clone(), e.hint.instance.clone()))
+            .collect();
+        let stated_sets: std::collections::HashSet<PairKey> = hints
+            .toolsets
+            .iter()
+            .map(|e| (e.change.toolset.clone(), e.change.instance.clone()))
+            .collect();
+        let tools: Vec<PairKey> = self
+            .tools
+            .iter()
+            .filter(|(k, t)| t.v <= version && !stated_tools.contains(*k))
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in tools {
+            self.tools.remove(&k);
+            out.tools.push(k);
+        }
+        let sets: Vec<PairKey> = self
+            .toolsets
+            .iter()
+            // Tombstones stay: they still block older entries, and their ended id was
+            // told (the statement names it again in `ended` while the record lives).
+            .filter(|(k, s)| {
+                s.v <= version && s.state == ToolsetState::Open && !stated_sets.contains(*k)
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in sets {
+            self.toolsets.remove(&k);
+            out.toolsets.push(k);
+        }
+        self.floor = self.floor.max(version);
+    }
+
+    /// True when `v` is newer than what is held for its key (`held`), or than the floor
+    /// when nothing is.
+    fn newer(&self, held: Option<u64>, v: u64) -> bool {
+        match held {
+            Some(h) => v > h,
+            None => v > self.floor,
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.tools.len() + self.toolsets.len() >= Self::MAX_ENTRIES
+    }
+
+    fn unmark_closed(&mut self, key: &PairKey, before: &SetValue) {
+        if before.state != ToolsetState::Closed || key.1.is_none() {
+            return;
+        }
+        if let Some(keys) = self.closed.get_mut(&before.v) {
+            if let Some(at) = keys.iter().position(|k| k == key) {
+                keys.swap_remove(at);
+                self.closed_count -= 1;
+            }
+            if keys.is_empty() {
+                self.closed.remove(&before.v);
+            }
+        }
+    }
+
+    /// Forgets the oldest tombstones past the bound; the floor rises to the newest one
+    /// forgotten, so nothing older can bring its instance back.
+    fn forget_closed(&mut self) {
+        while self.closed_count > Self::MAX_CLOSED {
+            let Some((v, keys)) = self.closed.pop_first() else {
+                break;
+            };
+            for k in keys {
+                self.toolsets.remove(&k);
+                self.closed_count -= 1;
+            }
+            // Never past the mark: entries between it and the tombstone may still be on
+            // their way, and must apply (a late one of the forgotten instance is put
+            // right by the next answer, which states the close again or a statement).
+            self.floor = self.floor.max(v.min(self.since));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

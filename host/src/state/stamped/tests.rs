@@ -1,0 +1,432 @@
+//! The stateless profile's host rules (`docs/rfc014-stateless.md`): vectors S5, S6 and S7,
+//! and the property issue #40 asks for — results delivered late, twice or never, and
+//! change notifications lost, leave the view equal to the server's statement once one
+//! request completes.
+
+use super::*;
+use mcpl_protocol::hints::{ToolHint, ToolsetChange};
+use mcpl_protocol::stateless::{StampedTool, StampedToolset};
+use proptest::prelude::*;
+
+const GO: &str = "go";
+const TOOLS: [&str; 2] = ["go_play", "go_pass"];
+
+fn toolset_of(name: &str) -> Option<String> {
+    name.split('_').next().map(str::to_owned)
+}
+
+fn tool(name: &str, instance: &str, visible: bool, v: u64) -> StampedTool {
+    StampedTool {
+        hint: ToolHint {
+            name: name.to_owned(),
+            instance: Some(instance.to_owned()),
+            visible: Some(visible),
+            ..ToolHint::default()
+        },
+        v,
+    }
+}
+
+fn set(instance: &str, state: ToolsetState, title: Option<String>, v: u64) -> StampedToolset {
+    let closed = state == ToolsetState::Closed;
+    StampedToolset {
+        change: ToolsetChange {
+            toolset: GO.to_owned(),
+            instance: Some(instance.to_owned()),
+            state,
+            title,
+            reason: closed.then(|| "over".to_owned()),
+            ended: closed.then(|| format!("e{v}")),
+        },
+        v,
+    }
+}
+
+fn key(name: &str, instance: &str) -> PairKey {
+    (name.to_owned(), Some(instance.to_owned()))
+}
+
+/// A server as the profile describes it: a version, every entry with its stamp, closed
+/// instances kept as tombstones up to a bound (the oldest forgotten first).
+#[derive(Debug, Clone, Default)]
+struct Model {
+    version: u64,
+    tools: BTreeMap<PairKey, (u64, bool)>,
+    sets: BTreeMap<PairKey, (u64, ToolsetState, Option<String>)>,
+    forgotten: u64,
+}
+
+/// At most this many tombstones kept by the model: small, so statements happen.
+const MODEL_CLOSED: usize = 2;
+
+#[derive(Debug, Clone)]
+enum Op {
+    Open(u8),
+    Toggle(u8, u8),
+    Retitle(u8),
+    Close(u8),
+}
+
+impl Model {
+    fn is_open(&self, i: &str) -> bool {
+        matches!(self.sets.get(&key(GO, i)), Some((_, ToolsetState::Open, _)))
+    }
+
+    /// Applies `op`; the change's version when it changed anything.
+    fn step(&mut self, op: &Op) -> Option<u64> {
+        let i = |n: &u8| format!("g{}", n % 3);
+        match op {
+            Op::Open(n) if !self.is_open(&i(n)) => {
+                let v = self.bump();
+                self.sets.insert(
+                    key(GO, &i(n)),
+                    (v, ToolsetState::Open, Some(format!("t{v}"))),
+                );
+                for t in TOOLS {
+                    self.tools.insert(key(t, &i(n)), (v, true));
+                }
+                Some(v)
+            }
+            Op::Toggle(n, t) if self.is_open(&i(n)) => {
+                let v = self.bump();
+                let k = key(TOOLS[*t as usize % 2], &i(n));
+                let visible = !self.tools.get(&k).is_some_and(|e| e.1);
+                self.tools.insert(k, (v, visible));
+                Some(v)
+            }
+            Op::Retitle(n) if self.is_open(&i(n)) => {
+                let v = self.bump();
+                self.sets.insert(
+                    key(GO, &i(n)),
+                    (v, ToolsetState::Open, Some(format!("t{v}"))),
+                );
+                Some(v)
+            }
+            Op::Close(n) if self.is_open(&i(n)) => {
+                let v = self.bump();
+                self.sets
+                    .insert(key(GO, &i(n)), (v, ToolsetState::Closed, None));
+                self.tools
+                    .retain(|k, _| k.1.as_deref() != Some(i(n).as_str()));
+                self.forget();
+                Some(v)
+            }
+            _ => None,
+        }
+    }
+
+    fn bump(&mut self) -> u64 {
+        self.version += 1;
+        self.version
+    }
+
+    fn forget(&mut self) {
+        loop {
+            let closed: Vec<(u64, PairKey)> = self
+                .sets
+                .iter()
+                .filter(|(_, s)| s.1 == ToolsetState::Closed)
+                .map(|(k, s)| (s.0, k.clone()))
+                .collect();
+            if closed.len() <= MODEL_CLOSED {
+                return;
+            }
+            let (v, k) = closed.into_iter().min().expect("some");
+            self.sets.remove(&k);
+            self.forgotten = self.forgotten.max(v);
+        }
+    }
+
+    /// What a result written now says to a request sent with `since` (profile §3.3).
+    fn answer(&self, since: u64) -> VersionedHints {
+        let statement = since == 0 || since < self.forgotten;
+        let after = if statement { 0 } else { since };
+        VersionedHints {
+            version: self.version,
+            statement,
+            tools: self
+                .tools
+                .iter()
+                .filter(|(_, e)| e.0 > after)
+                .map(|(k, e)| tool(&k.0, k.1.as_deref().unwrap_or(""), e.1, e.0))
+                .collect(),
+            toolsets: self
+                .sets
+                .iter()
+                .filter(|(_, e)| e.0 > after)
+                .map(|(k, e)| set(k.1.as_deref().unwrap_or(""), e.1, e.2.clone(), e.0))
+                .collect(),
+            suggest: Vec::new(),
+        }
+    }
+
+    /// The one change at `v`, as a listen stream carries it.
+    fn change(&self, v: u64) -> VersionedHints {
+        let mut h = self.answer(v - 1);
+        h.statement = false;
+        h.version = v;
+        h.tools.retain(|t| t.v == v);
+        h.toolsets.retain(|t| t.v == v);
+        h
+    }
+
+    fn visible(&self) -> BTreeMap<PairKey, Option<ToolDefinition>> {
+        self.tools
+            .iter()
+            .filter(|(_, e)| e.1)
+            .map(|(k, _)| (k.clone(), None))
+            .collect()
+    }
+
+    fn open(&self) -> BTreeMap<PairKey, Option<String>> {
+        self.sets
+            .iter()
+            .filter(|(_, e)| e.1 == ToolsetState::Open)
+            .map(|(k, e)| (k.clone(), e.2.clone()))
+            .collect()
+    }
+}
+
+#[test]
+fn stateless_s05_a_result_older_than_one_applied_changes_nothing() {
+    let mut view = StampedView::new();
+    let newer = VersionedHints {
+        version: 7,
+        tools: vec![tool("go_play", "g1", false, 7)],
+        toolsets: vec![set("g1", ToolsetState::Open, Some("B".into()), 5)],
+        ..VersionedHints::default()
+    };
+    let older = VersionedHints {
+        version: 6,
+        tools: vec![tool("go_play", "g1", true, 6)],
+        toolsets: vec![set("g1", ToolsetState::Open, Some("A".into()), 4)],
+        ..VersionedHints::default()
+    };
+    view.apply(&newer, StampedCarrier::Complete { since: 0 }, toolset_of);
+    let before = (view.visible(), view.open(), view.since());
+    let applied = view.apply(&older, StampedCarrier::Complete { since: 0 }, toolset_of);
+    assert_eq!(applied.stale, 2);
+    assert_eq!((view.visible(), view.open(), view.since()), before);
+    assert_eq!(view.since(), 7);
+}
+
+#[test]
+fn stateless_s06_a_lost_result_is_made_good_by_the_next() {
+    let mut server = Model::default();
+    let mut view = StampedView::new();
+    server.step(&Op::Open(1));
+    view.apply(
+        &server.answer(0),
+        StampedCarrier::Complete { since: 0 },
+        toolset_of,
+    );
+    // A call closes the game; its result is lost. The next request's result carries it.
+    server.step(&Op::Close(1));
+    let _lost = server.answer(view.since());
+    let sent = view.since();
+    let next = server.answer(sent);
+    assert!(!next.statement);
+    let applied = view.apply(&next, StampedCarrier::Complete { since: sent }, toolset_of);
+    assert_eq!(applied.ended.len(), 1, "the end is told once: {applied:?}");
+    assert_eq!(view.visible(), server.visible());
+    assert_eq!(view.open(), server.open());
+}
+
+#[test]
+fn stateless_s07_a_closed_instance_is_not_brought_back_by_an_older_entry() {
+    let mut view = StampedView::new();
+    let close = VersionedHints {
+        version: 9,
+        toolsets: vec![set("g1", ToolsetState::Closed, None, 9)],
+        ..VersionedHints::default()
+    };
+    let late = VersionedHints {
+        version: 8,
+        tools: vec![tool("go_play", "g1", true, 8)],
+        toolsets: vec![set("g1", ToolsetState::Open, None, 7)],
+        ..VersionedHints::default()
+    };
+    view.apply(&close, StampedCarrier::Change, toolset_of);
+    let applied = view.apply(&late, StampedCarrier::Change, toolset_of);
+    assert_eq!(applied.stale, 2);
+    assert!(view.visible().is_empty());
+    assert!(view.open().is_empty());
+    // The same instance opened again, later, is a new game.
+    let again = VersionedHints {
+        version: 10,
+        tools: vec![tool("go_play", "g1", true, 10)],
+        toolsets: vec![set("g1", ToolsetState::Open, None, 10)],
+        ..VersionedHints::default()
+    };
+    view.apply(&again, StampedCarrier::Change, toolset_of);
+    assert_eq!(view.visible().len(), 1);
+}
+
+#[test]
+fn stateless_a_change_raises_the_mark_only_when_it_is_the_next() {
+    let mut view = StampedView::new();
+    let at = |v| VersionedHints {
+        version: v,
+        tools: vec![tool("go_play", "g1", v % 2 == 0, v)],
+        ..VersionedHints::default()
+    };
+    view.apply(&at(3), StampedCarrier::Complete { since: 0 }, toolset_of);
+    assert_eq!(view.since(), 3);
+    view.apply(&at(5), StampedCarrier::Change, toolset_of);
+    assert_eq!(view.since(), 3, "4 was not heard");
+    view.apply(&at(4), StampedCarrier::Change, toolset_of);
+    assert_eq!(
+        view.since(),
+        4,
+        "4 heard late; 5 is not re-counted by a change"
+    );
+    view.apply(&at(6), StampedCarrier::Complete { since: 4 }, toolset_of);
+    assert_eq!(view.since(), 6);
+}
+
+#[test]
+fn stateless_a_statement_drops_what_it_does_not_state_and_keeps_what_is_newer() {
+    let mut view = StampedView::new();
+    view.apply(
+        &VersionedHints {
+            version: 4,
+            tools: vec![
+                tool("go_play", "g1", true, 3),
+                tool("go_play", "g2", true, 4),
+            ],
+            ..VersionedHints::default()
+        },
+        StampedCarrier::Complete { since: 0 },
+        toolset_of,
+    );
+    view.apply(
+        &VersionedHints {
+            version: 6,
+            tools: vec![tool("go_pass", "g2", true, 6)],
+            ..VersionedHints::default()
+        },
+        StampedCarrier::Change,
+        toolset_of,
+    );
+    // A statement at 5 (written before the change at 6) states only g2's play.
+    view.apply(
+        &VersionedHints {
+            version: 5,
+            statement: true,
+            tools: vec![tool("go_play", "g2", true, 4)],
+            ..VersionedHints::default()
+        },
+        StampedCarrier::Complete { since: 0 },
+        toolset_of,
+    );
+    let keys: Vec<PairKey> = view.visible().into_keys().collect();
+    assert_eq!(keys, vec![key("go_pass", "g2"), key("go_play", "g2")]);
+    // An older entry of the key the statement left out stays out.
+    view.apply(
+        &VersionedHints {
+            version: 3,
+            tools: vec![tool("go_play", "g1", true, 3)],
+            ..VersionedHints::default()
+        },
+        StampedCarrier::Change,
+        toolset_of,
+    );
+    assert_eq!(view.visible().len(), 2);
+}
+
+#[test]
+fn stateless_past_the_bound_nothing_new_is_kept_and_the_next_answer_is_a_statement() {
+    let mut view = StampedView::new();
+    let many: Vec<StampedTool> = (0..StampedView::MAX_ENTRIES as u64 + 10)
+        .map(|n| tool("go_play", &format!("g{n}"), true, 2))
+        .collect();
+    let applied = view.apply(
+        &VersionedHints {
+            version: 2,
+            tools: many,
+            ..VersionedHints::default()
+        },
+        StampedCarrier::Complete { since: 0 },
+        toolset_of,
+    );
+    assert_eq!(applied.over_bound, 10);
+    assert_eq!(view.visible().len(), StampedView::MAX_ENTRIES);
+    assert_eq!(view.since(), 0, "the next request asks for a statement");
+}
+
+/// One step of a schedule: the server changes, the host sends a request (its result is
+/// written now and delivered later, or never), or a message in flight is delivered,
+/// delivered twice, or lost.
+#[derive(Debug, Clone)]
+enum Step {
+    Server(Op),
+    Request,
+    Deliver(usize),
+    Duplicate(usize),
+    Lose(usize),
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        any::<u8>().prop_map(Op::Open),
+        (any::<u8>(), any::<u8>()).prop_map(|(n, t)| Op::Toggle(n, t)),
+        any::<u8>().prop_map(Op::Retitle),
+        any::<u8>().prop_map(Op::Close),
+    ]
+}
+
+fn step() -> impl Strategy<Value = Step> {
+    prop_oneof![
+        3 => op().prop_map(Step::Server),
+        2 => Just(Step::Request),
+        3 => any::<usize>().prop_map(Step::Deliver),
+        1 => any::<usize>().prop_map(Step::Duplicate),
+        1 => any::<usize>().prop_map(Step::Lose),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Issue #40's property: whatever arrives late, twice or never, once one request
+    /// completes the view is the server's statement.
+    #[test]
+    fn stateless_any_delivery_converges_after_one_complete_request(
+        steps in proptest::collection::vec(step(), 0..80),
+    ) {
+        let mut server = Model::default();
+        let mut view = StampedView::new();
+        let mut flight: Vec<(VersionedHints, StampedCarrier)> = Vec::new();
+        for s in &steps {
+            match s {
+                Step::Server(op) => {
+                    if let Some(v) = server.step(op) {
+                        flight.push((server.change(v), StampedCarrier::Change));
+                    }
+                }
+                Step::Request => {
+                    let since = view.since();
+                    flight.push((server.answer(since), StampedCarrier::Complete { since }));
+                }
+                Step::Deliver(n) | Step::Duplicate(n) | Step::Lose(n) if !flight.is_empty() => {
+                    let at = n % flight.len();
+                    let (hints, carrier) = if matches!(s, Step::Duplicate(_)) {
+                        flight[at].clone()
+                    } else {
+                        flight.remove(at)
+                    };
+                    if !matches!(s, Step::Lose(_)) {
+                        view.apply(&hints, carrier, toolset_of);
+                    }
+                }
+                _ => {}
+            }
+            prop_assert!(view.since() <= server.version, "the mark never passes the server");
+        }
+        let since = view.since();
+        view.apply(&server.answer(since), StampedCarrier::Complete { since }, toolset_of);
+        prop_assert_eq!(view.visible(), server.visible());
+        prop_assert_eq!(view.open(), server.open());
+        prop_assert_eq!(view.since(), server.version);
+    }
+}
