@@ -650,7 +650,7 @@ mod tests {
     }
 
     #[test]
-    fn the_version_is_kept_in_the_record_and_an_old_record_loads_at_zero() {
+    fn the_version_is_kept_in_the_record_and_an_old_record_loads_without_stamps() {
         let mut s = state(PrincipalConfig::default());
         s.open("go", Some("g1"), None, at(1)).unwrap();
         s.restamp(&[]);
@@ -677,6 +677,7 @@ mod tests {
             back,
             at(2),
         );
+        // At the server's floor (0 for this source: `a_principal_created_again_…`).
         assert_eq!(r.stamps().version(), 0);
         let st = r.versioned(0);
         assert_eq!(st.version, 1, "restamped whole at its first read");
