@@ -33,9 +33,6 @@ ALLOWED = {
 # check, and so that what is left of the issue is in plain sight. Remove an entry when its
 # cycle is broken (the check fails on an entry that no longer matches a cycle).
 KNOWN = {
-    ("server/src", frozenset({"core::principal", "core::principal::ended"})),
-    ("server/src", frozenset({"core::session", "core::session::features", "core::session::listen",
-                              "core::session::modern", "core::session::output"})),
     ("host/src", frozenset({"link::actor", "link::backoff", "link::config", "link::decode",
                             "link::discover", "link::era", "link::error", "link::events",
                             "link::lifecycle", "link::pending", "link::read", "link::refresh",

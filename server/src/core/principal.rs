@@ -73,6 +73,7 @@ mod ended;
 mod errors;
 mod hints;
 mod implicit;
+mod key;
 mod lifecycle;
 mod snapshot;
 mod stamps;
@@ -86,6 +87,7 @@ mod tests;
 
 pub use ended::EndedIds;
 pub use errors::{CallRefusal, CallReply, CloseError, HintError, OpenError};
+pub use key::InstanceKey;
 pub use snapshot::{REASON_UNDECLARED, Snapshot};
 pub use stamps::{Stamps, Versioned};
 pub use statement::Statement;
@@ -97,49 +99,8 @@ use mcpl_protocol::hints::{ToolDefinition, ToolHint};
 use mcpl_protocol::toolsets::{EndedRecord, OpenRecord};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
-
-/// An open toolset: `(toolset, instance)`, the instance absent for a toolset without
-/// instances.
-#[derive(
-    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-pub struct InstanceKey {
-    /// The toolset.
-    pub toolset: String,
-    /// The instance's name, for a toolset with instances.
-    pub instance: Option<String>,
-}
-
-impl InstanceKey {
-    /// The key of a toolset without instances.
-    pub fn toolset(toolset: impl Into<String>) -> Self {
-        InstanceKey {
-            toolset: toolset.into(),
-            instance: None,
-        }
-    }
-
-    /// The key of a named instance.
-    pub fn instance(toolset: impl Into<String>, instance: impl Into<String>) -> Self {
-        InstanceKey {
-            toolset: toolset.into(),
-            instance: Some(instance.into()),
-        }
-    }
-}
-
-impl fmt::Display for InstanceKey {
-    /// `toolset` or `toolset:instance`, as in a host's marker (§6).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.instance {
-            Some(i) => write!(f, "{}:{}", self.toolset, i),
-            None => f.write_str(&self.toolset),
-        }
-    }
-}
 
 /// Limits and lifetimes of a principal's state.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -36,12 +36,14 @@
 
 mod features;
 mod inbound;
+mod kinds;
 mod listen;
 mod modern;
 mod output;
 mod watch;
 
-pub(crate) use features::{FeatureRequest, Offers};
+pub(crate) use features::Offers;
+pub(crate) use kinds::FeatureRequest;
 pub(crate) use listen::{MAX_LISTENS, too_many_listens};
 pub(crate) use modern::ModernReply;
 pub(crate) use watch::KnownResources;
@@ -144,7 +146,7 @@ pub(crate) struct SessionCore<T: Io> {
     /// principal (module docs: direct calls). A subset of the catalog's tools.
     direct: BTreeSet<String>,
     /// Modern requests in flight (`modern.rs`): what their answers are owed.
-    modern: HashMap<Id, modern::ModernCall>,
+    modern: HashMap<Id, kinds::ModernCall>,
     /// A modern request was served on this connection: the principal was told this host
     /// sees the plain list (§8).
     modern_seen: bool,
@@ -158,9 +160,9 @@ pub(crate) struct SessionCore<T: Io> {
     /// The detached requests that are `subscriptions/listen` streams (`listen.rs`).
     detached_listens: std::collections::HashSet<Id>,
     /// Open `subscriptions/listen` streams, in the order opened (`listen.rs`).
-    listens: Vec<(Id, listen::Listen)>,
+    listens: Vec<(Id, kinds::Listen)>,
     /// The resources a legacy `resources/subscribe` asked to watch (`watch.rs`).
-    subscriptions: watch::Subscriptions,
+    subscriptions: kinds::Subscriptions,
     /// The MRTR input of the modern `tools/call` being read (`modern.rs`).
     next_input: Option<crate::mrtr::Carried>,
     /// The principal's stamped state as it last gave it (issue #40): what a hinted modern
@@ -199,7 +201,7 @@ impl<T: Io> SessionCore<T> {
             detached: std::collections::HashSet::new(),
             detached_listens: std::collections::HashSet::new(),
             listens: Vec::new(),
-            subscriptions: watch::Subscriptions::default(),
+            subscriptions: kinds::Subscriptions::default(),
             next_input: None,
             versioned: None,
             named: false,

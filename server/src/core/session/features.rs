@@ -21,6 +21,7 @@
 //! [`Requests`]: crate::core::requests::Requests
 
 use super::SessionCore;
+use super::kinds::FeatureRequest;
 use super::output::{Event, Io};
 use crate::core::requests::Settled;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, RawValue, Request, Response};
@@ -29,8 +30,8 @@ use mcpl_protocol::method::{
 };
 use mcpl_protocol::modern::{CacheHints, CacheScope};
 use mcpl_protocol::server_features::{
-    COMPLETIONS_CAPABILITY, CompleteParams, GetPromptParams, ListParams, PROMPTS_CAPABILITY,
-    RESOURCES_CAPABILITY, ReadResourceParams,
+    COMPLETIONS_CAPABILITY, ListParams, PROMPTS_CAPABILITY, RESOURCES_CAPABILITY,
+    ReadResourceParams,
 };
 use serde_json::{Map, Value, json};
 
@@ -94,26 +95,6 @@ impl Offers {
             _ => false,
         }
     }
-}
-
-/// A feature request, its params read.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum FeatureRequest {
-    /// `resources/list`.
-    ListResources,
-    /// `resources/templates/list`.
-    ListResourceTemplates,
-    /// `resources/read`.
-    ReadResource {
-        /// The resource.
-        uri: String,
-    },
-    /// `prompts/list`.
-    ListPrompts,
-    /// `prompts/get`.
-    GetPrompt(GetPromptParams),
-    /// `completion/complete`.
-    Complete(CompleteParams),
 }
 
 impl FeatureRequest {

@@ -46,6 +46,7 @@
 //!   again", and those already queued still say it after the change that was dropped).
 
 use super::SessionCore;
+use super::kinds::Listen;
 use super::output::{Event, Io};
 use super::watch::{too_many, within_bounds};
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, Notification, Request, Response, to_raw};
@@ -64,21 +65,6 @@ use std::collections::BTreeSet;
 /// **\[project\]** 8: a client needs one (every type in one filter), a few more for
 /// separate consumers; each holds a connection's worth of buffers on HTTP.
 pub(crate) const MAX_LISTENS: usize = 8;
-
-/// What one open stream carries.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Listen {
-    /// `notifications/tools/list_changed`.
-    tools: bool,
-    /// `notifications/mcpl/hints` (module docs): the version up to which the stream told
-    /// its client every change; `None`, it carries none.
-    hints: Option<u64>,
-    /// Its first message is sent (it waits for the principal's stamped state when the
-    /// stream opened before the principal gave it).
-    told: bool,
-    /// `notifications/resources/updated` for these URIs (`watch.rs`).
-    resources: BTreeSet<String>,
-}
 
 impl Listen {
     /// Whether the stream carries the changes of the resource at `uri`.

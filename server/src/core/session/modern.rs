@@ -44,6 +44,7 @@
 //! names its instance as an argument. An anonymous request has no state that outlives it
 //! (profile §3.6), so it is never hinted.
 
+use super::kinds::ModernCall;
 use super::output::{Event, Forward, Io, Transmit};
 use super::{FeatureRequest, SessionCore};
 use crate::core::Versioned;
@@ -69,27 +70,6 @@ use std::sync::Arc;
 /// hears of no change, so only a fresh read shows one; `docs/rfc014-stateless.md` §3.4
 /// says the same of `tools/list`.
 pub(crate) const MODERN_TTL_MS: u64 = 0;
-
-/// A modern request in flight, until it is answered or cancelled.
-#[derive(Debug, Clone)]
-pub(crate) struct ModernCall {
-    /// `io.modelcontextprotocol/logLevel`: `None`, none of its log messages is sent.
-    log_level: Option<LoggingLevel>,
-    /// What the request declared, for what its handler asks of the client.
-    capabilities: ClientCapabilities,
-    /// The caching hints its result carries.
-    cache: Option<CacheHints>,
-    /// A `tools/call`'s, `prompts/get`'s or `resources/read`'s answers to its handler's
-    /// questions (MRTR, `mrtr.rs`).
-    input: Option<Carried>,
-    /// A hinted request's `mcpl/since` (module docs); `None`: not hinted.
-    since: Option<u64>,
-    /// The manifest revision a hinted request's result names, when the request's
-    /// `_meta["mcpl/revision"]` differs from it (profile §3.3).
-    revision: Option<String>,
-    /// Its result states everything (`toolsets/list`).
-    statement: bool,
-}
 
 /// What makes a result modern: see [`modern::complete`].
 #[derive(Debug, Clone)]

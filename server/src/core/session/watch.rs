@@ -42,7 +42,6 @@ use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Notification, Request, Resp
 use mcpl_protocol::mcp::Empty;
 use mcpl_protocol::modern::SUBSCRIPTION_ID_KEY;
 use serde_json::json;
-use std::collections::BTreeSet;
 
 /// The legacy request that starts watching a resource.
 pub(crate) const SUBSCRIBE: &str = "resources/subscribe";
@@ -64,13 +63,6 @@ pub(crate) const MAX_WATCHED_BYTES: usize = 32 * 1024;
 pub(crate) trait KnownResources: Send + Sync + std::fmt::Debug {
     /// Whether `uri` names a fixed resource or one a template matches.
     fn knows(&self, uri: &str) -> bool;
-}
-
-/// A legacy session's subscribed URIs, with their size.
-#[derive(Debug, Default)]
-pub(crate) struct Subscriptions {
-    uris: BTreeSet<String>,
-    bytes: usize,
 }
 
 /// `resources/subscribe`'s and `resources/unsubscribe`'s params.
