@@ -8,6 +8,7 @@
 //! | [`ServerBuilder::resource_list`] | resources that vary (per principal, over time): listed by the handler, read through a template that matches them |
 //! | [`ServerBuilder::prompt`] | a prompt, its required arguments checked before its handler runs |
 //! | [`ServerBuilder::completion`] | `completion/complete`, cut to 100 values with `total` and `hasMore` |
+//! | [`ServerBuilder::resource_subscriptions`] | `resources.subscribe`: clients watch resources (legacy `resources/subscribe`, modern `resourceSubscriptions`), told each change the author states with [`Server::resource_updated`](crate::Server::resource_updated) |
 //!
 //! Each handler is given a [`RequestContext`] (whose request it serves) and runs as a task
 //! of the session that received the request, as a tool handler does; a panic in one
@@ -66,9 +67,10 @@
 //! [`ServerBuilder::resource_list`]: crate::ServerBuilder::resource_list
 //! [`ServerBuilder::prompt`]: crate::ServerBuilder::prompt
 //! [`ServerBuilder::completion`]: crate::ServerBuilder::completion
+//! [`ServerBuilder::resource_subscriptions`]: crate::ServerBuilder::resource_subscriptions
 
 use crate::client_ask::{AskClient, AskError, Needs};
-use crate::core::session::{FeatureRequest, Offers};
+use crate::core::session::{FeatureRequest, KnownResources, Offers};
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, RawValue, decode_result, to_raw};
 use mcpl_protocol::method::{CreateMessage, Elicit, ListRoots, RequestMethod};
 use mcpl_protocol::server_features::{
@@ -321,6 +323,8 @@ pub(crate) struct Features {
     listers: Vec<Lister>,
     prompts: Vec<(Prompt, PromptFn)>,
     completion: Option<CompleteFn>,
+    /// Resources may be watched (`ServerBuilder::resource_subscriptions`).
+    subscribe: bool,
 }
 
 impl std::fmt::Debug for Features {
@@ -331,6 +335,7 @@ impl std::fmt::Debug for Features {
             .field("listers", &self.listers.len())
             .field("prompts", &self.prompts.len())
             .field("completion", &self.completion.is_some())
+            .field("subscribe", &self.subscribe)
             .finish()
     }
 }
@@ -345,7 +350,13 @@ impl Features {
             resources_vary: !self.listers.is_empty(),
             prompts: !self.prompts.is_empty(),
             completions: self.completion.is_some(),
+            subscribe: self.subscribe,
         }
+    }
+
+    /// Lets resources be watched (`ServerBuilder::resource_subscriptions`).
+    pub(crate) fn allow_subscriptions(&mut self) {
+        self.subscribe = true;
     }
 
     /// Whether a resource at `uri` is registered already.
@@ -500,6 +511,18 @@ impl Features {
                 }
             }
         })
+    }
+}
+
+/// A resource this server serves is a fixed one or one a template matches (those a
+/// handler lists are read through a template, [`ServerBuilder::resource_list`]).
+impl KnownResources for Features {
+    fn knows(&self, uri: &str) -> bool {
+        self.has_resource(uri)
+            || self
+                .templates
+                .iter()
+                .any(|(_, t, _)| t.matches(uri).is_some())
     }
 }
 

@@ -37,6 +37,8 @@ pub(crate) struct Shared {
     pub(crate) ask_timeout: Duration,
     /// How many `subscriptions/listen` streams each principal has open.
     pub(crate) listen_slots: ListenSlots,
+    /// Which sessions watch which resource (`watchers.rs`).
+    pub(crate) watchers: crate::watchers::Watchers,
     /// What a modern call's `requestState` is signed with (`mrtr.rs`).
     pub(crate) state_key: crate::mrtr::StateKey,
     pub(crate) keep_toolsets: bool,

@@ -10,6 +10,7 @@
 //! never would.
 
 #[path = "hostile_client/raw.rs"]
+#[allow(dead_code)] // the SSE reader serves the MCP 2026-07-28 tests that share this module
 mod raw;
 
 use mcpl_protocol::jsonrpc::ErrorCode;

@@ -18,11 +18,11 @@ use mcpl_protocol::mcpl::McplManifest;
 use mcpl_server::{Server, SessionHandle};
 use mcpl_testkit::within;
 use mcpl_transport::{ConnectionInfo, Principal, ServerOptions, TransportKind, http, stdio, ws};
-use raw::{RawWs, post, ws_connect};
+use raw::{RawWs, SseReader, post, ws_connect};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 const SUB: &str = "io.modelcontextprotocol/subscriptionId";
@@ -289,62 +289,6 @@ async fn issue39_04_listen_on_websocket() {
     }
 }
 
-/// Reads an HTTP/1.1 response head, then its chunked body as SSE `data:` payloads.
-struct SseReader {
-    stream: TcpStream,
-    buf: Vec<u8>,
-}
-
-impl SseReader {
-    async fn fill(&mut self) {
-        let mut chunk = [0u8; 4096];
-        let n = within(self.stream.read(&mut chunk)).await.expect("read");
-        assert!(n > 0, "the server closed the stream");
-        self.buf.extend_from_slice(&chunk[..n]);
-    }
-
-    async fn head(&mut self) -> String {
-        loop {
-            if let Some(at) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
-                let head = String::from_utf8_lossy(&self.buf[..at]).into_owned();
-                self.buf.drain(..at + 4);
-                return head;
-            }
-            self.fill().await;
-        }
-    }
-
-    /// The next chunk of the body.
-    async fn chunk(&mut self) -> Vec<u8> {
-        loop {
-            if let Some(at) = self.buf.windows(2).position(|w| w == b"\r\n") {
-                let size = usize::from_str_radix(std::str::from_utf8(&self.buf[..at]).unwrap(), 16)
-                    .expect("a chunk size");
-                if self.buf.len() >= at + 2 + size + 2 {
-                    let data = self.buf[at + 2..at + 2 + size].to_vec();
-                    self.buf.drain(..at + 2 + size + 2);
-                    return data;
-                }
-            }
-            self.fill().await;
-        }
-    }
-
-    /// The next SSE event's data, as JSON.
-    async fn event(&mut self) -> Value {
-        let mut text = String::new();
-        while !text.contains("\n\n") {
-            text.push_str(&String::from_utf8_lossy(&self.chunk().await));
-        }
-        let data: String = text
-            .lines()
-            .filter_map(|l| l.strip_prefix("data:"))
-            .map(str::trim_start)
-            .collect();
-        serde_json::from_str(&data).unwrap_or_else(|e| panic!("{e}: {text:?}"))
-    }
-}
-
 #[actix::test]
 async fn issue39_04_listen_on_streamable_http() {
     let server = server();
@@ -372,13 +316,7 @@ async fn issue39_04_listen_on_streamable_http() {
         ],
         body.as_bytes(),
     );
-    let mut stream = TcpStream::connect(addr).await.unwrap();
-    stream.write_all(&request).await.unwrap();
-    let mut sse = SseReader {
-        stream,
-        buf: Vec::new(),
-    };
-    let head = sse.head().await.to_ascii_lowercase();
+    let (mut sse, head) = SseReader::open(addr, &request).await;
     assert!(head.starts_with("http/1.1 200"), "{head}");
     assert!(head.contains("content-type: text/event-stream"), "{head}");
     assert!(head.contains("transfer-encoding: chunked"), "{head}");

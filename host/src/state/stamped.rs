@@ -15,9 +15,11 @@
 //!    floor for a key not held is one the host knows is gone). Applying
 //!    is idempotent: a message delivered twice, late or out of order changes nothing it
 //!    should not.
-//! 2. **A closed instance is a tombstone.** Its closed entry is kept, and a tool entry of
-//!    that instance stamped before the close is ignored (profile §2, vector S7); the tool
-//!    entries held for it are dropped.
+//! 2. **A closed instance is a tombstone**, kept apart from its toolset entry (the same
+//!    name may open again): a close newer than the tombstone held drops the instance's
+//!    tool entries stamped before it, and a tool entry of that instance stamped before the
+//!    close is ignored later (profile §2, vector S7) — also when a newer open of the same
+//!    name came first.
 //! 3. **A statement replaces.** Every key the statement does not state and whose entry is
 //!    not newer than the statement is dropped; the floor rises to the statement's version,
 //!    so an older entry of a key it left out cannot come back.
@@ -106,9 +108,11 @@ pub struct StampedView {
     floor: u64,
     tools: FastMap<PairKey, ToolValue>,
     toolsets: FastMap<PairKey, SetValue>,
-    /// Closed entries by stamp, oldest first, for forgetting them in order.
+    /// Each closed instance's newest close stamp, kept apart from its toolset entry: the
+    /// same name may open again, and what was held of the earlier life still goes.
+    tombstones: FastMap<PairKey, u64>,
+    /// The tombstones by stamp, oldest first, for forgetting them in order.
     closed: BTreeMap<u64, Vec<PairKey>>,
-    closed_count: usize,
 }
 
 impl StampedView {
@@ -175,29 +179,18 @@ impl StampedView {
         for e in &hints.toolsets {
             let c = &e.change;
             let key = (c.toolset.clone(), c.instance.clone());
-            if !self.newer(self.toolsets.get(&key).map(|s| s.v), e.v) {
-                out.stale += 1;
-                continue;
-            }
-            if !self.toolsets.contains_key(&key) && self.full() {
-                out.over_bound += 1;
-                continue;
-            }
-            let value = SetValue {
-                v: e.v,
-                state: c.state,
-                title: c.title.clone(),
-                reason: c.reason.clone(),
-                ended: c.ended.clone(),
-            };
-            let before = self.toolsets.insert(key.clone(), value);
-            if let Some(before) = &before {
-                self.unmark_closed(&key, before);
-            }
-            if c.state == ToolsetState::Closed {
-                if let Some(id) = &c.ended {
-                    let told_before = before.as_ref().and_then(|b| b.ended.as_ref()) == Some(id);
-                    if !told_before {
+            let mut applied = false;
+            if c.state == ToolsetState::Closed && c.instance.is_some() {
+                // Rule 2, apart from the toolset entry's own stamp: a close the host had
+                // not heard of drops what it held of that life, even when a newer open of
+                // the same name came first.
+                let newer = match self.tombstones.get(&key) {
+                    Some(t) => e.v > *t,
+                    None => e.v > self.floor,
+                };
+                if newer {
+                    self.bury(&key, e.v, &toolset_of, &mut out);
+                    if let Some(id) = &c.ended {
                         out.ended.push((
                             c.toolset.clone(),
                             c.instance.clone(),
@@ -205,36 +198,38 @@ impl StampedView {
                             c.reason.clone(),
                         ));
                     }
-                }
-                if let Some(instance) = &c.instance {
-                    self.closed.entry(e.v).or_default().push(key.clone());
-                    self.closed_count += 1;
-                    // Its tools go with it (rule 2).
-                    let gone: Vec<PairKey> = self
-                        .tools
-                        .iter()
-                        .filter(|((name, i), t)| {
-                            i.as_deref() == Some(instance.as_str())
-                                && t.v < e.v
-                                && toolset_of(name).as_deref() == Some(c.toolset.as_str())
-                        })
-                        .map(|(k, _)| k.clone())
-                        .collect();
-                    for k in gone {
-                        self.tools.remove(&k);
-                        out.tools.push(k);
-                    }
+                    applied = true;
                 }
             }
-            out.toolsets.push(key);
+            if self.newer(self.toolsets.get(&key).map(|s| s.v), e.v) {
+                if !self.toolsets.contains_key(&key) && self.full() {
+                    out.over_bound += 1;
+                    continue;
+                }
+                self.toolsets.insert(
+                    key.clone(),
+                    SetValue {
+                        v: e.v,
+                        state: c.state,
+                        title: c.title.clone(),
+                        reason: c.reason.clone(),
+                        ended: c.ended.clone(),
+                    },
+                );
+                applied = true;
+            }
+            if applied {
+                out.toolsets.push(key);
+            } else {
+                out.stale += 1;
+            }
         }
         for e in &hints.tools {
             let h = &e.hint;
             let key = (h.name.clone(), h.instance.clone());
             let tombstone = h.instance.as_ref().and_then(|i| {
                 let set = toolset_of(&h.name)?;
-                let s = self.toolsets.get(&(set, Some(i.clone())))?;
-                (s.state == ToolsetState::Closed).then_some(s.v)
+                self.tombstones.get(&(set, Some(i.clone()))).copied()
             });
             if !self.newer(self.tools.get(&key).map(|t| t.v), e.v)
                 || tombstone.is_some_and(|closed| e.v < closed)
@@ -337,31 +332,50 @@ impl StampedView {
         self.tools.len() + self.toolsets.len() >= Self::MAX_ENTRIES
     }
 
-    fn unmark_closed(&mut self, key: &PairKey, before: &SetValue) {
-        if before.state != ToolsetState::Closed || key.1.is_none() {
-            return;
-        }
-        if let Some(keys) = self.closed.get_mut(&before.v) {
-            if let Some(at) = keys.iter().position(|k| k == key) {
-                keys.swap_remove(at);
-                self.closed_count -= 1;
-            }
+    /// Records a close stamped `v` of the instance `key` and drops the instance's tool
+    /// entries stamped before it.
+    fn bury(
+        &mut self,
+        key: &PairKey,
+        v: u64,
+        toolset_of: &impl Fn(&str) -> Option<String>,
+        out: &mut StampedApplied,
+    ) {
+        if let Some(before) = self.tombstones.insert(key.clone(), v)
+            && let Some(keys) = self.closed.get_mut(&before)
+        {
+            keys.retain(|k| k != key);
             if keys.is_empty() {
-                self.closed.remove(&before.v);
+                self.closed.remove(&before);
             }
+        }
+        self.closed.entry(v).or_default().push(key.clone());
+        let (toolset, instance) = (&key.0, key.1.as_deref());
+        let gone: Vec<PairKey> = self
+            .tools
+            .iter()
+            .filter(|((name, i), t)| {
+                i.as_deref() == instance
+                    && t.v < v
+                    && toolset_of(name).as_deref() == Some(toolset.as_str())
+            })
+            .map(|(k, _)| k.clone())
+            .collect();
+        for k in gone {
+            self.tools.remove(&k);
+            out.tools.push(k);
         }
     }
 
     /// Forgets the oldest tombstones past the bound; the floor rises to the newest one
     /// forgotten, so nothing older can bring its instance back.
     fn forget_closed(&mut self) {
-        while self.closed_count > Self::MAX_CLOSED {
+        while self.tombstones.len() > Self::MAX_CLOSED {
             let Some((v, keys)) = self.closed.pop_first() else {
                 break;
             };
             for k in keys {
-                self.toolsets.remove(&k);
-                self.closed_count -= 1;
+                self.tombstones.remove(&k);
             }
             // Never past the mark: entries between it and the tombstone may still be on
             // their way, and must apply (a late one of the forgotten instance is put

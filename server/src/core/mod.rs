@@ -16,7 +16,7 @@
 //! | `requests` | `Requests` | one connection's requests in flight: forwarded to the principal or running as handler calls; id reuse, answer-once, cancellation, progress | JSON-RPC, MCP "Cancellation", "Progress", §5.2 (vector 29) |
 //! | [`lifecycle`] | `Lifecycle` | one connection's phases (`initialize`, `featureSets/update`), the negotiated version and features, the grant | SPEC §3, §6 |
 //! | [`catalog`] | [`Catalog`] | the tools with their declared hints, the toolset declarations, what each kind of host is shown, manifest diffs | §3, §4.1, §8 |
-//! | [`principal`] | [`PrincipalState`] | one principal's open instances, per-instance visibility and definitions, ended records, call resolution | §4.2–§4.6, §5.1, §7 |
+//! | [`principal`] | [`PrincipalState`] | one principal's open instances, per-instance visibility and definitions, ended records, call resolution; its version and the stamp of every entry, tombstones of closed instances (`principal/stamps.rs`) | §4.2–§4.6, §5.1, §7; `docs/rfc014-stateless.md` §2 |
 //! | `principal_core` | `PrincipalCore` | one principal in the style of `SessionCore`: its sessions, links to instances and invitations in; what to tell whom, instances to start, join, close or leave out, drained with `poll`; the default opens, the last connection's end, the implicit opens for plain hosts, the asked or shown end, the split of each change among the sessions, invitations and their names, where a call goes | §4.1, §4.2, §4.3, §4.5, §4.6, §5.3, §7, §8 |
 //! | `instance_core` | `InstanceCore` | one toolset instance: its participants, links, waiting calls, invitations; a step's effects in, one batch per participant principal, invitations, timers out; the end and a panic's end, who may call and join, leaving | §4.2, §4.3, §4.5, §4.6, §5.3, §7 |
 //! | `batch` | `Batch` | what one step of an instance means for one principal, and what an instance answers an open, a join or a close | §5.1, §5.3 |
@@ -50,6 +50,6 @@ pub use catalog::{Catalog, CatalogError, OptionsProblem, PlainCall, PlainHosts, 
 pub use draft::HintDraft;
 pub use principal::{
     CallReply, CloseError, EndedIds, InstanceKey, OpenError, OpenOutcome, Opened, PrincipalConfig,
-    PrincipalState, REASON_UNDECLARED, Snapshot, Statement,
+    PrincipalState, REASON_UNDECLARED, Snapshot, Statement, Versioned,
 };
 pub use sequencer::Sequencer;

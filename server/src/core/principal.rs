@@ -38,6 +38,7 @@
 //! | `mcpl/visible` in `tools/list`: visible in at least one open instance | §3 | [`PrincipalState::coarse_visibility`] |
 //! | a host without `toolHints` uses toolsets without opening them; hinted hosts never see those implicit opens | §8 | [`PrincipalState::open_implicitly`] |
 //! | a removed toolset's instances end | §4.1, vector 33 | [`PrincipalState::replace_catalog`] |
+//! | every change takes the next version and stamps what it changed; closed instances are bounded tombstones | `docs/rfc014-stateless.md` §2 | [`PrincipalState::restamp`] (`stamps.rs`) |
 //!
 //! # What a host rebuilds
 //!
@@ -72,8 +73,10 @@ mod ended;
 mod errors;
 mod hints;
 mod implicit;
+mod key;
 mod lifecycle;
 mod snapshot;
+mod stamps;
 mod statement;
 mod swap;
 
@@ -84,7 +87,9 @@ mod tests;
 
 pub use ended::EndedIds;
 pub use errors::{CallRefusal, CallReply, CloseError, HintError, OpenError};
+pub use key::InstanceKey;
 pub use snapshot::{REASON_UNDECLARED, Snapshot};
+pub use stamps::{Stamps, Versioned};
 pub use statement::Statement;
 
 use super::catalog::Catalog;
@@ -94,49 +99,8 @@ use mcpl_protocol::hints::{ToolDefinition, ToolHint};
 use mcpl_protocol::toolsets::{EndedRecord, OpenRecord};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::fmt;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
-
-/// An open toolset: `(toolset, instance)`, the instance absent for a toolset without
-/// instances.
-#[derive(
-    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
-)]
-pub struct InstanceKey {
-    /// The toolset.
-    pub toolset: String,
-    /// The instance's name, for a toolset with instances.
-    pub instance: Option<String>,
-}
-
-impl InstanceKey {
-    /// The key of a toolset without instances.
-    pub fn toolset(toolset: impl Into<String>) -> Self {
-        InstanceKey {
-            toolset: toolset.into(),
-            instance: None,
-        }
-    }
-
-    /// The key of a named instance.
-    pub fn instance(toolset: impl Into<String>, instance: impl Into<String>) -> Self {
-        InstanceKey {
-            toolset: toolset.into(),
-            instance: Some(instance.into()),
-        }
-    }
-}
-
-impl fmt::Display for InstanceKey {
-    /// `toolset` or `toolset:instance`, as in a host's marker (§6).
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match &self.instance {
-            Some(i) => write!(f, "{}:{}", self.toolset, i),
-            None => f.write_str(&self.toolset),
-        }
-    }
-}
 
 /// Limits and lifetimes of a principal's state.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -151,6 +115,12 @@ pub struct PrincipalConfig {
     /// on), so a host counts the end told and a later statement does not tell it again.
     /// The RFC does not require it; off, a host matches the record by its instance.
     pub ended_ids_on_closes: bool,
+    /// The most tombstones of closed instances kept for modern hosts' deltas
+    /// (`docs/rfc014-stateless.md` §2, `stamps.rs`); past it the oldest is forgotten, and
+    /// a host behind it gets a full statement.
+    pub max_tombstones: usize,
+    /// The most bytes the tombstones may weigh (names, reasons, ended ids), likewise.
+    pub max_tombstone_bytes: usize,
 }
 
 impl Default for PrincipalConfig {
@@ -160,6 +130,8 @@ impl Default for PrincipalConfig {
             max_ended: 1024,
             max_open: 64,
             ended_ids_on_closes: true,
+            max_tombstones: 1024,
+            max_tombstone_bytes: 256 * 1024,
         }
     }
 }
@@ -274,6 +246,8 @@ pub struct PrincipalState {
     /// Instances open only for hosts without `toolHints` (§8, `implicit.rs`): hidden from
     /// every hinted view of this state.
     implicit: BTreeSet<InstanceKey>,
+    /// The principal's version and its entries' stamps, for modern hosts (`stamps.rs`).
+    stamps: Stamps,
 }
 
 impl PrincipalState {
@@ -290,6 +264,8 @@ impl PrincipalState {
         ids: EndedIds,
         now: SystemTime,
     ) -> Self {
+        // Its versions start past every version of the server's principals (`stamps.rs`).
+        let stamps = Stamps::starting_at(ids.version_floor());
         let ended = EndedLog::new(ids, config.ended_ttl, config.max_ended);
         let loose = loose_tools(&catalog);
         let mut state = PrincipalState {
@@ -301,6 +277,7 @@ impl PrincipalState {
             ended,
             picked: 0,
             implicit: BTreeSet::new(),
+            stamps,
         };
         let defaults: Vec<String> = state.catalog.default_open().map(str::to_owned).collect();
         for ts in defaults {

@@ -52,7 +52,7 @@ pub(crate) use restore::read_back;
 
 use super::catalog::{Catalog, HostView};
 use super::draft::HintDraft;
-use super::principal::{InstanceKey, OpenOutcome, PrincipalState, Statement};
+use super::principal::{InstanceKey, OpenOutcome, PrincipalState, Statement, Versioned};
 use crate::author::ParticipantId;
 use crate::ids::{InstanceId, SessionId};
 use serde_json::{Map, Value};
@@ -179,6 +179,8 @@ pub(crate) struct PrincipalCore<A> {
     /// The instance this principal is closing on its own request, while the logic's
     /// answer is applied: its end leaves no ended record (§4.3, `apply.rs`).
     closing: Option<InstanceKey>,
+    /// The stamped state last given to the sessions (issue #40), to answer modern hosts.
+    versioned: Option<Arc<Versioned>>,
     out: VecDeque<Output<A>>,
 }
 
@@ -198,6 +200,7 @@ impl<A: Clone> PrincipalCore<A> {
             links,
             invitations: BTreeMap::new(),
             closing: None,
+            versioned: None,
             out: VecDeque::new(),
         }
     }
@@ -235,6 +238,32 @@ impl<A: Clone> PrincipalCore<A> {
     pub(crate) fn statement(&mut self, now: SystemTime) -> Statement {
         self.state.expire(now);
         self.state.statement(now)
+    }
+
+    /// The stamped state to answer modern hosts from (issue #40,
+    /// `core/principal/stamps.rs`), restamped first: `Some` when it changed since it was
+    /// last given out, for the actor to give every session.
+    pub(crate) fn versioned_if_changed(&mut self) -> Option<Arc<Versioned>> {
+        self.state.restamp(&[]);
+        let version = self.state.stamps().version();
+        if self
+            .versioned
+            .as_ref()
+            .is_some_and(|v| v.version() == version)
+        {
+            return None;
+        }
+        let v = Arc::new(self.state.versioned_now());
+        self.versioned = Some(v.clone());
+        Some(v)
+    }
+
+    /// The stamped state as last given out (or now, when never), for a session attaching.
+    pub(crate) fn versioned(&mut self) -> Arc<Versioned> {
+        self.versioned_if_changed();
+        self.versioned
+            .clone()
+            .unwrap_or_else(|| Arc::new(self.state.versioned_now()))
     }
 
     /// Whether a principal without sessions may retire: nothing open, no invitation, no
@@ -280,9 +309,13 @@ impl<A: Clone> PrincipalCore<A> {
         // §4.6: a server that does not keep toolsets ends them with the last connection;
         // an anonymous principal can never reconnect, so nothing of it is kept.
         if self.anonymous || !self.keep_toolsets {
+            let mut closes = Vec::new();
             for e in self.state.end_all(REASON_DISCONNECTED, now) {
+                closes.extend(e.draft.toolsets);
                 self.leave(e.instance.key());
             }
+            // No session is told, but a modern host reads the ends by their stamps.
+            self.state.restamp(&closes);
         }
         if self.anonymous {
             self.invitations.clear();
@@ -323,6 +356,7 @@ impl<A: Clone> PrincipalCore<A> {
         for e in &swap.ended {
             self.leave(e.instance.key());
         }
+        self.state.restamp(&swap.draft.toolsets);
         self.out.push_back(Output::Swapped {
             catalog: catalog.clone(),
             draft: swap.draft,
@@ -355,7 +389,10 @@ impl<A: Clone> PrincipalCore<A> {
         state: PrincipalState,
         kept: &BTreeMap<InstanceKey, InstanceId>,
     ) {
+        let lost = self.state.stamps().clone();
         self.state = state;
+        // A version a modern host may have read is never given to another change.
+        self.state.continue_after(&lost);
         let gone: Vec<InstanceKey> = self
             .links
             .iter()
@@ -440,6 +477,9 @@ impl<A: Clone> PrincipalCore<A> {
     }
 
     fn tell(&mut self, about: Option<InstanceKey>, applied: Applied) {
+        // Every change the principal tells takes its next version (issue #40,
+        // `core/principal/stamps.rs`).
+        self.state.restamp(&applied.draft.toolsets);
         self.out.push_back(Output::Tell { about, applied });
     }
 

@@ -36,13 +36,17 @@
 
 mod features;
 mod inbound;
+mod kinds;
 mod listen;
 mod modern;
 mod output;
+mod watch;
 
-pub(crate) use features::{FeatureRequest, Offers};
+pub(crate) use features::Offers;
+pub(crate) use kinds::FeatureRequest;
 pub(crate) use listen::{MAX_LISTENS, too_many_listens};
 pub(crate) use modern::ModernReply;
+pub(crate) use watch::KnownResources;
 
 pub(crate) use output::{Event, Forward, Io, ToolsPage, Transmit};
 
@@ -89,6 +93,8 @@ pub(crate) struct Profile {
     pub(crate) page_size: usize,
     /// Resources, prompts and completion, when offered (`session/features.rs`).
     pub(crate) offers: Offers,
+    /// Which resources may be watched, when the server lets them be (`session/watch.rs`).
+    pub(crate) watchable: Option<Arc<dyn KnownResources>>,
 }
 
 /// One answer of a delivery.
@@ -140,7 +146,7 @@ pub(crate) struct SessionCore<T: Io> {
     /// principal (module docs: direct calls). A subset of the catalog's tools.
     direct: BTreeSet<String>,
     /// Modern requests in flight (`modern.rs`): what their answers are owed.
-    modern: HashMap<Id, modern::ModernCall>,
+    modern: HashMap<Id, kinds::ModernCall>,
     /// A modern request was served on this connection: the principal was told this host
     /// sees the plain list (§8).
     modern_seen: bool,
@@ -154,9 +160,20 @@ pub(crate) struct SessionCore<T: Io> {
     /// The detached requests that are `subscriptions/listen` streams (`listen.rs`).
     detached_listens: std::collections::HashSet<Id>,
     /// Open `subscriptions/listen` streams, in the order opened (`listen.rs`).
-    listens: Vec<(Id, listen::Listen)>,
+    listens: Vec<(Id, kinds::Listen)>,
+    /// The resources a legacy `resources/subscribe` asked to watch (`watch.rs`).
+    subscriptions: kinds::Subscriptions,
     /// The MRTR input of the modern `tools/call` being read (`modern.rs`).
     next_input: Option<crate::mrtr::Carried>,
+    /// The principal's stamped state as it last gave it (issue #40): what a hinted modern
+    /// request's result and an `mcpl/hints` stream are told from (`modern.rs`).
+    versioned: Option<Arc<crate::core::Versioned>>,
+    /// The session's principal is a named one: its state outlives a request, so a modern
+    /// request may be shown hints (`modern.rs`; profile §3.6).
+    named: bool,
+    /// The manifest's revision as a hinted modern host is shown it, and of which manifest
+    /// (`modern.rs`).
+    hinted_revision: Option<(Arc<McplManifest>, Option<String>)>,
     out: VecDeque<Output<T>>,
 }
 
@@ -184,7 +201,11 @@ impl<T: Io> SessionCore<T> {
             detached: std::collections::HashSet::new(),
             detached_listens: std::collections::HashSet::new(),
             listens: Vec::new(),
+            subscriptions: kinds::Subscriptions::default(),
             next_input: None,
+            versioned: None,
+            named: false,
+            hinted_revision: None,
             out: VecDeque::new(),
         }
     }
@@ -396,7 +417,7 @@ impl<T: Io> SessionCore<T> {
         if self.requests.settle(&request) != Settled::Answer {
             return;
         }
-        if !self.hinted() {
+        if !self.hinted() && !self.hinted_modern_request(&request) {
             // toolHints was withdrawn since the request was forwarded (vector 34).
             let e = ErrorObject::method_not_found(
                 <ToolsetsList as mcpl_protocol::method::Method>::NAME,
@@ -428,6 +449,7 @@ impl<T: Io> SessionCore<T> {
             visible,
             view,
             page_size,
+            by_name: false,
         }));
     }
 

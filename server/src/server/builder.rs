@@ -4,7 +4,7 @@
 use super::Server;
 use crate::author::Toolset;
 use crate::clock::{Clock, SystemClock};
-use crate::core::session::Profile;
+use crate::core::session::{KnownResources, Profile};
 use crate::core::{CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
 use crate::manifest::{self, ManifestError};
 use crate::mrtr::StateKey;
@@ -83,6 +83,9 @@ pub enum BuildError {
     /// A resource template this server cannot match (`features` module docs).
     #[error("resource template {0}")]
     UriTemplate(String),
+    /// [`ServerBuilder::resource_subscriptions`] on a server with no resource to watch.
+    #[error("resource subscriptions were asked for, but the server offers no resource or template")]
+    NothingToWatch,
 }
 
 /// Builds a [`Server`].
@@ -434,6 +437,20 @@ impl ServerBuilder {
         self
     }
 
+    /// Lets clients watch this server's resources (MCP "Resources", both eras): it declares
+    /// `resources.subscribe: true`, serves a legacy client's `resources/subscribe` and
+    /// `resources/unsubscribe`, and honours `resourceSubscriptions` in a modern client's
+    /// `subscriptions/listen`. The author tells a change with
+    /// [`Server::resource_updated`]; the sessions watching that URI write
+    /// `notifications/resources/updated`. A URI may be watched when it names a resource
+    /// this server serves (a fixed one, or one a template matches); a session watches at
+    /// most 128 URIs of at most 32 KiB together. The server must offer a resource or a
+    /// template ([`BuildError::NothingToWatch`]).
+    pub fn resource_subscriptions(mut self) -> Self {
+        self.features.allow_subscriptions();
+        self
+    }
+
     /// Serves `completion/complete` (MCP "Completion") with `handler`: the values for a
     /// prompt's argument or a template's variable, as typed so far. The answer carries at
     /// most 100 of them, with `total` and `hasMore`.
@@ -523,6 +540,14 @@ impl ServerBuilder {
             })?),
             None => None,
         };
+        let offers = self.features.offers();
+        if offers.subscribe && !offers.resources {
+            return Err(BuildError::NothingToWatch);
+        }
+        let features = Arc::new(self.features);
+        let watchable = offers
+            .watches()
+            .then(|| features.clone() as Arc<dyn KnownResources>);
         let ended_ids = EndedIds::new(ended_epoch(self.clock.now()));
         let shared = Shared {
             profile: Arc::new(Profile {
@@ -530,9 +555,11 @@ impl ServerBuilder {
                 instructions: self.instructions,
                 logging: self.logging,
                 page_size: self.page_size,
-                offers: self.features.offers(),
+                offers,
+                watchable,
             }),
-            features: Arc::new(self.features),
+            features,
+            watchers: Default::default(),
             current: Current::new(self.manifest, catalog),
             tools: self.tools,
             handled: self.handlers.keys().cloned().collect(),

@@ -176,6 +176,24 @@ impl Server {
         Ok(())
     }
 
+    /// Tells the sessions watching the resource at `uri` that it changed (MCP
+    /// `notifications/resources/updated`; see [`ServerBuilder::resource_subscriptions`]): a
+    /// legacy session subscribed to it (`resources/subscribe`) writes
+    /// `notifications/resources/updated {uri}`, and each modern `subscriptions/listen`
+    /// stream that names it writes the same with its subscription id in `_meta`. No other
+    /// session hears of it. Returns how many sessions were told (0 when nobody watches
+    /// `uri`, or resources may not be watched); each writes as it gets to it, in order with
+    /// what it writes besides.
+    ///
+    /// ```no_run
+    /// # fn moved(server: &mcpl_server::Server) {
+    /// server.resource_updated("game://go-1/board");
+    /// # }
+    /// ```
+    pub fn resource_updated(&self, uri: &str) -> usize {
+        self.shared.watchers.tell(uri)
+    }
+
     /// How many sessions are live.
     pub fn session_count(&self) -> usize {
         *self.published.sessions.borrow()

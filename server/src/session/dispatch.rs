@@ -160,6 +160,10 @@ impl SessionActor {
                     ctx.stop();
                 }
             }
+            Event::Watch(uri) => self.watch(uri, ctx),
+            Event::Unwatch(uri) => {
+                self.watching.remove(&uri);
+            }
             Event::Response(r) => self.on_response(r, ctx),
             Event::Detach(request) => self.detach(request, ctx),
             Event::Serve { request, feature } => self.serve_feature(request, feature, ctx),

@@ -3,10 +3,16 @@
 //! answer goes back to the core, which writes it (or not, for a cancelled request). A
 //! panic in a handler answers -32603 and ends nothing else. A `prompts/get` or
 //! `resources/read` handler may ask the client (`asks.rs`; MRTR for a modern request).
+//!
+//! The resources the core says this session watches (`core/session/watch.rs`) are entered
+//! in the server's index (`watchers.rs`), and each change
+//! [`Server::resource_updated`](crate::Server::resource_updated) tells there is fed to the
+//! core, which writes it if the session still watches it.
 
 use super::SessionActor;
 use crate::core::session::FeatureRequest;
 use crate::features::RequestContext;
+use crate::watchers::ResourceUpdated;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id};
 
@@ -46,5 +52,27 @@ impl SessionActor {
             act.core.feature_answered(id, outcome);
             act.drive(ctx);
         }));
+    }
+}
+
+impl SessionActor {
+    /// Enters this session in the server's index for `uri`, until the core lets it go or
+    /// the actor ends.
+    pub(super) fn watch(&mut self, uri: String, ctx: &mut Context<Self>) {
+        let watch = self
+            .shared
+            .watchers
+            .watch(uri.clone(), self.id, ctx.address().recipient());
+        self.watching.insert(uri, watch);
+    }
+}
+
+impl Handler<ResourceUpdated> for SessionActor {
+    type Result = ();
+
+    /// A resource this session watched changed: what to write is the core's.
+    fn handle(&mut self, m: ResourceUpdated, ctx: &mut Context<Self>) {
+        self.core.resource_updated(&m.uri);
+        self.drive(ctx);
     }
 }

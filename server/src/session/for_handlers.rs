@@ -117,6 +117,7 @@ impl Handler<ForHandler> for SessionActor {
                     reply: self.for_handler(call, token),
                     toolset,
                     instance,
+                    retried: false,
                 });
             }
             ForHandler::Invitations { reply } => {

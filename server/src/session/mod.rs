@@ -19,7 +19,7 @@
 //! | `toolsets.rs` | the principal's answers to `tools/list` and `toolsets/list`, fed to the core |
 //! | `calls.rs` | `tools/call` handlers run as tokio tasks, their ends fed to the core, cancelled ones stopped |
 //! | `deliver.rs` | what the principal sends, fed to the core; answers and pushes written as it says (§5.2, §5.3) |
-//! | `features.rs` | resource, prompt and completion handlers run as tokio tasks, their answers fed to the core |
+//! | `features.rs` | resource, prompt and completion handlers run as tokio tasks, their answers fed to the core; the resources the session watches, and their changes fed to the core |
 //! | `for_handlers.rs` | a tool handler's opens, closes and declines for its caller |
 //! | `detached.rs` | a modern request no credential authenticated, served on a session of its own under a fresh anonymous principal |
 //! | `asks.rs` | a tool handler's `sampling/createMessage` and `elicitation/create` for the client |
@@ -141,6 +141,9 @@ pub(crate) struct SessionActor {
     /// Each open `subscriptions/listen` stream's place among its principal's
     /// (`dispatch.rs`).
     listen_slots: std::collections::HashMap<mcpl_protocol::jsonrpc::Id, crate::shared::ListenSlot>,
+    /// The resources this session watches, each with its place in the server's index
+    /// (`features.rs`): dropped with the actor, so an ended session is told nothing.
+    watching: std::collections::HashMap<String, crate::watchers::Watch>,
 }
 
 impl SessionActor {
@@ -171,6 +174,7 @@ impl SessionActor {
             detached: std::collections::HashMap::new(),
             oneshot: false,
             listen_slots: std::collections::HashMap::new(),
+            watching: std::collections::HashMap::new(),
         }
     }
 
@@ -218,6 +222,9 @@ impl Actor for SessionActor {
         {
             self.core.detach_modern_requests();
         }
+        // Only a named principal's modern requests may be hinted (issue #40, profile §3.6).
+        self.core
+            .set_principal_named(!matches!(self.principal, Principal::Anonymous(_)));
         self.session_handle(ctx);
         // Nothing is read from the host until the principal's actor is known (§4.6).
         let attach = AttachSession {
@@ -228,6 +235,7 @@ impl Actor for SessionActor {
                 swapped: ctx.address().recipient(),
                 statement: ctx.address().recipient(),
                 tools: ctx.address().recipient(),
+                versioned: ctx.address().recipient(),
             },
             arbiter: Arbiter::current(),
         };

@@ -5,7 +5,7 @@
 
 use super::SessionActor;
 use crate::actors::principal::{
-    self, HostInitialized, ReplyTo, SessionReady, StatementFor, ToolsView, Via,
+    self, HostInitialized, ReplyTo, SessionReady, StatementFor, ToolsView, VersionedFor, Via,
 };
 use crate::core::session::Forward;
 use actix::prelude::*;
@@ -44,10 +44,12 @@ impl SessionActor {
                 request,
                 toolset,
                 instance,
+                retried,
             } => self.tell_principal(principal::CloseToolset {
                 reply: self.reply_to(request),
                 toolset,
                 instance,
+                retried,
             }),
             Forward::Call {
                 request,
@@ -94,6 +96,17 @@ impl Handler<StatementFor> for SessionActor {
     /// §4.3: the full statement.
     fn handle(&mut self, m: StatementFor, ctx: &mut Context<Self>) {
         self.core.statement(m.request, m.statement);
+        self.drive(ctx);
+    }
+}
+
+impl Handler<VersionedFor> for SessionActor {
+    type Result = ();
+
+    /// The principal's stamped state changed (issue #40): what modern hosts are answered
+    /// from, and what `mcpl/hints` streams are sent.
+    fn handle(&mut self, m: VersionedFor, ctx: &mut Context<Self>) {
+        self.core.versioned_changed(m.0);
         self.drive(ctx);
     }
 }

@@ -74,7 +74,8 @@ impl SessionActor {
     }
 
     /// The answer to a modern request (MCP 2026-07-28), made modern by `reply`: it takes
-    /// no rev, since a modern request is never shown hints (`core/session/modern.rs`).
+    /// no rev; a hinted one carries the principal's stamped hints instead
+    /// (`core/session/modern.rs`).
     fn write_modern(&mut self, t: Transmit<ActorIo>, reply: ModernReply) {
         let message = match t {
             Transmit::Message(m) => Some(m),
@@ -84,7 +85,25 @@ impl SessionActor {
             Transmit::CallResult {
                 request, result, ..
             } => Some(Response::ok_typed(request, &*result).into()),
-            Transmit::ToolsList(page) => Some(page.response(0)),
+            Transmit::ToolsList(mut page) => {
+                // A hinted modern host is listed hints (§3); its `mcpl/version` is the
+                // reply's (`core/session/modern.rs`).
+                if reply.hinted() {
+                    page.view = page.catalog.view_for(true);
+                    page.by_name = true;
+                }
+                Some(page.response(0))
+            }
+            // `toolsets/list` to a hinted modern host: its hints are the reply's, a full
+            // statement with stamps (profile §3.4).
+            Transmit::Statement { request, statement } => {
+                let result = ToolsetsListResult {
+                    open: statement.open,
+                    ended: statement.ended,
+                    meta: Meta::default(),
+                };
+                Some(Response::ok_typed(request, &result).into())
+            }
             other => {
                 tracing::error!(session = %self.id, transmit = ?other, "not an answer to a modern request; dropped");
                 None

@@ -3,6 +3,7 @@
 //! messages; these send whatever a test writes (a foreign `Origin`, a body of 100,000 `[`,
 //! half a body) and read exactly what the server answers.
 
+use mcpl_testkit::within;
 use serde_json::Value;
 use std::net::SocketAddr;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -233,4 +234,81 @@ pub fn frame(payload: &[u8]) -> Vec<u8> {
     f.extend_from_slice(&mask);
     f.extend(payload.iter().enumerate().map(|(i, b)| b ^ mask[i % 4]));
     f
+}
+
+/// Reads an HTTP/1.1 response head, then its chunked body as SSE events.
+pub struct SseReader {
+    stream: TcpStream,
+    buf: Vec<u8>,
+}
+
+impl SseReader {
+    /// Sends `request` on a new connection; the reader and the response's head, lower-cased.
+    pub async fn open(addr: SocketAddr, request: &[u8]) -> (SseReader, String) {
+        let mut stream = TcpStream::connect(addr).await.unwrap();
+        stream.write_all(request).await.unwrap();
+        let mut sse = SseReader {
+            stream,
+            buf: Vec::new(),
+        };
+        let head = sse.head().await.to_ascii_lowercase();
+        (sse, head)
+    }
+
+    async fn fill(&mut self) {
+        let mut chunk = [0u8; 4096];
+        let n = within(self.stream.read(&mut chunk)).await.expect("read");
+        assert!(n > 0, "the server closed the stream");
+        self.buf.extend_from_slice(&chunk[..n]);
+    }
+
+    /// The response head, once.
+    pub async fn head(&mut self) -> String {
+        loop {
+            if let Some(at) = self.buf.windows(4).position(|w| w == b"\r\n\r\n") {
+                let head = String::from_utf8_lossy(&self.buf[..at]).into_owned();
+                self.buf.drain(..at + 4);
+                return head;
+            }
+            self.fill().await;
+        }
+    }
+
+    /// The next chunk of the body.
+    pub async fn chunk(&mut self) -> Vec<u8> {
+        loop {
+            if let Some(at) = self.buf.windows(2).position(|w| w == b"\r\n") {
+                let size = usize::from_str_radix(std::str::from_utf8(&self.buf[..at]).unwrap(), 16)
+                    .expect("a chunk size");
+                if self.buf.len() >= at + 2 + size + 2 {
+                    let data = self.buf[at + 2..at + 2 + size].to_vec();
+                    self.buf.drain(..at + 2 + size + 2);
+                    return data;
+                }
+            }
+            self.fill().await;
+        }
+    }
+
+    /// The next SSE event with data, as JSON (a priming event without data is skipped).
+    pub async fn event(&mut self) -> Value {
+        let mut text = String::new();
+        loop {
+            while !text.contains("\n\n") {
+                text.push_str(&String::from_utf8_lossy(&self.chunk().await));
+            }
+            let at = text.find("\n\n").unwrap();
+            let event: String = text[..at].to_owned();
+            text.drain(..at + 2);
+            let data: String = event
+                .lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(str::trim_start)
+                .collect();
+            if !data.is_empty() {
+                assert!(text.is_empty(), "one event per read: {text:?}");
+                return serde_json::from_str(&data).unwrap_or_else(|e| panic!("{e}: {event:?}"));
+            }
+        }
+    }
 }

@@ -53,6 +53,8 @@ struct Model {
     version: u64,
     tools: BTreeMap<PairKey, (u64, bool)>,
     sets: BTreeMap<PairKey, (u64, ToolsetState, Option<String>)>,
+    /// Each instance's newest close, kept after the same name opens again (profile §2).
+    tombs: BTreeMap<PairKey, u64>,
     forgotten: u64,
 }
 
@@ -61,7 +63,8 @@ const MODEL_CLOSED: usize = 2;
 
 #[derive(Debug, Clone)]
 enum Op {
-    Open(u8),
+    /// Opens an instance with one of its tools visible, or both.
+    Open(u8, u8),
     Toggle(u8, u8),
     Retitle(u8),
     Close(u8),
@@ -76,14 +79,16 @@ impl Model {
     fn step(&mut self, op: &Op) -> Option<u64> {
         let i = |n: &u8| format!("g{}", n % 3);
         match op {
-            Op::Open(n) if !self.is_open(&i(n)) => {
+            Op::Open(n, which) if !self.is_open(&i(n)) => {
                 let v = self.bump();
                 self.sets.insert(
                     key(GO, &i(n)),
                     (v, ToolsetState::Open, Some(format!("t{v}"))),
                 );
-                for t in TOOLS {
-                    self.tools.insert(key(t, &i(n)), (v, true));
+                for (at, t) in TOOLS.iter().enumerate() {
+                    if *which % 3 == 2 || *which as usize % 3 == at {
+                        self.tools.insert(key(t, &i(n)), (v, true));
+                    }
                 }
                 Some(v)
             }
@@ -106,6 +111,7 @@ impl Model {
                 let v = self.bump();
                 self.sets
                     .insert(key(GO, &i(n)), (v, ToolsetState::Closed, None));
+                self.tombs.insert(key(GO, &i(n)), v);
                 self.tools
                     .retain(|k, _| k.1.as_deref() != Some(i(n).as_str()));
                 self.forget();
@@ -121,18 +127,21 @@ impl Model {
     }
 
     fn forget(&mut self) {
-        loop {
-            let closed: Vec<(u64, PairKey)> = self
-                .sets
+        while self.tombs.len() > MODEL_CLOSED {
+            let (k, v) = self
+                .tombs
                 .iter()
-                .filter(|(_, s)| s.1 == ToolsetState::Closed)
-                .map(|(k, s)| (s.0, k.clone()))
-                .collect();
-            if closed.len() <= MODEL_CLOSED {
-                return;
+                .min_by_key(|(_, v)| **v)
+                .map(|(k, v)| (k.clone(), *v))
+                .expect("some");
+            self.tombs.remove(&k);
+            if self
+                .sets
+                .get(&k)
+                .is_some_and(|s| s.1 == ToolsetState::Closed)
+            {
+                self.sets.remove(&k);
             }
-            let (v, k) = closed.into_iter().min().expect("some");
-            self.sets.remove(&k);
             self.forgotten = self.forgotten.max(v);
         }
     }
@@ -150,11 +159,18 @@ impl Model {
                 .filter(|(_, e)| e.0 > after)
                 .map(|(k, e)| tool(&k.0, k.1.as_deref().unwrap_or(""), e.1, e.0))
                 .collect(),
+            // A tombstone of an instance open again goes before its open entry.
             toolsets: self
-                .sets
+                .tombs
                 .iter()
-                .filter(|(_, e)| e.0 > after)
-                .map(|(k, e)| set(k.1.as_deref().unwrap_or(""), e.1, e.2.clone(), e.0))
+                .filter(|(k, v)| **v > after && self.sets.get(*k).is_some_and(|s| s.0 != **v))
+                .map(|(k, v)| set(k.1.as_deref().unwrap_or(""), ToolsetState::Closed, None, *v))
+                .chain(
+                    self.sets
+                        .iter()
+                        .filter(|(_, e)| e.0 > after)
+                        .map(|(k, e)| set(k.1.as_deref().unwrap_or(""), e.1, e.2.clone(), e.0)),
+                )
                 .collect(),
             suggest: Vec::new(),
         }
@@ -214,7 +230,7 @@ fn stateless_s05_a_result_older_than_one_applied_changes_nothing() {
 fn stateless_s06_a_lost_result_is_made_good_by_the_next() {
     let mut server = Model::default();
     let mut view = StampedView::new();
-    server.step(&Op::Open(1));
+    server.step(&Op::Open(1, 2));
     view.apply(
         &server.answer(0),
         StampedCarrier::Complete { since: 0 },
@@ -368,7 +384,7 @@ enum Step {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        any::<u8>().prop_map(Op::Open),
+        (any::<u8>(), any::<u8>()).prop_map(|(n, w)| Op::Open(n, w)),
         (any::<u8>(), any::<u8>()).prop_map(|(n, t)| Op::Toggle(n, t)),
         any::<u8>().prop_map(Op::Retitle),
         any::<u8>().prop_map(Op::Close),

@@ -11,7 +11,8 @@ impl Handler<CloseToolset> for PrincipalActor {
     type Result = ();
 
     fn handle(&mut self, m: CloseToolset, ctx: &mut Context<Self>) {
-        self.core.handle_close(m.reply, m.toolset, m.instance);
+        self.core
+            .handle_close(m.reply, m.toolset, m.instance, m.retried);
         self.flush(ctx);
     }
 }

@@ -55,6 +55,7 @@ impl PrincipalActor {
     /// **\[project\]** A read never shows a change not kept yet (issue #42 item 1).
     pub(super) fn in_turn(&mut self, read: impl FnOnce(&mut PrincipalActor) + 'static) {
         if self.told.is_empty() {
+            self.give_versioned();
             return read(self);
         }
         self.push_told(Told::Read(Box::new(read)), Ok(self.written_at));
@@ -134,13 +135,17 @@ impl PrincipalActor {
                     }
                     self.deliver(about, applied, seq);
                 }
-                Told::Read(read) => read(self),
+                Told::Read(read) => {
+                    self.give_versioned();
+                    read(self)
+                }
             }
         }
     }
 
     /// Sends what was kept to every session, each its part (`PrincipalCore::split`).
     fn deliver(&mut self, about: Option<InstanceKey>, applied: Applied, seq: u64) {
+        self.give_versioned();
         for (id, deliver) in self.core.split(about, applied, seq) {
             if let Some(s) = self.sessions.get(&id) {
                 s.deliver.do_send(deliver);
@@ -167,6 +172,7 @@ impl PrincipalActor {
             // Its wait is under way (`drain`).
             return;
         }
+        self.give_versioned();
         if let Some(s) = self.sessions.get(&session) {
             s.deliver.do_send(Deliver {
                 about: None,

@@ -34,6 +34,7 @@ pub(crate) struct SessionAddr {
     pub(crate) swapped: Recipient<CatalogSwapped>,
     pub(crate) statement: Recipient<StatementFor>,
     pub(crate) tools: Recipient<ToolsView>,
+    pub(crate) versioned: Recipient<VersionedFor>,
 }
 
 // ---- principal ⇄ registry ----
@@ -120,6 +121,9 @@ pub(crate) struct CloseToolset {
     pub(crate) reply: ReplyTo,
     pub(crate) toolset: String,
     pub(crate) instance: Option<String>,
+    /// A modern host's close: one of what is closed, its tombstone held, succeeds again
+    /// (issue #40, vector S12).
+    pub(crate) retried: bool,
 }
 
 /// `tools/call`.
@@ -182,6 +186,12 @@ pub(crate) struct ToolsView {
     pub(crate) catalog: Arc<Catalog>,
     pub(crate) visible: BTreeSet<String>,
 }
+
+/// The principal's stamped state changed (issue #40): what modern hosts are answered
+/// from, and what `mcpl/hints` listen streams are sent.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct VersionedFor(pub(crate) Arc<crate::core::Versioned>);
 
 /// The principal moved to a new catalog: what that changed.
 #[derive(Message)]

@@ -163,6 +163,18 @@ impl PrincipalActor {
                 }
             }
         }
+        self.give_versioned();
+    }
+
+    /// Every change the principal made takes its next version; the sessions answer modern
+    /// hosts from the stamped state (issue #40), so each is given it when it changed —
+    /// before anything it answers is sent to it.
+    pub(super) fn give_versioned(&mut self) {
+        if let Some(v) = self.core.versioned_if_changed() {
+            for s in self.sessions.values() {
+                s.versioned.do_send(VersionedFor(v.clone()));
+            }
+        }
     }
 
     /// Tells the registry when nothing is left of this principal (it then asks the actor

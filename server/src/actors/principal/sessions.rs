@@ -11,10 +11,13 @@ impl Handler<Attach> for PrincipalActor {
         if let Some(t) = self.retire_timer.take() {
             ctx.cancel_future(t);
         }
+        let to = m.to.clone();
         self.sessions.insert(m.id, m.to);
         self.core
             .handle_attach(m.id, self.told_seq, self.shared.now());
         self.flush(ctx);
+        // What it answers modern hosts from, until the next change (issue #40).
+        to.versioned.do_send(VersionedFor(self.core.versioned()));
     }
 }
 

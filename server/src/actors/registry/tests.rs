@@ -3,7 +3,9 @@
 //! of the sends.
 
 use super::*;
-use crate::actors::principal::{CatalogSwapped, Deliver, SessionAddr, StatementFor, ToolsView};
+use crate::actors::principal::{
+    CatalogSwapped, Deliver, SessionAddr, StatementFor, ToolsView, VersionedFor,
+};
 use crate::ids::SessionId;
 
 /// A session that hears what its principal says and ignores it.
@@ -21,7 +23,13 @@ macro_rules! ignores {
         }
     )*};
 }
-ignores!(Deliver, CatalogSwapped, StatementFor, ToolsView);
+ignores!(
+    Deliver,
+    CatalogSwapped,
+    StatementFor,
+    ToolsView,
+    VersionedFor
+);
 
 fn session_addr() -> SessionAddr {
     let q = Quiet.start();
@@ -29,7 +37,8 @@ fn session_addr() -> SessionAddr {
         deliver: q.clone().recipient(),
         swapped: q.clone().recipient(),
         statement: q.clone().recipient(),
-        tools: q.recipient(),
+        tools: q.clone().recipient(),
+        versioned: q.recipient(),
     }
 }
 

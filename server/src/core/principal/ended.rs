@@ -42,10 +42,17 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// Where ended records' ids come from (§4.3: unique for the principal, never reused): one
 /// epoch and one counter, shared by every principal state given a clone. See the module
 /// docs.
+///
+/// It also keeps the server's **version floor** (issue #40, `stamps.rs`): the newest
+/// version any principal of the server reached, starting from the epoch read as
+/// milliseconds times 1024, so that a principal forgotten and created again, or a server
+/// restarted without a store, never gives a change a version a host may hold from an
+/// earlier life (**\[project\]**: under 2^53, a JSON-safe integer, until the year 2248).
 #[derive(Debug, Clone)]
 pub struct EndedIds {
     epoch: u64,
     issued: Arc<AtomicU64>,
+    versions: Arc<AtomicU64>,
 }
 
 impl EndedIds {
@@ -53,10 +60,23 @@ impl EndedIds {
     /// with the same epoch issue the same ids: give every state of one server a clone of
     /// one source, and each server its own epoch.
     pub fn new(epoch: u64) -> Self {
+        let base = (epoch / 1_000_000).saturating_mul(1024).min(1 << 52);
         EndedIds {
             epoch,
             issued: Arc::new(AtomicU64::new(0)),
+            versions: Arc::new(AtomicU64::new(base)),
         }
+    }
+
+    /// The newest version any principal of the server reached (type docs): where a new
+    /// principal's versions start.
+    pub(super) fn version_floor(&self) -> u64 {
+        self.versions.load(Ordering::Relaxed)
+    }
+
+    /// A principal reached version `v`.
+    pub(super) fn reached(&self, v: u64) {
+        self.versions.fetch_max(v, Ordering::Relaxed);
     }
 
     /// The epoch a source made at `at` takes: the time in nanoseconds since 1970 (0 for a
@@ -94,6 +114,11 @@ pub(super) struct EndedLog {
 }
 
 impl EndedLog {
+    /// The source of its ids (and of the server's version floor).
+    pub(super) fn ids(&self) -> &EndedIds {
+        &self.ids
+    }
+
     pub(super) fn new(ids: EndedIds, ttl: Duration, max: usize) -> Self {
         EndedLog {
             records: VecDeque::new(),

@@ -21,7 +21,7 @@
 use super::*;
 use crate::core::catalog::ToolDecl;
 use crate::core::catalog::tests::{arcade, tool};
-use mcpl_protocol::hints::ToolsetState;
+use mcpl_protocol::hints::{ToolHint, ToolsetChange, ToolsetState};
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::toolsets::{ToolsetDecl, ToolsetDefault};
 use proptest::prelude::*;
@@ -457,4 +457,306 @@ fn an_own_definition_survives_a_shared_round_trip() {
         },
     ];
     run(&ops).expect("the invariants hold");
+}
+
+// ---- versions and stamps (issue #40, `stamps.rs`, `docs/rfc014-stateless.md` §2) ----
+
+/// What a modern host holds, built from stamped entries alone by the profile's rule (§2,
+/// §3.3): an entry applies only when its stamp is newer than the one held for its key; a
+/// closed entry is also a tombstone that drops, and keeps out, the instance's entries
+/// stamped before it; a statement drops what it does not state and that is stamped at or
+/// below its version.
+#[derive(Debug, Default, Clone)]
+struct VHost {
+    toolsets: BTreeMap<InstanceKey, (u64, ToolsetChange)>,
+    tombs: BTreeMap<InstanceKey, u64>,
+    tools: BTreeMap<(String, Option<String>), (u64, ToolHint)>,
+    since: u64,
+}
+
+/// The instance a tool entry belongs to, as a host reads it from `tools/list`.
+fn owner_of(catalog: &Catalog, tool: &str, instance: &Option<String>) -> Option<InstanceKey> {
+    let ts = catalog.declared_toolset_of(tool)?;
+    Some(InstanceKey {
+        toolset: ts.to_owned(),
+        instance: instance.clone(),
+    })
+}
+
+impl VHost {
+    fn apply(&mut self, h: &mcpl_protocol::stateless::VersionedHints, catalog: &Catalog) {
+        if h.statement {
+            let stated_ts: BTreeSet<InstanceKey> = h
+                .toolsets
+                .iter()
+                .map(|e| InstanceKey {
+                    toolset: e.change.toolset.clone(),
+                    instance: e.change.instance.clone(),
+                })
+                .collect();
+            let stated_tools: BTreeSet<(String, Option<String>)> = h
+                .tools
+                .iter()
+                .map(|e| (e.hint.name.clone(), e.hint.instance.clone()))
+                .collect();
+            self.toolsets
+                .retain(|k, (v, _)| *v > h.version || stated_ts.contains(k));
+            self.tools
+                .retain(|k, (v, _)| *v > h.version || stated_tools.contains(k));
+        }
+        for e in &h.toolsets {
+            let key = InstanceKey {
+                toolset: e.change.toolset.clone(),
+                instance: e.change.instance.clone(),
+            };
+            if e.change.state == ToolsetState::Closed {
+                let tomb = self.tombs.entry(key.clone()).or_insert(0);
+                *tomb = (*tomb).max(e.v);
+                let tomb = *tomb;
+                self.tools.retain(|(t, i), (v, _)| {
+                    *v >= tomb || owner_of(catalog, t, i).as_ref() != Some(&key)
+                });
+            }
+            if self.toolsets.get(&key).is_none_or(|(v, _)| e.v > *v) {
+                self.toolsets.insert(key, (e.v, e.change.clone()));
+            }
+        }
+        for e in &h.tools {
+            let key = (e.hint.name.clone(), e.hint.instance.clone());
+            let owner = owner_of(catalog, &key.0, &key.1);
+            if owner
+                .and_then(|o| self.tombs.get(&o))
+                .is_some_and(|tomb| e.v < *tomb)
+            {
+                continue;
+            }
+            if self.tools.get(&key).is_none_or(|(v, _)| e.v > *v) {
+                self.tools.insert(key, (e.v, e.hint.clone()));
+            }
+        }
+        self.since = self.since.max(h.version);
+    }
+
+    /// What the agent can rely on: the open instances with their titles, and every tool
+    /// entry that says more than the default, where it applies.
+    #[allow(clippy::type_complexity)]
+    fn view(
+        &self,
+        catalog: &Catalog,
+    ) -> (
+        BTreeMap<InstanceKey, Option<String>>,
+        BTreeMap<(String, Option<String>), ToolHint>,
+    ) {
+        let open: BTreeMap<InstanceKey, Option<String>> = self
+            .toolsets
+            .iter()
+            .filter(|(_, (_, c))| c.state == ToolsetState::Open)
+            .map(|(k, (_, c))| (k.clone(), c.title.clone()))
+            .collect();
+        let tools = self
+            .tools
+            .iter()
+            // A tool the catalog no longer has leaves the host's list with the catalog.
+            .filter(|((t, _), _)| catalog.tool(t).is_some())
+            .filter(|((t, i), (_, h))| match owner_of(catalog, t, i) {
+                None => true,
+                // A shared definition of an instanced toolset's tool.
+                Some(o) if o.instance.is_none() && catalog.is_instanced(&o.toolset) => {
+                    h.definition.is_some()
+                }
+                Some(o) => open.contains_key(&o),
+            })
+            .filter(|(_, (_, h))| {
+                h.visible == Some(true) || h.definition.is_some() || h.presence.is_some()
+            })
+            .map(|(k, (_, h))| (k.clone(), h.clone()))
+            .collect();
+        (open, tools)
+    }
+}
+
+impl VHost {
+    /// What the agent can rely on, as [`Host::effective`] says it of the legacy statement:
+    /// the stamped entries read as values.
+    fn effective(&self, catalog: &Catalog) -> Effective {
+        let (open, tools) = self.view(catalog);
+        let mut host = Host {
+            open,
+            ..Host::default()
+        };
+        for ((t, i), h) in tools {
+            if h.visible == Some(true) {
+                host.visible.insert((t.clone(), i.clone()));
+            }
+            if let Some(d) = h.definition {
+                match i {
+                    Some(i) => host.own.insert((t, i), d),
+                    None => host.shared.insert(t, d),
+                };
+            }
+        }
+        host.effective(catalog)
+    }
+}
+
+/// Applies `op` to `s`, ignoring refusals; the change's closed entries, when it made one.
+fn step(s: &mut PrincipalState, op: &Op, clock: &mut u64) -> Vec<ToolsetChange> {
+    let now = at(*clock);
+    let keys: Vec<InstanceKey> = s.instances().map(|i| i.key().clone()).collect();
+    let name = |n: &Option<usize>| n.map(|i| NAMES[i]);
+    let draft = match op {
+        Op::Open {
+            ts,
+            name: n,
+            options: o,
+        } => match s.open(TOOLSETS[*ts], name(n), options(*o), now) {
+            Ok(OpenOutcome::Opened(o) | OpenOutcome::Revealed(o)) => Some(o.draft),
+            _ => None,
+        },
+        Op::Join { name: n } => s.join("go", name(n), options(1), now).ok().map(|o| o.draft),
+        Op::OpenImplicitly { ts } => s
+            .open_implicitly(TOOLSETS[*ts], now)
+            .map(|_| HintDraft::new()),
+        Op::Close { ts, name: n } => s
+            .close(TOOLSETS[*ts], name(n), "closed")
+            .ok()
+            .map(|e| e.draft),
+        Op::End { which } => keys
+            .get(*which)
+            .and_then(|k| s.end(k, "game over", now).ok())
+            .map(|e| e.draft),
+        Op::SetVisible {
+            tool,
+            name: n,
+            visible,
+        } => s.set_visible(TOOLS[*tool], name(n), *visible).ok(),
+        Op::SetDefinition { tool, name: n, def } => s
+            .set_definition(TOOLS[*tool], name(n), def.map(definition))
+            .ok(),
+        Op::Retitle { which, title } => keys
+            .get(*which)
+            .and_then(|k| s.retitle(k, &format!("title {title}")).ok()),
+        Op::Advance { secs } => {
+            *clock += secs;
+            s.expire(at(*clock));
+            None
+        }
+        Op::Swap { variant: v } => Some(s.replace_catalog(variant(*v), now).draft),
+    };
+    draft.map(|d| d.toolsets).unwrap_or_default()
+}
+
+/// Any sequence of changes, then any `since`: the delta applied over what a host held at
+/// `since` equals the statement; and every change's own entries (what a listen stream
+/// carries), applied in any order, equal it too.
+fn run_versioned(ops: &[Op], restamp_every: bool, order: u64) -> Result<(), TestCaseError> {
+    let catalog0 = Arc::new(arcade());
+    let config = PrincipalConfig {
+        ended_ttl: Duration::from_secs(TTL_SECS),
+        max_open: MAX_OPEN,
+        max_tombstones: 3,
+        ..Default::default()
+    };
+    let mut clock = 0u64;
+    let mut s = PrincipalState::new(catalog0, config, EndedIds::new(0), at(clock));
+    // What a host held at each version: the statement it read then.
+    let mut held: Vec<(u64, VHost)> = Vec::new();
+    let mut changes = Vec::new();
+    for op in ops {
+        let closes = step(&mut s, op, &mut clock);
+        let before = s.stamps().version();
+        // The core restamps after every change it tells; a read restamps what it missed.
+        if restamp_every && let Some(change) = s.restamp(&closes) {
+            prop_assert_eq!(change.version, before + 1, "one version a change");
+            prop_assert!(change.tools.iter().all(|t| t.v == change.version));
+            prop_assert!(change.toolsets.iter().all(|t| t.v == change.version));
+            changes.push(change);
+        }
+        let st = s.versioned_statement();
+        prop_assert!(st.statement);
+        let catalog = Arc::clone(s.catalog());
+        let mut h = VHost::default();
+        h.apply(&st, &catalog);
+        held.push((st.version, h));
+    }
+    let catalog = Arc::clone(s.catalog());
+    let st = s.versioned_statement();
+    let mut truth = VHost::default();
+    truth.apply(&st, &catalog);
+    // The stamped statement says what the legacy statement says (§4.3).
+    let legacy = Host::from_statement(&s.statement(at(clock)), &catalog).effective(&catalog);
+    prop_assert_eq!(truth.effective(&catalog), legacy, "the stamped statement");
+    let truth = truth.view(&catalog);
+    for (since, h) in &held {
+        let delta = s.versioned(*since);
+        // What a session answers from is the same.
+        prop_assert_eq!(&s.versioned_now().since(*since), &delta);
+        prop_assert!(
+            delta.statement == (*since == 0 || *since < s.stamps().forgotten()),
+            "statement only where the delta is gone (since {})",
+            since
+        );
+        prop_assert!(delta.statement || delta.tools.iter().all(|t| t.v > *since));
+        let mut h = h.clone();
+        h.apply(&delta, &catalog);
+        prop_assert_eq!(&h.view(&catalog), &truth, "since {}", since);
+        prop_assert_eq!(h.since, st.version);
+    }
+    if restamp_every && s.stamps().forgotten() == 0 {
+        // Every change's entries, from nothing, in an order of the seed's choosing.
+        let mut rng = order;
+        let mut shuffled = changes.clone();
+        for i in (1..shuffled.len()).rev() {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            shuffled.swap(i, (rng >> 33) as usize % (i + 1));
+        }
+        let mut h = VHost::default();
+        for c in &shuffled {
+            h.apply(c, &catalog);
+        }
+        prop_assert_eq!(
+            &h.view(&catalog),
+            &truth,
+            "changes applied in order seed {}",
+            order
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn versioned_deltas_equal_the_statement(
+        ops in proptest::collection::vec(op(), 1..50),
+        restamp_every in any::<bool>(),
+        order in any::<u64>(),
+    ) {
+        run_versioned(&ops, restamp_every, order)?;
+    }
+}
+
+/// Found by the property test: a toolset without instances shares `(tool, none)` between
+/// its instance's entries and a shared definition; its close's tombstone dropped the
+/// shared definition on the host, which no later delta restated.
+#[test]
+fn a_shared_definition_outlives_the_close_of_its_toolset() {
+    let ops = [
+        Op::SetDefinition {
+            tool: 3,
+            name: None,
+            def: Some(0),
+        },
+        Op::Close { ts: 0, name: None },
+        Op::Open {
+            ts: 0,
+            name: None,
+            options: 0,
+        },
+    ];
+    run_versioned(&ops, false, 0).expect("the delta equals the statement");
+    run_versioned(&ops, true, 0).expect("the delta equals the statement");
 }

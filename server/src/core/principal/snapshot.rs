@@ -9,7 +9,7 @@
 //! (as a manifest change ends it, §4.1, vector 33), a tool no longer declared is dropped.
 
 use super::ended::EndedLog;
-use super::{InstanceKey, OpenInstance, PrincipalConfig, PrincipalState, loose_tools};
+use super::{InstanceKey, OpenInstance, PrincipalConfig, PrincipalState, Stamps, loose_tools};
 use crate::core::catalog::Catalog;
 use crate::core::principal::EndedIds;
 use mcpl_protocol::hints::ToolDefinition;
@@ -32,6 +32,10 @@ pub struct Snapshot {
     ended: Vec<EndedSnapshot>,
     picked: u64,
     implicit: BTreeSet<InstanceKey>,
+    /// The version and stamps (issue #40); a record written before them has none, and
+    /// loads at version 0.
+    #[serde(default)]
+    stamps: Stamps,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -80,6 +84,7 @@ impl PrincipalState {
                 .collect(),
             picked: self.picked,
             implicit: self.implicit.clone(),
+            stamps: self.stamps.clone(),
         }
     }
 
@@ -93,6 +98,13 @@ impl PrincipalState {
         snapshot: Snapshot,
         now: SystemTime,
     ) -> Self {
+        // A record written before versions were kept starts past the server's floor
+        // (`stamps.rs`); any other goes on from its own, which the floor then passes.
+        let mut stamps = snapshot.stamps;
+        if stamps.version() == 0 {
+            stamps = Stamps::starting_at(ids.version_floor());
+        }
+        ids.reached(stamps.version());
         let mut ended = EndedLog::new(ids, config.ended_ttl, config.max_ended);
         for e in snapshot.ended {
             ended.keep(e.record, e.expires, e.view.map(Arc::from));
@@ -117,6 +129,7 @@ impl PrincipalState {
             ended,
             picked: snapshot.picked,
             implicit: BTreeSet::new(),
+            stamps,
         };
         let mut undeclared = Vec::new();
         for i in snapshot.instances {

@@ -206,7 +206,8 @@ impl Harness {
                 if let Some(s) = session {
                     let instance = name.map(|n| NAMES[n].to_owned());
                     let reply = Self::reply(s, compat);
-                    self.core.handle_close(reply, TOOLSETS[ts].into(), instance);
+                    self.core
+                        .handle_close(reply, TOOLSETS[ts].into(), instance, false);
                 }
             }
             Op::End { which } => {

@@ -181,6 +181,7 @@ impl<A: Clone> PrincipalCore<A> {
         reply: ReplyTo,
         toolset: String,
         instance: Option<String>,
+        retried: bool,
     ) {
         // §8: `toolset_close` may leave the instance out when only one is open.
         let instance = match (reply.via, instance) {
@@ -193,7 +194,14 @@ impl<A: Clone> PrincipalCore<A> {
             Ok(key) => key,
             Err(e) => {
                 let named = InstanceKey { toolset, instance };
-                let body = close_body(reply.via, &named, Err(e));
+                // Profile §3.4 (issue #40, vector S12): a modern host's close of what this
+                // principal closed, its tombstone still held, is a retry after a lost
+                // response: it succeeds again, changing nothing.
+                let body = if retried && self.state.stamps().has_tombstone(&named) {
+                    close_body(reply.via, &named, Ok(Vec::new()))
+                } else {
+                    close_body(reply.via, &named, Err(e))
+                };
                 return self.answer(reply.session, reply.request, body);
             }
         };
@@ -272,7 +280,7 @@ impl<A: Clone> PrincipalCore<A> {
                     options,
                 }) => return self.handle_open(compat(request), toolset, instance, options, now),
                 Ok(PlainCall::Close { toolset, instance }) => {
-                    return self.handle_close(compat(request), toolset, instance);
+                    return self.handle_close(compat(request), toolset, instance, false);
                 }
                 Ok(PlainCall::Tool {
                     name,

@@ -324,7 +324,7 @@ fn issue38_01_a_close_the_principal_asked_for_leaves_no_record_and_another_end_d
     open_go(&mut c, "g1", 7);
     open_go(&mut c, "g2", 8);
 
-    c.handle_close(rpc(1, 200), "go".into(), Some("g1".into()));
+    c.handle_close(rpc(1, 200), "go".into(), Some("g1".into()), false);
     let out = drain(&mut c);
     let [Output::Close { key, reply, link }] = out.as_slice() else {
         panic!("the instance is asked, got {out:?}");

@@ -21,6 +21,7 @@
 //! [`Requests`]: crate::core::requests::Requests
 
 use super::SessionCore;
+use super::kinds::FeatureRequest;
 use super::output::{Event, Io};
 use crate::core::requests::Settled;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, RawValue, Request, Response};
@@ -29,8 +30,8 @@ use mcpl_protocol::method::{
 };
 use mcpl_protocol::modern::{CacheHints, CacheScope};
 use mcpl_protocol::server_features::{
-    COMPLETIONS_CAPABILITY, CompleteParams, GetPromptParams, ListParams, PROMPTS_CAPABILITY,
-    RESOURCES_CAPABILITY, ReadResourceParams,
+    COMPLETIONS_CAPABILITY, ListParams, PROMPTS_CAPABILITY, RESOURCES_CAPABILITY,
+    ReadResourceParams,
 };
 use serde_json::{Map, Value, json};
 
@@ -51,12 +52,15 @@ pub(crate) struct Offers {
     pub(crate) prompts: bool,
     /// `completion/complete`.
     pub(crate) completions: bool,
+    /// Resources may be watched (`watch.rs`): `resources.subscribe`.
+    pub(crate) subscribe: bool,
 }
 
 impl Offers {
     /// Adds the capabilities offered to a server's `capabilities` (`other`): `resources`,
-    /// `prompts`, `completions`, each `{}` (no `listChanged`, no `subscribe`: **\[project\]**
-    /// their changes are not told; a client reads again).
+    /// `prompts`, `completions`, each `{}` but for `resources.subscribe: true` when
+    /// resources may be watched (`watch.rs`). No `listChanged`: **\[project\]** changes of
+    /// these lists are not told; a client reads again.
     pub(crate) fn declare(&self, capabilities: &mut Map<String, Value>) {
         for (offered, name) in [
             (self.resources, RESOURCES_CAPABILITY),
@@ -67,6 +71,17 @@ impl Offers {
                 capabilities.insert(name.to_owned(), json!({}));
             }
         }
+        if self.resources && self.subscribe {
+            capabilities.insert(
+                RESOURCES_CAPABILITY.to_owned(),
+                json!({ "subscribe": true }),
+            );
+        }
+    }
+
+    /// Whether legacy `resources/subscribe` and `resources/unsubscribe` are served.
+    pub(crate) fn watches(&self) -> bool {
+        self.resources && self.subscribe
     }
 
     /// Whether `method` is a feature request this server serves.
@@ -80,26 +95,6 @@ impl Offers {
             _ => false,
         }
     }
-}
-
-/// A feature request, its params read.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum FeatureRequest {
-    /// `resources/list`.
-    ListResources,
-    /// `resources/templates/list`.
-    ListResourceTemplates,
-    /// `resources/read`.
-    ReadResource {
-        /// The resource.
-        uri: String,
-    },
-    /// `prompts/list`.
-    ListPrompts,
-    /// `prompts/get`.
-    GetPrompt(GetPromptParams),
-    /// `completion/complete`.
-    Complete(CompleteParams),
 }
 
 impl FeatureRequest {
@@ -218,6 +213,7 @@ mod tests {
             resources_vary: false,
             prompts: false,
             completions: true,
+            subscribe: false,
         };
         assert!(offers.serves("resources/read") && offers.serves("completion/complete"));
         assert!(!offers.serves("prompts/get") && !offers.serves("resources/subscribe"));

@@ -8,7 +8,8 @@
 //! ([`LifecycleError::NotInitialized`]); params that do not decode get -32602; a request
 //! whose answer comes from the principal may not reuse the id of one still in flight
 //! (-32600). `logging/setLevel` is served only by a server that offers MCP logging;
-//! elsewhere it is an unknown method too. `toolsets/*` are for hosts shown hints (§2): any
+//! elsewhere it is an unknown method too; so are `resources/subscribe` and
+//! `resources/unsubscribe` on a server whose resources may not be watched (`watch.rs`). `toolsets/*` are for hosts shown hints (§2): any
 //! other gets -32601, the way a server without the RFC would answer (it opens and closes
 //! through the compat tools, §8). Malformed input gets its decode error's response, an
 //! oversized message an invalid-request error with id `null`; the session goes on after
@@ -55,6 +56,10 @@ enum Route {
     SetLevel,
     /// Resources, prompts and completion (`features.rs`).
     Feature,
+    /// `resources/subscribe` (`watch.rs`).
+    Subscribe,
+    /// `resources/unsubscribe` (`watch.rs`).
+    Unsubscribe,
 }
 
 impl Route {
@@ -76,6 +81,8 @@ impl Route {
             | ListPrompts::NAME
             | GetPrompt::NAME
             | Complete::NAME => Route::Feature,
+            super::watch::SUBSCRIBE => Route::Subscribe,
+            super::watch::UNSUBSCRIBE => Route::Unsubscribe,
             // `server/discover` included: on a connection opened with `initialize` it is
             // unknown, as in 2025-11-25 (before one, it is a modern request).
             _ => return None,
@@ -152,7 +159,10 @@ impl<T: Io> SessionCore<T> {
         // MCP "Utilities / Logging": only a server declaring `logging` serves setLevel.
         let route = Route::of(&req.method)
             .filter(|r| *r != Route::SetLevel || self.offers_logging())
-            .filter(|r| *r != Route::Feature || self.profile.offers.serves(&req.method));
+            .filter(|r| *r != Route::Feature || self.profile.offers.serves(&req.method))
+            .filter(|r| {
+                !matches!(r, Route::Subscribe | Route::Unsubscribe) || self.profile.offers.watches()
+            });
         let Some(route) = route else {
             let e = ErrorObject::method_not_found(&req.method);
             return self.send(Response::err(Some(req.id), e).into());
@@ -213,6 +223,7 @@ impl<T: Io> SessionCore<T> {
                     request,
                     toolset: p.toolset,
                     instance: p.instance,
+                    retried: false,
                 })
             }
             Route::ToolsetsList => self
@@ -221,15 +232,28 @@ impl<T: Io> SessionCore<T> {
                 Ok(feature) => self.serve_feature(req.id, feature),
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
             },
+            Route::Subscribe => self.subscribe(req),
+            Route::Unsubscribe => self.unsubscribe(req),
         }
     }
 
     /// `tools/call`, its params read: to the principal, or run here at once when it is a
     /// loose tool this session may run (module docs of `session.rs`: direct calls).
     pub(super) fn call_tool(&mut self, id: mcpl_protocol::jsonrpc::Id, p: CallToolParams) {
+        let hinted = self.hinted();
+        self.call_tool_as(id, p, hinted);
+    }
+
+    /// [`SessionCore::call_tool`] for a host shown hints or not (a modern request says
+    /// which for itself, `modern.rs`).
+    pub(super) fn call_tool_as(
+        &mut self,
+        id: mcpl_protocol::jsonrpc::Id,
+        p: CallToolParams,
+        hinted: bool,
+    ) {
         // §4.5: the instance a host with hints names; a host without names it as
         // an argument instead (§8), which the principal reads.
-        let hinted = self.hinted();
         // §4.5 **[project]**: an `mcpl/instance` that is not a string names no
         // instance, and is not taken for an absent one either (that would run the
         // call in the only open instance, which the host may not have meant).

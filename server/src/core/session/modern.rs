@@ -12,7 +12,8 @@
 //! **What a modern request is owed**, in order: its `_meta` read (-32602 when a required
 //! key is missing), its version served (-32022 with `supported` and `requested`), its
 //! method one of the era's this server serves (`server/discover`, `tools/list`,
-//! `tools/call`, `subscriptions/listen` (`listen.rs`); anything else -32601), and a result with `resultType` and
+//! `tools/call`, `subscriptions/listen` (`listen.rs`), and `toolsets/list|open|close` to a
+//! hinted request; anything else -32601), and a result with `resultType` and
 //! `_meta["io.modelcontextprotocol/serverInfo"]` ([`ModernReply`]); `server/discover` and
 //! `tools/list` with caching hints. Its `notifications/message` go out only when it
 //! carried `logLevel`, at that level or above; a handler that asks the client for a
@@ -29,13 +30,25 @@
 //! core hand each modern request to one ([`Event::Detach`], the actor's `detached.rs`),
 //! so nothing it opens survives it, whichever connection it came on.
 //!
-//! A modern request is served as to a host without hints (RFC-014 §8): the profile that
-//! would show a modern host hints (`docs/rfc014-stateless.md`) is issue #40's. So
-//! `toolsets/*` are -32601 to it, `tools/list` is the plain list, and a call names its
-//! instance as an argument.
+//! **Hints** (`docs/rfc014-stateless.md`, issue #40 **\[project\]**). A modern request of
+//! a **named** principal whose client capabilities declare `extensions["mcpl/core"]` (its
+//! `toolHints` not `false`), to a server whose manifest has `toolHints`, is a hinted
+//! modern request: `tools/list` lists hints (§3) with `_meta["mcpl/version"]`,
+//! `toolsets/list|open|close` are served, a call names its instance in
+//! `_meta["mcpl/instance"]`, and every complete result carries `_meta["mcpl/hints"]`: the
+//! entries stamped after the request's `_meta["mcpl/since"]`, or a full statement (always
+//! for `toolsets/list`), from the principal's stamped state as it last gave it to this
+//! session ([`Versioned`]), and `_meta["mcpl/revision"]` when the request's names a
+//! manifest revision other than the one a hinted host is shown. Any other modern request is served as to a host without hints
+//! (RFC-014 §8): `toolsets/*` are -32601 to it, `tools/list` is the plain list, and a call
+//! names its instance as an argument. An anonymous request has no state that outlives it
+//! (profile §3.6), so it is never hinted.
 
+use super::kinds::ModernCall;
 use super::output::{Event, Forward, Io, Transmit};
 use super::{FeatureRequest, SessionCore};
+use crate::core::Versioned;
+use crate::core::catalog::HostView;
 use crate::mrtr::Carried;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, RawValue, Request, Response};
 use mcpl_protocol::mcp::{
@@ -43,10 +56,14 @@ use mcpl_protocol::mcp::{
     ServerCapabilities, ToolsCapability,
 };
 use mcpl_protocol::method::{CallTool, ListTools, Method};
+use mcpl_protocol::method::{ToolsetsClose, ToolsetsList, ToolsetsOpen};
 use mcpl_protocol::modern::{
     self, CacheHints, CacheScope, DiscoverResult, MCPL_EXTENSION, RequestMeta, SERVER_DISCOVER,
     SUBSCRIPTIONS_LISTEN,
 };
+use mcpl_protocol::stateless::{self, VersionedHints};
+use serde_json::{Map, Value};
+use std::sync::Arc;
 
 /// How long a modern client may keep a `tools/list` or `server/discover` result fresh.
 /// **\[project\]** 0: a client that does not listen (`subscriptions/listen`, `listen.rs`)
@@ -54,41 +71,99 @@ use mcpl_protocol::modern::{
 /// says the same of `tools/list`.
 pub(crate) const MODERN_TTL_MS: u64 = 0;
 
-/// A modern request in flight, until it is answered or cancelled.
-#[derive(Debug, Clone)]
-pub(crate) struct ModernCall {
-    /// `io.modelcontextprotocol/logLevel`: `None`, none of its log messages is sent.
-    log_level: Option<LoggingLevel>,
-    /// What the request declared, for what its handler asks of the client.
-    capabilities: ClientCapabilities,
-    /// The caching hints its result carries.
-    cache: Option<CacheHints>,
-    /// A `tools/call`'s, `prompts/get`'s or `resources/read`'s answers to its handler's
-    /// questions (MRTR, `mrtr.rs`).
-    input: Option<Carried>,
-}
-
 /// What makes a result modern: see [`modern::complete`].
 #[derive(Debug, Clone)]
 pub(crate) struct ModernReply {
     info: Implementation,
     cache: Option<CacheHints>,
+    /// A hinted request's `_meta["mcpl/hints"]` (module docs).
+    hints: Option<VersionedHints>,
+    /// A hinted `tools/list`'s `_meta["mcpl/version"]`.
+    version: Option<u64>,
+    /// `_meta["mcpl/revision"]`: the manifest's, newer than the one the request read.
+    revision: Option<String>,
 }
 
 impl ModernReply {
+    /// True when the request it answers was hinted (module docs).
+    pub(crate) fn hinted(&self) -> bool {
+        self.hints.is_some()
+    }
+
     /// `message`, a response to the modern request, made modern; an error is left as it is.
     pub(crate) fn apply(self, message: Message) -> Message {
         match message {
             Message::Response(Response {
                 id,
                 outcome: Ok(result),
-            }) => Message::Response(Response {
-                id,
-                outcome: Ok(modern::complete(&result, &self.info, self.cache)),
-            }),
+            }) => {
+                let result = modern::complete(&result, &self.info, self.cache);
+                let result = match self.hints {
+                    Some(hints) => with_hints(&result, hints, self.version, self.revision),
+                    None => result,
+                };
+                Message::Response(Response {
+                    id,
+                    outcome: Ok(result),
+                })
+            }
             other => other,
         }
     }
+}
+
+/// `result` with `_meta["mcpl/hints"]` (and `mcpl/version`), and without a legacy
+/// `mcpl/rev`: a modern host is never numbered per connection (profile §2).
+fn with_hints(
+    result: &RawValue,
+    hints: VersionedHints,
+    version: Option<u64>,
+    revision: Option<String>,
+) -> Box<RawValue> {
+    let Ok(mut object) = serde_json::from_str::<Map<String, Value>>(result.get()) else {
+        return result.to_owned();
+    };
+    let meta = object
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.remove(mcpl_protocol::meta::REV);
+        meta.insert(
+            mcpl_protocol::meta::HINTS.to_owned(),
+            serde_json::to_value(hints).unwrap_or(Value::Null),
+        );
+        if let Some(v) = version {
+            meta.insert(stateless::VERSION.to_owned(), Value::from(v));
+        }
+        if let Some(r) = revision {
+            meta.insert(stateless::REVISION.to_owned(), Value::String(r));
+        }
+    }
+    mcpl_protocol::jsonrpc::to_raw(&object)
+}
+
+/// Whether a request's client capabilities ask for hints: `extensions["mcpl/core"]` an
+/// object whose `toolHints` is not `false` (**\[project\]**: the profile's settings say
+/// `toolHints: true`; a host that declares the extension and leaves it out is read as
+/// asking, as the extension's whole point is hints).
+pub(crate) fn declares_mcpl(capabilities: &ClientCapabilities) -> bool {
+    capabilities
+        .other
+        .get("extensions")
+        .and_then(|e| e.get(MCPL_EXTENSION))
+        .and_then(Value::as_object)
+        .is_some_and(|s| s.get("toolHints") != Some(&Value::Bool(false)))
+}
+
+/// A request's `_meta`, when it is an object.
+fn meta_of(req: &Request) -> Option<Map<String, Value>> {
+    req.params
+        .as_deref()
+        .and_then(|p| serde_json::from_str::<Map<String, Value>>(p.get()).ok())
+        .and_then(|mut p| match p.remove("_meta") {
+            Some(Value::Object(m)) => Some(m),
+            _ => None,
+        })
 }
 
 /// The modern requests this server serves.
@@ -98,6 +173,10 @@ enum ModernRoute {
     ListTools,
     CallTool,
     Listen,
+    /// `toolsets/list|open|close`: to a hinted request only (module docs).
+    ListToolsets,
+    Open,
+    Close,
     /// Resources, prompts and completion, when offered (`features.rs`).
     Feature,
 }
@@ -109,6 +188,9 @@ impl ModernRoute {
             ListTools::NAME => ModernRoute::ListTools,
             CallTool::NAME => ModernRoute::CallTool,
             SUBSCRIPTIONS_LISTEN => ModernRoute::Listen,
+            ToolsetsList::NAME => ModernRoute::ListToolsets,
+            ToolsetsOpen::NAME => ModernRoute::Open,
+            ToolsetsClose::NAME => ModernRoute::Close,
             _ => return None,
         })
     }
@@ -122,6 +204,58 @@ const PRIVATE: CacheHints = CacheHints {
 };
 
 impl<T: Io> SessionCore<T> {
+    /// Whether the session's principal is a named one (module docs: only its modern
+    /// requests may be hinted).
+    pub(crate) fn set_principal_named(&mut self, named: bool) {
+        self.named = named;
+    }
+
+    /// The principal's stamped state changed: kept when newer than what is held, and told
+    /// to every `mcpl/hints` stream (`listen.rs`).
+    pub(crate) fn versioned_changed(&mut self, versioned: Arc<Versioned>) {
+        if self
+            .versioned
+            .as_ref()
+            .is_some_and(|v| v.version() >= versioned.version())
+        {
+            return;
+        }
+        self.versioned = Some(versioned);
+        self.tell_listens_hints();
+    }
+
+    /// The revision of the manifest as shown to a hinted host, computed once per manifest.
+    fn hinted_revision(&mut self) -> Option<&str> {
+        let current = &self.manifest;
+        if !self
+            .hinted_revision
+            .as_ref()
+            .is_some_and(|(m, _)| Arc::ptr_eq(m, current))
+        {
+            let revision = crate::manifest::shown_to(current, true).revision;
+            self.hinted_revision = Some((current.clone(), revision));
+        }
+        self.hinted_revision.as_ref()?.1.as_deref()
+    }
+
+    /// Whether a modern request with `meta` is shown hints (module docs).
+    pub(super) fn hinted_modern(&self, meta: &RequestMeta) -> bool {
+        self.named
+            && declares_mcpl(&meta.client_capabilities)
+            && self.catalog.view_for(true) == HostView::Hinted
+    }
+
+    /// What a hinted request whose `since` is `since` is told now. Before the principal
+    /// first gave its stamped state (a request the session answers itself, read before
+    /// the principal saw the session attach): `{version: 0}`, which tells a host nothing
+    /// and moves no mark.
+    pub(super) fn versioned_since(&self, since: u64) -> VersionedHints {
+        self.versioned
+            .as_ref()
+            .map(|v| v.since(since))
+            .unwrap_or_default()
+    }
+
     /// The modern era's fields of `req`, when it is a modern request on a connection not
     /// opened with `initialize` (module docs); `Err` is the response refusing it.
     pub(super) fn modern_meta(&self, req: &Request) -> Result<Option<RequestMeta>, ErrorObject> {
@@ -190,28 +324,103 @@ impl<T: Io> SessionCore<T> {
             );
             return self.send(Response::err(Some(req.id), e).into());
         }
+        let hinted = self.hinted_modern(&meta);
+        if !hinted
+            && matches!(
+                route,
+                ModernRoute::ListToolsets | ModernRoute::Open | ModernRoute::Close
+            )
+        {
+            // Vector S2: a host without hints is not served toolsets (§8).
+            let e = ErrorObject::method_not_found(&req.method);
+            return self.send(Response::err(Some(req.id), e).into());
+        }
         if !self.modern_seen {
             // The principal shows a host without hints the toolsets it uses without
-            // opening (§8); it is told once, as `initialize` would tell it.
+            // opening (§8); it is told once, as `initialize` would tell it, by the first
+            // modern request. **[project]** A connection's later requests that differ
+            // are served as each declares, from the same principal.
             self.modern_seen = true;
-            self.forward(Forward::Initialized { tool_hints: false });
+            self.forward(Forward::Initialized { tool_hints: hinted });
         }
+        let keys = hinted.then(|| meta_of(&req)).flatten();
+        let revision = keys.as_ref().and_then(|k| {
+            // Profile §3.3: a request that names a revision other than the manifest's is
+            // told the manifest's; one that names none is not (it did not read one).
+            let read = k.get(stateless::REVISION)?.as_str()?;
+            let current = self.hinted_revision()?;
+            (read != current).then(|| current.to_owned())
+        });
         let call = ModernCall {
             log_level: meta.log_level,
             capabilities: meta.client_capabilities,
             cache: None,
             input: None,
+            since: hinted.then(|| stateless::since(keys.as_ref())),
+            revision,
+            statement: false,
         };
         match route {
-            ModernRoute::Listen => self.open_listen(req),
+            ModernRoute::Listen => {
+                let since = call.since;
+                self.open_listen(req, since)
+            }
             ModernRoute::Discover => {
-                let result = self.discover();
+                // Vector S1: the manifest as to a hinted host when the request declares
+                // `mcpl/core`, its revision included.
+                let declared = declares_mcpl(&call.capabilities);
+                let result = self.discover(declared);
                 let response = Response::ok_typed(req.id, &result);
                 let reply = ModernReply {
                     info: self.profile.info.clone(),
                     cache: Some(PRIVATE),
+                    hints: call.since.map(|s| self.versioned_since(s)),
+                    version: None,
+                    revision: call.revision.clone(),
                 };
                 self.send(reply.apply(response.into()));
+            }
+            ModernRoute::ListToolsets => {
+                self.modern.insert(
+                    req.id.clone(),
+                    ModernCall {
+                        statement: true,
+                        ..call
+                    },
+                );
+                self.requests.forward(req.id.clone());
+                self.forward(Forward::ListToolsets { request: req.id });
+            }
+            ModernRoute::Open => {
+                match req.params_as::<mcpl_protocol::toolsets::ToolsetsOpenParams>() {
+                    Ok(p) => {
+                        self.modern.insert(req.id.clone(), call);
+                        self.requests.forward(req.id.clone());
+                        self.forward(Forward::Open {
+                            request: req.id,
+                            toolset: p.toolset,
+                            instance: p.instance,
+                            options: p.options,
+                        });
+                    }
+                    Err(e) => self.send(Response::err(Some(req.id), e).into()),
+                }
+            }
+            ModernRoute::Close => {
+                match req.params_as::<mcpl_protocol::toolsets::ToolsetsCloseParams>() {
+                    Ok(p) => {
+                        self.modern.insert(req.id.clone(), call);
+                        self.requests.forward(req.id.clone());
+                        // Vector S12: a retried close succeeds again.
+                        self.forward(Forward::Close {
+                            request: req.id,
+                            toolset: p.toolset,
+                            instance: p.instance,
+                            retried: true,
+                        });
+                    }
+                    Err(e) => self.send(Response::err(Some(req.id), e).into()),
+                }
             }
             ModernRoute::ListTools => match req.params_as::<ListToolsParams>() {
                 Ok(p) => {
@@ -231,7 +440,7 @@ impl<T: Io> SessionCore<T> {
                     let input = self.next_input.take();
                     self.modern
                         .insert(req.id.clone(), ModernCall { input, ..call });
-                    self.call_tool(req.id, p);
+                    self.call_tool_as(req.id, p, hinted);
                 }
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
             },
@@ -258,15 +467,15 @@ impl<T: Io> SessionCore<T> {
     /// `server/discover` (MCP `server/discover.md`): both eras' versions, the capabilities
     /// a modern request is served with, and MCPL's manifest under
     /// `capabilities.extensions["mcpl/core"]` (**\[project\]**,
-    /// `docs/rfc014-stateless.md` §3.1), as shown to a host without hints until that
-    /// profile is served (issue #40).
-    fn discover(&self) -> DiscoverResult {
+    /// `docs/rfc014-stateless.md` §3.1): the whole manifest when the request declared
+    /// `mcpl/core` (`hinted`, vector S1), else as shown to a host without hints.
+    fn discover(&self, hinted: bool) -> DiscoverResult {
         let mut other = serde_json::Map::new();
         if self.offers_logging() {
             other.insert(LOGGING_CAPABILITY.to_owned(), serde_json::json!({}));
         }
         self.profile.offers.declare(&mut other);
-        let manifest = crate::manifest::shown_to(&self.manifest, false);
+        let manifest = crate::manifest::shown_to(&self.manifest, hinted);
         let manifest = serde_json::to_value(manifest).unwrap_or_default();
         other.insert(
             "extensions".to_owned(),
@@ -298,14 +507,28 @@ impl<T: Io> SessionCore<T> {
         let id = match t {
             Transmit::Answer { request, .. } | Transmit::CallResult { request, .. } => request,
             Transmit::ToolsList(page) => &page.request,
+            Transmit::Statement { request, .. } => request,
             Transmit::Message(Message::Response(r)) => r.id.as_ref()?,
             _ => return None,
         };
         let call = self.modern.remove(id)?;
+        let is_list = matches!(t, Transmit::ToolsList(_));
+        let hints = call.since.map(|since| match &self.versioned {
+            Some(v) if call.statement => v.statement(),
+            _ => self.versioned_since(since),
+        });
         Some(ModernReply {
             info: self.profile.info.clone(),
             cache: call.cache,
+            version: hints.as_ref().filter(|_| is_list).map(|h| h.version),
+            hints,
+            revision: call.revision,
         })
+    }
+
+    /// True while `request` is a hinted modern request in flight (module docs).
+    pub(crate) fn hinted_modern_request(&self, request: &Id) -> bool {
+        self.modern.get(request).is_some_and(|c| c.since.is_some())
     }
 
     /// A modern request's declared capabilities, while `call` is one in flight.
@@ -364,9 +587,13 @@ impl<T: Io> SessionCore<T> {
     /// answered with `result`, an `InputRequiredResult`, and its handler stopped (MRTR,
     /// `mrtr.rs`: the retry runs it again).
     pub(crate) fn modern_input_required(&mut self, call: &Id, result: Box<RawValue>) {
+        // Not complete: no hints (profile §3.3: every complete result carries them).
         let reply = ModernReply {
             info: self.profile.info.clone(),
             cache: None,
+            hints: None,
+            version: None,
+            revision: None,
         };
         self.cancel(
             call,

@@ -113,6 +113,11 @@ pub(crate) enum Event<T: Io> {
     Ended(Id),
     /// A `subscriptions/listen` stream ended (`listen.rs`): what it held is released.
     ListenEnded(Id),
+    /// This session now watches the resource at this URI (`watch.rs`): tell it its
+    /// changes ([`SessionCore::resource_updated`](super::SessionCore::resource_updated)).
+    Watch(String),
+    /// This session no longer watches the resource at this URI.
+    Unwatch(String),
     /// The host answered one of the session's own requests.
     Response(Response),
     /// Serve this modern request on a connection of its own, under a principal of its own
@@ -177,6 +182,9 @@ pub(crate) enum Forward {
         toolset: String,
         /// The instance named, if any.
         instance: Option<String>,
+        /// A modern host's: one of what is closed, its tombstone held, succeeds again
+        /// (issue #40, vector S12).
+        retried: bool,
     },
     /// `tools/call`.
     Call {
@@ -204,14 +212,21 @@ pub(crate) struct ToolsPage {
     pub(crate) visible: BTreeSet<String>,
     pub(crate) view: HostView,
     pub(crate) page_size: usize,
+    /// Listed by name (a hinted modern host: `docs/rfc014-stateless.md` §3.4, a
+    /// deterministic order); otherwise in the catalog's order.
+    pub(crate) by_name: bool,
 }
 
 impl ToolsPage {
     /// The response, with `last` — the last rev the connection took — as its `mcpl/rev`
     /// for a host shown hints.
     pub(crate) fn response(self, last: u64) -> Message {
-        let ListToolsResult { tools, meta, .. } =
-            self.catalog.list_tools(self.view, &self.visible, last);
+        let ListToolsResult {
+            mut tools, meta, ..
+        } = self.catalog.list_tools(self.view, &self.visible, last);
+        if self.by_name {
+            tools.sort_by(|a, b| a.name.cmp(&b.name));
+        }
         match paging::page(tools, self.cursor.as_deref(), self.page_size) {
             Ok(page) => Response::ok_typed(
                 self.request,

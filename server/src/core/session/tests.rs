@@ -64,6 +64,7 @@ impl Host {
             logging,
             page_size: 50,
             offers,
+            watchable: None,
         };
         Host {
             core: SessionCore::new(Arc::new(profile), Arc::new(manifest()), Arc::new(arcade())),
@@ -114,6 +115,8 @@ impl Host {
                     Event::Stop { request, stop } => format!("stop {request} {stop}"),
                     Event::Ended(id) => format!("ended {id}"),
                     Event::ListenEnded(id) => format!("listen ended {id}"),
+                    Event::Watch(uri) => format!("watch {uri}"),
+                    Event::Unwatch(uri) => format!("unwatch {uri}"),
                     Event::Response(r) => format!("response {:?}", r.id),
                     Event::Detach(r) => format!("detach {}", r.id),
                     Event::CancelDetached { request, .. } => format!("cancel detached {request}"),
@@ -1280,6 +1283,7 @@ fn all_offered() -> super::Offers {
         resources_vary: true,
         prompts: true,
         completions: true,
+        subscribe: false,
     }
 }
 
@@ -1426,4 +1430,165 @@ fn issue39_07_feature_requests_in_flight_are_bounded() {
     h.send(msg::request(1001, "prompts/list", json!({})));
     let (_, done) = h.take();
     assert_eq!(done.len(), 1, "room again once one is answered");
+}
+
+// ---- the stateless profile (issue #40) ----
+
+#[test]
+fn stateless_s10_a_stream_opened_before_the_principals_state_is_given_waits_for_it() {
+    use crate::core::{EndedIds, PrincipalConfig, PrincipalState};
+    let mut h = Host::new(None);
+    h.core.set_principal_named(true);
+    let hinted = json!({"io.modelcontextprotocol/clientCapabilities":
+        {"extensions": {"mcpl/core": {"version": "0.5", "toolHints": true}}}, "mcpl/since": 0});
+    h.send(modern_request(
+        1,
+        "subscriptions/listen",
+        json!({"notifications": {"mcpl/hints": true}}),
+        hinted,
+    ));
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 1, "the acknowledgement alone: {wire:?}");
+    assert_eq!(wire[0]["params"]["notifications"]["mcpl/hints"], true);
+    // The principal gives its stamped state: the stream's first message follows.
+    let catalog = Arc::new(arcade());
+    let mut state = PrincipalState::new(
+        catalog,
+        PrincipalConfig::default(),
+        EndedIds::new(1),
+        std::time::UNIX_EPOCH,
+    );
+    let given = Arc::new(state.versioned_now());
+    h.core.versioned_changed(given.clone());
+    h.drain();
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 1, "{wire:?}");
+    assert_eq!(wire[0]["method"], "notifications/mcpl/hints");
+    assert_eq!(wire[0]["params"]["statement"], true, "since 0: {wire:?}");
+    assert_eq!(wire[0]["params"]["version"], given.version());
+    assert_eq!(
+        wire[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        1
+    );
+    // The same state again tells nothing.
+    h.core.versioned_changed(given);
+    h.drain();
+    assert!(h.take().0.is_empty());
+}
+
+// ---- resource subscriptions (issue #39) ----
+
+/// Every URI under `w://` names a resource, but `w://none`.
+#[derive(Debug)]
+struct UnderW;
+
+impl KnownResources for UnderW {
+    fn knows(&self, uri: &str) -> bool {
+        uri.starts_with("w://") && uri != "w://none"
+    }
+}
+
+impl Host {
+    /// A host of a server whose resources under `w://` may be watched.
+    fn watching() -> Self {
+        let offers = super::Offers {
+            subscribe: true,
+            ..all_offered()
+        };
+        let mut h = Host::offering(None, offers);
+        let profile = Profile {
+            watchable: Some(Arc::new(UnderW)),
+            ..(*h.core.profile).clone()
+        };
+        h.core = SessionCore::new(Arc::new(profile), Arc::new(manifest()), Arc::new(arcade()));
+        h
+    }
+}
+
+#[test]
+fn issue39_11_the_core_watches_a_uri_while_anything_of_the_session_names_it() {
+    // Legacy: the watch comes before the answer; a second subscription is none.
+    let mut h = Host::watching();
+    h.send(msg::request(
+        0,
+        "initialize",
+        msg::initialize_params(json!({}), "test"),
+    ));
+    h.send(msg::initialized());
+    h.take();
+    h.send(msg::request(
+        1,
+        "resources/subscribe",
+        json!({"uri": "w://a"}),
+    ));
+    h.send(msg::request(
+        2,
+        "resources/subscribe",
+        json!({"uri": "w://a"}),
+    ));
+    h.send(msg::request(
+        3,
+        "resources/subscribe",
+        json!({"uri": "w://none"}),
+    ));
+    let (wire, done) = h.take();
+    assert_eq!(done, ["watch w://a"]);
+    assert_eq!(wire[0], json!({"jsonrpc": "2.0", "id": 1, "result": {}}));
+    assert_eq!(wire[1], json!({"jsonrpc": "2.0", "id": 2, "result": {}}));
+    assert_eq!(msg::error_code(&wire[2]), Some(-32602), "{wire:?}");
+    assert_eq!(h.core.subscribed(), 1);
+    h.core.resource_updated("w://a");
+    h.core.resource_updated("w://b");
+    h.drain();
+    let (wire, _) = h.take();
+    assert_eq!(
+        wire,
+        [
+            json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+            "params": {"uri": "w://a"}})
+        ]
+    );
+    h.send(msg::request(
+        4,
+        "resources/unsubscribe",
+        json!({"uri": "w://a"}),
+    ));
+    let (_, done) = h.take();
+    assert_eq!(done, ["unwatch w://a"]);
+    assert_eq!(h.core.subscribed(), 0);
+
+    // Modern: two streams name `w://x`; it is let go of when the last one ends.
+    let mut h = Host::watching();
+    for id in [5, 6] {
+        h.send(modern_request(
+            id,
+            "subscriptions/listen",
+            json!({"notifications": {"resourceSubscriptions": ["w://x", "w://none"]}}),
+            json!({}),
+        ));
+    }
+    let (wire, done) = h.take();
+    assert_eq!(done[1..], ["watch w://x"], "{done:?}");
+    assert_eq!(
+        wire[1]["params"]["notifications"],
+        json!({"resourceSubscriptions": ["w://x"]})
+    );
+    h.send(msg::notification(
+        "notifications/cancelled",
+        json!({"requestId": 5}),
+    ));
+    let (_, done) = h.take();
+    assert_eq!(done, ["listen ended 5"]);
+    h.core.resource_updated("w://x");
+    h.drain();
+    let (wire, _) = h.take();
+    assert_eq!(wire.len(), 1, "the open stream only: {wire:?}");
+    assert_eq!(
+        wire[0]["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"],
+        6
+    );
+    h.core.close_listens(false);
+    h.drain();
+    let (_, done) = h.take();
+    assert_eq!(done, ["unwatch w://x", "listen ended 6"]);
 }
