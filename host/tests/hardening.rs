@@ -19,6 +19,7 @@ use actix::Actor;
 use mcpl_host::link::{
     DEFAULT_READ_AHEAD, DisconnectReason, LinkEvent, ReadGate, ServerLink, Tap, TapEvent, Ticket,
 };
+use mcpl_testkit::within;
 use mcpl_transport::ClientOptions;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};

@@ -6,10 +6,11 @@ mod support;
 use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{Server, ToolContext, ToolError};
+use mcpl_testkit::within;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use support::{Client, TestClient, code, connect, within};
+use support::{Client, TestClient, code, connect};
 use tokio::sync::{mpsc, oneshot};
 
 #[derive(Deserialize)]

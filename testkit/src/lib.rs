@@ -18,8 +18,9 @@
 //! | [`msg`] | the messages: JSON-RPC ([`msg::request`], [`msg::result`], …), MCP and MCPL requests ([`msg::initialize_params`], [`msg::call`], [`msg::open`], …) and reading them ([`msg::text_of`]) |
 //!
 //! Nothing here sleeps. A read awaits the next message, bounded by [`LIMIT`] (or a
-//! peer's own limit), which only a failing test reaches; [`within`] (and [`within_for`],
-//! [`within_named`] for a suite's own limit) bounds any other wait the same way.
+//! peer's own limit), which only a failing test reaches; [`within`] (and [`within_named`],
+//! which says what it waited for) bounds any other wait the same way: the one timeout
+//! helper of every suite.
 
 pub mod jwt;
 pub mod link;
@@ -38,26 +39,22 @@ pub use peer::{Peer, ReadError};
 use std::future::Future;
 use std::time::Duration;
 
-/// How long a read waits before the test fails.
-pub const LIMIT: Duration = Duration::from_secs(30);
+/// How long a read, or any other awaited step, waits before the test fails. One bound for
+/// every suite, long enough for a step that starts a process on a loaded machine: only a
+/// failing test reaches it.
+pub const LIMIT: Duration = Duration::from_secs(60);
 
 /// Awaits `f`, failing the test past [`LIMIT`]: the bound on a wait that only a failing
 /// test reaches (under tokio's paused clock it fires as soon as every task is idle).
 pub async fn within<F: Future>(f: F) -> F::Output {
-    within_for(LIMIT, f).await
+    within_named("a step", f).await
 }
 
-/// Awaits `f`, failing the test past `limit`: [`within`] for a suite whose steps have a
-/// limit of their own.
-pub async fn within_for<F: Future>(limit: Duration, f: F) -> F::Output {
-    within_named("a step", limit, f).await
-}
-
-/// Awaits `f`, failing the test past `limit` with a message that names `what` it waited
+/// Awaits `f`, failing the test past [`LIMIT`] with a message that names `what` it waited
 /// for.
-pub async fn within_named<F: Future>(what: &str, limit: Duration, f: F) -> F::Output {
-    match tokio::time::timeout(limit, f).await {
+pub async fn within_named<F: Future>(what: &str, f: F) -> F::Output {
+    match tokio::time::timeout(LIMIT, f).await {
         Ok(out) => out,
-        Err(_) => panic!("the test waited past its limit ({limit:?}) for {what}"),
+        Err(_) => panic!("the test waited past its limit ({LIMIT:?}) for {what}"),
     }
 }

@@ -15,6 +15,7 @@
 use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig};
 use mcpl_host::link::{BackoffConfig, Connector};
 use mcpl_testkit::proxy::{Direction, Faults, Frame, Proxy, Verdict};
+use mcpl_testkit::within;
 use mcpl_transport::ClientOptions;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader};
@@ -29,12 +30,6 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mcpl-fixture-server");
 /// The fixture's named principal: its connections share toolsets (and keep them across a
 /// dropped link).
 const TOKEN: &str = mcpl_tests::conformance::contract::DEFAULT_TOKEN;
-const DEADLINE: Duration = Duration::from_secs(60);
-
-/// Awaits `f`, failing the test past [`DEADLINE`].
-async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
-    mcpl_testkit::within_for(DEADLINE, f).await
-}
 
 // ---- the server process ----------------------------------------------------------------
 

@@ -8,6 +8,7 @@
 pub use mcpl_testkit::proxy;
 
 use mcpl_testkit::process::{listening, report};
+use mcpl_testkit::within;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -24,11 +25,6 @@ pub const LIMIT: Duration = Duration::from_secs(60);
 
 /// The bot's budget in the arcades the tests start: small and seeded, fast and repeatable.
 pub const BOT: [&str; 4] = ["--bot-playouts", "64", "--seed", "7"];
-
-/// Awaits `f`, failing the test if it takes longer than [`LIMIT`].
-pub async fn within<F: std::future::Future>(f: F) -> F::Output {
-    mcpl_testkit::within_for(LIMIT, f).await
-}
 
 /// The `mcpl-arcade` binary of this workspace, beside the test's own target directory's
 /// binaries (`cargo test --workspace` builds it). `cargo test -p mcpl-surface` builds only
