@@ -11,7 +11,7 @@
 //!   reconnected ever more slowly; one that never answers `initialize` is tried again;
 //! - 11: a flood of malformed messages costs a few log lines per interval, not one each.
 //!
-//! Item 9 (the cost per tool) is measured by `sim perf` and the host's benchmarks.
+//! Item 9 (the cost per tool) is measured by `sim-perf` and the host's benchmarks.
 
 mod support;
 

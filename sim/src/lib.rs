@@ -21,7 +21,6 @@
 //! | [`load`] | `sim`: many agents, chaos, invariants, a report |
 //! | [`det`] | `sim --deterministic`: the same agents in memory on one thread and virtual time; a seed replays to the same trace digest |
 //! | [`report`] | the load run's table and JSON |
-//! | [`perf`] | `sim perf`: the performance targets measured — calls/s over WebSocket and Streamable HTTP, latency, rmcp side by side (and on MCP 2026-07-28, against rmcp's stateless mode), idle sessions' memory, resync after a mass drop |
 //!
 //! `--modern N` (or `--modern 20%`) plays that many of the agents on MCP 2026-07-28
 //! ([`agent::modern`]): hosts with no session, served as plain MCP hosts, checked by
@@ -66,7 +65,6 @@ pub mod hosts;
 pub mod invariants;
 pub mod load;
 pub mod metrics;
-pub mod perf;
 pub mod print;
 pub mod proxy;
 pub mod report;
