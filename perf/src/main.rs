@@ -14,28 +14,14 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "error".into()),
-        )
-        .init();
+    sim::cli::init_logging();
     let cli = Cli::parse();
     let outcome = match cli.command {
         None => run_perf(cli.perf),
         Some(Command::Clients(args)) => run_clients(args),
         Some(Command::One) => sim_perf::child_main().map(|()| true).map_err(Into::into),
     };
-    match outcome {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("sim-perf: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    sim::cli::exit_code("sim-perf", outcome)
 }
 
 /// `sim-perf`: what to measure and how.

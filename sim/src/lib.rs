@@ -15,6 +15,7 @@
 //! | [`svg`] | final boards as pictures |
 //! | [`metrics`] | counters, latencies, peak RSS |
 //! | [`proxy`] | the chaos runs' faults on the workspace's one TCP fault proxy (`mcpl_testkit::proxy`): drops, mass drops, duplicated WebSocket frames |
+//! | [`cli`] | what the binaries share: logging to standard error, the exit code of an outcome |
 //! | [`chaos`] | the chaos level's knobs: proxy faults, delivery delays on Streamable HTTP, restarts |
 //! | [`truth`] | the server's state for a principal, read as a fresh connection of it would |
 //! | [`invariants`] | the checks at the end of a load run |
@@ -59,6 +60,7 @@
 pub mod agent;
 pub mod arcade;
 pub mod chaos;
+pub mod cli;
 pub mod demo;
 pub mod det;
 pub mod hosts;

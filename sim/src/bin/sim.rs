@@ -145,28 +145,13 @@ struct DemoArgs {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        // Issue #43: colour codes only for a terminal, not a file (Claude Desktop's log).
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "error".into()),
-        )
-        .init();
+    sim::cli::init_logging();
     let cli = Cli::parse();
     let outcome = match cli.command {
         Some(Command::Demo(args)) => run_demo(args),
         None => run_load(cli.load),
     };
-    match outcome {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("sim: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    sim::cli::exit_code("sim", outcome)
 }
 
 fn run_demo(args: DemoArgs) -> anyhow::Result<bool> {
