@@ -10,7 +10,7 @@ use mcpl_testkit::within;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use support::{Client, TestClient, code, connect};
+use support::{Client, TestClient, call, code, connect};
 use tokio::sync::{mpsc, oneshot};
 
 #[derive(Deserialize)]
@@ -129,10 +129,6 @@ async fn fixture() -> Fixture {
         started,
         probes,
     }
-}
-
-fn call(id: Value, name: &str, arguments: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
 }
 
 #[actix::test]

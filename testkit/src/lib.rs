@@ -11,7 +11,7 @@
 //! | [`ws`] | [`ws::WsLink`]: a WebSocket, client side ([`ws::Peer::connect`]) or server side ([`ws::Listener::accept`]) |
 //! | [`tls`] | [`tls::TestCa`]: a certificate authority made at test time and the server certificates it signs (PEM), for TLS tests on loopback |
 //! | [`jwt`] | [`jwt::TestIssuer`]: an authorization server's signing key made at test time, its JWK Set and the ES256 tokens it signs |
-//! | [`process`] | the project's binaries as child processes: [`process::listening`] reads where they listen from their `listening on` lines |
+//! | [`process`] | the project's binaries as child processes: [`process::listening`] reads where they listen from their `listening on` lines, [`process::workspace_bin`] finds (or builds) another package's binary |
 //! | [`proxy`] | [`proxy::Proxy`]: a TCP proxy on loopback that breaks connections on purpose: cuts them all, holds what the server sends, redirects new ones, cuts them at their lifetime's end or at a chosen WebSocket frame, sends frames twice |
 //! | [`python`] | the official MCP Python SDK's venv (`target/interop-venv`), made on first use: [`python::python`] |
 //! | [`postgres`] | [`postgres::Postgres`]: a private PostgreSQL for one test, made with `initdb` in a temporary directory and served on a free loopback port (as an unprivileged user when run as root), stopped by its own pid |
