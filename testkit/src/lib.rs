@@ -14,6 +14,7 @@
 //! | [`process`] | the project's binaries as child processes: [`process::listening`] reads where they listen from their `listening on` lines, [`process::workspace_bin`] finds (or builds) another package's binary |
 //! | [`proxy`] | [`proxy::Proxy`]: a TCP proxy on loopback that breaks connections on purpose: cuts them all, holds what the server sends, redirects new ones, cuts them at their lifetime's end or at a chosen WebSocket frame, sends frames twice |
 //! | [`python`] | the official MCP Python SDK's venv (`target/interop-venv`), made on first use: [`python::python`] |
+//! | [`node`] | the official TypeScript SDKs and the MCP Inspector (`tests/inspector/`), installed once per test process: [`node::inspector_dir`] |
 //! | [`postgres`] | [`postgres::Postgres`]: a private PostgreSQL for one test, made with `initdb` in a temporary directory and served on a free loopback port (as an unprivileged user when run as root), stopped by its own pid |
 //! | [`msg`] | the messages: JSON-RPC ([`msg::request`], [`msg::result`], …), MCP and MCPL requests ([`msg::initialize_params`], [`msg::call`], [`msg::open`], …) and reading them ([`msg::text_of`]) |
 //!
@@ -25,6 +26,7 @@
 pub mod jwt;
 pub mod link;
 pub mod msg;
+pub mod node;
 pub mod peer;
 pub mod postgres;
 pub mod process;

@@ -73,23 +73,9 @@ pub fn arcade_bin() -> &'static std::path::Path {
 
 /// The official MCP TypeScript SDK 2.x client (`@modelcontextprotocol/client`, pinned in
 /// `tests/inspector/package-lock.json` with the 1.x SDK and the Inspector, one pin for every
-/// test that drives it): installs them once per test process (`tests/inspector/setup.sh`, a
-/// no-op when the lock has not changed) and returns the path of the script `name` in
+/// test that drives it): installs them once per test process
+/// ([`mcpl_testkit::node::inspector_dir`]) and returns the path of the script `name` in
 /// `tests/inspector/`, to run with `node`.
 pub fn ts2_script(name: &str) -> PathBuf {
-    static SETUP: std::sync::Once = std::sync::Once::new();
-    let dir = workspace_root().join("tests/inspector");
-    SETUP.call_once(|| {
-        let out = Command::new("bash")
-            .arg(dir.join("setup.sh"))
-            .output()
-            .expect("bash runs");
-        assert!(
-            out.status.success(),
-            "could not install the TypeScript SDK 2.x:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    });
-    dir.join(name)
+    mcpl_testkit::node::inspector_dir().join(name)
 }

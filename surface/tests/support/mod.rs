@@ -766,24 +766,6 @@ impl ModernHttp {
     }
 }
 
-/// Installs the pinned npm packages of `tests/inspector` once (a no-op when the lock has
-/// not changed).
-pub fn npm_setup() {
-    static SETUP: std::sync::Once = std::sync::Once::new();
-    SETUP.call_once(|| {
-        let out = std::process::Command::new("bash")
-            .arg(root().join("tests/inspector/setup.sh"))
-            .output()
-            .expect("bash runs");
-        assert!(
-            out.status.success(),
-            "could not install the TypeScript SDK:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    });
-}
-
 /// Runs a peer script, `program ARGS...` (its OS data directory in `dir`), and returns its
 /// report ([`report`]).
 pub async fn run_peer(
