@@ -5,10 +5,11 @@
 
 mod support;
 
+use mcpl_testkit::within;
 use mcpl_transport::{ClientOptions, TransportError, http, ws};
 use serde_json::json;
 use std::process::Stdio;
-use support::{BIN, Client, serve, text_of, within};
+use support::{BIN, Client, serve, text_of};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdout, Command};
 

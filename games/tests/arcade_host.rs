@@ -8,9 +8,10 @@
 mod support;
 
 use mcpl_host::host::{Host, HostConfig, ServerConfig, ShownKind};
+use mcpl_testkit::within;
 use serde_json::json;
+use support::Harness;
 use support::host::{Agent, LOOK, closed_line};
-use support::{Harness, within};
 
 /// How many points the agent places before it only passes.
 const STONES: usize = 12;

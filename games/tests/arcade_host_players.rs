@@ -9,9 +9,10 @@
 mod support;
 
 use mcpl_host::host::ShownKind;
+use mcpl_testkit::within;
 use serde_json::json;
+use support::Harness;
 use support::host::{Agent, LOOK, closed_line, count, host_config, suggested_open};
-use support::{Harness, within};
 
 const PLAY: &str = "tictactoe_play";
 

@@ -255,7 +255,7 @@ async fn a_running_host_reconnects_adopts_and_finishes_a_go_game_after_a_sigkill
     )
     .await;
     assert_eq!(again[0], url);
-    let status = support::within(
+    let status = mcpl_testkit::within(
         alice
             .host
             .wait_for(|s| s.servers[SERVER].epoch > epoch && s.servers[SERVER].settled),
@@ -378,7 +378,7 @@ async fn arcade_with_page(dir: &Path, ws: &str) -> (Child, String, String) {
     let mut lines = tokio::io::BufReader::new(child.stdout.take().unwrap()).lines();
     let (mut url, mut page) = (None, None);
     while url.is_none() || page.is_none() {
-        let line = support::within(lines.next_line())
+        let line = mcpl_testkit::within(lines.next_line())
             .await
             .unwrap()
             .expect("a line naming a listener");

@@ -7,12 +7,13 @@ mod support;
 
 use mcpl_games::arcade::listen;
 use mcpl_games::arcade::{Arcade, ArcadeConfig};
+use mcpl_testkit::within;
 use mcpl_transport::ServerOptions;
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
-use support::{BIN, test_bot, within};
+use support::{BIN, test_bot};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 const ACCEPT: &str = "application/json, text/event-stream";

@@ -5,8 +5,9 @@
 mod support;
 
 use futures_util::{SinkExt, StreamExt};
+use mcpl_testkit::within;
 use serde_json::json;
-use support::{serve, within};
+use support::serve;
 use tokio_tungstenite::tungstenite::Message as Frame;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;

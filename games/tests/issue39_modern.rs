@@ -5,10 +5,11 @@
 
 mod support;
 
+use mcpl_testkit::within;
 use mcpl_transport::{ClientOptions, ws};
 use serde_json::{Value, json};
 use std::process::Stdio;
-use support::{BIN, Client, serve, text_of, within};
+use support::{BIN, Client, serve, text_of};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 

@@ -34,7 +34,7 @@ async fn arcade(url: &str) -> (Child, String) {
         .spawn()
         .expect("the binary starts");
     let mut stderr = BufReader::new(child.stderr.take().unwrap()).lines();
-    let said = support::within(stderr.next_line())
+    let said = mcpl_testkit::within(stderr.next_line())
         .await
         .unwrap()
         .expect("a line on stderr");

@@ -7,12 +7,13 @@ mod support;
 use mcpl_games::arcade::spectate::web::{self, Access, WebOptions};
 use mcpl_games::arcade::spectate::{Gallery, GameState, GameView, PlayerView};
 use mcpl_games::go::{BoardSize, Color, Game, Move};
+use mcpl_testkit::within;
 use mcpl_transport::{ClientOptions, ws};
 use serde_json::{Value, json};
 use std::process::Stdio;
 use std::time::Duration;
 use support::browser::{Browser, save};
-use support::{BIN, Client, text_of, within};
+use support::{BIN, Client, text_of};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
 

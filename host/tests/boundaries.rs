@@ -5,6 +5,7 @@
 
 mod support;
 
+use mcpl_testkit::within;
 use mcpl_transport::ClientOptions;
 use serde_json::json;
 use std::time::Duration;

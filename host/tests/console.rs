@@ -5,6 +5,7 @@
 mod support;
 
 use mcpl_testkit::tls::TestCa;
+use mcpl_testkit::within;
 use mcpl_transport::ServerTls;
 use serde_json::{Value, json};
 use std::process::Stdio;

@@ -11,7 +11,7 @@
 //!   reconnected ever more slowly; one that never answers `initialize` is tried again;
 //! - 11: a flood of malformed messages costs a few log lines per interval, not one each.
 //!
-//! Item 9 (the cost per tool) is measured by `sim perf` and the host's benchmarks.
+//! Item 9 (the cost per tool) is measured by `sim-perf` and the host's benchmarks.
 
 mod support;
 
@@ -19,6 +19,7 @@ use actix::Actor;
 use mcpl_host::link::{
     DEFAULT_READ_AHEAD, DisconnectReason, LinkEvent, ReadGate, ServerLink, Tap, TapEvent, Ticket,
 };
+use mcpl_testkit::within;
 use mcpl_transport::ClientOptions;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};

@@ -6,6 +6,7 @@
 mod support;
 
 use mcpl_host::host::{Host, HostConfig, HostError, ServerConfig, ShownKind};
+use mcpl_testkit::within;
 use serde_json::json;
 use std::time::Duration;
 use support::server::*;

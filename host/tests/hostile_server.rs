@@ -12,6 +12,7 @@
 mod support;
 
 use mcpl_host::host::ShownKind;
+use mcpl_testkit::within;
 use mcpl_transport::ClientOptions;
 use serde_json::{Value, json};
 use std::time::Duration;

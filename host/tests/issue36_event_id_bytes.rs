@@ -5,6 +5,7 @@
 
 mod support;
 
+use mcpl_testkit::within;
 use serde_json::json;
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicIsize, Ordering};

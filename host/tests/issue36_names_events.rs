@@ -9,6 +9,7 @@ mod support;
 
 use mcpl_host::host::{Host, HostConfig, HostError, ServerConfig, ShownKind};
 use mcpl_testkit::msg;
+use mcpl_testkit::within;
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::server::*;

@@ -4,6 +4,7 @@
 
 mod support;
 
+use mcpl_testkit::within;
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::server::*;

@@ -9,6 +9,7 @@ use mcpl_host::host::{HostHandle, Shown, ShownKind};
 use mcpl_host::state::conversation::DEFAULT_HISTORY_BYTES;
 use mcpl_host::state::host_core::DEFAULT_MAX_TURN_BYTES;
 use mcpl_host::state::meta_tools::DEFAULT_MAX_LOOK_BYTES;
+use mcpl_testkit::within;
 use serde_json::{Value, json};
 use std::time::Duration;
 use support::server::*;

@@ -8,11 +8,12 @@ mod support;
 use mcpl_host::host::{HostHandle, ServerConfig, Shown};
 use mcpl_host::link::Connector;
 use mcpl_testkit::msg::{error_code, is_method};
+use mcpl_testkit::within;
 use mcpl_testkit::ws::{Listener, Peer};
 use mcpl_transport::ClientOptions;
 use serde_json::{Value, json};
 use std::time::Duration;
-use support::server::{start_host, within};
+use support::server::start_host;
 use tokio::sync::mpsc::UnboundedReceiver;
 
 const HOLD: Duration = Duration::from_millis(250);

@@ -10,6 +10,7 @@ mod support;
 use mcpl_host::link::PushPolicy;
 use mcpl_protocol::mcpl::PushEventResult;
 use mcpl_testkit::msg;
+use mcpl_testkit::within;
 use serde_json::json;
 use std::time::Duration;
 use support::server::*;

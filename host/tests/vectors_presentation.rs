@@ -4,6 +4,7 @@
 
 mod support;
 
+use mcpl_testkit::within;
 use mcpl_transport::ClientOptions;
 use serde_json::{Value, json};
 use std::time::Duration;

@@ -13,10 +13,11 @@ use mcpl_server::{
     Event, InstanceContext, InstanceLogic, OpenToolsetError, Refusal, Reply, Server, Started,
     ToolCall, ToolContext, ToolError, Toolset,
 };
+use mcpl_testkit::within;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use support::{Client, TestClient, call, expect_push, hinted, hints, result, shown, text, within};
+use support::{Client, TestClient, call, expect_push, hinted, hints, result, shown, text};
 use tokio::sync::{mpsc, oneshot};
 
 /// Lets a test hold a handler between its open and its return.

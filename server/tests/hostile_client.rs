@@ -18,7 +18,7 @@ use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{
     InstanceContext, InstanceLogic, Reply, Server, Started, ToolCall, ToolContext, Toolset,
 };
-use mcpl_testkit::{ReadError, msg, within_for};
+use mcpl_testkit::{ReadError, msg, within};
 use mcpl_transport::testkit::{TestEnd, TestPeer};
 use mcpl_transport::{ClientOptions, ServerOptions, TransportError, http, ws};
 use raw::{WsRead, exchange, post, ws_connect};
@@ -154,7 +154,7 @@ impl Fixture {
     /// Waits until the server has `n` live sessions.
     async fn sessions(&self, n: usize) {
         let mut w: watch::Receiver<usize> = self.server.watch_sessions();
-        within_for(RECV_LIMIT, w.wait_for(|live| *live == n))
+        within(w.wait_for(|live| *live == n))
             .await
             .expect("the server runs");
     }

@@ -267,7 +267,9 @@ async fn online_principals_are_the_named_ones_with_a_live_session() {
     assert_eq!(server.online_principals(), named(&["alice", "bob"]));
     drop(bob.close());
     let mut live = server.watch_sessions();
-    support::within(live.wait_for(|n| *n == 2)).await.unwrap();
+    mcpl_testkit::within(live.wait_for(|n| *n == 2))
+        .await
+        .unwrap();
     assert_eq!(server.online_principals(), named(&["alice"]));
     assert_eq!(
         server.principal_count(),

@@ -13,7 +13,7 @@ use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::Listener;
 use mcpl_server::tool::{ClientAnswer, ClientQuestion};
 use mcpl_server::{Server, ToolContext, ToolError};
-use mcpl_testkit::within;
+use mcpl_testkit::{msg, within};
 use mcpl_transport::ServerOptions;
 use raw::{exchange, post, ws_connect};
 use serde_json::{Value, json};
@@ -82,10 +82,8 @@ async fn serve() -> (Listener, Listener) {
 }
 
 async fn modern_call(addr: SocketAddr, extra: Value) -> Value {
-    let mut params = json!({"name": "three", "arguments": {}, "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities":
-            {"elicitation": {}, "sampling": {}, "roots": {}}}});
+    let mut params = json!({"name": "three", "arguments": {},
+        "_meta": msg::modern_meta(json!({"elicitation": {}, "sampling": {}, "roots": {}}))});
     if let (Some(p), Value::Object(extra)) = (params.as_object_mut(), extra) {
         p.extend(extra);
     }

@@ -117,10 +117,7 @@ async fn serve() -> (Listener, Listener) {
 /// A modern request as `token`'s, answered in one JSON body: its status and body.
 async fn modern(addr: SocketAddr, token: &str, method: &str, params: Value) -> (u16, Value) {
     let mut params = params;
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
+    params["_meta"] = mcpl_testkit::msg::modern_meta(json!({}));
     let name = params
         .get("uri")
         .or_else(|| params.get("name"))
@@ -420,10 +417,7 @@ fn asking_server() -> Server {
 /// A modern request declaring elicitation, as `alice`: its status and body.
 async fn modern_eliciting(addr: SocketAddr, method: &str, params: Value) -> (u16, Value) {
     let mut params = params;
-    params["_meta"] = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {"form": {}}},
-    });
+    params["_meta"] = mcpl_testkit::msg::modern_meta(json!({"elicitation": {"form": {}}}));
     let name = params
         .get("uri")
         .or_else(|| params.get("name"))

@@ -48,8 +48,7 @@ fn server() -> Server {
 }
 
 fn meta() -> Value {
-    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}})
+    mcpl_testkit::msg::modern_meta(json!({}))
 }
 
 fn listen(id: Value, notifications: Value) -> Value {

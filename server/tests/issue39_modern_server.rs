@@ -89,10 +89,7 @@ async fn serve(
 /// A modern `tools/call` of `tool` as bytes of an HTTP request, its `_meta` holding
 /// `extra` besides the required keys.
 fn modern_call(addr: SocketAddr, id: i64, tool: &str, extra: Value) -> Vec<u8> {
-    let mut meta = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-    });
+    let mut meta = mcpl_testkit::msg::modern_meta(json!({}));
     if let (Some(m), Value::Object(extra)) = (meta.as_object_mut(), extra) {
         m.extend(extra);
     }

@@ -102,10 +102,8 @@ async fn serve() -> Fixture {
 /// A modern `tools/call` of `sign_up` declaring elicitation and sampling, with `extra`
 /// members in its params (`inputResponses`, `requestState`).
 fn call(id: i64, arguments: Value, extra: Value) -> Value {
-    let mut params = json!({"name": "sign_up", "arguments": arguments, "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {"elicitation": {}, "sampling": {}},
-    }});
+    let mut params = json!({"name": "sign_up", "arguments": arguments,
+        "_meta": mcpl_testkit::msg::modern_meta(json!({"elicitation": {}, "sampling": {}}))});
     if let (Some(p), Value::Object(extra)) = (params.as_object_mut(), extra) {
         p.extend(extra);
     }

@@ -15,6 +15,7 @@ mod raw;
 use mcpl_protocol::server_features::{Resource, ResourceContents, ResourceTemplate};
 use mcpl_server::features::RequestContext;
 use mcpl_server::{Server, SessionHandle};
+use mcpl_testkit::msg::{initialized, modern_meta, request};
 use mcpl_testkit::within;
 use mcpl_transport::{ConnectionInfo, Principal, ServerOptions, TransportKind, stdio};
 use raw::{RawWs, SseReader, exchange, post, ws_connect};
@@ -59,10 +60,6 @@ fn opts() -> Arc<ServerOptions> {
     Arc::new(opts)
 }
 
-fn request(id: i64, method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
-}
-
 fn subscribe(id: i64, uri: &str) -> Value {
     request(id, "resources/subscribe", json!({"uri": uri}))
 }
@@ -88,20 +85,11 @@ fn initialize(id: i64) -> Value {
     )
 }
 
-fn initialized() -> Value {
-    json!({"jsonrpc": "2.0", "method": "notifications/initialized"})
-}
-
-fn modern_meta() -> Value {
-    json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {}})
-}
-
 fn listen(id: i64, notifications: Value) -> Value {
     request(
         id,
         "subscriptions/listen",
-        json!({"_meta": modern_meta(), "notifications": notifications}),
+        json!({"_meta": modern_meta(json!({})), "notifications": notifications}),
     )
 }
 
@@ -516,7 +504,7 @@ async fn issue39_11_modern_listen_carries_resource_updates_on_stdio() {
         .ask(request(
             0,
             "server/discover",
-            json!({"_meta": modern_meta()}),
+            json!({"_meta": modern_meta(json!({}))}),
         ))
         .await;
     assert_eq!(
@@ -529,7 +517,7 @@ async fn issue39_11_modern_listen_carries_resource_updates_on_stdio() {
         .ask(request(
             1,
             "resources/subscribe",
-            json!({"_meta": modern_meta(), "uri": README}),
+            json!({"_meta": modern_meta(json!({})), "uri": README}),
         ))
         .await;
     assert_eq!(removed["error"]["code"], -32601, "{removed}");
@@ -553,7 +541,11 @@ async fn issue39_11_modern_listen_carries_resource_updates_on_stdio() {
             "params": {"requestId": 2}}),
         )
         .await;
-    let list = request(3, "resources/list", json!({"_meta": modern_meta()}));
+    let list = request(
+        3,
+        "resources/list",
+        json!({"_meta": modern_meta(json!({}))}),
+    );
     let answer = alice.ask(list).await;
     assert_eq!(answer["id"], 3, "{answer}");
     assert_eq!(server.resource_updated(README), 0);
@@ -603,7 +595,7 @@ async fn issue39_11_modern_listen_carries_resource_updates_on_websocket() {
             .ask(request(
                 8,
                 "resources/list",
-                json!({"_meta": modern_meta()}),
+                json!({"_meta": modern_meta(json!({}))}),
             ))
             .await;
         assert_eq!(answer["id"], 8, "{auth:?}: {answer}");

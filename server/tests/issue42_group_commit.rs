@@ -14,10 +14,11 @@ use mcpl_server::{
     Durable, InstanceContext, InstanceLogic, Loaded, RedbStore, Reply, Server, Started, Store,
     StoreError, ToolCall, Toolset, Writes,
 };
+use mcpl_testkit::within;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::sync::{Arc, Condvar, Mutex, PoisonError};
-use support::{TestClient, hinted, open, request, within};
+use support::{TestClient, hinted, open, request};
 
 /// A durable counter: each `bump` changes its record.
 #[derive(Serialize, Deserialize)]

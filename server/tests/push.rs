@@ -7,9 +7,10 @@ use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_protocol::mcpl::PushEventResult;
 use mcpl_server::{PushError, PushEvent, Server, SessionHandle, ToolContext, ToolError};
+use mcpl_testkit::within;
 use serde_json::{Value, json};
 use std::time::Duration;
-use support::{Client, TestClient, connect, within};
+use support::{Client, TestClient, connect};
 use tokio::task::JoinHandle;
 
 const TIMEOUT: Duration = Duration::from_secs(5);

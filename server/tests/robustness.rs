@@ -5,8 +5,9 @@ mod support;
 
 use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_server::{PushError, PushEvent, Server};
+use mcpl_testkit::within;
 use serde_json::json;
-use support::{Client, TestClient, code, connect, connect_raw, within};
+use support::{Client, TestClient, code, connect, connect_raw};
 
 fn server() -> Server {
     Server::builder("test-server", "0.1.0").build().unwrap()

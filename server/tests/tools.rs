@@ -6,10 +6,11 @@ mod support;
 use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{Server, ToolContext, ToolError};
+use mcpl_testkit::within;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::sync::{Arc, Mutex};
-use support::{Client, TestClient, code, connect, within};
+use support::{Client, TestClient, call, code, connect};
 use tokio::sync::{mpsc, oneshot};
 
 #[derive(Deserialize)]
@@ -128,10 +129,6 @@ async fn fixture() -> Fixture {
         started,
         probes,
     }
-}
-
-fn call(id: Value, name: &str, arguments: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": name, "arguments": arguments}})
 }
 
 #[actix::test]

@@ -15,13 +15,13 @@
 //! | [`svg`] | final boards as pictures |
 //! | [`metrics`] | counters, latencies, peak RSS |
 //! | [`proxy`] | the chaos runs' faults on the workspace's one TCP fault proxy (`mcpl_testkit::proxy`): drops, mass drops, duplicated WebSocket frames |
+//! | [`cli`] | what the binaries share: logging to standard error, the exit code of an outcome |
 //! | [`chaos`] | the chaos level's knobs: proxy faults, delivery delays on Streamable HTTP, restarts |
 //! | [`truth`] | the server's state for a principal, read as a fresh connection of it would |
 //! | [`invariants`] | the checks at the end of a load run |
 //! | [`load`] | `sim`: many agents, chaos, invariants, a report |
 //! | [`det`] | `sim --deterministic`: the same agents in memory on one thread and virtual time; a seed replays to the same trace digest |
 //! | [`report`] | the load run's table and JSON |
-//! | [`perf`] | `sim perf`: the performance targets measured — calls/s over WebSocket and Streamable HTTP, latency, rmcp side by side (and on MCP 2026-07-28, against rmcp's stateless mode), idle sessions' memory, resync after a mass drop |
 //!
 //! `--modern N` (or `--modern 20%`) plays that many of the agents on MCP 2026-07-28
 //! ([`agent::modern`]): hosts with no session, served as plain MCP hosts, checked by
@@ -60,13 +60,13 @@
 pub mod agent;
 pub mod arcade;
 pub mod chaos;
+pub mod cli;
 pub mod demo;
 pub mod det;
 pub mod hosts;
 pub mod invariants;
 pub mod load;
 pub mod metrics;
-pub mod perf;
 pub mod print;
 pub mod proxy;
 pub mod report;

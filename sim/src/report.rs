@@ -356,7 +356,7 @@ impl LoadReport {
                 self.peak_rss_kib
                     .map(|k| {
                         // Everything of one agent in this process: its host, its agent
-                        // and its server session(s) (`sim perf` measures a session alone).
+                        // and its server session(s) (`sim-perf` measures a session alone).
                         let per = k as f64 / self.agents.max(1) as f64;
                         format!(
                             "{:.1} MiB ({per:.0} KiB per agent, host and session included)",

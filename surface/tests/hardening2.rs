@@ -3,8 +3,9 @@
 
 mod support;
 
+use mcpl_testkit::within;
 use serde_json::json;
-use support::{SURFACE, within, write_config};
+use support::{SURFACE, write_config};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// A URL's password never reaches the log, even at debug, and a server that was never

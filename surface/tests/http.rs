@@ -146,7 +146,7 @@ async fn a_client_without_the_surface_hosts_token_is_refused() {
             .await;
         // The session is refused with 401: the client's transport answers its own request
         // with the HTTP status.
-        let read = support::within(conn.inbound.recv()).await;
+        let read = mcpl_testkit::within(conn.inbound.recv()).await;
         let Some(mcpl_transport::Inbound::Message { message, .. }) = read else {
             panic!("{token:?}: {read:?}");
         };

@@ -7,11 +7,12 @@
 
 mod support;
 
+use mcpl_testkit::within;
 use serde_json::{Value, json};
 use support::{
     ModernHttp, StdioClient, arcade_of_alice_and_bob, modern_meta, play_tictactoe,
     since_previous_call, stdio_arcade, stdio_arcade_config, surface_http, surface_of_alice_and_bob,
-    text, within, write_config,
+    text, write_config,
 };
 
 const SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";

@@ -14,8 +14,7 @@ use serde_json::{Value, json};
 use std::ffi::OsString;
 use std::path::Path;
 use support::{
-    SURFACE, npm_setup, root, run_peer, stdio_arcade, stdio_arcade_config, surface_http,
-    write_config,
+    SURFACE, root, run_peer, stdio_arcade, stdio_arcade_config, surface_http, write_config,
 };
 
 const PY: &str = "tests/interop/py_surface.py";
@@ -103,7 +102,7 @@ async fn python_http(mode: &str) -> Value {
 
 /// The TypeScript 2.x client in `mode` over stdio; its report.
 async fn typescript_stdio(mode: &str) -> Value {
-    npm_setup();
+    mcpl_testkit::node::inspector_dir();
     let dir = tempfile::tempdir().unwrap();
     let mut args = vec![root().join(TS).into()];
     args.extend(os(&[mode, "stdio"]));
@@ -113,7 +112,7 @@ async fn typescript_stdio(mode: &str) -> Value {
 
 /// The TypeScript 2.x client in `mode` over Streamable HTTP; its report.
 async fn typescript_http(mode: &str) -> Value {
-    npm_setup();
+    mcpl_testkit::node::inspector_dir();
     let dir = tempfile::tempdir().unwrap();
     let (_surface, at) = http_surface(dir.path(), "ts").await;
     let mut args = vec![root().join(TS).into()];

@@ -6,8 +6,9 @@
 mod support;
 
 use mcpl_host::host::{Host, HostConfig, ServerConfig, ShownKind};
+use mcpl_testkit::within;
 use serde_json::json;
-use support::{HttpClient, arcade_of_alice_and_bob, surface_of_alice_and_bob, text, within};
+use support::{HttpClient, arcade_of_alice_and_bob, surface_of_alice_and_bob, text};
 
 #[actix::test]
 async fn an_mcpl_client_is_pushed_what_happens_behind_the_surface_host() {

@@ -7,30 +7,11 @@
 mod support;
 
 use serde_json::Value;
-use std::process::Command;
-use std::sync::Once;
-use support::{check_sdk_game, check_sdk_report, play_sdk_client, root};
-
-/// Installs the pinned npm packages once (a no-op when the lock has not changed).
-fn setup() {
-    static SETUP: Once = Once::new();
-    SETUP.call_once(|| {
-        let out = Command::new("bash")
-            .arg(root().join("tests/inspector/setup.sh"))
-            .output()
-            .expect("bash runs");
-        assert!(
-            out.status.success(),
-            "could not install the TypeScript SDK:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    });
-}
+use support::{check_sdk_game, check_sdk_report, play_sdk_client};
 
 /// The TypeScript client at `game`; its report.
 async fn play(game: &str) -> Value {
-    setup();
+    mcpl_testkit::node::inspector_dir();
     play_sdk_client("node", "tests/inspector/ts_surface.mjs", game, "ts").await
 }
 

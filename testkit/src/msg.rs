@@ -67,6 +67,16 @@ pub fn initialize_params(capabilities: Value, client: &str) -> Value {
            "clientInfo": {"name": client, "version": "1"}})
 }
 
+/// The protocol version of a modern (MCP 2026-07-28) request: no handshake, no session.
+pub const MODERN_VERSION: &str = "2026-07-28";
+
+/// The `_meta` every modern request carries: [`MODERN_VERSION`] and the client's
+/// `capabilities`.
+pub fn modern_meta(capabilities: Value) -> Value {
+    json!({"io.modelcontextprotocol/protocolVersion": MODERN_VERSION,
+           "io.modelcontextprotocol/clientCapabilities": capabilities})
+}
+
 /// A host's capabilities as an MCPL 0.5 host with `pushEvents`, advertising RFC-014's
 /// `toolHints` when `tool_hints`.
 pub fn mcpl_capabilities(tool_hints: bool) -> Value {

@@ -1,9 +1,12 @@
 //! Child processes of the tests: where a binary of the project listens, read from the
 //! `listening on ADDR` lines it prints first (`mcpl-arcade serve`, `mcpl-surface serve
 //! --http`), so a test connects as soon as it is up and never sleeps; and the report a peer
-//! script (an official SDK's client or server) prints last.
+//! script (an official SDK's client or server) prints last; and a binary of another of
+//! the workspace's packages, built when the test's own package did not build it
+//! ([`workspace_bin`]).
 
 use crate::within;
+use std::path::{Path, PathBuf};
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::Child;
 
@@ -40,6 +43,33 @@ pub fn report(out: &std::process::Output) -> serde_json::Value {
     );
     let line = stdout.lines().last().expect("one line of output");
     serde_json::from_str(line).unwrap_or_else(|e| panic!("not JSON ({e}): {line}"))
+}
+
+/// The binary `bin` of the workspace's package `package`, beside the test's own target
+/// directory's binaries (`cargo test --workspace` builds it). `cargo test -p OTHER` builds
+/// only that package's binaries: then it is built with cargo first; a stale one is used as
+/// it is (build `package` again after changing it).
+///
+/// Panics when cargo cannot build it.
+pub fn workspace_bin(package: &str, bin: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("the test's own path");
+    // target/<profile>/deps/<test> → target/<profile>/<bin>
+    let dir = exe
+        .parent()
+        .and_then(Path::parent)
+        .expect("the profile directory");
+    let path = dir.join(format!("{bin}{}", std::env::consts::EXE_SUFFIX));
+    if path.exists() {
+        return path;
+    }
+    let status = std::process::Command::new(env!("CARGO"))
+        .args(["build", "--quiet", "-p", package, "--bin", bin])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .status()
+        .expect("cargo runs");
+    assert!(status.success(), "cargo could not build {bin}");
+    assert!(path.exists(), "no {} after building it", path.display());
+    path
 }
 
 #[cfg(test)]

@@ -64,60 +64,18 @@ pub fn python_http_server(script_name: &str, args: &[&str]) -> (Killed, String) 
     (guard, format!("http://127.0.0.1:{port}/mcp"))
 }
 
-/// The `mcpl-arcade` binary of this workspace, beside the test's own target directory's
-/// binaries (`cargo test --workspace` builds it). `cargo test -p mcpl-tests` builds only
-/// this package's binaries: then it is built with cargo first, once; a stale one is used as
-/// it is (run `cargo build -p mcpl-games` after changing the arcade).
+/// The `mcpl-arcade` binary of this workspace (built first when this package's tests
+/// did not build it: [`mcpl_testkit::process::workspace_bin`]), looked up once.
 pub fn arcade_bin() -> &'static std::path::Path {
     static BIN: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("the test's own path");
-        // target/<profile>/deps/<test> → target/<profile>/mcpl-arcade
-        let dir = exe
-            .parent()
-            .and_then(std::path::Path::parent)
-            .expect("the profile directory");
-        let bin = dir.join(format!("mcpl-arcade{}", std::env::consts::EXE_SUFFIX));
-        if bin.exists() {
-            return bin;
-        }
-        let status = Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "mcpl-games",
-                "--bin",
-                "mcpl-arcade",
-            ])
-            .current_dir(workspace_root())
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "cargo could not build mcpl-arcade");
-        assert!(bin.exists(), "no {} after building it", bin.display());
-        bin
-    })
+    BIN.get_or_init(|| mcpl_testkit::process::workspace_bin("mcpl-games", "mcpl-arcade"))
 }
 
 /// The official MCP TypeScript SDK 2.x client (`@modelcontextprotocol/client`, pinned in
 /// `tests/inspector/package-lock.json` with the 1.x SDK and the Inspector, one pin for every
-/// test that drives it): installs them once per test process (`tests/inspector/setup.sh`, a
-/// no-op when the lock has not changed) and returns the path of the script `name` in
+/// test that drives it): installs them once per test process
+/// ([`mcpl_testkit::node::inspector_dir`]) and returns the path of the script `name` in
 /// `tests/inspector/`, to run with `node`.
 pub fn ts2_script(name: &str) -> PathBuf {
-    static SETUP: std::sync::Once = std::sync::Once::new();
-    let dir = workspace_root().join("tests/inspector");
-    SETUP.call_once(|| {
-        let out = Command::new("bash")
-            .arg(dir.join("setup.sh"))
-            .output()
-            .expect("bash runs");
-        assert!(
-            out.status.success(),
-            "could not install the TypeScript SDK 2.x:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    });
-    dir.join(name)
+    mcpl_testkit::node::inspector_dir().join(name)
 }

@@ -15,12 +15,12 @@
 use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig};
 use mcpl_host::link::{BackoffConfig, Connector};
 use mcpl_testkit::proxy::{Direction, Faults, Frame, Proxy, Verdict};
+use mcpl_testkit::within;
+use mcpl_tests::interop::{Killed, started_with_first_line};
 use mcpl_transport::ClientOptions;
 use serde_json::{Value, json};
-use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -29,50 +29,29 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mcpl-fixture-server");
 /// The fixture's named principal: its connections share toolsets (and keep them across a
 /// dropped link).
 const TOKEN: &str = mcpl_tests::conformance::contract::DEFAULT_TOKEN;
-const DEADLINE: Duration = Duration::from_secs(60);
-
-/// Awaits `f`, failing the test past [`DEADLINE`].
-async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
-    mcpl_testkit::within_for(DEADLINE, f).await
-}
 
 // ---- the server process ----------------------------------------------------------------
 
 /// A fixture server child, killed (SIGKILL) when dropped.
-struct ServerProcess(Child);
+struct ServerProcess(Killed);
 
 impl ServerProcess {
     /// Starts the server on `addr` (port 0 picks one); returns it and the address it bound.
     fn start(addr: &str) -> (ServerProcess, String) {
-        let mut child = Command::new(SERVER)
-            .args(["--ws", addr])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("the fixture server starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped"))
-            .read_line(&mut line)
-            .expect("its first line");
+        let mut command = Command::new(SERVER);
+        command.args(["--ws", addr]).stderr(Stdio::null());
+        let (guard, line) = started_with_first_line(command);
         let bound = line
-            .trim()
             .strip_prefix("ws://")
             .unwrap_or_else(|| panic!("not the URL line: {line:?}"))
             .to_owned();
-        (ServerProcess(child), bound)
+        (ServerProcess(guard), bound)
     }
 
     /// SIGKILL, and reap it.
     fn kill(mut self) {
-        self.0.kill().expect("SIGKILL");
-        self.0.wait().expect("reaped");
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
+        self.0.0.kill().expect("SIGKILL");
+        self.0.0.wait().expect("reaped");
     }
 }
 
@@ -403,27 +382,6 @@ async fn a_call_whose_result_the_dropped_link_lost_fails_clearly_and_its_changes
 
 // ---- (c) the host restarted ------------------------------------------------------------
 
-/// A fresh directory under the system's temporary one, removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::SeqCst);
-        let dir =
-            std::env::temp_dir().join(format!("mcpl-faults-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// Opens `instance` and ends it from outside (`game_later {end}`), explained by an event
 /// or not; waits until the host has applied the end.
 async fn open_and_end(host: &HostHandle, instance: &str, event: bool) {
@@ -444,11 +402,11 @@ async fn open_and_end(host: &HostHandle, instance: &str, event: bool) {
 #[actix::test]
 async fn a_restarted_host_never_tells_an_ended_record_twice() {
     let (_server, addr) = ServerProcess::start("127.0.0.1:0");
-    let state = TempDir::new("told");
+    let state = tempfile::tempdir().expect("a temporary directory");
     let proxy = Splice::start(&addr).await;
 
     // Host 1: g1 ends while it watches (a push carries the closed entry and its record id).
-    let host = start_host(proxy.connector(), Some(&state.0));
+    let host = start_host(proxy.connector(), Some(state.path()));
     settled_after(&host, 0).await;
     open_and_end(&host, "g1", true).await;
     let t = shown(&host).await;
@@ -457,7 +415,7 @@ async fn a_restarted_host_never_tells_an_ended_record_twice() {
     host.stop().await;
 
     // Host 2 on the same state: the server's record of g1 is in its statement, not told.
-    let host = start_host(proxy.connector(), Some(&state.0));
+    let host = start_host(proxy.connector(), Some(state.path()));
     settled_after(&host, 0).await;
     let t = shown(&host).await;
     assert!(!t.contains("[fixture/game:g1]"), "told before: {t}");
@@ -467,7 +425,7 @@ async fn a_restarted_host_never_tells_an_ended_record_twice() {
     host.stop().await;
 
     // Host 3: neither is told again, however the first telling came.
-    let host = start_host(proxy.connector(), Some(&state.0));
+    let host = start_host(proxy.connector(), Some(state.path()));
     settled_after(&host, 0).await;
     let t = shown(&host).await;
     assert!(
@@ -477,8 +435,8 @@ async fn a_restarted_host_never_tells_an_ended_record_twice() {
     host.stop().await;
 
     // A host without that state is told both: the records are there to tell.
-    let fresh = TempDir::new("fresh");
-    let host = start_host(proxy.connector(), Some(&fresh.0));
+    let fresh = tempfile::tempdir().expect("a temporary directory");
+    let host = start_host(proxy.connector(), Some(fresh.path()));
     settled_after(&host, 0).await;
     let t = shown(&host).await;
     assert_eq!(t.matches("Ended [fixture/game:g1]").count(), 1, "{t}");

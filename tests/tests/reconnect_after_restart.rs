@@ -7,44 +7,21 @@ use actix::Actor;
 use mcpl_host::link::{
     CallTool, Connector, EventSink, LinkConfig, LinkError, LinkEvent, ServerLink,
 };
+use mcpl_tests::interop::{Killed, started_listening};
 use mcpl_transport::ClientOptions;
 use serde_json::json;
-use std::io::{BufRead, BufReader};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 use tokio::sync::mpsc;
 
 const SERVER: &str = env!("CARGO_BIN_EXE_mcpl-interop-server");
 
-/// The server child, killed when dropped.
-struct ServerProcess(Child);
-
-impl ServerProcess {
-    /// Starts the server on `addr` (port 0 picks one) and returns it with the address it bound.
-    fn start(addr: &str) -> (ServerProcess, String) {
-        let mut child = Command::new(SERVER)
-            .args(["ws", addr])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("starts");
-        let mut line = String::new();
-        BufReader::new(child.stdout.take().expect("piped"))
-            .read_line(&mut line)
-            .expect("a first line");
-        let bound = line
-            .trim()
-            .strip_prefix("listening on ")
-            .expect("the listening line")
-            .to_owned();
-        (ServerProcess(child), bound)
-    }
-}
-
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+/// Starts the server on `addr` (port 0 picks one) and returns it (killed when dropped) with
+/// the address it bound.
+fn start_server(addr: &str) -> (Killed, String) {
+    let mut command = Command::new(SERVER);
+    command.args(["ws", addr]);
+    started_listening(command)
 }
 
 async fn connected(rx: &mut mpsc::UnboundedReceiver<LinkEvent>) -> u64 {
@@ -66,7 +43,7 @@ async fn echo(link: &actix::Addr<ServerLink>, text: &str) -> Result<String, Link
 
 #[actix::test]
 async fn the_host_reconnects_after_the_server_restarts() {
-    let (server, addr) = ServerProcess::start("127.0.0.1:0");
+    let (server, addr) = start_server("127.0.0.1:0");
     let (tx, mut rx) = mpsc::unbounded_channel();
     let mut config = LinkConfig::new(
         "restart",
@@ -96,7 +73,7 @@ async fn the_host_reconnects_after_the_server_restarts() {
         "a call while the server is down fails at once"
     );
 
-    let (_server, again) = ServerProcess::start(&addr);
+    let (_server, again) = start_server(&addr);
     assert_eq!(again, addr);
     let second = connected(&mut rx).await;
     assert!(second > first, "a new connection epoch");

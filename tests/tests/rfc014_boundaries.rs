@@ -11,12 +11,12 @@ use mcpl_host::link::{BackoffConfig, Connector};
 use mcpl_protocol::Message;
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{ServerBuilder, ToolContext, ToolError};
-use mcpl_tests::server_support::{Arcade, Harness, arcade_server_with, call, says, within};
+use mcpl_testkit::within;
+use mcpl_tests::server_support::{Arcade, Harness, arcade_server_with, call, says};
 use mcpl_transport::{ClientOptions, Connection, Inbound, Outbound};
 use serde::Deserialize;
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::path::Path;
 use std::time::Duration;
 use tokio::sync::{mpsc, watch};
 
@@ -216,27 +216,6 @@ async fn shown(host: &HostHandle) -> String {
         .join("\n")
 }
 
-/// A directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::SeqCst);
-        let dir =
-            std::env::temp_dir().join(format!("mcpl-boundaries-{tag}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
-        TempDir(dir)
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 // ---- the items -----------------------------------------------------------------------------
 
 /// Item 1: a handler that closes an instance and opens it again under its name. The server
@@ -322,9 +301,9 @@ async fn boundary_03_after_a_reconnect_the_hosts_own_close_is_not_told_as_an_end
 async fn boundary_03_an_end_reported_without_an_id_is_told_once() {
     within(async {
         let h = arcade_server_with(|b| b.ended_ids_on_closes(false)).await;
-        let dir = TempDir::new("ended");
+        let dir = tempfile::tempdir().expect("a temporary directory");
         let relay = Relay::new();
-        let host = start_host(&h, &relay, "alice", Some(&dir.0));
+        let host = start_host(&h, &relay, "alice", Some(dir.path()));
         let epoch = settled_after(&host, 0).await;
         ok(
             &host,
@@ -347,7 +326,7 @@ async fn boundary_03_an_end_reported_without_an_id_is_told_once() {
         assert!(!after.contains("nim:g1"), "the end was told again: {after}");
         host.stop().await;
 
-        let again = start_host(&h, &relay, "alice", Some(&dir.0));
+        let again = start_host(&h, &relay, "alice", Some(dir.path()));
         settled_after(&again, 0).await;
         let restarted = shown(&again).await;
         assert!(

@@ -3,6 +3,7 @@
 
 mod support;
 
+use mcpl_testkit::within_named;
 use mcpl_transport::{
     ClientOptions, ServerOptions, TransportError, TransportKind, connect, http, ws,
 };
@@ -53,7 +54,7 @@ async fn ws_and_http_urls_reach_their_listeners() {
     .await
     .unwrap();
     assert_eq!(client.info.kind, TransportKind::WebSocket);
-    assert!(within("accept", wl.accept()).await.is_some());
+    assert!(within_named("accept", wl.accept()).await.is_some());
 
     let opts = Arc::new(ServerOptions {
         allow_anonymous: true,
@@ -71,5 +72,5 @@ async fn ws_and_http_urls_reach_their_listeners() {
         (TransportKind::StreamableHttp, false)
     );
     client.outbound.send(initialize(0)).await.unwrap();
-    assert!(within("accept", hl.accept()).await.is_some());
+    assert!(within_named("accept", hl.accept()).await.is_some());
 }

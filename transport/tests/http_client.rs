@@ -13,6 +13,7 @@ use hyper::{Method, StatusCode};
 use hyper_util::rt::TokioIo;
 use mcpl_protocol::{ErrorCode, Id, Message, Response};
 use mcpl_testkit::tls::TestCa;
+use mcpl_testkit::within_named;
 use mcpl_transport::{ClientOptions, ClientTls, ServerTls, http};
 use serde_json::{Value, json};
 use std::convert::Infallible;
@@ -118,7 +119,7 @@ async fn echoed_call(client: &mut mcpl_transport::Connection, id: i64) {
 }
 
 async fn next_seen(seen: &mut mpsc::UnboundedReceiver<Seen>) -> Seen {
-    within("a request at the server", seen.recv())
+    within_named("a request at the server", seen.recv())
         .await
         .expect("the server stopped")
 }
@@ -329,7 +330,7 @@ async fn raw_server(
 }
 
 async fn next_raw(events: &mut mpsc::UnboundedReceiver<RawEvent>) -> RawEvent {
-    within("an event at the raw server", events.recv())
+    within_named("an event at the raw server", events.recv())
         .await
         .expect("the raw server stopped")
 }
@@ -484,7 +485,7 @@ async fn gated_get_server() -> (
 }
 
 async fn next_arrived(arrived: &mut mpsc::UnboundedReceiver<Arrived>) -> Arrived {
-    within("a request at the server", arrived.recv())
+    within_named("a request at the server", arrived.recv())
         .await
         .expect("the server stopped")
 }

@@ -5,6 +5,7 @@
 mod support;
 
 use mcpl_protocol::{ErrorCode, Id};
+use mcpl_testkit::within_named;
 use mcpl_transport::delivery::{DeliveryHook, StreamOrigin};
 use mcpl_transport::http::{self, HttpListener};
 use mcpl_transport::{
@@ -32,7 +33,7 @@ async fn initialized(
 ) -> (Connection, Connection) {
     let mut client = http::connect(url, opts).await.unwrap();
     client.outbound.send(initialize(0)).await.unwrap();
-    let mut server = within("accept", listener.accept()).await.unwrap();
+    let mut server = within_named("accept", listener.accept()).await.unwrap();
     assert_eq!(next_request(&mut server).await.1.method, "initialize");
     server
         .outbound
@@ -468,7 +469,7 @@ async fn a_lost_answer_to_initialized_still_opens_the_get_stream() {
         "notifications/initialized"
     );
     proxy.cut_all();
-    within("the cut to reach every connection", async {
+    within_named("the cut to reach every connection", async {
         while proxy.stats().mass_cuts < proxy.stats().accepted {
             tokio::task::yield_now().await;
         }

@@ -7,6 +7,7 @@ mod support;
 
 use futures_util::FutureExt;
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Response};
+use mcpl_testkit::within_named;
 use mcpl_transport::{Principal, ServerOptions};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -75,7 +76,7 @@ async fn issue39_03_a_modern_post_is_a_connection_of_its_own_that_ends_with_its_
     let mut ep = endpoint(server_opts()).await;
     let body = modern(1, "server/discover", json!({}), MODERN);
     let post = tokio::spawn(ep.post(body, "server/discover", None, &[]).send());
-    let mut server = within("accept", ep.listener.accept()).await.unwrap();
+    let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     assert_eq!(
         server.info.principal,
         Some(Principal::Named("alice".into()))
@@ -90,7 +91,7 @@ async fn issue39_03_a_modern_post_is_a_connection_of_its_own_that_ends_with_its_
         .send(ok(1, json!({"resultType": "complete"})))
         .await
         .unwrap();
-    let resp = within("the answer", post).await.unwrap().unwrap();
+    let resp = within_named("the answer", post).await.unwrap().unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(resp.headers()["content-type"], "application/json");
     assert!(
@@ -196,11 +197,11 @@ async fn issue39_03_headers_and_meta_are_checked_before_any_connection() {
         ep.post(body, "tools/call", Some("=?base64?aMOpbGxv?="), &[])
             .send(),
     );
-    let mut server = within("accept", ep.listener.accept()).await.unwrap();
+    let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     let (_, call) = next_request(&mut server).await;
     assert_eq!(call.id, Id::Number(6));
     server.outbound.send(ok(6, json!({}))).await.unwrap();
-    let resp = within("the answer", post).await.unwrap().unwrap();
+    let resp = within_named("the answer", post).await.unwrap().unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     assert!(ep.nothing_accepted(), "the refused ones reached no server");
 }
@@ -218,11 +219,11 @@ async fn issue39_03_the_eras_errors_set_the_status() {
     ] {
         let body = modern(7, "tools/list", json!({}), MODERN);
         let post = tokio::spawn(ep.post(body, "tools/list", None, &[]).send());
-        let mut server = within("accept", ep.listener.accept()).await.unwrap();
+        let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
         next_request(&mut server).await;
         let error = Response::err(Some(Id::Number(7)), ErrorObject::new(code, "no"));
         server.outbound.send(error.into()).await.unwrap();
-        let resp = within("the answer", post).await.unwrap().unwrap();
+        let resp = within_named("the answer", post).await.unwrap().unwrap();
         assert_eq!(resp.status(), status, "{code:?}");
         assert_eq!(body_error(resp).await.code, code);
     }
@@ -233,7 +234,7 @@ async fn issue39_03_what_relates_to_the_request_rides_its_answer_as_sse() {
     let mut ep = endpoint(server_opts()).await;
     let body = modern(8, "tools/call", json!({"name": "echo"}), MODERN);
     let post = tokio::spawn(ep.post(body, "tools/call", Some("echo"), &[]).send());
-    let mut server = within("accept", ep.listener.accept()).await.unwrap();
+    let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     next_request(&mut server).await;
     let log = notification(
         "notifications/message",
@@ -241,9 +242,9 @@ async fn issue39_03_what_relates_to_the_request_rides_its_answer_as_sse() {
     );
     server.outbound.send(log).await.unwrap();
     server.outbound.send(ok(8, json!({}))).await.unwrap();
-    let resp = within("the answer", post).await.unwrap().unwrap();
+    let resp = within_named("the answer", post).await.unwrap().unwrap();
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
-    let text = within("the stream", resp.text()).await.unwrap();
+    let text = within_named("the stream", resp.text()).await.unwrap();
     let note = text.find("notifications/message").expect("the log message");
     let answer = text.find("\"id\":8").expect("the response");
     assert!(note < answer, "{text}");
@@ -258,7 +259,7 @@ async fn issue39_03_closing_the_answer_cancels_the_request() {
     let mut ep = endpoint(server_opts()).await;
     let body = modern(9, "tools/call", json!({"name": "slow"}), MODERN);
     let post = tokio::spawn(ep.post(body, "tools/call", Some("slow"), &[]).send());
-    let mut server = within("accept", ep.listener.accept()).await.unwrap();
+    let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     next_request(&mut server).await;
     // The client goes away before the answer: its HTTP request is dropped.
     post.abort();
@@ -319,7 +320,7 @@ async fn issue39_03_each_anonymous_modern_request_is_a_principal_of_its_own() {
             ep.post(body, "tools/list", None, &[("authorization", "")])
                 .send(),
         );
-        let mut server = within("accept", ep.listener.accept()).await.unwrap();
+        let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
         principals.push(server.info.principal.clone());
         next_request(&mut server).await;
         server
@@ -327,7 +328,7 @@ async fn issue39_03_each_anonymous_modern_request_is_a_principal_of_its_own() {
             .send(ok(id, json!({"tools": []})))
             .await
             .unwrap();
-        let resp = within("the answer", post).await.unwrap().unwrap();
+        let resp = within_named("the answer", post).await.unwrap().unwrap();
         assert_eq!(resp.status(), StatusCode::OK);
         expect_closed(&mut server).await;
     }
@@ -394,7 +395,7 @@ async fn issue39_03_an_initialize_with_only_modern_meta_is_a_modern_request() {
     let mut ep = endpoint(server_opts()).await;
     let body = modern(5, "initialize", json!({}), MODERN);
     let post = tokio::spawn(ep.post(body, "initialize", None, &[]).send());
-    let mut server = within("accept", ep.listener.accept()).await.unwrap();
+    let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     let (_, init) = next_request(&mut server).await;
     assert_eq!(init.method, "initialize");
     let not_found = Message::Response(Response::err(
@@ -402,7 +403,7 @@ async fn issue39_03_an_initialize_with_only_modern_meta_is_a_modern_request() {
         ErrorObject::method_not_found("initialize"),
     ));
     server.outbound.send(not_found).await.unwrap();
-    let resp = within("the answer", post).await.unwrap().unwrap();
+    let resp = within_named("the answer", post).await.unwrap().unwrap();
     assert_eq!(resp.status(), StatusCode::NOT_FOUND);
     assert!(
         !resp.headers().contains_key("mcp-session-id"),
@@ -454,11 +455,11 @@ async fn issue39_03_a_request_the_server_stops_under_is_503_and_may_have_run() {
     let mut ep = endpoint(server_opts()).await;
     let body = modern(7, "tools/call", json!({"name": "x"}), MODERN);
     let post = tokio::spawn(ep.post(body, "tools/call", Some("x"), &[]).send());
-    let mut server = within("accept", ep.listener.accept()).await.unwrap();
+    let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     let (_, call) = next_request(&mut server).await;
     assert_eq!(call.id, Id::Number(7));
     drop(server);
-    let resp = within("the answer", post).await.unwrap().unwrap();
+    let resp = within_named("the answer", post).await.unwrap().unwrap();
     assert_eq!(resp.status(), StatusCode::SERVICE_UNAVAILABLE);
     let body = Message::decode(&resp.bytes().await.unwrap()).unwrap();
     let Message::Response(r) = body else {

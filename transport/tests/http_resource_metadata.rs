@@ -5,6 +5,7 @@
 mod support;
 
 use mcpl_testkit::tls::TestCa;
+use mcpl_testkit::within_named;
 use mcpl_transport::http::{self, HttpListener};
 use mcpl_transport::{ClientTls, Principal, ProtectedResource, ServerOptions, ServerTls};
 use reqwest::StatusCode;
@@ -102,7 +103,7 @@ async fn a_401_points_at_the_metadata_the_server_serves() {
     // A valid token still opens a session (its `initialize` waits for an answer).
     let opening = tokio::spawn(async move { post(&url, Some("Bearer s3cret")).await });
     let mut listener = listener;
-    let session = within("accept", listener.accept()).await.unwrap();
+    let session = within_named("accept", listener.accept()).await.unwrap();
     assert_eq!(
         session.info.principal,
         Some(Principal::Named("alice".into()))

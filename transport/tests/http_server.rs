@@ -5,6 +5,7 @@ mod support;
 
 use futures_util::FutureExt;
 use mcpl_protocol::{ErrorCode, Id, Message};
+use mcpl_testkit::within_named;
 use mcpl_transport::{
     Connection, HttpResponseMode, Inbound, Principal, ServerOptions, TransportKind,
 };
@@ -69,7 +70,9 @@ impl Endpoint {
         let authorization = format!("Bearer {token}");
         let init = self.post(initialize(0).encode(), &[("authorization", &authorization)]);
         let post = tokio::spawn(init.send());
-        let mut server = within("accept", self.listener.accept()).await.unwrap();
+        let mut server = within_named("accept", self.listener.accept())
+            .await
+            .unwrap();
         let (_, init) = next_request(&mut server).await;
         assert_eq!(
             (init.method.as_str(), init.id),
@@ -80,7 +83,7 @@ impl Endpoint {
             .send(ok(0, json!({"protocolVersion": "2025-11-25"})))
             .await
             .unwrap();
-        let resp = within("the initialize answer", post)
+        let resp = within_named("the initialize answer", post)
             .await
             .unwrap()
             .unwrap();
@@ -133,7 +136,7 @@ async fn initialize_opens_a_session_and_requests_are_answered_as_json() {
         .send(ok(1, json!({"tools": []})))
         .await
         .unwrap();
-    let resp = within("the answer", post).await.unwrap().unwrap();
+    let resp = within_named("the answer", post).await.unwrap().unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(
         Message::decode(&resp.bytes().await.unwrap()).unwrap(),
@@ -152,7 +155,11 @@ async fn initialize_opens_a_session_and_requests_are_answered_as_json() {
     assert_ne!(stream, stream2);
     server.outbound.send(ok(2, json!({}))).await.unwrap();
     assert_eq!(
-        within("the answer", post).await.unwrap().unwrap().status(),
+        within_named("the answer", post)
+            .await
+            .unwrap()
+            .unwrap()
+            .status(),
         StatusCode::OK
     );
 }
@@ -358,7 +365,7 @@ async fn anonymous_sessions_when_allowed() {
         .header("accept", ACCEPT_BOTH)
         .header("content-type", "application/json");
     let post = tokio::spawn(post.body(initialize(0).encode()).send());
-    let mut server = within("accept", ep.listener.accept()).await.unwrap();
+    let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     assert!(matches!(
         server.info.principal,
         Some(Principal::Anonymous(_))
@@ -366,7 +373,11 @@ async fn anonymous_sessions_when_allowed() {
     next_request(&mut server).await;
     server.outbound.send(ok(0, json!({}))).await.unwrap();
     assert_eq!(
-        within("the answer", post).await.unwrap().unwrap().status(),
+        within_named("the answer", post)
+            .await
+            .unwrap()
+            .unwrap()
+            .status(),
         StatusCode::OK
     );
 }
@@ -435,7 +446,7 @@ async fn server_messages_wait_for_the_get_stream_which_carries_them_as_sse() {
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
     let mut text = String::new();
     while text.matches("\n\n").count() < 2 {
-        let chunk = within("SSE events", resp.chunk())
+        let chunk = within_named("SSE events", resp.chunk())
             .await
             .unwrap()
             .expect("the stream ended");
@@ -458,7 +469,7 @@ async fn in_sse_mode_a_request_is_answered_with_a_stream_that_ends_after_the_res
     })
     .await;
     let post = tokio::spawn(ep.post(initialize(0).encode(), &[]).send());
-    let mut server = within("accept", ep.listener.accept()).await.unwrap();
+    let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     next_request(&mut server).await;
     // No GET stream is open, so the notification rides on the pending answer.
     server
@@ -474,11 +485,11 @@ async fn in_sse_mode_a_request_is_answered_with_a_stream_that_ends_after_the_res
         .send(ok(0, json!({"protocolVersion": "2025-11-25"})))
         .await
         .unwrap();
-    let resp = within("the answer", post).await.unwrap().unwrap();
+    let resp = within_named("the answer", post).await.unwrap().unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
     assert!(resp.headers().contains_key("mcp-session-id"));
-    let text = within("the whole stream", resp.text()).await.unwrap();
+    let text = within_named("the whole stream", resp.text()).await.unwrap();
     let note = text
         .find("notifications/message")
         .expect("the notification");
@@ -629,7 +640,7 @@ fn sse_messages(resp: reqwest::Response) -> impl futures_util::Stream<Item = Mes
 /// The next message of an SSE stream; fails if it ends first.
 async fn next_sse(stream: &mut (impl futures_util::Stream<Item = Message> + Unpin)) -> Message {
     use futures_util::StreamExt as _;
-    within("an SSE message", stream.next())
+    within_named("an SSE message", stream.next())
         .await
         .expect("the stream goes on")
 }
@@ -665,7 +676,7 @@ async fn a_get_stream_that_does_not_keep_up_ends_and_what_follows_waits_for_the_
             .unwrap();
     }
     // The full stream ended after writing what it held: a run from the start, no gaps.
-    let before: Vec<u64> = within(
+    let before: Vec<u64> = within_named(
         "the full stream's end",
         futures_util::StreamExt::collect::<Vec<_>>(sse_messages(first)),
     )
@@ -729,10 +740,10 @@ async fn a_requests_progress_rides_its_own_answer_which_turns_to_sse_for_it() {
     ] {
         server.outbound.send(m).await.unwrap();
     }
-    let resp = within("the answer", post).await.unwrap().unwrap();
+    let resp = within_named("the answer", post).await.unwrap().unwrap();
     assert_eq!(resp.status(), StatusCode::OK);
     assert_eq!(resp.headers()["content-type"], "text/event-stream");
-    let messages: Vec<Message> = within(
+    let messages: Vec<Message> = within_named(
         "the whole answer",
         futures_util::StreamExt::collect(sse_messages(resp)),
     )
@@ -760,7 +771,7 @@ async fn a_requests_progress_rides_its_own_answer_which_turns_to_sse_for_it() {
     next_request(&mut server).await;
     server.outbound.send(progress("nobody", 1)).await.unwrap();
     server.outbound.send(ok(6, json!({}))).await.unwrap();
-    let resp = within("the answer", post).await.unwrap().unwrap();
+    let resp = within_named("the answer", post).await.unwrap().unwrap();
     assert_eq!(resp.headers()["content-type"], "application/json");
     assert_eq!(
         Message::decode(&resp.bytes().await.unwrap()).unwrap(),
@@ -792,7 +803,7 @@ async fn a_get_stream_reopened_with_last_event_id_resumes_after_it() {
     }
     let mut read = Vec::new();
     for _ in 1..=3 {
-        read.push(within("a GET event", first.next()).await.unwrap());
+        read.push(within_named("a GET event", first.next()).await.unwrap());
     }
     let expected = |ids: &[u64]| -> Vec<(String, Message)> {
         ids.iter().map(|&i| (i.to_string(), tick(i))).collect()
@@ -811,7 +822,7 @@ async fn a_get_stream_reopened_with_last_event_id_resumes_after_it() {
     server.outbound.send(tick(4)).await.unwrap();
     let mut resumed = Vec::new();
     for _ in 2..=4 {
-        resumed.push(within("a resumed event", again.next()).await.unwrap());
+        resumed.push(within_named("a resumed event", again.next()).await.unwrap());
     }
     assert_eq!(resumed, expected(&[2, 3, 4]));
     drop(server);
@@ -847,7 +858,7 @@ async fn hardening_02_an_idle_session_ends_and_its_connection_closes() {
     })
     .await;
     let (mut server, session) = ep.open().await;
-    within("the session's end", expect_closed(&mut server)).await;
+    within_named("the session's end", expect_closed(&mut server)).await;
     let ping = request(1, "ping", json!({})).encode();
     let resp = ep
         .post(ping, &[("mcp-session-id", &session)])
@@ -869,7 +880,7 @@ async fn hardening_02_a_principal_past_its_session_cap_loses_its_oldest_session(
     let (mut first, first_id) = ep.open().await;
     let (_second, second_id) = ep.open().await;
     let (_third, _) = ep.open().await;
-    within("the oldest session's end", expect_closed(&mut first)).await;
+    within_named("the oldest session's end", expect_closed(&mut first)).await;
     let note = notification("notifications/initialized", json!({})).encode();
     let gone = ep
         .post(note.clone(), &[("mcp-session-id", &first_id)])

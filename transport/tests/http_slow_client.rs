@@ -10,6 +10,7 @@
 mod support;
 
 use mcpl_protocol::{ErrorCode, Id, Message};
+use mcpl_testkit::within_named;
 use mcpl_transport::ServerOptions;
 use mcpl_transport::http::{self, HttpListener};
 use serde_json::json;
@@ -202,7 +203,7 @@ async fn a_session_is_served_while_slow_clients_are_cut_off() {
         .await
         .unwrap();
     client.outbound.send(initialize(0)).await.unwrap();
-    let mut server = within("accept", listener.accept()).await.unwrap();
+    let mut server = within_named("accept", listener.accept()).await.unwrap();
     assert_eq!(next_request(&mut server).await.1.method, "initialize");
     server
         .outbound
@@ -245,7 +246,7 @@ async fn dropping_the_listener_still_answers_a_request_in_flight() {
         .await
         .unwrap();
     client.outbound.send(initialize(0)).await.unwrap();
-    let mut server = within("accept", listener.accept()).await.unwrap();
+    let mut server = within_named("accept", listener.accept()).await.unwrap();
     assert_eq!(next_request(&mut server).await.1.method, "initialize");
     drop(listener);
     let result = json!({"protocolVersion": "2025-11-25"});

@@ -5,6 +5,7 @@ mod support;
 
 use mcpl_protocol::jsonrpc::DecodeError;
 use mcpl_protocol::{Id, Message};
+use mcpl_testkit::within_named;
 use mcpl_transport::{
     ClientOptions, Connection, ConnectionInfo, Inbound, Principal, StreamId, TransportError,
     TransportKind, stdio,
@@ -256,14 +257,18 @@ async fn closing_the_childs_stdin_ends_its_inbound_and_it_exits() {
         ..
     } = child;
     drop(outbound);
-    match within("stdin-closed", inbound.recv()).await {
+    match within_named("stdin-closed", inbound.recv()).await {
         Some(Inbound::Message {
             message: Message::Notification(n),
             ..
         }) => assert_eq!(n.method, "stdin-closed"),
         other => panic!("expected the stdin-closed notification, got {other:?}"),
     }
-    assert!(within("the child to exit", inbound.recv()).await.is_none());
+    assert!(
+        within_named("the child to exit", inbound.recv())
+            .await
+            .is_none()
+    );
 }
 
 #[tokio::test]

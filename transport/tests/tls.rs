@@ -6,6 +6,7 @@
 mod support;
 
 use mcpl_testkit::tls::{CertFiles, TestCa};
+use mcpl_testkit::within_named;
 use mcpl_transport::tls::rustls::{CertificateError, Error as RustlsError};
 use mcpl_transport::{
     ClientOptions, ClientTls, Connection, Principal, ServerOptions, ServerTls, TransportError,
@@ -91,7 +92,7 @@ async fn a_client_trusting_the_ca_reaches_wss_and_https() {
 
     let mut wl = ws::bind(loopback(), opts.clone()).await.unwrap();
     let mut client = connect(&wss_url(&wl), &pki.client()).await.unwrap();
-    let mut server = within("accept", wl.accept()).await.unwrap();
+    let mut server = within_named("accept", wl.accept()).await.unwrap();
     assert_eq!(client.info.kind, TransportKind::WebSocket);
     assert_eq!(
         server.info.principal,
@@ -103,7 +104,7 @@ async fn a_client_trusting_the_ca_reaches_wss_and_https() {
     let mut client = connect(&https_url(&hl), &pki.client()).await.unwrap();
     assert_eq!(client.info.kind, TransportKind::StreamableHttp);
     client.outbound.send(initialize(0)).await.unwrap();
-    let mut server = within("accept", hl.accept()).await.unwrap();
+    let mut server = within_named("accept", hl.accept()).await.unwrap();
     let (_, init) = next_request(&mut server).await;
     assert_eq!(init.method, "initialize");
     server.outbound.send(ok(0, json!({}))).await.unwrap();
@@ -202,6 +203,6 @@ async fn a_plain_client_gets_nothing_from_a_tls_listener() {
     let opts = Arc::new(pki.server(&["localhost"]));
     let wl = ws::bind(loopback(), opts.clone()).await.unwrap();
     let url = format!("ws://localhost:{}/", wl.local_addr().port());
-    let result = within("a refusal", connect(&url, &pki.client())).await;
+    let result = within_named("a refusal", connect(&url, &pki.client())).await;
     assert!(result.is_err(), "plain ws:// reached a TLS listener");
 }

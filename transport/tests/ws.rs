@@ -6,6 +6,7 @@ mod support;
 use futures_util::{FutureExt, SinkExt, StreamExt};
 use mcpl_protocol::Id;
 use mcpl_protocol::jsonrpc::DecodeError;
+use mcpl_testkit::within_named;
 use mcpl_transport::ws::{self, WsListener};
 use mcpl_transport::{
     Connection, Inbound, Principal, ServerOptions, StreamId, TransportError, TransportKind,
@@ -29,7 +30,7 @@ async fn listen(opts: ServerOptions) -> (WsListener, String) {
 async fn linked(opts: ServerOptions, token: Option<&str>) -> (Connection, Connection) {
     let (mut listener, url) = listen(opts).await;
     let client = ws::connect(&url, &client_opts(token)).await.unwrap();
-    let server = within("accept", listener.accept()).await.unwrap();
+    let server = within_named("accept", listener.accept()).await.unwrap();
     (client, server)
 }
 
@@ -98,7 +99,7 @@ async fn bearer_tokens_are_checked_at_the_upgrade() {
     let _bob = ws::connect(&url, &client_opts(Some("t0ken")))
         .await
         .unwrap();
-    let server = within("accept", listener.accept()).await.unwrap();
+    let server = within_named("accept", listener.accept()).await.unwrap();
     assert_eq!(server.info.principal, Some(Principal::Named("bob".into())));
     assert!(
         listener.accept().now_or_never().is_none(),
@@ -137,7 +138,7 @@ async fn a_foreign_origin_is_refused_with_403() {
     req.headers_mut()
         .insert("origin", "http://localhost:3000".parse().unwrap());
     let _ok = tokio_tungstenite::connect_async(req).await.unwrap();
-    assert!(within("accept", listener.accept()).await.is_some());
+    assert!(within_named("accept", listener.accept()).await.is_some());
 }
 
 #[tokio::test]
@@ -152,7 +153,7 @@ async fn oversized_messages_are_refused_by_either_end_and_the_link_goes_on() {
         ..client_opts(Some("s3cret"))
     };
     let mut client = ws::connect(&url, &client_opts).await.unwrap();
-    let mut server = within("accept", listener.accept()).await.unwrap();
+    let mut server = within_named("accept", listener.accept()).await.unwrap();
 
     client
         .outbound
@@ -195,13 +196,13 @@ async fn a_message_past_the_hard_ceiling_closes_the_link_with_1009() {
     };
     let (mut listener, url) = listen(opts).await;
     let mut peer = raw(&url).await;
-    let mut server = within("accept", listener.accept()).await.unwrap();
+    let mut server = within_named("accept", listener.accept()).await.unwrap();
     peer.send(Frame::text(filler(1024 * ws::HARD_CEILING_FACTOR + 1)))
         .await
         .unwrap();
     expect_closed(&mut server).await;
     loop {
-        match within("the close frame", peer.next()).await {
+        match within_named("the close frame", peer.next()).await {
             Some(Ok(Frame::Close(Some(frame)))) => {
                 assert_eq!(frame.code, CloseCode::Size);
                 break;
@@ -216,7 +217,7 @@ async fn a_message_past_the_hard_ceiling_closes_the_link_with_1009() {
 async fn malformed_text_and_binary_frames_are_reported_and_the_link_goes_on() {
     let (mut listener, url) = listen(server_opts()).await;
     let mut peer = raw(&url).await;
-    let mut server = within("accept", listener.accept()).await.unwrap();
+    let mut server = within_named("accept", listener.accept()).await.unwrap();
     peer.send(Frame::text("{not json")).await.unwrap();
     peer.send(Frame::text(r#"{"jsonrpc":"2.0","id":4,"method":7}"#))
         .await
@@ -274,7 +275,7 @@ async fn the_server_pings_and_keeps_a_peer_that_answers() {
     };
     let (mut listener, url) = listen(opts).await;
     let mut peer = raw(&url).await;
-    let mut server = within("accept", listener.accept()).await.unwrap();
+    let mut server = within_named("accept", listener.accept()).await.unwrap();
     // The server's consumer waits for the next message throughout, as a session does, so
     // the check is live: the pongs are what keep the link.
     let (_, (_, got)) = tokio::join!(
@@ -290,7 +291,7 @@ async fn the_server_pings_and_keeps_a_peer_that_answers() {
 /// Reads `n` pings on a raw peer; reading lets tungstenite answer each with a pong.
 async fn answer_pings(peer: &mut RawWs, n: usize) {
     for _ in 0..n {
-        match within("a ping", peer.next()).await {
+        match within_named("a ping", peer.next()).await {
             Some(Ok(Frame::Ping(_))) => {}
             other => panic!("expected a ping, got {other:?}"),
         }
@@ -313,7 +314,7 @@ async fn the_server_closes_a_peer_that_stops_answering_pings() {
     let (mut listener, url) = listen(opts).await;
     // Never read: no pong is ever sent.
     let _silent = raw(&url).await;
-    let mut server = within("accept", listener.accept()).await.unwrap();
+    let mut server = within_named("accept", listener.accept()).await.unwrap();
     expect_closed(&mut server).await;
 }
 
@@ -334,7 +335,7 @@ where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
     loop {
-        match within("the close frame", peer.next()).await {
+        match within_named("the close frame", peer.next()).await {
             Some(Ok(Frame::Close(Some(frame)))) => return frame,
             Some(Ok(_)) => continue,
             other => panic!("expected a close frame, got {other:?}"),
@@ -347,7 +348,7 @@ async fn expect_raw_end<S>(peer: &mut tokio_tungstenite::WebSocketStream<S>)
 where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
 {
-    match within("the end of the stream", peer.next()).await {
+    match within_named("the end of the stream", peer.next()).await {
         None | Some(Err(WsError::ConnectionClosed)) => {}
         other => panic!("expected the stream to end, got {other:?}"),
     }
@@ -357,7 +358,7 @@ where
 async fn dropping_the_server_connection_sends_a_normal_close_1000() {
     let (mut listener, url) = listen(server_opts()).await;
     let mut peer = raw(&url).await;
-    let server = within("accept", listener.accept()).await.unwrap();
+    let server = within_named("accept", listener.accept()).await.unwrap();
     drop(server);
     assert_eq!(close_frame_of(&mut peer).await.code, CloseCode::Normal);
     expect_raw_end(&mut peer).await;
@@ -368,9 +369,11 @@ async fn dropping_the_client_connection_sends_a_normal_close_1000() {
     let tcp = tokio::net::TcpListener::bind(loopback()).await.unwrap();
     let url = format!("ws://{}/mcp", tcp.local_addr().unwrap());
     let client = tokio::spawn(async move { ws::connect(&url, &client_opts(None)).await });
-    let (stream, _) = within("a TCP connection", tcp.accept()).await.unwrap();
+    let (stream, _) = within_named("a TCP connection", tcp.accept())
+        .await
+        .unwrap();
     let mut peer = tokio_tungstenite::accept_async(stream).await.unwrap();
-    let client = within("the client", client).await.unwrap().unwrap();
+    let client = within_named("the client", client).await.unwrap().unwrap();
     drop(client);
     assert_eq!(close_frame_of(&mut peer).await.code, CloseCode::Normal);
     expect_raw_end(&mut peer).await;
@@ -394,13 +397,13 @@ impl DeafPeer {
         tcp.write_all(upgrade.as_bytes()).await.unwrap();
         let mut tcp = tokio::io::BufReader::new(tcp);
         let mut status = String::new();
-        within("the upgrade", tcp.read_line(&mut status))
+        within_named("the upgrade", tcp.read_line(&mut status))
             .await
             .unwrap();
         assert!(status.starts_with("HTTP/1.1 101"), "{status:?}");
         loop {
             let mut line = String::new();
-            within("the upgrade headers", tcp.read_line(&mut line))
+            within_named("the upgrade headers", tcp.read_line(&mut line))
                 .await
                 .unwrap();
             if line == "\r\n" {
@@ -414,7 +417,7 @@ impl DeafPeer {
     async fn frame(&mut self) -> Option<(u8, Vec<u8>)> {
         use tokio::io::AsyncReadExt;
         let mut head = [0u8; 2];
-        match within("a frame", self.tcp.read_exact(&mut head)).await {
+        match within_named("a frame", self.tcp.read_exact(&mut head)).await {
             Ok(_) => {}
             Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return None,
             Err(e) => panic!("reading a frame: {e}"),
@@ -443,7 +446,7 @@ async fn a_peer_that_never_answers_pings_is_sent_a_policy_close_1008_before_the_
     };
     let (mut listener, _) = listen(opts).await;
     let mut peer = DeafPeer::connect(listener.local_addr(), "s3cret").await;
-    let mut server = within("accept", listener.accept()).await.unwrap();
+    let mut server = within_named("accept", listener.accept()).await.unwrap();
     // The server's consumer waits for the next message, as a session does: the check
     // blames the peer only then (`ServerOptions::ws_ping_interval`).
     let reading = tokio::spawn(async move { expect_closed(&mut server).await });
@@ -464,7 +467,7 @@ async fn a_peer_that_never_answers_pings_is_sent_a_policy_close_1008_before_the_
         None,
         "the connection ends after the close"
     );
-    within("the consumer to see the end", reading)
+    within_named("the consumer to see the end", reading)
         .await
         .unwrap();
 }
@@ -480,7 +483,7 @@ async fn a_consumer_that_stops_reading_is_not_taken_for_a_silent_peer() {
     };
     let (mut listener, url) = listen(opts).await;
     let mut peer = raw(&url).await;
-    let mut server = within("accept", listener.accept()).await.unwrap();
+    let mut server = within_named("accept", listener.accept()).await.unwrap();
     assert!(
         server.inbound.recv().now_or_never().is_none(),
         "nothing was sent yet"
@@ -496,7 +499,7 @@ async fn a_consumer_that_drops_its_reading_end_still_hears_the_close() {
     // close is answered, and the server's write side learns the link is gone.
     let (mut listener, url) = listen(server_opts()).await;
     let mut peer = raw(&url).await;
-    let server = within("accept", listener.accept()).await.unwrap();
+    let server = within_named("accept", listener.accept()).await.unwrap();
     let Connection {
         outbound, inbound, ..
     } = server;
@@ -510,7 +513,7 @@ async fn a_consumer_that_drops_its_reading_end_still_hears_the_close() {
     // ended.
     let mut answered = false;
     loop {
-        match within("the end of the link", peer.next()).await {
+        match within_named("the end of the link", peer.next()).await {
             Some(Ok(Frame::Close(_))) => answered = true,
             None | Some(Err(WsError::ConnectionClosed)) => break,
             other => panic!("expected the close's answer and the end, got {other:?}"),
@@ -562,7 +565,7 @@ async fn hardening_05_anonymous_connections_are_capped_per_address() {
     // A named principal is not counted.
     let _named = raw(&url).await;
     for _ in 0..4 {
-        assert!(within("accept", listener.accept()).await.is_some());
+        assert!(within_named("accept", listener.accept()).await.is_some());
     }
 }
 
@@ -589,7 +592,7 @@ async fn hardening_06_a_text_frame_that_is_not_utf8_closes_with_1007() {
     use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
     let (mut listener, url) = listen(server_opts()).await;
     let mut peer = raw(&url).await;
-    let mut server = within("accept", listener.accept()).await.unwrap();
+    let mut server = within_named("accept", listener.accept()).await.unwrap();
     let bad = RawFrame::message(vec![0xff, 0xfe, b'{'], OpCode::Data(Data::Text), true);
     peer.send(Frame::Frame(bad)).await.unwrap();
     // The server reads as its consumer asks (`Incoming`): the frame is seen when it does.
@@ -615,16 +618,16 @@ async fn a_listener_with_local_tasks_serves_from_its_local_set() {
             let mut client = ws::connect(&url, &client_opts(Some("s3cret")))
                 .await
                 .unwrap();
-            let mut server = within("accept", listener.accept()).await.unwrap();
+            let mut server = within_named("accept", listener.accept()).await.unwrap();
             round_trip(&mut client, &mut server).await;
 
             // Never read: no pong is ever sent, and the server gives the link up.
             let _silent = raw(&url).await;
-            let mut deaf = within("accept", listener.accept()).await.unwrap();
+            let mut deaf = within_named("accept", listener.accept()).await.unwrap();
             expect_closed(&mut deaf).await;
 
             let mut peer = raw(&url).await;
-            let dropped = within("accept", listener.accept()).await.unwrap();
+            let dropped = within_named("accept", listener.accept()).await.unwrap();
             drop(dropped);
             assert_eq!(close_frame_of(&mut peer).await.code, CloseCode::Normal);
         })
@@ -641,7 +644,7 @@ async fn a_peer_that_stops_reading_fills_the_queue_and_send_waits_for_room_in_or
     const TEXT: u8 = 0x1;
     let (mut listener, _) = listen(server_opts()).await;
     let mut peer = DeafPeer::connect(listener.local_addr(), "s3cret").await;
-    let server = within("accept", listener.accept()).await.unwrap();
+    let server = within_named("accept", listener.accept()).await.unwrap();
     let numbered = |n: u64| notification("n", json!({"n": n, "pad": filler(4096)}));
 
     let mut sent = 0;
@@ -675,6 +678,8 @@ async fn a_peer_that_stops_reading_fills_the_queue_and_send_waits_for_room_in_or
         }
         peer
     });
-    within("room for the late message", late).await.unwrap();
-    let _peer = within("every message read", reading).await.unwrap();
+    within_named("room for the late message", late)
+        .await
+        .unwrap();
+    let _peer = within_named("every message read", reading).await.unwrap();
 }

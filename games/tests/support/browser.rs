@@ -7,9 +7,9 @@
 //! its deadline passes — no sleep anywhere. The browser is closed over the protocol and
 //! then killed by its own pid if it has not gone.
 
-use super::within;
 use base64::Engine as _;
 use futures_util::{SinkExt as _, StreamExt as _};
+use mcpl_testkit::within;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;

@@ -6,9 +6,10 @@
 //! from its start, so a test awaits a push or a notice instead of sleeping. Every wait is
 //! bounded by [`within`].
 
-use super::{Harness, within};
+use super::Harness;
 use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig, Shown, ShownKind};
 use mcpl_protocol::CallToolResult;
+use mcpl_testkit::within;
 use serde_json::{Value, json};
 use std::path::Path;
 use tokio::sync::mpsc;

@@ -17,6 +17,7 @@ pub mod host;
 use mcpl_games::arcade::listen::{self, Listener};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
 use mcpl_testkit::msg;
+use mcpl_testkit::within;
 use mcpl_transport::testkit::{TestEnd, TestPeer};
 use mcpl_transport::{ClientOptions, ServerOptions, ws};
 use serde_json::{Value, json};
@@ -144,11 +145,6 @@ pub async fn serve_kept(
         .expect("the binary starts");
     let urls = mcpl_testkit::process::listening(&mut child, listeners).await;
     (child, urls)
-}
-
-/// Awaits `f`, failing the test if it takes longer than [`LIMIT`].
-pub async fn within<F: std::future::Future>(f: F) -> F::Output {
-    mcpl_testkit::within_for(LIMIT, f).await
 }
 
 /// What a host has been told, as this client applied it.

@@ -592,11 +592,6 @@ pub async fn is_usable(host: &HostHandle, tool: &str) -> bool {
     !err && text.contains(&format!("- {tool}")) && !text.contains("not usable right now")
 }
 
-/// Runs a test body with a deadline, so a broken test fails rather than hangs.
-pub async fn within<T>(f: impl std::future::Future<Output = T>) -> T {
-    mcpl_testkit::within_for(Duration::from_secs(60), f).await
-}
-
 /// The texts of shown messages, one per line block.
 pub fn texts(shown: &[Shown]) -> String {
     shown

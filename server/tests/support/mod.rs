@@ -232,12 +232,6 @@ pub fn code(reply: &Value) -> i64 {
         .unwrap_or_else(|| panic!("not an error response: {reply}"))
 }
 
-/// Awaits `f`, failing the test if it does not complete in time (a bound only a failing
-/// test reaches; under a paused clock it fires as soon as everything is idle).
-pub async fn within<F: std::future::Future>(f: F) -> F::Output {
-    mcpl_testkit::within_for(RECV_LIMIT, f).await
-}
-
 /// Awaits every principal being forgotten: every session gone, then each principal actor
 /// retired on its own mailbox turn (bounded, so a bug fails the assertion instead of
 /// hanging).

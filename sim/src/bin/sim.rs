@@ -7,8 +7,9 @@
 //! sim --deterministic [--seed X] [--agents N] [--duration S] [--transport …] [--chaos LEVEL]
 //!     [--think-ms MS] [--trace-out PATH] [--explain]
 //! sim demo [--full] [--fast] [--pace-ms MS] [--seed N] [--out DIR] [--limit SECONDS] [--surface] [--web ADDR]
-//! sim perf [--json PATH] [--only NAME,…] [--window S] [--connections N] …
 //! ```
+//!
+//! The performance measurements are a binary of their own: `sim-perf` (the `sim-perf` crate).
 //!
 //! `sim demo --web ADDR` serves the spectator page for the demo's games (issue #43): it
 //! prints `spectator page on URL` before the agents start, and after the summary keeps
@@ -110,14 +111,6 @@ struct LoadArgs {
 enum Command {
     /// Two agents play Go through the lobby, one plays tic-tac-toe against the bot.
     Demo(DemoArgs),
-    /// Measures the performance targets and prints them with ✓/✗ (exits 1 when one is missed).
-    Perf(PerfArgs),
-    /// `perf`'s idle clients, run as a child process.
-    #[command(hide = true)]
-    PerfClients(PerfClientsArgs),
-    /// One `perf` measurement in a process of its own: configuration in, report out (JSON).
-    #[command(hide = true)]
-    PerfOne,
 }
 
 #[derive(Args)]
@@ -152,31 +145,13 @@ struct DemoArgs {
 }
 
 fn main() -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        // Issue #43: colour codes only for a terminal, not a file (Claude Desktop's log).
-        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| "error".into()),
-        )
-        .init();
+    sim::cli::init_logging();
     let cli = Cli::parse();
     let outcome = match cli.command {
         Some(Command::Demo(args)) => run_demo(args),
-        Some(Command::Perf(args)) => run_perf(args),
-        Some(Command::PerfClients(args)) => run_perf_clients(args),
-        Some(Command::PerfOne) => sim::perf::child_main().map(|()| true).map_err(Into::into),
         None => run_load(cli.load),
     };
-    match outcome {
-        Ok(true) => ExitCode::SUCCESS,
-        Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("sim: {e:#}");
-            ExitCode::from(2)
-        }
-    }
+    sim::cli::exit_code("sim", outcome)
 }
 
 fn run_demo(args: DemoArgs) -> anyhow::Result<bool> {
@@ -393,133 +368,4 @@ fn run_deterministic(args: LoadArgs) -> anyhow::Result<bool> {
         );
     }
     Ok(det.ok())
-}
-
-/// `sim perf` (see `sim::perf`).
-#[derive(Args)]
-struct PerfArgs {
-    /// Write the figures as JSON here too.
-    #[arg(long, value_name = "PATH")]
-    json: Option<PathBuf>,
-    /// Only these: idle, ws, http, latency, rmcp, drop, tools, expiry, durable (comma-separated or
-    /// repeated).
-    #[arg(long, value_name = "NAME", value_delimiter = ',')]
-    only: Vec<String>,
-    /// Seconds of each throughput window (the first of a figure after a second of warm-up,
-    /// the others after 0.1 s).
-    #[arg(long, default_value_t = 0.5)]
-    window: f64,
-    /// Windows per throughput figure, alternating with its floor's (server, floor, …) over
-    /// connections kept open.
-    #[arg(long, default_value_t = 12)]
-    rounds: usize,
-    /// Let the scheduler place the latency measurement's threads (by default all are kept
-    /// on one CPU, so that the server and its floor pay the same hand-offs).
-    #[arg(long)]
-    no_pin: bool,
-    /// Connections for ws, http and rmcp.
-    #[arg(long, default_value_t = 100)]
-    connections: usize,
-    /// Calls outstanding per WebSocket connection.
-    #[arg(long, default_value_t = 32)]
-    ws_in_flight: usize,
-    /// Calls outstanding per Streamable HTTP connection.
-    #[arg(long, default_value_t = 4)]
-    http_in_flight: usize,
-    /// Latency samples (one call at a time).
-    #[arg(long, default_value_t = 20_000)]
-    latency_calls: u64,
-    /// Idle sessions.
-    #[arg(long, default_value_t = 10_000)]
-    idle_sessions: usize,
-    /// Run the idle clients in this process (the figure then counts both ends).
-    #[arg(long)]
-    in_process_clients: bool,
-    /// Run every measurement in this process (by default each has a process of its own,
-    /// so that none slows the next).
-    #[arg(long)]
-    one_process: bool,
-    /// Hosts for the mass drop.
-    #[arg(long, default_value_t = 1_000)]
-    drop_hosts: usize,
-    /// Threads for the mass drop's hosts.
-    #[arg(long, default_value_t = 2)]
-    host_threads: usize,
-    /// `tools`: the smaller number of dynamic tools (the larger is twice as many).
-    #[arg(long, default_value_t = 10_000)]
-    tools: usize,
-    /// Arbiters for our server's sessions (threads for rmcp's).
-    #[arg(long, default_value_t = 1)]
-    server_threads: usize,
-    /// Threads for the clients.
-    #[arg(long, default_value_t = 1)]
-    client_threads: usize,
-    /// Streamable HTTP sessions abandoned for `expiry`.
-    #[arg(long, default_value_t = 2_000)]
-    abandoned_sessions: usize,
-}
-
-fn run_perf(args: PerfArgs) -> anyhow::Result<bool> {
-    use sim::perf::{Measure, PerfConfig};
-    let only = args
-        .only
-        .iter()
-        .map(|n| Measure::from_name(n).with_context(|| format!("no measurement named {n:?}")))
-        .collect::<anyhow::Result<Vec<_>>>()?;
-    let exe = std::env::current_exe().context("this program's path, to run measurements")?;
-    let client_exe = (!args.in_process_clients).then(|| exe.clone());
-    let config = PerfConfig {
-        only,
-        connections: args.connections,
-        ws_in_flight: args.ws_in_flight,
-        http_in_flight: args.http_in_flight,
-        window: Duration::from_secs_f64(args.window.max(0.1)),
-        rounds: args.rounds.max(1),
-        pin_latency: !args.no_pin,
-        latency_calls: args.latency_calls,
-        idle_sessions: args.idle_sessions,
-        client_exe,
-        drop_hosts: args.drop_hosts,
-        host_threads: args.host_threads,
-        tools: (args.tools, args.tools.saturating_mul(2)),
-        server_threads: args.server_threads,
-        client_threads: args.client_threads,
-        expiry: sim::perf::expiry::ExpiryConfig {
-            sessions: args.abandoned_sessions,
-            ..Default::default()
-        },
-        ..Default::default()
-    };
-    let report = if args.one_process {
-        sim::perf::run(&config)
-    } else {
-        sim::perf::run_isolated(&config, &exe)
-    }
-    .context("a measurement could not be made")?;
-    println!("{}", report.table());
-    if let Some(path) = args.json {
-        let json = serde_json::to_string_pretty(&report).context("the figures as JSON")?;
-        std::fs::write(&path, json).with_context(|| format!("writing {}", path.display()))?;
-    }
-    Ok(report.all_met())
-}
-
-/// `sim perf-clients` (hidden): `perf`'s idle clients in a process of their own.
-#[derive(Args)]
-struct PerfClientsArgs {
-    /// The arcade's WebSocket URL.
-    #[arg(long)]
-    url: String,
-    /// How many clients.
-    #[arg(long)]
-    count: usize,
-}
-
-fn run_perf_clients(args: PerfClientsArgs) -> anyhow::Result<bool> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .context("a runtime")?;
-    runtime.block_on(sim::perf::idle::client_main(&args.url, args.count))?;
-    Ok(true)
 }

@@ -8,6 +8,7 @@
 pub use mcpl_testkit::proxy;
 
 use mcpl_testkit::process::{listening, report};
+use mcpl_testkit::within;
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -25,44 +26,11 @@ pub const LIMIT: Duration = Duration::from_secs(60);
 /// The bot's budget in the arcades the tests start: small and seeded, fast and repeatable.
 pub const BOT: [&str; 4] = ["--bot-playouts", "64", "--seed", "7"];
 
-/// Awaits `f`, failing the test if it takes longer than [`LIMIT`].
-pub async fn within<F: std::future::Future>(f: F) -> F::Output {
-    mcpl_testkit::within_for(LIMIT, f).await
-}
-
-/// The `mcpl-arcade` binary of this workspace, beside the test's own target directory's
-/// binaries (`cargo test --workspace` builds it). `cargo test -p mcpl-surface` builds only
-/// this package's binaries: then it is built with cargo first, once; a stale one is used as
-/// it is (run `cargo build -p mcpl-games` after changing the arcade).
+/// The `mcpl-arcade` binary of this workspace (built first when this package's tests
+/// did not build it: [`mcpl_testkit::process::workspace_bin`]), looked up once.
 pub fn arcade() -> &'static Path {
     static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let exe = std::env::current_exe().expect("the test's own path");
-        // target/<profile>/deps/<test> → target/<profile>/mcpl-arcade
-        let dir = exe
-            .parent()
-            .and_then(Path::parent)
-            .expect("the profile directory");
-        let bin = dir.join(format!("mcpl-arcade{}", std::env::consts::EXE_SUFFIX));
-        if bin.exists() {
-            return bin;
-        }
-        let status = std::process::Command::new(env!("CARGO"))
-            .args([
-                "build",
-                "--quiet",
-                "-p",
-                "mcpl-games",
-                "--bin",
-                "mcpl-arcade",
-            ])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "cargo could not build mcpl-arcade");
-        assert!(bin.exists(), "no {} after building it", bin.display());
-        bin
-    })
+    BIN.get_or_init(|| mcpl_testkit::process::workspace_bin("mcpl-games", "mcpl-arcade"))
 }
 
 /// Starts the arcade with these `serve` flags and returns it with the URLs it listens on
@@ -796,24 +764,6 @@ impl ModernHttp {
         );
         result
     }
-}
-
-/// Installs the pinned npm packages of `tests/inspector` once (a no-op when the lock has
-/// not changed).
-pub fn npm_setup() {
-    static SETUP: std::sync::Once = std::sync::Once::new();
-    SETUP.call_once(|| {
-        let out = std::process::Command::new("bash")
-            .arg(root().join("tests/inspector/setup.sh"))
-            .output()
-            .expect("bash runs");
-        assert!(
-            out.status.success(),
-            "could not install the TypeScript SDK:\n{}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
-    });
 }
 
 /// Runs a peer script, `program ARGS...` (its OS data directory in `dir`), and returns its

@@ -335,7 +335,7 @@ where
 }
 
 /// The tungstenite configuration of both ends of a link whose message limit is `limit`
-/// (also what `sim perf`'s bare echo uses, so that its floor reads as ours do).
+/// (also what `sim-perf`'s bare echo uses, so that its floor reads as ours do).
 pub fn config(limit: usize) -> tokio_tungstenite::tungstenite::protocol::WebSocketConfig {
     let ceiling = Some(limit.saturating_mul(HARD_CEILING_FACTOR));
     tokio_tungstenite::tungstenite::protocol::WebSocketConfig::default()

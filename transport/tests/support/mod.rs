@@ -4,19 +4,15 @@
 #![allow(dead_code)] // each test crate uses a subset
 
 use mcpl_protocol::{ErrorCode, Id, Message, Notification, Request, Response};
+use mcpl_testkit::within_named;
 use mcpl_transport::{ClientOptions, Connection, Inbound, ServerOptions, StreamId};
 use serde_json::{Value, json};
-use std::future::Future;
 use std::net::SocketAddr;
 use std::time::Duration;
 
-/// How long any single awaited event may take before the test fails.
+/// How long a test's HTTP client request may take before it fails (other waits:
+/// [`mcpl_testkit::within_named`]).
 pub const DEADLINE: Duration = Duration::from_secs(20);
-
-/// Awaits `fut`, failing the test if it takes longer than [`DEADLINE`].
-pub async fn within<F: Future>(what: &str, fut: F) -> F::Output {
-    mcpl_testkit::within_named(what, DEADLINE, fut).await
-}
 
 /// `127.0.0.1:0`.
 pub fn loopback() -> SocketAddr {
@@ -71,7 +67,7 @@ pub fn initialize(id: i64) -> Message {
 
 /// The next thing read; fails if the link closed.
 pub async fn next(conn: &mut Connection) -> Inbound {
-    within("an inbound item", conn.inbound.recv())
+    within_named("an inbound item", conn.inbound.recv())
         .await
         .expect("the link closed")
 }
@@ -110,7 +106,7 @@ pub async fn next_notification(conn: &mut Connection) -> (StreamId, Notification
 
 /// Asserts that the link closes with nothing more read.
 pub async fn expect_closed(conn: &mut Connection) {
-    if let Some(item) = within("the link to close", conn.inbound.recv()).await {
+    if let Some(item) = within_named("the link to close", conn.inbound.recv()).await {
         panic!("expected the link to close, got {item:?}");
     }
 }
@@ -273,7 +269,7 @@ pub async fn open_anonymous(
     };
     next_request(&mut server).await;
     server.outbound.send(ok(0, json!({}))).await.unwrap();
-    let resp = within("the answer", post).await.unwrap().unwrap();
+    let resp = within_named("the answer", post).await.unwrap().unwrap();
     assert_eq!(resp.status(), reqwest::StatusCode::OK);
     let id = resp.headers()["mcp-session-id"]
         .to_str()

@@ -37,7 +37,7 @@ pub const GOAL_RMCP_RATIO: f64 = 2.0;
 
 /// MCP 2026-07-28 over Streamable HTTP: at least this multiple of rmcp's stateless mode,
 /// both served modern requests by the same clients (`modern` row). The issue names no
-/// goal; this one is chosen from a measurement (`cargo run --release -p sim -- perf --only
+/// goal; this one is chosen from a measurement (`cargo run --release -p sim-perf -- --only
 /// modern` on a 2-core VM with builds beside it): ours 5,224 calls/s, rmcp's 6,611, ×0.79
 /// (windows ×0.47 to ×1.00, median ×0.85; per server CPU second 8,626 against 11,847), at
 /// load average 5.9; read again at 7.4, ours 8,022 and rmcp's 11,806, ×0.68. Our server
@@ -568,7 +568,7 @@ impl PerfReport {
             format!("; load average {l:.2} at the start")
         });
         let mut out = format!(
-            "sim perf — {} cores; our server on {} thread(s), rmcp on {}, clients on {}; {}{load}\n\n",
+            "sim-perf — {} cores; our server on {} thread(s), rmcp on {}, clients on {}; {}{load}\n\n",
             s.cores,
             s.server_threads,
             s.server_threads,

@@ -1,7 +1,7 @@
 //! Idle WebSocket sessions: the arcade holds many at once, each initialized and then
 //! silent; the server's resident set is read before and after, per session.
 //!
-//! The clients run in a **child process** when given an executable (`sim perf-clients`,
+//! The clients run in a **child process** when given an executable (`sim-perf clients`,
 //! hidden: [`client_main`]), so that the resident set read is the server's alone — and
 //! because 10,000 client sockets and 10,000 server sockets do not fit one process's
 //! descriptor limit here. Without one (tests) they run in this process, and the figure
@@ -15,11 +15,11 @@
 use super::PerfError;
 use super::client;
 use super::proc;
-use crate::arcade::ArcadeService;
 use futures_util::StreamExt as _;
 use mcpl_games::arcade::ArcadeConfig;
 use mcpl_transport::Connection;
 use serde::{Deserialize, Serialize};
+use sim::arcade::ArcadeService;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
@@ -71,7 +71,7 @@ pub async fn run(
     let (held, rss_after) = match exe {
         Some(exe) => {
             let mut child = tokio::process::Command::new(exe)
-                .args(["perf-clients", "--url", &url, "--count"])
+                .args(["clients", "--url", &url, "--count"])
                 .arg(sessions.to_string())
                 .stdin(Stdio::piped())
                 .stdout(Stdio::piped())
@@ -147,7 +147,7 @@ pub async fn hold(url: &str, tokens: &[String]) -> Result<Vec<Connection>, PerfE
     all.into_iter().collect()
 }
 
-/// The child's side (`sim perf-clients`): connects `count` clients to `url` with the idle
+/// The child's side (`sim-perf clients`): connects `count` clients to `url` with the idle
 /// tokens, prints `ready N`, and holds them until standard input closes.
 pub async fn client_main(url: &str, count: usize) -> Result<(), PerfError> {
     let conns = hold(url, &tokens(count)).await?;

@@ -51,7 +51,7 @@ impl Default for DurableConfig {
             window: Duration::from_secs(2),
             rounds: 2,
             go_moves: 6,
-            bot_time: crate::perf::durable::default_bot_time(),
+            bot_time: crate::durable::default_bot_time(),
         }
     }
 }

@@ -1,4 +1,4 @@
-//! Issue #39: `sim perf` has a `modern` row — light `tools/call`s as MCP 2026-07-28 makes
+//! Issue #39: `sim-perf` has a `modern` row — light `tools/call`s as MCP 2026-07-28 makes
 //! them over Streamable HTTP (no handshake, no session, `_meta` on every POST), on our
 //! server and on rmcp's stateless mode in the same run, windows in turn, judged by their
 //! ratio. In miniature: every call answered once with the light tool's text on both sides.
@@ -8,7 +8,7 @@
 //! ("Mcp-Session-Id is required after initialize", 400), so calls answered there with no
 //! handshake made were served as modern ones.
 
-use sim::perf::{Measure, PerfConfig, run};
+use sim_perf::{Measure, PerfConfig, run};
 
 #[test]
 fn issue39_sim_perf_modern_row_calls_ours_and_rmcp_stateless_in_turn() {

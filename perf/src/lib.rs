@@ -1,5 +1,11 @@
-//! `sim perf`: the performance targets of the simulator's issue, measured on this machine
-//! and printed next to each target — and as JSON.
+//! `sim-perf`: the performance targets of the simulator's issue, measured on this machine
+//! and printed next to each target — and as JSON. A crate of its own beside the simulator
+//! (`sim`), whose arcade, hosts and fault proxy it drives, so that what only the
+//! measurements need (rmcp, hdrhistogram, httparse, nix) is not the simulator's:
+//!
+//! ```text
+//! cargo run --release -p sim-perf -- [--json PATH] [--only NAME,…] [--window S] [--connections N] …
+//! ```
 //!
 //! | name | what | target |
 //! |---|---|---|
@@ -47,7 +53,7 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `mod.rs` | [`PerfConfig`], [`Measure`], [`run`], [`run_isolated`], [`child_main`], [`PerfError`] |
+//! | `lib.rs` | [`PerfConfig`], [`Measure`], [`run`], [`run_isolated`], [`child_main`], [`PerfError`] |
 //! | `client.rs` | raw clients: connect, handshake, light calls and their answers |
 //! | `http_load.rs` | the Streamable HTTP load generator: a session's lanes, one call at a time on each |
 //! | `light.rs` | the SDK server with the light tool, on arbiters |
@@ -83,12 +89,12 @@ pub mod throughput;
 pub use client::{LIGHT_TEXT, LIGHT_TOOL};
 pub use report::{Comparison, ModernComparison, PerfReport};
 
-use crate::arcade::ArcadeError;
 use actix::Arbiter;
 use light::LightService;
 use mcpl_host::host::HostError;
 use rmcp_server::{RmcpMode, RmcpService};
 use serde::{Deserialize, Serialize};
+use sim::arcade::ArcadeError;
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -158,7 +164,7 @@ impl Measure {
     }
 }
 
-/// What `sim perf` measures with.
+/// What `sim-perf` measures with.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct PerfConfig {
     /// Only these (empty: all).
@@ -189,7 +195,7 @@ pub struct PerfConfig {
     pub latency_calls: u64,
     /// Idle sessions.
     pub idle_sessions: usize,
-    /// The executable to run `idle`'s clients (`sim perf-clients`); `None`: in process.
+    /// The executable to run `idle`'s clients (`sim-perf clients`); `None`: in process.
     pub client_exe: Option<PathBuf>,
     /// Hosts for `drop`.
     pub drop_hosts: usize,
@@ -340,7 +346,7 @@ pub enum PerfError {
 /// 10,000 sessions, a thousand hosts' threads) cannot slow the next: measured in one
 /// process, the WebSocket figure after `idle` is a third lower than alone.
 ///
-/// Each process is `exe perf-one` (`sim`'s hidden subcommand, [`child_main`]): it reads
+/// Each process is `exe one` (`sim-perf`'s hidden subcommand, [`child_main`]): it reads
 /// its configuration as JSON on standard input and writes its report as JSON on standard
 /// output. `http` comes from its own process; `rmcp`'s process measures ours again, its
 /// windows alternating with rmcp's, for its ratio.
@@ -357,14 +363,14 @@ pub fn run_isolated(config: &PerfConfig, exe: &Path) -> Result<PerfReport, PerfE
     Ok(report)
 }
 
-/// Runs one configuration in `exe perf-one` and reads its report.
+/// Runs one configuration in `exe one` and reads its report.
 fn run_child(exe: &Path, config: &PerfConfig, m: Measure) -> Result<PerfReport, PerfError> {
     let failed = |reason: String| PerfError::MeasureFailed {
         measure: m.name(),
         reason,
     };
     let mut child = Command::new(exe)
-        .arg("perf-one")
+        .arg("one")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -381,13 +387,13 @@ fn run_child(exe: &Path, config: &PerfConfig, m: Measure) -> Result<PerfReport, 
     serde_json::from_slice(&out.stdout).map_err(|e| failed(format!("its report: {e}")))
 }
 
-/// `sim perf-one`: reads a [`PerfConfig`] as JSON on standard input, runs it in this
+/// `sim-perf one`: reads a [`PerfConfig`] as JSON on standard input, runs it in this
 /// process, and writes the [`PerfReport`] as JSON on standard output.
 pub fn child_main() -> Result<(), PerfError> {
     let mut input = Vec::new();
     std::io::stdin().read_to_end(&mut input)?;
     let config: PerfConfig = serde_json::from_slice(&input)
-        .map_err(|_| PerfError::Config("perf-one reads a configuration as JSON"))?;
+        .map_err(|_| PerfError::Config("sim-perf one reads a configuration as JSON"))?;
     let report = run(&config)?;
     let json = serde_json::to_string(&report).map_err(|_| PerfError::Internal("the report"))?;
     println!("{json}");

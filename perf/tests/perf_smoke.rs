@@ -1,9 +1,9 @@
-//! `sim perf` in miniature: each measurement on a few connections, calls, sessions and
+//! `sim-perf` in miniature: each measurement on a few connections, calls, sessions and
 //! hosts, checking that the harness works and counts rightly — every call answered once
 //! with the light tool's text, every session held, every host back and resynchronised.
 //! No speed is asserted: the figures depend on the machine.
 
-use sim::perf::{Measure, PerfConfig, PerfReport, run, run_isolated};
+use sim_perf::{Measure, PerfConfig, PerfReport, run, run_isolated};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -134,7 +134,7 @@ fn rmcp_serves_the_same_tool_to_the_same_client() {
 #[test]
 fn idle_sessions_are_all_held_with_clients_in_a_child_process() {
     let mut config = tiny(&[Measure::Idle]);
-    config.client_exe = Some(PathBuf::from(env!("CARGO_BIN_EXE_sim")));
+    config.client_exe = Some(PathBuf::from(env!("CARGO_BIN_EXE_sim-perf")));
     let idle = measured(&config).idle.expect("idle was measured");
     assert_eq!((idle.sessions, idle.held), (50, 50), "{idle:?}");
     assert!(idle.clients_in_child, "{idle:?}");
@@ -189,7 +189,7 @@ fn a_host_settles_on_every_dynamic_tool_and_looks_at_them_all() {
 #[test]
 fn each_measurement_runs_in_a_process_of_its_own_and_the_reports_merge() {
     let config = tiny(&[Measure::Ws, Measure::Latency]);
-    let report = run_isolated(&config, &PathBuf::from(env!("CARGO_BIN_EXE_sim")))
+    let report = run_isolated(&config, &PathBuf::from(env!("CARGO_BIN_EXE_sim-perf")))
         .unwrap_or_else(|e| panic!("the measurements could not be made: {e}"));
     assert!(report.setup.isolated);
     assert_eq!(report.setup.measures, ["ws", "latency"]);
@@ -219,7 +219,7 @@ fn measurements_are_named_on_the_command_line() {
 #[test]
 fn abandoned_sessions_all_expire_and_the_memory_is_read_before_and_after() {
     let mut config = tiny(&[Measure::Expiry]);
-    config.expiry = sim::perf::expiry::ExpiryConfig {
+    config.expiry = sim_perf::expiry::ExpiryConfig {
         sessions: 40,
         cycles: 2,
         // Long enough that a loaded machine's pause between a session's initialize and
@@ -243,7 +243,7 @@ fn abandoned_sessions_all_expire_and_the_memory_is_read_before_and_after() {
 #[test]
 fn durable_state_is_measured_kept_and_not_with_its_writes_and_go_moves() {
     let config = PerfConfig {
-        durable: sim::perf::durable::DurableConfig {
+        durable: sim_perf::durable::DurableConfig {
             players: 2,
             window: Duration::from_millis(300),
             rounds: 1,

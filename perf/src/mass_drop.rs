@@ -11,14 +11,14 @@
 
 use super::PerfError;
 use super::proc;
-use crate::arcade::ArcadeService;
-use crate::hosts::{LinkKnobs, SERVER, start_host};
-use crate::proxy::Faults;
 use actix::{Arbiter, ArbiterHandle};
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
 use mcpl_host::host::{HostHandle, HostStatus};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
+use sim::arcade::ArcadeService;
+use sim::hosts::{LinkKnobs, SERVER, start_host};
+use sim::proxy::Faults;
 use std::time::{Duration, Instant};
 use tokio::sync::oneshot;
 
@@ -87,7 +87,7 @@ pub async fn run(
     let (tx, rx) = oneshot::channel();
     let upstream = service.ws_addr();
     proxy_thread.spawn(async move {
-        let _ = tx.send(crate::proxy::start(upstream, Faults::none(), 1).await);
+        let _ = tx.send(sim::proxy::start(upstream, Faults::none(), 1).await);
     });
     let proxy = rx
         .await
