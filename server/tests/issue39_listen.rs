@@ -15,15 +15,14 @@
 mod raw;
 
 use mcpl_protocol::mcpl::McplManifest;
-use mcpl_server::{Server, SessionHandle};
+use mcpl_server::Server;
 use mcpl_testkit::within;
 use mcpl_transport::{ConnectionInfo, Principal, ServerOptions, TransportKind, http, stdio, ws};
-use raw::{RawWs, SseReader, post, ws_connect};
+use raw::{RawWs, SseReader, post, stdio_socket, ws_connect};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
 
 const SUB: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -69,66 +68,10 @@ fn changed(id: Value) -> Value {
         "params": {"_meta": {SUB: id}}})
 }
 
-/// A client speaking newline-delimited JSON (the stdio transport's framing) over a socket.
-struct Lines {
-    read: BufReader<tokio::net::tcp::OwnedReadHalf>,
-    write: tokio::net::tcp::OwnedWriteHalf,
-}
-
-impl Lines {
-    async fn send(&mut self, v: Value) {
-        let mut line = v.to_string().into_bytes();
-        line.push(b'\n');
-        self.write.write_all(&line).await.expect("write");
-    }
-
-    async fn recv(&mut self) -> Value {
-        let mut line = String::new();
-        let n = within(self.read.read_line(&mut line)).await.expect("read");
-        assert!(n > 0, "the server closed the connection");
-        serde_json::from_str(&line).expect("a JSON line")
-    }
-
-    /// Everything read until the response with `id`, that response last.
-    async fn until_response(&mut self, id: i64) -> Vec<Value> {
-        let mut seen = Vec::new();
-        loop {
-            let m = self.recv().await;
-            let done = m["id"] == id && m.get("method").is_none();
-            seen.push(m);
-            if done {
-                return seen;
-            }
-        }
-    }
-}
-
-/// `server` serving the stdio transport's framing on a loopback socket, as `alice`.
-async fn stdio_client(server: &Server) -> (Lines, SessionHandle) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let client = TcpStream::connect(addr).await.unwrap();
-    let (accepted, _) = listener.accept().await.unwrap();
-    let (r, w) = accepted.into_split();
-    let info = ConnectionInfo {
-        kind: TransportKind::Stdio,
-        ordered: true,
-        principal: Some(Principal::Named("alice".into())),
-        peer: "stdio over a socket".into(),
-    };
-    let session = server.serve(stdio::from_io(r, w, info, 1 << 20));
-    let (read, write) = client.into_split();
-    let lines = Lines {
-        read: BufReader::new(read),
-        write,
-    };
-    (lines, session)
-}
-
 #[actix::test]
 async fn issue39_04_listen_on_stdio() {
     let server = server();
-    let (mut c, session) = stdio_client(&server).await;
+    let (mut c, session) = stdio_socket(&server, Principal::Named("alice".into())).await;
     // Tools opted in; prompts and resources asked for but not served: left out of the ack.
     c.send(listen(
         json!("L1"),
@@ -204,7 +147,7 @@ async fn issue39_04_listen_on_stdio() {
 #[actix::test]
 async fn issue39_04_a_principal_has_at_most_eight_streams() {
     let server = server();
-    let (mut c, _session) = stdio_client(&server).await;
+    let (mut c, _session) = stdio_socket(&server, Principal::Named("alice".into())).await;
     for id in 0..8 {
         c.send(listen(json!(id), json!({"toolsListChanged": true})))
             .await;
@@ -222,7 +165,7 @@ async fn issue39_04_a_principal_has_at_most_eight_streams() {
         "{refused}"
     );
     // The bound is the principal's: another connection of alice's is refused too.
-    let (mut other, _s2) = stdio_client(&server).await;
+    let (mut other, _s2) = stdio_socket(&server, Principal::Named("alice".into())).await;
     other.send(listen(json!(9), json!({}))).await;
     assert_eq!(other.recv().await["error"]["code"], -32600);
     // One ended, one more may open.

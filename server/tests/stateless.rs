@@ -16,13 +16,13 @@ use mcpl_server::{
     SessionHandle, Started, ToolCall, Toolset,
 };
 use mcpl_testkit::within;
-use mcpl_transport::{ConnectionInfo, Principal, ServerOptions, TransportKind, stdio, ws};
-use raw::{RawWs, ws_connect};
+use mcpl_transport::{Principal, ServerOptions, ws};
+use raw::{Lines, RawWs, stdio_socket, ws_connect};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::AsyncWriteExt;
+use tokio::net::TcpStream;
 
 const SUB: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -128,63 +128,8 @@ fn play(id: i64, tool: &str, instance: &str, since: u64) -> Value {
     r
 }
 
-/// A client speaking newline-delimited JSON (the stdio transport's framing) over a socket.
-struct Lines {
-    read: BufReader<tokio::net::tcp::OwnedReadHalf>,
-    write: tokio::net::tcp::OwnedWriteHalf,
-}
-
-impl Lines {
-    async fn send(&mut self, v: Value) {
-        let mut line = v.to_string().into_bytes();
-        line.push(b'\n');
-        self.write.write_all(&line).await.expect("write");
-    }
-
-    async fn recv(&mut self) -> Value {
-        let mut line = String::new();
-        let n = within(self.read.read_line(&mut line)).await.expect("read");
-        assert!(n > 0, "the server closed the connection");
-        serde_json::from_str(&line).expect("a JSON line")
-    }
-
-    /// The response to `request` (sent now), skipping notifications of open streams.
-    async fn exchange(&mut self, request: Value) -> Value {
-        let id = request["id"].clone();
-        self.send(request).await;
-        loop {
-            let m = self.recv().await;
-            if m["id"] == id && m.get("method").is_none() {
-                return m;
-            }
-        }
-    }
-}
-
-/// `server` serving the stdio transport's framing on a loopback socket, as `who`.
-async fn stdio_client(server: &Server, who: Principal) -> (Lines, SessionHandle) {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    let client = TcpStream::connect(addr).await.unwrap();
-    let (accepted, _) = listener.accept().await.unwrap();
-    let (r, w) = accepted.into_split();
-    let info = ConnectionInfo {
-        kind: TransportKind::Stdio,
-        ordered: true,
-        principal: Some(who),
-        peer: "stdio over a socket".into(),
-    };
-    let session = server.serve(stdio::from_io(r, w, info, 1 << 20));
-    let (read, write) = client.into_split();
-    let lines = Lines {
-        read: BufReader::new(read),
-        write,
-    };
-    (lines, session)
-}
-
 async fn alice(server: &Server) -> (Lines, SessionHandle) {
-    stdio_client(server, Principal::Named("alice".into())).await
+    stdio_socket(server, Principal::Named("alice".into())).await
 }
 
 /// A result's `_meta["mcpl/hints"]`.
@@ -250,7 +195,7 @@ async fn stateless_s02_a_request_without_mcpl_core_is_shown_no_hints() {
     let listed = c.exchange(req(2, "toolsets/list", None, json!({}))).await;
     assert_eq!(listed["error"]["code"], -32601, "{listed:#}");
     // An anonymous principal has no state that outlives a request (profile §3.6).
-    let (mut anon, _s) = stdio_client(&server, Principal::anonymous()).await;
+    let (mut anon, _s) = stdio_socket(&server, Principal::anonymous()).await;
     let listed = anon
         .exchange(req(3, "tools/list", Some(0), json!({})))
         .await;

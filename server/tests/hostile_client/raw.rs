@@ -3,10 +3,14 @@
 //! messages; these send whatever a test writes (a foreign `Origin`, a body of 100,000 `[`,
 //! half a body) and read exactly what the server answers.
 
+use mcpl_server::{Server, SessionHandle};
 use mcpl_testkit::within;
+use mcpl_transport::{ConnectionInfo, Principal, TransportKind, stdio};
 use serde_json::Value;
 use std::net::SocketAddr;
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpListener;
 use tokio::net::{TcpSocket, TcpStream};
 
 /// An HTTP response, read to the end of its connection.
@@ -311,4 +315,72 @@ impl SseReader {
             }
         }
     }
+}
+
+/// A client speaking newline-delimited JSON (the stdio transport's framing) over a socket.
+pub struct Lines {
+    read: BufReader<tokio::net::tcp::OwnedReadHalf>,
+    write: tokio::net::tcp::OwnedWriteHalf,
+}
+
+impl Lines {
+    pub async fn send(&mut self, v: Value) {
+        let mut line = v.to_string().into_bytes();
+        line.push(b'\n');
+        self.write.write_all(&line).await.expect("write");
+    }
+
+    pub async fn recv(&mut self) -> Value {
+        let mut line = String::new();
+        let n = within(self.read.read_line(&mut line)).await.expect("read");
+        assert!(n > 0, "the server closed the connection");
+        serde_json::from_str(&line).expect("a JSON line")
+    }
+
+    /// The response to `request` (sent now), skipping notifications of open streams.
+    pub async fn exchange(&mut self, request: Value) -> Value {
+        let id = request["id"].clone();
+        self.send(request).await;
+        loop {
+            let m = self.recv().await;
+            if m["id"] == id && m.get("method").is_none() {
+                return m;
+            }
+        }
+    }
+
+    /// Everything read until the response with `id`, that response last.
+    pub async fn until_response(&mut self, id: i64) -> Vec<Value> {
+        let mut seen = Vec::new();
+        loop {
+            let m = self.recv().await;
+            let done = m["id"] == id && m.get("method").is_none();
+            seen.push(m);
+            if done {
+                return seen;
+            }
+        }
+    }
+}
+
+/// `server` serving the stdio transport's framing on a loopback socket, as `who`.
+pub async fn stdio_socket(server: &Server, who: Principal) -> (Lines, SessionHandle) {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let client = TcpStream::connect(addr).await.unwrap();
+    let (accepted, _) = listener.accept().await.unwrap();
+    let (r, w) = accepted.into_split();
+    let info = ConnectionInfo {
+        kind: TransportKind::Stdio,
+        ordered: true,
+        principal: Some(who),
+        peer: "stdio over a socket".into(),
+    };
+    let session = server.serve(stdio::from_io(r, w, info, 1 << 20));
+    let (read, write) = client.into_split();
+    let lines = Lines {
+        read: BufReader::new(read),
+        write,
+    };
+    (lines, session)
 }
