@@ -8,14 +8,19 @@ mod conformance_support;
 
 use conformance_support::*;
 
-/// The vectors that need two connections of one principal to one server.
-const NEEDS_SHARED_PRINCIPAL: [u8; 4] = [9, 13, 14, 32];
+/// The vectors that need two connections of one principal to one server: RFC-014's and
+/// the stateless profile's.
+fn needs_shared_principal() -> Vec<VectorId> {
+    let mut all = rfc(&[9, 13, 14, 32]);
+    all.extend(stateless(&[11, 15]));
+    all
+}
 
 #[test]
 fn every_vector_passes_over_stdio_but_those_needing_a_second_connection() {
     let cmd = stdio_cmd(&[]);
     let run = conformance(&["--cmd", &cmd]);
-    assert_all_pass(&run, &NEEDS_SHARED_PRINCIPAL);
+    assert_all_pass(&run, &needs_shared_principal());
 }
 
 #[test]
@@ -51,7 +56,7 @@ fn a_second_run_against_the_same_server_passes_too() {
 fn boundary_10_a_server_making_the_other_legal_choices_passes_every_rfc_check() {
     let server = Fixture::spawn("--ws", &["--other-choices"]);
     let run = conformance(&["--url", &server.url]);
-    assert_rfc_passes(&run, &[], &[8, 13, 26, 33, 36]);
+    assert_rfc_passes(&run, &[], &rfc(&[8, 13, 26, 33, 36]));
     assert!(run.status.success(), "{}", run.dump());
     assert!(
         run.line(26).contains("not offered toolset_open"),

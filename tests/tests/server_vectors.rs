@@ -8,17 +8,27 @@
 //! of the fixture contract's choices (`tests/CONFORMANCE.md`). What the SDK does beyond
 //! the vectors, with the test arcade of `server_support`, is proved in `server_*.rs`.
 
-use mcpl_tests::conformance::{Outcome, RunOptions, Target, run, vectors};
+use mcpl_tests::conformance::{Outcome, RunOptions, Target, VectorId, run, vectors};
 use mcpl_tests::fixture::{Choices, serve_ws_here};
 
 /// Runs vector `number` against an in-process fixture server and asserts it passed with
 /// no departure from the fixture contract.
 async fn passes(number: u8) {
+    passes_id(VectorId::Rfc(number)).await
+}
+
+/// Runs the stateless profile's vector S`number` likewise (modern requests of the named
+/// principal on the loopback WebSocket).
+async fn passes_s(number: u8) {
+    passes_id(VectorId::Stateless(number)).await
+}
+
+async fn passes_id(id: VectorId) {
     let listener = serve_ws_here(Choices::Fixture).await;
     let opts = RunOptions::new(Target::Url(listener.url().to_owned()));
-    let report = run(&opts, Some(&[number]), |_| {}).await;
+    let report = run(&opts, Some(&[id]), |_| {}).await;
     let [line] = report.lines.as_slice() else {
-        panic!("the runner has no vector {number}: {:?}", report.lines);
+        panic!("the runner has no vector {id}: {:?}", report.lines);
     };
     assert_eq!(line.outcome, Outcome::Pass, "{line}");
     assert!(line.departures.is_empty(), "{line}");
@@ -169,6 +179,61 @@ async fn vector_38_an_empty_statement_still_takes_a_rev() {
     passes(38).await;
 }
 
+#[actix::test]
+async fn conformance_s01_discover_declaring_mcpl_core_states_the_manifest() {
+    passes_s(1).await;
+}
+
+#[actix::test]
+async fn conformance_s02_a_modern_request_without_mcpl_core_is_shown_no_hints() {
+    passes_s(2).await;
+}
+
+#[actix::test]
+async fn conformance_s03_since_zero_is_answered_a_full_statement() {
+    passes_s(3).await;
+}
+
+#[actix::test]
+async fn conformance_s04_a_delta_carries_exactly_what_was_stamped_after_since() {
+    passes_s(4).await;
+}
+
+#[actix::test]
+async fn conformance_s08_since_behind_a_forgotten_tombstone_gets_a_statement() {
+    passes_s(8).await;
+}
+
+#[actix::test]
+async fn conformance_s09_a_hints_stream_is_told_every_change_stamped() {
+    passes_s(9).await;
+}
+
+#[actix::test]
+async fn conformance_s10_a_stream_opened_behind_is_sent_the_delta_first() {
+    passes_s(10).await;
+}
+
+#[actix::test]
+async fn conformance_s11_an_end_from_outside_reaches_the_next_result_once() {
+    passes_s(11).await;
+}
+
+#[actix::test]
+async fn conformance_s12_a_retried_open_adopts_and_a_retried_close_succeeds() {
+    passes_s(12).await;
+}
+
+#[actix::test]
+async fn conformance_s14_a_hinted_tools_list_is_ordered_private_and_versioned() {
+    passes_s(14).await;
+}
+
+#[actix::test]
+async fn conformance_s15_a_legacy_connection_and_modern_requests_agree() {
+    passes_s(15).await;
+}
+
 /// Every vector of the runner has its test here, and each test runs its own vector: a
 /// vector added to the runner fails this until it is given a test named after it.
 #[test]
@@ -186,12 +251,24 @@ fn every_vector_of_the_runner_has_a_test_named_after_it() {
             "{} does not run vector {number}",
             &name[..name.find('(').unwrap_or(name.len())]
         );
-        tested.push(number);
+        tested.push(VectorId::Rfc(number));
     }
-    let all: Vec<u8> = vectors()
+    for (i, _) in source.match_indices("\nasync fn conformance_s") {
+        let name = &source[i + "\nasync fn ".len()..];
+        let digits = &name["conformance_s".len().."conformance_s".len() + 2];
+        let number: u8 = digits.parse().expect("conformance_sNN_");
+        let body = &name[..name.find("\n}").expect("a body")];
+        assert!(
+            body.contains(&format!("passes_s({number}).await")),
+            "{} does not run vector S{number}",
+            &name[..name.find('(').unwrap_or(name.len())]
+        );
+        tested.push(VectorId::Stateless(number));
+    }
+    let all: Vec<VectorId> = vectors()
         .iter()
-        .map(|v| v.number)
-        .filter(|n| *n != 0)
+        .map(|v| v.id)
+        .filter(|id| *id != VectorId::Rfc(0))
         .collect();
     assert_eq!(tested, all);
 }

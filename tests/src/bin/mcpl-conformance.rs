@@ -1,9 +1,10 @@
-//! `mcpl-conformance`: runs the server-side vectors of RFC-014 §9 against an MCPL server
-//! that meets the fixture contract (`tests/CONFORMANCE.md`).
+//! `mcpl-conformance`: runs the server-side vectors of RFC-014 §9, and those of the
+//! stateless profile (`docs/rfc014-stateless.md` §5, over MCP 2026-07-28), against an MCPL
+//! server that meets the fixture contract (`tests/CONFORMANCE.md`).
 //!
 //! ```text
 //! mcpl-conformance server (--cmd "PROGRAM ARGS" | --url ws[s]://…|http[s]://…)
-//!                  [--ca-file PATH] [--token TOKEN] [--timeout-ms MS] [--only N,N,…]
+//!                  [--ca-file PATH] [--token TOKEN] [--timeout-ms MS] [--only N,SN,…]
 //!                  [--server-stderr]
 //! ```
 //!
@@ -13,10 +14,12 @@
 //! contract: N departed` line. Exits 1 when an RFC check failed (with `--strict`, also when
 //! the server departs from the fixture contract), 2 on bad usage. With `--cmd` the program
 //! is spawned afresh for every connection and spoken to over its stdin/stdout; vectors
-//! that need two connections of one principal are skipped then.
+//! that need two connections of one principal are skipped then. The profile's vectors
+//! (`vector S4 …`) are skipped against a server that refuses a modern `server/discover`
+//! or declares no `mcpl/core` on it.
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
-use mcpl_tests::conformance::{RunOptions, Target, run};
+use mcpl_tests::conformance::{RunOptions, Target, VectorId, run};
 use mcpl_transport::ClientTls;
 use std::io::Write;
 use std::path::PathBuf;
@@ -60,9 +63,10 @@ struct ServerArgs {
     /// How long any one wait for the server lasts, in milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 10_000)]
     timeout_ms: u64,
-    /// Run only these vectors (0 is the contract check).
-    #[arg(long, value_name = "N,N,…", value_delimiter = ',')]
-    only: Vec<u8>,
+    /// Run only these vectors: numbers of RFC-014 §9 (0 is the contract check) and the
+    /// stateless profile's S-numbers (S4).
+    #[arg(long, value_name = "N,SN,…", value_delimiter = ',')]
+    only: Vec<VectorId>,
     /// Let a spawned server's stderr through.
     #[arg(long)]
     server_stderr: bool,

@@ -4,7 +4,8 @@
 //! ```text
 //! mcpl-fixture-server (--stdio | --ws ADDR | --http ADDR) [--token NAME=SECRET]…
 //!                     [--tls-cert PATH --tls-key PATH]
-//!                     [--misbehave skip-rev|list-changed] [--other-choices]
+//!                     [--misbehave skip-rev|list-changed|stale-delta|no-statement|repeat-version]
+//!                     [--without modern|profile] [--other-choices]
 //! ```
 //!
 //! A network listener prints the URL it serves (`ws://ADDR`, `http://ADDR/mcp`, or with
@@ -14,6 +15,8 @@
 //! Connections without a token are let in, each its own anonymous principal; the token
 //! `conformance` (and any `--token`) authenticates a named principal whose connections
 //! share toolsets. `--misbehave` breaks a rule on purpose, to show the runner fails;
+//! `--without` makes it a server the stateless profile does not apply to (`modern`: the
+//! legacy era only; `profile`: MCP 2026-07-28 without `mcpl/core`), which the runner skips;
 //! `--other-choices` makes the other legal choices where RFC-014 leaves one (toolsets left
 //! out for hosts without `toolHints`, no ended id on closed entries), to show the runner
 //! tells the RFC's MUSTs from the fixture contract's choices.
@@ -59,10 +62,16 @@ struct Cli {
     /// the order every other binary of the project takes.
     #[arg(long = "token", value_name = "NAME=SECRET")]
     tokens: Vec<String>,
-    /// Break a rule on purpose: skip-rev (a gap after rev 1) or list-changed
-    /// (notifications/tools/list_changed after every result with hints).
+    /// Break a rule on purpose: skip-rev (a gap after rev 1), list-changed
+    /// (notifications/tools/list_changed after every result with hints), stale-delta (a
+    /// modern delta repeats what was stamped at its since), no-statement (no result says
+    /// statement: true), repeat-version (a result's changes carry the version before them).
     #[arg(long, value_name = "KIND")]
     misbehave: Option<Misbehave>,
+    /// Serve without part of MCP 2026-07-28: modern (the legacy era only) or profile (no
+    /// mcpl/core, so no stateless profile).
+    #[arg(long, value_name = "PART", conflicts_with = "misbehave", value_parser = Misbehave::without)]
+    without: Option<Misbehave>,
     /// Make the other legal choices where RFC-014 leaves one (see the docs above).
     #[arg(long)]
     other_choices: bool,
@@ -95,7 +104,7 @@ fn main() -> anyhow::Result<()> {
         .init();
     let cli = Cli::parse();
     let opts = Arc::new(options(&cli)?);
-    let how = cli.misbehave;
+    let how = cli.misbehave.or(cli.without);
     actix::System::new().block_on(async move {
         let choices = if cli.other_choices {
             fixture::Choices::Other

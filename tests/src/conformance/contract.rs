@@ -96,6 +96,11 @@ pub const ALL_TOOLS: [&str; 16] = [
 /// The size a `game` instance has when opened without options.
 pub const DEFAULT_SIZE: u64 = 3;
 
+/// How many tombstones of closed instances the fixture keeps per principal for modern
+/// hosts' deltas (`docs/rfc014-stateless.md` §2 lets a server bound them); a host whose
+/// mark is behind the newest one forgotten is answered a full statement (vector S8).
+pub const TOMBSTONES: usize = 8;
+
 /// The bearer token of the named principal whose connections share toolsets, unless the
 /// runner is told another.
 pub const DEFAULT_TOKEN: &str = "conformance";

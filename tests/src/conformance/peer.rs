@@ -56,6 +56,11 @@ pub struct Peer {
     ordered: bool,
     /// The host advertised `toolHints` (set by the handshake).
     pub(super) hinted: bool,
+    /// The link carries modern requests (MCP 2026-07-28, no handshake): its results carry
+    /// the stateless profile's versioned hints, never a rev (set by [`Ctx::modern`]).
+    ///
+    /// [`Ctx::modern`]: super::target::Ctx::modern
+    pub(super) modern: bool,
     /// Server requests and notifications no wait has taken yet.
     unclaimed: VecDeque<Value>,
     /// Responses no wait has taken yet, in arrival order.
@@ -75,6 +80,7 @@ impl Peer {
             ordered: conn.info.ordered,
             raw: TestEnd::peer(conn).with_limit(limit),
             hinted: false,
+            modern: false,
             unclaimed: VecDeque::new(),
             responses: Vec::new(),
             revs: Vec::new(),
@@ -188,6 +194,9 @@ impl Peer {
     }
 
     async fn take_in(&mut self, v: Value) -> Checked {
+        if self.modern {
+            return self.take_in_modern(v).await;
+        }
         if let Some((changes, carrier)) = hints_of(&v) {
             match changes.get("rev").and_then(Value::as_u64) {
                 Some(rev) if rev > 0 => self.revs.push(RevSeen { rev, carrier }),
@@ -231,11 +240,42 @@ impl Peer {
         Ok(())
     }
 
+    /// A message on a modern link: MCP 2026-07-28 has no server-to-client requests, and
+    /// the stateless profile carries changes in results and on listen streams only
+    /// (profile §1, §3.5), so a request or a legacy carrier is noted as a rule broken.
+    async fn take_in_modern(&mut self, v: Value) -> Checked {
+        match (method_of(&v), v.get("id")) {
+            (None, _) => self.responses.push(v),
+            (Some(method), Some(id)) => {
+                self.problems.push(format!(
+                    "a {method} request on a modern link, where MCP 2026-07-28 has no server-to-client requests: {v}"
+                ));
+                let answer = msg::error(id, -32601, &format!("method not found: {method}"));
+                self.send(answer).await?;
+            }
+            (Some(method), None) => {
+                if method == "tools/hints" {
+                    self.problems.push(format!(
+                        "tools/hints on a modern link: the profile carries changes in results and on listen streams only (§3.5): {v}"
+                    ));
+                }
+                self.unclaimed.push_back(v);
+            }
+        }
+        Ok(())
+    }
+
     /// Ends a vector's use of the connection and checks what holds on every connection:
     /// nothing read broke a rule, and the revs read are consecutive from 1 (in arrival
     /// order on an ordered link, §5.2). A hinted connection reads a statement first and
     /// waits for every rev up to its rev, so no change is still in flight.
     pub async fn finish(&mut self) -> Checked {
+        if self.modern {
+            return match self.problems.first() {
+                Some(p) => Err(violation(format!("on {}: {p}", self.label))),
+                None => Ok(()),
+            };
+        }
         if self.hinted {
             let s = self.statement().await?;
             let top = s

@@ -26,10 +26,55 @@ pub enum Kind {
     Fixture,
 }
 
-/// One server-side check: a vector of spec §9 (or the contract check, number 0).
+/// Which vector: one of RFC-014 §9 (0: the contract check) or one of the stateless
+/// profile's server-side vectors (`docs/rfc014-stateless.md` §5, S1–S16).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum VectorId {
+    /// RFC-014 §9's vector of this number (0: the fixture contract itself).
+    Rfc(u8),
+    /// The stateless profile's vector of this number (`S4`), run over MCP 2026-07-28.
+    Stateless(u8),
+}
+
+impl VectorId {
+    /// True for the stateless profile's vectors.
+    pub fn is_stateless(self) -> bool {
+        matches!(self, VectorId::Stateless(_))
+    }
+}
+
+impl fmt::Display for VectorId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            VectorId::Rfc(n) => write!(f, "{n:02}"),
+            VectorId::Stateless(n) => write!(f, "S{n}"),
+        }
+    }
+}
+
+/// A vector name that is neither a number (`5`) nor a profile vector (`S4`).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} names no vector: give a number of RFC-014 §9 (5) or of the stateless profile (S4)")]
+pub struct BadVectorId(pub String);
+
+impl std::str::FromStr for VectorId {
+    type Err = BadVectorId;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad = || BadVectorId(s.to_owned());
+        let t = s.trim();
+        match t.strip_prefix(['S', 's']) {
+            Some(n) => n.parse().map(VectorId::Stateless).map_err(|_| bad()),
+            None => t.parse().map(VectorId::Rfc).map_err(|_| bad()),
+        }
+    }
+}
+
+/// One server-side check: a vector of spec §9 (or the contract check, number 0), or one of
+/// the stateless profile's.
 pub struct Vector {
-    /// Its number in §9 (0: the fixture contract itself).
-    pub number: u8,
+    /// Which one.
+    pub id: VectorId,
     /// What its pass or fail is about.
     pub kind: Kind,
     /// What it checks, in a few words.
@@ -54,8 +99,8 @@ pub enum Outcome {
 /// A vector's line of the report.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Line {
-    /// The vector's number (0: the contract check).
-    pub number: u8,
+    /// The vector (`Rfc(0)`: the contract check).
+    pub id: VectorId,
     /// Its title.
     pub title: &'static str,
     /// What its outcome is about.
@@ -69,10 +114,10 @@ pub struct Line {
 
 impl fmt::Display for Line {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.number == 0 {
+        if self.id == VectorId::Rfc(0) {
             write!(f, "contract {}: ", self.title)?;
         } else {
-            write!(f, "vector {:02} {}: ", self.number, self.title)?;
+            write!(f, "vector {} {}: ", self.id, self.title)?;
         }
         let tag = match self.kind {
             Kind::Rfc => "[RFC]",
@@ -164,13 +209,25 @@ pub const CONTRACT_NOT_MET: &str =
 /// A vector that takes longer than this in all fails, whatever it waits for.
 const VECTOR_LIMIT_FACTOR: u32 = 6;
 
-/// Runs the vectors (those numbered in `only`, or all), calling `each` with every line as
-/// it is decided.
-pub async fn run(opts: &RunOptions, only: Option<&[u8]>, mut each: impl FnMut(&Line)) -> Report {
+/// Why the stateless profile's vectors are skipped against a server that does not serve
+/// it (the reason follows).
+pub const PROFILE_NOT_SERVED: &str = "the server does not serve the stateless profile";
+
+/// Runs the vectors (those named in `only`, or all), calling `each` with every line as it
+/// is decided. The stateless profile's vectors run only against a server that declares
+/// `mcpl/core` on a modern `server/discover`; against any other each is skipped, saying
+/// why.
+pub async fn run(
+    opts: &RunOptions,
+    only: Option<&[VectorId]>,
+    mut each: impl FnMut(&Line),
+) -> Report {
     let nonce = nonce();
     let mut report = Report::default();
+    // Asked once, before the first profile vector that would run.
+    let mut profile: Option<Option<String>> = None;
     for v in vectors::ALL {
-        if only.is_some_and(|o| !o.contains(&v.number)) {
+        if only.is_some_and(|o| !o.contains(&v.id)) {
             continue;
         }
         let missing = v
@@ -183,11 +240,22 @@ pub async fn run(opts: &RunOptions, only: Option<&[u8]>, mut each: impl FnMut(&L
             (Outcome::Skip(CONTRACT_NOT_MET.to_owned()), Vec::new())
         } else if let Some(need) = missing {
             (Outcome::Skip(need.why_missing().to_owned()), Vec::new())
+        } else if v.id.is_stateless() {
+            if profile.is_none() {
+                profile = Some(vectors::profile_not_served(opts).await);
+            }
+            match profile.as_ref().and_then(Option::as_ref) {
+                Some(why) => (
+                    Outcome::Skip(format!("{PROFILE_NOT_SERVED}: {why}")),
+                    Vec::new(),
+                ),
+                None => run_one(opts, v, &nonce).await,
+            }
         } else {
             run_one(opts, v, &nonce).await
         };
         let line = Line {
-            number: v.number,
+            id: v.id,
             title: v.title,
             kind: v.kind,
             outcome,
@@ -200,7 +268,7 @@ pub async fn run(opts: &RunOptions, only: Option<&[u8]>, mut each: impl FnMut(&L
 }
 
 async fn run_one(opts: &RunOptions, v: &Vector, nonce: &str) -> (Outcome, Vec<String>) {
-    let ctx = Ctx::new(opts.clone(), v.number, nonce.to_owned());
+    let ctx = Ctx::new(opts.clone(), v.id, nonce.to_owned());
     let limit = opts.limit * VECTOR_LIMIT_FACTOR;
     let outcome = match tokio::time::timeout(limit, (v.run)(&ctx)).await {
         Ok(Ok(())) => Outcome::Pass,

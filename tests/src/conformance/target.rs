@@ -11,6 +11,7 @@
 
 use super::error::Checked;
 use super::peer::{HostKind, Peer};
+use super::run::VectorId;
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS};
 use mcpl_transport::{ChildStderr, ClientOptions, ClientTls};
 use std::time::Duration;
@@ -83,14 +84,14 @@ impl Need {
 /// from the fixture contract's choices noted on the way.
 pub struct Ctx {
     opts: RunOptions,
-    vector: u8,
+    vector: VectorId,
     nonce: String,
     departures: std::cell::RefCell<Vec<String>>,
 }
 
 impl Ctx {
     /// A context for `vector` of the run with `nonce`.
-    pub fn new(opts: RunOptions, vector: u8, nonce: String) -> Self {
+    pub fn new(opts: RunOptions, vector: VectorId, nonce: String) -> Self {
         Ctx {
             opts,
             vector,
@@ -122,7 +123,10 @@ impl Ctx {
 
     /// A name unique to this run and vector, valid as an instance name (§4.1).
     pub fn unique(&self, what: &str) -> String {
-        format!("c{}-v{:02}-{what}", self.nonce, self.vector)
+        match self.vector {
+            VectorId::Rfc(n) => format!("c{}-v{n:02}-{what}", self.nonce),
+            VectorId::Stateless(n) => format!("c{}-s{n:02}-{what}", self.nonce),
+        }
     }
 
     fn client_options(&self, token: Option<&str>) -> ClientOptions {
@@ -156,6 +160,22 @@ impl Ctx {
     /// declared [`Need::SharedPrincipal`].
     pub async fn named(&self, label: &str) -> Checked<Peer> {
         self.connect(label, Some(&self.opts.token)).await
+    }
+
+    /// A connection for modern requests (MCP 2026-07-28: no `initialize`, every request
+    /// carries its own `_meta`) of a **named** principal, whose hinted requests the
+    /// stateless profile serves (an anonymous request keeps no state, profile §3.6): over
+    /// stdio the spawned server's own principal, fresh with the process; over a network
+    /// the named principal's token, whose state earlier vectors and runs may have left (the
+    /// vectors name their instances uniquely and close what they open).
+    pub async fn modern(&self, label: &str) -> Checked<Peer> {
+        let token = match &self.opts.target {
+            Target::Command(_) => None,
+            Target::Url(_) => Some(self.opts.token.as_str()),
+        };
+        let mut p = self.connect(label, token).await?;
+        p.modern = true;
+        Ok(p)
     }
 
     /// A fresh principal's connection, through the handshake as a hinted host granted

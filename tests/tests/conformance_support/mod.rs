@@ -4,6 +4,7 @@
 
 #![allow(dead_code)] // each test file uses a different part of this module
 
+pub use mcpl_tests::conformance::VectorId;
 use std::io::{BufRead, BufReader};
 use std::process::{Child, ChildStdout, Command, ExitStatus, Stdio};
 
@@ -82,17 +83,27 @@ pub struct Run {
 }
 
 impl Run {
-    /// The report line of vector `n` (0: the contract check).
+    /// The report line of vector `n` of RFC-014 §9 (0: the contract check).
     pub fn line(&self, n: u8) -> &str {
-        let prefix = if n == 0 {
+        self.line_of(VectorId::Rfc(n))
+    }
+
+    /// The report line of the stateless profile's vector S`n`.
+    pub fn line_s(&self, n: u8) -> &str {
+        self.line_of(VectorId::Stateless(n))
+    }
+
+    /// The report line of vector `id`.
+    pub fn line_of(&self, id: VectorId) -> &str {
+        let prefix = if id == VectorId::Rfc(0) {
             "contract ".to_owned()
         } else {
-            format!("vector {n:02} ")
+            format!("vector {id} ")
         };
         self.lines
             .iter()
             .find(|l| l.starts_with(&prefix))
-            .unwrap_or_else(|| panic!("no line for vector {n}:\n{}", self.lines.join("\n")))
+            .unwrap_or_else(|| panic!("no line for vector {id}:\n{}", self.lines.join("\n")))
     }
 
     /// The closing tally line.
@@ -104,6 +115,16 @@ impl Run {
     pub fn dump(&self) -> String {
         format!("{}\n--- stderr ---\n{}", self.lines.join("\n"), self.stderr)
     }
+}
+
+/// Vectors of RFC-014 §9 by number.
+pub fn rfc(numbers: &[u8]) -> Vec<VectorId> {
+    numbers.iter().map(|n| VectorId::Rfc(*n)).collect()
+}
+
+/// The stateless profile's vectors by number.
+pub fn stateless(numbers: &[u8]) -> Vec<VectorId> {
+    numbers.iter().map(|n| VectorId::Stateless(*n)).collect()
 }
 
 /// Runs `mcpl-conformance server ARGS…` to the end.
@@ -127,37 +148,41 @@ pub fn conformance(args: &[&str]) -> Run {
 /// Asserts every check of the runner passed, except `skipped` (each with a reason), with no
 /// departure from the fixture contract, and the run exited successfully with the matching
 /// tally.
-pub fn assert_all_pass(run: &Run, skipped: &[u8]) {
+pub fn assert_all_pass(run: &Run, skipped: &[VectorId]) {
     assert_rfc_passes(run, skipped, &[]);
     assert!(run.status.success(), "{}", run.dump());
 }
 
 /// Asserts every RFC check passed, except `skipped`, and that exactly the vectors in
 /// `departing` noted departures from the fixture contract.
-pub fn assert_rfc_passes(run: &Run, skipped: &[u8], departing: &[u8]) {
+pub fn assert_rfc_passes(run: &Run, skipped: &[VectorId], departing: &[VectorId]) {
     let all = mcpl_tests::conformance::vectors();
     for v in all {
-        let line = run.line(v.number);
-        let tag = if v.number == 0 { "[fixture]" } else { "[RFC]" };
-        if skipped.contains(&v.number) {
+        let line = run.line_of(v.id);
+        let tag = if v.id == VectorId::Rfc(0) {
+            "[fixture]"
+        } else {
+            "[RFC]"
+        };
+        if skipped.contains(&v.id) {
             assert!(
                 line.contains(&format!(": skip {tag}: ")),
                 "vector {} should be skipped, with a reason: {line}\n{}",
-                v.number,
+                v.id,
                 run.dump()
             );
         } else {
             assert!(
                 line.contains(&format!(": pass {tag}")),
                 "vector {} did not pass: {line}\n{}",
-                v.number,
+                v.id,
                 run.dump()
             );
             assert_eq!(
                 line.contains("departs [fixture]"),
-                departing.contains(&v.number),
+                departing.contains(&v.id),
                 "vector {}: {line}\n{}",
-                v.number,
+                v.id,
                 run.dump()
             );
         }

@@ -9,21 +9,26 @@
 //! | `toolsets.rs` | §4.1–4.3: 5, 6, 17, 18, 23, 25, 33, 38 |
 //! | `connections.rs` | §4.6, across connections: 9, 13, 14, 32 |
 //! | `plain.rs` | §2, §8, hosts without `toolHints`: 8, 26, 36 |
+//! | `stateless.rs` | the stateless profile (`docs/rfc014-stateless.md` §5): S1–S4, S8–S12, S14, S15 |
 //!
 //! Every vector ends with [`Peer::finish`] on each connection it used, so the rev rules of
-//! §5.2 and the "no hints without `toolHints`" rule are checked by all of them.
+//! §5.2 and the "no hints without `toolHints`" rule are checked by all of them (on a
+//! modern link: no server-to-client request and no `tools/hints`).
 
 mod connections;
 mod contract;
 mod order;
 mod plain;
+mod stateless;
 mod tools;
 mod toolsets;
+
+pub use stateless::profile_not_served;
 
 use super::contract::{GAME, GAME_LATER, GAME_MOVE, GAME_SECRET};
 use super::error::{Checked, ensure, violation};
 use super::peer::Peer;
-use super::run::{Kind, Vector};
+use super::run::{Kind, Vector, VectorId};
 use super::target::{Ctx, Need};
 use super::wire::{entries_for, hints_of, is_tool_error, result_hints, text_of, toolset_entry};
 use serde_json::{Value, json};
@@ -31,12 +36,24 @@ use serde_json::{Value, json};
 const SHARED: &[Need] = &[Need::SharedPrincipal];
 
 macro_rules! vector {
+    (S $number:literal, $title:literal, $f:path) => {
+        vector!(S $number, $title, $f, &[])
+    };
+    (S $number:literal, $title:literal, $f:path, $needs:expr) => {
+        Vector {
+            id: VectorId::Stateless($number),
+            kind: Kind::Rfc,
+            title: $title,
+            needs: $needs,
+            run: |ctx| Box::pin($f(ctx)),
+        }
+    };
     ($number:literal, $title:literal, $f:path) => {
         vector!($number, $title, $f, &[])
     };
     ($number:literal, $title:literal, $f:path, $needs:expr) => {
         Vector {
-            number: $number,
+            id: VectorId::Rfc($number),
             kind: if $number == 0 {
                 Kind::Fixture
             } else {
@@ -187,6 +204,63 @@ pub static ALL: &[Vector] = &[
         38,
         "a statement with nothing visible in any toolset still takes a rev",
         toolsets::v38
+    ),
+    vector!(
+        S 1,
+        "server/discover declaring mcpl/core states the manifest, private",
+        stateless::s01
+    ),
+    vector!(
+        S 2,
+        "a modern request without mcpl/core is shown no hints",
+        stateless::s02
+    ),
+    vector!(
+        S 3,
+        "since 0 (or ahead) is answered a full statement at the version",
+        stateless::s03
+    ),
+    vector!(
+        S 4,
+        "a delta carries exactly what was stamped after since",
+        stateless::s04
+    ),
+    vector!(
+        S 8,
+        "since behind a forgotten tombstone is answered a statement",
+        stateless::s08
+    ),
+    vector!(
+        S 9,
+        "a listen stream with mcpl/hints is told every change, stamped",
+        stateless::s09
+    ),
+    vector!(
+        S 10,
+        "a stream opened behind is sent the delta first",
+        stateless::s10
+    ),
+    vector!(
+        S 11,
+        "an end from outside reaches the next result, told once",
+        stateless::s11,
+        SHARED
+    ),
+    vector!(
+        S 12,
+        "a retried open adopts; a retried close succeeds",
+        stateless::s12
+    ),
+    vector!(
+        S 14,
+        "a hinted tools/list: every tool by name, private, versioned",
+        stateless::s14
+    ),
+    vector!(
+        S 15,
+        "a legacy connection and modern requests of one principal agree",
+        stateless::s15,
+        SHARED
     ),
 ];
 
