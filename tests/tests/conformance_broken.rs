@@ -84,3 +84,152 @@ fn the_runner_cannot_pass_a_server_it_cannot_start() {
         "0 passed, 2 failed (0 skipped) [RFC]; fixture contract: 0 departed"
     );
 }
+
+// The stateless profile (`docs/rfc014-stateless.md` §5): the fixture with one of its rules
+// broken on purpose, spoken to over stdio with modern requests; the runner names the
+// vector whose rule it is, and the vectors whose rules still hold pass.
+
+#[test]
+fn conformance_s4_delta_since_fails_a_delta_repeating_stale_entries() {
+    let cmd = stdio_cmd(&["--misbehave", "stale-delta"]);
+    let run = conformance(&["--cmd", &cmd, "--only", "S4,S14", "--timeout-ms", "3000"]);
+    assert_eq!(run.status.code(), Some(1), "{}", run.dump());
+    let line = run.line_s(4);
+    assert!(
+        line.contains(": fail [RFC]: ") && line.contains("at or below its since"),
+        "{}",
+        run.dump()
+    );
+    // A tools/list with since 0 is a statement, which the break leaves alone.
+    assert!(run.line_s(14).ends_with(": pass [RFC]"), "{}", run.dump());
+    assert_eq!(
+        run.summary(),
+        "1 passed, 1 failed (0 skipped) [RFC]; fixture contract: 0 departed"
+    );
+}
+
+#[test]
+fn conformance_s3_since_zero_fails_without_a_statement() {
+    let cmd = stdio_cmd(&["--misbehave", "no-statement"]);
+    let run = conformance(&["--cmd", &cmd, "--only", "S2,S3", "--timeout-ms", "3000"]);
+    assert_eq!(run.status.code(), Some(1), "{}", run.dump());
+    let line = run.line_s(3);
+    assert!(
+        line.contains(": fail [RFC]: ") && line.contains("is not a full statement"),
+        "{}",
+        run.dump()
+    );
+    // A request without mcpl/core is shown no hints at all: nothing there to break.
+    assert!(run.line_s(2).ends_with(": pass [RFC]"), "{}", run.dump());
+    assert_eq!(
+        run.summary(),
+        "1 passed, 1 failed (0 skipped) [RFC]; fixture contract: 0 departed"
+    );
+}
+
+#[test]
+fn conformance_s4_delta_since_fails_a_change_repeating_a_version() {
+    let cmd = stdio_cmd(&["--misbehave", "repeat-version"]);
+    let run = conformance(&["--cmd", &cmd, "--only", "S4,S14", "--timeout-ms", "3000"]);
+    assert_eq!(run.status.code(), Some(1), "{}", run.dump());
+    let line = run.line_s(4);
+    assert!(
+        line.contains(": fail [RFC]: ") && line.contains("every change takes a new version"),
+        "{}",
+        run.dump()
+    );
+    assert!(run.line_s(14).ends_with(": pass [RFC]"), "{}", run.dump());
+    assert_eq!(
+        run.summary(),
+        "1 passed, 1 failed (0 skipped) [RFC]; fixture contract: 0 departed"
+    );
+}
+
+/// The profile's vectors a stdio server can run (S11 and S15 need a second connection of
+/// the principal).
+const STDIO_PROFILE: [u8; 9] = [1, 2, 3, 4, 8, 9, 10, 12, 14];
+
+/// `--only` for the contract check, vector 2 and [`STDIO_PROFILE`].
+fn stdio_only() -> String {
+    let mut only = "0,2".to_owned();
+    for n in STDIO_PROFILE {
+        only.push_str(&format!(",S{n}"));
+    }
+    only
+}
+
+/// Against a server the profile does not apply to, each profile vector run is reported
+/// skipped, saying why, and the run passes on what it could check.
+fn assert_profile_skipped(run: &Run, why: &str) {
+    assert_eq!(run.status.code(), Some(0), "{}", run.dump());
+    assert!(run.line(0).ends_with(": pass [fixture]"), "{}", run.dump());
+    assert!(run.line(2).ends_with(": pass [RFC]"), "{}", run.dump());
+    for n in STDIO_PROFILE {
+        let line = run.line_s(n);
+        assert!(
+            line.contains(": skip [RFC]: the server does not serve the stateless profile: ")
+                && line.contains(why),
+            "{line}\n{}",
+            run.dump()
+        );
+    }
+    assert_eq!(
+        run.summary(),
+        format!(
+            "1 passed, 0 failed ({} skipped) [RFC]; fixture contract: 0 departed",
+            STDIO_PROFILE.len()
+        )
+    );
+}
+
+#[test]
+fn conformance_profile_is_skipped_against_a_legacy_only_server() {
+    let cmd = stdio_cmd(&["--without", "modern"]);
+    let run = conformance(&[
+        "--cmd",
+        &cmd,
+        "--only",
+        &stdio_only(),
+        "--timeout-ms",
+        "3000",
+    ]);
+    assert_profile_skipped(&run, "a legacy-only server");
+}
+
+#[test]
+fn conformance_profile_is_skipped_against_a_server_without_mcpl_core() {
+    let cmd = stdio_cmd(&["--without", "profile"]);
+    let run = conformance(&[
+        "--cmd",
+        &cmd,
+        "--only",
+        &stdio_only(),
+        "--timeout-ms",
+        "3000",
+    ]);
+    assert_profile_skipped(&run, "declares no capabilities.extensions[\"mcpl/core\"]");
+    // Over a network every legacy vector still runs and passes; only the profile is
+    // skipped, S11 and S15 included.
+    let server = Fixture::spawn("--ws", &["--without", "profile"]);
+    let run = conformance(&["--url", &server.url, "--timeout-ms", "3000"]);
+    assert_eq!(run.status.code(), Some(0), "{}", run.dump());
+    let all = mcpl_tests::conformance::vectors();
+    let profile = all.iter().filter(|v| v.id.is_stateless()).count();
+    for v in all.iter().filter(|v| v.id.is_stateless()) {
+        let line = run.line_of(v.id);
+        assert!(
+            line.contains(": skip [RFC]: the server does not serve the stateless profile: "),
+            "{line}\n{}",
+            run.dump()
+        );
+    }
+    assert_eq!(
+        run.summary(),
+        format!(
+            "{} passed, 0 failed ({profile} skipped) [RFC]; fixture contract: 0 departed",
+            all.len() - 1 - profile
+        ),
+        "{}",
+        run.dump()
+    );
+}

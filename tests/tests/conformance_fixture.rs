@@ -56,7 +56,9 @@ fn a_second_run_against_the_same_server_passes_too() {
 fn boundary_10_a_server_making_the_other_legal_choices_passes_every_rfc_check() {
     let server = Fixture::spawn("--ws", &["--other-choices"]);
     let run = conformance(&["--url", &server.url]);
-    assert_rfc_passes(&run, &[], &rfc(&[8, 13, 26, 33, 36]));
+    let mut departing = rfc(&[8, 13, 26, 33, 36]);
+    departing.push(VectorId::Stateless(11));
+    assert_rfc_passes(&run, &[], &departing);
     assert!(run.status.success(), "{}", run.dump());
     assert!(
         run.line(26).contains("not offered toolset_open"),
@@ -65,6 +67,11 @@ fn boundary_10_a_server_making_the_other_legal_choices_passes_every_rfc_check() 
     );
     assert!(
         run.line(13).contains("carries no ended record id"),
+        "{}",
+        run.dump()
+    );
+    assert!(
+        run.line_s(11).contains("carries no ended record id"),
         "{}",
         run.dump()
     );

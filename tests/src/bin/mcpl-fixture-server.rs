@@ -65,7 +65,7 @@ struct Cli {
     /// Break a rule on purpose: skip-rev (a gap after rev 1), list-changed
     /// (notifications/tools/list_changed after every result with hints), stale-delta (a
     /// modern delta repeats what was stamped at its since), no-statement (no result says
-    /// statement: true), repeat-version (a result's changes carry the version before them).
+    /// statement: true), repeat-version (a result's one change carries the version before it).
     #[arg(long, value_name = "KIND")]
     misbehave: Option<Misbehave>,
     /// Serve without part of MCP 2026-07-28: modern (the legacy era only) or profile (no

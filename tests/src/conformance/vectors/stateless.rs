@@ -121,7 +121,7 @@ fn check_delta(h: &Value, since: u64, what: &str) -> Checked<u64> {
     for v in stamps {
         ensure(v > since, || {
             format!(
-                "{what} repeats an entry stamped {v}, at or below its since {since}: a delta carries only what was stamped after since (§3.3, S4): {h}"
+                "{what} repeats an entry stamped {v}, at or below its since {since}: a delta carries only what was stamped after since, and a change never takes a version the host holds (§2, §3.3, S4): {h}"
             )
         })?;
         ensure(v <= version, || {
