@@ -286,3 +286,20 @@ fn nonce() -> String {
     let mixed = t.as_nanos() as u64 ^ (u64::from(std::process::id()) << 20);
     format!("{:06x}", mixed & 0xff_ffff)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::VectorId;
+
+    #[test]
+    fn vector_names_parse_and_print_both_series() {
+        assert_eq!("5".parse(), Ok(VectorId::Rfc(5)));
+        assert_eq!("S4".parse(), Ok(VectorId::Stateless(4)));
+        assert_eq!(" s12".parse(), Ok(VectorId::Stateless(12)));
+        for bad in ["", "S", "x4", "S-1", "300"] {
+            assert!(bad.parse::<VectorId>().is_err(), "{bad}");
+        }
+        assert_eq!(VectorId::Rfc(5).to_string(), "05");
+        assert_eq!(VectorId::Stateless(4).to_string(), "S4");
+    }
+}
