@@ -145,6 +145,26 @@ fn conformance_s4_delta_since_fails_a_change_repeating_a_version() {
     );
 }
 
+#[test]
+fn conformance_s9_hints_only_on_streams_that_asked_for_them() {
+    let cmd = stdio_cmd(&["--misbehave", "hints-to-all-streams"]);
+    let run = conformance(&["--cmd", &cmd, "--only", "S9,S10", "--timeout-ms", "3000"]);
+    assert_eq!(run.status.code(), Some(1), "{}", run.dump());
+    let line = run.line_s(9);
+    assert!(
+        line.contains(": fail [RFC]: ")
+            && line.contains("a stream that was not granted mcpl/hints was sent"),
+        "{}",
+        run.dump()
+    );
+    // One stream, which asked: the break has nowhere else to send.
+    assert!(run.line_s(10).ends_with(": pass [RFC]"), "{}", run.dump());
+    assert_eq!(
+        run.summary(),
+        "1 passed, 1 failed (0 skipped) [RFC]; fixture contract: 0 departed"
+    );
+}
+
 /// The profile's vectors a stdio server can run (S11 and S15 need a second connection of
 /// the principal).
 const STDIO_PROFILE: [u8; 9] = [1, 2, 3, 4, 8, 9, 10, 12, 14];

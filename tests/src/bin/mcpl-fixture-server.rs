@@ -4,7 +4,7 @@
 //! ```text
 //! mcpl-fixture-server (--stdio | --ws ADDR | --http ADDR) [--token NAME=SECRET]…
 //!                     [--tls-cert PATH --tls-key PATH]
-//!                     [--misbehave skip-rev|list-changed|stale-delta|no-statement|repeat-version]
+//!                     [--misbehave skip-rev|list-changed|stale-delta|no-statement|repeat-version|hints-to-all-streams]
 //!                     [--without modern|profile] [--other-choices]
 //! ```
 //!
@@ -65,7 +65,8 @@ struct Cli {
     /// Break a rule on purpose: skip-rev (a gap after rev 1), list-changed
     /// (notifications/tools/list_changed after every result with hints), stale-delta (a
     /// modern delta repeats what was stamped at its since), no-statement (no result says
-    /// statement: true), repeat-version (a result's one change carries the version before it).
+    /// statement: true), repeat-version (a result's one change carries the version before
+    /// it), hints-to-all-streams (notifications/mcpl/hints on every listen stream).
     #[arg(long, value_name = "KIND")]
     misbehave: Option<Misbehave>,
     /// Serve without part of MCP 2026-07-28: modern (the legacy era only) or profile (no
