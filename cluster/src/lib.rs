@@ -14,3 +14,4 @@
 pub mod pg_store;
 
 pub use pg_store::PgStore;
+pub mod bus;

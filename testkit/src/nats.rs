@@ -11,7 +11,7 @@
 
 use std::io::{BufRead as _, BufReader};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::sync::{Arc, Mutex, PoisonError, mpsc};
 use std::time::Duration;
@@ -213,9 +213,10 @@ fn kill(child: &mut Child) {
     let _ = child.wait();
 }
 
+#[cfg(test)]
 /// Whether a process with this id is still there (not yet reaped, or running).
 fn alive(pid: u32) -> bool {
-    Path::new(&format!("/proc/{pid}")).exists()
+    std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
 #[cfg(test)]
