@@ -11,7 +11,10 @@
 //! --postgres URL`) keeps its principals and instances there instead of in an embedded
 //! `redb` file; what the SDK does with them is unchanged.
 
+pub mod bus;
+pub mod leases;
 pub mod pg_store;
 
+pub use bus::NatsBus;
+pub use leases::{Fence, PgLeases};
 pub use pg_store::PgStore;
-pub mod bus;

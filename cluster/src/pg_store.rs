@@ -38,6 +38,7 @@
 //! store up until restarted, as for any write that failed; riding through a database
 //! restart is a later step of issue #41.
 
+use crate::leases::{Fence, INSTANCE, PRINCIPAL};
 use mcpl_server::{Loaded, Store, StoreError, Writes};
 use postgres::types::ToSql;
 use postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
@@ -69,6 +70,16 @@ const SCHEMA: &str = "
         revision bigint NOT NULL
     );
 ";
+
+/// Creates the tables and sequences where missing (the store's and the leases'), under
+/// the schema's advisory lock: nodes starting at once do not race on the catalog.
+pub(crate) fn create_schema(client: &mut Client) -> Result<(), postgres::Error> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])?;
+    tx.batch_execute(SCHEMA)?;
+    tx.batch_execute(crate::leases::SCHEMA)?;
+    tx.commit()
+}
 
 /// A call handed to the connection's thread.
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
@@ -103,6 +114,18 @@ impl PgStore {
     /// reached and one holding another format are errors naming it (without its
     /// password).
     pub fn connect(url: &str) -> Result<PgStore, StoreError> {
+        PgStore::open(url, None)
+    }
+
+    /// [`PgStore::connect`], bound to a node's leases: each commit writing a record that
+    /// a lease of `fence` covers checks, in its transaction, that the lease is still the
+    /// node's with its token, and fails with [`StoreError::Conflict`] naming the lease
+    /// otherwise (see [`leases`](crate::leases): fencing a stale owner).
+    pub fn connect_fenced(url: &str, fence: Fence) -> Result<PgStore, StoreError> {
+        PgStore::open(url, Some(fence))
+    }
+
+    fn open(url: &str, fence: Option<Fence>) -> Result<PgStore, StoreError> {
         let config: Config = url.parse().map_err(|e: postgres::Error| StoreError::Open {
             path: "the PostgreSQL URL".into(),
             detail: format!("it cannot be read: {}", chain(&e)),
@@ -113,7 +136,7 @@ impl PgStore {
         let at = location.clone();
         let thread = std::thread::Builder::new()
             .name("mcpl-pg-store".to_owned())
-            .spawn(move || match Connection::open(config, at) {
+            .spawn(move || match Connection::open(config, at, fence) {
                 Ok(mut connection) => {
                     let _ = ready.send(Ok(()));
                     for job in queue {
@@ -213,7 +236,7 @@ impl Store for PgStore {
 }
 
 /// `postgres://USER@HOST:PORT/DBNAME`: where the store is, without a password.
-fn location_of(config: &Config) -> String {
+pub(crate) fn location_of(config: &Config) -> String {
     let user = config
         .get_user()
         .map(|u| format!("{u}@"))
@@ -233,7 +256,7 @@ fn location_of(config: &Config) -> String {
 }
 
 /// An error and its causes, as one line (a database error's own message is its source).
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {
@@ -339,6 +362,8 @@ struct Connection {
     principals: Table,
     instances: Table,
     known: Known,
+    /// The leases commits check, and the statement checking one.
+    fence: Option<(Fence, Statement)>,
 }
 
 /// An instance's id as its key: the same 64 bits (ids past `i64::MAX` read back as the
@@ -354,7 +379,11 @@ fn instance_id(key: i64) -> u64 {
 impl Connection {
     /// Connects, creates the schema where missing, checks the format, prepares the
     /// statements.
-    fn open(config: Config, location: String) -> Result<Connection, StoreError> {
+    fn open(
+        config: Config,
+        location: String,
+        fence: Option<Fence>,
+    ) -> Result<Connection, StoreError> {
         let open = |e: &postgres::Error| StoreError::Open {
             path: location.clone().into(),
             detail: chain(e),
@@ -365,6 +394,8 @@ impl Connection {
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
                 .map_err(|e| open(&e))?;
             tx.batch_execute(SCHEMA).map_err(|e| open(&e))?;
+            tx.batch_execute(crate::leases::SCHEMA)
+                .map_err(|e| open(&e))?;
             tx.execute(
                 "INSERT INTO mcpl_meta (key, value) VALUES ('format', $1) ON CONFLICT (key) DO NOTHING",
                 &[&FORMAT],
@@ -388,12 +419,22 @@ impl Connection {
             Table::prepare(&mut client, "principals", "principal").map_err(|e| open(&e))?;
         let instances =
             Table::prepare(&mut client, "instances", "instance").map_err(|e| open(&e))?;
+        let fence = match fence {
+            Some(fence) => Some((
+                fence,
+                client
+                    .prepare(crate::leases::FENCE_CHECK)
+                    .map_err(|e| open(&e))?,
+            )),
+            None => None,
+        };
         Ok(Connection {
             location,
             client,
             principals,
             instances,
             known: Known::default(),
+            fence,
         })
     }
 
@@ -464,7 +505,7 @@ impl Connection {
             principals: p_table,
             instances: i_table,
             known,
-            ..
+            fence,
         } = self;
         let io = |e: &postgres::Error| StoreError::Io {
             path: location.clone().into(),
@@ -476,6 +517,35 @@ impl Connection {
             detail,
         };
         let mut tx = client.transaction().map_err(|e| io(&e))?;
+        // The leases covering what is written first, in the records' order: still this
+        // node's, and kept so (`FOR SHARE`) until the commit ends.
+        if let Some((fence, check)) = fence {
+            let covering = principals
+                .iter()
+                .filter_map(|(name, _)| fence.get(PRINCIPAL, name))
+                .chain(
+                    instances
+                        .iter()
+                        .filter_map(|(id, _)| fence.get(INSTANCE, &id.to_string())),
+                );
+            for lease in covering {
+                let held = tx
+                    .query_opt(check, &[&lease.kind, &lease.key, &lease.node, &lease.token])
+                    .map_err(|e| io(&e))?;
+                if held.is_none() {
+                    return Err(StoreError::Conflict {
+                        store: location.clone(),
+                        what: format!("the {} lease {:?}", lease.kind, lease.key),
+                        detail: format!(
+                            "node {:?} no longer holds it with token {} (it expired or \
+                             another node took it over): this node must stop writing what \
+                             it covers",
+                            lease.node, lease.token
+                        ),
+                    });
+                }
+            }
+        }
         let mut wrote_principals = Vec::with_capacity(principals.len());
         for (name, record) in &principals {
             let expected = known.principals.get(name).copied();
