@@ -20,6 +20,15 @@
 //! its store up until a restart (the commit queue's "failure"): a node that lost a record
 //! to another no longer owns it, and reads everything afresh when started again.
 //!
+//! **Fencing** (issue #41 item 3). A store made with [`PgStore::connect_fenced`] is bound
+//! to a node's [`Fence`], the leases it holds: before writing, each commit checks in its
+//! transaction that every lease covering a record it writes is still the node's with the
+//! same token and unexpired, and holds that lease's row (`FOR SHARE`) until it ends. A
+//! stale lease fails the commit with [`StoreError::Conflict`] even where the record's
+//! revision is unchanged (the new owner has not written yet). The [`Store`] trait is
+//! unchanged; [`PgStore::connect`] makes a store without a fence. See
+//! [`leases`](crate::leases).
+//!
 //! **\[project\]** Revisions are drawn from one sequence, never reused: a record deleted
 //! and created again by another node meanwhile has a revision this store never saw, so it
 //! cannot be mistaken for the one it read (no ABA).

@@ -77,16 +77,16 @@ async fn issue41_02_notices_reach_every_watcher_of_a_principal_and_no_other() {
         }
     }
     for (watch, known) in &mut watches {
+        let name = watch.principal().to_owned();
         for round in 1..=2 {
             // A notice of another principal on this one's subject would come first, as a
             // resync: only the principal's own versions, in order.
             assert_eq!(
-                within_named(&watch.principal().to_owned(), watch.next()).await,
+                within_named(&name, watch.next()).await,
                 Some(Change::Next {
                     version: *known + round
                 }),
-                "principal {:?}",
-                watch.principal()
+                "principal {name:?}"
             );
         }
     }
