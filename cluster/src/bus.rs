@@ -414,7 +414,8 @@ impl NatsBus {
     pub async fn connect(url: &str, config: BusConfig) -> Result<NatsBus, BusError> {
         check_name("node", &config.node, config.max_name)?;
         let (resync_tx, resync) = watch::channel(0u64);
-        let (connected_tx, connected) = watch::channel(false);
+        // Up once `connect` returns; the events say when that changes.
+        let (connected_tx, connected) = watch::channel(true);
         let reconnect_max = config.reconnect_max;
         let events = Arc::new((resync_tx, connected_tx));
         let ever = Arc::new(AtomicBool::new(false));

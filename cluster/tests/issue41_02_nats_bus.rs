@@ -310,3 +310,42 @@ async fn issue41_02_nats_restarted_mid_stream_costs_a_read_not_a_version() {
         Some(Change::Next { version: 9 })
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue41_02_a_full_queue_drops_notices_and_the_watcher_is_told_to_resync() {
+    let nats = Nats::start().expect("nats-server starts");
+    let a = node(&nats, "a").await;
+    let mut config = BusConfig::new("b");
+    config.queue = 4;
+    let b = NatsBus::connect(&nats.url(), config).await.unwrap();
+    let mut watch = b.watch("alice", 0).await.unwrap();
+    within(b.flush()).await.unwrap();
+    // 20 notices while b reads none: its queue holds 4, NATS drops the rest.
+    for version in 1..=20 {
+        a.announce("alice", version).await.unwrap();
+    }
+    within(a.flush()).await.unwrap();
+    // b's own round trip comes after the 20 on its connection: they were all handled.
+    within(b.flush()).await.unwrap();
+    // What was queued comes in order, and b is told it missed some (the overflow's event
+    // may come before or among them).
+    let mut told = Vec::new();
+    let mut resynced = false;
+    while !resynced || told.len() < 4 {
+        match within(watch.next()).await.expect("open") {
+            Change::Next { version } => told.push(version),
+            Change::Resync => resynced = true,
+            other => panic!("{other:?} after {told:?}"),
+        }
+    }
+    assert_eq!(told, [1, 2, 3, 4], "the queue's 4, in order");
+    // The next notice is a gap from the last told.
+    a.announce("alice", 21).await.unwrap();
+    assert_eq!(
+        within(watch.next()).await,
+        Some(Change::Gap {
+            last: 4,
+            version: 21
+        })
+    );
+}
