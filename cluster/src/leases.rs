@@ -254,36 +254,39 @@ impl PgLeases {
     /// expired; [`LeaseError::Held`] naming the holder otherwise (this node too: it renews
     /// what it holds).
     pub fn acquire(&self, kind: &str, key: &str, ttl: Duration) -> Result<Lease, LeaseError> {
-        let (k, y, node) = (kind.to_owned(), key.to_owned(), self.node.clone());
         let secs = seconds(ttl);
-        let taken = self.call(move |c| {
-            let row = c.query_opt(
-                "INSERT INTO mcpl_leases AS l (kind, key, node, token, expires_at) \
-                 VALUES ($1, $2, $3, nextval('mcpl_lease_tokens'), now() + make_interval(secs => $4)) \
-                 ON CONFLICT (kind, key) DO UPDATE \
-                 SET node = EXCLUDED.node, token = EXCLUDED.token, expires_at = EXCLUDED.expires_at \
-                 WHERE l.expires_at <= now() \
-                 RETURNING token",
-                &[&k, &y, &node, &secs],
-            )?;
-            Ok(row.map(|r| r.get::<_, i64>(0)))
-        })?;
-        match taken {
-            Some(token) => Ok(Lease {
-                kind: kind.to_owned(),
-                key: key.to_owned(),
-                node: self.node.clone(),
-                token,
-            }),
-            None => match self.holder(kind, key)? {
-                Some(holder) => Err(LeaseError::Held {
+        loop {
+            let (k, y, node) = (kind.to_owned(), key.to_owned(), self.node.clone());
+            let taken = self.call(move |c| {
+                let row = c.query_opt(
+                    "INSERT INTO mcpl_leases AS l (kind, key, node, token, expires_at) \
+                     VALUES ($1, $2, $3, nextval('mcpl_lease_tokens'), \
+                             now() + make_interval(secs => $4)) \
+                     ON CONFLICT (kind, key) DO UPDATE \
+                     SET node = EXCLUDED.node, token = EXCLUDED.token, \
+                         expires_at = EXCLUDED.expires_at \
+                     WHERE l.expires_at <= now() \
+                     RETURNING token",
+                    &[&k, &y, &node, &secs],
+                )?;
+                Ok(row.map(|r| r.get::<_, i64>(0)))
+            })?;
+            if let Some(token) = taken {
+                return Ok(Lease {
+                    kind: kind.to_owned(),
+                    key: key.to_owned(),
+                    node: self.node.clone(),
+                    token,
+                });
+            }
+            // Held; unless it expired in between (then try again).
+            if let Some(holder) = self.holder(kind, key)? {
+                return Err(LeaseError::Held {
                     kind: kind.to_owned(),
                     key: key.to_owned(),
                     holder,
-                }),
-                // It expired in between: try again.
-                None => self.acquire(kind, key, ttl),
-            },
+                });
+            }
         }
     }
 
