@@ -176,6 +176,16 @@ fn issue41_03_a_holder_that_stops_renewing_loses_the_lease_and_its_writes() {
     assert_eq!(b.holder(PRINCIPAL, "alice").unwrap(), None);
     let again = a.acquire(PRINCIPAL, "alice", ttl).unwrap();
     assert!(again.token > alice_b.token);
+    // A lease already expired (a time to live of zero, by the database's clock) is not
+    // its holder's to renew, even though nobody took it: it is free.
+    let gone = a.acquire(INSTANCE, "8", Duration::ZERO).unwrap();
+    assert_eq!(a.holder(INSTANCE, "8").unwrap(), None);
+    match a.renew(&gone, ttl) {
+        Err(LeaseError::Lost { .. }) => {}
+        other => panic!("an expired lease was renewed: {other:?}"),
+    }
+    let taken = b.acquire(INSTANCE, "8", ttl).expect("an expired lease is free");
+    assert!(taken.token > gone.token);
     let reader = PgStore::connect(&url).unwrap();
     let mut loaded = reader.load().unwrap();
     loaded.principals.sort();
