@@ -1,16 +1,25 @@
 //! The distributed parts of the MCPL arcade (issue #41): several nodes on existing
 //! distributed engines instead of one process on one disk.
 //!
-//! Its first brick is the SDK's durable state on PostgreSQL:
+//! Its bricks so far: the SDK's durable state on PostgreSQL, the bus between nodes on
+//! NATS core, and leases in PostgreSQL saying which node runs what (`docs/cluster.md`
+//! says how nodes will put them together):
 //!
 //! | module | what |
 //! |---|---|
-//! | [`pg_store`] | [`PgStore`]: an [`mcpl_server::Store`] on PostgreSQL; each group commit one transaction, each record's revision checked so that two nodes never both write its next version |
+//! | [`pg_store`] | [`PgStore`]: an [`mcpl_server::Store`] on PostgreSQL; each group commit one transaction, each record's revision checked so that two nodes never both write its next version; bound to a node's [`Fence`], each commit also checks the node's leases on what it writes |
+//! | [`bus`] | [`NatsBus`]: a principal's change notices to every node watching it, with gap and resync detection (a lost message costs a read from the store, never a version), and requests forwarded to a named node; escaped subjects, everything bounded |
+//! | [`leases`] | [`PgLeases`]: `(kind, key)` → `(node, fencing token, expiry)` on the database's clock: acquire, renew, release, holder, take over; [`Fence`]: the leases a node's [`PgStore`] commits are fenced by |
 //!
 //! A server built with a [`PgStore`] (`ServerBuilder::store`, or `mcpl-arcade serve
 //! --postgres URL`) keeps its principals and instances there instead of in an embedded
-//! `redb` file; what the SDK does with them is unchanged.
+//! `redb` file; what the SDK does with them is unchanged. The bus and the leases are not
+//! wired into the arcade yet.
 
+pub mod bus;
+pub mod leases;
 pub mod pg_store;
 
+pub use bus::NatsBus;
+pub use leases::{Fence, PgLeases};
 pub use pg_store::PgStore;

@@ -20,6 +20,15 @@
 //! its store up until a restart (the commit queue's "failure"): a node that lost a record
 //! to another no longer owns it, and reads everything afresh when started again.
 //!
+//! **Fencing** (issue #41 item 3). A store made with [`PgStore::connect_fenced`] is bound
+//! to a node's [`Fence`], the leases it holds: before writing, each commit checks in its
+//! transaction that every lease covering a record it writes is still the node's with the
+//! same token and unexpired, and holds that lease's row (`FOR SHARE`) until it ends. A
+//! stale lease fails the commit with [`StoreError::Conflict`] even where the record's
+//! revision is unchanged (the new owner has not written yet). The [`Store`] trait is
+//! unchanged; [`PgStore::connect`] makes a store without a fence. See
+//! [`leases`](crate::leases).
+//!
 //! **\[project\]** Revisions are drawn from one sequence, never reused: a record deleted
 //! and created again by another node meanwhile has a revision this store never saw, so it
 //! cannot be mistaken for the one it read (no ABA).
@@ -38,6 +47,7 @@
 //! store up until restarted, as for any write that failed; riding through a database
 //! restart is a later step of issue #41.
 
+use crate::leases::{Fence, INSTANCE, PRINCIPAL};
 use mcpl_server::{Loaded, Store, StoreError, Writes};
 use postgres::types::ToSql;
 use postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
@@ -69,6 +79,16 @@ const SCHEMA: &str = "
         revision bigint NOT NULL
     );
 ";
+
+/// Creates the tables and sequences where missing (the store's and the leases'), under
+/// the schema's advisory lock: nodes starting at once do not race on the catalog.
+pub(crate) fn create_schema(client: &mut Client) -> Result<(), postgres::Error> {
+    let mut tx = client.transaction()?;
+    tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])?;
+    tx.batch_execute(SCHEMA)?;
+    tx.batch_execute(crate::leases::SCHEMA)?;
+    tx.commit()
+}
 
 /// A call handed to the connection's thread.
 type Job = Box<dyn FnOnce(&mut Connection) + Send>;
@@ -103,6 +123,18 @@ impl PgStore {
     /// reached and one holding another format are errors naming it (without its
     /// password).
     pub fn connect(url: &str) -> Result<PgStore, StoreError> {
+        PgStore::open(url, None)
+    }
+
+    /// [`PgStore::connect`], bound to a node's leases: each commit writing a record that
+    /// a lease of `fence` covers checks, in its transaction, that the lease is still the
+    /// node's with its token, and fails with [`StoreError::Conflict`] naming the lease
+    /// otherwise (see [`leases`](crate::leases): fencing a stale owner).
+    pub fn connect_fenced(url: &str, fence: Fence) -> Result<PgStore, StoreError> {
+        PgStore::open(url, Some(fence))
+    }
+
+    fn open(url: &str, fence: Option<Fence>) -> Result<PgStore, StoreError> {
         let config: Config = url.parse().map_err(|e: postgres::Error| StoreError::Open {
             path: "the PostgreSQL URL".into(),
             detail: format!("it cannot be read: {}", chain(&e)),
@@ -113,7 +145,7 @@ impl PgStore {
         let at = location.clone();
         let thread = std::thread::Builder::new()
             .name("mcpl-pg-store".to_owned())
-            .spawn(move || match Connection::open(config, at) {
+            .spawn(move || match Connection::open(config, at, fence) {
                 Ok(mut connection) => {
                     let _ = ready.send(Ok(()));
                     for job in queue {
@@ -213,7 +245,7 @@ impl Store for PgStore {
 }
 
 /// `postgres://USER@HOST:PORT/DBNAME`: where the store is, without a password.
-fn location_of(config: &Config) -> String {
+pub(crate) fn location_of(config: &Config) -> String {
     let user = config
         .get_user()
         .map(|u| format!("{u}@"))
@@ -233,7 +265,7 @@ fn location_of(config: &Config) -> String {
 }
 
 /// An error and its causes, as one line (a database error's own message is its source).
-fn chain(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     let mut out = e.to_string();
     let mut cause = e.source();
     while let Some(c) = cause {
@@ -339,6 +371,8 @@ struct Connection {
     principals: Table,
     instances: Table,
     known: Known,
+    /// The leases commits check, and the statement checking one.
+    fence: Option<(Fence, Statement)>,
 }
 
 /// An instance's id as its key: the same 64 bits (ids past `i64::MAX` read back as the
@@ -354,7 +388,11 @@ fn instance_id(key: i64) -> u64 {
 impl Connection {
     /// Connects, creates the schema where missing, checks the format, prepares the
     /// statements.
-    fn open(config: Config, location: String) -> Result<Connection, StoreError> {
+    fn open(
+        config: Config,
+        location: String,
+        fence: Option<Fence>,
+    ) -> Result<Connection, StoreError> {
         let open = |e: &postgres::Error| StoreError::Open {
             path: location.clone().into(),
             detail: chain(e),
@@ -365,6 +403,8 @@ impl Connection {
             tx.execute("SELECT pg_advisory_xact_lock($1)", &[&SCHEMA_LOCK])
                 .map_err(|e| open(&e))?;
             tx.batch_execute(SCHEMA).map_err(|e| open(&e))?;
+            tx.batch_execute(crate::leases::SCHEMA)
+                .map_err(|e| open(&e))?;
             tx.execute(
                 "INSERT INTO mcpl_meta (key, value) VALUES ('format', $1) ON CONFLICT (key) DO NOTHING",
                 &[&FORMAT],
@@ -388,12 +428,22 @@ impl Connection {
             Table::prepare(&mut client, "principals", "principal").map_err(|e| open(&e))?;
         let instances =
             Table::prepare(&mut client, "instances", "instance").map_err(|e| open(&e))?;
+        let fence = match fence {
+            Some(fence) => Some((
+                fence,
+                client
+                    .prepare(crate::leases::FENCE_CHECK)
+                    .map_err(|e| open(&e))?,
+            )),
+            None => None,
+        };
         Ok(Connection {
             location,
             client,
             principals,
             instances,
             known: Known::default(),
+            fence,
         })
     }
 
@@ -464,7 +514,7 @@ impl Connection {
             principals: p_table,
             instances: i_table,
             known,
-            ..
+            fence,
         } = self;
         let io = |e: &postgres::Error| StoreError::Io {
             path: location.clone().into(),
@@ -476,6 +526,35 @@ impl Connection {
             detail,
         };
         let mut tx = client.transaction().map_err(|e| io(&e))?;
+        // The leases covering what is written first, in the records' order: still this
+        // node's, and kept so (`FOR SHARE`) until the commit ends.
+        if let Some((fence, check)) = fence {
+            let covering = principals
+                .iter()
+                .filter_map(|(name, _)| fence.get(PRINCIPAL, name))
+                .chain(
+                    instances
+                        .iter()
+                        .filter_map(|(id, _)| fence.get(INSTANCE, &id.to_string())),
+                );
+            for lease in covering {
+                let held = tx
+                    .query_opt(check, &[&lease.kind, &lease.key, &lease.node, &lease.token])
+                    .map_err(|e| io(&e))?;
+                if held.is_none() {
+                    return Err(StoreError::Conflict {
+                        store: location.clone(),
+                        what: format!("the {} lease {:?}", lease.kind, lease.key),
+                        detail: format!(
+                            "node {:?} no longer holds it with token {} (it expired or \
+                             another node took it over): this node must stop writing what \
+                             it covers",
+                            lease.node, lease.token
+                        ),
+                    });
+                }
+            }
+        }
         let mut wrote_principals = Vec::with_capacity(principals.len());
         for (name, record) in &principals {
             let expected = known.principals.get(name).copied();

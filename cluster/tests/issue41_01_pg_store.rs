@@ -1,18 +1,43 @@
 //! Issue #41 item 1, first brick: the SDK's durable state on a real PostgreSQL, started by
-//! each test (`mcpl_testkit::postgres`). A group commit is one transaction, all of it or
-//! none; a record another node wrote, created or deleted since this store read it fails
-//! the whole commit with `StoreError::Conflict`, and nothing of that commit is written.
+//! this binary's tests (`mcpl_testkit::postgres`, one server shared, a database each). A
+//! group commit is one transaction, all of it or none; a record another node wrote,
+//! created or deleted since this store read it fails the whole commit with
+//! `StoreError::Conflict`, and nothing of that commit is written.
 
 use mcpl_cluster::PgStore;
 use mcpl_server::{Loaded, Store, StoreError, Writes};
 use mcpl_testkit::postgres::Postgres;
 
-fn server() -> Postgres {
-    Postgres::start().expect("a private PostgreSQL starts")
+/// A database of its own on the PostgreSQL this binary's tests share while they run
+/// (`Postgres::shared`: one `initdb` rather than one per test).
+struct Db {
+    _pg: std::sync::Arc<Postgres>,
+    url: String,
+}
+
+impl Db {
+    fn url(&self) -> String {
+        self.url.clone()
+    }
+}
+
+fn server() -> Db {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let pg = Postgres::shared().expect("a private PostgreSQL starts");
+    let name = format!(
+        "store_{}",
+        NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    );
+    postgres::Client::connect(&pg.url(), postgres::NoTls)
+        .expect("connect")
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .expect("create the test's database");
+    let url = pg.url_of(&name);
+    Db { _pg: pg, url }
 }
 
 /// A plain client of the test's own, to look at the tables as they are.
-fn inspect(pg: &Postgres) -> postgres::Client {
+fn inspect(pg: &Db) -> postgres::Client {
     postgres::Client::connect(&pg.url(), postgres::NoTls).expect("connect")
 }
 
@@ -208,9 +233,12 @@ fn issue41_01_a_node_writing_a_record_another_wrote_since_it_read_it_fails_and_w
 
 #[test]
 fn issue41_01_an_unreachable_database_is_an_error_naming_it_without_its_password() {
-    let pg = server();
-    let port = pg.port();
-    drop(pg);
+    // A loopback port nothing listens on now.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
     let err = PgStore::connect(&format!(
         "postgres://someone:secret@127.0.0.1:{port}/arcade"
     ))

@@ -16,6 +16,7 @@
 //! | [`python`] | the official MCP Python SDK's venv (`target/interop-venv`), made on first use: [`python::python`] |
 //! | [`node`] | the official TypeScript SDKs and the MCP Inspector (`tests/inspector/`), installed once per test process: [`node::inspector_dir`] |
 //! | [`postgres`] | [`postgres::Postgres`]: a private PostgreSQL for one test, made with `initdb` in a temporary directory and served on a free loopback port (as an unprivileged user when run as root), stopped by its own pid |
+//! | [`nats`] | [`nats::Nats`]: a private `nats-server` for one test on a free loopback port, stopped by its own pid and restarted on the same port (chaos) |
 //! | [`msg`] | the messages: JSON-RPC ([`msg::request`], [`msg::result`], …), MCP and MCPL requests ([`msg::initialize_params`], [`msg::call`], [`msg::open`], …) and reading them ([`msg::text_of`]) |
 //!
 //! Nothing here sleeps. A read awaits the next message, bounded by [`LIMIT`] (or a
@@ -26,6 +27,7 @@
 pub mod jwt;
 pub mod link;
 pub mod msg;
+pub mod nats;
 pub mod node;
 pub mod peer;
 pub mod postgres;

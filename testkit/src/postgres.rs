@@ -245,6 +245,22 @@ impl Postgres {
         )))
     }
 
+    /// One server shared by the tests of a test binary that run at once: the one running,
+    /// else a new one. It stops once the last test holding it drops it (a static would
+    /// never be dropped, and would leave the server running past the tests). Tests
+    /// sharing it keep apart by database ([`Postgres::url_of`], made with `CREATE
+    /// DATABASE`) or by keys.
+    pub fn shared() -> std::io::Result<Arc<Postgres>> {
+        static SHARED: Mutex<std::sync::Weak<Postgres>> = Mutex::new(std::sync::Weak::new());
+        let mut shared = SHARED.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(pg) = shared.upgrade() {
+            return Ok(pg);
+        }
+        let pg = Arc::new(Postgres::start()?);
+        *shared = Arc::downgrade(&pg);
+        Ok(pg)
+    }
+
     /// `postgres://postgres@127.0.0.1:PORT/postgres`: the superuser, on the database
     /// every cluster has.
     pub fn url(&self) -> String {

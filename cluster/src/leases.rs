@@ -1,0 +1,431 @@
+//! [`PgLeases`]: who runs what, in PostgreSQL (issue #41 item 3), and the [`Fence`] a
+//! [`PgStore`](crate::PgStore) checks them with.
+//!
+//! A lease is a row of `mcpl_leases`: `(kind, key)` → `(node, token, expires_at)`. Kinds
+//! name what is owned ([`PRINCIPAL`]: a principal's actor, [`INSTANCE`]: an instance, its
+//! bot and its timers); the key names which. Time is the **database's clock** (`now()`),
+//! one clock for every node, so nodes' clocks need not agree.
+//!
+//! - [`PgLeases::acquire`] takes a lease only where there is none or it expired, with a
+//!   fresh **fencing token** drawn from the sequence `mcpl_lease_tokens`: a later holder
+//!   always has a larger token than any before it.
+//! - [`PgLeases::renew`] extends it, only by its holder with its current token, and only
+//!   while it has not expired (**\[project\]**: an expired lease is lost even when nobody
+//!   took it yet, so a holder never renews across a gap in which another node could have
+//!   held it; it acquires again, with a new token).
+//! - [`PgLeases::release`] gives it up (only the current holder's release counts);
+//!   [`PgLeases::holder`] says who holds it now.
+//! - [`PgLeases::take_over`] waits for another holder's lease to expire (by the expiry the
+//!   database gives) and acquires it: what a node does for a dead node's work.
+//!
+//! **Fencing.** A node that stopped renewing (paused, cut off) may still believe it holds
+//! a lease and write. A [`PgStore`](crate::PgStore) made with
+//! [`PgStore::connect_fenced`](crate::PgStore::connect_fenced) carries a [`Fence`]: the
+//! leases its node holds, shared with the code that acquires and renews them. Each commit
+//! checks, in its own transaction and before writing, that every lease of the fence
+//! covering a record it writes (a principal's record: the [`PRINCIPAL`] lease of its
+//! name; an instance's: the [`INSTANCE`] lease of its id in decimal) is still this node's
+//! with the same token and unexpired, and locks that row (`FOR SHARE`) until the commit
+//! ends, so a takeover waits for a commit in flight and a commit after a takeover sees
+//! it. A stale lease fails the whole commit with
+//! [`StoreError::Conflict`](mcpl_server::StoreError::Conflict) naming the lease. The
+//! [`Store`](mcpl_server::Store) trait is unchanged: the fence is the store's own state,
+//! and the embedded stores have none. A record no lease of the fence covers is written
+//! with the revision check alone.
+//!
+//! The connection lives on a thread of its own, as [`PgStore`](crate::PgStore)'s does;
+//! the calls block until the database answers (from async code: `spawn_blocking`).
+
+use crate::pg_store::{chain, location_of};
+use postgres::{Client, Config, NoTls};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::time::{Duration, Instant};
+
+/// The kind of a principal's lease: its actor runs on the holder.
+pub const PRINCIPAL: &str = "principal";
+/// The kind of an instance's lease: the instance (a game, its bot, its timers) runs on
+/// the holder.
+pub const INSTANCE: &str = "instance";
+
+/// The leases' table and token sequence, created where missing (under the schema's
+/// advisory lock, with the store's tables).
+pub(crate) const SCHEMA: &str = "
+    CREATE SEQUENCE IF NOT EXISTS mcpl_lease_tokens;
+    CREATE TABLE IF NOT EXISTS mcpl_leases (
+        kind text NOT NULL,
+        key text NOT NULL,
+        node text NOT NULL,
+        token bigint NOT NULL,
+        expires_at timestamptz NOT NULL,
+        PRIMARY KEY (kind, key)
+    );
+";
+
+/// The check a fenced commit makes of one lease (see the module docs).
+pub(crate) const FENCE_CHECK: &str = "SELECT 1 FROM mcpl_leases \
+     WHERE kind = $1 AND key = $2 AND node = $3 AND token = $4 AND expires_at > now() \
+     FOR SHARE";
+
+/// A lease held: what a node keeps to renew, release and fence with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Lease {
+    /// What kind of thing is owned ([`PRINCIPAL`], [`INSTANCE`], …).
+    pub kind: String,
+    /// Which one.
+    pub key: String,
+    /// The holder.
+    pub node: String,
+    /// The fencing token: larger than any earlier holder's.
+    pub token: i64,
+}
+
+/// Who holds a lease now.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Holder {
+    /// The node.
+    pub node: String,
+    /// Its fencing token.
+    pub token: i64,
+    /// How long until the lease expires unless renewed, by the database's clock.
+    pub expires_in: Duration,
+}
+
+/// What went wrong with a lease.
+#[derive(Debug, thiserror::Error)]
+pub enum LeaseError {
+    /// Another node holds the lease and it has not expired.
+    #[error("the {kind} lease {key:?} is held by node {:?} for {:?} more", holder.node, holder.expires_in)]
+    Held {
+        /// The lease's kind.
+        kind: String,
+        /// Its key.
+        key: String,
+        /// Who holds it.
+        holder: Holder,
+    },
+    /// The lease is no longer this holder's (expired, taken over or released): it must
+    /// stop what the lease covered.
+    #[error("the {kind} lease {key:?} is no longer node {node:?}'s with token {token}")]
+    Lost {
+        /// The lease's kind.
+        kind: String,
+        /// Its key.
+        key: String,
+        /// The node that held it.
+        node: String,
+        /// The token it held it with.
+        token: i64,
+    },
+    /// A wait for a lease to free ([`PgLeases::take_over`]) reached its limit.
+    #[error("the {kind} lease {key:?} was still held after {after:?}")]
+    StillHeld {
+        /// The lease's kind.
+        kind: String,
+        /// Its key.
+        key: String,
+        /// The wait.
+        after: Duration,
+    },
+    /// The database could not be reached or failed.
+    #[error("the leases at {location}: {detail}")]
+    Database {
+        /// Where (without a password).
+        location: String,
+        /// What went wrong.
+        detail: String,
+    },
+}
+
+/// A call handed to the connection's thread.
+type Job = Box<dyn FnOnce(&mut Client) + Send>;
+
+/// The leases of one node, in PostgreSQL. See the module docs.
+pub struct PgLeases {
+    node: String,
+    location: String,
+    jobs: Option<mpsc::Sender<Job>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl std::fmt::Debug for PgLeases {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PgLeases")
+            .field("node", &self.node)
+            .field("location", &self.location)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A duration as the seconds PostgreSQL's `make_interval` takes.
+fn seconds(d: Duration) -> f64 {
+    d.as_secs_f64()
+}
+
+/// Seconds from PostgreSQL as a duration (negative: none).
+fn duration(secs: f64) -> Duration {
+    Duration::try_from_secs_f64(secs.max(0.0)).unwrap_or(Duration::MAX)
+}
+
+impl PgLeases {
+    /// Connects to the database `url` as the node `node`, creating the leases' table
+    /// where it is missing.
+    pub fn connect(url: &str, node: &str) -> Result<PgLeases, LeaseError> {
+        let config: Config = url
+            .parse()
+            .map_err(|e: postgres::Error| LeaseError::Database {
+                location: "the PostgreSQL URL".to_owned(),
+                detail: format!("it cannot be read: {}", chain(&e)),
+            })?;
+        let location = location_of(&config);
+        let db = |detail: String| LeaseError::Database {
+            location: location.clone(),
+            detail,
+        };
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let (ready, started) = mpsc::channel();
+        let thread = std::thread::Builder::new()
+            .name("mcpl-pg-leases".to_owned())
+            .spawn(move || {
+                let opened = (|| {
+                    let mut client = config.connect(NoTls)?;
+                    crate::pg_store::create_schema(&mut client)?;
+                    Ok::<_, postgres::Error>(client)
+                })();
+                match opened {
+                    Ok(mut client) => {
+                        let _ = ready.send(Ok(()));
+                        for job in queue {
+                            job(&mut client);
+                        }
+                    }
+                    Err(e) => {
+                        let _ = ready.send(Err(chain(&e)));
+                    }
+                }
+            })
+            .map_err(|e| db(format!("cannot start its connection's thread: {e}")))?;
+        let leases = PgLeases {
+            node: node.to_owned(),
+            location: location.clone(),
+            jobs: Some(jobs),
+            thread: Some(thread),
+        };
+        match started.recv() {
+            Ok(Ok(())) => Ok(leases),
+            Ok(Err(detail)) => Err(db(detail)),
+            Err(_) => Err(db("its connection's thread stopped".to_owned())),
+        }
+    }
+
+    /// This node's name.
+    pub fn node(&self) -> &str {
+        &self.node
+    }
+
+    /// Runs `f` on the connection's thread and waits for its answer.
+    fn call<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Client) -> Result<R, postgres::Error> + Send + 'static,
+    ) -> Result<R, LeaseError> {
+        let stopped = || LeaseError::Database {
+            location: self.location.clone(),
+            detail: "its connection's thread stopped".to_owned(),
+        };
+        let (answer, answered) = mpsc::sync_channel(1);
+        let job: Job = Box::new(move |c| {
+            let _ = answer.send(f(c));
+        });
+        self.jobs
+            .as_ref()
+            .ok_or_else(stopped)?
+            .send(job)
+            .map_err(|_| stopped())?;
+        answered
+            .recv()
+            .map_err(|_| stopped())?
+            .map_err(|e| LeaseError::Database {
+                location: self.location.clone(),
+                detail: chain(&e),
+            })
+    }
+
+    /// Takes the lease `(kind, key)` for `ttl`, only where nobody holds it or its holder's
+    /// expired; [`LeaseError::Held`] naming the holder otherwise (this node too: it renews
+    /// what it holds).
+    pub fn acquire(&self, kind: &str, key: &str, ttl: Duration) -> Result<Lease, LeaseError> {
+        let secs = seconds(ttl);
+        loop {
+            let (k, y, node) = (kind.to_owned(), key.to_owned(), self.node.clone());
+            let taken = self.call(move |c| {
+                let row = c.query_opt(
+                    "INSERT INTO mcpl_leases AS l (kind, key, node, token, expires_at) \
+                     VALUES ($1, $2, $3, nextval('mcpl_lease_tokens'), \
+                             now() + make_interval(secs => $4)) \
+                     ON CONFLICT (kind, key) DO UPDATE \
+                     SET node = EXCLUDED.node, token = EXCLUDED.token, \
+                         expires_at = EXCLUDED.expires_at \
+                     WHERE l.expires_at <= now() \
+                     RETURNING token",
+                    &[&k, &y, &node, &secs],
+                )?;
+                Ok(row.map(|r| r.get::<_, i64>(0)))
+            })?;
+            if let Some(token) = taken {
+                return Ok(Lease {
+                    kind: kind.to_owned(),
+                    key: key.to_owned(),
+                    node: self.node.clone(),
+                    token,
+                });
+            }
+            // Held; unless it expired in between (then try again).
+            if let Some(holder) = self.holder(kind, key)? {
+                return Err(LeaseError::Held {
+                    kind: kind.to_owned(),
+                    key: key.to_owned(),
+                    holder,
+                });
+            }
+        }
+    }
+
+    /// Extends `lease` to `ttl` from now, only while it is still this holder's with its
+    /// token and unexpired; [`LeaseError::Lost`] otherwise.
+    pub fn renew(&self, lease: &Lease, ttl: Duration) -> Result<(), LeaseError> {
+        let l = lease.clone();
+        let ttl = seconds(ttl);
+        let renewed = self.call(move |c| {
+            c.execute(
+                "UPDATE mcpl_leases SET expires_at = now() + make_interval(secs => $5) \
+                 WHERE kind = $1 AND key = $2 AND node = $3 AND token = $4 AND expires_at > now()",
+                &[&l.kind, &l.key, &l.node, &l.token, &ttl],
+            )
+        })?;
+        if renewed == 1 {
+            Ok(())
+        } else {
+            Err(lost(lease))
+        }
+    }
+
+    /// Gives `lease` up: another node may take it at once. `Ok(false)` when it was no
+    /// longer this holder's (nothing changed).
+    pub fn release(&self, lease: &Lease) -> Result<bool, LeaseError> {
+        let l = lease.clone();
+        let released = self.call(move |c| {
+            c.execute(
+                "DELETE FROM mcpl_leases WHERE kind = $1 AND key = $2 AND node = $3 AND token = $4",
+                &[&l.kind, &l.key, &l.node, &l.token],
+            )
+        })?;
+        Ok(released == 1)
+    }
+
+    /// Who holds `(kind, key)` now; `None` when nobody does or the lease expired.
+    pub fn holder(&self, kind: &str, key: &str) -> Result<Option<Holder>, LeaseError> {
+        let (k, y) = (kind.to_owned(), key.to_owned());
+        self.call(move |c| {
+            let row = c.query_opt(
+                "SELECT node, token, EXTRACT(EPOCH FROM expires_at - now())::float8 \
+                 FROM mcpl_leases WHERE kind = $1 AND key = $2 AND expires_at > now()",
+                &[&k, &y],
+            )?;
+            Ok(row.map(|r| Holder {
+                node: r.get(0),
+                token: r.get(1),
+                expires_in: duration(r.get(2)),
+            }))
+        })
+    }
+
+    /// Acquires `(kind, key)` for `ttl`, waiting while another node holds it: until its
+    /// lease expires (as the database says) unless renewed meanwhile, then again; at most
+    /// `limit` ([`LeaseError::StillHeld`]). What a node does to take over a dead node's
+    /// work: the wait is the lease's own expiry.
+    pub fn take_over(
+        &self,
+        kind: &str,
+        key: &str,
+        ttl: Duration,
+        limit: Duration,
+    ) -> Result<Lease, LeaseError> {
+        let deadline = Instant::now() + limit;
+        loop {
+            match self.acquire(kind, key, ttl) {
+                Err(LeaseError::Held { holder, .. }) => {
+                    let now = Instant::now();
+                    if now >= deadline {
+                        return Err(LeaseError::StillHeld {
+                            kind: kind.to_owned(),
+                            key: key.to_owned(),
+                            after: limit,
+                        });
+                    }
+                    // Until the holder's expiry, and a millisecond past it (the
+                    // database's clock counts from its own now()).
+                    let wait = (holder.expires_in + Duration::from_millis(1))
+                        .min(deadline.saturating_duration_since(now));
+                    std::thread::sleep(wait);
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+/// The error of a lease no longer held.
+fn lost(lease: &Lease) -> LeaseError {
+    LeaseError::Lost {
+        kind: lease.kind.clone(),
+        key: lease.key.clone(),
+        node: lease.node.clone(),
+        token: lease.token,
+    }
+}
+
+impl Drop for PgLeases {
+    fn drop(&mut self) {
+        self.jobs.take();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The leases a node holds, as its [`PgStore`](crate::PgStore)'s commits check them (see
+/// the module docs). Cloning shares it: the code that acquires and renews leases
+/// [`hold`](Fence::hold)s and [`forget`](Fence::forget)s them, the store reads them at
+/// each commit.
+#[derive(Debug, Clone, Default)]
+pub struct Fence {
+    held: Arc<Mutex<HashMap<(String, String), Lease>>>,
+}
+
+impl Fence {
+    /// An empty fence.
+    pub fn new() -> Fence {
+        Fence::default()
+    }
+
+    /// Commits writing what `lease` covers must hold it from now on (it replaces an
+    /// earlier lease of the same kind and key).
+    pub fn hold(&self, lease: &Lease) {
+        self.lock()
+            .insert((lease.kind.clone(), lease.key.clone()), lease.clone());
+    }
+
+    /// Commits no longer check the lease `(kind, key)` (released on purpose).
+    pub fn forget(&self, kind: &str, key: &str) {
+        self.lock().remove(&(kind.to_owned(), key.to_owned()));
+    }
+
+    /// The lease of `(kind, key)` held, if any.
+    pub fn get(&self, kind: &str, key: &str) -> Option<Lease> {
+        self.lock().get(&(kind.to_owned(), key.to_owned())).cloned()
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Lease>> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

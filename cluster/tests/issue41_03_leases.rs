@@ -1,0 +1,200 @@
+//! Issue #41 item 3: leases in PostgreSQL, on a real server shared by this binary's tests
+//! (`Postgres::shared`, a database each). Two nodes racing for a lease: one wins; a holder
+//! that stops renewing loses it, after its expiry by the database's clock, to another
+//! node; the stale holder's renewal fails and so does its store's next write, fenced by
+//! the lease's token, while the revision check alone would have let it through.
+
+use mcpl_cluster::leases::{INSTANCE, LeaseError, PRINCIPAL};
+use mcpl_cluster::{Fence, PgLeases, PgStore};
+use mcpl_server::{Store, StoreError, Writes};
+use mcpl_testkit::postgres::Postgres;
+use std::sync::{Arc, Barrier};
+use std::time::Duration;
+
+/// A database of its own on the shared server: its URL (the server kept alive with it).
+fn database(name: &str) -> (Arc<Postgres>, String) {
+    let pg = Postgres::shared().expect("a private PostgreSQL starts");
+    postgres::Client::connect(&pg.url(), postgres::NoTls)
+        .expect("connect")
+        .batch_execute(&format!("CREATE DATABASE {name}"))
+        .expect("create the test's database");
+    let url = pg.url_of(name);
+    (pg, url)
+}
+
+fn principal(name: &str, record: &[u8]) -> Writes {
+    Writes {
+        principals: vec![(name.to_owned(), Some(record.to_vec()))],
+        instances: vec![],
+    }
+}
+
+#[test]
+fn issue41_03_two_nodes_race_for_a_lease_and_one_wins() {
+    let (_pg, url) = database("lease_race");
+    let a = Arc::new(PgLeases::connect(&url, "a").unwrap());
+    let b = Arc::new(PgLeases::connect(&url, "b").unwrap());
+    let ttl = Duration::from_secs(60);
+    let mut last_token = 0;
+    let mut wins = [0; 2];
+    for round in 0..20 {
+        let key = format!("game-{round}");
+        let start = Arc::new(Barrier::new(2));
+        let racers: Vec<_> = [a.clone(), b.clone()]
+            .into_iter()
+            .map(|leases| {
+                let (start, key) = (start.clone(), key.clone());
+                std::thread::spawn(move || {
+                    start.wait();
+                    leases.acquire(INSTANCE, &key, ttl)
+                })
+            })
+            .collect();
+        let results: Vec<_> = racers.into_iter().map(|r| r.join().unwrap()).collect();
+        let won: Vec<_> = results.iter().filter_map(|r| r.as_ref().ok()).collect();
+        assert_eq!(won.len(), 1, "round {round}: {results:?}");
+        let winner = won[0].clone();
+        wins[usize::from(winner.node == "b")] += 1;
+        assert!(winner.token > last_token, "tokens only grow");
+        last_token = winner.token;
+        let lost = results.iter().find_map(|r| r.as_ref().err()).unwrap();
+        match lost {
+            LeaseError::Held { holder, key: k, .. } => {
+                assert_eq!(
+                    (holder.node.as_str(), holder.token),
+                    (winner.node.as_str(), winner.token)
+                );
+                assert_eq!(k, &key);
+                assert!(holder.expires_in <= ttl && holder.expires_in > Duration::ZERO);
+            }
+            other => panic!("round {round}: the loser got {other:?}"),
+        }
+        let holder = a.holder(INSTANCE, &key).unwrap().expect("held");
+        assert_eq!(holder.node, winner.node);
+        // The winner renews; the loser cannot renew, nor release, the winner's lease.
+        let (own, other) = if winner.node == "a" {
+            (&a, &b)
+        } else {
+            (&b, &a)
+        };
+        own.renew(&winner, ttl).unwrap();
+        let forged = mcpl_cluster::leases::Lease {
+            node: other.node().to_owned(),
+            ..winner.clone()
+        };
+        assert!(matches!(
+            other.renew(&forged, ttl),
+            Err(LeaseError::Lost { .. })
+        ));
+        assert!(!other.release(&forged).unwrap());
+        assert_eq!(
+            own.holder(INSTANCE, &key).unwrap().unwrap().node,
+            winner.node
+        );
+    }
+    println!("wins a/b over 20 rounds: {wins:?}");
+}
+
+#[test]
+fn issue41_03_a_holder_that_stops_renewing_loses_the_lease_and_its_writes() {
+    let (_pg, url) = database("lease_takeover");
+    let a = PgLeases::connect(&url, "a").unwrap();
+    let b = PgLeases::connect(&url, "b").unwrap();
+    let ttl = Duration::from_millis(300);
+    // Node a owns alice and instance 7, and writes under those leases.
+    let (fence_a, fence_b) = (Fence::new(), Fence::new());
+    let alice_a = a.acquire(PRINCIPAL, "alice", ttl).unwrap();
+    let game_a = a.acquire(INSTANCE, "7", ttl).unwrap();
+    fence_a.hold(&alice_a);
+    fence_a.hold(&game_a);
+    let store_a = PgStore::connect_fenced(&url, fence_a.clone()).unwrap();
+    store_a.load().unwrap();
+    store_a
+        .commit(&[Writes {
+            principals: vec![("alice".to_owned(), Some(b"a1".to_vec()))],
+            instances: vec![(7, Some(b"g1".to_vec()))],
+        }])
+        .expect("a writes under its leases");
+    // b cannot take them while a renews.
+    match b.acquire(PRINCIPAL, "alice", ttl) {
+        Err(LeaseError::Held { holder, .. }) => assert_eq!(holder.node, "a"),
+        other => panic!("b took a held lease: {other:?}"),
+    }
+    a.renew(&alice_a, ttl).unwrap();
+    // a stops renewing (paused, cut off): b takes both over once they expire.
+    let limit = Duration::from_secs(30);
+    let alice_b = b.take_over(PRINCIPAL, "alice", ttl * 100, limit).unwrap();
+    let game_b = b.take_over(INSTANCE, "7", ttl * 100, limit).unwrap();
+    assert!(alice_b.token > alice_a.token && game_b.token > game_a.token);
+    assert_eq!(a.holder(PRINCIPAL, "alice").unwrap().unwrap().node, "b");
+    fence_b.hold(&alice_b);
+    fence_b.hold(&game_b);
+    let store_b = PgStore::connect_fenced(&url, fence_b).unwrap();
+    let loaded = store_b.load().unwrap();
+    assert_eq!(
+        loaded.principals,
+        vec![("alice".to_owned(), b"a1".to_vec())]
+    );
+    // a wakes up: its renewal fails, and so do its writes under the stale leases, though
+    // nobody wrote the records since a did (the revision check alone would pass them).
+    match a.renew(&alice_a, ttl) {
+        Err(LeaseError::Lost { token, .. }) => assert_eq!(token, alice_a.token),
+        other => panic!("a stale holder renewed: {other:?}"),
+    }
+    match store_a.commit(&[principal("alice", b"a2")]) {
+        Err(StoreError::Conflict { what, detail, .. }) => {
+            assert_eq!(what, "the principal lease \"alice\"");
+            assert!(
+                detail.contains(&format!("token {}", alice_a.token)),
+                "{detail}"
+            );
+        }
+        other => panic!("the stale holder's write went through: {other:?}"),
+    }
+    match store_a.commit(&[Writes {
+        principals: vec![],
+        instances: vec![(7, Some(b"g2".to_vec()))],
+    }]) {
+        Err(StoreError::Conflict { what, .. }) => assert_eq!(what, "the instance lease \"7\""),
+        other => panic!("the stale holder's game write went through: {other:?}"),
+    }
+    // A record no lease of a's covers is written with the revision check alone.
+    store_a
+        .commit(&[principal("bob", b"b1")])
+        .expect("an unfenced record");
+    // The new holder writes; a's stale release changes nothing.
+    store_b
+        .commit(&[principal("alice", b"a2 by b")])
+        .expect("the new holder writes");
+    assert!(!a.release(&alice_a).unwrap());
+    assert_eq!(
+        b.holder(PRINCIPAL, "alice").unwrap().unwrap().token,
+        alice_b.token
+    );
+    // Released, the lease is free at once, with a new token.
+    assert!(b.release(&alice_b).unwrap());
+    assert_eq!(b.holder(PRINCIPAL, "alice").unwrap(), None);
+    let again = a.acquire(PRINCIPAL, "alice", ttl).unwrap();
+    assert!(again.token > alice_b.token);
+    // A lease already expired (a time to live of zero, by the database's clock) is not
+    // its holder's to renew, even though nobody took it: it is free.
+    let gone = a.acquire(INSTANCE, "8", Duration::ZERO).unwrap();
+    assert_eq!(a.holder(INSTANCE, "8").unwrap(), None);
+    match a.renew(&gone, ttl) {
+        Err(LeaseError::Lost { .. }) => {}
+        other => panic!("an expired lease was renewed: {other:?}"),
+    }
+    let taken = b.acquire(INSTANCE, "8", ttl).expect("an expired lease is free");
+    assert!(taken.token > gone.token);
+    let reader = PgStore::connect(&url).unwrap();
+    let mut loaded = reader.load().unwrap();
+    loaded.principals.sort();
+    assert_eq!(
+        loaded.principals,
+        vec![
+            ("alice".to_owned(), b"a2 by b".to_vec()),
+            ("bob".to_owned(), b"b1".to_vec())
+        ]
+    );
+    assert_eq!(loaded.instances, vec![(7, b"g1".to_vec())]);
+}
