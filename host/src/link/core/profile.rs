@@ -84,7 +84,7 @@ impl Hinted {
             self.sent.clear();
         }
         self.sent.insert(id, self.since);
-        stamped_params(params, self.since, &self.grant)
+        stamped_params(&params, self.since, &self.grant)
     }
 
     /// The mark request `id` went out with (forgotten once asked).
@@ -387,8 +387,9 @@ fn to_value<T: serde::Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or(Value::Null)
 }
 
-/// `_meta` of a raw params object, for stamping (params that are not an object get one).
-pub(crate) fn stamped_params(params: Box<RawValue>, since: u64, grant: &[String]) -> Box<RawValue> {
+/// `params` with the profile's keys in its `_meta` (params that are not an object get
+/// one).
+fn stamped_params(params: &RawValue, since: u64, grant: &[String]) -> Box<RawValue> {
     let mut object = serde_json::from_str::<Map<String, Value>>(params.get()).unwrap_or_default();
     let meta = object
         .entry("_meta")
@@ -397,4 +398,107 @@ pub(crate) fn stamped_params(params: Box<RawValue>, since: u64, grant: &[String]
         stamp_request(meta, since, grant);
     }
     to_raw(&object)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcpl_protocol::{Id, Message};
+
+    fn result(id: i64, result: Value) -> Message {
+        Message::Response(Response {
+            id: Some(Id::Number(id)),
+            outcome: Ok(to_raw(&result)),
+        })
+    }
+
+    fn result_of(m: &Message) -> Value {
+        let Message::Response(r) = m else {
+            panic!("{m:?}")
+        };
+        serde_json::from_str(r.outcome.as_ref().unwrap().get()).unwrap()
+    }
+
+    fn secret(visible: bool, v: u64) -> Value {
+        json!({"name": "secret", "instance": "g1", "visible": visible, "v": v})
+    }
+
+    #[test]
+    fn a_result_hands_on_what_it_changed_under_the_next_rev_and_a_stale_one_nothing() {
+        let mut p = Profile::default();
+        let read = result(
+            1,
+            json!({"content": [], "_meta": {"mcpl/hints": {"version": 5, "tools": [secret(true, 5)]}}}),
+        );
+        let (m, ignored) = p.read(read, Some((CallTool::NAME, Some(0))), &[]);
+        assert!(ignored.is_empty(), "{ignored:?}");
+        assert_eq!(
+            result_of(&m)["_meta"]["mcpl/hints"],
+            json!({"rev": 1, "tools": [{"name": "secret", "instance": "g1", "visible": true}]})
+        );
+        assert_eq!(p.since(), 5);
+        // Older than what is held (S5): nothing is handed on, no rev taken, the mark stays.
+        let late = result(
+            2,
+            json!({"content": [], "_meta": {"mcpl/hints": {"version": 4, "tools": [secret(false, 4)]}}}),
+        );
+        let (m, _) = p.read(late, Some((CallTool::NAME, Some(0))), &[]);
+        assert!(result_of(&m)["_meta"].get("mcpl/hints").is_none(), "{m:?}");
+        assert_eq!(p.since(), 5);
+        // A result the host core does not read as read is left as it is, the mark too.
+        let listed = result(
+            3,
+            json!({"tools": [], "_meta": {"mcpl/hints": {"version": 9}}}),
+        );
+        let (m, _) = p.read(listed.clone(), Some(("tools/list", Some(5))), &[]);
+        assert_eq!(m, listed);
+        assert_eq!(p.since(), 5);
+    }
+
+    #[test]
+    fn a_toolsets_list_is_a_statement_of_the_whole_view() {
+        let mut p = Profile::default();
+        let change = Notification {
+            method: HINTS_NOTIFICATION.to_owned(),
+            params: Some(to_raw(&json!({"version": 7, "tools": [secret(true, 7)],
+                "toolsets": [{"toolset": "game", "instance": "g1", "state": "open", "v": 7}]}))),
+        };
+        let (m, _) = p.read(Message::Notification(change), None, &[]);
+        let Message::Notification(n) = &m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(n.method, ToolHints::NAME);
+        assert_eq!(n.params_value().unwrap()["rev"], 1);
+        // A statement read before that change (version 6) states none of it: the view keeps
+        // the newer entries (profile §3.3), and the legacy statement says the whole view.
+        let list = result(
+            4,
+            json!({"open": [], "ended": [], "_meta": {"mcpl/hints": {"version": 6, "statement": true}}}),
+        );
+        let (m, _) = p.read(list, Some((ToolsetsList::NAME, Some(0))), &[]);
+        let v = result_of(&m);
+        assert_eq!(v["open"], json!([{"toolset": "game", "instance": "g1"}]));
+        assert_eq!(
+            v["_meta"]["mcpl/hints"],
+            json!({"rev": 2, "tools": [{"name": "secret", "instance": "g1", "visible": true}],
+                "toolsets": [{"toolset": "game", "instance": "g1", "state": "open"}]})
+        );
+    }
+
+    #[test]
+    fn requests_carry_the_mark_and_the_grant_and_remember_their_mark() {
+        let mut h = Hinted::new(41, vec!["tools".to_owned()]);
+        let params = h.stamp(
+            3,
+            to_raw(&json!({"name": "t", "_meta": {"mcpl/instance": "g1"}})),
+        );
+        let v: Value = serde_json::from_str(params.get()).unwrap();
+        assert_eq!(
+            v["_meta"],
+            json!({"mcpl/instance": "g1", "mcpl/since": 41,
+                "mcpl/grant": {"effectiveCapabilities": ["tools"]}})
+        );
+        assert_eq!(h.sent(Some(&Id::Number(3))), Some(41));
+        assert_eq!(h.sent(Some(&Id::Number(3))), None);
+    }
 }
