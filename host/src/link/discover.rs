@@ -1,9 +1,12 @@
 //! Opening a connection in its era (`era.rs` says how the era is found): the
 //! `server/discover` probe and what follows its answer — a modern session made Ready at
-//! once (there is no `initialize`, no `notifications/initialized`, and no grant: a modern
-//! server is served as plain MCP until issue #40), or `initialize` on the same
-//! connection. A Ready modern session opens `subscriptions/listen` for tool list changes
-//! when the server says its list changes (`tools.listChanged`).
+//! once (there is no `initialize`, no `notifications/initialized`, and no grant exchange),
+//! or `initialize` on the same connection. A modern server that hints this host's
+//! requests is served under RFC-014's stateless profile (`core/profile.rs`): the grant is
+//! the policy's proposal, in force at once, and every request carries it with the link's
+//! mark; any other is served as plain MCP. A Ready modern session opens
+//! `subscriptions/listen` for tool list changes when the server says its list changes
+//! (`tools.listChanged`), and under the profile for `mcpl/hints` from the mark.
 
 use super::actor::ServerLink;
 use super::core::era::{Era, Stamp};
