@@ -231,8 +231,8 @@ fn seed() -> u64 {
 
 /// Vector S16 (profile §5, RFC-014 §6): the model's tool list is byte-identical before and
 /// after any sequence of modern results and streams cut and reopened — here a seeded
-/// random one of opens, closes, moves, flips (in a call's result, or in a step of the
-/// server's own that only the stream or a later result tells), and cuts of the
+/// random one of opens, closes, moves, own definitions changed, flips (in a call's result,
+/// or in a step of the server's own that only the stream or a later result tells), and cuts of the
 /// connection with its `mcpl/hints` stream. Opening and closing go as modern requests
 /// through the meta-tools; at the end the host's belief has converged on the model's:
 /// what is open, and which instances show `game_secret`.
@@ -299,7 +299,16 @@ async fn s16_model_tool_list_byte_identical_across_modern_results() {
                     .await;
                     open.insert(name.to_owned(), secret ^ flips);
                 }
-                (3 | 4, Some(_)) => {
+                (3, Some(_)) => {
+                    // An instance's own definition changes (a stamped entry with one).
+                    ok(
+                        &host,
+                        "toolsets--act",
+                        json!({"tool": "game_grow", "instance": name, "args": {}}),
+                    )
+                    .await;
+                }
+                (4, Some(_)) => {
                     ok(
                         &host,
                         "toolsets--act",
