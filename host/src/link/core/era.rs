@@ -185,7 +185,7 @@ pub(crate) fn read_probe(outcome: Result<Box<RawValue>, LinkError>, policy: EraP
         .any(|v| is_supported_version(v));
     if mcpl && legacy_too && policy == EraPolicy::Auto {
         return Probe::Legacy(
-            "it speaks MCPL, which this host speaks in the legacy era (until issue #40)".to_owned(),
+            "it speaks MCPL, which this host speaks in the legacy era under `auto`".to_owned(),
         );
     }
     let Some(version) = found
