@@ -147,10 +147,14 @@ async fn issue39_08_with_a_modern_server_requests_are_stamped_and_input_is_answe
     let list = conn.expect_next("tools/list").await;
     let meta = &list["params"]["_meta"];
     assert_eq!(meta[VERSION], "2026-07-28");
+    // Form elicitation, and RFC-014's stateless profile (`mcpl/core`, issue #40): this
+    // server declares no `mcpl/core`, so nothing else of the profile is sent.
     assert_eq!(
         meta["io.modelcontextprotocol/clientCapabilities"],
-        json!({"elicitation": {"form": {}}})
+        json!({"elicitation": {"form": {}}, "extensions": {"mcpl/core":
+            {"version": "0.5", "toolHints": true, "pushEvents": true}}})
     );
+    assert!(meta.get("mcpl/since").is_none(), "{meta}");
     conn.reply(
         &list,
         json!({"resultType": "complete", "tools": [{"name": "t", "inputSchema": {"type": "object"}}],

@@ -310,3 +310,59 @@ fn a_go_game_is_played_to_the_end_with_the_commands_help_shows() {
     assert!(board.contains("no game is open"), "{board}");
     pane.run("quit", "play exited with 0");
 }
+
+/// Issue #40 item 3: the same commands against the arcade's modern era (`--era modern`,
+/// MCP 2026-07-28, RFC-014's stateless profile: `ann` is a named principal, so the arcade
+/// hints this host's requests): a Go game opens with its toolsets, is played, shows in
+/// `status`, and is resigned — the tools named as on legacy, the meta-tools never.
+#[test]
+fn issue40_a_go_game_is_played_on_the_modern_era_with_toolsets() {
+    if !tmux_found() {
+        return;
+    }
+    let url = arcade();
+    let mut pane = Pane::start(&[
+        "--server".into(),
+        format!("arcade={url}"),
+        "--token".into(),
+        format!("arcade={TOKEN}"),
+        "--era".into(),
+        "modern".into(),
+    ]);
+    const PROMPT: &str = "[arcade: connected] > ";
+    pane.expect(&["arcade: connected"]);
+    pane.expect(&[PROMPT]);
+    let opened = pane.run("open go size=9", PROMPT);
+    assert!(opened.contains("You play Black"), "{opened}");
+    assert!(
+        opened.contains("Call it with act arcade/go_play:go-1") && !opened.contains("toolsets--"),
+        "{opened}"
+    );
+    let board = pane.run("board", PROMPT);
+    assert!(
+        board.contains("A B C D E F G H J") && board.contains("Your move."),
+        "{board}"
+    );
+    let status = pane.run("status", PROMPT);
+    assert!(
+        status.contains("arcade: connected")
+            && status.contains("arcade/go:go-1")
+            && status.contains("arcade/lobby"),
+        "{status}"
+    );
+    let wrong = pane.run("act go_play Z9", PROMPT);
+    assert!(
+        wrong.contains("invalid column") && !wrong.contains("allowed now"),
+        "{wrong}"
+    );
+    let played = pane.run("act go_play E5", PROMPT);
+    assert!(played.contains("bot (White)"), "{played}");
+    let resigned = pane.run("act go_resign", PROMPT);
+    assert!(resigned.contains("Game over:"), "{resigned}");
+    let after = pane.run("status", PROMPT);
+    assert!(
+        after.contains("open: arcade/lobby") && !after.contains("go-1"),
+        "{after}"
+    );
+    pane.run("quit", "play exited with 0");
+}

@@ -89,6 +89,10 @@ pub fn start_host_with(
     server.link.request_timeout = knobs.request_timeout;
     server.link.connect_timeout = Duration::from_secs(10);
     server.link.era = knobs.era;
+    // The modern agents play as hosts without hints (RFC-014 §8), through the arcade's
+    // plain tools: they do not declare RFC-014's stateless profile (`mcpl/core`), which
+    // the sim takes up in a later step of issue #40.
+    server.link.advertise_tool_hints = knobs.era != EraPolicy::Modern;
     let mut config = HostConfig::new(vec![server]);
     if let Some(t) = tweak {
         (t.0)(&mut config);

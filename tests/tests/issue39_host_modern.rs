@@ -46,7 +46,10 @@ async fn link_and_tools(
                 LinkEvent::Connected { init, mcpl, .. } => {
                     assert_eq!(init.server_info.name, "py-modern");
                     assert_eq!(init.protocol_version, "2026-07-28");
-                    assert!(!mcpl, "a modern server is served as plain MCP (#40)");
+                    assert!(
+                        !mcpl,
+                        "a modern server without mcpl/core is served as plain MCP"
+                    );
                     connected = true;
                 }
                 LinkEvent::ToolsChanged { tools, .. } if connected => return tools.to_vec(),
@@ -258,9 +261,11 @@ async fn falls_back(answer: Discover) {
         meta["io.modelcontextprotocol/protocolVersion"],
         "2026-07-28"
     );
+    // Form elicitation, and RFC-014's stateless profile (`mcpl/core`, issue #40).
     assert_eq!(
         meta["io.modelcontextprotocol/clientCapabilities"],
-        json!({"elicitation": {"form": {}}})
+        json!({"elicitation": {"form": {}}, "extensions": {"mcpl/core":
+            {"version": "0.5", "toolHints": true, "pushEvents": true}}})
     );
     assert_eq!(
         meta["io.modelcontextprotocol/clientInfo"]["name"],

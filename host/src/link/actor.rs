@@ -3,6 +3,7 @@
 use super::backoff::Backoff;
 use super::config::LinkConfig;
 use super::core::era::Era;
+use super::core::profile::Profile;
 use super::core::{CoreConfig, LinkCore};
 use super::error::{ConnectError, DisconnectReason, LinkError};
 use super::events::LinkEvent;
@@ -40,6 +41,13 @@ pub struct ServerLink {
     pub(super) address: Option<Addr<ServerLink>>,
     /// The server's era as found by a probe, remembered for the link's life (`era.rs`).
     pub(super) found_era: Option<Era>,
+    /// RFC-014's stateless profile (`core/profile.rs`): the stamped view and its mark,
+    /// kept across connections (a new connection is no new start, profile §3.6).
+    pub(super) profile: Profile,
+    /// The mark the current connection's `mcpl/hints` stream was opened with.
+    pub(super) listen_since: u64,
+    /// Streams reopened on the current connection after the server ended them.
+    pub(super) listen_reopened: u32,
 }
 
 /// How many push event ids a link remembers.
@@ -60,6 +68,9 @@ impl ServerLink {
             peer_warnings: LogLimiter::per_peer(),
             address: None,
             found_era: None,
+            profile: Profile::default(),
+            listen_since: 0,
+            listen_reopened: 0,
         }
     }
 

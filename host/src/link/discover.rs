@@ -1,14 +1,18 @@
 //! Opening a connection in its era (`era.rs` says how the era is found): the
 //! `server/discover` probe and what follows its answer — a modern session made Ready at
-//! once (there is no `initialize`, no `notifications/initialized`, and no grant: a modern
-//! server is served as plain MCP until issue #40), or `initialize` on the same
-//! connection. A Ready modern session opens `subscriptions/listen` for tool list changes
-//! when the server says its list changes (`tools.listChanged`).
+//! once (there is no `initialize`, no `notifications/initialized`, and no grant exchange),
+//! or `initialize` on the same connection. A modern server that hints this host's
+//! requests is served under RFC-014's stateless profile (`core/profile.rs`): the grant is
+//! the policy's proposal, in force at once, and every request carries it with the link's
+//! mark; any other is served as plain MCP. A Ready modern session opens
+//! `subscriptions/listen` for tool list changes when the server says its list changes
+//! (`tools.listChanged`), and under the profile for `mcpl/hints` from the mark.
 
 use super::actor::ServerLink;
 use super::core::era::{Era, Stamp};
 use super::core::handshake::{ProbeStep, probe_step};
 use super::core::opens_with_probe;
+use super::core::profile::Hinted;
 use super::core::session::{Listen, Session, Stage};
 use super::error::LinkError;
 use super::pending::Waiter;
@@ -16,6 +20,7 @@ use super::tap::TapEvent;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{RawValue, to_raw};
 use mcpl_protocol::modern::SERVER_DISCOVER;
+use mcpl_protocol::stateless::FILTER_HINTS;
 use mcpl_protocol::{ErrorObject, Notification};
 use serde_json::Value;
 use tracing::{info, warn};
@@ -24,6 +29,8 @@ use tracing::{info, warn};
 pub(super) const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 /// Its acknowledgement.
 pub(super) const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
+/// How many times a cut `mcpl/hints` stream is reopened on one connection.
+pub(super) const MAX_LISTEN_REOPENS: u32 = 16;
 
 impl ServerLink {
     /// Opens the session on a fresh connection: `initialize` for a server known (or
@@ -41,7 +48,10 @@ impl ServerLink {
             return;
         };
         live.core.stage = Stage::AwaitingDiscoverResult;
-        live.core.stamp = Some(Stamp::new(self.config.client_info.clone()));
+        live.core.stamp = Some(Stamp::new(
+            self.config.client_info.clone(),
+            self.config.advertise_tool_hints,
+        ));
         let wait = Some(self.config.probe_timeout);
         let waiter = Waiter::Discover { retried: false };
         self.send_raw(SERVER_DISCOVER, None, waiter, wait, ctx);
@@ -112,8 +122,21 @@ impl ServerLink {
             info: live.info.clone(),
             init: Box::new(init.clone()),
         };
+        let mut session = Session::modern(init);
+        if session.speaks_mcpl() {
+            // The stateless profile (`core/profile.rs`): the grant is the policy's
+            // proposal, in force at once (a property of each request, profile §3.2).
+            let (_, proposed) = self.policy_for(&mut session);
+            session.set_granted(proposed.clone());
+            self.profile.connected();
+            self.listen_reopened = 0;
+            if let Some(live) = self.lifecycle.live_mut() {
+                live.core.hinted = Some(Hinted::new(self.profile.since(), proposed));
+            }
+            info!(link = %self.config.name, since = self.profile.since(), "the server hints this host's requests: RFC-014's stateless profile");
+        }
         self.tap(&event);
-        self.become_ready(Session::modern(init), ctx);
+        self.become_ready(session, ctx);
         let lists_change = self
             .lifecycle
             .live()
@@ -121,18 +144,37 @@ impl ServerLink {
             .and_then(|s| s.init.capabilities.tools.as_ref())
             .and_then(|t| t.list_changed)
             .unwrap_or(false);
-        if lists_change {
+        if lists_change || self.profiled() {
             self.open_listen(ctx);
         }
     }
 
-    /// Opens the change stream for tool list changes.
+    /// True when the current connection speaks the stateless profile.
+    pub(super) fn profiled(&self) -> bool {
+        self.lifecycle
+            .live()
+            .is_some_and(|l| l.core.hinted.is_some())
+    }
+
+    /// Opens the change stream: for tool list changes, and under the profile for
+    /// `notifications/mcpl/hints` from the link's mark (profile §3.5).
     fn open_listen(&mut self, ctx: &mut Context<Self>) {
-        let Some(session) = self.lifecycle.live_mut().and_then(|l| l.session_mut()) else {
+        let profiled = self.profiled();
+        let Some(live) = self.lifecycle.live_mut() else {
+            return;
+        };
+        if let Some(h) = &live.core.hinted {
+            self.listen_since = h.since;
+        }
+        let Some(session) = live.session_mut() else {
             return;
         };
         session.listen = Listen::Opening;
-        let params = to_raw(&serde_json::json!({"notifications": {"toolsListChanged": true}}));
+        let mut filter = serde_json::json!({"toolsListChanged": true});
+        if profiled {
+            filter[FILTER_HINTS] = Value::Bool(true);
+        }
+        let params = to_raw(&serde_json::json!({ "notifications": filter }));
         self.send_raw(
             SUBSCRIPTIONS_LISTEN,
             Some(&params),
@@ -145,10 +187,19 @@ impl ServerLink {
     /// The server acknowledged a subscription: open for tool list changes only when it
     /// agreed to send them ("The client SHOULD check the acknowledged filter").
     pub(super) fn on_listen_acknowledged(&mut self, notification: &Notification) {
-        let agreed = notification
-            .params_value()
+        let params = notification.params_value();
+        let agreed = params
+            .as_ref()
             .and_then(|p| p.pointer("/notifications/toolsListChanged").cloned())
             == Some(Value::Bool(true));
+        let hints = params
+            .as_ref()
+            .and_then(|p| p.get("notifications")?.get(FILTER_HINTS).cloned())
+            == Some(Value::Bool(true));
+        if hints && self.profiled() {
+            // Its first message is the delta since the mark it was opened with (S10).
+            self.profile.listen_acknowledged(self.listen_since);
+        }
         let name = self.config.name.clone();
         let Some(session) = self.lifecycle.live_mut().and_then(|l| l.session_mut()) else {
             return;
@@ -156,21 +207,39 @@ impl ServerLink {
         if session.listen != Listen::Opening {
             return;
         }
-        session.listen = if agreed { Listen::Open } else { Listen::Off };
+        session.listen = if agreed || hints {
+            Listen::Open
+        } else {
+            Listen::Off
+        };
         info!(link = %name, agreed, "the server acknowledged subscriptions/listen for tool list changes");
     }
 
     /// The change stream ended: a graceful end, a refusal, or the transport's own error.
-    /// **\[project\]** It is not reopened on this connection (a server that ends it is
-    /// shutting down or does not serve it); stale lists are read again after calls
-    /// instead (`refresh.rs`), and the next connection opens it again.
-    pub(super) fn on_listen_end(&mut self, outcome: Result<Box<RawValue>, LinkError>) {
+    /// **\[project\]** Without the profile it is not reopened on this connection (a server
+    /// that ends it is shutting down or does not serve it); stale lists are read again
+    /// after calls instead (`refresh.rs`), and the next connection opens it again. Under
+    /// the profile a stream that was acknowledged is reopened at once with the current
+    /// mark (profile §3.5), at most [`MAX_LISTEN_REOPENS`] times per connection: the next
+    /// result's delta is what correctness rests on, the stream only makes it early.
+    pub(super) fn on_listen_end(
+        &mut self,
+        outcome: Result<Box<RawValue>, LinkError>,
+        ctx: &mut Context<Self>,
+    ) {
         if let Err(LinkError::Disconnected { .. } | LinkError::Stopped) = outcome {
             return;
         }
         let name = self.config.name.clone();
+        let mut was_open = false;
         if let Some(session) = self.lifecycle.live_mut().and_then(|l| l.session_mut()) {
+            was_open = session.listen == Listen::Open;
             session.listen = Listen::Off;
+        }
+        if was_open && self.profiled() && self.listen_reopened < MAX_LISTEN_REOPENS {
+            self.listen_reopened += 1;
+            info!(link = %name, since = self.profile.since(), "the mcpl/hints stream was cut; reopening it");
+            return self.open_listen(ctx);
         }
         match outcome {
             Ok(_) => info!(link = %name, "the server ended subscriptions/listen"),

@@ -63,9 +63,9 @@
 //!    │             │        ▼                                 │         │
 //!    │  a modern   └────▶ Ready ◀─────────────────────────────┘         │
 //!    │  DiscoverResult:     │ backoff reset; tools/list (paged); to a   │
-//!    │  tap Connected (no   │ modern server that lists changes,         │
-//!    │  initialized, no     │ subscriptions/listen                      │
-//!    │  grant: plain MCP)   │ closed                                    │
+//!    │  tap Connected (no   │ modern server that lists changes or       │
+//!    │  initialized; plain  │ hints, subscriptions/listen               │
+//!    │  MCP, or the profile)│ closed                                    │
 //!    │                      ▼                                           │
 //!    └── timer ──────── Backoff ◀───────────────────────────────────────┘
 //!
@@ -116,6 +116,12 @@
 //! - *Manifest re-reads* (`core/paging.rs`, `Refresh::want_manifest`; SPEC §17.8): one
 //!   at a time, at most one per `manifest_min_interval`, announcements in between
 //!   coalesced into one read at the end of the interval and counted.
+//! - *RFC-014's stateless profile* (`core/profile.rs`, fed by `read.rs`, set up by
+//!   `discover.rs`; `docs/rfc014-stateless.md`, issue #40): a modern server whose
+//!   discovery declares `mcpl/core` and carries `mcpl/hints` is served MCPL: its requests
+//!   carry the link's mark and grant, and every stamped message read goes through the
+//!   link's `StampedView` (kept across connections) before the tap, which sees the legacy
+//!   changes it made in the view; a cut `mcpl/hints` stream is reopened from the mark.
 //! - *A modern request's rounds* (`core/mrtr.rs`, `LinkCore`): an `InputRequiredResult`
 //!   is answered and the request sent again, at most `MAX_INPUT_ROUNDS` times; a -32022
 //!   listing a modern version this host speaks is adopted and the request sent again once.
@@ -147,7 +153,7 @@
 //! | `io` | the read stream and the writer task, which know nothing of the actor |
 //! | `write` | the core's messages handed to the writer; a server that does not read is dropped |
 //! | `actor` | the actor: connecting, backoff, disconnecting |
-//! | `discover` | the probe sent, a modern session made ready, `subscriptions/listen` |
+//! | `discover` | the probe sent, a modern session made ready (under the stateless profile when the server hints this host), `subscriptions/listen` |
 //! | `handshake` | `initialize`, `notifications/initialized`, `featureSets/update` |
 //! | `read` | the inbound side: tap, then the core; server requests, notifications |
 //! | `requests` | sending requests through the core, its timer, outcomes to waiters |

@@ -87,6 +87,12 @@ impl ServerLink {
             Message::Response(r) => live.core.pending.answers(r.id.as_ref()),
             _ => None,
         };
+        // Under the stateless profile the stamped view reads it first, and the host reads
+        // it as the legacy message saying what it changed (`core/profile.rs`).
+        let message = self.profile_read(message, answers.as_ref().map(|a| a.method));
+        let Some(live) = self.lifecycle.live() else {
+            return;
+        };
         let read = ReadEvent {
             epoch: live.epoch(),
             stream,
@@ -102,6 +108,36 @@ impl ServerLink {
             live.core.handle_read(read.message, now());
         }
         self.drive(ctx);
+    }
+
+    /// A message through the stateless profile's view, when the connection speaks it.
+    fn profile_read(&mut self, message: Message, answers: Option<&'static str>) -> Message {
+        let Some(live) = self.lifecycle.live_mut() else {
+            return message;
+        };
+        let Some(hinted) = live.core.hinted.as_mut() else {
+            return message;
+        };
+        let sent = match &message {
+            Message::Response(r) => hinted.sent(r.id.as_ref()),
+            _ => None,
+        };
+        let tools = live.session().map(|s| s.tools.clone()).unwrap_or_default();
+        let (message, ignored) = self
+            .profile
+            .read(message, answers.map(|m| (m, sent)), &tools);
+        for why in ignored {
+            mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, %why, "a stamped hint entry this host cannot read");
+        }
+        let since = self.profile.since();
+        if let Some(hinted) = self
+            .lifecycle
+            .live_mut()
+            .and_then(|l| l.core.hinted.as_mut())
+        {
+            hinted.since = since;
+        }
+        message
     }
 
     pub(super) fn on_server_request(&mut self, request: Request, epoch: u64) {

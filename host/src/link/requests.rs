@@ -218,7 +218,7 @@ impl ServerLink {
             Waiter::Discover { retried } => self.on_discover_result(outcome, retried, ctx),
             // The core answers a modern server's input rounds itself (`core/mrtr.rs`).
             Waiter::Input(_) => {}
-            Waiter::Listen => self.on_listen_end(outcome),
+            Waiter::Listen => self.on_listen_end(outcome, ctx),
         }
     }
 }

@@ -56,7 +56,8 @@ struct Servers {
     ca_files: Vec<(String, String)>,
     /// Which era of MCP to speak, for every server (ERA) or one (NAME=ERA): `auto` (the
     /// default: probe with MCP 2026-07-28's `server/discover`, fall back to `initialize`),
-    /// `legacy` (`initialize` only, MCP 2025-11-25) or `modern` (2026-07-28 only).
+    /// `legacy` (`initialize` only, MCP 2025-11-25) or `modern` (2026-07-28 only; with
+    /// toolsets where the server serves RFC-014's stateless profile to this host).
     #[arg(long = "era", value_name = "[NAME=]ERA")]
     eras: Vec<String>,
     /// Where the ended toolsets already told are kept across restarts (default: the OS

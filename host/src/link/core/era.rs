@@ -27,8 +27,15 @@
 //!
 //! **\[project\]** With `auto`, a dual-era server whose `server/discover` advertises MCPL
 //! (`capabilities.extensions["mcpl/core"]`) and lists a legacy version this host speaks
-//! is served in the legacy era (`modern` serves it modern, as plain MCP): RFC-014's toolsets reach a modern host only with issue #40,
-//! and until then the legacy era is the one where this host gets all the server offers.
+//! is served in the legacy era (`modern` serves it modern): the legacy era is where this
+//! host has served RFC-014 longest, and `auto` keeps it there.
+//!
+//! **\[project\]** A modern server whose discovery declares `mcpl/core` **and** carries
+//! `_meta["mcpl/hints"]` (it hints this host's requests: the probe declared `mcpl/core`,
+//! and the principal is a named one, `docs/rfc014-stateless.md` §3.6) is served under the
+//! stateless profile (`profile.rs`): its manifest (the extension's settings) is the
+//! session's, as `experimental.mcpl` carries it on legacy. One that declares it without
+//! hinting (an anonymous principal's requests) is served as plain MCP.
 //!
 //! **\[project\]** What is found is remembered for the link's life: a reconnect goes
 //! straight to `initialize` for a server found legacy, and probes again (it needs the
@@ -39,8 +46,10 @@
 use super::super::error::LinkError;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, RawValue, decode_result, to_raw};
 use mcpl_protocol::mcp::{
-    ClientCapabilities, Implementation, InitializeResult, ServerCapabilities, is_supported_version,
+    ClientCapabilities, Implementation, InitializeResult, ServerCapabilities, ServerExperimental,
+    is_supported_version,
 };
+use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::modern::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MCPL_EXTENSION, MODERN_PROTOCOL_VERSION,
     MODERN_PROTOCOL_VERSIONS, PROTOCOL_VERSION_KEY, SERVER_INFO_KEY, is_modern_version,
@@ -176,7 +185,7 @@ pub(crate) fn read_probe(outcome: Result<Box<RawValue>, LinkError>, policy: EraP
         .any(|v| is_supported_version(v));
     if mcpl && legacy_too && policy == EraPolicy::Auto {
         return Probe::Legacy(
-            "it speaks MCPL, which this host speaks in the legacy era (until issue #40)".to_owned(),
+            "it speaks MCPL, which this host speaks in the legacy era under `auto`".to_owned(),
         );
     }
     let Some(version) = found
@@ -196,9 +205,24 @@ pub(crate) fn read_probe(outcome: Result<Box<RawValue>, LinkError>, policy: EraP
         .and_then(|v| serde_json::from_value::<Implementation>(v.clone()).ok())
         // serverInfo is a SHOULD, for display only: a server without one is not refused.
         .unwrap_or_else(|| Implementation::new("unnamed", ""));
+    let hinted = found
+        .meta
+        .as_ref()
+        .is_some_and(|m| m.contains_key(mcpl_protocol::meta::HINTS));
     let mut capabilities = found.capabilities;
-    // The manifest of a legacy `initialize` has no place in a modern session (#40).
-    capabilities.experimental = None;
+    // The manifest of a legacy `initialize` has no place in a modern session: the
+    // profile's is the `mcpl/core` extension's settings, taken only when this host's
+    // requests are hinted (module docs).
+    let manifest = capabilities
+        .other
+        .get("extensions")
+        .and_then(|e| e.get(MCPL_EXTENSION))
+        .filter(|_| hinted)
+        .and_then(|m| serde_json::from_value::<McplManifest>(m.clone()).ok());
+    capabilities.experimental = manifest.map(|m| ServerExperimental {
+        mcpl: Some(m),
+        other: Map::new(),
+    });
     Probe::Modern(Box::new(InitializeResult {
         protocol_version: version.clone(),
         capabilities,
@@ -291,9 +315,18 @@ impl Stamp {
     /// default go on rather than fail with -32021. Sampling and roots, which this host
     /// cannot answer, are not declared. (The legacy era still declares none: there a
     /// question is a request of the server's own, answered the same way.)
-    pub(crate) fn new(client_info: Implementation) -> Self {
+    ///
+    /// `mcpl`: the host declares `extensions["mcpl/core"]` (the stateless profile,
+    /// `profile.rs`; a host that does not advertise tool hints does not).
+    pub(crate) fn new(client_info: Implementation, mcpl: bool) -> Self {
         let mut other = Map::new();
         other.insert("elicitation".to_owned(), serde_json::json!({ "form": {} }));
+        if mcpl {
+            other.insert(
+                "extensions".to_owned(),
+                serde_json::json!({ MCPL_EXTENSION: super::profile::declaration() }),
+            );
+        }
         Stamp {
             version: MODERN_PROTOCOL_VERSION.to_owned(),
             client_info,
@@ -457,7 +490,7 @@ mod tests {
 
     #[test]
     fn the_stamp_adds_the_keys_and_keeps_the_rest() {
-        let stamp = Stamp::new(Implementation::new("h", "1"));
+        let stamp = Stamp::new(Implementation::new("h", "1"), false);
         let params = to_raw(&json!({"name": "t", "_meta": {"progressToken": 3}}));
         let v: Value = serde_json::from_str(stamp.apply(Some(&params)).get()).unwrap();
         assert_eq!(v["name"], "t");

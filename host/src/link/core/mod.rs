@@ -25,6 +25,7 @@
 //! | `decode` | a result decoded by its method's type; a `tools/list` page; a wrapped manifest |
 //! | `mrtr` | a modern `InputRequiredResult` read: retry with answers, or fail |
 //! | `elicit` | `elicitation/create` answered with nobody to ask |
+//! | `profile` | RFC-014's stateless profile on a modern server: the request keys, the stamped view fed what is read, handed on as legacy hints |
 
 pub(crate) mod decode;
 pub(crate) mod elicit;
@@ -35,6 +36,7 @@ pub(crate) mod mrtr;
 pub(crate) mod paging;
 pub(crate) mod pending;
 pub(crate) mod phase;
+pub(crate) mod profile;
 pub(crate) mod push;
 pub(crate) mod session;
 
@@ -157,6 +159,9 @@ pub(crate) struct LinkCore<C, R> {
     /// What every request says of the host in `_meta` while the connection is (or may be)
     /// modern: set for the probe, kept for a modern server, dropped on falling back.
     pub(crate) stamp: Option<Stamp>,
+    /// What every request carries under the stateless profile (`profile.rs`), on a modern
+    /// connection whose server hints this host's requests.
+    pub(crate) hinted: Option<profile::Hinted>,
     pub(crate) pending: PendingTable<C>,
     pub(crate) refresh: Refresh<R>,
     config: CoreConfig,
@@ -172,6 +177,7 @@ impl<C, R> LinkCore<C, R> {
             ordered,
             stage: Stage::AwaitingInitializeResult,
             stamp: None,
+            hinted: None,
             pending: PendingTable::new(config.timed_out_capacity),
             refresh: Refresh::default(),
             config,
@@ -240,11 +246,12 @@ impl<C, R> LinkCore<C, R> {
         timeout: Option<Duration>,
         now: Instant,
     ) -> i64 {
-        let params = match &self.stamp {
-            Some(stamp) => Some(stamp.apply(params)),
-            None => params.map(ToOwned::to_owned),
-        };
         let n = self.pending.insert(method, waiter, timeout, now);
+        let params = match (&self.stamp, &mut self.hinted) {
+            (Some(stamp), Some(hinted)) => Some(hinted.stamp(n, stamp.apply(params))),
+            (Some(stamp), None) => Some(stamp.apply(params)),
+            (None, _) => params.map(ToOwned::to_owned),
+        };
         self.transmit.push_back(Message::Request(Request {
             id: Id::Number(n),
             method: method.to_owned(),

@@ -94,7 +94,9 @@ impl Session {
     pub(crate) fn modern(init: InitializeResult) -> Self {
         let mut session = Session::new(init);
         session.era = Era::Modern;
-        session.mcp_only = true;
+        // Under the stateless profile (the discovery's `mcpl/core` taken as the
+        // manifest, `era.rs`) the server is served MCPL; else as plain MCP.
+        session.mcp_only = session.manifest.is_none();
         session
     }
 

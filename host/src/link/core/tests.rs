@@ -133,9 +133,10 @@ fn issue38_02_the_handshake_requests_are_never_cancelled() {
     let t0 = Instant::now();
     let mut c = core(true);
     c.send_request("initialize", None, Waiter::Initialize, Some(SEC), t0);
-    c.stamp = Some(era::Stamp::new(mcpl_protocol::mcp::Implementation::new(
-        "h", "1",
-    )));
+    c.stamp = Some(era::Stamp::new(
+        mcpl_protocol::mcp::Implementation::new("h", "1"),
+        false,
+    ));
     c.send_request(
         SERVER_DISCOVER,
         None,
@@ -178,9 +179,10 @@ fn issue38_02_a_broken_off_answer_on_an_unordered_link_is_cancelled_then_deliver
     // On a modern unordered (Streamable HTTP) connection closing the answer is the
     // cancellation: nothing is sent.
     let mut c = core(false);
-    c.stamp = Some(era::Stamp::new(mcpl_protocol::mcp::Implementation::new(
-        "h", "1",
-    )));
+    c.stamp = Some(era::Stamp::new(
+        mcpl_protocol::mcp::Implementation::new("h", "1"),
+        false,
+    ));
     let id = c.send_request("tools/call", None, Waiter::Caller("a"), Some(SEC), t0);
     sent(&mut c);
     c.handle_read(
@@ -336,9 +338,10 @@ fn issue38_02_the_core_pages_a_listing_and_queues_the_next_behind_it() {
 fn issue38_02_a_modern_call_is_answered_round_by_round_in_the_core() {
     let t0 = Instant::now();
     let mut c = core(true);
-    c.stamp = Some(era::Stamp::new(mcpl_protocol::mcp::Implementation::new(
-        "h", "1",
-    )));
+    c.stamp = Some(era::Stamp::new(
+        mcpl_protocol::mcp::Implementation::new("h", "1"),
+        false,
+    ));
     let round = pending::InputRound {
         method: "tools/call",
         params: to_raw(&json!({"name": "t", "arguments": {}})),
