@@ -123,6 +123,41 @@ async fn issue39_08_a_silent_probe_falls_back_after_the_probe_timeout() {
     link.send(Shutdown).await.unwrap();
 }
 
+/// A server slow to answer the probe (a stdio server still starting on a loaded machine)
+/// is sent `initialize` after the probe's timeout, as MCP says; when its `DiscoverResult`
+/// then arrives before `initialize` is answered, the link is modern after all, and the
+/// modern server's refusal of `initialize` ends nothing (**\[project\]**,
+/// `host/src/link/core/mod.rs`, `late_discovery`).
+#[actix::test]
+async fn issue40_a_probe_answered_after_the_fallback_still_makes_the_link_modern() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let mut config = LinkConfig::new("s", server.connector(Default::default()))
+        .with_era(EraPolicy::Auto)
+        .with_subscriber(EventSink::Channel(tx));
+    config.probe_timeout = Duration::from_millis(100);
+    let link = ServerLink::new(config).start();
+    let mut conn = accept(&mut server).await;
+    let probe = conn.expect_next("server/discover").await;
+    // Only once `initialize` came (the probe timed out) does the server answer the probe,
+    // then refuse `initialize` as a modern-only server does.
+    let init = conn.expect_next("initialize").await;
+    conn.reply(&probe, discovered()).await;
+    conn.send(msg::error(&init["id"], -32601, "no initialize in this era"))
+        .await;
+    let list = conn.expect_next("tools/list").await;
+    assert_eq!(list["params"]["_meta"][VERSION], "2026-07-28", "{list}");
+    conn.reply(
+        &list,
+        json!({"resultType": "complete", "tools": [], "ttlMs": 60000, "cacheScope": "public"}),
+    )
+    .await;
+    conn.expect_next("subscriptions/listen").await;
+    ready(&mut events).await;
+    assert_eq!(era_of(&link).await, Era::Modern);
+    link.send(Shutdown).await.unwrap();
+}
+
 /// A modern `server/discover` result, with tools whose list changes.
 fn discovered() -> Value {
     json!({"resultType": "complete", "supportedVersions": ["2026-07-28", "2025-11-25"],

@@ -79,7 +79,7 @@ impl ServerLink {
                 info!(link = %self.config.name, %why, "the server is not a modern one; falling back to initialize");
                 self.found_era = Some(Era::Legacy);
                 if let Some(live) = self.lifecycle.live_mut() {
-                    live.core.stamp = None;
+                    live.core.fell_back = live.core.stamp.take();
                     live.core.stage = Stage::AwaitingInitializeResult;
                 }
                 self.send_initialize(ctx);

@@ -162,6 +162,9 @@ pub(crate) struct LinkCore<C, R> {
     /// What every request carries under the stateless profile (`profile.rs`), on a modern
     /// connection whose server hints this host's requests.
     pub(crate) hinted: Option<profile::Hinted>,
+    /// The probe's stamp, kept when the link fell back to `initialize`, for a probe's
+    /// answer that comes late (`late_discovery`).
+    pub(crate) fell_back: Option<Stamp>,
     pub(crate) pending: PendingTable<C>,
     pub(crate) refresh: Refresh<R>,
     config: CoreConfig,
@@ -178,6 +181,7 @@ impl<C, R> LinkCore<C, R> {
             stage: Stage::AwaitingInitializeResult,
             stamp: None,
             hinted: None,
+            fell_back: None,
             pending: PendingTable::new(config.timed_out_capacity),
             refresh: Refresh::default(),
             config,
@@ -309,10 +313,42 @@ impl<C, R> LinkCore<C, R> {
                 .map_err(|error| LinkError::Server { method, error });
             self.complete(pending.waiter, outcome, now);
         } else if let Some(method) = self.pending.take_late(&id) {
-            self.events.push_back(CoreEvent::Late { id, method });
+            match self.late_discovery(method, &response) {
+                Some(result) => self.events.push_back(CoreEvent::Completed {
+                    waiter: Waiter::Discover { retried: true },
+                    outcome: Ok(result),
+                }),
+                None => self.events.push_back(CoreEvent::Late { id, method }),
+            }
         } else {
             self.events.push_back(CoreEvent::Unknown { id });
         }
+    }
+
+    /// A probe that timed out, answered after the link fell back to `initialize` (MCP
+    /// stdio "Backward Compatibility": no answer "within a reasonable timeout" means
+    /// legacy): while `initialize` is still unanswered, a `DiscoverResult` says the server
+    /// is modern after all — a slow one, such as a stdio server still starting under load.
+    /// **\[project\]** The server's own answer is better evidence than the timeout's guess:
+    /// the probe's stamp comes back, `initialize` is no longer awaited (its answer, a modern
+    /// server's refusal, is read late and dropped), and the result goes to the probe's
+    /// waiter as if it had come in time. Anything else late is only noted.
+    fn late_discovery(&mut self, method: &str, response: &Response) -> Option<Box<RawValue>> {
+        if method != SERVER_DISCOVER || !matches!(self.stage, Stage::AwaitingInitializeResult) {
+            return None;
+        }
+        let result = response.outcome.as_ref().ok()?;
+        let modern = matches!(
+            era::read_probe(Ok(result.clone()), EraPolicy::Auto),
+            era::Probe::Modern(_)
+        );
+        if !modern {
+            return None;
+        }
+        self.stamp = Some(self.fell_back.take()?);
+        self.pending.abandon(Initialize::NAME);
+        self.stage = Stage::AwaitingDiscoverResult;
+        Some(result.clone())
     }
 
     /// Something unreadable that carries `id` arrived: meant as that request's response,

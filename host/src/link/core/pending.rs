@@ -188,6 +188,22 @@ impl<C> PendingTable<C> {
         Some(pending)
     }
 
+    /// Stops awaiting every request of `method` (no waiter is answered): each moves to the
+    /// timed-out table, so its answer is still recognised, read and dropped. Returns how
+    /// many.
+    pub(crate) fn abandon(&mut self, method: &'static str) -> usize {
+        let ids: Vec<i64> = self
+            .awaited
+            .iter()
+            .filter(|(_, p)| p.method == method)
+            .map(|(id, _)| *id)
+            .collect();
+        for id in &ids {
+            self.time_out(*id);
+        }
+        ids.len()
+    }
+
     /// Forgets a timed-out request whose late response arrived; returns its method.
     pub(crate) fn take_late(&mut self, id: &Id) -> Option<&'static str> {
         let Id::Number(n) = id else { return None };

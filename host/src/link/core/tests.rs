@@ -395,3 +395,74 @@ fn issue38_02_a_modern_call_is_answered_round_by_round_in_the_core() {
     );
     assert_eq!(told(&mut c).len(), 2, "completed with the error, then done");
 }
+
+/// The probe's fallback on a timeout (MCP stdio "Backward Compatibility"), then its answer
+/// late: a `DiscoverResult` while `initialize` is unanswered makes the link modern after all
+/// (a slow stdio server still starting); the refusal `initialize` then gets is only noted.
+/// A late answer that is not a `DiscoverResult` changes nothing.
+#[test]
+fn issue40_a_late_discovery_wins_over_the_fallback_to_initialize() {
+    for modern in [true, false] {
+        let t0 = Instant::now();
+        let mut c = core(true);
+        c.stage = Stage::AwaitingDiscoverResult;
+        c.stamp = Some(era::Stamp::new(
+            mcpl_protocol::mcp::Implementation::new("h", "1"),
+            false,
+        ));
+        let probe = c.send_request(
+            SERVER_DISCOVER,
+            None,
+            Waiter::Discover { retried: false },
+            Some(SEC),
+            t0,
+        );
+        c.handle_timeout(t0 + SEC);
+        assert_eq!(told(&mut c).len(), 2, "timed out, and told");
+        // The driver falls back (discover.rs): the stamp is put aside, `initialize` sent.
+        c.fell_back = c.stamp.take();
+        c.stage = Stage::AwaitingInitializeResult;
+        let init = c.send_request("initialize", None, Waiter::Initialize, Some(SEC), t0 + SEC);
+        sent(&mut c);
+        let late = if modern {
+            result(
+                probe,
+                json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+                    "capabilities": {},
+                    "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "m", "version": "1"}}}),
+            )
+        } else {
+            Message::Response(Response::err(
+                Some(Id::Number(probe)),
+                ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "no such method"),
+            ))
+        };
+        c.handle_read(late, t0 + SEC);
+        let events = told(&mut c);
+        if !modern {
+            assert_eq!(events, ["late 1 server/discover"]);
+            assert!(matches!(c.stage, Stage::AwaitingInitializeResult));
+            assert!(c.stamp.is_none(), "legacy requests carry no stamp");
+            assert_eq!(c.pending.awaited_len(), 1, "initialize is still awaited");
+            continue;
+        }
+        assert_eq!(events.len(), 1, "{events:?}");
+        assert!(events[0].starts_with("discover: "), "{events:?}");
+        assert!(matches!(c.stage, Stage::AwaitingDiscoverResult));
+        assert!(c.stamp.is_some(), "modern requests are stamped again");
+        assert_eq!(
+            c.pending.awaited_len(),
+            0,
+            "initialize is no longer awaited"
+        );
+        // The modern server's refusal of `initialize` is read late and dropped.
+        c.handle_read(
+            Message::Response(Response::err(
+                Some(Id::Number(init)),
+                ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "no such method"),
+            )),
+            t0 + SEC,
+        );
+        assert_eq!(told(&mut c), ["late 2 initialize"]);
+    }
+}
