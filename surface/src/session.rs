@@ -28,6 +28,13 @@
 //!   operator's principal): results stamped modern, the news in the next result, nothing
 //!   logged. Once `initialize` came, every request is the legacy era's.
 //!
+//! Requests are routed by the protocol crate's method markers (`mcpl_protocol::method`):
+//! the wire name picks the route, the marker's params type reads it (-32602 saying what is
+//! wrong), its result type answers it; an unknown method gets -32601, a known one other
+//! than `initialize` and `ping` -32600 before `initialize`, as the server SDK answers. A
+//! `featureSets/update` is received by the rule the server SDK follows
+//! (`mcpl_protocol::grant`, [`crate::mcpl::update`]).
+//!
 //! Requests are answered concurrently (a Go move can take a while; a `ping` need not wait),
 //! at most [`MAX_IN_FLIGHT`] at once. A request `notifications/cancelled` names gets no
 //! answer (the call itself runs on in the host: the server may have acted already).
