@@ -184,9 +184,7 @@ fn issue41_03_a_holder_that_stops_renewing_loses_the_lease_and_its_writes() {
         Err(LeaseError::Lost { .. }) => {}
         other => panic!("an expired lease was renewed: {other:?}"),
     }
-    let taken = b
-        .acquire(INSTANCE, "8", ttl)
-        .expect("an expired lease is free");
+    let taken = b.acquire(INSTANCE, "8", ttl).expect("an expired lease is free");
     assert!(taken.token > gone.token);
     let reader = PgStore::connect(&url).unwrap();
     let mut loaded = reader.load().unwrap();
