@@ -9,7 +9,9 @@
 //!   granted and denied makes the message malformed (fail closed, SPEC §5.4);
 //! - [`derive()`]: which declared feature sets a policy leaves enabled, and why the others are
 //!   not (SPEC §6.4: `invalid_uses`; §5.3: `not_selected`; a denied capability; the host's
-//!   `disabled`), and the receipt that reports it (§6.7);
+//!   `disabled`), and [`receipt()`], the answer that reports it (§6.7);
+//! - [`Policy::receive`]: the policy in force after a `featureSets/update` request, and
+//!   what a refused one revokes (fail closed);
 //! - [`Derivation::check_use`]: whether a server-initiated message under a feature set may
 //!   pass, and the Appendix A error when not (-32001, -32002, -32003).
 
@@ -220,6 +222,39 @@ impl Policy {
         })
     }
 
+    /// A `featureSets/update` *request* received by a server whose policy in force is
+    /// `current` (SPEC §5.3, §5.4), the one rule the server SDK and the surface host follow:
+    /// a well-formed one replaces the policy (`effectiveCapabilities` is the only
+    /// allowlist, an absent one grants nothing); a malformed one (a path both granted and
+    /// denied) is refused, and every path it denies — and every path it grants that one of
+    /// its denials matches — is revoked from the policy in force (fail closed: a host that
+    /// meant to take a capability away loses it even though its message was refused).
+    pub fn receive<'a>(
+        current: &'a mut Option<Policy>,
+        params: &FeatureSetsUpdateParams,
+    ) -> Result<&'a Policy, PolicyError> {
+        match Policy::read(params) {
+            Ok(policy) => Ok(current.insert(policy)),
+            Err(e) => {
+                if let Some(current) = current.as_mut() {
+                    for denied in &params.denied_capabilities {
+                        current.grant.revoke(denied.clone());
+                    }
+                    for granted in &params.effective_capabilities {
+                        if params
+                            .denied_capabilities
+                            .iter()
+                            .any(|d| path_matches(d, granted))
+                        {
+                            current.grant.revoke(granted.clone());
+                        }
+                    }
+                }
+                Err(e)
+            }
+        }
+    }
+
     /// SPEC §6.7: what a server takes from a `featureSets/update` *notification*: only a
     /// narrowing `disabled` (added to this policy's); `effectiveCapabilities`, `enabled` and
     /// any widening are ignored. Returns whether anything was taken.
@@ -249,6 +284,30 @@ fn check_disjoint(params: &FeatureSetsUpdateParams) -> Result<(), PolicyError> {
         }
     }
     Ok(())
+}
+
+/// The receipt a server answers a `featureSets/update` request with (SPEC §6.7), the one
+/// the server SDK and the surface host send: `accepted: true` under any grant; every
+/// feature set `policy` leaves unavailable against `manifest` (the one the host was
+/// shown), with its reason and the capabilities it misses, and `mode: "degraded"` when
+/// there is one ([`Derivation::receipt`]); and a note for each `enabled`/`disabled` entry
+/// that names no declared feature set. The receipt is testimony, never authority.
+pub fn receipt(manifest: &McplManifest, policy: &Policy) -> FeatureSetsUpdateResult {
+    let mut result = derive(manifest, policy).receipt();
+    result.notes = policy
+        .enabled
+        .iter()
+        .flatten()
+        .chain(&policy.disabled)
+        .filter(|p| {
+            !manifest
+                .feature_sets
+                .keys()
+                .any(|n| feature_set_matches(p, n))
+        })
+        .map(|n| format!("feature set {n:?} is not declared"))
+        .collect();
+    result
 }
 
 /// Why a declared feature set is not enabled.
@@ -695,6 +754,90 @@ mod tests {
                 "inferenceRequest",
                 "inferenceLifecycle"
             ]
+        );
+    }
+
+    fn receipt_manifest() -> McplManifest {
+        serde_json::from_value(json!({"version": "0.5", "featureSets": {
+            "a": {"description": "a", "uses": ["tools"]},
+            "b": {"description": "b", "uses": ["pushEvents", "tools", "pushEvents"]}}}))
+        .unwrap()
+    }
+
+    fn read_policy(v: serde_json::Value) -> Policy {
+        Policy::read(&serde_json::from_value(v).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn a_full_grant_gets_a_plain_acceptance() {
+        let g = read_policy(json!({"effectiveCapabilities": ["tools", "pushEvents"]}));
+        assert_eq!(
+            serde_json::to_value(receipt(&receipt_manifest(), &g)).unwrap(),
+            json!({"accepted": true})
+        );
+    }
+
+    #[test]
+    fn a_partial_grant_is_degraded_naming_what_is_missing() {
+        let g =
+            read_policy(json!({"effectiveCapabilities": ["tools"], "enabled": ["a", "b", "zz"]}));
+        assert_eq!(
+            serde_json::to_value(receipt(&receipt_manifest(), &g)).unwrap(),
+            json!({"accepted": true, "mode": "degraded",
+                   "unavailableFeatures": [{"featureSet": "b", "missingCapabilities": ["pushEvents"],
+                                            "effect": "disabled", "reason": "capability_denied"}],
+                   "missingCapabilities": ["pushEvents"],
+                   "notes": ["feature set \"zz\" is not declared"]})
+        );
+    }
+
+    /// SPEC §5.3: `enabled` is an allowlist; a set it leaves out is reported `not_selected`.
+    #[test]
+    fn a_set_left_out_of_enabled_is_reported_not_selected() {
+        let g = read_policy(json!({"effectiveCapabilities": ["*"], "enabled": ["a"]}));
+        assert_eq!(
+            serde_json::to_value(receipt(&receipt_manifest(), &g)).unwrap(),
+            json!({"accepted": true, "mode": "degraded",
+                   "unavailableFeatures": [{"featureSet": "b", "missingCapabilities": [],
+                                            "effect": "disabled", "reason": "not_selected"}]})
+        );
+    }
+
+    /// SPEC §5.4: a refused update revokes what it denies from the policy in force, and
+    /// what it grants that a denial matches; the rest of that policy stands.
+    #[test]
+    fn a_refused_update_revokes_its_paths_from_the_policy_in_force() {
+        let read = |v| serde_json::from_value::<FeatureSetsUpdateParams>(v).unwrap();
+        let mut current = None;
+        let refused =
+            read(json!({"effectiveCapabilities": ["tools"], "deniedCapabilities": ["tools"]}));
+        assert!(Policy::receive(&mut current, &refused).is_err());
+        assert_eq!(current, None, "nothing in force, nothing to revoke");
+        Policy::receive(
+            &mut current,
+            &read(json!({"effectiveCapabilities": ["tools", "pushEvents", "modelInfo"]})),
+        )
+        .unwrap();
+        let refused = read(json!({"effectiveCapabilities": ["pushEvents", "modelInfo"],
+                                  "deniedCapabilities": ["tools", "*"]}));
+        let e = Policy::receive(&mut current, &refused).unwrap_err();
+        assert_eq!(e.to_error().code, ErrorCode::INVALID_PARAMS);
+        let grant = &current.as_ref().unwrap().grant;
+        assert!(!grant.allows("tools"), "denied");
+        assert!(
+            !grant.allows("pushEvents"),
+            "granted, and matched by the denied `*`"
+        );
+        let accepted = Policy::receive(
+            &mut current,
+            &read(json!({"effectiveCapabilities": ["tools"]})),
+        )
+        .unwrap()
+        .clone();
+        assert_eq!(
+            current,
+            Some(accepted),
+            "a well-formed update replaces the policy"
         );
     }
 }

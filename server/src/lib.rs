@@ -28,7 +28,6 @@
 //! | `panics` | the text of a caught panic (a handler's, a logic's, background work's) |
 //! | `mrtr` | MCP 2026-07-28 multi round-trip requests: a tool's, prompt's or resource read's question to a modern client as an `InputRequiredResult`, its signed `requestState`, the retry's answers |
 //! | `client_ask` | what a handler asks of its client, from the handler's side: `AskError`, the capability needed, the session's side as a trait (so the tool and feature contexts and the session do not import each other) |
-//! | `receipt` | the receipt for a `featureSets/update` grant (SPEC §6.7) |
 //! | `watchers` | who watches which resource: the index [`Server::resource_updated`] reads to tell a change to the sessions subscribed to it |
 //! | [`cancel`] | [`CancelToken`]: a call's cancellation, for work a handler hands off |
 //! | [`store`] | [`Store`]: durable state across restarts ([`RedbStore`], [`MemoryStore`]; issue #15) |
@@ -110,7 +109,6 @@ mod mrtr;
 mod paging;
 mod panics;
 pub mod push;
-mod receipt;
 mod server;
 pub mod session;
 mod shared;

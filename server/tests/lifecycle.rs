@@ -264,3 +264,32 @@ async fn a_partial_grant_gets_a_degraded_receipt_and_a_new_grant_replaces_it() {
         ["tools", "pushEvents"]
     );
 }
+
+/// Issue #38 item 5: the receipt rule the server SDK and the surface host now share
+/// (`mcpl_protocol::grant::receipt`): a `disabled` entry naming no declared feature set is
+/// noted. `surface/tests/issue38_typed.rs` sends the surface host the same grant and
+/// expects the same answer.
+#[actix::test]
+async fn issue38_05_the_receipt_notes_an_undeclared_feature_set() {
+    let (mut client, _session) = connect(&server());
+    client
+        .initialize_with(
+            "2025-11-25",
+            json!({"experimental": {"mcpl": {"version": "0.5"}}}),
+        )
+        .await;
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    let receipt = client
+        .exchange(
+            json!({"jsonrpc": "2.0", "id": "g", "method": "featureSets/update",
+            "params": {"effectiveCapabilities": ["tools", "pushEvents"], "disabled": ["nope"]}}),
+        )
+        .await;
+    assert_eq!(
+        receipt["result"],
+        json!({"accepted": true, "notes": ["feature set \"nope\" is not declared"]}),
+        "{receipt}"
+    );
+}

@@ -40,15 +40,26 @@ pub fn manifest() -> McplManifest {
     m
 }
 
-/// A client's `featureSets/update` request: the receipt, and whether pushes are enabled.
+/// A client's `featureSets/update` request, received against the policy in force
+/// (`current`) by the rule the server SDK follows ([`Policy::receive`]): the receipt
+/// ([`grant::receipt`], notes on undeclared feature sets included), or -32602 for a
+/// malformed policy, what that one denied revoked from `current` (fail closed).
 pub fn update(
     manifest: &McplManifest,
+    current: &mut Option<Policy>,
     params: &FeatureSetsUpdateParams,
-) -> Result<(FeatureSetsUpdateResult, bool), ErrorObject> {
-    let policy = Policy::read(params).map_err(|e| e.to_error())?;
-    let derived = grant::derive(manifest, &policy);
-    let enabled = derived.is_enabled(FEATURE_SET) && policy.grant.allows(CAP_PUSH_EVENTS);
-    Ok((derived.receipt(), enabled))
+) -> Result<FeatureSetsUpdateResult, ErrorObject> {
+    let policy = Policy::receive(current, params).map_err(|e| e.to_error())?;
+    Ok(grant::receipt(manifest, policy))
+}
+
+/// Whether `policy` (the one in force, if any) lets the surface host push: its
+/// [`FEATURE_SET`] available (not disabled, selected, its `uses` granted) and
+/// `pushEvents` granted.
+pub fn pushes(manifest: &McplManifest, policy: Option<&Policy>) -> bool {
+    policy.is_some_and(|p| {
+        grant::availability(manifest, p, FEATURE_SET).is_ok() && p.grant.allows(CAP_PUSH_EVENTS)
+    })
 }
 
 /// A session's push event ids: `surface-EPOCH-N`, N counting from 0 in every session and
@@ -140,22 +151,38 @@ mod tests {
     fn pushes_are_enabled_only_by_a_grant_of_push_events() {
         let m = manifest();
         let read = |v| serde_json::from_value::<FeatureSetsUpdateParams>(v).unwrap();
-        let (receipt, on) =
-            update(&m, &read(json!({"effectiveCapabilities": ["pushEvents"]}))).unwrap();
-        assert!(on);
-        assert!(receipt.unavailable_features.is_empty(), "{receipt:?}");
-        let (_, off) = update(&m, &read(json!({"effectiveCapabilities": []}))).unwrap();
-        assert!(!off);
-        let (_, off) = update(
+        let mut policy = None;
+        let receipt = update(
             &m,
+            &mut policy,
+            &read(json!({"effectiveCapabilities": ["pushEvents"]})),
+        )
+        .unwrap();
+        assert!(pushes(&m, policy.as_ref()));
+        assert!(receipt.unavailable_features.is_empty(), "{receipt:?}");
+        update(&m, &mut policy, &read(json!({"effectiveCapabilities": []}))).unwrap();
+        assert!(!pushes(&m, policy.as_ref()));
+        update(
+            &m,
+            &mut policy,
             &read(json!({"effectiveCapabilities": ["pushEvents"], "disabled": ["events"]})),
         )
         .unwrap();
-        assert!(!off);
+        assert!(!pushes(&m, policy.as_ref()));
+        update(
+            &m,
+            &mut policy,
+            &read(json!({"effectiveCapabilities": ["pushEvents"]})),
+        )
+        .unwrap();
         let bad = read(
             json!({"effectiveCapabilities": ["pushEvents"], "deniedCapabilities": ["pushEvents"]}),
         );
-        assert_eq!(update(&m, &bad).unwrap_err().code.0, -32602);
+        assert_eq!(update(&m, &mut policy, &bad).unwrap_err().code.0, -32602);
+        assert!(
+            !pushes(&m, policy.as_ref()),
+            "a refused update revokes what it denied"
+        );
     }
 
     #[test]

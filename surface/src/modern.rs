@@ -36,8 +36,10 @@ use mcpl_host::host::HostError;
 use mcpl_host::state::meta_tools::LOOK;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Request, Response};
 use mcpl_protocol::mcp::{
-    self, CallToolParams, ContentBlock, Implementation, ServerCapabilities, Tool, ToolsCapability,
+    CallToolParams, ContentBlock, Implementation, ListToolsResult, ServerCapabilities,
+    ToolsCapability,
 };
+use mcpl_protocol::method::{CallTool, Initialize, ListTools, Method, RequestMethod};
 use mcpl_protocol::modern::{
     self, CacheHints, CacheScope, DiscoverResult, RequestMeta, SERVER_DISCOVER,
 };
@@ -71,7 +73,7 @@ pub enum Era {
 /// is the -32602 refusing a request that names itself modern but is malformed.
 pub fn era(request: &Request) -> Result<Era, ErrorObject> {
     let params = request.params.as_deref();
-    if request.method == "initialize" && !modern::is_modern_initialize(params) {
+    if request.method == Initialize::NAME && !modern::is_modern_initialize(params) {
         return Ok(Era::Legacy);
     }
     Ok(match RequestMeta::read(params)? {
@@ -97,8 +99,8 @@ pub fn route(request: &Request, meta: &RequestMeta) -> Result<Route, ErrorObject
     meta.check_version()?;
     match request.method.as_str() {
         SERVER_DISCOVER => Ok(Route::Discover),
-        "tools/list" => {
-            let p: mcp::ListToolsParams = request.params_as()?;
+        ListTools::NAME => {
+            let p: <ListTools as RequestMethod>::Params = request.params_as()?;
             if p.cursor.is_some() {
                 return Err(ErrorObject::invalid_params(
                     "no such cursor: the tool list is one page",
@@ -106,7 +108,7 @@ pub fn route(request: &Request, meta: &RequestMeta) -> Result<Route, ErrorObject
             }
             Ok(Route::ListTools)
         }
-        "tools/call" => Ok(Route::CallTool(Box::new(request.params_as()?))),
+        CallTool::NAME => Ok(Route::CallTool(Box::new(request.params_as()?))),
         other => Err(ErrorObject::method_not_found(other)),
     }
 }
@@ -154,12 +156,12 @@ pub async fn serve(agent: &Agent, id: Id, route: Route) -> Response {
         Route::Discover => discover(id),
         Route::ListTools => match agent.tools().await {
             Ok(tools) => {
-                /// A `tools/list` result written from the tools held, not a copy of them.
-                #[derive(serde::Serialize)]
-                struct Listed<'a> {
-                    tools: &'a [Tool],
-                }
-                completed(Response::ok_typed(id, &Listed { tools }), Some(PRIVATE))
+                let result: <ListTools as RequestMethod>::Result = ListToolsResult {
+                    tools: tools.to_vec(),
+                    next_cursor: None,
+                    meta: None,
+                };
+                completed(Response::ok_typed(id, &result), Some(PRIVATE))
             }
             Err(e) => Response::err(Some(id), stopped(e)),
         },
@@ -187,6 +189,7 @@ pub async fn serve(agent: &Agent, id: Id, route: Route) -> Response {
                     if let Some(block) = agent.take_news(looked).await {
                         result.content.push(ContentBlock::text(block));
                     }
+                    let result: <CallTool as RequestMethod>::Result = result;
                     completed(Response::ok_typed(id, &result), None)
                 }
                 Err(e) => Response::err(Some(id), stopped(e)),
@@ -210,6 +213,7 @@ fn completed(response: Response, cache: Option<CacheHints>) -> Response {
 mod tests {
     use super::*;
     use mcpl_protocol::ErrorCode;
+    use mcpl_protocol::method::{Ping, SetLevel};
     use serde_json::json;
 
     fn request(method: &str, params: Value) -> Request {
@@ -228,19 +232,19 @@ mod tests {
     #[test]
     fn the_era_is_read_from_each_request() {
         let legacy_init = request(
-            "initialize",
+            Initialize::NAME,
             json!({"protocolVersion": "2025-11-25", "capabilities": {},
                    "clientInfo": {"name": "c", "version": "0"}, "_meta": meta("2026-07-28")}),
         );
         assert!(matches!(era(&legacy_init), Ok(Era::Legacy)));
-        let modern_init = request("initialize", json!({"_meta": meta("2026-07-28")}));
+        let modern_init = request(Initialize::NAME, json!({"_meta": meta("2026-07-28")}));
         assert!(matches!(era(&modern_init), Ok(Era::Modern(_))));
         assert!(matches!(
-            era(&request("tools/list", json!({}))),
+            era(&request(ListTools::NAME, json!({}))),
             Ok(Era::Legacy)
         ));
         let half = request(
-            "tools/list",
+            ListTools::NAME,
             json!({"_meta": {"io.modelcontextprotocol/protocolVersion": "2026-07-28"}}),
         );
         assert_eq!(era(&half).unwrap_err().code, ErrorCode::INVALID_PARAMS);
@@ -255,20 +259,20 @@ mod tests {
             };
             route(&r, &m)
         };
-        assert_eq!(routed("server/discover", "2026-07-28"), Ok(Route::Discover));
-        assert_eq!(routed("tools/list", "2026-07-28"), Ok(Route::ListTools));
-        let e = routed("tools/list", "2025-11-25").unwrap_err();
+        assert_eq!(routed(SERVER_DISCOVER, "2026-07-28"), Ok(Route::Discover));
+        assert_eq!(routed(ListTools::NAME, "2026-07-28"), Ok(Route::ListTools));
+        let e = routed(ListTools::NAME, "2025-11-25").unwrap_err();
         assert_eq!(e.code, ErrorCode::UNSUPPORTED_PROTOCOL_VERSION);
         for removed in [
-            "ping",
-            "logging/setLevel",
-            "initialize",
-            "subscriptions/listen",
+            Ping::NAME,
+            SetLevel::NAME,
+            Initialize::NAME,
+            mcpl_protocol::modern::SUBSCRIPTIONS_LISTEN,
         ] {
             let e = routed(removed, "2026-07-28").unwrap_err();
             assert_eq!(e.code, ErrorCode::METHOD_NOT_FOUND, "{removed}");
         }
-        let bad = request("tools/call", json!({"_meta": meta("2026-07-28")}));
+        let bad = request(CallTool::NAME, json!({"_meta": meta("2026-07-28")}));
         let Ok(Era::Modern(m)) = era(&bad) else {
             panic!()
         };

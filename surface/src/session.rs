@@ -28,6 +28,13 @@
 //!   operator's principal): results stamped modern, the news in the next result, nothing
 //!   logged. Once `initialize` came, every request is the legacy era's.
 //!
+//! Requests are routed by the protocol crate's method markers (`mcpl_protocol::method`):
+//! the wire name picks the route, the marker's params type reads it (-32602 saying what is
+//! wrong), its result type answers it; an unknown method gets -32601, a known one other
+//! than `initialize` and `ping` -32600 before `initialize`, as the server SDK answers. A
+//! `featureSets/update` is received by the rule the server SDK follows
+//! (`mcpl_protocol::grant`, [`crate::mcpl::update`]).
+//!
 //! Requests are answered concurrently (a Go move can take a while; a `ping` need not wait),
 //! at most [`MAX_IN_FLIGHT`] at once. A request `notifications/cancelled` names gets no
 //! answer (the call itself runs on in the host: the server may have acted already).
@@ -42,15 +49,22 @@ use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
 use mcpl_host::host::{HostError, HostHandle};
 use mcpl_host::state::meta_tools::LOOK;
+use mcpl_protocol::grant::Policy;
 use mcpl_protocol::jsonrpc::{
     ErrorCode, ErrorObject, Id, Message, Notification, Request, Response,
 };
 use mcpl_protocol::mcp::{
-    self, CallToolParams, CallToolResult, ContentBlock, InitializeParams, LoggingLevel,
-    SetLevelParams, Tool,
+    self, CallToolParams, CallToolResult, ContentBlock, Empty, InitializeParams, InitializeResult,
+    LOGGING_CAPABILITY, ListToolsParams, ListToolsResult, LoggingLevel, ServerCapabilities,
+    ServerExperimental, SetLevelParams, Tool, ToolsCapability,
+};
+use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, FeatureSetsUpdateResult};
+use mcpl_protocol::method::{
+    CallTool, Cancelled, FeatureSetsUpdate, Initialize, Initialized, ListTools, LoggingMessage,
+    Method, NotificationMethod, Ping, RequestMethod, SetLevel,
 };
 use mcpl_transport::{Connection, Inbound};
-use serde_json::{Value, json};
+use serde_json::Value;
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
@@ -119,6 +133,7 @@ pub(crate) async fn run_from(
         level: LoggingLevel::Debug,
         tools: None,
         manifest: None,
+        policy: None,
         pushes: false,
         pushed: 0,
         event_ids: crate::mcpl::EventIds::new(),
@@ -182,7 +197,10 @@ struct Session {
     tools: Option<Vec<Tool>>,
     /// The manifest offered, to a client that speaks MCPL.
     manifest: Option<mcpl_protocol::mcpl::McplManifest>,
-    /// The client granted `pushEvents` to [`crate::mcpl::FEATURE_SET`].
+    /// The policy in force: the client's last `featureSets/update` request accepted, less
+    /// what refused ones revoked and notifications disabled since.
+    policy: Option<Policy>,
+    /// The policy in force lets [`crate::mcpl::FEATURE_SET`] push ([`crate::mcpl::pushes`]).
     pushes: bool,
     /// Pushes sent (their JSON-RPC request ids).
     pushed: u64,
@@ -236,10 +254,7 @@ impl Session {
         if params.level < self.level {
             return;
         }
-        let n = Notification {
-            method: "notifications/message".to_owned(),
-            params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
-        };
+        let n = Notification::new::<LoggingMessage>(&params);
         // Best effort: a client that does not read its notifications still gets the news
         // in its next result.
         if self.out.try_send(n.into()).is_err() {
@@ -284,20 +299,32 @@ impl Session {
 
     fn notification(&mut self, n: Notification) {
         match n.method.as_str() {
-            "notifications/initialized" if !self.ready => {
+            Initialized::NAME if !self.ready => {
                 self.ready = true;
                 let held: Vec<_> = self.held.release().collect();
                 for params in held {
                     self.log(params);
                 }
             }
-            "notifications/cancelled" => {
-                if let Ok(p) = n.params_as::<mcp::CancelledParams>()
+            Cancelled::NAME => {
+                if let Ok(p) = n.params_as::<<Cancelled as NotificationMethod>::Params>()
                     && self.in_flight.contains(&p.request_id)
                 {
                     self.cancelled.insert(p.request_id);
                 }
             }
+            // SPEC §6.7, as the server SDK reads it: a notification only narrows (its
+            // `disabled` is added to the policy in force); it never grants.
+            FeatureSetsUpdate::NAME => {
+                if let (Some(policy), Ok(params)) = (
+                    self.policy.as_mut(),
+                    n.params_as::<<FeatureSetsUpdate as RequestMethod>::Params>(),
+                ) && policy.narrow_by_notification(&params)
+                {
+                    self.pushes_follow_policy();
+                }
+            }
+            // MCP: notifications the receiver does not know are ignored.
             _ => {}
         }
     }
@@ -321,103 +348,138 @@ impl Session {
                 }
             }
         }
-        let Request { id, method, .. } = &r;
+        // **[project]** `featureSets/update` grants what a manifest declares (SPEC §5.3):
+        // once `initialize` said this client speaks no MCPL, it was shown none, and the
+        // method is unknown to it.
+        let route = Legacy::of(&r.method).filter(|k| {
+            *k != Legacy::FeatureSetsUpdate || !self.initialized || self.manifest.is_some()
+        });
+        let Some(route) = route else {
+            self.error(r.id, ErrorObject::method_not_found(&r.method))
+                .await;
+            return None;
+        };
+        if !self.initialized && !route.before_initialize() {
+            let e = ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("{}: send initialize first", r.method),
+            );
+            self.error(r.id, e).await;
+            return None;
+        }
+        match route {
+            Legacy::Initialize => self.answer::<Initialize>(r, Self::initialize).await,
+            Legacy::Ping => self.answer::<Ping>(r, |_, _| Ok(Empty::default())).await,
+            Legacy::SetLevel => self.answer::<SetLevel>(r, Self::set_level).await,
+            Legacy::FeatureSetsUpdate => {
+                self.answer::<FeatureSetsUpdate>(r, Self::feature_sets_update)
+                    .await
+            }
+            Legacy::ListTools => return self.work::<ListTools>(r, Self::list).await,
+            Legacy::CallTool => return self.work::<CallTool>(r, Self::call).await,
+        }
+        None
+    }
+
+    /// Reads a request's params as `M`'s, answers it with `f`'s result (or its error).
+    async fn answer<M: RequestMethod>(
+        &mut self,
+        r: Request,
+        f: impl FnOnce(&mut Self, M::Params) -> Result<M::Result, ErrorObject>,
+    ) {
+        let response = match r.params_as::<M::Params>().and_then(|p| f(self, p)) {
+            Ok(result) => Response::ok_typed(r.id, &result),
+            Err(e) => Response::err(Some(r.id), e),
+        };
+        self.send(response.into()).await;
+    }
+
+    /// Reads a request's params as `M`'s and starts the work `f` makes of them, the request
+    /// in flight until it is answered; or refuses it (past [`MAX_IN_FLIGHT`], bad params).
+    async fn work<M: RequestMethod>(
+        &mut self,
+        r: Request,
+        f: impl FnOnce(&Self, M::Params) -> Result<BoxFuture<'static, Work>, ErrorObject>,
+    ) -> Option<BoxFuture<'static, (Id, Work)>> {
+        let Request { id, .. } = &r;
         let id = id.clone();
-        match method.as_str() {
-            "initialize" => {
-                if self.initialized {
-                    let e = ErrorObject::new(ErrorCode::INVALID_REQUEST, "already initialized");
-                    self.error(id, e).await;
-                    return None;
-                }
-                match r.params_as::<InitializeParams>() {
-                    Ok(p) => {
-                        self.initialized = true;
-                        let mut capabilities =
-                            json!({"tools": {"listChanged": false}, "logging": {}});
-                        if p.capabilities.mcpl().is_some() {
-                            let manifest = crate::mcpl::manifest();
-                            capabilities["experimental"] = json!({"mcpl": manifest});
-                            self.manifest = Some(manifest);
-                        }
-                        let result = json!({
-                            "protocolVersion": mcp::negotiate_version(&p.protocol_version),
-                            "capabilities": capabilities,
-                            "serverInfo": {"name": SERVER_NAME, "version": env!("CARGO_PKG_VERSION")},
-                            "instructions": INSTRUCTIONS,
-                        });
-                        self.send(Response::ok(id, result).into()).await;
-                    }
-                    Err(e) => self.error(id, e).await,
-                }
-                None
+        if self.in_flight.len() >= MAX_IN_FLIGHT {
+            self.error(id, too_many()).await;
+            return None;
+        }
+        match r.params_as::<M::Params>().and_then(|p| f(self, p)) {
+            Ok(f) => {
+                self.in_flight.insert(id.clone());
+                Some(Box::pin(async move { (id, f.await) }))
             }
-            "ping" => {
-                self.send(Response::ok(id, json!({})).into()).await;
-                None
-            }
-            "featureSets/update" if self.manifest.is_some() => {
-                let answer = r
-                    .params_as::<mcpl_protocol::mcpl::FeatureSetsUpdateParams>()
-                    .and_then(|p| {
-                        crate::mcpl::update(
-                            self.manifest.as_ref().unwrap_or(&crate::mcpl::manifest()),
-                            &p,
-                        )
-                    });
-                match answer {
-                    Ok((receipt, pushes)) => {
-                        self.pushes = pushes;
-                        self.send(Response::ok_typed(id, &receipt).into()).await;
-                    }
-                    Err(e) => self.error(id, e).await,
-                }
-                None
-            }
-            "logging/setLevel" | "tools/list" | "tools/call" if !self.initialized => {
-                let e = ErrorObject::new(
-                    ErrorCode::INVALID_REQUEST,
-                    format!("{method}: send initialize first"),
-                );
+            Err(e) => {
                 self.error(id, e).await;
                 None
             }
-            "logging/setLevel" => {
-                match r.params_as::<SetLevelParams>() {
-                    Ok(p) => {
-                        self.level = p.level;
-                        self.send(Response::ok(id, json!({})).into()).await;
-                    }
-                    Err(e) => self.error(id, e).await,
-                }
-                None
-            }
-            "tools/list" | "tools/call" => {
-                if self.in_flight.len() >= MAX_IN_FLIGHT {
-                    self.error(id, too_many()).await;
-                    return None;
-                }
-                let work = if method == "tools/list" {
-                    self.list(&r)
-                } else {
-                    self.call(&r)
-                };
-                match work {
-                    Ok(f) => {
-                        self.in_flight.insert(id.clone());
-                        Some(Box::pin(async move { (id, f.await) }))
-                    }
-                    Err(e) => {
-                        self.error(id, e).await;
-                        None
-                    }
-                }
-            }
-            _ => {
-                self.error(id, ErrorObject::method_not_found(method)).await;
-                None
-            }
         }
+    }
+
+    /// `initialize`: the surface host's capabilities (a tool list that never changes,
+    /// logging, and to a client that speaks MCPL its manifest), name and instructions.
+    fn initialize(&mut self, p: InitializeParams) -> Result<InitializeResult, ErrorObject> {
+        if self.initialized {
+            return Err(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                "already initialized",
+            ));
+        }
+        self.initialized = true;
+        self.manifest = p.capabilities.mcpl().map(|_| crate::mcpl::manifest());
+        let mut other = serde_json::Map::new();
+        other.insert(
+            LOGGING_CAPABILITY.to_owned(),
+            Value::Object(serde_json::Map::new()),
+        );
+        Ok(InitializeResult {
+            protocol_version: mcp::negotiate_version(&p.protocol_version).to_owned(),
+            capabilities: ServerCapabilities {
+                tools: Some(ToolsCapability {
+                    list_changed: Some(false),
+                }),
+                experimental: self.manifest.clone().map(|m| ServerExperimental {
+                    mcpl: Some(m),
+                    other: serde_json::Map::new(),
+                }),
+                other,
+            },
+            server_info: modern::server_info(),
+            instructions: Some(INSTRUCTIONS.to_owned()),
+            meta: None,
+        })
+    }
+
+    /// `logging/setLevel`: from now on only messages at `level` or above are logged.
+    fn set_level(&mut self, p: SetLevelParams) -> Result<Empty, ErrorObject> {
+        self.level = p.level;
+        Ok(Empty::default())
+    }
+
+    /// `featureSets/update` as a request (SPEC §5.3, §6.7), received as the server SDK
+    /// receives one ([`crate::mcpl::update`]); pushes follow the policy in force, a
+    /// refused update's revocations included.
+    fn feature_sets_update(
+        &mut self,
+        p: FeatureSetsUpdateParams,
+    ) -> Result<FeatureSetsUpdateResult, ErrorObject> {
+        let Some(manifest) = self.manifest.as_ref() else {
+            return Err(ErrorObject::method_not_found(FeatureSetsUpdate::NAME));
+        };
+        let answer = crate::mcpl::update(manifest, &mut self.policy, &p);
+        self.pushes_follow_policy();
+        answer
+    }
+
+    /// Pushes on or off as the policy in force says.
+    fn pushes_follow_policy(&mut self) {
+        self.pushes = self
+            .manifest
+            .as_ref()
+            .is_some_and(|m| crate::mcpl::pushes(m, self.policy.as_ref()));
     }
 
     /// A modern request, routed: answered by this connection's agent.
@@ -442,8 +504,7 @@ impl Session {
         }))
     }
 
-    fn list(&self, r: &Request) -> Result<BoxFuture<'static, Work>, ErrorObject> {
-        let p: mcp::ListToolsParams = r.params_as()?;
+    fn list(&self, p: ListToolsParams) -> Result<BoxFuture<'static, Work>, ErrorObject> {
         if p.cursor.is_some() {
             return Err(ErrorObject::invalid_params(
                 "no such cursor: the tool list is one page",
@@ -467,8 +528,7 @@ impl Session {
         }))
     }
 
-    fn call(&self, r: &Request) -> Result<BoxFuture<'static, Work>, ErrorObject> {
-        let p: CallToolParams = r.params_as()?;
+    fn call(&self, p: CallToolParams) -> Result<BoxFuture<'static, Work>, ErrorObject> {
         let looks_at_all = p.name == LOOK && p.arguments.as_ref().is_none_or(|a| a.is_empty());
         let args = p.arguments.map(Value::Object).unwrap_or(Value::Null);
         let host = self.host.clone();
@@ -489,13 +549,13 @@ impl Session {
         let stopped = |e: HostError| ErrorObject::internal(format!("the surface host: {e}"));
         let response = match done {
             Work::Tools(Ok(listed)) => {
-                /// A `tools/list` result written from the tools held, not a copy of them.
-                #[derive(serde::Serialize)]
-                struct Listed<'a> {
-                    tools: &'a [Tool],
-                }
                 let tools = self.tools.get_or_insert_with(|| surface_tools(listed));
-                Response::ok_typed(id, &Listed { tools })
+                let result: <ListTools as RequestMethod>::Result = ListToolsResult {
+                    tools: tools.clone(),
+                    next_cursor: None,
+                    meta: None,
+                };
+                Response::ok_typed(id, &result)
             }
             Work::Call(done, looks_at_all) => match *done {
                 Ok(mut result) => {
@@ -504,6 +564,7 @@ impl Session {
                     if let Some(block) = self.news.take(looks_at_all) {
                         result.content.push(ContentBlock::text(block));
                     }
+                    let result: <CallTool as RequestMethod>::Result = result;
                     Response::ok_typed(id, &result)
                 }
                 Err(e) => Response::err(Some(id), stopped(e)),
@@ -512,6 +573,41 @@ impl Session {
             Work::Answered(response) => response,
         };
         self.send(response.into()).await;
+    }
+}
+
+/// The legacy-era requests the surface host serves, each by its method marker
+/// (`mcpl_protocol::method`): its wire name routes it, its params type reads it, its result
+/// type answers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Legacy {
+    Initialize,
+    Ping,
+    ListTools,
+    CallTool,
+    FeatureSetsUpdate,
+    SetLevel,
+}
+
+impl Legacy {
+    /// The request `method` names, or `None` for one the surface host does not serve
+    /// (-32601; `server/discover` among them once a connection is legacy).
+    fn of(method: &str) -> Option<Legacy> {
+        Some(match method {
+            Initialize::NAME => Legacy::Initialize,
+            Ping::NAME => Legacy::Ping,
+            ListTools::NAME => Legacy::ListTools,
+            CallTool::NAME => Legacy::CallTool,
+            FeatureSetsUpdate::NAME => Legacy::FeatureSetsUpdate,
+            SetLevel::NAME => Legacy::SetLevel,
+            _ => return None,
+        })
+    }
+
+    /// Served before `initialize` too (MCP "Lifecycle"); any other is refused with -32600
+    /// until then, as the server SDK refuses it.
+    fn before_initialize(self) -> bool {
+        matches!(self, Legacy::Initialize | Legacy::Ping)
     }
 }
 

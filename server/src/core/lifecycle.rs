@@ -3,7 +3,7 @@
 //! messages and asks it before acting; it does no I/O.
 
 use crate::push::PushError;
-use mcpl_protocol::grant::{Policy, PolicyError, path_matches};
+use mcpl_protocol::grant::{Policy, PolicyError};
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
 use mcpl_protocol::mcp::{ClientCapabilities, Implementation, InitializeParams, negotiate_version};
 use mcpl_protocol::mcpl::FeatureSetsUpdateParams;
@@ -211,27 +211,8 @@ impl Lifecycle {
     /// on both sides are revoked from the policy in force (fail closed).
     pub(crate) fn on_grant(&mut self, grant: FeatureSetsUpdateParams) -> Result<(), GrantError> {
         self.admit()?;
-        let policy = match Policy::read(&grant) {
-            Ok(p) => p,
-            Err(e) => {
-                if let Some(current) = self.policy.as_mut() {
-                    for denied in &grant.denied_capabilities {
-                        current.grant.revoke(denied.clone());
-                    }
-                    for granted in &grant.effective_capabilities {
-                        if grant
-                            .denied_capabilities
-                            .iter()
-                            .any(|d| path_matches(d, granted))
-                        {
-                            current.grant.revoke(granted.clone());
-                        }
-                    }
-                }
-                return Err(e.into());
-            }
-        };
-        self.policy = Some(policy);
+        // The rule the surface host follows too (`mcpl_protocol::grant`).
+        Policy::receive(&mut self.policy, &grant)?;
         self.grant = Some(grant);
         if self.phase == Phase::AwaitingGrant {
             self.phase = Phase::Ready;

@@ -23,7 +23,6 @@ use super::SessionCore;
 use super::output::{Event, Forward, Io, Transmit};
 use crate::core::lifecycle::{LifecycleError, Phase};
 use crate::manifest;
-use crate::receipt::receipt;
 use mcpl_protocol::jsonrpc::{
     DecodeError, ErrorCode, ErrorObject, Message, Notification, Request, Response,
 };
@@ -417,7 +416,7 @@ impl<T: Io> SessionCore<T> {
         let Some(policy) = self.lifecycle.policy() else {
             return Err(ErrorObject::internal("the policy accepted is not in force"));
         };
-        let result = receipt(&self.manifest_shown(), policy);
+        let result = mcpl_protocol::grant::receipt(&self.manifest_shown(), policy);
         tracing::info!(?granted, mode = ?result.mode, "policy received");
         Ok(result)
     }
