@@ -58,7 +58,7 @@
 //! | `http_load.rs` | the Streamable HTTP load generator: a session's lanes, one call at a time on each |
 //! | `light.rs` | the SDK server with the light tool, on arbiters |
 //! | `rmcp_server.rs` | the light tool on rmcp |
-//! | `floor.rs` | the floors: a bare WebSocket echo and a bare HTTP JSON endpoint |
+//! | `floor.rs` | the floors: a bare WebSocket echo and a bare HTTP JSON endpoint, each with the server's runtime shape ([`floor::FloorShape`]) |
 //! | `server_thread.rs` | a compared server (rmcp's, a floor) on a thread and runtime of its own |
 //! | `throughput.rs` | pipelined calls across connections: counts and rate |
 //! | `latency.rs` | one call at a time: an HDR histogram |
