@@ -865,13 +865,13 @@ mod tests {
             calls_per_sec: 1e9,
             ..Default::default()
         };
-        assert!(!throughput_row("ws", &fast, TARGET_WS_CALLS, None).met);
+        assert!(!throughput_row("ws", &fast, TARGET_WS_CALLS, None, None).met);
         let whole = Throughput {
             answered: 10,
             lost: 0,
             ..fast
         };
-        assert!(throughput_row("ws", &whole, TARGET_WS_CALLS, None).met);
+        assert!(throughput_row("ws", &whole, TARGET_WS_CALLS, None, None).met);
     }
 
     #[test]
