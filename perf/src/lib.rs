@@ -58,7 +58,7 @@
 //! | `http_load.rs` | the Streamable HTTP load generator: a session's lanes, one call at a time on each |
 //! | `light.rs` | the SDK server with the light tool, on arbiters |
 //! | `rmcp_server.rs` | the light tool on rmcp |
-//! | `floor.rs` | the floors: a bare WebSocket echo and a bare HTTP JSON endpoint |
+//! | `floor.rs` | the floors: a bare WebSocket echo and a bare HTTP JSON endpoint, each with the server's runtime shape ([`floor::FloorShape`]) |
 //! | `server_thread.rs` | a compared server (rmcp's, a floor) on a thread and runtime of its own |
 //! | `throughput.rs` | pipelined calls across connections: counts and rate |
 //! | `latency.rs` | one call at a time: an HDR histogram |
@@ -418,11 +418,13 @@ pub fn run(config: &PerfConfig) -> Result<PerfReport, PerfError> {
     let handle = clients.handle().clone();
     let mut report = actix::System::new().block_on(run_in_system(config, handle));
     clients.shutdown_timeout(Duration::from_secs(2));
-    if let Ok(PerfReport {
-        latency: Some(l), ..
-    }) = &mut report
-    {
-        l.pinned_cpu = pinned;
+    if let Ok(report) = &mut report {
+        if let Some(l) = &mut report.latency {
+            l.pinned_cpu = pinned;
+        }
+        if let Some(shape) = &mut report.floors.latency_shape {
+            shape.pinned_cpu = pinned;
+        }
     }
     report
 }
@@ -456,28 +458,34 @@ async fn run_in_system(
     ];
     if light_wanted.iter().any(|m| config.wants(*m)) {
         let light = LightService::start(config.server_threads, &tokens).await?;
+        // Every floor with the light server's runtime shape (`floor.rs`); the pinning,
+        // which the latency measurement alone takes, is filled in by `run`.
+        let floor_shape = floor::FloorShape::like_server(config.server_threads, None);
         let (ws, http) = (light.ws_url(), light.http_url());
         // Each figure beside its floor (`floor.rs`), with the same clients, their windows
         // alternating.
         let rounds = config.rounds.max(1);
         if config.wants(Measure::Ws) {
-            let echo = floor::WsEcho::start()?;
+            let echo = floor::WsEcho::start(floor_shape.clone())?;
             let shape = config.shape(config.ws_in_flight);
             let (ours, floor) =
                 paired(&clients, [&ws, &echo.url()], &tokens, &shape, rounds).await?;
             report.ws = Some(ours);
             report.floors.ws = Some(floor);
+            report.floors.ws_shape = Some(echo.shape().clone());
         }
         if config.wants(Measure::Http) {
-            let echo = floor::HttpEcho::start()?;
+            let echo = floor::HttpEcho::start(floor_shape.clone())?;
             let shape = config.shape(config.http_in_flight);
             let (ours, floor) =
                 paired(&clients, [&http, &echo.url()], &tokens, &shape, rounds).await?;
             report.http = Some(ours);
             report.floors.http = Some(floor);
+            report.floors.http_shape = Some(echo.shape().clone());
         }
         if config.wants(Measure::Latency) {
-            let echo = floor::WsEcho::start()?;
+            let echo = floor::WsEcho::start(floor_shape.clone())?;
+            report.floors.latency_shape = Some(echo.shape().clone());
             let token = tokens[config.connections].clone();
             let (warmup, calls) = (config.latency_warmup, config.latency_calls);
             let echo_url = echo.url();

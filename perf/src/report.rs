@@ -15,6 +15,7 @@
 
 use super::PerfConfig;
 use super::expiry::Expiry;
+use super::floor::FloorShape;
 use super::idle::Idle;
 use super::latency::Latency;
 use super::many_tools::ManyTools;
@@ -133,6 +134,15 @@ pub struct Floors {
     pub http: Option<Throughput>,
     /// The bare WebSocket echo's latency, with the `latency` client.
     pub latency: Option<Latency>,
+    /// How the `ws` floor was built (threads, runtime), as the server is.
+    #[serde(default)]
+    pub ws_shape: Option<FloorShape>,
+    /// How the `http` floor was built.
+    #[serde(default)]
+    pub http_shape: Option<FloorShape>,
+    /// How the `latency` floor was built (with the CPU it was pinned to).
+    #[serde(default)]
+    pub latency_shape: Option<FloorShape>,
 }
 
 /// One figure judged against its floor (or rmcp): what the JSON carries for each.
@@ -272,6 +282,10 @@ impl PerfReport {
         self.floors.ws = self.floors.ws.take().or(other.floors.ws);
         self.floors.http = self.floors.http.take().or(other.floors.http);
         self.floors.latency = self.floors.latency.take().or(other.floors.latency);
+        self.floors.ws_shape = self.floors.ws_shape.take().or(other.floors.ws_shape);
+        self.floors.http_shape = self.floors.http_shape.take().or(other.floors.http_shape);
+        self.floors.latency_shape =
+            (self.floors.latency_shape.take()).or(other.floors.latency_shape);
         self.judge();
     }
 
@@ -369,11 +383,13 @@ impl PerfReport {
         }
         if let Some(t) = &self.ws {
             let floor = self.floors.ws.as_ref().zip(self.ratio("ws"));
-            rows.push(throughput_row("ws", t, TARGET_WS_CALLS, floor));
+            let shape = self.floors.ws_shape.as_ref();
+            rows.push(throughput_row("ws", t, TARGET_WS_CALLS, floor, shape));
         }
         if let Some(t) = &self.http {
             let floor = self.floors.http.as_ref().zip(self.ratio("http"));
-            rows.push(throughput_row("http", t, TARGET_HTTP_CALLS, floor));
+            let shape = self.floors.http_shape.as_ref();
+            rows.push(throughput_row("http", t, TARGET_HTTP_CALLS, floor, shape));
         }
         if let Some(l) = &self.latency {
             let note = format!(
@@ -402,7 +418,8 @@ impl PerfReport {
                     target: format!("p50 ≤ ×{GOAL_P50_RATIO}, p99 ≤ ×{GOAL_P99_RATIO} the echo's"),
                     met: p50.met && p99.met,
                     note: format!(
-                        "{note}; the bare echo: p90 {:.0}, p99.9 {:.0}, max {:.0} µs; the old absolute target p50 ≤ {TARGET_P50_US:.0} µs, p99 ≤ {TARGET_P99_US:.0} µs is {}",
+                        "{note}; the bare echo ({}): p90 {:.0}, p99.9 {:.0}, max {:.0} µs; the old absolute target p50 ≤ {TARGET_P50_US:.0} µs, p99 ≤ {TARGET_P99_US:.0} µs is {}",
+                        self.floors.latency_shape.as_ref().map_or_else(|| "built as the report does not say".to_owned(), FloorShape::describe),
                         f.p90_us,
                         f.p999_us,
                         f.max_us,
@@ -654,6 +671,7 @@ fn throughput_row(
     t: &Throughput,
     target: f64,
     floor: Option<(&Throughput, &Ratio)>,
+    shape: Option<&FloorShape>,
 ) -> Row {
     let note = format!(
         "{} connections × {} in flight; {}; {} sent, {} answered, {} wrong, {} lost",
@@ -677,8 +695,12 @@ fn throughput_row(
             target: format!("{} the floor's", r.goal),
             met: r.met,
             note: format!(
-                "{note}{}; the floor: {}, {} lost; the old absolute target ≥ {} /s is {}",
+                "{note}{}; the floor ({}): {}, {} lost; the old absolute target ≥ {} /s is {}",
                 window_ratios(t, f),
+                shape.map_or_else(
+                    || "built as the report does not say".to_owned(),
+                    FloorShape::describe
+                ),
                 cpu_note(f),
                 f.lost,
                 thousands(target),
@@ -843,13 +865,13 @@ mod tests {
             calls_per_sec: 1e9,
             ..Default::default()
         };
-        assert!(!throughput_row("ws", &fast, TARGET_WS_CALLS, None).met);
+        assert!(!throughput_row("ws", &fast, TARGET_WS_CALLS, None, None).met);
         let whole = Throughput {
             answered: 10,
             lost: 0,
             ..fast
         };
-        assert!(throughput_row("ws", &whole, TARGET_WS_CALLS, None).met);
+        assert!(throughput_row("ws", &whole, TARGET_WS_CALLS, None, None).met);
     }
 
     #[test]

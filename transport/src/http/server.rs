@@ -1033,9 +1033,26 @@ impl SseItem for (u64, Arc<str>) {
     }
 }
 
-fn sse_response<T: SseItem, G: Send + 'static>(
+/// What an SSE response reads its events from, in order, until `None`.
+trait Receive<T>: Send + 'static {
+    fn recv(&mut self) -> impl std::future::Future<Output = Option<T>> + Send;
+}
+
+impl<T: Send + 'static> Receive<T> for mpsc::Receiver<T> {
+    fn recv(&mut self) -> impl std::future::Future<Output = Option<T>> + Send {
+        mpsc::Receiver::recv(self)
+    }
+}
+
+impl Receive<Box<Message>> for session::AnswerRx {
+    fn recv(&mut self) -> impl std::future::Future<Output = Option<Box<Message>>> + Send {
+        session::AnswerRx::recv(self)
+    }
+}
+
+fn sse_response<T: SseItem, R: Receive<T>, G: Send + 'static>(
     first: Option<T>,
-    rx: mpsc::Receiver<T>,
+    rx: R,
     guard: G,
 ) -> HttpResponse {
     let events =

@@ -13,8 +13,8 @@ use std::net::IpAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
-use tokio::sync::mpsc;
 use tokio::sync::mpsc::error::TrySendError;
+use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
@@ -185,9 +185,8 @@ struct Routes {
 }
 
 struct Pending {
-    /// Boxed: a tokio channel allocates room for 32 of its items at once, and for a request
-    /// that is mostly one response, 32 pointers are much less to allocate than 32 messages.
-    tx: mpsc::Sender<Box<Message>>,
+    /// Where its answer goes.
+    tx: AnswerTx,
     /// An SSE answer, which may carry server messages before the response.
     sse: bool,
     /// The request's `_meta.progressToken`: its progress notifications ride its answer.
@@ -196,13 +195,132 @@ struct Pending {
     seq: u64,
 }
 
+/// The sending end of a POSTed request's answer.
+enum AnswerTx {
+    /// A JSON answer not yet begun (issue #42, item 3): a one-shot slot, the cheapest
+    /// channel there is, for what most requests get — their response and nothing else. A
+    /// related message that comes first turns it into [`AnswerTx::Stream`], the slot then
+    /// carrying that message and the channel for the rest.
+    Once(Option<oneshot::Sender<First>>),
+    /// An SSE answer: a channel of the session's queue limit.
+    Stream(mpsc::Sender<Box<Message>>),
+}
+
+/// What a JSON answer's one-shot slot carries.
+pub(super) enum First {
+    /// The response: the answer is one JSON body.
+    Response(Box<Message>),
+    /// Something related to the request came first: the answer becomes an SSE stream
+    /// that carries it, then what the channel brings (the response last).
+    Stream(Box<Message>, mpsc::Receiver<Box<Message>>),
+}
+
 impl Pending {
-    /// True while the answer's channel has room for a message and, after it, the response:
-    /// the last slot is kept for the response, which has no other way to the client, so a
-    /// client slow to read progress (or anything else riding its answer) never loses the
-    /// response to a full channel. What finds no room goes where unrelated messages go.
-    fn has_room_besides_response(&self) -> bool {
-        self.tx.capacity() > 1
+    /// True while the answer has room for a message and, after it, the response: the last
+    /// slot is kept for the response, which has no other way to the client, so a client
+    /// slow to read progress (or anything else riding its answer) never loses the response
+    /// to a full channel. What finds no room goes where unrelated messages go. A JSON
+    /// answer not yet begun has the room of the channel it would become
+    /// (`queue_limit`, as a channel made at once would have).
+    fn has_room_besides_response(&self, queue_limit: usize) -> bool {
+        match &self.tx {
+            AnswerTx::Once(Some(_)) => queue_limit > 1,
+            AnswerTx::Once(None) => false,
+            AnswerTx::Stream(tx) => tx.capacity() > 1,
+        }
+    }
+
+    /// Sends the request's response on its answer (the entry is already taken from the
+    /// pending ones); false when the answer is gone.
+    fn respond(self, message: Message) -> bool {
+        match self.tx {
+            AnswerTx::Once(Some(tx)) => tx.send(First::Response(Box::new(message))).is_ok(),
+            AnswerTx::Once(None) => false,
+            AnswerTx::Stream(tx) => tx.try_send(Box::new(message)).is_ok(),
+        }
+    }
+
+    /// Sends a message other than the response on the answer — for a JSON answer not yet
+    /// begun, with the channel that carries what follows (of one slot fewer than the
+    /// queue limit, the first having been taken) — or gives it back when the answer is
+    /// gone or full.
+    fn offer(&mut self, message: Box<Message>, queue_limit: usize) -> Result<(), Box<Message>> {
+        match &mut self.tx {
+            AnswerTx::Once(slot) => {
+                let Some(tx) = slot.take() else {
+                    return Err(message);
+                };
+                let (rest_tx, rest_rx) = mpsc::channel(queue_limit.saturating_sub(1).max(1));
+                match tx.send(First::Stream(message, rest_rx)) {
+                    Ok(()) => {
+                        self.tx = AnswerTx::Stream(rest_tx);
+                        Ok(())
+                    }
+                    Err(First::Stream(m, _) | First::Response(m)) => Err(m),
+                }
+            }
+            AnswerTx::Stream(tx) => tx.try_send(message).map_err(|e| match e {
+                TrySendError::Full(m) | TrySendError::Closed(m) => m,
+            }),
+        }
+    }
+}
+
+/// The receiving end of a POSTed request's answer: what the session routes to the request,
+/// in order, the response last; `None` once nothing more will come (the session ended, or
+/// the client cancelled the request).
+pub(super) enum AnswerRx {
+    /// A JSON answer not yet begun ([`AnswerTx::Once`]).
+    Once(oneshot::Receiver<First>),
+    /// An SSE answer, or a JSON answer that became one.
+    Stream(mpsc::Receiver<Box<Message>>),
+    /// Its response was read, or nothing more will come.
+    Done,
+}
+
+impl AnswerRx {
+    /// The next message for the request, in the order routed.
+    pub(super) async fn recv(&mut self) -> Option<Box<Message>> {
+        match self {
+            AnswerRx::Once(rx) => {
+                let first = rx.await;
+                self.after(first.ok())
+            }
+            AnswerRx::Stream(rx) => rx.recv().await,
+            AnswerRx::Done => None,
+        }
+    }
+
+    /// What the one-shot slot brought, and the state after it.
+    fn after(&mut self, first: Option<First>) -> Option<Box<Message>> {
+        match first {
+            Some(First::Response(m)) => {
+                *self = AnswerRx::Done;
+                Some(m)
+            }
+            Some(First::Stream(m, rest)) => {
+                *self = AnswerRx::Stream(rest);
+                Some(m)
+            }
+            None => {
+                *self = AnswerRx::Done;
+                None
+            }
+        }
+    }
+
+    /// The next message if one is there already (for the unit tests).
+    #[cfg(test)]
+    fn try_recv(&mut self) -> Option<Box<Message>> {
+        match self {
+            AnswerRx::Once(rx) => match rx.try_recv() {
+                Ok(first) => self.after(Some(first)),
+                Err(oneshot::error::TryRecvError::Empty) => None,
+                Err(oneshot::error::TryRecvError::Closed) => self.after(None),
+            },
+            AnswerRx::Stream(rx) => rx.try_recv().ok(),
+            AnswerRx::Done => None,
+        }
     }
 }
 
@@ -345,12 +463,20 @@ impl Session {
         id: Id,
         sse: bool,
         progress: Option<Value>,
-    ) -> Result<(mpsc::Receiver<Box<Message>>, PendingGuard), DuplicateId> {
+    ) -> Result<(AnswerRx, PendingGuard), DuplicateId> {
         let mut routes = lock(&self.routes);
         if routes.pending.contains_key(&id) {
             return Err(DuplicateId);
         }
-        let (tx, rx) = mpsc::channel(self.queue_limit);
+        // A JSON answer waits in a one-shot slot until it knows what it carries; an SSE
+        // answer may carry many messages from the start.
+        let (tx, rx) = if sse {
+            let (tx, rx) = mpsc::channel(self.queue_limit);
+            (AnswerTx::Stream(tx), AnswerRx::Stream(rx))
+        } else {
+            let (tx, rx) = oneshot::channel();
+            (AnswerTx::Once(Some(tx)), AnswerRx::Once(rx))
+        };
         let seq = routes.next_seq;
         routes.next_seq += 1;
         if !self.ended.is_cancelled() {
@@ -414,7 +540,9 @@ impl Session {
 
     /// Sends one message the session wrote to where it belongs.
     pub(super) fn route(&self, message: Message) {
-        let mut routes = lock(&self.routes);
+        let limit = self.queue_limit;
+        let mut guard = lock(&self.routes);
+        let routes = &mut *guard;
         if let Message::Response(response) = &message {
             let pending = response
                 .id
@@ -422,7 +550,7 @@ impl Session {
                 .and_then(|id| routes.pending.remove(id));
             match pending {
                 Some(p) => {
-                    if p.tx.try_send(Box::new(message)).is_err() {
+                    if !p.respond(message) {
                         tracing::debug!(session = %self.short_id(), "the HTTP request of this response is gone; dropped");
                     }
                 }
@@ -444,11 +572,11 @@ impl Session {
             // it (its progress, its log messages), and there is no GET stream.
             match routes
                 .pending
-                .values()
-                .find(|p| p.has_room_besides_response())
+                .values_mut()
+                .find(|p| p.has_room_besides_response(limit))
             {
                 Some(p) => {
-                    if p.tx.try_send(Box::new(message)).is_err() {
+                    if p.offer(Box::new(message), limit).is_err() {
                         tracing::debug!(
                             "a modern request's answer is gone; a message for it dropped"
                         );
@@ -469,18 +597,18 @@ impl Session {
             Message::Request(request) => routes
                 .related
                 .remove(&request.id)
-                .and_then(|to| routes.pending.get(&to)),
+                .and_then(|to| routes.pending.get_mut(&to)),
             _ => progress_token_of(&message).and_then(|token| {
                 routes
                     .pending
-                    .values()
+                    .values_mut()
                     .find(|p| p.progress.as_ref() == Some(&token))
             }),
         };
-        if let Some(p) = related.filter(|p| p.has_room_besides_response()) {
-            match p.tx.try_send(Box::new(message)) {
+        if let Some(p) = related.filter(|p| p.has_room_besides_response(limit)) {
+            match p.offer(Box::new(message), limit) {
                 Ok(()) => return,
-                Err(TrySendError::Full(m) | TrySendError::Closed(m)) => message = *m,
+                Err(m) => message = *m,
             }
         }
         if let Some(get) = &routes.get {
@@ -502,7 +630,7 @@ impl Session {
                 Ok(()) => {
                     routes.last_event = id;
                     routes.handed = id;
-                    self.keep(&mut routes, id, shared);
+                    self.keep(routes, id, shared);
                     return;
                 }
                 // A client not reading its GET stream fast enough: that stream ends once it
@@ -516,22 +644,22 @@ impl Session {
                 Err(false) => routes.get = None,
             }
         }
-        let mut sse: Vec<&Pending> = routes
+        let mut sse: Vec<&mut Pending> = routes
             .pending
-            .values()
-            .filter(|p| p.sse && p.has_room_besides_response())
+            .values_mut()
+            .filter(|p| p.sse && p.has_room_besides_response(limit))
             .collect();
         sse.sort_by_key(|p| std::cmp::Reverse(p.seq));
         for p in sse {
-            match p.tx.try_send(Box::new(message)) {
+            match p.offer(Box::new(message), limit) {
                 Ok(()) => return,
-                Err(TrySendError::Full(m) | TrySendError::Closed(m)) => message = *m,
+                Err(m) => message = *m,
             }
         }
         // It waits in the backlog for the next GET stream.
         routes.last_event += 1;
         let id = routes.last_event;
-        self.keep(&mut routes, id, message.encode().into());
+        self.keep(routes, id, message.encode().into());
     }
 
     /// Adds a message meant for the GET stream to the backlog, and trims it.
@@ -803,7 +931,7 @@ mod tests {
         let (s, _in) = session(4);
         let (mut answer, _guard) = s.register(Id::Number(1), true, None).ok().unwrap();
         s.route(note(1));
-        assert_eq!(answer.try_recv().ok().map(|m| *m), Some(note(1)));
+        assert_eq!(answer.try_recv().map(|m| *m), Some(note(1)));
         s.route(Response::ok(Id::Number(1), json!({})).into());
         s.route(note(2));
         let mut get = s.open_get(Some("0"));
@@ -827,7 +955,7 @@ mod tests {
         s.route(Response::ok(Id::Number(2), json!({})).into());
         assert!(matches!(
             rx.try_recv().map(|m| *m),
-            Ok(Message::Response(_))
+            Some(Message::Response(_))
         ));
         assert!(
             get.try_recv().is_err(),
@@ -864,7 +992,7 @@ mod tests {
         };
         s.relate(Id::Number(100), Id::Number(1));
         s.route(ask(100));
-        assert_eq!(call.try_recv().ok().map(|m| *m), Some(ask(100)));
+        assert_eq!(call.try_recv().map(|m| *m), Some(ask(100)));
         assert!(get.try_recv().is_err(), "not on the GET stream");
         // Unrelated, or related to a request no longer pending: where server messages go.
         s.route(ask(101));
@@ -872,7 +1000,7 @@ mod tests {
         s.route(ask(102));
         assert_eq!(msg(&mut get), Some(ask(101)));
         assert_eq!(msg(&mut get), Some(ask(102)));
-        assert!(call.try_recv().is_err());
+        assert!(call.try_recv().is_none());
         assert!(
             lock(&s.routes).related.is_empty(),
             "relations are taken when routed"
@@ -904,7 +1032,7 @@ mod tests {
         }
         s.route(Response::ok(Id::Number(1), json!({})).into());
         let on_answer: Vec<Message> =
-            std::iter::from_fn(|| answer.try_recv().ok().map(|m| *m)).collect();
+            std::iter::from_fn(|| answer.try_recv().map(|m| *m)).collect();
         let on_get: Vec<Message> = std::iter::from_fn(|| msg(&mut get)).collect();
         assert_eq!(
             on_answer,
@@ -924,11 +1052,11 @@ mod tests {
         let (mut new, _g2) = s.register(Id::Number(2), true, None).ok().unwrap();
         s.route(note(7));
         assert_eq!(
-            new.try_recv().ok().map(|m| *m),
+            new.try_recv().map(|m| *m),
             Some(note(7)),
             "the newest pending answer takes it"
         );
-        assert!(old.try_recv().is_err());
+        assert!(old.try_recv().is_none());
     }
 
     /// A POST whose answer stream is gone (its client stopped reading, its guard not yet
@@ -956,7 +1084,7 @@ mod tests {
         drop(gone);
         // Related to the gone answer, then the newest SSE answer (the same one): both refuse.
         s.route(progress());
-        assert_eq!(older.try_recv().ok().map(|m| *m), Some(progress()));
+        assert_eq!(older.try_recv().map(|m| *m), Some(progress()));
         // Every answer gone: the backlog keeps it for the next GET stream.
         drop(older);
         s.route(note(3));
