@@ -71,6 +71,8 @@ pub(crate) trait Logic: InstanceLogic {
     fn save(&self) -> Option<Result<Saved, String>>;
     /// The instance came back after a restart.
     fn resume(&mut self, cx: &mut InstanceContext);
+    /// The author's logic itself, for the routes written for its type (`route.rs`).
+    fn author(&mut self) -> &mut dyn std::any::Any;
 }
 
 /// Reads a durable logic back: its toolset's, registered with `Toolset::durable`.
@@ -137,6 +139,10 @@ impl<L: InstanceLogic> Logic for Held<L> {
 
     fn resume(&mut self, cx: &mut InstanceContext) {
         (self.resume)(&mut self.logic, cx);
+    }
+
+    fn author(&mut self) -> &mut dyn std::any::Any {
+        &mut self.logic
     }
 }
 

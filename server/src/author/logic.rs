@@ -17,11 +17,17 @@ use serde_json::{Map, Value};
 /// time; a panic ends the instance with the reason "internal error" and every participant
 /// is told, while the rest of the server goes on.
 pub trait InstanceLogic: Send + 'static {
-    /// A participant called one of the toolset's tools. The SDK already checked that the
-    /// tool is visible to that participant in this instance (§3, §4.5). Answer now, or
-    /// [`Reply::Later`] and answer with [`InstanceContext::answer`] when something else
-    /// happens (an opponent's move).
-    fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply;
+    /// A participant called one of the toolset's tools that has no typed route
+    /// ([`Toolset::route`](crate::Toolset::route), where tools are best declared: each
+    /// call goes to its own handler with its arguments decoded). The SDK already checked
+    /// that the tool is visible to that participant in this instance (§3, §4.5). Answer
+    /// now, or [`Reply::Later`] and answer with [`InstanceContext::answer`] when something
+    /// else happens (an opponent's move). By default the call is a tool error: nothing
+    /// answers it.
+    fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
+        let _ = cx;
+        Reply::error(format!("{} has nothing to answer it", call.tool()))
+    }
 
     /// An invited principal opened the instance: take it in (its visibility, its
     /// definitions) and say what to tell it, or refuse. By default nobody joins.

@@ -3,7 +3,8 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `toolset.rs` | [`Toolset`]: a declaration (§4.1), its tools, its logic |
+//! | `toolset.rs` | [`Toolset`]: a declaration (§4.1), its tools (typed routes), its logic |
+//! | `route.rs` | typed routes: a tool's handler on its instance's logic, its arguments decoded as its declared type ([`Call`]) |
 //! | `logic.rs` | [`InstanceLogic`] (calls, joins, closes, timers), with the values it takes and gives ([`Opening`], [`ToolCall`], [`Reply`], [`Joined`], [`Refusal`]) |
 //! | `started.rs` | [`ToolsetLogic`] (opening) and what an open returns, [`Started`] |
 //! | `event.rs` | [`CallId`] and [`Event`] with its tags: values the context and the logic both name |
@@ -54,6 +55,7 @@ mod durable;
 mod event;
 mod logic;
 mod participant;
+mod route;
 mod started;
 mod toolset;
 mod work;
@@ -65,6 +67,8 @@ pub(crate) use durable::{Logic, RestoreFn, restore_fn};
 pub use event::{CallId, Event, SURFACE_ACTIVITY, SURFACE_TURN};
 pub use logic::{InstanceLogic, Joined, Opening, Refusal, Reply, ToolCall};
 pub use participant::{Audience, Participant, ParticipantId, ParticipantKind};
+pub use route::Call;
+pub(crate) use route::Routes;
 pub(crate) use started::{PlainInstance, PlainToolset};
 pub use started::{Started, ToolsetLogic};
 pub use toolset::Toolset;
