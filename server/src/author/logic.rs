@@ -13,8 +13,9 @@ use mcpl_transport::Principal;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-/// One open instance's logic (a game). Each method runs in the instance's actor, one at a
-/// time; a panic ends the instance with the reason "internal error" and every participant
+/// One open instance's logic (a game): its tools' handlers are its toolset's routes
+/// ([`Toolset::route`](crate::Toolset::route)), and every method here has a default. Each
+/// runs in the instance's actor, one at a time; a panic ends the instance with the reason "internal error" and every participant
 /// is told, while the rest of the server goes on.
 pub trait InstanceLogic: Send + 'static {
     /// A participant called one of the toolset's tools that has no typed route
@@ -62,15 +63,11 @@ pub trait InstanceLogic: Send + 'static {
     /// nothing happens.
     ///
     /// ```
-    /// use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId, Reply, ToolCall};
+    /// use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId};
     ///
     /// struct Table { host: ParticipantId }
     ///
     /// impl InstanceLogic for Table {
-    ///     fn call(&mut self, _: ToolCall, _: &mut InstanceContext) -> Reply {
-    ///         Reply::text("…")
-    ///     }
-    ///
     ///     fn invited(&mut self, who: ParticipantId, name: Option<&str>, cx: &mut InstanceContext) {
     ///         let text = format!("{} was invited; the game is {} to them.", cx.name(who), name.unwrap_or("-"));
     ///         cx.event(self.host, Event::text(text));
@@ -88,15 +85,11 @@ pub trait InstanceLogic: Send + 'static {
     /// default nothing happens.
     ///
     /// ```
-    /// use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId, Reply, ToolCall};
+    /// use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId};
     ///
     /// struct Table { host: ParticipantId }
     ///
     /// impl InstanceLogic for Table {
-    ///     fn call(&mut self, _: ToolCall, _: &mut InstanceContext) -> Reply {
-    ///         Reply::text("…")
-    ///     }
-    ///
     ///     fn declined(&mut self, who: ParticipantId, cx: &mut InstanceContext) {
     ///         let name = cx.name(who);
     ///         cx.event(self.host, Event::text(format!("{name} declined your challenge.")));

@@ -17,14 +17,14 @@
 //! result, a push with the explaining event and the opponent's changes, ended records):
 //!
 //! ```
-//! use mcpl_protocol::mcp::Tool;
-//! use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId, Reply, Started, ToolCall, Toolset};
-//! use serde_json::json;
+//! use mcpl_server::{Call, Event, InstanceContext, InstanceLogic, NoArguments, ParticipantId, Reply, Started, Toolset};
 //!
 //! struct Duel { players: [ParticipantId; 2], turn: usize, left: u32 }
 //!
-//! impl InstanceLogic for Duel {
-//!     fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
+//! impl InstanceLogic for Duel {}
+//!
+//! impl Duel {
+//!     fn strike(&mut self, _: NoArguments, _: Call, cx: &mut InstanceContext) -> Reply {
 //!         let (me, them) = (self.players[self.turn], self.players[1 - self.turn]);
 //!         self.left -= 1;
 //!         if self.left == 0 {
@@ -41,7 +41,7 @@
 //!
 //! let duel = Toolset::new("duel")
 //!     .instances()
-//!     .hidden_tool(Tool::new("strike", "Strike", json!({"type": "object"})))
+//!     .hidden_route("strike", "Strike", Duel::strike)
 //!     .on_open(|opening, cx| {
 //!         let bot = cx.add_bot("bot");
 //!         cx.show(opening.opener(), "strike");
