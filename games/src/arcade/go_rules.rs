@@ -53,7 +53,7 @@ impl GoRules {
     }
 }
 
-/// The `go` toolset's options: its options schema is derived from this type (`tools.rs`).
+/// Options of a game of Go (the `go` toolset's options schema is derived from it).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "mcpl_server::schemars")]
 #[serde(deny_unknown_fields)]
@@ -62,12 +62,15 @@ pub struct GoOptions {
     #[schemars(length(min = 1, max = 64))]
     pub opponent: Option<String>,
     /// Board size (default 9)
+    #[serde(default)]
     #[schemars(schema_with = "board_size")]
     pub size: Option<u32>,
     /// Points added to White's score (default 7.5)
     #[schemars(range(min = -100, max = 100))]
     pub komi: Option<f32>,
     /// Your colour (default black; Black moves first)
+    #[serde(default)]
+    #[schemars(schema_with = "go_color")]
     pub color: Option<GoColor>,
 }
 
@@ -78,9 +81,13 @@ fn board_size(_: &mut SchemaGenerator) -> Schema {
     json_schema!({"enum": [9, 13, 19]})
 }
 
+/// `color`'s schema: the two colours.
+fn go_color(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"enum": ["black", "white"]})
+}
+
 /// A `color` option of Go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[schemars(crate = "mcpl_server::schemars", inline)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum GoColor {
     /// Black, who moves first.

@@ -7,14 +7,14 @@ use super::spectate::Spectacle;
 use crate::tictactoe::{
     Cell, Game, Mark, choose_move, render_ascii, render_svg, render_svg_with_result,
 };
-use mcpl_server::schemars::JsonSchema;
+use mcpl_server::schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-/// The `tictactoe` toolset's options: its options schema is derived from this type
-/// (`tools.rs`).
+/// Options of a game of tic-tac-toe (the `tictactoe` toolset's options schema is derived
+/// from it).
 #[derive(Debug, Default, Deserialize, JsonSchema)]
 #[schemars(crate = "mcpl_server::schemars")]
 #[serde(deny_unknown_fields)]
@@ -23,12 +23,18 @@ pub struct TicTacToeOptions {
     #[schemars(length(min = 1, max = 64))]
     pub opponent: Option<String>,
     /// Your mark (default x; X moves first)
+    #[serde(default)]
+    #[schemars(schema_with = "mark_option")]
     pub color: Option<MarkOption>,
 }
 
+/// `color`'s schema: the two marks.
+fn mark_option(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"enum": ["x", "o"]})
+}
+
 /// A `color` option of tic-tac-toe.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
-#[schemars(crate = "mcpl_server::schemars", inline)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum MarkOption {
     /// X, who moves first.
