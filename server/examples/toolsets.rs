@@ -5,34 +5,18 @@
 //! `tests/tests/interop_python_example.rs` runs it against the official Python SDK client.
 
 use mcpl_server::schemars::JsonSchema;
-use mcpl_server::{InstanceContext, InstanceLogic, NoArguments, Reply, Server, ServerOptions};
-use mcpl_server::{Started, Tool, ToolCall, Toolset, input_schema};
+use mcpl_server::{Call, InstanceContext as Cx, InstanceLogic, NoArguments, Reply, Started};
+use mcpl_server::{Server, ServerOptions, Toolset};
 use serde::Deserialize;
 
-/// The open `notes` toolset of one principal.
-struct Notes(Vec<String>);
-
+// Each tool is declared once: its name, description, handler, and a schema derived from
+// the type its arguments decode as (a wrong argument is a tool error naming it).
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "mcpl_server::schemars")]
 struct Note {
     /// What to remember.
     text: String,
 }
-
-impl InstanceLogic for Notes {
-    fn call(&mut self, call: ToolCall, _: &mut InstanceContext) -> Reply {
-        if call.tool() == "note_add" {
-            match call.args::<Note>() {
-                Ok(note) => self.0.push(note.text),
-                Err(e) => return Reply::Now(Err(e)),
-            }
-        }
-        Reply::text(format!("Notes: {}", self.0.join("; ")))
-    }
-}
-
-/// One instance of `counter`.
-struct Counter(u64);
 
 #[derive(Deserialize, JsonSchema)]
 #[schemars(crate = "mcpl_server::schemars")]
@@ -42,38 +26,47 @@ struct By {
     by: Option<u64>,
 }
 
-impl InstanceLogic for Counter {
-    fn call(&mut self, call: ToolCall, _: &mut InstanceContext) -> Reply {
-        match call.args::<By>() {
-            Ok(By { by }) => self.0 += by.unwrap_or(1),
-            Err(e) => return Reply::Now(Err(e)),
-        }
+/// The open `notes` toolset of one principal.
+struct Notes(Vec<String>);
+impl InstanceLogic for Notes {}
+impl Notes {
+    fn add(&mut self, note: Note, call: Call, cx: &mut Cx) -> Reply {
+        self.0.push(note.text);
+        self.list(NoArguments {}, call, cx)
+    }
+
+    fn list(&mut self, _: NoArguments, _: Call, _: &mut Cx) -> Reply {
+        Reply::text(format!("Notes: {}", self.0.join("; ")))
+    }
+}
+
+/// One instance of `counter`.
+struct Counter(u64);
+impl InstanceLogic for Counter {}
+impl Counter {
+    fn count(&mut self, By { by }: By, _: Call, _: &mut Cx) -> Reply {
+        self.0 += by.unwrap_or(1);
         Reply::text(format!("Count: {}", self.0))
     }
 }
 
-fn server() -> Server {
-    // Each schema is derived from the type its tool's arguments are decoded as.
-    let (no_args, by) = (input_schema::<NoArguments>(), input_schema::<By>());
+#[actix::main]
+async fn main() {
     let notes = Toolset::new("notes")
         .title("Notes")
-        .tool(Tool::new("note_add", "Adds a note", input_schema::<Note>()))
-        .tool(Tool::new("note_list", "Lists them", no_args))
+        .route("note_add", "Adds a note", Notes::add)
+        .route("note_list", "Lists them", Notes::list)
         .on_open(|_, _| Ok(Started::new(Notes(Vec::new())).text("No notes yet.")));
     let counter = Toolset::new("counter")
         .title("Counter")
         .instances()
-        .tool(Tool::new("count", "Adds `by` (default 1)", by))
+        .route("count", "Adds `by` (default 1)", Counter::count)
         .on_open(|_, _| Ok(Started::new(Counter(0)).text("Count: 0")));
-    Server::builder("example-toolsets", "0.1.0")
+    let server = Server::builder("example-toolsets", "0.1.0")
         .toolset(notes)
         .toolset(counter)
         .build()
-        .expect("a valid catalog")
-}
-
-#[actix::main]
-async fn main() {
+        .expect("a valid catalog");
     // Resolves once stdin closed and the last answers are written.
-    server().serve_stdio(&ServerOptions::default()).await;
+    server.serve_stdio(&ServerOptions::default()).await;
 }

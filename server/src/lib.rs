@@ -119,9 +119,9 @@ mod watchers;
 pub use actors::instance::INTERNAL_ERROR;
 pub use actors::principal::{REASON_CLOSED, REASON_DISCONNECTED};
 pub use author::{
-    Audience, Blocking, BlockingError, CallId, Durable, Event, InstanceContext, InstanceLogic,
-    InstanceWaker, Joined, Opening, Participant, ParticipantId, ParticipantKind, Refusal, Reply,
-    SURFACE_ACTIVITY, SURFACE_TURN, Started, ToolCall, Toolset, ToolsetLogic,
+    Audience, Blocking, BlockingError, Call, CallId, Durable, Event, InstanceContext,
+    InstanceLogic, InstanceWaker, Joined, Opening, Participant, ParticipantId, ParticipantKind,
+    Refusal, Reply, SURFACE_ACTIVITY, SURFACE_TURN, Started, ToolCall, Toolset, ToolsetLogic,
 };
 pub use cancel::CancelToken;
 pub use clock::{Clock, ManualClock, SystemClock};
@@ -154,7 +154,7 @@ pub use mcpl_protocol::mcp::{CallToolResult, ContentBlock, Tool};
 /// Connections and listeners (stdio, WebSocket, Streamable HTTP, in memory).
 pub use mcpl_transport as transport;
 pub use mcpl_transport::{Principal, ServerOptions};
-/// `JsonSchema`, to derive tool argument schemas ([`input_schema`],
-/// [`ServerBuilder::typed_tool`]). The derive names the `schemars` crate: depend on it, or
+/// `JsonSchema`, to derive tool argument and options schemas ([`input_schema`],
+/// [`Toolset::route`], [`Toolset::on_open_with`], [`ServerBuilder::typed_tool`]). The derive names the `schemars` crate: depend on it, or
 /// add `#[schemars(crate = "mcpl_server::schemars")]` to the type.
 pub use schemars;

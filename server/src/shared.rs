@@ -8,7 +8,7 @@
 //! an `Arc<Shared>` and talk to each other only by message (`actors/registry` owns who is
 //! connected), so the server's modules form no import cycle.
 
-use crate::author::{PlainInstance, PlainToolset, RestoreFn, ToolsetLogic, restore_fn};
+use crate::author::{PlainInstance, PlainToolset, RestoreFn, Routes, ToolsetLogic, restore_fn};
 use crate::clock::Clock;
 use crate::core::session::Profile;
 use crate::core::{Catalog, CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl};
@@ -33,6 +33,8 @@ pub(crate) struct Shared {
     /// sessions that run them).
     pub(crate) handled: HashSet<String>,
     pub(crate) logic: HashMap<String, Arc<dyn ToolsetLogic>>,
+    /// Each toolset's typed routes (`author/route.rs`), for those that have any.
+    pub(crate) routes: HashMap<String, Arc<Routes>>,
     pub(crate) push_timeout: Duration,
     pub(crate) ask_timeout: Duration,
     /// How many `subscriptions/listen` streams each principal has open.
@@ -169,6 +171,11 @@ impl Shared {
             .get(toolset)
             .cloned()
             .unwrap_or_else(|| Arc::new(PlainToolset))
+    }
+
+    /// A toolset's typed routes (none for a toolset without).
+    pub(crate) fn routes_of(&self, toolset: &str) -> Arc<Routes> {
+        self.routes.get(toolset).cloned().unwrap_or_default()
     }
 
     /// How a toolset's kept logic is read back: its registered restore, or a plain

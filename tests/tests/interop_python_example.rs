@@ -51,11 +51,12 @@ fn the_python_sdk_client_plays_the_example_server_through_compat_tools() {
     );
 }
 
-/// The example is what a newcomer reads first: it stays short (issue #14: under 80 lines).
+/// The example is what a newcomer reads first: it stays short (issue #14: under 80 lines;
+/// issue #38 item 4: typed routes made it 72).
 #[test]
-fn the_example_server_stays_under_80_lines() {
+fn the_example_server_stays_short() {
     let path = mcpl_tests::interop::workspace_root().join("server/examples/toolsets.rs");
     let source = std::fs::read_to_string(&path).expect("the example's source");
     let lines = source.lines().count();
-    assert!(lines < 80, "{}: {lines} lines", path.display());
+    assert!(lines <= 72, "{}: {lines} lines", path.display());
 }

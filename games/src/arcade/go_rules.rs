@@ -1,7 +1,7 @@
 //! Go at an arcade table: [`crate::go`]'s rules and [`crate::bot`]'s search behind
 //! [`Rules`].
 
-use super::rules::{BotPlan, Outcome, Rules, Side, ToolNames};
+use super::rules::{BotPlan, Outcome, Rules, Seating, Side, ToolNames};
 use super::spectate::{ScoreView, SideScore, Spectacle};
 use super::{BotBudget, BotSettings};
 use crate::bot::Bot;
@@ -9,8 +9,10 @@ use crate::bot::Budget;
 use crate::go::{
     BoardSize, Color, DEFAULT_KOMI, Game, Move, render_ascii, render_svg, render_svg_with_result,
 };
+use mcpl_server::schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 use std::time::Instant;
 
@@ -51,14 +53,47 @@ impl GoRules {
     }
 }
 
-/// Go's own options, past `opponent` and `color` (the table's): what `tools.rs` declares
-/// in the `go` toolset's options schema.
-#[derive(Debug, Default, serde::Deserialize)]
-struct GoOptions {
-    /// Lines per side: 9, 13 or 19 (9 when absent).
-    size: Option<u32>,
-    /// Komi (the default when absent).
-    komi: Option<f32>,
+/// Options of a game of Go (the `go` toolset's options schema is derived from it).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[schemars(crate = "mcpl_server::schemars")]
+#[serde(deny_unknown_fields)]
+pub struct GoOptions {
+    /// "bot" (the default) or the name of a player to challenge: they are invited into the game
+    #[schemars(length(min = 1, max = 64))]
+    pub opponent: Option<String>,
+    /// Board size (default 9)
+    #[serde(default)]
+    #[schemars(schema_with = "board_size")]
+    pub size: Option<u32>,
+    /// Points added to White's score (default 7.5)
+    #[schemars(range(min = -100, max = 100))]
+    pub komi: Option<f32>,
+    /// Your colour (default black; Black moves first)
+    #[serde(default)]
+    #[schemars(schema_with = "go_color")]
+    pub color: Option<GoColor>,
+}
+
+/// `size`'s schema: the sizes, with no `type`, so that a whole number written `13.0`
+/// passes as it decodes (issue #36 item 11; JSON Schema validators differ on whether it
+/// is an `integer`).
+fn board_size(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"enum": [9, 13, 19]})
+}
+
+/// `color`'s schema: the two colours.
+fn go_color(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"enum": ["black", "white"]})
+}
+
+/// A `color` option of Go.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum GoColor {
+    /// Black, who moves first.
+    Black,
+    /// White.
+    White,
 }
 
 fn side_of(color: Color) -> Side {
@@ -79,16 +114,21 @@ impl Rules for GoRules {
         board: "go_board",
     };
 
-    fn from_options(options: &Map<String, Value>) -> Result<Self, String> {
-        let o: GoOptions = mcpl_server::decode::from_json(Value::Object(options.clone()))
-            .map_err(|e| format!("size must be 9, 13 or 19, komi a number: {e}"))?;
+    type Options = GoOptions;
+
+    fn from_options(o: GoOptions) -> Result<(Self, Seating), String> {
         let size = match o.size {
             None => BoardSize::Nine,
             Some(n) => BoardSize::new(n).map_err(|_| "size must be 9, 13 or 19".to_owned())?,
         };
-        Ok(GoRules {
+        let side = o.color.map(|c| match c {
+            GoColor::Black => Side::First,
+            GoColor::White => Side::Second,
+        });
+        let rules = GoRules {
             game: Game::with_komi(size, o.komi.unwrap_or(DEFAULT_KOMI)),
-        })
+        };
+        Ok((rules, Seating::new(o.opponent, side)))
     }
 
     fn title(&self) -> String {
@@ -113,14 +153,6 @@ impl Rules for GoRules {
         match side {
             Side::First => "black",
             Side::Second => "white",
-        }
-    }
-
-    fn side_for_color(color: &str) -> Option<Side> {
-        match color {
-            "black" => Some(Side::First),
-            "white" => Some(Side::Second),
-            _ => None,
         }
     }
 
@@ -279,8 +311,13 @@ impl Rules for GoRules {
 mod tests {
     use super::*;
 
+    fn from(options: Value) -> Result<(GoRules, Seating), String> {
+        let options: GoOptions = serde_json::from_value(options).map_err(|e| e.to_string())?;
+        GoRules::from_options(options)
+    }
+
     fn rules(options: Value) -> GoRules {
-        GoRules::from_options(options.as_object().unwrap()).unwrap()
+        from(options).unwrap().0
     }
 
     #[test]
@@ -317,15 +354,26 @@ mod tests {
             r.options(),
             *json!({"size": 13, "komi": 0.5}).as_object().unwrap()
         );
-        let from = |v: Value| GoRules::from_options(v.as_object().unwrap());
         assert!(from(json!({"size": 10})).is_err());
         assert!(from(json!({"size": "big"})).is_err());
         assert!(from(json!({"komi": "none"})).is_err());
-        // A member it does not know is left alone.
+        // A member it does not know is refused, as the derived schema refuses it.
+        assert!(from(json!({"size": 19, "clock": "none"})).is_err());
+    }
+
+    #[test]
+    fn options_seat_the_opener() {
+        let (_, seating) = from(json!({})).unwrap();
+        assert_eq!(seating, Seating::new(None, None));
+        assert_eq!(seating.side, Side::First);
+        let (_, seating) = from(json!({"opponent": "bot", "color": "white"})).unwrap();
+        assert_eq!((seating.opponent, seating.side), (None, Side::Second));
+        let (_, seating) = from(json!({"opponent": "bob", "color": "black"})).unwrap();
         assert_eq!(
-            from(json!({"size": 19, "clock": "none"})).unwrap().title(),
-            "Go 19x19"
+            (seating.opponent.as_deref(), seating.side),
+            (Some("bob"), Side::First)
         );
+        assert!(from(json!({"color": "x"})).is_err());
     }
 
     #[test]

@@ -60,15 +60,12 @@ mod tools;
 mod go_rules;
 mod tictactoe_rules;
 
-pub use go_rules::{ENUM_MAX_LINES, GoRules, POINT_PATTERN};
-pub use rules::{BotPlan, Outcome, Rules, Side, ToolNames};
+pub use go_rules::{ENUM_MAX_LINES, GoColor, GoOptions, GoRules, POINT_PATTERN};
+pub use rules::{BotPlan, Outcome, Rules, Seating, Side, ToolNames};
 pub use shared::{Challenge, RESERVED_NAMES};
 pub use table::{Table, TableToolset, WAKE_BOT};
-pub use tictactoe_rules::TicTacToeRules;
-pub use tools::{
-    CHALLENGE, DECLINE, GAMES, LOBBY, challenge_tool, decline_tool, games_tool, go_options,
-    tictactoe_options,
-};
+pub use tictactoe_rules::{MarkOption, TicTacToeOptions, TicTacToeRules};
+pub use tools::{CHALLENGE, DECLINE, GAMES, LOBBY, challenge_tool, decline_tool, games_tool};
 
 use crate::bot::DEFAULT_MOVE_TIME;
 use actix::ArbiterHandle;

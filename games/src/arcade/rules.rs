@@ -7,8 +7,30 @@
 
 use super::BotSettings;
 use super::spectate::Spectacle;
+use mcpl_server::schemars::JsonSchema;
+use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 use std::fmt;
+
+/// Who plays a new game, from the options every game has: the opponent (`None` for the
+/// bot) and the side the opener takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Seating {
+    /// The player challenged; `None` plays the bot.
+    pub opponent: Option<String>,
+    /// The opener's side (the first when no colour was asked for).
+    pub side: Side,
+}
+
+impl Seating {
+    /// From the `opponent` and `color` options: `"bot"` (or none) plays the bot.
+    pub fn new(opponent: Option<String>, side: Option<Side>) -> Self {
+        Seating {
+            opponent: opponent.filter(|o| o != "bot"),
+            side: side.unwrap_or(Side::First),
+        }
+    }
+}
 
 /// A seat at a table: the side that moves first (Black, X) or second (White, O).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -92,9 +114,14 @@ pub trait Rules: Send + Sized + 'static {
     /// The toolset's tool names.
     const TOOLS: ToolNames;
 
-    /// A new game from the options left after `opponent` and `color` (size, komi), which
-    /// passed the declared schema; an error says what is wrong.
-    fn from_options(options: &Map<String, Value>) -> Result<Self, String>;
+    /// The toolset's options (`toolsets/open`, §4.2) as the open receives them: the
+    /// options schema the toolset declares is derived from this type (`tools.rs`). Every
+    /// member is optional, so a host without `toolHints` opens a game with none (§8).
+    type Options: DeserializeOwned + JsonSchema + Send + 'static;
+
+    /// A new game from its options, which passed the declared schema, and who plays it;
+    /// an error says what is wrong.
+    fn from_options(options: Self::Options) -> Result<(Self, Seating), String>;
 
     /// The game as titles say it ("Go 9x9", "Tic-tac-toe").
     fn title(&self) -> String;
@@ -108,9 +135,6 @@ pub trait Rules: Send + Sized + 'static {
 
     /// The side's `color` option value ("black", "x").
     fn color_option(side: Side) -> &'static str;
-
-    /// The side a `color` option value names.
-    fn side_for_color(color: &str) -> Option<Side>;
 
     /// Whose turn it is.
     fn to_move(&self) -> Side;

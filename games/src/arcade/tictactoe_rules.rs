@@ -2,14 +2,46 @@
 //! perfect and instant (a memoised table), so it moves in the caller's own step.
 
 use super::BotSettings;
-use super::rules::{BotPlan, Outcome, Rules, Side, ToolNames};
+use super::rules::{BotPlan, Outcome, Rules, Seating, Side, ToolNames};
 use super::spectate::Spectacle;
 use crate::tictactoe::{
     Cell, Game, Mark, choose_move, render_ascii, render_svg, render_svg_with_result,
 };
+use mcpl_server::schemars::{JsonSchema, Schema, SchemaGenerator, json_schema};
 use rand::SeedableRng;
 use rand::rngs::StdRng;
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
+
+/// Options of a game of tic-tac-toe (the `tictactoe` toolset's options schema is derived
+/// from it).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[schemars(crate = "mcpl_server::schemars")]
+#[serde(deny_unknown_fields)]
+pub struct TicTacToeOptions {
+    /// "bot" (the default) or the name of a player to challenge: they are invited into the game
+    #[schemars(length(min = 1, max = 64))]
+    pub opponent: Option<String>,
+    /// Your mark (default x; X moves first)
+    #[serde(default)]
+    #[schemars(schema_with = "mark_option")]
+    pub color: Option<MarkOption>,
+}
+
+/// `color`'s schema: the two marks.
+fn mark_option(_: &mut SchemaGenerator) -> Schema {
+    json_schema!({"enum": ["x", "o"]})
+}
+
+/// A `color` option of tic-tac-toe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MarkOption {
+    /// X, who moves first.
+    X,
+    /// O.
+    O,
+}
 
 /// A game of tic-tac-toe at a table.
 #[derive(Debug, Clone, Default)]
@@ -59,8 +91,14 @@ impl Rules for TicTacToeRules {
         board: "tictactoe_board",
     };
 
-    fn from_options(_: &Map<String, Value>) -> Result<Self, String> {
-        Ok(TicTacToeRules::default())
+    type Options = TicTacToeOptions;
+
+    fn from_options(o: TicTacToeOptions) -> Result<(Self, Seating), String> {
+        let side = o.color.map(|c| match c {
+            MarkOption::X => Side::First,
+            MarkOption::O => Side::Second,
+        });
+        Ok((TicTacToeRules::default(), Seating::new(o.opponent, side)))
     }
 
     fn title(&self) -> String {
@@ -82,14 +120,6 @@ impl Rules for TicTacToeRules {
         match side {
             Side::First => "x",
             Side::Second => "o",
-        }
-    }
-
-    fn side_for_color(color: &str) -> Option<Side> {
-        match color {
-            "x" => Some(Side::First),
-            "o" => Some(Side::Second),
-            _ => None,
         }
     }
 

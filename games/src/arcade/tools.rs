@@ -28,31 +28,6 @@ pub const CHALLENGE: &str = "challenge";
 /// The lobby's tool declining a challenge.
 pub const DECLINE: &str = "decline";
 
-/// The `opponent` option: the bot or a player.
-fn opponent_option() -> Value {
-    json!({"type": "string", "minLength": 1, "maxLength": 64,
-           "description": "\"bot\" (the default) or the name of a player to challenge: they are invited into the game"})
-}
-
-/// `go`'s options schema.
-pub fn go_options() -> Value {
-    json!({"type": "object", "properties": {
-        "opponent": opponent_option(),
-        "size": {"enum": [9, 13, 19], "description": "Board size (default 9)"},
-        "komi": {"type": "number", "minimum": -100, "maximum": 100,
-                 "description": "Points added to White's score (default 7.5)"},
-        "color": {"enum": ["black", "white"], "description": "Your colour (default black; Black moves first)"}},
-        "additionalProperties": false})
-}
-
-/// `tictactoe`'s options schema.
-pub fn tictactoe_options() -> Value {
-    json!({"type": "object", "properties": {
-        "opponent": opponent_option(),
-        "color": {"enum": ["x", "o"], "description": "Your mark (default x; X moves first)"}},
-        "additionalProperties": false})
-}
-
 fn object(properties: Value, required: &[&str]) -> Value {
     json!({"type": "object", "properties": properties, "required": required,
            "additionalProperties": false})
@@ -60,13 +35,7 @@ fn object(properties: Value, required: &[&str]) -> Value {
 
 /// A game's toolset: instanced, its turn tools hidden until a turn (§3), `resign` and
 /// `board` always visible.
-fn table_toolset<R: Rules>(
-    title: &str,
-    summary: &str,
-    options: Value,
-    play: &str,
-    shared: Arc<Shared>,
-) -> Toolset {
+fn table_toolset<R: Rules>(title: &str, summary: &str, play: &str, shared: Arc<Shared>) -> Toolset {
     let ToolNames {
         toolset,
         play: play_name,
@@ -78,42 +47,36 @@ fn table_toolset<R: Rules>(
         .title(title)
         .summary(summary)
         .instances()
-        .options(options)
-        .hidden_tool(Tool::new(
-            play_name,
-            play,
-            object(json!({"move": {"type": "string"}}), &["move"]),
-        ));
+        .hidden_route(play_name, play, Table::<R>::play_tool);
     if let Some(pass) = pass {
-        ts = ts.hidden_tool(Tool::new(
+        ts = ts.hidden_route(
             pass,
             "Pass your turn. Two passes in a row end the game, which is then scored by area (stones plus surrounded points, komi for White).",
-            object(json!({}), &[]),
-        ));
+            Table::<R>::pass_tool,
+        );
     }
-    ts.tool(Tool::new(
+    ts.route(
         resign,
         "Resign: your opponent wins. Before an invited opponent has joined, this withdraws the challenge.",
-        object(json!({}), &[]),
-    ))
-    .tool(read_only(Tool::new(
+        Table::<R>::resign_tool,
+    )
+    .route(
         board,
         "Show the position as text (coordinates, the last move in parentheses), whose move it is, and your colour. After the game ends it shows the final position and the result, for as long as the game's ended record is kept.",
-        object(json!({}), &[]),
-    )))
-    .logic(TableToolset::<R>::new(shared.clone()))
-    // Issue #15: each table is kept across a restart of a server with a store.
-    .durable_with(move |format, state| Table::<R>::restore(shared.clone(), format, state))
-}
-
-/// `tool`, marked read-only (`readOnlyHint`): the SDK answers it for an ended instance
-/// with the view the table left as it ended.
-fn read_only(mut tool: Tool) -> Tool {
-    tool.annotations = Some(ToolAnnotations {
+        Table::<R>::board_tool,
+    )
+    // Read-only (`readOnlyHint`): the SDK answers it for an ended instance with the view
+    // the table left as it ended.
+    .annotated(ToolAnnotations {
         read_only_hint: Some(true),
         ..Default::default()
-    });
-    tool
+    })
+    .on_open_with({
+        let tables = TableToolset::<R>::new(shared.clone());
+        move |options: R::Options, opening, cx| tables.open(options, opening, cx)
+    })
+    // Issue #15: each table is kept across a restart of a server with a store.
+    .durable_with(move |format, state| Table::<R>::restore(shared.clone(), format, state))
 }
 
 /// The `go` toolset.
@@ -121,7 +84,6 @@ pub fn go_toolset(shared: Arc<Shared>) -> Toolset {
     table_toolset::<GoRules>(
         "Go",
         "Go on 9x9, 13x13 or 19x19 against the bot or another player; area scoring, positional superko",
-        go_options(),
         "Place a stone on your turn: `move` is a point, column letter then row number (e.g. D4; there is no column I). A point that is taken or not allowed (suicide, a repeated position) is refused with the reason; go_board shows the position and whose move it is.",
         shared,
     )
@@ -132,7 +94,6 @@ pub fn tictactoe_toolset(shared: Arc<Shared>) -> Toolset {
     table_toolset::<TicTacToeRules>(
         "Tic-tac-toe",
         "Tic-tac-toe against a perfect bot or another player",
-        tictactoe_options(),
         "Mark a cell on your turn: `move` is a column a-c and a row 1-3 (a1 bottom left, c3 top right). tictactoe_board shows the position and, on your turn, the free cells; a taken cell is refused with the reason.",
         shared,
     )
@@ -181,4 +142,41 @@ pub fn decline_tool() -> Tool {
         "Decline a challenge: the instance name it was offered under (see games). The challenger is told.",
         input_schema::<DeclineArgs>(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::arcade::{GoOptions, TicTacToeOptions};
+    use serde_json::json;
+
+    /// The options schemas are derived from the types the opens receive, and keep what
+    /// the module docs promise: no required member (§8), nothing unknown.
+    #[test]
+    fn the_options_schemas_are_the_option_types_and_require_nothing() {
+        let go = input_schema::<GoOptions>();
+        let tictactoe = input_schema::<TicTacToeOptions>();
+        for schema in [&go, &tictactoe] {
+            assert_eq!(schema["type"], "object", "{schema}");
+            assert!(schema.get("required").is_none(), "{schema}");
+            assert_eq!(schema["additionalProperties"], false, "{schema}");
+            assert_eq!(
+                schema["properties"]["opponent"]["maxLength"], 64,
+                "{schema}"
+            );
+            assert!(schema.get("$defs").is_none(), "inline: {schema}");
+        }
+        assert_eq!(go["properties"]["size"]["enum"], json!([9, 13, 19]), "{go}");
+        assert_eq!(go["properties"]["komi"]["maximum"], 100, "{go}");
+        assert_eq!(
+            go["properties"]["color"]["enum"],
+            json!(["black", "white"]),
+            "{go}"
+        );
+        assert_eq!(
+            tictactoe["properties"]["color"]["enum"],
+            json!(["x", "o"]),
+            "{tictactoe}"
+        );
+    }
 }

@@ -316,12 +316,14 @@ impl InstanceContext {
     /// connection, the oldest holds.
     ///
     /// ```
-    /// use mcpl_server::{InstanceContext, InstanceLogic, Reply, ToolCall};
+    /// use mcpl_server::{Call, InstanceContext, InstanceLogic, NoArguments, Reply};
     ///
     /// struct Slow;
+    /// impl InstanceLogic for Slow {}
     ///
-    /// impl InstanceLogic for Slow {
-    ///     fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
+    /// impl Slow {
+    ///     // The handler of the route `go` (`Toolset::route("go", "Goes", Slow::go)`).
+    ///     fn go(&mut self, _: NoArguments, call: Call, cx: &mut InstanceContext) -> Reply {
     ///         // `go` disappears now, but the host hears it in the answer, with the result.
     ///         cx.hide(call.caller(), "go");
     ///         cx.hold_for(call.id());
@@ -410,7 +412,7 @@ impl InstanceContext {
     ///
     /// ```
     /// use mcpl_protocol::mcp::CallToolResult;
-    /// use mcpl_server::{Blocking, CallId, InstanceContext, InstanceLogic, Reply, ToolCall};
+    /// use mcpl_server::{Blocking, Call, CallId, InstanceContext, InstanceLogic, NoArguments, Reply};
     ///
     /// const SEARCH: u64 = 1;
     ///
@@ -418,13 +420,16 @@ impl InstanceContext {
     ///     search: Option<(Blocking<u32>, CallId)>,
     /// }
     ///
-    /// impl InstanceLogic for Bot {
-    ///     fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
+    /// impl Bot {
+    ///     // The handler of the route `play` (`Toolset::route("play", "Plays", Bot::play)`).
+    ///     fn play(&mut self, _: NoArguments, call: Call, cx: &mut InstanceContext) -> Reply {
     ///         let work = cx.spawn_blocking(|| (1..=1000u32).sum::<u32>() % 19, SEARCH);
     ///         self.search = Some((work, call.id()));
     ///         Reply::Later
     ///     }
+    /// }
     ///
+    /// impl InstanceLogic for Bot {
     ///     fn wake(&mut self, tag: u64, cx: &mut InstanceContext) {
     ///         if tag != SEARCH {
     ///             return;

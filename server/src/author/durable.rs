@@ -24,18 +24,13 @@ use std::sync::Arc;
 /// An instance's logic that is kept across restarts. See the module docs.
 ///
 /// ```
-/// use mcpl_server::{Durable, InstanceContext, InstanceLogic, Reply, Started, ToolCall, Toolset};
+/// use mcpl_server::{Durable, InstanceLogic, NoArguments, Reply, Started, Toolset};
 /// use serde::{Deserialize, Serialize};
 ///
 /// #[derive(Serialize, Deserialize)]
 /// struct Counter { n: u64 }
 ///
-/// impl InstanceLogic for Counter {
-///     fn call(&mut self, _: ToolCall, _: &mut InstanceContext) -> Reply {
-///         self.n += 1;
-///         Reply::text(self.n.to_string())
-///     }
-/// }
+/// impl InstanceLogic for Counter {}
 ///
 /// impl Durable for Counter {
 ///     const FORMAT: u32 = 1;
@@ -43,6 +38,10 @@ use std::sync::Arc;
 ///
 /// let counters = Toolset::new("counter")
 ///     .instances()
+///     .route("count", "Counts", |c: &mut Counter, _: NoArguments, _, _| {
+///         c.n += 1;
+///         Reply::text(c.n.to_string())
+///     })
 ///     .on_open(|_, _| Ok(Started::durable(Counter { n: 0 })))
 ///     .durable::<Counter>();
 /// # let _ = counters;
@@ -71,6 +70,8 @@ pub(crate) trait Logic: InstanceLogic {
     fn save(&self) -> Option<Result<Saved, String>>;
     /// The instance came back after a restart.
     fn resume(&mut self, cx: &mut InstanceContext);
+    /// The author's logic itself, for the routes written for its type (`route.rs`).
+    fn author(&mut self) -> &mut dyn std::any::Any;
 }
 
 /// Reads a durable logic back: its toolset's, registered with `Toolset::durable`.
@@ -137,6 +138,10 @@ impl<L: InstanceLogic> Logic for Held<L> {
 
     fn resume(&mut self, cx: &mut InstanceContext) {
         (self.resume)(&mut self.logic, cx);
+    }
+
+    fn author(&mut self) -> &mut dyn std::any::Any {
+        &mut self.logic
     }
 }
 

@@ -13,15 +13,22 @@ use mcpl_transport::Principal;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
 
-/// One open instance's logic (a game). Each method runs in the instance's actor, one at a
-/// time; a panic ends the instance with the reason "internal error" and every participant
+/// One open instance's logic (a game): its tools' handlers are its toolset's routes
+/// ([`Toolset::route`](crate::Toolset::route)), and every method here has a default. Each
+/// runs in the instance's actor, one at a time; a panic ends the instance with the reason "internal error" and every participant
 /// is told, while the rest of the server goes on.
 pub trait InstanceLogic: Send + 'static {
-    /// A participant called one of the toolset's tools. The SDK already checked that the
-    /// tool is visible to that participant in this instance (§3, §4.5). Answer now, or
-    /// [`Reply::Later`] and answer with [`InstanceContext::answer`] when something else
-    /// happens (an opponent's move).
-    fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply;
+    /// A participant called one of the toolset's tools that has no typed route
+    /// ([`Toolset::route`](crate::Toolset::route), where tools are best declared: each
+    /// call goes to its own handler with its arguments decoded). The SDK already checked
+    /// that the tool is visible to that participant in this instance (§3, §4.5). Answer
+    /// now, or [`Reply::Later`] and answer with [`InstanceContext::answer`] when something
+    /// else happens (an opponent's move). By default the call is a tool error: nothing
+    /// answers it.
+    fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
+        let _ = cx;
+        Reply::error(format!("{} has nothing to answer it", call.tool()))
+    }
 
     /// An invited principal opened the instance: take it in (its visibility, its
     /// definitions) and say what to tell it, or refuse. By default nobody joins.
@@ -56,15 +63,11 @@ pub trait InstanceLogic: Send + 'static {
     /// nothing happens.
     ///
     /// ```
-    /// use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId, Reply, ToolCall};
+    /// use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId};
     ///
     /// struct Table { host: ParticipantId }
     ///
     /// impl InstanceLogic for Table {
-    ///     fn call(&mut self, _: ToolCall, _: &mut InstanceContext) -> Reply {
-    ///         Reply::text("…")
-    ///     }
-    ///
     ///     fn invited(&mut self, who: ParticipantId, name: Option<&str>, cx: &mut InstanceContext) {
     ///         let text = format!("{} was invited; the game is {} to them.", cx.name(who), name.unwrap_or("-"));
     ///         cx.event(self.host, Event::text(text));
@@ -82,15 +85,11 @@ pub trait InstanceLogic: Send + 'static {
     /// default nothing happens.
     ///
     /// ```
-    /// use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId, Reply, ToolCall};
+    /// use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId};
     ///
     /// struct Table { host: ParticipantId }
     ///
     /// impl InstanceLogic for Table {
-    ///     fn call(&mut self, _: ToolCall, _: &mut InstanceContext) -> Reply {
-    ///         Reply::text("…")
-    ///     }
-    ///
     ///     fn declined(&mut self, who: ParticipantId, cx: &mut InstanceContext) {
     ///         let name = cx.name(who);
     ///         cx.event(self.host, Event::text(format!("{name} declined your challenge.")));

@@ -3,7 +3,8 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `toolset.rs` | [`Toolset`]: a declaration (§4.1), its tools, its logic |
+//! | `toolset.rs` | [`Toolset`]: a declaration (§4.1), its tools (typed routes), its logic |
+//! | `route.rs` | typed routes: a tool's handler on its instance's logic, its arguments decoded as its declared type ([`Call`]) |
 //! | `logic.rs` | [`InstanceLogic`] (calls, joins, closes, timers), with the values it takes and gives ([`Opening`], [`ToolCall`], [`Reply`], [`Joined`], [`Refusal`]) |
 //! | `started.rs` | [`ToolsetLogic`] (opening) and what an open returns, [`Started`] |
 //! | `event.rs` | [`CallId`] and [`Event`] with its tags: values the context and the logic both name |
@@ -16,14 +17,14 @@
 //! result, a push with the explaining event and the opponent's changes, ended records):
 //!
 //! ```
-//! use mcpl_protocol::mcp::Tool;
-//! use mcpl_server::{Event, InstanceContext, InstanceLogic, ParticipantId, Reply, Started, ToolCall, Toolset};
-//! use serde_json::json;
+//! use mcpl_server::{Call, Event, InstanceContext, InstanceLogic, NoArguments, ParticipantId, Reply, Started, Toolset};
 //!
 //! struct Duel { players: [ParticipantId; 2], turn: usize, left: u32 }
 //!
-//! impl InstanceLogic for Duel {
-//!     fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
+//! impl InstanceLogic for Duel {}
+//!
+//! impl Duel {
+//!     fn strike(&mut self, _: NoArguments, _: Call, cx: &mut InstanceContext) -> Reply {
 //!         let (me, them) = (self.players[self.turn], self.players[1 - self.turn]);
 //!         self.left -= 1;
 //!         if self.left == 0 {
@@ -40,7 +41,7 @@
 //!
 //! let duel = Toolset::new("duel")
 //!     .instances()
-//!     .hidden_tool(Tool::new("strike", "Strike", json!({"type": "object"})))
+//!     .hidden_route("strike", "Strike", Duel::strike)
 //!     .on_open(|opening, cx| {
 //!         let bot = cx.add_bot("bot");
 //!         cx.show(opening.opener(), "strike");
@@ -54,6 +55,7 @@ mod durable;
 mod event;
 mod logic;
 mod participant;
+mod route;
 mod started;
 mod toolset;
 mod work;
@@ -65,6 +67,8 @@ pub(crate) use durable::{Logic, RestoreFn, restore_fn};
 pub use event::{CallId, Event, SURFACE_ACTIVITY, SURFACE_TURN};
 pub use logic::{InstanceLogic, Joined, Opening, Refusal, Reply, ToolCall};
 pub use participant::{Audience, Participant, ParticipantId, ParticipantKind};
+pub use route::Call;
+pub(crate) use route::Routes;
 pub(crate) use started::{PlainInstance, PlainToolset};
 pub use started::{Started, ToolsetLogic};
 pub use toolset::Toolset;

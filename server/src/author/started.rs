@@ -4,7 +4,7 @@
 
 use super::context::InstanceContext;
 use super::durable::{Durable, Logic, kept, volatile};
-use super::logic::{InstanceLogic, Opening, Refusal, Reply, ToolCall};
+use super::logic::{InstanceLogic, Opening, Refusal};
 use mcpl_protocol::mcp::ContentBlock;
 
 /// Opens instances of one toolset. Runs inside the new instance's actor; a panic refuses
@@ -103,8 +103,6 @@ impl Durable for PlainInstance {
     const FORMAT: u32 = 1;
 }
 
-impl InstanceLogic for PlainInstance {
-    fn call(&mut self, call: ToolCall, _: &mut InstanceContext) -> Reply {
-        Reply::error(format!("{} has nothing to answer it", call.tool))
-    }
-}
+/// Its tools have handlers of their own: nothing reaches it (the default `call` answers
+/// what would).
+impl InstanceLogic for PlainInstance {}

@@ -3,10 +3,14 @@
 
 use super::context::InstanceContext;
 use super::durable::{Durable, RestoreFn, restore_fn, restore_with};
-use super::logic::{Opening, Refusal};
+use super::logic::{InstanceLogic, Opening, Refusal, Reply};
+use super::route::{Call, Route, Routes};
 use super::started::{OpenFn, Started, ToolsetLogic};
 use crate::core::ToolDecl;
+use crate::tool::{input_schema, is_object_schema};
+use mcpl_protocol::mcp::{Tool, ToolAnnotations};
 use mcpl_protocol::toolsets::{ToolsetDecl, ToolsetDefault};
+use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::sync::Arc;
@@ -19,6 +23,42 @@ use std::sync::Arc;
 /// A toolset's tools are dynamic (§3) and answered by its logic, one instance at a time.
 /// A toolset declared without logic opens plain instances whose tools must have handlers
 /// of their own ([`ServerBuilder::tool`](crate::ServerBuilder::tool) with `mcpl/toolset`).
+///
+/// Its tools are best declared as typed routes ([`Toolset::route`]): each once, with its
+/// name, description, argument type (the `inputSchema` derived from it) and handler, and
+/// its options the same way ([`Toolset::on_open_with`]):
+///
+/// ```
+/// use mcpl_server::schemars::JsonSchema;
+/// use mcpl_server::{InstanceLogic, Reply, Started, Toolset};
+/// use serde::Deserialize;
+///
+/// struct Counter(u64);
+/// impl InstanceLogic for Counter {}
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[schemars(crate = "mcpl_server::schemars")]
+/// struct By {
+///     /// How much to add.
+///     by: u64,
+/// }
+///
+/// #[derive(Deserialize, JsonSchema)]
+/// #[schemars(crate = "mcpl_server::schemars")]
+/// struct Start {
+///     /// Where to start (default 0).
+///     from: Option<u64>,
+/// }
+///
+/// let counter = Toolset::new("counter")
+///     .instances()
+///     .route("count", "Adds `by`", |c: &mut Counter, args: By, _, _| {
+///         c.0 += args.by;
+///         Reply::text(format!("Count: {}", c.0))
+///     })
+///     .on_open_with(|start: Start, _, _| Ok(Started::new(Counter(start.from.unwrap_or(0)))));
+/// assert_eq!(counter.declaration().options.as_ref().unwrap()["type"], "object");
+/// ```
 #[derive(Clone)]
 pub struct Toolset {
     pub(crate) name: String,
@@ -27,6 +67,11 @@ pub struct Toolset {
     pub(crate) logic: Option<Arc<dyn ToolsetLogic>>,
     /// How its instances' logic is read back after a restart (`Toolset::durable`).
     pub(crate) restore: Option<RestoreFn>,
+    /// Its tools' typed handlers (`route.rs`).
+    pub(crate) routes: Routes,
+    /// The first route or options type whose schema is not an object schema: the build
+    /// refuses it.
+    pub(crate) not_an_object: Option<String>,
 }
 
 impl Toolset {
@@ -39,6 +84,8 @@ impl Toolset {
             tools: Vec::new(),
             logic: None,
             restore: None,
+            routes: Routes::default(),
+            not_an_object: None,
         }
     }
 
@@ -86,6 +133,65 @@ impl Toolset {
         self.tool(tool)
     }
 
+    /// Declares a tool and its handler at once: `name`, `description`, and an
+    /// `inputSchema` derived from `A` ([`input_schema`]; MCP asks for an object schema,
+    /// so derive it for a struct, or take [`NoArguments`](crate::NoArguments)). A call
+    /// decodes its arguments as `A` — a mismatch is the tool error
+    /// [`ToolCall::args`](crate::ToolCall::args) gives, and the handler does not run — and
+    /// runs `handler` on the instance's logic `L` (the type its open returns in
+    /// [`Started`]), with the [`Call`] (id and caller) and the context.
+    ///
+    /// The tool is visible in each new instance; see [`Toolset::hidden_route`]. A routed
+    /// tool never reaches [`InstanceLogic::call`].
+    pub fn route<L, A, F>(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        L: InstanceLogic,
+        A: DeserializeOwned + JsonSchema + 'static,
+        F: Fn(&mut L, A, Call, &mut InstanceContext) -> Reply + Send + Sync + 'static,
+    {
+        let name = name.into();
+        let schema = input_schema::<A>();
+        if !is_object_schema(&schema) {
+            self.not_an_object.get_or_insert_with(|| name.clone());
+        }
+        // A second route of one name is a second tool of that name: the build refuses it.
+        self.routes.insert(name.clone(), Route::new(handler));
+        self.tool(Tool::new(name, description.into(), schema))
+    }
+
+    /// As [`Toolset::route`], the tool starting invisible in each new instance (the logic
+    /// shows it: a move on a player's turn).
+    pub fn hidden_route<L, A, F>(
+        self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        L: InstanceLogic,
+        A: DeserializeOwned + JsonSchema + 'static,
+        F: Fn(&mut L, A, Call, &mut InstanceContext) -> Reply + Send + Sync + 'static,
+    {
+        let mut ts = self.route(name, description, handler);
+        if let Some(last) = ts.tools.pop() {
+            ts.tools.push(last.initially_visible(false));
+        }
+        ts
+    }
+
+    /// Sets the annotations (`readOnlyHint`, …) of the tool declared last.
+    pub fn annotated(mut self, annotations: ToolAnnotations) -> Self {
+        if let Some(last) = self.tools.pop() {
+            self.tools.push(last.annotated(annotations));
+        }
+        self
+    }
+
     /// The logic of its instances.
     pub fn logic(mut self, logic: impl ToolsetLogic) -> Self {
         self.logic = Some(Arc::new(logic));
@@ -98,6 +204,26 @@ impl Toolset {
         F: Fn(Opening, &mut InstanceContext) -> Result<Started, Refusal> + Send + Sync + 'static,
     {
         self.logic(OpenFn(open))
+    }
+
+    /// The logic of its instances, as the closure that opens one from typed options: the
+    /// options schema (§4.2) is derived from `O` as [`input_schema`] derives a tool's (an
+    /// object schema; a host without `toolHints` opens with none, §8, so give `O` no
+    /// required member to let it), and the validated options are decoded as `O` (a
+    /// mismatch refuses the open naming it, as [`Opening::options_as`] does).
+    pub fn on_open_with<O, F>(mut self, open: F) -> Self
+    where
+        O: DeserializeOwned + JsonSchema + 'static,
+        F: Fn(O, Opening, &mut InstanceContext) -> Result<Started, Refusal> + Send + Sync + 'static,
+    {
+        let schema = input_schema::<O>();
+        if !is_object_schema(&schema) {
+            self.not_an_object.get_or_insert_with(|| self.name.clone());
+        }
+        self.options(schema).on_open(move |opening, cx| {
+            let options = opening.options_as::<O>()?;
+            open(options, opening, cx)
+        })
     }
 
     /// Its instances' logic is a [`Durable`] `T` (opened with
@@ -143,6 +269,7 @@ impl std::fmt::Debug for Toolset {
                 &self.tools.iter().map(ToolDecl::name).collect::<Vec<_>>(),
             )
             .field("logic", &self.logic.is_some())
+            .field("routes", &self.routes)
             .finish()
     }
 }

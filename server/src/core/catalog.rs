@@ -102,6 +102,12 @@ impl ToolDecl {
         self
     }
 
+    /// Sets the tool's annotations (`readOnlyHint`, …).
+    pub(crate) fn annotated(mut self, annotations: mcpl_protocol::mcp::ToolAnnotations) -> Self {
+        self.tool.annotations = Some(annotations);
+        self
+    }
+
     /// The tool's name.
     pub fn name(&self) -> &str {
         &self.tool.name

@@ -58,6 +58,14 @@ pub enum BuildError {
     /// Logic was given for a toolset the manifest does not declare.
     #[error("logic was given for toolset {0:?}, which is not declared")]
     UndeclaredToolset(String),
+    /// A toolset has typed routes ([`Toolset::route`](crate::Toolset::route)) but no logic
+    /// for them to run on.
+    #[error("toolset {0:?} has routes but no logic (give it an open)")]
+    RoutesWithoutLogic(String),
+    /// A toolset's typed routes are written for logic of more than one type: its
+    /// instances run one.
+    #[error("the routes of toolset {0:?} take logic of more than one type")]
+    RoutesOnManyLogics(String),
     /// A typed tool's arguments type does not give an object schema (MCP asks for one):
     /// derive the schema for a struct.
     #[error("the arguments of tool {0:?} are not an object (derive JsonSchema for a struct)")]
@@ -203,6 +211,10 @@ impl ServerBuilder {
 
     /// Declares a toolset with its tools and logic (§4.1).
     pub fn toolset(mut self, toolset: Toolset) -> Self {
+        if let Some(tool) = &toolset.not_an_object {
+            self.duplicate
+                .get_or_insert(BuildError::ArgumentsNotAnObject(tool.clone()));
+        }
         for t in &toolset.tools {
             self.add_tool(t.clone());
         }
@@ -485,10 +497,20 @@ impl ServerBuilder {
         }
         let mut logic = HashMap::new();
         let mut restore = HashMap::new();
+        let mut routes = HashMap::new();
         for (name, toolset) in std::mem::take(&mut self.toolsets) {
             self.manifest.toolsets.insert(name.clone(), toolset.decl);
             if let Some(r) = toolset.restore {
                 restore.insert(name.clone(), r);
+            }
+            if !toolset.routes.is_empty() {
+                if toolset.logic.is_none() {
+                    return Err(BuildError::RoutesWithoutLogic(name));
+                }
+                if !toolset.routes.one_logic() {
+                    return Err(BuildError::RoutesOnManyLogics(name));
+                }
+                routes.insert(name.clone(), Arc::new(toolset.routes));
             }
             if let Some(l) = toolset.logic {
                 logic.insert(name, l);
@@ -564,6 +586,7 @@ impl ServerBuilder {
             tools: self.tools,
             handled: self.handlers.keys().cloned().collect(),
             logic,
+            routes,
             push_timeout: self.push_timeout,
             ask_timeout: self.ask_timeout,
             listen_slots: Default::default(),

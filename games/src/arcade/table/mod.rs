@@ -4,7 +4,7 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `mod.rs` | [`Table`], its seats, and the SDK's entry points (calls, joins, declines, closes, wakes) |
+//! | `mod.rs` | [`Table`], its seats, and the SDK's entry points (its tools' routes, joins, declines, closes, wakes) |
 //! | `open.rs` | [`TableToolset`]: the options, the opponent (the bot or an invitation), the first move |
 //! | `turns.rs` | moves, the bot's answers, resigning, the end |
 //! | `durable.rs` | the table as kept across a restart of the arcade (issue #15) |
@@ -38,8 +38,9 @@ use super::rules::{Rules, Side};
 use super::shared::Shared;
 use mcpl_protocol::hints::ToolDefinition;
 use mcpl_protocol::mcp::ContentBlock;
+use mcpl_server::schemars::JsonSchema;
 use mcpl_server::{
-    InstanceContext, InstanceLogic, Joined, ParticipantId, Refusal, Reply, ToolCall,
+    Call, InstanceContext, InstanceLogic, Joined, NoArguments, ParticipantId, Refusal, Reply,
 };
 use serde::Deserialize;
 use std::sync::Arc;
@@ -72,8 +73,10 @@ pub struct Table<R: Rules> {
 }
 
 /// `play`'s arguments.
-#[derive(Deserialize)]
-struct PlayArgs {
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "mcpl_server::schemars")]
+pub(crate) struct PlayArgs {
+    /// The move.
     #[serde(rename = "move")]
     mv: String,
 }
@@ -169,13 +172,73 @@ impl<R: Rules> Table<R> {
     }
 }
 
-impl<R: Rules> InstanceLogic for Table<R> {
-    fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
-        let reply = self.answer(call, cx);
+/// The table's tools, each the handler of its route (declared in `tools.rs`): the SDK
+/// decodes the arguments and hands each call to its own.
+impl<R: Rules> Table<R> {
+    /// `play {move}`.
+    pub(crate) fn play_tool(
+        &mut self,
+        args: PlayArgs,
+        call: Call,
+        cx: &mut InstanceContext,
+    ) -> Reply {
+        self.step(call, cx, |t, side, cx| {
+            t.human_move(side, Some(&args.mv), call.id(), cx)
+        })
+    }
+
+    /// `pass {}`.
+    pub(crate) fn pass_tool(
+        &mut self,
+        _: NoArguments,
+        call: Call,
+        cx: &mut InstanceContext,
+    ) -> Reply {
+        self.step(call, cx, |t, side, cx| {
+            t.human_move(side, None, call.id(), cx)
+        })
+    }
+
+    /// `resign {}`.
+    pub(crate) fn resign_tool(
+        &mut self,
+        _: NoArguments,
+        call: Call,
+        cx: &mut InstanceContext,
+    ) -> Reply {
+        self.step(call, cx, |t, side, cx| {
+            Reply::text(t.resign(side, false, cx))
+        })
+    }
+
+    /// `board {}`.
+    pub(crate) fn board_tool(
+        &mut self,
+        _: NoArguments,
+        call: Call,
+        cx: &mut InstanceContext,
+    ) -> Reply {
+        self.step(call, cx, |t, side, cx| Reply::text(t.board_text(side, cx)))
+    }
+
+    /// Runs a tool for the caller's side (a caller without one is not playing here), then
+    /// publishes.
+    fn step(
+        &mut self,
+        call: Call,
+        cx: &mut InstanceContext,
+        tool: impl FnOnce(&mut Self, Side, &mut InstanceContext) -> Reply,
+    ) -> Reply {
+        let reply = match self.side_of(call.caller()) {
+            Some(side) => tool(self, side, cx),
+            None => Reply::error("You are not playing in this game."),
+        };
         self.publish(cx);
         reply
     }
+}
 
+impl<R: Rules> InstanceLogic for Table<R> {
     fn join(&mut self, who: ParticipantId, cx: &mut InstanceContext) -> Result<Joined, Refusal> {
         let joined = self.take_in(who, cx);
         self.publish(cx);
@@ -208,28 +271,6 @@ impl<R: Rules> InstanceLogic for Table<R> {
 
 /// The entry points' work; each is followed by [`Table::publish`].
 impl<R: Rules> Table<R> {
-    fn answer(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
-        let Some(side) = self.side_of(call.caller()) else {
-            return Reply::error("You are not playing in this game.");
-        };
-        let tools = R::TOOLS;
-        let tool = call.tool();
-        if tool == tools.board {
-            Reply::text(self.board_text(side, cx))
-        } else if tool == tools.resign {
-            Reply::text(self.resign(side, false, cx))
-        } else if tool == tools.play {
-            match call.args::<PlayArgs>() {
-                Ok(args) => self.human_move(side, Some(&args.mv), call.id(), cx),
-                Err(e) => e.into(),
-            }
-        } else if Some(tool) == tools.pass {
-            self.human_move(side, None, call.id(), cx)
-        } else {
-            Reply::error(format!("{tool} is not a tool of this game."))
-        }
-    }
-
     fn take_in(&mut self, who: ParticipantId, cx: &mut InstanceContext) -> Result<Joined, Refusal> {
         let side = self
             .side_of(who)

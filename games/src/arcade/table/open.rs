@@ -6,7 +6,7 @@ use super::{Seat, Table};
 use crate::arcade::challenge_limit::{MAX_PER_WINDOW, WINDOW, wait_text};
 use crate::arcade::rules::{Rules, Side};
 use crate::arcade::shared::{Challenge, Shared, challenge_reason};
-use mcpl_server::{Event, InstanceContext, Opening, Refusal, Started, ToolsetLogic};
+use mcpl_server::{Event, InstanceContext, Opening, Refusal, Started};
 use mcpl_transport::Principal;
 use serde_json::{Value, json};
 use std::marker::PhantomData;
@@ -28,17 +28,17 @@ impl<R> TableToolset<R> {
     }
 }
 
-impl<R: Rules> ToolsetLogic for TableToolset<R> {
-    fn open(&self, opening: Opening, cx: &mut InstanceContext) -> Result<Started, Refusal> {
-        let mut options = opening.options().as_object().cloned().unwrap_or_default();
-        let opponent = options.remove("opponent");
-        let color = options.remove("color");
-        let rules = R::from_options(&options).map_err(Refusal::new)?;
-        let mine = match color.as_ref().and_then(Value::as_str) {
-            None => Side::First,
-            Some(c) => R::side_for_color(c)
-                .ok_or_else(|| Refusal::new(format!("color {c:?} is not one of this game's")))?,
-        };
+impl<R: Rules> TableToolset<R> {
+    /// Opens a table with the options as the toolset's options type decoded them (the
+    /// toolset's `on_open_with`, `tools.rs`).
+    pub fn open(
+        &self,
+        options: R::Options,
+        opening: Opening,
+        cx: &mut InstanceContext,
+    ) -> Result<Started, Refusal> {
+        let (rules, seating) = R::from_options(options).map_err(Refusal::new)?;
+        let mine = seating.side;
         let game = self.shared.next_game();
         let seed = match self.shared.bot.seed {
             Some(s) => s ^ game.wrapping_mul(0x9E37_79B9_7F4A_7C15),
@@ -60,8 +60,8 @@ impl<R: Rules> ToolsetLogic for TableToolset<R> {
             moves: 0,
             number: game,
         };
-        match opponent.as_ref().and_then(Value::as_str) {
-            None | Some("bot") => Ok(table.against_bot(mine, cx)),
+        match seating.opponent.as_deref() {
+            None => Ok(table.against_bot(mine, cx)),
             Some(name) => table.challenge(mine, name, &opening, cx),
         }
     }

@@ -282,7 +282,8 @@ impl Handler<CallIn> for InstanceActor {
             arguments: m.arguments,
             caller: m.who,
         };
-        match self.run(|cx| logic.call(call, cx)) {
+        let routes = self.shared.routes_of(self.core.toolset());
+        match self.run(|cx| routes.dispatch(&mut *logic, call, cx)) {
             Ok((reply, effects)) => {
                 self.logic = Some(logic);
                 let own = match reply {
