@@ -34,6 +34,7 @@ pub mod postgres;
 pub mod process;
 pub mod proxy;
 pub mod python;
+mod server_log;
 pub mod tls;
 pub mod ws;
 

@@ -9,11 +9,11 @@
 //! line is awaited (within [`START_LIMIT`]), then a connection to its port is made;
 //! nothing sleeps.
 
-use std::io::{BufRead as _, BufReader};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use crate::server_log::{Started, free_port, tail, watch};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// How long the server may take to be ready before [`Nats::start`] fails.
@@ -49,20 +49,6 @@ pub fn binary() -> Option<PathBuf> {
         .chain([PathBuf::from("/usr/sbin"), PathBuf::from("/usr/bin")])
         .map(|dir| dir.join("nats-server"))
         .find(|path| path.is_file())
-}
-
-/// A port free on loopback now.
-fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
-        .local_addr()?
-        .port())
-}
-
-/// What the server's log said while it started.
-enum Started {
-    Ready,
-    /// Its log ended (it stopped) before it was ready.
-    Stopped,
 }
 
 impl Nats {
@@ -103,29 +89,15 @@ impl Nats {
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()?;
-        let (said, started) = mpsc::channel();
         let stderr = child.stderr.take().expect("stderr is piped");
-        let kept = self.log.clone();
-        let reader = std::thread::Builder::new()
-            .name("mcpl-nats-log".to_owned())
-            .spawn(move || {
-                // Read to the end, or the server would block on a full pipe.
-                for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                    if line.contains("Server is ready") {
-                        let _ = said.send(Started::Ready);
-                    }
-                    let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
-                    if kept.len() == LOG_KEPT {
-                        kept.remove(0);
-                    }
-                    kept.push(line);
-                }
-                let _ = said.send(Started::Stopped);
-            });
-        if let Err(e) = reader {
-            kill(&mut child);
-            return Err(e);
-        }
+        let log = self.log.clone();
+        let started = match watch("mcpl-nats-log", stderr, "Server is ready", log, LOG_KEPT) {
+            Ok(started) => started,
+            Err(e) => {
+                kill(&mut child);
+                return Err(e);
+            }
+        };
         match started.recv_timeout(START_LIMIT) {
             Ok(Started::Ready) => {
                 self.child = Some(child);
@@ -191,10 +163,7 @@ impl Nats {
 
     /// The last lines of the server's log, for a failing test's message.
     pub fn log_tail(&self) -> String {
-        self.log
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .join("\n")
+        tail(&self.log)
     }
 }
 

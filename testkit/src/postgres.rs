@@ -13,12 +13,12 @@
 //! connections" line is awaited (within [`START_LIMIT`]), as a binary's `listening on`
 //! line is, then a connection to its port is made; nothing sleeps.
 
-use std::io::{BufRead as _, BufReader};
-use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
+use crate::server_log::{Started, free_port, tail, watch};
+use std::net::{Ipv4Addr, SocketAddr, TcpStream};
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::{Arc, Mutex, PoisonError, mpsc};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// How long the server may take to be ready before [`Postgres::start`] fails.
@@ -92,20 +92,6 @@ fn server_user() -> std::io::Result<Option<(u32, u32)>> {
          `nobody` to run PostgreSQL as (install Debian's `postgresql` package, which creates \
          `postgres`)",
     ))
-}
-
-/// A port free on loopback now.
-fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?
-        .local_addr()?
-        .port())
-}
-
-/// What the server's log said while it started.
-enum Started {
-    Ready,
-    /// Its log ended (it stopped) before it was ready.
-    Stopped,
 }
 
 impl Postgres {
@@ -184,29 +170,15 @@ impl Postgres {
             as_user(&mut server);
             let mut child = server.spawn()?;
             let log = Arc::new(Mutex::new(Vec::new()));
-            let (said, started) = mpsc::channel();
             let stderr = child.stderr.take().expect("stderr is piped");
-            let kept = log.clone();
-            let reader = std::thread::Builder::new()
-                .name("mcpl-pg-log".to_owned())
-                .spawn(move || {
-                    // Read to the end, or the server would block on a full pipe.
-                    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                        if line.contains("database system is ready to accept connections") {
-                            let _ = said.send(Started::Ready);
-                        }
-                        let mut kept = kept.lock().unwrap_or_else(PoisonError::into_inner);
-                        if kept.len() == LOG_KEPT {
-                            kept.remove(0);
-                        }
-                        kept.push(line);
-                    }
-                    let _ = said.send(Started::Stopped);
-                });
-            if let Err(e) = reader {
-                stop(&mut child);
-                return Err(e);
-            }
+            let ready = "database system is ready to accept connections";
+            let started = match watch("mcpl-pg-log", stderr, ready, log.clone(), LOG_KEPT) {
+                Ok(started) => started,
+                Err(e) => {
+                    stop(&mut child);
+                    return Err(e);
+                }
+            };
             match started.recv_timeout(START_LIMIT) {
                 Ok(Started::Ready) => {
                     let pg = Postgres {
@@ -292,13 +264,6 @@ impl Drop for Postgres {
     fn drop(&mut self) {
         stop(&mut self.child);
     }
-}
-
-/// The lines kept of a server's log, one string.
-fn tail(log: &Mutex<Vec<String>>) -> String {
-    log.lock()
-        .unwrap_or_else(PoisonError::into_inner)
-        .join("\n")
 }
 
 /// Stops a server by its own pid: SIGQUIT, PostgreSQL's immediate shutdown (the postmaster
