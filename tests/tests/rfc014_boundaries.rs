@@ -6,142 +6,25 @@
 //! (`boundary_NN_…`); the host-only and server-only tests of the same items are in
 //! `host/tests/boundaries.rs` and `server_wire_rules.rs`.
 
-use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig, Shown};
-use mcpl_host::link::{BackoffConfig, Connector};
-use mcpl_protocol::Message;
+use mcpl_host::host::{Host, HostConfig, HostHandle, ServerConfig};
+use mcpl_host::link::BackoffConfig;
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{ServerBuilder, ToolContext, ToolError};
 use mcpl_testkit::within;
+use mcpl_tests::host_relay::{self as host_relay, Relay, agent, ok, shown};
 use mcpl_tests::server_support::{Arcade, Harness, arcade_server_with, call, says};
-use mcpl_transport::{ClientOptions, Connection, Inbound, Outbound};
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use std::path::Path;
 use std::time::Duration;
-use tokio::sync::{mpsc, watch};
-
-// ---- the relay ---------------------------------------------------------------------------
-
-/// Passes messages between the host and the server; [`Relay::cut`] drops the link, and
-/// while [`Relay::hold_statements`] is on, a `toolsets/list` result from the server (and
-/// everything after it) waits until [`Relay::release`].
-#[derive(Clone)]
-struct Relay {
-    /// Bumped to drop every link open now.
-    cut: watch::Sender<u64>,
-    /// True while statements are held back.
-    hold: watch::Sender<bool>,
-}
-
-impl Relay {
-    fn new() -> Self {
-        Relay {
-            cut: watch::channel(0).0,
-            hold: watch::channel(false).0,
-        }
-    }
-
-    /// A connector to `url` as `who`, through this relay.
-    fn connector(&self, url: &str, who: &str) -> Connector {
-        let (url, who, relay) = (url.to_owned(), who.to_owned(), self.clone());
-        Connector::from_fn(move || {
-            let (url, who, relay) = (url.clone(), who.clone(), relay.clone());
-            Box::pin(async move {
-                let opts = ClientOptions {
-                    token: Some(who),
-                    ..Default::default()
-                };
-                let real = mcpl_transport::connect(&url, &opts).await?;
-                Ok(relay.splice(real))
-            })
-        })
-    }
-
-    fn splice(&self, real: Connection) -> Connection {
-        let Connection {
-            info,
-            outbound,
-            mut inbound,
-        } = real;
-        let (host_tx, mut host_rx) = mpsc::channel::<Message>(64);
-        let (in_tx, in_rx) = mpsc::channel::<Inbound>(64);
-        let mut cut = self.cut.subscribe();
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    _ = cut.changed() => return,
-                    m = host_rx.recv() => {
-                        let Some(m) = m else { return };
-                        if outbound.send(m).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-        let mut cut = self.cut.subscribe();
-        let mut hold = self.hold.subscribe();
-        tokio::spawn(async move {
-            let mut held: Vec<Inbound> = Vec::new();
-            loop {
-                tokio::select! {
-                    _ = cut.changed() => return,
-                    changed = hold.changed() => {
-                        if changed.is_err() {
-                            return;
-                        }
-                        if !*hold.borrow_and_update() {
-                            for item in held.drain(..) {
-                                if in_tx.send(item).await.is_err() {
-                                    return;
-                                }
-                            }
-                        }
-                    }
-                    item = inbound.recv() => {
-                        let Some(item) = item else { return };
-                        if !held.is_empty() || (*hold.borrow() && is_statement(&item)) {
-                            held.push(item);
-                        } else if in_tx.send(item).await.is_err() {
-                            return;
-                        }
-                    }
-                }
-            }
-        });
-        Connection {
-            info,
-            outbound: Outbound::new(host_tx),
-            inbound: in_rx.into(),
-        }
-    }
-
-    /// Drops every link open now: both ends read its end.
-    fn cut(&self) {
-        self.cut.send_modify(|n| *n += 1);
-    }
-
-    /// Holds back statements from now on.
-    fn hold_statements(&self) {
-        self.hold.send_replace(true);
-    }
-
-    /// Passes on what was held, and holds nothing more.
-    fn release(&self) {
-        self.hold.send_replace(false);
-    }
-}
-
-/// A `toolsets/list` result (§4.3): `open` and `ended`, as the RFC shapes it.
-fn is_statement(item: &Inbound) -> bool {
-    let Inbound::Message { message, .. } = item else {
-        return false;
-    };
-    let v = serde_json::to_value(message).expect("messages serialize");
-    v["result"]["open"].is_array() && v["result"]["ended"].is_array()
-}
 
 // ---- the server and the host -------------------------------------------------------------
+
+/// Waits until the arcade is settled (statement read, no recovery) on a connection after
+/// `after`; returns its epoch.
+async fn settled_after(host: &HostHandle, after: u64) -> u64 {
+    host_relay::settled_after(host, "arcade", after).await
+}
 
 #[derive(Deserialize)]
 struct Rematch {
@@ -179,41 +62,6 @@ fn start_host(h: &Harness, relay: &Relay, who: &str, state_dir: Option<&Path>) -
         config = config.with_state_dir(dir);
     }
     Host::start(config).expect("a valid host configuration")
-}
-
-/// Waits until the arcade is settled (statement read, no recovery) on a connection after
-/// `after`; returns its epoch.
-async fn settled_after(host: &HostHandle, after: u64) -> u64 {
-    let s = within(host.wait_for(|s| {
-        s.server("arcade").is_some_and(|a| {
-            a.settled && a.epoch > after && a.hints.as_ref().is_some_and(|h| !h.recovering)
-        })
-    }))
-    .await
-    .expect("the host runs");
-    s.server("arcade").unwrap().epoch
-}
-
-/// The agent's call; its result.
-async fn agent(host: &HostHandle, tool: &str, args: Value) -> CallToolResult {
-    within(host.call(tool, args)).await.expect("the host runs")
-}
-
-/// The agent's call, which must succeed; its text.
-async fn ok(host: &HostHandle, tool: &str, args: Value) -> String {
-    let r = agent(host, tool, args).await;
-    assert!(!r.is_error, "{tool}: {}", r.joined_text());
-    r.joined_text()
-}
-
-/// Everything the host showed since the last time this was asked.
-async fn shown(host: &HostHandle) -> String {
-    let shown: Vec<Shown> = within(host.transcript()).await.expect("the host runs");
-    shown
-        .iter()
-        .map(|s| s.text.as_str())
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 // ---- the items -----------------------------------------------------------------------------
