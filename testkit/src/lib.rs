@@ -17,6 +17,7 @@
 //! | [`node`] | the official TypeScript SDKs and the MCP Inspector (`tests/inspector/`), installed once per test process: [`node::inspector_dir`] |
 //! | [`postgres`] | [`postgres::Postgres`]: a private PostgreSQL for one test, made with `initdb` in a temporary directory and served on a free loopback port (as an unprivileged user when run as root), stopped by its own pid |
 //! | [`nats`] | [`nats::Nats`]: a private `nats-server` for one test on a free loopback port, stopped by its own pid and restarted on the same port (chaos) |
+//! | `server_log` | (private) what [`postgres`] and [`nats`] share while their server starts: a free loopback port, its log read on a thread of its own until it says it is ready, the last lines kept |
 //! | [`msg`] | the messages: JSON-RPC ([`msg::request`], [`msg::result`], …), MCP and MCPL requests ([`msg::initialize_params`], [`msg::call`], [`msg::open`], …) and reading them ([`msg::text_of`]) |
 //!
 //! Nothing here sleeps. A read awaits the next message, bounded by [`LIMIT`] (or a
