@@ -68,6 +68,12 @@ pub const DEFAULT_EVENT_ID_CAPACITY: usize = 4096;
 /// the host keep).
 pub const DEFAULT_MAX_HELD: usize = 1024;
 
+/// How many bytes the early messages held may weigh at most (their changes as JSON): a
+/// thousand messages of the transport's largest would be gigabytes, so the count alone
+/// bounds nothing (**\[project\]**: 16 MiB, four of the default transport's largest
+/// messages). Past it an early rev is dropped and recovered like a gap.
+pub const DEFAULT_MAX_HELD_BYTES: usize = 16 << 20;
+
 /// How a connection's hint state behaves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HintConfig {
@@ -79,6 +85,8 @@ pub struct HintConfig {
     pub event_id_capacity: usize,
     /// How many early messages are held at most.
     pub max_held: usize,
+    /// How many bytes the early messages held may weigh at most.
+    pub max_held_bytes: usize,
     /// A deliberately broken rule, to prove that tests catch it (feature
     /// `fault-injection`). `None` in every real host.
     #[cfg(feature = "fault-injection")]
@@ -106,6 +114,7 @@ impl HintConfig {
             hold_window: DEFAULT_HOLD_WINDOW,
             event_id_capacity: DEFAULT_EVENT_ID_CAPACITY,
             max_held: DEFAULT_MAX_HELD,
+            max_held_bytes: DEFAULT_MAX_HELD_BYTES,
             #[cfg(feature = "fault-injection")]
             fault: None,
         }
@@ -224,6 +233,19 @@ struct Held {
     /// Held when a recovery started: the server wrote it before that recovery's
     /// `toolsets/list`, so the statement's rev must reach it.
     before_recovery: bool,
+    /// What it weighs ([`held_weight`]).
+    bytes: usize,
+}
+
+/// What an early message weighs while held: its changes as JSON, and a fixed share for
+/// the bookkeeping.
+fn held_weight(message: &Option<(Carrier, HintChanges)>) -> usize {
+    const ENTRY: usize = 64;
+    let changes = message
+        .as_ref()
+        .and_then(|(_, c)| serde_json::to_vec(c).ok())
+        .map_or(0, |json| json.len());
+    ENTRY + changes
 }
 
 /// One connection's hint state (§5.2). See the module doc for the rules and their order.
@@ -233,6 +255,8 @@ pub struct HintState {
     last: u64,
     phase: Phase,
     held: BTreeMap<u64, Held>,
+    /// What the held messages weigh together.
+    held_bytes: usize,
     visible: BTreeSet<ToolKey>,
     overrides: BTreeMap<ToolKey, DefinitionOverride>,
     presence: FastMap<String, Stamped>,
@@ -289,6 +313,7 @@ impl HintState {
             last: 0,
             phase: Phase::Connecting { cover: 0 },
             held: BTreeMap::new(),
+            held_bytes: 0,
             visible: BTreeSet::new(),
             overrides: BTreeMap::new(),
             presence: FastMap::default(),
@@ -519,7 +544,10 @@ impl HintState {
         out: &mut Vec<Output>,
     ) {
         self.stats.gaps += 1;
-        if self.config.ordered || self.held.len() >= self.config.max_held {
+        let bytes = held_weight(&message);
+        let full = self.held.len() >= self.config.max_held
+            || self.held_bytes.saturating_add(bytes) > self.config.max_held_bytes;
+        if self.config.ordered || full {
             tracing::debug!(rev, last = self.last, "hint gap");
             let expected = self.next();
             self.request_recovery(rev, RecoverReason::Gap { expected, got: rev }, out);
@@ -535,9 +563,16 @@ impl HintState {
                     deadline,
                     expired: false,
                     before_recovery: false,
+                    bytes,
                 },
             );
+            self.held_bytes += bytes;
         }
+    }
+
+    /// Counts again what the held messages weigh, after some were dropped together.
+    fn reweigh_held(&mut self) {
+        self.held_bytes = self.held.values().map(|h| h.bytes).sum();
     }
 
     /// A rev read without changes (duplicate or coalesced push, `rev > last`).
@@ -553,6 +588,7 @@ impl HintState {
     /// Applies held successors of `last` in order (§5.2).
     fn drain(&mut self, out: &mut Vec<Output>) {
         while let Some(h) = self.held.remove(&self.next()) {
+            self.held_bytes -= h.bytes;
             if !h.expired {
                 self.stats.resolved_in_window += 1;
             }
@@ -642,6 +678,12 @@ impl HintState {
     /// The revs held, in order. Each is beyond `last + 1`: a successor is applied at once.
     pub fn held_revs(&self) -> impl Iterator<Item = u64> + '_ {
         self.held.keys().copied()
+    }
+
+    /// What the early messages held weigh now, in bytes (as [`HintConfig::max_held_bytes`]
+    /// counts them).
+    pub fn held_bytes(&self) -> usize {
+        self.held_bytes
     }
 
     /// Counters for a report.

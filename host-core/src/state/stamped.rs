@@ -30,9 +30,12 @@
 //!    it raises the mark only when it is the next version (profile §3.5); after a lost
 //!    one, the next result fills the gap.
 //!
-//! Bounds: at most [`StampedView::MAX_ENTRIES`] keys held. An entry for a new key past it
-//! is not applied and the mark drops to 0, so the next request gets a full statement
-//! (which is correct, only larger); closed entries are forgotten oldest first past
+//! Bounds: at most [`StampedView::MAX_ENTRIES`] keys held, and at most
+//! [`StampedView::max_bytes`] bytes of what they hold (names, titles, reasons, ended ids,
+//! definitions as JSON: a server's own definitions can be large, and their number alone
+//! would not bound them). An entry for a new key past either, or a held one whose new
+//! value would pass the bytes, is not applied and the mark drops to 0, so the next request
+//! gets a full statement (which is correct, only larger); closed entries are forgotten oldest first past
 //! [`StampedView::MAX_CLOSED`], raising the floor to the newest one forgotten (at most to
 //! the mark).
 
@@ -102,10 +105,14 @@ pub struct StampedApplied {
 }
 
 /// One server's hint state under the stateless profile (module docs).
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct StampedView {
     since: u64,
     floor: u64,
+    /// What the held entries weigh ([`tool_weight`], [`set_weight`]).
+    bytes: usize,
+    /// The most they may weigh.
+    max_bytes: usize,
     tools: FastMap<PairKey, ToolValue>,
     toolsets: FastMap<PairKey, SetValue>,
     /// Each closed instance's newest close stamp, kept apart from its toolset entry: the
@@ -120,11 +127,39 @@ impl StampedView {
     pub const MAX_ENTRIES: usize = 65_536;
     /// Closed entries (tombstones) held at most.
     pub const MAX_CLOSED: usize = 4_096;
+    /// The bytes held entries may weigh by default (**\[project\]**: 32 MiB, eight
+    /// times a largest message of the default transport bound; a real server's hints weigh
+    /// kilobytes).
+    pub const DEFAULT_MAX_BYTES: usize = 32 << 20;
 
     /// An empty view: it holds nothing, and its mark is 0 (the next answer is a
     /// statement).
     pub fn new() -> Self {
-        StampedView::default()
+        StampedView::with_max_bytes(Self::DEFAULT_MAX_BYTES)
+    }
+
+    /// An empty view whose held entries may weigh at most `max_bytes`.
+    pub fn with_max_bytes(max_bytes: usize) -> Self {
+        StampedView {
+            since: 0,
+            floor: 0,
+            bytes: 0,
+            max_bytes,
+            tools: FastMap::default(),
+            toolsets: FastMap::default(),
+            tombstones: FastMap::default(),
+            closed: BTreeMap::new(),
+        }
+    }
+
+    /// What the held entries weigh now, in bytes (as the bound counts them).
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// The most the held entries may weigh, in bytes.
+    pub fn max_bytes(&self) -> usize {
+        self.max_bytes
     }
 
     /// The mark to send as `_meta["mcpl/since"]`.
@@ -202,20 +237,21 @@ impl StampedView {
                 }
             }
             if self.newer(self.toolsets.get(&key).map(|s| s.v), e.v) {
-                if !self.toolsets.contains_key(&key) && self.full() {
+                let value = SetValue {
+                    v: e.v,
+                    state: c.state,
+                    title: c.title.clone(),
+                    reason: c.reason.clone(),
+                    ended: c.ended.clone(),
+                };
+                let held = self.toolsets.get(&key).map(|s| set_weight(&key, s));
+                let weight = set_weight(&key, &value);
+                if !self.room(held, weight) {
                     out.over_bound += 1;
                     continue;
                 }
-                self.toolsets.insert(
-                    key.clone(),
-                    SetValue {
-                        v: e.v,
-                        state: c.state,
-                        title: c.title.clone(),
-                        reason: c.reason.clone(),
-                        ended: c.ended.clone(),
-                    },
-                );
+                self.bytes = self.bytes - held.unwrap_or(0) + weight;
+                self.toolsets.insert(key.clone(), value);
                 applied = true;
             }
             if applied {
@@ -237,19 +273,20 @@ impl StampedView {
                 out.stale += 1;
                 continue;
             }
-            if !self.tools.contains_key(&key) && self.full() {
+            let value = ToolValue {
+                v: e.v,
+                visible: h.visible.unwrap_or(false),
+                definition: h.definition.clone(),
+                presence: h.presence,
+            };
+            let held = self.tools.get(&key).map(|t| tool_weight(&key, t));
+            let weight = tool_weight(&key, &value);
+            if !self.room(held, weight) {
                 out.over_bound += 1;
                 continue;
             }
-            self.tools.insert(
-                key.clone(),
-                ToolValue {
-                    v: e.v,
-                    visible: h.visible.unwrap_or(false),
-                    definition: h.definition.clone(),
-                    presence: h.presence,
-                },
-            );
+            self.bytes = self.bytes - held.unwrap_or(0) + weight;
+            self.tools.insert(key.clone(), value);
             out.tools.push(key);
         }
         if hints.statement {
@@ -299,7 +336,7 @@ impl StampedView {
             .map(|(k, _)| k.clone())
             .collect();
         for k in tools {
-            self.tools.remove(&k);
+            self.drop_tool(&k);
             out.tools.push(k);
         }
         let sets: Vec<PairKey> = self
@@ -313,7 +350,9 @@ impl StampedView {
             .map(|(k, _)| k.clone())
             .collect();
         for k in sets {
-            self.toolsets.remove(&k);
+            if let Some(s) = self.toolsets.remove(&k) {
+                self.bytes -= set_weight(&k, &s);
+            }
             out.toolsets.push(k);
         }
         self.floor = self.floor.max(version);
@@ -328,8 +367,18 @@ impl StampedView {
         }
     }
 
-    fn full(&self) -> bool {
-        self.tools.len() + self.toolsets.len() >= Self::MAX_ENTRIES
+    /// Whether an entry weighing `weight` may replace one weighing `held` (`None`: a new
+    /// key): the keys and the bytes stay within their bounds.
+    fn room(&self, held: Option<usize>, weight: usize) -> bool {
+        let keys = held.is_some() || self.tools.len() + self.toolsets.len() < Self::MAX_ENTRIES;
+        keys && self.bytes - held.unwrap_or(0) + weight <= self.max_bytes
+    }
+
+    /// Drops a tool entry, and its weight.
+    fn drop_tool(&mut self, key: &PairKey) {
+        if let Some(t) = self.tools.remove(key) {
+            self.bytes -= tool_weight(key, &t);
+        }
     }
 
     /// Records a close stamped `v` of the instance `key` and drops the instance's tool
@@ -362,7 +411,7 @@ impl StampedView {
             .map(|(k, _)| k.clone())
             .collect();
         for k in gone {
-            self.tools.remove(&k);
+            self.drop_tool(&k);
             out.tools.push(k);
         }
     }
@@ -383,6 +432,46 @@ impl StampedView {
             self.floor = self.floor.max(v.min(self.since));
         }
     }
+}
+
+#[cfg(test)]
+impl StampedView {
+    /// What the held entries weigh, counted again from them (the tests check the kept
+    /// weight against it).
+    pub(crate) fn weigh_again(&self) -> usize {
+        let tools: usize = self.tools.iter().map(|(k, t)| tool_weight(k, t)).sum();
+        let sets: usize = self.toolsets.iter().map(|(k, s)| set_weight(k, s)).sum();
+        tools + sets
+    }
+}
+
+impl Default for StampedView {
+    fn default() -> Self {
+        StampedView::new()
+    }
+}
+
+/// What an entry's key costs beside its value: the strings, and a fixed share for the
+/// maps' own bookkeeping.
+fn key_weight(key: &PairKey) -> usize {
+    const ENTRY: usize = 64;
+    ENTRY + key.0.len() + key.1.as_ref().map_or(0, String::len)
+}
+
+/// What a tool entry weighs: its key, and its own definition as JSON.
+fn tool_weight(key: &PairKey, t: &ToolValue) -> usize {
+    let definition = t
+        .definition
+        .as_ref()
+        .and_then(|d| serde_json::to_vec(d).ok())
+        .map_or(0, |json| json.len());
+    key_weight(key) + definition
+}
+
+/// What a toolset entry weighs: its key and its strings.
+fn set_weight(key: &PairKey, s: &SetValue) -> usize {
+    let text = |o: &Option<String>| o.as_ref().map_or(0, String::len);
+    key_weight(key) + text(&s.title) + text(&s.reason) + text(&s.ended)
 }
 
 #[cfg(test)]

@@ -60,6 +60,7 @@ impl HintState {
             None => BTreeMap::new(),
         };
         let superseded = std::mem::replace(&mut self.held, later);
+        self.reweigh_held();
         self.stats.superseded += superseded.values().filter(|h| h.message.is_some()).count() as u64;
         let in_recovery = matches!(self.phase, Phase::AwaitingStatement { .. });
         // What is still early now waits for revs written after the statement: a fresh window.
@@ -92,6 +93,7 @@ impl HintState {
             // forever: it is dropped as stale.
             let before = self.held.len();
             self.held.retain(|_, h| !h.before_recovery);
+            self.reweigh_held();
             self.stats.stale += (before - self.held.len()) as u64;
         }
         out

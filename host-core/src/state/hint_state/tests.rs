@@ -991,6 +991,46 @@ fn a_full_hold_drops_and_recovers() {
 }
 
 #[test]
+fn a_hold_past_its_bytes_drops_and_recovers_and_gives_the_bytes_back() {
+    // The bytes held are bounded, not only the count: two early messages carrying 40 KiB
+    // definitions fit in 100 KiB, a third does not, and what was held is weighed no more
+    // once applied.
+    let now = Instant::now();
+    let cfg = HintConfig {
+        max_held_bytes: 100 << 10,
+        ..HintConfig::unordered()
+    };
+    let mut s = ready(cfg, now);
+    let heavy = "x".repeat(40 << 10);
+    assert!(
+        s.handle_hints(SA, msg(3, vec![def("roam", None, &heavy)]), now)
+            .is_empty()
+    );
+    assert!(
+        s.handle_hints(SA, msg(4, vec![def("roam", None, &heavy)]), now)
+            .is_empty()
+    );
+    assert!(
+        s.held_bytes() > 80 << 10 && s.held_bytes() <= 100 << 10,
+        "{}",
+        s.held_bytes()
+    );
+    let out = s.handle_hints(SA, msg(5, vec![def("roam", None, &heavy)]), now);
+    assert_eq!(
+        recovers(&out),
+        vec![RecoverReason::Gap {
+            expected: 2,
+            got: 5
+        }]
+    );
+    assert_eq!(s.held_revs().collect::<Vec<_>>(), vec![3, 4]);
+    // Rev 2 comes: 3 and 4 apply in order, and nothing is weighed any more.
+    s.handle_hints(SA, msg(2, vec![]), now);
+    assert_eq!(s.held_revs().count(), 0);
+    assert_eq!(s.held_bytes(), 0);
+}
+
+#[test]
 fn a_lost_answer_recovers_and_during_a_read_one_more_follows() {
     let now = Instant::now();
     let mut s = ready(HintConfig::unordered(), now);

@@ -4,7 +4,7 @@
 //! request completes.
 
 use super::*;
-use mcpl_protocol::hints::{ToolHint, ToolsetChange};
+use mcpl_protocol::hints::{ToolDefinition, ToolHint, ToolsetChange};
 use mcpl_protocol::stateless::{StampedTool, StampedToolset};
 use proptest::prelude::*;
 
@@ -370,6 +370,79 @@ fn stateless_past_the_bound_nothing_new_is_kept_and_the_next_answer_is_a_stateme
     assert_eq!(view.since(), 0, "the next request asks for a statement");
 }
 
+/// A visible tool of instance `instance` with its own definition: a description of
+/// `size` bytes.
+fn defined(instance: &str, size: usize, v: u64) -> StampedTool {
+    let mut t = tool("go_play", instance, true, v);
+    t.hint.definition = Some(ToolDefinition {
+        description: Some("x".repeat(size)),
+        ..ToolDefinition::default()
+    });
+    t
+}
+
+#[test]
+fn stateless_past_the_byte_bound_nothing_heavier_is_kept_and_the_next_answer_is_a_statement() {
+    // The bytes held are bounded, not only the keys: ten definitions of 100 KiB fit in
+    // 1 MiB, the eleventh does not.
+    let mut view = StampedView::with_max_bytes(1 << 20);
+    let heavy: Vec<StampedTool> = (0..11u64)
+        .map(|n| defined(&format!("g{n}"), 100 << 10, 2))
+        .collect();
+    let applied = view.apply(
+        &VersionedHints {
+            version: 2,
+            tools: heavy,
+            ..VersionedHints::default()
+        },
+        StampedCarrier::Complete { since: 0 },
+        toolset_of,
+    );
+    assert_eq!(applied.over_bound, 1, "{applied:?}");
+    assert_eq!(view.visible().len(), 10);
+    assert!(view.bytes() <= view.max_bytes(), "{}", view.bytes());
+    assert_eq!(view.since(), 0, "the next request asks for a statement");
+    // A held entry may not grow past the bound either; a lighter value replaces it, and
+    // what it weighed is given back.
+    let grown = view.apply(
+        &VersionedHints {
+            version: 3,
+            tools: vec![defined("g0", 200 << 10, 3)],
+            ..VersionedHints::default()
+        },
+        StampedCarrier::Complete { since: 0 },
+        toolset_of,
+    );
+    assert_eq!(grown.over_bound, 1, "{grown:?}");
+    let before = view.bytes();
+    let lighter = view.apply(
+        &VersionedHints {
+            version: 4,
+            tools: vec![defined("g0", 10, 4)],
+            ..VersionedHints::default()
+        },
+        StampedCarrier::Complete { since: 0 },
+        toolset_of,
+    );
+    assert_eq!(lighter.over_bound, 0, "{lighter:?}");
+    assert!(
+        view.bytes() < before - (90 << 10),
+        "{} vs {before}",
+        view.bytes()
+    );
+    // A statement dropping everything leaves nothing weighed.
+    view.apply(
+        &VersionedHints {
+            version: 5,
+            statement: true,
+            ..VersionedHints::default()
+        },
+        StampedCarrier::Complete { since: 0 },
+        toolset_of,
+    );
+    assert_eq!((view.visible().len(), view.bytes()), (0, 0));
+}
+
 /// One step of a schedule: the server changes, the host sends a request (its result is
 /// written now and delivered later, or never), or a message in flight is delivered,
 /// delivered twice, or lost.
@@ -438,6 +511,7 @@ proptest! {
                 _ => {}
             }
             prop_assert!(view.since() <= server.version, "the mark never passes the server");
+            prop_assert_eq!(view.bytes(), view.weigh_again(), "the weight kept is what is held");
         }
         let since = view.since();
         view.apply(&server.answer(since), StampedCarrier::Complete { since }, toolset_of);
