@@ -33,7 +33,7 @@
 //!
 //! **Errors are retryable, never a hang.** A forward that cannot be made (no owner now: its
 //! lease expired and nobody took it yet; the owner named is not on the bus: it died or is
-//! still loading) is answered at once with `503`, `Retry-After: 1` and a JSON-RPC error
+//! still loading; this node's connection to NATS is down) is answered at once with `503`, `Retry-After: 1` and a JSON-RPC error
 //! (`-32603`, `data.retryable: true`, `data.ran: false`: the request did not run). One the
 //! owner took but did not answer within the forward's timeout is answered the same with
 //! `data.ran: null`: it may have run, read the state again before retrying.
@@ -224,14 +224,12 @@ fn rpc_error(status: StatusCode, id: Value, message: &str, data: Value) -> Respo
 async fn blocking<R: Send + 'static>(
     f: impl FnOnce() -> Result<R, LeaseError> + Send + 'static,
 ) -> Result<R, LeaseError> {
-    tokio::task::spawn_blocking(f)
-        .await
-        .unwrap_or_else(|e| {
-            Err(LeaseError::Database {
-                location: "the leases".to_owned(),
-                detail: format!("the call's thread failed: {e}"),
-            })
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(LeaseError::Database {
+            location: "the leases".to_owned(),
+            detail: format!("the call's thread failed: {e}"),
         })
+    })
 }
 
 impl Node {
@@ -458,6 +456,16 @@ impl Node {
                 json!({"retryable": true, "ran": false, "node": name, "owner": null}),
             );
         };
+        if !*self.bus.connected().borrow() {
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                id,
+                &format!(
+                    "node {name:?} has lost its connection to NATS, which carries requests to the arcade's owner (node {owner:?}); it reconnects by itself: the request did not run; retry it"
+                ),
+                json!({"retryable": true, "ran": false, "node": name, "owner": owner}),
+            );
+        }
         let head = Head {
             method: Some(parts.method.as_str().to_owned()),
             path: Some(

@@ -53,8 +53,8 @@ use anyhow::{Context as _, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
 use mcpl_cluster::bus::BusConfig;
 use mcpl_cluster::{Fence, NatsBus, PgLeases, PgStore};
-use mcpl_games::arcade::node::{Node, NodeSettings, Role};
 use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map};
+use mcpl_games::arcade::node::{Node, NodeSettings, Role};
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
 use mcpl_games::arcade::spectate::{self, Gallery, web::Access, web::WebOptions};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
@@ -592,15 +592,15 @@ fn serve_node(
     players: Vec<String>,
     access: Option<Access>,
 ) -> anyhow::Result<()> {
-    let (Some(pg), Some(nats), Some(name)) = (
-        args.postgres.clone(),
-        args.nats.clone(),
-        args.node.clone(),
-    ) else {
+    let (Some(pg), Some(nats), Some(name)) =
+        (args.postgres.clone(), args.nats.clone(), args.node.clone())
+    else {
         bail!("--nats needs --postgres URL and --node NAME");
     };
     if args.stdio {
-        bail!("--stdio serves one process's stdin: a node of several (--nats) serves --http and --ws only");
+        bail!(
+            "--stdio serves one process's stdin: a node of several (--nats) serves --http and --ws only"
+        );
     }
     if opts.tls.is_some() {
         bail!(
@@ -671,6 +671,30 @@ fn serve_node(
                     }
                 };
                 eprintln!("{line}");
+            }
+        });
+
+        // The bus's connection as it changes, said on stderr too: forwarding stops while
+        // it is down (clients are refused, retryable) and resumes once it is back.
+        let mut connected = node.bus().connected();
+        let (who, bus) = (name.clone(), node.bus().clone());
+        tokio::spawn(async move {
+            let mut lost = false;
+            while connected.changed().await.is_ok() {
+                let up = *connected.borrow_and_update();
+                if up && lost {
+                    // Said once NATS has processed what the reconnection sent (this
+                    // node's subscriptions again): forwarding to it works from then on.
+                    if bus.flush().await.is_ok() {
+                        lost = false;
+                        eprintln!("mcpl-arcade: node {who:?} is connected to NATS again");
+                    }
+                } else if !up && !lost {
+                    lost = true;
+                    eprintln!(
+                        "mcpl-arcade: node {who:?} lost its connection to NATS; forwarding waits for it"
+                    );
+                }
             }
         });
 
