@@ -454,3 +454,47 @@ impl Fence {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PgStore;
+    use mcpl_server::{Store, StoreError, Writes};
+    use mcpl_testkit::postgres::Postgres;
+
+    /// A lease of kind `arcade` covers every record: once it is lost, a commit of records
+    /// no other lease covers (a principal, an instance) is refused too, naming it.
+    #[test]
+    fn an_arcade_lease_fences_every_record() {
+        let pg = Postgres::start().expect("a private PostgreSQL starts");
+        let url = pg.url();
+        let a = PgLeases::connect(&url, "a").unwrap();
+        let b = PgLeases::connect(&url, "b").unwrap();
+        let ttl = Duration::from_millis(200);
+        let lease = a.acquire(ARCADE, "arcade", ttl).unwrap();
+        let fence = Fence::new();
+        fence.hold(&lease);
+        assert_eq!(fence.covering_all(), vec![lease.clone()]);
+        let store = PgStore::connect_fenced(&url, fence).unwrap();
+        store.load().unwrap();
+        let write = |principal: &str, id: u64| Writes {
+            principals: vec![(principal.to_owned(), Some(b"p".to_vec()))],
+            instances: vec![(id, Some(b"i".to_vec()))],
+        };
+        store
+            .commit(&[write("alice", 1)])
+            .expect("the holder writes");
+        // b takes the arcade over once a stops renewing; a's next commit is refused
+        // though no record lease covers what it writes.
+        let taken = b
+            .take_over(ARCADE, "arcade", Duration::from_secs(60), Duration::from_secs(30))
+            .unwrap();
+        assert!(taken.token > lease.token);
+        match store.commit(&[write("bob", 2)]) {
+            Err(StoreError::Conflict { what, .. }) => {
+                assert_eq!(what, "the arcade lease \"arcade\"")
+            }
+            other => panic!("a stale arcade owner wrote: {other:?}"),
+        }
+    }
+}
