@@ -487,7 +487,12 @@ mod tests {
         // b takes the arcade over once a stops renewing; a's next commit is refused
         // though no record lease covers what it writes.
         let taken = b
-            .take_over(ARCADE, "arcade", Duration::from_secs(60), Duration::from_secs(30))
+            .take_over(
+                ARCADE,
+                "arcade",
+                Duration::from_secs(60),
+                Duration::from_secs(30),
+            )
             .unwrap();
         assert!(taken.token > lease.token);
         match store.commit(&[write("bob", 2)]) {

@@ -7,7 +7,8 @@
 //!                   [--authorization-server URL… [--resource URL]]
 //!                   [--jwks PATH --jwt-issuer URL --jwt-audience AUD [--jwt-claim CLAIM]]
 //!                   [--bot-time-ms MS | --bot-playouts N] [--seed N] [--ended-ttl SECONDS]
-//!                   [--data-dir DIR | --in-memory | --postgres URL]
+//!                   [--data-dir DIR | --in-memory | --postgres URL
+//!                    [--nats URL --node NAME [--lease-ttl-ms MS] [--forward-timeout-ms MS]]]
 //!                   [--web ADDR (--web-token TOKEN | --web-token-file PATH | --web-public)
 //!                    [--web-max-connections N]
 //!                    [--web-queue N]]
@@ -44,6 +45,12 @@
 //! each record's revision checked so that another arcade writing the same records is
 //! refused rather than overwritten; the finished games the spectator page shows are then
 //! not kept across restarts (they are a file beside the embedded store).
+//! With `--nats URL --node NAME` as well, the arcade runs as one node of several on that
+//! database and that NATS server (issue #41, `mcpl_games::arcade::node`): the node holding
+//! the arcade's lease runs it, the others forward each Streamable HTTP request to it and
+//! take over when it dies; each says its role on stderr (`node "n1" owns the arcade and
+//! serves it`, `node "n2" stands by, forwarding to node "n1"`), and a node that loses the
+//! lease stops at once with exit status 3.
 //! Where they are kept is said on stderr at start-up. A store that cannot be opened
 //! (damaged, another format, locked by another running arcade) stops the arcade with an
 //! error naming the file (and for a lock, the process holding it where that can be told,
