@@ -512,3 +512,98 @@ async fn issue41_02_nats_killed_and_started_again_mid_game_forwarding_comes_back
     assert_eq!(stones(&now, 'X'), 2, "{mv} is kept: {now}");
     assert!(!nodes[1].has_said("owns the arcade") && !nodes[2].has_said("owns the arcade"));
 }
+
+/// Sends `signal` to `child` by its own process id.
+fn signal(child: &Child, signal: nix::sys::signal::Signal) {
+    let pid = child.id().expect("the node runs");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),
+        signal,
+    )
+    .expect("the signal is sent");
+}
+
+#[actix::test]
+async fn issue41_02_an_owner_paused_past_its_lease_stops_at_once_and_its_move_is_not_kept() {
+    use nix::sys::signal::Signal;
+    let (_pg, _nats, mut nodes) = cluster().await;
+    let http = reqwest::Client::new();
+    let on_n1 = nodes[0].url.clone();
+    call(
+        &http,
+        &on_n1,
+        "alice",
+        "toolset_open",
+        json!({"toolset": "go", "instance": "g1"}),
+    )
+    .await;
+    let r = call(
+        &http,
+        &on_n1,
+        "alice",
+        "go_play",
+        json!({"move": "E5", "instance": "g1"}),
+    )
+    .await;
+    assert!(text_of(&r).contains("bot (White) "), "{r:#}");
+    let before = board(&http, &on_n1).await;
+
+    // n1 is paused (SIGSTOP: a long pause, a cut network): its lease expires and a
+    // standby takes over. A move sent to n1 meanwhile waits for it.
+    signal(&nodes[0].child, Signal::SIGSTOP);
+    let (n2, n3) = (&nodes[1], &nodes[2]);
+    let line = |n: &Node| format!("node {:?} owns the arcade and serves it", n.name);
+    let (line2, line3) = (line(n2), line(n3));
+    let (mut l2, mut l3) = (n2.log.clone(), n3.log.clone());
+    within(async {
+        tokio::select! {
+            _ = l2.wait_for(|lines| lines.iter().any(|l| l.contains(&line2))) => {}
+            _ = l3.wait_for(|lines| lines.iter().any(|l| l.contains(&line3))) => {}
+        }
+    })
+    .await;
+    let owner_url = if n2.has_said(&line2) {
+        n2.url.clone()
+    } else {
+        n3.url.clone()
+    };
+    let stale = tokio::spawn({
+        let (http, url) = (http.clone(), on_n1.clone());
+        async move {
+            let body = modern(
+                7,
+                "tools/call",
+                json!({"name": "go_play", "arguments": {"move": "C3", "instance": "g1"}}),
+            );
+            http.post(&url)
+                .header("accept", "application/json, text/event-stream")
+                .header("content-type", "application/json")
+                .header("mcp-protocol-version", MODERN)
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "go_play")
+                .header("authorization", "Bearer alice")
+                .body(body.to_string())
+                .send()
+                .await
+        }
+    });
+
+    // n1 wakes: its next renewal fails and it stops at once, with status 3 and saying
+    // why; whatever it answered the move, the move is not kept.
+    signal(&nodes[0].child, Signal::SIGCONT);
+    let status = within(nodes[0].child.wait()).await.expect("n1 ends");
+    assert_eq!(status.code(), Some(3), "{status:?}");
+    nodes[0].said("stops serving at once").await;
+    let answered = within(stale).await.unwrap();
+    if let Ok(resp) = answered {
+        let text = within(resp.text()).await.unwrap_or_default();
+        assert!(
+            !text.contains("bot (White) "),
+            "a stale owner acknowledged a move: {text}"
+        );
+        eprintln!("the stale owner answered: {text}");
+    }
+    let now = board(&http, &owner_url).await;
+    assert_eq!(now, before, "the new owner has the game as it was");
+    assert_eq!(stones(&now, 'X'), 1, "{now}");
+}
