@@ -394,6 +394,7 @@ async fn issue41_02_the_owner_sigkilled_mid_go_game_another_node_takes_over_from
 
     // The owner dies; a request meanwhile is refused at once, retryable, the request not
     // run (the lease is still n1's for a while: nobody has taken over yet).
+    let killed_at = std::time::Instant::now();
     nodes[0].child.kill().await.expect("n1 is killed (SIGKILL)");
     let body = modern(
         9,
@@ -430,7 +431,12 @@ async fn issue41_02_the_owner_sigkilled_mid_go_game_another_node_takes_over_from
         (n3, n2)
     };
     other.forwards_to(&owner.name).await;
-    eprintln!("{} took over; {} forwards to it", owner.name, other.name);
+    eprintln!(
+        "{} took over {:?} after the kill (lease {TTL_MS} ms); {} forwards to it",
+        owner.name,
+        killed_at.elapsed(),
+        other.name
+    );
 
     // alice comes back on the other node (a standby, forwarding): the same position, every
     // acknowledged move, and the game goes on without being opened again.

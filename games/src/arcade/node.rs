@@ -38,6 +38,12 @@
 //! owner took but did not answer within the forward's timeout is answered the same with
 //! `data.ran: null`: it may have run, read the state again before retrying.
 //!
+//! **Bounded.** Each front serves at most [`FRONT_CONNECTIONS`] connections at once; a
+//! standby's client has 30 s for a request's head and as long for its body, which is at
+//! most the bus's message limit less 16 KiB (`413` past it); a WebSocket request head read
+//! before refusing it is at most 16 KiB; the owner replays at most 256 forwarded requests
+//! at once and gives back answers within the same limit.
+//!
 //! **\[project\]** The arcade behind the owner's front sees every connection come from the
 //! owner's own address (spliced, or replayed for a standby): the per-address bounds on
 //! anonymous connections count the node, not the client. Run cluster nodes with tokens.
@@ -49,7 +55,7 @@ use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue, RETRY_AFTER};
 use hyper::{Method, Request, Response, StatusCode};
 use hyper_util::client::legacy::Client as HttpClient;
 use hyper_util::client::legacy::connect::HttpConnector;
-use hyper_util::rt::{TokioExecutor, TokioIo};
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use mcpl_cluster::bus::{BusError, Requests};
 use mcpl_cluster::leases::{ARCADE, Lease, LeaseError};
 use mcpl_cluster::{NatsBus, PgLeases};
@@ -79,6 +85,12 @@ const MAX_HEAD: usize = 16 * 1024;
 
 /// Bytes kept, out of the bus's message limit, for a forwarded message's head.
 const HEAD_ROOM: usize = 16 * 1024;
+
+/// The most connections each front serves at once; one more is closed at once.
+pub const FRONT_CONNECTIONS: usize = 10_000;
+
+/// How long a client of a standby has to send a request's head, and then its body.
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What a node is now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -318,12 +330,18 @@ impl Node {
     /// Serves the Streamable HTTP front on `listener` until the process ends (see the
     /// module docs): spliced to the arcade on the owner, forwarded from a standby.
     pub async fn front_http(self: Arc<Node>, listener: TcpListener) {
+        let places = Arc::new(Semaphore::new(FRONT_CONNECTIONS));
         loop {
-            let Ok((stream, _)) = listener.accept().await else {
+            let Some(stream) = accept(&listener).await else {
+                continue;
+            };
+            let Ok(place) = places.clone().try_acquire_owned() else {
+                tracing::warn!("a connection over the front's limit was closed");
                 continue;
             };
             let node = self.clone();
             tokio::spawn(async move {
+                let _place = place;
                 let _ = stream.set_nodelay(true);
                 let owner_http = match &*node.role.borrow() {
                     Role::Owner { http, .. } => *http,
@@ -370,6 +388,8 @@ impl Node {
             async move { Ok::<_, Infallible>(node.forward_http(req).await) }
         });
         let _ = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(READ_TIMEOUT)
             .serve_connection(TokioIo::new(stream), service)
             .await;
     }
@@ -409,9 +429,19 @@ impl Node {
             .is_some_and(|v| v.as_bytes() == b"subscriptions/listen");
         let (parts, body) = req.into_parts();
         let limit = self.settings.max_message.saturating_sub(HEAD_ROOM);
-        let body = match Limited::new(body, limit).collect().await {
-            Ok(b) => b.to_bytes(),
+        let body = match tokio::time::timeout(READ_TIMEOUT, Limited::new(body, limit).collect())
+            .await
+        {
+            Ok(Ok(b)) => b.to_bytes(),
             Err(_) => {
+                return rpc_error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    Value::Null,
+                    &format!("the request's body did not arrive within {READ_TIMEOUT:?}"),
+                    json!({"node": name}),
+                );
+            }
+            Ok(Err(_)) => {
                 return rpc_error(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     Value::Null,
@@ -527,12 +557,18 @@ impl Node {
     /// Serves the WebSocket front on `listener` until the process ends: spliced to the
     /// arcade on the owner, refused (retryable, naming the owner) on a standby.
     pub async fn front_ws(self: Arc<Node>, listener: TcpListener) {
+        let places = Arc::new(Semaphore::new(FRONT_CONNECTIONS));
         loop {
-            let Ok((stream, _)) = listener.accept().await else {
+            let Some(stream) = accept(&listener).await else {
+                continue;
+            };
+            let Ok(place) = places.clone().try_acquire_owned() else {
+                tracing::warn!("a connection over the front's limit was closed");
                 continue;
             };
             let node = self.clone();
             tokio::spawn(async move {
+                let _place = place;
                 let _ = stream.set_nodelay(true);
                 let owner_ws = match &*node.role.borrow() {
                     Role::Owner { ws, .. } => *ws,
@@ -687,6 +723,19 @@ impl Node {
                     self.settings.forward_timeout
                 ),
             ),
+        }
+    }
+}
+
+/// The next connection of `listener`; `None` after an error (a moment later when it is
+/// one that repeats at once, as running out of file descriptors does).
+async fn accept(listener: &TcpListener) -> Option<TcpStream> {
+    match listener.accept().await {
+        Ok((stream, _)) => Some(stream),
+        Err(e) => {
+            tracing::warn!(error = %e, "accepting a connection failed");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            None
         }
     }
 }
