@@ -27,7 +27,9 @@
 //! name; an instance's: the [`INSTANCE`] lease of its id in decimal) is still this node's
 //! with the same token and unexpired, and locks that row (`FOR SHARE`) until the commit
 //! ends, so a takeover waits for a commit in flight and a commit after a takeover sees
-//! it. A stale lease fails the whole commit with
+//! it. A lease of kind [`ARCADE`] covers every record: a commit checks it whatever it
+//! writes (the coarse ownership `mcpl-arcade serve --nats` uses for now, one node running
+//! everything). A stale lease fails the whole commit with
 //! [`StoreError::Conflict`](mcpl_server::StoreError::Conflict) naming the lease. The
 //! [`Store`](mcpl_server::Store) trait is unchanged: the fence is the store's own state,
 //! and the embedded stores have none. A record no lease of the fence covers is written
@@ -47,6 +49,11 @@ pub const PRINCIPAL: &str = "principal";
 /// The kind of an instance's lease: the instance (a game, its bot, its timers) runs on
 /// the holder.
 pub const INSTANCE: &str = "instance";
+/// The kind of a lease covering **every** record: the holder runs the whole arcade (issue
+/// #41's coarse ownership, the first step: one node serves, the others stand by and
+/// forward to it). A fenced commit checks every lease of this kind its [`Fence`] holds,
+/// whatever it writes, before the leases of the records themselves.
+pub const ARCADE: &str = "arcade";
 
 /// The leases' table and token sequence, created where missing (under the schema's
 /// advisory lock, with the store's tables).
@@ -221,6 +228,11 @@ impl PgLeases {
     /// This node's name.
     pub fn node(&self) -> &str {
         &self.node
+    }
+
+    /// Where the leases are: `postgres://USER@HOST:PORT/DBNAME`, without a password.
+    pub fn location(&self) -> &str {
+        &self.location
     }
 
     /// Runs `f` on the connection's thread and waits for its answer.
@@ -420,6 +432,19 @@ impl Fence {
         self.lock().remove(&(kind.to_owned(), key.to_owned()));
     }
 
+    /// The leases of kind [`ARCADE`] held: each covers every record.
+    pub fn covering_all(&self) -> Vec<Lease> {
+        let mut all: Vec<Lease> = self
+            .lock()
+            .values()
+            .filter(|l| l.kind == ARCADE)
+            .cloned()
+            .collect();
+        // In key order, as a commit takes the rows' locks (never a deadlock).
+        all.sort_by(|a, b| a.key.cmp(&b.key));
+        all
+    }
+
     /// The lease of `(kind, key)` held, if any.
     pub fn get(&self, kind: &str, key: &str) -> Option<Lease> {
         self.lock().get(&(kind.to_owned(), key.to_owned())).cloned()
@@ -427,5 +452,54 @@ impl Fence {
 
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, String), Lease>> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::PgStore;
+    use mcpl_server::{Store, StoreError, Writes};
+    use mcpl_testkit::postgres::Postgres;
+
+    /// A lease of kind `arcade` covers every record: once it is lost, a commit of records
+    /// no other lease covers (a principal, an instance) is refused too, naming it.
+    #[test]
+    fn an_arcade_lease_fences_every_record() {
+        let pg = Postgres::start().expect("a private PostgreSQL starts");
+        let url = pg.url();
+        let a = PgLeases::connect(&url, "a").unwrap();
+        let b = PgLeases::connect(&url, "b").unwrap();
+        let ttl = Duration::from_millis(200);
+        let lease = a.acquire(ARCADE, "arcade", ttl).unwrap();
+        let fence = Fence::new();
+        fence.hold(&lease);
+        assert_eq!(fence.covering_all(), vec![lease.clone()]);
+        let store = PgStore::connect_fenced(&url, fence).unwrap();
+        store.load().unwrap();
+        let write = |principal: &str, id: u64| Writes {
+            principals: vec![(principal.to_owned(), Some(b"p".to_vec()))],
+            instances: vec![(id, Some(b"i".to_vec()))],
+        };
+        store
+            .commit(&[write("alice", 1)])
+            .expect("the holder writes");
+        // b takes the arcade over once a stops renewing; a's next commit is refused
+        // though no record lease covers what it writes.
+        let taken = b
+            .take_over(
+                ARCADE,
+                "arcade",
+                Duration::from_secs(60),
+                Duration::from_secs(30),
+            )
+            .unwrap();
+        assert!(taken.token > lease.token);
+        match store.commit(&[write("bob", 2)]) {
+            Err(StoreError::Conflict { what, .. }) => {
+                assert_eq!(what, "the arcade lease \"arcade\"")
+            }
+            other => panic!("a stale arcade owner wrote: {other:?}"),
+        }
     }
 }

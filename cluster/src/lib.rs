@@ -13,8 +13,10 @@
 //!
 //! A server built with a [`PgStore`] (`ServerBuilder::store`, or `mcpl-arcade serve
 //! --postgres URL`) keeps its principals and instances there instead of in an embedded
-//! `redb` file; what the SDK does with them is unchanged. The bus and the leases are not
-//! wired into the arcade yet.
+//! `redb` file; what the SDK does with them is unchanged. `mcpl-arcade serve --postgres URL
+//! --nats URL --node NAME` runs the arcade as several nodes on all three
+//! (`mcpl_games::arcade::node`): one lease of kind [`leases::ARCADE`] names the node that
+//! runs it, the others forward to it over the bus and take over when it dies.
 
 pub mod bus;
 pub mod leases;

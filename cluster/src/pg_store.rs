@@ -23,7 +23,8 @@
 //! **Fencing** (issue #41 item 3). A store made with [`PgStore::connect_fenced`] is bound
 //! to a node's [`Fence`], the leases it holds: before writing, each commit checks in its
 //! transaction that every lease covering a record it writes is still the node's with the
-//! same token and unexpired, and holds that lease's row (`FOR SHARE`) until it ends. A
+//! same token and unexpired (a lease of kind [`ARCADE`](crate::leases::ARCADE) covers every
+//! record), and holds that lease's row (`FOR SHARE`) until it ends. A
 //! stale lease fails the commit with [`StoreError::Conflict`] even where the record's
 //! revision is unchanged (the new owner has not written yet). The [`Store`] trait is
 //! unchanged; [`PgStore::connect`] makes a store without a fence. See
@@ -526,12 +527,18 @@ impl Connection {
             detail,
         };
         let mut tx = client.transaction().map_err(|e| io(&e))?;
-        // The leases covering what is written first, in the records' order: still this
-        // node's, and kept so (`FOR SHARE`) until the commit ends.
+        // The leases covering what is written first: those covering every record (kind
+        // `arcade`), then the records' own in the records' order; each still this node's,
+        // and kept so (`FOR SHARE`) until the commit ends.
         if let Some((fence, check)) = fence {
-            let covering = principals
-                .iter()
-                .filter_map(|(name, _)| fence.get(PRINCIPAL, name))
+            let covering = fence
+                .covering_all()
+                .into_iter()
+                .chain(
+                    principals
+                        .iter()
+                        .filter_map(|(name, _)| fence.get(PRINCIPAL, name)),
+                )
                 .chain(
                     instances
                         .iter()

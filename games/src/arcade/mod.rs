@@ -36,6 +36,7 @@
 //! | `shared.rs` | who is online, the players, the challenges sent |
 //! | `challenge_limit.rs` | how often one player may challenge the same other |
 //! | [`listen`] | serving on stdio, WebSocket and Streamable HTTP; bearer tokens |
+//! | [`node`] | one node of several arcades on PostgreSQL and NATS (issue #41): the arcade's lease, the listeners in front, forwarding to the owner |
 //! | [`render`] | positions from text, for SVG pictures |
 //! | [`spectate`] | the games shown to spectators, and the spectator page's listener |
 //! | [`offers`] | each game as a resource for its players, how-to-play prompts, completion (MCP resources, prompts, completion) |
@@ -49,6 +50,7 @@
 mod challenge_limit;
 pub mod listen;
 mod lobby;
+pub mod node;
 pub mod offers;
 pub mod render;
 mod rules;

@@ -7,7 +7,8 @@
 //!                   [--authorization-server URL… [--resource URL]]
 //!                   [--jwks PATH --jwt-issuer URL --jwt-audience AUD [--jwt-claim CLAIM]]
 //!                   [--bot-time-ms MS | --bot-playouts N] [--seed N] [--ended-ttl SECONDS]
-//!                   [--data-dir DIR | --in-memory | --postgres URL]
+//!                   [--data-dir DIR | --in-memory | --postgres URL
+//!                    [--nats URL --node NAME [--lease-ttl-ms MS] [--forward-timeout-ms MS]]]
 //!                   [--web ADDR (--web-token TOKEN | --web-token-file PATH | --web-public)
 //!                    [--web-max-connections N]
 //!                    [--web-queue N]]
@@ -44,6 +45,12 @@
 //! each record's revision checked so that another arcade writing the same records is
 //! refused rather than overwritten; the finished games the spectator page shows are then
 //! not kept across restarts (they are a file beside the embedded store).
+//! With `--nats URL --node NAME` as well, the arcade runs as one node of several on that
+//! database and that NATS server (issue #41, `mcpl_games::arcade::node`): the node holding
+//! the arcade's lease runs it, the others forward each Streamable HTTP request to it and
+//! take over when it dies; each says its role on stderr (`node "n1" owns the arcade and
+//! serves it`, `node "n2" stands by, forwarding to node "n1"`), and a node that loses the
+//! lease stops at once with exit status 3.
 //! Where they are kept is said on stderr at start-up. A store that cannot be opened
 //! (damaged, another format, locked by another running arcade) stops the arcade with an
 //! error naming the file (and for a lock, the process holding it where that can be told,
@@ -51,8 +58,10 @@
 
 use anyhow::{Context as _, bail};
 use clap::{ArgGroup, Args, Parser, Subcommand};
-use mcpl_cluster::PgStore;
+use mcpl_cluster::bus::BusConfig;
+use mcpl_cluster::{Fence, NatsBus, PgLeases, PgStore};
 use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map};
+use mcpl_games::arcade::node::{Node, NodeSettings, Role};
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
 use mcpl_games::arcade::spectate::{self, Gallery, web::Access, web::WebOptions};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
@@ -199,6 +208,22 @@ struct ServeArgs {
     /// page shows are not kept across restarts then.
     #[arg(long, value_name = "URL")]
     postgres: Option<String>,
+    /// Run as one node of several arcades on the database --postgres names, coordinated
+    /// over the NATS server URL (nats://HOST:PORT): one node runs the arcade, the others
+    /// forward to it and take over when it dies. Needs --postgres and --node.
+    #[arg(long, value_name = "URL", requires_all = ["postgres", "node"])]
+    nats: Option<String>,
+    /// This node's name among the arcade's nodes (unique; with --nats).
+    #[arg(long, value_name = "NAME", requires = "nats")]
+    node: Option<String>,
+    /// How long the owner's lease lasts unless renewed (it renews at a third of it), in
+    /// milliseconds: a dead owner's games resume on another node about this long after.
+    #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "nats")]
+    lease_ttl_ms: u64,
+    /// How long a node waits for the owner's answer to a request it forwards, in
+    /// milliseconds.
+    #[arg(long, value_name = "MS", default_value_t = 30_000, requires = "nats")]
+    forward_timeout_ms: u64,
     /// Serve the spectator page on ADDR (as --ws): every game under way and the last
     /// finished ones, live. Needs --web-token or --web-public.
     #[arg(long, value_name = "ADDR")]
@@ -453,15 +478,14 @@ fn web_access(args: &ServeArgs) -> anyhow::Result<Option<Access>> {
     }
 }
 
-fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let (opts, players) = server_options(&args)?;
-    let access = web_access(&args)?;
-    let opts = Arc::new(opts);
-    let (store, finished_file) = match store(&args)? {
-        Some((store, dir)) => (Some(store), dir.map(|dir| dir.join(FINISHED_FILE))),
-        None => (None, None),
-    };
-    let config = ArcadeConfig {
+/// The arcade's configuration, its store given (none: in memory).
+fn arcade_config(
+    args: &ServeArgs,
+    players: Vec<String>,
+    store: Option<Arc<dyn Store>>,
+    finished_file: Option<PathBuf>,
+) -> ArcadeConfig {
+    ArcadeConfig {
         bot: BotSettings {
             budget: match args.bot_playouts {
                 Some(n) => BotBudget::Playouts(n),
@@ -480,48 +504,74 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             spectate::DEFAULT_FINISHED_KEPT,
         )),
         finished_file,
+    }
+}
+
+/// Says a line where the listeners are said: stdout, flushed (stderr with `--stdio`,
+/// whose stdout is the MCP channel).
+fn say(args: &ServeArgs, line: String) {
+    if args.stdio {
+        eprintln!("{line}");
+    } else {
+        println!("{line}");
+        let _ = std::io::stdout().flush();
+    }
+}
+
+/// Serves the spectator page (`--web`) for `gallery`, if asked for.
+async fn serve_web(
+    args: &ServeArgs,
+    opts: &ServerOptions,
+    access: Option<Access>,
+    gallery: Option<Arc<Gallery>>,
+) -> anyhow::Result<Option<spectate::web::WebListener>> {
+    let (Some(addr), Some(access), Some(gallery)) = (args.web, access, gallery) else {
+        return Ok(None);
     };
+    let web = WebOptions {
+        max_connections: args.web_max_connections,
+        allowed_hosts: args.allowed_hosts.clone(),
+        tls: opts.tls.clone(),
+        ..WebOptions::new(access)
+    };
+    let l = spectate::web::serve(gallery, addr.addr(), web)
+        .await
+        .with_context(|| format!("serving the spectator page on {addr}"))?;
+    say(args, format!("spectator page on {}", l.url()));
+    Ok(Some(l))
+}
+
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let (opts, players) = server_options(&args)?;
+    let access = web_access(&args)?;
+    let opts = Arc::new(opts);
+    if args.nats.is_some() {
+        return serve_node(args, opts, players, access);
+    }
+    let (store, finished_file) = match store(&args)? {
+        Some((store, dir)) => (Some(store), dir.map(|dir| dir.join(FINISHED_FILE))),
+        None => (None, None),
+    };
+    let config = arcade_config(&args, players, store, finished_file);
     let gallery = config.gallery.clone();
     actix::System::new().block_on(async move {
         let arcade = Arcade::new(config).context("building the arcade")?;
-        // With stdio, stdout is the MCP channel: say where we listen on stderr.
-        let say = |line: String| {
-            if args.stdio {
-                eprintln!("{line}");
-            } else {
-                println!("{line}");
-                let _ = std::io::stdout().flush();
-            }
-        };
         let mut listeners = Vec::new();
-        let mut web_listener = None;
         if let Some(addr) = args.ws {
             let l = listen::ws(&arcade, addr.addr(), opts.clone())
                 .await
                 .with_context(|| format!("listening for WebSocket on {addr}"))?;
-            say(format!("listening on {}", l.url()));
+            say(&args, format!("listening on {}", l.url()));
             listeners.push(l);
         }
         if let Some(addr) = args.http {
             let l = listen::http(&arcade, addr.addr(), opts.clone())
                 .await
                 .with_context(|| format!("listening for Streamable HTTP on {addr}"))?;
-            say(format!("listening on {}", l.url()));
+            say(&args, format!("listening on {}", l.url()));
             listeners.push(l);
         }
-        if let (Some(addr), Some(access), Some(gallery)) = (args.web, access, gallery) {
-            let web = WebOptions {
-                max_connections: args.web_max_connections,
-                allowed_hosts: args.allowed_hosts.clone(),
-                tls: opts.tls.clone(),
-                ..WebOptions::new(access)
-            };
-            let l = spectate::web::serve(gallery, addr.addr(), web)
-                .await
-                .with_context(|| format!("serving the spectator page on {addr}"))?;
-            say(format!("spectator page on {}", l.url()));
-            web_listener = Some(l);
-        }
+        let web_listener = serve_web(&args, &opts, access, gallery).await?;
         if args.stdio {
             eprintln!("serving stdio as {}", opts.stdio_principal);
             listen::stdio(&arcade, &opts).await;
@@ -534,6 +584,180 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         Ok(())
     })
 }
+
+/// The exit status of a node that lost the arcade's lease (it stops at once; started
+/// again, it stands by).
+const LOST_LEASE: i32 = 3;
+
+/// `serve --postgres URL --nats URL --node NAME`: one node of several arcades (issue #41,
+/// `mcpl_games::arcade::node`). It listens in front at once, stands by (forwarding to the
+/// owner) until it holds the arcade's lease, then loads the records on a store fenced by
+/// that lease and runs the arcade; a renewal that fails stops it at once.
+fn serve_node(
+    args: ServeArgs,
+    opts: Arc<ServerOptions>,
+    players: Vec<String>,
+    access: Option<Access>,
+) -> anyhow::Result<()> {
+    let (Some(pg), Some(nats), Some(name)) =
+        (args.postgres.clone(), args.nats.clone(), args.node.clone())
+    else {
+        bail!("--nats needs --postgres URL and --node NAME");
+    };
+    if args.stdio {
+        bail!(
+            "--stdio serves one process's stdin: a node of several (--nats) serves --http and --ws only"
+        );
+    }
+    if opts.tls.is_some() {
+        bail!(
+            "--tls-cert with --nats is not served yet: terminate TLS at the load balancer in front of the nodes"
+        );
+    }
+    if args.lease_ttl_ms < 30 {
+        bail!("--lease-ttl-ms: at least 30 (it is renewed at a third of it)");
+    }
+    let leases = Arc::new(
+        PgLeases::connect(&pg, &name).with_context(|| format!("node {name:?}: the leases"))?,
+    );
+    let settings = NodeSettings {
+        name: name.clone(),
+        ttl: Duration::from_millis(args.lease_ttl_ms),
+        forward_timeout: Duration::from_millis(args.forward_timeout_ms),
+        max_message: NODE_MESSAGE,
+    };
+    actix::System::new().block_on(async move {
+        let bus = NatsBus::connect(
+            &nats,
+            BusConfig {
+                max_message: NODE_MESSAGE,
+                ..BusConfig::new(name.clone())
+            },
+        )
+        .await
+        .with_context(|| format!("node {name:?}"))?;
+        eprintln!(
+            "mcpl-arcade: node {name:?}: games are kept in {} (--postgres), nodes meet on {nats} (--nats)",
+            leases.location()
+        );
+        let node = Node::new(settings, Arc::new(bus));
+        // The fronts listen at once, whatever the role; the arcade's own listeners (once
+        // this node owns it) take a port of their own on the same address.
+        let mut own_http = None;
+        let mut own_ws = None;
+        if let Some(addr) = args.ws {
+            let l = tokio::net::TcpListener::bind(addr.addr())
+                .await
+                .with_context(|| format!("listening for WebSocket on {addr}"))?;
+            let at = l.local_addr()?;
+            say(&args, format!("listening on ws://{at}"));
+            own_ws = Some(std::net::SocketAddr::new(at.ip(), 0));
+            tokio::spawn(node.clone().front_ws(l));
+        }
+        if let Some(addr) = args.http {
+            let l = tokio::net::TcpListener::bind(addr.addr())
+                .await
+                .with_context(|| format!("listening for Streamable HTTP on {addr}"))?;
+            let at = l.local_addr()?;
+            say(&args, format!("listening on http://{at}{}", listen::HTTP_PATH));
+            own_http = Some(std::net::SocketAddr::new(at.ip(), 0));
+            tokio::spawn(node.clone().front_http(l));
+        }
+        // Each change of role, said on stderr whatever the log level.
+        let mut roles = node.role();
+        let who = name.clone();
+        tokio::spawn(async move {
+            while roles.changed().await.is_ok() {
+                let line = match &*roles.borrow_and_update() {
+                    Role::Owner { .. } => format!("mcpl-arcade: node {who:?} owns the arcade and serves it"),
+                    Role::Standby { owner: Some(o) } => format!(
+                        "mcpl-arcade: node {who:?} stands by, forwarding to node {o:?}"
+                    ),
+                    Role::Standby { owner: None } => {
+                        format!("mcpl-arcade: node {who:?} stands by; no node owns the arcade now")
+                    }
+                };
+                eprintln!("{line}");
+            }
+        });
+
+        // The bus's connection as it changes, said on stderr too: forwarding stops while
+        // it is down (clients are refused, retryable) and resumes once it is back.
+        let mut connected = node.bus().connected();
+        let (who, bus) = (name.clone(), node.bus().clone());
+        tokio::spawn(async move {
+            let mut lost = false;
+            while connected.changed().await.is_ok() {
+                let up = *connected.borrow_and_update();
+                if up && lost {
+                    // Said once NATS has processed what the reconnection sent (this
+                    // node's subscriptions again): forwarding to it works from then on.
+                    if bus.flush().await.is_ok() {
+                        lost = false;
+                        eprintln!("mcpl-arcade: node {who:?} is connected to NATS again");
+                    }
+                } else if !up && !lost {
+                    lost = true;
+                    eprintln!(
+                        "mcpl-arcade: node {who:?} lost its connection to NATS; forwarding waits for it"
+                    );
+                }
+            }
+        });
+
+        let lease = node.wait_for_lease(&leases).await;
+        let fence = Fence::new();
+        fence.hold(&lease);
+        let store = PgStore::connect_fenced(&pg, fence)
+            .with_context(|| format!("node {name:?}: the store"))?;
+        let config = arcade_config(&args, players, Some(Arc::new(store)), None);
+        let gallery = config.gallery.clone();
+        let arcade = Arcade::new(config).context("building the arcade")?;
+        let mut listeners = Vec::new();
+        let mut internal_http = None;
+        let mut internal_ws = None;
+        if let Some(addr) = own_ws {
+            let l = listen::ws(&arcade, addr, opts.clone())
+                .await
+                .context("the arcade's own WebSocket listener")?;
+            internal_ws = Some(l.local_addr());
+            listeners.push(l);
+        }
+        if let Some(addr) = own_http {
+            let l = listen::http(&arcade, addr, opts.clone())
+                .await
+                .context("the arcade's own Streamable HTTP listener")?;
+            internal_http = Some(l.local_addr());
+            listeners.push(l);
+        }
+        let requests = node
+            .bus()
+            .serve()
+            .await
+            .context("serving the requests forwarded to this node")?;
+        tokio::spawn(node.clone().serve_forwarded(requests, internal_http));
+        node.become_owner(internal_http, internal_ws);
+        let web_listener = serve_web(&args, &opts, access, gallery).await?;
+        tokio::select! {
+            lost = node.hold(&leases, &lease) => {
+                eprintln!(
+                    "mcpl-arcade: node {name:?} stops serving at once: {lost} (its writes would be refused; started again, it stands by)"
+                );
+                std::process::exit(LOST_LEASE);
+            }
+            () = shutdown_signal() => {}
+        }
+        drop(listeners);
+        drop(web_listener);
+        // Shutting down: the others take over at once rather than at the lease's expiry.
+        let _ = tokio::task::spawn_blocking(move || leases.release(&lease)).await;
+        Ok(())
+    })
+}
+
+/// The most bytes of a request or an answer nodes forward to each other (NATS's own
+/// default limit is 1 MiB; a little is kept for the bus's headers).
+const NODE_MESSAGE: usize = 1000 * 1024;
 
 /// Ctrl-C, or SIGTERM on Unix.
 async fn shutdown_signal() {

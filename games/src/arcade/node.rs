@@ -1,0 +1,787 @@
+//! One node of several arcades on one PostgreSQL and one NATS (issue #41): what
+//! `mcpl-arcade serve --postgres URL --nats URL --node NAME` runs.
+//!
+//! **Ownership, coarse for now (\[project\], the first step of `docs/cluster.md` §2).** One
+//! lease of kind [`ARCADE`] and key [`LEASE_KEY`] names the node that runs the arcade: its
+//! SDK server, on a [`PgStore`](mcpl_cluster::PgStore) fenced by that lease, so a commit
+//! made after the lease was lost is refused whatever it writes. The holder renews it at a
+//! third of its time to live ([`Node::hold`]) and stops serving at once when a renewal
+//! fails. Every other node is a **standby**: it tries to acquire the lease each time the
+//! holder's would expire ([`Node::wait_for_lease`]), and meanwhile forwards what its
+//! listeners get to the holder. When the holder dies its lease expires, one standby
+//! acquires it (with a larger fencing token), loads every record — the restart path of
+//! issue #15: each game at its position, its bot and timers running again — and serves;
+//! the others forward to it. The per-principal and per-instance leases of `docs/cluster.md`
+//! §2 will split this one lease: the fence already checks both kinds.
+//!
+//! **The listeners in front.** A node binds the addresses it was given (`--http`, `--ws`)
+//! itself, whatever its role, so a load balancer in front can send anything anywhere:
+//!
+//! | role | Streamable HTTP (`--http`) | WebSocket (`--ws`) |
+//! |---|---|---|
+//! | owner | each connection spliced to the arcade's own listener, on a port of its own on the same address | the same |
+//! | standby | each request forwarded to the owner over NATS ([`NatsBus::forward`]), its answer given back as the owner gave it; a long-lived stream (a `GET` for `text/event-stream`, a `subscriptions/listen` POST) refused, retryable | refused, retryable |
+//!
+//! **\[project\]** A standby forwards request/response exchanges only: every POST (MCP
+//! 2026-07-28's requests, which carry no session, and a legacy session's too: the session
+//! lives on the owner) and the other `GET`s and `DELETE`s. It does not carry long-lived
+//! streams (a legacy session's `GET` stream, a `subscriptions/listen` stream, a WebSocket
+//! connection): those need the owner's connection, and NATS request/reply is one answer per
+//! request. They are refused with `503 Service Unavailable`, `Retry-After: 1` and a body
+//! naming the owner: the client connects again, and a load balancer sends it on (one that
+//! checks [`OWNER_PATH`] sends it to the owner, see `docs/cluster.md`).
+//!
+//! **Errors are retryable, never a hang.** A forward that cannot be made (no owner now: its
+//! lease expired and nobody took it yet; the owner named is not on the bus: it died or is
+//! still loading; this node's connection to NATS is down) is answered at once with `503`, `Retry-After: 1` and a JSON-RPC error
+//! (`-32603`, `data.retryable: true`, `data.ran: false`: the request did not run). One the
+//! owner took but did not answer within the forward's timeout is answered the same with
+//! `data.ran: null`: it may have run, read the state again before retrying.
+//!
+//! **Bounded.** Each front serves at most [`FRONT_CONNECTIONS`] connections at once; a
+//! standby's client has 30 s for a request's head and as long for its body, which is at
+//! most the bus's message limit less 16 KiB (`413` past it); a WebSocket request head read
+//! before refusing it is at most 16 KiB; the owner replays at most 256 forwarded requests
+//! at once and gives back answers within the same limit.
+//!
+//! **\[project\]** The arcade behind the owner's front sees every connection come from the
+//! owner's own address (spliced, or replayed for a standby): the per-address bounds on
+//! anonymous connections count the node, not the client. Run cluster nodes with tokens.
+
+use bytes::{Bytes, BytesMut};
+use http_body_util::{BodyExt as _, Full, Limited};
+use hyper::body::Incoming;
+use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue, RETRY_AFTER};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::client::legacy::Client as HttpClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use mcpl_cluster::bus::{BusError, Requests};
+use mcpl_cluster::leases::{ARCADE, Lease, LeaseError};
+use mcpl_cluster::{NatsBus, PgLeases};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{Semaphore, watch};
+
+/// The key of the arcade's lease (kind [`ARCADE`]): one arcade per database.
+pub const LEASE_KEY: &str = "arcade";
+
+/// The path every node's Streamable HTTP front answers itself, for a load balancer's
+/// health check: `200` and `owner NAME` on the owner, `503` and `standby NAME` elsewhere.
+/// (On the owner the check reaches the front before any splice.)
+pub const OWNER_PATH: &str = "/mcpl/owner";
+
+/// The most requests a node replays for the others at once; more wait for a place.
+const REPLAYING: usize = 256;
+
+/// The most bytes of a WebSocket request head a standby reads before refusing it.
+const MAX_HEAD: usize = 16 * 1024;
+
+/// Bytes kept, out of the bus's message limit, for a forwarded message's head.
+const HEAD_ROOM: usize = 16 * 1024;
+
+/// The most connections each front serves at once; one more is closed at once.
+pub const FRONT_CONNECTIONS: usize = 10_000;
+
+/// How long a client of a standby has to send a request's head, and then its body.
+const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// What a node is now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Role {
+    /// It stands by, forwarding to `owner` (`None`: nobody holds the arcade's lease now).
+    Standby {
+        /// The node holding the lease, as last read.
+        owner: Option<String>,
+    },
+    /// It runs the arcade, whose own listeners are on these addresses.
+    Owner {
+        /// The arcade's Streamable HTTP listener.
+        http: Option<SocketAddr>,
+        /// The arcade's WebSocket listener.
+        ws: Option<SocketAddr>,
+    },
+}
+
+/// A node's settings.
+#[derive(Debug, Clone)]
+pub struct NodeSettings {
+    /// The node's name (unique among the nodes).
+    pub name: String,
+    /// The lease's time to live: a dead owner's work is taken over about this long after
+    /// its last renewal.
+    pub ttl: Duration,
+    /// How long a standby waits for the owner's answer to a forwarded request.
+    pub forward_timeout: Duration,
+    /// The most bytes of a forwarded request or answer (the bus's limit; NATS's own is
+    /// 1 MiB by default).
+    pub max_message: usize,
+}
+
+/// One node. See the module docs.
+pub struct Node {
+    settings: NodeSettings,
+    bus: Arc<NatsBus>,
+    role: watch::Sender<Role>,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("name", &self.settings.name)
+            .field("role", &*self.role.borrow())
+            .finish_non_exhaustive()
+    }
+}
+
+/// A forwarded request's or answer's head, carried as one JSON line before the body.
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Head {
+    /// A request's method.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    method: Option<String>,
+    /// A request's path and query.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    path: Option<String>,
+    /// An answer's status.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    status: Option<u16>,
+    /// The end-to-end headers (values that are not UTF-8 are dropped).
+    headers: Vec<(String, String)>,
+}
+
+/// A head and a body as one message: the head's JSON (which never holds a raw newline),
+/// `\n`, the body.
+fn encode(head: &Head, body: &[u8]) -> Bytes {
+    let mut out = BytesMut::new();
+    out.extend_from_slice(&serde_json::to_vec(head).unwrap_or_else(|_| b"{}".to_vec()));
+    out.extend_from_slice(b"\n");
+    out.extend_from_slice(body);
+    out.freeze()
+}
+
+/// A message's head and body; `None` for one that is not [`encode`]'s.
+fn decode(message: &Bytes) -> Option<(Head, Bytes)> {
+    let at = message.iter().position(|&b| b == b'\n')?;
+    let head = serde_json::from_slice(&message[..at]).ok()?;
+    Some((head, message.slice(at + 1..)))
+}
+
+/// Headers of one connection only (RFC 9110 §7.6.1), never forwarded; and the length,
+/// which the body forwarded sets again.
+fn hop_by_hop(name: &str) -> bool {
+    matches!(
+        name,
+        "connection"
+            | "keep-alive"
+            | "proxy-connection"
+            | "proxy-authenticate"
+            | "proxy-authorization"
+            | "te"
+            | "trailer"
+            | "transfer-encoding"
+            | "upgrade"
+            | "content-length"
+    )
+}
+
+/// The end-to-end headers of `map`, as carried.
+fn headers_of(map: &hyper::HeaderMap) -> Vec<(String, String)> {
+    map.iter()
+        .filter(|(n, _)| !hop_by_hop(n.as_str()))
+        .filter_map(|(n, v)| Some((n.as_str().to_owned(), v.to_str().ok()?.to_owned())))
+        .collect()
+}
+
+/// Puts carried headers on `map` (bad names or values, which a peer may send, skipped).
+fn put_headers(map: &mut hyper::HeaderMap, headers: &[(String, String)]) {
+    for (n, v) in headers {
+        if hop_by_hop(n) {
+            continue;
+        }
+        if let (Ok(n), Ok(v)) = (
+            HeaderName::from_bytes(n.as_bytes()),
+            HeaderValue::from_str(v),
+        ) {
+            map.append(n, v);
+        }
+    }
+}
+
+/// A JSON-RPC error answer with an HTTP status.
+fn rpc_error(status: StatusCode, id: Value, message: &str, data: Value) -> Response<Full<Bytes>> {
+    let body = json!({
+        "jsonrpc": "2.0",
+        "id": id,
+        "error": {"code": -32603, "message": message, "data": data},
+    });
+    let mut r = Response::new(Full::new(Bytes::from(body.to_string())));
+    *r.status_mut() = status;
+    r.headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        r.headers_mut()
+            .insert(RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    r
+}
+
+/// Runs a blocking lease call off the async threads.
+async fn blocking<R: Send + 'static>(
+    f: impl FnOnce() -> Result<R, LeaseError> + Send + 'static,
+) -> Result<R, LeaseError> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(LeaseError::Database {
+            location: "the leases".to_owned(),
+            detail: format!("the call's thread failed: {e}"),
+        })
+    })
+}
+
+impl Node {
+    /// A node on `bus`, standing by with no owner known yet.
+    pub fn new(settings: NodeSettings, bus: Arc<NatsBus>) -> Arc<Node> {
+        let (role, _) = watch::channel(Role::Standby { owner: None });
+        Arc::new(Node {
+            settings,
+            bus,
+            role,
+        })
+    }
+
+    /// The node's name.
+    pub fn name(&self) -> &str {
+        &self.settings.name
+    }
+
+    /// The node's bus.
+    pub fn bus(&self) -> &Arc<NatsBus> {
+        &self.bus
+    }
+
+    /// The node's role as it changes (a new value only when it changed).
+    pub fn role(&self) -> watch::Receiver<Role> {
+        self.role.subscribe()
+    }
+
+    fn set_role(&self, role: Role) {
+        self.role.send_if_modified(|now| {
+            let changed = *now != role;
+            *now = role;
+            changed
+        });
+    }
+
+    /// The node runs the arcade from now on, its own listeners on these addresses: its
+    /// fronts splice new connections to them.
+    pub fn become_owner(&self, http: Option<SocketAddr>, ws: Option<SocketAddr>) {
+        self.set_role(Role::Owner { http, ws });
+    }
+
+    /// Acquires the arcade's lease, standing by until it can: while another node holds
+    /// it, this one forwards to it and tries again when it would expire (the database's
+    /// clock says when). A database that fails is retried at a third of the lease's time
+    /// to live, with a warning.
+    pub async fn wait_for_lease(&self, leases: &Arc<PgLeases>) -> Lease {
+        let ttl = self.settings.ttl;
+        loop {
+            let l = leases.clone();
+            match blocking(move || l.acquire(ARCADE, LEASE_KEY, ttl)).await {
+                Ok(lease) => return lease,
+                Err(LeaseError::Held { holder, .. }) => {
+                    self.set_role(Role::Standby {
+                        owner: Some(holder.node.clone()),
+                    });
+                    // Until the holder's lease would expire, and a millisecond past it.
+                    tokio::time::sleep(holder.expires_in + Duration::from_millis(1)).await;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "the arcade's lease cannot be read; trying again");
+                    self.set_role(Role::Standby { owner: None });
+                    tokio::time::sleep(ttl / 3).await;
+                }
+            }
+        }
+    }
+
+    /// Renews `lease` at a third of its time to live while it is this node's; returns why
+    /// it no longer is (lost, or the database failing: either way its writes may be
+    /// refused from now on, and the node must stop serving at once).
+    pub async fn hold(&self, leases: &Arc<PgLeases>, lease: &Lease) -> LeaseError {
+        let ttl = self.settings.ttl;
+        let mut tick = tokio::time::interval(ttl / 3);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        tick.tick().await;
+        loop {
+            tick.tick().await;
+            let (l, held) = (leases.clone(), lease.clone());
+            if let Err(e) = blocking(move || l.renew(&held, ttl)).await {
+                return e;
+            }
+        }
+    }
+
+    /// Serves the Streamable HTTP front on `listener` until the process ends (see the
+    /// module docs): spliced to the arcade on the owner, forwarded from a standby.
+    pub async fn front_http(self: Arc<Node>, listener: TcpListener) {
+        let places = Arc::new(Semaphore::new(FRONT_CONNECTIONS));
+        loop {
+            let Some(stream) = accept(&listener).await else {
+                continue;
+            };
+            let Ok(place) = places.clone().try_acquire_owned() else {
+                tracing::warn!("a connection over the front's limit was closed");
+                continue;
+            };
+            let node = self.clone();
+            tokio::spawn(async move {
+                let _place = place;
+                let _ = stream.set_nodelay(true);
+                let owner_http = match &*node.role.borrow() {
+                    Role::Owner { http, .. } => *http,
+                    Role::Standby { .. } => None,
+                };
+                match owner_http {
+                    Some(to) => node.splice_or_check(stream, to).await,
+                    None => node.standby_http(stream).await,
+                }
+            });
+        }
+    }
+
+    /// On the owner: a health check of [`OWNER_PATH`] is answered here; anything else is
+    /// spliced to the arcade's listener at `to`.
+    async fn splice_or_check(&self, mut stream: TcpStream, to: SocketAddr) {
+        let mut first = [0u8; OWNER_PATH.len() + 5];
+        // A peek (bounded by the bytes the check's request line starts with) tells a
+        // health check from anything else without taking its bytes.
+        let checked = matches!(
+            tokio::time::timeout(self.settings.forward_timeout, stream.peek(&mut first)).await,
+            Ok(Ok(n)) if n == first.len() && first.starts_with(b"GET ")
+                && &first[4..] == format!("{OWNER_PATH} ").as_bytes()
+        );
+        if checked {
+            let body = format!("owner {}\n", self.settings.name);
+            let answer = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = stream.write_all(answer.as_bytes()).await;
+            let _ = stream.shutdown().await;
+            return;
+        }
+        splice(stream, to).await;
+    }
+
+    /// A standby's Streamable HTTP connection: each request forwarded (see the module
+    /// docs).
+    async fn standby_http(self: Arc<Node>, stream: TcpStream) {
+        let node = self.clone();
+        let service = hyper::service::service_fn(move |req| {
+            let node = node.clone();
+            async move { Ok::<_, Infallible>(node.forward_http(req).await) }
+        });
+        let _ = hyper::server::conn::http1::Builder::new()
+            .timer(TokioTimer::new())
+            .header_read_timeout(READ_TIMEOUT)
+            .serve_connection(TokioIo::new(stream), service)
+            .await;
+    }
+
+    /// The owner a standby forwards to now, if any (itself, once it owns the arcade).
+    fn owner(&self) -> Option<String> {
+        match &*self.role.borrow() {
+            Role::Owner { .. } => Some(self.settings.name.clone()),
+            Role::Standby { owner } => owner.clone(),
+        }
+    }
+
+    /// One request of a standby's client: forwarded to the owner, or refused.
+    async fn forward_http(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
+        let name = self.settings.name.clone();
+        let owner = self.owner();
+        if req.method() == Method::GET && req.uri().path() == OWNER_PATH {
+            let (status, body) = match &*self.role.borrow() {
+                Role::Owner { .. } => (StatusCode::OK, format!("owner {name}\n")),
+                Role::Standby { .. } => {
+                    (StatusCode::SERVICE_UNAVAILABLE, format!("standby {name}\n"))
+                }
+            };
+            let mut r = Response::new(Full::new(Bytes::from(body)));
+            *r.status_mut() = status;
+            return r;
+        }
+        let streams = req.method() == Method::GET
+            && req
+                .headers()
+                .get(hyper::header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.contains("text/event-stream"));
+        let listens = req
+            .headers()
+            .get("mcp-method")
+            .is_some_and(|v| v.as_bytes() == b"subscriptions/listen");
+        let (parts, body) = req.into_parts();
+        let limit = self.settings.max_message.saturating_sub(HEAD_ROOM);
+        let body = match tokio::time::timeout(READ_TIMEOUT, Limited::new(body, limit).collect())
+            .await
+        {
+            Ok(Ok(b)) => b.to_bytes(),
+            Err(_) => {
+                return rpc_error(
+                    StatusCode::REQUEST_TIMEOUT,
+                    Value::Null,
+                    &format!("the request's body did not arrive within {READ_TIMEOUT:?}"),
+                    json!({"node": name}),
+                );
+            }
+            Ok(Err(_)) => {
+                return rpc_error(
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    Value::Null,
+                    &format!(
+                        "the request's body is over {limit} bytes, the most node {name:?} forwards"
+                    ),
+                    json!({"node": name}),
+                );
+            }
+        };
+        let id = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| v.get("id").cloned())
+            .unwrap_or(Value::Null);
+        if streams || listens {
+            let what = if listens {
+                "a subscriptions/listen stream"
+            } else {
+                "a GET stream"
+            };
+            let owner_now = match &owner {
+                Some(o) => format!("node {o:?} owns it now"),
+                None => "no node owns it right now".to_owned(),
+            };
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                id,
+                &format!(
+                    "node {name:?} stands by: {what} is served by the node that owns the arcade ({owner_now}); open it again (the load balancer sends it on)"
+                ),
+                json!({"retryable": true, "ran": false, "node": name, "owner": owner}),
+            );
+        }
+        let Some(owner) = owner else {
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                id,
+                &format!(
+                    "no node owns the arcade right now (its owner's lease expired; another node takes it over within {:?}): the request did not run; retry it",
+                    self.settings.ttl
+                ),
+                json!({"retryable": true, "ran": false, "node": name, "owner": null}),
+            );
+        };
+        if !*self.bus.connected().borrow() {
+            return rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                id,
+                &format!(
+                    "node {name:?} has lost its connection to NATS, which carries requests to the arcade's owner (node {owner:?}); it reconnects by itself: the request did not run; retry it"
+                ),
+                json!({"retryable": true, "ran": false, "node": name, "owner": owner}),
+            );
+        }
+        let head = Head {
+            method: Some(parts.method.as_str().to_owned()),
+            path: Some(
+                parts
+                    .uri
+                    .path_and_query()
+                    .map_or("/", |p| p.as_str())
+                    .to_owned(),
+            ),
+            status: None,
+            headers: headers_of(&parts.headers),
+        };
+        let answer = self
+            .bus
+            .forward(&owner, encode(&head, &body), self.settings.forward_timeout)
+            .await;
+        match answer.as_ref().map(decode) {
+            Ok(Some((head, body))) => {
+                let mut r = Response::new(Full::new(body));
+                *r.status_mut() = head
+                    .status
+                    .and_then(|s| StatusCode::from_u16(s).ok())
+                    .unwrap_or(StatusCode::BAD_GATEWAY);
+                put_headers(r.headers_mut(), &head.headers);
+                r
+            }
+            Ok(None) => rpc_error(
+                StatusCode::BAD_GATEWAY,
+                id,
+                &format!("node {owner:?}'s answer could not be read"),
+                json!({"retryable": false, "ran": null, "node": name, "owner": owner}),
+            ),
+            Err(e @ (BusError::TimedOut { .. } | BusError::Nats(_))) => rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                id,
+                &format!(
+                    "the arcade's owner did not answer ({e}): the request may have run; read the state again before retrying"
+                ),
+                json!({"retryable": true, "ran": null, "node": name, "owner": owner}),
+            ),
+            Err(e @ BusError::TooLarge { .. }) => rpc_error(
+                StatusCode::BAD_GATEWAY,
+                id,
+                &format!("{e}"),
+                json!({"retryable": false, "ran": null, "node": name, "owner": owner}),
+            ),
+            Err(e) => rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                id,
+                &format!(
+                    "the arcade's owner cannot be reached ({e}; it may have died, and another node takes over within {:?}): the request did not run; retry it",
+                    self.settings.ttl
+                ),
+                json!({"retryable": true, "ran": false, "node": name, "owner": owner}),
+            ),
+        }
+    }
+
+    /// Serves the WebSocket front on `listener` until the process ends: spliced to the
+    /// arcade on the owner, refused (retryable, naming the owner) on a standby.
+    pub async fn front_ws(self: Arc<Node>, listener: TcpListener) {
+        let places = Arc::new(Semaphore::new(FRONT_CONNECTIONS));
+        loop {
+            let Some(stream) = accept(&listener).await else {
+                continue;
+            };
+            let Ok(place) = places.clone().try_acquire_owned() else {
+                tracing::warn!("a connection over the front's limit was closed");
+                continue;
+            };
+            let node = self.clone();
+            tokio::spawn(async move {
+                let _place = place;
+                let _ = stream.set_nodelay(true);
+                let owner_ws = match &*node.role.borrow() {
+                    Role::Owner { ws, .. } => *ws,
+                    Role::Standby { .. } => None,
+                };
+                match owner_ws {
+                    Some(to) => splice(stream, to).await,
+                    None => node.refuse_ws(stream).await,
+                }
+            });
+        }
+    }
+
+    /// A standby's WebSocket connection: its request head read (bounded), then `503`
+    /// naming the owner.
+    async fn refuse_ws(&self, mut stream: TcpStream) {
+        let mut head = Vec::with_capacity(1024);
+        let read = async {
+            let mut buf = [0u8; 1024];
+            while head.len() < MAX_HEAD && !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                match stream.read(&mut buf).await {
+                    Ok(0) | Err(_) => return false,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            true
+        };
+        if !matches!(
+            tokio::time::timeout(self.settings.forward_timeout, read).await,
+            Ok(true)
+        ) {
+            return;
+        }
+        let name = &self.settings.name;
+        let owner_now = match self.owner() {
+            Some(o) => format!("node {o:?} owns it now"),
+            None => "no node owns it right now".to_owned(),
+        };
+        let body = format!(
+            "node {name:?} stands by: WebSocket connections are served by the node that owns the arcade ({owner_now}); connect again (the load balancer sends you on)\n"
+        );
+        let answer = format!(
+            "HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.write_all(answer.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    }
+
+    /// On the owner: answers the requests other nodes forward to it, each replayed on the
+    /// arcade's Streamable HTTP listener at `to` (`None`: it serves no Streamable HTTP,
+    /// and says so), at most a few hundred at once. Returns once the bus is closed.
+    pub async fn serve_forwarded(self: Arc<Node>, mut requests: Requests, to: Option<SocketAddr>) {
+        let client: HttpClient<HttpConnector, Full<Bytes>> =
+            HttpClient::builder(TokioExecutor::new()).build_http();
+        let places = Arc::new(Semaphore::new(REPLAYING));
+        while let Some(request) = requests.next().await {
+            let Ok(place) = places.clone().acquire_owned().await else {
+                return;
+            };
+            let (node, client) = (self.clone(), client.clone());
+            tokio::spawn(async move {
+                let answer = node.replay(&client, request.payload(), to).await;
+                if let Err(e) = request.respond(answer).await {
+                    tracing::warn!(error = %e, "a forwarded request's answer was not sent");
+                }
+                drop(place);
+            });
+        }
+    }
+
+    /// One forwarded request, replayed on the arcade's listener: its answer, encoded.
+    async fn replay(
+        &self,
+        client: &HttpClient<HttpConnector, Full<Bytes>>,
+        message: &Bytes,
+        to: Option<SocketAddr>,
+    ) -> Bytes {
+        let name = &self.settings.name;
+        let fail = |status: StatusCode, message: String| {
+            let body = json!({
+                "jsonrpc": "2.0",
+                "id": null,
+                "error": {"code": -32603, "message": message, "data": {"node": name}},
+            });
+            encode(
+                &Head {
+                    status: Some(status.as_u16()),
+                    headers: vec![("content-type".to_owned(), "application/json".to_owned())],
+                    ..Head::default()
+                },
+                body.to_string().as_bytes(),
+            )
+        };
+        let Some(to) = to else {
+            return fail(
+                StatusCode::NOT_FOUND,
+                format!("node {name:?} serves no Streamable HTTP"),
+            );
+        };
+        let Some((head, body)) = decode(message) else {
+            return fail(
+                StatusCode::BAD_REQUEST,
+                "a forwarded request that could not be read".to_owned(),
+            );
+        };
+        let method = head
+            .method
+            .as_deref()
+            .and_then(|m| Method::from_bytes(m.as_bytes()).ok())
+            .unwrap_or(Method::POST);
+        let path = head.path.unwrap_or_else(|| "/".to_owned());
+        let Ok(mut req) = Request::builder()
+            .method(method)
+            .uri(format!("http://{to}{path}"))
+            .body(Full::new(body))
+        else {
+            return fail(
+                StatusCode::BAD_REQUEST,
+                format!("a forwarded request to a path that cannot be: {path:?}"),
+            );
+        };
+        put_headers(req.headers_mut(), &head.headers);
+        let limit = self.settings.max_message.saturating_sub(HEAD_ROOM);
+        let exchange = async {
+            let resp = client.request(req).await.map_err(|e| e.to_string())?;
+            let (parts, body) = resp.into_parts();
+            let body = Limited::new(body, limit)
+                .collect()
+                .await
+                .map_err(|e| format!("its answer: {e}"))?
+                .to_bytes();
+            Ok::<_, String>((parts, body))
+        };
+        match tokio::time::timeout(self.settings.forward_timeout, exchange).await {
+            Ok(Ok((parts, body))) => encode(
+                &Head {
+                    status: Some(parts.status.as_u16()),
+                    headers: headers_of(&parts.headers),
+                    ..Head::default()
+                },
+                &body,
+            ),
+            Ok(Err(e)) => fail(
+                StatusCode::BAD_GATEWAY,
+                format!("node {name:?} could not serve the forwarded request: {e}"),
+            ),
+            Err(_) => fail(
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!(
+                    "node {name:?} did not answer the forwarded request within {:?}: it may have run",
+                    self.settings.forward_timeout
+                ),
+            ),
+        }
+    }
+}
+
+/// The next connection of `listener`; `None` after an error (a moment later when it is
+/// one that repeats at once, as running out of file descriptors does).
+async fn accept(listener: &TcpListener) -> Option<TcpStream> {
+    match listener.accept().await {
+        Ok((stream, _)) => Some(stream),
+        Err(e) => {
+            tracing::warn!(error = %e, "accepting a connection failed");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            None
+        }
+    }
+}
+
+/// Bytes both ways between a client's connection and the arcade's listener at `to`,
+/// until either side closes.
+async fn splice(mut stream: TcpStream, to: SocketAddr) {
+    match TcpStream::connect(to).await {
+        Ok(mut upstream) => {
+            let _ = upstream.set_nodelay(true);
+            let _ = tokio::io::copy_bidirectional(&mut stream, &mut upstream).await;
+        }
+        Err(e) => tracing::warn!(error = %e, %to, "the arcade's own listener refused a connection"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_head_and_a_body_come_back_as_sent() {
+        let head = Head {
+            method: Some("POST".to_owned()),
+            path: Some("/mcp?x=1".to_owned()),
+            status: None,
+            headers: vec![("mcp-method".to_owned(), "tools/call".to_owned())],
+        };
+        let body = b"{\"a\":\n1}";
+        let (back, rest) = decode(&encode(&head, body)).expect("decoded");
+        assert_eq!(back.path.as_deref(), Some("/mcp?x=1"));
+        assert_eq!(back.headers, head.headers);
+        assert_eq!(&rest[..], body);
+        assert!(decode(&Bytes::from_static(b"no newline")).is_none());
+        assert!(decode(&Bytes::from_static(b"not json\nbody")).is_none());
+    }
+
+    #[test]
+    fn hop_by_hop_headers_are_not_carried() {
+        let mut map = hyper::HeaderMap::new();
+        map.insert("connection", HeaderValue::from_static("keep-alive"));
+        map.insert("content-length", HeaderValue::from_static("3"));
+        map.insert("authorization", HeaderValue::from_static("Bearer x"));
+        assert_eq!(
+            headers_of(&map),
+            vec![("authorization".to_owned(), "Bearer x".to_owned())]
+        );
+    }
+}
