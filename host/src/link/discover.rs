@@ -117,13 +117,15 @@ impl ServerLink {
             link = %self.config.name, epoch = live.epoch(), server = %init.server_info.name,
             version = %init.protocol_version, "connected: a modern server answered server/discover"
         );
-        let event = TapEvent::Connected {
-            epoch: live.epoch(),
-            info: live.info.clone(),
-            init: Box::new(init.clone()),
-        };
-        let mut session = Session::modern(init);
+        let (epoch, mut info) = (live.epoch(), live.info.clone());
+        let mut session = Session::modern(init.clone());
         if session.speaks_mcpl() {
+            // **\[project\]** Under the profile the host core is handed the view's changes
+            // in read order under consecutive revs (`core/profile.rs`): for it the
+            // connection is ordered, whatever the transport. It holds nothing, and an
+            // answer lost on an unordered transport is no gap to recover from: the next
+            // result's delta since the mark carries what it did (profile §3.3, vector S6).
+            info.ordered = true;
             // The stateless profile (`core/profile.rs`): the grant is the policy's
             // proposal, in force at once (a property of each request, profile §3.2).
             let (_, proposed) = self.policy_for(&mut session);
@@ -135,6 +137,11 @@ impl ServerLink {
             }
             info!(link = %self.config.name, since = self.profile.since(), "the server hints this host's requests: RFC-014's stateless profile");
         }
+        let event = TapEvent::Connected {
+            epoch,
+            info,
+            init: Box::new(init),
+        };
         self.tap(&event);
         self.become_ready(session, ctx);
         let lists_change = self
