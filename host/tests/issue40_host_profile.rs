@@ -106,3 +106,130 @@ async fn s10_host_reopens_a_cut_hints_stream_from_its_mark() {
     assert_eq!(again["params"]["notifications"]["mcpl/hints"], true);
     link.send(Shutdown).await.unwrap();
 }
+
+/// A `server/discover` result of the arcade's manifest under the profile (hinting the
+/// probe: a statement at version 1).
+fn arcade_discovered() -> Value {
+    json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {"listChanged": true}, "extensions": {"mcpl/core": arcade_manifest()}},
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "m", "version": "1"},
+                  "mcpl/hints": {"version": 1, "statement": true}},
+        "ttlMs": 0, "cacheScope": "private"})
+}
+
+/// A modern result carrying `hints` (stamped).
+fn hinted_result(mut result: Value, hints: Value) -> Value {
+    result["resultType"] = json!("complete");
+    result["_meta"] = json!({ "mcpl/hints": hints });
+    result
+}
+
+/// Issue #40 item 5, found by the sim (`sim --modern-hints` at chaos 2: every answer lost
+/// on Streamable HTTP started a recovery read): under the profile an answer lost on an
+/// unordered connection is no gap — the next result's delta since the mark carries what it
+/// did (profile §3.3, vector S6) — so the host reads nothing again. Before, the host core
+/// took the profiled link for an unordered legacy one and read `toolsets/list` and
+/// `tools/list` at once (§5.2's rule for a lost answer).
+#[actix::test]
+async fn s06_a_lost_answer_on_an_unordered_profiled_link_is_made_good_by_the_next_delta() {
+    within(async {
+        let mut server = ScriptedServer::bind(Transport::MemoryUnordered).await;
+        let host = start_host(
+            server.connector(Default::default()),
+            Duration::from_millis(250),
+            |s| s.link.era = EraPolicy::Modern,
+        );
+        let mut conn = server.accept_showing_discover().await;
+        let probe = conn.expect_next("server/discover").await;
+        conn.reply(&probe, arcade_discovered()).await;
+        // At connect: the tools, the statement (version 1: the lobby open, seek visible);
+        // the listen stream is acknowledged and then tells nothing (with it open, the
+        // tools are not read again after each call).
+        let (mut listed, mut stated, mut listening) = (false, false, false);
+        while !(listed && stated && listening) {
+            let m = conn.next_request().await;
+            match m["method"].as_str() {
+                Some("tools/list") => {
+                    conn.reply(
+                        &m,
+                        json!({"resultType": "complete", "tools": arcade_tools(),
+                        "ttlMs": 0, "cacheScope": "private", "_meta": {"mcpl/version": 1}}),
+                    )
+                    .await;
+                    listed = true;
+                }
+                Some("toolsets/list") => {
+                    let statement = json!({"version": 1, "statement": true,
+                        "tools": [{"name": "seek", "visible": true, "v": 1}],
+                        "toolsets": [{"toolset": "lobby", "state": "open", "v": 1}]});
+                    let list = json!({"open": [{"toolset": "lobby"}], "ended": []});
+                    conn.reply(&m, hinted_result(list, statement)).await;
+                    stated = true;
+                }
+                Some("subscriptions/listen") => {
+                    conn.notify(
+                        "notifications/subscriptions/acknowledged",
+                        json!({"notifications": {"toolsListChanged": true, "mcpl/hints": true},
+                               "_meta": {"io.modelcontextprotocol/subscriptionId": m["id"]}}),
+                    )
+                    .await;
+                    listening = true;
+                }
+                _ => panic!("unexpected at connect: {m}"),
+            }
+        }
+        hints_until(&host, |h| !h.connecting && !h.recovering).await;
+        // Game g1 opened at version 2.
+        let open = spawn_call(
+            &host,
+            "toolsets--open",
+            json!({"toolset": "game", "instance": "g1"}),
+        );
+        let req = conn.expect_next("toolsets/open").await;
+        assert_eq!(req["params"]["_meta"]["mcpl/since"], 1, "{req}");
+        let opened = json!({"version": 2,
+            "tools": [{"name": "play", "instance": "g1", "visible": true, "v": 2},
+                      {"name": "resign", "instance": "g1", "visible": true, "v": 2}],
+            "toolsets": [{"toolset": "game", "instance": "g1", "state": "open", "v": 2}]});
+        let result = json!({"instance": "g1", "content": [{"type": "text", "text": "g1 opened"}]});
+        conn.reply(&req, hinted_result(result, opened)).await;
+        assert!(!open.await.unwrap().is_error);
+        assert!(is_usable(&host, "play").await);
+        // A move whose answer is lost on its way: the server made it (version 3: play is
+        // no longer visible in g1), the host reads a made-up error.
+        let lost = spawn_call(
+            &host,
+            "toolsets--act",
+            json!({"tool": "play", "instance": "g1", "args": {"move": "D4"}}),
+        );
+        let req = conn.expect_next("tools/call").await;
+        conn.send(json!({"jsonrpc": "2.0", "id": req["id"],
+                         "error": {"code": -32000, "message": "Streamable HTTP: the POST failed"}}))
+            .await;
+        assert!(lost.await.unwrap().is_error);
+        // No read of the state follows: the next request is the agent's next call, sent
+        // with the mark still at 2, and its result's delta carries the lost answer's
+        // change.
+        let next = spawn_call(&host, "arcade--clock", json!({}));
+        let req = conn.next_request().await;
+        assert_eq!(req["method"], "tools/call", "nothing is read again: {req}");
+        assert_eq!(req["params"]["_meta"]["mcpl/since"], 2, "{req}");
+        let delta = json!({"version": 3,
+            "tools": [{"name": "play", "instance": "g1", "visible": false, "v": 3}]});
+        let result = json!({"content": [{"type": "text", "text": "12:00"}]});
+        conn.reply(&req, hinted_result(result, delta)).await;
+        assert_eq!(
+            next.await.unwrap().joined_text().lines().next(),
+            Some("12:00")
+        );
+        assert!(
+            !is_usable(&host, "play").await,
+            "the delta made the lost move good"
+        );
+        let h = hints_until(&host, |h| !h.recovering).await;
+        assert_eq!(h.stats.recoveries, 0, "{h:?}");
+        assert_eq!(conn.count("toolsets/list"), 1);
+        host.stop().await;
+    })
+    .await;
+}
