@@ -233,3 +233,53 @@ async fn s06_a_lost_answer_on_an_unordered_profiled_link_is_made_good_by_the_nex
     })
     .await;
 }
+
+/// Issue #40 item 5, found by the sim (`sim --modern-hints` at chaos 3: a host whose first
+/// stream's answer was lost never had one again): a `mcpl/hints` stream whose answer is
+/// lost before its acknowledgment (the transport's made-up -32000: a POST cut, a server
+/// restarting) is opened again from the mark, after the backoff's first delay; one the
+/// server refuses is not (profile §3.5: the stream is only a wake-up, and a refusal says
+/// the server will not serve it).
+#[actix::test]
+async fn s10_host_opens_again_a_hints_stream_whose_answer_was_lost() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server);
+    let mut conn = server
+        .accept_showing_discover()
+        .await
+        .with_limit(mcpl_testkit::LIMIT);
+    let probe = conn.expect_next("server/discover").await;
+    conn.reply(&probe, discovered()).await;
+    within(async { while !matches!(events.recv().await.unwrap(), LinkEvent::Connected { .. }) {} })
+        .await;
+    let list = conn.expect_next("tools/list").await;
+    conn.reply(
+        &list,
+        json!({"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "private"}),
+    )
+    .await;
+    let listen = conn.expect_next("subscriptions/listen").await;
+    // Its answer lost on the way, before any acknowledgment.
+    conn.send(json!({"jsonrpc": "2.0", "id": listen["id"],
+                     "error": {"code": -32000, "message": "Streamable HTTP: the POST failed"}}))
+        .await;
+    let again = conn.expect_next("subscriptions/listen").await;
+    assert_eq!(again["params"]["notifications"]["mcpl/hints"], true);
+    // Refused by the server: not opened again; the next request is the agent's own.
+    conn.send(json!({"jsonrpc": "2.0", "id": again["id"],
+                     "error": {"code": -32601, "message": "no such method"}}))
+        .await;
+    let call = link.send(mcpl_host::link::CallTool {
+        name: "t".to_owned(),
+        arguments: None,
+        meta: None,
+        timeout: None,
+    });
+    let call = tokio::spawn(call);
+    let next = conn.next_request().await;
+    assert_eq!(next["method"], "tools/call", "{next}");
+    conn.reply(&next, json!({"resultType": "complete", "content": []}))
+        .await;
+    call.await.unwrap().unwrap().expect("the call is answered");
+    link.send(Shutdown).await.unwrap();
+}

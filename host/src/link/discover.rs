@@ -21,7 +21,7 @@ use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{RawValue, to_raw};
 use mcpl_protocol::modern::SERVER_DISCOVER;
 use mcpl_protocol::stateless::FILTER_HINTS;
-use mcpl_protocol::{ErrorObject, Notification};
+use mcpl_protocol::{ErrorCode, ErrorObject, Notification};
 use serde_json::Value;
 use tracing::{info, warn};
 
@@ -228,7 +228,11 @@ impl ServerLink {
     /// after calls instead (`refresh.rs`), and the next connection opens it again. Under
     /// the profile a stream that was acknowledged is reopened at once with the current
     /// mark (profile §3.5), at most [`MAX_LISTEN_REOPENS`] times per connection: the next
-    /// result's delta is what correctness rests on, the stream only makes it early.
+    /// result's delta is what correctness rests on, the stream only makes it early. So is
+    /// one whose answer was lost before its acknowledgment (the transport's made-up
+    /// [`ErrorCode::CONNECTION_CLOSED`]: a POST cut, a server restarting), after the
+    /// backoff's first delay, doubling with each reopening (**\[project\]**, found by the
+    /// sim: such a stream was never reopened, and an idle agent heard of nothing more).
     pub(super) fn on_listen_end(
         &mut self,
         outcome: Result<Box<RawValue>, LinkError>,
@@ -243,10 +247,28 @@ impl ServerLink {
             was_open = session.listen == Listen::Open;
             session.listen = Listen::Off;
         }
-        if was_open && self.profiled() && self.listen_reopened < MAX_LISTEN_REOPENS {
+        let lost = matches!(&outcome, Err(LinkError::Server { error, .. })
+            if error.code == ErrorCode::CONNECTION_CLOSED);
+        if (was_open || lost) && self.profiled() && self.listen_reopened < MAX_LISTEN_REOPENS {
             self.listen_reopened += 1;
-            info!(link = %name, since = self.profile.since(), "the mcpl/hints stream was cut; reopening it");
-            return self.open_listen(ctx);
+            if was_open {
+                info!(link = %name, since = self.profile.since(), "the mcpl/hints stream was cut; reopening it");
+                return self.open_listen(ctx);
+            }
+            let doublings = (self.listen_reopened - 1).min(8);
+            let delay =
+                (self.config.backoff.initial * 2u32.pow(doublings)).min(self.config.backoff.max);
+            info!(link = %name, ?delay, "the mcpl/hints stream's answer was lost; opening it again");
+            let epoch = self.lifecycle.live().map(|l| l.epoch());
+            ctx.run_later(delay, move |act, ctx| {
+                let off = act.lifecycle.live().is_some_and(|l| {
+                    Some(l.epoch()) == epoch && l.session().is_some_and(|s| s.listen == Listen::Off)
+                });
+                if off && act.profiled() {
+                    act.open_listen(ctx);
+                }
+            });
+            return;
         }
         match outcome {
             Ok(_) => info!(link = %name, "the server ended subscriptions/listen"),
