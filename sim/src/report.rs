@@ -261,7 +261,7 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
     (
         "on 2026-07-28 with hints",
-        "agents (--modern-hints) whose hosts speak MCP 2026-07-28 with RFC-014's stateless profile (docs/rfc014-stateless.md): their requests (connections), results carrying a full statement or a delta since the host's mark, hint changes read from listen streams, streams acknowledged (each host's first, then reopenings after a cut), answers lost on their way (cut as they started, the request served), calls re-issued after one, ends told, and the host's recoveries (none expected: stamps order the changes)",
+        "agents (--modern-hints) whose hosts speak MCP 2026-07-28 with RFC-014's stateless profile (docs/rfc014-stateless.md): their requests (connections), results carrying a full statement or a delta since the host's mark, hint changes read from listen streams, streams acknowledged (each host's first, then reopenings after a cut), answers lost on their way (cut as they started, the request served), calls re-issued after one, ends told, the hosts' reconnects, and their reads of the state again (recoveries: only a connection's first toolsets/list read again when its answer was lost; stamps order the changes, so no gap and no hold)",
     ),
     ("panics", "panics seen in any thread (any is a failure)"),
     (
@@ -451,7 +451,7 @@ impl LoadReport {
                 } else {
                     let k = &self.hinted;
                     format!(
-                        "{} agents: {} requests, {} statements / {} deltas in results, {} stream changes, {} streams ({} reopened), {} answers lost, {} re-issued, {} ends told, {} recoveries",
+                        "{} agents: {} requests, {} statements / {} deltas in results, {} stream changes, {} streams ({} reopened), {} answers lost, {} re-issued, {} ends told, {} reconnects, {} recoveries ({} gaps, {} held)",
                         k.agents,
                         k.connections,
                         k.statements,
@@ -462,7 +462,10 @@ impl LoadReport {
                         k.answers_lost,
                         k.reissued,
                         k.ended,
-                        k.hints.recoveries
+                        k.reconnects,
+                        k.hints.recoveries,
+                        k.hints.gaps,
+                        k.hints.held
                     )
                 },
             ),
