@@ -42,7 +42,7 @@ def table():
             continue
         for m in NAME.finditer(path.read_text(encoding="utf-8")):
             where, rule = section(m)
-            side = "host" if rel.parts[0] == "host" else "server" if rel.parts[0] != "protocol" else "both"
+            side = "host" if rel.parts[0] in ("host", "host-core") else "server" if rel.parts[0] != "protocol" else "both"
             rows.append((where, rule.replace("_", " "), side, f"`{m.group(1)}` ({rel})"))
     rows.sort(key=key)
     out = ["| section | rule | side | test |", "|---|---|---|---|"]

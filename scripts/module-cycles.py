@@ -19,7 +19,7 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CRATES = ["server/src", "host/src", "surface/src"]
+CRATES = ["server/src", "host/src", "host-core/src", "surface/src"]
 ALLOWED = {
     # A tool handler's context reaches its session (push, progress, asks); the session
     # runs the handlers. The two are one unit seen from two sides (read at the module

@@ -1,12 +1,16 @@
 #!/usr/bin/env python3
 """Checks that the pure cores stay pure: the protocol rules that other implementers read
-(`server/src/core/`, `host/src/state/`, `host/src/link/core/`) reach no runtime, no
-transport and no I/O. The actors beside them do that; a core gets time as an argument and
-returns what to do.
+(`server/src/core/`, and the `mcpl-host-core` crate: `host-core/src/state/`,
+`host-core/src/link/`) reach no runtime, no transport and no I/O. The actors beside them
+do that; a core gets time as an argument and returns what to do.
 
-A line of Rust code (comments are skipped) in a core file fails the check when it names
-an async runtime or actor framework (tokio, actix, futures), the project's transport or
-an HTTP/WebSocket crate, the file system, the network, processes, threads, or a lock.
+Two checks (issue #38):
+- By the build: a core crate's normal dependencies (`cargo tree -p CRATE -e normal`) hold
+  no async runtime, actor framework, futures crate, the project's transport, or an
+  HTTP/WebSocket/TLS/socket crate. What a crate cannot depend on, it cannot call.
+- By line: a line of Rust code (comments are skipped) in a core file fails the check when
+  it names such a crate, the file system, the network, processes, threads, or a lock
+  (std offers these to every crate; only reading finds them).
 
 Usage: scripts/purity.py            list what is found
        scripts/purity.py --check    exit 1 if anything is found
@@ -14,10 +18,18 @@ Usage: scripts/purity.py            list what is found
 
 import pathlib
 import re
+import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CORES = ["server/src/core", "host/src/state", "host/src/link/core"]
+CORES = ["server/src/core", "host-core/src"]
+# The crates that hold only pure cores, and the packages none of them may depend on.
+CORE_CRATES = ["mcpl-host-core"]
+FORBIDDEN_PACKAGES = re.compile(
+    r"^(tokio(-.*)?|actix(-.*)?|futures(-.*)?|mio|socket2|mcpl-transport|mcpl-server|mcpl-host"
+    r"|tungstenite|tokio-tungstenite|reqwest|hyper(-.*)?|h2|http|http-body(-.*)?|axum(-.*)?"
+    r"|tower(-.*)?|rustls(-.*)?|tokio-rustls|async-.*|redb|postgres(-.*)?|nix|rustix)$"
+)
 FORBIDDEN = re.compile(
     r"\b(tokio|actix|futures|futures_util|mcpl_transport|tokio_tungstenite|tungstenite"
     r"|reqwest|hyper|axum)::"
@@ -43,8 +55,28 @@ def findings():
     return found
 
 
+def crate_findings():
+    """Each core crate's forbidden normal dependencies, by `cargo tree` (which fetches
+    what a clean clone has not yet downloaded)."""
+    found = []
+    for crate in CORE_CRATES:
+        tree = subprocess.run(
+            ["cargo", "tree", "--locked", "-p", crate, "-e", "normal", "--prefix", "none",
+             "--format", "{p}"],
+            cwd=ROOT, capture_output=True, text=True,
+        )
+        if tree.returncode != 0:
+            found.append(f"{crate}: cargo tree failed: {tree.stderr.strip()}")
+            continue
+        names = {line.split()[0] for line in tree.stdout.splitlines() if line.strip()}
+        for name in sorted(names):
+            if FORBIDDEN_PACKAGES.match(name):
+                found.append(f"{crate}: depends on {name} (cargo tree -p {crate} -e normal -i {name})")
+    return found
+
+
 def main():
-    found = findings()
+    found = crate_findings() + findings()
     for f in found:
         print(f)
     if "--check" in sys.argv[1:] and found:
@@ -55,7 +87,12 @@ def main():
         )
         return 1
     if not found:
-        print("the cores reach no runtime, transport or I/O: " + ", ".join(CORES))
+        print(
+            "the cores reach no runtime, transport or I/O: "
+            + ", ".join(CORES)
+            + "; the core crates depend on none: "
+            + ", ".join(CORE_CRATES)
+        )
     return 0
 
 

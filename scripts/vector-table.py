@@ -59,7 +59,7 @@ def scan():
         rel = path.relative_to(ROOT)
         if rel.parts[0] in ("target", "fuzz"):
             continue
-        side = "host" if rel.parts[0] == "host" or "host_" in rel.name else "server"
+        side = "host" if rel.parts[0] in ("host", "host-core") or "host_" in rel.name else "server"
         for m in re.finditer(r"fn (vector_(\d+)_\w+)", path.read_text(encoding="utf-8")):
             n = int(m.group(2))
             if n in found:

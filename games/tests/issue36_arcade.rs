@@ -73,7 +73,7 @@ async fn issue36_14_the_play_descriptions_name_the_board_tool_not_the_schema() {
     );
 }
 
-/// Item 14 (§6 **\[project\]**, `host/src/state/args_check.rs`): through the host, a point
+/// Item 14 (§6 **\[project\]**, `host-core/src/state/args_check.rs`): through the host, a point
 /// outside the instance's `enum` reaches the arcade, which says why it is refused (taken)
 /// or reads it (`B2`, `e5` for the enum's `b2`, `E5`), instead of the host's "not one of
 /// the values allowed now".

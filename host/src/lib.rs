@@ -6,7 +6,7 @@
 //! | module | what |
 //! |---|---|
 //! | [`link`] | `ServerLink`, one actix actor per server: connect, handshake, reconnect with backoff, request ids and timeouts, and the read tap that offers every message to the hint state as it is read (§5.2) |
-//! | [`state`] | the pure state machines (no I/O, no clock) the link's tap and events feed: per-connection hint state, and what it reports |
+//! | `mcpl_host_core::state`, re-exported as `crate::state` | the pure state machines (no I/O, no clock; the build keeps them so) the link's tap and events feed: per-connection hint state, and what it reports |
 //! | [`host`] | `Host`, the agent-facing actor: one link per server, the cores wired together, and the agent's calls, tool list, transcript and notices |
 //! | [`cli`] | the pure parts of the `mcpl-host` binary's front ends: the console's JSON lines, `play`'s short commands |
 //!
@@ -20,4 +20,6 @@
 pub mod cli;
 pub mod host;
 pub mod link;
-pub mod state;
+/// The pure cores, in `mcpl-host-core` (no runtime, no transport, no I/O: the build keeps
+/// them so, issue #38); re-exported at their old path.
+pub use mcpl_host_core::state;

@@ -127,7 +127,7 @@ async fn issue39_08_a_silent_probe_falls_back_after_the_probe_timeout() {
 /// is sent `initialize` after the probe's timeout, as MCP says; when its `DiscoverResult`
 /// then arrives before `initialize` is answered, the link is modern after all, and the
 /// modern server's refusal of `initialize` ends nothing (**\[project\]**,
-/// `host/src/link/core/mod.rs`, `late_discovery`).
+/// `host-core/src/link/mod.rs`, `late_discovery`).
 #[actix::test]
 async fn issue40_a_probe_answered_after_the_fallback_still_makes_the_link_modern() {
     let mut server = ScriptedServer::bind(Transport::Ws).await;

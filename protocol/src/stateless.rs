@@ -16,6 +16,7 @@
 //! | `mcpl/version` | a `tools/list` result's `_meta`: the version its presence is stamped with | §3.4 |
 //! | `notifications/mcpl/hints` | a `subscriptions/listen` stream that asked for `mcpl/hints` | §3.5 |
 //! | `notifications/mcpl/event` | a stream that asked for `mcpl/events` | §3.5 |
+//! | `idleEndMs` | `server/discover`'s `mcpl/core` settings: how long an idle principal keeps its toolsets, on a server that does not keep them | §3.6 |
 
 use crate::hints::{Suggestion, ToolHint, ToolsetChange};
 use crate::meta::read_count;
@@ -40,6 +41,11 @@ pub const EVENT_NOTIFICATION: &str = "notifications/mcpl/event";
 pub const FILTER_HINTS: &str = "mcpl/hints";
 /// The `subscriptions/listen` filter member asking for [`EVENT_NOTIFICATION`].
 pub const FILTER_EVENTS: &str = "mcpl/events";
+/// Member of `mcpl/core`'s settings in `server/discover` (profile §3.6, vector S13): on a
+/// server that does not keep toolsets, the milliseconds a principal may be idle (no
+/// request, no open stream) before its toolsets end, each with an ended record. Absent:
+/// the server keeps them.
+pub const IDLE_END_MS: &str = "idleEndMs";
 
 /// The host's low-water mark a request carries (`_meta["mcpl/since"]`): 0 when absent or
 /// not a non-negative integer (read liberally: the host then gets a full statement, which

@@ -44,6 +44,9 @@ pub(crate) struct Shared {
     /// What a modern call's `requestState` is signed with (`mrtr.rs`).
     pub(crate) state_key: crate::mrtr::StateKey,
     pub(crate) keep_toolsets: bool,
+    /// When toolsets are not kept: how long an idle principal keeps them after its last
+    /// modern request or stream (profile §3.6, S13).
+    pub(crate) idle_end: std::time::Duration,
     pub(crate) principal_config: PrincipalConfig,
     pub(crate) clock: Arc<dyn Clock>,
     /// Where every principal's ended records take their ids (§4.3: never reused, even by

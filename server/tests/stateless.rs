@@ -1,5 +1,5 @@
 //! Issue #40's server side from outside, in raw JSON on real sockets: the stateless profile
-//! of RFC-014 (`docs/rfc014-stateless.md`, vectors S1–S4, S8–S10, S12, S14, S15). Modern
+//! of RFC-014 (`docs/rfc014-stateless.md`, vectors S1–S4, S8–S15). Modern
 //! requests (MCP 2026-07-28) of the named principal `alice` go over the stdio transport's
 //! framing (newline-delimited JSON, on a loopback TCP connection); S15's legacy connection
 //! is a WebSocket of the same principal. A request is hinted when its client capabilities
@@ -12,8 +12,8 @@ mod raw;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::{
-    Audience, InstanceContext, InstanceLogic, MemoryStore, PrincipalConfig, Reply, Server,
-    SessionHandle, Started, ToolCall, Toolset,
+    Audience, InstanceContext, InstanceLogic, ManualClock, MemoryStore, PrincipalConfig, Reply,
+    Server, SessionHandle, Started, ToolCall, Toolset,
 };
 use mcpl_testkit::within;
 use mcpl_transport::{Principal, ServerOptions, ws};
@@ -21,6 +21,7 @@ use raw::{Lines, RawWs, stdio_socket, ws_connect};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::{Duration, UNIX_EPOCH};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
 
@@ -638,6 +639,86 @@ async fn stateless_a_result_names_the_manifest_revision_when_the_request_read_an
     assert_eq!(
         stale["result"]["_meta"]["mcpl/revision"], revision,
         "{stale:#}"
+    );
+}
+
+#[actix::test]
+async fn stateless_s13_an_idle_principal_of_a_server_not_keeping_toolsets_ends_them_with_records() {
+    // A server that does not keep toolsets, on a clock the test moves: each POST is a
+    // connection of its own, whose end is no connection's end in the profile (§3.6).
+    let clock = Arc::new(ManualClock::new(
+        UNIX_EPOCH + Duration::from_secs(1_796_040_000),
+    ));
+    let lobby = Toolset::new("lobby")
+        .open_by_default()
+        .tool(tool("lobby_list", true))
+        .on_open(|_, _| Ok(Started::new(Game)));
+    let game = Toolset::new("game")
+        .instances()
+        .tool(tool("reveal", true))
+        .on_open(|_, _| Ok(Started::new(Game)));
+    let server = Server::builder("stateless", "1.0")
+        .toolset(lobby)
+        .toolset(game)
+        .keep_toolsets(false)
+        .idle_end(Duration::from_secs(60))
+        .clock(clock.clone())
+        .build()
+        .expect("a valid server");
+    let addr = http_listener(&server).await;
+    // The idle time is stated to a hinted host, in `mcpl/core`'s settings.
+    let found = http_exchange(addr, req(1, "server/discover", Some(0), json!({}))).await;
+    let core = &found["result"]["capabilities"]["extensions"]["mcpl/core"];
+    assert_eq!(core["idleEndMs"], 60_000, "{core:#}");
+    let plain = http_exchange(addr, req(2, "server/discover", None, json!({}))).await;
+    let core = &plain["result"]["capabilities"]["extensions"]["mcpl/core"];
+    assert!(core.get("idleEndMs").is_none(), "{core:#}");
+
+    // Each POST's session has ended (and the principal was told so, in order, before any
+    // later session's start) before the clock moves: the idle time starts at its end.
+    let mut sessions = server.watch_sessions();
+    let mut ended = async || {
+        within(sessions.wait_for(|n| *n == 0))
+            .await
+            .expect("the session count");
+    };
+    let opened = http_exchange(addr, open(3, "g1", 0)).await;
+    let since = version(&opened);
+    ended().await;
+    // Requests within the idle time of each other: nothing ends, however many POSTs end.
+    for (id, by) in [(4, 59), (5, 59)] {
+        clock.advance(Duration::from_secs(by));
+        let listed = http_exchange(addr, req(id, "tools/list", Some(since), json!({}))).await;
+        assert_eq!(*hints(&listed), json!({"version": since}), "{listed:#}");
+        ended().await;
+    }
+    // Idle for longer: the next request's result carries each end with its ended record.
+    clock.advance(Duration::from_secs(61));
+    let next = http_exchange(addr, req(6, "tools/list", Some(since), json!({}))).await;
+    let h = hints(&next);
+    let closed = entry(h, "toolsets", "toolset", "game", "g1");
+    assert_eq!(closed["state"], "closed", "{h:#}");
+    assert_eq!(
+        closed["reason"], "the principal was idle for longer than the server keeps toolsets",
+        "{h:#}"
+    );
+    let ended = closed["ended"].as_str().expect("an ended id").to_owned();
+    let listed = http_exchange(
+        addr,
+        req(7, "toolsets/list", Some(version(&next)), json!({})),
+    )
+    .await;
+    let records = listed["result"]["ended"].as_array().expect("ended records");
+    assert!(records.iter().any(|r| r["id"] == ended), "{listed:#}");
+    // The default-open lobby is open again for the principal's new activity (§4.1).
+    let open_now: Vec<&Value> = listed["result"]["open"]
+        .as_array()
+        .expect("open records")
+        .iter()
+        .collect();
+    assert!(
+        open_now.len() == 1 && open_now[0]["toolset"] == "lobby",
+        "{listed:#}"
     );
 }
 

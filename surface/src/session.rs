@@ -36,7 +36,8 @@
 //! (`mcpl_protocol::grant`, [`crate::mcpl::update`]).
 //!
 //! Requests are answered concurrently (a Go move can take a while; a `ping` need not wait),
-//! at most [`MAX_IN_FLIGHT`] at once. A request `notifications/cancelled` names gets no
+//! at most [`MAX_IN_FLIGHT`] at once, each under an id no other one in flight has (a reused
+//! id is refused, as the server SDK refuses it). A request `notifications/cancelled` names gets no
 //! answer (the call itself runs on in the host: the server may have acted already).
 
 use crate::agent::Agent;
@@ -403,8 +404,8 @@ impl Session {
     ) -> Option<BoxFuture<'static, (Id, Work)>> {
         let Request { id, .. } = &r;
         let id = id.clone();
-        if self.in_flight.len() >= MAX_IN_FLIGHT {
-            self.error(id, too_many()).await;
+        if let Some(e) = self.refusal(&id) {
+            self.error(id, e).await;
             return None;
         }
         match r.params_as::<M::Params>().and_then(|p| f(self, p)) {
@@ -417,6 +418,20 @@ impl Session {
                 None
             }
         }
+    }
+
+    /// Why a request with `id` may not start now, if it may not: past [`MAX_IN_FLIGHT`], or
+    /// its id is one still in flight (JSON-RPC ids are unique among a sender's pending
+    /// requests; a second answer with the id would be read as the first's). Refused with
+    /// -32600 and the words the server SDK uses (`server/src/core/session/inbound.rs`).
+    fn refusal(&self, id: &Id) -> Option<ErrorObject> {
+        if self.in_flight.contains(id) {
+            return Some(ErrorObject::new(
+                ErrorCode::INVALID_REQUEST,
+                format!("request id {id} is in use by a request still running"),
+            ));
+        }
+        (self.in_flight.len() >= MAX_IN_FLIGHT).then(too_many)
     }
 
     /// `initialize`: the surface host's capabilities (a tool list that never changes,
@@ -488,8 +503,7 @@ impl Session {
             self.send(modern::discover(id).into()).await;
             return None;
         }
-        if self.in_flight.len() >= MAX_IN_FLIGHT {
-            let e = too_many();
+        if let Some(e) = self.refusal(&id) {
             self.error(id, e).await;
             return None;
         }

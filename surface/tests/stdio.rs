@@ -314,6 +314,42 @@ async fn a_cancelled_call_is_never_answered() {
 }
 
 #[tokio::test]
+async fn issue38_05_a_request_id_still_in_flight_is_refused_and_answered_once() {
+    // The arcade's answers are held: call 100 is in flight when its id comes again.
+    let dir = tempfile::tempdir().unwrap();
+    let (_arcade, addr) = ws_arcade_of_alice().await;
+    let proxy = Proxy::start(addr).await.unwrap();
+    let mut c = StdioClient::ready(&proxied_arcade_config(dir.path(), &proxy), &[]).await;
+    proxy.hold();
+    let open = |instance: &str| {
+        json!({"jsonrpc": "2.0", "id": 100, "method": "tools/call",
+               "params": {"name": "toolsets--open",
+                          "arguments": {"toolset": "tictactoe", "instance": instance}}})
+    };
+    c.send(&open("t1")).await;
+    c.send(&open("t2")).await;
+    // The second is refused at once, while the first is held, as the server SDK refuses it.
+    let refused = c.response(100).await;
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert_eq!(
+        refused["error"]["message"], "request id 100 is in use by a request still running",
+        "{refused}"
+    );
+    proxy.release();
+    let answered = c.response(100).await;
+    assert!(
+        text(&answered["result"]).contains("Opened [arcade/tictactoe:t1]"),
+        "{answered}"
+    );
+    // Once answered, the id is free again; the refused request never ran.
+    let again = c.call("toolsets--look", json!({})).await;
+    assert!(text(&again).contains("[arcade/tictactoe:t1]"), "{again}");
+    assert!(!text(&again).contains("tictactoe:t2"), "{again}");
+    let rest = c.close_and_read_rest().await;
+    assert!(rest.iter().all(|m| m["id"] != 100), "{rest:?}");
+}
+
+#[tokio::test]
 async fn issue36_17_what_is_shown_before_initialized_is_logged_once_the_client_is_ready() {
     let dir = tempfile::tempdir().unwrap();
     let config = stdio_arcade_config(dir.path(), "alice");

@@ -38,6 +38,24 @@ fn every_vector_passes_over_streamable_http() {
 }
 
 #[test]
+fn s13_passes_over_streamable_http_against_a_fixture_keeping_no_toolsets() {
+    // Against the fixture contract's server S13 is skipped, saying why (it keeps
+    // toolsets); against one started with an idle time, it passes: each POST is a
+    // connection of its own, and the principal is idle between them.
+    let kept = Fixture::spawn("--http", &[]);
+    let run = conformance(&["--url", &kept.url, "--only", "S13"]);
+    assert!(
+        run.line_s(13).contains(": skip [RFC]: ") && run.line_s(13).contains("idleEndMs"),
+        "{}",
+        run.dump()
+    );
+    let idle = Fixture::spawn("--http", &["--idle-end-ms", "300"]);
+    let run = conformance(&["--url", &idle.url, "--only", "S13"]);
+    assert!(run.line_s(13).contains(": pass [RFC]"), "{}", run.dump());
+    assert!(run.status.success(), "{}", run.dump());
+}
+
+#[test]
 fn a_second_run_against_the_same_server_passes_too() {
     // A long-lived server keeps what the named principal left: the runner's names are
     // unique per run and it closes what it opens, so runs do not disturb each other.

@@ -488,7 +488,7 @@ async fn read_request(
 /// Our own server is dual-era and speaks MCPL: probed (`auto`), its `server/discover`
 /// names `extensions["mcpl/core"]` and 2025-11-25, so the link goes on to `initialize` on
 /// the same connection and keeps MCPL (the grant, RFC-014), on every transport
-/// (**[project]**, `host/src/link/core/era.rs`: toolsets reach a modern host only with #40).
+/// (**[project]**, `host-core/src/link/era.rs`: toolsets reach a modern host only with #40).
 #[actix::test]
 async fn issue39_08_auto_keeps_a_dual_era_mcpl_server_in_the_legacy_era() {
     const SERVER: &str = env!("CARGO_BIN_EXE_mcpl-interop-server");

@@ -9,7 +9,8 @@
 //! the vectors, with the test arcade of `server_support`, is proved in `server_*.rs`.
 
 use mcpl_tests::conformance::{Outcome, RunOptions, Target, VectorId, run, vectors};
-use mcpl_tests::fixture::{Choices, serve_ws_here};
+use mcpl_tests::fixture::{Choices, serve_ws_idle_here};
+use std::time::Duration;
 
 /// Runs vector `number` against an in-process fixture server and asserts it passed with
 /// no departure from the fixture contract.
@@ -24,7 +25,11 @@ async fn passes_s(number: u8) {
 }
 
 async fn passes_id(id: VectorId) {
-    let listener = serve_ws_here(Choices::Fixture).await;
+    // S13 applies only to a server that does not keep toolsets; the fixture contract's
+    // keeps them (a full run against it reports S13 skipped), so S13 runs against the
+    // fixture built with an idle time.
+    let idle = (id == VectorId::Stateless(13)).then_some(Duration::from_millis(300));
+    let listener = serve_ws_idle_here(Choices::Fixture, idle).await;
     let opts = RunOptions::new(Target::Url(listener.url().to_owned()));
     let report = run(&opts, Some(&[id]), |_| {}).await;
     let [line] = report.lines.as_slice() else {
@@ -222,6 +227,11 @@ async fn conformance_s11_an_end_from_outside_reaches_the_next_result_once() {
 #[actix::test]
 async fn conformance_s12_a_retried_open_adopts_and_a_retried_close_succeeds() {
     passes_s(12).await;
+}
+
+#[actix::test]
+async fn conformance_s13_an_idle_principals_toolsets_end_after_idle_end_ms_with_records() {
+    passes_s(13).await;
 }
 
 #[actix::test]

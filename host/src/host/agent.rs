@@ -148,7 +148,7 @@ async fn request(link: &Addr<ServerLink>, out: &Outgoing) -> Outcome {
 }
 
 fn flatten<T>(r: Result<Result<T, LinkError>, MailboxError>) -> Result<T, CallFailure> {
-    r.map_err(LinkError::from)
+    r.map_err(crate::link::stopped)
         .and_then(|r| r)
         .map_err(|e| match e {
             LinkError::Server { error, .. } => CallFailure::Refused(error),

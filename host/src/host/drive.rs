@@ -64,13 +64,13 @@ impl Host {
                                 SendRequest::<ToolsetsList>::new(ToolsetsListParams::default());
                             link.send(req)
                                 .await
-                                .map_err(LinkError::from)
+                                .map_err(crate::link::stopped)
                                 .and_then(|r| r.map(drop))
                         }
                         ReadStep::ToolsList => link
                             .send(ListTools)
                             .await
-                            .map_err(LinkError::from)
+                            .map_err(crate::link::stopped)
                             .and_then(|r| r.map(drop)),
                     };
                     let outcome = match outcome {

@@ -2,10 +2,11 @@
 
 use super::backoff::Backoff;
 use super::config::LinkConfig;
+use super::connector::ConnectError;
 use super::core::era::Era;
+use super::core::error::{DisconnectReason, LinkError};
 use super::core::profile::Profile;
 use super::core::{CoreConfig, LinkCore};
-use super::error::{ConnectError, DisconnectReason, LinkError};
 use super::events::LinkEvent;
 use super::io::{read_stream, write_in_order};
 use super::lifecycle::{Lifecycle, Live};
@@ -41,7 +42,7 @@ pub struct ServerLink {
     pub(super) address: Option<Addr<ServerLink>>,
     /// The server's era as found by a probe, remembered for the link's life (`era.rs`).
     pub(super) found_era: Option<Era>,
-    /// RFC-014's stateless profile (`core/profile.rs`): the stamped view and its mark,
+    /// RFC-014's stateless profile (`host-core/src/link/profile.rs`): the stamped view and its mark,
     /// kept across connections (a new connection is no new start, profile §3.6).
     pub(super) profile: Profile,
     /// The mark the current connection's `mcpl/hints` stream was opened with.

@@ -6,7 +6,7 @@
 
 use super::actor::ServerLink;
 use super::config::PushPolicy;
-use super::error::LinkError;
+use super::core::error::LinkError;
 use super::events::EventSink;
 use super::status::LinkStatus;
 use actix::prelude::*;
@@ -32,11 +32,11 @@ pub struct CallTool {
     pub timeout: Option<Duration>,
 }
 
-/// A link actor that has gone answers nothing: its callers see [`LinkError::Stopped`].
-impl From<actix::MailboxError> for LinkError {
-    fn from(_: actix::MailboxError) -> Self {
-        LinkError::Stopped
-    }
+/// A link actor that has gone answers nothing: its callers see [`LinkError::Stopped`]. (A
+/// function, not `From`: `LinkError` lives in the pure `mcpl-host-core`, which knows no
+/// actix.)
+pub fn stopped(_: actix::MailboxError) -> LinkError {
+    LinkError::Stopped
 }
 
 impl CallTool {

@@ -3,7 +3,8 @@
 //! a connection refused (nothing listens there), a host that cannot be reached, and the
 //! rest in the link's own words.
 
-use super::error::{ConnectError, DisconnectReason};
+use super::connector::ConnectError;
+use super::core::error::DisconnectReason;
 use mcpl_protocol::ErrorCode;
 use mcpl_transport::TransportError;
 use std::io::ErrorKind;

@@ -6,6 +6,7 @@ use futures_util::future::BoxFuture;
 use mcpl_transport::{ClientOptions, Connection, TransportError};
 use std::fmt;
 use std::sync::Arc;
+use std::time::Duration;
 
 type ConnectFn = dyn Fn() -> BoxFuture<'static, Result<Connection, TransportError>> + Send + Sync;
 
@@ -42,4 +43,19 @@ impl fmt::Debug for Connector {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Connector(..)")
     }
+}
+
+/// Why a connection attempt failed (before any handshake).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The transport could not connect.
+    #[error("could not connect: {0}")]
+    Transport(Arc<TransportError>),
+    /// The attempt took longer than the connect timeout.
+    #[error("no connection within {after:?}")]
+    TimedOut {
+        /// The timeout.
+        after: Duration,
+    },
 }

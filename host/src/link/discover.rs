@@ -2,7 +2,7 @@
 //! `server/discover` probe and what follows its answer — a modern session made Ready at
 //! once (there is no `initialize`, no `notifications/initialized`, and no grant exchange),
 //! or `initialize` on the same connection. A modern server that hints this host's
-//! requests is served under RFC-014's stateless profile (`core/profile.rs`): the grant is
+//! requests is served under RFC-014's stateless profile (`host-core/src/link/profile.rs`): the grant is
 //! the policy's proposal, in force at once, and every request carries it with the link's
 //! mark; any other is served as plain MCP. A Ready modern session opens
 //! `subscriptions/listen` for tool list changes when the server says its list changes
@@ -10,11 +10,11 @@
 
 use super::actor::ServerLink;
 use super::core::era::{Era, Stamp};
+use super::core::error::LinkError;
 use super::core::handshake::{ProbeStep, probe_step};
 use super::core::opens_with_probe;
 use super::core::profile::Hinted;
 use super::core::session::{Listen, Session, Stage};
-use super::error::LinkError;
 use super::pending::Waiter;
 use super::tap::TapEvent;
 use actix::prelude::*;
@@ -121,12 +121,12 @@ impl ServerLink {
         let mut session = Session::modern(init.clone());
         if session.speaks_mcpl() {
             // **\[project\]** Under the profile the host core is handed the view's changes
-            // in read order under consecutive revs (`core/profile.rs`): for it the
+            // in read order under consecutive revs (`host-core/src/link/profile.rs`): for it the
             // connection is ordered, whatever the transport. It holds nothing, and an
             // answer lost on an unordered transport is no gap to recover from: the next
             // result's delta since the mark carries what it did (profile §3.3, vector S6).
             info.ordered = true;
-            // The stateless profile (`core/profile.rs`): the grant is the policy's
+            // The stateless profile (`host-core/src/link/profile.rs`): the grant is the policy's
             // proposal, in force at once (a property of each request, profile §3.2).
             let (_, proposed) = self.policy_for(&mut session);
             session.set_granted(proposed.clone());

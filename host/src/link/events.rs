@@ -1,7 +1,8 @@
 //! What a link tells its subscribers. Each event names the connection (`epoch`) it is
 //! about, so a subscriber can drop what belongs to a connection that has gone.
 
-use super::error::{ConnectError, DisconnectReason};
+use super::connector::ConnectError;
+use super::core::error::DisconnectReason;
 use mcpl_protocol::Notification;
 use mcpl_protocol::hints::HintChanges;
 use mcpl_protocol::mcp::{InitializeResult, Tool};

@@ -19,10 +19,10 @@
 
 use super::actor::ServerLink;
 use super::core::era::Era;
+use super::core::error::LinkError;
 use super::core::grant::{Granting, read_receipt};
 use super::core::handshake::read_initialize;
 use super::core::session::{Session, Stage};
-use super::error::LinkError;
 use super::events::LinkEvent;
 use super::pending::Waiter;
 use super::tap::TapEvent;
@@ -118,7 +118,7 @@ impl ServerLink {
     }
 
     /// The policy request for `session`'s manifest as it now reads, and the grant in it
-    /// (`core/grant.rs`).
+    /// (`host-core/src/link/grant.rs`).
     pub(super) fn policy_for(
         &self,
         session: &mut Session,

@@ -4,8 +4,8 @@
 
 use super::actor::ServerLink;
 use super::core::decode::{decode, unwrap_legacy};
+use super::core::error::LinkError;
 use super::core::paging::ManifestStep;
-use super::error::LinkError;
 use super::events::LinkEvent;
 use super::pending::Waiter;
 use super::requests::now;

@@ -16,7 +16,7 @@
 //! - answers to typed requests ([`CallTool`], [`ListTools`], [`SendRequest`]).
 //!
 //! **Sans I/O.** What is decided per connection lives in a pure core
-//! (`core/`: `LinkCore`, no runtime, no transport, no clock): the connection's
+//! (`host-core/src/link/`, the `mcpl-host-core` crate: `LinkCore`, no runtime, no transport, no clock): the connection's
 //! one phase enum (`Stage`), the session and its grant rules, the era's stamp, the pending
 //! table with its deadlines, paging, and the readings of what the server answers (a probe, a
 //! page, an input request). The actor ([`ServerLink`]) connects, backs off, runs the
@@ -78,30 +78,30 @@
 //!
 //! In `AwaitingDiscoverResult`, a -32022 that lists a modern version this host speaks has
 //! the probe sent again once with it, and one listing only legacy versions it speaks goes
-//! on to `initialize` (`core/era.rs`, "A version refused").
+//! on to `initialize` (`host-core/src/link/era.rs`, "A version refused").
 //!
 //! **The rules, and where each lives:**
-//! - *Handshake and era* (`core/era.rs` reads a probe's answer, `core/handshake.rs`
+//! - *Handshake and era* (`host-core/src/link/era.rs` reads a probe's answer, `host-core/src/link/handshake.rs`
 //!   decides what follows it and whether an `initialize` result is taken; `discover.rs`
 //!   and `handshake.rs` send and apply): probe with `server/discover` unless the link speaks
 //!   only legacy or found the server legacy; a modern answer makes the session Ready at
 //!   once (plain MCP); a modern error is final; anything else falls back to `initialize`.
 //!   A handshake request that fails, times out or is malformed ends the connection (not
 //!   the probe: no answer in time means legacy).
-//! - *Grants* (`core/grant.rs`, applied by `handshake.rs` and `policy.rs`; SPEC §5.4,
+//! - *Grants* (`host-core/src/link/grant.rs`, applied by `handshake.rs` and `policy.rs`; SPEC §5.4,
 //!   §6.7): the proposal is the server's advertisement intersected with the host's policy;
 //!   a narrowing (revocation) is in force **at once**, a widening only **on its receipt**;
 //!   a refusal with `fallback: "close"` ends the connection, any other failed exchange
 //!   (refused, an error, a timeout, a malformed receipt) **falls back** to plain MCP; a
 //!   transport-lost exchange starts the handshake again on a new connection. A server
 //!   request needing a capability not granted gets -32002 naming it, others -32601.
-//! - *Paging* (`core/paging.rs`; the core sends the pages itself, `refresh.rs` tells the
+//! - *Paging* (`host-core/src/link/paging.rs`; the core sends the pages itself, `refresh.rs` tells the
 //!   end and arms the retry): one listing at a time, one more queued behind it; cursors
 //!   followed to the end, a repeated one is endless paging; the lowest rev and the least
 //!   `ttlMs` of the pages; a failed listing the host needs is retried after a growing
 //!   delay; without a change stream, a `tools/call` after the list went stale lists again
-//!   (`core/session.rs`).
-//! - *Pending requests* (`core/pending.rs`, `LinkCore::handle_read`/`handle_timeout`):
+//!   (`host-core/src/link/session.rs`).
+//! - *Pending requests* (`host-core/src/link/pending.rs`, `LinkCore::handle_read`/`handle_timeout`):
 //!   ids from 1 per connection; each awaited request has a deadline (none for
 //!   `subscriptions/listen`); at its deadline the waiter gets `Timeout` and the server is
 //!   told `notifications/cancelled` (never for `initialize` or the probe, nor on modern
@@ -109,20 +109,20 @@
 //!   tapped with its method (§5.2, vector 28). An answer broken off on an unordered link
 //!   is cancelled before it is delivered (vector 29). A drop of the connection fails every
 //!   request in flight with `Disconnected`.
-//! - *Pushes* (`core/push.rs`; SPEC §5.4, §9): admitted by the grant before anything else
+//! - *Pushes* (`host-core/src/link/push.rs`; SPEC §5.4, §9): admitted by the grant before anything else
 //!   is read of them (no MCPL: -32601; before the receipt or not granted: -32002; bad
 //!   params: -32602; the feature set undeclared, disabled or not using `pushEvents`); a
 //!   retry (same id, same content) is answered and not shown again (`push.rs`).
-//! - *Manifest re-reads* (`core/paging.rs`, `Refresh::want_manifest`; SPEC §17.8): one
+//! - *Manifest re-reads* (`host-core/src/link/paging.rs`, `Refresh::want_manifest`; SPEC §17.8): one
 //!   at a time, at most one per `manifest_min_interval`, announcements in between
 //!   coalesced into one read at the end of the interval and counted.
-//! - *RFC-014's stateless profile* (`core/profile.rs`, fed by `read.rs`, set up by
+//! - *RFC-014's stateless profile* (`host-core/src/link/profile.rs`, fed by `read.rs`, set up by
 //!   `discover.rs`; `docs/rfc014-stateless.md`, issue #40): a modern server whose
 //!   discovery declares `mcpl/core` and carries `mcpl/hints` is served MCPL: its requests
 //!   carry the link's mark and grant, and every stamped message read goes through the
 //!   link's `StampedView` (kept across connections) before the tap, which sees the legacy
 //!   changes it made in the view; a cut `mcpl/hints` stream is reopened from the mark.
-//! - *A modern request's rounds* (`core/mrtr.rs`, `LinkCore`): an `InputRequiredResult`
+//! - *A modern request's rounds* (`host-core/src/link/mrtr.rs`, `LinkCore`): an `InputRequiredResult`
 //!   is answered and the request sent again, at most `MAX_INPUT_ROUNDS` times; a -32022
 //!   listing a modern version this host speaks is adopted and the request sent again once.
 //!
@@ -134,11 +134,11 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `core` | `LinkCore`: one connection's rules, sans I/O (its own table lists its files) |
+//! | `mcpl_host_core::link` (the actor's files say `super::core`) | `LinkCore`: one connection's rules, sans I/O, in the pure crate (its own table lists its files) |
 //! | `config` | [`LinkConfig`], [`BackoffConfig`], [`PushPolicy`] |
-//! | `connector` | [`Connector`]: how a connection is made (a URL, or a closure in tests) |
+//! | `connector` | [`Connector`]: how a connection is made (a URL, or a closure in tests); [`ConnectError`], why it was not |
 //! | `backoff` | [`Backoff`]: the pure reconnect-delay sequence |
-//! | `error` | [`LinkError`], [`DisconnectReason`], [`ConnectError`], by who is at fault |
+//! | `mcpl_host_core::link::error` | [`LinkError`], [`DisconnectReason`], by who is at fault (pure, in the core crate; [`ConnectError`] is `connector`'s) |
 //! | `cause` | why a server is not connected, plainly (a refused token, a refused connection, unreachable) |
 //! | `lifecycle` | the link's states across connections; what the actor holds per connection |
 //! | `pending` | the pending table's waiters as the actor answers them |
@@ -165,9 +165,10 @@ mod backoff;
 pub mod cause;
 mod config;
 mod connector;
-mod core;
+/// The link's pure core, in `mcpl-host-core` (no runtime, no transport: issue #38); the
+/// actor's files name it `super::core` as when it was a module here.
+use mcpl_host_core::link as core;
 mod discover;
-mod error;
 mod events;
 mod gate;
 mod handshake;
@@ -185,14 +186,17 @@ mod tap;
 mod write;
 
 pub use self::core::era::{Era, EraPolicy, UnknownEra};
+pub use self::core::error::{DisconnectReason, LinkError};
 pub use self::core::mrtr::MAX_INPUT_ROUNDS;
 pub use self::core::phase::LinkPhase;
 pub use actor::ServerLink;
-pub use api::{CallTool, GetStatus, ListTools, SendRequest, SetPushPolicy, Shutdown, Subscribe};
+pub use api::{
+    CallTool, GetStatus, ListTools, SendRequest, SetPushPolicy, Shutdown, Subscribe, stopped,
+};
 pub use backoff::Backoff;
 pub use config::{BackoffConfig, LinkConfig, PushPolicy};
+pub use connector::ConnectError;
 pub use connector::Connector;
-pub use error::{ConnectError, DisconnectReason, LinkError};
 pub use events::{EventCallback, EventSink, LinkEvent};
 pub use gate::{DEFAULT_READ_AHEAD, ReadGate, Ticket};
 pub use status::{LinkStatus, SessionInfo};

@@ -2,8 +2,8 @@
 //! table): a caller is answered by a closure that decodes the result by its method's type,
 //! a caller waiting for a tools listing on a channel.
 
+use super::core::error::LinkError;
 use super::core::pending;
-use super::error::LinkError;
 use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::mcp::Tool;
 use tokio::sync::oneshot;

@@ -2,8 +2,8 @@
 //! push policy or the manifest changes, and its receipt.
 
 use super::actor::ServerLink;
+use super::core::error::LinkError;
 use super::core::grant::{Granting, Renegotiation, read_receipt};
-use super::error::LinkError;
 use super::events::LinkEvent;
 use super::pending::Waiter;
 use actix::prelude::*;

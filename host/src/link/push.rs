@@ -13,7 +13,7 @@ use tracing::debug;
 
 impl ServerLink {
     /// `push/event` (SPEC §9), admitted by the grant before anything else is read of it
-    /// (§5.4, §16.6; `core/push.rs` decides 1–4), in this order:
+    /// (§5.4, §16.6; `host-core/src/link/push.rs` decides 1–4), in this order:
     ///
     /// 1. a server that does not speak MCPL (or was left as plain MCP): -32601;
     /// 2. before the initial policy's receipt (§5.3), or `pushEvents` not granted: -32002

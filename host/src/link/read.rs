@@ -7,8 +7,8 @@
 //! decode error; the link goes on.
 
 use super::actor::ServerLink;
+use super::core::error::DisconnectReason;
 use super::core::grant::refusal_of;
-use super::error::DisconnectReason;
 use super::events::LinkEvent;
 use super::io::LinkInput;
 use super::requests::now;
@@ -88,7 +88,7 @@ impl ServerLink {
             _ => None,
         };
         // Under the stateless profile the stamped view reads it first, and the host reads
-        // it as the legacy message saying what it changed (`core/profile.rs`).
+        // it as the legacy message saying what it changed (`host-core/src/link/profile.rs`).
         let message = self.profile_read(message, answers.as_ref().map(|a| a.method));
         let Some(live) = self.lifecycle.live() else {
             return;
@@ -161,7 +161,7 @@ impl ServerLink {
         self.send_message(Message::Response(response));
     }
 
-    /// Why a server request this host does not serve is refused (`core/grant.rs`).
+    /// Why a server request this host does not serve is refused (`host-core/src/link/grant.rs`).
     fn refusal_of(&self, method: &str) -> ErrorObject {
         refusal_of(self.lifecycle.live().and_then(|l| l.session()), method)
     }

@@ -1,6 +1,6 @@
 //! Re-reading what the server lists, as the actor carries it out: a listing asked of the
 //! core ([`super::core::LinkCore::list_tools`], which pages it and queues one more behind
-//! the one under way: `core/paging.rs` has the rules), its end told to subscribers and
+//! the one under way: `host-core/src/link/paging.rs` has the rules), its end told to subscribers and
 //! waiters, and its retry armed.
 //!
 //! **A modern server's lists** (MCP 2026-07-28) carry `ttlMs`: how long they may be
@@ -12,12 +12,12 @@
 //! (`cacheScope` needs nothing here: the list is this link's own, never shared.)
 //!
 //! A listing that fails while the connection lives is tried again after a growing delay
-//! when the host needs it (`core/paging.rs`); a listing a caller asked for fails to that
+//! when the host needs it (`host-core/src/link/paging.rs`); a listing a caller asked for fails to that
 //! caller, who decides.
 
 use super::actor::ServerLink;
+use super::core::error::LinkError;
 use super::core::paging::Ended;
-use super::error::LinkError;
 use super::events::LinkEvent;
 use super::pending::ToolsReply;
 use super::requests::now;

@@ -4,8 +4,8 @@ use super::actor::ServerLink;
 use super::core::CoreEvent;
 use super::core::decode::decode;
 use super::core::era::Era;
+use super::core::error::LinkError;
 use super::core::phase::LinkPhase;
-use super::error::LinkError;
 use super::pending::{InputRound, Reply, ToolsReply, Waiter};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{RawValue, to_raw};
@@ -216,7 +216,7 @@ impl ServerLink {
             Waiter::ToolsPage => {}
             Waiter::Manifest => self.on_manifest(outcome, ctx),
             Waiter::Discover { retried } => self.on_discover_result(outcome, retried, ctx),
-            // The core answers a modern server's input rounds itself (`core/mrtr.rs`).
+            // The core answers a modern server's input rounds itself (`host-core/src/link/mrtr.rs`).
             Waiter::Input(_) => {}
             Waiter::Listen => self.on_listen_end(outcome, ctx),
         }

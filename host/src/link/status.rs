@@ -1,8 +1,8 @@
 //! A snapshot of a link, for the host's views and for tests.
 
 use super::core::era::Era;
+use super::core::error::DisconnectReason;
 use super::core::phase::LinkPhase;
-use super::error::DisconnectReason;
 use super::lifecycle::Live;
 use mcpl_protocol::mcp::{InitializeResult, Tool};
 use mcpl_protocol::mcpl::{FeatureSetsUpdateResult, McplManifest};

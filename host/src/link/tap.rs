@@ -4,8 +4,8 @@
 //! drops it; and the connection's start and end are offered too, so per-connection state
 //! (the hint state's `last` rev) resets at the right point in the same sequence.
 
+use super::core::error::DisconnectReason;
 pub use super::core::pending::{Answered, AwaitStatus};
-use super::error::DisconnectReason;
 use mcpl_protocol::Message;
 use mcpl_protocol::mcp::InitializeResult;
 use mcpl_transport::{ConnectionInfo, StreamId};

@@ -4,7 +4,7 @@
 //! (issue #13 item 7: never buffered without bound).
 
 use super::actor::ServerLink;
-use super::error::DisconnectReason;
+use super::core::error::DisconnectReason;
 use super::io::NotReading;
 use actix::prelude::*;
 use mcpl_protocol::Message;

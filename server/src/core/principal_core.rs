@@ -25,6 +25,7 @@
 //! |---|---|---|
 //! | default-open toolsets open when the principal's first connection attaches | §4.1, vector 25 | [`PrincipalCore::handle_attach`] |
 //! | the last connection closing ends every toolset on a server that does not keep them, and always for an anonymous principal | §4.6 | [`PrincipalCore::handle_detach`] |
+//! | on a server that does not keep toolsets, a principal whose last session was modern (requests, streams) ends its toolsets only once idle for its idle time, each with an ended record | profile §3.6, vector S13 | [`PrincipalCore::handle_modern_host`], [`PrincipalCore::handle_detach`], [`PrincipalCore::handle_timeout`] |
 //! | a plain host's toolsets open implicitly: when it initializes, after an end, after a catalog without `toolHints` | §8 | [`PrincipalCore::handle_host_initialized`], `reopen_for_plain_hosts`, [`PrincipalCore::handle_swap_catalog`] |
 //! | an end the principal asked for leaves no ended record; any other is shown | §4.3 | `apply.rs` |
 //! | each session gets the same draft, its own answers and holds; events of an implicit instance reach plain hosts only | §4.6, §5.3, §8 | `apply.rs` |
@@ -58,11 +59,20 @@ use crate::ids::{InstanceId, SessionId};
 use serde_json::{Map, Value};
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// The reason of an end when the principal's last connection closed on a server that does
 /// not keep toolsets (§4.6).
 pub const REASON_DISCONNECTED: &str = "every connection of the principal closed";
+/// The reason of an end when a principal of a server that does not keep toolsets was idle
+/// (no connection, no request, no open stream) for its idle time (stateless profile §3.6,
+/// vector S13).
+pub const REASON_IDLE: &str = "the principal was idle for longer than the server keeps toolsets";
+/// How long a server that does not keep toolsets waits, after a principal's last modern
+/// request or stream ended, before it ends the principal's toolsets (stateless profile
+/// §3.6; **\[project\]**: ten minutes — long enough for an agent's turn between two
+/// requests, short enough that a host that went away frees what it held).
+pub const DEFAULT_IDLE_END: Duration = Duration::from_secs(600);
 /// The reason of an end the host asked for (`toolsets/close`).
 pub const REASON_CLOSED: &str = "closed";
 
@@ -86,6 +96,9 @@ struct SessionView {
     /// The number of what was waiting to be told when it attached: that was before its
     /// time, and is not told to it (issue #42 item 1).
     since: u64,
+    /// Its host answered `initialize`: a legacy connection, whose end is §4.6's; one that
+    /// did not served modern requests or streams, whose end starts the idle time.
+    legacy: bool,
 }
 
 /// What the core asks the actor to do, in order: see [`PrincipalCore::poll`].
@@ -173,6 +186,11 @@ pub(crate) struct PrincipalCore<A> {
     anonymous: bool,
     /// The server keeps a principal's toolsets when its last connection closes (§4.6).
     keep_toolsets: bool,
+    /// On a server that does not keep toolsets, how long the principal may be idle after
+    /// its last modern request or stream before its toolsets end (profile §3.6, S13).
+    idle_end: Duration,
+    /// Since when it has been idle that way: its toolsets end at this plus `idle_end`.
+    idle_since: Option<SystemTime>,
     sessions: BTreeMap<SessionId, SessionView>,
     links: BTreeMap<InstanceKey, InstanceLink<A>>,
     invitations: BTreeMap<InstanceKey, Pending<A>>,
@@ -196,6 +214,8 @@ impl<A: Clone> PrincipalCore<A> {
             state,
             anonymous,
             keep_toolsets,
+            idle_end: DEFAULT_IDLE_END,
+            idle_since: None,
             sessions: BTreeMap::new(),
             links,
             invitations: BTreeMap::new(),
@@ -203,6 +223,13 @@ impl<A: Clone> PrincipalCore<A> {
             versioned: None,
             out: VecDeque::new(),
         }
+    }
+
+    /// The idle time of a server that does not keep toolsets (profile §3.6, S13; default
+    /// [`DEFAULT_IDLE_END`]).
+    pub(crate) fn with_idle_end(mut self, idle_end: Duration) -> Self {
+        self.idle_end = idle_end;
+        self
     }
 
     /// The next thing to do, in order; `None` when nothing is left. The actor drains this
@@ -268,12 +295,17 @@ impl<A: Clone> PrincipalCore<A> {
 
     /// Whether a principal without sessions may retire: nothing open, no invitation, no
     /// ended record to report (an anonymous principal's records can never be read again).
+    /// While the principal is idle on a server that does not keep toolsets, the answer is
+    /// to look again when its toolsets are due to end ([`Self::handle_timeout`]).
     pub(crate) fn retirement(&mut self, now: SystemTime) -> Retirement {
         if !self.sessions.is_empty() {
             return Retirement::Stay;
         }
         self.state.expire(now);
         let holds = self.state.instances().next().is_some() || !self.invitations.is_empty();
+        if let Some(at) = self.idle_end_at().filter(|_| holds) {
+            return Retirement::At(at);
+        }
         if !holds && (self.anonymous || self.state.ended_records().next().is_none()) {
             return Retirement::Idle;
         }
@@ -289,12 +321,18 @@ impl<A: Clone> PrincipalCore<A> {
     /// then (it is not told to this session).
     pub(crate) fn handle_attach(&mut self, id: SessionId, since: u64, now: SystemTime) {
         let first = self.sessions.is_empty();
+        // Profile §3.6 (S13): a request after the idle time finds the toolsets ended,
+        // whether or not the actor's timer came first.
+        self.handle_timeout(now);
         let view = SessionView {
             ready: false,
             plain: false,
             since,
+            legacy: false,
         };
         self.sessions.insert(id, view);
+        // Profile §3.6: a request or a stream ends the idle time.
+        self.idle_since = None;
         if first {
             self.open_defaults(now);
         }
@@ -302,24 +340,54 @@ impl<A: Clone> PrincipalCore<A> {
 
     /// A session of this principal stopped.
     pub(crate) fn handle_detach(&mut self, id: SessionId, now: SystemTime) {
-        self.sessions.remove(&id);
+        let legacy = self.sessions.remove(&id).is_some_and(|s| s.legacy);
         if !self.sessions.is_empty() {
             return;
         }
         // §4.6: a server that does not keep toolsets ends them with the last connection;
-        // an anonymous principal can never reconnect, so nothing of it is kept.
-        if self.anonymous || !self.keep_toolsets {
-            let mut closes = Vec::new();
-            for e in self.state.end_all(REASON_DISCONNECTED, now) {
-                closes.extend(e.draft.toolsets);
-                self.leave(e.instance.key());
-            }
-            // No session is told, but a modern host reads the ends by their stamps.
-            self.state.restamp(&closes);
+        // an anonymous principal can never reconnect, so nothing of it is kept (nor does
+        // an anonymous modern request's state outlive it, profile §3.6).
+        if self.anonymous || (!self.keep_toolsets && legacy) {
+            self.end_all(REASON_DISCONNECTED, now);
+        } else if !self.keep_toolsets {
+            // Profile §3.6 (S13): the last modern request or stream is no connection's
+            // end; the toolsets end once the principal has been idle for `idle_end`.
+            // **[project]**: which of the two applies is the last session's era.
+            self.idle_since = Some(now);
         }
         if self.anonymous {
             self.invitations.clear();
         }
+    }
+
+    /// Time passed (the actor's timer, at [`Self::retirement`]'s `At`): a principal idle
+    /// for its idle time on a server that does not keep toolsets has its toolsets ended,
+    /// each with an ended record (profile §3.6, S13).
+    pub(crate) fn handle_timeout(&mut self, now: SystemTime) {
+        if self.sessions.is_empty()
+            && let Some(at) = self.idle_end_at()
+            && now >= at
+        {
+            self.idle_since = None;
+            self.end_all(REASON_IDLE, now);
+        }
+    }
+
+    /// When an idle principal's toolsets are due to end, if they are.
+    fn idle_end_at(&self) -> Option<SystemTime> {
+        let since = self.idle_since?;
+        Some(since.checked_add(self.idle_end).unwrap_or(since))
+    }
+
+    /// Ends every open instance with `reason`: no session is told, but a modern host
+    /// reads the ends by their stamps.
+    fn end_all(&mut self, reason: &str, now: SystemTime) {
+        let mut closes = Vec::new();
+        for e in self.state.end_all(reason, now) {
+            closes.extend(e.draft.toolsets);
+            self.leave(e.instance.key());
+        }
+        self.state.restamp(&closes);
     }
 
     /// A session's host answered `initialize`: whether it advertised `toolHints`.
@@ -329,6 +397,21 @@ impl<A: Clone> PrincipalCore<A> {
         tool_hints: bool,
         now: SystemTime,
     ) {
+        if let Some(s) = self.sessions.get_mut(&id) {
+            s.legacy = true;
+        }
+        self.host_seen(id, tool_hints, now);
+    }
+
+    /// A session's first modern request came (no `initialize`): whether it declared
+    /// `mcpl/core`, as [`Self::handle_host_initialized`] is told `toolHints`. The session
+    /// stays modern: its end starts the idle time (profile §3.6, S13).
+    pub(crate) fn handle_modern_host(&mut self, id: SessionId, tool_hints: bool, now: SystemTime) {
+        self.host_seen(id, tool_hints, now);
+    }
+
+    /// What a host's first word tells, in either era.
+    fn host_seen(&mut self, id: SessionId, tool_hints: bool, now: SystemTime) {
         // §8: a host without toolHints sees the toolsets it can use without opening open.
         // A connection that served modern requests (told as a plain host) and is then
         // opened with `initialize` is what `initialize` says.

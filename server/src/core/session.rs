@@ -95,6 +95,10 @@ pub(crate) struct Profile {
     pub(crate) offers: Offers,
     /// Which resources may be watched, when the server lets them be (`session/watch.rs`).
     pub(crate) watchable: Option<Arc<dyn KnownResources>>,
+    /// On a server that does not keep toolsets, how long an idle principal keeps them
+    /// (profile §3.6, S13), stated to hinted modern hosts as `idleEndMs`; `None` when the
+    /// server keeps them.
+    pub(crate) idle_end: Option<std::time::Duration>,
 }
 
 /// One answer of a delivery.

@@ -117,6 +117,7 @@ pub struct ServerBuilder {
     ask_timeout: Duration,
     state_key: Option<[u8; 32]>,
     keep_toolsets: bool,
+    idle_end: Duration,
     principal_config: PrincipalConfig,
     clock: Arc<dyn Clock>,
     logging: Option<LoggingLevel>,
@@ -155,6 +156,7 @@ impl ServerBuilder {
             ask_timeout: DEFAULT_ASK_TIMEOUT,
             state_key: None,
             keep_toolsets: true,
+            idle_end: crate::core::principal_core::DEFAULT_IDLE_END,
             features: Features::default(),
             principal_config: PrincipalConfig::default(),
             clock: Arc::new(SystemClock),
@@ -261,6 +263,16 @@ impl ServerBuilder {
     /// they do). When not, they end then, each with an ended record (§4.6).
     pub fn keep_toolsets(mut self, keep: bool) -> Self {
         self.keep_toolsets = keep;
+        self
+    }
+
+    /// When toolsets are not kept ([`Self::keep_toolsets`]`(false)`): how long a principal
+    /// served on the modern era (MCP 2026-07-28: no connection to close) keeps them after
+    /// its last request or listen stream ended, before they end, each with an ended record
+    /// (`docs/rfc014-stateless.md` §3.6, vector S13; default ten minutes). Stated to hinted
+    /// modern hosts as `idleEndMs` in `server/discover`'s `mcpl/core`.
+    pub fn idle_end(mut self, idle_end: Duration) -> Self {
+        self.idle_end = idle_end;
         self
     }
 
@@ -579,6 +591,7 @@ impl ServerBuilder {
                 page_size: self.page_size,
                 offers,
                 watchable,
+                idle_end: (!self.keep_toolsets).then_some(self.idle_end),
             }),
             features,
             watchers: Default::default(),
@@ -592,6 +605,7 @@ impl ServerBuilder {
             listen_slots: Default::default(),
             state_key: self.state_key.map_or_else(StateKey::random, StateKey::new),
             keep_toolsets: self.keep_toolsets,
+            idle_end: self.idle_end,
             principal_config: self.principal_config,
             clock: self.clock,
             ended_ids,

@@ -16,9 +16,10 @@ impl SessionActor {
     pub(super) fn forward(&mut self, f: Forward) {
         let session = self.id;
         match f {
-            Forward::Initialized { tool_hints } => self.tell_principal(HostInitialized {
+            Forward::Initialized { tool_hints, modern } => self.tell_principal(HostInitialized {
                 id: session,
                 tool_hints,
+                modern,
             }),
             Forward::Ready => self.tell_principal(SessionReady { id: session }),
             Forward::ListTools { request, cursor } => self.tell_principal(principal::ListTools {

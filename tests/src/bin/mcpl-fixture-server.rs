@@ -5,7 +5,7 @@
 //! mcpl-fixture-server (--stdio | --ws ADDR | --http ADDR) [--token NAME=SECRET]…
 //!                     [--tls-cert PATH --tls-key PATH]
 //!                     [--misbehave skip-rev|list-changed|stale-delta|no-statement|repeat-version|hints-to-all-streams]
-//!                     [--without modern|profile] [--other-choices]
+//!                     [--without modern|profile] [--other-choices] [--idle-end-ms MS]
 //! ```
 //!
 //! A network listener prints the URL it serves (`ws://ADDR`, `http://ADDR/mcp`, or with
@@ -76,6 +76,11 @@ struct Cli {
     /// Make the other legal choices where RFC-014 leaves one (see the docs above).
     #[arg(long)]
     other_choices: bool,
+    /// Keep no toolsets: a principal's end with its last legacy connection, and after
+    /// this many milliseconds idle on the modern era (profile §3.6, vector S13; the
+    /// fixture contract keeps them, so other vectors need the default).
+    #[arg(long, value_name = "MS")]
+    idle_end_ms: Option<u64>,
 }
 
 fn options(cli: &Cli) -> anyhow::Result<ServerOptions> {
@@ -112,7 +117,9 @@ fn main() -> anyhow::Result<()> {
         } else {
             fixture::Choices::Fixture
         };
-        let server = fixture::build_with(choices).context("building the fixture server")?;
+        let idle_end = cli.idle_end_ms.map(std::time::Duration::from_millis);
+        let server =
+            fixture::build_idle(choices, idle_end).context("building the fixture server")?;
         if cli.stdio {
             let (conn, drained) = stdio::serve_stdio_drained(&opts);
             let mut sessions = server.watch_sessions();

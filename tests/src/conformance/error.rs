@@ -23,6 +23,11 @@ pub enum VectorError {
     /// Connecting or writing failed.
     #[error("transport: {0}")]
     Transport(#[from] TransportError),
+    /// What the vector checks does not apply to this server, found out by asking it (a
+    /// server that keeps toolsets has no idle time to check, S13): why. Reported as
+    /// skipped, not failed.
+    #[error("{0}")]
+    NotApplicable(String),
 }
 
 /// What a vector step returns.

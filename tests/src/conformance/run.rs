@@ -6,7 +6,7 @@
 //! made where the RFC leaves a choice, `tests/CONFORMANCE.md`). A server that makes other
 //! legal choices passes every `[RFC]` check and is told where it departs from the fixture.
 
-use super::error::Checked;
+use super::error::{Checked, VectorError};
 use super::target::{Ctx, Need, RunOptions};
 use super::vectors;
 use std::fmt;
@@ -272,6 +272,7 @@ async fn run_one(opts: &RunOptions, v: &Vector, nonce: &str) -> (Outcome, Vec<St
     let limit = opts.limit * VECTOR_LIMIT_FACTOR;
     let outcome = match tokio::time::timeout(limit, (v.run)(&ctx)).await {
         Ok(Ok(())) => Outcome::Pass,
+        Ok(Err(VectorError::NotApplicable(why))) => Outcome::Skip(why),
         Ok(Err(e)) => Outcome::Fail(e.to_string()),
         Err(_) => Outcome::Fail(format!("the vector took more than {limit:?}")),
     };

@@ -139,7 +139,8 @@ impl PrincipalActor {
         links: BTreeMap<crate::core::InstanceKey, InstanceLink>,
     ) -> Self {
         let anonymous = matches!(principal, Principal::Anonymous(_));
-        let core = PrincipalCore::new(state, anonymous, shared.keep_toolsets, links);
+        let core = PrincipalCore::new(state, anonymous, shared.keep_toolsets, links)
+            .with_idle_end(shared.idle_end);
         let mut actor = PrincipalActor::new(shared, registrar, generation, principal);
         actor.core = core;
         // Written on its first change (or now, by the restore, if it changed in reading).

@@ -78,6 +78,8 @@ pub(crate) struct Detach {
 pub(crate) struct HostInitialized {
     pub(crate) id: SessionId,
     pub(crate) tool_hints: bool,
+    /// Told by a modern request rather than `initialize` (profile §3.6).
+    pub(crate) modern: bool,
 }
 
 /// A session finished its handshake (SPEC §5.3): pushing may be allowed now.

@@ -101,7 +101,8 @@ impl PrincipalActor {
     ) -> Self {
         let state = Self::fresh_state(&shared);
         let anonymous = matches!(principal, Principal::Anonymous(_));
-        let core = PrincipalCore::new(state, anonymous, shared.keep_toolsets, BTreeMap::new());
+        let core = PrincipalCore::new(state, anonymous, shared.keep_toolsets, BTreeMap::new())
+            .with_idle_end(shared.idle_end);
         PrincipalActor {
             shared,
             registrar,
@@ -198,7 +199,12 @@ impl PrincipalActor {
             }),
             Retirement::At(at) => {
                 let wait = at.duration_since(now).unwrap_or_default();
-                self.retire_timer = Some(ctx.run_later(wait, |act, ctx| act.maybe_retire(ctx)));
+                self.retire_timer = Some(ctx.run_later(wait, |act, ctx| {
+                    // An idle principal's toolsets may be due to end (profile §3.6, S13).
+                    act.core.handle_timeout(act.shared.now());
+                    act.flush(ctx);
+                    act.maybe_retire(ctx);
+                }));
             }
         }
     }

@@ -38,8 +38,12 @@ impl Handler<HostInitialized> for PrincipalActor {
     type Result = ();
 
     fn handle(&mut self, m: HostInitialized, ctx: &mut Context<Self>) {
-        self.core
-            .handle_host_initialized(m.id, m.tool_hints, self.shared.now());
+        let now = self.shared.now();
+        if m.modern {
+            self.core.handle_modern_host(m.id, m.tool_hints, now);
+        } else {
+            self.core.handle_host_initialized(m.id, m.tool_hints, now);
+        }
         self.flush(ctx);
     }
 }

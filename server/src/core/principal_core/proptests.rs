@@ -10,6 +10,9 @@
 //!   host without `toolHints` uses unopened is open;
 //! - the last connection's end leaves nothing open on a server that does not keep
 //!   toolsets, or for an anonymous principal (§4.6);
+//! - on a server that does not keep toolsets, the last session being modern (never
+//!   initialized) leaves everything open until the idle time passed, and nothing after
+//!   (profile §3.6, S13); time passing otherwise ends nothing;
 //! - an instance hears that the principal is gone (leave or unlink) at most once, and only
 //!   an instance it linked to.
 //!
@@ -52,6 +55,8 @@ enum Op {
     Swap {
         hints: bool,
     },
+    /// The idle time passes ([`PrincipalCore::handle_timeout`]).
+    Wait,
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -64,6 +69,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0..TOOLSETS.len(), name, any::<bool>()).prop_map(|(ts, name, compat)| Op::Close { ts, name, compat }),
         1 => (0..6usize).prop_map(|which| Op::End { which }),
         1 => any::<bool>().prop_map(|hints| Op::Swap { hints }),
+        1 => Just(Op::Wait),
     ]
 }
 
@@ -79,8 +85,16 @@ struct Harness {
     started: BTreeSet<u64>,
     anonymous: bool,
     keep: bool,
-    /// The last step detached the last session.
+    /// The last step detached the last session, and that ends everything at once (§4.6).
     emptied: bool,
+    /// Sessions whose host answered `initialize` (legacy connections).
+    legacy: BTreeSet<u64>,
+    /// The last session to detach was modern, on a server that does not keep toolsets:
+    /// the idle time runs (S13).
+    idle: bool,
+    /// The last step let the idle time pass: `Some(true)` when it ran, else the number of
+    /// instances open before (time passing then ends nothing).
+    waited: Option<Result<(), usize>>,
 }
 
 fn at(secs: u64) -> SystemTime {
@@ -105,6 +119,9 @@ impl Harness {
             anonymous,
             keep,
             emptied: false,
+            legacy: BTreeSet::new(),
+            idle: false,
+            waited: None,
         };
         for key in h.core.unlinked_instances() {
             h.start(key, None);
@@ -169,21 +186,33 @@ impl Harness {
     fn apply(&mut self, op: &Op) {
         let session = self.sessions.iter().next().copied();
         self.emptied = false;
+        self.waited = None;
         match op.clone() {
             Op::Attach(s) => {
                 if self.sessions.insert(s) {
+                    self.idle = false;
                     self.core.handle_attach(SessionId(s), 0, at(1));
                 }
             }
             Op::Detach(s) => {
                 if self.sessions.remove(&s) {
                     self.plain.remove(&s);
+                    let legacy = self.legacy.remove(&s);
                     self.core.handle_detach(SessionId(s), at(1));
-                    self.emptied = self.sessions.is_empty();
+                    let last = self.sessions.is_empty();
+                    self.emptied = last && (self.anonymous || (!self.keep && legacy));
+                    self.idle = last && !self.anonymous && !self.keep && !legacy;
                 }
+            }
+            Op::Wait => {
+                let open = self.core.state().instances().count();
+                self.waited = Some(if self.idle { Ok(()) } else { Err(open) });
+                self.idle = false;
+                self.core.handle_timeout(at(1) + DEFAULT_IDLE_END);
             }
             Op::Initialize { session: s, hints } => {
                 if self.sessions.contains(&s) {
+                    self.legacy.insert(s);
                     let plain = !hints || !self.core.state().catalog().tool_hints();
                     if plain {
                         self.plain.insert(s);
@@ -263,7 +292,22 @@ impl Harness {
                 );
             }
         }
-        if self.emptied && (self.anonymous || !self.keep) {
+        match self.waited {
+            Some(Ok(())) => prop_assert!(
+                open.is_empty(),
+                "after {:?}: S13 leaves {:?} open past the idle time",
+                op,
+                open
+            ),
+            Some(Err(before)) => prop_assert_eq!(
+                open.len(),
+                before,
+                "after {:?}: time passing ended something while not idle",
+                op
+            ),
+            None => {}
+        }
+        if self.emptied {
             prop_assert!(
                 open.is_empty(),
                 "after {:?}: §4.6 leaves {:?} open",

@@ -161,6 +161,7 @@ fn issue38_01_the_first_session_opens_the_default_toolsets_and_no_later_one_does
     let mut c = core(false, false);
     c.handle_attach(s(1), 0, at(0));
     assert!(drain(&mut c).is_empty(), "open already");
+    c.handle_host_initialized(s(1), true, at(0));
     c.handle_detach(s(1), at(1));
     drain(&mut c);
     assert_eq!(c.state().instances().count(), 0);
@@ -182,6 +183,10 @@ fn issue38_01_the_last_connection_ends_every_toolset_on_a_server_that_does_not_k
     drain(&mut c);
     open_go(&mut c, "g1", 7);
     c.handle_attach(s(2), 0, at(1));
+    // Legacy connections (their hosts answered `initialize`): the profile's idle time
+    // (S13) is for modern requests only.
+    c.handle_host_initialized(s(2), true, at(1));
+    drain(&mut c);
     c.handle_detach(s(1), at(2));
     assert!(drain(&mut c).is_empty(), "another connection remains");
     assert_eq!(c.state().instances().count(), 2);
@@ -207,6 +212,94 @@ fn issue38_01_the_last_connection_ends_every_toolset_on_a_server_that_does_not_k
         Retirement::At(at(3) + PrincipalConfig::default().ended_ttl),
         "a named principal's records are read until they expire"
     );
+}
+
+#[test]
+fn stateless_s13_an_idle_principal_ends_its_toolsets_once_idle_for_the_idle_time() {
+    // Profile §3.6: on a server that does not keep toolsets, the end of a modern request
+    // (a session whose host never answered `initialize`) is no connection's end: the
+    // toolsets end once the principal has been idle (no session) for the idle time.
+    let mut c = core(false, false).with_idle_end(Duration::from_secs(60));
+    c.handle_attach(s(1), 0, at(0));
+    drain(&mut c);
+    open_go(&mut c, "g1", 7);
+    c.handle_detach(s(1), at(2));
+    assert!(
+        drain(&mut c).is_empty(),
+        "a modern request's end ends nothing"
+    );
+    assert_eq!(c.state().instances().count(), 2);
+    assert_eq!(
+        c.retirement(at(2)),
+        Retirement::At(at(62)),
+        "look again then"
+    );
+    // A request within the idle time starts it again; the old deadline ends nothing.
+    c.handle_attach(s(2), 0, at(50));
+    drain(&mut c);
+    c.handle_detach(s(2), at(51));
+    c.handle_timeout(at(62));
+    assert!(drain(&mut c).is_empty(), "idle since 51 only");
+    assert_eq!(c.retirement(at(62)), Retirement::At(at(111)));
+    c.handle_timeout(at(111));
+    let left: Vec<u32> = drain(&mut c)
+        .iter()
+        .filter_map(|o| match o {
+            Output::Leave(l) => Some(l.addr),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(left, [7, 1], "go:g1 (7) and the lobby (1) hear the leave");
+    let reasons: Vec<&str> = c
+        .state()
+        .ended_records()
+        .map(|r| r.reason.as_str())
+        .collect();
+    assert_eq!(reasons, [REASON_IDLE, REASON_IDLE]);
+    c.handle_timeout(at(500));
+    assert!(drain(&mut c).is_empty(), "ended once");
+}
+
+#[test]
+fn stateless_s13_a_request_after_the_idle_time_finds_the_toolsets_ended_before_the_timer() {
+    // The actor's timer may come late: the next request's attach ends them first, and the
+    // default-open lobby opens again for it (§4.1).
+    let mut c = core(false, false).with_idle_end(Duration::from_secs(60));
+    c.handle_attach(s(1), 0, at(0));
+    drain(&mut c);
+    open_go(&mut c, "g1", 7);
+    c.handle_detach(s(1), at(2));
+    drain(&mut c);
+    c.handle_attach(s(2), 0, at(100));
+    let out = drain(&mut c);
+    assert!(
+        out.iter()
+            .any(|o| matches!(o, Output::Leave(l) if l.addr == 7))
+    );
+    assert_eq!(
+        starts(&out),
+        [(InstanceKey::toolset("lobby"), false)],
+        "the lobby opens again"
+    );
+    assert_eq!(c.state().ended_records().count(), 2);
+}
+
+#[test]
+fn stateless_s13_a_legacy_connection_ends_the_toolsets_at_once_and_a_kept_principal_never() {
+    // §4.6 stays for legacy connections; a server that keeps toolsets has no idle time.
+    let mut legacy = core(false, false).with_idle_end(Duration::from_secs(60));
+    legacy.handle_attach(s(1), 0, at(0));
+    legacy.handle_host_initialized(s(1), true, at(0));
+    drain(&mut legacy);
+    legacy.handle_detach(s(1), at(1));
+    assert_eq!(legacy.state().instances().count(), 0);
+    let mut kept = core(false, true).with_idle_end(Duration::from_secs(60));
+    kept.handle_attach(s(1), 0, at(0));
+    drain(&mut kept);
+    kept.handle_detach(s(1), at(1));
+    kept.handle_timeout(at(1_000));
+    assert_eq!(kept.state().instances().count(), 1);
+    assert_eq!(kept.retirement(at(1_000)), Retirement::Stay);
 }
 
 #[test]

@@ -188,7 +188,10 @@ impl<T: Io> SessionCore<T> {
                 self.answer::<Initialize>(req, Self::initialize);
                 if let Some(n) = self.lifecycle.negotiated().filter(|_| first) {
                     let tool_hints = n.host.tool_hints;
-                    self.forward(Forward::Initialized { tool_hints });
+                    self.forward(Forward::Initialized {
+                        tool_hints,
+                        modern: false,
+                    });
                 }
             }
             Route::Ping => self.answer::<Ping>(req, |_, _| Ok(Empty::default())),

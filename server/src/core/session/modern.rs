@@ -341,7 +341,10 @@ impl<T: Io> SessionCore<T> {
             // modern request. **[project]** A connection's later requests that differ
             // are served as each declares, from the same principal.
             self.modern_seen = true;
-            self.forward(Forward::Initialized { tool_hints: hinted });
+            self.forward(Forward::Initialized {
+                tool_hints: hinted,
+                modern: true,
+            });
         }
         let keys = hinted.then(|| meta_of(&req)).flatten();
         let revision = keys.as_ref().and_then(|k| {
@@ -476,7 +479,17 @@ impl<T: Io> SessionCore<T> {
         }
         self.profile.offers.declare(&mut other);
         let manifest = crate::manifest::shown_to(&self.manifest, hinted);
-        let manifest = serde_json::to_value(manifest).unwrap_or_default();
+        let mut manifest = serde_json::to_value(manifest).unwrap_or_default();
+        // Profile §3.6 (S13): a server that does not keep toolsets states how long an
+        // idle principal keeps them. **[project]**: a member of `mcpl/core`'s settings
+        // beside the manifest's, outside its `revision` (which names the manifest), and
+        // only to a hinted host — a plain one is shown no toolsets to keep.
+        if let (true, Some(idle), Some(settings)) =
+            (hinted, self.profile.idle_end, manifest.as_object_mut())
+        {
+            let ms = u64::try_from(idle.as_millis()).unwrap_or(u64::MAX);
+            settings.insert(stateless::IDLE_END_MS.to_owned(), serde_json::json!(ms));
+        }
         other.insert(
             "extensions".to_owned(),
             serde_json::json!({ MCPL_EXTENSION: manifest }),

@@ -144,10 +144,14 @@ pub(crate) enum Event<T: Io> {
 /// What the principal is told.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Forward {
-    /// `initialize` was answered: whether the host advertised `toolHints` (§2).
+    /// `initialize` was answered, or the connection's first modern request came: whether
+    /// the host advertised `toolHints` (§2).
     Initialized {
         /// `toolHints` as the host advertised it.
         tool_hints: bool,
+        /// Told by a modern request (no `initialize`): the connection's end starts the
+        /// idle time, not §4.6's end (profile §3.6).
+        modern: bool,
     },
     /// The handshake completed (SPEC §5.3): pushing may be allowed now.
     Ready,

@@ -65,6 +65,7 @@ impl Host {
             page_size: 50,
             offers,
             watchable: None,
+            idle_end: None,
         };
         Host {
             core: SessionCore::new(Arc::new(profile), Arc::new(manifest()), Arc::new(arcade())),
@@ -369,7 +370,10 @@ fn issue39_01_discover_before_initialize_states_both_eras_and_mcpl() {
         (result["ttlMs"].clone(), result["cacheScope"].clone()),
         (json!(0), json!("private"))
     );
-    assert_eq!(done, ["forward Initialized { tool_hints: false }"]);
+    assert_eq!(
+        done,
+        ["forward Initialized { tool_hints: false, modern: true }"]
+    );
     // It changed nothing of the connection: `initialize` opens it as legacy.
     h.send(msg::request(
         2,
@@ -605,7 +609,7 @@ fn the_handshake_tells_the_principal_once_initialized_and_once_ready() {
     );
     assert_eq!(
         done,
-        ["forward Initialized { tool_hints: true }".to_owned()]
+        ["forward Initialized { tool_hints: true, modern: false }".to_owned()]
     );
     h.send(msg::request(
         2,

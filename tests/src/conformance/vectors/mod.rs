@@ -252,6 +252,12 @@ pub static ALL: &[Vector] = &[
         stateless::s12
     ),
     vector!(
+        S 13,
+        "an idle principal's toolsets end after idleEndMs, with records",
+        stateless::s13,
+        SHARED
+    ),
+    vector!(
         S 14,
         "a hinted tools/list: every tool by name, private, versioned",
         stateless::s14

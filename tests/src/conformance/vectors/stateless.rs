@@ -1,6 +1,6 @@
 //! The stateless profile's server-side vectors (`docs/rfc014-stateless.md` §5): RFC-014 on
 //! MCP 2026-07-28, checked in raw JSON over modern requests ([`Ctx::modern`]: no
-//! handshake, every request carrying its own `_meta`). Vectors S1–S4, S8–S12, S14, S15.
+//! handshake, every request carrying its own `_meta`). Vectors S1–S15.
 //!
 //! Each is `[RFC]` as the kit's others are: what fails it is one of the profile's rules,
 //! which bind every server that declares `mcpl/core`; where the fixture contract makes a
@@ -8,8 +8,11 @@
 //! `toolsets/*` to a plain host, how many tombstones are kept), a server that chooses
 //! otherwise is told where it departs. S11 and S15 need two connections of one principal
 //! (skipped over stdio, like the legacy vectors 9, 13, 14, 32). S13 (an idle principal's
-//! instances ending after `idleEndMs`) is not checked: the fixture contract keeps toolsets
-//! (§1 of `tests/CONFORMANCE.md`), and a server that keeps them states no `idleEndMs`.
+//! instances ending after `idleEndMs`) needs its connection closed and a new one after
+//! the idle time (skipped over stdio too), and applies only to a server that states an
+//! `idleEndMs`: the fixture contract keeps toolsets (§1 of `tests/CONFORMANCE.md`), so
+//! against it S13 is reported skipped; the fixture's `--idle-end-ms` makes one that does
+//! not.
 //!
 //! On a network target the named principal's state is shared with the legacy vectors and
 //! earlier runs, so these vectors read the principal's version before they change
@@ -18,7 +21,7 @@
 use super::super::contract::{
     ALL_TOOLS, GAME, GAME_FLIP, GAME_SECRET, GAME_SHOW, NEWS, TOMBSTONES,
 };
-use super::super::error::{Checked, ensure, violation};
+use super::super::error::{Checked, VectorError, ensure, violation};
 use super::super::modern::Hinted;
 use super::super::peer::Peer;
 use super::super::run::VectorId;
@@ -28,7 +31,7 @@ use super::{check_record, closed_entry, later, open_game, takes_next, tool_ok, w
 use mcpl_protocol::ErrorCode;
 use mcpl_protocol::meta;
 use mcpl_protocol::modern::{MCPL_EXTENSION, SUBSCRIPTION_ID_KEY, SUBSCRIPTIONS_ACKNOWLEDGED};
-use mcpl_protocol::stateless::{FILTER_HINTS, HINTS_NOTIFICATION, VERSION};
+use mcpl_protocol::stateless::{FILTER_HINTS, HINTS_NOTIFICATION, IDLE_END_MS, VERSION};
 use serde_json::{Value, json};
 
 /// Why the profile's vectors cannot run against this target (`None`: they run). A server
@@ -753,6 +756,84 @@ pub async fn s12(ctx: &Ctx) -> Checked {
         format!("a close of {never}, never open, must be refused (§3.4): {r}")
     })?;
     p.finish().await
+}
+
+/// The longest idle time S13 waits for (a server stating more is reported skipped).
+const MAX_IDLE_WAIT_MS: u64 = 10_000;
+
+/// S13: on a server that does not keep toolsets — it states `idleEndMs` in `mcpl/core`'s
+/// settings (profile §3.6) — a principal idle that long (no request, no open stream) has
+/// its instances ended, each with an ended record, and its next request's result carries
+/// each end by its stamp. A server that states no `idleEndMs` keeps toolsets: the vector
+/// does not apply to it.
+pub async fn s13(ctx: &Ctx) -> Checked {
+    let mut p = ctx.modern("the modern connection").await?;
+    let found = p.discover(Hinted::Since(0)).await?;
+    let stated = found
+        .pointer("/result/capabilities/extensions")
+        .and_then(|e| e.get(MCPL_EXTENSION))
+        .and_then(|c| c.get(IDLE_END_MS))
+        .cloned();
+    let Some(stated) = stated else {
+        p.finish().await?;
+        return Err(VectorError::NotApplicable(format!(
+            "the server states no {IDLE_END_MS} in {MCPL_EXTENSION}: it keeps toolsets, so no idle time ends them (profile §3.6)"
+        )));
+    };
+    let ms = stated.as_u64().ok_or_else(|| {
+        violation(format!(
+            "{IDLE_END_MS} must be a whole number of milliseconds (profile §3.6): {stated}"
+        ))
+    })?;
+    if ms > MAX_IDLE_WAIT_MS {
+        p.finish().await?;
+        return Err(VectorError::NotApplicable(format!(
+            "{IDLE_END_MS} is {ms}: longer than this kit waits ({MAX_IDLE_WAIT_MS} ms)"
+        )));
+    }
+    let name = ctx.unique("g");
+    let v0 = current(&mut p).await?;
+    let a = open_modern(&mut p, &name, v0).await?;
+    p.finish().await?;
+    p.close();
+    // The principal is idle now: no request, no stream, for twice the time stated and a
+    // margin of two seconds for a loaded server to see the connection end (the idle time
+    // is the stimulus here, not a wait for an event).
+    let idle = ms * 2 + 2_000;
+    tokio::time::sleep(std::time::Duration::from_millis(idle)).await;
+    let mut q = ctx
+        .modern("a modern connection after the idle time")
+        .await?;
+    let (_, r) = q.modern_tools_list(Hinted::Since(a)).await?;
+    let what = format!("the first result after {idle} ms idle (since {a})");
+    let (h, b) = vhints(&r, &what)?;
+    let entry = toolset_entry(h, GAME, Some(&name))
+        .filter(|e| e["state"] == "closed")
+        .ok_or_else(|| {
+            violation(format!(
+                "{what} does not carry the end of {name}, open when the principal went idle for longer than its {IDLE_END_MS} {ms} (profile §3.6, S13): {h}"
+            ))
+        })?;
+    let id = entry["ended"].as_str().map(str::to_owned);
+    ctx.choice(id.is_some(), || {
+        format!("the closed entry of {name}, ended by the idle time, carries no ended record id (§4.3): {entry}")
+    });
+    let s = q
+        .modern_result("toolsets/list", json!({}), Hinted::Since(b))
+        .await?;
+    let records: Vec<&Value> = s["ended"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|r| r["toolset"] == GAME && r["instance"] == json!(name))
+        .collect();
+    ensure(records.len() == 1, || {
+        format!(
+            "a toolsets/list after the idle end does not list one ended record for {name} (§4.3, S13): {s}"
+        )
+    })?;
+    check_record(records[0], GAME, Some(&name))?;
+    q.finish().await
 }
 
 /// S14: `tools/list` to a hinted modern host lists every tool with its hints, ordered by

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 const TTL_CAP_MS: u64 = 24 * 60 * 60 * 1000;
 
 /// How far a connection's handshake has come.
-pub(crate) enum Stage {
+pub enum Stage {
     AwaitingDiscoverResult,
     AwaitingInitializeResult,
     AwaitingGrantReceipt(Session),
@@ -25,41 +25,41 @@ pub(crate) enum Stage {
 
 /// What the server said about itself on this connection, and the policy in force on it.
 #[derive(Debug, Clone)]
-pub(crate) struct Session {
-    pub(crate) init: InitializeResult,
+pub struct Session {
+    pub init: InitializeResult,
     /// The `featureSets/update` receipt (none for a plain MCP server).
-    pub(crate) receipt: Option<FeatureSetsUpdateResult>,
+    pub receipt: Option<FeatureSetsUpdateResult>,
     /// The current manifest: from `initialize`, replaced on each re-read.
-    pub(crate) manifest: Option<McplManifest>,
+    pub manifest: Option<McplManifest>,
     /// The grant in force: the concrete paths sent in `effectiveCapabilities`, narrowed at
     /// once by a revocation, widened only once the server's receipt came (SPEC §6.7).
     /// Empty for a plain MCP server and before the initial policy's receipt (§5.3).
-    pub(crate) granted: Vec<String>,
+    pub granted: Vec<String>,
     /// The feature sets that grant leaves enabled, in this host's reading of the manifest.
-    pub(crate) derivation: Derivation,
+    pub derivation: Derivation,
     /// The server speaks MCPL but its policy exchange failed: it is served as plain MCP
     /// (SPEC §3.2, §6.7; RFC-002 §12).
-    pub(crate) mcp_only: bool,
+    pub mcp_only: bool,
     /// The number of the last policy request sent; a receipt for an older one is stale.
-    pub(crate) policy_seq: u64,
+    pub policy_seq: u64,
     /// The feature sets named in the last policy's `disabled` (those this host reads as
     /// invalid, so the server knows not to use them).
-    pub(crate) disabled_sent: Vec<String>,
-    pub(crate) tools: Arc<[Tool]>,
+    pub disabled_sent: Vec<String>,
+    pub tools: Arc<[Tool]>,
     /// True once a `tools/list` completed on this connection.
-    pub(crate) tools_listed: bool,
+    pub tools_listed: bool,
     /// The era the session speaks.
-    pub(crate) era: Era,
+    pub era: Era,
     /// A modern session's `subscriptions/listen` for tool list changes.
-    pub(crate) listen: Listen,
+    pub listen: Listen,
     /// Until when the last listing is fresh, by its `ttlMs` (MCP 2026-07-28
     /// `server/utilities/caching.md`); `None` when it named none.
-    pub(crate) tools_fresh_until: Option<Instant>,
+    pub tools_fresh_until: Option<Instant>,
 }
 
 /// A modern session's change stream (MCP 2026-07-28 `basic/patterns/subscriptions.md`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Listen {
+pub enum Listen {
     /// None: the server offers none, refused it, or ended it; a stale tools list is read
     /// again after a call (`refresh.rs`).
     Off,
@@ -70,7 +70,7 @@ pub(crate) enum Listen {
 }
 
 impl Session {
-    pub(crate) fn new(init: InitializeResult) -> Self {
+    pub fn new(init: InitializeResult) -> Self {
         let manifest = init.capabilities.mcpl().cloned();
         Session {
             init,
@@ -91,7 +91,7 @@ impl Session {
 
     /// A modern server's session: what its `server/discover` said, as `initialize` would
     /// have (era.rs); MCPL is off (issue #40).
-    pub(crate) fn modern(init: InitializeResult) -> Self {
+    pub fn modern(init: InitializeResult) -> Self {
         let mut session = Session::new(init);
         session.era = Era::Modern;
         // Under the stateless profile (the discovery's `mcpl/core` taken as the
@@ -103,7 +103,7 @@ impl Session {
     /// A listing completed at `now` with `tools`, fresh for `ttl_ms` (capped at a day) when
     /// it named one. True when the list differs from the last one on this connection, or
     /// is its first.
-    pub(crate) fn record_listing(
+    pub fn record_listing(
         &mut self,
         tools: Arc<[Tool]>,
         ttl_ms: Option<u64>,
@@ -118,24 +118,24 @@ impl Session {
 
     /// Whether the tools list is stale at `now` with no change stream to tell of changes:
     /// then a completed `tools/call` reads it again (`paging.rs`) **\[project\]**.
-    pub(crate) fn tools_stale(&self, now: Instant) -> bool {
+    pub fn tools_stale(&self, now: Instant) -> bool {
         self.listen != Listen::Open && self.tools_fresh_until.is_some_and(|t| now >= t)
     }
 
     /// True when MCPL is in force: the server advertised `experimental.mcpl` and its policy
     /// exchange did not fail.
-    pub(crate) fn speaks_mcpl(&self) -> bool {
+    pub fn speaks_mcpl(&self) -> bool {
         self.init.capabilities.mcpl().is_some() && !self.mcp_only
     }
 
     /// The grant in force.
-    pub(crate) fn grant(&self) -> Grant {
+    pub fn grant(&self) -> Grant {
         Grant::new(self.granted.iter().cloned())
     }
 
     /// What this host grants the server as its manifest now reads: the server's
     /// advertisement intersected with the host's `policy` (SPEC §5.4), as concrete paths.
-    pub(crate) fn intended_grant(&self, policy: &Grant) -> Vec<String> {
+    pub fn intended_grant(&self, policy: &Grant) -> Vec<String> {
         let Some(manifest) = &self.manifest else {
             return Vec::new();
         };
@@ -147,13 +147,13 @@ impl Session {
     }
 
     /// Sets the grant in force and derives the feature sets it leaves enabled.
-    pub(crate) fn set_granted(&mut self, granted: Vec<String>) {
+    pub fn set_granted(&mut self, granted: Vec<String>) {
         self.granted = granted;
         self.rederive();
     }
 
     /// Derives the feature sets again (after a grant or a manifest change).
-    pub(crate) fn rederive(&mut self) {
+    pub fn rederive(&mut self) {
         let policy = Policy {
             grant: self.grant(),
             enabled: None,
@@ -166,7 +166,7 @@ impl Session {
     }
 
     /// Falls back to plain MCP: nothing is granted, no push or hint counts.
-    pub(crate) fn fall_back_to_mcp(&mut self) {
+    pub fn fall_back_to_mcp(&mut self) {
         self.mcp_only = true;
         self.receipt = None;
         self.set_granted(Vec::new());

@@ -12,8 +12,8 @@
 //! rather than a made-up answer. **\[project\]** At most [`MAX_INPUT_ROUNDS`] retries per
 //! call: a server that keeps asking ends with [`LinkError::InputRounds`], never a hang.
 
-use super::super::error::LinkError;
 use super::elicit::unattended;
+use super::error::LinkError;
 use mcpl_protocol::client_features::{ElicitAction, ElicitParams, ElicitResult};
 use mcpl_protocol::jsonrpc::{RawValue, member, to_raw};
 use mcpl_protocol::method::Elicit;
@@ -29,7 +29,7 @@ const INPUT_REQUIRED: &str = "input_required";
 
 /// What to do with a modern result.
 #[derive(Debug, Clone)]
-pub(crate) enum Verdict {
+pub enum Verdict {
     /// The request's final answer (`resultType` `complete`, or absent: MCP
     /// `basic/index.md` says to read an absent one as `complete`).
     Final,
@@ -58,7 +58,7 @@ struct InputRequired {
 
 /// Reads `result`, the answer to `method` sent with `params` (unstamped) after `rounds`
 /// retries.
-pub(crate) fn read(
+pub fn read(
     method: &'static str,
     params: Option<&RawValue>,
     result: &RawValue,

@@ -43,7 +43,7 @@
 //! `initialize` is forgotten, and the next connection probes afresh (versioning: "re-probing
 //! if the cached assumption later fails").
 
-use super::super::error::LinkError;
+use super::error::LinkError;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, RawValue, decode_result, to_raw};
 use mcpl_protocol::mcp::{
     ClientCapabilities, Implementation, InitializeResult, ServerCapabilities, ServerExperimental,
@@ -120,7 +120,7 @@ pub enum Era {
 
 /// What the probe's answer says.
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Probe {
+pub enum Probe {
     /// A modern server: its discovery, as the session's `initialize` result would say it
     /// (the version this host will send, its capabilities, `serverInfo`, instructions).
     Modern(Box<InitializeResult>),
@@ -156,7 +156,7 @@ struct Discovered {
 
 /// Reads the probe's outcome (module docs) for a link configured `policy`: only `auto`
 /// sends a dual-era MCPL server on to `initialize` (`modern` asked for the modern era).
-pub(crate) fn read_probe(outcome: Result<Box<RawValue>, LinkError>, policy: EraPolicy) -> Probe {
+pub fn read_probe(outcome: Result<Box<RawValue>, LinkError>, policy: EraPolicy) -> Probe {
     let result = match outcome {
         Ok(result) => result,
         Err(LinkError::Server { error, .. }) if is_modern_error(error.code) => {
@@ -234,7 +234,7 @@ pub(crate) fn read_probe(outcome: Result<Box<RawValue>, LinkError>, policy: EraP
 
 /// What a -32022's `data.supported` offers this host.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Supported {
+pub enum Supported {
     /// A modern version this host speaks (the newest of them).
     Modern(String),
     /// Only legacy versions this host speaks (`initialize` can go on with them).
@@ -249,7 +249,7 @@ const SUPPORTED_READ_LIMIT: usize = 64;
 
 /// Reads an `UnsupportedProtocolVersionError`'s `data.supported` (liberally: entries that
 /// are no strings are skipped) for a version this host speaks, modern first.
-pub(crate) fn supported_choice(error: &ErrorObject) -> Supported {
+pub fn supported_choice(error: &ErrorObject) -> Supported {
     if error.code != ErrorCode::UNSUPPORTED_PROTOCOL_VERSION {
         return Supported::Nothing;
     }
@@ -283,7 +283,7 @@ pub(crate) fn supported_choice(error: &ErrorObject) -> Supported {
 
 /// The modern era's own error codes (MCP `basic/index.md`, "Error Codes"): what a client
 /// recognizes as a modern server's answer.
-pub(crate) fn is_modern_error(code: ErrorCode) -> bool {
+pub fn is_modern_error(code: ErrorCode) -> bool {
     matches!(
         code,
         ErrorCode::HEADER_MISMATCH
@@ -295,13 +295,13 @@ pub(crate) fn is_modern_error(code: ErrorCode) -> bool {
 /// What every modern request of a link says of the host in `_meta` (MCP `basic/index.md`,
 /// "Per-request protocol fields").
 #[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Stamp {
+pub struct Stamp {
     /// `io.modelcontextprotocol/protocolVersion`.
-    pub(crate) version: String,
+    pub version: String,
     /// `io.modelcontextprotocol/clientInfo` (a SHOULD on every request).
-    pub(crate) client_info: Implementation,
+    pub client_info: Implementation,
     /// `io.modelcontextprotocol/clientCapabilities`.
-    pub(crate) capabilities: ClientCapabilities,
+    pub capabilities: ClientCapabilities,
 }
 
 impl Stamp {
@@ -318,7 +318,7 @@ impl Stamp {
     ///
     /// `mcpl`: the host declares `extensions["mcpl/core"]` (the stateless profile,
     /// `profile.rs`; a host that does not advertise tool hints does not).
-    pub(crate) fn new(client_info: Implementation, mcpl: bool) -> Self {
+    pub fn new(client_info: Implementation, mcpl: bool) -> Self {
         let mut other = Map::new();
         other.insert("elicitation".to_owned(), serde_json::json!({ "form": {} }));
         if mcpl {
@@ -340,7 +340,7 @@ impl Stamp {
     /// `params` with the per-request keys in its `_meta` (what `_meta` held is kept, and
     /// so are the other params). Params that are not an object (no MCP request has such)
     /// are replaced by an object holding only `_meta`.
-    pub(crate) fn apply(&self, params: Option<&RawValue>) -> Box<RawValue> {
+    pub fn apply(&self, params: Option<&RawValue>) -> Box<RawValue> {
         let mut object = params
             .and_then(|p| serde_json::from_str::<Map<String, Value>>(p.get()).ok())
             .unwrap_or_default();

@@ -1,6 +1,6 @@
 //! A server's `elicitation/create`, answered with nobody to ask.
 //!
-//! **[project]** The host does not declare the `elicitation` capability: it has no person
+//! **\[project\]** The host does not declare the `elicitation` capability: it has no person
 //! to put a form to in the middle of a call, and an agent answering for one would be
 //! making up consent. Servers built on some SDKs ask anyway (the official Python SDK's
 //! `ctx.elicit` sends without looking at the capability), and a -32601 there fails a tool
@@ -16,7 +16,7 @@ use mcpl_protocol::client_features::{ElicitAction, ElicitParams, ElicitResult};
 use serde_json::{Map, Value};
 
 /// The answer given to `params`, and why, in words for a log line.
-pub(crate) fn unattended(params: &ElicitParams) -> (ElicitResult, &'static str) {
+pub fn unattended(params: &ElicitParams) -> (ElicitResult, &'static str) {
     let decline = |why| {
         (
             ElicitResult {

@@ -1,5 +1,5 @@
 //! [`LinkCore`]: one connection's rules, sans I/O (quinn-proto style). No runtime, no
-//! transport, no clock: the driver (the [`super::ServerLink`] actor) feeds it what it
+//! transport, no clock: the driver (`mcpl_host::link::ServerLink`, an actor) feeds it what it
 //! read and the time (`now`), and carries out what it polls — messages to write
 //! ([`LinkCore::poll_transmit`]), outcomes for waiters and messages for the driver to act
 //! on ([`LinkCore::poll_event`]), and the one deadline to wake it at
@@ -12,8 +12,17 @@
 //! applies: a probe's answer (`era.rs`), a `tools/list` page (`decode.rs`), a modern
 //! result asking for input (`mrtr.rs`), an elicitation answered unattended (`elicit.rs`).
 //!
+//! **Its own crate** (issue #38): the core is in `mcpl-host-core`, which depends on no
+//! runtime, actor framework or transport, so the build keeps it pure; the driver is in
+//! `mcpl-host`. What the driver calls is therefore `pub` (it was `pub(crate)` beside it);
+//! the modules only the driver reads (`decode`, `elicit`, `grant`, `handshake`, `paging`,
+//! `profile`, `push`, `session`) are `#[doc(hidden)]`: the driver's interface, not an API.
+//! `mcpl_host::link` re-exports what is public ([`Era`], [`EraPolicy`], [`LinkPhase`],
+//! [`error::LinkError`], …).
+//!
 //! | file | what |
 //! |---|---|
+//! | `error` | [`error::LinkError`], [`error::DisconnectReason`]: what a request or a connection ends with, by who is at fault, mapped to JSON-RPC codes in one place |
 //! | `phase` | [`LinkPhase`]: where a link is, one word |
 //! | `push` | a `push/event` admitted or refused by the grant; a retry told from another event |
 //! | `session` | [`session::Stage`], [`session::Session`]: the handshake stage, the grant in force |
@@ -27,25 +36,34 @@
 //! | `elicit` | `elicitation/create` answered with nobody to ask |
 //! | `profile` | RFC-014's stateless profile on a modern server: the request keys, the stamped view fed what is read, handed on as legacy hints |
 
-pub(crate) mod decode;
-pub(crate) mod elicit;
-pub(crate) mod era;
-pub(crate) mod grant;
-pub(crate) mod handshake;
-pub(crate) mod mrtr;
-pub(crate) mod paging;
-pub(crate) mod pending;
-pub(crate) mod phase;
-pub(crate) mod profile;
-pub(crate) mod push;
-pub(crate) mod session;
+#[doc(hidden)]
+pub mod decode;
+#[doc(hidden)]
+pub mod elicit;
+pub mod era;
+pub mod error;
+#[doc(hidden)]
+pub mod grant;
+#[doc(hidden)]
+pub mod handshake;
+pub mod mrtr;
+#[doc(hidden)]
+pub mod paging;
+pub mod pending;
+pub mod phase;
+#[doc(hidden)]
+pub mod profile;
+#[doc(hidden)]
+pub mod push;
+#[doc(hidden)]
+pub mod session;
 
 #[cfg(test)]
 mod tests;
 
-use super::error::LinkError;
 use decode::tools_page;
 use era::{Era, EraPolicy, Stamp, Supported, supported_choice};
+use error::LinkError;
 use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::jsonrpc::to_raw;
 use mcpl_protocol::mcp::CancelledParams;
@@ -64,7 +82,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// What the core hands its driver, in order.
-pub(crate) enum CoreEvent<C, R> {
+pub enum CoreEvent<C, R> {
     /// A request's outcome, for its waiter.
     Completed {
         /// Who waits.
@@ -127,7 +145,7 @@ pub(crate) enum CoreEvent<C, R> {
 
 /// How the session opens on this connection (`era.rs`): the probe, unless the link
 /// speaks only legacy or found the server legacy before.
-pub(crate) fn opens_with_probe(policy: EraPolicy, found: Option<Era>) -> bool {
+pub fn opens_with_probe(policy: EraPolicy, found: Option<Era>) -> bool {
     !matches!(
         (policy, found),
         (EraPolicy::Legacy, _) | (EraPolicy::Auto, Some(Era::Legacy))
@@ -136,37 +154,37 @@ pub(crate) fn opens_with_probe(policy: EraPolicy, found: Option<Era>) -> bool {
 
 /// What a connection's core is told of the link's configuration.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct CoreConfig {
+pub struct CoreConfig {
     /// How many timed-out request ids it remembers.
-    pub(crate) timed_out_capacity: usize,
+    pub timed_out_capacity: usize,
     /// How long one of its own requests (a listing's page) waits.
-    pub(crate) request_timeout: Duration,
+    pub request_timeout: Duration,
     /// A failed listing's first retry delay, doubled per failure in a row, at most `retry_max`.
-    pub(crate) retry_initial: Duration,
+    pub retry_initial: Duration,
     /// The longest retry delay.
-    pub(crate) retry_max: Duration,
+    pub retry_max: Duration,
 }
 
 /// One connection's rules. `C`: how a caller is answered; `R`: how a caller waiting for a
 /// listing is answered (both the driver's business).
-pub(crate) struct LinkCore<C, R> {
+pub struct LinkCore<C, R> {
     /// Which connection this is: 1 for the first that connected, +1 for each after.
-    pub(crate) epoch: u64,
+    pub epoch: u64,
     /// Whether the transport delivers in the order the server wrote.
-    pub(crate) ordered: bool,
+    pub ordered: bool,
     /// How far the handshake has come: the connection's one phase enum.
-    pub(crate) stage: Stage,
+    pub stage: Stage,
     /// What every request says of the host in `_meta` while the connection is (or may be)
     /// modern: set for the probe, kept for a modern server, dropped on falling back.
-    pub(crate) stamp: Option<Stamp>,
+    pub stamp: Option<Stamp>,
     /// What every request carries under the stateless profile (`profile.rs`), on a modern
     /// connection whose server hints this host's requests.
-    pub(crate) hinted: Option<profile::Hinted>,
+    pub hinted: Option<profile::Hinted>,
     /// The probe's stamp, kept when the link fell back to `initialize`, for a probe's
     /// answer that comes late (`late_discovery`).
-    pub(crate) fell_back: Option<Stamp>,
-    pub(crate) pending: PendingTable<C>,
-    pub(crate) refresh: Refresh<R>,
+    pub fell_back: Option<Stamp>,
+    pub pending: PendingTable<C>,
+    pub refresh: Refresh<R>,
     config: CoreConfig,
     transmit: VecDeque<Message>,
     events: VecDeque<CoreEvent<C, R>>,
@@ -174,7 +192,7 @@ pub(crate) struct LinkCore<C, R> {
 
 impl<C, R> LinkCore<C, R> {
     /// A fresh connection, about to open its session.
-    pub(crate) fn new(epoch: u64, ordered: bool, config: CoreConfig) -> Self {
+    pub fn new(epoch: u64, ordered: bool, config: CoreConfig) -> Self {
         LinkCore {
             epoch,
             ordered,
@@ -191,7 +209,7 @@ impl<C, R> LinkCore<C, R> {
     }
 
     /// Where the connection is.
-    pub(crate) fn phase(&self) -> LinkPhase {
+    pub fn phase(&self) -> LinkPhase {
         match self.stage {
             Stage::AwaitingDiscoverResult => LinkPhase::AwaitingDiscoverResult,
             Stage::AwaitingInitializeResult => LinkPhase::AwaitingInitializeResult,
@@ -201,34 +219,34 @@ impl<C, R> LinkCore<C, R> {
     }
 
     /// The session, once `initialize` was accepted.
-    pub(crate) fn session(&self) -> Option<&Session> {
+    pub fn session(&self) -> Option<&Session> {
         match &self.stage {
             Stage::AwaitingDiscoverResult | Stage::AwaitingInitializeResult => None,
             Stage::AwaitingGrantReceipt(s) | Stage::Ready(s) => Some(s),
         }
     }
 
-    pub(crate) fn session_mut(&mut self) -> Option<&mut Session> {
+    pub fn session_mut(&mut self) -> Option<&mut Session> {
         match &mut self.stage {
             Stage::AwaitingDiscoverResult | Stage::AwaitingInitializeResult => None,
             Stage::AwaitingGrantReceipt(s) | Stage::Ready(s) => Some(s),
         }
     }
 
-    pub(crate) fn is_ready(&self) -> bool {
+    pub fn is_ready(&self) -> bool {
         matches!(self.stage, Stage::Ready(_))
     }
 
     /// Whether a request is stopped with `notifications/cancelled`: not on a modern
     /// Streamable HTTP connection, where that era defines no client notification (closing
     /// the answer is the cancellation, MCP 2026-07-28 "Cancellation").
-    pub(crate) fn cancels_by_notification(&self) -> bool {
+    pub fn cancels_by_notification(&self) -> bool {
         self.stamp.is_none() || self.ordered
     }
 
     /// A modern connection takes `version` for its requests from now on (the server
     /// refused the one it had, listing this one): false on a legacy connection.
-    pub(crate) fn adopt_version(&mut self, version: &str) -> bool {
+    pub fn adopt_version(&mut self, version: &str) -> bool {
         let Some(stamp) = &mut self.stamp else {
             return false;
         };
@@ -242,7 +260,7 @@ impl<C, R> LinkCore<C, R> {
     /// Sends a request with params as JSON text, stamped with the era's `_meta` on a
     /// connection that is (or may be) modern; it waits `timeout` from `now` (none: for as
     /// long as the connection lives). Returns its id.
-    pub(crate) fn send_request(
+    pub fn send_request(
         &mut self,
         method: &'static str,
         params: Option<&RawValue>,
@@ -265,18 +283,18 @@ impl<C, R> LinkCore<C, R> {
     }
 
     /// Queues a notification.
-    pub(crate) fn send_notification<M: NotificationMethod>(&mut self, params: &M::Params) {
+    pub fn send_notification<M: NotificationMethod>(&mut self, params: &M::Params) {
         self.send(Message::Notification(Notification::new::<M>(params)));
     }
 
     /// Queues a message (an answer to the server's request, say) behind what is queued.
-    pub(crate) fn send(&mut self, message: Message) {
+    pub fn send(&mut self, message: Message) {
         self.transmit.push_back(message);
     }
 
     /// A message read (the tap has seen it): a response goes to its waiter (or is noted
     /// late or unknown); a request or notification is handed to the driver.
-    pub(crate) fn handle_read(&mut self, message: Message, now: Instant) {
+    pub fn handle_read(&mut self, message: Message, now: Instant) {
         let response = match message {
             Message::Response(response) => response,
             Message::Request(r) => return self.events.push_back(CoreEvent::Request(r)),
@@ -354,7 +372,7 @@ impl<C, R> LinkCore<C, R> {
     /// Something unreadable that carries `id` arrived: meant as that request's response,
     /// it fails the request now rather than letting it time out. True when the id was one
     /// of ours (awaited or timed out): then nothing is to be answered.
-    pub(crate) fn handle_malformed(&mut self, id: &Id, detail: &str, now: Instant) -> bool {
+    pub fn handle_malformed(&mut self, id: &Id, detail: &str, now: Instant) -> bool {
         if let Some(pending) = self.pending.take(id) {
             let error = LinkError::MalformedResponse {
                 method: pending.method,
@@ -372,7 +390,7 @@ impl<C, R> LinkCore<C, R> {
     /// nor is the era probe, which a legacy server may not know (it goes on to
     /// `initialize`); nor anything on modern Streamable HTTP
     /// ([`LinkCore::cancels_by_notification`]).
-    pub(crate) fn handle_timeout(&mut self, now: Instant) {
+    pub fn handle_timeout(&mut self, now: Instant) {
         for (
             id,
             Pending {
@@ -472,7 +490,7 @@ impl<C, R> LinkCore<C, R> {
     }
 
     /// Sends a modern request's round (its first, or a retry).
-    pub(crate) fn send_round(&mut self, round: Box<InputRound<C>>, now: Instant) {
+    pub fn send_round(&mut self, round: Box<InputRound<C>>, now: Instant) {
         let (method, timeout) = (round.method, round.timeout);
         let params = round.params.clone();
         self.send_request(method, Some(&params), Waiter::Input(round), timeout, now);
@@ -481,7 +499,7 @@ impl<C, R> LinkCore<C, R> {
     /// Lists the tools (every page), now or after the listing under way; `reply` waits for
     /// the whole list. `list_changed`: because the server said its list changed. Only a
     /// Ready connection lists: otherwise `reply` is handed back.
-    pub(crate) fn list_tools(
+    pub fn list_tools(
         &mut self,
         reply: Option<R>,
         list_changed: bool,
@@ -553,24 +571,24 @@ impl<C, R> LinkCore<C, R> {
     }
 
     /// The connection went: every waiter, requests' oldest first, then the listings'.
-    pub(crate) fn close(&mut self) -> (Vec<Pending<C>>, Vec<R>) {
+    pub fn close(&mut self) -> (Vec<Pending<C>>, Vec<R>) {
         self.transmit.clear();
         self.events.clear();
         (self.pending.drain(), self.refresh.take_all())
     }
 
     /// The next message to write.
-    pub(crate) fn poll_transmit(&mut self) -> Option<Message> {
+    pub fn poll_transmit(&mut self) -> Option<Message> {
         self.transmit.pop_front()
     }
 
     /// The next thing for the driver to act on.
-    pub(crate) fn poll_event(&mut self) -> Option<CoreEvent<C, R>> {
+    pub fn poll_event(&mut self) -> Option<CoreEvent<C, R>> {
         self.events.pop_front()
     }
 
     /// When [`LinkCore::handle_timeout`] is next due.
-    pub(crate) fn poll_timeout(&self) -> Option<Instant> {
+    pub fn poll_timeout(&self) -> Option<Instant> {
         self.pending.next_deadline()
     }
 }

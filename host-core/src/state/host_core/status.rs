@@ -48,7 +48,7 @@ pub struct ServerStatus {
     /// handshake completes, and before the first attempt ends.
     pub down_because: Option<String>,
     /// The most messages the server's link had read and the host had not yet handled, at
-    /// once: bounded by the link's [`crate::link::ReadGate`] (plus the few one read
+    /// once: bounded by the link's `mcpl_host::link::ReadGate` (plus the few one read
     /// becomes), however fast the server writes.
     pub read_ahead_peak: usize,
 }

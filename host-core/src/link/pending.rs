@@ -37,7 +37,7 @@ pub struct Answered {
 
 /// Who is waiting for a response. `C` is how a caller is answered (the driver's business:
 /// a closure replying on a channel); every other waiter is one of the link's own steps.
-pub(crate) enum Waiter<C> {
+pub enum Waiter<C> {
     /// A caller.
     Caller(C),
     /// The handshake's `initialize`.
@@ -65,31 +65,31 @@ pub(crate) enum Waiter<C> {
 }
 
 /// A caller's request to a modern server, between its rounds.
-pub(crate) struct InputRound<C> {
-    pub(crate) method: &'static str,
+pub struct InputRound<C> {
+    pub method: &'static str,
     /// The params as the caller gave them (the link stamps `_meta` on each send).
-    pub(crate) params: Box<RawValue>,
+    pub params: Box<RawValue>,
     /// Retries made so far.
-    pub(crate) rounds: u32,
+    pub rounds: u32,
     /// Whether it was sent again after the server refused its protocol version (-32022):
     /// that is done once (`era.rs`, "A version refused").
-    pub(crate) version_retried: bool,
-    pub(crate) timeout: Option<Duration>,
-    pub(crate) reply: C,
+    pub version_retried: bool,
+    pub timeout: Option<Duration>,
+    pub reply: C,
 }
 
 /// A request in flight.
-pub(crate) struct Pending<C> {
-    pub(crate) method: &'static str,
-    pub(crate) waiter: Waiter<C>,
+pub struct Pending<C> {
+    pub method: &'static str,
+    pub waiter: Waiter<C>,
     /// How long it may wait (`Duration::MAX`: for as long as the connection lives).
-    pub(crate) timeout: Duration,
+    pub timeout: Duration,
     /// When it times out; none when it does not.
-    pub(crate) deadline: Option<Instant>,
+    pub deadline: Option<Instant>,
 }
 
 /// The table.
-pub(crate) struct PendingTable<C> {
+pub struct PendingTable<C> {
     next: i64,
     awaited: HashMap<i64, Pending<C>>,
     timed_out: BTreeMap<i64, &'static str>,
@@ -97,7 +97,7 @@ pub(crate) struct PendingTable<C> {
 }
 
 impl<C> PendingTable<C> {
-    pub(crate) fn new(timed_out_capacity: usize) -> Self {
+    pub fn new(timed_out_capacity: usize) -> Self {
         PendingTable {
             next: 1,
             awaited: HashMap::new(),
@@ -108,7 +108,7 @@ impl<C> PendingTable<C> {
 
     /// Awaits a request sent `now` that may wait `timeout` (none: for as long as the
     /// connection lives); returns the id it takes.
-    pub(crate) fn insert(
+    pub fn insert(
         &mut self,
         method: &'static str,
         waiter: Waiter<C>,
@@ -131,7 +131,7 @@ impl<C> PendingTable<C> {
     }
 
     /// What a response with this id answers, if it answers one of ours.
-    pub(crate) fn answers(&self, id: Option<&Id>) -> Option<Answered> {
+    pub fn answers(&self, id: Option<&Id>) -> Option<Answered> {
         let Some(id @ Id::Number(n)) = id else {
             return None;
         };
@@ -151,19 +151,19 @@ impl<C> PendingTable<C> {
     }
 
     /// Takes an awaited request: its response arrived.
-    pub(crate) fn take(&mut self, id: &Id) -> Option<Pending<C>> {
+    pub fn take(&mut self, id: &Id) -> Option<Pending<C>> {
         let Id::Number(n) = id else { return None };
         self.awaited.remove(n)
     }
 
     /// The earliest deadline of an awaited request.
-    pub(crate) fn next_deadline(&self) -> Option<Instant> {
+    pub fn next_deadline(&self) -> Option<Instant> {
         self.awaited.values().filter_map(|p| p.deadline).min()
     }
 
     /// Moves every awaited request whose deadline is `now` or before to the timed-out
     /// table and returns them, lowest id first.
-    pub(crate) fn expire(&mut self, now: Instant) -> Vec<(i64, Pending<C>)> {
+    pub fn expire(&mut self, now: Instant) -> Vec<(i64, Pending<C>)> {
         let mut due: Vec<i64> = self
             .awaited
             .iter()
@@ -191,7 +191,7 @@ impl<C> PendingTable<C> {
     /// Stops awaiting every request of `method` (no waiter is answered): each moves to the
     /// timed-out table, so its answer is still recognised, read and dropped. Returns how
     /// many.
-    pub(crate) fn abandon(&mut self, method: &'static str) -> usize {
+    pub fn abandon(&mut self, method: &'static str) -> usize {
         let ids: Vec<i64> = self
             .awaited
             .iter()
@@ -205,13 +205,13 @@ impl<C> PendingTable<C> {
     }
 
     /// Forgets a timed-out request whose late response arrived; returns its method.
-    pub(crate) fn take_late(&mut self, id: &Id) -> Option<&'static str> {
+    pub fn take_late(&mut self, id: &Id) -> Option<&'static str> {
         let Id::Number(n) = id else { return None };
         self.timed_out.remove(n)
     }
 
     /// Everything awaited, oldest first, leaving the table empty (the connection went).
-    pub(crate) fn drain(&mut self) -> Vec<Pending<C>> {
+    pub fn drain(&mut self) -> Vec<Pending<C>> {
         self.timed_out.clear();
         let mut all: Vec<_> = self.awaited.drain().collect();
         all.sort_by_key(|(id, _)| *id);
@@ -221,7 +221,7 @@ impl<C> PendingTable<C> {
     /// Gives the link's own tools listing's awaited pages `grace` from `now` at most:
     /// something unreadable arrived, which may have been one's answer. Returns how many
     /// deadlines came nearer.
-    pub(crate) fn hasten_listing(&mut self, grace: Duration, now: Instant) -> usize {
+    pub fn hasten_listing(&mut self, grace: Duration, now: Instant) -> usize {
         let mut hastened = 0;
         for pending in self.awaited.values_mut() {
             if matches!(pending.waiter, Waiter::ToolsPage) && pending.timeout > grace {
@@ -234,7 +234,7 @@ impl<C> PendingTable<C> {
     }
 
     /// How many requests are awaited.
-    pub(crate) fn awaited_len(&self) -> usize {
+    pub fn awaited_len(&self) -> usize {
         self.awaited.len()
     }
 }

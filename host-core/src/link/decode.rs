@@ -5,7 +5,7 @@
 //! ([`decode`]): a `tools/list` page's schemas are built as they are read,
 //! never rebuilt from a `Value` tree (issue #13 item 9, which this module once worked around).
 
-use super::super::error::LinkError;
+use super::error::LinkError;
 use mcpl_protocol::jsonrpc::{RawValue, decode_result, member};
 use mcpl_protocol::mcp::{ListToolsResult, Tool};
 use mcpl_protocol::meta::Meta;
@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 
 /// Decodes a result by its method's type, straight from its text; a mismatch is the
 /// server's fault.
-pub(crate) fn decode<T: DeserializeOwned>(
+pub fn decode<T: DeserializeOwned>(
     method: &'static str,
     result: &RawValue,
 ) -> Result<T, LinkError> {
@@ -26,7 +26,7 @@ pub(crate) fn decode<T: DeserializeOwned>(
 }
 
 /// A `tools/list` page as read: its tools, and the names of those left out.
-pub(crate) struct ToolsPage {
+pub struct ToolsPage {
     /// The page as a whole, with only the tools that decoded.
     pub page: ListToolsResult,
     /// The tools that nest too deep or do not decode: each by its name, or by its place
@@ -51,7 +51,7 @@ struct RawPage {
 /// MCP does not say what a client does with a tool it cannot read): a tool whose schema
 /// nests past serde_json's limit, or that does not decode, costs only itself. Everything
 /// else on the page is read whole, so a nesting bomb beside the tools still fails it.
-pub(crate) fn tools_page(method: &'static str, result: &RawValue) -> Result<ToolsPage, LinkError> {
+pub fn tools_page(method: &'static str, result: &RawValue) -> Result<ToolsPage, LinkError> {
     let raw: RawPage = decode_result(result).map_err(|e| LinkError::MalformedResult {
         method,
         detail: e.0,
@@ -83,7 +83,7 @@ fn name_of(tool: &RawValue) -> Option<String> {
 /// SPEC §17.4 makes the result the manifest object itself. This project's earlier versions
 /// wrapped it as `{"manifest": {...}}`; such a result (no `version`, an object `manifest`
 /// that has one) is read as what it wraps.
-pub(crate) fn unwrap_legacy(result: Box<RawValue>) -> Box<RawValue> {
+pub fn unwrap_legacy(result: Box<RawValue>) -> Box<RawValue> {
     if member(&result, "version").is_none()
         && let Some(wrapped) = member(&result, "manifest")
         && member(&wrapped, "version").is_some()

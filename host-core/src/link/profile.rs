@@ -40,12 +40,12 @@ use std::collections::{BTreeSet, HashMap};
 
 /// What this host declares under `extensions["mcpl/core"]` (profile §3.1: as legacy
 /// `experimental.mcpl` says it).
-pub(crate) fn declaration() -> Value {
+pub fn declaration() -> Value {
     json!({"version": "0.5", "toolHints": true, "pushEvents": true})
 }
 
 /// The keys a request carries under the profile (profile §3.2), in its `_meta`.
-pub(crate) fn stamp_request(meta: &mut Map<String, Value>, since: u64, grant: &[String]) {
+pub fn stamp_request(meta: &mut Map<String, Value>, since: u64, grant: &[String]) {
     meta.insert(SINCE.to_owned(), Value::from(since));
     meta.insert(GRANT.to_owned(), json!({ "effectiveCapabilities": grant }));
 }
@@ -69,17 +69,17 @@ const MAX_SENT: usize = 4_096;
 /// What one connection's requests carry under the profile, kept by the connection's core:
 /// the link's mark and grant, and the mark each request went out with.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Hinted {
+pub struct Hinted {
     /// The mark to send (the link's [`Profile::since`], as last told).
-    pub(crate) since: u64,
+    pub since: u64,
     /// The grant requests run under (profile §3.2).
-    pub(crate) grant: Vec<String>,
+    pub grant: Vec<String>,
     sent: HashMap<i64, u64>,
 }
 
 impl Hinted {
     /// Stamps request `id`'s params with the profile's keys and remembers its mark.
-    pub(crate) fn stamp(&mut self, id: i64, params: Box<RawValue>) -> Box<RawValue> {
+    pub fn stamp(&mut self, id: i64, params: Box<RawValue>) -> Box<RawValue> {
         if self.sent.len() >= MAX_SENT {
             self.sent.clear();
         }
@@ -88,7 +88,7 @@ impl Hinted {
     }
 
     /// The mark request `id` went out with (forgotten once asked).
-    pub(crate) fn sent(&mut self, id: Option<&mcpl_protocol::Id>) -> Option<u64> {
+    pub fn sent(&mut self, id: Option<&mcpl_protocol::Id>) -> Option<u64> {
         match id? {
             mcpl_protocol::Id::Number(n) => self.sent.remove(n),
             _ => None,
@@ -96,7 +96,7 @@ impl Hinted {
     }
 
     /// What a new connection's requests carry: the link's mark and the grant.
-    pub(crate) fn new(since: u64, grant: Vec<String>) -> Self {
+    pub fn new(since: u64, grant: Vec<String>) -> Self {
         Hinted {
             since,
             grant,
@@ -108,7 +108,7 @@ impl Hinted {
 /// The link's side of the profile: the stamped view, the connection's legacy revs, and its
 /// listen stream's first message.
 #[derive(Debug, Default)]
-pub(crate) struct Profile {
+pub struct Profile {
     view: StampedView,
     /// The last legacy rev handed on on this connection.
     rev: u64,
@@ -118,20 +118,20 @@ pub(crate) struct Profile {
 
 impl Profile {
     /// The mark sent as `mcpl/since`.
-    pub(crate) fn since(&self) -> u64 {
+    pub fn since(&self) -> u64 {
         self.view.since()
     }
 
     /// A new connection: its legacy revs start from 1 (the host core's hint state is
     /// fresh); the view and its mark are kept.
-    pub(crate) fn connected(&mut self) {
+    pub fn connected(&mut self) {
         self.rev = 0;
         self.listen_first = None;
     }
 
     /// The listen stream opened with the mark `since` was acknowledged with `mcpl/hints`:
     /// its first message is a complete answer since that mark.
-    pub(crate) fn listen_acknowledged(&mut self, since: u64) {
+    pub fn listen_acknowledged(&mut self, since: u64) {
         self.listen_first = Some(since);
     }
 
@@ -139,7 +139,7 @@ impl Profile {
     /// each entry ignored. `answers`: the method a response answers, and the mark its
     /// request went out with. `tools`: the connection's listed tools (a tool's toolset,
     /// for tombstones).
-    pub(crate) fn read(
+    pub fn read(
         &mut self,
         message: mcpl_protocol::Message,
         answers: Option<(&str, Option<u64>)>,

@@ -9,7 +9,7 @@
 //! | [`catalog`] | one server's tools: whether hints count, static vs dynamic, declared toolsets, undeclared groups, the model's tool list and its boundaries, manifest changes | §2, §3, §4.1, §4.4 |
 //! | [`view`] | [`ServerView`]: one server as presentation reads it (catalog, hint state, policy, `pushEvents` grant); markers; what is open and usable now | §6 |
 //! | [`tool_policy`] | per-server allow/deny lists with `*` | §6 |
-//! | [`presenter`] | what the agent is told, once: markers, announcements on results, after pushes or as notices, reminders, ended ids told (persisted by the Host's [`crate::host::ToldStore`]: no I/O in this module) | §4.3, §6, §7 |
+//! | [`presenter`] | what the agent is told, once: markers, announcements on results, after pushes or as notices, reminders, ended ids told (persisted by the Host's `mcpl_host::host::ToldStore`: no I/O in this module) | §4.3, §6, §7 |
 //! | [`conversation`] | the messages the agent was shown, its context window, and the model's tool list | §6 |
 //! | [`meta_tools`] | `toolsets--open/act/look/close` and direct `server--tool` calls, planned | §4.2, §4.4, §4.5, §6 |
 //! | [`args_check`] | `act`'s bounded argument check (depth 24, 5,000 steps, no regex) | §6, §7 |
@@ -58,7 +58,7 @@
 //!
 //! # Wiring the agent's side (what [`HostCore`] does)
 //!
-//! [`HostCore`] is this wiring, in code; the actor [`crate::host::Host`] feeds it what the
+//! [`HostCore`] is this wiring, in code; the actor `mcpl_host::host::Host` feeds it what the
 //! links tell and the agent asks, and carries out its [`Action`]s (its module doc says how
 //! read order is kept between the link's tap and the Host's mailbox).
 //!
@@ -100,7 +100,10 @@ pub mod keys;
 pub mod meta_tools;
 pub mod output;
 pub mod presenter;
-pub(crate) mod seen_ids;
+// `pub` (it was `pub(crate)`) for the link actor in `mcpl-host`, which keeps the admitted
+// push ids across connections; hidden: the driver's interface, not an API.
+#[doc(hidden)]
+pub mod seen_ids;
 pub mod stamped;
 pub mod tool_policy;
 pub mod view;

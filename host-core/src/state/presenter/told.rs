@@ -1,5 +1,5 @@
 //! The ended-record ids already told to the agent, per server (§4.3, vector 13: told once
-//! per id across reconnects and restarts). Pure; [`super::told_store`] persists it.
+//! per id across reconnects and restarts). Pure; `mcpl_host::host::ToldStore` persists it.
 //!
 //! Also the ends told **without** an id (a server that says a close without `ended`, or an
 //! end it recorded only later): each is kept by its instance until a record for that

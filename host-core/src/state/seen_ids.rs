@@ -12,13 +12,13 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet, VecDeque};
 
 /// The longest event id kept as it is; a longer one is kept as its digest.
-pub(crate) const KEPT_ID_BYTES: usize = 64;
+pub const KEPT_ID_BYTES: usize = 64;
 
 /// What the host keeps of an event id (issue #36 item 3: a 1 MiB id kept whole in several
 /// tables cost megabytes each): the id when it is at most [`KEPT_ID_BYTES`] long, otherwise
 /// `sha256:` and the hex of its SHA-256, 71 bytes. A kept id is never as long as a digest,
 /// so the two never meet; two long ids meet only if SHA-256 collides.
-pub(crate) fn event_key(id: &str) -> Cow<'_, str> {
+pub fn event_key(id: &str) -> Cow<'_, str> {
     if id.len() <= KEPT_ID_BYTES {
         return Cow::Borrowed(id);
     }
@@ -33,7 +33,7 @@ pub(crate) fn event_key(id: &str) -> Cow<'_, str> {
 
 /// Remembers up to `capacity` ids (by [`event_key`]), forgetting the oldest first.
 #[derive(Debug, Clone)]
-pub(crate) struct SeenIds {
+pub struct SeenIds {
     set: HashSet<String>,
     order: VecDeque<String>,
     capacity: usize,
@@ -41,7 +41,7 @@ pub(crate) struct SeenIds {
 
 impl SeenIds {
     /// An empty set holding at most `capacity` ids (at least one).
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub fn new(capacity: usize) -> Self {
         SeenIds {
             set: HashSet::new(),
             order: VecDeque::new(),
@@ -50,12 +50,12 @@ impl SeenIds {
     }
 
     /// True when `id` is remembered.
-    pub(crate) fn contains(&self, id: &str) -> bool {
+    pub fn contains(&self, id: &str) -> bool {
         self.set.contains(event_key(id).as_ref())
     }
 
     /// Records `id`; returns false when it was already there.
-    pub(crate) fn insert(&mut self, id: &str) -> bool {
+    pub fn insert(&mut self, id: &str) -> bool {
         let key = event_key(id);
         if self.set.contains(key.as_ref()) {
             return false;
@@ -74,7 +74,7 @@ impl SeenIds {
 
 /// How a push's id and content compare with the pushes admitted before.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Seen {
+pub enum Seen {
     /// An id not admitted before (or forgotten since).
     New,
     /// The id and content of a push admitted before: a retry (SPEC §9.4).
@@ -86,7 +86,7 @@ pub(crate) enum Seen {
 /// The push ids a link admitted, across its connections, each with a digest of what its
 /// push said; up to `capacity`, the oldest forgotten first.
 #[derive(Debug, Clone)]
-pub(crate) struct SeenEvents {
+pub struct SeenEvents {
     content: HashMap<String, u64>,
     order: VecDeque<String>,
     capacity: usize,
@@ -94,7 +94,7 @@ pub(crate) struct SeenEvents {
 
 impl SeenEvents {
     /// An empty set holding at most `capacity` ids (at least one).
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub fn new(capacity: usize) -> Self {
         SeenEvents {
             content: HashMap::new(),
             order: VecDeque::new(),
@@ -104,7 +104,7 @@ impl SeenEvents {
 
     /// Records that a push with `id` saying `content` (a digest) was admitted, and says how
     /// it compares with what was admitted before; a reused id now stands for this content.
-    pub(crate) fn admit(&mut self, id: &str, content: u64) -> Seen {
+    pub fn admit(&mut self, id: &str, content: u64) -> Seen {
         let key = event_key(id);
         if let Some(before) = self.content.get_mut(key.as_ref()) {
             if *before == content {

@@ -1,6 +1,6 @@
 //! `Presenter`: turns what the hint states and catalogs report into what the agent is
 //! shown (§6 "RFC §8.3"), each change once. Pure and clock-free like the other cores: the
-//! I/O that persists the told ids is the Host's ([`crate::host::ToldStore`]), and this
+//! I/O that persists the told ids is the Host's (`mcpl_host::host::ToldStore`), and this
 //! module gives it their persisted form, [`ToldFile`].
 //!
 //! # What the agent believes
@@ -26,7 +26,7 @@
 //! `pushEvents` grant are not put in the agent's context: the belief still changes and
 //! `look` shows the state. Suggestions are rendered, never acted on (vector 19). Ended
 //! records are told once per id across reconnects and restarts (vector 13): the told ids
-//! are [`ToldIds`], which the Host persists with [`crate::host::ToldStore`] when
+//! are [`ToldIds`], which the Host persists with `mcpl_host::host::ToldStore` when
 //! [`Presenter::take_told_dirty`] says so; an `ended` id on a closed entry counts as told
 //! when that entry is (§4.3).
 //!
@@ -232,7 +232,7 @@ fn dest(cause: &Cause) -> Dest {
 
 impl Presenter {
     /// A presenter that has told the ids in `told` already (load them with
-    /// [`crate::host::ToldStore::load`]).
+    /// `mcpl_host::host::ToldStore::load`).
     pub fn new(config: PresenterConfig, told: ToldIds) -> Self {
         Presenter {
             config,

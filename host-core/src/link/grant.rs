@@ -16,8 +16,8 @@
 //!   the connection so that the handshake starts again: nothing says the server refused.
 //!   A receipt for a policy older than the last one sent is stale and ignored.
 
-use super::super::error::{DisconnectReason, LinkError};
 use super::decode::decode;
+use super::error::{DisconnectReason, LinkError};
 use super::session::Session;
 use mcpl_protocol::ErrorObject;
 use mcpl_protocol::grant::{self, Grant, Refusal};
@@ -26,11 +26,11 @@ use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, FeatureSetsUpdateResult};
 use mcpl_protocol::method::{FeatureSetsUpdate, Method};
 
 /// The receipt's fallback under which a server that refused the grant is closed.
-pub(crate) const FALLBACK_CLOSE: &str = "close";
+pub const FALLBACK_CLOSE: &str = "close";
 
 /// What a `featureSets/update` answer says.
 #[derive(Debug)]
-pub(crate) enum Receipt {
+pub enum Receipt {
     /// The server took the policy.
     Accepted(FeatureSetsUpdateResult),
     /// Refused with `fallback: "close"`.
@@ -46,7 +46,7 @@ pub(crate) enum Receipt {
 }
 
 /// Reads a `featureSets/update` outcome.
-pub(crate) fn read_receipt(outcome: Result<Box<RawValue>, LinkError>) -> Receipt {
+pub fn read_receipt(outcome: Result<Box<RawValue>, LinkError>) -> Receipt {
     match outcome {
         Err(LinkError::Disconnected { .. } | LinkError::Stopped) => Receipt::Gone,
         Err(e @ LinkError::Server { .. }) if matches!(&e, LinkError::Server { error, .. } if error.code == ErrorCode::CONNECTION_CLOSED) => {
@@ -67,7 +67,7 @@ pub(crate) fn read_receipt(outcome: Result<Box<RawValue>, LinkError>) -> Receipt
 
 /// What a receipt did to the session.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Granting {
+pub enum Granting {
     /// The proposed grant is in force.
     InForce,
     /// MCPL is off: the server is served as plain MCP; why, for the log.
@@ -83,15 +83,15 @@ pub(crate) enum Granting {
 
 /// A renegotiation's outcome.
 #[derive(Debug)]
-pub(crate) struct Renegotiation {
+pub struct Renegotiation {
     /// The grant in force was narrowed at once.
-    pub(crate) revoked: bool,
+    pub revoked: bool,
     /// The policy to send, and the grant it proposes; none when nothing changed.
-    pub(crate) request: Option<(FeatureSetsUpdateParams, Vec<String>)>,
+    pub request: Option<(FeatureSetsUpdateParams, Vec<String>)>,
 }
 
 /// Why a handshake request's failure ends the connection.
-pub(crate) fn handshake_failure(method: &'static str, error: LinkError) -> DisconnectReason {
+pub fn handshake_failure(method: &'static str, error: LinkError) -> DisconnectReason {
     match error {
         LinkError::Server { error, .. } => DisconnectReason::HandshakeRejected { method, error },
         LinkError::Timeout { after, .. } => DisconnectReason::HandshakeTimeout { method, after },
@@ -110,7 +110,7 @@ pub(crate) fn handshake_failure(method: &'static str, error: LinkError) -> Disco
 /// rejected with §6.6's -32002 naming it (`model/info` needs `modelInfo`). A method gated
 /// by nothing, or by what the grant allows but this host does not implement, is not found
 /// (-32601); so is every MCPL method on a link that does not speak MCPL.
-pub(crate) fn refusal_of(session: Option<&Session>, method: &str) -> ErrorObject {
+pub fn refusal_of(session: Option<&Session>, method: &str) -> ErrorObject {
     let session = session.filter(|s| s.speaks_mcpl());
     match (session, grant::server_method_capability(method)) {
         (Some(s), Some(capability)) if !s.grant().allows(capability) => Refusal::CapabilityDenied {
@@ -124,7 +124,7 @@ pub(crate) fn refusal_of(session: Option<&Session>, method: &str) -> ErrorObject
 impl Session {
     /// The policy request for the manifest as it now reads under the host's `policy`, and
     /// the grant in it; counts it as the last policy sent.
-    pub(crate) fn policy(&mut self, policy: &Grant) -> (FeatureSetsUpdateParams, Vec<String>) {
+    pub fn policy(&mut self, policy: &Grant) -> (FeatureSetsUpdateParams, Vec<String>) {
         let proposed = self.intended_grant(policy);
         let (denied, disabled) = match &self.manifest {
             Some(m) => (
@@ -151,7 +151,7 @@ impl Session {
     /// The manifest was re-read (§17.5): derives the feature sets again and, when the
     /// grant or the invalid sets changed, makes the policy to send again — revoking at
     /// once, widening only on its receipt (§6.7).
-    pub(crate) fn renegotiate(&mut self, policy: &Grant) -> Renegotiation {
+    pub fn renegotiate(&mut self, policy: &Grant) -> Renegotiation {
         self.rederive();
         let intended = self.intended_grant(policy);
         let invalid: Vec<String> = self
@@ -176,7 +176,7 @@ impl Session {
     }
 
     /// The initial policy's receipt (§5.3): the grant in force, or plain MCP, or the end.
-    pub(crate) fn initial_receipt(&mut self, proposed: Vec<String>, receipt: Receipt) -> Granting {
+    pub fn initial_receipt(&mut self, proposed: Vec<String>, receipt: Receipt) -> Granting {
         match receipt {
             Receipt::Gone => Granting::Ignored,
             Receipt::Lost(e) => Granting::End(handshake_failure(FeatureSetsUpdate::NAME, e)),
@@ -201,12 +201,7 @@ impl Session {
     }
 
     /// A later policy's receipt, for the policy numbered `seq`.
-    pub(crate) fn later_receipt(
-        &mut self,
-        seq: u64,
-        proposed: Vec<String>,
-        receipt: Receipt,
-    ) -> Granting {
+    pub fn later_receipt(&mut self, seq: u64, proposed: Vec<String>, receipt: Receipt) -> Granting {
         if seq != self.policy_seq {
             return Granting::Ignored; // a newer policy was sent since
         }

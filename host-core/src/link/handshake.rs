@@ -12,9 +12,9 @@
 //!   (and a server remembered legacy is probed afresh next time); so does a protocol
 //!   version this host does not speak.
 
-use super::super::error::{DisconnectReason, LinkError};
 use super::decode::decode;
 use super::era::{Era, EraPolicy, Probe, read_probe};
+use super::error::{DisconnectReason, LinkError};
 use super::grant::handshake_failure;
 use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::mcp::{InitializeResult, SUPPORTED_PROTOCOL_VERSIONS, is_supported_version};
@@ -23,7 +23,7 @@ use mcpl_protocol::modern::SERVER_DISCOVER;
 
 /// What follows the probe's answer.
 #[derive(Debug, PartialEq)]
-pub(crate) enum ProbeStep {
+pub enum ProbeStep {
     /// Nothing: the connection went.
     Ignored,
     /// Send the probe again, stamped with this version.
@@ -43,7 +43,7 @@ pub(crate) enum ProbeStep {
 
 /// Decides what follows the probe's answer on a link configured `policy`; `retried`: it
 /// answers the second probe.
-pub(crate) fn probe_step(
+pub fn probe_step(
     outcome: Result<Box<RawValue>, LinkError>,
     retried: bool,
     policy: EraPolicy,
@@ -70,7 +70,7 @@ pub(crate) fn probe_step(
 }
 
 /// Reads `initialize`'s outcome: the result taken, or why the connection ends.
-pub(crate) fn read_initialize(
+pub fn read_initialize(
     outcome: Result<Box<RawValue>, LinkError>,
 ) -> Result<InitializeResult, DisconnectReason> {
     let init: InitializeResult = outcome

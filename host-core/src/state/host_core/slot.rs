@@ -64,7 +64,7 @@ pub struct ServerSlot {
     /// How each connection's hint state behaves; `ordered` is set per connection.
     hint_config: HintConfig,
     /// Why the server is not connected: the last failed attempt's or ended connection's
-    /// cause, plainly ([`crate::link::cause`]); none once a handshake completes.
+    /// cause, plainly (`mcpl_host::link::cause`); none once a handshake completes.
     pub(crate) down_because: Option<String>,
     /// The tools the last `tools/list` left out because they need MCP tasks, each told to
     /// the agent once while it stays left out ([`crate::state::catalog::needs_tasks`]);

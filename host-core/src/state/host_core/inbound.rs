@@ -206,7 +206,7 @@ impl HostCore {
     /// An attempt to connect failed (the link tries again on its own). A link reports
     /// this only while no connection is up; should a connection's state still be here, it
     /// is dropped as at [`Self::disconnected`]: no connection is up.
-    /// `cause`: why, plainly ([`crate::link::cause`]), for the status and the agent.
+    /// `cause`: why, plainly (`mcpl_host::link::cause`), for the status and the agent.
     pub fn connect_failed(&mut self, server: &str, cause: &str) {
         let Some(slot) = index(&self.servers, server).map(|i| &self.servers[i]) else {
             return;

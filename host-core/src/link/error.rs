@@ -1,9 +1,7 @@
 //! Errors, sorted by who is at fault, and the one place they map to JSON-RPC codes.
 
-use super::core::phase::LinkPhase;
+use super::phase::LinkPhase;
 use mcpl_protocol::{ErrorCode, ErrorObject};
-use mcpl_transport::TransportError;
-use std::sync::Arc;
 use std::time::Duration;
 
 /// Why a request through the link failed.
@@ -216,21 +214,6 @@ pub enum DisconnectReason {
     /// The link was shut down.
     #[error("the link was shut down")]
     Shutdown,
-}
-
-/// Why a connection attempt failed (before any handshake).
-#[derive(Debug, Clone, thiserror::Error)]
-#[non_exhaustive]
-pub enum ConnectError {
-    /// The transport could not connect.
-    #[error("could not connect: {0}")]
-    Transport(Arc<TransportError>),
-    /// The attempt took longer than the connect timeout.
-    #[error("no connection within {after:?}")]
-    TimedOut {
-        /// The timeout.
-        after: Duration,
-    },
 }
 
 #[cfg(test)]

@@ -16,8 +16,8 @@
 //!
 //! `R` is how a caller waiting for a listing is answered (the driver's business).
 
-use super::super::error::LinkError;
 use super::decode::ToolsPage;
+use super::error::LinkError;
 use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::method::{ListTools, Method};
@@ -25,10 +25,10 @@ use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// The most pages one listing follows.
-pub(crate) const MAX_PAGES: usize = 10_000;
+pub const MAX_PAGES: usize = 10_000;
 
 /// A connection's refreshes in flight.
-pub(crate) struct Refresh<R> {
+pub struct Refresh<R> {
     listing: Option<Listing<R>>,
     /// Another listing wanted after the current one, and who waits for it.
     queued: Option<Vec<R>>,
@@ -78,7 +78,7 @@ struct Listing<R> {
 
 /// What to do after a page was read.
 #[derive(Debug, PartialEq)]
-pub(crate) enum PageStep {
+pub enum PageStep {
     /// No listing is under way (the page came after its listing ended).
     Stray,
     /// Ask for the page after `cursor`. `left_out`: tools of this page that were unreadable.
@@ -99,7 +99,7 @@ pub(crate) enum PageStep {
 
 /// What to do about a manifest re-read wanted now (SPEC §17.8).
 #[derive(Debug, PartialEq, Eq)]
-pub(crate) enum ManifestStep {
+pub enum ManifestStep {
     /// Nothing now: a read is under way (one more follows it) or one is deferred already.
     Coalesced,
     /// Arm a timer for this long, then call [`Refresh::manifest_timer`] and ask again.
@@ -113,34 +113,34 @@ pub(crate) enum ManifestStep {
 }
 
 /// A listing ended: who to answer and what to tell.
-pub(crate) struct Ended<R> {
+pub struct Ended<R> {
     /// Who waited for it.
-    pub(crate) waiters: Vec<R>,
+    pub waiters: Vec<R>,
     /// The lowest rev its pages named.
-    pub(crate) rev: Option<u64>,
+    pub rev: Option<u64>,
     /// It followed a `list_changed`.
-    pub(crate) list_changed: bool,
+    pub list_changed: bool,
     /// The tools left out.
-    pub(crate) unreadable: Vec<String>,
+    pub unreadable: Vec<String>,
     /// The least `ttlMs` its pages named.
-    pub(crate) ttl_ms: Option<u64>,
+    pub ttl_ms: Option<u64>,
     /// The listing to start next (queued while this one ran): its waiters and whether it
     /// follows a `list_changed`.
-    pub(crate) next: Option<(Vec<R>, bool)>,
+    pub next: Option<(Vec<R>, bool)>,
     /// When none is queued and this one failed where the host needs it: list again after
     /// this delay.
-    pub(crate) retry: Option<Duration>,
+    pub retry: Option<Duration>,
 }
 
 /// A page's `ttlMs`, when it names one as a whole number.
-pub(crate) fn ttl_of(page: &RawValue) -> Option<u64> {
+pub fn ttl_of(page: &RawValue) -> Option<u64> {
     let ttl = mcpl_protocol::jsonrpc::member(page, "ttlMs")?;
     serde_json::from_str::<u64>(ttl.get()).ok()
 }
 
 /// The delay before the next try of a listing that failed `failures` times in a row:
 /// `initial`, doubling, at most `max`.
-pub(crate) fn retry_delay(initial: Duration, max: Duration, failures: u32) -> Duration {
+pub fn retry_delay(initial: Duration, max: Duration, failures: u32) -> Duration {
     let factor = 1u32 << failures.saturating_sub(1).min(16);
     initial.saturating_mul(factor).min(max)
 }
@@ -148,7 +148,7 @@ pub(crate) fn retry_delay(initial: Duration, max: Duration, failures: u32) -> Du
 impl<R> Refresh<R> {
     /// A reason to list: returns the waiters to start a listing with now, or none when one
     /// is under way (then one more is queued after it).
-    pub(crate) fn want(&mut self, reply: Option<R>, list_changed: bool) -> Option<Vec<R>> {
+    pub fn want(&mut self, reply: Option<R>, list_changed: bool) -> Option<Vec<R>> {
         if self.listing.is_some() {
             self.queued.get_or_insert_with(Vec::new).extend(reply);
             self.queued_changed |= list_changed;
@@ -158,7 +158,7 @@ impl<R> Refresh<R> {
     }
 
     /// A listing starts (its first page is asked for).
-    pub(crate) fn begin(&mut self, waiters: Vec<R>, list_changed: bool) {
+    pub fn begin(&mut self, waiters: Vec<R>, list_changed: bool) {
         self.listing = Some(Listing {
             tools: Vec::new(),
             unreadable: Vec::new(),
@@ -171,11 +171,7 @@ impl<R> Refresh<R> {
     }
 
     /// A page read (or its request failed), with the `ttlMs` its result named.
-    pub(crate) fn page(
-        &mut self,
-        page: Result<ToolsPage, LinkError>,
-        ttl: Option<u64>,
-    ) -> PageStep {
+    pub fn page(&mut self, page: Result<ToolsPage, LinkError>, ttl: Option<u64>) -> PageStep {
         let Some(listing) = self.listing.as_mut() else {
             return PageStep::Stray;
         };
@@ -218,7 +214,7 @@ impl<R> Refresh<R> {
 
     /// Ends the listing under way with `outcome`. `first`: no listing completed on this
     /// connection yet; `initial` and `max`: the retry delay's bounds.
-    pub(crate) fn end<T>(
+    pub fn end<T>(
         &mut self,
         outcome: &Result<T, LinkError>,
         first: bool,
@@ -263,7 +259,7 @@ impl<R> Refresh<R> {
     /// one at a time, never more often than once per `min` (SPEC §17.8: the limiter is
     /// the host's); announcements in between are coalesced into one read at the end of the
     /// interval, and counted.
-    pub(crate) fn want_manifest(&mut self, min: Duration, now: Instant) -> ManifestStep {
+    pub fn want_manifest(&mut self, min: Duration, now: Instant) -> ManifestStep {
         if self.manifest_in_flight {
             self.manifest_again = true;
             self.manifest_coalesced += 1;
@@ -288,20 +284,20 @@ impl<R> Refresh<R> {
     }
 
     /// The deferred read's timer fired: the interval is over.
-    pub(crate) fn manifest_timer(&mut self) {
+    pub fn manifest_timer(&mut self) {
         self.manifest_deferred = false;
         self.manifest_last = None;
     }
 
     /// The read under way was answered; true when another is wanted after it.
-    pub(crate) fn manifest_read(&mut self) -> bool {
+    pub fn manifest_read(&mut self) -> bool {
         self.manifest_in_flight = false;
         std::mem::take(&mut self.manifest_again)
     }
 
     /// Everyone waiting, the listing under way and the one queued forgotten (the
     /// connection went).
-    pub(crate) fn take_all(&mut self) -> Vec<R> {
+    pub fn take_all(&mut self) -> Vec<R> {
         let current = self.listing.take().map(|l| l.waiters).unwrap_or_default();
         current
             .into_iter()

@@ -246,7 +246,7 @@ pub enum MetaError {
     NotConnected {
         /// The server.
         server: String,
-        /// Why, plainly, when known ([`crate::link::cause`]).
+        /// Why, plainly, when known (`mcpl_host::link::cause`).
         cause: Option<String>,
     },
 }

@@ -17,7 +17,7 @@ use mcpl_protocol::{ErrorObject, Request};
 /// 3. params that do not decode: -32602;
 /// 4. a feature set not declared: -32003; declared but disabled: -32001; one whose `uses`
 ///    lacks `pushEvents`: -32002, a declaration mismatch (§6.4 rule 2).
-pub(crate) fn admit_push(
+pub fn admit_push(
     session: Option<&Session>,
     ready: bool,
     request: &Request,
@@ -46,7 +46,7 @@ pub(crate) fn admit_push(
 /// A digest of what a push says, to tell a retry from another event under the same id:
 /// everything but its id and what rides along with it (`hints`, `coalesce`, `_meta`). A
 /// retry is the same event, so its `timestamp` ("when the event occurred") is the same too.
-pub(crate) fn content_digest(p: &PushEventParams) -> u64 {
+pub fn content_digest(p: &PushEventParams) -> u64 {
     use std::hash::{Hash, Hasher};
     // SipHash with fixed keys: the same content gives the same digest in this process, and
     // a server that made two of its own events collide could only hide its own event.

@@ -13,6 +13,26 @@ use mcpl_protocol::toolsets::ToolsetsCloseResult;
 use mcpl_protocol::{CallToolResult, Id, Meta, ToolsetState};
 use serde_json::json;
 
+/// The told ids' persisted form, kept in memory: what `mcpl_host`'s `ToldStore` writes to
+/// its file and reads back (its own tests cover the file), so a "restart" here starts from
+/// exactly what a restart reads.
+#[derive(Default)]
+struct Persisted(std::cell::RefCell<Option<String>>);
+
+impl Persisted {
+    fn save(&self, ids: &ToldIds) -> serde_json::Result<()> {
+        *self.0.borrow_mut() = Some(serde_json::to_string(&ids.to_file())?);
+        Ok(())
+    }
+
+    fn load(&self, capacity: usize) -> serde_json::Result<ToldIds> {
+        Ok(match &*self.0.borrow() {
+            None => ToldIds::new(capacity),
+            Some(body) => ToldIds::from_file(serde_json::from_str(body)?, capacity),
+        })
+    }
+}
+
 fn texts(ms: &[AgentMessage]) -> String {
     ms.iter()
         .map(|m| m.text.as_str())
@@ -299,8 +319,7 @@ fn vector_09_an_adoption_after_a_reconnect_tells_nothing_again_and_a_vanished_in
 
 #[test]
 fn vector_13_an_ended_record_is_told_once_across_reconnects_and_a_restart() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = crate::host::ToldStore::new(dir.path());
+    let store = Persisted::default();
     let e1 = ended("e-1", "game", Some("g0"), "White won by 3.5");
     let reconnect =
         |h: &mut Host, open: Option<&str>, ended: &[mcpl_protocol::toolsets::EndedRecord]| {
@@ -375,8 +394,7 @@ fn vector_13_an_ended_record_is_told_once_across_reconnects_and_a_restart() {
 /// id, then (after a reconnect, and after a restart) the server's record of the same end.
 #[test]
 fn boundary_03_an_end_told_without_an_id_is_not_told_again_when_its_record_comes() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = crate::host::ToldStore::new(dir.path());
+    let store = Persisted::default();
     let reconnect = |h: &mut Host, ended: &[mcpl_protocol::toolsets::EndedRecord]| {
         let mut hints = HintState::new(HintConfig::ordered());
         hints.handle_tools_list(&arcade_tools(), 0);
