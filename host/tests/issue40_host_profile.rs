@@ -106,3 +106,180 @@ async fn s10_host_reopens_a_cut_hints_stream_from_its_mark() {
     assert_eq!(again["params"]["notifications"]["mcpl/hints"], true);
     link.send(Shutdown).await.unwrap();
 }
+
+/// A `server/discover` result of the arcade's manifest under the profile (hinting the
+/// probe: a statement at version 1).
+fn arcade_discovered() -> Value {
+    json!({"resultType": "complete", "supportedVersions": ["2026-07-28"],
+        "capabilities": {"tools": {"listChanged": true}, "extensions": {"mcpl/core": arcade_manifest()}},
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "m", "version": "1"},
+                  "mcpl/hints": {"version": 1, "statement": true}},
+        "ttlMs": 0, "cacheScope": "private"})
+}
+
+/// A modern result carrying `hints` (stamped).
+fn hinted_result(mut result: Value, hints: Value) -> Value {
+    result["resultType"] = json!("complete");
+    result["_meta"] = json!({ "mcpl/hints": hints });
+    result
+}
+
+/// Issue #40 item 5, found by the sim (`sim --modern-hints` at chaos 2: every answer lost
+/// on Streamable HTTP started a recovery read): under the profile an answer lost on an
+/// unordered connection is no gap — the next result's delta since the mark carries what it
+/// did (profile §3.3, vector S6) — so the host reads nothing again. Before, the host core
+/// took the profiled link for an unordered legacy one and read `toolsets/list` and
+/// `tools/list` at once (§5.2's rule for a lost answer).
+#[actix::test]
+async fn s06_a_lost_answer_on_an_unordered_profiled_link_is_made_good_by_the_next_delta() {
+    within(async {
+        let mut server = ScriptedServer::bind(Transport::MemoryUnordered).await;
+        let host = start_host(
+            server.connector(Default::default()),
+            Duration::from_millis(250),
+            |s| s.link.era = EraPolicy::Modern,
+        );
+        let mut conn = server.accept_showing_discover().await;
+        let probe = conn.expect_next("server/discover").await;
+        conn.reply(&probe, arcade_discovered()).await;
+        // At connect: the tools, the statement (version 1: the lobby open, seek visible);
+        // the listen stream is acknowledged and then tells nothing (with it open, the
+        // tools are not read again after each call).
+        let (mut listed, mut stated, mut listening) = (false, false, false);
+        while !(listed && stated && listening) {
+            let m = conn.next_request().await;
+            match m["method"].as_str() {
+                Some("tools/list") => {
+                    conn.reply(
+                        &m,
+                        json!({"resultType": "complete", "tools": arcade_tools(),
+                        "ttlMs": 0, "cacheScope": "private", "_meta": {"mcpl/version": 1}}),
+                    )
+                    .await;
+                    listed = true;
+                }
+                Some("toolsets/list") => {
+                    let statement = json!({"version": 1, "statement": true,
+                        "tools": [{"name": "seek", "visible": true, "v": 1}],
+                        "toolsets": [{"toolset": "lobby", "state": "open", "v": 1}]});
+                    let list = json!({"open": [{"toolset": "lobby"}], "ended": []});
+                    conn.reply(&m, hinted_result(list, statement)).await;
+                    stated = true;
+                }
+                Some("subscriptions/listen") => {
+                    conn.notify(
+                        "notifications/subscriptions/acknowledged",
+                        json!({"notifications": {"toolsListChanged": true, "mcpl/hints": true},
+                               "_meta": {"io.modelcontextprotocol/subscriptionId": m["id"]}}),
+                    )
+                    .await;
+                    listening = true;
+                }
+                _ => panic!("unexpected at connect: {m}"),
+            }
+        }
+        hints_until(&host, |h| !h.connecting && !h.recovering).await;
+        // Game g1 opened at version 2.
+        let open = spawn_call(
+            &host,
+            "toolsets--open",
+            json!({"toolset": "game", "instance": "g1"}),
+        );
+        let req = conn.expect_next("toolsets/open").await;
+        assert_eq!(req["params"]["_meta"]["mcpl/since"], 1, "{req}");
+        let opened = json!({"version": 2,
+            "tools": [{"name": "play", "instance": "g1", "visible": true, "v": 2},
+                      {"name": "resign", "instance": "g1", "visible": true, "v": 2}],
+            "toolsets": [{"toolset": "game", "instance": "g1", "state": "open", "v": 2}]});
+        let result = json!({"instance": "g1", "content": [{"type": "text", "text": "g1 opened"}]});
+        conn.reply(&req, hinted_result(result, opened)).await;
+        assert!(!open.await.unwrap().is_error);
+        assert!(is_usable(&host, "play").await);
+        // A move whose answer is lost on its way: the server made it (version 3: play is
+        // no longer visible in g1), the host reads a made-up error.
+        let lost = spawn_call(
+            &host,
+            "toolsets--act",
+            json!({"tool": "play", "instance": "g1", "args": {"move": "D4"}}),
+        );
+        let req = conn.expect_next("tools/call").await;
+        conn.send(json!({"jsonrpc": "2.0", "id": req["id"],
+                         "error": {"code": -32000, "message": "Streamable HTTP: the POST failed"}}))
+            .await;
+        assert!(lost.await.unwrap().is_error);
+        // No read of the state follows: the next request is the agent's next call, sent
+        // with the mark still at 2, and its result's delta carries the lost answer's
+        // change.
+        let next = spawn_call(&host, "arcade--clock", json!({}));
+        let req = conn.next_request().await;
+        assert_eq!(req["method"], "tools/call", "nothing is read again: {req}");
+        assert_eq!(req["params"]["_meta"]["mcpl/since"], 2, "{req}");
+        let delta = json!({"version": 3,
+            "tools": [{"name": "play", "instance": "g1", "visible": false, "v": 3}]});
+        let result = json!({"content": [{"type": "text", "text": "12:00"}]});
+        conn.reply(&req, hinted_result(result, delta)).await;
+        assert_eq!(
+            next.await.unwrap().joined_text().lines().next(),
+            Some("12:00")
+        );
+        assert!(
+            !is_usable(&host, "play").await,
+            "the delta made the lost move good"
+        );
+        let h = hints_until(&host, |h| !h.recovering).await;
+        assert_eq!(h.stats.recoveries, 0, "{h:?}");
+        assert_eq!(conn.count("toolsets/list"), 1);
+        host.stop().await;
+    })
+    .await;
+}
+
+/// Issue #40 item 5, found by the sim (`sim --modern-hints` at chaos 3: a host whose first
+/// stream's answer was lost never had one again): a `mcpl/hints` stream whose answer is
+/// lost before its acknowledgment (the transport's made-up -32000: a POST cut, a server
+/// restarting) is opened again from the mark, after the backoff's first delay; one the
+/// server refuses is not (profile §3.5: the stream is only a wake-up, and a refusal says
+/// the server will not serve it).
+#[actix::test]
+async fn s10_host_opens_again_a_hints_stream_whose_answer_was_lost() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut events) = link(&server);
+    let mut conn = server
+        .accept_showing_discover()
+        .await
+        .with_limit(mcpl_testkit::LIMIT);
+    let probe = conn.expect_next("server/discover").await;
+    conn.reply(&probe, discovered()).await;
+    within(async { while !matches!(events.recv().await.unwrap(), LinkEvent::Connected { .. }) {} })
+        .await;
+    let list = conn.expect_next("tools/list").await;
+    conn.reply(
+        &list,
+        json!({"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "private"}),
+    )
+    .await;
+    let listen = conn.expect_next("subscriptions/listen").await;
+    // Its answer lost on the way, before any acknowledgment.
+    conn.send(json!({"jsonrpc": "2.0", "id": listen["id"],
+                     "error": {"code": -32000, "message": "Streamable HTTP: the POST failed"}}))
+        .await;
+    let again = conn.expect_next("subscriptions/listen").await;
+    assert_eq!(again["params"]["notifications"]["mcpl/hints"], true);
+    // Refused by the server: not opened again; the next request is the agent's own.
+    conn.send(json!({"jsonrpc": "2.0", "id": again["id"],
+                     "error": {"code": -32601, "message": "no such method"}}))
+        .await;
+    let call = link.send(mcpl_host::link::CallTool {
+        name: "t".to_owned(),
+        arguments: None,
+        meta: None,
+        timeout: None,
+    });
+    let call = tokio::spawn(call);
+    let next = conn.next_request().await;
+    assert_eq!(next["method"], "tools/call", "{next}");
+    conn.reply(&next, json!({"resultType": "complete", "content": []}))
+        .await;
+    call.await.unwrap().unwrap().expect("the call is answered");
+    link.send(Shutdown).await.unwrap();
+}

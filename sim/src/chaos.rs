@@ -7,6 +7,12 @@
 //! | 2 (default) | level 1, plus duplicated WebSocket frames (1 %), some delays past the hold window (expiries, recoveries), one mass drop at 40 % of the run and one server restart at 70 % |
 //! | 3 | shorter lives (5 s), more delays and duplicates, a second mass drop |
 //!
+//! The agents on MCP 2026-07-28 with hints (`--modern-hints`, [`crate::load::hinted`]) reach
+//! the arcade through a proxy of their own, with the level's random cuts (their listen
+//! streams with them) and, at levels 2 and 3, **answers lost** ([`answer_loss`]): a request
+//! reached the arcade and was served, and its answer is cut as it starts. Their delivery
+//! delays, mass drops and restarts are the level's.
+//!
 //! Every fault stops at the drain ([`Calm`]), so the end is checked on a quiet run.
 
 use crate::proxy::Faults;
@@ -106,6 +112,18 @@ impl ChaosPlan {
     }
 }
 
+/// The chance, at chaos `level`, that an answer to a hinted modern agent is lost (its
+/// connection cut as the answer starts): none below level 2, 3 % at 2, 8 % at 3.
+/// **\[project\]** Modern requests each have a connection of their own, so this is the
+/// share of requests whose answer is lost.
+pub fn answer_loss(level: u8) -> f64 {
+    match level {
+        0 | 1 => 0.0,
+        2 => 0.03,
+        _ => 0.08,
+    }
+}
+
 /// A switch every fault watches: once calm, nothing is delayed any more.
 #[derive(Debug, Default)]
 pub struct Calm(AtomicBool);
@@ -193,6 +211,8 @@ mod tests {
         let two = ChaosPlan::level(2);
         assert_eq!((two.mass_drops.len(), two.restarts.len()), (1, 1));
         assert_eq!(ChaosPlan::level(9).level, 3);
+        assert_eq!(answer_loss(1), 0.0);
+        assert!(answer_loss(3) > answer_loss(2) && answer_loss(2) > 0.0);
         assert!(
             ChaosPlan::level(3).proxy.unwrap().0.mean_life
                 < ChaosPlan::level(1).proxy.unwrap().0.mean_life

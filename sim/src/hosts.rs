@@ -25,6 +25,10 @@ pub struct LinkKnobs {
     /// Which era of MCP the host speaks to the arcade: legacy (`initialize`, MCPL) by
     /// default; the modern agents' hosts speak MCP 2026-07-28 only ([`crate::agent::modern`]).
     pub era: EraPolicy,
+    /// On the modern era, advertise `toolHints` (the agent's name is a named principal, so
+    /// the arcade serves RFC-014's stateless profile, issue #40); without it a modern host
+    /// is served as a host without hints (RFC-014 §8). Legacy hosts always advertise.
+    pub profile: bool,
 }
 
 impl Default for LinkKnobs {
@@ -34,6 +38,7 @@ impl Default for LinkKnobs {
             backoff_max: Duration::from_secs(2),
             request_timeout: Duration::from_secs(30),
             era: EraPolicy::Legacy,
+            profile: false,
         }
     }
 }
@@ -89,10 +94,10 @@ pub fn start_host_with(
     server.link.request_timeout = knobs.request_timeout;
     server.link.connect_timeout = Duration::from_secs(10);
     server.link.era = knobs.era;
-    // The modern agents play as hosts without hints (RFC-014 §8), through the arcade's
-    // plain tools: they do not declare RFC-014's stateless profile (`mcpl/core`), which
-    // the sim takes up in a later step of issue #40.
-    server.link.advertise_tool_hints = knobs.era != EraPolicy::Modern;
+    // `--modern` agents play as hosts without hints (RFC-014 §8), through the arcade's
+    // plain tools; `--modern-hints` ones declare `mcpl/core` and are served the stateless
+    // profile (issue #40).
+    server.link.advertise_tool_hints = knobs.era != EraPolicy::Modern || knobs.profile;
     let mut config = HostConfig::new(vec![server]);
     if let Some(t) = tweak {
         (t.0)(&mut config);

@@ -17,6 +17,10 @@
 //!    And it spoke modern: the arcade's Streamable HTTP listener handed it at least one
 //!    connection per request the server answered (MCP 2026-07-28 serves each request on a
 //!    connection of its own; a legacy session is one connection for all of them).
+//! 6. **Modern agents with hints** (issue #40): served RFC-014's stateless profile, they
+//!    see what a legacy agent sees, so rules 1–4 are theirs as they are ([`check_all`]
+//!    over their hosts), and they were served the profile
+//!    ([`crate::load::hinted::check_profile`]).
 //!
 //! [`check_all`] runs them at the end of a run; [`check_views`] runs rule 1 alone at a
 //! quiet point in the middle of one (the deterministic mode pauses its agents for it),

@@ -25,7 +25,9 @@
 //!
 //! `--modern N` (or `--modern 20%`) plays that many of the agents on MCP 2026-07-28
 //! ([`agent::modern`]): hosts with no session, served as plain MCP hosts, checked by
-//! [`invariants::check_modern`].
+//! [`invariants::check_modern`]. `--modern-hints N` plays that many on MCP 2026-07-28 with
+//! RFC-014's stateless profile ([`load::hinted`]): scripted agents checked by the legacy
+//! invariants, under their era's chaos (answers lost, calls re-issued, streams cut).
 //!
 //! Agents never read host or server internals: they read the tool list, the transcript
 //! and tool results. The run's checks read the server's truth through a connection of
@@ -37,7 +39,8 @@
 //! cargo run -p sim -- demo [--full] [--seed N] [--out DIR] [--limit SECONDS]
 //! cargo run -p sim [-- --agents N --duration S --seed X --transport ws|http|mixed
 //!                      --chaos LEVEL --json PATH --bot-playouts N --think-ms MS
-//!                      --host-threads N --quiet --surface-agents N --modern N|P%]
+//!                      --host-threads N --quiet --surface-agents N --modern N|P%
+//!                      --modern-hints N|P%]
 //! cargo run -p sim -- --deterministic [--seed X --agents N --duration S --transport …
 //!                      --chaos LEVEL --think-ms MS --trace-out PATH]
 //! ```

@@ -8,6 +8,8 @@
 //! - **Mass drop**: [`Proxy::cut_all`] cuts every connection at once.
 //! - **Duplicated frames** (WebSocket only): a complete server → client text frame is
 //!   sometimes written twice: the host reads the same message twice.
+//! - **Lost answers** ([`start_losing`]): an HTTP answer is cut as it starts, with a
+//!   chance — the request was served, the client reads the end of the stream instead.
 //! - **Upstream**: [`Proxy::set_upstream`] points new connections elsewhere (the arcade's
 //!   new listener after a restart) while the proxy keeps its address.
 
@@ -44,8 +46,19 @@ impl Faults {
 
 /// A proxy on 127.0.0.1:0 forwarding to `upstream` with these faults, its choices seeded.
 pub async fn start(upstream: SocketAddr, faults: Faults, seed: u64) -> io::Result<Proxy> {
+    start_losing(upstream, faults, 0.0, seed).await
+}
+
+/// [`start`], and each HTTP answer lost with chance `lose` (cut as it starts).
+pub async fn start_losing(
+    upstream: SocketAddr,
+    faults: Faults,
+    lose: f64,
+    seed: u64,
+) -> io::Result<Proxy> {
     let seeded = Seeded {
         faults,
+        lose,
         rng: Mutex::new(StdRng::seed_from_u64(seed)),
     };
     Proxy::start_with(upstream, seeded).await
@@ -54,6 +67,8 @@ pub async fn start(upstream: SocketAddr, faults: Faults, seed: u64) -> io::Resul
 /// [`Faults`] as the proxy asks about them, drawn from one seeded source.
 struct Seeded {
     faults: Faults,
+    /// The chance an HTTP answer is lost.
+    lose: f64,
     rng: Mutex<StdRng>,
 }
 
@@ -82,6 +97,14 @@ impl mcpl_testkit::proxy::Faults for Seeded {
             && self.draw(|r| r.random_bool(self.faults.duplicate.min(1.0)))
         {
             Verdict::Twice
+        } else {
+            Verdict::Pass
+        }
+    }
+
+    fn answer(&self, _conn: u64) -> Verdict {
+        if self.lose > 0.0 && self.draw(|r| r.random_bool(self.lose.min(1.0))) {
+            Verdict::Cut
         } else {
             Verdict::Pass
         }

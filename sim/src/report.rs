@@ -98,6 +98,41 @@ pub struct ModernTotals {
     pub declined: u64,
 }
 
+/// The agents on MCP 2026-07-28 with hints, served RFC-014's stateless profile
+/// ([`crate::load::LoadConfig::modern_hints`], issue #40): what the profile sent them,
+/// counted as it reached their hosts ([`crate::load::hinted::ProfileCounts`]), and the
+/// chaos of their era.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct HintedTotals {
+    /// How many.
+    pub agents: usize,
+    /// Connections the arcade's Streamable HTTP listener handed it for them (one a
+    /// request: probes, calls, reads, listen streams).
+    pub connections: u64,
+    /// Results whose hints were a full statement.
+    pub statements: u64,
+    /// Results whose hints were a delta since the host's mark.
+    pub deltas: u64,
+    /// `notifications/mcpl/hints` read from their listen streams.
+    pub stream_changes: u64,
+    /// Listen streams acknowledged with `mcpl/hints`: each host's first, then reopenings.
+    pub listens: u64,
+    /// Answers their proxy cut as they started (the request was served).
+    pub answers_lost: u64,
+    /// Requests their transport answered itself, having got no answer (a lost answer, a
+    /// connection refused at a restart).
+    pub unanswered: u64,
+    /// Calls the agents re-issued after their answer was lost.
+    pub reissued: u64,
+    /// Ends the agents were told.
+    pub ended: u64,
+    /// Their hosts' hint counters (the profile's results handed on in order: no gap, no
+    /// hold, no recovery is expected).
+    pub hints: HintTotals,
+    /// Their hosts' reconnects.
+    pub reconnects: u64,
+}
+
 /// What a load run measured and found.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct LoadReport {
@@ -136,6 +171,8 @@ pub struct LoadReport {
     pub surface: SurfaceTotals,
     /// The agents on MCP 2026-07-28.
     pub modern: ModernTotals,
+    /// The agents on MCP 2026-07-28 with hints.
+    pub hinted: HintedTotals,
 }
 
 /// What each word of the report means, one line per row (issue #43: "clumsy" and
@@ -222,6 +259,10 @@ pub const GLOSSARY: &[(&str, &str)] = &[
         "on MCP 2026-07-28",
         "agents (--modern) whose hosts speak MCP 2026-07-28 over Streamable HTTP (no session, every request with its _meta), shown the arcade as a plain MCP host is; the requests the arcade answered them, over how many connections (one a request), their games and the challenges they declined",
     ),
+    (
+        "on 2026-07-28 with hints",
+        "agents (--modern-hints) whose hosts speak MCP 2026-07-28 with RFC-014's stateless profile (docs/rfc014-stateless.md): their requests (connections), results carrying a full statement or a delta since the host's mark, hint changes read from listen streams, streams acknowledged (each host's first, then reopenings after a cut), answers lost on their way (cut as they started, the request served), calls re-issued after one, ends told, the hosts' reconnects, and their reads of the state again (recoveries: only a connection's first toolsets/list read again when its answer was lost; stamps order the changes, so no gap and no hold)",
+    ),
     ("panics", "panics seen in any thread (any is a failure)"),
     (
         "violations",
@@ -254,12 +295,18 @@ impl LoadReport {
             ("seed", self.seed.to_string()),
             (
                 "agents",
-                match self.modern.agents {
-                    0 => format!("{} ({})", self.agents, self.transport),
-                    m => format!(
+                match (self.modern.agents, self.hinted.agents) {
+                    (0, 0) => format!("{} ({})", self.agents, self.transport),
+                    (m, 0) => format!(
                         "{} ({} legacy: {}; {m} on MCP 2026-07-28: http)",
                         self.agents,
                         self.agents - m.min(self.agents),
+                        self.transport
+                    ),
+                    (m, k) => format!(
+                        "{} ({} legacy: {}; {m} on MCP 2026-07-28: http; {k} on 2026-07-28 with hints: http)",
+                        self.agents,
+                        self.agents - (m + k).min(self.agents),
                         self.transport
                     ),
                 },
@@ -394,6 +441,31 @@ impl LoadReport {
                     format!(
                         "{} agents: {} requests answered over {} connections, {} tic-tac-toe games ended, {} challenges declined",
                         m.agents, m.answered, m.connections, m.ended, m.declined
+                    )
+                },
+            ),
+            (
+                "on 2026-07-28 with hints",
+                if self.hinted.agents == 0 {
+                    "none".to_owned()
+                } else {
+                    let k = &self.hinted;
+                    format!(
+                        "{} agents: {} requests, {} statements / {} deltas in results, {} stream changes, {} streams ({} reopened), {} answers lost, {} re-issued, {} ends told, {} reconnects, {} recoveries ({} gaps, {} held)",
+                        k.agents,
+                        k.connections,
+                        k.statements,
+                        k.deltas,
+                        k.stream_changes,
+                        k.listens,
+                        k.listens.saturating_sub(k.agents as u64),
+                        k.answers_lost,
+                        k.reissued,
+                        k.ended,
+                        k.reconnects,
+                        k.hints.recoveries,
+                        k.hints.gaps,
+                        k.hints.held
                     )
                 },
             ),

@@ -30,6 +30,7 @@ fn config(seed: u64, chaos: u8, plan: Option<ChaosPlan>) -> LoadConfig {
         host_threads: 1,
         surface_agents: 0,
         modern: 0,
+        modern_hints: 0,
     }
 }
 

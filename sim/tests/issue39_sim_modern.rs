@@ -20,6 +20,7 @@ async fn issue39_sim_modern_agents_play_beside_legacy_ones_through_chaos_with_no
     let config = LoadConfig {
         agents: 8,
         modern: 3,
+        modern_hints: 0,
         duration: Duration::from_secs(6),
         seed,
         transport: TransportMix::Mixed,

@@ -21,6 +21,7 @@ async fn a_quiet_run_has_no_faults_and_no_violations() {
         host_threads: 1,
         surface_agents: 0,
         modern: 0,
+        modern_hints: 0,
     };
     let report = load::run(c, None).await.expect("the run is made");
     assert!(report.ok(), "{}", report.table());

@@ -22,6 +22,7 @@ async fn agents_through_a_surface_host_play_beside_the_others_and_are_reported()
         host_threads: 1,
         surface_agents: 3,
         modern: 0,
+        modern_hints: 0,
     };
     let report = load::run(c, None).await.expect("the run is made");
     assert!(report.ok(), "{}", report.table());

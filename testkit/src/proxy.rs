@@ -11,8 +11,9 @@
 //! | send new connections elsewhere (a restarted server) | [`Proxy::set_upstream`] |
 //! | cut a connection when its lifetime runs out | [`Faults::lifetime`] |
 //! | per WebSocket frame: pass it, send it twice, or cut the connection there (the frame not delivered) | [`Faults::websocket`], [`Faults::frame`] |
+//! | per HTTP answer: pass it, or cut the connection as it starts (the request was served, its answer is lost) | [`Faults::answer`] |
 //!
-//! [`Proxy::calm`] stops the scheduled faults (lifetimes and frame verdicts) for the rest
+//! [`Proxy::calm`] stops the scheduled faults (lifetimes, frame and answer verdicts) for the rest
 //! of a run; [`Proxy::stats`] counts what the proxy did. A connection whose upstream
 //! refuses is closed at once. A cut closes both sockets: each side reads the end of the
 //! stream (no WebSocket close frame, no HTTP response).
@@ -90,6 +91,16 @@ pub trait Faults: Send + Sync + 'static {
         let _ = (conn, direction, frame);
         Verdict::Pass
     }
+
+    /// The verdict on an HTTP answer starting on connection `conn` (a server → client read
+    /// that begins with `HTTP/`, on a connection not read as WebSocket frames): [`Verdict::Cut`]
+    /// cuts the connection before any of it is delivered — the server took the request and
+    /// answered, the client reads the end of the stream instead. Not asked once the proxy
+    /// is calm; [`Verdict::Twice`] passes it once.
+    fn answer(&self, conn: u64) -> Verdict {
+        let _ = conn;
+        Verdict::Pass
+    }
 }
 
 impl Faults for () {}
@@ -107,6 +118,10 @@ impl<T: Faults + ?Sized> Faults for Arc<T> {
     fn frame(&self, conn: u64, direction: Direction, frame: &Frame<'_>) -> Verdict {
         (**self).frame(conn, direction, frame)
     }
+
+    fn answer(&self, conn: u64) -> Verdict {
+        (**self).answer(conn)
+    }
 }
 
 /// What a proxy did so far.
@@ -122,6 +137,8 @@ pub struct Stats {
     pub frame_cuts: u64,
     /// Frames sent twice.
     pub duplicated: u64,
+    /// Connections cut as an HTTP answer started ([`Faults::answer`]).
+    pub answer_cuts: u64,
 }
 
 #[derive(Default)]
@@ -131,6 +148,7 @@ struct Counters {
     mass_cuts: AtomicU64,
     frame_cuts: AtomicU64,
     duplicated: AtomicU64,
+    answer_cuts: AtomicU64,
 }
 
 struct Shared {
@@ -236,6 +254,7 @@ impl Proxy {
             mass_cuts: get(&c.mass_cuts),
             frame_cuts: get(&c.frame_cuts),
             duplicated: get(&c.duplicated),
+            answer_cuts: get(&c.answer_cuts),
         }
     }
 }
@@ -246,8 +265,13 @@ impl Shared {
     }
 }
 
-/// A pump stopped because a frame's verdict cut the connection.
-struct FrameCut;
+/// A pump stopped because a verdict cut the connection: a frame's, or an answer's.
+enum FrameCut {
+    /// A WebSocket frame's ([`Faults::frame`]).
+    Frame,
+    /// An HTTP answer's ([`Faults::answer`]).
+    Answer,
+}
 
 async fn connection(s: Arc<Shared>, client: TcpStream, n: u64, mut cut: watch::Receiver<u64>) {
     let upstream = *s.upstream.lock().unwrap_or_else(PoisonError::into_inner);
@@ -278,7 +302,8 @@ async fn connection(s: Arc<Shared>, client: TcpStream, n: u64, mut cut: watch::R
     let counter = tokio::select! {
         ended = pumps => match ended {
             Ok(_) => return,
-            Err(FrameCut) => &s.counters.frame_cuts,
+            Err(FrameCut::Frame) => &s.counters.frame_cuts,
+            Err(FrameCut::Answer) => &s.counters.answer_cuts,
         },
         () = lifetime => &s.counters.lifetime_cuts,
         _ = cut.changed() => &s.counters.mass_cuts,
@@ -312,6 +337,13 @@ async fn pump(
             break;
         }
         if !framing {
+            if direction == Direction::Down
+                && chunk[..got].starts_with(b"HTTP/")
+                && !s.is_calm()
+                && s.faults.answer(n) == Verdict::Cut
+            {
+                return Err(FrameCut::Answer);
+            }
             if to.write_all(&chunk[..got]).await.is_err() {
                 return Ok(());
             }
@@ -355,7 +387,7 @@ async fn pump(
                     s.counters.duplicated.fetch_add(1, Ordering::Relaxed);
                     2
                 }
-                Verdict::Cut => return Err(FrameCut),
+                Verdict::Cut => return Err(FrameCut::Frame),
             };
             for _ in 0..times {
                 if to.write_all(&frame).await.is_err() {

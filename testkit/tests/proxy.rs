@@ -218,3 +218,43 @@ async fn issue38_06_websocket_frames_are_read_unmasked_sent_twice_or_cut_at() {
     let stats = proxy.stats();
     assert_eq!((stats.duplicated, stats.frame_cuts), (1, 1));
 }
+
+/// Cuts the answers of the connections it is told, as each starts.
+struct CutAnswers(Vec<u64>);
+
+impl Faults for CutAnswers {
+    fn answer(&self, conn: u64) -> Verdict {
+        if self.0.contains(&conn) {
+            Verdict::Cut
+        } else {
+            Verdict::Pass
+        }
+    }
+}
+
+/// Issue #40 item 5: an HTTP answer lost on its way — the server read the request and
+/// answered, and the client reads the end of the stream instead, none of the answer.
+#[tokio::test]
+async fn issue40_an_http_answer_is_cut_as_it_starts() {
+    // The echo's tag stands for an answer that starts as the connection does.
+    let proxy = Proxy::start_with(echo(b"HTTP/1.1 200 OK\r\n\r\n").await, CutAnswers(vec![2]))
+        .await
+        .unwrap();
+    let mut passed = TcpStream::connect(proxy.addr()).await.unwrap();
+    assert_eq!(read_n(&mut passed, 19).await, b"HTTP/1.1 200 OK\r\n\r\n");
+    let mut cut = TcpStream::connect(proxy.addr()).await.unwrap();
+    assert!(ended(&mut cut).await);
+    // Bytes that start no answer pass on the connection whose answer passed.
+    passed.write_all(b"more").await.unwrap();
+    assert_eq!(read_n(&mut passed, 4).await, b"more");
+    assert_eq!(proxy.stats().answer_cuts, 1);
+    // A calm proxy asks about no answer.
+    proxy.calm();
+    let proxy2 = Proxy::start_with(echo(b"HTTP/1.1 200 OK\r\n\r\n").await, CutAnswers(vec![1]))
+        .await
+        .unwrap();
+    proxy2.calm();
+    let mut c = TcpStream::connect(proxy2.addr()).await.unwrap();
+    assert_eq!(read_n(&mut c, 19).await, b"HTTP/1.1 200 OK\r\n\r\n");
+    assert_eq!(proxy2.stats().answer_cuts, 0);
+}

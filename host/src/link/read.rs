@@ -96,7 +96,8 @@ impl ServerLink {
         let read = ReadEvent {
             epoch: live.epoch(),
             stream,
-            ordered: live.info.ordered,
+            // Under the profile the host core reads in order (`discover.rs`).
+            ordered: live.info.ordered || live.core.hinted.is_some(),
             message,
             answers,
         };

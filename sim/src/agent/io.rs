@@ -7,6 +7,7 @@ use mcpl_host::host::{HostError, HostHandle, Shown};
 use mcpl_protocol::{CallToolResult, Tool};
 use serde_json::Value;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio::time::Instant;
@@ -44,6 +45,9 @@ pub struct AgentIo {
     /// A call came back saying the server could not be reached ([`unreachable`]) since
     /// the agent last saw the server's state ([`AgentIo::saw_whole_state`]).
     unsure: bool,
+    /// Re-issue a call whose answer was lost, once, counting it here
+    /// ([`AgentIo::reissuing`]).
+    reissue: Option<Arc<AtomicU64>>,
 }
 
 /// True when a tool error is the host saying it could not reach the server — not
@@ -61,6 +65,13 @@ pub fn unreachable(error: &str) -> bool {
     ]
     .iter()
     .any(|w| error.contains(w))
+}
+
+/// True when a tool error says a call was sent and its answer never came back: the
+/// outcome is unknown ([`crate::agent::modern::unknown_outcome`]), and it is not the host
+/// saying it sent nothing (not connected just now).
+pub fn sent_unanswered(error: &str) -> bool {
+    crate::agent::modern::unknown_outcome(error) && !error.contains("is not connected right now")
 }
 
 impl AgentIo {
@@ -81,7 +92,19 @@ impl AgentIo {
             metrics,
             errored: false,
             unsure: false,
+            reissue: None,
         }
+    }
+
+    /// Re-issues, once, each call whose answer was lost on its way ([`sent_unanswered`]:
+    /// the request may have run), as a model
+    /// retries a call that failed for no reason of its own; each re-issue is counted in
+    /// `count`. The result shown is the second call's (the first is in the transcript
+    /// too). Issue #40: a re-issued open adopts what the first opened, a re-issued close
+    /// succeeds again (profile §3.4, vector S12).
+    pub fn reissuing(mut self, count: Arc<AtomicU64>) -> Self {
+        self.reissue = Some(count);
+        self
     }
 
     /// The agent's name.
@@ -110,8 +133,20 @@ impl AgentIo {
         self.host.definition(None, tool, Some(instance)).await
     }
 
-    /// Calls a tool as the model would; the result is also in the transcript.
+    /// Calls a tool as the model would; the result is also in the transcript. A call whose
+    /// answer was lost is issued again once when [`AgentIo::reissuing`].
     pub async fn call(&mut self, tool: &str, args: Value) -> Result<CallToolResult, HostError> {
+        let first = self.call_once(tool, args.clone()).await?;
+        match &self.reissue {
+            Some(count) if first.is_error && sent_unanswered(&first.joined_text()) => {
+                count.fetch_add(1, Ordering::Relaxed);
+                self.call_once(tool, args).await
+            }
+            _ => Ok(first),
+        }
+    }
+
+    async fn call_once(&mut self, tool: &str, args: Value) -> Result<CallToolResult, HostError> {
         self.observer.calling(&self.name, tool, &args);
         let start = Instant::now();
         self.metrics.call_started();

@@ -3,7 +3,7 @@
 //! ```text
 //! sim [--agents N] [--duration S] [--seed X] [--transport ws|http|mixed] [--chaos LEVEL]
 //!     [--json PATH] [--bot-playouts N] [--think-ms MS] [--host-threads N] [--quiet] [--explain]
-//!     [--surface-agents N] [--modern N|P%]
+//!     [--surface-agents N] [--modern N|P%] [--modern-hints N|P%]
 //! sim --deterministic [--seed X] [--agents N] [--duration S] [--transport …] [--chaos LEVEL]
 //!     [--think-ms MS] [--trace-out PATH] [--explain]
 //! sim demo [--full] [--fast] [--pace-ms MS] [--seed N] [--out DIR] [--limit SECONDS] [--surface] [--web ADDR]
@@ -94,6 +94,14 @@ struct LoadArgs {
     /// legacy. A row of the report counts them. Not with --deterministic.
     #[arg(long, default_value = "0", value_name = "N|P%", value_parser = parse_modern, conflicts_with = "deterministic")]
     modern: Modern,
+    /// Of --agents, how many play on MCP 2026-07-28 with hints: their hosts advertise
+    /// toolHints, and the arcade serves them RFC-014's stateless profile
+    /// (docs/rfc014-stateless.md). They play the bot through a proxy of their own that
+    /// also loses answers at chaos 2 and 3, re-issue a call whose answer was lost, and are
+    /// checked like legacy agents. With --modern, at least two stay legacy. A row of the
+    /// report counts them. Not with --deterministic.
+    #[arg(long, default_value = "0", value_name = "N|P%", value_parser = parse_modern, conflicts_with = "deterministic")]
+    modern_hints: Modern,
     /// In memory on one thread and virtual time, so that a seed replays exactly; ends
     /// with the trace's digest (see `sim::det`). Defaults to 20 agents for 30 s.
     #[arg(long)]
@@ -230,6 +238,7 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         host_threads: args.host_threads,
         surface_agents: args.surface_agents,
         modern: args.modern.of(args.agents),
+        modern_hints: args.modern_hints.of(args.agents),
         ..Default::default()
     };
     let progress = (!args.quiet).then(|| {
@@ -260,7 +269,7 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
     Ok(report.ok())
 }
 
-/// `--modern`: how many of the agents play on MCP 2026-07-28.
+/// `--modern`, `--modern-hints`: how many of the agents play on MCP 2026-07-28.
 #[derive(Debug, Clone, Copy)]
 enum Modern {
     /// This many.

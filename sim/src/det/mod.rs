@@ -432,6 +432,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
         violations: metrics.violations(),
         surface: Default::default(),
         modern: Default::default(),
+        hinted: Default::default(),
     };
     Ok(DetReport {
         report,

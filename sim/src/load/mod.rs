@@ -1,8 +1,9 @@
 //! The load and chaos run: many scripted agents, each with its own host, on one in-process
 //! arcade — in pairs (one challenges through the lobby, the other accepts or declines),
 //! against the arcade's bot, and some clumsy — over WebSocket, Streamable HTTP or both,
-//! with the chaos of [`ChaosPlan`] — and a share of them on MCP 2026-07-28
-//! ([`LoadConfig::modern`], [`crate::agent::modern`]). Then a drain (agents resign what is open), quiet, and
+//! with the chaos of [`ChaosPlan`] — and a share of them on MCP 2026-07-28, served as
+//! plain MCP hosts ([`LoadConfig::modern`], [`crate::agent::modern`]) or under RFC-014's
+//! stateless profile ([`LoadConfig::modern_hints`], [`hinted`]). Then a drain (agents resign what is open), quiet, and
 //! the invariants (`invariants.rs`) per agent. The server's sessions and listeners run on
 //! an arbiter of their own, the proxies on another, hosts and their agents on
 //! `host_threads` more; the caller's thread keeps the timeline.
@@ -12,17 +13,20 @@
 //! | `mod.rs` | [`LoadConfig`], [`run`]: start, play with chaos on a timeline, drain, check, report |
 //! | `population` | [`policy_for`]: the mix of agents |
 //! | `follow` | each host's status followed: hint counters, reconnects, revs never going back |
+//! | `hinted` | the agents on MCP 2026-07-28 with hints: their policies, what the profile sent them, their check |
 //!
 //! Checked while it runs: no call goes unanswered ([`crate::agent::io::HUNG_AFTER`]), a
 //! clumsy call always fails, the applied rev of a connection never goes back, no panic.
 
 use crate::agent::{AgentIo, AgentReport, ModernAgent, ModernCounts, Phase, ScriptedAgent, Silent};
 use crate::arcade::{ArcadeError, ArcadeService};
-use crate::chaos::{Calm, ChaosPlan, DelayStats, delivery_hook};
+use crate::chaos::{Calm, ChaosPlan, DelayStats, answer_loss, delivery_hook};
 use crate::hosts::{LinkKnobs, start_host};
 use crate::invariants;
 use crate::metrics::{Metrics, peak_rss_kib};
-use crate::report::{ChaosTotals, HintTotals, LoadReport, ModernTotals, SurfaceTotals};
+use crate::report::{
+    ChaosTotals, HintTotals, HintedTotals, LoadReport, ModernTotals, SurfaceTotals,
+};
 use indicatif::ProgressBar;
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
 use mcpl_host::host::HostError;
@@ -34,6 +38,7 @@ use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
 pub(crate) mod follow;
+pub mod hinted;
 mod population;
 
 pub use population::policy_for;
@@ -105,6 +110,14 @@ pub struct LoadConfig {
     /// tic-tac-toe against the bot ([`crate::agent::modern`]). At least two agents stay
     /// legacy.
     pub modern: usize,
+    /// Of `agents`, how many play on MCP 2026-07-28 **with hints** (issue #40): named
+    /// `h0000`, …, each a scripted agent whose host speaks only the modern era over
+    /// Streamable HTTP and advertises `toolHints`, so the arcade serves it RFC-014's
+    /// stateless profile; they play the bot ([`hinted::policy`]) through a proxy of their
+    /// own that also loses answers, re-issue calls whose answer was lost, and are checked
+    /// by the legacy invariants and [`hinted::check_profile`]. With `modern`, at least two
+    /// agents stay legacy.
+    pub modern_hints: usize,
 }
 
 impl Default for LoadConfig {
@@ -122,6 +135,7 @@ impl Default for LoadConfig {
             host_threads: 2,
             surface_agents: 0,
             modern: 0,
+            modern_hints: 0,
         }
     }
 }
@@ -172,15 +186,18 @@ pub async fn run(
     let panics_before = PANICS.load(Ordering::Relaxed);
     let started = Instant::now();
     let total = config.agents.max(2);
-    if config.modern > total - 2 {
+    if config.modern + config.modern_hints > total - 2 {
         return Err(LoadError::Config(
             "at least two agents stay legacy: --modern is at most --agents minus 2",
         ));
     }
-    // The legacy agents, then the modern ones.
-    let n = total - config.modern;
+    // The legacy agents, then the modern ones, then the modern ones with hints.
+    let n = total - config.modern - config.modern_hints;
     let names: Vec<String> = (0..n).map(|i| format!("p{i:04}")).collect();
     let modern_names: Vec<String> = (0..config.modern).map(|i| format!("m{i:04}")).collect();
+    let hinted_names: Vec<String> = (0..config.modern_hints)
+        .map(|i| format!("h{i:04}"))
+        .collect();
     let plan = config
         .plan
         .clone()
@@ -199,6 +216,7 @@ pub async fn run(
     let players: Vec<String> = names
         .iter()
         .chain(&modern_names)
+        .chain(&hinted_names)
         .chain(&surface_names)
         .cloned()
         .collect();
@@ -209,15 +227,19 @@ pub async fn run(
         Some((ws_faults, http_faults)) => {
             let (ws_up, http_up) = (service.ws_addr(), service.http_addr());
             let seed = config.seed;
+            let lose = answer_loss(plan.level);
             let (tx, rx) = oneshot::channel();
             proxy_thread.spawn(async move {
-                let both = async {
+                let all = async {
                     Ok::<_, std::io::Error>((
                         crate::proxy::start(ws_up, ws_faults, seed ^ 0xA11CE).await?,
                         crate::proxy::start(http_up, http_faults, seed ^ 0xB0B).await?,
+                        // The hinted agents' own (module docs of `hinted`).
+                        crate::proxy::start_losing(http_up, http_faults, lose, seed ^ 0xC0DE)
+                            .await?,
                     ))
                 };
-                let _ = tx.send(both.await);
+                let _ = tx.send(all.await);
             });
             let started = rx
                 .await
@@ -226,16 +248,14 @@ pub async fn run(
         }
         None => None,
     };
-    let (ws_url, http_url) = match &proxies {
-        Some((w, h)) => (
+    let path = mcpl_games::arcade::listen::HTTP_PATH;
+    let (ws_url, http_url, hinted_url) = match &proxies {
+        Some((w, h, x)) => (
             format!("ws://{}", w.addr()),
-            format!(
-                "http://{}{}",
-                h.addr(),
-                mcpl_games::arcade::listen::HTTP_PATH
-            ),
+            format!("http://{}{path}", h.addr()),
+            format!("http://{}{path}", x.addr()),
         ),
-        None => (service.ws_url(), service.http_url()),
+        None => (service.ws_url(), service.http_url(), service.http_url()),
     };
     let calm = Arc::new(Calm::default());
     let delay_stats = Arc::new(DelayStats::default());
@@ -281,13 +301,44 @@ pub async fn run(
         let seed = config.seed.wrapping_add((n + k) as u64);
         modern_hosts.push(start_host(name, &http_url, Some(&modern_knobs), seed)?);
     }
+    // The hinted agents' hosts: Streamable HTTP through their own proxy, MCP 2026-07-28
+    // only, `toolHints` advertised; their deliveries counted and delayed.
+    let mut hinted_hosts = Vec::with_capacity(hinted_names.len());
+    let mut hinted_counts = Vec::with_capacity(hinted_names.len());
+    for (k, name) in hinted_names.iter().enumerate() {
+        let i = n + modern_names.len() + k;
+        let counts = Arc::new(hinted::ProfileCounts::default());
+        let knobs = LinkKnobs {
+            era: EraPolicy::Modern,
+            profile: true,
+            hook: Some(hinted::hook(
+                counts.clone(),
+                plan.delays,
+                config.seed.wrapping_mul(31).wrapping_add(i as u64),
+                calm.clone(),
+                delay_stats.clone(),
+            )),
+            ..Default::default()
+        };
+        let seed = config.seed.wrapping_add(i as u64);
+        hinted_hosts.push(start_host(name, &hinted_url, Some(&knobs), seed)?);
+        hinted_counts.push(counts);
+    }
     let metrics = Arc::new(Metrics::default());
     follow::first_contact(&hosts, &names, &metrics).await;
     follow::first_contact(&modern_hosts, &modern_names, &metrics).await;
+    follow::first_contact(&hinted_hosts, &hinted_names, &metrics).await;
 
     let (stop_tx, stop_rx) = watch::channel(false);
     let drop_clock = Arc::new(follow::DropClock::default());
     let followers = follow::spawn_followers(&hosts, &names, &metrics, &stop_rx, &drop_clock);
+    let hinted_followers = follow::spawn_followers(
+        &hinted_hosts,
+        &hinted_names,
+        &metrics,
+        &stop_rx,
+        &drop_clock,
+    );
     let (phase_tx, phase_rx) = watch::channel(Phase::Play);
     // SIM_DUMP=PATH keeps every agent's log and writes those of agents at fault there.
     let recorder =
@@ -352,6 +403,34 @@ pub async fn run(
         })
         .collect();
 
+    let hinted_agents: Vec<_> = hinted_hosts
+        .iter()
+        .zip(&hinted_names)
+        .zip(&hinted_counts)
+        .enumerate()
+        .map(|(k, ((h, name), counts))| {
+            let i = n + modern_names.len() + k;
+            let io = AgentIo::new(name.clone(), h.clone(), observer.clone(), metrics.clone())
+                .reissuing(counts.reissued.clone());
+            let agent = ScriptedAgent::new(
+                hinted::policy(k, config.think),
+                config.seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
+            );
+            let run = agent.run(io, phase_rx.clone());
+            let (tx, rx) = oneshot::channel();
+            let task = async move {
+                let _ = tx.send(run.await);
+            };
+            match place(i) {
+                None => drop(tokio::task::spawn_local(task)),
+                Some(worker) => {
+                    worker.spawn(task);
+                }
+            }
+            rx
+        })
+        .collect();
+
     let through_surface = (!surface_names.is_empty()).then(|| {
         let (names, url) = (surface_names.clone(), service.http_url());
         let (observer, metrics) = (observer.clone(), metrics.clone());
@@ -371,11 +450,12 @@ pub async fn run(
     while play_start.elapsed() < config.duration {
         tokio::time::sleep(Duration::from_millis(250)).await;
         let t = play_start.elapsed();
-        if let Some((w, h)) = &proxies {
+        if let Some((w, h, x)) = &proxies {
             if drops_done < plan.mass_drops.len() && t >= at(plan.mass_drops[drops_done]) {
                 drop_clock.dropping();
                 w.cut_all();
                 h.cut_all();
+                x.cut_all();
                 drops_done += 1;
             }
             if restarts_done < plan.restarts.len() && t >= at(plan.restarts[restarts_done]) {
@@ -383,6 +463,7 @@ pub async fn run(
                 service.restart().await?;
                 w.set_upstream(service.ws_addr());
                 h.set_upstream(service.http_addr());
+                x.set_upstream(service.http_addr());
                 restarts_done += 1;
             }
         }
@@ -403,22 +484,24 @@ pub async fn run(
 
     // Drain, quietly: faults off, agents resign what is open.
     calm.set();
-    if let Some((w, h)) = &proxies {
+    if let Some((w, h, x)) = &proxies {
         w.calm();
         h.calm();
+        x.calm();
     }
     let _ = phase_tx.send(Phase::Drain);
     if let Some(p) = &progress {
         p.set_message("draining: agents resign what is still open");
     }
-    let all = futures_util::future::join(
+    let all = futures_util::future::join3(
         futures_util::future::join_all(agents),
         futures_util::future::join_all(modern_agents),
+        futures_util::future::join_all(hinted_agents),
     );
     tokio::pin!(all);
     let drain_start = Instant::now();
     let mut drain_timed_out = false;
-    let (results, modern_results) = tokio::select! {
+    let (results, modern_results, hinted_results) = tokio::select! {
         r = &mut all => r,
         _ = tokio::time::sleep(config.drain) => {
             drain_timed_out = true;
@@ -446,11 +529,35 @@ pub async fn run(
         ));
     }
 
+    let hinted_reports: Vec<AgentReport> =
+        hinted_results.into_iter().filter_map(Result::ok).collect();
+    if hinted_reports.len() != hinted_names.len() {
+        metrics.violation(format!(
+            "{} hinted modern agent tasks failed",
+            hinted_names.len() - hinted_reports.len()
+        ));
+    }
+
     // Quiet: every host settled, then the invariants.
     if let Some(p) = &progress {
         p.set_message("checking the invariants");
     }
     invariants::check_all(service.arcade(), &hosts, &names, &reports, &metrics).await;
+    // The hinted agents: the same invariants as the legacy ones (their view is the truth,
+    // each end told once, nothing left open), and that they were served the profile.
+    invariants::check_all(
+        service.arcade(),
+        &hinted_hosts,
+        &hinted_names,
+        &hinted_reports,
+        &metrics,
+    )
+    .await;
+    for (name, counts) in hinted_names.iter().zip(&hinted_counts) {
+        if let Some(v) = hinted::check_profile(name, counts) {
+            metrics.violation(v);
+        }
+    }
     let mut modern = ModernTotals {
         agents: modern_names.len(),
         ..Default::default()
@@ -487,7 +594,34 @@ pub async fn run(
             reconnects += r;
         }
     }
-    for h in hosts.iter().chain(&modern_hosts) {
+    let mut hinted = HintedTotals {
+        agents: hinted_names.len(),
+        answers_lost: proxies
+            .as_ref()
+            .map_or(0, |(_, _, x)| x.stats().answer_cuts),
+        ended: hinted_reports
+            .iter()
+            .map(|r| r.ends_told.values().map(|n| u64::from(*n)).sum::<u64>())
+            .sum(),
+        ..Default::default()
+    };
+    for f in hinted_followers {
+        if let Ok((t, r)) = f.await {
+            add_totals(&mut hinted.hints, &t);
+            hinted.reconnects += r;
+        }
+    }
+    for (name, c) in hinted_names.iter().zip(&hinted_counts) {
+        let [statements, deltas, stream, listens, unanswered, reissued] = c.snapshot();
+        hinted.statements += statements;
+        hinted.deltas += deltas;
+        hinted.stream_changes += stream;
+        hinted.listens += listens;
+        hinted.unanswered += unanswered;
+        hinted.reissued += reissued;
+        hinted.connections += service.http_connections(name);
+    }
+    for h in hosts.iter().chain(&modern_hosts).chain(&hinted_hosts) {
         h.stop().await;
     }
     let panics = PANICS.load(Ordering::Relaxed) - panics_before;
@@ -496,19 +630,19 @@ pub async fn run(
     }
     let chaos = ChaosTotals {
         level: plan.level,
-        proxied: proxies
-            .as_ref()
-            .map_or(0, |(w, h)| w.stats().accepted + h.stats().accepted),
-        dropped: proxies.as_ref().map_or(0, |(w, h)| {
-            w.stats().lifetime_cuts + h.stats().lifetime_cuts
+        proxied: proxies.as_ref().map_or(0, |(w, h, x)| {
+            w.stats().accepted + h.stats().accepted + x.stats().accepted
         }),
-        mass_dropped: proxies
-            .as_ref()
-            .map_or(0, |(w, h)| w.stats().mass_cuts + h.stats().mass_cuts),
+        dropped: proxies.as_ref().map_or(0, |(w, h, x)| {
+            w.stats().lifetime_cuts + h.stats().lifetime_cuts + x.stats().lifetime_cuts
+        }),
+        mass_dropped: proxies.as_ref().map_or(0, |(w, h, x)| {
+            w.stats().mass_cuts + h.stats().mass_cuts + x.stats().mass_cuts
+        }),
         mass_drops: drops_done as u32,
         restarts: service.restarts(),
         games_at_restarts: (resumed.running, resumed.resumed, resumed.lost),
-        duplicated_frames: proxies.as_ref().map_or(0, |(w, _)| w.stats().duplicated),
+        duplicated_frames: proxies.as_ref().map_or(0, |(w, _, _)| w.stats().duplicated),
         delayed: (
             delay_stats.get.load(Ordering::Relaxed),
             delay_stats.post.load(Ordering::Relaxed),
@@ -528,7 +662,7 @@ pub async fn run(
     let violations = metrics.violations();
     if let Some((path, rec)) = &recorder {
         let mut out = String::new();
-        for name in names.iter().chain(&modern_names) {
+        for name in names.iter().chain(&modern_names).chain(&hinted_names) {
             if violations
                 .iter()
                 .any(|v| v.starts_with(&format!("{name}:")))
@@ -581,6 +715,7 @@ pub async fn run(
         violations,
         surface,
         modern,
+        hinted,
     })
 }
 
