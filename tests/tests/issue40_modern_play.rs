@@ -66,7 +66,12 @@ async fn legal(host: &HostHandle, tool: &str, instance: &str) -> Vec<String> {
     def.map(|t| {
         t.input_schema["properties"]["move"]["enum"]
             .as_array()
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+            .map(|a| {
+                a.iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
             .unwrap_or_default()
     })
     .unwrap_or_default()
@@ -103,7 +108,10 @@ impl<'a> Unchanged<'a> {
     async fn after(&mut self, step: &str) {
         self.steps += 1;
         let now = tool_list(self.host).await;
-        assert_eq!(now, self.first, "the model's tool list changed after {step}");
+        assert_eq!(
+            now, self.first,
+            "the model's tool list changed after {step}"
+        );
     }
 }
 
@@ -153,7 +161,10 @@ async fn play_the_demo(host: &HostHandle, relay: &Relay) {
         // The bot's answer came with the last result (the arcade defers the mover's call
         // until its move), and its hints made `go_play` visible again (profile §3.3).
         let moves = legal(host, "go_play", "go-1").await;
-        assert!(!moves.is_empty(), "Black's turn, move {i}: no legal move offered");
+        assert!(
+            !moves.is_empty(),
+            "Black's turn, move {i}: no legal move offered"
+        );
         let mv = &moves[(i * 17 + 5) % moves.len()];
         let said = act(host, "go_play", "go-1", json!({"move": mv})).await;
         assert!(said.contains("bot (White)"), "move {i} ({mv}): {said}");
@@ -187,7 +198,10 @@ async fn play_the_demo(host: &HostHandle, relay: &Relay) {
         played += 1;
         list.after(&format!("tic-tac-toe move {played}")).await;
     }
-    assert!(played >= 3, "a game of tic-tac-toe ends after X's third move at the soonest");
+    assert!(
+        played >= 3,
+        "a game of tic-tac-toe ends after X's third move at the soonest"
+    );
 
     // A game closed unfinished: the close resigns it (its end is the close's).
     ok(
@@ -207,7 +221,11 @@ async fn play_the_demo(host: &HostHandle, relay: &Relay) {
 
     // Each end was told to the agent once.
     let told = shown(host).await;
-    for marker in ["[arcade/go:go-1]", "[arcade/tictactoe:ttt-1]", "[arcade/go:go-2]"] {
+    for marker in [
+        "[arcade/go:go-1]",
+        "[arcade/tictactoe:ttt-1]",
+        "[arcade/go:go-2]",
+    ] {
         assert_eq!(ends_told(&told, marker), 1, "{marker}: {told}");
     }
 
@@ -274,7 +292,11 @@ async fn play_the_demo(host: &HostHandle, relay: &Relay) {
     }
     assert!(look.contains("Ended"), "{look}");
     let after = shown(host).await;
-    for marker in ["[arcade/go:go-1]", "[arcade/tictactoe:ttt-1]", "[arcade/go:go-2]"] {
+    for marker in [
+        "[arcade/go:go-1]",
+        "[arcade/tictactoe:ttt-1]",
+        "[arcade/go:go-2]",
+    ] {
         assert_eq!(ends_told(&after, marker), 0, "told again: {after}");
     }
     assert!(list.steps >= 12, "{} steps", list.steps);
@@ -291,7 +313,10 @@ fn assert_modern_profile(host: &HostHandle, relay: &Relay) {
     let sent = relay.sent_all();
     let methods: Vec<&str> = sent.iter().filter_map(|m| m["method"].as_str()).collect();
     assert_eq!(methods.first(), Some(&"server/discover"), "{methods:?}");
-    assert!(!methods.contains(&"initialize"), "a legacy handshake: {methods:?}");
+    assert!(
+        !methods.contains(&"initialize"),
+        "a legacy handshake: {methods:?}"
+    );
     let calls: Vec<Value> = [
         "toolsets/list",
         "toolsets/open",
