@@ -219,7 +219,9 @@ async fn play_the_demo(host: &HostHandle, relay: &Relay) {
     .await;
     list.after("closing go-2").await;
 
-    // Each end was told to the agent once.
+    // Each end was told to the agent once; and each open and the close said once, though
+    // the `mcpl/hints` stream may tell a change before the result of the request that
+    // made it (the presenter's `told_while_waiting`).
     let told = shown(host).await;
     for marker in [
         "[arcade/go:go-1]",
@@ -227,7 +229,17 @@ async fn play_the_demo(host: &HostHandle, relay: &Relay) {
         "[arcade/go:go-2]",
     ] {
         assert_eq!(ends_told(&told, marker), 1, "{marker}: {told}");
+        assert_eq!(
+            told.matches(&format!("Opened {marker}")).count(),
+            1,
+            "{marker}: {told}"
+        );
     }
+    assert_eq!(
+        told.matches("Closed [arcade/go:go-2]").count(),
+        1,
+        "the close said once: {told}"
+    );
 
     // The host's view converges on the server's statement: a `toolsets/list` of the
     // test's own on the host's link, as the host's first one went but from mark 0 (a full
