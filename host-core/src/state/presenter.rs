@@ -161,7 +161,7 @@ struct ServerState {
     /// The toolsets a notice told opened or closed while calls were in flight (at most
     /// [`RECENT`]; forgotten when none is): an open's or close's own result then does not
     /// say it again. On the modern era a `mcpl/hints` stream may tell a change before the
-    /// result of the request that made it (profile §3.4; §6: told once). **\[project\]**:
+    /// result of the request that made it (profile §3.5; §6: told once). **\[project\]**:
     /// no spec orders a stream against a result.
     /// Each with true for an open, false for a close or an end.
     told_while_waiting: BTreeSet<(Marker, bool)>,

@@ -771,7 +771,7 @@ fn a_close_s_result_tells_the_close_once() {
     );
 }
 
-/// The modern era's race (profile §3.4): the `mcpl/hints` stream tells the close (as a
+/// The modern era's race (profile §3.5): the `mcpl/hints` stream tells the close (as a
 /// `tools/hints` of the link's) while the close is in flight, and the close's own result
 /// then carries nothing new. The agent is told the close once — the notice's — and the
 /// result does not say "Closed" again; an open told by the stream first likewise.
