@@ -1,6 +1,7 @@
 //! What the tests that run this project's host against a real server share
 //! (`rfc014_boundaries.rs`, `issue40_host_modern.rs`): a [`Relay`] between the host and the
-//! server that can cut the link, hold back statements and keep what the host sent, and
+//! server that can cut the link, hold back statements and keep what the host sent and
+//! what the server answered, and
 //! the waits on the host ([`settled_after`], [`ok`], [`shown`]).
 
 use mcpl_host::host::{HostHandle, Shown};
@@ -10,13 +11,15 @@ use mcpl_protocol::mcp::CallToolResult;
 use mcpl_testkit::within;
 use mcpl_transport::{ClientOptions, Connection, Inbound, Outbound};
 use serde_json::Value;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::{mpsc, oneshot, watch};
 
 /// Passes messages between the host and the server, keeping every message the host sent;
 /// [`Relay::cut`] drops the link (and a stream on it), and while
 /// [`Relay::hold_statements`] is on, a `toolsets/list` result from the server (and
-/// everything after it) waits until [`Relay::release`].
+/// everything after it) waits until [`Relay::release`]. [`Relay::ask`] sends a request of
+/// the test's own on the link open now; its answer goes to the test, not the host.
 #[derive(Clone)]
 pub struct Relay {
     /// Bumped to drop every link open now.
@@ -25,6 +28,12 @@ pub struct Relay {
     hold: watch::Sender<bool>,
     /// What the host sent, in order.
     sent: Arc<Mutex<Vec<Value>>>,
+    /// What the server sent the host (passed on or held), in order.
+    received: Arc<Mutex<Vec<Value>>>,
+    /// The link open now: where [`Relay::ask`] writes.
+    live: Arc<Mutex<Option<Outbound>>>,
+    /// The test's own requests waiting for their answers, by id.
+    asked: Arc<Mutex<HashMap<String, oneshot::Sender<Value>>>>,
 }
 
 impl Default for Relay {
@@ -40,6 +49,9 @@ impl Relay {
             cut: watch::channel(0).0,
             hold: watch::channel(false).0,
             sent: Arc::default(),
+            received: Arc::default(),
+            live: Arc::default(),
+            asked: Arc::default(),
         }
     }
 
@@ -67,6 +79,7 @@ impl Relay {
         } = real;
         let (host_tx, mut host_rx) = mpsc::channel::<Message>(64);
         let (in_tx, in_rx) = mpsc::channel::<Inbound>(64);
+        *self.live.lock().unwrap_or_else(PoisonError::into_inner) = Some(outbound.clone());
         let mut cut = self.cut.subscribe();
         let sent = self.sent.clone();
         tokio::spawn(async move {
@@ -87,6 +100,8 @@ impl Relay {
         });
         let mut cut = self.cut.subscribe();
         let mut hold = self.hold.subscribe();
+        let received = self.received.clone();
+        let asked = self.asked.clone();
         tokio::spawn(async move {
             let mut held: Vec<Inbound> = Vec::new();
             loop {
@@ -106,6 +121,20 @@ impl Relay {
                     }
                     item = inbound.recv() => {
                         let Some(item) = item else { return };
+                        if let Inbound::Message { message, .. } = &item
+                            && let Ok(v) = serde_json::to_value(message)
+                        {
+                            let mine = v["id"]
+                                .as_str()
+                                .and_then(|id| {
+                                    asked.lock().unwrap_or_else(PoisonError::into_inner).remove(id)
+                                });
+                            if let Some(answer) = mine {
+                                let _ = answer.send(v);
+                                continue;
+                            }
+                            received.lock().unwrap_or_else(PoisonError::into_inner).push(v);
+                        }
                         if !held.is_empty() || (*hold.borrow() && is_statement(&item)) {
                             held.push(item);
                         } else if in_tx.send(item).await.is_err() {
@@ -146,6 +175,42 @@ impl Relay {
             .filter(|m| m["method"] == method)
             .cloned()
             .collect()
+    }
+
+    /// Sends `request` (a JSON-RPC request with a string `id`) on the link open now, as
+    /// the host's own would go; returns its answer, which the host never sees. `None` when
+    /// no link is open or it goes before answering.
+    pub async fn ask(&self, request: Value) -> Option<Value> {
+        let id = request["id"].as_str()?.to_owned();
+        let message: Message = serde_json::from_value(request).ok()?;
+        let outbound = self
+            .live
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()?;
+        let (tx, rx) = oneshot::channel();
+        self.asked
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id, tx);
+        outbound.send(message).await.ok()?;
+        rx.await.ok()
+    }
+
+    /// Everything the host sent, in order.
+    pub fn sent_all(&self) -> Vec<Value> {
+        self.sent
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Everything the server sent the host, in order (held messages included).
+    pub fn received(&self) -> Vec<Value> {
+        self.received
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
     }
 }
 

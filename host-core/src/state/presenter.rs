@@ -158,6 +158,13 @@ struct ServerState {
     finished_results: VecDeque<u64>,
     ended: VecDeque<EndedInfo>,
     suggestions: VecDeque<Suggestion>,
+    /// The toolsets a notice told opened or closed while calls were in flight (at most
+    /// [`RECENT`]; forgotten when none is): an open's or close's own result then does not
+    /// say it again. On the modern era a `mcpl/hints` stream may tell a change before the
+    /// result of the request that made it (profile §3.5; §6: told once). **\[project\]**:
+    /// no spec orders a stream against a result.
+    /// Each with true for an open, false for a close or an end.
+    told_while_waiting: BTreeSet<(Marker, bool)>,
 }
 
 /// How many shown pushes and finished results a server's state remembers.
@@ -601,6 +608,18 @@ impl Presenter {
             return None;
         }
         let restates = frags.iter().all(|f| f.restates);
+        let st = self.state(view.name);
+        if st.expected > 0 {
+            for m in frags
+                .iter()
+                .filter(|f| f.rank == Rank::Toolset)
+                .filter_map(|f| Some((f.subject.clone()?, f.announces.is_some())))
+            {
+                if st.told_while_waiting.len() < RECENT {
+                    st.told_while_waiting.insert(m);
+                }
+            }
+        }
         let (text, announces) = self.words(view.name, frags);
         self.stats.notices += 1;
         Some(AgentMessage {

@@ -89,6 +89,11 @@ impl Presenter {
         if let Some(r) = rev {
             super::remember(&mut st.finished_results, r);
         }
+        let told_while_waiting = if st.expected == 0 {
+            std::mem::take(&mut st.told_while_waiting)
+        } else {
+            st.told_while_waiting.clone()
+        };
         let leftover: Vec<Fragment> = if st.expected == 0 {
             std::mem::take(&mut st.results)
                 .into_values()
@@ -127,9 +132,10 @@ impl Presenter {
                     instance: r.instance.clone().or_else(|| marker.instance.clone()),
                     ..marker.clone()
                 };
-                let told_open = frags
-                    .iter()
-                    .any(|f| f.rank == Rank::Toolset && f.subject.as_ref() == Some(&marker));
+                let told_open = told_while_waiting.contains(&(marker.clone(), true))
+                    || frags
+                        .iter()
+                        .any(|f| f.rank == Rank::Toolset && f.subject.as_ref() == Some(&marker));
                 let what = super::fragment::open_line(view.name, &marker, &r.title, &b);
                 if r.adopted == Some(true) {
                     head.push(format!("Already open: {what} — adopted, nothing changed."));
@@ -141,9 +147,10 @@ impl Presenter {
                 content_result(view.name, r.content.as_deref(), &b)
             }
             (After::Close { marker }, Outcome::Close(Ok(r))) => {
-                let told_close = frags
-                    .iter()
-                    .any(|f| f.rank == Rank::Toolset && f.subject.as_ref() == Some(marker));
+                let told_close = told_while_waiting.contains(&(marker.clone(), false))
+                    || frags
+                        .iter()
+                        .any(|f| f.rank == Rank::Toolset && f.subject.as_ref() == Some(marker));
                 if !told_close {
                     head.push(format!("Closed {marker}."));
                 }

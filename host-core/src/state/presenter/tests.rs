@@ -771,6 +771,63 @@ fn a_close_s_result_tells_the_close_once() {
     );
 }
 
+/// The modern era's race (profile §3.5): the `mcpl/hints` stream tells the close (as a
+/// `tools/hints` of the link's) while the close is in flight, and the close's own result
+/// then carries nothing new. The agent is told the close once — the notice's — and the
+/// result does not say "Closed" again; an open told by the stream first likewise.
+#[test]
+fn a_close_or_open_told_while_in_flight_is_not_told_again_by_its_result() {
+    use crate::state::host_core::Step;
+    let mut h = Host::with_arcade("arcade", true);
+    open_game(&mut h, "g1", 2);
+    let plan = h.core.plan(meta_tools::CLOSE, &json!({"toolset": "game"}));
+    let Step::Send(p) = h.core.carry_out(plan) else {
+        panic!("a close is sent");
+    };
+    let closed = changes(
+        3,
+        vec![],
+        vec![ToolsetChange {
+            reason: Some("resigned".into()),
+            ..set("game", Some("g1"), ToolsetState::Closed)
+        }],
+    );
+    h.standalone(0, closed);
+    let outcome = Outcome::Close(Ok(ToolsetsCloseResult {
+        content: Some(vec![mcpl_protocol::ContentBlock::text("You resigned.")]),
+        meta: None,
+    }));
+    let now = h.now;
+    let r = h.core.finish_call(&p, outcome, now);
+    let said = r.joined_text();
+    assert!(said.contains("You resigned."), "{said}");
+    assert!(!said.contains("Closed [arcade/game:g1]"), "{said}");
+    let t = all_shown(&h);
+    assert_eq!(count(&t, "Closed [arcade/game:g1]"), 1, "{t}");
+
+    let plan = h.core.plan(
+        meta_tools::OPEN,
+        &json!({"toolset": "game", "instance": "g2"}),
+    );
+    let Step::Send(p) = h.core.carry_out(plan) else {
+        panic!("an open is sent");
+    };
+    let opened = changes(
+        4,
+        vec![vis("play", Some("g2"), true)],
+        vec![set("game", Some("g2"), ToolsetState::Open)],
+    );
+    h.standalone(0, opened);
+    let r = h
+        .core
+        .finish_call(&p, open_result(Some("g2"), None, None), now);
+    let said = r.joined_text();
+    assert!(said.contains("A fresh 9x9 board."), "{said}");
+    assert!(!said.contains("Opened [arcade/game:g2]"), "{said}");
+    let t = all_shown(&h);
+    assert_eq!(count(&t, "Opened [arcade/game:g2]"), 1, "{t}");
+}
+
 #[test]
 fn an_adopted_open_says_so() {
     let mut h = Host::with_arcade("arcade", true);
