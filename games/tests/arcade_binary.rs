@@ -3,7 +3,7 @@
 //! sharing one arcade, stdio as one principal, and `render`. Each listener's address is
 //! read from the `listening on` line the binary prints; nothing sleeps.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::within;
 use mcpl_transport::{ClientOptions, TransportError, http, ws};

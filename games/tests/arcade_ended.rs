@@ -2,7 +2,7 @@
 //! one record, with the same id on every reconnect (so a host tells its agent once), until
 //! it expires.
 
-mod support;
+use crate::support;
 
 use mcpl_games::arcade::ArcadeConfig;
 use mcpl_server::{Clock, ManualClock};

@@ -3,7 +3,7 @@
 //! passes (at once when the bot passes), and the game ends by two passes with an area
 //! count. The bot searches on a blocking thread with a fixed playout budget and a seed.
 
-mod support;
+use crate::support;
 
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
 use serde_json::json;

@@ -5,7 +5,7 @@
 //! in the answer to the agent's own (§5.3). The model's tool list never changes meanwhile
 //! (§6, vector 12).
 
-mod support;
+use crate::support;
 
 use mcpl_host::host::{Host, HostConfig, ServerConfig, ShownKind};
 use mcpl_testkit::within;

@@ -6,7 +6,7 @@
 //! whose host was stopped before the end, shown the `ended` record once across host
 //! restarts that keep the same state directory (§4.3, vector 13).
 
-mod support;
+use crate::support;
 
 use mcpl_host::host::ShownKind;
 use mcpl_testkit::within;

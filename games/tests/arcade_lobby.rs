@@ -2,7 +2,7 @@
 //! `suggest` to open the shared instance, §4.6, and joins by opening it) and one declined
 //! (the challenger is told, and its game ends with a record, §4.3).
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{Harness, hints_of, text_of};

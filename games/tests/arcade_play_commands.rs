@@ -9,7 +9,7 @@
 //! for a test only when this package depends on it as an artifact, which stable Cargo
 //! cannot do.
 
-mod support;
+use crate::support;
 
 use mcpl_host::cli::play::{self, Command};
 use mcpl_host::host::HostHandle;

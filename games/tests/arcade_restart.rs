@@ -5,7 +5,7 @@
 //! vector 9), and finish. A player who was away when the game ended is told the end once
 //! by its host (§4.3, vector 13).
 
-mod support;
+use crate::support;
 
 use mcpl_host::host::{HostConfig, ServerConfig};
 use mcpl_transport::{ClientOptions, ws};

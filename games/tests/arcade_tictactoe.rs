@@ -4,7 +4,7 @@
 //! `tictactoe_play` with the free cells (§5.3). And a host without `toolHints` playing
 //! the bot through the compat tools (§8).
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{Client, Harness, ended_id, text_of};

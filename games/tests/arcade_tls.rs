@@ -4,7 +4,7 @@
 //! against the bot over `wss://` and over `https://`. A certificate for another name, or a
 //! host that does not trust the CA, leaves the server unreachable: the host refuses it.
 
-mod support;
+use crate::support;
 
 use mcpl_host::host::{HostConfig, ServerConfig};
 use mcpl_host::link::Connector;

@@ -3,7 +3,7 @@
 //! the bound — CPU time, log lines, the sessions held, the size of an answer — and that a
 //! normal client is still served promptly. Named `hardening_NN_…` for the items.
 
-mod support;
+use crate::support;
 
 use mcpl_games::arcade::listen;
 use mcpl_games::arcade::{Arcade, ArcadeConfig};

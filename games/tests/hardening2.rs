@@ -2,7 +2,7 @@
 //! (bounded in count and time, loopback only). Named `hardening2_NN_…` for the issue's
 //! items; each drives the real `mcpl-arcade` from outside, as an attacker would.
 
-mod support;
+use crate::support;
 
 use futures_util::{SinkExt, StreamExt};
 use mcpl_testkit::within;

@@ -1,7 +1,7 @@
 //! Issue #36, items 11 and 14, from outside: raw JSON-RPC on a real WebSocket to the
 //! arcade, and the project's own host in front of it. Each test is named after its item.
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::host::{ACT, Agent};

@@ -3,7 +3,7 @@
 //! beside the legacy era on the same process (and, on stdio and WebSocket, the same
 //! connection). Nothing sleeps: every read awaits its message.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::within;
 use mcpl_transport::{ClientOptions, ws};

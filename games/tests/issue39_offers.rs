@@ -2,7 +2,7 @@
 //! a player is in is a resource for that player only (in words and as SVG), "how to play"
 //! is a prompt, and completion offers the games and the player's game numbers.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::Harness;

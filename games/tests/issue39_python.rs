@@ -4,7 +4,7 @@
 //! arcade's tools and plays tic-tac-toe against the bot through the compat tools, over
 //! stdio (the binary spawned by the SDK) and over Streamable HTTP (with a bearer token).
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::process::report;
 use mcpl_testkit::python::{python, workspace_root};

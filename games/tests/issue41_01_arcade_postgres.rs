@@ -5,7 +5,7 @@
 //! one database never both write a game: the one that writes over a revision it no longer
 //! has is refused (the revision check) and changes nothing.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::postgres::Postgres;
 use mcpl_transport::{ClientOptions, ws};

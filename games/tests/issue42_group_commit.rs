@@ -7,7 +7,7 @@
 //! That concurrent steps share commits is shown in `server/tests/issue42_group_commit.rs`
 //! (the store's own count, with a gate on its commits).
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::msg;
 use mcpl_transport::{ClientOptions, ws};

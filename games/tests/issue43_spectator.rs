@@ -2,7 +2,7 @@
 //! person sees it — in a real headless browser (Debian's chromium, started by the test) —
 //! and at its edges: who may watch, how many at once, and a watcher too slow for a burst.
 
-mod support;
+use crate::support;
 
 use mcpl_games::arcade::spectate::web::{self, Access, WebOptions};
 use mcpl_games::arcade::spectate::{Gallery, GameState, GameView, PlayerView};

@@ -3,7 +3,7 @@
 //! (`boundary_NN_…`, the items of the project's issue on RFC-014's boundaries), against a
 //! scripted server over a real WebSocket.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::within;
 use mcpl_transport::ClientOptions;

@@ -2,7 +2,7 @@
 //! server on a real WebSocket. The test writes request lines to its stdin and reads its
 //! stdout line by line as the lines come (no sleeps), asserting answers and events.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::tls::TestCa;
 use mcpl_testkit::within;
@@ -19,16 +19,17 @@ struct Console {
     stdout: Lines<BufReader<ChildStdout>>,
     /// Lines read while waiting for another.
     seen: Vec<Value>,
+    /// Its state directory, removed when the console is dropped.
+    _state: tempfile::TempDir,
 }
 
 impl Console {
     fn spawn(args: &[&str]) -> Console {
+        // A state directory of its own: the told ids it keeps are no other test's.
+        let state = tempfile::tempdir().expect("a state directory");
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
             // Its default state directory, away from the machine's own.
-            .env(
-                "XDG_DATA_HOME",
-                std::env::temp_dir().join("mcpl-host-tests"),
-            )
+            .env("XDG_DATA_HOME", state.path())
             .arg("console")
             .args(args)
             .stdin(Stdio::piped())
@@ -44,6 +45,7 @@ impl Console {
             stdin,
             stdout,
             seen: Vec::new(),
+            _state: state,
         }
     }
 
@@ -179,12 +181,11 @@ async fn the_console_plays_the_agent_over_json_lines() {
 
 #[tokio::test]
 async fn a_token_for_no_server_is_refused_before_anything_starts() {
+    // A state directory of its own: the told ids it keeps are no other test's.
+    let state = tempfile::tempdir().expect("a state directory");
     let out = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
         // Its default state directory, away from the machine's own.
-        .env(
-            "XDG_DATA_HOME",
-            std::env::temp_dir().join("mcpl-host-tests"),
-        )
+        .env("XDG_DATA_HOME", state.path())
         .args([
             "console",
             "--server",
@@ -241,12 +242,11 @@ async fn a_ca_file_that_is_missing_or_for_no_server_is_refused_naming_it() {
             "--ca-file names \"other\"".to_owned(),
         ),
     ] {
+        // A state directory of its own: the told ids it keeps are no other test's.
+        let state = tempfile::tempdir().expect("a state directory");
         let out = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
             // Its default state directory, away from the machine's own.
-            .env(
-                "XDG_DATA_HOME",
-                std::env::temp_dir().join("mcpl-host-tests"),
-            )
+            .env("XDG_DATA_HOME", state.path())
             .args([
                 "console",
                 "--server",

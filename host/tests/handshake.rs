@@ -1,6 +1,6 @@
 //! The link's handshake and tool listing, against a scripted server.
 
-mod support;
+use crate::support;
 
 use actix::Actor;
 use mcpl_host::link::{

@@ -13,7 +13,7 @@
 //!
 //! Item 9 (the cost per tool) is measured by `sim-perf` and the host's benchmarks.
 
-mod support;
+use crate::support;
 
 use actix::Actor;
 use mcpl_host::link::{

@@ -3,7 +3,7 @@
 //! answering with a clear tool error (not a hang), reminders, `list_changed` as a
 //! boundary, and a failed recovery read tried again.
 
-mod support;
+use crate::support;
 
 use mcpl_host::host::{Host, HostConfig, HostError, ServerConfig, ShownKind};
 use mcpl_testkit::within;

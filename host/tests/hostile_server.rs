@@ -9,7 +9,7 @@
 //! is answered. Cases the conformance vectors already cover (one step back, one gap, hints
 //! on results and `tools/hints` without `toolHints`) are extended here, not repeated.
 
-mod support;
+use crate::support;
 
 use mcpl_host::host::ShownKind;
 use mcpl_testkit::within;

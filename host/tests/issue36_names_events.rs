@@ -5,7 +5,7 @@
 //! (Item 3, the bytes a long `eventId` costs, is `issue36_event_id_bytes.rs`: it counts
 //! allocations, which takes a test binary of its own.)
 
-mod support;
+use crate::support;
 
 use mcpl_host::host::{Host, HostConfig, HostError, ServerConfig, ShownKind};
 use mcpl_testkit::msg;

@@ -1,7 +1,7 @@
 //! Issue #36, items 5–9, held from outside: a scripted server (or a raw MCPL server) over a
 //! real WebSocket, against the real Host. Each test is named after the item it proves.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::within;
 use mcpl_transport::ClientOptions;

@@ -2,7 +2,7 @@
 //! only itself (item 12). Each test drives a scripted server over a real WebSocket, raw
 //! JSON, against the real host.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::within;
 use serde_json::{Value, json};

@@ -3,7 +3,7 @@
 //! what it left out. A scripted server over a real WebSocket states 5,000 open instances
 //! and sends 3,000 pushes of 1 KB, raw JSON, against the real host.
 
-mod support;
+use crate::support;
 
 use mcpl_host::host::{HostHandle, Shown, ShownKind};
 use mcpl_host::state::conversation::DEFAULT_HISTORY_BYTES;

@@ -3,7 +3,7 @@
 //! silence, the era remembered across a reconnect, and with a modern server the stamped
 //! `_meta`, no `notifications/initialized`, `subscriptions/listen`, and MRTR rounds.
 
-mod support;
+use crate::support;
 
 use actix::Actor;
 use mcpl_host::link::{
@@ -411,11 +411,10 @@ async fn issue39_08_the_command_line_refuses_an_era_it_does_not_know() {
         ("sometimes", "\"sometimes\" is no era"),
         ("other=auto", "--era names \"other\""),
     ] {
+        // A state directory of its own: the told ids it keeps are no other test's.
+        let state = tempfile::tempdir().expect("a state directory");
         let out = tokio::process::Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
-            .env(
-                "XDG_DATA_HOME",
-                std::env::temp_dir().join("mcpl-host-tests"),
-            )
+            .env("XDG_DATA_HOME", state.path())
             .args(["console", "--server", "s=ws://127.0.0.1:9/", "--era", era])
             .stdin(std::process::Stdio::null())
             .output()

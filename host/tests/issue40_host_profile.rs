@@ -3,7 +3,7 @@
 //! declares and sends, and its `mcpl/hints` stream, reopened from the mark when the server
 //! ends it (profile §3.5: a cut stream is reopened with the current `since`).
 
-mod support;
+use crate::support;
 
 use actix::Actor;
 use mcpl_host::link::{

@@ -3,7 +3,7 @@
 //! spec's text (and from what Anarchid/mcpl-core 0.1 is known to send), against the real
 //! Host. Each test is named after the section whose rule it proves.
 
-mod support;
+use crate::support;
 
 use mcpl_host::host::{HostHandle, ServerConfig, Shown};
 use mcpl_host::link::Connector;

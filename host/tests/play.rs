@@ -16,12 +16,11 @@ const REFUSED_TOKEN: &str = "the server refused the token (HTTP 401)";
 
 /// Runs `mcpl-host play` with `args`, types `input`, and returns its stdout and stderr.
 async fn play(args: &[&str], input: &str) -> (String, String) {
+    // A state directory of its own: the told ids it keeps are no other test's.
+    let state = tempfile::tempdir().expect("a state directory");
     let mut child = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
         // Its default state directory, away from the machine's own.
-        .env(
-            "XDG_DATA_HOME",
-            std::env::temp_dir().join("mcpl-host-tests"),
-        )
+        .env("XDG_DATA_HOME", state.path())
         .arg("play")
         .args(args)
         .stdin(Stdio::piped())
@@ -119,12 +118,11 @@ async fn a_refused_connection_is_told_with_its_cause() {
 
 #[tokio::test]
 async fn help_names_every_subcommand() {
+    // A state directory of its own: the told ids it keeps are no other test's.
+    let state = tempfile::tempdir().expect("a state directory");
     let out = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
         // Its default state directory, away from the machine's own.
-        .env(
-            "XDG_DATA_HOME",
-            std::env::temp_dir().join("mcpl-host-tests"),
-        )
+        .env("XDG_DATA_HOME", state.path())
         .arg("--help")
         .output()
         .await
@@ -142,12 +140,11 @@ async fn help_names_every_subcommand() {
     assert_eq!(listed, ["console", "play", "help"], "{help}");
     // Each one's own help works, and play's names its commands' help.
     for sub in ["console", "play"] {
+        // A state directory of its own: the told ids it keeps are no other test's.
+        let state = tempfile::tempdir().expect("a state directory");
         let out = Command::new(env!("CARGO_BIN_EXE_mcpl-host"))
             // Its default state directory, away from the machine's own.
-            .env(
-                "XDG_DATA_HOME",
-                std::env::temp_dir().join("mcpl-host-tests"),
-            )
+            .env("XDG_DATA_HOME", state.path())
             .args([sub, "--help"])
             .output()
             .await

@@ -1,7 +1,7 @@
 //! Reconnecting: capped exponential backoff between attempts (on tokio's paused clock), a
 //! reset once a connection has stayed up, and a fresh epoch per connection.
 
-mod support;
+use crate::support;
 
 use actix::Actor;
 use mcpl_host::link::{ConnectError, GetStatus, LinkEvent, LinkPhase, ServerLink, TapEvent};

@@ -1,7 +1,7 @@
 //! Requests through the link: results, errors, timeouts (and the late result the tap still
 //! reads), drops, unreadable input and shutdown.
 
-mod support;
+use crate::support;
 
 use actix::{Actor, Addr};
 use mcpl_host::link::{

@@ -1,7 +1,7 @@
 //! What the server sends the host: pushes (answered by policy, tapped before the answer),
 //! pings, unknown requests, and the notifications passed to subscribers.
 
-mod support;
+use crate::support;
 
 use actix::{Actor, Addr};
 use mcpl_host::link::{

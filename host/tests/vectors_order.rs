@@ -5,7 +5,7 @@
 //! order, twice, or never — and each test asserts what the host sent back and what the
 //! agent was shown.
 
-mod support;
+use crate::support;
 
 use mcpl_host::link::PushPolicy;
 use mcpl_protocol::mcpl::PushEventResult;

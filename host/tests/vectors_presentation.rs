@@ -2,7 +2,7 @@
 //! it changes, suggestions, definitions, hints from a server that did not advertise them,
 //! a withdrawn `toolHints`), each driven by a scripted server over a real WebSocket.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::within;
 use mcpl_transport::ClientOptions;

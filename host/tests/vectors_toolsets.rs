@@ -2,7 +2,7 @@
 //! reconnect, undeclared groups, ended records, full statements, manifest removals), each
 //! driven by a scripted server over a real WebSocket.
 
-mod support;
+use crate::support;
 
 use mcpl_host::host::ShownKind;
 use mcpl_testkit::within;

@@ -2,7 +2,7 @@
 //! and a reconnect when the server side drops. Real sockets, so real time: the test awaits
 //! events, with a short backoff so the reconnect comes quickly.
 
-mod support;
+use crate::support;
 
 use actix::Actor;
 use mcpl_host::link::{CallTool, Connector, GetStatus, LinkEvent, ServerLink};

@@ -4,7 +4,7 @@
 //! is answered, a cancelled one never (vector 29) and its handler stopped, an id is refused
 //! while its call runs. Shown in raw JSON over a session on real actors.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{Server, ToolContext, ToolError};

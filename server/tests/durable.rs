@@ -6,7 +6,7 @@
 //! The restart is in-process on one [`MemoryStore`] (the `redb` file store is tested on
 //! its own and through the arcade binary, killed with SIGKILL, in `games/tests/`).
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::{

@@ -9,7 +9,7 @@
 //! does. A panic anywhere fails the case. proptest prints the failing sequence (shrunk)
 //! and its seed, and keeps the seed in `proptest-regressions/` so a failure replays.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::{

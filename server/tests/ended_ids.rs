@@ -6,7 +6,7 @@
 //! kept (`keep_toolsets(false)`), its records expired (`ended_ttl(0)`) — starts again at
 //! the very same time, and so does a server built again in the same process (a restart).
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::{

@@ -5,7 +5,7 @@
 //! held changes never overtake later ones (§5.2), and a cancelled call sends them at once
 //! (vector 29).
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock, Tool};
 use mcpl_server::OpenError;

@@ -3,7 +3,7 @@
 //! its rev was spent when it was written — and the next change goes on the next rev, under
 //! a new event id.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::{

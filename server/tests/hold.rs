@@ -5,7 +5,7 @@
 //! push, `tools/hints` or a `toolsets/list` result for that connection makes them go first,
 //! and a cancel sends them at once (vector 29).
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{

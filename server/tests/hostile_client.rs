@@ -9,9 +9,7 @@
 //! sessions go on. Raw clients (`hostile_client/raw.rs`) write what our transport's clients
 //! never would.
 
-#[path = "hostile_client/raw.rs"]
-#[allow(dead_code)] // the SSE reader serves the MCP 2026-07-28 tests that share this module
-mod raw;
+use crate::raw;
 
 use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_protocol::mcp::{CallToolResult, Tool};

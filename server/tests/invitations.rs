@@ -4,7 +4,7 @@
 //! `decline_invitation`) and the inviting logic hears it (`InstanceLogic::declined`); and
 //! who is online (`Server::online_principals`).
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{

@@ -4,8 +4,7 @@
 
 // Shared with `hostile_client.rs`, which uses the rest of it.
 #[allow(dead_code)]
-#[path = "hostile_client/raw.rs"]
-mod raw;
+use crate::raw;
 
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{Server, ToolContext, ToolError};

@@ -4,7 +4,7 @@
 //! gives), and states the schemas derived from the types: the tools' `inputSchema` and
 //! the options the open handler receives.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_server::schemars::JsonSchema;

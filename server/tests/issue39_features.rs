@@ -5,8 +5,7 @@
 
 // Shared with `hostile_client.rs`, which uses the rest of it.
 #[allow(dead_code)]
-#[path = "hostile_client/raw.rs"]
-mod raw;
+use crate::raw;
 
 use mcpl_protocol::server_features::{
     GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,

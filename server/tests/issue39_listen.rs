@@ -11,8 +11,7 @@
 //! has at most 8 streams open.
 
 #[allow(dead_code)]
-#[path = "hostile_client/raw.rs"]
-mod raw;
+use crate::raw;
 
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_server::Server;

@@ -6,8 +6,7 @@
 
 // Shared with `hostile_client.rs`, which uses the rest of it.
 #[allow(dead_code)]
-#[path = "hostile_client/raw.rs"]
-mod raw;
+use crate::raw;
 
 use mcpl_protocol::client_features::ElicitParams;
 use mcpl_protocol::mcp::{CallToolResult, LoggingLevel, Tool};

@@ -6,8 +6,7 @@
 //! as in MCP `basic/patterns/mrtr.md`.
 
 #[allow(dead_code)]
-#[path = "hostile_client/raw.rs"]
-mod raw;
+use crate::raw;
 
 use mcpl_protocol::client_features::{CreateMessageParams, ElicitAction, ElicitParams};
 use mcpl_protocol::mcp::{CallToolResult, Tool};

@@ -9,8 +9,7 @@
 //! honours and carries `notifications/resources/updated` with its subscription id.
 
 #[allow(dead_code)]
-#[path = "hostile_client/raw.rs"]
-mod raw;
+use crate::raw;
 
 use mcpl_protocol::server_features::{Resource, ResourceContents, ResourceTemplate};
 use mcpl_server::features::RequestContext;

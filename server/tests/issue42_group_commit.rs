@@ -7,7 +7,7 @@
 //! survive a SIGKILL of the arcade binary under concurrent load are in
 //! `games/tests/issue42_group_commit.rs`.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::{

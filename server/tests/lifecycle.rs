@@ -1,7 +1,7 @@
 //! The session lifecycle over a memory link: version negotiation, phases, what is refused
 //! before `initialize`, routing errors, the grant and its receipt.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::digest::revision_of_value;
 use mcpl_protocol::jsonrpc::ErrorCode;

@@ -2,7 +2,7 @@
 //! the network, a session per connection that answers a tool call; dropping the listener
 //! stops accepting.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{Server, ToolContext};

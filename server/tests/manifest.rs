@@ -1,7 +1,7 @@
 //! The manifest: `mcpl/manifest`, each host's view of it (RFC-014 §2, §4.1), and
 //! `mcpl/manifestChanged` on replacement (SPEC §17.3).
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::digest::revision_of_value;
 use mcpl_protocol::mcpl::McplManifest;

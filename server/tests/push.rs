@@ -1,7 +1,7 @@
 //! `push/event`: refused before the grant and without `pushEvents`, delivered after it,
 //! matched by id, timed out, and pushed from inside a tool handler.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_protocol::mcp::{CallToolResult, Tool};

@@ -1,7 +1,7 @@
 //! What a peer can send wrong, and how a session ends: malformed and oversized input,
 //! stray responses, the link closing with a push in flight.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_server::{PushError, PushEvent, Server};

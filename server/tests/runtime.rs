@@ -1,7 +1,7 @@
 //! Where sessions run: on another arbiter's thread through `Server::serve_in`, and under an
 //! `actix::System` built by hand.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{PushEvent, Server, ToolContext};

@@ -7,8 +7,7 @@
 //! the entries stamped after its `_meta["mcpl/since"]` or a full statement.
 
 #[allow(dead_code)]
-#[path = "hostile_client/raw.rs"]
-mod raw;
+use crate::raw;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::{

@@ -1,7 +1,7 @@
 //! Plain tools over a memory link: paging, typed and raw arguments, tool errors versus
 //! protocol errors, panics, cancellation.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_protocol::mcp::{CallToolResult, Tool};

@@ -3,7 +3,7 @@
 //! with one wake and no timer; a waker reaches the logic from any thread, and does nothing
 //! once the instance ended.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{

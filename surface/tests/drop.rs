@@ -7,7 +7,7 @@
 //! The arcade is reached over WebSocket through a TCP proxy in the test, which cuts the
 //! connection (a drop) or is pointed at a new arcade (a restart).
 
-mod support;
+use crate::support;
 
 use serde_json::json;
 use support::proxy::Proxy;

@@ -1,7 +1,7 @@
 //! The surface host's logs and errors keep secrets out and say only what happened (issue
 //! #37, item 10), driven as an operator runs it: the binary over stdio, its stderr read.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::within;
 use serde_json::json;

@@ -4,7 +4,7 @@
 //! play each other through the lobby: the challenge's suggestion shown in a result, the
 //! accept, the moves told as they happen, and the end told once.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{

@@ -3,7 +3,7 @@
 //! (`mcpl_protocol::grant`), where its own copy had drifted. Raw JSON-RPC lines on the real
 //! `mcpl-surface` binary's stdio, in front of the real `mcpl-arcade`.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::{StdioClient, arcade_of_alice_and_bob, stdio_arcade_config, write_config};

@@ -5,7 +5,7 @@
 //! the principal's requests, bounded; what happened between two requests is told in the
 //! next result of that principal's.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::within;
 use serde_json::{Value, json};

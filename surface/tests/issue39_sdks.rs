@@ -7,7 +7,7 @@
 //! `mcpl-surface serve`) and over Streamable HTTP (one principal's requests, each a POST of
 //! its own, served by that principal's host).
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::python::python;
 use serde_json::{Value, json};

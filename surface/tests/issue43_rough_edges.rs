@@ -5,7 +5,7 @@
 //! codes reach a stderr that is not a terminal; `${VAR}` and `${VAR:-default}` are
 //! expanded in `headers` as Claude Code does, and an unset one is refused at start.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use std::path::Path;

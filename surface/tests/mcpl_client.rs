@@ -3,7 +3,7 @@
 //! feature set, and is told what happens behind the surface host as `push/event`: another
 //! client's challenge arrives as a push it shows, not as text in its next result.
 
-mod support;
+use crate::support;
 
 use mcpl_host::host::{Host, HostConfig, ServerConfig, ShownKind};
 use mcpl_testkit::within;

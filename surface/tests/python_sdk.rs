@@ -4,7 +4,7 @@
 //! through the four meta-tools, knowing only what the results say
 //! (`tests/interop/py_surface.py`).
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::python::python;
 use serde_json::Value;

@@ -4,7 +4,7 @@
 //! a push (another player's challenge) told once as `notifications/message` and once in the
 //! next result.
 
-mod support;
+use crate::support;
 
 use serde_json::{Value, json};
 use support::proxy::Proxy;

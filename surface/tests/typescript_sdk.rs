@@ -4,7 +4,7 @@
 //! bot through the four meta-tools, knowing only what the results say
 //! (`tests/inspector/ts_surface.mjs`).
 
-mod support;
+use crate::support;
 
 use serde_json::Value;
 use support::{check_sdk_game, check_sdk_report, play_sdk_client};

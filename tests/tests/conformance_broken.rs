@@ -2,7 +2,7 @@
 //! rule broken on purpose (`--misbehave`), spoken to by the real runner binary. This shows
 //! the runner's passes mean something.
 
-mod conformance_support;
+use crate::conformance_support;
 
 use conformance_support::*;
 

@@ -4,7 +4,7 @@
 //! per process), as `tests/CONFORMANCE.md` documents; over WebSocket and Streamable HTTP
 //! nothing is skipped.
 
-mod conformance_support;
+use crate::conformance_support;
 
 use conformance_support::*;
 

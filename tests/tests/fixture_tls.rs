@@ -2,7 +2,7 @@
 //! `https://`, announces those URLs, and answers `initialize` to a client trusting the CA
 //! made for the test; `mcpl-conformance --ca-file` runs every vector over either.
 
-mod conformance_support;
+use crate::conformance_support;
 
 use conformance_support::{Fixture, assert_all_pass, conformance};
 use mcpl_protocol::{Id, Message, Request};

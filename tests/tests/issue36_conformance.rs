@@ -1,7 +1,7 @@
 //! Issue #36, item 15, from outside: the real `mcpl-conformance` and
 //! `mcpl-fixture-server` binaries.
 
-mod conformance_support;
+use crate::conformance_support;
 
 use conformance_support::*;
 

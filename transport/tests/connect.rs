@@ -1,7 +1,7 @@
 //! `connect(url)`: the scheme picks the transport; nonsense is refused (TLS schemes are in
 //! `tls.rs`).
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::within_named;
 use mcpl_transport::{

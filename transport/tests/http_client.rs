@@ -2,7 +2,7 @@
 //! server that records each request and counts the TCP connections it accepts, a port where
 //! nothing listens, and a TLS server whose certificate changes after the client's probe.
 
-mod support;
+use crate::support;
 
 use bytes::Bytes;
 use http_body_util::{BodyExt, Full};

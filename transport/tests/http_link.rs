@@ -2,7 +2,7 @@
 //! initialize, the GET stream, oversized messages, HTTP failures turned into error
 //! responses, closing from either end, and the delivery hook.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::{ErrorCode, Id};
 use mcpl_testkit::within_named;

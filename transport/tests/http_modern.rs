@@ -3,7 +3,7 @@
 //! connection of its own that ends with its answer; GET and DELETE without a session are
 //! 405. Legacy sessions are untouched (`http_server.rs`).
 
-mod support;
+use crate::support;
 
 use futures_util::FutureExt;
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Response};
@@ -28,7 +28,7 @@ impl Endpoint {
     /// A POST with alice's token and the headers a modern client sends for `method`
     /// (`name` as `Mcp-Name` when given), each replaced by `extra` or, given as `("x", "")`,
     /// left out.
-    fn post(
+    fn modern_post(
         &self,
         body: String,
         method: &str,
@@ -75,7 +75,7 @@ async fn body_error(resp: reqwest::Response) -> ErrorObject {
 async fn issue39_03_a_modern_post_is_a_connection_of_its_own_that_ends_with_its_answer() {
     let mut ep = endpoint(server_opts()).await;
     let body = modern(1, "server/discover", json!({}), MODERN);
-    let post = tokio::spawn(ep.post(body, "server/discover", None, &[]).send());
+    let post = tokio::spawn(ep.modern_post(body, "server/discover", None, &[]).send());
     let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     assert_eq!(
         server.info.principal,
@@ -111,7 +111,7 @@ async fn issue39_03_headers_and_meta_are_checked_before_any_connection() {
     let cases: Vec<(&str, reqwest::RequestBuilder, ErrorCode)> = vec![
         (
             "no MCP-Protocol-Version",
-            ep.post(
+            ep.modern_post(
                 call(),
                 "tools/call",
                 Some("echo"),
@@ -121,7 +121,7 @@ async fn issue39_03_headers_and_meta_are_checked_before_any_connection() {
         ),
         (
             "MCP-Protocol-Version not the body's",
-            ep.post(
+            ep.modern_post(
                 call(),
                 "tools/call",
                 Some("echo"),
@@ -131,22 +131,22 @@ async fn issue39_03_headers_and_meta_are_checked_before_any_connection() {
         ),
         (
             "Mcp-Method not the body's",
-            ep.post(call(), "tools/list", Some("echo"), &[]),
+            ep.modern_post(call(), "tools/list", Some("echo"), &[]),
             ErrorCode::HEADER_MISMATCH,
         ),
         (
             "no Mcp-Name on tools/call",
-            ep.post(call(), "tools/call", None, &[]),
+            ep.modern_post(call(), "tools/call", None, &[]),
             ErrorCode::HEADER_MISMATCH,
         ),
         (
             "Mcp-Name not the body's",
-            ep.post(call(), "tools/call", Some("add"), &[]),
+            ep.modern_post(call(), "tools/call", Some("add"), &[]),
             ErrorCode::HEADER_MISMATCH,
         ),
         (
             "no clientCapabilities in _meta",
-            ep.post(
+            ep.modern_post(
                 request(
                     3,
                     "tools/list",
@@ -161,7 +161,7 @@ async fn issue39_03_headers_and_meta_are_checked_before_any_connection() {
         ),
         (
             "no _meta, a modern header",
-            ep.post(
+            ep.modern_post(
                 request(4, "tools/list", json!({})).encode(),
                 "tools/list",
                 None,
@@ -171,7 +171,7 @@ async fn issue39_03_headers_and_meta_are_checked_before_any_connection() {
         ),
         (
             "a version not served",
-            ep.post(
+            ep.modern_post(
                 modern(5, "tools/list", json!({}), "1900-01-01"),
                 "tools/list",
                 None,
@@ -194,7 +194,7 @@ async fn issue39_03_headers_and_meta_are_checked_before_any_connection() {
     // A name that is no plain ASCII comes Base64-encoded, and is read so.
     let body = modern(6, "tools/call", json!({"name": "héllo"}), MODERN);
     let post = tokio::spawn(
-        ep.post(body, "tools/call", Some("=?base64?aMOpbGxv?="), &[])
+        ep.modern_post(body, "tools/call", Some("=?base64?aMOpbGxv?="), &[])
             .send(),
     );
     let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
@@ -218,7 +218,7 @@ async fn issue39_03_the_eras_errors_set_the_status() {
         (ErrorCode::INVALID_PARAMS, StatusCode::OK),
     ] {
         let body = modern(7, "tools/list", json!({}), MODERN);
-        let post = tokio::spawn(ep.post(body, "tools/list", None, &[]).send());
+        let post = tokio::spawn(ep.modern_post(body, "tools/list", None, &[]).send());
         let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
         next_request(&mut server).await;
         let error = Response::err(Some(Id::Number(7)), ErrorObject::new(code, "no"));
@@ -233,7 +233,7 @@ async fn issue39_03_the_eras_errors_set_the_status() {
 async fn issue39_03_what_relates_to_the_request_rides_its_answer_as_sse() {
     let mut ep = endpoint(server_opts()).await;
     let body = modern(8, "tools/call", json!({"name": "echo"}), MODERN);
-    let post = tokio::spawn(ep.post(body, "tools/call", Some("echo"), &[]).send());
+    let post = tokio::spawn(ep.modern_post(body, "tools/call", Some("echo"), &[]).send());
     let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     next_request(&mut server).await;
     let log = notification(
@@ -258,7 +258,7 @@ async fn issue39_03_what_relates_to_the_request_rides_its_answer_as_sse() {
 async fn issue39_03_closing_the_answer_cancels_the_request() {
     let mut ep = endpoint(server_opts()).await;
     let body = modern(9, "tools/call", json!({"name": "slow"}), MODERN);
-    let post = tokio::spawn(ep.post(body, "tools/call", Some("slow"), &[]).send());
+    let post = tokio::spawn(ep.modern_post(body, "tools/call", Some("slow"), &[]).send());
     let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     next_request(&mut server).await;
     // The client goes away before the answer: its HTTP request is dropped.
@@ -317,7 +317,7 @@ async fn issue39_03_each_anonymous_modern_request_is_a_principal_of_its_own() {
     for id in [10, 11] {
         let body = modern(id, "tools/list", json!({}), MODERN);
         let post = tokio::spawn(
-            ep.post(body, "tools/list", None, &[("authorization", "")])
+            ep.modern_post(body, "tools/list", None, &[("authorization", "")])
                 .send(),
         );
         let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
@@ -350,7 +350,7 @@ async fn issue39_03_a_server_may_leave_the_modern_era_out() {
     opts.http_modern = false;
     let mut ep = endpoint(opts).await;
     let probe = ep
-        .post(
+        .modern_post(
             modern(1, "server/discover", json!({}), MODERN),
             "server/discover",
             None,
@@ -362,7 +362,7 @@ async fn issue39_03_a_server_may_leave_the_modern_era_out() {
     assert_eq!(probe.status(), StatusCode::OK);
     assert_eq!(body_error(probe).await.code, ErrorCode::METHOD_NOT_FOUND);
     let call = ep
-        .post(
+        .modern_post(
             modern(2, "tools/list", json!({}), MODERN),
             "tools/list",
             None,
@@ -394,7 +394,7 @@ async fn issue39_03_a_server_may_leave_the_modern_era_out() {
 async fn issue39_03_an_initialize_with_only_modern_meta_is_a_modern_request() {
     let mut ep = endpoint(server_opts()).await;
     let body = modern(5, "initialize", json!({}), MODERN);
-    let post = tokio::spawn(ep.post(body, "initialize", None, &[]).send());
+    let post = tokio::spawn(ep.modern_post(body, "initialize", None, &[]).send());
     let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     let (_, init) = next_request(&mut server).await;
     assert_eq!(init.method, "initialize");
@@ -429,7 +429,7 @@ async fn issue39_03_sessions_an_address_left_open_make_way_for_its_modern_reques
     let (_second, _) = open_anonymous(&mut ep, "127.0.0.1").await.unwrap();
     let body = modern(7, "tools/list", json!({}), MODERN);
     let post = tokio::spawn(
-        ep.post(body, "tools/list", None, &[("authorization", "")])
+        ep.modern_post(body, "tools/list", None, &[("authorization", "")])
             .send(),
     );
     let mut server = tokio::select! {
@@ -454,7 +454,7 @@ async fn issue39_03_sessions_an_address_left_open_make_way_for_its_modern_reques
 async fn issue39_03_a_request_the_server_stops_under_is_503_and_may_have_run() {
     let mut ep = endpoint(server_opts()).await;
     let body = modern(7, "tools/call", json!({"name": "x"}), MODERN);
-    let post = tokio::spawn(ep.post(body, "tools/call", Some("x"), &[]).send());
+    let post = tokio::spawn(ep.modern_post(body, "tools/call", Some("x"), &[]).send());
     let mut server = within_named("accept", ep.listener.accept()).await.unwrap();
     let (_, call) = next_request(&mut server).await;
     assert_eq!(call.id, Id::Number(7));

@@ -2,7 +2,7 @@
 //! 2025-11-25 "Authorization"): configured with an authorization server, a 401 names the
 //! metadata's URL and the server serves it; unconfigured, neither.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::tls::TestCa;
 use mcpl_testkit::within_named;

@@ -1,7 +1,7 @@
 //! The Streamable HTTP server, driven by raw HTTP requests (reqwest) so that each status
 //! code and header MCP 2025-11-25 asks for can be checked on its own.
 
-mod support;
+use crate::support;
 
 use futures_util::FutureExt;
 use mcpl_protocol::{ErrorCode, Id, Message};

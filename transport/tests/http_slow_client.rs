@@ -7,7 +7,7 @@
 //! No test sleeps: each awaits the server closing the connection, under an outer deadline,
 //! and checks that the close came no sooner than the timeout (so it was the timeout's doing).
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::{ErrorCode, Id, Message};
 use mcpl_testkit::within_named;

@@ -4,7 +4,7 @@
 //! stream carrying the request's progress and then its response; an SSE stream that ends
 //! at once for a request the client cancelled; 404 for one whose session ended.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::Message;
 use mcpl_testkit::within_named;

@@ -1,7 +1,7 @@
 //! stdio: both ends in-process over `tokio::io::duplex`, and a real child process (the
 //! `mcpl-transport-echo` binary) behind `stdio::spawn`.
 
-mod support;
+use crate::support;
 
 use mcpl_protocol::jsonrpc::DecodeError;
 use mcpl_protocol::{Id, Message};

@@ -3,7 +3,7 @@
 //! unknown CA are refused with `TransportError::Tls`; a client that stalls its handshake
 //! holds up no other.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::tls::{CertFiles, TestCa};
 use mcpl_testkit::within_named;

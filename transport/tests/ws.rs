@@ -1,7 +1,7 @@
 //! WebSocket: our client against our server on 127.0.0.1, and raw tungstenite peers for
 //! what our client never does (bad origins, malformed and binary frames, silence).
 
-mod support;
+use crate::support;
 
 use futures_util::{FutureExt, SinkExt, StreamExt};
 use mcpl_protocol::Id;
