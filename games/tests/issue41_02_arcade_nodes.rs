@@ -15,7 +15,7 @@
 //! Every process is killed by its own id; nothing sleeps: the test awaits the nodes' log
 //! lines (which node owns the arcade) and the answers, each within the testkit's limit.
 
-mod support;
+use crate::support;
 
 use mcpl_testkit::nats::Nats;
 use mcpl_testkit::postgres::Postgres;

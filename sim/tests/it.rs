@@ -9,6 +9,7 @@ mod chaos;
 mod demo;
 mod deterministic;
 mod issue39_sim_modern;
+mod issue40_sim_modern_hints;
 mod issue43_demo_web;
 mod issue43_glossary;
 mod model_agent;
