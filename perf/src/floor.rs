@@ -120,6 +120,9 @@ impl Workers {
             stops: Vec::new(),
             threads: Vec::new(),
         };
+        // Each thread says it runs: a thread takes its name as it starts, so only then is
+        // it the floor's to anyone counting them (the server thread waits likewise).
+        let (running_tx, running) = std::sync::mpsc::channel::<()>();
         for _ in 0..n {
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
@@ -127,14 +130,21 @@ impl Workers {
             let (stop, stopped) = oneshot::channel::<()>();
             workers.handles.push(runtime.handle().clone());
             workers.stops.push(stop);
+            let running_tx = running_tx.clone();
             workers.threads.push(
                 std::thread::Builder::new()
                     .name(FLOOR_THREADS.to_owned())
                     .spawn(move || {
+                        let _ = running_tx.send(());
                         let _ = runtime.block_on(stopped);
                         runtime.shutdown_background();
                     })?,
             );
+        }
+        for _ in 0..n {
+            running
+                .recv()
+                .map_err(|_| io::Error::other("a floor's thread stopped as it started"))?;
         }
         Ok(workers)
     }
