@@ -38,10 +38,10 @@ fn every_vector_passes_over_streamable_http() {
 }
 
 #[test]
-fn s13_passes_over_streamable_http_against_a_fixture_keeping_no_toolsets() {
-    // Against the fixture contract's server S13 is skipped, saying why (it keeps
-    // toolsets); against one started with an idle time, it passes: each POST is a
-    // connection of its own, and the principal is idle between them.
+fn s13_is_skipped_saying_why_against_a_server_that_keeps_toolsets() {
+    // The fixture contract's server keeps toolsets, so it states no idle time and S13
+    // does not apply (it passes in-process against the fixture keeping none, on a clock
+    // the run moves: `server_vectors.rs`; here it would wait on the wall clock).
     let kept = Fixture::spawn("--http", &[]);
     let run = conformance(&["--url", &kept.url, "--only", "S13"]);
     assert!(
@@ -49,9 +49,6 @@ fn s13_passes_over_streamable_http_against_a_fixture_keeping_no_toolsets() {
         "{}",
         run.dump()
     );
-    let idle = Fixture::spawn("--http", &["--idle-end-ms", "300"]);
-    let run = conformance(&["--url", &idle.url, "--only", "S13"]);
-    assert!(run.line_s(13).contains(": pass [RFC]"), "{}", run.dump());
     assert!(run.status.success(), "{}", run.dump());
 }
 

@@ -8,9 +8,12 @@
 //! of the fixture contract's choices (`tests/CONFORMANCE.md`). What the SDK does beyond
 //! the vectors, with the test arcade of `server_support`, is proved in `server_*.rs`.
 
+use mcpl_server::{Clock, ManualClock};
+use mcpl_tests::conformance::PassTime;
 use mcpl_tests::conformance::{Outcome, RunOptions, Target, VectorId, run, vectors};
-use mcpl_tests::fixture::{Choices, serve_ws_idle_here};
-use std::time::Duration;
+use mcpl_tests::fixture::{Choices, build_idle, serve_ws};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 /// Runs vector `number` against an in-process fixture server and asserts it passed with
 /// no departure from the fixture contract.
@@ -27,10 +30,30 @@ async fn passes_s(number: u8) {
 async fn passes_id(id: VectorId) {
     // S13 applies only to a server that does not keep toolsets; the fixture contract's
     // keeps them (a full run against it reports S13 skipped), so S13 runs against the
-    // fixture built with an idle time.
-    let idle = (id == VectorId::Stateless(13)).then_some(Duration::from_millis(300));
-    let listener = serve_ws_idle_here(Choices::Fixture, idle).await;
-    let opts = RunOptions::new(Target::Url(listener.url().to_owned()));
+    // fixture built with an idle time, on a clock the run moves once the principal's
+    // session has ended: no wait on the wall clock.
+    let s13 = id == VectorId::Stateless(13);
+    let clock = Arc::new(ManualClock::new(SystemTime::now()));
+    let server = build_idle(
+        Choices::Fixture,
+        s13.then_some(Duration::from_secs(5)),
+        s13.then(|| clock.clone() as Arc<dyn Clock>),
+    )
+    .expect("the fixture server is valid");
+    let listener = serve_ws(&server).await;
+    let mut opts = RunOptions::new(Target::Url(listener.url().to_owned()));
+    if s13 {
+        opts.pass_time = Some(PassTime::new(move |d| {
+            let (mut sessions, clock) = (server.watch_sessions(), clock.clone());
+            Box::pin(async move {
+                sessions
+                    .wait_for(|n| *n == 0)
+                    .await
+                    .expect("the session count");
+                clock.advance(d);
+            })
+        }));
+    }
     let report = run(&opts, Some(&[id]), |_| {}).await;
     let [line] = report.lines.as_slice() else {
         panic!("the runner has no vector {id}: {:?}", report.lines);

@@ -119,7 +119,7 @@ fn main() -> anyhow::Result<()> {
         };
         let idle_end = cli.idle_end_ms.map(std::time::Duration::from_millis);
         let server =
-            fixture::build_idle(choices, idle_end).context("building the fixture server")?;
+            fixture::build_idle(choices, idle_end, None).context("building the fixture server")?;
         if cli.stdio {
             let (conn, drained) = stdio::serve_stdio_drained(&opts);
             let mut sessions = server.watch_sessions();

@@ -33,7 +33,7 @@ pub mod wire;
 pub use error::{Checked, VectorError};
 pub use peer::{HostKind, Peer, PushAnswer};
 pub use run::{BadVectorId, Kind, Line, Outcome, Report, Vector, VectorId, run};
-pub use target::{Ctx, Need, RunOptions, Target};
+pub use target::{Ctx, Need, PassTime, RunOptions, Target};
 
 /// Every check the runner makes, in order: the contract check (number 0), the server-side
 /// vectors of §9, and the stateless profile's.

@@ -14,7 +14,42 @@ use super::peer::{HostKind, Peer};
 use super::run::VectorId;
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS};
 use mcpl_transport::{ChildStderr, ClientOptions, ClientTls};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
+
+/// What [`PassTime`] is given: how long, to a future that returns once it passed.
+type PassFn = dyn Fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync;
+
+/// How a run lets the server's time pass while a principal is idle (vector S13, profile
+/// §3.6): given how long, it returns once at least that much of the server's time has
+/// passed since the connection the vector closed ended. A test holding the server's clock
+/// awaits the session's end and moves the clock; `mcpl-conformance` against a server it
+/// does not hold waits on the wall clock.
+#[derive(Clone)]
+pub struct PassTime(Arc<PassFn>);
+
+impl PassTime {
+    /// A way of letting time pass.
+    pub fn new(
+        f: impl Fn(Duration) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync + 'static,
+    ) -> Self {
+        PassTime(Arc::new(f))
+    }
+
+    /// Lets `how_long` of the server's time pass.
+    pub async fn pass(&self, how_long: Duration) {
+        (self.0)(how_long).await
+    }
+}
+
+impl fmt::Debug for PassTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PassTime(..)")
+    }
+}
 
 /// What the runner talks to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +82,8 @@ pub struct RunOptions {
     pub server_stderr: bool,
     /// How a `wss://` or `https://` target is verified (default: the webpki roots).
     pub tls: ClientTls,
+    /// How the server's time passes for S13 (default: none given, and S13 is skipped).
+    pub pass_time: Option<PassTime>,
 }
 
 impl RunOptions {
@@ -58,6 +95,7 @@ impl RunOptions {
             limit: Duration::from_secs(10),
             server_stderr: false,
             tls: ClientTls::default(),
+            pass_time: None,
         }
     }
 }
@@ -114,6 +152,11 @@ impl Ctx {
     /// server (a vector may then check more than it needs to declare).
     pub fn shares_principals(&self) -> bool {
         self.opts.target.shares_principals()
+    }
+
+    /// How the server's time passes for S13, when the run was given a way.
+    pub fn pass_time(&self) -> Option<PassTime> {
+        self.opts.pass_time.clone()
     }
 
     /// The departures noted so far.

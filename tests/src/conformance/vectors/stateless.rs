@@ -699,6 +699,14 @@ pub async fn s11(ctx: &Ctx) -> Checked {
             "{what} names the end of {name} as {again}, the delta as {entry}: a host would tell it twice (S11)"
         )
     })?;
+    one_record(&s, &name, what, id.as_deref())?;
+    l.finish().await?;
+    m.finish().await
+}
+
+/// A statement's `ended` lists one record of the game instance `name`, well formed (§4.3),
+/// and under `id` when the closed entry named one.
+fn one_record(s: &Value, name: &str, what: &str, id: Option<&str>) -> Checked {
     let records: Vec<&Value> = s["ended"]
         .as_array()
         .into_iter()
@@ -708,8 +716,8 @@ pub async fn s11(ctx: &Ctx) -> Checked {
     ensure(records.len() == 1, || {
         format!("{what} does not list one ended record for {name} (§4.3): {s}")
     })?;
-    check_record(records[0], GAME, Some(&name))?;
-    if let Some(id) = &id {
+    check_record(records[0], GAME, Some(name))?;
+    if let Some(id) = id {
         ensure(records[0]["id"] == json!(id), || {
             format!(
                 "the closed entry names the record {id}, the statement lists {} (§4.3)",
@@ -717,8 +725,7 @@ pub async fn s11(ctx: &Ctx) -> Checked {
             )
         })?;
     }
-    l.finish().await?;
-    m.finish().await
+    Ok(())
 }
 
 /// S12: an open retried with the same proposed name adopts, changing nothing; a close
@@ -791,16 +798,21 @@ pub async fn s13(ctx: &Ctx) -> Checked {
             "{IDLE_END_MS} is {ms}: longer than this kit waits ({MAX_IDLE_WAIT_MS} ms)"
         )));
     }
+    let Some(pass_time) = ctx.pass_time() else {
+        p.finish().await?;
+        return Err(VectorError::NotApplicable(
+            "this run was given no way to let the server's time pass (RunOptions::pass_time)"
+                .to_owned(),
+        ));
+    };
     let name = ctx.unique("g");
     let v0 = current(&mut p).await?;
     let a = open_modern(&mut p, &name, v0).await?;
     p.finish().await?;
     p.close();
-    // The principal is idle now: no request, no stream, for twice the time stated and a
-    // margin of two seconds for a loaded server to see the connection end (the idle time
-    // is the stimulus here, not a wait for an event).
-    let idle = ms * 2 + 2_000;
-    tokio::time::sleep(std::time::Duration::from_millis(idle)).await;
+    // The principal is idle now: no request, no stream, for twice the time stated.
+    let idle = ms * 2;
+    pass_time.pass(std::time::Duration::from_millis(idle)).await;
     let mut q = ctx
         .modern("a modern connection after the idle time")
         .await?;
@@ -821,18 +833,12 @@ pub async fn s13(ctx: &Ctx) -> Checked {
     let s = q
         .modern_result("toolsets/list", json!({}), Hinted::Since(b))
         .await?;
-    let records: Vec<&Value> = s["ended"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .filter(|r| r["toolset"] == GAME && r["instance"] == json!(name))
-        .collect();
-    ensure(records.len() == 1, || {
-        format!(
-            "a toolsets/list after the idle end does not list one ended record for {name} (§4.3, S13): {s}"
-        )
-    })?;
-    check_record(records[0], GAME, Some(&name))?;
+    one_record(
+        &s,
+        &name,
+        "a toolsets/list after the idle end",
+        id.as_deref(),
+    )?;
     q.finish().await
 }
 
