@@ -52,25 +52,27 @@
 
 mod context;
 mod durable;
-mod event;
+use mcpl_server_core::author::event;
 mod logic;
-mod participant;
+use mcpl_server_core::author::participant;
 mod route;
 mod started;
 mod toolset;
 mod work;
 
-pub(crate) use context::Effect;
 pub use context::InstanceContext;
 pub use durable::Durable;
 pub(crate) use durable::{Logic, RestoreFn, restore_fn};
 pub use event::{CallId, Event, SURFACE_ACTIVITY, SURFACE_TURN};
-pub use logic::{InstanceLogic, Joined, Opening, Refusal, Reply, ToolCall};
+pub use logic::{InstanceLogic, Joined, Opening, Reply, ToolCall};
+pub(crate) use mcpl_server_core::author::Effect;
+pub(crate) use mcpl_server_core::author::Job;
+pub use mcpl_server_core::author::Refusal;
 pub use participant::{Audience, Participant, ParticipantId, ParticipantKind};
 pub use route::Call;
 pub(crate) use route::Routes;
 pub(crate) use started::{PlainInstance, PlainToolset};
 pub use started::{Started, ToolsetLogic};
 pub use toolset::Toolset;
+pub(crate) use work::Woken;
 pub use work::{Blocking, BlockingError, InstanceWaker};
-pub(crate) use work::{Job, Woken};

@@ -2,7 +2,7 @@
 //! what it recorded to the core (`core/instance_core.rs`: one [`Batch`] per participant
 //! principal), keep the record, and carry out the rest: timers, blocking work, messages.
 
-use super::{Batch, InstanceActor, Waiter};
+use super::{Batch, Batched, InstanceActor, Waiter};
 use crate::author::{CallId, Effect, InstanceContext, Job, ParticipantId};
 use crate::core::instance_core::Step;
 use crate::panics::panic_message;
@@ -122,7 +122,7 @@ impl InstanceActor {
             if !batch.is_empty()
                 && let Some(link) = self.core.link(who)
             {
-                link.principal.do_send(batch);
+                link.principal.do_send(Batched(batch));
             }
         }
         mine.filter(|b| !b.is_empty())
