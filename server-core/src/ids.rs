@@ -14,7 +14,7 @@ impl fmt::Display for InstanceId {
     }
 }
 
-/// A session's id, unique within its [`Server`](crate::Server).
+/// A session's id, unique within its `Server`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct SessionId(pub u64);
 

@@ -19,7 +19,7 @@
 //! | a panic in the logic ends it with [`INTERNAL_ERROR`], the calls it owed fail with -32603 | §4.3 | [`InstanceCore::fail`] |
 //! | a call is refused once the instance ended or its caller left | §4.5 | [`InstanceCore::admit_call`] |
 //! | a participant leaving: its waiting calls answered; nobody present, the instance ends | §4.2, §4.6 | [`InstanceCore::remove`] |
-//! | a principal whose record already ended hears only answers | §4.6 | [`InstanceCore::left`] |
+//! | a principal whose record already ended hears only answers | §4.6 | `InstanceCore::left` |
 //! | only an invited principal joins, and not once it ended | §4.6, §7 | [`InstanceCore::admit_join`] |
 //! | an invitation carries the instance's options unless the logic names others | §4.6 | [`InstanceCore::step`] |
 

@@ -26,6 +26,14 @@
 //! | `principal_core` | `PrincipalCore` | one principal in the style of `SessionCore`: its sessions, links to instances and invitations in; what to tell whom, instances to start, join, close or leave out, drained with `poll`; the default opens, the last connection's end, the implicit opens for plain hosts, the asked or shown end, the split of each change among the sessions, invitations and their names, where a call goes | §4.1, §4.2, §4.3, §4.5, §4.6, §5.3, §7, §8 |
 //! | `instance_core` | `InstanceCore` | one toolset instance: its participants, links, waiting calls, invitations; a step's effects in, one batch per participant principal, invitations, timers out; the end and a panic's end, who may call and join, leaving | §4.2, §4.3, §4.5, §4.6, §5.3, §7 |
 //! | `batch` | `Batch` | what one step of an instance means for one principal, and what an instance answers an open, a join or a close | §5.1, §5.3 |
+//! | [`ids`] | `SessionId`, `InstanceId` | what actors and cores name each other by | |
+//! | [`author`] | `Event`, `Effect`, `Refusal` | the values an instance's logic and the cores share: a call's id, an event, participants and audiences, a refusal, what a step did | §5.1, §10 |
+//! | [`tool`] | `ToolError` | a handler's error, and what a handler's open, close or decline of a toolset comes to | §4.2, §4.3, §7 |
+//! | [`store`] | `Ticket` | the records a server keeps (JSON), why a step was not kept (`NotKept`), a step's place in the commit queue | issue #15, #37 |
+//! | [`push`] | `PushEvent` | a push event and its checks | SPEC §9 |
+//! | [`manifest`] | | manifest checks, each host's view of it, changed domains | SPEC §17 |
+//! | [`paging`] | | `tools/list` paging | MCP |
+//! | [`mrtr`] | `Carried` | MCP 2026-07-28 multi round-trip requests: a handler's question as an `InputRequiredResult`, its signed `requestState`, the retry's answers | MCP 2026-07-28 |
 //!
 //! How the actors use them, in one picture:
 //!
@@ -39,19 +47,6 @@
 //! A [`HintDraft`] is the same for every connection of the principal; each connection
 //! numbers it on its own counter (§4.6, vector 14). A connection whose host did not
 //! advertise `toolHints` gets none of it (§2, §8, vector 8).
-//!
-//! Beside the cores, the pure values they and the actors both name:
-//!
-//! | module | what |
-//! |---|---|
-//! | [`ids`] | `SessionId`, `InstanceId`: what actors and cores name each other by |
-//! | [`author`] | the values an instance's logic and the cores share: `CallId`, `Event`, participants, `Refusal`, a step's `Effect`s |
-//! | [`tool`] | `ToolError` and what a handler's open, close or decline comes to |
-//! | [`store`] | the records a server keeps (JSON), `NotKept`, a commit queue's `Ticket` |
-//! | [`push`] | `PushEvent` and `PushError` (SPEC §9) |
-//! | [`manifest`] | manifest checks, each host's view of it, changed domains (SPEC §17) |
-//! | [`paging`] | `tools/list` paging |
-//! | [`mrtr`] | MCP 2026-07-28 multi round-trip requests: a handler's question as an `InputRequiredResult`, its signed `requestState`, the retry's answers |
 //!
 //! Section signs (§) refer to `shared/spec/RFC-014.md` unless they say "SPEC §" (MCPL 0.5)
 //! or "MCP".

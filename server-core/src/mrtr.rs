@@ -1,8 +1,8 @@
 //! Multi round-trip requests (MCP 2026-07-28, `basic/patterns/mrtr.md`): how a tool
-//! handler's question to a modern client ([`ToolContext::elicit`](crate::ToolContext::elicit),
+//! handler's question to a modern client (`ToolContext::elicit`,
 //! `create_message`, `list_roots`) travels in an `InputRequiredResult`, and how the
 //! client's retry answers it. A `prompts/get` or `resources/read` handler's questions
-//! ([`RequestContext`](crate::features::RequestContext)) go the same way, their state bound
+//! (`RequestContext`) go the same way, their state bound
 //! to the prompt and its arguments or to the resource's URI.
 //!
 //! **The design: the handler runs again.** **\[project\]** MRTR's retry is a new,
@@ -11,7 +11,7 @@
 //! the server between its rounds. A handler's first question the call carries no answer to
 //! ends the call with an `InputRequiredResult` holding that one question, under a key
 //! derived from the question's place in the run and its content ([`question_key`]); the
-//! running handler is cancelled (its [`ask`](crate::tool::AskError::InputRequired) fails).
+//! running handler is cancelled (its `ask` fails).
 //! The retry runs the handler again from the start: each question it asks and the retry
 //! answers (in `inputResponses`, or carried from earlier rounds in `requestState`) returns
 //! that answer at once, without asking; the next unanswered one ends the round again. So a
@@ -37,15 +37,15 @@
 //! redeems one); within its expiry a replay by the same principal runs the same call again.
 //!
 //! **Keys chosen by the handler.** A handler may name its question's key itself
-//! ([`ToolContext::elicit_as`](crate::ToolContext::elicit_as) and its siblings): the
+//! (`ToolContext::elicit_as` and its siblings): the
 //! question then travels and is answered under that key (`user_name`), which clients that
 //! know the server's keys (the official conformance suite's) answer without reading them
 //! from the first round, even with no `requestState`. A key used twice in one run, empty,
-//! or longer than [`MAX_KEY_CHARS`] fails the question ([`AskError::Limit`](crate::tool::AskError::Limit)).
+//! or longer than [`MAX_KEY_CHARS`] fails the question (`AskError::Limit`).
 //!
 //! **Bounds**: a state at most [`MAX_STATE_CHARS`] characters (received or issued), at most
 //! [`MAX_QUESTIONS`] questions answered in one run; past either the handler's question
-//! fails with [`AskError::Limit`](crate::tool::AskError::Limit).
+//! fails with `AskError::Limit`.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -63,7 +63,7 @@ pub const MAX_STATE_CHARS: usize = 64 * 1024;
 /// The most members an `inputResponses` may have.
 pub const MAX_INPUT_RESPONSES: usize = 32;
 
-/// The longest input key a handler may choose ([`ToolContext::elicit_as`](crate::ToolContext::elicit_as)).
+/// The longest input key a handler may choose (`ToolContext::elicit_as`).
 pub const MAX_KEY_CHARS: usize = 64;
 
 /// The most questions one run of a handler may have answered; the next fails.
@@ -80,7 +80,7 @@ const FORMAT: &str = "m1";
 const REASON: &str = "invalid_request_state";
 
 /// The key a server signs its `requestState` with. Drawn at random when the server is
-/// built, unless given ([`ServerBuilder::request_state_key`](crate::ServerBuilder::request_state_key)):
+/// built, unless given (`ServerBuilder::request_state_key`):
 /// servers behind one load balancer share one so that any of them takes another's state.
 #[derive(Clone)]
 pub struct StateKey([u8; 32]);

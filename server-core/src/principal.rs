@@ -25,11 +25,11 @@
 //! |---|---|---|
 //! | `default: "open"` toolsets are open from the start | §4.1, vector 25 | [`PrincipalState::new`] |
 //! | options are validated; a bad one is -32602 naming the problem | §4.2 | [`PrincipalState::open`] |
-//! | an instance name for a toolset without instances is refused | §4.2 | [`PrincipalState::open`], [`PrincipalState::close`] |
+//! | an instance name for a toolset without instances is refused | §4.2 | `PrincipalState::open`, `PrincipalState::close` |
 //! | a proposed name is used as given or refused, never substituted | §4.2, vector 18 | [`PrincipalState::open`] |
 //! | no name: the server picks a fresh one | §4.2, vector 5 | [`PrincipalState::open`] |
 //! | opening what is open adopts it, changes nothing, reports differing options | §4.2, vector 17 | [`PrincipalState::open`] |
-//! | close needs the instance for an instanced toolset | §4.2 | [`PrincipalState::close`] |
+//! | close needs the instance for an instanced toolset | §4.2 | `PrincipalState::close` |
 //! | every end the principal did not ask for gets an ended record; a closed entry carries its id | §4.3 | [`PrincipalState::end`] |
 //! | hint entries state values, and only what changed | §5.1 | `set_visible`, `set_definition`, `retitle` |
 //! | definitions change dynamic tools only | §5.1 | [`PrincipalState::set_definition`] |

@@ -7,7 +7,7 @@
 //!
 //! A [`PushEvent`] carries no RFC-014 hints: hint changes are the principal's state, and
 //! travel only with the events a toolset's logic raises
-//! ([`InstanceContext::event`](crate::InstanceContext::event)), numbered by the session as
+//! (`InstanceContext::event`), numbered by the session as
 //! they are written (§5.2). An author's own push is never a hint carrier.
 
 use mcpl_protocol::grant::{self, Policy};

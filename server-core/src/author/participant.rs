@@ -6,7 +6,7 @@ use std::fmt;
 
 /// A participant of one instance, as its logic names it. Ids are given out in order from 0
 /// and never reused within an instance.
-/// Serialized as its number, for [`Durable`](crate::Durable) logic that keeps its seats.
+/// Serialized as its number, for `Durable` logic that keeps its seats.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
@@ -25,9 +25,9 @@ impl fmt::Display for ParticipantId {
 pub enum ParticipantKind {
     /// A principal with the instance open: its connections see what the logic shows it.
     Principal(Principal),
-    /// A principal invited with [`InstanceContext::invite`](crate::InstanceContext::invite)
+    /// A principal invited with `InstanceContext::invite`
     /// that has not opened the instance yet. Changes for it are dropped; set its visibility
-    /// in [`InstanceLogic::join`](crate::InstanceLogic::join).
+    /// in `InstanceLogic::join`.
     Invited(Principal),
     /// A player the logic moves itself (a bot). It has no connections: changes and events
     /// for it are dropped.
@@ -35,7 +35,7 @@ pub enum ParticipantKind {
     /// A principal that closed the instance (or whose record ended): nothing reaches it.
     Left(Principal),
     /// A principal that declined its invitation
-    /// ([`InstanceLogic::declined`](crate::InstanceLogic::declined)): nothing reaches it.
+    /// (`InstanceLogic::declined`): nothing reaches it.
     Declined(Principal),
 }
 

@@ -1,4 +1,4 @@
-//! The records a server writes to its [`Store`](super::Store), as JSON: one per principal,
+//! The records a server writes to its `Store`, as JSON: one per principal,
 //! one per instance. Their shape is the store's format (`redb_store.rs`'s `FORMAT`).
 
 pub use super::not_kept::NotKept;
@@ -57,7 +57,7 @@ pub struct InviteRecord {
 /// The logic's state.
 #[derive(Debug, Serialize, Deserialize)]
 pub enum LogicRecord {
-    /// A [`Durable`](crate::Durable) logic's, in its format.
+    /// A `Durable` logic's, in its format.
     Kept { format: u32, state: Value },
     /// The logic is not kept across restarts.
     NotKept,

@@ -9,7 +9,7 @@ use mcpl_protocol::mcp::ContentBlock;
 use mcpl_protocol::principal::Principal;
 use serde_json::Value;
 
-/// What [`ToolContext::open_toolset`](crate::ToolContext::open_toolset) opened (or adopted).
+/// What `ToolContext::open_toolset` opened (or adopted).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct Opened {
@@ -27,7 +27,7 @@ pub struct Opened {
     pub content: Vec<ContentBlock>,
 }
 
-/// Why [`ToolContext::open_toolset`](crate::ToolContext::open_toolset) opened nothing, sorted by who is at fault.
+/// Why `ToolContext::open_toolset` opened nothing, sorted by who is at fault.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum OpenToolsetError {
@@ -64,7 +64,7 @@ impl From<OpenToolsetError> for ToolError {
     }
 }
 
-/// Why [`ToolContext::close_toolset`](crate::ToolContext::close_toolset) closed nothing.
+/// Why `ToolContext::close_toolset` closed nothing.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum CloseToolsetError {
@@ -97,7 +97,7 @@ pub struct Invitation {
     /// The toolset.
     pub toolset: String,
     /// The name this principal sees the instance under: opening it
-    /// (`toolsets/open`, or [`ToolContext::open_toolset`](crate::ToolContext::open_toolset)) joins. It is the opener's name,
+    /// (`toolsets/open`, or `ToolContext::open_toolset`) joins. It is the opener's name,
     /// or that name with a `-N` suffix when this principal already used it.
     pub instance: Option<String>,
     /// Why it was sent, as the inviting logic put it ("alice challenges you to Go 9x9").
@@ -108,7 +108,7 @@ pub struct Invitation {
     pub from: Principal,
 }
 
-/// Why [`ToolContext::decline_invitation`](crate::ToolContext::decline_invitation) declined nothing.
+/// Why `ToolContext::decline_invitation` declined nothing.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
 pub enum DeclineError {
