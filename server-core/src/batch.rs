@@ -17,11 +17,17 @@ use std::sync::Arc;
 /// events for it, answers to its sessions' calls, and the end if the instance ended.
 #[derive(Debug)]
 pub struct Batch {
+    /// The instance.
     pub instance: InstanceId,
+    /// The principal's key for it.
     pub key: InstanceKey,
+    /// The changes to the principal's record, in order.
     pub changes: Vec<Change>,
+    /// Events for the principal, pushed with the changes they explain.
     pub events: Vec<Event>,
+    /// Answers to calls of the principal's sessions.
     pub answers: Vec<CallAnswer>,
+    /// The reason, if the instance ended in this step.
     pub ended: Option<String>,
     /// With `ended`: the last view the logic left for the record
     /// (`InstanceContext::end_showing`).
@@ -35,6 +41,7 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// A batch of nothing yet.
     pub fn new(instance: InstanceId, key: InstanceKey) -> Self {
         Batch {
             instance,
@@ -74,22 +81,32 @@ impl Batch {
 /// A change to a principal's record of an instance.
 #[derive(Debug, Clone)]
 pub enum Change {
+    /// A tool shown or hidden.
     Visible {
+        /// The tool's name.
         tool: String,
+        /// Shown (`true`) or hidden.
         visible: bool,
     },
+    /// A tool's definition set (`Some`) or set back to the declared one (`None`).
     Definition {
+        /// The tool's name.
         tool: String,
+        /// The definition.
         definition: Option<Box<ToolDefinition>>,
     },
+    /// The instance's title.
     Title(String),
 }
 
 /// The answer to a call of one of the principal's sessions.
 #[derive(Debug)]
 pub struct CallAnswer {
+    /// The session that called.
     pub session: SessionId,
+    /// The call's request id.
     pub request: Id,
+    /// The call's result, or its error.
     pub outcome: Result<CallToolResult, ErrorObject>,
     /// Answered by a step something else caused (another's move, a timer, a close), not
     /// by the call's own: the step's changes and events are that something's
@@ -100,7 +117,9 @@ pub struct CallAnswer {
 /// An open or a join that went through: what to tell the newcomer, and its changes.
 #[derive(Debug)]
 pub struct Entered {
+    /// The instance's title.
     pub title: Option<String>,
+    /// What the newcomer is told.
     pub content: Vec<ContentBlock>,
     /// The newcomer's changes of the step (applied before the answer is written).
     pub batch: Option<Batch>,
@@ -118,6 +137,8 @@ pub enum EnterFailure {
 /// What closing did.
 #[derive(Debug)]
 pub struct Closed {
+    /// What the closer is told.
     pub content: Vec<ContentBlock>,
+    /// The closer's changes of the step.
     pub batch: Option<Batch>,
 }

@@ -303,4 +303,4 @@ fn nonempty(d: Option<HintDraft>) -> Option<HintDraft> {
 }
 
 #[cfg(test)]
-pub mod tests;
+pub(crate) mod tests;

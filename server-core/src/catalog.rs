@@ -30,7 +30,7 @@
 mod diff;
 mod tailor;
 #[cfg(test)]
-pub mod tests;
+pub(crate) mod tests;
 
 pub use diff::ManifestDiff;
 pub use tailor::{HostView, INSTANCE_ARG, PlainCall, TOOLSET_CLOSE, TOOLSET_OPEN};

@@ -51,15 +51,20 @@ const CALL_ID_BLOCK: u64 = 1024;
 /// each principal names a shared instance its own way).
 #[derive(Clone)]
 pub struct Link<R> {
+    /// How the instance reaches the principal.
     pub principal: R,
+    /// The principal's key for the instance.
     pub key: InstanceKey,
 }
 
 /// A call answered later.
 #[derive(Debug, Clone)]
 pub struct Waiter {
+    /// Who called.
     pub who: ParticipantId,
+    /// The session the call came on.
     pub session: SessionId,
+    /// The call's request id.
     pub request: Id,
     /// Its caller's changes wait for its answer (`InstanceContext::hold_for`).
     hold: bool,
@@ -81,8 +86,11 @@ impl Waiter {
 /// again after a restart).
 #[derive(Debug, Clone)]
 pub struct Invitee {
+    /// The invited principal.
     pub principal: Principal,
+    /// Why, as the invitee is told.
     pub reason: String,
+    /// The options its open carries.
     pub options: Option<Value>,
 }
 
@@ -91,24 +99,37 @@ pub struct Invitee {
 pub enum Outgoing {
     /// Invite `who`'s principal (§4.6), suggesting the opener's `name` for the instance.
     Invite {
+        /// The invited principal.
         to: Principal,
+        /// Who it is in the instance.
         who: ParticipantId,
+        /// The toolset.
         toolset: String,
+        /// The opener's name for the instance (§7).
         name: Option<String>,
+        /// The options its open carries.
         options: Option<Value>,
+        /// Why, as the invitee is told.
         reason: String,
         /// The principal that opened the instance.
         from: Principal,
     },
     /// The instance ended or closed before `who` joined.
-    Withdraw { to: Principal, who: ParticipantId },
+    Withdraw {
+        /// The invited principal.
+        to: Principal,
+        /// Who it was in the instance.
+        who: ParticipantId,
+    },
 }
 
 /// What one step comes to: a batch per participant principal (empty ones included), the
 /// messages for other principals, and what the actor is to run.
 #[derive(Debug, Default)]
 pub struct Step {
+    /// A batch for each participant principal.
     pub batches: BTreeMap<ParticipantId, Batch>,
+    /// Messages for other principals.
     pub outgoing: Vec<Outgoing>,
     /// Wake the instance with `tag` after the duration.
     pub timers: Vec<(Duration, u64)>,

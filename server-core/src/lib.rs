@@ -51,6 +51,7 @@
 //! Section signs (§) refer to `shared/spec/RFC-014.md` unless they say "SPEC §" (MCPL 0.5)
 //! or "MCP".
 
+#![warn(missing_docs)]
 pub mod author;
 pub mod batch;
 pub mod carrier;

@@ -92,6 +92,7 @@ impl std::fmt::Debug for StateKey {
 }
 
 impl StateKey {
+    /// A key of the given bytes (a server draws them at random, or is given them).
     pub fn new(bytes: [u8; 32]) -> Self {
         StateKey(bytes)
     }

@@ -81,6 +81,7 @@ pub const REASON_CLOSED: &str = "closed";
 pub struct InstanceLink<A> {
     /// How the actor reaches the instance.
     pub addr: A,
+    /// The instance's id.
     pub id: InstanceId,
     /// Who this principal is in the instance.
     pub who: ParticipantId,
@@ -107,44 +108,66 @@ pub enum Output<A> {
     /// Keep the principal's record, then tell every session its part of `applied`
     /// ([`PrincipalCore::split`]) once the record and the instance's step are kept.
     Tell {
+        /// The instance the changes are about.
         about: Option<InstanceKey>,
+        /// What was applied.
         applied: Applied,
     },
     /// Answer one request of one session, changing nothing, after what waits to be told.
-    Answer { session: SessionId, answer: Answer },
+    Answer {
+        /// The session.
+        session: SessionId,
+        /// The answer.
+        answer: Answer,
+    },
     /// Send a delivery to one session, after what waits to be told.
     Deliver {
+        /// The session.
         session: SessionId,
+        /// What to deliver.
         deliver: Deliver,
     },
     /// Tell every session, after what waits to be told, that the catalog was replaced and
     /// what that changed.
     Swapped {
+        /// The new catalog.
         catalog: Arc<Catalog>,
+        /// What the swap changed.
         draft: HintDraft,
     },
     /// Start an instance of `key.toolset` (its open entry is in `base`), await its open and
     /// feed the answer to [`PrincipalCore::handle_entered`]. `reply` is `None` for an open
     /// nobody asked for (default, implicit: §4.1, §8).
     Start {
+        /// The instance to start.
         key: InstanceKey,
+        /// Its open entry.
         base: HintDraft,
+        /// The open's options.
         options: Option<Value>,
+        /// Where the answer goes.
         reply: Option<ReplyTo>,
     },
     /// Join the instance this principal was invited to as `link.who`, await it and feed
     /// the answer to [`PrincipalCore::handle_entered`].
     Join {
+        /// The instance to join.
         key: InstanceKey,
+        /// Its open entry.
         base: HintDraft,
+        /// Where the answer goes.
         reply: ReplyTo,
+        /// This principal's link to it.
         link: InstanceLink<A>,
     },
     /// Close the instance as `link.who`, await what closing did and feed it to
     /// [`PrincipalCore::handle_closed`] (nothing when there was no link).
     Close {
+        /// The instance to close.
         key: InstanceKey,
+        /// Where the answer goes.
         reply: ReplyTo,
+        /// This principal's link to it.
         link: Option<InstanceLink<A>>,
     },
     /// The principal ended its record itself: the instance hears it as a close.
@@ -153,17 +176,26 @@ pub enum Output<A> {
     Unlink(InstanceLink<A>),
     /// Run a call in the instance's logic.
     Call {
+        /// This principal's link to the instance.
         link: InstanceLink<A>,
+        /// This principal's key for it.
         key: InstanceKey,
+        /// The session that called.
         session: SessionId,
+        /// The call's request id.
         request: mcpl_protocol::jsonrpc::Id,
+        /// The tool.
         tool: String,
+        /// The call's arguments.
         arguments: Map<String, Value>,
     },
     /// Tell the inviting instance the name this principal shows its invitation under (§7).
     Named {
+        /// How the actor reaches the inviting instance.
         addr: A,
+        /// Who this principal is in it.
         who: ParticipantId,
+        /// The name, or `None` for none.
         name: Option<String>,
     },
 }

@@ -61,7 +61,12 @@ pub enum ProgressRefused {
     /// The call is no longer running (answered, cancelled, or its id reused).
     Ended,
     /// MCP: progress must increase with each notification.
-    NotIncreasing { last: f64, given: f64 },
+    NotIncreasing {
+        /// The last progress sent.
+        last: f64,
+        /// The progress given.
+        given: f64,
+    },
 }
 
 /// See the module docs.

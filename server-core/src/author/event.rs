@@ -10,12 +10,14 @@ pub const SURFACE_TURN: &str = "surface:turn";
 
 /// Names one call, so that a deferred answer can be given later.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CallId(pub u64);
+pub struct CallId(#[doc(hidden)] pub u64);
 
 /// An event for participants: content for their agents, and tags (§10).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Event {
+    #[doc(hidden)]
     pub content: Vec<ContentBlock>,
+    #[doc(hidden)]
     pub tags: Vec<String>,
 }
 

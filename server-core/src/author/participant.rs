@@ -11,7 +11,7 @@ use std::fmt;
     Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
 )]
 #[serde(transparent)]
-pub struct ParticipantId(pub u32);
+pub struct ParticipantId(#[doc(hidden)] pub u32);
 
 impl fmt::Display for ParticipantId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -42,7 +42,9 @@ pub enum ParticipantKind {
 /// A participant: its id and what it is.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Participant {
+    #[doc(hidden)]
     pub id: ParticipantId,
+    #[doc(hidden)]
     pub kind: ParticipantKind,
 }
 

@@ -8,7 +8,7 @@ use mcpl_protocol::hints::{ToolHint, ToolsetChange};
 use proptest::prelude::*;
 
 /// A draft making `tools` visible (also used by `core/session/tests.rs`).
-pub fn draft(tools: &[&str]) -> HintDraft {
+pub(crate) fn draft(tools: &[&str]) -> HintDraft {
     HintDraft {
         tools: tools
             .iter()
@@ -22,7 +22,7 @@ pub fn draft(tools: &[&str]) -> HintDraft {
     }
 }
 
-pub fn id(n: i64) -> Id {
+pub(crate) fn id(n: i64) -> Id {
     Id::Number(n)
 }
 

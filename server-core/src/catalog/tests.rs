@@ -4,7 +4,7 @@ use super::*;
 use mcpl_protocol::toolsets::ToolsetDefault;
 use serde_json::json;
 
-pub fn tool(name: &str) -> Tool {
+pub(crate) fn tool(name: &str) -> Tool {
     Tool::new(
         name,
         format!("{name} does things"),
@@ -14,7 +14,7 @@ pub fn tool(name: &str) -> Tool {
 
 /// The arcade used across the core's tests: a default-open lobby, an instanced Go with
 /// options, a solo toolset without instances, and tools outside declared toolsets.
-pub fn arcade() -> Catalog {
+pub(crate) fn arcade() -> Catalog {
     let mut toolsets = BTreeMap::new();
     toolsets.insert(
         "lobby".to_owned(),

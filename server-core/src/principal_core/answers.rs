@@ -21,8 +21,11 @@ use serde_json::{Map, Value};
 /// the handler by this token.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Via {
+    /// `toolsets/open|close` from a host with `toolHints`.
     Rpc,
+    /// The compat tools of a host without `toolHints` (§8).
     Compat,
+    /// A tool handler acting for its caller, by its token.
     Handler(u64),
 }
 
@@ -30,8 +33,11 @@ pub enum Via {
 /// `tools/call`: the changes are held for its result (§5.3).
 #[derive(Debug, Clone)]
 pub struct ReplyTo {
+    /// The session that asked.
     pub session: SessionId,
+    /// The request's id.
     pub request: Id,
+    /// How it came.
     pub via: Via,
 }
 
@@ -42,8 +48,11 @@ pub struct ReplyTo {
 pub struct Deliver {
     /// The instance the changes and events are about (the push's `toolset`/`instance`).
     pub about: Option<InstanceKey>,
+    /// The changes.
     pub draft: HintDraft,
+    /// Answers to this session's requests.
     pub answers: Vec<Answer>,
+    /// Events explaining the changes.
     pub events: Vec<Event>,
     /// A call of this session, still waiting, whose result is to carry the draft (§5.3:
     /// `InstanceContext::hold_for`); see `core/carrier.rs`.
@@ -53,7 +62,9 @@ pub struct Deliver {
 /// The answer to one of the session's requests.
 #[derive(Debug)]
 pub struct Answer {
+    /// The request's id.
     pub request: Id,
+    /// The answer.
     pub body: AnswerBody,
     /// A deferred call answered by a step something else caused (another's move, a
     /// timer): the delivery's changes and events are that something's, not the call's
@@ -64,14 +75,21 @@ pub struct Answer {
 /// What a request is answered with.
 #[derive(Debug)]
 pub enum AnswerBody {
+    /// A `tools/call`'s result.
     Call(Result<CallToolResult, ErrorObject>),
+    /// A `toolsets/open`'s result.
     Open(Result<ToolsetsOpenResult, ErrorObject>),
+    /// A `toolsets/close`'s result.
     Close(Result<ToolsetsCloseResult, ErrorObject>),
     /// The call goes to a tool's own handler, which the session runs.
     RunHandler {
+        /// The tool.
         tool: String,
+        /// The call's arguments.
         arguments: Option<Map<String, Value>>,
+        /// The instance it names.
         instance: Option<String>,
+        /// The call's `_meta`.
         meta: Option<Meta>,
         /// A loose tool: the session may run its later calls itself (`core/session.rs`:
         /// direct calls).
@@ -80,7 +98,9 @@ pub enum AnswerBody {
     /// What a tool handler asked for (`Via::Handler(token)`); the draft is held for the
     /// handler's result.
     Handler {
+        /// The handler's token.
         token: u64,
+        /// The answer.
         answer: HandlerAnswer,
     },
 }
@@ -103,7 +123,9 @@ impl AnswerBody {
 /// The answer to a tool handler's request.
 #[derive(Debug)]
 pub enum HandlerAnswer {
+    /// What an open came to.
     Open(Result<Opened, OpenToolsetError>),
+    /// What a close came to.
     Close(Result<Vec<ContentBlock>, CloseToolsetError>),
 }
 
@@ -121,14 +143,20 @@ impl HandlerAnswer {
 pub enum OpenReply {
     /// A new instance, or a joined one.
     Opened {
+        /// This principal's key for the instance.
         key: InstanceKey,
+        /// The instance's title.
         title: Option<String>,
+        /// What the opener is told.
         content: Vec<ContentBlock>,
     },
     /// What was open, adopted (§4.2, vector 17); `text` says so.
     Adopted {
+        /// This principal's key for the instance.
         key: InstanceKey,
+        /// The instance's title.
         title: Option<String>,
+        /// What the opener is told.
         text: String,
     },
     /// Refused by the rules (§4.1, §4.2).

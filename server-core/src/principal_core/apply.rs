@@ -17,9 +17,13 @@ use std::time::SystemTime;
 /// the calls whose result is to carry the changes on their session (§5.3).
 #[derive(Debug)]
 pub struct Applied {
+    /// The changes, as hints.
     pub draft: HintDraft,
+    /// Events explaining them.
     pub events: Vec<Event>,
+    /// Answers for sessions, each with its session.
     pub answers: Vec<(SessionId, Answer)>,
+    /// Calls whose result is to carry the changes on their session (§5.3).
     pub holds: Vec<(SessionId, Id)>,
     /// About an instance open only for plain hosts (§8): its events go to no hinted host.
     pub hidden: bool,

@@ -19,10 +19,13 @@ use serde_json::Value;
 pub struct Pending<A> {
     /// How the actor reaches the inviting instance.
     pub instance: A,
+    /// The inviting instance's id.
     pub id: InstanceId,
     /// Who this principal is in it.
     pub who: ParticipantId,
+    /// The options its open carries.
     pub options: Option<Value>,
+    /// Why, as this principal is told.
     pub reason: String,
     /// The principal that opened the instance.
     pub from: Principal,

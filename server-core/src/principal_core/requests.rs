@@ -21,9 +21,13 @@ use std::time::SystemTime;
 /// `tools/call`, as the principal gets it.
 #[derive(Debug)]
 pub struct CallRequest {
+    /// The session the call came on.
     pub session: SessionId,
+    /// The call's request id.
     pub request: Id,
+    /// The tool.
     pub tool: String,
+    /// The call's arguments.
     pub arguments: Option<Map<String, Value>>,
     /// `_meta["mcpl/instance"]` (§4.5); a host without `toolHints` names it as an argument.
     pub instance: Option<String>,

@@ -210,11 +210,17 @@ pub enum Forward {
 /// A `tools/list` page to write once the last rev is known (§3).
 #[derive(Debug)]
 pub struct ToolsPage {
+    /// The `tools/list` request's id.
     pub request: Id,
+    /// Its cursor.
     pub cursor: Option<String>,
+    /// The catalog the page is read from.
     pub catalog: Arc<Catalog>,
+    /// The tools visible to the principal.
     pub visible: BTreeSet<String>,
+    /// What kind of host is shown the page (§8).
     pub view: HostView,
+    /// Tools per page.
     pub page_size: usize,
     /// Listed by name (a hinted modern host: `docs/rfc014-stateless.md` §3.4, a
     /// deterministic order); otherwise in the catalog's order.

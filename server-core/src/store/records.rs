@@ -18,39 +18,56 @@ pub const REASON_LOST: &str = "the server restarted, and the instance's state wa
 /// A principal's record: its state and its links to instances.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct PrincipalRecord {
+    /// The principal's pure state.
     pub state: Snapshot,
+    /// Its links to instances.
     pub links: Vec<LinkRecord>,
 }
 
 /// A principal's link to an instance: its key for it, the instance, and who it is there.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct LinkRecord {
+    /// The principal's key for the instance.
     pub key: InstanceKey,
+    /// The instance's id.
     pub instance: u64,
+    /// Who the principal is there.
     pub who: u32,
 }
 
 /// An instance's record.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct InstanceRecord {
+    /// The toolset.
     pub toolset: String,
+    /// The instance's name.
     pub name: Option<String>,
+    /// The options it was opened with.
     pub options: Value,
+    /// Its participants, by id.
     pub participants: Vec<ParticipantRecord>,
+    /// The names participants were shown by (§7), by id.
     pub names: BTreeMap<u32, String>,
     /// The participants whose principals link here, with their key for it.
     pub links: BTreeMap<u32, InstanceKey>,
+    /// Invitations not taken up, by participant id.
     pub invited: BTreeMap<u32, InviteRecord>,
+    /// The next call id to hand out.
     pub next_call: u64,
+    /// The reason, once ended.
     pub ended: Option<String>,
+    /// The logic's state.
     pub logic: LogicRecord,
 }
 
 /// An invitation not taken up yet: sent again after a restart.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct InviteRecord {
+    /// The invited principal's name.
     pub principal: String,
+    /// Why, as the invitee is told.
     pub reason: String,
+    /// The options its open carries.
     pub options: Option<Value>,
 }
 
@@ -58,7 +75,12 @@ pub struct InviteRecord {
 #[derive(Debug, Serialize, Deserialize)]
 pub enum LogicRecord {
     /// A `Durable` logic's, in its format.
-    Kept { format: u32, state: Value },
+    Kept {
+        /// The format its `Durable` logic wrote.
+        format: u32,
+        /// The state.
+        state: Value,
+    },
     /// The logic is not kept across restarts.
     NotKept,
     /// The logic is durable but its state could not be written (the reason).
@@ -71,10 +93,15 @@ pub enum LogicRecord {
 /// as gone.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub enum ParticipantRecord {
+    /// A named principal present.
     Principal(String),
+    /// A named principal invited, not joined.
     Invited(String),
+    /// A bot, by name.
     Bot(String),
+    /// A principal that left (its name if named).
     Left(Option<String>),
+    /// A principal that declined (its name if named).
     Declined(Option<String>),
 }
 
@@ -90,6 +117,7 @@ fn principal(name: Option<String>) -> Principal {
 }
 
 impl ParticipantRecord {
+    /// A participant as kept.
     pub fn of(p: &Participant) -> Self {
         match &p.kind {
             ParticipantKind::Principal(Principal::Named(n)) => Self::Principal(n.clone()),
@@ -102,6 +130,7 @@ impl ParticipantRecord {
         }
     }
 
+    /// The participant `id` this record was kept for.
     pub fn participant(self, id: usize) -> Participant {
         let kind = match self {
             Self::Principal(n) => ParticipantKind::Principal(Principal::Named(n)),
