@@ -300,7 +300,7 @@ impl<A: Clone> PrincipalCore<A> {
     }
 
     /// The stamped state to answer modern hosts from (issue #40,
-    /// `core/principal/stamps.rs`), restamped first: `Some` when it changed since it was
+    /// `server-core/src/principal/stamps.rs`), restamped first: `Some` when it changed since it was
     /// last given out, for the actor to give every session.
     pub fn versioned_if_changed(&mut self) -> Option<Arc<Versioned>> {
         self.state.restamp(&[]);
@@ -555,7 +555,7 @@ impl<A: Clone> PrincipalCore<A> {
 
     /// §8: opens, for the principal's plain connections only, the toolsets a host without
     /// `toolHints` uses without opening; what is open already stays as it is
-    /// (`core/principal/implicit.rs`).
+    /// (`server-core/src/principal/implicit.rs`).
     fn implicit_opens(&mut self, now: SystemTime) {
         let catalog = self.state.catalog().clone();
         for ts in catalog.implicitly_open() {
@@ -588,7 +588,7 @@ impl<A: Clone> PrincipalCore<A> {
 
     fn tell(&mut self, about: Option<InstanceKey>, applied: Applied) {
         // Every change the principal tells takes its next version (issue #40,
-        // `core/principal/stamps.rs`).
+        // `server-core/src/principal/stamps.rs`).
         self.state.restamp(&applied.draft.toolsets);
         self.out.push_back(Output::Tell { about, applied });
     }

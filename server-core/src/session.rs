@@ -385,7 +385,7 @@ impl<T: Io> SessionCore<T> {
         let held = self.carriers.take_for(&id, self.hinted());
         self.emit(Event::Ended(id.clone()));
         match result {
-            // One call's changes are held at a time (`core/carrier.rs`): taken for this
+            // One call's changes are held at a time (`server-core/src/carrier.rs`): taken for this
             // call, nothing stated earlier is left to go first.
             Ok(result) => {
                 self.transmit(Transmit::CallResult {

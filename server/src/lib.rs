@@ -88,7 +88,7 @@
 //!   others push it with the logic's event, or send `tools/hints` when nothing explains it
 //!   or pushing is not allowed; a cancelled call's own changes go as `tools/hints` (a
 //!   cancelled deferred call that another's move answers still gets that move pushed, with
-//!   its event — a **\[project\]** reading, `core/carrier.rs`). Changes a call is to
+//!   its event — a **\[project\]** reading, `server-core/src/carrier.rs`). Changes a call is to
 //!   report but that are stated before it is answered — a tool handler's
 //!   [`ToolContext::open_toolset`], a deferred call the logic asked to
 //!   [`hold`](InstanceContext::hold_for) — are held for its result, and go first as

@@ -7,7 +7,7 @@ use mcpl_protocol::ToolsetState;
 use mcpl_protocol::hints::{ToolHint, ToolsetChange};
 use proptest::prelude::*;
 
-/// A draft making `tools` visible (also used by `core/session/tests.rs`).
+/// A draft making `tools` visible (also used by `server-core/src/session/tests.rs`).
 pub(crate) fn draft(tools: &[&str]) -> HintDraft {
     HintDraft {
         tools: tools

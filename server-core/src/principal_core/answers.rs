@@ -43,7 +43,7 @@ pub struct ReplyTo {
 
 /// Changes to the principal's state, with what explains them: answers to this session's
 /// requests (which carry the changes, §5.3), events (pushed with them), or neither
-/// (`tools/hints`). The session carries it as `core/carrier.rs` decides.
+/// (`tools/hints`). The session carries it as `server-core/src/carrier.rs` decides.
 #[derive(Debug)]
 pub struct Deliver {
     /// The instance the changes and events are about (the push's `toolset`/`instance`).
@@ -55,7 +55,7 @@ pub struct Deliver {
     /// Events explaining the changes.
     pub events: Vec<Event>,
     /// A call of this session, still waiting, whose result is to carry the draft (§5.3:
-    /// `InstanceContext::hold_for`); see `core/carrier.rs`.
+    /// `InstanceContext::hold_for`); see `server-core/src/carrier.rs`.
     pub hold: Option<Id>,
 }
 
@@ -68,7 +68,7 @@ pub struct Answer {
     pub body: AnswerBody,
     /// A deferred call answered by a step something else caused (another's move, a
     /// timer): the delivery's changes and events are that something's, not the call's
-    /// (§5.3). See `core/carrier.rs` for what that changes when the call was cancelled.
+    /// (§5.3). See `server-core/src/carrier.rs` for what that changes when the call was cancelled.
     pub deferred: bool,
 }
 
@@ -91,7 +91,7 @@ pub enum AnswerBody {
         instance: Option<String>,
         /// The call's `_meta`.
         meta: Option<Meta>,
-        /// A loose tool: the session may run its later calls itself (`core/session.rs`:
+        /// A loose tool: the session may run its later calls itself (`server-core/src/session.rs`:
         /// direct calls).
         direct: bool,
     },

@@ -314,7 +314,7 @@ impl<A: Clone> PrincipalCore<A> {
             }
         };
         if has_handler(&tool) {
-            // No key: a loose tool, visible to this principal now (`core/session.rs`:
+            // No key: a loose tool, visible to this principal now (`server-core/src/session.rs`:
             // direct calls).
             let direct = target.key.is_none();
             let instance = target.key.and_then(|k| k.instance);
@@ -381,7 +381,7 @@ impl<A: Clone> PrincipalCore<A> {
         self.answer(reply.session, reply.request, body);
     }
 
-    /// §8 (`core/principal/implicit.rs`): a hinted open of what was open for plain hosts
+    /// §8 (`server-core/src/principal/implicit.rs`): a hinted open of what was open for plain hosts
     /// only. The instance runs on; the hinted hosts are told it whole, and the asker is
     /// answered as for a new instance — which, for it, it is.
     fn revealed(&mut self, o: Opened, reply: ReplyTo) {

@@ -64,7 +64,7 @@ pub(crate) struct InstanceActor {
     shared: Arc<Shared>,
     /// Where invitations go: the registry, which reaches principals without an actor.
     router: Recipient<ToPrincipal>,
-    /// The instance's rules (`core/instance_core.rs`).
+    /// The instance's rules (`server-core/src/instance_core.rs`).
     core: InstanceCore<Recipient<Batched>>,
     /// The toolset's logic; gone once the instance ended.
     logic: Option<Box<dyn Logic>>,

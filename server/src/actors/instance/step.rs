@@ -1,5 +1,5 @@
 //! One step of an instance's logic: run it with a fresh context (catching a panic), hand
-//! what it recorded to the core (`core/instance_core.rs`: one [`Batch`] per participant
+//! what it recorded to the core (`server-core/src/instance_core.rs`: one [`Batch`] per participant
 //! principal), keep the record, and carry out the rest: timers, blocking work, messages.
 
 use super::{Batch, Batched, InstanceActor, Waiter};
