@@ -45,8 +45,10 @@
 //! built — inside the arcade's actix system, say. The commit queue's writer thread then
 //! waits for the answer as it waits for redb's fsync. A connection lost (the database
 //! restarted, the network cut) fails the call it was lost in, and the server gives its
-//! store up until restarted, as for any write that failed; riding through a database
-//! restart is a later step of issue #41.
+//! store up until restarted, as for any write that failed: a node of several stops and
+//! another takes over once the database is back, reading every record afresh
+//! (`docs/cluster.md` §6; an owner riding a short outage through is a later step of
+//! issue #41).
 
 use crate::leases::{Fence, INSTANCE, PRINCIPAL};
 use mcpl_server::{Loaded, Store, StoreError, Writes};

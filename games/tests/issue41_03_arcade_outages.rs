@@ -153,7 +153,7 @@ impl Listen {
 
 #[actix::test]
 async fn issue41_03_postgres_stopped_immediately_and_started_again_keeps_every_acknowledged_move() {
-    let (mut pg, _nats, mut nodes) = cluster().await;
+    let (mut pg, nats, mut nodes) = cluster().await;
     let http = reqwest::Client::new();
     let on_n2 = nodes[1].url.clone();
     call(
@@ -238,6 +238,13 @@ async fn issue41_03_postgres_stopped_immediately_and_started_again_keeps_every_a
     assert!(r.contains("bot (White) "), "the bot answers again: {r}");
     let now = board(&http, &owner.url).await;
     assert_eq!(stones(&now, 'X'), 3, "{mv} is kept: {now}");
+
+    // The stopped node, started again (by a supervisor), stands by.
+    let (pg_url, nats_url) = (pg.url(), nats.url());
+    let owner_name = owner.name.clone();
+    nodes[0] = Node::start("n1", &pg_url, &nats_url).await;
+    nodes[0].forwards_to(&owner_name).await;
+    assert_eq!(board(&http, &nodes[0].url).await, now);
 }
 
 #[actix::test]
