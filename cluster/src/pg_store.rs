@@ -121,7 +121,9 @@ impl std::fmt::Debug for PgStore {
 
 impl PgStore {
     /// Connects to the database `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME`, or
-    /// libpq's `key=value` form; no TLS), creates the tables where they are missing and
+    /// libpq's `key=value` form; no TLS; within
+    /// [`CONNECT_TIMEOUT`](crate::leases::CONNECT_TIMEOUT) unless the URL sets
+    /// `connect_timeout`), creates the tables where they are missing and
     /// checks the records' format. A URL that cannot be read, a database that cannot be
     /// reached and one holding another format are errors naming it (without its
     /// password).
@@ -138,10 +140,15 @@ impl PgStore {
     }
 
     fn open(url: &str, fence: Option<Fence>) -> Result<PgStore, StoreError> {
-        let config: Config = url.parse().map_err(|e: postgres::Error| StoreError::Open {
+        let mut config: Config = url.parse().map_err(|e: postgres::Error| StoreError::Open {
             path: "the PostgreSQL URL".into(),
             detail: format!("it cannot be read: {}", chain(&e)),
         })?;
+        // A database that does not answer fails the connection, never hangs it (a node
+        // taking the arcade over connects its store right after it took the lease).
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(crate::leases::CONNECT_TIMEOUT);
+        }
         let location = location_of(&config);
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready, started) = mpsc::channel();
