@@ -20,6 +20,7 @@
 //! | [`truth`] | the server's state for a principal, read as a fresh connection of it would |
 //! | [`invariants`] | the checks at the end of a load run |
 //! | [`load`] | `sim`: many agents, chaos, invariants, a report |
+//! | [`nodes`] | `sim --nodes N`: the arcade as N `mcpl-arcade` processes on PostgreSQL and NATS behind a load balancer; node deaths |
 //! | [`det`] | `sim --deterministic`: the same agents in memory on one thread and virtual time; a seed replays to the same trace digest |
 //! | [`report`] | the load run's table and JSON |
 //!
@@ -70,6 +71,7 @@ pub mod hosts;
 pub mod invariants;
 pub mod load;
 pub mod metrics;
+pub mod nodes;
 pub mod print;
 pub mod proxy;
 pub mod report;

@@ -348,11 +348,18 @@ impl ModernAgent {
 /// could not reach it ([`unreachable()`]), or the server ended the request's connection
 /// under it — at a restart the arcade answers a modern request it may have run with
 /// `-32603 the server stopped before answering this request: it may have run` (HTTP 503),
-/// or refuses a new one with `-32600 the server is not accepting connections`. The board
-/// (or the resign's answer) then says.
+/// or refuses a new one with `-32600 the server is not accepting connections`. Between
+/// arcade nodes (`sim --nodes`, issue #41) a node answers `-32603` with a retryable error
+/// while the owner is gone or cannot be reached ("the request did not run; retry it") or
+/// did not answer ("the request may have run"). The board (or the resign's answer) then
+/// says.
 pub fn unknown_outcome(error: &str) -> bool {
     unreachable(error)
-        || (error.contains("(code -32603)") && error.contains("stopped before answering"))
+        || (error.contains("(code -32603)")
+            && (error.contains("stopped before answering")
+                || error.contains("the request did not run; retry it")
+                || error.contains("the request may have run")
+                || error.contains("it may have run")))
         || (error.contains("(code -32600)")
             && error.contains("the server is not accepting connections"))
 }
