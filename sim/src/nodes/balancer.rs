@@ -17,6 +17,10 @@
 //! 2026-07-28 requests it forwarded and got an answer for: the modern agents' check
 //! ([`crate::invariants::check_modern`]) that they spoke the modern era.
 //!
+//! Each request is sent on a connection of its own: a node's front decides at each
+//! connection what it is (spliced to the arcade on the owner, forwarded on a standby), so
+//! a connection kept across a takeover would still be handled as before it.
+//!
 //! Bounded: a request body is read whole (to send it again to the next node) up to
 //! [`MAX_BODY`]; a larger one is answered `413`.
 
@@ -88,7 +92,13 @@ impl Balancer {
         connector.set_connect_timeout(Some(CHECK_LIMIT));
         let shared = Arc::new(Shared {
             nodes,
-            client: Client::builder(TokioExecutor::new()).build(connector),
+            // No connection kept between requests: a node's front decides at each
+            // connection whether it splices to its arcade (owner) or forwards (standby),
+            // so a connection kept from before a takeover would go on being handled as
+            // it was.
+            client: Client::builder(TokioExecutor::new())
+                .pool_max_idle_per_host(0)
+                .build(connector),
             next: AtomicUsize::new(0),
             owner: watch::channel(None).0,
             modern: Mutex::default(),
