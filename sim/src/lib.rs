@@ -41,7 +41,7 @@
 //! cargo run -p sim [-- --agents N --duration S --seed X --transport ws|http|mixed
 //!                      --chaos LEVEL --json PATH --bot-playouts N --think-ms MS
 //!                      --host-threads N --quiet --surface-agents N --modern N|P%
-//!                      --modern-hints N|P%]
+//!                      --modern-hints N|P%] [--nodes N [--arcade-bin PATH]]
 //! cargo run -p sim -- --deterministic [--seed X --agents N --duration S --transport …
 //!                      --chaos LEVEL --think-ms MS --trace-out PATH]
 //! ```

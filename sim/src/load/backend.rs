@@ -85,7 +85,7 @@ impl Backend {
                 let owner = (*balancer.owner().borrow()).unwrap_or(0);
                 let first = cluster.deaths().is_empty();
                 // Half the later deaths are the owner's, the rest a standby's.
-                let i = if first || pick % 2 == 0 || n < 2 {
+                let i = if first || pick.is_multiple_of(2) || n < 2 {
                     owner
                 } else {
                     let k = (pick / 2) % (n - 1);

@@ -11,6 +11,7 @@
 //! | file | what |
 //! |---|---|
 //! | `mod.rs` | [`LoadConfig`], [`run`]: start, play with chaos on a timeline, drain, check, report |
+//! | `backend` | what the agents play on: the arcade in process, or `--nodes N` processes behind the balancer ([`crate::nodes`]) |
 //! | `population` | [`policy_for`]: the mix of agents |
 //! | `follow` | each host's status followed: hint counters, reconnects, revs never going back |
 //! | `hinted` | the agents on MCP 2026-07-28 with hints: their policies, what the profile sent them, their check |
