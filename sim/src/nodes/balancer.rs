@@ -17,9 +17,10 @@
 //! 2026-07-28 requests it forwarded and got an answer for: the modern agents' check
 //! ([`crate::invariants::check_modern`]) that they spoke the modern era.
 //!
-//! Each request is sent on a connection of its own: a node's front decides at each
-//! connection what it is (spliced to the arcade on the owner, forwarded on a standby), so
-//! a connection kept across a takeover would still be handled as before it.
+//! **\[project\]** Each request is sent on a connection of its own: a node's front
+//! decides at each connection what it is (spliced to the arcade on the owner, forwarded
+//! on a standby), so a connection kept across a takeover would still be handled as before
+//! it.
 //!
 //! Bounded: a request body is read whole (to send it again to the next node) up to
 //! [`MAX_BODY`]; a larger one is answered `413`.

@@ -8,21 +8,23 @@
 //! | `mod.rs` | [`Cluster`]: the processes, started, killed and started again by their own ids; the games running at an owner's death, read from PostgreSQL |
 //! | `balancer` | [`Balancer`]: round robin for requests, the owner for streams and WebSocket, as `docs/cluster-haproxy.cfg` |
 //!
-//! **The chaos** ([`Cluster::kill`]): a node is killed with SIGKILL by its own process id
-//! (often the owner: the first death of a run always is) and started again at once on the
-//! same ports, where it stands by; when the owner died, another node takes the arcade's
-//! lease over once it expires ([`LEASE_TTL`]) and reads every game back from PostgreSQL.
-//! A death is **survived** when the arcade is served again after it: a node said it owns
-//! the arcade after an owner's death, or the node started again said its role after a
-//! standby's. NATS is killed and started again on its port ([`Cluster::restart_nats`]).
-//! A node that ends by itself (one that lost the lease stops at once, exit status 3) is
-//! started again at the next look ([`Cluster::revive`]).
+//! **The chaos** ([`Cluster::kill`]; **\[project\]**: no spec speaks of a simulator): a
+//! node is killed with SIGKILL by its own process id (often the owner: the first death of
+//! a run always is) and started again at once on the same ports, where it stands by; when
+//! the owner died, another node takes the arcade's lease over once it expires
+//! ([`LEASE_TTL`]) and reads every game back from PostgreSQL. A death is **survived** when
+//! the arcade is served again after it: a node said it owns the arcade after an owner's
+//! death, or the node started again said its role after a standby's. NATS is killed and
+//! started again on its port ([`Cluster::restart_nats`]). A node that ends by itself (one
+//! that lost the lease stops at once, exit status 3) is started again at the next look
+//! ([`Cluster::revive`]).
 //!
-//! **No game lost** ([`Cluster::resumed`]): the games running when an owner died are read
-//! from PostgreSQL after its death (as [`crate::arcade::SimStore::running`] reads the
-//! in-process store: games linked to a principal, not ended); at the end, each must still
-//! be there, not ended by the takeover (an end whose reason is that the server restarted
-//! and the game's state could not be read back).
+//! **No game lost** ([`Cluster::resumed`], **\[project\]**): the games running when an
+//! owner died are read from PostgreSQL just after its death (as
+//! [`crate::arcade::SimStore::running`] reads the in-process store: games linked to a
+//! principal, not ended); at the end none may have been ended by a takeover — told to a
+//! player as ended with the server's "the server restarted, and …" reasons (a game that
+//! ended since is forgotten by the store, so its players' ended records are what is read).
 //!
 //! Every process is stopped by its own id at the end, also when the run fails
 //! (`Drop`).
