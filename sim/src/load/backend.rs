@@ -80,9 +80,10 @@ impl Backend {
                 s.restart().await?;
                 moved(s.ws_addr(), s.http_addr());
             }
-            Backend::Nodes { cluster, balancer } => {
+            Backend::Nodes { cluster, .. } => {
                 let n = cluster.names().len() as u64;
-                let owner = (*balancer.owner().borrow()).unwrap_or(0);
+                // As the nodes said it (the balancer's check may be a moment behind).
+                let owner = cluster.owner().unwrap_or(0);
                 let first = cluster.deaths().is_empty();
                 // Half the later deaths are the owner's, the rest a standby's.
                 let i = if first || pick.is_multiple_of(2) || n < 2 {

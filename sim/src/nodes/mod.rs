@@ -474,6 +474,15 @@ impl Cluster {
         Ok(n)
     }
 
+    /// The node that owns the arcade as the nodes said last (the one whose last role line
+    /// says it owns it), if any.
+    pub fn owner(&self) -> Option<usize> {
+        self.nodes.iter().position(|n| {
+            let l = n.log.lock().unwrap_or_else(PoisonError::into_inner);
+            l.roles.last().is_some_and(|(_, line)| line.contains(OWNS))
+        })
+    }
+
     /// The deaths so far.
     pub fn deaths(&self) -> &[Death] {
         &self.deaths
