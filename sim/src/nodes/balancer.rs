@@ -357,3 +357,97 @@ async fn accept_ws(listener: TcpListener, shared: Arc<Shared>, stopped: watch::R
         }));
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A node's front standing in: answers every request with its index and the method,
+    /// and `GET /mcpl/owner` with 200 when it is `owner`, else 503.
+    async fn front(index: usize, owner: bool) -> SocketAddr {
+        let l = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+        let at = l.local_addr().unwrap();
+        tokio::spawn(async move {
+            while let Ok((s, _)) = l.accept().await {
+                let service =
+                    hyper::service::service_fn(move |req: Request<Incoming>| async move {
+                        let status = if req.uri().path() == OWNER_PATH && !owner {
+                            StatusCode::SERVICE_UNAVAILABLE
+                        } else {
+                            StatusCode::OK
+                        };
+                        let mut r = Response::new(Full::new(Bytes::from(format!(
+                            "{index} {}",
+                            req.method()
+                        ))));
+                        *r.status_mut() = status;
+                        Ok::<_, Infallible>(r)
+                    });
+                tokio::spawn(
+                    hyper::server::conn::http1::Builder::new()
+                        .serve_connection(TokioIo::new(s), service),
+                );
+            }
+        });
+        at
+    }
+
+    /// The text of a request through the balancer.
+    async fn send(b: &Balancer, method: Method, headers: &[(&str, &str)]) -> String {
+        let client: Client<HttpConnector, Full<Bytes>> =
+            Client::builder(TokioExecutor::new()).build(HttpConnector::new());
+        let mut req = Request::new(Full::new(Bytes::from_static(b"{}")));
+        *req.method_mut() = method;
+        *req.uri_mut() = format!("http://{}/mcp", b.http_addr()).parse().unwrap();
+        for (k, v) in headers {
+            req.headers_mut().insert(
+                hyper::header::HeaderName::from_bytes(k.as_bytes()).unwrap(),
+                HeaderValue::from_str(v).unwrap(),
+            );
+        }
+        let resp = client.request(req).await.unwrap();
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        String::from_utf8_lossy(&body).into_owned()
+    }
+
+    #[tokio::test]
+    async fn requests_go_round_robin_streams_to_the_owner_and_a_dead_node_is_skipped() {
+        let a = front(0, false).await;
+        let b = front(1, true).await;
+        // A node that is gone: its port refuses connections.
+        let gone = {
+            let l = TcpListener::bind(("127.0.0.1", 0)).await.unwrap();
+            l.local_addr().unwrap()
+        };
+        let up = |http| Upstream { http, ws: http };
+        let bal = Balancer::start(vec![up(a), up(b), up(gone)]).await.unwrap();
+        bal.owner().wait_for(|o| *o == Some(1)).await.unwrap();
+
+        // Round robin, the gone node's turn passed on to the next: 0, 1, (2→0), 1, …
+        let mut seen = Vec::new();
+        for _ in 0..4 {
+            seen.push(send(&bal, Method::POST, &[]).await);
+        }
+        assert_eq!(seen, ["0 POST", "1 POST", "0 POST", "0 POST"]);
+        // A GET stream and a listen go to the owner whatever the turn.
+        for _ in 0..3 {
+            assert_eq!(send(&bal, Method::GET, &[]).await, "1 GET");
+            let listen = [("mcp-method", "subscriptions/listen")];
+            assert_eq!(send(&bal, Method::POST, &listen).await, "1 POST");
+        }
+        // Sessionless modern requests are counted per principal, others are not.
+        let modern = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("authorization", "Bearer alice"),
+        ];
+        send(&bal, Method::POST, &modern).await;
+        let session = [
+            ("mcp-protocol-version", "2026-07-28"),
+            ("authorization", "Bearer alice"),
+            ("mcp-session-id", "s1"),
+        ];
+        send(&bal, Method::POST, &session).await;
+        assert_eq!(bal.modern_requests("alice"), 1);
+        assert_eq!(bal.modern_requests("bob"), 0);
+    }
+}
