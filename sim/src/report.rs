@@ -276,7 +276,7 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
     (
         "peak RSS",
-        "the most memory the whole process held at once (hosts, agents and the arcade)",
+        "the most memory the whole process held at once (hosts, agents and the arcade; with --nodes the arcade runs in processes of its own, not counted)",
     ),
     (
         "through a surface host",
@@ -448,6 +448,13 @@ impl LoadReport {
                         // Everything of one agent in this process: its host, its agent
                         // and its server session(s) (`sim-perf` measures a session alone).
                         let per = k as f64 / self.agents.max(1) as f64;
+                        if x.nodes.is_some() {
+                            // The sessions are the nodes', in processes of their own.
+                            return format!(
+                                "{:.1} MiB ({per:.0} KiB per agent, its host; the nodes are processes of their own)",
+                                k as f64 / 1024.0
+                            );
+                        }
                         format!(
                             "{:.1} MiB ({per:.0} KiB per agent, host and session included)",
                             k as f64 / 1024.0
