@@ -34,7 +34,10 @@ fn issue41_sim_three_nodes_survive_an_owner_kill_at_chaos_2_with_no_violation() 
     let seed = seed();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("report.json");
+    // The logs of the agents at fault, should any be (`SIM_DUMP`).
+    let dump = dir.path().join("agents.log");
     let out = Command::new(env!("CARGO_BIN_EXE_sim"))
+        .env("SIM_DUMP", &dump)
         .args(["--nodes", "3", "--chaos", "2", "--quiet"])
         .args(["--agents", "10", "--modern", "2", "--modern-hints", "2"])
         .args([
@@ -58,11 +61,21 @@ fn issue41_sim_three_nodes_survive_an_owner_kill_at_chaos_2_with_no_violation() 
         let lines: Vec<&str> = stderr.lines().collect();
         lines[lines.len().saturating_sub(40)..].join("\n")
     };
-    assert!(
-        out.status.success(),
-        "seed {seed}: {}\n{stdout}\n{tail}",
-        out.status
-    );
+    if !out.status.success() {
+        let agents = std::fs::read_to_string(&dump).unwrap_or_default();
+        let agents: String = agents
+            .chars()
+            .rev()
+            .take(20_000)
+            .collect::<Vec<_>>()
+            .into_iter()
+            .rev()
+            .collect();
+        panic!(
+            "seed {seed}: {}\n{stdout}\n{tail}\nthe agents at fault (the end of their logs):\n{agents}",
+            out.status
+        );
+    }
     let report: Value =
         serde_json::from_str(&std::fs::read_to_string(&json).expect("the JSON report"))
             .expect("JSON");
