@@ -244,6 +244,7 @@ impl ModernAgent {
         let args = json!({"instance": instance});
         if unsure {
             let (error, text, _) = self.call(io, "tictactoe_board", args).await?;
+            let (error, text) = self.end_of(io, instance, error, text).await?;
             self.read_answer(io, instance, error, &text, false);
             return Ok(());
         }
@@ -299,6 +300,32 @@ impl ModernAgent {
         g.free = free_cells(text);
     }
 
+    /// A game's tool refused because no such instance is open says nothing of its end (a
+    /// move whose answer was lost may have ended it): `toolset_close` (RFC-014 §8, the
+    /// plain host's close) says it, refused with the end when there is one on record
+    /// ("tictactoe:t-4 is not open (it ended: Draw)"). That answer instead of `error` and
+    /// `text` when it tells an end; else them as they were.
+    async fn end_of(
+        &mut self,
+        io: &mut AgentIo,
+        instance: &str,
+        error: bool,
+        text: String,
+    ) -> Result<(bool, String), HostError> {
+        if !error || unknown_outcome(&text) || ended_before(&text).is_some() {
+            return Ok((error, text));
+        }
+        if !text.contains(&format!("instance {instance:?} is open")) {
+            return Ok((error, text));
+        }
+        let args = json!({"toolset": TOOLSET, "instance": instance});
+        let (closed_error, closed, _) = self.call(io, "toolset_close", args).await?;
+        if closed_error && ended_before(&closed).is_some() {
+            return Ok((closed_error, closed));
+        }
+        Ok((error, text))
+    }
+
     /// Resigns every game believed open; a resign the server could not be reached for is
     /// tried again until it is answered or the run stops.
     async fn drain(
@@ -316,6 +343,7 @@ impl ModernAgent {
             loop {
                 let args = json!({"instance": instance});
                 let (error, text, _) = self.call(io, "tictactoe_resign", args).await?;
+                let (error, text) = self.end_of(io, &instance, error, text).await?;
                 if error && unknown_outcome(&text) {
                     io.metrics().bump(|c| c.drain_unreachable += 1);
                     if *phase.borrow() == Phase::Stop {
