@@ -12,7 +12,8 @@
 //! sent it (the challenger is told: the eras meet there). An answer that leaves unknown
 //! whether the server did what was asked ([`unknown_outcome`]: not reachable, or the
 //! request's connection ended under it at a restart) leaves the game's state unknown: the
-//! board is read again (`tictactoe_board`) before the next move. In the drain it resigns
+//! board is read again (`tictactoe_board`) before the next move; a game its tools then say
+//! is not open is asked of `toolset_close` (§8), whose refusal tells its end if it ended. In the drain it resigns
 //! what it believes open, and what it could not tell was opened, trying again while the
 //! server is unreachable.
 //!
