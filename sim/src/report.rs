@@ -90,6 +90,8 @@ pub struct NodeTotals {
     pub longest_takeover_ms: u64,
     /// NATS killed and started again.
     pub nats_restarts: u32,
+    /// PostgreSQL stopped at once (`-m immediate`) and started again.
+    pub pg_restarts: u32,
     /// Nodes that ended by themselves (a lost lease) and were started again.
     pub revived: u32,
 }
@@ -268,7 +270,7 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
     (
         "node deaths survived",
-        "with --nodes: arcade nodes killed (SIGKILL) mid-run and started again, and how many of them owned the arcade, after which the arcade was served again (another node took the lease over and read every game back from PostgreSQL); the longest takeover; NATS restarts",
+        "with --nodes: arcade nodes killed (SIGKILL) mid-run and started again, and how many of them owned the arcade, after which the arcade was served again (another node took the lease over and read every game back from PostgreSQL); the longest takeover; NATS restarts; PostgreSQL stopped at once and restarted",
     ),
     (
         "chaos",
@@ -414,13 +416,14 @@ impl LoadReport {
                 match &x.nodes {
                     None => "none (the arcade runs in process)".to_owned(),
                     Some(n) => format!(
-                        "{} of {} ({} owners; longest takeover {} ms) on {} nodes; NATS restarted {} times; {} nodes ended by themselves and were started again",
+                        "{} of {} ({} owners; longest takeover {} ms) on {} nodes; NATS restarted {} times, PostgreSQL {} times; {} nodes ended by themselves and were started again",
                         n.survived,
                         n.deaths,
                         n.owner_deaths,
                         n.longest_takeover_ms,
                         n.nodes,
                         n.nats_restarts,
+                        n.pg_restarts,
                         n.revived
                     ),
                 },

@@ -484,6 +484,7 @@ pub async fn run(
     let mut drops_done = 0;
     let mut restarts_done = 0;
     let mut nats_restarts_done = 0;
+    let mut pg_restarts_done = 0;
     // With nodes, the restarts are node deaths, one more early in the run from level 2,
     // and NATS is restarted once between them (module docs of `crate::nodes`).
     let (restarts, nats_restarts) = if config.nodes > 0 && plan.level >= 2 {
@@ -492,6 +493,15 @@ pub async fn run(
         (r, vec![0.5])
     } else {
         (plan.restarts.clone(), Vec::new())
+    };
+    // PostgreSQL stopped at once and started again (issue #41), with nodes at level 3:
+    // after the first takeover, before NATS's restart [project]. Not at level 2 yet: one
+    // run in five of `--nodes 3 --chaos 2 --seed 11` with it left a legacy host believing
+    // a tic-tac-toe game open that the nodes no longer had (not yet understood).
+    let pg_restarts = if config.nodes > 0 && plan.level >= 3 {
+        vec![0.4]
+    } else {
+        Vec::new()
     };
     let at = |f: f64| config.duration.mul_f64(f);
     if let Some(p) = &progress {
@@ -531,6 +541,11 @@ pub async fn run(
                 drop_clock.other_fault();
                 cluster.restart_nats().await?;
                 nats_restarts_done += 1;
+            }
+            if pg_restarts_done < pg_restarts.len() && t >= at(pg_restarts[pg_restarts_done]) {
+                drop_clock.other_fault();
+                cluster.restart_postgres().await?;
+                pg_restarts_done += 1;
             }
             // A node that ended by itself (it lost the lease) is started again.
             cluster.revive().await?;

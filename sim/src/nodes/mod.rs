@@ -15,7 +15,8 @@
 //! ([`LEASE_TTL`]) and reads every game back from PostgreSQL. A death is **survived** when
 //! the arcade is served again after it: a node said it owns the arcade after an owner's
 //! death, or the node started again said its role after a standby's. NATS is killed and
-//! started again on its port ([`Cluster::restart_nats`]). A node that ends by itself (one
+//! started again on its port ([`Cluster::restart_nats`]), and PostgreSQL stopped at once
+//! (`-m immediate`) and started again ([`Cluster::restart_postgres`]). A node that ends by itself (one
 //! that lost the lease stops at once, exit status 3) is started again at the next look
 //! ([`Cluster::revive`]).
 //!
@@ -153,7 +154,9 @@ pub struct Death {
 
 /// The nodes, PostgreSQL, NATS. See the module docs.
 pub struct Cluster {
-    pg: Postgres,
+    /// `None` only while it is being restarted (on a blocking thread).
+    pg: Option<Postgres>,
+    pg_url: String,
     nats: Nats,
     config: ClusterConfig,
     tokens: tempfile::TempDir,
@@ -164,6 +167,7 @@ pub struct Cluster {
     /// Nodes that ended by themselves and were started again.
     revived: u32,
     nats_restarts: u32,
+    pg_restarts: u32,
 }
 
 impl Cluster {
@@ -194,7 +198,8 @@ impl Cluster {
             .collect();
         std::fs::write(tokens.path().join("tokens.txt"), lines)?;
         let mut cluster = Cluster {
-            pg,
+            pg_url: pg.url(),
+            pg: Some(pg),
             nats,
             config,
             tokens,
@@ -203,6 +208,7 @@ impl Cluster {
             deaths: Vec::new(),
             revived: 0,
             nats_restarts: 0,
+            pg_restarts: 0,
         };
         let any: SocketAddr = ([127, 0, 0, 1], 0).into();
         for i in 0..cluster.config.nodes {
@@ -234,7 +240,7 @@ impl Cluster {
 
     /// The PostgreSQL the nodes keep the games in.
     pub fn postgres_url(&self) -> String {
-        self.pg.url()
+        self.pg_url.clone()
     }
 
     fn said_count(&self) -> u64 {
@@ -282,7 +288,7 @@ impl Cluster {
         let c = &self.config;
         let mut child = Command::new(&c.binary)
             .args(["serve", "--node", name])
-            .args(["--postgres", &self.pg.url(), "--nats", &self.nats.url()])
+            .args(["--postgres", &self.pg_url, "--nats", &self.nats.url()])
             .args(["--http", &http.to_string(), "--ws", &ws.to_string()])
             .args(["--lease-ttl-ms", &LEASE_TTL.as_millis().to_string()])
             .args(["--forward-timeout-ms", "10000"])
@@ -452,6 +458,34 @@ impl Cluster {
         Ok(())
     }
 
+    /// Stops PostgreSQL at once (SIGQUIT by its own id, what `pg_ctl stop -m immediate`
+    /// sends: no checkpoint, crash recovery at the next start) and starts it again on its
+    /// data and port. Meanwhile calls get a retryable error and are not acknowledged; the
+    /// owner, whose lease renewal fails, stops (exit status 3) and is started again by
+    /// [`Cluster::revive`]; a node takes the lease over once the database is back and
+    /// reads every game from it.
+    pub async fn restart_postgres(&mut self) -> Result<(), ClusterError> {
+        let Some(mut pg) = self.pg.take() else {
+            return Ok(());
+        };
+        // On a blocking thread: the crash recovery takes a few seconds, during which the
+        // agents play on (and meet the outage).
+        let (pg, started) = tokio::task::spawn_blocking(move || {
+            pg.stop_immediate();
+            let started = pg.restart();
+            (pg, started)
+        })
+        .await
+        .map_err(|e| std::io::Error::other(e.to_string()))?;
+        self.pg = Some(pg);
+        started.map_err(|error| ClusterError::Service {
+            what: "PostgreSQL (again)",
+            error,
+        })?;
+        self.pg_restarts += 1;
+        Ok(())
+    }
+
     /// Starts again every node that ended by itself; how many were.
     pub async fn revive(&mut self) -> Result<u32, ClusterError> {
         let mut n = 0;
@@ -515,6 +549,7 @@ impl Cluster {
                 .max()
                 .map_or(0, |t| t.as_millis() as u64),
             nats_restarts: self.nats_restarts,
+            pg_restarts: self.pg_restarts,
             revived: self.revived,
         }
     }
@@ -549,7 +584,7 @@ impl Cluster {
 
     /// Every record PostgreSQL holds now (`None`: it could not be read).
     async fn load(&self) -> Option<mcpl_server::Loaded> {
-        let url = self.pg.url();
+        let url = self.pg_url.clone();
         tokio::task::spawn_blocking(move || PgStore::connect(&url).and_then(|s| s.load()).ok())
             .await
             .ok()
