@@ -19,7 +19,7 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CRATES = ["server/src", "host/src", "host-core/src", "surface/src"]
+CRATES = ["server/src", "server-core/src", "host/src", "host-core/src", "surface/src"]
 ALLOWED = {
     # A tool handler's context reaches its session (push, progress, asks); the session
     # runs the handlers. The two are one unit seen from two sides (read at the module
@@ -75,9 +75,24 @@ def edges(mods):
             for item in group_items(items):
                 exported[f"{m}::{item}" if m else item] = target
 
+    # What a module brings in from another crate of the workspace under a name of its own
+    # (`use mcpl_server_core as core;`, `pub(crate) use mcpl_server_core::tool::error;`):
+    # a path through that name leaves the crate, so it is no edge (issue #38: the server's
+    # cores moved to mcpl-server-core and mcpl-server reaches them at their old paths).
+    external = set()
+    for m, text in mods.items():
+        for krate, rest, alias in re.findall(
+            r"\buse\s+(mcpl_\w+)((?:::\w+)*)(?:\s+as\s+(\w+))?\s*;", code(text)
+        ):
+            name = alias or (rest.split("::")[-1] if rest else krate)
+            external.add(f"{m}::{name}" if m else name)
+
     def resolve(path):
         if path in exported:
             return exported[path]
+        parts = path.split("::")
+        if any("::".join(parts[:n]) in external for n in range(1, len(parts) + 1)):
+            return None
         parts = path.split("::")
         while parts:
             name = "::".join(parts)

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Checks that the pure cores stay pure: the protocol rules that other implementers read
-(`server/src/core/`, and the `mcpl-host-core` crate: `host-core/src/state/`,
-`host-core/src/link/`) reach no runtime, no transport and no I/O. The actors beside them
-do that; a core gets time as an argument and returns what to do.
+(the `mcpl-server-core` crate: `server-core/src/`, and the `mcpl-host-core` crate:
+`host-core/src/state/`, `host-core/src/link/`) reach no runtime, no transport and no I/O.
+The actors beside them do that; a core gets time as an argument and returns what to do.
 
 Two checks (issue #38):
 - By the build: a core crate's normal dependencies (`cargo tree -p CRATE -e normal`) hold
@@ -22,9 +22,9 @@ import subprocess
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CORES = ["server/src/core", "host-core/src"]
+CORES = ["server-core/src", "host-core/src"]
 # The crates that hold only pure cores, and the packages none of them may depend on.
-CORE_CRATES = ["mcpl-host-core"]
+CORE_CRATES = ["mcpl-server-core", "mcpl-host-core"]
 FORBIDDEN_PACKAGES = re.compile(
     r"^(tokio(-.*)?|actix(-.*)?|futures(-.*)?|mio|socket2|mcpl-transport|mcpl-server|mcpl-host"
     r"|tungstenite|tokio-tungstenite|reqwest|hyper(-.*)?|h2|http|http-body(-.*)?|axum(-.*)?"

@@ -108,6 +108,91 @@ async fn s10_host_reopens_a_cut_hints_stream_from_its_mark() {
     link.send(Shutdown).await.unwrap();
 }
 
+/// Connects a modern link with `listen_steady` and returns it with the first
+/// `subscriptions/listen` request.
+async fn listening(
+    server: &mut ScriptedServer,
+    listen_steady: Duration,
+) -> (actix::Addr<ServerLink>, Conn, Value) {
+    let (tx, mut events) = mpsc::unbounded_channel();
+    let mut config = LinkConfig::new("s", server.connector(Default::default()))
+        .with_era(EraPolicy::Modern)
+        .with_subscriber(EventSink::Channel(tx));
+    config.listen_steady = listen_steady;
+    let link = ServerLink::new(config).start();
+    let mut conn = server
+        .accept_showing_discover()
+        .await
+        .with_limit(mcpl_testkit::LIMIT);
+    let probe = conn.expect_next("server/discover").await;
+    conn.reply(&probe, discovered()).await;
+    within(async { while !matches!(events.recv().await.unwrap(), LinkEvent::Connected { .. }) {} })
+        .await;
+    let list = conn.expect_next("tools/list").await;
+    conn.reply(
+        &list,
+        json!({"resultType": "complete", "tools": [], "ttlMs": 0, "cacheScope": "private"}),
+    )
+    .await;
+    let listen = conn.expect_next("subscriptions/listen").await;
+    (link, conn, listen)
+}
+
+/// Acknowledges a hints stream, then ends it (the server's graceful end).
+async fn acknowledge_then_end(conn: &mut Conn, listen: &Value) {
+    conn.notify(
+        "notifications/subscriptions/acknowledged",
+        json!({"notifications": {"toolsListChanged": true, "mcpl/hints": true},
+               "_meta": {"io.modelcontextprotocol/subscriptionId": listen["id"]}}),
+    )
+    .await;
+    conn.reply(listen, json!({"resultType": "complete"})).await;
+}
+
+/// Profile §3.5 and its bound **\[project\]**: a stream cut right after each
+/// acknowledgment is reopened 16 times in a row on one connection, then no more — the
+/// next request is the agent's own, and the results' deltas carry what the stream would
+/// have told early.
+#[actix::test]
+async fn s10_a_stream_cut_again_and_again_is_reopened_16_times_in_a_row_then_left() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut conn, mut listen) = listening(&mut server, Duration::from_secs(3600)).await;
+    for _ in 0..16 {
+        acknowledge_then_end(&mut conn, &listen).await;
+        listen = conn.expect_next("subscriptions/listen").await;
+    }
+    acknowledge_then_end(&mut conn, &listen).await;
+    let call = tokio::spawn(link.send(mcpl_host::link::CallTool {
+        name: "t".to_owned(),
+        arguments: None,
+        meta: None,
+        timeout: None,
+    }));
+    let next = conn.next_request().await;
+    assert_eq!(
+        next["method"], "tools/call",
+        "opened a 17th time in a row: {next}"
+    );
+    conn.reply(&next, json!({"resultType": "complete", "content": []}))
+        .await;
+    call.await.unwrap().unwrap().expect("the call is answered");
+    link.send(Shutdown).await.unwrap();
+}
+
+/// The budget refills **\[project\]**: a stream that lived `listen_steady` (here no
+/// time at all) was healthy, so a link that stays up for hours on a flaky network keeps
+/// reopening its stream — far past 16 cuts on one connection.
+#[actix::test]
+async fn s10_a_stream_that_lived_long_enough_gives_the_reopenings_back() {
+    let mut server = ScriptedServer::bind(Transport::Ws).await;
+    let (link, mut conn, mut listen) = listening(&mut server, Duration::ZERO).await;
+    for _ in 0..40 {
+        acknowledge_then_end(&mut conn, &listen).await;
+        listen = conn.expect_next("subscriptions/listen").await;
+    }
+    link.send(Shutdown).await.unwrap();
+}
+
 /// A `server/discover` result of the arcade's manifest under the profile (hinting the
 /// probe: a statement at version 1).
 fn arcade_discovered() -> Value {

@@ -23,6 +23,7 @@
 //! | [`stateless`] | RFC-014 on MCP 2026-07-28, this project's profile (`docs/rfc014-stateless.md`): versioned, stamped hints and the `_meta` keys of requests |
 //! | [`toolsets`] | RFC-014 toolset declarations and `toolsets/open|close|list` (spec §4) |
 //! | [`names`] | RFC-014's name grammar for toolsets and instances (spec §4.1) |
+//! | [`principal`] | [`principal::Principal`]: who a server-side connection authenticated as (spec §4.6) |
 //! | [`time`] | RFC 3339 timestamps: whole seconds (ended records' `at`, §4.3) and milliseconds (`push/event`'s `timestamp`), clamped, never failing |
 //!
 //! Section signs (§) in comments refer to `shared/spec/RFC-014.md` unless they say "SPEC §"
@@ -40,6 +41,7 @@ pub mod meta;
 pub mod method;
 pub mod modern;
 pub mod names;
+pub mod principal;
 pub mod server_features;
 pub mod stateless;
 pub mod time;

@@ -17,21 +17,23 @@
 //! | [`features`] | resources, resource templates, prompts and completion: [`features::RequestContext`], [`features::FeatureError`], registered with [`ServerBuilder::resource`] and its siblings (MCP "Server Features") |
 //! | [`session`] | the `SessionActor` (one per connection), its lifecycle, its [`SessionHandle`] |
 //! | `actors` | the Registry actor (one per server: who is connected, principals started and retired), the Principal actor (one per principal) and the Instance actor (one per open instance) |
-//! | `ids` | `SessionId`, `InstanceId`: what actors and cores name each other by |
 //! | `shared` | what every actor of a server reads: manifest, catalog, logic, limits, clock, id counters |
-//! | `core` | RFC-014's pure state machines (`Sequencer`, `Catalog`, `PrincipalState`, and the cores that compose them: `SessionCore`, `PrincipalCore`, `InstanceCore`) the actors drive; private, so that what authors see is only what they use (its errors an author meets, [`OpenError`] and [`CloseError`], are re-exported) |
-//! | [`push`] | [`PushEvent`] and [`PushError`] (SPEC §9) |
-//! | [`manifest`] | manifest checks, each host's view of it, changed domains (SPEC §17) |
 //! | [`listen`] | [`Server::serve_ws`], [`Server::serve_http`], [`Server::serve_stdio`]: bind, accept, a session per connection |
 //! | [`clock`] | [`Clock`]: where the actors get the time ([`ManualClock`] for tests) |
-//! | `paging` | `tools/list` paging |
 //! | `panics` | the text of a caught panic (a handler's, a logic's, background work's) |
-//! | `mrtr` | MCP 2026-07-28 multi round-trip requests: a tool's, prompt's or resource read's question to a modern client as an `InputRequiredResult`, its signed `requestState`, the retry's answers |
 //! | `client_ask` | what a handler asks of its client, from the handler's side: `AskError`, the capability needed, the session's side as a trait (so the tool and feature contexts and the session do not import each other) |
 //! | `watchers` | who watches which resource: the index [`Server::resource_updated`] reads to tell a change to the sessions subscribed to it |
 //! | [`cancel`] | [`CancelToken`]: a call's cancellation, for work a handler hands off |
 //! | [`store`] | [`Store`]: durable state across restarts ([`RedbStore`], [`MemoryStore`]; issue #15) |
 //! | [`decode`] | [`decode::from_json`]: typed decoding that reads `9.0` as the integer 9 (RFC 8259), so a typed decode and a JSON Schema agree |
+//!
+//! The rules of RFC-014 themselves live in the crate `mcpl_server_core` (issue #38: pure
+//! state machines, no runtime, no transport, no clock), which this crate's actors drive:
+//! `SessionCore`, `PrincipalCore`, `InstanceCore`, `PrincipalState`, the `Catalog`, the
+//! `Sequencer` and the carrier choice, and the values they share with the actors. Its
+//! errors an author meets ([`OpenError`], [`CloseError`]) are re-exported, and so are the
+//! modules authors use: [`push`] ([`PushEvent`] and [`PushError`], SPEC §9) and
+//! [`manifest`] (manifest checks, each host's view of it, changed domains, SPEC §17).
 //!
 //! # Running it
 //!
@@ -86,7 +88,7 @@
 //!   others push it with the logic's event, or send `tools/hints` when nothing explains it
 //!   or pushing is not allowed; a cancelled call's own changes go as `tools/hints` (a
 //!   cancelled deferred call that another's move answers still gets that move pushed, with
-//!   its event — a **\[project\]** reading, `core/carrier.rs`). Changes a call is to
+//!   its event — a **\[project\]** reading, `server-core/src/carrier.rs`). Changes a call is to
 //!   report but that are stated before it is answered — a tool handler's
 //!   [`ToolContext::open_toolset`], a deferred call the logic asked to
 //!   [`hold`](InstanceContext::hold_for) — are held for its result, and go first as
@@ -99,16 +101,16 @@ pub mod author;
 pub mod cancel;
 mod client_ask;
 pub mod clock;
-mod core;
+use mcpl_server_core as core;
 pub mod decode;
 pub mod features;
-mod ids;
+use mcpl_server_core::ids;
 pub mod listen;
-pub mod manifest;
-mod mrtr;
-mod paging;
+pub use mcpl_server_core::manifest;
+use mcpl_server_core::mrtr;
+use mcpl_server_core::paging;
 mod panics;
-pub mod push;
+pub use mcpl_server_core::push;
 mod server;
 pub mod session;
 mod shared;

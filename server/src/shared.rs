@@ -232,7 +232,7 @@ pub(crate) fn build_catalog(
 }
 
 /// How many `subscriptions/listen` streams each principal has open, over all its
-/// connections (`core/session/listen.rs`, `session/dispatch.rs`).
+/// connections (`server-core/src/session/listen.rs`, `session/dispatch.rs`).
 #[derive(Default)]
 pub(crate) struct ListenSlots(Arc<Mutex<HashMap<String, usize>>>);
 

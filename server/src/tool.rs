@@ -31,9 +31,9 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 
 mod ask;
-pub(crate) mod error;
+pub(crate) use mcpl_server_core::tool::error;
 mod notify;
-pub(crate) mod outcome;
+pub(crate) use mcpl_server_core::tool::outcome;
 mod schema;
 mod toolsets;
 

@@ -4,13 +4,13 @@
 //!
 //! A session's core says when it starts and stops watching a URI (a legacy
 //! `resources/subscribe` or a modern `subscriptions/listen`'s `resourceSubscriptions`,
-//! `core/session/watch.rs`); its actor then holds a [`Watch`] for that URI, which puts the
+//! `server-core/src/session/watch.rs`); its actor then holds a [`Watch`] for that URI, which puts the
 //! session in the index and takes it out again when dropped: on the core's word, or with the
 //! actor, so a session that ends leaves nothing behind. The core, not the index, decides
 //! what is written: a change that reaches a session which stopped watching in the meantime
 //! is not told.
 //!
-//! How many URIs one session watches is the core's bound (`core/session/watch.rs`); how
+//! How many URIs one session watches is the core's bound (`server-core/src/session/watch.rs`); how
 //! many sessions there are, the transports'.
 
 use crate::ids::SessionId;

@@ -1,4 +1,4 @@
-//! Direct calls (`core/session.rs`, issue #18): once the principal has resolved a loose
+//! Direct calls (`server-core/src/session.rs`, issue #18): once the principal has resolved a loose
 //! tool's call to its own handler, the session runs that tool's later calls itself, without
 //! the two hops through the principal. From the host's side nothing may differ: every call
 //! is answered, a cancelled one never (vector 29) and its handler stopped, an id is refused

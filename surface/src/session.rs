@@ -423,7 +423,7 @@ impl Session {
     /// Why a request with `id` may not start now, if it may not: past [`MAX_IN_FLIGHT`], or
     /// its id is one still in flight (JSON-RPC ids are unique among a sender's pending
     /// requests; a second answer with the id would be read as the first's). Refused with
-    /// -32600 and the words the server SDK uses (`server/src/core/session/inbound.rs`).
+    /// -32600 and the words the server SDK uses (`server-core/src/session/inbound.rs`).
     fn refusal(&self, id: &Id) -> Option<ErrorObject> {
         if self.in_flight.contains(id) {
             return Some(ErrorObject::new(

@@ -4,7 +4,7 @@
 use mcpl_tests::server_support::*;
 use serde_json::json;
 
-/// Item 10 (§4.5 **\[project\]**, `server/src/core/session/inbound.rs`): an
+/// Item 10 (§4.5 **\[project\]**, `server-core/src/session/inbound.rs`): an
 /// `mcpl/instance` that is not a string is refused -32602, not taken for an absent one and
 /// run in the only open instance.
 #[actix::test]

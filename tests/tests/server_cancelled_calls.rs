@@ -1,7 +1,7 @@
 //! §5.2's cancelled calls on the server side with the test arcade's `bell`, over a real
 //! WebSocket: a cancelled call's held change goes as `tools/hints` to every connection of
 //! the principal, and the **\[project\]** reading for a cancelled wait that something else
-//! answers later (`server/src/core/carrier.rs`): that answer is another's consequence,
+//! answers later (`server-core/src/carrier.rs`): that answer is another's consequence,
 //! pushed with its event like to a connection that never waited, or sent as `tools/hints`
 //! where pushing is not granted. Vector 29 itself runs in `server_vectors.rs`.
 

@@ -49,6 +49,8 @@ pub struct ServerLink {
     pub(super) listen_since: u64,
     /// Streams reopened on the current connection after the server ended them.
     pub(super) listen_reopened: u32,
+    /// When the current hints stream was acknowledged (tokio's clock).
+    pub(super) listen_acknowledged_at: Option<std::time::Instant>,
 }
 
 /// How many push event ids a link remembers.
@@ -72,6 +74,7 @@ impl ServerLink {
             profile: Profile::default(),
             listen_since: 0,
             listen_reopened: 0,
+            listen_acknowledged_at: None,
         }
     }
 

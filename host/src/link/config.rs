@@ -134,6 +134,11 @@ pub struct LinkConfig {
     /// How long one message may wait for the transport to take it (default 30 s) before the
     /// link drops the connection as not reading.
     pub write_timeout: Duration,
+    /// How long an acknowledged `mcpl/hints` stream must have lived for its end to give the
+    /// connection its whole budget of reopenings back (default 60 s). **\[project\]** A
+    /// cut stream is reopened at most 16 times in a row; one that lived this long was
+    /// healthy, so a link that stays up for hours on a flaky network keeps its stream.
+    pub listen_steady: Duration,
 }
 
 impl LinkConfig {
@@ -141,7 +146,8 @@ impl LinkConfig {
     /// each handshake request, backoff from
     /// 250 ms to 30 s with 20 % jitter, `toolHints` advertised, grant
     /// `["tools", "pushEvents"]`, every push accepted, no tap, no subscribers, no read
-    /// gate, 1024 messages waiting to be written at most, each for 30 s at most.
+    /// gate, 1024 messages waiting to be written at most, each for 30 s at most, a hints
+    /// stream's reopenings refilled once one lived 60 s.
     pub fn new(name: impl Into<String>, connector: Connector) -> Self {
         LinkConfig {
             name: name.into(),
@@ -163,6 +169,7 @@ impl LinkConfig {
             read_gate: None,
             write_queue: 1024,
             write_timeout: Duration::from_secs(30),
+            listen_steady: Duration::from_secs(60),
         }
     }
 

@@ -31,7 +31,8 @@ use tracing::{info, warn};
 pub(super) const SUBSCRIPTIONS_LISTEN: &str = "subscriptions/listen";
 /// Its acknowledgement.
 pub(super) const SUBSCRIPTIONS_ACKNOWLEDGED: &str = "notifications/subscriptions/acknowledged";
-/// How many times a cut `mcpl/hints` stream is reopened on one connection.
+/// How many times in a row a cut `mcpl/hints` stream is reopened on one connection (a
+/// stream that lived `LinkConfig::listen_steady` refills the budget).
 pub(super) const MAX_LISTEN_REOPENS: u32 = 16;
 
 impl ServerLink {
@@ -134,6 +135,7 @@ impl ServerLink {
             session.set_granted(proposed.clone());
             self.profile.connected();
             self.listen_reopened = 0;
+            self.listen_acknowledged_at = None;
             if let Some(live) = self.lifecycle.live_mut() {
                 live.core.hinted = Some(Hinted::new(self.profile.since(), proposed));
             }
@@ -228,6 +230,9 @@ impl ServerLink {
         } else {
             Listen::Off
         };
+        if session.listen == Listen::Open {
+            self.listen_acknowledged_at = Some(super::requests::now());
+        }
         info!(link = %name, agreed, "the server acknowledged subscriptions/listen for tool list changes");
     }
 
@@ -236,7 +241,9 @@ impl ServerLink {
     /// that ends it is shutting down or does not serve it); stale lists are read again
     /// after calls instead (`refresh.rs`), and the next connection opens it again. Under
     /// the profile a stream that was acknowledged is reopened at once with the current
-    /// mark (profile §3.5), at most [`MAX_LISTEN_REOPENS`] times per connection: the next
+    /// mark (profile §3.5), at most [`MAX_LISTEN_REOPENS`] times in a row — a stream that
+    /// lived [`LinkConfig::listen_steady`](super::LinkConfig::listen_steady) gives the
+    /// budget back — on one connection: the next
     /// result's delta is what correctness rests on, the stream only makes it early. So is
     /// one whose answer was lost before its acknowledgment (the transport's made-up
     /// [`ErrorCode::CONNECTION_CLOSED`]: a POST cut, a server restarting), after the
@@ -258,6 +265,16 @@ impl ServerLink {
         }
         let lost = matches!(&outcome, Err(LinkError::Server { error, .. })
             if error.code == ErrorCode::CONNECTION_CLOSED);
+        // A stream that lived `listen_steady` was healthy: the reopenings counted so far
+        // were a burst that is over, and the budget is whole again [project].
+        let acknowledged = self.listen_acknowledged_at.take();
+        if was_open
+            && acknowledged.is_some_and(|at| {
+                super::requests::now().saturating_duration_since(at) >= self.config.listen_steady
+            })
+        {
+            self.listen_reopened = 0;
+        }
         if (was_open || lost) && self.profiled() && self.listen_reopened < MAX_LISTEN_REOPENS {
             self.listen_reopened += 1;
             if was_open {

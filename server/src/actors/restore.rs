@@ -5,7 +5,7 @@
 //! opening them again (§4.6, vector 9).
 //!
 //! What cannot come back ends, each with an ended record saying why
-//! (`core/principal_core/restore.rs`), and the rest load:
+//! (`server-core/src/principal_core/restore.rs`), and the rest load:
 //! an instance whose logic is not [`Durable`](crate::Durable)
 //! ([`REASON_NOT_KEPT`]), whose record is missing ([`REASON_LOST`]), unreadable or in a
 //! format its logic does not read (the reason names the store and what was wrong), or

@@ -14,11 +14,12 @@
 
 use super::event::{CallId, Event};
 use super::participant::{Audience, Participant, ParticipantId, ParticipantKind};
-use super::work::{Blocking, InstanceWaker, Job};
+use super::work::{Blocking, InstanceWaker};
 use crate::core::Catalog;
 use crate::panics::panic_message;
 use crate::tool::error::ToolResult;
 use mcpl_protocol::hints::ToolDefinition;
+use mcpl_server_core::author::{Effect, Job};
 use mcpl_transport::Principal;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -26,53 +27,6 @@ use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 use tokio::sync::oneshot;
-
-/// One thing the logic did, in order.
-#[derive(Debug)]
-pub(crate) enum Effect {
-    Visible {
-        to: Audience,
-        tool: String,
-        visible: bool,
-    },
-    Definition {
-        to: Audience,
-        tool: String,
-        definition: Option<ToolDefinition>,
-    },
-    Title {
-        to: Audience,
-        title: String,
-    },
-    Event {
-        to: Audience,
-        event: Event,
-    },
-    Answer {
-        call: CallId,
-        result: ToolResult,
-    },
-    Invite {
-        who: ParticipantId,
-        reason: String,
-        options: Option<Value>,
-    },
-    Wake {
-        after: Duration,
-        tag: u64,
-    },
-    /// Work for the blocking pool; it wakes the instance when done.
-    Spawn(Job),
-    /// The call's caller's changes wait for its answer (§5.3).
-    Hold {
-        call: CallId,
-    },
-    End {
-        reason: String,
-        /// The last view left with each ended record ([`InstanceContext::end_showing`]).
-        view: Option<Arc<str>>,
-    },
-}
 
 /// What an instance's logic works through. See the module docs.
 #[derive(Debug)]

@@ -9,6 +9,7 @@ use super::event::CallId;
 use super::participant::ParticipantId;
 use crate::tool::error::{ToolError, ToolResult};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
+pub(crate) use mcpl_server_core::author::Refusal;
 use mcpl_transport::Principal;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
@@ -174,27 +175,6 @@ impl Joined {
     pub fn content(mut self, blocks: impl IntoIterator<Item = ContentBlock>) -> Self {
         self.content.extend(blocks);
         self
-    }
-}
-
-/// An open or a join the logic will not do; the host is told why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{message}")]
-pub struct Refusal {
-    message: String,
-}
-
-impl Refusal {
-    /// A refusal saying why.
-    pub fn new(message: impl Into<String>) -> Self {
-        Refusal {
-            message: message.into(),
-        }
-    }
-
-    /// Why.
-    pub fn message(&self) -> &str {
-        &self.message
     }
 }
 

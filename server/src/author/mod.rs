@@ -7,11 +7,13 @@
 //! | `route.rs` | typed routes: a tool's handler on its instance's logic, its arguments decoded as its declared type ([`Call`]) |
 //! | `logic.rs` | [`InstanceLogic`] (calls, joins, closes, timers), with the values it takes and gives ([`Opening`], [`ToolCall`], [`Reply`], [`Joined`], [`Refusal`]) |
 //! | `started.rs` | [`ToolsetLogic`] (opening) and what an open returns, [`Started`] |
-//! | `event.rs` | [`CallId`] and [`Event`] with its tags: values the context and the logic both name |
 //! | `context.rs` | [`InstanceContext`]: visibility and definitions per participant, events, deferred answers (and holding their changes), invitations and the names invitees see, bots, wakers and blocking work, the end |
-//! | `participant.rs` | [`ParticipantId`], [`Participant`], [`Audience`] |
 //! | `durable.rs` | [`Durable`]: logic kept across restarts (issue #15) |
 //! | `work.rs` | [`InstanceWaker`] and [`Blocking`]: waking an instance from outside its actor (the context's `waker` and `spawn_blocking` hand them out) |
+//!
+//! The values the context, the logic and the cores all name are `mcpl_server_core`'s
+//! (`author/`), re-exported here: [`CallId`] and [`Event`] with its tags, [`ParticipantId`],
+//! [`Participant`], [`Audience`], [`Refusal`], and what a step did (the context's effects).
 //!
 //! A two-player game in a few lines (the SDK does the protocol: hint changes in the mover's
 //! result, a push with the explaining event and the opponent's changes, ended records):
@@ -52,25 +54,27 @@
 
 mod context;
 mod durable;
-mod event;
+use mcpl_server_core::author::event;
 mod logic;
-mod participant;
+use mcpl_server_core::author::participant;
 mod route;
 mod started;
 mod toolset;
 mod work;
 
-pub(crate) use context::Effect;
 pub use context::InstanceContext;
 pub use durable::Durable;
 pub(crate) use durable::{Logic, RestoreFn, restore_fn};
 pub use event::{CallId, Event, SURFACE_ACTIVITY, SURFACE_TURN};
-pub use logic::{InstanceLogic, Joined, Opening, Refusal, Reply, ToolCall};
+pub use logic::{InstanceLogic, Joined, Opening, Reply, ToolCall};
+pub(crate) use mcpl_server_core::author::Effect;
+pub(crate) use mcpl_server_core::author::Job;
+pub use mcpl_server_core::author::Refusal;
 pub use participant::{Audience, Participant, ParticipantId, ParticipantKind};
 pub use route::Call;
 pub(crate) use route::Routes;
 pub(crate) use started::{PlainInstance, PlainToolset};
 pub use started::{Started, ToolsetLogic};
 pub use toolset::Toolset;
+pub(crate) use work::Woken;
 pub use work::{Blocking, BlockingError, InstanceWaker};
-pub(crate) use work::{Job, Woken};

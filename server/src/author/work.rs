@@ -136,15 +136,6 @@ impl<T> Blocking<T> {
     }
 }
 
-/// Work for the blocking pool, boxed so that the context can record it as an effect.
-pub(crate) struct Job(pub(crate) Box<dyn FnOnce() + Send>);
-
-impl fmt::Debug for Job {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Job")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -603,7 +603,9 @@ impl ServerBuilder {
             push_timeout: self.push_timeout,
             ask_timeout: self.ask_timeout,
             listen_slots: Default::default(),
-            state_key: self.state_key.map_or_else(StateKey::random, StateKey::new),
+            state_key: self
+                .state_key
+                .map_or_else(|| StateKey::new(rand::random()), StateKey::new),
             keep_toolsets: self.keep_toolsets,
             idle_end: self.idle_end,
             principal_config: self.principal_config,

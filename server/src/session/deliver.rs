@@ -5,7 +5,7 @@
 
 use super::write::with_meta;
 use super::{SessionActor, ToPush};
-use crate::actors::principal::{Answer, AnswerBody, CatalogSwapped, Deliver};
+use crate::actors::principal::{Answer, AnswerBody, CatalogSwapped, Deliver, ToSession};
 use crate::core::carrier::AnswerKind;
 use crate::core::session::{Answered, Delivery};
 use actix::prelude::*;
@@ -13,10 +13,10 @@ use mcpl_protocol::jsonrpc::{Id, Response};
 use mcpl_protocol::mcpl::{PushEventParams, PushPayload};
 use mcpl_protocol::time::rfc3339_millis;
 
-impl Handler<Deliver> for SessionActor {
+impl Handler<ToSession> for SessionActor {
     type Result = ();
 
-    fn handle(&mut self, d: Deliver, ctx: &mut Context<Self>) {
+    fn handle(&mut self, ToSession(d): ToSession, ctx: &mut Context<Self>) {
         let Deliver {
             about,
             draft,

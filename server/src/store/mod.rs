@@ -28,13 +28,14 @@
 //! write, and concurrent steps share commits.
 
 mod memory;
-mod not_kept;
+use mcpl_server_core::store::not_kept;
 mod queue;
-pub(crate) mod records;
+pub(crate) use mcpl_server_core::store::records;
 mod redb_store;
 
+pub(crate) use mcpl_server_core::store::Ticket;
+pub(crate) use queue::CommitQueue;
 pub use queue::StoreStats;
-pub(crate) use queue::{CommitQueue, Ticket};
 
 pub use memory::MemoryStore;
 pub use redb_store::RedbStore;

@@ -27,21 +27,12 @@
 //! blocking call (redb's fsync), and an actor's arbiter must never wait for it.
 
 use super::not_kept::NotKept;
-use super::{Store, StoreError, Writes};
+use super::{Store, StoreError, Ticket, Writes};
+use crate::shared::Shared;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, OnceLock, PoisonError};
 use tokio::sync::watch;
-
-/// A place in the commit queue: the step handed over with it is durable once the queue
-/// kept this ticket. [`Ticket::NONE`] waits for nothing (nothing was handed over).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) struct Ticket(u64);
-
-impl Ticket {
-    /// Nothing to wait for.
-    pub(crate) const NONE: Ticket = Ticket(0);
-}
 
 /// What the store did, for a server's owner (`Server::store_stats`) and `sim perf`: how
 /// many steps were handed over and how many commits (each one fsync, for redb) kept them.
@@ -65,9 +56,9 @@ struct Progress {
 impl Progress {
     /// What became of `t`, once decided.
     fn of(&self, t: Ticket) -> Option<bool> {
-        if self.failed.is_some_and(|f| t.0 >= f) {
+        if self.failed.is_some_and(|f| t.get() >= f) {
             Some(false)
-        } else if t.0 <= self.kept {
+        } else if t.get() <= self.kept {
             Some(true)
         } else {
             None
@@ -145,7 +136,7 @@ impl CommitQueue {
         let mut waiting = self.inner.lock();
         waiting.last += 1;
         waiting.steps.push(writes);
-        let ticket = Ticket(waiting.last);
+        let ticket = Ticket::new(waiting.last);
         drop(waiting);
         self.inner.steps.fetch_add(1, Ordering::Relaxed);
         self.inner.wake.notify_one();
@@ -257,5 +248,50 @@ impl Inner {
             );
         }
         self.progress.send_modify(|p| p.failed = Some(first));
+    }
+}
+
+impl Shared {
+    /// Hands an instance's record (`Some`) or its forgetting (`None`) to the store; the
+    /// ticket to wait for before telling what it keeps ([`Ticket::NONE`] without a store).
+    /// Once the store was given up, nothing is written ([`NotKept`]).
+    pub(crate) fn write_instance(&self, id: u64, record: Option<&[u8]>) -> Result<Ticket, NotKept> {
+        self.submit(Writes::instance(id, record))
+    }
+
+    /// Hands a principal's record (`Some`) or its forgetting (`None`) to the store. See
+    /// [`Shared::write_instance`].
+    pub(crate) fn write_principal(
+        &self,
+        principal: &str,
+        record: Option<&[u8]>,
+    ) -> Result<Ticket, NotKept> {
+        self.submit(Writes::principal(principal, record))
+    }
+
+    fn submit(&self, writes: Writes) -> Result<Ticket, NotKept> {
+        match &self.commits {
+            Some(queue) => queue.submit(writes),
+            None => Ok(Ticket::NONE),
+        }
+    }
+
+    /// What became of `t`, when that is decided: kept, or not (the store was given up).
+    pub(crate) fn outcome(&self, t: Ticket) -> Option<Result<(), NotKept>> {
+        match &self.commits {
+            Some(queue) => queue.outcome(t),
+            None => Some(Ok(())),
+        }
+    }
+
+    /// Resolves once `t` is decided. See [`Shared::outcome`].
+    pub(crate) fn kept(
+        &self,
+        t: Ticket,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<(), NotKept>>>> {
+        match &self.commits {
+            Some(queue) => Box::pin(queue.wait(t)),
+            None => Box::pin(std::future::ready(Ok(()))),
+        }
     }
 }

@@ -45,7 +45,7 @@ impl Handler<Leave> for InstanceActor {
         self.stop_if_unlinked(ctx);
         batch.kept = batch.kept.max(self.written_at);
         if !batch.is_empty() {
-            link.principal.do_send(batch);
+            link.principal.do_send(Batched(batch));
         }
     }
 }
@@ -116,5 +116,5 @@ pub(super) fn answer_alone(link: &Link, id: InstanceId, w: Waiter, result: CallT
         outcome: Ok(result),
         deferred: false,
     });
-    link.principal.do_send(batch);
+    link.principal.do_send(Batched(batch));
 }

@@ -11,13 +11,14 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// A principal's record of an instance: where its changes go, and under which name (§7).
-pub(crate) type Link = crate::core::instance_core::Link<Recipient<Batch>>;
+pub(crate) type Link = crate::core::instance_core::Link<Recipient<Batched>>;
 
 pub(crate) use crate::core::batch::{Batch, CallAnswer, Closed, EnterFailure, Entered};
 
-impl Message for Batch {
-    type Result = ();
-}
+/// An instance's [`Batch`] for a principal, as a message (the core's type knows no actix).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct Batched(pub(crate) Batch);
 
 // ---- principal → instance ----
 

@@ -38,9 +38,9 @@ mod step;
 
 pub(crate) use messages::Call as CallIn;
 pub(crate) use messages::{
-    Batch, CallAnswer, CloseInstance, Closed, Decline, EnterFailure, Entered, ForPrincipal,
-    Invitation, InvitationNamed, InvitationWithdrawn, Join, Leave, Link, Start, ToPrincipal,
-    Unlink,
+    Batch, Batched, CallAnswer, CloseInstance, Closed, Decline, EnterFailure, Entered,
+    ForPrincipal, Invitation, InvitationNamed, InvitationWithdrawn, Join, Leave, Link, Start,
+    ToPrincipal, Unlink,
 };
 
 pub use crate::core::instance_core::INTERNAL_ERROR;
@@ -64,8 +64,8 @@ pub(crate) struct InstanceActor {
     shared: Arc<Shared>,
     /// Where invitations go: the registry, which reaches principals without an actor.
     router: Recipient<ToPrincipal>,
-    /// The instance's rules (`core/instance_core.rs`).
-    core: InstanceCore<Recipient<Batch>>,
+    /// The instance's rules (`server-core/src/instance_core.rs`).
+    core: InstanceCore<Recipient<Batched>>,
     /// The toolset's logic; gone once the instance ended.
     logic: Option<Box<dyn Logic>>,
     /// This actor, for the wakers its logic hands out.

@@ -1,8 +1,8 @@
 //! One step of an instance's logic: run it with a fresh context (catching a panic), hand
-//! what it recorded to the core (`core/instance_core.rs`: one [`Batch`] per participant
+//! what it recorded to the core (`server-core/src/instance_core.rs`: one [`Batch`] per participant
 //! principal), keep the record, and carry out the rest: timers, blocking work, messages.
 
-use super::{Batch, InstanceActor, Waiter};
+use super::{Batch, Batched, InstanceActor, Waiter};
 use crate::author::{CallId, Effect, InstanceContext, Job, ParticipantId};
 use crate::core::instance_core::Step;
 use crate::panics::panic_message;
@@ -122,7 +122,7 @@ impl InstanceActor {
             if !batch.is_empty()
                 && let Some(link) = self.core.link(who)
             {
-                link.principal.do_send(batch);
+                link.principal.do_send(Batched(batch));
             }
         }
         mine.filter(|b| !b.is_empty())

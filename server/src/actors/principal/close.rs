@@ -1,5 +1,5 @@
 //! `toolsets/close` (§4.2): the core resolves it and decides the end
-//! (`core/principal_core/requests.rs`); the actor asks the instance what closing did,
+//! (`server-core/src/principal_core/requests.rs`); the actor asks the instance what closing did,
 //! awaiting it, and feeds the answer back.
 
 use super::{CloseToolset, InstanceLink, PrincipalActor, ReplyTo};

@@ -4,8 +4,8 @@
 //! (`core/principal_core/apply.rs`: §4.6, §5.3, §8).
 
 use super::telling::{Telling, Told};
-use super::{Deliver, PrincipalActor};
-use crate::actors::instance::Batch;
+use super::{Deliver, PrincipalActor, ToSession};
+use crate::actors::instance::Batched;
 use crate::actors::principal::Answer;
 use crate::core::InstanceKey;
 use crate::core::principal_core::Applied;
@@ -14,10 +14,10 @@ use crate::store::Ticket;
 use crate::store::records::NotKept;
 use actix::prelude::*;
 
-impl Handler<Batch> for PrincipalActor {
+impl Handler<Batched> for PrincipalActor {
     type Result = ();
 
-    fn handle(&mut self, batch: Batch, ctx: &mut Context<Self>) {
+    fn handle(&mut self, Batched(batch): Batched, ctx: &mut Context<Self>) {
         let ended = self.core.handle_batch(batch, self.shared.now());
         self.flush(ctx);
         if ended {
@@ -74,7 +74,7 @@ impl PrincipalActor {
     pub(super) fn deliver_in_turn(&mut self, session: SessionId, deliver: Deliver) {
         self.in_turn(move |act| {
             if let Some(s) = act.sessions.get(&session) {
-                s.deliver.do_send(deliver);
+                s.deliver.do_send(ToSession(deliver));
             }
         });
     }
@@ -148,7 +148,7 @@ impl PrincipalActor {
         self.give_versioned();
         for (id, deliver) in self.core.split(about, applied, seq) {
             if let Some(s) = self.sessions.get(&id) {
-                s.deliver.do_send(deliver);
+                s.deliver.do_send(ToSession(deliver));
             }
         }
     }
@@ -174,13 +174,13 @@ impl PrincipalActor {
         }
         self.give_versioned();
         if let Some(s) = self.sessions.get(&session) {
-            s.deliver.do_send(Deliver {
+            s.deliver.do_send(ToSession(Deliver {
                 about: None,
                 draft: crate::core::HintDraft::new(),
                 answers: vec![answer],
                 events: Vec::new(),
                 hold: None,
-            });
+            }));
         }
     }
 }

@@ -1,5 +1,5 @@
 //! Invitations into shared instances (§4.6, §7): the core names them and tells the
-//! sessions (`core/principal_core/invite.rs`); the actor carries the messages, lists them
+//! sessions (`server-core/src/principal_core/invite.rs`); the actor carries the messages, lists them
 //! for a tool handler and tells the instance of a decline.
 
 use super::{DeclineInvitation, ListInvitations, PrincipalActor};

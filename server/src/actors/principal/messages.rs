@@ -30,7 +30,7 @@ pub(crate) struct Attach {
 /// session's actor (the principal never names the session's type).
 #[derive(Clone)]
 pub(crate) struct SessionAddr {
-    pub(crate) deliver: Recipient<Deliver>,
+    pub(crate) deliver: Recipient<ToSession>,
     pub(crate) swapped: Recipient<CatalogSwapped>,
     pub(crate) statement: Recipient<StatementFor>,
     pub(crate) tools: Recipient<ToolsView>,
@@ -167,9 +167,10 @@ pub(crate) struct SwapCatalog(pub(crate) Arc<Catalog>);
 
 // ---- principal → session ----
 
-impl Message for Deliver {
-    type Result = ();
-}
+/// A principal's [`Deliver`] for one session, as a message (the core's type knows no actix).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct ToSession(pub(crate) Deliver);
 
 /// The answer to `toolsets/list`.
 #[derive(Message)]

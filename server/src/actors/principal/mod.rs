@@ -1,6 +1,6 @@
 //! The Principal actor: one per principal, driving its [`PrincipalCore`] — which holds the
 //! principal's `PrincipalState` and decides every rule of the RFC about it
-//! (`core/principal_core.rs`) — and carrying out what the core asks: messages to its
+//! (`server-core/src/principal_core.rs`) — and carrying out what the core asks: messages to its
 //! sessions and instances, instances started, joined and closed (awaited), its record in
 //! the store.
 //!
@@ -58,7 +58,7 @@ pub(crate) struct PrincipalActor {
     /// Tells this actor from an earlier one of the same principal, for the registry.
     generation: u64,
     principal: Principal,
-    /// The principal's rules: what it decides, the actor carries out (`core/principal_core.rs`).
+    /// The principal's rules: what it decides, the actor carries out (`server-core/src/principal_core.rs`).
     core: PrincipalCore<Addr<InstanceActor>>,
     /// How each session is reached.
     sessions: BTreeMap<SessionId, SessionAddr>,
@@ -121,7 +121,7 @@ impl PrincipalActor {
         }
     }
 
-    /// Does what the core asked for, in order (`core/principal_core.rs`, `Output`).
+    /// Does what the core asked for, in order (`server-core/src/principal_core.rs`, `Output`).
     fn flush(&mut self, ctx: &mut Context<Self>) {
         while let Some(output) = self.core.poll() {
             match output {

@@ -1,5 +1,5 @@
 //! `toolsets/open` (§4.2): the core decides — adopt, start, join, reveal
-//! (`core/principal_core/requests.rs`); the actor starts or joins the instance, awaiting its
+//! (`server-core/src/principal_core/requests.rs`); the actor starts or joins the instance, awaiting its
 //! open, so no request sees an instance whose opening is not settled, and feeds the answer
 //! back.
 

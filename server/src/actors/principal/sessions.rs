@@ -1,6 +1,6 @@
 //! The principal's sessions attaching, detaching, initialized, ready: fed to the core,
 //! which decides what each means (§4.1 default opens, §4.6 the last connection's end, §8
-//! implicit opens; `core/principal_core.rs`).
+//! implicit opens; `server-core/src/principal_core.rs`).
 
 use super::*;
 

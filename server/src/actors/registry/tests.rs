@@ -4,7 +4,7 @@
 
 use super::*;
 use crate::actors::principal::{
-    CatalogSwapped, Deliver, SessionAddr, StatementFor, ToolsView, VersionedFor,
+    CatalogSwapped, SessionAddr, StatementFor, ToSession, ToolsView, VersionedFor,
 };
 use crate::ids::SessionId;
 
@@ -24,7 +24,7 @@ macro_rules! ignores {
     )*};
 }
 ignores!(
-    Deliver,
+    ToSession,
     CatalogSwapped,
     StatementFor,
     ToolsView,

@@ -1,0 +1,147 @@
+//! The records a server writes to its `Store`, as JSON: one per principal,
+//! one per instance. Their shape is the store's format (`redb_store.rs`'s `FORMAT`).
+
+pub use super::not_kept::NotKept;
+use crate::author::{Participant, ParticipantId, ParticipantKind};
+use crate::{InstanceKey, Snapshot};
+use mcpl_protocol::principal::Principal;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+
+/// The reason an instance ends with when its logic is not kept across restarts.
+pub const REASON_NOT_KEPT: &str =
+    "the server restarted, and this toolset's instances do not survive a restart";
+/// The reason an instance ends with when its record was not found after a restart.
+pub const REASON_LOST: &str = "the server restarted, and the instance's state was not found";
+
+/// A principal's record: its state and its links to instances.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct PrincipalRecord {
+    /// The principal's pure state.
+    pub state: Snapshot,
+    /// Its links to instances.
+    pub links: Vec<LinkRecord>,
+}
+
+/// A principal's link to an instance: its key for it, the instance, and who it is there.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct LinkRecord {
+    /// The principal's key for the instance.
+    pub key: InstanceKey,
+    /// The instance's id.
+    pub instance: u64,
+    /// Who the principal is there.
+    pub who: u32,
+}
+
+/// An instance's record.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct InstanceRecord {
+    /// The toolset.
+    pub toolset: String,
+    /// The instance's name.
+    pub name: Option<String>,
+    /// The options it was opened with.
+    pub options: Value,
+    /// Its participants, by id.
+    pub participants: Vec<ParticipantRecord>,
+    /// The names participants were shown by (§7), by id.
+    pub names: BTreeMap<u32, String>,
+    /// The participants whose principals link here, with their key for it.
+    pub links: BTreeMap<u32, InstanceKey>,
+    /// Invitations not taken up, by participant id.
+    pub invited: BTreeMap<u32, InviteRecord>,
+    /// The next call id to hand out.
+    pub next_call: u64,
+    /// The reason, once ended.
+    pub ended: Option<String>,
+    /// The logic's state.
+    pub logic: LogicRecord,
+}
+
+/// An invitation not taken up yet: sent again after a restart.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct InviteRecord {
+    /// The invited principal's name.
+    pub principal: String,
+    /// Why, as the invitee is told.
+    pub reason: String,
+    /// The options its open carries.
+    pub options: Option<Value>,
+}
+
+/// The logic's state.
+#[derive(Debug, Serialize, Deserialize)]
+pub enum LogicRecord {
+    /// A `Durable` logic's, in its format.
+    Kept {
+        /// The format its `Durable` logic wrote.
+        format: u32,
+        /// The state.
+        state: Value,
+    },
+    /// The logic is not kept across restarts.
+    NotKept,
+    /// The logic is durable but its state could not be written (the reason).
+    Unwritable(String),
+    /// The instance has ended: no logic.
+    Gone,
+}
+
+/// A participant, as kept. An anonymous principal can never come back (§4.6): it is kept
+/// as gone.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum ParticipantRecord {
+    /// A named principal present.
+    Principal(String),
+    /// A named principal invited, not joined.
+    Invited(String),
+    /// A bot, by name.
+    Bot(String),
+    /// A principal that left (its name if named).
+    Left(Option<String>),
+    /// A principal that declined (its name if named).
+    Declined(Option<String>),
+}
+
+fn named(p: &Principal) -> Option<String> {
+    match p {
+        Principal::Named(n) => Some(n.clone()),
+        Principal::Anonymous(_) => None,
+    }
+}
+
+fn principal(name: Option<String>) -> Principal {
+    name.map_or_else(Principal::anonymous, Principal::Named)
+}
+
+impl ParticipantRecord {
+    /// A participant as kept.
+    pub fn of(p: &Participant) -> Self {
+        match &p.kind {
+            ParticipantKind::Principal(Principal::Named(n)) => Self::Principal(n.clone()),
+            ParticipantKind::Invited(Principal::Named(n)) => Self::Invited(n.clone()),
+            ParticipantKind::Bot(n) => Self::Bot(n.clone()),
+            ParticipantKind::Principal(p)
+            | ParticipantKind::Invited(p)
+            | ParticipantKind::Left(p) => Self::Left(named(p)),
+            ParticipantKind::Declined(p) => Self::Declined(named(p)),
+        }
+    }
+
+    /// The participant `id` this record was kept for.
+    pub fn participant(self, id: usize) -> Participant {
+        let kind = match self {
+            Self::Principal(n) => ParticipantKind::Principal(Principal::Named(n)),
+            Self::Invited(n) => ParticipantKind::Invited(Principal::Named(n)),
+            Self::Bot(n) => ParticipantKind::Bot(n),
+            Self::Left(n) => ParticipantKind::Left(principal(n)),
+            Self::Declined(n) => ParticipantKind::Declined(principal(n)),
+        };
+        Participant {
+            id: ParticipantId(u32::try_from(id).unwrap_or(u32::MAX)),
+            kind,
+        }
+    }
+}
