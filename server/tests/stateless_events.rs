@@ -1,12 +1,12 @@
 //! Issue #40, events on `subscriptions/listen` streams (`docs/rfc014-stateless.md` §3.5,
-//! vectors S17, S19), in raw JSON on a real socket: a modern request of the named
+//! vectors S17, S19, S20), in raw JSON on real sockets: modern requests of the named
 //! principal `alice` over the stdio transport's framing (newline-delimited JSON on a
-//! loopback TCP connection). A stream opened with the filter member `mcpl/events` by a
+//! loopback TCP connection), and over Streamable HTTP for the stream's bound (S20). A stream opened with the filter member `mcpl/events` by a
 //! hinted request whose grant (`_meta["mcpl/grant"]`) has `pushEvents` is acknowledged with
 //! it and carries each event as `notifications/mcpl/event`: the legacy `push/event` params
 //! (SPEC §9) with its changes as stamped `hints`. Any other stream is not acknowledged the
-//! member and is sent none; an event with no such stream is not delivered, and its changes
-//! reach the next result by their stamps.
+//! member and is sent none; an event with no such stream, or past the stream's bound, is
+//! not delivered, and its changes reach the next result by their stamps.
 
 use crate::raw;
 
@@ -14,19 +14,36 @@ use mcpl_protocol::mcp::Tool;
 use mcpl_server::{Audience, Event, InstanceContext, InstanceLogic, Reply, Server, Started};
 use mcpl_server::{ToolCall, Toolset};
 use mcpl_transport::Principal;
-use raw::{Lines, stdio_socket};
+use mcpl_transport::ServerOptions;
+use raw::{Lines, SseReader, stdio_socket};
 use serde_json::{Value, json};
+use std::net::SocketAddr;
+use std::sync::Arc;
 
 const SUB: &str = "io.modelcontextprotocol/subscriptionId";
+/// Events in one `burst` step.
+const BURST: usize = 12;
+/// The Streamable HTTP answer's queue in S20 (`ServerOptions::http_queue_limit`).
+const QUEUE: usize = 4;
 
 /// A game whose `ring` shows `secret` and tells everyone in the same step.
 struct Bell;
 
 impl InstanceLogic for Bell {
     fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
-        if call.tool() == "ring" {
-            cx.show(Audience::All, "secret");
-            cx.event(Audience::All, Event::text("the bell rang"));
+        match call.tool() {
+            "ring" => {
+                cx.show(Audience::All, "secret");
+                cx.event(Audience::All, Event::text("the bell rang"));
+            }
+            // More events in one step than a stream's queue holds (S20).
+            "burst" => {
+                cx.show(Audience::All, "secret");
+                for n in 0..BURST {
+                    cx.event(Audience::All, Event::text(format!("peal {n}")));
+                }
+            }
+            _ => {}
         }
         Reply::text("done")
     }
@@ -46,6 +63,7 @@ fn server() -> Server {
     let game = Toolset::new("game")
         .instances()
         .tool(tool("ring", true))
+        .tool(tool("burst", true))
         .tool(tool("secret", false))
         .on_open(|_, _| Ok(Started::new(Bell)));
     Server::builder("events", "1.0")
@@ -78,12 +96,16 @@ fn listen(id: i64, since: u64, grant: Option<&[&str]>, filter: Value) -> Value {
 }
 
 fn ring(id: i64, since: u64) -> Value {
+    call(id, "ring", since)
+}
+
+fn call(id: i64, tool: &str, since: u64) -> Value {
     let mut r = req(
         id,
         "tools/call",
         since,
         None,
-        json!({"name": "ring", "arguments": {}}),
+        json!({"name": tool, "arguments": {}}),
     );
     r["params"]["_meta"]["mcpl/instance"] = json!("g1");
     r
@@ -260,4 +282,119 @@ async fn stateless_s19_an_event_without_an_events_stream_is_not_delivered_its_ch
         .collect();
     assert_eq!(events.len(), 1, "{told:#?}");
     assert_eq!(events[0]["params"]["_meta"][SUB], 11);
+}
+
+/// A modern Streamable HTTP listener with a token for alice and an answer queue of
+/// [`QUEUE`] messages; its address.
+async fn http_listener(server: &Server) -> SocketAddr {
+    let mut opts = ServerOptions::default();
+    opts.tokens.insert("alice-token".into(), "alice".into());
+    opts.http_queue_limit = QUEUE;
+    let mut hl = mcpl_transport::http::bind("127.0.0.1:0".parse().unwrap(), "/mcp", Arc::new(opts))
+        .await
+        .expect("bind");
+    let addr = hl.local_addr();
+    let s = server.clone();
+    actix::spawn(async move {
+        while let Some(conn) = hl.accept().await {
+            s.serve(conn);
+        }
+    });
+    addr
+}
+
+fn headers<'a>(method: &'a str, name: Option<&'a str>) -> Vec<(&'static str, &'a str)> {
+    let mut h = vec![
+        ("Authorization", "Bearer alice-token"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", method),
+    ];
+    if let Some(name) = name {
+        h.push(("Mcp-Name", name));
+    }
+    h
+}
+
+/// `request` POSTed as alice; the JSON answer.
+async fn http_exchange(addr: SocketAddr, request: Value) -> Value {
+    let method = request["method"].as_str().unwrap().to_owned();
+    let name = request["params"]["name"].as_str().map(str::to_owned);
+    let body = request.to_string();
+    let post = raw::post(addr, &headers(&method, name.as_deref()), body.as_bytes());
+    let answer = raw::exchange(addr, post).await;
+    assert_eq!(answer.status, 200, "{answer:?}");
+    answer.json()
+}
+
+/// The bound (profile §3.5, **[project]**): a stream has no queue of its own; on
+/// Streamable HTTP its events join its POST's answer, bounded by `http_queue_limit`, and
+/// an event that finds it full is dropped — not delivered, as an event with no stream —
+/// while the stamped entries it carried reach the host in the next result's delta. The
+/// stream goes on: the next event is delivered.
+#[actix::test]
+async fn stateless_s20_events_past_a_streams_bound_are_dropped_and_the_delta_makes_them_good() {
+    let server = server();
+    let addr = http_listener(&server).await;
+    let opened = http_exchange(
+        addr,
+        req(
+            1,
+            "toolsets/open",
+            0,
+            None,
+            json!({"toolset": "game", "instance": "g1"}),
+        ),
+    )
+    .await;
+    let now = version(&opened);
+    let listen = listen(10, now, Some(PUSH), json!({"mcpl/events": true})).to_string();
+    let post = raw::post(
+        addr,
+        &headers("subscriptions/listen", None),
+        listen.as_bytes(),
+    );
+    let (mut sse, head) = SseReader::open(addr, &post).await;
+    assert!(head.starts_with("http/1.1 200"), "{head}");
+    let ack = sse.event().await;
+    assert_eq!(
+        ack["params"]["notifications"]["mcpl/events"], true,
+        "{ack:#}"
+    );
+    // One step raises more events than the stream's queue holds, all written at once.
+    let burst = http_exchange(addr, call(2, "burst", now)).await;
+    assert!(burst["result"].is_object(), "{burst:#}");
+    let v = version(&burst);
+    // Then one more event, once the stream's queue has room again.
+    http_exchange(addr, ring(3, v)).await;
+    let mut peals = Vec::new();
+    loop {
+        let m = sse.event().await;
+        assert_eq!(m["method"], "notifications/mcpl/event", "{m:#}");
+        let text = m["params"]["payload"]["content"][0]["text"]
+            .as_str()
+            .expect("a text")
+            .to_owned();
+        if text == "the bell rang" {
+            break;
+        }
+        peals.push(text);
+    }
+    assert!(
+        !peals.is_empty() && peals.len() < BURST,
+        "some of the burst, not all: {peals:?}"
+    );
+    let expected: Vec<String> = (0..peals.len()).map(|n| format!("peal {n}")).collect();
+    assert_eq!(peals, expected, "the first ones, in order, each once");
+    // What the dropped events carried, the next result's delta from the mark before them
+    // carries by its stamps.
+    let next = http_exchange(addr, req(4, "tools/list", now, None, json!({}))).await;
+    let h = &next["result"]["_meta"]["mcpl/hints"];
+    let secret = h["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|t| t["name"] == "secret" && t["instance"] == "g1")
+        .unwrap_or_else(|| panic!("no secret:g1 entry: {h:#}"));
+    assert_eq!(secret["visible"], true, "{h:#}");
+    assert_eq!(secret["v"], v, "{h:#}");
 }

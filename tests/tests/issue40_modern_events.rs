@@ -78,9 +78,12 @@ impl Player {
     /// The legal moves of `tictactoe_play` in `instance` now (empty when not offered: not
     /// this player's turn, or the game is over).
     async fn legal(&self, instance: &str) -> Vec<String> {
-        let visible = within(self.host.is_visible(SERVER, "tictactoe_play", Some(instance)))
-            .await
-            .expect("the host runs");
+        let visible = within(
+            self.host
+                .is_visible(SERVER, "tictactoe_play", Some(instance)),
+        )
+        .await
+        .expect("the host runs");
         if visible != Some(true) {
             return Vec::new();
         }
@@ -237,7 +240,10 @@ async fn modern_agents_play_a_lobby_challenge_told_through_their_event_streams()
         moves += 1;
         player.unchanged_after(&format!("move {moves}")).await;
     }
-    assert!(moves >= 5, "a game of tic-tac-toe takes five moves at least");
+    assert!(
+        moves >= 5,
+        "a game of tic-tac-toe takes five moves at least"
+    );
 
     // Each told the end once; the invitation shown to bob once; the lists unchanged.
     let ann_told = shown(&ann.host).await;
