@@ -365,7 +365,12 @@ impl<T: Io> SessionCore<T> {
 /// one; absent or unreadable, `None` (**\[project\]** read liberally: a grant that cannot
 /// be read grants no events, and the stream is opened without them).
 fn stream_grant(req: &Request) -> Option<Policy> {
-    let grant = super::modern::meta_of(req)?.remove(stateless::GRANT)?;
+    let params = req.params.as_deref()?;
+    let mut params: serde_json::Map<String, Value> = serde_json::from_str(params.get()).ok()?;
+    let grant = match params.remove("_meta")? {
+        Value::Object(mut meta) => meta.remove(stateless::GRANT)?,
+        _ => return None,
+    };
     let params: FeatureSetsUpdateParams = serde_json::from_value(grant).ok()?;
     Policy::read(&params).ok()
 }

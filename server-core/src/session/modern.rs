@@ -156,7 +156,7 @@ pub fn declares_mcpl(capabilities: &ClientCapabilities) -> bool {
 }
 
 /// A request's `_meta`, when it is an object.
-pub(super) fn meta_of(req: &Request) -> Option<Map<String, Value>> {
+fn meta_of(req: &Request) -> Option<Map<String, Value>> {
     req.params
         .as_deref()
         .and_then(|p| serde_json::from_str::<Map<String, Value>>(p.get()).ok())
