@@ -513,6 +513,56 @@ mod tests {
     }
 
     #[test]
+    fn a_stream_event_is_handed_on_as_the_push_it_stands_for_with_what_it_changed() {
+        let mut p = Profile::default();
+        let event = |hints: Value| {
+            Message::Notification(Notification {
+                method: EVENT_NOTIFICATION.to_owned(),
+                params: Some(to_raw(&json!({"featureSet": "f", "eventId": "e1",
+                    "timestamp": "2026-12-07T00:00:00.000Z",
+                    "payload": {"content": [{"type": "text", "text": "rang"}]},
+                    "toolset": "game", "instance": "g1", "hints": hints,
+                    "_meta": {"io.modelcontextprotocol/subscriptionId": 10}}))),
+            })
+        };
+        let (m, ignored) = p.read(
+            event(json!({"version": 1, "tools": [secret(true, 1)]})),
+            None,
+            &[],
+        );
+        assert!(ignored.is_empty(), "{ignored:?}");
+        let Message::Request(r) = &m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(r.method, PushEvent::NAME);
+        assert_eq!(r.id, mcpl_protocol::Id::String(STREAM_EVENT_ID.to_owned()));
+        let params = r.params_value().unwrap();
+        assert_eq!(params["eventId"], "e1");
+        assert_eq!(params["instance"], "g1");
+        assert!(params.get("_meta").is_none(), "{params}");
+        assert_eq!(
+            params["hints"],
+            json!({"rev": 1, "tools": [{"name": "secret", "instance": "g1", "visible": true}]})
+        );
+        // A stream's change: the mark rises only by one version (profile §3.5).
+        assert_eq!(p.since(), 1);
+        // Again: nothing new in the view, so no hints and no rev.
+        let (m, _) = p.read(
+            event(json!({"version": 1, "tools": [secret(true, 1)]})),
+            None,
+            &[],
+        );
+        let Message::Request(r) = &m else {
+            panic!("{m:?}")
+        };
+        assert!(r.params_value().unwrap().get("hints").is_none(), "{r:?}");
+        // Hints that cannot be read are left out and said; the event is still handed on.
+        let (m, ignored) = p.read(event(json!("no")), None, &[]);
+        assert!(matches!(m, Message::Request(_)), "{m:?}");
+        assert_eq!(ignored.len(), 1, "{ignored:?}");
+    }
+
+    #[test]
     fn a_toolsets_list_is_a_statement_of_the_whole_view() {
         let mut p = Profile::default();
         let change = Notification {
