@@ -37,6 +37,14 @@
 //!
 //! The connection lives on a thread of its own, as [`PgStore`](crate::PgStore)'s does;
 //! the calls block until the database answers (from async code: `spawn_blocking`).
+//!
+//! **A database that restarts** (issue #41: PostgreSQL stopped with `-m immediate` and
+//! started again). The call the connection was lost in fails ([`LeaseError::Database`]);
+//! the next call connects again first (one try, within [`CONNECT_TIMEOUT`] unless the URL
+//! sets `connect_timeout`), and fails the same while the database is down. So a caller
+//! that tries again at its own pace (a standby waiting for the arcade's lease) is back as
+//! soon as the database is, never stuck on a connection that is gone; the pace, and so
+//! any backoff, is the caller's.
 
 use crate::pg_store::{chain, location_of};
 use postgres::{Client, Config, NoTls};
@@ -144,8 +152,11 @@ pub enum LeaseError {
     },
 }
 
-/// A call handed to the connection's thread.
-type Job = Box<dyn FnOnce(&mut Client) + Send>;
+/// How long connecting (and connecting again) may take, unless the URL says.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// A call handed to the connection's thread: the connection, or why there is none now.
+type Job = Box<dyn FnOnce(Result<&mut Client, postgres::Error>) + Send>;
 
 /// The leases of one node, in PostgreSQL. See the module docs.
 pub struct PgLeases {
@@ -178,12 +189,15 @@ impl PgLeases {
     /// Connects to the database `url` as the node `node`, creating the leases' table
     /// where it is missing.
     pub fn connect(url: &str, node: &str) -> Result<PgLeases, LeaseError> {
-        let config: Config = url
-            .parse()
-            .map_err(|e: postgres::Error| LeaseError::Database {
-                location: "the PostgreSQL URL".to_owned(),
-                detail: format!("it cannot be read: {}", chain(&e)),
-            })?;
+        let mut config: Config =
+            url.parse()
+                .map_err(|e: postgres::Error| LeaseError::Database {
+                    location: "the PostgreSQL URL".to_owned(),
+                    detail: format!("it cannot be read: {}", chain(&e)),
+                })?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
         let location = location_of(&config);
         let db = |detail: String| LeaseError::Database {
             location: location.clone(),
@@ -200,10 +214,25 @@ impl PgLeases {
                     Ok::<_, postgres::Error>(client)
                 })();
                 match opened {
-                    Ok(mut client) => {
+                    Ok(client) => {
                         let _ = ready.send(Ok(()));
+                        // A connection lost (the database restarted) is made again
+                        // before the next call, which fails when it cannot be.
+                        let mut client = Some(client);
                         for job in queue {
-                            job(&mut client);
+                            if client.as_ref().is_none_or(Client::is_closed) {
+                                client = None;
+                                match config.connect(NoTls) {
+                                    Ok(c) => client = Some(c),
+                                    Err(e) => {
+                                        job(Err(e));
+                                        continue;
+                                    }
+                                }
+                            }
+                            if let Some(c) = client.as_mut() {
+                                job(Ok(c));
+                            }
                         }
                     }
                     Err(e) => {
@@ -246,7 +275,7 @@ impl PgLeases {
         };
         let (answer, answered) = mpsc::sync_channel(1);
         let job: Job = Box::new(move |c| {
-            let _ = answer.send(f(c));
+            let _ = answer.send(c.and_then(f));
         });
         self.jobs
             .as_ref()

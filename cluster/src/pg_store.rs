@@ -45,8 +45,10 @@
 //! built — inside the arcade's actix system, say. The commit queue's writer thread then
 //! waits for the answer as it waits for redb's fsync. A connection lost (the database
 //! restarted, the network cut) fails the call it was lost in, and the server gives its
-//! store up until restarted, as for any write that failed; riding through a database
-//! restart is a later step of issue #41.
+//! store up until restarted, as for any write that failed: a node of several stops and
+//! another takes over once the database is back, reading every record afresh
+//! (`docs/cluster.md` §6; an owner riding a short outage through is a later step of
+//! issue #41).
 
 use crate::leases::{Fence, INSTANCE, PRINCIPAL};
 use mcpl_server::{Loaded, Store, StoreError, Writes};
@@ -119,7 +121,9 @@ impl std::fmt::Debug for PgStore {
 
 impl PgStore {
     /// Connects to the database `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME`, or
-    /// libpq's `key=value` form; no TLS), creates the tables where they are missing and
+    /// libpq's `key=value` form; no TLS; within
+    /// [`CONNECT_TIMEOUT`](crate::leases::CONNECT_TIMEOUT) unless the URL sets
+    /// `connect_timeout`), creates the tables where they are missing and
     /// checks the records' format. A URL that cannot be read, a database that cannot be
     /// reached and one holding another format are errors naming it (without its
     /// password).
@@ -136,10 +140,15 @@ impl PgStore {
     }
 
     fn open(url: &str, fence: Option<Fence>) -> Result<PgStore, StoreError> {
-        let config: Config = url.parse().map_err(|e: postgres::Error| StoreError::Open {
+        let mut config: Config = url.parse().map_err(|e: postgres::Error| StoreError::Open {
             path: "the PostgreSQL URL".into(),
             detail: format!("it cannot be read: {}", chain(&e)),
         })?;
+        // A database that does not answer fails the connection, never hangs it (a node
+        // taking the arcade over connects its store right after it took the lease).
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(crate::leases::CONNECT_TIMEOUT);
+        }
         let location = location_of(&config);
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready, started) = mpsc::channel();

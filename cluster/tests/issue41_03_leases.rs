@@ -200,3 +200,32 @@ fn issue41_03_a_holder_that_stops_renewing_loses_the_lease_and_its_writes() {
     );
     assert_eq!(loaded.instances, vec![(7, b"g1".to_vec())]);
 }
+
+#[test]
+fn issue41_03_leases_are_served_again_once_the_database_restarted() {
+    // A server of its own: it is stopped and started again.
+    let mut pg = Postgres::start().expect("a private PostgreSQL starts");
+    let url = pg.url();
+    let a = PgLeases::connect(&url, "a").unwrap();
+    let ttl = Duration::from_secs(60);
+    let lease = a.acquire(INSTANCE, "7", ttl).unwrap();
+
+    // Stopped as `pg_ctl stop -m immediate` does: a call fails at once, clearly, and
+    // keeps failing while the database is down (no hang on the lost connection).
+    pg.stop_immediate();
+    for _ in 0..2 {
+        match a.renew(&lease, ttl) {
+            Err(LeaseError::Database { detail, .. }) => assert!(!detail.is_empty()),
+            other => panic!("a renewal with the database down: {other:?}"),
+        }
+    }
+
+    // Started again: the next call connects again and the lease (on the database's
+    // clock, unexpired) is still this node's; another node sees it held.
+    pg.restart().expect("PostgreSQL starts again");
+    a.renew(&lease, ttl)
+        .expect("renewed once the database is back");
+    let b = PgLeases::connect(&url, "b").unwrap();
+    let holder = b.holder(INSTANCE, "7").unwrap().expect("held");
+    assert_eq!((holder.node.as_str(), holder.token), ("a", lease.token));
+}

@@ -31,19 +31,19 @@ use tokio::sync::watch;
 const MODERN: &str = "2026-07-28";
 
 /// The lease's time to live the nodes run with: a dead owner is replaced within it.
-const TTL_MS: &str = "1500";
+pub(crate) const TTL_MS: &str = "1500";
 
 /// One `mcpl-arcade` node: its process, its Streamable HTTP URL and its stderr's lines.
-struct Node {
-    name: String,
-    child: Child,
-    url: String,
-    log: watch::Receiver<Vec<String>>,
+pub(crate) struct Node {
+    pub(crate) name: String,
+    pub(crate) child: Child,
+    pub(crate) url: String,
+    pub(crate) log: watch::Receiver<Vec<String>>,
 }
 
 impl Node {
     /// Starts node `name` on the database `pg` and the bus `nats`.
-    async fn start(name: &str, pg: &str, nats: &str) -> Node {
+    pub(crate) async fn start(name: &str, pg: &str, nats: &str) -> Node {
         let mut child = Command::new(BIN)
             .args(["serve", "--postgres", pg, "--nats", nats, "--node", name])
             .args(["--http", "127.0.0.1:0", "--lease-ttl-ms", TTL_MS])
@@ -76,7 +76,7 @@ impl Node {
     }
 
     /// Waits until this node has said a line containing `text`.
-    async fn said(&self, text: &str) {
+    pub(crate) async fn said(&self, text: &str) {
         let mut log = self.log.clone();
         mcpl_testkit::within_named(&format!("node {} saying {text:?}", self.name), async {
             log.wait_for(|lines| lines.iter().any(|l| l.contains(text)))
@@ -87,12 +87,12 @@ impl Node {
     }
 
     /// Whether this node has said `text`.
-    fn has_said(&self, text: &str) -> bool {
+    pub(crate) fn has_said(&self, text: &str) -> bool {
         self.log.borrow().iter().any(|l| l.contains(text))
     }
 
     /// Waits until this node owns the arcade and serves it.
-    async fn owns(&self) {
+    pub(crate) async fn owns(&self) {
         self.said(&format!(
             "node {:?} owns the arcade and serves it",
             self.name
@@ -101,7 +101,7 @@ impl Node {
     }
 
     /// Waits until this node forwards to `owner`.
-    async fn forwards_to(&self, owner: &str) {
+    pub(crate) async fn forwards_to(&self, owner: &str) {
         self.said(&format!(
             "node {:?} stands by, forwarding to node {owner:?}",
             self.name
@@ -112,7 +112,7 @@ impl Node {
 
 /// PostgreSQL and NATS, then three nodes: `n1` first (it takes the lease), `n2` and
 /// `n3` standing by and forwarding to it.
-async fn cluster() -> (Postgres, Nats, Vec<Node>) {
+pub(crate) async fn cluster() -> (Postgres, Nats, Vec<Node>) {
     let pg = Postgres::start().expect("a private PostgreSQL starts");
     let nats = Nats::start().expect("a private nats-server starts");
     let n1 = Node::start("n1", &pg.url(), &nats.url()).await;
@@ -125,7 +125,7 @@ async fn cluster() -> (Postgres, Nats, Vec<Node>) {
 }
 
 /// A modern request: `params` with the era's `_meta`.
-fn modern(id: i64, method: &str, mut params: Value) -> Value {
+pub(crate) fn modern(id: i64, method: &str, mut params: Value) -> Value {
     params["_meta"] = json!({
         "io.modelcontextprotocol/protocolVersion": MODERN,
         "io.modelcontextprotocol/clientCapabilities": {},
@@ -135,7 +135,7 @@ fn modern(id: i64, method: &str, mut params: Value) -> Value {
 }
 
 /// A modern POST of `body` to `url` as `token`: its status, headers and JSON-RPC answer.
-async fn post(
+pub(crate) async fn post(
     http: &reqwest::Client,
     url: &str,
     token: &str,
@@ -169,7 +169,7 @@ async fn post(
 }
 
 /// A tool call's JSON-RPC answer (any status).
-async fn call_raw(
+pub(crate) async fn call_raw(
     http: &reqwest::Client,
     url: &str,
     token: &str,
@@ -182,7 +182,13 @@ async fn call_raw(
 }
 
 /// A tool call that must succeed: its result.
-async fn call(http: &reqwest::Client, url: &str, token: &str, tool: &str, args: Value) -> Value {
+pub(crate) async fn call(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    tool: &str,
+    args: Value,
+) -> Value {
     let (status, answer) = call_raw(http, url, token, tool, args.clone()).await;
     assert_eq!(status, 200, "{tool} {args}: {answer:#}");
     let result = answer["result"].clone();
@@ -320,13 +326,13 @@ async fn issue41_02_two_agents_on_two_standbys_play_through_the_lobby_to_the_end
 }
 
 /// The board of `g1` as `who` reads it on `url`.
-async fn board(http: &reqwest::Client, url: &str) -> String {
+pub(crate) async fn board(http: &reqwest::Client, url: &str) -> String {
     text_of(&call(http, url, "alice", "go_board", json!({"instance": "g1"})).await)
 }
 
 /// How many of `stone` (`X` Black, `O` White) a board shows (its rows start with their
 /// number).
-fn stones(board: &str, stone: char) -> usize {
+pub(crate) fn stones(board: &str, stone: char) -> usize {
     board
         .lines()
         .filter(|l| l.trim_start().starts_with(|c: char| c.is_ascii_digit()))
@@ -336,7 +342,7 @@ fn stones(board: &str, stone: char) -> usize {
 
 /// Alice plays a point on `url` (the first of a few that is legal now): the move and
 /// the answer's text.
-async fn play_some_point(http: &reqwest::Client, url: &str) -> (String, String) {
+pub(crate) async fn play_some_point(http: &reqwest::Client, url: &str) -> (String, String) {
     for mv in ["G7", "C7", "G3", "E7", "E3", "C5", "G5", "D6", "F4"] {
         let (status, answer) = call_raw(
             http,
@@ -356,7 +362,11 @@ async fn play_some_point(http: &reqwest::Client, url: &str) -> (String, String) 
 
 /// True when `answer` is the nodes' retryable error: 503, `Retry-After`, a JSON-RPC error
 /// saying so.
-fn is_retryable(status: u16, headers: &reqwest::header::HeaderMap, answer: &Value) -> bool {
+pub(crate) fn is_retryable(
+    status: u16,
+    headers: &reqwest::header::HeaderMap,
+    answer: &Value,
+) -> bool {
     status == 503
         && headers.get("retry-after").is_some()
         && answer["error"]["data"]["retryable"] == true

@@ -27,6 +27,7 @@ mod issue39_offers;
 mod issue39_python;
 mod issue41_01_arcade_postgres;
 mod issue41_02_arcade_nodes;
+mod issue41_03_arcade_outages;
 mod issue42_group_commit;
 mod issue43_rough_edges;
 mod issue43_spectator;

@@ -99,31 +99,34 @@ impl SimStore {
     /// The games running as the store says now: records of game instances (not lobbies)
     /// that have not ended and that a principal's record links to.
     pub fn running(&self) -> usize {
-        let Ok(loaded) = self.records.load() else {
-            return 0;
-        };
-        let json = |r: &[u8]| serde_json::from_slice::<serde_json::Value>(r).ok();
-        let linked: std::collections::HashSet<u64> = loaded
-            .principals
-            .iter()
-            .filter_map(|(_, r)| json(r))
-            .flat_map(|p| {
-                p["links"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|l| l["instance"].as_u64())
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        loaded
-            .instances
-            .iter()
-            .filter(|(id, _)| linked.contains(id))
-            .filter_map(|(_, r)| json(r))
-            .filter(|r| r["ended"].is_null() && r["toolset"] != LOBBY)
-            .count()
+        self.records.load().map_or(0, |l| running_games(&l).len())
     }
+}
+
+/// The games running as `loaded` says: records of game instances (not lobbies) that have
+/// not ended and that a principal's record links to; their ids.
+pub fn running_games(loaded: &Loaded) -> std::collections::BTreeSet<u64> {
+    let json = |r: &[u8]| serde_json::from_slice::<serde_json::Value>(r).ok();
+    let linked: std::collections::HashSet<u64> = loaded
+        .principals
+        .iter()
+        .filter_map(|(_, r)| json(r))
+        .flat_map(|p| {
+            p["links"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|l| l["instance"].as_u64())
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    loaded
+        .instances
+        .iter()
+        .filter(|(id, _)| linked.contains(id))
+        .filter(|(_, r)| json(r).is_some_and(|r| r["ended"].is_null() && r["toolset"] != LOBBY))
+        .map(|(id, _)| *id)
+        .collect()
 }
 
 /// One life's handle on a [`SimStore`].

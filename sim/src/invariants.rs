@@ -33,8 +33,8 @@ use crate::agent::AgentReport;
 use crate::agent::perceive::read_look;
 use crate::hosts::SERVER;
 use crate::metrics::Metrics;
-use crate::truth::{self, Key, Truth};
-use mcpl_games::arcade::{Arcade, LOBBY};
+use crate::truth::{self, Key, Source, Truth};
+use mcpl_games::arcade::LOBBY;
 use mcpl_host::host::HostHandle;
 use serde_json::json;
 use std::collections::{BTreeMap, BTreeSet};
@@ -99,7 +99,7 @@ pub const SETTLE_HOST: Duration = Duration::from_secs(20);
 /// nothing held, no recovery under way), then [`check`]s each agent (`hosts`, `names` and
 /// `reports` in the same order); every violation goes to `metrics`.
 pub async fn check_all(
-    arcade: &Arcade,
+    arcade: &Source,
     hosts: &[HostHandle],
     names: &[String],
     reports: &[AgentReport],
@@ -131,7 +131,7 @@ pub fn check_resumed(resumed: &crate::arcade::Resumed, metrics: &Metrics) {
 /// saying `when`. The view is read with `toolsets--look`, whose result the agent will find
 /// in its transcript.
 pub async fn check_views(
-    arcade: &Arcade,
+    arcade: &Source,
     hosts: &[HostHandle],
     names: &[String],
     metrics: &Metrics,
@@ -174,7 +174,7 @@ async fn wait_settled(hosts: &[HostHandle], names: &[String], metrics: &Metrics,
 }
 
 /// Rule 1 for one agent: the view equals the truth once settled; the violation if not.
-pub async fn check_view(arcade: &Arcade, host: &HostHandle, name: &str) -> Option<String> {
+pub async fn check_view(arcade: &Source, host: &HostHandle, name: &str) -> Option<String> {
     match settle(arcade, host, name).await {
         Err(e) => Some(format!("{name}: {e}")),
         Ok((truth, seen)) => compare(name, &truth, seen.as_ref()),
@@ -194,7 +194,7 @@ fn compare(name: &str, truth: &Truth, seen: Option<&View>) -> Option<String> {
 }
 
 /// Checks one agent; returns the violations found, each naming the agent.
-pub async fn check(arcade: &Arcade, host: &HostHandle, report: &AgentReport) -> Vec<String> {
+pub async fn check(arcade: &Source, host: &HostHandle, report: &AgentReport) -> Vec<String> {
     let name = &report.name;
     let mut out = Vec::new();
     let (truth, seen) = match settle(arcade, host, name).await {
@@ -237,7 +237,7 @@ pub async fn check(arcade: &Arcade, host: &HostHandle, report: &AgentReport) -> 
 /// Rule 5 for a modern agent that had `answered` calls answered by the server and
 /// `connections` Streamable HTTP connections at the arcade; the violations, each naming it.
 pub async fn check_modern(
-    arcade: &Arcade,
+    arcade: &Source,
     report: &AgentReport,
     answered: u64,
     connections: u64,
@@ -275,7 +275,7 @@ pub async fn check_modern(
 
 /// Reads truth and view until they agree or [`SETTLE`] passes; returns the last of each.
 async fn settle(
-    arcade: &Arcade,
+    arcade: &Source,
     host: &HostHandle,
     name: &str,
 ) -> Result<(Truth, Option<View>), truth::TruthError> {

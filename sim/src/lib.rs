@@ -20,6 +20,7 @@
 //! | [`truth`] | the server's state for a principal, read as a fresh connection of it would |
 //! | [`invariants`] | the checks at the end of a load run |
 //! | [`load`] | `sim`: many agents, chaos, invariants, a report |
+//! | [`nodes`] | `sim --nodes N`: the arcade as N `mcpl-arcade` processes on PostgreSQL and NATS behind a load balancer; node deaths |
 //! | [`det`] | `sim --deterministic`: the same agents in memory on one thread and virtual time; a seed replays to the same trace digest |
 //! | [`report`] | the load run's table and JSON |
 //!
@@ -40,7 +41,7 @@
 //! cargo run -p sim [-- --agents N --duration S --seed X --transport ws|http|mixed
 //!                      --chaos LEVEL --json PATH --bot-playouts N --think-ms MS
 //!                      --host-threads N --quiet --surface-agents N --modern N|P%
-//!                      --modern-hints N|P%]
+//!                      --modern-hints N|P%] [--nodes N [--arcade-bin PATH]]
 //! cargo run -p sim -- --deterministic [--seed X --agents N --duration S --transport …
 //!                      --chaos LEVEL --think-ms MS --trace-out PATH]
 //! ```
@@ -70,6 +71,7 @@ pub mod hosts;
 pub mod invariants;
 pub mod load;
 pub mod metrics;
+pub mod nodes;
 pub mod print;
 pub mod proxy;
 pub mod report;

@@ -69,6 +69,29 @@ pub struct ChaosTotals {
     pub duplicated_frames: u64,
     /// Streamable HTTP deliveries held back (GET stream, POST responses, past the window).
     pub delayed: (u64, u64, u64),
+    /// With `--nodes` (issue #41): what the chaos did to the nodes; `restarts` are their
+    /// deaths.
+    pub nodes: Option<NodeTotals>,
+}
+
+/// What a run with `--nodes` did to them ([`crate::nodes`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct NodeTotals {
+    /// The nodes.
+    pub nodes: usize,
+    /// Nodes killed (SIGKILL) and started again.
+    pub deaths: u32,
+    /// Of those, how many owned the arcade.
+    pub owner_deaths: u32,
+    /// Deaths after which the arcade was served again (a takeover, after an owner's).
+    pub survived: u32,
+    /// The longest time from an owner's death to a node owning the arcade again, in
+    /// milliseconds.
+    pub longest_takeover_ms: u64,
+    /// NATS killed and started again.
+    pub nats_restarts: u32,
+    /// Nodes that ended by themselves (a lost lease) and were started again.
+    pub revived: u32,
 }
 
 /// The agents that played through a surface host ([`crate::load::LoadConfig::surface_agents`]).
@@ -244,12 +267,16 @@ pub const GLOSSARY: &[(&str, &str)] = &[
         "games running when the arcade was restarted that went on after it, and those lost (none may be)",
     ),
     (
+        "node deaths survived",
+        "with --nodes: arcade nodes killed (SIGKILL) mid-run and started again, and how many of them owned the arcade, after which the arcade was served again (another node took the lease over and read every game back from PostgreSQL); the longest takeover; NATS restarts",
+    ),
+    (
         "chaos",
         "what was done to the run: connections through the chaos proxies, cut one by one and in mass drops, arcade restarts, WebSocket frames sent twice, Streamable HTTP deliveries delayed (GET stream / POST answers / past the hold window)",
     ),
     (
         "peak RSS",
-        "the most memory the whole process held at once (hosts, agents and the arcade)",
+        "the most memory the whole process held at once (hosts, agents and the arcade; with --nodes the arcade runs in processes of its own, not counted)",
     ),
     (
         "through a surface host",
@@ -383,6 +410,22 @@ impl LoadReport {
                 )
             }),
             (
+                "node deaths survived",
+                match &x.nodes {
+                    None => "none (the arcade runs in process)".to_owned(),
+                    Some(n) => format!(
+                        "{} of {} ({} owners; longest takeover {} ms) on {} nodes; NATS restarted {} times; {} nodes ended by themselves and were started again",
+                        n.survived,
+                        n.deaths,
+                        n.owner_deaths,
+                        n.longest_takeover_ms,
+                        n.nodes,
+                        n.nats_restarts,
+                        n.revived
+                    ),
+                },
+            ),
+            (
                 "chaos",
                 format!(
                     "level {}: {} proxied, {} cut, {} in {} mass drops, {} restarts, {} frames doubled, delayed {}/{}/{} (GET/POST/late)",
@@ -405,6 +448,13 @@ impl LoadReport {
                         // Everything of one agent in this process: its host, its agent
                         // and its server session(s) (`sim-perf` measures a session alone).
                         let per = k as f64 / self.agents.max(1) as f64;
+                        if x.nodes.is_some() {
+                            // The sessions are the nodes', in processes of their own.
+                            return format!(
+                                "{:.1} MiB ({per:.0} KiB per agent, its host; the nodes are processes of their own)",
+                                k as f64 / 1024.0
+                            );
+                        }
                         format!(
                             "{:.1} MiB ({per:.0} KiB per agent, host and session included)",
                             k as f64 / 1024.0

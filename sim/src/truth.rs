@@ -3,18 +3,41 @@
 //! MCPL handshake advertising `toolHints` and granting only `tools` (so nothing is pushed
 //! to it), and `toolsets/list` — the full statement (§4.3): what is open, every tool
 //! visible in each open instance, and the ended records. No server internals are read.
+//!
+//! With the arcade in other processes (`sim --nodes`, [`Source::Remote`]) the connection
+//! is a WebSocket through the load balancer, to the node that owns the arcade, with the
+//! principal's token; one that cannot be made (no owner just then) is tried again, up
+//! to [`CONNECT_TRIES`] times.
 
 use mcpl_games::arcade::Arcade;
 use mcpl_protocol::jsonrpc::{RawValue, decode_result};
 use mcpl_protocol::toolsets::{EndedRecord, ToolsetsListResult};
 use mcpl_protocol::{Id, Message, Response};
-use mcpl_transport::{Inbound, Principal, memory};
+use mcpl_transport::{ClientOptions, Inbound, Principal, memory};
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 use std::time::Duration;
 
 /// How long the truth's connection waits for an answer.
 const ANSWER_LIMIT: Duration = Duration::from_secs(20);
+
+/// How many times a remote truth's connection is tried.
+pub const CONNECT_TRIES: u32 = 20;
+
+/// Where the truth is read.
+#[derive(Clone)]
+pub enum Source {
+    /// The arcade in this process: a connection in memory.
+    Local(Arcade),
+    /// The arcade behind a WebSocket URL (each player's name its token).
+    Remote(String),
+}
+
+impl From<&Arcade> for Source {
+    fn from(a: &Arcade) -> Self {
+        Source::Local(a.clone())
+    }
+}
 
 /// (name, instance).
 pub type Key = (String, Option<String>);
@@ -59,9 +82,32 @@ pub enum TruthError {
 }
 
 /// Reads the truth for the named principal.
-pub async fn read(arcade: &Arcade, principal: &str) -> Result<Truth, TruthError> {
-    let (client, conn) = memory::pair(Principal::Named(principal.to_owned()), true);
-    arcade.serve(conn);
+pub async fn read(source: &Source, principal: &str) -> Result<Truth, TruthError> {
+    let client = match source {
+        Source::Local(arcade) => {
+            let (client, conn) = memory::pair(Principal::Named(principal.to_owned()), true);
+            arcade.serve(conn);
+            client
+        }
+        Source::Remote(url) => {
+            let opts = ClientOptions {
+                token: Some(principal.to_owned()),
+                ..Default::default()
+            };
+            let mut tries = 0;
+            loop {
+                match mcpl_transport::connect(url, &opts).await {
+                    Ok(c) => break c,
+                    Err(_) if tries + 1 < CONNECT_TRIES => {
+                        tries += 1;
+                        // No owner just then (a takeover): try again shortly.
+                        tokio::time::sleep(Duration::from_millis(250)).await;
+                    }
+                    Err(_) => return Err(TruthError::NoAnswer("the connection")),
+                }
+            }
+        }
+    };
     let mut c = Raw {
         out: client.outbound,
         inbound: client.inbound,

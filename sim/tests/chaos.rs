@@ -31,6 +31,8 @@ fn config(seed: u64, chaos: u8, plan: Option<ChaosPlan>) -> LoadConfig {
         surface_agents: 0,
         modern: 0,
         modern_hints: 0,
+        nodes: 0,
+        arcade_bin: None,
     }
 }
 

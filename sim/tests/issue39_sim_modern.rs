@@ -21,6 +21,8 @@ async fn issue39_sim_modern_agents_play_beside_legacy_ones_through_chaos_with_no
         agents: 8,
         modern: 3,
         modern_hints: 0,
+        nodes: 0,
+        arcade_bin: None,
         duration: Duration::from_secs(6),
         seed,
         transport: TransportMix::Mixed,

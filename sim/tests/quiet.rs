@@ -22,6 +22,8 @@ async fn a_quiet_run_has_no_faults_and_no_violations() {
         surface_agents: 0,
         modern: 0,
         modern_hints: 0,
+        nodes: 0,
+        arcade_bin: None,
     };
     let report = load::run(c, None).await.expect("the run is made");
     assert!(report.ok(), "{}", report.table());

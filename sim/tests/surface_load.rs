@@ -23,6 +23,8 @@ async fn agents_through_a_surface_host_play_beside_the_others_and_are_reported()
         surface_agents: 3,
         modern: 0,
         modern_hints: 0,
+        nodes: 0,
+        arcade_bin: None,
     };
     let report = load::run(c, None).await.expect("the run is made");
     assert!(report.ok(), "{}", report.table());

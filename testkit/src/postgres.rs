@@ -9,6 +9,11 @@
 //! `postgres` (Debian's package creates it) or, without one, `nobody`, and the directory
 //! is given to that user.
 //!
+//! [`Postgres::stop_immediate`] stops it as `pg_ctl stop -m immediate` does (SIGQUIT to the
+//! postmaster, by its own process id: no checkpoint, crash recovery at the next start) and
+//! [`Postgres::restart`] starts it again on the same data and port, for the tests of a
+//! database going away mid-game (issue #41).
+//!
 //! Ready means the server said so: its log's "database system is ready to accept
 //! connections" line is awaited (within [`START_LIMIT`]), as a binary's `listening on`
 //! line is, then a connection to its port is made; nothing sleeps.
@@ -32,6 +37,12 @@ pub struct Postgres {
     child: Child,
     port: u16,
     log: Arc<Mutex<Vec<String>>>,
+    /// The directory of its binaries.
+    bin: PathBuf,
+    /// Its data directory.
+    data: PathBuf,
+    /// The user it runs as (`None`: this process's).
+    user: Option<(u32, u32)>,
     /// Removed once the server stopped (declared last: dropped after `Drop::drop`).
     _dir: tempfile::TempDir,
 }
@@ -147,51 +158,21 @@ impl Postgres {
         let mut last = String::new();
         for _ in 0..5 {
             let port = free_port()?;
-            let mut server = Command::new(bin.join("postgres"));
-            server
-                .arg("-D")
-                .arg(&data)
-                .args(["-h", "127.0.0.1", "-p", &port.to_string()])
-                .args([
-                    "-c",
-                    "unix_socket_directories=",
-                    "-c",
-                    "lc_messages=C",
-                    "-c",
-                    "logging_collector=off",
-                    "-c",
-                    "shared_buffers=16MB",
-                    "-c",
-                    "max_connections=50",
-                ])
-                .stdin(Stdio::null())
-                .stdout(Stdio::null())
-                .stderr(Stdio::piped());
-            as_user(&mut server);
-            let mut child = server.spawn()?;
             let log = Arc::new(Mutex::new(Vec::new()));
-            let stderr = child.stderr.take().expect("stderr is piped");
-            let ready = "database system is ready to accept connections";
-            let started = match watch("mcpl-pg-log", stderr, ready, log.clone(), LOG_KEPT) {
-                Ok(started) => started,
-                Err(e) => {
-                    stop(&mut child);
-                    return Err(e);
-                }
-            };
+            let (mut child, started) = spawn(&bin, &data, dir.path(), user, port, &log)?;
             match started.recv_timeout(START_LIMIT) {
                 Ok(Started::Ready) => {
                     let pg = Postgres {
                         child,
                         port,
                         log,
+                        bin,
+                        data,
+                        user,
                         _dir: dir,
                     };
                     // Dropping `pg` on an error stops the server.
-                    TcpStream::connect_timeout(
-                        &SocketAddr::from((Ipv4Addr::LOCALHOST, port)),
-                        START_LIMIT,
-                    )?;
+                    pg.connectable()?;
                     return Ok(pg);
                 }
                 Ok(Started::Stopped) => {
@@ -215,6 +196,57 @@ impl Postgres {
         Err(std::io::Error::other(format!(
             "postgres found no free port in 5 tries:\n{last}"
         )))
+    }
+
+    /// A connection to its port can be made (within [`START_LIMIT`]).
+    fn connectable(&self) -> std::io::Result<()> {
+        TcpStream::connect_timeout(
+            &SocketAddr::from((Ipv4Addr::LOCALHOST, self.port)),
+            START_LIMIT,
+        )
+        .map(drop)
+    }
+
+    /// Stops the server as `pg_ctl stop -m immediate` does: SIGQUIT to the postmaster, by
+    /// its own process id (it ends its backends at once, with no checkpoint: the next
+    /// start recovers from the WAL, as after a crash), then waits for it to exit. Clients'
+    /// connections are cut; nothing committed is lost. Nothing happens when it is stopped.
+    pub fn stop_immediate(&mut self) {
+        stop(&mut self.child);
+    }
+
+    /// Starts the server again on the same data directory and port, returning once it
+    /// accepts connections (after its crash recovery, when it was stopped immediately).
+    /// Stops it first when it runs. Fails with its log when it does not start (the port
+    /// taken meanwhile by another process, say).
+    pub fn restart(&mut self) -> std::io::Result<()> {
+        stop(&mut self.child);
+        let cwd = self
+            .data
+            .parent()
+            .map_or_else(|| self.data.clone(), Path::to_path_buf);
+        let (mut child, started) =
+            spawn(&self.bin, &self.data, &cwd, self.user, self.port, &self.log)?;
+        match started.recv_timeout(START_LIMIT) {
+            Ok(Started::Ready) => {
+                self.child = child;
+                self.connectable()
+            }
+            Ok(Started::Stopped) => {
+                let _ = child.wait();
+                Err(std::io::Error::other(format!(
+                    "postgres stopped before it was ready again:\n{}",
+                    tail(&self.log)
+                )))
+            }
+            Err(_) => {
+                stop(&mut child);
+                Err(std::io::Error::other(format!(
+                    "postgres was not ready again within {START_LIMIT:?}:\n{}",
+                    tail(&self.log)
+                )))
+            }
+        }
     }
 
     /// One server shared by the tests of a test binary that run at once: the one running,
@@ -260,6 +292,52 @@ impl Postgres {
     }
 }
 
+/// Runs `postgres` on `data` at 127.0.0.1:`port` (TCP only) as `user`, its log read into
+/// `log`: the child, and what its log says while it starts.
+fn spawn(
+    bin: &Path,
+    data: &Path,
+    cwd: &Path,
+    user: Option<(u32, u32)>,
+    port: u16,
+    log: &Arc<Mutex<Vec<String>>>,
+) -> std::io::Result<(Child, std::sync::mpsc::Receiver<Started>)> {
+    let mut server = Command::new(bin.join("postgres"));
+    server
+        .arg("-D")
+        .arg(data)
+        .args(["-h", "127.0.0.1", "-p", &port.to_string()])
+        .args([
+            "-c",
+            "unix_socket_directories=",
+            "-c",
+            "lc_messages=C",
+            "-c",
+            "logging_collector=off",
+            "-c",
+            "shared_buffers=16MB",
+            "-c",
+            "max_connections=50",
+        ])
+        .current_dir(cwd)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped());
+    if let Some((uid, gid)) = user {
+        server.uid(uid).gid(gid);
+    }
+    let mut child = server.spawn()?;
+    let stderr = child.stderr.take().expect("stderr is piped");
+    let ready = "database system is ready to accept connections";
+    match watch("mcpl-pg-log", stderr, ready, log.clone(), LOG_KEPT) {
+        Ok(started) => Ok((child, started)),
+        Err(e) => {
+            stop(&mut child);
+            Err(e)
+        }
+    }
+}
+
 impl Drop for Postgres {
     fn drop(&mut self) {
         stop(&mut self.child);
@@ -296,5 +374,21 @@ mod tests {
             "the server's process is gone"
         );
         assert!(TcpStream::connect(addr).is_err(), "its port is closed");
+    }
+
+    #[test]
+    fn a_server_stopped_immediately_starts_again_on_its_port() {
+        let mut pg = Postgres::start().expect("PostgreSQL starts");
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, pg.port()));
+        let first = pg.pid();
+        pg.stop_immediate();
+        assert!(
+            !Path::new(&format!("/proc/{first}")).exists(),
+            "the server's process is gone"
+        );
+        assert!(TcpStream::connect(addr).is_err(), "its port is closed");
+        pg.restart().expect("it starts again");
+        assert_ne!(pg.pid(), first);
+        TcpStream::connect(addr).expect("it accepts connections on the same port");
     }
 }

@@ -21,6 +21,12 @@ impl NotKept {
     /// What a call, open or close that could not be kept fails with (-32603). It claims
     /// no more than it knows: a call answered by a later step (a move the bot answers)
     /// may have kept its own step before the one that failed.
+    ///
+    /// **\[project\]** Its `data` is `{"retryable": true, "ran": null, "kept": false}`, the
+    /// shape the arcade's nodes give a request they could not carry (issue #41): the
+    /// change is not acknowledged, and the call is worth trying again once the server is
+    /// restarted — or, in a cluster whose database went away, once a node holds the
+    /// arcade again — after reading the state (`ran: null`: it may have run in part).
     pub fn error(&self) -> ErrorObject {
         ErrorObject::new(
             mcpl_protocol::jsonrpc::ErrorCode::INTERNAL_ERROR,
@@ -30,5 +36,6 @@ impl NotKept {
                 self.0
             ),
         )
+        .with_data(serde_json::json!({"retryable": true, "ran": null, "kept": false}))
     }
 }

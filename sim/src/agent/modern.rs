@@ -12,7 +12,8 @@
 //! sent it (the challenger is told: the eras meet there). An answer that leaves unknown
 //! whether the server did what was asked ([`unknown_outcome`]: not reachable, or the
 //! request's connection ended under it at a restart) leaves the game's state unknown: the
-//! board is read again (`tictactoe_board`) before the next move. In the drain it resigns
+//! board is read again (`tictactoe_board`) before the next move; a game its tools then say
+//! is not open is asked of `toolset_close` (§8), whose refusal tells its end if it ended. In the drain it resigns
 //! what it believes open, and what it could not tell was opened, trying again while the
 //! server is unreachable.
 //!
@@ -244,6 +245,7 @@ impl ModernAgent {
         let args = json!({"instance": instance});
         if unsure {
             let (error, text, _) = self.call(io, "tictactoe_board", args).await?;
+            let (error, text) = self.end_of(io, instance, error, text).await?;
             self.read_answer(io, instance, error, &text, false);
             return Ok(());
         }
@@ -299,6 +301,32 @@ impl ModernAgent {
         g.free = free_cells(text);
     }
 
+    /// A game's tool refused because no such instance is open says nothing of its end (a
+    /// move whose answer was lost may have ended it): `toolset_close` (RFC-014 §8, the
+    /// plain host's close) says it, refused with the end when there is one on record
+    /// ("tictactoe:t-4 is not open (it ended: Draw)"). That answer instead of `error` and
+    /// `text` when it tells an end; else them as they were.
+    async fn end_of(
+        &mut self,
+        io: &mut AgentIo,
+        instance: &str,
+        error: bool,
+        text: String,
+    ) -> Result<(bool, String), HostError> {
+        if !error || unknown_outcome(&text) || ended_before(&text).is_some() {
+            return Ok((error, text));
+        }
+        if !text.contains(&format!("instance {instance:?} is open")) {
+            return Ok((error, text));
+        }
+        let args = json!({"toolset": TOOLSET, "instance": instance});
+        let (closed_error, closed, _) = self.call(io, "toolset_close", args).await?;
+        if closed_error && ended_before(&closed).is_some() {
+            return Ok((closed_error, closed));
+        }
+        Ok((error, text))
+    }
+
     /// Resigns every game believed open; a resign the server could not be reached for is
     /// tried again until it is answered or the run stops.
     async fn drain(
@@ -316,6 +344,7 @@ impl ModernAgent {
             loop {
                 let args = json!({"instance": instance});
                 let (error, text, _) = self.call(io, "tictactoe_resign", args).await?;
+                let (error, text) = self.end_of(io, &instance, error, text).await?;
                 if error && unknown_outcome(&text) {
                     io.metrics().bump(|c| c.drain_unreachable += 1);
                     if *phase.borrow() == Phase::Stop {
@@ -348,11 +377,18 @@ impl ModernAgent {
 /// could not reach it ([`unreachable()`]), or the server ended the request's connection
 /// under it — at a restart the arcade answers a modern request it may have run with
 /// `-32603 the server stopped before answering this request: it may have run` (HTTP 503),
-/// or refuses a new one with `-32600 the server is not accepting connections`. The board
-/// (or the resign's answer) then says.
+/// or refuses a new one with `-32600 the server is not accepting connections`. Between
+/// arcade nodes (`sim --nodes`, issue #41) a node answers `-32603` with a retryable error
+/// while the owner is gone or cannot be reached ("the request did not run; retry it") or
+/// did not answer ("the request may have run"). The board (or the resign's answer) then
+/// says.
 pub fn unknown_outcome(error: &str) -> bool {
     unreachable(error)
-        || (error.contains("(code -32603)") && error.contains("stopped before answering"))
+        || (error.contains("(code -32603)")
+            && (error.contains("stopped before answering")
+                || error.contains("the request did not run; retry it")
+                || error.contains("the request may have run")
+                || error.contains("it may have run")))
         || (error.contains("(code -32600)")
             && error.contains("the server is not accepting connections"))
 }

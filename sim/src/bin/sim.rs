@@ -3,7 +3,7 @@
 //! ```text
 //! sim [--agents N] [--duration S] [--seed X] [--transport ws|http|mixed] [--chaos LEVEL]
 //!     [--json PATH] [--bot-playouts N] [--think-ms MS] [--host-threads N] [--quiet] [--explain]
-//!     [--surface-agents N] [--modern N|P%] [--modern-hints N|P%]
+//!     [--surface-agents N] [--modern N|P%] [--modern-hints N|P%] [--nodes N [--arcade-bin PATH]]
 //! sim --deterministic [--seed X] [--agents N] [--duration S] [--transport …] [--chaos LEVEL]
 //!     [--think-ms MS] [--trace-out PATH] [--explain]
 //! sim demo [--full] [--fast] [--pace-ms MS] [--seed N] [--out DIR] [--limit SECONDS] [--surface] [--web ADDR]
@@ -102,6 +102,22 @@ struct LoadArgs {
     /// report counts them. Not with --deterministic.
     #[arg(long, default_value = "0", value_name = "N|P%", value_parser = parse_modern, conflicts_with = "deterministic")]
     modern_hints: Modern,
+    /// Run the arcade as N `mcpl-arcade serve --postgres --nats --node` processes on a
+    /// PostgreSQL and a nats-server the run starts on loopback (Debian's `postgresql` and
+    /// `nats-server`), behind a load balancer in this process; at chaos 2 and 3 nodes are
+    /// killed (SIGKILL, the owner first) and started again, and NATS is restarted. The
+    /// report's "node deaths survived" row counts them. Not with --deterministic.
+    #[arg(
+        long,
+        default_value_t = 0,
+        value_name = "N",
+        conflicts_with = "deterministic"
+    )]
+    nodes: usize,
+    /// With --nodes: the mcpl-arcade binary the nodes run (default: beside this one, as
+    /// `cargo build -p mcpl-games --bin mcpl-arcade` puts it).
+    #[arg(long, value_name = "PATH", requires = "nodes")]
+    arcade_bin: Option<PathBuf>,
     /// In memory on one thread and virtual time, so that a seed replays exactly; ends
     /// with the trace's digest (see `sim::det`). Defaults to 20 agents for 30 s.
     #[arg(long)]
@@ -239,6 +255,8 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         surface_agents: args.surface_agents,
         modern: args.modern.of(args.agents),
         modern_hints: args.modern_hints.of(args.agents),
+        nodes: args.nodes,
+        arcade_bin: args.arcade_bin,
         ..Default::default()
     };
     let progress = (!args.quiet).then(|| {

@@ -322,7 +322,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
             }
             quiet_point(&phases, &metrics, config.think).await;
             let when = format!("at the quiet point after {:.2} s of play", t.as_secs_f64());
-            invariants::check_views(&arcade, &hosts, &names, &metrics, &when).await;
+            invariants::check_views(&(&arcade).into(), &hosts, &names, &metrics, &when).await;
             for p in &phases {
                 let _ = p.send(Phase::Play);
             }
@@ -378,7 +378,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
     if let Some(p) = &progress {
         p.set_message("checking the invariants");
     }
-    invariants::check_all(&arcade, &hosts, &names, &reports, &metrics).await;
+    invariants::check_all(&(&arcade).into(), &hosts, &names, &reports, &metrics).await;
     let _ = stop_tx.send(true);
     let mut hints = HintTotals::default();
     let mut reconnects = 0;
@@ -413,6 +413,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
             get(&shared.delays.post),
             get(&shared.delays.late),
         ),
+        nodes: None,
     };
     let report = LoadReport {
         seed: config.seed,

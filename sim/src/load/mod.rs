@@ -11,6 +11,7 @@
 //! | file | what |
 //! |---|---|
 //! | `mod.rs` | [`LoadConfig`], [`run`]: start, play with chaos on a timeline, drain, check, report |
+//! | `backend` | what the agents play on: the arcade in process, or `--nodes N` processes behind the balancer ([`crate::nodes`]) |
 //! | `population` | [`policy_for`]: the mix of agents |
 //! | `follow` | each host's status followed: hint counters, reconnects, revs never going back |
 //! | `hinted` | the agents on MCP 2026-07-28 with hints: their policies, what the profile sent them, their check |
@@ -24,9 +25,11 @@ use crate::chaos::{Calm, ChaosPlan, DelayStats, answer_loss, delivery_hook};
 use crate::hosts::{LinkKnobs, start_host};
 use crate::invariants;
 use crate::metrics::{Metrics, peak_rss_kib};
+use crate::nodes::{Balancer, Cluster, ClusterConfig};
 use crate::report::{
     ChaosTotals, HintTotals, HintedTotals, LoadReport, ModernTotals, SurfaceTotals,
 };
+use backend::Backend;
 use indicatif::ProgressBar;
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
 use mcpl_host::host::HostError;
@@ -37,6 +40,7 @@ use std::time::Duration;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
+mod backend;
 pub(crate) mod follow;
 pub mod hinted;
 mod population;
@@ -118,6 +122,13 @@ pub struct LoadConfig {
     /// by the legacy invariants and [`hinted::check_profile`]. With `modern`, at least two
     /// agents stay legacy.
     pub modern_hints: usize,
+    /// With more than 0: the arcade runs as this many `mcpl-arcade` node processes on a
+    /// PostgreSQL and a NATS of the run's own, behind a load balancer ([`crate::nodes`]);
+    /// the chaos's restarts kill nodes (and, from level 2, NATS is restarted once).
+    pub nodes: usize,
+    /// The `mcpl-arcade` binary the nodes run (default: beside this executable,
+    /// [`crate::nodes::default_binary`]).
+    pub arcade_bin: Option<std::path::PathBuf>,
 }
 
 impl Default for LoadConfig {
@@ -136,6 +147,8 @@ impl Default for LoadConfig {
             surface_agents: 0,
             modern: 0,
             modern_hints: 0,
+            nodes: 0,
+            arcade_bin: None,
         }
     }
 }
@@ -156,6 +169,9 @@ pub enum LoadError {
     /// The configuration cannot be run.
     #[error("bad configuration: {0}")]
     Config(&'static str),
+    /// The nodes, PostgreSQL or NATS could not start or restart.
+    #[error(transparent)]
+    Cluster(#[from] crate::nodes::ClusterError),
 }
 
 static PANICS: AtomicU64 = AtomicU64::new(0);
@@ -220,9 +236,33 @@ pub async fn run(
         .chain(&surface_names)
         .cloned()
         .collect();
-    let mut service = ArcadeService::start(arcade_config, &players, Some(arbiter.handle())).await?;
-    // The proxies pump every byte: they get a thread of their own.
+    // The proxies (and the nodes' balancer) pump every byte: they get a thread of their
+    // own.
     let proxy_thread = actix::Arbiter::new();
+    let mut service = if config.nodes > 0 {
+        let cluster = Cluster::start(ClusterConfig {
+            binary: config
+                .arcade_bin
+                .clone()
+                .unwrap_or_else(crate::nodes::default_binary),
+            nodes: config.nodes,
+            players: players.clone(),
+            bot_playouts: config.bot_playouts,
+            seed: config.seed,
+        })
+        .await?;
+        let upstreams = cluster.upstreams();
+        let (tx, rx) = oneshot::channel();
+        proxy_thread.spawn(async move {
+            let _ = tx.send(Balancer::start(upstreams).await);
+        });
+        let balancer = rx
+            .await
+            .map_err(|_| std::io::Error::other("the proxies' thread stopped"))??;
+        Backend::Nodes { cluster, balancer }
+    } else {
+        Backend::Local(ArcadeService::start(arcade_config, &players, Some(arbiter.handle())).await?)
+    };
     let proxies = match plan.proxy {
         Some((ws_faults, http_faults)) => {
             let (ws_up, http_up) = (service.ws_addr(), service.http_addr());
@@ -443,6 +483,16 @@ pub async fn run(
     let play_start = Instant::now();
     let mut drops_done = 0;
     let mut restarts_done = 0;
+    let mut nats_restarts_done = 0;
+    // With nodes, the restarts are node deaths, one more early in the run from level 2,
+    // and NATS is restarted once between them (module docs of `crate::nodes`).
+    let (restarts, nats_restarts) = if config.nodes > 0 && plan.level >= 2 {
+        let mut r = vec![0.25];
+        r.extend(&plan.restarts);
+        (r, vec![0.5])
+    } else {
+        (plan.restarts.clone(), Vec::new())
+    };
     let at = |f: f64| config.duration.mul_f64(f);
     if let Some(p) = &progress {
         p.set_length(config.duration.as_secs().max(1));
@@ -458,14 +508,32 @@ pub async fn run(
                 x.cut_all();
                 drops_done += 1;
             }
-            if restarts_done < plan.restarts.len() && t >= at(plan.restarts[restarts_done]) {
+            if restarts_done < restarts.len() && t >= at(restarts[restarts_done]) {
                 drop_clock.other_fault();
-                service.restart().await?;
-                w.set_upstream(service.ws_addr());
-                h.set_upstream(service.http_addr());
-                x.set_upstream(service.http_addr());
+                let pick = config
+                    .seed
+                    .wrapping_mul(0x9E37)
+                    .wrapping_add(restarts_done as u64);
+                service
+                    .restart(pick, |ws, http| {
+                        w.set_upstream(ws);
+                        h.set_upstream(http);
+                        x.set_upstream(http);
+                    })
+                    .await?;
                 restarts_done += 1;
             }
+        }
+        if let Backend::Nodes { cluster, .. } = &mut service {
+            if nats_restarts_done < nats_restarts.len()
+                && t >= at(nats_restarts[nats_restarts_done])
+            {
+                drop_clock.other_fault();
+                cluster.restart_nats().await?;
+                nats_restarts_done += 1;
+            }
+            // A node that ended by itself (it lost the lease) is started again.
+            cluster.revive().await?;
         }
         if let Some(p) = &progress {
             let c = metrics.counts();
@@ -542,11 +610,12 @@ pub async fn run(
     if let Some(p) = &progress {
         p.set_message("checking the invariants");
     }
-    invariants::check_all(service.arcade(), &hosts, &names, &reports, &metrics).await;
+    let truth = service.truth();
+    invariants::check_all(&truth, &hosts, &names, &reports, &metrics).await;
     // The hinted agents: the same invariants as the legacy ones (their view is the truth,
     // each end told once, nothing left open), and that they were served the profile.
     invariants::check_all(
-        service.arcade(),
+        &truth,
         &hinted_hosts,
         &hinted_names,
         &hinted_reports,
@@ -563,12 +632,12 @@ pub async fn run(
         ..Default::default()
     };
     let checks = modern_reports.iter().map(|(report, counts)| {
-        let connections = service.http_connections(&report.name);
+        let connections = service.modern_requests(&report.name);
         modern.answered += counts.answered;
         modern.connections += connections;
         modern.declined += counts.declined;
         modern.ended += report.games.iter().filter(|g| g.result.is_some()).count();
-        invariants::check_modern(service.arcade(), report, counts.answered, connections)
+        invariants::check_modern(&truth, report, counts.answered, connections)
     });
     for v in futures_util::future::join_all(checks)
         .await
@@ -577,13 +646,29 @@ pub async fn run(
     {
         metrics.violation(v);
     }
-    let resumed = service.resumed();
+    let resumed = service.resumed().await;
     invariants::check_resumed(&resumed, &metrics);
-    let dead = service.sessions_of_dead_lives(Duration::from_secs(5)).await;
-    if dead > 0 {
-        metrics.violation(format!(
-            "{dead} sessions are still served by an arcade that was restarted"
-        ));
+    match &service {
+        Backend::Local(s) => {
+            let dead = s.sessions_of_dead_lives(Duration::from_secs(5)).await;
+            if dead > 0 {
+                metrics.violation(format!(
+                    "{dead} sessions are still served by an arcade that was restarted"
+                ));
+            }
+        }
+        Backend::Nodes { cluster, .. } => {
+            for d in cluster.deaths() {
+                if d.served_again.is_none() {
+                    metrics.violation(format!(
+                        "node {} was killed ({}) and the arcade was not served again within {:?}",
+                        d.node,
+                        if d.owner { "the owner" } else { "a standby" },
+                        crate::nodes::START_LIMIT
+                    ));
+                }
+            }
+        }
     }
     let _ = stop_tx.send(true);
     let mut hints = HintTotals::default();
@@ -619,7 +704,7 @@ pub async fn run(
         hinted.listens += listens;
         hinted.unanswered += unanswered;
         hinted.reissued += reissued;
-        hinted.connections += service.http_connections(name);
+        hinted.connections += service.modern_requests(name);
     }
     for h in hosts.iter().chain(&modern_hosts).chain(&hinted_hosts) {
         h.stop().await;
@@ -641,6 +726,10 @@ pub async fn run(
         }),
         mass_drops: drops_done as u32,
         restarts: service.restarts(),
+        nodes: match &service {
+            Backend::Local(_) => None,
+            Backend::Nodes { cluster, .. } => Some(cluster.totals()),
+        },
         games_at_restarts: (resumed.running, resumed.resumed, resumed.lost),
         duplicated_frames: proxies.as_ref().map_or(0, |(w, _, _)| w.stats().duplicated),
         delayed: (
