@@ -80,9 +80,10 @@ async fn s10_host_reopens_a_cut_hints_stream_from_its_mark() {
     )
     .await;
     let listen = conn.expect_next("subscriptions/listen").await;
+    // The policy grants `pushEvents`: the stream asks for events too (profile §3.5).
     assert_eq!(
         listen["params"]["notifications"],
-        json!({"toolsListChanged": true, "mcpl/hints": true})
+        json!({"toolsListChanged": true, "mcpl/hints": true, "mcpl/events": true})
     );
     assert_eq!(listen["params"]["_meta"]["mcpl/since"], 0);
     conn.notify(
@@ -367,4 +368,119 @@ async fn s10_host_opens_again_a_hints_stream_whose_answer_was_lost() {
         .await;
     call.await.unwrap().unwrap().expect("the call is answered");
     link.send(Shutdown).await.unwrap();
+}
+
+/// Profile §3.5 (vector S18): an event on the `mcpl/events` stream is handed to the agent
+/// as a legacy `push/event` would be, its stamped hints applied, and shown once though the
+/// stream carries it twice (SPEC §9.2: at most once per `eventId`); nothing is written back
+/// (a notification has no answer).
+#[actix::test]
+async fn stateless_s18_an_event_on_the_stream_is_shown_once_with_its_hints_applied() {
+    within(async {
+        let mut server = ScriptedServer::bind(Transport::Ws).await;
+        let host = start_host(
+            server.connector(Default::default()),
+            Duration::from_millis(250),
+            |s| s.link.era = EraPolicy::Modern,
+        );
+        let mut shown = host.subscribe();
+        let mut conn = server.accept_showing_discover().await;
+        let probe = conn.expect_next("server/discover").await;
+        conn.reply(&probe, arcade_discovered()).await;
+        let (mut listed, mut stated, mut sub) = (false, false, None);
+        while !(listed && stated && sub.is_some()) {
+            let m = conn.next_request().await;
+            match m["method"].as_str() {
+                Some("tools/list") => {
+                    conn.reply(
+                        &m,
+                        json!({"resultType": "complete", "tools": arcade_tools(),
+                        "ttlMs": 0, "cacheScope": "private", "_meta": {"mcpl/version": 1}}),
+                    )
+                    .await;
+                    listed = true;
+                }
+                Some("toolsets/list") => {
+                    let statement = json!({"version": 1, "statement": true,
+                        "tools": [{"name": "seek", "visible": true, "v": 1}],
+                        "toolsets": [{"toolset": "lobby", "state": "open", "v": 1}]});
+                    let list = json!({"open": [{"toolset": "lobby"}], "ended": []});
+                    conn.reply(&m, hinted_result(list, statement)).await;
+                    stated = true;
+                }
+                Some("subscriptions/listen") => {
+                    // The host wants events: the filter asks for them, under a grant
+                    // with `pushEvents`.
+                    assert_eq!(m["params"]["notifications"]["mcpl/events"], true, "{m}");
+                    let grant = &m["params"]["_meta"]["mcpl/grant"]["effectiveCapabilities"];
+                    assert!(
+                        grant.as_array().unwrap().contains(&json!("pushEvents")),
+                        "{m}"
+                    );
+                    conn.notify(
+                        "notifications/subscriptions/acknowledged",
+                        json!({"notifications": {"toolsListChanged": true, "mcpl/hints": true,
+                                                 "mcpl/events": true},
+                               "_meta": {"io.modelcontextprotocol/subscriptionId": m["id"]}}),
+                    )
+                    .await;
+                    conn.notify(
+                        "notifications/mcpl/hints",
+                        json!({"version": 1,
+                               "_meta": {"io.modelcontextprotocol/subscriptionId": m["id"]}}),
+                    )
+                    .await;
+                    sub = Some(m["id"].clone());
+                }
+                _ => panic!("unexpected at connect: {m}"),
+            }
+        }
+        hints_until(&host, |h| !h.connecting && !h.recovering).await;
+        assert!(!is_usable(&host, "play").await);
+        // The server's event: a game opened for this principal at version 2, `play`
+        // visible in it. The stream carries it twice.
+        let event = json!({"featureSet": "arcade.games", "eventId": "ev-7",
+            "timestamp": "2026-12-07T01:00:00.000Z",
+            "payload": {"content": [{"type": "text", "text": "bob challenges you"}]},
+            "toolset": "game", "instance": "g1",
+            "hints": {"version": 2,
+                "tools": [{"name": "play", "instance": "g1", "visible": true, "v": 2}],
+                "toolsets": [{"toolset": "game", "instance": "g1", "state": "open", "v": 2}]},
+            "_meta": {"io.modelcontextprotocol/subscriptionId": sub.clone().unwrap()}});
+        conn.notify("notifications/mcpl/event", event.clone()).await;
+        conn.notify("notifications/mcpl/event", event).await;
+        let told = loop {
+            let s = shown.recv().await.expect("the host runs");
+            if s.text.contains("bob challenges you") {
+                break s;
+            }
+        };
+        assert!(
+            told.text
+                .starts_with("Event from arcade about [arcade/game:g1]:"),
+            "{}",
+            told.text
+        );
+        // Nothing was written back for either copy: the next thing the server reads is
+        // the agent's next call; by its answer both copies were read.
+        nothing_else_was_sent(&host, &mut conn).await;
+        let transcript = host.transcript().await.expect("the host runs");
+        assert_eq!(
+            texts(&transcript).matches("bob challenges you").count(),
+            1,
+            "shown once: {}",
+            texts(&transcript)
+        );
+        // Its hints applied by their stamps.
+        assert!(visible(&host, "play", Some("g1")).await);
+        assert!(is_usable(&host, "play").await);
+        let status = host.status();
+        let open = &status.server("arcade").unwrap().open;
+        assert!(
+            open.contains(&("game".to_owned(), Some("g1".to_owned()))),
+            "{open:?}"
+        );
+        host.stop().await;
+    })
+    .await;
 }

@@ -165,6 +165,9 @@ pub struct SessionCore<T: Io> {
     detached_listens: std::collections::HashSet<Id>,
     /// Open `subscriptions/listen` streams, in the order opened (`listen.rs`).
     listens: Vec<(Id, kinds::Listen)>,
+    /// A stream that carries events was opened: the principal was told this modern
+    /// session may be pushed to (`listen.rs`).
+    pushable: bool,
     /// The resources a legacy `resources/subscribe` asked to watch (`watch.rs`).
     subscriptions: kinds::Subscriptions,
     /// The MRTR input of the modern `tools/call` being read (`modern.rs`).
@@ -201,6 +204,7 @@ impl<T: Io> SessionCore<T> {
             detached: std::collections::HashSet::new(),
             detached_listens: std::collections::HashSet::new(),
             listens: Vec::new(),
+            pushable: false,
             subscriptions: kinds::Subscriptions::default(),
             next_input: None,
             versioned: None,
@@ -279,6 +283,9 @@ impl<T: Io> SessionCore<T> {
         // A hold for a call no longer awaited (answered in this very delivery, cancelled,
         // unknown) would never be released by its result.
         let hold = d.hold.filter(|call| self.requests.awaits_answer(call));
+        // Profile §3.5: a modern session's events go on its streams that carry them.
+        let streamed = (self.streams_events() && !d.events.is_empty())
+            .then(|| (d.events.clone(), d.draft.suggest.clone()));
         let conditions = Conditions {
             hinted: self.hinted(),
             may_push: feature_set.is_ok(),
@@ -323,6 +330,9 @@ impl<T: Io> SessionCore<T> {
                     }
                 }
             }
+        }
+        if let Some((events, suggest)) = streamed {
+            self.stream_events(&events, &suggest);
         }
     }
 
@@ -587,6 +597,14 @@ impl<T: Io> SessionCore<T> {
 
     fn emit(&mut self, e: Event<T>) {
         self.out.push_back(Output::Event(e));
+    }
+
+    /// Tells the principal, once, that this session may be pushed to (`listen.rs`).
+    fn pushable(&mut self) {
+        if !self.pushable {
+            self.pushable = true;
+            self.forward(Forward::Ready);
+        }
     }
 
     /// Queues steps that only write `tools/hints` (a cancel's, standalone changes').

@@ -35,5 +35,6 @@ mod push;
 mod robustness;
 mod runtime;
 mod stateless;
+mod stateless_events;
 mod tools;
 mod wake;

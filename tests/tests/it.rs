@@ -22,6 +22,7 @@ mod issue39_host_modern;
 mod issue39_python_mrtr;
 mod issue39_ts2;
 mod issue40_host_modern;
+mod issue40_modern_events;
 mod issue40_modern_play;
 mod mcpl_base_arcade;
 mod reconnect_after_restart;

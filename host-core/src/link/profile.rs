@@ -30,13 +30,20 @@ use mcpl_protocol::jsonrpc::{RawValue, to_raw};
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::meta::HINTS;
 use mcpl_protocol::method::{
-    CallTool, Method, ToolHints, ToolsetsClose, ToolsetsList, ToolsetsOpen,
+    CallTool, Method, PushEvent, ToolHints, ToolsetsClose, ToolsetsList, ToolsetsOpen,
 };
-use mcpl_protocol::stateless::{GRANT, HINTS_NOTIFICATION, SINCE, VersionedHints};
+use mcpl_protocol::stateless::{
+    EVENT_NOTIFICATION, GRANT, HINTS_NOTIFICATION, SINCE, VersionedHints,
+};
 use mcpl_protocol::toolsets::OpenRecord;
 use mcpl_protocol::{Notification, Response};
 use serde_json::{Map, Value, json};
 use std::collections::{BTreeSet, HashMap};
+
+/// The id of the `push/event` a stream's `notifications/mcpl/event` is handed on as
+/// ([`Profile::read`]): on a link under the profile, a `push/event` with it came from the
+/// stream and is not answered (a notification has no answer, profile §3.5).
+pub const STREAM_EVENT_ID: &str = "mcpl/event";
 
 /// What this host declares under `extensions["mcpl/core"]` (profile §3.1: as legacy
 /// `experimental.mcpl` says it).
@@ -155,6 +162,12 @@ impl Profile {
                     None => M::Notification(n),
                 }
             }
+            M::Notification(n) if n.method == EVENT_NOTIFICATION => {
+                match self.event(&n, tools, &mut ignored) {
+                    Some(r) => M::Request(r),
+                    None => M::Notification(n),
+                }
+            }
             other => other,
         };
         (message, ignored)
@@ -266,6 +279,50 @@ impl Profile {
         Some(Notification {
             method: ToolHints::NAME.to_owned(),
             params: Some(to_raw(&to_value(&changes))),
+        })
+    }
+
+    /// A `notifications/mcpl/event` read (profile §3.5): its stamped `hints` applied to the
+    /// view as a stream's change, and the event handed on as the legacy `push/event` it
+    /// stands for — its params as sent, its `hints` the legacy changes it made in the view
+    /// (none when it changed nothing), under the id [`STREAM_EVENT_ID`], which the link
+    /// does not answer. `None` when its params are not an object (it is then handed on as
+    /// read, which nothing acts on).
+    fn event(
+        &mut self,
+        n: &Notification,
+        tools: &[Tool],
+        ignored: &mut Vec<String>,
+    ) -> Option<mcpl_protocol::Request> {
+        let Value::Object(mut params) = n.params_value()? else {
+            ignored.push("a stream's mcpl/event whose params are not an object".to_owned());
+            return None;
+        };
+        params.remove("_meta");
+        let hints = match params.remove("hints").map(|h| VersionedHints::read(&h)) {
+            Some(Ok((hints, why))) => {
+                ignored.extend(why);
+                Some(hints)
+            }
+            Some(Err(e)) => {
+                ignored.push(format!("an event's mcpl/hints this host cannot read: {e}"));
+                None
+            }
+            None => None,
+        };
+        if let Some(changes) = hints
+            .map(|h| {
+                self.view
+                    .apply(&h, StampedCarrier::Change, toolset_of(tools))
+            })
+            .and_then(|a| self.delta(&a))
+        {
+            params.insert("hints".to_owned(), to_value(&changes));
+        }
+        Some(mcpl_protocol::Request {
+            id: mcpl_protocol::Id::String(STREAM_EVENT_ID.to_owned()),
+            method: PushEvent::NAME.to_owned(),
+            params: Some(to_raw(&params)),
         })
     }
 
@@ -453,6 +510,56 @@ mod tests {
         let (m, _) = p.read(listed.clone(), Some(("tools/list", Some(5))), &[]);
         assert_eq!(m, listed);
         assert_eq!(p.since(), 5);
+    }
+
+    #[test]
+    fn a_stream_event_is_handed_on_as_the_push_it_stands_for_with_what_it_changed() {
+        let mut p = Profile::default();
+        let event = |hints: Value| {
+            Message::Notification(Notification {
+                method: EVENT_NOTIFICATION.to_owned(),
+                params: Some(to_raw(&json!({"featureSet": "f", "eventId": "e1",
+                    "timestamp": "2026-12-07T00:00:00.000Z",
+                    "payload": {"content": [{"type": "text", "text": "rang"}]},
+                    "toolset": "game", "instance": "g1", "hints": hints,
+                    "_meta": {"io.modelcontextprotocol/subscriptionId": 10}}))),
+            })
+        };
+        let (m, ignored) = p.read(
+            event(json!({"version": 1, "tools": [secret(true, 1)]})),
+            None,
+            &[],
+        );
+        assert!(ignored.is_empty(), "{ignored:?}");
+        let Message::Request(r) = &m else {
+            panic!("{m:?}")
+        };
+        assert_eq!(r.method, PushEvent::NAME);
+        assert_eq!(r.id, mcpl_protocol::Id::String(STREAM_EVENT_ID.to_owned()));
+        let params = r.params_value().unwrap();
+        assert_eq!(params["eventId"], "e1");
+        assert_eq!(params["instance"], "g1");
+        assert!(params.get("_meta").is_none(), "{params}");
+        assert_eq!(
+            params["hints"],
+            json!({"rev": 1, "tools": [{"name": "secret", "instance": "g1", "visible": true}]})
+        );
+        // A stream's change: the mark rises only by one version (profile §3.5).
+        assert_eq!(p.since(), 1);
+        // Again: nothing new in the view, so no hints and no rev.
+        let (m, _) = p.read(
+            event(json!({"version": 1, "tools": [secret(true, 1)]})),
+            None,
+            &[],
+        );
+        let Message::Request(r) = &m else {
+            panic!("{m:?}")
+        };
+        assert!(r.params_value().unwrap().get("hints").is_none(), "{r:?}");
+        // Hints that cannot be read are left out and said; the event is still handed on.
+        let (m, ignored) = p.read(event(json!("no")), None, &[]);
+        assert!(matches!(m, Message::Request(_)), "{m:?}");
+        assert_eq!(ignored.len(), 1, "{ignored:?}");
     }
 
     #[test]

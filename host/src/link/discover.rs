@@ -6,7 +6,8 @@
 //! the policy's proposal, in force at once, and every request carries it with the link's
 //! mark; any other is served as plain MCP. A Ready modern session opens
 //! `subscriptions/listen` for tool list changes when the server says its list changes
-//! (`tools.listChanged`), and under the profile for `mcpl/hints` from the mark.
+//! (`tools.listChanged`), and under the profile for `mcpl/hints` from the mark, and for
+//! `mcpl/events` when its grant has `pushEvents` (profile §3.5).
 
 use super::actor::ServerLink;
 use super::core::era::{Era, Stamp};
@@ -19,8 +20,9 @@ use super::pending::Waiter;
 use super::tap::TapEvent;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{RawValue, to_raw};
+use mcpl_protocol::mcpl::CAP_PUSH_EVENTS;
 use mcpl_protocol::modern::SERVER_DISCOVER;
-use mcpl_protocol::stateless::FILTER_HINTS;
+use mcpl_protocol::stateless::{FILTER_EVENTS, FILTER_HINTS};
 use mcpl_protocol::{ErrorCode, ErrorObject, Notification};
 use serde_json::Value;
 use tracing::{info, warn};
@@ -172,8 +174,12 @@ impl ServerLink {
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };
+        // Profile §3.5: events on the stream when the grant this link's requests run
+        // under has `pushEvents` (the host wants events; the listen carries that grant).
+        let mut events = false;
         if let Some(h) = &live.core.hinted {
             self.listen_since = h.since;
+            events = h.grant.iter().any(|c| c == CAP_PUSH_EVENTS);
         }
         let Some(session) = live.session_mut() else {
             return;
@@ -182,6 +188,9 @@ impl ServerLink {
         let mut filter = serde_json::json!({"toolsListChanged": true});
         if profiled {
             filter[FILTER_HINTS] = Value::Bool(true);
+            if events {
+                filter[FILTER_EVENTS] = Value::Bool(true);
+            }
         }
         let params = to_raw(&serde_json::json!({ "notifications": filter }));
         self.send_raw(

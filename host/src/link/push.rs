@@ -32,7 +32,12 @@ impl ServerLink {
     /// Its hints were tapped already, whatever the answer (§5.2): subscribers are told of a
     /// push that is not shown (5, and every refusal before 6) as
     /// [`LinkEvent::PushNotShown`], so the changes its hints made are told without it.
-    pub(super) fn on_push(&mut self, request: Request, epoch: u64) {
+    ///
+    /// A stream's event under the stateless profile (`answer` false: a notification,
+    /// profile §3.5) is decided the same way, its id remembered in the same
+    /// [`SeenEvents`](crate::state::seen_ids::SeenEvents) (SPEC §9.2: shown at most once),
+    /// and nothing is written back.
+    pub(super) fn on_push(&mut self, request: Request, epoch: u64, answer: bool) {
         let id = request.id.clone();
         let session = self.lifecycle.live().and_then(|l| l.session());
         let ready = self.lifecycle.phase() == LinkPhase::Ready;
@@ -50,7 +55,9 @@ impl ServerLink {
                     accepted: true,
                     ..Default::default()
                 };
-                self.send_message(Message::Response(Response::ok_typed(id, &result)));
+                if answer {
+                    self.send_message(Message::Response(Response::ok_typed(id, &result)));
+                }
                 self.emit(LinkEvent::PushNotShown {
                     epoch,
                     event_id: params.event_id,
@@ -70,7 +77,9 @@ impl ServerLink {
                     params.tags = tags;
                 }
                 let result = self.config.push_policy.decide(&params);
-                self.send_message(Message::Response(Response::ok_typed(id, &result)));
+                if answer {
+                    self.send_message(Message::Response(Response::ok_typed(id, &result)));
+                }
                 self.emit(LinkEvent::Push {
                     epoch,
                     params: Box::new(params),
@@ -87,7 +96,9 @@ impl ServerLink {
                     .and_then(|e| e.as_str())
                     .unwrap_or_default()
                     .to_owned();
-                self.send_message(Message::Response(Response::err(Some(id), error)));
+                if answer {
+                    self.send_message(Message::Response(Response::err(Some(id), error)));
+                }
                 self.emit(LinkEvent::PushNotShown { epoch, event_id });
             }
         }

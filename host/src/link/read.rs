@@ -22,7 +22,7 @@ use mcpl_protocol::mcpl::ManifestChangedParams;
 use mcpl_protocol::method::{
     Cancelled, Elicit, ManifestChanged, Method, Ping, PushEvent, ToolHints, ToolListChanged,
 };
-use mcpl_protocol::{ErrorObject, Message, Notification, Request, Response};
+use mcpl_protocol::{ErrorObject, Id, Message, Notification, Request, Response};
 use mcpl_transport::{Inbound, StreamId};
 use tracing::debug;
 
@@ -144,7 +144,15 @@ impl ServerLink {
     pub(super) fn on_server_request(&mut self, request: Request, epoch: u64) {
         let response = match request.method.as_str() {
             Ping::NAME => Response::ok_typed(request.id, &Empty::default()),
-            PushEvent::NAME => return self.on_push(request, epoch),
+            // Profile §3.5: a stream's `notifications/mcpl/event`, handed on as the
+            // `push/event` it stands for (`host-core/src/link/profile.rs`), has no answer.
+            PushEvent::NAME
+                if self.profiled()
+                    && request.id == Id::String(super::core::profile::STREAM_EVENT_ID.into()) =>
+            {
+                return self.on_push(request, epoch, false);
+            }
+            PushEvent::NAME => return self.on_push(request, epoch, true),
             Elicit::NAME => match request.params_as::<ElicitParams>() {
                 Ok(params) => {
                     let (answer, why) = super::core::elicit::unattended(&params);

@@ -5,6 +5,7 @@
 //! on the session, and not the other way round.
 
 use crate::mrtr::Carried;
+use mcpl_protocol::grant::Policy;
 use mcpl_protocol::mcp::{ClientCapabilities, LoggingLevel};
 use mcpl_protocol::modern::CacheHints;
 use mcpl_protocol::server_features::{CompleteParams, GetPromptParams};
@@ -44,6 +45,20 @@ pub struct Listen {
     pub(super) told: bool,
     /// `notifications/resources/updated` for these URIs (`watch.rs`).
     pub(super) resources: BTreeSet<String>,
+    /// `notifications/mcpl/event` (`listen.rs`); `None`, it carries none.
+    pub(super) events: Option<EventStream>,
+}
+
+/// What a stream that carries events (`listen.rs`) pushes under, and how far its events'
+/// hints reach.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct EventStream {
+    /// The grant of the `subscriptions/listen` request that opened it (profile §3.6: a
+    /// stream pushes only under it).
+    pub(super) policy: Policy,
+    /// The version up to which its events' hints told the changes: the next event carries
+    /// what was stamped after it.
+    pub(super) mark: u64,
 }
 
 /// A legacy session's subscribed URIs, with their size.

@@ -27,6 +27,21 @@
 //!   `mcpl/since` (a statement when that is 0 or behind what is kept; `{version}` alone
 //!   when it is current), so the gap between two streams closes at once (vector S10). Any
 //!   other listen leaves the member out of its acknowledgement and is sent none.
+//! - **`mcpl/events`** (`docs/rfc014-stateless.md` §3.5, **\[project\]**). A hinted
+//!   listen whose filter has `mcpl/events: true` and whose `_meta["mcpl/grant"]` grants
+//!   `pushEvents` with a feature set the server may push under (SPEC §9) is acknowledged
+//!   with it; any other (no grant, a grant without `pushEvents`, one that cannot be read)
+//!   is not, and is sent no event. Each event the principal's delivery brings this
+//!   session is then sent on it as `notifications/mcpl/event`: the legacy `push/event`
+//!   params (`featureSet`, `eventId`, `timestamp`, `payload`, `tags`, `toolset`,
+//!   `instance`; no `coalesce`) with `hints` a `VersionedHints` — what was stamped after
+//!   the stream's last event (its first: after the version when it opened), and always
+//!   the newest version's entries, so a host one behind may raise its mark — and the
+//!   delivery's `suggest` on its first event. A notification: no acceptance, no retry.
+//!   Opening the first such stream makes the session one the principal pushes to: its
+//!   pending invitations come then (legacy: after the handshake, SPEC §5.3). An event
+//!   that finds no such stream is **not delivered** (SPEC §9 with no acceptor); its
+//!   changes reach the host by their stamps in its next result or stream message.
 //! - **Its end.** The client's `notifications/cancelled` for the listen's id (stdio,
 //!   WebSocket) or its closing the SSE answer (HTTP, which ends the request's connection)
 //!   ends the stream without a response (MCP cancellation); the session closing by the
@@ -43,13 +58,19 @@
 //!   stops reading loses its connection. On Streamable HTTP the stream is its POST's answer,
 //!   with that request's queue (`ServerOptions::http_queue_limit`): a notification that finds
 //!   it full is dropped (**\[project\]**: each one is the same signal, "read the list
-//!   again", and those already queued still say it after the change that was dropped).
+//!   again", and those already queued still say it after the change that was dropped). So
+//!   is an `mcpl/events` event: it is not delivered, as one with no stream, and the
+//!   stamped entries it carried reach the host in the next result's delta (profile §3.5:
+//!   correctness never depends on a stream).
 
 use super::SessionCore;
-use super::kinds::Listen;
-use super::output::{Event, Io};
+use super::kinds::{EventStream, Listen};
+use super::output::{Event, Io, Transmit};
 use super::watch::{too_many, within_bounds};
+use mcpl_protocol::grant::Policy;
+use mcpl_protocol::hints::Suggestion;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, Notification, Request, Response, to_raw};
+use mcpl_protocol::mcpl::FeatureSetsUpdateParams;
 use mcpl_protocol::method::{Cancelled, Method, ToolListChanged};
 use mcpl_protocol::modern::{
     self, ListenParams, RESULT_COMPLETE, SUBSCRIPTION_ID_KEY, SUBSCRIPTIONS_ACKNOWLEDGED,
@@ -85,6 +106,19 @@ impl<T: Io> SessionCore<T> {
         let asks_hints = params.notifications.extensions.get(stateless::FILTER_HINTS)
             == Some(&Value::Bool(true));
         let hints = since.filter(|_| asks_hints);
+        let asks_events = params
+            .notifications
+            .extensions
+            .get(stateless::FILTER_EVENTS)
+            == Some(&Value::Bool(true));
+        // Profile §3.5: events only under a grant with `pushEvents` and a feature set the
+        // server may push under with it (SPEC §9).
+        let events = since.filter(|_| asks_events).and_then(|since| {
+            let policy = stream_grant(&req)?;
+            self.stream_feature_set(&policy)?;
+            let mark = self.versioned.as_ref().map_or(since, |v| v.version());
+            Some(EventStream { policy, mark })
+        });
         // `resourceSubscriptions`, when resources may be watched: the URIs of resources
         // this server serves, in the order asked, each once (`watch.rs`).
         let asked = params
@@ -123,13 +157,20 @@ impl<T: Io> SessionCore<T> {
                 .extensions
                 .insert(stateless::FILTER_HINTS.to_owned(), Value::Bool(true));
         }
+        if events.is_some() {
+            honoured
+                .extensions
+                .insert(stateless::FILTER_EVENTS.to_owned(), Value::Bool(true));
+        }
         // Before the acknowledgement: once the client reads it, a change reaches it.
         self.watching(resources.iter().cloned());
+        let pushes = events.is_some();
         let listen = Listen {
             tools,
             hints,
             told: false,
             resources,
+            events,
         };
         self.listens.push((req.id.clone(), listen));
         let ack = Notification {
@@ -143,6 +184,69 @@ impl<T: Io> SessionCore<T> {
             // Vector S10: what the client missed since its mark, at once.
             let delta = self.versioned_since(since);
             self.send_hints(&req.id, delta);
+        }
+        if pushes {
+            // The principal's invitations waiting for a host that can be pushed to come
+            // now (**[project]**: a modern session is pushed to once it has a stream that
+            // carries events; legacy's is once its handshake is done, SPEC §5.3).
+            self.pushable();
+        }
+    }
+
+    /// The feature set events go under on a stream opened with `policy` (SPEC §9: the
+    /// first declared one using `pushEvents` that the grant leaves enabled), as the
+    /// manifest is shown to a hinted host; `None` when none may be pushed under.
+    fn stream_feature_set(&self, policy: &Policy) -> Option<String> {
+        let shown = crate::manifest::shown_to(&self.manifest, true);
+        crate::push::feature_set_for(&shown, policy, None).ok()
+    }
+
+    /// Whether any open stream carries events.
+    pub(super) fn streams_events(&self) -> bool {
+        self.listens.iter().any(|(_, l)| l.events.is_some())
+    }
+
+    /// Sends a delivery's `events` on every stream that carries events (module docs): each
+    /// as `notifications/mcpl/event`, its hints what was stamped after the stream's mark —
+    /// and at least the newest version's entries, so that a host whose mark is one behind
+    /// may raise it (profile §3.5) — with `suggest`, the delivery's suggestions, on the
+    /// first event only (shown once, §5.3).
+    pub(super) fn stream_events(&mut self, events: &[T::Event], suggest: &[Suggestion]) {
+        if events.is_empty() {
+            return;
+        }
+        let version = self.versioned.as_ref().map_or(0, |v| v.version());
+        let streams: Vec<(Id, String, u64)> = self
+            .listens
+            .iter()
+            .filter_map(|(id, l)| {
+                let e = l.events.as_ref()?;
+                let feature_set = self.stream_feature_set(&e.policy)?;
+                Some((id.clone(), feature_set, e.mark))
+            })
+            .collect();
+        for (id, feature_set, mark) in streams {
+            let stamped = self.versioned_since(mark.min(version.saturating_sub(1)));
+            for (n, event) in events.iter().enumerate() {
+                let mut hints = stamped.clone();
+                if n == 0 {
+                    hints.suggest = suggest.to_vec();
+                }
+                self.transmit(Transmit::StreamEvent {
+                    listen: id.clone(),
+                    event: event.clone(),
+                    feature_set: feature_set.clone(),
+                    hints,
+                });
+            }
+            if let Some(e) = self
+                .listens
+                .iter_mut()
+                .find(|(l, _)| *l == id)
+                .and_then(|(_, l)| l.events.as_mut())
+            {
+                e.mark = version;
+            }
         }
     }
 
@@ -255,6 +359,20 @@ impl<T: Io> SessionCore<T> {
     pub fn listens_open(&self) -> usize {
         self.listens.len()
     }
+}
+
+/// The grant a listen runs under (profile §3.2: `_meta["mcpl/grant"]`), when it reads as
+/// one; absent or unreadable, `None` (**\[project\]** read liberally: a grant that cannot
+/// be read grants no events, and the stream is opened without them).
+fn stream_grant(req: &Request) -> Option<Policy> {
+    let params = req.params.as_deref()?;
+    let mut params: serde_json::Map<String, Value> = serde_json::from_str(params.get()).ok()?;
+    let grant = match params.remove("_meta")? {
+        Value::Object(mut meta) => meta.remove(stateless::GRANT)?,
+        _ => return None,
+    };
+    let params: FeatureSetsUpdateParams = serde_json::from_value(grant).ok()?;
+    Policy::read(&params).ok()
 }
 
 /// -32600 for a listen past [`MAX_LISTENS`].

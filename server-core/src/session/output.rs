@@ -21,8 +21,8 @@ pub trait Io {
     /// An answer from the principal to one of the host's requests: written as the
     /// response, or a call to run as a handler.
     type Answer: Debug;
-    /// An event to push, with where it goes.
-    type Event: Debug;
+    /// An event to push, with where it goes (cloned for each stream that carries it).
+    type Event: Debug + Clone;
 }
 
 /// A message for the host. The actor writes them in the order drained; those carrying
@@ -62,6 +62,18 @@ pub enum Transmit<T: Io> {
         feature_set: String,
         /// The changes it carries.
         hints: Option<HintDraft>,
+    },
+    /// `notifications/mcpl/event` on a listen stream (`listen.rs`, profile §3.5): takes no
+    /// rev; its changes are the stamped `hints`.
+    StreamEvent {
+        /// The `subscriptions/listen` request whose stream carries it.
+        listen: Id,
+        /// The event.
+        event: T::Event,
+        /// The feature set it goes under (SPEC §9), under the stream's grant.
+        feature_set: String,
+        /// Its changes, stamped (profile §3.3), and the suggestions that explain it.
+        hints: mcpl_protocol::stateless::VersionedHints,
     },
     /// `toolsets/list`'s result: the full statement, numbered with the next rev even when
     /// it changes nothing (§4.3, vector 38).

@@ -189,6 +189,16 @@ impl Host {
                 }
                 msg::request(0, "push/event", params)
             }
+            Transmit::StreamEvent {
+                listen,
+                event,
+                feature_set,
+                hints,
+            } => {
+                let params = json!({"featureSet": feature_set, "payload": {"content": [msg::text(&event)]},
+                    "hints": hints, "_meta": {"io.modelcontextprotocol/subscriptionId": listen}});
+                json!({"jsonrpc": "2.0", "method": "notifications/mcpl/event", "params": params})
+            }
             Transmit::Statement { request, statement } => {
                 let h = serde_json::to_value(self.revs.stamp(statement.hints)).unwrap();
                 let result = json!({"open": statement.open, "ended": statement.ended, "_meta": {"mcpl/hints": h}});

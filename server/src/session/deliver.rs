@@ -145,6 +145,53 @@ impl SessionActor {
         })
     }
 
+    /// Sends an event on the listen stream `listen` as `notifications/mcpl/event`
+    /// (`docs/rfc014-stateless.md` §3.5): the legacy `push/event` params (SPEC §9), its
+    /// `hints` the stamped ones, the subscription id in `_meta`. A notification: no answer,
+    /// no retry. Written like any message of the stream: into the transport's bounded
+    /// queue, where one that finds a Streamable HTTP answer full is dropped (the listen
+    /// module's docs, `core/session/listen.rs`).
+    pub(super) fn stream_event(
+        &mut self,
+        listen: Id,
+        ToPush { event, about }: ToPush,
+        feature_set: String,
+        hints: mcpl_protocol::stateless::VersionedHints,
+    ) {
+        let tags = mcpl_protocol::mcpl::valid_tags(&event.tags);
+        let params = PushEventParams {
+            feature_set,
+            event_id: self.shared.next_event_id(),
+            timestamp: rfc3339_millis(self.shared.now()),
+            origin: None,
+            tags,
+            payload: PushPayload {
+                content: event.content,
+            },
+            coalesce: None,
+            hints: None,
+            toolset: about.as_ref().map(|k| k.toolset.clone()),
+            instance: about.and_then(|k| k.instance),
+            meta: None,
+        };
+        let Ok(serde_json::Value::Object(mut params)) = serde_json::to_value(&params) else {
+            return;
+        };
+        params.insert(
+            "hints".to_owned(),
+            serde_json::to_value(&hints).unwrap_or_default(),
+        );
+        params.insert(
+            "_meta".to_owned(),
+            serde_json::json!({ mcpl_protocol::modern::SUBSCRIPTION_ID_KEY: listen }),
+        );
+        let told = mcpl_protocol::jsonrpc::Notification {
+            method: mcpl_protocol::stateless::EVENT_NOTIFICATION.to_owned(),
+            params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
+        };
+        self.write(told.into());
+    }
+
     /// Pushes an event, with `hints` as its hints (§5.2: a push carrying hints is never
     /// retried and never has `coalesce`).
     pub(super) fn push_event(

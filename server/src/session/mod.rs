@@ -89,7 +89,7 @@ pub(crate) struct Parts {
 pub(crate) struct ActorIo;
 
 /// An event of a delivery, with the instance it is about.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct ToPush {
     pub(crate) event: Event,
     pub(crate) about: Option<InstanceKey>,

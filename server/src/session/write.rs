@@ -52,6 +52,12 @@ impl SessionActor {
                 feature_set,
                 hints,
             } => self.push_event(event, feature_set, hints, ctx),
+            Transmit::StreamEvent {
+                listen,
+                event,
+                feature_set,
+                hints,
+            } => self.stream_event(listen, event, feature_set, hints),
             // §4.3: the full statement always takes the next rev, even when empty.
             Transmit::Statement { request, statement } => {
                 let Statement { open, ended, hints } = statement;
