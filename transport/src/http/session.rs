@@ -739,14 +739,16 @@ impl crate::Router for Session {
 /// channel carries nothing in practice; anything that did come is routed alike.
 pub(super) async fn pump(
     session: Arc<Session>,
-    mut outbound: mpsc::Receiver<Message>,
+    mut outbound: mpsc::Receiver<crate::Nothing>,
     registry: Arc<Registry>,
 ) {
     loop {
         tokio::select! {
             () = session.ended.cancelled() => break,
+            // Nothing travels on it (`Outbound::with_router` routes every message through
+            // the session): it ends when every handle is gone.
             message = outbound.recv() => match message {
-                Some(m) => session.route(m),
+                Some(nothing) => match nothing {},
                 None => break,
             },
         }
