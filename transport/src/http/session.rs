@@ -736,22 +736,15 @@ impl crate::Router for Session {
 
 /// Waits until the server drops its `Outbound` or the session ends; then the session is
 /// removed. What the session writes is routed as it is written (`Router::route`), so the
-/// channel carries nothing in practice; anything that did come is routed alike.
+/// channel carries nothing ([`crate::Nothing`]): it only ends when every handle is gone.
 pub(super) async fn pump(
     session: Arc<Session>,
-    mut outbound: mpsc::Receiver<crate::Nothing>,
+    mut handles: mpsc::Receiver<crate::Nothing>,
     registry: Arc<Registry>,
 ) {
-    loop {
-        tokio::select! {
-            () = session.ended.cancelled() => break,
-            // Nothing travels on it (`Outbound::with_router` routes every message through
-            // the session): it ends when every handle is gone.
-            message = outbound.recv() => match message {
-                Some(nothing) => match nothing {},
-                None => break,
-            },
-        }
+    tokio::select! {
+        () = session.ended.cancelled() => {}
+        _ = handles.recv() => {}
     }
     registry.end(&session.id);
     session.end();
