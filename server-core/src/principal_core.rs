@@ -102,6 +102,10 @@ struct SessionView {
     legacy: bool,
 }
 
+/// The room for outputs a drained queue keeps (a call's turn takes one or two); more is
+/// freed once drained, so only a burst's queue is given back (issue #42).
+const KEPT_OUTPUTS: usize = 4;
+
 /// What the core asks the actor to do, in order: see [`PrincipalCore::poll`].
 #[derive(Debug)]
 pub enum Output<A> {
@@ -267,7 +271,14 @@ impl<A: Clone> PrincipalCore<A> {
     /// The next thing to do, in order; `None` when nothing is left. The actor drains this
     /// after every input.
     pub fn poll(&mut self) -> Option<Output<A>> {
-        self.out.pop_front()
+        let next = self.out.pop_front();
+        if next.is_none() && self.out.capacity() > KEPT_OUTPUTS {
+            // Drained after a burst (a change told to many, a restart's ends): the room a
+            // call's turn takes is kept, the rest given back (issue #42, as the session's
+            // queue does, issue #18).
+            self.out = VecDeque::new();
+        }
+        next
     }
 
     // ---- getters ----

@@ -142,8 +142,10 @@ pub struct SessionCore<T: Io> {
     /// The catalog as of the last change the principal told this session about.
     catalog: Arc<Catalog>,
     /// The manifest this host last saw (in `initialize`, `mcpl/manifest` or a change
-    /// notice), to tell which domains a replacement changes for it.
-    shown: Option<McplManifest>,
+    /// notice), to tell which domains a replacement changes for it: kept as the server's
+    /// manifest it was made from and the host's `toolHints` then, shared with every other
+    /// session, rather than as a copy of its own (issue #42: an idle session's memory).
+    shown: Option<Shown>,
     /// MCP logging: the least severe level sent; `None` when logging is not offered.
     log_level: Option<LoggingLevel>,
     /// Loose tools with their own handler that this session runs without asking the
@@ -182,6 +184,22 @@ pub struct SessionCore<T: Io> {
     /// (`modern.rs`).
     hinted_revision: Option<(Arc<McplManifest>, Option<String>)>,
     out: VecDeque<Output<T>>,
+}
+
+/// What a host was last shown of the manifest: the server's manifest it was made from and
+/// whether the host was shown hints ([`manifest::shown_to`] makes the view again, when a
+/// replacement needs it compared).
+#[derive(Debug)]
+struct Shown {
+    manifest: Arc<McplManifest>,
+    tool_hints: bool,
+}
+
+impl Shown {
+    /// The manifest as the host was shown it.
+    fn view(&self) -> McplManifest {
+        manifest::shown_to(&self.manifest, self.tool_hints)
+    }
 }
 
 impl<T: Io> SessionCore<T> {
@@ -565,6 +583,14 @@ impl<T: Io> SessionCore<T> {
     /// The manifest as this host is to be shown it now.
     fn manifest_shown(&self) -> McplManifest {
         manifest::shown_to(&self.manifest, self.lifecycle.host_tool_hints())
+    }
+
+    /// Notes that this host was just shown [`Self::manifest_shown`].
+    fn note_shown(&mut self) {
+        self.shown = Some(Shown {
+            manifest: self.manifest.clone(),
+            tool_hints: self.lifecycle.host_tool_hints(),
+        });
     }
 
     /// True when the server offers MCP logging, so `logging/setLevel` is served.

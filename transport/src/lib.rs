@@ -135,10 +135,32 @@ pub struct ConnectionInfo {
 /// Writes messages to a link. Cloning gives another handle to the same link.
 #[derive(Clone)]
 pub struct Outbound {
-    tx: mpsc::Sender<Message>,
+    tx: Tx,
     /// The transport end that routes what is written itself (Streamable HTTP's session),
     /// and where [`Outbound::relate`] records a relation.
     router: Option<Arc<dyn Router>>,
+}
+
+/// The channel of an [`Outbound`]: the messages, or, for an end that routes them itself,
+/// a channel that carries nothing and only tells when every handle is gone (its slots then
+/// take no memory: a message's would be ~3 KiB a link, issue #42).
+#[derive(Clone, Debug)]
+enum Tx {
+    Messages(mpsc::Sender<Message>),
+    Routed(mpsc::Sender<Nothing>),
+}
+
+/// What travels on a routed end's channel: nothing (see [`Tx`]).
+#[derive(Debug)]
+pub(crate) enum Nothing {}
+
+impl Tx {
+    fn is_closed(&self) -> bool {
+        match self {
+            Tx::Messages(tx) => tx.is_closed(),
+            Tx::Routed(tx) => tx.is_closed(),
+        }
+    }
 }
 
 /// A transport end that takes what is written itself, at once, from the writer's own
@@ -193,13 +215,16 @@ impl std::fmt::Debug for Outbound {
 impl Outbound {
     /// Wraps a channel sender (used by transport implementations).
     pub fn new(tx: mpsc::Sender<Message>) -> Self {
-        Outbound { tx, router: None }
+        Outbound {
+            tx: Tx::Messages(tx),
+            router: None,
+        }
     }
 
     /// A sender whose transport end routes what is written itself (Streamable HTTP).
-    pub(crate) fn with_router(tx: mpsc::Sender<Message>, router: Arc<dyn Router>) -> Self {
+    pub(crate) fn with_router(tx: mpsc::Sender<Nothing>, router: Arc<dyn Router>) -> Self {
         Outbound {
-            tx,
+            tx: Tx::Routed(tx),
             router: Some(router),
         }
     }
@@ -238,10 +263,11 @@ impl Outbound {
                 }
             }
         }
-        self.tx
-            .send(message)
-            .await
-            .map_err(|_| TransportError::Closed)
+        match &self.tx {
+            Tx::Messages(tx) => tx.send(message).await.map_err(|_| TransportError::Closed),
+            // A routed end always has its router (`direct`).
+            Tx::Routed(_) => Err(TransportError::Closed),
+        }
     }
 
     /// Closes the link for `why`, telling the peer where the transport can (a WebSocket's
@@ -261,10 +287,14 @@ impl Outbound {
                 Refused::Closed => TransportError::Closed,
             });
         }
-        self.tx.try_send(message).map_err(|e| match e {
-            mpsc::error::TrySendError::Full(_) => TransportError::Backpressure,
-            mpsc::error::TrySendError::Closed(_) => TransportError::Closed,
-        })
+        match &self.tx {
+            Tx::Messages(tx) => tx.try_send(message).map_err(|e| match e {
+                mpsc::error::TrySendError::Full(_) => TransportError::Backpressure,
+                mpsc::error::TrySendError::Closed(_) => TransportError::Closed,
+            }),
+            // A routed end always has its router (`direct`).
+            Tx::Routed(_) => Err(TransportError::Closed),
+        }
     }
 
     /// True when the link's writer has gone.

@@ -55,6 +55,7 @@ impl PrincipalState {
     pub(super) fn hinted_instances(&self) -> impl Iterator<Item = &OpenInstance> {
         self.instances
             .values()
+            .map(|i| &**i)
             .filter(|i| !self.implicit.contains(&i.key))
     }
 

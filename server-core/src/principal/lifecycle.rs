@@ -97,7 +97,7 @@ impl PrincipalState {
     /// to start it): no ended record, no hints. Once its draft went out, end it instead.
     pub fn cancel_open(&mut self, key: &InstanceKey) -> Option<OpenInstance> {
         self.implicit.remove(key);
-        self.instances.remove(key)
+        self.instances.remove(key).map(|i| *i)
     }
 
     /// The checks shared by `open` and `join`; returns whether the toolset has instances.
@@ -193,7 +193,7 @@ impl PrincipalState {
             definitions: BTreeMap::new(),
             opened_at: now,
         };
-        self.instances.insert(key.clone(), instance);
+        self.instances.insert(key.clone(), Box::new(instance));
         Opened { key, draft }
     }
 
@@ -337,7 +337,7 @@ impl PrincipalState {
         Ok(Ended {
             record,
             draft,
-            instance,
+            instance: *instance,
         })
     }
 

@@ -148,7 +148,7 @@ impl PrincipalState {
             if !declared {
                 undeclared.push(i.key.clone());
             }
-            state.instances.insert(i.key, instance);
+            state.instances.insert(i.key, Box::new(instance));
         }
         state.implicit = snapshot
             .implicit

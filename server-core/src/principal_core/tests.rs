@@ -707,3 +707,32 @@ fn issue38_01_after_a_restart_what_did_not_come_back_ends_with_a_record_saying_w
     let open: Vec<InstanceKey> = back.state.instances().map(|i| i.key().clone()).collect();
     assert_eq!(open, [g("g1"), InstanceKey::toolset("lobby")]);
 }
+
+/// A drained output queue keeps the room a call's turn takes, and gives back what a burst
+/// grew it to (issue #42: an idle principal holds no burst's queue).
+#[test]
+fn a_drained_output_queue_keeps_a_turns_room_and_frees_a_bursts() {
+    let mut c = core(false, true);
+    c.handle_attach(s(1), 0, at(0));
+    drain(&mut c);
+    let call = |n: i64| CallRequest {
+        session: s(1),
+        request: Id::Number(n),
+        tool: "status".into(),
+        arguments: None,
+        instance: None,
+        plain: false,
+        meta: None,
+    };
+    c.handle_call(call(1), |_| true, at(1));
+    assert_eq!(drain(&mut c).len(), 1, "one answer");
+    let kept = c.out.capacity();
+    assert!(kept <= KEPT_OUTPUTS, "a turn's room kept: {kept}");
+    let burst = 2 * KEPT_OUTPUTS as i64 + 2;
+    for n in 2..=burst + 1 {
+        c.handle_call(call(n), |_| true, at(1));
+    }
+    assert!(c.out.capacity() > KEPT_OUTPUTS);
+    assert_eq!(drain(&mut c).len(), burst as usize, "every call answered");
+    assert_eq!(c.out.capacity(), 0, "a burst's queue is freed once drained");
+}

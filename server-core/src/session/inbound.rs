@@ -379,7 +379,7 @@ impl<T: Io> SessionCore<T> {
         let version = negotiated.protocol_version;
         tracing::info!(client = %negotiated.client_info.name, version, host = ?negotiated.host, "initialized");
         let shown = self.manifest_shown();
-        self.shown = Some(shown.clone());
+        self.note_shown();
         let mut other = serde_json::Map::new();
         if self.offers_logging() {
             // MCP "Utilities / Logging": a server that sends log messages declares `logging`.
@@ -426,9 +426,8 @@ impl<T: Io> SessionCore<T> {
 
     /// `mcpl/manifest` (SPEC §17.4): the manifest object itself, as `initialize` shows it.
     fn get_manifest(&mut self, _: Empty) -> Result<McplManifest, ErrorObject> {
-        let manifest = self.manifest_shown();
-        self.shown = Some(manifest.clone());
-        Ok(manifest)
+        self.note_shown();
+        Ok(self.manifest_shown())
     }
 
     /// `logging/setLevel`: from now on only messages at `level` or above are sent.
@@ -448,11 +447,12 @@ impl<T: Io> SessionCore<T> {
         if !negotiated.host.mcpl {
             return;
         }
-        let new = self.manifest_shown();
-        let Some(old) = self.shown.replace(new.clone()) else {
+        let Some(old) = self.shown.take() else {
             return;
         };
-        let domains = manifest::changed_domains(&old, &new);
+        self.note_shown();
+        let new = self.manifest_shown();
+        let domains = manifest::changed_domains(&old.view(), &new);
         if domains.is_empty() {
             return;
         }

@@ -604,6 +604,36 @@ fn a_drained_output_queue_keeps_a_turns_room_and_frees_a_bursts() {
     assert_eq!(wire.len(), 2 * KEPT_OUTPUTS + 2, "every ping answered");
 }
 
+/// What a host was shown of the manifest is kept as the server's own manifest, shared by
+/// every session, never as a copy of its own (issue #42: a copy was ~9 KiB of an idle
+/// session's 61); and a replacement still tells the host the domains it changed (§4.1).
+#[test]
+fn a_session_keeps_the_manifest_it_was_shown_shared_not_copied() {
+    let mut h = Host::hinted();
+    h.send(msg::request(1, "mcpl/manifest", json!({})));
+    let shown = h.core.shown.as_ref().expect("noted at initialize");
+    assert!(Arc::ptr_eq(&shown.manifest, &h.core.manifest), "shared");
+    h.take();
+    let mut next = manifest();
+    next.feature_sets.insert(
+        "more".into(),
+        FeatureSetDecl::new("more games", &[CAP_TOOLS]),
+    );
+    let next = Arc::new(next);
+    h.core.set_manifest(next.clone());
+    h.core
+        .catalog_swapped(Arc::new(arcade()), HintDraft::default());
+    h.drain();
+    let (wire, _) = h.take();
+    let changed = wire
+        .iter()
+        .find(|m| m["method"] == "mcpl/manifestChanged")
+        .unwrap_or_else(|| panic!("a manifest change told: {wire:?}"));
+    assert_eq!(changed["params"]["domains"], json!(["featureSets"]));
+    let shown = h.core.shown.as_ref().expect("still noted");
+    assert!(Arc::ptr_eq(&shown.manifest, &next), "the new one, shared");
+}
+
 #[test]
 fn the_handshake_tells_the_principal_once_initialized_and_once_ready() {
     let mut h = Host::new(None);

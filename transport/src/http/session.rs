@@ -736,20 +736,15 @@ impl crate::Router for Session {
 
 /// Waits until the server drops its `Outbound` or the session ends; then the session is
 /// removed. What the session writes is routed as it is written (`Router::route`), so the
-/// channel carries nothing in practice; anything that did come is routed alike.
+/// channel carries nothing ([`crate::Nothing`]): it only ends when every handle is gone.
 pub(super) async fn pump(
     session: Arc<Session>,
-    mut outbound: mpsc::Receiver<Message>,
+    mut handles: mpsc::Receiver<crate::Nothing>,
     registry: Arc<Registry>,
 ) {
-    loop {
-        tokio::select! {
-            () = session.ended.cancelled() => break,
-            message = outbound.recv() => match message {
-                Some(m) => session.route(m),
-                None => break,
-            },
-        }
+    tokio::select! {
+        () = session.ended.cancelled() => {}
+        _ = handles.recv() => {}
     }
     registry.end(&session.id);
     session.end();
