@@ -1,5 +1,5 @@
 //! What the principal sends a session, fed to the core, which carries it as §5.2/§5.3 say
-//! (`core/session.rs`, `core/carrier.rs`). The actor first hands a tool handler the outcome
+//! (`server-core/src/session.rs`, `server-core/src/carrier.rs`). The actor first hands a tool handler the outcome
 //! of its own open or close; it writes the answers and pushes the events the core asks for
 //! (`write.rs` drains it).
 
@@ -150,7 +150,7 @@ impl SessionActor {
     /// `hints` the stamped ones, the subscription id in `_meta`. A notification: no answer,
     /// no retry. Written like any message of the stream: into the transport's bounded
     /// queue, where one that finds a Streamable HTTP answer full is dropped (the listen
-    /// module's docs, `core/session/listen.rs`).
+    /// module's docs, `server-core/src/session/listen.rs`).
     pub(super) fn stream_event(
         &mut self,
         listen: Id,

@@ -1,5 +1,5 @@
 //! Modern requests served on a connection of their own (MCP 2026-07-28, **\[project\]**,
-//! `core/session/modern.rs`): a request no credential authenticated, on a connection that
+//! `server-core/src/session/modern.rs`): a request no credential authenticated, on a connection that
 //! is not one request long (an anonymous WebSocket), gets a session of its own under a
 //! fresh anonymous principal, over an in-memory link. What that session writes is written
 //! here, through this connection's one write path (modern answers take no rev); its answer

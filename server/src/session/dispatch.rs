@@ -1,4 +1,4 @@
-//! Reading: each inbound item is fed to the core (`core/session/inbound.rs` routes it and
+//! Reading: each inbound item is fed to the core (`server-core/src/session/inbound.rs` routes it and
 //! holds the rules for what a peer's bad input gets), and what it asks for is drained.
 //! The host's responses to the session's own requests come back here from the core, to
 //! the outgoing table that awaits them.
@@ -89,7 +89,7 @@ impl SessionActor {
 
     /// A modern `subscriptions/listen`: it takes a place among its principal's streams
     /// ([`MAX_LISTENS`]; -32600 past it), held while the stream is open, then
-    /// is read as any other request (`core/session/listen.rs`).
+    /// is read as any other request (`server-core/src/session/listen.rs`).
     fn read_listen(&mut self, req: Request) {
         let principal = self.principal.name();
         let Some(slot) = self.shared.listen_slots.take(&principal, MAX_LISTENS) else {

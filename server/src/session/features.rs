@@ -1,10 +1,10 @@
-//! Resources, prompts and completion (`core/session/features.rs`, issue #39 item 7): each
+//! Resources, prompts and completion (`server-core/src/session/features.rs`, issue #39 item 7): each
 //! request the core hands over runs its handler as a tokio task of this session, and the
 //! answer goes back to the core, which writes it (or not, for a cancelled request). A
 //! panic in a handler answers -32603 and ends nothing else. A `prompts/get` or
 //! `resources/read` handler may ask the client (`asks.rs`; MRTR for a modern request).
 //!
-//! The resources the core says this session watches (`core/session/watch.rs`) are entered
+//! The resources the core says this session watches (`server-core/src/session/watch.rs`) are entered
 //! in the server's index (`watchers.rs`), and each change
 //! [`Server::resource_updated`](crate::Server::resource_updated) tells there is fed to the
 //! core, which writes it if the session still watches it.

@@ -4,7 +4,7 @@
 //! An open or a close goes through the principal exactly like the host's own request,
 //! with `Via::Handler(token)`: its answer comes back here in a `Deliver`, in the
 //! principal's order, and the changes it carries are **held** for the handler's result
-//! (`core/carrier.rs`) while that call still runs. Listing and declining invitations change
+//! (`server-core/src/carrier.rs`) while that call still runs. Listing and declining invitations change
 //! nothing on this connection; the principal answers the handler directly.
 
 use super::SessionActor;

@@ -297,7 +297,7 @@ impl SessionActor {
         self.outgoing.set_timer(&id, timer);
         tracing::debug!(session = %self.id, %id, event = %params.event_id, "push sent");
         // Only a delivery's planned push carries changes, where the plan flushed what was
-        // held (`core/carrier.rs`).
+        // held (`server-core/src/carrier.rs`).
         self.write_hinted(draft, |hints| {
             params.hints = hints;
             Request::new::<method::PushEvent>(id, &params).into()

@@ -1,5 +1,5 @@
 //! The session: one actix actor per connection, driving the pure `SessionCore`
-//! (`core/session.rs`).
+//! (`server-core/src/session.rs`).
 //!
 //! It consumes the connection's reading end (`Incoming`) as an actix stream, one item at a time,
 //! feeds each to the core, and drains what the core asks for (`SessionCore::poll`):
@@ -212,7 +212,7 @@ impl Actor for SessionActor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         tracing::debug!(session = %self.id, peer = %self.info.peer, kind = ?self.info.kind, principal = %self.principal.name(), "session started");
-        // MCP 2026-07-28 **[project]** (`core/session/modern.rs`): a request no credential
+        // MCP 2026-07-28 **[project]** (`server-core/src/session/modern.rs`): a request no credential
         // authenticated keeps no state. A Streamable HTTP connection without a session is
         // one modern request long already; any other anonymous connection hands each
         // modern request to a session of its own.

@@ -13,7 +13,7 @@
 //! it, and only messages at or above it are written (MCP: the server SHOULD only send
 //! those). A level that is not one of the eight RFC 5424 names is -32602 (the params do not
 //! decode). A server that does not offer logging has no level: `logging/setLevel` is -32601
-//! there (`core/session/inbound.rs`) and log messages are dropped.
+//! there (`server-core/src/session/inbound.rs`) and log messages are dropped.
 
 use super::SessionActor;
 use crate::core::requests::ProgressRefused;

@@ -1,6 +1,6 @@
 //! What the session tells its principal and the principal's answers that are not
 //! deliveries: `tools/list` (§3), `toolsets/list` (§4.3). The core decided what is
-//! forwarded (`core/session/inbound.rs`); the actor turns each [`Forward`] into the
+//! forwarded (`server-core/src/session/inbound.rs`); the actor turns each [`Forward`] into the
 //! principal's message.
 
 use super::SessionActor;

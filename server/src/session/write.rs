@@ -81,7 +81,7 @@ impl SessionActor {
 
     /// The answer to a modern request (MCP 2026-07-28), made modern by `reply`: it takes
     /// no rev; a hinted one carries the principal's stamped hints instead
-    /// (`core/session/modern.rs`).
+    /// (`server-core/src/session/modern.rs`).
     fn write_modern(&mut self, t: Transmit<ActorIo>, reply: ModernReply) {
         let message = match t {
             Transmit::Message(m) => Some(m),
@@ -93,7 +93,7 @@ impl SessionActor {
             } => Some(Response::ok_typed(request, &*result).into()),
             Transmit::ToolsList(mut page) => {
                 // A hinted modern host is listed hints (§3); its `mcpl/version` is the
-                // reply's (`core/session/modern.rs`).
+                // reply's (`server-core/src/session/modern.rs`).
                 if reply.hinted() {
                     page.view = page.catalog.view_for(true);
                     page.by_name = true;

@@ -1,7 +1,7 @@
 //! Telling the sessions what the core decided, once it is kept: the principal's record is
 //! handed to the store before anyone is told (issue #15), what it explains waits in order
 //! for its ticket (issue #42 item 1), and each session gets its part as the core splits it
-//! (`core/principal_core/apply.rs`: §4.6, §5.3, §8).
+//! (`server-core/src/principal_core/apply.rs`: §4.6, §5.3, §8).
 
 use super::telling::{Telling, Told};
 use super::{Deliver, PrincipalActor, ToSession};
