@@ -373,15 +373,12 @@ pub(crate) fn is_retryable(
         && answer["error"]["message"].is_string()
 }
 
-#[actix::test]
-async fn issue41_02_the_owner_sigkilled_mid_go_game_another_node_takes_over_from_the_same_position()
-{
-    let (_pg, _nats, mut nodes) = cluster().await;
-    let http = reqwest::Client::new();
-    let on_n2 = nodes[1].url.clone();
+/// alice opens Go `g1` against the bot through the node at `url` and plays E5 and C3,
+/// each answered by the bot; the board after them (two black stones).
+pub(crate) async fn go_g1_against_the_bot(http: &reqwest::Client, url: &str) -> String {
     let opened = call(
-        &http,
-        &on_n2,
+        http,
+        url,
         "alice",
         "toolset_open",
         json!({"toolset": "go", "instance": "g1"}),
@@ -390,8 +387,8 @@ async fn issue41_02_the_owner_sigkilled_mid_go_game_another_node_takes_over_from
     assert!(text_of(&opened).contains("g1"), "{opened:#}");
     for mv in ["E5", "C3"] {
         let r = call(
-            &http,
-            &on_n2,
+            http,
+            url,
             "alice",
             "go_play",
             json!({"move": mv, "instance": "g1"}),
@@ -399,8 +396,18 @@ async fn issue41_02_the_owner_sigkilled_mid_go_game_another_node_takes_over_from
         .await;
         assert!(text_of(&r).contains("bot (White) "), "{r:#}");
     }
-    let before = board(&http, &on_n2).await;
+    let before = board(http, url).await;
     assert_eq!(stones(&before, 'X'), 2, "{before}");
+    before
+}
+
+#[actix::test]
+async fn issue41_02_the_owner_sigkilled_mid_go_game_another_node_takes_over_from_the_same_position()
+{
+    let (_pg, _nats, mut nodes) = cluster().await;
+    let http = reqwest::Client::new();
+    let on_n2 = nodes[1].url.clone();
+    let before = go_g1_against_the_bot(&http, &on_n2).await;
 
     // The owner dies; a request meanwhile is refused at once, retryable, the request not
     // run (the lease is still n1's for a while: nobody has taken over yet).

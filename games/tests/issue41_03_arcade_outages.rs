@@ -18,7 +18,8 @@
 //! lines and the answers, each within the testkit's limit.
 
 use crate::issue41_02_arcade_nodes::{
-    Node, TTL_MS, board, call, cluster, is_retryable, modern, play_some_point, post, stones,
+    Node, TTL_MS, board, call, cluster, go_g1_against_the_bot, is_retryable, modern,
+    play_some_point, post, stones,
 };
 use crate::support::text_of;
 
@@ -156,27 +157,7 @@ async fn issue41_03_postgres_stopped_immediately_and_started_again_keeps_every_a
     let (mut pg, nats, mut nodes) = cluster().await;
     let http = reqwest::Client::new();
     let on_n2 = nodes[1].url.clone();
-    call(
-        &http,
-        &on_n2,
-        "alice",
-        "toolset_open",
-        json!({"toolset": "go", "instance": "g1"}),
-    )
-    .await;
-    for mv in ["E5", "C3"] {
-        let r = call(
-            &http,
-            &on_n2,
-            "alice",
-            "go_play",
-            json!({"move": mv, "instance": "g1"}),
-        )
-        .await;
-        assert!(text_of(&r).contains("bot (White) "), "{r:#}");
-    }
-    let before = board(&http, &on_n2).await;
-    assert_eq!(stones(&before, 'X'), 2, "{before}");
+    let before = go_g1_against_the_bot(&http, &on_n2).await;
 
     // PostgreSQL stops at once (`pg_ctl stop -m immediate`: SIGQUIT to its postmaster, by
     // its id). A move meanwhile is refused, clearly and retryable: by the owner, which

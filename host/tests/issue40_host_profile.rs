@@ -203,6 +203,38 @@ fn arcade_discovered() -> Value {
         "ttlMs": 0, "cacheScope": "private"})
 }
 
+/// Answers a profiled link's reads at connect as the arcade would (the tools; the
+/// statement at version 1: the lobby open, `seek` visible) and returns its
+/// `subscriptions/listen` request, not yet acknowledged.
+async fn arcade_connect(conn: &mut Conn) -> Value {
+    let (mut listed, mut stated, mut listen) = (false, false, None);
+    while !(listed && stated && listen.is_some()) {
+        let m = conn.next_request().await;
+        match m["method"].as_str() {
+            Some("tools/list") => {
+                conn.reply(
+                    &m,
+                    json!({"resultType": "complete", "tools": arcade_tools(),
+                    "ttlMs": 0, "cacheScope": "private", "_meta": {"mcpl/version": 1}}),
+                )
+                .await;
+                listed = true;
+            }
+            Some("toolsets/list") => {
+                let statement = json!({"version": 1, "statement": true,
+                    "tools": [{"name": "seek", "visible": true, "v": 1}],
+                    "toolsets": [{"toolset": "lobby", "state": "open", "v": 1}]});
+                let list = json!({"open": [{"toolset": "lobby"}], "ended": []});
+                conn.reply(&m, hinted_result(list, statement)).await;
+                stated = true;
+            }
+            Some("subscriptions/listen") => listen = Some(m),
+            _ => panic!("unexpected at connect: {m}"),
+        }
+    }
+    listen.expect("the loop ends with it")
+}
+
 /// A modern result carrying `hints` (stamped).
 fn hinted_result(mut result: Value, hints: Value) -> Value {
     result["resultType"] = json!("complete");
@@ -231,39 +263,13 @@ async fn s06_a_lost_answer_on_an_unordered_profiled_link_is_made_good_by_the_nex
         // At connect: the tools, the statement (version 1: the lobby open, seek visible);
         // the listen stream is acknowledged and then tells nothing (with it open, the
         // tools are not read again after each call).
-        let (mut listed, mut stated, mut listening) = (false, false, false);
-        while !(listed && stated && listening) {
-            let m = conn.next_request().await;
-            match m["method"].as_str() {
-                Some("tools/list") => {
-                    conn.reply(
-                        &m,
-                        json!({"resultType": "complete", "tools": arcade_tools(),
-                        "ttlMs": 0, "cacheScope": "private", "_meta": {"mcpl/version": 1}}),
-                    )
-                    .await;
-                    listed = true;
-                }
-                Some("toolsets/list") => {
-                    let statement = json!({"version": 1, "statement": true,
-                        "tools": [{"name": "seek", "visible": true, "v": 1}],
-                        "toolsets": [{"toolset": "lobby", "state": "open", "v": 1}]});
-                    let list = json!({"open": [{"toolset": "lobby"}], "ended": []});
-                    conn.reply(&m, hinted_result(list, statement)).await;
-                    stated = true;
-                }
-                Some("subscriptions/listen") => {
-                    conn.notify(
-                        "notifications/subscriptions/acknowledged",
-                        json!({"notifications": {"toolsListChanged": true, "mcpl/hints": true},
-                               "_meta": {"io.modelcontextprotocol/subscriptionId": m["id"]}}),
-                    )
-                    .await;
-                    listening = true;
-                }
-                _ => panic!("unexpected at connect: {m}"),
-            }
-        }
+        let m = arcade_connect(&mut conn).await;
+        conn.notify(
+            "notifications/subscriptions/acknowledged",
+            json!({"notifications": {"toolsListChanged": true, "mcpl/hints": true},
+                   "_meta": {"io.modelcontextprotocol/subscriptionId": m["id"]}}),
+        )
+        .await;
         hints_until(&host, |h| !h.connecting && !h.recovering).await;
         // Game g1 opened at version 2.
         let open = spawn_call(
@@ -387,54 +393,29 @@ async fn stateless_s18_an_event_on_the_stream_is_shown_once_with_its_hints_appli
         let mut conn = server.accept_showing_discover().await;
         let probe = conn.expect_next("server/discover").await;
         conn.reply(&probe, arcade_discovered()).await;
-        let (mut listed, mut stated, mut sub) = (false, false, None);
-        while !(listed && stated && sub.is_some()) {
-            let m = conn.next_request().await;
-            match m["method"].as_str() {
-                Some("tools/list") => {
-                    conn.reply(
-                        &m,
-                        json!({"resultType": "complete", "tools": arcade_tools(),
-                        "ttlMs": 0, "cacheScope": "private", "_meta": {"mcpl/version": 1}}),
-                    )
-                    .await;
-                    listed = true;
-                }
-                Some("toolsets/list") => {
-                    let statement = json!({"version": 1, "statement": true,
-                        "tools": [{"name": "seek", "visible": true, "v": 1}],
-                        "toolsets": [{"toolset": "lobby", "state": "open", "v": 1}]});
-                    let list = json!({"open": [{"toolset": "lobby"}], "ended": []});
-                    conn.reply(&m, hinted_result(list, statement)).await;
-                    stated = true;
-                }
-                Some("subscriptions/listen") => {
-                    // The host wants events: the filter asks for them, under a grant
-                    // with `pushEvents`.
-                    assert_eq!(m["params"]["notifications"]["mcpl/events"], true, "{m}");
-                    let grant = &m["params"]["_meta"]["mcpl/grant"]["effectiveCapabilities"];
-                    assert!(
-                        grant.as_array().unwrap().contains(&json!("pushEvents")),
-                        "{m}"
-                    );
-                    conn.notify(
-                        "notifications/subscriptions/acknowledged",
-                        json!({"notifications": {"toolsListChanged": true, "mcpl/hints": true,
-                                                 "mcpl/events": true},
-                               "_meta": {"io.modelcontextprotocol/subscriptionId": m["id"]}}),
-                    )
-                    .await;
-                    conn.notify(
-                        "notifications/mcpl/hints",
-                        json!({"version": 1,
-                               "_meta": {"io.modelcontextprotocol/subscriptionId": m["id"]}}),
-                    )
-                    .await;
-                    sub = Some(m["id"].clone());
-                }
-                _ => panic!("unexpected at connect: {m}"),
-            }
-        }
+        let m = arcade_connect(&mut conn).await;
+        // The host wants events: the filter asks for them, under a grant
+        // with `pushEvents`.
+        assert_eq!(m["params"]["notifications"]["mcpl/events"], true, "{m}");
+        let grant = &m["params"]["_meta"]["mcpl/grant"]["effectiveCapabilities"];
+        assert!(
+            grant.as_array().unwrap().contains(&json!("pushEvents")),
+            "{m}"
+        );
+        conn.notify(
+            "notifications/subscriptions/acknowledged",
+            json!({"notifications": {"toolsListChanged": true, "mcpl/hints": true,
+                                     "mcpl/events": true},
+                   "_meta": {"io.modelcontextprotocol/subscriptionId": m["id"]}}),
+        )
+        .await;
+        conn.notify(
+            "notifications/mcpl/hints",
+            json!({"version": 1,
+                   "_meta": {"io.modelcontextprotocol/subscriptionId": m["id"]}}),
+        )
+        .await;
+        let sub = m["id"].clone();
         hints_until(&host, |h| !h.connecting && !h.recovering).await;
         assert!(!is_usable(&host, "play").await);
         // The server's event: a game opened for this principal at version 2, `play`
@@ -446,7 +427,7 @@ async fn stateless_s18_an_event_on_the_stream_is_shown_once_with_its_hints_appli
             "hints": {"version": 2,
                 "tools": [{"name": "play", "instance": "g1", "visible": true, "v": 2}],
                 "toolsets": [{"toolset": "game", "instance": "g1", "state": "open", "v": 2}]},
-            "_meta": {"io.modelcontextprotocol/subscriptionId": sub.clone().unwrap()}});
+            "_meta": {"io.modelcontextprotocol/subscriptionId": sub}});
         conn.notify("notifications/mcpl/event", event.clone()).await;
         conn.notify("notifications/mcpl/event", event).await;
         let told = loop {

@@ -40,7 +40,7 @@ impl InstanceLogic for Game {
     }
 }
 
-fn tool(name: &str, visible: bool) -> Tool {
+pub(crate) fn tool(name: &str, visible: bool) -> Tool {
     serde_json::from_value(
         json!({"name": name, "description": format!("The {name} tool"),
         "inputSchema": {"type": "object"}, "_meta": {"mcpl/visible": visible}}),

@@ -10,7 +10,7 @@
 
 use crate::raw;
 
-use mcpl_protocol::mcp::Tool;
+use crate::stateless::tool;
 use mcpl_server::{Audience, Event, InstanceContext, InstanceLogic, Reply, Server, Started};
 use mcpl_server::{ToolCall, Toolset};
 use mcpl_transport::Principal;
@@ -47,14 +47,6 @@ impl InstanceLogic for Bell {
         }
         Reply::text("done")
     }
-}
-
-fn tool(name: &str, visible: bool) -> Tool {
-    serde_json::from_value(
-        json!({"name": name, "description": format!("The {name} tool"),
-        "inputSchema": {"type": "object"}, "_meta": {"mcpl/visible": visible}}),
-    )
-    .expect("a tool")
 }
 
 /// A server with an instanced `game` (`ring`, `secret`) and the default feature set

@@ -87,23 +87,7 @@ impl Player {
         if visible != Some(true) {
             return Vec::new();
         }
-        let def = within(
-            self.host
-                .definition(Some(SERVER), "tictactoe_play", Some(instance)),
-        )
-        .await
-        .expect("the host runs");
-        def.and_then(|t| {
-            t.input_schema["properties"]["move"]["enum"]
-                .as_array()
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-        })
-        .unwrap_or_default()
+        crate::issue40_modern_play::legal(&self.host, "tictactoe_play", instance).await
     }
 
     /// Whether the host believes `tictactoe:instance` open.

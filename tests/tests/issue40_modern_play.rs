@@ -59,7 +59,7 @@ fn game(toolset: &str, instance: &str) -> (String, Option<String>) {
 
 /// The legal moves `tool`'s definition in `instance` lists now (§5.1: the arcade's `move`
 /// enum); empty when the tool is not offered (not the player's turn, or the game is over).
-async fn legal(host: &HostHandle, tool: &str, instance: &str) -> Vec<String> {
+pub(crate) async fn legal(host: &HostHandle, tool: &str, instance: &str) -> Vec<String> {
     let def = within(host.definition(Some(SERVER), tool, Some(instance)))
         .await
         .expect("the host runs");

@@ -330,6 +330,27 @@ impl Node {
     /// Serves the Streamable HTTP front on `listener` until the process ends (see the
     /// module docs): spliced to the arcade on the owner, forwarded from a standby.
     pub async fn front_http(self: Arc<Node>, listener: TcpListener) {
+        self.front(listener, |node, stream| async move {
+            let owner_http = match &*node.role.borrow() {
+                Role::Owner { http, .. } => *http,
+                Role::Standby { .. } => None,
+            };
+            match owner_http {
+                Some(to) => node.splice_or_check(stream, to).await,
+                None => node.standby_http(stream).await,
+            }
+        })
+        .await
+    }
+
+    /// Accepts connections on `listener` until the process ends, at most
+    /// [`FRONT_CONNECTIONS`] at once (one more is closed at once), each served by `serve`
+    /// on a task of its own: the role read when the connection comes decides for it.
+    async fn front<F, Fut>(self: Arc<Node>, listener: TcpListener, serve: F)
+    where
+        F: Fn(Arc<Node>, TcpStream) -> Fut,
+        Fut: std::future::Future<Output = ()> + Send + 'static,
+    {
         let places = Arc::new(Semaphore::new(FRONT_CONNECTIONS));
         loop {
             let Some(stream) = accept(&listener).await else {
@@ -339,18 +360,11 @@ impl Node {
                 tracing::warn!("a connection over the front's limit was closed");
                 continue;
             };
-            let node = self.clone();
+            let _ = stream.set_nodelay(true);
+            let served = serve(self.clone(), stream);
             tokio::spawn(async move {
                 let _place = place;
-                let _ = stream.set_nodelay(true);
-                let owner_http = match &*node.role.borrow() {
-                    Role::Owner { http, .. } => *http,
-                    Role::Standby { .. } => None,
-                };
-                match owner_http {
-                    Some(to) => node.splice_or_check(stream, to).await,
-                    None => node.standby_http(stream).await,
-                }
+                served.await
             });
         }
     }
@@ -557,29 +571,17 @@ impl Node {
     /// Serves the WebSocket front on `listener` until the process ends: spliced to the
     /// arcade on the owner, refused (retryable, naming the owner) on a standby.
     pub async fn front_ws(self: Arc<Node>, listener: TcpListener) {
-        let places = Arc::new(Semaphore::new(FRONT_CONNECTIONS));
-        loop {
-            let Some(stream) = accept(&listener).await else {
-                continue;
+        self.front(listener, |node, stream| async move {
+            let owner_ws = match &*node.role.borrow() {
+                Role::Owner { ws, .. } => *ws,
+                Role::Standby { .. } => None,
             };
-            let Ok(place) = places.clone().try_acquire_owned() else {
-                tracing::warn!("a connection over the front's limit was closed");
-                continue;
-            };
-            let node = self.clone();
-            tokio::spawn(async move {
-                let _place = place;
-                let _ = stream.set_nodelay(true);
-                let owner_ws = match &*node.role.borrow() {
-                    Role::Owner { ws, .. } => *ws,
-                    Role::Standby { .. } => None,
-                };
-                match owner_ws {
-                    Some(to) => splice(stream, to).await,
-                    None => node.refuse_ws(stream).await,
-                }
-            });
-        }
+            match owner_ws {
+                Some(to) => splice(stream, to).await,
+                None => node.refuse_ws(stream).await,
+            }
+        })
+        .await
     }
 
     /// A standby's WebSocket connection: its request head read (bounded), then `503`

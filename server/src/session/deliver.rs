@@ -145,21 +145,15 @@ impl SessionActor {
         })
     }
 
-    /// Sends an event on the listen stream `listen` as `notifications/mcpl/event`
-    /// (`docs/rfc014-stateless.md` §3.5): the legacy `push/event` params (SPEC §9), its
-    /// `hints` the stamped ones, the subscription id in `_meta`. A notification: no answer,
-    /// no retry. Written like any message of the stream: into the transport's bounded
-    /// queue, where one that finds a Streamable HTTP answer full is dropped (the listen
-    /// module's docs, `server-core/src/session/listen.rs`).
-    pub(super) fn stream_event(
-        &mut self,
-        listen: Id,
-        ToPush { event, about }: ToPush,
-        feature_set: String,
-        hints: mcpl_protocol::stateless::VersionedHints,
-    ) {
+    /// An event's `push/event` params (SPEC §9), one event id spent: what a legacy push
+    /// and a modern stream's `notifications/mcpl/event` both carry, without hints.
+    fn push_params(&self, ToPush { event, about }: ToPush, feature_set: String) -> PushEventParams {
+        // SPEC §16.1: a producer never emits a bare tag; the logic's are left out.
         let tags = mcpl_protocol::mcpl::valid_tags(&event.tags);
-        let params = PushEventParams {
+        if tags.len() != event.tags.len() {
+            tracing::warn!(session = %self.id, tags = ?event.tags, "an event's tags that are not namespace:value (or repeated) are left out");
+        }
+        PushEventParams {
             feature_set,
             event_id: self.shared.next_event_id(),
             timestamp: rfc3339_millis(self.shared.now()),
@@ -173,7 +167,23 @@ impl SessionActor {
             toolset: about.as_ref().map(|k| k.toolset.clone()),
             instance: about.and_then(|k| k.instance),
             meta: None,
-        };
+        }
+    }
+
+    /// Sends an event on the listen stream `listen` as `notifications/mcpl/event`
+    /// (`docs/rfc014-stateless.md` §3.5): the legacy `push/event` params (SPEC §9), its
+    /// `hints` the stamped ones, the subscription id in `_meta`. A notification: no answer,
+    /// no retry. Written like any message of the stream: into the transport's bounded
+    /// queue, where one that finds a Streamable HTTP answer full is dropped (the listen
+    /// module's docs, `server-core/src/session/listen.rs`).
+    pub(super) fn stream_event(
+        &mut self,
+        listen: Id,
+        push: ToPush,
+        feature_set: String,
+        hints: mcpl_protocol::stateless::VersionedHints,
+    ) {
+        let params = self.push_params(push, feature_set);
         let Ok(serde_json::Value::Object(mut params)) = serde_json::to_value(&params) else {
             return;
         };
@@ -196,31 +206,12 @@ impl SessionActor {
     /// retried and never has `coalesce`).
     pub(super) fn push_event(
         &mut self,
-        ToPush { event, about }: ToPush,
+        push: ToPush,
         feature_set: String,
         hints: Option<crate::core::HintDraft>,
         ctx: &mut Context<Self>,
     ) {
-        // SPEC §16.1: a producer never emits a bare tag; the logic's are left out.
-        let tags = mcpl_protocol::mcpl::valid_tags(&event.tags);
-        if tags.len() != event.tags.len() {
-            tracing::warn!(session = %self.id, tags = ?event.tags, "an event's tags that are not namespace:value (or repeated) are left out");
-        }
-        let params = PushEventParams {
-            feature_set,
-            event_id: self.shared.next_event_id(),
-            timestamp: rfc3339_millis(self.shared.now()),
-            origin: None,
-            tags,
-            payload: PushPayload {
-                content: event.content,
-            },
-            coalesce: None,
-            hints: None,
-            toolset: about.as_ref().map(|k| k.toolset.clone()),
-            instance: about.and_then(|k| k.instance),
-            meta: None,
-        };
+        let params = self.push_params(push, feature_set);
         // §5.2: never retried — its rev is spent when written. The host's answer is logged.
         let answer = self.write_push(params, hints, ctx);
         let session = self.id;
