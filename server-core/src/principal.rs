@@ -88,8 +88,8 @@ mod tests;
 pub use ended::EndedIds;
 pub use errors::{CallRefusal, CallReply, CloseError, HintError, OpenError};
 pub use key::InstanceKey;
-pub use snapshot::{REASON_UNDECLARED, Snapshot};
-pub use stamps::{Stamps, Versioned};
+pub use snapshot::{EndedPart, KeptEnded, REASON_UNDECLARED, Snapshot};
+pub use stamps::{Stamps, TombstonePart, Versioned};
 pub use statement::Statement;
 
 use super::catalog::Catalog;

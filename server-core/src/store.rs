@@ -1,8 +1,10 @@
-//! What the cores name of a server's store: the records written as JSON ([`records`]),
+//! What the cores name of a server's store: the records written as JSON ([`records`]), a
+//! principal's record in parts, only what changed written ([`parts`]),
 //! why a step was not kept ([`not_kept`]), and a step's place in the commit queue
 //! ([`Ticket`]). The store itself and its queue do I/O and live in `mcpl_server::store`.
 
 pub mod not_kept;
+pub mod parts;
 pub mod records;
 
 pub use not_kept::NotKept;

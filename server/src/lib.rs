@@ -142,7 +142,10 @@ pub use server::{
 };
 pub use session::{Phase, SessionHandle, SessionStatus};
 pub use store::records::{REASON_LOST, REASON_NOT_KEPT};
-pub use store::{Loaded, MemoryStore, RedbStore, Restored, Store, StoreError, StoreStats, Writes};
+pub use store::{
+    Loaded, MemoryStore, Net, PrincipalNet, RedbStore, Restored, Store, StoreError, StoreStats,
+    Writes,
+};
 pub use tool::{
     AskError, CloseToolsetError, DeclineError, Invitation, NoArguments, NotifyError,
     OpenToolsetError, Opened, ToolContext, ToolError, ToolResult, input_schema,

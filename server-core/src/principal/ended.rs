@@ -169,6 +169,14 @@ impl EndedLog {
         self.records.iter().map(|(r, e, v)| (r, *e, v.as_deref()))
     }
 
+    /// Every record kept with its expiry and last view (shared, so that who keeps a copy
+    /// can tell the same view by its pointer), oldest first.
+    pub(super) fn kept_shared(
+        &self,
+    ) -> impl Iterator<Item = (&EndedRecord, Option<SystemTime>, Option<&Arc<str>>)> {
+        self.records.iter().map(|(r, e, v)| (r, *e, v.as_ref()))
+    }
+
     /// Drops the records expired at `now`.
     pub(super) fn expire(&mut self, now: SystemTime) {
         self.records

@@ -4,6 +4,14 @@
 //! the ended records with their expiry and last view — and the counters that keep names
 //! fresh. Pure: the actors write it to a store and read it back.
 //!
+//! **In parts** (issue #42 item 1). A server keeps the record in parts, so that a step
+//! writes only what changed: the core ([`PrincipalState::core_snapshot`]: everything but
+//! the ended records and the tombstones of closed instances), each ended record
+//! ([`EndedPart`]) and each tombstone ([`TombstonePart`](super::TombstonePart)) its own.
+//! Read back, the parts go back into the core's snapshot ([`Snapshot::keep_ended`],
+//! [`Snapshot::keep_tombstone`]); a record written whole, before parts, holds them in
+//! itself and reads as it is.
+//!
 //! A snapshot read under another catalog (the server restarted with a new manifest) keeps
 //! what still fits: an instance of a toolset no longer declared ends with an ended record
 //! (as a manifest change ends it, §4.1, vector 33), a tool no longer declared is dropped.
@@ -29,7 +37,7 @@ pub struct Snapshot {
     instances: Vec<InstanceSnapshot>,
     loose: BTreeMap<String, bool>,
     shared_defs: BTreeMap<String, ToolDefinition>,
-    ended: Vec<EndedSnapshot>,
+    ended: Vec<EndedPart>,
     picked: u64,
     implicit: BTreeSet<InstanceKey>,
     /// The version and stamps (issue #40); a record written before them has none, and
@@ -48,35 +56,118 @@ struct InstanceSnapshot {
     opened_at: SystemTime,
 }
 
+/// An ended record as kept: in the principal's record (written whole, before parts), or
+/// as a part of its own (issue #42 item 1, [`KeptEnded`] writes it).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct EndedSnapshot {
+pub struct EndedPart {
     record: EndedRecord,
     expires: Option<SystemTime>,
     view: Option<String>,
 }
 
+impl EndedPart {
+    /// The record's id.
+    pub fn id(&self) -> &str {
+        &self.record.id
+    }
+
+    /// The instance's last view, if its logic left one.
+    pub fn view(&self) -> Option<&str> {
+        self.view.as_deref()
+    }
+}
+
+/// An ended record the state keeps, borrowed: what is written as its [`EndedPart`]
+/// ([`PrincipalState::ended_kept`]).
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct KeptEnded<'a> {
+    /// The record.
+    pub record: &'a EndedRecord,
+    /// When it expires.
+    pub expires: Option<SystemTime>,
+    /// The instance's last view, if its logic left one (shared with the state: the same
+    /// pointer is the same view).
+    #[serde(serialize_with = "view_str")]
+    pub view: Option<&'a Arc<str>>,
+}
+
+/// A view written as the string it is.
+fn view_str<S: serde::Serializer>(view: &Option<&Arc<str>>, s: S) -> Result<S::Ok, S::Error> {
+    view.map(|v| &**v).serialize(s)
+}
+
+impl Snapshot {
+    /// Adds an ended record read back from a part of its own, after those kept before
+    /// it (parts are read oldest first).
+    pub fn keep_ended(&mut self, part: EndedPart) {
+        self.ended.push(part);
+    }
+
+    /// Adds a tombstone read back from a part of its own.
+    pub fn keep_tombstone(&mut self, part: super::TombstonePart) {
+        self.stamps.keep_tombstone(part);
+    }
+
+    /// How many ended records it holds in itself (a record written whole holds them all;
+    /// one written in parts, none).
+    pub fn ended_len(&self) -> usize {
+        self.ended.len()
+    }
+}
+
 impl PrincipalState {
-    /// The state as kept across a restart.
+    /// The core of the state as kept across a restart: everything but its ended records
+    /// ([`PrincipalState::ended_kept`]) and its tombstones
+    /// ([`Stamps::tombstone_stamps`](super::Stamps::tombstone_stamps)), which are kept as
+    /// parts of their own (module docs).
+    pub fn core_snapshot(&self) -> Snapshot {
+        Snapshot {
+            instances: self.instance_snapshots(),
+            loose: self.loose.clone(),
+            shared_defs: self.shared_defs.clone(),
+            ended: Vec::new(),
+            picked: self.picked,
+            implicit: self.implicit.clone(),
+            stamps: self.stamps.without_tombstones(),
+        }
+    }
+
+    /// Every ended record kept (expired ones too, until the next expiry reclaims them),
+    /// oldest first, as its part is written.
+    pub fn ended_kept(&self) -> impl Iterator<Item = KeptEnded<'_>> {
+        self.ended
+            .kept_shared()
+            .map(|(record, expires, view)| KeptEnded {
+                record,
+                expires,
+                view,
+            })
+    }
+
+    fn instance_snapshots(&self) -> Vec<InstanceSnapshot> {
+        self.instances
+            .values()
+            .map(|i| InstanceSnapshot {
+                key: i.key.clone(),
+                title: i.title.clone(),
+                options: i.options.clone(),
+                visible: i.visible.clone(),
+                definitions: i.definitions.clone(),
+                opened_at: i.opened_at,
+            })
+            .collect()
+    }
+
+    /// The state as kept across a restart, whole.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot {
-            instances: self
-                .instances
-                .values()
-                .map(|i| InstanceSnapshot {
-                    key: i.key.clone(),
-                    title: i.title.clone(),
-                    options: i.options.clone(),
-                    visible: i.visible.clone(),
-                    definitions: i.definitions.clone(),
-                    opened_at: i.opened_at,
-                })
-                .collect(),
+            instances: self.instance_snapshots(),
             loose: self.loose.clone(),
             shared_defs: self.shared_defs.clone(),
             ended: self
                 .ended
                 .kept()
-                .map(|(record, expires, view)| EndedSnapshot {
+                .map(|(record, expires, view)| EndedPart {
                     record: record.clone(),
                     expires,
                     view: view.map(str::to_owned),

@@ -98,6 +98,27 @@ impl Tombstone {
     }
 }
 
+/// A closed instance's tombstone as a part of its own of the principal's durable record
+/// (issue #42 item 1): its instance's key, its stamp, its reason and ended record's id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TombstonePart {
+    key: InstanceKey,
+    #[serde(flatten)]
+    tombstone: Tombstone,
+}
+
+impl TombstonePart {
+    /// The closed instance's key.
+    pub fn key(&self) -> &InstanceKey {
+        &self.key
+    }
+
+    /// Its stamp: the close's version.
+    pub fn stamp(&self) -> u64 {
+        self.tombstone.v
+    }
+}
+
 /// The principal's version and its entries' stamps. See the module docs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(from = "StampsRecord", into = "StampsRecord")]
@@ -139,6 +160,38 @@ impl Stamps {
     /// True when the stamp of `key`'s tombstone is kept.
     pub fn has_tombstone(&self, key: &InstanceKey) -> bool {
         self.tombstones.contains_key(key)
+    }
+
+    /// Every tombstone kept, by its instance's key, with its stamp: a tombstone's value
+    /// changes only with its stamp (a close takes a new version), so the stamp tells
+    /// whether the part kept for it is current (`store/parts.rs`, issue #42 item 1).
+    pub fn tombstone_stamps(&self) -> impl Iterator<Item = (&InstanceKey, u64)> {
+        self.tombstones.iter().map(|(k, t)| (k, t.v))
+    }
+
+    /// The tombstone of `key`, as a part of its own of the principal's record.
+    pub fn tombstone_part(&self, key: &InstanceKey) -> Option<TombstonePart> {
+        self.tombstones.get(key).map(|t| TombstonePart {
+            key: key.clone(),
+            tombstone: t.clone(),
+        })
+    }
+
+    /// The stamps without their tombstones: what the principal's core record keeps, its
+    /// tombstones being parts of their own (issue #42 item 1).
+    pub(super) fn without_tombstones(&self) -> Stamps {
+        Stamps {
+            version: self.version,
+            toolsets: self.toolsets.clone(),
+            tools: self.tools.clone(),
+            tombstones: BTreeMap::new(),
+            forgotten: self.forgotten,
+        }
+    }
+
+    /// Keeps a tombstone read back from its own part.
+    pub(super) fn keep_tombstone(&mut self, part: TombstonePart) {
+        self.tombstones.insert(part.key, part.tombstone);
     }
 
     /// Forgets the oldest tombstones until both bounds hold, remembering the newest stamp

@@ -22,6 +22,7 @@ use crate::core::principal_core::read_back;
 use crate::core::{InstanceKey, PrincipalState};
 use crate::ids::InstanceId;
 use crate::shared::Shared;
+use crate::store::parts::{self, Ledger, Stored};
 use crate::store::records::{
     InstanceRecord, LogicRecord, PrincipalRecord, REASON_LOST, REASON_NOT_KEPT,
 };
@@ -61,19 +62,41 @@ pub(crate) fn restore(
         .as_ref()
         .map_or_else(|| "memory".to_owned(), |s| s.location());
     let now = shared.now();
-    let mut principals: Vec<(String, PrincipalRecord)> = Vec::new();
-    for (name, bytes) in loaded.principals {
-        match serde_json::from_slice::<PrincipalRecord>(&bytes) {
-            Ok(r) => principals.push((name, r)),
+    // Each principal's parts (issue #42 item 1), by its name.
+    let mut parts: HashMap<String, BTreeMap<String, Vec<u8>>> = HashMap::new();
+    for (name, part, bytes) in loaded.parts {
+        parts.entry(name).or_default().insert(part, bytes);
+    }
+    let mut principals: Vec<(String, PrincipalRecord, (Stored, Ledger))> = Vec::new();
+    for (name, core) in loaded.principals {
+        let stored = Stored {
+            core,
+            parts: parts.remove(&name).unwrap_or_default(),
+        };
+        let of = stored.parts.iter().map(|(n, b)| (n.as_str(), b.as_slice()));
+        match parts::read(&stored.core, of) {
+            Ok(read) => {
+                for (part, e) in &read.unread {
+                    tracing::error!(
+                        store = %location, principal = %name, part = %part, error = %e,
+                        "a part of a principal's record cannot be read; it is left out"
+                    );
+                }
+                principals.push((name, read.record, (stored, read.ledger)));
+            }
             Err(e) => tracing::error!(
                 store = %location, principal = %name, error = %e,
                 "a principal's record cannot be read; it is left out"
             ),
         }
     }
+    // Parts of no principal's record (none is written without it): forgotten.
+    for name in parts.keys() {
+        let _ = shared.write_principal(name, None);
+    }
     // Which principal links to which instance, as each principal's record says.
     let mut linked: HashMap<u64, BTreeMap<ParticipantId, (String, InstanceKey)>> = HashMap::new();
-    for (name, r) in &principals {
+    for (name, r, _) in &principals {
         for l in &r.links {
             linked
                 .entry(l.instance)
@@ -83,7 +106,7 @@ pub(crate) fn restore(
     }
     let mut contexts: HashMap<String, Context<PrincipalActor>> = principals
         .iter()
-        .map(|(n, _)| (n.clone(), Context::new()))
+        .map(|(n, _, _)| (n.clone(), Context::new()))
         .collect();
     let mut ends: Ends = HashMap::new();
     // Instances that were running and will not run again.
@@ -139,7 +162,7 @@ pub(crate) fn restore(
     }
     let mut restored = Vec::new();
     let mut lost_unlinked = 0;
-    for (name, record) in principals {
+    for (name, record, kept) in principals {
         let Some(ctx) = contexts.remove(&name) else {
             continue;
         };
@@ -169,6 +192,7 @@ pub(crate) fn restore(
             principal.clone(),
             state,
             links,
+            kept,
         );
         let addr = ctx.run(actor);
         restored.push(RestoredPrincipal {

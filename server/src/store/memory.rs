@@ -16,6 +16,8 @@ pub struct MemoryStore {
 struct Records {
     principals: BTreeMap<String, Vec<u8>>,
     instances: BTreeMap<u64, Vec<u8>>,
+    /// Principals' parts, by principal and part.
+    parts: BTreeMap<(String, String), Vec<u8>>,
 }
 
 impl MemoryStore {
@@ -38,24 +40,43 @@ impl Store for MemoryStore {
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect(),
             instances: r.instances.iter().map(|(k, v)| (*k, v.clone())).collect(),
+            parts: r
+                .parts
+                .iter()
+                .map(|((p, k), v)| (p.clone(), k.clone(), v.clone()))
+                .collect(),
         }))
     }
 
     fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {
+        let net = Writes::net(steps);
         self.with(|r| {
-            for step in steps {
-                for (name, record) in &step.principals {
+            for (name, p) in net.principals {
+                if p.cleared {
+                    r.parts.retain(|(owner, _), _| owner != name);
+                }
+                match p.record {
+                    Some(Some(b)) => {
+                        r.principals.insert(name.to_owned(), b.to_vec());
+                    }
+                    Some(None) => {
+                        r.principals.remove(name);
+                    }
+                    None => {}
+                }
+                for (part, record) in p.parts {
+                    let key = (name.to_owned(), part.to_owned());
                     match record {
-                        Some(b) => r.principals.insert(name.clone(), b.clone()),
-                        None => r.principals.remove(name),
+                        Some(b) => r.parts.insert(key, b.to_vec()),
+                        None => r.parts.remove(&key),
                     };
                 }
-                for (id, record) in &step.instances {
-                    match record {
-                        Some(b) => r.instances.insert(*id, b.clone()),
-                        None => r.instances.remove(id),
-                    };
-                }
+            }
+            for (id, record) in net.instances {
+                match record {
+                    Some(b) => r.instances.insert(id, b.to_vec()),
+                    None => r.instances.remove(&id),
+                };
             }
         });
         Ok(())

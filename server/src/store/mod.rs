@@ -30,6 +30,7 @@
 mod memory;
 use mcpl_server_core::store::not_kept;
 mod queue;
+pub(crate) use mcpl_server_core::store::parts;
 pub(crate) use mcpl_server_core::store::records;
 mod redb_store;
 
@@ -65,17 +66,30 @@ pub struct Loaded {
     pub principals: Vec<(String, Vec<u8>)>,
     /// Each instance's record, by its id.
     pub instances: Vec<(u64, Vec<u8>)>,
+    /// The parts of principals' records kept under keys of their own (see [`Writes`]), by
+    /// the principal's name and the part's, in that order.
+    pub parts: Vec<(String, String, Vec<u8>)>,
 }
 
 /// What one step keeps (issue #42 item 1): records put (`Some`, replacing the one kept)
 /// or forgotten (`None`), written together or not at all. A value, so that a store
 /// decides how to commit it — one embedded transaction, or a database's.
+///
+/// **Parts** (issue #42 item 1). A principal's record is kept as its core record (in
+/// `principals`) and parts under keys of their own (in `parts`: each ended record, each
+/// tombstone of a closed instance), so that a step writes only what changed, never the
+/// whole list. A part belongs to its principal's record: forgetting the record (`None`
+/// in `principals`) forgets every part of it too, and a store that checks revisions
+/// checks the core record's for a step that writes only parts of it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Writes {
     /// Principals' records, by the principal's name.
     pub principals: Vec<(String, Option<Vec<u8>>)>,
     /// Instances' records, by the instance's id.
     pub instances: Vec<(u64, Option<Vec<u8>>)>,
+    /// Parts of principals' records put or forgotten, by the principal's name and the
+    /// part's; written after the step's principals' records.
+    pub parts: Vec<(String, String, Option<Vec<u8>>)>,
 }
 
 impl Writes {
@@ -95,15 +109,72 @@ impl Writes {
         }
     }
 
-    /// How many records it puts or forgets.
+    /// How many records and parts it puts or forgets.
     pub fn len(&self) -> usize {
-        self.principals.len() + self.instances.len()
+        self.principals.len() + self.instances.len() + self.parts.len()
     }
 
     /// True when it writes nothing.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+
+    /// The bytes of the records and parts it puts: what a store writes for it.
+    pub fn bytes(&self) -> usize {
+        let principals = self.principals.iter().filter_map(|(_, r)| r.as_ref());
+        let instances = self.instances.iter().filter_map(|(_, r)| r.as_ref());
+        let parts = self.parts.iter().filter_map(|(_, _, r)| r.as_ref());
+        principals.chain(instances).chain(parts).map(Vec::len).sum()
+    }
+
+    /// What `steps` leave when written in order, each record and part once, in key order
+    /// (principals, then instances): what a store writes for one commit of them.
+    pub fn net(steps: &[Writes]) -> Net<'_> {
+        let mut net = Net::default();
+        for step in steps {
+            for (name, record) in &step.principals {
+                let p = net.principals.entry(name).or_default();
+                p.record = Some(record.as_deref());
+                if record.is_none() {
+                    // Forgetting a record forgets its parts, also those kept before.
+                    p.cleared = true;
+                    p.parts.clear();
+                }
+            }
+            for (name, part, record) in &step.parts {
+                let p = net.principals.entry(name).or_default();
+                p.parts.insert(part, record.as_deref());
+            }
+            for (id, record) in &step.instances {
+                net.instances.insert(*id, record.as_deref());
+            }
+        }
+        net
+    }
+}
+
+/// What several steps leave ([`Writes::net`]): each principal's record with its parts,
+/// and each instance's record, by key.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Net<'a> {
+    /// Each principal written, by name.
+    pub principals: std::collections::BTreeMap<&'a str, PrincipalNet<'a>>,
+    /// Each instance's record put (`Some`) or forgotten (`None`), by id.
+    pub instances: std::collections::BTreeMap<u64, Option<&'a [u8]>>,
+}
+
+/// What several steps leave of one principal's record ([`Writes::net`]), in the order a
+/// store writes it: its parts kept before forgotten (`cleared`), its core record, then
+/// its parts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrincipalNet<'a> {
+    /// The core record put (`Some(Some)`) or forgotten (`Some(None)`); `None`: only parts
+    /// of it are written.
+    pub record: Option<Option<&'a [u8]>>,
+    /// The record was forgotten in one of the steps: every part kept before goes.
+    pub cleared: bool,
+    /// Parts put (`Some`) or forgotten (`None`), by name.
+    pub parts: std::collections::BTreeMap<&'a str, Option<&'a [u8]>>,
 }
 
 /// Where a server keeps its durable state. See the module docs.
@@ -123,7 +194,7 @@ pub trait Store: Send + Sync + 'static {
     fn put_principal(&self, principal: &str, record: &[u8]) -> Result<(), StoreError> {
         self.commit(&[Writes::principal(principal, Some(record))])
     }
-    /// Forgets a principal's record.
+    /// Forgets a principal's record, with its parts.
     fn delete_principal(&self, principal: &str) -> Result<(), StoreError> {
         self.commit(&[Writes::principal(principal, None)])
     }

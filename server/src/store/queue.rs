@@ -42,6 +42,11 @@ pub struct StoreStats {
     pub steps: u64,
     /// Commits made: each took every step waiting when it began.
     pub commits: u64,
+    /// Bytes of the records (and parts of records) the steps put: what the store was
+    /// given to write ([`Writes::bytes`]). A principal's record is written in parts, only
+    /// those that changed (issue #42 item 1), so a step's bytes do not grow with what the
+    /// principal keeps unchanged.
+    pub bytes: u64,
 }
 
 /// How far the writer got.
@@ -86,6 +91,7 @@ struct Inner {
     failed: OnceLock<String>,
     steps: AtomicU64,
     commits: AtomicU64,
+    bytes: AtomicU64,
 }
 
 /// Group commit in front of a store. See the module docs. Dropping it lets the writer
@@ -116,6 +122,7 @@ impl CommitQueue {
             failed: OnceLock::new(),
             steps: AtomicU64::new(0),
             commits: AtomicU64::new(0),
+            bytes: AtomicU64::new(0),
         });
         let writer = inner.clone();
         let writer = std::thread::Builder::new()
@@ -133,12 +140,14 @@ impl CommitQueue {
         if let Some(cause) = self.inner.failed.get() {
             return Err(NotKept(cause.clone()));
         }
+        let bytes = writes.bytes() as u64;
         let mut waiting = self.inner.lock();
         waiting.last += 1;
         waiting.steps.push(writes);
         let ticket = Ticket::new(waiting.last);
         drop(waiting);
         self.inner.steps.fetch_add(1, Ordering::Relaxed);
+        self.inner.bytes.fetch_add(bytes, Ordering::Relaxed);
         self.inner.wake.notify_one();
         Ok(ticket)
     }
@@ -168,6 +177,7 @@ impl CommitQueue {
         StoreStats {
             steps: self.inner.steps.load(Ordering::Relaxed),
             commits: self.inner.commits.load(Ordering::Relaxed),
+            bytes: self.inner.bytes.load(Ordering::Relaxed),
         }
     }
 }
@@ -259,8 +269,8 @@ impl Shared {
         self.submit(Writes::instance(id, record))
     }
 
-    /// Hands a principal's record (`Some`) or its forgetting (`None`) to the store. See
-    /// [`Shared::write_instance`].
+    /// Hands a principal's record (`Some`) or its forgetting (`None`, with its parts) to
+    /// the store. See [`Shared::write_instance`].
     pub(crate) fn write_principal(
         &self,
         principal: &str,
@@ -269,7 +279,8 @@ impl Shared {
         self.submit(Writes::principal(principal, record))
     }
 
-    fn submit(&self, writes: Writes) -> Result<Ticket, NotKept> {
+    /// Hands a step's writes to the store. See [`Shared::write_instance`].
+    pub(crate) fn submit(&self, writes: Writes) -> Result<Ticket, NotKept> {
         match &self.commits {
             Some(queue) => queue.submit(writes),
             None => Ok(Ticket::NONE),

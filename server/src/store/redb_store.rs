@@ -7,14 +7,22 @@
 
 use super::{Loaded, Store, StoreError, Writes};
 use redb::{Database, ReadableTable, TableDefinition};
-use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 const PRINCIPALS: TableDefinition<&str, &[u8]> = TableDefinition::new("principals");
 const INSTANCES: TableDefinition<u64, &[u8]> = TableDefinition::new("instances");
+/// Principals' records' parts, by the principal's name and the part's (issue #42 item 1).
+const PARTS: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("principal_parts");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
 /// The format of the records this server writes; a store in another is refused.
-const FORMAT: u64 = 1;
+/// Format 2 (issue #42 item 1) keeps parts of principals' records under keys of their
+/// own; a store in format 1 (every principal's record whole, no parts) is read as it is
+/// and marked 2 when opened: its records load, and each is written in parts on its next
+/// change. A server reading only format 1 refuses the store from then on, rather than
+/// miss the parts.
+const FORMAT: u64 = 2;
+/// The format before parts, read and upgraded.
+const FORMAT_WHOLE: u64 = 1;
 /// The store's file in a data directory.
 pub const FILE_NAME: &str = "mcpl-state.redb";
 
@@ -86,12 +94,16 @@ impl RedbStore {
         {
             w.open_table(PRINCIPALS).map_err(|e| self.io(e))?;
             w.open_table(INSTANCES).map_err(|e| self.io(e))?;
+            w.open_table(PARTS).map_err(|e| self.io(e))?;
             let mut meta = w.open_table(META).map_err(|e| self.io(e))?;
             let found = meta
                 .get("format")
                 .map_err(|e| self.io(e))?
                 .map(|v| v.value());
             match found {
+                Some(FORMAT_WHOLE) => {
+                    meta.insert("format", FORMAT).map_err(|e| self.io(e))?;
+                }
                 Some(found) if found != FORMAT => {
                     return Err(StoreError::Incompatible {
                         path: self.path.clone(),
@@ -123,6 +135,14 @@ impl RedbStore {
         for entry in instances.iter().map_err(|e| self.io(e))? {
             let (k, v) = entry.map_err(|e| self.io(e))?;
             loaded.instances.push((k.value(), v.value().to_vec()));
+        }
+        let parts = r.open_table(PARTS).map_err(|e| self.io(e))?;
+        for entry in parts.iter().map_err(|e| self.io(e))? {
+            let (k, v) = entry.map_err(|e| self.io(e))?;
+            let (principal, part) = k.value();
+            loaded
+                .parts
+                .push((principal.to_owned(), part.to_owned(), v.value().to_vec()));
         }
         Ok(loaded)
     }
@@ -225,29 +245,43 @@ impl Store for RedbStore {
 
     fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {
         // A record written by several of the steps is written once, as the last left it.
-        let mut principals: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
-        let mut instances: BTreeMap<u64, Option<&[u8]>> = BTreeMap::new();
-        for step in steps {
-            for (name, record) in &step.principals {
-                principals.insert(name, record.as_deref());
-            }
-            for (id, record) in &step.instances {
-                instances.insert(*id, record.as_deref());
-            }
-        }
+        let net = Writes::net(steps);
         // One write transaction for every step handed over: one fsync (redb's default
         // durability) for all of them.
         self.write(|w| {
             let mut table = w.open_table(PRINCIPALS).map_err(boxed)?;
-            for (name, record) in principals {
-                match record {
-                    Some(r) => table.insert(name, r),
-                    None => table.remove(name),
+            let mut parts = w.open_table(PARTS).map_err(boxed)?;
+            for (name, p) in net.principals {
+                if p.cleared {
+                    let mut kept = Vec::new();
+                    for entry in parts.range((name, "")..).map_err(boxed)? {
+                        let (k, _) = entry.map_err(boxed)?;
+                        let (owner, part) = k.value();
+                        if owner != name {
+                            break;
+                        }
+                        kept.push(part.to_owned());
+                    }
+                    for part in kept {
+                        parts.remove((name, part.as_str())).map_err(boxed)?;
+                    }
+                }
+                match p.record {
+                    Some(Some(r)) => table.insert(name, r).map(drop),
+                    Some(None) => table.remove(name).map(drop),
+                    None => Ok(()),
                 }
                 .map_err(boxed)?;
+                for (part, record) in p.parts {
+                    match record {
+                        Some(r) => parts.insert((name, part), r).map(drop),
+                        None => parts.remove((name, part)).map(drop),
+                    }
+                    .map_err(boxed)?;
+                }
             }
             let mut table = w.open_table(INSTANCES).map_err(boxed)?;
-            for (id, record) in instances {
+            for (id, record) in net.instances {
                 match record {
                     Some(r) => table.insert(id, r),
                     None => table.remove(id),

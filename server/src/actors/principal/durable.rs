@@ -1,24 +1,35 @@
 //! A principal kept across restarts (issue #15 **\[project\]**): its record — the state
 //! `toolsets/list` states and its links to instances — handed to the store whenever it
 //! changed, what changed it delivered once it is kept (`fanout.rs`, issue #42 item 1), and read back when the server starts
-//! (`actors/restore.rs`).
+//! (`actors/restore.rs`). The record is written in parts (issue #42 item 1,
+//! `server-core/src/store/parts.rs`): its core, and each ended record and tombstone under
+//! a key of its own, a step writing only the parts that changed.
 
 use super::{InstanceLink, PrincipalActor, Registrar};
 use crate::core::PrincipalState;
 use crate::core::principal_core::PrincipalCore;
 use crate::ids::InstanceId;
 use crate::shared::Shared;
-use crate::store::Ticket;
-use crate::store::records::{LinkRecord, NotKept, PrincipalRecord};
+use crate::store::parts::{self, Ledger, Stored};
+use crate::store::records::{LinkRecord, NotKept};
+use crate::store::{Ticket, Writes};
 use mcpl_transport::Principal;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+/// A change of the record handed to the store: its core (when it changed) and its parts
+/// put or forgotten, what `saved` moves on by once it is kept.
+pub(crate) struct Kept {
+    core: Option<Vec<u8>>,
+    parts: Vec<(String, Option<Vec<u8>>)>,
+}
+
 impl PrincipalActor {
-    /// Hands the principal's record to the store, when the server keeps durable state,
-    /// the principal can come back (it is named) and the record changed; the ticket of the
-    /// last record handed over, which what it tells waits for (issue #42 item 1). Fails
-    /// when the store was given up (issue #37 item 2).
+    /// Hands what changed of the principal's record to the store, when the server keeps
+    /// durable state, the principal can come back (it is named) and anything changed: its
+    /// core when it did, and only the parts that did (issue #42 item 1). The ticket of
+    /// the last change handed over, which what it tells waits for. Fails when the store
+    /// was given up (issue #37 item 2).
     pub(super) fn persist(&mut self) -> Result<Ticket, NotKept> {
         let Principal::Named(name) = &self.principal else {
             return Ok(Ticket::NONE);
@@ -26,45 +37,68 @@ impl PrincipalActor {
         if self.shared.store.is_none() {
             return Ok(Ticket::NONE);
         }
-        match serde_json::to_vec(&self.record()) {
-            Ok(bytes) if self.written.as_deref() != Some(&bytes) => {
-                self.written_at = self.shared.write_principal(name, Some(&bytes))?;
-                match self.shared.outcome(self.written_at) {
-                    // Nothing to wait for (no store to wait on).
-                    Some(Ok(())) => self.saved = Some(bytes.clone()),
-                    _ => self.unkept.push_back((self.written_at, bytes.clone())),
-                }
-                self.written = Some(bytes);
-            }
-            Ok(_) => {}
+        let change = match self.written.change(self.core.state(), self.links()) {
+            Ok(Some(change)) => change,
+            Ok(None) => return Ok(self.written_at),
             Err(e) => {
                 tracing::error!(principal = %name, error = %e, "a principal's record does not encode");
+                return Ok(self.written_at);
             }
+        };
+        let writes = Writes {
+            principals: change
+                .core
+                .iter()
+                .map(|core| (name.clone(), Some(core.clone())))
+                .collect(),
+            parts: change
+                .parts
+                .iter()
+                .map(|(part, bytes)| (name.clone(), part.clone(), bytes.clone()))
+                .collect(),
+            ..Writes::default()
+        };
+        self.written_at = self.shared.submit(writes)?;
+        self.written.apply(&change);
+        let kept = Kept {
+            core: change.core,
+            parts: change.parts,
+        };
+        match self.shared.outcome(self.written_at) {
+            // Nothing to wait for (no store to wait on).
+            Some(Ok(())) => self.keep(kept),
+            _ => self.unkept.push_back((self.written_at, kept)),
         }
         Ok(self.written_at)
     }
 
-    /// `ticket` was kept, and with it every record handed over before it.
+    /// `kept` is in the store.
+    fn keep(&mut self, kept: Kept) {
+        self.saved
+            .get_or_insert_default()
+            .apply(kept.core, kept.parts);
+        self.saved_as_read = false;
+    }
+
+    /// `ticket` was kept, and with it every change handed over before it.
     pub(super) fn kept_up_to(&mut self, ticket: Ticket) {
         while self.unkept.front().is_some_and(|(t, _)| *t <= ticket) {
-            self.saved = self.unkept.pop_front().map(|(_, bytes)| bytes);
+            if let Some((_, kept)) = self.unkept.pop_front() {
+                self.keep(kept);
+            }
         }
     }
 
-    fn record(&self) -> PrincipalRecord {
-        PrincipalRecord {
-            state: self.core.state().snapshot(),
-            links: self
-                .core
-                .links()
-                .iter()
-                .map(|(key, l)| LinkRecord {
-                    key: key.clone(),
-                    instance: l.id.0,
-                    who: l.who.0,
-                })
-                .collect(),
-        }
+    fn links(&self) -> Vec<LinkRecord> {
+        self.core
+            .links()
+            .iter()
+            .map(|(key, l)| LinkRecord {
+                key: key.clone(),
+                instance: l.id.0,
+                who: l.who.0,
+            })
+            .collect()
     }
 
     /// A change could not be kept: the state goes back to the record last kept (or,
@@ -77,37 +111,49 @@ impl PrincipalActor {
             return;
         }
         self.unkept.clear();
-        self.written.clone_from(&self.saved);
         self.written_at = Ticket::NONE;
-        let kept = match self.saved.as_deref() {
-            Some(bytes) if !bytes.is_empty() => {
-                match serde_json::from_slice::<PrincipalRecord>(bytes) {
-                    Ok(r) => Some(r),
+        let read = match &self.saved {
+            Some(stored) => {
+                let parts = stored.parts.iter().map(|(n, b)| (n.as_str(), b.as_slice()));
+                match parts::read(&stored.core, parts) {
+                    Ok(read) => Some(read),
                     Err(e) => {
                         tracing::error!(principal = %self.principal.name(), error = %e, "a principal's own record does not decode");
+                        self.written = Ledger::default();
                         return;
                     }
                 }
             }
-            // Read back after a restart and not written since (`restored`): what is on
-            // disk is the record as read, not kept here; the state is left as it is, and
-            // the next change is refused the same way.
-            Some(_) => return,
             None => None,
         };
+        if self.saved_as_read {
+            // Read back after a restart and not written since: what is in the store is
+            // the record as read; the state is left as it is, and the next change is
+            // refused the same way.
+            if let Some(read) = read {
+                self.written = read.ledger;
+                self.written.adopt(self.core.state());
+            }
+            return;
+        }
         let now = self.shared.now();
-        let (state, links) = match kept {
-            Some(r) => (
-                PrincipalState::restore(
+        let (state, links) = match read {
+            Some(read) => {
+                let state = PrincipalState::restore(
                     self.shared.catalog(),
                     self.shared.principal_config.clone(),
                     self.shared.ended_ids.clone(),
-                    r.state,
+                    read.record.state,
                     now,
-                ),
-                r.links,
-            ),
-            None => (PrincipalActor::fresh_state(&self.shared), Vec::new()),
+                );
+                self.written = read.ledger;
+                self.written.adopt(&state);
+                (state, read.record.links)
+            }
+            None => {
+                self.written = Ledger::default();
+                (PrincipalActor::fresh_state(&self.shared), Vec::new())
+            }
         };
         let kept: BTreeMap<_, _> = links
             .into_iter()
@@ -119,17 +165,21 @@ impl PrincipalActor {
     /// Forgets the principal's record: it retires with nothing left.
     pub(super) fn forget(&mut self) {
         if let Principal::Named(name) = &self.principal
-            && self.written.take().is_some()
+            && self.written.is_written()
         {
+            self.written = Ledger::default();
             self.saved = None;
+            self.saved_as_read = false;
             self.unkept.clear();
-            // A record left behind after a restart is read back as idle and retires again.
+            // Its parts go with it. A record left behind after a restart is read back as
+            // idle and retires again.
             let _ = self.shared.write_principal(name, None);
         }
     }
 
     /// The actor of a principal read back after a restart: its state, and its links to the
-    /// instances that were read back too (started with it, `actors/restore.rs`).
+    /// instances that were read back too (started with it, `actors/restore.rs`); what the
+    /// store holds of its record, and the ledger read with it.
     pub(crate) fn restored(
         shared: Arc<Shared>,
         registrar: Registrar,
@@ -137,15 +187,19 @@ impl PrincipalActor {
         principal: Principal,
         state: PrincipalState,
         links: BTreeMap<crate::core::InstanceKey, InstanceLink>,
+        (stored, mut ledger): (Stored, Ledger),
     ) -> Self {
         let anonymous = matches!(principal, Principal::Anonymous(_));
         let core = PrincipalCore::new(state, anonymous, shared.keep_toolsets, links)
             .with_idle_end(shared.idle_end);
         let mut actor = PrincipalActor::new(shared, registrar, generation, principal);
         actor.core = core;
-        // Written on its first change (or now, by the restore, if it changed in reading).
-        actor.saved = Some(Vec::new());
-        actor.written = Some(Vec::new());
+        // Written on its first change (or now, by the restore, if it changed in reading:
+        // a record written whole, before parts, is written in parts now).
+        ledger.adopt(actor.core.state());
+        actor.saved = Some(stored);
+        actor.saved_as_read = true;
+        actor.written = ledger;
         // Not kept: the next change tries again (and is refused if the store is gone).
         let _ = actor.persist();
         actor

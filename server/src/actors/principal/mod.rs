@@ -41,7 +41,9 @@ use crate::core::principal_core::{Output, PrincipalCore, Retirement};
 use crate::ids::SessionId;
 use crate::shared::Shared;
 use crate::store::Ticket;
+use crate::store::parts::{Ledger, Stored};
 use actix::prelude::*;
+use durable::Kept;
 use mcpl_transport::Principal;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -63,16 +65,20 @@ pub(crate) struct PrincipalActor {
     /// How each session is reached.
     sessions: BTreeMap<SessionId, SessionAddr>,
     retire_timer: Option<SpawnHandle>,
-    /// The record last kept in the store (issue #15), what a change that could not be
-    /// kept goes back to; `None` until one was.
-    saved: Option<Vec<u8>>,
-    /// The record last handed to the store, so an unchanged one is not written again, and
-    /// its ticket in the commit queue (issue #42 item 1).
-    written: Option<Vec<u8>>,
+    /// The record last kept in the store (issue #15), core and parts, what a change that
+    /// could not be kept goes back to; `None` until one was.
+    saved: Option<Stored>,
+    /// `saved` is the record as read back after a restart, not written since: a change
+    /// not kept leaves the state as it is (`durable.rs`).
+    saved_as_read: bool,
+    /// What was last handed to the store of the record, part by part, so that a step
+    /// writes only the parts that changed (issue #42 item 1), and the ticket of the last
+    /// step that wrote any in the commit queue.
+    written: Ledger,
     written_at: Ticket,
-    /// The records handed over and not known to be kept yet, with their tickets: `saved`
-    /// moves on to each as it is.
-    unkept: VecDeque<(Ticket, Vec<u8>)>,
+    /// The changes handed over and not known to be kept yet, with their tickets: `saved`
+    /// moves on by each as it is.
+    unkept: VecDeque<(Ticket, Kept)>,
     /// What waits to be told until the records it depends on are kept, in order
     /// (`fanout.rs`).
     told: VecDeque<telling::Telling<PrincipalActor>>,
@@ -112,7 +118,8 @@ impl PrincipalActor {
             sessions: BTreeMap::new(),
             retire_timer: None,
             saved: None,
-            written: None,
+            saved_as_read: false,
+            written: Ledger::default(),
             written_at: Ticket::NONE,
             unkept: VecDeque::new(),
             told: VecDeque::new(),
