@@ -509,6 +509,7 @@ mod tests {
         let write = |principal: &str, id: u64| Writes {
             principals: vec![(principal.to_owned(), Some(b"p".to_vec()))],
             instances: vec![(id, Some(b"i".to_vec()))],
+            ..Writes::default()
         };
         store
             .commit(&[write("alice", 1)])

@@ -6,6 +6,15 @@
 //! table holding the records' format (a database written in another format is refused,
 //! as a `redb` file is) and the sequence `mcpl_revisions` the revisions are drawn from.
 //!
+//! **Parts** (issue #42 item 1). A principal's record is written in parts: its core in
+//! `principals`, each part (an ended record, a tombstone) a row of `principal_parts`
+//! (key `(principal, part)`), a step writing only the parts that changed. A part has no
+//! revision of its own: it is written in the same transaction as its principal's core
+//! record, whose revision is checked as ever — and a step that writes only parts of a
+//! record still checks it, taking the core record's next revision without changing it —
+//! so another node's write of any of a principal's record fails the commit. Forgetting a
+//! principal's record forgets its parts.
+//!
 //! **One commit, one transaction.** [`Store::commit`] gets every step the server's commit
 //! queue took at once (group commit, issue #42 item 1) and writes all their records in one
 //! transaction: one WAL flush, all of them or none.
@@ -51,15 +60,19 @@
 //! issue #41).
 
 use crate::leases::{Fence, INSTANCE, PRINCIPAL};
-use mcpl_server::{Loaded, Store, StoreError, Writes};
+use mcpl_server::{Loaded, Net, Store, StoreError, Writes};
 use postgres::types::ToSql;
 use postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::mpsc;
 
 /// The format of the records this store holds ([`RedbStore`](mcpl_server::RedbStore)'s
-/// too: the SDK encodes them, a store keeps bytes).
-const FORMAT: i64 = 1;
+/// too: the SDK encodes them, a store keeps bytes). Format 2 keeps principals' records in
+/// parts (issue #42 item 1); a database in format 1 (records whole) is read as it is and
+/// marked 2 when a store connects, its records written in parts on their next change.
+const FORMAT: i64 = 2;
+/// The format before parts, read and upgraded.
+const FORMAT_WHOLE: i64 = 1;
 
 /// Serialises creating the schema between nodes starting at once (`CREATE ... IF NOT
 /// EXISTS` alone races on the catalog): an advisory lock's key, "mcpl" in ASCII.
@@ -80,6 +93,12 @@ const SCHEMA: &str = "
         key bigint PRIMARY KEY,
         record bytea NOT NULL,
         revision bigint NOT NULL
+    );
+    CREATE TABLE IF NOT EXISTS principal_parts (
+        principal text NOT NULL,
+        part text NOT NULL,
+        record bytea NOT NULL,
+        PRIMARY KEY (principal, part)
     );
 ";
 
@@ -225,22 +244,25 @@ impl Store for PgStore {
     fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {
         // A record written by several steps is written once, as the last left it; in key
         // order (see the module docs).
-        let mut principals: BTreeMap<&str, Option<&[u8]>> = BTreeMap::new();
-        let mut instances: BTreeMap<u64, Option<&[u8]>> = BTreeMap::new();
-        for step in steps {
-            for (name, record) in &step.principals {
-                principals.insert(name, record.as_deref());
-            }
-            for (id, record) in &step.instances {
-                instances.insert(*id, record.as_deref());
-            }
-        }
+        let Net {
+            principals,
+            instances,
+        } = Writes::net(steps);
         if principals.is_empty() && instances.is_empty() {
             return Ok(());
         }
-        let principals: Vec<(String, Option<Vec<u8>>)> = principals
+        let principals: Vec<PrincipalWrite> = principals
             .into_iter()
-            .map(|(k, r)| (k.to_owned(), r.map(<[u8]>::to_vec)))
+            .map(|(name, p)| PrincipalWrite {
+                name: name.to_owned(),
+                record: p.record.map(|r| r.map(<[u8]>::to_vec)),
+                cleared: p.cleared,
+                parts: p
+                    .parts
+                    .into_iter()
+                    .map(|(part, r)| (part.to_owned(), r.map(<[u8]>::to_vec)))
+                    .collect(),
+            })
             .collect();
         let instances: Vec<(u64, Option<Vec<u8>>)> = instances
             .into_iter()
@@ -289,6 +311,70 @@ pub(crate) fn chain(e: &(dyn std::error::Error + 'static)) -> String {
     out
 }
 
+/// What one commit writes of a principal's record (`Writes::net`, owned for the
+/// connection's thread).
+struct PrincipalWrite {
+    name: String,
+    /// The core record put or forgotten; `None`: only parts are written (the core's
+    /// revision is checked all the same).
+    record: Option<Option<Vec<u8>>>,
+    /// Every part kept before goes first.
+    cleared: bool,
+    /// Parts put or forgotten, by name.
+    parts: Vec<(String, Option<Vec<u8>>)>,
+}
+
+/// The statements writing principals' parts.
+struct Parts {
+    /// Puts parts `$2` (names) with records `$3` of principal `$1`.
+    put: Statement,
+    /// Forgets parts `$2` (names) of principal `$1`.
+    delete: Statement,
+    /// Forgets every part of principal `$1`.
+    clear: Statement,
+}
+
+impl Parts {
+    fn prepare(client: &mut Client) -> Result<Parts, postgres::Error> {
+        Ok(Parts {
+            put: client.prepare(
+                "INSERT INTO principal_parts (principal, part, record) \
+                 SELECT $1, u.part, u.record FROM unnest($2::text[], $3::bytea[]) AS u(part, record) \
+                 ON CONFLICT (principal, part) DO UPDATE SET record = EXCLUDED.record",
+            )?,
+            delete: client
+                .prepare("DELETE FROM principal_parts WHERE principal = $1 AND part = ANY($2)")?,
+            clear: client.prepare("DELETE FROM principal_parts WHERE principal = $1")?,
+        })
+    }
+
+    /// Writes `p`'s parts: every part kept before forgotten when it was cleared, then the
+    /// parts forgotten, then those put.
+    fn write(&self, tx: &mut Transaction<'_>, p: &PrincipalWrite) -> Result<(), postgres::Error> {
+        if p.cleared {
+            tx.execute(&self.clear, &[&p.name])?;
+        }
+        let gone: Vec<&str> = p
+            .parts
+            .iter()
+            .filter(|(_, r)| r.is_none())
+            .map(|(n, _)| n.as_str())
+            .collect();
+        if !gone.is_empty() {
+            tx.execute(&self.delete, &[&p.name, &gone])?;
+        }
+        let (names, records): (Vec<&str>, Vec<&[u8]>) = p
+            .parts
+            .iter()
+            .filter_map(|(n, r)| Some((n.as_str(), r.as_deref()?)))
+            .unzip();
+        if !names.is_empty() {
+            tx.execute(&self.put, &[&p.name, &names, &records])?;
+        }
+        Ok(())
+    }
+}
+
 /// A table's statements.
 struct Table {
     /// `principal "alice"` / `instance 7`, for errors.
@@ -303,6 +389,9 @@ struct Table {
     delete_any: Statement,
     /// The row's revision now.
     revision: Statement,
+    /// Takes the next revision where the row has the revision expected, changing nothing
+    /// else; the new revision.
+    touch: Statement,
 }
 
 impl Table {
@@ -327,6 +416,10 @@ impl Table {
             ))?,
             delete_any: client.prepare(&format!("DELETE FROM {name} WHERE key = $1"))?,
             revision: client.prepare(&format!("SELECT revision FROM {name} WHERE key = $1"))?,
+            touch: client.prepare(&format!(
+                "UPDATE {name} SET revision = nextval('mcpl_revisions') \
+                 WHERE key = $1 AND revision = $2 RETURNING revision"
+            ))?,
         })
     }
 
@@ -350,6 +443,38 @@ impl Table {
             (None, Some(rev)) => (tx.execute(&self.delete_at, &[key, &rev])? == 1).then_some(None),
             (None, None) => (tx.execute(&self.delete_any, &[key])? == 0).then_some(None),
         };
+        self.checked(tx, key, expected, written)
+    }
+
+    /// Checks that the row still has the revision `expected` (`None`: that there is no
+    /// row), taking the next revision when it has one, for a write of parts of its record
+    /// only (module docs). As [`Table::write`].
+    fn touch(
+        &self,
+        tx: &mut Transaction<'_>,
+        key: &(dyn ToSql + Sync),
+        expected: Option<i64>,
+    ) -> Result<Result<Option<i64>, String>, postgres::Error> {
+        let touched = match expected {
+            Some(rev) => tx
+                .query_opt(&self.touch, &[key, &rev])?
+                .map(|row| Some(row.get::<_, i64>(0))),
+            None => tx
+                .query_opt(&self.revision, &[key])?
+                .is_none()
+                .then_some(None),
+        };
+        self.checked(tx, key, expected, touched)
+    }
+
+    /// `Ok(Ok(written))` when the row was as expected, else what it has instead.
+    fn checked(
+        &self,
+        tx: &mut Transaction<'_>,
+        key: &(dyn ToSql + Sync),
+        expected: Option<i64>,
+        written: Option<Option<i64>>,
+    ) -> Result<Result<Option<i64>, String>, postgres::Error> {
         if let Some(now) = written {
             return Ok(Ok(now));
         }
@@ -380,6 +505,7 @@ struct Connection {
     client: Client,
     principals: Table,
     instances: Table,
+    parts: Parts,
     known: Known,
     /// The leases commits check, and the statement checking one.
     fence: Option<(Fence, Statement)>,
@@ -420,6 +546,12 @@ impl Connection {
                 &[&FORMAT],
             )
             .map_err(|e| open(&e))?;
+            // A database of records written whole reads as it is (module docs).
+            tx.execute(
+                "UPDATE mcpl_meta SET value = $1 WHERE key = 'format' AND value = $2",
+                &[&FORMAT, &FORMAT_WHOLE],
+            )
+            .map_err(|e| open(&e))?;
             let found: i64 = tx
                 .query_one("SELECT value FROM mcpl_meta WHERE key = 'format'", &[])
                 .map_err(|e| open(&e))?
@@ -438,6 +570,7 @@ impl Connection {
             Table::prepare(&mut client, "principals", "principal").map_err(|e| open(&e))?;
         let instances =
             Table::prepare(&mut client, "instances", "instance").map_err(|e| open(&e))?;
+        let parts = Parts::prepare(&mut client).map_err(|e| open(&e))?;
         let fence = match fence {
             Some(fence) => Some((
                 fence,
@@ -452,6 +585,7 @@ impl Connection {
             client,
             principals,
             instances,
+            parts,
             known: Known::default(),
             fence,
         })
@@ -485,9 +619,13 @@ impl Connection {
                 "SELECT key, record, revision FROM instances ORDER BY key",
                 &[],
             )?;
-            Ok::<_, postgres::Error>((principals, instances))
+            let parts = tx.query(
+                "SELECT principal, part, record FROM principal_parts ORDER BY principal, part",
+                &[],
+            )?;
+            Ok::<_, postgres::Error>((principals, instances, parts))
         })();
-        let (principals, instances) = match read {
+        let (principals, instances, parts) = match read {
             Ok(rows) => rows,
             Err(e) => {
                 drop(tx);
@@ -507,6 +645,9 @@ impl Connection {
             known.instances.insert(id, row.get(2));
             loaded.instances.push((id, row.get(1)));
         }
+        for row in parts {
+            loaded.parts.push((row.get(0), row.get(1), row.get(2)));
+        }
         self.known = known;
         Ok(loaded)
     }
@@ -515,7 +656,7 @@ impl Connection {
     /// revisions written remembered once it committed.
     fn commit(
         &mut self,
-        principals: Vec<(String, Option<Vec<u8>>)>,
+        principals: Vec<PrincipalWrite>,
         instances: Vec<(u64, Option<Vec<u8>>)>,
     ) -> Result<(), StoreError> {
         let Connection {
@@ -523,6 +664,7 @@ impl Connection {
             location,
             principals: p_table,
             instances: i_table,
+            parts,
             known,
             fence,
         } = self;
@@ -546,7 +688,7 @@ impl Connection {
                 .chain(
                     principals
                         .iter()
-                        .filter_map(|(name, _)| fence.get(PRINCIPAL, name)),
+                        .filter_map(|p| fence.get(PRINCIPAL, &p.name)),
                 )
                 .chain(
                     instances
@@ -572,16 +714,20 @@ impl Connection {
             }
         }
         let mut wrote_principals = Vec::with_capacity(principals.len());
-        for (name, record) in &principals {
+        for p in &principals {
+            let name = &p.name;
             let expected = known.principals.get(name).copied();
-            match p_table
-                .write(&mut tx, name, record.as_deref(), expected)
-                .map_err(|e| io(&e))?
-            {
+            let written = match &p.record {
+                Some(record) => p_table.write(&mut tx, name, record.as_deref(), expected),
+                // Only parts: the core's revision is checked all the same (module docs).
+                None => p_table.touch(&mut tx, name, expected),
+            };
+            match written.map_err(|e| io(&e))? {
                 Ok(now) => wrote_principals.push((name, now)),
                 // Dropping the transaction rolls it back.
                 Err(detail) => return Err(conflict(p_table, format!("{name:?}"), detail)),
             }
+            parts.write(&mut tx, p).map_err(|e| io(&e))?;
         }
         let mut wrote_instances = Vec::with_capacity(instances.len());
         for (id, record) in &instances {

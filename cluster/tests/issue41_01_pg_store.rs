@@ -52,6 +52,7 @@ fn loaded(principals: &[(&str, &[u8])], instances: &[(u64, &[u8])]) -> Loaded {
             .map(|(k, v)| ((*k).to_owned(), v.to_vec()))
             .collect(),
         instances: instances.iter().map(|(k, v)| (*k, v.to_vec())).collect(),
+        parts: Vec::new(),
     }
 }
 
@@ -79,10 +80,12 @@ fn issue41_01_records_round_trip_and_steps_committed_together_are_one_transactio
     let first = Writes {
         principals: vec![principal("alice", b"a1")],
         instances: vec![(1, Some(b"i1".to_vec())), (2, Some(b"i2".to_vec()))],
+        ..Writes::default()
     };
     let second = Writes {
         principals: vec![principal("bob", b"b1"), principal("alice", b"a2")],
         instances: vec![(2, None), (u64::MAX, Some(b"max".to_vec()))],
+        ..Writes::default()
     };
     store.commit(&[first, second]).expect("the commit");
     let expected = loaded(
@@ -126,6 +129,7 @@ fn issue41_01_a_commit_that_fails_midway_keeps_nothing_of_it() {
     let step = Writes {
         principals: vec![principal("alice", b"a2"), principal("bad\0name", b"x")],
         instances: vec![(7, Some(b"i7".to_vec()))],
+        ..Writes::default()
     };
     let err = store
         .commit(&[step])
@@ -144,6 +148,7 @@ fn issue41_01_a_commit_that_fails_midway_keeps_nothing_of_it() {
     let step = Writes {
         principals: vec![principal("alice", b"a3"), principal("bob", b"b1")],
         instances: vec![(3, Some(b"i3".to_vec())), (9, Some(b"mine".to_vec()))],
+        ..Writes::default()
     };
     assert_eq!(conflict_on(store.commit(&[step])), "instance 9");
     let kept = PgStore::connect(&pg.url()).unwrap().load().unwrap();
@@ -174,6 +179,7 @@ fn issue41_01_a_node_writing_a_record_another_wrote_since_it_read_it_fails_and_w
     let stale = Writes {
         principals: vec![principal("alice", b"a2 by second"), principal("bob", b"b1")],
         instances: vec![(5, Some(b"i5".to_vec()))],
+        ..Writes::default()
     };
     let err = second.commit(&[stale]).expect_err("a stale write fails");
     let text = err.to_string();
@@ -251,4 +257,119 @@ fn issue41_01_an_unreachable_database_is_an_error_naming_it_without_its_password
     assert!(!text.contains("secret"), "{text}");
     let err = PgStore::connect("postgres://[not a url").expect_err("not a URL");
     assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+}
+
+/// One step writing `name`'s core record (when given) and its parts.
+fn with_parts(name: &str, core: Option<&[u8]>, parts: &[(&str, Option<&[u8]>)]) -> Writes {
+    Writes {
+        principals: core
+            .map(|c| vec![(name.to_owned(), Some(c.to_vec()))])
+            .unwrap_or_default(),
+        parts: parts
+            .iter()
+            .map(|(p, r)| (name.to_owned(), (*p).to_owned(), r.map(<[u8]>::to_vec)))
+            .collect(),
+        ..Writes::default()
+    }
+}
+
+/// `(principal, part, record)` of every part a store holds.
+fn parts_in(store: &PgStore) -> Vec<(String, String, Vec<u8>)> {
+    store.load().unwrap().parts
+}
+
+#[test]
+fn issue42_a_principals_parts_are_written_with_its_record_and_guarded_by_its_revision() {
+    let pg = server();
+    let first = PgStore::connect(&pg.url()).unwrap();
+    let second = PgStore::connect(&pg.url()).unwrap();
+    first
+        .commit(&[with_parts(
+            "alice",
+            Some(b"core 1"),
+            &[("ended/1", Some(b"e1")), ("ended/2", Some(b"e2"))],
+        )])
+        .unwrap();
+    second.load().unwrap();
+    // Only a part of alice's record: her core record's revision is checked, and moves on.
+    first
+        .commit(&[with_parts(
+            "alice",
+            None,
+            &[("ended/1", None), ("ended/3", Some(b"e3"))],
+        )])
+        .unwrap();
+    let fresh = PgStore::connect(&pg.url()).unwrap();
+    assert_eq!(
+        parts_in(&fresh),
+        [
+            ("alice".to_owned(), "ended/2".to_owned(), b"e2".to_vec()),
+            ("alice".to_owned(), "ended/3".to_owned(), b"e3".to_vec()),
+        ]
+    );
+    assert_eq!(
+        fresh.load().unwrap().principals,
+        [("alice".to_owned(), b"core 1".to_vec())],
+        "the core record unchanged"
+    );
+    // The second node read alice before that: neither her core nor a part of hers goes.
+    assert_eq!(
+        conflict_on(second.commit(&[with_parts("alice", None, &[("ended/4", Some(b"x"))])])),
+        "principal \"alice\""
+    );
+    assert_eq!(
+        conflict_on(second.put_principal("alice", b"core by second")),
+        "principal \"alice\""
+    );
+    // Parts of a record another node created meanwhile are refused too.
+    first.put_principal("bob", b"b1").unwrap();
+    assert_eq!(
+        conflict_on(second.commit(&[with_parts("bob", None, &[("ended/1", Some(b"x"))])])),
+        "principal \"bob\""
+    );
+    assert_eq!(parts_in(&fresh).len(), 2, "the second wrote nothing");
+
+    // Forgetting a record forgets its parts, and a record made again in the same commit
+    // keeps only the parts written after.
+    first
+        .commit(&[
+            Writes::principal("alice", None),
+            with_parts("alice", Some(b"core 2"), &[("ended/9", Some(b"e9"))]),
+        ])
+        .unwrap();
+    assert_eq!(
+        parts_in(&fresh),
+        [("alice".to_owned(), "ended/9".to_owned(), b"e9".to_vec())]
+    );
+    first.delete_principal("alice").unwrap();
+    assert!(parts_in(&fresh).is_empty());
+}
+
+#[test]
+fn issue42_a_database_of_records_written_whole_loads_and_is_marked_for_parts() {
+    let pg = server();
+    PgStore::connect(&pg.url()).unwrap();
+    // The database as a server before parts left it: format 1, no table of parts.
+    inspect(&pg)
+        .batch_execute(
+            "UPDATE mcpl_meta SET value = 1 WHERE key = 'format';
+             DROP TABLE principal_parts;
+             INSERT INTO principals (key, record, revision)
+                 VALUES ('alice', 'whole', nextval('mcpl_revisions'));",
+        )
+        .unwrap();
+    let store = PgStore::connect(&pg.url()).unwrap();
+    let loaded = store.load().unwrap();
+    assert_eq!(loaded.principals, [("alice".to_owned(), b"whole".to_vec())]);
+    assert!(loaded.parts.is_empty());
+    let format: i64 = inspect(&pg)
+        .query_one("SELECT value FROM mcpl_meta WHERE key = 'format'", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(format, 2);
+    // Its next change, in parts.
+    store
+        .commit(&[with_parts("alice", Some(b"core"), &[("ended/1", Some(b"e1"))])])
+        .unwrap();
+    assert_eq!(parts_in(&store).len(), 1);
 }

@@ -26,6 +26,7 @@ fn principal(name: &str, record: &[u8]) -> Writes {
     Writes {
         principals: vec![(name.to_owned(), Some(record.to_vec()))],
         instances: vec![],
+        ..Writes::default()
     }
 }
 
@@ -113,6 +114,7 @@ fn issue41_03_a_holder_that_stops_renewing_loses_the_lease_and_its_writes() {
         .commit(&[Writes {
             principals: vec![("alice".to_owned(), Some(b"a1".to_vec()))],
             instances: vec![(7, Some(b"g1".to_vec()))],
+            ..Writes::default()
         }])
         .expect("a writes under its leases");
     // b cannot take them while a renews.
@@ -154,6 +156,7 @@ fn issue41_03_a_holder_that_stops_renewing_loses_the_lease_and_its_writes() {
     match store_a.commit(&[Writes {
         principals: vec![],
         instances: vec![(7, Some(b"g2".to_vec()))],
+        ..Writes::default()
     }]) {
         Err(StoreError::Conflict { what, .. }) => assert_eq!(what, "the instance lease \"7\""),
         other => panic!("the stale holder's game write went through: {other:?}"),
