@@ -118,6 +118,10 @@ impl Ledger {
             next: self.next,
             ..Change::default()
         };
+        // Strays first: a part put under a stray's name after it is kept.
+        for stray in &self.strays {
+            change.parts.push((stray.clone(), None));
+        }
         if self.core.as_deref() != Some(&core) {
             change.core = Some(core);
         }
@@ -141,11 +145,17 @@ impl Ledger {
         }
         if matched < self.ended.len() {
             let now: HashSet<&str> = state.ended_kept().map(|k| k.record.id.as_str()).collect();
-            for (id, (seq, _)) in &self.ended {
-                if !now.contains(id.as_str()) {
-                    change.parts.push((ended_name(*seq), None));
-                    change.ended.push((id.clone(), None));
-                }
+            // Oldest first, whatever the map's order.
+            let mut gone: Vec<(u64, &String)> = self
+                .ended
+                .iter()
+                .filter(|(id, _)| !now.contains(id.as_str()))
+                .map(|(id, (seq, _))| (*seq, id))
+                .collect();
+            gone.sort_unstable();
+            for (seq, id) in gone {
+                change.parts.push((ended_name(seq), None));
+                change.ended.push((id.clone(), None));
             }
         }
         let stamps = state.stamps();
@@ -165,15 +175,16 @@ impl Ledger {
             }
         }
         if matched < self.tombstones.len() {
-            for key in self.tombstones.keys() {
-                if !stamps.has_tombstone(key) {
-                    change.parts.push((closed_name(key), None));
-                    change.tombstones.push((key.clone(), None));
-                }
+            let mut gone: Vec<&InstanceKey> = self
+                .tombstones
+                .keys()
+                .filter(|key| !stamps.has_tombstone(key))
+                .collect();
+            gone.sort_unstable();
+            for key in gone {
+                change.parts.push((closed_name(key), None));
+                change.tombstones.push((key.clone(), None));
             }
-        }
-        for stray in &self.strays {
-            change.parts.push((stray.clone(), None));
         }
         if change.core.is_none() && change.parts.is_empty() {
             return Ok(None);
@@ -281,7 +292,12 @@ pub fn read<'a>(
     let mut ended: BTreeMap<u64, EndedPart> = BTreeMap::new();
     for (name, bytes) in parts {
         let why = if let Some(seq) = name.strip_prefix(ENDED) {
-            match (seq.parse::<u64>(), serde_json::from_slice::<EndedPart>(bytes)) {
+            let seq = seq.parse::<u64>();
+            if let Ok(seq) = seq {
+                // Numbers go on past every part's, read or not.
+                ledger.next = ledger.next.max(seq);
+            }
+            match (seq, serde_json::from_slice::<EndedPart>(bytes)) {
                 (Ok(seq), Ok(part)) => {
                     ended.insert(seq, part);
                     continue;
@@ -304,7 +320,6 @@ pub fn read<'a>(
         ledger.strays.push(name.to_owned());
         unread.push((name.to_owned(), why));
     }
-    ledger.next = ended.keys().next_back().copied().unwrap_or(0);
     for (seq, part) in ended {
         ledger
             .ended
@@ -316,4 +331,143 @@ pub fn read<'a>(
         ledger,
         unread,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::{Catalog, ToolDecl};
+    use crate::principal::{EndedIds, PrincipalConfig};
+    use mcpl_protocol::mcp::Tool;
+    use mcpl_protocol::toolsets::ToolsetDecl;
+    use serde_json::json;
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    fn at(secs: u64) -> SystemTime {
+        UNIX_EPOCH + Duration::from_secs(1_796_040_000 + secs)
+    }
+
+    fn state(config: PrincipalConfig) -> PrincipalState {
+        let go = ToolsetDecl {
+            instances: true,
+            ..Default::default()
+        };
+        let play = ToolDecl::new(Tool::new("play", "p", json!({"type": "object"}))).in_toolset("go");
+        let catalog = Catalog::new(vec![play], [("go".to_owned(), go)].into(), None).unwrap();
+        PrincipalState::new(Arc::new(catalog), config, EndedIds::new(7), at(0))
+    }
+
+    /// Plays game `name` to its end at `secs`, leaving `view`.
+    fn play(s: &mut PrincipalState, name: &str, view: Option<&str>, secs: u64) {
+        s.open("go", Some(name), None, at(secs)).unwrap();
+        s.restamp(&[]);
+        let key = InstanceKey::instance("go", name);
+        s.end_showing(&key, "over", view.map(Arc::from), at(secs)).unwrap();
+        s.restamp(&[]);
+    }
+
+    /// The names of the parts `change` puts and forgets.
+    fn names(change: &Change) -> (Vec<&str>, Vec<&str>) {
+        let put = change.parts.iter().filter(|(_, b)| b.is_some());
+        let gone = change.parts.iter().filter(|(_, b)| b.is_none());
+        (
+            put.map(|(n, _)| n.as_str()).collect(),
+            gone.map(|(n, _)| n.as_str()).collect(),
+        )
+    }
+
+    /// Hands `s`'s change over to `ledger` and `stored`; the change.
+    fn step(ledger: &mut Ledger, stored: &mut Stored, s: &PrincipalState) -> Option<Change> {
+        let change = ledger.change(s, Vec::new()).unwrap()?;
+        ledger.apply(&change);
+        stored.apply(change.core.clone(), change.parts.clone());
+        Some(change)
+    }
+
+    #[test]
+    fn only_what_changed_is_written_and_what_goes_is_forgotten() {
+        let config = PrincipalConfig {
+            max_ended: 3,
+            ended_ttl: Duration::from_secs(100),
+            ..PrincipalConfig::default()
+        };
+        let mut s = state(config);
+        let (mut ledger, mut stored) = (Ledger::default(), Stored::default());
+        let first = step(&mut ledger, &mut stored, &s).expect("the first writes the core");
+        assert!(first.core.is_some() && first.parts.is_empty());
+        assert!(step(&mut ledger, &mut stored, &s).is_none(), "nothing changed");
+
+        play(&mut s, "g1", Some("board 1"), 1);
+        let end = step(&mut ledger, &mut stored, &s).unwrap();
+        let closed_g1 = closed_name(&InstanceKey::instance("go", "g1"));
+        assert_eq!(
+            names(&end),
+            (vec![ended_name(1).as_str(), closed_g1.as_str()], vec![])
+        );
+        play(&mut s, "g2", None, 2);
+        let end = step(&mut ledger, &mut stored, &s).unwrap();
+        assert_eq!(names(&end).0.len(), 2, "g2's record and tombstone only");
+        assert!(step(&mut ledger, &mut stored, &s).is_none());
+
+        // Two more: the oldest record is pushed out (at most 3), its part forgotten.
+        play(&mut s, "g3", None, 3);
+        play(&mut s, "g4", Some("board 4"), 4);
+        let end = step(&mut ledger, &mut stored, &s).unwrap();
+        assert_eq!(names(&end).1, [ended_name(1).as_str()]);
+        // Expired, the rest go.
+        s.expire(at(103));
+        let end = step(&mut ledger, &mut stored, &s).unwrap();
+        assert_eq!(names(&end).1, [ended_name(2).as_str(), ended_name(3).as_str()]);
+
+        // Read back from what the store holds: the same records, and nothing to write.
+        let parts = stored.parts.iter().map(|(n, b)| (n.as_str(), b.as_slice()));
+        let read = read(&stored.core, parts).unwrap();
+        assert!(read.unread.is_empty());
+        let back = PrincipalState::restore(
+            s.catalog().clone(),
+            PrincipalConfig::default(),
+            EndedIds::new(8),
+            read.record.state,
+            at(103),
+        );
+        assert_eq!(back.statement(at(103)), s.statement(at(103)));
+        let mut ledger = read.ledger;
+        ledger.adopt(&back);
+        assert!(ledger.change(&back, Vec::new()).unwrap().is_none());
+        // The next record read back goes on numbering after the last.
+        let mut back = back;
+        play(&mut back, "g5", None, 105);
+        let end = ledger.change(&back, Vec::new()).unwrap().unwrap();
+        assert!(names(&end).0.contains(&ended_name(5).as_str()), "{:?}", names(&end));
+    }
+
+    #[test]
+    fn a_record_written_whole_is_written_in_parts_and_strays_are_forgotten() {
+        let mut s = state(PrincipalConfig::default());
+        play(&mut s, "g1", Some("board"), 1);
+        play(&mut s, "g2", None, 2);
+        let whole = serde_json::to_vec(&PrincipalRecord {
+            state: s.snapshot(),
+            links: Vec::new(),
+        })
+        .unwrap();
+        let stray: &[u8] = b"not json";
+        let read = read(&whole, [("ended/00000000000000000001", stray), ("what", b"x")]).unwrap();
+        assert_eq!(read.unread.len(), 2, "{:?}", read.unread);
+        assert_eq!(read.record.state.ended_len(), 2);
+        let back = PrincipalState::restore(
+            s.catalog().clone(),
+            PrincipalConfig::default(),
+            EndedIds::new(8),
+            read.record.state,
+            at(3),
+        );
+        assert_eq!(back.statement(at(3)), s.statement(at(3)));
+        let change = read.ledger.change(&back, Vec::new()).unwrap().unwrap();
+        let (put, gone) = names(&change);
+        assert!(change.core.is_some(), "the core, without them");
+        assert_eq!(put.iter().filter(|n| n.starts_with(ENDED)).count(), 2);
+        assert_eq!(put.iter().filter(|n| n.starts_with(CLOSED)).count(), 2);
+        assert_eq!(gone, ["ended/00000000000000000001", "what"]);
+    }
 }
