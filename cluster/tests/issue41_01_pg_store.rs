@@ -369,7 +369,11 @@ fn issue42_a_database_of_records_written_whole_loads_and_is_marked_for_parts() {
     assert_eq!(format, 2);
     // Its next change, in parts.
     store
-        .commit(&[with_parts("alice", Some(b"core"), &[("ended/1", Some(b"e1"))])])
+        .commit(&[with_parts(
+            "alice",
+            Some(b"core"),
+            &[("ended/1", Some(b"e1"))],
+        )])
         .unwrap();
     assert_eq!(parts_in(&store).len(), 1);
 }

@@ -11,8 +11,8 @@ use crate::support;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::{
-    Audience, Durable, InstanceContext, InstanceLogic, Loaded, MemoryStore, PrincipalConfig,
-    Reply, Server, Started, Store, ToolCall, Toolset, Writes,
+    Audience, Durable, InstanceContext, InstanceLogic, Loaded, MemoryStore, PrincipalConfig, Reply,
+    Server, Started, Store, ToolCall, Toolset, Writes,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -124,8 +124,14 @@ async fn issue42_parts_01_a_move_writes_the_same_bytes_after_5_games_or_500() {
     );
     // Written whole, the record of a player of 500 games weighs some 200 KiB (each ended
     // record with its last view, and each tombstone), written on every move.
-    assert!(move_500 < 4096, "a move wrote {move_500} bytes after 500 games");
-    assert!(end_500 < 8192, "an end wrote {end_500} bytes after 500 games");
+    assert!(
+        move_500 < 4096,
+        "a move wrote {move_500} bytes after 500 games"
+    );
+    assert!(
+        end_500 < 8192,
+        "an end wrote {end_500} bytes after 500 games"
+    );
     // Independent of the games played: the same parts, the numbers in them aside (a
     // version or a sequence number a digit longer).
     assert!(move_500.abs_diff(move_5) <= 16, "{move_5} vs {move_500}");
@@ -197,7 +203,11 @@ async fn issue42_parts_02_parts_follow_the_log_and_a_restart_restores_the_same_e
 
     let second = server(store.clone(), config);
     let (mut c, _s) = hinted(&second, "alice").await;
-    assert_eq!(ended(&mut c).await, before, "the same records, in the same order");
+    assert_eq!(
+        ended(&mut c).await,
+        before,
+        "the same records, in the same order"
+    );
     leave(&second, c).await;
 }
 
@@ -277,11 +287,17 @@ async fn issue42_parts_03_a_record_written_whole_loads_and_is_written_in_parts_o
     let loaded = whole_store.load().unwrap();
     let parts = parts_of(&loaded, "alice");
     assert_eq!(
-        parts.iter().filter(|(n, _)| n.starts_with("ended/")).count(),
+        parts
+            .iter()
+            .filter(|(n, _)| n.starts_with("ended/"))
+            .count(),
         4
     );
     assert_eq!(
-        parts.iter().filter(|(n, _)| n.starts_with("closed/")).count(),
+        parts
+            .iter()
+            .filter(|(n, _)| n.starts_with("closed/"))
+            .count(),
         4
     );
     assert!(

@@ -28,8 +28,8 @@
 //! parts (a restart, or a roll-back), a record written whole before parts included.
 
 use super::records::{LinkRecord, PrincipalRecord};
-use crate::principal::{EndedPart, KeptEnded, PrincipalState, TombstonePart};
 use crate::InstanceKey;
+use crate::principal::{EndedPart, KeptEnded, PrincipalState, TombstonePart};
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 
@@ -79,10 +79,33 @@ pub struct Change {
     next: u64,
 }
 
+/// What a [`Change`] writes, once handed over: its core (when it changed) and its parts
+/// put or forgotten, what [`Stored`] moves on by once it is kept.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Delta {
+    /// The core record, when it changed.
+    pub core: Option<Vec<u8>>,
+    /// Parts put (`Some`) or forgotten (`None`), by name.
+    pub parts: Vec<(String, Option<Vec<u8>>)>,
+}
+
 impl Change {
+    /// What it writes, the ledger's side left behind.
+    pub fn into_delta(self) -> Delta {
+        Delta {
+            core: self.core,
+            parts: self.parts,
+        }
+    }
+
     /// The bytes it writes.
     pub fn bytes(&self) -> usize {
-        let parts: usize = self.parts.iter().filter_map(|(_, b)| b.as_ref()).map(Vec::len).sum();
+        let parts: usize = self
+            .parts
+            .iter()
+            .filter_map(|(_, b)| b.as_ref())
+            .map(Vec::len)
+            .sum();
         self.core.as_ref().map_or(0, Vec::len) + parts
     }
 }
@@ -248,12 +271,12 @@ pub struct Stored {
 }
 
 impl Stored {
-    /// `core` (when written) and `parts` were kept.
-    pub fn apply(&mut self, core: Option<Vec<u8>>, parts: Vec<(String, Option<Vec<u8>>)>) {
-        if let Some(core) = core {
+    /// `delta` was kept.
+    pub fn apply(&mut self, delta: Delta) {
+        if let Some(core) = delta.core {
             self.core = core;
         }
-        for (name, bytes) in parts {
+        for (name, bytes) in delta.parts {
             match bytes {
                 Some(b) => self.parts.insert(name, b),
                 None => self.parts.remove(&name),
@@ -352,7 +375,8 @@ mod tests {
             instances: true,
             ..Default::default()
         };
-        let play = ToolDecl::new(Tool::new("play", "p", json!({"type": "object"}))).in_toolset("go");
+        let play =
+            ToolDecl::new(Tool::new("play", "p", json!({"type": "object"}))).in_toolset("go");
         let catalog = Catalog::new(vec![play], [("go".to_owned(), go)].into(), None).unwrap();
         PrincipalState::new(Arc::new(catalog), config, EndedIds::new(7), at(0))
     }
@@ -362,7 +386,8 @@ mod tests {
         s.open("go", Some(name), None, at(secs)).unwrap();
         s.restamp(&[]);
         let key = InstanceKey::instance("go", name);
-        s.end_showing(&key, "over", view.map(Arc::from), at(secs)).unwrap();
+        s.end_showing(&key, "over", view.map(Arc::from), at(secs))
+            .unwrap();
         s.restamp(&[]);
     }
 
@@ -380,7 +405,7 @@ mod tests {
     fn step(ledger: &mut Ledger, stored: &mut Stored, s: &PrincipalState) -> Option<Change> {
         let change = ledger.change(s, Vec::new()).unwrap()?;
         ledger.apply(&change);
-        stored.apply(change.core.clone(), change.parts.clone());
+        stored.apply(change.clone().into_delta());
         Some(change)
     }
 
@@ -395,7 +420,10 @@ mod tests {
         let (mut ledger, mut stored) = (Ledger::default(), Stored::default());
         let first = step(&mut ledger, &mut stored, &s).expect("the first writes the core");
         assert!(first.core.is_some() && first.parts.is_empty());
-        assert!(step(&mut ledger, &mut stored, &s).is_none(), "nothing changed");
+        assert!(
+            step(&mut ledger, &mut stored, &s).is_none(),
+            "nothing changed"
+        );
 
         play(&mut s, "g1", Some("board 1"), 1);
         let end = step(&mut ledger, &mut stored, &s).unwrap();
@@ -417,7 +445,10 @@ mod tests {
         // Expired, the rest go.
         s.expire(at(103));
         let end = step(&mut ledger, &mut stored, &s).unwrap();
-        assert_eq!(names(&end).1, [ended_name(2).as_str(), ended_name(3).as_str()]);
+        assert_eq!(
+            names(&end).1,
+            [ended_name(2).as_str(), ended_name(3).as_str()]
+        );
 
         // Read back from what the store holds: the same records, and nothing to write.
         let parts = stored.parts.iter().map(|(n, b)| (n.as_str(), b.as_slice()));
@@ -438,7 +469,11 @@ mod tests {
         let mut back = back;
         play(&mut back, "g5", None, 105);
         let end = ledger.change(&back, Vec::new()).unwrap().unwrap();
-        assert!(names(&end).0.contains(&ended_name(5).as_str()), "{:?}", names(&end));
+        assert!(
+            names(&end).0.contains(&ended_name(5).as_str()),
+            "{:?}",
+            names(&end)
+        );
     }
 
     #[test]
@@ -452,7 +487,11 @@ mod tests {
         })
         .unwrap();
         let stray: &[u8] = b"not json";
-        let read = read(&whole, [("ended/00000000000000000001", stray), ("what", b"x")]).unwrap();
+        let read = read(
+            &whole,
+            [("ended/00000000000000000001", stray), ("what", b"x")],
+        )
+        .unwrap();
         assert_eq!(read.unread.len(), 2, "{:?}", read.unread);
         assert_eq!(read.record.state.ended_len(), 2);
         let back = PrincipalState::restore(

@@ -349,20 +349,30 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let s = RedbStore::open_dir(dir.path()).unwrap();
         s.commit(&[
-            with_parts("alice", Some(b"a"), &[("ended/1", Some(b"1")), ("ended/2", Some(b"2"))]),
+            with_parts(
+                "alice",
+                Some(b"a"),
+                &[("ended/1", Some(b"1")), ("ended/2", Some(b"2"))],
+            ),
             with_parts("alice2", Some(b"a2"), &[("ended/1", Some(b"1"))]),
             with_parts("alice", None, &[("ended/1", None)]),
         ])
         .unwrap();
         let own = |p: &str, n: &str| (p.to_owned(), n.to_owned());
-        assert_eq!(parts(&s), [own("alice", "ended/2"), own("alice2", "ended/1")]);
+        assert_eq!(
+            parts(&s),
+            [own("alice", "ended/2"), own("alice2", "ended/1")]
+        );
         // Forgotten and made again in one commit: only the parts written after are kept.
         s.commit(&[
             Writes::principal("alice", None),
             with_parts("alice", Some(b"b"), &[("ended/3", Some(b"3"))]),
         ])
         .unwrap();
-        assert_eq!(parts(&s), [own("alice", "ended/3"), own("alice2", "ended/1")]);
+        assert_eq!(
+            parts(&s),
+            [own("alice", "ended/3"), own("alice2", "ended/1")]
+        );
         s.delete_principal("alice").unwrap();
         assert_eq!(parts(&s), [own("alice2", "ended/1")]);
     }
@@ -375,21 +385,36 @@ mod tests {
             // The file as a server before parts left it: format 1, no table of parts.
             let db = Database::create(&path).unwrap();
             let w = db.begin_write().unwrap();
-            w.open_table(PRINCIPALS).unwrap().insert("alice", &b"whole"[..]).unwrap();
+            w.open_table(PRINCIPALS)
+                .unwrap()
+                .insert("alice", &b"whole"[..])
+                .unwrap();
             w.open_table(INSTANCES).unwrap();
-            w.open_table(META).unwrap().insert("format", FORMAT_WHOLE).unwrap();
+            w.open_table(META)
+                .unwrap()
+                .insert("format", FORMAT_WHOLE)
+                .unwrap();
             w.commit().unwrap();
         }
         let s = RedbStore::open(&path).unwrap();
         let loaded = s.load().unwrap();
         assert_eq!(loaded.principals, [("alice".to_owned(), b"whole".to_vec())]);
         assert!(loaded.parts.is_empty());
-        s.commit(&[with_parts("alice", Some(b"core"), &[("ended/1", Some(b"1"))])])
-            .unwrap();
+        s.commit(&[with_parts(
+            "alice",
+            Some(b"core"),
+            &[("ended/1", Some(b"1"))],
+        )])
+        .unwrap();
         drop(s);
         let db = Database::create(&path).unwrap();
         let r = db.begin_read().unwrap();
-        let format = r.open_table(META).unwrap().get("format").unwrap().map(|v| v.value());
+        let format = r
+            .open_table(META)
+            .unwrap()
+            .get("format")
+            .unwrap()
+            .map(|v| v.value());
         assert_eq!(format, Some(FORMAT));
         drop(r);
         drop(db);

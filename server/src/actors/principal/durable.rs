@@ -10,19 +10,12 @@ use crate::core::PrincipalState;
 use crate::core::principal_core::PrincipalCore;
 use crate::ids::InstanceId;
 use crate::shared::Shared;
-use crate::store::parts::{self, Ledger, Stored};
+use crate::store::parts::{self, Delta, Ledger, Stored};
 use crate::store::records::{LinkRecord, NotKept};
 use crate::store::{Ticket, Writes};
 use mcpl_transport::Principal;
 use std::collections::BTreeMap;
 use std::sync::Arc;
-
-/// A change of the record handed to the store: its core (when it changed) and its parts
-/// put or forgotten, what `saved` moves on by once it is kept.
-pub(crate) struct Kept {
-    core: Option<Vec<u8>>,
-    parts: Vec<(String, Option<Vec<u8>>)>,
-}
 
 impl PrincipalActor {
     /// Hands what changed of the principal's record to the store, when the server keeps
@@ -60,10 +53,7 @@ impl PrincipalActor {
         };
         self.written_at = self.shared.submit(writes)?;
         self.written.apply(&change);
-        let kept = Kept {
-            core: change.core,
-            parts: change.parts,
-        };
+        let kept = change.into_delta();
         match self.shared.outcome(self.written_at) {
             // Nothing to wait for (no store to wait on).
             Some(Ok(())) => self.keep(kept),
@@ -73,10 +63,8 @@ impl PrincipalActor {
     }
 
     /// `kept` is in the store.
-    fn keep(&mut self, kept: Kept) {
-        self.saved
-            .get_or_insert_default()
-            .apply(kept.core, kept.parts);
+    fn keep(&mut self, kept: Delta) {
+        self.saved.get_or_insert_default().apply(kept);
         self.saved_as_read = false;
     }
 

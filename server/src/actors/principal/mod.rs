@@ -41,9 +41,8 @@ use crate::core::principal_core::{Output, PrincipalCore, Retirement};
 use crate::ids::SessionId;
 use crate::shared::Shared;
 use crate::store::Ticket;
-use crate::store::parts::{Ledger, Stored};
+use crate::store::parts::{Delta, Ledger, Stored};
 use actix::prelude::*;
-use durable::Kept;
 use mcpl_transport::Principal;
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -78,7 +77,7 @@ pub(crate) struct PrincipalActor {
     written_at: Ticket,
     /// The changes handed over and not known to be kept yet, with their tickets: `saved`
     /// moves on by each as it is.
-    unkept: VecDeque<(Ticket, Kept)>,
+    unkept: VecDeque<(Ticket, Delta)>,
     /// What waits to be told until the records it depends on are kept, in order
     /// (`fanout.rs`).
     told: VecDeque<telling::Telling<PrincipalActor>>,
