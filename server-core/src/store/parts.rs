@@ -50,13 +50,16 @@ fn closed_name(key: &InstanceKey) -> String {
     format!("{CLOSED}{json}")
 }
 
+/// An ended record's part as written: its number and the view written with it.
+type EndedWritten = (u64, Option<Arc<str>>);
+
 /// What was handed to the store of one principal's record. See the module docs.
 #[derive(Debug, Clone, Default)]
 pub struct Ledger {
     /// The core's bytes; `None`: nothing handed over.
     core: Option<Vec<u8>>,
     /// Each ended record's number and the view written with it, by id.
-    ended: HashMap<String, (u64, Option<Arc<str>>)>,
+    ended: HashMap<String, EndedWritten>,
     /// Each tombstone's stamp, by its instance's key.
     tombstones: HashMap<InstanceKey, u64>,
     /// Parts kept that are not read (damaged, or of a later server): forgotten on the next
@@ -74,7 +77,7 @@ pub struct Change {
     /// Parts put (`Some`) or forgotten (`None`), by name.
     pub parts: Vec<(String, Option<Vec<u8>>)>,
     /// The ledger's side of it.
-    ended: Vec<(String, Option<(u64, Option<Arc<str>>)>)>,
+    ended: Vec<(String, Option<EndedWritten>)>,
     tombstones: Vec<(InstanceKey, Option<u64>)>,
     next: u64,
 }
