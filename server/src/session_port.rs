@@ -153,8 +153,8 @@ pub(crate) type Answer<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// The session's side of its handle: each method passes a request to the session and,
 /// where the caller waits, answers with the session's reply or why none came. Implemented
-/// by the session on its actor's address (`session/handle.rs`). Nothing is sent before an
-/// answer is first polled.
+/// by the session on its actor's address (`session/handle.rs`). A method that answers
+/// sends nothing before its answer is first polled, as an `async fn` would.
 pub(crate) trait SessionPort: Send + Sync {
     /// False once the session has stopped.
     fn is_open(&self) -> bool;
