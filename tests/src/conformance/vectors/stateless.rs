@@ -1,6 +1,7 @@
 //! The stateless profile's server-side vectors (`docs/rfc014-stateless.md` §5): RFC-014 on
 //! MCP 2026-07-28, checked in raw JSON over modern requests ([`Ctx::modern`]: no
-//! handshake, every request carrying its own `_meta`). Vectors S1–S15.
+//! handshake, every request carrying its own `_meta`). Vectors S1–S4, S8–S15, and events on
+//! listen streams (§3.5): S17, S19, S20.
 //!
 //! Each is `[RFC]` as the kit's others are: what fails it is one of the profile's rules,
 //! which bind every server that declares `mcpl/core`; where the fixture contract makes a
@@ -13,6 +14,14 @@
 //! `idleEndMs`: the fixture contract keeps toolsets (§1 of `tests/CONFORMANCE.md`), so
 //! against it S13 is reported skipped; the fixture's `--idle-end-ms` makes one that does
 //! not.
+//!
+//! S17 and S19 make an event happen with the contract's `game_later {event: true}`, so
+//! they run against every contract server over every transport. S20 (events past a
+//! stream's bound) is **\[fixture\]**-dependent: it needs the contract's optional
+//! `game_burst`, which raises many events in one step (a server listing none has it
+//! skipped), asked for more than the server's stream holds (`RunOptions::event_burst`,
+//! past the fixture's Streamable HTTP queue by default), and runs over Streamable HTTP
+//! alone, where a listen is its POST's bounded answer (skipped elsewhere, saying why).
 //!
 //! On a network target the named principal's state is shared with the legacy vectors and
 //! earlier runs, so these vectors read the principal's version before they change
@@ -1318,9 +1327,9 @@ pub async fn s20(ctx: &Ctx) -> Checked {
         )
     })?;
     let b = burst_version.unwrap_or(a);
-    let what = format!("the event after the burst");
-    let h = check_event(&follow_up, &name, b, &what)?;
-    let c = version_of(h, &what)?;
+    let what = "the event after the burst";
+    let h = check_event(&follow_up, &name, b, what)?;
+    let c = version_of(h, what)?;
     end_listen(&mut p, &stream).await?;
     close_modern(&mut p, &name, c).await?;
     p.finish().await
