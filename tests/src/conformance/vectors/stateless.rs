@@ -15,7 +15,8 @@
 //! against it S13 is reported skipped; the fixture's `--idle-end-ms` makes one that does
 //! not.
 //!
-//! S17 and S19 make an event happen with the contract's `game_later {event: true}`, so
+//! **\[project\]** (the profile does not say how a client makes an event happen, README
+//! "readings"): S17 and S19 make one with the contract's `game_later {event: true}`, so
 //! they run against every contract server over every transport. S20 (events past a
 //! stream's bound) is **\[fixture\]**-dependent: it needs the contract's optional
 //! `game_burst`, which raises many events in one step (a server listing none has it
