@@ -1009,6 +1009,49 @@ mod tests {
         assert_eq!((r.figure, r.floor, r.ratio), (50_000.0, 200_000.0, 0.25));
     }
 
+    /// The cluster is judged by both ratios to the embedded node, and a failed call makes
+    /// it ✗ whatever its speed.
+    #[test]
+    fn the_cluster_is_judged_by_both_ratios_with_whole_counts() {
+        let c = super::super::cluster::ClusterFigures {
+            nodes: 3,
+            players: 2,
+            moves_per_sec: 30.0,
+            floor_moves_per_sec: 100.0,
+            light_per_sec: 300.0,
+            floor_light_per_sec: 400.0,
+            moves: 60,
+            floor_moves: 200,
+            light_calls: 600,
+            floor_light_calls: 800,
+            commits_per_move: 1.5,
+            ..Default::default()
+        };
+        let mut report = PerfReport {
+            cluster: Some(c.clone()),
+            ..Default::default()
+        };
+        report.judge();
+        let row = &report.rows()[0];
+        assert!(row.met && !row.skipped, "×0.30 and ×0.75: {row:?}");
+        assert!(row.figure.contains("1.50 commits a move"), "{row:?}");
+        let judged: Vec<_> = report
+            .ratios
+            .iter()
+            .map(|r| (r.name.as_str(), r.ratio))
+            .collect();
+        assert_eq!(judged, [("cluster moves", 0.3), ("cluster light", 0.75)]);
+        report.cluster = Some(super::super::cluster::ClusterFigures {
+            moves_per_sec: 20.0,
+            ..c.clone()
+        });
+        report.judge();
+        assert!(!report.rows()[0].met, "×0.20 misses ×0.25");
+        report.cluster = Some(super::super::cluster::ClusterFigures { failed: 1, ..c });
+        report.judge();
+        assert!(!report.rows()[0].met, "a failed call");
+    }
+
     #[test]
     fn latency_is_judged_by_both_ratios_to_the_echo() {
         let l = |p50_us, p99_us| Latency {
