@@ -158,13 +158,19 @@ impl ClusterFigures {
 /// Why the cluster cannot be measured on this machine, if it cannot: PostgreSQL's or
 /// NATS's binaries are missing.
 pub fn missing() -> Option<String> {
-    let pg = mcpl_testkit::postgres::bindir().is_none();
-    let nats = mcpl_testkit::nats::binary().is_none();
+    missing_of(
+        mcpl_testkit::postgres::bindir().is_some(),
+        mcpl_testkit::nats::binary().is_some(),
+    )
+}
+
+/// The reason to skip, given whether PostgreSQL's and NATS's binaries were found.
+fn missing_of(pg: bool, nats: bool) -> Option<String> {
     let what = match (pg, nats) {
-        (false, false) => return None,
-        (true, false) => "PostgreSQL's initdb and postgres were",
-        (false, true) => "nats-server was",
-        (true, true) => "PostgreSQL's initdb and postgres, and nats-server, were",
+        (true, true) => return None,
+        (false, true) => "PostgreSQL's initdb and postgres were",
+        (true, false) => "nats-server was",
+        (false, false) => "PostgreSQL's initdb and postgres, and nats-server, were",
     };
     Some(format!(
         "skipped: {what} not found (pg_config --bindir, /usr/lib/postgresql/*/bin, PATH; \
@@ -527,4 +533,33 @@ pub async fn run(config: &ClusterConfig) -> Result<ClusterFigures, PerfError> {
     drop(sides);
     drop((front, floor_front, embedded, cluster));
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each missing binary is named in the reason to skip, with what to install.
+    #[test]
+    fn the_reason_to_skip_names_what_is_missing() {
+        assert_eq!(missing_of(true, true), None);
+        let pg = missing_of(false, true).unwrap_or_default();
+        assert!(
+            pg.contains("initdb") && !pg.contains("nats-server,"),
+            "{pg}"
+        );
+        let nats = missing_of(true, false).unwrap_or_default();
+        assert!(
+            nats.starts_with("skipped: nats-server was not found"),
+            "{nats}"
+        );
+        let both = missing_of(false, false).unwrap_or_default();
+        assert!(both.contains("postgres, and nats-server"), "{both}");
+        for why in [pg, nats, both] {
+            assert!(
+                why.contains("install Debian's postgresql and nats-server"),
+                "{why}"
+            );
+        }
+    }
 }
