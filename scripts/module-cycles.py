@@ -8,10 +8,12 @@ Each `.rs` file is a module; a `crate::a::b`, `super::a` or `self::a` path in it
 module that path names. A `super::Thing` that the parent re-exports from a child
 (`pub use child::Thing;`) is an edge to that child: a facade is no dependency. Test files (`tests.rs`, `tests/`, `proptests.rs`)
 are left out: tests may reach anything. A strongly connected set of two or more modules is
-a cycle, and fails the check unless it is allowed below, with its reason.
+a cycle, and fails the check: none is exempted (issue #38 broke the last ones — the host's
+`link/`, the server's cores, and the session with the tool handlers it runs, which now
+reach their session through `server/src/session_port.rs`).
 
 Usage: scripts/module-cycles.py            list every cycle
-       scripts/module-cycles.py --check    exit 1 on a cycle not allowed
+       scripts/module-cycles.py --check    exit 1 on any cycle
 """
 
 import pathlib
@@ -20,21 +22,6 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 CRATES = ["server/src", "server-core/src", "host/src", "host-core/src", "surface/src"]
-ALLOWED = {
-    # A tool handler's context reaches its session (push, progress, asks); the session
-    # runs the handlers. The two are one unit seen from two sides (read at the module
-    # level: each side's files that meet the other).
-    ("server/src", frozenset({"session", "session::asks", "session::calls",
-                              "session::for_handlers", "session::handle", "session::notices",
-                              "tool", "tool::ask", "tool::notify"})),
-}
-# Cycles the check found when it began to read `super::` and `self::` paths (issue #38
-# item 3), not yet broken: each is listed so that a new one, or one that grows, fails the
-# check, and so that what is left of the issue is in plain sight. Remove an entry when its
-# cycle is broken (the check fails on an entry that no longer matches a cycle).
-# None is left: the server's (core::principal, core::session) and the host's (link/)
-# were broken for issue #38 (items 3 and 2). An empty set, so that a cycle found again fails.
-KNOWN = set()
 TEST_FILE = re.compile(r"(^|/)(tests|proptests)(\.rs$|/)")
 
 
@@ -190,25 +177,13 @@ def cycles(graph):
 
 def main():
     check = "--check" in sys.argv[1:]
-    bad = known = 0
-    seen = set()
+    bad = 0
     for crate in CRATES:
         for comp in cycles(edges(modules(ROOT / crate))):
-            seen.add((crate, comp))
-            if (crate, comp) in ALLOWED:
-                mark = "allowed"
-            elif (crate, comp) in KNOWN:
-                mark = "known (issue #38)"
-                known += 1
-            else:
-                mark = "CYCLE"
-                bad += 1
-            print(f"{mark}: {crate}: {' <-> '.join(sorted(m or 'lib' for m in comp))}")
-    for crate, comp in sorted(KNOWN - seen, key=lambda k: (k[0], sorted(k[1]))):
-        bad += 1
-        print(f"STALE (broken: remove it from KNOWN): {crate}: {' <-> '.join(sorted(comp))}")
+            bad += 1
+            print(f"CYCLE: {crate}: {' <-> '.join(sorted(m or 'lib' for m in comp))}")
     if bad == 0:
-        print(f"no import cycle among the server's and host's modules but those allowed and {known} known")
+        print("no import cycle among the server's and host's modules")
     sys.exit(1 if check and bad else 0)
 
 

@@ -166,58 +166,73 @@ async fn arcade(
     Ok((arcade, listener))
 }
 
-/// A tool call (or `toolsets/open`) and its result.
-async fn ask(
-    conn: &mut mcpl_transport::Connection,
-    id: i64,
-    method: &str,
-    params: Value,
-) -> Result<Value, PerfError> {
-    let req = Request {
-        id: Id::Number(id),
-        method: method.to_owned(),
-        params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
-    };
-    client::request(conn, req).await
+/// A client that sends a request and waits for its result (an error answer is
+/// [`PerfError::Refused`]): a WebSocket connection here, a Streamable HTTP session through
+/// a load balancer in `cluster.rs`. Each numbers its own requests.
+pub(crate) trait Caller: Send {
+    /// `method` with `params`: its result.
+    fn ask(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> impl Future<Output = Result<Value, PerfError>> + Send;
 }
 
-fn call(tool: &str, args: Value, instance: &str) -> Value {
+/// A WebSocket connection and its next request id.
+struct WsCaller {
+    conn: mcpl_transport::Connection,
+    next: i64,
+}
+
+impl Caller for WsCaller {
+    async fn ask(&mut self, method: &str, params: Value) -> Result<Value, PerfError> {
+        self.next += 1;
+        let req = Request {
+            id: Id::Number(self.next),
+            method: method.to_owned(),
+            params: Some(mcpl_protocol::jsonrpc::to_raw(&params)),
+        };
+        client::request(&mut self.conn, req).await
+    }
+}
+
+pub(crate) fn call(tool: &str, args: Value, instance: &str) -> Value {
     json!({"name": tool, "arguments": args, "_meta": {"mcpl/instance": instance}})
 }
 
-fn text(v: &Value) -> &str {
+pub(crate) fn text(v: &Value) -> &str {
     v.pointer("/content/0/text")
         .and_then(Value::as_str)
         .unwrap_or("")
 }
 
-/// One player's tic-tac-toe games against the bot until `until`: moves made, calls failed.
-async fn play_tictactoe(url: String, who: String, until: Instant) -> Result<(u64, u64), PerfError> {
-    let mut conn = client::connect(&url, &who).await?;
-    client::handshake(&mut conn, true).await?;
-    let (mut moves, mut failed, mut id, mut game) = (0u64, 0u64, 1i64, 0u32);
+/// One player's tic-tac-toe games against the bot until `until`, each opened as
+/// `PREFIX1`, `PREFIX2`, …: moves made, calls failed. Every game is played to its end
+/// but the last, which is left where `until` found it.
+pub(crate) async fn play_tictactoe<C: Caller>(
+    caller: &mut C,
+    prefix: &str,
+    until: Instant,
+) -> Result<(u64, u64), PerfError> {
+    let (mut moves, mut failed, mut game) = (0u64, 0u64, 0u32);
     'games: while Instant::now() < until {
         game += 1;
-        let name = format!("t{game}");
-        id += 1;
-        ask(
-            &mut conn,
-            id,
-            "toolsets/open",
-            json!({"toolset": "tictactoe", "instance": name}),
-        )
-        .await?;
+        let name = format!("{prefix}{game}");
+        caller
+            .ask(
+                "toolsets/open",
+                json!({"toolset": "tictactoe", "instance": name}),
+            )
+            .await?;
         loop {
             let mut played = false;
             for cell in ["b2", "a1", "c3", "a3", "c1", "a2", "b1", "b3", "c2"] {
-                id += 1;
-                let r = ask(
-                    &mut conn,
-                    id,
-                    "tools/call",
-                    call("tictactoe_play", json!({"move": cell}), &name),
-                )
-                .await?;
+                let r = caller
+                    .ask(
+                        "tools/call",
+                        call("tictactoe_play", json!({"move": cell}), &name),
+                    )
+                    .await?;
                 if r["isError"] == true {
                     continue; // taken: the next cell
                 }
@@ -241,6 +256,14 @@ async fn play_tictactoe(url: String, who: String, until: Instant) -> Result<(u64
     Ok((moves, failed))
 }
 
+/// A player on a WebSocket connection of its own: [`play_tictactoe`].
+async fn play_on_ws(url: String, who: String, until: Instant) -> Result<(u64, u64), PerfError> {
+    let mut conn = client::connect(&url, &who).await?;
+    client::handshake(&mut conn, true).await?;
+    let mut caller = WsCaller { conn, next: 1 };
+    play_tictactoe(&mut caller, "t", until).await
+}
+
 /// Moves per second of `players` playing for `window`.
 async fn window(
     clients: &tokio::runtime::Handle,
@@ -252,7 +275,7 @@ async fn window(
     let started = Instant::now();
     let tasks: Vec<_> = players
         .iter()
-        .map(|p| clients.spawn(play_tictactoe(url.to_owned(), p.clone(), until)))
+        .map(|p| clients.spawn(play_on_ws(url.to_owned(), p.clone(), until)))
         .collect();
     let (mut moves, mut failed) = (0, 0);
     for t in tasks {
@@ -269,15 +292,11 @@ async fn window(
 async fn go_moves(url: String, moves: usize) -> Result<Vec<Duration>, PerfError> {
     let mut conn = client::connect(&url, "go-player").await?;
     client::handshake(&mut conn, true).await?;
-    ask(
-        &mut conn,
-        1,
-        "toolsets/open",
-        json!({"toolset": "go", "instance": "g1"}),
-    )
-    .await?;
+    let mut caller = WsCaller { conn, next: 1 };
+    caller
+        .ask("toolsets/open", json!({"toolset": "go", "instance": "g1"}))
+        .await?;
     let mut times = Vec::new();
-    let mut id = 1;
     let points = [
         "E5", "C3", "G7", "C7", "G3", "E3", "E7", "C5", "G5", "D4", "F6", "D6", "F4",
     ];
@@ -285,15 +304,10 @@ async fn go_moves(url: String, moves: usize) -> Result<Vec<Duration>, PerfError>
         if times.len() >= moves {
             break;
         }
-        id += 1;
         let start = Instant::now();
-        let r = ask(
-            &mut conn,
-            id,
-            "tools/call",
-            call("go_play", json!({"move": p}), "g1"),
-        )
-        .await?;
+        let r = caller
+            .ask("tools/call", call("go_play", json!({"move": p}), "g1"))
+            .await?;
         if r["isError"] == true {
             continue;
         }

@@ -494,7 +494,7 @@ impl Lane {
 }
 
 /// Each message's text in `body`: the body itself, or each SSE event's data.
-fn texts(sse: bool, body: &[u8]) -> Vec<String> {
+pub(crate) fn texts(sse: bool, body: &[u8]) -> Vec<String> {
     if !sse {
         return String::from_utf8(body.to_vec())
             .map(|t| vec![t])

@@ -27,6 +27,7 @@
 //! | `drop` | hosts with a game open, every connection cut at once: back and resynchronised | 99 % of 1,000 within 5 s |
 //! | `tools` | one host reading a `tools/list` of 10,000 dynamic tools, then of 20,000, until settled (their statement read before); one `toolsets--look` over them | linear (the settles' CPU time, 20k / 10k ≤ 2.5) and 20k < 0.3 s |
 //! | `expiry` | the arcade's heap in use (and resident set) after 2,000 Streamable HTTP sessions were opened, abandoned (their queues filled by game changes) and expired | within 10 % of the baseline |
+//! | `cluster` | tic-tac-toe moves against the bot and light calls (`tictactoe_board`) per second, legacy Streamable HTTP sessions through a load balancer, on three arcade nodes on PostgreSQL + NATS (the sim's `sim::nodes`) and on one embedded node (redb) in alternating windows; PostgreSQL's commits per move (its transaction id counter, less the leases' background) | each ≥ `report::GOAL_CLUSTER_MOVES_RATIO` / `GOAL_CLUSTER_LIGHT_RATIO` of the embedded node's; skipped, saying why, without PostgreSQL's or NATS's binaries |
 //! | `durable` | tic-tac-toe moves per second against the bot with the arcade's games kept on a `redb` store and in memory, alternating windows (the ratio), the store's commits (fsyncs), steps and commit time per move; Go moves against the bot at its time budget, kept (issue #15) | the ratio ≥ ×0.5 and ≤ 1.2 commits a move (issue #42); each Go move within 1.5× the bot's budget |
 //!
 //! What is served: for `ws`, `http`, `latency`, `rmcp` and `modern`, a server on the SDK with one
@@ -66,11 +67,13 @@
 //! | `mass_drop.rs` | hosts, a mass drop, time to resynchronise |
 //! | `many_tools.rs` | a host settling on many dynamic tools, and a look over them |
 //! | `expiry.rs` | abandoned Streamable HTTP sessions, their expiry, the heap in use and the resident set |
+//! | `cluster.rs` | three nodes on PostgreSQL and NATS against one embedded node: moves and light calls per second, commits per move |
 //! | `durable.rs` | the cost of durable state: moves per second kept and not, commits and steps per move, Go against the bot |
 //! | `proc.rs` | CPU time per thread group and the resident set, from `/proc` |
 //! | `report.rs` | [`PerfReport`]: the figures, the table, the JSON |
 
 mod client;
+pub mod cluster;
 pub mod durable;
 pub mod expiry;
 pub mod floor;
@@ -124,12 +127,14 @@ pub enum Measure {
     Durable,
     /// Ours against rmcp's stateless mode, both served MCP 2026-07-28 requests.
     Modern,
+    /// Three nodes on PostgreSQL and NATS against one embedded node (issue #41).
+    Cluster,
 }
 
 impl Measure {
     /// Every measurement, in the order they run (`idle` first, in a fresh process, so
     /// that memory freed by the others cannot be reused by its sessions and hide them).
-    pub const ALL: [Measure; 10] = [
+    pub const ALL: [Measure; 11] = [
         Measure::Idle,
         Measure::Ws,
         Measure::Http,
@@ -140,6 +145,7 @@ impl Measure {
         Measure::Tools,
         Measure::Expiry,
         Measure::Durable,
+        Measure::Cluster,
     ];
 
     /// Its name on the command line.
@@ -155,6 +161,7 @@ impl Measure {
             Measure::Expiry => "expiry",
             Measure::Durable => "durable",
             Measure::Modern => "modern",
+            Measure::Cluster => "cluster",
         }
     }
 
@@ -214,6 +221,9 @@ pub struct PerfConfig {
     /// `durable`'s players, windows and Go moves.
     #[serde(default)]
     pub durable: durable::DurableConfig,
+    /// `cluster`'s nodes, players, windows and binary.
+    #[serde(default)]
+    pub cluster: cluster::ClusterConfig,
 }
 
 impl Default for PerfConfig {
@@ -243,6 +253,7 @@ impl Default for PerfConfig {
             client_threads: 1,
             expiry: expiry::ExpiryConfig::default(),
             durable: durable::DurableConfig::default(),
+            cluster: cluster::ClusterConfig::default(),
         }
     }
 }
@@ -566,6 +577,15 @@ async fn run_in_system(
     }
     if config.wants(Measure::Durable) {
         report.durable = Some(durable::run(&config.durable, &clients).await?);
+    }
+    if config.wants(Measure::Cluster) {
+        // On the clients' runtime: the cluster's start, its balancers and its players.
+        let cluster = config.cluster.clone();
+        let figures = clients
+            .spawn(async move { cluster::run(&cluster).await })
+            .await
+            .map_err(|_| PerfError::Internal("the cluster's task panicked"))??;
+        report.cluster = Some(figures);
     }
     report.judge();
     Ok(report)

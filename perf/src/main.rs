@@ -53,8 +53,8 @@ struct PerfArgs {
     /// Write the figures as JSON here too.
     #[arg(long, value_name = "PATH")]
     json: Option<PathBuf>,
-    /// Only these: idle, ws, http, latency, rmcp, drop, tools, expiry, durable (comma-separated or
-    /// repeated).
+    /// Only these: idle, ws, http, latency, rmcp, modern, drop, tools, expiry, durable,
+    /// cluster (comma-separated or repeated).
     #[arg(long, value_name = "NAME", value_delimiter = ',')]
     only: Vec<String>,
     /// Seconds of each throughput window (the first of a figure after a second of warm-up,
@@ -109,6 +109,13 @@ struct PerfArgs {
     /// Streamable HTTP sessions abandoned for `expiry`.
     #[arg(long, default_value_t = 2_000)]
     abandoned_sessions: usize,
+    /// `cluster`: players on each side (three nodes, one embedded node).
+    #[arg(long, default_value_t = 8)]
+    cluster_players: usize,
+    /// `cluster`: the mcpl-arcade binary the nodes run (default: beside this one, as
+    /// `cargo build [--release] -p mcpl-games --bin mcpl-arcade` puts it).
+    #[arg(long, value_name = "PATH")]
+    arcade_bin: Option<PathBuf>,
 }
 
 fn run_perf(args: PerfArgs) -> anyhow::Result<bool> {
@@ -138,6 +145,11 @@ fn run_perf(args: PerfArgs) -> anyhow::Result<bool> {
         client_threads: args.client_threads,
         expiry: sim_perf::expiry::ExpiryConfig {
             sessions: args.abandoned_sessions,
+            ..Default::default()
+        },
+        cluster: sim_perf::cluster::ClusterConfig {
+            players: args.cluster_players.max(1),
+            arcade_bin: args.arcade_bin,
             ..Default::default()
         },
         ..Default::default()

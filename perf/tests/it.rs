@@ -5,4 +5,5 @@
 //! a process of its own has its own `[[test]]` in `Cargo.toml`, which says why.
 
 mod issue39_sim_perf_modern;
+mod issue41_cluster_perf;
 mod perf_smoke;

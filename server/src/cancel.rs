@@ -3,10 +3,14 @@
 //! A cancelled call's future is also dropped (its task is aborted), so most handlers need
 //! nothing from here. The token is for work a handler hands off to something that outlives
 //! its future — a spawned task, another actor — which can watch it and stop.
+//!
+//! The session's side is the token's `CancelTrigger` and a running call's `Stopper` (the
+//! trigger and the call's task), which the session's core holds while the call runs.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::sync::Notify;
+use tokio::task::AbortHandle;
 
 /// What a trigger and its tokens share: the flag, and the waiters to wake when it is set.
 /// One small allocation a call (issue #18: a `watch` channel cost every call eight
@@ -69,6 +73,30 @@ impl CancelTrigger {
     pub(crate) fn cancel(&self) {
         self.state.cancelled.store(true, Ordering::Release);
         self.state.waiters.notify_waiters();
+    }
+}
+
+/// What stops a running handler call: its cancel token's trigger, then its task (none
+/// for a call that ended in its first poll). The session's core holds one per running
+/// call (`session/calls.rs`).
+#[derive(Debug)]
+pub(crate) struct Stopper {
+    cancel: CancelTrigger,
+    abort: Option<AbortHandle>,
+}
+
+impl Stopper {
+    /// What stops a call: `cancel` marks its token, `abort` ends its task.
+    pub(crate) fn new(cancel: CancelTrigger, abort: Option<AbortHandle>) -> Self {
+        Stopper { cancel, abort }
+    }
+
+    /// Cancels the call's token, then aborts its task.
+    pub(crate) fn stop(self) {
+        self.cancel.cancel();
+        if let Some(abort) = self.abort {
+            abort.abort();
+        }
     }
 }
 

@@ -16,6 +16,7 @@
 //! | [`tool`] | [`ToolContext`], [`ToolError`]: what a plain tool handler sees and returns, how it opens, closes and declines toolsets for its caller, and how it reports progress and logs, and asks its client to sample a model or its user for input (MCP) |
 //! | [`features`] | resources, resource templates, prompts and completion: [`features::RequestContext`], [`features::FeatureError`], registered with [`ServerBuilder::resource`] and its siblings (MCP "Server Features") |
 //! | [`session`] | the `SessionActor` (one per connection), its lifecycle, its [`SessionHandle`] |
+//! | `session_port` | the session seen from outside, depending on neither `session` nor `tool`: [`SessionHandle`], the requests a tool handler's context sends through it (toolsets, progress and logs, questions for the client), the errors both sides name ([`NotifyError`], [`session::SessionClosed`]), and the session's side as a trait that the session implements on its actor's address — so the session runs the handlers and a handler reaches its session without `tool` importing `session` |
 //! | `actors` | the Registry actor (one per server: who is connected, principals started and retired), the Principal actor (one per principal) and the Instance actor (one per open instance) |
 //! | `shared` | what every actor of a server reads: manifest, catalog, logic, limits, clock, id counters |
 //! | [`listen`] | [`Server::serve_ws`], [`Server::serve_http`], [`Server::serve_stdio`]: bind, accept, a session per connection |
@@ -113,6 +114,7 @@ mod panics;
 pub use mcpl_server_core::push;
 mod server;
 pub mod session;
+mod session_port;
 mod shared;
 pub mod store;
 pub mod tool;

@@ -19,7 +19,7 @@
 
 use crate::cancel::CancelToken;
 use crate::push::{PushError, PushEvent};
-use crate::session::SessionHandle;
+use crate::session_port::SessionHandle;
 use mcpl_protocol::jsonrpc::Id;
 use mcpl_protocol::mcpl::PushEventResult;
 use mcpl_protocol::meta::Meta;
@@ -37,9 +37,9 @@ pub(crate) use mcpl_server_core::tool::outcome;
 mod schema;
 mod toolsets;
 
+pub use crate::session_port::NotifyError;
 pub use ask::{AskError, ClientAnswer, ClientQuestion};
 pub use error::{ToolError, ToolResult};
-pub use notify::NotifyError;
 pub use outcome::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
 pub(crate) use schema::is_object_schema;
 pub use schema::{NoArguments, input_schema};

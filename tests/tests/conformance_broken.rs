@@ -165,6 +165,34 @@ fn conformance_s9_hints_only_on_streams_that_asked_for_them() {
     );
 }
 
+#[test]
+fn conformance_s17_s19_events_only_on_streams_that_asked_for_them_under_the_grant() {
+    let cmd = stdio_cmd(&["--misbehave", "events-to-all-streams"]);
+    let run = conformance(&[
+        "--cmd",
+        &cmd,
+        "--only",
+        "S9,S17,S19",
+        "--timeout-ms",
+        "3000",
+    ]);
+    assert_eq!(run.status.code(), Some(1), "{}", run.dump());
+    for n in [17, 19] {
+        let line = run.line_s(n);
+        assert!(
+            line.contains(": fail [RFC]: ") && line.contains("was sent notifications/mcpl/event"),
+            "{}",
+            run.dump()
+        );
+    }
+    // Hints go only where they were asked for: the break copies events alone.
+    assert!(run.line_s(9).ends_with(": pass [RFC]"), "{}", run.dump());
+    assert_eq!(
+        run.summary(),
+        "1 passed, 2 failed (0 skipped) [RFC]; fixture contract: 0 departed"
+    );
+}
+
 /// The profile's vectors a stdio server can run (S11 and S15 need a second connection of
 /// the principal).
 const STDIO_PROFILE: [u8; 9] = [1, 2, 3, 4, 8, 9, 10, 12, 14];

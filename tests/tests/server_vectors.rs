@@ -11,9 +11,14 @@
 use mcpl_server::{Clock, ManualClock};
 use mcpl_tests::conformance::PassTime;
 use mcpl_tests::conformance::{Outcome, RunOptions, Target, VectorId, run, vectors};
-use mcpl_tests::fixture::{Choices, build_idle, serve_ws};
+use mcpl_tests::fixture::{self, Choices, build_idle, serve_ws};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
+
+/// The in-process fixture's Streamable HTTP queue for S20 (`ServerOptions::http_queue_limit`).
+const S20_QUEUE: usize = 16;
+/// The events S20 asks for at once there: well past [`S20_QUEUE`].
+const S20_BURST: u64 = 40;
 
 /// Runs vector `number` against an in-process fixture server and asserts it passed with
 /// no departure from the fixture contract.
@@ -40,8 +45,20 @@ async fn passes_id(id: VectorId) {
         s13.then(|| clock.clone() as Arc<dyn Clock>),
     )
     .expect("the fixture server is valid");
-    let listener = serve_ws(&server).await;
+    // S20 checks a stream's bound on Streamable HTTP alone (skipped on WebSocket): the
+    // fixture there with a small queue, and a burst past it, so the run stays quick.
+    let listener = if id == VectorId::Stateless(20) {
+        let mut options = fixture::options();
+        options.http_queue_limit = S20_QUEUE;
+        server
+            .serve_http(([127, 0, 0, 1], 0).into(), Arc::new(options))
+            .await
+            .expect("binding a loopback port")
+    } else {
+        serve_ws(&server).await
+    };
     let mut opts = RunOptions::new(Target::Url(listener.url().to_owned()));
+    opts.event_burst = S20_BURST;
     if s13 {
         opts.pass_time = Some(PassTime::new(move |d| {
             let (mut sessions, clock) = (server.watch_sessions(), clock.clone());
@@ -265,6 +282,21 @@ async fn conformance_s14_a_hinted_tools_list_is_ordered_private_and_versioned() 
 #[actix::test]
 async fn conformance_s15_a_legacy_connection_and_modern_requests_agree() {
     passes_s(15).await;
+}
+
+#[actix::test]
+async fn conformance_s17_an_events_stream_under_a_push_grant_is_sent_each_event() {
+    passes_s(17).await;
+}
+
+#[actix::test]
+async fn conformance_s19_an_event_with_no_events_stream_is_not_delivered_its_changes_are() {
+    passes_s(19).await;
+}
+
+#[actix::test]
+async fn conformance_s20_events_past_a_streams_bound_are_dropped_and_the_delta_has_them() {
+    passes_s(20).await;
 }
 
 /// Every vector of the runner has its test here, and each test runs its own vector: a

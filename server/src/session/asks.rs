@@ -23,6 +23,7 @@ use super::SessionActor;
 use super::outgoing::Reply;
 use crate::client_ask::{AskError, Needs};
 use crate::mrtr::{Asked, Batch, Question};
+use crate::session_port::{Ask, AskAll};
 use actix::prelude::*;
 use mcpl_protocol::client_features::{
     ELICITATION_CAPABILITY, ROOTS_CAPABILITY, SAMPLING_CAPABILITY,
@@ -31,21 +32,6 @@ use mcpl_protocol::jsonrpc::{Id, Notification, Request};
 use mcpl_protocol::mcp::{CancelledParams, ClientCapabilities};
 use mcpl_protocol::method::Cancelled;
 use tokio::sync::oneshot;
-
-/// A tool handler's request for its client.
-#[derive(Debug)]
-pub(crate) struct Ask {
-    /// The handler's request: a `tools/call`, and its key in the session's `Requests`; or
-    /// a resource or prompt request (`features.rs`), with no key.
-    pub(crate) call: Id,
-    pub(crate) key: Option<u64>,
-    pub(crate) method: &'static str,
-    pub(crate) needs: Needs,
-    pub(crate) params: Box<mcpl_protocol::jsonrpc::RawValue>,
-    /// The key its question goes under in a modern client's `InputRequiredResult`, when
-    /// the handler chose one (`mrtr.rs`).
-    pub(crate) input_key: Option<String>,
-}
 
 /// How `needs` is declared, and its name.
 fn needs_of(needs: Needs) -> (fn(&ClientCapabilities) -> bool, &'static str) {
@@ -57,21 +43,6 @@ fn needs_of(needs: Needs) -> (fn(&ClientCapabilities) -> bool, &'static str) {
         ),
         Needs::Roots => (ClientCapabilities::supports_roots, ROOTS_CAPABILITY),
     }
-}
-
-/// Questions a handler asks together (`ToolContext::ask_all`), each under its key.
-#[derive(Debug)]
-pub(crate) struct AskAll {
-    /// The handler's `tools/call`, and its key in the session's `Requests`.
-    pub(crate) call: Id,
-    pub(crate) key: u64,
-    /// Each question: what it needs, its method, its params, its key.
-    pub(crate) questions: Vec<(
-        Needs,
-        &'static str,
-        Box<mcpl_protocol::jsonrpc::RawValue>,
-        String,
-    )>,
 }
 
 impl Message for AskAll {

@@ -3,7 +3,7 @@
 //! as a tokio task (the core's [`Event::Run`](crate::core::session::Event::Run)), the others
 //! are answered by the instance's logic through the principal (`deliver.rs`). The core
 //! keeps the table of running calls, so `notifications/cancelled` stops one
-//! ([`Stopper`]); each task's end is fed back to it, which writes the response with what
+//! (`cancel.rs`'s `Stopper`); each task's end is fed back to it, which writes the response with what
 //! the call held (§5.3), or nothing for a cancelled call (vector 29).
 //!
 //! A handler is polled once in place before it becomes a task: one that answers at once
@@ -12,7 +12,7 @@
 //! in that first poll is caught as a task's would be.
 
 use super::SessionActor;
-use crate::cancel::CancelTrigger;
+use crate::cancel::{CancelTrigger, Stopper};
 use crate::panics::panic_message;
 use crate::tool::{ToolContext, ToolError, ToolResult};
 use actix::prelude::*;
@@ -20,24 +20,6 @@ use mcpl_protocol::jsonrpc::{ErrorObject, Id, Response};
 use serde_json::{Map, Value};
 use std::panic::{self, AssertUnwindSafe};
 use std::task::{Context as TaskContext, Poll, Waker};
-use tokio::task::AbortHandle;
-
-/// What stops a running handler call: its cancel token's trigger, then its task (none
-/// for a call that ended in its first poll).
-#[derive(Debug)]
-pub(crate) struct Stopper {
-    abort: Option<AbortHandle>,
-    cancel: CancelTrigger,
-}
-
-impl Stopper {
-    pub(crate) fn stop(self) {
-        self.cancel.cancel();
-        if let Some(abort) = self.abort {
-            abort.abort();
-        }
-    }
-}
 
 impl SessionActor {
     /// The principal sent a call to the tool's own handler: run it as a task.
@@ -93,10 +75,7 @@ impl SessionActor {
             }
         };
         let task = tokio::spawn(call);
-        let stopper = Stopper {
-            abort: Some(task.abort_handle()),
-            cancel: trigger,
-        };
+        let stopper = Stopper::new(trigger, Some(task.abort_handle()));
         self.core.start(id.clone(), key, stopper);
         ctx.spawn(task.into_actor(self).map(move |joined, act, ctx| {
             let joined = joined.map_err(|e| match e.try_into_panic() {

@@ -8,76 +8,15 @@
 //! nothing on this connection; the principal answers the handler directly.
 
 use super::SessionActor;
+use super::handler_ops::Waiting;
 use crate::actors::principal::{self, HandlerAnswer, ReplyTo, Via};
-use crate::tool::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
+use crate::session_port::ForHandler;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
-use mcpl_protocol::mcp::ContentBlock;
-use serde_json::Value;
-use std::collections::HashMap;
-use tokio::sync::oneshot;
 
-/// A tool handler's request, from its [`ToolContext`](crate::ToolContext).
-#[derive(Debug)]
-pub(crate) enum ForHandler {
-    Open {
-        /// The handler's `tools/call`, and its key in the session's `Requests`.
-        call: Id,
-        key: u64,
-        toolset: String,
-        instance: Option<String>,
-        options: Option<Value>,
-        reply: oneshot::Sender<Result<Opened, OpenToolsetError>>,
-    },
-    Close {
-        call: Id,
-        key: u64,
-        toolset: String,
-        instance: Option<String>,
-        reply: oneshot::Sender<Result<Vec<ContentBlock>, CloseToolsetError>>,
-    },
-    Invitations {
-        reply: oneshot::Sender<Vec<Invitation>>,
-    },
-    Decline {
-        toolset: String,
-        instance: Option<String>,
-        reply: oneshot::Sender<Result<Invitation, DeclineError>>,
-    },
-}
-
+/// A handler's request is passed on and answered through its own reply channel.
 impl Message for ForHandler {
     type Result = ();
-}
-
-/// Where an answer goes back to a handler.
-#[derive(Debug)]
-enum Waiting {
-    Open(oneshot::Sender<Result<Opened, OpenToolsetError>>),
-    Close(oneshot::Sender<Result<Vec<ContentBlock>, CloseToolsetError>>),
-}
-
-/// A handler's open or close, forwarded and not answered yet.
-#[derive(Debug)]
-struct Op {
-    call: Id,
-    key: u64,
-    waiting: Waiting,
-}
-
-/// The handlers' opens and closes in flight, by token.
-#[derive(Debug, Default)]
-pub(crate) struct HandlerOps {
-    next: u64,
-    ops: HashMap<u64, Op>,
-}
-
-impl HandlerOps {
-    fn insert(&mut self, call: Id, key: u64, waiting: Waiting) -> u64 {
-        self.next += 1;
-        self.ops.insert(self.next, Op { call, key, waiting });
-        self.next
-    }
 }
 
 impl Handler<ForHandler> for SessionActor {
@@ -153,7 +92,7 @@ impl SessionActor {
         token: u64,
         answer: HandlerAnswer,
     ) -> Option<(Id, bool)> {
-        let Some(op) = self.handler_ops.ops.remove(&token) else {
+        let Some(op) = self.handler_ops.remove(token) else {
             tracing::warn!(session = %self.id, token, "an answer for no handler request; dropped");
             return None;
         };

@@ -1,218 +1,75 @@
-//! [`SessionHandle`]: how server code reaches a session — typed messages to its actor.
-//!
-//! A handle is cheap to clone, `Send` and `Sync`, and usable from any thread or task (a tool
-//! handler running on tokio included). Once the session has stopped, every method reports
-//! that it is closed.
+//! The session's side of its [`SessionHandle`]: the port (`session_port.rs`) implemented on
+//! the session actor's address — each request a typed message to the actor, the actor's
+//! reply turned into what the handle's caller is told — and the messages only the handle
+//! sends: push, status, close.
 
 use super::SessionActor;
+use super::asks::Declared;
 use super::outgoing::Failure;
+use crate::client_ask::AskError;
 use crate::core::HintDraft;
-use crate::core::lifecycle::{Negotiated, Phase};
-use crate::ids::SessionId;
 use crate::push::{PushError, PushEvent};
-use crate::tool::NotifyError;
+use crate::session_port::{
+    Answer, Ask, AskAll, ForHandler, Notice, NotifyError, SessionClosed, SessionPort, SessionStatus,
+};
 use actix::prelude::*;
-use mcpl_protocol::jsonrpc::Request;
-use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, PushEventParams, PushEventResult, PushPayload};
+use mcpl_protocol::jsonrpc::{Id, RawValue, Request};
+use mcpl_protocol::mcp::ClientCapabilities;
+use mcpl_protocol::mcpl::{PushEventParams, PushEventResult, PushPayload};
 use mcpl_protocol::method;
 use mcpl_protocol::time::rfc3339_millis;
-use mcpl_transport::Principal;
-use std::fmt;
 use std::future::Future;
-use std::sync::Arc;
 
-/// The session has stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("the session is closed")]
-pub struct SessionClosed;
-
-/// A snapshot of a session's state.
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct SessionStatus {
-    /// The lifecycle phase.
-    pub phase: Phase,
-    /// What `initialize` settled, once answered.
-    pub negotiated: Option<Negotiated>,
-    /// The host's latest grant (`featureSets/update`), once answered.
-    pub grant: Option<FeatureSetsUpdateParams>,
-    /// Tool calls running.
-    pub running_calls: usize,
-    /// The session's requests to the host awaiting an answer.
-    pub pending_requests: usize,
-}
-
-/// A handle to a live (or stopped) session.
-///
-/// Shared, not copied, on clone: every tool call is given one, and a copied actix address
-/// allocates twice and a principal's name once (issue #18).
-#[derive(Clone)]
-pub struct SessionHandle(Arc<Inner>);
-
-struct Inner {
-    addr: Addr<SessionActor>,
-    id: SessionId,
-    principal: Principal,
-}
-
-impl fmt::Debug for SessionHandle {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SessionHandle")
-            .field("id", &self.0.id)
-            .field("principal", &self.0.principal)
-            .finish()
-    }
-}
-
-impl SessionHandle {
-    pub(crate) fn new(addr: Addr<SessionActor>, id: SessionId, principal: Principal) -> Self {
-        SessionHandle(Arc::new(Inner {
-            addr,
-            id,
-            principal,
-        }))
+/// Each request is sent when its answer is first polled, as the handle's `async fn`s did.
+impl SessionPort for Addr<SessionActor> {
+    fn is_open(&self) -> bool {
+        self.connected()
     }
 
-    /// The session's id.
-    pub fn id(&self) -> SessionId {
-        self.0.id
+    fn push(&self, event: PushEvent) -> Answer<'_, Result<PushEventResult, PushError>> {
+        Box::pin(async move {
+            self.send(Push(event))
+                .await
+                .map_err(|_| PushError::Closed)?
+                .await
+        })
     }
 
-    /// Who the connection authenticated as.
-    pub fn principal(&self) -> &Principal {
-        &self.0.principal
+    fn status(&self) -> Answer<'_, Result<SessionStatus, SessionClosed>> {
+        Box::pin(async move { self.send(Status).await.map_err(|_| SessionClosed) })
     }
 
-    /// False once the session has stopped.
-    pub fn is_open(&self) -> bool {
-        self.0.addr.connected()
+    fn close(&self) {
+        self.do_send(Stop);
     }
 
-    /// The session's actor.
-    pub(crate) fn addr(&self) -> &Addr<SessionActor> {
-        &self.0.addr
+    fn for_handler(&self, request: ForHandler) {
+        self.do_send(request);
     }
 
-    /// Sends `push/event` to the host and waits for its answer (or the server's push
-    /// timeout). Refused at once when the session may not push: before the host's initial
-    /// `featureSets/update` completed ([`PushError::GrantPending`], SPEC §5.3) or without a
-    /// `pushEvents` grant ([`PushError::NotGranted`]).
-    pub async fn push(&self, event: PushEvent) -> Result<PushEventResult, PushError> {
-        self.0
-            .addr
-            .send(Push(event))
-            .await
-            .map_err(|_| PushError::Closed)?
-            .await
+    fn notify(&self, notice: Notice) -> Answer<'_, Result<(), NotifyError>> {
+        Box::pin(async move { self.send(notice).await.map_err(|_| NotifyError::Closed)? })
     }
 
-    /// The session's state now.
-    pub async fn status(&self) -> Result<SessionStatus, SessionClosed> {
-        self.0.addr.send(Status).await.map_err(|_| SessionClosed)
+    fn ask(&self, ask: Ask) -> Answer<'_, Result<Box<RawValue>, AskError>> {
+        Box::pin(async move {
+            let answer = self.send(ask).await.map_err(|_| AskError::Closed)??;
+            match answer.await {
+                Ok(Ok(Ok(result))) => Ok(result),
+                Ok(Ok(Err(error))) => Err(AskError::Client(error)),
+                Ok(Err(Failure::TimedOut)) => Err(AskError::TimedOut),
+                Ok(Err(Failure::Abandoned)) => Err(AskError::CallEnded),
+                Ok(Err(Failure::Closed)) | Err(_) => Err(AskError::Closed),
+            }
+        })
     }
 
-    /// Passes a tool handler's request to the session (`for_handlers.rs`); a stopped
-    /// session drops it, and the handler hears "closed".
-    pub(crate) fn for_handler(&self, m: super::ForHandler) {
-        self.0.addr.do_send(m);
+    fn ask_all(&self, all: AskAll) -> Answer<'_, Result<Option<Vec<Box<RawValue>>>, AskError>> {
+        Box::pin(async move { self.send(all).await.map_err(|_| AskError::Closed)? })
     }
 
-    /// Writes a tool handler's progress or log message (`notices.rs`); answers once it is
-    /// queued, or why it was refused.
-    pub(crate) async fn notify(&self, notice: super::Notice) -> Result<(), NotifyError> {
-        self.0
-            .addr
-            .send(notice)
-            .await
-            .map_err(|_| NotifyError::Closed)?
-    }
-
-    /// Sends a tool handler's request to the client (`asks.rs`) and waits for the
-    /// client's result, or why none came.
-    pub(crate) async fn ask(
-        &self,
-        ask: super::Ask,
-    ) -> Result<Box<mcpl_protocol::jsonrpc::RawValue>, crate::tool::AskError> {
-        use crate::tool::AskError;
-        let answer = self
-            .0
-            .addr
-            .send(ask)
-            .await
-            .map_err(|_| AskError::Closed)??;
-        match answer.await {
-            Ok(Ok(Ok(result))) => Ok(result),
-            Ok(Ok(Err(error))) => Err(AskError::Client(error)),
-            Ok(Err(Failure::TimedOut)) => Err(AskError::TimedOut),
-            Ok(Err(Failure::Abandoned)) => Err(AskError::CallEnded),
-            Ok(Err(Failure::Closed)) | Err(_) => Err(AskError::Closed),
-        }
-    }
-
-    /// Sends a handler's questions asked together (`asks.rs`'s `AskAll`).
-    pub(crate) async fn ask_all(
-        &self,
-        all: super::asks::AskAll,
-    ) -> Result<Option<Vec<Box<mcpl_protocol::jsonrpc::RawValue>>>, crate::tool::AskError> {
-        self.0
-            .addr
-            .send(all)
-            .await
-            .map_err(|_| crate::tool::AskError::Closed)?
-    }
-
-    /// What the client declared for `call` (`asks.rs`'s `Declared`).
-    pub(crate) async fn declared(
-        &self,
-        call: mcpl_protocol::jsonrpc::Id,
-    ) -> Option<mcpl_protocol::mcp::ClientCapabilities> {
-        self.0
-            .addr
-            .send(super::asks::Declared { call })
-            .await
-            .ok()
-            .flatten()
-    }
-
-    /// Asks the session to stop: each open `subscriptions/listen` stream is answered with
-    /// its graceful completion result (MCP 2026-07-28; on stdio and WebSocket then told
-    /// cancelled), running calls are cancelled, pending
-    /// pushes fail with
-    /// [`PushError::Closed`], the connection's write side closes once queued messages are
-    /// written.
-    pub fn close(&self) {
-        self.0.addr.do_send(Stop);
-    }
-}
-
-impl crate::client_ask::AskClient for SessionHandle {
-    fn ask_client(
-        &self,
-        request: mcpl_protocol::jsonrpc::Id,
-        key: Option<u64>,
-        input_key: Option<String>,
-        needs: crate::client_ask::Needs,
-        method: &'static str,
-        params: Box<mcpl_protocol::jsonrpc::RawValue>,
-    ) -> std::pin::Pin<
-        Box<
-            dyn Future<
-                    Output = Result<
-                        Box<mcpl_protocol::jsonrpc::RawValue>,
-                        crate::client_ask::AskError,
-                    >,
-                > + Send
-                + '_,
-        >,
-    > {
-        Box::pin(self.ask(super::Ask {
-            call: request,
-            key,
-            method,
-            needs,
-            params,
-            input_key,
-        }))
+    fn declared(&self, call: Id) -> Answer<'_, Option<ClientCapabilities>> {
+        Box::pin(async move { self.send(Declared { call }).await.ok().flatten() })
     }
 }
 

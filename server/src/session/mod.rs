@@ -20,12 +20,13 @@
 //! | `calls.rs` | `tools/call` handlers run as tokio tasks, their ends fed to the core, cancelled ones stopped |
 //! | `deliver.rs` | what the principal sends, fed to the core; answers and pushes written as it says (§5.2, §5.3) |
 //! | `features.rs` | resource, prompt and completion handlers run as tokio tasks, their answers fed to the core; the resources the session watches, and their changes fed to the core |
-//! | `for_handlers.rs` | a tool handler's opens, closes and declines for its caller |
+//! | `for_handlers.rs` | a tool handler's opens, closes and declines for its caller (`session_port.rs`'s `ForHandler`) |
 //! | `detached.rs` | a modern request no credential authenticated, served on a session of its own under a fresh anonymous principal |
 //! | `asks.rs` | a tool handler's `sampling/createMessage` and `elicitation/create` for the client |
+//! | `handler_ops.rs` | the table of a tool handler's opens and closes awaiting the principal, by token |
 //! | `notices.rs` | a handler's `notifications/progress` and `notifications/message` |
 //! | `outgoing.rs` | the table of the session's requests to the host |
-//! | `handle.rs` | [`SessionHandle`] and the messages it sends the actor: push, status, close |
+//! | `handle.rs` | the session's side of its [`SessionHandle`] (`session_port.rs`): the port implemented on the actor's address, and the messages only the handle sends: push, status, close |
 //!
 //! **One writer** (§5.2). Every message to the host goes through `SessionActor::enqueue`,
 //! in the order the core queued them, straight into the transport's bounded queue,
@@ -48,30 +49,27 @@ mod dispatch;
 mod features;
 mod for_handlers;
 mod handle;
+mod handler_ops;
 mod notices;
 mod outgoing;
 pub mod rev_writer;
 mod toolsets;
 mod write;
 
-pub(crate) use asks::{Ask, AskAll};
-pub(crate) use for_handlers::ForHandler;
-pub(crate) use notices::Notice;
-
 pub use crate::core::lifecycle::{HostFeatures, LifecycleError, Negotiated, Phase};
 pub use crate::ids::SessionId;
-pub use handle::{SessionClosed, SessionHandle, SessionStatus};
+pub use crate::session_port::{SessionClosed, SessionHandle, SessionStatus};
 
 use crate::actors::principal::{self, AnswerBody, PrincipalActor};
 use crate::actors::registry::{AttachSession, DetachSession, Registry};
 use crate::author::Event;
+use crate::cancel::Stopper;
 use crate::core::InstanceKey;
 use crate::core::session::{Io, SessionCore};
 use crate::shared::Shared;
 use crate::tool::Handlers;
 use actix::prelude::*;
-use calls::Stopper;
-use for_handlers::HandlerOps;
+use handler_ops::HandlerOps;
 use mcpl_transport::{Connection, ConnectionInfo, Inbound, Outbound, Principal};
 use outgoing::Outgoing;
 use rev_writer::RevWriter;

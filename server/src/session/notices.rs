@@ -1,6 +1,6 @@
 //! MCP progress and logging in a session (MCP 2025-11-25, "Utilities / Progress" and
 //! "Utilities / Logging"): a tool handler's `notifications/progress` and
-//! `notifications/message` ([`Notice`], from `tool/notify.rs`), fed to the core, which
+//! `notifications/message` (`session_port.rs`'s `Notice`, from `tool/notify.rs`), fed to the core, which
 //! owns the rules (progress only increases, a call's progress ends with it, the log level
 //! `logging/setLevel` set).
 //!
@@ -17,28 +17,8 @@
 
 use super::SessionActor;
 use crate::core::requests::ProgressRefused;
-use crate::tool::NotifyError;
+use crate::session_port::{Notice, NotifyError};
 use actix::prelude::*;
-use mcpl_protocol::jsonrpc::Id;
-use mcpl_protocol::mcp::{LoggingMessageParams, ProgressParams};
-
-/// A tool handler's notification for its host.
-#[derive(Debug)]
-pub(crate) enum Notice {
-    /// `notifications/progress` for the handler's call.
-    Progress {
-        /// The call's request id and its key in the session's `Requests`.
-        call: Id,
-        key: u64,
-        params: ProgressParams,
-    },
-    /// `notifications/message` for the handler's call (its request id), if at or above
-    /// the level (the call's own for a modern request, else the session's).
-    Log {
-        call: Id,
-        params: LoggingMessageParams,
-    },
-}
 
 impl Message for Notice {
     type Result = Result<(), NotifyError>;

@@ -138,7 +138,7 @@ impl SessionActor {
                 writer.with_sink(|link| link.give_up(mcpl_transport::GiveUp::Unread));
                 self.writer = None;
                 if let Some(me) = &self.handle {
-                    me.addr().do_send(super::handle::Stop);
+                    me.close();
                 }
             }
             Err(_) => {

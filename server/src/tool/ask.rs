@@ -55,7 +55,7 @@
 
 pub use crate::client_ask::AskError;
 use crate::client_ask::{AskClient, Needs};
-use crate::session::AskAll;
+use crate::session_port::AskAll;
 use crate::tool::ToolContext;
 use mcpl_protocol::jsonrpc::{decode_result, to_raw};
 use mcpl_protocol::mcp::ClientCapabilities;

@@ -15,33 +15,10 @@
 //!   session's level: the one the client set with `logging/setLevel`, else the server's
 //!   initial one (MCP: the server SHOULD only send messages at or above the level set).
 
-use crate::session::Notice;
+use crate::session_port::{Notice, NotifyError};
 use crate::tool::ToolContext;
 use mcpl_protocol::mcp::{LoggingLevel, LoggingMessageParams, ProgressParams, ProgressToken};
 use serde_json::Value;
-
-/// Why a progress or log notification was refused, sorted by who is at fault.
-#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum NotifyError {
-    /// A progress or total that is not a finite number (JSON has no NaN or infinity).
-    #[error("progress and total must be finite numbers")]
-    NotFinite,
-    /// MCP: progress MUST increase with each notification; this one does not.
-    #[error("progress must increase: {given} after {last}")]
-    NotIncreasing {
-        /// The progress last sent for this call.
-        last: f64,
-        /// The progress refused.
-        given: f64,
-    },
-    /// The call was answered or cancelled: MCP says its progress notifications stop.
-    #[error("the call has ended; its progress is over")]
-    CallEnded,
-    /// The session has stopped.
-    #[error("the session is closed")]
-    Closed,
-}
 
 impl ToolContext {
     /// The progress token the call's `_meta` carried (`progressToken`), if any: the host

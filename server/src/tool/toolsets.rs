@@ -15,7 +15,7 @@
 //!   the toolset's event or as `tools/hints` (§4.6, vectors 14, 32).
 
 use super::outcome::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
-use crate::session::SessionClosed;
+use crate::session_port::{ForHandler, SessionClosed};
 use crate::tool::ToolContext;
 use mcpl_protocol::mcp::ContentBlock;
 use serde_json::Value;
@@ -52,7 +52,7 @@ impl ToolContext {
         options: Option<Value>,
     ) -> Result<Opened, OpenToolsetError> {
         let (reply, rx) = oneshot::channel();
-        self.session.for_handler(crate::session::ForHandler::Open {
+        self.session.for_handler(ForHandler::Open {
             call: self.request_id.clone(),
             key: self.call_key,
             toolset: toolset.to_owned(),
@@ -80,7 +80,7 @@ impl ToolContext {
         instance: Option<&str>,
     ) -> Result<Vec<ContentBlock>, CloseToolsetError> {
         let (reply, rx) = oneshot::channel();
-        self.session.for_handler(crate::session::ForHandler::Close {
+        self.session.for_handler(ForHandler::Close {
             call: self.request_id.clone(),
             key: self.call_key,
             toolset: toolset.to_owned(),
@@ -102,8 +102,7 @@ impl ToolContext {
     /// ```
     pub async fn invitations(&self) -> Result<Vec<Invitation>, SessionClosed> {
         let (reply, rx) = oneshot::channel();
-        self.session
-            .for_handler(crate::session::ForHandler::Invitations { reply });
+        self.session.for_handler(ForHandler::Invitations { reply });
         rx.await.map_err(|_| SessionClosed)
     }
 
@@ -129,12 +128,11 @@ impl ToolContext {
         instance: Option<&str>,
     ) -> Result<Invitation, DeclineError> {
         let (reply, rx) = oneshot::channel();
-        self.session
-            .for_handler(crate::session::ForHandler::Decline {
-                toolset: toolset.to_owned(),
-                instance: instance.map(str::to_owned),
-                reply,
-            });
+        self.session.for_handler(ForHandler::Decline {
+            toolset: toolset.to_owned(),
+            instance: instance.map(str::to_owned),
+            reply,
+        });
         rx.await.unwrap_or(Err(DeclineError::Closed))
     }
 }

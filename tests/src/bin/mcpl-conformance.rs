@@ -5,7 +5,7 @@
 //! ```text
 //! mcpl-conformance server (--cmd "PROGRAM ARGS" | --url ws[s]://…|http[s]://…)
 //!                  [--ca-file PATH] [--token TOKEN] [--timeout-ms MS] [--only N,SN,…]
-//!                  [--server-stderr]
+//!                  [--event-burst N] [--server-stderr] [--strict]
 //! ```
 //!
 //! Prints one line per vector — `vector 05 …: pass [RFC]`, `fail [RFC]: why`, `skip [RFC]:
@@ -16,7 +16,9 @@
 //! is spawned afresh for every connection and spoken to over its stdin/stdout; vectors
 //! that need two connections of one principal are skipped then. The profile's vectors
 //! (`vector S4 …`) are skipped against a server that refuses a modern `server/discover`
-//! or declares no `mcpl/core` on it.
+//! or declares no `mcpl/core` on it. S20 (events past a listen stream's bound) runs over
+//! Streamable HTTP alone, against a server listing the contract's optional `game_burst`,
+//! which it asks for `--event-burst` events at once (default: past the fixture's bound).
 
 use clap::{ArgGroup, Args, Parser, Subcommand};
 use mcpl_tests::conformance::{PassTime, RunOptions, Target, VectorId, run};
@@ -67,6 +69,11 @@ struct ServerArgs {
     /// stateless profile's S-numbers (S4).
     #[arg(long, value_name = "N,SN,…", value_delimiter = ',')]
     only: Vec<VectorId>,
+    /// How many events S20 asks game_burst for at once: more than a Streamable HTTP listen
+    /// stream of the server holds (the fixture's holds 1024).
+    #[arg(long, value_name = "N", default_value_t = mcpl_tests::conformance::contract::EVENT_BURST,
+          value_parser = clap::value_parser!(u64).range(1..=mcpl_tests::conformance::contract::MAX_BURST))]
+    event_burst: u64,
     /// Let a spawned server's stderr through.
     #[arg(long)]
     server_stderr: bool,
@@ -118,6 +125,7 @@ async fn main() -> ExitCode {
         pass_time: Some(PassTime::new(|d| {
             Box::pin(tokio::time::sleep(d + Duration::from_secs(2)))
         })),
+        event_burst: args.event_burst,
         ..RunOptions::new(target)
     };
     let only = (!args.only.is_empty()).then_some(args.only.as_slice());

@@ -4,8 +4,8 @@
 //! ```text
 //! mcpl-fixture-server (--stdio | --ws ADDR | --http ADDR) [--token NAME=SECRET]…
 //!                     [--tls-cert PATH --tls-key PATH]
-//!                     [--misbehave skip-rev|list-changed|stale-delta|no-statement|repeat-version|hints-to-all-streams]
-//!                     [--without modern|profile] [--other-choices] [--idle-end-ms MS]
+//!                     [--misbehave skip-rev|list-changed|stale-delta|no-statement|repeat-version|hints-to-all-streams|events-to-all-streams]
+//!                     [--without modern|profile|burst] [--other-choices] [--idle-end-ms MS]
 //! ```
 //!
 //! A network listener prints the URL it serves (`ws://ADDR`, `http://ADDR/mcp`, or with
@@ -16,7 +16,8 @@
 //! `conformance` (and any `--token`) authenticates a named principal whose connections
 //! share toolsets. `--misbehave` breaks a rule on purpose, to show the runner fails;
 //! `--without` makes it a server the stateless profile does not apply to (`modern`: the
-//! legacy era only; `profile`: MCP 2026-07-28 without `mcpl/core`), which the runner skips;
+//! legacy era only; `profile`: MCP 2026-07-28 without `mcpl/core`), or one without the
+//! contract's optional `game_burst` (`burst`: vector S20), which the runner skips;
 //! `--other-choices` makes the other legal choices where RFC-014 leaves one (toolsets left
 //! out for hosts without `toolHints`, no ended id on closed entries), to show the runner
 //! tells the RFC's MUSTs from the fixture contract's choices.
@@ -66,11 +67,12 @@ struct Cli {
     /// (notifications/tools/list_changed after every result with hints), stale-delta (a
     /// modern delta repeats what was stamped at its since), no-statement (no result says
     /// statement: true), repeat-version (a result's one change carries the version before
-    /// it), hints-to-all-streams (notifications/mcpl/hints on every listen stream).
+    /// it), hints-to-all-streams (notifications/mcpl/hints on every listen stream),
+    /// events-to-all-streams (notifications/mcpl/event on every listen stream).
     #[arg(long, value_name = "KIND")]
     misbehave: Option<Misbehave>,
-    /// Serve without part of MCP 2026-07-28: modern (the legacy era only) or profile (no
-    /// mcpl/core, so no stateless profile).
+    /// Serve without part of what the kit checks: modern (the legacy era only), profile
+    /// (no mcpl/core, so no stateless profile) or burst (no game_burst listed, so no S20).
     #[arg(long, value_name = "PART", conflicts_with = "misbehave", value_parser = Misbehave::without)]
     without: Option<Misbehave>,
     /// Make the other legal choices where RFC-014 leaves one (see the docs above).

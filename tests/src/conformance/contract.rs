@@ -33,6 +33,19 @@ pub const GAME_LATER: &str = "game_later";
 pub const GAME_WAIT: &str = "game_wait";
 /// `game`: answers the instance's waiting `game_wait` calls; changes nothing itself.
 pub const GAME_POKE: &str = "game_poke";
+/// `game`, **optional** (profile vector S20; a server without it has S20 skipped): `{count}`
+/// answers at once, changing nothing itself; then, as a step of its own that no call
+/// caused (as `game_later`'s), flips `game_secret` for the caller and raises `count`
+/// events for it, the `n`-th (from 0) saying [`peal_text`]`(n)`: more events at once than
+/// a listen stream's transport queue holds, when `count` is above it.
+pub const GAME_BURST: &str = "game_burst";
+/// The most events one `game_burst` raises (a peer's input is bounded).
+pub const MAX_BURST: u64 = 10_000;
+/// How many events S20 asks `game_burst` for unless told otherwise: more than twice the
+/// fixture's Streamable HTTP queue (`ServerOptions::http_queue_limit`, 1024 messages), so
+/// some are past the bound however fast the server's writer drains the stream
+/// (**\[fixture\]**: `mcpl-conformance --event-burst N` for a server with a larger one).
+pub const EVENT_BURST: u64 = 2_500;
 /// `lobby`: says who is here.
 pub const LOBBY_WHO: &str = "lobby_who";
 /// `panel`: reads the panel.
@@ -104,6 +117,11 @@ pub const TOMBSTONES: usize = 8;
 /// The bearer token of the named principal whose connections share toolsets, unless the
 /// runner is told another.
 pub const DEFAULT_TOKEN: &str = "conformance";
+
+/// The text of `game_burst`'s `n`-th event (from 0).
+pub fn peal_text(n: u64) -> String {
+    format!("peal {n}")
+}
 
 /// What `game_show` answers: `"{instance}: size {size}, {waiting} waiting"`.
 pub fn show_text(instance: &str, size: u64, waiting: usize) -> String {

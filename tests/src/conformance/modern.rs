@@ -14,7 +14,7 @@ use mcpl_protocol::modern::{
     CLIENT_CAPABILITIES_KEY, CLIENT_INFO_KEY, MCPL_EXTENSION, MODERN_PROTOCOL_VERSION,
     PROTOCOL_VERSION_KEY, SERVER_DISCOVER, SUBSCRIPTIONS_LISTEN,
 };
-use mcpl_protocol::stateless::SINCE;
+use mcpl_protocol::stateless::{GRANT, SINCE};
 use serde_json::{Value, json};
 
 /// How a modern request presents its host.
@@ -187,5 +187,21 @@ impl Peer {
             hinted,
         )
         .await
+    }
+
+    /// Opens a `subscriptions/listen` stream as [`Peer::listen`] does, its request running
+    /// under the grant `capabilities` (`_meta["mcpl/grant"]: {"effectiveCapabilities":
+    /// …}`, profile §3.2) when given: what `mcpl/events` is honoured under (§3.5).
+    pub async fn listen_granted(
+        &mut self,
+        notifications: Value,
+        hinted: Hinted,
+        capabilities: Option<&[&str]>,
+    ) -> Checked<Value> {
+        let mut params = json!({"notifications": notifications});
+        if let Some(caps) = capabilities {
+            params["_meta"] = json!({GRANT: {"effectiveCapabilities": caps}});
+        }
+        self.modern_send(SUBSCRIPTIONS_LISTEN, params, hinted).await
     }
 }

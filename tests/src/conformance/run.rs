@@ -27,7 +27,8 @@ pub enum Kind {
 }
 
 /// Which vector: one of RFC-014 §9 (0: the contract check) or one of the stateless
-/// profile's server-side vectors (`docs/rfc014-stateless.md` §5, S1–S16).
+/// profile's server-side vectors (`docs/rfc014-stateless.md` §5, S1–S20; the kit runs
+/// S1–S4, S8–S15, S17, S19, S20).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum VectorId {
     /// RFC-014 §9's vector of this number (0: the fixture contract itself).

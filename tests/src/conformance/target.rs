@@ -84,6 +84,12 @@ pub struct RunOptions {
     pub tls: ClientTls,
     /// How the server's time passes for S13 (default: none given, and S13 is skipped).
     pub pass_time: Option<PassTime>,
+    /// How many events S20 asks `game_burst` for at once: more than a Streamable HTTP
+    /// listen stream of the server holds (default [`EVENT_BURST`], past the fixture's
+    /// bound).
+    ///
+    /// [`EVENT_BURST`]: super::contract::EVENT_BURST
+    pub event_burst: u64,
 }
 
 impl RunOptions {
@@ -96,6 +102,7 @@ impl RunOptions {
             server_stderr: false,
             tls: ClientTls::default(),
             pass_time: None,
+            event_burst: super::contract::EVENT_BURST,
         }
     }
 }
@@ -157,6 +164,17 @@ impl Ctx {
     /// How the server's time passes for S13, when the run was given a way.
     pub fn pass_time(&self) -> Option<PassTime> {
         self.opts.pass_time.clone()
+    }
+
+    /// True when the target is a Streamable HTTP endpoint (`http://`, `https://`), where a
+    /// listen stream is its POST's bounded answer (vector S20).
+    pub fn over_streamable_http(&self) -> bool {
+        matches!(&self.opts.target, Target::Url(url) if url.starts_with("http://") || url.starts_with("https://"))
+    }
+
+    /// How many events S20 asks for at once ([`RunOptions::event_burst`]).
+    pub fn event_burst(&self) -> u64 {
+        self.opts.event_burst
     }
 
     /// The departures noted so far.

@@ -9,7 +9,7 @@
 //! | `toolsets.rs` | §4.1–4.3: 5, 6, 17, 18, 23, 25, 33, 38 |
 //! | `connections.rs` | §4.6, across connections: 9, 13, 14, 32 |
 //! | `plain.rs` | §2, §8, hosts without `toolHints`: 8, 26, 36 |
-//! | `stateless.rs` | the stateless profile (`docs/rfc014-stateless.md` §5): S1–S4, S8–S12, S14, S15 |
+//! | `stateless.rs` | the stateless profile (`docs/rfc014-stateless.md` §5): S1–S4, S8–S15, S17, S19, S20 |
 //!
 //! Every vector ends with [`Peer::finish`] on each connection it used, so the rev rules of
 //! §5.2 and the "no hints without `toolHints`" rule are checked by all of them (on a
@@ -267,6 +267,21 @@ pub static ALL: &[Vector] = &[
         "a legacy connection and modern requests of one principal agree",
         stateless::s15,
         SHARED
+    ),
+    vector!(
+        S 17,
+        "an events stream under a grant with pushEvents is sent each event",
+        stateless::s17
+    ),
+    vector!(
+        S 19,
+        "an event with no events stream is not delivered; the delta has it",
+        stateless::s19
+    ),
+    vector!(
+        S 20,
+        "events past a stream's bound are dropped; the delta has them",
+        stateless::s20
     ),
 ];
 

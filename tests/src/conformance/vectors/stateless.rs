@@ -1,6 +1,7 @@
 //! The stateless profile's server-side vectors (`docs/rfc014-stateless.md` §5): RFC-014 on
 //! MCP 2026-07-28, checked in raw JSON over modern requests ([`Ctx::modern`]: no
-//! handshake, every request carrying its own `_meta`). Vectors S1–S15.
+//! handshake, every request carrying its own `_meta`). Vectors S1–S4, S8–S15, and events on
+//! listen streams (§3.5): S17, S19, S20.
 //!
 //! Each is `[RFC]` as the kit's others are: what fails it is one of the profile's rules,
 //! which bind every server that declares `mcpl/core`; where the fixture contract makes a
@@ -14,12 +15,22 @@
 //! against it S13 is reported skipped; the fixture's `--idle-end-ms` makes one that does
 //! not.
 //!
+//! **\[project\]** (the profile does not say how a client makes an event happen, README
+//! "readings"): S17 and S19 make one with the contract's `game_later {event: true}`, so
+//! they run against every contract server over every transport. S20 (events past a
+//! stream's bound) is **\[fixture\]**-dependent: it needs the contract's optional
+//! `game_burst`, which raises many events in one step (a server listing none has it
+//! skipped), asked for more than the server's stream holds (`RunOptions::event_burst`,
+//! past the fixture's Streamable HTTP queue by default), and runs over Streamable HTTP
+//! alone, where a listen is its POST's bounded answer (skipped elsewhere, saying why).
+//!
 //! On a network target the named principal's state is shared with the legacy vectors and
 //! earlier runs, so these vectors read the principal's version before they change
 //! anything, name their instances uniquely and close what they open.
 
 use super::super::contract::{
-    ALL_TOOLS, GAME, GAME_FLIP, GAME_SECRET, GAME_SHOW, NEWS, TOMBSTONES,
+    ALL_TOOLS, GAME, GAME_BURST, GAME_FLIP, GAME_LATER, GAME_SECRET, GAME_SHOW, NEWS, TOMBSTONES,
+    peal_text,
 };
 use super::super::error::{Checked, VectorError, ensure, violation};
 use super::super::modern::Hinted;
@@ -29,9 +40,12 @@ use super::super::target::{Ctx, RunOptions};
 use super::super::wire::{hints_of, method_of, result_hints, toolset_entry, visibility};
 use super::{check_record, closed_entry, later, open_game, takes_next, tool_ok, wait_change};
 use mcpl_protocol::ErrorCode;
+use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS};
 use mcpl_protocol::meta;
 use mcpl_protocol::modern::{MCPL_EXTENSION, SUBSCRIPTION_ID_KEY, SUBSCRIPTIONS_ACKNOWLEDGED};
-use mcpl_protocol::stateless::{FILTER_HINTS, HINTS_NOTIFICATION, IDLE_END_MS, VERSION};
+use mcpl_protocol::stateless::{
+    EVENT_NOTIFICATION, FILTER_EVENTS, FILTER_HINTS, HINTS_NOTIFICATION, IDLE_END_MS, VERSION,
+};
 use serde_json::{Value, json};
 
 /// Why the profile's vectors cannot run against this target (`None`: they run). A server
@@ -946,4 +960,378 @@ pub async fn s15(ctx: &Ctx) -> Checked {
     l.close_ok(GAME, Some(&name)).await?;
     l.finish().await?;
     m.finish().await
+}
+
+/// The grant a listen asking for `mcpl/events` runs under (profile §3.5).
+const PUSH: &[&str] = &[CAP_TOOLS, CAP_PUSH_EVENTS];
+
+/// True for a `notifications/mcpl/event` on the stream `id`.
+fn event_on(m: &Value, id: &Value) -> bool {
+    method_of(m) == Some(EVENT_NOTIFICATION) && subscription(m) == Some(id)
+}
+
+/// Waits for the acknowledgement of the listen `id`, which asked for `mcpl/events` under a
+/// grant with `pushEvents`, and checks it lists the member (profile §3.5).
+async fn events_acknowledged(p: &mut Peer, id: &Value, what: &str) -> Checked {
+    let honoured = acknowledged(p, id, what).await?;
+    ensure(honoured.get(FILTER_EVENTS) == Some(&json!(true)), || {
+        format!(
+            "the acknowledgement of {what} does not list {FILTER_EVENTS}, though its grant has pushEvents (§3.5, S17): {honoured}"
+        )
+    })
+}
+
+/// Checks a `notifications/mcpl/event` about the game instance `name` (profile §3.5): the
+/// legacy `push/event` params (SPEC §9: `featureSet`, `eventId`, an RFC 3339 `timestamp`,
+/// a `payload` with content; RFC-014's `toolset` and `instance`; no `coalesce`) and its
+/// changes as versioned `hints`, every entry stamped after `mark` (the principal's
+/// version when the stream opened, or before) and at most its version. Returns the hints.
+fn check_event<'a>(m: &'a Value, name: &str, mark: u64, what: &str) -> Checked<&'a Value> {
+    let params = &m["params"];
+    ensure(
+        params["featureSet"].as_str().is_some_and(|f| !f.is_empty()),
+        || format!("{what} names no featureSet (§3.5: the push/event params, SPEC §9): {params}"),
+    )?;
+    ensure(
+        params["eventId"].as_str().is_some_and(|e| !e.is_empty()),
+        || format!("{what} has no eventId (§3.5, SPEC §9): {params}"),
+    )?;
+    ensure(
+        params["timestamp"]
+            .as_str()
+            .is_some_and(super::super::wire::is_rfc3339),
+        || format!("{what}'s timestamp is not an RFC 3339 time (§3.5, SPEC §9): {params}"),
+    )?;
+    ensure(
+        params["payload"]["content"]
+            .as_array()
+            .is_some_and(|c| !c.is_empty()),
+        || format!("{what} has no payload content explaining it (§3.5, SPEC §9): {params}"),
+    )?;
+    ensure(
+        params["toolset"] == GAME && params["instance"] == name,
+        || {
+            format!(
+                "{what} does not name the toolset {GAME} and instance {name} it is about (§3.5): {params}"
+            )
+        },
+    )?;
+    ensure(params.get("coalesce").is_none(), || {
+        format!("{what} carries coalesce: an event with hints never does (§3.5, §5.2): {params}")
+    })?;
+    let h = params.get("hints").filter(|h| h.is_object()).ok_or_else(|| {
+        violation(format!(
+            "{what} carries no hints: its changes ride it as versioned hints (§3.5, S17): {params}"
+        ))
+    })?;
+    ensure(!is_statement(h), || {
+        format!(
+            "{what}'s hints are a statement, not the changes since the stream's mark (§3.5): {h}"
+        )
+    })?;
+    check_delta(h, mark, &format!("{what}'s hints"))?;
+    Ok(h)
+}
+
+/// Calls `game_later {event: true}` in `name` with a modern request: answered at once,
+/// then a step of its own flips `game_secret` for the caller and raises an event for it.
+async fn event_later(p: &mut Peer, name: &str, since: u64) -> Checked {
+    let r = p
+        .modern_call(
+            GAME_LATER,
+            json!({"event": true}),
+            Some(name),
+            Hinted::Since(since),
+        )
+        .await?;
+    tool_ok(&r, GAME_LATER).map(drop)
+}
+
+/// S17: a listen asking for `mcpl/events` under a grant with `pushEvents` is acknowledged
+/// with it and sent each event as `notifications/mcpl/event` — the legacy `push/event`
+/// params with its changes as stamped `hints`; a listen asking under a grant without
+/// `pushEvents`, one with no grant, and one not asking are acknowledged without it and sent
+/// none. The event is `game_later`'s (a step of its own, explained by an event).
+pub async fn s17(ctx: &Ctx) -> Checked {
+    let name = ctx.unique("g");
+    let mut p = ctx.modern("the modern connection").await?;
+    let v0 = current(&mut p).await?;
+    let a = open_modern(&mut p, &name, v0).await?;
+    let events = json!({FILTER_EVENTS: true});
+    let since = Hinted::Since(a);
+    let granted = p.listen_granted(events.clone(), since, Some(PUSH)).await?;
+    let tools_only = p
+        .listen_granted(events.clone(), since, Some(&[CAP_TOOLS]))
+        .await?;
+    let no_grant = p.listen_granted(events, since, None).await?;
+    let not_asked = p
+        .listen_granted(json!({FILTER_HINTS: true}), since, Some(PUSH))
+        .await?;
+    events_acknowledged(
+        &mut p,
+        &granted,
+        "a listen asking for mcpl/events under a grant with pushEvents",
+    )
+    .await?;
+    let others = [
+        (
+            &tools_only,
+            "a listen asking for mcpl/events under a grant without pushEvents",
+        ),
+        (&no_grant, "a listen asking for mcpl/events with no grant"),
+        (
+            &not_asked,
+            "a listen not asking for mcpl/events (under a grant with pushEvents)",
+        ),
+    ];
+    for (id, what) in others {
+        let honoured = acknowledged(&mut p, id, what).await?;
+        ensure(
+            honoured
+                .get(FILTER_EVENTS)
+                .is_none_or(|v| v != &json!(true)),
+            || {
+                format!(
+                    "the acknowledgement of {what} lists {FILTER_EVENTS} (§3.5, S17): {honoured}"
+                )
+            },
+        )?;
+    }
+    event_later(&mut p, &name, a).await?;
+    let told = p
+        .wait_for(
+            &format!("{EVENT_NOTIFICATION} on the stream granted {FILTER_EVENTS}"),
+            |m| event_on(m, &granted),
+        )
+        .await?;
+    let what = format!("the {EVENT_NOTIFICATION} of {GAME_LATER}");
+    let h = check_event(&told, &name, a, &what)?;
+    let b = version_of(h, &what)?;
+    ensure(
+        visibility(h, GAME_SECRET, Some(&name)) == Some(true),
+        || {
+            format!(
+                "{what}'s hints do not carry the change it explains, {GAME_SECRET} visible in {name} (§3.5, S17): {h}"
+            )
+        },
+    )?;
+    // Everything written before this result has been read on an ordered link; on
+    // Streamable HTTP each stream is its own answer, so this is as far as the kit can see.
+    let (_, r) = p.modern_tools_list(Hinted::Since(b)).await?;
+    let (_, c) = vhints(&r, "a tools/list after the event")?;
+    let strays: Vec<&Value> = p
+        .log()
+        .iter()
+        .filter(|m| others.iter().any(|(id, _)| event_on(m, id)))
+        .collect();
+    ensure(strays.is_empty(), || {
+        format!(
+            "a stream not acknowledged {FILTER_EVENTS} was sent {EVENT_NOTIFICATION} (§3.5, S17): {}",
+            strays[0]
+        )
+    })?;
+    let on_granted = p.log().iter().filter(|m| event_on(m, &granted)).count();
+    ensure(on_granted == 1, || {
+        format!(
+            "one event was raised, the stream granted {FILTER_EVENTS} was sent {on_granted} (§3.5, S17)"
+        )
+    })?;
+    for id in [&granted, &tools_only, &no_grant, &not_asked] {
+        end_listen(&mut p, id).await?;
+    }
+    close_modern(&mut p, &name, c).await?;
+    p.finish().await
+}
+
+/// S19: an event raised while the principal has no stream carrying events is not
+/// delivered — not on a stream of hints alone, nor on an events stream opened after it —
+/// and its changes reach the next result's delta by their stamps; the next event reaches
+/// the stream opened since.
+pub async fn s19(ctx: &Ctx) -> Checked {
+    let name = ctx.unique("g");
+    let mut p = ctx.modern("the modern connection").await?;
+    let v0 = current(&mut p).await?;
+    let a = open_modern(&mut p, &name, v0).await?;
+    // A stream of hints alone, under a grant with pushEvents: it carries no event, and
+    // tells the kit when the event's step has happened.
+    let hints = p
+        .listen_granted(json!({FILTER_HINTS: true}), Hinted::Since(a), Some(PUSH))
+        .await?;
+    acknowledged(&mut p, &hints, "the listen of hints alone").await?;
+    event_later(&mut p, &name, a).await?;
+    p.wait_for(
+        &format!("{HINTS_NOTIFICATION} telling {GAME_LATER}'s flip"),
+        |m| {
+            method_of(m) == Some(HINTS_NOTIFICATION)
+                && subscription(m) == Some(&hints)
+                && m.get("params")
+                    .is_some_and(|h| visibility(h, GAME_SECRET, Some(&name)) == Some(true))
+        },
+    )
+    .await?;
+    let (_, r) = p.modern_tools_list(Hinted::Since(a)).await?;
+    let what = format!("the next result (since {a}) after an event no stream carried");
+    let (h, _) = vhints(&r, &what)?;
+    let b = check_delta(h, a, &what)?;
+    ensure(
+        visibility(h, GAME_SECRET, Some(&name)) == Some(true),
+        || {
+            format!(
+                "{what} does not carry the event's change, {GAME_SECRET} visible in {name} (§3.5, S19): {h}"
+            )
+        },
+    )?;
+    let events = p
+        .listen_granted(json!({FILTER_EVENTS: true}), Hinted::Since(b), Some(PUSH))
+        .await?;
+    events_acknowledged(&mut p, &events, "the events stream opened after the event").await?;
+    event_later(&mut p, &name, b).await?;
+    let first = p
+        .wait_for(
+            &format!("the first {EVENT_NOTIFICATION} on the stream opened after the event"),
+            |m| event_on(m, &events),
+        )
+        .await?;
+    let what = format!("the first {EVENT_NOTIFICATION} on the stream opened after the event");
+    let h = check_event(&first, &name, b, &what)?;
+    ensure(
+        visibility(h, GAME_SECRET, Some(&name)) == Some(false),
+        || {
+            format!(
+                "{what} is not the next event's ({GAME_SECRET} invisible again, after {b}): the event raised while no stream carried events was told late (§3.5, S19): {h}"
+            )
+        },
+    )?;
+    let c = version_of(h, &what)?;
+    // Everything written before this result has been read on an ordered link (as in S17).
+    p.modern_tools_list(Hinted::Since(c)).await?;
+    let strays: Vec<&Value> = p.log().iter().filter(|m| event_on(m, &hints)).collect();
+    ensure(strays.is_empty(), || {
+        format!(
+            "a stream that did not ask for {FILTER_EVENTS} was sent {EVENT_NOTIFICATION} (§3.5, S17, S19): {}",
+            strays[0]
+        )
+    })?;
+    end_listen(&mut p, &hints).await?;
+    end_listen(&mut p, &events).await?;
+    close_modern(&mut p, &name, c).await?;
+    p.finish().await
+}
+
+/// The `n` of a `game_burst` event (`"peal {n}"`), none for any other event.
+fn peal_of(m: &Value) -> Option<u64> {
+    let text = m.pointer("/params/payload/content/0/text")?.as_str()?;
+    let n: u64 = text.strip_prefix("peal ")?.parse().ok()?;
+    (peal_text(n) == text).then_some(n)
+}
+
+/// S20 (**\[fixture\]**: the contract's optional `game_burst`, and a burst above the
+/// server's bound, `RunOptions::event_burst`): on Streamable HTTP, where a listen stream
+/// is its POST's bounded answer, one step raising more events than it holds has those past
+/// the bound dropped and the rest arrive in order, each once; the next result's delta
+/// carries what the dropped ones did; the stream goes on (a later event arrives on it).
+pub async fn s20(ctx: &Ctx) -> Checked {
+    if !ctx.over_streamable_http() {
+        return Err(VectorError::NotApplicable(
+            "a stream's bound is checked on Streamable HTTP alone, where a listen is its POST's bounded answer and an event past it is dropped; on stdio and WebSocket a peer that stops reading loses its connection (profile §3.5)".to_owned(),
+        ));
+    }
+    let mut p = ctx.modern("the modern connection").await?;
+    let (tools, first) = p.modern_tools_list(Hinted::Since(0)).await?;
+    if !tools.iter().any(|t| t["name"] == GAME_BURST) {
+        p.finish().await?;
+        return Err(VectorError::NotApplicable(format!(
+            "the server lists no {GAME_BURST}, the fixture contract's optional tool raising many events at once (tests/CONFORMANCE.md §3)"
+        )));
+    }
+    let (h, _) = vhints(&first, "a hinted tools/list with since 0")?;
+    let v0 = check_statement(h, "a hinted tools/list with since 0")?;
+    let name = ctx.unique("g");
+    let a = open_modern(&mut p, &name, v0).await?;
+    let stream = p
+        .listen_granted(json!({FILTER_EVENTS: true}), Hinted::Since(a), Some(PUSH))
+        .await?;
+    events_acknowledged(&mut p, &stream, "the events stream").await?;
+    let count = ctx.event_burst();
+    let r = p
+        .modern_call(
+            GAME_BURST,
+            json!({"count": count}),
+            Some(&name),
+            Hinted::Since(a),
+        )
+        .await?;
+    tool_ok(&r, GAME_BURST)?;
+    let mut peals: Vec<u64> = Vec::new();
+    let mut burst_version = None;
+    let follow_up = loop {
+        let m = p
+            .wait_for(
+                &format!("{EVENT_NOTIFICATION} of the burst of {count}, then a later one"),
+                |m| event_on(m, &stream),
+            )
+            .await?;
+        let Some(n) = peal_of(&m) else {
+            break m;
+        };
+        let what = format!("the burst's event {n}");
+        ensure(peals.last().is_none_or(|last| n > *last), || {
+            format!(
+                "{what} came after event {}: the events that arrive arrive in order, each once (§3.5, S20)",
+                peals.last().copied().unwrap_or_default()
+            )
+        })?;
+        ensure(n < count, || format!("{what}: the burst raised {count}"))?;
+        let h = check_event(&m, &name, a, &what)?;
+        ensure(
+            visibility(h, GAME_SECRET, Some(&name)) == Some(true),
+            || {
+                format!(
+                    "{what}'s hints do not carry the burst's flip, {GAME_SECRET} visible in {name} (§3.5): {h}"
+                )
+            },
+        )?;
+        let b = version_of(h, &what)?;
+        peals.push(n);
+        if burst_version.is_none() {
+            burst_version = Some(b);
+            // What every event of the burst carried, dropped or not, the next result's
+            // delta from the mark before the burst carries by its stamps.
+            let (_, r) = p.modern_tools_list(Hinted::Since(a)).await?;
+            let what = format!("the next result (since {a}) after the burst");
+            let (h, _) = vhints(&r, &what)?;
+            check_delta(h, a, &what)?;
+            let stamp = super::super::wire::entries_for(h, GAME_SECRET, Some(&name))
+                .filter_map(|e| e.get("v").and_then(Value::as_u64))
+                .last();
+            ensure(
+                visibility(h, GAME_SECRET, Some(&name)) == Some(true) && stamp == Some(b),
+                || {
+                    format!(
+                        "{what} does not carry the burst's change, {GAME_SECRET} visible in {name} stamped {b} (§3.5, S20): {h}"
+                    )
+                },
+            )?;
+            // A later event, once the stream has room again (its first event has been
+            // taken from it): it arrives after what is left of the burst.
+            event_later(&mut p, &name, b).await?;
+        }
+    };
+    ensure(!peals.is_empty(), || {
+        format!(
+            "none of the burst's {count} events arrived before a later one: those within the stream's bound arrive (§3.5, S20)"
+        )
+    })?;
+    ensure((peals.len() as u64) < count, || {
+        format!(
+            "all {count} events of one step arrived: the stream's queue held them all — give --event-burst more than the server's bound — or nothing bounds it (§3.5: a stream's messages join its transport's bounded queue, S20)"
+        )
+    })?;
+    let b = burst_version.unwrap_or(a);
+    let what = "the event after the burst";
+    let h = check_event(&follow_up, &name, b, what)?;
+    let c = version_of(h, what)?;
+    end_listen(&mut p, &stream).await?;
+    close_modern(&mut p, &name, c).await?;
+    p.finish().await
 }
