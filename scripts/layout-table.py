@@ -13,7 +13,7 @@ import re
 import sys
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-CRATES = ["protocol", "transport", "server", "server-core", "host", "host-core", "surface", "games", "sim", "perf", "testkit", "tests", "cluster"]
+CRATES = ["protocol", "transport", "server", "server-core", "host", "host-core", "surface", "games", "sim", "perf", "testkit", "testkit-msg", "tests", "cluster"]
 TEST_ONLY = re.compile(r"^(tests|props|proptests|fixtures|.*_tests)$")
 NAME = re.compile(r"`([A-Za-z_][A-Za-z0-9_]*)(\.rs|/)?`")
 

@@ -5,9 +5,12 @@
 The actors beside them do that; a core gets time as an argument and returns what to do.
 
 Two checks (issue #38):
-- By the build: a core crate's normal dependencies (`cargo tree -p CRATE -e normal`) hold
-  no async runtime, actor framework, futures crate, the project's transport, or an
-  HTTP/WebSocket/TLS/socket crate. What a crate cannot depend on, it cannot call.
+- By the build: a core crate's dependencies (`cargo tree -p CRATE -e normal,dev`: what it
+  is built with and what its own tests are built with) hold no async runtime, actor
+  framework, futures crate, the project's transport, or an HTTP/WebSocket/TLS/socket crate.
+  What a crate cannot depend on, it cannot call; and a core whose tests need a runtime is
+  not sans-IO. (Build edges, `-e build`, are left out: a build script runs at compile time
+  and puts nothing in the crate.)
 - By line: a line of Rust code (comments are skipped) in a core file fails the check when
   it names such a crate, the file system, the network, processes, threads, or a lock
   (std offers these to every crate; only reading finds them).
@@ -25,6 +28,8 @@ ROOT = pathlib.Path(__file__).resolve().parent.parent
 CORES = ["server-core/src", "host-core/src"]
 # The crates that hold only pure cores, and the packages none of them may depend on.
 CORE_CRATES = ["mcpl-server-core", "mcpl-host-core"]
+# The edges read: what the crate links, and what its tests link.
+EDGES = "normal,dev"
 FORBIDDEN_PACKAGES = re.compile(
     r"^(tokio(-.*)?|actix(-.*)?|futures(-.*)?|mio|socket2|mcpl-transport|mcpl-server|mcpl-host"
     r"|tungstenite|tokio-tungstenite|reqwest|hyper(-.*)?|h2|http|http-body(-.*)?|axum(-.*)?"
@@ -56,12 +61,13 @@ def findings():
 
 
 def crate_findings():
-    """Each core crate's forbidden normal dependencies, by `cargo tree` (which fetches
-    what a clean clone has not yet downloaded)."""
+    """Each core crate's forbidden dependencies, normal and dev, by `cargo tree` (which
+    fetches what a clean clone has not yet downloaded). A dev-dependency's own dependencies
+    are its normal ones, so `-e normal,dev` is every crate the core's tests link."""
     found = []
     for crate in CORE_CRATES:
         tree = subprocess.run(
-            ["cargo", "tree", "--locked", "-p", crate, "-e", "normal", "--prefix", "none",
+            ["cargo", "tree", "--locked", "-p", crate, "-e", EDGES, "--prefix", "none",
              "--format", "{p}"],
             cwd=ROOT, capture_output=True, text=True,
         )
@@ -71,7 +77,7 @@ def crate_findings():
         names = {line.split()[0] for line in tree.stdout.splitlines() if line.strip()}
         for name in sorted(names):
             if FORBIDDEN_PACKAGES.match(name):
-                found.append(f"{crate}: depends on {name} (cargo tree -p {crate} -e normal -i {name})")
+                found.append(f"{crate}: depends on {name} (cargo tree -p {crate} -e {EDGES} -i {name})")
     return found
 
 
@@ -90,7 +96,7 @@ def main():
         print(
             "the cores reach no runtime, transport or I/O: "
             + ", ".join(CORES)
-            + "; the core crates depend on none: "
+            + "; the core crates depend on none, dev-dependencies included: "
             + ", ".join(CORE_CRATES)
         )
     return 0

@@ -1,6 +1,7 @@
 //! The lobby: who is online, a challenge accepted (the invitee's connection is pushed a
 //! `suggest` to open the shared instance, §4.6, and joins by opening it) and one declined
-//! (the challenger is told, and its game ends with a record, §4.3).
+//! (the challenger is told, and its game ends with a record, §4.3); and the lobby's tools as
+//! declared, each once with its argument type (issue #38).
 
 use crate::support;
 
@@ -170,6 +171,72 @@ async fn a_challenge_declined_ends_with_the_challenger_told() {
         .await;
     assert_eq!(again["isError"], true);
     assert_eq!(text_of(&again), "No challenge is waiting for you.");
+}
+
+#[actix::test]
+async fn the_lobbys_tools_are_declared_once_with_their_argument_types() {
+    let h = Harness::start().await;
+    let mut alice = h.hinted("alice").await;
+    let listed = alice.request("tools/list", json!({})).await;
+    let tools = listed["result"]["tools"].as_array().expect("tools").clone();
+    let names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
+    // The lobby's three, in the lobby (its `mcpl/toolset`), after the games' tools.
+    let at = |name: &str| {
+        names
+            .iter()
+            .position(|n| *n == name)
+            .unwrap_or_else(|| panic!("no {name} in {names:?}"))
+    };
+    assert_eq!(
+        [at("games"), at("challenge"), at("decline")],
+        [names.len() - 3, names.len() - 2, names.len() - 1],
+        "{names:?}"
+    );
+    let tool = |name: &str| tools[at(name)].clone();
+    for name in ["games", "challenge", "decline"] {
+        assert_eq!(tool(name)["_meta"]["mcpl/toolset"], "lobby", "{name}");
+    }
+    // Each schema is its argument type's: nothing unknown, the required members only, no
+    // description but the members' own. `games` takes none: MCP's schema for a tool
+    // without parameters (MCP 2026-07-28 `server/tools.md`).
+    assert_eq!(
+        tool("games")["inputSchema"],
+        json!({"type": "object", "additionalProperties": false})
+    );
+    let challenge = tool("challenge")["inputSchema"].clone();
+    assert_eq!(
+        challenge["required"],
+        json!(["opponent", "game"]),
+        "{challenge}"
+    );
+    assert_eq!(
+        challenge["properties"]["size"]["enum"],
+        json!([9, 13, 19]),
+        "{challenge}"
+    );
+    assert_eq!(
+        challenge["properties"]["opponent"]["maxLength"], 64,
+        "{challenge}"
+    );
+    assert_eq!(challenge["additionalProperties"], false, "{challenge}");
+    assert!(challenge.get("description").is_none(), "{challenge}");
+    let decline = tool("decline")["inputSchema"].clone();
+    assert_eq!(decline["required"], json!(["instance"]), "{decline}");
+    assert_eq!(decline["additionalProperties"], false, "{decline}");
+    assert!(decline.get("description").is_none(), "{decline}");
+    // And the handler decodes what the schema says: an argument it does not name is the
+    // SDK's decode error, for `games` as for the others.
+    for (name, args) in [
+        ("games", json!({"all": true})),
+        ("decline", json!({"instance": "g", "all": true})),
+    ] {
+        let r = alice.call(name, args, None).await;
+        assert_eq!(r["isError"], true, "{name}: {r:#}");
+        assert!(
+            text_of(&r).starts_with(&format!("invalid arguments for tool \"{name}\"")),
+            "{name}: {r:#}"
+        );
+    }
 }
 
 #[actix::test]

@@ -2,7 +2,8 @@
 //! description, argument type, handler — and the SDK dispatches by name, decodes the
 //! arguments the one way (`ToolCall::args`'s tool error, the same a plain typed tool
 //! gives), and states the schemas derived from the types: the tools' `inputSchema` and
-//! the options the open handler receives.
+//! the options the open handler receives. A toolset's tool answered outside any instance (a
+//! lobby's) is declared the same way, once (`Toolset::typed_tool`).
 
 use crate::support;
 
@@ -10,7 +11,7 @@ use mcpl_protocol::jsonrpc::ErrorCode;
 use mcpl_server::schemars::JsonSchema;
 use mcpl_server::{
     BuildError, Call, CallToolResult, InstanceContext, InstanceLogic, NoArguments, Reply, Server,
-    Started, Toolset, input_schema,
+    Started, ToolContext, Toolset, input_schema,
 };
 use mcpl_testkit::msg::text_of;
 use serde::Deserialize;
@@ -223,4 +224,78 @@ async fn issue38_04_options_reach_the_open_as_its_type_and_are_checked_by_its_sc
         .exchange(open(3, "counter", Some("b"), Some(json!({"to": 1}))))
         .await;
     assert_eq!(code(&reply), ErrorCode::INVALID_PARAMS.0, "{reply}");
+}
+
+#[derive(Deserialize, JsonSchema)]
+#[schemars(crate = "mcpl_server::schemars")]
+struct Greet {
+    /// Whom to greet.
+    whom: String,
+}
+
+/// A toolset without logic, open by default, whose tool has a handler of its own (a
+/// lobby's shape).
+fn desk() -> Toolset {
+    Toolset::new("desk").open_by_default().typed_tool(
+        "greet",
+        "Greets `whom`",
+        |ctx: ToolContext, a: Greet| async move {
+            Ok(CallToolResult::text(format!(
+                "{} greets {}",
+                ctx.principal().name(),
+                a.whom
+            )))
+        },
+    )
+}
+
+#[actix::test]
+async fn issue38_04_a_toolsets_handler_tool_is_declared_once_and_answered_by_its_handler() {
+    let server = server(desk());
+    let (mut client, _) = hinted(&server, "alice").await;
+    let listed = client.exchange(request(1, "tools/list", json!({}))).await;
+    let greet = listed["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "greet")
+        .unwrap_or_else(|| panic!("no greet in {listed}"))
+        .clone();
+    // Declared once: its schema is its argument type's, and it is the toolset's tool.
+    assert_eq!(greet["inputSchema"], input_schema::<Greet>(), "{greet}");
+    assert_eq!(greet["description"], "Greets `whom`", "{greet}");
+    assert_eq!(greet["_meta"]["mcpl/toolset"], "desk", "{greet}");
+    // Its handler answers, with the caller's context and the arguments decoded.
+    let reply = client
+        .exchange(call(2, "greet", json!({"whom": "bob"})))
+        .await;
+    assert_eq!(text(&result(&reply)), "alice greets bob", "{reply}");
+    // Arguments that do not decode are the one decode error, and the handler does not run.
+    let handled = result(&client.exchange(call(3, "greet", json!({"whom": 5}))).await);
+    assert_eq!(handled["isError"], true, "{handled}");
+    let said = text(&handled);
+    assert!(
+        said.starts_with("invalid arguments for tool \"greet\": ") && said.contains("invalid type"),
+        "{handled}"
+    );
+    // One name, one tool: a second handler of a name is refused, as is a non-object type.
+    let twice = Server::builder("routes", "0.1.0")
+        .toolset(desk())
+        .typed_tool("greet", "Again", |_, _: Greet| async {
+            Ok(CallToolResult::text("again"))
+        })
+        .build();
+    assert!(
+        matches!(twice, Err(BuildError::DuplicateTool(ref t)) if t == "greet"),
+        "{twice:?}"
+    );
+    let scalar = Server::builder("routes", "0.1.0")
+        .toolset(desk().typed_tool("say", "Says", |_, s: String| async move {
+            Ok(CallToolResult::text(s))
+        }))
+        .build();
+    assert!(
+        matches!(scalar, Err(BuildError::ArgumentsNotAnObject(ref t)) if t == "say"),
+        "{scalar:?}"
+    );
 }

@@ -18,7 +18,11 @@
 //! | [`postgres`] | [`postgres::Postgres`]: a private PostgreSQL for one test, made with `initdb` in a temporary directory and served on a free loopback port (as an unprivileged user when run as root), stopped by its own pid |
 //! | [`nats`] | [`nats::Nats`]: a private `nats-server` for one test on a free loopback port, stopped by its own pid and restarted on the same port (chaos) |
 //! | `server_log` | (private) what [`postgres`] and [`nats`] share while their server starts: a free loopback port, its log read on a thread of its own until it says it is ready, the last lines kept |
-//! | [`msg`] | the messages: JSON-RPC ([`msg::request`], [`msg::result`], …), MCP and MCPL requests ([`msg::initialize_params`], [`msg::call`], [`msg::open`], …) and reading them ([`msg::text_of`]) |
+//!
+//! And [`msg`], the messages: JSON-RPC ([`msg::request`], [`msg::result`], …), MCP and MCPL
+//! requests ([`msg::initialize_params`], [`msg::call`], [`msg::open`], …) and reading them
+//! ([`msg::text_of`]); re-exported from `mcpl-testkit-msg`, a crate with no runtime, so that
+//! the pure cores' tests use them without this one.
 //!
 //! Nothing here sleeps. A read awaits the next message, bounded by [`LIMIT`] (or a
 //! peer's own limit), which only a failing test reaches; [`within`] (and [`within_named`],
@@ -27,7 +31,6 @@
 
 pub mod jwt;
 pub mod link;
-pub mod msg;
 pub mod nats;
 pub mod node;
 pub mod peer;
@@ -38,6 +41,11 @@ pub mod python;
 mod server_log;
 pub mod tls;
 pub mod ws;
+
+/// The message builders ([`msg::request`], [`msg::call`], [`msg::text_of`], …): the
+/// `mcpl-testkit-msg` crate, kept apart so that the pure cores' tests use them without this
+/// crate's runtime.
+pub use mcpl_testkit_msg as msg;
 
 pub use link::{Closed, Link, Received};
 pub use peer::{Peer, ReadError};

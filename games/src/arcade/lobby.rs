@@ -1,7 +1,9 @@
-//! The lobby's tools: `games` (what can be played, who is online, challenges both ways),
-//! `challenge` and `decline`. They are plain handler tools inside the default-open `lobby`
-//! toolset (§4.1) that act on their caller's toolsets through the SDK, as the caller's
-//! host would: `challenge` opens the game for the caller
+//! The lobby: the default-open `lobby` toolset (§4.1, vector 25) and its tools, `games`
+//! (what can be played, who is online, challenges both ways), `challenge` and `decline`.
+//! Each tool is declared once, with its name, description, argument type (its
+//! `inputSchema` derived) and handler ([`Toolset::typed_tool`]). The toolset has no logic:
+//! its tools have handlers of their own that act on their caller's toolsets through the
+//! SDK, as the caller's host would: `challenge` opens the game for the caller
 //! ([`ToolContext::open_toolset`]: the open's changes ride in the challenge's own result,
 //! §5.3), `decline` turns an invitation down ([`ToolContext::decline_invitation`]: the
 //! table hears it and tells the challenger), and `games` lists the caller's invitations
@@ -10,53 +12,63 @@
 use super::shared::{Shared, challenge_summary};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_server::schemars::JsonSchema;
-use mcpl_server::{
-    DeclineError, Invitation, Opened, ServerBuilder, ToolContext, ToolError, ToolResult,
-};
+use mcpl_server::{DeclineError, Invitation, Opened, ToolContext, ToolError, ToolResult, Toolset};
 use mcpl_transport::Principal;
 use serde::Deserialize;
 use serde_json::{Value, json};
 use std::fmt::Write as _;
 use std::sync::Arc;
 
+/// The lobby toolset.
+pub const LOBBY: &str = "lobby";
+/// The lobby's tool listing games, players online and challenges.
+pub const GAMES: &str = "games";
+/// The lobby's tool challenging another player.
+pub const CHALLENGE: &str = "challenge";
+/// The lobby's tool declining a challenge.
+pub const DECLINE: &str = "decline";
+
 /// The toolsets whose invitations are challenges.
-const GAMES: [&str; 2] = ["go", "tictactoe"];
+const GAME_TOOLSETS: [&str; 2] = ["go", "tictactoe"];
+
+/// The `lobby` toolset, open by default (§4.1, vector 25), its tools answered from the
+/// arcade's `shared` state.
+pub fn lobby_toolset(shared: Arc<Shared>) -> Toolset {
+    let lobby = Arc::new(Lobby { shared });
+    let (a, b) = (lobby.clone(), lobby);
+    Toolset::new(LOBBY)
+        .title("Lobby")
+        .summary("What can be played, who is online, challenges to and from you")
+        .open_by_default()
+        .typed_tool(
+            GAMES,
+            "List the games you can play and their options, the players online now, the challenges waiting for you, and yours waiting for an answer.",
+            move |ctx: ToolContext, _: GamesArgs| {
+                let lobby = a.clone();
+                async move { lobby.games(&ctx).await }
+            },
+        )
+        .typed_tool(
+            CHALLENGE,
+            "Challenge another player: opens the game for you and invites them; they accept by opening it (their connections are told) or decline.",
+            move |ctx: ToolContext, args: ChallengeArgs| {
+                let lobby = b.clone();
+                async move { lobby.challenge(&ctx, args).await }
+            },
+        )
+        .typed_tool(
+            DECLINE,
+            "Decline a challenge: the instance name it was offered under (see games). The challenger is told.",
+            |ctx: ToolContext, args: DeclineArgs| async move { decline(&ctx, args).await },
+        )
+}
 
 /// What the lobby's handlers share: the arcade's state.
-pub struct Lobby {
+struct Lobby {
     shared: Arc<Shared>,
 }
 
 impl Lobby {
-    /// A lobby on the arcade's shared state.
-    pub fn new(shared: Arc<Shared>) -> Arc<Self> {
-        Arc::new(Lobby { shared })
-    }
-
-    /// Registers the lobby's tools (their declarations are in `tools.rs`).
-    pub fn register(self: &Arc<Self>, builder: ServerBuilder) -> ServerBuilder {
-        let (a, b) = (self.clone(), self.clone());
-        builder
-            .tool(
-                super::tools::games_tool(),
-                move |ctx: ToolContext, _: Value| {
-                    let lobby = a.clone();
-                    async move { lobby.games(&ctx).await }
-                },
-            )
-            .tool(
-                super::tools::challenge_tool(),
-                move |ctx: ToolContext, args: ChallengeArgs| {
-                    let lobby = b.clone();
-                    async move { lobby.challenge(&ctx, args).await }
-                },
-            )
-            .tool(
-                super::tools::decline_tool(),
-                |ctx: ToolContext, args: DeclineArgs| async move { decline(&ctx, args).await },
-            )
-    }
-
     /// `games`: a text for the model and the same as structured content.
     async fn games(&self, ctx: &ToolContext) -> ToolResult {
         let me = ctx.principal();
@@ -121,7 +133,7 @@ impl Lobby {
             .collect();
         Ok(CallToolResult {
             structured_content: Some(json!({
-                "games": GAMES,
+                "games": GAME_TOOLSETS,
                 "online": online,
                 "challenges": challenges,
                 "sent": sent,
@@ -187,7 +199,7 @@ async fn challenges_for(ctx: &ToolContext) -> Result<Vec<Invitation>, ToolError>
     let all = ctx.invitations().await.map_err(ToolError::internal)?;
     Ok(all
         .into_iter()
-        .filter(|i| GAMES.contains(&i.toolset.as_str()))
+        .filter(|i| GAME_TOOLSETS.contains(&i.toolset.as_str()))
         .collect())
 }
 
@@ -286,11 +298,23 @@ fn opened_text(opened: &Opened) -> String {
     text.trim_end().to_owned()
 }
 
-/// `challenge`'s arguments; its `inputSchema` is derived from them (`tools.rs`).
+// The tools' arguments, each tool's `inputSchema` derived from its type. Plain comments,
+// not doc comments, on the types: a doc comment would be the schema's `description`, read
+// by the model.
+
+// `games`'s arguments: none, and nothing else accepted; its schema is MCP's for a tool
+// without parameters, `{"type": "object", "additionalProperties": false}` (MCP
+// 2026-07-28 `server/tools.md`).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "mcpl_server::schemars")]
 #[serde(deny_unknown_fields)]
-pub struct ChallengeArgs {
+struct GamesArgs {}
+
+// `challenge`'s arguments.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[schemars(crate = "mcpl_server::schemars")]
+#[serde(deny_unknown_fields)]
+struct ChallengeArgs {
     /// The player to challenge (see games)
     #[schemars(length(min = 1, max = 64))]
     opponent: String,
@@ -306,11 +330,11 @@ pub struct ChallengeArgs {
     color: Option<String>,
 }
 
-/// `decline`'s arguments; its `inputSchema` is derived from them (`tools.rs`).
+// `decline`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "mcpl_server::schemars")]
 #[serde(deny_unknown_fields)]
-pub struct DeclineArgs {
+struct DeclineArgs {
     #[schemars(length(min = 1, max = 64))]
     instance: String,
     /// Only needed when two games offer the same name

@@ -28,11 +28,11 @@
 //! | file | what |
 //! |---|---|
 //! | `mod.rs` | [`Arcade`], [`ArcadeConfig`], [`BotSettings`] |
-//! | `tools.rs` | the declarations: toolsets, tools, options schemas |
+//! | `tools.rs` | the games' declarations: toolsets, tools, options schemas |
 //! | `rules.rs` | [`Rules`]: what a game tells a table |
 //! | `go_rules.rs`, `tictactoe_rules.rs` | Go's and tic-tac-toe's [`Rules`] |
 //! | `table/` | a two-player game as an instance's logic: seats, turns, the bot, the end |
-//! | `lobby.rs` | the lobby's tools |
+//! | `lobby.rs` | the lobby: its toolset and tools, each declared once with its handler |
 //! | `shared.rs` | who is online, the players, the challenges sent |
 //! | `challenge_limit.rs` | how often one player may challenge the same other |
 //! | [`listen`] | serving on stdio, WebSocket and Streamable HTTP; bearer tokens |
@@ -63,11 +63,11 @@ mod go_rules;
 mod tictactoe_rules;
 
 pub use go_rules::{ENUM_MAX_LINES, GoColor, GoOptions, GoRules, POINT_PATTERN};
+pub use lobby::{CHALLENGE, DECLINE, GAMES, LOBBY};
 pub use rules::{BotPlan, Outcome, Rules, Seating, Side, ToolNames};
 pub use shared::{Challenge, RESERVED_NAMES};
 pub use table::{Table, TableToolset, WAKE_BOT};
 pub use tictactoe_rules::{MarkOption, TicTacToeOptions, TicTacToeRules};
-pub use tools::{CHALLENGE, DECLINE, GAMES, LOBBY, challenge_tool, decline_tool, games_tool};
 
 use crate::bot::DEFAULT_MOVE_TIME;
 use actix::ArbiterHandle;
@@ -201,14 +201,13 @@ impl Arcade {
         for p in &config.players {
             shared.add_known(p.clone());
         }
-        let lobby = lobby::Lobby::new(shared.clone());
+        // The lobby's tools are listed after the games', as ever.
         let mut builder = Server::builder(SERVER_NAME, env!("CARGO_PKG_VERSION"))
             .instructions(INSTRUCTIONS)
             .surface("Arcade", "Go and tic-tac-toe against a bot or other agents")
-            .toolset(tools::lobby_toolset())
             .toolset(tools::go_toolset(shared.clone()))
-            .toolset(tools::tictactoe_toolset(shared.clone()));
-        builder = lobby.register(builder);
+            .toolset(tools::tictactoe_toolset(shared.clone()))
+            .toolset(lobby::lobby_toolset(shared.clone()));
         builder = offers::register(builder, gallery);
         if let Some(ttl) = config.ended_ttl {
             builder = builder.ended_ttl(ttl);

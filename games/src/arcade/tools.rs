@@ -1,5 +1,5 @@
-//! The arcade's declarations: its toolsets (§4.1) and their tools, as the manifest and
-//! `tools/list` carry them.
+//! The games' declarations: their toolsets (§4.1) and their tools, as the manifest and
+//! `tools/list` carry them (the lobby's are in `lobby.rs`, beside their handlers).
 //!
 //! Tool names are global on a server (MCP has one flat list), so each game prefixes its
 //! own: `go_play`, `tictactoe_play`. Every options schema has **no required member**, so a
@@ -8,30 +8,13 @@
 //! (§8 gives that name to the compat argument).
 
 use super::go_rules::GoRules;
-use super::lobby::{ChallengeArgs, DeclineArgs};
 use super::rules::{Rules, ToolNames};
 use super::shared::Shared;
 use super::table::{Table, TableToolset};
 use super::tictactoe_rules::TicTacToeRules;
-use mcpl_protocol::mcp::{Tool, ToolAnnotations};
-use mcpl_protocol::meta::Meta;
-use mcpl_server::{Toolset, input_schema};
-use serde_json::{Value, json};
+use mcpl_protocol::mcp::ToolAnnotations;
+use mcpl_server::Toolset;
 use std::sync::Arc;
-
-/// The lobby toolset.
-pub const LOBBY: &str = "lobby";
-/// The lobby's tool listing games, players online and challenges.
-pub const GAMES: &str = "games";
-/// The lobby's tool challenging another player.
-pub const CHALLENGE: &str = "challenge";
-/// The lobby's tool declining a challenge.
-pub const DECLINE: &str = "decline";
-
-fn object(properties: Value, required: &[&str]) -> Value {
-    json!({"type": "object", "properties": properties, "required": required,
-           "additionalProperties": false})
-}
 
 /// A game's toolset: instanced, its turn tools hidden until a turn (§3), `resign` and
 /// `board` always visible.
@@ -99,55 +82,10 @@ pub fn tictactoe_toolset(shared: Arc<Shared>) -> Toolset {
     )
 }
 
-/// The `lobby` toolset, open by default (§4.1, vector 25). Its tools have handlers of
-/// their own (they answer from the arcade's shared state and act on their caller's
-/// toolsets through the SDK's `ToolContext`), so it has no logic.
-pub fn lobby_toolset() -> Toolset {
-    Toolset::new(LOBBY)
-        .title("Lobby")
-        .summary("What can be played, who is online, challenges to and from you")
-        .open_by_default()
-}
-
-fn in_lobby(mut tool: Tool) -> Tool {
-    tool.meta = Some(Meta {
-        toolset: Some(LOBBY.to_owned()),
-        ..Default::default()
-    });
-    tool
-}
-
-/// `games {}`.
-pub fn games_tool() -> Tool {
-    in_lobby(Tool::new(
-        GAMES,
-        "List the games you can play and their options, the players online now, the challenges waiting for you, and yours waiting for an answer.",
-        object(json!({}), &[]),
-    ))
-}
-
-/// `challenge {opponent, game, size?, color?}`: its schema is `ChallengeArgs`'s (`lobby.rs`).
-pub fn challenge_tool() -> Tool {
-    in_lobby(Tool::new(
-        CHALLENGE,
-        "Challenge another player: opens the game for you and invites them; they accept by opening it (their connections are told) or decline.",
-        input_schema::<ChallengeArgs>(),
-    ))
-}
-
-/// `decline {instance, game?}`: its schema is `DeclineArgs`'s (`lobby.rs`).
-pub fn decline_tool() -> Tool {
-    in_lobby(Tool::new(
-        DECLINE,
-        "Decline a challenge: the instance name it was offered under (see games). The challenger is told.",
-        input_schema::<DeclineArgs>(),
-    ))
-}
-
 #[cfg(test)]
 mod tests {
-    use super::*;
     use crate::arcade::{GoOptions, TicTacToeOptions};
+    use mcpl_server::input_schema;
     use serde_json::json;
 
     /// The options schemas are derived from the types the opens receive, and keep what

@@ -1,5 +1,12 @@
 //! Where a link is, as one word for status and errors: the link's own states (connecting,
 //! backing off, stopped) and, while connected, the connection's [`super::session::Stage`].
+//!
+//! It is the one phase enum of a connection on the host (issue #38): the link core's
+//! `Stage` is this word with the session it carries, and the agent side's
+//! [`ServerSlot`](crate::state::ServerSlot) holds this word too, as the link last told it
+//! (`Connecting` before the first connection, `AwaitingGrantReceipt` from the tap's
+//! `Connected` to the handshake's end, `Ready`, `Backoff` once an attempt failed or the
+//! connection ended: [`ServerSlot::phase`](crate::state::ServerSlot::phase)).
 
 /// Where a link is, for status and errors.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -15,7 +15,7 @@
 //! | [`args_check`] | `act`'s bounded argument check (depth 24, 5,000 steps, no regex) | §6, §7 |
 //! | [`keys`] | the `(name, instance)` keys of the per-tool tables, looked up without allocating | |
 //! | `seen_ids` | the bounded set of push event ids seen on one connection | §5.2, vector 35 |
-//! | [`host_core`] | [`HostCore`]: all of the above composed for one agent — every server's [`ServerSlot`] (connection [`Phase`], reads of its state, hold deadline), driven by inputs with `now` and drained through `poll_action`/`poll_shown` | §4.3, §5.2, §6 |
+//! | [`host_core`] | [`HostCore`]: all of the above composed for one agent — every server's [`ServerSlot`] (its connection's phase: the link's [`LinkPhase`](crate::link::phase::LinkPhase) as last told, reads of its state, hold deadline), driven by inputs with `now` and drained through `poll_action`/`poll_shown` | §4.3, §5.2, §6 |
 //!
 //! # The rules, and where each is enforced
 //!
@@ -117,8 +117,8 @@ pub use hint_state::{
     DEFAULT_HOLD_WINDOW, DEFAULT_MAX_HELD, DefinitionOverride, HintConfig, HintState, OpenToolset,
 };
 pub use host_core::{
-    Action, CoreConfig, HintSummary, HostCore, HostStatus, Phase, RESULTS_READ, ReadOutcome,
-    ReadStep, ServerSlot, ServerStatus, Step, reads_result, wants_read,
+    Action, CoreConfig, HintSummary, HostCore, HostStatus, RESULTS_READ, ReadOutcome, ReadStep,
+    ServerSlot, ServerStatus, Step, reads_result, wants_read,
 };
 pub use meta_tools::{
     After, Answer, GroupPlan, MetaConfig, MetaError, MetaTools, Outgoing, Plan, SendPlan, World,

@@ -28,9 +28,9 @@
 //! **The state machine.** A link is in one [`LinkPhase`]: `Connecting`, `Backoff` and
 //! `Stopped` are the link's own (across connections: `lifecycle.rs`); while linked, the
 //! phase is the connection's handshake `Stage` (the core's, one enum per connection). The
-//! agent side's `state::host_core::Phase` is no second state of the connection: it is what
-//! the host core has been told (`Starting`, `Unreachable`, `Handshaking`, `Ready`) through
-//! the tap and the link's events, coarser by design.
+//! agent side holds no phase enum of its own: its `state::ServerSlot` keeps the
+//! [`LinkPhase`] as the tap and the link's events last told it (`Connecting`,
+//! `AwaitingGrantReceipt`, `Ready`, `Backoff`; `ServerSlot::phase` says when each).
 //!
 //! ```text
 //!                         start

@@ -11,7 +11,7 @@ use crate::sequencer::Sequencer;
 use mcpl_protocol::hints::ToolHint;
 use mcpl_protocol::jsonrpc::{Message, to_raw};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl};
-use mcpl_testkit::msg;
+use mcpl_testkit_msg as msg;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};

@@ -7,12 +7,13 @@ use super::logic::{InstanceLogic, Opening, Refusal, Reply};
 use super::route::{Call, Route, Routes};
 use super::started::{OpenFn, Started, ToolsetLogic};
 use crate::core::ToolDecl;
-use crate::tool::{input_schema, is_object_schema};
+use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed, input_schema, is_object_schema};
 use mcpl_protocol::mcp::{Tool, ToolAnnotations};
 use mcpl_protocol::toolsets::{ToolsetDecl, ToolsetDefault};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::future::Future;
 use std::sync::Arc;
 
 /// A toolset: declaration, tools and logic. Hand it to
@@ -22,7 +23,8 @@ use std::sync::Arc;
 ///
 /// A toolset's tools are dynamic (§3) and answered by its logic, one instance at a time.
 /// A toolset declared without logic opens plain instances whose tools must have handlers
-/// of their own ([`ServerBuilder::tool`](crate::ServerBuilder::tool) with `mcpl/toolset`).
+/// of their own: declared here with [`Toolset::typed_tool`] (or
+/// [`ServerBuilder::tool`](crate::ServerBuilder::tool) with `mcpl/toolset`).
 ///
 /// Its tools are best declared as typed routes ([`Toolset::route`]): each once, with its
 /// name, description, argument type (the `inputSchema` derived from it) and handler, and
@@ -69,6 +71,9 @@ pub struct Toolset {
     pub(crate) restore: Option<RestoreFn>,
     /// Its tools' typed handlers (`route.rs`).
     pub(crate) routes: Routes,
+    /// Its tools answered by handlers of their own, outside any instance
+    /// ([`Toolset::typed_tool`]); the builder moves them among the server's handlers.
+    pub(crate) handlers: Vec<(String, Arc<dyn ErasedHandler>)>,
     /// The first route or options type whose schema is not an object schema: the build
     /// refuses it.
     pub(crate) not_an_object: Option<String>,
@@ -85,6 +90,7 @@ impl Toolset {
             logic: None,
             restore: None,
             routes: Routes::default(),
+            handlers: Vec::new(),
             not_an_object: None,
         }
     }
@@ -182,6 +188,39 @@ impl Toolset {
             ts.tools.push(last.initially_visible(false));
         }
         ts
+    }
+
+    /// Declares a tool of this toolset answered by a handler of its own, as
+    /// [`ServerBuilder::typed_tool`](crate::ServerBuilder::typed_tool) declares a plain
+    /// one: `name`, `description`, an `inputSchema` derived from `A` (an object schema:
+    /// derive it for a struct, or take [`NoArguments`](crate::NoArguments)) and `handler`,
+    /// once. The handler runs outside any instance, with the caller's [`ToolContext`] (it
+    /// may act on the caller's toolsets through it); arguments that do not decode as `A`
+    /// are the tool error [`ToolCall::args`](crate::ToolCall::args) gives, and the handler
+    /// does not run. For the tools of a toolset without logic (a lobby); a toolset with
+    /// logic takes [`Toolset::route`] for tools that run on its instances.
+    pub fn typed_tool<A, F, Fut>(
+        mut self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolResult> + Send + 'static,
+    {
+        let name = name.into();
+        let schema = input_schema::<A>();
+        if !is_object_schema(&schema) {
+            self.not_an_object.get_or_insert_with(|| name.clone());
+        }
+        // A second handler of one name is a second tool of that name: the build refuses it.
+        self.handlers.push((
+            name.clone(),
+            Arc::new(Typed::<A, F>::new(name.clone(), handler)),
+        ));
+        self.tool(Tool::new(name, description.into(), schema))
     }
 
     /// Sets the annotations (`readOnlyHint`, …) of the tool declared last.

@@ -212,13 +212,18 @@ impl ServerBuilder {
     }
 
     /// Declares a toolset with its tools and logic (§4.1).
-    pub fn toolset(mut self, toolset: Toolset) -> Self {
+    pub fn toolset(mut self, mut toolset: Toolset) -> Self {
         if let Some(tool) = &toolset.not_an_object {
             self.duplicate
                 .get_or_insert(BuildError::ArgumentsNotAnObject(tool.clone()));
         }
         for t in &toolset.tools {
             self.add_tool(t.clone());
+        }
+        // Its tools with handlers of their own (`Toolset::typed_tool`) are answered as the
+        // server's plain tools are; a name twice is refused by `add_tool` above.
+        for (name, handler) in std::mem::take(&mut toolset.handlers) {
+            self.handlers.insert(name, handler);
         }
         if self.toolsets.contains_key(&toolset.name) {
             self.duplicate

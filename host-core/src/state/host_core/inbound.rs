@@ -3,6 +3,7 @@
 //! manifests, decided pushes, a connection ended).
 
 use super::{HostCore, ReadStep, index, live, live_mut};
+use crate::link::phase::LinkPhase;
 use crate::state::catalog::{without_repeats, without_task_tools};
 use crate::state::conversation::{AgentMessage, MessageKind};
 use crate::state::seen_ids::event_key;
@@ -48,7 +49,7 @@ impl HostCore {
         };
         slot.epoch = epoch;
         slot.ordered = ordered;
-        slot.phase = super::Phase::Handshaking;
+        slot.phase = LinkPhase::AwaitingGrantReceipt;
         let outs = slot.catalog.update_manifest(manifest);
         slot.fresh_hints();
         let view = slot.view();
@@ -197,7 +198,7 @@ impl HostCore {
         };
         slot.hints = None;
         slot.read = None;
-        slot.phase = super::Phase::Unreachable;
+        slot.phase = LinkPhase::Backoff;
         let view = slot.view();
         let shown = self.presenter.disconnected(&view);
         self.show(shown);
@@ -211,12 +212,12 @@ impl HostCore {
         let Some(slot) = index(&self.servers, server).map(|i| &self.servers[i]) else {
             return;
         };
-        if matches!(slot.phase, super::Phase::Handshaking | super::Phase::Ready) {
+        if slot.linked() {
             let epoch = slot.epoch;
             self.disconnected(server, epoch, "a connection attempt failed");
         }
         if let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) {
-            slot.phase = super::Phase::Unreachable;
+            slot.phase = LinkPhase::Backoff;
             slot.down_because = Some(cause.to_owned());
         }
     }
@@ -229,7 +230,7 @@ impl HostCore {
         let Some(slot) = index(&self.servers, server).map(|i| &self.servers[i]) else {
             return;
         };
-        let live = matches!(slot.phase, super::Phase::Handshaking | super::Phase::Ready);
+        let live = slot.linked();
         if live && slot.epoch != epoch {
             // Another connection is up: this end is old news.
             return;
@@ -238,7 +239,7 @@ impl HostCore {
             self.disconnected(server, epoch, cause);
         }
         if let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) {
-            slot.phase = super::Phase::Unreachable;
+            slot.phase = LinkPhase::Backoff;
             slot.down_because = Some(cause.to_owned());
         }
     }
@@ -264,7 +265,7 @@ impl HostCore {
         let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) else {
             return;
         };
-        slot.phase = super::Phase::Ready;
+        slot.phase = LinkPhase::Ready;
         slot.down_because = None;
         slot.push_events = granted.iter().any(|c| c == CAP_PUSH_EVENTS);
         // What waited for this connection's grant to be known is told (or not) now.

@@ -9,7 +9,7 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `slot` | [`ServerSlot`], its [`Phase`], the read under way ([`ReadStep`]) |
+//! | `slot` | [`ServerSlot`], its connection's phase (the link's [`LinkPhase`](crate::link::phase::LinkPhase) as last told), the read under way ([`ReadStep`]) |
 //! | `inbound` | what a link read (tapped, §5.2: hints apply when read) and what it did |
 //! | `reads` | `toolsets/list` after every connect, and recovery (`toolsets/list`, then `tools/list`); retries |
 //! | `agent` | the agent's calls (planned, sent, finished), turns, boundaries |
@@ -25,7 +25,7 @@ mod turn;
 
 pub use agent::Step;
 pub use inbound::{RESULTS_READ, ReadOutcome, reads_result, wants_read};
-pub use slot::{Phase, ReadStep, ServerSlot};
+pub use slot::{ReadStep, ServerSlot};
 pub use status::{HintSummary, HostStatus, ServerStatus};
 pub use turn::{DEFAULT_MAX_TURN_BYTES, MIN_TURN_BYTES};
 

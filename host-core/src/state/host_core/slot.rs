@@ -1,23 +1,12 @@
 //! [`ServerSlot`]: one server as the host core holds it — its catalog, the current
-//! connection's hint state, policy and grant — with the connection's [`Phase`] and the
-//! bookkeeping of the reads of its state (§5.2: one at a time) and of the hold deadline.
+//! connection's hint state, policy and grant — with the connection's phase (the link's
+//! [`LinkPhase`], as the link last told it) and the bookkeeping of the reads of its state
+//! (§5.2: one at a time) and of the hold deadline.
 
 use super::status::{HintSummary, ServerStatus};
+use crate::link::phase::LinkPhase;
 use crate::state::{Catalog, HintConfig, HintState, ServerView, ToolPolicy};
 use std::time::Instant;
-
-/// Where a server's connection is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Phase {
-    /// No connection has been tried yet.
-    Starting,
-    /// The last attempt failed or the connection went; the link tries again on its own.
-    Unreachable,
-    /// A connection's `initialize` result was read; its handshake is not done.
-    Handshaking,
-    /// The connection's handshake completed (the link's `Connected`).
-    Ready,
-}
 
 /// Which read of the server's state is under way (§5.2: one at a time).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -47,7 +36,9 @@ pub struct ServerSlot {
     pub(crate) policy: ToolPolicy,
     /// The current connection granted `pushEvents` (its notices reach the agent, §6).
     pub(crate) push_events: bool,
-    pub(crate) phase: Phase,
+    /// The connection's phase: the link's one phase enum, as the link last told it (see
+    /// [`ServerSlot::phase`]).
+    pub(crate) phase: LinkPhase,
     /// The current connection (its `initialize` result was read); 0 before the first.
     pub(crate) epoch: u64,
     /// The current connection delivers in order (§5.2: only an unordered one holds).
@@ -87,7 +78,7 @@ impl ServerSlot {
             hints: None,
             policy,
             push_events: false,
-            phase: Phase::Starting,
+            phase: LinkPhase::Connecting,
             epoch: 0,
             ordered: true,
             listed_epoch: None,
@@ -108,9 +99,34 @@ impl ServerSlot {
         &self.name
     }
 
-    /// Where its connection is.
-    pub fn phase(&self) -> Phase {
+    /// Where its connection is: the link's phase ([`LinkPhase`], one enum per connection,
+    /// issue #38) as the link last told it. The link tells the core four of its moves, so
+    /// the slot holds one of four phases, each the link's at the moment it was told:
+    /// - [`LinkPhase::Connecting`]: from the start until the first connection's
+    ///   `initialize` result (or modern discovery) is read: the link's first attempt;
+    /// - [`LinkPhase::AwaitingGrantReceipt`]: from that read (the tap's `Connected`,
+    ///   [`super::HostCore::connected`]) until the handshake is told done: a session is up
+    ///   and its grant is not known yet (a plain MCP server's link passes through at once,
+    ///   and tells both in a row);
+    /// - [`LinkPhase::Ready`]: the handshake is done (the link's `Connected`,
+    ///   [`super::HostCore::handshake_done`]);
+    /// - [`LinkPhase::Backoff`]: an attempt failed or the connection ended; the link backs
+    ///   off and tries again on its own (its next attempts are not told, only their end).
+    ///
+    /// The link's steps inside a handshake (`AwaitingDiscoverResult`,
+    /// `AwaitingInitializeResult`) and `Stopped` are not told: nothing of the agent's view
+    /// changes with them.
+    pub fn phase(&self) -> LinkPhase {
         self.phase
+    }
+
+    /// True while a connection is up: its `initialize` result was read and its end not
+    /// yet told.
+    pub(crate) fn linked(&self) -> bool {
+        matches!(
+            self.phase,
+            LinkPhase::AwaitingGrantReceipt | LinkPhase::Ready
+        )
     }
 
     /// The current connection (0 before the first).
@@ -136,7 +152,7 @@ impl ServerSlot {
             hints: self.hints.as_ref(),
             policy: &self.policy,
             push_events: self.push_events,
-            connected: self.phase == Phase::Ready,
+            connected: self.phase == LinkPhase::Ready,
             down_because: self.down_because.as_deref(),
         }
     }
@@ -203,14 +219,14 @@ impl ServerSlot {
                 .filter(|g| self.catalog.is_group_open(g))
                 .map(|g| (g.to_owned(), None)),
         );
-        let ready = self.phase == Phase::Ready;
+        let ready = self.phase == LinkPhase::Ready;
         ServerStatus {
             epoch: self.epoch,
             ready,
             settled: ready
                 && self.listed_epoch == Some(self.epoch)
                 && !self.hints.as_ref().is_some_and(HintState::is_connecting),
-            unreachable: self.phase == Phase::Unreachable,
+            unreachable: self.phase == LinkPhase::Backoff,
             hints_count: self.catalog.hints_count(),
             listed_tools: self.catalog.listed_tools().count(),
             hints,

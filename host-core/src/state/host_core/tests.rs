@@ -3,6 +3,7 @@
 //! asked for and disarmed, and (a property test) random sequences of what links tell.
 
 use super::*;
+use crate::link::phase::LinkPhase;
 use crate::state::fixtures::{arcade_manifest, arcade_tools, changes, open_rec, vis};
 use crate::state::{
     ConversationConfig, HintConfig, MetaConfig, PresenterConfig, ToldIds, ToolPolicy,
@@ -89,13 +90,13 @@ fn a_connection_moves_through_its_phases_and_its_status_says_so() {
     let now = Instant::now();
     let mut c = core(HintConfig::ordered());
     let phase = |c: &HostCore| c.slot(S).unwrap().phase();
-    assert_eq!(phase(&c), Phase::Starting);
+    assert_eq!(phase(&c), LinkPhase::Connecting);
     c.connect_failed(S, "connection refused");
-    assert_eq!(phase(&c), Phase::Unreachable);
+    assert_eq!(phase(&c), LinkPhase::Backoff);
     assert!(c.status(0).servers[S].unreachable);
 
     c.connected(S, 1, true, Some(&arcade_manifest(true, true)));
-    assert_eq!(phase(&c), Phase::Handshaking);
+    assert_eq!(phase(&c), LinkPhase::AwaitingGrantReceipt);
     let st = &c.status(0).servers[S];
     assert!(!st.ready && !st.unreachable && st.hints.as_ref().unwrap().connecting);
     assert!(
@@ -105,7 +106,7 @@ fn a_connection_moves_through_its_phases_and_its_status_says_so() {
 
     // §4.3: the statement is read once the handshake is done.
     c.handshake_done(S, 1, true, &[], now);
-    assert_eq!(phase(&c), Phase::Ready);
+    assert_eq!(phase(&c), LinkPhase::Ready);
     assert_eq!(reads(&actions(&mut c)), [(1, ReadStep::Statement)]);
     assert!(c.settling(), "a meta-tool call now waits for the statement");
     c.listed(S, 1, &tools(), None, false);
@@ -122,7 +123,7 @@ fn a_connection_moves_through_its_phases_and_its_status_says_so() {
     assert!(!c.settling());
 
     c.disconnected(S, 1, "closed");
-    assert_eq!(phase(&c), Phase::Unreachable);
+    assert_eq!(phase(&c), LinkPhase::Backoff);
     let st = &c.status(0).servers[S];
     assert!(!st.ready && !st.settled && st.unreachable && st.hints.is_none());
     // What belongs to the old connection is dropped.
@@ -503,7 +504,7 @@ proptest! {
                 prop_assert!(st.ready);
                 prop_assert!(st.hints.as_ref().is_none_or(|h| !h.connecting));
             }
-            if slot.phase() == Phase::Unreachable {
+            if slot.phase() == LinkPhase::Backoff {
                 prop_assert!(slot.hints().is_none() && armed.is_none());
             }
         }

@@ -1,6 +1,11 @@
 //! Messages as plain JSON, written the way the specs' texts write them: JSON-RPC 2.0, the
 //! MCP and MCPL requests the suites send, RFC-014's toolset requests, and reading what
 //! comes back. Only shapes, never the project's types.
+//!
+//! A crate of its own, depending on `serde_json` alone, so that the pure cores'
+//! (`mcpl-server-core`, `mcpl-host-core`) tests build them without a runtime: the testkit's
+//! peer is async (tokio), and `scripts/purity.py` fails on tokio under a core crate, dev
+//! edges included (issue #38). Every other suite reaches them as `mcpl_testkit::msg`.
 
 use serde_json::{Value, json};
 use std::borrow::Borrow;
