@@ -333,17 +333,29 @@ impl PrincipalState {
     /// another change, or the host keeps what it was told of the lost one (an instance
     /// open that the record never had) as current. So the version jumps past any the
     /// previous life can have given — [`RESTART_GAP`] past the record's, and at least the
-    /// floor of this life's clock ([`EndedIds`](super::EndedIds)) — and every host whose
-    /// `since` is older gets a full statement once, which drops whatever it holds that the
-    /// record does not state.
+    /// floor of this life's clock ([`EndedIds`](super::EndedIds)) — every open entry and
+    /// tool entry the record states is stamped with the jump (newer than anything the last
+    /// life told of it: an unkept close's tombstone no longer hides an instance the record
+    /// has open; tombstones keep their stamps, so no end is told again), and
+    /// every host whose `since` is older gets a full statement once, which drops whatever
+    /// it holds that the record does not state.
     pub fn continue_after_restart(&mut self) {
         let jumped = self
             .stamps
             .version
             .saturating_add(RESTART_GAP)
             .max(self.ended.ids().life_floor());
-        self.stamps.version = jumped;
-        self.stamps.forgotten = jumped;
+        // Every open entry and tool entry the record states is stamped again with the
+        // jump: the last life may have told a host a newer stamp for one of them (a close
+        // it did not keep, whose tombstone would otherwise hide the instance still open
+        // here). Tombstones keep their stamps: a host tells an end when a newer closed
+        // entry comes, so one stamped again would be told twice.
+        let s = &mut self.stamps;
+        for stamp in s.toolsets.values_mut().chain(s.tools.values_mut()) {
+            stamp.v = jumped;
+        }
+        s.version = jumped;
+        s.forgotten = jumped;
         self.ended.ids().reached(jumped);
     }
 
@@ -812,6 +824,36 @@ mod tests {
             "the host that held {told} is told everything: {h:?}"
         );
         assert_eq!(open(&h), ["g1", "g3"], "g2, never kept, is not stated");
+        // A close told but never kept: the record's open entry, stamped again with the
+        // jump, is newer than the tombstone the host holds.
+        let mut s2 = PrincipalState::new(
+            Arc::new(arcade()),
+            PrincipalConfig::default(),
+            EndedIds::new(EndedIds::epoch_at(at(0))),
+            at(0),
+        );
+        s2.open("go", Some("g1"), None, at(1)).unwrap();
+        s2.restamp(&[]);
+        let kept = s2.snapshot();
+        s2.close("go", Some("g1"), "closed").unwrap();
+        let tombstone = s2.restamp(&[]).expect("g1 closed").version;
+        let mut r2 = PrincipalState::restore(
+            Arc::new(arcade()),
+            PrincipalConfig::default(),
+            EndedIds::new(EndedIds::epoch_at(at(0))),
+            kept,
+            at(3),
+        );
+        r2.continue_after_restart();
+        let h = r2.versioned(tombstone);
+        assert!(h.statement);
+        let g1 = h
+            .toolsets
+            .iter()
+            .find(|e| e.change.instance.as_deref() == Some("g1"))
+            .expect("g1 stated");
+        assert_eq!(g1.change.state, ToolsetState::Open);
+        assert!(g1.v > tombstone, "{} hides under the unkept close", g1.v);
         // A later clock carries it to that life's floor.
         let later = EndedIds::new(EndedIds::epoch_at(at(100)));
         let mut r = PrincipalState::restore(
