@@ -17,6 +17,9 @@
 //!   [`PgLeases::holder`] says who holds it now.
 //! - [`PgLeases::take_over`] waits for another holder's lease to expire (by the expiry the
 //!   database gives) and acquires it: what a node does for a dead node's work.
+//! - [`PgLeases::acquire_or_reclaim`] also takes back at once, with a fresh token, a lease
+//!   held under this node's own name: an earlier life of the node (a process started
+//!   again under the same name), which can no longer renew it (**\[project\]**).
 //!
 //! **Fencing.** A node that stopped renewing (paused, cut off) may still believe it holds
 //! a lease and write. A [`PgStore`](crate::PgStore) made with
@@ -295,6 +298,37 @@ impl PgLeases {
     /// expired; [`LeaseError::Held`] naming the holder otherwise (this node too: it renews
     /// what it holds).
     pub fn acquire(&self, kind: &str, key: &str, ttl: Duration) -> Result<Lease, LeaseError> {
+        self.take(kind, key, ttl, false)
+    }
+
+    /// [`acquire`](PgLeases::acquire), and also where the holder is **this node's own
+    /// name**: an earlier life of this node (the process that held it, died or stopped —
+    /// SIGKILLed, or ended when the database went away — and was started again under the
+    /// same name), which can no longer renew it. **\[project\]** Node names are unique
+    /// among the nodes, so such a lease is taken back at once rather than waited out:
+    /// otherwise the node would stand by, forwarding to itself — to a name no process
+    /// serves — until its own old lease expired. It is taken with a fresh token, never
+    /// renewed under the old one: were the earlier life still running after all (paused),
+    /// its commits are fenced out and its next renewal fails
+    /// ([`LeaseError::Lost`]), as after any takeover.
+    pub fn acquire_or_reclaim(
+        &self,
+        kind: &str,
+        key: &str,
+        ttl: Duration,
+    ) -> Result<Lease, LeaseError> {
+        self.take(kind, key, ttl, true)
+    }
+
+    /// Takes `(kind, key)` where nobody holds it, its holder's expired, or (`reclaim`) its
+    /// holder is this node's own name.
+    fn take(
+        &self,
+        kind: &str,
+        key: &str,
+        ttl: Duration,
+        reclaim: bool,
+    ) -> Result<Lease, LeaseError> {
         let secs = seconds(ttl);
         loop {
             let (k, y, node) = (kind.to_owned(), key.to_owned(), self.node.clone());
@@ -306,9 +340,9 @@ impl PgLeases {
                      ON CONFLICT (kind, key) DO UPDATE \
                      SET node = EXCLUDED.node, token = EXCLUDED.token, \
                          expires_at = EXCLUDED.expires_at \
-                     WHERE l.expires_at <= now() \
+                     WHERE l.expires_at <= now() OR ($5 AND l.node = EXCLUDED.node) \
                      RETURNING token",
-                    &[&k, &y, &node, &secs],
+                    &[&k, &y, &node, &secs, &reclaim],
                 )?;
                 Ok(row.map(|r| r.get::<_, i64>(0)))
             })?;

@@ -2,9 +2,11 @@
 //! (`Postgres::shared`, a database each). Two nodes racing for a lease: one wins; a holder
 //! that stops renewing loses it, after its expiry by the database's clock, to another
 //! node; the stale holder's renewal fails and so does its store's next write, fenced by
-//! the lease's token, while the revision check alone would have let it through.
+//! the lease's token, while the revision check alone would have let it through. A node
+//! started again under its name after the database restarted takes its own old lease back
+//! at once, rather than standing by for it (forwarding to itself) until it expires.
 
-use mcpl_cluster::leases::{INSTANCE, LeaseError, PRINCIPAL};
+use mcpl_cluster::leases::{ARCADE, INSTANCE, LeaseError, PRINCIPAL};
 use mcpl_cluster::{Fence, PgLeases, PgStore};
 use mcpl_server::{Store, StoreError, Writes};
 use mcpl_testkit::postgres::Postgres;
@@ -231,4 +233,70 @@ fn issue41_03_leases_are_served_again_once_the_database_restarted() {
     let b = PgLeases::connect(&url, "b").unwrap();
     let holder = b.holder(INSTANCE, "7").unwrap().expect("held");
     assert_eq!((holder.node.as_str(), holder.token), ("a", lease.token));
+}
+
+/// Issue #41 (`sim --nodes 3` with a PostgreSQL restart): the owner's lease row survived
+/// the database's immediate stop unexpired; the owner stopped (its renewal failed) and was
+/// started again under its name. It read the row as another node's and stood by,
+/// forwarding to itself — a name no process served — until its own old lease expired.
+/// It takes it back at once instead, with a fresh token, and its earlier life is fenced
+/// out; another node still finds it held.
+#[test]
+fn issue41_03_a_node_started_again_takes_its_own_lease_back_after_a_database_restart() {
+    let mut pg = Postgres::start().expect("a private PostgreSQL starts");
+    let url = pg.url();
+    let ttl = Duration::from_secs(120);
+    let earlier = PgLeases::connect(&url, "n1").unwrap();
+    let lease = earlier.acquire(ARCADE, "arcade", ttl).unwrap();
+    let fence = Fence::new();
+    fence.hold(&lease);
+    let store = PgStore::connect_fenced(&url, fence).unwrap();
+    store.load().unwrap();
+    store.commit(&[principal("alice", b"a1")]).unwrap();
+
+    pg.stop_immediate();
+    assert!(
+        matches!(earlier.renew(&lease, ttl), Err(LeaseError::Database { .. })),
+        "the owner's renewal fails: it stops serving"
+    );
+    pg.restart().expect("PostgreSQL starts again");
+
+    // Its row survived, unexpired: read plainly, it names the node itself.
+    let again = PgLeases::connect(&url, "n1").unwrap();
+    match again.acquire(ARCADE, "arcade", ttl) {
+        Err(LeaseError::Held { holder, .. }) => {
+            assert_eq!((holder.node.as_str(), holder.token), ("n1", lease.token))
+        }
+        other => panic!("the surviving row: {other:?}"),
+    }
+    // Another node waits for it; the node itself takes it back at once.
+    let n2 = PgLeases::connect(&url, "n2").unwrap();
+    match n2.acquire_or_reclaim(ARCADE, "arcade", ttl) {
+        Err(LeaseError::Held { holder, .. }) => assert_eq!(holder.node, "n1"),
+        other => panic!("another node took n1's lease: {other:?}"),
+    }
+    let back = again
+        .acquire_or_reclaim(ARCADE, "arcade", ttl)
+        .expect("its own lease, taken back");
+    assert_eq!(back.node, "n1");
+    assert!(back.token > lease.token, "a fresh token");
+    let holder = n2.holder(ARCADE, "arcade").unwrap().expect("held");
+    assert_eq!((holder.node.as_str(), holder.token), ("n1", back.token));
+
+    // The earlier life, were it still running (its store connected again), is fenced
+    // out.
+    assert!(matches!(
+        earlier.renew(&lease, ttl),
+        Err(LeaseError::Lost { .. })
+    ));
+    let fence = Fence::new();
+    fence.hold(&lease);
+    let stale = PgStore::connect_fenced(&url, fence).unwrap();
+    assert_eq!(stale.load().unwrap().principals.len(), 1);
+    match stale.commit(&[principal("alice", b"a2")]) {
+        Err(StoreError::Conflict { what, .. }) => assert_eq!(what, "the arcade lease \"arcade\""),
+        other => panic!("the earlier life wrote: {other:?}"),
+    }
+    // The new life's own renewal goes on.
+    again.renew(&back, ttl).expect("renewed");
 }

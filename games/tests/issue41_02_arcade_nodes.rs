@@ -44,9 +44,14 @@ pub(crate) struct Node {
 impl Node {
     /// Starts node `name` on the database `pg` and the bus `nats`.
     pub(crate) async fn start(name: &str, pg: &str, nats: &str) -> Node {
+        Node::start_with_ttl(name, pg, nats, TTL_MS).await
+    }
+
+    /// Starts node `name` with a lease of `ttl_ms` milliseconds.
+    pub(crate) async fn start_with_ttl(name: &str, pg: &str, nats: &str, ttl_ms: &str) -> Node {
         let mut child = Command::new(BIN)
             .args(["serve", "--postgres", pg, "--nats", nats, "--node", name])
-            .args(["--http", "127.0.0.1:0", "--lease-ttl-ms", TTL_MS])
+            .args(["--http", "127.0.0.1:0", "--lease-ttl-ms", ttl_ms])
             .args(["--forward-timeout-ms", "10000"])
             .args(["--token", "alice=alice", "--token", "bob=bob"])
             .args(["--bot-playouts", "48", "--seed", "7"])
@@ -89,6 +94,25 @@ impl Node {
     /// Whether this node has said `text`.
     pub(crate) fn has_said(&self, text: &str) -> bool {
         self.log.borrow().iter().any(|l| l.contains(text))
+    }
+
+    /// Waits until this node says its role (it owns the arcade, or stands by): the first
+    /// line that says it.
+    pub(crate) async fn first_role(&self) -> String {
+        let mut log = self.log.clone();
+        let is_role = |l: &String| l.contains("owns the arcade") || l.contains("stands by");
+        mcpl_testkit::within_named(&format!("node {} saying its role", self.name), async {
+            let lines = log
+                .wait_for(|lines| lines.iter().any(is_role))
+                .await
+                .expect("the node's log is read");
+            lines
+                .iter()
+                .find(|l| is_role(l))
+                .cloned()
+                .unwrap_or_default()
+        })
+        .await
     }
 
     /// Waits until this node owns the arcade and serves it.

@@ -78,6 +78,6 @@ pub use catalog::{Catalog, CatalogError, OptionsProblem, PlainCall, PlainHosts, 
 pub use draft::HintDraft;
 pub use principal::{
     CallReply, CloseError, EndedIds, InstanceKey, OpenError, OpenOutcome, Opened, PrincipalConfig,
-    PrincipalState, REASON_UNDECLARED, Snapshot, Statement, Versioned,
+    PrincipalState, REASON_UNDECLARED, RESTART_GAP, Snapshot, Statement, Versioned,
 };
 pub use sequencer::Sequencer;

@@ -89,7 +89,7 @@ pub use ended::EndedIds;
 pub use errors::{CallRefusal, CallReply, CloseError, HintError, OpenError};
 pub use key::InstanceKey;
 pub use snapshot::{EndedPart, KeptEnded, REASON_UNDECLARED, Snapshot};
-pub use stamps::{Stamps, TombstonePart, Versioned};
+pub use stamps::{RESTART_GAP, Stamps, TombstonePart, Versioned};
 pub use statement::Statement;
 
 use super::catalog::Catalog;

@@ -129,11 +129,11 @@ pub use author::{
 };
 pub use cancel::CancelToken;
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use core::REASON_UNDECLARED;
 pub use core::{
     CatalogError, CloseError, InstanceKey, OpenError, OptionsProblem, PlainHosts, PrincipalConfig,
     ToolDecl,
 };
+pub use core::{REASON_UNDECLARED, RESTART_GAP};
 pub use listen::Listener;
 pub use manifest::ManifestError;
 pub use paging::CursorError;

@@ -8,7 +8,8 @@
 //! third of its time to live ([`Node::hold`]) and stops serving at once when a renewal
 //! fails. Every other node is a **standby**: it tries to acquire the lease each time the
 //! holder's would expire ([`Node::wait_for_lease`]), and meanwhile forwards what its
-//! listeners get to the holder. When the holder dies its lease expires, one standby
+//! listeners get to the holder (a lease under its own name is an earlier life's, taken
+//! back at once: a node never forwards to itself). When the holder dies its lease expires, one standby
 //! acquires it (with a larger fencing token), loads every record — the restart path of
 //! issue #15: each game at its position, its bot and timers running again — and serves;
 //! the others forward to it. The per-principal and per-instance leases of `docs/cluster.md`
@@ -286,13 +287,18 @@ impl Node {
 
     /// Acquires the arcade's lease, standing by until it can: while another node holds
     /// it, this one forwards to it and tries again when it would expire (the database's
-    /// clock says when). A database that fails is retried at a third of the lease's time
-    /// to live, with a warning.
+    /// clock says when). A lease held under this node's own name — an earlier life of
+    /// it, before it was started again — is taken back at once
+    /// ([`PgLeases::acquire_or_reclaim`]): a node never forwards to itself. A database
+    /// that fails is retried at a third of the lease's time to live, with a warning.
     pub async fn wait_for_lease(&self, leases: &Arc<PgLeases>) -> Lease {
         let ttl = self.settings.ttl;
         loop {
             let l = leases.clone();
-            match blocking(move || l.acquire(ARCADE, LEASE_KEY, ttl)).await {
+            // The arcade's lease under this node's own name is an earlier life's (this
+            // process died or stopped and was started again): taken back at once, never
+            // stood by for, forwarding to itself (issue #41).
+            match blocking(move || l.acquire_or_reclaim(ARCADE, LEASE_KEY, ttl)).await {
                 Ok(lease) => return lease,
                 Err(LeaseError::Held { holder, .. }) => {
                     self.set_role(Role::Standby {

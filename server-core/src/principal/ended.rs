@@ -60,18 +60,26 @@ impl EndedIds {
     /// with the same epoch issue the same ids: give every state of one server a clone of
     /// one source, and each server its own epoch.
     pub fn new(epoch: u64) -> Self {
-        let base = (epoch / 1_000_000).saturating_mul(1024).min(1 << 52);
-        EndedIds {
+        let ids = EndedIds {
             epoch,
             issued: Arc::new(AtomicU64::new(0)),
-            versions: Arc::new(AtomicU64::new(base)),
-        }
+            versions: Arc::new(AtomicU64::new(0)),
+        };
+        ids.reached(ids.life_floor());
+        ids
     }
 
     /// The newest version any principal of the server reached (type docs): where a new
     /// principal's versions start.
     pub(super) fn version_floor(&self) -> u64 {
         self.versions.load(Ordering::Relaxed)
+    }
+
+    /// The floor this source started from, its epoch read as milliseconds times 1024
+    /// (type docs), whatever versions were reached since: a version past every one a
+    /// server whose clock read earlier could have given at that rate.
+    pub(super) fn life_floor(&self) -> u64 {
+        (self.epoch / 1_000_000).saturating_mul(1024).min(1 << 52)
     }
 
     /// A principal reached version `v`.

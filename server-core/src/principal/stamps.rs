@@ -37,7 +37,11 @@
 //!
 //! The stamps are part of the principal's durable record ([`Snapshot`](super::Snapshot)),
 //! so a restarted server continues the version; a record written before them loads
-//! without stamps and restamps everything on its first read.
+//! without stamps and restamps everything on its first read. A restarted server (or a
+//! node taking the principal over, issue #41) goes on **past** the record's version
+//! ([`PrincipalState::continue_after_restart`]): the last life may have told a host
+//! versions it never kept, so each modern host is stated everything once after a restart
+//! (**\[project\]**).
 //!
 //! **A version is never given twice** (**\[project\]**): a principal forgotten and created
 //! again, or a server restarted without a store, would count from the start again, and a
@@ -118,6 +122,14 @@ impl TombstonePart {
         self.tombstone.v
     }
 }
+
+/// How far past its record's version a principal read back by a new life of the server
+/// goes on ([`PrincipalState::continue_after_restart`]; **\[project\]**): more versions
+/// than a previous life can give changes it did not keep before it ends (it gives up its
+/// store at the first failure, and an owner node stops at its next lease renewal), and a
+/// margin for a node whose clock is behind the previous owner's. Under 2^53 for about 2^32
+/// lives from today's floor.
+pub const RESTART_GAP: u64 = 1 << 20;
 
 /// The principal's version and its entries' stamps. See the module docs.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -364,6 +376,40 @@ impl PrincipalState {
             self.stamps.forgotten = self.stamps.version;
             self.ended.ids().reached(self.stamps.version);
         }
+    }
+
+    /// Read back from its record by a new life of the server — a restart, or a node
+    /// taking the principal over (issue #41) — **\[project\]**: the previous life may have
+    /// told a modern host versions past the record (a result or a stream's event written
+    /// before its record was kept, a change the store then refused, the process dying
+    /// before it could roll back), and a version such a host holds must never be given to
+    /// another change, or the host keeps what it was told of the lost one (an instance
+    /// open that the record never had) as current. So the version jumps past any the
+    /// previous life can have given — [`RESTART_GAP`] past the record's, and at least the
+    /// floor of this life's clock ([`EndedIds`](super::EndedIds)) — every open entry and
+    /// tool entry the record states is stamped with the jump (newer than anything the last
+    /// life told of it: an unkept close's tombstone no longer hides an instance the record
+    /// has open; tombstones keep their stamps, so no end is told again), and
+    /// every host whose `since` is older gets a full statement once, which drops whatever
+    /// it holds that the record does not state.
+    pub fn continue_after_restart(&mut self) {
+        let jumped = self
+            .stamps
+            .version
+            .saturating_add(RESTART_GAP)
+            .max(self.ended.ids().life_floor());
+        // Every open entry and tool entry the record states is stamped again with the
+        // jump: the last life may have told a host a newer stamp for one of them (a close
+        // it did not keep, whose tombstone would otherwise hide the instance still open
+        // here). Tombstones keep their stamps: a host tells an end when a newer closed
+        // entry comes, so one stamped again would be told twice.
+        let s = &mut self.stamps;
+        for stamp in s.toolsets.values_mut().chain(s.tools.values_mut()) {
+            stamp.v = jumped;
+        }
+        s.version = jumped;
+        s.forgotten = jumped;
+        self.ended.ids().reached(jumped);
     }
 
     /// The entries this state states now (module docs), built as
@@ -787,5 +833,94 @@ mod tests {
         r.continue_after(&lost);
         assert_eq!(r.stamps().version(), 3);
         assert!(r.versioned(2).statement, "a host that read the lost change");
+    }
+
+    /// Issue #41: the owner node told a modern host of an open whose record it could not
+    /// keep (the database went away), then stopped; the node that read the record back
+    /// gave the next change the version that host held, so the host was told nothing and
+    /// believed the game open to the end. A new life goes on past it and states everything
+    /// once to a host whose `since` is older.
+    #[test]
+    fn a_new_life_never_gives_a_version_the_last_one_told_without_keeping_it() {
+        let ids = EndedIds::new(EndedIds::epoch_at(at(0)));
+        let mut s = PrincipalState::new(Arc::new(arcade()), PrincipalConfig::default(), ids, at(0));
+        s.open("go", Some("g1"), None, at(1)).unwrap();
+        s.restamp(&[]);
+        let kept = s.snapshot();
+        // Told, never kept.
+        s.open("go", Some("g2"), None, at(2)).unwrap();
+        let told = s.restamp(&[]).expect("g2 opened").version;
+        let open = |h: &VersionedHints| -> Vec<String> {
+            h.toolsets
+                .iter()
+                .filter(|e| e.change.state == ToolsetState::Open)
+                .filter_map(|e| e.change.instance.clone())
+                .collect()
+        };
+        // The new life's clock reads no later (a node behind the last owner's): the gap
+        // alone carries it past.
+        let mut r = PrincipalState::restore(
+            Arc::new(arcade()),
+            PrincipalConfig::default(),
+            EndedIds::new(EndedIds::epoch_at(at(0))),
+            kept,
+            at(3),
+        );
+        r.continue_after_restart();
+        assert!(r.stamps().version() > told);
+        r.open("go", Some("g3"), None, at(4)).unwrap();
+        let next = r.restamp(&[]).expect("g3 opened");
+        assert!(next.version > told, "{} reused", next.version);
+        let h = r.versioned(told);
+        assert!(
+            h.statement,
+            "the host that held {told} is told everything: {h:?}"
+        );
+        assert_eq!(open(&h), ["g1", "g3"], "g2, never kept, is not stated");
+        // A close told but never kept: the record's open entry, stamped again with the
+        // jump, is newer than the tombstone the host holds.
+        let mut s2 = PrincipalState::new(
+            Arc::new(arcade()),
+            PrincipalConfig::default(),
+            EndedIds::new(EndedIds::epoch_at(at(0))),
+            at(0),
+        );
+        s2.open("go", Some("g1"), None, at(1)).unwrap();
+        s2.restamp(&[]);
+        let kept = s2.snapshot();
+        s2.close("go", Some("g1"), "closed").unwrap();
+        let tombstone = s2.restamp(&[]).expect("g1 closed").version;
+        let mut r2 = PrincipalState::restore(
+            Arc::new(arcade()),
+            PrincipalConfig::default(),
+            EndedIds::new(EndedIds::epoch_at(at(0))),
+            kept,
+            at(3),
+        );
+        r2.continue_after_restart();
+        let h = r2.versioned(tombstone);
+        assert!(h.statement);
+        let g1 = h
+            .toolsets
+            .iter()
+            .find(|e| e.change.instance.as_deref() == Some("g1"))
+            .expect("g1 stated");
+        assert_eq!(g1.change.state, ToolsetState::Open);
+        assert!(g1.v > tombstone, "{} hides under the unkept close", g1.v);
+        // A later clock carries it to that life's floor.
+        let later = EndedIds::new(EndedIds::epoch_at(at(100)));
+        let mut r = PrincipalState::restore(
+            Arc::new(arcade()),
+            PrincipalConfig::default(),
+            later.clone(),
+            s.snapshot(),
+            at(101),
+        );
+        r.continue_after_restart();
+        assert!(r.stamps().version() >= later.life_floor());
+        assert!(
+            later.version_floor() >= r.stamps().version(),
+            "the server's floor follows"
+        );
     }
 }

@@ -166,13 +166,16 @@ pub(crate) fn restore(
         let Some(ctx) = contexts.remove(&name) else {
             continue;
         };
-        let state = PrincipalState::restore(
+        let mut state = PrincipalState::restore(
             shared.catalog(),
             shared.principal_config.clone(),
             shared.ended_ids.clone(),
             record.state,
             now,
         );
+        // A new life: past every version the last one may have told without keeping it,
+        // before any change made here (an instance lost below) takes one (issue #41).
+        state.continue_after_restart();
         let back = read_back(
             state,
             record.links,

@@ -124,7 +124,8 @@ pub struct LoadConfig {
     pub modern_hints: usize,
     /// With more than 0: the arcade runs as this many `mcpl-arcade` node processes on a
     /// PostgreSQL and a NATS of the run's own, behind a load balancer ([`crate::nodes`]);
-    /// the chaos's restarts kill nodes (and, from level 2, NATS is restarted once).
+    /// the chaos's restarts kill nodes (and, from level 2, NATS is restarted once and
+    /// PostgreSQL stopped at once and started again).
     pub nodes: usize,
     /// The `mcpl-arcade` binary the nodes run (default: beside this executable,
     /// [`crate::nodes::default_binary`]).
@@ -494,11 +495,9 @@ pub async fn run(
     } else {
         (plan.restarts.clone(), Vec::new())
     };
-    // PostgreSQL stopped at once and started again (issue #41), with nodes at level 3:
-    // after the first takeover, before NATS's restart [project]. Not at level 2 yet: one
-    // run in five of `--nodes 3 --chaos 2 --seed 11` with it left a legacy host believing
-    // a tic-tac-toe game open that the nodes no longer had (not yet understood).
-    let pg_restarts = if config.nodes > 0 && plan.level >= 3 {
+    // PostgreSQL stopped at once and started again (issue #41), with nodes from level 2:
+    // after the first takeover, before NATS's restart [project].
+    let pg_restarts = if config.nodes > 0 && plan.level >= 2 {
         vec![0.4]
     } else {
         Vec::new()
