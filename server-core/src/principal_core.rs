@@ -331,9 +331,43 @@ impl<A: Clone> PrincipalCore<A> {
     /// The stamped state as last given out (or now, when never), for a session attaching.
     pub fn versioned(&mut self) -> Arc<Versioned> {
         self.versioned_if_changed();
+        self.given()
+    }
+
+    /// The stamped state as last given out, not looking for a change (or now, when never
+    /// given): for a session attaching while changes wait for the store, which it must
+    /// not be shown before they are kept.
+    pub fn given(&mut self) -> Arc<Versioned> {
         self.versioned
             .clone()
             .unwrap_or_else(|| Arc::new(self.state.versioned_now()))
+    }
+
+    /// The stamped state now, restamped first, without giving it out: taken when a step is
+    /// handed to the store, and given to the sessions ([`Self::give`]) only once it is kept
+    /// — a change the store then refuses never reaches a host (**\[project\]**, issue #41:
+    /// a hints stream told a close that was rolled back).
+    pub fn versioned_now(&mut self) -> Arc<Versioned> {
+        self.state.restamp(&[]);
+        let version = self.state.stamps().version();
+        match &self.versioned {
+            Some(v) if v.version() == version => v.clone(),
+            _ => Arc::new(self.state.versioned_now()),
+        }
+    }
+
+    /// Gives out `v`, a state taken by [`Self::versioned_now`] and kept since: `true` when
+    /// it is newer than what was last given, for the actor to give every session.
+    pub fn give(&mut self, v: &Arc<Versioned>) -> bool {
+        if self
+            .versioned
+            .as_ref()
+            .is_some_and(|given| given.version() >= v.version())
+        {
+            return false;
+        }
+        self.versioned = Some(v.clone());
+        true
     }
 
     /// Whether a principal without sessions may retire: nothing open, no invitation, no

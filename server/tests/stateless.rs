@@ -11,8 +11,8 @@ use crate::raw;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::{
-    Audience, InstanceContext, InstanceLogic, ManualClock, MemoryStore, PrincipalConfig, Reply,
-    Server, SessionHandle, Started, ToolCall, Toolset,
+    Audience, InstanceContext, InstanceLogic, Loaded, ManualClock, MemoryStore, PrincipalConfig,
+    Reply, Server, SessionHandle, Started, Store, StoreError, ToolCall, Toolset, Writes,
 };
 use mcpl_testkit::within;
 use mcpl_transport::{Principal, ServerOptions, ws};
@@ -20,6 +20,7 @@ use raw::{Lines, RawWs, stdio_socket, ws_connect};
 use serde_json::{Value, json};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, UNIX_EPOCH};
 use tokio::io::AsyncWriteExt;
 use tokio::net::TcpStream;
@@ -55,7 +56,7 @@ fn server(tombstones: usize) -> Server {
 }
 
 /// [`server`], keeping its principals' records in `store` when given.
-fn server_with(tombstones: usize, store: Option<Arc<MemoryStore>>) -> Server {
+fn server_with(tombstones: usize, store: Option<Arc<dyn Store>>) -> Server {
     let lobby = Toolset::new("lobby")
         .title("Lobby")
         .open_by_default()
@@ -883,4 +884,100 @@ async fn stateless_s09_a_hints_stream_on_streamable_http_hears_other_posts_chang
         entry(&told["params"], "toolsets", "toolset", "game", "g1")["state"],
         "open"
     );
+}
+
+/// A memory store whose commits fail while `failing` is set, as a database gone away does.
+struct Failing {
+    inner: MemoryStore,
+    failing: AtomicBool,
+}
+
+impl Store for Failing {
+    fn load(&self) -> Result<Loaded, StoreError> {
+        self.inner.load()
+    }
+
+    fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {
+        if self.failing.load(Ordering::SeqCst) {
+            return Err(StoreError::Io {
+                path: "failing".into(),
+                detail: "the database went away".into(),
+            });
+        }
+        self.inner.commit(steps)
+    }
+
+    fn location(&self) -> String {
+        "failing memory".into()
+    }
+}
+
+/// Issue #41 (found by `sim --nodes 3` with a PostgreSQL restart): a change the store then
+/// refuses reaches no host. The hints stream is given the principal's stamped state only
+/// once the step it comes from is kept; before, the open below was told on the stream
+/// while its answer said "Not acknowledged", and a host told an end its owner never kept
+/// left the game open.
+#[actix::test]
+async fn stateless_a_change_the_store_refuses_is_never_told_on_a_hints_stream() {
+    let store = Arc::new(Failing {
+        inner: MemoryStore::new(),
+        failing: AtomicBool::new(false),
+    });
+    let server = server_with(64, Some(store.clone()));
+    let (mut c, _session) = alice(&server).await;
+    let listed = c.exchange(req(1, "tools/list", Some(0), json!({}))).await;
+    let now = version(&listed);
+    c.send(req(
+        10,
+        "subscriptions/listen",
+        Some(now),
+        json!({"notifications": {"mcpl/hints": true}}),
+    ))
+    .await;
+    let ack = c.recv().await;
+    assert_eq!(ack["method"], "notifications/subscriptions/acknowledged");
+    let first = c.recv().await;
+    assert_eq!(first["params"]["version"], now, "{first:#}");
+    // Kept: told on the stream.
+    c.send(open(2, "g1", now)).await;
+    let mut told = Vec::new();
+    while let m = c.recv().await
+        && m["id"] != 2
+    {
+        told.push(m);
+    }
+    assert!(
+        told.iter()
+            .any(|m| m["params"]["toolsets"].to_string().contains("g1")),
+        "a kept open is told on the stream: {told:#?}"
+    );
+    // Refused by the store: its answer says so, and the stream tells nothing of it, up
+    // to a later request's answer.
+    store.failing.store(true, Ordering::SeqCst);
+    c.send(open(3, "g2", now)).await;
+    c.send(req(4, "tools/list", Some(now), json!({}))).await;
+    let mut told = Vec::new();
+    let mut answers = Vec::new();
+    while answers.len() < 2 {
+        let m = c.recv().await;
+        if m.get("id").is_some_and(|id| id == 3 || id == 4) {
+            answers.push(m);
+        } else {
+            told.push(m);
+        }
+    }
+    let refused = answers.iter().find(|m| m["id"] == 3).unwrap();
+    assert!(
+        refused.to_string().contains("Not acknowledged"),
+        "{refused:#}"
+    );
+    // The state went back to what was kept: a later request is not shown it either.
+    let listed = answers.iter().find(|m| m["id"] == 4).unwrap();
+    assert!(!listed.to_string().contains("\"g2\""), "{listed:#}");
+    for m in &told {
+        assert!(
+            !m.to_string().contains("g2"),
+            "a change the store refused was told on the stream: {m:#}\nall: {told:#?}\nanswers: {answers:#?}"
+        );
+    }
 }

@@ -2,8 +2,8 @@
 //! node processes on a PostgreSQL and a `nats-server` the run starts on loopback, behind
 //! the sim's load balancer. At chaos 2 the owner of the arcade is SIGKILLed mid-run and
 //! started again (another node takes the lease over and reads every game back), another
-//! node dies later, NATS is killed and started again (PostgreSQL is stopped at once and
-//! started again only at level 3), and the run ends with no violation:
+//! node dies later, NATS is killed and started again, PostgreSQL is stopped at once and
+//! started again, and the run ends with no violation:
 //! each host's view equals the server's, every end told once, no game left open, none
 //! lost at a death, every death survived.
 //!
@@ -98,7 +98,7 @@ fn issue41_sim_three_nodes_survive_an_owner_kill_at_chaos_2_with_no_violation() 
     );
     assert_eq!(nodes["survived"], nodes["deaths"], "seed {seed}:\n{stdout}");
     assert_eq!(nodes["nats_restarts"], 1, "seed {seed}:\n{stdout}");
-    assert_eq!(nodes["pg_restarts"], 0, "seed {seed}:\n{stdout}");
+    assert_eq!(nodes["pg_restarts"], 1, "seed {seed}:\n{stdout}");
     // No game lost at a death; the run played.
     let at = &report["chaos"]["games_at_restarts"];
     assert_eq!(at[1], at[0], "seed {seed}:\n{stdout}");

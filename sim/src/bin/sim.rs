@@ -105,8 +105,8 @@ struct LoadArgs {
     /// Run the arcade as N `mcpl-arcade serve --postgres --nats --node` processes on a
     /// PostgreSQL and a nats-server the run starts on loopback (Debian's `postgresql` and
     /// `nats-server`), behind a load balancer in this process; at chaos 2 and 3 nodes are
-    /// killed (SIGKILL, the owner first) and started again, NATS is restarted, and at
-    /// chaos 3 PostgreSQL is stopped at once and started again. The report's "node deaths
+    /// killed (SIGKILL, the owner first) and started again, NATS is restarted, and
+    /// PostgreSQL is stopped at once and started again. The report's "node deaths
     /// survived" row counts them. Not with --deterministic.
     #[arg(
         long,

@@ -124,8 +124,8 @@ pub struct LoadConfig {
     pub modern_hints: usize,
     /// With more than 0: the arcade runs as this many `mcpl-arcade` node processes on a
     /// PostgreSQL and a NATS of the run's own, behind a load balancer ([`crate::nodes`]);
-    /// the chaos's restarts kill nodes (and, from level 2, NATS is restarted once; at level
-    /// 3 PostgreSQL is also stopped at once and started again).
+    /// the chaos's restarts kill nodes (and, from level 2, NATS is restarted once and
+    /// PostgreSQL stopped at once and started again).
     pub nodes: usize,
     /// The `mcpl-arcade` binary the nodes run (default: beside this executable,
     /// [`crate::nodes::default_binary`]).
@@ -495,12 +495,9 @@ pub async fn run(
     } else {
         (plan.restarts.clone(), Vec::new())
     };
-    // PostgreSQL stopped at once and started again (issue #41), with nodes at level 3:
-    // after the first takeover, before NATS's restart [project]. Not at level 2 yet: a
-    // step refused "Not acknowledged" in the outage has had its close told on the hints
-    // stream already, so a modern agent can be told an end its owner never kept (README,
-    // the sim's `--nodes` paragraph, "Left").
-    let pg_restarts = if config.nodes > 0 && plan.level >= 3 {
+    // PostgreSQL stopped at once and started again (issue #41), with nodes from level 2:
+    // after the first takeover, before NATS's restart [project].
+    let pg_restarts = if config.nodes > 0 && plan.level >= 2 {
         vec![0.4]
     } else {
         Vec::new()

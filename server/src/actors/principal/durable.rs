@@ -51,7 +51,11 @@ impl PrincipalActor {
                 .collect(),
             ..Writes::default()
         };
-        self.written_at = self.shared.submit(writes)?;
+        self.written_at = self.shared.submit(writes).inspect_err(|_| {
+            // Not even handed over (the store was given up): the change is rolled back
+            // all the same (issue #41: before, it stayed, and was told as if kept).
+            self.refused = true;
+        })?;
         self.written.apply(&change);
         let kept = change.into_delta();
         match self.shared.outcome(self.written_at) {
@@ -95,7 +99,7 @@ impl PrincipalActor {
     /// given up (their instances see this principal leave). Nothing to do when every
     /// record it handed over was kept (what failed was an instance's step).
     pub(super) fn roll_back(&mut self) {
-        if self.unkept.is_empty() {
+        if self.unkept.is_empty() && !std::mem::take(&mut self.refused) {
             return;
         }
         self.unkept.clear();

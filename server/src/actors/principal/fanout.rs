@@ -8,11 +8,13 @@ use super::{Deliver, PrincipalActor, ToSession};
 use crate::actors::instance::Batched;
 use crate::actors::principal::Answer;
 use crate::core::InstanceKey;
+use crate::core::principal::Versioned;
 use crate::core::principal_core::Applied;
 use crate::ids::SessionId;
 use crate::store::Ticket;
 use crate::store::records::NotKept;
 use actix::prelude::*;
+use std::sync::Arc;
 
 impl Handler<Batched> for PrincipalActor {
     type Result = ();
@@ -47,7 +49,12 @@ impl PrincipalActor {
         if applied.is_silent() && after.as_ref().is_ok_and(|_| self.written_at == before) {
             return;
         }
-        self.push_told(Told::Applied { about, applied }, after);
+        // The state as handed over now: given to the sessions once kept.
+        let versioned = self.core.versioned_now();
+        if after.is_ok() {
+            self.handed = Some(versioned.clone());
+        }
+        self.push_told(Told::Applied { about, applied }, after, versioned);
         self.drain(ctx);
     }
 
@@ -58,15 +65,31 @@ impl PrincipalActor {
             self.give_versioned();
             return read(self);
         }
-        self.push_told(Told::Read(Box::new(read)), Ok(self.written_at));
+        let versioned = self.handed();
+        self.push_told(Told::Read(Box::new(read)), Ok(self.written_at), versioned);
     }
 
-    fn push_told(&mut self, told: Told<Self>, after: Result<Ticket, NotKept>) {
+    /// The state as last handed over to the store (what a read waiting behind it may be
+    /// given once that is kept), or as last given.
+    fn handed(&mut self) -> Arc<Versioned> {
+        match &self.handed {
+            Some(v) => v.clone(),
+            None => self.core.given(),
+        }
+    }
+
+    fn push_told(
+        &mut self,
+        told: Told<Self>,
+        after: Result<Ticket, NotKept>,
+        versioned: Arc<Versioned>,
+    ) {
         self.told_seq += 1;
         self.told.push_back(Telling {
             told,
             after,
             seq: self.told_seq,
+            versioned,
         });
     }
 
@@ -117,7 +140,13 @@ impl PrincipalActor {
                 ctx.spawn(kept);
                 return;
             };
-            let Some(Telling { told, after, seq }) = self.told.pop_front() else {
+            let Some(Telling {
+                told,
+                after,
+                seq,
+                versioned,
+            }) = self.told.pop_front()
+            else {
                 return;
             };
             match &outcome {
@@ -125,8 +154,16 @@ impl PrincipalActor {
                     if let Ok(ticket) = after {
                         self.kept_up_to(ticket);
                     }
+                    // Kept: the sessions may now answer modern hosts from it, before it
+                    // is told (issue #40); a later step's state waits for its own ticket.
+                    self.give(&versioned);
                 }
-                Err(_) => self.roll_back(),
+                Err(_) => {
+                    // What the state is now is what was kept.
+                    self.roll_back();
+                    self.handed = None;
+                    self.give_current();
+                }
             }
             match told {
                 Told::Applied { about, mut applied } => {
@@ -135,17 +172,14 @@ impl PrincipalActor {
                     }
                     self.deliver(about, applied, seq);
                 }
-                Told::Read(read) => {
-                    self.give_versioned();
-                    read(self)
-                }
+                Told::Read(read) => read(self),
             }
         }
+        self.give_versioned();
     }
 
     /// Sends what was kept to every session, each its part (`PrincipalCore::split`).
     fn deliver(&mut self, about: Option<InstanceKey>, applied: Applied, seq: u64) {
-        self.give_versioned();
         for (id, deliver) in self.core.split(about, applied, seq) {
             if let Some(s) = self.sessions.get(&id) {
                 s.deliver.do_send(ToSession(deliver));
@@ -162,12 +196,14 @@ impl PrincipalActor {
                 ..Applied::empty()
             };
             let after = Ok(self.written_at);
+            let versioned = self.handed();
             self.push_told(
                 Told::Applied {
                     about: None,
                     applied,
                 },
                 after,
+                versioned,
             );
             // Its wait is under way (`drain`).
             return;

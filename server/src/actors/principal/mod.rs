@@ -78,6 +78,11 @@ pub(crate) struct PrincipalActor {
     /// The changes handed over and not known to be kept yet, with their tickets: `saved`
     /// moves on by each as it is.
     unkept: VecDeque<(Ticket, Delta)>,
+    /// A change the store refused before taking it (given up): rolled back with the rest
+    /// (`durable.rs`).
+    refused: bool,
+    /// The stamped state as last handed over to the store (`fanout.rs`).
+    handed: Option<std::sync::Arc<crate::core::principal::Versioned>>,
     /// What waits to be told until the records it depends on are kept, in order
     /// (`fanout.rs`).
     told: VecDeque<telling::Telling<PrincipalActor>>,
@@ -121,6 +126,8 @@ impl PrincipalActor {
             written: Ledger::default(),
             written_at: Ticket::NONE,
             unkept: VecDeque::new(),
+            refused: false,
+            handed: None,
             told: VecDeque::new(),
             draining: false,
             told_seq: 0,
@@ -170,14 +177,42 @@ impl PrincipalActor {
                 }
             }
         }
+        // What waits for the store is given when kept (`drain`), never before.
         self.give_versioned();
+    }
+
+    /// Whether what the core holds is kept the moment it changes: the server keeps no
+    /// store, or this principal's record is never kept (anonymous).
+    pub(super) fn kept_at_once(&self) -> bool {
+        self.shared.store.is_none() || !matches!(self.principal, Principal::Named(_))
     }
 
     /// Every change the principal made takes its next version; the sessions answer modern
     /// hosts from the stamped state (issue #40), so each is given it when it changed —
-    /// before anything it answers is sent to it.
+    /// before anything it answers is sent to it. With a store, a state is given only once
+    /// kept (`drain`, with the state taken when its step was handed over: [`Self::give`]):
+    /// never one the store may yet refuse (issue #41, found by `sim --nodes 3` with a
+    /// PostgreSQL restart: a close told on a hints stream, then rolled back).
     pub(super) fn give_versioned(&mut self) {
+        if self.kept_at_once() {
+            self.give_current();
+        }
+    }
+
+    /// Gives every session the state as the core holds it now, when it changed: only when
+    /// it is kept (`kept_at_once`, or just rolled back to what was).
+    pub(super) fn give_current(&mut self) {
         if let Some(v) = self.core.versioned_if_changed() {
+            for s in self.sessions.values() {
+                s.versioned.do_send(VersionedFor(v.clone()));
+            }
+        }
+    }
+
+    /// Gives every session `v`, a state taken when its step was handed to the store, now
+    /// kept — when it is newer than what they were last given.
+    pub(super) fn give(&mut self, v: &std::sync::Arc<crate::core::principal::Versioned>) {
+        if self.core.give(v) {
             for s in self.sessions.values() {
                 s.versioned.do_send(VersionedFor(v.clone()));
             }

@@ -17,7 +17,13 @@ impl Handler<Attach> for PrincipalActor {
             .handle_attach(m.id, self.told_seq, self.shared.now());
         self.flush(ctx);
         // What it answers modern hosts from, until the next change (issue #40).
-        to.versioned.do_send(VersionedFor(self.core.versioned()));
+        // With a store, what was last given: changes come once kept (`give_versioned`).
+        let versioned = if self.kept_at_once() {
+            self.core.versioned()
+        } else {
+            self.core.given()
+        };
+        to.versioned.do_send(VersionedFor(versioned));
     }
 }
 

@@ -3,9 +3,11 @@
 //! the actor holds them without this module depending on it (`fanout.rs` tells them).
 
 use crate::core::InstanceKey;
+use crate::core::principal::Versioned;
 use crate::core::principal_core::Applied;
 use crate::store::Ticket;
 use crate::store::records::NotKept;
+use std::sync::Arc;
 
 /// What the principal is to tell once the records it depends on are kept (issue #42 item
 /// 1): the instance's and the principal's own, the later of the two tickets — or refused
@@ -15,6 +17,9 @@ pub(super) struct Telling<A> {
     pub after: Result<Ticket, NotKept>,
     /// Its number (`told_seq`): sessions attached after it was made do not get it.
     pub seq: u64,
+    /// The stamped state as of it, given to the sessions once it is kept (and never when
+    /// it is not: `PrincipalCore::versioned_now`).
+    pub versioned: Arc<Versioned>,
 }
 
 /// What waits its turn to be told.
