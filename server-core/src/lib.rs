@@ -56,6 +56,7 @@ pub mod author;
 pub mod batch;
 pub mod carrier;
 pub mod catalog;
+pub mod dispatch;
 pub mod draft;
 pub mod ids;
 pub mod instance_core;
