@@ -5,7 +5,7 @@
 //! or the error that answers it.
 //!
 //! - **Which method** ([`Route`]): the one table of the requests a client may send either
-//!   era, built by [`routes!`] from the protocol crate's method markers
+//!   era, built by `routes!` from the protocol crate's method markers
 //!   (`mcpl_protocol::method`); a request's method name is matched there and nowhere else.
 //!   Each side says which routes it serves; the rest are unknown to it.
 //! - **Which era** ([`receive`], [`modern_meta`]; MCP `basic/versioning.md`, "Backward

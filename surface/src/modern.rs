@@ -73,10 +73,12 @@ pub enum Era {
 /// the server SDK reads it ([`dispatch::modern_meta`]); `Err` is the -32602 refusing a
 /// request that names itself modern but is malformed.
 pub fn era(request: &Request) -> Result<Era, ErrorObject> {
-    Ok(match dispatch::modern_meta(request, &Lifecycle::default())? {
-        Some(meta) => Era::Modern(Box::new(meta)),
-        None => Era::Legacy,
-    })
+    Ok(
+        match dispatch::modern_meta(request, &Lifecycle::default())? {
+            Some(meta) => Era::Modern(Box::new(meta)),
+            None => Era::Legacy,
+        },
+    )
 }
 
 /// What a modern request asks of the surface host.

@@ -458,7 +458,9 @@ impl Session {
         p: FeatureSetsUpdateParams,
     ) -> Result<FeatureSetsUpdateResult, ErrorObject> {
         let Some(manifest) = self.manifest.as_ref() else {
-            return Err(ErrorObject::method_not_found(Served::FeatureSetsUpdate.name()));
+            return Err(ErrorObject::method_not_found(
+                Served::FeatureSetsUpdate.name(),
+            ));
         };
         let answer = self.lifecycle.receive_grant(p, manifest);
         self.pushes_follow_policy();

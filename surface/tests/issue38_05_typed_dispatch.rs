@@ -13,9 +13,7 @@ use mcpl_server_core::requests::{id_in_use, too_many};
 use mcpl_surface::session::MAX_IN_FLIGHT;
 use serde_json::{Value, json};
 use support::proxy::Proxy;
-use support::{
-    StdioClient, proxied_arcade_config, stdio_arcade_config, text, ws_arcade_of_alice,
-};
+use support::{StdioClient, proxied_arcade_config, stdio_arcade_config, text, ws_arcade_of_alice};
 
 /// What both are sent before `initialize`, each line with what its answer must be.
 fn before_initialize() -> Vec<(&'static str, i64)> {
@@ -38,7 +36,10 @@ fn before_initialize() -> Vec<(&'static str, i64)> {
             -32602,
         ),
         // A modern method without the modern keys is unknown to the legacy era.
-        (r#"{"jsonrpc":"2.0","id":6,"method":"server/discover"}"#, -32601),
+        (
+            r#"{"jsonrpc":"2.0","id":6,"method":"server/discover"}"#,
+            -32601,
+        ),
         // Modern: a `_meta` naming itself modern without a required key; a version not
         // served; a method the era removed.
         (
@@ -73,8 +74,14 @@ fn after_initialize() -> Vec<(&'static str, i64)> {
             r#"{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"arguments":{}}}"#,
             -32602,
         ),
-        (r#"{"jsonrpc":"2.0","id":23,"method":"tools/listed"}"#, -32601),
-        (r#"{"jsonrpc":"2.0","id":24,"method":"server/discover"}"#, -32601),
+        (
+            r#"{"jsonrpc":"2.0","id":23,"method":"tools/listed"}"#,
+            -32601,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":24,"method":"server/discover"}"#,
+            -32601,
+        ),
         (r#"{"jsonrpc":"2.0","id":25,"method":""}"#, -32601),
         // Once opened with `initialize`, a modern `_meta` changes nothing: a legacy ping.
         (
@@ -151,10 +158,14 @@ async fn issue38_05_the_surface_host_refuses_what_the_server_sdk_refuses_in_its_
     for c in [&mut surface, &mut server] {
         c.write_line(r#"{"jsonrpc":"2.0","method":"notifications/whatever"}"#)
             .await;
-        c.write_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{}}}"#)
-            .await;
-        c.write_line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}"#)
-            .await;
+        c.write_line(
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":{}}}"#,
+        )
+        .await;
+        c.write_line(
+            r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":999}}"#,
+        )
+        .await;
         let pong = answer(c, r#"{"jsonrpc":"2.0","id":30,"method":"ping"}"#).await;
         assert_eq!(pong, json!({"jsonrpc": "2.0", "id": 30, "result": {}}));
     }
@@ -199,9 +210,11 @@ async fn issue38_05_requests_in_flight_are_bounded_unique_and_a_cancelled_one_un
         "request id 101 is in use by a request still running"
     );
     // A cancelled request keeps its place until its call ends, and is never answered.
-    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
-                   "params": {"requestId": 102, "reason": "changed my mind"}}))
-        .await;
+    c.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                   "params": {"requestId": 102, "reason": "changed my mind"}}),
+    )
+    .await;
     c.send(&json!({"jsonrpc": "2.0", "id": 201, "method": "tools/list"}))
         .await;
     let still_full = c.response(201).await;
