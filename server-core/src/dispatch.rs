@@ -21,7 +21,8 @@
 //! - **A modern request** ([`route_modern`]): -32022 for a version not served, -32601 for a
 //!   method the era removed or the session does not serve to it.
 //! - **Params**: read by the route's marker type (`Request::params_as`, -32602 saying what
-//!   is wrong), by whoever serves it, once it is admitted.
+//!   is wrong), by whoever serves it, once it is admitted; a request answered at once is
+//!   read, served and answered by its marker's types with [`answer`].
 //! - **Notifications** ([`ClientNotification::read`]): the three a session acts on, their
 //!   params read by their markers; any other is ignored (MCP).
 //! - **Too large** ([`too_large`]): the refusal of a message over the transport's limit.
@@ -30,10 +31,10 @@
 //! not answered) are the `requests` module's ([`crate::requests::Requests`]).
 
 use crate::lifecycle::{Lifecycle, LifecycleError};
-use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Notification, Request};
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Notification, Request, Response};
 use mcpl_protocol::mcp::CancelledParams;
 use mcpl_protocol::mcpl::FeatureSetsUpdateParams;
-use mcpl_protocol::method::{self, Method as _, NotificationMethod};
+use mcpl_protocol::method::{self, Method as _, NotificationMethod, RequestMethod};
 use mcpl_protocol::modern::{self, RequestMeta};
 
 /// The legacy request that starts watching a resource (MCP "Resources").
@@ -224,6 +225,19 @@ pub fn route_modern(
     Route::of(&req.method)
         .filter(|r| r.modern() && serves(*r))
         .ok_or_else(|| ErrorObject::method_not_found(&req.method))
+}
+
+/// The response to `req`, a request for `M`: its params read as `M`'s (-32602 saying what
+/// is wrong), served with `f` on `state`, its result typed as `M`'s (or `f`'s error).
+pub fn answer<M: RequestMethod, S>(
+    req: Request,
+    state: &mut S,
+    f: impl FnOnce(&mut S, M::Params) -> Result<M::Result, ErrorObject>,
+) -> Response {
+    match req.params_as::<M::Params>().and_then(|p| f(state, p)) {
+        Ok(result) => Response::ok_typed(req.id, &result),
+        Err(e) => Response::err(Some(req.id), e),
+    }
 }
 
 /// A notification a session acts on, its params read by its marker.

@@ -380,10 +380,7 @@ impl Session {
         r: Request,
         f: impl FnOnce(&mut Self, M::Params) -> Result<M::Result, ErrorObject>,
     ) {
-        let response = match r.params_as::<M::Params>().and_then(|p| f(self, p)) {
-            Ok(result) => Response::ok_typed(r.id, &result),
-            Err(e) => Response::err(Some(r.id), e),
-        };
+        let response = dispatch::answer::<M, _>(r, self, f);
         self.send(response.into()).await;
     }
 

@@ -246,3 +246,30 @@ fn a_message_over_the_limit_is_refused_saying_both_sizes() {
         "message too large: 5000 bytes, the limit is 4096"
     );
 }
+
+#[test]
+fn a_request_answered_at_once_is_read_and_typed_by_its_marker() {
+    let mut level = None;
+    let set = |r: Request, level: &mut Option<_>| {
+        answer::<method::SetLevel, _>(r, level, |l, p| {
+            *l = Some(p.level);
+            Ok(mcpl_protocol::mcp::Empty::default())
+        })
+    };
+    let ok = set(
+        request("logging/setLevel", json!({"level": "info"})),
+        &mut level,
+    );
+    assert_eq!(
+        serde_json::to_value(Message::from(ok)).unwrap(),
+        json!({"jsonrpc": "2.0", "id": 1, "result": {}})
+    );
+    assert!(level.is_some());
+    let bad = set(
+        request("logging/setLevel", json!({"level": "loud"})),
+        &mut level,
+    );
+    let e = bad.outcome.unwrap_err();
+    assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
+    assert!(e.message.starts_with("invalid params: ") && e.message.contains("loud"));
+}

@@ -42,19 +42,10 @@ use mcpl_protocol::method::{
     ToolsetsClose, ToolsetsList, ToolsetsOpen,
 };
 
-/// What the session does with a legacy request it serves ([`Route`], the table shared
-/// with the surface host: `crate::dispatch`).
-trait Serving {
-    /// Answered by the principal: the id is in flight until then.
-    fn forwarded(self) -> bool;
-}
-
-impl Serving for Route {
-    fn forwarded(self) -> bool {
-        matches!(self, Route::ListTools | Route::CallTool)
-            || self.is_toolsets()
-            || self.is_feature()
-    }
+/// Whether a legacy request routed to `route` (`crate::dispatch`, the table shared with the
+/// surface host) is answered by the principal: its id is in flight until then.
+fn forwarded(route: Route) -> bool {
+    matches!(route, Route::ListTools | Route::CallTool) || route.is_toolsets() || route.is_feature()
 }
 
 impl<T: Io> SessionCore<T> {
@@ -102,7 +93,7 @@ impl<T: Io> SessionCore<T> {
             let e = ErrorObject::method_not_found(&req.method);
             return self.send(Response::err(Some(req.id), e).into());
         }
-        if route.forwarded()
+        if forwarded(route)
             && let Err(e) = self.requests.refuse_reused(&req.id)
         {
             return self.send(Response::err(Some(req.id), e).into());
@@ -247,10 +238,7 @@ impl<T: Io> SessionCore<T> {
         req: Request,
         f: impl FnOnce(&mut Self, M::Params) -> Result<M::Result, ErrorObject>,
     ) {
-        let response = match req.params_as::<M::Params>().and_then(|p| f(self, p)) {
-            Ok(result) => Response::ok_typed(req.id, &result),
-            Err(e) => Response::err(Some(req.id), e),
-        };
+        let response = dispatch::answer::<M, _>(req, self, f);
         self.send(response.into());
     }
 
