@@ -19,7 +19,8 @@
 //! | [`sequencer`] | [`Sequencer`] | one connection's `rev` counter | §5.2, §3 |
 //! | [`carrier`] | [`Carriers`](carrier::Carriers) | one connection's carrier choice (result, push, `tools/hints`), cancelled and deferred calls, changes held for a call's result | §5.2, §5.3 |
 //! | `session` | `SessionCore` | one connection's session in the style of quinn-proto: the host's messages, the principal's deliveries and handler ends in; messages to write and things to do out, drained with `poll`; routing, the lifecycle, requests in flight, the carrier choice and the rules joining them; the era of each request and what a modern one is owed (`session/modern.rs`), its `subscriptions/listen` streams (`session/listen.rs`) | §2, §3, §4.3, §5.2, §5.3, SPEC §3, §6 (vectors 2, 3, 29, 31, 38); MCP 2026-07-28 |
-//! | `requests` | `Requests` | one connection's requests in flight: forwarded to the principal or running as handler calls; id reuse, answer-once, cancellation, progress | JSON-RPC, MCP "Cancellation", "Progress", §5.2 (vector 29) |
+//! | [`dispatch`] | `Route` | the receipt of a client's message, shared with the surface host: the one table of request methods (built from the method markers), each request's era, a legacy request's route and the before-`initialize` rule, a modern one's route and version, the notifications a session acts on, the refusal of a message too large | MCP "Lifecycle", `basic/versioning.md`; issue #38 item 5 |
+//! | `requests` | `Requests` | one connection's requests in flight: forwarded to the principal or running as handler calls; id reuse (its refusal's words, shared with the surface host), a bound on how many, answer-once, cancellation, progress | JSON-RPC, MCP "Cancellation", "Progress", §5.2 (vector 29) |
 //! | [`lifecycle`] | `Lifecycle` | one connection's phases (`initialize`, `featureSets/update`), the negotiated version and features, the grant | SPEC §3, §6 |
 //! | [`catalog`] | [`Catalog`] | the tools with their declared hints, the toolset declarations, what each kind of host is shown, manifest diffs | §3, §4.1, §8 |
 //! | [`principal`] | [`PrincipalState`] | one principal's open instances, per-instance visibility and definitions, ended records, call resolution; its version and the stamp of every entry, tombstones of closed instances (`principal/stamps.rs`) | §4.2–§4.6, §5.1, §7; `docs/rfc014-stateless.md` §2 |
@@ -56,6 +57,7 @@ pub mod author;
 pub mod batch;
 pub mod carrier;
 pub mod catalog;
+pub mod dispatch;
 pub mod draft;
 pub mod ids;
 pub mod instance_core;

@@ -3,10 +3,10 @@
 //! messages and asks it before acting; it does no I/O.
 
 use crate::push::PushError;
-use mcpl_protocol::grant::{Policy, PolicyError};
+use mcpl_protocol::grant::{self, Policy, PolicyError};
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
 use mcpl_protocol::mcp::{ClientCapabilities, Implementation, InitializeParams, negotiate_version};
-use mcpl_protocol::mcpl::FeatureSetsUpdateParams;
+use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, FeatureSetsUpdateResult, McplManifest};
 
 /// Where a session is, named for what it waits for.
 ///
@@ -213,11 +213,32 @@ impl Lifecycle {
         self.admit()?;
         // The rule the surface host follows too (`mcpl_protocol::grant`).
         Policy::receive(&mut self.policy, &grant)?;
+        self.accepted(grant);
+        Ok(())
+    }
+
+    /// A `featureSets/update` request answered (SPEC §5.3, §6.7), as the server SDK and the
+    /// surface host answer one: [`Lifecycle::on_grant`], and the receipt of the policy now
+    /// in force against `manifest`, the one the host was shown
+    /// ([`mcpl_protocol::grant::receipt`]).
+    pub fn receive_grant(
+        &mut self,
+        grant: FeatureSetsUpdateParams,
+        manifest: &McplManifest,
+    ) -> Result<FeatureSetsUpdateResult, GrantError> {
+        self.admit()?;
+        let receipt = grant::receipt(manifest, Policy::receive(&mut self.policy, &grant)?);
+        self.accepted(grant);
+        Ok(receipt)
+    }
+
+    /// A policy request was accepted: it is the latest, and the handshake is complete if it
+    /// waited for it.
+    fn accepted(&mut self, grant: FeatureSetsUpdateParams) {
         self.grant = Some(grant);
         if self.phase == Phase::AwaitingGrant {
             self.phase = Phase::Ready;
         }
-        Ok(())
     }
 
     /// A `featureSets/update` *notification* (SPEC §6.7): only its narrowing `disabled` is

@@ -14,10 +14,15 @@
 //!   holds them).
 //! - MCP progress for a running call only increases ([`Requests::progress`]).
 //!
+//! - a request whose id is in flight is refused with -32600 in the words every session
+//!   uses ([`Requests::refuse_reused`], [`id_in_use`]), and so is one past a bound a
+//!   session sets on how many it answers at once ([`Requests::admit`], [`too_many`]: the
+//!   surface host's).
+//!
 //! `H` is what the session needs to stop a running call (its task's abort handle and
 //! cancel token); this core only keeps it and hands it back.
 
-use mcpl_protocol::jsonrpc::Id;
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id};
 use std::collections::HashMap;
 
 enum Entry<H> {
@@ -69,6 +74,22 @@ pub enum ProgressRefused {
     },
 }
 
+/// The refusal of a request whose id is one still in flight: -32600.
+pub fn id_in_use(id: &Id) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INVALID_REQUEST,
+        format!("request id {id} is in use by a request still running"),
+    )
+}
+
+/// The refusal of a request past a session's bound of `bound` requests in flight: -32600.
+pub fn too_many(bound: usize) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INVALID_REQUEST,
+        format!("{bound} requests are being answered already; wait for one"),
+    )
+}
+
 /// See the module docs.
 pub struct Requests<H> {
     next_key: u64,
@@ -88,6 +109,38 @@ impl<H> Requests<H> {
     /// True when a request with this id is still in flight, so another may not take it.
     pub fn in_use(&self, id: &Id) -> bool {
         self.table.contains_key(id)
+    }
+
+    /// How many requests are in flight (cancelled ones whose answer is still to come
+    /// included).
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+
+    /// True when no request is in flight.
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+
+    /// `Err` ([`id_in_use`]) when a request with `id` is still in flight: a second answer
+    /// under it would be read as the first's (JSON-RPC ids are unique among a sender's
+    /// pending requests).
+    pub fn refuse_reused(&self, id: &Id) -> Result<(), ErrorObject> {
+        match self.in_use(id) {
+            true => Err(id_in_use(id)),
+            false => Ok(()),
+        }
+    }
+
+    /// Whether a new request with `id` may start now, when at most `bound` may be in flight
+    /// at once: refused when its id is in use ([`Requests::refuse_reused`]), else when
+    /// `bound` are in flight already ([`too_many`]).
+    pub fn admit(&self, id: &Id, bound: usize) -> Result<(), ErrorObject> {
+        self.refuse_reused(id)?;
+        match self.len() >= bound {
+            true => Err(too_many(bound)),
+            false => Ok(()),
+        }
     }
 
     /// True when a forwarded request waits for its answer and was not cancelled: a

@@ -12,9 +12,9 @@
 //! | [`config`] | the `mcpServers` JSON MCP clients use, plus the surface host's options and its clients (principals with credentials per server) |
 //! | [`listing`] | what the surface host says of itself: its name, its instructions, the tool list a client is shown |
 //! | [`links`] | a backing server's connection lost, and back with what was adopted: told once each |
-//! | [`mcpl`] | to an MCPL client: the manifest (one feature set using `pushEvents`), the receipt of its policy, `push/event` params |
+//! | [`mcpl`] | to an MCPL client: the manifest (one feature set using `pushEvents`), whether the policy in force lets it push, `push/event` params |
 //! | [`news`] | what was shown between two calls, bounded, for the next result; `notifications/message` params |
-//! | [`session`] | one client: `initialize`, a stable `tools/list`, `tools/call` through its own host, notifications |
+//! | [`session`] | one client: each message received by the server SDK's pure receipt (`mcpl_server_core`: `dispatch`, `requests`, `Lifecycle`), then served: `initialize`, a stable `tools/list`, `tools/call` through its own host, notifications |
 //! | [`modern`] | MCP 2026-07-28: the era of each request, `server/discover`, what a modern request is owed |
 //! | [`agent`] | a principal's agent for its modern requests: its host, its tool list, its news between requests |
 //! | [`pool`] | which principals' hosts are kept for modern requests: a cap, an idle time (pure) |
@@ -30,7 +30,10 @@
 //! records), its list taken from that host once its servers settle. So it is built directly
 //! on `mcpl_transport` server connections — one connection, one client, one `Host` — and
 //! answers the few MCP requests a client sends (`initialize`, `ping`, `tools/list`,
-//! `tools/call`, `logging/setLevel`) itself.
+//! `tools/call`, `logging/setLevel`) itself. What it does not write itself is how a message
+//! is received: the era, the route, the before-`initialize` rule, the requests in flight and
+//! the lifecycle are the server SDK's own pure code (`mcpl-server-core`, which brings no
+//! runtime), so both answer every edge case alike (issue #38 item 5).
 //!
 //! An MCP 2026-07-28 client has no connection to be an agent on: each of its requests
 //! stands alone (on Streamable HTTP, on a connection of its own). Its agent is its
@@ -41,7 +44,7 @@
 //! # The dependency graph
 //!
 //! `mcpl-surface` depends on `mcpl-host` (and so on `mcpl-transport` and
-//! `mcpl-protocol`), and nothing depends on it: its binary is `mcpl-surface serve`, not
+//! `mcpl-protocol`) and on `mcpl-server-core` (pure), and nothing depends on it: its binary is `mcpl-surface serve`, not
 //! `mcpl-host serve`, because the `mcpl-host` package depending on this crate would be a
 //! cycle.
 //!

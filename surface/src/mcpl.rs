@@ -5,15 +5,17 @@
 //! in its next result and `notifications/message`. The surface host declares no
 //! `toolHints`: its own tools never change, so there is nothing to hint.
 //!
-//! Pure: the manifest, the policy's answer, and each push's params.
+//! Pure: the manifest, whether the policy in force lets it push, and each push's params. A
+//! client's `featureSets/update` is received by the server SDK's own `Lifecycle`
+//! (`mcpl_server_core::lifecycle::Lifecycle::receive_grant`: the rule of
+//! `mcpl_protocol::grant::Policy::receive` and the receipt of `grant::receipt`), in
+//! [`crate::session`].
 
 use mcpl_host::host::{Shown, ShownKind};
 use mcpl_protocol::grant::{self, Policy};
-use mcpl_protocol::jsonrpc::ErrorObject;
 use mcpl_protocol::mcp::ContentBlock;
 use mcpl_protocol::mcpl::{
-    CAP_PUSH_EVENTS, FeatureSetDecl, FeatureSetsUpdateParams, FeatureSetsUpdateResult,
-    MCPL_VERSION, McplManifest, PushEventParams, PushPayload,
+    CAP_PUSH_EVENTS, FeatureSetDecl, MCPL_VERSION, McplManifest, PushEventParams, PushPayload,
 };
 use mcpl_protocol::time::rfc3339_millis;
 use std::time::SystemTime;
@@ -38,19 +40,6 @@ pub fn manifest() -> McplManifest {
     // A manifest built here always has a digest; should it not, it goes without one.
     m.revision = mcpl_protocol::digest::manifest_revision(&m).ok();
     m
-}
-
-/// A client's `featureSets/update` request, received against the policy in force
-/// (`current`) by the rule the server SDK follows ([`Policy::receive`]): the receipt
-/// ([`grant::receipt`], notes on undeclared feature sets included), or -32602 for a
-/// malformed policy, what that one denied revoked from `current` (fail closed).
-pub fn update(
-    manifest: &McplManifest,
-    current: &mut Option<Policy>,
-    params: &FeatureSetsUpdateParams,
-) -> Result<FeatureSetsUpdateResult, ErrorObject> {
-    let policy = Policy::receive(current, params).map_err(|e| e.to_error())?;
-    Ok(grant::receipt(manifest, policy))
 }
 
 /// Whether `policy` (the one in force, if any) lets the surface host push: its
@@ -149,40 +138,36 @@ mod tests {
 
     #[test]
     fn pushes_are_enabled_only_by_a_grant_of_push_events() {
+        use mcpl_protocol::mcpl::FeatureSetsUpdateParams;
+        use mcpl_server_core::lifecycle::Lifecycle;
         let m = manifest();
         let read = |v| serde_json::from_value::<FeatureSetsUpdateParams>(v).unwrap();
-        let mut policy = None;
-        let receipt = update(
-            &m,
-            &mut policy,
-            &read(json!({"effectiveCapabilities": ["pushEvents"]})),
-        )
+        // A client that speaks MCPL, received as a session receives it.
+        let mut session = Lifecycle::default();
+        let init = serde_json::from_value(json!({"protocolVersion": "2025-11-25",
+            "capabilities": {"experimental": {"mcpl": {"version": "0.5", "pushEvents": true}}},
+            "clientInfo": {"name": "c", "version": "0"}}))
         .unwrap();
-        assert!(pushes(&m, policy.as_ref()));
-        assert!(receipt.unavailable_features.is_empty(), "{receipt:?}");
-        update(&m, &mut policy, &read(json!({"effectiveCapabilities": []}))).unwrap();
-        assert!(!pushes(&m, policy.as_ref()));
-        update(
-            &m,
-            &mut policy,
-            &read(json!({"effectiveCapabilities": ["pushEvents"], "disabled": ["events"]})),
-        )
-        .unwrap();
-        assert!(!pushes(&m, policy.as_ref()));
-        update(
-            &m,
-            &mut policy,
-            &read(json!({"effectiveCapabilities": ["pushEvents"]})),
-        )
-        .unwrap();
-        let bad = read(
+        session.on_initialize(&init).unwrap();
+        let mut update = |v| {
+            let answer = session.receive_grant(read(v), &m).map_err(|e| e.to_error());
+            (answer, pushes(&m, session.policy()))
+        };
+        let (receipt, pushing) = update(json!({"effectiveCapabilities": ["pushEvents"]}));
+        assert!(pushing);
+        assert!(receipt.unwrap().unavailable_features.is_empty());
+        let (_, pushing) = update(json!({"effectiveCapabilities": []}));
+        assert!(!pushing);
+        let (_, pushing) =
+            update(json!({"effectiveCapabilities": ["pushEvents"], "disabled": ["events"]}));
+        assert!(!pushing);
+        let (_, pushing) = update(json!({"effectiveCapabilities": ["pushEvents"]}));
+        assert!(pushing);
+        let (refused, pushing) = update(
             json!({"effectiveCapabilities": ["pushEvents"], "deniedCapabilities": ["pushEvents"]}),
         );
-        assert_eq!(update(&m, &mut policy, &bad).unwrap_err().code.0, -32602);
-        assert!(
-            !pushes(&m, policy.as_ref()),
-            "a refused update revokes what it denied"
-        );
+        assert_eq!(refused.unwrap_err().code.0, -32602);
+        assert!(!pushing, "a refused update revokes what it denied");
     }
 
     #[test]

@@ -1,8 +1,8 @@
 //! MCP 2026-07-28 ("modern") clients of the surface host: the era of each request, and
 //! the answer a modern request is owed.
 //!
-//! **The era** (MCP `basic/versioning.md`, "Backward Compatibility"), as the server SDK
-//! reads it: on a connection not opened with `initialize`, a request whose `_meta` holds
+//! **The era** (MCP `basic/versioning.md`, "Backward Compatibility"), read by the server
+//! SDK's receipt (`mcpl_server_core::dispatch`): on a connection not opened with `initialize`, a request whose `_meta` holds
 //! the per-request keys is modern ([`RequestMeta::read`]; -32602 when one names itself
 //! modern but lacks a required key); an `initialize` whose params carry no
 //! `protocolVersion` of their own but a modern `_meta` is a modern request for a method
@@ -11,7 +11,7 @@
 //!
 //! **What a modern request is owed**, in order: its version served (-32022 with
 //! `supported` and `requested`, [`RequestMeta::check_version`]); its method one of the
-//! three the surface host serves — `server/discover`, `tools/list`, `tools/call` — and
+//! three the surface host serves (routed by the server SDK's table, `dispatch::Route`) — `server/discover`, `tools/list`, `tools/call` — and
 //! -32601 for any other (`ping`, `logging/setLevel`, `subscriptions/listen`, …); a result
 //! with `resultType` and `_meta["io.modelcontextprotocol/serverInfo"]`
 //! ([`modern::complete`]), `tools/list` and `server/discover` with their caching hints.
@@ -39,10 +39,10 @@ use mcpl_protocol::mcp::{
     CallToolParams, ContentBlock, Implementation, ListToolsResult, ServerCapabilities,
     ToolsCapability,
 };
-use mcpl_protocol::method::{CallTool, Initialize, ListTools, Method, RequestMethod};
-use mcpl_protocol::modern::{
-    self, CacheHints, CacheScope, DiscoverResult, RequestMeta, SERVER_DISCOVER,
-};
+use mcpl_protocol::method::{CallTool, ListTools, RequestMethod};
+use mcpl_protocol::modern::{self, CacheHints, CacheScope, DiscoverResult, RequestMeta};
+use mcpl_server_core::dispatch;
+use mcpl_server_core::lifecycle::Lifecycle;
 use serde_json::Value;
 
 /// How long a modern client may keep a `tools/list` or `server/discover` result fresh.
@@ -69,17 +69,16 @@ pub enum Era {
     Modern(Box<RequestMeta>),
 }
 
-/// The era of `request` on a connection not opened with `initialize` (module docs); `Err`
-/// is the -32602 refusing a request that names itself modern but is malformed.
+/// The era of `request` on a connection not opened with `initialize` (module docs), read as
+/// the server SDK reads it ([`dispatch::modern_meta`]); `Err` is the -32602 refusing a
+/// request that names itself modern but is malformed.
 pub fn era(request: &Request) -> Result<Era, ErrorObject> {
-    let params = request.params.as_deref();
-    if request.method == Initialize::NAME && !modern::is_modern_initialize(params) {
-        return Ok(Era::Legacy);
-    }
-    Ok(match RequestMeta::read(params)? {
-        Some(meta) => Era::Modern(Box::new(meta)),
-        None => Era::Legacy,
-    })
+    Ok(
+        match dispatch::modern_meta(request, &Lifecycle::default())? {
+            Some(meta) => Era::Modern(Box::new(meta)),
+            None => Era::Legacy,
+        },
+    )
 }
 
 /// What a modern request asks of the surface host.
@@ -94,12 +93,18 @@ pub enum Route {
 }
 
 /// Where a modern request goes: -32022 for a version not served, -32601 for a method the
-/// surface host does not serve to a modern client, -32602 for params that do not read.
+/// surface host does not serve to a modern client (both [`dispatch::route_modern`]'s, as
+/// the server SDK routes), -32602 for params that do not read as the route's marker's.
 pub fn route(request: &Request, meta: &RequestMeta) -> Result<Route, ErrorObject> {
-    meta.check_version()?;
-    match request.method.as_str() {
-        SERVER_DISCOVER => Ok(Route::Discover),
-        ListTools::NAME => {
+    let served = |r: dispatch::Route| {
+        matches!(
+            r,
+            dispatch::Route::Discover | dispatch::Route::ListTools | dispatch::Route::CallTool
+        )
+    };
+    match dispatch::route_modern(request, meta, served)? {
+        dispatch::Route::Discover => Ok(Route::Discover),
+        dispatch::Route::ListTools => {
             let p: <ListTools as RequestMethod>::Params = request.params_as()?;
             if p.cursor.is_some() {
                 return Err(ErrorObject::invalid_params(
@@ -108,8 +113,12 @@ pub fn route(request: &Request, meta: &RequestMeta) -> Result<Route, ErrorObject
             }
             Ok(Route::ListTools)
         }
-        CallTool::NAME => Ok(Route::CallTool(Box::new(request.params_as()?))),
-        other => Err(ErrorObject::method_not_found(other)),
+        dispatch::Route::CallTool => {
+            let p: <CallTool as RequestMethod>::Params = request.params_as()?;
+            Ok(Route::CallTool(Box::new(p)))
+        }
+        // Not served: `route_modern` refused it already.
+        _ => Err(ErrorObject::method_not_found(&request.method)),
     }
 }
 
@@ -213,7 +222,8 @@ fn completed(response: Response, cache: Option<CacheHints>) -> Response {
 mod tests {
     use super::*;
     use mcpl_protocol::ErrorCode;
-    use mcpl_protocol::method::{Ping, SetLevel};
+    use mcpl_protocol::method::{Initialize, Method, Ping, SetLevel};
+    use mcpl_protocol::modern::SERVER_DISCOVER;
     use serde_json::json;
 
     fn request(method: &str, params: Value) -> Request {

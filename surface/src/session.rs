@@ -28,32 +28,34 @@
 //!   operator's principal): results stamped modern, the news in the next result, nothing
 //!   logged. Once `initialize` came, every request is the legacy era's.
 //!
-//! Requests are routed by the protocol crate's method markers (`mcpl_protocol::method`):
-//! the wire name picks the route, the marker's params type reads it (-32602 saying what is
-//! wrong), its result type answers it; an unknown method gets -32601, a known one other
-//! than `initialize` and `ping` -32600 before `initialize`, as the server SDK answers. A
-//! `featureSets/update` is received by the rule the server SDK follows
-//! (`mcpl_protocol::grant`, [`crate::mcpl::update`]).
+//! A message is received by the server SDK's own receipt (`mcpl_server_core`, issue #38
+//! item 5), so the surface host answers every edge case as a server SDK session does:
+//! `dispatch` tells a request's era, routes it by the table built from the protocol
+//! crate's method markers (an unknown method gets -32601; a known one other than
+//! `initialize` and `ping` -32600 before `initialize`), and reads the notifications; the
+//! route's marker reads the params (-32602 saying what is wrong) and types the result;
+//! `Lifecycle` holds the phases, answers a second `initialize` and receives a
+//! `featureSets/update` (`Lifecycle::receive_grant`: `mcpl_protocol::grant`'s rule and
+//! receipt); `Requests` is the table of requests in flight. This file matches no method
+//! name: it says which routes it serves and serves them.
 //!
 //! Requests are answered concurrently (a Go move can take a while; a `ping` need not wait),
 //! at most [`MAX_IN_FLIGHT`] at once, each under an id no other one in flight has (a reused
-//! id is refused, as the server SDK refuses it). A request `notifications/cancelled` names gets no
-//! answer (the call itself runs on in the host: the server may have acted already).
+//! id is refused in the server SDK's words, `Requests::admit`). A request
+//! `notifications/cancelled` names gets no answer (the call itself runs on in the host: the
+//! server may have acted already); its id stays in use until the call ends.
 
 use crate::agent::Agent;
 use crate::links::Links;
 pub use crate::listing::{INSTRUCTIONS, SERVER_NAME, surface_tools};
-use crate::modern::{self, Era, Route};
+use crate::modern::{self, Route};
 use crate::news::{self, Held, News};
 use futures_util::StreamExt;
 use futures_util::future::BoxFuture;
 use futures_util::stream::FuturesUnordered;
 use mcpl_host::host::{HostError, HostHandle};
 use mcpl_host::state::meta_tools::LOOK;
-use mcpl_protocol::grant::Policy;
-use mcpl_protocol::jsonrpc::{
-    ErrorCode, ErrorObject, Id, Message, Notification, Request, Response,
-};
+use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, Notification, Request, Response};
 use mcpl_protocol::mcp::{
     self, CallToolParams, CallToolResult, ContentBlock, Empty, InitializeParams, InitializeResult,
     LOGGING_CAPABILITY, ListToolsParams, ListToolsResult, LoggingLevel, ServerCapabilities,
@@ -61,12 +63,14 @@ use mcpl_protocol::mcp::{
 };
 use mcpl_protocol::mcpl::{FeatureSetsUpdateParams, FeatureSetsUpdateResult};
 use mcpl_protocol::method::{
-    CallTool, Cancelled, FeatureSetsUpdate, Initialize, Initialized, ListTools, LoggingMessage,
-    Method, NotificationMethod, Ping, RequestMethod, SetLevel,
+    CallTool, FeatureSetsUpdate, Initialize, ListTools, LoggingMessage, Ping, RequestMethod,
+    SetLevel,
 };
+use mcpl_server_core::dispatch::{self, ClientNotification, Received, Route as Served};
+use mcpl_server_core::lifecycle::{Lifecycle, LifecycleError, Phase};
+use mcpl_server_core::requests::{Requests, Settled};
 use mcpl_transport::{Connection, Inbound};
 use serde_json::Value;
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -129,17 +133,14 @@ pub(crate) async fn run_from(
         events: host.subscribe(),
         news: News::new(),
         held: Held::default(),
-        initialized: false,
-        ready: false,
+        lifecycle: Lifecycle::default(),
         level: LoggingLevel::Debug,
         tools: None,
         manifest: None,
-        policy: None,
         pushes: false,
         pushed: 0,
         event_ids: crate::mcpl::EventIds::new(),
-        in_flight: HashSet::new(),
-        cancelled: HashSet::new(),
+        requests: Requests::default(),
         agent,
         out: outbound,
     };
@@ -189,26 +190,23 @@ struct Session {
     news: News,
     /// Log messages shown before the client was ready, to send once it is.
     held: Held,
-    /// `initialize` was answered.
-    initialized: bool,
-    /// `notifications/initialized` came: notifications may be sent.
-    ready: bool,
+    /// The phases (`initialize`, `notifications/initialized`, `featureSets/update`) and the
+    /// policy in force: the client's last `featureSets/update` request accepted, less what
+    /// refused ones revoked and notifications disabled since.
+    lifecycle: Lifecycle,
     level: LoggingLevel,
     /// The tool list, once taken.
     tools: Option<Vec<Tool>>,
     /// The manifest offered, to a client that speaks MCPL.
     manifest: Option<mcpl_protocol::mcpl::McplManifest>,
-    /// The policy in force: the client's last `featureSets/update` request accepted, less
-    /// what refused ones revoked and notifications disabled since.
-    policy: Option<Policy>,
     /// The policy in force lets [`crate::mcpl::FEATURE_SET`] push ([`crate::mcpl::pushes`]).
     pushes: bool,
     /// Pushes sent (their JSON-RPC request ids).
     pushed: u64,
     /// The ids of this session's pushes (unique across sessions, SPEC §9.2).
     event_ids: crate::mcpl::EventIds,
-    in_flight: HashSet<Id>,
-    cancelled: HashSet<Id>,
+    /// The requests being answered: their ids in use until then, cancelled ones marked.
+    requests: Requests<()>,
     /// The agent of this connection's host, which serves its modern requests: from the
     /// start when the connection may have some (stdio), else made on the first.
     agent: Option<Arc<Agent>>,
@@ -243,7 +241,7 @@ impl Session {
         let Some(params) = news::log_message(shown) else {
             return;
         };
-        if self.ready {
+        if self.ready() {
             self.log(params);
         } else {
             self.held.push(params);
@@ -272,10 +270,7 @@ impl Session {
                 None
             }
             Inbound::TooLarge { size, limit, .. } => {
-                let e = ErrorObject::new(
-                    ErrorCode::INVALID_REQUEST,
-                    format!("message of {size} bytes refused: the limit is {limit}"),
-                );
+                let e = dispatch::too_large(size, limit);
                 self.send(Response::err(None, e).into()).await;
                 None
             }
@@ -298,86 +293,83 @@ impl Session {
         }
     }
 
+    /// `notifications/initialized` came: notifications may be sent.
+    fn ready(&self) -> bool {
+        matches!(self.lifecycle.phase(), Phase::AwaitingGrant | Phase::Ready)
+    }
+
     fn notification(&mut self, n: Notification) {
-        match n.method.as_str() {
-            Initialized::NAME if !self.ready => {
-                self.ready = true;
-                let held: Vec<_> = self.held.release().collect();
-                for params in held {
-                    self.log(params);
+        match ClientNotification::read(&n) {
+            Ok(Some(ClientNotification::Initialized)) => {
+                if self.lifecycle.on_initialized() {
+                    let held: Vec<_> = self.held.release().collect();
+                    for params in held {
+                        self.log(params);
+                    }
                 }
             }
-            Cancelled::NAME => {
-                if let Ok(p) = n.params_as::<<Cancelled as NotificationMethod>::Params>()
-                    && self.in_flight.contains(&p.request_id)
-                {
-                    self.cancelled.insert(p.request_id);
-                }
+            // Marked: its answer, when it comes, is not sent.
+            Ok(Some(ClientNotification::Cancelled(p))) => {
+                self.requests.cancel(&p.request_id);
             }
             // SPEC §6.7, as the server SDK reads it: a notification only narrows (its
             // `disabled` is added to the policy in force); it never grants.
-            FeatureSetsUpdate::NAME => {
-                if let (Some(policy), Ok(params)) = (
-                    self.policy.as_mut(),
-                    n.params_as::<<FeatureSetsUpdate as RequestMethod>::Params>(),
-                ) && policy.narrow_by_notification(&params)
-                {
+            Ok(Some(ClientNotification::FeatureSetsUpdate(params))) => {
+                if self.lifecycle.on_grant_notification(&params) {
                     self.pushes_follow_policy();
                 }
             }
             // MCP: notifications the receiver does not know are ignored.
-            _ => {}
+            Ok(None) => {}
+            Err(error) => tracing::debug!(method = n.method, %error, "bad notification; ignored"),
         }
     }
 
     async fn request(&mut self, r: Request) -> Option<BoxFuture<'static, (Id, Work)>> {
-        if !self.initialized {
-            match modern::era(&r) {
-                Ok(Era::Legacy) => {}
-                Ok(Era::Modern(meta)) => {
-                    return match modern::route(&r, &meta) {
-                        Ok(route) => self.modern(r.id, route).await,
-                        Err(e) => {
-                            self.error(r.id, e).await;
-                            None
-                        }
-                    };
-                }
-                Err(e) => {
-                    self.error(r.id, e).await;
-                    return None;
-                }
-            }
-        }
         // **[project]** `featureSets/update` grants what a manifest declares (SPEC §5.3):
         // once `initialize` said this client speaks no MCPL, it was shown none, and the
         // method is unknown to it.
-        let route = Legacy::of(&r.method).filter(|k| {
-            *k != Legacy::FeatureSetsUpdate || !self.initialized || self.manifest.is_some()
-        });
-        let Some(route) = route else {
-            self.error(r.id, ErrorObject::method_not_found(&r.method))
-                .await;
-            return None;
+        let grants = self.lifecycle.negotiated().is_none() || self.manifest.is_some();
+        let serves = |route: Served| match route {
+            Served::Initialize
+            | Served::Ping
+            | Served::ListTools
+            | Served::CallTool
+            | Served::SetLevel => true,
+            Served::FeatureSetsUpdate => grants,
+            _ => false,
         };
-        if !self.initialized && !route.before_initialize() {
-            let e = ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                format!("{}: send initialize first", r.method),
-            );
-            self.error(r.id, e).await;
-            return None;
-        }
+        let route = match dispatch::receive(&r, &self.lifecycle, serves) {
+            Ok(Received::Legacy(route)) => route,
+            Ok(Received::Modern(meta)) => {
+                return match modern::route(&r, &meta) {
+                    Ok(route) => self.modern(r.id, route).await,
+                    Err(e) => {
+                        self.error(r.id, e).await;
+                        None
+                    }
+                };
+            }
+            Err(e) => {
+                self.error(r.id, e).await;
+                return None;
+            }
+        };
         match route {
-            Legacy::Initialize => self.answer::<Initialize>(r, Self::initialize).await,
-            Legacy::Ping => self.answer::<Ping>(r, |_, _| Ok(Empty::default())).await,
-            Legacy::SetLevel => self.answer::<SetLevel>(r, Self::set_level).await,
-            Legacy::FeatureSetsUpdate => {
+            Served::Initialize => self.answer::<Initialize>(r, Self::initialize).await,
+            Served::Ping => self.answer::<Ping>(r, |_, _| Ok(Empty::default())).await,
+            Served::SetLevel => self.answer::<SetLevel>(r, Self::set_level).await,
+            Served::FeatureSetsUpdate => {
                 self.answer::<FeatureSetsUpdate>(r, Self::feature_sets_update)
                     .await
             }
-            Legacy::ListTools => return self.work::<ListTools>(r, Self::list).await,
-            Legacy::CallTool => return self.work::<CallTool>(r, Self::call).await,
+            Served::ListTools => return self.work::<ListTools>(r, Self::list).await,
+            Served::CallTool => return self.work::<CallTool>(r, Self::call).await,
+            // Not served: `dispatch::receive` refused it already.
+            _ => {
+                let e = ErrorObject::method_not_found(&r.method);
+                self.error(r.id, e).await;
+            }
         }
         None
     }
@@ -388,29 +380,26 @@ impl Session {
         r: Request,
         f: impl FnOnce(&mut Self, M::Params) -> Result<M::Result, ErrorObject>,
     ) {
-        let response = match r.params_as::<M::Params>().and_then(|p| f(self, p)) {
-            Ok(result) => Response::ok_typed(r.id, &result),
-            Err(e) => Response::err(Some(r.id), e),
-        };
+        let response = dispatch::answer::<M, _>(r, self, f);
         self.send(response.into()).await;
     }
 
     /// Reads a request's params as `M`'s and starts the work `f` makes of them, the request
-    /// in flight until it is answered; or refuses it (past [`MAX_IN_FLIGHT`], bad params).
+    /// in flight until it is answered; or refuses it (its id in use, past [`MAX_IN_FLIGHT`],
+    /// bad params).
     async fn work<M: RequestMethod>(
         &mut self,
         r: Request,
         f: impl FnOnce(&Self, M::Params) -> Result<BoxFuture<'static, Work>, ErrorObject>,
     ) -> Option<BoxFuture<'static, (Id, Work)>> {
-        let Request { id, .. } = &r;
-        let id = id.clone();
-        if let Some(e) = self.refusal(&id) {
+        let id = r.id.clone();
+        if let Err(e) = self.requests.admit(&id, MAX_IN_FLIGHT) {
             self.error(id, e).await;
             return None;
         }
         match r.params_as::<M::Params>().and_then(|p| f(self, p)) {
             Ok(f) => {
-                self.in_flight.insert(id.clone());
+                self.requests.forward(id.clone());
                 Some(Box::pin(async move { (id, f.await) }))
             }
             Err(e) => {
@@ -420,38 +409,22 @@ impl Session {
         }
     }
 
-    /// Why a request with `id` may not start now, if it may not: past [`MAX_IN_FLIGHT`], or
-    /// its id is one still in flight (JSON-RPC ids are unique among a sender's pending
-    /// requests; a second answer with the id would be read as the first's). Refused with
-    /// -32600 and the words the server SDK uses (`server-core/src/session/inbound.rs`).
-    fn refusal(&self, id: &Id) -> Option<ErrorObject> {
-        if self.in_flight.contains(id) {
-            return Some(ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                format!("request id {id} is in use by a request still running"),
-            ));
-        }
-        (self.in_flight.len() >= MAX_IN_FLIGHT).then(too_many)
-    }
-
     /// `initialize`: the surface host's capabilities (a tool list that never changes,
     /// logging, and to a client that speaks MCPL its manifest), name and instructions.
     fn initialize(&mut self, p: InitializeParams) -> Result<InitializeResult, ErrorObject> {
-        if self.initialized {
-            return Err(ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                "already initialized",
-            ));
-        }
-        self.initialized = true;
-        self.manifest = p.capabilities.mcpl().map(|_| crate::mcpl::manifest());
+        let negotiated = self
+            .lifecycle
+            .on_initialize(&p)
+            .map_err(LifecycleError::to_error)?;
+        let protocol_version = negotiated.protocol_version.to_owned();
+        self.manifest = negotiated.host.mcpl.then(crate::mcpl::manifest);
         let mut other = serde_json::Map::new();
         other.insert(
             LOGGING_CAPABILITY.to_owned(),
             Value::Object(serde_json::Map::new()),
         );
         Ok(InitializeResult {
-            protocol_version: mcp::negotiate_version(&p.protocol_version).to_owned(),
+            protocol_version,
             capabilities: ServerCapabilities {
                 tools: Some(ToolsCapability {
                     list_changed: Some(false),
@@ -475,18 +448,20 @@ impl Session {
     }
 
     /// `featureSets/update` as a request (SPEC §5.3, §6.7), received as the server SDK
-    /// receives one ([`crate::mcpl::update`]); pushes follow the policy in force, a
+    /// receives one (`Lifecycle::receive_grant`); pushes follow the policy in force, a
     /// refused update's revocations included.
     fn feature_sets_update(
         &mut self,
         p: FeatureSetsUpdateParams,
     ) -> Result<FeatureSetsUpdateResult, ErrorObject> {
         let Some(manifest) = self.manifest.as_ref() else {
-            return Err(ErrorObject::method_not_found(FeatureSetsUpdate::NAME));
+            return Err(ErrorObject::method_not_found(
+                Served::FeatureSetsUpdate.name(),
+            ));
         };
-        let answer = crate::mcpl::update(manifest, &mut self.policy, &p);
+        let answer = self.lifecycle.receive_grant(p, manifest);
         self.pushes_follow_policy();
-        answer
+        answer.map_err(|e| e.to_error())
     }
 
     /// Pushes on or off as the policy in force says.
@@ -494,7 +469,7 @@ impl Session {
         self.pushes = self
             .manifest
             .as_ref()
-            .is_some_and(|m| crate::mcpl::pushes(m, self.policy.as_ref()));
+            .is_some_and(|m| crate::mcpl::pushes(m, self.lifecycle.policy()));
     }
 
     /// A modern request, routed: answered by this connection's agent.
@@ -503,7 +478,7 @@ impl Session {
             self.send(modern::discover(id).into()).await;
             return None;
         }
-        if let Some(e) = self.refusal(&id) {
+        if let Err(e) = self.requests.admit(&id, MAX_IN_FLIGHT) {
             self.error(id, e).await;
             return None;
         }
@@ -511,7 +486,7 @@ impl Session {
             .agent
             .get_or_insert_with(|| Agent::start(self.host.clone(), self.options.first_contact))
             .clone();
-        self.in_flight.insert(id.clone());
+        self.requests.forward(id.clone());
         Some(Box::pin(async move {
             let answer = modern::serve(&agent, id.clone(), route).await;
             (id, Work::Answered(answer))
@@ -556,9 +531,10 @@ impl Session {
     }
 
     async fn finish(&mut self, id: Id, done: Work) {
-        self.in_flight.remove(&id);
-        if self.cancelled.remove(&id) {
-            return;
+        match self.requests.settle(&id) {
+            Settled::Answer => {}
+            // Cancelled: MCP "Cancellation", no answer.
+            Settled::Cancelled | Settled::Unknown => return,
         }
         let stopped = |e: HostError| ErrorObject::internal(format!("the surface host: {e}"));
         let response = match done {
@@ -588,47 +564,4 @@ impl Session {
         };
         self.send(response.into()).await;
     }
-}
-
-/// The legacy-era requests the surface host serves, each by its method marker
-/// (`mcpl_protocol::method`): its wire name routes it, its params type reads it, its result
-/// type answers it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Legacy {
-    Initialize,
-    Ping,
-    ListTools,
-    CallTool,
-    FeatureSetsUpdate,
-    SetLevel,
-}
-
-impl Legacy {
-    /// The request `method` names, or `None` for one the surface host does not serve
-    /// (-32601; `server/discover` among them once a connection is legacy).
-    fn of(method: &str) -> Option<Legacy> {
-        Some(match method {
-            Initialize::NAME => Legacy::Initialize,
-            Ping::NAME => Legacy::Ping,
-            ListTools::NAME => Legacy::ListTools,
-            CallTool::NAME => Legacy::CallTool,
-            FeatureSetsUpdate::NAME => Legacy::FeatureSetsUpdate,
-            SetLevel::NAME => Legacy::SetLevel,
-            _ => return None,
-        })
-    }
-
-    /// Served before `initialize` too (MCP "Lifecycle"); any other is refused with -32600
-    /// until then, as the server SDK refuses it.
-    fn before_initialize(self) -> bool {
-        matches!(self, Legacy::Initialize | Legacy::Ping)
-    }
-}
-
-/// The refusal of a request past [`MAX_IN_FLIGHT`].
-fn too_many() -> ErrorObject {
-    ErrorObject::new(
-        ErrorCode::INVALID_REQUEST,
-        format!("{MAX_IN_FLIGHT} requests are being answered already; wait for one"),
-    )
 }

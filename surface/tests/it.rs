@@ -10,6 +10,7 @@ mod support;
 mod drop;
 mod hardening2;
 mod http;
+mod issue38_05_typed_dispatch;
 mod issue38_typed;
 mod issue39_modern;
 mod issue39_sdks;

@@ -86,6 +86,42 @@ fn stopping_hands_back_every_running_call() {
     assert!(!r.in_use(&id(1)) && r.running() == 0);
 }
 
+#[test]
+fn issue38_05_a_reused_id_and_one_past_the_bound_are_refused_in_shared_words() {
+    let mut r = Requests::<()>::default();
+    assert_eq!(r.admit(&id(1), 2), Ok(()));
+    r.forward(id(1));
+    let reused = r.admit(&id(1), 2).unwrap_err();
+    assert_eq!(reused.code, mcpl_protocol::ErrorCode::INVALID_REQUEST);
+    assert_eq!(
+        reused.message,
+        "request id 1 is in use by a request still running"
+    );
+    assert_eq!(r.refuse_reused(&id(1)), Err(reused));
+    r.forward(id(2));
+    let full = r.admit(&id(3), 2).unwrap_err();
+    assert_eq!(full.code, mcpl_protocol::ErrorCode::INVALID_REQUEST);
+    assert_eq!(
+        full.message,
+        "2 requests are being answered already; wait for one"
+    );
+    // A reused id is told as such even when the table is full.
+    assert_eq!(
+        r.admit(&id(2), 2).unwrap_err().message,
+        "request id 2 is in use by a request still running"
+    );
+    // A cancelled request keeps its place until its answer comes back, unwritten.
+    assert_eq!(r.cancel(&id(2)), Cancelled::Forwarded);
+    assert!(r.admit(&id(3), 2).is_err() && r.len() == 2);
+    assert_eq!(r.settle(&id(2)), Settled::Cancelled);
+    assert_eq!(r.admit(&id(3), 2), Ok(()));
+    assert_eq!(
+        r.admit(&Id::String("1".into()), 2),
+        Ok(()),
+        "\"1\" is not 1"
+    );
+}
+
 /// One step of a host and a principal around one session.
 #[derive(Debug, Clone)]
 enum Op {

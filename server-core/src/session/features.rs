@@ -23,11 +23,9 @@
 use super::SessionCore;
 use super::kinds::FeatureRequest;
 use super::output::{Event, Io};
+use crate::dispatch::Route;
 use crate::requests::Settled;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, RawValue, Request, Response};
-use mcpl_protocol::method::{
-    Complete, GetPrompt, ListPrompts, ListResourceTemplates, ListResources, Method, ReadResource,
-};
 use mcpl_protocol::modern::{CacheHints, CacheScope};
 use mcpl_protocol::server_features::{
     COMPLETIONS_CAPABILITY, ListParams, PROMPTS_CAPABILITY, RESOURCES_CAPABILITY,
@@ -84,23 +82,23 @@ impl Offers {
         self.resources && self.subscribe
     }
 
-    /// Whether `method` is a feature request this server serves.
-    pub fn serves(&self, method: &str) -> bool {
-        match method {
-            ListResources::NAME | ListResourceTemplates::NAME | ReadResource::NAME => {
+    /// Whether `route` is a feature request this server serves.
+    pub fn serves(&self, route: Route) -> bool {
+        match route {
+            Route::ListResources | Route::ListResourceTemplates | Route::ReadResource => {
                 self.resources
             }
-            ListPrompts::NAME | GetPrompt::NAME => self.prompts,
-            Complete::NAME => self.completions,
+            Route::ListPrompts | Route::GetPrompt => self.prompts,
+            Route::Complete => self.completions,
             _ => false,
         }
     }
 }
 
 impl FeatureRequest {
-    /// Reads `req` (one [`Offers::serves`] said yes to): -32602 when its params do not
-    /// read, or name a page (module docs).
-    pub fn read(req: &Request) -> Result<FeatureRequest, ErrorObject> {
+    /// Reads `req`, routed to `route` (one [`Offers::serves`] said yes to): -32602 when its
+    /// params do not read, or name a page (module docs).
+    pub fn read(route: Route, req: &Request) -> Result<FeatureRequest, ErrorObject> {
         let list = || -> Result<(), ErrorObject> {
             match req.params_as::<ListParams>()?.cursor {
                 None => Ok(()),
@@ -109,18 +107,18 @@ impl FeatureRequest {
                 )),
             }
         };
-        Ok(match req.method.as_str() {
-            ListResources::NAME => list().map(|()| FeatureRequest::ListResources)?,
-            ListResourceTemplates::NAME => {
+        Ok(match route {
+            Route::ListResources => list().map(|()| FeatureRequest::ListResources)?,
+            Route::ListResourceTemplates => {
                 list().map(|()| FeatureRequest::ListResourceTemplates)?
             }
-            ListPrompts::NAME => list().map(|()| FeatureRequest::ListPrompts)?,
-            ReadResource::NAME => FeatureRequest::ReadResource {
+            Route::ListPrompts => list().map(|()| FeatureRequest::ListPrompts)?,
+            Route::ReadResource => FeatureRequest::ReadResource {
                 uri: req.params_as::<ReadResourceParams>()?.uri,
             },
-            GetPrompt::NAME => FeatureRequest::GetPrompt(req.params_as()?),
-            Complete::NAME => FeatureRequest::Complete(req.params_as()?),
-            other => return Err(ErrorObject::method_not_found(other)),
+            Route::GetPrompt => FeatureRequest::GetPrompt(req.params_as()?),
+            Route::Complete => FeatureRequest::Complete(req.params_as()?),
+            _ => return Err(ErrorObject::method_not_found(&req.method)),
         })
     }
 
@@ -215,8 +213,9 @@ mod tests {
             completions: true,
             subscribe: false,
         };
-        assert!(offers.serves("resources/read") && offers.serves("completion/complete"));
-        assert!(!offers.serves("prompts/get") && !offers.serves("resources/subscribe"));
+        let serves = |method: &str| Route::of(method).is_some_and(|r| offers.serves(r));
+        assert!(serves("resources/read") && serves("completion/complete"));
+        assert!(!serves("prompts/get") && !serves("resources/subscribe"));
         let mut caps = Map::new();
         offers.declare(&mut caps);
         assert_eq!(
@@ -227,18 +226,19 @@ mod tests {
 
     #[test]
     fn issue39_07_requests_read_their_params_and_refuse_a_cursor() {
+        let read = |r: &Request| FeatureRequest::read(Route::of(&r.method).unwrap(), r);
         assert_eq!(
-            FeatureRequest::read(&request("resources/read", json!({"uri": "a://b"}))).unwrap(),
+            read(&request("resources/read", json!({"uri": "a://b"}))).unwrap(),
             FeatureRequest::ReadResource {
                 uri: "a://b".into()
             }
         );
-        let e = FeatureRequest::read(&request("resources/read", json!({}))).unwrap_err();
+        let e = read(&request("resources/read", json!({}))).unwrap_err();
         assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
-        let e = FeatureRequest::read(&request("prompts/list", json!({"cursor": "x"}))).unwrap_err();
+        let e = read(&request("prompts/list", json!({"cursor": "x"}))).unwrap_err();
         assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
         assert_eq!(
-            FeatureRequest::read(&request("prompts/list", json!({"_meta": {"a": 1}}))).unwrap(),
+            read(&request("prompts/list", json!({"_meta": {"a": 1}}))).unwrap(),
             FeatureRequest::ListPrompts
         );
     }

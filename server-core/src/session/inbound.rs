@@ -2,7 +2,9 @@
 //!
 //! A request carrying MCP 2026-07-28's per-request `_meta` on a connection not opened with
 //! `initialize` is modern and served as `modern.rs` says. Otherwise requests are routed by
-//! method. Unknown methods — `server/discover` among them once a connection is legacy —
+//! method. The era, the route, the before-`initialize` rule and the words of a reused id
+//! are `crate::dispatch`'s and `crate::requests`'s, shared with the surface host (issue #38
+//! item 5); what is served, and how, is this file's. Unknown methods — `server/discover` among them once a connection is legacy —
 //! get -32601 in every phase;
 //! known ones other than `initialize` and `ping` get -32600 before `initialize`
 //! ([`LifecycleError::NotInitialized`]); params that do not decode get -32602; a request
@@ -21,6 +23,7 @@
 use super::FeatureRequest;
 use super::SessionCore;
 use super::output::{Event, Forward, Io, Transmit};
+use crate::dispatch::{self, ClientNotification, Received, Route};
 use crate::lifecycle::{LifecycleError, Phase};
 use crate::manifest;
 use mcpl_protocol::jsonrpc::{
@@ -35,84 +38,14 @@ use mcpl_protocol::mcpl::{
 };
 use mcpl_protocol::meta;
 use mcpl_protocol::method::{
-    self, CallTool, Complete, FeatureSetsUpdate, GetManifest, GetPrompt, Initialize, ListPrompts,
-    ListResourceTemplates, ListResources, ListTools, Method, NotificationMethod, Ping,
-    ReadResource, RequestMethod, SetLevel, ToolsetsClose, ToolsetsList, ToolsetsOpen,
+    self, FeatureSetsUpdate, GetManifest, Initialize, ListTools, Ping, RequestMethod, SetLevel,
+    ToolsetsClose, ToolsetsList, ToolsetsOpen,
 };
 
-/// The requests this server serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Route {
-    Initialize,
-    Ping,
-    ListTools,
-    CallTool,
-    FeatureSetsUpdate,
-    GetManifest,
-    ToolsetsOpen,
-    ToolsetsClose,
-    ToolsetsList,
-    SetLevel,
-    /// Resources, prompts and completion (`features.rs`).
-    Feature,
-    /// `resources/subscribe` (`watch.rs`).
-    Subscribe,
-    /// `resources/unsubscribe` (`watch.rs`).
-    Unsubscribe,
-}
-
-impl Route {
-    fn of(method: &str) -> Option<Route> {
-        Some(match method {
-            Initialize::NAME => Route::Initialize,
-            Ping::NAME => Route::Ping,
-            ListTools::NAME => Route::ListTools,
-            CallTool::NAME => Route::CallTool,
-            FeatureSetsUpdate::NAME => Route::FeatureSetsUpdate,
-            GetManifest::NAME => Route::GetManifest,
-            ToolsetsOpen::NAME => Route::ToolsetsOpen,
-            ToolsetsClose::NAME => Route::ToolsetsClose,
-            ToolsetsList::NAME => Route::ToolsetsList,
-            SetLevel::NAME => Route::SetLevel,
-            ListResources::NAME
-            | ListResourceTemplates::NAME
-            | ReadResource::NAME
-            | ListPrompts::NAME
-            | GetPrompt::NAME
-            | Complete::NAME => Route::Feature,
-            super::watch::SUBSCRIBE => Route::Subscribe,
-            super::watch::UNSUBSCRIBE => Route::Unsubscribe,
-            // `server/discover` included: on a connection opened with `initialize` it is
-            // unknown, as in 2025-11-25 (before one, it is a modern request).
-            _ => return None,
-        })
-    }
-
-    /// Served before `initialize` too.
-    fn before_initialize(self) -> bool {
-        matches!(self, Route::Initialize | Route::Ping)
-    }
-
-    /// Answered by the principal: the id is in flight until then.
-    fn forwarded(self) -> bool {
-        matches!(
-            self,
-            Route::ListTools
-                | Route::CallTool
-                | Route::ToolsetsOpen
-                | Route::ToolsetsClose
-                | Route::ToolsetsList
-                | Route::Feature
-        )
-    }
-
-    /// Only for a host shown hints (§2).
-    fn hinted_only(self) -> bool {
-        matches!(
-            self,
-            Route::ToolsetsOpen | Route::ToolsetsClose | Route::ToolsetsList
-        )
-    }
+/// Whether a legacy request routed to `route` (`crate::dispatch`, the table shared with the
+/// surface host) is answered by the principal: its id is in flight until then.
+fn forwarded(route: Route) -> bool {
+    matches!(route, Route::ListTools | Route::CallTool) || route.is_toolsets() || route.is_feature()
 }
 
 impl<T: Io> SessionCore<T> {
@@ -134,52 +67,35 @@ impl<T: Io> SessionCore<T> {
     /// A message over the transport's size limit: an invalid-request error with id `null`.
     pub fn handle_too_large(&mut self, size: usize, limit: usize) {
         tracing::debug!(size, limit, "message too large");
-        let e = ErrorObject::new(
-            ErrorCode::INVALID_REQUEST,
-            format!("message too large: {size} bytes, the limit is {limit}"),
-        );
-        self.send(Response::err(None, e).into());
+        self.send(Response::err(None, dispatch::too_large(size, limit)).into());
     }
 
     fn on_request(&mut self, req: Request) {
-        // MCP 2026-07-28: the era is the request's own on a connection not opened with
-        // `initialize` (`modern.rs`); an `initialize` that carries modern `_meta` and no
+        // The era, the route and the before-`initialize` rule (`crate::dispatch`): MCP
+        // 2026-07-28's requests on a connection not opened with `initialize` are served as
+        // `modern.rs` says; an `initialize` that carries modern `_meta` and no
         // `protocolVersion` is a modern request for a removed method (-32601).
-        if req.method != Initialize::NAME
-            || mcpl_protocol::modern::is_modern_initialize(req.params.as_deref())
-        {
-            match self.modern_meta(&req) {
-                Ok(Some(_)) if self.detach_modern => return self.detach(req),
-                Ok(Some(meta)) => return self.on_modern_request(req, meta),
-                Ok(None) => {}
-                Err(e) => return self.send(Response::err(Some(req.id), e).into()),
-            }
-        }
+        let (logging, offers) = (self.offers_logging(), self.profile.offers);
         // MCP "Utilities / Logging": only a server declaring `logging` serves setLevel.
-        let route = Route::of(&req.method)
-            .filter(|r| *r != Route::SetLevel || self.offers_logging())
-            .filter(|r| *r != Route::Feature || self.profile.offers.serves(&req.method))
-            .filter(|r| {
-                !matches!(r, Route::Subscribe | Route::Unsubscribe) || self.profile.offers.watches()
-            });
-        let Some(route) = route else {
-            let e = ErrorObject::method_not_found(&req.method);
-            return self.send(Response::err(Some(req.id), e).into());
+        let serves = |r: Route| match r {
+            Route::SetLevel => logging,
+            Route::Subscribe | Route::Unsubscribe => offers.watches(),
+            r if r.is_feature() => offers.serves(r),
+            _ => true,
         };
-        if !route.before_initialize()
-            && let Err(e) = self.lifecycle.admit()
-        {
-            return self.send(Response::err(Some(req.id), e.to_error()).into());
-        }
-        if route.hinted_only() && !self.hinted() {
+        let route = match dispatch::receive(&req, &self.lifecycle, serves) {
+            Ok(Received::Legacy(route)) => route,
+            Ok(Received::Modern(_)) if self.detach_modern => return self.detach(req),
+            Ok(Received::Modern(meta)) => return self.on_modern_request(req, *meta),
+            Err(e) => return self.send(Response::err(Some(req.id), e).into()),
+        };
+        if route.is_toolsets() && !self.hinted() {
             let e = ErrorObject::method_not_found(&req.method);
             return self.send(Response::err(Some(req.id), e).into());
         }
-        if route.forwarded() && self.requests.in_use(&req.id) {
-            let e = ErrorObject::new(
-                ErrorCode::INVALID_REQUEST,
-                format!("request id {} is in use by a request still running", req.id),
-            );
+        if forwarded(route)
+            && let Err(e) = self.requests.refuse_reused(&req.id)
+        {
             return self.send(Response::err(Some(req.id), e).into());
         }
         match route {
@@ -230,12 +146,22 @@ impl<T: Io> SessionCore<T> {
             }
             Route::ToolsetsList => self
                 .forward_with::<ToolsetsList>(req, |request, _| Forward::ListToolsets { request }),
-            Route::Feature => match FeatureRequest::read(&req) {
+            Route::ListResources
+            | Route::ListResourceTemplates
+            | Route::ReadResource
+            | Route::ListPrompts
+            | Route::GetPrompt
+            | Route::Complete => match FeatureRequest::read(route, &req) {
                 Ok(feature) => self.serve_feature(req.id, feature),
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
             },
             Route::Subscribe => self.subscribe(req),
             Route::Unsubscribe => self.unsubscribe(req),
+            // Modern only: `dispatch::receive` routes neither to a legacy request.
+            Route::Discover | Route::Listen => {
+                let e = ErrorObject::method_not_found(&req.method);
+                self.send(Response::err(Some(req.id), e).into())
+            }
         }
     }
 
@@ -312,10 +238,7 @@ impl<T: Io> SessionCore<T> {
         req: Request,
         f: impl FnOnce(&mut Self, M::Params) -> Result<M::Result, ErrorObject>,
     ) {
-        let response = match req.params_as::<M::Params>().and_then(|p| f(self, p)) {
-            Ok(result) => Response::ok_typed(req.id, &result),
-            Err(e) => Response::err(Some(req.id), e),
-        };
+        let response = dispatch::answer::<M, _>(req, self, f);
         self.send(response.into());
     }
 
@@ -336,8 +259,8 @@ impl<T: Io> SessionCore<T> {
     }
 
     fn on_notification(&mut self, n: Notification) {
-        match n.method.as_str() {
-            method::Initialized::NAME => {
+        match ClientNotification::read(&n) {
+            Ok(Some(ClientNotification::Initialized)) => {
                 let before = self.lifecycle.phase();
                 if self.lifecycle.on_initialized() {
                     self.on_phase(before);
@@ -348,26 +271,17 @@ impl<T: Io> SessionCore<T> {
             }
             // SPEC §6.7: a notification carrying grant fields only narrows; it never
             // establishes a ready state.
-            method::FeatureSetsUpdate::NAME => match n.params_as::<FeatureSetsUpdateParams>() {
-                Ok(params) => {
-                    let narrowed = self.lifecycle.on_grant_notification(&params);
-                    tracing::info!(narrowed, disabled = ?params.disabled,
-                            "featureSets/update as a notification: only its disabled list applies");
-                }
-                Err(error) => {
-                    tracing::debug!(%error, "bad featureSets/update notification; ignored")
-                }
-            },
-            method::Cancelled::NAME => {
-                match n.params_as::<<method::Cancelled as NotificationMethod>::Params>() {
-                    Ok(CancelledParams {
-                        request_id, reason, ..
-                    }) => self.cancel(&request_id, reason.as_deref()),
-                    Err(error) => tracing::debug!(%error, "bad cancellation; ignored"),
-                }
+            Ok(Some(ClientNotification::FeatureSetsUpdate(params))) => {
+                let narrowed = self.lifecycle.on_grant_notification(&params);
+                tracing::info!(narrowed, disabled = ?params.disabled,
+                        "featureSets/update as a notification: only its disabled list applies");
             }
+            Ok(Some(ClientNotification::Cancelled(CancelledParams {
+                request_id, reason, ..
+            }))) => self.cancel(&request_id, reason.as_deref()),
             // MCP: notifications the receiver does not know are ignored.
-            other => tracing::debug!(method = other, "notification ignored"),
+            Ok(None) => tracing::debug!(method = n.method, "notification ignored"),
+            Err(error) => tracing::debug!(method = n.method, %error, "bad notification; ignored"),
         }
     }
 
@@ -412,14 +326,11 @@ impl<T: Io> SessionCore<T> {
         grant: FeatureSetsUpdateParams,
     ) -> Result<FeatureSetsUpdateResult, ErrorObject> {
         let granted = grant.effective_capabilities.clone();
-        self.lifecycle.on_grant(grant).map_err(|e| {
+        let shown = self.manifest_shown();
+        let result = self.lifecycle.receive_grant(grant, &shown).map_err(|e| {
             tracing::info!(error = %e, "policy refused");
             e.to_error()
         })?;
-        let Some(policy) = self.lifecycle.policy() else {
-            return Err(ErrorObject::internal("the policy accepted is not in force"));
-        };
-        let result = mcpl_protocol::grant::receipt(&self.manifest_shown(), policy);
         tracing::info!(?granted, mode = ?result.mode, "policy received");
         Ok(result)
     }

@@ -49,17 +49,16 @@ use super::output::{Event, Forward, Io, Transmit};
 use super::{FeatureRequest, SessionCore};
 use crate::Versioned;
 use crate::catalog::HostView;
+use crate::dispatch::{self, Route};
 use crate::mrtr::Carried;
+use crate::requests;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, RawValue, Request, Response};
 use mcpl_protocol::mcp::{
     ClientCapabilities, Implementation, LOGGING_CAPABILITY, ListToolsParams, LoggingLevel,
     ServerCapabilities, ToolsCapability,
 };
-use mcpl_protocol::method::{CallTool, ListTools, Method};
-use mcpl_protocol::method::{ToolsetsClose, ToolsetsList, ToolsetsOpen};
 use mcpl_protocol::modern::{
-    self, CacheHints, CacheScope, DiscoverResult, MCPL_EXTENSION, RequestMeta, SERVER_DISCOVER,
-    SUBSCRIPTIONS_LISTEN,
+    self, CacheHints, CacheScope, DiscoverResult, MCPL_EXTENSION, RequestMeta,
 };
 use mcpl_protocol::stateless::{self, VersionedHints};
 use serde_json::{Map, Value};
@@ -166,36 +165,6 @@ fn meta_of(req: &Request) -> Option<Map<String, Value>> {
         })
 }
 
-/// The modern requests this server serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ModernRoute {
-    Discover,
-    ListTools,
-    CallTool,
-    Listen,
-    /// `toolsets/list|open|close`: to a hinted request only (module docs).
-    ListToolsets,
-    Open,
-    Close,
-    /// Resources, prompts and completion, when offered (`features.rs`).
-    Feature,
-}
-
-impl ModernRoute {
-    fn of(method: &str) -> Option<Self> {
-        Some(match method {
-            SERVER_DISCOVER => ModernRoute::Discover,
-            ListTools::NAME => ModernRoute::ListTools,
-            CallTool::NAME => ModernRoute::CallTool,
-            SUBSCRIPTIONS_LISTEN => ModernRoute::Listen,
-            ToolsetsList::NAME => ModernRoute::ListToolsets,
-            ToolsetsOpen::NAME => ModernRoute::Open,
-            ToolsetsClose::NAME => ModernRoute::Close,
-            _ => return None,
-        })
-    }
-}
-
 /// The caching hints of a list tailored to the principal (MCP caching: "private" for
 /// filtered list results that vary per user; `docs/rfc014-stateless.md` §3.4).
 const PRIVATE: CacheHints = CacheHints {
@@ -259,10 +228,7 @@ impl<T: Io> SessionCore<T> {
     /// The modern era's fields of `req`, when it is a modern request on a connection not
     /// opened with `initialize` (module docs); `Err` is the response refusing it.
     pub(super) fn modern_meta(&self, req: &Request) -> Result<Option<RequestMeta>, ErrorObject> {
-        if self.lifecycle.negotiated().is_some() {
-            return Ok(None);
-        }
-        RequestMeta::read(req.params.as_deref())
+        dispatch::modern_meta(req, &self.lifecycle)
     }
 
     /// From now on every modern request of this connection is served on a connection of
@@ -275,13 +241,10 @@ impl<T: Io> SessionCore<T> {
     /// is in use until that connection answers it.
     pub(super) fn detach(&mut self, req: Request) {
         if self.detached.contains(&req.id) || self.requests.in_use(&req.id) {
-            let e = ErrorObject::new(
-                mcpl_protocol::ErrorCode::INVALID_REQUEST,
-                format!("request id {} is in use by a request still running", req.id),
-            );
+            let e = requests::id_in_use(&req.id);
             return self.send(Response::err(Some(req.id), e).into());
         }
-        if req.method == SUBSCRIPTIONS_LISTEN {
+        if Route::of(&req.method) == Some(Route::Listen) {
             // A detached listen never answers on its own: the anonymous connection's
             // streams are bounded here, as a principal's are (`listen.rs`).
             if self.detached_listens.len() >= super::listen::MAX_LISTENS {
@@ -302,35 +265,19 @@ impl<T: Io> SessionCore<T> {
 
     /// Serves a modern request (module docs).
     pub(super) fn on_modern_request(&mut self, req: Request, meta: RequestMeta) {
-        if let Err(e) = meta.check_version() {
-            return self.send(Response::err(Some(req.id), e).into());
-        }
-        let route = ModernRoute::of(&req.method).or_else(|| {
-            self.profile
-                .offers
-                .serves(&req.method)
-                .then_some(ModernRoute::Feature)
-        });
-        let Some(route) = route else {
-            let e = ErrorObject::method_not_found(&req.method);
-            return self.send(Response::err(Some(req.id), e).into());
+        let offers = self.profile.offers;
+        let serves = |r: Route| !r.is_feature() || offers.serves(r);
+        let route = match dispatch::route_modern(&req, &meta, serves) {
+            Ok(route) => route,
+            Err(e) => return self.send(Response::err(Some(req.id), e).into()),
         };
-        if route != ModernRoute::Discover
-            && (self.requests.in_use(&req.id) || self.is_listening(&req.id))
+        if route != Route::Discover && (self.requests.in_use(&req.id) || self.is_listening(&req.id))
         {
-            let e = ErrorObject::new(
-                mcpl_protocol::ErrorCode::INVALID_REQUEST,
-                format!("request id {} is in use by a request still running", req.id),
-            );
+            let e = requests::id_in_use(&req.id);
             return self.send(Response::err(Some(req.id), e).into());
         }
         let hinted = self.hinted_modern(&meta);
-        if !hinted
-            && matches!(
-                route,
-                ModernRoute::ListToolsets | ModernRoute::Open | ModernRoute::Close
-            )
-        {
+        if !hinted && route.is_toolsets() {
             // Vector S2: a host without hints is not served toolsets (§8).
             let e = ErrorObject::method_not_found(&req.method);
             return self.send(Response::err(Some(req.id), e).into());
@@ -364,11 +311,11 @@ impl<T: Io> SessionCore<T> {
             statement: false,
         };
         match route {
-            ModernRoute::Listen => {
+            Route::Listen => {
                 let since = call.since;
                 self.open_listen(req, since)
             }
-            ModernRoute::Discover => {
+            Route::Discover => {
                 // Vector S1: the manifest as to a hinted host when the request declares
                 // `mcpl/core`, its revision included.
                 let declared = declares_mcpl(&call.capabilities);
@@ -383,7 +330,7 @@ impl<T: Io> SessionCore<T> {
                 };
                 self.send(reply.apply(response.into()));
             }
-            ModernRoute::ListToolsets => {
+            Route::ToolsetsList => {
                 self.modern.insert(
                     req.id.clone(),
                     ModernCall {
@@ -394,7 +341,7 @@ impl<T: Io> SessionCore<T> {
                 self.requests.forward(req.id.clone());
                 self.forward(Forward::ListToolsets { request: req.id });
             }
-            ModernRoute::Open => {
+            Route::ToolsetsOpen => {
                 match req.params_as::<mcpl_protocol::toolsets::ToolsetsOpenParams>() {
                     Ok(p) => {
                         self.modern.insert(req.id.clone(), call);
@@ -409,7 +356,7 @@ impl<T: Io> SessionCore<T> {
                     Err(e) => self.send(Response::err(Some(req.id), e).into()),
                 }
             }
-            ModernRoute::Close => {
+            Route::ToolsetsClose => {
                 match req.params_as::<mcpl_protocol::toolsets::ToolsetsCloseParams>() {
                     Ok(p) => {
                         self.modern.insert(req.id.clone(), call);
@@ -425,7 +372,7 @@ impl<T: Io> SessionCore<T> {
                     Err(e) => self.send(Response::err(Some(req.id), e).into()),
                 }
             }
-            ModernRoute::ListTools => match req.params_as::<ListToolsParams>() {
+            Route::ListTools => match req.params_as::<ListToolsParams>() {
                 Ok(p) => {
                     let cache = Some(PRIVATE);
                     self.modern
@@ -438,7 +385,7 @@ impl<T: Io> SessionCore<T> {
                 }
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
             },
-            ModernRoute::CallTool => match req.params_as::<mcpl_protocol::CallToolParams>() {
+            Route::CallTool => match req.params_as::<mcpl_protocol::CallToolParams>() {
                 Ok(p) => {
                     let input = self.next_input.take();
                     self.modern
@@ -447,7 +394,12 @@ impl<T: Io> SessionCore<T> {
                 }
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
             },
-            ModernRoute::Feature => match FeatureRequest::read(&req) {
+            Route::ListResources
+            | Route::ListResourceTemplates
+            | Route::ReadResource
+            | Route::ListPrompts
+            | Route::GetPrompt
+            | Route::Complete => match FeatureRequest::read(route, &req) {
                 Ok(feature) => {
                     let cache = feature.cache(&self.profile.offers);
                     // `prompts/get` and `resources/read` may ask (MRTR, `mrtr.rs`).
@@ -464,6 +416,17 @@ impl<T: Io> SessionCore<T> {
                 }
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
             },
+            // Legacy only: `dispatch::route_modern` routes none of them to a modern request.
+            Route::Initialize
+            | Route::Ping
+            | Route::SetLevel
+            | Route::Subscribe
+            | Route::Unsubscribe
+            | Route::FeatureSetsUpdate
+            | Route::GetManifest => {
+                let e = ErrorObject::method_not_found(&req.method);
+                self.send(Response::err(Some(req.id), e).into())
+            }
         }
     }
 

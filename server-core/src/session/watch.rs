@@ -43,10 +43,6 @@ use mcpl_protocol::mcp::Empty;
 use mcpl_protocol::modern::SUBSCRIPTION_ID_KEY;
 use serde_json::json;
 
-/// The legacy request that starts watching a resource.
-pub const SUBSCRIBE: &str = "resources/subscribe";
-/// The legacy request that stops watching one.
-pub const UNSUBSCRIBE: &str = "resources/unsubscribe";
 /// The notification of a watched resource's change.
 pub const RESOURCE_UPDATED: &str = "notifications/resources/updated";
 

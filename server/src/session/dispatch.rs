@@ -5,18 +5,23 @@
 
 use super::{ActorIo, SessionActor};
 use crate::actors::principal::AnswerBody;
+use crate::core::dispatch::Route;
 use crate::core::session::Event;
 use crate::core::session::{MAX_LISTENS, too_many_listens};
 use crate::mrtr::{Binding, Carried};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ECHO_LIMIT, Message, Request, Response, clip};
-use mcpl_protocol::method::{CallTool, GetPrompt, Method, ReadResource};
-use mcpl_protocol::modern::SUBSCRIPTIONS_LISTEN;
 use mcpl_transport::{Inbound, Principal};
 
-/// The requests MRTR serves (MCP 2026-07-28 `basic/patterns/mrtr.md`; `tasks/result` is
-/// the tasks extension's, which this SDK does not serve).
-const MRTR_METHODS: [&str; 3] = [CallTool::NAME, GetPrompt::NAME, ReadResource::NAME];
+/// Whether `req` is one of the requests MRTR serves (MCP 2026-07-28
+/// `basic/patterns/mrtr.md`; `tasks/result` is the tasks extension's, which this SDK does
+/// not serve), by the core's route table.
+fn mrtr(req: &Request) -> bool {
+    matches!(
+        Route::of(&req.method),
+        Some(Route::CallTool | Route::GetPrompt | Route::ReadResource)
+    )
+}
 
 impl SessionActor {
     pub(super) fn on_inbound(&mut self, item: Inbound, ctx: &mut Context<Self>) {
@@ -25,13 +30,11 @@ impl SessionActor {
             Inbound::Message {
                 message: Message::Request(req),
                 ..
-            } if MRTR_METHODS.contains(&req.method.as_str()) && self.core.serves_modern(&req) => {
-                self.read_modern_call(req)
-            }
+            } if mrtr(&req) && self.core.serves_modern(&req) => self.read_modern_call(req),
             Inbound::Message {
                 message: Message::Request(req),
                 ..
-            } if req.method == SUBSCRIPTIONS_LISTEN && self.core.serves_modern(&req) => {
+            } if Route::of(&req.method) == Some(Route::Listen) && self.core.serves_modern(&req) => {
                 self.read_listen(req)
             }
             Inbound::Message { message, .. } => self.core.handle_message(message),
@@ -63,7 +66,7 @@ impl SessionActor {
                 uri: String::new(),
                 arguments: None,
             });
-        if req.method == ReadResource::NAME {
+        if Route::of(&req.method) == Some(Route::ReadResource) {
             target.name = std::mem::take(&mut target.uri);
             target.arguments = None;
         }

@@ -148,17 +148,35 @@ impl StdioClient {
 
     /// Starts `mcpl-surface serve --config PATH` with these extra flags.
     pub fn start(config: &Path, extra: &[&str]) -> Self {
-        let mut child = Command::new(SURFACE)
+        let mut command = Command::new(SURFACE);
+        command
             .arg("serve")
             .arg("--config")
             .arg(config)
             .args(extra)
-            .env("XDG_DATA_HOME", data_home(config))
+            .env("XDG_DATA_HOME", data_home(config));
+        Self::spawn(command)
+    }
+
+    /// Starts the server SDK's arcade on stdio, serving `principal` (in memory, the tests'
+    /// small bot): the same raw client, on a server SDK session.
+    pub fn arcade(principal: &str) -> Self {
+        let mut command = Command::new(arcade());
+        command
+            .args(["serve", "--in-memory", "--stdio", "--principal", principal])
+            .args(BOT)
+            .stderr(Stdio::null());
+        Self::spawn(command)
+    }
+
+    /// Spawns `command`, its stdin and stdout the MCP channel.
+    pub fn spawn(mut command: Command) -> Self {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .kill_on_drop(true)
             .spawn()
-            .expect("mcpl-surface starts");
+            .expect("the server starts");
         let stdin = child.stdin.take();
         let lines = BufReader::new(child.stdout.take().unwrap()).lines();
         StdioClient {
