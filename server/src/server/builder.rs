@@ -567,7 +567,8 @@ impl ServerBuilder {
             }
         }
         let loaded = match &self.store {
-            Some(store) => Some(store.load()?),
+            // Issue #41: the instances and the principals they need, not everything.
+            Some(store) => Some(crate::actors::restore::read_start(&**store)?),
             None => None,
         };
         let commits = match &self.store {

@@ -4,7 +4,9 @@
 //! and each instance's record (its participants, invitations, the names each principal
 //! gives it, and its logic's state when the logic is [`Durable`](crate::Durable)).
 //!
-//! [`Store`] is small on purpose: load everything at start, and commit [`Writes`] — what
+//! [`Store`] is small on purpose: read what a start needs (every instance's record and
+//! the principals they name, [`Store::live_instances`]) and each other principal's record
+//! on its first use ([`Store::load_principal`], issue #41), and commit [`Writes`] — what
 //! steps put and delete, handed over as values, written together or not at all. The SDK
 //! encodes the records (JSON, `records.rs`); a store keeps bytes. [`RedbStore`] is the
 //! embedded default (one `redb` file, crash-safe commits); [`MemoryStore`] keeps the
