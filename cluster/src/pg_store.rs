@@ -20,8 +20,12 @@
 //! transaction: one WAL flush, all of them or none.
 //!
 //! **Revision check** (issue #41 item 1: two nodes can never both write a record's next
-//! version). The store remembers the revision of each record it loaded or last wrote, and
-//! of each it did not see, that there was none. Every write says which revision it
+//! version). The store remembers the revision of each record it loaded, read or last
+//! wrote, and of each it did not see, that there was none. A server reads one principal's
+//! record (with its parts, in one snapshot) on its first use and the instances' at start
+//! ([`Store::load_principal`], [`Store::load_instance`], [`Store::live_instances`]): each
+//! read remembers what it saw beside what is known, so a principal read when first used
+//! is written over the revision read. Every write says which revision it
 //! replaces: an update is made only where the row still has that revision, a creation
 //! only where there is still no row, a deletion only of that revision. A write whose
 //! record another writer changed, created or deleted meanwhile fails the whole commit
@@ -50,8 +54,8 @@
 //!
 //! **\[project\]** The connection lives on a thread of its own, the store's calls handed
 //! to it: the synchronous `postgres` client runs a small runtime of its own, which must
-//! not be entered from inside another's, and [`Store::load`] is called where the server is
-//! built — inside the arcade's actix system, say. The commit queue's writer thread then
+//! not be entered from inside another's, and the store is read where the server is built
+//! — inside the arcade's actix system, say — and when a principal is first used. The commit queue's writer thread then
 //! waits for the answer as it waits for redb's fsync. A connection lost (the database
 //! restarted, the network cut) fails the call it was lost in, and the server gives its
 //! store up until restarted, as for any write that failed: a node of several stops and
