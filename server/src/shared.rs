@@ -191,6 +191,14 @@ impl Shared {
         }
     }
 
+    /// Whether an instance of `toolset` is started anew by its principal's actor after a
+    /// restart rather than read back (issue #41, `actors/restore.rs`): a toolset of one
+    /// instance per principal whose instances are plain (no logic of their own, nothing
+    /// kept but what the principal's record holds), as a lobby answered by handlers.
+    pub(crate) fn started_anew(&self, toolset: &str) -> bool {
+        !self.logic.contains_key(toolset) && !self.catalog().is_instanced(toolset)
+    }
+
     /// Makes the next instance ids come after `id` (one read back from the store).
     pub(crate) fn instance_ids_past(&self, id: u64) {
         self.counters

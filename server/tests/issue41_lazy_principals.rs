@@ -149,8 +149,13 @@ fn server(store: Arc<Counting>) -> Server {
         .tool(tool("finish"))
         .on_open(|_, _| Ok(Started::durable(Counter { n: 0 })))
         .durable::<Counter>();
+    // A lobby: open by default, one plain instance per principal, which every principal
+    // that ever connected keeps open — started anew when its principal is, never a
+    // reason to read that principal at start.
+    let lobby = Toolset::new("lobby").open_by_default();
     Server::builder("lazy-test", "0.1.0")
         .toolset(counter)
+        .toolset(lobby)
         .store(store)
         .build()
         .expect("a valid server")
@@ -308,8 +313,15 @@ async fn issue41_lazy_01_a_start_reads_only_the_principals_its_instances_need() 
     assert_eq!(
         ended(&listed),
         [("over".to_owned(), "finished at 0".to_owned())],
-        "its ended record: {listed:#}"
+        "its ended record, and no other (its lobby is started anew): {listed:#}"
     );
+    let open: Vec<&str> = listed["result"]["open"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|o| o["toolset"].as_str())
+        .collect();
+    assert_eq!(open, ["lobby"], "{listed:#}");
     // Its version goes on past its record's (issue #41's rule for a new life): a host
     // that knew `before` is stated everything once.
     let hints = &listed["result"]["_meta"]["mcpl/hints"];

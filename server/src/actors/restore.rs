@@ -32,7 +32,7 @@ use crate::ids::InstanceId;
 use crate::shared::Shared;
 use crate::store::parts::{self, Ledger, Stored};
 use crate::store::records::{
-    InstanceRecord, LogicRecord, PrincipalRecord, REASON_LOST, REASON_NOT_KEPT,
+    InstanceRecord, LinkRecord, LogicRecord, PrincipalRecord, REASON_LOST, REASON_NOT_KEPT,
 };
 use crate::store::{Loaded, PrincipalLoaded, Restored, Store, StoreError};
 use actix::prelude::*;
@@ -54,8 +54,25 @@ pub(crate) struct Outcome {
 /// name — not every principal's. The others are read on their first use
 /// ([`fetch`]). Read where the server is built, so a store that cannot be read fails the
 /// build, as before.
-pub(crate) fn read_start(store: &dyn Store) -> Result<Loaded, StoreError> {
-    let live = store.live_instances()?;
+///
+/// An instance of a toolset its principal's actor starts anew (`anew`: a plain toolset
+/// of one instance per principal, a lobby) is not read back at all: its principal,
+/// whenever it is read, starts it again ([`drop_anew`]). The largest instance id kept is
+/// given back beside, for new ids to go past it.
+pub(crate) fn read_start(
+    store: &dyn Store,
+    anew: &dyn Fn(&str) -> bool,
+) -> Result<(Loaded, Option<u64>), StoreError> {
+    /// The toolset of an instance's record, the rest skipped.
+    #[derive(serde::Deserialize)]
+    struct Toolset {
+        toolset: String,
+    }
+    let mut live = store.live_instances()?;
+    let last = live.iter().map(|i| i.id).max();
+    live.retain(|i| {
+        serde_json::from_slice::<Toolset>(&i.record).map_or(true, |r| !anew(&r.toolset))
+    });
     let names: BTreeSet<&str> = live
         .iter()
         .flat_map(|i| i.principals.iter().map(String::as_str))
@@ -71,7 +88,23 @@ pub(crate) fn read_start(store: &dyn Store) -> Result<Loaded, StoreError> {
         }
     }
     loaded.instances = live.into_iter().map(|i| (i.id, i.record)).collect();
-    Ok(loaded)
+    Ok((loaded, last))
+}
+
+/// Drops from `links` each link to an instance not `running` of a toolset the principal's
+/// actor starts anew ([`Shared::started_anew`]: a plain toolset of one instance per
+/// principal, a lobby), forgetting its record **\[project\]**: the state keeps it open,
+/// and the actor starts it again when it starts (`PrincipalActor::started`), as it does a
+/// default-open toolset — rather than every principal holding one being read at start to
+/// resume an instance that holds nothing of its own (issue #41).
+fn drop_anew(shared: &Shared, links: &mut Vec<LinkRecord>, running: impl Fn(u64) -> bool) {
+    links.retain(|l| {
+        let anew = !running(l.instance) && shared.started_anew(&l.key.toolset);
+        if anew {
+            let _ = shared.write_instance(l.instance, None);
+        }
+        !anew
+    });
 }
 
 /// A principal's actor, restored and running.
@@ -212,9 +245,11 @@ pub(crate) fn restore(
         // A new life: past every version the last one may have told without keeping it,
         // before any change made here (an instance lost below) takes one (issue #41).
         state.continue_after_restart();
+        let mut links = record.links;
+        drop_anew(shared, &mut links, |id| instances.contains_key(&id));
         let back = read_back(
             state,
-            record.links,
+            links,
             |id| instances.get(&id).cloned(),
             |id| ends.get(&id).cloned(),
             now,
@@ -301,7 +336,7 @@ pub(crate) fn fetch(
     /// The links of a principal's record, the rest skipped.
     #[derive(serde::Deserialize)]
     struct Links {
-        links: Vec<crate::store::records::LinkRecord>,
+        links: Vec<LinkRecord>,
     }
     let principal = store.load_principal(name)?;
     let mut instances = HashMap::new();
@@ -385,9 +420,12 @@ pub(crate) fn revive(
     );
     // A new life of this principal, as after a restart (issue #41).
     state.continue_after_restart();
+    let live = |id: u64| running.get(&id).is_some_and(|a| a.connected());
+    let mut links = read.record.links;
+    drop_anew(shared, &mut links, live);
     let back = read_back(
         state,
-        read.record.links,
+        links,
         |id| running.get(&id).filter(|a| a.connected()).cloned(),
         |id| match instances.get(&id) {
             Some(Some(bytes)) => not_running(shared, bytes, &location),

@@ -568,8 +568,15 @@ impl ServerBuilder {
         }
         let loaded = match &self.store {
             // Issue #41: the instances and the principals they need, not everything.
-            Some(store) => Some(crate::actors::restore::read_start(&**store)?),
+            Some(store) => {
+                let anew = |t: &str| !logic.contains_key(t) && !catalog.is_instanced(t);
+                Some(crate::actors::restore::read_start(&**store, &anew)?)
+            }
             None => None,
+        };
+        let (loaded, last_instance) = match loaded {
+            Some((loaded, last)) => (Some(loaded), last),
+            None => (None, None),
         };
         let commits = match &self.store {
             Some(store) => Some(CommitQueue::start(store.clone()).map_err(|e| {
@@ -624,6 +631,10 @@ impl ServerBuilder {
             restore,
             loaded: Mutex::new(loaded),
         };
+        if let Some(id) = last_instance {
+            // New instances go past every one kept, those not read back too.
+            shared.instance_ids_past(id);
+        }
         Ok(Server::new(shared, self.handlers))
     }
 }
