@@ -10,7 +10,9 @@
 //! session attaching, an invitation naming it; `registry.rs`) and comes back as a restart
 //! brings it back: its ended records and tombstones from its parts, its version past its
 //! record's (`continue_after_restart`), linked to the instances running, each other
-//! instance it linked to ended with the reason its record gives.
+//! instance it linked to ended with the reason its record gives. An instance of a plain
+//! toolset of one instance per principal (a lobby) is not read back: its principal starts
+//! it anew ([`drop_anew`]).
 //!
 //! What cannot come back ends, each with an ended record saying why
 //! (`server-core/src/principal_core/restore.rs`), and the rest load:

@@ -49,7 +49,8 @@ use std::path::PathBuf;
 /// ([`Server::restored`](crate::Server::restored)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Restored {
-    /// Principals given back their state.
+    /// Principals given back their state at start: those its instances name (issue #41:
+    /// every other principal is read on its first use, and not counted here).
     pub principals: usize,
     /// Instances running again, where they were.
     pub instances: usize,
