@@ -13,8 +13,9 @@ use crate::raw;
 
 use mcpl_protocol::mcp::Tool;
 use mcpl_server::{
-    Durable, InstanceContext, InstanceLogic, LiveInstance, Loaded, MemoryStore, PrincipalLoaded,
-    Reply, Server, Started, Store, StoreError, ToolCall, Toolset, Writes,
+    Durable, InstanceContext, InstanceLogic, Joined, LiveInstance, Loaded, MemoryStore,
+    ParticipantId, PrincipalLoaded, Refusal, Reply, Server, Started, Store, StoreError, ToolCall,
+    Toolset, Writes,
 };
 use mcpl_transport::Principal;
 use raw::{Lines, stdio_socket};
@@ -26,7 +27,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 /// How many idle principals the store holds besides the players.
 const IDLE: usize = 2000;
 
-/// A durable counter: `bump` counts, `finish` ends it.
+/// A durable counter: `bump` counts, `finish` ends it; whoever it invites may join.
 #[derive(Serialize, Deserialize)]
 struct Counter {
     n: u64,
@@ -40,6 +41,10 @@ impl InstanceLogic for Counter {
         }
         self.n += 1;
         Reply::text(self.n.to_string())
+    }
+
+    fn join(&mut self, _: ParticipantId, _: &mut InstanceContext) -> Result<Joined, Refusal> {
+        Ok(Joined::new().text("Joined."))
     }
 }
 
@@ -147,7 +152,13 @@ fn server(store: Arc<Counting>) -> Server {
         .instances()
         .tool(tool("bump"))
         .tool(tool("finish"))
-        .on_open(|_, _| Ok(Started::durable(Counter { n: 0 })))
+        .options(json!({"type": "object", "properties": {"opponent": {"type": "string"}}}))
+        .on_open(|opening, cx| {
+            if let Some(opponent) = opening.options()["opponent"].as_str() {
+                cx.invite(Principal::Named(opponent.to_owned()), "a game");
+            }
+            Ok(Started::durable(Counter { n: 0 }))
+        })
         .durable::<Counter>();
     // A lobby: open by default, one plain instance per principal, which every principal
     // that ever connected keeps open — started anew when its principal is, never a
@@ -424,4 +435,53 @@ async fn issue41_lazy_03_a_read_that_fails_is_refused_retryable_and_loses_nothin
         "{listed:#}"
     );
     assert_eq!(store.reads_of("idle-0007"), 2);
+}
+
+#[actix::test]
+async fn issue41_lazy_04_an_invitation_naming_an_idle_principal_reads_it_once() {
+    let store = Arc::new(Counting::default());
+    let before = first_life(&store).await;
+    let second = server(store.clone());
+    let mut alice = connect(&second, "alice").await;
+    let invited = alice
+        .0
+        .exchange(req(
+            1,
+            "toolsets/open",
+            0,
+            json!({"toolset": "game", "instance": "duel", "options": {"opponent": "idle-0300"}}),
+        ))
+        .await;
+    assert!(invited.get("result").is_some(), "{invited:#}");
+    // The invitation and the invitee's first request, in whatever order they reach the
+    // registry: one read, and the invitee has its whole state.
+    let mut idle = connect(&second, "idle-0300").await;
+    let listed = idle
+        .0
+        .exchange(req(1, "toolsets/list", before, json!({})))
+        .await;
+    assert_eq!(
+        ended(&listed),
+        [("over".to_owned(), "finished at 0".to_owned())],
+        "{listed:#}"
+    );
+    assert_eq!(store.reads_of("idle-0300"), 1);
+    // The invitation reached it: it joins the duel by opening it.
+    let joined = idle
+        .0
+        .exchange(req(
+            2,
+            "toolsets/open",
+            version(&listed),
+            json!({"toolset": "game", "instance": "duel"}),
+        ))
+        .await;
+    assert!(joined.get("result").is_some(), "{joined:#}");
+    let bumped = idle
+        .0
+        .exchange(call(3, "bump", "duel", version(&joined)))
+        .await;
+    assert_eq!(bumped["result"]["content"][0]["text"], "1", "{bumped:#}");
+    assert_eq!(store.reads_of("idle-0300"), 1);
+    assert_eq!(store.loads.load(Ordering::SeqCst), 0, "nothing read whole");
 }
