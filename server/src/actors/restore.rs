@@ -57,8 +57,8 @@ pub(crate) struct Outcome {
 /// ([`fetch`]). Read where the server is built, so a store that cannot be read fails the
 /// build, as before.
 ///
-/// An instance of a toolset its principal's actor starts anew (`anew`: a plain toolset
-/// of one instance per principal, a lobby) is not read back at all: its principal,
+/// An instance of a toolset its principal's actor starts anew (`anew`: a plain,
+/// default-open toolset of one instance per principal, a lobby) is not read back at all: its principal,
 /// whenever it is read, starts it again ([`drop_anew`]). The largest instance id kept is
 /// given back beside, for new ids to go past it.
 pub(crate) fn read_start(
@@ -94,8 +94,8 @@ pub(crate) fn read_start(
 }
 
 /// Drops from `links` each link to an instance not `running` of a toolset the principal's
-/// actor starts anew ([`Shared::started_anew`]: a plain toolset of one instance per
-/// principal, a lobby), forgetting its record **\[project\]**: the state keeps it open,
+/// actor starts anew ([`Shared::started_anew`]: a plain, default-open toolset of one
+/// instance per principal, a lobby), forgetting its record **\[project\]**: the state keeps it open,
 /// and the actor starts it again when it starts (`PrincipalActor::started`), as it does a
 /// default-open toolset — rather than every principal holding one being read at start to
 /// resume an instance that holds nothing of its own (issue #41).

@@ -569,7 +569,7 @@ impl ServerBuilder {
         let loaded = match &self.store {
             // Issue #41: the instances and the principals they need, not everything.
             Some(store) => {
-                let anew = |t: &str| !logic.contains_key(t) && !catalog.is_instanced(t);
+                let anew = |t: &str| crate::shared::started_anew(&logic, &catalog, t);
                 Some(crate::actors::restore::read_start(&**store, &anew)?)
             }
             None => None,
