@@ -20,8 +20,12 @@
 //! transaction: one WAL flush, all of them or none.
 //!
 //! **Revision check** (issue #41 item 1: two nodes can never both write a record's next
-//! version). The store remembers the revision of each record it loaded or last wrote, and
-//! of each it did not see, that there was none. Every write says which revision it
+//! version). The store remembers the revision of each record it loaded, read or last
+//! wrote, and of each it did not see, that there was none. A server reads one principal's
+//! record (with its parts, in one snapshot) on its first use and the instances' at start
+//! ([`Store::load_principal`], [`Store::load_instance`], [`Store::live_instances`]): each
+//! read remembers what it saw beside what is known, so a principal read when first used
+//! is written over the revision read. Every write says which revision it
 //! replaces: an update is made only where the row still has that revision, a creation
 //! only where there is still no row, a deletion only of that revision. A write whose
 //! record another writer changed, created or deleted meanwhile fails the whole commit
@@ -50,8 +54,8 @@
 //!
 //! **\[project\]** The connection lives on a thread of its own, the store's calls handed
 //! to it: the synchronous `postgres` client runs a small runtime of its own, which must
-//! not be entered from inside another's, and [`Store::load`] is called where the server is
-//! built — inside the arcade's actix system, say. The commit queue's writer thread then
+//! not be entered from inside another's, and the store is read where the server is built
+//! — inside the arcade's actix system, say — and when a principal is first used. The commit queue's writer thread then
 //! waits for the answer as it waits for redb's fsync. A connection lost (the database
 //! restarted, the network cut) fails the call it was lost in, and the server gives its
 //! store up until restarted, as for any write that failed: a node of several stops and
@@ -60,7 +64,7 @@
 //! issue #41).
 
 use crate::leases::{Fence, INSTANCE, PRINCIPAL};
-use mcpl_server::{Loaded, Net, Store, StoreError, Writes};
+use mcpl_server::{LiveInstance, Loaded, Net, PrincipalLoaded, Store, StoreError, Writes};
 use postgres::types::ToSql;
 use postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
 use std::collections::HashMap;
@@ -273,6 +277,19 @@ impl Store for PgStore {
 
     fn location(&self) -> String {
         self.location.clone()
+    }
+
+    fn load_principal(&self, principal: &str) -> Result<PrincipalLoaded, StoreError> {
+        let name = principal.to_owned();
+        self.call(move |c| c.load_principal(&name))
+    }
+
+    fn load_instance(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        self.call(move |c| c.load_instance(id))
+    }
+
+    fn live_instances(&self) -> Result<Vec<LiveInstance>, StoreError> {
+        self.call(Connection::live_instances)
     }
 }
 
@@ -650,6 +667,91 @@ impl Connection {
         }
         self.known = known;
         Ok(loaded)
+    }
+
+    /// A read-only snapshot for the reads of one call.
+    fn snapshot(&mut self) -> Result<Transaction<'_>, StoreError> {
+        let location = self.location.clone();
+        self.client
+            .build_transaction()
+            .isolation_level(IsolationLevel::RepeatableRead)
+            .read_only(true)
+            .start()
+            .map_err(|e| StoreError::Io {
+                path: location.into(),
+                detail: chain(&e),
+            })
+    }
+
+    /// One principal's core record and parts, read in one snapshot; its revision
+    /// remembered (none: that it has none), beside those already known (issue #41: a
+    /// principal read when first used).
+    fn load_principal(&mut self, name: &str) -> Result<PrincipalLoaded, StoreError> {
+        let mut tx = self.snapshot()?;
+        let read = (|| {
+            let core = tx.query_opt(
+                "SELECT record, revision FROM principals WHERE key = $1",
+                &[&name],
+            )?;
+            let parts = tx.query(
+                "SELECT part, record FROM principal_parts WHERE principal = $1 ORDER BY part",
+                &[&name],
+            )?;
+            Ok::<_, postgres::Error>((core, parts))
+        })();
+        drop(tx);
+        let (core, parts) = read.map_err(|e| self.io(&e))?;
+        let core = core.map(|row| {
+            self.known.principals.insert(name.to_owned(), row.get(1));
+            row.get::<_, Vec<u8>>(0)
+        });
+        if core.is_none() {
+            self.known.principals.remove(name);
+        }
+        Ok(PrincipalLoaded {
+            core,
+            parts: parts.into_iter().map(|r| (r.get(0), r.get(1))).collect(),
+        })
+    }
+
+    /// One instance's record; its revision remembered, as for a principal's.
+    fn load_instance(&mut self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let row = self
+            .client
+            .query_opt(
+                "SELECT record, revision FROM instances WHERE key = $1",
+                &[&instance_key(id)],
+            )
+            .map_err(|e| self.io(&e))?;
+        Ok(match row {
+            Some(row) => {
+                self.known.instances.insert(id, row.get(1));
+                Some(row.get(0))
+            }
+            None => {
+                self.known.instances.remove(&id);
+                None
+            }
+        })
+    }
+
+    /// Every instance's record, listed ([`LiveInstance::of`]); their revisions
+    /// remembered.
+    fn live_instances(&mut self) -> Result<Vec<LiveInstance>, StoreError> {
+        let rows = self
+            .client
+            .query(
+                "SELECT key, record, revision FROM instances ORDER BY key",
+                &[],
+            )
+            .map_err(|e| self.io(&e))?;
+        let mut live = Vec::with_capacity(rows.len());
+        for row in rows {
+            let id = instance_id(row.get(0));
+            self.known.instances.insert(id, row.get(2));
+            live.push(LiveInstance::of(id, row.get(1)));
+        }
+        Ok(live)
     }
 
     /// Writes the records in one transaction, each over the revision last seen; the

@@ -377,3 +377,91 @@ fn issue42_a_database_of_records_written_whole_loads_and_is_marked_for_parts() {
         .unwrap();
     assert_eq!(parts_in(&store).len(), 1);
 }
+
+/// An instance's record as the SDK writes it, but for its logic: `alice` present, `bob`
+/// gone, a bot.
+const GAME: &[u8] = br#"{"toolset":"go","name":"g","options":null,
+    "participants":[{"Principal":"alice"},{"Left":"bob"},{"Bot":"gnugo"}],
+    "names":{},"links":{"0":{"toolset":"go","instance":"g"}},"invited":{},"next_call":0,
+    "ended":null,"logic":"NotKept"}"#;
+
+/// Issue #41: a node reads one principal's record (with its parts), one instance's, and
+/// the list of instances with the principals each needs — never everything — and what it
+/// read is guarded by its revision as what `load` read is.
+#[test]
+fn issue41_01_one_record_is_read_at_a_time_and_guarded_by_the_revision_read() {
+    let pg = server();
+    let first = PgStore::connect(&pg.url()).unwrap();
+    first
+        .commit(&[
+            with_parts(
+                "alice",
+                Some(b"a1"),
+                &[("ended/1", Some(b"1")), ("closed/x", Some(b"x"))],
+            ),
+            with_parts("alice2", Some(b"b1"), &[("ended/1", Some(b"9"))]),
+            Writes::instance(7, Some(GAME)),
+            Writes::instance(3, Some(b"not a record")),
+        ])
+        .unwrap();
+    let second = PgStore::connect(&pg.url()).unwrap();
+    let alice = second.load_principal("alice").unwrap();
+    assert_eq!(alice.core.as_deref(), Some(&b"a1"[..]));
+    assert_eq!(
+        alice.parts,
+        [
+            ("closed/x".to_owned(), b"x".to_vec()),
+            ("ended/1".to_owned(), b"1".to_vec())
+        ],
+        "hers only, in name order"
+    );
+    assert_eq!(
+        second.load_principal("nobody").unwrap(),
+        mcpl_server::PrincipalLoaded::default()
+    );
+    assert_eq!(second.load_instance(7).unwrap().as_deref(), Some(GAME));
+    assert_eq!(second.load_instance(8).unwrap(), None);
+    let live = second.live_instances().unwrap();
+    let listed: Vec<(u64, Vec<String>)> =
+        live.iter().map(|l| (l.id, l.principals.clone())).collect();
+    assert_eq!(listed, [(3, vec![]), (7, vec!["alice".to_owned()])]);
+
+    // What the second read, it writes over: alice's revision and instance 7's are known
+    // without a `load`.
+    second
+        .commit(&[with_parts("alice", None, &[("ended/2", Some(b"2"))])])
+        .unwrap();
+    second.put_instance(7, b"moved").unwrap();
+    // The first's view is stale now: its writes of them fail.
+    assert_eq!(
+        conflict_on(first.put_principal("alice", b"a2 by first")),
+        "principal \"alice\""
+    );
+    assert_eq!(conflict_on(first.put_instance(7, b"x")), "instance 7");
+    // And a record the second did not read is one it cannot write over: alice2 (the
+    // first made it, the second never read it).
+    assert_eq!(
+        conflict_on(second.put_principal("alice2", b"b2")),
+        "principal \"alice2\""
+    );
+    // Read again after another wrote it, the record is written over the new revision.
+    let third = PgStore::connect(&pg.url()).unwrap();
+    third.load_principal("alice").unwrap();
+    second.put_principal("alice", b"a3 by second").unwrap();
+    assert_eq!(
+        conflict_on(third.put_principal("alice", b"a3 by third")),
+        "principal \"alice\""
+    );
+    assert_eq!(
+        third.load_principal("alice").unwrap().core.as_deref(),
+        Some(&b"a3 by second"[..])
+    );
+    third.put_principal("alice", b"a4 by third").unwrap();
+    // A principal read as having no record is created, once.
+    third.load_principal("dave").unwrap();
+    second.put_principal("dave", b"d1 by second").unwrap();
+    assert_eq!(
+        conflict_on(third.put_principal("dave", b"d1 by third")),
+        "principal \"dave\""
+    );
+}

@@ -191,6 +191,15 @@ impl Shared {
         }
     }
 
+    /// Whether an instance of `toolset` is started anew by its principal's actor after a
+    /// restart rather than read back (issue #41, `actors/restore.rs`): a default-open
+    /// toolset of one instance per principal whose instances are plain (no logic of their
+    /// own, no options, nothing kept but what the principal's record holds), as a lobby
+    /// answered by handlers.
+    pub(crate) fn started_anew(&self, toolset: &str) -> bool {
+        started_anew(&self.logic, &self.catalog(), toolset)
+    }
+
     /// Makes the next instance ids come after `id` (one read back from the store).
     pub(crate) fn instance_ids_past(&self, id: u64) {
         self.counters
@@ -269,4 +278,15 @@ impl Drop for ListenSlot {
             }
         }
     }
+}
+
+/// See [`Shared::started_anew`]; also what a server being built asks (`read_start`).
+pub(crate) fn started_anew(
+    logic: &HashMap<String, Arc<dyn ToolsetLogic>>,
+    catalog: &Catalog,
+    toolset: &str,
+) -> bool {
+    !logic.contains_key(toolset)
+        && !catalog.is_instanced(toolset)
+        && catalog.default_open().any(|t| t == toolset)
 }

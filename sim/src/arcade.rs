@@ -21,7 +21,8 @@ use actix::ArbiterHandle;
 use mcpl_games::arcade::listen::HTTP_PATH;
 use mcpl_games::arcade::{Arcade, ArcadeConfig, LOBBY};
 use mcpl_server::{
-    BuildError, Loaded, MemoryStore, Restored, Server, SessionHandle, Store, StoreError, Writes,
+    BuildError, LiveInstance, Loaded, MemoryStore, PrincipalLoaded, Restored, Server,
+    SessionHandle, Store, StoreError, Writes,
 };
 use mcpl_transport::{Connection, Principal, ServerOptions, http, ws};
 use std::collections::HashMap;
@@ -153,6 +154,17 @@ impl Store for Life {
     }
     fn location(&self) -> String {
         "the simulator's memory".to_owned()
+    }
+    // Each record read as the memory store reads it (issue #41: a start reads what its
+    // instances need, each other principal on its first use), not through `load`.
+    fn load_principal(&self, principal: &str) -> Result<PrincipalLoaded, StoreError> {
+        self.records.load_principal(principal)
+    }
+    fn load_instance(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        self.records.load_instance(id)
+    }
+    fn live_instances(&self) -> Result<Vec<LiveInstance>, StoreError> {
+        self.records.live_instances()
     }
 }
 

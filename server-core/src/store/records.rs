@@ -145,3 +145,46 @@ impl ParticipantRecord {
         }
     }
 }
+
+/// What an instance's record says its resumption needs ([`needs`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Needs {
+    /// Its record says it ended.
+    pub ended: bool,
+    /// The named principals among its participants, present or linking to it, sorted and
+    /// each once: the principals whose records its resumption reads (issue #41).
+    pub principals: Vec<String>,
+}
+
+/// What an instance's record `bytes` needs to be resumed, read from only the fields that
+/// say it (its logic's state is skipped); `None` when they cannot be read.
+pub fn needs(bytes: &[u8]) -> Option<Needs> {
+    #[derive(Deserialize)]
+    struct Head {
+        participants: Vec<ParticipantRecord>,
+        #[serde(default)]
+        links: BTreeMap<u32, serde::de::IgnoredAny>,
+        ended: Option<String>,
+    }
+    let head: Head = serde_json::from_slice(bytes).ok()?;
+    let mut principals: Vec<String> = head
+        .participants
+        .iter()
+        .enumerate()
+        .filter_map(|(id, p)| match p {
+            ParticipantRecord::Principal(n) => Some(n.clone()),
+            ParticipantRecord::Invited(n) | ParticipantRecord::Left(Some(n))
+                if u32::try_from(id).is_ok_and(|id| head.links.contains_key(&id)) =>
+            {
+                Some(n.clone())
+            }
+            _ => None,
+        })
+        .collect();
+    principals.sort_unstable();
+    principals.dedup();
+    Some(Needs {
+        ended: head.ended.is_some(),
+        principals,
+    })
+}

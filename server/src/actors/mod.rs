@@ -31,7 +31,9 @@
 //! A principal awaits its instance only to open, join or close (so nothing observes a
 //! half-opened instance), and hears a decline's end without blocking its mailbox; an
 //! instance never awaits anyone, so the two cannot deadlock. The registry awaits nobody in
-//! its mailbox (a retiring principal's answer comes back as a spawned future).
+//! its mailbox (a retiring principal's answer comes back as a spawned future, and a
+//! principal's record read on its first use, issue #41, as a `FetchedFor` message from a
+//! blocking task).
 
 pub(crate) mod instance;
 pub(crate) mod principal;

@@ -10,6 +10,17 @@
 //! invitation arriving while it retires either keeps it alive or reaches a fresh actor —
 //! by mailbox order, with no counters.
 //!
+//! **Read on first use** (issue #41). On a server with a store, a named principal without
+//! an actor is read from the store first (`restore::fetch`, off the actors' threads):
+//! what arrives for it meanwhile waits in `loading`, in order, so first uses at once read
+//! it once. A read that fails refuses the sessions waiting (their hosts may try again)
+//! and keeps invitations for the next read; no actor ever starts from nothing over a
+//! record it could not read. **Bounded** **\[project\]**: a principal read stays while it
+//! has sessions, instances, invitations or ended records not expired (the retirement rule
+//! above, `PrincipalConfig::ended_ttl`, an hour by default), as every principal restored
+//! at a start did before — so the principals resident are those in use or used within
+//! that time, not every principal the store holds.
+//!
 //! What it publishes for readers on any thread (the live session count, the principal
 //! count, who is online) it writes alone, into [`Published`].
 //!
@@ -29,12 +40,22 @@ use tokio::sync::oneshot;
 
 mod messages;
 
-pub(crate) use messages::{AttachSession, DetachSession, Published};
+use messages::FetchedFor;
+pub(crate) use messages::{AttachError, AttachSession, DetachSession, Published};
+
+/// How long a principal whose record could not be read waits before it is read again,
+/// while invitations wait for it **\[project\]** (a session attaching is told at once,
+/// and its host tries again).
+const READ_AGAIN: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// A message held for a retiring principal, in the order it came.
 enum Held {
     /// With the arbiter to start the principal's actor on if it had retired meanwhile.
-    Attach(Attach, oneshot::Sender<Addr<PrincipalActor>>, ArbiterHandle),
+    Attach(
+        Attach,
+        oneshot::Sender<Result<Addr<PrincipalActor>, AttachError>>,
+        ArbiterHandle,
+    ),
     Detach(Detach),
     Invitation(Invitation),
     Withdrawn(InvitationWithdrawn),
@@ -79,6 +100,12 @@ pub(crate) struct Registry {
     shared: Arc<Shared>,
     published: Arc<Published>,
     principals: HashMap<Principal, Entry>,
+    /// Principals whose record is being read for their first use (issue #41), with what
+    /// arrived for them meanwhile, in order: one read each, however many wait.
+    loading: HashMap<Principal, Vec<Held>>,
+    /// The instances the start resumed, by id: a principal read later links to those
+    /// still running (`restore::revive`).
+    running: HashMap<u64, Addr<crate::actors::instance::InstanceActor>>,
     /// Live sessions per principal, for who is online.
     sessions: HashMap<Principal, usize>,
     live: usize,
@@ -92,6 +119,8 @@ impl Registry {
             shared,
             published,
             principals: HashMap::new(),
+            loading: HashMap::new(),
+            running: HashMap::new(),
             sessions: HashMap::new(),
             live: 0,
             next_generation: 0,
@@ -102,7 +131,7 @@ impl Registry {
     /// The principal's entry, its actor started on `arbiter` if it has none.
     fn entry(&mut self, principal: &Principal, arbiter: &ArbiterHandle) -> &mut Entry {
         if !self.principals.contains_key(principal) {
-            let entry = self.start(principal, arbiter);
+            let entry = self.start(principal, arbiter, None);
             self.principals.insert(principal.clone(), entry);
             self.published
                 .principals
@@ -113,7 +142,13 @@ impl Registry {
             .expect("inserted just above")
     }
 
-    fn start(&mut self, principal: &Principal, arbiter: &ArbiterHandle) -> Entry {
+    /// Starts the principal's actor on `arbiter`: as read back (`revived`), or new.
+    fn start(
+        &mut self,
+        principal: &Principal,
+        arbiter: &ArbiterHandle,
+        revived: Option<crate::actors::restore::Revived>,
+    ) -> Entry {
         self.next_generation += 1;
         let generation = self.next_generation;
         let me = self.me.clone().expect("set when the registry started");
@@ -122,8 +157,11 @@ impl Registry {
             route: me.recipient(),
         };
         let (shared, p) = (self.shared.clone(), principal.clone());
-        let addr = PrincipalActor::start_in_arbiter(arbiter, move |_| {
-            PrincipalActor::new(shared, registrar, generation, p)
+        let addr = PrincipalActor::start_in_arbiter(arbiter, move |_| match revived {
+            Some(r) => {
+                PrincipalActor::restored(shared, registrar, generation, p, r.state, r.links, r.kept)
+            }
+            None => PrincipalActor::new(shared, registrar, generation, p),
         });
         Entry {
             addr,
@@ -135,11 +173,59 @@ impl Registry {
     /// Routes `m` to the principal's actor (starting one if `revives`), or holds it while
     /// the actor is asked to retire.
     fn route(&mut self, principal: &Principal, m: Held) {
+        if let Some(held) = self.loading.get_mut(principal) {
+            held.push(m); // its record is being read: after it, in order
+            return;
+        }
         if !m.revives() && !self.principals.contains_key(principal) {
             return; // a detach or withdrawal for an actor that is gone: nothing to tell
         }
+        if !self.principals.contains_key(principal) && self.reads(principal) {
+            self.loading.insert(principal.clone(), vec![m]);
+            self.fetch(principal.clone());
+            return;
+        }
         let arbiter = m.arbiter();
         self.entry(principal, &arbiter).send(m);
+    }
+
+    /// Whether a principal without an actor is read from the store first (issue #41
+    /// **\[project\]**): a named one, on a server that keeps durable state. The start read
+    /// only the principals its instances need (`restore::read_start`); any other may have
+    /// a record (ended records, tombstones, its version), read on its first use — a
+    /// session attaching or an invitation naming it — before anything reaches it.
+    fn reads(&self, principal: &Principal) -> bool {
+        self.shared.store.is_some() && matches!(principal, Principal::Named(_))
+    }
+
+    /// Reads `principal`'s record off the actors' threads, once every step handed to the
+    /// store before is decided (an earlier actor of it may have just forgotten its
+    /// record); the answer comes back as [`FetchedFor`].
+    fn fetch(&mut self, principal: Principal) {
+        let (Principal::Named(name), Some(store), Some(me)) =
+            (&principal, self.shared.store.clone(), self.me.clone())
+        else {
+            return;
+        };
+        self.running.retain(|_, addr| addr.connected());
+        let running: std::collections::HashSet<u64> = self.running.keys().copied().collect();
+        let settled = self.shared.settled();
+        let name = name.clone();
+        actix::spawn(async move {
+            settled.await;
+            let location = store.location();
+            let read = tokio::task::spawn_blocking(move || {
+                crate::actors::restore::fetch(&*store, &name, &running)
+            })
+            .await
+            .unwrap_or_else(|e| {
+                Err(crate::store::StoreError::Io {
+                    path: location.into(),
+                    detail: format!("reading a principal's record failed: {e}"),
+                })
+            });
+            me.do_send(FetchedFor { principal, read });
+        });
     }
 
     /// The principal's answer to [`Retire`] (`Err`: its actor is gone anyway).
@@ -196,6 +282,7 @@ impl Registry {
             },
         );
         self.next_generation = generation;
+        self.running = restored.instances;
         *self
             .published
             .restored
@@ -238,7 +325,7 @@ fn deliver(addr: &Addr<PrincipalActor>, m: Held) {
     match m {
         Held::Attach(a, reply, _) => {
             addr.do_send(a);
-            let _ = reply.send(addr.clone());
+            let _ = reply.send(Ok(addr.clone()));
         }
         Held::Detach(d) => addr.do_send(d),
         Held::Invitation(i) => addr.do_send(i),
@@ -256,8 +343,70 @@ impl Actor for Registry {
     }
 }
 
+impl Handler<FetchedFor> for Registry {
+    type Result = ();
+
+    /// A principal's record was read (issue #41): its actor starts from it, and what
+    /// waited for it goes to it in order. A read that failed tells each session waiting to
+    /// attach why (its host may try again) and loses nothing: no actor starts from
+    /// nothing over the record, and invitations wait for the next read.
+    fn handle(&mut self, m: FetchedFor, ctx: &mut Context<Self>) {
+        let Some(held) = self.loading.remove(&m.principal) else {
+            return;
+        };
+        let principal = m.principal;
+        match m.read {
+            Ok(fetched) => {
+                let name = principal.name();
+                let revived =
+                    crate::actors::restore::revive(&self.shared, &name, fetched, &self.running);
+                let arbiter = held
+                    .iter()
+                    .find(|h| h.revives())
+                    .map_or_else(Arbiter::current, Held::arbiter);
+                let mut entry = self.start(&principal, &arbiter, revived);
+                for h in held {
+                    entry.send(h);
+                }
+                self.principals.insert(principal, entry);
+                self.published
+                    .principals
+                    .store(self.principals.len(), Ordering::Relaxed);
+            }
+            Err(e) => {
+                let location = self
+                    .shared
+                    .store
+                    .as_ref()
+                    .map(|s| s.location())
+                    .unwrap_or_default();
+                tracing::warn!(
+                    store = %location, principal = %principal.name(), error = %e,
+                    "a principal's record cannot be read; its sessions are refused, and \
+                     invitations for it wait"
+                );
+                let waiting: Vec<Held> = held
+                    .into_iter()
+                    .filter_map(|h| match h {
+                        Held::Attach(_, reply, _) => {
+                            let _ = reply.send(Err(AttachError::Unreadable(e.to_string())));
+                            None
+                        }
+                        Held::Invitation(_) | Held::Withdrawn(_) => Some(h),
+                        Held::Detach(_) | Held::Swap(_) => None,
+                    })
+                    .collect();
+                if waiting.iter().any(Held::revives) {
+                    self.loading.insert(principal.clone(), waiting);
+                    ctx.run_later(READ_AGAIN, move |act, _| act.fetch(principal));
+                }
+            }
+        }
+    }
+}
+
 impl Handler<AttachSession> for Registry {
-    type Result = ResponseFuture<Option<Addr<PrincipalActor>>>;
+    type Result = ResponseFuture<Result<Addr<PrincipalActor>, AttachError>>;
 
     fn handle(&mut self, m: AttachSession, _: &mut Context<Self>) -> Self::Result {
         self.live += 1;
@@ -266,7 +415,7 @@ impl Handler<AttachSession> for Registry {
         let (tx, rx) = oneshot::channel();
         let attach = Attach { id: m.id, to: m.to };
         self.route(&m.principal, Held::Attach(attach, tx, m.arbiter));
-        Box::pin(async move { rx.await.ok() })
+        Box::pin(async move { rx.await.unwrap_or(Err(AttachError::Gone)) })
     }
 }
 

@@ -1,8 +1,18 @@
 //! Reading a server's durable state back when it starts (issue #15 **\[project\]**): every
-//! principal with a record gets its actor again, with its state (`toolsets/list` is
-//! truthful at once, §4.3), and every instance one of them still links to gets its actor
-//! again, its logic read back — so a host reconnecting adopts its instances without
-//! opening them again (§4.6, vector 9).
+//! instance a principal still links to gets its actor again, its logic read back — so a
+//! host reconnecting adopts its instances without opening them again (§4.6, vector 9) —
+//! and so does every principal those instances name, with its state.
+//!
+//! **Only what the instances need** (issue #41 **\[project\]**): the start reads every
+//! instance's record and the records of the principals they name ([`read_start`]), not
+//! every principal's — a node's start and a takeover no longer grow with every principal
+//! ever seen. Any other principal is read on its first use ([`fetch`], [`revive`]: a
+//! session attaching, an invitation naming it; `registry.rs`) and comes back as a restart
+//! brings it back: its ended records and tombstones from its parts, its version past its
+//! record's (`continue_after_restart`), linked to the instances running, each other
+//! instance it linked to ended with the reason its record gives. An instance of a plain
+//! toolset of one instance per principal (a lobby) is not read back: its principal starts
+//! it anew ([`drop_anew`]).
 //!
 //! What cannot come back ends, each with an ended record saying why
 //! (`server-core/src/principal_core/restore.rs`), and the rest load:
@@ -24,18 +34,79 @@ use crate::ids::InstanceId;
 use crate::shared::Shared;
 use crate::store::parts::{self, Ledger, Stored};
 use crate::store::records::{
-    InstanceRecord, LogicRecord, PrincipalRecord, REASON_LOST, REASON_NOT_KEPT,
+    InstanceRecord, LinkRecord, LogicRecord, PrincipalRecord, REASON_LOST, REASON_NOT_KEPT,
 };
-use crate::store::{Loaded, Restored};
+use crate::store::{Loaded, PrincipalLoaded, Restored, Store, StoreError};
 use actix::prelude::*;
 use mcpl_transport::Principal;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::sync::Arc;
 
 /// What was restored, and the principals' actors.
 pub(crate) struct Outcome {
     pub(crate) principals: Vec<RestoredPrincipal>,
+    /// The instances running again, by id: a principal read later (on its first use)
+    /// links to those still running.
+    pub(crate) instances: HashMap<u64, Addr<InstanceActor>>,
     pub(crate) counts: Restored,
+}
+
+/// What a server reads of its store when it starts (issue #41 **\[project\]**): every
+/// instance's record ([`Store::live_instances`]) and the records of the principals they
+/// name — not every principal's. The others are read on their first use
+/// ([`fetch`]). Read where the server is built, so a store that cannot be read fails the
+/// build, as before.
+///
+/// An instance of a toolset its principal's actor starts anew (`anew`: a plain,
+/// default-open toolset of one instance per principal, a lobby) is not read back at all: its principal,
+/// whenever it is read, starts it again ([`drop_anew`]). The largest instance id kept is
+/// given back beside, for new ids to go past it.
+pub(crate) fn read_start(
+    store: &dyn Store,
+    anew: &dyn Fn(&str) -> bool,
+) -> Result<(Loaded, Option<u64>), StoreError> {
+    /// The toolset of an instance's record, the rest skipped.
+    #[derive(serde::Deserialize)]
+    struct Toolset {
+        toolset: String,
+    }
+    let mut live = store.live_instances()?;
+    let last = live.iter().map(|i| i.id).max();
+    live.retain(|i| {
+        serde_json::from_slice::<Toolset>(&i.record).map_or(true, |r| !anew(&r.toolset))
+    });
+    let names: BTreeSet<&str> = live
+        .iter()
+        .flat_map(|i| i.principals.iter().map(String::as_str))
+        .collect();
+    let mut loaded = Loaded::default();
+    for name in names {
+        let principal = store.load_principal(name)?;
+        for (part, bytes) in principal.parts {
+            loaded.parts.push((name.to_owned(), part, bytes));
+        }
+        if let Some(core) = principal.core {
+            loaded.principals.push((name.to_owned(), core));
+        }
+    }
+    loaded.instances = live.into_iter().map(|i| (i.id, i.record)).collect();
+    Ok((loaded, last))
+}
+
+/// Drops from `links` each link to an instance not `running` of a toolset the principal's
+/// actor starts anew ([`Shared::started_anew`]: a plain, default-open toolset of one
+/// instance per principal, a lobby), forgetting its record **\[project\]**: the state keeps it open,
+/// and the actor starts it again when it starts (`PrincipalActor::started`), as it does a
+/// default-open toolset — rather than every principal holding one being read at start to
+/// resume an instance that holds nothing of its own (issue #41).
+fn drop_anew(shared: &Shared, links: &mut Vec<LinkRecord>, running: impl Fn(u64) -> bool) {
+    links.retain(|l| {
+        let anew = !running(l.instance) && shared.started_anew(&l.key.toolset);
+        if anew {
+            let _ = shared.write_instance(l.instance, None);
+        }
+        !anew
+    });
 }
 
 /// A principal's actor, restored and running.
@@ -176,9 +247,11 @@ pub(crate) fn restore(
         // A new life: past every version the last one may have told without keeping it,
         // before any change made here (an instance lost below) takes one (issue #41).
         state.continue_after_restart();
+        let mut links = record.links;
+        drop_anew(shared, &mut links, |id| instances.contains_key(&id));
         let back = read_back(
             state,
-            record.links,
+            links,
             |id| instances.get(&id).cloned(),
             |id| ends.get(&id).cloned(),
             now,
@@ -213,6 +286,7 @@ pub(crate) fn restore(
     tracing::info!(store = %location, ?counts, "durable state read back");
     Outcome {
         principals: restored,
+        instances,
         counts,
     }
 }
@@ -241,5 +315,157 @@ fn readable(
             "the server restarted, and the instance's state could not be kept: {e}"
         )),
         LogicRecord::Gone => Err(REASON_LOST.to_owned()),
+    }
+}
+
+/// A principal's record read on its first use (issue #41), with the records of the
+/// instances it links to that were not running when it was read.
+pub(crate) struct Fetched {
+    /// Its record and parts.
+    pub(crate) principal: PrincipalLoaded,
+    /// The records of the instances it links to, but those running (`None`: no record).
+    pub(crate) instances: HashMap<u64, Option<Vec<u8>>>,
+}
+
+/// Reads `name`'s record and the records of the instances it links to that are not in
+/// `running` (those running are linked to as they are): a blocking call, made off the
+/// actors' threads.
+pub(crate) fn fetch(
+    store: &dyn Store,
+    name: &str,
+    running: &HashSet<u64>,
+) -> Result<Fetched, StoreError> {
+    /// The links of a principal's record, the rest skipped.
+    #[derive(serde::Deserialize)]
+    struct Links {
+        links: Vec<LinkRecord>,
+    }
+    let principal = store.load_principal(name)?;
+    let mut instances = HashMap::new();
+    let links = principal
+        .core
+        .as_deref()
+        .and_then(|core| serde_json::from_slice::<Links>(core).ok());
+    for l in links.map(|l| l.links).unwrap_or_default() {
+        if !running.contains(&l.instance) && !instances.contains_key(&l.instance) {
+            instances.insert(l.instance, store.load_instance(l.instance)?);
+        }
+    }
+    Ok(Fetched {
+        principal,
+        instances,
+    })
+}
+
+/// A principal read on its first use, ready to run: what [`PrincipalActor::restored`]
+/// takes.
+pub(crate) struct Revived {
+    pub(crate) state: PrincipalState,
+    pub(crate) links: BTreeMap<InstanceKey, crate::actors::principal::InstanceLink>,
+    pub(crate) kept: (Stored, Ledger),
+}
+
+/// What `fetched` comes to for principal `name` (issue #41): its state read back as a
+/// restart reads it (`restore`) — past every version its last life may have told, linked
+/// to the instances of `running` still running, every other instance it linked to ended
+/// with the reason its record gives (or [`REASON_LOST`]). `None` when it has no record it
+/// can read: it starts as a new principal (parts left without a record are forgotten).
+pub(crate) fn revive(
+    shared: &Arc<Shared>,
+    name: &str,
+    fetched: Fetched,
+    running: &HashMap<u64, Addr<InstanceActor>>,
+) -> Option<Revived> {
+    let location = shared
+        .store
+        .as_ref()
+        .map_or_else(|| "memory".to_owned(), |s| s.location());
+    let Fetched {
+        principal,
+        instances,
+    } = fetched;
+    let Some(core) = principal.core else {
+        if !principal.parts.is_empty() {
+            // Parts of no principal's record (none is written without it): forgotten.
+            let _ = shared.write_principal(name, None);
+        }
+        return None;
+    };
+    let stored = Stored {
+        core,
+        parts: principal.parts.into_iter().collect(),
+    };
+    let of = stored.parts.iter().map(|(n, b)| (n.as_str(), b.as_slice()));
+    let read = match parts::read(&stored.core, of) {
+        Ok(read) => read,
+        Err(e) => {
+            tracing::error!(
+                store = %location, principal = %name, error = %e,
+                "a principal's record cannot be read; it starts anew"
+            );
+            return None;
+        }
+    };
+    for (part, e) in &read.unread {
+        tracing::error!(
+            store = %location, principal = %name, part = %part, error = %e,
+            "a part of a principal's record cannot be read; it is left out"
+        );
+    }
+    let now = shared.now();
+    let mut state = PrincipalState::restore(
+        shared.catalog(),
+        shared.principal_config.clone(),
+        shared.ended_ids.clone(),
+        read.record.state,
+        now,
+    );
+    // A new life of this principal, as after a restart (issue #41).
+    state.continue_after_restart();
+    let live = |id: u64| running.get(&id).is_some_and(|a| a.connected());
+    let mut links = read.record.links;
+    drop_anew(shared, &mut links, live);
+    let back = read_back(
+        state,
+        links,
+        |id| running.get(&id).filter(|a| a.connected()).cloned(),
+        |id| match instances.get(&id) {
+            Some(Some(bytes)) => not_running(shared, bytes, &location),
+            _ => None,
+        },
+        now,
+    );
+    tracing::debug!(store = %location, principal = %name, "principal read on its first use");
+    Some(Revived {
+        state: back.state,
+        links: back.links,
+        kept: (stored, read.ledger),
+    })
+}
+
+/// Why an instance whose record is `bytes`, and which is not running, ended: its own
+/// reason, or why it could not come back; `None` ([`REASON_LOST`]) for one whose record
+/// says it runs — it did not come back in this server's life.
+fn not_running(shared: &Shared, bytes: &[u8], location: &str) -> Option<String> {
+    let record = match serde_json::from_slice::<InstanceRecord>(bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            return Some(format!(
+                "the server restarted, and the instance's state in {location} could not be read: {e}"
+            ));
+        }
+    };
+    if let Some(reason) = record.ended {
+        return Some(reason);
+    }
+    match record.logic {
+        LogicRecord::Kept { .. } if shared.restore_of(&record.toolset).is_none() => {
+            Some(REASON_NOT_KEPT.to_owned())
+        }
+        LogicRecord::Kept { .. } | LogicRecord::Gone => None,
+        LogicRecord::NotKept => Some(REASON_NOT_KEPT.to_owned()),
+        LogicRecord::Unwritable(e) => Some(format!(
+            "the server restarted, and the instance's state could not be kept: {e}"
+        )),
     }
 }

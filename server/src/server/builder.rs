@@ -567,8 +567,16 @@ impl ServerBuilder {
             }
         }
         let loaded = match &self.store {
-            Some(store) => Some(store.load()?),
+            // Issue #41: the instances and the principals they need, not everything.
+            Some(store) => {
+                let anew = |t: &str| crate::shared::started_anew(&logic, &catalog, t);
+                Some(crate::actors::restore::read_start(&**store, &anew)?)
+            }
             None => None,
+        };
+        let (loaded, last_instance) = match loaded {
+            Some((loaded, last)) => (Some(loaded), last),
+            None => (None, None),
         };
         let commits = match &self.store {
             Some(store) => Some(CommitQueue::start(store.clone()).map_err(|e| {
@@ -623,6 +631,10 @@ impl ServerBuilder {
             restore,
             loaded: Mutex::new(loaded),
         };
+        if let Some(id) = last_instance {
+            // New instances go past every one kept, those not read back too.
+            shared.instance_ids_past(id);
+        }
         Ok(Server::new(shared, self.handlers))
     }
 }

@@ -25,6 +25,9 @@ fn mrtr(req: &Request) -> bool {
 
 impl SessionActor {
     pub(super) fn on_inbound(&mut self, item: Inbound, ctx: &mut Context<Self>) {
+        if let Some(why) = &self.unavailable {
+            return self.refuse(item, why.clone(), ctx);
+        }
         self.refresh_manifest();
         match item {
             Inbound::Message {
@@ -42,6 +45,31 @@ impl SessionActor {
             Inbound::TooLarge { size, limit, .. } => self.core.handle_too_large(size, limit),
         }
         self.drive(ctx);
+    }
+
+    /// The principal's record could not be read (issue #41): a request is answered with
+    /// a retryable error saying so, having done nothing, and the link is closed — a host
+    /// connecting again has the record read again **\[project\]**; anything else is
+    /// dropped.
+    fn refuse(&mut self, item: Inbound, why: String, ctx: &mut Context<Self>) {
+        let Inbound::Message {
+            message: Message::Request(req),
+            ..
+        } = item
+        else {
+            return;
+        };
+        let error = mcpl_protocol::jsonrpc::ErrorObject::new(
+            mcpl_protocol::jsonrpc::ErrorCode::INTERNAL_ERROR,
+            format!(
+                "Not served: the server could not read {}'s state from its store ({why}). \
+                 Nothing was done; try again.",
+                self.principal.name()
+            ),
+        )
+        .with_data(serde_json::json!({"retryable": true, "ran": false}));
+        self.write(Response::err(Some(req.id), error).into());
+        ctx.stop();
     }
 
     /// A modern request MRTR serves (`tools/call`, `prompts/get`, `resources/read`): what

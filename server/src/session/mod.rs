@@ -61,7 +61,7 @@ pub use crate::ids::SessionId;
 pub use crate::session_port::{SessionClosed, SessionHandle, SessionStatus};
 
 use crate::actors::principal::{self, AnswerBody, PrincipalActor};
-use crate::actors::registry::{AttachSession, DetachSession, Registry};
+use crate::actors::registry::{AttachError, AttachSession, DetachSession, Registry};
 use crate::author::Event;
 use crate::cancel::Stopper;
 use crate::core::InstanceKey;
@@ -142,6 +142,9 @@ pub(crate) struct SessionActor {
     /// The resources this session watches, each with its place in the server's index
     /// (`features.rs`): dropped with the actor, so an ended session is told nothing.
     watching: std::collections::HashMap<String, crate::watchers::Watch>,
+    /// Its principal's record could not be read from the store (issue #41): why. Every
+    /// request is refused, retryable, and the link closed (`dispatch.rs`).
+    unavailable: Option<String>,
 }
 
 impl SessionActor {
@@ -173,6 +176,7 @@ impl SessionActor {
             oneshot: false,
             listen_slots: std::collections::HashMap::new(),
             watching: std::collections::HashMap::new(),
+            unavailable: None,
         }
     }
 
@@ -239,7 +243,11 @@ impl Actor for SessionActor {
         };
         ctx.wait(self.registry.send(attach).into_actor(self).map(
             |answer, act, ctx| match answer {
-                Ok(Some(addr)) => act.principal_addr = Some(addr),
+                Ok(Ok(addr)) => act.principal_addr = Some(addr),
+                Ok(Err(AttachError::Unreadable(why))) => {
+                    tracing::warn!(session = %act.id, error = %why, "the principal's record cannot be read; refusing the session's requests");
+                    act.unavailable = Some(why);
+                }
                 _ => {
                     tracing::warn!(session = %act.id, "the server's registry is gone");
                     ctx.stop();

@@ -1,6 +1,6 @@
 //! [`MemoryStore`]: records kept in the process.
 
-use super::{Loaded, Store, StoreError, Writes};
+use super::{LiveInstance, Loaded, PrincipalLoaded, Store, StoreError, Writes};
 use std::collections::BTreeMap;
 use std::sync::{Mutex, PoisonError};
 
@@ -84,5 +84,30 @@ impl Store for MemoryStore {
 
     fn location(&self) -> String {
         "memory".to_owned()
+    }
+
+    fn load_principal(&self, principal: &str) -> Result<PrincipalLoaded, StoreError> {
+        Ok(self.with(|r| PrincipalLoaded {
+            core: r.principals.get(principal).cloned(),
+            parts: r
+                .parts
+                .range((principal.to_owned(), String::new())..)
+                .take_while(|((owner, _), _)| owner == principal)
+                .map(|((_, part), v)| (part.clone(), v.clone()))
+                .collect(),
+        }))
+    }
+
+    fn load_instance(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        Ok(self.with(|r| r.instances.get(&id).cloned()))
+    }
+
+    fn live_instances(&self) -> Result<Vec<LiveInstance>, StoreError> {
+        let records: Vec<(u64, Vec<u8>)> =
+            self.with(|r| r.instances.iter().map(|(k, v)| (*k, v.clone())).collect());
+        Ok(records
+            .into_iter()
+            .map(|(id, record)| LiveInstance::of(id, record))
+            .collect())
     }
 }

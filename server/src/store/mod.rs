@@ -4,7 +4,9 @@
 //! and each instance's record (its participants, invitations, the names each principal
 //! gives it, and its logic's state when the logic is [`Durable`](crate::Durable)).
 //!
-//! [`Store`] is small on purpose: load everything at start, and commit [`Writes`] — what
+//! [`Store`] is small on purpose: read what a start needs (every instance's record and
+//! the principals they name, [`Store::live_instances`]) and each other principal's record
+//! on its first use ([`Store::load_principal`], issue #41), and commit [`Writes`] — what
 //! steps put and delete, handed over as values, written together or not at all. The SDK
 //! encodes the records (JSON, `records.rs`); a store keeps bytes. [`RedbStore`] is the
 //! embedded default (one `redb` file, crash-safe commits); [`MemoryStore`] keeps the
@@ -47,7 +49,8 @@ use std::path::PathBuf;
 /// ([`Server::restored`](crate::Server::restored)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Restored {
-    /// Principals given back their state.
+    /// Principals given back their state at start: those its instances name (issue #41:
+    /// every other principal is read on its first use, and not counted here).
     pub principals: usize,
     /// Instances running again, where they were.
     pub instances: usize,
@@ -69,6 +72,50 @@ pub struct Loaded {
     /// The parts of principals' records kept under keys of their own (see [`Writes`]), by
     /// the principal's name and the part's, in that order.
     pub parts: Vec<(String, String, Vec<u8>)>,
+}
+
+/// One principal's record as a store keeps it ([`Store::load_principal`]): its core and
+/// its parts (issue #42 item 1).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PrincipalLoaded {
+    /// Its core record; `None`: it has none (parts left without one are a record's
+    /// remains, which the server forgets).
+    pub core: Option<Vec<u8>>,
+    /// Its parts, by name, in name order.
+    pub parts: Vec<(String, Vec<u8>)>,
+}
+
+/// An instance whose record a store keeps, as [`Store::live_instances`] lists it: what a
+/// server resumes when it starts, with the principals it needs read first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveInstance {
+    /// Its id.
+    pub id: u64,
+    /// Whether its record says it ended (it waits for a participant to be told).
+    pub ended: bool,
+    /// The named principals it has as participants, sorted: the records its resumption
+    /// reads. Empty when the record cannot be read (it then ends for whoever links to it).
+    pub principals: Vec<String>,
+    /// Its record.
+    pub record: Vec<u8>,
+}
+
+impl LiveInstance {
+    /// The entry for instance `id` whose record is `record`, what it needs read from the
+    /// record itself (the SDK's format, `records.rs`): a store keeps bytes, and lists its
+    /// instances with this.
+    pub fn of(id: u64, record: Vec<u8>) -> Self {
+        let (ended, principals) = match records::needs(&record) {
+            Some(needs) => (needs.ended, needs.principals),
+            None => (false, Vec::new()),
+        };
+        LiveInstance {
+            id,
+            ended,
+            principals,
+            record,
+        }
+    }
 }
 
 /// What one step keeps (issue #42 item 1): records put (`Some`, replacing the one kept)
@@ -179,7 +226,10 @@ pub struct PrincipalNet<'a> {
 
 /// Where a server keeps its durable state. See the module docs.
 pub trait Store: Send + Sync + 'static {
-    /// Everything kept, read once when the server starts.
+    /// Everything kept, in one read. The server itself no longer calls it (it reads
+    /// [`Store::live_instances`] at start and each principal on its first use, issue
+    /// #41); tools and tests read a whole store with it, and the other reads' defaults
+    /// are made of it.
     fn load(&self) -> Result<Loaded, StoreError>;
     /// Writes every step's records, in order (a later step's record replaces an earlier
     /// one's), all in one transaction, durably before it returns: all of them or none.
@@ -188,6 +238,51 @@ pub trait Store: Send + Sync + 'static {
     fn commit(&self, steps: &[Writes]) -> Result<(), StoreError>;
     /// Where it keeps them, for messages ("memory", a file's path).
     fn location(&self) -> String;
+
+    /// One principal's record with its parts (issue #41: a server reads a principal when
+    /// it is first used, not every principal when it starts). A store that checks
+    /// revisions remembers the one read, as [`Store::load`] does. The default reads
+    /// everything ([`Store::load`]) and keeps `principal`'s.
+    fn load_principal(&self, principal: &str) -> Result<PrincipalLoaded, StoreError> {
+        let loaded = self.load()?;
+        Ok(PrincipalLoaded {
+            core: loaded
+                .principals
+                .into_iter()
+                .find_map(|(name, core)| (name == principal).then_some(core)),
+            parts: loaded
+                .parts
+                .into_iter()
+                .filter(|(name, _, _)| name == principal)
+                .map(|(_, part, bytes)| (part, bytes))
+                .collect(),
+        })
+    }
+
+    /// One instance's record; `None` when there is none (issue #41). As
+    /// [`Store::load_principal`].
+    fn load_instance(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let loaded = self.load()?;
+        Ok(loaded
+            .instances
+            .into_iter()
+            .find_map(|(i, record)| (i == id).then_some(record)))
+    }
+
+    /// Every instance record kept, in id order, each with the principals it names
+    /// ([`LiveInstance::of`]): what a server resumes when it starts (issue #41), reading
+    /// only those principals' records. An instance's record is forgotten once no principal
+    /// links to it, so each one kept is live — running when the server stopped — or, rarely,
+    /// ended with a participant not told yet (the server stopped in between), which the
+    /// start tells. As [`Store::load_principal`]; the default reads everything.
+    fn live_instances(&self) -> Result<Vec<LiveInstance>, StoreError> {
+        let loaded = self.load()?;
+        Ok(loaded
+            .instances
+            .into_iter()
+            .map(|(id, record)| LiveInstance::of(id, record))
+            .collect())
+    }
 
     /// Writes a principal's record (replacing the one it had), durably before it returns:
     /// a commit of one step that writes only it.
@@ -268,4 +363,105 @@ pub enum StoreError {
         /// The revision expected and what the store holds instead.
         detail: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An instance's record as the SDK writes it, but for its logic: `alice` present,
+    /// `bob` gone, a bot, `carol` invited.
+    const GAME: &[u8] = br#"{"toolset":"go","name":"g","options":null,
+        "participants":[{"Principal":"alice"},{"Left":"bob"},{"Bot":"gnugo"},{"Invited":"carol"}],
+        "names":{},"links":{"0":{"toolset":"go","instance":"g"}},"invited":{},"next_call":0,
+        "ended":null,"logic":"NotKept"}"#;
+
+    /// One step writing `name`'s core record and its parts.
+    fn with_parts(name: &str, core: &[u8], parts: &[(&str, &[u8])]) -> Writes {
+        Writes {
+            principals: vec![(name.to_owned(), Some(core.to_vec()))],
+            parts: parts
+                .iter()
+                .map(|(p, r)| (name.to_owned(), (*p).to_owned(), Some(r.to_vec())))
+                .collect(),
+            ..Writes::default()
+        }
+    }
+
+    /// What every store's reads of one record give (issue #41), against what `load`
+    /// gives of the same store.
+    fn reads_one_record_at_a_time(store: &dyn Store) {
+        store
+            .commit(&[
+                with_parts("alice", b"a", &[("ended/2", b"2"), ("closed/x", b"x")]),
+                with_parts("alice2", b"a2", &[("ended/1", b"1")]),
+                with_parts("al", b"al", &[]),
+                Writes::instance(7, Some(GAME)),
+                Writes::instance(3, Some(b"not a record")),
+            ])
+            .unwrap();
+        let alice = store.load_principal("alice").unwrap();
+        assert_eq!(alice.core.as_deref(), Some(&b"a"[..]));
+        let names: Vec<&str> = alice.parts.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(names, ["closed/x", "ended/2"], "hers only, in name order");
+        assert_eq!(store.load_principal("al").unwrap().parts, []);
+        assert_eq!(
+            store.load_principal("nobody").unwrap(),
+            PrincipalLoaded::default()
+        );
+        assert_eq!(store.load_instance(7).unwrap().as_deref(), Some(GAME));
+        assert_eq!(store.load_instance(8).unwrap(), None);
+        let live = store.live_instances().unwrap();
+        assert_eq!(
+            live,
+            [
+                LiveInstance {
+                    id: 3,
+                    ended: false,
+                    principals: Vec::new(),
+                    record: b"not a record".to_vec(),
+                },
+                LiveInstance {
+                    id: 7,
+                    ended: false,
+                    principals: vec!["alice".to_owned()],
+                    record: GAME.to_vec(),
+                },
+            ]
+        );
+        // The same as the whole store says.
+        let loaded = store.load().unwrap();
+        assert_eq!(
+            live.iter()
+                .map(|l| (l.id, l.record.clone()))
+                .collect::<Vec<_>>(),
+            loaded.instances
+        );
+        store.delete_principal("alice").unwrap();
+        assert_eq!(
+            store.load_principal("alice").unwrap(),
+            PrincipalLoaded::default()
+        );
+    }
+
+    #[test]
+    fn the_memory_store_reads_one_record_at_a_time() {
+        reads_one_record_at_a_time(&MemoryStore::new());
+    }
+
+    #[test]
+    fn the_redb_store_reads_one_record_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        reads_one_record_at_a_time(&RedbStore::open_dir(dir.path()).unwrap());
+    }
+
+    #[test]
+    fn an_instance_needs_its_present_and_linked_principals_and_says_if_it_ended() {
+        let needs = records::needs(GAME).unwrap();
+        assert_eq!(needs.principals, ["alice"]);
+        assert!(!needs.ended);
+        let ended = String::from_utf8_lossy(GAME).replace(r#""ended":null"#, r#""ended":"over""#);
+        assert!(records::needs(ended.as_bytes()).unwrap().ended);
+        assert_eq!(records::needs(b"{"), None);
+    }
 }

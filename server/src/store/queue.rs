@@ -172,6 +172,12 @@ impl CommitQueue {
         }
     }
 
+    /// The last ticket handed out: once it is decided, so is every step handed over
+    /// before (a read made then sees them, issue #41).
+    pub(crate) fn last(&self) -> Ticket {
+        Ticket::new(self.inner.lock().last)
+    }
+
     /// What the store did so far.
     pub(crate) fn stats(&self) -> StoreStats {
         StoreStats {
@@ -292,6 +298,21 @@ impl Shared {
         match &self.commits {
             Some(queue) => queue.outcome(t),
             None => Some(Ok(())),
+        }
+    }
+
+    /// Resolves once every step handed over so far is decided: a record read from the
+    /// store then is what they left (issue #41: a principal read on its first use, right
+    /// after an earlier actor of it forgot its record).
+    pub(crate) fn settled(&self) -> std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> {
+        match &self.commits {
+            Some(queue) => {
+                let decided = queue.wait(queue.last());
+                Box::pin(async move {
+                    let _ = decided.await;
+                })
+            }
+            None => Box::pin(std::future::ready(())),
         }
     }
 

@@ -5,7 +5,7 @@
 //! that are fsync'd before `commit` returns, so a SIGKILL leaves the last commit intact.
 //! Every step the commit queue hands over at once is one write transaction: one fsync.
 
-use super::{Loaded, Store, StoreError, Writes};
+use super::{LiveInstance, Loaded, PrincipalLoaded, Store, StoreError, Writes};
 use redb::{Database, ReadableTable, TableDefinition};
 use std::path::{Path, PathBuf};
 
@@ -147,6 +147,58 @@ impl RedbStore {
         Ok(loaded)
     }
 
+    /// One principal's core record and parts, read in one transaction.
+    fn read_principal(&self, principal: &str) -> Result<PrincipalLoaded, StoreError> {
+        let r = self.db.begin_read().map_err(|e| self.io(e))?;
+        let principals = r.open_table(PRINCIPALS).map_err(|e| self.io(e))?;
+        let core = principals
+            .get(principal)
+            .map_err(|e| self.io(e))?
+            .map(|v| v.value().to_vec());
+        let mut loaded = PrincipalLoaded {
+            core,
+            parts: Vec::new(),
+        };
+        let parts = r.open_table(PARTS).map_err(|e| self.io(e))?;
+        for entry in parts.range((principal, "")..).map_err(|e| self.io(e))? {
+            let (k, v) = entry.map_err(|e| self.io(e))?;
+            let (owner, part) = k.value();
+            if owner != principal {
+                break;
+            }
+            loaded.parts.push((part.to_owned(), v.value().to_vec()));
+        }
+        Ok(loaded)
+    }
+
+    /// One instance's record.
+    fn read_instance(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        let r = self.db.begin_read().map_err(|e| self.io(e))?;
+        let instances = r.open_table(INSTANCES).map_err(|e| self.io(e))?;
+        let record = instances.get(id).map_err(|e| self.io(e))?;
+        Ok(record.map(|v| v.value().to_vec()))
+    }
+
+    /// Every instance's record, listed.
+    fn read_instances(&self) -> Result<Vec<LiveInstance>, StoreError> {
+        let r = self.db.begin_read().map_err(|e| self.io(e))?;
+        let instances = r.open_table(INSTANCES).map_err(|e| self.io(e))?;
+        let mut live = Vec::new();
+        for entry in instances.iter().map_err(|e| self.io(e))? {
+            let (k, v) = entry.map_err(|e| self.io(e))?;
+            live.push(LiveInstance::of(k.value(), v.value().to_vec()));
+        }
+        Ok(live)
+    }
+
+    /// Runs a read, a damaged file an error rather than a panic (as `load`).
+    fn reading<T>(&self, read: impl FnOnce() -> Result<T, StoreError>) -> Result<T, StoreError> {
+        quietly(read).map_err(|why| StoreError::Open {
+            path: self.path.clone(),
+            detail: format!("the file is damaged (reading it: {why})"),
+        })?
+    }
+
     fn write(
         &self,
         f: impl FnOnce(&redb::WriteTransaction) -> Result<(), Box<redb::Error>>,
@@ -237,10 +289,19 @@ fn boxed(e: impl Into<redb::Error>) -> Box<redb::Error> {
 impl Store for RedbStore {
     fn load(&self) -> Result<Loaded, StoreError> {
         // As in `open`: a damaged file is an error, never a panic of the server's.
-        quietly(|| self.read_all()).map_err(|why| StoreError::Open {
-            path: self.path.clone(),
-            detail: format!("the file is damaged (reading it: {why})"),
-        })?
+        self.reading(|| self.read_all())
+    }
+
+    fn load_principal(&self, principal: &str) -> Result<PrincipalLoaded, StoreError> {
+        self.reading(|| self.read_principal(principal))
+    }
+
+    fn load_instance(&self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
+        self.reading(|| self.read_instance(id))
+    }
+
+    fn live_instances(&self) -> Result<Vec<LiveInstance>, StoreError> {
+        self.reading(|| self.read_instances())
     }
 
     fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {

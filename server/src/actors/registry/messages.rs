@@ -33,7 +33,7 @@ impl Published {
 
 /// A session attaches to its principal; the answer is the principal's actor.
 #[derive(Message)]
-#[rtype(result = "Option<Addr<PrincipalActor>>")]
+#[rtype(result = "Result<Addr<PrincipalActor>, AttachError>")]
 pub(crate) struct AttachSession {
     pub(crate) principal: Principal,
     pub(crate) id: SessionId,
@@ -48,4 +48,23 @@ pub(crate) struct AttachSession {
 pub(crate) struct DetachSession {
     pub(crate) principal: Principal,
     pub(crate) id: SessionId,
+}
+
+/// Why a session could not attach to its principal.
+#[derive(Debug, Clone)]
+pub(crate) enum AttachError {
+    /// The server is gone.
+    Gone,
+    /// The principal's record could not be read from the store (issue #41: a principal is
+    /// read on its first use): the store's error. Nothing was changed; trying again reads
+    /// it again.
+    Unreadable(String),
+}
+
+/// A principal's record, read for its first use (or why it could not be).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct FetchedFor {
+    pub(crate) principal: Principal,
+    pub(crate) read: Result<crate::actors::restore::Fetched, crate::store::StoreError>,
 }
