@@ -145,8 +145,8 @@ pub use server::{
 pub use session::{Phase, SessionHandle, SessionStatus};
 pub use store::records::{REASON_LOST, REASON_NOT_KEPT};
 pub use store::{
-    LiveInstance, Loaded, MemoryStore, Net, PrincipalLoaded, PrincipalNet, RedbStore, Restored,
-    Store, StoreError, StoreStats, Writes,
+    FOLLOW_WAIT, LiveInstance, Loaded, MemoryStore, Net, PrincipalLoaded, PrincipalNet, RedbStore,
+    Restored, Store, StoreError, StoreStats, Writes,
 };
 pub use tool::{
     AskError, CloseToolsetError, DeclineError, Invitation, NoArguments, NotifyError,

@@ -9,7 +9,7 @@ use crate::core::{CatalogError, EndedIds, PlainHosts, PrincipalConfig, ToolDecl}
 use crate::manifest::{self, ManifestError};
 use crate::mrtr::StateKey;
 use crate::shared::{Counters, Current, Shared, build_catalog};
-use crate::store::{CommitQueue, Store, StoreError};
+use crate::store::{CommitQueue, FOLLOW_WAIT, Store, StoreError};
 use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed, input_schema, is_object_schema};
 use mcpl_protocol::mcp::{Implementation, LoggingLevel, Tool};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl, MCPL_VERSION, McplManifest};
@@ -123,6 +123,7 @@ pub struct ServerBuilder {
     logging: Option<LoggingLevel>,
     plain_hosts: PlainHosts,
     store: Option<Arc<dyn Store>>,
+    follow_wait: Duration,
     features: Features,
 }
 
@@ -163,6 +164,7 @@ impl ServerBuilder {
             logging: None,
             plain_hosts: PlainHosts::default(),
             store: None,
+            follow_wait: FOLLOW_WAIT,
         }
     }
 
@@ -173,6 +175,17 @@ impl ServerBuilder {
     /// a restart forgets everything. See the README, "Durable state".
     pub fn store(mut self, store: Arc<dyn Store>) -> Self {
         self.store = Some(store);
+        self
+    }
+
+    /// How long at most the store's writer holds a commit open for a step promised to
+    /// follow those waiting (issue #42 item 1 **\[project\]**: a move's instance record
+    /// and each principal's record of it share one commit, one fsync; see
+    /// [`FOLLOW_WAIT`], the default). A bound, not a linger: a promised step comes as soon
+    /// as its actor handles the message carrying the promise, and nothing unpromised is
+    /// ever held. `Duration::ZERO` commits at once, each step as it comes.
+    pub fn follow_wait(mut self, max: Duration) -> Self {
+        self.follow_wait = max;
         self
     }
 
@@ -579,12 +592,14 @@ impl ServerBuilder {
             None => (None, None),
         };
         let commits = match &self.store {
-            Some(store) => Some(CommitQueue::start(store.clone()).map_err(|e| {
-                BuildError::Store(StoreError::Io {
-                    path: store.location().into(),
-                    detail: format!("cannot start its writer thread: {e}"),
-                })
-            })?),
+            Some(store) => Some(CommitQueue::start(store.clone(), self.follow_wait).map_err(
+                |e| {
+                    BuildError::Store(StoreError::Io {
+                        path: store.location().into(),
+                        detail: format!("cannot start its writer thread: {e}"),
+                    })
+                },
+            )?),
             None => None,
         };
         let offers = self.features.offers();

@@ -27,7 +27,9 @@
 //! transaction, one fsync), in the order they were handed over. What a step tells waits
 //! for its ticket (the instance's, carried in its batches, and the principal's own), so
 //! answers still go out only once their records are durable; actors never block on a
-//! write, and concurrent steps share commits.
+//! write, and concurrent steps share commits. A step another actor's step must follow
+//! before anything is told (a move's principal records after its instance's) is
+//! committed with it: the writer waits, bounded, for follow-ups promised ([`FOLLOW_WAIT`]).
 
 mod memory;
 use mcpl_server_core::store::not_kept;
@@ -37,8 +39,8 @@ pub(crate) use mcpl_server_core::store::records;
 mod redb_store;
 
 pub(crate) use mcpl_server_core::store::Ticket;
-pub(crate) use queue::CommitQueue;
-pub use queue::StoreStats;
+pub(crate) use queue::{CommitQueue, Follow};
+pub use queue::{FOLLOW_WAIT, StoreStats};
 
 pub use memory::MemoryStore;
 pub use redb_store::RedbStore;

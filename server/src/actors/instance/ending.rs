@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::author::{ParticipantId, Woken};
+use crate::store::Follow;
 
 impl Handler<CloseInstance> for InstanceActor {
     type Result = MessageResult<CloseInstance>;
@@ -12,28 +13,34 @@ impl Handler<CloseInstance> for InstanceActor {
         CloseInstance { who }: CloseInstance,
         ctx: &mut Context<Self>,
     ) -> Self::Result {
+        // Not committed before the closer's step that follows it is promised (issue #42).
+        let _hold = self.shared.hold();
         let Some(key) = self.core.link(who).map(|l| l.key.clone()) else {
-            return MessageResult(Closed {
+            let closed = Closed {
                 content: Vec::new(),
                 batch: None,
-            });
+            };
+            return MessageResult((closed, Follow::NONE));
         };
         let (content, batch) = self.close_step(who, ctx);
         let mut batch = batch.unwrap_or_else(|| Batch::new(self.core.id(), key));
         self.remove(who, &mut batch);
         self.stop_if_unlinked(ctx);
         batch.kept = batch.kept.max(self.written_at);
-        MessageResult(Closed {
+        let closed = Closed {
             content,
             batch: (!batch.is_empty()).then_some(batch),
-        })
+        };
+        // The closer's principal writes its record next (issue #42 item 1).
+        MessageResult((closed, self.shared.follow()))
     }
 }
 
 impl Handler<Leave> for InstanceActor {
     type Result = ();
 
-    fn handle(&mut self, Leave { who }: Leave, ctx: &mut Context<Self>) {
+    fn handle(&mut self, Leave { who, follow }: Leave, ctx: &mut Context<Self>) {
+        let _hold = self.shared.hold();
         let Some(link) = self.core.link(who).cloned() else {
             return;
         };
@@ -45,8 +52,10 @@ impl Handler<Leave> for InstanceActor {
         self.stop_if_unlinked(ctx);
         batch.kept = batch.kept.max(self.written_at);
         if !batch.is_empty() {
-            link.principal.do_send(Batched(batch));
+            link.principal.do_send(Batched(batch, self.shared.follow()));
         }
+        // Handed over (issue #42 item 1).
+        drop(follow);
     }
 }
 
@@ -61,9 +70,11 @@ impl Handler<Woken> for InstanceActor {
 impl Handler<Unlink> for InstanceActor {
     type Result = ();
 
-    fn handle(&mut self, Unlink { who }: Unlink, ctx: &mut Context<Self>) {
+    fn handle(&mut self, Unlink { who, follow }: Unlink, ctx: &mut Context<Self>) {
         self.core.handle_unlink(who);
         self.stop_if_unlinked(ctx);
+        // Handed over (issue #42 item 1).
+        drop(follow);
     }
 }
 
@@ -116,5 +127,6 @@ pub(super) fn answer_alone(link: &Link, id: InstanceId, w: Waiter, result: CallT
         outcome: Ok(result),
         deferred: false,
     });
-    link.principal.do_send(Batched(batch));
+    // Nothing written: nothing to follow.
+    link.principal.do_send(Batched(batch, Follow::NONE));
 }

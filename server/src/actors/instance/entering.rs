@@ -3,11 +3,14 @@
 
 use super::*;
 use crate::author::Refusal;
+use crate::store::Follow;
 
 impl Handler<Start> for InstanceActor {
-    type Result = Result<Entered, EnterFailure>;
+    type Result = Result<(Entered, Follow), EnterFailure>;
 
     fn handle(&mut self, m: Start, ctx: &mut Context<Self>) -> Self::Result {
+        // Not committed before the opener's step that follows it is promised (issue #42).
+        let _hold = self.shared.hold();
         let opener = m.opening.opener;
         self.core.handle_start(
             opener,
@@ -21,11 +24,13 @@ impl Handler<Start> for InstanceActor {
             Ok((Ok(started), effects)) => {
                 self.logic = Some(started.logic);
                 let batch = self.dispatch(effects, None, None, Some(opener), ctx);
-                Ok(Entered {
+                let entered = Entered {
                     title: started.title,
                     content: started.content,
                     batch,
-                })
+                };
+                // The opener's principal writes its record next (issue #42 item 1).
+                Ok((entered, self.shared.follow()))
             }
             Ok((Err(refusal), _)) => {
                 self.core.handle_start_failed();
@@ -43,9 +48,10 @@ impl Handler<Start> for InstanceActor {
 }
 
 impl Handler<Join> for InstanceActor {
-    type Result = Result<Entered, EnterFailure>;
+    type Result = Result<(Entered, Follow), EnterFailure>;
 
     fn handle(&mut self, m: Join, ctx: &mut Context<Self>) -> Self::Result {
+        let _hold = self.shared.hold();
         self.core
             .admit_join(m.who, &m.principal)
             .map_err(EnterFailure::Refused)?;
@@ -60,11 +66,12 @@ impl Handler<Join> for InstanceActor {
             Ok((Ok(joined), effects)) => {
                 self.logic = Some(logic);
                 let batch = self.dispatch(effects, None, None, Some(who), ctx);
-                Ok(Entered {
+                let entered = Entered {
                     title: joined.title,
                     content: joined.content,
                     batch,
-                })
+                };
+                Ok((entered, self.shared.follow()))
             }
             Ok((Err(refusal), effects)) => {
                 self.logic = Some(logic);

@@ -4,6 +4,7 @@ use super::InstanceActor;
 use crate::author::{Opening, ParticipantId, ToolsetLogic};
 use crate::ids::InstanceId;
 use crate::ids::SessionId;
+use crate::store::Follow;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
 use mcpl_transport::Principal;
@@ -15,25 +16,28 @@ pub(crate) type Link = crate::core::instance_core::Link<Recipient<Batched>>;
 
 pub(crate) use crate::core::batch::{Batch, CallAnswer, Closed, EnterFailure, Entered};
 
-/// An instance's [`Batch`] for a principal, as a message (the core's type knows no actix).
+/// An instance's [`Batch`] for a principal, as a message (the core's type knows no actix),
+/// with the step the principal is to hand over once it applied it, promised to the commit
+/// queue so that the instance's record waits to be committed with it (issue #42 item 1).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub(crate) struct Batched(pub(crate) Batch);
+pub(crate) struct Batched(pub(crate) Batch, pub(crate) Follow);
 
 // ---- principal → instance ----
 
-/// Run the toolset's open (awaited by the opener's principal).
+/// Run the toolset's open (awaited by the opener's principal; the answer carries the
+/// principal's step promised to follow the instance's, [`Batched`]).
 #[derive(Message)]
-#[rtype(result = "Result<Entered, EnterFailure>")]
+#[rtype(result = "Result<(Entered, Follow), EnterFailure>")]
 pub(crate) struct Start {
     pub(crate) logic: Arc<dyn ToolsetLogic>,
     pub(crate) opening: Opening,
     pub(crate) link: Link,
 }
 
-/// An invited principal opened the instance (awaited by its principal).
+/// An invited principal opened the instance (awaited by its principal; see [`Start`]).
 #[derive(Message)]
-#[rtype(result = "Result<Entered, EnterFailure>")]
+#[rtype(result = "Result<(Entered, Follow), EnterFailure>")]
 pub(crate) struct Join {
     pub(crate) who: ParticipantId,
     pub(crate) principal: Principal,
@@ -53,9 +57,10 @@ pub(crate) struct Call {
     pub(crate) arguments: Map<String, Value>,
 }
 
-/// A participant closes the instance (`toolsets/close`; awaited by its principal).
+/// A participant closes the instance (`toolsets/close`; awaited by its principal; see
+/// [`Start`]).
 #[derive(Message)]
-#[rtype(result = "Closed")]
+#[rtype(result = "(Closed, Follow)")]
 pub(crate) struct CloseInstance {
     pub(crate) who: ParticipantId,
 }
@@ -66,6 +71,8 @@ pub(crate) struct CloseInstance {
 #[rtype(result = "()")]
 pub(crate) struct Leave {
     pub(crate) who: ParticipantId,
+    /// The instance's step, promised to follow the principal's ([`Batched`]).
+    pub(crate) follow: Follow,
 }
 
 /// A principal dropped its link after applying the instance's end.
@@ -73,6 +80,9 @@ pub(crate) struct Leave {
 #[rtype(result = "()")]
 pub(crate) struct Unlink {
     pub(crate) who: ParticipantId,
+    /// The instance's step (its record forgotten, or written without the link), promised
+    /// to follow the principal's ([`Batched`]).
+    pub(crate) follow: Follow,
 }
 
 // ---- instance → principal ----

@@ -76,6 +76,9 @@ impl InstanceActor {
             timers,
             jobs,
         } = step;
+        // Not committed before the principals' steps that follow it are promised (issue
+        // #42 item 1).
+        let _hold = self.shared.hold();
         if self.core.ended().is_some() {
             // Ended: the logic goes, and the instance only answers until unlinked.
             self.logic = None;
@@ -115,14 +118,15 @@ impl InstanceActor {
         }
     }
 
-    /// Sends each non-empty batch to its principal, except the requester's, returned.
+    /// Sends each non-empty batch to its principal, except the requester's, returned;
+    /// each with the principal's step promised to follow this one (issue #42 item 1).
     fn send(&self, mut batches: Batches, requester: Option<ParticipantId>) -> Option<Batch> {
         let mine = requester.and_then(|r| batches.remove(&r));
         for (who, batch) in batches {
             if !batch.is_empty()
                 && let Some(link) = self.core.link(who)
             {
-                link.principal.do_send(Batched(batch));
+                link.principal.do_send(Batched(batch, self.shared.follow()));
             }
         }
         mine.filter(|b| !b.is_empty())

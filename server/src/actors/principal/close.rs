@@ -32,7 +32,15 @@ impl PrincipalActor {
                     .addr
                     .send(CloseInstance { who: link.who })
                     .into_actor(self)
-                    .map(move |res, act, ctx| act.closed(key, reply, res.ok(), ctx));
+                    .map(move |res, act, ctx| {
+                        let (closed, follow) = match res {
+                            Ok((closed, follow)) => (Some(closed), follow),
+                            Err(_) => (None, crate::store::Follow::NONE),
+                        };
+                        act.closed(key, reply, closed, ctx);
+                        // Handed over (issue #42 item 1).
+                        drop(follow);
+                    });
                 ctx.wait(fut);
             }
             None => self.closed(key, reply, None, ctx),

@@ -19,12 +19,15 @@ use std::sync::Arc;
 impl Handler<Batched> for PrincipalActor {
     type Result = ();
 
-    fn handle(&mut self, Batched(batch): Batched, ctx: &mut Context<Self>) {
+    fn handle(&mut self, Batched(batch, follow): Batched, ctx: &mut Context<Self>) {
         let ended = self.core.handle_batch(batch, self.shared.now());
         self.flush(ctx);
         if ended {
             self.maybe_retire(ctx);
         }
+        // This principal's step is handed over, or there was none: the instance's may be
+        // committed (issue #42 item 1).
+        drop(follow);
     }
 }
 

@@ -136,6 +136,9 @@ impl PrincipalActor {
 
     /// Does what the core asked for, in order (`server-core/src/principal_core.rs`, `Output`).
     fn flush(&mut self, ctx: &mut Context<Self>) {
+        // What this hands over is not committed before the instances' steps that follow
+        // it (an unlink's, a leave's) are promised (issue #42 item 1).
+        let _hold = self.shared.hold();
         while let Some(output) = self.core.poll() {
             match output {
                 Output::Tell { about, applied } => self.fan_out(about, applied, ctx),
@@ -162,8 +165,15 @@ impl PrincipalActor {
                     link,
                 } => self.join(key, base, reply, link, ctx),
                 Output::Close { key, reply, link } => self.close_instance(key, reply, link, ctx),
-                Output::Leave(link) => link.addr.do_send(Leave { who: link.who }),
-                Output::Unlink(link) => link.addr.do_send(Unlink { who: link.who }),
+                // The instance writes next: its step follows this one's (issue #42).
+                Output::Leave(link) => link.addr.do_send(Leave {
+                    who: link.who,
+                    follow: self.shared.follow(),
+                }),
+                Output::Unlink(link) => link.addr.do_send(Unlink {
+                    who: link.who,
+                    follow: self.shared.follow(),
+                }),
                 Output::Call {
                     link,
                     key,

@@ -8,6 +8,7 @@ use crate::actors::instance::{InstanceActor, Join, Link, Start};
 use crate::author::{Opening, ParticipantId};
 use crate::core::batch::{EnterFailure, Entered};
 use crate::core::{HintDraft, InstanceKey};
+use crate::store::Follow;
 use actix::prelude::*;
 use serde_json::Value;
 
@@ -18,6 +19,19 @@ impl Handler<OpenToolset> for PrincipalActor {
         self.core
             .handle_open(m.reply, m.toolset, m.instance, m.options, self.shared.now());
         self.flush(ctx);
+    }
+}
+
+/// An instance's answer to an open or a join, and the step this principal promised to
+/// hand over after it: dropped once [`PrincipalActor::entered`] handed it over (issue #42
+/// item 1).
+fn split(
+    res: Result<Result<(Entered, Follow), EnterFailure>, MailboxError>,
+) -> (Result<Entered, EnterFailure>, Follow) {
+    match res {
+        Ok(Ok((entered, follow))) => (Ok(entered), follow),
+        Ok(Err(e)) => (Err(e), Follow::NONE),
+        Err(_) => (Err(EnterFailure::Internal), Follow::NONE),
     }
 }
 
@@ -57,8 +71,9 @@ impl PrincipalActor {
             },
         };
         let fut = addr.send(start).into_actor(self).map(move |res, act, ctx| {
-            let res = res.unwrap_or(Err(EnterFailure::Internal));
+            let (res, follow) = split(res);
             act.entered(key, base, reply, InstanceLink { addr, id, who }, res, ctx);
+            drop(follow);
         });
         ctx.wait(fut);
     }
@@ -86,8 +101,9 @@ impl PrincipalActor {
             .send(join)
             .into_actor(self)
             .map(move |res, act, ctx| {
-                let res = res.unwrap_or(Err(EnterFailure::Internal));
+                let (res, follow) = split(res);
                 act.entered(key, base, Some(reply), link, res, ctx);
+                drop(follow);
             });
         ctx.wait(fut);
     }
