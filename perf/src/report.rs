@@ -488,14 +488,10 @@ impl PerfReport {
                 target: format!("ours ≥ ×{GOAL_RMCP_RATIO} rmcp's better"),
                 met: self.ratio("rmcp").is_some_and(|r| r.met),
                 note: format!(
-                    "the ratio is to rmcp's better figure; ours: {}; rmcp with sessions (SSE answers): {}, {} sent, {} answered; rmcp stateless (JSON answers): {}, {} sent, {} answered",
+                    "the ratio is to rmcp's better figure; ours: {}; rmcp with sessions (SSE answers): {}; rmcp stateless (JSON answers): {}",
                     cpu_note(&c.ours),
-                    cpu_note(&c.rmcp),
-                    thousands(c.rmcp.sent as f64),
-                    thousands(c.rmcp.answered as f64),
-                    cpu_note(&c.rmcp_stateless),
-                    thousands(c.rmcp_stateless.sent as f64),
-                    thousands(c.rmcp_stateless.answered as f64)
+                    tally_note(&c.rmcp),
+                    tally_note(&c.rmcp_stateless)
                 ),
             });
         }
@@ -512,13 +508,9 @@ impl PerfReport {
                 target: format!("ours ≥ ×{GOAL_MODERN_RATIO:.2} rmcp's"),
                 met: self.ratio("modern").is_some_and(|r| r.met),
                 note: format!(
-                    "MCP 2026-07-28 over Streamable HTTP: no handshake, no session, each POST with its _meta, Mcp-Method and Mcp-Name; ours: {}, {} sent, {} answered; rmcp stateless (JSON answers): {}, {} sent, {} answered",
-                    cpu_note(&c.ours),
-                    thousands(c.ours.sent as f64),
-                    thousands(c.ours.answered as f64),
-                    cpu_note(&c.rmcp_stateless),
-                    thousands(c.rmcp_stateless.sent as f64),
-                    thousands(c.rmcp_stateless.answered as f64)
+                    "MCP 2026-07-28 over Streamable HTTP: no handshake, no session, each POST with its _meta, Mcp-Method and Mcp-Name; ours: {}; rmcp stateless (JSON answers): {}",
+                    tally_note(&c.ours),
+                    tally_note(&c.rmcp_stateless)
                 ),
             });
         }
@@ -899,6 +891,16 @@ fn cpu_note(t: &Throughput) -> String {
         t.server_cpu_secs,
         t.client_cpu_secs,
         thousands(t.calls_per_server_cpu_sec())
+    )
+}
+
+/// [`cpu_note`], then how many calls were sent and answered.
+fn tally_note(t: &Throughput) -> String {
+    format!(
+        "{}, {} sent, {} answered",
+        cpu_note(t),
+        thousands(t.sent as f64),
+        thousands(t.answered as f64)
     )
 }
 

@@ -481,6 +481,28 @@ async fn drive_lane(
     c
 }
 
+/// Sends light call `next_id` on `conn`, counts it sent and outstanding and moves
+/// `next_id` on; false when the connection is gone.
+async fn send_next(
+    conn: &mut Connection,
+    next_id: &mut i64,
+    outstanding: &mut HashSet<i64>,
+    c: &mut ConnCounts,
+) -> bool {
+    if conn
+        .outbound
+        .send(client::light_call(*next_id))
+        .await
+        .is_err()
+    {
+        return false;
+    }
+    outstanding.insert(*next_id);
+    *next_id += 1;
+    c.sent += 1;
+    true
+}
+
 /// Keeps `in_flight` calls outstanding on `conn` until `stop` (or the budget is spent),
 /// then awaits what is outstanding.
 async fn drive(
@@ -498,17 +520,9 @@ async fn drive(
         if !more(&c) {
             break;
         }
-        if conn
-            .outbound
-            .send(client::light_call(next_id))
-            .await
-            .is_err()
-        {
+        if !send_next(conn, &mut next_id, &mut outstanding, &mut c).await {
             break;
         }
-        outstanding.insert(next_id);
-        next_id += 1;
-        c.sent += 1;
     }
     while !outstanding.is_empty() {
         let item = match tokio::time::timeout(STALL, conn.inbound.recv()).await {
@@ -531,18 +545,8 @@ async fn drive(
             continue;
         }
         answered.fetch_add(1, Ordering::Relaxed);
-        if more(&c) {
-            if conn
-                .outbound
-                .send(client::light_call(next_id))
-                .await
-                .is_err()
-            {
-                break;
-            }
-            outstanding.insert(next_id);
-            next_id += 1;
-            c.sent += 1;
+        if more(&c) && !send_next(conn, &mut next_id, &mut outstanding, &mut c).await {
+            break;
         }
     }
     c.lost = outstanding.len() as u64;

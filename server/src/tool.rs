@@ -41,8 +41,8 @@ pub use crate::session_port::NotifyError;
 pub use ask::{AskError, ClientAnswer, ClientQuestion};
 pub use error::{ToolError, ToolResult};
 pub use outcome::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
-pub(crate) use schema::is_object_schema;
 pub use schema::{NoArguments, input_schema};
+pub(crate) use schema::{is_object_schema, typed_declaration};
 
 /// What a tool handler is given besides its arguments.
 #[derive(Debug, Clone)]

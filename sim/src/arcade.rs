@@ -410,6 +410,28 @@ enum Kind {
     Http,
 }
 
+/// A bound listener of either kind.
+enum Listener {
+    Ws(ws::WsListener),
+    Http(http::HttpListener),
+}
+
+impl Listener {
+    fn local_addr(&self) -> SocketAddr {
+        match self {
+            Listener::Ws(l) => l.local_addr(),
+            Listener::Http(l) => l.local_addr(),
+        }
+    }
+
+    async fn accept(&mut self) -> Option<Connection> {
+        match self {
+            Listener::Ws(l) => l.accept().await,
+            Listener::Http(l) => l.accept().await,
+        }
+    }
+}
+
 /// Binds a listener and accepts on it — on `arbiter` when given, so that the transport's
 /// own tasks run there too — until the returned [`Served`] is dropped.
 async fn serve(
@@ -425,48 +447,33 @@ async fn serve(
     let (arcade, opts, kept) = (arcade.clone(), opts.clone(), kept.clone());
     let run = async move {
         let any: SocketAddr = ([127, 0, 0, 1], 0).into();
-        match kind {
-            Kind::Ws => {
-                let mut l = match ws::bind(any, opts).await {
-                    Ok(l) => l,
-                    Err(e) => return drop(bound_tx.send(Err(e))),
-                };
-                let _ = bound_tx.send(Ok(l.local_addr()));
-                loop {
-                    tokio::select! {
-                        // A stop wins over a connection ready at the same time.
-                        biased;
-                        _ = &mut stopped => break,
-                        conn = l.accept() => match conn {
-                            Some(conn) => kept.keep(arcade.serve(conn)),
-                            None => break,
-                        },
+        let bound = match kind {
+            Kind::Ws => ws::bind(any, opts).await.map(Listener::Ws),
+            Kind::Http => http::bind(any, HTTP_PATH, opts).await.map(Listener::Http),
+        };
+        let mut l = match bound {
+            Ok(l) => l,
+            Err(e) => return drop(bound_tx.send(Err(e))),
+        };
+        let _ = bound_tx.send(Ok(l.local_addr()));
+        loop {
+            tokio::select! {
+                // A stop wins over a connection ready at the same time.
+                biased;
+                _ = &mut stopped => break,
+                conn = l.accept() => match conn {
+                    Some(conn) => {
+                        if let Kind::Http = kind {
+                            kept.count_http(&conn);
+                        }
+                        kept.keep(arcade.serve(conn));
                     }
-                }
-            }
-            Kind::Http => {
-                let mut l = match http::bind(any, HTTP_PATH, opts).await {
-                    Ok(l) => l,
-                    Err(e) => return drop(bound_tx.send(Err(e))),
-                };
-                let _ = bound_tx.send(Ok(l.local_addr()));
-                loop {
-                    tokio::select! {
-                        biased;
-                        _ = &mut stopped => break,
-                        conn = l.accept() => match conn {
-                            Some(conn) => {
-                                kept.count_http(&conn);
-                                kept.keep(arcade.serve(conn));
-                            }
-                            None => break,
-                        },
-                    }
-                }
+                    None => break,
+                },
             }
         }
     };
-    // The listener was dropped with the arm that held it.
+    // The listener is dropped with `run`, before `done` is told.
     let run = async move {
         run.await;
         let _ = done_tx.send(());

@@ -163,13 +163,27 @@ pub fn delivery_hook(
     calm: Arc<Calm>,
     stats: Arc<DelayStats>,
 ) -> DeliveryHook {
+    seeing_hook(Some(delays), seed, calm, stats, |_| {})
+}
+
+/// A delivery hook that shows `see` each delivery, then delays it per `delays` (none: no
+/// delay), seeded, until `calm`.
+pub fn seeing_hook(
+    delays: Option<Delays>,
+    seed: u64,
+    calm: Arc<Calm>,
+    stats: Arc<DelayStats>,
+    see: impl Fn(&Delivery<'_>) + Send + Sync + 'static,
+) -> DeliveryHook {
     let rng = Mutex::new(StdRng::seed_from_u64(seed));
     DeliveryHook::new(move |d: &Delivery<'_>| {
-        let delay = if calm.is_set() {
-            Duration::ZERO
-        } else {
-            let mut rng = rng.lock().unwrap_or_else(PoisonError::into_inner);
-            sample_delay(&delays, d.origin, &mut rng, &stats)
+        see(d);
+        let delay = match delays {
+            Some(delays) if !calm.is_set() => {
+                let mut rng = rng.lock().unwrap_or_else(PoisonError::into_inner);
+                sample_delay(&delays, d.origin, &mut rng, &stats)
+            }
+            _ => Duration::ZERO,
         };
         async move {
             if !delay.is_zero() {

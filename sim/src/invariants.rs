@@ -29,8 +29,8 @@
 //! The view is read while the run is quiet; a view that differs is read again as the
 //! host's status changes (a push still on its way), up to a limit.
 
-use crate::agent::AgentReport;
 use crate::agent::perceive::read_look;
+use crate::agent::{AgentReport, GameRecord};
 use crate::hosts::SERVER;
 use crate::metrics::Metrics;
 use crate::truth::{self, Key, Source, Truth};
@@ -203,34 +203,20 @@ pub async fn check(arcade: &Source, host: &HostHandle, report: &AgentReport) -> 
     };
     out.extend(compare(name, &truth, seen.as_ref()));
     out.extend(ends_told(name, &truth, &report.ends_told));
-    for (toolset, instance) in &truth.open {
-        if toolset != LOBBY {
-            let instance = instance.as_deref().unwrap_or("-");
-            // What the agent knew of it, for whoever chases the violation.
-            let key = (toolset.clone(), instance.to_owned());
-            let known = report
-                .games
-                .iter()
-                .find(|g| g.toolset == *toolset && g.instance == instance);
-            let knew = match known {
-                None => "the agent never knew of it".to_owned(),
-                Some(g) => match (&g.result, g.open) {
-                    (Some(r), _) => format!("the agent was told it ended: {r}"),
-                    (None, true) => format!(
-                        "the agent believed it open; {} resigns refused",
-                        report.resigns_refused.get(&key).copied().unwrap_or(0)
-                    ),
-                    (None, false) => format!(
-                        "the agent believed it closed, never told it ended; {} resigns refused",
-                        report.resigns_refused.get(&key).copied().unwrap_or(0)
-                    ),
-                },
-            };
-            out.push(format!(
-                "{name}: {toolset}:{instance} is still open after the drain ({knew})"
-            ));
-        }
-    }
+    out.extend(still_open(name, &truth, report, |g, key| match g {
+        None => "the agent never knew of it".to_owned(),
+        Some(g) => match (&g.result, g.open) {
+            (Some(r), _) => format!("the agent was told it ended: {r}"),
+            (None, true) => format!(
+                "the agent believed it open; {} resigns refused",
+                report.resigns_refused.get(key).copied().unwrap_or(0)
+            ),
+            (None, false) => format!(
+                "the agent believed it closed, never told it ended; {} resigns refused",
+                report.resigns_refused.get(key).copied().unwrap_or(0)
+            ),
+        },
+    }));
     out
 }
 
@@ -248,27 +234,42 @@ pub async fn check_modern(
         Err(e) => return vec![format!("{name}: {e}")],
     };
     let mut out = ends_told(name, &truth, &report.ends_told);
-    for (toolset, instance) in &truth.open {
-        if toolset != LOBBY {
-            let instance = instance.as_deref().unwrap_or("-");
-            let known = report
-                .games
-                .iter()
-                .find(|g| g.toolset == *toolset && g.instance == instance);
-            let knew = match known {
-                None => "the agent never knew of it".to_owned(),
-                Some(g) if g.open => "the agent believed it open".to_owned(),
-                Some(_) => "the agent believed it over".to_owned(),
-            };
-            out.push(format!(
-                "{name}: {toolset}:{instance} is still open after the drain ({knew})"
-            ));
-        }
-    }
+    out.extend(still_open(name, &truth, report, |g, _| match g {
+        None => "the agent never knew of it".to_owned(),
+        Some(g) if g.open => "the agent believed it open".to_owned(),
+        Some(_) => "the agent believed it over".to_owned(),
+    }));
     if connections < answered {
         out.push(format!(
             "{name}: did not speak MCP 2026-07-28: {answered} requests answered over {connections} Streamable HTTP connections (a modern request has one of its own)"
         ));
+    }
+    out
+}
+
+/// The games other than the lobby still open at the arcade after the drain, each a
+/// violation naming the agent and saying what it knew of the game (`knew`, given the
+/// agent's record of it and its key), for whoever chases it.
+fn still_open(
+    name: &str,
+    truth: &Truth,
+    report: &AgentReport,
+    knew: impl Fn(Option<&GameRecord>, &(String, String)) -> String,
+) -> Vec<String> {
+    let mut out = Vec::new();
+    for (toolset, instance) in &truth.open {
+        if toolset != LOBBY {
+            let instance = instance.as_deref().unwrap_or("-");
+            let key = (toolset.clone(), instance.to_owned());
+            let known = report
+                .games
+                .iter()
+                .find(|g| g.toolset == *toolset && g.instance == instance);
+            let knew = knew(known, &key);
+            out.push(format!(
+                "{name}: {toolset}:{instance} is still open after the drain ({knew})"
+            ));
+        }
     }
     out
 }

@@ -34,16 +34,32 @@ pub struct HintTotals {
 impl HintTotals {
     /// Adds one connection's counters.
     pub fn add(&mut self, s: &HintStats) {
-        self.applied += s.applied;
-        self.gaps += s.gaps;
-        self.held += s.held;
-        self.resolved_in_window += s.resolved_in_window;
-        self.expired += s.expired;
-        self.stale += s.stale;
-        self.superseded += s.superseded;
-        self.duplicates += s.duplicates;
-        self.recoveries += s.recoveries;
-        self.statements += s.statements;
+        self.add_totals(&HintTotals {
+            applied: s.applied,
+            gaps: s.gaps,
+            held: s.held,
+            resolved_in_window: s.resolved_in_window,
+            expired: s.expired,
+            stale: s.stale,
+            superseded: s.superseded,
+            duplicates: s.duplicates,
+            recoveries: s.recoveries,
+            statements: s.statements,
+        });
+    }
+
+    /// Adds another's totals (one host's, to the run's).
+    pub fn add_totals(&mut self, t: &HintTotals) {
+        self.applied += t.applied;
+        self.gaps += t.gaps;
+        self.held += t.held;
+        self.resolved_in_window += t.resolved_in_window;
+        self.expired += t.expired;
+        self.stale += t.stale;
+        self.superseded += t.superseded;
+        self.duplicates += t.duplicates;
+        self.recoveries += t.recoveries;
+        self.statements += t.statements;
     }
 }
 

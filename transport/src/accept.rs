@@ -10,22 +10,25 @@
 
 use crate::LogLimiter;
 use std::io;
+use std::net::SocketAddr;
 use std::time::Duration;
+use tokio::net::{TcpListener, TcpStream};
 
 /// How long accepting pauses after an error that is not one connection's; closing
 /// connections may free what it lacked.
 pub const ACCEPT_BACKOFF: Duration = Duration::from_millis(250);
 
-/// The policy for one listener's accept errors.
+/// The policy for one listener's accept errors (the transport's listeners', and any other
+/// that accepts TCP: the arcade's spectator page).
 #[derive(Debug)]
-pub(crate) struct AcceptErrors {
+pub struct AcceptErrors {
     what: &'static str,
     log: LogLimiter,
 }
 
 impl AcceptErrors {
     /// For the listener named `what` in its log lines.
-    pub(crate) fn new(what: &'static str) -> Self {
+    pub fn new(what: &'static str) -> Self {
         AcceptErrors {
             what,
             log: LogLimiter::per_peer(),
@@ -34,13 +37,24 @@ impl AcceptErrors {
 
     /// Handles one failed `accept`: nothing for a connection's own error, else a (rate
     /// limited) warning and a pause.
-    pub(crate) async fn failed(&mut self, e: &io::Error) {
+    pub async fn failed(&mut self, e: &io::Error) {
         if is_connection_error(e) {
             return;
         }
         let what = self.what;
         crate::warn_limited!(self.log, error = %e, "{what} accept failed; pausing");
         tokio::time::sleep(ACCEPT_BACKOFF).await;
+    }
+
+    /// The next connection `listener` accepts, past the errors [`AcceptErrors::failed`]
+    /// handles.
+    pub async fn accept(&mut self, listener: &TcpListener) -> (TcpStream, SocketAddr) {
+        loop {
+            match listener.accept().await {
+                Ok(accepted) => return accepted,
+                Err(e) => self.failed(&e).await,
+            }
+        }
     }
 }
 

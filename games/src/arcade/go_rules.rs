@@ -116,6 +116,8 @@ impl Rules for GoRules {
 
     type Options = GoOptions;
 
+    const SIDES: [(&'static str, &'static str); 2] = [("Black", "black"), ("White", "white")];
+
     fn from_options(o: GoOptions) -> Result<(Self, Seating), String> {
         let size = match o.size {
             None => BoardSize::Nine,
@@ -140,20 +142,6 @@ impl Rules for GoRules {
         m.insert("size".into(), json!(self.game.size().lines()));
         m.insert("komi".into(), json!(self.game.komi()));
         m
-    }
-
-    fn side_name(side: Side) -> &'static str {
-        match side {
-            Side::First => "Black",
-            Side::Second => "White",
-        }
-    }
-
-    fn color_option(side: Side) -> &'static str {
-        match side {
-            Side::First => "black",
-            Side::Second => "white",
-        }
     }
 
     fn to_move(&self) -> Side {

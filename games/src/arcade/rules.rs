@@ -130,11 +130,19 @@ pub trait Rules: Send + Sized + 'static {
     /// `opponent` and `color`.
     fn options(&self) -> Map<String, Value>;
 
+    /// Each side's name and `color` option value, by [`Side::index`]
+    /// (`[("Black", "black"), ("White", "white")]`).
+    const SIDES: [(&'static str, &'static str); 2];
+
     /// The side's name ("Black", "X").
-    fn side_name(side: Side) -> &'static str;
+    fn side_name(side: Side) -> &'static str {
+        Self::SIDES[side.index()].0
+    }
 
     /// The side's `color` option value ("black", "x").
-    fn color_option(side: Side) -> &'static str;
+    fn color_option(side: Side) -> &'static str {
+        Self::SIDES[side.index()].1
+    }
 
     /// Whose turn it is.
     fn to_move(&self) -> Side;

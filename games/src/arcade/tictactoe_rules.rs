@@ -93,6 +93,8 @@ impl Rules for TicTacToeRules {
 
     type Options = TicTacToeOptions;
 
+    const SIDES: [(&'static str, &'static str); 2] = [("X", "x"), ("O", "o")];
+
     fn from_options(o: TicTacToeOptions) -> Result<(Self, Seating), String> {
         let side = o.color.map(|c| match c {
             MarkOption::X => Side::First,
@@ -107,20 +109,6 @@ impl Rules for TicTacToeRules {
 
     fn options(&self) -> Map<String, Value> {
         Map::new()
-    }
-
-    fn side_name(side: Side) -> &'static str {
-        match side {
-            Side::First => "X",
-            Side::Second => "O",
-        }
-    }
-
-    fn color_option(side: Side) -> &'static str {
-        match side {
-            Side::First => "x",
-            Side::Second => "o",
-        }
     }
 
     fn to_move(&self) -> Side {

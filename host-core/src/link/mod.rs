@@ -35,6 +35,42 @@
 //! | `mrtr` | a modern `InputRequiredResult` read: retry with answers, or fail |
 //! | `elicit` | `elicitation/create` answered with nobody to ask |
 //! | `profile` | RFC-014's stateless profile on a modern server: the request keys, the stamped view fed what is read, handed on as legacy hints |
+//!
+//! # The rules, and where each is decided
+//!
+//! § is the MCPL base specification's (`shared/spec/upstream/SPEC.md`); "MCP" names the
+//! MCP page (2025-11-25 for the legacy era, 2026-07-28 for the modern one); "vector" is
+//! RFC-014's. The driver sends and tells what these return; it decides none of them.
+//!
+//! | rule | § | where |
+//! |---|---|---|
+//! | **grant: the proposal**: the server's advertisement as this host reads it, intersected with the host's policy, sent as concrete paths; the rest denied, the invalid feature sets named in `disabled` | §5.3, §6.7 | `grant.rs`: `Session::policy` (`Session::intended_grant` in `session.rs`) |
+//! | **grant: revoke at once**: a renegotiation that narrows the grant puts it in force before the request is sent | §6.7, §17.5 | `grant.rs`: `Session::renegotiate` |
+//! | **grant: widen on receipt**: a wider grant is in force only once accepted; an unanswered expansion never activates | §6.7 | `grant.rs`: `Session::initial_receipt`, `Session::later_receipt` |
+//! | **grant: fall back**: `fallback: "close"` ends the connection; another refusal, or an initial exchange that failed, serves the server as plain MCP; a lost initial exchange ends the connection; a later failure changes nothing | §3.2, §5.3, §6.7 | `grant.rs`: `read_receipt`, `Session::initial_receipt`, `Session::later_receipt` |
+//! | **grant: stale receipt**: a receipt for a policy older than the last one sent is ignored | §6.7 | `grant.rs`: `Session::later_receipt` (`policy_seq`) |
+//! | a server request needing what is not granted: -32002 naming it; ungated or unserved: -32601 | §5.4, §6.6 | `grant.rs`: `refusal_of` |
+//! | **handshake**: what follows the probe's answer (modern, once more with a listed version, `initialize`, or the end) | MCP 2026-07-28 `basic/versioning.md` | `handshake.rs`: `probe_step` |
+//! | **handshake**: an `initialize` result in error, late, malformed or in a version not spoken ends the connection | MCP 2025-11-25 `basic/lifecycle.md` | `handshake.rs`: `read_initialize` (`grant.rs`: `handshake_failure`) |
+//! | **era/probe**: a session opens with the probe unless the link speaks only legacy or found the server legacy | MCP 2026-07-28 `basic/versioning.md` **\[project\]** | [`opens_with_probe`] |
+//! | **era/probe**: a `DiscoverResult` or a modern error is a modern server; anything else, or silence, legacy; a dual-era MCPL server is served legacy under `auto` | MCP 2026-07-28 `basic/versioning.md`, stdio and Streamable HTTP "Backward Compatibility" | `era.rs`: [`era::read_probe`] |
+//! | **era/probe**: -32022 listing a version this host speaks: that one, modern first | MCP 2026-07-28 `basic/versioning.md` **\[project\]** | `era.rs`: [`era::supported_choice`]; a caller's request: `LinkCore::on_input_round` |
+//! | **era/probe**: a probe answered late, while `initialize` is unanswered, still makes the server modern | MCP stdio "Backward Compatibility" **\[project\]** | `LinkCore::late_discovery` |
+//! | **era/probe**: every modern request carries the era's `_meta` | MCP 2026-07-28 `basic/index.md` | `era.rs`: [`Stamp::apply`], called by [`LinkCore::send_request`] |
+//! | the stateless profile: requests carry the mark and the grant; what is read goes through the stamped view | RFC-014 profile §3.2, §3.3, §3.6 **\[project\]** | `profile.rs`: `Hinted::stamp`, `Profile::read` |
+//! | **paging**: one listing at a time, a reason to list during one queues one more after it | MCP `server/tools.md` (`list_changed`) **\[project\]** | `paging.rs`: `Refresh::want`, `Refresh::end` |
+//! | **paging**: every page followed by `nextCursor`; a repeated cursor or [`paging::MAX_PAGES`] pages ends it as endless; the lowest `mcpl/rev`, the least `ttlMs` | MCP `server/utilities/pagination.md`, RFC-014 §3 | `paging.rs`: `Refresh::page` |
+//! | **paging**: a failed listing the host needs is tried again after a growing delay | **\[project\]** | `paging.rs`: `Refresh::end`, `retry_delay` |
+//! | **paging**: a listing is stale after its `ttlMs` with no change stream; a `tools/call` then lists again | **\[project\]** | `session.rs`: `Session::tools_stale` |
+//! | **paging**: manifest re-reads one at a time, at most once per interval, the rest coalesced | §17.8 | `paging.rs`: `Refresh::want_manifest`, `Refresh::manifest_read` |
+//! | **pending deadlines**: each request waits its deadline; the earliest is the one timer | MCP 2025-11-25 `basic/lifecycle.md` "Timeouts", 2026-07-28 `basic/patterns/cancellation.md` "Timeouts" | `pending.rs`: [`PendingTable::insert`], [`PendingTable::next_deadline`] |
+//! | **pending deadlines**: a request past its deadline times out and is cancelled (not `initialize`, not the probe, not on modern Streamable HTTP) | MCP 2025-11-25 `basic/utilities/cancellation.md`, 2026-07-28 `basic/patterns/cancellation.md` | [`LinkCore::handle_timeout`], [`LinkCore::cancels_by_notification`] |
+//! | **pending deadlines**: a timed-out id is still recognised, its late result read and tapped; the oldest forgotten first | RFC-014 §5.2, vector 28 | `pending.rs`: [`PendingTable::expire`], [`PendingTable::take_late`]; [`LinkCore::handle_read`] |
+//! | **pending deadlines**: a request whose answer the transport lost on an unordered link is cancelled, so the server tells its changes as `tools/hints` | RFC-014 §5.2, vector 29 | [`LinkCore::handle_read`] |
+//! | **push admission**: not MCPL: -32601; before the initial receipt or without `pushEvents`: -32002; bad params -32602; an undeclared, disabled or mismatched feature set: -32003, -32001, -32002 | §5.3, §5.4, §6.4, §9 | `push.rs`: `admit_push` |
+//! | **push admission**: a retry is the same event by its content, not only its id | §9.4 | `push.rs`: `content_digest` |
+//! | **MRTR**: an `InputRequiredResult` is answered (a defaultable form accepted, the rest declined) and the request sent again with the state echoed; at most [`mrtr::MAX_INPUT_ROUNDS`] rounds | MCP 2026-07-28 `basic/patterns/mrtr.md` **\[project\]** | `mrtr.rs`: [`mrtr::read`]; [`LinkCore::send_round`] |
+//! | a legacy `elicitation/create` answered with nobody to ask | MCP `client/elicitation.md` **\[project\]** | `elicit.rs`: `unattended` |
 
 #[doc(hidden)]
 pub mod decode;

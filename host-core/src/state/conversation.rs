@@ -96,8 +96,10 @@ pub fn split_namespaced<'n, 's>(
         .max_by_key(|(s, _)| s.len())
 }
 
-/// What kind of message the agent was shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// What kind of message the agent was shown. Named in snake case on the wire (the Host
+/// hands it out as `ShownKind`: the transcript, the console's JSON).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
 pub enum MessageKind {
     /// A user's (or operator's) message.
     User,

@@ -61,6 +61,7 @@ use fragment::{Fragment, Rank};
 use mcpl_protocol::Presence;
 use mcpl_protocol::Suggestion;
 use mcpl_protocol::mcpl::PushEventParams;
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 /// How the presenter behaves.
@@ -165,6 +166,22 @@ struct ServerState {
     /// no spec orders a stream against a result.
     /// Each with true for an open, false for a close or an end.
     told_while_waiting: BTreeSet<(Marker, bool)>,
+}
+
+impl ServerState {
+    /// The changes waiting for the push `key`, taken; the push is remembered shown, so
+    /// that changes for it that apply later are told as a notice.
+    fn take_push(&mut self, key: Cow<'_, str>) -> Vec<Fragment> {
+        let frags = self
+            .pushes
+            .iter()
+            .position(|(e, _)| *e == key)
+            .and_then(|i| self.pushes.remove(i))
+            .map(|(_, f)| f)
+            .unwrap_or_default();
+        remember(&mut self.shown_pushes, key.into_owned());
+        frags
+    }
 }
 
 /// How many shown pushes and finished results a server's state remembers.
@@ -321,14 +338,7 @@ impl Presenter {
         let st = self.state(view.name);
         // Waiting changes are keyed as the hint state's carrier keeps the id.
         let key = event_key(&params.event_id);
-        let frags = st
-            .pushes
-            .iter()
-            .position(|(e, _)| *e == key)
-            .and_then(|i| st.pushes.remove(i))
-            .map(|(_, f)| f)
-            .unwrap_or_default();
-        remember(&mut st.shown_pushes, key.into_owned());
+        let frags = st.take_push(key);
         if !accepted {
             return self.notice(view, frags).into_iter().collect();
         }
@@ -365,15 +375,8 @@ impl Presenter {
     pub fn push_not_shown(&mut self, view: &ServerView<'_>, event_id: &str) -> Vec<AgentMessage> {
         let st = self.state(view.name);
         let key = event_key(event_id);
-        let frags = st
-            .pushes
-            .iter()
-            .position(|(e, _)| *e == key)
-            .and_then(|i| st.pushes.remove(i))
-            .map(|(_, f)| f)
-            .unwrap_or_default();
         // Changes for it that apply later (an early rev held) are a notice too.
-        remember(&mut st.shown_pushes, key.into_owned());
+        let frags = st.take_push(key);
         if !view.connected {
             st.before_grant.extend(frags);
             return Vec::new();

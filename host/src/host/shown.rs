@@ -1,40 +1,13 @@
 //! [`Shown`]: a message the agent was shown, as the Host hands it out (the transcript, the
 //! stream of notices, the console's JSON).
 
-use crate::state::{AgentMessage, MessageKind};
+use crate::state::AgentMessage;
 use serde::Serialize;
 
-/// What kind of message the agent was shown (the conversation's [`MessageKind`], named for
-/// the wire).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ShownKind {
-    /// A user's message.
-    User,
-    /// The agent's own turn.
-    Assistant,
-    /// A tool's result, with what the host attached to it.
-    ToolResult,
-    /// A push event, with the changes it explains.
-    Push,
-    /// A notice: a system message that starts no turn (§6 "RFC §8.3").
-    Notice,
-    /// A reminder of what is open and usable.
-    Reminder,
-}
-
-impl From<MessageKind> for ShownKind {
-    fn from(k: MessageKind) -> Self {
-        match k {
-            MessageKind::User => ShownKind::User,
-            MessageKind::Assistant => ShownKind::Assistant,
-            MessageKind::ToolResult => ShownKind::ToolResult,
-            MessageKind::Push => ShownKind::Push,
-            MessageKind::Notice => ShownKind::Notice,
-            MessageKind::Reminder => ShownKind::Reminder,
-        }
-    }
-}
+/// What kind of message the agent was shown: the conversation's
+/// [`MessageKind`](crate::state::MessageKind), named for the wire (`tool_result`, …) as the
+/// Host hands it out.
+pub use crate::state::MessageKind as ShownKind;
 
 /// A message shown to the agent, numbered in the conversation's order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -58,7 +31,7 @@ impl Shown {
     pub fn new(seq: u64, m: &AgentMessage) -> Self {
         Shown {
             seq,
-            kind: m.kind.into(),
+            kind: m.kind,
             server: m.server.clone(),
             text: m.text.clone(),
             restates: m.restates,

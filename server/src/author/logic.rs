@@ -159,23 +159,7 @@ impl Joined {
         Self::default()
     }
 
-    /// Its title for the joiner ("Go vs alice").
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Adds a text block to what the joiner is told.
-    pub fn text(mut self, text: impl Into<String>) -> Self {
-        self.content.push(ContentBlock::text(text));
-        self
-    }
-
-    /// Adds content blocks.
-    pub fn content(mut self, blocks: impl IntoIterator<Item = ContentBlock>) -> Self {
-        self.content.extend(blocks);
-        self
-    }
+    told_builders!("joiner", "\"Go vs alice\"", "");
 }
 
 /// A call of one of the toolset's tools.

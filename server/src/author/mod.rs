@@ -52,6 +52,30 @@
 //! # let _ = duel;
 //! ```
 
+/// The builder methods of what an instance tells someone it takes in ([`Started`] its
+/// opener, [`Joined`] a joiner): its title for them and the content they are told.
+macro_rules! told_builders {
+    ($who:literal, $title:literal, $content:literal) => {
+        #[doc = concat!("Its title for the ", $who, " (", $title, ").")]
+        pub fn title(mut self, title: impl Into<String>) -> Self {
+            self.title = Some(title.into());
+            self
+        }
+
+        #[doc = concat!("Adds a text block to what the ", $who, " is told.")]
+        pub fn text(mut self, text: impl Into<String>) -> Self {
+            self.content.push(ContentBlock::text(text));
+            self
+        }
+
+        #[doc = concat!("Adds content blocks", $content, ".")]
+        pub fn content(mut self, blocks: impl IntoIterator<Item = ContentBlock>) -> Self {
+            self.content.extend(blocks);
+            self
+        }
+    };
+}
+
 mod context;
 mod durable;
 use mcpl_server_core::author::event;

@@ -57,23 +57,7 @@ impl Started {
         }
     }
 
-    /// Its title for the opener ("Go 9x9 vs bot").
-    pub fn title(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
-    }
-
-    /// Adds a text block to what the opener is told.
-    pub fn text(mut self, text: impl Into<String>) -> Self {
-        self.content.push(ContentBlock::text(text));
-        self
-    }
-
-    /// Adds content blocks (a board as an image, say).
-    pub fn content(mut self, blocks: impl IntoIterator<Item = ContentBlock>) -> Self {
-        self.content.extend(blocks);
-        self
-    }
+    told_builders!("opener", "\"Go 9x9 vs bot\"", " (a board as an image, say)");
 }
 
 impl std::fmt::Debug for Started {

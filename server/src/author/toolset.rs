@@ -7,8 +7,11 @@ use super::logic::{InstanceLogic, Opening, Refusal, Reply};
 use super::route::{Call, Route, Routes};
 use super::started::{OpenFn, Started, ToolsetLogic};
 use crate::core::ToolDecl;
-use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed, input_schema, is_object_schema};
-use mcpl_protocol::mcp::{Tool, ToolAnnotations};
+use crate::tool::{
+    ErasedHandler, ToolContext, ToolResult, Typed, input_schema, is_object_schema,
+    typed_declaration,
+};
+use mcpl_protocol::mcp::ToolAnnotations;
 use mcpl_protocol::toolsets::{ToolsetDecl, ToolsetDefault};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -160,14 +163,13 @@ impl Toolset {
         A: DeserializeOwned + JsonSchema + 'static,
         F: Fn(&mut L, A, Call, &mut InstanceContext) -> Reply + Send + Sync + 'static,
     {
-        let name = name.into();
-        let schema = input_schema::<A>();
-        if !is_object_schema(&schema) {
-            self.not_an_object.get_or_insert_with(|| name.clone());
+        let (tool, object) = typed_declaration::<A>(name, description);
+        if !object {
+            self.not_an_object.get_or_insert_with(|| tool.name.clone());
         }
         // A second route of one name is a second tool of that name: the build refuses it.
-        self.routes.insert(name.clone(), Route::new(handler));
-        self.tool(Tool::new(name, description.into(), schema))
+        self.routes.insert(tool.name.clone(), Route::new(handler));
+        self.tool(tool)
     }
 
     /// As [`Toolset::route`], the tool starting invisible in each new instance (the logic
@@ -210,17 +212,14 @@ impl Toolset {
         F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ToolResult> + Send + 'static,
     {
-        let name = name.into();
-        let schema = input_schema::<A>();
-        if !is_object_schema(&schema) {
-            self.not_an_object.get_or_insert_with(|| name.clone());
+        let (tool, object) = typed_declaration::<A>(name, description);
+        if !object {
+            self.not_an_object.get_or_insert_with(|| tool.name.clone());
         }
         // A second handler of one name is a second tool of that name: the build refuses it.
-        self.handlers.push((
-            name.clone(),
-            Arc::new(Typed::<A, F>::new(name.clone(), handler)),
-        ));
-        self.tool(Tool::new(name, description.into(), schema))
+        let handler = Arc::new(Typed::<A, F>::new(tool.name.clone(), handler));
+        self.handlers.push((tool.name.clone(), handler));
+        self.tool(tool)
     }
 
     /// Sets the annotations (`readOnlyHint`, …) of the tool declared last.

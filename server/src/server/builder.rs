@@ -10,7 +10,7 @@ use crate::manifest::{self, ManifestError};
 use crate::mrtr::StateKey;
 use crate::shared::{Counters, Current, Shared, build_catalog};
 use crate::store::{CommitQueue, FOLLOW_WAIT, Store, StoreError};
-use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed, input_schema, is_object_schema};
+use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed, typed_declaration};
 use mcpl_protocol::mcp::{Implementation, LoggingLevel, Tool};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl, MCPL_VERSION, McplManifest};
 use mcpl_protocol::toolsets::Surface;
@@ -376,13 +376,12 @@ impl ServerBuilder {
         F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ToolResult> + Send + 'static,
     {
-        let name = name.into();
-        let schema = input_schema::<A>();
-        if !is_object_schema(&schema) {
+        let (tool, object) = typed_declaration::<A>(name, description);
+        if !object {
             self.duplicate
-                .get_or_insert(BuildError::ArgumentsNotAnObject(name.clone()));
+                .get_or_insert(BuildError::ArgumentsNotAnObject(tool.name.clone()));
         }
-        self.tool(Tool::new(name, description.into(), schema), handler)
+        self.tool(tool, handler)
     }
 
     /// Registers a tool and its handler. `A` is what the arguments decode into — a

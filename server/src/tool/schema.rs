@@ -1,6 +1,7 @@
 //! A tool's `inputSchema` derived from the type its handler decodes, so the schema the
 //! host validates against and the struct the handler reads cannot drift apart.
 
+use mcpl_protocol::mcp::Tool;
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
 use serde_json::Value;
@@ -52,6 +53,17 @@ pub fn input_schema<A: JsonSchema>() -> Value {
 /// schema with no properties, and a handler may decode its (ignored) arguments as this.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Deserialize, JsonSchema)]
 pub struct NoArguments {}
+
+/// A tool declared with its `inputSchema` derived from `A` ([`input_schema`]), and whether
+/// that schema describes objects, as MCP asks (a builder refuses to build otherwise).
+pub(crate) fn typed_declaration<A: JsonSchema>(
+    name: impl Into<String>,
+    description: impl Into<String>,
+) -> (Tool, bool) {
+    let schema = input_schema::<A>();
+    let object = is_object_schema(&schema);
+    (Tool::new(name.into(), description.into(), schema), object)
+}
 
 /// True when `schema` describes JSON objects, as MCP asks of an `inputSchema`.
 pub(crate) fn is_object_schema(schema: &Value) -> bool {

@@ -5,6 +5,7 @@
 //! fact in the order shown; `toolsets--look` re-reads them whole ([`Beliefs::resync`]) when
 //! an agent suspects it missed something.
 
+use super::GameRecord;
 use super::perceive::{Looked, Marker, Seen, perceive, read_look};
 use mcpl_host::host::{Shown, ShownKind};
 use serde_json::Value;
@@ -64,6 +65,22 @@ pub struct Beliefs {
 }
 
 impl Beliefs {
+    /// What the agent believes of each game it knew, as its report says it.
+    pub fn game_records(&self) -> Vec<GameRecord> {
+        self.games
+            .iter()
+            .map(|((toolset, instance), g)| GameRecord {
+                toolset: toolset.clone(),
+                instance: instance.clone(),
+                title: g.title.clone(),
+                result: g.ended.clone(),
+                moves: g.moves.clone(),
+                my_moves: g.my_moves,
+                open: g.open,
+            })
+            .collect()
+    }
+
     /// Takes in one message the host showed.
     pub fn absorb(&mut self, shown: &Shown) {
         self.read += 1;

@@ -12,7 +12,7 @@
 
 use super::beliefs::Beliefs;
 use super::io::AgentIo;
-use super::{AgentReport, GameRecord, Phase};
+use super::{AgentReport, Phase};
 use mcpl_host::host::{HostError, Shown, ShownKind};
 use mcpl_protocol::Tool;
 use mcpl_transport::ClientTls;
@@ -310,20 +310,7 @@ impl ModelAgent {
     fn report(&self, name: &str) -> AgentReport {
         AgentReport {
             name: name.to_owned(),
-            games: self
-                .beliefs
-                .games
-                .iter()
-                .map(|((toolset, instance), g)| GameRecord {
-                    toolset: toolset.clone(),
-                    instance: instance.clone(),
-                    title: g.title.clone(),
-                    result: g.ended.clone(),
-                    moves: g.moves.clone(),
-                    my_moves: g.my_moves,
-                    open: g.open,
-                })
-                .collect(),
+            games: self.beliefs.game_records(),
             ends_told: self.beliefs.ends_told.clone(),
             plain_closes: self.beliefs.plain_closes,
             resigns_refused: Default::default(),

@@ -8,7 +8,7 @@ use super::beliefs::{Beliefs, GameKey, content};
 use super::io::{AgentIo, unreachable};
 use super::moves::{GoChoice, go_engine_move, legal_moves, random_move, tictactoe_move};
 use super::policy::{GameKind, Mover, Plan, Policy};
-use super::{AgentReport, GameRecord, Phase};
+use super::{AgentReport, Phase};
 use mcpl_host::host::HostError;
 use mcpl_protocol::CallToolResult;
 use rand::rngs::StdRng;
@@ -475,20 +475,7 @@ impl ScriptedAgent {
     }
 
     fn report(&self, name: &str) -> AgentReport {
-        let games = self
-            .beliefs
-            .games
-            .iter()
-            .map(|((toolset, instance), g)| GameRecord {
-                toolset: toolset.clone(),
-                instance: instance.clone(),
-                title: g.title.clone(),
-                result: g.ended.clone(),
-                moves: g.moves.clone(),
-                my_moves: g.my_moves,
-                open: g.open,
-            })
-            .collect();
+        let games = self.beliefs.game_records();
         AgentReport {
             name: name.to_owned(),
             games,

@@ -51,6 +51,16 @@ enum Transport {
     Mixed,
 }
 
+impl From<Transport> for TransportMix {
+    fn from(t: Transport) -> Self {
+        match t {
+            Transport::Ws => TransportMix::Ws,
+            Transport::Http => TransportMix::Http,
+            Transport::Mixed => TransportMix::Mixed,
+        }
+    }
+}
+
 /// The load and chaos run.
 #[derive(Args)]
 struct LoadArgs {
@@ -244,11 +254,7 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         agents: args.agents,
         duration: Duration::from_secs(args.duration),
         seed: args.seed,
-        transport: match args.transport {
-            Transport::Ws => TransportMix::Ws,
-            Transport::Http => TransportMix::Http,
-            Transport::Mixed => TransportMix::Mixed,
-        },
+        transport: args.transport.into(),
         chaos: args.chaos,
         bot_playouts: args.bot_playouts,
         think: Duration::from_millis(args.think_ms),
@@ -349,11 +355,7 @@ fn run_deterministic(args: LoadArgs) -> anyhow::Result<bool> {
             defaults.duration
         },
         seed: args.seed,
-        transport: match args.transport {
-            Transport::Ws => TransportMix::Ws,
-            Transport::Http => TransportMix::Http,
-            Transport::Mixed => TransportMix::Mixed,
-        },
+        transport: args.transport.into(),
         chaos: args.chaos,
         think: Duration::from_millis(args.think_ms),
         keep_trace: args.trace_out.is_some(),

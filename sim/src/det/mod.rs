@@ -53,9 +53,9 @@ use crate::agent::{AgentIo, AgentReport, Phase, ScriptedAgent};
 use crate::chaos::ChaosPlan;
 use crate::hosts::{HostTweak, LinkKnobs, start_host_with};
 use crate::invariants;
-use crate::load::{TransportMix, add_totals, count_panics, panics};
+use crate::load::{TransportMix, count_panics, panics};
 use crate::metrics::{Metrics, peak_rss_kib};
-use crate::report::{ChaosTotals, HintTotals, LoadReport};
+use crate::report::{ChaosTotals, LoadReport};
 use indicatif::ProgressBar;
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
 use mcpl_host::host::HostError;
@@ -282,10 +282,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
         .map(|(i, (h, name))| {
             let io = AgentIo::new(name.clone(), h.clone(), trace.clone(), metrics.clone());
             let policy = det_policy_for(i, n, &names, config.think);
-            let agent = ScriptedAgent::new(
-                policy,
-                config.seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
-            );
+            let agent = ScriptedAgent::new(policy, crate::load::agent_seed(config.seed, i));
             let (phase_tx, phase_rx) = watch::channel(Phase::Play);
             phases.push(phase_tx);
             let run = agent.run(io, phase_rx);
@@ -380,14 +377,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
     }
     invariants::check_all(&(&arcade).into(), &hosts, &names, &reports, &metrics).await;
     let _ = stop_tx.send(true);
-    let mut hints = HintTotals::default();
-    let mut reconnects = 0;
-    for f in followers {
-        if let Ok((t, r)) = f.await {
-            add_totals(&mut hints, &t);
-            reconnects += r;
-        }
-    }
+    let (hints, reconnects) = crate::load::follow::followed(followers).await;
     for h in &hosts {
         h.stop().await;
     }

@@ -159,3 +159,19 @@ pub fn spawn_followers(
         })
         .collect()
 }
+
+/// What every follower counted, once each has stopped: the hint totals and the reconnects
+/// (a follower whose task failed counts nothing).
+pub async fn followed(
+    followers: Vec<tokio::task::JoinHandle<(HintTotals, u64)>>,
+) -> (HintTotals, u64) {
+    let mut hints = HintTotals::default();
+    let mut reconnects = 0;
+    for f in followers {
+        if let Ok((t, r)) = f.await {
+            hints.add_totals(&t);
+            reconnects += r;
+        }
+    }
+    (hints, reconnects)
+}

@@ -21,17 +21,15 @@
 //! every other agent.
 
 use crate::agent::{GameKind, Mover, Plan, Policy};
-use crate::chaos::{Calm, DelayStats, Delays, sample_delay};
+use crate::chaos::{Calm, DelayStats, Delays, seeing_hook};
 use mcpl_protocol::meta::HINTS;
 use mcpl_protocol::modern::SUBSCRIPTIONS_ACKNOWLEDGED;
 use mcpl_protocol::stateless::{FILTER_HINTS, HINTS_NOTIFICATION};
 use mcpl_protocol::{ErrorCode, Message};
-use mcpl_transport::delivery::{Delivery, DeliveryHook};
-use rand::SeedableRng;
-use rand::rngs::StdRng;
+use mcpl_transport::delivery::DeliveryHook;
 use serde_json::Value;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 /// What one hinted agent's host was sent under the profile (module docs).
@@ -123,22 +121,7 @@ pub fn hook(
     calm: Arc<Calm>,
     stats: Arc<DelayStats>,
 ) -> DeliveryHook {
-    let rng = Mutex::new(StdRng::seed_from_u64(seed));
-    DeliveryHook::new(move |d: &Delivery<'_>| {
-        counts.see(d.message);
-        let delay = match delays {
-            Some(delays) if !calm.is_set() => {
-                let mut rng = rng.lock().unwrap_or_else(PoisonError::into_inner);
-                sample_delay(&delays, d.origin, &mut rng, &stats)
-            }
-            _ => Duration::ZERO,
-        };
-        async move {
-            if !delay.is_zero() {
-                tokio::time::sleep(delay).await;
-            }
-        }
-    })
+    seeing_hook(delays, seed, calm, stats, move |d| counts.see(d.message))
 }
 
 /// The policy of hinted agent `k`: games against the bot only — an invitation is a push

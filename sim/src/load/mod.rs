@@ -26,9 +26,7 @@ use crate::hosts::{LinkKnobs, start_host};
 use crate::invariants;
 use crate::metrics::{Metrics, peak_rss_kib};
 use crate::nodes::{Balancer, Cluster, ClusterConfig};
-use crate::report::{
-    ChaosTotals, HintTotals, HintedTotals, LoadReport, ModernTotals, SurfaceTotals,
-};
+use crate::report::{ChaosTotals, HintedTotals, LoadReport, ModernTotals, SurfaceTotals};
 use backend::Backend;
 use indicatif::ProgressBar;
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
@@ -192,6 +190,31 @@ pub(crate) fn count_panics() {
 /// Panics counted since [`count_panics`] was first called.
 pub(crate) fn panics() -> u64 {
     PANICS.load(Ordering::Relaxed)
+}
+
+/// Agent `i`'s seed, drawn from the run's `seed`: each agent plays its own choices, the
+/// same for the same seed (the load's and the deterministic run's alike).
+pub(crate) fn agent_seed(seed: u64, i: usize) -> u64 {
+    seed.wrapping_mul(1_000_003).wrapping_add(i as u64)
+}
+
+/// Runs an agent's `run` on `worker` (on this thread when there is none); what it
+/// reports comes on the receiver.
+fn spawn_run<T: Send + 'static>(
+    worker: Option<actix::ArbiterHandle>,
+    run: impl Future<Output = T> + Send + 'static,
+) -> oneshot::Receiver<T> {
+    let (tx, rx) = oneshot::channel();
+    let task = async move {
+        let _ = tx.send(run.await);
+    };
+    match worker {
+        None => drop(tokio::task::spawn_local(task)),
+        Some(worker) => {
+            worker.spawn(task);
+        }
+    }
+    rx
 }
 
 /// Runs the load (inside an actix system) and reports it; `progress` shows it going.
@@ -400,22 +423,9 @@ pub async fn run(
         .map(|(i, (h, name))| {
             let io = AgentIo::new(name.clone(), h.clone(), observer.clone(), metrics.clone());
             let policy = policy_for(i, n, &names, config.think);
-            let agent = ScriptedAgent::new(
-                policy,
-                config.seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
-            );
+            let agent = ScriptedAgent::new(policy, agent_seed(config.seed, i));
             let run = agent.run(io, phase_rx.clone());
-            let (tx, rx) = oneshot::channel();
-            let task = async move {
-                let _ = tx.send(run.await);
-            };
-            match place(i) {
-                None => drop(tokio::task::spawn_local(task)),
-                Some(worker) => {
-                    worker.spawn(task);
-                }
-            }
-            rx
+            spawn_run(place(i), run)
         })
         .collect();
 
@@ -425,22 +435,9 @@ pub async fn run(
         .enumerate()
         .map(|(k, (h, name))| {
             let io = AgentIo::new(name.clone(), h.clone(), observer.clone(), metrics.clone());
-            let seed = config
-                .seed
-                .wrapping_mul(1_000_003)
-                .wrapping_add((n + k) as u64);
-            let run = ModernAgent::new(seed, config.think).run(io, phase_rx.clone());
-            let (tx, rx) = oneshot::channel();
-            let task = async move {
-                let _ = tx.send(run.await);
-            };
-            match place(n + k) {
-                None => drop(tokio::task::spawn_local(task)),
-                Some(worker) => {
-                    worker.spawn(task);
-                }
-            }
-            rx
+            let run = ModernAgent::new(agent_seed(config.seed, n + k), config.think)
+                .run(io, phase_rx.clone());
+            spawn_run(place(n + k), run)
         })
         .collect();
 
@@ -453,22 +450,10 @@ pub async fn run(
             let i = n + modern_names.len() + k;
             let io = AgentIo::new(name.clone(), h.clone(), observer.clone(), metrics.clone())
                 .reissuing(counts.reissued.clone());
-            let agent = ScriptedAgent::new(
-                hinted::policy(k, config.think),
-                config.seed.wrapping_mul(1_000_003).wrapping_add(i as u64),
-            );
+            let agent =
+                ScriptedAgent::new(hinted::policy(k, config.think), agent_seed(config.seed, i));
             let run = agent.run(io, phase_rx.clone());
-            let (tx, rx) = oneshot::channel();
-            let task = async move {
-                let _ = tx.send(run.await);
-            };
-            match place(i) {
-                None => drop(tokio::task::spawn_local(task)),
-                Some(worker) => {
-                    worker.spawn(task);
-                }
-            }
-            rx
+            spawn_run(place(i), run)
         })
         .collect();
 
@@ -685,14 +670,7 @@ pub async fn run(
         }
     }
     let _ = stop_tx.send(true);
-    let mut hints = HintTotals::default();
-    let mut reconnects = 0;
-    for f in followers {
-        if let Ok((t, r)) = f.await {
-            add_totals(&mut hints, &t);
-            reconnects += r;
-        }
-    }
+    let (hints, reconnects) = follow::followed(followers).await;
     let mut hinted = HintedTotals {
         agents: hinted_names.len(),
         answers_lost: proxies
@@ -704,12 +682,7 @@ pub async fn run(
             .sum(),
         ..Default::default()
     };
-    for f in hinted_followers {
-        if let Ok((t, r)) = f.await {
-            add_totals(&mut hinted.hints, &t);
-            hinted.reconnects += r;
-        }
-    }
+    (hinted.hints, hinted.reconnects) = follow::followed(hinted_followers).await;
     for (name, c) in hinted_names.iter().zip(&hinted_counts) {
         let [statements, deltas, stream, listens, unanswered, reissued] = c.snapshot();
         hinted.statements += statements;
@@ -820,18 +793,4 @@ pub async fn run(
         modern,
         hinted,
     })
-}
-
-/// Adds one host's hint totals to the run's.
-pub(crate) fn add_totals(into: &mut HintTotals, t: &HintTotals) {
-    into.applied += t.applied;
-    into.gaps += t.gaps;
-    into.held += t.held;
-    into.resolved_in_window += t.resolved_in_window;
-    into.expired += t.expired;
-    into.stale += t.stale;
-    into.superseded += t.superseded;
-    into.duplicates += t.duplicates;
-    into.recoveries += t.recoveries;
-    into.statements += t.statements;
 }

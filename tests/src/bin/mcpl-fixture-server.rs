@@ -127,12 +127,7 @@ fn main() -> anyhow::Result<()> {
             let mut sessions = server.watch_sessions();
             fixture::serve(&server, conn, how);
             // The session ends when stdin does; then let the last writes reach stdout.
-            sessions
-                .wait_for(|n| *n > 0)
-                .await
-                .context("watching sessions")?;
-            sessions
-                .wait_for(|n| *n == 0)
+            fixture::stdio_session_done(&mut sessions)
                 .await
                 .context("watching sessions")?;
             drained.await;

@@ -12,6 +12,7 @@ use anyhow::Context;
 use clap::{Parser, Subcommand};
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{Server, ToolContext, ToolError};
+use mcpl_tests::fixture;
 use mcpl_transport::ServerOptions;
 use serde::Deserialize;
 use serde_json::json;
@@ -152,12 +153,7 @@ async fn main() -> anyhow::Result<()> {
             let mut sessions = server.watch_sessions();
             let drained = server.serve_stdio(&opts);
             // The session ends when stdin does; then let the last writes reach stdout.
-            sessions
-                .wait_for(|n| *n > 0)
-                .await
-                .context("watching sessions")?;
-            sessions
-                .wait_for(|n| *n == 0)
+            fixture::stdio_session_done(&mut sessions)
                 .await
                 .context("watching sessions")?;
             drained.await;

@@ -87,24 +87,38 @@ pub const GAME_OPEN_VISIBLE: [&str; 7] = [
 ];
 
 /// Every tool the contract names (the compat tools aside).
-pub const ALL_TOOLS: [&str; 16] = [
-    GAME_SHOW,
-    GAME_FLIP,
-    GAME_SECRET,
-    GAME_MOVE,
-    GAME_GROW,
-    GAME_LATER,
-    GAME_WAIT,
-    GAME_POKE,
-    LOBBY_WHO,
-    PANEL_READ,
-    TEMP_PING,
-    ECHO,
-    NEWS,
-    EXTRA_PING,
-    MANIFEST_DROP,
-    MANIFEST_RESTORE,
-];
+pub const ALL_TOOLS: [&str; 16] = joined(
+    GAME_TOOLS,
+    [
+        LOBBY_WHO,
+        PANEL_READ,
+        TEMP_PING,
+        ECHO,
+        NEWS,
+        EXTRA_PING,
+        MANIFEST_DROP,
+        MANIFEST_RESTORE,
+    ],
+);
+
+/// `a`, then `b` (`N` is their lengths' sum; the build fails otherwise).
+const fn joined<const A: usize, const B: usize, const N: usize>(
+    a: [&'static str; A],
+    b: [&'static str; B],
+) -> [&'static str; N] {
+    assert!(A + B == N, "the lengths do not add up");
+    let mut out = [""; N];
+    let mut i = 0;
+    while i < A {
+        out[i] = a[i];
+        i += 1;
+    }
+    while i < N {
+        out[i] = b[i - A];
+        i += 1;
+    }
+    out
+}
 
 /// The size a `game` instance has when opened without options.
 pub const DEFAULT_SIZE: u64 = 3;

@@ -494,6 +494,16 @@ fn negotiated_version(result: &RawValue) -> Option<String> {
 }
 
 impl Exchange {
+    /// Tells the client something on this exchange's stream could not be read as a message.
+    async fn malformed(&self, error: DecodeError) {
+        self.client
+            .deliver_raw(Inbound::Malformed {
+                stream: self.stream,
+                error,
+            })
+            .await
+    }
+
     /// Delivers a message, noting whether it answers our request, and on `initialize`
     /// taking the negotiated version from it before anyone can send with it.
     async fn deliver(&self, mut message: Message) {
@@ -587,14 +597,7 @@ impl Exchange {
                 Err(DecodeError::Parse(e)) => {
                     tracing::debug!(error = %e, "the answer's body is not JSON")
                 }
-                Err(error) => {
-                    self.client
-                        .deliver_raw(Inbound::Malformed {
-                            stream: self.stream,
-                            error,
-                        })
-                        .await
-                }
+                Err(error) => self.malformed(error).await,
             };
         }
         let items = match serde_json::from_slice::<Value>(&body) {
@@ -605,14 +608,7 @@ impl Exchange {
         for item in items {
             match Message::from_value(item) {
                 Ok(message) => self.deliver(message).await,
-                Err(error) => {
-                    self.client
-                        .deliver_raw(Inbound::Malformed {
-                            stream: self.stream,
-                            error,
-                        })
-                        .await
-                }
+                Err(error) => self.malformed(error).await,
             }
         }
     }

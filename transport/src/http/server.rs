@@ -19,7 +19,7 @@ use super::session::{self, Registry, Session};
 use super::{
     EVENT_STREAM, JSON, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER, accepts, content_type_is,
 };
-use crate::sources::Source;
+use crate::sources::{Source, SourceSlot};
 use crate::{
     Connection, ConnectionInfo, HttpResponseMode, Inbound, Outbound, Principal, ServerOptions,
     ServerTls, TransportKind,
@@ -41,7 +41,7 @@ use mcpl_protocol::modern::RequestMeta;
 use mcpl_protocol::{ErrorCode, ErrorObject, Id, Message, Request, Response};
 use std::convert::Infallible;
 use std::io;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::pin::pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -628,21 +628,15 @@ async fn open_oneshot(
     let anonymous = match principal {
         Principal::Anonymous(_) => {
             let ip = remote.ip();
-            let limits = [
-                (Source::of(ip), opts.anonymous_per_source),
-                (Source::Anonymous, opts.anonymous_max),
-            ];
-            let mut slot = server.sources.take(&limits);
+            let mut slot = take_anonymous(server, ip);
             if matches!(slot, Err(Source::Address(_))) {
                 // The address's slots held by legacy sessions it left open (most clients
                 // never DELETE) make way, as for a new session (`open_session`): only
                 // requests in flight are refused.
-                let theirs = server.sessions.anonymous_from(ip);
-                if let Some(oldest) = theirs.iter().min_by_key(|s| s.last_active()) {
-                    tracing::info!(%ip, session = %oldest.short_id(), limit = opts.anonymous_per_source, "an address's modern request found its anonymous slots held by sessions; its least recently active one ends");
-                    server.sessions.end(&oldest.id);
+                if let Some(oldest) = end_oldest_anonymous(server, ip) {
+                    tracing::info!(%ip, session = %oldest, limit = opts.anonymous_per_source, "an address's modern request found its anonymous slots held by sessions; its least recently active one ends");
                 }
-                slot = server.sources.take(&limits);
+                slot = take_anonymous(server, ip);
             }
             match slot {
                 Ok(slot) => Some((ip, slot)),
@@ -658,37 +652,14 @@ async fn open_oneshot(
         }
         Principal::Named(_) => None,
     };
-    let (out_tx, out_rx) = mpsc::channel(1);
-    let (in_tx, in_rx) = mpsc::channel(DEPTH);
     let opening = session::Opening {
-        principal: principal.clone(),
+        principal,
         anonymous,
         queue_limit: opts.http_queue_limit,
         replay_limit: 0,
         oneshot: true,
     };
-    let session = Arc::new(Session::new(
-        session::new_session_id(),
-        opening,
-        in_tx,
-        &server.sessions,
-    ));
-    let info = ConnectionInfo {
-        kind: TransportKind::StreamableHttp,
-        ordered: false,
-        principal: Some(principal),
-        peer: format!("{remote} modern request {}…", session.short_id()),
-    };
-    // Ends the connection when the server drops its `Outbound` first.
-    crate::spawn_task(
-        opts.local_tasks,
-        session::pump(session.clone(), out_rx, server.sessions.clone()),
-    );
-    let conn = Connection {
-        info,
-        outbound: Outbound::with_router(out_tx, session.clone()),
-        inbound: in_rx.into(),
-    };
+    let (session, conn) = start_session(server, opening, &format!("{remote} modern request"));
     if server.accepted.send(conn).await.is_err() {
         session.end();
         let reason = "the server is not accepting connections";
@@ -892,11 +863,7 @@ async fn open_session(
     let anonymous = match principal {
         Principal::Anonymous(_) => {
             let ip = remote.ip();
-            let limits = [
-                (Source::of(ip), opts.anonymous_per_source),
-                (Source::Anonymous, opts.anonymous_max),
-            ];
-            let mut slot = server.sources.take(&limits);
+            let mut slot = take_anonymous(server, ip);
             if let Err(Source::Anonymous) = slot {
                 let reason = "the server holds as many anonymous sessions as it may";
                 return Err(Refusal::new(StatusCode::SERVICE_UNAVAILABLE, reason));
@@ -905,12 +872,10 @@ async fn open_session(
                 // A client that opens sessions and never ends them (most do not DELETE) is
                 // not refused: its own least recently active session ends, as a named
                 // principal's does. The address never holds more than the cap.
-                let theirs = server.sessions.anonymous_from(ip);
-                if let Some(oldest) = theirs.iter().min_by_key(|s| s.last_active()) {
-                    tracing::info!(%ip, session = %oldest.short_id(), limit = opts.anonymous_per_source, "an address opened one anonymous session too many; its least recently active one ends");
-                    server.sessions.end(&oldest.id);
+                if let Some(oldest) = end_oldest_anonymous(server, ip) {
+                    tracing::info!(%ip, session = %oldest, limit = opts.anonymous_per_source, "an address opened one anonymous session too many; its least recently active one ends");
                 }
-                slot = server.sources.take(&limits);
+                slot = take_anonymous(server, ip);
             }
             let Ok(slot) = slot else {
                 let reason = "too many anonymous connections from this address";
@@ -929,10 +894,6 @@ async fn open_session(
             None
         }
     };
-    // The session routes what is written at once (`Router::route`): this channel only tells
-    // the pump when every `Outbound` is gone.
-    let (out_tx, out_rx) = mpsc::channel(1);
-    let (in_tx, in_rx) = mpsc::channel(DEPTH);
     let opening = session::Opening {
         principal: principal.clone(),
         anonymous,
@@ -940,6 +901,50 @@ async fn open_session(
         replay_limit: opts.http_replay_limit,
         oneshot: false,
     };
+    let (session, conn) = start_session(server, opening, &format!("{remote} session"));
+    if server.accepted.send(conn).await.is_err() {
+        server.sessions.end(&session.id);
+        let reason = "the server is not accepting sessions";
+        return Err(Refusal::new(StatusCode::SERVICE_UNAVAILABLE, reason));
+    }
+    tracing::debug!(session = %session.short_id(), %remote, "session opened");
+    Ok(session)
+}
+
+/// An anonymous slot for `ip`, within its address's cap and the listener's
+/// ([`ServerOptions::anonymous_per_source`], [`ServerOptions::anonymous_max`]); the
+/// source whose cap is reached if none.
+fn take_anonymous(server: &Server, ip: IpAddr) -> Result<SourceSlot, Source> {
+    server.sources.take(&[
+        (Source::of(ip), server.opts.anonymous_per_source),
+        (Source::Anonymous, server.opts.anonymous_max),
+    ])
+}
+
+/// Ends the least recently active anonymous session from `ip`'s network, if there is
+/// one (its slot is freed); returns its short id.
+fn end_oldest_anonymous(server: &Server, ip: IpAddr) -> Option<String> {
+    let theirs = server.sessions.anonymous_from(ip);
+    let oldest = theirs.iter().min_by_key(|s| s.last_active())?;
+    server.sessions.end(&oldest.id);
+    Some(oldest.short_id().to_owned())
+}
+
+/// A new session, and the connection the server is handed for it (`peer`: who it is
+/// with, the session's short id added). A session with an id (not `oneshot`) is kept in
+/// the table, where requests find it by that id. Its pump ends the connection when the
+/// server drops its `Outbound` first.
+fn start_session(
+    server: &Server,
+    opening: session::Opening,
+    peer: &str,
+) -> (Arc<Session>, Connection) {
+    // The session routes what is written at once (`Router::route`): this channel only tells
+    // the pump when every `Outbound` is gone.
+    let (out_tx, out_rx) = mpsc::channel(1);
+    let (in_tx, in_rx) = mpsc::channel(DEPTH);
+    let principal = opening.principal.clone();
+    let kept = !opening.oneshot;
     let session = Arc::new(Session::new(
         session::new_session_id(),
         opening,
@@ -950,9 +955,11 @@ async fn open_session(
         kind: TransportKind::StreamableHttp,
         ordered: false,
         principal: Some(principal),
-        peer: format!("{remote} session {}…", session.short_id()),
+        peer: format!("{peer} {}…", session.short_id()),
     };
-    server.sessions.insert(session.clone());
+    if kept {
+        server.sessions.insert(session.clone());
+    }
     crate::spawn_task(
         server.opts.local_tasks,
         session::pump(session.clone(), out_rx, server.sessions.clone()),
@@ -962,13 +969,7 @@ async fn open_session(
         outbound: Outbound::with_router(out_tx, session.clone()),
         inbound: in_rx.into(),
     };
-    if server.accepted.send(conn).await.is_err() {
-        server.sessions.end(&session.id);
-        let reason = "the server is not accepting sessions";
-        return Err(Refusal::new(StatusCode::SERVICE_UNAVAILABLE, reason));
-    }
-    tracing::debug!(session = %session.short_id(), %remote, "session opened");
-    Ok(session)
+    (session, conn)
 }
 
 enum BodyError {

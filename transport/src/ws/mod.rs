@@ -104,14 +104,8 @@ async fn accept_loop(
     let mut errors = crate::accept::AcceptErrors::new("WebSocket");
     let sources = crate::sources::Sources::default();
     loop {
-        let (tcp, remote) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(e) => {
-                // Out of file descriptors and the like: pause, never spin (`accept.rs`).
-                errors.failed(&e).await;
-                continue;
-            }
-        };
+        // Out of file descriptors and the like: pause, never spin (`accept.rs`).
+        let (tcp, remote) = errors.accept(&listener).await;
         if tx.is_closed() {
             return;
         }

@@ -33,6 +33,7 @@ use axum::http::{HeaderMap, HeaderValue, Method, Request, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use hyper::body::Incoming;
+use mcpl_transport::accept::AcceptErrors;
 use mcpl_transport::{ServerOptions, ServerTls};
 use std::convert::Infallible;
 use std::io;
@@ -182,17 +183,11 @@ async fn accept_loop(listener: TcpListener, site: Arc<Site>) {
     let (_shutdown, shutdown_rx) = watch::channel(());
     let permits = Arc::new(Semaphore::new(site.opts.max_connections));
     let refusals = Arc::new(Semaphore::new(site.opts.max_connections.max(1)));
+    let mut errors = AcceptErrors::new("spectator page");
     loop {
-        let (tcp, remote) = match listener.accept().await {
-            Ok(accepted) => accepted,
-            Err(e) if is_connection_error(&e) => continue,
-            Err(e) => {
-                // Out of file descriptors and the like: pause rather than spin.
-                tracing::warn!(error = %e, "spectator page: accept failed; pausing");
-                tokio::time::sleep(Duration::from_millis(250)).await;
-                continue;
-            }
-        };
+        // A connection's own error costs nothing; out of file descriptors and the like:
+        // pause rather than spin.
+        let (tcp, remote) = errors.accept(&listener).await;
         let _ = tcp.set_nodelay(true);
         match permits.clone().try_acquire_owned() {
             Ok(permit) => {
@@ -214,15 +209,6 @@ async fn accept_loop(listener: TcpListener, site: Arc<Site>) {
             }
         }
     }
-}
-
-fn is_connection_error(e: &io::Error) -> bool {
-    matches!(
-        e.kind(),
-        io::ErrorKind::ConnectionRefused
-            | io::ErrorKind::ConnectionAborted
-            | io::ErrorKind::ConnectionReset
-    )
 }
 
 /// Tells a connection over the bound 503 and closes it: after its request head (a client

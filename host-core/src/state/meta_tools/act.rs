@@ -19,10 +19,7 @@ use serde_json::{Map, Value};
 pub(super) fn act(config: &MetaConfig, raw: &Value, world: &World<'_>) -> Result<Plan, MetaError> {
     let a = args::act(raw)?;
     let (view, tool) = resolve::tool(world, a.server.as_deref(), &a.tool, a.instance.as_deref())?;
-    let hints = view.hints.ok_or_else(|| MetaError::NotConnected {
-        server: view.name.to_owned(),
-        cause: view.down_because.map(str::to_owned),
-    })?;
+    let hints = view.hints.ok_or_else(|| resolve::not_connected(view))?;
     let no_instances = |m: Marker| MetaError::NoInstances { marker: m };
     // A finished instance whose record the server keeps: only its read-only tools answer.
     let mut finished = false;

@@ -5,7 +5,7 @@ use super::plan::{After, GroupPlan, MetaConfig, Outgoing, Plan, SendPlan, World}
 use super::resolve::{self, Kind};
 use super::{args, propose};
 use crate::state::args_check::{self, ArgCheck};
-use crate::state::view::Marker;
+use crate::state::view::{Marker, ServerView};
 use mcpl_protocol::names::check_peer_name;
 use mcpl_protocol::toolsets::{ToolsetsCloseParams, ToolsetsOpenParams};
 use serde_json::Value;
@@ -29,19 +29,12 @@ pub(super) fn open(
                 return Err(MetaError::NoInstances { marker });
             }
             // §4.4, vector 10: the host opens it alone; nothing is sent.
-            return Ok(Plan::Group(GroupPlan {
-                server: view.name.to_owned(),
-                group: a.toolset,
-                open: true,
-            }));
+            return Ok(group_plan(view, a.toolset, true));
         }
         Kind::Declared(d) => d,
     };
     if view.hints.is_none() {
-        return Err(MetaError::NotConnected {
-            server: view.name.to_owned(),
-            cause: view.down_because.map(str::to_owned),
-        });
+        return Err(resolve::not_connected(view));
     }
     let instance = match (decl.instances, a.instance) {
         (false, Some(_)) => return Err(MetaError::NoInstances { marker }),
@@ -92,18 +85,11 @@ pub(super) fn close(raw: &Value, world: &World<'_>) -> Result<Plan, MetaError> {
             if !view.catalog.is_group_open(&a.toolset) {
                 return Err(MetaError::NotOpen { marker });
             }
-            return Ok(Plan::Group(GroupPlan {
-                server: view.name.to_owned(),
-                group: a.toolset,
-                open: false,
-            }));
+            return Ok(group_plan(view, a.toolset, false));
         }
         Kind::Declared(d) => d,
     };
-    let hints = view.hints.ok_or_else(|| MetaError::NotConnected {
-        server: view.name.to_owned(),
-        cause: view.down_because.map(str::to_owned),
-    })?;
+    let hints = view.hints.ok_or_else(|| resolve::not_connected(view))?;
     let instance = if decl.instances {
         Some(resolve::instance(view, &a.toolset, a.instance.as_deref())?)
     } else {
@@ -125,4 +111,13 @@ pub(super) fn close(raw: &Value, world: &World<'_>) -> Result<Plan, MetaError> {
         }),
         after: After::Close { marker },
     }))
+}
+
+/// A group opened or closed by the host alone (§4.4): nothing is sent.
+fn group_plan(view: &ServerView<'_>, group: String, open: bool) -> Plan {
+    Plan::Group(GroupPlan {
+        server: view.name.to_owned(),
+        group,
+        open,
+    })
 }

@@ -128,16 +128,21 @@ pub(super) fn tool<'w>(
     Ok((chosen, tool.to_owned()))
 }
 
+/// `view`'s server is not connected now (with why, when that is known).
+pub(super) fn not_connected(view: &ServerView<'_>) -> MetaError {
+    MetaError::NotConnected {
+        server: view.name.to_owned(),
+        cause: view.down_because.map(str::to_owned),
+    }
+}
+
 /// The first of these servers that is not connected, as the error saying so: what a name
 /// not found may be offered by (a server never connected has told nothing yet).
 fn down(within: &[&ServerView<'_>]) -> Option<MetaError> {
     within
         .iter()
         .find(|v| !v.connected)
-        .map(|v| MetaError::NotConnected {
-            server: v.name.to_owned(),
-            cause: v.down_because.map(str::to_owned),
-        })
+        .map(|v| not_connected(v))
 }
 
 /// Why no server offers `tool` through `act`: it is static (call it directly), the policy
@@ -173,10 +178,7 @@ pub(super) fn instance(
     named: Option<&str>,
 ) -> Result<String, MetaError> {
     let marker = Marker::new(view.name, toolset, None);
-    let hints = view.hints.ok_or_else(|| MetaError::NotConnected {
-        server: view.name.to_owned(),
-        cause: view.down_because.map(str::to_owned),
-    })?;
+    let hints = view.hints.ok_or_else(|| not_connected(view))?;
     let open: Vec<String> = hints
         .instances_of(toolset)
         .into_iter()

@@ -23,6 +23,13 @@ fn secret_stated(statement: &Value, instance: &str) -> Checked<bool> {
         .contains(&(GAME_SECRET.to_owned(), Some(instance.to_owned()))))
 }
 
+/// Reads the statement, which must take the rev after `after` (`what`: why it must).
+async fn next_statement(p: &mut Peer, after: u64, what: &str) -> Checked<Value> {
+    let s = p.statement().await?;
+    takes_next(hints(&s, "toolsets/list")?, after, what)?;
+    Ok(s)
+}
+
 /// Vector 2: a call that makes a tool visible carries the change in its result, and
 /// nothing else carries it: the statement read next takes the very next rev.
 pub async fn v02(ctx: &Ctx) -> Checked {
@@ -37,12 +44,7 @@ pub async fn v02(ctx: &Ctx) -> Checked {
         format!("{GAME_FLIP}'s result does not make {GAME_SECRET} visible in {g}: {h}")
     })?;
     let after = p.last_rev();
-    let s = p.statement().await?;
-    takes_next(
-        hints(&s, "toolsets/list")?,
-        after,
-        "the statement read after the call (a push of the call's own change would have taken a rev, §5.3)",
-    )?;
+    let s = next_statement(&mut p, after, "the statement read after the call (a push of the call's own change would have taken a rev, §5.3)").await?;
     ensure(secret_stated(&s, &g)?, || {
         format!("the statement does not state {GAME_SECRET} visible after {GAME_FLIP}")
     })?;
@@ -103,12 +105,12 @@ pub async fn v03(ctx: &Ctx) -> Checked {
     })?;
     p.push_answer = PushAnswer::Accept;
     let after = p.last_rev();
-    let s = p.statement().await?;
-    takes_next(
-        hints(&s, "toolsets/list")?,
+    let s = next_statement(
+        &mut p,
         after,
         "the statement after a refused push (nothing is restated, §5.2)",
-    )?;
+    )
+    .await?;
     ensure(secret_stated(&s, &g)?, || {
         "the refused push's change did not stand: the statement does not state it (§5.2)".to_owned()
     })?;
@@ -373,12 +375,7 @@ pub async fn v35(ctx: &Ctx) -> Checked {
     let first_id = first["params"]["eventId"].clone();
     p.push_answer = PushAnswer::Accept;
     let after = p.last_rev();
-    let s = p.statement().await?;
-    takes_next(
-        hints(&s, "toolsets/list")?,
-        after,
-        "the statement after a push answered with an error (hint-carrying pushes are never retried, §5.2)",
-    )?;
+    next_statement(&mut p, after, "the statement after a push answered with an error (hint-carrying pushes are never retried, §5.2)").await?;
     let last = p.last_rev();
     later(&mut p, &g, json!({})).await?;
     let second = secret_push(&mut p, &g).await?;

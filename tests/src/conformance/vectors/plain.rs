@@ -32,6 +32,20 @@ async fn show(p: &mut Peer, args: Value) -> Checked<String> {
     tool_ok(&r, &format!("{GAME_SHOW} {args}"))
 }
 
+/// Opens or closes (`tool`: a compat tool) the game instance `instance`.
+async fn compat_game(p: &mut Peer, tool: &str, instance: &str) -> Checked<String> {
+    compat(p, tool, json!({"toolset": GAME, "instance": instance})).await
+}
+
+/// `game_show` with `args` shows the instance `instance` as it opened (`what`: the
+/// violation if not).
+async fn shows_fresh(p: &mut Peer, args: Value, instance: &str, what: &str) -> Checked {
+    let text = show(p, args).await?;
+    ensure(text == show_text(instance, DEFAULT_SIZE, 0), || {
+        format!("{what}: {text:?}")
+    })
+}
+
 /// True when the host is offered the compat tools (the fixture's §8 choice).
 fn offers_compat(tools: &[Value]) -> bool {
     [TOOLSET_OPEN, TOOLSET_CLOSE]
@@ -75,12 +89,7 @@ pub async fn v08(ctx: &Ctx) -> Checked {
         tool_ok(&p.call(ECHO, json!({"text": "x"}), None).await?, ECHO)?;
         return p.finish().await;
     }
-    compat(
-        &mut p,
-        TOOLSET_OPEN,
-        json!({"toolset": GAME, "instance": "p1"}),
-    )
-    .await?;
+    compat_game(&mut p, TOOLSET_OPEN, "p1").await?;
     tool_ok(&p.call(GAME_FLIP, json!({}), None).await?, GAME_FLIP)?;
     tool_ok(
         &p.call(GAME_LATER, json!({"event": false}), None).await?,
@@ -92,12 +101,7 @@ pub async fn v08(ctx: &Ctx) -> Checked {
     ensure(push.pointer("/params/hints").is_none(), || {
         format!("a push to a host without toolHints carries hints (§2): {push}")
     })?;
-    compat(
-        &mut p,
-        TOOLSET_CLOSE,
-        json!({"toolset": GAME, "instance": "p1"}),
-    )
-    .await?;
+    compat_game(&mut p, TOOLSET_CLOSE, "p1").await?;
     p.finish().await
 }
 
@@ -190,37 +194,28 @@ pub async fn v26(ctx: &Ctx) -> Checked {
     ensure(text == show_text("p1", 2, 0), || {
         format!("with one instance open, a call without one did not reach it: {text:?}")
     })?;
-    compat(
-        &mut p,
-        TOOLSET_OPEN,
-        json!({"toolset": GAME, "instance": "p2"}),
-    )
-    .await?;
+    compat_game(&mut p, TOOLSET_OPEN, "p2").await?;
     let r = p.call(GAME_SHOW, json!({}), None).await?;
     let text = tool_error(&r, "a call naming no instance, with two open")?;
     ensure(text.contains("p1") && text.contains("p2"), || {
         format!("the tool error does not name the open instances p1 and p2: {text:?}")
     })?;
-    let text = show(&mut p, json!({"instance": "p2"})).await?;
-    ensure(text == show_text("p2", DEFAULT_SIZE, 0), || {
-        format!("a call with the instance argument p2 did not reach it: {text:?}")
-    })?;
-    compat(
+    shows_fresh(
         &mut p,
-        TOOLSET_CLOSE,
-        json!({"toolset": GAME, "instance": "p1"}),
+        json!({"instance": "p2"}),
+        "p2",
+        "a call with the instance argument p2 did not reach it",
     )
     .await?;
-    let text = show(&mut p, json!({})).await?;
-    ensure(text == show_text("p2", DEFAULT_SIZE, 0), || {
-        format!("with p1 closed, a call without an instance did not reach p2: {text:?}")
-    })?;
-    compat(
+    compat_game(&mut p, TOOLSET_CLOSE, "p1").await?;
+    shows_fresh(
         &mut p,
-        TOOLSET_CLOSE,
-        json!({"toolset": GAME, "instance": "p2"}),
+        json!({}),
+        "p2",
+        "with p1 closed, a call without an instance did not reach p2",
     )
     .await?;
+    compat_game(&mut p, TOOLSET_CLOSE, "p2").await?;
     p.finish().await
 }
 
@@ -260,22 +255,15 @@ pub async fn v36(ctx: &Ctx) -> Checked {
             .is_some_and(|r| r.iter().any(|x| x == "instance")),
         || format!("{GAME_SHOW}'s instance argument is not optional (§8): {schema}"),
     );
-    compat(
+    compat_game(&mut p, TOOLSET_OPEN, "g1").await?;
+    shows_fresh(
         &mut p,
-        TOOLSET_OPEN,
-        json!({"toolset": GAME, "instance": "g1"}),
+        json!({}),
+        "g1",
+        "a call without an instance did not reach the only open one",
     )
     .await?;
-    let text = show(&mut p, json!({})).await?;
-    ensure(text == show_text("g1", DEFAULT_SIZE, 0), || {
-        format!("a call without an instance did not reach the only open one: {text:?}")
-    })?;
     tool_ok(&p.call(GAME_FLIP, json!({}), None).await?, GAME_FLIP)?;
-    compat(
-        &mut p,
-        TOOLSET_CLOSE,
-        json!({"toolset": GAME, "instance": "g1"}),
-    )
-    .await?;
+    compat_game(&mut p, TOOLSET_CLOSE, "g1").await?;
     p.finish().await
 }

@@ -175,6 +175,41 @@ fn check_current(h: &Value, version: u64, what: &str) -> Checked {
     )
 }
 
+/// A modern connection with a game of its own opened on it: the connection, the game's
+/// name, and the version of the open.
+async fn game_opened(ctx: &Ctx) -> Checked<(Peer, String, u64)> {
+    let name = ctx.unique("g");
+    let mut p = ctx.modern("the modern connection").await?;
+    let a = opened(&mut p, &name).await?;
+    Ok((p, name, a))
+}
+
+/// Opens the game `name` on `p` since the current version; returns the open's version.
+async fn opened(p: &mut Peer, name: &str) -> Checked<u64> {
+    let v0 = current(p).await?;
+    open_modern(p, name, v0).await
+}
+
+/// Flips the game `name`'s secret, sent with `since`; returns the result.
+async fn flip(p: &mut Peer, name: &str, since: u64) -> Checked<Value> {
+    p.modern_call(GAME_FLIP, json!({}), Some(name), Hinted::Since(since))
+        .await
+}
+
+/// `h` (of `what`) is a delta, not a statement (§3.3).
+fn not_statement(h: &Value, what: &str) -> Checked {
+    ensure(!is_statement(h), || {
+        format!("{what} is a statement, not a delta (§3.3): {h}")
+    })
+}
+
+/// A `tools/list` sent with the current version `v` is answered the version alone.
+async fn list_is_current(p: &mut Peer, v: u64) -> Checked {
+    let (_, first) = p.modern_tools_list(Hinted::Since(v)).await?;
+    let (h, _) = vhints(&first, "a tools/list with the current version")?;
+    check_current(h, v, "a tools/list")
+}
+
 /// The principal's version now: a hinted `tools/list` with `since: 0`, a statement.
 async fn current(p: &mut Peer) -> Checked<u64> {
     let (_, first) = p.modern_tools_list(Hinted::Since(0)).await?;
@@ -404,9 +439,7 @@ pub async fn s03(ctx: &Ctx) -> Checked {
     let what = format!("a tools/list with since {ahead}, ahead of the version {version}");
     let (h, _) = vhints(&first, &what)?;
     check_statement(h, &what)?;
-    let (_, first) = p.modern_tools_list(Hinted::Since(version)).await?;
-    let (h, _) = vhints(&first, "a tools/list with the current version")?;
-    check_current(h, version, "a tools/list")?;
+    list_is_current(&mut p, version).await?;
     close_modern(&mut p, &name, version).await?;
     p.finish().await
 }
@@ -415,19 +448,12 @@ pub async fn s03(ctx: &Ctx) -> Checked {
 /// the entries stamped `b`, each with `v: b`, from any request; one with `since: b` the
 /// version alone.
 pub async fn s04(ctx: &Ctx) -> Checked {
-    let name = ctx.unique("g");
-    let mut p = ctx.modern("the modern connection").await?;
-    let v0 = current(&mut p).await?;
-    let a = open_modern(&mut p, &name, v0).await?;
-    let flipped = p
-        .modern_call(GAME_FLIP, json!({}), Some(&name), Hinted::Since(a))
-        .await?;
+    let (mut p, name, a) = game_opened(ctx).await?;
+    let flipped = flip(&mut p, &name, a).await?;
     tool_ok(&flipped, GAME_FLIP)?;
     let what = format!("{GAME_FLIP}'s result, sent with since {a}");
     let (h, _) = vhints(&flipped, &what)?;
-    ensure(!is_statement(h), || {
-        format!("{what} is a statement, not a delta (§3.3): {h}")
-    })?;
+    not_statement(h, &what)?;
     let b = check_delta(h, a, &what)?;
     let stamped = stamps(h, &what)?;
     ensure(stamped.iter().all(|v| *v == b), || {
@@ -443,9 +469,7 @@ pub async fn s04(ctx: &Ctx) -> Checked {
     let (_, first) = p.modern_tools_list(Hinted::Since(a)).await?;
     let what = format!("a tools/list sent with since {a}");
     let (h, _) = vhints(&first, &what)?;
-    ensure(!is_statement(h), || {
-        format!("{what} is a statement, not a delta (§3.3): {h}")
-    })?;
+    not_statement(h, &what)?;
     ensure(check_delta(h, a, &what)? == b, || {
         format!("{what} names version {}, not {b}: {h}", h["version"])
     })?;
@@ -462,9 +486,7 @@ pub async fn s04(ctx: &Ctx) -> Checked {
             "{what} states other tool entries than {GAME_FLIP}'s result, from the same since (§3.3: every entry stamped after since): {listed} / {flip_tools}"
         )
     })?;
-    let (_, first) = p.modern_tools_list(Hinted::Since(b)).await?;
-    let (h, _) = vhints(&first, "a tools/list with the current version")?;
-    check_current(h, b, "a tools/list")?;
+    list_is_current(&mut p, b).await?;
     close_modern(&mut p, &name, b).await?;
     p.finish().await
 }
@@ -610,13 +632,8 @@ pub async fn s09(ctx: &Ctx) -> Checked {
 /// S10: a stream opened with a `since` behind the principal's version is sent, first after
 /// its acknowledgement, the delta since then.
 pub async fn s10(ctx: &Ctx) -> Checked {
-    let name = ctx.unique("g");
-    let mut p = ctx.modern("the modern connection").await?;
-    let v0 = current(&mut p).await?;
-    let a = open_modern(&mut p, &name, v0).await?;
-    let flipped = p
-        .modern_call(GAME_FLIP, json!({}), Some(&name), Hinted::Since(a))
-        .await?;
+    let (mut p, name, a) = game_opened(ctx).await?;
+    let flipped = flip(&mut p, &name, a).await?;
     let (h, _) = vhints(&flipped, &format!("{GAME_FLIP}'s result"))?;
     let b = check_delta(h, a, &format!("{GAME_FLIP}'s result"))?;
     let id = p
@@ -657,8 +674,7 @@ pub async fn s10(ctx: &Ctx) -> Checked {
 pub async fn s11(ctx: &Ctx) -> Checked {
     let name = ctx.unique("g");
     let mut m = ctx.modern("the modern host").await?;
-    let v0 = current(&mut m).await?;
-    let a = open_modern(&mut m, &name, v0).await?;
+    let a = opened(&mut m, &name).await?;
     let mut l = ctx
         .named_hinted("a legacy connection of the principal")
         .await?;
@@ -745,10 +761,7 @@ fn one_record(s: &Value, name: &str, what: &str, id: Option<&str>) -> Checked {
 /// S12: an open retried with the same proposed name adopts, changing nothing; a close
 /// retried succeeds, changing nothing; a close of what was never open is refused.
 pub async fn s12(ctx: &Ctx) -> Checked {
-    let name = ctx.unique("g");
-    let mut p = ctx.modern("the modern connection").await?;
-    let v0 = current(&mut p).await?;
-    let a = open_modern(&mut p, &name, v0).await?;
+    let (mut p, name, a) = game_opened(ctx).await?;
     let r = p.modern_open(GAME, Some(&name), a).await?;
     let what = "the retried open";
     let result = r
@@ -820,8 +833,7 @@ pub async fn s13(ctx: &Ctx) -> Checked {
         ));
     };
     let name = ctx.unique("g");
-    let v0 = current(&mut p).await?;
-    let a = open_modern(&mut p, &name, v0).await?;
+    let a = opened(&mut p, &name).await?;
     p.finish().await?;
     p.close();
     // The principal is idle now: no request, no stream, for twice the time stated.
@@ -937,9 +949,7 @@ pub async fn s15(ctx: &Ctx) -> Checked {
         || format!("{what} does not carry the open of {name} by its stamp (§4, S15): {h}"),
     )?;
     let last = l.last_rev();
-    let flipped = m
-        .modern_call(GAME_FLIP, json!({}), Some(&name), Hinted::Since(a))
-        .await?;
+    let flipped = flip(&mut m, &name, a).await?;
     tool_ok(&flipped, GAME_FLIP)?;
     let (h, _) = vhints(&flipped, &format!("{GAME_FLIP}'s modern result"))?;
     check_delta(h, a, &format!("{GAME_FLIP}'s modern result"))?;
@@ -1053,10 +1063,7 @@ async fn event_later(p: &mut Peer, name: &str, since: u64) -> Checked {
 /// `pushEvents`, one with no grant, and one not asking are acknowledged without it and sent
 /// none. The event is `game_later`'s (a step of its own, explained by an event).
 pub async fn s17(ctx: &Ctx) -> Checked {
-    let name = ctx.unique("g");
-    let mut p = ctx.modern("the modern connection").await?;
-    let v0 = current(&mut p).await?;
-    let a = open_modern(&mut p, &name, v0).await?;
+    let (mut p, name, a) = game_opened(ctx).await?;
     let events = json!({FILTER_EVENTS: true});
     let since = Hinted::Since(a);
     let granted = p.listen_granted(events.clone(), since, Some(PUSH)).await?;
@@ -1148,10 +1155,7 @@ pub async fn s17(ctx: &Ctx) -> Checked {
 /// and its changes reach the next result's delta by their stamps; the next event reaches
 /// the stream opened since.
 pub async fn s19(ctx: &Ctx) -> Checked {
-    let name = ctx.unique("g");
-    let mut p = ctx.modern("the modern connection").await?;
-    let v0 = current(&mut p).await?;
-    let a = open_modern(&mut p, &name, v0).await?;
+    let (mut p, name, a) = game_opened(ctx).await?;
     // A stream of hints alone, under a grant with pushEvents: it carries no event, and
     // tells the kit when the event's step has happened.
     let hints = p
