@@ -224,9 +224,7 @@ pub fn decode(message: &Bytes) -> Result<Frame, FrameError> {
     };
     let (&tag, rest) = message.split_first().ok_or_else(|| bad("it is empty"))?;
     let number = |at: usize| -> Result<u64, FrameError> {
-        let b = rest
-            .get(at..at + 8)
-            .ok_or_else(|| bad("it is cut short"))?;
+        let b = rest.get(at..at + 8).ok_or_else(|| bad("it is cut short"))?;
         Ok(u64::from_be_bytes(b.try_into().unwrap_or([0; 8])))
     };
     let exact = |len: usize| {
@@ -906,8 +904,8 @@ impl Tunnel {
                     .await
                     .map_err(|e| Ended::Local(e.to_string()))?;
                 let frames = written.0.fetch_add(1, Ordering::AcqRel) + 1;
-                let bytes = written.1.fetch_add(data.len() as u64, Ordering::AcqRel)
-                    + data.len() as u64;
+                let bytes =
+                    written.1.fetch_add(data.len() as u64, Ordering::AcqRel) + data.len() as u64;
                 out.send(|seq| Frame::Ack { seq, frames, bytes }).await?;
             }
             Ok(())
@@ -969,11 +967,10 @@ impl Tunnel {
                                 got: sent,
                             };
                         }
-                        if let Some(reply) = message.reply {
-                            if let Err(e) = shared.client.publish(reply, encode(&Frame::Pong)).await
-                            {
-                                return Ended::Bus(e.to_string());
-                            }
+                        if let Some(reply) = message.reply
+                            && let Err(e) = shared.client.publish(reply, encode(&Frame::Pong)).await
+                        {
+                            return Ended::Bus(e.to_string());
                         }
                     }
                     Frame::Pong => {}

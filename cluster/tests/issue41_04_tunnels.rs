@@ -317,7 +317,10 @@ async fn issue41_04_a_reader_that_does_not_read_holds_its_sender_back_to_the_win
         near_a
     });
     // The sender waits for acknowledgements with its window full.
-    let held = within(flow.wait_for(|f| f.held_back)).await.unwrap().to_owned();
+    let held = within(flow.wait_for(|f| f.held_back))
+        .await
+        .unwrap()
+        .to_owned();
     eprintln!("held back at {held:?}");
     assert!(held.sent - held.acked <= window as u64, "{held:?}");
     // What b acknowledged is what it wrote to its stream, which nobody reads: at most

@@ -78,7 +78,8 @@ async fn issue41_04_two_websocket_clients_on_standbys_play_to_the_end_told_by_pu
     );
     let invited = bob.next_push().await;
     assert_eq!(
-        invited["params"]["hints"]["suggest"][0]["reason"], "alice challenges you to Tic-tac-toe, you play O",
+        invited["params"]["hints"]["suggest"][0]["reason"],
+        "alice challenges you to Tic-tac-toe, you play O",
         "{invited:#}"
     );
     let joined = bob.open("tictactoe", Some("t1"), Value::Null).await;
@@ -259,10 +260,7 @@ async fn issue41_04_a_get_event_stream_and_a_listen_stream_on_standbys_get_their
     .await;
     assert!(text_of(&r).starts_with("You played b2."), "{r:#}");
     let push = alice.next_push().await;
-    assert!(
-        text_of(&push).starts_with("bob (X) played b2."),
-        "{push:#}"
-    );
+    assert!(text_of(&push).starts_with("bob (X) played b2."), "{push:#}");
     assert!(alice.hints.is_visible(PLAY, &game), "her turn, told");
     let played = bobs.hints_of(&game).await;
     assert_eq!(play_visible(&played, &game), Some(false), "{played:#}");
@@ -283,7 +281,9 @@ async fn issue41_04_the_owner_sigkilled_closes_tunneled_connections_and_a_reconn
     let (_pg, _nats, mut nodes) = cluster().await;
     let mut alice = hinted(ws_of(&nodes[1]), "alice").await;
     alice.open("go", Some("g1"), json!({})).await;
-    let r = alice.call("go_play", json!({"move": "E5"}), Some("g1")).await;
+    let r = alice
+        .call("go_play", json!({"move": "E5"}), Some("g1"))
+        .await;
     assert!(text_of(&r).contains("bot (White) "), "{r:#}");
     let before = text_of(&alice.call("go_board", json!({}), Some("g1")).await);
     let http = reqwest::Client::new();
@@ -316,9 +316,16 @@ async fn issue41_04_the_owner_sigkilled_closes_tunneled_connections_and_a_reconn
     .await;
     let (owner, other) = if n2.has_said(&l2) { (n2, n3) } else { (n3, n2) };
     other.forwards_to(&owner.name).await;
-    eprintln!("{} took over {:?} after the kill", owner.name, killed.elapsed());
+    eprintln!(
+        "{} took over {:?} after the kill",
+        owner.name,
+        killed.elapsed()
+    );
     let mut again = hinted(ws_of(other), "alice").await;
-    assert!(again.hints.is_visible("go_play", "g1"), "alice's turn, as kept");
+    assert!(
+        again.hints.is_visible("go_play", "g1"),
+        "alice's turn, as kept"
+    );
     let after = text_of(&again.call("go_board", json!({}), Some("g1")).await);
     assert_eq!(after, before, "the same position");
     let mv = again

@@ -21,16 +21,27 @@
 //! | role | Streamable HTTP (`--http`) | WebSocket (`--ws`) |
 //! |---|---|---|
 //! | owner | each connection spliced to the arcade's own listener, on a port of its own on the same address | the same |
-//! | standby | each request forwarded to the owner over NATS ([`NatsBus::forward`]), its answer given back as the owner gave it; a long-lived stream (a `GET` for `text/event-stream`, a `subscriptions/listen` POST) refused, retryable | refused, retryable |
+//! | standby | each request forwarded to the owner over NATS ([`NatsBus::forward`]), its answer given back as the owner gave it; a long-lived stream (a `GET` for `text/event-stream`, a `subscriptions/listen` POST) carried to the owner through a tunnel ([`Tunnels`]) | each connection carried to the owner through a tunnel |
 //!
-//! **\[project\]** A standby forwards request/response exchanges only: every POST (MCP
-//! 2026-07-28's requests, which carry no session, and a legacy session's too: the session
-//! lives on the owner) and the other `GET`s and `DELETE`s. It does not carry long-lived
-//! streams (a legacy session's `GET` stream, a `subscriptions/listen` stream, a WebSocket
-//! connection): those need the owner's connection, and NATS request/reply is one answer per
-//! request. They are refused with `503 Service Unavailable`, `Retry-After: 1` and a body
-//! naming the owner: the client connects again, and a load balancer sends it on (one that
-//! checks [`OWNER_PATH`] sends it to the owner, see `docs/cluster.md`).
+//! **\[project\] Request/response exchanges are forwarded, long-lived connections
+//! tunneled.** Every POST (MCP 2026-07-28's requests, which carry no session, and a legacy
+//! session's too: the session lives on the owner) and the other `GET`s and `DELETE`s go to
+//! the owner as one NATS request each. A long-lived connection stays on the node the client
+//! reached, which carries it to the owner's own listener through a tunnel of its own
+//! (`mcpl_cluster::tunnel`): a WebSocket connection whole, from its request head on (the
+//! owner connects to its arcade's WebSocket listener on loopback and writes the head
+//! there); a `GET` event stream or a `subscriptions/listen` POST as one HTTP/1.1 exchange
+//! whose answer streams back as it comes. A client's legacy WebSocket session, its pushes
+//! and hints, so live on the owner and reach the client through the node it connected to.
+//! **A tunnel that ends closes the client's connection** (a FIN; a stream's answer ends):
+//! the owner died (no subscriber on the tunnel's subject at the next keepalive, at a third
+//! of the lease's time to live, or no answer within the forward's timeout), another node
+//! took the lease, a frame was lost (a gap), the tunnel stayed idle an hour. The client
+//! connects again, as any legacy client whose connection dropped does, and the load
+//! balancer sends it anywhere. A tunnel that cannot be opened (no owner now, NATS down,
+//! the owner not on the bus, this node's or the owner's tunnels at their bound) is
+//! refused at once: a WebSocket connection with `503`, `Retry-After: 1` and a text naming
+//! why, a stream with the JSON-RPC error below (`ran: false`).
 //!
 //! **Errors are retryable, never a hang.** A forward that cannot be made (no owner now: its
 //! lease expired and nobody took it yet; the owner named is not on the bus: it died or is
@@ -42,8 +53,10 @@
 //! **Bounded.** Each front serves at most [`FRONT_CONNECTIONS`] connections at once; a
 //! standby's client has 30 s for a request's head and as long for its body, which is at
 //! most the bus's message limit less 16 KiB (`413` past it); a WebSocket request head read
-//! before refusing it is at most 16 KiB; the owner replays at most 256 forwarded requests
-//! at once and gives back answers within the same limit.
+//! before tunneling it is at most 16 KiB; the owner replays at most 256 forwarded requests
+//! at once and gives back answers within the same limit. A node holds at most 1024 tunnels
+//! (opened and accepted; [`TunnelConfig::default`]), each with windows of 64 KiB per
+//! direction: a slow client holds the owner's side back rather than anything buffering.
 //!
 //! **\[project\]** The arcade behind the owner's front sees every connection come from the
 //! owner's own address (spliced, or replayed for a standby): the per-address bounds on
@@ -301,7 +314,10 @@ impl Node {
 
     /// Resolves once `owner` is no longer the owner this standby forwards to (it took the
     /// lease itself, another node did, or nobody holds it): its tunnels to `owner` end.
-    fn owner_changes(&self, owner: String) -> impl std::future::Future<Output = ()> + Send + 'static {
+    fn owner_changes(
+        &self,
+        owner: String,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
         let mut role = self.role.subscribe();
         async move {
             let _ = role
@@ -493,7 +509,9 @@ impl Node {
             Ok((owner, parts, body, id)) if streams || listens => {
                 self.tunnel_http(owner, parts, body, id).await
             }
-            Ok((owner, parts, body, id)) => whole(self.forward_exchange(owner, parts, body, id).await),
+            Ok((owner, parts, body, id)) => {
+                whole(self.forward_exchange(owner, parts, body, id).await)
+            }
             Err(refused) => whole(refused),
         }
     }
@@ -641,9 +659,9 @@ impl Node {
     fn tunnel_refused(&self, owner: &str, e: &TunnelError) -> (StatusCode, String) {
         let name = &self.settings.name;
         let why = match e {
-            TunnelError::TooMany { limit } => format!(
-                "node {name:?} carries {limit} long-lived connections already, its limit"
-            ),
+            TunnelError::TooMany { limit } => {
+                format!("node {name:?} carries {limit} long-lived connections already, its limit")
+            }
             TunnelError::Refused { busy: true, .. } => format!(
                 "node {owner:?}, which owns the arcade, carries as many long-lived connections as it may"
             ),
