@@ -477,6 +477,16 @@ impl NatsBus {
         &self.config.node
     }
 
+    /// The NATS client (for the tunnels, `crate::tunnel`).
+    pub(crate) fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// What this bus allows.
+    pub fn config(&self) -> &BusConfig {
+        &self.config
+    }
+
     /// The subject of a principal's notices.
     fn principal_subject(&self, principal: &str) -> Result<String, BusError> {
         check_name("principal", principal, self.config.max_name)?;

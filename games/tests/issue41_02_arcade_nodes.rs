@@ -33,11 +33,13 @@ const MODERN: &str = "2026-07-28";
 /// The lease's time to live the nodes run with: a dead owner is replaced within it.
 pub(crate) const TTL_MS: &str = "1500";
 
-/// One `mcpl-arcade` node: its process, its Streamable HTTP URL and its stderr's lines.
+/// One `mcpl-arcade` node: its process, its Streamable HTTP URL (and WebSocket URL, when
+/// it listens for WebSocket too) and its stderr's lines.
 pub(crate) struct Node {
     pub(crate) name: String,
     pub(crate) child: Child,
     pub(crate) url: String,
+    pub(crate) ws: Option<String>,
     pub(crate) log: watch::Receiver<Vec<String>>,
 }
 
@@ -49,8 +51,24 @@ impl Node {
 
     /// Starts node `name` with a lease of `ttl_ms` milliseconds.
     pub(crate) async fn start_with_ttl(name: &str, pg: &str, nats: &str, ttl_ms: &str) -> Node {
-        let mut child = Command::new(BIN)
-            .args(["serve", "--postgres", pg, "--nats", nats, "--node", name])
+        Node::start_listening(name, pg, nats, ttl_ms, false).await
+    }
+
+    /// Starts node `name` with a lease of `ttl_ms` milliseconds, listening for
+    /// WebSocket too when `ws`.
+    pub(crate) async fn start_listening(
+        name: &str,
+        pg: &str,
+        nats: &str,
+        ttl_ms: &str,
+        ws: bool,
+    ) -> Node {
+        let mut command = Command::new(BIN);
+        command.args(["serve", "--postgres", pg, "--nats", nats, "--node", name]);
+        if ws {
+            command.args(["--ws", "127.0.0.1:0"]);
+        }
+        let mut child = command
             .args(["--http", "127.0.0.1:0", "--lease-ttl-ms", ttl_ms])
             .args(["--forward-timeout-ms", "10000"])
             .args(["--token", "alice=alice", "--token", "bob=bob"])
@@ -69,13 +87,14 @@ impl Node {
                 tx.send_modify(|lines| lines.push(line));
             }
         });
-        let url = mcpl_testkit::process::listening(&mut child, 1)
-            .await
-            .remove(0);
+        // The WebSocket front says where it listens first.
+        let mut urls = mcpl_testkit::process::listening(&mut child, 1 + usize::from(ws)).await;
+        let url = urls.pop().expect("the Streamable HTTP front");
         Node {
             name: name.to_owned(),
             child,
             url,
+            ws: urls.pop(),
             log,
         }
     }

@@ -21,16 +21,27 @@
 //! | role | Streamable HTTP (`--http`) | WebSocket (`--ws`) |
 //! |---|---|---|
 //! | owner | each connection spliced to the arcade's own listener, on a port of its own on the same address | the same |
-//! | standby | each request forwarded to the owner over NATS ([`NatsBus::forward`]), its answer given back as the owner gave it; a long-lived stream (a `GET` for `text/event-stream`, a `subscriptions/listen` POST) refused, retryable | refused, retryable |
+//! | standby | each request forwarded to the owner over NATS ([`NatsBus::forward`]), its answer given back as the owner gave it; a long-lived stream (a `GET` for `text/event-stream`, a `subscriptions/listen` POST) carried to the owner through a tunnel ([`Tunnels`]) | each connection carried to the owner through a tunnel |
 //!
-//! **\[project\]** A standby forwards request/response exchanges only: every POST (MCP
-//! 2026-07-28's requests, which carry no session, and a legacy session's too: the session
-//! lives on the owner) and the other `GET`s and `DELETE`s. It does not carry long-lived
-//! streams (a legacy session's `GET` stream, a `subscriptions/listen` stream, a WebSocket
-//! connection): those need the owner's connection, and NATS request/reply is one answer per
-//! request. They are refused with `503 Service Unavailable`, `Retry-After: 1` and a body
-//! naming the owner: the client connects again, and a load balancer sends it on (one that
-//! checks [`OWNER_PATH`] sends it to the owner, see `docs/cluster.md`).
+//! **\[project\] Request/response exchanges are forwarded, long-lived connections
+//! tunneled.** Every POST (MCP 2026-07-28's requests, which carry no session, and a legacy
+//! session's too: the session lives on the owner) and the other `GET`s and `DELETE`s go to
+//! the owner as one NATS request each. A long-lived connection stays on the node the client
+//! reached, which carries it to the owner's own listener through a tunnel of its own
+//! (`mcpl_cluster::tunnel`): a WebSocket connection whole, from its request head on (the
+//! owner connects to its arcade's WebSocket listener on loopback and writes the head
+//! there); a `GET` event stream or a `subscriptions/listen` POST as one HTTP/1.1 exchange
+//! whose answer streams back as it comes. A client's legacy WebSocket session, its pushes
+//! and hints, so live on the owner and reach the client through the node it connected to.
+//! **A tunnel that ends closes the client's connection** (a FIN; a stream's answer ends):
+//! the owner died (no subscriber on the tunnel's subject at the next keepalive, at a third
+//! of the lease's time to live, or no answer within the forward's timeout), another node
+//! took the lease, a frame was lost (a gap), the tunnel stayed idle an hour. The client
+//! connects again, as any legacy client whose connection dropped does, and the load
+//! balancer sends it anywhere. A tunnel that cannot be opened (no owner now, NATS down,
+//! the owner not on the bus, this node's or the owner's tunnels at their bound) is
+//! refused at once: a WebSocket connection with `503`, `Retry-After: 1` and a text naming
+//! why, a stream with the JSON-RPC error below (`ran: false`).
 //!
 //! **Errors are retryable, never a hang.** A forward that cannot be made (no owner now: its
 //! lease expired and nobody took it yet; the owner named is not on the bus: it died or is
@@ -42,14 +53,17 @@
 //! **Bounded.** Each front serves at most [`FRONT_CONNECTIONS`] connections at once; a
 //! standby's client has 30 s for a request's head and as long for its body, which is at
 //! most the bus's message limit less 16 KiB (`413` past it); a WebSocket request head read
-//! before refusing it is at most 16 KiB; the owner replays at most 256 forwarded requests
-//! at once and gives back answers within the same limit.
+//! before tunneling it is at most 16 KiB; the owner replays at most 256 forwarded requests
+//! at once and gives back answers within the same limit. A node holds at most 1024 tunnels
+//! (opened and accepted; [`TunnelConfig::default`]), each with windows of 64 KiB per
+//! direction: a slow client holds the owner's side back rather than anything buffering.
 //!
 //! **\[project\]** The arcade behind the owner's front sees every connection come from the
 //! owner's own address (spliced, or replayed for a standby): the per-address bounds on
 //! anonymous connections count the node, not the client. Run cluster nodes with tokens.
 
 use bytes::{Bytes, BytesMut};
+use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt as _, Full, Limited};
 use hyper::body::Incoming;
 use hyper::header::{CONTENT_TYPE, HeaderName, HeaderValue, RETRY_AFTER};
@@ -59,6 +73,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use mcpl_cluster::bus::{BusError, Requests};
 use mcpl_cluster::leases::{ARCADE, Lease, LeaseError};
+use mcpl_cluster::tunnel::{Opens, TunnelConfig, TunnelError, Tunnels};
 use mcpl_cluster::{NatsBus, PgLeases};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -92,6 +107,26 @@ pub const FRONT_CONNECTIONS: usize = 10_000;
 
 /// How long a client of a standby has to send a request's head, and then its body.
 const READ_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The kind of a tunnel carrying a WebSocket connection (to the arcade's WebSocket
+/// listener).
+const KIND_WS: &str = "ws";
+
+/// The kind of a tunnel carrying one Streamable HTTP exchange whose answer is a stream
+/// (to the arcade's Streamable HTTP listener).
+const KIND_HTTP: &str = "http";
+
+/// The bytes of the pipe between a standby's HTTP client and a tunnel it opened.
+const TUNNEL_PIPE: usize = 64 * 1024;
+
+/// The body of a standby's answers: whole (an answer forwarded, an error) or streamed
+/// (from a tunnel).
+type NodeBody = UnsyncBoxBody<Bytes, hyper::Error>;
+
+/// A whole answer as a [`NodeBody`] answer.
+fn whole(r: Response<Full<Bytes>>) -> Response<NodeBody> {
+    r.map(|b| b.map_err(|never| match never {}).boxed_unsync())
+}
 
 /// What a node is now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -129,6 +164,7 @@ pub struct NodeSettings {
 pub struct Node {
     settings: NodeSettings,
     bus: Arc<NatsBus>,
+    tunnels: Tunnels,
     role: watch::Sender<Role>,
 }
 
@@ -247,13 +283,47 @@ async fn blocking<R: Send + 'static>(
 
 impl Node {
     /// A node on `bus`, standing by with no owner known yet.
+    ///
+    /// Its tunnels ([`Tunnels`]): at most [`TunnelConfig::default`]'s number, a
+    /// keepalive at a third of the lease's time to live (a dead owner's tunnels close
+    /// about as soon as its lease is known to be renewed no more), answered within the
+    /// forward's timeout.
     pub fn new(settings: NodeSettings, bus: Arc<NatsBus>) -> Arc<Node> {
         let (role, _) = watch::channel(Role::Standby { owner: None });
+        let tunnels = Tunnels::new(
+            &bus,
+            TunnelConfig {
+                keepalive: (settings.ttl / 3).max(Duration::from_millis(10)),
+                answer_within: settings.forward_timeout,
+                ..TunnelConfig::default()
+            },
+        );
         Arc::new(Node {
             settings,
             bus,
+            tunnels,
             role,
         })
+    }
+
+    /// The node's tunnels: a standby's clients' long-lived connections, carried to the
+    /// owner (see the module docs).
+    pub fn tunnels(&self) -> &Tunnels {
+        &self.tunnels
+    }
+
+    /// Resolves once `owner` is no longer the owner this standby forwards to (it took the
+    /// lease itself, another node did, or nobody holds it): its tunnels to `owner` end.
+    fn owner_changes(
+        &self,
+        owner: String,
+    ) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut role = self.role.subscribe();
+        async move {
+            let _ = role
+                .wait_for(|r| !matches!(r, Role::Standby { owner: Some(o) } if *o == owner))
+                .await;
+        }
     }
 
     /// The node's name.
@@ -422,8 +492,36 @@ impl Node {
         }
     }
 
-    /// One request of a standby's client: forwarded to the owner, or refused.
-    async fn forward_http(&self, req: Request<Incoming>) -> Response<Full<Bytes>> {
+    /// One request of a standby's client: forwarded to the owner (a stream through a
+    /// tunnel), or refused.
+    async fn forward_http(&self, req: Request<Incoming>) -> Response<NodeBody> {
+        let streams = req.method() == Method::GET
+            && req
+                .headers()
+                .get(hyper::header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.contains("text/event-stream"));
+        let listens = req
+            .headers()
+            .get("mcp-method")
+            .is_some_and(|v| v.as_bytes() == b"subscriptions/listen");
+        match self.exchange(req).await {
+            Ok((owner, parts, body, id)) if streams || listens => {
+                self.tunnel_http(owner, parts, body, id).await
+            }
+            Ok((owner, parts, body, id)) => {
+                whole(self.forward_exchange(owner, parts, body, id).await)
+            }
+            Err(refused) => whole(refused),
+        }
+    }
+
+    /// A request's head and whole body, and the owner to carry it to; or the answer
+    /// refusing it (the health check's answer too).
+    async fn exchange(
+        &self,
+        req: Request<Incoming>,
+    ) -> Result<(String, hyper::http::request::Parts, Bytes, Value), Response<Full<Bytes>>> {
         let name = self.settings.name.clone();
         let owner = self.owner();
         if req.method() == Method::GET && req.uri().path() == OWNER_PATH {
@@ -435,18 +533,8 @@ impl Node {
             };
             let mut r = Response::new(Full::new(Bytes::from(body)));
             *r.status_mut() = status;
-            return r;
+            return Err(r);
         }
-        let streams = req.method() == Method::GET
-            && req
-                .headers()
-                .get(hyper::header::ACCEPT)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.contains("text/event-stream"));
-        let listens = req
-            .headers()
-            .get("mcp-method")
-            .is_some_and(|v| v.as_bytes() == b"subscriptions/listen");
         let (parts, body) = req.into_parts();
         let limit = self.settings.max_message.saturating_sub(HEAD_ROOM);
         let body = match tokio::time::timeout(READ_TIMEOUT, Limited::new(body, limit).collect())
@@ -454,49 +542,30 @@ impl Node {
         {
             Ok(Ok(b)) => b.to_bytes(),
             Err(_) => {
-                return rpc_error(
+                return Err(rpc_error(
                     StatusCode::REQUEST_TIMEOUT,
                     Value::Null,
                     &format!("the request's body did not arrive within {READ_TIMEOUT:?}"),
                     json!({"node": name}),
-                );
+                ));
             }
             Ok(Err(_)) => {
-                return rpc_error(
+                return Err(rpc_error(
                     StatusCode::PAYLOAD_TOO_LARGE,
                     Value::Null,
                     &format!(
                         "the request's body is over {limit} bytes, the most node {name:?} forwards"
                     ),
                     json!({"node": name}),
-                );
+                ));
             }
         };
         let id = serde_json::from_slice::<Value>(&body)
             .ok()
             .and_then(|v| v.get("id").cloned())
             .unwrap_or(Value::Null);
-        if streams || listens {
-            let what = if listens {
-                "a subscriptions/listen stream"
-            } else {
-                "a GET stream"
-            };
-            let owner_now = match &owner {
-                Some(o) => format!("node {o:?} owns it now"),
-                None => "no node owns it right now".to_owned(),
-            };
-            return rpc_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                id,
-                &format!(
-                    "node {name:?} stands by: {what} is served by the node that owns the arcade ({owner_now}); open it again (the load balancer sends it on)"
-                ),
-                json!({"retryable": true, "ran": false, "node": name, "owner": owner}),
-            );
-        }
         let Some(owner) = owner else {
-            return rpc_error(
+            return Err(rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 id,
                 &format!(
@@ -504,18 +573,118 @@ impl Node {
                     self.settings.ttl
                 ),
                 json!({"retryable": true, "ran": false, "node": name, "owner": null}),
-            );
+            ));
         };
         if !*self.bus.connected().borrow() {
-            return rpc_error(
+            return Err(rpc_error(
                 StatusCode::SERVICE_UNAVAILABLE,
                 id,
                 &format!(
                     "node {name:?} has lost its connection to NATS, which carries requests to the arcade's owner (node {owner:?}); it reconnects by itself: the request did not run; retry it"
                 ),
                 json!({"retryable": true, "ran": false, "node": name, "owner": owner}),
-            );
+            ));
         }
+        Ok((owner, parts, body, id))
+    }
+
+    /// A Streamable HTTP exchange whose answer is a stream (a `GET` for
+    /// `text/event-stream`, a `subscriptions/listen` POST), carried to `owner` through a
+    /// tunnel: this node's HTTP client sends the request into it, the owner writes it to
+    /// its arcade's listener, and the answer streams back as it comes. A tunnel that
+    /// cannot be opened is refused at once, retryable (the request did not run); one that
+    /// ends (the owner died, lost its lease, a gap) ends the answer, and the client opens
+    /// its stream again.
+    async fn tunnel_http(
+        &self,
+        owner: String,
+        parts: hyper::http::request::Parts,
+        body: Bytes,
+        id: Value,
+    ) -> Response<NodeBody> {
+        let name = self.settings.name.clone();
+        let tunnel = match self.tunnels.open(&owner, KIND_HTTP, Bytes::new()).await {
+            Ok(t) => t,
+            Err(e) => {
+                let (status, message) = self.tunnel_refused(&owner, &e);
+                return whole(rpc_error(
+                    status,
+                    id,
+                    &message,
+                    json!({"retryable": true, "ran": false, "node": name, "owner": owner}),
+                ));
+            }
+        };
+        let (near, far) = tokio::io::duplex(TUNNEL_PIPE);
+        let stop = self.owner_changes(owner.clone());
+        let carried = tunnel.id().to_owned();
+        tokio::spawn(async move {
+            let ended = tunnel.run(far, stop).await;
+            tracing::debug!(tunnel = %carried, %ended, "a stream's tunnel ended");
+        });
+        let failed = |e: &dyn std::fmt::Display| {
+            whole(rpc_error(
+                StatusCode::BAD_GATEWAY,
+                id.clone(),
+                &format!("the stream through node {owner:?} failed: {e}; open it again"),
+                json!({"retryable": true, "ran": null, "node": name, "owner": owner}),
+            ))
+        };
+        let (mut sender, connection) =
+            match hyper::client::conn::http1::handshake::<_, Full<Bytes>>(TokioIo::new(near)).await
+            {
+                Ok(c) => c,
+                Err(e) => return failed(&e),
+            };
+        tokio::spawn(async move {
+            let _ = connection.await;
+        });
+        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        let Ok(mut req) = Request::builder()
+            .method(parts.method.clone())
+            .uri(path)
+            .body(Full::new(body))
+        else {
+            return failed(&"a request that cannot be made again");
+        };
+        put_headers(req.headers_mut(), &headers_of(&parts.headers));
+        match sender.send_request(req).await {
+            Ok(answer) => answer.map(|b| b.boxed_unsync()),
+            Err(e) => failed(&e),
+        }
+    }
+
+    /// The status and message a client is given when a tunnel to `owner` could not be
+    /// opened: always `503` (and retryable): nothing reached the arcade.
+    fn tunnel_refused(&self, owner: &str, e: &TunnelError) -> (StatusCode, String) {
+        let name = &self.settings.name;
+        let why = match e {
+            TunnelError::TooMany { limit } => {
+                format!("node {name:?} carries {limit} long-lived connections already, its limit")
+            }
+            TunnelError::Refused { busy: true, .. } => format!(
+                "node {owner:?}, which owns the arcade, carries as many long-lived connections as it may"
+            ),
+            other => format!(
+                "the connection could not be carried to node {owner:?}, which owns the arcade ({other}; it may have died, and another node takes over within {:?})",
+                self.settings.ttl
+            ),
+        };
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!("{why}: connect again"),
+        )
+    }
+
+    /// A request/response exchange carried to `owner` as one NATS request.
+    async fn forward_exchange(
+        &self,
+        owner: String,
+        parts: hyper::http::request::Parts,
+        body: Bytes,
+        id: Value,
+    ) -> Response<Full<Bytes>> {
+        let name = self.settings.name.clone();
         let head = Head {
             method: Some(parts.method.as_str().to_owned()),
             path: Some(
@@ -575,7 +744,7 @@ impl Node {
     }
 
     /// Serves the WebSocket front on `listener` until the process ends: spliced to the
-    /// arcade on the owner, refused (retryable, naming the owner) on a standby.
+    /// arcade on the owner, carried to it through a tunnel on a standby.
     pub async fn front_ws(self: Arc<Node>, listener: TcpListener) {
         self.front(listener, |node, stream| async move {
             let owner_ws = match &*node.role.borrow() {
@@ -584,15 +753,18 @@ impl Node {
             };
             match owner_ws {
                 Some(to) => splice(stream, to).await,
-                None => node.refuse_ws(stream).await,
+                None => node.tunnel_ws(stream).await,
             }
         })
         .await
     }
 
-    /// A standby's WebSocket connection: its request head read (bounded), then `503`
-    /// naming the owner.
-    async fn refuse_ws(&self, mut stream: TcpStream) {
+    /// A standby's WebSocket connection: its request head read (bounded), then the
+    /// connection carried to the owner through a tunnel (the head its first bytes) until
+    /// either end closes, or the tunnel ends (the client's connection is then closed; it
+    /// connects again). When no tunnel can be opened: `503` and `Retry-After: 1`, naming
+    /// the owner.
+    async fn tunnel_ws(&self, mut stream: TcpStream) {
         let mut head = Vec::with_capacity(1024);
         let read = async {
             let mut buf = [0u8; 1024];
@@ -611,19 +783,91 @@ impl Node {
             return;
         }
         let name = &self.settings.name;
-        let owner_now = match self.owner() {
-            Some(o) => format!("node {o:?} owns it now"),
-            None => "no node owns it right now".to_owned(),
+        let why = match self.owner() {
+            None => format!(
+                "no node owns the arcade right now (its owner's lease expired; another node takes it over within {:?})",
+                self.settings.ttl
+            ),
+            Some(owner) if !*self.bus.connected().borrow() => format!(
+                "node {name:?} has lost its connection to NATS, which carries connections to the arcade's owner (node {owner:?})"
+            ),
+            Some(owner) => match self.tunnels.open(&owner, KIND_WS, Bytes::from(head)).await {
+                Ok(tunnel) => {
+                    let carried = tunnel.id().to_owned();
+                    let ended = tunnel.run(stream, self.owner_changes(owner)).await;
+                    tracing::debug!(tunnel = %carried, %ended, "a WebSocket connection's tunnel ended");
+                    return;
+                }
+                Err(e) => self.tunnel_refused(&owner, &e).1,
+            },
         };
-        let body = format!(
-            "node {name:?} stands by: WebSocket connections are served by the node that owns the arcade ({owner_now}); connect again (the load balancer sends you on)\n"
-        );
+        let body = format!("{why}\n");
         let answer = format!(
             "HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
             body.len()
         );
         let _ = stream.write_all(answer.as_bytes()).await;
         let _ = stream.shutdown().await;
+    }
+
+    /// On the owner: accepts the tunnels standbys open to it, each connected to the
+    /// arcade's own listener of its kind (`ws`: WebSocket, `http`: Streamable HTTP) on
+    /// loopback, its first bytes written there, then carried both ways until it ends. A
+    /// kind it does not serve, or a listener that refuses, is refused. Returns once the
+    /// bus is closed.
+    pub async fn serve_tunnels(
+        self: Arc<Node>,
+        mut opens: Opens,
+        http: Option<SocketAddr>,
+        ws: Option<SocketAddr>,
+    ) {
+        while let Some(open) = opens.next().await {
+            let to = match open.kind() {
+                KIND_WS => ws,
+                KIND_HTTP => http,
+                _ => None,
+            };
+            let node = self.clone();
+            tokio::spawn(async move {
+                let name = &node.settings.name;
+                let Some(to) = to else {
+                    let why = format!("node {name:?} serves no {:?} listener", open.kind());
+                    open.refuse(&why).await;
+                    return;
+                };
+                let connected =
+                    tokio::time::timeout(node.settings.forward_timeout, TcpStream::connect(to))
+                        .await;
+                let mut stream = match connected {
+                    Ok(Ok(s)) => s,
+                    Ok(Err(e)) => {
+                        open.refuse(&format!("the arcade's listener refused: {e}"))
+                            .await;
+                        return;
+                    }
+                    Err(_) => {
+                        open.refuse("the arcade's listener did not answer").await;
+                        return;
+                    }
+                };
+                let _ = stream.set_nodelay(true);
+                let first = open.first().clone();
+                let tunnel = match open.accept().await {
+                    Ok(t) => t,
+                    Err(e) => {
+                        tracing::warn!(error = %e, "a tunnel was not accepted");
+                        return;
+                    }
+                };
+                if stream.write_all(&first).await.is_err() {
+                    // Dropped: the standby finds the tunnel gone at its next keepalive.
+                    return;
+                }
+                let carried = tunnel.id().to_owned();
+                let ended = tunnel.run(stream, std::future::pending()).await;
+                tracing::debug!(tunnel = %carried, %ended, "a tunnel ended");
+            });
+        }
     }
 
     /// On the owner: answers the requests other nodes forward to it, each replayed on the

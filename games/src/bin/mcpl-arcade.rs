@@ -736,6 +736,14 @@ fn serve_node(
             .await
             .context("serving the requests forwarded to this node")?;
         tokio::spawn(node.clone().serve_forwarded(requests, internal_http));
+        // The standbys' clients' long-lived connections (WebSocket, event streams), carried
+        // here through tunnels.
+        let opens = node
+            .tunnels()
+            .opens()
+            .await
+            .context("serving the tunnels opened to this node")?;
+        tokio::spawn(node.clone().serve_tunnels(opens, internal_http, internal_ws));
         node.become_owner(internal_http, internal_ws);
         let web_listener = serve_web(&args, &opts, access, gallery).await?;
         tokio::select! {

@@ -323,6 +323,12 @@ impl Client {
         self.next_where(|v| v["method"] == "push/event").await
     }
 
+    /// Reads until the server ends the connection (messages read meanwhile are kept
+    /// unread, not applied) and says how.
+    pub async fn closed(&mut self) -> mcpl_testkit::Closed {
+        self.raw.closed().await
+    }
+
     /// The next `tools/hints` notification.
     pub async fn next_hints(&mut self) -> Value {
         self.next_where(|v| v["method"] == "tools/hints").await
