@@ -66,9 +66,11 @@
 //! **A database that stops answering** (a stopped but not dead server, a process
 //! SIGSTOPped, a network black hole: the connection stays open, nothing comes back). Each
 //! call waits at most the store's **bound** ([`CALL_TIMEOUT`](crate::leases::CALL_TIMEOUT),
-//! 5 s, unless the URL sets `tcp_user_timeout`; [`bound_calls`] sets the rest) and then
-//! fails with [`StoreError::Io`], retryable, as a lost connection fails: the server gives
-//! its store up. The store gives itself up too: its connection's thread may still wait on
+//! 5 s, unless the URL sets `tcp_user_timeout`; where the URL does not set them, also TCP
+//! keepalives after half of it, `tcp_user_timeout` the bound, and the session's
+//! `statement_timeout`, `lock_timeout` and `idle_in_transaction_session_timeout` at four
+//! fifths of it: `docs/cluster.md` §6 says why) and then fails with [`StoreError::Io`],
+//! retryable, as a lost connection fails: the server gives its store up. The store gives itself up too: its connection's thread may still wait on
 //! the database, so every later call fails at once, and a commit the database answers
 //! after all is rolled back rather than committed (the thread checks before `COMMIT`);
 //! only a commit cut at its very `COMMIT` may have landed, as on a lost connection.
@@ -163,7 +165,7 @@ impl PgStore {
     /// Connects to the database `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME`, or
     /// libpq's `key=value` form; no TLS; within
     /// [`CONNECT_TIMEOUT`](crate::leases::CONNECT_TIMEOUT) unless the URL sets
-    /// `connect_timeout`, each call then bounded as [`bound_calls`] says), creates the
+    /// `connect_timeout`, each call then bounded as the module docs say), creates the
     /// tables where they are missing and
     /// checks the records' format. A URL that cannot be read, a database that cannot be
     /// reached and one holding another format are errors naming it (without its
