@@ -123,6 +123,7 @@ async fn issue41_05_a_commit_to_a_stopped_backend_fails_within_the_bound_and_not
     })
     .await;
     let took = started.elapsed();
+    eprintln!("failed after {took:?} (bound {BOUND:?})");
     match failed {
         Err(StoreError::Io { detail, .. }) => assert!(
             detail.contains("did not answer a call within 1s"),
@@ -181,6 +182,7 @@ async fn issue41_05_a_renewal_on_a_stopped_backend_fails_within_the_bound_then_a
     })
     .await;
     let took = started.elapsed();
+    eprintln!("failed after {took:?} (bound {BOUND:?})");
     match renewed {
         Err(LeaseError::Database { detail, .. }) => {
             assert!(detail.contains("did not answer within 1s"), "{detail}")
@@ -235,6 +237,7 @@ async fn issue41_05_a_commit_stuck_on_a_lock_ends_with_the_sessions_own_timeout(
     })
     .await;
     let took = started.elapsed();
+    eprintln!("failed after {took:?} (bound {BOUND:?})");
     match failed {
         Err(StoreError::Io { detail, .. }) => {
             assert!(
