@@ -48,6 +48,17 @@
 //! that tries again at its own pace (a standby waiting for the arcade's lease) is back as
 //! soon as the database is, never stuck on a connection that is gone; the pace, and so
 //! any backoff, is the caller's.
+//!
+//! **A database that stops answering** (issue #41: the connection open, nothing coming
+//! back — a server stopped but not dead, a network black hole). Each call waits at most
+//! [`PgLeases::bound`] ([`CALL_TIMEOUT`], 5 s, unless the URL sets `tcp_user_timeout`;
+//! see [`PgStore`](crate::PgStore)'s module docs for the keepalives and server-side
+//! timeouts set with it) and then fails with [`LeaseError::Database`], retryable: an
+//! owner's renewal that hangs fails within the bound, and the owner stops as when the
+//! connection is lost. The connection's thread, still waiting, is left to end when the
+//! database answers or its connection dies; the next call connects again on a thread of
+//! its own. **\[project\]** At most two such threads are left waiting at once: past that
+//! a call fails at once, without connecting, until one of them ends.
 
 use crate::pg_store::{chain, location_of};
 use postgres::{Client, Config, NoTls};
@@ -158,6 +169,16 @@ pub enum LeaseError {
 /// How long connecting (and connecting again) may take, unless the URL says.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long one call (to [`PgLeases`] or [`PgStore`](crate::PgStore)) waits for the
+/// database at most, unless the URL sets `tcp_user_timeout`. **\[project\]** Under two
+/// thirds of the arcade's default lease (10 s, renewed every third of it): an owner whose
+/// renewal hangs gives up, and stops, before its lease can expire and a standby take
+/// over (`docs/cluster.md` §6).
+pub const CALL_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The most connection threads left waiting on a database that stopped answering.
+const MAX_LEFT_WAITING: usize = 2;
+
 /// A call handed to the connection's thread: the connection, or why there is none now.
 type Job = Box<dyn FnOnce(Result<&mut Client, postgres::Error>) + Send>;
 
@@ -165,8 +186,43 @@ type Job = Box<dyn FnOnce(Result<&mut Client, postgres::Error>) + Send>;
 pub struct PgLeases {
     node: String,
     location: String,
-    jobs: Option<mpsc::Sender<Job>>,
-    thread: Option<std::thread::JoinHandle<()>>,
+    /// The connection's settings, bounds set, to connect again on a new thread.
+    config: Config,
+    /// How long a call waits for the database at most.
+    bound: Duration,
+    threads: Mutex<Threads>,
+}
+
+/// The connection's thread in use, and those left waiting on a database that stopped
+/// answering (module docs).
+#[derive(Default)]
+struct Threads {
+    /// The one in use: its generation, queue and handle; `None` after it was left.
+    current: Option<(u64, mpsc::Sender<Job>, std::thread::JoinHandle<()>)>,
+    /// The last generation started.
+    generation: u64,
+    /// Threads left waiting.
+    left: Vec<std::thread::JoinHandle<()>>,
+}
+
+/// Serves the calls of `queue` on `client`, connecting again before a call once the
+/// connection is lost (or there is none yet); a call fails when it cannot be.
+fn serve(config: &Config, mut client: Option<Client>, queue: mpsc::Receiver<Job>) {
+    for job in queue {
+        if client.as_ref().is_none_or(Client::is_closed) {
+            client = None;
+            match config.connect(NoTls) {
+                Ok(c) => client = Some(c),
+                Err(e) => {
+                    job(Err(e));
+                    continue;
+                }
+            }
+        }
+        if let Some(c) = client.as_mut() {
+            job(Ok(c));
+        }
+    }
 }
 
 impl std::fmt::Debug for PgLeases {
@@ -198,9 +254,8 @@ impl PgLeases {
                     location: "the PostgreSQL URL".to_owned(),
                     detail: format!("it cannot be read: {}", chain(&e)),
                 })?;
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(CONNECT_TIMEOUT);
-        }
+        let bound = crate::pg_store::bound_calls(&mut config);
+        let connecting = bound + *config.get_connect_timeout().unwrap_or(&bound);
         let location = location_of(&config);
         let db = |detail: String| LeaseError::Database {
             location: location.clone(),
@@ -208,9 +263,11 @@ impl PgLeases {
         };
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready, started) = mpsc::channel();
+        let config_of_thread = config.clone();
         let thread = std::thread::Builder::new()
             .name("mcpl-pg-leases".to_owned())
             .spawn(move || {
+                let config = config_of_thread;
                 let opened = (|| {
                     let mut client = config.connect(NoTls)?;
                     crate::pg_store::create_schema(&mut client)?;
@@ -221,22 +278,7 @@ impl PgLeases {
                         let _ = ready.send(Ok(()));
                         // A connection lost (the database restarted) is made again
                         // before the next call, which fails when it cannot be.
-                        let mut client = Some(client);
-                        for job in queue {
-                            if client.as_ref().is_none_or(Client::is_closed) {
-                                client = None;
-                                match config.connect(NoTls) {
-                                    Ok(c) => client = Some(c),
-                                    Err(e) => {
-                                        job(Err(e));
-                                        continue;
-                                    }
-                                }
-                            }
-                            if let Some(c) = client.as_mut() {
-                                job(Ok(c));
-                            }
-                        }
+                        serve(&config, Some(client), queue);
                     }
                     Err(e) => {
                         let _ = ready.send(Err(chain(&e)));
@@ -247,14 +289,70 @@ impl PgLeases {
         let leases = PgLeases {
             node: node.to_owned(),
             location: location.clone(),
-            jobs: Some(jobs),
-            thread: Some(thread),
+            config,
+            bound,
+            threads: Mutex::new(Threads {
+                current: Some((0, jobs, thread)),
+                ..Threads::default()
+            }),
         };
-        match started.recv() {
+        match started.recv_timeout(connecting) {
             Ok(Ok(())) => Ok(leases),
             Ok(Err(detail)) => Err(db(detail)),
-            Err(_) => Err(db("its connection's thread stopped".to_owned())),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                // The thread is left to end on its own (dropping its handle detaches it).
+                leases.threads_now().current.take();
+                Err(db(format!(
+                    "the database did not answer within {connecting:?} (it accepted the \
+                     connection but stopped answering)"
+                )))
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => {
+                Err(db("its connection's thread stopped".to_owned()))
+            }
         }
+    }
+
+    /// How long each call waits for the database at most before failing (module docs).
+    pub fn bound(&self) -> Duration {
+        self.bound
+    }
+
+    fn threads_now(&self) -> std::sync::MutexGuard<'_, Threads> {
+        self.threads.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The queue of the connection's thread in use, and its generation: a new thread
+    /// (connecting on its first call) where the last was left waiting, unless too many
+    /// are.
+    fn queue(&self) -> Result<(u64, mpsc::Sender<Job>), LeaseError> {
+        let mut threads = self.threads_now();
+        threads.left.retain(|t| !t.is_finished());
+        if let Some((generation, jobs, _)) = &threads.current {
+            return Ok((*generation, jobs.clone()));
+        }
+        let db = |detail: String| LeaseError::Database {
+            location: self.location.clone(),
+            detail,
+        };
+        if threads.left.len() >= MAX_LEFT_WAITING {
+            return Err(db(format!(
+                "the database has not answered {} earlier calls (each left after {:?}): \
+                 not connecting again until one of them ends",
+                threads.left.len(),
+                self.bound
+            )));
+        }
+        let (jobs, queue) = mpsc::channel::<Job>();
+        let config = self.config.clone();
+        let thread = std::thread::Builder::new()
+            .name("mcpl-pg-leases".to_owned())
+            .spawn(move || serve(&config, None, queue))
+            .map_err(|e| db(format!("cannot start its connection's thread: {e}")))?;
+        threads.generation += 1;
+        let generation = threads.generation;
+        threads.current = Some((generation, jobs.clone(), thread));
+        Ok((generation, jobs))
     }
 
     /// This node's name.
@@ -280,18 +378,38 @@ impl PgLeases {
         let job: Job = Box::new(move |c| {
             let _ = answer.send(c.and_then(f));
         });
-        self.jobs
-            .as_ref()
-            .ok_or_else(stopped)?
-            .send(job)
-            .map_err(|_| stopped())?;
-        answered
-            .recv()
-            .map_err(|_| stopped())?
-            .map_err(|e| LeaseError::Database {
+        let (generation, jobs) = self.queue()?;
+        jobs.send(job).map_err(|_| stopped())?;
+        match answered.recv_timeout(self.bound) {
+            Ok(answer) => answer.map_err(|e| LeaseError::Database {
                 location: self.location.clone(),
                 detail: chain(&e),
-            })
+            }),
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                // Leave the thread waiting (once, whichever call saw it first); the next
+                // call connects again on a new one.
+                let mut threads = self.threads_now();
+                if threads
+                    .current
+                    .as_ref()
+                    .is_some_and(|(g, _, _)| *g == generation)
+                    && let Some((_, _, thread)) = threads.current.take()
+                {
+                    threads.left.push(thread);
+                }
+                drop(threads);
+                tracing::warn!(leases = %self.location, bound = ?self.bound, "the database stopped answering a lease call");
+                Err(LeaseError::Database {
+                    location: self.location.clone(),
+                    detail: format!(
+                        "the database did not answer within {:?} (it accepted the \
+                         connection but stopped answering)",
+                        self.bound
+                    ),
+                })
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(stopped()),
+        }
     }
 
     /// Takes the lease `(kind, key)` for `ttl`, only where nobody holds it or its holder's
@@ -461,8 +579,10 @@ fn lost(lease: &Lease) -> LeaseError {
 
 impl Drop for PgLeases {
     fn drop(&mut self) {
-        self.jobs.take();
-        if let Some(thread) = self.thread.take() {
+        // The thread in use ends once its queue is closed; those left waiting end on
+        // their own, never waited for.
+        if let Some((_, jobs, thread)) = self.threads_now().current.take() {
+            drop(jobs);
             let _ = thread.join();
         }
     }

@@ -62,13 +62,27 @@
 //! another takes over once the database is back, reading every record afresh
 //! (`docs/cluster.md` §6; an owner riding a short outage through is a later step of
 //! issue #41).
+//!
+//! **A database that stops answering** (a stopped but not dead server, a process
+//! SIGSTOPped, a network black hole: the connection stays open, nothing comes back). Each
+//! call waits at most the store's **bound** ([`CALL_TIMEOUT`](crate::leases::CALL_TIMEOUT),
+//! 5 s, unless the URL sets `tcp_user_timeout`; where the URL does not set them, also TCP
+//! keepalives after half of it, `tcp_user_timeout` the bound, and the session's
+//! `statement_timeout`, `lock_timeout` and `idle_in_transaction_session_timeout` at four
+//! fifths of it: `docs/cluster.md` §6 says why) and then fails with [`StoreError::Io`],
+//! retryable, as a lost connection fails: the server gives its store up. The store gives itself up too: its connection's thread may still wait on
+//! the database, so every later call fails at once, and a commit the database answers
+//! after all is rolled back rather than committed (the thread checks before `COMMIT`);
+//! only a commit cut at its very `COMMIT` may have landed, as on a lost connection.
 
 use crate::leases::{Fence, INSTANCE, PRINCIPAL};
 use mcpl_server::{LiveInstance, Loaded, Net, PrincipalLoaded, Store, StoreError, Writes};
 use postgres::types::ToSql;
 use postgres::{Client, Config, IsolationLevel, NoTls, Statement, Transaction};
 use std::collections::HashMap;
-use std::sync::mpsc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, mpsc};
+use std::time::Duration;
 
 /// The format of the records this store holds ([`RedbStore`](mcpl_server::RedbStore)'s
 /// too: the SDK encodes them, a store keeps bytes). Format 2 keeps principals' records in
@@ -132,6 +146,11 @@ pub struct PgStore {
     location: String,
     jobs: Option<mpsc::Sender<Job>>,
     thread: Option<std::thread::JoinHandle<()>>,
+    /// How long a call may wait for the database (module docs).
+    bound: Duration,
+    /// Set once a call went unanswered within `bound`: the store has given up (shared
+    /// with the connection's thread, which then commits nothing more).
+    hung: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for PgStore {
@@ -146,7 +165,8 @@ impl PgStore {
     /// Connects to the database `url` (`postgres://USER[:PASSWORD]@HOST[:PORT]/DBNAME`, or
     /// libpq's `key=value` form; no TLS; within
     /// [`CONNECT_TIMEOUT`](crate::leases::CONNECT_TIMEOUT) unless the URL sets
-    /// `connect_timeout`), creates the tables where they are missing and
+    /// `connect_timeout`, each call then bounded as the module docs say), creates the
+    /// tables where they are missing and
     /// checks the records' format. A URL that cannot be read, a database that cannot be
     /// reached and one holding another format are errors naming it (without its
     /// password).
@@ -167,28 +187,32 @@ impl PgStore {
             path: "the PostgreSQL URL".into(),
             detail: format!("it cannot be read: {}", chain(&e)),
         })?;
-        // A database that does not answer fails the connection, never hangs it (a node
-        // taking the arcade over connects its store right after it took the lease).
-        if config.get_connect_timeout().is_none() {
-            config.connect_timeout(crate::leases::CONNECT_TIMEOUT);
-        }
+        // A database that does not answer fails the connection or the call, never hangs
+        // it (a node taking the arcade over connects its store right after it took the
+        // lease; the commit queue waits on each commit).
+        let bound = bound_calls(&mut config);
+        let connecting = bound + *config.get_connect_timeout().unwrap_or(&bound);
         let location = location_of(&config);
+        let hung = Arc::new(AtomicBool::new(false));
+        let given_up = hung.clone();
         let (jobs, queue) = mpsc::channel::<Job>();
         let (ready, started) = mpsc::channel();
         let at = location.clone();
         let thread = std::thread::Builder::new()
             .name("mcpl-pg-store".to_owned())
-            .spawn(move || match Connection::open(config, at, fence) {
-                Ok(mut connection) => {
-                    let _ = ready.send(Ok(()));
-                    for job in queue {
-                        job(&mut connection);
+            .spawn(
+                move || match Connection::open(config, at, fence, given_up) {
+                    Ok(mut connection) => {
+                        let _ = ready.send(Ok(()));
+                        for job in queue {
+                            job(&mut connection);
+                        }
                     }
-                }
-                Err(e) => {
-                    let _ = ready.send(Err(e));
-                }
-            })
+                    Err(e) => {
+                        let _ = ready.send(Err(e));
+                    }
+                },
+            )
             .map_err(|e| StoreError::Open {
                 path: location.clone().into(),
                 detail: format!("cannot start its connection's thread: {e}"),
@@ -197,18 +221,36 @@ impl PgStore {
             location: location.clone(),
             jobs: Some(jobs),
             thread: Some(thread),
+            bound,
+            hung,
         };
-        match started.recv() {
+        match started.recv_timeout(connecting) {
             Ok(Ok(())) => Ok(store),
             Ok(Err(e)) => Err(e),
-            Err(_) => Err(StoreError::Open {
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                store.hung.store(true, Ordering::SeqCst);
+                Err(StoreError::Open {
+                    path: location.into(),
+                    detail: format!(
+                        "the database did not answer within {connecting:?} (it accepted the \
+                         connection but stopped answering)"
+                    ),
+                })
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(StoreError::Open {
                 path: location.into(),
                 detail: "its connection's thread stopped".to_owned(),
             }),
         }
     }
 
-    /// Runs `f` on the connection's thread and waits for its answer.
+    /// How long each call waits for the database at most before failing (module docs).
+    pub fn bound(&self) -> Duration {
+        self.bound
+    }
+
+    /// Runs `f` on the connection's thread and waits for its answer, at most the store's
+    /// bound: past it the store gives up (module docs).
     fn call<R: Send + 'static>(
         &self,
         f: impl FnOnce(&mut Connection) -> Result<R, StoreError> + Send + 'static,
@@ -217,6 +259,17 @@ impl PgStore {
             path: self.location.clone().into(),
             detail: "its connection's thread stopped".to_owned(),
         };
+        let hung = || StoreError::Io {
+            path: self.location.clone().into(),
+            detail: format!(
+                "the database did not answer a call within {:?} (it accepted the connection \
+                 but stopped answering): this store has given up, retry on another",
+                self.bound
+            ),
+        };
+        if self.hung.load(Ordering::SeqCst) {
+            return Err(hung());
+        }
         let (answer, answered) = mpsc::sync_channel(1);
         let job: Job = Box::new(move |c| {
             let _ = answer.send(f(c));
@@ -226,15 +279,27 @@ impl PgStore {
             .ok_or_else(stopped)?
             .send(job)
             .map_err(|_| stopped())?;
-        answered.recv().map_err(|_| stopped())?
+        match answered.recv_timeout(self.bound) {
+            Ok(answer) => answer,
+            Err(mpsc::RecvTimeoutError::Timeout) => {
+                self.hung.store(true, Ordering::SeqCst);
+                tracing::warn!(store = %self.location, bound = ?self.bound, "the database stopped answering: the store gives up");
+                Err(hung())
+            }
+            Err(mpsc::RecvTimeoutError::Disconnected) => Err(stopped()),
+        }
     }
 }
 
 impl Drop for PgStore {
     fn drop(&mut self) {
-        // The thread ends once the queue is closed, closing the connection.
+        // The thread ends once the queue is closed, closing the connection; one still
+        // waiting on a database that stopped answering is left to end when it answers
+        // or its connection dies (the keepalives, `tcp_user_timeout`), never waited for.
         self.jobs.take();
-        if let Some(thread) = self.thread.take() {
+        if let Some(thread) = self.thread.take()
+            && !self.hung.load(Ordering::SeqCst)
+        {
             let _ = thread.join();
         }
     }
@@ -311,6 +376,60 @@ pub(crate) fn location_of(config: &Config) -> String {
         .or(config.get_user())
         .unwrap_or_default();
     format!("postgres://{user}{host}:{port}/{db}")
+}
+
+/// Bounds, on `config`, how long the database may leave a connection unanswered (issue
+/// #41: a stopped but not dead server, a network black hole), where the URL did not say,
+/// and returns the **call bound**: how long a call waits before failing. **\[project\]**
+/// The bound is the URL's `tcp_user_timeout` (whole seconds, as the `postgres` crate reads
+/// it), else [`CALL_TIMEOUT`](crate::leases::CALL_TIMEOUT), 5 s: under two thirds of the
+/// arcade's default lease (10 s, renewed every third), so an owner whose renewal hangs
+/// fails it, and stops, before its lease can expire and a standby take over. Besides
+/// the caller's own deadline (the one that holds when the server's process is stopped: its
+/// kernel still acknowledges what is sent), unless the URL sets them: connecting within
+/// [`CONNECT_TIMEOUT`](crate::leases::CONNECT_TIMEOUT); `tcp_user_timeout` the bound and
+/// TCP keepalives after half of it, every second, three tries (a black-holed network
+/// closes the connection, ending a thread left waiting on it); and, on the session, the
+/// server's `statement_timeout`, `lock_timeout` and `idle_in_transaction_session_timeout`
+/// at four fifths of the bound (a server that answers but is stuck on a lock ends the
+/// statement cleanly, before the caller's deadline, and a node paused mid-transaction
+/// does not hold its locks — a lease row — forever).
+pub(crate) fn bound_calls(config: &mut Config) -> Duration {
+    use crate::leases::{CALL_TIMEOUT, CONNECT_TIMEOUT};
+    if config.get_connect_timeout().is_none() {
+        config.connect_timeout(CONNECT_TIMEOUT);
+    }
+    let bound = config
+        .get_tcp_user_timeout()
+        .copied()
+        .unwrap_or(CALL_TIMEOUT);
+    config.tcp_user_timeout(bound);
+    // The `postgres` crate's default idle time is two hours: any other was the URL's.
+    if config.get_keepalives_idle() == Duration::from_secs(2 * 60 * 60) {
+        config.keepalives_idle((bound / 2).max(Duration::from_secs(1)));
+    }
+    if config.get_keepalives_interval().is_none() {
+        config.keepalives_interval(Duration::from_secs(1));
+    }
+    if config.get_keepalives_retries().is_none() {
+        config.keepalives_retries(3);
+    }
+    let server_side = (bound * 4 / 5).as_millis().max(1);
+    let mut options = config.get_options().unwrap_or_default().to_owned();
+    for setting in [
+        "statement_timeout",
+        "lock_timeout",
+        "idle_in_transaction_session_timeout",
+    ] {
+        if !options.contains(setting) {
+            if !options.is_empty() {
+                options.push(' ');
+            }
+            options.push_str(&format!("-c {setting}={server_side}"));
+        }
+    }
+    config.options(&options);
+    bound
 }
 
 /// An error and its causes, as one line (a database error's own message is its source).
@@ -526,6 +645,9 @@ struct Connection {
     known: Known,
     /// The leases commits check, and the statement checking one.
     fence: Option<(Fence, Statement)>,
+    /// The store gave up waiting (module docs): a commit answered after that is rolled
+    /// back, never committed.
+    given_up: Arc<AtomicBool>,
 }
 
 /// An instance's id as its key: the same 64 bits (ids past `i64::MAX` read back as the
@@ -545,6 +667,7 @@ impl Connection {
         config: Config,
         location: String,
         fence: Option<Fence>,
+        given_up: Arc<AtomicBool>,
     ) -> Result<Connection, StoreError> {
         let open = |e: &postgres::Error| StoreError::Open {
             path: location.clone().into(),
@@ -605,6 +728,7 @@ impl Connection {
             parts,
             known: Known::default(),
             fence,
+            given_up,
         })
     }
 
@@ -769,6 +893,7 @@ impl Connection {
             parts,
             known,
             fence,
+            given_up,
         } = self;
         let io = |e: &postgres::Error| StoreError::Io {
             path: location.clone().into(),
@@ -841,6 +966,14 @@ impl Connection {
                 Ok(now) => wrote_instances.push((*id, now)),
                 Err(detail) => return Err(conflict(i_table, id.to_string(), detail)),
             }
+        }
+        if given_up.load(Ordering::SeqCst) {
+            // The caller was told this commit failed: it must not land (dropping the
+            // transaction rolls it back).
+            return Err(StoreError::Io {
+                path: location.clone().into(),
+                detail: "the store gave up waiting for the database: rolled back".to_owned(),
+            });
         }
         tx.commit().map_err(|e| io(&e))?;
         for (name, now) in wrote_principals {
