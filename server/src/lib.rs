@@ -110,6 +110,7 @@ pub mod listen;
 pub use mcpl_server_core::manifest;
 use mcpl_server_core::mrtr;
 use mcpl_server_core::paging;
+mod ownership;
 mod panics;
 pub use mcpl_server_core::push;
 mod server;
@@ -136,6 +137,7 @@ pub use core::{
 pub use core::{REASON_UNDECLARED, RESTART_GAP};
 pub use listen::Listener;
 pub use manifest::ManifestError;
+pub use ownership::OwnershipError;
 pub use paging::CursorError;
 pub use push::{PushError, PushEvent};
 pub use server::{
