@@ -26,6 +26,7 @@
 //! | `watchers` | who watches which resource: the index [`Server::resource_updated`] reads to tell a change to the sessions subscribed to it |
 //! | [`cancel`] | [`CancelToken`]: a call's cancellation, for work a handler hands off |
 //! | [`store`] | [`Store`]: durable state across restarts ([`RedbStore`], [`MemoryStore`]; issue #15) |
+//! | `ownership` | [`OwnershipError`]: why an instance could not be released or adopted ([`Server::release_instance`], [`Server::adopt_instance`]; issue #41) |
 //! | [`decode`] | [`decode::from_json`]: typed decoding that reads `9.0` as the integer 9 (RFC 8259), so a typed decode and a JSON Schema agree |
 //!
 //! The rules of RFC-014 themselves live in the crate `mcpl_server_core` (issue #38: pure
