@@ -13,8 +13,9 @@ use crate::support;
 
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{
-    Audience, CallId, Durable, Event, InstanceContext, InstanceLogic, MemoryStore, OwnershipError,
-    Reply, Server, Started, Store, ToolCall, Toolset,
+    Audience, CallId, Durable, Event, InstanceContext, InstanceLogic, Joined, MemoryStore,
+    OwnershipError, ParticipantId, Principal, Refusal, Reply, Server, Started, Store, ToolCall,
+    Toolset,
 };
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -90,6 +91,30 @@ impl Durable for Duel {
     }
 }
 
+/// A rally of two principals: the opener invites its opponent, and each `hit` counts,
+/// told to both.
+#[derive(Serialize, Deserialize)]
+struct Rally {
+    n: u64,
+}
+
+impl InstanceLogic for Rally {
+    fn call(&mut self, call: ToolCall, cx: &mut InstanceContext) -> Reply {
+        self.n += 1;
+        let who = cx.name(call.caller());
+        cx.event(Audience::All, Event::text(format!("{who} hit: {}", self.n)));
+        Reply::text(self.n.to_string())
+    }
+
+    fn join(&mut self, _: ParticipantId, _: &mut InstanceContext) -> Result<Joined, Refusal> {
+        Ok(Joined::new().text("Joined."))
+    }
+}
+
+impl Durable for Rally {
+    const FORMAT: u32 = 1;
+}
+
 /// A scratchpad whose logic is not kept.
 struct Scratch;
 
@@ -132,8 +157,18 @@ fn builder(store: Option<Arc<MemoryStore>>, think: &Think) -> mcpl_server::Serve
         .instances()
         .tool(tool("scribble"))
         .on_open(|_, _| Ok(Started::new(Scratch)));
+    let rally = Toolset::new("rally")
+        .instances()
+        .tool(tool("hit"))
+        .on_open(|opening, cx| {
+            let reason = format!("{} wants a rally", opening.principal().name());
+            cx.invite(Principal::Named("bob".into()), reason);
+            Ok(Started::durable(Rally { n: 0 }))
+        })
+        .durable::<Rally>();
     let builder = Server::builder("ownership-test", "0.1.0")
         .toolset(duel)
+        .toolset(rally)
         .toolset(scratch);
     match store {
         Some(store) => builder.store(store),
@@ -260,6 +295,50 @@ async fn a_released_game_adopted_again_resumes_its_bot_and_goes_on_from_the_same
     assert_eq!(open_now, ["duel:\"d1\""]);
     assert_eq!(ended, Vec::<String>::new());
     assert!(a.unread().is_empty(), "{:?}", a.unread());
+}
+
+#[actix::test]
+async fn both_players_of_a_shared_game_reach_it_again_once_adopted_and_are_told_each_hit_once() {
+    let store = Arc::new(MemoryStore::new());
+    let s = server(Some(store.clone()), &Think::default());
+    let (mut bob, _b) = hinted(&s, "bob").await;
+    let (mut alice, _a) = hinted(&s, "alice").await;
+    alice.exchange(open(1, "rally", Some("r"), None)).await;
+    let invited = bob.recv().await;
+    assert_eq!(invited["params"]["instance"], "r", "{invited:#}");
+    bob.send(result(invited["id"].clone(), json!({"accepted": true})))
+        .await;
+    let id = the_instance(&s).await;
+    // Its invitation lives in bob's actor: not released before he answers it.
+    assert!(matches!(
+        s.release_instance(id).await,
+        Err(OwnershipError::InvitationsPending { .. })
+    ));
+    let joined = bob.exchange(open(1, "rally", Some("r"), None)).await;
+    assert_eq!(
+        joined["result"]["content"][0]["text"], "Joined.",
+        "{joined:#}"
+    );
+    assert_eq!(text(&alice.exchange(call_in(2, "hit", "r")).await), "1");
+    assert_eq!(pushed(&mut bob).await, "alice hit: 1");
+
+    s.release_instance(id).await.expect("released");
+    let refused = bob.exchange(call_in(2, "hit", "r")).await;
+    assert_eq!(refused["error"]["data"]["retryable"], true, "{refused:#}");
+    s.adopt_instance(id).await.expect("adopted");
+
+    // Both reach it, from where it was; each hit told to the other once (the caller has
+    // it with its answer).
+    assert_eq!(text(&bob.exchange(call_in(3, "hit", "r")).await), "2");
+    assert_eq!(pushed(&mut alice).await, "bob hit: 2");
+    assert_eq!(text(&alice.exchange(call_in(3, "hit", "r")).await), "3");
+    assert_eq!(pushed(&mut bob).await, "alice hit: 3");
+    for c in [&mut alice, &mut bob] {
+        let (open_now, ended) = listed(c).await;
+        assert_eq!(open_now, ["rally:\"r\""]);
+        assert_eq!(ended, Vec::<String>::new());
+        assert!(c.unread().is_empty(), "{:?}", c.unread());
+    }
 }
 
 #[actix::test]
