@@ -293,6 +293,18 @@ impl<A: Clone> PrincipalCore<A> {
         &self.links
     }
 
+    /// Instance `id` runs again behind `addr` (issue #41: released and adopted, by this
+    /// server or after another's): this principal's link to it, and an invitation of it
+    /// not taken up, reach it there. Its key and who it is there, when it links to it.
+    pub fn relink(&mut self, id: InstanceId, addr: A) -> Option<(InstanceKey, ParticipantId)> {
+        for pending in self.invitations.values_mut().filter(|p| p.id == id) {
+            pending.instance = addr.clone();
+        }
+        let (key, link) = self.links.iter_mut().find(|(_, l)| l.id == id)?;
+        link.addr = addr;
+        Some((key.clone(), link.who))
+    }
+
     /// True when no session is attached.
     pub fn is_detached(&self) -> bool {
         self.sessions.is_empty()

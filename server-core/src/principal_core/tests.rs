@@ -736,3 +736,23 @@ fn a_drained_output_queue_keeps_a_turns_room_and_frees_a_bursts() {
     assert_eq!(drain(&mut c).len(), burst as usize, "every call answered");
     assert_eq!(c.out.capacity(), 0, "a burst's queue is freed once drained");
 }
+
+#[test]
+fn issue41_a_relinked_instance_is_reached_at_its_new_address() {
+    // Issue #41: an instance released and adopted again runs behind another address; the
+    // link keeps its key and participant, and an unknown instance links nothing.
+    let mut c = core(false, true);
+    let lobby = InstanceKey::toolset("lobby");
+    assert_eq!(c.links()[&lobby].addr, 1);
+    assert_eq!(
+        c.relink(InstanceId(1), 7),
+        Some((lobby.clone(), ParticipantId(0)))
+    );
+    assert_eq!(c.links()[&lobby].addr, 7);
+    assert_eq!(c.relink(InstanceId(99), 8), None);
+    assert_eq!(
+        c.links()[&lobby].addr,
+        7,
+        "another instance's relink changes nothing"
+    );
+}

@@ -294,6 +294,15 @@ impl Handler<Retire> for PrincipalActor {
     }
 }
 
+impl Handler<Relink> for PrincipalActor {
+    type Result = Option<(crate::core::InstanceKey, crate::author::ParticipantId)>;
+
+    /// Issue #41: an instance it links to was adopted, and runs behind another address.
+    fn handle(&mut self, m: Relink, _: &mut Context<Self>) -> Self::Result {
+        self.core.relink(m.id, m.addr)
+    }
+}
+
 impl Handler<ListTools> for PrincipalActor {
     type Result = ();
 
