@@ -62,7 +62,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::frame::Frame as RawFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data as OpData, OpCode};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message as Frame};
 use tokio_util::sync::CancellationToken;
 
@@ -163,6 +164,7 @@ where
         state: Mutex::new(Out {
             sink: Some(sink),
             queue: VecDeque::new(),
+            sent: 0,
             unflushed: false,
             closed: false,
             refused: false,
@@ -217,6 +219,8 @@ struct Out<S> {
     sink: Option<SplitSink<WebSocketStream<S>, Frame>>,
     /// Frames not yet given to the sink, oldest first.
     queue: VecDeque<Frame>,
+    /// The bytes of the first frame's text already given to the sink as fragments.
+    sent: usize,
     /// A frame was given to the sink and not yet flushed.
     unflushed: bool,
     /// The writer has stopped taking messages.
@@ -243,13 +247,26 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Out<S> {
         let Some(sink) = self.sink.as_mut() else {
             return Poll::Ready(Err(WsError::AlreadyClosed));
         };
-        while !self.queue.is_empty() {
+        while let Some(front) = self.queue.front() {
             ready!(Pin::new(&mut *sink).poll_ready(cx))?;
-            if let Some(frame) = self.queue.pop_front() {
-                self.queued_bytes = self.queued_bytes.saturating_sub(frame.len());
-                Pin::new(&mut *sink).start_send(frame)?;
-                self.unflushed = true;
-            }
+            // A long message goes out a fragment at a time, its entry kept until the last.
+            let frame = match fragment(front, self.sent) {
+                Some((piece, sent)) if sent < front.len() => {
+                    self.sent = sent;
+                    piece
+                }
+                Some((piece, _)) => {
+                    self.sent = 0;
+                    take_front(&mut self.queue, &mut self.queued_bytes);
+                    piece
+                }
+                None => match take_front(&mut self.queue, &mut self.queued_bytes) {
+                    Some(frame) => frame,
+                    None => break,
+                },
+            };
+            Pin::new(&mut *sink).start_send(frame)?;
+            self.unflushed = true;
         }
         if self.unflushed {
             ready!(Pin::new(sink).poll_flush(cx))?;
@@ -322,6 +339,7 @@ where
         // (RFC 6455 §7.4.1: 1008, the peer broke this endpoint's policy).
         out.closed = true;
         out.queue.clear();
+        out.sent = 0;
         out.queued_bytes = 0;
         out.giving_up = Some(match why {
             GiveUp::Unread => close_frame(
@@ -345,12 +363,57 @@ pub fn config(limit: usize) -> tokio_tungstenite::tungstenite::protocol::WebSock
         // tungstenite's default (128 KiB) is zero-filled before each read and stays
         // allocated for the connection's life: most of an idle session's memory.
         .read_buffer_size(READ_BUFFER)
+        // Frames are written out once this much waits, so that, with messages sent in
+        // fragments of at most `FRAGMENT` bytes, the write buffer — which keeps the room
+        // of the most it ever held — stays near that (issue #42).
+        .write_buffer_size(FRAGMENT)
+}
+
+/// The longest text a frame of ours carries: a longer message goes in fragments (RFC 6455
+/// §5.4), so that tungstenite's write buffer, which never gives back the room its largest
+/// write took, keeps about this much rather than the largest message's (~5.4 KiB for a
+/// `tools/list` answer). **[project]** 1 KiB: an idle session holds ~4 KiB less; a long
+/// message costs a write per KiB.
+pub const FRAGMENT: usize = 1024;
+
+/// The next fragment of `frame` from byte `sent` of its text, and where the following one
+/// starts; `None` when the frame goes whole (not text, or no longer than [`FRAGMENT`]).
+/// Fragments end on character boundaries, so that each is UTF-8 on its own.
+fn fragment(frame: &Frame, sent: usize) -> Option<(Frame, usize)> {
+    let Frame::Text(text) = frame else {
+        return None;
+    };
+    let len = text.len();
+    if len <= FRAGMENT {
+        return None;
+    }
+    let mut end = (sent + FRAGMENT).min(len);
+    while !text.as_str().is_char_boundary(end) {
+        end -= 1;
+    }
+    let opcode = if sent == 0 {
+        OpCode::Data(OpData::Text)
+    } else {
+        OpCode::Data(OpData::Continue)
+    };
+    let data = bytes::Bytes::from(text.clone()).slice(sent..end);
+    Some((
+        Frame::Frame(RawFrame::message(data, opcode, end == len)),
+        end,
+    ))
 }
 
 /// The read buffer of one WebSocket connection; larger frames grow it as they come.
 /// **[project]** 2 KiB: a dozen calls of a pipelining client in one read, and an idle
 /// session holds 6 KiB less than with 8 KiB (issue #42).
 const READ_BUFFER: usize = 2 * 1024;
+
+/// Takes the first frame off `queue`, whose bytes `queued` counts.
+fn take_front(queue: &mut VecDeque<Frame>, queued: &mut usize) -> Option<Frame> {
+    let frame = queue.pop_front()?;
+    *queued = queued.saturating_sub(frame.len());
+    Some(frame)
+}
 
 fn close_frame(code: CloseCode, reason: &str) -> CloseFrame {
     CloseFrame {
@@ -762,6 +825,115 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(10), ended)
             .await
             .expect("the writer ends after a failed write");
+    }
+
+    fn info(peer: &str) -> ConnectionInfo {
+        ConnectionInfo {
+            kind: TransportKind::WebSocket,
+            ordered: true,
+            principal: None,
+            peer: peer.into(),
+        }
+    }
+
+    /// A notification whose text is about `bytes` long, with characters of two and three
+    /// bytes throughout, so that a fragment's end often falls inside one.
+    fn long_note(bytes: usize) -> Message {
+        let text: String = "aé€".repeat(bytes / 6);
+        Message::Notification(mcpl_protocol::jsonrpc::Notification {
+            method: "n".into(),
+            params: Some(
+                serde_json::value::to_raw_value(&serde_json::json!({ "text": text }))
+                    .expect("JSON"),
+            ),
+        })
+    }
+
+    /// Reads one frame a server wrote (unmasked): its FIN bit, opcode and payload.
+    async fn raw_frame(peer: &mut tokio::io::DuplexStream) -> (bool, u8, Vec<u8>) {
+        use tokio::io::AsyncReadExt as _;
+        let mut head = [0u8; 2];
+        peer.read_exact(&mut head).await.expect("a frame's header");
+        assert_eq!(head[1] & 0x80, 0, "a server's frames are not masked");
+        let len = match head[1] & 0x7f {
+            126 => u64::from(peer.read_u16().await.expect("the length")),
+            127 => peer.read_u64().await.expect("the length"),
+            n => u64::from(n),
+        };
+        let mut payload = vec![0u8; usize::try_from(len).expect("a length that fits")];
+        peer.read_exact(&mut payload).await.expect("the payload");
+        (head[0] & 0x80 != 0, head[0] & 0x0f, payload)
+    }
+
+    /// A message longer than [`FRAGMENT`] goes out in fragments of at most that much, each
+    /// UTF-8 on its own, which tungstenite's write buffer — it keeps the room of the most
+    /// it ever held — is then never asked to hold more than (issue #42); a short message
+    /// after it goes whole.
+    #[tokio::test]
+    async fn a_long_message_goes_in_fragments_no_longer_than_fragment() {
+        let (ours, mut peer) = tokio::io::duplex(1 << 20);
+        let ws = WebSocketStream::from_raw_socket(ours, Role::Server, Some(config(1 << 20))).await;
+        let conn = run(ws, info("a raw peer"), 1 << 20, None, None, false);
+        let long = long_note(5 * FRAGMENT + 300);
+        let note = Message::Notification(mcpl_protocol::jsonrpc::Notification {
+            method: "after".into(),
+            params: None,
+        });
+        conn.outbound.try_send(long.clone()).expect("taken");
+        conn.outbound.try_send(note.clone()).expect("taken");
+        let read = async {
+            let mut whole = Vec::new();
+            let mut fragments = 0;
+            loop {
+                let (fin, opcode, payload) = raw_frame(&mut peer).await;
+                assert_eq!(
+                    opcode,
+                    if fragments == 0 { 1 } else { 0 },
+                    "text, then continuations"
+                );
+                assert!(
+                    payload.len() <= FRAGMENT,
+                    "a fragment of {} bytes",
+                    payload.len()
+                );
+                assert!(
+                    std::str::from_utf8(&payload).is_ok(),
+                    "each fragment is UTF-8"
+                );
+                whole.extend_from_slice(&payload);
+                fragments += 1;
+                if fin {
+                    break;
+                }
+            }
+            assert!(fragments > 5, "{fragments} fragments");
+            assert_eq!(String::from_utf8(whole).expect("UTF-8"), long.encode());
+            let (fin, opcode, payload) = raw_frame(&mut peer).await;
+            assert!(fin && opcode == 1, "the next message goes whole");
+            assert_eq!(payload, note.encode().into_bytes());
+        };
+        tokio::time::timeout(Duration::from_secs(10), read)
+            .await
+            .expect("the frames come");
+    }
+
+    /// A long message sent in fragments arrives whole at a link's other end.
+    #[tokio::test]
+    async fn a_long_message_arrives_whole() {
+        let (a, b) = tokio::io::duplex(1 << 16);
+        let server = WebSocketStream::from_raw_socket(a, Role::Server, Some(config(1 << 20))).await;
+        let client = WebSocketStream::from_raw_socket(b, Role::Client, Some(config(1 << 20))).await;
+        let server = run(server, info("client"), 1 << 20, None, None, false);
+        let mut client = run(client, info("server"), 1 << 20, None, None, false);
+        let long = long_note(40 * FRAGMENT + 7);
+        server.outbound.send(long.clone()).await.expect("sent");
+        let got = tokio::time::timeout(Duration::from_secs(10), client.inbound.recv())
+            .await
+            .expect("the message comes");
+        match got {
+            Some(Inbound::Message { message, .. }) => assert_eq!(message, long),
+            other => panic!("not the message: {other:?}"),
+        }
     }
 
     /// Counts the wakes it is given.
