@@ -26,7 +26,8 @@
 //!   has not read what the peer sent: the fault is ours then, and the check is suspended.
 //!   The reader polls the socket with a waker of its own, which notes the wake-up
 //!   (`signalled`) and passes it on to the consumer.
-//! - `close`: the reader asks the writer to close with a code (1009 past the hard ceiling).
+//! - `asked_close`: the reader asks the writer to close with a code (1009 past the hard
+//!   ceiling).
 //! - `reader_done`: the writer exits when the reader has; the reader's end closes the write
 //!   side to senders itself, so `Outbound::send` fails at once; after sending a close frame
 //!   the writer gives the peer
@@ -148,8 +149,6 @@ where
     // The channel carries nothing: it tells the writer when every `Outbound` is gone, and
     // them when the writer is (`Outbound::is_closed`).
     let (out_tx, out_rx) = mpsc::channel(1);
-    // Boxed: the channel's block holds 32 slots however few are used (issue #42).
-    let (close_tx, close_rx) = mpsc::channel(1);
     let shared = Arc::new(Shared {
         heard: AtomicBool::new(true),
         waiting: AtomicBool::new(false),
@@ -172,6 +171,7 @@ where
             queued_bytes: 0,
             max_bytes: depth_bytes(limit),
             giving_up: None,
+            asked_close: None,
         }),
         wanted: Notify::new(),
         room: Notify::new(),
@@ -180,21 +180,13 @@ where
         stream: Some(stream),
         out: out.clone(),
         waker: Waker::from(shared.clone()),
-        close: close_tx,
         shared: shared.clone(),
         limit,
         draining: false,
     };
     crate::spawn_task(
         local,
-        write(
-            out.clone(),
-            out_rx,
-            close_rx,
-            shared,
-            ping,
-            info.peer.clone(),
-        ),
+        write(out.clone(), out_rx, shared, ping, info.peer.clone()),
     );
     Connection {
         info,
@@ -236,6 +228,10 @@ struct Out<S> {
     max_bytes: usize,
     /// A sender gave the link up ([`Outbound::give_up`]): the close the writer sends.
     giving_up: Option<CloseFrame>,
+    /// The reader asks the writer to close with this (1009 past the hard ceiling, 1007
+    /// for text that is not UTF-8). A field rather than a channel: a channel's block is
+    /// ~0.5 KiB a link (issue #42).
+    asked_close: Option<CloseFrame>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Out<S> {
@@ -430,7 +426,6 @@ struct WsReader<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> {
     out: Arc<WriteSide<S>>,
     /// [`Shared`]'s waker, given to the socket.
     waker: Waker,
-    close: mpsc::Sender<Box<CloseFrame>>,
     shared: Arc<Shared>,
     limit: usize,
     /// This is the task reading on for a consumer that dropped its end: it does not hand
@@ -447,6 +442,13 @@ where
         self.stream = None;
         self.finish();
         Poll::Ready(None)
+    }
+
+    /// Asks the writer to close the link with `frame` (module docs: `asked_close`), before the
+    /// reader ends.
+    fn ask_close(&self, frame: CloseFrame) {
+        self.out.lock().asked_close.get_or_insert(frame);
+        self.out.wanted.notify_one();
     }
 
     /// Reading is over: senders are refused at once, before the writer task, which ends
@@ -518,19 +520,17 @@ where
                 }
                 Some(Err(WsError::Capacity(e))) => {
                     tracing::debug!(error = %e, "websocket message beyond the hard ceiling; closing");
-                    let _ = self
-                        .close
-                        .try_send(Box::new(close_frame(CloseCode::Size, "message too big")));
+                    self.ask_close(close_frame(CloseCode::Size, "message too big"));
                     return self.end();
                 }
                 // RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection with
                 // 1007, said to the peer rather than dropping TCP under it.
                 Some(Err(WsError::Utf8)) => {
                     tracing::debug!("websocket text frame not UTF-8; closing with 1007");
-                    let _ = self.close.try_send(Box::new(close_frame(
+                    self.ask_close(close_frame(
                         CloseCode::Invalid,
                         "a text frame must be UTF-8",
-                    )));
+                    ));
                     return self.end();
                 }
                 Some(Err(e)) => {
@@ -563,7 +563,6 @@ where
             stream: Some(stream),
             out: self.out.clone(),
             waker: self.waker.clone(),
-            close: self.close.clone(),
             shared: self.shared.clone(),
             limit: self.limit,
             draining: true,
@@ -580,7 +579,6 @@ where
 async fn write<S>(
     out: Arc<WriteSide<S>>,
     mut senders: mpsc::Receiver<crate::Nothing>,
-    mut close: mpsc::Receiver<Box<CloseFrame>>,
     shared: Arc<Shared>,
     ping: Option<Duration>,
     peer: String,
@@ -598,7 +596,11 @@ async fn write<S>(
     // intervals is the same silence the ping check catches.
     let stuck = ping.map(|every| every * 2);
     let closing = loop {
-        if let Some(frame) = out.lock().giving_up.take() {
+        let asked = {
+            let mut state = out.lock();
+            state.giving_up.take().or_else(|| state.asked_close.take())
+        };
+        if let Some(frame) = asked {
             break Some(frame);
         }
         let tick = async {
@@ -609,12 +611,11 @@ async fn write<S>(
                 None => std::future::pending().await,
             }
         };
-        // Biased: a close the reader asked for beats its ending, and a rare tick is never
-        // starved by a busy write side.
+        // Biased: the reader's ending is seen first (with the close it asked for, if any:
+        // `asked_close`), and a rare tick is never starved by a busy write side.
         let sent = tokio::select! {
             biased;
-            frame = close.recv() => break frame.map(|f| *f),
-            () = &mut reader_gone => break None,
+            () = &mut reader_gone => break out.lock().asked_close.take(),
             () = tick => {
                 if !shared.answered() {
                     tracing::info!(%peer, "websocket peer stopped answering pings; closing");
