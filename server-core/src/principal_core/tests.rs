@@ -751,9 +751,15 @@ fn a_state_made_again_unchanged_is_shared_not_copied() {
     let handed = c.versioned_now();
     let given = c.given();
     assert!(Arc::ptr_eq(&handed, &given), "one state, shared");
-    assert!(Arc::ptr_eq(&c.versioned_now(), &handed), "and made again, the same");
+    assert!(
+        Arc::ptr_eq(&c.versioned_now(), &handed),
+        "and made again, the same"
+    );
     open_go(&mut c, "g1", 7);
     let changed = c.versioned_now();
     assert!(changed.version() > handed.version());
-    assert!(!Arc::ptr_eq(&changed, &handed), "a change is a state of its own");
+    assert!(
+        !Arc::ptr_eq(&changed, &handed),
+        "a change is a state of its own"
+    );
 }
