@@ -368,7 +368,7 @@ pub fn config(limit: usize) -> tokio_tungstenite::tungstenite::protocol::WebSock
 /// The longest text a frame of ours carries: a longer message goes in fragments (RFC 6455
 /// §5.4), so that tungstenite's write buffer, which never gives back the room its largest
 /// write took, keeps about this much rather than the largest message's (~5.4 KiB for a
-/// `tools/list` answer). **[project]** 1 KiB: an idle session holds ~4 KiB less; a long
+/// `tools/list` answer). **\[project\]** 1 KiB: an idle session holds ~4 KiB less; a long
 /// message costs a write per KiB.
 pub const FRAGMENT: usize = 1024;
 
