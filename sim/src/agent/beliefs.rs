@@ -225,7 +225,7 @@ impl Beliefs {
             }
         }
         for (tool, marker) in &looked.usable {
-            match game_key(&marker) {
+            match game_key(marker) {
                 Some(key) => {
                     self.games
                         .entry(key)

@@ -259,7 +259,6 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         modern_hints: args.modern_hints.of(args.agents),
         nodes: args.nodes,
         arcade_bin: args.arcade_bin,
-        ..Default::default()
     };
     let progress = (!args.quiet).then(|| {
         let bar = indicatif::ProgressBar::new(args.duration);
