@@ -1050,20 +1050,6 @@ fn case_strategy() -> impl Strategy<Value = Case> {
         })
 }
 
-fn add(total: &mut HintStats, s: HintStats) {
-    total.applied += s.applied;
-    total.gaps += s.gaps;
-    total.held += s.held;
-    total.resolved_in_window += s.resolved_in_window;
-    total.expired += s.expired;
-    total.stale += s.stale;
-    total.superseded += s.superseded;
-    total.duplicates += s.duplicates;
-    total.coalesced += s.coalesced;
-    total.recoveries += s.recoveries;
-    total.statements += s.statements;
-}
-
 #[test]
 fn hint_state_converges_to_the_server_truth_in_any_delivery_order() {
     let mut config = Config::with_cases(10_000);
@@ -1088,7 +1074,7 @@ fn hint_state_converges_to_the_server_truth_in_any_delivery_order() {
     let started = Instant::now();
     let result = runner.run(&case_strategy(), |case| {
         let stats = run_case(&case)?;
-        add(&mut total.borrow_mut(), stats);
+        total.borrow_mut().add(&stats);
         Ok(())
     });
     if let Err(e) = result {

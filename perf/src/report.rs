@@ -773,10 +773,10 @@ fn throughput_row(
         t.connections,
         t.in_flight_per_connection,
         cpu_note(t),
-        thousands(t.sent as f64),
-        thousands(t.answered as f64),
-        t.wrong + t.unexpected,
-        t.lost
+        thousands(t.tally.sent as f64),
+        thousands(t.tally.answered as f64),
+        t.tally.wrong + t.tally.unexpected,
+        t.tally.lost
     );
     match floor {
         Some((f, r)) => Row {
@@ -798,7 +798,7 @@ fn throughput_row(
                     FloorShape::describe
                 ),
                 cpu_note(f),
-                f.lost,
+                f.tally.lost,
                 thousands(target),
                 if t.complete() && t.calls_per_sec >= target {
                     "met"
@@ -899,8 +899,8 @@ fn tally_note(t: &Throughput) -> String {
     format!(
         "{}, {} sent, {} answered",
         cpu_note(t),
-        thousands(t.sent as f64),
-        thousands(t.answered as f64)
+        thousands(t.tally.sent as f64),
+        thousands(t.tally.answered as f64)
     )
 }
 
@@ -930,6 +930,7 @@ fn thousands(x: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::throughput::Tally;
 
     /// The windows' ratios are summed up as their range and median, in any order taken.
     #[test]
@@ -967,16 +968,22 @@ mod tests {
     #[test]
     fn a_fast_figure_with_a_lost_call_is_not_met() {
         let fast = Throughput {
-            sent: 10,
-            answered: 9,
-            lost: 1,
+            tally: Tally {
+                sent: 10,
+                answered: 9,
+                lost: 1,
+                ..Tally::default()
+            },
             calls_per_sec: 1e9,
             ..Default::default()
         };
         assert!(!throughput_row("ws", &fast, TARGET_WS_CALLS, None, None).met);
         let whole = Throughput {
-            answered: 10,
-            lost: 0,
+            tally: Tally {
+                answered: 10,
+                lost: 0,
+                ..fast.tally
+            },
             ..fast
         };
         assert!(throughput_row("ws", &whole, TARGET_WS_CALLS, None, None).met);
@@ -985,8 +992,11 @@ mod tests {
     #[test]
     fn a_figure_with_a_floor_is_judged_by_the_ratio_not_the_absolute_target() {
         let t = |calls_per_sec| Throughput {
-            sent: 10,
-            answered: 10,
+            tally: Tally {
+                sent: 10,
+                answered: 10,
+                ..Tally::default()
+            },
             calls_per_sec,
             ..Default::default()
         };

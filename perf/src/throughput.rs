@@ -49,16 +49,9 @@ pub struct Throughput {
     pub in_flight_per_connection: usize,
     /// Calls outstanding in all.
     pub in_flight: usize,
-    /// Calls sent.
-    pub sent: u64,
-    /// Answers with the light tool's text.
-    pub answered: u64,
-    /// Answers that were errors, or not the light tool's.
-    pub wrong: u64,
-    /// Responses to no outstanding call (a duplicate, or an unknown id).
-    pub unexpected: u64,
-    /// Calls never answered (a connection closed or stalled).
-    pub lost: u64,
+    /// What became of the calls sent (written beside the other members).
+    #[serde(flatten)]
+    pub tally: Tally,
     /// Calls answered in the measured window.
     pub measured_calls: u64,
     /// The measured window, in seconds.
@@ -75,10 +68,39 @@ pub struct Throughput {
     pub window_rates: Vec<f64>,
 }
 
+/// What became of the calls sent, by one connection or in a whole figure.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tally {
+    /// Calls sent.
+    pub sent: u64,
+    /// Answers with the light tool's text.
+    pub answered: u64,
+    /// Answers that were errors, or not the light tool's.
+    pub wrong: u64,
+    /// Responses to no outstanding call (a duplicate, or an unknown id).
+    pub unexpected: u64,
+    /// Calls never answered (a connection closed or stalled).
+    pub lost: u64,
+}
+
+impl<'a> std::iter::Sum<&'a Tally> for Tally {
+    /// The tallies added: connections' into a window's, windows' into a figure's.
+    fn sum<I: Iterator<Item = &'a Tally>>(all: I) -> Tally {
+        all.fold(Tally::default(), |t, o| Tally {
+            sent: t.sent + o.sent,
+            answered: t.answered + o.answered,
+            wrong: t.wrong + o.wrong,
+            unexpected: t.unexpected + o.unexpected,
+            lost: t.lost + o.lost,
+        })
+    }
+}
+
 impl Throughput {
     /// True when every call sent was answered once, rightly.
     pub fn complete(&self) -> bool {
-        self.answered == self.sent && self.wrong == 0 && self.unexpected == 0 && self.lost == 0
+        let t = &self.tally;
+        t.answered == t.sent && t.wrong == 0 && t.unexpected == 0 && t.lost == 0
     }
 
     /// One figure over several runs of the same load (windows taken apart, [`super::run`]
@@ -95,11 +117,7 @@ impl Throughput {
             connections: first.connections,
             in_flight_per_connection: first.in_flight_per_connection,
             in_flight: first.in_flight,
-            sent: sum_u(|t| t.sent),
-            answered: sum_u(|t| t.answered),
-            wrong: sum_u(|t| t.wrong),
-            unexpected: sum_u(|t| t.unexpected),
-            lost: sum_u(|t| t.lost),
+            tally: runs.iter().map(|t| &t.tally).sum(),
             measured_calls: calls,
             measured_secs: secs,
             calls_per_sec: if secs > 0.0 { calls as f64 / secs } else { 0.0 },
@@ -117,16 +135,6 @@ impl Throughput {
             0.0
         }
     }
-}
-
-/// One connection's counts.
-#[derive(Debug, Default)]
-struct ConnCounts {
-    sent: u64,
-    answered: u64,
-    wrong: u64,
-    unexpected: u64,
-    lost: u64,
 }
 
 /// A server measured in turn with others ([`alternate`]).
@@ -169,7 +177,7 @@ impl Driven {
     async fn run(
         mut self,
         mut go: watch::Receiver<u64>,
-        done: mpsc::UnboundedSender<ConnCounts>,
+        done: mpsc::UnboundedSender<Tally>,
         answered: Arc<AtomicU64>,
         stop: Arc<AtomicBool>,
     ) {
@@ -211,7 +219,7 @@ struct Side {
     /// The window to run (1, 2, …); [`FINISH`] ends the drivers.
     go: watch::Sender<u64>,
     /// Each driver's counts, once it has drained a window.
-    done: mpsc::UnboundedReceiver<ConnCounts>,
+    done: mpsc::UnboundedReceiver<Tally>,
     /// One per connection, or per lane over HTTP; each window awaits every one's counts.
     drivers: Vec<tokio::task::JoinHandle<()>>,
 }
@@ -366,7 +374,7 @@ async fn window(
 /// Awaits the counts of each of the side's drivers for the window that is ending.
 /// A driver that does not report is stuck or gone: each waits at most [`STALL`] for an
 /// answer, so twice that is beyond any that works.
-async fn collect(side: &mut Side, counts: &mut Vec<ConnCounts>) -> Result<(), PerfError> {
+async fn collect(side: &mut Side, counts: &mut Vec<Tally>) -> Result<(), PerfError> {
     let n = side.drivers.len();
     let all = async {
         while counts.len() < n {
@@ -395,7 +403,7 @@ fn share(calls: Option<u64>, n: usize) -> Vec<Option<u64>> {
 fn summary(
     shape: &LoadShape,
     n: usize,
-    counts: &[ConnCounts],
+    counts: &[Tally],
     (from, at_from): (Instant, u64),
     (to, at_to): (Instant, u64),
     cpu_from: (Duration, Duration),
@@ -403,16 +411,11 @@ fn summary(
 ) -> Throughput {
     let secs = to.duration_since(from).as_secs_f64();
     let measured = at_to - at_from;
-    let sum = |f: fn(&ConnCounts) -> u64| counts.iter().map(f).sum::<u64>();
     Throughput {
         connections: n,
         in_flight_per_connection: shape.in_flight.max(1),
         in_flight: n * shape.in_flight.max(1),
-        sent: sum(|c| c.sent),
-        answered: sum(|c| c.answered),
-        wrong: sum(|c| c.wrong),
-        unexpected: sum(|c| c.unexpected),
-        lost: sum(|c| c.lost),
+        tally: counts.iter().sum(),
         measured_calls: measured,
         measured_secs: secs,
         calls_per_sec: if secs > 0.0 {
@@ -436,8 +439,8 @@ async fn drive_lane(
     budget: Option<u64>,
     answered: &AtomicU64,
     stop: &AtomicBool,
-) -> ConnCounts {
-    let mut c = ConnCounts::default();
+) -> Tally {
+    let mut c = Tally::default();
     while !stop.load(Ordering::Relaxed) && budget.is_none_or(|b| c.sent < b) {
         let id = *next_id;
         *next_id += step;
@@ -487,7 +490,7 @@ async fn send_next(
     conn: &mut Connection,
     next_id: &mut i64,
     outstanding: &mut HashSet<i64>,
-    c: &mut ConnCounts,
+    c: &mut Tally,
 ) -> bool {
     if conn
         .outbound
@@ -511,11 +514,11 @@ async fn drive(
     budget: Option<u64>,
     answered: &AtomicU64,
     stop: &AtomicBool,
-) -> ConnCounts {
-    let mut c = ConnCounts::default();
+) -> Tally {
+    let mut c = Tally::default();
     let mut outstanding: HashSet<i64> = HashSet::with_capacity(in_flight * 2);
     let mut next_id: i64 = 1;
-    let more = |c: &ConnCounts| !stop.load(Ordering::Relaxed) && budget.is_none_or(|b| c.sent < b);
+    let more = |c: &Tally| !stop.load(Ordering::Relaxed) && budget.is_none_or(|b| c.sent < b);
     for _ in 0..in_flight {
         if !more(&c) {
             break;
@@ -570,9 +573,12 @@ mod tests {
             connections: 2,
             in_flight_per_connection: 4,
             in_flight: 8,
-            sent,
-            answered: sent - lost,
-            lost,
+            tally: Tally {
+                sent,
+                answered: sent - lost,
+                lost,
+                ..Tally::default()
+            },
             measured_calls: calls,
             measured_secs: secs,
             calls_per_sec: calls as f64 / secs,
@@ -584,7 +590,7 @@ mod tests {
         assert_eq!(over.measured_secs, 3.0);
         assert!((over.calls_per_sec - 4_000.0 / 3.0).abs() < 1e-9);
         assert_eq!(over.window_rates, [1_000.0, 1_500.0]);
-        assert_eq!((over.sent, over.lost), (4_300, 1));
+        assert_eq!((over.tally.sent, over.tally.lost), (4_300, 1));
         assert!(
             !over.complete(),
             "a call lost in any window makes the figure incomplete"

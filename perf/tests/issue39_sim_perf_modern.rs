@@ -23,8 +23,16 @@ fn issue39_sim_perf_modern_row_calls_ours_and_rmcp_stateless_in_turn() {
     let report = run(&config).unwrap_or_else(|e| panic!("the measurement could not be made: {e}"));
     let m = report.modern.as_ref().expect("the modern row was measured");
     for (name, t) in [("ours", &m.ours), ("rmcp stateless", &m.rmcp_stateless)] {
-        assert_eq!((t.sent, t.answered), (2 * 120, 2 * 120), "{name}: {t:?}");
-        assert_eq!((t.wrong, t.unexpected, t.lost), (0, 0, 0), "{name}: {t:?}");
+        assert_eq!(
+            (t.tally.sent, t.tally.answered),
+            (2 * 120, 2 * 120),
+            "{name}: {t:?}"
+        );
+        assert_eq!(
+            (t.tally.wrong, t.tally.unexpected, t.tally.lost),
+            (0, 0, 0),
+            "{name}: {t:?}"
+        );
         assert_eq!(
             t.window_rates.len(),
             2,

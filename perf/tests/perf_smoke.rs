@@ -44,9 +44,13 @@ fn every_pipelined_call_is_answered_once_over_websocket_and_http() {
         let t = t
             .as_ref()
             .unwrap_or_else(|| panic!("{name} was not measured"));
-        assert_eq!(t.sent, 2 * 200, "{name}: {t:?}");
-        assert_eq!(t.answered, 2 * 200, "{name}: {t:?}");
-        assert_eq!((t.wrong, t.unexpected, t.lost), (0, 0, 0), "{name}: {t:?}");
+        assert_eq!(t.tally.sent, 2 * 200, "{name}: {t:?}");
+        assert_eq!(t.tally.answered, 2 * 200, "{name}: {t:?}");
+        assert_eq!(
+            (t.tally.wrong, t.tally.unexpected, t.tally.lost),
+            (0, 0, 0),
+            "{name}: {t:?}"
+        );
         assert_eq!(t.measured_calls, 2 * 200, "{name}: {t:?}");
         assert_eq!(
             t.window_rates.len(),
@@ -122,7 +126,11 @@ fn rmcp_serves_the_same_tool_to_the_same_client() {
         ("rmcp", &c.rmcp),
         ("rmcp stateless", &c.rmcp_stateless),
     ] {
-        assert_eq!((t.sent, t.answered), (2 * 60, 2 * 60), "{side}: {t:?}");
+        assert_eq!(
+            (t.tally.sent, t.tally.answered),
+            (2 * 60, 2 * 60),
+            "{side}: {t:?}"
+        );
         assert!(t.complete(), "{side}: {t:?}");
     }
     assert!(c.ratio > 0.0, "{c:?}");
@@ -194,7 +202,11 @@ fn each_measurement_runs_in_a_process_of_its_own_and_the_reports_merge() {
     assert!(report.setup.isolated);
     assert_eq!(report.setup.measures, ["ws", "latency"]);
     let ws = report.ws.clone().expect("ws was measured");
-    assert_eq!((ws.sent, ws.answered), (2 * 200, 2 * 200), "{ws:?}");
+    assert_eq!(
+        (ws.tally.sent, ws.tally.answered),
+        (2 * 200, 2 * 200),
+        "{ws:?}"
+    );
     assert!(ws.complete(), "{ws:?}");
     echo_timed_every_call(&report);
     let judged: Vec<&str> = report.ratios.iter().map(|r| r.name.as_str()).collect();

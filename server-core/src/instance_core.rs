@@ -94,25 +94,32 @@ pub struct Invitee {
     pub options: Option<Value>,
 }
 
+/// An invitation into this instance (§4.6), as the invited principal receives it.
+#[derive(Debug, Clone)]
+pub struct Invite {
+    /// Who the invitee is in the instance.
+    pub who: ParticipantId,
+    /// The toolset.
+    pub toolset: String,
+    /// The opener's name for the instance (§7), suggested as the invitee's.
+    pub name: Option<String>,
+    /// The options its open carries.
+    pub options: Option<Value>,
+    /// Why, as the invitee is told.
+    pub reason: String,
+    /// The principal that opened the instance.
+    pub from: Principal,
+}
+
 /// A message for a principal that may have no actor (the registry routes it).
 #[derive(Debug)]
 pub enum Outgoing {
-    /// Invite `who`'s principal (§4.6), suggesting the opener's `name` for the instance.
+    /// Invite the principal `to` (§4.6), suggesting the opener's name for the instance.
     Invite {
         /// The invited principal.
         to: Principal,
-        /// Who it is in the instance.
-        who: ParticipantId,
-        /// The toolset.
-        toolset: String,
-        /// The opener's name for the instance (§7).
-        name: Option<String>,
-        /// The options its open carries.
-        options: Option<Value>,
-        /// Why, as the invitee is told.
-        reason: String,
-        /// The principal that opened the instance.
-        from: Principal,
+        /// The invitation.
+        invite: Invite,
     },
     /// The instance ended or closed before `who` joined.
     Withdraw {
@@ -685,12 +692,14 @@ impl<R: Clone> InstanceCore<R> {
             .cloned()?;
         Some(Outgoing::Invite {
             to: invitee.principal.clone(),
-            who,
-            toolset: self.toolset.clone(),
-            name: self.name.clone(),
-            options: invitee.options.clone(),
-            reason: invitee.reason.clone(),
-            from,
+            invite: Invite {
+                who,
+                toolset: self.toolset.clone(),
+                name: self.name.clone(),
+                options: invitee.options.clone(),
+                reason: invitee.reason.clone(),
+                from,
+            },
         })
     }
 }

@@ -136,8 +136,9 @@ impl Default for PrincipalConfig {
     }
 }
 
-/// One open toolset or instance, as this principal sees it.
-#[derive(Debug, Clone, PartialEq)]
+/// One open toolset or instance, as this principal sees it; kept across a restart as it
+/// is (`principal/snapshot.rs`).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct OpenInstance {
     key: InstanceKey,
     title: Option<String>,

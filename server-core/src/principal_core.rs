@@ -48,7 +48,7 @@ pub use answers::{
 };
 pub use apply::Applied;
 pub use invite::Pending;
-pub use requests::CallRequest;
+pub use requests::{CallRequest, HostCall};
 pub use restore::read_back;
 
 use super::catalog::{Catalog, HostView};

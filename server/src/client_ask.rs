@@ -4,7 +4,8 @@
 //! through it, and the session answers (`session/asks.rs`), without either importing the
 //! other's module.
 
-use mcpl_protocol::jsonrpc::{ErrorObject, Id, RawValue};
+use mcpl_protocol::jsonrpc::{ErrorObject, Id, RawValue, decode_result, to_raw};
+use mcpl_protocol::method::RequestMethod;
 use std::future::Future;
 use std::pin::Pin;
 
@@ -58,18 +59,53 @@ pub(crate) enum Needs {
     Roots,
 }
 
-/// The session's side of asking: sends `method` with `params` for the handler of request
-/// `request` (a tool call's `key`, or none for a resource or prompt request) and returns the
-/// client's raw result (`session/asks.rs` says how each era is asked).
+/// A handler's request for its client (`tool/ask.rs`, or a resource or prompt handler's,
+/// `features.rs`), asked by the session (`session/asks.rs`).
+#[derive(Debug)]
+pub(crate) struct Ask {
+    /// The handler's request: a `tools/call`, and its key in the session's `Requests`; or
+    /// a resource or prompt request (`features.rs`), with no key.
+    pub(crate) call: Id,
+    pub(crate) key: Option<u64>,
+    pub(crate) method: &'static str,
+    pub(crate) needs: Needs,
+    pub(crate) params: Box<RawValue>,
+    /// The key its question goes under in a modern client's `InputRequiredResult`, when
+    /// the handler chose one (`mrtr.rs`).
+    pub(crate) input_key: Option<String>,
+}
+
+/// The session's side of asking: sends the question for its handler's request and returns
+/// the client's raw result (`session/asks.rs` says how each era is asked).
 pub(crate) trait AskClient: Send + Sync + std::fmt::Debug {
     /// Asks, and waits for the answer or why none came.
     fn ask_client(
         &self,
-        request: Id,
-        key: Option<u64>,
-        input_key: Option<String>,
-        needs: Needs,
-        method: &'static str,
-        params: Box<RawValue>,
+        ask: Ask,
     ) -> Pin<Box<dyn Future<Output = Result<Box<RawValue>, AskError>> + Send + '_>>;
+}
+
+/// Asks `client` the question `M` with `params` for the handler of request `call` (a tool
+/// call's `key`, or none for a resource or prompt request), under `input_key` in a modern
+/// client's `InputRequiredResult` when the handler chose one, and reads the result as
+/// `M`'s.
+pub(crate) async fn ask<M: RequestMethod>(
+    client: &dyn AskClient,
+    call: Id,
+    key: Option<u64>,
+    input_key: Option<&str>,
+    needs: Needs,
+    params: &M::Params,
+) -> Result<M::Result, AskError> {
+    let result = client
+        .ask_client(Ask {
+            call,
+            key,
+            method: M::NAME,
+            needs,
+            params: to_raw(params),
+            input_key: input_key.map(str::to_owned),
+        })
+        .await?;
+    decode_result(&result).map_err(|e| AskError::MalformedResult(e.0))
 }

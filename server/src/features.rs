@@ -69,9 +69,9 @@
 //! [`ServerBuilder::completion`]: crate::ServerBuilder::completion
 //! [`ServerBuilder::resource_subscriptions`]: crate::ServerBuilder::resource_subscriptions
 
-use crate::client_ask::{AskClient, AskError, Needs};
+use crate::client_ask::{self, AskClient, AskError, Needs};
 use crate::core::session::{FeatureRequest, KnownResources, Offers};
-use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, RawValue, decode_result, to_raw};
+use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject, Id, RawValue, to_raw};
 use mcpl_protocol::method::{CreateMessage, Elicit, ListRoots, RequestMethod};
 use mcpl_protocol::server_features::{
     CompleteParams, CompleteResult, Completion, GetPromptResult, ListPromptsResult,
@@ -159,17 +159,7 @@ impl RequestContext {
                 "only a prompts/get or resources/read handler may ask the client".to_owned(),
             ));
         };
-        let result = session
-            .ask_client(
-                request.clone(),
-                None,
-                input_key.map(str::to_owned),
-                needs,
-                M::NAME,
-                to_raw(params),
-            )
-            .await?;
-        decode_result(&result).map_err(|e| AskError::MalformedResult(e.0))
+        client_ask::ask::<M>(&**session, request.clone(), None, input_key, needs, params).await
     }
 }
 

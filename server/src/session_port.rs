@@ -11,6 +11,7 @@
 //! `scripts/module-cycles.py` finds no cycle). `client_ask.rs` is the same shape for the
 //! questions a handler asks its client, which resource and prompt handlers ask too.
 
+pub(crate) use crate::client_ask::Ask;
 use crate::client_ask::{AskClient, AskError, Needs};
 use crate::core::lifecycle::{Negotiated, Phase};
 use crate::core::tool::outcome::{
@@ -120,22 +121,6 @@ pub(crate) enum Notice {
         call: Id,
         params: LoggingMessageParams,
     },
-}
-
-/// A handler's request for its client (`tool/ask.rs`, or a resource or prompt handler's
-/// through [`AskClient`]), asked by the session (`session/asks.rs`).
-#[derive(Debug)]
-pub(crate) struct Ask {
-    /// The handler's request: a `tools/call`, and its key in the session's `Requests`; or
-    /// a resource or prompt request (`features.rs`), with no key.
-    pub(crate) call: Id,
-    pub(crate) key: Option<u64>,
-    pub(crate) method: &'static str,
-    pub(crate) needs: Needs,
-    pub(crate) params: Box<RawValue>,
-    /// The key its question goes under in a modern client's `InputRequiredResult`, when
-    /// the handler chose one (`mrtr.rs`).
-    pub(crate) input_key: Option<String>,
 }
 
 /// Questions a handler asks together (`ToolContext::ask_all`), each under its key.
@@ -284,22 +269,7 @@ impl SessionHandle {
 }
 
 impl AskClient for SessionHandle {
-    fn ask_client(
-        &self,
-        request: Id,
-        key: Option<u64>,
-        input_key: Option<String>,
-        needs: Needs,
-        method: &'static str,
-        params: Box<RawValue>,
-    ) -> Answer<'_, Result<Box<RawValue>, AskError>> {
-        self.0.port.ask(Ask {
-            call: request,
-            key,
-            method,
-            needs,
-            params,
-            input_key,
-        })
+    fn ask_client(&self, ask: Ask) -> Answer<'_, Result<Box<RawValue>, AskError>> {
+        self.0.port.ask(ask)
     }
 }

@@ -1,67 +1,16 @@
 //! [`LoadReport`]: what a load run measured and found, as a table for people and JSON for
 //! tools.
 
-use crate::metrics::{Counts, Latency};
+use crate::load::Play;
+use crate::metrics::{Counts, Latency, Metrics, peak_rss_kib};
 use mcpl_host::state::HintStats;
 use serde::Serialize;
 use std::fmt::Write as _;
+use std::time::Duration;
 
-/// The host-side RFC-014 counters, summed over every agent's connections.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
-pub struct HintTotals {
-    /// Hint-carrying messages applied in rev order.
-    pub applied: u64,
-    /// Messages read past `last + 1`.
-    pub gaps: u64,
-    /// Early revs held (Streamable HTTP).
-    pub held: u64,
-    /// Held revs applied within the hold window.
-    pub resolved_in_window: u64,
-    /// Held revs whose window passed.
-    pub expired: u64,
-    /// Stale revs (at or below `last`).
-    pub stale: u64,
-    /// Held revs superseded by a statement.
-    pub superseded: u64,
-    /// Pushes seen twice (their hints ignored).
-    pub duplicates: u64,
-    /// Recoveries started.
-    pub recoveries: u64,
-    /// Full statements applied (every connect, every recovery).
-    pub statements: u64,
-}
-
-impl HintTotals {
-    /// Adds one connection's counters.
-    pub fn add(&mut self, s: &HintStats) {
-        self.add_totals(&HintTotals {
-            applied: s.applied,
-            gaps: s.gaps,
-            held: s.held,
-            resolved_in_window: s.resolved_in_window,
-            expired: s.expired,
-            stale: s.stale,
-            superseded: s.superseded,
-            duplicates: s.duplicates,
-            recoveries: s.recoveries,
-            statements: s.statements,
-        });
-    }
-
-    /// Adds another's totals (one host's, to the run's).
-    pub fn add_totals(&mut self, t: &HintTotals) {
-        self.applied += t.applied;
-        self.gaps += t.gaps;
-        self.held += t.held;
-        self.resolved_in_window += t.resolved_in_window;
-        self.expired += t.expired;
-        self.stale += t.stale;
-        self.superseded += t.superseded;
-        self.duplicates += t.duplicates;
-        self.recoveries += t.recoveries;
-        self.statements += t.statements;
-    }
-}
+/// The host-side RFC-014 counters, summed over every agent's connections: the host's own
+/// per-connection counters ([`HintStats`]), added with [`HintStats::add`].
+pub type HintTotals = HintStats;
 
 /// The chaos a run suffered.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -326,6 +275,35 @@ pub fn glossary() -> String {
 }
 
 impl LoadReport {
+    /// What both runs report alike: what was played (`play`, `agents`), how long the run,
+    /// the play and the drain took, the rate of calls answered by the end of play, and what
+    /// `metrics` counted, measured and found; the hints, reconnects, chaos, panics and the
+    /// other kinds of agent are the run's own to fill in.
+    pub(crate) fn head(
+        play: &Play,
+        agents: usize,
+        elapsed: Duration,
+        played: Duration,
+        drained: Duration,
+        answered_by_end_of_play: u64,
+        metrics: &Metrics,
+    ) -> LoadReport {
+        LoadReport {
+            seed: play.seed,
+            agents,
+            transport: play.transport.name().to_owned(),
+            elapsed_s: elapsed.as_secs_f64(),
+            played_s: played.as_secs_f64(),
+            drained_s: drained.as_secs_f64(),
+            calls_per_sec: answered_by_end_of_play as f64 / played.as_secs_f64().max(0.001),
+            counts: metrics.counts(),
+            peak_rss_kib: peak_rss_kib(),
+            resync_after_drop: metrics.resync(),
+            violations: metrics.violations(),
+            ..LoadReport::default()
+        }
+    }
+
     /// True when nothing was violated.
     pub fn ok(&self) -> bool {
         self.violations.is_empty()

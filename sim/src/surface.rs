@@ -171,13 +171,7 @@ impl Client {
                     .join("\n")
             })
             .unwrap_or_default();
-        let shown = Shown {
-            seq: self.next as u64,
-            kind: ShownKind::ToolResult,
-            server: Some("surface".into()),
-            text: text.clone(),
-            restates: false,
-        };
+        let shown = Shown::told(self.next as u64, ShownKind::ToolResult, "surface", &text);
         self.observer.shown(&self.name, &shown);
         Ok((r["isError"] == true, text))
     }

@@ -17,7 +17,7 @@ use mcpl_host::state::HintFault;
 use sim::chaos::{ChaosPlan, Delays};
 use sim::det::{self, DetConfig, DetReport};
 use sim::hosts::HostTweak;
-use sim::load::TransportMix;
+use sim::load::{Play, TransportMix};
 use std::time::Duration;
 
 /// Delays that reorder often: a third of the GET stream's messages and of the responses
@@ -38,12 +38,15 @@ fn plan(late: f64) -> ChaosPlan {
 
 fn run(seed: u64, late: f64, fault: Option<HintFault>) -> DetReport {
     let config = DetConfig {
-        agents: 8,
-        duration: Duration::from_secs(8),
-        seed,
-        transport: TransportMix::Http,
-        plan: Some(plan(late)),
-        think: Duration::from_millis(20),
+        play: Play {
+            agents: 8,
+            duration: Duration::from_secs(8),
+            seed,
+            transport: TransportMix::Http,
+            plan: Some(plan(late)),
+            think: Duration::from_millis(20),
+            ..Play::default()
+        },
         // Quiet points while games are open: a stale tool state shows there (the drain
         // closes every game and would wash it out by the end).
         checkpoints: vec![0.25, 0.5, 0.75],

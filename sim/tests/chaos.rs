@@ -12,21 +12,23 @@
 //! lost its changes; a first `tools/list` that failed was never tried again.
 
 use sim::chaos::ChaosPlan;
-use sim::load::{self, LoadConfig, TransportMix};
+use sim::load::{self, LoadConfig, Play, TransportMix};
 use sim::proxy::Faults;
 use std::time::Duration;
 
 fn config(seed: u64, chaos: u8, plan: Option<ChaosPlan>) -> LoadConfig {
     LoadConfig {
-        agents: 10,
-        duration: Duration::from_secs(6),
-        seed,
-        transport: TransportMix::Mixed,
-        chaos,
-        plan,
+        play: Play {
+            agents: 10,
+            duration: Duration::from_secs(6),
+            seed,
+            transport: TransportMix::Mixed,
+            chaos,
+            plan,
+            think: Duration::from_millis(10),
+            drain: Duration::from_secs(20),
+        },
         bot_playouts: 8,
-        drain: Duration::from_secs(20),
-        think: Duration::from_millis(10),
         host_threads: 1,
         surface_agents: 0,
         modern: 0,

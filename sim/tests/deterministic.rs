@@ -5,6 +5,7 @@
 //! invariant violation; another seed gives another trace.
 
 use sim::det::{self, DetConfig, DetReport};
+use sim::load::Play;
 use std::process::Command;
 use std::time::Duration;
 
@@ -13,12 +14,16 @@ const SECONDS: u64 = 6;
 
 /// The binary's defaults but for the size, so that it replays the same run.
 fn config(seed: u64) -> DetConfig {
+    let d = DetConfig::default();
     DetConfig {
-        agents: AGENTS,
-        duration: Duration::from_secs(SECONDS),
-        seed,
+        play: Play {
+            agents: AGENTS,
+            duration: Duration::from_secs(SECONDS),
+            seed,
+            ..d.play
+        },
         keep_trace: true,
-        ..Default::default()
+        ..d
     }
 }
 

@@ -9,7 +9,7 @@
 //!
 //! In its own test binary: a load run counts panics anywhere in its process.
 
-use sim::load::{self, LoadConfig, TransportMix};
+use sim::load::{self, LoadConfig, Play, TransportMix};
 use std::process::Command;
 use std::time::Duration;
 
@@ -18,20 +18,22 @@ async fn issue39_sim_modern_agents_play_beside_legacy_ones_through_chaos_with_no
     let seed = 39_2026;
     println!("seed {seed}");
     let config = LoadConfig {
-        agents: 8,
+        play: Play {
+            agents: 8,
+            duration: Duration::from_secs(6),
+            seed,
+            transport: TransportMix::Mixed,
+            // Random drops, delays, duplicated frames, a mass drop and a restart.
+            chaos: 2,
+            plan: None,
+            think: Duration::from_millis(10),
+            drain: Duration::from_secs(20),
+        },
         modern: 3,
         modern_hints: 0,
         nodes: 0,
         arcade_bin: None,
-        duration: Duration::from_secs(6),
-        seed,
-        transport: TransportMix::Mixed,
-        // Random drops, delays, duplicated frames, a mass drop and a restart.
-        chaos: 2,
-        plan: None,
         bot_playouts: 8,
-        drain: Duration::from_secs(20),
-        think: Duration::from_millis(10),
         host_threads: 1,
         surface_agents: 0,
     };

@@ -9,7 +9,7 @@
 //! Each run's seed is printed; `ISSUE40_SIM_SEED=N` runs it again. The chaos is asserted to
 //! have happened, so the test cannot pass on a quiet run.
 
-use sim::load::{self, LoadConfig, TransportMix};
+use sim::load::{self, LoadConfig, Play, TransportMix};
 use sim::report::LoadReport;
 use std::time::Duration;
 
@@ -32,15 +32,18 @@ fn seed() -> u64 {
 async fn run(chaos: u8) -> (u64, LoadReport) {
     let seed = seed();
     let config = LoadConfig {
-        agents: 6,
+        play: Play {
+            agents: 6,
+            duration: Duration::from_secs(6),
+            seed,
+            transport: TransportMix::Mixed,
+            chaos,
+            think: Duration::from_millis(10),
+            drain: Duration::from_secs(30),
+            ..Play::default()
+        },
         modern_hints: 4,
-        duration: Duration::from_secs(6),
-        seed,
-        transport: TransportMix::Mixed,
-        chaos,
         bot_playouts: 8,
-        drain: Duration::from_secs(30),
-        think: Duration::from_millis(10),
         host_threads: 1,
         ..Default::default()
     };

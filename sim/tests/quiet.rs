@@ -3,21 +3,23 @@
 //! In its own test binary: the run counts panics anywhere in its process, and a failing
 //! assertion of a test running beside it would count as one.
 
-use sim::load::{self, LoadConfig, TransportMix};
+use sim::load::{self, LoadConfig, Play, TransportMix};
 use std::time::Duration;
 
 #[actix::test]
 async fn a_quiet_run_has_no_faults_and_no_violations() {
     let c = LoadConfig {
-        agents: 8,
-        duration: Duration::from_secs(3),
-        seed: 5,
-        transport: TransportMix::Mixed,
-        chaos: 0,
-        plan: None,
+        play: Play {
+            agents: 8,
+            duration: Duration::from_secs(3),
+            seed: 5,
+            transport: TransportMix::Mixed,
+            chaos: 0,
+            plan: None,
+            think: Duration::ZERO,
+            drain: Duration::from_secs(20),
+        },
         bot_playouts: 8,
-        drain: Duration::from_secs(20),
-        think: Duration::ZERO,
         host_threads: 1,
         surface_agents: 0,
         modern: 0,

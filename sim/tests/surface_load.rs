@@ -4,21 +4,23 @@
 //!
 //! In its own test binary: the run counts panics anywhere in its process.
 
-use sim::load::{self, LoadConfig, TransportMix};
+use sim::load::{self, LoadConfig, Play, TransportMix};
 use std::time::Duration;
 
 #[actix::test]
 async fn agents_through_a_surface_host_play_beside_the_others_and_are_reported() {
     let c = LoadConfig {
-        agents: 4,
-        duration: Duration::from_secs(3),
-        seed: 11,
-        transport: TransportMix::Mixed,
-        chaos: 0,
-        plan: None,
+        play: Play {
+            agents: 4,
+            duration: Duration::from_secs(3),
+            seed: 11,
+            transport: TransportMix::Mixed,
+            chaos: 0,
+            plan: None,
+            think: Duration::ZERO,
+            drain: Duration::from_secs(20),
+        },
         bot_playouts: 8,
-        drain: Duration::from_secs(20),
-        think: Duration::ZERO,
         host_threads: 1,
         surface_agents: 3,
         modern: 0,

@@ -171,13 +171,7 @@ mod tests {
     use super::*;
 
     fn shown(kind: ShownKind, text: &str) -> Shown {
-        Shown {
-            seq: 0,
-            kind,
-            server: Some("arcade".into()),
-            text: text.into(),
-            restates: false,
-        }
+        Shown::told(0, kind, "arcade", text)
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use mcpl_protocol::toolsets::EndedRecord;
 use mcpl_protocol::{Id, Presence, Suggestion};
+use serde::Serialize;
 
 /// Which request's result carried hint changes (§5.2 carrier 1; `toolsets/list` has its
 /// own input, [`HintState::handle_statement`](super::HintState::handle_statement)).
@@ -191,7 +192,7 @@ impl Output {
 }
 
 /// Counters for a report. Each counts messages (or events) over the state's life.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
 pub struct HintStats {
     /// Messages applied in rev order (read next, or drained from the hold).
     pub applied: u64,
@@ -218,4 +219,22 @@ pub struct HintStats {
     /// Open entries and records ignored: their toolset is not declared, or they name an
     /// instance where the declaration says otherwise (§4.1).
     pub unfit: u64,
+}
+
+impl HintStats {
+    /// Adds another's counters: one connection's to a host's, a host's to a run's.
+    pub fn add(&mut self, other: &HintStats) {
+        self.applied += other.applied;
+        self.gaps += other.gaps;
+        self.held += other.held;
+        self.resolved_in_window += other.resolved_in_window;
+        self.expired += other.expired;
+        self.stale += other.stale;
+        self.superseded += other.superseded;
+        self.duplicates += other.duplicates;
+        self.coalesced += other.coalesced;
+        self.recoveries += other.recoveries;
+        self.statements += other.statements;
+        self.unfit += other.unfit;
+    }
 }

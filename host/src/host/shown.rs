@@ -37,4 +37,17 @@ impl Shown {
             restates: m.restates,
         }
     }
+
+    /// A message at `seq` about `server` that tells something (not a restatement of what
+    /// is open and usable): what an agent beside the host, or a test, shows as the host
+    /// would.
+    pub fn told(seq: u64, kind: ShownKind, server: &str, text: impl Into<String>) -> Self {
+        Shown {
+            seq,
+            kind,
+            server: Some(server.to_owned()),
+            text: text.into(),
+            restates: false,
+        }
+    }
 }

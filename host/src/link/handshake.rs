@@ -20,7 +20,7 @@
 use super::actor::ServerLink;
 use super::core::era::Era;
 use super::core::error::LinkError;
-use super::core::grant::{Granting, read_receipt};
+use super::core::grant::{Granting, Receipt};
 use super::core::handshake::read_initialize;
 use super::core::session::{Session, Stage};
 use super::events::LinkEvent;
@@ -129,10 +129,9 @@ impl ServerLink {
     pub(super) fn on_grant_receipt(
         &mut self,
         proposed: Vec<String>,
-        outcome: Result<Box<RawValue>, LinkError>,
+        receipt: Receipt,
         ctx: &mut Context<Self>,
     ) {
-        let receipt = read_receipt(outcome);
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };

@@ -2,13 +2,11 @@
 //! push policy or the manifest changes, and its receipt.
 
 use super::actor::ServerLink;
-use super::core::error::LinkError;
-use super::core::grant::{Granting, Renegotiation, read_receipt};
+use super::core::grant::{Granting, Receipt, Renegotiation};
 use super::events::LinkEvent;
 use super::pending::Waiter;
 use actix::prelude::*;
 use mcpl_protocol::grant::Grant;
-use mcpl_protocol::jsonrpc::RawValue;
 use mcpl_protocol::method::FeatureSetsUpdate;
 use tracing::warn;
 
@@ -40,10 +38,9 @@ impl ServerLink {
         &mut self,
         seq: u64,
         proposed: Vec<String>,
-        outcome: Result<Box<RawValue>, LinkError>,
+        receipt: Receipt,
         ctx: &mut Context<Self>,
     ) {
-        let receipt = read_receipt(outcome);
         let Some(live) = self.lifecycle.live_mut() else {
             return;
         };

@@ -5,6 +5,7 @@ use super::core::CoreEvent;
 use super::core::decode::decode;
 use super::core::era::Era;
 use super::core::error::LinkError;
+use super::core::grant::read_receipt;
 use super::core::phase::LinkPhase;
 use super::pending::{InputRound, Reply, ToolsReply, Waiter};
 use actix::prelude::*;
@@ -208,9 +209,11 @@ impl ServerLink {
         match waiter {
             Waiter::Caller(reply) => reply(outcome),
             Waiter::Initialize => self.on_initialize_result(outcome, ctx),
-            Waiter::GrantReceipt(proposed) => self.on_grant_receipt(proposed, outcome, ctx),
+            Waiter::GrantReceipt(proposed) => {
+                self.on_grant_receipt(proposed, read_receipt(outcome), ctx)
+            }
             Waiter::PolicyReceipt(seq, proposed) => {
-                self.on_policy_receipt(seq, proposed, outcome, ctx)
+                self.on_policy_receipt(seq, proposed, read_receipt(outcome), ctx)
             }
             // The core reads its listing's pages itself; one never reaches the actor.
             Waiter::ToolsPage => {}

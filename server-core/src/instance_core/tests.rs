@@ -321,7 +321,7 @@ fn issue38_01_an_invitation_carries_the_instance_s_options_unless_the_logic_name
     let invites = c.invitations();
     assert!(matches!(
         invites.as_slice(),
-        [Outgoing::Invite { to, who, name, options: Some(o), from, .. }]
+        [Outgoing::Invite { to, invite: Invite { who, name, options: Some(o), from, .. } }]
             if *to == bob() && *who == B && name.as_deref() == Some("g1")
                 && *o == json!({"size": 9}) && *from == alice()
     ));
@@ -348,7 +348,8 @@ fn issue38_01_an_invitation_carries_the_instance_s_options_unless_the_logic_name
     );
     assert!(matches!(
         step.outgoing.as_slice(),
-        [Outgoing::Invite { options: Some(o), .. }] if *o == json!({"size": 19})
+        [Outgoing::Invite { invite: Invite { options: Some(o), .. }, .. }]
+            if *o == json!({"size": 19})
     ));
     assert_eq!(step.timers, [(Duration::from_secs(30), 4)]);
     // Named under the invitee's own name (§7), which the logic then uses.

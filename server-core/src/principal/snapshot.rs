@@ -23,7 +23,6 @@ use crate::principal::EndedIds;
 use mcpl_protocol::hints::ToolDefinition;
 use mcpl_protocol::toolsets::EndedRecord;
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -34,7 +33,7 @@ pub const REASON_UNDECLARED: &str = "the toolset is no longer declared";
 /// A principal's state, as kept. See the module docs.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Snapshot {
-    instances: Vec<InstanceSnapshot>,
+    instances: Vec<OpenInstance>,
     loose: BTreeMap<String, bool>,
     shared_defs: BTreeMap<String, ToolDefinition>,
     ended: Vec<EndedPart>,
@@ -44,16 +43,6 @@ pub struct Snapshot {
     /// loads at version 0.
     #[serde(default)]
     stamps: Stamps,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct InstanceSnapshot {
-    key: InstanceKey,
-    title: Option<String>,
-    options: Option<Value>,
-    visible: BTreeSet<String>,
-    definitions: BTreeMap<String, ToolDefinition>,
-    opened_at: SystemTime,
 }
 
 /// An ended record as kept: in the principal's record (written whole, before parts), or
@@ -144,18 +133,8 @@ impl PrincipalState {
             })
     }
 
-    fn instance_snapshots(&self) -> Vec<InstanceSnapshot> {
-        self.instances
-            .values()
-            .map(|i| InstanceSnapshot {
-                key: i.key.clone(),
-                title: i.title.clone(),
-                options: i.options.clone(),
-                visible: i.visible.clone(),
-                definitions: i.definitions.clone(),
-                opened_at: i.opened_at,
-            })
-            .collect()
+    fn instance_snapshots(&self) -> Vec<OpenInstance> {
+        self.instances.values().map(|i| (**i).clone()).collect()
     }
 
     /// The state as kept across a restart, whole.
@@ -230,11 +209,9 @@ impl PrincipalState {
             let keep = |t: &String| tools.contains(t);
             let instance = OpenInstance {
                 key: i.key.clone(),
-                title: i.title,
-                options: i.options,
                 visible: i.visible.into_iter().filter(keep).collect(),
                 definitions: i.definitions.into_iter().filter(|(t, _)| keep(t)).collect(),
-                opened_at: i.opened_at,
+                ..i
             };
             if !declared {
                 undeclared.push(i.key.clone());

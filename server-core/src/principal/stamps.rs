@@ -132,12 +132,18 @@ impl TombstonePart {
 pub const RESTART_GAP: u64 = 1 << 20;
 
 /// The principal's version and its entries' stamps. See the module docs.
+///
+/// As JSON, its maps with composite keys are lists of pairs (a JSON object's keys are
+/// strings), and every member defaults, so a record of an older shape loads.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(from = "StampsRecord", into = "StampsRecord")]
+#[serde(default)]
 pub struct Stamps {
     version: u64,
+    #[serde(with = "pairs")]
     toolsets: BTreeMap<InstanceKey, Stamp>,
+    #[serde(with = "pairs")]
     tools: BTreeMap<ToolKey, Stamp>,
+    #[serde(with = "pairs")]
     tombstones: BTreeMap<InstanceKey, Tombstone>,
     /// The newest stamp of a tombstone forgotten: a `since` below it gets a statement.
     forgotten: u64,
@@ -270,43 +276,25 @@ impl Versioned {
     }
 }
 
-/// [`Stamps`] as JSON has it: maps with composite keys as lists (a JSON object's keys are
-/// strings). Every member defaults, so a record of an older shape loads.
-#[derive(Debug, Default, Serialize, Deserialize)]
-struct StampsRecord {
-    #[serde(default)]
-    version: u64,
-    #[serde(default)]
-    toolsets: Vec<(InstanceKey, Stamp)>,
-    #[serde(default)]
-    tools: Vec<(ToolKey, Stamp)>,
-    #[serde(default)]
-    tombstones: Vec<(InstanceKey, Tombstone)>,
-    #[serde(default)]
-    forgotten: u64,
-}
+/// A map with composite keys as [`Stamps`] writes it: a list of `[key, value]` pairs.
+mod pairs {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::collections::BTreeMap;
 
-impl From<StampsRecord> for Stamps {
-    fn from(r: StampsRecord) -> Self {
-        Stamps {
-            version: r.version,
-            toolsets: r.toolsets.into_iter().collect(),
-            tools: r.tools.into_iter().collect(),
-            tombstones: r.tombstones.into_iter().collect(),
-            forgotten: r.forgotten,
-        }
+    pub(super) fn serialize<K: Serialize, V: Serialize, S: Serializer>(
+        map: &BTreeMap<K, V>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        s.collect_seq(map)
     }
-}
 
-impl From<Stamps> for StampsRecord {
-    fn from(s: Stamps) -> Self {
-        StampsRecord {
-            version: s.version,
-            toolsets: s.toolsets.into_iter().collect(),
-            tools: s.tools.into_iter().collect(),
-            tombstones: s.tombstones.into_iter().collect(),
-            forgotten: s.forgotten,
-        }
+    pub(super) fn deserialize<'de, K, V, D>(d: D) -> Result<BTreeMap<K, V>, D::Error>
+    where
+        K: Deserialize<'de> + Ord,
+        V: Deserialize<'de>,
+        D: Deserializer<'de>,
+    {
+        Vec::<(K, V)>::deserialize(d).map(|pairs| pairs.into_iter().collect())
     }
 }
 
@@ -663,6 +651,17 @@ mod tests {
         PrincipalState::new(Arc::new(arcade()), config, EndedIds::new(1), at(0))
     }
 
+    /// The arcade principal read back from `kept` at `now`, its ended ids from `ids`.
+    fn restore(ids: EndedIds, kept: Snapshot, now: SystemTime) -> PrincipalState {
+        PrincipalState::restore(
+            Arc::new(arcade()),
+            PrincipalConfig::default(),
+            ids,
+            kept,
+            now,
+        )
+    }
+
     #[test]
     fn each_change_takes_the_next_version_and_stamps_what_it_touched() {
         let mut s = state(PrincipalConfig::default());
@@ -762,25 +761,13 @@ mod tests {
         s.restamp(&[]);
         let json = serde_json::to_value(s.snapshot()).unwrap();
         let back: Snapshot = serde_json::from_value(json.clone()).unwrap();
-        let mut r = PrincipalState::restore(
-            Arc::new(arcade()),
-            PrincipalConfig::default(),
-            EndedIds::new(1),
-            back,
-            at(2),
-        );
+        let mut r = restore(EndedIds::new(1), back, at(2));
         assert_eq!(r.stamps(), s.stamps());
         assert_eq!(r.versioned(2), s.versioned(2));
         let mut old = json;
         old.as_object_mut().unwrap().remove("stamps");
         let back: Snapshot = serde_json::from_value(old).unwrap();
-        let mut r = PrincipalState::restore(
-            Arc::new(arcade()),
-            PrincipalConfig::default(),
-            EndedIds::new(1),
-            back,
-            at(2),
-        );
+        let mut r = restore(EndedIds::new(1), back, at(2));
         // At the server's floor (0 for this source: `a_principal_created_again_…`).
         assert_eq!(r.stamps().version(), 0);
         let st = r.versioned(0);
@@ -816,13 +803,7 @@ mod tests {
         let mut old = serde_json::to_value(first.snapshot()).unwrap();
         old.as_object_mut().unwrap().remove("stamps");
         let back: Snapshot = serde_json::from_value(old).unwrap();
-        let restored = PrincipalState::restore(
-            Arc::new(arcade()),
-            PrincipalConfig::default(),
-            ids.clone(),
-            back,
-            at(2),
-        );
+        let restored = restore(ids.clone(), back, at(2));
         assert_eq!(restored.stamps().version(), last + 1);
     }
 
@@ -864,13 +845,7 @@ mod tests {
         };
         // The new life's clock reads no later (a node behind the last owner's): the gap
         // alone carries it past.
-        let mut r = PrincipalState::restore(
-            Arc::new(arcade()),
-            PrincipalConfig::default(),
-            EndedIds::new(EndedIds::epoch_at(at(0))),
-            kept,
-            at(3),
-        );
+        let mut r = restore(EndedIds::new(EndedIds::epoch_at(at(0))), kept, at(3));
         r.continue_after_restart();
         assert!(r.stamps().version() > told);
         r.open("go", Some("g3"), None, at(4)).unwrap();
@@ -895,13 +870,7 @@ mod tests {
         let kept = s2.snapshot();
         s2.close("go", Some("g1"), "closed").unwrap();
         let tombstone = s2.restamp(&[]).expect("g1 closed").version;
-        let mut r2 = PrincipalState::restore(
-            Arc::new(arcade()),
-            PrincipalConfig::default(),
-            EndedIds::new(EndedIds::epoch_at(at(0))),
-            kept,
-            at(3),
-        );
+        let mut r2 = restore(EndedIds::new(EndedIds::epoch_at(at(0))), kept, at(3));
         r2.continue_after_restart();
         let h = r2.versioned(tombstone);
         assert!(h.statement);
@@ -914,13 +883,7 @@ mod tests {
         assert!(g1.v > tombstone, "{} hides under the unkept close", g1.v);
         // A later clock carries it to that life's floor.
         let later = EndedIds::new(EndedIds::epoch_at(at(100)));
-        let mut r = PrincipalState::restore(
-            Arc::new(arcade()),
-            PrincipalConfig::default(),
-            later.clone(),
-            s.snapshot(),
-            at(101),
-        );
+        let mut r = restore(later.clone(), s.snapshot(), at(101));
         r.continue_after_restart();
         assert!(r.stamps().version() >= later.life_floor());
         assert!(

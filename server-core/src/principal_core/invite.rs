@@ -8,6 +8,7 @@ use crate::Principal;
 use crate::author::{Event, ParticipantId};
 use crate::catalog::TOOLSET_OPEN;
 use crate::ids::{InstanceId, SessionId};
+use crate::instance_core::Invite;
 use crate::tool::outcome::{self, DeclineError};
 use crate::{HintDraft, InstanceKey};
 use mcpl_protocol::hints::{SuggestAction, Suggestion};
@@ -45,10 +46,27 @@ impl<A> Pending<A> {
 }
 
 impl<A: Clone> PrincipalCore<A> {
-    /// An instance invites this principal, suggesting its own `name` for the instance.
-    pub fn handle_invitation(&mut self, name: Option<&str>, toolset: String, pending: Pending<A>) {
+    /// The instance `id` (reached as `instance`) invites this principal, suggesting its
+    /// own name for the instance.
+    pub fn handle_invitation(&mut self, instance: A, id: InstanceId, invite: Invite) {
+        let Invite {
+            who,
+            toolset,
+            name,
+            options,
+            reason,
+            from,
+        } = invite;
+        let pending = Pending {
+            instance,
+            id,
+            who,
+            options,
+            reason,
+            from,
+        };
         let key = InstanceKey {
-            instance: self.free_name(&toolset, name),
+            instance: self.free_name(&toolset, name.as_deref()),
             toolset,
         };
         tracing::debug!(%key, "invited");

@@ -18,23 +18,31 @@ use mcpl_protocol::meta::Meta;
 use serde_json::{Map, Value};
 use std::time::SystemTime;
 
-/// `tools/call`, as the principal gets it.
-#[derive(Debug)]
-pub struct CallRequest {
-    /// The session the call came on.
-    pub session: SessionId,
+/// A host's `tools/call`, as its session forwards it ([`crate::session::Forward::Call`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct HostCall {
     /// The call's request id.
     pub request: Id,
     /// The tool.
     pub tool: String,
     /// The call's arguments.
     pub arguments: Option<Map<String, Value>>,
-    /// `_meta["mcpl/instance"]` (§4.5); a host without `toolHints` names it as an argument.
+    /// `_meta["mcpl/instance"]` (§4.5) from a host shown hints; a host without `toolHints`
+    /// names it as an argument.
     pub instance: Option<String>,
     /// The host sees the plain list (§8): compat tools and `instance` arguments apply.
     pub plain: bool,
     /// The call's `_meta`, for a handler.
     pub meta: Option<Meta>,
+}
+
+/// `tools/call`, as the principal gets it: the host's call and the session it came on.
+#[derive(Debug)]
+pub struct CallRequest {
+    /// The session the call came on.
+    pub session: SessionId,
+    /// The call.
+    pub call: HostCall,
 }
 
 impl<A: Clone> PrincipalCore<A> {
@@ -261,12 +269,15 @@ impl<A: Clone> PrincipalCore<A> {
     ) {
         let CallRequest {
             session,
-            request,
-            tool,
-            arguments,
-            instance,
-            plain,
-            meta,
+            call:
+                HostCall {
+                    request,
+                    tool,
+                    arguments,
+                    instance,
+                    plain,
+                    meta,
+                },
         } = m;
         let (tool, instance, arguments) = if plain {
             let compat = |request| ReplyTo {

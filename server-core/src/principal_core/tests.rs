@@ -317,7 +317,7 @@ fn issue38_01_a_kept_principal_keeps_its_toolsets_and_an_anonymous_one_keeps_not
     let mut anon = core(true, true);
     anon.handle_attach(s(1), 0, at(0));
     drain(&mut anon);
-    anon.handle_invitation(Some("g"), "go".into(), pending(9));
+    invite(&mut anon, 9);
     drain(&mut anon);
     anon.handle_detach(s(1), at(1));
     let out = drain(&mut anon);
@@ -532,15 +532,17 @@ fn issue38_01_each_session_gets_the_same_draft_its_own_answers_and_its_hold() {
     );
 }
 
-fn pending(addr: u32) -> Pending<u32> {
-    Pending {
-        instance: addr,
-        id: InstanceId(addr.into()),
+/// Instance `addr` invites, as `g` of `go`.
+fn invite(c: &mut PrincipalCore<u32>, addr: u32) {
+    let invite = crate::instance_core::Invite {
         who: ParticipantId(1),
+        toolset: "go".into(),
+        name: Some("g".into()),
         options: Some(json!({"size": 9})),
         reason: "alice invites you to Go".into(),
         from: crate::Principal::Named("alice".into()),
-    }
+    };
+    c.handle_invitation(addr, InstanceId(addr.into()), invite);
 }
 
 #[test]
@@ -559,7 +561,7 @@ fn issue38_01_an_invitation_is_named_by_the_invitee_and_suggested_to_ready_sessi
     c.handle_ready(s(2));
     assert!(drain(&mut c).is_empty(), "nothing to tell yet");
     open_go(&mut c, "g", 7);
-    c.handle_invitation(Some("g"), "go".into(), pending(9));
+    invite(&mut c, 9);
     let out = drain(&mut c);
     assert!(matches!(
         &out[0],
@@ -634,12 +636,14 @@ fn issue38_01_a_call_goes_to_its_instance_to_a_handler_or_is_refused() {
     open_go(&mut c, "g1", 7);
     let call = |tool: &str| CallRequest {
         session: s(1),
-        request: Id::Number(1),
-        tool: tool.into(),
-        arguments: None,
-        instance: None,
-        plain: false,
-        meta: None,
+        call: HostCall {
+            request: Id::Number(1),
+            tool: tool.into(),
+            arguments: None,
+            instance: None,
+            plain: false,
+            meta: None,
+        },
     };
     c.handle_call(call("resign"), |_| false, at(2));
     assert!(matches!(
@@ -717,12 +721,14 @@ fn a_drained_output_queue_keeps_a_turns_room_and_frees_a_bursts() {
     drain(&mut c);
     let call = |n: i64| CallRequest {
         session: s(1),
-        request: Id::Number(n),
-        tool: "status".into(),
-        arguments: None,
-        instance: None,
-        plain: false,
-        meta: None,
+        call: HostCall {
+            request: Id::Number(n),
+            tool: "status".into(),
+            arguments: None,
+            instance: None,
+            plain: false,
+            meta: None,
+        },
     };
     c.handle_call(call(1), |_| true, at(1));
     assert_eq!(drain(&mut c).len(), 1, "one answer");

@@ -26,6 +26,7 @@ use super::output::{Event, Forward, Io, Transmit};
 use crate::dispatch::{self, ClientNotification, Received, Route};
 use crate::lifecycle::{LifecycleError, Phase};
 use crate::manifest;
+use crate::principal_core::HostCall;
 use mcpl_protocol::jsonrpc::{
     DecodeError, ErrorCode, ErrorObject, Message, Notification, Request, Response,
 };
@@ -215,14 +216,14 @@ impl<T: Io> SessionCore<T> {
             });
         }
         self.requests.forward(id.clone());
-        self.forward(Forward::Call {
+        self.forward(Forward::Call(HostCall {
             request: id,
             tool: p.name,
             arguments: p.arguments,
             instance,
             plain: !hinted,
             meta: p.meta,
-        });
+        }));
     }
 
     /// Tells the principal when the handshake completed (SPEC §5.3: pushing may start).

@@ -5,6 +5,7 @@
 
 use crate::catalog::{Catalog, HostView};
 use crate::paging;
+use crate::principal_core::HostCall;
 use crate::{HintDraft, Statement};
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, Request, Response};
 use mcpl_protocol::mcp::{CallToolResult, ListToolsResult};
@@ -203,20 +204,7 @@ pub enum Forward {
         retried: bool,
     },
     /// `tools/call`.
-    Call {
-        /// The request.
-        request: Id,
-        /// The tool.
-        tool: String,
-        /// Its arguments.
-        arguments: Option<Map<String, Value>>,
-        /// `_meta["mcpl/instance"]` from a host shown hints (§4.5).
-        instance: Option<String>,
-        /// The host sees the plain list (§8).
-        plain: bool,
-        /// The call's `_meta`, for a handler.
-        meta: Option<Meta>,
-    },
+    Call(HostCall),
 }
 
 /// A `tools/list` page to write once the last rev is known (§3).

@@ -7,6 +7,7 @@ use super::SessionActor;
 use crate::actors::principal::{
     self, HostInitialized, ReplyTo, SessionReady, StatementFor, ToolsView, VersionedFor, Via,
 };
+use crate::core::principal_core::CallRequest;
 use crate::core::session::Forward;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
@@ -52,22 +53,9 @@ impl SessionActor {
                 instance,
                 retried,
             }),
-            Forward::Call {
-                request,
-                tool,
-                arguments,
-                instance,
-                plain,
-                meta,
-            } => self.tell_principal(principal::CallTool {
-                session,
-                request,
-                tool,
-                arguments,
-                instance,
-                plain,
-                meta,
-            }),
+            Forward::Call(call) => {
+                self.tell_principal(principal::CallTool(CallRequest { session, call }))
+            }
         }
     }
 

@@ -54,7 +54,7 @@
 //! ```
 
 pub use crate::client_ask::AskError;
-use crate::client_ask::{AskClient, Needs};
+use crate::client_ask::{self, Needs};
 use crate::session_port::AskAll;
 use crate::tool::ToolContext;
 use mcpl_protocol::jsonrpc::{decode_result, to_raw};
@@ -237,17 +237,14 @@ impl ToolContext {
         needs: Needs,
         params: &M::Params,
     ) -> Result<M::Result, AskError> {
-        let result = self
-            .session
-            .ask_client(
-                self.request_id.clone(),
-                Some(self.call_key),
-                input_key.map(str::to_owned),
-                needs,
-                M::NAME,
-                to_raw(params),
-            )
-            .await?;
-        decode_result(&result).map_err(|e| AskError::MalformedResult(e.0))
+        client_ask::ask::<M>(
+            &self.session,
+            self.request_id.clone(),
+            Some(self.call_key),
+            input_key,
+            needs,
+            params,
+        )
+        .await
     }
 }

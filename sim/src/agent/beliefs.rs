@@ -6,7 +6,7 @@
 //! an agent suspects it missed something.
 
 use super::GameRecord;
-use super::perceive::{Looked, Marker, Seen, perceive, read_look};
+use super::perceive::{Looked, Marker, Seen, game_key, parse_marker, perceive, read_look};
 use mcpl_host::host::{Shown, ShownKind};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -89,7 +89,7 @@ impl Beliefs {
             self.apply_look(&read_look(&shown.text), false);
         }
         let about = about(&shown.text);
-        if let Some(key) = about.as_ref().and_then(Marker::key) {
+        if let Some(key) = about.as_ref().and_then(game_key) {
             let content = content(&shown.text, result);
             let read = self.read;
             let g = self.games.entry(key).or_default();
@@ -116,7 +116,7 @@ impl Beliefs {
         let read = self.read;
         match seen {
             Seen::Opened { marker, title } => {
-                if let Some(key) = marker.key() {
+                if let Some(key) = game_key(&marker) {
                     self.invitations.remove(&key);
                     let g = self.games.entry(key).or_default();
                     g.open = true;
@@ -126,7 +126,7 @@ impl Beliefs {
                     }
                 }
             }
-            Seen::Usable { tool, marker } => match marker.key() {
+            Seen::Usable { tool, marker } => match game_key(&marker) {
                 Some(key) => {
                     // A tool usable in an instance says the instance is open (a look
                     // while disconnected may have made the agent doubt it).
@@ -139,7 +139,7 @@ impl Beliefs {
                     self.lobby.insert(tool);
                 }
             },
-            Seen::Unusable { tool, marker } => match marker.key() {
+            Seen::Unusable { tool, marker } => match game_key(&marker) {
                 Some(key) => {
                     let g = self.games.entry(key).or_default();
                     g.usable.remove(&tool);
@@ -150,7 +150,7 @@ impl Beliefs {
                 }
             },
             Seen::Closed { marker, reason } => {
-                let Some(key) = marker.key() else { return };
+                let Some(key) = game_key(&marker) else { return };
                 self.invitations.remove(&key);
                 if reason.is_some() {
                     *self.ends_told.entry(key.clone()).or_default() += 1;
@@ -166,7 +166,7 @@ impl Beliefs {
                 }
             }
             Seen::Ended { marker, reason } => {
-                let Some(key) = marker.key() else { return };
+                let Some(key) = game_key(&marker) else { return };
                 self.invitations.remove(&key);
                 *self.ends_told.entry(key.clone()).or_default() += 1;
                 let g = self.games.entry(key).or_default();
@@ -181,7 +181,7 @@ impl Beliefs {
                 reason,
                 call,
             } => {
-                let Some(key) = marker.key() else { return };
+                let Some(key) = game_key(&marker) else { return };
                 let known = self
                     .games
                     .get(&key)
@@ -207,7 +207,7 @@ impl Beliefs {
 
     fn apply_look(&mut self, looked: &Looked, whole: bool) {
         let read = self.read;
-        let open: BTreeSet<GameKey> = looked.open.iter().filter_map(Marker::key).collect();
+        let open: BTreeSet<GameKey> = looked.open.iter().filter_map(game_key).collect();
         if whole {
             for (key, g) in self.games.iter_mut() {
                 if !open.contains(key) {
@@ -225,7 +225,7 @@ impl Beliefs {
             }
         }
         for (tool, marker) in &looked.usable {
-            match marker.key() {
+            match game_key(marker) {
                 Some(key) => {
                     self.games
                         .entry(key)
@@ -250,7 +250,7 @@ impl Beliefs {
 pub fn about(text: &str) -> Option<Marker> {
     let first = text.lines().next()?;
     let at = first.find(" [")?;
-    Marker::parse_prefix(&first[at + 1..]).map(|(m, _)| m)
+    parse_marker(&first[at + 1..]).map(|(m, _)| m)
 }
 
 /// The server's content in a message: a push's `│ ` lines, a result's lines between its
@@ -278,13 +278,7 @@ mod tests {
     use super::*;
 
     fn shown(kind: ShownKind, text: &str) -> Shown {
-        Shown {
-            seq: 0,
-            kind,
-            server: Some("arcade".into()),
-            text: text.into(),
-            restates: false,
-        }
+        Shown::told(0, kind, "arcade", text)
     }
 
     fn key(i: &str) -> GameKey {
@@ -316,7 +310,7 @@ mod tests {
         let mut b = Beliefs::default();
         b.apply(Seen::Usable {
             tool: "go_play".into(),
-            marker: Marker::parse_prefix("[arcade/go:g1]").unwrap().0,
+            marker: parse_marker("[arcade/go:g1]").unwrap().0,
         });
         b.games.get_mut(&key("g1")).unwrap().open = true;
         assert!(b.resync("[arcade]\nOpen:\n- [arcade/go:g2] \"Go\" (from arcade)\n  - go_board in [arcade/go:g2] — x\nCan be opened:\n- [arcade/go] \"Go\""));

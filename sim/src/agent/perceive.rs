@@ -9,57 +9,35 @@
 
 use serde_json::Value;
 
-/// `[server/toolset:instance]` as the host writes it (§6).
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct Marker {
-    /// The server's name in the host.
-    pub server: String,
-    /// The toolset, if the marker names one.
-    pub toolset: Option<String>,
-    /// The instance, if the marker names one.
-    pub instance: Option<String>,
+/// `[server/toolset:instance]`: the host's own marker (§6), read back from its text.
+pub use mcpl_host::state::view::Marker;
+
+/// Reads a marker as the host writes it at the start of `s` (`[arcade/go:g1] …`); returns
+/// it and the rest.
+pub fn parse_marker(s: &str) -> Option<(Marker, &str)> {
+    let body = s.strip_prefix('[')?;
+    let end = body.find(']')?;
+    let (inner, rest) = (&body[..end], &body[end + 1..]);
+    let (server, set) = match inner.split_once('/') {
+        Some((server, set)) => (server, Some(set)),
+        None => (inner, None),
+    };
+    let (toolset, instance) = match set.map(|s| s.split_once(':').unwrap_or((s, ""))) {
+        Some((t, "")) => (Some(t.to_owned()), None),
+        Some((t, i)) => (Some(t.to_owned()), Some(i.to_owned())),
+        None => (None, None),
+    };
+    let marker = Marker {
+        server: server.to_owned(),
+        toolset,
+        instance,
+    };
+    Some((marker, rest))
 }
 
-impl Marker {
-    /// Reads a marker at the start of `s` (`[arcade/go:g1] …`); returns it and the rest.
-    pub fn parse_prefix(s: &str) -> Option<(Marker, &str)> {
-        let body = s.strip_prefix('[')?;
-        let end = body.find(']')?;
-        let (inner, rest) = (&body[..end], &body[end + 1..]);
-        let (server, set) = match inner.split_once('/') {
-            Some((server, set)) => (server, Some(set)),
-            None => (inner, None),
-        };
-        let (toolset, instance) = match set.map(|s| s.split_once(':').unwrap_or((s, ""))) {
-            Some((t, "")) => (Some(t.to_owned()), None),
-            Some((t, i)) => (Some(t.to_owned()), Some(i.to_owned())),
-            None => (None, None),
-        };
-        let marker = Marker {
-            server: server.to_owned(),
-            toolset,
-            instance,
-        };
-        Some((marker, rest))
-    }
-
-    /// The (toolset, instance) key of an instanced toolset's marker.
-    pub fn key(&self) -> Option<(String, String)> {
-        Some((self.toolset.clone()?, self.instance.clone()?))
-    }
-}
-
-impl std::fmt::Display for Marker {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "[{}", self.server)?;
-        if let Some(t) = &self.toolset {
-            write!(f, "/{t}")?;
-        }
-        if let Some(i) = &self.instance {
-            write!(f, ":{i}")?;
-        }
-        f.write_str("]")
-    }
+/// The (toolset, instance) key of an instanced toolset's marker.
+pub fn game_key(marker: &Marker) -> Option<(String, String)> {
+    Some((marker.toolset.clone()?, marker.instance.clone()?))
 }
 
 /// One fact the host told.
@@ -151,7 +129,7 @@ pub fn perceive(text: &str, result: bool) -> Vec<Seen> {
 
 fn news_line(l: &str) -> Option<Seen> {
     if let Some(rest) = l.strip_prefix("Opened ") {
-        let (marker, rest) = Marker::parse_prefix(rest)?;
+        let (marker, rest) = parse_marker(rest)?;
         let title = rest
             .strip_prefix(' ')
             .and_then(|r| r.rsplit_once(" (from "))
@@ -170,7 +148,7 @@ fn news_line(l: &str) -> Option<Seen> {
         return Some(Seen::Unusable { tool, marker });
     }
     if let Some(rest) = l.strip_prefix("Closed ") {
-        let (marker, rest) = Marker::parse_prefix(rest)?;
+        let (marker, rest) = parse_marker(rest)?;
         let reason = rest
             .strip_prefix(": ")
             .and_then(|r| r.strip_suffix(".").unwrap_or(r).rsplit_once(" (from "))
@@ -178,7 +156,7 @@ fn news_line(l: &str) -> Option<Seen> {
         return Some(Seen::Closed { marker, reason });
     }
     if let Some(rest) = l.strip_prefix("Ended ") {
-        let (marker, rest) = Marker::parse_prefix(rest)?;
+        let (marker, rest) = parse_marker(rest)?;
         // ` at <time>: "reason" (from s).` — the time has no `: "` in it.
         let (_, why) = rest.split_once(": \"")?;
         let why = format!("\"{why}");
@@ -191,7 +169,7 @@ fn news_line(l: &str) -> Option<Seen> {
     if let Some(rest) = l.strip_prefix("Suggestion from ") {
         let (_, rest) = rest.split_once("(the host does not act on it): ")?;
         let (verb, rest) = rest.split_once(' ')?;
-        let (marker, rest) = Marker::parse_prefix(rest)?;
+        let (marker, rest) = parse_marker(rest)?;
         let (why, call) = rest.split_once(". To accept, call ")?;
         let why = why.strip_prefix(" — ")?;
         let reason = why.rsplit_once(" (from ").and_then(|(w, _)| unquote(w))?;
@@ -210,7 +188,7 @@ fn news_line(l: &str) -> Option<Seen> {
 /// `tool in [marker]…`.
 fn tool_in(s: &str) -> Option<(String, Marker)> {
     let (tool, rest) = s.split_once(" in ")?;
-    let (marker, _) = Marker::parse_prefix(rest)?;
+    let (marker, _) = parse_marker(rest)?;
     Some((tool.to_owned(), marker))
 }
 
@@ -251,7 +229,7 @@ pub fn read_look(text: &str) -> Looked {
                 out.usable.push((tool, marker));
             }
         } else if let Some(rest) = line.strip_prefix("- ").or(Some(line))
-            && let Some((marker, _)) = Marker::parse_prefix(rest)
+            && let Some((marker, _)) = parse_marker(rest)
         {
             out.open.push(marker);
         }
@@ -274,12 +252,12 @@ mod tests {
 
     #[test]
     fn markers_read_back_as_written() {
-        let (g, rest) = Marker::parse_prefix("[arcade/go:g-1] x").unwrap();
+        let (g, rest) = parse_marker("[arcade/go:g-1] x").unwrap();
         assert_eq!((g.to_string().as_str(), rest), ("[arcade/go:g-1]", " x"));
-        let (l, _) = Marker::parse_prefix("[arcade/lobby]").unwrap();
+        let (l, _) = parse_marker("[arcade/lobby]").unwrap();
         assert_eq!(l, m("lobby", ""));
-        assert_eq!(Marker::parse_prefix("[arcade]").unwrap().0.toolset, None);
-        assert_eq!(Marker::parse_prefix("arcade"), None);
+        assert_eq!(parse_marker("[arcade]").unwrap().0.toolset, None);
+        assert_eq!(parse_marker("arcade"), None);
     }
 
     #[test]

@@ -251,20 +251,14 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         return run_deterministic(args);
     }
     let config = LoadConfig {
-        agents: args.agents,
-        duration: Duration::from_secs(args.duration),
-        seed: args.seed,
-        transport: args.transport.into(),
-        chaos: args.chaos,
+        play: play(&args, args.agents, Duration::from_secs(args.duration)),
         bot_playouts: args.bot_playouts,
-        think: Duration::from_millis(args.think_ms),
         host_threads: args.host_threads,
         surface_agents: args.surface_agents,
         modern: args.modern.of(args.agents),
         modern_hints: args.modern_hints.of(args.agents),
         nodes: args.nodes,
         arcade_bin: args.arcade_bin,
-        ..Default::default()
     };
     let progress = (!args.quiet).then(|| {
         let bar = indicatif::ProgressBar::new(args.duration);
@@ -336,6 +330,19 @@ fn explain(explain: bool) {
     }
 }
 
+/// What the flags ask both runs to play; `agents` and `duration` as the run takes them.
+fn play(args: &LoadArgs, agents: usize, duration: Duration) -> load::Play {
+    load::Play {
+        agents,
+        duration,
+        seed: args.seed,
+        transport: args.transport.into(),
+        chaos: args.chaos,
+        think: Duration::from_millis(args.think_ms),
+        ..load::Play::default()
+    }
+}
+
 /// `sim --deterministic` (see `sim::det`). The load run's defaults of 300 agents for 60 s
 /// become 20 for 30 s of virtual time: everything is on one thread.
 fn run_deterministic(args: LoadArgs) -> anyhow::Result<bool> {
@@ -343,26 +350,23 @@ fn run_deterministic(args: LoadArgs) -> anyhow::Result<bool> {
     let matches = <Cli as clap::CommandFactory>::command().get_matches();
     let given = |id: &str| matches.value_source(id) == Some(ValueSource::CommandLine);
     let defaults = sim::det::DetConfig::default();
+    let agents = if given("agents") {
+        args.agents
+    } else {
+        defaults.play.agents
+    };
+    let duration = if given("duration") {
+        Duration::from_secs(args.duration)
+    } else {
+        defaults.play.duration
+    };
     let config = sim::det::DetConfig {
-        agents: if given("agents") {
-            args.agents
-        } else {
-            defaults.agents
-        },
-        duration: if given("duration") {
-            Duration::from_secs(args.duration)
-        } else {
-            defaults.duration
-        },
-        seed: args.seed,
-        transport: args.transport.into(),
-        chaos: args.chaos,
-        think: Duration::from_millis(args.think_ms),
+        play: play(&args, agents, duration),
         keep_trace: args.trace_out.is_some(),
         ..defaults
     };
     let progress = (!args.quiet).then(|| {
-        let bar = indicatif::ProgressBar::new(config.duration.as_secs());
+        let bar = indicatif::ProgressBar::new(config.play.duration.as_secs());
         bar.set_style(
             indicatif::ProgressStyle::with_template(
                 "{elapsed:>4} [{bar:30}] {pos}/{len} virtual s  {msg}",

@@ -50,11 +50,10 @@ pub use population::det_policy_for;
 pub use trace::{Trace, normalise};
 
 use crate::agent::{AgentIo, AgentReport, Phase, ScriptedAgent};
-use crate::chaos::ChaosPlan;
 use crate::hosts::{HostTweak, LinkKnobs, start_host_with};
 use crate::invariants;
-use crate::load::{TransportMix, count_panics, panics};
-use crate::metrics::{Metrics, peak_rss_kib};
+use crate::load::{Play, count_panics, panics};
+use crate::metrics::Metrics;
 use crate::report::{ChaosTotals, LoadReport};
 use indicatif::ProgressBar;
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
@@ -68,23 +67,10 @@ use tokio::sync::{oneshot, watch};
 /// What a deterministic run is made with. Every field is part of what a replay needs.
 #[derive(Debug, Clone)]
 pub struct DetConfig {
-    /// Agents.
-    pub agents: usize,
-    /// How long they play, in virtual time.
-    pub duration: Duration,
-    /// Seeds every choice: agents, the bot, backoff jitter, the chaos.
-    pub seed: u64,
-    /// Which agents' links are ordered (WebSocket-like) or not (Streamable HTTP-like).
-    pub transport: TransportMix,
-    /// The chaos level (`chaos.rs`): its drops, delays, duplicates and mass drops; no
+    /// The agents, the seed, the transports (ordered links or not), the pace and the drain,
+    /// in virtual time; the chaos level's drops, delays, duplicates and mass drops, with no
     /// restarts (there is no listener to restart).
-    pub chaos: u8,
-    /// A chaos plan of one's own instead of the level's.
-    pub plan: Option<ChaosPlan>,
-    /// Each agent's pause before an action.
-    pub think: Duration,
-    /// How long the drain may take.
-    pub drain: Duration,
+    pub play: Play,
     /// Quiet points, as fractions of the play: every agent pauses, the links drain, and
     /// each host's view is checked against the server's truth with games still open
     /// ([`invariants::check_views`]); then play resumes.
@@ -98,14 +84,11 @@ pub struct DetConfig {
 impl Default for DetConfig {
     fn default() -> Self {
         DetConfig {
-            agents: 20,
-            duration: Duration::from_secs(30),
-            seed: 1,
-            transport: TransportMix::Mixed,
-            chaos: 2,
-            plan: None,
-            think: Duration::from_millis(30),
-            drain: Duration::from_secs(20),
+            play: Play {
+                agents: 20,
+                duration: Duration::from_secs(30),
+                ..Play::default()
+            },
             checkpoints: vec![0.5],
             host_tweak: None,
             keep_trace: false,
@@ -119,12 +102,12 @@ impl DetConfig {
     pub fn replay_command(&self) -> String {
         format!(
             "cargo run -p sim -- --deterministic --seed {} --agents {} --duration {} --transport {} --chaos {} --think-ms {}",
-            self.seed,
-            self.agents,
-            self.duration.as_secs(),
-            self.transport.name(),
-            self.chaos,
-            self.think.as_millis()
+            self.play.seed,
+            self.play.agents,
+            self.play.duration.as_secs(),
+            self.play.transport.name(),
+            self.play.chaos,
+            self.play.think.as_millis()
         )
     }
 }
@@ -217,16 +200,13 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
     let panics_before = panics();
     let real_start = std::time::Instant::now();
     let virtual_start = tokio::time::Instant::now();
-    let n = config.agents.max(2);
+    let n = config.play.agents.max(2);
     let names: Vec<String> = (0..n).map(|i| format!("p{i:04}")).collect();
-    let plan = config
-        .plan
-        .clone()
-        .unwrap_or_else(|| ChaosPlan::level(config.chaos));
+    let plan = config.play.chaos_plan();
     let arcade = Arcade::new(ArcadeConfig {
         bot: BotSettings {
             budget: BotBudget::Playouts(8),
-            seed: Some(config.seed),
+            seed: Some(config.play.seed),
         },
         players: names.clone(),
         clock: Some(Arc::new(VirtualClock::starting_now())),
@@ -250,17 +230,17 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
     };
     let mut hosts = Vec::with_capacity(n);
     for (i, name) in names.iter().enumerate() {
-        let chaos = if config.transport.http(i) {
+        let chaos = if config.play.transport.http(i) {
             unordered_chaos
         } else {
             ordered_chaos
         };
-        let link_seed = config.seed.wrapping_mul(31).wrapping_add(i as u64);
+        let link_seed = config.play.seed.wrapping_mul(31).wrapping_add(i as u64);
         let c = connector(arcade.clone(), name, chaos, link_seed, shared.clone());
         hosts.push(start_host_with(
             c,
             &LinkKnobs::default(),
-            config.seed.wrapping_add(i as u64),
+            config.play.seed.wrapping_add(i as u64),
             config.host_tweak.as_ref(),
         )?);
     }
@@ -281,8 +261,8 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
         .enumerate()
         .map(|(i, (h, name))| {
             let io = AgentIo::new(name.clone(), h.clone(), trace.clone(), metrics.clone());
-            let policy = det_policy_for(i, n, &names, config.think);
-            let agent = ScriptedAgent::new(policy, crate::load::agent_seed(config.seed, i));
+            let policy = det_policy_for(i, n, &names, config.play.think);
+            let agent = ScriptedAgent::new(policy, crate::load::agent_seed(config.play.seed, i));
             let (phase_tx, phase_rx) = watch::channel(Phase::Play);
             phases.push(phase_tx);
             let run = agent.run(io, phase_rx);
@@ -300,11 +280,11 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
     let mut paused = Duration::ZERO;
     let mut drops_done = 0;
     let mut checks_done = 0;
-    let at = |f: f64| config.duration.mul_f64(f);
+    let at = |f: f64| config.play.duration.mul_f64(f);
     if let Some(p) = &progress {
-        p.set_length(config.duration.as_secs().max(1));
+        p.set_length(config.play.duration.as_secs().max(1));
     }
-    while play_start.elapsed() - paused < config.duration {
+    while play_start.elapsed() - paused < config.play.duration {
         tokio::time::sleep(Duration::from_millis(250)).await;
         let t = play_start.elapsed() - paused;
         if drops_done < plan.mass_drops.len() && t >= at(plan.mass_drops[drops_done]) {
@@ -317,7 +297,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
             if let Some(p) = &progress {
                 p.set_message("a quiet point: checking every view");
             }
-            quiet_point(&phases, &metrics, config.think).await;
+            quiet_point(&phases, &metrics, config.play.think).await;
             let when = format!("at the quiet point after {:.2} s of play", t.as_secs_f64());
             invariants::check_views(&(&arcade).into(), &hosts, &names, &metrics, &when).await;
             for p in &phases {
@@ -354,10 +334,10 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
     let results = tokio::select! {
         biased;
         r = &mut all => r,
-        () = tokio::time::sleep(config.drain) => {
+        () = tokio::time::sleep(config.play.drain) => {
             metrics.violation(format!(
                 "the drain did not finish within {:?}: agents were stopped with games open",
-                config.drain
+                config.play.drain
             ));
             for p in &phases {
                 let _ = p.send(Phase::Stop);
@@ -406,24 +386,19 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
         nodes: None,
     };
     let report = LoadReport {
-        seed: config.seed,
-        agents: n,
-        transport: config.transport.name().to_owned(),
-        elapsed_s: virtual_start.elapsed().as_secs_f64(),
-        played_s: played.as_secs_f64(),
-        drained_s: drained.as_secs_f64(),
-        calls_per_sec: counts_at_end_of_play.answered as f64 / played.as_secs_f64().max(0.001),
-        counts: metrics.counts(),
         hints,
         reconnects,
         chaos,
-        peak_rss_kib: peak_rss_kib(),
-        resync_after_drop: metrics.resync(),
         panics,
-        violations: metrics.violations(),
-        surface: Default::default(),
-        modern: Default::default(),
-        hinted: Default::default(),
+        ..LoadReport::head(
+            &config.play,
+            n,
+            virtual_start.elapsed(),
+            played,
+            drained,
+            counts_at_end_of_play.answered,
+            &metrics,
+        )
     };
     Ok(DetReport {
         report,

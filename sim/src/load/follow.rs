@@ -169,7 +169,7 @@ pub async fn followed(
     let mut reconnects = 0;
     for f in followers {
         if let Ok((t, r)) = f.await {
-            hints.add_totals(&t);
+            hints.add(&t);
             reconnects += r;
         }
     }

@@ -10,7 +10,7 @@
 //!
 //! | file | what |
 //! |---|---|
-//! | `mod.rs` | [`LoadConfig`], [`run`]: start, play with chaos on a timeline, drain, check, report |
+//! | `mod.rs` | [`Play`] (what both runs play), [`LoadConfig`], [`run`]: start, play with chaos on a timeline, drain, check, report |
 //! | `backend` | what the agents play on: the arcade in process, or `--nodes N` processes behind the balancer ([`crate::nodes`]) |
 //! | `population` | [`policy_for`]: the mix of agents |
 //! | `follow` | each host's status followed: hint counters, reconnects, revs never going back |
@@ -24,7 +24,7 @@ use crate::arcade::{ArcadeError, ArcadeService};
 use crate::chaos::{Calm, ChaosPlan, DelayStats, answer_loss, delivery_hook};
 use crate::hosts::{LinkKnobs, start_host};
 use crate::invariants;
-use crate::metrics::{Metrics, peak_rss_kib};
+use crate::metrics::Metrics;
 use crate::nodes::{Balancer, Cluster, ClusterConfig};
 use crate::report::{ChaosTotals, HintedTotals, LoadReport, ModernTotals, SurfaceTotals};
 use backend::Backend;
@@ -76,27 +76,63 @@ impl TransportMix {
     }
 }
 
-/// What a load run is made with.
+/// What every run plays, the load run and the deterministic one ([`crate::det::DetConfig`])
+/// alike: how many agents, for how long, from which seed, on which transports, under which
+/// chaos, at which pace, and how long the drain may take.
 #[derive(Debug, Clone)]
-pub struct LoadConfig {
+pub struct Play {
     /// Agents.
     pub agents: usize,
-    /// How long they play.
+    /// How long they play (virtual time in a deterministic run).
     pub duration: Duration,
     /// Seeds every choice: agents, the bot, backoff jitter, the chaos.
     pub seed: u64,
-    /// Transports.
+    /// Which agents' links are ordered (WebSocket, or WebSocket-like) or not (Streamable
+    /// HTTP, or HTTP-like).
     pub transport: TransportMix,
     /// The chaos level (`chaos.rs`).
     pub chaos: u8,
     /// A chaos plan of one's own instead of the level's.
     pub plan: Option<ChaosPlan>,
-    /// The arcade bot's Go playouts per move.
-    pub bot_playouts: u32,
-    /// How long the drain may take.
-    pub drain: Duration,
     /// Each agent's pause before an action.
     pub think: Duration,
+    /// How long the drain may take.
+    pub drain: Duration,
+}
+
+impl Default for Play {
+    /// 300 agents for a minute, seed 1, both transports, chaos level 2, 30 ms of thought,
+    /// 20 s of drain.
+    fn default() -> Self {
+        Play {
+            agents: 300,
+            duration: Duration::from_secs(60),
+            seed: 1,
+            transport: TransportMix::Mixed,
+            chaos: 2,
+            plan: None,
+            think: Duration::from_millis(30),
+            drain: Duration::from_secs(20),
+        }
+    }
+}
+
+impl Play {
+    /// The plan of one's own, or else the level's.
+    pub fn chaos_plan(&self) -> ChaosPlan {
+        self.plan
+            .clone()
+            .unwrap_or_else(|| ChaosPlan::level(self.chaos))
+    }
+}
+
+/// What a load run is made with.
+#[derive(Debug, Clone)]
+pub struct LoadConfig {
+    /// The agents, the seed, the transports, the chaos, the pace and the drain.
+    pub play: Play,
+    /// The arcade bot's Go playouts per move.
+    pub bot_playouts: u32,
     /// Threads of their own for hosts and agents, besides the caller's (the server's
     /// sessions have one more).
     pub host_threads: usize,
@@ -133,15 +169,8 @@ pub struct LoadConfig {
 impl Default for LoadConfig {
     fn default() -> Self {
         LoadConfig {
-            agents: 300,
-            duration: Duration::from_secs(60),
-            seed: 1,
-            transport: TransportMix::Mixed,
-            chaos: 2,
-            plan: None,
+            play: Play::default(),
             bot_playouts: 32,
-            drain: Duration::from_secs(20),
-            think: Duration::from_millis(30),
             host_threads: 2,
             surface_agents: 0,
             modern: 0,
@@ -225,7 +254,7 @@ pub async fn run(
     count_panics();
     let panics_before = PANICS.load(Ordering::Relaxed);
     let started = Instant::now();
-    let total = config.agents.max(2);
+    let total = config.play.agents.max(2);
     if config.modern + config.modern_hints > total - 2 {
         return Err(LoadError::Config(
             "at least two agents stay legacy: --modern is at most --agents minus 2",
@@ -238,15 +267,12 @@ pub async fn run(
     let hinted_names: Vec<String> = (0..config.modern_hints)
         .map(|i| format!("h{i:04}"))
         .collect();
-    let plan = config
-        .plan
-        .clone()
-        .unwrap_or_else(|| ChaosPlan::level(config.chaos));
+    let plan = config.play.chaos_plan();
     let arbiter = actix::Arbiter::new();
     let arcade_config = ArcadeConfig {
         bot: BotSettings {
             budget: BotBudget::Playouts(config.bot_playouts),
-            seed: Some(config.seed),
+            seed: Some(config.play.seed),
         },
         ..Default::default()
     };
@@ -272,7 +298,7 @@ pub async fn run(
             nodes: config.nodes,
             players: players.clone(),
             bot_playouts: config.bot_playouts,
-            seed: config.seed,
+            seed: config.play.seed,
         })
         .await?;
         let upstreams = cluster.upstreams();
@@ -290,7 +316,7 @@ pub async fn run(
     let proxies = match plan.proxy {
         Some((ws_faults, http_faults)) => {
             let (ws_up, http_up) = (service.ws_addr(), service.http_addr());
-            let seed = config.seed;
+            let seed = config.play.seed;
             let lose = answer_loss(plan.level);
             let (tx, rx) = oneshot::channel();
             proxy_thread.spawn(async move {
@@ -332,12 +358,12 @@ pub async fn run(
     let place = |i: usize| (!workers.is_empty()).then(|| workers[i % workers.len()].handle());
     let mut hosts = Vec::with_capacity(n);
     for (i, name) in names.iter().enumerate() {
-        let http = config.transport.http(i);
+        let http = config.play.transport.http(i);
         let knobs = LinkKnobs {
             hook: match (http, plan.delays) {
                 (true, Some(d)) => Some(delivery_hook(
                     d,
-                    config.seed.wrapping_mul(31).wrapping_add(i as u64),
+                    config.play.seed.wrapping_mul(31).wrapping_add(i as u64),
                     calm.clone(),
                     delay_stats.clone(),
                 )),
@@ -350,7 +376,7 @@ pub async fn run(
             name,
             url,
             Some(&knobs),
-            config.seed.wrapping_add(i as u64),
+            config.play.seed.wrapping_add(i as u64),
         )?);
     }
     // The modern agents' hosts: Streamable HTTP through the same proxy, MCP 2026-07-28
@@ -362,7 +388,7 @@ pub async fn run(
     };
     let mut modern_hosts = Vec::with_capacity(modern_names.len());
     for (k, name) in modern_names.iter().enumerate() {
-        let seed = config.seed.wrapping_add((n + k) as u64);
+        let seed = config.play.seed.wrapping_add((n + k) as u64);
         modern_hosts.push(start_host(name, &http_url, Some(&modern_knobs), seed)?);
     }
     // The hinted agents' hosts: Streamable HTTP through their own proxy, MCP 2026-07-28
@@ -378,13 +404,13 @@ pub async fn run(
             hook: Some(hinted::hook(
                 counts.clone(),
                 plan.delays,
-                config.seed.wrapping_mul(31).wrapping_add(i as u64),
+                config.play.seed.wrapping_mul(31).wrapping_add(i as u64),
                 calm.clone(),
                 delay_stats.clone(),
             )),
             ..Default::default()
         };
-        let seed = config.seed.wrapping_add(i as u64);
+        let seed = config.play.seed.wrapping_add(i as u64);
         hinted_hosts.push(start_host(name, &hinted_url, Some(&knobs), seed)?);
         hinted_counts.push(counts);
     }
@@ -422,8 +448,8 @@ pub async fn run(
         .enumerate()
         .map(|(i, (h, name))| {
             let io = AgentIo::new(name.clone(), h.clone(), observer.clone(), metrics.clone());
-            let policy = policy_for(i, n, &names, config.think);
-            let agent = ScriptedAgent::new(policy, agent_seed(config.seed, i));
+            let policy = policy_for(i, n, &names, config.play.think);
+            let agent = ScriptedAgent::new(policy, agent_seed(config.play.seed, i));
             let run = agent.run(io, phase_rx.clone());
             spawn_run(place(i), run)
         })
@@ -435,7 +461,7 @@ pub async fn run(
         .enumerate()
         .map(|(k, (h, name))| {
             let io = AgentIo::new(name.clone(), h.clone(), observer.clone(), metrics.clone());
-            let run = ModernAgent::new(agent_seed(config.seed, n + k), config.think)
+            let run = ModernAgent::new(agent_seed(config.play.seed, n + k), config.play.think)
                 .run(io, phase_rx.clone());
             spawn_run(place(n + k), run)
         })
@@ -450,8 +476,10 @@ pub async fn run(
             let i = n + modern_names.len() + k;
             let io = AgentIo::new(name.clone(), h.clone(), observer.clone(), metrics.clone())
                 .reissuing(counts.reissued.clone());
-            let agent =
-                ScriptedAgent::new(hinted::policy(k, config.think), agent_seed(config.seed, i));
+            let agent = ScriptedAgent::new(
+                hinted::policy(k, config.play.think),
+                agent_seed(config.play.seed, i),
+            );
             let run = agent.run(io, phase_rx.clone());
             spawn_run(place(i), run)
         })
@@ -487,11 +515,11 @@ pub async fn run(
     } else {
         Vec::new()
     };
-    let at = |f: f64| config.duration.mul_f64(f);
+    let at = |f: f64| config.play.duration.mul_f64(f);
     if let Some(p) = &progress {
-        p.set_length(config.duration.as_secs().max(1));
+        p.set_length(config.play.duration.as_secs().max(1));
     }
-    while play_start.elapsed() < config.duration {
+    while play_start.elapsed() < config.play.duration {
         tokio::time::sleep(Duration::from_millis(250)).await;
         let t = play_start.elapsed();
         if let Some((w, h, x)) = &proxies {
@@ -505,6 +533,7 @@ pub async fn run(
             if restarts_done < restarts.len() && t >= at(restarts[restarts_done]) {
                 drop_clock.other_fault();
                 let pick = config
+                    .play
                     .seed
                     .wrapping_mul(0x9E37)
                     .wrapping_add(restarts_done as u64);
@@ -570,7 +599,7 @@ pub async fn run(
     let mut drain_timed_out = false;
     let (results, modern_results, hinted_results) = tokio::select! {
         r = &mut all => r,
-        _ = tokio::time::sleep(config.drain) => {
+        _ = tokio::time::sleep(config.play.drain) => {
             drain_timed_out = true;
             let _ = phase_tx.send(Phase::Stop);
             all.await
@@ -580,7 +609,7 @@ pub async fn run(
     if drain_timed_out {
         metrics.violation(format!(
             "the drain did not finish within {:?}: agents were stopped with games open",
-            config.drain
+            config.play.drain
         ));
     }
     let reports: Vec<AgentReport> = results.into_iter().filter_map(Result::ok).collect();
@@ -772,25 +801,23 @@ pub async fn run(
             }
         }
     }
-    let counts = metrics.counts();
     Ok(LoadReport {
-        seed: config.seed,
-        agents: total,
-        transport: config.transport.name().to_owned(),
-        elapsed_s: started.elapsed().as_secs_f64(),
-        played_s: played.as_secs_f64(),
-        drained_s: drained.as_secs_f64(),
-        calls_per_sec: counts_at_end_of_play.answered as f64 / played.as_secs_f64().max(0.001),
-        counts,
         hints,
         reconnects,
         chaos,
-        peak_rss_kib: peak_rss_kib(),
-        resync_after_drop: metrics.resync(),
         panics,
         violations,
         surface,
         modern,
         hinted,
+        ..LoadReport::head(
+            &config.play,
+            total,
+            started.elapsed(),
+            played,
+            drained,
+            counts_at_end_of_play.answered,
+            &metrics,
+        )
     })
 }

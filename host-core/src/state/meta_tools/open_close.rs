@@ -7,7 +7,7 @@ use super::{args, propose};
 use crate::state::args_check::{self, ArgCheck};
 use crate::state::view::{Marker, ServerView};
 use mcpl_protocol::names::check_peer_name;
-use mcpl_protocol::toolsets::{ToolsetsCloseParams, ToolsetsOpenParams};
+use mcpl_protocol::toolsets::{ToolsetDecl, ToolsetsCloseParams, ToolsetsOpenParams};
 use serde_json::Value;
 
 /// `toolsets--open`: a group opens locally; a declared toolset is sent `toolsets/open`,
@@ -21,17 +21,10 @@ pub(super) fn open(
     world: &World<'_>,
 ) -> Result<Plan, MetaError> {
     let a = args::open(raw)?;
-    let (view, kind) = resolve::toolset(world, a.server.as_deref(), &a.toolset)?;
-    let marker = Marker::new(view.name, &a.toolset, None);
-    let decl = match kind {
-        Kind::Group => {
-            if a.instance.is_some() {
-                return Err(MetaError::NoInstances { marker });
-            }
-            // §4.4, vector 10: the host opens it alone; nothing is sent.
-            return Ok(group_plan(view, a.toolset, true));
-        }
-        Kind::Declared(d) => d,
+    let (view, decl, marker) = find(world, a.server.as_deref(), &a.toolset, a.instance.is_some())?;
+    let Some(decl) = decl else {
+        // §4.4, vector 10: the host opens it alone; nothing is sent.
+        return Ok(group_plan(view, a.toolset, true));
     };
     if view.hints.is_none() {
         return Err(resolve::not_connected(view));
@@ -58,16 +51,13 @@ pub(super) fn open(
         }
     }
     let marker = Marker::new(view.name, &a.toolset, instance.as_deref());
-    Ok(Plan::Send(SendPlan {
-        server: view.name.to_owned(),
-        request: Outgoing::Open(ToolsetsOpenParams {
-            toolset: a.toolset,
-            instance,
-            options: a.options.map(Value::Object),
-            meta: None,
-        }),
-        after: After::Open { marker },
-    }))
+    let request = Outgoing::Open(ToolsetsOpenParams {
+        toolset: a.toolset,
+        instance,
+        options: a.options.map(Value::Object),
+        meta: None,
+    });
+    Ok(send(view, request, After::Open { marker }))
 }
 
 /// `toolsets--close`: a group closes locally; a declared toolset is sent `toolsets/close`
@@ -75,19 +65,12 @@ pub(super) fn open(
 /// for a toolset without instances (§4.2).
 pub(super) fn close(raw: &Value, world: &World<'_>) -> Result<Plan, MetaError> {
     let a = args::close(raw)?;
-    let (view, kind) = resolve::toolset(world, a.server.as_deref(), &a.toolset)?;
-    let marker = Marker::new(view.name, &a.toolset, None);
-    let decl = match kind {
-        Kind::Group => {
-            if a.instance.is_some() {
-                return Err(MetaError::NoInstances { marker });
-            }
-            if !view.catalog.is_group_open(&a.toolset) {
-                return Err(MetaError::NotOpen { marker });
-            }
-            return Ok(group_plan(view, a.toolset, false));
+    let (view, decl, marker) = find(world, a.server.as_deref(), &a.toolset, a.instance.is_some())?;
+    let Some(decl) = decl else {
+        if !view.catalog.is_group_open(&a.toolset) {
+            return Err(MetaError::NotOpen { marker });
         }
-        Kind::Declared(d) => d,
+        return Ok(group_plan(view, a.toolset, false));
     };
     let hints = view.hints.ok_or_else(|| resolve::not_connected(view))?;
     let instance = if decl.instances {
@@ -102,15 +85,39 @@ pub(super) fn close(raw: &Value, world: &World<'_>) -> Result<Plan, MetaError> {
         None
     };
     let marker = Marker::new(view.name, &a.toolset, instance.as_deref());
-    Ok(Plan::Send(SendPlan {
+    let request = Outgoing::Close(ToolsetsCloseParams {
+        toolset: a.toolset,
+        instance,
+        meta: None,
+    });
+    Ok(send(view, request, After::Close { marker }))
+}
+
+/// The toolset `toolsets--open` or `--close` names, found where it is offered, with its
+/// marker: a declared toolset, or an undeclared group (`None`), for which an instance is
+/// refused (§4.4: a group has none).
+fn find<'w>(
+    world: &World<'w>,
+    server: Option<&str>,
+    toolset: &str,
+    instance_given: bool,
+) -> Result<(&'w ServerView<'w>, Option<&'w ToolsetDecl>, Marker), MetaError> {
+    let (view, kind) = resolve::toolset(world, server, toolset)?;
+    let marker = Marker::new(view.name, toolset, None);
+    match kind {
+        Kind::Group if instance_given => Err(MetaError::NoInstances { marker }),
+        Kind::Group => Ok((view, None, marker)),
+        Kind::Declared(d) => Ok((view, Some(d), marker)),
+    }
+}
+
+/// `request` sent to `view`'s server, `after` applied to its answer.
+fn send(view: &ServerView<'_>, request: Outgoing, after: After) -> Plan {
+    Plan::Send(SendPlan {
         server: view.name.to_owned(),
-        request: Outgoing::Close(ToolsetsCloseParams {
-            toolset: a.toolset,
-            instance,
-            meta: None,
-        }),
-        after: After::Close { marker },
-    }))
+        request,
+        after,
+    })
 }
 
 /// A group opened or closed by the host alone (§4.4): nothing is sent.

@@ -2,6 +2,7 @@
 
 use super::InstanceActor;
 use crate::author::{Opening, ParticipantId, ToolsetLogic};
+use crate::core::instance_core::Invite;
 use crate::ids::InstanceId;
 use crate::ids::SessionId;
 use crate::store::Follow;
@@ -93,14 +94,7 @@ pub(crate) struct Unlink {
 pub(crate) struct Invitation {
     pub(crate) instance: Addr<InstanceActor>,
     pub(crate) id: InstanceId,
-    pub(crate) who: ParticipantId,
-    pub(crate) toolset: String,
-    /// The inviter's name for the instance, suggested as this principal's.
-    pub(crate) name: Option<String>,
-    pub(crate) options: Option<Value>,
-    pub(crate) reason: String,
-    /// The principal that opened the instance.
-    pub(crate) from: Principal,
+    pub(crate) invite: Invite,
 }
 
 /// The invited principal received the invitation and shows it under `name` (§7; `None`

@@ -154,25 +154,12 @@ impl InstanceActor {
     fn to_principal(&self, o: Outgoing, ctx: &mut Context<Self>) -> ToPrincipal {
         let id = self.core.id();
         match o {
-            Outgoing::Invite {
-                to,
-                who,
-                toolset,
-                name,
-                options,
-                reason,
-                from,
-            } => ToPrincipal {
+            Outgoing::Invite { to, invite } => ToPrincipal {
                 principal: to,
                 message: ForPrincipal::Invitation(Invitation {
                     instance: ctx.address(),
                     id,
-                    who,
-                    toolset,
-                    name,
-                    options,
-                    reason,
-                    from,
+                    invite,
                 }),
             },
             Outgoing::Withdraw { to, who } => ToPrincipal {

@@ -4,7 +4,6 @@
 use super::{CallTool, InstanceLink, PrincipalActor};
 use crate::actors::instance::{CallIn, Link};
 use crate::core::InstanceKey;
-use crate::core::principal_core::CallRequest;
 use crate::ids::SessionId;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
@@ -14,18 +13,9 @@ impl Handler<CallTool> for PrincipalActor {
     type Result = ();
 
     fn handle(&mut self, m: CallTool, ctx: &mut Context<Self>) {
-        let call = CallRequest {
-            session: m.session,
-            request: m.request,
-            tool: m.tool,
-            arguments: m.arguments,
-            instance: m.instance,
-            plain: m.plain,
-            meta: m.meta,
-        };
         let shared = self.shared.clone();
         self.core
-            .handle_call(call, |tool| shared.has_handler(tool), self.shared.now());
+            .handle_call(m.0, |tool| shared.has_handler(tool), self.shared.now());
         self.flush(ctx);
     }
 }

@@ -5,23 +5,14 @@
 use super::{DeclineInvitation, ListInvitations, PrincipalActor};
 use crate::actors::instance::{Decline, Invitation, InvitationWithdrawn};
 use crate::core::InstanceKey;
-use crate::core::principal_core::Pending;
 use actix::prelude::*;
 
 impl Handler<Invitation> for PrincipalActor {
     type Result = ();
 
     fn handle(&mut self, inv: Invitation, ctx: &mut Context<Self>) {
-        let pending = Pending {
-            instance: inv.instance,
-            id: inv.id,
-            who: inv.who,
-            options: inv.options,
-            reason: inv.reason,
-            from: inv.from,
-        };
         self.core
-            .handle_invitation(inv.name.as_deref(), inv.toolset, pending);
+            .handle_invitation(inv.instance, inv.id, inv.invite);
         self.flush(ctx);
     }
 }

@@ -1,13 +1,13 @@
 //! What sessions and their principal say to each other.
 
 use crate::actors::instance::ToPrincipal;
+use crate::core::principal_core::CallRequest;
 use crate::core::{Catalog, HintDraft, Statement};
 use crate::ids::SessionId;
 use crate::tool::outcome::{DeclineError, Invitation};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
-use mcpl_protocol::meta::Meta;
-use serde_json::{Map, Value};
+use serde_json::Value;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 use tokio::sync::oneshot;
@@ -152,18 +152,7 @@ pub(crate) struct CloseToolset {
 /// `tools/call`.
 #[derive(Message)]
 #[rtype(result = "()")]
-pub(crate) struct CallTool {
-    pub(crate) session: SessionId,
-    pub(crate) request: Id,
-    pub(crate) tool: String,
-    pub(crate) arguments: Option<Map<String, Value>>,
-    /// `_meta["mcpl/instance"]` (§4.5); a host without `toolHints` names it as an argument.
-    pub(crate) instance: Option<String>,
-    /// The host sees the plain list (§8): compat tools and `instance` arguments apply.
-    pub(crate) plain: bool,
-    /// The call's `_meta`, for a handler.
-    pub(crate) meta: Option<Meta>,
-}
+pub(crate) struct CallTool(pub(crate) CallRequest);
 
 /// A tool handler asks for its principal's pending invitations.
 #[derive(Message)]
