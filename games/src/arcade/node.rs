@@ -397,7 +397,9 @@ impl Node {
 
     /// Renews `lease` at a third of its time to live while it is this node's; returns why
     /// it no longer is (lost, or the database failing: either way its writes may be
-    /// refused from now on, and the node must stop serving at once).
+    /// refused from now on, and the node must stop serving at once). A renewal that hangs
+    /// fails within half the time to live ([`PgLeases::renewal_bound`]): told by five
+    /// sixths of it, before the lease expires and another node takes over.
     pub async fn hold(&self, leases: &Arc<PgLeases>, lease: &Lease) -> LeaseError {
         let ttl = self.settings.ttl;
         let mut tick = tokio::time::interval(ttl / 3);
