@@ -103,8 +103,9 @@ struct SessionView {
 }
 
 /// The room for outputs a drained queue keeps (a call's turn takes one or two); more is
-/// freed once drained, so only a burst's queue is given back (issue #42).
-const KEPT_OUTPUTS: usize = 4;
+/// given back once drained, down to exactly this (a queue grows to four at its first
+/// push), so that an idle principal keeps only a turn's room (issue #42).
+const KEPT_OUTPUTS: usize = 2;
 
 /// What the core asks the actor to do, in order: see [`PrincipalCore::poll`].
 #[derive(Debug)]
@@ -235,6 +236,10 @@ pub struct PrincipalCore<A> {
     closing: Option<InstanceKey>,
     /// The stamped state last given to the sessions (issue #40), to answer modern hosts.
     versioned: Option<Arc<Versioned>>,
+    /// The stamped state last made, while anything holds it: a state made again and found
+    /// the same is this one, shared rather than copied (issue #42: a session attaching
+    /// while a change waits for the store held a copy of the state handed over).
+    made: std::sync::Weak<Versioned>,
     out: VecDeque<Output<A>>,
 }
 
@@ -257,6 +262,7 @@ impl<A: Clone> PrincipalCore<A> {
             invitations: BTreeMap::new(),
             closing: None,
             versioned: None,
+            made: std::sync::Weak::new(),
             out: VecDeque::new(),
         }
     }
@@ -276,7 +282,7 @@ impl<A: Clone> PrincipalCore<A> {
             // Drained after a burst (a change told to many, a restart's ends): the room a
             // call's turn takes is kept, the rest given back (issue #42, as the session's
             // queue does, issue #18).
-            self.out = VecDeque::new();
+            self.out = VecDeque::with_capacity(KEPT_OUTPUTS);
         }
         next
     }
@@ -291,6 +297,18 @@ impl<A: Clone> PrincipalCore<A> {
     /// Its links to instances.
     pub fn links(&self) -> &BTreeMap<InstanceKey, InstanceLink<A>> {
         &self.links
+    }
+
+    /// Instance `id` runs again behind `addr` (issue #41: released and adopted, by this
+    /// server or after another's): this principal's link to it, and an invitation of it
+    /// not taken up, reach it there. Its key and who it is there, when it links to it.
+    pub fn relink(&mut self, id: InstanceId, addr: A) -> Option<(InstanceKey, ParticipantId)> {
+        for pending in self.invitations.values_mut().filter(|p| p.id == id) {
+            pending.instance = addr.clone();
+        }
+        let (key, link) = self.links.iter_mut().find(|(_, l)| l.id == id)?;
+        link.addr = addr;
+        Some((key.clone(), link.who))
     }
 
     /// True when no session is attached.
@@ -323,9 +341,20 @@ impl<A: Clone> PrincipalCore<A> {
         {
             return None;
         }
-        let v = Arc::new(self.state.versioned_now());
+        let v = self.made_now();
         self.versioned = Some(v.clone());
         Some(v)
+    }
+
+    /// The restamped state now, shared with the last one made when it is the same.
+    fn made_now(&mut self) -> Arc<Versioned> {
+        let now = self.state.versioned_now();
+        if let Some(made) = self.made.upgrade().filter(|m| **m == now) {
+            return made;
+        }
+        let now = Arc::new(now);
+        self.made = Arc::downgrade(&now);
+        now
     }
 
     /// The stamped state as last given out (or now, when never), for a session attaching.
@@ -338,9 +367,10 @@ impl<A: Clone> PrincipalCore<A> {
     /// given): for a session attaching while changes wait for the store, which it must
     /// not be shown before they are kept.
     pub fn given(&mut self) -> Arc<Versioned> {
-        self.versioned
-            .clone()
-            .unwrap_or_else(|| Arc::new(self.state.versioned_now()))
+        match &self.versioned {
+            Some(v) => v.clone(),
+            None => self.made_now(),
+        }
     }
 
     /// The stamped state now, restamped first, without giving it out: taken when a step is
@@ -352,7 +382,7 @@ impl<A: Clone> PrincipalCore<A> {
         let version = self.state.stamps().version();
         match &self.versioned {
             Some(v) if v.version() == version => v.clone(),
-            _ => Arc::new(self.state.versioned_now()),
+            _ => self.made_now(),
         }
     }
 

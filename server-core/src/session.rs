@@ -68,8 +68,9 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 use std::sync::Arc;
 
 /// The room for outputs a drained queue keeps (a call's turn takes one or two); more is
-/// freed once drained, so only a burst's queue is given back (issue #18).
-const KEPT_OUTPUTS: usize = 4;
+/// given back once drained (issue #18), down to exactly this: a queue grows to four at
+/// its first push, and an idle session held the two it never uses (issue #42).
+const KEPT_OUTPUTS: usize = 2;
 
 /// What the core asks for, in order: see [`SessionCore::poll`].
 #[derive(Debug)]
@@ -240,7 +241,7 @@ impl<T: Io> SessionCore<T> {
             // Drained after a burst: an idle session (most sessions, most of the time) keeps
             // no more than the room a call's turn takes, which it would otherwise allocate
             // and free again for every call (issue #18).
-            self.out = VecDeque::new();
+            self.out = VecDeque::with_capacity(KEPT_OUTPUTS);
         }
         next
     }

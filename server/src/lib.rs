@@ -26,6 +26,7 @@
 //! | `watchers` | who watches which resource: the index [`Server::resource_updated`] reads to tell a change to the sessions subscribed to it |
 //! | [`cancel`] | [`CancelToken`]: a call's cancellation, for work a handler hands off |
 //! | [`store`] | [`Store`]: durable state across restarts ([`RedbStore`], [`MemoryStore`]; issue #15) |
+//! | `ownership` | [`OwnershipError`]: why an instance could not be released or adopted ([`Server::release_instance`], [`Server::adopt_instance`]; issue #41) |
 //! | [`decode`] | [`decode::from_json`]: typed decoding that reads `9.0` as the integer 9 (RFC 8259), so a typed decode and a JSON Schema agree |
 //!
 //! The rules of RFC-014 themselves live in the crate `mcpl_server_core` (issue #38: pure
@@ -110,6 +111,7 @@ pub mod listen;
 pub use mcpl_server_core::manifest;
 use mcpl_server_core::mrtr;
 use mcpl_server_core::paging;
+mod ownership;
 mod panics;
 pub use mcpl_server_core::push;
 mod server;
@@ -136,6 +138,7 @@ pub use core::{
 pub use core::{REASON_UNDECLARED, RESTART_GAP};
 pub use listen::Listener;
 pub use manifest::ManifestError;
+pub use ownership::OwnershipError;
 pub use paging::CursorError;
 pub use push::{PushError, PushEvent};
 pub use server::{

@@ -27,6 +27,7 @@ mod issue39_modern_server;
 mod issue39_mrtr;
 mod issue39_subscriptions;
 mod issue41_lazy_principals;
+mod issue41_ownership;
 mod issue42_group_commit;
 mod issue42_parts;
 mod lifecycle;

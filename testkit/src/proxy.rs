@@ -10,7 +10,7 @@
 //! | hold what the server sends, then let it through | [`Proxy::hold`], [`Proxy::release`] |
 //! | send new connections elsewhere (a restarted server) | [`Proxy::set_upstream`] |
 //! | cut a connection when its lifetime runs out | [`Faults::lifetime`] |
-//! | per WebSocket frame: pass it, send it twice, or cut the connection there (the frame not delivered) | [`Faults::websocket`], [`Faults::frame`] |
+//! | per WebSocket frame (a fragmented message's frames together): pass it, send it twice, or cut the connection there (the frame not delivered) | [`Faults::websocket`], [`Faults::frame`] |
 //! | per HTTP answer: pass it, or cut the connection as it starts (the request was served, its answer is lost) | [`Faults::answer`] |
 //!
 //! [`Proxy::calm`] stops the scheduled faults (lifetimes, frame and answer verdicts) for the rest
@@ -38,7 +38,8 @@ pub enum Direction {
     Down,
 }
 
-/// One whole WebSocket frame as it crossed the proxy, its payload unmasked.
+/// One whole WebSocket frame as it crossed the proxy, its payload unmasked; a message sent
+/// in fragments comes as one, its payloads joined (its first frame's opcode, FIN set).
 #[derive(Debug, Clone, Copy)]
 pub struct Frame<'a> {
     /// The FIN bit: the last frame of its message.
@@ -328,6 +329,8 @@ async fn pump(
     // Before the upgrade (and for good, if there is none): bytes as they come.
     let mut framing = s.faults.websocket() && !s.is_calm();
     let mut head_seen = false;
+    // The frames of a fragmented message so far (see below).
+    let mut fragments: Vec<Vec<u8>> = Vec::new();
     loop {
         let got = match from.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
@@ -370,13 +373,28 @@ async fn pump(
         }
         while let Some(len) = frame_len(&buf) {
             let frame: Vec<u8> = buf.drain(..len).collect();
+            let (fin, opcode) = (frame[0] & 0x80 != 0, frame[0] & 0x0f);
+            // A message sent in fragments (RFC 6455 §5.4) is judged whole, once its last
+            // fragment is in: its frames are held until then (control frames between
+            // them pass at once), so that a verdict is about a message, as the reader
+            // gets it.
+            let data = opcode & 0x8 == 0;
+            let frames = if data && (!fin || !fragments.is_empty()) {
+                fragments.push(frame);
+                if !fin {
+                    continue;
+                }
+                std::mem::take(&mut fragments)
+            } else {
+                vec![frame]
+            };
             let verdict = if s.is_calm() {
                 Verdict::Pass
             } else {
-                let payload = unmasked(&frame);
+                let payload: Vec<u8> = frames.iter().flat_map(|f| unmasked(f)).collect();
                 let seen = Frame {
-                    fin: frame[0] & 0x80 != 0,
-                    opcode: frame[0] & 0x0f,
+                    fin: true,
+                    opcode: frames[0][0] & 0x0f,
                     payload: &payload,
                 };
                 s.faults.frame(n, direction, &seen)
@@ -390,8 +408,10 @@ async fn pump(
                 Verdict::Cut => return Err(FrameCut::Frame),
             };
             for _ in 0..times {
-                if to.write_all(&frame).await.is_err() {
-                    return Ok(());
+                for frame in &frames {
+                    if to.write_all(frame).await.is_err() {
+                        return Ok(());
+                    }
                 }
             }
         }

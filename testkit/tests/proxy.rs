@@ -219,6 +219,69 @@ async fn issue38_06_websocket_frames_are_read_unmasked_sent_twice_or_cut_at() {
     assert_eq!((stats.duplicated, stats.frame_cuts), (1, 1));
 }
 
+/// A message sent in fragments (RFC 6455 §5.4; `mcpl-transport` sends any over 1 KiB so)
+/// is judged whole: the faults see its text, joined, once (a control frame between its
+/// fragments passes on its own), and it arrives whole.
+#[tokio::test]
+async fn a_fragmented_message_is_judged_whole() {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message;
+    use tokio_tungstenite::tungstenite::protocol::frame::Frame as WsFrame;
+    use tokio_tungstenite::tungstenite::protocol::frame::coding::{Data, OpCode};
+
+    let server = Listener::bind().await;
+    let faults = Arc::new(ByText::default());
+    let proxy = Proxy::start_with(server.addr(), faults.clone())
+        .await
+        .unwrap();
+    let url = format!("ws://{}/mcp", proxy.addr());
+    let (client, mut upstream) = tokio::join!(
+        async {
+            tokio_tungstenite::connect_async(url.as_str())
+                .await
+                .unwrap()
+                .0
+        },
+        server.accept()
+    );
+    let (mut sink, stream) = client.split();
+    // Sends `text` in three fragments, a ping between the first two.
+    let fragmented = |text: String| {
+        let bytes = text.into_bytes();
+        let third = bytes.len() / 3;
+        vec![
+            Message::Frame(WsFrame::message(
+                bytes[..third].to_vec(),
+                OpCode::Data(Data::Text),
+                false,
+            )),
+            Message::Ping(Default::default()),
+            Message::Frame(WsFrame::message(
+                bytes[third..2 * third].to_vec(),
+                OpCode::Data(Data::Continue),
+                false,
+            )),
+            Message::Frame(WsFrame::message(
+                bytes[2 * third..].to_vec(),
+                OpCode::Data(Data::Continue),
+                true,
+            )),
+        ]
+    };
+    let up = json!({"n": 2, "pad": "x".repeat(3000)});
+    for frame in fragmented(up.to_string()) {
+        sink.send(frame).await.unwrap();
+    }
+    assert_eq!(upstream.recv().await, up);
+    assert_eq!(
+        *faults.up.lock().unwrap(),
+        [up.to_string()],
+        "seen once, whole"
+    );
+
+    drop(stream);
+}
+
 /// Cuts the answers of the connections it is told, as each starts.
 struct CutAnswers(Vec<u64>);
 

@@ -415,6 +415,26 @@ impl DeafPeer {
     /// The next frame's opcode and payload (server frames are unmasked); `None` at the end
     /// of the TCP stream.
     async fn frame(&mut self) -> Option<(u8, Vec<u8>)> {
+        self.frame_fin()
+            .await
+            .map(|(_, opcode, payload)| (opcode, payload))
+    }
+
+    /// The next message's opcode and payload, its fragments joined (a message longer than
+    /// `ws::FRAGMENT` comes in several, RFC 6455 §5.4).
+    async fn message(&mut self) -> Option<(u8, Vec<u8>)> {
+        let (mut fin, opcode, mut payload) = self.frame_fin().await?;
+        while !fin {
+            let (last, continuation, more) = self.frame_fin().await?;
+            assert_eq!(continuation, 0x0, "a continuation frame");
+            payload.extend_from_slice(&more);
+            fin = last;
+        }
+        Some((opcode, payload))
+    }
+
+    /// The next frame's FIN bit, opcode and payload.
+    async fn frame_fin(&mut self) -> Option<(bool, u8, Vec<u8>)> {
         use tokio::io::AsyncReadExt;
         let mut head = [0u8; 2];
         match within_named("a frame", self.tcp.read_exact(&mut head)).await {
@@ -430,7 +450,7 @@ impl DeafPeer {
         };
         let mut payload = vec![0; len];
         self.tcp.read_exact(&mut payload).await.unwrap();
-        Some((head[0] & 0x0f, payload))
+        Some((head[0] & 0x80 != 0, head[0] & 0x0f, payload))
     }
 }
 
@@ -671,7 +691,7 @@ async fn a_peer_that_stops_reading_fills_the_queue_and_send_waits_for_room_in_or
     let expected = sent + 1;
     let reading = tokio::spawn(async move {
         for n in 0..expected {
-            let (opcode, payload) = peer.frame().await.expect("the link stays open");
+            let (opcode, payload) = peer.message().await.expect("the link stays open");
             assert_eq!(opcode, TEXT);
             let got: serde_json::Value = serde_json::from_slice(&payload).unwrap();
             assert_eq!(got["params"]["n"], n, "out of order");

@@ -583,8 +583,13 @@ impl PrincipalState {
 
     /// The restamped state, as sessions hold it ([`Versioned`]).
     pub fn versioned_now(&mut self) -> Versioned {
+        let mut statement = self.versioned(0);
+        // Kept while the state holds (every session shares it): no room beyond its entries
+        // (issue #42).
+        statement.tools.shrink_to_fit();
+        statement.toolsets.shrink_to_fit();
         Versioned {
-            statement: self.versioned(0),
+            statement,
             forgotten: self.stamps.forgotten,
         }
     }

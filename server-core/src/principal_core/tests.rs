@@ -726,13 +726,60 @@ fn a_drained_output_queue_keeps_a_turns_room_and_frees_a_bursts() {
     };
     c.handle_call(call(1), |_| true, at(1));
     assert_eq!(drain(&mut c).len(), 1, "one answer");
-    let kept = c.out.capacity();
-    assert!(kept <= KEPT_OUTPUTS, "a turn's room kept: {kept}");
+    assert_eq!(c.out.capacity(), KEPT_OUTPUTS, "a turn's room, and no more");
     let burst = 2 * KEPT_OUTPUTS as i64 + 2;
     for n in 2..=burst + 1 {
         c.handle_call(call(n), |_| true, at(1));
     }
     assert!(c.out.capacity() > KEPT_OUTPUTS);
     assert_eq!(drain(&mut c).len(), burst as usize, "every call answered");
-    assert_eq!(c.out.capacity(), 0, "a burst's queue is freed once drained");
+    assert_eq!(
+        c.out.capacity(),
+        KEPT_OUTPUTS,
+        "a burst's queue is given back once drained, a turn's room kept"
+    );
+}
+
+/// The state handed to the store and the one a session attaching meanwhile is given are
+/// one, shared, when nothing changed between (issue #42: each idle principal held a copy
+/// of its statement for that session); a change makes a new one.
+#[test]
+fn a_state_made_again_unchanged_is_shared_not_copied() {
+    let mut c = core(false, true);
+    c.handle_attach(s(1), 0, at(0));
+    drain(&mut c);
+    let handed = c.versioned_now();
+    let given = c.given();
+    assert!(Arc::ptr_eq(&handed, &given), "one state, shared");
+    assert!(
+        Arc::ptr_eq(&c.versioned_now(), &handed),
+        "and made again, the same"
+    );
+    open_go(&mut c, "g1", 7);
+    let changed = c.versioned_now();
+    assert!(changed.version() > handed.version());
+    assert!(
+        !Arc::ptr_eq(&changed, &handed),
+        "a change is a state of its own"
+    );
+}
+
+#[test]
+fn issue41_a_relinked_instance_is_reached_at_its_new_address() {
+    // Issue #41: an instance released and adopted again runs behind another address; the
+    // link keeps its key and participant, and an unknown instance links nothing.
+    let mut c = core(false, true);
+    let lobby = InstanceKey::toolset("lobby");
+    assert_eq!(c.links()[&lobby].addr, 1);
+    assert_eq!(
+        c.relink(InstanceId(1), 7),
+        Some((lobby.clone(), ParticipantId(0)))
+    );
+    assert_eq!(c.links()[&lobby].addr, 7);
+    assert_eq!(c.relink(InstanceId(99), 8), None);
+    assert_eq!(
+        c.links()[&lobby].addr,
+        7,
+        "another instance's relink changes nothing"
+    );
 }

@@ -149,6 +149,10 @@ impl Ledger {
             change.parts.push((stray.clone(), None));
         }
         if self.core.as_deref() != Some(&core) {
+            // Kept until the next change (as the last record kept): no room beyond it
+            // (issue #42: up to half again of an idle principal's record).
+            let mut core = core;
+            core.shrink_to_fit();
             change.core = Some(core);
         }
         let mut matched = 0;

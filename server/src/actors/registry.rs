@@ -40,9 +40,11 @@ use std::sync::atomic::Ordering;
 use tokio::sync::oneshot;
 
 mod messages;
+mod owning;
 
 use messages::FetchedFor;
 pub(crate) use messages::{AttachError, AttachSession, DetachSession, Published};
+pub(crate) use owning::{AdoptInstance, ReleaseInstance, RunningInstances};
 
 /// How long a principal whose record could not be read waits before it is read again,
 /// while invitations wait for it, after its first failed read **\[project\]** (a session
@@ -128,7 +130,8 @@ pub(crate) struct Registry {
     backing_off: HashMap<Principal, u64>,
     /// The next token of a scheduled read.
     next_read: u64,
-    /// The instances the start resumed, by id: a principal read later links to those
+    /// The instances running, by id: those the start resumed, those principals started
+    /// and those adopted (issue #41, `owning.rs`). A principal read later links to those
     /// still running (`restore::revive`).
     running: HashMap<u64, Addr<crate::actors::instance::InstanceActor>>,
     /// Live sessions per principal, for who is online.
@@ -182,7 +185,8 @@ impl Registry {
         let me = self.me.clone().expect("set when the registry started");
         let registrar = Registrar {
             idle: me.clone().recipient(),
-            route: me.recipient(),
+            route: me.clone().recipient(),
+            running: me.recipient(),
         };
         let (shared, p) = (self.shared.clone(), principal.clone());
         let addr = PrincipalActor::start_in_arbiter(arbiter, move |_| match revived {
@@ -303,6 +307,7 @@ impl Registry {
         let registrar = || Registrar {
             idle: me.clone().recipient(),
             route: me.clone().recipient(),
+            running: me.clone().recipient(),
         };
         let mut generation = self.next_generation;
         let restored = crate::actors::restore::restore(

@@ -292,7 +292,7 @@ pub(crate) fn restore(
 }
 
 /// The logic of an instance read back, or why it will not run again.
-fn readable(
+pub(crate) fn readable(
     shared: &Shared,
     record: &InstanceRecord,
     location: &str,

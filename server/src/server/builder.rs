@@ -124,6 +124,7 @@ pub struct ServerBuilder {
     plain_hosts: PlainHosts,
     store: Option<Arc<dyn Store>>,
     follow_wait: Duration,
+    resume_instances: bool,
     features: Features,
 }
 
@@ -165,6 +166,7 @@ impl ServerBuilder {
             plain_hosts: PlainHosts::default(),
             store: None,
             follow_wait: FOLLOW_WAIT,
+            resume_instances: true,
         }
     }
 
@@ -186,6 +188,18 @@ impl ServerBuilder {
     /// ever held. `Duration::ZERO` commits at once, each step as it comes.
     pub fn follow_wait(mut self, max: Duration) -> Self {
         self.follow_wait = max;
+        self
+    }
+
+    /// Whether the server resumes, when it starts, every instance its store keeps (and
+    /// reads the principals they name): the default, `true`, for a server that owns its
+    /// store alone (issue #15). `false` for a node of a cluster sharing one store with
+    /// others (issue #41 item 3, `docs/ownership.md` **\[project\]**): it starts running
+    /// no instance and adopts each one whose lease it takes
+    /// ([`Server::adopt_instance`](crate::Server::adopt_instance)); its new instances'
+    /// ids still go past every one the store keeps.
+    pub fn resume_instances(mut self, resume: bool) -> Self {
+        self.resume_instances = resume;
         self
     }
 
@@ -580,9 +594,14 @@ impl ServerBuilder {
         }
         let loaded = match &self.store {
             // Issue #41: the instances and the principals they need, not everything.
-            Some(store) => {
+            Some(store) if self.resume_instances => {
                 let anew = |t: &str| crate::shared::started_anew(&logic, &catalog, t);
                 Some(crate::actors::restore::read_start(&**store, &anew)?)
+            }
+            // Issue #41: nothing resumed, but new ids go past those kept.
+            Some(store) => {
+                let last = store.live_instances()?.iter().map(|i| i.id).max();
+                Some((crate::store::Loaded::default(), last))
             }
             None => None,
         };

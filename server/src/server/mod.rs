@@ -249,4 +249,84 @@ impl Server {
     pub fn now(&self) -> SystemTime {
         self.shared.now()
     }
+
+    /// The ids of the instances this server runs, sorted (issue #41: what a node holds
+    /// leases for). An instance released, or stopped once nobody linked to it, is not
+    /// among them.
+    pub async fn running_instances(&self) -> Vec<u64> {
+        let Some(registry) = self.registry.get() else {
+            return Vec::new();
+        };
+        registry
+            .send(crate::actors::registry::RunningInstances)
+            .await
+            .unwrap_or_default()
+    }
+
+    /// Stops running instance `id` without ending it (issue #41 item 3,
+    /// `docs/ownership.md` §4), so that another server on the same store — or this one —
+    /// adopts it ([`Server::adopt_instance`]). From now on it takes no step: a call to it
+    /// is answered at once with a JSON-RPC error (-32603, `data: {retryable: true, ran:
+    /// false}`), its timers and its bot wait for its adoption. Answered once every step it
+    /// handed to the store is decided, its record — live, what its players were told —
+    /// the one an adoption reads.
+    ///
+    /// Refused: an instance that does not run here ([`OwnershipError::NotRunning`],
+    /// releasing twice among them), that ended ([`OwnershipError::Ended`]: its players
+    /// are told of it here), that has invitations not taken up
+    /// ([`OwnershipError::InvitationsPending`] **\[project\]**), whose logic is not
+    /// kept ([`OwnershipError::NotDurable`]: it could not run again), or that is being
+    /// released. A step that could not be kept gives [`OwnershipError::NotKept`], the
+    /// instance released all the same.
+    ///
+    /// [`OwnershipError::NotRunning`]: crate::OwnershipError::NotRunning
+    /// [`OwnershipError::Ended`]: crate::OwnershipError::Ended
+    /// [`OwnershipError::InvitationsPending`]: crate::OwnershipError::InvitationsPending
+    /// [`OwnershipError::NotKept`]: crate::OwnershipError::NotKept
+    /// [`OwnershipError::NotDurable`]: crate::OwnershipError::NotDurable
+    pub async fn release_instance(&self, id: u64) -> Result<(), crate::OwnershipError> {
+        let Some(registry) = self.registry.get() else {
+            return Err(crate::OwnershipError::NotRunning { id });
+        };
+        registry
+            .send(crate::actors::registry::ReleaseInstance { id })
+            .await
+            .unwrap_or(Err(crate::OwnershipError::Gone))
+    }
+
+    /// Runs instance `id` again from its record in the store, while the server runs (issue
+    /// #41 item 3: the takeover of one instance; a restart resumes every one): its logic
+    /// read back and resumed (its timers set again, a bot's move made), each of its
+    /// principals linked to it — those running here at once, the others read from the
+    /// store as on their first use — so that their calls reach it, and a host adopts it
+    /// with no re-open. Whoever runs instances by lease (a cluster) holds the instance's
+    /// lease first: the SDK checks only that it does not run here.
+    ///
+    /// Refused, nothing changed: a server without a store
+    /// ([`OwnershipError::NoStore`]), an instance running here
+    /// ([`OwnershipError::Running`]), one the store holds no record of
+    /// ([`OwnershipError::Unknown`]), one that ended ([`OwnershipError::Ended`]), one
+    /// whose record cannot run again ([`OwnershipError::Unreadable`]), a principal of it
+    /// being read for its first use ([`OwnershipError::Busy`]: try again), a read that
+    /// failed ([`OwnershipError::Store`]).
+    ///
+    /// # Panics
+    ///
+    /// Outside an actix `System`, when the server has not started yet (as
+    /// [`Server::serve`]).
+    ///
+    /// [`OwnershipError::NoStore`]: crate::OwnershipError::NoStore
+    /// [`OwnershipError::Running`]: crate::OwnershipError::Running
+    /// [`OwnershipError::Unknown`]: crate::OwnershipError::Unknown
+    /// [`OwnershipError::Ended`]: crate::OwnershipError::Ended
+    /// [`OwnershipError::Unreadable`]: crate::OwnershipError::Unreadable
+    /// [`OwnershipError::Busy`]: crate::OwnershipError::Busy
+    /// [`OwnershipError::Store`]: crate::OwnershipError::Store
+    pub async fn adopt_instance(&self, id: u64) -> Result<(), crate::OwnershipError> {
+        let registry = self.registry(&Arbiter::current());
+        registry
+            .send(crate::actors::registry::AdoptInstance { id })
+            .await
+            .unwrap_or(Err(crate::OwnershipError::Gone))
+    }
 }

@@ -26,7 +26,8 @@
 //!   has not read what the peer sent: the fault is ours then, and the check is suspended.
 //!   The reader polls the socket with a waker of its own, which notes the wake-up
 //!   (`signalled`) and passes it on to the consumer.
-//! - `close`: the reader asks the writer to close with a code (1009 past the hard ceiling).
+//! - `asked_close`: the reader asks the writer to close with a code (1009 past the hard
+//!   ceiling).
 //! - `reader_done`: the writer exits when the reader has; the reader's end closes the write
 //!   side to senders itself, so `Outbound::send` fails at once; after sending a close frame
 //!   the writer gives the peer
@@ -62,7 +63,8 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, mpsc};
 use tokio_tungstenite::WebSocketStream;
 use tokio_tungstenite::tungstenite::protocol::CloseFrame;
-use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
+use tokio_tungstenite::tungstenite::protocol::frame::Frame as RawFrame;
+use tokio_tungstenite::tungstenite::protocol::frame::coding::{CloseCode, Data as OpData, OpCode};
 use tokio_tungstenite::tungstenite::{Error as WsError, Message as Frame};
 use tokio_util::sync::CancellationToken;
 
@@ -147,8 +149,6 @@ where
     // The channel carries nothing: it tells the writer when every `Outbound` is gone, and
     // them when the writer is (`Outbound::is_closed`).
     let (out_tx, out_rx) = mpsc::channel(1);
-    // Boxed: the channel's block holds 32 slots however few are used (issue #42).
-    let (close_tx, close_rx) = mpsc::channel(1);
     let shared = Arc::new(Shared {
         heard: AtomicBool::new(true),
         waiting: AtomicBool::new(false),
@@ -163,6 +163,7 @@ where
         state: Mutex::new(Out {
             sink: Some(sink),
             queue: VecDeque::new(),
+            sent: 0,
             unflushed: false,
             closed: false,
             refused: false,
@@ -170,6 +171,7 @@ where
             queued_bytes: 0,
             max_bytes: depth_bytes(limit),
             giving_up: None,
+            asked_close: None,
         }),
         wanted: Notify::new(),
         room: Notify::new(),
@@ -178,21 +180,13 @@ where
         stream: Some(stream),
         out: out.clone(),
         waker: Waker::from(shared.clone()),
-        close: close_tx,
         shared: shared.clone(),
         limit,
         draining: false,
     };
     crate::spawn_task(
         local,
-        write(
-            out.clone(),
-            out_rx,
-            close_rx,
-            shared,
-            ping,
-            info.peer.clone(),
-        ),
+        write(out.clone(), out_rx, shared, ping, info.peer.clone()),
     );
     Connection {
         info,
@@ -217,6 +211,8 @@ struct Out<S> {
     sink: Option<SplitSink<WebSocketStream<S>, Frame>>,
     /// Frames not yet given to the sink, oldest first.
     queue: VecDeque<Frame>,
+    /// The bytes of the first frame's text already given to the sink as fragments.
+    sent: usize,
     /// A frame was given to the sink and not yet flushed.
     unflushed: bool,
     /// The writer has stopped taking messages.
@@ -232,6 +228,10 @@ struct Out<S> {
     max_bytes: usize,
     /// A sender gave the link up ([`Outbound::give_up`]): the close the writer sends.
     giving_up: Option<CloseFrame>,
+    /// The reader asks the writer to close with this (1009 past the hard ceiling, 1007
+    /// for text that is not UTF-8). A field rather than a channel: a channel's block is
+    /// ~0.5 KiB a link (issue #42).
+    asked_close: Option<CloseFrame>,
 }
 
 impl<S: AsyncRead + AsyncWrite + Unpin> Out<S> {
@@ -243,13 +243,26 @@ impl<S: AsyncRead + AsyncWrite + Unpin> Out<S> {
         let Some(sink) = self.sink.as_mut() else {
             return Poll::Ready(Err(WsError::AlreadyClosed));
         };
-        while !self.queue.is_empty() {
+        while let Some(front) = self.queue.front() {
             ready!(Pin::new(&mut *sink).poll_ready(cx))?;
-            if let Some(frame) = self.queue.pop_front() {
-                self.queued_bytes = self.queued_bytes.saturating_sub(frame.len());
-                Pin::new(&mut *sink).start_send(frame)?;
-                self.unflushed = true;
-            }
+            // A long message goes out a fragment at a time, its entry kept until the last.
+            let frame = match fragment(front, self.sent) {
+                Some((piece, sent)) if sent < front.len() => {
+                    self.sent = sent;
+                    piece
+                }
+                Some((piece, _)) => {
+                    self.sent = 0;
+                    take_front(&mut self.queue, &mut self.queued_bytes);
+                    piece
+                }
+                None => match take_front(&mut self.queue, &mut self.queued_bytes) {
+                    Some(frame) => frame,
+                    None => break,
+                },
+            };
+            Pin::new(&mut *sink).start_send(frame)?;
+            self.unflushed = true;
         }
         if self.unflushed {
             ready!(Pin::new(sink).poll_flush(cx))?;
@@ -322,6 +335,7 @@ where
         // (RFC 6455 §7.4.1: 1008, the peer broke this endpoint's policy).
         out.closed = true;
         out.queue.clear();
+        out.sent = 0;
         out.queued_bytes = 0;
         out.giving_up = Some(match why {
             GiveUp::Unread => close_frame(
@@ -345,12 +359,57 @@ pub fn config(limit: usize) -> tokio_tungstenite::tungstenite::protocol::WebSock
         // tungstenite's default (128 KiB) is zero-filled before each read and stays
         // allocated for the connection's life: most of an idle session's memory.
         .read_buffer_size(READ_BUFFER)
+        // Frames are written out once this much waits, so that, with messages sent in
+        // fragments of at most `FRAGMENT` bytes, the write buffer — which keeps the room
+        // of the most it ever held — stays near that (issue #42).
+        .write_buffer_size(FRAGMENT)
+}
+
+/// The longest text a frame of ours carries: a longer message goes in fragments (RFC 6455
+/// §5.4), so that tungstenite's write buffer, which never gives back the room its largest
+/// write took, keeps about this much rather than the largest message's (~5.4 KiB for a
+/// `tools/list` answer). **\[project\]** 1 KiB: an idle session holds ~4 KiB less; a long
+/// message costs a write per KiB.
+pub const FRAGMENT: usize = 1024;
+
+/// The next fragment of `frame` from byte `sent` of its text, and where the following one
+/// starts; `None` when the frame goes whole (not text, or no longer than [`FRAGMENT`]).
+/// Fragments end on character boundaries, so that each is UTF-8 on its own.
+fn fragment(frame: &Frame, sent: usize) -> Option<(Frame, usize)> {
+    let Frame::Text(text) = frame else {
+        return None;
+    };
+    let len = text.len();
+    if len <= FRAGMENT {
+        return None;
+    }
+    let mut end = (sent + FRAGMENT).min(len);
+    while !text.as_str().is_char_boundary(end) {
+        end -= 1;
+    }
+    let opcode = if sent == 0 {
+        OpCode::Data(OpData::Text)
+    } else {
+        OpCode::Data(OpData::Continue)
+    };
+    let data = bytes::Bytes::from(text.clone()).slice(sent..end);
+    Some((
+        Frame::Frame(RawFrame::message(data, opcode, end == len)),
+        end,
+    ))
 }
 
 /// The read buffer of one WebSocket connection; larger frames grow it as they come.
 /// **[project]** 2 KiB: a dozen calls of a pipelining client in one read, and an idle
 /// session holds 6 KiB less than with 8 KiB (issue #42).
 const READ_BUFFER: usize = 2 * 1024;
+
+/// Takes the first frame off `queue`, whose bytes `queued` counts.
+fn take_front(queue: &mut VecDeque<Frame>, queued: &mut usize) -> Option<Frame> {
+    let frame = queue.pop_front()?;
+    *queued = queued.saturating_sub(frame.len());
+    Some(frame)
+}
 
 fn close_frame(code: CloseCode, reason: &str) -> CloseFrame {
     CloseFrame {
@@ -367,7 +426,6 @@ struct WsReader<S: AsyncRead + AsyncWrite + Unpin + Send + 'static> {
     out: Arc<WriteSide<S>>,
     /// [`Shared`]'s waker, given to the socket.
     waker: Waker,
-    close: mpsc::Sender<Box<CloseFrame>>,
     shared: Arc<Shared>,
     limit: usize,
     /// This is the task reading on for a consumer that dropped its end: it does not hand
@@ -384,6 +442,13 @@ where
         self.stream = None;
         self.finish();
         Poll::Ready(None)
+    }
+
+    /// Asks the writer to close the link with `frame` (module docs: `asked_close`), before the
+    /// reader ends.
+    fn ask_close(&self, frame: CloseFrame) {
+        self.out.lock().asked_close.get_or_insert(frame);
+        self.out.wanted.notify_one();
     }
 
     /// Reading is over: senders are refused at once, before the writer task, which ends
@@ -455,19 +520,17 @@ where
                 }
                 Some(Err(WsError::Capacity(e))) => {
                     tracing::debug!(error = %e, "websocket message beyond the hard ceiling; closing");
-                    let _ = self
-                        .close
-                        .try_send(Box::new(close_frame(CloseCode::Size, "message too big")));
+                    self.ask_close(close_frame(CloseCode::Size, "message too big"));
                     return self.end();
                 }
                 // RFC 6455 §8.1: a text frame that is not UTF-8 fails the connection with
                 // 1007, said to the peer rather than dropping TCP under it.
                 Some(Err(WsError::Utf8)) => {
                     tracing::debug!("websocket text frame not UTF-8; closing with 1007");
-                    let _ = self.close.try_send(Box::new(close_frame(
+                    self.ask_close(close_frame(
                         CloseCode::Invalid,
                         "a text frame must be UTF-8",
-                    )));
+                    ));
                     return self.end();
                 }
                 Some(Err(e)) => {
@@ -500,7 +563,6 @@ where
             stream: Some(stream),
             out: self.out.clone(),
             waker: self.waker.clone(),
-            close: self.close.clone(),
             shared: self.shared.clone(),
             limit: self.limit,
             draining: true,
@@ -517,7 +579,6 @@ where
 async fn write<S>(
     out: Arc<WriteSide<S>>,
     mut senders: mpsc::Receiver<crate::Nothing>,
-    mut close: mpsc::Receiver<Box<CloseFrame>>,
     shared: Arc<Shared>,
     ping: Option<Duration>,
     peer: String,
@@ -535,7 +596,11 @@ async fn write<S>(
     // intervals is the same silence the ping check catches.
     let stuck = ping.map(|every| every * 2);
     let closing = loop {
-        if let Some(frame) = out.lock().giving_up.take() {
+        let asked = {
+            let mut state = out.lock();
+            state.giving_up.take().or_else(|| state.asked_close.take())
+        };
+        if let Some(frame) = asked {
             break Some(frame);
         }
         let tick = async {
@@ -546,12 +611,11 @@ async fn write<S>(
                 None => std::future::pending().await,
             }
         };
-        // Biased: a close the reader asked for beats its ending, and a rare tick is never
-        // starved by a busy write side.
+        // Biased: the reader's ending is seen first (with the close it asked for, if any:
+        // `asked_close`), and a rare tick is never starved by a busy write side.
         let sent = tokio::select! {
             biased;
-            frame = close.recv() => break frame.map(|f| *f),
-            () = &mut reader_gone => break None,
+            () = &mut reader_gone => break out.lock().asked_close.take(),
             () = tick => {
                 if !shared.answered() {
                     tracing::info!(%peer, "websocket peer stopped answering pings; closing");
@@ -762,6 +826,115 @@ mod tests {
         tokio::time::timeout(Duration::from_secs(10), ended)
             .await
             .expect("the writer ends after a failed write");
+    }
+
+    fn info(peer: &str) -> ConnectionInfo {
+        ConnectionInfo {
+            kind: TransportKind::WebSocket,
+            ordered: true,
+            principal: None,
+            peer: peer.into(),
+        }
+    }
+
+    /// A notification whose text is about `bytes` long, with characters of two and three
+    /// bytes throughout, so that a fragment's end often falls inside one.
+    fn long_note(bytes: usize) -> Message {
+        let text: String = "aé€".repeat(bytes / 6);
+        Message::Notification(mcpl_protocol::jsonrpc::Notification {
+            method: "n".into(),
+            params: Some(
+                serde_json::value::to_raw_value(&serde_json::json!({ "text": text }))
+                    .expect("JSON"),
+            ),
+        })
+    }
+
+    /// Reads one frame a server wrote (unmasked): its FIN bit, opcode and payload.
+    async fn raw_frame(peer: &mut tokio::io::DuplexStream) -> (bool, u8, Vec<u8>) {
+        use tokio::io::AsyncReadExt as _;
+        let mut head = [0u8; 2];
+        peer.read_exact(&mut head).await.expect("a frame's header");
+        assert_eq!(head[1] & 0x80, 0, "a server's frames are not masked");
+        let len = match head[1] & 0x7f {
+            126 => u64::from(peer.read_u16().await.expect("the length")),
+            127 => peer.read_u64().await.expect("the length"),
+            n => u64::from(n),
+        };
+        let mut payload = vec![0u8; usize::try_from(len).expect("a length that fits")];
+        peer.read_exact(&mut payload).await.expect("the payload");
+        (head[0] & 0x80 != 0, head[0] & 0x0f, payload)
+    }
+
+    /// A message longer than [`FRAGMENT`] goes out in fragments of at most that much, each
+    /// UTF-8 on its own, which tungstenite's write buffer — it keeps the room of the most
+    /// it ever held — is then never asked to hold more than (issue #42); a short message
+    /// after it goes whole.
+    #[tokio::test]
+    async fn a_long_message_goes_in_fragments_no_longer_than_fragment() {
+        let (ours, mut peer) = tokio::io::duplex(1 << 20);
+        let ws = WebSocketStream::from_raw_socket(ours, Role::Server, Some(config(1 << 20))).await;
+        let conn = run(ws, info("a raw peer"), 1 << 20, None, None, false);
+        let long = long_note(5 * FRAGMENT + 300);
+        let note = Message::Notification(mcpl_protocol::jsonrpc::Notification {
+            method: "after".into(),
+            params: None,
+        });
+        conn.outbound.try_send(long.clone()).expect("taken");
+        conn.outbound.try_send(note.clone()).expect("taken");
+        let read = async {
+            let mut whole = Vec::new();
+            let mut fragments = 0;
+            loop {
+                let (fin, opcode, payload) = raw_frame(&mut peer).await;
+                assert_eq!(
+                    opcode,
+                    if fragments == 0 { 1 } else { 0 },
+                    "text, then continuations"
+                );
+                assert!(
+                    payload.len() <= FRAGMENT,
+                    "a fragment of {} bytes",
+                    payload.len()
+                );
+                assert!(
+                    std::str::from_utf8(&payload).is_ok(),
+                    "each fragment is UTF-8"
+                );
+                whole.extend_from_slice(&payload);
+                fragments += 1;
+                if fin {
+                    break;
+                }
+            }
+            assert!(fragments > 5, "{fragments} fragments");
+            assert_eq!(String::from_utf8(whole).expect("UTF-8"), long.encode());
+            let (fin, opcode, payload) = raw_frame(&mut peer).await;
+            assert!(fin && opcode == 1, "the next message goes whole");
+            assert_eq!(payload, note.encode().into_bytes());
+        };
+        tokio::time::timeout(Duration::from_secs(10), read)
+            .await
+            .expect("the frames come");
+    }
+
+    /// A long message sent in fragments arrives whole at a link's other end.
+    #[tokio::test]
+    async fn a_long_message_arrives_whole() {
+        let (a, b) = tokio::io::duplex(1 << 16);
+        let server = WebSocketStream::from_raw_socket(a, Role::Server, Some(config(1 << 20))).await;
+        let client = WebSocketStream::from_raw_socket(b, Role::Client, Some(config(1 << 20))).await;
+        let server = run(server, info("client"), 1 << 20, None, None, false);
+        let mut client = run(client, info("server"), 1 << 20, None, None, false);
+        let long = long_note(40 * FRAGMENT + 7);
+        server.outbound.send(long.clone()).await.expect("sent");
+        let got = tokio::time::timeout(Duration::from_secs(10), client.inbound.recv())
+            .await
+            .expect("the message comes");
+        match got {
+            Some(Inbound::Message { message, .. }) => assert_eq!(message, long),
+            other => panic!("not the message: {other:?}"),
+        }
     }
 
     /// Counts the wakes it is given.

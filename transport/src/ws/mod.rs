@@ -26,7 +26,7 @@
 
 mod link;
 
-pub use link::{CLOSE_TIMEOUT, DEPTH, HARD_CEILING_FACTOR, config, depth_bytes};
+pub use link::{CLOSE_TIMEOUT, DEPTH, FRAGMENT, HARD_CEILING_FACTOR, config, depth_bytes};
 
 use crate::sources::Source;
 use crate::{

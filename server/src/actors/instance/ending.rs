@@ -15,7 +15,9 @@ impl Handler<CloseInstance> for InstanceActor {
     ) -> Self::Result {
         // Not committed before the closer's step that follows it is promised (issue #42).
         let _hold = self.shared.hold();
-        let Some(key) = self.core.link(who).map(|l| l.key.clone()) else {
+        let link = self.core.link(who).filter(|_| !self.is_shell());
+        let Some(key) = link.map(|l| l.key.clone()) else {
+            // Not linked, or released: the close is its principal's alone (`release.rs`).
             let closed = Closed {
                 content: Vec::new(),
                 batch: None,
@@ -41,7 +43,8 @@ impl Handler<Leave> for InstanceActor {
 
     fn handle(&mut self, Leave { who, follow }: Leave, ctx: &mut Context<Self>) {
         let _hold = self.shared.hold();
-        let Some(link) = self.core.link(who).cloned() else {
+        let link = self.core.link(who).filter(|_| !self.is_shell());
+        let Some(link) = link.cloned() else {
             return;
         };
         let (_, batch) = self.close_step(who, ctx);
@@ -71,6 +74,9 @@ impl Handler<Unlink> for InstanceActor {
     type Result = ();
 
     fn handle(&mut self, Unlink { who, follow }: Unlink, ctx: &mut Context<Self>) {
+        if self.is_shell() {
+            return; // released: it writes nothing (`release.rs`)
+        }
         self.core.handle_unlink(who);
         self.stop_if_unlinked(ctx);
         // Handed over (issue #42 item 1).
@@ -120,11 +126,30 @@ impl InstanceActor {
 /// Answers a call outside any step (the instance ended, the caller left), straight to the
 /// caller's principal.
 pub(super) fn answer_alone(link: &Link, id: InstanceId, w: Waiter, result: CallToolResult) {
+    answer_outcome(link, id, w, Ok(result));
+}
+
+/// Answers a call outside any step with a JSON-RPC error (a released instance, issue #41).
+pub(super) fn answer_error(
+    link: &Link,
+    id: InstanceId,
+    w: Waiter,
+    error: mcpl_protocol::jsonrpc::ErrorObject,
+) {
+    answer_outcome(link, id, w, Err(error));
+}
+
+fn answer_outcome(
+    link: &Link,
+    id: InstanceId,
+    w: Waiter,
+    outcome: Result<CallToolResult, mcpl_protocol::jsonrpc::ErrorObject>,
+) {
     let mut batch = Batch::new(id, link.key.clone());
     batch.answers.push(CallAnswer {
         session: w.session,
         request: w.request,
-        outcome: Ok(result),
+        outcome,
         deferred: false,
     });
     // Nothing written: nothing to follow.

@@ -52,6 +52,9 @@ impl Handler<Join> for InstanceActor {
 
     fn handle(&mut self, m: Join, ctx: &mut Context<Self>) -> Self::Result {
         let _hold = self.shared.hold();
+        if self.is_shell() {
+            return Err(EnterFailure::Internal); // released (`release.rs`)
+        }
         self.core
             .admit_join(m.who, &m.principal)
             .map_err(EnterFailure::Refused)?;

@@ -10,7 +10,7 @@ impl Handler<InvitationNamed> for InstanceActor {
     type Result = ();
 
     fn handle(&mut self, m: InvitationNamed, ctx: &mut Context<Self>) {
-        if !self.core.handle_named(m.who, m.name.as_deref()) {
+        if self.is_shell() || !self.core.handle_named(m.who, m.name.as_deref()) {
             return;
         }
         let Some(mut logic) = self.logic.take() else {
@@ -32,7 +32,7 @@ impl Handler<Decline> for InstanceActor {
     type Result = ();
 
     fn handle(&mut self, Decline { who, principal }: Decline, ctx: &mut Context<Self>) {
-        if !self.core.handle_decline(who, principal) {
+        if self.is_shell() || !self.core.handle_decline(who, principal) {
             return;
         }
         let Some(mut logic) = self.logic.take() else {

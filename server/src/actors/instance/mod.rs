@@ -27,6 +27,7 @@
 //! | `ending.rs` | a close, a leave, an unlink, a timer's wake |
 //! | `invitations.rs` | an invitation named or declined by its principal |
 //! | `durable.rs` | its record in the store; read back at a restart (issue #15) |
+//! | `release.rs` | released to run elsewhere, without ending (issue #41): a shell meanwhile |
 
 mod durable;
 mod ending;
@@ -34,6 +35,7 @@ mod entering;
 use ending::answer_alone;
 mod invitations;
 mod messages;
+mod release;
 mod step;
 
 pub(crate) use messages::Call as CallIn;
@@ -42,6 +44,8 @@ pub(crate) use messages::{
     ForPrincipal, Invitation, InvitationNamed, InvitationWithdrawn, Join, Leave, Link, Start,
     ToPrincipal, Unlink,
 };
+
+pub(crate) use release::Release;
 
 pub use crate::core::instance_core::INTERNAL_ERROR;
 
@@ -86,6 +90,8 @@ pub(crate) struct InstanceActor {
     sending: VecDeque<(Ticket, Vec<ToPrincipal>)>,
     /// Waiting for the first of `sending` to be decided.
     sending_waits: bool,
+    /// Released (issue #41, `release.rs`): it takes no step, and answers calls "retry".
+    released: bool,
 }
 
 impl InstanceActor {
@@ -107,6 +113,7 @@ impl InstanceActor {
             outbox: Vec::new(),
             sending: VecDeque::new(),
             sending_waits: false,
+            released: false,
         }
     }
 
@@ -262,6 +269,9 @@ impl Handler<CallIn> for InstanceActor {
 
     fn handle(&mut self, m: CallIn, ctx: &mut Context<Self>) {
         let waiter = Waiter::new(m.who, m.session, m.request);
+        if self.is_shell() {
+            return self.refuse_in_shell(&m.link, waiter);
+        }
         let logic = match self.core.admit_call(m.who) {
             Err(text) => Err(text),
             Ok(()) => self

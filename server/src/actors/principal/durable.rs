@@ -79,6 +79,10 @@ impl PrincipalActor {
                 self.keep(kept);
             }
         }
+        if self.unkept.is_empty() {
+            // All kept: an idle principal keeps no room for changes waiting (issue #42).
+            self.unkept = std::collections::VecDeque::new();
+        }
     }
 
     fn links(&self) -> Vec<LinkRecord> {

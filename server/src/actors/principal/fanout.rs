@@ -14,6 +14,7 @@ use crate::ids::SessionId;
 use crate::store::Ticket;
 use crate::store::records::NotKept;
 use actix::prelude::*;
+use std::collections::VecDeque;
 use std::sync::Arc;
 
 impl Handler<Batched> for PrincipalActor {
@@ -178,6 +179,9 @@ impl PrincipalActor {
                 Told::Read(read) => read(self),
             }
         }
+        // All told: an idle principal keeps no room for what waits (issue #42); the next
+        // change takes it again.
+        self.told = VecDeque::new();
         self.give_versioned();
     }
 

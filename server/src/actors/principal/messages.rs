@@ -47,6 +47,27 @@ pub(crate) struct Registrar {
     pub(crate) idle: Recipient<Idle>,
     /// Routes its instances' invitations to other principals.
     pub(crate) route: Recipient<ToPrincipal>,
+    /// Told of each instance it starts, so the server knows what runs (issue #41: an
+    /// instance released and adopted, `actors/registry/owning.rs`).
+    pub(crate) running: Recipient<InstanceStarted>,
+}
+
+/// A principal started instance `id`'s actor.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct InstanceStarted {
+    pub(crate) id: u64,
+    pub(crate) addr: Addr<crate::actors::instance::InstanceActor>,
+}
+
+/// Instance `id` runs again behind `addr` (issue #41: adopted): this principal's link to
+/// it, and an invitation of it, reach it there. The answer is its key for the instance
+/// and who it is there, when it links to it.
+#[derive(Message)]
+#[rtype(result = "Option<(crate::core::InstanceKey, crate::author::ParticipantId)>")]
+pub(crate) struct Relink {
+    pub(crate) id: crate::ids::InstanceId,
+    pub(crate) addr: Addr<crate::actors::instance::InstanceActor>,
 }
 
 /// The principal started as `generation` has nothing left (no session, nothing open, no

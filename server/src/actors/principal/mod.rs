@@ -61,8 +61,9 @@ pub(crate) struct PrincipalActor {
     principal: Principal,
     /// The principal's rules: what it decides, the actor carries out (`server-core/src/principal_core.rs`).
     core: PrincipalCore<Addr<InstanceActor>>,
-    /// How each session is reached.
-    sessions: BTreeMap<SessionId, SessionAddr>,
+    /// How each session is reached. Boxed: a map's node holds room for eleven, and a
+    /// session's addresses are 80 bytes (issue #42: ~0.7 KiB of an idle principal).
+    sessions: BTreeMap<SessionId, Box<SessionAddr>>,
     retire_timer: Option<SpawnHandle>,
     /// The record last kept in the store (issue #15), core and parts, what a change that
     /// could not be kept goes back to; `None` until one was.
@@ -291,6 +292,15 @@ impl Handler<Retire> for PrincipalActor {
             ctx.stop();
         }
         idle
+    }
+}
+
+impl Handler<Relink> for PrincipalActor {
+    type Result = Option<(crate::core::InstanceKey, crate::author::ParticipantId)>;
+
+    /// Issue #41: an instance it links to was adopted, and runs behind another address.
+    fn handle(&mut self, m: Relink, _: &mut Context<Self>) -> Self::Result {
+        self.core.relink(m.id, m.addr)
     }
 }
 

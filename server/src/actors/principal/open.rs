@@ -55,6 +55,10 @@ impl PrincipalActor {
             key.toolset.clone(),
         )
         .start();
+        self.registrar.running.do_send(super::InstanceStarted {
+            id: id.0,
+            addr: addr.clone(),
+        });
         let who = ParticipantId(0);
         let start = Start {
             logic: self.shared.logic_of(&key.toolset),

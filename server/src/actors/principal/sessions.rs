@@ -12,7 +12,7 @@ impl Handler<Attach> for PrincipalActor {
             ctx.cancel_future(t);
         }
         let to = m.to.clone();
-        self.sessions.insert(m.id, m.to);
+        self.sessions.insert(m.id, Box::new(m.to));
         self.core
             .handle_attach(m.id, self.told_seq, self.shared.now());
         self.flush(ctx);

@@ -1,0 +1,305 @@
+//! Which instances this server runs, and moving one (issue #41 item 3,
+//! `docs/ownership.md` §4): the registry knows every instance running (`running`), so it
+//! releases one ([`ReleaseInstance`]: the instance's actor becomes a shell, `release.rs`)
+//! and adopts one from its record ([`AdoptInstance`]) — the takeover of one instance, as a
+//! restart resumes every one (`restore.rs`), while the server runs.
+//!
+//! **Adopting.** Once every step handed to the store is decided, the instance's record is
+//! read, with the records of its principals that have no actor here (off the actors'
+//! threads). Back in the registry, in its mailbox's order: the instance's actor is made
+//! with its address first (`Context::new`), each principal of it running here links to
+//! that address ([`Relink`]: its key and who it is there come back), each one read is
+//! started linked to it (`restore::revive`, as on its first use), and the actor runs with
+//! those links — a principal whose record no longer links to the instance is gone from it.
+//! Its logic's resume runs first (timers, a bot's move), as after a restart. The registry
+//! awaits nobody in its mailbox: the relinks' answers come back as a spawned future.
+
+use super::Registry;
+use crate::actors::instance::{InstanceActor, Link, Release};
+use crate::actors::principal::{InstanceStarted, Relink};
+use crate::actors::restore::{self, Fetched};
+use crate::author::ParticipantId;
+use crate::core::InstanceKey;
+use crate::ids::InstanceId;
+use crate::ownership::OwnershipError;
+use crate::store::records::{self, InstanceRecord};
+use actix::prelude::*;
+use mcpl_transport::Principal;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::Ordering;
+
+/// Which instances run here, by id, sorted.
+#[derive(Message)]
+#[rtype(result = "Vec<u64>")]
+pub(crate) struct RunningInstances;
+
+/// Release instance `id` (`release.rs`).
+#[derive(Message)]
+#[rtype(result = "Result<(), OwnershipError>")]
+pub(crate) struct ReleaseInstance {
+    pub(crate) id: u64,
+}
+
+/// Adopt instance `id` from its record (see the module docs).
+#[derive(Message)]
+#[rtype(result = "Result<(), OwnershipError>")]
+pub(crate) struct AdoptInstance {
+    pub(crate) id: u64,
+}
+
+/// An instance's record, and its principals' that have no actor here, as read.
+type Read = Result<(Vec<u8>, HashMap<String, Fetched>), OwnershipError>;
+
+/// From how many entries `running` drops its stopped ones, each time its size reaches a
+/// power of two (amortized: a server of short games does not hold every one it ran).
+const RUNNING_TIDY: usize = 64;
+
+impl Registry {
+    /// The actor of instance `id`, when it runs here.
+    fn running_addr(&self, id: u64) -> Option<Addr<InstanceActor>> {
+        self.running.get(&id).filter(|a| a.connected()).cloned()
+    }
+
+    /// Instance `id` read back, with the principals of it this server does not run: made
+    /// to run, once its principals here have linked to it.
+    fn adopt_read(
+        &mut self,
+        id: u64,
+        read: Read,
+    ) -> ResponseActFuture<Self, Result<(), OwnershipError>> {
+        let refuse = |e| Box::pin(actix::fut::ready(Err(e))) as ResponseActFuture<Self, _>;
+        let (bytes, mut fetched) = match read {
+            Ok(read) => read,
+            Err(e) => return refuse(e),
+        };
+        if self.running_addr(id).is_some() {
+            return refuse(OwnershipError::Running { id });
+        }
+        let location = self
+            .shared
+            .store
+            .as_ref()
+            .map(|s| s.location())
+            .unwrap_or_default();
+        let record = match serde_json::from_slice::<InstanceRecord>(&bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                let reason = format!("its record in {location} cannot be read: {e}");
+                return refuse(OwnershipError::Unreadable { id, reason });
+            }
+        };
+        if let Some(reason) = &record.ended {
+            let reason = reason.clone();
+            return refuse(OwnershipError::Ended { id, reason });
+        }
+        let logic = match restore::readable(&self.shared, &record, &location) {
+            Ok(logic) => logic,
+            Err(reason) => return refuse(OwnershipError::Unreadable { id, reason }),
+        };
+        let names = records::needs(&bytes)
+            .map(|n| n.principals)
+            .unwrap_or_default();
+        if let Some(name) = names
+            .iter()
+            .find(|n| self.loading.contains_key(&Principal::Named((*n).clone())))
+        {
+            let principal = name.clone();
+            return refuse(OwnershipError::Busy { id, principal });
+        }
+        let instance: Context<InstanceActor> = Context::new();
+        let addr = instance.address();
+        self.running.insert(id, addr.clone());
+        // Each principal of it: (its recipient, the answer to a relink), or linked already.
+        let mut relinks = Vec::new();
+        let mut links: BTreeMap<ParticipantId, Link> = BTreeMap::new();
+        for name in names {
+            let principal = Principal::Named(name.clone());
+            if let Some(entry) = self.principals.get(&principal) {
+                let to = entry.addr.clone();
+                let relink = to.send(Relink {
+                    id: InstanceId(id),
+                    addr: addr.clone(),
+                });
+                relinks.push(async move { (to.recipient(), relink.await.ok().flatten()) });
+            } else if let Some(f) = fetched.remove(&name) {
+                let revived = restore::revive(&self.shared, &name, f, &self.running);
+                let link = revived.as_ref().and_then(|r| {
+                    r.links
+                        .iter()
+                        .find(|(_, l)| l.id.0 == id)
+                        .map(|(key, l)| (key.clone(), l.who))
+                });
+                let entry = self.start(&principal, &Arbiter::current(), revived);
+                if let Some((key, who)) = link {
+                    let principal = entry.addr.clone().recipient();
+                    links.insert(who, Link { principal, key });
+                }
+                self.principals.insert(principal, entry);
+            }
+            // Otherwise it retired meanwhile, so it links to nothing: gone from it.
+        }
+        self.published
+            .principals
+            .store(self.principals.len(), Ordering::Relaxed);
+        let shared = self.shared.clone();
+        let router = self
+            .me
+            .clone()
+            .expect("set when the registry started")
+            .recipient();
+        Box::pin(
+            futures_util::future::join_all(relinks)
+                .into_actor(self)
+                .map(move |answers, _, _| {
+                    for (principal, answer) in answers {
+                        if let Some((key, who)) = answer {
+                            links.insert(who, Link { principal, key });
+                        }
+                    }
+                    // Only the links the instance's record agrees with (`restore.rs`).
+                    links.retain(|who, l| record.links.get(&who.0) == Some::<&InstanceKey>(&l.key));
+                    shared.instance_ids_past(id);
+                    let actor = InstanceActor::restored(
+                        shared,
+                        router,
+                        InstanceId(id),
+                        record,
+                        logic,
+                        links,
+                    );
+                    instance.run(actor);
+                    tracing::info!(instance = id, "instance adopted");
+                    Ok(())
+                }),
+        )
+    }
+}
+
+impl Handler<InstanceStarted> for Registry {
+    type Result = ();
+
+    fn handle(&mut self, m: InstanceStarted, _: &mut Context<Self>) {
+        let n = self.running.len();
+        if n >= RUNNING_TIDY && n.is_power_of_two() {
+            self.running.retain(|_, a| a.connected());
+        }
+        self.running.insert(m.id, m.addr);
+    }
+}
+
+impl Handler<RunningInstances> for Registry {
+    type Result = Vec<u64>;
+
+    fn handle(&mut self, _: RunningInstances, _: &mut Context<Self>) -> Vec<u64> {
+        self.running.retain(|_, a| a.connected());
+        let mut ids: Vec<u64> = self.running.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+}
+
+impl Handler<ReleaseInstance> for Registry {
+    type Result = ResponseActFuture<Self, Result<(), OwnershipError>>;
+
+    /// The instance is forgotten here once released, or stopped without its last steps
+    /// kept: its shell goes once its principals let go of it.
+    fn handle(
+        &mut self,
+        ReleaseInstance { id }: ReleaseInstance,
+        _: &mut Context<Self>,
+    ) -> Self::Result {
+        let Some(addr) = self.running_addr(id) else {
+            return Box::pin(actix::fut::ready(Err(OwnershipError::NotRunning { id })));
+        };
+        Box::pin(
+            addr.clone()
+                .send(Release)
+                .into_actor(self)
+                .map(move |answer, act, _| {
+                    let answer = answer.unwrap_or(Err(OwnershipError::NotRunning { id }));
+                    if matches!(answer, Ok(()) | Err(OwnershipError::NotKept { .. }))
+                        && act.running.get(&id) == Some(&addr)
+                    {
+                        act.running.remove(&id);
+                    }
+                    answer
+                }),
+        )
+    }
+}
+
+impl Handler<AdoptInstance> for Registry {
+    type Result = ResponseActFuture<Self, Result<(), OwnershipError>>;
+
+    fn handle(
+        &mut self,
+        AdoptInstance { id }: AdoptInstance,
+        _: &mut Context<Self>,
+    ) -> Self::Result {
+        if self.running_addr(id).is_some() {
+            return Box::pin(actix::fut::ready(Err(OwnershipError::Running { id })));
+        }
+        let Some(store) = self.shared.store.clone() else {
+            return Box::pin(actix::fut::ready(Err(OwnershipError::NoStore { id })));
+        };
+        // Those with an actor here (or being read) are linked, not read.
+        let resident: HashSet<String> = self
+            .principals
+            .keys()
+            .chain(self.loading.keys())
+            .filter_map(|p| match p {
+                Principal::Named(n) => Some(n.clone()),
+                Principal::Anonymous(_) => None,
+            })
+            .collect();
+        self.running.retain(|_, a| a.connected());
+        let mut running: HashSet<u64> = self.running.keys().copied().collect();
+        // Its own record is read apart: not as one of its principals' instances.
+        running.insert(id);
+        let settled = self.shared.settled();
+        Box::pin(
+            async move {
+                settled.await;
+                let location = store.location();
+                let read =
+                    tokio::task::spawn_blocking(move || read(&*store, id, &resident, &running))
+                        .await;
+                read.unwrap_or_else(|e| {
+                    Err(OwnershipError::Store {
+                        id,
+                        source: crate::store::StoreError::Io {
+                            path: location.into(),
+                            detail: format!("reading an instance's record failed: {e}"),
+                        },
+                    })
+                })
+            }
+            .into_actor(self)
+            .then(move |read, act, _| act.adopt_read(id, read)),
+        )
+    }
+}
+
+/// Reads instance `id`'s record and the records of its principals not in `resident`
+/// (a blocking call, off the actors' threads).
+fn read(
+    store: &dyn crate::store::Store,
+    id: u64,
+    resident: &HashSet<String>,
+    running: &HashSet<u64>,
+) -> Read {
+    let failed = |source| OwnershipError::Store { id, source };
+    let Some(bytes) = store.load_instance(id).map_err(failed)? else {
+        let store = store.location();
+        return Err(OwnershipError::Unknown { id, store });
+    };
+    let mut fetched = HashMap::new();
+    let names = records::needs(&bytes)
+        .map(|n| n.principals)
+        .unwrap_or_default();
+    for name in names.into_iter().filter(|n| !resident.contains(n)) {
+        let f = restore::fetch(store, &name, running).map_err(failed)?;
+        fetched.insert(name, f);
+    }
+    Ok((bytes, fetched))
+}

@@ -1,0 +1,118 @@
+//! Which instances a server runs, for a cluster that moves them between its nodes (issue
+//! #41 item 3, `docs/ownership.md`): [`Server::release_instance`] stops one without
+//! ending it, [`Server::adopt_instance`] runs one again from its record, and
+//! [`Server::running_instances`] lists them. The leases that say which node may run an
+//! instance are the cluster's (`mcpl_cluster::PgLeases`); the SDK only does what it is
+//! told, and says clearly when it cannot.
+//!
+//! [`Server::release_instance`]: crate::Server::release_instance
+//! [`Server::adopt_instance`]: crate::Server::adopt_instance
+//! [`Server::running_instances`]: crate::Server::running_instances
+
+use crate::store::StoreError;
+
+/// Why an instance could not be released or adopted. Nothing changed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum OwnershipError {
+    /// Release: the instance does not run on this server (never did, was released, or
+    /// stopped once nobody linked to it).
+    #[error("instance {id} is not running on this server")]
+    NotRunning {
+        /// The instance.
+        id: u64,
+    },
+    /// Adopt: the instance already runs on this server.
+    #[error("instance {id} is already running on this server")]
+    Running {
+        /// The instance.
+        id: u64,
+    },
+    /// Adopt: the store holds no record of the instance (it never existed, or every
+    /// participant left it and its record was forgotten).
+    #[error("the store {store} holds no record of instance {id}")]
+    Unknown {
+        /// The instance.
+        id: u64,
+        /// Where the store is.
+        store: String,
+    },
+    /// The instance ended: it is neither released nor adopted. Its participants learn the
+    /// end from its record when their principals are read.
+    #[error("instance {id} has ended ({reason}); an ended instance is not moved")]
+    Ended {
+        /// The instance.
+        id: u64,
+        /// Why it ended.
+        reason: String,
+    },
+    /// Release: the instance has invitations not taken up, which live in the invited
+    /// principals' actors here **\[project\]**: release it once they are answered.
+    #[error(
+        "instance {id} has invitations not taken up yet; it is released once they are answered"
+    )]
+    InvitationsPending {
+        /// The instance.
+        id: u64,
+    },
+    /// Release: the instance's logic is not kept ([`Durable`](crate::Durable)), or its
+    /// state cannot be written now: released, it could not run again anywhere.
+    #[error("instance {id} cannot be released: {reason}")]
+    NotDurable {
+        /// The instance.
+        id: u64,
+        /// Why its state would be lost.
+        reason: String,
+    },
+    /// Release: it is being released already.
+    #[error("instance {id} is being released already")]
+    Releasing {
+        /// The instance.
+        id: u64,
+    },
+    /// Adopt: the record cannot be run again (its logic is not kept, its state does not
+    /// read back): the reason a restart would end it with.
+    #[error("instance {id} cannot run again: {reason}")]
+    Unreadable {
+        /// The instance.
+        id: u64,
+        /// Why.
+        reason: String,
+    },
+    /// Adopt: a principal of the instance is being read from the store for its first use
+    /// at this moment; try again.
+    #[error("principal {principal:?} of instance {id} is being read from the store; try again")]
+    Busy {
+        /// The instance.
+        id: u64,
+        /// The principal being read.
+        principal: String,
+    },
+    /// Release: a step of the instance could not be kept (the store was given up); the
+    /// actor stopped all the same, and its record is what was last kept.
+    #[error("instance {id} stopped, but its last steps could not be kept: {reason}")]
+    NotKept {
+        /// The instance.
+        id: u64,
+        /// Why.
+        reason: String,
+    },
+    /// Adopt: the server keeps no durable state, so it has no record to adopt from.
+    #[error("this server keeps no durable state: there is no record to adopt instance {id} from")]
+    NoStore {
+        /// The instance.
+        id: u64,
+    },
+    /// Adopt: reading the records failed.
+    #[error("instance {id} could not be read: {source}")]
+    Store {
+        /// The instance.
+        id: u64,
+        /// The store's error.
+        #[source]
+        source: StoreError,
+    },
+    /// The server's actors are gone (its system stopped).
+    #[error("the server is gone")]
+    Gone,
+}
