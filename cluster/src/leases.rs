@@ -54,8 +54,9 @@
 //! [`PgLeases::bound`] ([`CALL_TIMEOUT`], 5 s, unless the URL sets `tcp_user_timeout`;
 //! see [`PgStore`](crate::PgStore)'s module docs for the keepalives and server-side
 //! timeouts set with it) and then fails with [`LeaseError::Database`], retryable: an
-//! owner's renewal that hangs fails within the bound, and the owner stops as when the
-//! connection is lost. The connection's thread, still waiting, is left to end when the
+//! owner's renewal that hangs fails within the bound — within half the lease's time to
+//! live when that is shorter ([`PgLeases::renewal_bound`]), so a short lease is never
+//! outlived by a hung renewal — and the owner stops as when the connection is lost. The connection's thread, still waiting, is left to end when the
 //! database answers or its connection dies; the next call connects again on a thread of
 //! its own. **\[project\]** At most two such threads are left waiting at once: past that
 //! a call fails at once, without connecting, until one of them ends.
@@ -318,6 +319,17 @@ impl PgLeases {
         self.bound
     }
 
+    /// How long a renewal to `ttl` waits for the database at most: the connection's
+    /// [`bound`](PgLeases::bound), or half of `ttl` when that is shorter. **\[project\]**
+    /// Half: the owner renews at a third of the lease's time, so a renewal that hangs is
+    /// given up by five sixths of it, leaving a sixth (250 ms of a 1.5 s lease) for the
+    /// owner to stop serving before the lease expires; a hung renewal is never outlived
+    /// by the lease it renews, and one that merely answers late (under half the lease) is
+    /// still waited for.
+    pub fn renewal_bound(&self, ttl: Duration) -> Duration {
+        self.bound.min(ttl / 2)
+    }
+
     fn threads_now(&self) -> std::sync::MutexGuard<'_, Threads> {
         self.threads.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -365,9 +377,19 @@ impl PgLeases {
         &self.location
     }
 
-    /// Runs `f` on the connection's thread and waits for its answer.
+    /// Runs `f` on the connection's thread and waits for its answer, at most
+    /// [`PgLeases::bound`].
     fn call<R: Send + 'static>(
         &self,
+        f: impl FnOnce(&mut Client) -> Result<R, postgres::Error> + Send + 'static,
+    ) -> Result<R, LeaseError> {
+        self.call_within(self.bound, f)
+    }
+
+    /// Runs `f` on the connection's thread and waits for its answer, at most `bound`.
+    fn call_within<R: Send + 'static>(
+        &self,
+        bound: Duration,
         f: impl FnOnce(&mut Client) -> Result<R, postgres::Error> + Send + 'static,
     ) -> Result<R, LeaseError> {
         let stopped = || LeaseError::Database {
@@ -380,7 +402,7 @@ impl PgLeases {
         });
         let (generation, jobs) = self.queue()?;
         jobs.send(job).map_err(|_| stopped())?;
-        match answered.recv_timeout(self.bound) {
+        match answered.recv_timeout(bound) {
             Ok(answer) => answer.map_err(|e| LeaseError::Database {
                 location: self.location.clone(),
                 detail: chain(&e),
@@ -398,13 +420,12 @@ impl PgLeases {
                     threads.left.push(thread);
                 }
                 drop(threads);
-                tracing::warn!(leases = %self.location, bound = ?self.bound, "the database stopped answering a lease call");
+                tracing::warn!(leases = %self.location, ?bound, "the database stopped answering a lease call");
                 Err(LeaseError::Database {
                     location: self.location.clone(),
                     detail: format!(
-                        "the database did not answer within {:?} (it accepted the \
-                         connection but stopped answering)",
-                        self.bound
+                        "the database did not answer within {bound:?} (it accepted the \
+                         connection but stopped answering)"
                     ),
                 })
             }
@@ -485,10 +506,17 @@ impl PgLeases {
 
     /// Extends `lease` to `ttl` from now, only while it is still this holder's with its
     /// token and unexpired; [`LeaseError::Lost`] otherwise.
+    ///
+    /// The call waits at most [`PgLeases::renewal_bound`] of `ttl`: a renewal made at a
+    /// third of the lease's time (as the arcade's nodes renew) fails, if the database
+    /// hangs, by five sixths of it — before the lease can expire and another node take
+    /// over — however short the lease, where the connection's bound ([`CALL_TIMEOUT`],
+    /// 5 s) would outlive a lease of 1.5 s.
     pub fn renew(&self, lease: &Lease, ttl: Duration) -> Result<(), LeaseError> {
         let l = lease.clone();
+        let bound = self.renewal_bound(ttl);
         let ttl = seconds(ttl);
-        let renewed = self.call(move |c| {
+        let renewed = self.call_within(bound, move |c| {
             c.execute(
                 "UPDATE mcpl_leases SET expires_at = now() + make_interval(secs => $5) \
                  WHERE kind = $1 AND key = $2 AND node = $3 AND token = $4 AND expires_at > now()",

@@ -392,6 +392,9 @@ struct Shared {
     config: TunnelConfig,
     live: Arc<AtomicUsize>,
     next: AtomicU64,
+    /// Tunnels opened and accepted since the node started.
+    opened: AtomicU64,
+    accepted: AtomicU64,
 }
 
 impl Shared {
@@ -442,6 +445,15 @@ impl Drop for Place {
     }
 }
 
+/// How many tunnels a node opened and accepted since it started ([`Tunnels::counts`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TunnelCounts {
+    /// Tunnels it opened that the other node accepted.
+    pub opened: u64,
+    /// Tunnels other nodes opened to it that it accepted.
+    pub accepted: u64,
+}
+
 /// A node's tunnels: it opens them to other nodes and accepts theirs. See the module docs.
 #[derive(Clone)]
 pub struct Tunnels {
@@ -478,6 +490,8 @@ impl Tunnels {
                 config,
                 live: Arc::default(),
                 next: AtomicU64::new(0),
+                opened: AtomicU64::new(0),
+                accepted: AtomicU64::new(0),
             }),
         }
     }
@@ -485,6 +499,16 @@ impl Tunnels {
     /// The tunnels this node holds now (opened and accepted).
     pub fn live(&self) -> usize {
         self.shared.live.load(Ordering::Acquire)
+    }
+
+    /// How many tunnels this node opened (the owner accepted them) and accepted since it
+    /// started: what a load balancer's health check, or a test, reads to see that
+    /// connections were carried between nodes.
+    pub fn counts(&self) -> TunnelCounts {
+        TunnelCounts {
+            opened: self.shared.opened.load(Ordering::Relaxed),
+            accepted: self.shared.accepted.load(Ordering::Relaxed),
+        }
     }
 
     /// What the tunnels allow (as cut by [`Tunnels::new`]).
@@ -554,6 +578,7 @@ impl Tunnels {
                 busy: answer.busy,
             });
         }
+        s.opened.fetch_add(1, Ordering::Relaxed);
         Ok(Tunnel::new(
             id,
             s.clone(),
@@ -719,6 +744,7 @@ impl Open {
             ..OpenAnswer::default()
         };
         answer(&s.client, self.reply, &ok).await;
+        s.accepted.fetch_add(1, Ordering::Relaxed);
         Ok(Tunnel::new(
             self.head.id,
             s.clone(),

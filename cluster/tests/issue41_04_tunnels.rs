@@ -9,7 +9,7 @@
 use bytes::Bytes;
 use mcpl_cluster::bus::{BusConfig, BusError, NatsBus};
 use mcpl_cluster::tunnel::{
-    Ended, Frame, Tunnel, TunnelConfig, TunnelError, Tunnels, decode, encode,
+    Ended, Frame, Tunnel, TunnelConfig, TunnelCounts, TunnelError, Tunnels, decode, encode,
 };
 use mcpl_testkit::nats::Nats;
 use mcpl_testkit::within;
@@ -267,6 +267,21 @@ async fn issue41_04_the_bounds_refuse_past_them() {
         Err(TunnelError::TooMany { limit: 1 })
     ));
     assert_eq!(ta.live(), 1, "the refused open gave its place back");
+    // Counted: the one opened and accepted; the refused one on neither side.
+    assert_eq!(
+        ta.counts(),
+        TunnelCounts {
+            opened: 1,
+            accepted: 0
+        }
+    );
+    assert_eq!(
+        tb.counts(),
+        TunnelCounts {
+            opened: 0,
+            accepted: 1
+        }
+    );
 
     // a holds one at most: its second open fails at once, without asking anyone.
     let ta1 = Tunnels::new(&a, one);
@@ -277,12 +292,13 @@ async fn issue41_04_the_bounds_refuse_past_them() {
         "{third:?}"
     );
 
-    // Nobody takes opens for "nobody": said at once.
+    // Nobody takes opens for "nobody": said at once, and not counted.
     let none = within(ta.open("nobody", "ws", Bytes::new())).await;
     assert!(
         matches!(&none, Err(TunnelError::Bus(BusError::NoNode { node })) if node == "nobody"),
         "{none:?}"
     );
+    assert_eq!(ta.counts().opened, 1);
     // An open over the bus's limit is not sent.
     let huge = Bytes::from(vec![b'x'; 70 * 1024]);
     assert!(matches!(

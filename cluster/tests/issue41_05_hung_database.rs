@@ -210,6 +210,51 @@ async fn issue41_05_a_renewal_on_a_stopped_backend_fails_within_the_bound_then_a
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn issue41_05_a_renewal_of_a_short_lease_fails_within_half_of_it_not_the_call_bound() {
+    // A URL that sets no bound: calls wait CALL_TIMEOUT (5 s), longer than a 1.5 s lease.
+    let (_pg, admin, bounded) =
+        blocking("a database", || database("hung_short", "hung_short")).await;
+    let url = bounded
+        .split_once("&tcp_user_timeout")
+        .map_or(bounded.as_str(), |(u, _)| u)
+        .to_owned();
+    let u = url.clone();
+    let leases = Arc::new(blocking("connect", move || PgLeases::connect(&u, "a").unwrap()).await);
+    assert_eq!(leases.bound(), CALL_TIMEOUT);
+    let ttl = Duration::from_millis(1500);
+    let half = Duration::from_millis(750);
+    assert_eq!(leases.renewal_bound(ttl), half);
+    assert_eq!(leases.renewal_bound(Duration::from_secs(60)), CALL_TIMEOUT);
+    let l = leases.clone();
+    let lease = blocking("acquire", move || l.acquire(ARCADE, "arcade", ttl).unwrap()).await;
+    let a = admin.clone();
+    let backend = blocking("the backend", move || backend_of(&a, "hung_short")).await;
+    let stopped = Stopped::new(backend);
+
+    // Renewed at a third of the lease, as a node renews: it fails by five sixths of it,
+    // before the lease expires, not after the connection's 5 s.
+    let (l, held) = (leases.clone(), lease.clone());
+    let started = Instant::now();
+    let renewed = blocking("a renewal on a stopped backend", move || {
+        l.renew(&held, ttl)
+    })
+    .await;
+    let took = started.elapsed();
+    eprintln!("failed after {took:?} (renewal bound {half:?}, call bound {CALL_TIMEOUT:?})");
+    match renewed {
+        Err(LeaseError::Database { detail, .. }) => {
+            assert!(detail.contains("did not answer within 750ms"), "{detail}")
+        }
+        other => panic!("a renewal on a stopped backend: {other:?}"),
+    }
+    assert!(
+        took >= half && took < half + SLACK && took < CALL_TIMEOUT,
+        "failed after {took:?}, the renewal bound {half:?}"
+    );
+    drop(stopped);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn issue41_05_a_commit_stuck_on_a_lock_ends_with_the_sessions_own_timeout() {
     let (pg, _, url) = blocking("a database", || database("locked_store", "locked_store")).await;
     let u = url.clone();

@@ -129,6 +129,33 @@ async fn issue41_04_two_websocket_clients_on_standbys_play_to_the_end_told_by_pu
         !nodes[1].has_said("owns the arcade") && !nodes[2].has_said("owns the arcade"),
         "the standbys served nothing themselves"
     );
+    // The health checks count them: each standby opened one tunnel, the owner accepted
+    // both.
+    assert_eq!(tunnel_counts(&nodes[0]).await, (200, 0, 2));
+    assert_eq!(tunnel_counts(&nodes[1]).await, (503, 1, 0));
+    assert_eq!(tunnel_counts(&nodes[2]).await, (503, 1, 0));
+}
+
+/// A node's health check (`GET /mcpl/owner`): its status and the tunnels it says it
+/// opened and accepted.
+async fn tunnel_counts(n: &Node) -> (u16, u64, u64) {
+    use mcpl_games::arcade::node::{OWNER_PATH, TUNNELS_ACCEPTED, TUNNELS_OPENED};
+    let url = format!("{}{OWNER_PATH}", n.url.trim_end_matches("/mcp"));
+    let resp = within(reqwest::get(&url))
+        .await
+        .expect("the check is answered");
+    let count = |h: &str| {
+        resp.headers()
+            .get(h)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no {h} in {resp:?}"))
+    };
+    (
+        resp.status().as_u16(),
+        count(TUNNELS_OPENED),
+        count(TUNNELS_ACCEPTED),
+    )
 }
 
 /// A `subscriptions/listen` stream of `who` (modern, SSE) on `url`, holding every change

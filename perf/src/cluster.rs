@@ -4,8 +4,9 @@
 //! **The cluster** is the simulator's (`sim::nodes`): `nodes` (three) `mcpl-arcade serve
 //! --postgres URL --nats URL --node NAME` processes on a PostgreSQL and a `nats-server` of
 //! the run's own (`mcpl_testkit`: loopback, free ports, stopped by their ids), behind the
-//! sim's load balancer ([`Balancer`]): every Streamable HTTP request round robin, so two in
-//! three reach a standby, which forwards it over NATS to the node owning the arcade; the
+//! sim's load balancer ([`Balancer`]) in round robin ([`Balance::RoundRobin`], what
+//! `docs/cluster-haproxy.cfg` does; the load here is POSTs only, which both balances send
+//! alike): every Streamable HTTP request round robin, so two in three reach a standby, which forwards it over NATS to the node owning the arcade; the
 //! owner commits each change to PostgreSQL before it answers.
 //!
 //! **The floor** is one embedded node: the same `mcpl-arcade` binary, `serve` with its
@@ -46,7 +47,7 @@ use super::http_load::{HttpSession, texts};
 use mcpl_protocol::jsonrpc::{Id, Message, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sim::nodes::{Balancer, Cluster, Upstream};
+use sim::nodes::{Balance, Balancer, Cluster, Upstream};
 use std::io::{BufRead as _, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -465,12 +466,15 @@ pub async fn run(config: &ClusterConfig) -> Result<ClusterFigures, PerfError> {
         reason: e.to_string(),
     })?;
     let pg = cluster.postgres_url();
-    let front = Balancer::start(cluster.upstreams()).await?;
+    let front = Balancer::start(cluster.upstreams(), Balance::RoundRobin).await?;
     let embedded = Embedded::start(&binary, &players, config.bot_playouts).await?;
-    let floor_front = Balancer::start(vec![Upstream {
-        http: embedded.http,
-        ws: embedded.ws,
-    }])
+    let floor_front = Balancer::start(
+        vec![Upstream {
+            http: embedded.http,
+            ws: embedded.ws,
+        }],
+        Balance::RoundRobin,
+    )
     .await?;
     let url = |b: &Balancer| format!("http://{}/mcp", b.http_addr());
     let mut sides = [

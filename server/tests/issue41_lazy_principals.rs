@@ -485,3 +485,53 @@ async fn issue41_lazy_04_an_invitation_naming_an_idle_principal_reads_it_once() 
     assert_eq!(store.reads_of("idle-0300"), 1);
     assert_eq!(store.loads.load(Ordering::SeqCst), 0, "nothing read whole");
 }
+
+#[actix::test]
+async fn issue41_lazy_05_an_invitation_for_an_unreadable_principal_is_read_again_backing_off() {
+    let store = Arc::new(Counting::default());
+    first_life(&store).await;
+    let second = server(store.clone());
+    let mut alice = connect(&second, "alice").await;
+    store.failing.store(true, Ordering::SeqCst);
+    let invited = alice
+        .0
+        .exchange(req(
+            1,
+            "toolsets/open",
+            0,
+            json!({"toolset": "game", "instance": "duel", "options": {"opponent": "idle-0300"}}),
+        ))
+        .await;
+    assert!(invited.get("result").is_some(), "{invited:#}");
+    // A minute of a store that cannot read the invitee: read when the invitation came,
+    // then 1, 2, 4, 8 and 16 s after each failure (at 1, 3, 7, 15 and 31 s; the next at
+    // 61 s): six reads, not one a second. (The clock is paused: it moves when nothing
+    // else can, and never while a read runs.)
+    tokio::time::pause();
+    tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+    let reads = store.reads_of("idle-0300");
+    assert!((2..=6).contains(&reads), "{reads} reads in a minute");
+    // The waits stop growing at 30 s, and the invitation was kept: once the store reads
+    // again, the next read delivers it.
+    store.failing.store(false, Ordering::SeqCst);
+    tokio::time::sleep(std::time::Duration::from_secs(31)).await;
+    assert_eq!(store.reads_of("idle-0300"), reads + 1);
+    tokio::time::resume();
+    let mut idle = connect(&second, "idle-0300").await;
+    let listed = idle.0.exchange(req(1, "toolsets/list", 0, json!({}))).await;
+    let joined = idle
+        .0
+        .exchange(req(
+            2,
+            "toolsets/open",
+            version(&listed),
+            json!({"toolset": "game", "instance": "duel"}),
+        ))
+        .await;
+    assert!(joined.get("result").is_some(), "{joined:#}");
+    assert_eq!(
+        store.reads_of("idle-0300"),
+        reads + 1,
+        "read once more, not again"
+    );
+}

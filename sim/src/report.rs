@@ -59,6 +59,14 @@ pub struct NodeTotals {
     pub pg_restarts: u32,
     /// Nodes that ended by themselves (a lost lease) and were started again.
     pub revived: u32,
+    /// How the balancer sent WebSocket connections and streams: `round-robin` or `owner`
+    /// (`sim --balance`, [`crate::nodes::Balance`]).
+    pub balance: String,
+    /// Tunnels the nodes opened (a standby carrying a client's WebSocket connection or
+    /// stream to the owner), as the balancer's health checks counted them: a floor.
+    pub tunnels_opened: u64,
+    /// Tunnels the nodes accepted (the owner's side of them): a floor.
+    pub tunnels_accepted: u64,
 }
 
 /// The agents that played through a surface host ([`crate::load::LoadConfig::surface_agents`]).
@@ -235,7 +243,7 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
     (
         "node deaths survived",
-        "with --nodes: arcade nodes killed (SIGKILL) mid-run and started again, and how many of them owned the arcade, after which the arcade was served again (another node took the lease over and read every game back from PostgreSQL); the longest takeover; NATS restarts; PostgreSQL stopped at once and restarted",
+        "with --nodes: arcade nodes killed (SIGKILL) mid-run and started again, and how many of them owned the arcade, after which the arcade was served again (another node took the lease over and read every game back from PostgreSQL); the longest takeover; NATS restarts; PostgreSQL stopped at once and restarted; how the balancer sent WebSocket connections and streams (--balance round-robin: to any node, a standby tunneling them to the owner over NATS; owner: to the owner) and the tunnels the nodes opened and accepted",
     ),
     (
         "chaos",
@@ -410,7 +418,7 @@ impl LoadReport {
                 match &x.nodes {
                     None => "none (the arcade runs in process)".to_owned(),
                     Some(n) => format!(
-                        "{} of {} ({} owners; longest takeover {} ms) on {} nodes; NATS restarted {} times, PostgreSQL {} times; {} nodes ended by themselves and were started again",
+                        "{} of {} ({} owners; longest takeover {} ms) on {} nodes; NATS restarted {} times, PostgreSQL {} times; {} nodes ended by themselves and were started again; balanced {}, {} tunnels opened, {} accepted",
                         n.survived,
                         n.deaths,
                         n.owner_deaths,
@@ -418,7 +426,10 @@ impl LoadReport {
                         n.nodes,
                         n.nats_restarts,
                         n.pg_restarts,
-                        n.revived
+                        n.revived,
+                        n.balance,
+                        n.tunnels_opened,
+                        n.tunnels_accepted
                     ),
                 },
             ),

@@ -35,6 +35,7 @@ fn config(seed: u64, chaos: u8, plan: Option<ChaosPlan>) -> LoadConfig {
         modern_hints: 0,
         nodes: 0,
         arcade_bin: None,
+        balance: Default::default(),
     }
 }
 

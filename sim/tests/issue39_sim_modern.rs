@@ -33,6 +33,7 @@ async fn issue39_sim_modern_agents_play_beside_legacy_ones_through_chaos_with_no
         modern_hints: 0,
         nodes: 0,
         arcade_bin: None,
+        balance: Default::default(),
         bot_playouts: 8,
         host_threads: 1,
         surface_agents: 0,

@@ -1,11 +1,14 @@
 //! Issue #41 item 6: `sim --nodes 3` — the load and chaos run against three `mcpl-arcade`
 //! node processes on a PostgreSQL and a `nats-server` the run starts on loopback, behind
-//! the sim's load balancer. At chaos 2 the owner of the arcade is SIGKILLed mid-run and
+//! the sim's load balancer, sending every connection and request round robin
+//! (`--balance round-robin`, as `docs/cluster-haproxy.cfg`), so that standbys carry
+//! WebSocket connections and streams to the owner through tunnels over NATS. At chaos 2
+//! the owner of the arcade is SIGKILLed mid-run and
 //! started again (another node takes the lease over and reads every game back), another
 //! node dies later, NATS is killed and started again, PostgreSQL is stopped at once and
 //! started again, and the run ends with no violation:
 //! each host's view equals the server's, every end told once, no game left open, none
-//! lost at a death, every death survived.
+//! lost at a death, every death survived — and tunnels were opened and accepted.
 //!
 //! The binary is run as a user would (its exit status, its JSON report); `mcpl-arcade` is
 //! the workspace's (built first when this package's test build did not). Each run's seed
@@ -30,7 +33,7 @@ fn seed() -> u64 {
 }
 
 #[test]
-fn issue41_sim_three_nodes_survive_an_owner_kill_at_chaos_2_with_no_violation() {
+fn issue41_sim_three_nodes_round_robin_survive_an_owner_kill_at_chaos_2_with_no_violation() {
     let arcade = mcpl_testkit::process::workspace_bin("mcpl-games", "mcpl-arcade");
     let seed = seed();
     let dir = tempfile::tempdir().unwrap();
@@ -39,7 +42,8 @@ fn issue41_sim_three_nodes_survive_an_owner_kill_at_chaos_2_with_no_violation() 
     let dump = dir.path().join("agents.log");
     let out = Command::new(env!("CARGO_BIN_EXE_sim"))
         .env("SIM_DUMP", &dump)
-        .args(["--nodes", "3", "--chaos", "2", "--quiet"])
+        .args(["--nodes", "3", "--balance", "round-robin"])
+        .args(["--chaos", "2", "--quiet"])
         .args(["--agents", "10", "--modern", "2", "--modern-hints", "2"])
         .args([
             "--duration",
@@ -99,6 +103,12 @@ fn issue41_sim_three_nodes_survive_an_owner_kill_at_chaos_2_with_no_violation() 
     assert_eq!(nodes["survived"], nodes["deaths"], "seed {seed}:\n{stdout}");
     assert_eq!(nodes["nats_restarts"], 1, "seed {seed}:\n{stdout}");
     assert_eq!(nodes["pg_restarts"], 1, "seed {seed}:\n{stdout}");
+    // Round robin: standbys carried connections to the owner through tunnels.
+    assert_eq!(nodes["balance"], "round-robin", "seed {seed}:\n{stdout}");
+    assert!(
+        nodes["tunnels_opened"].as_u64() > Some(0) && nodes["tunnels_accepted"].as_u64() > Some(0),
+        "seed {seed}: no tunnel was used\n{stdout}"
+    );
     // No game lost at a death; the run played.
     let at = &report["chaos"]["games_at_restarts"];
     assert_eq!(at[1], at[0], "seed {seed}:\n{stdout}");

@@ -10,6 +10,7 @@ mod demo;
 mod deterministic;
 mod issue39_sim_modern;
 mod issue40_sim_modern_hints;
+mod issue41_modern_drain;
 mod issue41_sim_nodes;
 mod issue43_demo_web;
 mod issue43_glossary;

@@ -89,9 +89,18 @@ use tokio::sync::{Semaphore, watch};
 pub const LEASE_KEY: &str = "arcade";
 
 /// The path every node's Streamable HTTP front answers itself, for a load balancer's
-/// health check: `200` and `owner NAME` on the owner, `503` and `standby NAME` elsewhere.
-/// (On the owner the check reaches the front before any splice.)
+/// health check: `200` and `owner NAME` on the owner, `503` and `standby NAME` elsewhere,
+/// with the node's tunnel counts in the headers [`TUNNELS_OPENED`] and
+/// [`TUNNELS_ACCEPTED`]. (On the owner the check reaches the front before any splice.)
 pub const OWNER_PATH: &str = "/mcpl/owner";
+
+/// The header of [`OWNER_PATH`]'s answer giving how many tunnels the node opened since it
+/// started ([`Tunnels::counts`]): a balancer or a test sees connections were carried.
+pub const TUNNELS_OPENED: &str = "mcpl-tunnels-opened";
+
+/// The header of [`OWNER_PATH`]'s answer giving how many tunnels the node accepted since
+/// it started.
+pub const TUNNELS_ACCEPTED: &str = "mcpl-tunnels-accepted";
 
 /// The most requests a node replays for the others at once; more wait for a place.
 const REPLAYING: usize = 256;
@@ -388,7 +397,9 @@ impl Node {
 
     /// Renews `lease` at a third of its time to live while it is this node's; returns why
     /// it no longer is (lost, or the database failing: either way its writes may be
-    /// refused from now on, and the node must stop serving at once).
+    /// refused from now on, and the node must stop serving at once). A renewal that hangs
+    /// fails within half the time to live ([`PgLeases::renewal_bound`]): told by five
+    /// sixths of it, before the lease expires and another node takes over.
     pub async fn hold(&self, leases: &Arc<PgLeases>, lease: &Lease) -> LeaseError {
         let ttl = self.settings.ttl;
         let mut tick = tokio::time::interval(ttl / 3);
@@ -458,9 +469,12 @@ impl Node {
         );
         if checked {
             let body = format!("owner {}\n", self.settings.name);
+            let counts = self.tunnels.counts();
             let answer = format!(
-                "HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-                body.len()
+                "HTTP/1.1 200 OK\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\n{TUNNELS_OPENED}: {}\r\n{TUNNELS_ACCEPTED}: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len(),
+                counts.opened,
+                counts.accepted
             );
             let _ = stream.write_all(answer.as_bytes()).await;
             let _ = stream.shutdown().await;
@@ -533,6 +547,14 @@ impl Node {
             };
             let mut r = Response::new(Full::new(Bytes::from(body)));
             *r.status_mut() = status;
+            let counts = self.tunnels.counts();
+            for (name, n) in [
+                (TUNNELS_OPENED, counts.opened),
+                (TUNNELS_ACCEPTED, counts.accepted),
+            ] {
+                r.headers_mut()
+                    .insert(HeaderName::from_static(name), HeaderValue::from(n));
+            }
             return Err(r);
         }
         let (parts, body) = req.into_parts();

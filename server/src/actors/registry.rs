@@ -14,7 +14,8 @@
 //! an actor is read from the store first (`restore::fetch`, off the actors' threads):
 //! what arrives for it meanwhile waits in `loading`, in order, so first uses at once read
 //! it once. A read that fails refuses the sessions waiting (their hosts may try again)
-//! and keeps invitations for the next read; no actor ever starts from nothing over a
+//! and keeps invitations for the next read — after 1 s, doubling after each failure in a
+//! row up to 30 s ([`READ_AGAIN_MAX`]), or at once when a session attaches; no actor ever starts from nothing over a
 //! record it could not read. **Bounded** **\[project\]**: a principal read stays while it
 //! has sessions, instances, invitations or ended records not expired (the retirement rule
 //! above, `PrincipalConfig::ended_ttl`, an hour by default), as every principal restored
@@ -46,9 +47,26 @@ pub(crate) use messages::{AttachError, AttachSession, DetachSession, Published};
 pub(crate) use owning::{AdoptInstance, ReleaseInstance, RunningInstances};
 
 /// How long a principal whose record could not be read waits before it is read again,
-/// while invitations wait for it **\[project\]** (a session attaching is told at once,
-/// and its host tries again).
+/// while invitations wait for it, after its first failed read **\[project\]** (a session
+/// attaching is told at once, and its host tries again). Each failed read in a row doubles
+/// it, up to [`READ_AGAIN_MAX`] ([`read_again_after`]).
 const READ_AGAIN: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// The longest wait between reads of a principal whose record cannot be read while
+/// invitations wait for it **\[project\]**: a store that stays down is asked at most
+/// this often per principal, and an invitation is never dropped — it reaches its
+/// principal at most this long after the store can be read again (a session attaching
+/// meanwhile has the principal read at once).
+const READ_AGAIN_MAX: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// The wait before reading again a principal whose last `failed` reads in a row failed:
+/// 1 s, 2 s, 4 s, … up to [`READ_AGAIN_MAX`].
+fn read_again_after(failed: u32) -> std::time::Duration {
+    let doublings = failed.saturating_sub(1).min(16);
+    READ_AGAIN
+        .saturating_mul(1u32 << doublings)
+        .min(READ_AGAIN_MAX)
+}
 
 /// A message held for a retiring principal, in the order it came.
 enum Held {
@@ -105,6 +123,13 @@ pub(crate) struct Registry {
     /// Principals whose record is being read for their first use (issue #41), with what
     /// arrived for them meanwhile, in order: one read each, however many wait.
     loading: HashMap<Principal, Vec<Held>>,
+    /// Principals of `loading` whose reads failed, with how many in a row.
+    failed_reads: HashMap<Principal, u32>,
+    /// Principals of `loading` waiting to be read again (no read under way), each with the
+    /// token of the read scheduled: a read made sooner (a session attaching) voids it.
+    backing_off: HashMap<Principal, u64>,
+    /// The next token of a scheduled read.
+    next_read: u64,
     /// The instances running, by id: those the start resumed, those principals started
     /// and those adopted (issue #41, `owning.rs`). A principal read later links to those
     /// still running (`restore::revive`).
@@ -123,6 +148,9 @@ impl Registry {
             published,
             principals: HashMap::new(),
             loading: HashMap::new(),
+            failed_reads: HashMap::new(),
+            backing_off: HashMap::new(),
+            next_read: 0,
             running: HashMap::new(),
             sessions: HashMap::new(),
             live: 0,
@@ -178,7 +206,13 @@ impl Registry {
     /// the actor is asked to retire.
     fn route(&mut self, principal: &Principal, m: Held) {
         if let Some(held) = self.loading.get_mut(principal) {
+            let attaching = matches!(m, Held::Attach(..));
             held.push(m); // its record is being read: after it, in order
+            // Waiting to read it again after a failure: a session attaching has it read
+            // now, rather than after the backoff (its host waits for the answer).
+            if attaching && self.backing_off.remove(principal).is_some() {
+                self.fetch(principal.clone());
+            }
             return;
         }
         if !m.revives() && !self.principals.contains_key(principal) {
@@ -360,8 +394,10 @@ impl Handler<FetchedFor> for Registry {
             return;
         };
         let principal = m.principal;
+        self.backing_off.remove(&principal);
         match m.read {
             Ok(fetched) => {
+                self.failed_reads.remove(&principal);
                 let name = principal.name();
                 let revived =
                     crate::actors::restore::revive(&self.shared, &name, fetched, &self.running);
@@ -402,8 +438,22 @@ impl Handler<FetchedFor> for Registry {
                     })
                     .collect();
                 if waiting.iter().any(Held::revives) {
+                    let failed = self.failed_reads.entry(principal.clone()).or_default();
+                    *failed += 1;
+                    let after = read_again_after(*failed);
                     self.loading.insert(principal.clone(), waiting);
-                    ctx.run_later(READ_AGAIN, move |act, _| act.fetch(principal));
+                    self.next_read += 1;
+                    let token = self.next_read;
+                    self.backing_off.insert(principal.clone(), token);
+                    ctx.run_later(after, move |act, _| {
+                        // Unless it was read sooner (a session attaching).
+                        if act.backing_off.get(&principal) == Some(&token) {
+                            act.backing_off.remove(&principal);
+                            act.fetch(principal);
+                        }
+                    });
+                } else {
+                    self.failed_reads.remove(&principal);
                 }
             }
         }

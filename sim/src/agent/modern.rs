@@ -17,6 +17,16 @@
 //! what it believes open, and what it could not tell was opened, trying again while the
 //! server is unreachable.
 //!
+//! **What is open, as the server says** (issue #41). An open whose answer was lost may
+//! land after the agent found it not open (forwarded between arcade nodes, it can be
+//! overtaken by the agent's next request), or be kept although its answer was a refusal:
+//! nothing pushes a plain host the news (RFC-014 §8). But a call naming an instance that
+//! is not open is refused naming those that are (`no tictactoe instance "t-9" is open
+//! (open: t-3, t-7)`, §4.5): the agent takes every instance such a refusal names that it
+//! did not know of as open ([`open_listed`]), and its drain ends by asking it — a board
+//! read naming [`SWEEP`], which it never opens — and resigning what it learns, until
+//! nothing is open.
+//!
 //! What it saw is an [`AgentReport`] like the scripted agents' (its `ends_told` counts the
 //! ends shown in its results); the run checks it against the server's truth
 //! ([`crate::invariants::check_modern`]).
@@ -39,6 +49,14 @@ const MAX_OPEN: usize = 2;
 
 /// The pause before trying again a resign the server could not be reached for.
 const RETRY_AFTER: Duration = Duration::from_millis(200);
+
+/// The instance name the drain's last board read names, to be told what is open: never
+/// one of the agent's own (`t-0`, `t-1`, …).
+pub const SWEEP: &str = "t-drain";
+
+/// The most times the drain asks what is still open (each time resigning what it
+/// learns): a game opened meanwhile is found by the next.
+const SWEEPS: usize = 3;
 
 /// A modern agent's state of one game.
 #[derive(Debug, Clone)]
@@ -258,8 +276,26 @@ impl ModernAgent {
         Ok(())
     }
 
-    /// What an answer about `instance` says: its end, its free cells, or nothing known.
+    /// Takes as open every instance in `open` (what a refusal named open) the agent did
+    /// not know of: an open whose answer was lost, which landed (module docs). Its state
+    /// is unknown: the board is read before a move.
+    fn adopt(&mut self, io: &AgentIo, open: &[String]) {
+        for name in open {
+            if name == SWEEP || self.games.contains_key(name) {
+                continue;
+            }
+            self.doubtful.remove(name);
+            io.metrics().bump(|c| c.games_started += 1);
+            self.game(name).unsure = true;
+        }
+    }
+
+    /// What an answer about `instance` says: its end, its free cells, or nothing known;
+    /// and the instances a refusal names open.
     fn read_answer(&mut self, io: &AgentIo, instance: &str, error: bool, text: &str, moved: bool) {
+        if error && let Some(open) = open_listed(text) {
+            self.adopt(io, &open);
+        }
         let g = self.game(instance);
         if error && unknown_outcome(text) {
             g.unsure = true;
@@ -328,7 +364,8 @@ impl ModernAgent {
     }
 
     /// Resigns every game believed open; a resign the server could not be reached for is
-    /// tried again until it is answered or the run stops.
+    /// tried again until it is answered or the run stops. Then asks what is still open
+    /// (module docs) and resigns that too, until nothing is.
     async fn drain(
         &mut self,
         io: &mut AgentIo,
@@ -340,7 +377,55 @@ impl ModernAgent {
                 .into_iter()
                 .filter(|i| !self.games.contains_key(i)),
         );
-        for instance in open {
+        if !self.resign_all(io, phase, open).await? {
+            return Ok(());
+        }
+        for _ in 0..SWEEPS {
+            let Some(open) = self.still_open(io, phase).await? else {
+                return Ok(());
+            };
+            if open.is_empty() {
+                break;
+            }
+            self.adopt(io, &open);
+            if !self.resign_all(io, phase, open).await? {
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// What the server says is open now: the instances its refusal of a board read naming
+    /// [`SWEEP`] lists (RFC-014 §8, §4.5). Asked again while the server is unreachable;
+    /// `None` once the run stops, or when the refusal lists nothing.
+    async fn still_open(
+        &mut self,
+        io: &mut AgentIo,
+        phase: &watch::Receiver<Phase>,
+    ) -> Result<Option<Vec<String>>, HostError> {
+        loop {
+            let args = json!({"instance": SWEEP});
+            let (error, text, _) = self.call(io, "tictactoe_board", args).await?;
+            if error && unknown_outcome(&text) {
+                io.metrics().bump(|c| c.drain_unreachable += 1);
+                if *phase.borrow() == Phase::Stop {
+                    return Ok(None);
+                }
+                tokio::time::sleep(RETRY_AFTER).await;
+                continue;
+            }
+            return Ok(open_listed(&text));
+        }
+    }
+
+    /// Resigns each of `instances`; `false` when the run stopped first.
+    async fn resign_all(
+        &mut self,
+        io: &mut AgentIo,
+        phase: &watch::Receiver<Phase>,
+        instances: Vec<String>,
+    ) -> Result<bool, HostError> {
+        for instance in instances {
             loop {
                 let args = json!({"instance": instance});
                 let (error, text, _) = self.call(io, "tictactoe_resign", args).await?;
@@ -348,7 +433,7 @@ impl ModernAgent {
                 if error && unknown_outcome(&text) {
                     io.metrics().bump(|c| c.drain_unreachable += 1);
                     if *phase.borrow() == Phase::Stop {
-                        return Ok(());
+                        return Ok(false);
                     }
                     tokio::time::sleep(RETRY_AFTER).await;
                     continue;
@@ -369,7 +454,7 @@ impl ModernAgent {
                 break;
             }
         }
-        Ok(())
+        Ok(true)
     }
 }
 
@@ -391,6 +476,20 @@ pub fn unknown_outcome(error: &str) -> bool {
                 || error.contains("it may have run")))
         || (error.contains("(code -32600)")
             && error.contains("the server is not accepting connections"))
+}
+
+/// The instances a refusal names open (`no tictactoe instance "t-9" is open (open: t-3,
+/// t-7)`; `(open: none)`: none), if it names them.
+pub fn open_listed(text: &str) -> Option<Vec<String>> {
+    let (_, rest) = text.split_once(" is open (open: ")?;
+    let (list, _) = rest.split_once(')')?;
+    Some(
+        list.split(',')
+            .map(str::trim)
+            .filter(|n| !n.is_empty() && *n != "none")
+            .map(str::to_owned)
+            .collect(),
+    )
 }
 
 /// A random element of `items`.
@@ -467,6 +566,17 @@ mod tests {
             Some("O (bot) wins by resignation")
         );
         assert_eq!(ended_before("tictactoe:t-1: that cell is taken"), None);
+        assert_eq!(
+            open_listed(
+                r#"arcade refused it (code -32602): "tictactoe_board: no tictactoe instance \"t-drain\" is open (open: t-3, t-7)" (from arcade)"#
+            ),
+            Some(vec!["t-3".to_owned(), "t-7".to_owned()])
+        );
+        assert_eq!(
+            open_listed(r#"tictactoe_board: no tictactoe instance "t-drain" is open (open: none)"#),
+            Some(vec![])
+        );
+        assert_eq!(open_listed(MOVED), None);
         assert!(unknown_outcome(
             r#"arcade refused it (code -32603): "the server stopped before answering this request: it may have run (read the state again before retrying)" (from arcade)"#
         ));

@@ -3,7 +3,7 @@
 //! ```text
 //! sim [--agents N] [--duration S] [--seed X] [--transport ws|http|mixed] [--chaos LEVEL]
 //!     [--json PATH] [--bot-playouts N] [--think-ms MS] [--host-threads N] [--quiet] [--explain]
-//!     [--surface-agents N] [--modern N|P%] [--modern-hints N|P%] [--nodes N [--arcade-bin PATH]]
+//!     [--surface-agents N] [--modern N|P%] [--modern-hints N|P%] [--nodes N [--arcade-bin PATH] [--balance round-robin|owner]]
 //! sim --deterministic [--seed X] [--agents N] [--duration S] [--transport …] [--chaos LEVEL]
 //!     [--think-ms MS] [--trace-out PATH] [--explain]
 //! sim demo [--full] [--fast] [--pace-ms MS] [--seed N] [--out DIR] [--limit SECONDS] [--surface] [--web ADDR]
@@ -129,6 +129,18 @@ struct LoadArgs {
     /// `cargo build -p mcpl-games --bin mcpl-arcade` puts it).
     #[arg(long, value_name = "PATH", requires = "nodes")]
     arcade_bin: Option<PathBuf>,
+    /// With --nodes: how the load balancer sends WebSocket connections and streams
+    /// (`GET` event streams, `subscriptions/listen`): `round-robin` (the default, as
+    /// docs/cluster-haproxy.cfg: every connection and request to the next live node, a
+    /// standby tunneling what is the owner's to it over NATS) or `owner` (those to the
+    /// node owning the arcade; requests still round robin).
+    #[arg(
+        long,
+        value_name = "round-robin|owner",
+        default_value = "round-robin",
+        requires = "nodes"
+    )]
+    balance: sim::nodes::Balance,
     /// In memory on one thread and virtual time, so that a seed replays exactly; ends
     /// with the trace's digest (see `sim::det`). Defaults to 20 agents for 30 s.
     #[arg(long)]
@@ -259,6 +271,7 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         modern_hints: args.modern_hints.of(args.agents),
         nodes: args.nodes,
         arcade_bin: args.arcade_bin,
+        balance: args.balance,
     };
     let progress = (!args.quiet).then(|| {
         let bar = indicatif::ProgressBar::new(args.duration);

@@ -25,8 +25,10 @@ use crate::chaos::{Calm, ChaosPlan, DelayStats, answer_loss, delivery_hook};
 use crate::hosts::{LinkKnobs, start_host};
 use crate::invariants;
 use crate::metrics::Metrics;
-use crate::nodes::{Balancer, Cluster, ClusterConfig};
-use crate::report::{ChaosTotals, HintedTotals, LoadReport, ModernTotals, SurfaceTotals};
+use crate::nodes::{Balance, Balancer, Cluster, ClusterConfig};
+use crate::report::{
+    ChaosTotals, HintedTotals, LoadReport, ModernTotals, NodeTotals, SurfaceTotals,
+};
 use backend::Backend;
 use indicatif::ProgressBar;
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
@@ -164,6 +166,10 @@ pub struct LoadConfig {
     /// The `mcpl-arcade` binary the nodes run (default: beside this executable,
     /// [`crate::nodes::default_binary`]).
     pub arcade_bin: Option<std::path::PathBuf>,
+    /// With `nodes`: how the balancer in front sends WebSocket connections and streams
+    /// (round robin by default, as `docs/cluster-haproxy.cfg`; a standby tunnels them to
+    /// the owner).
+    pub balance: Balance,
 }
 
 impl Default for LoadConfig {
@@ -177,6 +183,7 @@ impl Default for LoadConfig {
             modern_hints: 0,
             nodes: 0,
             arcade_bin: None,
+            balance: Balance::default(),
         }
     }
 }
@@ -303,8 +310,9 @@ pub async fn run(
         .await?;
         let upstreams = cluster.upstreams();
         let (tx, rx) = oneshot::channel();
+        let balance = config.balance;
         proxy_thread.spawn(async move {
-            let _ = tx.send(Balancer::start(upstreams).await);
+            let _ = tx.send(Balancer::start(upstreams, balance).await);
         });
         let balancer = rx
             .await
@@ -744,7 +752,15 @@ pub async fn run(
         restarts: service.restarts(),
         nodes: match &service {
             Backend::Local(_) => None,
-            Backend::Nodes { cluster, .. } => Some(cluster.totals()),
+            Backend::Nodes { cluster, balancer } => {
+                let tunnels = balancer.tunnels();
+                Some(NodeTotals {
+                    balance: balancer.balance().name().to_owned(),
+                    tunnels_opened: tunnels.opened,
+                    tunnels_accepted: tunnels.accepted,
+                    ..cluster.totals()
+                })
+            }
         },
         games_at_restarts: (resumed.running, resumed.resumed, resumed.lost),
         duplicated_frames: proxies.as_ref().map_or(0, |(w, _, _)| w.stats().duplicated),

@@ -6,7 +6,7 @@
 //! | file | what |
 //! |---|---|
 //! | `mod.rs` | [`Cluster`]: the processes, started, killed and started again by their own ids; the games running at an owner's death, read from PostgreSQL |
-//! | `balancer` | [`Balancer`]: round robin for requests, the owner for streams and WebSocket, as `docs/cluster-haproxy.cfg` |
+//! | `balancer` | [`Balancer`]: round robin for every request and connection, as `docs/cluster-haproxy.cfg` ([`Balance::RoundRobin`], standbys tunnel to the owner), or streams and WebSocket to the owner ([`Balance::Owner`]) |
 //!
 //! **The chaos** ([`Cluster::kill`]; **\[project\]**: no spec speaks of a simulator): a
 //! node is killed with SIGKILL by its own process id (often the owner: the first death of
@@ -47,7 +47,7 @@ use tokio::time::Instant;
 
 pub mod balancer;
 
-pub use balancer::{Balancer, Upstream};
+pub use balancer::{Balance, Balancer, Upstream};
 
 /// The lease's time to live the nodes run with: a dead owner is replaced about this long
 /// after its last renewal.
@@ -532,7 +532,7 @@ impl Cluster {
         self.nats_restarts
     }
 
-    /// The report's row of it.
+    /// The report's row of it (the balancer's part left empty).
     pub fn totals(&self) -> NodeTotals {
         let owners = self.deaths.iter().filter(|d| d.owner);
         NodeTotals {
@@ -551,6 +551,7 @@ impl Cluster {
             nats_restarts: self.nats_restarts,
             pg_restarts: self.pg_restarts,
             revived: self.revived,
+            ..NodeTotals::default()
         }
     }
 

@@ -125,3 +125,10 @@ async fn a_principal_asked_to_retire_while_a_session_is_attached_stays() {
     assert_eq!(published.principals.load(Ordering::Relaxed), 1);
     assert_eq!(*published.sessions.borrow(), 2);
 }
+
+#[test]
+fn a_principal_that_cannot_be_read_is_read_again_after_doubling_waits_up_to_the_most() {
+    let secs: Vec<u64> = (1..=8).map(|n| read_again_after(n).as_secs()).collect();
+    assert_eq!(secs, [1, 2, 4, 8, 16, 30, 30, 30]);
+    assert_eq!(read_again_after(u32::MAX), READ_AGAIN_MAX);
+}
