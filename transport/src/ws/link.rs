@@ -368,8 +368,9 @@ pub fn config(limit: usize) -> tokio_tungstenite::tungstenite::protocol::WebSock
 /// The longest text a frame of ours carries: a longer message goes in fragments (RFC 6455
 /// §5.4), so that tungstenite's write buffer, which never gives back the room its largest
 /// write took, keeps about this much rather than the largest message's (~5.4 KiB for a
-/// `tools/list` answer). **\[project\]** 1 KiB: an idle session holds ~4 KiB less; a long
-/// message costs a write per KiB.
+/// `tools/list` answer). **\[project\]** 1 KiB: an idle session holds ~4 KiB less. On the
+/// server's links the fragments still reach the socket in one write, gathered until the
+/// flush (`gather.rs`); a client's long message costs a write per KiB.
 pub const FRAGMENT: usize = 1024;
 
 /// The next fragment of `frame` from byte `sent` of its text, and where the following one

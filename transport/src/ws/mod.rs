@@ -24,6 +24,7 @@
 //! [`Inbound::TooLarge`]: crate::Inbound::TooLarge
 //! [`Inbound::Malformed`]: crate::Inbound::Malformed
 
+mod gather;
 mod link;
 
 pub use link::{CLOSE_TIMEOUT, DEPTH, FRAGMENT, HARD_CEILING_FACTOR, config, depth_bytes};
@@ -234,7 +235,14 @@ where
     };
     let config = link::config(opts.max_message_size);
     let ws =
-        match tokio_tungstenite::accept_hdr_async_with_config(stream, check, Some(config)).await {
+        // Gathered writes: a long message's fragments reach the socket in one write.
+        match tokio_tungstenite::accept_hdr_async_with_config(
+            gather::Gather::new(stream),
+            check,
+            Some(config),
+        )
+        .await
+        {
             Ok(ws) => ws,
             Err(e) => {
                 tracing::debug!(%remote, error = %e, "websocket upgrade refused or failed");
