@@ -85,6 +85,10 @@ use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{Semaphore, watch};
 
+/// How long a standby waits before forwarding again a request that found no responder on
+/// the bus (an owner still starting after its takeover).
+const NO_RESPONDER_PAUSE: Duration = Duration::from_millis(25);
+
 /// The key of the arcade's lease (kind [`ARCADE`]): one arcade per database.
 pub const LEASE_KEY: &str = "arcade";
 
@@ -175,6 +179,9 @@ pub struct Node {
     bus: Arc<NatsBus>,
     tunnels: Tunnels,
     role: watch::Sender<Role>,
+    /// Forwarded requests that found no responder on the bus and were sent again (an
+    /// owner still starting after its takeover).
+    waits: watch::Sender<u64>,
 }
 
 impl std::fmt::Debug for Node {
@@ -312,6 +319,7 @@ impl Node {
             bus,
             tunnels,
             role,
+            waits: watch::channel(0).0,
         })
     }
 
@@ -333,6 +341,13 @@ impl Node {
                 .wait_for(|r| !matches!(r, Role::Standby { owner: Some(o) } if *o == owner))
                 .await;
         }
+    }
+
+    /// How many times a forwarded request found no responder on the bus and was sent
+    /// again, as it changes: an owner that took the lease answers on the bus only once it
+    /// has read the arcade back.
+    pub fn owner_waits(&self) -> watch::Receiver<u64> {
+        self.waits.subscribe()
     }
 
     /// The node's name.
@@ -719,10 +734,28 @@ impl Node {
             status: None,
             headers: headers_of(&parts.headers),
         };
-        let answer = self
-            .bus
-            .forward(&owner, encode(&head, &body), self.settings.forward_timeout)
-            .await;
+        let payload = encode(&head, &body);
+        // An owner that has just taken the lease is visible in the lease table before it
+        // answers on the bus (it reads the arcade back first): a request that finds no
+        // responder is tried again while this node still forwards to that owner, for at
+        // most the lease's time to live — the time in which a dead owner's lease expires
+        // and the role changes (**\[project\]**: a takeover costs latency, not a refusal).
+        let give_up = tokio::time::Instant::now() + self.settings.ttl;
+        let mut role = self.role.subscribe();
+        let answer = loop {
+            let answer = self
+                .bus
+                .forward(&owner, payload.clone(), self.settings.forward_timeout)
+                .await;
+            let still = matches!(&*role.borrow_and_update(), Role::Standby { owner: Some(o) } if *o == owner);
+            match answer {
+                Err(BusError::NoNode { .. }) if still && tokio::time::Instant::now() < give_up => {
+                    self.waits.send_modify(|n| *n += 1);
+                    tokio::time::sleep(NO_RESPONDER_PAUSE).await;
+                }
+                other => break other,
+            }
+        };
         match answer.as_ref().map(decode) {
             Ok(Some((head, body))) => {
                 let mut r = Response::new(Full::new(body));
@@ -1045,6 +1078,80 @@ mod tests {
         assert_eq!(&rest[..], body);
         assert!(decode(&Bytes::from_static(b"no newline")).is_none());
         assert!(decode(&Bytes::from_static(b"not json\nbody")).is_none());
+    }
+
+    /// A standby forwarding to an owner that holds the lease but does not answer on the
+    /// bus yet (still reading the arcade back after its takeover) sends the request again
+    /// until it does, rather than refusing it (the race issue #41's PostgreSQL-restart
+    /// test met: "no node named n2 answers on the bus").
+    #[tokio::test]
+    async fn a_request_waits_for_a_new_owner_to_answer_on_the_bus() {
+        let nats = mcpl_testkit::nats::Nats::start().expect("nats-server starts");
+        let bus = NatsBus::connect(&nats.url(), mcpl_cluster::bus::BusConfig::new("n1"))
+            .await
+            .expect("n1 on the bus");
+        let node = Node::new(
+            NodeSettings {
+                name: "n1".to_owned(),
+                ttl: Duration::from_secs(60),
+                forward_timeout: Duration::from_secs(10),
+                max_message: 1 << 20,
+            },
+            Arc::new(bus),
+        );
+        node.set_role(Role::Standby {
+            owner: Some("n2".to_owned()),
+        });
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("a front");
+        let front = listener.local_addr().expect("its address");
+        tokio::spawn(node.clone().front_http(listener));
+        let mut waits = node.owner_waits();
+        let call = tokio::spawn(async move {
+            let answer = reqwest::Client::new()
+                .post(format!("http://{front}/mcp"))
+                .header("content-type", "application/json")
+                .header("accept", "application/json, text/event-stream")
+                .header("mcp-method", "tools/list")
+                .body(r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#)
+                .send()
+                .await
+                .expect("answered");
+            let status = answer.status().as_u16();
+            (status, answer.text().await.expect("a body"))
+        });
+        // n2 does not answer on the bus yet: the request is sent again, not refused.
+        mcpl_testkit::within_named("a wait for n2", waits.wait_for(|n| *n >= 1))
+            .await
+            .expect("the count");
+        assert!(!call.is_finished(), "no answer before the owner answers");
+        let n2 = NatsBus::connect(&nats.url(), mcpl_cluster::bus::BusConfig::new("n2"))
+            .await
+            .expect("n2 on the bus");
+        let mut requests = n2.serve().await.expect("n2 serves");
+        let request = mcpl_testkit::within_named("the request on n2", requests.next())
+            .await
+            .expect("the request reaches n2 once it answers");
+        let (head, body) = decode(request.payload()).expect("a forwarded request");
+        assert_eq!(head.method.as_deref(), Some("POST"));
+        assert!(std::str::from_utf8(&body).unwrap().contains(r#""id":7"#));
+        let answer = Head {
+            method: None,
+            path: None,
+            status: Some(200),
+            headers: vec![("content-type".to_owned(), "application/json".to_owned())],
+        };
+        request
+            .respond(encode(
+                &answer,
+                br#"{"jsonrpc":"2.0","id":7,"result":{"tools":[]}}"#,
+            ))
+            .await
+            .expect("answered on the bus");
+        let (status, text) = mcpl_testkit::within_named("the answer", call)
+            .await
+            .expect("the call ends");
+        assert_eq!(status, 200, "{text}");
+        assert!(text.contains(r#""tools":[]"#), "{text}");
     }
 
     #[test]
