@@ -444,18 +444,45 @@ pub(crate) async fn go_g1_against_the_bot(http: &reqwest::Client, url: &str) -> 
     before
 }
 
+/// Returns once NATS itself has seen `node`'s connection end (a request to it finds no
+/// responder): until then a request forwarded to it reaches a subscription nobody
+/// answers, and times out rather than being refused (what a standby cannot tell apart
+/// from an owner that is slow).
+async fn gone_from_the_bus(nats: &Nats, node: &str) {
+    use mcpl_cluster::bus::{BusConfig, BusError, NatsBus};
+    let probe = NatsBus::connect(&nats.url(), BusConfig::new("probe"))
+        .await
+        .expect("a probe on the bus");
+    within(async {
+        loop {
+            let asked = probe
+                .forward(
+                    node,
+                    bytes::Bytes::new(),
+                    std::time::Duration::from_millis(50),
+                )
+                .await;
+            if matches!(asked, Err(BusError::NoNode { .. })) {
+                return;
+            }
+        }
+    })
+    .await;
+}
+
 #[actix::test]
 async fn issue41_02_the_owner_sigkilled_mid_go_game_another_node_takes_over_from_the_same_position()
 {
-    let (_pg, _nats, mut nodes) = cluster().await;
+    let (_pg, nats, mut nodes) = cluster().await;
     let http = reqwest::Client::new();
     let on_n2 = nodes[1].url.clone();
     let before = go_g1_against_the_bot(&http, &on_n2).await;
 
-    // The owner dies; a request meanwhile is refused at once, retryable, the request not
-    // run (the lease is still n1's for a while: nobody has taken over yet).
+    // The owner dies; a request meanwhile is refused, retryable, the request not run (the
+    // lease is still n1's for a while: nobody has taken over yet).
     let killed_at = std::time::Instant::now();
     nodes[0].child.kill().await.expect("n1 is killed (SIGKILL)");
+    gone_from_the_bus(&nats, "n1").await;
     let body = modern(
         9,
         "tools/call",
