@@ -6,14 +6,13 @@
 //! record's), first uses at once read it once, and what it writes next is guarded by the
 //! revision read (`PgStore` remembers it as `load` did).
 
+use crate::support::Client;
 use mcpl_cluster::PgStore;
-use mcpl_server::protocol::jsonrpc::Message;
-use mcpl_server::transport::{Connection, Inbound, memory};
+use mcpl_server::Tool;
 use mcpl_server::{
     Durable, InstanceContext, InstanceLogic, LiveInstance, Loaded, PrincipalLoaded, Reply, Server,
     Started, Store, StoreError, ToolCall, Toolset, Writes,
 };
-use mcpl_server::{Principal, Tool};
 use mcpl_testkit::postgres::Postgres;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -208,47 +207,6 @@ fn ended(list: &Value) -> Vec<(String, String)> {
             (s("instance"), s("reason"))
         })
         .collect()
-}
-
-/// A client of `who`'s on an in-process link.
-struct Client {
-    link: Connection,
-    _session: mcpl_server::SessionHandle,
-}
-
-impl Client {
-    fn connect(server: &Server, who: &str) -> Client {
-        let (link, end) = memory::pair(Principal::Named(who.into()), true);
-        let session = server.serve(end);
-        Client {
-            link,
-            _session: session,
-        }
-    }
-
-    async fn send(&self, request: Value) {
-        let message: Message = serde_json::from_value(request).expect("a message");
-        self.link.outbound.send(message).await.expect("the link");
-    }
-
-    /// The next response (notifications skipped).
-    async fn response(&mut self) -> Value {
-        loop {
-            let read = mcpl_testkit::within(self.link.inbound.recv()).await;
-            let Some(Inbound::Message { message, .. }) = read else {
-                panic!("the link closed: {read:?}");
-            };
-            let v = serde_json::to_value(&message).expect("JSON");
-            if v.get("method").is_none() {
-                return v;
-            }
-        }
-    }
-
-    async fn exchange(&mut self, request: Value) -> Value {
-        self.send(request).await;
-        self.response().await
-    }
 }
 
 /// Drops the clients and awaits their sessions' end.

@@ -7,13 +7,12 @@
 //! go on from the same position. The first, its game released, refuses a call there as
 //! worth retrying and writes nothing of it.
 
+use crate::support::Client;
 use mcpl_cluster::PgStore;
-use mcpl_server::protocol::jsonrpc::Message;
-use mcpl_server::transport::{Connection, Inbound, memory};
+use mcpl_server::Tool;
 use mcpl_server::{
     Durable, InstanceContext, InstanceLogic, Reply, Server, Started, Store, ToolCall, Toolset,
 };
-use mcpl_server::{Principal, Tool};
 use mcpl_testkit::postgres::Postgres;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -79,39 +78,6 @@ fn bump(id: i64) -> Value {
     let mut r = req(id, "tools/call", json!({"name": "bump", "arguments": {}}));
     r["params"]["_meta"]["mcpl/instance"] = json!("live");
     r
-}
-
-/// A client of `who`'s on an in-process link.
-struct Client {
-    link: Connection,
-    _session: mcpl_server::SessionHandle,
-}
-
-impl Client {
-    fn connect(server: &Server, who: &str) -> Client {
-        let (link, end) = memory::pair(Principal::Named(who.into()), true);
-        let session = server.serve(end);
-        Client {
-            link,
-            _session: session,
-        }
-    }
-
-    /// Sends `request` and returns its response (notifications skipped).
-    async fn exchange(&mut self, request: Value) -> Value {
-        let message: Message = serde_json::from_value(request).expect("a message");
-        self.link.outbound.send(message).await.expect("the link");
-        loop {
-            let read = mcpl_testkit::within(self.link.inbound.recv()).await;
-            let Some(Inbound::Message { message, .. }) = read else {
-                panic!("the link closed: {read:?}");
-            };
-            let v = serde_json::to_value(&message).expect("JSON");
-            if v.get("method").is_none() {
-                return v;
-            }
-        }
-    }
 }
 
 fn text(reply: &Value) -> &str {

@@ -11,3 +11,4 @@ mod issue41_04_lazy_principals;
 mod issue41_04_tunnels;
 mod issue41_05_hung_database;
 mod issue41_06_adopt_instance;
+mod support;

@@ -293,6 +293,49 @@ async fn first_life(store: &Arc<Counting>) -> u64 {
     bob_version
 }
 
+/// alice opens the duel inviting the idle principal `idle-0300`.
+async fn invites_idle(alice: &mut (Lines, mcpl_server::SessionHandle)) {
+    let invited = alice
+        .0
+        .exchange(req(
+            1,
+            "toolsets/open",
+            0,
+            json!({"toolset": "game", "instance": "duel", "options": {"opponent": "idle-0300"}}),
+        ))
+        .await;
+    assert!(invited.get("result").is_some(), "{invited:#}");
+}
+
+/// The invitee joins the duel by opening it: the answer.
+async fn joins_duel(idle: &mut (Lines, mcpl_server::SessionHandle), since: u64) -> Value {
+    let joined = idle
+        .0
+        .exchange(req(
+            2,
+            "toolsets/open",
+            since,
+            json!({"toolset": "game", "instance": "duel"}),
+        ))
+        .await;
+    assert!(joined.get("result").is_some(), "{joined:#}");
+    joined
+}
+
+/// Moves the paused clock on by `by` in steps of 100 ms, letting every task run between
+/// steps (the backoff's timers are armed again after each failed read, from then).
+async fn pass(by: std::time::Duration) {
+    let step = std::time::Duration::from_millis(100);
+    let mut gone = std::time::Duration::ZERO;
+    while gone < by {
+        tokio::time::advance(step).await;
+        for _ in 0..20 {
+            tokio::task::yield_now().await;
+        }
+        gone += step;
+    }
+}
+
 #[actix::test]
 async fn issue41_lazy_01_a_start_reads_only_the_principals_its_instances_need() {
     let store = Arc::new(Counting::default());
@@ -443,16 +486,7 @@ async fn issue41_lazy_04_an_invitation_naming_an_idle_principal_reads_it_once() 
     let before = first_life(&store).await;
     let second = server(store.clone());
     let mut alice = connect(&second, "alice").await;
-    let invited = alice
-        .0
-        .exchange(req(
-            1,
-            "toolsets/open",
-            0,
-            json!({"toolset": "game", "instance": "duel", "options": {"opponent": "idle-0300"}}),
-        ))
-        .await;
-    assert!(invited.get("result").is_some(), "{invited:#}");
+    invites_idle(&mut alice).await;
     // The invitation and the invitee's first request, in whatever order they reach the
     // registry: one read, and the invitee has its whole state.
     let mut idle = connect(&second, "idle-0300").await;
@@ -467,16 +501,7 @@ async fn issue41_lazy_04_an_invitation_naming_an_idle_principal_reads_it_once() 
     );
     assert_eq!(store.reads_of("idle-0300"), 1);
     // The invitation reached it: it joins the duel by opening it.
-    let joined = idle
-        .0
-        .exchange(req(
-            2,
-            "toolsets/open",
-            version(&listed),
-            json!({"toolset": "game", "instance": "duel"}),
-        ))
-        .await;
-    assert!(joined.get("result").is_some(), "{joined:#}");
+    let joined = joins_duel(&mut idle, version(&listed)).await;
     let bumped = idle
         .0
         .exchange(call(3, "bump", "duel", version(&joined)))
@@ -493,42 +518,24 @@ async fn issue41_lazy_05_an_invitation_for_an_unreadable_principal_is_read_again
     let second = server(store.clone());
     let mut alice = connect(&second, "alice").await;
     store.failing.store(true, Ordering::SeqCst);
-    let invited = alice
-        .0
-        .exchange(req(
-            1,
-            "toolsets/open",
-            0,
-            json!({"toolset": "game", "instance": "duel", "options": {"opponent": "idle-0300"}}),
-        ))
-        .await;
-    assert!(invited.get("result").is_some(), "{invited:#}");
+    invites_idle(&mut alice).await;
     // A minute of a store that cannot read the invitee: read when the invitation came,
     // then 1, 2, 4, 8 and 16 s after each failure (at 1, 3, 7, 15 and 31 s; the next at
-    // 61 s): six reads, not one a second. (The clock is paused: it moves when nothing
-    // else can, and never while a read runs.)
+    // 61 s): six reads, not one a second. (The clock is paused and moved on by the test,
+    // a tenth of a second at a time.)
     tokio::time::pause();
-    tokio::time::sleep(std::time::Duration::from_secs(60)).await;
+    pass(std::time::Duration::from_secs(60)).await;
     let reads = store.reads_of("idle-0300");
     assert!((2..=6).contains(&reads), "{reads} reads in a minute");
     // The waits stop growing at 30 s, and the invitation was kept: once the store reads
     // again, the next read delivers it.
     store.failing.store(false, Ordering::SeqCst);
-    tokio::time::sleep(std::time::Duration::from_secs(31)).await;
+    pass(std::time::Duration::from_secs(31)).await;
     assert_eq!(store.reads_of("idle-0300"), reads + 1);
     tokio::time::resume();
     let mut idle = connect(&second, "idle-0300").await;
     let listed = idle.0.exchange(req(1, "toolsets/list", 0, json!({}))).await;
-    let joined = idle
-        .0
-        .exchange(req(
-            2,
-            "toolsets/open",
-            version(&listed),
-            json!({"toolset": "game", "instance": "duel"}),
-        ))
-        .await;
-    assert!(joined.get("result").is_some(), "{joined:#}");
+    joins_duel(&mut idle, version(&listed)).await;
     assert_eq!(
         store.reads_of("idle-0300"),
         reads + 1,
