@@ -73,6 +73,8 @@ pub async fn run(
     limit: Duration,
     arbiter: ArbiterHandle,
 ) -> Result<MassDrop, PerfError> {
+    // Four sockets a host in this process, and some to spare for the rest.
+    proc::room_for_files(hosts as u64 * 4 + 1_024).map_err(PerfError::Io)?;
     let names = super::light::tokens("h", hosts);
     let config = ArcadeConfig {
         bot: BotSettings {

@@ -1,6 +1,6 @@
 //! What Linux says about this process: CPU time per group of threads (by name) and the
 //! resident set. Both read `/proc`; elsewhere they read zero, and the report says so. And
-//! [`pin_to_one_cpu`], for the latency measurement.
+//! [`pin_to_one_cpu`], for the latency measurement; [`room_for_files`], for the mass drop.
 //!
 //! Thread groups: actix names its arbiter threads `actix-rt|system:N|arbiter:M` (`comm`
 //! keeps the first 15 bytes, `actix-rt|system`); the measurements name their own client
@@ -39,6 +39,33 @@ pub fn pin_to_one_cpu() -> std::io::Result<usize> {
     one.set(cpu).map_err(std::io::Error::from)?;
     sched_setaffinity(Pid::from_raw(0), &one).map_err(std::io::Error::from)?;
     Ok(cpu)
+}
+
+/// Makes room for `needed` open files in this process: raises the soft `RLIMIT_NOFILE`
+/// to `needed` (and the hard one too where the process may, as root may, up to the
+/// kernel's `fs.nr_open`). Returns the soft limit now in force; an error says why there
+/// is not room enough (a non-root process whose hard limit is lower, say).
+///
+/// For the mass drop: each of its hosts holds four sockets in this process (the host's,
+/// the proxy's two, the arcade's), so 10,000 hosts need 40,000 — past the 1,024 or
+/// 20,000 a shell usually gives.
+pub fn room_for_files(needed: u64) -> std::io::Result<u64> {
+    use nix::sys::resource::{Resource, getrlimit, setrlimit};
+    let (soft, hard) = getrlimit(Resource::RLIMIT_NOFILE).map_err(std::io::Error::from)?;
+    if soft >= needed {
+        return Ok(soft);
+    }
+    if hard >= needed {
+        setrlimit(Resource::RLIMIT_NOFILE, needed, hard).map_err(std::io::Error::from)?;
+        return Ok(needed);
+    }
+    setrlimit(Resource::RLIMIT_NOFILE, needed, needed).map_err(|e| {
+        std::io::Error::other(format!(
+            "{needed} open files are needed; the limit is {soft} (hard {hard}) and raising it \
+             failed: {e} (run as root, or raise `ulimit -Hn`)"
+        ))
+    })?;
+    Ok(needed)
 }
 
 /// CPU time (user + system) used so far by this process's threads whose name starts with
