@@ -210,6 +210,11 @@ pub struct PerfConfig {
     pub host_threads: usize,
     /// `drop`'s limit.
     pub drop_limit: Duration,
+    /// `drop`: run the hosts in child processes (`client_exe`'s `drop-hosts`) of at most
+    /// this many each. `None`: in the measuring process where it may hold every host's
+    /// sockets, else in children of 4,000.
+    #[serde(default)]
+    pub drop_hosts_per_process: Option<usize>,
     /// `tools`: the smaller number of dynamic tools, then the larger.
     pub tools: (usize, usize),
     /// Arbiters for our server's sessions (and threads for rmcp's).
@@ -248,6 +253,7 @@ impl Default for PerfConfig {
             drop_hosts: 1_000,
             host_threads: 2,
             drop_limit: Duration::from_secs(5),
+            drop_hosts_per_process: None,
             tools: (10_000, 20_000),
             server_threads: 1,
             client_threads: 1,
@@ -329,7 +335,7 @@ pub enum PerfError {
         reason: String,
     },
     /// A listener, a runtime or a proxy could not be made.
-    #[error("I/O: {0}")]
+    #[error("I/O")]
     Io(#[from] std::io::Error),
     /// The client process could not be run.
     #[error("the client process: {0}")]
@@ -560,6 +566,8 @@ async fn run_in_system(
             config.host_threads,
             config.drop_limit,
             arbiter.handle(),
+            config.client_exe.as_deref(),
+            config.drop_hosts_per_process,
         )
         .await;
         arbiter.stop();

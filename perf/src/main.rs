@@ -20,6 +20,7 @@ fn main() -> ExitCode {
         None => run_perf(cli.perf),
         Some(Command::Clients(args)) => run_clients(args),
         Some(Command::One) => sim_perf::child_main().map(|()| true).map_err(Into::into),
+        Some(Command::DropHosts(args)) => run_drop_hosts(args),
     };
     sim::cli::exit_code("sim-perf", outcome)
 }
@@ -45,6 +46,9 @@ enum Command {
     /// One measurement in a process of its own: configuration in, report out (JSON).
     #[command(hide = true)]
     One,
+    /// A group of the mass drop's hosts, run as a child process.
+    #[command(hide = true)]
+    DropHosts(DropHostsArgs),
 }
 
 /// The measurements' knobs.
@@ -94,6 +98,11 @@ struct PerfArgs {
     /// Hosts for the mass drop.
     #[arg(long, default_value_t = 1_000)]
     drop_hosts: usize,
+    /// Run the mass drop's hosts in child processes of at most this many each (by default
+    /// they run beside the arcade where this process may hold all their sockets, else in
+    /// children of 4,000).
+    #[arg(long)]
+    drop_hosts_per_process: Option<usize>,
     /// Threads for the mass drop's hosts.
     #[arg(long, default_value_t = 2)]
     host_threads: usize,
@@ -139,6 +148,7 @@ fn run_perf(args: PerfArgs) -> anyhow::Result<bool> {
         idle_sessions: args.idle_sessions,
         client_exe,
         drop_hosts: args.drop_hosts,
+        drop_hosts_per_process: args.drop_hosts_per_process,
         host_threads: args.host_threads,
         tools: (args.tools, args.tools.saturating_mul(2)),
         server_threads: args.server_threads,
@@ -185,5 +195,38 @@ fn run_clients(args: ClientsArgs) -> anyhow::Result<bool> {
         .build()
         .context("a runtime")?;
     runtime.block_on(sim_perf::idle::client_main(&args.url, args.count))?;
+    Ok(true)
+}
+
+/// `sim-perf drop-hosts` (hidden): a group of the mass drop's hosts in a process of its
+/// own (see `sim_perf::mass_drop::child_main`).
+#[derive(Args)]
+struct DropHostsArgs {
+    /// The arcade's WebSocket URL (`ws://IP:PORT`).
+    #[arg(long)]
+    url: String,
+    /// Hosts in the whole drop.
+    #[arg(long)]
+    total: usize,
+    /// This group's first host.
+    #[arg(long)]
+    first: usize,
+    /// Hosts in this group.
+    #[arg(long)]
+    count: usize,
+    /// Threads for this group's hosts.
+    #[arg(long, default_value_t = 2)]
+    threads: usize,
+}
+
+fn run_drop_hosts(args: DropHostsArgs) -> anyhow::Result<bool> {
+    let system = actix::System::new();
+    system.block_on(sim_perf::mass_drop::child_main(
+        &args.url,
+        args.total,
+        args.first,
+        args.count,
+        args.threads,
+    ))?;
     Ok(true)
 }

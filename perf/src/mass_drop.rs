@@ -7,7 +7,9 @@
 //! instances again. Observed through [`HostHandle::wait_for`]; nothing peeks inside.
 //!
 //! Threads: the arcade has its arbiter (given), the proxy one, the hosts
-//! `host_threads` more; the waiting is done on the caller's.
+//! `host_threads` more; the waiting is done on the caller's. Past what one process may
+//! hold open (four sockets a host), the hosts run in child processes of up to 4,000,
+//! each with its proxy and its own `host_threads`; the arcade stays in this one.
 
 use super::PerfError;
 use super::proc;
@@ -19,7 +21,12 @@ use serde_json::json;
 use sim::arcade::ArcadeService;
 use sim::hosts::{LinkKnobs, SERVER, start_host};
 use sim::proxy::Faults;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Stdio;
 use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::ChildStdout;
 use tokio::sync::oneshot;
 
 /// The toolset each host has open.
@@ -36,6 +43,9 @@ const GIVE_UP: Duration = Duration::from_secs(60);
 pub struct MassDrop {
     /// Hosts started.
     pub hosts: usize,
+    /// Child processes the hosts ran in (0: in the measuring process, beside the arcade).
+    #[serde(default)]
+    pub host_processes: usize,
     /// Hosts with their game open when the drop came.
     pub opened: usize,
     /// Connections the proxy cut.
@@ -64,17 +74,51 @@ pub struct MassDrop {
     pub proxy_cpu_secs: f64,
 }
 
-/// Starts `hosts` hosts on `host_threads` arbiters against an arcade served on `arbiter`,
-/// opens a game in each, drops every connection, and times the resynchronisation
-/// against `limit`. Call inside an actix system.
+/// Hosts one process holds when the arcade runs beside them: four sockets each (the
+/// host's, the proxy's two, the arcade's).
+const FILES_PER_HOST_BESIDE: u64 = 4;
+/// Hosts one child process holds (three sockets each: the host's and the proxy's two),
+/// so that a process stays under the 20,000 open files a shell commonly allows.
+const HOSTS_PER_CHILD: usize = 4_000;
+/// Open files kept for everything else (listeners, the store, standard streams).
+const SPARE_FILES: u64 = 1_024;
+
+/// What one group of hosts, behind a proxy of its own, measured (in this process, or in
+/// a child process that prints it as JSON).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct GroupFigures {
+    /// Hosts in the group.
+    pub hosts: usize,
+    /// Hosts with their game open when the drop came.
+    pub opened: usize,
+    /// Connections its proxy cut.
+    pub cut: u64,
+    /// Each host that came back: milliseconds from the drop until it was resynchronised.
+    pub back_ms: Vec<f64>,
+    /// CPU seconds the group's host threads used meanwhile.
+    pub hosts_cpu_secs: f64,
+    /// CPU seconds its proxy's thread used meanwhile.
+    pub proxy_cpu_secs: f64,
+}
+
+/// Starts `hosts` hosts against an arcade served on `arbiter`, opens a game in each,
+/// drops every connection at once, and times the resynchronisation against `limit`.
+/// Call inside an actix system.
+///
+/// Where this process may hold every host's four sockets, the hosts run here on
+/// `host_threads` arbiters behind one proxy. Past that (10,000 hosts need 40,000 open
+/// files), or when `per_process` asks for it, they run in child processes of `exe`
+/// (`sim-perf drop-hosts`), at most `per_process` (default [`HOSTS_PER_CHILD`]) each with
+/// a proxy of its own and `host_threads` arbiters; every child cuts its connections when
+/// told, all at once, and reports its figures.
 pub async fn run(
     hosts: usize,
     host_threads: usize,
     limit: Duration,
     arbiter: ArbiterHandle,
+    exe: Option<&Path>,
+    per_process: Option<usize>,
 ) -> Result<MassDrop, PerfError> {
-    // Four sockets a host in this process, and some to spare for the rest.
-    proc::room_for_files(hosts as u64 * 4 + 1_024).map_err(PerfError::Io)?;
     let names = super::light::tokens("h", hosts);
     let config = ArcadeConfig {
         bot: BotSettings {
@@ -83,11 +127,90 @@ pub async fn run(
         },
         ..Default::default()
     };
+    let beside = match per_process {
+        Some(_) => Err(std::io::Error::other("child processes were asked for")),
+        None => proc::room_for_files(hosts as u64 * FILES_PER_HOST_BESIDE + SPARE_FILES),
+    };
+    let per_process = per_process.unwrap_or(HOSTS_PER_CHILD).max(1);
+    let exe = match (beside, exe) {
+        (Ok(_), _) => None,
+        (Err(_), Some(exe)) => {
+            // The arcade's end of every connection stays here.
+            proc::room_for_files(hosts as u64 + SPARE_FILES).map_err(PerfError::Io)?;
+            Some(exe)
+        }
+        (Err(e), None) => return Err(PerfError::Io(e)),
+    };
     let server_tid = tid_of(&arbiter).await;
     let service = ArcadeService::start(config, &names, Some(arbiter)).await?;
+    let server_cpu = || server_tid.map_or(0.0, |t| proc::tid_cpu(t).as_secs_f64());
+    let (groups, server_cpu_secs, processes) = match exe {
+        None => {
+            let (ready_tx, ready_rx) = oneshot::channel();
+            let (go_tx, go_rx) = oneshot::channel();
+            let group = host_group(
+                names,
+                0,
+                service.ws_addr(),
+                host_threads,
+                |_| {
+                    let _ = ready_tx.send(());
+                },
+                async {
+                    let _ = go_rx.await;
+                },
+            );
+            let drive = async {
+                ready_rx
+                    .await
+                    .map_err(|_| PerfError::Internal("the hosts never got ready"))?;
+                let before = server_cpu();
+                let _ = go_tx.send(());
+                Ok::<f64, PerfError>(before)
+            };
+            let (group, before) = futures_util::future::join(group, drive).await;
+            let (group, before) = (group?, before?);
+            (vec![group], server_cpu() - before, 0)
+        }
+        Some(exe) => {
+            let url = service.ws_url();
+            let mut children = Vec::new();
+            for first in (0..hosts).step_by(per_process) {
+                let count = per_process.min(hosts - first);
+                children.push(Child::start(exe, &url, hosts, first, count, host_threads)?);
+            }
+            for child in &mut children {
+                child.ready().await?;
+            }
+            let before = server_cpu();
+            for child in &mut children {
+                child.go().await?;
+            }
+            let mut groups = Vec::with_capacity(children.len());
+            for child in &mut children {
+                groups.push(child.figures().await?);
+            }
+            let processes = children.len();
+            (groups, server_cpu() - before, processes)
+        }
+    };
+    Ok(figures(hosts, &groups, limit, server_cpu_secs, processes))
+}
+
+/// One group of hosts: starts a proxy to the arcade at `upstream` and a host per name
+/// (their jitter seeded from `first`, the first one's place among every host), opens
+/// each one's game, says how many are open through `ready`, waits for `go`, cuts every
+/// connection, and times each host until it is back and resynchronised.
+pub async fn host_group(
+    names: Vec<String>,
+    first: usize,
+    upstream: SocketAddr,
+    host_threads: usize,
+    ready: impl FnOnce(usize),
+    go: impl Future<Output = ()>,
+) -> Result<GroupFigures, PerfError> {
     let proxy_thread = Arbiter::new();
     let (tx, rx) = oneshot::channel();
-    let upstream = service.ws_addr();
     proxy_thread.spawn(async move {
         let _ = tx.send(sim::proxy::start(upstream, Faults::none(), 1).await);
     });
@@ -104,15 +227,13 @@ pub async fn run(
     let proxy_tid = tid_of(&proxy_thread.handle()).await;
     let cpu = || {
         let of = |t: &Option<u32>| t.map_or(0.0, |t| proc::tid_cpu(t).as_secs_f64());
-        (
-            of(&server_tid),
-            host_tids.iter().map(of).sum::<f64>(),
-            of(&proxy_tid),
-        )
+        (host_tids.iter().map(of).sum::<f64>(), of(&proxy_tid))
     };
-    let handles = start_hosts(&names, &url, &workers).await?;
+    let handles = start_hosts(&names, first, &url, &workers).await?;
 
     let opened = open_games(&handles).await;
+    ready(opened.iter().filter(|o| **o).count());
+    go.await;
     let before: Vec<u64> = handles.iter().map(|h| epoch(&h.status())).collect();
     let cpu_before = cpu();
     let dropped_at = Instant::now();
@@ -131,11 +252,6 @@ pub async fn run(
         });
     let times: Vec<Option<Duration>> = futures_util::future::join_all(waits).await;
     let cpu_after = cpu();
-    let used = (
-        cpu_after.0 - cpu_before.0,
-        cpu_after.1 - cpu_before.1,
-        cpu_after.2 - cpu_before.2,
-    );
     let cut = proxy.stats().mass_cuts;
 
     for h in &handles {
@@ -146,7 +262,139 @@ pub async fn run(
     for w in &workers {
         w.stop();
     }
-    Ok(figures(hosts, &opened, cut, &times, limit, used))
+    Ok(GroupFigures {
+        hosts: names.len(),
+        opened: opened.iter().filter(|o| **o).count(),
+        cut,
+        back_ms: times
+            .iter()
+            .flatten()
+            .map(|t| t.as_secs_f64() * 1000.0)
+            .collect(),
+        hosts_cpu_secs: cpu_after.0 - cpu_before.0,
+        proxy_cpu_secs: cpu_after.1 - cpu_before.1,
+    })
+}
+
+/// `sim-perf drop-hosts` (hidden), a child's side: the hosts `first..first + count` of
+/// `total` as one [`host_group`] against the arcade at `url`; prints `ready N` (N with
+/// their game open), cuts on a line (or the end) of standard input, and prints its
+/// [`GroupFigures`] as one line of JSON.
+pub async fn child_main(
+    url: &str,
+    total: usize,
+    first: usize,
+    count: usize,
+    host_threads: usize,
+) -> Result<(), PerfError> {
+    proc::room_for_files(count as u64 * (FILES_PER_HOST_BESIDE - 1) + SPARE_FILES)
+        .map_err(PerfError::Io)?;
+    let upstream: SocketAddr = url
+        .strip_prefix("ws://")
+        .and_then(|a| a.parse().ok())
+        .ok_or(PerfError::Config("drop-hosts takes ws://IP:PORT"))?;
+    let names: Vec<String> = super::light::tokens("h", total)
+        .into_iter()
+        .skip(first)
+        .take(count)
+        .collect();
+    let group = host_group(
+        names,
+        first,
+        upstream,
+        host_threads,
+        |n| println!("ready {n}"),
+        async {
+            let mut line = String::new();
+            let _ = BufReader::new(tokio::io::stdin())
+                .read_line(&mut line)
+                .await;
+        },
+    )
+    .await?;
+    let json = serde_json::to_string(&group)
+        .map_err(|_| PerfError::Internal("the group's figures as JSON"))?;
+    println!("{json}");
+    Ok(())
+}
+
+/// A child process running one group of hosts.
+struct Child {
+    process: tokio::process::Child,
+    lines: Lines<BufReader<ChildStdout>>,
+}
+
+impl Child {
+    fn start(
+        exe: &Path,
+        url: &str,
+        total: usize,
+        first: usize,
+        count: usize,
+        threads: usize,
+    ) -> Result<Child, PerfError> {
+        let mut process = tokio::process::Command::new(exe)
+            .arg("drop-hosts")
+            .args(["--url", url])
+            .args(["--total", &total.to_string()])
+            .args(["--first", &first.to_string()])
+            .args(["--count", &count.to_string()])
+            .args(["--threads", &threads.to_string()])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(PerfError::Child)?;
+        let stdout = process
+            .stdout
+            .take()
+            .ok_or(PerfError::Internal("no stdout"))?;
+        Ok(Child {
+            process,
+            lines: BufReader::new(stdout).lines(),
+        })
+    }
+
+    async fn line(&mut self, within: Duration, what: &'static str) -> Result<String, PerfError> {
+        tokio::time::timeout(within, self.lines.next_line())
+            .await
+            .map_err(|_| PerfError::Stalled(what))?
+            .map_err(PerfError::Child)?
+            .ok_or(PerfError::Closed("(a host process's output)"))
+    }
+
+    /// Waits for its hosts to have their games open.
+    async fn ready(&mut self) -> Result<(), PerfError> {
+        let line = self
+            .line(SETUP_LIMIT * 2, "a host process never got ready")
+            .await?;
+        match line.strip_prefix("ready ") {
+            Some(n) if n.trim().parse::<usize>().is_ok() => Ok(()),
+            _ => Err(PerfError::ChildSaid(line)),
+        }
+    }
+
+    /// Tells it to cut.
+    async fn go(&mut self) -> Result<(), PerfError> {
+        let stdin = self
+            .process
+            .stdin
+            .as_mut()
+            .ok_or(PerfError::Internal("no stdin"))?;
+        stdin.write_all(b"go\n").await.map_err(PerfError::Child)?;
+        stdin.flush().await.map_err(PerfError::Child)
+    }
+
+    /// Its figures, once its hosts are back or given up on.
+    async fn figures(&mut self) -> Result<GroupFigures, PerfError> {
+        let line = self
+            .line(GIVE_UP + SETUP_LIMIT, "a host process never reported")
+            .await?;
+        let figures = serde_json::from_str(&line).map_err(|_| PerfError::ChildSaid(line))?;
+        let _ = tokio::time::timeout(Duration::from_secs(30), self.process.wait()).await;
+        Ok(figures)
+    }
 }
 
 /// The id of the thread an arbiter runs on.
@@ -160,27 +408,28 @@ async fn tid_of(arbiter: &ArbiterHandle) -> Option<u32> {
 
 fn figures(
     hosts: usize,
-    opened: &[bool],
-    cut: u64,
-    times: &[Option<Duration>],
+    groups: &[GroupFigures],
     limit: Duration,
-    (server_cpu_secs, hosts_cpu_secs, proxy_cpu_secs): (f64, f64, f64),
+    server_cpu_secs: f64,
+    host_processes: usize,
 ) -> MassDrop {
-    let mut back: Vec<Duration> = times.iter().flatten().copied().collect();
-    back.sort_unstable();
-    let opened = opened.iter().filter(|o| **o).count();
-    let within = back.iter().filter(|t| **t <= limit).count();
+    let mut back: Vec<f64> = groups.iter().flat_map(|g| g.back_ms.clone()).collect();
+    back.sort_unstable_by(f64::total_cmp);
+    let opened = groups.iter().map(|g| g.opened).sum::<usize>();
+    let limit_ms = limit.as_secs_f64() * 1000.0;
+    let within = back.iter().filter(|t| **t <= limit_ms).count();
     let at = |q: f64| -> f64 {
         if back.is_empty() {
             return 0.0;
         }
         let i = ((back.len() - 1) as f64 * q).round() as usize;
-        back[i.min(back.len() - 1)].as_secs_f64() * 1000.0
+        back[i.min(back.len() - 1)]
     };
     MassDrop {
         hosts,
+        host_processes,
         opened,
-        cut,
+        cut: groups.iter().map(|g| g.cut).sum(),
         resynced: back.len(),
         within_limit: within,
         limit_secs: limit.as_secs_f64(),
@@ -188,10 +437,10 @@ fn figures(
         p50_ms: at(0.5),
         p99_ms: at(0.99),
         max_ms: at(1.0),
-        resync_secs: back.last().map_or(0.0, Duration::as_secs_f64),
+        resync_secs: back.last().map_or(0.0, |ms| ms / 1000.0),
         server_cpu_secs,
-        hosts_cpu_secs,
-        proxy_cpu_secs,
+        hosts_cpu_secs: groups.iter().map(|g| g.hosts_cpu_secs).sum(),
+        proxy_cpu_secs: groups.iter().map(|g| g.proxy_cpu_secs).sum(),
     }
 }
 
@@ -210,9 +459,11 @@ fn resynced(s: &HostStatus, before: u64) -> bool {
     })
 }
 
-/// Starts a host per name, spread over `workers`, and waits for each to reach the arcade.
+/// Starts a host per name (`first` the first one's place among every host, for its seed),
+/// spread over `workers`, and waits for each to reach the arcade.
 async fn start_hosts(
     names: &[String],
+    first: usize,
     url: &str,
     workers: &[Arbiter],
 ) -> Result<Vec<HostHandle>, PerfError> {
@@ -222,7 +473,7 @@ async fn start_hosts(
         let (tx, rx) = oneshot::channel();
         let (name, url, knobs) = (name.clone(), url.to_owned(), knobs.clone());
         workers[i % workers.len()].spawn(async move {
-            let _ = tx.send(start_host(&name, &url, Some(&knobs), i as u64));
+            let _ = tx.send(start_host(&name, &url, Some(&knobs), (first + i) as u64));
         });
         pending.push(rx);
     }

@@ -530,13 +530,17 @@ impl PerfReport {
                 target: format!("≥ 99 % of {} within 5 s", d.hosts),
                 met: d.opened == d.hosts && d.fraction_within_limit >= TARGET_DROP_FRACTION,
                 note: format!(
-                    "{} connections cut, {} hosts back and resynchronised in {:.2} s; CPU meanwhile: arcade {:.2} s, hosts {:.2} s, proxy {:.2} s",
+                    "{} connections cut, {} hosts back and resynchronised in {:.2} s; CPU meanwhile: arcade {:.2} s, hosts {:.2} s, proxy {:.2} s{}",
                     d.cut,
                     d.resynced,
                     d.resync_secs,
                     d.server_cpu_secs,
                     d.hosts_cpu_secs,
-                    d.proxy_cpu_secs
+                    d.proxy_cpu_secs,
+                    match d.host_processes {
+                        0 => String::new(),
+                        n => format!(" (the hosts in {n} processes beside the arcade's, each with its proxy)"),
+                    }
                 ),
             });
         }

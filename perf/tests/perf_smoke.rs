@@ -171,6 +171,21 @@ fn every_host_resynchronises_after_a_mass_drop() {
 }
 
 #[test]
+fn hosts_in_child_processes_each_cut_when_told_and_all_resynchronise() {
+    let mut config = tiny(&[Measure::Drop]);
+    config.drop_hosts = 9;
+    config.drop_hosts_per_process = Some(4);
+    config.client_exe = Some(PathBuf::from(env!("CARGO_BIN_EXE_sim-perf")));
+    let report = measured(&config);
+    let d = report.mass_drop.expect("the drop was measured");
+    // 4 + 4 + 1: three children, each with its proxy, every host back.
+    assert_eq!(d.host_processes, 3, "{d:?}");
+    assert_eq!((d.hosts, d.opened, d.resynced), (9, 9, 9), "{d:?}");
+    assert!(d.cut >= 9, "every host's connection was cut: {d:?}");
+    assert!(d.p50_ms > 0.0 && d.p99_ms <= d.max_ms, "{d:?}");
+}
+
+#[test]
 fn a_host_settles_on_every_dynamic_tool_and_looks_at_them_all() {
     let mut config = tiny(&[Measure::Tools]);
     config.tools = (200, 400);
