@@ -79,7 +79,7 @@ pub struct MassDrop {
 const FILES_PER_HOST_BESIDE: u64 = 4;
 /// Hosts one child process holds (three sockets each: the host's and the proxy's two),
 /// so that a process stays under the 20,000 open files a shell commonly allows.
-const HOSTS_PER_CHILD: usize = 4_000;
+pub const HOSTS_PER_CHILD: usize = 4_000;
 /// Open files kept for everything else (listeners, the store, standard streams).
 const SPARE_FILES: u64 = 1_024;
 
