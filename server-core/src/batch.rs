@@ -132,6 +132,10 @@ pub enum EnterFailure {
     Refused(Refusal),
     /// The logic panicked (or the instance is gone).
     Internal,
+    /// Nothing was started: the server could not take an id for a new instance from its
+    /// store (issue #41: a store shared by several servers hands the ids out). Why, as
+    /// the store said; retryable.
+    Unavailable(String),
 }
 
 /// What closing did.
