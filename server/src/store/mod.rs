@@ -7,7 +7,9 @@
 //! [`Store`] is small on purpose: read what a start needs (every instance's record and
 //! the principals they name, [`Store::live_instances`]) and each other principal's record
 //! on its first use ([`Store::load_principal`], issue #41), and commit [`Writes`] — what
-//! steps put and delete, handed over as values, written together or not at all. The SDK
+//! steps put and delete, handed over as values, written together or not at all — and
+//! reserve blocks of new instance ids ([`Store::reserve_instance_ids`], issue #41: servers
+//! sharing a store never give two instances one id, nor does a server started again). The SDK
 //! encodes the records (JSON, `records.rs`); a store keeps bytes. [`RedbStore`] is the
 //! embedded default (one `redb` file, crash-safe commits); [`MemoryStore`] keeps the
 //! records in the process (a server restarted in the same process reads them back: tests,
