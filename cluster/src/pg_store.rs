@@ -4,7 +4,9 @@
 //! `principals` (key `text`) and `instances` (key `bigint`), each row a record (`bytea`)
 //! and its **revision** (`bigint`). They are created when missing, with a `mcpl_meta`
 //! table holding the records' format (a database written in another format is refused,
-//! as a `redb` file is) and the sequence `mcpl_revisions` the revisions are drawn from.
+//! as a `redb` file is) and the counter new instance ids are reserved from, a block at a
+//! time ([`Store::reserve_instance_ids`], issue #41: nodes sharing the database never give
+//! two instances one id), and the sequence `mcpl_revisions` the revisions are drawn from.
 //!
 //! **Parts** (issue #42 item 1). A principal's record is written in parts: its core in
 //! `principals`, each part (an ended record, a tombstone) a row of `principal_parts`
@@ -118,6 +120,20 @@ const SCHEMA: &str = "
         record bytea NOT NULL,
         PRIMARY KEY (principal, part)
     );
+";
+
+/// The key in `mcpl_meta` of the next instance id no node was given (issue #41,
+/// [`Store::reserve_instance_ids`]).
+const NEXT_INSTANCE: &str = "next_instance_id";
+
+/// Moves the counter `$1` past a block of `$2` ids and returns where the block ends:
+/// created on the first reservation, past every instance kept.
+const RESERVE_INSTANCE_IDS: &str = "
+    INSERT INTO mcpl_meta AS m (key, value)
+    VALUES ($1, (SELECT coalesce(max(key), 0) + 1 FROM instances) + $2)
+    ON CONFLICT (key) DO UPDATE
+        SET value = greatest(m.value, (SELECT coalesce(max(key), 0) + 1 FROM instances)) + $2
+    RETURNING value
 ";
 
 /// Creates the tables and sequences where missing (the store's and the leases'), under
@@ -342,6 +358,10 @@ impl Store for PgStore {
 
     fn location(&self) -> String {
         self.location.clone()
+    }
+
+    fn reserve_instance_ids(&self, count: u64) -> Result<std::ops::Range<u64>, StoreError> {
+        self.call(move |c| c.reserve_instance_ids(count))
     }
 
     fn load_principal(&self, principal: &str) -> Result<PrincipalLoaded, StoreError> {
@@ -839,6 +859,22 @@ impl Connection {
     }
 
     /// One instance's record; its revision remembered, as for a principal's.
+    /// A block of `count` instance ids from the counter row of `mcpl_meta`, in one
+    /// statement (one round trip, its own transaction): the row's lock orders nodes
+    /// reserving at once, and the block starts past every instance kept too (a database
+    /// written before the counter, a record put by hand).
+    fn reserve_instance_ids(&mut self, count: u64) -> Result<std::ops::Range<u64>, StoreError> {
+        let count = i64::try_from(count.max(1)).unwrap_or(i64::MAX);
+        let end: i64 = self
+            .client
+            .query_one(RESERVE_INSTANCE_IDS, &[&NEXT_INSTANCE, &count])
+            .map_err(|e| self.io(&e))?
+            .get(0);
+        let end = u64::try_from(end).unwrap_or(0);
+        // `count` is positive: the block is `end - count .. end`.
+        Ok(end.saturating_sub(count.unsigned_abs())..end)
+    }
+
     fn load_instance(&mut self, id: u64) -> Result<Option<Vec<u8>>, StoreError> {
         let row = self
             .client

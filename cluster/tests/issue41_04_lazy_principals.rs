@@ -95,6 +95,9 @@ impl Store for Counting {
     fn location(&self) -> String {
         self.inner.location()
     }
+    fn reserve_instance_ids(&self, count: u64) -> Result<std::ops::Range<u64>, StoreError> {
+        self.inner.reserve_instance_ids(count)
+    }
 
     fn load_principal(&self, principal: &str) -> Result<PrincipalLoaded, StoreError> {
         self.principals

@@ -11,4 +11,5 @@ mod issue41_04_lazy_principals;
 mod issue41_04_tunnels;
 mod issue41_05_hung_database;
 mod issue41_06_adopt_instance;
+mod issue41_07_instance_ids;
 mod support;

@@ -140,6 +140,9 @@ impl Store for Timed {
     fn location(&self) -> String {
         self.inner.location()
     }
+    fn reserve_instance_ids(&self, count: u64) -> Result<std::ops::Range<u64>, StoreError> {
+        self.inner.reserve_instance_ids(count)
+    }
 }
 
 /// The arcade served on WebSocket (in memory, or on `store`), with `players` tokens.

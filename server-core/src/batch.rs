@@ -1,7 +1,8 @@
 //! What one step of an instance means for one principal ([`Batch`]), and what an instance
 //! answers the principal that awaits its open, join or close ([`Entered`], [`Closed`]).
 //! `InstanceCore` makes them (`instance_core.rs`), `PrincipalCore` applies them
-//! (`principal_core/apply.rs`); the actors only carry them.
+//! (`principal_core/apply.rs`); the actors only carry them — across nodes as JSON
+//! (issue #41, `wire.rs`), but for a batch's ticket, which is its node's.
 
 use super::principal::InstanceKey;
 use crate::author::{Event, Refusal};
@@ -15,7 +16,7 @@ use std::sync::Arc;
 
 /// What one step of an instance means for one principal: the changes to its record, the
 /// events for it, answers to its sessions' calls, and the end if the instance ended.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Batch {
     /// The instance.
     pub instance: InstanceId,
@@ -31,12 +32,16 @@ pub struct Batch {
     pub ended: Option<String>,
     /// With `ended`: the last view the logic left for the record
     /// (`InstanceContext::end_showing`).
+    #[serde(with = "shared_text")]
     pub last_view: Option<Arc<str>>,
     /// Calls of this principal's sessions whose caller's changes wait for their answer
     /// (§5.3): at most one per session, the oldest.
     pub holds: Vec<(SessionId, Id)>,
     /// The instance's ticket in the commit queue (issue #42 item 1): nothing of this
-    /// batch is told before it is kept, and all of it is refused if it is not.
+    /// batch is told before it is kept, and all of it is refused if it is not. Never
+    /// sent to another node (a ticket of this node's queue): a batch read from one has
+    /// none, and is sent only once kept (`docs/ownership.md` §3).
+    #[serde(skip)]
     pub kept: Ticket,
 }
 
@@ -79,7 +84,7 @@ impl Batch {
 }
 
 /// A change to a principal's record of an instance.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub enum Change {
     /// A tool shown or hidden.
     Visible {
@@ -100,7 +105,7 @@ pub enum Change {
 }
 
 /// The answer to a call of one of the principal's sessions.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct CallAnswer {
     /// The session that called.
     pub session: SessionId,
@@ -115,7 +120,7 @@ pub struct CallAnswer {
 }
 
 /// An open or a join that went through: what to tell the newcomer, and its changes.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Entered {
     /// The instance's title.
     pub title: Option<String>,
@@ -126,19 +131,40 @@ pub struct Entered {
 }
 
 /// Why an open or a join did not go through.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub enum EnterFailure {
     /// The logic refused.
     Refused(Refusal),
     /// The logic panicked (or the instance is gone).
     Internal,
+    /// Nothing was started: the server could not take an id for a new instance from its
+    /// store (issue #41: a store shared by several servers hands the ids out). Why, as
+    /// the store said; retryable.
+    Unavailable(String),
 }
 
 /// What closing did.
-#[derive(Debug)]
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
 pub struct Closed {
     /// What the closer is told.
     pub content: Vec<ContentBlock>,
     /// The closer's changes of the step.
     pub batch: Option<Batch>,
+}
+
+/// `Option<Arc<str>>` as an optional string (serde's `rc` feature left off: it would
+/// change every crate's serde).
+mod shared_text {
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::sync::Arc;
+
+    pub(super) fn serialize<S: Serializer>(v: &Option<Arc<str>>, s: S) -> Result<S::Ok, S::Error> {
+        v.as_deref().serialize(s)
+    }
+
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Arc<str>>, D::Error> {
+        Ok(Option::<String>::deserialize(d)?.map(Arc::from))
+    }
 }

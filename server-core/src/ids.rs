@@ -5,7 +5,11 @@ use std::fmt;
 
 /// Tells one instance actor from another (a record closed and re-opened under the same
 /// name is another instance).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Serialized as its number (issue #41: it names the instance across nodes).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct InstanceId(pub u64);
 
 impl fmt::Display for InstanceId {
@@ -15,7 +19,12 @@ impl fmt::Display for InstanceId {
 }
 
 /// A session's id, unique within its `Server`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+/// Serialized as its number: a session of the principal's owner, named in what an
+/// instance on another node answers (issue #41).
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
+#[serde(transparent)]
 pub struct SessionId(pub u64);
 
 impl fmt::Display for SessionId {

@@ -91,8 +91,20 @@ pub(crate) struct Counters {
     /// clock: two processes started in the same instant, or a clock set back, still differ.
     event_epoch: u64,
     event: AtomicU64,
+    /// Without a store: the next instance id (the process is alone with its ids).
     instance: AtomicU64,
+    /// With a store: what is left of the block of ids reserved from it (issue #41,
+    /// [`Store::reserve_instance_ids`]), handed out one by one.
+    instance_block: Mutex<std::ops::Range<u64>>,
+    /// Held while a block is reserved, so openers finding the block empty at once wait
+    /// for one reservation rather than each make one.
+    reserving: Mutex<()>,
 }
+
+/// How many instance ids a server reserves from its store at a time (issue #41)
+/// **\[project\]**: one store write per 64 opens, and at most 63 ids skipped per server
+/// start — small ids stay small where they show (logs, errors), and u64 never runs out.
+pub(crate) const INSTANCE_ID_BLOCK: u64 = 64;
 
 impl Default for Counters {
     fn default() -> Self {
@@ -101,6 +113,8 @@ impl Default for Counters {
             event_epoch: rand::random(),
             event: AtomicU64::new(1),
             instance: AtomicU64::new(1),
+            instance_block: Mutex::new(0..0),
+            reserving: Mutex::new(()),
         }
     }
 }
@@ -200,13 +214,6 @@ impl Shared {
         started_anew(&self.logic, &self.catalog(), toolset)
     }
 
-    /// Makes the next instance ids come after `id` (one read back from the store).
-    pub(crate) fn instance_ids_past(&self, id: u64) {
-        self.counters
-            .instance
-            .fetch_max(id.saturating_add(1), Ordering::Relaxed);
-    }
-
     /// A fresh session id, unique within this server.
     pub(crate) fn next_session_id(&self) -> crate::ids::SessionId {
         crate::ids::SessionId(self.counters.session.fetch_add(1, Ordering::Relaxed))
@@ -219,9 +226,59 @@ impl Shared {
         format!("ev-{:016x}-{n}", self.counters.event_epoch)
     }
 
-    /// A fresh instance id, unique within this server.
-    pub(crate) fn next_instance_id(&self) -> InstanceId {
-        InstanceId(self.counters.instance.fetch_add(1, Ordering::Relaxed))
+    /// A fresh instance id when one is at hand: without a store, the next of this
+    /// process's; with one, the next of the block reserved from it (issue #41). `None`:
+    /// the block is used up, and [`Shared::reserve_instance_id`] takes the next, off the
+    /// actor's thread.
+    pub(crate) fn next_instance_id(&self) -> Option<InstanceId> {
+        if self.store.is_none() {
+            return Some(InstanceId(
+                self.counters.instance.fetch_add(1, Ordering::Relaxed),
+            ));
+        }
+        let mut block = self
+            .counters
+            .instance_block
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        block.next().map(InstanceId)
+    }
+
+    /// A fresh instance id, reserving a block of [`INSTANCE_ID_BLOCK`] from the store
+    /// when the one at hand is used up: unique among every server sharing the store, and
+    /// never one a server had before a restart. Blocks the calling thread for the store's
+    /// write: call it where blocking is allowed (`spawn_blocking`).
+    pub(crate) fn reserve_instance_id(&self) -> Result<InstanceId, crate::store::StoreError> {
+        let Some(store) = &self.store else {
+            return Ok(InstanceId(
+                self.counters.instance.fetch_add(1, Ordering::Relaxed),
+            ));
+        };
+        let _one = self
+            .counters
+            .reserving
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        // Another opener may have reserved while this one waited.
+        if let Some(id) = self.next_instance_id() {
+            return Ok(id);
+        }
+        let mut fresh = store.reserve_instance_ids(INSTANCE_ID_BLOCK)?;
+        let id = fresh.next().map(InstanceId);
+        let mut block = self
+            .counters
+            .instance_block
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        *block = fresh;
+        match id {
+            Some(id) => Ok(id),
+            // A store that reserved nothing breaks its contract; say so rather than loop.
+            None => Err(crate::store::StoreError::Io {
+                path: store.location().into(),
+                detail: "it reserved no instance ids when asked for some".to_owned(),
+            }),
+        }
     }
 }
 

@@ -106,6 +106,9 @@ impl Store for Counting {
     fn location(&self) -> String {
         "counting memory".to_owned()
     }
+    fn reserve_instance_ids(&self, count: u64) -> Result<std::ops::Range<u64>, StoreError> {
+        self.inner.reserve_instance_ids(count)
+    }
 
     fn load_principal(&self, principal: &str) -> Result<PrincipalLoaded, StoreError> {
         self.principals

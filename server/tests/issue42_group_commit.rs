@@ -93,6 +93,9 @@ impl Store for Gated {
     fn location(&self) -> String {
         self.inner.location()
     }
+    fn reserve_instance_ids(&self, count: u64) -> Result<std::ops::Range<u64>, StoreError> {
+        self.inner.reserve_instance_ids(count)
+    }
 }
 
 fn server(store: Arc<Gated>) -> Server {

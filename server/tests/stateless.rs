@@ -910,6 +910,9 @@ impl Store for Failing {
     fn location(&self) -> String {
         "failing memory".into()
     }
+    fn reserve_instance_ids(&self, count: u64) -> Result<std::ops::Range<u64>, StoreError> {
+        self.inner.reserve_instance_ids(count)
+    }
 }
 
 /// Issue #41 (found by `sim --nodes 3` with a PostgreSQL restart): a change the store then

@@ -155,6 +155,11 @@ impl Store for Life {
     fn location(&self) -> String {
         "the simulator's memory".to_owned()
     }
+    // Ids are taken from the records every life shares, so no two lives give one out twice
+    // (issue #41).
+    fn reserve_instance_ids(&self, count: u64) -> Result<std::ops::Range<u64>, StoreError> {
+        self.records.reserve_instance_ids(count)
+    }
     // Each record read as the memory store reads it (issue #41: a start reads what its
     // instances need, each other principal on its first use), not through `load`.
     fn load_principal(&self, principal: &str) -> Result<PrincipalLoaded, StoreError> {

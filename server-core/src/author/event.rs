@@ -13,7 +13,7 @@ pub const SURFACE_TURN: &str = "surface:turn";
 pub struct CallId(#[doc(hidden)] pub u64);
 
 /// An event for participants: content for their agents, and tags (§10).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct Event {
     #[doc(hidden)]
     pub content: Vec<ContentBlock>,

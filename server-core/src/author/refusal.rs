@@ -2,7 +2,7 @@
 //! returns and the cores carry to the host.
 
 /// An open or a join the logic will not do; the host is told why.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, serde::Serialize, serde::Deserialize)]
 #[error("{message}")]
 pub struct Refusal {
     message: String,

@@ -165,6 +165,9 @@ pub enum OpenReply {
     Refused(Refusal),
     /// The toolset's logic failed.
     Failed,
+    /// No instance could be started just now (why: the store's error); nothing was
+    /// opened, and the same open may be sent again.
+    Unavailable(String),
 }
 
 impl OpenReply {
@@ -197,6 +200,7 @@ impl OpenReply {
                     r.message().to_owned(),
                 )),
                 OpenReply::Failed => Err(failed()),
+                OpenReply::Unavailable(why) => Err(unavailable(&why)),
             }),
             Via::Compat => AnswerBody::Call(Ok(match self {
                 OpenReply::Opened {
@@ -208,6 +212,7 @@ impl OpenReply {
                 OpenReply::Invalid(e) => CallToolResult::error(e.to_string()),
                 OpenReply::Refused(r) => CallToolResult::error(r.message()),
                 OpenReply::Failed => CallToolResult::error(failed().message),
+                OpenReply::Unavailable(why) => CallToolResult::error(unavailable(&why).message),
             })),
             Via::Handler(token) => {
                 let outcome = match self {
@@ -232,6 +237,7 @@ impl OpenReply {
                     OpenReply::Invalid(e) => Err(OpenToolsetError::Invalid(e)),
                     OpenReply::Refused(r) => Err(OpenToolsetError::Refused(r)),
                     OpenReply::Failed => Err(OpenToolsetError::Failed),
+                    OpenReply::Unavailable(why) => Err(OpenToolsetError::Unavailable(why)),
                 };
                 AnswerBody::Handler {
                     token,
@@ -244,6 +250,21 @@ impl OpenReply {
 
 pub fn failed() -> ErrorObject {
     ErrorObject::internal("the toolset failed to open")
+}
+
+/// An open that started nothing because no instance id could be taken from the store
+/// (issue #41) **\[project\]**: -32603 with the retryable shape of the nodes' refusals
+/// (`data: {retryable: true, ran: false}`): nothing was opened, the same open may be sent
+/// again.
+pub fn unavailable(why: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorCode::INTERNAL_ERROR,
+        format!(
+            "the toolset could not be opened just now: the server could not take an id for \
+             a new instance from its store ({why}); nothing was opened, try again"
+        ),
+    )
+    .with_data(serde_json::json!({"retryable": true, "ran": false}))
 }
 
 /// What a host without `toolHints` reads after `toolset_open` (§8).

@@ -113,6 +113,38 @@ impl<A: Clone> PrincipalCore<A> {
         }
     }
 
+    /// An open or a join did not go through (the logic refused or failed, or no instance
+    /// could be started): take it back and say why.
+    pub fn handle_open_failed(
+        &mut self,
+        key: InstanceKey,
+        reply: Option<ReplyTo>,
+        failure: EnterFailure,
+    ) {
+        // Its open entry was never sent: no ended record, no hints.
+        self.state.cancel_open(&key);
+        let failure = match failure {
+            EnterFailure::Refused(r) => OpenReply::Refused(r),
+            EnterFailure::Internal => OpenReply::Failed,
+            EnterFailure::Unavailable(why) => OpenReply::Unavailable(why),
+        };
+        let why = match &failure {
+            OpenReply::Refused(r) => r.message(),
+            OpenReply::Unavailable(why) => why,
+            _ => "the toolset's logic failed",
+        };
+        match reply {
+            // A default or implicit open: nobody asked, so only the log tells.
+            None => {
+                tracing::warn!(%key, why, "a toolset opened for the principal failed to open")
+            }
+            Some(r) => {
+                tracing::debug!(%key, why, "open failed");
+                self.answer(r.session, r.request, failure.body(r.via));
+            }
+        }
+    }
+
     /// The instance answered an open or a join (`link` is how to reach it): announce it,
     /// or take it back.
     pub fn handle_entered(
@@ -126,29 +158,7 @@ impl<A: Clone> PrincipalCore<A> {
     ) {
         let entered = match res {
             Ok(e) => e,
-            Err(failure) => {
-                // Its open entry was never sent: no ended record, no hints.
-                self.state.cancel_open(&key);
-                let failure = match failure {
-                    EnterFailure::Refused(r) => OpenReply::Refused(r),
-                    EnterFailure::Internal => OpenReply::Failed,
-                };
-                let why = match &failure {
-                    OpenReply::Refused(r) => r.message(),
-                    _ => "the toolset's logic failed",
-                };
-                match reply {
-                    // A default or implicit open: nobody asked, so only the log tells.
-                    None => {
-                        tracing::warn!(%key, why, "a toolset opened for the principal failed to open")
-                    }
-                    Some(r) => {
-                        tracing::debug!(%key, why, "open failed");
-                        self.answer(r.session, r.request, failure.body(r.via));
-                    }
-                }
-                return;
-            }
+            Err(failure) => return self.handle_open_failed(key, reply, failure),
         };
         self.links.insert(key.clone(), link);
         let mut draft = base;

@@ -48,6 +48,12 @@ pub enum OpenToolsetError {
     /// The server could not keep the open: its store failed (the store's error).
     #[error("not acknowledged: the server could not keep what this changed ({0})")]
     NotKept(String),
+    /// Nothing was opened: the server could not take an id for a new instance from its
+    /// store just now (issue #41; the store's error). The same open may be tried again.
+    #[error(
+        "the toolset could not be opened just now: no instance id could be taken from the store ({0}); nothing was opened, try again"
+    )]
+    Unavailable(String),
 }
 
 impl From<OpenToolsetError> for ToolError {
@@ -57,9 +63,10 @@ impl From<OpenToolsetError> for ToolError {
             OpenToolsetError::Invalid(_) | OpenToolsetError::Refused(_) => {
                 ToolError::failed(e.to_string())
             }
-            OpenToolsetError::Closed | OpenToolsetError::Failed | OpenToolsetError::NotKept(_) => {
-                ToolError::internal(e)
-            }
+            OpenToolsetError::Closed
+            | OpenToolsetError::Failed
+            | OpenToolsetError::NotKept(_)
+            | OpenToolsetError::Unavailable(_) => ToolError::internal(e),
         }
     }
 }

@@ -59,19 +59,17 @@ pub(crate) struct Outcome {
 ///
 /// An instance of a toolset its principal's actor starts anew (`anew`: a plain,
 /// default-open toolset of one instance per principal, a lobby) is not read back at all: its principal,
-/// whenever it is read, starts it again ([`drop_anew`]). The largest instance id kept is
-/// given back beside, for new ids to go past it.
+/// whenever it is read, starts it again ([`drop_anew`]).
 pub(crate) fn read_start(
     store: &dyn Store,
     anew: &dyn Fn(&str) -> bool,
-) -> Result<(Loaded, Option<u64>), StoreError> {
+) -> Result<Loaded, StoreError> {
     /// The toolset of an instance's record, the rest skipped.
     #[derive(serde::Deserialize)]
     struct Toolset {
         toolset: String,
     }
     let mut live = store.live_instances()?;
-    let last = live.iter().map(|i| i.id).max();
     live.retain(|i| {
         serde_json::from_slice::<Toolset>(&i.record).map_or(true, |r| !anew(&r.toolset))
     });
@@ -90,7 +88,7 @@ pub(crate) fn read_start(
         }
     }
     loaded.instances = live.into_iter().map(|i| (i.id, i.record)).collect();
-    Ok((loaded, last))
+    Ok(loaded)
 }
 
 /// Drops from `links` each link to an instance not `running` of a toolset the principal's
@@ -185,7 +183,6 @@ pub(crate) fn restore(
     let mut instances: HashMap<u64, Addr<InstanceActor>> = HashMap::new();
     let mut toolsets: BTreeMap<String, usize> = BTreeMap::new();
     for (id, bytes) in loaded.instances {
-        shared.instance_ids_past(id);
         let Some(links) = linked.remove(&id) else {
             // No principal links to it any more: nothing to resume.
             let _ = shared.write_instance(id, None);

@@ -598,16 +598,10 @@ impl ServerBuilder {
                 let anew = |t: &str| crate::shared::started_anew(&logic, &catalog, t);
                 Some(crate::actors::restore::read_start(&**store, &anew)?)
             }
-            // Issue #41: nothing resumed, but new ids go past those kept.
-            Some(store) => {
-                let last = store.live_instances()?.iter().map(|i| i.id).max();
-                Some((crate::store::Loaded::default(), last))
-            }
+            // Issue #41: nothing resumed (new instance ids come from the store's counter,
+            // past every id kept: `Store::reserve_instance_ids`).
+            Some(_) => Some(crate::store::Loaded::default()),
             None => None,
-        };
-        let (loaded, last_instance) = match loaded {
-            Some((loaded, last)) => (Some(loaded), last),
-            None => (None, None),
         };
         let commits = match &self.store {
             Some(store) => Some(CommitQueue::start(store.clone(), self.follow_wait).map_err(
@@ -664,10 +658,6 @@ impl ServerBuilder {
             restore,
             loaded: Mutex::new(loaded),
         };
-        if let Some(id) = last_instance {
-            // New instances go past every one kept, those not read back too.
-            shared.instance_ids_past(id);
-        }
         Ok(Server::new(shared, self.handlers))
     }
 }

@@ -18,6 +18,9 @@ struct Records {
     instances: BTreeMap<u64, Vec<u8>>,
     /// Principals' parts, by principal and part.
     parts: BTreeMap<(String, String), Vec<u8>>,
+    /// The next instance id no server was given ([`Store::reserve_instance_ids`]); 0:
+    /// none reserved yet.
+    next_instance: u64,
 }
 
 impl MemoryStore {
@@ -84,6 +87,16 @@ impl Store for MemoryStore {
 
     fn location(&self) -> String {
         "memory".to_owned()
+    }
+
+    fn reserve_instance_ids(&self, count: u64) -> Result<std::ops::Range<u64>, StoreError> {
+        Ok(self.with(|r| {
+            // Past any record put by hand (`put_instance`), as a file written before.
+            let kept = r.instances.keys().next_back().map_or(1, |id| id + 1);
+            let start = r.next_instance.max(kept);
+            r.next_instance = start.saturating_add(count.max(1));
+            start..r.next_instance
+        }))
     }
 
     fn load_principal(&self, principal: &str) -> Result<PrincipalLoaded, StoreError> {

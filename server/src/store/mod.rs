@@ -7,7 +7,9 @@
 //! [`Store`] is small on purpose: read what a start needs (every instance's record and
 //! the principals they name, [`Store::live_instances`]) and each other principal's record
 //! on its first use ([`Store::load_principal`], issue #41), and commit [`Writes`] — what
-//! steps put and delete, handed over as values, written together or not at all. The SDK
+//! steps put and delete, handed over as values, written together or not at all — and
+//! reserve blocks of new instance ids ([`Store::reserve_instance_ids`], issue #41: servers
+//! sharing a store never give two instances one id, nor does a server started again). The SDK
 //! encodes the records (JSON, `records.rs`); a store keeps bytes. [`RedbStore`] is the
 //! embedded default (one `redb` file, crash-safe commits); [`MemoryStore`] keeps the
 //! records in the process (a server restarted in the same process reads them back: tests,
@@ -240,6 +242,16 @@ pub trait Store: Send + Sync + 'static {
     fn commit(&self, steps: &[Writes]) -> Result<(), StoreError>;
     /// Where it keeps them, for messages ("memory", a file's path).
     fn location(&self) -> String;
+    /// Reserves `count` (at least 1) new instance ids, `start..start + count`, durably
+    /// before it returns (issue #41): ids no call of this store returned before — nor any
+    /// other process's on the same records, before or after a restart — and above every
+    /// instance id the store keeps. A server takes a block at a time and hands its ids out
+    /// itself; ids of a block it did not use are never used (gaps are fine). Servers
+    /// sharing one store (PostgreSQL) thus never give two instances one id. A store
+    /// reserves with one write of its own (a counter), none of the records': it is not a
+    /// step, and its failure gives the store up for nothing (the open asking is answered
+    /// "retry").
+    fn reserve_instance_ids(&self, count: u64) -> Result<std::ops::Range<u64>, StoreError>;
 
     /// One principal's record with its parts (issue #41: a server reads a principal when
     /// it is first used, not every principal when it starts). A store that checks
@@ -455,6 +467,37 @@ mod tests {
     fn the_redb_store_reads_one_record_at_a_time() {
         let dir = tempfile::tempdir().unwrap();
         reads_one_record_at_a_time(&RedbStore::open_dir(dir.path()).unwrap());
+    }
+
+    /// Blocks of instance ids follow each other, never overlap, and start past every
+    /// instance kept (a store written before the counter, a record put by hand).
+    fn reserves_ids_past_every_block_and_every_instance_kept(store: &dyn Store) {
+        store.put_instance(7, GAME).unwrap();
+        assert_eq!(store.reserve_instance_ids(64).unwrap(), 8..72);
+        assert_eq!(store.reserve_instance_ids(2).unwrap(), 72..74);
+        store.put_instance(500, GAME).unwrap();
+        assert_eq!(store.reserve_instance_ids(1).unwrap(), 501..502);
+        store.delete_instance(500).unwrap();
+        assert_eq!(store.reserve_instance_ids(1).unwrap(), 502..503);
+    }
+
+    #[test]
+    fn the_memory_store_reserves_instance_ids_in_blocks() {
+        reserves_ids_past_every_block_and_every_instance_kept(&MemoryStore::new());
+    }
+
+    #[test]
+    fn the_redb_store_reserves_instance_ids_in_blocks_kept_across_a_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = RedbStore::open_dir(dir.path()).unwrap();
+        assert_eq!(store.reserve_instance_ids(64).unwrap(), 1..65);
+        drop(store);
+        let store = RedbStore::open_dir(dir.path()).unwrap();
+        assert_eq!(store.reserve_instance_ids(64).unwrap(), 65..129);
+        let other = tempfile::tempdir().unwrap();
+        reserves_ids_past_every_block_and_every_instance_kept(
+            &RedbStore::open_dir(other.path()).unwrap(),
+        );
     }
 
     #[test]

@@ -14,6 +14,10 @@ const INSTANCES: TableDefinition<u64, &[u8]> = TableDefinition::new("instances")
 /// Principals' records' parts, by the principal's name and the part's (issue #42 item 1).
 const PARTS: TableDefinition<(&str, &str), &[u8]> = TableDefinition::new("principal_parts");
 const META: TableDefinition<&str, u64> = TableDefinition::new("meta");
+/// The key in [`META`] of the next instance id no server was given (issue #41,
+/// [`Store::reserve_instance_ids`]); a block starts past the largest instance id kept
+/// too, so a file written before the counter starts where servers started then.
+const NEXT_INSTANCE: &str = "next_instance_id";
 /// The format of the records this server writes; a store in another is refused.
 /// Format 2 (issue #42 item 1) keeps parts of principals' records under keys of their
 /// own; a store in format 1 (every principal's record whole, no parts) is read as it is
@@ -199,14 +203,15 @@ impl RedbStore {
         })?
     }
 
-    fn write(
+    fn write<T>(
         &self,
-        f: impl FnOnce(&redb::WriteTransaction) -> Result<(), Box<redb::Error>>,
-    ) -> Result<(), StoreError> {
+        f: impl FnOnce(&redb::WriteTransaction) -> Result<T, Box<redb::Error>>,
+    ) -> Result<T, StoreError> {
         let write = || {
             let w = self.db.begin_write().map_err(|e| self.io(e))?;
-            f(&w).map_err(|e| self.io(e))?;
-            w.commit().map_err(|e| self.io(e))
+            let value = f(&w).map_err(|e| self.io(e))?;
+            w.commit().map_err(|e| self.io(e))?;
+            Ok(value)
         };
         quietly(write).map_err(|why| self.io(format!("the file is damaged (writing it: {why})")))?
     }
@@ -302,6 +307,26 @@ impl Store for RedbStore {
 
     fn live_instances(&self) -> Result<Vec<LiveInstance>, StoreError> {
         self.reading(|| self.read_instances())
+    }
+
+    fn reserve_instance_ids(&self, count: u64) -> Result<std::ops::Range<u64>, StoreError> {
+        // One write transaction: the counter read and moved past the block, fsync'd before
+        // the block is handed out, so a server started again on the file never gets it.
+        self.write(|w| {
+            let mut meta = w.open_table(META).map_err(boxed)?;
+            let next = meta
+                .get(NEXT_INSTANCE)
+                .map_err(boxed)?
+                .map_or(1, |v| v.value());
+            // Past every instance kept too: a file written before the counter, or a record
+            // put by hand (`put_instance`).
+            let instances = w.open_table(INSTANCES).map_err(boxed)?;
+            let last = instances.last().map_err(boxed)?.map(|(k, _)| k.value());
+            let start = next.max(last.map_or(1, |id| id.saturating_add(1)));
+            let end = start.saturating_add(count.max(1));
+            meta.insert(NEXT_INSTANCE, end).map_err(boxed)?;
+            Ok(start..end)
+        })
     }
 
     fn commit(&self, steps: &[Writes]) -> Result<(), StoreError> {

@@ -8,6 +8,7 @@ use crate::actors::instance::{InstanceActor, Join, Link, Start};
 use crate::author::{Opening, ParticipantId};
 use crate::core::batch::{EnterFailure, Entered};
 use crate::core::{HintDraft, InstanceKey};
+use crate::ids::InstanceId;
 use crate::store::Follow;
 use actix::prelude::*;
 use serde_json::Value;
@@ -39,6 +40,11 @@ impl PrincipalActor {
     /// Starts the actor of a new instance (opened in the state already, with `base` saying
     /// so) and awaits its open. `reply` is `None` for an open nobody asked for (default
     /// open, implicit open, §4.1, §8).
+    ///
+    /// Its id is the next of those at hand; when the block reserved from the store is used
+    /// up (issue #41), the next block is reserved off this actor's thread, the actor
+    /// waiting, and a reservation that fails starts nothing: the open is taken back and
+    /// answered "retry" (`EnterFailure::Unavailable`).
     pub(super) fn start_instance(
         &mut self,
         key: InstanceKey,
@@ -47,7 +53,35 @@ impl PrincipalActor {
         reply: Option<ReplyTo>,
         ctx: &mut Context<Self>,
     ) {
-        let id = self.shared.next_instance_id();
+        if let Some(id) = self.shared.next_instance_id() {
+            return self.run_instance(id, key, base, options, reply, ctx);
+        }
+        let shared = self.shared.clone();
+        let reserve = tokio::task::spawn_blocking(move || shared.reserve_instance_id());
+        let fut = reserve.into_actor(self).map(move |res, act, ctx| {
+            let why = match res {
+                Ok(Ok(id)) => return act.run_instance(id, key, base, options, reply, ctx),
+                Ok(Err(e)) => e.to_string(),
+                Err(e) => format!("the reservation stopped: {e}"),
+            };
+            tracing::warn!(%key, why, "no instance id could be reserved: the open is answered retry");
+            act.core
+                .handle_open_failed(key, reply, EnterFailure::Unavailable(why));
+            act.flush(ctx);
+        });
+        ctx.wait(fut);
+    }
+
+    /// Starts instance `id`'s actor (see [`PrincipalActor::start_instance`]).
+    fn run_instance(
+        &mut self,
+        id: InstanceId,
+        key: InstanceKey,
+        base: HintDraft,
+        options: Option<Value>,
+        reply: Option<ReplyTo>,
+        ctx: &mut Context<Self>,
+    ) {
         let addr = InstanceActor::new(
             self.shared.clone(),
             self.registrar.route.clone(),

@@ -158,7 +158,6 @@ impl Registry {
                     }
                     // Only the links the instance's record agrees with (`restore.rs`).
                     links.retain(|who, l| record.links.get(&who.0) == Some::<&InstanceKey>(&l.key));
-                    shared.instance_ids_past(id);
                     let actor = InstanceActor::restored(
                         shared,
                         router,
