@@ -24,10 +24,13 @@ pub fn from_json<T: DeserializeOwned>(mut value: Value) -> Result<T, serde_json:
 }
 
 /// Rewrites, in place, every float in `value` that is a whole number within `i64`/`u64`
-/// as that integer. Iterative: a value's depth is whatever its builder made it.
+/// as that integer. Iterative: a value's depth is whatever its builder made it. The stack
+/// starts empty, so arguments with nothing nested (`{}`, a few scalars) cost no allocation
+/// (issue #42: one for every call of every tool).
 fn integral_numbers(value: &mut Value) {
-    let mut stack = vec![value];
-    while let Some(v) = stack.pop() {
+    let mut stack: Vec<&mut Value> = Vec::new();
+    let mut next = Some(value);
+    while let Some(v) = next.take().or_else(|| stack.pop()) {
         match v {
             Value::Number(n) => {
                 if let Some(i) = n.as_f64().filter(|_| n.is_f64()).and_then(integer) {

@@ -224,12 +224,40 @@ pub enum AuthError {
     Invalid,
 }
 
+/// Who a request authenticated as, before a principal is made of it
+/// ([`ServerOptions::caller`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Caller<'a> {
+    /// A named principal: a configured token's name, or a verified JWT's subject.
+    Named(std::borrow::Cow<'a, str>),
+    /// No token, where anonymous connections are allowed.
+    Anonymous,
+}
+
+impl Caller<'_> {
+    /// The principal: the name, or a fresh anonymous principal.
+    pub(crate) fn into_principal(self) -> Principal {
+        match self {
+            Caller::Named(name) => Principal::Named(name.into_owned()),
+            Caller::Anonymous => Principal::anonymous(),
+        }
+    }
+}
+
 impl ServerOptions {
     /// Maps an `Authorization` header value (if any) to a principal (RFC-014 §4.6): a
     /// configured token, else a JWT [`ServerOptions::jwt`] verifies.
     pub fn authenticate(&self, authorization: Option<&str>) -> Result<Principal, AuthError> {
+        self.caller(authorization).map(Caller::into_principal)
+    }
+
+    /// [`ServerOptions::authenticate`] without making the principal: a configured token's
+    /// name is borrowed, and an anonymous caller gets no principal of its own yet. A
+    /// Streamable HTTP request that names its session only compares the two (issue #42:
+    /// the name's copy was an allocation on every POST).
+    pub(crate) fn caller(&self, authorization: Option<&str>) -> Result<Caller<'_>, AuthError> {
         match authorization {
-            None if self.allow_anonymous => Ok(Principal::anonymous()),
+            None if self.allow_anonymous => Ok(Caller::Anonymous),
             None => Err(AuthError::Missing),
             Some(h) => {
                 let token = h
@@ -238,13 +266,15 @@ impl ServerOptions {
                     .ok_or(AuthError::Invalid)?
                     .trim();
                 if let Some(p) = self.tokens.get(token) {
-                    return Ok(Principal::Named(p.clone()));
+                    return Ok(Caller::Named(std::borrow::Cow::Borrowed(p)));
                 }
                 let jwt = self.jwt.as_ref().ok_or(AuthError::Invalid)?;
-                jwt.verify(token).map(Principal::Named).map_err(|why| {
-                    tracing::debug!(%why, "a bearer JWT refused");
-                    AuthError::Invalid
-                })
+                jwt.verify(token)
+                    .map(|name| Caller::Named(std::borrow::Cow::Owned(name)))
+                    .map_err(|why| {
+                        tracing::debug!(%why, "a bearer JWT refused");
+                        AuthError::Invalid
+                    })
             }
         }
     }

@@ -6,9 +6,9 @@
 
 use crate::support;
 
-use mcpl_protocol::Message;
+use mcpl_protocol::{ErrorCode, Message};
 use mcpl_testkit::within_named;
-use mcpl_transport::Connection;
+use mcpl_transport::{Connection, Inbound};
 use serde_json::json;
 use std::net::SocketAddr;
 use support::*;
@@ -238,4 +238,115 @@ async fn issue42_03_a_cancelled_json_answer_ends_as_an_empty_stream_and_an_ended
         .await
         .unwrap();
     assert_eq!(answer.status, 404);
+}
+
+/// Sends one POST of `body` (as alice unless `token` says otherwise) in `session`, with
+/// `Content-Type: content_type`, in `chunks` chunks (`Transfer-Encoding: chunked`) when
+/// more than one, and reads the answer to the end.
+async fn raw_post(
+    addr: SocketAddr,
+    session: &str,
+    token: &str,
+    content_type: &str,
+    body: &[u8],
+    chunks: usize,
+) -> Raw {
+    let mut tcp = TcpStream::connect(addr).await.expect("connect");
+    let mut head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nAuthorization: Bearer {token}\r\n\
+         Accept: {ACCEPT_BOTH}\r\nContent-Type: {content_type}\r\n\
+         Mcp-Session-Id: {session}\r\nConnection: close\r\n"
+    );
+    let mut bytes = Vec::new();
+    if chunks > 1 {
+        head.push_str("Transfer-Encoding: chunked\r\n\r\n");
+        bytes.extend_from_slice(head.as_bytes());
+        for part in body.chunks(body.len().div_ceil(chunks)) {
+            bytes.extend_from_slice(format!("{:x}\r\n", part.len()).as_bytes());
+            bytes.extend_from_slice(part);
+            bytes.extend_from_slice(b"\r\n");
+        }
+        bytes.extend_from_slice(b"0\r\n\r\n");
+    } else {
+        head.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+        bytes.extend_from_slice(head.as_bytes());
+        bytes.extend_from_slice(body);
+    }
+    tcp.write_all(&bytes).await.expect("write");
+    let mut answer = Vec::new();
+    tcp.read_to_end(&mut answer).await.expect("read");
+    parse(&answer)
+}
+
+/// A POST's body is taken whole in its first poll when it came with its head, with no
+/// copy and no timer (issue #42's HTTP path): what the session is handed stays what the
+/// client sent however the body came — in chunks, with a `Content-Type` that has
+/// parameters or another case, with bytes that are not UTF-8 (a parse error, as before) —
+/// and a token is compared with the session's principal without being made one: another
+/// principal's token naming the session gets 404.
+#[tokio::test]
+async fn issue42_03_a_body_in_chunks_or_not_utf8_and_another_principals_token_are_read_as_before() {
+    let (mut ep, addr) = endpoint_with_queue(4).await;
+    let (mut server, session) = open(&mut ep, addr).await;
+    let call = request(
+        5,
+        "tools/call",
+        json!({"name": "light", "arguments": {"k": "v"}}),
+    );
+    let text = call.encode();
+    for (content_type, chunks) in [
+        ("application/json", 1),
+        ("application/json; charset=utf-8", 3),
+        ("Application/JSON", 7),
+    ] {
+        let s = session.clone();
+        let body = text.clone();
+        let post = tokio::spawn(async move {
+            raw_post(addr, &s, "s3cret", content_type, body.as_bytes(), chunks).await
+        });
+        let (_, got) = next_request(&mut server).await;
+        assert_eq!(Message::from(got), call, "{content_type}, {chunks} chunks");
+        server.outbound.send(ok(5, json!({}))).await.unwrap();
+        let answer = within_named("the answer", post).await.unwrap();
+        assert_eq!(answer.status, 200, "{content_type}, {chunks} chunks");
+        assert_eq!(
+            Message::decode(&answer.body).expect("one JSON-RPC message"),
+            ok(5, json!({}))
+        );
+    }
+
+    // Not UTF-8 inside a string: a parse error on the POST, and the session is told.
+    let bad = b"{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"p\xff\"}";
+    let answer = raw_post(addr, &session, "s3cret", "application/json", bad, 1).await;
+    assert_eq!(answer.status, 400);
+    match Message::decode(&answer.body) {
+        Ok(Message::Response(r)) => {
+            assert_eq!(r.outcome.unwrap_err().code, ErrorCode::PARSE_ERROR)
+        }
+        other => panic!("expected a parse error, got {other:?}"),
+    }
+    assert!(matches!(next(&mut server).await, Inbound::Malformed { .. }));
+
+    // Bob's token naming alice's session.
+    let answer = raw_post(
+        addr,
+        &session,
+        "t0ken",
+        "application/json",
+        text.as_bytes(),
+        1,
+    )
+    .await;
+    assert_eq!(answer.status, 404);
+    // Nothing reached the session: the next thing it reads is alice's.
+    let s = session.clone();
+    let ping = request(7, "ping", json!({}));
+    let body = ping.encode();
+    let post = tokio::spawn(async move {
+        raw_post(addr, &s, "s3cret", "application/json", body.as_bytes(), 1).await
+    });
+    let (_, got) = next_request(&mut server).await;
+    assert_eq!(Message::from(got), ping);
+    server.outbound.send(ok(7, json!({}))).await.unwrap();
+    assert_eq!(within_named("the answer", post).await.unwrap().status, 200);
 }

@@ -182,10 +182,12 @@ fn is_exact_list(value: &[u8], media: &[&str]) -> bool {
 
 /// True when `Content-Type` is `media` (parameters such as `charset` are ignored).
 fn content_type_is(headers: &HeaderMap, media: &str) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .is_some_and(|v| media_type(v).eq_ignore_ascii_case(media))
+    headers.get(CONTENT_TYPE).is_some_and(|v| {
+        // The common case, with no parsing: the type alone, as clients send it.
+        v.as_bytes() == media.as_bytes()
+            || v.to_str()
+                .is_ok_and(|v| media_type(v).eq_ignore_ascii_case(media))
+    })
 }
 
 fn media_type(value: &str) -> &str {

@@ -19,6 +19,7 @@ use super::session::{self, Registry, Session};
 use super::{
     EVENT_STREAM, JSON, LAST_EVENT_ID, SESSION_HEADER, VERSION_HEADER, accepts, content_type_is,
 };
+use crate::config::Caller;
 use crate::sources::{Source, SourceSlot};
 use crate::{
     Connection, ConnectionInfo, HttpResponseMode, Inbound, Outbound, Principal, ServerOptions,
@@ -330,8 +331,8 @@ async fn on_post(
     let (parts, body) = request.into_parts();
     let headers = parts.headers;
     // Refused before its body is read: the connection cannot carry another request.
-    let principal = match admit(server, &headers) {
-        Ok(p) => p,
+    let caller = match admit(server, &headers) {
+        Ok(c) => c,
         Err(refusal) => return closing(refusal.into_response()),
     };
     if !accepts(&headers, &[JSON, EVENT_STREAM]) {
@@ -348,13 +349,18 @@ async fn on_post(
             "Content-Type must be application/json",
         ));
     }
-    let session = match session_of(server, &headers, &principal, remote) {
+    let session = match session_of(server, &headers, &caller, remote) {
         Ok(s) => s,
         Err(refusal) => return closing(refusal.into_response()),
     };
     let limit = server.opts.max_message_size;
     let message = match read_body(body, limit, server.opts.http_read_timeout).await {
-        Ok(bytes) => Message::decode(&bytes),
+        // Text checked as UTF-8 once, not string by string (issue #42); bytes that are not
+        // UTF-8 get the decoder's own words for what is wrong with them.
+        Ok(bytes) => match std::str::from_utf8(&bytes) {
+            Ok(text) => Message::decode_str(text),
+            Err(_) => Message::decode(&bytes),
+        },
         Err(BodyError::TooLarge(size)) => {
             if let Some(s) = &session {
                 s.deliver(Inbound::TooLarge {
@@ -414,7 +420,7 @@ async fn on_post(
         None if matches!(&message, Message::Request(r) if r.method == "initialize"
             && !mcpl_protocol::modern::is_modern_initialize(r.params.as_deref())) =>
         {
-            match open_session(server, principal, remote).await {
+            match open_session(server, caller.into_principal(), remote).await {
                 Ok(s) => s,
                 Err(refusal) => return refusal.into_response(),
             }
@@ -423,6 +429,7 @@ async fn on_post(
         // connection (`modern_post`); a notification or a response belongs to a session.
         None => match message {
             Message::Request(request) if server.opts.http_modern => {
+                let principal = caller.into_principal();
                 return modern_post(server, principal, remote, &headers, request).await;
             }
             // A server that does not serve 2026-07-28 (`ServerOptions::http_modern`): a
@@ -469,6 +476,17 @@ async fn on_post(
 }
 
 /// Delivers a request and holds the HTTP request until the session answers it.
+///
+/// Every request goes through the session, however light: none is answered here, on a
+/// path around it (issue #42 weighed one for light calls). A `tools/call`'s answer
+/// depends on the session's state in the order its reader takes things in — the
+/// lifecycle's phase, the ids in flight (a reused one is refused), the principal's leave
+/// to run a loose tool at once (taken back by a delivery read in order after it), and
+/// the changes held for the call, which its result carries under the connection's next
+/// rev (RFC-014 §5.2, §5.3). None of that is the transport's to know, so a reply made
+/// here could contradict what the session would say. What is cut is the cost around the
+/// hand-over: a body taken without a timer or a copy, a caller compared without a copy
+/// of its name, a hand-over without a cloned sender.
 async fn answer(
     server: &Server,
     session: &Arc<Session>,
@@ -681,8 +699,8 @@ fn cancelled_request(message: &Message) -> Option<Id> {
 }
 
 fn on_get(server: &Server, remote: SocketAddr, headers: &HeaderMap) -> HttpResponse {
-    let principal = match admit(server, headers) {
-        Ok(p) => p,
+    let caller = match admit(server, headers) {
+        Ok(c) => c,
         Err(refusal) => return refusal.into_response(),
     };
     if !accepts(headers, &[EVENT_STREAM]) {
@@ -692,7 +710,7 @@ fn on_get(server: &Server, remote: SocketAddr, headers: &HeaderMap) -> HttpRespo
             "Accept must list text/event-stream",
         );
     }
-    let session = match session_of(server, headers, &principal, remote) {
+    let session = match session_of(server, headers, &caller, remote) {
         Ok(Some(s)) => s,
         Ok(None) => return rpc_error(StatusCode::BAD_REQUEST, None, "Mcp-Session-Id is required"),
         Err(refusal) => return refusal.into_response(),
@@ -706,11 +724,11 @@ fn on_get(server: &Server, remote: SocketAddr, headers: &HeaderMap) -> HttpRespo
 }
 
 fn on_delete(server: &Server, remote: SocketAddr, headers: &HeaderMap) -> HttpResponse {
-    let principal = match admit(server, headers) {
-        Ok(p) => p,
+    let caller = match admit(server, headers) {
+        Ok(c) => c,
         Err(refusal) => return refusal.into_response(),
     };
-    match session_of(server, headers, &principal, remote) {
+    match session_of(server, headers, &caller, remote) {
         Ok(Some(s)) => {
             tracing::debug!(session = %s.short_id(), "session deleted by the client");
             server.sessions.end(&s.id);
@@ -777,7 +795,9 @@ fn on_metadata(server: &Server, headers: &HeaderMap) -> HttpResponse {
 }
 
 /// What every request passes first: `Origin` and `Host` (403), then the bearer token (401).
-fn admit(server: &Server, headers: &HeaderMap) -> Result<Principal, Refusal> {
+/// The caller is made a principal only where one is needed (a new session or a modern
+/// request): a request of a session is only compared with it ([`session_of`]).
+fn admit<'s>(server: &'s Server, headers: &HeaderMap) -> Result<Caller<'s>, Refusal> {
     let opts = &server.opts;
     let origin = headers.get(ORIGIN).map(|v| v.to_str().unwrap_or("\u{0}"));
     if !opts.origin_allowed(origin) {
@@ -791,7 +811,7 @@ fn admit(server: &Server, headers: &HeaderMap) -> Result<Principal, Refusal> {
     let authorization = headers
         .get(axum::http::header::AUTHORIZATION)
         .map(|v| v.to_str().unwrap_or(""));
-    opts.authenticate(authorization).map_err(|e| {
+    opts.caller(authorization).map_err(|e| {
         let mut refusal = Refusal::new(StatusCode::UNAUTHORIZED, e.to_string());
         if let Some(resource) = resource_of(server, headers) {
             let invalid = matches!(e, crate::config::AuthError::Invalid);
@@ -809,16 +829,16 @@ fn admit(server: &Server, headers: &HeaderMap) -> Result<Principal, Refusal> {
 fn session_of(
     server: &Server,
     headers: &HeaderMap,
-    principal: &Principal,
+    caller: &Caller<'_>,
     remote: SocketAddr,
 ) -> Result<Option<Arc<Session>>, Refusal> {
     let Some(id) = headers.get(SESSION_HEADER) else {
         return Ok(None);
     };
     let session = id.to_str().ok().and_then(|id| server.sessions.get(id));
-    let Some(session) = session.filter(|s| match (&s.principal, principal) {
-        (Principal::Named(a), Principal::Named(b)) => a == b,
-        (Principal::Anonymous(_), Principal::Anonymous(_)) => s.source == Some(remote.ip()),
+    let Some(session) = session.filter(|s| match (&s.principal, caller) {
+        (Principal::Named(a), Caller::Named(b)) => a == b,
+        (Principal::Anonymous(_), Caller::Anonymous) => s.source == Some(remote.ip()),
         _ => false,
     }) else {
         return Err(Refusal::new(StatusCode::NOT_FOUND, "no such session"));
@@ -982,13 +1002,29 @@ enum BodyError {
 
 /// Reads a body of at most `limit` bytes, the whole of it within `timeout`: a client that
 /// trickles a body in, or stops part way, would otherwise hold this task for ever.
+///
+/// A body that came with its head (a light request's nearly always does) is taken in the
+/// first poll, and no timer is set for it (issue #42: the timer was a tenth of the body's
+/// cost); one still arriving gets the whole `timeout` from then.
 async fn read_body(body: Incoming, limit: usize, timeout: Duration) -> Result<Bytes, BodyError> {
-    tokio::time::timeout(timeout, collect_body(body, limit))
-        .await
-        .unwrap_or(Err(BodyError::TooSlow))
+    let mut collect = pin!(collect_body(body, limit));
+    let first = std::future::poll_fn(|cx| match collect.as_mut().poll(cx) {
+        std::task::Poll::Ready(read) => std::task::Poll::Ready(Some(read)),
+        std::task::Poll::Pending => std::task::Poll::Ready(None),
+    })
+    .await;
+    match first {
+        Some(read) => read,
+        None => tokio::time::timeout(timeout, collect)
+            .await
+            .unwrap_or(Err(BodyError::TooSlow)),
+    }
 }
 
 async fn collect_body(mut body: Incoming, limit: usize) -> Result<Bytes, BodyError> {
+    // A body of one chunk (most are) is that chunk, not a copy of it; a second chunk
+    // starts a buffer.
+    let mut whole: Option<Bytes> = None;
     let mut buf = BytesMut::new();
     let mut size = 0usize;
     while let Some(frame) = body.frame().await {
@@ -997,13 +1033,22 @@ async fn collect_body(mut body: Incoming, limit: usize) -> Result<Bytes, BodyErr
         };
         size = size.saturating_add(chunk.len());
         if size <= limit {
-            buf.extend_from_slice(&chunk);
+            if whole.is_none() && buf.is_empty() {
+                whole = Some(chunk);
+            } else {
+                if let Some(first) = whole.take() {
+                    buf.extend_from_slice(&first);
+                }
+                buf.extend_from_slice(&chunk);
+            }
         } else if size > limit.saturating_mul(DRAIN_FACTOR) {
             break;
         }
     }
     if size > limit {
         Err(BodyError::TooLarge(size))
+    } else if buf.is_empty() {
+        Ok(whole.unwrap_or_default())
     } else {
         Ok(buf.freeze())
     }

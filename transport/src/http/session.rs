@@ -450,6 +450,19 @@ impl Session {
 
     /// Hands something read to the session; false when the session is gone.
     pub(super) async fn deliver(&self, item: Inbound) -> bool {
+        // Handed over at once when the queue has room (nearly always): no sender is cloned
+        // to wait with (issue #42).
+        let item = {
+            let inbound = lock(&self.inbound);
+            let Some(tx) = inbound.as_ref() else {
+                return false;
+            };
+            match tx.try_send(item) {
+                Ok(()) => return true,
+                Err(TrySendError::Closed(_)) => return false,
+                Err(TrySendError::Full(item)) => item,
+            }
+        };
         let Some(tx) = lock(&self.inbound).clone() else {
             return false;
         };
@@ -464,10 +477,13 @@ impl Session {
         sse: bool,
         progress: Option<Value>,
     ) -> Result<(AnswerRx, PendingGuard), DuplicateId> {
-        let mut routes = lock(&self.routes);
-        if routes.pending.contains_key(&id) {
+        let mut guard = lock(&self.routes);
+        let routes = &mut *guard;
+        // The id hashed once, for the check and the insert (issue #42).
+        let std::collections::hash_map::Entry::Vacant(slot) = routes.pending.entry(id.clone())
+        else {
             return Err(DuplicateId);
-        }
+        };
         // A JSON answer waits in a one-shot slot until it knows what it carries; an SSE
         // answer may carry many messages from the start.
         let (tx, rx) = if sse {
@@ -480,15 +496,12 @@ impl Session {
         let seq = routes.next_seq;
         routes.next_seq += 1;
         if !self.ended.is_cancelled() {
-            routes.pending.insert(
-                id.clone(),
-                Pending {
-                    tx,
-                    sse,
-                    progress,
-                    seq,
-                },
-            );
+            slot.insert(Pending {
+                tx,
+                sse,
+                progress,
+                seq,
+            });
         }
         Ok((
             rx,
