@@ -150,7 +150,8 @@ impl Toolset {
     /// runs `handler` on the instance's logic `L` (the type its open returns in
     /// [`Started`]), with the [`Call`] (id and caller) and the context.
     ///
-    /// The tool is visible in each new instance; see [`Toolset::hidden_route`]. A routed
+    /// The tool is visible in each new instance; [`Toolset::hidden`] after it makes it start
+    /// invisible. A routed
     /// tool never reaches [`InstanceLogic::call`].
     pub fn route<L, A, F>(
         mut self,
@@ -170,26 +171,6 @@ impl Toolset {
         // A second route of one name is a second tool of that name: the build refuses it.
         self.routes.insert(tool.name.clone(), Route::new(handler));
         self.tool(tool)
-    }
-
-    /// As [`Toolset::route`], the tool starting invisible in each new instance (the logic
-    /// shows it: a move on a player's turn).
-    pub fn hidden_route<L, A, F>(
-        self,
-        name: impl Into<String>,
-        description: impl Into<String>,
-        handler: F,
-    ) -> Self
-    where
-        L: InstanceLogic,
-        A: DeserializeOwned + JsonSchema + 'static,
-        F: Fn(&mut L, A, Call, &mut InstanceContext) -> Reply + Send + Sync + 'static,
-    {
-        let mut ts = self.route(name, description, handler);
-        if let Some(last) = ts.tools.pop() {
-            ts.tools.push(last.initially_visible(false));
-        }
-        ts
     }
 
     /// Declares a tool of this toolset answered by a handler of its own, as
@@ -220,6 +201,15 @@ impl Toolset {
         let handler = Arc::new(Typed::<A, F>::new(tool.name.clone(), handler));
         self.handlers.push((tool.name.clone(), handler));
         self.tool(tool)
+    }
+
+    /// Makes the tool declared last start invisible in each new instance (the logic shows
+    /// it: a move on a player's turn), as [`Toolset::hidden_tool`] declares one.
+    pub fn hidden(mut self) -> Self {
+        if let Some(last) = self.tools.pop() {
+            self.tools.push(last.initially_visible(false));
+        }
+        self
     }
 
     /// Sets the annotations (`readOnlyHint`, …) of the tool declared last.
