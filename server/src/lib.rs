@@ -153,7 +153,7 @@ pub use store::{
 };
 pub use tool::{
     AskError, CloseToolsetError, DeclineError, Invitation, NoArguments, NotifyError,
-    OpenToolsetError, Opened, ToolContext, ToolError, ToolResult, input_schema,
+    OpenToolsetError, Opened, ToolContext, ToolError, ToolResult, TypedTools, input_schema,
 };
 
 // One crate to import: what a server author needs from the crates beneath, re-exported.

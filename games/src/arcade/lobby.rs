@@ -12,7 +12,9 @@
 use super::shared::{Shared, challenge_summary};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_server::schemars::JsonSchema;
-use mcpl_server::{DeclineError, Invitation, Opened, ToolContext, ToolError, ToolResult, Toolset};
+use mcpl_server::{
+    DeclineError, Invitation, Opened, ToolContext, ToolError, ToolResult, Toolset, TypedTools,
+};
 use mcpl_transport::Principal;
 use serde::Deserialize;
 use serde_json::{Value, json};
