@@ -1,7 +1,7 @@
 //! The lobby: the default-open `lobby` toolset (§4.1, vector 25) and its tools, `games`
 //! (what can be played, who is online, challenges both ways), `challenge` and `decline`.
 //! Each tool is declared once, with its name, description, argument type (its
-//! `inputSchema` derived) and handler ([`Toolset::typed_tool`]). The toolset has no logic:
+//! `inputSchema` derived) and handler ([`TypedTools::typed_tool`](mcpl_server::TypedTools::typed_tool)). The toolset has no logic:
 //! its tools have handlers of their own that act on their caller's toolsets through the
 //! SDK, as the caller's host would: `challenge` opens the game for the caller
 //! ([`ToolContext::open_toolset`]: the open's changes ride in the challenge's own result,

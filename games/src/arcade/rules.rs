@@ -60,7 +60,7 @@ impl Side {
 }
 
 /// The tool names of one game's toolset (tool names are global on a server, so each game
-/// prefixes its own: [`tool_names!`]).
+/// prefixes its own: `tool_names!`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolNames {
     /// The toolset.

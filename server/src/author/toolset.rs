@@ -22,7 +22,7 @@ use std::sync::Arc;
 ///
 /// A toolset's tools are dynamic (§3) and answered by its logic, one instance at a time.
 /// A toolset declared without logic opens plain instances whose tools must have handlers
-/// of their own: declared here with [`Toolset::typed_tool`] (or
+/// of their own: declared here with [`TypedTools::typed_tool`](crate::TypedTools::typed_tool) (or
 /// [`ServerBuilder::tool`](crate::ServerBuilder::tool) with `mcpl/toolset`).
 ///
 /// Its tools are best declared as typed routes ([`Toolset::route`]): each once, with its
@@ -71,7 +71,7 @@ pub struct Toolset {
     /// Its tools' typed handlers (`route.rs`).
     pub(crate) routes: Routes,
     /// Its tools answered by handlers of their own, outside any instance
-    /// ([`Toolset::typed_tool`]); the builder moves them among the server's handlers.
+    /// ([`TypedTools::typed_tool`](crate::TypedTools::typed_tool)); the builder moves them among the server's handlers.
     pub(crate) handlers: Vec<(String, Arc<dyn ErasedHandler>)>,
     /// The first route or options type whose schema is not an object schema: the build
     /// refuses it.

@@ -39,7 +39,7 @@ use std::sync::Arc;
 /// assert_eq!(schema["additionalProperties"], false);
 /// ```
 ///
-/// [`ServerBuilder::typed_tool`]: crate::ServerBuilder::typed_tool
+/// [`ServerBuilder::typed_tool`]: crate::TypedTools::typed_tool
 pub fn input_schema<A: JsonSchema>() -> Value {
     let mut schema = SchemaSettings::draft2020_12()
         .for_deserialize()
