@@ -385,6 +385,19 @@ impl PerfReport {
         self.ratios.iter().find(|r| r.name == name)
     }
 
+    /// The row of a throughput comparison judged by its ratio `name` (met when that ratio
+    /// is).
+    fn ratio_row(&self, name: &'static str, figure: String, target: String, note: String) -> Row {
+        Row {
+            name,
+            skipped: false,
+            figure,
+            target,
+            met: self.ratio(name).is_some_and(|r| r.met),
+            note,
+        }
+    }
+
     /// True when every figure measured met its target (a skipped one is neither).
     pub fn all_met(&self) -> bool {
         self.rows().iter().all(|r| r.met || r.skipped)
@@ -475,44 +488,40 @@ impl PerfReport {
             });
         }
         if let Some(c) = &self.rmcp {
-            rows.push(Row {
-                name: "rmcp",
-                skipped: false,
-                figure: format!(
+            rows.push(self.ratio_row(
+                "rmcp",
+                format!(
                     "ours {} /s, rmcp {} /s (stateless {} /s): ×{:.2}",
                     thousands(c.ours.calls_per_sec),
                     thousands(c.rmcp.calls_per_sec),
                     thousands(c.rmcp_stateless.calls_per_sec),
                     c.ratio
                 ),
-                target: format!("ours ≥ ×{GOAL_RMCP_RATIO} rmcp's better"),
-                met: self.ratio("rmcp").is_some_and(|r| r.met),
-                note: format!(
+                format!("ours ≥ ×{GOAL_RMCP_RATIO} rmcp's better"),
+                format!(
                     "the ratio is to rmcp's better figure; ours: {}; rmcp with sessions (SSE answers): {}; rmcp stateless (JSON answers): {}",
                     cpu_note(&c.ours),
                     tally_note(&c.rmcp),
                     tally_note(&c.rmcp_stateless)
                 ),
-            });
+            ));
         }
         if let Some(c) = &self.modern {
-            rows.push(Row {
-                name: "modern",
-                skipped: false,
-                figure: format!(
+            rows.push(self.ratio_row(
+                "modern",
+                format!(
                     "ours {} /s, rmcp stateless {} /s: ×{:.2}",
                     thousands(c.ours.calls_per_sec),
                     thousands(c.rmcp_stateless.calls_per_sec),
                     c.ratio
                 ),
-                target: format!("ours ≥ ×{GOAL_MODERN_RATIO:.2} rmcp's"),
-                met: self.ratio("modern").is_some_and(|r| r.met),
-                note: format!(
+                format!("ours ≥ ×{GOAL_MODERN_RATIO:.2} rmcp's"),
+                format!(
                     "MCP 2026-07-28 over Streamable HTTP: no handshake, no session, each POST with its _meta, Mcp-Method and Mcp-Name; ours: {}; rmcp stateless (JSON answers): {}",
                     tally_note(&c.ours),
                     tally_note(&c.rmcp_stateless)
                 ),
-            });
+            ));
         }
         if let Some(d) = &self.mass_drop {
             rows.push(Row {

@@ -8,7 +8,7 @@
 //! nothing is lost.
 
 use crate::jsonrpc::Id;
-use crate::mcpl::{HostMcplCapabilities, McplManifest};
+use crate::mcpl::{HostMcplCapabilities, McplManifest, lenient};
 use crate::meta::{Meta, is_none_or_empty};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -86,11 +86,8 @@ pub struct InitializeParams {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClientCapabilities {
     /// `experimental`, where MCPL lives.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::mcpl::lenient"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "lenient")]
     pub experimental: Option<ClientExperimental>,
     /// Other capabilities (`roots`, `sampling`, `elicitation`, …).
     #[serde(flatten)]
@@ -104,20 +101,32 @@ impl ClientCapabilities {
     }
 }
 
-/// The client's `experimental` capabilities.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ClientExperimental {
-    /// MCPL (SPEC §5.2).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::mcpl::lenient"
-    )]
-    pub mcpl: Option<HostMcplCapabilities>,
+/// The `experimental` capabilities of either side: MCPL's member `M` (the host's
+/// [`HostMcplCapabilities`], the server's [`McplManifest`]) and the others, kept as sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Experimental<M> {
+    /// MCPL (SPEC §5.1, §5.2, §17): the host's capabilities or the server's manifest.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "lenient")]
+    #[serde(bound(deserialize = "M: serde::de::DeserializeOwned"))]
+    pub mcpl: Option<M>,
     /// Other experimental members.
     #[serde(flatten)]
     pub other: Map<String, Value>,
 }
+
+// By hand: no MCPL member and no other, whatever `M` is (a derive would ask `M: Default`).
+impl<M> Default for Experimental<M> {
+    fn default() -> Self {
+        Experimental {
+            mcpl: None,
+            other: Map::new(),
+        }
+    }
+}
+
+/// The client's `experimental` capabilities.
+pub type ClientExperimental = Experimental<HostMcplCapabilities>;
 
 /// `initialize` result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -142,18 +151,12 @@ pub struct InitializeResult {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ServerCapabilities {
     /// Tools, if offered.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::mcpl::lenient"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "lenient")]
     pub tools: Option<ToolsCapability>,
     /// `experimental`, where MCPL's manifest lives.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::mcpl::lenient"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(deserialize_with = "lenient")]
     pub experimental: Option<ServerExperimental>,
     /// Other capabilities (`logging`, `resources`, …).
     #[serde(flatten)]
@@ -177,19 +180,7 @@ pub struct ToolsCapability {
 }
 
 /// The server's `experimental` capabilities.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct ServerExperimental {
-    /// MCPL: the server's manifest (SPEC §5.1, §17).
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "crate::mcpl::lenient"
-    )]
-    pub mcpl: Option<McplManifest>,
-    /// Other experimental members.
-    #[serde(flatten)]
-    pub other: Map<String, Value>,
-}
+pub type ServerExperimental = Experimental<McplManifest>;
 
 /// `tools/list` params.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -362,6 +353,40 @@ impl CallToolResult {
     }
 }
 
+/// The members of an image or audio [`ContentBlock`]: base64 `data` with its `mimeType`
+/// (MCP), or a `uri` (MCPL SPEC §10.3, B.1).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Media {
+    /// Base64 data.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub data: Option<String>,
+    /// Its MIME type.
+    #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Where it is (MCPL's `uri` form).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub uri: Option<String>,
+    /// Annotations.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Value>,
+    /// `_meta`, kept as given.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map<String, Value>>,
+}
+
+impl Media {
+    /// Given inline: base64 `data` and its MIME type.
+    pub fn inline(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Media {
+            data: Some(data.into()),
+            mime_type: Some(mime_type.into()),
+            uri: None,
+            annotations: None,
+            meta: None,
+        }
+    }
+}
+
 /// A content block (MCP). `annotations` and `_meta` are kept as JSON; a `resource_link`
 /// keeps every member but `uri` and `name` in `other`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -379,41 +404,9 @@ pub enum ContentBlock {
         meta: Option<Map<String, Value>>,
     },
     /// An image: base64 `data` with its `mimeType` (MCP), or a `uri` (MCPL SPEC §10.3, B.1).
-    Image {
-        /// Base64 data.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        data: Option<String>,
-        /// Its MIME type.
-        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
-        mime_type: Option<String>,
-        /// Where it is (MCPL's `uri` form).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        uri: Option<String>,
-        /// Annotations.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        annotations: Option<Value>,
-        /// `_meta`, kept as given.
-        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-        meta: Option<Map<String, Value>>,
-    },
+    Image(Media),
     /// Audio: base64 `data` with its `mimeType` (MCP), or a `uri` (MCPL SPEC §10.3, B.1).
-    Audio {
-        /// Base64 data.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        data: Option<String>,
-        /// Its MIME type.
-        #[serde(rename = "mimeType", default, skip_serializing_if = "Option::is_none")]
-        mime_type: Option<String>,
-        /// Where it is (MCPL's `uri` form).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        uri: Option<String>,
-        /// Annotations.
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        annotations: Option<Value>,
-        /// `_meta`, kept as given.
-        #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-        meta: Option<Map<String, Value>>,
-    },
+    Audio(Media),
     /// A link to a resource.
     ResourceLink {
         /// The resource's URI.
@@ -457,23 +450,11 @@ impl ContentBlock {
     }
     /// An image given inline: base64 `data` and its MIME type.
     pub fn image(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        ContentBlock::Image {
-            data: Some(data.into()),
-            mime_type: Some(mime_type.into()),
-            uri: None,
-            annotations: None,
-            meta: None,
-        }
+        ContentBlock::Image(Media::inline(data, mime_type))
     }
     /// Audio given inline: base64 `data` and its MIME type.
     pub fn audio(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
-        ContentBlock::Audio {
-            data: Some(data.into()),
-            mime_type: Some(mime_type.into()),
-            uri: None,
-            annotations: None,
-            meta: None,
-        }
+        ContentBlock::Audio(Media::inline(data, mime_type))
     }
     /// An embedded resource (MCP's form: its contents in `resource`).
     pub fn embedded(resource: Value) -> Self {

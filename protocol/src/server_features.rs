@@ -22,23 +22,55 @@ pub const COMPLETIONS_CAPABILITY: &str = "completions";
 /// exceed 100 items").
 pub const MAX_COMPLETION_VALUES: usize = 100;
 
+/// What MCP's schema gives both a [`Resource`] and a [`ResourceTemplate`]: its name, a
+/// title, what it is and its MIME type (flattened into each: the same members on the wire).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResourceInfo {
+    /// Its name.
+    pub name: String,
+    /// A title for display.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub title: Option<String>,
+    /// What it is (a template: what its resources are).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its MIME type (a template: when all its resources share one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+}
+
+impl ResourceInfo {
+    /// Named `name`, of `mime_type`, described by `description`, with no title.
+    pub fn new(
+        name: impl Into<String>,
+        mime_type: impl Into<String>,
+        description: impl Into<String>,
+    ) -> Self {
+        ResourceInfo {
+            name: name.into(),
+            title: None,
+            description: Some(description.into()),
+            mime_type: Some(mime_type.into()),
+        }
+    }
+
+    /// The same, with a title for display.
+    pub fn titled(mut self, title: impl Into<String>) -> Self {
+        self.title = Some(title.into());
+        self
+    }
+}
+
 /// A resource a server lists (MCP `Resource`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Resource {
     /// Its URI, which `resources/read` names.
     pub uri: String,
-    /// Its name.
-    pub name: String,
-    /// A title for display.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What it is.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Its MIME type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
+    /// Its name, title, description and MIME type.
+    #[serde(flatten)]
+    pub info: ResourceInfo,
     /// Its size in bytes, when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
@@ -48,28 +80,14 @@ pub struct Resource {
 }
 
 impl Resource {
-    /// A resource at `uri` named `name`, of `mime_type`, described by `description`.
-    pub fn new(
-        uri: impl Into<String>,
-        name: impl Into<String>,
-        mime_type: impl Into<String>,
-        description: impl Into<String>,
-    ) -> Self {
+    /// A resource at `uri` described by `info`.
+    pub fn new(uri: impl Into<String>, info: ResourceInfo) -> Self {
         Resource {
             uri: uri.into(),
-            name: name.into(),
-            title: None,
-            description: Some(description.into()),
-            mime_type: Some(mime_type.into()),
+            info,
             size: None,
             other: Map::new(),
         }
-    }
-
-    /// The same, with a title for display.
-    pub fn titled(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
     }
 }
 
@@ -79,44 +97,22 @@ impl Resource {
 pub struct ResourceTemplate {
     /// The template (`game://{instance}/board`).
     pub uri_template: String,
-    /// Its name.
-    pub name: String,
-    /// A title for display.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// What its resources are.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub description: Option<String>,
-    /// Their MIME type, when all share one.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mime_type: Option<String>,
+    /// Its name, title, description and MIME type.
+    #[serde(flatten)]
+    pub info: ResourceInfo,
     /// Every other member, kept as sent.
     #[serde(flatten)]
     pub other: Map<String, Value>,
 }
 
 impl ResourceTemplate {
-    /// A template `uri_template` named `name`, of `mime_type`, described by `description`.
-    pub fn new(
-        uri_template: impl Into<String>,
-        name: impl Into<String>,
-        mime_type: impl Into<String>,
-        description: impl Into<String>,
-    ) -> Self {
+    /// A template `uri_template` described by `info`.
+    pub fn new(uri_template: impl Into<String>, info: ResourceInfo) -> Self {
         ResourceTemplate {
             uri_template: uri_template.into(),
-            name: name.into(),
-            title: None,
-            description: Some(description.into()),
-            mime_type: Some(mime_type.into()),
+            info,
             other: Map::new(),
         }
-    }
-
-    /// The same, with a title for display.
-    pub fn titled(mut self, title: impl Into<String>) -> Self {
-        self.title = Some(title.into());
-        self
     }
 }
 
@@ -455,7 +451,7 @@ mod tests {
             "title": "Rust Software Application Main File", "description": "Primary application entry point",
             "mimeType": "text/x-rust", "icons": [{"src": "https://example.com/rust-file-icon.png"}]});
         let r: Resource = serde_json::from_value(listed.clone()).unwrap();
-        assert_eq!(r.mime_type.as_deref(), Some("text/x-rust"));
+        assert_eq!(r.info.mime_type.as_deref(), Some("text/x-rust"));
         assert_eq!(serde_json::to_value(&r).unwrap(), listed, "icons kept");
         let template = json!({"uriTemplate": "file:///{path}", "name": "Project Files"});
         let t: ResourceTemplate = serde_json::from_value(template.clone()).unwrap();

@@ -118,6 +118,37 @@ routes! {
     Listen => modern::SUBSCRIPTIONS_LISTEN,
 }
 
+/// The pattern of the [`Route`]s only the legacy era (2025-11-25) serves: the requests the
+/// modern era (2026-07-28) removed. Written once, for [`Route::modern`] and the modern
+/// receipt's `match`, which stays exhaustive.
+macro_rules! legacy_only_routes {
+    () => {
+        $crate::dispatch::Route::Initialize
+            | $crate::dispatch::Route::Ping
+            | $crate::dispatch::Route::SetLevel
+            | $crate::dispatch::Route::Subscribe
+            | $crate::dispatch::Route::Unsubscribe
+            | $crate::dispatch::Route::FeatureSetsUpdate
+            | $crate::dispatch::Route::GetManifest
+    };
+}
+pub(crate) use legacy_only_routes;
+
+/// The pattern of the [`Route`]s of MCP's server features (resources, prompts,
+/// completion), which both eras' receipts hand to `FeatureRequest::read`. Written once, for
+/// [`Route::is_feature`] and those `match`es, which stay exhaustive.
+macro_rules! feature_routes {
+    () => {
+        $crate::dispatch::Route::ListResources
+            | $crate::dispatch::Route::ListResourceTemplates
+            | $crate::dispatch::Route::ReadResource
+            | $crate::dispatch::Route::ListPrompts
+            | $crate::dispatch::Route::GetPrompt
+            | $crate::dispatch::Route::Complete
+    };
+}
+pub(crate) use feature_routes;
+
 impl Route {
     /// A request of the legacy era (2025-11-25).
     pub fn legacy(self) -> bool {
@@ -127,16 +158,7 @@ impl Route {
     /// A request of the modern era (2026-07-28), which removed `initialize`, `ping`,
     /// `logging/setLevel`, the resource subscriptions and MCPL's lifecycle requests.
     pub fn modern(self) -> bool {
-        !matches!(
-            self,
-            Route::Initialize
-                | Route::Ping
-                | Route::SetLevel
-                | Route::Subscribe
-                | Route::Unsubscribe
-                | Route::FeatureSetsUpdate
-                | Route::GetManifest
-        )
+        !matches!(self, legacy_only_routes!())
     }
 
     /// Served before `initialize` too (MCP "Lifecycle").
@@ -146,15 +168,7 @@ impl Route {
 
     /// A resource, prompt or completion request (MCP "Server Features").
     pub fn is_feature(self) -> bool {
-        matches!(
-            self,
-            Route::ListResources
-                | Route::ListResourceTemplates
-                | Route::ReadResource
-                | Route::ListPrompts
-                | Route::GetPrompt
-                | Route::Complete
-        )
+        matches!(self, feature_routes!())
     }
 
     /// `toolsets/open`, `toolsets/close` or `toolsets/list`: for a host shown hints (§2).

@@ -30,16 +30,16 @@
 //! use mcpl_server::features::{FeatureError, RequestContext};
 //! use mcpl_protocol::server_features::{
 //!     GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
-//!     ResourceTemplate,
+//!     ResourceInfo, ResourceTemplate,
 //! };
 //!
 //! let server = Server::builder("notes", "1.0")
 //!     .resource(
-//!         Resource::new("notes://readme", "readme", "text/plain", "What this server is"),
+//!         Resource::new("notes://readme", ResourceInfo::new("readme", "text/plain", "What this server is")),
 //!         |_: RequestContext| async { Ok(vec![ResourceContents::text("notes://readme", "text/plain", "Hello.")]) },
 //!     )
 //!     .resource_template(
-//!         ResourceTemplate::new("notes://{id}", "note", "text/plain", "A note by its id"),
+//!         ResourceTemplate::new("notes://{id}", ResourceInfo::new("note", "text/plain", "A note by its id")),
 //!         |_: RequestContext, uri: String, vars| async move {
 //!             match vars.get("id").map(String::as_str) {
 //!                 Some("1") => Ok(vec![ResourceContents::text(uri, "text/plain", "The first note.")]),

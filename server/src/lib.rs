@@ -153,7 +153,7 @@ pub use store::{
 };
 pub use tool::{
     AskError, CloseToolsetError, DeclineError, Invitation, NoArguments, NotifyError,
-    OpenToolsetError, Opened, ToolContext, ToolError, ToolResult, input_schema,
+    OpenToolsetError, Opened, ToolContext, ToolError, ToolResult, TypedTools, input_schema,
 };
 
 // One crate to import: what a server author needs from the crates beneath, re-exported.
@@ -165,6 +165,6 @@ pub use mcpl_protocol::mcp::{CallToolResult, ContentBlock, Tool};
 pub use mcpl_transport as transport;
 pub use mcpl_transport::{Principal, ServerOptions};
 /// `JsonSchema`, to derive tool argument and options schemas ([`input_schema`],
-/// [`Toolset::route`], [`Toolset::on_open_with`], [`ServerBuilder::typed_tool`]). The derive names the `schemars` crate: depend on it, or
+/// [`Toolset::route`], [`Toolset::on_open_with`], [`TypedTools::typed_tool`]). The derive names the `schemars` crate: depend on it, or
 /// add `#[schemars(crate = "mcpl_server::schemars")]` to the type.
 pub use schemars;

@@ -120,6 +120,14 @@ impl Default for Counters {
 }
 
 impl Shared {
+    /// Where the store keeps its records, for logs and errors (empty without a store).
+    pub(crate) fn store_location(&self) -> String {
+        self.store
+            .as_ref()
+            .map(|s| s.location())
+            .unwrap_or_default()
+    }
+
     /// The current manifest, as the server holds it (each host is shown its own view).
     pub(crate) fn manifest(&self) -> Arc<McplManifest> {
         self.current

@@ -41,8 +41,8 @@ pub use crate::session_port::NotifyError;
 pub use ask::{AskError, ClientAnswer, ClientQuestion};
 pub use error::{ToolError, ToolResult};
 pub use outcome::{CloseToolsetError, DeclineError, Invitation, OpenToolsetError, Opened};
-pub use schema::{NoArguments, input_schema};
-pub(crate) use schema::{is_object_schema, typed_declaration};
+pub use schema::{NoArguments, TypedTools, input_schema};
+pub(crate) use schema::{is_object_schema, sealed::AddTyped, typed_declaration};
 
 /// What a tool handler is given besides its arguments.
 #[derive(Debug, Clone)]
@@ -110,11 +110,11 @@ impl ToolContext {
 pub(crate) type Handlers = std::collections::HashMap<String, std::sync::Arc<dyn ErasedHandler>>;
 
 /// A boxed handler future.
-pub(crate) type ToolFuture = Pin<Box<dyn Future<Output = ToolResult> + Send>>;
+pub type ToolFuture = Pin<Box<dyn Future<Output = ToolResult> + Send>>;
 
 /// A handler with its argument type erased; decoding happens inside [`ErasedHandler::call`]
 /// so that it runs in the call's task too.
-pub(crate) trait ErasedHandler: Send + Sync {
+pub trait ErasedHandler: Send + Sync {
     /// Decodes `args` and runs the handler.
     fn call(&self, ctx: ToolContext, args: Value) -> ToolFuture;
 }

@@ -8,6 +8,7 @@
 use crate::support;
 
 use mcpl_protocol::jsonrpc::ErrorCode;
+use mcpl_server::TypedTools;
 use mcpl_server::schemars::JsonSchema;
 use mcpl_server::{
     BuildError, Call, CallToolResult, InstanceContext, InstanceLogic, NoArguments, Reply, Server,

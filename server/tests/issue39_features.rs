@@ -9,7 +9,7 @@ use crate::raw;
 
 use mcpl_protocol::server_features::{
     GetPromptResult, Prompt, PromptArgument, PromptMessage, Resource, ResourceContents,
-    ResourceTemplate,
+    ResourceInfo, ResourceTemplate,
 };
 use mcpl_server::Listener;
 use mcpl_server::Server;
@@ -27,7 +27,10 @@ use std::sync::Arc;
 fn server() -> Server {
     Server::builder("features", "1.0")
         .resource(
-            Resource::new("notes://readme", "readme", "text/plain", "What this is"),
+            Resource::new(
+                "notes://readme",
+                ResourceInfo::new("readme", "text/plain", "What this is"),
+            ),
             |_: RequestContext| async {
                 Ok(vec![ResourceContents::text(
                     "notes://readme",
@@ -37,11 +40,17 @@ fn server() -> Server {
             },
         )
         .resource(
-            Resource::new("notes://broken", "broken", "text/plain", "Panics"),
+            Resource::new(
+                "notes://broken",
+                ResourceInfo::new("broken", "text/plain", "Panics"),
+            ),
             |_: RequestContext| async { panic!("a handler bug") },
         )
         .resource_template(
-            ResourceTemplate::new("notes://{owner}/{id}", "note", "text/plain", "A note"),
+            ResourceTemplate::new(
+                "notes://{owner}/{id}",
+                ResourceInfo::new("note", "text/plain", "A note"),
+            ),
             |cx: RequestContext, uri: String, vars: BTreeMap<String, String>| async move {
                 // Only the owner reads their notes.
                 if cx.principal().name() != vars["owner"] {
@@ -58,9 +67,7 @@ fn server() -> Server {
             let me = cx.principal().name();
             vec![Resource::new(
                 format!("notes://{me}/1"),
-                "my first note",
-                "text/plain",
-                "Yours",
+                ResourceInfo::new("my first note", "text/plain", "Yours"),
             )]
         })
         .prompt(
@@ -387,7 +394,10 @@ fn asking_server() -> Server {
             },
         )
         .resource_template(
-            ResourceTemplate::new("vault://{id}", "vault", "text/plain", "Asks first"),
+            ResourceTemplate::new(
+                "vault://{id}",
+                ResourceInfo::new("vault", "text/plain", "Asks first"),
+            ),
             move |cx: RequestContext, uri: String, _| async move {
                 let answer = cx.elicit(ElicitParams::form("Open it?", schema())).await?;
                 Ok(vec![ResourceContents::text(
@@ -404,9 +414,11 @@ fn asking_server() -> Server {
                 .unwrap_err();
             vec![Resource::new(
                 "vault://listed",
-                refused.to_string(),
-                "text/plain",
-                "What asking from a listing got",
+                ResourceInfo::new(
+                    refused.to_string(),
+                    "text/plain",
+                    "What asking from a listing got",
+                ),
             )]
         })
         .build()

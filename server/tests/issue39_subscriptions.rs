@@ -11,7 +11,7 @@
 #[allow(dead_code)]
 use crate::raw;
 
-use mcpl_protocol::server_features::{Resource, ResourceContents, ResourceTemplate};
+use mcpl_protocol::server_features::{Resource, ResourceContents, ResourceInfo, ResourceTemplate};
 use mcpl_server::features::RequestContext;
 use mcpl_server::{Server, SessionHandle};
 use mcpl_testkit::msg::{initialized, modern_meta, request};
@@ -32,13 +32,19 @@ const README: &str = "notes://readme";
 fn server() -> Server {
     Server::builder("watch", "1.0")
         .resource(
-            Resource::new(README, "readme", "text/plain", "What this is"),
+            Resource::new(
+                README,
+                ResourceInfo::new("readme", "text/plain", "What this is"),
+            ),
             |_: RequestContext| async {
                 Ok(vec![ResourceContents::text(README, "text/plain", "Hello.")])
             },
         )
         .resource_template(
-            ResourceTemplate::new("notes://n/{id}", "note", "text/plain", "A note"),
+            ResourceTemplate::new(
+                "notes://n/{id}",
+                ResourceInfo::new("note", "text/plain", "A note"),
+            ),
             |_: RequestContext, uri: String, vars: BTreeMap<String, String>| async move {
                 Ok(vec![ResourceContents::text(
                     uri,
@@ -251,7 +257,10 @@ async fn issue39_11_legacy_subscribe_notify_unsubscribe_on_stdio() {
 async fn issue39_11_a_server_that_offers_no_subscriptions_declares_none() {
     let plain = Server::builder("plain", "1.0")
         .resource(
-            Resource::new(README, "readme", "text/plain", "What this is"),
+            Resource::new(
+                README,
+                ResourceInfo::new("readme", "text/plain", "What this is"),
+            ),
             |_: RequestContext| async {
                 Ok(vec![ResourceContents::text(README, "text/plain", "Hello.")])
             },

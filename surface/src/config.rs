@@ -680,7 +680,7 @@ fn connector(endpoint: &Endpoint, own: Option<&Credentials>) -> Connector {
                     child_stderr: mcpl_transport::ChildStderr::Tracing,
                     ..ClientOptions::default()
                 };
-                let r = mcpl_transport::stdio::spawn_with_env(
+                let r = mcpl_transport::stdio::spawn(
                     &command,
                     &args,
                     env.iter().map(|(k, v)| (k.as_str(), v.expose())),

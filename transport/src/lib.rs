@@ -587,7 +587,7 @@ pub async fn connect(url: &str, opts: &ClientOptions) -> Result<Connection, Tran
         let Some((program, args)) = words.split_first() else {
             return Err(bad("no program after \"stdio:\""));
         };
-        return stdio::spawn(program, args, opts);
+        return stdio::spawn(program, args, stdio::NO_ENV, opts);
     }
     let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
     match scheme.as_deref() {

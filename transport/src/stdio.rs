@@ -125,24 +125,15 @@ pub fn serve_stdio_drained(opts: &ServerOptions) -> (Connection, Drained) {
     )
 }
 
-/// The client end: spawns `program` with `args` and speaks over its stdin/stdout. Must be
-/// called inside a Tokio runtime. Fails only if the process cannot be started.
-pub fn spawn<P, I, S>(
-    program: P,
-    args: I,
-    opts: &ClientOptions,
-) -> Result<Connection, TransportError>
-where
-    P: AsRef<OsStr>,
-    I: IntoIterator<Item = S>,
-    S: AsRef<OsStr>,
-{
-    spawn_with_env(program, args, std::iter::empty::<(&str, &str)>(), opts)
-}
+/// No variables added to a child's environment: the `env` of a [`spawn`] that inherits this
+/// process's environment as it is.
+pub const NO_ENV: [(&str, &str); 0] = [];
 
-/// [`spawn`], with these variables added to the child's environment (an MCP client's
-/// `mcpServers` entry gives `command`, `args` and `env`). The values are not logged.
-pub fn spawn_with_env<P, I, S, E, K, V>(
+/// The client end: spawns `program` with `args`, these `env` variables added to its
+/// environment ([`NO_ENV`] for none; an MCP client's `mcpServers` entry gives `command`,
+/// `args` and `env`), and speaks over its stdin/stdout. The values are not logged. Must be
+/// called inside a Tokio runtime. Fails only if the process cannot be started.
+pub fn spawn<P, I, S, E, K, V>(
     program: P,
     args: I,
     env: E,

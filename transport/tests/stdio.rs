@@ -154,7 +154,13 @@ async fn dropping_either_end_closes_the_others_inbound() {
 
 #[tokio::test]
 async fn a_spawned_child_answers_and_notifies() {
-    let mut child = stdio::spawn(ECHO, ["--principal", "bob"], &ClientOptions::default()).unwrap();
+    let mut child = stdio::spawn(
+        ECHO,
+        ["--principal", "bob"],
+        stdio::NO_ENV,
+        &ClientOptions::default(),
+    )
+    .unwrap();
     assert_eq!(
         (
             child.info.kind,
@@ -201,7 +207,13 @@ async fn a_spawned_child_answers_and_notifies() {
 #[tokio::test]
 async fn oversized_messages_are_refused_by_either_end_and_the_link_goes_on() {
     // The child's limit is 256: it reports the refusal, then still answers.
-    let mut child = stdio::spawn(ECHO, ["--max", "256"], &ClientOptions::default()).unwrap();
+    let mut child = stdio::spawn(
+        ECHO,
+        ["--max", "256"],
+        stdio::NO_ENV,
+        &ClientOptions::default(),
+    )
+    .unwrap();
     child
         .outbound
         .send(request(1, "big", json!({"pad": filler(1000)})))
@@ -228,7 +240,7 @@ async fn oversized_messages_are_refused_by_either_end_and_the_link_goes_on() {
         max_message_size: 256,
         ..ClientOptions::default()
     };
-    let mut child = stdio::spawn(ECHO, Vec::<String>::new(), &opts).unwrap();
+    let mut child = stdio::spawn(ECHO, Vec::<String>::new(), stdio::NO_ENV, &opts).unwrap();
     child
         .outbound
         .send(request(1, "big", json!({"pad": filler(1000)})))
@@ -248,7 +260,13 @@ async fn oversized_messages_are_refused_by_either_end_and_the_link_goes_on() {
 
 #[tokio::test]
 async fn closing_the_childs_stdin_ends_its_inbound_and_it_exits() {
-    let child = stdio::spawn(ECHO, Vec::<String>::new(), &ClientOptions::default()).unwrap();
+    let child = stdio::spawn(
+        ECHO,
+        Vec::<String>::new(),
+        stdio::NO_ENV,
+        &ClientOptions::default(),
+    )
+    .unwrap();
     // Dropping every Outbound closes the child's stdin; the echo server sees its inbound
     // end, says so, and exits, which ends ours.
     let Connection {
@@ -273,7 +291,13 @@ async fn closing_the_childs_stdin_ends_its_inbound_and_it_exits() {
 
 #[tokio::test]
 async fn a_child_that_exits_ends_the_inbound() {
-    let mut child = stdio::spawn(ECHO, Vec::<String>::new(), &ClientOptions::default()).unwrap();
+    let mut child = stdio::spawn(
+        ECHO,
+        Vec::<String>::new(),
+        stdio::NO_ENV,
+        &ClientOptions::default(),
+    )
+    .unwrap();
     child
         .outbound
         .send(request(1, "exit", json!({})))
@@ -287,6 +311,7 @@ async fn a_program_that_cannot_start_is_an_error_naming_it() {
     let err = stdio::spawn(
         "/nonexistent/mcpl-no-such-program",
         ["x"],
+        stdio::NO_ENV,
         &ClientOptions::default(),
     )
     .unwrap_err();
@@ -302,7 +327,7 @@ async fn a_program_that_cannot_start_is_an_error_naming_it() {
 async fn a_child_is_given_the_environment_it_is_spawned_with() {
     // A stand-in server that writes one message naming a variable's value.
     let script = r#"printf '{"jsonrpc":"2.0","method":"notifications/env","params":{"v":"%s"}}\n' "$MCPL_TEST_VAR""#;
-    let mut conn = stdio::spawn_with_env(
+    let mut conn = stdio::spawn(
         "sh",
         ["-c", script],
         [("MCPL_TEST_VAR", "from-the-config")],

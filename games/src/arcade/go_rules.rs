@@ -1,7 +1,7 @@
 //! Go at an arcade table: [`crate::go`]'s rules and [`crate::bot`]'s search behind
 //! [`Rules`].
 
-use super::rules::{BotPlan, Outcome, Rules, Seating, Side, ToolNames};
+use super::rules::{BotPlan, Outcome, Rules, Seating, Side, ToolNames, tool_names, written};
 use super::spectate::{ScoreView, SideScore, Spectacle};
 use super::{BotBudget, BotSettings};
 use crate::bot::Bot;
@@ -41,15 +41,6 @@ impl GoRules {
     /// The game.
     pub fn game(&self) -> &Game {
         &self.game
-    }
-
-    /// The moves played, in order, as the players wrote them (`d4`, `pass`).
-    fn moves(&self) -> Vec<String> {
-        self.game
-            .history()
-            .iter()
-            .map(|m| m.mv.to_string())
-            .collect()
     }
 }
 
@@ -96,23 +87,10 @@ pub enum GoColor {
     White,
 }
 
-fn side_of(color: Color) -> Side {
-    match color {
-        Color::Black => Side::First,
-        Color::White => Side::Second,
-    }
-}
-
 impl Rules for GoRules {
     type Move = Move;
 
-    const TOOLS: ToolNames = ToolNames {
-        toolset: "go",
-        play: "go_play",
-        pass: Some("go_pass"),
-        resign: "go_resign",
-        board: "go_board",
-    };
+    const TOOLS: ToolNames = tool_names!("go", pass);
 
     type Options = GoOptions;
 
@@ -145,7 +123,7 @@ impl Rules for GoRules {
     }
 
     fn to_move(&self) -> Side {
-        side_of(self.game.to_move())
+        self.game.to_move().into()
     }
 
     fn parse(&self, text: &str) -> Result<Move, String> {
@@ -174,7 +152,7 @@ impl Rules for GoRules {
 
     fn outcome(&self) -> Option<Outcome> {
         self.game.result().map(|r| Outcome {
-            winner: r.winner.map(side_of),
+            winner: r.winner.map(Side::from),
             text: r.text,
             detail: r.score.map(|s| s.to_string()),
         })
@@ -188,8 +166,8 @@ impl Rules for GoRules {
         None
     }
 
-    fn record(&self) -> String {
-        format!("Moves: {}", self.moves().join(" "))
+    fn moves(&self) -> Vec<String> {
+        written(self.game.history().iter().map(|m| m.mv))
     }
 
     /// The size, the komi and the moves: replaying them rebuilds the board, the captures
@@ -292,6 +270,16 @@ impl Rules for GoRules {
             let mut rng = StdRng::seed_from_u64(seed);
             Bot::new().choose_move(&game, budget, &mut rng).mv
         })))
+    }
+}
+
+/// The engine's color to move or winning, as the table's seat.
+impl From<Color> for Side {
+    fn from(v: Color) -> Side {
+        match v {
+            Color::Black => Side::First,
+            Color::White => Side::Second,
+        }
     }
 }
 

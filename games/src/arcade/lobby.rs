@@ -1,7 +1,7 @@
 //! The lobby: the default-open `lobby` toolset (§4.1, vector 25) and its tools, `games`
 //! (what can be played, who is online, challenges both ways), `challenge` and `decline`.
 //! Each tool is declared once, with its name, description, argument type (its
-//! `inputSchema` derived) and handler ([`Toolset::typed_tool`]). The toolset has no logic:
+//! `inputSchema` derived) and handler ([`TypedTools::typed_tool`](mcpl_server::TypedTools::typed_tool)). The toolset has no logic:
 //! its tools have handlers of their own that act on their caller's toolsets through the
 //! SDK, as the caller's host would: `challenge` opens the game for the caller
 //! ([`ToolContext::open_toolset`]: the open's changes ride in the challenge's own result,
@@ -12,7 +12,9 @@
 use super::shared::{Shared, challenge_summary};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_server::schemars::JsonSchema;
-use mcpl_server::{DeclineError, Invitation, Opened, ToolContext, ToolError, ToolResult, Toolset};
+use mcpl_server::{
+    DeclineError, Invitation, Opened, ToolContext, ToolError, ToolResult, Toolset, TypedTools,
+};
 use mcpl_transport::Principal;
 use serde::Deserialize;
 use serde_json::{Value, json};

@@ -17,7 +17,7 @@
 use super::spectate::{Gallery, GameState, GameView};
 use mcpl_protocol::server_features::{
     CompleteParams, CompletionRef, GetPromptResult, Prompt, PromptArgument, PromptMessage,
-    Resource, ResourceContents, ResourceTemplate,
+    Resource, ResourceContents, ResourceInfo, ResourceTemplate,
 };
 use mcpl_server::ServerBuilder;
 use mcpl_server::features::{FeatureError, RequestContext};
@@ -50,11 +50,13 @@ pub(crate) fn register(builder: ServerBuilder, gallery: Arc<Gallery>) -> ServerB
         .resource_template(
             ResourceTemplate::new(
                 GAME_TEMPLATE,
-                "game",
-                "image/svg+xml",
-                "A game you play in: in words, and its board as SVG",
-            )
-            .titled("Arcade game"),
+                ResourceInfo::new(
+                    "game",
+                    "image/svg+xml",
+                    "A game you play in: in words, and its board as SVG",
+                )
+                .titled("Arcade game"),
+            ),
             move |cx: RequestContext, uri: String, vars: BTreeMap<String, String>| {
                 let game = vars
                     .get("id")
@@ -129,14 +131,16 @@ fn listing(game: &GameView) -> Resource {
     let [first, second] = &game.players;
     Resource::new(
         game_uri(game.id),
-        format!("game {}", game.id),
-        "image/svg+xml",
-        state_line(game),
+        ResourceInfo::new(
+            format!("game {}", game.id),
+            "image/svg+xml",
+            state_line(game),
+        )
+        .titled(format!(
+            "{} #{}: {} ({}) vs {} ({})",
+            game.title, game.id, first.name, first.side, second.name, second.side
+        )),
     )
-    .titled(format!(
-        "{} #{}: {} ({}) vs {} ({})",
-        game.title, game.id, first.name, first.side, second.name, second.side
-    ))
 }
 
 /// Where a game is, in one line.
@@ -251,7 +255,7 @@ mod tests {
         let listed = listing(&playing);
         assert_eq!(listed.uri, "arcade://games/3");
         assert_eq!(
-            listed.title.as_deref(),
+            listed.info.title.as_deref(),
             Some("Go 9x9 #3: alice (Black) vs bot (White)")
         );
         let over = game(GameState::Over {

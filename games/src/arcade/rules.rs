@@ -60,7 +60,7 @@ impl Side {
 }
 
 /// The tool names of one game's toolset (tool names are global on a server, so each game
-/// prefixes its own).
+/// prefixes its own: `tool_names!`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolNames {
     /// The toolset.
@@ -74,6 +74,32 @@ pub struct ToolNames {
     /// Shows the position; always visible.
     pub board: &'static str,
 }
+
+/// Moves (or cells) as text, in order.
+pub(crate) fn written<T: fmt::Display>(moves: impl IntoIterator<Item = T>) -> Vec<String> {
+    moves.into_iter().map(|m| m.to_string()).collect()
+}
+
+/// The [`ToolNames`] of the game whose toolset is `$toolset`: each tool is named
+/// `{toolset}_{tool}` (`go_play`), and `pass` is there for a game that has passing.
+macro_rules! tool_names {
+    ($toolset:literal) => {
+        $crate::arcade::rules::ToolNames {
+            toolset: $toolset,
+            play: concat!($toolset, "_play"),
+            pass: None,
+            resign: concat!($toolset, "_resign"),
+            board: concat!($toolset, "_board"),
+        }
+    };
+    ($toolset:literal, pass) => {
+        $crate::arcade::rules::ToolNames {
+            pass: Some(concat!($toolset, "_pass")),
+            ..tool_names!($toolset)
+        }
+    };
+}
+pub(crate) use tool_names;
 
 /// How a finished game ended, in the rules' words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -168,8 +194,13 @@ pub trait Rules: Send + Sized + 'static {
     /// A line telling the side to move what it may play, if the game says so briefly.
     fn legal_summary(&self) -> Option<String>;
 
+    /// The moves played, in order, as the players wrote them (`d4`, `pass`, `b2`).
+    fn moves(&self) -> Vec<String>;
+
     /// The moves so far, for the final report ("Moves: D4 E5 pass ...").
-    fn record(&self) -> String;
+    fn record(&self) -> String {
+        format!("Moves: {}", self.moves().join(" "))
+    }
 
     /// The `play` tool's input schema now: `move` an enum of the legal moves (§5.1: an
     /// instance's own definition).

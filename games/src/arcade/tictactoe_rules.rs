@@ -2,7 +2,7 @@
 //! perfect and instant (a memoised table), so it moves in the caller's own step.
 
 use super::BotSettings;
-use super::rules::{BotPlan, Outcome, Rules, Seating, Side, ToolNames};
+use super::rules::{BotPlan, Outcome, Rules, Seating, Side, ToolNames, tool_names, written};
 use super::spectate::Spectacle;
 use crate::tictactoe::{
     Cell, Game, Mark, choose_move, render_ascii, render_svg, render_svg_with_result,
@@ -55,41 +55,16 @@ impl TicTacToeRules {
         &self.game
     }
 
-    /// The moves played, in order (`b2`, …).
-    fn moves(&self) -> Vec<String> {
-        self.game
-            .history()
-            .iter()
-            .map(ToString::to_string)
-            .collect()
-    }
-
+    /// The free cells (`b2`, …).
     fn legal(&self) -> Vec<String> {
-        self.game
-            .legal_moves()
-            .iter()
-            .map(ToString::to_string)
-            .collect()
-    }
-}
-
-fn side_of(mark: Mark) -> Side {
-    match mark {
-        Mark::X => Side::First,
-        Mark::O => Side::Second,
+        written(self.game.legal_moves())
     }
 }
 
 impl Rules for TicTacToeRules {
     type Move = Cell;
 
-    const TOOLS: ToolNames = ToolNames {
-        toolset: "tictactoe",
-        play: "tictactoe_play",
-        pass: None,
-        resign: "tictactoe_resign",
-        board: "tictactoe_board",
-    };
+    const TOOLS: ToolNames = tool_names!("tictactoe");
 
     type Options = TicTacToeOptions;
 
@@ -112,7 +87,7 @@ impl Rules for TicTacToeRules {
     }
 
     fn to_move(&self) -> Side {
-        side_of(self.game.to_move())
+        self.game.to_move().into()
     }
 
     fn parse(&self, text: &str) -> Result<Cell, String> {
@@ -133,7 +108,7 @@ impl Rules for TicTacToeRules {
 
     fn outcome(&self) -> Option<Outcome> {
         self.game.result().map(|r| Outcome {
-            winner: r.winner.map(side_of),
+            winner: r.winner.map(Side::from),
             text: r.text,
             detail: None,
         })
@@ -148,8 +123,8 @@ impl Rules for TicTacToeRules {
         (!legal.is_empty()).then(|| format!("Free cells: {}", legal.join(", ")))
     }
 
-    fn record(&self) -> String {
-        format!("Moves: {}", self.moves().join(" "))
+    fn moves(&self) -> Vec<String> {
+        written(self.game.history())
     }
 
     /// The moves: replaying them rebuilds the board and whose turn it is.
@@ -205,6 +180,16 @@ impl Rules for TicTacToeRules {
     fn bot(&self, _: &BotSettings, seed: u64) -> Option<BotPlan<Cell>> {
         let mut rng = StdRng::seed_from_u64(seed);
         choose_move(&self.game, &mut rng).map(BotPlan::Now)
+    }
+}
+
+/// The engine's mark to move or winning, as the table's seat.
+impl From<Mark> for Side {
+    fn from(v: Mark) -> Side {
+        match v {
+            Mark::X => Side::First,
+            Mark::O => Side::Second,
+        }
     }
 }
 

@@ -10,7 +10,7 @@
 use super::go_rules::GoRules;
 use super::rules::{Rules, ToolNames};
 use super::shared::Shared;
-use super::table::{Table, TableToolset};
+use super::table::{PlainTool, Table, TableToolset};
 use super::tictactoe_rules::TicTacToeRules;
 use mcpl_protocol::mcp::ToolAnnotations;
 use mcpl_server::Toolset;
@@ -30,23 +30,26 @@ fn table_toolset<R: Rules>(title: &str, summary: &str, play: &str, shared: Arc<S
         .title(title)
         .summary(summary)
         .instances()
-        .hidden_route(play_name, play, Table::<R>::play_tool);
+        .route(play_name, play, Table::<R>::play_tool)
+        .hidden();
     if let Some(pass) = pass {
-        ts = ts.hidden_route(
-            pass,
-            "Pass your turn. Two passes in a row end the game, which is then scored by area (stones plus surrounded points, komi for White).",
-            Table::<R>::pass_tool,
-        );
+        ts = ts
+            .route(
+                pass,
+                "Pass your turn. Two passes in a row end the game, which is then scored by area (stones plus surrounded points, komi for White).",
+                Table::<R>::plain_tool(PlainTool::Pass),
+            )
+            .hidden();
     }
     ts.route(
         resign,
         "Resign: your opponent wins. Before an invited opponent has joined, this withdraws the challenge.",
-        Table::<R>::resign_tool,
+        Table::<R>::plain_tool(PlainTool::Resign),
     )
     .route(
         board,
         "Show the position as text (coordinates, the last move in parentheses), whose move it is, and your colour. After the game ends it shows the final position and the result, for as long as the game's ended record is kept.",
-        Table::<R>::board_tool,
+        Table::<R>::plain_tool(PlainTool::Board),
     )
     // Read-only (`readOnlyHint`): the SDK answers it for an ended instance with the view
     // the table left as it ended.

@@ -179,12 +179,8 @@ struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 32)]
     ws_connections_per_player: usize,
     /// The bot's thinking time per 9x9 Go move, in milliseconds (scaled up on larger boards).
-    #[arg(
-        long,
-        value_name = "MS",
-        default_value_t = 200,
-        conflicts_with = "bot_playouts"
-    )]
+    #[arg(long, value_name = "MS", default_value_t = 200)]
+    #[arg(conflicts_with = "bot_playouts")]
     bot_time_ms: u64,
     /// A fixed playout budget per Go move instead of a time (deterministic with --seed).
     #[arg(long, value_name = "N")]
@@ -230,21 +226,13 @@ struct ServeArgs {
     web: Option<ListenAddr>,
     /// Spectators must give this token (once, as http://ADDR/?token=TOKEN): letters,
     /// digits, '.', '_', '~' and '-'.
-    #[arg(
-        long,
-        value_name = "TOKEN",
-        requires = "web",
-        conflicts_with = "web_public"
-    )]
+    #[arg(long, value_name = "TOKEN")]
+    #[arg(requires = "web", conflicts_with = "web_public")]
     web_token: Option<String>,
     /// The spectators' token, read from the first line of PATH (so that it is not on a
     /// command line other users can list, as --web-token is).
-    #[arg(
-        long,
-        value_name = "PATH",
-        requires = "web",
-        conflicts_with_all = ["web_public", "web_token"]
-    )]
+    #[arg(long, value_name = "PATH")]
+    #[arg(requires = "web", conflicts_with_all = ["web_public", "web_token"])]
     web_token_file: Option<PathBuf>,
     /// Anyone who reaches --web's address may watch every game.
     #[arg(long, requires = "web")]

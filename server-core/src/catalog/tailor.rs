@@ -223,10 +223,10 @@ impl Catalog {
             }
             description.push('\n');
         }
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "toolset": {"type": "string", "enum": explicit, "description": "The toolset to open."},
+        let schema = compat_schema(
+            explicit,
+            "open",
+            json!({
                 "instance": {
                     "type": "string",
                     "pattern": name_pattern(),
@@ -234,26 +234,22 @@ impl Catalog {
                                     a name that is open reuses it). Left out, the server picks one."
                 },
                 "options": {"type": "object", "description": "The toolset's options (see above)."}
-            },
-            "required": ["toolset"],
-            "additionalProperties": false
-        });
+            }),
+        );
         Tool::new(TOOLSET_OPEN, description.trim_end(), schema)
     }
 
     fn close_tool(&self, explicit: &[&str]) -> Tool {
-        let schema = json!({
-            "type": "object",
-            "properties": {
-                "toolset": {"type": "string", "enum": explicit, "description": "The toolset to close."},
+        let schema = compat_schema(
+            explicit,
+            "close",
+            json!({
                 "instance": {
                     "type": "string",
                     "description": "For a toolset with instances: which one; may be left out when only one is open."
                 }
-            },
-            "required": ["toolset"],
-            "additionalProperties": false
-        });
+            }),
+        );
         Tool::new(
             TOOLSET_CLOSE,
             "Close an open toolset (a game in progress is resigned). Its tools stop working.",
@@ -318,6 +314,23 @@ impl Catalog {
             }
         }
     }
+}
+
+/// The input schema of §8's `toolset_open` or `toolset_close` (`verb`): `toolset`, one of
+/// the `explicit` toolsets and required, then the `more` properties; nothing else.
+fn compat_schema(explicit: &[&str], verb: &str, more: Value) -> Value {
+    let mut properties = json!({
+        "toolset": {"type": "string", "enum": explicit, "description": format!("The toolset to {verb}.")}
+    });
+    if let (Some(all), Value::Object(more)) = (properties.as_object_mut(), more) {
+        all.extend(more);
+    }
+    json!({
+        "type": "object",
+        "properties": properties,
+        "required": ["toolset"],
+        "additionalProperties": false
+    })
 }
 
 /// The name grammar of §4.1 as a JSON Schema `pattern` (for the host's model; the server

@@ -23,7 +23,7 @@
 use super::FeatureRequest;
 use super::SessionCore;
 use super::output::{Event, Forward, Io, Transmit};
-use crate::dispatch::{self, ClientNotification, Received, Route};
+use crate::dispatch::{self, ClientNotification, Received, Route, feature_routes};
 use crate::lifecycle::{LifecycleError, Phase};
 use crate::manifest;
 use crate::principal_core::HostCall;
@@ -147,12 +147,7 @@ impl<T: Io> SessionCore<T> {
             }
             Route::ToolsetsList => self
                 .forward_with::<ToolsetsList>(req, |request, _| Forward::ListToolsets { request }),
-            Route::ListResources
-            | Route::ListResourceTemplates
-            | Route::ReadResource
-            | Route::ListPrompts
-            | Route::GetPrompt
-            | Route::Complete => match FeatureRequest::read(route, &req) {
+            feature_routes!() => match FeatureRequest::read(route, &req) {
                 Ok(feature) => self.serve_feature(req.id, feature),
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
             },

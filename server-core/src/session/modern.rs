@@ -49,7 +49,7 @@ use super::output::{Event, Forward, Io, Transmit};
 use super::{FeatureRequest, SessionCore};
 use crate::Versioned;
 use crate::catalog::HostView;
-use crate::dispatch::{self, Route};
+use crate::dispatch::{self, Route, feature_routes, legacy_only_routes};
 use crate::mrtr::Carried;
 use crate::requests;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, RawValue, Request, Response};
@@ -394,12 +394,7 @@ impl<T: Io> SessionCore<T> {
                 }
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
             },
-            Route::ListResources
-            | Route::ListResourceTemplates
-            | Route::ReadResource
-            | Route::ListPrompts
-            | Route::GetPrompt
-            | Route::Complete => match FeatureRequest::read(route, &req) {
+            feature_routes!() => match FeatureRequest::read(route, &req) {
                 Ok(feature) => {
                     let cache = feature.cache(&self.profile.offers);
                     // `prompts/get` and `resources/read` may ask (MRTR, `mrtr.rs`).
@@ -417,13 +412,7 @@ impl<T: Io> SessionCore<T> {
                 Err(e) => self.send(Response::err(Some(req.id), e).into()),
             },
             // Legacy only: `dispatch::route_modern` routes none of them to a modern request.
-            Route::Initialize
-            | Route::Ping
-            | Route::SetLevel
-            | Route::Subscribe
-            | Route::Unsubscribe
-            | Route::FeatureSetsUpdate
-            | Route::GetManifest => {
+            legacy_only_routes!() => {
                 let e = ErrorObject::method_not_found(&req.method);
                 self.send(Response::err(Some(req.id), e).into())
             }

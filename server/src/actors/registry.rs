@@ -415,12 +415,7 @@ impl Handler<FetchedFor> for Registry {
                     .store(self.principals.len(), Ordering::Relaxed);
             }
             Err(e) => {
-                let location = self
-                    .shared
-                    .store
-                    .as_ref()
-                    .map(|s| s.location())
-                    .unwrap_or_default();
+                let location = self.shared.store_location();
                 tracing::warn!(
                     store = %location, principal = %principal.name(), error = %e,
                     "a principal's record cannot be read; its sessions are refused, and \

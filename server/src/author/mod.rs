@@ -43,7 +43,8 @@
 //!
 //! let duel = Toolset::new("duel")
 //!     .instances()
-//!     .hidden_route("strike", "Strike", Duel::strike)
+//!     .route("strike", "Strike", Duel::strike)
+//!     .hidden()
 //!     .on_open(|opening, cx| {
 //!         let bot = cx.add_bot("bot");
 //!         cx.show(opening.opener(), "strike");

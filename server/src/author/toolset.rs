@@ -7,16 +7,12 @@ use super::logic::{InstanceLogic, Opening, Refusal, Reply};
 use super::route::{Call, Route, Routes};
 use super::started::{OpenFn, Started, ToolsetLogic};
 use crate::core::ToolDecl;
-use crate::tool::{
-    ErasedHandler, ToolContext, ToolResult, Typed, input_schema, is_object_schema,
-    typed_declaration,
-};
-use mcpl_protocol::mcp::ToolAnnotations;
+use crate::tool::{AddTyped, ErasedHandler, input_schema, is_object_schema, typed_declaration};
+use mcpl_protocol::mcp::{Tool, ToolAnnotations};
 use mcpl_protocol::toolsets::{ToolsetDecl, ToolsetDefault};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
-use std::future::Future;
 use std::sync::Arc;
 
 /// A toolset: declaration, tools and logic. Hand it to
@@ -26,7 +22,7 @@ use std::sync::Arc;
 ///
 /// A toolset's tools are dynamic (§3) and answered by its logic, one instance at a time.
 /// A toolset declared without logic opens plain instances whose tools must have handlers
-/// of their own: declared here with [`Toolset::typed_tool`] (or
+/// of their own: declared here with [`TypedTools::typed_tool`](crate::TypedTools::typed_tool) (or
 /// [`ServerBuilder::tool`](crate::ServerBuilder::tool) with `mcpl/toolset`).
 ///
 /// Its tools are best declared as typed routes ([`Toolset::route`]): each once, with its
@@ -75,7 +71,7 @@ pub struct Toolset {
     /// Its tools' typed handlers (`route.rs`).
     pub(crate) routes: Routes,
     /// Its tools answered by handlers of their own, outside any instance
-    /// ([`Toolset::typed_tool`]); the builder moves them among the server's handlers.
+    /// ([`TypedTools::typed_tool`](crate::TypedTools::typed_tool)); the builder moves them among the server's handlers.
     pub(crate) handlers: Vec<(String, Arc<dyn ErasedHandler>)>,
     /// The first route or options type whose schema is not an object schema: the build
     /// refuses it.
@@ -150,7 +146,8 @@ impl Toolset {
     /// runs `handler` on the instance's logic `L` (the type its open returns in
     /// [`Started`]), with the [`Call`] (id and caller) and the context.
     ///
-    /// The tool is visible in each new instance; see [`Toolset::hidden_route`]. A routed
+    /// The tool is visible in each new instance; [`Toolset::hidden`] after it makes it start
+    /// invisible. A routed
     /// tool never reaches [`InstanceLogic::call`].
     pub fn route<L, A, F>(
         mut self,
@@ -172,54 +169,13 @@ impl Toolset {
         self.tool(tool)
     }
 
-    /// As [`Toolset::route`], the tool starting invisible in each new instance (the logic
-    /// shows it: a move on a player's turn).
-    pub fn hidden_route<L, A, F>(
-        self,
-        name: impl Into<String>,
-        description: impl Into<String>,
-        handler: F,
-    ) -> Self
-    where
-        L: InstanceLogic,
-        A: DeserializeOwned + JsonSchema + 'static,
-        F: Fn(&mut L, A, Call, &mut InstanceContext) -> Reply + Send + Sync + 'static,
-    {
-        let mut ts = self.route(name, description, handler);
-        if let Some(last) = ts.tools.pop() {
-            ts.tools.push(last.initially_visible(false));
+    /// Makes the tool declared last start invisible in each new instance (the logic shows
+    /// it: a move on a player's turn), as [`Toolset::hidden_tool`] declares one.
+    pub fn hidden(mut self) -> Self {
+        if let Some(last) = self.tools.pop() {
+            self.tools.push(last.initially_visible(false));
         }
-        ts
-    }
-
-    /// Declares a tool of this toolset answered by a handler of its own, as
-    /// [`ServerBuilder::typed_tool`](crate::ServerBuilder::typed_tool) declares a plain
-    /// one: `name`, `description`, an `inputSchema` derived from `A` (an object schema:
-    /// derive it for a struct, or take [`NoArguments`](crate::NoArguments)) and `handler`,
-    /// once. The handler runs outside any instance, with the caller's [`ToolContext`] (it
-    /// may act on the caller's toolsets through it); arguments that do not decode as `A`
-    /// are the tool error [`ToolCall::args`](crate::ToolCall::args) gives, and the handler
-    /// does not run. For the tools of a toolset without logic (a lobby); a toolset with
-    /// logic takes [`Toolset::route`] for tools that run on its instances.
-    pub fn typed_tool<A, F, Fut>(
-        mut self,
-        name: impl Into<String>,
-        description: impl Into<String>,
-        handler: F,
-    ) -> Self
-    where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ToolResult> + Send + 'static,
-    {
-        let (tool, object) = typed_declaration::<A>(name, description);
-        if !object {
-            self.not_an_object.get_or_insert_with(|| tool.name.clone());
-        }
-        // A second handler of one name is a second tool of that name: the build refuses it.
-        let handler = Arc::new(Typed::<A, F>::new(tool.name.clone(), handler));
-        self.handlers.push((tool.name.clone(), handler));
-        self.tool(tool)
+        self
     }
 
     /// Sets the annotations (`readOnlyHint`, …) of the tool declared last.
@@ -309,5 +265,20 @@ impl std::fmt::Debug for Toolset {
             .field("logic", &self.logic.is_some())
             .field("routes", &self.routes)
             .finish()
+    }
+}
+
+/// A tool of this toolset answered by a handler of its own
+/// ([`TypedTools::typed_tool`](crate::TypedTools::typed_tool)), run outside any instance:
+/// for the tools of a toolset without logic (a lobby); a toolset with logic takes
+/// [`Toolset::route`] for tools that run on its instances.
+impl AddTyped for Toolset {
+    fn add_typed(mut self, tool: Tool, object: bool, handler: Arc<dyn ErasedHandler>) -> Self {
+        if !object {
+            self.not_an_object.get_or_insert_with(|| tool.name.clone());
+        }
+        // A second handler of one name is a second tool of that name: the build refuses it.
+        self.handlers.push((tool.name.clone(), handler));
+        self.tool(tool)
     }
 }

@@ -10,11 +10,10 @@ use crate::manifest::{self, ManifestError};
 use crate::mrtr::StateKey;
 use crate::shared::{Counters, Current, Shared, build_catalog};
 use crate::store::{CommitQueue, FOLLOW_WAIT, Store, StoreError};
-use crate::tool::{ErasedHandler, ToolContext, ToolResult, Typed, typed_declaration};
+use crate::tool::{AddTyped, ErasedHandler, ToolContext, ToolResult, Typed};
 use mcpl_protocol::mcp::{Implementation, LoggingLevel, Tool};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, CAP_TOOLS, FeatureSetDecl, MCPL_VERSION, McplManifest};
 use mcpl_protocol::toolsets::Surface;
-use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
@@ -354,50 +353,6 @@ impl ServerBuilder {
         self
     }
 
-    /// A plain tool whose `inputSchema` is derived from `A`, the type its handler decodes
-    /// ([`input_schema`](crate::input_schema)), so the two cannot drift apart. `A` must be
-    /// a struct deriving `Deserialize` and `JsonSchema`; anything else fails
-    /// [`ServerBuilder::build`] with [`BuildError::ArgumentsNotAnObject`].
-    ///
-    /// ```
-    /// use mcpl_server::schemars::JsonSchema;
-    /// use mcpl_server::{CallToolResult, Server, ToolContext, ToolResult};
-    /// use serde::Deserialize;
-    ///
-    /// #[derive(Deserialize, JsonSchema)]
-    /// #[schemars(crate = "mcpl_server::schemars")]
-    /// struct Echo {
-    ///     /// What to say back.
-    ///     text: String,
-    /// }
-    ///
-    /// let server = Server::builder("echo", "0.1.0")
-    ///     .typed_tool("echo", "Says it back", |_: ToolContext, a: Echo| async move {
-    ///         ToolResult::Ok(CallToolResult::text(a.text))
-    ///     })
-    ///     .build()
-    ///     .expect("a valid server");
-    /// assert_eq!(server.info().name, "echo");
-    /// ```
-    pub fn typed_tool<A, F, Fut>(
-        mut self,
-        name: impl Into<String>,
-        description: impl Into<String>,
-        handler: F,
-    ) -> Self
-    where
-        A: DeserializeOwned + JsonSchema + Send + 'static,
-        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
-        Fut: Future<Output = ToolResult> + Send + 'static,
-    {
-        let (tool, object) = typed_declaration::<A>(name, description);
-        if !object {
-            self.duplicate
-                .get_or_insert(BuildError::ArgumentsNotAnObject(tool.name.clone()));
-        }
-        self.tool(tool, handler)
-    }
-
     /// Registers a tool and its handler. `A` is what the arguments decode into — a
     /// `Deserialize` struct, or `serde_json::Value` for the raw object; arguments that do
     /// not decode make the call a tool error (`isError: true`) naming the problem, and the
@@ -405,13 +360,18 @@ impl ServerBuilder {
     ///
     /// The tool's `_meta` may carry RFC-014 hints (`mcpl/presence`, `mcpl/visible`,
     /// `mcpl/toolset`, §3); a tool with a handler is answered by it even inside a toolset.
-    pub fn tool<A, F, Fut>(mut self, tool: Tool, handler: F) -> Self
+    pub fn tool<A, F, Fut>(self, tool: Tool, handler: F) -> Self
     where
         A: DeserializeOwned + Send + 'static,
         F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = ToolResult> + Send + 'static,
     {
         let handler = Arc::new(Typed::<A, F>::new(tool.name.clone(), handler));
+        self.add_handled(tool, handler)
+    }
+
+    /// Keeps `tool` answered by `handler` (a second of one name fails the build).
+    fn add_handled(mut self, tool: Tool, handler: Arc<dyn ErasedHandler>) -> Self {
         if self.handlers.insert(tool.name.clone(), handler).is_some() {
             self.duplicate
                 .get_or_insert(BuildError::DuplicateTool(tool.name.clone()));
@@ -678,9 +638,23 @@ fn ended_epoch(now: SystemTime) -> u64 {
     }
 }
 
+/// A plain tool of [`TypedTools::typed_tool`](crate::TypedTools::typed_tool): one whose
+/// `inputSchema` is not an object fails [`ServerBuilder::build`] with
+/// [`BuildError::ArgumentsNotAnObject`].
+impl AddTyped for ServerBuilder {
+    fn add_typed(mut self, tool: Tool, object: bool, handler: Arc<dyn ErasedHandler>) -> Self {
+        if !object {
+            self.duplicate
+                .get_or_insert(BuildError::ArgumentsNotAnObject(tool.name.clone()));
+        }
+        self.add_handled(tool, handler)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::TypedTools;
     use mcpl_protocol::mcp::CallToolResult;
     use serde_json::{Value, json};
 

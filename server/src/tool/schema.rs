@@ -1,10 +1,14 @@
 //! A tool's `inputSchema` derived from the type its handler decodes, so the schema the
 //! host validates against and the struct the handler reads cannot drift apart.
 
+use super::{ErasedHandler, ToolContext, ToolResult, Typed};
 use mcpl_protocol::mcp::Tool;
 use schemars::JsonSchema;
 use schemars::generate::SchemaSettings;
+use serde::de::DeserializeOwned;
 use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
 
 /// The JSON Schema of `A` as a tool's `inputSchema`: JSON Schema 2020-12 (MCP's default
 /// dialect, so no `$schema` member), as `A` deserialises (`#[serde(default)]` members are
@@ -35,7 +39,7 @@ use serde_json::Value;
 /// assert_eq!(schema["additionalProperties"], false);
 /// ```
 ///
-/// [`ServerBuilder::typed_tool`]: crate::ServerBuilder::typed_tool
+/// [`ServerBuilder::typed_tool`]: crate::TypedTools::typed_tool
 pub fn input_schema<A: JsonSchema>() -> Value {
     let mut schema = SchemaSettings::draft2020_12()
         .for_deserialize()
@@ -63,6 +67,75 @@ pub(crate) fn typed_declaration<A: JsonSchema>(
     let schema = input_schema::<A>();
     let object = is_object_schema(&schema);
     (Tool::new(name.into(), description.into(), schema), object)
+}
+
+/// The builders that declare a tool with a typed handler: the server's
+/// ([`ServerBuilder`](crate::ServerBuilder), a plain tool) and a toolset's
+/// ([`Toolset`](crate::Toolset), a tool of that toolset run outside any instance: a lobby's).
+/// Bring it into scope (`use mcpl_server::TypedTools;`) to call
+/// [`typed_tool`](TypedTools::typed_tool).
+pub trait TypedTools: sealed::AddTyped {
+    /// Declares a tool and its handler at once: `name`, `description`, and an `inputSchema`
+    /// derived from `A` ([`input_schema`]), so the two cannot drift apart. MCP asks for an
+    /// object schema: derive it for a struct, or take [`NoArguments`](crate::NoArguments);
+    /// anything else fails the build with
+    /// [`BuildError::ArgumentsNotAnObject`](crate::BuildError::ArgumentsNotAnObject). A
+    /// call whose arguments do not decode as `A` is the tool error
+    /// [`ToolCall::args`](crate::ToolCall::args) gives, and the handler does not run; one
+    /// that does runs `handler` with the caller's [`ToolContext`] (it may act on the
+    /// caller's toolsets through it). A second tool of one name fails the build.
+    ///
+    /// ```
+    /// use mcpl_server::schemars::JsonSchema;
+    /// use mcpl_server::{CallToolResult, Server, ToolContext, ToolResult, TypedTools};
+    /// use serde::Deserialize;
+    ///
+    /// #[derive(Deserialize, JsonSchema)]
+    /// #[schemars(crate = "mcpl_server::schemars")]
+    /// struct Echo {
+    ///     /// What to say back.
+    ///     text: String,
+    /// }
+    ///
+    /// let server = Server::builder("echo", "0.1.0")
+    ///     .typed_tool("echo", "Says it back", |_: ToolContext, a: Echo| async move {
+    ///         ToolResult::Ok(CallToolResult::text(a.text))
+    ///     })
+    ///     .build()
+    ///     .expect("a valid server");
+    /// assert_eq!(server.info().name, "echo");
+    /// ```
+    fn typed_tool<A, F, Fut>(
+        self,
+        name: impl Into<String>,
+        description: impl Into<String>,
+        handler: F,
+    ) -> Self
+    where
+        A: DeserializeOwned + JsonSchema + Send + 'static,
+        F: Fn(ToolContext, A) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = ToolResult> + Send + 'static,
+    {
+        let (tool, object) = typed_declaration::<A>(name, description);
+        let handler = Arc::new(Typed::<A, F>::new(tool.name.clone(), handler));
+        self.add_typed(tool, object, handler)
+    }
+}
+
+impl<B: sealed::AddTyped> TypedTools for B {}
+
+pub(crate) mod sealed {
+    use super::ErasedHandler;
+    use mcpl_protocol::mcp::Tool;
+    use std::sync::Arc;
+
+    /// How a builder keeps a typed tool: its declaration, whether its schema is an object
+    /// (the build refuses one that is not), and its handler. Sealed: only this crate's
+    /// builders take typed tools.
+    pub trait AddTyped: Sized {
+        /// Keeps `tool`, answered by `handler`.
+        fn add_typed(self, tool: Tool, object: bool, handler: Arc<dyn ErasedHandler>) -> Self;
+    }
 }
 
 /// True when `schema` describes JSON objects, as MCP asks of an `inputSchema`.

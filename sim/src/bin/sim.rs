@@ -118,12 +118,8 @@ struct LoadArgs {
     /// killed (SIGKILL, the owner first) and started again, NATS is restarted, and
     /// PostgreSQL is stopped at once and started again. The report's "node deaths
     /// survived" row counts them. Not with --deterministic.
-    #[arg(
-        long,
-        default_value_t = 0,
-        value_name = "N",
-        conflicts_with = "deterministic"
-    )]
+    #[arg(long, default_value_t = 0, value_name = "N")]
+    #[arg(conflicts_with = "deterministic")]
     nodes: usize,
     /// With --nodes: the mcpl-arcade binary the nodes run (default: beside this one, as
     /// `cargo build -p mcpl-games --bin mcpl-arcade` puts it).
@@ -134,12 +130,8 @@ struct LoadArgs {
     /// docs/cluster-haproxy.cfg: every connection and request to the next live node, a
     /// standby tunneling what is the owner's to it over NATS) or `owner` (those to the
     /// node owning the arcade; requests still round robin).
-    #[arg(
-        long,
-        value_name = "round-robin|owner",
-        default_value = "round-robin",
-        requires = "nodes"
-    )]
+    #[arg(long, value_name = "round-robin|owner", default_value = "round-robin")]
+    #[arg(requires = "nodes")]
     balance: sim::nodes::Balance,
     /// In memory on one thread and virtual time, so that a seed replays exactly; ends
     /// with the trace's digest (see `sim::det`). Defaults to 20 agents for 30 s.

@@ -49,12 +49,8 @@ struct Cli {
     http: Option<ListenAddr>,
     /// Serve TLS on the listener (wss://, https://) with this PEM certificate chain; needs
     /// --tls-key.
-    #[arg(
-        long,
-        value_name = "PATH",
-        requires = "tls_key",
-        conflicts_with = "stdio"
-    )]
+    #[arg(long, value_name = "PATH")]
+    #[arg(requires = "tls_key", conflicts_with = "stdio")]
     tls_cert: Option<PathBuf>,
     /// The PEM private key of --tls-cert.
     #[arg(long, value_name = "PATH", requires = "tls_cert")]

@@ -59,16 +59,6 @@ fn with_meta(mut params: Value, hinted: Hinted) -> Value {
 }
 
 impl Peer {
-    /// Sends a modern request and returns its response whole (a result or an error).
-    pub async fn modern_request(
-        &mut self,
-        method: &str,
-        params: Value,
-        hinted: Hinted,
-    ) -> Checked<Value> {
-        self.request(method, with_meta(params, hinted)).await
-    }
-
     /// Sends a modern request without waiting for its answer (a listen); returns its id.
     pub async fn modern_send(
         &mut self,
@@ -77,6 +67,17 @@ impl Peer {
         hinted: Hinted,
     ) -> Checked<Value> {
         self.send_request(method, with_meta(params, hinted)).await
+    }
+
+    /// Sends a modern request and returns its response whole (a result or an error).
+    pub async fn modern_request(
+        &mut self,
+        method: &str,
+        params: Value,
+        hinted: Hinted,
+    ) -> Checked<Value> {
+        let id = self.modern_send(method, params, hinted).await?;
+        self.response(&id, &format!("the answer to {method}")).await
     }
 
     /// A modern request that must succeed; returns its result.
@@ -119,9 +120,11 @@ impl Peer {
         self.modern_result("tools/call", params, hinted).await
     }
 
-    /// A modern `toolsets/open`, returning the whole response.
-    pub async fn modern_open(
+    /// A modern `toolsets/open` or `toolsets/close` (`method`) of `toolset`, naming
+    /// `instance` when given, returning the whole response.
+    pub async fn modern_toolsets(
         &mut self,
+        method: &str,
         toolset: &str,
         instance: Option<&str>,
         since: u64,
@@ -130,22 +133,7 @@ impl Peer {
         if let Some(i) = instance {
             params["instance"] = json!(i);
         }
-        self.modern_request("toolsets/open", params, Hinted::Since(since))
-            .await
-    }
-
-    /// A modern `toolsets/close`, returning the whole response.
-    pub async fn modern_close(
-        &mut self,
-        toolset: &str,
-        instance: Option<&str>,
-        since: u64,
-    ) -> Checked<Value> {
-        let mut params = json!({"toolset": toolset});
-        if let Some(i) = instance {
-            params["instance"] = json!(i);
-        }
-        self.modern_request("toolsets/close", params, Hinted::Since(since))
+        self.modern_request(method, params, Hinted::Since(since))
             .await
     }
 

@@ -172,6 +172,17 @@ impl<R: Rules> Table<R> {
     }
 }
 
+/// A table's tool that takes no arguments, by what it does.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum PlainTool {
+    /// Pass the turn (Go).
+    Pass,
+    /// Resign the game.
+    Resign,
+    /// Show the board.
+    Board,
+}
+
 /// The table's tools, each the handler of its route (declared in `tools.rs`): the SDK
 /// decodes the arguments and hands each call to its own.
 impl<R: Rules> Table<R> {
@@ -187,38 +198,19 @@ impl<R: Rules> Table<R> {
         })
     }
 
-    /// `pass {}`.
-    pub(crate) fn pass_tool(
-        &mut self,
-        _: NoArguments,
-        call: Call,
-        cx: &mut InstanceContext,
-    ) -> Reply {
-        self.step(call, cx, |t, side, cx| {
-            t.human_move(side, None, call.id(), cx)
-        })
-    }
-
-    /// `resign {}`.
-    pub(crate) fn resign_tool(
-        &mut self,
-        _: NoArguments,
-        call: Call,
-        cx: &mut InstanceContext,
-    ) -> Reply {
-        self.step(call, cx, |t, side, cx| {
-            Reply::text(t.resign(side, false, cx))
-        })
-    }
-
-    /// `board {}`.
-    pub(crate) fn board_tool(
-        &mut self,
-        _: NoArguments,
-        call: Call,
-        cx: &mut InstanceContext,
-    ) -> Reply {
-        self.step(call, cx, |t, side, cx| Reply::text(t.board_text(side, cx)))
+    /// The handler of one of the table's tools without arguments (`pass {}`, `resign {}`,
+    /// `board {}`).
+    pub(crate) fn plain_tool(
+        tool: PlainTool,
+    ) -> impl Fn(&mut Self, NoArguments, Call, &mut InstanceContext) -> Reply + Send + Sync + 'static
+    {
+        move |table, _, call, cx| {
+            table.step(call, cx, |t, side, cx| match tool {
+                PlainTool::Pass => t.human_move(side, None, call.id(), cx),
+                PlainTool::Resign => Reply::text(t.resign(side, false, cx)),
+                PlainTool::Board => Reply::text(t.board_text(side, cx)),
+            })
+        }
     }
 
     /// Runs a tool for the caller's side (a caller without one is not playing here), then

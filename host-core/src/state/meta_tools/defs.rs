@@ -2,7 +2,7 @@
 //! schemas (§6 "RFC §8.2"). They never change, so they head the model's tool list.
 
 use mcpl_protocol::Tool;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 /// `toolsets--open`.
 pub const OPEN: &str = "toolsets--open";
@@ -22,66 +22,97 @@ const SERVER: &str = "The server, by its name in this host. Leave it out when th
 const NAME: &str =
     "Letters, digits, '_' and '-', up to 64 characters, starting with a letter or digit.";
 
-/// The four meta-tools, in the order they are listed.
+/// An argument of a meta-tool: its name, JSON type and description.
+type Arg<'a> = (&'a str, &'a str, &'a str);
+
+/// An input schema: an object of `args`, `required` among them, and nothing else.
+fn input_schema(args: &[Arg<'_>], required: &[&str]) -> Value {
+    let properties: Map<String, Value> = args
+        .iter()
+        .map(|(name, ty, description)| {
+            let property = json!({"type": ty, "description": description});
+            ((*name).to_owned(), property)
+        })
+        .collect();
+    let mut schema =
+        json!({"type": "object", "properties": properties, "additionalProperties": false});
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema
+}
+
+/// The four meta-tools, in the order they are listed: each its name, description,
+/// arguments and the required ones.
 pub fn definitions() -> Vec<Tool> {
-    vec![
-        Tool::new(
+    let open_instance = format!(
+        "For a toolset with instances: the name of the instance to open or rejoin. Leave it out to let the host choose a fresh name. Not allowed for a toolset without instances. {NAME}"
+    );
+    let tools: [(&str, &str, &[Arg<'_>], &[&str]); 4] = [
+        (
             OPEN,
             "Open a toolset a server offers, or an instance of one (a game, say), so that its tools become usable through toolsets--act. Opening can have effects on the server (a game starts). Opening what is already open adopts it and changes nothing. Use toolsets--look to see what can be opened.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "server": {"type": "string", "description": SERVER},
-                    "toolset": {"type": "string", "description": "The toolset to open."},
-                    "instance": {"type": "string", "description": format!("For a toolset with instances: the name of the instance to open or rejoin. Leave it out to let the host choose a fresh name. Not allowed for a toolset without instances. {NAME}")},
-                    "options": {"type": "object", "description": "Options the toolset declares (toolsets--look shows them)."}
-                },
-                "required": ["toolset"],
-                "additionalProperties": false
-            }),
+            &[
+                ("server", "string", SERVER),
+                ("toolset", "string", "The toolset to open."),
+                ("instance", "string", &open_instance),
+                (
+                    "options",
+                    "object",
+                    "Options the toolset declares (toolsets--look shows them).",
+                ),
+            ],
+            &["toolset"],
         ),
-        Tool::new(
+        (
             ACT,
             "Call a tool of an open toolset (or another tool offered outside your tool list) with its arguments. The host names the tools usable now, where, and their arguments, when they become usable; toolsets--look lists them again.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "server": {"type": "string", "description": SERVER},
-                    "tool": {"type": "string", "description": "The tool's name, as the host announced it."},
-                    "instance": {"type": "string", "description": "The instance to act in. Needed only when several instances of the tool's toolset are open."},
-                    "args": {"type": "object", "description": "The tool's arguments."}
-                },
-                "required": ["tool"],
-                "additionalProperties": false
-            }),
+            &[
+                ("server", "string", SERVER),
+                (
+                    "tool",
+                    "string",
+                    "The tool's name, as the host announced it.",
+                ),
+                (
+                    "instance",
+                    "string",
+                    "The instance to act in. Needed only when several instances of the tool's toolset are open.",
+                ),
+                ("args", "object", "The tool's arguments."),
+            ],
+            &["tool"],
         ),
-        Tool::new(
+        (
             LOOK,
             "See what is open, which tools are usable in each open toolset and instance with their arguments, what can be opened, what ended, and what servers suggested. Every argument narrows the answer.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "server": {"type": "string", "description": "Only this server."},
-                    "toolset": {"type": "string", "description": "Only this toolset."},
-                    "instance": {"type": "string", "description": "Only this instance."},
-                    "tool": {"type": "string", "description": "Only this tool, described in full."}
-                },
-                "additionalProperties": false
-            }),
+            &[
+                ("server", "string", "Only this server."),
+                ("toolset", "string", "Only this toolset."),
+                ("instance", "string", "Only this instance."),
+                ("tool", "string", "Only this tool, described in full."),
+            ],
+            &[],
         ),
-        Tool::new(
+        (
             CLOSE,
             "Close an open toolset or instance. Closing can have effects on the server (a game in progress is resigned). For a toolset with instances, name the instance when several are open.",
-            json!({
-                "type": "object",
-                "properties": {
-                    "server": {"type": "string", "description": SERVER},
-                    "toolset": {"type": "string", "description": "The toolset to close."},
-                    "instance": {"type": "string", "description": "The instance to close. Needed only when several are open; not allowed for a toolset without instances."}
-                },
-                "required": ["toolset"],
-                "additionalProperties": false
-            }),
+            &[
+                ("server", "string", SERVER),
+                ("toolset", "string", "The toolset to close."),
+                (
+                    "instance",
+                    "string",
+                    "The instance to close. Needed only when several are open; not allowed for a toolset without instances.",
+                ),
+            ],
+            &["toolset"],
         ),
-    ]
+    ];
+    tools
+        .into_iter()
+        .map(|(name, description, args, required)| {
+            Tool::new(name, description, input_schema(args, required))
+        })
+        .collect()
 }

@@ -8,6 +8,7 @@
 
 use crate::state::view::{Described, Marker, shown_name, shown_name_cow};
 use mcpl_protocol::hints::SuggestAction;
+use mcpl_protocol::mcp::Media;
 use mcpl_protocol::{ContentBlock, Suggestion};
 use serde_json::Value;
 use std::borrow::Cow;
@@ -100,10 +101,10 @@ impl TextBounds {
             .iter()
             .map(|b| match b {
                 ContentBlock::Text { text, .. } => self.block(text),
-                ContentBlock::Image { mime_type, uri, .. } => {
+                ContentBlock::Image(Media { mime_type, uri, .. }) => {
                     self.media("image", mime_type.as_deref(), uri.as_deref())
                 }
-                ContentBlock::Audio { mime_type, uri, .. } => {
+                ContentBlock::Audio(Media { mime_type, uri, .. }) => {
                     self.media("audio", mime_type.as_deref(), uri.as_deref())
                 }
                 ContentBlock::ResourceLink { uri, name, .. } => format!(

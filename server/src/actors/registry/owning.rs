@@ -75,12 +75,7 @@ impl Registry {
         if self.running_addr(id).is_some() {
             return refuse(OwnershipError::Running { id });
         }
-        let location = self
-            .shared
-            .store
-            .as_ref()
-            .map(|s| s.location())
-            .unwrap_or_default();
+        let location = self.shared.store_location();
         let record = match serde_json::from_slice::<InstanceRecord>(&bytes) {
             Ok(r) => r,
             Err(e) => {

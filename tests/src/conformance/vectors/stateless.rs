@@ -221,7 +221,9 @@ async fn current(p: &mut Peer) -> Checked<u64> {
 /// principal's current version): a delta stating it open. Returns the result's version.
 async fn open_modern(p: &mut Peer, name: &str, since: u64) -> Checked<u64> {
     let what = format!("the modern open of {GAME}:{name}");
-    let r = p.modern_open(GAME, Some(name), since).await?;
+    let r = p
+        .modern_toolsets("toolsets/open", GAME, Some(name), since)
+        .await?;
     let result = r
         .get("result")
         .ok_or_else(|| violation(format!("{what} was refused: {}", r["error"])))?;
@@ -247,7 +249,9 @@ async fn open_modern(p: &mut Peer, name: &str, since: u64) -> Checked<u64> {
 /// Returns the result's version.
 async fn close_modern(p: &mut Peer, name: &str, since: u64) -> Checked<u64> {
     let what = format!("the modern close of {GAME}:{name}");
-    let r = p.modern_close(GAME, Some(name), since).await?;
+    let r = p
+        .modern_toolsets("toolsets/close", GAME, Some(name), since)
+        .await?;
     let result = r
         .get("result")
         .ok_or_else(|| violation(format!("{what} was refused: {}", r["error"])))?;
@@ -410,7 +414,9 @@ pub async fn s02(ctx: &Ctx) -> Checked {
 pub async fn s03(ctx: &Ctx) -> Checked {
     let name = ctx.unique("g");
     let mut p = ctx.modern("the modern connection").await?;
-    let r = p.modern_open(GAME, Some(&name), 0).await?;
+    let r = p
+        .modern_toolsets("toolsets/open", GAME, Some(&name), 0)
+        .await?;
     let result = r.get("result").ok_or_else(|| {
         violation(format!(
             "the open of {GAME}:{name} was refused: {}",
@@ -762,7 +768,9 @@ fn one_record(s: &Value, name: &str, what: &str, id: Option<&str>) -> Checked {
 /// retried succeeds, changing nothing; a close of what was never open is refused.
 pub async fn s12(ctx: &Ctx) -> Checked {
     let (mut p, name, a) = game_opened(ctx).await?;
-    let r = p.modern_open(GAME, Some(&name), a).await?;
+    let r = p
+        .modern_toolsets("toolsets/open", GAME, Some(&name), a)
+        .await?;
     let what = "the retried open";
     let result = r
         .get("result")
@@ -774,7 +782,9 @@ pub async fn s12(ctx: &Ctx) -> Checked {
     let (h, _) = vhints(result, what)?;
     check_current(h, a, what)?;
     let c = close_modern(&mut p, &name, a).await?;
-    let r = p.modern_close(GAME, Some(&name), c).await?;
+    let r = p
+        .modern_toolsets("toolsets/close", GAME, Some(&name), c)
+        .await?;
     let what = "the retried close";
     let result = r.get("result").ok_or_else(|| {
         violation(format!(
@@ -785,7 +795,9 @@ pub async fn s12(ctx: &Ctx) -> Checked {
     let (h, _) = vhints(result, what)?;
     check_current(h, c, what)?;
     let never = ctx.unique("never");
-    let r = p.modern_close(GAME, Some(&never), c).await?;
+    let r = p
+        .modern_toolsets("toolsets/close", GAME, Some(&never), c)
+        .await?;
     ensure(r.get("error").is_some(), || {
         format!("a close of {never}, never open, must be refused (§3.4): {r}")
     })?;
