@@ -13,6 +13,7 @@
 //! until its standard input closes.
 
 use super::PerfError;
+use super::child::Child;
 use super::client;
 use super::proc;
 use futures_util::StreamExt as _;
@@ -21,9 +22,8 @@ use mcpl_transport::Connection;
 use serde::{Deserialize, Serialize};
 use sim::arcade::ArcadeService;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::Duration;
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::AsyncReadExt;
 
 /// Handshakes under way at once.
 const CONNECTING_AT_ONCE: usize = 64;
@@ -70,39 +70,21 @@ pub async fn run(
     let rss_before = proc::rss_bytes("self").unwrap_or(0);
     let (held, rss_after) = match exe {
         Some(exe) => {
-            let mut child = tokio::process::Command::new(exe)
-                .args(["clients", "--url", &url, "--count"])
-                .arg(sessions.to_string())
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::inherit())
-                .kill_on_drop(true)
-                .spawn()
-                .map_err(PerfError::Child)?;
-            let stdout = child
-                .stdout
-                .take()
-                .ok_or(PerfError::Internal("no stdout"))?;
-            let mut lines = BufReader::new(stdout).lines();
-            let line = tokio::time::timeout(CONNECT_LIMIT, lines.next_line())
-                .await
-                .map_err(|_| PerfError::Stalled("the client process never got ready"))?
-                .map_err(PerfError::Child)?
-                .unwrap_or_default();
-            let ready: Option<usize> = line
-                .strip_prefix("ready ")
-                .and_then(|n| n.trim().parse().ok());
-            if ready.is_none_or(|r| r < sessions) {
-                return Err(PerfError::ChildSaid(line));
-            }
+            let args = [
+                "clients".to_owned(),
+                format!("--url={url}"),
+                format!("--count={sessions}"),
+            ];
+            let mut child = Child::start(exe, &args)?;
+            child.ready(CONNECT_LIMIT, sessions).await?;
             tokio::time::sleep(SETTLE).await;
             let read = (
                 service.live_sessions().saturating_sub(base_sessions),
                 proc::rss_bytes("self").unwrap_or(0),
             );
             // Closing its stdin tells the child to go.
-            drop(child.stdin.take());
-            let _ = tokio::time::timeout(Duration::from_secs(30), child.wait()).await;
+            child.close_input();
+            child.wait(Duration::from_secs(30)).await;
             read
         }
         None => {

@@ -69,9 +69,11 @@
 //! | `expiry.rs` | abandoned Streamable HTTP sessions, their expiry, the heap in use and the resident set |
 //! | `cluster.rs` | three nodes on PostgreSQL and NATS against one embedded node: moves and light calls per second, commits per move |
 //! | `durable.rs` | the cost of durable state: moves per second kept and not, commits and steps per move, Go against the bot |
+//! | `child.rs` | a measurement's child process: piped, read a line at a time, told to go |
 //! | `proc.rs` | CPU time per thread group and the resident set, from `/proc` |
 //! | `report.rs` | [`PerfReport`]: the figures, the table, the JSON |
 
+mod child;
 mod client;
 pub mod cluster;
 pub mod durable;

@@ -12,6 +12,7 @@
 //! each with its proxy and its own `host_threads`; the arcade stays in this one.
 
 use super::PerfError;
+use super::child::Child;
 use super::proc;
 use actix::{Arbiter, ArbiterHandle};
 use mcpl_games::arcade::{ArcadeConfig, BotBudget, BotSettings};
@@ -23,10 +24,8 @@ use sim::hosts::{LinkKnobs, SERVER, start_host};
 use sim::proxy::Faults;
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
-use tokio::process::ChildStdout;
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::sync::oneshot;
 
 /// The toolset each host has open.
@@ -177,18 +176,31 @@ pub async fn run(
             let mut children = Vec::new();
             for first in (0..hosts).step_by(per_process) {
                 let count = per_process.min(hosts - first);
-                children.push(Child::start(exe, &url, hosts, first, count, host_threads)?);
+                let args = [
+                    "drop-hosts".to_owned(),
+                    format!("--url={url}"),
+                    format!("--total={hosts}"),
+                    format!("--first={first}"),
+                    format!("--count={count}"),
+                    format!("--threads={host_threads}"),
+                ];
+                children.push(Child::start(exe, &args)?);
             }
             for child in &mut children {
-                child.ready().await?;
+                child.ready(SETUP_LIMIT * 2, 1).await?;
             }
             let before = server_cpu();
             for child in &mut children {
-                child.go().await?;
+                child.send_line("go").await?;
             }
             let mut groups = Vec::with_capacity(children.len());
             for child in &mut children {
-                groups.push(child.figures().await?);
+                let line = child
+                    .line(GIVE_UP + SETUP_LIMIT, "a host process never reported")
+                    .await?;
+                let group = serde_json::from_str(&line).map_err(|_| PerfError::ChildSaid(line))?;
+                groups.push(group);
+                child.wait(Duration::from_secs(30)).await;
             }
             let processes = children.len();
             (groups, server_cpu() - before, processes)
@@ -316,85 +328,6 @@ pub async fn child_main(
         .map_err(|_| PerfError::Internal("the group's figures as JSON"))?;
     println!("{json}");
     Ok(())
-}
-
-/// A child process running one group of hosts.
-struct Child {
-    process: tokio::process::Child,
-    lines: Lines<BufReader<ChildStdout>>,
-}
-
-impl Child {
-    fn start(
-        exe: &Path,
-        url: &str,
-        total: usize,
-        first: usize,
-        count: usize,
-        threads: usize,
-    ) -> Result<Child, PerfError> {
-        let mut process = tokio::process::Command::new(exe)
-            .arg("drop-hosts")
-            .args(["--url", url])
-            .args(["--total", &total.to_string()])
-            .args(["--first", &first.to_string()])
-            .args(["--count", &count.to_string()])
-            .args(["--threads", &threads.to_string()])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .kill_on_drop(true)
-            .spawn()
-            .map_err(PerfError::Child)?;
-        let stdout = process
-            .stdout
-            .take()
-            .ok_or(PerfError::Internal("no stdout"))?;
-        Ok(Child {
-            process,
-            lines: BufReader::new(stdout).lines(),
-        })
-    }
-
-    async fn line(&mut self, within: Duration, what: &'static str) -> Result<String, PerfError> {
-        tokio::time::timeout(within, self.lines.next_line())
-            .await
-            .map_err(|_| PerfError::Stalled(what))?
-            .map_err(PerfError::Child)?
-            .ok_or(PerfError::Closed("(a host process's output)"))
-    }
-
-    /// Waits for its hosts to have their games open.
-    async fn ready(&mut self) -> Result<(), PerfError> {
-        let line = self
-            .line(SETUP_LIMIT * 2, "a host process never got ready")
-            .await?;
-        match line.strip_prefix("ready ") {
-            Some(n) if n.trim().parse::<usize>().is_ok() => Ok(()),
-            _ => Err(PerfError::ChildSaid(line)),
-        }
-    }
-
-    /// Tells it to cut.
-    async fn go(&mut self) -> Result<(), PerfError> {
-        let stdin = self
-            .process
-            .stdin
-            .as_mut()
-            .ok_or(PerfError::Internal("no stdin"))?;
-        stdin.write_all(b"go\n").await.map_err(PerfError::Child)?;
-        stdin.flush().await.map_err(PerfError::Child)
-    }
-
-    /// Its figures, once its hosts are back or given up on.
-    async fn figures(&mut self) -> Result<GroupFigures, PerfError> {
-        let line = self
-            .line(GIVE_UP + SETUP_LIMIT, "a host process never reported")
-            .await?;
-        let figures = serde_json::from_str(&line).map_err(|_| PerfError::ChildSaid(line))?;
-        let _ = tokio::time::timeout(Duration::from_secs(30), self.process.wait()).await;
-        Ok(figures)
-    }
 }
 
 /// The id of the thread an arbiter runs on.
