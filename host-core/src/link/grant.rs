@@ -11,9 +11,13 @@
 //!   server accepted it, and never if no receipt comes.
 //! - **Fall back**: a receipt that refuses with `fallback: "close"` ends the connection;
 //!   one refusing otherwise serves the server as plain MCP; so does an initial exchange
-//!   that failed (an error, a timeout, a malformed receipt), while a later one that failed
-//!   changes nothing. An initial exchange the transport lost (`CONNECTION_CLOSED`) ends
-//!   the connection so that the handshake starts again: nothing says the server refused.
+//!   that failed (an error, a malformed receipt), while a later one that failed changes
+//!   nothing. An initial exchange with no answer — the transport lost it
+//!   (`CONNECTION_CLOSED`), or none came in time — ends the connection so that the
+//!   handshake starts again after the backoff: nothing says the server refused, and a
+//!   server too busy to answer in time is not one without MCPL (issue #42: under overload
+//!   hosts fell back to plain MCP for good, and lost every hint; **\[project\]**, README
+//!   "No receipt in time is no refusal").
 //!   A receipt for a policy older than the last one sent is stale and ignored.
 
 use super::decode::decode;
@@ -37,9 +41,10 @@ pub enum Receipt {
     Close(FeatureSetsUpdateResult),
     /// Refused otherwise.
     Refused(FeatureSetsUpdateResult),
-    /// No usable answer: an error, a timeout, a malformed receipt.
+    /// No usable answer: an error, a malformed receipt.
     Failed(LinkError),
-    /// The transport lost the request or its answer (it answered `CONNECTION_CLOSED`).
+    /// No answer: the transport lost the request or its answer (it answered
+    /// `CONNECTION_CLOSED`), or none came in time.
     Lost(LinkError),
     /// The connection went.
     Gone,
@@ -49,6 +54,7 @@ pub enum Receipt {
 pub fn read_receipt(outcome: Result<Box<RawValue>, LinkError>) -> Receipt {
     match outcome {
         Err(LinkError::Disconnected { .. } | LinkError::Stopped) => Receipt::Gone,
+        Err(e @ LinkError::Timeout { .. }) => Receipt::Lost(e),
         Err(e @ LinkError::Server { .. }) if matches!(&e, LinkError::Server { error, .. } if error.code == ErrorCode::CONNECTION_CLOSED) => {
             Receipt::Lost(e)
         }
@@ -306,6 +312,20 @@ mod tests {
                 Granting::End(DisconnectReason::HandshakeRejected { .. })
             ),
             "a lost exchange starts the handshake again, it does not fall back"
+        );
+        assert!(s.speaks_mcpl());
+        // Issue #42: no receipt in time is no refusal either (a server too busy to answer).
+        let mut s = session(true);
+        let unanswered = read_receipt(Err(LinkError::Timeout {
+            method: "featureSets/update",
+            after: std::time::Duration::from_secs(10),
+        }));
+        assert!(
+            matches!(
+                s.initial_receipt(proposed(), unanswered),
+                Granting::End(DisconnectReason::HandshakeTimeout { .. })
+            ),
+            "an unanswered exchange starts the handshake again, it does not fall back"
         );
         assert!(s.speaks_mcpl());
         let mut s = session(true);
