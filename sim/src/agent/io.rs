@@ -57,14 +57,16 @@ pub struct AgentIo {
 /// connected just now, not reachable, no answer in time, the connection closed under the
 /// call — rather than the server or the host refusing the call: what was asked may still
 /// be done once the host is connected again, or may have been done unseen. These are the
-/// host's own words (its `MetaError::NotConnected` and `CallFailure` texts), read as a
-/// model would read them.
+/// host's own words (its `MetaError::NotConnected`, `MetaError::NotSettled` and
+/// `CallFailure` texts), read as a model would read them.
 pub fn unreachable(error: &str) -> bool {
     [
         "is not connected right now",
         "is not reachable: ",
         "did not answer in time",
         "(code -32000)",
+        // Connected, its state not read yet: nothing was sent (issue #42).
+        "what is open there is still being read",
     ]
     .iter()
     .any(|w| error.contains(w))
