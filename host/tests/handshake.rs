@@ -483,6 +483,60 @@ fn a_refused_grant_disconnects_but_an_mcp_only_fallback_goes_on_without_a_grant(
 }
 
 #[test]
+fn issue42_an_unanswered_grant_is_tried_again_on_a_new_connection_not_a_fall_back() {
+    // A server too busy to answer the initial featureSets/update in time has not refused
+    // MCPL: the host does not serve it as plain MCP for the rest of the connection (every
+    // hint lost), it drops the connection and makes the handshake again after the backoff.
+    paused(async {
+        let (connector, mut servers) = scripted();
+        let (sink, mut events) = events();
+        let (tap, _taps) = tap();
+        let link = ServerLink::new(config(connector, sink, tap)).start();
+
+        let mut peer = servers.next_peer().await;
+        let init = peer.expect_next("initialize").await;
+        peer.reply(&init, mcpl_init_result()).await;
+        peer.recv().await; // initialized
+        let _unanswered = peer.expect_next("featureSets/update").await;
+        // At the handshake timeout: the request is cancelled, and the connection ends.
+        let cancelled = peer.recv().await;
+        assert_eq!(
+            cancelled["method"], "notifications/cancelled",
+            "{cancelled}"
+        );
+        peer.expect_closed().await;
+        match events
+            .until(|e| match e {
+                LinkEvent::Disconnected { reason, .. } => Some(reason),
+                LinkEvent::Connected { .. } => panic!("served as plain MCP: {e:?}"),
+                _ => None,
+            })
+            .await
+        {
+            DisconnectReason::HandshakeTimeout { method, .. } => {
+                assert_eq!(method, "featureSets/update")
+            }
+            other => panic!("expected HandshakeTimeout, got {other:?}"),
+        }
+
+        // The next connection's grant is answered: MCPL, granted.
+        let mut peer = servers.next_peer().await;
+        let init = peer.expect_next("initialize").await;
+        peer.reply(&init, mcpl_init_result()).await;
+        peer.recv().await;
+        let grant = peer.expect_next("featureSets/update").await;
+        peer.reply(&grant, json!({"accepted": true})).await;
+        let list = peer.expect_next("tools/list").await;
+        peer.reply(&list, json!({"tools": []})).await;
+        events
+            .until(|e| matches!(e, LinkEvent::Connected { epoch: 2, .. }).then_some(()))
+            .await;
+        let session = link.send(GetStatus).await.unwrap().session.unwrap();
+        assert!(!session.granted.is_empty(), "{session:?}");
+    });
+}
+
+#[test]
 fn an_initialize_error_is_a_rejected_handshake() {
     paused(async {
         let (connector, mut servers) = scripted();

@@ -6,7 +6,7 @@
 use crate::support;
 
 use mcpl_host::host::{HostHandle, ServerConfig, Shown};
-use mcpl_host::link::Connector;
+use mcpl_host::link::{Connector, POLICY_RETRIES};
 use mcpl_testkit::msg::{error_code, is_method};
 use mcpl_testkit::within;
 use mcpl_testkit::ws::{Listener, Peer};
@@ -347,11 +347,28 @@ async fn mcp_a_2024_11_05_server_is_served() {
 }
 
 /// RFC-002 §12: a legacy server that never answers the initial policy times out and is
-/// served as plain MCP — its tools kept, MCPL off — rather than dropped.
+/// served as plain MCP — its tools kept, MCPL off — rather than dropped. Issue #42: first
+/// the host gives it [`POLICY_RETRIES`] more connections, closing each unanswered one (a
+/// server too busy to answer in time has not refused MCPL).
 #[actix::test]
 async fn rfc002_12_a_server_that_never_answers_the_policy_is_served_as_plain_mcp() {
     within(async {
-        let (host, mut peer) = rig(|c| c.link.handshake_timeout = Duration::from_millis(300)).await;
+        let listener = Listener::bind().await;
+        let connector = Connector::url(listener.url(), ClientOptions::default());
+        let host = start_host(connector, HOLD, |c| {
+            c.link.handshake_timeout = Duration::from_millis(300)
+        });
+        for n in 0..POLICY_RETRIES {
+            let mut peer = listener.accept().await;
+            if n == 0 {
+                // Found legacy once, the host probes no more.
+                support::refuse_the_probe(&mut peer).await;
+            }
+            let _unanswered =
+                up_to_policy(&mut peer, init_result("2025-11-25", news_manifest())).await;
+            peer.closed().await;
+        }
+        let mut peer = listener.accept().await;
         let _unanswered = up_to_policy(&mut peer, init_result("2025-11-25", news_manifest())).await;
         // After the timeout the host lists the tools and is ready.
         let list = peer.expect_request("tools/list").await;

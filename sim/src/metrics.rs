@@ -45,6 +45,46 @@ pub struct Counts {
     pub declined: u64,
     /// Latency of answered calls.
     pub latency: Latency,
+    /// Tool errors by kind: the start of each error's text with its digits and quoted
+    /// names blanked ([`error_kind`]), at most [`MAX_ERROR_KINDS`] kinds (the rest under
+    /// `other`); what a run's report says its tool errors were.
+    pub tool_error_kinds: std::collections::BTreeMap<String, u64>,
+}
+
+/// How many kinds of tool error [`Counts::tool_error_kinds`] tells apart.
+pub const MAX_ERROR_KINDS: usize = 40;
+
+/// A tool error's kind: its first sentence, at most 80 characters, with digits as `#`
+/// and what is quoted (`'…'`, `"…"`, `` `…` ``) as `…`, so that errors differing only in
+/// a name or a number are one kind.
+pub fn error_kind(text: &str) -> String {
+    let mut out = String::new();
+    let mut quote: Option<char> = None;
+    for c in text.chars() {
+        if out.chars().count() >= 80 {
+            break;
+        }
+        match quote {
+            Some(q) if c == q => {
+                quote = None;
+                out.push(c);
+            }
+            Some(_) => {}
+            None if matches!(c, '\'' | '"' | '`') => {
+                quote = Some(c);
+                out.push(c);
+                out.push('…');
+            }
+            None if c.is_ascii_digit() => {
+                if !out.ends_with('#') {
+                    out.push('#');
+                }
+            }
+            None if c == '\n' => break,
+            None => out.push(c),
+        }
+    }
+    out
 }
 
 #[derive(Default)]
@@ -109,6 +149,19 @@ impl Metrics {
         i.counts.tool_errors += u64::from(error);
         i.latencies_us
             .push(u64::try_from(took.as_micros()).unwrap_or(u64::MAX));
+    }
+
+    /// A call's answer was a tool error saying `text`: counted under its kind.
+    pub fn tool_error(&self, text: &str) {
+        let kind = error_kind(text);
+        let mut i = self.lock();
+        let kinds = &mut i.counts.tool_error_kinds;
+        let key = if kinds.contains_key(&kind) || kinds.len() < MAX_ERROR_KINDS {
+            kind
+        } else {
+            "other".to_owned()
+        };
+        *kinds.entry(key).or_default() += 1;
     }
 
     /// The host stopped before answering.
@@ -190,6 +243,24 @@ mod tests {
         assert_eq!(c.latency.p99_ms, 99.0);
         m.call_hung("a", "t");
         assert_eq!(m.violations().len(), 1);
+    }
+
+    #[test]
+    fn tool_errors_are_counted_by_kind_within_a_bound() {
+        assert_eq!(
+            error_kind("Game 'g-12' is over: 3 moves.\nmore"),
+            "Game '…' is over: # moves."
+        );
+        let m = Metrics::default();
+        m.tool_error("the server 'arcade' did not answer in time (30 s)");
+        m.tool_error("the server 'x' did not answer in time (5 s)");
+        for n in 0..2 * MAX_ERROR_KINDS {
+            m.tool_error(&format!("kind {}", "x".repeat(n)));
+        }
+        let kinds = m.counts().tool_error_kinds;
+        assert_eq!(kinds.len(), MAX_ERROR_KINDS + 1, "{kinds:?}");
+        assert_eq!(kinds["the server '…' did not answer in time (# s)"], 2);
+        assert_eq!(kinds["other"], MAX_ERROR_KINDS as u64 + 1);
     }
 
     #[test]

@@ -32,6 +32,8 @@ pub struct ChaosTotals {
     pub games_at_restarts: (usize, usize, usize),
     /// WebSocket frames sent twice.
     pub duplicated_frames: u64,
+    /// Accepts the proxies failed (out of file descriptors, say) and went on past.
+    pub accept_failures: u64,
     /// Streamable HTTP deliveries held back (GET stream, POST responses, past the window).
     pub delayed: (u64, u64, u64),
     /// With `--nodes` (issue #41): what the chaos did to the nodes; `restarts` are their
@@ -436,7 +438,7 @@ impl LoadReport {
             (
                 "chaos",
                 format!(
-                    "level {}: {} proxied, {} cut, {} in {} mass drops, {} restarts, {} frames doubled, delayed {}/{}/{} (GET/POST/late)",
+                    "level {}: {} proxied, {} cut, {} in {} mass drops, {} restarts, {} frames doubled, delayed {}/{}/{} (GET/POST/late){}",
                     x.level,
                     x.proxied,
                     x.dropped,
@@ -446,7 +448,11 @@ impl LoadReport {
                     x.duplicated_frames,
                     x.delayed.0,
                     x.delayed.1,
-                    x.delayed.2
+                    x.delayed.2,
+                    match x.accept_failures {
+                        0 => String::new(),
+                        n => format!(", {n} accepts failed"),
+                    }
                 ),
             ),
             (

@@ -12,6 +12,7 @@ mod issue39_sim_modern;
 mod issue40_sim_modern_hints;
 mod issue41_modern_drain;
 mod issue41_sim_nodes;
+mod issue42_overload;
 mod issue43_demo_web;
 mod issue43_glossary;
 mod model_agent;

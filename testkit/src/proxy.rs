@@ -140,6 +140,8 @@ pub struct Stats {
     pub duplicated: u64,
     /// Connections cut as an HTTP answer started ([`Faults::answer`]).
     pub answer_cuts: u64,
+    /// Accepts that failed (out of file descriptors, say); the proxy went on accepting.
+    pub accept_failures: u64,
 }
 
 #[derive(Default)]
@@ -150,6 +152,7 @@ struct Counters {
     frame_cuts: AtomicU64,
     duplicated: AtomicU64,
     answer_cuts: AtomicU64,
+    accept_failures: AtomicU64,
 }
 
 struct Shared {
@@ -199,11 +202,13 @@ impl Proxy {
         });
         let s = shared.clone();
         let task = tokio::spawn(async move {
-            while let Ok((client, _)) = listener.accept().await {
+            loop {
+                let failures = &s.counters.accept_failures;
+                let client = accept_past_errors(|| listener.accept(), failures).await;
                 let n = s.counters.accepted.fetch_add(1, Ordering::Relaxed) + 1;
                 // Subscribed here, not in the task: a cut right after the accept reaches it.
                 let cut = s.generation.subscribe();
-                tokio::spawn(connection(s.clone(), client, n, cut));
+                tokio::spawn(connection(s.clone(), client.0, n, cut));
             }
         });
         Ok(Proxy { addr, shared, task })
@@ -256,6 +261,7 @@ impl Proxy {
             frame_cuts: get(&c.frame_cuts),
             duplicated: get(&c.duplicated),
             answer_cuts: get(&c.answer_cuts),
+            accept_failures: get(&c.accept_failures),
         }
     }
 }
@@ -473,9 +479,66 @@ fn unmasked(frame: &[u8]) -> Vec<u8> {
     payload
 }
 
+/// How long accepting pauses after an error that is not one connection's (as the
+/// transport's listeners do, `mcpl_transport::accept`): closing connections may free what
+/// it lacked.
+const ACCEPT_PAUSE: Duration = Duration::from_millis(50);
+
+/// The next connection `accept` gives, past its errors, each counted in `failures`: a
+/// connection's own error (reset before it was taken) is skipped, any other (out of file
+/// descriptors, under a simulator's thousands of connections) pauses [`ACCEPT_PAUSE`]. The
+/// proxy never stops accepting while it lives: a listener gone would refuse every host's
+/// next connection for the rest of a run, a fault no server makes.
+async fn accept_past_errors<T, F>(mut accept: impl FnMut() -> F, failures: &AtomicU64) -> T
+where
+    F: Future<Output = io::Result<T>>,
+{
+    loop {
+        match accept().await {
+            Ok(accepted) => return accepted,
+            Err(e) => {
+                failures.fetch_add(1, Ordering::Relaxed);
+                let one_connections = matches!(
+                    e.kind(),
+                    io::ErrorKind::ConnectionAborted | io::ErrorKind::ConnectionReset
+                );
+                if !one_connections {
+                    tokio::time::sleep(ACCEPT_PAUSE).await;
+                }
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn accepting_goes_on_past_errors_and_pauses_on_lasting_ones() {
+        // Out of file descriptors twice, a connection reset once, then a connection.
+        let mut script = vec![
+            Err(io::Error::from_raw_os_error(24)),
+            Err(io::Error::from(io::ErrorKind::ConnectionReset)),
+            Err(io::Error::from_raw_os_error(24)),
+            Ok(7u32),
+        ]
+        .into_iter();
+        let failures = AtomicU64::new(0);
+        let t0 = tokio::time::Instant::now();
+        let got = accept_past_errors(
+            || std::future::ready(script.next().expect("a step")),
+            &failures,
+        )
+        .await;
+        assert_eq!(got, 7);
+        assert_eq!(failures.load(Ordering::Relaxed), 3);
+        assert_eq!(
+            t0.elapsed(),
+            ACCEPT_PAUSE * 2,
+            "a pause per lasting error only"
+        );
+    }
 
     #[test]
     fn frames_are_measured_by_their_header() {

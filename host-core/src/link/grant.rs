@@ -11,9 +11,15 @@
 //!   server accepted it, and never if no receipt comes.
 //! - **Fall back**: a receipt that refuses with `fallback: "close"` ends the connection;
 //!   one refusing otherwise serves the server as plain MCP; so does an initial exchange
-//!   that failed (an error, a timeout, a malformed receipt), while a later one that failed
-//!   changes nothing. An initial exchange the transport lost (`CONNECTION_CLOSED`) ends
-//!   the connection so that the handshake starts again: nothing says the server refused.
+//!   that failed (an error, a malformed receipt), while a later one that failed changes
+//!   nothing. An initial exchange with no answer — the transport lost it
+//!   (`CONNECTION_CLOSED`), or none came in time — ends the connection so that the
+//!   handshake starts again after the backoff: nothing says the server refused, and a
+//!   server too busy to answer in time is not one without MCPL (issue #42: under overload
+//!   hosts fell back to plain MCP for good, and lost every hint; **\[project\]**, README
+//!   "No receipt in time is no refusal"). Only [`POLICY_RETRIES`] connections in a row:
+//!   then one more unanswered falls back to plain MCP, as RFC-002 §12 has a legacy server
+//!   that never answers do ([`initial_unanswered`]).
 //!   A receipt for a policy older than the last one sent is stale and ignored.
 
 use super::decode::decode;
@@ -37,9 +43,10 @@ pub enum Receipt {
     Close(FeatureSetsUpdateResult),
     /// Refused otherwise.
     Refused(FeatureSetsUpdateResult),
-    /// No usable answer: an error, a timeout, a malformed receipt.
+    /// No usable answer: an error, a malformed receipt.
     Failed(LinkError),
-    /// The transport lost the request or its answer (it answered `CONNECTION_CLOSED`).
+    /// No answer: the transport lost the request or its answer (it answered
+    /// `CONNECTION_CLOSED`), or none came in time.
     Lost(LinkError),
     /// The connection went.
     Gone,
@@ -49,6 +56,7 @@ pub enum Receipt {
 pub fn read_receipt(outcome: Result<Box<RawValue>, LinkError>) -> Receipt {
     match outcome {
         Err(LinkError::Disconnected { .. } | LinkError::Stopped) => Receipt::Gone,
+        Err(e @ LinkError::Timeout { .. }) => Receipt::Lost(e),
         Err(e @ LinkError::Server { .. }) if matches!(&e, LinkError::Server { error, .. } if error.code == ErrorCode::CONNECTION_CLOSED) => {
             Receipt::Lost(e)
         }
@@ -62,6 +70,29 @@ pub fn read_receipt(outcome: Result<Box<RawValue>, LinkError>) -> Receipt {
                 Err(e) => Receipt::Failed(e),
             }
         }
+    }
+}
+
+/// How many connections in a row may leave the initial policy unanswered — each closed,
+/// the handshake made again after the backoff — before the next unanswered one serves the
+/// server as plain MCP (RFC-002 §12: "a legacy server that never answers times out and falls
+/// back to MCP-only — or is closed, at host policy"; issue #42: a server too busy to answer
+/// in time is given two more connections **\[project\]**).
+pub const POLICY_RETRIES: u32 = 2;
+
+/// The initial policy exchange's receipt as [`Session::initial_receipt`] is to take it,
+/// given how many connections before this one in a row left theirs unanswered, and that
+/// count after it: an unanswered exchange is [`Receipt::Lost`] (the connection ends) up to
+/// [`POLICY_RETRIES`] in a row, then [`Receipt::Failed`] (plain MCP); an answer, whatever
+/// it says, starts the count over.
+pub fn initial_unanswered(receipt: Receipt, in_row: u32) -> (Receipt, u32) {
+    match receipt {
+        Receipt::Lost(e @ LinkError::Timeout { .. }) if in_row >= POLICY_RETRIES => {
+            (Receipt::Failed(e), 0)
+        }
+        r @ Receipt::Lost(LinkError::Timeout { .. }) => (r, in_row.saturating_add(1)),
+        r @ (Receipt::Lost(_) | Receipt::Gone) => (r, in_row),
+        r => (r, 0),
     }
 }
 
@@ -308,6 +339,46 @@ mod tests {
             "a lost exchange starts the handshake again, it does not fall back"
         );
         assert!(s.speaks_mcpl());
+        // Issue #42: no receipt in time is no refusal either (a server too busy to answer).
+        let mut s = session(true);
+        let unanswered = read_receipt(Err(LinkError::Timeout {
+            method: "featureSets/update",
+            after: std::time::Duration::from_secs(10),
+        }));
+        assert!(
+            matches!(
+                s.initial_receipt(proposed(), unanswered),
+                Granting::End(DisconnectReason::HandshakeTimeout { .. })
+            ),
+            "an unanswered exchange starts the handshake again, it does not fall back"
+        );
+        assert!(s.speaks_mcpl());
+        // Up to POLICY_RETRIES connections in a row; the next unanswered one falls back.
+        let timeout = || {
+            read_receipt(Err(LinkError::Timeout {
+                method: "featureSets/update",
+                after: std::time::Duration::from_secs(10),
+            }))
+        };
+        let mut in_row = 0;
+        for n in 1..=POLICY_RETRIES {
+            let (r, after) = initial_unanswered(timeout(), in_row);
+            assert!(matches!(r, Receipt::Lost(_)), "{n}: {r:?}");
+            assert_eq!(after, n);
+            in_row = after;
+        }
+        let (r, after) = initial_unanswered(timeout(), in_row);
+        assert!(matches!(r, Receipt::Failed(_)) && after == 0, "{r:?}");
+        let mut s = session(true);
+        assert!(matches!(
+            s.initial_receipt(proposed(), r),
+            Granting::FellBack(_)
+        ));
+        let (r, after) = initial_unanswered(receipt(json!({"accepted": true})), 1);
+        assert!(
+            matches!(r, Receipt::Accepted(_)) && after == 0,
+            "an answer starts over"
+        );
         let mut s = session(true);
         assert_eq!(
             s.initial_receipt(proposed(), read_receipt(Err(LinkError::Stopped))),

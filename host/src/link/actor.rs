@@ -31,6 +31,9 @@ pub struct ServerLink {
     /// The latest connection's epoch.
     epoch: u64,
     failed_attempts: u32,
+    /// Connections in a row whose initial policy went unanswered
+    /// (`host-core/src/link/grant.rs`, `initial_unanswered`).
+    pub(super) policy_unanswered: u32,
     last_disconnect: Option<DisconnectReason>,
     /// Push event ids admitted, across connections, with what each push said (SPEC §9.4: a
     /// re-send keeps its id and is not shown twice; §9.2: another event under an id seen
@@ -66,6 +69,7 @@ impl ServerLink {
             backoff,
             epoch: 0,
             failed_attempts: 0,
+            policy_unanswered: 0,
             last_disconnect: None,
             seen_events: SeenEvents::new(SEEN_EVENTS),
             peer_warnings: LogLimiter::per_peer(),

@@ -20,7 +20,7 @@
 use super::actor::ServerLink;
 use super::core::era::Era;
 use super::core::error::LinkError;
-use super::core::grant::{Granting, Receipt};
+use super::core::grant::{Granting, Receipt, initial_unanswered};
 use super::core::handshake::read_initialize;
 use super::core::session::{Session, Stage};
 use super::events::LinkEvent;
@@ -140,6 +140,10 @@ impl ServerLink {
         else {
             return;
         };
+        // RFC-002 §12, issue #42: an unanswered policy is tried again on a new connection a
+        // few times in a row, then the server is served as plain MCP.
+        let (receipt, in_row) = initial_unanswered(receipt, self.policy_unanswered);
+        self.policy_unanswered = in_row;
         match session.initial_receipt(proposed, receipt) {
             Granting::InForce | Granting::Kept(_) => {}
             Granting::FellBack(why) => {

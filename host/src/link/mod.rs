@@ -187,6 +187,7 @@ mod write;
 
 pub use self::core::era::{Era, EraPolicy, UnknownEra};
 pub use self::core::error::{DisconnectReason, LinkError};
+pub use self::core::grant::POLICY_RETRIES;
 pub use self::core::mrtr::MAX_INPUT_ROUNDS;
 pub use self::core::phase::LinkPhase;
 pub use actor::ServerLink;

@@ -48,20 +48,25 @@ pub struct AgentIo {
     /// Re-issue a call whose answer was lost, once, counting it here
     /// ([`AgentIo::reissuing`]).
     reissue: Option<Arc<AtomicU64>>,
+    /// The calls in a row, up to the last, that came back saying the server could not be
+    /// reached ([`unreachable`]); any other answer sets it back to 0.
+    unreachable_in_row: u32,
 }
 
 /// True when a tool error is the host saying it could not reach the server — not
 /// connected just now, not reachable, no answer in time, the connection closed under the
 /// call — rather than the server or the host refusing the call: what was asked may still
 /// be done once the host is connected again, or may have been done unseen. These are the
-/// host's own words (its `MetaError::NotConnected` and `CallFailure` texts), read as a
-/// model would read them.
+/// host's own words (its `MetaError::NotConnected`, `MetaError::NotSettled` and
+/// `CallFailure` texts), read as a model would read them.
 pub fn unreachable(error: &str) -> bool {
     [
         "is not connected right now",
         "is not reachable: ",
         "did not answer in time",
         "(code -32000)",
+        // Connected, its state not read yet: nothing was sent (issue #42).
+        "what is open there is still being read",
     ]
     .iter()
     .any(|w| error.contains(w))
@@ -93,6 +98,7 @@ impl AgentIo {
             errored: false,
             unsure: false,
             reissue: None,
+            unreachable_in_row: 0,
         }
     }
 
@@ -155,8 +161,17 @@ impl AgentIo {
         match r {
             Ok(Ok(result)) => {
                 self.metrics.call_finished(took, result.is_error);
+                if result.is_error {
+                    self.metrics.tool_error(&result.joined_text());
+                }
                 self.errored |= result.is_error;
-                self.unsure |= result.is_error && unreachable(&result.joined_text());
+                let cut_off = result.is_error && unreachable(&result.joined_text());
+                self.unsure |= cut_off;
+                self.unreachable_in_row = if cut_off {
+                    self.unreachable_in_row.saturating_add(1)
+                } else {
+                    0
+                };
                 Ok(result)
             }
             Ok(Err(e)) => {
@@ -173,6 +188,12 @@ impl AgentIo {
     /// True when a call came back as a tool error since the last time this was asked.
     pub fn take_error(&mut self) -> bool {
         std::mem::take(&mut self.errored)
+    }
+
+    /// How many calls in a row, up to the last one, came back saying the server could not
+    /// be reached (0 when the last was answered otherwise): what an agent backs off by.
+    pub fn unreachable_in_row(&self) -> u32 {
+        self.unreachable_in_row
     }
 
     /// True when a call came back saying the server could not be reached since the agent

@@ -28,9 +28,31 @@ const IDLE: Duration = Duration::from_millis(500);
 /// Attempts to resign a game in the drain before the agent gives up on it.
 const MAX_RESIGNS: u32 = 3;
 
-/// How long an agent waits after a tool error (the server unreachable, a refused move)
-/// before it acts again, unless something is shown sooner.
-const AFTER_ERROR: Duration = Duration::from_millis(200);
+/// How long an agent waits after a tool error (a refused move, the server unreachable
+/// once) before it acts again, unless something is shown sooner.
+pub const AFTER_ERROR: Duration = Duration::from_millis(200);
+
+/// The longest an agent waits between calls while its server stays unreachable
+/// ([`after_error`]).
+pub const MAX_AFTER_ERROR: Duration = Duration::from_secs(4);
+
+/// The wait after a tool error when the last `unreachable_in_row` calls came back saying
+/// the server could not be reached: [`AFTER_ERROR`], doubled per such call in a row after
+/// the first up to [`MAX_AFTER_ERROR`], a random part of it taken off (at most half), so
+/// that thousands of agents cut off together neither retry in step nor feed an overloaded
+/// server five calls a second each (issue #42: under overload the run slows down, it does
+/// not fall over) **\[project\]**, README "An agent backs off while its server is
+/// unreachable". Any other answer starts it over.
+pub fn after_error(unreachable_in_row: u32, rng: &mut impl Rng) -> Duration {
+    let doublings = unreachable_in_row.saturating_sub(1).min(16);
+    let base = AFTER_ERROR
+        .saturating_mul(1 << doublings)
+        .min(MAX_AFTER_ERROR);
+    if unreachable_in_row == 0 {
+        return base;
+    }
+    base.mul_f64(rng.random_range(0.5..=1.0))
+}
 
 /// A scripted agent. See the module docs.
 pub struct ScriptedAgent {
@@ -92,7 +114,8 @@ impl ScriptedAgent {
             };
             if acted {
                 if io.take_error() {
-                    io.wait(AFTER_ERROR).await;
+                    let wait = after_error(io.unreachable_in_row(), &mut self.rng);
+                    io.wait(wait).await;
                 }
                 continue;
             }
@@ -193,8 +216,8 @@ impl ScriptedAgent {
                 if r.is_error && unreachable(&r.joined_text()) {
                     // Not a refusal: the host could not reach the server (a reconnect under
                     // way, an answer lost). The resign is tried again once the host shows
-                    // something or a while passed ([`AFTER_ERROR`]); the drain's own limit
-                    // bounds the tries.
+                    // something or a while passed ([`after_error`], growing while the
+                    // server stays unreachable); the drain's own limit bounds the tries.
                     io.metrics().bump(|c| c.drain_unreachable += 1);
                 } else if r.is_error {
                     *self.resign_failures.entry(key).or_default() += 1;

@@ -378,6 +378,7 @@ pub async fn run(config: DetConfig, progress: Option<ProgressBar>) -> Result<Det
         restarts: 0,
         games_at_restarts: (0, 0, 0),
         duplicated_frames: get(&shared.duplicated),
+        accept_failures: 0,
         delayed: (
             get(&shared.delays.get),
             get(&shared.delays.post),

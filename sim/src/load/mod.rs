@@ -98,7 +98,9 @@ pub struct Play {
     pub plan: Option<ChaosPlan>,
     /// Each agent's pause before an action.
     pub think: Duration,
-    /// How long the drain may take.
+    /// How long the drain may go without progress before it gives up (a load run's
+    /// [`DrainClock`]: at most [`DRAIN_BOUND_FACTOR`] times this in all; a deterministic
+    /// run's whole drain, in virtual time).
     pub drain: Duration,
 }
 
@@ -207,6 +209,61 @@ pub enum LoadError {
     /// The nodes, PostgreSQL or NATS could not start or restart.
     #[error(transparent)]
     Cluster(#[from] crate::nodes::ClusterError),
+}
+
+/// How often the drain looks whether the agents still make progress.
+const DRAIN_TICK: Duration = Duration::from_millis(250);
+
+/// How much longer than its quiet limit a drain may last in all ([`DrainClock`]).
+pub const DRAIN_BOUND_FACTOR: u32 = 4;
+
+/// When the drain gives up (issue #42): it waits for the agents to finish what is open as
+/// long as they make progress — calls answered without a tool error — and gives up once
+/// `quiet` ([`Play::drain`]) passes with none, or [`DRAIN_BOUND_FACTOR`] times `quiet` in
+/// all. A fixed limit stopped thousands of agents in the middle of resigning, backed off
+/// behind a server that was still working through what was queued **\[project\]**
+/// (README "The drain waits while the agents make progress").
+#[derive(Debug)]
+pub struct DrainClock {
+    started: Instant,
+    quiet: Duration,
+    last_progress: Instant,
+    mark: Option<u64>,
+    gave_up: Option<String>,
+}
+
+impl DrainClock {
+    /// A drain started at `started`, giving up after `quiet` without progress.
+    pub fn new(started: Instant, quiet: Duration) -> Self {
+        DrainClock {
+            started,
+            quiet,
+            last_progress: started,
+            mark: None,
+            gave_up: None,
+        }
+    }
+
+    /// At `now`, with `done` calls answered without a tool error so far: true when the
+    /// drain is to give up.
+    pub fn over(&mut self, now: Instant, done: u64) -> bool {
+        if self.mark.is_some_and(|m| m != done) {
+            self.last_progress = now;
+        }
+        self.mark = Some(done);
+        let bound = self.quiet.saturating_mul(DRAIN_BOUND_FACTOR);
+        if now.duration_since(self.started) >= bound {
+            self.gave_up = Some(format!("it reached its bound of {bound:?}"));
+        } else if now.duration_since(self.last_progress) >= self.quiet {
+            self.gave_up = Some(format!("no call succeeded for {:?}", self.quiet));
+        }
+        self.gave_up.is_some()
+    }
+
+    /// Why it gave up, if it did.
+    pub fn gave_up(&self) -> Option<&str> {
+        self.gave_up.as_deref()
+    }
 }
 
 static PANICS: AtomicU64 = AtomicU64::new(0);
@@ -604,20 +661,23 @@ pub async fn run(
     );
     tokio::pin!(all);
     let drain_start = Instant::now();
-    let mut drain_timed_out = false;
-    let (results, modern_results, hinted_results) = tokio::select! {
-        r = &mut all => r,
-        _ = tokio::time::sleep(config.play.drain) => {
-            drain_timed_out = true;
-            let _ = phase_tx.send(Phase::Stop);
-            all.await
+    let mut clock = DrainClock::new(drain_start, config.play.drain);
+    let (results, modern_results, hinted_results) = loop {
+        tokio::select! {
+            r = &mut all => break r,
+            _ = tokio::time::sleep(DRAIN_TICK) => {
+                let c = metrics.counts();
+                if clock.over(Instant::now(), c.answered - c.tool_errors) {
+                    let _ = phase_tx.send(Phase::Stop);
+                    break all.await;
+                }
+            }
         }
     };
     let drained = drain_start.elapsed();
-    if drain_timed_out {
+    if let Some(why) = clock.gave_up() {
         metrics.violation(format!(
-            "the drain did not finish within {:?}: agents were stopped with games open",
-            config.play.drain
+            "the drain did not finish: {why}; agents were stopped with games open"
         ));
     }
     let reports: Vec<AgentReport> = results.into_iter().filter_map(Result::ok).collect();
@@ -764,6 +824,9 @@ pub async fn run(
         },
         games_at_restarts: (resumed.running, resumed.resumed, resumed.lost),
         duplicated_frames: proxies.as_ref().map_or(0, |(w, _, _)| w.stats().duplicated),
+        accept_failures: proxies.as_ref().map_or(0, |(w, h, x)| {
+            w.stats().accept_failures + h.stats().accept_failures + x.stats().accept_failures
+        }),
         delayed: (
             delay_stats.get.load(Ordering::Relaxed),
             delay_stats.post.load(Ordering::Relaxed),
@@ -836,4 +899,33 @@ pub async fn run(
             &metrics,
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_drain_goes_on_while_calls_succeed_up_to_its_bound() {
+        let quiet = Duration::from_secs(20);
+        let t0 = Instant::now();
+        let s = Duration::from_secs;
+        // Progress every 10 s: past the quiet limit, up to the bound.
+        let mut busy = DrainClock::new(t0, quiet);
+        for k in 0..8u64 {
+            assert!(!busy.over(t0 + s(10 * k), k), "at {} s", 10 * k);
+        }
+        assert!(busy.over(t0 + s(80), 8));
+        assert!(busy.gave_up().unwrap().contains("bound"), "{busy:?}");
+        // Progress once, then none: it gives up `quiet` after the last.
+        let mut stuck = DrainClock::new(t0, quiet);
+        assert!(!stuck.over(t0 + s(1), 0));
+        assert!(!stuck.over(t0 + s(5), 3));
+        assert!(!stuck.over(t0 + s(24), 3));
+        assert!(stuck.over(t0 + s(25), 3));
+        assert!(
+            stuck.gave_up().unwrap().contains("no call succeeded"),
+            "{stuck:?}"
+        );
+    }
 }

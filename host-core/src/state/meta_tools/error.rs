@@ -249,6 +249,17 @@ pub enum MetaError {
         /// Why, plainly, when known (`mcpl_host::link::cause`).
         cause: Option<String>,
     },
+    /// The server is connected, but its connect-time statement is not read yet: what is
+    /// open there is not known, so an instance is neither open nor not (§4.3: nothing is
+    /// settled before the connection's first `toolsets/list`). Issue #42: under overload
+    /// the statement can take longer than the host's wait for it, and "not an open
+    /// instance, open: none" made agents give up on games that were open **\[project\]**
+    /// (README "An instance is not said closed before the statement is read").
+    #[error("{server} is connected, but what is open there is still being read; try again shortly")]
+    NotSettled {
+        /// The server.
+        server: String,
+    },
 }
 
 impl MetaError {

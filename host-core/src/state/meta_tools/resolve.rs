@@ -179,6 +179,11 @@ pub(super) fn instance(
 ) -> Result<String, MetaError> {
     let marker = Marker::new(view.name, toolset, None);
     let hints = view.hints.ok_or_else(|| not_connected(view))?;
+    if hints.is_connecting() {
+        return Err(MetaError::NotSettled {
+            server: view.name.to_owned(),
+        });
+    }
     let open: Vec<String> = hints
         .instances_of(toolset)
         .into_iter()

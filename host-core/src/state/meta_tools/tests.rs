@@ -105,6 +105,23 @@ fn vector_06_act_with_several_instances_open_and_none_named_names_them() {
 }
 
 #[test]
+fn issue42_before_the_statement_is_read_an_instance_is_not_said_to_be_closed() {
+    // A new connection whose connect-time statement is not read yet (the host's wait for
+    // it over): g1 may well be open there, and the host does not know.
+    let mut h = with_two_games();
+    let manifest = crate::state::fixtures::arcade_manifest(true, true);
+    h.core.connected("arcade", 2, true, Some(&manifest));
+    match refused(h.plan(ACT, json!({"tool": "play", "instance": "g1"}))) {
+        MetaError::NotSettled { server } => assert_eq!(server, "arcade"),
+        e => panic!("expected NotSettled, got {e:?}"),
+    }
+    assert!(matches!(
+        refused(h.plan(CLOSE, json!({"toolset": "game"}))),
+        MetaError::NotSettled { .. }
+    ));
+}
+
+#[test]
 fn vector_11_act_on_a_tool_not_visible_there_says_where_it_is() {
     let mut h = with_two_games();
     h.standalone(0, changes(4, vec![vis("play", Some("g1"), false)], vec![]));
