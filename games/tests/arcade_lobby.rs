@@ -5,6 +5,7 @@
 
 use crate::support;
 
+use mcpl_games::arcade::ArcadeConfig;
 use serde_json::{Value, json};
 use support::{Harness, hints_of, text_of};
 
@@ -403,4 +404,31 @@ async fn issue37_06_challenge_and_withdraw_cycles_push_the_invitee_at_most_the_b
     assert_ne!(r["isError"], true, "{r:#}");
     bob.quiet().await;
     assert_eq!(invitations(&bob.pushes), 6);
+}
+
+#[actix::test]
+async fn a_challenge_to_nobody_lists_at_most_twenty_players_online() {
+    let names: Vec<String> = (0..23).map(|i| format!("p{i:02}")).collect();
+    let h = Harness::with(ArcadeConfig {
+        bot: support::test_bot(),
+        players: names.clone(),
+        ..Default::default()
+    })
+    .await;
+    let mut alice = h.hinted("alice").await;
+    let mut others = Vec::new();
+    for name in &names {
+        others.push(h.hinted(name).await);
+    }
+    let r = alice
+        .call("challenge", json!({"opponent": "zed", "game": "go"}), None)
+        .await;
+    assert_eq!(r["isError"], true, "{r:#}");
+    let text = text_of(&r);
+    // 24 online (alice among them), sorted: the first 20 named, the rest counted.
+    assert!(text.contains("no player named \"zed\""), "{text}");
+    assert!(text.contains("alice, p00, p01"), "{text}");
+    assert!(text.contains("p18 and 4 more)"), "{text}");
+    assert!(!text.contains("p19"), "{text}");
+    drop(others);
 }

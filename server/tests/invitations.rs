@@ -265,12 +265,16 @@ async fn online_principals_are_the_named_ones_with_a_live_session() {
             .collect()
     };
     assert_eq!(server.online_principals(), named(&["alice", "bob"]));
+    let bob_p = Principal::Named("bob".into());
+    assert!(server.is_online(&bob_p));
+    assert!(!server.is_online(&Principal::Named("zed".into())));
     drop(bob.close());
     let mut live = server.watch_sessions();
     mcpl_testkit::within(live.wait_for(|n| *n == 2))
         .await
         .unwrap();
     assert_eq!(server.online_principals(), named(&["alice"]));
+    assert!(!server.is_online(&bob_p), "bob's last session ended");
     assert_eq!(
         server.principal_count(),
         3,

@@ -147,8 +147,10 @@ impl Shared {
         if RESERVED_NAMES.contains(&name) {
             return None;
         }
-        let known = lock(&self.known).contains(name) || self.online().iter().any(|n| n == name);
-        known.then(|| Principal::Named(name.to_owned()))
+        let principal = Principal::Named(name.to_owned());
+        let known = lock(&self.known).contains(name)
+            || self.server.get().is_some_and(|s| s.is_online(&principal));
+        known.then_some(principal)
     }
 
     /// Counts a challenge from `challenger` to `invitee` at `now`, or refuses it with how

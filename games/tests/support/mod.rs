@@ -64,17 +64,22 @@ impl Harness {
         .await
     }
 
-    /// The arcade with `config`.
+    /// The arcade with `config`; alice, bob, carol and every player it configures may
+    /// connect, each with its name as its token.
     pub async fn with(config: ArcadeConfig) -> Harness {
-        let arcade = Arcade::new(config).expect("a valid arcade");
         let mut opts = ServerOptions {
             ws_ping_interval: None,
             allow_anonymous: true,
             ..Default::default()
         };
-        for p in PLAYERS {
+        for p in PLAYERS
+            .iter()
+            .copied()
+            .chain(config.players.iter().map(String::as_str))
+        {
             opts.tokens.insert(p.to_owned(), p.to_owned());
         }
+        let arcade = Arcade::new(config).expect("a valid arcade");
         let addr: SocketAddr = "127.0.0.1:0".parse().unwrap();
         let listener = listen::ws(&arcade, addr, Arc::new(opts))
             .await

@@ -340,22 +340,25 @@ impl Registry {
             .store(self.principals.len(), Ordering::Relaxed);
     }
 
-    fn publish_sessions(&self) {
+    /// Publishes the session count, and `principal` online or not as it now has sessions
+    /// or none (named principals only: anonymous ones share a name).
+    fn publish_sessions(&self, principal: &Principal) {
         self.published.sessions.send_replace(self.live);
-        let mut online: Vec<Principal> = self
-            .sessions
-            .keys()
-            .filter(|p| matches!(p, Principal::Named(_)))
-            .cloned()
-            .collect();
-        online.sort();
-        self.published.online.send_if_modified(|o| {
-            let changed = *o != online;
-            if changed {
-                *o = online;
+        if !matches!(principal, Principal::Named(_)) {
+            return;
+        }
+        let mut online = self
+            .published
+            .online
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if self.sessions.contains_key(principal) {
+            if !online.contains(principal) {
+                online.insert(principal.clone());
             }
-            changed
-        });
+        } else {
+            online.remove(principal);
+        }
     }
 }
 
@@ -461,7 +464,7 @@ impl Handler<AttachSession> for Registry {
     fn handle(&mut self, m: AttachSession, _: &mut Context<Self>) -> Self::Result {
         self.live += 1;
         *self.sessions.entry(m.principal.clone()).or_default() += 1;
-        self.publish_sessions();
+        self.publish_sessions(&m.principal);
         let (tx, rx) = oneshot::channel();
         let attach = Attach { id: m.id, to: m.to };
         self.route(&m.principal, Held::Attach(attach, tx, m.arbiter));
@@ -485,7 +488,7 @@ impl Handler<DetachSession> for Registry {
         if self.sessions.capacity() > 64 && self.sessions.len() * 4 < self.sessions.capacity() {
             self.sessions.shrink_to(self.sessions.len() * 2);
         }
-        self.publish_sessions();
+        self.publish_sessions(&m.principal);
         self.route(&m.principal, Held::Detach(Detach { id: m.id }));
     }
 }

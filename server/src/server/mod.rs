@@ -217,7 +217,22 @@ impl Server {
     /// # }
     /// ```
     pub fn online_principals(&self) -> Vec<Principal> {
-        self.published.online.borrow().clone()
+        let online = self
+            .published
+            .online
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        online.iter().cloned().collect()
+    }
+
+    /// Whether `principal` is online: named, with at least one live session (as
+    /// [`Server::online_principals`] would list it, without building the list).
+    pub fn is_online(&self, principal: &Principal) -> bool {
+        self.published
+            .online
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .contains(principal)
     }
 
     /// Watches the number of live sessions (for tests and operators: await a principal's

@@ -12,6 +12,9 @@ use serde_json::{Value, json};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+/// How many players online a refusal naming an unknown player lists at most.
+const ONLINE_NAMED: usize = 20;
+
 /// The `go` or `tictactoe` toolset's logic: opens a [`Table`] for `R`.
 pub struct TableToolset<R> {
     shared: Arc<Shared>,
@@ -135,11 +138,16 @@ impl<R: Rules> Table<R> {
             return Err(Refusal::new("you cannot play against yourself"));
         }
         let Some(principal) = self.shared.player(name) else {
+            // At most ONLINE_NAMED names: a refusal stays short with thousands online.
             let online = self.shared.online();
-            let online = if online.is_empty() {
-                "nobody".to_owned()
-            } else {
-                online.join(", ")
+            let online = match online.len() {
+                0 => "nobody".to_owned(),
+                n if n <= ONLINE_NAMED => online.join(", "),
+                n => format!(
+                    "{} and {} more",
+                    online[..ONLINE_NAMED].join(", "),
+                    n - ONLINE_NAMED
+                ),
             };
             return Err(Refusal::new(format!(
                 "there is no player named {name:?} (online now: {online})"

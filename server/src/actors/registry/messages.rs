@@ -4,6 +4,7 @@ use crate::actors::principal::{PrincipalActor, SessionAddr};
 use crate::ids::SessionId;
 use actix::prelude::*;
 use mcpl_transport::Principal;
+use std::collections::BTreeSet;
 use std::sync::atomic::AtomicUsize;
 use tokio::sync::watch;
 
@@ -14,8 +15,11 @@ pub(crate) struct Published {
     pub(crate) sessions: watch::Sender<usize>,
     /// How many principals have an actor.
     pub(crate) principals: AtomicUsize,
-    /// The named principals with at least one session, sorted.
-    pub(crate) online: watch::Sender<Vec<Principal>>,
+    /// The named principals with at least one session. A set changed in place as a
+    /// principal's first session attaches and its last detaches, never rebuilt: at 10,000
+    /// hosts reconnecting at once, rebuilding and sorting the list at every attach was
+    /// quadratic (issue #42's mass drop).
+    pub(crate) online: std::sync::Mutex<BTreeSet<Principal>>,
     /// What the start read back from the store (issue #15), once it did.
     pub(crate) restored: std::sync::Mutex<Option<crate::store::Restored>>,
 }
@@ -25,7 +29,7 @@ impl Published {
         Published {
             sessions: watch::channel(0).0,
             principals: AtomicUsize::new(0),
-            online: watch::channel(Vec::new()).0,
+            online: std::sync::Mutex::new(BTreeSet::new()),
             restored: std::sync::Mutex::new(None),
         }
     }

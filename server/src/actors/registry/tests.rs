@@ -73,7 +73,16 @@ async fn an_idle_principal_retires_and_a_later_session_gets_a_fresh_actor() {
     let alice = Principal::Named("alice".into());
     let first = registry.send(attach(&alice, 1)).await.unwrap().unwrap();
     assert_eq!(published.principals.load(Ordering::Relaxed), 1);
-    assert_eq!(published.online.borrow().clone(), vec![alice.clone()]);
+    assert_eq!(
+        published
+            .online
+            .lock()
+            .unwrap()
+            .iter()
+            .cloned()
+            .collect::<Vec<_>>(),
+        vec![alice.clone()]
+    );
     registry.do_send(detach(&alice, 1));
     // Idle, then Retire: the count drops once the actor has stopped.
     let mut sessions = published.sessions.subscribe();
@@ -82,7 +91,7 @@ async fn an_idle_principal_retires_and_a_later_session_gets_a_fresh_actor() {
         tokio::task::yield_now().await;
     }
     assert_eq!(published.principals.load(Ordering::Relaxed), 0);
-    assert!(published.online.borrow().is_empty());
+    assert!(published.online.lock().unwrap().is_empty());
     let second = registry.send(attach(&alice, 2)).await.unwrap().unwrap();
     assert_ne!(first, second, "a retired principal's actor is not reused");
     assert!(second.connected());
