@@ -33,13 +33,23 @@ async fn issue42_an_agent_backs_off_while_its_server_is_unreachable() {
     let agent = ScriptedAgent::new(Policy::random(GameKind::TicTacToe), 42);
     let run = actix::spawn(agent.run(io, watch));
     let minute = Duration::from_secs(60);
-    tokio::time::sleep(minute).await;
+    // The paused clock moved by the test, 100 ms at a time, the agent's and the host's
+    // tasks run between steps.
+    let step = Duration::from_millis(100);
+    for _ in 0..minute.as_millis() / step.as_millis() {
+        tokio::time::advance(step).await;
+        for _ in 0..8 {
+            tokio::task::yield_now().await;
+        }
+    }
     let _ = phase.send(Phase::Stop);
     run.await.expect("the agent ran");
 
     let c = metrics.counts();
-    // Every call was refused as unreachable: the agent tried to open a game, over and over.
+    // Every call was refused as unreachable: the agent tried to open a game, over and over
+    // (backing off doubles to 4 s: a minute holds a dozen tries or more).
     assert_eq!(c.calls, c.tool_errors, "{c:?}");
+    assert!(c.calls >= 10, "the agent kept trying: {c:?}");
     // At most one call per half of the longest wait, after the first few: far from the
     // 300 a minute that a fixed 200 ms between calls makes.
     let fixed = (minute.as_millis() / AFTER_ERROR.as_millis()) as u64;
