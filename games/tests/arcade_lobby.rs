@@ -198,11 +198,14 @@ async fn the_lobbys_tools_are_declared_once_with_their_argument_types() {
         assert_eq!(tool(name)["_meta"]["mcpl/toolset"], "lobby", "{name}");
     }
     // Each schema is its argument type's: nothing unknown, the required members only, no
-    // description but the members' own. `games` takes none: MCP's schema for a tool
-    // without parameters (MCP 2026-07-28 `server/tools.md`).
+    // description but the members' own. `games` takes one, optional: where its page of
+    // players online starts.
+    let games = tool("games")["inputSchema"].clone();
+    assert_eq!(games["additionalProperties"], false, "{games}");
+    assert!(games.get("required").is_none(), "{games}");
     assert_eq!(
-        tool("games")["inputSchema"],
-        json!({"type": "object", "additionalProperties": false})
+        games["properties"]["online_after"]["maxLength"], 64,
+        "{games}"
     );
     let challenge = tool("challenge")["inputSchema"].clone();
     assert_eq!(
@@ -425,10 +428,88 @@ async fn a_challenge_to_nobody_lists_at_most_twenty_players_online() {
         .await;
     assert_eq!(r["isError"], true, "{r:#}");
     let text = text_of(&r);
-    // 24 online (alice among them), sorted: the first 20 named, the rest counted.
+    // 23 others online (alice, asking, not among them), sorted: the first 20 named, the
+    // rest counted.
     assert!(text.contains("no player named \"zed\""), "{text}");
-    assert!(text.contains("alice, p00, p01"), "{text}");
-    assert!(text.contains("p18 and 4 more)"), "{text}");
-    assert!(!text.contains("p19"), "{text}");
+    assert!(text.contains("(online now: p00, p01"), "{text}");
+    assert!(text.contains("p19 and 3 more)"), "{text}");
+    assert!(!text.contains("p20") && !text.contains("alice,"), "{text}");
+    drop(others);
+}
+
+#[actix::test]
+async fn the_players_online_come_fifty_at_a_time_with_the_next_page_named() {
+    let names: Vec<String> = (0..55).map(|i| format!("p{i:02}")).collect();
+    let h = Harness::with(ArcadeConfig {
+        bot: support::test_bot(),
+        players: names.iter().cloned().chain(["zoe".to_owned()]).collect(),
+        ..Default::default()
+    })
+    .await;
+    let mut others = Vec::new();
+    for name in &names {
+        others.push(h.hinted(name).await);
+    }
+    // p10 asks: 55 others online (zoe too), sorted; the first 50 named, p10 not among
+    // them.
+    let mut zoe = h.hinted("zoe").await;
+    let first = others[10].call("games", json!({}), None).await;
+    let online = &first["structuredContent"];
+    let page: Vec<String> = (0..55)
+        .filter(|i| *i != 10)
+        .take(50)
+        .map(|i| format!("p{i:02}"))
+        .collect();
+    assert_eq!(online["online"], json!(page), "{first:#}");
+    assert_eq!(online["online_total"], 55, "{first:#}");
+    assert_eq!(online["online_next"], "p50", "{first:#}");
+    let text = text_of(&first);
+    assert!(
+        text.contains("Players online: 55 in all; the first: p00, p01"),
+        "{text}"
+    );
+    assert!(
+        text.contains(r#"More: call games with {"online_after": "p50"}."#),
+        "{text}"
+    );
+
+    // The next page: the rest, no page after it.
+    let next = others[10]
+        .call("games", json!({"online_after": "p50"}), None)
+        .await;
+    assert_eq!(
+        next["structuredContent"]["online"],
+        json!(["p51", "p52", "p53", "p54", "zoe"]),
+        "{next:#}"
+    );
+    assert_eq!(
+        next["structuredContent"]["online_next"],
+        Value::Null,
+        "{next:#}"
+    );
+    assert!(!text_of(&next).contains("More:"), "{next:#}");
+
+    // A name past everyone: an empty page, still counted.
+    let past = zoe
+        .call("games", json!({"online_after": "zzz"}), None)
+        .await;
+    assert_eq!(past["structuredContent"]["online"], json!([]), "{past:#}");
+    assert_eq!(past["structuredContent"]["online_total"], 55, "{past:#}");
+    assert!(text_of(&past).contains("after \"zzz\": none."), "{past:#}");
+
+    // Not a name at all (the schema's 64 characters are a hint the SDK does not enforce):
+    // it still only says where the page starts.
+    let long = zoe
+        .call(
+            "games",
+            json!({"online_after": format!("p5{}", "0".repeat(63))}),
+            None,
+        )
+        .await;
+    assert_eq!(
+        long["structuredContent"]["online"],
+        json!(["p51", "p52", "p53", "p54"]),
+        "sorts between p50 and p51: {long:#}"
+    );
     drop(others);
 }

@@ -143,7 +143,7 @@ pub use paging::CursorError;
 pub use push::{PushError, PushEvent};
 pub use server::{
     BuildError, DEFAULT_ASK_TIMEOUT, DEFAULT_FEATURE_SET, DEFAULT_PAGE_SIZE, DEFAULT_PUSH_TIMEOUT,
-    Server, ServerBuilder,
+    OnlinePage, Server, ServerBuilder,
 };
 pub use session::{Phase, SessionHandle, SessionStatus};
 pub use store::records::{REASON_LOST, REASON_NOT_KEPT};

@@ -9,7 +9,7 @@
 //! table hears it and tells the challenger), and `games` lists the caller's invitations
 //! as the SDK keeps them ([`ToolContext::invitations`]).
 
-use super::shared::{Shared, challenge_summary};
+use super::shared::{OnlinePlayers, Shared, challenge_summary};
 use mcpl_protocol::mcp::{CallToolResult, ContentBlock};
 use mcpl_server::schemars::JsonSchema;
 use mcpl_server::{
@@ -30,6 +30,10 @@ pub const CHALLENGE: &str = "challenge";
 /// The lobby's tool declining a challenge.
 pub const DECLINE: &str = "decline";
 
+/// The most players online one `games` answer names **[project]**: with thousands online,
+/// the answer stays a few KiB; the rest are counted and paged (`online_after`).
+const ONLINE_PAGE: usize = 50;
+
 /// The toolsets whose invitations are challenges.
 const GAME_TOOLSETS: [&str; 2] = ["go", "tictactoe"];
 
@@ -45,9 +49,9 @@ pub fn lobby_toolset(shared: Arc<Shared>) -> Toolset {
         .typed_tool(
             GAMES,
             "List the games you can play and their options, the players online now, the challenges waiting for you, and yours waiting for an answer.",
-            move |ctx: ToolContext, _: GamesArgs| {
+            move |ctx: ToolContext, args: GamesArgs| {
                 let lobby = a.clone();
-                async move { lobby.games(&ctx).await }
+                async move { lobby.games(&ctx, args).await }
             },
         )
         .typed_tool(
@@ -72,15 +76,12 @@ struct Lobby {
 
 impl Lobby {
     /// `games`: a text for the model and the same as structured content.
-    async fn games(&self, ctx: &ToolContext) -> ToolResult {
+    async fn games(&self, ctx: &ToolContext, args: GamesArgs) -> ToolResult {
         let me = ctx.principal();
         let my_name = me.name();
-        let online: Vec<String> = self
+        let online = self
             .shared
-            .online()
-            .into_iter()
-            .filter(|n| *n != my_name)
-            .collect();
+            .online_page(args.online_after.as_deref(), ONLINE_PAGE, &my_name);
         let mine = challenges_for(ctx).await?;
         let sent = self.shared.challenges_by(&my_name);
         let mut text = String::from(
@@ -90,12 +91,8 @@ impl Lobby {
         );
         let _ = writeln!(
             text,
-            "Players online: {}.",
-            if online.is_empty() {
-                "nobody else".to_owned()
-            } else {
-                online.join(", ")
-            }
+            "{}",
+            online_line(&online, args.online_after.as_deref())
         );
         if matches!(me, Principal::Anonymous(_)) {
             text.push_str("You are connected anonymously: you can play the bot, but nobody can challenge you.\n");
@@ -136,7 +133,9 @@ impl Lobby {
         Ok(CallToolResult {
             structured_content: Some(json!({
                 "games": GAME_TOOLSETS,
-                "online": online,
+                "online": online.names,
+                "online_total": online.total,
+                "online_next": online.next,
                 "challenges": challenges,
                 "sent": sent,
             })),
@@ -300,17 +299,50 @@ fn opened_text(opened: &Opened) -> String {
     text.trim_end().to_owned()
 }
 
+/// The lobby's line on who is online: every name when they all fit, else the page, how
+/// many in all, and how to ask for the next page.
+fn online_line(online: &OnlinePlayers, after: Option<&str>) -> String {
+    if online.names.is_empty() && after.is_none() {
+        return "Players online: nobody else.".to_owned();
+    }
+    if after.is_none() && online.next.is_none() {
+        return format!("Players online: {}.", online.names.join(", "));
+    }
+    let mut line = format!("Players online: {} in all", online.total);
+    match after {
+        Some(after) => {
+            let _ = write!(line, "; after {after:?}");
+        }
+        None => line.push_str("; the first"),
+    }
+    if online.names.is_empty() {
+        line.push_str(": none.");
+    } else {
+        let _ = write!(line, ": {}.", online.names.join(", "));
+    }
+    if let Some(next) = &online.next {
+        let _ = write!(
+            line,
+            " More: call games with {{\"online_after\": {next:?}}}."
+        );
+    }
+    line
+}
+
 // The tools' arguments, each tool's `inputSchema` derived from its type. Plain comments,
 // not doc comments, on the types: a doc comment would be the schema's `description`, read
 // by the model.
 
-// `games`'s arguments: none, and nothing else accepted; its schema is MCP's for a tool
-// without parameters, `{"type": "object", "additionalProperties": false}` (MCP
-// 2026-07-28 `server/tools.md`).
+// `games`'s arguments: where the page of players online starts, and nothing else.
 #[derive(Debug, Deserialize, JsonSchema)]
 #[schemars(crate = "mcpl_server::schemars")]
 #[serde(deny_unknown_fields)]
-struct GamesArgs {}
+struct GamesArgs {
+    /// List the players online whose names come after this one (the previous answer's online_next)
+    #[serde(default)]
+    #[schemars(length(max = 64))]
+    online_after: Option<String>,
+}
 
 // `challenge`'s arguments.
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -24,6 +24,17 @@ use std::time::{Duration, SystemTime};
 /// Names no player may take: `bot` is the `opponent` value that means the bot.
 pub const RESERVED_NAMES: [&str; 1] = ["bot"];
 
+/// One page of who else is online ([`Shared::online_page`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OnlinePlayers {
+    /// The page's players, sorted by name.
+    pub names: Vec<String>,
+    /// How many players other than the asker are online in all.
+    pub total: usize,
+    /// The last name of this page when more follow: list after it for the next.
+    pub next: Option<String>,
+}
+
 /// A challenge waiting for its invitee.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Challenge {
@@ -139,6 +150,33 @@ impl Shared {
             .get()
             .map(|s| s.online_principals().iter().map(Principal::name).collect())
             .unwrap_or_default()
+    }
+
+    /// One page of the named players online other than `me`, sorted: at most `limit`
+    /// whose names sort after `after` (from the first when `None`), how many others are
+    /// online in all, and the name to list after for the next page when there is one.
+    /// Never builds the whole list: with thousands online, the lobby's answer and a
+    /// refusal naming the players stay short (module docs).
+    pub fn online_page(&self, after: Option<&str>, limit: usize, me: &str) -> OnlinePlayers {
+        let Some(server) = self.server.get() else {
+            return OnlinePlayers::default();
+        };
+        // Two more than asked: `me` may be among them, and one more says a next page.
+        let page = server.online_page(after, limit.saturating_add(2));
+        let me_online = server.is_online(&Principal::Named(me.to_owned()));
+        let mut names: Vec<String> = page
+            .principals
+            .iter()
+            .map(Principal::name)
+            .filter(|n| n != me)
+            .collect();
+        let more = names.len() > limit;
+        names.truncate(limit);
+        OnlinePlayers {
+            next: more.then(|| names.last().cloned()).flatten(),
+            total: page.total - usize::from(me_online),
+            names,
+        }
     }
 
     /// The principal a player's name stands for, if it is one that may be challenged: a

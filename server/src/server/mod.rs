@@ -39,6 +39,15 @@ pub const DEFAULT_PUSH_TIMEOUT: Duration = Duration::from_secs(30);
 /// `elicitation/create`) waits for its answer: long, since a person may be answering.
 pub const DEFAULT_ASK_TIMEOUT: Duration = Duration::from_secs(300);
 
+/// One page of who is online ([`Server::online_page`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OnlinePage {
+    /// The named principals online on this page, sorted by name.
+    pub principals: Vec<Principal>,
+    /// How many named principals are online in all.
+    pub total: usize,
+}
+
 /// A server: cheap to clone (it is shared), `Send` and `Sync`. Serve each connection with
 /// [`Server::serve`].
 #[derive(Clone)]
@@ -223,6 +232,39 @@ impl Server {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         online.iter().cloned().collect()
+    }
+
+    /// One page of [`Server::online_principals`] without building the whole list: at most
+    /// `limit` named principals online whose names sort after `after` (all of them from
+    /// the first when `None`; `after` need not be anyone's name), in order, and how many
+    /// are online in all. For a lobby whose "players online" must stay short with
+    /// thousands connected.
+    ///
+    /// ```no_run
+    /// # fn lobby(server: &mcpl_server::Server) {
+    /// let page = server.online_page(Some("bob"), 50);
+    /// println!("{} of {} online after bob", page.principals.len(), page.total);
+    /// # }
+    /// ```
+    pub fn online_page(&self, after: Option<&str>, limit: usize) -> OnlinePage {
+        use std::ops::Bound;
+        let online = self
+            .published
+            .online
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let from = match after {
+            Some(name) => Bound::Excluded(Principal::Named(name.to_owned())),
+            None => Bound::Unbounded,
+        };
+        OnlinePage {
+            principals: online
+                .range((from, Bound::Unbounded))
+                .take(limit)
+                .cloned()
+                .collect(),
+            total: online.len(),
+        }
     }
 
     /// Whether `principal` is online: named, with at least one live session (as

@@ -359,12 +359,31 @@ impl ScriptedAgent {
     }
 
     /// A player the lobby lists online, chosen at random (the lobby's `games` answers with
-    /// structured content).
+    /// structured content). The lobby names 50 at a time: the agent asks for those after
+    /// its own name, wrapping to the first page at the end, so that with thousands online
+    /// challenges spread over everyone instead of the first names in order.
     async fn someone_online(&mut self, io: &mut AgentIo) -> Result<Option<String>, HostError> {
-        let r = io.call("toolsets--act", json!({"tool": "games"})).await?;
+        let after = io.name().to_owned();
+        let mut online = self.online_page(io, Some(&after)).await?;
+        if online.is_empty() {
+            online = self.online_page(io, None).await?;
+        }
+        Ok(random_move(&online, &mut self.rng))
+    }
+
+    /// One page of the lobby's players online, after `after` when given.
+    async fn online_page(
+        &mut self,
+        io: &mut AgentIo,
+        after: Option<&str>,
+    ) -> Result<Vec<String>, HostError> {
+        let args = match after {
+            Some(after) => json!({"tool": "games", "args": {"online_after": after}}),
+            None => json!({"tool": "games"}),
+        };
+        let r = io.call("toolsets--act", args).await?;
         self.absorb(io).await?;
-        let online: Vec<String> = r
-            .structured_content
+        Ok(r.structured_content
             .as_ref()
             .and_then(|s| s["online"].as_array())
             .map(|a| {
@@ -372,8 +391,7 @@ impl ScriptedAgent {
                     .filter_map(|v| v.as_str().map(str::to_owned))
                     .collect()
             })
-            .unwrap_or_default();
-        Ok(random_move(&online, &mut self.rng))
+            .unwrap_or_default())
     }
 
     /// A move in a game where the agent believes it is its turn.

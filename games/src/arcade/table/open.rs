@@ -139,14 +139,14 @@ impl<R: Rules> Table<R> {
         }
         let Some(principal) = self.shared.player(name) else {
             // At most ONLINE_NAMED names: a refusal stays short with thousands online.
-            let online = self.shared.online();
-            let online = match online.len() {
-                0 => "nobody".to_owned(),
-                n if n <= ONLINE_NAMED => online.join(", "),
+            let page = self.shared.online_page(None, ONLINE_NAMED, &my_name);
+            let online = match page.total {
+                0 => "nobody else".to_owned(),
+                n if n <= page.names.len() => page.names.join(", "),
                 n => format!(
                     "{} and {} more",
-                    online[..ONLINE_NAMED].join(", "),
-                    n - ONLINE_NAMED
+                    page.names.join(", "),
+                    n - page.names.len()
                 ),
             };
             return Err(Refusal::new(format!(
