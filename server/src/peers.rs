@@ -129,24 +129,63 @@ impl std::fmt::Debug for Arrival {
     }
 }
 
-/// What arrives for one address, in order, bounded: a stream of [`Arrival`]s.
+/// How an inbox stops being served: see [`Inbox::on_close`].
+type CloseFn = Box<dyn FnOnce() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send>;
+
+/// What arrives for one address, in order, bounded: a stream of [`Arrival`]s once
+/// [split](Inbox::split).
 pub struct Inbox {
     rx: mpsc::Receiver<Arrival>,
+    close: Option<CloseFn>,
 }
 
 impl Inbox {
     /// An inbox of at most `capacity` waiting messages, and where they are put.
     pub fn channel(capacity: usize) -> (mpsc::Sender<Arrival>, Inbox) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
-        (tx, Inbox { rx })
+        (tx, Inbox { rx, close: None })
+    }
+
+    /// What [`Closer::close`] does: stop serving the address, resolving once nobody
+    /// reaches this inbox through it any more (NATS: unsubscribed, and the server has
+    /// processed it).
+    pub fn on_close(
+        mut self,
+        close: impl FnOnce() -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + 'static,
+    ) -> Self {
+        self.close = Some(Box::new(close));
+        self
+    }
+
+    /// The stream of arrivals, and what stops serving the address.
+    pub fn split(self) -> (Arrivals, Closer) {
+        (Arrivals { rx: self.rx }, Closer(self.close))
     }
 }
 
-impl futures_util::Stream for Inbox {
+/// The messages arriving for an address served, in order (from [`Inbox::split`]).
+pub struct Arrivals {
+    rx: mpsc::Receiver<Arrival>,
+}
+
+impl futures_util::Stream for Arrivals {
     type Item = Arrival;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Arrival>> {
         self.rx.poll_recv(cx)
+    }
+}
+
+/// Stops serving an address (from [`Inbox::split`]). Dropped unused, the address stops
+/// being served once its [`Arrivals`] are dropped too, some time later.
+pub struct Closer(Option<CloseFn>);
+
+impl Closer {
+    /// Stops serving the address; resolves once nothing sent to it reaches this inbox.
+    pub async fn close(self) {
+        if let Some(close) = self.0 {
+            close().await;
+        }
     }
 }
 
@@ -209,11 +248,20 @@ impl Peers for InProcessPeers {
             Err(PeerError::Taken(to))
         } else {
             let (tx, inbox) = Inbox::channel(INBOX);
+            let (served, mine) = (self.served.clone(), tx.clone());
             self.served
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .insert(to, tx);
-            Ok(inbox)
+                .insert(to.clone(), tx);
+            Ok(inbox.on_close(move || {
+                let mut served = served
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                if served.get(&to).is_some_and(|tx| tx.same_channel(&mine)) {
+                    served.remove(&to);
+                }
+                Box::pin(std::future::ready(()))
+            }))
         };
         Box::pin(std::future::ready(answer))
     }
@@ -271,7 +319,7 @@ mod tests {
             peers.request(at.clone(), b"hi".to_vec(), short).await,
             Err(PeerError::NoResponders(_))
         ));
-        let mut inbox = peers.serve(at.clone()).await.unwrap();
+        let (mut inbox, closer) = peers.serve(at.clone()).await.unwrap().split();
         assert!(matches!(
             peers.serve(at.clone()).await,
             Err(PeerError::Taken(_))
@@ -287,14 +335,18 @@ mod tests {
             peers.request(at.clone(), too_big, short).await,
             Err(PeerError::TooLarge { .. })
         ));
+        closer.close().await;
+        assert!(!peers.served(at.clone()).await.unwrap(), "closed");
         drop(inbox);
-        assert!(!peers.served(at.clone()).await.unwrap());
         assert!(matches!(
             peers.request(at.clone(), b"hi".to_vec(), short).await,
             Err(PeerError::NoResponders(_))
         ));
-        // Served again, by another.
-        let _again = peers.serve(at).await.unwrap();
+        // Served again, by another; dropped, it is no longer served.
+        let again = peers.serve(at.clone()).await.unwrap();
+        assert!(peers.served(at.clone()).await.unwrap());
+        drop(again);
+        assert!(!peers.served(at).await.unwrap());
     }
 
     #[tokio::test(start_paused = true)]

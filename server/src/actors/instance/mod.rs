@@ -96,7 +96,7 @@ pub(crate) struct InstanceActor {
     released: bool,
     /// What principals on other servers send it, while it serves its address there
     /// (issue #41, `remote.rs`).
-    inbox: Option<SpawnHandle>,
+    inbox: Option<(SpawnHandle, crate::peers::Closer)>,
     /// The last message applied of each participant's stream from another server.
     seen: crate::actors::remote::Seen<crate::author::ParticipantId>,
 }

@@ -149,10 +149,14 @@ impl Handler<Release> for InstanceActor {
             return Box::pin(std::future::ready(Err(e)));
         }
         self.released = true;
-        // Another server serves its address next (issue #41, `remote.rs`).
-        self.unserve_peers(ctx);
+        // Another server serves its address next (issue #41, `remote.rs`): the release
+        // is answered once this one no longer does.
+        let unserved = self.unserve_peers(ctx);
         let (tx, rx) = oneshot::channel();
         self.released_once_decided(tx, ctx);
-        Box::pin(async move { rx.await.unwrap_or(Err(OwnershipError::Gone)) })
+        Box::pin(async move {
+            unserved.await;
+            rx.await.unwrap_or(Err(OwnershipError::Gone))
+        })
     }
 }

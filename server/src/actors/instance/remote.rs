@@ -32,8 +32,15 @@ impl InstanceActor {
                 .serve(to)
                 .into_actor(self)
                 .map(|served, act, ctx| match served {
-                    Ok(inbox) if !act.released => act.inbox = Some(ctx.add_stream(inbox)),
-                    Ok(_) => {}
+                    Ok(inbox) => {
+                        let (arrivals, closer) = inbox.split();
+                        if act.released {
+                            // Released meanwhile: served nowhere here.
+                            actix::spawn(closer.close());
+                        } else {
+                            act.inbox = Some((ctx.add_stream(arrivals), closer));
+                        }
+                    }
                     Err(e) => {
                         tracing::warn!(instance = %act.core.id(), error = %e, "the instance is not reachable from other servers");
                     }
@@ -41,10 +48,20 @@ impl InstanceActor {
         );
     }
 
-    /// Stops serving its address (released: it runs elsewhere next).
-    pub(super) fn unserve_peers(&mut self, ctx: &mut Context<Self>) {
-        if let Some(inbox) = self.inbox.take() {
-            ctx.cancel_future(inbox);
+    /// Stops serving its address (released: it runs elsewhere next); the future resolves
+    /// once nothing sent to it reaches this actor any more.
+    pub(super) fn unserve_peers(
+        &mut self,
+        ctx: &mut Context<Self>,
+    ) -> impl std::future::Future<Output = ()> + use<> {
+        let closer = self.inbox.take().map(|(stream, closer)| {
+            ctx.cancel_future(stream);
+            closer
+        });
+        async move {
+            if let Some(closer) = closer {
+                closer.close().await;
+            }
         }
     }
 

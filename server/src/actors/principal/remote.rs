@@ -30,7 +30,9 @@ impl PrincipalActor {
                 .into_actor(self)
                 .map(|served, act, ctx| match served {
                     Ok(inbox) => {
-                        ctx.add_stream(inbox);
+                        // Served until the actor stops (its arrivals dropped with it).
+                        let (arrivals, _closer) = inbox.split();
+                        ctx.add_stream(arrivals);
                     }
                     Err(e) => {
                         tracing::warn!(principal = %act.principal.name(), error = %e, "the principal is not reachable from other servers");
