@@ -4,7 +4,8 @@
 //! while its player's principal stays on A: her `tools/call` on A reaches the game on B,
 //! and its answers, pushes and hints come back to her session on A — raw JSON on a real
 //! socket (the stdio framing on loopback). While nobody runs the game, a call is answered
-//! "retry, nothing ran".
+//! "retry, nothing ran". A message another server sends twice (its acknowledgement lost)
+//! runs once, and a peer's unreadable one is not taken.
 //!
 //! The store is one [`MemoryStore`] shared by both servers, as a cluster's nodes share one
 //! PostgreSQL. Nothing sleeps: the bot moves on a timer of no time, and every wait is for
@@ -25,7 +26,7 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A game against a bot: `move` adds 1 and the bot answers it by adding 10 at its next
+/// A game against a bot: `tally` adds 100 at once, `move` adds 1 and the bot answers it by adding 10 at its next
 /// wake (a timer of no time), answering the call then; once the bot passes 20 it shows
 /// `resign` to everyone (a hint).
 #[derive(Serialize, Deserialize)]
@@ -49,6 +50,10 @@ impl InstanceLogic for Duel {
                 Reply::Later
             }
             "board" => Reply::text(self.n.to_string()),
+            "tally" => {
+                self.n += 100;
+                Reply::text(self.n.to_string())
+            }
             _ => Reply::error("no such tool"),
         }
     }
@@ -79,6 +84,7 @@ fn server(store: &Arc<MemoryStore>, peers: &InProcessPeers, resume: bool) -> Ser
         .instances()
         .tool(tool("move"))
         .tool(tool("board"))
+        .tool(tool("tally"))
         .hidden_tool(tool("resign"))
         .on_open(|_, _| {
             Ok(Started::durable(Duel {
@@ -247,4 +253,46 @@ async fn a_players_calls_on_one_server_reach_her_game_adopted_by_another_and_all
     assert_eq!(list["result"]["ended"], json!([]), "{list:#}");
     let board = alice.exchange(call_in(6, "board")).await;
     assert_eq!(text(&board), "22", "{board:#}");
+}
+
+#[actix::test]
+async fn a_message_from_another_server_sent_twice_runs_once_and_an_unreadable_one_is_not_taken() {
+    let store = Arc::new(MemoryStore::new());
+    let peers = InProcessPeers::new();
+    let a = server(&store, &peers, true);
+    let (mut alice, _session) = player(&a, "alice").await;
+    alice.exchange(open(1, "duel", Some("d1"), None)).await;
+    let id = a.running_instances().await[0];
+    a.release_instance(id).await.expect("released");
+    let b = server(&store, &peers, false);
+    b.adopt_instance(id).await.expect("adopted");
+
+    // Alice's `tally`, as her server sends it (number 1 of a stream of its own), sent
+    // twice, as a sender that missed the first acknowledgement would: acknowledged both
+    // times, run once.
+    let tally = json!({"stream": 77, "number": 1, "message": {"call": {
+        "who": 0, "principal": "alice", "key": {"toolset": "duel", "instance": "d1"},
+        "session": 999, "request": 1, "tool": "tally", "arguments": {}}}});
+    let to = PeerAddress::Instance(id);
+    let wait = Duration::from_secs(5);
+    for _ in 0..2 {
+        let body = serde_json::to_vec(&tally).unwrap();
+        let ack = within(peers.request(to.clone(), body, wait)).await.unwrap();
+        let ack: Value = serde_json::from_slice(&ack).unwrap();
+        assert_eq!(ack, json!({"number": 1}));
+    }
+    // A peer's unreadable message, or one of another kind, is dropped unanswered: its
+    // sender hears nobody took it, and nothing ran.
+    for bad in [
+        &b"{"[..],
+        br#"{"stream": 1, "number": 1, "message": {"fly": {}}}"#,
+    ] {
+        let refused = within(peers.request(to.clone(), bad.to_vec(), wait)).await;
+        assert!(
+            matches!(refused, Err(mcpl_server::PeerError::NoResponders(_))),
+            "{refused:?}"
+        );
+    }
+    let board = alice.exchange(call_in(2, "board")).await;
+    assert_eq!(text(&board), "100", "run once: {board:#}");
 }
