@@ -12,4 +12,5 @@ mod issue41_04_tunnels;
 mod issue41_05_hung_database;
 mod issue41_06_adopt_instance;
 mod issue41_07_instance_ids;
+mod issue41_08_remote_actors;
 mod support;

@@ -34,7 +34,7 @@
 //! | [`push`] | `PushEvent` | a push event and its checks | SPEC §9 |
 //! | [`manifest`] | | manifest checks, each host's view of it, changed domains | SPEC §17 |
 //! | [`paging`] | | `tools/list` paging | MCP |
-//! | [`wire`] | `ToInstance`, `ToPrincipal`, `Reply` | the messages between a principal and an instance on two nodes, as JSON, bounded; numbered one-way streams and their acknowledgements (nothing sends them yet) | issue #41, `docs/ownership.md` §2 |
+//! | [`wire`] | `ToInstance`, `ToPrincipal`, `Reply` | the messages between a principal and an instance on two nodes, as JSON, bounded; numbered one-way streams and their acknowledgements (sent by `mcpl_server`'s `actors/remote.rs` through its `Peers`) | issue #41, `docs/ownership.md` §2 |
 //! | [`mrtr`] | `Carried` | MCP 2026-07-28 multi round-trip requests: a handler's question as an `InputRequiredResult`, its signed `requestState`, the retry's answers | MCP 2026-07-28 |
 //!
 //! How the actors use them, in one picture:

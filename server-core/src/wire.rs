@@ -2,7 +2,7 @@
 //! (issue #41, `docs/ownership.md` §2): when a principal's owner and an instance's differ,
 //! what the actors say to each other goes as JSON on NATS subjects named by the actor
 //! (`mcpl.i.<id>`, `mcpl.a.<principal>`). This module is the messages and their bounded
-//! encoding only; nothing here sends them yet (the next slice of the design).
+//! encoding; `mcpl_server`'s `actors/remote.rs` sends them through its `Peers`.
 //!
 //! **\[project\]** Each message is one JSON object named by its kind in `snake_case`
 //! (`{"call": {…}}`, serde's external tagging), the core's own values inside as they
@@ -192,6 +192,11 @@ impl From<RemoteInvite> for Invite {
 /// acknowledges ([`Ack`]).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Numbered<T> {
+    /// Which stream: its sender's, drawn at random when the sender's actor starts
+    /// (**\[project\]**): a receiver seeing another stream starts counting again — an
+    /// instance adopted elsewhere numbers from 1 (until the outbox of §3 keeps the numbers
+    /// in the records). 0 for a request answered with a [`Reply`], in no stream.
+    pub stream: u64,
     /// From 1, one more for each message of the stream.
     pub number: u64,
     /// The message.
@@ -346,7 +351,11 @@ mod tests {
         ];
         let call = round_trip(&messages[3]);
         for message in messages {
-            round_trip(&Numbered { number: 4, message });
+            round_trip(&Numbered {
+                stream: 3,
+                number: 4,
+                message,
+            });
         }
         assert_eq!(call["call"]["arguments"], json!({"move": "D4"}), "{call}");
         assert_eq!(call["call"]["session"], 9, "{call}");
@@ -355,6 +364,7 @@ mod tests {
     #[test]
     fn every_message_to_a_principal_and_every_reply_reads_back_as_it_was_written() {
         let batched = round_trip(&Numbered {
+            stream: 3,
             number: 2,
             message: ToPrincipal::Batched(batch()),
         });

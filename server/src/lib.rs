@@ -26,6 +26,7 @@
 //! | `watchers` | who watches which resource: the index [`Server::resource_updated`] reads to tell a change to the sessions subscribed to it |
 //! | [`cancel`] | [`CancelToken`]: a call's cancellation, for work a handler hands off |
 //! | [`store`] | [`Store`]: durable state across restarts ([`RedbStore`], [`MemoryStore`]; issue #15) |
+//! | [`peers`] | [`Peers`]: how an actor here reaches an actor on another server, addressed by the actor ([`PeerAddress`]); [`InProcessPeers`] for servers in one process (issue #41) |
 //! | `ownership` | [`OwnershipError`]: why an instance could not be released or adopted ([`Server::release_instance`], [`Server::adopt_instance`]; issue #41) |
 //! | [`decode`] | [`decode::from_json`]: typed decoding that reads `9.0` as the integer 9 (RFC 8259), so a typed decode and a JSON Schema agree |
 //!
@@ -113,6 +114,7 @@ use mcpl_server_core::mrtr;
 use mcpl_server_core::paging;
 mod ownership;
 mod panics;
+pub mod peers;
 pub use mcpl_server_core::push;
 mod server;
 pub mod session;
@@ -140,6 +142,7 @@ pub use listen::Listener;
 pub use manifest::ManifestError;
 pub use ownership::OwnershipError;
 pub use paging::CursorError;
+pub use peers::{InProcessPeers, PeerAddress, PeerError, Peers};
 pub use push::{PushError, PushEvent};
 pub use server::{
     BuildError, DEFAULT_ASK_TIMEOUT, DEFAULT_FEATURE_SET, DEFAULT_PAGE_SIZE, DEFAULT_PUSH_TIMEOUT,

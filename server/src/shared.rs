@@ -65,6 +65,11 @@ pub(crate) struct Shared {
     /// through it. Once a write failed (issue #37 item 2) it writes nothing more, and no
     /// step that needed a write is acknowledged (`store/records.rs`, `store/queue.rs`).
     pub(crate) commits: Option<CommitQueue>,
+    /// How actors here reach actors on other servers (issue #41, `peers.rs`); none:
+    /// nothing crosses servers.
+    pub(crate) peers: Option<Arc<dyn crate::peers::Peers>>,
+    /// How long a message to another server's actor waits for its answer.
+    pub(crate) peer_timeout: std::time::Duration,
 }
 
 /// The manifest and the catalog it declares, replaced together, and how many times they

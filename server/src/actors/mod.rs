@@ -24,6 +24,12 @@
 //! itself (`SessionAddr`, `Registrar`, `Link`), and every actor reads the server's
 //! configuration from [`Shared`](crate::shared::Shared), never from the `Server` handle.
 //!
+//! **Across servers** (issue #41, `remote.rs`): a principal's link to an instance, and an
+//! instance's to a participant's principal, is local (an address, as above) or remote (the
+//! instance's id, the principal's name), reached through the server's peers with the
+//! same messages as JSON (`mcpl_server_core::wire`); each actor serves its own address
+//! there while it runs here.
+//!
 //! **Order.** Everything a session learns about its principal's state comes from that
 //! principal's actor, through the session's mailbox, in the order the state changed: hint
 //! drafts, call answers, `toolsets/list` statements and `tools/list` visibility alike. The
@@ -38,4 +44,5 @@
 pub(crate) mod instance;
 pub(crate) mod principal;
 pub(crate) mod registry;
+pub(crate) mod remote;
 pub(crate) mod restore;

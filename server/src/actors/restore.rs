@@ -25,8 +25,8 @@
 //! The actors are made with their addresses first (`Context::new`), so principals and
 //! instances can link to each other before either runs.
 
-use crate::actors::instance::{InstanceActor, Link, ToPrincipal};
-use crate::actors::principal::{PrincipalActor, Registrar};
+use crate::actors::instance::{InstanceActor, Link, PrincipalRef, ToPrincipal};
+use crate::actors::principal::{InstanceRef, PrincipalActor, Registrar};
 use crate::author::{Logic, ParticipantId};
 use crate::core::principal_core::read_back;
 use crate::core::{InstanceKey, PrincipalState};
@@ -213,7 +213,7 @@ pub(crate) fn restore(
             .into_iter()
             .filter(|(who, (_, key))| record.links.get(&who.0) == Some(key))
             .filter_map(|(who, (name, key))| {
-                let principal = contexts.get(&name)?.address().recipient();
+                let principal = PrincipalRef::Local(contexts.get(&name)?.address().recipient());
                 Some((who, Link { principal, key }))
             })
             .collect();
@@ -249,7 +249,7 @@ pub(crate) fn restore(
         let back = read_back(
             state,
             links,
-            |id| instances.get(&id).cloned(),
+            |id| instances.get(&id).cloned().map(InstanceRef::Local),
             |id| ends.get(&id).cloned(),
             now,
         );
@@ -425,7 +425,13 @@ pub(crate) fn revive(
     let back = read_back(
         state,
         links,
-        |id| running.get(&id).filter(|a| a.connected()).cloned(),
+        |id| {
+            running
+                .get(&id)
+                .filter(|a| a.connected())
+                .cloned()
+                .map(InstanceRef::Local)
+        },
         |id| match instances.get(&id) {
             Some(Some(bytes)) => not_running(shared, bytes, &location),
             _ => None,

@@ -125,6 +125,8 @@ pub struct ServerBuilder {
     follow_wait: Duration,
     resume_instances: bool,
     features: Features,
+    peers: Option<Arc<dyn crate::peers::Peers>>,
+    peer_timeout: Duration,
 }
 
 impl ServerBuilder {
@@ -166,7 +168,27 @@ impl ServerBuilder {
             store: None,
             follow_wait: FOLLOW_WAIT,
             resume_instances: true,
+            peers: None,
+            peer_timeout: crate::peers::PEER_TIMEOUT,
         }
+    }
+
+    /// Reaches actors on other servers through `peers` (issue #41, `docs/ownership.md`
+    /// §2): a principal here whose instance runs on another server (adopted there) talks
+    /// to it through them, and an instance here to its principals elsewhere. Each actor of
+    /// this server serves its address on them while it runs here. Without peers nothing
+    /// crosses servers (the default).
+    pub fn peers(mut self, peers: Arc<dyn crate::peers::Peers>) -> Self {
+        self.peers = Some(peers);
+        self
+    }
+
+    /// How long a message to an actor on another server waits for its answer
+    /// ([`PEER_TIMEOUT`](crate::peers::PEER_TIMEOUT) by default); past it, a call is
+    /// answered "retry, it may have run" and a join "retry".
+    pub fn peer_timeout(mut self, timeout: Duration) -> Self {
+        self.peer_timeout = timeout;
+        self
     }
 
     /// Keeps durable state in `store` (issue #15 **\[project\]**): each principal's kept
@@ -617,6 +639,8 @@ impl ServerBuilder {
             store: self.store,
             restore,
             loaded: Mutex::new(loaded),
+            peers: self.peers,
+            peer_timeout: self.peer_timeout,
         };
         Ok(Server::new(shared, self.handlers))
     }

@@ -13,7 +13,33 @@ use serde_json::{Map, Value};
 use std::sync::Arc;
 
 /// A principal's record of an instance: where its changes go, and under which name (§7).
-pub(crate) type Link = crate::core::instance_core::Link<Recipient<Batched>>;
+pub(crate) type Link = crate::core::instance_core::Link<PrincipalRef>;
+
+/// An instance's link to a participant's principal: here, or on another server (issue
+/// #41, `actors/remote.rs`).
+#[derive(Clone)]
+pub(crate) enum PrincipalRef {
+    /// The principal's actor runs here.
+    Local(Recipient<Batched>),
+    /// It runs elsewhere: reached by its name.
+    Remote(crate::actors::remote::RemotePrincipal),
+}
+
+impl PrincipalRef {
+    /// Hands the principal a batch: here at once (it waits for the batch's ticket
+    /// itself); elsewhere once the ticket is kept, in order.
+    pub(crate) fn do_send(&self, Batched(batch, follow): Batched) {
+        match self {
+            PrincipalRef::Local(r) => r.do_send(Batched(batch, follow)),
+            PrincipalRef::Remote(r) => {
+                // Another server's commit cannot follow this one's (`docs/ownership.md`
+                // §3): nothing to promise.
+                drop(follow);
+                r.send(batch);
+            }
+        }
+    }
+}
 
 pub(crate) use crate::core::batch::{Batch, CallAnswer, Closed, EnterFailure, Entered};
 

@@ -28,6 +28,7 @@
 //! | `invitations.rs` | an invitation named or declined by its principal |
 //! | `durable.rs` | its record in the store; read back at a restart (issue #15) |
 //! | `release.rs` | released to run elsewhere, without ending (issue #41): a shell meanwhile |
+//! | `remote.rs` | what principals on other servers say to it, through the server's peers (issue #41) |
 
 mod durable;
 mod ending;
@@ -36,13 +37,14 @@ use ending::answer_alone;
 mod invitations;
 mod messages;
 mod release;
+mod remote;
 mod step;
 
 pub(crate) use messages::Call as CallIn;
 pub(crate) use messages::{
     Batch, Batched, CallAnswer, CloseInstance, Closed, Decline, EnterFailure, Entered,
-    ForPrincipal, Invitation, InvitationNamed, InvitationWithdrawn, Join, Leave, Link, Start,
-    ToPrincipal, Unlink,
+    ForPrincipal, Invitation, InvitationNamed, InvitationWithdrawn, Join, Leave, Link,
+    PrincipalRef, Start, ToPrincipal, Unlink,
 };
 
 pub(crate) use release::Release;
@@ -69,7 +71,7 @@ pub(crate) struct InstanceActor {
     /// Where invitations go: the registry, which reaches principals without an actor.
     router: Recipient<ToPrincipal>,
     /// The instance's rules (`server-core/src/instance_core.rs`).
-    core: InstanceCore<Recipient<Batched>>,
+    core: InstanceCore<PrincipalRef>,
     /// The toolset's logic; gone once the instance ended.
     logic: Option<Box<dyn Logic>>,
     /// This actor, for the wakers its logic hands out.
@@ -92,6 +94,11 @@ pub(crate) struct InstanceActor {
     sending_waits: bool,
     /// Released (issue #41, `release.rs`): it takes no step, and answers calls "retry".
     released: bool,
+    /// What principals on other servers send it, while it serves its address there
+    /// (issue #41, `remote.rs`).
+    inbox: Option<(SpawnHandle, crate::peers::Closer)>,
+    /// The last message applied of each participant's stream from another server.
+    seen: crate::actors::remote::Seen<crate::author::ParticipantId>,
 }
 
 impl InstanceActor {
@@ -114,6 +121,8 @@ impl InstanceActor {
             sending: VecDeque::new(),
             sending_waits: false,
             released: false,
+            inbox: None,
+            seen: Default::default(),
         }
     }
 
@@ -241,6 +250,7 @@ impl Actor for InstanceActor {
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.me = Some(ctx.address().downgrade());
         tracing::debug!(instance = %self.core.id(), toolset = %self.core.toolset(), "instance started");
+        self.serve_peers(ctx);
         if std::mem::take(&mut self.resuming) {
             self.resume(ctx);
         }

@@ -12,11 +12,14 @@ use crate::core::instance_core::Waiter;
 use crate::ownership::OwnershipError;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
+use mcpl_transport::Principal;
 use tokio::sync::oneshot;
 
-/// Stop running the instance without ending it (answered once its steps are decided).
+/// Stop running the instance without ending it (answered once its steps are decided,
+/// with the names of the principals that link to it: issue #41, those here link to it on
+/// another server next, `actors/registry/owning.rs`).
 #[derive(Message)]
-#[rtype(result = "Result<(), OwnershipError>")]
+#[rtype(result = "Result<Vec<String>, OwnershipError>")]
 pub(crate) struct Release;
 
 impl InstanceActor {
@@ -75,7 +78,7 @@ impl InstanceActor {
     /// Every step handed over is decided: the logic goes, and the release is answered.
     fn released_once_decided(
         &mut self,
-        reply: oneshot::Sender<Result<(), OwnershipError>>,
+        reply: oneshot::Sender<Result<Vec<String>, OwnershipError>>,
         ctx: &mut Context<Self>,
     ) {
         let ticket = self.written_at;
@@ -93,12 +96,30 @@ impl InstanceActor {
         self.answer_waiting(outcome.as_ref().err());
         let id = self.core.id().0;
         tracing::info!(instance = id, toolset = %self.core.toolset(), "instance released");
+        let linked = self.linked_names();
+        let outcome = outcome.map(|()| linked);
         let _ = reply.send(outcome.map_err(|e| OwnershipError::NotKept { id, reason: e.0 }));
+    }
+
+    /// The names of the principals that link to this instance.
+    fn linked_names(&mut self) -> Vec<String> {
+        let participants = self.core.take_participants();
+        let names = participants
+            .iter()
+            .filter(|p| self.core.link(p.id()).is_some())
+            .filter_map(|p| match p.kind() {
+                crate::author::ParticipantKind::Principal(Principal::Named(n))
+                | crate::author::ParticipantKind::Left(Principal::Named(n)) => Some(n.clone()),
+                _ => None,
+            })
+            .collect();
+        self.core.put_participants(participants);
+        names
     }
 }
 
 impl Handler<Release> for InstanceActor {
-    type Result = ResponseFuture<Result<(), OwnershipError>>;
+    type Result = ResponseFuture<Result<Vec<String>, OwnershipError>>;
 
     fn handle(&mut self, _: Release, ctx: &mut Context<Self>) -> Self::Result {
         let id = self.core.id().0;
@@ -128,8 +149,14 @@ impl Handler<Release> for InstanceActor {
             return Box::pin(std::future::ready(Err(e)));
         }
         self.released = true;
+        // Another server serves its address next (issue #41, `remote.rs`): the release
+        // is answered once this one no longer does.
+        let unserved = self.unserve_peers(ctx);
         let (tx, rx) = oneshot::channel();
         self.released_once_decided(tx, ctx);
-        Box::pin(async move { rx.await.unwrap_or(Err(OwnershipError::Gone)) })
+        Box::pin(async move {
+            unserved.await;
+            rx.await.unwrap_or(Err(OwnershipError::Gone))
+        })
     }
 }

@@ -1,9 +1,10 @@
 //! `tools/call` (§3, §4.5, §8): the core says where a call goes (`core/principal_core/
 //! requests.rs`); the actor forwards it into the instance's logic.
 
-use super::{CallTool, InstanceLink, PrincipalActor};
-use crate::actors::instance::{CallIn, Link};
+use super::{CallTool, InstanceLink, InstanceRef, PrincipalActor};
+use crate::actors::instance::{CallIn, Link, PrincipalRef};
 use crate::core::InstanceKey;
+use crate::core::wire::ToInstance;
 use crate::ids::SessionId;
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::Id;
@@ -33,16 +34,27 @@ impl PrincipalActor {
         arguments: Map<String, Value>,
         ctx: &mut Context<Self>,
     ) {
-        link.addr.do_send(CallIn {
-            who: link.who,
-            link: Link {
-                principal: ctx.address().recipient(),
+        match link.addr {
+            InstanceRef::Local(addr) => addr.do_send(CallIn {
+                who: link.who,
+                link: Link {
+                    principal: PrincipalRef::Local(ctx.address().recipient()),
+                    key,
+                },
+                session,
+                request,
+                tool,
+                arguments,
+            }),
+            InstanceRef::Remote(r) => r.tell(ToInstance::Call {
+                who: link.who,
+                principal: self.principal.name(),
                 key,
-            },
-            session,
-            request,
-            tool,
-            arguments,
-        });
+                session,
+                request,
+                tool,
+                arguments,
+            }),
+        }
     }
 }

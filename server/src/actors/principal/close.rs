@@ -2,9 +2,10 @@
 //! (`server-core/src/principal_core/requests.rs`); the actor asks the instance what closing did,
 //! awaiting it, and feeds the answer back.
 
-use super::{CloseToolset, InstanceLink, PrincipalActor, ReplyTo};
+use super::{CloseToolset, InstanceLink, InstanceRef, PrincipalActor, ReplyTo};
 use crate::actors::instance::CloseInstance;
 use crate::core::InstanceKey;
+use crate::core::wire::{Reply, ToInstance};
 use actix::prelude::*;
 
 impl Handler<CloseToolset> for PrincipalActor {
@@ -27,20 +28,43 @@ impl PrincipalActor {
         ctx: &mut Context<Self>,
     ) {
         match link {
-            Some(link) => {
-                let fut = link
-                    .addr
-                    .send(CloseInstance { who: link.who })
-                    .into_actor(self)
-                    .map(move |res, act, ctx| {
-                        let (closed, follow) = match res {
-                            Ok((closed, follow)) => (Some(closed), follow),
-                            Err(_) => (None, crate::store::Follow::NONE),
+            Some(InstanceLink {
+                addr: InstanceRef::Remote(r),
+                who,
+                ..
+            }) => {
+                let fut = r.ask(ToInstance::Close { who }).into_actor(self).map(
+                    move |res, act, ctx| {
+                        let closed = match res {
+                            Ok(Reply::Closed(closed)) => Some(closed),
+                            Ok(_) => None,
+                            Err(e) => {
+                                tracing::warn!(%key, error = %e, "a remote instance's close was not answered");
+                                None
+                            }
                         };
                         act.closed(key, reply, closed, ctx);
-                        // Handed over (issue #42 item 1).
-                        drop(follow);
-                    });
+                    },
+                );
+                ctx.wait(fut);
+            }
+            Some(InstanceLink {
+                addr: InstanceRef::Local(addr),
+                who,
+                ..
+            }) => {
+                let fut =
+                    addr.send(CloseInstance { who })
+                        .into_actor(self)
+                        .map(move |res, act, ctx| {
+                            let (closed, follow) = match res {
+                                Ok((closed, follow)) => (Some(closed), follow),
+                                Err(_) => (None, crate::store::Follow::NONE),
+                            };
+                            act.closed(key, reply, closed, ctx);
+                            // Handed over (issue #42 item 1).
+                            drop(follow);
+                        });
                 ctx.wait(fut);
             }
             None => self.closed(key, reply, None, ctx),

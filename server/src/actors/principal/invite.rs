@@ -2,9 +2,10 @@
 //! sessions (`server-core/src/principal_core/invite.rs`); the actor carries the messages, lists them
 //! for a tool handler and tells the instance of a decline.
 
-use super::{DeclineInvitation, ListInvitations, PrincipalActor};
+use super::{DeclineInvitation, InstanceRef, ListInvitations, PrincipalActor};
 use crate::actors::instance::{Decline, Invitation, InvitationWithdrawn};
 use crate::core::InstanceKey;
+use crate::core::wire::ToInstance;
 use actix::prelude::*;
 
 impl Handler<Invitation> for PrincipalActor {
@@ -12,7 +13,7 @@ impl Handler<Invitation> for PrincipalActor {
 
     fn handle(&mut self, inv: Invitation, ctx: &mut Context<Self>) {
         self.core
-            .handle_invitation(inv.instance, inv.id, inv.invite);
+            .handle_invitation(InstanceRef::Local(inv.instance), inv.id, inv.invite);
         self.flush(ctx);
     }
 }
@@ -53,21 +54,34 @@ impl Handler<DeclineInvitation> for PrincipalActor {
             }
         };
         let shown = pending.shown(&key);
-        let decline = Decline {
-            who: pending.who,
-            principal: self.principal.clone(),
-        };
         let reply = m.reply;
-        ctx.spawn(
-            pending
-                .instance
-                .send(decline)
-                .into_actor(self)
-                .map(move |_, act, ctx| {
-                    // Gone or not, the instance has nothing more to say about it.
-                    let _ = reply.send(Ok(shown));
-                    act.maybe_retire(ctx);
-                }),
-        );
+        let heard: std::pin::Pin<Box<dyn std::future::Future<Output = ()>>> = match pending.instance
+        {
+            InstanceRef::Local(addr) => {
+                let decline = Decline {
+                    who: pending.who,
+                    principal: self.principal.clone(),
+                };
+                let sent = addr.send(decline);
+                Box::pin(async move {
+                    let _ = sent.await;
+                })
+            }
+            InstanceRef::Remote(r) => {
+                let decline = ToInstance::Decline {
+                    who: pending.who,
+                    principal: self.principal.name(),
+                };
+                let asked = r.ask(decline);
+                Box::pin(async move {
+                    let _ = asked.await;
+                })
+            }
+        };
+        ctx.spawn(heard.into_actor(self).map(move |(), act, ctx| {
+            // Gone or not, the instance has nothing more to say about it.
+            let _ = reply.send(Ok(shown));
+            act.maybe_retire(ctx);
+        }));
     }
 }

@@ -60,14 +60,25 @@ pub(crate) struct InstanceStarted {
     pub(crate) addr: Addr<crate::actors::instance::InstanceActor>,
 }
 
-/// Instance `id` runs again behind `addr` (issue #41: adopted): this principal's link to
-/// it, and an invitation of it, reach it there. The answer is its key for the instance
-/// and who it is there, when it links to it.
+/// Instance `id` runs again behind `addr` (issue #41: adopted), or (`None`) on another
+/// server, reached through the peers: this principal's link to it, and an invitation of
+/// it, reach it there. The answer is its key for the instance and who it is there, when
+/// it links to it.
 #[derive(Message)]
 #[rtype(result = "Option<(crate::core::InstanceKey, crate::author::ParticipantId)>")]
 pub(crate) struct Relink {
     pub(crate) id: crate::ids::InstanceId,
-    pub(crate) addr: Addr<crate::actors::instance::InstanceActor>,
+    pub(crate) addr: Option<Addr<crate::actors::instance::InstanceActor>>,
+}
+
+/// A principal's link to an instance: here, or on another server (issue #41,
+/// `actors/remote.rs`).
+#[derive(Clone)]
+pub(crate) enum InstanceRef {
+    /// The instance's actor runs here.
+    Local(Addr<crate::actors::instance::InstanceActor>),
+    /// It runs elsewhere: reached by its id.
+    Remote(crate::actors::remote::RemoteInstance),
 }
 
 /// The principal started as `generation` has nothing left (no session, nothing open, no

@@ -15,6 +15,7 @@
 //! | `telling.rs` | what waits to be told, in order, until its records are kept |
 //! | `invite.rs` | invitations fed to the core; listing and declining them for a tool handler |
 //! | `durable.rs` | its record in the store, written before what changed it is delivered; read back at a restart (issue #15) |
+//! | `remote.rs` | what instances on other servers say to it, through the server's peers (issue #41) |
 //!
 //! **Toolsets belong to the principal** (§4.6): the state lives here, not in a session, and
 //! every draft the core returns goes to every session, each numbering it on its own
@@ -30,14 +31,16 @@ mod fanout;
 mod invite;
 pub(crate) mod messages;
 mod open;
+mod remote;
 mod sessions;
 mod telling;
 
 pub(crate) use messages::*;
 
-use crate::actors::instance::{InstanceActor, Leave, Unlink};
+use crate::actors::instance::{Leave, Unlink};
 use crate::core::PrincipalState;
 use crate::core::principal_core::{Output, PrincipalCore, Retirement};
+use crate::core::wire::ToInstance;
 use crate::ids::SessionId;
 use crate::shared::Shared;
 use crate::store::Ticket;
@@ -50,7 +53,7 @@ use std::sync::Arc;
 pub use crate::core::principal_core::{REASON_CLOSED, REASON_DISCONNECTED};
 
 /// This principal's record of an instance, as the instance knows it.
-pub(crate) type InstanceLink = crate::core::principal_core::InstanceLink<Addr<InstanceActor>>;
+pub(crate) type InstanceLink = crate::core::principal_core::InstanceLink<InstanceRef>;
 
 /// One principal. See the module docs.
 pub(crate) struct PrincipalActor {
@@ -60,7 +63,7 @@ pub(crate) struct PrincipalActor {
     generation: u64,
     principal: Principal,
     /// The principal's rules: what it decides, the actor carries out (`server-core/src/principal_core.rs`).
-    core: PrincipalCore<Addr<InstanceActor>>,
+    core: PrincipalCore<InstanceRef>,
     /// How each session is reached. Boxed: a map's node holds room for eleven, and a
     /// session's addresses are 80 bytes (issue #42: ~0.7 KiB of an idle principal).
     sessions: BTreeMap<SessionId, Box<SessionAddr>>,
@@ -91,6 +94,9 @@ pub(crate) struct PrincipalActor {
     draining: bool,
     /// How many were ever put in `told`: the number of the last.
     told_seq: u64,
+    /// The last message applied of each instance's stream from another server (issue
+    /// #41, `remote.rs`), by instance and kind (0: batches, 1: invitations).
+    seen: crate::actors::remote::Seen<(u64, u8)>,
 }
 
 impl PrincipalActor {
@@ -132,6 +138,7 @@ impl PrincipalActor {
             told: VecDeque::new(),
             draining: false,
             told_seq: 0,
+            seen: Default::default(),
         }
     }
 
@@ -167,14 +174,20 @@ impl PrincipalActor {
                 } => self.join(key, base, reply, link, ctx),
                 Output::Close { key, reply, link } => self.close_instance(key, reply, link, ctx),
                 // The instance writes next: its step follows this one's (issue #42).
-                Output::Leave(link) => link.addr.do_send(Leave {
-                    who: link.who,
-                    follow: self.shared.follow(),
-                }),
-                Output::Unlink(link) => link.addr.do_send(Unlink {
-                    who: link.who,
-                    follow: self.shared.follow(),
-                }),
+                Output::Leave(link) => match link.addr {
+                    InstanceRef::Local(addr) => addr.do_send(Leave {
+                        who: link.who,
+                        follow: self.shared.follow(),
+                    }),
+                    InstanceRef::Remote(r) => r.tell(ToInstance::Leave { who: link.who }),
+                },
+                Output::Unlink(link) => match link.addr {
+                    InstanceRef::Local(addr) => addr.do_send(Unlink {
+                        who: link.who,
+                        follow: self.shared.follow(),
+                    }),
+                    InstanceRef::Remote(r) => r.tell(ToInstance::Unlink { who: link.who }),
+                },
                 Output::Call {
                     link,
                     key,
@@ -183,9 +196,12 @@ impl PrincipalActor {
                     tool,
                     arguments,
                 } => self.call_instance(link, key, session, request, tool, arguments, ctx),
-                Output::Named { addr, who, name } => {
-                    addr.do_send(crate::actors::instance::InvitationNamed { who, name });
-                }
+                Output::Named { addr, who, name } => match addr {
+                    InstanceRef::Local(addr) => {
+                        addr.do_send(crate::actors::instance::InvitationNamed { who, name });
+                    }
+                    InstanceRef::Remote(r) => r.tell(ToInstance::InvitationNamed { who, name }),
+                },
             }
         }
         // What waits for the store is given when kept (`drain`), never before.
@@ -269,6 +285,7 @@ impl Actor for PrincipalActor {
     /// read back start here.
     fn started(&mut self, ctx: &mut Context<Self>) {
         tracing::debug!(principal = %self.principal.name(), "principal started");
+        self.serve_peers(ctx);
         for key in self.core.unlinked_instances() {
             self.start_instance(key, Default::default(), None, None, ctx);
         }
@@ -299,8 +316,12 @@ impl Handler<Relink> for PrincipalActor {
     type Result = Option<(crate::core::InstanceKey, crate::author::ParticipantId)>;
 
     /// Issue #41: an instance it links to was adopted, and runs behind another address.
-    fn handle(&mut self, m: Relink, _: &mut Context<Self>) -> Self::Result {
-        self.core.relink(m.id, m.addr)
+    fn handle(&mut self, m: Relink, ctx: &mut Context<Self>) -> Self::Result {
+        let to = match m.addr {
+            Some(addr) => InstanceRef::Local(addr),
+            None => InstanceRef::Remote(self.remote_instance(m.id, ctx)?),
+        };
+        self.core.relink(m.id, to)
     }
 }
 

@@ -3,10 +3,11 @@
 //! open, so no request sees an instance whose opening is not settled, and feeds the answer
 //! back.
 
-use super::{InstanceLink, OpenToolset, PrincipalActor, ReplyTo};
-use crate::actors::instance::{InstanceActor, Join, Link, Start};
+use super::{InstanceLink, InstanceRef, OpenToolset, PrincipalActor, ReplyTo};
+use crate::actors::instance::{InstanceActor, Join, Link, PrincipalRef, Start};
 use crate::author::{Opening, ParticipantId};
 use crate::core::batch::{EnterFailure, Entered};
+use crate::core::wire::{Reply, ToInstance};
 use crate::core::{HintDraft, InstanceKey};
 use crate::ids::InstanceId;
 use crate::store::Follow;
@@ -104,13 +105,19 @@ impl PrincipalActor {
                 principal: self.principal.clone(),
             },
             link: Link {
-                principal: ctx.address().recipient(),
+                principal: PrincipalRef::Local(ctx.address().recipient()),
                 key: key.clone(),
             },
         };
+        let instance = InstanceRef::Local(addr.clone());
         let fut = addr.send(start).into_actor(self).map(move |res, act, ctx| {
             let (res, follow) = split(res);
-            act.entered(key, base, reply, InstanceLink { addr, id, who }, res, ctx);
+            let link = InstanceLink {
+                addr: instance,
+                id,
+                who,
+            };
+            act.entered(key, base, reply, link, res, ctx);
             drop(follow);
         });
         ctx.wait(fut);
@@ -125,24 +132,40 @@ impl PrincipalActor {
         link: InstanceLink,
         ctx: &mut Context<Self>,
     ) {
+        let addr = match &link.addr {
+            InstanceRef::Local(addr) => addr.clone(),
+            InstanceRef::Remote(r) => {
+                let join = ToInstance::Join {
+                    who: link.who,
+                    principal: self.principal.name(),
+                    key: key.clone(),
+                };
+                let fut = r.ask(join).into_actor(self).map(move |res, act, ctx| {
+                    let res = match res {
+                        Ok(Reply::Entered(entered)) => entered,
+                        Ok(_) => Err(EnterFailure::Internal),
+                        // Nobody owns it now, or it did not answer: worth retrying.
+                        Err(e) => Err(EnterFailure::Unavailable(e.to_string())),
+                    };
+                    act.entered(key, base, Some(reply), link, res, ctx);
+                });
+                ctx.wait(fut);
+                return;
+            }
+        };
         let join = Join {
             who: link.who,
             principal: self.principal.clone(),
             link: Link {
-                principal: ctx.address().recipient(),
+                principal: PrincipalRef::Local(ctx.address().recipient()),
                 key: key.clone(),
             },
         };
-        let fut = link
-            .addr
-            .clone()
-            .send(join)
-            .into_actor(self)
-            .map(move |res, act, ctx| {
-                let (res, follow) = split(res);
-                act.entered(key, base, Some(reply), link, res, ctx);
-                drop(follow);
-            });
+        let fut = addr.send(join).into_actor(self).map(move |res, act, ctx| {
+            let (res, follow) = split(res);
+            act.entered(key, base, Some(reply), link, res, ctx);
+            drop(follow);
+        });
         ctx.wait(fut);
     }
 

@@ -15,17 +15,21 @@
 //! awaits nobody in its mailbox: the relinks' answers come back as a spawned future.
 
 use super::Registry;
-use crate::actors::instance::{InstanceActor, Link, Release};
+use crate::actors::instance::{InstanceActor, Link, PrincipalRef, Release};
 use crate::actors::principal::{InstanceStarted, Relink};
+use crate::actors::remote::RemotePrincipal;
 use crate::actors::restore::{self, Fetched};
 use crate::author::ParticipantId;
 use crate::core::InstanceKey;
 use crate::ids::InstanceId;
 use crate::ownership::OwnershipError;
+use crate::peers::{PeerAddress, Peers};
+use crate::store::Store;
 use crate::store::records::{self, InstanceRecord};
 use actix::prelude::*;
 use mcpl_transport::Principal;
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 /// Which instances run here, by id, sorted.
@@ -47,8 +51,9 @@ pub(crate) struct AdoptInstance {
     pub(crate) id: u64,
 }
 
-/// An instance's record, and its principals' that have no actor here, as read.
-type Read = Result<(Vec<u8>, HashMap<String, Fetched>), OwnershipError>;
+/// An instance's record, its principals' that have no actor here nor on another server,
+/// as read, and the names of those on another server (issue #41, with peers).
+type Read = Result<(Vec<u8>, HashMap<String, Fetched>, HashSet<String>), OwnershipError>;
 
 /// From how many entries `running` drops its stopped ones, each time its size reaches a
 /// power of two (amortized: a server of short games does not hold every one it ran).
@@ -68,7 +73,7 @@ impl Registry {
         read: Read,
     ) -> ResponseActFuture<Self, Result<(), OwnershipError>> {
         let refuse = |e| Box::pin(actix::fut::ready(Err(e))) as ResponseActFuture<Self, _>;
-        let (bytes, mut fetched) = match read {
+        let (bytes, mut fetched, remote) = match read {
             Ok(read) => read,
             Err(e) => return refuse(e),
         };
@@ -113,9 +118,18 @@ impl Registry {
                 let to = entry.addr.clone();
                 let relink = to.send(Relink {
                     id: InstanceId(id),
-                    addr: addr.clone(),
+                    addr: Some(addr.clone()),
                 });
-                relinks.push(async move { (to.recipient(), relink.await.ok().flatten()) });
+                let to = PrincipalRef::Local(to.recipient());
+                relinks.push(async move { (to, relink.await.ok().flatten()) });
+            } else if remote.contains(&name) {
+                // Its actor runs on another server: linked there by name.
+                if let Some((who, key)) = remote_participant(&record, &name)
+                    && let Some(r) = RemotePrincipal::new(&self.shared, name.clone())
+                {
+                    let principal = PrincipalRef::Remote(r);
+                    links.insert(who, Link { principal, key });
+                }
             } else if let Some(f) = fetched.remove(&name) {
                 let revived = restore::revive(&self.shared, &name, f, &self.running);
                 let link = revived.as_ref().and_then(|r| {
@@ -126,7 +140,7 @@ impl Registry {
                 });
                 let entry = self.start(&principal, &Arbiter::current(), revived);
                 if let Some((key, who)) = link {
-                    let principal = entry.addr.clone().recipient();
+                    let principal = PrincipalRef::Local(entry.addr.clone().recipient());
                     links.insert(who, Link { principal, key });
                 }
                 self.principals.insert(principal, entry);
@@ -211,12 +225,25 @@ impl Handler<ReleaseInstance> for Registry {
                 .into_actor(self)
                 .map(move |answer, act, _| {
                     let answer = answer.unwrap_or(Err(OwnershipError::NotRunning { id }));
-                    if matches!(answer, Ok(()) | Err(OwnershipError::NotKept { .. }))
+                    if matches!(answer, Ok(_) | Err(OwnershipError::NotKept { .. }))
                         && act.running.get(&id) == Some(&addr)
                     {
                         act.running.remove(&id);
                     }
-                    answer
+                    let linked = answer?;
+                    // With peers, its principals here reach it wherever it runs next, and
+                    // are told "retry" until it runs somewhere (issue #41, `remote.rs`).
+                    if act.shared.peers.is_some() {
+                        for name in linked {
+                            if let Some(entry) = act.principals.get(&Principal::Named(name)) {
+                                entry.addr.do_send(Relink {
+                                    id: InstanceId(id),
+                                    addr: None,
+                                });
+                            }
+                        }
+                    }
+                    Ok(())
                 }),
         )
     }
@@ -251,22 +278,11 @@ impl Handler<AdoptInstance> for Registry {
         // Its own record is read apart: not as one of its principals' instances.
         running.insert(id);
         let settled = self.shared.settled();
+        let peers = self.shared.peers.clone();
         Box::pin(
             async move {
                 settled.await;
-                let location = store.location();
-                let read =
-                    tokio::task::spawn_blocking(move || read(&*store, id, &resident, &running))
-                        .await;
-                read.unwrap_or_else(|e| {
-                    Err(OwnershipError::Store {
-                        id,
-                        source: crate::store::StoreError::Io {
-                            path: location.into(),
-                            detail: format!("reading an instance's record failed: {e}"),
-                        },
-                    })
-                })
+                adopting_read(store, peers, id, resident, running).await
             }
             .into_actor(self)
             .then(move |read, act, _| act.adopt_read(id, read)),
@@ -274,26 +290,104 @@ impl Handler<AdoptInstance> for Registry {
     }
 }
 
-/// Reads instance `id`'s record and the records of its principals not in `resident`
-/// (a blocking call, off the actors' threads).
-fn read(
-    store: &dyn crate::store::Store,
+/// Reads instance `id`'s record; asks the peers (when there are some) which of its
+/// principals with no actor here run on another server; reads the records of the others.
+async fn adopting_read(
+    store: Arc<dyn Store>,
+    peers: Option<Arc<dyn Peers>>,
     id: u64,
-    resident: &HashSet<String>,
-    running: &HashSet<u64>,
+    resident: HashSet<String>,
+    running: HashSet<u64>,
 ) -> Read {
-    let failed = |source| OwnershipError::Store { id, source };
-    let Some(bytes) = store.load_instance(id).map_err(failed)? else {
-        let store = store.location();
-        return Err(OwnershipError::Unknown { id, store });
+    let location = store.location();
+    let failed = move |e: tokio::task::JoinError| OwnershipError::Store {
+        id,
+        source: crate::store::StoreError::Io {
+            path: location.clone().into(),
+            detail: format!("reading an instance's record failed: {e}"),
+        },
     };
-    let mut fetched = HashMap::new();
+    let on = store.clone();
+    let bytes = tokio::task::spawn_blocking(move || read_record(&*on, id))
+        .await
+        .map_err(&failed)??;
     let names = records::needs(&bytes)
         .map(|n| n.principals)
         .unwrap_or_default();
-    for name in names.into_iter().filter(|n| !resident.contains(n)) {
+    let mut remote = HashSet::new();
+    if let Some(peers) = peers {
+        for name in names.into_iter().filter(|n| !resident.contains(n)) {
+            let at = PeerAddress::Principal(name.clone());
+            match peers.served(at).await {
+                Ok(true) => {
+                    remote.insert(name);
+                }
+                Ok(false) => {}
+                // Not known to run elsewhere: read here, as without peers.
+                Err(e) => {
+                    tracing::warn!(instance = id, principal = %name, error = %e, "the peers could not say where a principal runs")
+                }
+            }
+        }
+    }
+    let skip: HashSet<String> = resident.union(&remote).cloned().collect();
+    let read = tokio::task::spawn_blocking(move || {
+        read_principals(&*store, id, &bytes, &skip, &running).map(|f| (bytes, f))
+    })
+    .await
+    .map_err(&failed)??;
+    Ok((read.0, read.1, remote))
+}
+
+/// Instance `id`'s record (a blocking call, off the actors' threads).
+fn read_record(store: &dyn crate::store::Store, id: u64) -> Result<Vec<u8>, OwnershipError> {
+    let failed = |source| OwnershipError::Store { id, source };
+    match store.load_instance(id).map_err(failed)? {
+        Some(bytes) => Ok(bytes),
+        None => {
+            let store = store.location();
+            Err(OwnershipError::Unknown { id, store })
+        }
+    }
+}
+
+/// Who principal `name` is in the instance of `record`, and its key for it, when it
+/// links to it.
+fn remote_participant(record: &InstanceRecord, name: &str) -> Option<(ParticipantId, InstanceKey)> {
+    record
+        .participants
+        .iter()
+        .enumerate()
+        .find_map(|(i, p)| match p {
+            records::ParticipantRecord::Principal(n)
+            | records::ParticipantRecord::Left(Some(n))
+                if n == name =>
+            {
+                let who = u32::try_from(i).ok()?;
+                let key = record.links.get(&who)?.clone();
+                Some((ParticipantId(who), key))
+            }
+            _ => None,
+        })
+}
+
+/// Reads the records of the principals of instance `id` (its record `bytes`) not in
+/// `skip` (a blocking call, off the actors' threads).
+fn read_principals(
+    store: &dyn crate::store::Store,
+    id: u64,
+    bytes: &[u8],
+    skip: &HashSet<String>,
+    running: &HashSet<u64>,
+) -> Result<HashMap<String, Fetched>, OwnershipError> {
+    let failed = |source| OwnershipError::Store { id, source };
+    let mut fetched = HashMap::new();
+    let names = records::needs(bytes)
+        .map(|n| n.principals)
+        .unwrap_or_default();
+    for name in names.into_iter().filter(|n| !skip.contains(n)) {
         let f = restore::fetch(store, &name, running).map_err(failed)?;
         fetched.insert(name, f);
     }
-    Ok((bytes, fetched))
+    Ok(fetched)
 }

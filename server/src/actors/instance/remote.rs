@@ -1,0 +1,226 @@
+//! What principals on other servers say to this instance (issue #41, `docs/ownership.md`
+//! §2): while it runs here, it serves its address on the server's peers, and each message
+//! arriving is handled as the same message from a principal here would be — a call, a
+//! leave, an unlink, an invitation named (numbered: one seen already is acknowledged and
+//! dropped), a join, a close, a decline (answered with their reply once the step they ran
+//! is kept). A participant reached that way is linked by its name
+//! ([`PrincipalRef::Remote`]).
+
+use super::{
+    CallIn, CloseInstance, Decline, InstanceActor, InvitationNamed, Join, Leave, Link,
+    PrincipalRef, Unlink,
+};
+use crate::actors::remote::{self, RemotePrincipal};
+use crate::author::ParticipantId;
+use crate::core::InstanceKey;
+use crate::core::batch::Batch;
+use crate::core::wire::{self, Numbered, Reply, ToInstance};
+use crate::peers::{Arrival, PeerAddress};
+use crate::store::{Follow, Ticket};
+use actix::prelude::*;
+use mcpl_transport::Principal;
+
+impl InstanceActor {
+    /// Serves this instance's address on the server's peers, when it has some.
+    pub(super) fn serve_peers(&mut self, ctx: &mut Context<Self>) {
+        let Some(peers) = self.shared.peers.clone() else {
+            return;
+        };
+        let to = PeerAddress::Instance(self.core.id().0);
+        ctx.spawn(
+            peers
+                .serve(to)
+                .into_actor(self)
+                .map(|served, act, ctx| match served {
+                    Ok(inbox) => {
+                        let (arrivals, closer) = inbox.split();
+                        if act.released {
+                            // Released meanwhile: served nowhere here.
+                            actix::spawn(closer.close());
+                        } else {
+                            act.inbox = Some((ctx.add_stream(arrivals), closer));
+                        }
+                    }
+                    Err(e) => {
+                        tracing::warn!(instance = %act.core.id(), error = %e, "the instance is not reachable from other servers");
+                    }
+                }),
+        );
+    }
+
+    /// Stops serving its address (released: it runs elsewhere next); the future resolves
+    /// once nothing sent to it reaches this actor any more.
+    pub(super) fn unserve_peers(
+        &mut self,
+        ctx: &mut Context<Self>,
+    ) -> impl std::future::Future<Output = ()> + use<> {
+        let closer = self.inbox.take().map(|(stream, closer)| {
+            ctx.cancel_future(stream);
+            closer
+        });
+        async move {
+            if let Some(closer) = closer {
+                closer.close().await;
+            }
+        }
+    }
+
+    /// Participant `who`'s link when it is `principal`'s with `key`; otherwise a link to
+    /// that principal on its server, for this message's answer.
+    fn remote_link(&self, who: ParticipantId, principal: &str, key: InstanceKey) -> Option<Link> {
+        if let Some(link) = self.core.link(who).filter(|l| l.key == key) {
+            return Some(link.clone());
+        }
+        let remote = RemotePrincipal::new(&self.shared, principal.to_owned())?;
+        Some(Link {
+            principal: PrincipalRef::Remote(remote),
+            key,
+        })
+    }
+
+    /// A request (a join, a close, a decline): handled, and answered once what its step
+    /// wrote is kept.
+    fn requested(&mut self, message: ToInstance, arrival: Arrival, ctx: &mut Context<Self>) {
+        let max = self.max_message();
+        let (reply, kept) = match message {
+            ToInstance::Join {
+                who,
+                principal,
+                key,
+            } => {
+                let Some(link) = self.remote_link(who, &principal, key) else {
+                    return;
+                };
+                let join = Join {
+                    who,
+                    principal: Principal::Named(principal),
+                    link,
+                };
+                let entered =
+                    <Self as Handler<Join>>::handle(self, join, ctx).map(|(e, follow)| {
+                        drop(follow); // another server's commit follows nothing here (§3)
+                        e
+                    });
+                let kept = entered
+                    .as_ref()
+                    .ok()
+                    .and_then(|e| e.batch.as_ref())
+                    .map_or(Ticket::NONE, |b| b.kept);
+                (Reply::Entered(entered), kept)
+            }
+            ToInstance::Close { who } => {
+                let MessageResult((closed, follow)) =
+                    <Self as Handler<CloseInstance>>::handle(self, CloseInstance { who }, ctx);
+                drop(follow);
+                let kept = closed.batch.as_ref().map_or(Ticket::NONE, |b| b.kept);
+                (Reply::Closed(closed), kept)
+            }
+            ToInstance::Decline { who, principal } => {
+                let principal = Principal::Named(principal);
+                <Self as Handler<Decline>>::handle(self, Decline { who, principal }, ctx);
+                (Reply::Declined, self.written_at)
+            }
+            other => {
+                tracing::warn!(instance = %self.core.id(), message = ?other, "a one-way message sent as a request is dropped");
+                return;
+            }
+        };
+        let kept = self.shared.kept(kept);
+        actix::spawn(async move {
+            let mut reply = reply;
+            let outcome = kept.await;
+            let batch: Option<&mut Batch> = match &mut reply {
+                Reply::Entered(Ok(e)) => e.batch.as_mut(),
+                Reply::Closed(c) => c.batch.as_mut(),
+                _ => None,
+            };
+            if let Some(b) = batch {
+                if let Err(not_kept) = &outcome {
+                    b.refuse(not_kept);
+                }
+                b.kept = Ticket::NONE;
+            }
+            if let Some(bytes) = remote::reply(&reply, max) {
+                arrival.respond(bytes);
+            }
+        });
+    }
+
+    fn max_message(&self) -> usize {
+        self.shared
+            .peers
+            .as_ref()
+            .map_or(crate::peers::MAX_MESSAGE, |p| p.max_message())
+    }
+}
+
+impl StreamHandler<Arrival> for InstanceActor {
+    fn handle(&mut self, arrival: Arrival, ctx: &mut Context<Self>) {
+        let m: Numbered<ToInstance> = match wire::decode(&arrival.body, self.max_message()) {
+            Ok(m) => m,
+            Err(e) => {
+                // Dropped unanswered: its sender hears nobody took it.
+                tracing::warn!(instance = %self.core.id(), error = %e, "an unreadable message from another server is dropped");
+                return;
+            }
+        };
+        if m.number == 0 {
+            return self.requested(m.message, arrival, ctx);
+        }
+        let who = match &m.message {
+            ToInstance::Call { who, .. }
+            | ToInstance::Leave { who }
+            | ToInstance::Unlink { who }
+            | ToInstance::InvitationNamed { who, .. } => *who,
+            other => {
+                tracing::warn!(instance = %self.core.id(), message = ?other, "a request sent one-way is dropped");
+                return;
+            }
+        };
+        if self.seen.fresh(who, m.stream, m.number) {
+            match m.message {
+                ToInstance::Call {
+                    who,
+                    principal,
+                    key,
+                    session,
+                    request,
+                    tool,
+                    arguments,
+                } => {
+                    if let Some(link) = self.remote_link(who, &principal, key) {
+                        let call = CallIn {
+                            who,
+                            link,
+                            session,
+                            request,
+                            tool,
+                            arguments,
+                        };
+                        <Self as Handler<CallIn>>::handle(self, call, ctx);
+                    }
+                }
+                ToInstance::Leave { who } => {
+                    let follow = Follow::NONE;
+                    <Self as Handler<Leave>>::handle(self, Leave { who, follow }, ctx);
+                }
+                ToInstance::Unlink { who } => {
+                    let follow = Follow::NONE;
+                    <Self as Handler<Unlink>>::handle(self, Unlink { who, follow }, ctx);
+                    self.seen.forget(&who);
+                }
+                ToInstance::InvitationNamed { who, name } => {
+                    let named = InvitationNamed { who, name };
+                    <Self as Handler<InvitationNamed>>::handle(self, named, ctx);
+                }
+                _ => {}
+            }
+        }
+        arrival.respond(remote::ack(m.number));
+    }
+
+    /// The inbox ended (the peers went away): the instance goes on for its principals here.
+    fn finished(&mut self, _: &mut Context<Self>) {
+        self.inbox = None;
+    }
+}

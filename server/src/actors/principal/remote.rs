@@ -1,0 +1,105 @@
+//! What instances on other servers say to this principal (issue #41,
+//! `docs/ownership.md` §2): a named principal serves its address on the server's peers
+//! while its actor runs here, and each message arriving is handled as the same message
+//! from an instance here would be — a batch (numbered per instance: one seen already is
+//! acknowledged and dropped), an invitation, a withdrawal. An instance reached that way is
+//! linked by its id ([`InstanceRef::Remote`]).
+
+use super::{InstanceRef, PrincipalActor};
+use crate::actors::instance::Batched;
+use crate::actors::remote::{self, RemoteInstance};
+use crate::core::wire::{self, Numbered, ToPrincipal};
+use crate::ids::InstanceId;
+use crate::peers::{Arrival, PeerAddress};
+use crate::store::Follow;
+use actix::prelude::*;
+use mcpl_transport::Principal;
+
+impl PrincipalActor {
+    /// Serves this principal's address on the server's peers, when it has some and the
+    /// principal is named (an anonymous one never crosses servers, `docs/ownership.md` §1).
+    pub(super) fn serve_peers(&mut self, ctx: &mut Context<Self>) {
+        let (Some(peers), Principal::Named(name)) = (self.shared.peers.clone(), &self.principal)
+        else {
+            return;
+        };
+        let to = PeerAddress::Principal(name.clone());
+        ctx.spawn(
+            peers
+                .serve(to)
+                .into_actor(self)
+                .map(|served, act, ctx| match served {
+                    Ok(inbox) => {
+                        // Served until the actor stops (its arrivals dropped with it).
+                        let (arrivals, _closer) = inbox.split();
+                        ctx.add_stream(arrivals);
+                    }
+                    Err(e) => {
+                        tracing::warn!(principal = %act.principal.name(), error = %e, "the principal is not reachable from other servers");
+                    }
+                }),
+        );
+    }
+
+    /// Instance `id` on another server, as this principal reaches it: a call that does not
+    /// get through is answered here, as the instance would answer it.
+    pub(super) fn remote_instance(
+        &self,
+        id: InstanceId,
+        ctx: &mut Context<Self>,
+    ) -> Option<RemoteInstance> {
+        let me = ctx.address();
+        RemoteInstance::new(&self.shared, id, move |batch| {
+            me.do_send(Batched(batch, Follow::NONE));
+        })
+    }
+
+    fn max_message(&self) -> usize {
+        self.shared
+            .peers
+            .as_ref()
+            .map_or(crate::peers::MAX_MESSAGE, |p| p.max_message())
+    }
+}
+
+impl StreamHandler<Arrival> for PrincipalActor {
+    fn handle(&mut self, arrival: Arrival, ctx: &mut Context<Self>) {
+        let m: Numbered<ToPrincipal> = match wire::decode(&arrival.body, self.max_message()) {
+            Ok(m) => m,
+            Err(e) => {
+                // Dropped unanswered: its sender hears nobody took it.
+                tracing::warn!(principal = %self.principal.name(), error = %e, "an unreadable message from another server is dropped");
+                return;
+            }
+        };
+        let about = match &m.message {
+            ToPrincipal::Batched(b) => (b.instance.0, 0),
+            ToPrincipal::Invitation { id, .. } | ToPrincipal::InvitationWithdrawn { id, .. } => {
+                (id.0, 1)
+            }
+        };
+        if self.seen.fresh(about, m.stream, m.number) {
+            match m.message {
+                ToPrincipal::Batched(batch) => {
+                    let batched = Batched(batch, Follow::NONE);
+                    <Self as Handler<Batched>>::handle(self, batched, ctx);
+                }
+                ToPrincipal::Invitation { id, invite } => {
+                    if let Some(r) = self.remote_instance(id, ctx) {
+                        self.core
+                            .handle_invitation(InstanceRef::Remote(r), id, invite.into());
+                        self.flush(ctx);
+                    }
+                }
+                ToPrincipal::InvitationWithdrawn { id, who } => {
+                    self.core.handle_withdrawn(id, who);
+                    self.maybe_retire(ctx);
+                }
+            }
+        }
+        arrival.respond(remote::ack(m.number));
+    }
+
+    /// The inbox ended (the peers went away): the principal goes on for its sessions here.
+    fn finished(&mut self, _: &mut Context<Self>) {}
+}
