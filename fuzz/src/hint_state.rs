@@ -18,7 +18,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use mcpl_host::state::{Carrier, HintConfig, HintState, Output, ResultOf};
-use mcpl_protocol::hints::{SuggestAction, ToolDefinition};
+use mcpl_protocol::hints::{HintEntries, SuggestAction, ToolDefinition};
 use mcpl_protocol::mcp::ToolAnnotations;
 use mcpl_protocol::toolsets::{EndedRecord, OpenRecord};
 use mcpl_protocol::{
@@ -173,48 +173,50 @@ impl ChangesIn {
     fn build(&self, last: u64) -> HintChanges {
         HintChanges {
             rev: self.rev.resolve(last),
-            tools: self
-                .tools
-                .iter()
-                .map(|t| ToolHint {
-                    name: t.name.get(),
-                    instance: t.instance.map(Name::get),
-                    presence: t.presence.map(presence),
-                    visible: t.visible,
-                    definition: t.definition.as_ref().map(DefinitionIn::build),
-                })
-                .collect(),
-            toolsets: self
-                .toolsets
-                .iter()
-                .map(|s| ToolsetChange {
-                    toolset: s.toolset.get(),
-                    instance: s.instance.map(Name::get),
-                    state: if s.open {
-                        ToolsetState::Open
-                    } else {
-                        ToolsetState::Closed
-                    },
-                    title: s.title.map(Name::get),
-                    reason: None,
-                    ended: s.ended.map(Name::get),
-                })
-                .collect(),
-            suggest: self
-                .suggest
-                .iter()
-                .map(|s| Suggestion {
-                    toolset: s.toolset.get(),
-                    instance: s.instance.map(Name::get),
-                    action: if s.open {
-                        SuggestAction::Open
-                    } else {
-                        SuggestAction::Close
-                    },
-                    reason: "fuzz".to_owned(),
-                    options: None,
-                })
-                .collect(),
+            entries: HintEntries {
+                tools: self
+                    .tools
+                    .iter()
+                    .map(|t| ToolHint {
+                        name: t.name.get(),
+                        instance: t.instance.map(Name::get),
+                        presence: t.presence.map(presence),
+                        visible: t.visible,
+                        definition: t.definition.as_ref().map(DefinitionIn::build),
+                    })
+                    .collect(),
+                toolsets: self
+                    .toolsets
+                    .iter()
+                    .map(|s| ToolsetChange {
+                        toolset: s.toolset.get(),
+                        instance: s.instance.map(Name::get),
+                        state: if s.open {
+                            ToolsetState::Open
+                        } else {
+                            ToolsetState::Closed
+                        },
+                        title: s.title.map(Name::get),
+                        reason: None,
+                        ended: s.ended.map(Name::get),
+                    })
+                    .collect(),
+                suggest: self
+                    .suggest
+                    .iter()
+                    .map(|s| Suggestion {
+                        toolset: s.toolset.get(),
+                        instance: s.instance.map(Name::get),
+                        action: if s.open {
+                            SuggestAction::Open
+                        } else {
+                            SuggestAction::Close
+                        },
+                        reason: "fuzz".to_owned(),
+                        options: None,
+                    })
+                    .collect(),
+            },
         }
     }
 }

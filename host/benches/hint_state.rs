@@ -9,7 +9,7 @@
 
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
 use mcpl_host::state::{Carrier, HintConfig, HintState};
-use mcpl_protocol::hints::ToolHint;
+use mcpl_protocol::hints::{HintEntries, ToolHint};
 use mcpl_protocol::{HintChanges, Meta, Presence, Tool};
 use serde_json::json;
 use std::hint::black_box;
@@ -52,12 +52,14 @@ fn messages() -> Vec<HintChanges> {
     (0..MESSAGES)
         .map(|i| HintChanges {
             rev: i + 2,
-            tools: vec![ToolHint {
-                name: format!("t{}", i as usize % TOOLS),
-                visible: Some(i % 3 != 0),
+            entries: HintEntries {
+                tools: vec![ToolHint {
+                    name: format!("t{}", i as usize % TOOLS),
+                    visible: Some(i % 3 != 0),
+                    ..Default::default()
+                }],
                 ..Default::default()
-            }],
-            ..Default::default()
+            },
         })
         .collect()
 }

@@ -17,7 +17,7 @@ use mcpl_host::state::{
     Catalog, Conversation, ConversationConfig, HintConfig, HintState, MetaConfig, MetaTools, Plan,
     Presenter, PresenterConfig, ServerView, ToldIds, ToolPolicy, World,
 };
-use mcpl_protocol::hints::{HintChanges, ToolDefinition, ToolHint};
+use mcpl_protocol::hints::{HintChanges, HintEntries, ToolDefinition, ToolHint};
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::toolsets::OpenRecord;
 use mcpl_protocol::{Meta, Presence, Tool};
@@ -71,18 +71,20 @@ fn fixture(n: usize) -> Fixture {
         .collect();
     let statement = HintChanges {
         rev: 1,
-        tools: (0..n)
-            .map(|i| ToolHint {
-                name: format!("tool{i:06}"),
-                visible: Some(true),
-                definition: (i % 10 == 5).then(|| ToolDefinition {
-                    description: Some(format!("tool {i}, redefined")),
+        entries: HintEntries {
+            tools: (0..n)
+                .map(|i| ToolHint {
+                    name: format!("tool{i:06}"),
+                    visible: Some(true),
+                    definition: (i % 10 == 5).then(|| ToolDefinition {
+                        description: Some(format!("tool {i}, redefined")),
+                        ..Default::default()
+                    }),
                     ..Default::default()
-                }),
-                ..Default::default()
-            })
-            .collect(),
-        ..Default::default()
+                })
+                .collect(),
+            ..Default::default()
+        },
     };
     let open = (0..sets)
         .map(|s| OpenRecord {

@@ -29,7 +29,9 @@
 //! hint_state_props` repeats the whole run. `PROPTEST_CASES=<n>` changes the case count.
 
 use mcpl_host::state::{Carrier, Change, HintConfig, HintState, HintStats, Output, ResultOf};
-use mcpl_protocol::hints::{SuggestAction, Suggestion, ToolDefinition, ToolHint, ToolsetChange};
+use mcpl_protocol::hints::{
+    HintEntries, SuggestAction, Suggestion, ToolDefinition, ToolHint, ToolsetChange,
+};
 use mcpl_protocol::toolsets::{EndedRecord, OpenRecord};
 use mcpl_protocol::{HintChanges, Id, Meta, Presence, Tool, ToolsetState};
 use proptest::prelude::*;
@@ -261,8 +263,10 @@ impl Server {
         ];
         HintChanges {
             rev,
-            tools,
-            ..Default::default()
+            entries: HintEntries {
+                tools,
+                ..Default::default()
+            },
         }
     }
 
@@ -330,13 +334,13 @@ impl Server {
             2 if game_open => {
                 let v = op.b & 2 == 0;
                 self.set_visible(tool, Some(inst), v);
-                h.tools.push(vis_hint(tool, Some(inst), v));
+                h.entries.tools.push(vis_hint(tool, Some(inst), v));
             }
             3 => {
                 let target = (game_open && op.a % 4 != 3).then_some(inst);
                 let v = op.b % 4;
                 self.defs.insert(key(tool, target), v);
-                h.tools.push(def_hint(tool, target, v));
+                h.entries.tools.push(def_hint(tool, target, v));
             }
             4 => self.toggle_lobby(op.b, h),
             6 => {
@@ -354,10 +358,10 @@ impl Server {
                 } else {
                     self.visible.remove(&key("mover", None));
                 }
-                h.tools.push(t);
+                h.entries.tools.push(t);
                 if op.b.is_multiple_of(3) {
                     // Vector 16: an explicit static on a toolset's tool is ignored.
-                    h.tools.push(ToolHint {
+                    h.entries.tools.push(ToolHint {
                         name: "play".into(),
                         presence: Some(Presence::Static),
                         ..Default::default()
@@ -367,9 +371,9 @@ impl Server {
             7 => {
                 let v = op.b % 4;
                 self.defs.insert(key("roam", None), v);
-                h.tools.push(def_hint("roam", None, v));
+                h.entries.tools.push(def_hint("roam", None, v));
             }
-            8 => h.suggest.push(Suggestion {
+            8 => h.entries.suggest.push(Suggestion {
                 toolset: "game".into(),
                 instance: Some(inst.into()),
                 action: SuggestAction::Open,
@@ -379,7 +383,7 @@ impl Server {
             _ => {
                 let v = !self.visible.contains(&key("roam", None));
                 self.set_visible("roam", None, v);
-                h.tools.push(vis_hint("roam", None, v));
+                h.entries.tools.push(vis_hint("roam", None, v));
             }
         }
     }
@@ -399,10 +403,10 @@ impl Server {
             .insert(key("game", Some(inst)), Some(title.clone()));
         let mut e = entry("game", Some(inst), ToolsetState::Open);
         e.title = Some(title);
-        h.toolsets.push(e);
+        h.entries.toolsets.push(e);
         if fresh && b.is_multiple_of(2) {
             self.set_visible("play", Some(inst), true);
-            h.tools.push(vis_hint("play", Some(inst), true));
+            h.entries.tools.push(vis_hint("play", Some(inst), true));
         }
     }
 
@@ -412,7 +416,7 @@ impl Server {
         for t in GAME {
             if b.is_multiple_of(2) && self.visible.contains(&key(t, Some(inst))) {
                 // Servers may also state the tools invisible; either way they go.
-                h.tools.push(vis_hint(t, Some(inst), false));
+                h.entries.tools.push(vis_hint(t, Some(inst), false));
             }
             self.visible.remove(&key(t, Some(inst)));
             self.defs.remove(&key(t, Some(inst)));
@@ -420,7 +424,7 @@ impl Server {
         let mut e = entry("game", Some(inst), ToolsetState::Closed);
         e.reason = Some("game over".into());
         e.ended = Some(id.clone());
-        h.toolsets.push(e);
+        h.entries.toolsets.push(e);
         let record = EndedRecord {
             id,
             toolset: "game".into(),
@@ -438,7 +442,7 @@ impl Server {
             self.visible.remove(&key("seek", None));
             let mut e = entry("lobby", None, ToolsetState::Closed);
             e.ended = Some(id.clone());
-            h.toolsets.push(e);
+            h.entries.toolsets.push(e);
             let at = "2026-01-01T00:00:00Z".into();
             self.ended.push(EndedRecord {
                 id,
@@ -451,10 +455,10 @@ impl Server {
             self.open.insert(k, Some("Lobby".into()));
             let mut e = entry("lobby", None, ToolsetState::Open);
             e.title = Some("Lobby".into());
-            h.toolsets.push(e);
+            h.entries.toolsets.push(e);
             let v = b.is_multiple_of(2);
             self.set_visible("seek", None, v);
-            h.tools.push(vis_hint("seek", None, v));
+            h.entries.tools.push(vis_hint("seek", None, v));
         }
     }
 
@@ -489,8 +493,10 @@ impl Server {
             .collect();
         let changes = HintChanges {
             rev: self.rev,
-            tools,
-            ..Default::default()
+            entries: HintEntries {
+                tools,
+                ..Default::default()
+            },
         };
         Wire::Statement {
             changes,
@@ -1022,7 +1028,7 @@ fn brief(w: &Wire) -> String {
         } => {
             format!(
                 "statement rev {} look {look} open {open:?} {:?}",
-                changes.rev, changes.tools
+                changes.rev, changes.entries.tools
             )
         }
         Wire::ToolsList { rev, .. } => format!("tools/list rev {rev}"),

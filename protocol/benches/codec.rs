@@ -3,6 +3,7 @@
 //! message, then its params) of the `tools/call` request and of the hint changes.
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use mcpl_protocol::HintEntries;
 use mcpl_protocol::hints::{HintChanges, ToolDefinition, ToolHint, ToolsetChange, ToolsetState};
 use mcpl_protocol::jsonrpc::{Id, Message, Notification, Request, Response};
 use mcpl_protocol::mcp::{CallToolParams, CallToolResult};
@@ -31,13 +32,15 @@ fn tools_call_result() -> Message {
     );
     r.meta = Some(Meta::with_hints(HintChanges {
         rev: 7,
-        tools: vec![ToolHint {
-            name: "play".into(),
-            instance: Some("g1".into()),
-            visible: Some(false),
+        entries: HintEntries {
+            tools: vec![ToolHint {
+                name: "play".into(),
+                instance: Some("g1".into()),
+                visible: Some(false),
+                ..Default::default()
+            }],
             ..Default::default()
-        }],
-        ..Default::default()
+        },
     }));
     Message::Response(Response::ok_typed(Id::Number(42), &r))
 }
@@ -71,11 +74,13 @@ fn hints_20() -> Message {
     }];
     let h = HintChanges {
         rev: 12,
-        tools,
-        toolsets,
-        suggest: vec![],
+        entries: HintEntries {
+            tools,
+            toolsets,
+            suggest: vec![],
+        },
     };
-    assert_eq!(h.tools.len() + h.toolsets.len(), 20);
+    assert_eq!(h.entries.tools.len() + h.entries.toolsets.len(), 20);
     Message::Notification(Notification::new::<ToolHints>(&h.into()))
 }
 

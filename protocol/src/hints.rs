@@ -30,28 +30,62 @@ pub enum Presence {
 pub struct HintChanges {
     /// Per connection: 1, 2, 3, … consecutive across every carrier (§5.2).
     pub rev: u64,
-    /// Per-tool changes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<ToolHint>,
-    /// Toolset state, as values.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub toolsets: Vec<ToolsetChange>,
+    /// Per-tool changes, toolset state as values, and suggestions.
+    #[serde(flatten)]
+    pub entries: HintEntries<ToolHint, ToolsetChange>,
+}
+
+/// The three lists of entries a hint message carries, each left out of the JSON when
+/// empty: RFC-014's hint changes (§5.1) with tool hints `T` and toolset changes `S`, and
+/// the stateless profile's versioned hints (profile §3.3) with the same entries stamped.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct HintEntries<T, S> {
+    /// Per-tool entries.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<T>,
+    /// Toolset (and instance) state, as values.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub toolsets: Vec<S>,
     /// Suggestions: shown to the agent, never acted on by the host (§5.3, vector 19).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub suggest: Vec<Suggestion>,
 }
 
-/// Why a hint-changes object cannot be read at all.
+impl<T, S> Default for HintEntries<T, S> {
+    fn default() -> Self {
+        HintEntries {
+            tools: Vec::new(),
+            toolsets: Vec::new(),
+            suggest: Vec::new(),
+        }
+    }
+}
+
+impl<T, S> HintEntries<T, S> {
+    /// True when there is no entry in any list.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty() && self.toolsets.is_empty() && self.suggest.is_empty()
+    }
+}
+
+/// Why a hint message (RFC-014's hint changes, or the stateless profile's versioned hints)
+/// cannot be read at all.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum HintsError {
-    /// Not a JSON object.
+    /// Hint changes that are not a JSON object.
     #[error("hint changes must be an object")]
     NotAnObject,
     /// `rev` is absent or not a non-negative integer (`3.0` is one, `3.5` and `-1` are
     /// not): nothing orders the message.
     #[error("hint changes need a rev, a non-negative integer (such as 3 or 3.0)")]
     NoRev,
+    /// Versioned hints that are not a JSON object.
+    #[error("versioned hints must be an object")]
+    VersionedNotAnObject,
+    /// `version` is absent or not a non-negative integer.
+    #[error("versioned hints need a version, a non-negative integer")]
+    NoVersion,
 }
 
 impl<'de> Deserialize<'de> for HintChanges {
@@ -81,20 +115,17 @@ impl HintChanges {
         let suggest = entries(obj.get("suggest"), "suggest", &mut ignored, |e, _| {
             Suggestion::deserialize(e).map_err(|e| e.to_string())
         });
-        Ok((
-            HintChanges {
-                rev,
-                tools,
-                toolsets,
-                suggest,
-            },
-            ignored,
-        ))
+        let entries = HintEntries {
+            tools,
+            toolsets,
+            suggest,
+        };
+        Ok((HintChanges { rev, entries }, ignored))
     }
 
     /// True when there are no entries (a full statement may be empty and still count, §4.3).
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty() && self.toolsets.is_empty() && self.suggest.is_empty()
+        self.entries.is_empty()
     }
 }
 
@@ -333,7 +364,7 @@ mod tests {
         let h: HintChanges = serde_json::from_value(v.clone()).unwrap();
         assert_eq!(h.rev, 5);
         assert_eq!(
-            h.tools[0]
+            h.entries.tools[0]
                 .definition
                 .as_ref()
                 .unwrap()
@@ -342,9 +373,37 @@ mod tests {
                 .unwrap()["type"],
             "object"
         );
-        assert_eq!(h.toolsets[0].state, ToolsetState::Closed);
-        assert_eq!(h.suggest[0].action, SuggestAction::Open);
+        assert_eq!(h.entries.toolsets[0].state, ToolsetState::Closed);
+        assert_eq!(h.entries.suggest[0].action, SuggestAction::Open);
         assert_eq!(serde_json::to_value(&h).unwrap(), v);
+    }
+
+    /// The lists flattened from [`HintEntries`] come after `rev`, in the order RFC-014's
+    /// examples write them, byte for byte; empty ones are left out.
+    #[test]
+    fn the_flattened_entries_keep_the_wire_bytes() {
+        let h = HintChanges {
+            rev: 2,
+            entries: HintEntries {
+                tools: vec![ToolHint {
+                    name: "a".into(),
+                    visible: Some(true),
+                    ..Default::default()
+                }],
+                toolsets: Vec::new(),
+                suggest: vec![Suggestion {
+                    toolset: "go".into(),
+                    instance: None,
+                    action: SuggestAction::Open,
+                    reason: "x".into(),
+                    options: None,
+                }],
+            },
+        };
+        assert_eq!(
+            serde_json::to_string(&h).unwrap(),
+            r#"{"rev":2,"tools":[{"name":"a","visible":true}],"suggest":[{"toolset":"go","action":"open","reason":"x"}]}"#
+        );
     }
 
     #[test]
@@ -394,18 +453,21 @@ mod tests {
         ], "suggest": "none"}))
         .unwrap();
         assert_eq!(h.rev, 4);
-        let names: Vec<&str> = h.tools.iter().map(|t| t.name.as_str()).collect();
+        let names: Vec<&str> = h.entries.tools.iter().map(|t| t.name.as_str()).collect();
         assert_eq!(names, ["x", "y", "play"]);
-        assert_eq!((h.tools[0].presence, h.tools[1].visible), (None, None));
-        assert_eq!(h.tools[2].visible, Some(true));
-        assert_eq!(h.toolsets.len(), 1);
+        assert_eq!(
+            (h.entries.tools[0].presence, h.entries.tools[1].visible),
+            (None, None)
+        );
+        assert_eq!(h.entries.tools[2].visible, Some(true));
+        assert_eq!(h.entries.toolsets.len(), 1);
         assert_eq!(ignored.len(), 6, "{ignored:?}");
         // Through serde, as a result's _meta decodes it, the same.
         let via: HintChanges = serde_json::from_value(
             json!({"rev": 1, "tools": [{"name": "a", "presence": "sometimes"}]}),
         )
         .unwrap();
-        assert_eq!(via.tools[0].presence, None);
+        assert_eq!(via.entries.tools[0].presence, None);
         assert_eq!(
             HintChanges::read(&json!({"rev": -1})),
             Err(HintsError::NoRev)

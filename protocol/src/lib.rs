@@ -48,7 +48,8 @@ pub mod time;
 pub mod toolsets;
 
 pub use hints::{
-    HintChanges, Presence, Suggestion, ToolHint, ToolHintsParams, ToolsetChange, ToolsetState,
+    HintChanges, HintEntries, Presence, Suggestion, ToolHint, ToolHintsParams, ToolsetChange,
+    ToolsetState,
 };
 pub use jsonrpc::{ErrorCode, ErrorObject, Id, Message, Notification, Request, Response};
 pub use mcp::{CallToolParams, CallToolResult, ContentBlock, Tool};

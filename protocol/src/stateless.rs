@@ -18,7 +18,7 @@
 //! | `notifications/mcpl/event` | a stream that asked for `mcpl/events` | §3.5 |
 //! | `idleEndMs` | `server/discover`'s `mcpl/core` settings: how long an idle principal keeps its toolsets, on a server that does not keep them | §3.6 |
 
-use crate::hints::{Suggestion, ToolHint, ToolsetChange};
+use crate::hints::{HintEntries, HintsError, Suggestion, ToolHint, ToolsetChange};
 use crate::meta::read_count;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -70,38 +70,22 @@ pub struct VersionedHints {
     /// replaces its dynamic-tool state with them.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub statement: bool,
-    /// Tool entries, each stating its `(name, instance)`'s whole value.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tools: Vec<StampedTool>,
-    /// Toolset and instance entries, each stating its `(toolset, instance)`'s whole value.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub toolsets: Vec<StampedToolset>,
-    /// Suggestions: not state, no stamp; shown once with the message carrying them.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub suggest: Vec<Suggestion>,
-}
-
-/// Why a [`VersionedHints`] cannot be read at all.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[non_exhaustive]
-pub enum VersionedHintsError {
-    /// Not a JSON object.
-    #[error("versioned hints must be an object")]
-    NotAnObject,
-    /// `version` is absent or not a non-negative integer.
-    #[error("versioned hints need a version, a non-negative integer")]
-    NoVersion,
+    /// Tool entries, each stating its `(name, instance)`'s whole value; toolset and
+    /// instance entries, each stating its `(toolset, instance)`'s whole value; suggestions
+    /// (not state, no stamp: shown once with the message carrying them).
+    #[serde(flatten)]
+    pub entries: HintEntries<StampedTool, StampedToolset>,
 }
 
 impl VersionedHints {
     /// Reads versioned hints liberally (see the type's docs): the hints, and a line for
     /// each entry or member ignored.
-    pub fn read(v: &Value) -> Result<(VersionedHints, Vec<String>), VersionedHintsError> {
-        let obj = v.as_object().ok_or(VersionedHintsError::NotAnObject)?;
+    pub fn read(v: &Value) -> Result<(VersionedHints, Vec<String>), HintsError> {
+        let obj = v.as_object().ok_or(HintsError::VersionedNotAnObject)?;
         let version = obj
             .get("version")
             .and_then(read_count)
-            .ok_or(VersionedHintsError::NoVersion)?;
+            .ok_or(HintsError::NoVersion)?;
         let mut ignored = Vec::new();
         let statement = obj
             .get("statement")
@@ -132,13 +116,16 @@ impl VersionedHints {
                 .collect(),
             _ => Vec::new(),
         };
+        let entries = HintEntries {
+            tools,
+            toolsets,
+            suggest,
+        };
         Ok((
             VersionedHints {
                 version,
                 statement,
-                tools,
-                toolsets,
-                suggest,
+                entries,
             },
             ignored,
         ))
@@ -146,7 +133,7 @@ impl VersionedHints {
 
     /// True when it carries no entry (the answer to a request whose `since` is current).
     pub fn is_empty(&self) -> bool {
-        self.tools.is_empty() && self.toolsets.is_empty() && self.suggest.is_empty()
+        self.entries.is_empty()
     }
 }
 
@@ -234,10 +221,22 @@ mod tests {
         assert!(ignored.is_empty(), "{ignored:?}");
         assert_eq!(h.version, 7);
         assert!(!h.statement);
-        assert_eq!(h.tools[0].v, 7);
-        assert_eq!(h.tools[0].hint.instance.as_deref(), Some("g1"));
-        assert_eq!(h.toolsets[0].change.state, ToolsetState::Closed);
+        assert_eq!(h.entries.tools[0].v, 7);
+        assert_eq!(h.entries.tools[0].hint.instance.as_deref(), Some("g1"));
+        assert_eq!(h.entries.toolsets[0].change.state, ToolsetState::Closed);
         assert_eq!(serde_json::to_value(&h).unwrap(), wire);
+    }
+
+    /// The lists flattened from [`HintEntries`] come after `version` and `statement`,
+    /// byte for byte; empty ones are left out.
+    #[test]
+    fn the_flattened_entries_keep_the_wire_bytes() {
+        let wire = r#"{"version":4,"statement":true,"toolsets":[{"toolset":"go","instance":"g1","state":"open","v":3}]}"#;
+        let (h, ignored) = VersionedHints::read(&serde_json::from_str(wire).unwrap()).unwrap();
+        assert!(ignored.is_empty(), "{ignored:?}");
+        assert_eq!(h.entries.toolsets[0].change.state, ToolsetState::Open);
+        assert!(h.entries.tools.is_empty() && h.entries.suggest.is_empty());
+        assert_eq!(serde_json::to_string(&h).unwrap(), wire);
     }
 
     #[test]
@@ -252,9 +251,9 @@ mod tests {
         .unwrap();
         assert_eq!(h.version, 3);
         assert!(h.statement);
-        assert_eq!(h.tools.len(), 1);
-        assert_eq!(h.tools[0].hint.name, "c");
-        assert_eq!(h.toolsets.len(), 1);
+        assert_eq!(h.entries.tools.len(), 1);
+        assert_eq!(h.entries.tools[0].hint.name, "c");
+        assert_eq!(h.entries.toolsets.len(), 1);
         assert_eq!(ignored.len(), 3, "{ignored:?}");
     }
 
@@ -262,11 +261,11 @@ mod tests {
     fn no_version_makes_the_whole_unreadable() {
         assert_eq!(
             VersionedHints::read(&json!({"rev": 3})).unwrap_err(),
-            VersionedHintsError::NoVersion
+            HintsError::NoVersion
         );
         assert_eq!(
             VersionedHints::read(&json!([])).unwrap_err(),
-            VersionedHintsError::NotAnObject
+            HintsError::VersionedNotAnObject
         );
     }
 

@@ -17,7 +17,7 @@
 //! reads such a message from another server as the last state of each instance; see
 //! `mcpl-host`'s `apply.rs`.)
 
-use mcpl_protocol::hints::{HintChanges, Suggestion, ToolHint, ToolsetChange};
+use mcpl_protocol::hints::{HintChanges, HintEntries, Suggestion, ToolHint, ToolsetChange};
 
 /// Hint changes without a `rev`: what to send to every connection of a principal.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -124,9 +124,11 @@ impl HintDraft {
     pub(super) fn into_changes(self, rev: u64) -> HintChanges {
         HintChanges {
             rev,
-            tools: self.tools,
-            toolsets: self.toolsets,
-            suggest: self.suggest,
+            entries: HintEntries {
+                tools: self.tools,
+                toolsets: self.toolsets,
+                suggest: self.suggest,
+            },
         }
     }
 }

@@ -90,7 +90,7 @@ mod tests {
         assert_eq!(s.last(), 0);
         let h = s.stamp_if_any(one_change()).expect("a change takes a rev");
         assert_eq!(h.rev, 1);
-        assert_eq!(h.tools[0].name, "play");
+        assert_eq!(h.entries.tools[0].name, "play");
         assert_eq!(s.stamp_if_any(HintDraft::new()), None);
         assert_eq!(s.last(), 1);
     }

@@ -139,6 +139,7 @@ pub async fn read(source: &Source, principal: &str) -> Result<Truth, TruthError>
             .map(|o| (o.toolset, o.instance))
             .collect(),
         visible: hints
+            .entries
             .tools
             .into_iter()
             .filter(|t| t.visible == Some(true))

@@ -25,7 +25,7 @@
 //! delta since the mark).
 
 use crate::state::stamped::{StampedApplied, StampedCarrier, StampedView};
-use mcpl_protocol::hints::{HintChanges, ToolHint, ToolsetChange, ToolsetState};
+use mcpl_protocol::hints::{HintChanges, HintEntries, ToolHint, ToolsetChange, ToolsetState};
 use mcpl_protocol::jsonrpc::{RawValue, to_raw};
 use mcpl_protocol::mcp::Tool;
 use mcpl_protocol::meta::HINTS;
@@ -214,7 +214,8 @@ impl Profile {
         };
         if method == ToolsetsList::NAME {
             // A statement of the whole view, whatever this one carried (module docs).
-            let (changes, open) = self.statement(hints.map(|h| h.suggest).unwrap_or_default());
+            let (changes, open) =
+                self.statement(hints.map(|h| h.entries.suggest).unwrap_or_default());
             meta.insert(HINTS.to_owned(), to_value(&changes));
             let options: HashMap<(String, Option<String>), Value> = result
                 .get("open")
@@ -337,53 +338,55 @@ impl Profile {
         let toolsets: BTreeSet<&(String, Option<String>)> = applied.toolsets.iter().collect();
         Some(HintChanges {
             rev: self.rev,
-            tools: tools
-                .into_iter()
-                .map(
-                    |(name, instance)| match self.view.tool(name, instance.as_deref()) {
-                        Some(t) => ToolHint {
-                            name: name.clone(),
-                            instance: instance.clone(),
-                            presence: t.presence,
-                            visible: Some(t.visible),
-                            definition: t.definition.clone(),
+            entries: HintEntries {
+                tools: tools
+                    .into_iter()
+                    .map(
+                        |(name, instance)| match self.view.tool(name, instance.as_deref()) {
+                            Some(t) => ToolHint {
+                                name: name.clone(),
+                                instance: instance.clone(),
+                                presence: t.presence,
+                                visible: Some(t.visible),
+                                definition: t.definition.clone(),
+                            },
+                            // Dropped: what the host holds for a key it no longer knows is the
+                            // default, invisible.
+                            None => ToolHint {
+                                name: name.clone(),
+                                instance: instance.clone(),
+                                presence: None,
+                                visible: Some(false),
+                                definition: None,
+                            },
                         },
-                        // Dropped: what the host holds for a key it no longer knows is the
-                        // default, invisible.
-                        None => ToolHint {
-                            name: name.clone(),
-                            instance: instance.clone(),
-                            presence: None,
-                            visible: Some(false),
-                            definition: None,
-                        },
-                    },
-                )
-                .collect(),
-            toolsets: toolsets
-                .into_iter()
-                .map(
-                    |(toolset, instance)| match self.view.toolset(toolset, instance.as_deref()) {
-                        Some(s) => ToolsetChange {
-                            toolset: toolset.clone(),
-                            instance: instance.clone(),
-                            state: s.state,
-                            title: s.title.clone(),
-                            reason: s.reason.clone(),
-                            ended: s.ended.clone(),
-                        },
-                        None => ToolsetChange {
-                            toolset: toolset.clone(),
-                            instance: instance.clone(),
-                            state: ToolsetState::Closed,
-                            title: None,
-                            reason: None,
-                            ended: None,
-                        },
-                    },
-                )
-                .collect(),
-            suggest: applied.suggest.clone(),
+                    )
+                    .collect(),
+                toolsets: toolsets
+                    .into_iter()
+                    .map(|(toolset, instance)| {
+                        match self.view.toolset(toolset, instance.as_deref()) {
+                            Some(s) => ToolsetChange {
+                                toolset: toolset.clone(),
+                                instance: instance.clone(),
+                                state: s.state,
+                                title: s.title.clone(),
+                                reason: s.reason.clone(),
+                                ended: s.ended.clone(),
+                            },
+                            None => ToolsetChange {
+                                toolset: toolset.clone(),
+                                instance: instance.clone(),
+                                state: ToolsetState::Closed,
+                                title: None,
+                                reason: None,
+                                ended: None,
+                            },
+                        }
+                    })
+                    .collect(),
+                suggest: applied.suggest.clone(),
+            },
         })
     }
 
@@ -397,33 +400,35 @@ impl Profile {
         let open: Vec<_> = self.view.open().into_iter().collect();
         let changes = HintChanges {
             rev: self.rev,
-            tools: self
-                .view
-                .visible()
-                .into_iter()
-                .map(|((name, instance), definition)| ToolHint {
-                    presence: self
-                        .view
-                        .tool(&name, instance.as_deref())
-                        .and_then(|t| t.presence),
-                    name,
-                    instance,
-                    visible: Some(true),
-                    definition,
-                })
-                .collect(),
-            toolsets: open
-                .iter()
-                .map(|((toolset, instance), title)| ToolsetChange {
-                    toolset: toolset.clone(),
-                    instance: instance.clone(),
-                    state: ToolsetState::Open,
-                    title: title.clone(),
-                    reason: None,
-                    ended: None,
-                })
-                .collect(),
-            suggest,
+            entries: HintEntries {
+                tools: self
+                    .view
+                    .visible()
+                    .into_iter()
+                    .map(|((name, instance), definition)| ToolHint {
+                        presence: self
+                            .view
+                            .tool(&name, instance.as_deref())
+                            .and_then(|t| t.presence),
+                        name,
+                        instance,
+                        visible: Some(true),
+                        definition,
+                    })
+                    .collect(),
+                toolsets: open
+                    .iter()
+                    .map(|((toolset, instance), title)| ToolsetChange {
+                        toolset: toolset.clone(),
+                        instance: instance.clone(),
+                        state: ToolsetState::Open,
+                        title: title.clone(),
+                        reason: None,
+                        ended: None,
+                    })
+                    .collect(),
+                suggest,
+            },
         };
         (changes, open)
     }

@@ -28,6 +28,7 @@
 //! Namespacing (`server--tool`), tool policy and the meta-tools are the Host's.
 
 use super::keys::{FastMap, FastSet};
+use super::listing::Listing;
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::toolsets::{Surface, ToolsetDecl};
 use mcpl_protocol::{Presence, Tool};
@@ -161,10 +162,9 @@ pub struct Catalog {
     toolsets: BTreeMap<String, ToolsetDecl>,
     surface: Option<Surface>,
     /// Every listed tool, in listed order: the list the link read, shared with the hint
-    /// state (never copied per tool).
-    tools: Arc<[Tool]>,
-    /// Where each listed name first is in `tools` (a name listed twice is its first entry).
-    by_name: FastMap<String, usize>,
+    /// state; each name's entry is where it first is (a name listed twice is its first
+    /// entry).
+    listing: Listing<usize>,
     /// The toolsets named by listed tools, declared or not.
     named: BTreeSet<String>,
     /// Current presence, as the hint state last said (moves wait for a boundary).
@@ -186,8 +186,7 @@ impl Catalog {
             server_hints: false,
             toolsets: BTreeMap::new(),
             surface: None,
-            tools: Arc::from(Vec::new()),
-            by_name: FastMap::default(),
+            listing: Listing::default(),
             named: BTreeSet::new(),
             presence: FastMap::default(),
             groups_open: BTreeSet::new(),
@@ -229,9 +228,9 @@ impl Catalog {
         tools: Arc<[Tool]>,
         presence: impl Fn(&str) -> Option<Presence>,
     ) {
-        self.by_name = FastMap::with_capacity_and_hasher(tools.len(), Default::default());
+        let mut by_name = FastMap::with_capacity_and_hasher(tools.len(), Default::default());
         for (i, t) in tools.iter().enumerate() {
-            self.by_name.entry(t.name.clone()).or_insert(i);
+            by_name.entry(t.name.clone()).or_insert(i);
         }
         // Each name once: most tools share their toolset's.
         let named: BTreeSet<&str> = tools.iter().filter_map(toolset_named).collect();
@@ -247,7 +246,7 @@ impl Catalog {
                 (t.name.clone(), p)
             })
             .collect();
-        self.tools = tools;
+        self.listing = Listing { tools, by_name };
         let groups: BTreeSet<String> = self.groups().into_iter().map(str::to_owned).collect();
         self.groups_open.retain(|g| groups.contains(g));
         if !self.built {
@@ -275,7 +274,8 @@ impl Catalog {
 
     /// True when a presence move waits for the next boundary.
     pub fn has_pending(&self) -> bool {
-        self.tools
+        self.listing
+            .tools
             .iter()
             .any(|t| self.presence(&t.name) != self.model_presence.get(&t.name).copied())
     }
@@ -286,8 +286,8 @@ impl Catalog {
     pub fn rebuild_boundary(&mut self) -> Vec<CatalogOutput> {
         let mut out = Vec::new();
         let mut model_presence =
-            FastMap::with_capacity_and_hasher(self.tools.len(), Default::default());
-        for t in self.tools.iter() {
+            FastMap::with_capacity_and_hasher(self.listing.tools.len(), Default::default());
+        for t in self.listing.tools.iter() {
             let Some(p) = self.presence(&t.name) else {
                 continue;
             };
@@ -303,6 +303,7 @@ impl Catalog {
             model_presence.insert(t.name.clone(), p);
         }
         self.model = self
+            .listing
             .tools
             .iter()
             .filter(|t| model_presence.get(&t.name) == Some(&Presence::Static))
@@ -321,7 +322,7 @@ impl Catalog {
 
     /// Every listed tool, in listed order (static and dynamic).
     pub fn listed_tools(&self) -> impl ExactSizeIterator<Item = &Tool> {
-        self.tools.iter()
+        self.listing.tools.iter()
     }
 
     /// A tool's presence as of the last boundary: what the model's list reflects now. A
@@ -332,14 +333,15 @@ impl Catalog {
 
     /// The dynamic tools as of now, for the meta-tools (`look`, `act`).
     pub fn dynamic_tools(&self) -> impl Iterator<Item = &Tool> {
-        self.tools
+        self.listing
+            .tools
             .iter()
             .filter(|t| self.presence(&t.name) == Some(Presence::Dynamic))
     }
 
     /// The listed tool (the first, for a name listed twice).
     pub fn tool(&self, name: &str) -> Option<&Tool> {
-        self.by_name.get(name).map(|&i| &self.tools[i])
+        self.listing.tool(name)
     }
 
     /// The toolset or group a tool belongs to; none when hints do not count.

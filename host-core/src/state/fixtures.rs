@@ -11,7 +11,7 @@ use super::meta_tools::{self, MetaConfig, MetaTools, Plan, SendPlan};
 use super::output::{Carrier, Output, ResultOf};
 use super::presenter::{Outcome, Presenter, PresenterConfig, ToldIds};
 use super::tool_policy::ToolPolicy;
-use mcpl_protocol::hints::{SuggestAction, ToolDefinition, ToolHint, ToolsetChange};
+use mcpl_protocol::hints::{HintEntries, SuggestAction, ToolDefinition, ToolHint, ToolsetChange};
 use mcpl_protocol::mcpl::{CAP_PUSH_EVENTS, McplManifest, PushEventParams, PushPayload};
 use mcpl_protocol::meta::HINTS;
 use mcpl_protocol::method::{
@@ -160,9 +160,11 @@ pub(crate) fn open_rec(toolset: &str, instance: Option<&str>) -> OpenRecord {
 pub(crate) fn changes(rev: u64, tools: Vec<ToolHint>, toolsets: Vec<ToolsetChange>) -> HintChanges {
     HintChanges {
         rev,
-        tools,
-        toolsets,
-        suggest: Vec::new(),
+        entries: HintEntries {
+            tools,
+            toolsets,
+            suggest: Vec::new(),
+        },
     }
 }
 

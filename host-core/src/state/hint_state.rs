@@ -47,6 +47,7 @@ mod statement;
 mod tests;
 
 use super::keys::{FastMap, probe};
+use super::listing::{Listing, Place};
 use super::output::{Carrier, Cause, Change, HintStats, Output, RecoverReason};
 use super::seen_ids::SeenIds;
 use mcpl_protocol::hints::ToolDefinition;
@@ -54,7 +55,6 @@ use mcpl_protocol::mcp::ToolAnnotations;
 use mcpl_protocol::{HintChanges, Presence, Tool};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// How long an early rev is held on an unordered link (§5.2 **\[project\]**: 250 ms).
@@ -203,9 +203,15 @@ struct Stamped {
 /// A tool as the newest `tools/list` listed it: where it is in that list, and its toolset.
 #[derive(Debug, Clone, PartialEq)]
 struct Listed {
-    /// Its place in [`HintState`]'s `list` (the last, for a name listed twice).
+    /// Its place in [`HintState`]'s list (the last, for a name listed twice).
     at: usize,
     toolset: Option<String>,
+}
+
+impl Place for Listed {
+    fn at(&self) -> usize {
+        self.at
+    }
 }
 
 /// Where the connection is in its reads of the server's state (see the module doc).
@@ -260,10 +266,8 @@ pub struct HintState {
     visible: BTreeSet<ToolKey>,
     overrides: BTreeMap<ToolKey, DefinitionOverride>,
     presence: FastMap<String, Stamped>,
-    /// The newest `tools/list` read, shared with the catalog (never copied per tool).
-    list: Arc<[Tool]>,
-    /// Each tool of `list` by name.
-    listed: FastMap<String, Listed>,
+    /// The newest `tools/list` read, shared with the catalog, and each of its tools by name.
+    listed: Listing<Listed>,
     listed_rev: Option<u64>,
     open: BTreeMap<SetKey, OpenToolset>,
     ended_reported: BTreeSet<String>,
@@ -317,8 +321,7 @@ impl HintState {
             visible: BTreeSet::new(),
             overrides: BTreeMap::new(),
             presence: FastMap::default(),
-            list: Arc::from(Vec::new()),
-            listed: FastMap::default(),
+            listed: Listing::default(),
             listed_rev: None,
             open: BTreeMap::new(),
             ended_reported: BTreeSet::new(),
@@ -412,15 +415,9 @@ impl HintState {
             rev,
             carrier: carrier.clone(),
         };
-        // §3: presence entries apply by stamp whatever becomes of the message.
-        self.apply_presence_entries(&changes, rev, &cause, &mut out);
-        // §5.3: suggestions are shown, with the message that brought them.
-        out.extend(
-            changes
-                .suggest
-                .iter()
-                .map(|s| changed(&cause, Change::Suggested(s.clone()))),
-        );
+        // §3: presence entries apply by stamp whatever becomes of the message; §5.3:
+        // suggestions are shown, with the message that brought them.
+        self.apply_unordered_entries(&changes, rev, &cause, &mut out);
         let expected = self.next();
         #[cfg(feature = "fault-injection")]
         match self.config.fault {
@@ -771,12 +768,12 @@ impl HintState {
 
     /// The tool as the newest `tools/list` listed it.
     fn listed_tool(&self, tool: &str) -> Option<&Tool> {
-        self.listed.get(tool).map(|l| &self.list[l.at])
+        self.listed.tool(tool)
     }
 
     /// The toolset the listed tool belongs to (`mcpl/toolset`), declared or not.
     pub fn toolset_of(&self, tool: &str) -> Option<&str> {
-        self.listed.get(tool)?.toolset.as_deref()
+        self.listed.by_name.get(tool)?.toolset.as_deref()
     }
 
     /// Every open toolset and instance, in order.

@@ -14,6 +14,7 @@
 //! | [`meta_tools`] | `toolsets--open/act/look/close` and direct `server--tool` calls, planned | §4.2, §4.4, §4.5, §6 |
 //! | [`args_check`] | `act`'s bounded argument check (depth 24, 5,000 steps, no regex) | §6, §7 |
 //! | [`keys`] | the `(name, instance)` keys of the per-tool tables, looked up without allocating | |
+//! | `listing` | a `tools/list` as the catalog and the hint state keep it: the one shared list and an entry per name | §3 |
 //! | `seen_ids` | the bounded set of push event ids seen on one connection | §5.2, vector 35 |
 //! | [`host_core`] | [`HostCore`]: all of the above composed for one agent — every server's [`ServerSlot`] (its connection's phase: the link's [`LinkPhase`](crate::link::phase::LinkPhase) as last told, reads of its state, hold deadline), driven by inputs with `now` and drained through `poll_action`/`poll_shown` | §4.3, §5.2, §6 |
 //!
@@ -97,6 +98,7 @@ pub(crate) mod fixtures;
 pub mod hint_state;
 pub mod host_core;
 pub mod keys;
+mod listing;
 pub mod meta_tools;
 pub mod output;
 pub mod presenter;

@@ -207,11 +207,11 @@ impl StampedView {
         toolset_of: impl Fn(&str) -> Option<String>,
     ) -> StampedApplied {
         let mut out = StampedApplied {
-            suggest: hints.suggest.clone(),
+            suggest: hints.entries.suggest.clone(),
             ..StampedApplied::default()
         };
         // Toolsets first: a tombstone in this message blocks its instance's older tools.
-        for e in &hints.toolsets {
+        for e in &hints.entries.toolsets {
             let c = &e.change;
             let key = (c.toolset.clone(), c.instance.clone());
             let mut applied = false;
@@ -260,7 +260,7 @@ impl StampedView {
                 out.stale += 1;
             }
         }
-        for e in &hints.tools {
+        for e in &hints.entries.tools {
             let h = &e.hint;
             let key = (h.name.clone(), h.instance.clone());
             let tombstone = h.instance.as_ref().and_then(|i| {
@@ -320,11 +320,13 @@ impl StampedView {
     fn replace(&mut self, hints: &VersionedHints, out: &mut StampedApplied) {
         let version = hints.version;
         let stated_tools: std::collections::HashSet<PairKey> = hints
+            .entries
             .tools
             .iter()
             .map(|e| (e.hint.name.clone(), e.hint.instance.clone()))
             .collect();
         let stated_sets: std::collections::HashSet<PairKey> = hints
+            .entries
             .toolsets
             .iter()
             .map(|e| (e.change.toolset.clone(), e.change.instance.clone()))

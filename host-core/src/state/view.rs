@@ -474,7 +474,7 @@ mod tests {
             Catalog, HintConfig, MetaConfig, MetaTools, Plan, Presenter, PresenterConfig, ToldIds,
             World,
         };
-        use mcpl_protocol::hints::{HintChanges, ToolHint};
+        use mcpl_protocol::hints::{HintChanges, HintEntries, ToolHint};
         use mcpl_protocol::mcpl::McplManifest;
         use mcpl_protocol::toolsets::OpenRecord;
         use mcpl_protocol::{Meta, Presence};
@@ -506,14 +506,16 @@ mod tests {
             .collect();
         let statement = HintChanges {
             rev: 1,
-            tools: (0..TOOLS)
-                .map(|i| ToolHint {
-                    name: format!("t{i:04}"),
-                    visible: Some(true),
-                    ..Default::default()
-                })
-                .collect(),
-            ..Default::default()
+            entries: HintEntries {
+                tools: (0..TOOLS)
+                    .map(|i| ToolHint {
+                        name: format!("t{i:04}"),
+                        visible: Some(true),
+                        ..Default::default()
+                    })
+                    .collect(),
+                ..Default::default()
+            },
         };
         let open: Vec<OpenRecord> = (0..SETS)
             .map(|s| OpenRecord {

@@ -487,6 +487,7 @@ impl VHost {
     fn apply(&mut self, h: &mcpl_protocol::stateless::VersionedHints, catalog: &Catalog) {
         if h.statement {
             let stated_ts: BTreeSet<InstanceKey> = h
+                .entries
                 .toolsets
                 .iter()
                 .map(|e| InstanceKey {
@@ -495,6 +496,7 @@ impl VHost {
                 })
                 .collect();
             let stated_tools: BTreeSet<(String, Option<String>)> = h
+                .entries
                 .tools
                 .iter()
                 .map(|e| (e.hint.name.clone(), e.hint.instance.clone()))
@@ -504,7 +506,7 @@ impl VHost {
             self.tools
                 .retain(|k, (v, _)| *v > h.version || stated_tools.contains(k));
         }
-        for e in &h.toolsets {
+        for e in &h.entries.toolsets {
             let key = InstanceKey {
                 toolset: e.change.toolset.clone(),
                 instance: e.change.instance.clone(),
@@ -521,7 +523,7 @@ impl VHost {
                 self.toolsets.insert(key, (e.v, e.change.clone()));
             }
         }
-        for e in &h.tools {
+        for e in &h.entries.tools {
             let key = (e.hint.name.clone(), e.hint.instance.clone());
             let owner = owner_of(catalog, &key.0, &key.1);
             if owner
@@ -668,8 +670,14 @@ fn run_versioned(ops: &[Op], restamp_every: bool, order: u64) -> Result<(), Test
         // The core restamps after every change it tells; a read restamps what it missed.
         if restamp_every && let Some(change) = s.restamp(&closes) {
             prop_assert_eq!(change.version, before + 1, "one version a change");
-            prop_assert!(change.tools.iter().all(|t| t.v == change.version));
-            prop_assert!(change.toolsets.iter().all(|t| t.v == change.version));
+            prop_assert!(change.entries.tools.iter().all(|t| t.v == change.version));
+            prop_assert!(
+                change
+                    .entries
+                    .toolsets
+                    .iter()
+                    .all(|t| t.v == change.version)
+            );
             changes.push(change);
         }
         let st = s.versioned_statement();
@@ -696,7 +704,7 @@ fn run_versioned(ops: &[Op], restamp_every: bool, order: u64) -> Result<(), Test
             "statement only where the delta is gone (since {})",
             since
         );
-        prop_assert!(delta.statement || delta.tools.iter().all(|t| t.v > *since));
+        prop_assert!(delta.statement || delta.entries.tools.iter().all(|t| t.v > *since));
         let mut h = h.clone();
         h.apply(&delta, &catalog);
         prop_assert_eq!(&h.view(&catalog), &truth, "since {}", since);

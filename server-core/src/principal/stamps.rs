@@ -53,7 +53,7 @@
 
 use super::{InstanceKey, PrincipalConfig, PrincipalState};
 use crate::catalog::Catalog;
-use mcpl_protocol::hints::{ToolHint, ToolsetChange, ToolsetState};
+use mcpl_protocol::hints::{HintEntries, ToolHint, ToolsetChange, ToolsetState};
 use mcpl_protocol::stateless::{StampedTool, StampedToolset, VersionedHints};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -264,14 +264,23 @@ impl Versioned {
         VersionedHints {
             version: st.version,
             statement: false,
-            tools: st.tools.iter().filter(|e| e.v > since).cloned().collect(),
-            toolsets: st
-                .toolsets
-                .iter()
-                .filter(|e| e.v > since)
-                .cloned()
-                .collect(),
-            suggest: Vec::new(),
+            entries: HintEntries {
+                tools: st
+                    .entries
+                    .tools
+                    .iter()
+                    .filter(|e| e.v > since)
+                    .cloned()
+                    .collect(),
+                toolsets: st
+                    .entries
+                    .toolsets
+                    .iter()
+                    .filter(|e| e.v > since)
+                    .cloned()
+                    .collect(),
+                suggest: Vec::new(),
+            },
         }
     }
 }
@@ -574,8 +583,8 @@ impl PrincipalState {
         let mut statement = self.versioned(0);
         // Kept while the state holds (every session shares it): no room beyond its entries
         // (issue #42).
-        statement.tools.shrink_to_fit();
-        statement.toolsets.shrink_to_fit();
+        statement.entries.tools.shrink_to_fit();
+        statement.entries.toolsets.shrink_to_fit();
         Versioned {
             statement,
             forgotten: self.stamps.forgotten,
@@ -628,9 +637,11 @@ impl PrincipalState {
         VersionedHints {
             version: s.version,
             statement,
-            tools,
-            toolsets,
-            suggest: Vec::new(),
+            entries: HintEntries {
+                tools,
+                toolsets,
+                suggest: Vec::new(),
+            },
         }
     }
 }
@@ -671,13 +682,13 @@ mod tests {
         s.open("go", Some("g1"), None, at(1)).unwrap();
         let opened = s.restamp(&[]).unwrap();
         assert_eq!(opened.version, 2);
-        assert_eq!(opened.toolsets.len(), 1);
-        assert_eq!(opened.toolsets[0].v, 2);
+        assert_eq!(opened.entries.toolsets.len(), 1);
+        assert_eq!(opened.entries.toolsets[0].v, 2);
         s.set_visible("play", Some("g1"), true).unwrap();
         let shown = s.restamp(&[]).unwrap();
         assert_eq!(shown.version, 3);
-        assert!(shown.toolsets.is_empty());
-        let [t] = shown.tools.as_slice() else {
+        assert!(shown.entries.toolsets.is_empty());
+        let [t] = shown.entries.tools.as_slice() else {
             panic!("one tool entry: {shown:?}")
         };
         assert_eq!(
@@ -687,9 +698,13 @@ mod tests {
         // A delta since 2 carries exactly what was stamped 3 (vector S4).
         let delta = s.versioned(2);
         assert!(!delta.statement);
-        assert_eq!(delta.tools, shown.tools);
-        assert!(delta.toolsets.is_empty());
-        assert_eq!(s.versioned(3).tools.len(), 0, "current: {{version}} alone");
+        assert_eq!(delta.entries.tools, shown.entries.tools);
+        assert!(delta.entries.toolsets.is_empty());
+        assert_eq!(
+            s.versioned(3).entries.tools.len(),
+            0,
+            "current: {{version}} alone"
+        );
         assert!(s.versioned(0).statement, "vector S3");
     }
 
@@ -703,17 +718,21 @@ mod tests {
             .end(&InstanceKey::instance("go", "g1"), "White wins", at(2))
             .unwrap();
         let closed = s.restamp(&ended.draft.toolsets).unwrap();
-        let [c] = closed.toolsets.as_slice() else {
+        let [c] = closed.entries.toolsets.as_slice() else {
             panic!("one closed entry: {closed:?}")
         };
         assert_eq!(c.change.state, ToolsetState::Closed);
         assert_eq!(c.change.reason.as_deref(), Some("White wins"));
         assert_eq!(c.change.ended, ended.record.map(|r| r.id));
-        assert!(closed.tools.is_empty(), "the tombstone covers its tools");
+        assert!(
+            closed.entries.tools.is_empty(),
+            "the tombstone covers its tools"
+        );
         s.open("go", Some("g1"), None, at(3)).unwrap();
         s.restamp(&[]);
         let since_before = s.versioned(1);
         let states: Vec<ToolsetState> = since_before
+            .entries
             .toolsets
             .iter()
             .map(|e| e.change.state)
@@ -837,7 +856,8 @@ mod tests {
         s.open("go", Some("g2"), None, at(2)).unwrap();
         let told = s.restamp(&[]).expect("g2 opened").version;
         let open = |h: &VersionedHints| -> Vec<String> {
-            h.toolsets
+            h.entries
+                .toolsets
                 .iter()
                 .filter(|e| e.change.state == ToolsetState::Open)
                 .filter_map(|e| e.change.instance.clone())
@@ -875,6 +895,7 @@ mod tests {
         let h = r2.versioned(tombstone);
         assert!(h.statement);
         let g1 = h
+            .entries
             .toolsets
             .iter()
             .find(|e| e.change.instance.as_deref() == Some("g1"))

@@ -930,7 +930,10 @@ fn one_draft_goes_to_every_connection_on_its_own_revs() {
     let on_a = a.stamp(o.draft.clone());
     let on_b = b.stamp(o.draft);
     assert_eq!((on_a.rev, on_b.rev), (1, 2));
-    assert_eq!((on_a.tools, on_a.toolsets), (on_b.tools, on_b.toolsets));
+    assert_eq!(
+        (on_a.entries.tools, on_a.entries.toolsets),
+        (on_b.entries.tools, on_b.entries.toolsets)
+    );
 }
 
 fn edited(

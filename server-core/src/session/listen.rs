@@ -230,7 +230,7 @@ impl<T: Io> SessionCore<T> {
             for (n, event) in events.iter().enumerate() {
                 let mut hints = stamped.clone();
                 if n == 0 {
-                    hints.suggest = suggest.to_vec();
+                    hints.entries.suggest = suggest.to_vec();
                 }
                 self.transmit(Transmit::StreamEvent {
                     listen: id.clone(),

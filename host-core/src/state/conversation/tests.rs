@@ -138,8 +138,10 @@ fn vector_12_visibility_changes_never_change_the_tool_list() {
             }],
         );
         if round == 7 {
-            c.toolsets.push(set("game", Some("g2"), ToolsetState::Open));
-            c.tools.push(ToolHint {
+            c.entries
+                .toolsets
+                .push(set("game", Some("g2"), ToolsetState::Open));
+            c.entries.tools.push(ToolHint {
                 name: "resign".into(),
                 instance: Some("g2".into()),
                 visible: Some(true),
@@ -147,7 +149,8 @@ fn vector_12_visibility_changes_never_change_the_tool_list() {
             });
         }
         if round == 13 {
-            c.toolsets
+            c.entries
+                .toolsets
                 .push(set("game", Some("g2"), ToolsetState::Closed));
         }
         h.standalone(0, c);

@@ -31,10 +31,10 @@ impl HintState {
         out: &mut Vec<Output>,
     ) {
         let cause = Cause::Message { rev, carrier };
-        for ts in &changes.toolsets {
+        for ts in &changes.entries.toolsets {
             self.apply_toolset_entry(ts, &cause, out);
         }
-        for t in &changes.tools {
+        for t in &changes.entries.tools {
             if self.in_closed_instance(&t.name, t.instance.as_deref()) {
                 continue;
             }
@@ -57,7 +57,12 @@ impl HintState {
         let Some(instance) = instance else {
             return false;
         };
-        let Some(toolset) = self.listed.get(tool).and_then(|l| l.toolset.as_deref()) else {
+        let Some(toolset) = self
+            .listed
+            .by_name
+            .get(tool)
+            .and_then(|l| l.toolset.as_deref())
+        else {
             return false;
         };
         !self.open.contains_key(probe(&(toolset, Some(instance))))
@@ -231,18 +236,27 @@ impl HintState {
         key.1 == set.1 && self.toolset_of(&key.0) == Some(set.0.as_str())
     }
 
-    pub(super) fn apply_presence_entries(
+    /// What a message (or a statement) brings whatever becomes of it: its presence entries
+    /// apply by stamp (§3), and its suggestions are shown with it (§5.3).
+    pub(super) fn apply_unordered_entries(
         &mut self,
         changes: &HintChanges,
         rev: u64,
         cause: &Cause,
         out: &mut Vec<Output>,
     ) {
-        for t in &changes.tools {
+        for t in &changes.entries.tools {
             if let Some(p) = t.presence {
                 self.set_presence(&t.name, p, rev, cause, out);
             }
         }
+        out.extend(
+            changes
+                .entries
+                .suggest
+                .iter()
+                .map(|s| changed(cause, Change::Suggested(s.clone()))),
+        );
     }
 
     /// §3: a presence value from any source replaces the tool's only if its stamp is at

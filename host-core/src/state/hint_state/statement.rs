@@ -37,13 +37,7 @@ impl HintState {
         let m = changes.rev;
         let cause = Cause::Statement { rev: m };
         let mut out = Vec::new();
-        self.apply_presence_entries(changes, m, &cause, &mut out);
-        out.extend(
-            changes
-                .suggest
-                .iter()
-                .map(|s| changed(&cause, Change::Suggested(s.clone()))),
-        );
+        self.apply_unordered_entries(changes, m, &cause, &mut out);
         if m <= self.last {
             // A stale rev like any other (§5.2); its records are still facts.
             self.report_ended(ended, &cause, &mut out);
@@ -111,7 +105,7 @@ impl HintState {
     ) {
         let mut vis: BTreeSet<ToolKey> = BTreeSet::new();
         let mut defs: BTreeMap<ToolKey, DefinitionOverride> = BTreeMap::new();
-        for t in &changes.tools {
+        for t in &changes.entries.tools {
             let key = (t.name.clone(), t.instance.clone());
             if t.visible == Some(true) {
                 vis.insert(key.clone());
@@ -287,10 +281,11 @@ impl HintState {
             // In name order, so that what forgetting them reports does not depend on the
             // table's hashing.
             let mut gone: Vec<String> = Vec::new();
-            if !self.listed.is_empty() {
+            if !self.listed.by_name.is_empty() {
                 let names: FastSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();
                 gone = self
                     .listed
+                    .by_name
                     .keys()
                     .filter(|n| !names.contains(n.as_str()))
                     .cloned()
@@ -301,7 +296,7 @@ impl HintState {
                 self.forget_tool(&name, &cause, &mut out);
             }
             self.listed_rev = Some(rev);
-            previous = Some(std::mem::replace(&mut self.list, tools.clone()));
+            previous = Some(std::mem::replace(&mut self.listed.tools, tools.clone()));
         }
         // Where each name was met so far in this list: a name listed twice is compared
         // with its previous entry, as each entry replaces the one before.
@@ -309,7 +304,8 @@ impl HintState {
         if previous.is_some() {
             met.reserve(tools.len());
             self.listed
-                .reserve(tools.len().saturating_sub(self.listed.len()));
+                .by_name
+                .reserve(tools.len().saturating_sub(self.listed.by_name.len()));
         }
         for (at, t) in tools.iter().enumerate() {
             let meta = t.meta.as_ref();
@@ -318,7 +314,7 @@ impl HintState {
             if let Some(previous) = &previous {
                 let old = match met.insert(&t.name, at) {
                     Some(earlier) => Some(&tools[earlier]),
-                    None => self.listed.get(&t.name).map(|l| &previous[l.at]),
+                    None => self.listed.by_name.get(&t.name).map(|l| &previous[l.at]),
                 };
                 if let Some(old) = old {
                     declared_changed = old.description != t.description
@@ -329,10 +325,10 @@ impl HintState {
                     at,
                     toolset: meta.and_then(|m| m.toolset.clone()),
                 };
-                match self.listed.get_mut(&t.name) {
+                match self.listed.by_name.get_mut(&t.name) {
                     Some(l) => *l = listed,
                     None => {
-                        self.listed.insert(t.name.clone(), listed);
+                        self.listed.by_name.insert(t.name.clone(), listed);
                     }
                 }
             }
@@ -403,7 +399,7 @@ impl HintState {
         for k in keys {
             self.overrides.remove(&k);
         }
-        self.listed.remove(name);
+        self.listed.by_name.remove(name);
         self.presence.remove(name);
     }
 }

@@ -3,7 +3,7 @@
 use super::*;
 use crate::state::fixtures::{open_rec, set as ts, vis};
 use crate::state::output::ResultOf;
-use mcpl_protocol::hints::{SuggestAction, Suggestion, ToolHint};
+use mcpl_protocol::hints::{HintEntries, SuggestAction, Suggestion, ToolHint};
 use mcpl_protocol::toolsets::{EndedRecord, OpenRecord};
 use mcpl_protocol::{Id, Meta, ToolsetState};
 use serde_json::json;
@@ -36,8 +36,10 @@ fn def(tool: &str, instance: Option<&str>, description: &str) -> ToolHint {
 fn msg(rev: u64, tools: Vec<ToolHint>) -> HintChanges {
     HintChanges {
         rev,
-        tools,
-        ..Default::default()
+        entries: HintEntries {
+            tools,
+            ..Default::default()
+        },
     }
 }
 
@@ -362,7 +364,7 @@ fn a_statement_adopts_what_is_open_and_reports_vanished_instances_with_their_rec
             def("play", Some("g1"), "g1 moves"),
         ],
     );
-    m.toolsets = vec![open_g1];
+    m.entries.toolsets = vec![open_g1];
     s.handle_hints(SA, m, now);
     let open = [open_rec("game", Some("g2")), open_rec("lobby", None)];
     let records = [
@@ -422,7 +424,7 @@ fn a_close_takes_its_instance_state_and_reports_only_the_close() {
             def("play", Some("g1"), "x"),
         ],
     );
-    m.toolsets = vec![
+    m.entries.toolsets = vec![
         ts("game", Some("g1"), ToolsetState::Open),
         ts("game", Some("g2"), ToolsetState::Open),
     ];
@@ -435,8 +437,10 @@ fn a_close_takes_its_instance_state_and_reports_only_the_close() {
         SA,
         HintChanges {
             rev: 4,
-            toolsets: vec![close],
-            ..Default::default()
+            entries: HintEntries {
+                toolsets: vec![close],
+                ..Default::default()
+            },
         },
         now,
     );
@@ -479,7 +483,7 @@ fn boundary_01_a_message_closing_and_reopening_an_instance_leaves_it_open() {
             vis("play", Some("g2"), true),
         ],
     );
-    restart.toolsets = vec![
+    restart.entries.toolsets = vec![
         ts("game", Some("g2"), ToolsetState::Closed),
         ts("game", Some("g2"), ToolsetState::Open),
     ];
@@ -490,7 +494,7 @@ fn boundary_01_a_message_closing_and_reopening_an_instance_leaves_it_open() {
     );
     assert_eq!(s.open_instances().count(), 1);
     let mut game_over = msg(4, vec![vis("play", Some("g2"), true)]);
-    game_over.toolsets = vec![ts("game", Some("g2"), ToolsetState::Closed)];
+    game_over.entries.toolsets = vec![ts("game", Some("g2"), ToolsetState::Closed)];
     s.handle_hints(SA, game_over, now);
     assert!(!s.is_visible("play", Some("g2")), "a close wins");
     assert_eq!(s.open_instances().count(), 0);
@@ -506,8 +510,10 @@ fn a_retitle_is_reported_and_a_restated_open_is_not() {
         SA,
         HintChanges {
             rev: 2,
-            toolsets: vec![o.clone()],
-            ..Default::default()
+            entries: HintEntries {
+                toolsets: vec![o.clone()],
+                ..Default::default()
+            },
         },
         now,
     );
@@ -516,8 +522,10 @@ fn a_retitle_is_reported_and_a_restated_open_is_not() {
             SA,
             HintChanges {
                 rev: 3,
-                toolsets: vec![o.clone()],
-                ..Default::default()
+                entries: HintEntries {
+                    toolsets: vec![o.clone()],
+                    ..Default::default()
+                }
             },
             now
         )
@@ -528,8 +536,10 @@ fn a_retitle_is_reported_and_a_restated_open_is_not() {
         SA,
         HintChanges {
             rev: 4,
-            toolsets: vec![o],
-            ..Default::default()
+            entries: HintEntries {
+                toolsets: vec![o],
+                ..Default::default()
+            },
         },
         now,
     );
@@ -883,8 +893,10 @@ fn suggestions_are_reported_as_read_and_change_nothing() {
         push("e1"),
         HintChanges {
             rev: 3,
-            suggest: vec![sug.clone()],
-            ..Default::default()
+            entries: HintEntries {
+                suggest: vec![sug.clone()],
+                ..Default::default()
+            },
         },
         now,
     );
@@ -902,7 +914,7 @@ fn a_toolset_removed_from_the_manifest_closes_here_and_is_not_told_twice() {
     let now = Instant::now();
     let mut s = ready(HintConfig::ordered(), now);
     let mut m = msg(2, vec![vis("play", Some("g1"), true)]);
-    m.toolsets = vec![
+    m.entries.toolsets = vec![
         ts("game", Some("g1"), ToolsetState::Open),
         ts("game", Some("g2"), ToolsetState::Open),
         ts("lobby", None, ToolsetState::Open),
@@ -934,8 +946,10 @@ fn a_toolset_removed_from_the_manifest_closes_here_and_is_not_told_twice() {
             SA,
             HintChanges {
                 rev: 3,
-                toolsets: vec![c],
-                ..Default::default()
+                entries: HintEntries {
+                    toolsets: vec![c],
+                    ..Default::default()
+                }
             },
             now
         )

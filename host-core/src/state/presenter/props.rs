@@ -54,12 +54,18 @@ fn how() -> impl Strategy<Value = How> {
 
 fn apply(c: &mut HintChanges, op: &Op) {
     match op {
-        Op::Vis(t, i, v) => c.tools.push(vis(t, *i, *v)),
-        Op::Def(t, i, d) => c.tools.push(ToolHint {
+        Op::Vis(t, i, v) => c.entries.tools.push(vis(t, *i, *v)),
+        Op::Def(t, i, d) => c.entries.tools.push(ToolHint {
             ..def(t, *i, d, json!({"type": "object", "description": *d}))
         }),
-        Op::Open(g) => c.toolsets.push(set("game", Some(g), ToolsetState::Open)),
-        Op::Close(g) => c.toolsets.push(set("game", Some(g), ToolsetState::Closed)),
+        Op::Open(g) => c
+            .entries
+            .toolsets
+            .push(set("game", Some(g), ToolsetState::Open)),
+        Op::Close(g) => c
+            .entries
+            .toolsets
+            .push(set("game", Some(g), ToolsetState::Closed)),
     }
 }
 

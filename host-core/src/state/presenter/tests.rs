@@ -215,7 +215,8 @@ fn vector_03_a_push_s_changes_follow_its_content_and_a_refused_one_s_are_a_notic
 fn vector_19_suggestions_are_rendered_never_executed() {
     let mut h = Host::with_arcade("arcade", true);
     let mut c = changes(2, vec![], vec![]);
-    c.suggest
+    c.entries
+        .suggest
         .push(suggestion("game", Some("m1"), "bob challenges you"));
     let shown = h.standalone(0, c);
     let t = texts(&shown);
@@ -441,7 +442,7 @@ fn vector_15_a_move_to_dynamic_leaves_the_list_only_at_the_boundary_with_a_notic
     let list = h.core.conversation.tool_list().to_json();
     assert!(list.contains("\"arcade--clock\""));
     let mut c = changes(2, vec![], vec![]);
-    c.tools.push(mcpl_protocol::ToolHint {
+    c.entries.tools.push(mcpl_protocol::ToolHint {
         name: "clock".into(),
         presence: Some(Presence::Dynamic),
         visible: Some(true),
@@ -481,7 +482,7 @@ fn vector_24_a_move_to_static_enters_the_list_at_the_boundary_with_a_notice() {
             .contains(&"arcade--roam")
     );
     let mut c = changes(2, vec![], vec![]);
-    c.tools.push(mcpl_protocol::ToolHint {
+    c.entries.tools.push(mcpl_protocol::ToolHint {
         name: "roam".into(),
         presence: Some(Presence::Static),
         ..Default::default()

@@ -4,7 +4,7 @@
 //! request completes.
 
 use super::*;
-use mcpl_protocol::hints::{ToolDefinition, ToolHint, ToolsetChange};
+use mcpl_protocol::hints::{HintEntries, ToolDefinition, ToolHint, ToolsetChange};
 use mcpl_protocol::stateless::{StampedTool, StampedToolset};
 use proptest::prelude::*;
 
@@ -153,26 +153,27 @@ impl Model {
         VersionedHints {
             version: self.version,
             statement,
-            tools: self
-                .tools
-                .iter()
-                .filter(|(_, e)| e.0 > after)
-                .map(|(k, e)| tool(&k.0, k.1.as_deref().unwrap_or(""), e.1, e.0))
-                .collect(),
-            // A tombstone of an instance open again goes before its open entry.
-            toolsets: self
-                .tombs
-                .iter()
-                .filter(|(k, v)| **v > after && self.sets.get(*k).is_some_and(|s| s.0 != **v))
-                .map(|(k, v)| set(k.1.as_deref().unwrap_or(""), ToolsetState::Closed, None, *v))
-                .chain(
-                    self.sets
-                        .iter()
-                        .filter(|(_, e)| e.0 > after)
-                        .map(|(k, e)| set(k.1.as_deref().unwrap_or(""), e.1, e.2.clone(), e.0)),
-                )
-                .collect(),
-            suggest: Vec::new(),
+            entries: HintEntries {
+                tools: self
+                    .tools
+                    .iter()
+                    .filter(|(_, e)| e.0 > after)
+                    .map(|(k, e)| tool(&k.0, k.1.as_deref().unwrap_or(""), e.1, e.0))
+                    .collect(), // A tombstone of an instance open again goes before its open entry.
+                toolsets: self
+                    .tombs
+                    .iter()
+                    .filter(|(k, v)| **v > after && self.sets.get(*k).is_some_and(|s| s.0 != **v))
+                    .map(|(k, v)| set(k.1.as_deref().unwrap_or(""), ToolsetState::Closed, None, *v))
+                    .chain(
+                        self.sets
+                            .iter()
+                            .filter(|(_, e)| e.0 > after)
+                            .map(|(k, e)| set(k.1.as_deref().unwrap_or(""), e.1, e.2.clone(), e.0)),
+                    )
+                    .collect(),
+                suggest: Vec::new(),
+            },
         }
     }
 
@@ -181,8 +182,8 @@ impl Model {
         let mut h = self.answer(v - 1);
         h.statement = false;
         h.version = v;
-        h.tools.retain(|t| t.v == v);
-        h.toolsets.retain(|t| t.v == v);
+        h.entries.tools.retain(|t| t.v == v);
+        h.entries.toolsets.retain(|t| t.v == v);
         h
     }
 
@@ -208,14 +209,20 @@ fn stateless_s05_a_result_older_than_one_applied_changes_nothing() {
     let mut view = StampedView::new();
     let newer = VersionedHints {
         version: 7,
-        tools: vec![tool("go_play", "g1", false, 7)],
-        toolsets: vec![set("g1", ToolsetState::Open, Some("B".into()), 5)],
+        entries: HintEntries {
+            tools: vec![tool("go_play", "g1", false, 7)],
+            toolsets: vec![set("g1", ToolsetState::Open, Some("B".into()), 5)],
+            ..Default::default()
+        },
         ..VersionedHints::default()
     };
     let older = VersionedHints {
         version: 6,
-        tools: vec![tool("go_play", "g1", true, 6)],
-        toolsets: vec![set("g1", ToolsetState::Open, Some("A".into()), 4)],
+        entries: HintEntries {
+            tools: vec![tool("go_play", "g1", true, 6)],
+            toolsets: vec![set("g1", ToolsetState::Open, Some("A".into()), 4)],
+            ..Default::default()
+        },
         ..VersionedHints::default()
     };
     view.apply(&newer, StampedCarrier::Complete { since: 0 }, toolset_of);
@@ -253,13 +260,19 @@ fn stateless_s07_a_closed_instance_is_not_brought_back_by_an_older_entry() {
     let mut view = StampedView::new();
     let close = VersionedHints {
         version: 9,
-        toolsets: vec![set("g1", ToolsetState::Closed, None, 9)],
+        entries: HintEntries {
+            toolsets: vec![set("g1", ToolsetState::Closed, None, 9)],
+            ..Default::default()
+        },
         ..VersionedHints::default()
     };
     let late = VersionedHints {
         version: 8,
-        tools: vec![tool("go_play", "g1", true, 8)],
-        toolsets: vec![set("g1", ToolsetState::Open, None, 7)],
+        entries: HintEntries {
+            tools: vec![tool("go_play", "g1", true, 8)],
+            toolsets: vec![set("g1", ToolsetState::Open, None, 7)],
+            ..Default::default()
+        },
         ..VersionedHints::default()
     };
     view.apply(&close, StampedCarrier::Change, toolset_of);
@@ -270,8 +283,11 @@ fn stateless_s07_a_closed_instance_is_not_brought_back_by_an_older_entry() {
     // The same instance opened again, later, is a new game.
     let again = VersionedHints {
         version: 10,
-        tools: vec![tool("go_play", "g1", true, 10)],
-        toolsets: vec![set("g1", ToolsetState::Open, None, 10)],
+        entries: HintEntries {
+            tools: vec![tool("go_play", "g1", true, 10)],
+            toolsets: vec![set("g1", ToolsetState::Open, None, 10)],
+            ..Default::default()
+        },
         ..VersionedHints::default()
     };
     view.apply(&again, StampedCarrier::Change, toolset_of);
@@ -283,7 +299,10 @@ fn stateless_a_change_raises_the_mark_only_when_it_is_the_next() {
     let mut view = StampedView::new();
     let at = |v| VersionedHints {
         version: v,
-        tools: vec![tool("go_play", "g1", v % 2 == 0, v)],
+        entries: HintEntries {
+            tools: vec![tool("go_play", "g1", v % 2 == 0, v)],
+            ..Default::default()
+        },
         ..VersionedHints::default()
     };
     view.apply(&at(3), StampedCarrier::Complete { since: 0 }, toolset_of);
@@ -306,10 +325,13 @@ fn stateless_a_statement_drops_what_it_does_not_state_and_keeps_what_is_newer() 
     view.apply(
         &VersionedHints {
             version: 4,
-            tools: vec![
-                tool("go_play", "g1", true, 3),
-                tool("go_play", "g2", true, 4),
-            ],
+            entries: HintEntries {
+                tools: vec![
+                    tool("go_play", "g1", true, 3),
+                    tool("go_play", "g2", true, 4),
+                ],
+                ..Default::default()
+            },
             ..VersionedHints::default()
         },
         StampedCarrier::Complete { since: 0 },
@@ -318,7 +340,10 @@ fn stateless_a_statement_drops_what_it_does_not_state_and_keeps_what_is_newer() 
     view.apply(
         &VersionedHints {
             version: 6,
-            tools: vec![tool("go_pass", "g2", true, 6)],
+            entries: HintEntries {
+                tools: vec![tool("go_pass", "g2", true, 6)],
+                ..Default::default()
+            },
             ..VersionedHints::default()
         },
         StampedCarrier::Change,
@@ -329,8 +354,10 @@ fn stateless_a_statement_drops_what_it_does_not_state_and_keeps_what_is_newer() 
         &VersionedHints {
             version: 5,
             statement: true,
-            tools: vec![tool("go_play", "g2", true, 4)],
-            ..VersionedHints::default()
+            entries: HintEntries {
+                tools: vec![tool("go_play", "g2", true, 4)],
+                ..Default::default()
+            },
         },
         StampedCarrier::Complete { since: 0 },
         toolset_of,
@@ -341,7 +368,10 @@ fn stateless_a_statement_drops_what_it_does_not_state_and_keeps_what_is_newer() 
     view.apply(
         &VersionedHints {
             version: 3,
-            tools: vec![tool("go_play", "g1", true, 3)],
+            entries: HintEntries {
+                tools: vec![tool("go_play", "g1", true, 3)],
+                ..Default::default()
+            },
             ..VersionedHints::default()
         },
         StampedCarrier::Change,
@@ -359,7 +389,10 @@ fn stateless_past_the_bound_nothing_new_is_kept_and_the_next_answer_is_a_stateme
     let applied = view.apply(
         &VersionedHints {
             version: 2,
-            tools: many,
+            entries: HintEntries {
+                tools: many,
+                ..Default::default()
+            },
             ..VersionedHints::default()
         },
         StampedCarrier::Complete { since: 0 },
@@ -392,7 +425,10 @@ fn stateless_past_the_byte_bound_nothing_heavier_is_kept_and_the_next_answer_is_
     let applied = view.apply(
         &VersionedHints {
             version: 2,
-            tools: heavy,
+            entries: HintEntries {
+                tools: heavy,
+                ..Default::default()
+            },
             ..VersionedHints::default()
         },
         StampedCarrier::Complete { since: 0 },
@@ -407,7 +443,10 @@ fn stateless_past_the_byte_bound_nothing_heavier_is_kept_and_the_next_answer_is_
     let grown = view.apply(
         &VersionedHints {
             version: 3,
-            tools: vec![defined("g0", 200 << 10, 3)],
+            entries: HintEntries {
+                tools: vec![defined("g0", 200 << 10, 3)],
+                ..Default::default()
+            },
             ..VersionedHints::default()
         },
         StampedCarrier::Complete { since: 0 },
@@ -418,7 +457,10 @@ fn stateless_past_the_byte_bound_nothing_heavier_is_kept_and_the_next_answer_is_
     let lighter = view.apply(
         &VersionedHints {
             version: 4,
-            tools: vec![defined("g0", 10, 4)],
+            entries: HintEntries {
+                tools: vec![defined("g0", 10, 4)],
+                ..Default::default()
+            },
             ..VersionedHints::default()
         },
         StampedCarrier::Complete { since: 0 },
