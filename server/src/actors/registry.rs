@@ -43,6 +43,8 @@ mod elsewhere;
 mod messages;
 mod owning;
 
+pub(crate) use elsewhere::Elsewhere;
+
 use messages::FetchedFor;
 pub(crate) use messages::{AttachError, AttachSession, DetachSession, Published};
 pub(crate) use owning::{AdoptInstance, ReleaseInstance, RunningInstances};
@@ -137,7 +139,7 @@ pub(crate) struct Registry {
     running: HashMap<u64, Addr<crate::actors::instance::InstanceActor>>,
     /// Principals run on another server with invitations or withdrawals in flight to
     /// them (issue #41, `elsewhere.rs`): what comes for them meanwhile goes after.
-    elsewhere: HashMap<Principal, elsewhere::Elsewhere>,
+    elsewhere: HashMap<Principal, Elsewhere>,
     /// Live sessions per principal, for who is online.
     sessions: HashMap<Principal, usize>,
     live: usize,

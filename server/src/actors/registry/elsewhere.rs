@@ -31,7 +31,7 @@ use tokio::sync::mpsc;
 
 /// The stream of invitations and withdrawals to one principal served elsewhere, with how
 /// many of them are in flight.
-pub(super) struct Elsewhere {
+pub(crate) struct Elsewhere {
     stream: mpsc::UnboundedSender<ForPrincipal>,
     pending: usize,
 }
