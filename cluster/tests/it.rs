@@ -13,4 +13,5 @@ mod issue41_05_hung_database;
 mod issue41_06_adopt_instance;
 mod issue41_07_instance_ids;
 mod issue41_08_remote_actors;
+mod issue41_09_remote_invite;
 mod support;

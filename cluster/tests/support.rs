@@ -42,6 +42,23 @@ impl Client {
         }
     }
 
+    /// The next `push/event` (answered as accepted), other messages skipped: its params.
+    pub(crate) async fn push(&mut self) -> Value {
+        loop {
+            let read = mcpl_testkit::within(self.link.inbound.recv()).await;
+            let Some(Inbound::Message { message, .. }) = read else {
+                panic!("the link closed: {read:?}");
+            };
+            let v = serde_json::to_value(&message).expect("JSON");
+            if v["method"] == "push/event" {
+                let accepted = serde_json::json!({"jsonrpc": "2.0", "id": v["id"].clone(),
+                    "result": {"accepted": true}});
+                self.send(accepted).await;
+                return v["params"].clone();
+            }
+        }
+    }
+
     /// Sends `request` and returns its response.
     pub(crate) async fn exchange(&mut self, request: Value) -> Value {
         self.send(request).await;

@@ -104,7 +104,7 @@ fn server(store: &Arc<MemoryStore>, peers: &InProcessPeers, resume: bool) -> Ser
 
 /// `who` connected to `server` over a loopback socket, through the MCPL handshake with
 /// `toolHints` and push events granted.
-async fn player(server: &Server, who: &str) -> (Lines, mcpl_server::SessionHandle) {
+pub(crate) async fn player(server: &Server, who: &str) -> (Lines, mcpl_server::SessionHandle) {
     let (mut c, session) = stdio_socket(server, Principal::Named(who.into())).await;
     let init = c
         .exchange(request(

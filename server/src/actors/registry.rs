@@ -39,8 +39,11 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use tokio::sync::oneshot;
 
+mod elsewhere;
 mod messages;
 mod owning;
+
+pub(crate) use elsewhere::Elsewhere;
 
 use messages::FetchedFor;
 pub(crate) use messages::{AttachError, AttachSession, DetachSession, Published};
@@ -134,6 +137,9 @@ pub(crate) struct Registry {
     /// and those adopted (issue #41, `owning.rs`). A principal read later links to those
     /// still running (`restore::revive`).
     running: HashMap<u64, Addr<crate::actors::instance::InstanceActor>>,
+    /// Principals run on another server with invitations or withdrawals in flight to
+    /// them (issue #41, `elsewhere.rs`): what comes for them meanwhile goes after.
+    elsewhere: HashMap<Principal, Elsewhere>,
     /// Live sessions per principal, for who is online.
     sessions: HashMap<Principal, usize>,
     live: usize,
@@ -152,6 +158,7 @@ impl Registry {
             backing_off: HashMap::new(),
             next_read: 0,
             running: HashMap::new(),
+            elsewhere: HashMap::new(),
             sessions: HashMap::new(),
             live: 0,
             next_generation: 0,
@@ -203,8 +210,17 @@ impl Registry {
     }
 
     /// Routes `m` to the principal's actor (starting one if `revives`), or holds it while
-    /// the actor is asked to retire.
+    /// the actor is asked to retire — or, an invitation or a withdrawal for a principal
+    /// this server does not run, to the server that runs it (`elsewhere.rs`).
     fn route(&mut self, principal: &Principal, m: Held) {
+        if self.goes_elsewhere(principal, &m) {
+            return self.send_elsewhere(principal, m);
+        }
+        self.route_here(principal, m);
+    }
+
+    /// Routes `m` to the principal's actor here (see [`Registry::route`]).
+    fn route_here(&mut self, principal: &Principal, m: Held) {
         if let Some(held) = self.loading.get_mut(principal) {
             let attaching = matches!(m, Held::Attach(..));
             held.push(m); // its record is being read: after it, in order

@@ -136,7 +136,7 @@ fn not_reached(e: &PeerError) -> ErrorObject {
 }
 
 /// A random stream id, never 0 (a request's).
-fn new_stream() -> u64 {
+pub(crate) fn new_stream() -> u64 {
     rand::random::<u64>() | 1
 }
 
@@ -148,7 +148,7 @@ fn encode<T: serde::Serialize>(message: &T, max: usize) -> Result<Vec<u8>, PeerE
 }
 
 /// Sends one numbered message and checks its acknowledgement.
-async fn send<T: serde::Serialize>(
+pub(crate) async fn send<T: serde::Serialize>(
     peers: &dyn Peers,
     to: PeerAddress,
     numbered: &Numbered<T>,
