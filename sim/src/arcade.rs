@@ -197,7 +197,7 @@ pub struct ArcadeService {
     /// Where the listeners run (with the sessions), if not on the caller's thread.
     arbiter: Option<ArbiterHandle>,
     opts: Arc<ServerOptions>,
-    sessions: Arc<Mutex<Vec<SessionHandle>>>,
+    sessions: Arc<Mutex<LiveSessions>>,
     /// Connections the Streamable HTTP listener handed the arcade, per principal.
     http_connections: Arc<Mutex<HashMap<String, u64>>>,
     ws: Served,
@@ -227,7 +227,7 @@ impl ArcadeService {
             opts.tokens.insert(p.clone(), p.clone());
         }
         let opts = Arc::new(opts);
-        let sessions = Arc::new(Mutex::new(Vec::new()));
+        let sessions = Arc::new(Mutex::new(LiveSessions::default()));
         let http_connections = Arc::new(Mutex::new(HashMap::new()));
         let counted = Kept {
             sessions: sessions.clone(),
@@ -345,8 +345,13 @@ impl ArcadeService {
         std::mem::replace(&mut self.http, Served::none())
             .stop()
             .await;
-        let sessions: Vec<SessionHandle> =
-            std::mem::take(&mut *self.sessions.lock().unwrap_or_else(PoisonError::into_inner));
+        let sessions: Vec<SessionHandle> = std::mem::take(
+            &mut self
+                .sessions
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .handles,
+        );
         for s in sessions {
             s.close();
         }
@@ -387,15 +392,27 @@ fn build(
 /// Streamable HTTP connections counted per principal.
 #[derive(Clone)]
 struct Kept {
-    sessions: Arc<Mutex<Vec<SessionHandle>>>,
+    sessions: Arc<Mutex<LiveSessions>>,
     http_connections: Arc<Mutex<HashMap<String, u64>>>,
+}
+
+/// The sessions of the running life, closed ones dropped now and then: when the list
+/// has doubled since the last time, so that each connection costs O(1) amortised (the
+/// list swept at every connection made a mass drop of 10,000 hosts quadratic).
+#[derive(Default)]
+struct LiveSessions {
+    handles: Vec<SessionHandle>,
+    sweep_at: usize,
 }
 
 impl Kept {
     fn keep(&self, s: SessionHandle) {
-        let mut v = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
-        v.retain(SessionHandle::is_open);
-        v.push(s);
+        let mut live = self.sessions.lock().unwrap_or_else(PoisonError::into_inner);
+        if live.handles.len() >= live.sweep_at {
+            live.handles.retain(SessionHandle::is_open);
+            live.sweep_at = (live.handles.len() * 2).max(64);
+        }
+        live.handles.push(s);
     }
 
     fn count_http(&self, conn: &Connection) {
