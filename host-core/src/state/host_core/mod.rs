@@ -96,7 +96,16 @@ pub struct CoreConfig {
     /// The first wait before a failed read of a server's state is tried again; it doubles
     /// with each failure in a row, up to [`MAX_RETRY_DELAY`].
     pub retry_delay: Duration,
+    /// The largest fraction taken off each retry's wait at random, 0 to 1 (**\[project\]**,
+    /// [`DEFAULT_RETRY_JITTER`]): hosts whose reads failed together (a server too busy to
+    /// answer any of them) read again spread out, not in step.
+    pub retry_jitter: f64,
+    /// Seeds the jitter's generator, so a test or a simulator run repeats.
+    pub retry_seed: u64,
 }
+
+/// The largest fraction jitter takes off a read's retry wait by default: half.
+pub const DEFAULT_RETRY_JITTER: f64 = 0.5;
 
 /// The longest wait before reading again after failed reads.
 pub const MAX_RETRY_DELAY: Duration = Duration::from_secs(30);
@@ -139,6 +148,8 @@ pub struct HostCore {
     pub(crate) conversation: Conversation,
     pub(crate) meta: MetaTools,
     config: CoreConfig,
+    /// The retry jitter's generator state ([`reads::Jitter`]).
+    jitter: reads::Jitter,
     actions: VecDeque<Action>,
     shown: VecDeque<(u64, AgentMessage)>,
     /// What this turn has shown outside tool results (issue #37 item 5).
@@ -157,12 +168,14 @@ impl HostCore {
         let mut servers: Vec<ServerSlot> = servers.into_iter().collect();
         servers.sort_by(|a, b| a.name.cmp(&b.name));
         let turn = turn::TurnBudget::new(presenter.config().max_turn_bytes);
+        let jitter = reads::Jitter::new(config.retry_seed);
         HostCore {
             servers,
             presenter,
             conversation,
             meta,
             config,
+            jitter,
             actions: VecDeque::new(),
             shown: VecDeque::new(),
             turn,

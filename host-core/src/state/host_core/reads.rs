@@ -75,17 +75,22 @@ impl HostCore {
 
     /// Reads again after the retry delay, doubling with each failure in a row up to
     /// [`MAX_RETRY_DELAY`]: a server that keeps failing (or keeps stating a stale rev)
-    /// costs a bounded, falling rate of reads.
+    /// costs a bounded, falling rate of reads. A random part of the wait, at most
+    /// [`CoreConfig::retry_jitter`](super::CoreConfig::retry_jitter) of it, is taken off
+    /// (**\[project\]**): hosts whose reads failed together — a server too busy to answer
+    /// any of them (issue #42) — read again spread out rather than all at once.
     fn read_failed(&mut self, server: &str, epoch: u64, token: u64) {
         let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) else {
             return;
         };
         slot.read_failures = slot.read_failures.saturating_add(1);
+        let base = retry_delay(self.config.retry_delay, slot.read_failures);
+        let delay = self.jitter.cut(base, self.config.retry_jitter);
         self.actions.push_back(Action::RetryAfter {
             server: server.to_owned(),
             epoch,
             token,
-            delay: retry_delay(self.config.retry_delay, slot.read_failures),
+            delay,
         });
     }
 
@@ -108,9 +113,67 @@ pub(super) fn retry_delay(first: Duration, failures: u32) -> Duration {
     first.saturating_mul(factor).min(MAX_RETRY_DELAY.max(first))
 }
 
+/// The retry jitter's generator: SplitMix64, seeded ([`super::CoreConfig::retry_seed`]),
+/// so that a run repeats. The core is pure (no OS randomness); the quality needed is only
+/// that hosts seeded apart wait apart.
+#[derive(Debug, Clone)]
+pub(super) struct Jitter(u64);
+
+impl Jitter {
+    pub(super) fn new(seed: u64) -> Self {
+        Jitter(seed)
+    }
+
+    /// The next number, uniform in [0, 1).
+    fn next_unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        // The top 53 bits, as an f64's mantissa holds them.
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// `base` with a random part of at most `fraction` (clamped to 0..=1) taken off.
+    pub(super) fn cut(&mut self, base: Duration, fraction: f64) -> Duration {
+        let fraction = if fraction.is_finite() {
+            fraction.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        if fraction == 0.0 {
+            return base;
+        }
+        base.mul_f64(1.0 - self.next_unit() * fraction)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_jitter_stays_within_its_fraction_and_repeats_per_seed() {
+        let base = Duration::from_secs(2);
+        for seed in 0..50u64 {
+            let (mut a, mut b) = (Jitter::new(seed), Jitter::new(seed));
+            for _ in 0..20 {
+                let d = a.cut(base, 0.5);
+                assert_eq!(d, b.cut(base, 0.5), "seed {seed}: same seed, same waits");
+                assert!(
+                    d > base / 2 && d <= base,
+                    "seed {seed}: {d:?} outside (1 s, 2 s]"
+                );
+            }
+        }
+        let mut none = Jitter::new(1);
+        assert_eq!(none.cut(base, 0.0), base, "no jitter, the wait as it is");
+        assert_eq!(none.cut(base, f64::NAN), base);
+        let waits: std::collections::BTreeSet<Duration> =
+            (0..50u64).map(|s| Jitter::new(s).cut(base, 0.5)).collect();
+        assert!(waits.len() > 45, "50 seeds, {} distinct waits", waits.len());
+    }
 
     #[test]
     fn the_retry_delay_doubles_per_failure_up_to_its_cap() {
