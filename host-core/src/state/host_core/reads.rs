@@ -9,6 +9,8 @@
 //! [`crate::state::HintState::handle_recovery_failed`]; a lost connection ends every read
 //! (the next connection starts from its own statement).
 
+#[cfg(test)]
+use super::Jitter;
 use super::{Action, HostCore, MAX_RETRY_DELAY, ReadOutcome, ReadStep, index};
 use std::time::{Duration, Instant};
 use tracing::{debug, warn};
@@ -111,42 +113,6 @@ impl HostCore {
 pub(super) fn retry_delay(first: Duration, failures: u32) -> Duration {
     let factor = 1u32 << failures.saturating_sub(1).min(16);
     first.saturating_mul(factor).min(MAX_RETRY_DELAY.max(first))
-}
-
-/// The retry jitter's generator: SplitMix64, seeded ([`super::CoreConfig::retry_seed`]),
-/// so that a run repeats. The core is pure (no OS randomness); the quality needed is only
-/// that hosts seeded apart wait apart.
-#[derive(Debug, Clone)]
-pub(super) struct Jitter(u64);
-
-impl Jitter {
-    pub(super) fn new(seed: u64) -> Self {
-        Jitter(seed)
-    }
-
-    /// The next number, uniform in [0, 1).
-    fn next_unit(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        // The top 53 bits, as an f64's mantissa holds them.
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
-
-    /// `base` with a random part of at most `fraction` (clamped to 0..=1) taken off.
-    pub(super) fn cut(&mut self, base: Duration, fraction: f64) -> Duration {
-        let fraction = if fraction.is_finite() {
-            fraction.clamp(0.0, 1.0)
-        } else {
-            0.0
-        };
-        if fraction == 0.0 {
-            return base;
-        }
-        base.mul_f64(1.0 - self.next_unit() * fraction)
-    }
 }
 
 #[cfg(test)]
