@@ -105,7 +105,8 @@ fn a_statement_behind_the_last_rev_is_read_again_no_faster_than_the_retry_delay(
         }
         for pair in reads.windows(2) {
             let gap = pair[1] - pair[0];
-            assert!(gap >= RETRY, "read again after {gap:?}");
+            // At most half of the wait is taken off at random (the retry jitter).
+            assert!(gap >= RETRY / 2, "read again after {gap:?}");
         }
         let h = hints_until(&host, |h| h.stats.stale >= 20).await;
         assert_eq!(h.last_rev, 2, "no stale statement was applied: {h:?}");

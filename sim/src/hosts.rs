@@ -99,6 +99,7 @@ pub fn start_host_with(
     // profile (issue #40).
     server.link.advertise_tool_hints = knobs.era != EraPolicy::Modern || knobs.profile;
     let mut config = HostConfig::new(vec![server]);
+    config.retry_seed = Some(seed);
     if let Some(t) = tweak {
         (t.0)(&mut config);
     }

@@ -107,13 +107,25 @@ pub async fn check_all(
 ) {
     wait_settled(hosts, names, metrics, "after the drain").await;
     let checks = hosts.iter().zip(reports).map(|(h, r)| check(arcade, h, r));
-    for v in futures_util::future::join_all(checks)
-        .await
-        .into_iter()
-        .flatten()
-    {
+    for v in at_most(CHECKS_AT_ONCE, checks).await.into_iter().flatten() {
         metrics.violation(v);
     }
+}
+
+/// How many agents are checked at once. Each check reads the truth on a fresh session of
+/// its own: all 3,000 of a large run at once held 3,000 more sessions, which made the end
+/// of the run the process's peak (issue #42: the run's memory per agent is its peak
+/// resident set, and what is measured is the hosts and their sessions, not the checker).
+/// Each check keeps its own [`SETTLE`] from its start.
+pub const CHECKS_AT_ONCE: usize = 128;
+
+/// Runs `futures` with at most `n` under way at once; their outputs in their order.
+pub async fn at_most<F: Future>(n: usize, futures: impl IntoIterator<Item = F>) -> Vec<F::Output> {
+    use futures_util::StreamExt as _;
+    futures_util::stream::iter(futures)
+        .buffered(n.max(1))
+        .collect()
+        .await
 }
 
 /// Rule 4: every game running at a restart was resumed after it, and none was lost.
@@ -142,11 +154,7 @@ pub async fn check_views(
         .iter()
         .zip(names)
         .map(|(h, name)| check_view(arcade, h, name));
-    for v in futures_util::future::join_all(checks)
-        .await
-        .into_iter()
-        .flatten()
-    {
+    for v in at_most(CHECKS_AT_ONCE, checks).await.into_iter().flatten() {
         metrics.violation(format!("{v} ({when})"));
     }
 }
@@ -342,6 +350,35 @@ mod tests {
             reason: "over".into(),
             at: "2026-01-01T00:00:00Z".into(),
         }
+    }
+
+    /// Issue #42: the checks at the end of a run are bounded in number at once (each
+    /// holds a session of its own), and each one's outcome keeps its agent's place.
+    #[tokio::test]
+    async fn at_most_n_checks_run_at_once_and_keep_their_order() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let (now, peak) = (AtomicUsize::new(0), AtomicUsize::new(0));
+        let checks = (0..40u64).map(|i| {
+            let (now, peak) = (&now, &peak);
+            async move {
+                let running = now.fetch_add(1, Ordering::SeqCst) + 1;
+                peak.fetch_max(running, Ordering::SeqCst);
+                // Later ones finish sooner: the order is the input's, not the finishing one.
+                tokio::task::yield_now().await;
+                for _ in 0..(40 - i) {
+                    tokio::task::yield_now().await;
+                }
+                now.fetch_sub(1, Ordering::SeqCst);
+                i
+            }
+        });
+        let out = at_most(8, checks).await;
+        assert_eq!(out, (0..40).collect::<Vec<_>>());
+        assert_eq!(
+            peak.load(Ordering::SeqCst),
+            8,
+            "at most 8 at once, and 8 were"
+        );
     }
 
     #[test]

@@ -229,7 +229,11 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
     (
         "recoveries / statements",
-        "recoveries: times a host read the server's state again after a gap; statements: full states applied (every connect and every recovery)",
+        "recoveries: times a host read the server's state again because something was missing (a gap, an expired hold, a lost message); statements: full states applied (every connect and every recovery)",
+    ),
+    (
+        "failed reads",
+        "reads of the server's state (a connection's first, or a recovery's) that failed (an error, no answer in time, a stale statement) and were made again after a backoff; not recoveries",
     ),
     (
         "reconnects",
@@ -397,6 +401,7 @@ impl LoadReport {
                 "recoveries / statements",
                 format!("{} / {}", h.recoveries, h.statements),
             ),
+            ("failed reads", h.reads_failed.to_string()),
             ("reconnects", self.reconnects.to_string()),
             (
                 "resync after a mass drop",

@@ -23,7 +23,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::AsyncWriteExt;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
@@ -319,6 +319,9 @@ async fn connection(s: Arc<Shared>, client: TcpStream, n: u64, mut cut: watch::R
     // Returning drops the pumps and with them all four halves: both sockets close.
 }
 
+/// The most one read of a pump takes.
+const CHUNK: usize = 16 * 1024;
+
 /// Copies `from` to `to` until `from` ends, then shuts `to`'s writing side. Server →
 /// client bytes wait while the proxy holds them. Frame by frame after a WebSocket upgrade
 /// when the faults ask for it.
@@ -326,21 +329,30 @@ async fn pump(
     s: &Shared,
     n: u64,
     direction: Direction,
-    mut from: OwnedReadHalf,
+    from: OwnedReadHalf,
     mut to: OwnedWriteHalf,
 ) -> Result<(), FrameCut> {
     let mut held = s.held.subscribe();
     let mut buf: Vec<u8> = Vec::new();
-    let mut chunk = vec![0u8; 16 * 1024];
     // Before the upgrade (and for good, if there is none): bytes as they come.
     let mut framing = s.faults.websocket() && !s.is_calm();
     let mut head_seen = false;
     // The frames of a fragmented message so far (see below).
     let mut fragments: Vec<Vec<u8>> = Vec::new();
     loop {
-        let got = match from.read(&mut chunk).await {
-            Ok(0) | Err(_) => break,
+        // An idle connection holds no buffer (issue #42: a 16 KiB one per direction was
+        // about 60 KiB of each simulated agent's share of the process, its HTTP host's
+        // connections all proxied): wait until there are bytes, then read them into one
+        // that lives until they are passed on.
+        if from.readable().await.is_err() {
+            break;
+        }
+        let mut chunk = Vec::with_capacity(CHUNK);
+        let got = match from.try_read_buf(&mut chunk) {
+            Ok(0) => break,
             Ok(got) => got,
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+            Err(_) => break,
         };
         if direction == Direction::Down && held.wait_for(|h| !*h).await.is_err() {
             break;
@@ -420,6 +432,10 @@ async fn pump(
                     }
                 }
             }
+        }
+        // Nothing of a frame left: the room a long one took is given back.
+        if buf.is_empty() && buf.capacity() > CHUNK {
+            buf = Vec::new();
         }
     }
     let _ = to.shutdown().await;

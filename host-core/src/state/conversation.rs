@@ -29,6 +29,7 @@ use super::presenter::TextBounds;
 use super::view::{Marker, ServerView};
 use mcpl_protocol::Tool;
 use std::collections::{BTreeSet, VecDeque};
+use std::sync::{Arc, LazyLock};
 
 /// The default window: the last 40 messages.
 pub const DEFAULT_WINDOW: usize = 40;
@@ -287,7 +288,17 @@ impl Conversation {
 /// The model's tool list (§6 "RFC §8.1").
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ToolList {
+    /// The meta-tools, when listed: one copy for the whole process, shared by every host's
+    /// list (they never change; issue #42: their schemas were about 15 KiB a host).
+    meta: Option<Arc<[Tool]>>,
+    /// The servers' static tools, namespaced.
     tools: Vec<Tool>,
+}
+
+/// The meta-tools' definitions, built once.
+fn shared_definitions() -> Arc<[Tool]> {
+    static DEFINITIONS: LazyLock<Arc<[Tool]>> = LazyLock::new(|| definitions().into());
+    Arc::clone(&DEFINITIONS)
 }
 
 impl ToolList {
@@ -296,17 +307,21 @@ impl ToolList {
     /// descriptions bounded, `_meta` and other members the model is not sent left out.
     pub fn build(servers: &[ServerView<'_>], bounds: &TextBounds) -> Self {
         let mut tools = Vec::new();
-        if servers.iter().any(|s| s.catalog.hints_count()) {
-            tools.extend(definitions());
-        }
+        let meta = servers
+            .iter()
+            .any(|s| s.catalog.hints_count())
+            .then(shared_definitions);
         let mut sorted: Vec<&ServerView<'_>> = servers.iter().collect();
         sorted.sort_by_key(|s| s.name);
         // Each name once, whatever reaches here: model APIs refuse a list with a name twice
         // (§6, RFC §8.1). Server names are checked when the host starts
         // ([`check_server_name`]) and a server's repeated tool names are left out when its
         // list is read, so nothing is dropped here in practice.
-        let mut names: std::collections::HashSet<String> =
-            tools.iter().map(|t| t.name.clone()).collect();
+        let mut names: std::collections::HashSet<String> = meta
+            .iter()
+            .flat_map(|m| m.iter())
+            .map(|t| t.name.clone())
+            .collect();
         for s in sorted {
             for t in s.catalog.model_tools() {
                 let name = namespaced(s.name, &t.name);
@@ -326,22 +341,27 @@ impl ToolList {
                 });
             }
         }
-        ToolList { tools }
+        ToolList { meta, tools }
     }
 
     /// The tools, in the order sent.
-    pub fn tools(&self) -> &[Tool] {
-        &self.tools
+    pub fn tools(&self) -> impl Iterator<Item = &Tool> {
+        self.meta.iter().flat_map(|m| m.iter()).chain(&self.tools)
+    }
+
+    /// The tools, in the order sent, as a list of their own.
+    pub fn to_vec(&self) -> Vec<Tool> {
+        self.tools().cloned().collect()
     }
 
     /// Their names.
     pub fn names(&self) -> Vec<&str> {
-        self.tools.iter().map(|t| t.name.as_str()).collect()
+        self.tools().map(|t| t.name.as_str()).collect()
     }
 
     /// The list as sent: JSON, byte for byte.
     pub fn to_json(&self) -> String {
-        serde_json::to_string(&self.tools).unwrap_or_default()
+        serde_json::to_string(&self.tools().collect::<Vec<_>>()).unwrap_or_default()
     }
 }
 

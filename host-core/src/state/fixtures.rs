@@ -211,6 +211,8 @@ impl Host {
             MetaTools::new(MetaConfig::default()),
             CoreConfig {
                 retry_delay: std::time::Duration::from_secs(1),
+                retry_jitter: 0.0,
+                retry_seed: 0,
             },
         );
         Host {

@@ -484,7 +484,10 @@ impl HintState {
             Phase::AwaitingStatement { cover } => (cover, false),
             Phase::AwaitingToolsList { cover, .. } => (cover, false),
         };
-        self.start_recovery(RecoverReason::Failed, &mut out);
+        // A read made again, not a recovery: nothing new was found missing (issue #42:
+        // under overload these outnumbered the recoveries and read as if they were).
+        self.stats.reads_failed += 1;
+        self.begin_reads(RecoverReason::Failed, &mut out);
         self.phase = if connecting {
             Phase::Connecting { cover }
         } else {
@@ -618,8 +621,14 @@ impl HintState {
     }
 
     fn start_recovery(&mut self, reason: RecoverReason, out: &mut Vec<Output>) {
-        tracing::debug!(?reason, last = self.last, "hint recovery");
         self.stats.recoveries += 1;
+        self.begin_reads(reason, out);
+    }
+
+    /// A recovery's reads start (from `toolsets/list`): a new recovery's, or a failed one's
+    /// made again.
+    fn begin_reads(&mut self, reason: RecoverReason, out: &mut Vec<Output>) {
+        tracing::debug!(?reason, last = self.last, "hint recovery");
         for h in self.held.values_mut() {
             h.before_recovery = true;
         }

@@ -212,8 +212,12 @@ pub struct HintStats {
     pub duplicates: u64,
     /// Pushes with `coalesce` and `hints`: hints ignored, recovery started.
     pub coalesced: u64,
-    /// Recoveries started.
+    /// Recoveries started: something was found missing (a gap, an expired hold, a stale
+    /// or coalesced rev, a lost message, what a statement did not cover).
     pub recoveries: u64,
+    /// Reads of the server's state that failed (an error, no answer, a stale statement) and
+    /// were made again: counted apart from [`Self::recoveries`], which they are not.
+    pub reads_failed: u64,
     /// Full statements applied.
     pub statements: u64,
     /// Open entries and records ignored: their toolset is not declared, or they name an
@@ -234,6 +238,7 @@ impl HintStats {
         self.duplicates += other.duplicates;
         self.coalesced += other.coalesced;
         self.recoveries += other.recoveries;
+        self.reads_failed += other.reads_failed;
         self.statements += other.statements;
         self.unfit += other.unfit;
     }

@@ -177,7 +177,7 @@ impl Handler<GetTools> for Host {
     type Result = MessageResult<GetTools>;
 
     fn handle(&mut self, _: GetTools, _ctx: &mut Context<Self>) -> Self::Result {
-        MessageResult(self.core.tool_list().to_vec())
+        MessageResult(self.core.tool_list())
     }
 }
 

@@ -77,6 +77,13 @@ pub struct HostConfig {
     /// How long the host waits before reading again after a recovery read failed (the
     /// server answered with an error or not at all; a lost connection starts afresh anyway).
     pub retry_delay: Duration,
+    /// The largest fraction taken off each retry's wait at random (default
+    /// [`DEFAULT_RETRY_JITTER`](crate::state::host_core::DEFAULT_RETRY_JITTER), half):
+    /// hosts whose reads failed together read again spread out.
+    pub retry_jitter: f64,
+    /// Seeds the retry jitter; `None` seeds it from the OS. Tests and the simulator set one
+    /// so that a run repeats.
+    pub retry_seed: Option<u64>,
     /// How long a meta-tool call waits for a server's statement (connect-time or a
     /// recovery's) before it is planned anyway (§4.3, §5.2: until it is read, the host does
     /// not know what is open there, and refusing a call as "not usable" would be wrong;
@@ -105,6 +112,8 @@ impl HostConfig {
             state_dir: None,
             hold_window: DEFAULT_HOLD_WINDOW,
             retry_delay: Duration::from_secs(1),
+            retry_jitter: crate::state::host_core::DEFAULT_RETRY_JITTER,
+            retry_seed: None,
             statement_wait: Duration::from_secs(5),
             conversation: ConversationConfig::default(),
             presenter: PresenterConfig::default(),

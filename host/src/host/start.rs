@@ -59,6 +59,8 @@ impl Host {
                 MetaTools::new(config.meta),
                 CoreConfig {
                     retry_delay: config.retry_delay,
+                    retry_jitter: config.retry_jitter,
+                    retry_seed: config.retry_seed.unwrap_or_else(rand::random),
                 },
             );
             let host = Host {

@@ -84,13 +84,37 @@ fn the_tool_list_is_meta_tools_then_static_tools_namespaced() {
     let h = Host::with_arcade("arcade", true);
     let list = h.core.conversation.tool_list();
     assert_eq!(list.names(), [OPEN, ACT, LOOK, CLOSE, "arcade--clock"]);
-    let clock = &list.tools()[4];
+    let all = list.to_vec();
+    let clock = &all[4];
     assert!(clock.meta.is_none() && clock.annotations.is_none());
-    for t in &list.tools()[..4] {
+    for t in &all[..4] {
         assert_eq!(t.input_schema["type"], "object");
         assert_eq!(t.input_schema["additionalProperties"], false);
         assert!(t.description.as_ref().is_some_and(|d| d.len() > 40));
     }
+}
+
+/// Issue #42: every host's list holds the same one copy of the meta-tools' definitions,
+/// where each host built its own (about 15 KiB of schemas a host).
+#[test]
+fn every_tool_list_shares_one_copy_of_the_meta_tools() {
+    let (a, b) = (
+        Host::with_arcade("arcade", true),
+        Host::with_arcade("arcade", true),
+    );
+    let (a, b) = (
+        a.core.conversation.tool_list(),
+        b.core.conversation.tool_list(),
+    );
+    let (Some(ma), Some(mb)) = (&a.meta, &b.meta) else {
+        panic!(
+            "both lists name the meta-tools: {:?}, {:?}",
+            a.names(),
+            b.names()
+        );
+    };
+    assert!(std::sync::Arc::ptr_eq(ma, mb));
+    assert_eq!(a, b);
 }
 
 #[test]
@@ -106,7 +130,7 @@ fn the_tool_list_applies_policy_and_bounds_descriptions() {
     let list = ToolList::build(&views, &bounds);
     assert_eq!(list.names()[4..], ["a--clock"]);
     assert_eq!(
-        list.tools()[4].description.as_deref(),
+        list.to_vec()[4].description.as_deref(),
         Some("clock… [15 more characters cut by the host]")
     );
 }

@@ -807,6 +807,8 @@ fn a_failed_recovery_starts_again() {
         vec![RecoverReason::Failed]
     );
     assert!(s.is_recovering());
+    // Issue #42: one recovery (the gap), its read made again once: counted apart.
+    assert_eq!((s.stats().recoveries, s.stats().reads_failed), (1, 1));
     s.handle_statement(&msg(5, vec![]), &[], &[], now);
     s.handle_tools_list(&tools(), 5);
     assert!(!s.is_recovering());
@@ -828,6 +830,7 @@ fn a_failed_connect_time_read_keeps_the_connection_connecting() {
     );
     assert!(s.is_connecting() && s.awaits_statement() && !s.is_recovering());
     assert!(s.open_instances().next().is_none());
+    assert_eq!((s.stats().recoveries, s.stats().reads_failed), (0, 1));
 
     // The next read's statement settles it like a connect-time one (no tools/list step),
     // and still owes what it did not cover.

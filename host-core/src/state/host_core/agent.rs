@@ -130,8 +130,8 @@ impl HostCore {
     }
 
     /// The model's tool list, as it is sent (unchanged between boundaries, §6).
-    pub fn tool_list(&self) -> &[Tool] {
-        self.conversation.tool_list().tools()
+    pub fn tool_list(&self) -> Vec<Tool> {
+        self.conversation.tool_list().to_vec()
     }
 
     /// The current definition of a dynamic tool offered through `act`, on the named

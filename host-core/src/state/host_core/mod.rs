@@ -96,6 +96,51 @@ pub struct CoreConfig {
     /// The first wait before a failed read of a server's state is tried again; it doubles
     /// with each failure in a row, up to [`MAX_RETRY_DELAY`].
     pub retry_delay: Duration,
+    /// The largest fraction taken off each retry's wait at random, 0 to 1 (**\[project\]**,
+    /// [`DEFAULT_RETRY_JITTER`]): hosts whose reads failed together (a server too busy to
+    /// answer any of them) read again spread out, not in step.
+    pub retry_jitter: f64,
+    /// Seeds the jitter's generator, so a test or a simulator run repeats.
+    pub retry_seed: u64,
+}
+
+/// The largest fraction jitter takes off a read's retry wait by default: half.
+pub const DEFAULT_RETRY_JITTER: f64 = 0.5;
+
+/// The retry jitter's generator: SplitMix64, seeded ([`CoreConfig::retry_seed`]),
+/// so that a run repeats. The core is pure (no OS randomness); the quality needed is only
+/// that hosts seeded apart wait apart.
+#[derive(Debug, Clone)]
+pub(crate) struct Jitter(u64);
+
+impl Jitter {
+    pub(crate) fn new(seed: u64) -> Self {
+        Jitter(seed)
+    }
+
+    /// The next number, uniform in [0, 1).
+    fn next_unit(&mut self) -> f64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^= z >> 31;
+        // The top 53 bits, as an f64's mantissa holds them.
+        (z >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// `base` with a random part of at most `fraction` (clamped to 0..=1) taken off.
+    pub(crate) fn cut(&mut self, base: Duration, fraction: f64) -> Duration {
+        let fraction = if fraction.is_finite() {
+            fraction.clamp(0.0, 1.0)
+        } else {
+            0.0
+        };
+        if fraction == 0.0 {
+            return base;
+        }
+        base.mul_f64(1.0 - self.next_unit() * fraction)
+    }
 }
 
 /// The longest wait before reading again after failed reads.
@@ -139,6 +184,8 @@ pub struct HostCore {
     pub(crate) conversation: Conversation,
     pub(crate) meta: MetaTools,
     config: CoreConfig,
+    /// The retry jitter's generator state.
+    jitter: Jitter,
     actions: VecDeque<Action>,
     shown: VecDeque<(u64, AgentMessage)>,
     /// What this turn has shown outside tool results (issue #37 item 5).
@@ -157,12 +204,14 @@ impl HostCore {
         let mut servers: Vec<ServerSlot> = servers.into_iter().collect();
         servers.sort_by(|a, b| a.name.cmp(&b.name));
         let turn = turn::TurnBudget::new(presenter.config().max_turn_bytes);
+        let jitter = Jitter::new(config.retry_seed);
         HostCore {
             servers,
             presenter,
             conversation,
             meta,
             config,
+            jitter,
             actions: VecDeque::new(),
             shown: VecDeque::new(),
             turn,

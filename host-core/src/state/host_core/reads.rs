@@ -9,6 +9,8 @@
 //! [`crate::state::HintState::handle_recovery_failed`]; a lost connection ends every read
 //! (the next connection starts from its own statement).
 
+#[cfg(test)]
+use super::Jitter;
 use super::{Action, HostCore, MAX_RETRY_DELAY, ReadOutcome, ReadStep, index};
 use std::time::{Duration, Instant};
 use tracing::{debug, warn};
@@ -75,17 +77,22 @@ impl HostCore {
 
     /// Reads again after the retry delay, doubling with each failure in a row up to
     /// [`MAX_RETRY_DELAY`]: a server that keeps failing (or keeps stating a stale rev)
-    /// costs a bounded, falling rate of reads.
+    /// costs a bounded, falling rate of reads. A random part of the wait, at most
+    /// [`CoreConfig::retry_jitter`](super::CoreConfig::retry_jitter) of it, is taken off
+    /// (**\[project\]**): hosts whose reads failed together — a server too busy to answer
+    /// any of them (issue #42) — read again spread out rather than all at once.
     fn read_failed(&mut self, server: &str, epoch: u64, token: u64) {
         let Some(slot) = index(&self.servers, server).map(|i| &mut self.servers[i]) else {
             return;
         };
         slot.read_failures = slot.read_failures.saturating_add(1);
+        let base = retry_delay(self.config.retry_delay, slot.read_failures);
+        let delay = self.jitter.cut(base, self.config.retry_jitter);
         self.actions.push_back(Action::RetryAfter {
             server: server.to_owned(),
             epoch,
             token,
-            delay: retry_delay(self.config.retry_delay, slot.read_failures),
+            delay,
         });
     }
 
@@ -111,6 +118,28 @@ pub(super) fn retry_delay(first: Duration, failures: u32) -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_jitter_stays_within_its_fraction_and_repeats_per_seed() {
+        let base = Duration::from_secs(2);
+        for seed in 0..50u64 {
+            let (mut a, mut b) = (Jitter::new(seed), Jitter::new(seed));
+            for _ in 0..20 {
+                let d = a.cut(base, 0.5);
+                assert_eq!(d, b.cut(base, 0.5), "seed {seed}: same seed, same waits");
+                assert!(
+                    d > base / 2 && d <= base,
+                    "seed {seed}: {d:?} outside (1 s, 2 s]"
+                );
+            }
+        }
+        let mut none = Jitter::new(1);
+        assert_eq!(none.cut(base, 0.0), base, "no jitter, the wait as it is");
+        assert_eq!(none.cut(base, f64::NAN), base);
+        let waits: std::collections::BTreeSet<Duration> =
+            (0..50u64).map(|s| Jitter::new(s).cut(base, 0.5)).collect();
+        assert!(waits.len() > 45, "50 seeds, {} distinct waits", waits.len());
+    }
 
     #[test]
     fn the_retry_delay_doubles_per_failure_up_to_its_cap() {

@@ -17,6 +17,11 @@ use std::sync::Arc;
 const S: &str = "arcade";
 
 fn core(config: HintConfig) -> HostCore {
+    jittered_core(config, 0.0, 0)
+}
+
+/// A core whose read retries wait with `jitter` taken off at most, seeded with `seed`.
+fn jittered_core(config: HintConfig, jitter: f64, seed: u64) -> HostCore {
     HostCore::new(
         [ServerSlot::new(S, true, ToolPolicy::allow_all(), config)],
         Presenter::new(PresenterConfig::default(), ToldIds::default()),
@@ -24,6 +29,8 @@ fn core(config: HintConfig) -> HostCore {
         MetaTools::new(MetaConfig::default()),
         CoreConfig {
             retry_delay: Duration::from_secs(1),
+            retry_jitter: jitter,
+            retry_seed: seed,
         },
     )
 }
@@ -276,6 +283,51 @@ fn a_failed_read_is_retried_later_each_time_and_a_superseded_one_is_ignored() {
     // A read whose connection went ends quietly: the next connection reads its own.
     c.read_done(S, 1, again, step, ReadOutcome::Gone);
     assert!(actions(&mut c).is_empty());
+}
+
+/// Issue #42: hosts whose reads failed together (a server too busy to answer them) read
+/// again spread out over the wait's last half, each host's waits repeating with its seed;
+/// without the jitter every host read again at the same instant.
+#[test]
+fn hosts_seeded_apart_read_again_apart() {
+    let now = Instant::now();
+    // The waits of three failures in a row (1 s, 2 s, 4 s before jitter).
+    let waits = |seed: u64| -> Vec<Duration> {
+        let mut c = jittered_core(HintConfig::ordered(), DEFAULT_RETRY_JITTER, seed);
+        c.connected(S, 1, true, Some(&arcade_manifest(true, true)));
+        c.handshake_done(S, 1, true, &[], now);
+        let mut out = Vec::new();
+        for _ in 0..3 {
+            let (token, step) = reads(&actions(&mut c))[0];
+            c.read_done(S, 1, token, step, ReadOutcome::Failed("timed out".into()));
+            for a in actions(&mut c) {
+                if let Action::RetryAfter { delay, .. } = a {
+                    out.push(delay);
+                }
+            }
+            c.retry_due(S, 1, token, now);
+        }
+        out
+    };
+    let mut firsts = std::collections::BTreeSet::new();
+    for seed in 0..20u64 {
+        let w = waits(seed);
+        assert_eq!(w, waits(seed), "seed {seed}: the same seed waits the same");
+        for (i, d) in w.iter().enumerate() {
+            let base = Duration::from_secs(1 << i);
+            assert!(
+                *d > base / 2 && *d <= base,
+                "seed {seed}: wait {i} is {d:?}, outside ({:?}, {base:?}]",
+                base / 2
+            );
+        }
+        firsts.insert(w[0]);
+    }
+    assert!(
+        firsts.len() >= 18,
+        "20 hosts' first retries fall at {} instants",
+        firsts.len()
+    );
 }
 
 #[test]
