@@ -75,6 +75,12 @@ struct PerfArgs {
     /// connections kept open.
     #[arg(long, default_value_t = 12)]
     rounds: usize,
+    /// Instead of timed windows, each throughput window sends this many calls (shared out
+    /// over the connections) and lasts until they are answered: a fixed amount of work, for
+    /// counting instructions per call (`valgrind --tool=callgrind`), where a timed window
+    /// would measure the instrumentation.
+    #[arg(long, value_name = "N")]
+    calls: Option<u64>,
     /// Let the scheduler place the latency measurement's threads (by default all are kept
     /// on one CPU, so that the server and its floor pay the same hand-offs).
     #[arg(long)]
@@ -149,6 +155,7 @@ fn run_perf(args: PerfArgs) -> anyhow::Result<bool> {
         http_in_flight: args.http_in_flight,
         window: Duration::from_secs_f64(args.window.max(0.1)),
         rounds: args.rounds.max(1),
+        calls: args.calls.filter(|&n| n > 0),
         pin_latency: !args.no_pin,
         latency_calls: args.latency_calls,
         idle_sessions: args.idle_sessions,

@@ -1116,12 +1116,51 @@ fn sse_response<T: SseItem, R: Receive<T>, G: Send + 'static>(
 
 fn json(status: StatusCode, message: &Message) -> HttpResponse {
     // Made directly: a `String` body would be given a text/plain type first, then replaced.
-    let mut response = HttpResponse::new(Body::from(message.encode()));
+    let mut response = HttpResponse::new(Body::from(answer_body(message)));
     *response.status_mut() = status;
     response
         .headers_mut()
         .insert(CONTENT_TYPE, HeaderValue::from_static(JSON));
     response
+}
+
+/// `message`'s JSON text, as [`Message::encode`] writes it. A success response — every
+/// light call's answer — is written straight into one buffer of its exact size: its result
+/// is JSON text already (`Response::ok_typed` serialized it once), so it is copied, not
+/// passed through a serializer again, and nothing grows (issue #42).
+fn answer_body(message: &Message) -> Vec<u8> {
+    const HEAD: &[u8] = br#"{"jsonrpc":"2.0","id":"#;
+    const RESULT: &[u8] = br#","result":"#;
+    let Message::Response(Response {
+        id,
+        outcome: Ok(result),
+    }) = message
+    else {
+        return message.encode().into_bytes();
+    };
+    let result = result.get().as_bytes();
+    let id_len = match id {
+        Some(Id::Number(_)) => 20,
+        Some(Id::String(s)) => s.len() + 2,
+        Some(Id::OtherNumber(n)) => n.len(),
+        None => 4,
+    };
+    let mut out = Vec::with_capacity(HEAD.len() + id_len + RESULT.len() + result.len() + 1);
+    out.extend_from_slice(HEAD);
+    // The id escaped, or its number written, as the serializer writes it; writing to a
+    // `Vec` does not fail.
+    match id {
+        Some(id) => {
+            if serde_json::to_writer(&mut out, id).is_err() {
+                return message.encode().into_bytes();
+            }
+        }
+        None => out.extend_from_slice(b"null"),
+    }
+    out.extend_from_slice(RESULT);
+    out.extend_from_slice(result);
+    out.push(b'}');
+    out
 }
 
 /// An HTTP error with a JSON-RPC error body (MCP allows one, with no id, on 4xx answers).
@@ -1156,4 +1195,43 @@ fn with_session_id(mut response: HttpResponse, session: &Session) -> HttpRespons
         response.headers_mut().insert(SESSION_HEADER, v.clone());
     }
     response
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use mcpl_protocol::jsonrpc::to_raw;
+
+    /// The body written straight into its buffer is byte for byte what the serializer
+    /// writes, for every kind of id and for what is not a success response.
+    #[test]
+    fn an_answer_body_is_the_messages_encoding() {
+        let result =
+            to_raw(&serde_json::json!({"content": [{"type": "text", "text": "ok \"q\" \u{e9}"}]}));
+        let ids = [
+            Some(Id::Number(7)),
+            Some(Id::Number(-9_223_372_036_854_775_808)),
+            Some(Id::String("a \"quoted\" \\ id\n\u{1}é".into())),
+            Some(Id::String(String::new())),
+            Some(Id::OtherNumber("18446744073709551615".into())),
+            Some(Id::OtherNumber("1.5".into())),
+            None,
+        ];
+        for id in ids {
+            let ok = Message::Response(Response {
+                id: id.clone(),
+                outcome: Ok(result.clone()),
+            });
+            let err = Message::Response(Response::err(id, ErrorObject::internal("no")));
+            for message in [ok, err] {
+                let body = answer_body(&message);
+                assert_eq!(String::from_utf8(body).unwrap(), message.encode());
+            }
+        }
+        let note = Message::Notification(mcpl_protocol::Notification {
+            method: "notifications/x".into(),
+            params: None,
+        });
+        assert_eq!(answer_body(&note), note.encode().into_bytes());
+    }
 }
