@@ -430,9 +430,16 @@ async fn open_games(handles: &[HostHandle]) -> Vec<bool> {
     let opens = handles.iter().map(|h| {
         let args = args.clone();
         async move {
-            let opened = h.call("toolsets--open", args).await;
-            if !opened.is_ok_and(|r| !r.is_error) {
-                return false;
+            match h.call("toolsets--open", args).await {
+                Ok(r) if !r.is_error => {}
+                Ok(r) => {
+                    tracing::warn!(answer = ?r.content, "a host's game was not opened");
+                    return false;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "a host's game was not opened");
+                    return false;
+                }
             }
             let shown = h.wait_for(|s| {
                 s.server(SERVER).is_some_and(|x| {
