@@ -13,12 +13,6 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-/// mimalloc rather than glibc's malloc, as in `mcpl-arcade` and `sim` (issue #42): the
-/// server's and the hosts' many small objects, made on one thread and freed on another,
-/// cost glibc's malloc about 30 % of a mass drop's CPU. The floors run in this binary too.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     sim::cli::init_logging();
     let cli = Cli::parse();

@@ -265,11 +265,6 @@ struct RenderArgs {
     out: PathBuf,
 }
 
-/// mimalloc rather than glibc's malloc (issue #42): many small objects made on one thread
-/// and freed on another cost glibc's malloc about a third of a mass drop's CPU.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     let cli = Cli::parse();
     tracing_subscriber::fmt()

@@ -183,11 +183,6 @@ struct DemoArgs {
     web: Option<mcpl_transport::ListenAddr>,
 }
 
-/// mimalloc rather than glibc's malloc (issue #42): many small objects made on one thread
-/// and freed on another cost glibc's malloc about a third of a mass drop's CPU.
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() -> ExitCode {
     sim::cli::init_logging();
     let cli = Cli::parse();
