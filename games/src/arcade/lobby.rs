@@ -41,7 +41,6 @@ const GAME_TOOLSETS: [&str; 2] = ["go", "tictactoe"];
 /// arcade's `shared` state.
 pub fn lobby_toolset(shared: Arc<Shared>) -> Toolset {
     let lobby = Arc::new(Lobby { shared });
-    let (a, b) = (lobby.clone(), lobby);
     Toolset::new(LOBBY)
         .title("Lobby")
         .summary("What can be played, who is online, challenges to and from you")
@@ -49,24 +48,31 @@ pub fn lobby_toolset(shared: Arc<Shared>) -> Toolset {
         .typed_tool(
             GAMES,
             "List the games you can play and their options, the players online now, the challenges waiting for you, and yours waiting for an answer.",
-            move |ctx: ToolContext, args: GamesArgs| {
-                let lobby = a.clone();
-                async move { lobby.games(&ctx, args).await }
-            },
+            on(&lobby, Lobby::games),
         )
         .typed_tool(
             CHALLENGE,
             "Challenge another player: opens the game for you and invites them; they accept by opening it (their connections are told) or decline.",
-            move |ctx: ToolContext, args: ChallengeArgs| {
-                let lobby = b.clone();
-                async move { lobby.challenge(&ctx, args).await }
-            },
+            on(&lobby, Lobby::challenge),
         )
         .typed_tool(
             DECLINE,
             "Decline a challenge: the instance name it was offered under (see games). The challenger is told.",
             |ctx: ToolContext, args: DeclineArgs| async move { decline(&ctx, args).await },
         )
+}
+
+/// A tool's handler: `method` of the lobby, called with the call's context and arguments.
+fn on<A, Fut>(
+    lobby: &Arc<Lobby>,
+    method: fn(Arc<Lobby>, ToolContext, A) -> Fut,
+) -> impl Fn(ToolContext, A) -> Fut + Send + Sync + 'static
+where
+    A: 'static,
+    Fut: std::future::Future<Output = ToolResult> + Send + 'static,
+{
+    let lobby = lobby.clone();
+    move |ctx, args| method(lobby.clone(), ctx, args)
 }
 
 /// What the lobby's handlers share: the arcade's state.
@@ -76,7 +82,8 @@ struct Lobby {
 
 impl Lobby {
     /// `games`: a text for the model and the same as structured content.
-    async fn games(&self, ctx: &ToolContext, args: GamesArgs) -> ToolResult {
+    async fn games(self: Arc<Self>, ctx: ToolContext, args: GamesArgs) -> ToolResult {
+        let ctx = &ctx;
         let me = ctx.principal();
         let my_name = me.name();
         let online = self
@@ -145,7 +152,8 @@ impl Lobby {
 
     /// `challenge`: opens the game for the caller with the opponent invited (the table
     /// does the inviting, §4.6). The open's changes ride in this call's result.
-    async fn challenge(&self, ctx: &ToolContext, args: ChallengeArgs) -> ToolResult {
+    async fn challenge(self: Arc<Self>, ctx: ToolContext, args: ChallengeArgs) -> ToolResult {
+        let ctx = &ctx;
         if matches!(ctx.principal(), Principal::Anonymous(_)) {
             return Err(ToolError::failed(
                 "Anonymous players cannot challenge anyone (they share nothing); open a game against the bot instead.",

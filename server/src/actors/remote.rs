@@ -244,6 +244,57 @@ impl<K: Ord> Seen<K> {
     }
 }
 
+/// Serves the address `to` on `peers` for actor `A`: once served, `served` is given the
+/// inbox (its arrivals to add as a stream); when it cannot be served, a warning — the
+/// actor goes on, unreachable from other servers.
+pub(crate) fn serve<A>(
+    act: &A,
+    ctx: &mut actix::Context<A>,
+    peers: Arc<dyn Peers>,
+    to: PeerAddress,
+    served: impl FnOnce(&mut A, &mut actix::Context<A>, crate::peers::Inbox) + 'static,
+) where
+    A: actix::Actor<Context = actix::Context<A>>,
+{
+    use actix::{AsyncContext as _, WrapFuture as _, fut::ActorFutureExt as _};
+    let what = to.to_string();
+    ctx.spawn(
+        peers
+            .serve(to)
+            .into_actor(act)
+            .map(move |result, act, ctx| match result {
+                Ok(inbox) => served(act, ctx, inbox),
+                Err(e) => {
+                    tracing::warn!(actor = %what, error = %e, "not reachable from other servers");
+                }
+            }),
+    );
+}
+
+/// The largest message the server's peers take (the in-process bound without peers).
+pub(crate) fn max_message(shared: &Shared) -> usize {
+    shared
+        .peers
+        .as_ref()
+        .map_or(crate::peers::MAX_MESSAGE, |p| p.max_message())
+}
+
+/// A message from another server for the actor `to`, decoded; an unreadable one is
+/// dropped unanswered (its sender hears nobody took it) and logged.
+pub(crate) fn arrived<T: serde::de::DeserializeOwned>(
+    arrival: &crate::peers::Arrival,
+    shared: &Shared,
+    to: &dyn std::fmt::Display,
+) -> Option<Numbered<T>> {
+    match wire::decode(&arrival.body, max_message(shared)) {
+        Ok(m) => Some(m),
+        Err(e) => {
+            tracing::warn!(%to, error = %e, "an unreadable message from another server is dropped");
+            None
+        }
+    }
+}
+
 /// The acknowledgement of message `number`, encoded.
 pub(crate) fn ack(number: u64) -> Vec<u8> {
     serde_json::to_vec(&Ack { number }).expect("an Ack encodes")

@@ -14,7 +14,7 @@ use crate::actors::remote::{self, RemotePrincipal};
 use crate::author::ParticipantId;
 use crate::core::InstanceKey;
 use crate::core::batch::Batch;
-use crate::core::wire::{self, Numbered, Reply, ToInstance};
+use crate::core::wire::{Reply, ToInstance};
 use crate::peers::{Arrival, PeerAddress};
 use crate::store::{Follow, Ticket};
 use actix::prelude::*;
@@ -27,25 +27,15 @@ impl InstanceActor {
             return;
         };
         let to = PeerAddress::Instance(self.core.id().0);
-        ctx.spawn(
-            peers
-                .serve(to)
-                .into_actor(self)
-                .map(|served, act, ctx| match served {
-                    Ok(inbox) => {
-                        let (arrivals, closer) = inbox.split();
-                        if act.released {
-                            // Released meanwhile: served nowhere here.
-                            actix::spawn(closer.close());
-                        } else {
-                            act.inbox = Some((ctx.add_stream(arrivals), closer));
-                        }
-                    }
-                    Err(e) => {
-                        tracing::warn!(instance = %act.core.id(), error = %e, "the instance is not reachable from other servers");
-                    }
-                }),
-        );
+        remote::serve(self, ctx, peers, to, |act, ctx, inbox| {
+            let (arrivals, closer) = inbox.split();
+            if act.released {
+                // Released meanwhile: served nowhere here.
+                actix::spawn(closer.close());
+            } else {
+                act.inbox = Some((ctx.add_stream(arrivals), closer));
+            }
+        });
     }
 
     /// Stops serving its address (released: it runs elsewhere next); the future resolves
@@ -81,7 +71,7 @@ impl InstanceActor {
     /// A request (a join, a close, a decline): handled, and answered once what its step
     /// wrote is kept.
     fn requested(&mut self, message: ToInstance, arrival: Arrival, ctx: &mut Context<Self>) {
-        let max = self.max_message();
+        let max = remote::max_message(&self.shared);
         let (reply, kept) = match message {
             ToInstance::Join {
                 who,
@@ -145,24 +135,12 @@ impl InstanceActor {
             }
         });
     }
-
-    fn max_message(&self) -> usize {
-        self.shared
-            .peers
-            .as_ref()
-            .map_or(crate::peers::MAX_MESSAGE, |p| p.max_message())
-    }
 }
 
 impl StreamHandler<Arrival> for InstanceActor {
     fn handle(&mut self, arrival: Arrival, ctx: &mut Context<Self>) {
-        let m: Numbered<ToInstance> = match wire::decode(&arrival.body, self.max_message()) {
-            Ok(m) => m,
-            Err(e) => {
-                // Dropped unanswered: its sender hears nobody took it.
-                tracing::warn!(instance = %self.core.id(), error = %e, "an unreadable message from another server is dropped");
-                return;
-            }
+        let Some(m) = remote::arrived::<ToInstance>(&arrival, &self.shared, &self.core.id()) else {
+            return;
         };
         if m.number == 0 {
             return self.requested(m.message, arrival, ctx);

@@ -8,7 +8,7 @@
 use super::{InstanceRef, PrincipalActor};
 use crate::actors::instance::Batched;
 use crate::actors::remote::{self, RemoteInstance};
-use crate::core::wire::{self, Numbered, ToPrincipal};
+use crate::core::wire::ToPrincipal;
 use crate::ids::InstanceId;
 use crate::peers::{Arrival, PeerAddress};
 use crate::store::Follow;
@@ -24,21 +24,11 @@ impl PrincipalActor {
             return;
         };
         let to = PeerAddress::Principal(name.clone());
-        ctx.spawn(
-            peers
-                .serve(to)
-                .into_actor(self)
-                .map(|served, act, ctx| match served {
-                    Ok(inbox) => {
-                        // Served until the actor stops (its arrivals dropped with it).
-                        let (arrivals, _closer) = inbox.split();
-                        ctx.add_stream(arrivals);
-                    }
-                    Err(e) => {
-                        tracing::warn!(principal = %act.principal.name(), error = %e, "the principal is not reachable from other servers");
-                    }
-                }),
-        );
+        remote::serve(self, ctx, peers, to, |_, ctx, inbox| {
+            // Served until the actor stops (its arrivals dropped with it).
+            let (arrivals, _closer) = inbox.split();
+            ctx.add_stream(arrivals);
+        });
     }
 
     /// Instance `id` on another server, as this principal reaches it: a call that does not
@@ -53,24 +43,14 @@ impl PrincipalActor {
             me.do_send(Batched(batch, Follow::NONE));
         })
     }
-
-    fn max_message(&self) -> usize {
-        self.shared
-            .peers
-            .as_ref()
-            .map_or(crate::peers::MAX_MESSAGE, |p| p.max_message())
-    }
 }
 
 impl StreamHandler<Arrival> for PrincipalActor {
     fn handle(&mut self, arrival: Arrival, ctx: &mut Context<Self>) {
-        let m: Numbered<ToPrincipal> = match wire::decode(&arrival.body, self.max_message()) {
-            Ok(m) => m,
-            Err(e) => {
-                // Dropped unanswered: its sender hears nobody took it.
-                tracing::warn!(principal = %self.principal.name(), error = %e, "an unreadable message from another server is dropped");
-                return;
-            }
+        let Some(m) =
+            remote::arrived::<ToPrincipal>(&arrival, &self.shared, &self.principal.name())
+        else {
+            return;
         };
         let about = match &m.message {
             ToPrincipal::Batched(b) => (b.instance.0, 0),
