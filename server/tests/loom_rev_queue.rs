@@ -84,7 +84,7 @@ fn check_queue(queued: &[Queued], numbered: u64) {
         match q {
             Queued::Hints { writer, hints } => {
                 assert_eq!(
-                    hints.tools[0].name,
+                    hints.entries.tools[0].name,
                     format!("w{writer}"),
                     "a message carries its own writer's changes"
                 );
