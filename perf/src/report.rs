@@ -138,7 +138,7 @@ pub const GOALS: Goals = Goals {
     http_calls: Goal::at_least("http: calls per second", 25_000.0),
     p50_us: Goal::at_most("latency: p50 in µs", 60.0),
     p99_us: Goal::at_most("latency: p99 in µs", 200.0),
-    idle_bytes: Goal::at_most("idle: bytes a session", 64.0 * 1024.0),
+    idle_bytes: Goal::at_most("idle: bytes a session", 32.0 * 1024.0),
     drop_fraction: Goal::at_least("drop: the share back within the limit", 0.99),
     tools_ratio: Goal::at_most("tools: the settle time's growth", 2.5),
     tools_settle_secs: Goal::at_most("tools: seconds to settle on the larger", 0.3),
@@ -478,7 +478,11 @@ impl PerfReport {
                     i.held,
                     i.bytes_per_session / 1024.0
                 ),
-                target: format!("{} at ≤ 64 KiB", i.sessions),
+                target: format!(
+                    "{} at ≤ {:.0} KiB",
+                    i.sessions,
+                    GOALS.idle_bytes.figure / 1024.0
+                ),
                 met: i.held >= i.sessions && GOALS.idle_bytes.met(i.bytes_per_session),
                 note: format!(
                     "RSS {} → {} MiB{}",
