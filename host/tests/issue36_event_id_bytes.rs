@@ -5,44 +5,11 @@
 
 mod support;
 
+use mcpl_testkit::alloc::Counting;
 use mcpl_testkit::within;
 use serde_json::json;
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::sync::atomic::{AtomicIsize, Ordering};
 use std::time::Duration;
 use support::server::*;
-
-/// The system allocator, counting the bytes allocated and not yet freed.
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: every call is passed to the system allocator unchanged; only a counter is added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_add(
-                new_size as isize - layout.size() as isize,
-                Ordering::Relaxed,
-            );
-        }
-        p
-    }
-}
 
 #[global_allocator]
 static COUNTING: Counting = Counting;
@@ -60,7 +27,7 @@ async fn issue36_03_long_event_ids_cost_the_host_a_bounded_number_of_bytes() {
         conn.answer_to(1).await;
         host.transcript().await.unwrap();
         nothing_else_was_sent(&host, &mut conn).await;
-        let before = LIVE.load(Ordering::Relaxed);
+        let before = Counting::live();
         const PUSHES: usize = 40;
         for i in 0..PUSHES {
             let id = format!("ev-{i}-{}", "x".repeat(MIB));
@@ -80,7 +47,7 @@ async fn issue36_03_long_event_ids_cost_the_host_a_bounded_number_of_bytes() {
             texts(&shown)
         );
         drop(shown);
-        let grown = LIVE.load(Ordering::Relaxed) - before;
+        let grown = Counting::live() - before;
         // Before the fix each id stayed whole in three tables: 120 MiB and more here.
         assert!(
             grown < (8 * MIB) as isize,

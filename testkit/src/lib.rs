@@ -6,6 +6,7 @@
 //!
 //! | module | what |
 //! |---|---|
+//! | [`alloc`] | [`alloc::Counting`]: the system allocator counting the bytes live and the allocations made, for a test binary of its own that measures what code holds |
 //! | [`peer`] | [`Peer`]: one end of a connection writing and reading exact JSON, over any [`Link`]; keeps what it skipped over, logs what it read |
 //! | [`link`] | [`Link`]: what carries the messages (a WebSocket here; suites adapt their own connections) |
 //! | [`ws`] | [`ws::WsLink`]: a WebSocket, client side ([`ws::Peer::connect`]) or server side ([`ws::Listener::accept`]) |
@@ -29,6 +30,7 @@
 //! which says what it waited for) bounds any other wait the same way: the one timeout
 //! helper of every suite.
 
+pub mod alloc;
 pub mod jwt;
 pub mod link;
 pub mod nats;

@@ -5,45 +5,12 @@
 //! 3,000 simulated agents, their HTTP hosts' connections all proxied, about 60 KiB of
 //! each agent's share of the process.
 
+use mcpl_testkit::alloc::Counting;
 use mcpl_testkit::proxy::Proxy;
 use mcpl_testkit::within;
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::net::SocketAddr;
-use std::sync::atomic::{AtomicIsize, Ordering};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
-
-/// The system allocator, counting the bytes allocated and not yet freed.
-struct Counting;
-
-static LIVE: AtomicIsize = AtomicIsize::new(0);
-
-// SAFETY: every call is passed to the system allocator unchanged; only a counter is added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let p = unsafe { System.alloc(layout) };
-        if !p.is_null() {
-            LIVE.fetch_add(layout.size() as isize, Ordering::Relaxed);
-        }
-        p
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-        LIVE.fetch_sub(layout.size() as isize, Ordering::Relaxed);
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let p = unsafe { System.realloc(ptr, layout, new_size) };
-        if !p.is_null() {
-            LIVE.fetch_add(
-                new_size as isize - layout.size() as isize,
-                Ordering::Relaxed,
-            );
-        }
-        p
-    }
-}
 
 #[global_allocator]
 static COUNTING: Counting = Counting;
@@ -79,7 +46,7 @@ async fn issue42_an_idle_proxied_connection_holds_no_read_buffer() {
         // baseline.
         let mut warm = TcpStream::connect(proxy.addr()).await.unwrap();
         ping(&mut warm).await;
-        let before = LIVE.load(Ordering::Relaxed);
+        let before = Counting::live();
         let mut held = Vec::new();
         for _ in 0..CONNECTIONS {
             let mut c = TcpStream::connect(proxy.addr()).await.unwrap();
@@ -87,7 +54,7 @@ async fn issue42_an_idle_proxied_connection_holds_no_read_buffer() {
             ping(&mut c).await;
             held.push(c);
         }
-        let per = (LIVE.load(Ordering::Relaxed) - before) / CONNECTIONS as isize;
+        let per = (Counting::live() - before) / CONNECTIONS as isize;
         assert_eq!(proxy.stats().accepted, CONNECTIONS as u64 + 1);
         // Both ends' sockets, the proxy's task and its two pumps: a few KiB. Two 16 KiB
         // read buffers alone were 32 KiB.
