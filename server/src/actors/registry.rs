@@ -196,12 +196,19 @@ impl Registry {
             running: me.recipient(),
         };
         let (shared, p) = (self.shared.clone(), principal.clone());
-        let addr = PrincipalActor::start_in_arbiter(arbiter, move |_| match revived {
+        let elsewhere = revived.as_ref().map(|r| r.elsewhere.clone());
+        let addr = PrincipalActor::start_in_arbiter(arbiter, move |ctx| match revived {
             Some(r) => {
-                PrincipalActor::restored(shared, registrar, generation, p, r.state, r.links, r.kept)
+                let links = crate::actors::restore::links_of(&shared, r.links, ctx);
+                PrincipalActor::restored(shared, registrar, generation, p, r.state, links, r.kept)
             }
             None => PrincipalActor::new(shared, registrar, generation, p),
         });
+        // Linked by reference to instances not running here (issue #41): those nobody
+        // serves are adopted here (`owning.rs`).
+        if let Some(ids) = elsewhere.filter(|ids| !ids.is_empty()) {
+            self.adopt_unserved(ids);
+        }
         Entry {
             addr,
             generation,
