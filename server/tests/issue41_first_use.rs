@@ -44,7 +44,10 @@ async fn played_and_released(home: &Server) -> (u64, Value) {
 
 /// The instances open in a `toolsets/list`, and its ended records' reasons.
 fn listed(list: &Value) -> (Vec<Value>, Vec<String>) {
-    let open_now = list["result"]["open"].as_array().cloned().unwrap_or_default();
+    let open_now = list["result"]["open"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let ended = list["result"]["ended"].as_array().into_iter().flatten();
     let reasons = ended
         .map(|r| r["reason"].as_str().unwrap_or_default().to_owned())
@@ -225,7 +228,10 @@ async fn a_first_use_adopting_what_another_server_claimed_first_links_to_it_ther
     // it runs nothing, and her calls reach the game on B.
     let a = server_on(&store, Some(Arc::new(StaleProbes(peers.clone()))), false);
     assert!(
-        matches!(a.adopt_instance(id).await, Err(OwnershipError::Elsewhere { .. })),
+        matches!(
+            a.adopt_instance(id).await,
+            Err(OwnershipError::Elsewhere { .. })
+        ),
         "claimed by B first"
     );
     let (mut alice, _session) = player(&a, "alice").await;

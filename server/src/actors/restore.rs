@@ -10,7 +10,9 @@
 //! session attaching, an invitation naming it; `registry.rs`) and comes back as a restart
 //! brings it back: its ended records and tombstones from its parts, its version past its
 //! record's (`continue_after_restart`), linked to the instances running, each other
-//! instance it linked to ended with the reason its record gives. An instance of a plain
+//! instance it linked to ended with the reason its record gives — but, on a server with
+//! peers, one whose record is live, linked by reference (it may run on another server, or
+//! be adopted here: `docs/ownership.md` §4, a principal's takeover). An instance of a plain
 //! toolset of one instance per principal (a lobby) is not read back: its principal starts
 //! it anew ([`drop_anew`]).
 //!
@@ -27,8 +29,8 @@
 
 use crate::actors::instance::{InstanceActor, Link, PrincipalRef, ToPrincipal};
 use crate::actors::principal::{InstanceRef, PrincipalActor, Registrar};
-use crate::core::principal_core::InstanceLink;
 use crate::author::{Logic, ParticipantId};
+use crate::core::principal_core::InstanceLink;
 use crate::core::principal_core::read_back;
 use crate::core::{InstanceKey, PrincipalState};
 use crate::ids::InstanceId;
@@ -496,7 +498,10 @@ pub(crate) fn links_of(
                 Linked::Elsewhere(id) => {
                     let me = ctx.address();
                     let remote = crate::actors::remote::RemoteInstance::new(shared, id, move |b| {
-                        me.do_send(crate::actors::instance::Batched(b, crate::store::Follow::NONE));
+                        me.do_send(crate::actors::instance::Batched(
+                            b,
+                            crate::store::Follow::NONE,
+                        ));
                     });
                     // Only made with peers (`revive`), so always a reference.
                     InstanceRef::Remote(remote?)

@@ -13,6 +13,12 @@
 //! those links — a principal whose record no longer links to the instance is gone from it.
 //! Its logic's resume runs first (timers, a bot's move), as after a restart. The registry
 //! awaits nobody in its mailbox: the relinks' answers come back as a spawned future.
+//!
+//! **With peers** (issue #41): an instance whose address is served is run by another
+//! server, and is not adopted ([`OwnershipError::Elsewhere`]); otherwise its address is
+//! claimed ([`claim`]) before its actor is made, and served from the inbox claimed, so two
+//! servers adopting it at once run it once. A principal read on its first use adopts so
+//! each instance it links to that nobody runs ([`Registry::adopt_unserved`]).
 
 use super::Registry;
 use crate::actors::instance::{InstanceActor, Link, PrincipalRef, Release};
@@ -224,7 +230,10 @@ impl Registry {
             actix::spawn(async move {
                 match me.send(AdoptInstance { id }).await {
                     Ok(Ok(())) => {
-                        tracing::info!(instance = id, "adopted on a principal's first use: nobody ran it");
+                        tracing::info!(
+                            instance = id,
+                            "adopted on a principal's first use: nobody ran it"
+                        );
                     }
                     Ok(Err(
                         OwnershipError::Elsewhere { .. }
