@@ -241,3 +241,78 @@ async fn a_first_use_adopting_what_another_server_claimed_first_links_to_it_ther
     assert_eq!(a.running_instances().await, Vec::<u64>::new());
     assert_eq!(b.running_instances().await, [id]);
 }
+
+/// `InProcessPeers` whose probes of instances never answer, as a bus that hangs.
+struct StuckProbes(InProcessPeers);
+
+impl Peers for StuckProbes {
+    fn serve(&self, to: PeerAddress) -> PeerFuture<Inbox> {
+        self.0.serve(to)
+    }
+
+    fn request(&self, to: PeerAddress, body: Vec<u8>, timeout: Duration) -> PeerFuture<Vec<u8>> {
+        self.0.request(to, body, timeout)
+    }
+
+    fn served(&self, to: PeerAddress) -> PeerFuture<bool> {
+        match to {
+            PeerAddress::Instance(_) => Box::pin(std::future::pending()),
+            PeerAddress::Principal(_) => self.0.served(to),
+        }
+    }
+
+    fn max_message(&self) -> usize {
+        self.0.max_message()
+    }
+}
+
+#[actix::test]
+async fn a_probe_that_never_answers_holds_up_no_read_and_is_given_up_in_time() {
+    let store = Arc::new(MemoryStore::new());
+    let home = server(&store, &InProcessPeers::new(), true);
+    let (id, before) = played_and_released(&home).await;
+    let a = server_on(
+        &store,
+        Some(Arc::new(StuckProbes(InProcessPeers::new()))),
+        false,
+    );
+
+    // Her first use is answered at once, her game linked and not ended; a call to it is
+    // "retry, nothing ran" while nobody runs it. Another principal's first use goes on.
+    let (mut alice, _session) = player(&a, "alice").await;
+    let list = alice
+        .exchange(request(json!("list"), "toolsets/list", json!({})))
+        .await;
+    assert_eq!(listed(&list), (listed(&before).0, vec![]), "{list:#}");
+    let refused = alice.exchange(call_in(3, "board")).await;
+    assert_eq!(
+        refused["error"]["data"],
+        json!({"retryable": true, "ran": false}),
+        "{refused:#}"
+    );
+    let (mut bob, _bobs) = player(&a, "bob").await;
+    let list = bob
+        .exchange(request(json!("list"), "toolsets/list", json!({})))
+        .await;
+    assert!(list.get("result").is_some(), "{list:#}");
+
+    // An adoption waiting on the probe gives up within its bound: nothing ran.
+    let asked = std::time::Instant::now();
+    let refused = within(a.adopt_instance(id)).await;
+    assert!(
+        matches!(
+            refused,
+            Err(OwnershipError::Peers {
+                source: mcpl_server::PeerError::TimedOut(_),
+                ..
+            })
+        ),
+        "{refused:?}"
+    );
+    assert!(
+        asked.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        asked.elapsed()
+    );
+    assert_eq!(a.running_instances().await, Vec::<u64>::new());
+}
