@@ -22,6 +22,12 @@
 //! at a start did before — so the principals resident are those in use or used within
 //! that time, not every principal the store holds.
 //!
+//! **A principal's takeover** (issue #41, `docs/ownership.md` §4). On a server with peers,
+//! a principal read links to its live instances not running here by reference, never
+//! ending them (`restore::revive`); once it runs, each of those nobody serves is adopted
+//! here, off this mailbox (`owning.rs`, `Registry::adopt_unserved`): nothing waits for
+//! the probes, neither the principal's requests nor other principals' reads.
+//!
 //! What it publishes for readers on any thread (the live session count, the principal
 //! count, who is online) it writes alone, into [`Published`].
 //!
