@@ -316,3 +316,44 @@ async fn a_probe_that_never_answers_holds_up_no_read_and_is_given_up_in_time() {
     );
     assert_eq!(a.running_instances().await, Vec::<u64>::new());
 }
+
+/// `InProcessPeers` whose first probe of an instance fails, as a bus that drops a request.
+struct FlakyProbe(InProcessPeers, std::sync::atomic::AtomicBool);
+
+impl Peers for FlakyProbe {
+    fn serve(&self, to: PeerAddress) -> PeerFuture<Inbox> {
+        self.0.serve(to)
+    }
+
+    fn request(&self, to: PeerAddress, body: Vec<u8>, timeout: Duration) -> PeerFuture<Vec<u8>> {
+        self.0.request(to, body, timeout)
+    }
+
+    fn served(&self, to: PeerAddress) -> PeerFuture<bool> {
+        let first = matches!(to, PeerAddress::Instance(_))
+            && !self.1.swap(true, std::sync::atomic::Ordering::SeqCst);
+        if first {
+            let down = mcpl_server::PeerError::Down("a dropped probe".into());
+            return Box::pin(std::future::ready(Err(down)));
+        }
+        self.0.served(to)
+    }
+
+    fn max_message(&self) -> usize {
+        self.0.max_message()
+    }
+}
+
+#[actix::test]
+async fn an_adoption_the_peers_could_not_decide_is_tried_again() {
+    let store = Arc::new(MemoryStore::new());
+    let home = server(&store, &InProcessPeers::new(), true);
+    let (id, _) = played_and_released(&home).await;
+    let flaky = FlakyProbe(InProcessPeers::new(), Default::default());
+    let a = server_on(&store, Some(Arc::new(flaky)), false);
+
+    // Her first use: the probe fails, nothing is adopted; asked again after 1 s, it is.
+    let (mut alice, _session) = player(&a, "alice").await;
+    runs(&a, id).await;
+    moves_on(&mut alice, 3).await;
+}

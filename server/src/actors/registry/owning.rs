@@ -222,28 +222,42 @@ impl Registry {
     /// [`AdoptInstance`] of its own, off the registry's mailbox: its probe and claim
     /// ([`claim`]) are bounded by [`PROBE_WAIT`], and other principals' reads go on
     /// meanwhile. One another server runs (or claims first) stays linked by reference; a
-    /// principal of it being read here adopts it once read.
+    /// principal of it being read here adopts it once read. When the peers cannot say
+    /// (a probe or claim failed or timed out) it is tried again, after 1 s, doubling up to
+    /// 30 s (`read_again_after`) **\[project\]**: her calls to it are answered "retry"
+    /// meanwhile, and nobody runs it.
     pub(super) fn adopt_unserved(&self, ids: Vec<u64>) {
         let Some(me) = self.me.clone() else { return };
         for id in ids {
             let me = me.clone();
             actix::spawn(async move {
-                match me.send(AdoptInstance { id }).await {
-                    Ok(Ok(())) => {
-                        tracing::info!(
-                            instance = id,
-                            "adopted on a principal's first use: nobody ran it"
-                        );
+                let mut failed = 0;
+                loop {
+                    match me.send(AdoptInstance { id }).await {
+                        Ok(Ok(())) => {
+                            tracing::info!(
+                                instance = id,
+                                "adopted on a principal's first use: nobody ran it"
+                            );
+                        }
+                        Ok(Err(e @ OwnershipError::Peers { .. })) => {
+                            failed += 1;
+                            let after = super::read_again_after(failed);
+                            tracing::warn!(instance = id, error = %e, ?after, "the peers cannot say whether an instance a principal links to runs elsewhere; asked again");
+                            tokio::time::sleep(after).await;
+                            continue;
+                        }
+                        Ok(Err(
+                            OwnershipError::Elsewhere { .. }
+                            | OwnershipError::Running { .. }
+                            | OwnershipError::Busy { .. },
+                        ))
+                        | Err(_) => {}
+                        Ok(Err(e)) => {
+                            tracing::warn!(instance = id, error = %e, "an instance a principal links to is not adopted: her calls to it are answered \"retry\"");
+                        }
                     }
-                    Ok(Err(
-                        OwnershipError::Elsewhere { .. }
-                        | OwnershipError::Running { .. }
-                        | OwnershipError::Busy { .. },
-                    ))
-                    | Err(_) => {}
-                    Ok(Err(e)) => {
-                        tracing::warn!(instance = id, error = %e, "an instance a principal links to is not adopted: her calls to it are answered \"retry\"");
-                    }
+                    break;
                 }
             });
         }
