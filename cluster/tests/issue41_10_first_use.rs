@@ -20,11 +20,12 @@ async fn bumped_and_released(home: &Server, who: &str) -> u64 {
     let open = json!({"toolset": "game", "instance": "live"});
     c.exchange(req(1, "toolsets/open", open)).await;
     assert_eq!(text(&c.exchange(call(2, "bump")).await), "1");
-    let before = home.running_instances().await;
     let list = c.exchange(req(3, "toolsets/list", json!({}))).await;
     assert_eq!(list["result"]["open"].as_array().map(Vec::len), Some(1));
-    // The game this player opened is the one running that was not before.
-    let id = *before.last().expect("running");
+    // The only game running there: any earlier one was released.
+    let running = home.running_instances().await;
+    assert_eq!(running.len(), 1, "{running:?}");
+    let id = running[0];
     home.release_instance(id).await.expect("released");
     id
 }
