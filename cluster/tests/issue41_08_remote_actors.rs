@@ -42,7 +42,7 @@ impl Durable for Counter {
 }
 
 /// A database of its own on the PostgreSQL this binary's tests share.
-fn database() -> (Arc<Postgres>, String) {
+pub(crate) fn database() -> (Arc<Postgres>, String) {
     static NEXT: AtomicUsize = AtomicUsize::new(0);
     let pg = Postgres::shared().expect("a private PostgreSQL starts");
     let name = format!("remote_{}", NEXT.fetch_add(1, Ordering::Relaxed));
@@ -56,6 +56,11 @@ fn database() -> (Arc<Postgres>, String) {
 
 /// A node: a server on a `PgStore` of its own, reaching the others through `peers`.
 fn node(url: &str, peers: NatsPeers, resume: bool) -> Server {
+    node_on(url, Some(peers), resume)
+}
+
+/// A node on a `PgStore` of its own, reaching the others through `peers` (none: nobody).
+pub(crate) fn node_on(url: &str, peers: Option<NatsPeers>, resume: bool) -> Server {
     let counter = Toolset::new("game")
         .instances()
         .tool(Tool::new("bump", "bump", json!({"type": "object"})))
@@ -63,36 +68,39 @@ fn node(url: &str, peers: NatsPeers, resume: bool) -> Server {
         .on_open(|_, _| Ok(Started::durable(Counter { n: 0 })))
         .durable::<Counter>();
     let store = Arc::new(PgStore::connect(url).expect("the store connects"));
-    Server::builder("remote-pg-test", "0.1.0")
+    let builder = Server::builder("remote-pg-test", "0.1.0")
         .toolset(counter)
         .store(store)
-        .peers(Arc::new(peers))
-        .resume_instances(resume)
-        .build()
-        .expect("a valid server")
+        .resume_instances(resume);
+    match peers {
+        Some(peers) => builder.peers(Arc::new(peers)),
+        None => builder,
+    }
+    .build()
+    .expect("a valid server")
 }
 
 /// A hinted modern request.
-fn req(id: i64, method: &str, mut params: Value) -> Value {
+pub(crate) fn req(id: i64, method: &str, mut params: Value) -> Value {
     params["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
         "io.modelcontextprotocol/clientCapabilities": {"extensions": {"mcpl/core":
             {"version": "0.5", "toolHints": true, "pushEvents": true}}}});
     json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 }
 
-fn call(id: i64, tool: &str) -> Value {
+pub(crate) fn call(id: i64, tool: &str) -> Value {
     let mut r = req(id, "tools/call", json!({"name": tool, "arguments": {}}));
     r["params"]["_meta"]["mcpl/instance"] = json!("live");
     r
 }
 
-fn text(reply: &Value) -> &str {
+pub(crate) fn text(reply: &Value) -> &str {
     reply["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("no text: {reply:#}"))
 }
 
-async fn peers(nats: &Nats, node: &str) -> NatsPeers {
+pub(crate) async fn peers(nats: &Nats, node: &str) -> NatsPeers {
     let bus = NatsBus::connect(&nats.url(), BusConfig::new(node))
         .await
         .expect("the bus connects");

@@ -97,6 +97,24 @@ pub enum OwnershipError {
         /// Why.
         reason: String,
     },
+    /// Adopt: another server runs the instance (issue #41): somebody serves its address on
+    /// the peers, or claimed it first when two servers adopted it at once. Nothing ran
+    /// here; its principals here reach it where it runs.
+    #[error("instance {id} runs on another server")]
+    Elsewhere {
+        /// The instance.
+        id: u64,
+    },
+    /// Adopt: the peers could not say whether another server runs the instance, nor let
+    /// this one claim it: nothing ran here; try again.
+    #[error("instance {id} could not be claimed on the peers: {source}")]
+    Peers {
+        /// The instance.
+        id: u64,
+        /// The peers' error.
+        #[source]
+        source: crate::peers::PeerError,
+    },
     /// Adopt: the server keeps no durable state, so it has no record to adopt from.
     #[error("this server keeps no durable state: there is no record to adopt instance {id} from")]
     NoStore {

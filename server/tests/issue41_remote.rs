@@ -79,7 +79,16 @@ fn tool(name: &str) -> Tool {
 }
 
 /// A server on `store`, reaching the others through `peers`.
-fn server(store: &Arc<MemoryStore>, peers: &InProcessPeers, resume: bool) -> Server {
+pub(crate) fn server(store: &Arc<MemoryStore>, peers: &InProcessPeers, resume: bool) -> Server {
+    server_on(store, Some(Arc::new(peers.clone())), resume)
+}
+
+/// A server on `store`, reaching the others through `peers` (none: it reaches nobody).
+pub(crate) fn server_on(
+    store: &Arc<MemoryStore>,
+    peers: Option<Arc<dyn Peers>>,
+    resume: bool,
+) -> Server {
     let duel = Toolset::new("duel")
         .instances()
         .tool(tool("move"))
@@ -93,13 +102,16 @@ fn server(store: &Arc<MemoryStore>, peers: &InProcessPeers, resume: bool) -> Ser
             }))
         })
         .durable::<Duel>();
-    Server::builder("remote-test", "0.1.0")
+    let builder = Server::builder("remote-test", "0.1.0")
         .toolset(duel)
         .store(store.clone())
-        .peers(Arc::new(peers.clone()))
-        .resume_instances(resume)
-        .build()
-        .unwrap()
+        .resume_instances(resume);
+    match peers {
+        Some(peers) => builder.peers(peers),
+        None => builder,
+    }
+    .build()
+    .unwrap()
 }
 
 /// `who` connected to `server` over a loopback socket, through the MCPL handshake with
@@ -127,7 +139,7 @@ pub(crate) async fn player(server: &Server, who: &str) -> (Lines, mcpl_server::S
     (c, session)
 }
 
-fn call_in(id: i64, tool: &str) -> Value {
+pub(crate) fn call_in(id: i64, tool: &str) -> Value {
     request(
         json!(id),
         "tools/call",
@@ -137,13 +149,13 @@ fn call_in(id: i64, tool: &str) -> Value {
 
 /// What came until the response to `id`: the pushes' texts (each answered), the tools
 /// the hints told visible (as `tools/hints` or on the response), and the response.
-struct Told {
-    pushes: Vec<String>,
-    shown: Vec<String>,
-    response: Value,
+pub(crate) struct Told {
+    pub(crate) pushes: Vec<String>,
+    pub(crate) shown: Vec<String>,
+    pub(crate) response: Value,
 }
 
-async fn until(c: &mut Lines, id: i64) -> Told {
+pub(crate) async fn until(c: &mut Lines, id: i64) -> Told {
     let mut told = Told {
         pushes: Vec::new(),
         shown: Vec::new(),
@@ -181,7 +193,7 @@ fn visible(hints: &Value) -> Vec<String> {
         .collect()
 }
 
-fn text(reply: &Value) -> &str {
+pub(crate) fn text(reply: &Value) -> &str {
     reply["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or_else(|| panic!("no text: {reply:#}"))

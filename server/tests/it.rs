@@ -26,6 +26,7 @@ mod issue39_listen;
 mod issue39_modern_server;
 mod issue39_mrtr;
 mod issue39_subscriptions;
+mod issue41_first_use;
 mod issue41_instance_ids;
 mod issue41_lazy_principals;
 mod issue41_ownership;

@@ -22,6 +22,12 @@
 //! at a start did before — so the principals resident are those in use or used within
 //! that time, not every principal the store holds.
 //!
+//! **A principal's takeover** (issue #41, `docs/ownership.md` §4). On a server with peers,
+//! a principal read links to its live instances not running here by reference, never
+//! ending them (`restore::revive`); once it runs, each of those nobody serves is adopted
+//! here, off this mailbox (`owning.rs`, `Registry::adopt_unserved`): nothing waits for
+//! the probes, neither the principal's requests nor other principals' reads.
+//!
 //! What it publishes for readers on any thread (the live session count, the principal
 //! count, who is online) it writes alone, into [`Published`].
 //!
@@ -196,12 +202,19 @@ impl Registry {
             running: me.recipient(),
         };
         let (shared, p) = (self.shared.clone(), principal.clone());
-        let addr = PrincipalActor::start_in_arbiter(arbiter, move |_| match revived {
+        let elsewhere = revived.as_ref().map(|r| r.elsewhere.clone());
+        let addr = PrincipalActor::start_in_arbiter(arbiter, move |ctx| match revived {
             Some(r) => {
-                PrincipalActor::restored(shared, registrar, generation, p, r.state, r.links, r.kept)
+                let links = crate::actors::restore::links_of(&shared, r.links, ctx);
+                PrincipalActor::restored(shared, registrar, generation, p, r.state, links, r.kept)
             }
             None => PrincipalActor::new(shared, registrar, generation, p),
         });
+        // Linked by reference to instances not running here (issue #41): those nobody
+        // serves are adopted here (`owning.rs`).
+        if let Some(ids) = elsewhere.filter(|ids| !ids.is_empty()) {
+            self.adopt_unserved(ids);
+        }
         Entry {
             addr,
             generation,

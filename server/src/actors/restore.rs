@@ -10,7 +10,9 @@
 //! session attaching, an invitation naming it; `registry.rs`) and comes back as a restart
 //! brings it back: its ended records and tombstones from its parts, its version past its
 //! record's (`continue_after_restart`), linked to the instances running, each other
-//! instance it linked to ended with the reason its record gives. An instance of a plain
+//! instance it linked to ended with the reason its record gives — but, on a server with
+//! peers, one whose record is live, linked by reference (it may run on another server, or
+//! be adopted here: `docs/ownership.md` §4, a principal's takeover). An instance of a plain
 //! toolset of one instance per principal (a lobby) is not read back: its principal starts
 //! it anew ([`drop_anew`]).
 //!
@@ -28,6 +30,7 @@
 use crate::actors::instance::{InstanceActor, Link, PrincipalRef, ToPrincipal};
 use crate::actors::principal::{InstanceRef, PrincipalActor, Registrar};
 use crate::author::{Logic, ParticipantId};
+use crate::core::principal_core::InstanceLink;
 use crate::core::principal_core::read_back;
 use crate::core::{InstanceKey, PrincipalState};
 use crate::ids::InstanceId;
@@ -355,11 +358,24 @@ pub(crate) fn fetch(
 }
 
 /// A principal read on its first use, ready to run: what [`PrincipalActor::restored`]
-/// takes.
+/// takes, once each link to an instance elsewhere is made a reference by the actor's
+/// address (`registry.rs`, `start`).
 pub(crate) struct Revived {
     pub(crate) state: PrincipalState,
-    pub(crate) links: BTreeMap<InstanceKey, crate::actors::principal::InstanceLink>,
+    pub(crate) links: BTreeMap<InstanceKey, InstanceLink<Linked>>,
     pub(crate) kept: (Stored, Ledger),
+    /// The instances it links to by reference (issue #41: live, not running here): each
+    /// runs on another server, or nobody runs it now (`registry/owning.rs` adopts those).
+    pub(crate) elsewhere: Vec<u64>,
+}
+
+/// Where a principal read on its first use finds an instance it links to.
+pub(crate) enum Linked {
+    /// Its actor runs here.
+    Here(Addr<InstanceActor>),
+    /// It does not run here, and its record is live (issue #41, on a server with peers):
+    /// reached by its id, wherever it runs (`RemoteInstance`).
+    Elsewhere(InstanceId),
 }
 
 /// What `fetched` comes to for principal `name` (issue #41): its state read back as a
@@ -367,6 +383,15 @@ pub(crate) struct Revived {
 /// to the instances of `running` still running, every other instance it linked to ended
 /// with the reason its record gives (or [`REASON_LOST`]). `None` when it has no record it
 /// can read: it starts as a new principal (parts left without a record are forgotten).
+///
+/// **On a server with peers** (issue #41, `docs/ownership.md` §4: a principal's takeover
+/// is its first-use read), an instance not running here whose record is live — not
+/// ended, its logic kept and readable here — is not ended: it may run on another server,
+/// or nobody may run it now (its server died, or released it). It is linked by reference
+/// ([`Linked::Elsewhere`], listed in [`Revived::elsewhere`]): her calls, and what the
+/// instance tells her, cross as they do after an adoption; the registry then adopts here
+/// each one nobody serves (`registry/owning.rs`). An instance with no record, or whose
+/// record says it ended, ends as without peers.
 pub(crate) fn revive(
     shared: &Arc<Shared>,
     name: &str,
@@ -422,15 +447,18 @@ pub(crate) fn revive(
     let live = |id: u64| running.get(&id).is_some_and(|a| a.connected());
     let mut links = read.record.links;
     drop_anew(shared, &mut links, live);
+    let peers = shared.peers.is_some();
     let back = read_back(
         state,
         links,
         |id| {
-            running
-                .get(&id)
-                .filter(|a| a.connected())
-                .cloned()
-                .map(InstanceRef::Local)
+            let here = running.get(&id).filter(|a| a.connected()).cloned();
+            here.map(Linked::Here).or_else(|| match instances.get(&id) {
+                Some(Some(bytes)) if peers && record_live(shared, bytes) => {
+                    Some(Linked::Elsewhere(InstanceId(id)))
+                }
+                _ => None,
+            })
         },
         |id| match instances.get(&id) {
             Some(Some(bytes)) => not_running(shared, bytes, &location),
@@ -438,11 +466,61 @@ pub(crate) fn revive(
         },
         now,
     );
-    tracing::debug!(store = %location, principal = %name, "principal read on its first use");
+    let elsewhere: Vec<u64> = back
+        .links
+        .values()
+        .filter(|l| matches!(l.addr, Linked::Elsewhere(_)))
+        .map(|l| l.id.0)
+        .collect();
+    tracing::debug!(store = %location, principal = %name, ?elsewhere, "principal read on its first use");
     Some(Revived {
         state: back.state,
         links: back.links,
         kept: (stored, read.ledger),
+        elsewhere,
+    })
+}
+
+/// The links of a principal read on its first use, as its actor (`ctx`) holds them: one
+/// to an instance elsewhere becomes a reference by its id, whose calls that do not get
+/// through are answered by the actor (as `PrincipalActor::remote_instance` makes them).
+/// Made as the actor is made, on its arbiter.
+pub(crate) fn links_of(
+    shared: &Shared,
+    links: BTreeMap<InstanceKey, InstanceLink<Linked>>,
+    ctx: &Context<PrincipalActor>,
+) -> BTreeMap<InstanceKey, crate::actors::principal::InstanceLink> {
+    links
+        .into_iter()
+        .filter_map(|(key, l)| {
+            let addr = match l.addr {
+                Linked::Here(addr) => InstanceRef::Local(addr),
+                Linked::Elsewhere(id) => {
+                    let me = ctx.address();
+                    let remote = crate::actors::remote::RemoteInstance::new(shared, id, move |b| {
+                        me.do_send(crate::actors::instance::Batched(
+                            b,
+                            crate::store::Follow::NONE,
+                        ));
+                    });
+                    // Only made with peers (`revive`), so always a reference.
+                    InstanceRef::Remote(remote?)
+                }
+            };
+            let (id, who) = (l.id, l.who);
+            Some((key, InstanceLink { addr, id, who }))
+        })
+        .collect()
+}
+
+/// Whether the record `bytes` of an instance not running here is live (issue #41): not
+/// ended, its logic kept in a form this server reads — it may run on another server, or
+/// be adopted here.
+fn record_live(shared: &Shared, bytes: &[u8]) -> bool {
+    serde_json::from_slice::<InstanceRecord>(bytes).is_ok_and(|r| {
+        r.ended.is_none()
+            && matches!(r.logic, LogicRecord::Kept { .. })
+            && shared.restore_of(&r.toolset).is_some()
     })
 }
 

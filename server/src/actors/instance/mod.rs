@@ -97,6 +97,9 @@ pub(crate) struct InstanceActor {
     /// What principals on other servers send it, while it serves its address there
     /// (issue #41, `remote.rs`).
     inbox: Option<(SpawnHandle, crate::peers::Closer)>,
+    /// Its address, claimed on the server's peers before it was made (issue #41: an
+    /// adoption claims it first, `registry/owning.rs`): served from this inbox.
+    claimed: Option<crate::peers::Inbox>,
     /// The last message applied of each participant's stream from another server.
     seen: crate::actors::remote::Seen<crate::author::ParticipantId>,
 }
@@ -122,6 +125,7 @@ impl InstanceActor {
             sending_waits: false,
             released: false,
             inbox: None,
+            claimed: None,
             seen: Default::default(),
         }
     }

@@ -26,8 +26,7 @@ impl InstanceActor {
         let Some(peers) = self.shared.peers.clone() else {
             return;
         };
-        let to = PeerAddress::Instance(self.core.id().0);
-        remote::serve(self, ctx, peers, to, |act, ctx, inbox| {
+        let served = |act: &mut Self, ctx: &mut Context<Self>, inbox: crate::peers::Inbox| {
             let (arrivals, closer) = inbox.split();
             if act.released {
                 // Released meanwhile: served nowhere here.
@@ -35,7 +34,20 @@ impl InstanceActor {
             } else {
                 act.inbox = Some((ctx.add_stream(arrivals), closer));
             }
-        });
+        };
+        // Adopted: its address was claimed before it was made (`registry/owning.rs`).
+        if let Some(inbox) = self.claimed.take() {
+            return served(self, ctx, inbox);
+        }
+        let to = PeerAddress::Instance(self.core.id().0);
+        remote::serve(self, ctx, peers, to, served);
+    }
+
+    /// Serves its address from `inbox`, claimed for it before it was made (issue #41: an
+    /// adoption claims the address first, so two servers never both run it).
+    pub(crate) fn claimed(mut self, inbox: Option<crate::peers::Inbox>) -> Self {
+        self.claimed = inbox;
+        self
     }
 
     /// Stops serving its address (released: it runs elsewhere next); the future resolves

@@ -13,6 +13,12 @@
 //! those links — a principal whose record no longer links to the instance is gone from it.
 //! Its logic's resume runs first (timers, a bot's move), as after a restart. The registry
 //! awaits nobody in its mailbox: the relinks' answers come back as a spawned future.
+//!
+//! **With peers** (issue #41): an instance whose address is served is run by another
+//! server, and is not adopted ([`OwnershipError::Elsewhere`]); otherwise its address is
+//! claimed ([`claim`]) before its actor is made, and served from the inbox claimed, so two
+//! servers adopting it at once run it once. A principal read on its first use adopts so
+//! each instance it links to that nobody runs ([`Registry::adopt_unserved`]).
 
 use super::Registry;
 use crate::actors::instance::{InstanceActor, Link, PrincipalRef, Release};
@@ -23,7 +29,7 @@ use crate::author::ParticipantId;
 use crate::core::InstanceKey;
 use crate::ids::InstanceId;
 use crate::ownership::OwnershipError;
-use crate::peers::{PeerAddress, Peers};
+use crate::peers::{Inbox, PeerAddress, PeerError, Peers};
 use crate::store::Store;
 use crate::store::records::{self, InstanceRecord};
 use actix::prelude::*;
@@ -51,9 +57,26 @@ pub(crate) struct AdoptInstance {
     pub(crate) id: u64,
 }
 
-/// An instance's record, its principals' that have no actor here nor on another server,
-/// as read, and the names of those on another server (issue #41, with peers).
-type Read = Result<(Vec<u8>, HashMap<String, Fetched>, HashSet<String>), OwnershipError>;
+/// An instance read for an adoption (see [`adopting_read`]).
+struct Adopting {
+    /// Its record.
+    bytes: Vec<u8>,
+    /// Its principals' records, of those with no actor here nor on another server.
+    fetched: HashMap<String, Fetched>,
+    /// Its principals on another server (issue #41, with peers).
+    remote: HashSet<String>,
+    /// Its address on the peers, claimed for its actor (issue #41, with peers): released
+    /// if the adoption is refused after all.
+    claim: Option<Inbox>,
+}
+
+type Read = Result<Adopting, OwnershipError>;
+
+/// How long an adoption waits at most for the peers to say whether another server runs
+/// the instance, and to claim its address (**\[project\]**: 2 s, as a probe over NATS,
+/// `mcpl_cluster::PROBE_TIMEOUT`): past it, nothing is adopted, and the adoption is
+/// refused ([`OwnershipError::Peers`], retryable).
+const PROBE_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// From how many entries `running` drops its stopped ones, each time its size reaches a
 /// power of two (amortized: a server of short games does not hold every one it ran).
@@ -72,10 +95,16 @@ impl Registry {
         id: u64,
         read: Read,
     ) -> ResponseActFuture<Self, Result<(), OwnershipError>> {
-        let refuse = |e| Box::pin(actix::fut::ready(Err(e))) as ResponseActFuture<Self, _>;
-        let (bytes, mut fetched, remote) = match read {
-            Ok(read) => read,
-            Err(e) => return refuse(e),
+        let (bytes, mut fetched, remote, mut claim) = match read {
+            Ok(r) => (r.bytes, r.fetched, r.remote, r.claim),
+            Err(e) => return Box::pin(actix::fut::ready(Err(e))),
+        };
+        // Refused after all: its address claimed is served no more.
+        let mut refuse = |e| {
+            if let Some(inbox) = claim.take() {
+                actix::spawn(inbox.split().1.close());
+            }
+            Box::pin(actix::fut::ready(Err(e))) as ResponseActFuture<Self, _>
         };
         if self.running_addr(id).is_some() {
             return refuse(OwnershipError::Running { id });
@@ -174,12 +203,64 @@ impl Registry {
                         record,
                         logic,
                         links,
-                    );
+                    )
+                    .claimed(claim);
                     instance.run(actor);
                     tracing::info!(instance = id, "instance adopted");
                     Ok(())
                 }),
         )
+    }
+}
+
+impl Registry {
+    /// Adopts here each of instances `ids` that nobody serves (issue #41,
+    /// `docs/ownership.md` §4): a principal read on its first use links to them by
+    /// reference (`restore::revive`), and one nobody runs — its server died, or released
+    /// it — is taken over by its principal's server **\[project\]**, as an instance runs
+    /// beside its opener (§1), until leases decide (§5, slice 4). Each is an
+    /// [`AdoptInstance`] of its own, off the registry's mailbox: its probe and claim
+    /// ([`claim`]) are bounded by [`PROBE_WAIT`], and other principals' reads go on
+    /// meanwhile. One another server runs (or claims first) stays linked by reference; a
+    /// principal of it being read here adopts it once read. When the peers cannot say
+    /// (a probe or claim failed or timed out) it is tried again, after 1 s, doubling up to
+    /// 30 s (`read_again_after`) **\[project\]**: her calls to it are answered "retry"
+    /// meanwhile, and nobody runs it.
+    pub(super) fn adopt_unserved(&self, ids: Vec<u64>) {
+        let Some(me) = self.me.clone() else { return };
+        for id in ids {
+            let me = me.clone();
+            actix::spawn(async move {
+                let mut failed = 0;
+                loop {
+                    match me.send(AdoptInstance { id }).await {
+                        Ok(Ok(())) => {
+                            tracing::info!(
+                                instance = id,
+                                "adopted on a principal's first use: nobody ran it"
+                            );
+                        }
+                        Ok(Err(e @ OwnershipError::Peers { .. })) => {
+                            failed += 1;
+                            let after = super::read_again_after(failed);
+                            tracing::warn!(instance = id, error = %e, ?after, "the peers cannot say whether an instance a principal links to runs elsewhere; asked again");
+                            tokio::time::sleep(after).await;
+                            continue;
+                        }
+                        Ok(Err(
+                            OwnershipError::Elsewhere { .. }
+                            | OwnershipError::Running { .. }
+                            | OwnershipError::Busy { .. },
+                        ))
+                        | Err(_) => {}
+                        Ok(Err(e)) => {
+                            tracing::warn!(instance = id, error = %e, "an instance a principal links to is not adopted: her calls to it are answered \"retry\"");
+                        }
+                    }
+                    break;
+                }
+            });
+        }
     }
 }
 
@@ -307,6 +388,12 @@ async fn adopting_read(
             detail: format!("reading an instance's record failed: {e}"),
         },
     };
+    // Run by another server: nothing read (issue #41).
+    if let Some(peers) = &peers
+        && served_elsewhere(&**peers, id).await?
+    {
+        return Err(OwnershipError::Elsewhere { id });
+    }
     let on = store.clone();
     let bytes = tokio::task::spawn_blocking(move || read_record(&*on, id))
         .await
@@ -315,7 +402,7 @@ async fn adopting_read(
         .map(|n| n.principals)
         .unwrap_or_default();
     let mut remote = HashSet::new();
-    if let Some(peers) = peers {
+    if let Some(peers) = &peers {
         for name in names.into_iter().filter(|n| !resident.contains(n)) {
             let at = PeerAddress::Principal(name.clone());
             match peers.served(at).await {
@@ -331,12 +418,63 @@ async fn adopting_read(
         }
     }
     let skip: HashSet<String> = resident.union(&remote).cloned().collect();
-    let read = tokio::task::spawn_blocking(move || {
+    let (bytes, fetched) = tokio::task::spawn_blocking(move || {
         read_principals(&*store, id, &bytes, &skip, &running).map(|f| (bytes, f))
     })
     .await
     .map_err(&failed)??;
-    Ok((read.0, read.1, remote))
+    let claim = match &peers {
+        Some(peers) => Some(claim(&**peers, id).await?),
+        None => None,
+    };
+    Ok(Adopting {
+        bytes,
+        fetched,
+        remote,
+        claim,
+    })
+}
+
+/// Whether another server runs instance `id` now: somebody serves its address (bounded
+/// by [`PROBE_WAIT`]).
+async fn served_elsewhere(peers: &dyn Peers, id: u64) -> Result<bool, OwnershipError> {
+    let at = PeerAddress::Instance(id);
+    match tokio::time::timeout(PROBE_WAIT, peers.served(at.clone())).await {
+        Ok(Ok(served)) => Ok(served),
+        Ok(Err(source)) => Err(OwnershipError::Peers { id, source }),
+        Err(_) => Err(OwnershipError::Peers {
+            id,
+            source: PeerError::TimedOut(at),
+        }),
+    }
+}
+
+/// Claims instance `id`'s address on the peers for the actor an adoption makes, before it
+/// runs (issue #41 **\[project\]**: two servers adopting one instance at once — a
+/// principal's first use on each, an operator's adoption — never both run it, so never
+/// two actors write one record): the address is served from the inbox returned, or
+/// somebody serves it already ([`OwnershipError::Elsewhere`]: the other server won, and
+/// this one's principals reach it there). In one process ([`InProcessPeers`]) serving is
+/// exclusive; over NATS a subscription is not, and the probe just before is the check —
+/// two claims within one probe's round trip both succeed, and the store's revision check
+/// refuses the later writer's commit (`mcpl_cluster::PgStore`), until leases decide who
+/// runs what (`docs/ownership.md` §5, slice 4).
+///
+/// [`InProcessPeers`]: crate::InProcessPeers
+async fn claim(peers: &dyn Peers, id: u64) -> Result<Inbox, OwnershipError> {
+    if served_elsewhere(peers, id).await? {
+        return Err(OwnershipError::Elsewhere { id });
+    }
+    let at = PeerAddress::Instance(id);
+    match tokio::time::timeout(PROBE_WAIT, peers.serve(at.clone())).await {
+        Ok(Ok(inbox)) => Ok(inbox),
+        Ok(Err(PeerError::Taken(_))) => Err(OwnershipError::Elsewhere { id }),
+        Ok(Err(source)) => Err(OwnershipError::Peers { id, source }),
+        Err(_) => Err(OwnershipError::Peers {
+            id,
+            source: PeerError::TimedOut(at),
+        }),
+    }
 }
 
 /// Instance `id`'s record (a blocking call, off the actors' threads).
