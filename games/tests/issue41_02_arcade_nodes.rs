@@ -63,8 +63,21 @@ impl Node {
         ttl_ms: &str,
         ws: bool,
     ) -> Node {
+        Node::start_with(name, pg, nats, ttl_ms, ws, &[]).await
+    }
+
+    /// Starts node `name` as [`Node::start_listening`] does, with `extra` arguments.
+    pub(crate) async fn start_with(
+        name: &str,
+        pg: &str,
+        nats: &str,
+        ttl_ms: &str,
+        ws: bool,
+        extra: &[&str],
+    ) -> Node {
         let mut command = Command::new(BIN);
         command.args(["serve", "--postgres", pg, "--nats", nats, "--node", name]);
+        command.args(extra);
         if ws {
             command.args(["--ws", "127.0.0.1:0"]);
         }
@@ -245,7 +258,7 @@ pub(crate) async fn call(
 
 /// A round-robin TCP balancer on loopback standing in for nginx or HAProxy: each
 /// connection goes to the next of `upstreams`. Returns its URL (path `/mcp`).
-async fn balancer(upstreams: Vec<String>) -> String {
+pub(crate) async fn balancer(upstreams: Vec<String>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let at = listener.local_addr().unwrap();
     let addrs: Vec<String> = upstreams
@@ -273,7 +286,7 @@ async fn balancer(upstreams: Vec<String>) -> String {
 
 /// An HTTP client that opens a new connection for every request (so a balancer sends
 /// each to the next node).
-fn fresh_connections() -> reqwest::Client {
+pub(crate) fn fresh_connections() -> reqwest::Client {
     reqwest::Client::builder()
         .pool_max_idle_per_host(0)
         .build()
