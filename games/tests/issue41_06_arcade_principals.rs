@@ -47,6 +47,23 @@ async fn holder(pg: &str, who: &str) -> String {
     .unwrap_or_else(|| panic!("nobody holds a lease of the principal {who:?}"))
 }
 
+/// Waits until `node` has said it runs `n` instances under their leases (taken at its
+/// next renewal after they opened).
+async fn runs_instances(node: &Node, n: usize) {
+    let mut log = node.log.clone();
+    let count = |lines: &Vec<String>| lines.iter().filter(|l| l.contains("runs instance")).count();
+    mcpl_testkit::within_named(
+        &format!("node {} leasing {n} instances", node.name),
+        async {
+            log.wait_for(|lines| count(lines) >= n)
+                .await
+                .expect("the node's log is read");
+        },
+    )
+    .await;
+    assert_eq!(count(&node.log.borrow()), n, "{}", node.name);
+}
+
 /// A tool call through `front` as `who`: its result (it must succeed) and the node that
 /// served it.
 async fn call(
@@ -125,9 +142,11 @@ async fn issue41_06_each_player_served_on_her_own_node_and_a_game_played_across_
     )
     .await;
     assert!(text_of(&joined).contains("vs alice"), "{joined:#}");
-    // The game runs on alice's node, leased there.
-    nodes[0].said("runs instance").await;
-    assert!(!nodes[1].has_said("runs instance") && !nodes[2].has_said("runs instance"));
+    // Every instance runs on its opener's node, leased there: alice's two (the game
+    // among them) on n1, bob's one on n2, none on n3, where nobody is served.
+    runs_instances(&nodes[0], 2).await;
+    runs_instances(&nodes[1], 1).await;
+    assert!(!nodes[2].has_said("runs instance"));
 
     // X takes column a; O answers in column b; each move from wherever it lands.
     let moves = [
@@ -180,4 +199,93 @@ async fn issue41_06_each_player_served_on_her_own_node_and_a_game_played_across_
     // The leases did not move while they played.
     assert_eq!(holder(&url, "alice").await, alice_at);
     assert_eq!(holder(&url, "bob").await, bob_at);
+}
+
+/// Legacy WebSocket connections routed by principal: alice's first connection lands on
+/// n1 and bob's on n2, each node taking the lease of the principal it got first and
+/// serving the connection itself; alice's challenge (a game on n1) reaches bob's socket
+/// on n2 as a push, and each move the other's — across nodes, through the SDK's peers.
+/// A second connection of alice landing on n3 is carried to n1 through a tunnel and
+/// reads the game there.
+#[actix::test]
+async fn issue41_06_websocket_connections_go_to_their_principals_node() {
+    use crate::issue41_04_arcade_tunnels::{hinted, tunnel_counts, ws_of};
+    const PLAY: &str = "tictactoe_play";
+    let pg = Postgres::start().expect("a private PostgreSQL starts");
+    let nats = Nats::start().expect("a private nats-server starts");
+    let (url, bus) = (pg.url(), nats.url());
+    let mut nodes = Vec::new();
+    for name in ["n1", "n2", "n3"] {
+        let node = Node::start_with(
+            name,
+            &url,
+            &bus,
+            TTL_MS,
+            true,
+            &["--ownership", "principal"],
+        )
+        .await;
+        node.said("serves the players whose leases it holds").await;
+        nodes.push(node);
+    }
+    let mut alice = hinted(ws_of(&nodes[0]), "alice").await;
+    let mut bob = hinted(ws_of(&nodes[1]), "bob").await;
+    assert_eq!(holder(&url, "alice").await, "n1");
+    assert_eq!(holder(&url, "bob").await, "n2");
+
+    let opened = alice
+        .open("tictactoe", Some("t1"), json!({"opponent": "bob"}))
+        .await;
+    assert_eq!(
+        opened["result"]["title"], "Tic-tac-toe vs bob",
+        "{opened:#}"
+    );
+    let invited = bob.next_push().await;
+    assert_eq!(
+        invited["params"]["hints"]["suggest"][0]["reason"],
+        "alice challenges you to Tic-tac-toe, you play O",
+        "{invited:#}"
+    );
+    let joined = bob.open("tictactoe", Some("t1"), Value::Null).await;
+    assert_eq!(joined["result"]["title"], "Tic-tac-toe vs alice");
+    let accepted = alice.next_push().await;
+    assert!(
+        text_of(&accepted).starts_with("bob accepted your challenge"),
+        "{accepted:#}"
+    );
+    for (is_alice, cell) in [(true, "a1"), (false, "b1"), (true, "a2"), (false, "b2")] {
+        let (mover, other, name) = if is_alice {
+            (&mut alice, &mut bob, "alice (X)")
+        } else {
+            (&mut bob, &mut alice, "bob (O)")
+        };
+        let r = mover.call(PLAY, json!({"move": cell}), Some("t1")).await;
+        assert!(
+            text_of(&r).starts_with(&format!("You played {cell}.")),
+            "{r:#}"
+        );
+        let push = other.next_push().await;
+        assert!(
+            text_of(&push).starts_with(&format!("{name} played {cell}.")),
+            "{push:#}"
+        );
+    }
+    // Nothing was tunneled yet: each connection was served where it landed.
+    for n in &nodes {
+        assert_eq!(tunnel_counts(n).await, (200, 0, 0), "{}", n.name);
+    }
+    // alice again, landing on n3: carried to n1, where her game is.
+    let mut again = hinted(ws_of(&nodes[2]), "alice").await;
+    let board = again.call("tictactoe_board", json!({}), Some("t1")).await;
+    assert!(
+        text_of(&board).contains("You play X against bob. Your move."),
+        "{board:#}"
+    );
+    assert_eq!(tunnel_counts(&nodes[2]).await, (200, 1, 0));
+    assert_eq!(tunnel_counts(&nodes[0]).await, (200, 0, 1));
+    // Her winning move on n1 is told to bob on n2.
+    let won = alice.call(PLAY, json!({"move": "a3"}), Some("t1")).await;
+    assert!(text_of(&won).contains("X (alice) wins"), "{won:#}");
+    let told = bob.next_push().await;
+    assert!(text_of(&told).contains("X (alice) wins"), "{told:#}");
 }
