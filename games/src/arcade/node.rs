@@ -15,6 +15,13 @@
 //! the others forward to it. The per-principal and per-instance leases of `docs/cluster.md`
 //! §2 will split this one lease: the fence already checks both kinds.
 //!
+//! **Ownership per principal** (`--ownership principal`, `docs/ownership.md` §1): every
+//! node serves, each principal on the node holding its lease — its own module:
+//!
+//! | module | what |
+//! |---|---|
+//! | `principals` | the fronts routing by principal, the leases per principal and per instance, their renewal ([`Principals`]) |
+//!
 //! **The listeners in front.** A node binds the addresses it was given (`--http`, `--ws`)
 //! itself, whatever its role, so a load balancer in front can send anything anywhere:
 //!
