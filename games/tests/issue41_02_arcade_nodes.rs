@@ -620,7 +620,7 @@ async fn issue41_02_nats_killed_and_started_again_mid_game_forwarding_comes_back
 }
 
 /// Sends `signal` to `child` by its own process id.
-fn signal(child: &Child, signal: nix::sys::signal::Signal) {
+pub(crate) fn signal(child: &Child, signal: nix::sys::signal::Signal) {
     let pid = child.id().expect("the node runs");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),

@@ -14,7 +14,9 @@
 //!
 //! Nothing sleeps: the test awaits the nodes' log lines and the answers.
 
-use crate::issue41_02_arcade_nodes::{Node, TTL_MS, balancer, fresh_connections, modern, post};
+use crate::issue41_02_arcade_nodes::{
+    Node, TTL_MS, balancer, fresh_connections, modern, post, signal,
+};
 use crate::support::text_of;
 use mcpl_cluster::PgLeases;
 use mcpl_cluster::leases::PRINCIPAL;
@@ -288,4 +290,50 @@ async fn issue41_06_websocket_connections_go_to_their_principals_node() {
     assert!(text_of(&won).contains("X (alice) wins"), "{won:#}");
     let told = bob.next_push().await;
     assert!(text_of(&told).contains("X (alice) wins"), "{told:#}");
+}
+
+/// A node paused past a principal's lease (SIGSTOP: a long pause, a cut network) loses
+/// it: a request for her landing on another node meanwhile is refused retryable (the
+/// holder does not answer), the next one takes her lease there; the paused node, woken,
+/// finds the lease lost at its next renewal, says so, and from then on forwards her
+/// requests to her new node rather than serving them.
+#[actix::test]
+async fn issue41_06_a_node_paused_past_a_players_lease_stops_serving_her() {
+    use nix::sys::signal::Signal;
+    let pg = Postgres::start().expect("a private PostgreSQL starts");
+    let nats = Nats::start().expect("a private nats-server starts");
+    let (url, bus) = (pg.url(), nats.url());
+    let n1 = principal_node("n1", &url, &bus).await;
+    let n2 = principal_node("n2", &url, &bus).await;
+    let http = reqwest::Client::new();
+    let (_, by) = call(&http, &n1.url, "alice", "games", json!({})).await;
+    assert_eq!(
+        (by.as_str(), holder(&url, "alice").await.as_str()),
+        ("n1", "n1")
+    );
+
+    signal(&n1.child, Signal::SIGSTOP);
+    // On n2: forwarded to n1, which does not answer within the forward's time-out
+    // (past the lease's time to live): refused, retryable, "may have run".
+    let body = modern(1, "tools/call", json!({"name": "games", "arguments": {}}));
+    let (status, headers, answer) = post(&http, &n2.url, "alice", &body).await;
+    assert!(
+        status == 503
+            && headers.get("retry-after").is_some()
+            && answer["error"]["data"]["retryable"] == true,
+        "{status} {answer:#}"
+    );
+    // The next one finds the lease expired: n2 takes it and serves her.
+    let (_, by) = call(&http, &n2.url, "alice", "games", json!({})).await;
+    assert_eq!(
+        (by.as_str(), holder(&url, "alice").await.as_str()),
+        ("n2", "n2")
+    );
+
+    signal(&n1.child, Signal::SIGCONT);
+    n1.said("node \"n1\" lost the principal lease \"alice\": it serves it no more")
+        .await;
+    let (_, by) = call(&http, &n1.url, "alice", "games", json!({})).await;
+    assert_eq!(by, "n2", "n1 forwards her requests to her new node");
+    assert_eq!(holder(&url, "alice").await, "n2");
 }
