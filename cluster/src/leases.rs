@@ -530,6 +530,49 @@ impl PgLeases {
         }
     }
 
+    /// [`renew`](PgLeases::renew) for many leases in one statement (issue #41,
+    /// `docs/ownership.md` §1: a node renews all of its leases at a third of their time
+    /// to live): each of `leases` still this node's with its token and unexpired is
+    /// extended to `ttl` from now. Returns those that were not — lost, each to stop being
+    /// served at once. Bounded as [`renew`](PgLeases::renew) is; a database that fails
+    /// gives the error, and then none of them is known renewed.
+    pub fn renew_all(&self, leases: &[Lease], ttl: Duration) -> Result<Vec<Lease>, LeaseError> {
+        if leases.is_empty() {
+            return Ok(Vec::new());
+        }
+        let kinds: Vec<String> = leases.iter().map(|l| l.kind.clone()).collect();
+        let keys: Vec<String> = leases.iter().map(|l| l.key.clone()).collect();
+        let tokens: Vec<i64> = leases.iter().map(|l| l.token).collect();
+        let node = self.node.clone();
+        let bound = self.renewal_bound(ttl);
+        let ttl = seconds(ttl);
+        let renewed = self.call_within(bound, move |c| {
+            let rows = c.query(
+                "UPDATE mcpl_leases AS l SET expires_at = now() + make_interval(secs => $1) \
+                 FROM unnest($3::text[], $4::text[], $5::bigint[]) AS h(kind, key, token) \
+                 WHERE l.kind = h.kind AND l.key = h.key AND l.token = h.token \
+                   AND l.node = $2 AND l.expires_at > now() \
+                 RETURNING l.kind, l.key, l.token",
+                &[&ttl, &node, &kinds, &keys, &tokens],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| {
+                    (
+                        r.get::<_, String>(0),
+                        r.get::<_, String>(1),
+                        r.get::<_, i64>(2),
+                    )
+                })
+                .collect::<std::collections::HashSet<_>>())
+        })?;
+        Ok(leases
+            .iter()
+            .filter(|l| !renewed.contains(&(l.kind.clone(), l.key.clone(), l.token)))
+            .cloned()
+            .collect())
+    }
+
     /// Gives `lease` up: another node may take it at once. `Ok(false)` when it was no
     /// longer this holder's (nothing changed).
     pub fn release(&self, lease: &Lease) -> Result<bool, LeaseError> {

@@ -300,3 +300,59 @@ fn issue41_03_a_node_started_again_takes_its_own_lease_back_after_a_database_res
     // The new life's own renewal goes on.
     again.renew(&back, ttl).expect("renewed");
 }
+
+/// A node renews all of its leases in one statement (`docs/ownership.md` §1): those still
+/// its own are extended, and the one another node took once it expired comes back as
+/// lost — its token renewed no more, the others' expiry moved on.
+#[test]
+fn issue41_03_all_of_a_nodes_leases_renewed_at_once_and_the_lost_one_named() {
+    let (_pg, url) = database("lease_renew_all");
+    let a = PgLeases::connect(&url, "a").unwrap();
+    let b = PgLeases::connect(&url, "b").unwrap();
+    let short = Duration::from_millis(300);
+    let alice = a.acquire(PRINCIPAL, "alice", short).unwrap();
+    let bob = a.acquire(PRINCIPAL, "bob", short).unwrap();
+    let game = a.acquire(INSTANCE, "7", short).unwrap();
+    assert_eq!(a.renew_all(&[], short).unwrap(), Vec::new());
+    // b takes bob over once his lease expires (a stopped renewing it), a renews the rest.
+    let bob_b = b
+        .take_over(
+            PRINCIPAL,
+            "bob",
+            Duration::from_secs(60),
+            Duration::from_secs(30),
+        )
+        .unwrap();
+    assert!(bob_b.token > bob.token);
+    let long = Duration::from_secs(60);
+    // alice and the game expired too by now (they share bob's time to live): a takes
+    // them back under fresh tokens, then renews the three it believes it holds.
+    let alice2 = a.acquire(PRINCIPAL, "alice", short).unwrap();
+    let game2 = a.acquire(INSTANCE, "7", short).unwrap();
+    let lost = a
+        .renew_all(
+            &[
+                alice2.clone(),
+                bob.clone(),
+                game2.clone(),
+                alice.clone(),
+                game,
+            ],
+            long,
+        )
+        .unwrap();
+    assert_eq!(lost.len(), 3, "{lost:?}");
+    assert!(lost.contains(&bob) && lost.contains(&alice), "{lost:?}");
+    // The renewed ones now outlive the short time to live by far.
+    for key in [(PRINCIPAL, "alice"), (INSTANCE, "7")] {
+        let holder = a.holder(key.0, key.1).unwrap().expect("held");
+        assert_eq!(holder.node, "a");
+        assert!(
+            holder.expires_in > Duration::from_secs(30),
+            "{key:?}: {holder:?}"
+        );
+    }
+    assert_eq!(b.holder(PRINCIPAL, "bob").unwrap().unwrap().node, "b");
+    // b's one lease, renewed by b, is none of a's business: a's renewal never touched it.
+    assert_eq!(b.renew_all(&[bob_b], long).unwrap(), Vec::new());
+}

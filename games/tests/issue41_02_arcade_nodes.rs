@@ -63,8 +63,21 @@ impl Node {
         ttl_ms: &str,
         ws: bool,
     ) -> Node {
+        Node::start_with(name, pg, nats, ttl_ms, ws, &[]).await
+    }
+
+    /// Starts node `name` as [`Node::start_listening`] does, with `extra` arguments.
+    pub(crate) async fn start_with(
+        name: &str,
+        pg: &str,
+        nats: &str,
+        ttl_ms: &str,
+        ws: bool,
+        extra: &[&str],
+    ) -> Node {
         let mut command = Command::new(BIN);
         command.args(["serve", "--postgres", pg, "--nats", nats, "--node", name]);
+        command.args(extra);
         if ws {
             command.args(["--ws", "127.0.0.1:0"]);
         }
@@ -245,7 +258,7 @@ pub(crate) async fn call(
 
 /// A round-robin TCP balancer on loopback standing in for nginx or HAProxy: each
 /// connection goes to the next of `upstreams`. Returns its URL (path `/mcp`).
-async fn balancer(upstreams: Vec<String>) -> String {
+pub(crate) async fn balancer(upstreams: Vec<String>) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let at = listener.local_addr().unwrap();
     let addrs: Vec<String> = upstreams
@@ -273,7 +286,7 @@ async fn balancer(upstreams: Vec<String>) -> String {
 
 /// An HTTP client that opens a new connection for every request (so a balancer sends
 /// each to the next node).
-fn fresh_connections() -> reqwest::Client {
+pub(crate) fn fresh_connections() -> reqwest::Client {
     reqwest::Client::builder()
         .pool_max_idle_per_host(0)
         .build()
@@ -607,7 +620,7 @@ async fn issue41_02_nats_killed_and_started_again_mid_game_forwarding_comes_back
 }
 
 /// Sends `signal` to `child` by its own process id.
-fn signal(child: &Child, signal: nix::sys::signal::Signal) {
+pub(crate) fn signal(child: &Child, signal: nix::sys::signal::Signal) {
     let pid = child.id().expect("the node runs");
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap()),

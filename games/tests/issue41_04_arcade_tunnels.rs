@@ -42,7 +42,7 @@ async fn cluster() -> (Postgres, Nats, Vec<Node>) {
 
 /// A legacy connection of `who` to `url` (WebSocket or Streamable HTTP) that advertised
 /// `toolHints`, was granted `tools` and `pushEvents`, and read `toolsets/list`.
-async fn hinted(url: &str, who: &str) -> Client {
+pub(crate) async fn hinted(url: &str, who: &str) -> Client {
     let opts = ClientOptions {
         token: Some(who.to_owned()),
         ..Default::default()
@@ -58,7 +58,7 @@ async fn hinted(url: &str, who: &str) -> Client {
     c
 }
 
-fn ws_of(n: &Node) -> &str {
+pub(crate) fn ws_of(n: &Node) -> &str {
     n.ws.as_deref().expect("the node listens for WebSocket")
 }
 
@@ -138,7 +138,7 @@ async fn issue41_04_two_websocket_clients_on_standbys_play_to_the_end_told_by_pu
 
 /// A node's health check (`GET /mcpl/owner`): its status and the tunnels it says it
 /// opened and accepted.
-async fn tunnel_counts(n: &Node) -> (u16, u64, u64) {
+pub(crate) async fn tunnel_counts(n: &Node) -> (u16, u64, u64) {
     use mcpl_games::arcade::node::{OWNER_PATH, TUNNELS_ACCEPTED, TUNNELS_OPENED};
     let url = format!("{}{OWNER_PATH}", n.url.trim_end_matches("/mcp"));
     let resp = within(reqwest::get(&url))

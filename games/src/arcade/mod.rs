@@ -137,6 +137,14 @@ pub struct ArcadeConfig {
     /// ([`spectate::Gallery::keep_in`]; default none: a restart forgets them).
     /// `mcpl-arcade serve` puts it beside its store.
     pub finished_file: Option<std::path::PathBuf>,
+    /// How the arcade's actors reach those on other nodes (issue #41,
+    /// `docs/ownership.md` §2: a game on its opener's node, its other player's principal
+    /// on hers). Default none: nothing crosses servers.
+    pub peers: Option<Arc<dyn mcpl_server::peers::Peers>>,
+    /// Resume none of the games its store keeps when it starts (issue #41: a node of a
+    /// cluster sharing one store runs only the games opened on it; see
+    /// `ServerBuilder::resume_instances`). Default `false`: every game kept resumes.
+    pub resume_nothing: bool,
 }
 
 impl std::fmt::Debug for ArcadeConfig {
@@ -148,6 +156,8 @@ impl std::fmt::Debug for ArcadeConfig {
             .field("store", &self.store.as_ref().map(|s| s.location()))
             .field("gallery", &self.gallery.is_some())
             .field("finished_file", &self.finished_file)
+            .field("peers", &self.peers.is_some())
+            .field("resume_nothing", &self.resume_nothing)
             .finish_non_exhaustive()
     }
 }
@@ -217,6 +227,12 @@ impl Arcade {
         }
         if let Some(store) = config.store {
             builder = builder.store(store);
+        }
+        if let Some(peers) = config.peers {
+            builder = builder.peers(peers);
+        }
+        if config.resume_nothing {
+            builder = builder.resume_instances(false);
         }
         let server = builder.build()?;
         shared.set_server(server.clone());

@@ -15,6 +15,13 @@
 //! the others forward to it. The per-principal and per-instance leases of `docs/cluster.md`
 //! §2 will split this one lease: the fence already checks both kinds.
 //!
+//! **Ownership per principal** (`--ownership principal`, `docs/ownership.md` §1): every
+//! node serves, each principal on the node holding its lease — its own module:
+//!
+//! | module | what |
+//! |---|---|
+//! | `principals` | the fronts routing by principal, the leases per principal and per instance, their renewal ([`Principals`]) |
+//!
 //! **The listeners in front.** A node binds the addresses it was given (`--http`, `--ws`)
 //! itself, whatever its role, so a load balancer in front can send anything anywhere:
 //!
@@ -61,6 +68,10 @@
 //! **\[project\]** The arcade behind the owner's front sees every connection come from the
 //! owner's own address (spliced, or replayed for a standby): the per-address bounds on
 //! anonymous connections count the node, not the client. Run cluster nodes with tokens.
+
+mod principals;
+
+pub use principals::{NOT_OWNER, Principals, SERVED_BY};
 
 use bytes::{Bytes, BytesMut};
 use http_body_util::combinators::UnsyncBoxBody;
@@ -224,6 +235,24 @@ fn decode(message: &Bytes) -> Option<(Head, Bytes)> {
     let at = message.iter().position(|&b| b == b'\n')?;
     let head = serde_json::from_slice(&message[..at]).ok()?;
     Some((head, message.slice(at + 1..)))
+}
+
+/// A request as it is forwarded over the bus: its head (method, path, end-to-end
+/// headers) and its body.
+fn forwarded(parts: &hyper::http::request::Parts, body: &[u8]) -> Bytes {
+    let head = Head {
+        method: Some(parts.method.as_str().to_owned()),
+        path: Some(
+            parts
+                .uri
+                .path_and_query()
+                .map_or("/", |p| p.as_str())
+                .to_owned(),
+        ),
+        status: None,
+        headers: headers_of(&parts.headers),
+    };
+    encode(&head, body)
 }
 
 /// Headers of one connection only (RFC 9110 §7.6.1), never forwarded; and the length,
@@ -536,7 +565,8 @@ impl Node {
             .is_some_and(|v| v.as_bytes() == b"subscriptions/listen");
         match self.exchange(req).await {
             Ok((owner, parts, body, id)) if streams || listens => {
-                self.tunnel_http(owner, parts, body, id).await
+                let stop = self.owner_changes(owner.clone());
+                self.tunnel_http(owner, parts, body, id, stop).await
             }
             Ok((owner, parts, body, id)) => {
                 whole(self.forward_exchange(owner, parts, body, id).await)
@@ -560,18 +590,56 @@ impl Node {
                     (StatusCode::SERVICE_UNAVAILABLE, format!("standby {name}\n"))
                 }
             };
-            let mut r = Response::new(Full::new(Bytes::from(body)));
-            *r.status_mut() = status;
-            let counts = self.tunnels.counts();
-            for (name, n) in [
-                (TUNNELS_OPENED, counts.opened),
-                (TUNNELS_ACCEPTED, counts.accepted),
-            ] {
-                r.headers_mut()
-                    .insert(HeaderName::from_static(name), HeaderValue::from(n));
-            }
-            return Err(r);
+            return Err(self.health(status, body));
         }
+        let (parts, body, id) = self.read_body(req).await?;
+        let Some(owner) = owner else {
+            return Err(rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                id,
+                &format!(
+                    "no node owns the arcade right now (its owner's lease expired; another node takes it over within {:?}): the request did not run; retry it",
+                    self.settings.ttl
+                ),
+                json!({"retryable": true, "ran": false, "node": name, "owner": null}),
+            ));
+        };
+        if !*self.bus.connected().borrow() {
+            return Err(rpc_error(
+                StatusCode::SERVICE_UNAVAILABLE,
+                id,
+                &format!(
+                    "node {name:?} has lost its connection to NATS, which carries requests to the arcade's owner (node {owner:?}); it reconnects by itself: the request did not run; retry it"
+                ),
+                json!({"retryable": true, "ran": false, "node": name, "owner": owner}),
+            ));
+        }
+        Ok((owner, parts, body, id))
+    }
+
+    /// The answer to a health check of [`OWNER_PATH`]: `status`, `body`, and the node's
+    /// tunnel counts in the headers [`TUNNELS_OPENED`] and [`TUNNELS_ACCEPTED`].
+    fn health(&self, status: StatusCode, body: String) -> Response<Full<Bytes>> {
+        let mut r = Response::new(Full::new(Bytes::from(body)));
+        *r.status_mut() = status;
+        let counts = self.tunnels.counts();
+        for (name, n) in [
+            (TUNNELS_OPENED, counts.opened),
+            (TUNNELS_ACCEPTED, counts.accepted),
+        ] {
+            r.headers_mut()
+                .insert(HeaderName::from_static(name), HeaderValue::from(n));
+        }
+        r
+    }
+
+    /// A request's head and whole body (bounded, within [`READ_TIMEOUT`]) and its
+    /// JSON-RPC id (`null` when it has none); or the answer refusing it.
+    async fn read_body(
+        &self,
+        req: Request<Incoming>,
+    ) -> Result<(hyper::http::request::Parts, Bytes, Value), Response<Full<Bytes>>> {
+        let name = self.settings.name.clone();
         let (parts, body) = req.into_parts();
         let limit = self.settings.max_message.saturating_sub(HEAD_ROOM);
         let body = match tokio::time::timeout(READ_TIMEOUT, Limited::new(body, limit).collect())
@@ -601,28 +669,7 @@ impl Node {
             .ok()
             .and_then(|v| v.get("id").cloned())
             .unwrap_or(Value::Null);
-        let Some(owner) = owner else {
-            return Err(rpc_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                id,
-                &format!(
-                    "no node owns the arcade right now (its owner's lease expired; another node takes it over within {:?}): the request did not run; retry it",
-                    self.settings.ttl
-                ),
-                json!({"retryable": true, "ran": false, "node": name, "owner": null}),
-            ));
-        };
-        if !*self.bus.connected().borrow() {
-            return Err(rpc_error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                id,
-                &format!(
-                    "node {name:?} has lost its connection to NATS, which carries requests to the arcade's owner (node {owner:?}); it reconnects by itself: the request did not run; retry it"
-                ),
-                json!({"retryable": true, "ran": false, "node": name, "owner": owner}),
-            ));
-        }
-        Ok((owner, parts, body, id))
+        Ok((parts, body, id))
     }
 
     /// A Streamable HTTP exchange whose answer is a stream (a `GET` for
@@ -631,13 +678,14 @@ impl Node {
     /// its arcade's listener, and the answer streams back as it comes. A tunnel that
     /// cannot be opened is refused at once, retryable (the request did not run); one that
     /// ends (the owner died, lost its lease, a gap) ends the answer, and the client opens
-    /// its stream again.
+    /// its stream again; so does `stop` resolving.
     async fn tunnel_http(
         &self,
         owner: String,
         parts: hyper::http::request::Parts,
         body: Bytes,
         id: Value,
+        stop: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Response<NodeBody> {
         let name = self.settings.name.clone();
         let tunnel = match self.tunnels.open(&owner, KIND_HTTP, Bytes::new()).await {
@@ -653,7 +701,6 @@ impl Node {
             }
         };
         let (near, far) = tokio::io::duplex(TUNNEL_PIPE);
-        let stop = self.owner_changes(owner.clone());
         let carried = tunnel.id().to_owned();
         tokio::spawn(async move {
             let ended = tunnel.run(far, stop).await;
@@ -721,20 +768,7 @@ impl Node {
         body: Bytes,
         id: Value,
     ) -> Response<Full<Bytes>> {
-        let name = self.settings.name.clone();
-        let head = Head {
-            method: Some(parts.method.as_str().to_owned()),
-            path: Some(
-                parts
-                    .uri
-                    .path_and_query()
-                    .map_or("/", |p| p.as_str())
-                    .to_owned(),
-            ),
-            status: None,
-            headers: headers_of(&parts.headers),
-        };
-        let payload = encode(&head, &body);
+        let payload = forwarded(&parts, &body);
         // An owner that has just taken the lease is visible in the lease table before it
         // answers on the bus (it reads the arcade back first): a request that finds no
         // responder is tried again while this node still forwards to that owner, for at
@@ -756,6 +790,18 @@ impl Node {
                 other => break other,
             }
         };
+        self.answer_of(&owner, answer, id)
+    }
+
+    /// The answer a client is given for a request forwarded to `owner`: the owner's, as
+    /// it gave it, or the error saying why there is none.
+    fn answer_of(
+        &self,
+        owner: &str,
+        answer: Result<Bytes, BusError>,
+        id: Value,
+    ) -> Response<Full<Bytes>> {
+        let name = self.settings.name.clone();
         match answer.as_ref().map(decode) {
             Ok(Some((head, body))) => {
                 let mut r = Response::new(Full::new(body));
@@ -814,12 +860,10 @@ impl Node {
         .await
     }
 
-    /// A standby's WebSocket connection: its request head read (bounded), then the
-    /// connection carried to the owner through a tunnel (the head its first bytes) until
-    /// either end closes, or the tunnel ends (the client's connection is then closed; it
-    /// connects again). When no tunnel can be opened: `503` and `Retry-After: 1`, naming
-    /// the owner.
-    async fn tunnel_ws(&self, mut stream: TcpStream) {
+    /// A WebSocket connection's request head: the bytes read up to its blank line (and
+    /// any after it in the same reads), at most [`MAX_HEAD`] and within the forward's
+    /// timeout; `None` when the client closed or took too long.
+    async fn read_head(&self, stream: &mut TcpStream) -> Option<Vec<u8>> {
         let mut head = Vec::with_capacity(1024);
         let read = async {
             let mut buf = [0u8; 1024];
@@ -831,12 +875,22 @@ impl Node {
             }
             true
         };
-        if !matches!(
+        matches!(
             tokio::time::timeout(self.settings.forward_timeout, read).await,
             Ok(true)
-        ) {
+        )
+        .then_some(head)
+    }
+
+    /// A standby's WebSocket connection: its request head read (bounded), then the
+    /// connection carried to the owner through a tunnel (the head its first bytes) until
+    /// either end closes, or the tunnel ends (the client's connection is then closed; it
+    /// connects again). When no tunnel can be opened: `503` and `Retry-After: 1`, naming
+    /// the owner.
+    async fn tunnel_ws(&self, mut stream: TcpStream) {
+        let Some(head) = self.read_head(&mut stream).await else {
             return;
-        }
+        };
         let name = &self.settings.name;
         let why = match self.owner() {
             None => format!(
@@ -928,7 +982,19 @@ impl Node {
     /// On the owner: answers the requests other nodes forward to it, each replayed on the
     /// arcade's Streamable HTTP listener at `to` (`None`: it serves no Streamable HTTP,
     /// and says so), at most a few hundred at once. Returns once the bus is closed.
-    pub async fn serve_forwarded(self: Arc<Node>, mut requests: Requests, to: Option<SocketAddr>) {
+    pub async fn serve_forwarded(self: Arc<Node>, requests: Requests, to: Option<SocketAddr>) {
+        self.serve_forwarded_unless(requests, to, |_| None).await
+    }
+
+    /// [`Node::serve_forwarded`], each request first given to `refuse`: what it answers
+    /// (an encoded answer) is sent instead of replaying the request.
+    async fn serve_forwarded_unless(
+        self: Arc<Node>,
+        mut requests: Requests,
+        to: Option<SocketAddr>,
+        refuse: impl Fn(&Bytes) -> Option<Bytes> + Send + Sync + 'static,
+    ) {
+        let refuse = Arc::new(refuse);
         let client: HttpClient<HttpConnector, Full<Bytes>> =
             HttpClient::builder(TokioExecutor::new()).build_http();
         let places = Arc::new(Semaphore::new(REPLAYING));
@@ -936,9 +1002,12 @@ impl Node {
             let Ok(place) = places.clone().acquire_owned().await else {
                 return;
             };
-            let (node, client) = (self.clone(), client.clone());
+            let (node, client, refuse) = (self.clone(), client.clone(), refuse.clone());
             tokio::spawn(async move {
-                let answer = node.replay(&client, request.payload(), to).await;
+                let answer = match refuse(request.payload()) {
+                    Some(answer) => answer,
+                    None => node.replay(&client, request.payload(), to).await,
+                };
                 if let Err(e) = request.respond(answer).await {
                     tracing::warn!(error = %e, "a forwarded request's answer was not sent");
                 }
@@ -1011,14 +1080,18 @@ impl Node {
             Ok::<_, String>((parts, body))
         };
         match tokio::time::timeout(self.settings.forward_timeout, exchange).await {
-            Ok(Ok((parts, body))) => encode(
-                &Head {
-                    status: Some(parts.status.as_u16()),
-                    headers: headers_of(&parts.headers),
-                    ..Head::default()
-                },
-                &body,
-            ),
+            Ok(Ok((parts, body))) => {
+                let mut headers = headers_of(&parts.headers);
+                headers.push((SERVED_BY.to_owned(), name.clone()));
+                encode(
+                    &Head {
+                        status: Some(parts.status.as_u16()),
+                        headers,
+                        ..Head::default()
+                    },
+                    &body,
+                )
+            }
             Ok(Err(e)) => fail(
                 StatusCode::BAD_GATEWAY,
                 format!("node {name:?} could not serve the forwarded request: {e}"),

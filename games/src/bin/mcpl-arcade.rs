@@ -61,7 +61,7 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 use mcpl_cluster::bus::BusConfig;
 use mcpl_cluster::{Fence, NatsBus, PgLeases, PgStore};
 use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map};
-use mcpl_games::arcade::node::{Node, NodeSettings, Role};
+use mcpl_games::arcade::node::{Node, NodeSettings, Principals, Role};
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
 use mcpl_games::arcade::spectate::{self, Gallery, web::Access, web::WebOptions};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
@@ -216,6 +216,12 @@ struct ServeArgs {
     /// milliseconds: a dead owner's games resume on another node about this long after.
     #[arg(long, value_name = "MS", default_value_t = 10_000, requires = "nats")]
     lease_ttl_ms: u64,
+    /// What one node owns (with --nats): `arcade`, the default, one node runs the whole
+    /// arcade and the others forward to it; `principal`, every node serves, each player
+    /// on the node holding her lease (taken where her first request lands), her games on
+    /// it, the others forwarding her requests there (issue #41, docs/ownership.md §1).
+    #[arg(long, value_enum, default_value_t = Ownership::Arcade, requires = "nats")]
+    ownership: Ownership,
     /// How long a node waits for the owner's answer to a request it forwards, in
     /// milliseconds.
     #[arg(long, value_name = "MS", default_value_t = 30_000, requires = "nats")]
@@ -492,6 +498,8 @@ fn arcade_config(
             spectate::DEFAULT_FINISHED_KEPT,
         )),
         finished_file,
+        peers: None,
+        resume_nothing: false,
     }
 }
 
@@ -573,6 +581,15 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     })
 }
 
+/// What one node of several owns (`--ownership`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Ownership {
+    /// One node runs the whole arcade (`docs/cluster.md` §2, coarse ownership).
+    Arcade,
+    /// Each node runs the principals whose leases it holds (`docs/ownership.md` §1).
+    Principal,
+}
+
 /// The exit status of a node that lost the arcade's lease (it stops at once; started
 /// again, it stands by).
 const LOST_LEASE: i32 = 3;
@@ -614,6 +631,17 @@ fn serve_node(
         forward_timeout: Duration::from_millis(args.forward_timeout_ms),
         max_message: NODE_MESSAGE,
     };
+    if args.ownership == Ownership::Principal {
+        return serve_principals(
+            args,
+            opts,
+            players,
+            access,
+            (pg, nats, name),
+            leases,
+            settings,
+        );
+    }
     actix::System::new().block_on(async move {
         let bus = NatsBus::connect(
             &nats,
@@ -747,6 +775,125 @@ fn serve_node(
         drop(web_listener);
         // Shutting down: the others take over at once rather than at the lease's expiry.
         let _ = tokio::task::spawn_blocking(move || leases.release(&lease)).await;
+        Ok(())
+    })
+}
+
+/// `serve --postgres URL --nats URL --node NAME --ownership principal`: one node of
+/// several, each serving the principals whose leases it holds
+/// (`mcpl_games::arcade::node::Principals`, `docs/ownership.md` §1). Its arcade runs at
+/// once on a store fenced by the leases it takes, resuming no game (each runs on its
+/// opener's node), its actors reaching those of the other nodes over NATS.
+fn serve_principals(
+    args: ServeArgs,
+    opts: Arc<ServerOptions>,
+    players: Vec<String>,
+    access: Option<Access>,
+    (pg, nats, name): (String, String, String),
+    leases: Arc<PgLeases>,
+    settings: NodeSettings,
+) -> anyhow::Result<()> {
+    actix::System::new().block_on(async move {
+        let bus = Arc::new(
+            NatsBus::connect(
+                &nats,
+                BusConfig {
+                    max_message: NODE_MESSAGE,
+                    ..BusConfig::new(name.clone())
+                },
+            )
+            .await
+            .with_context(|| format!("node {name:?}"))?,
+        );
+        eprintln!(
+            "mcpl-arcade: node {name:?}: games are kept in {} (--postgres), nodes meet on {nats} (--nats), each player served on the node holding her lease (--ownership principal)",
+            leases.location()
+        );
+        let node = Node::new(settings, bus.clone());
+        // The fronts bind (and say where) first; they serve once the arcade runs.
+        let ws_front = match args.ws {
+            Some(addr) => {
+                let l = tokio::net::TcpListener::bind(addr.addr())
+                    .await
+                    .with_context(|| format!("listening for WebSocket on {addr}"))?;
+                say(&args, format!("listening on ws://{}", l.local_addr()?));
+                Some(l)
+            }
+            None => None,
+        };
+        let http_front = match args.http {
+            Some(addr) => {
+                let l = tokio::net::TcpListener::bind(addr.addr())
+                    .await
+                    .with_context(|| format!("listening for Streamable HTTP on {addr}"))?;
+                say(
+                    &args,
+                    format!("listening on http://{}{}", l.local_addr()?, listen::HTTP_PATH),
+                );
+                Some(l)
+            }
+            None => None,
+        };
+        let fence = Fence::new();
+        let store = PgStore::connect_fenced(&pg, fence.clone())
+            .with_context(|| format!("node {name:?}: the store"))?;
+        let mut config = arcade_config(&args, players, Some(Arc::new(store)), None);
+        config.peers = Some(Arc::new(mcpl_cluster::NatsPeers::new(bus.clone())));
+        config.resume_nothing = true;
+        let gallery = config.gallery.clone();
+        let arcade = Arcade::new(config).context("building the arcade")?;
+        let mut listeners = Vec::new();
+        let mut internal_http = None;
+        let mut internal_ws = None;
+        if let Some(l) = &ws_front {
+            let at = std::net::SocketAddr::new(l.local_addr()?.ip(), 0);
+            let l = listen::ws(&arcade, at, opts.clone())
+                .await
+                .context("the arcade's own WebSocket listener")?;
+            internal_ws = Some(l.local_addr());
+            listeners.push(l);
+        }
+        if let Some(l) = &http_front {
+            let at = std::net::SocketAddr::new(l.local_addr()?.ip(), 0);
+            let l = listen::http(&arcade, at, opts.clone())
+                .await
+                .context("the arcade's own Streamable HTTP listener")?;
+            internal_http = Some(l.local_addr());
+            listeners.push(l);
+        }
+        let owners = Principals::new(
+            node.clone(),
+            leases,
+            fence,
+            opts.clone(),
+            internal_http,
+            internal_ws,
+        );
+        let requests = bus
+            .serve()
+            .await
+            .context("serving the requests forwarded to this node")?;
+        tokio::spawn(owners.clone().serve_forwarded(requests));
+        let opens = node
+            .tunnels()
+            .opens()
+            .await
+            .context("serving the tunnels opened to this node")?;
+        tokio::spawn(node.clone().serve_tunnels(opens, internal_http, internal_ws));
+        tokio::spawn(owners.clone().hold(arcade.server().clone()));
+        if let Some(l) = ws_front {
+            tokio::spawn(owners.clone().front_ws(l));
+        }
+        if let Some(l) = http_front {
+            tokio::spawn(owners.clone().front_http(l));
+        }
+        eprintln!("mcpl-arcade: node {name:?} serves the players whose leases it holds");
+        let web_listener = serve_web(&args, &opts, access, gallery).await?;
+        shutdown_signal().await;
+        drop(listeners);
+        drop(web_listener);
+        // Shutting down: the others take this node's players at once.
+        owners.release_all().await;
         Ok(())
     })
 }

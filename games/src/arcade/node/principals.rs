@@ -1,0 +1,619 @@
+//! Ownership per principal (issue #41, `docs/ownership.md` §1; `mcpl-arcade serve
+//! --ownership principal`): every node runs an arcade, and each named principal is served
+//! on the node holding its lease `(principal, NAME)`.
+//!
+//! **The front routes by principal.** A node's fronts authenticate each request (its
+//! `Authorization` header, the arcade's own tokens) and look up the principal's holder:
+//! this node → its own arcade; another node → forwarded there as the coarse standby
+//! forwards to the one owner (a POST over the bus, a stream or a WebSocket connection
+//! through a tunnel), the holder cached until a forward to it fails; nobody → this node
+//! acquires the lease ([`PgLeases::acquire_or_reclaim`]: one under this node's own name is
+//! an earlier life's, taken back) into its store's [`Fence`] and serves. A request with
+//! no token (anonymous, where let in) or a token the arcade refuses is served where it
+//! landed **\[project\]**: an anonymous principal has no record and is never invited.
+//!
+//! **A node that receives a forwarded request checks it holds the principal**: one it no
+//! longer holds (lost, or released) is answered `503` with the header [`NOT_OWNER`], and
+//! the sender looks the holder up again — a forward never runs on a node that gave the
+//! principal up. A node that is not on the bus (it died: "no responders") is looked up
+//! again too, until its lease expires and this node takes it (for at most the lease's
+//! time to live and a second; then the request is refused retryable, `ran: false`).
+//!
+//! **Instances run on their opener's node** (the opener's principal is served there), and
+//! each is leased `(instance, ID)` by that node at its next renewal, so that its record's
+//! writes are fenced from then on; their other players' principals, on other nodes, reach
+//! them through the SDK's peers (`mcpl.i.ID`, `mcpl.a.NAME`; `NatsPeers`).
+//!
+//! **Renewal.** Every lease the node holds is renewed at a third of its time to live in
+//! one statement ([`PgLeases::renew_all`]). One lost (another node took it after it
+//! expired) is forgotten at once — dropped from the fence and from what this node serves:
+//! the principal's next request is forwarded to its new holder. A renewal the database
+//! fails forgets every lease (none is known held now). SIGTERM releases them all.
+//!
+//! **Not yet** (`docs/ownership.md` §5 slice 4): a principal's actor is not stopped when
+//! its lease is lost (its requests go elsewhere, but its state stays here until the
+//! process ends, and a lease taken back later serves it from that state); an instance
+//! whose node died is not adopted by another; the lobby lists the players online on its
+//! own node only.
+
+use super::{
+    Head, KIND_WS, NO_RESPONDER_PAUSE, Node, NodeBody, OWNER_PATH, blocking, decode, encode,
+    forwarded, headers_of, put_headers, rpc_error, whole,
+};
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full};
+use hyper::body::Incoming;
+use hyper::header::{AUTHORIZATION, HeaderValue};
+use hyper::{Method, Request, Response, StatusCode};
+use hyper_util::client::legacy::Client as HttpClient;
+use hyper_util::client::legacy::connect::HttpConnector;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use mcpl_cluster::bus::{BusError, Requests};
+use mcpl_cluster::leases::{INSTANCE, Lease, LeaseError, PRINCIPAL};
+use mcpl_cluster::{Fence, PgLeases};
+use mcpl_server::Server;
+use mcpl_transport::{Principal, ServerOptions};
+use serde_json::{Value, json};
+use std::collections::{HashMap, HashSet};
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::io::AsyncWriteExt as _;
+use tokio::net::{TcpListener, TcpStream};
+
+/// The header of a node's answer to a forwarded request for a principal it does not hold
+/// (any value: the node's name): the sender looks the holder up again.
+pub const NOT_OWNER: &str = "mcpl-not-owner";
+
+/// The header naming the node whose arcade served a request: on every answer of a node's
+/// Streamable HTTP front in this mode, and on every forwarded request's answer (set by
+/// the node that replayed it), so a test, a balancer's log or an operator sees where a
+/// principal runs.
+pub const SERVED_BY: &str = "mcpl-served-by";
+
+/// Where a principal's requests go.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Route {
+    /// This node's own arcade.
+    Here,
+    /// The node holding the principal's lease.
+    There(String),
+    /// Nowhere now: the leases cannot be read (why, said to the client).
+    Refused(String),
+}
+
+/// The leases a node holds and where the principals it does not hold are served. See the
+/// module docs.
+pub struct Principals {
+    node: Arc<Node>,
+    leases: Arc<PgLeases>,
+    fence: Fence,
+    opts: Arc<ServerOptions>,
+    /// The leases held: principals' and instances'.
+    held: Mutex<HashMap<(String, String), Lease>>,
+    /// Principals served on other nodes, as last looked up.
+    elsewhere: Mutex<HashMap<String, String>>,
+    /// One first-use look-up at a time: two requests for a principal nobody holds take
+    /// its lease once.
+    looking: tokio::sync::Mutex<()>,
+    /// The arcade's own listeners.
+    http: Option<SocketAddr>,
+    ws: Option<SocketAddr>,
+    client: HttpClient<HttpConnector, Full<Bytes>>,
+}
+
+impl std::fmt::Debug for Principals {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Principals")
+            .field("node", &self.node.name())
+            .field("held", &lock(&self.held).len())
+            .finish_non_exhaustive()
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+impl Principals {
+    /// The fine-grained front of `node`, leasing on `leases` into `fence` (its store's),
+    /// authenticating with `opts`, serving on the arcade's own listeners `http` and `ws`.
+    pub fn new(
+        node: Arc<Node>,
+        leases: Arc<PgLeases>,
+        fence: Fence,
+        opts: Arc<ServerOptions>,
+        http: Option<SocketAddr>,
+        ws: Option<SocketAddr>,
+    ) -> Arc<Principals> {
+        Arc::new(Principals {
+            node,
+            leases,
+            fence,
+            opts,
+            held: Mutex::default(),
+            elsewhere: Mutex::default(),
+            looking: tokio::sync::Mutex::new(()),
+            http,
+            ws,
+            client: HttpClient::builder(TokioExecutor::new()).build_http(),
+        })
+    }
+
+    /// The principals whose leases this node holds now, sorted.
+    pub fn held_principals(&self) -> Vec<String> {
+        let mut names: Vec<String> = lock(&self.held)
+            .keys()
+            .filter(|(kind, _)| kind == PRINCIPAL)
+            .map(|(_, key)| key.clone())
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// The named principal an `Authorization` header value authenticates as; `None`
+    /// (served where it landed) for none, an anonymous caller, or a token refused (the
+    /// arcade refuses it itself).
+    fn principal_of(&self, authorization: Option<&str>) -> Option<String> {
+        match self.opts.authenticate(Some(authorization?)) {
+            Ok(Principal::Named(name)) => Some(name),
+            _ => None,
+        }
+    }
+
+    fn holds(&self, kind: &str, key: &str) -> bool {
+        lock(&self.held).contains_key(&(kind.to_owned(), key.to_owned()))
+    }
+
+    fn take(&self, lease: Lease) {
+        self.fence.hold(&lease);
+        lock(&self.held).insert((lease.kind.clone(), lease.key.clone()), lease);
+    }
+
+    fn drop_lease(&self, lease: &Lease) {
+        let mut held = lock(&self.held);
+        let key = (lease.kind.clone(), lease.key.clone());
+        if held.get(&key).is_some_and(|l| l.token == lease.token) {
+            held.remove(&key);
+            self.fence.forget(&lease.kind, &lease.key);
+        }
+    }
+
+    /// Forgets where `name` was served (a forward there failed).
+    fn forget(&self, name: &str) {
+        lock(&self.elsewhere).remove(name);
+    }
+
+    /// Where `name`'s requests go now (see the module docs).
+    async fn route(&self, name: &str) -> Route {
+        if self.holds(PRINCIPAL, name) {
+            return Route::Here;
+        }
+        if let Some(node) = lock(&self.elsewhere).get(name) {
+            return Route::There(node.clone());
+        }
+        let _one = self.looking.lock().await;
+        if self.holds(PRINCIPAL, name) {
+            return Route::Here;
+        }
+        let (leases, key, ttl) = (self.leases.clone(), name.to_owned(), self.node.settings.ttl);
+        match blocking(move || leases.acquire_or_reclaim(PRINCIPAL, &key, ttl)).await {
+            Ok(lease) => {
+                tracing::info!(
+                    principal = name,
+                    token = lease.token,
+                    "a principal's lease taken"
+                );
+                self.take(lease);
+                Route::Here
+            }
+            Err(LeaseError::Held { holder, .. }) => {
+                lock(&self.elsewhere).insert(name.to_owned(), holder.node.clone());
+                Route::There(holder.node)
+            }
+            Err(e) => Route::Refused(format!("the principals' leases cannot be read: {e}")),
+        }
+    }
+
+    /// Serves the Streamable HTTP front on `listener` until the process ends: each
+    /// request routed by its principal.
+    pub async fn front_http(self: Arc<Principals>, listener: TcpListener) {
+        let me = self.clone();
+        self.node
+            .clone()
+            .front(listener, move |_, stream| {
+                let me = me.clone();
+                async move {
+                    let service = hyper::service::service_fn(move |req| {
+                        let me = me.clone();
+                        async move { Ok::<_, Infallible>(me.http_request(req).await) }
+                    });
+                    let _ = hyper::server::conn::http1::Builder::new()
+                        .timer(TokioTimer::new())
+                        .header_read_timeout(super::READ_TIMEOUT)
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                }
+            })
+            .await
+    }
+
+    /// One request of the Streamable HTTP front: served here or on its principal's node.
+    async fn http_request(&self, req: Request<Incoming>) -> Response<NodeBody> {
+        let name = self.node.settings.name.clone();
+        if req.method() == Method::GET && req.uri().path() == OWNER_PATH {
+            return whole(self.node.health(StatusCode::OK, format!("serves {name}\n")));
+        }
+        let streams = req.method() == Method::GET
+            && req
+                .headers()
+                .get(hyper::header::ACCEPT)
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|v| v.contains("text/event-stream"));
+        let listens = req
+            .headers()
+            .get("mcp-method")
+            .is_some_and(|v| v.as_bytes() == b"subscriptions/listen");
+        let who = self.principal_of(
+            req.headers()
+                .get(AUTHORIZATION)
+                .and_then(|v| v.to_str().ok()),
+        );
+        let (parts, body, id) = match self.node.read_body(req).await {
+            Ok(read) => read,
+            Err(refused) => return whole(refused),
+        };
+        let Some(who) = who else {
+            return self.here(parts, body, id).await;
+        };
+        let ttl = self.node.settings.ttl;
+        let give_up = tokio::time::Instant::now() + ttl + Duration::from_secs(1);
+        loop {
+            let to = match self.route(&who).await {
+                Route::Here => return self.here(parts, body, id).await,
+                Route::Refused(why) => {
+                    return whole(rpc_error(
+                        StatusCode::SERVICE_UNAVAILABLE,
+                        id,
+                        &format!("{why}: the request did not run; retry it"),
+                        json!({"retryable": true, "ran": false, "node": name}),
+                    ));
+                }
+                Route::There(to) => to,
+            };
+            let late = tokio::time::Instant::now() >= give_up;
+            if streams || listens {
+                let answer = self
+                    .node
+                    .tunnel_http(to, parts, body, id, std::future::pending())
+                    .await;
+                if answer.status() == StatusCode::SERVICE_UNAVAILABLE {
+                    // Not carried: the holder may have died; looked up again next time.
+                    self.forget(&who);
+                }
+                return answer;
+            }
+            let answer = self
+                .node
+                .bus
+                .forward(
+                    &to,
+                    forwarded(&parts, &body),
+                    self.node.settings.forward_timeout,
+                )
+                .await;
+            match answer {
+                Err(BusError::NoNode { .. }) if !late => {
+                    // The holder is not on the bus (it died, or is starting): looked up
+                    // again, until its lease expires and this node takes it.
+                    self.forget(&who);
+                    self.node.waits.send_modify(|n| *n += 1);
+                    tokio::time::sleep(NO_RESPONDER_PAUSE).await;
+                }
+                Ok(ref message)
+                    if !late
+                        && decode(message).is_some_and(|(head, _)| {
+                            head.headers.iter().any(|(n, _)| n == NOT_OWNER)
+                        }) =>
+                {
+                    self.forget(&who);
+                }
+                other => {
+                    if other.is_err() {
+                        self.forget(&who);
+                    }
+                    return whole(self.node.answer_of(&to, other, id));
+                }
+            }
+        }
+    }
+
+    /// A request served by this node's own arcade: replayed on its Streamable HTTP
+    /// listener, its answer (a stream too) given back as it comes, marked [`SERVED_BY`].
+    async fn here(
+        &self,
+        parts: hyper::http::request::Parts,
+        body: Bytes,
+        id: Value,
+    ) -> Response<NodeBody> {
+        let name = self.node.settings.name.clone();
+        let Some(to) = self.http else {
+            return whole(rpc_error(
+                StatusCode::NOT_FOUND,
+                id,
+                &format!("node {name:?} serves no Streamable HTTP"),
+                json!({"node": name}),
+            ));
+        };
+        let path = parts.uri.path_and_query().map_or("/", |p| p.as_str());
+        let Ok(mut req) = Request::builder()
+            .method(parts.method.clone())
+            .uri(format!("http://{to}{path}"))
+            .body(Full::new(body))
+        else {
+            return whole(rpc_error(
+                StatusCode::BAD_REQUEST,
+                id,
+                &format!("a request to a path that cannot be: {path:?}"),
+                json!({"node": name}),
+            ));
+        };
+        put_headers(req.headers_mut(), &headers_of(&parts.headers));
+        match self.client.request(req).await {
+            Ok(answer) => {
+                let mut answer = answer.map(|b| b.boxed_unsync());
+                if let Ok(v) = HeaderValue::from_str(&name) {
+                    answer.headers_mut().insert(SERVED_BY, v);
+                }
+                answer
+            }
+            Err(e) => whole(rpc_error(
+                StatusCode::BAD_GATEWAY,
+                id,
+                &format!("node {name:?}'s arcade did not serve the request: {e}"),
+                json!({"retryable": true, "ran": null, "node": name}),
+            )),
+        }
+    }
+
+    /// Serves the WebSocket front on `listener` until the process ends: each connection
+    /// routed by the principal its request head's `Authorization` names.
+    pub async fn front_ws(self: Arc<Principals>, listener: TcpListener) {
+        let me = self.clone();
+        self.node
+            .clone()
+            .front(listener, move |_, stream| me.clone().ws_connection(stream))
+            .await
+    }
+
+    /// One WebSocket connection: spliced to this node's arcade, or carried to its
+    /// principal's node through a tunnel.
+    async fn ws_connection(self: Arc<Principals>, mut stream: TcpStream) {
+        let Some(head) = self.node.read_head(&mut stream).await else {
+            return;
+        };
+        let who = authorization_of(&head).and_then(|a| self.principal_of(Some(&a)));
+        let give_up = tokio::time::Instant::now() + self.node.settings.ttl + Duration::from_secs(1);
+        let why = loop {
+            let route = match &who {
+                Some(who) => self.route(who).await,
+                None => Route::Here,
+            };
+            match route {
+                Route::Here => {
+                    let Some(to) = self.ws else {
+                        break "this node serves no WebSocket".to_owned();
+                    };
+                    match TcpStream::connect(to).await {
+                        Ok(mut upstream) => {
+                            let _ = upstream.set_nodelay(true);
+                            if upstream.write_all(&head).await.is_ok() {
+                                let _ =
+                                    tokio::io::copy_bidirectional(&mut stream, &mut upstream).await;
+                            }
+                            return;
+                        }
+                        Err(e) => break format!("the arcade's own listener refused: {e}"),
+                    }
+                }
+                Route::Refused(why) => break why,
+                Route::There(to) => {
+                    match self
+                        .node
+                        .tunnels
+                        .open(&to, KIND_WS, Bytes::from(head.clone()))
+                        .await
+                    {
+                        Ok(tunnel) => {
+                            let _ = tunnel.run(stream, std::future::pending()).await;
+                            return;
+                        }
+                        Err(e) => {
+                            if let Some(who) = &who {
+                                self.forget(who);
+                            }
+                            if tokio::time::Instant::now() >= give_up {
+                                break self.node.tunnel_refused(&to, &e).1;
+                            }
+                            tokio::time::sleep(NO_RESPONDER_PAUSE).await;
+                        }
+                    }
+                }
+            }
+        };
+        let body = format!("{why}\n");
+        let answer = format!(
+            "HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = stream.write_all(answer.as_bytes()).await;
+        let _ = stream.shutdown().await;
+    }
+
+    /// Answers the requests other nodes forward to this one: replayed on the arcade's
+    /// listener when this node holds their principal's lease, else answered `503` with
+    /// [`NOT_OWNER`]. Returns once the bus is closed.
+    pub async fn serve_forwarded(self: Arc<Principals>, requests: Requests) {
+        let me = self.clone();
+        let to = self.http;
+        self.node
+            .clone()
+            .serve_forwarded_unless(requests, to, move |message| me.not_owner(message))
+            .await
+    }
+
+    /// The answer to a forwarded request for a principal this node does not hold; `None`
+    /// for one it serves.
+    fn not_owner(&self, message: &Bytes) -> Option<Bytes> {
+        let (head, body) = decode(message)?;
+        let authorization = head
+            .headers
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case("authorization"))
+            .map(|(_, v)| v.as_str());
+        let who = self.principal_of(authorization)?;
+        if self.holds(PRINCIPAL, &who) {
+            return None;
+        }
+        let name = &self.node.settings.name;
+        let id = serde_json::from_slice::<Value>(&body)
+            .ok()
+            .and_then(|v| v.get("id").cloned())
+            .unwrap_or(Value::Null);
+        let answer = json!({
+            "jsonrpc": "2.0",
+            "id": id,
+            "error": {"code": -32603,
+                "message": format!("node {name:?} does not serve {who:?} now: the request did not run; retry it"),
+                "data": {"retryable": true, "ran": false, "node": name}},
+        });
+        Some(encode(
+            &Head {
+                status: Some(StatusCode::SERVICE_UNAVAILABLE.as_u16()),
+                headers: vec![
+                    ("content-type".to_owned(), "application/json".to_owned()),
+                    ("retry-after".to_owned(), "1".to_owned()),
+                    (NOT_OWNER.to_owned(), name.clone()),
+                ],
+                ..Head::default()
+            },
+            answer.to_string().as_bytes(),
+        ))
+    }
+
+    /// Keeps this node's leases until the process ends (see the module docs): at a third
+    /// of their time to live, each instance `server` runs leased (one it no longer runs
+    /// released), then every lease renewed in one statement and those lost forgotten.
+    pub async fn hold(self: Arc<Principals>, server: Server) {
+        let ttl = self.node.settings.ttl;
+        let mut tick = tokio::time::interval(ttl / 3);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            self.lease_instances(&server).await;
+            let all: Vec<Lease> = lock(&self.held).values().cloned().collect();
+            let leases = self.leases.clone();
+            match blocking(move || leases.renew_all(&all, ttl)).await {
+                Ok(lost) => {
+                    for lease in lost {
+                        eprintln!(
+                            "mcpl-arcade: node {:?} lost the {} lease {:?}: it serves it no more",
+                            self.node.settings.name, lease.kind, lease.key
+                        );
+                        self.drop_lease(&lease);
+                    }
+                }
+                Err(e) => {
+                    eprintln!(
+                        "mcpl-arcade: node {:?} could not renew its leases ({e}): it serves none of them until it takes them again",
+                        self.node.settings.name
+                    );
+                    let all: Vec<Lease> = lock(&self.held).values().cloned().collect();
+                    for lease in &all {
+                        self.drop_lease(lease);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Leases each instance `server` runs that this node holds no lease of; releases the
+    /// lease of each it no longer runs.
+    async fn lease_instances(&self, server: &Server) {
+        let running: HashSet<String> = server
+            .running_instances()
+            .await
+            .into_iter()
+            .map(|id| id.to_string())
+            .collect();
+        let held: Vec<Lease> = lock(&self.held)
+            .values()
+            .filter(|l| l.kind == INSTANCE)
+            .cloned()
+            .collect();
+        for lease in held.iter().filter(|l| !running.contains(&l.key)) {
+            self.drop_lease(lease);
+            let (leases, lease) = (self.leases.clone(), lease.clone());
+            let _ = blocking(move || leases.release(&lease)).await;
+        }
+        let ttl = self.node.settings.ttl;
+        for id in running {
+            if self.holds(INSTANCE, &id) {
+                continue;
+            }
+            let (leases, key) = (self.leases.clone(), id.clone());
+            match blocking(move || leases.acquire_or_reclaim(INSTANCE, &key, ttl)).await {
+                Ok(lease) => {
+                    eprintln!(
+                        "mcpl-arcade: node {:?} runs instance {id} under its lease",
+                        self.node.settings.name
+                    );
+                    self.take(lease);
+                }
+                Err(e) => {
+                    tracing::warn!(instance = %id, error = %e, "an instance running here could not be leased")
+                }
+            }
+        }
+    }
+
+    /// Releases every lease this node holds (it is shutting down): the others take its
+    /// principals on their next requests, at once.
+    pub async fn release_all(&self) {
+        let all: Vec<Lease> = lock(&self.held).drain().map(|(_, l)| l).collect();
+        for lease in all {
+            self.fence.forget(&lease.kind, &lease.key);
+            let leases = self.leases.clone();
+            let _ = blocking(move || leases.release(&lease)).await;
+        }
+    }
+}
+
+/// The `Authorization` header's value in a WebSocket request head, if any (the first).
+fn authorization_of(head: &[u8]) -> Option<String> {
+    let end = head.windows(4).position(|w| w == b"\r\n\r\n")?;
+    std::str::from_utf8(&head[..end])
+        .ok()?
+        .split("\r\n")
+        .skip(1)
+        .filter_map(|line| line.split_once(':'))
+        .find(|(n, _)| n.trim().eq_ignore_ascii_case("authorization"))
+        .map(|(_, v)| v.trim().to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_websocket_heads_authorization_is_found() {
+        let head = b"GET / HTTP/1.1\r\nHost: x\r\nauthorization: Bearer alice \r\n\r\n";
+        assert_eq!(authorization_of(head).as_deref(), Some("Bearer alice"));
+        assert_eq!(authorization_of(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n"), None);
+        assert_eq!(
+            authorization_of(b"GET / HTTP/1.1\r\nAuthorization: x"),
+            None
+        );
+    }
+}
