@@ -15,8 +15,8 @@ use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::peers::{Inbox, PeerFuture};
 use mcpl_server::{
     CallId, Durable, Event, InProcessPeers, InstanceContext, InstanceLogic, MemoryStore,
-    PeerAddress, PeerBounds, PeerError, Peers, Principal, Reply, Server, Started, Store, ToolCall,
-    Toolset,
+    ParticipantId, PeerAddress, PeerBounds, PeerError, Peers, Principal, Reply, Server, Started,
+    Store, ToolCall, Toolset,
 };
 use mcpl_testkit::msg::{PROTOCOL_VERSION, initialized, mcpl_capabilities, open, request, result};
 use mcpl_testkit::within;
@@ -88,6 +88,8 @@ struct Rules {
     delivered: Vec<Vec<u8>>,
     /// Calls to instances wait for a permit (when set).
     gate: Option<Arc<Semaphore>>,
+    /// Invitations to principals wait for a permit (when set).
+    invitations: Option<Arc<Semaphore>>,
 }
 
 /// [`InProcessPeers`] losing what the test says. Clones share their rules.
@@ -101,6 +103,8 @@ struct Lossy {
     acked: watch::Sender<usize>,
     /// How many pokes the counter answered (its steps ran), on any server.
     woke: watch::Sender<u64>,
+    /// How many batches principals acknowledged.
+    applied: watch::Sender<usize>,
 }
 
 impl Lossy {
@@ -111,6 +115,7 @@ impl Lossy {
             lost: watch::Sender::new(0),
             acked: watch::Sender::new(0),
             woke: watch::Sender::new(0),
+            applied: watch::Sender::new(0),
         }
     }
 
@@ -179,11 +184,20 @@ impl Peers for Lossy {
                     me.lost.send_modify(|n| *n += 1);
                     return Err(PeerError::TimedOut(to));
                 }
+                if answer.is_ok() {
+                    me.applied.send_modify(|n| *n += 1);
+                }
                 return answer;
             }
             let instance = matches!(to, PeerAddress::Instance(_));
-            let gate = me.rules().gate.clone();
-            let _permit = match gate.filter(|_| instance) {
+            let invitation = serde_json::from_slice::<Value>(&body)
+                .is_ok_and(|v| v["message"].get("invitation").is_some());
+            let gate = match (instance, invitation) {
+                (true, _) => me.rules().gate.clone(),
+                (false, true) => me.rules().invitations.clone(),
+                (false, false) => None,
+            };
+            let _permit = match gate {
                 Some(gate) => Some(gate.acquire_owned().await.unwrap()),
                 None => None,
             };
@@ -571,4 +585,144 @@ async fn a_call_past_the_bound_of_what_waits_for_a_remote_instance_is_refused_re
     let (pushes, board) = until_after(&mut alice, call_in(4, "board"), 0).await;
     assert_eq!(pushes, Vec::<String>::new());
     assert_eq!(text(&board), "1", "the refused call did not run");
+}
+
+#[actix::test]
+async fn a_batch_for_a_principal_nobody_serves_starts_it_on_the_instances_server() {
+    let store = Arc::new(MemoryStore::new());
+    let peers = Lossy::new();
+    let arbiter = actix::Arbiter::new();
+    let a = server(&store, &peers, PeerBounds::default());
+    let mut alice = player(&a, "alice", Some(&arbiter.handle())).await;
+    let opened = alice.exchange(open(1, "counter", Some("c1"), None)).await;
+    assert!(opened.get("result").is_some(), "{opened:#}");
+    let id = a.running_instances().await[0];
+    a.release_instance(id).await.expect("released");
+    let b = server(&store, &peers, PeerBounds::default());
+    b.adopt_instance(id).await.expect("adopted");
+    // A poke runs on B while nothing reaches her; then A goes away with her actor.
+    peers.rules().blackhole = true;
+    alice.send(call_in(2, "poke")).await;
+    peers.answered_at_least(1).await;
+    drop(alice);
+    arbiter.stop();
+    let joined = within(tokio::task::spawn_blocking(move || arbiter.join())).await;
+    assert!(
+        joined.is_ok_and(|j| j.is_ok()),
+        "server A's arbiter stopped"
+    );
+    assert_eq!(b.principal_count(), 0);
+
+    // Nobody serves her now: B starts her on her first use (reading her record), and
+    // the outbox reaches her there with both batches of the poke.
+    peers.rules().blackhole = false;
+    let mut applied = peers.applied.subscribe();
+    within(applied.wait_for(|n| *n >= 2)).await.unwrap();
+    assert_eq!(b.principal_count(), 1, "alice runs on B");
+    let alice_at = PeerAddress::Principal("alice".into());
+    assert!(within(peers.served(alice_at)).await.unwrap());
+    // She applied them (her record says so), and is told nothing of them again.
+    let mut alice = player(&b, "alice", None).await;
+    let (pushes, second) = until_after(&mut alice, call_in(3, "poke"), 1).await;
+    assert_eq!(
+        pushes,
+        ["poked 2"],
+        "the first poke's batches not told again"
+    );
+    assert_eq!(text(&second), "2", "{second:#}");
+}
+
+/// A shared duel: its opener names an `opponent`, who is invited; told when the invitee
+/// sees it or declines (the duel then ends).
+struct Duel {
+    host: ParticipantId,
+}
+
+impl InstanceLogic for Duel {
+    fn call(&mut self, _: ToolCall, _: &mut InstanceContext) -> Reply {
+        Reply::text("hit")
+    }
+
+    fn invited(&mut self, who: ParticipantId, _: Option<&str>, cx: &mut InstanceContext) {
+        let text = format!("{} sees it", cx.name(who));
+        cx.event(self.host, Event::text(text));
+    }
+
+    fn declined(&mut self, who: ParticipantId, cx: &mut InstanceContext) {
+        let name = cx.name(who);
+        cx.event(self.host, Event::text(format!("{name} declined")));
+        cx.end(format!("{name} declined the duel"));
+    }
+}
+
+fn duels(store: &Arc<MemoryStore>, peers: &Lossy, bounds: PeerBounds) -> Server {
+    let duel = Toolset::new("duel")
+        .instances()
+        .options(json!({"type": "object", "properties": {"opponent": {"type": "string"}}}))
+        .tool(tool("hit"))
+        .on_open(|opening, cx| {
+            if let Some(opponent) = opening.options()["opponent"].as_str() {
+                cx.invite(Principal::Named(opponent.to_owned()), "a duel");
+            }
+            Ok(Started::new(Duel {
+                host: opening.opener(),
+            }))
+        });
+    Server::builder("outbox-invite-test", "0.1.0")
+        .toolset(duel)
+        .store(store.clone())
+        .peers(Arc::new(peers.clone()))
+        .peer_bounds(bounds)
+        .build()
+        .unwrap()
+}
+
+/// The next push's text (answered), skipping other notifications.
+async fn next_push(c: &mut Lines) -> String {
+    loop {
+        let m = c.recv().await;
+        match m["method"].as_str() {
+            Some("push/event") => {
+                c.send(result(m["id"].clone(), json!({"accepted": true})))
+                    .await;
+                let text = m["params"]["payload"]["content"][0]["text"].as_str();
+                return text.unwrap_or_default().to_owned();
+            }
+            Some(_) => {}
+            None => panic!("a response while waiting for a push: {m:#}"),
+        }
+    }
+}
+
+#[actix::test]
+async fn an_invitation_past_the_bound_of_what_waits_for_a_principal_elsewhere_is_declined() {
+    let store = Arc::new(MemoryStore::new());
+    let peers = Lossy::new();
+    let one = PeerBounds {
+        count: 1,
+        bytes: 1 << 20,
+    };
+    let a = duels(&store, &peers, one);
+    let b = duels(&store, &peers, PeerBounds::default());
+    let mut bob = player(&b, "bob", None).await;
+    let mut alice = player(&a, "alice", None).await;
+    // The invitations to bob wait on their way: the first holds the one place.
+    let gate = Arc::new(Semaphore::new(0));
+    peers.rules().invitations = Some(gate.clone());
+    let bob_options = json!({"opponent": "bob"});
+    let first = alice
+        .exchange(open(1, "duel", Some("d1"), Some(bob_options.clone())))
+        .await;
+    assert!(first.get("result").is_some(), "{first:#}");
+    let second = alice
+        .exchange(open(2, "duel", Some("d2"), Some(bob_options)))
+        .await;
+    assert!(second.get("result").is_some(), "{second:#}");
+    // The second found no room: declined on bob's behalf, so its duel ends at once.
+    assert_eq!(next_push(&mut alice).await, "bob declined");
+    // The first goes on once let through: bob is told, and alice hears he sees it.
+    gate.add_permits(Semaphore::MAX_PERMITS / 2);
+    let invited = next_push(&mut bob).await;
+    assert!(invited.contains("a duel"), "{invited}");
+    assert_eq!(next_push(&mut alice).await, "bob sees it");
 }

@@ -7,7 +7,9 @@
 //! again after [`RESEND_FIRST`] doubling up to [`RESEND_MOST`]. An acknowledged batch
 //! leaves the outbox (and the record at its next write). The task ends when the outbox is
 //! dropped (the instance stopped or released), and tells the instance when it has sent
-//! everything ([`Drained`]).
+//! everything ([`Drained`]). **Nobody serving the principal** (no actor of it anywhere)
+//! **\[project\]**: it is started on this server on its first use, as an invitation's
+//! invitee is (`registry/elsewhere.rs`), and the next try reaches it here.
 
 use crate::actors::remote::{RESEND_FIRST, RESEND_MOST, send};
 use crate::core::batch::Batch;
@@ -23,6 +25,10 @@ use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
+
+/// What an outbox's task does when nobody serves its principal: have it started on this
+/// server (the registry's first use).
+pub(crate) type NobodyServes = Box<dyn Fn() + Send>;
 
 /// One participant's outbox. See the module docs.
 pub(crate) struct Outbox {
@@ -88,6 +94,7 @@ impl Outbox {
         id: InstanceId,
         record: OutboxRecord,
         me: WeakRecipient<Drained>,
+        nobody_serves: NobodyServes,
     ) -> Self {
         let mut held = Held::default();
         for (number, batch) in record.held {
@@ -111,6 +118,7 @@ impl Outbox {
             record.stream,
             queue.clone(),
             me,
+            nobody_serves,
         ));
         Outbox {
             principal: record.principal,
@@ -186,6 +194,7 @@ async fn run(
     stream: u64,
     queue: Arc<Queue>,
     me: WeakRecipient<Drained>,
+    nobody_serves: NobodyServes,
 ) {
     let Some(peers) = shared.peers.clone() else {
         return;
@@ -234,6 +243,10 @@ async fn run(
                     break;
                 }
                 Err(e) => {
+                    if matches!(e, PeerError::NoResponders(_)) {
+                        // Nobody runs the principal: started here (§2), reached next try.
+                        nobody_serves();
+                    }
                     tracing::debug!(instance = %id, principal = %name, number, error = %e, "a batch for a principal on another server was not acknowledged; sent again");
                     tokio::time::sleep(delay).await;
                     delay = (delay * 2).min(RESEND_MOST);

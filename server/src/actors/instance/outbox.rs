@@ -22,7 +22,8 @@
 //! leave.
 
 use super::{Batch, CallAnswer, InstanceActor, Leave, PrincipalRef};
-use crate::actors::outbox::{Drained, Outbox, size_of};
+use super::{ForPrincipal, ToPrincipal};
+use crate::actors::outbox::{Drained, NobodyServes, Outbox, size_of};
 use crate::author::ParticipantId;
 use crate::peers::OUTBOX_FULL;
 use crate::store::Follow;
@@ -30,6 +31,7 @@ use crate::store::Ticket;
 use crate::store::records::{NotKept, OutboxRecord};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
+use mcpl_transport::Principal;
 use std::collections::BTreeMap;
 
 impl Handler<Drained> for InstanceActor {
@@ -56,9 +58,21 @@ impl InstanceActor {
         let id = self.core.id();
         for (who, record) in outbox {
             let me = ctx.address().downgrade().recipient();
-            let outbox = Outbox::start(&self.shared, id, record, me);
+            let nobody = self.nobody_serves(&record.principal);
+            let outbox = Outbox::start(&self.shared, id, record, me, nobody);
             self.outboxes.insert(ParticipantId(who), outbox);
         }
+    }
+
+    /// What an outbox for `name` does when nobody serves it: the registry starts it here.
+    fn nobody_serves(&self, name: &str) -> NobodyServes {
+        let (router, name) = (self.router.clone(), name.to_owned());
+        Box::new(move || {
+            router.do_send(ToPrincipal {
+                principal: Principal::Named(name.clone()),
+                message: ForPrincipal::FirstUse,
+            });
+        })
     }
 
     /// The outboxes as kept in the record.
@@ -124,6 +138,7 @@ impl InstanceActor {
         };
         let id = self.core.id();
         let me = ctx.address().downgrade().recipient();
+        let nobody = self.nobody_serves(&name);
         let outbox = self.outboxes.entry(who).or_insert_with(|| {
             let record = OutboxRecord {
                 principal: name,
@@ -131,7 +146,7 @@ impl InstanceActor {
                 sent: 0,
                 held: Vec::new(),
             };
-            Outbox::start(&self.shared, id, record, me)
+            Outbox::start(&self.shared, id, record, me, nobody)
         });
         if outbox.is_cut() {
             return;

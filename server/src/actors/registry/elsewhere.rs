@@ -122,6 +122,26 @@ impl Registry {
         }
     }
 
+    /// Nobody serves `principal`, and an instance here has batches for it (issue #41,
+    /// `actors/outbox.rs`): its actor is started here — read first, as on any first use —
+    /// unless it has one here or is being read; it serves its address once it runs, where
+    /// the outbox's next try reaches it.
+    pub(super) fn first_use(&mut self, principal: &Principal) {
+        if self.principals.contains_key(principal)
+            || self.loading.contains_key(principal)
+            || !matches!(principal, Principal::Named(_))
+        {
+            return;
+        }
+        tracing::debug!(principal = %principal.name(), "nobody serves a principal an outbox holds batches for: started here");
+        if self.reads(principal) {
+            self.loading.insert(principal.clone(), Vec::new());
+            self.fetch(principal.clone());
+        } else {
+            self.entry(principal, &Arbiter::current());
+        }
+    }
+
     /// One message of `principal`'s stream, of `size` bytes, was sent, or came `back`.
     fn passed(&mut self, principal: Principal, back: Option<ForPrincipal>, size: usize) {
         if let Some(entry) = self.elsewhere.get_mut(&principal) {
@@ -135,6 +155,7 @@ impl Registry {
             let held = match m {
                 ForPrincipal::Invitation(i) => Held::Invitation(i),
                 ForPrincipal::Withdrawn(w) => Held::Withdrawn(w),
+                ForPrincipal::FirstUse => return self.first_use(&principal),
             };
             self.route_here(&principal, held);
         }
@@ -213,5 +234,6 @@ fn wire(m: &ForPrincipal) -> Option<WireToPrincipal> {
             id: w.id,
             who: w.who,
         }),
+        ForPrincipal::FirstUse => None,
     }
 }
