@@ -12,9 +12,12 @@
 //!
 //! Every message is a request: one-way messages are answered with their `wire::Ack`
 //! (numbered per instance, participant and direction; the receiver drops a number it
-//! saw), the others (a join, a close, a decline) with their `wire::Reply`. **\[project\]**
-//! What is not acknowledged is not sent again yet: a lost message is logged, and a call
-//! lost so is answered "retry" (the outbox of `docs/ownership.md` §3 sends again).
+//! saw), the others (a join, a close, a decline) with their `wire::Reply`. An instance's
+//! batches for a principal elsewhere are sent again until acknowledged, from an outbox
+//! kept with its record (`docs/ownership.md` §3, `actors/outbox.rs`); **\[project\]** a
+//! principal's messages to an instance elsewhere are not: a lost one is logged, and a call
+//! lost so is answered "retry". What is held for other servers is bounded
+//! ([`PeerBounds`]).
 
 use std::collections::HashMap;
 use std::future::Future;

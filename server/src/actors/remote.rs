@@ -9,12 +9,15 @@
 //!   a leave, an unlink, an invitation named) go in order on one numbered stream per link;
 //!   requests (a join, a close, a decline) are asked and awaited. A call that reaches
 //!   nobody (nobody owns the instance now) is answered **\[project\]** -32603 with
-//!   `data: {retryable: true, ran: false}`, one not answered in time `ran: null`.
+//!   `data: {retryable: true, ran: false}`, one not answered in time `ran: null`; the
+//!   other one-way messages are logged when not acknowledged. Bounded
+//!   ([`PeerBounds`]): a call past what the link may hold is refused at once, retryable.
 //! - [`RemotePrincipal`] (an instance's `PrincipalRef`, `instance/messages.rs`): an
-//!   instance's link to a participant's principal on another server. Its batches go in order on one numbered stream, each **only once its step is kept**
-//!   (§3: nothing is told before it is kept; a step the store refused goes refused, as
-//!   it would locally). What is not acknowledged is logged and not sent again yet: the
-//!   outbox of `docs/ownership.md` §3, a later slice, sends it again.
+//!   instance's link to a participant's principal on another server, by name. A step's
+//!   batches for it go from the instance's **outbox** (`actors/outbox.rs`: numbered,
+//!   kept with the instance's record, each sent only once its step is kept — §3: nothing
+//!   is told before it is kept — and again until acknowledged); answers told outside a
+//!   step go with [`RemotePrincipal::send`], in no stream.
 //! - [`Seen`]: a receiver's last number per stream, so a message sent twice is applied once.
 
 use crate::core::batch::{Batch, CallAnswer};

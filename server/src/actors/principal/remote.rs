@@ -4,6 +4,12 @@
 //! from an instance here would be — a batch (numbered per instance: one seen already is
 //! acknowledged and dropped), an invitation, a withdrawal. An instance reached that way is
 //! linked by its id ([`InstanceRef::Remote`]).
+//!
+//! `docs/ownership.md` §3: the last batch applied of each instance's stream is kept in
+//! the principal's record (`LinkRecord::heard`, read back in `durable.rs`), and each
+//! message is acknowledged only once the record written after it is kept — so a
+//! principal read again, here or elsewhere, drops a batch it applied, and one it had not
+//! kept comes again.
 
 use super::{InstanceRef, PrincipalActor};
 use crate::actors::instance::Batched;
