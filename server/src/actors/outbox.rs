@@ -38,7 +38,7 @@ pub(crate) struct Outbox {
     sent: u64,
     /// Batches of the step running, not handed to the store yet: in its record, sent
     /// once it is kept ([`Outbox::handed`]).
-    staged: Vec<(u64, Value)>,
+    staged: Vec<(u64, Value, usize)>,
     /// What the sending task holds.
     queue: Arc<Queue>,
     /// Past its bound: the instance ended for this participant; nothing more goes.
@@ -138,7 +138,7 @@ impl Outbox {
             .iter()
             .map(|i| (i.number, i.batch.clone()))
             .collect();
-        batches.extend(self.staged.iter().cloned());
+        batches.extend(self.staged.iter().map(|(n, b, _)| (*n, b.clone())));
         OutboxRecord {
             principal: self.principal.clone(),
             stream: self.stream,
@@ -148,9 +148,9 @@ impl Outbox {
     }
 
     /// Whether one more batch of `more` bytes goes past `bounds`.
-    pub(crate) fn full(&self, bounds: PeerBounds, more: usize) -> bool {
+    fn full(&self, bounds: PeerBounds, more: usize) -> bool {
         let held = self.queue.lock();
-        let staged: usize = self.staged.iter().map(|(_, b)| size(b)).sum();
+        let staged: usize = self.staged.iter().map(|(_, _, size)| size).sum();
         held.items.len() + self.staged.len() >= bounds.count
             || held.bytes + staged + more > bounds.bytes
     }
@@ -160,7 +160,7 @@ impl Outbox {
         let mut held = self.queue.lock();
         held.bytes = 0;
         let mut dropped: Vec<Value> = held.items.drain(..).map(|i| i.batch).collect();
-        dropped.extend(self.staged.drain(..).map(|(_, b)| b));
+        dropped.extend(self.staged.drain(..).map(|(_, b, _)| b));
         dropped
     }
 
@@ -171,8 +171,7 @@ impl Outbox {
             return;
         }
         let mut held = self.queue.lock();
-        for (number, batch) in self.staged.drain(..) {
-            let size = size(&batch);
+        for (number, batch, size) in self.staged.drain(..) {
             held.bytes += size;
             held.items.push_back(Item {
                 number,
@@ -307,10 +306,20 @@ impl Outbox {
         self.cut
     }
 
-    /// Puts `batch` (as JSON) after the others, numbered; sent once handed over.
-    pub(crate) fn stage(&mut self, batch: Value) {
+    /// Puts `batch` (as JSON) after the others, numbered, sent once handed over — unless
+    /// it goes past `bounds`: then it is handed back.
+    pub(crate) fn stage_within(&mut self, batch: Value, bounds: PeerBounds) -> Result<(), Value> {
+        let size = size(&batch);
+        if self.full(bounds, size) {
+            return Err(batch);
+        }
+        self.stage(batch, size);
+        Ok(())
+    }
+
+    fn stage(&mut self, batch: Value, size: usize) {
         self.sent += 1;
-        self.staged.push((self.sent, batch));
+        self.staged.push((self.sent, batch, size));
     }
 
     /// Past its bound: everything held or staged dropped and returned (oldest first),
@@ -319,19 +328,16 @@ impl Outbox {
         let dropped = self.drop_held();
         self.cut = true;
         if let Some(end) = end(dropped) {
-            self.stage(end);
+            let size = size(&end);
+            self.stage(end, size);
         }
     }
 
     /// The staged batches refused (their step was not kept), each as JSON.
     pub(crate) fn refuse_staged(&mut self, not_kept: &NotKept) {
-        for (_, b) in &mut self.staged {
+        for (_, b, size) in &mut self.staged {
             *b = refused(std::mem::take(b), not_kept);
+            *size = self::size(b);
         }
     }
-}
-
-/// The size of `batch` as JSON.
-pub(crate) fn size_of(batch: &Value) -> usize {
-    size(batch)
 }

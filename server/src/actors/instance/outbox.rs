@@ -23,7 +23,7 @@
 
 use super::{Batch, CallAnswer, InstanceActor, Leave, PrincipalRef};
 use super::{ForPrincipal, ToPrincipal};
-use crate::actors::outbox::{Drained, NobodyServes, Outbox, size_of};
+use crate::actors::outbox::{Drained, NobodyServes, Outbox};
 use crate::author::ParticipantId;
 use crate::peers::OUTBOX_FULL;
 use crate::store::Follow;
@@ -137,17 +137,21 @@ impl InstanceActor {
             },
         };
         let id = self.core.id();
-        let me = ctx.address().downgrade().recipient();
-        let nobody = self.nobody_serves(&name);
-        let outbox = self.outboxes.entry(who).or_insert_with(|| {
+        if !self.outboxes.contains_key(&who) {
+            let me = ctx.address().downgrade().recipient();
+            let nobody = self.nobody_serves(&name);
             let record = OutboxRecord {
                 principal: name,
                 stream: crate::actors::remote::new_stream(),
                 sent: 0,
                 held: Vec::new(),
             };
-            Outbox::start(&self.shared, id, record, me, nobody)
-        });
+            let outbox = Outbox::start(&self.shared, id, record, me, nobody);
+            self.outboxes.insert(who, outbox);
+        }
+        let Some(outbox) = self.outboxes.get_mut(&who) else {
+            return;
+        };
         if outbox.is_cut() {
             return;
         }
@@ -158,8 +162,7 @@ impl InstanceActor {
                 return;
             }
         };
-        let bounds = self.shared.peer_bounds;
-        if outbox.full(bounds, size_of(&value)) {
+        if let Err(value) = outbox.stage_within(value, self.shared.peer_bounds) {
             // Too far behind (`peers::PeerBounds`): the instance ends for it.
             tracing::warn!(instance = %id, principal = %outbox.principal(), "an outbox went past its bound: the instance ends for that participant");
             outbox.cut(|mut dropped| {
@@ -187,9 +190,7 @@ impl InstanceActor {
                 who,
                 follow: Follow::NONE,
             });
-            return;
         }
-        outbox.stage(value);
     }
 
     /// The step's record was handed over under `ticket`: what it staged goes.
