@@ -7,9 +7,10 @@
 //! again after [`RESEND_FIRST`] doubling up to [`RESEND_MOST`]. An acknowledged batch
 //! leaves the outbox (and the record at its next write). The task ends when the outbox is
 //! dropped (the instance stopped or released), and tells the instance when it has sent
-//! everything ([`Drained`]). **Nobody serving the principal** (no actor of it anywhere)
-//! **\[project\]**: it is started on this server on its first use, as an invitation's
-//! invitee is (`registry/elsewhere.rs`), and the next try reaches it here.
+//! everything ([`Drained`]). **Nobody serving the principal** (no actor of it anywhere,
+//! [`NOBODY_TRIES`] tries in a row) **\[project\]**: it is started on this server on its
+//! first use, as an invitation's invitee is (`registry/elsewhere.rs`), and the next try
+//! reaches it here.
 
 use crate::actors::remote::{RESEND_FIRST, RESEND_MOST, send};
 use crate::core::batch::Batch;
@@ -25,6 +26,13 @@ use serde_json::Value;
 use std::collections::VecDeque;
 use std::sync::{Arc, Mutex};
 use tokio::sync::Notify;
+
+/// How many tries in a row meet nobody serving the principal before it is started here
+/// (**\[project\]** 3: 0.7 s of nobody, with the backoff). Not at the first: a bus
+/// reconnecting, or an actor moving, serves it again in a moment — and until leases decide
+/// who runs a principal (`docs/ownership.md` §5 slice 4), starting it here while it runs
+/// elsewhere would make two of it.
+const NOBODY_TRIES: u32 = 3;
 
 /// What an outbox's task does when nobody serves its principal: have it started on this
 /// server (the registry's first use).
@@ -222,6 +230,8 @@ async fn run(
             message: Batched::Batched(&batch),
         };
         let mut delay = RESEND_FIRST;
+        // Tries in a row that met nobody serving the principal.
+        let mut nobody = 0;
         loop {
             {
                 let held = queue.lock();
@@ -242,7 +252,11 @@ async fn run(
                     break;
                 }
                 Err(e) => {
-                    if matches!(e, PeerError::NoResponders(_)) {
+                    nobody = match e {
+                        PeerError::NoResponders(_) => nobody + 1,
+                        _ => 0,
+                    };
+                    if nobody == NOBODY_TRIES {
                         // Nobody runs the principal: started here (§2), reached next try.
                         nobody_serves();
                     }
