@@ -14,4 +14,5 @@ mod issue41_06_adopt_instance;
 mod issue41_07_instance_ids;
 mod issue41_08_remote_actors;
 mod issue41_09_remote_invite;
+mod issue41_10_outbox_nats;
 mod support;
