@@ -15,4 +15,5 @@ mod issue41_07_instance_ids;
 mod issue41_08_remote_actors;
 mod issue41_09_remote_invite;
 mod issue41_10_first_use;
+mod issue41_11_outbox_nats;
 mod support;

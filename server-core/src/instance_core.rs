@@ -322,6 +322,8 @@ impl<R: Clone> InstanceCore<R> {
             next_call: self.next_call.div_ceil(CALL_ID_BLOCK) * CALL_ID_BLOCK,
             ended: self.ended.clone(),
             logic,
+            // The actor's (what it sends principals on other servers, issue #41).
+            outbox: BTreeMap::new(),
         }
     }
 

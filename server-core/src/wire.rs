@@ -192,10 +192,11 @@ impl From<RemoteInvite> for Invite {
 /// acknowledges ([`Ack`]).
 #[derive(Debug, Serialize, Deserialize)]
 pub struct Numbered<T> {
-    /// Which stream: its sender's, drawn at random when the sender's actor starts
-    /// (**\[project\]**): a receiver seeing another stream starts counting again — an
-    /// instance adopted elsewhere numbers from 1 (until the outbox of §3 keeps the numbers
-    /// in the records). 0 for a request answered with a [`Reply`], in no stream.
+    /// Which stream: its sender's, drawn at random (**\[project\]**): a receiver seeing
+    /// another stream starts counting again. An instance's stream to a participant's
+    /// principal is drawn once and kept in the instance's record with its numbers (§3's
+    /// outbox), so an instance adopted elsewhere goes on with it. 0 for a request
+    /// answered with a [`Reply`], and for answers told outside a step, in no stream.
     pub stream: u64,
     /// From 1, one more for each message of the stream.
     pub number: u64,

@@ -142,7 +142,7 @@ pub use listen::Listener;
 pub use manifest::ManifestError;
 pub use ownership::OwnershipError;
 pub use paging::CursorError;
-pub use peers::{InProcessPeers, PeerAddress, PeerError, Peers};
+pub use peers::{InProcessPeers, PeerAddress, PeerBounds, PeerError, Peers};
 pub use push::{PushError, PushEvent};
 pub use server::{
     BuildError, DEFAULT_ASK_TIMEOUT, DEFAULT_FEATURE_SET, DEFAULT_PAGE_SIZE, DEFAULT_PUSH_TIMEOUT,

@@ -12,9 +12,12 @@
 //!
 //! Every message is a request: one-way messages are answered with their `wire::Ack`
 //! (numbered per instance, participant and direction; the receiver drops a number it
-//! saw), the others (a join, a close, a decline) with their `wire::Reply`. **\[project\]**
-//! What is not acknowledged is not sent again yet: a lost message is logged, and a call
-//! lost so is answered "retry" (the outbox of `docs/ownership.md` §3 sends again).
+//! saw), the others (a join, a close, a decline) with their `wire::Reply`. An instance's
+//! batches for a principal elsewhere are sent again until acknowledged, from an outbox
+//! kept with its record (`docs/ownership.md` §3, `actors/outbox.rs`); **\[project\]** a
+//! principal's messages to an instance elsewhere are not: a lost one is logged, and a call
+//! lost so is answered "retry". What is held for other servers is bounded
+//! ([`PeerBounds`]).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -196,6 +199,46 @@ pub const INBOX: usize = 256;
 /// How long a message to another server's actor waits for its answer by default
 /// (**\[project\]**: 5 s, the nodes' forward time-out).
 pub const PEER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How much a server holds for actors on other servers, per stream (issue #41,
+/// `docs/ownership.md` §3): what waits to be sent or acknowledged on one link, counted
+/// and in bytes (as JSON). Given with
+/// [`ServerBuilder::peer_bounds`](crate::ServerBuilder::peer_bounds).
+///
+/// - an instance's **outbox** for one participant's principal elsewhere (the batches
+///   not acknowledged): past either bound, **\[project\]** the instance ends for that
+///   participant — what it held is dropped, the principal is sent the end with the
+///   reason [`OUTBOX_FULL`], and the logic hears the participant leave;
+/// - a principal's messages to one instance elsewhere (calls, leaves, unlinks): past
+///   either bound, a call is refused at once with -32603 `{retryable: true, ran: false}`
+///   **\[project\]**, and the others wait for room (they are one per link and step);
+/// - the invitations and withdrawals to one principal elsewhere: past the count, they
+///   are routed here (the principal started here on its first use), as when nobody
+///   serves it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PeerBounds {
+    /// At most this many messages held per stream.
+    pub count: usize,
+    /// At most this many bytes held per stream.
+    pub bytes: usize,
+}
+
+impl Default for PeerBounds {
+    /// **\[project\]** 1,024 messages and 8 MiB a stream: a game's player away for
+    /// minutes of another's moves stays within it; a principal unreachable for long does
+    /// not hold an instance's memory without bound.
+    fn default() -> Self {
+        PeerBounds {
+            count: 1024,
+            bytes: 8 << 20,
+        }
+    }
+}
+
+/// The reason an instance ends with for a participant whose principal fell too far
+/// behind: its outbox went past [`PeerBounds`] (issue #41).
+pub const OUTBOX_FULL: &str = "the instance runs on another server, and too much of it was \
+     not acknowledged by this principal's server: it ended for this principal";
 
 /// The largest message [`InProcessPeers`] takes by default: 1 MiB (**\[project\]**, as a
 /// node's forwarded request).

@@ -70,6 +70,8 @@ pub(crate) struct Shared {
     pub(crate) peers: Option<Arc<dyn crate::peers::Peers>>,
     /// How long a message to another server's actor waits for its answer.
     pub(crate) peer_timeout: std::time::Duration,
+    /// How much is held per stream for actors elsewhere (issue #41, `peers.rs`).
+    pub(crate) peer_bounds: crate::peers::PeerBounds,
 }
 
 /// The manifest and the catalog it declares, replaced together, and how many times they

@@ -29,6 +29,7 @@ mod issue39_subscriptions;
 mod issue41_first_use;
 mod issue41_instance_ids;
 mod issue41_lazy_principals;
+mod issue41_outbox;
 mod issue41_ownership;
 mod issue41_remote;
 mod issue41_remote_invite;

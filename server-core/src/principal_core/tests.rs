@@ -682,6 +682,7 @@ fn issue38_01_after_a_restart_what_did_not_come_back_ends_with_a_record_saying_w
         key: g(name),
         instance,
         who: 0,
+        heard: None,
     };
     let records = vec![record("g1", 1), record("g2", 2), record("g3", 3)];
     let back = read_back(

@@ -33,6 +33,36 @@ pub struct LinkRecord {
     pub instance: u64,
     /// Who the principal is there.
     pub who: u32,
+    /// The last batch applied of the instance's stream when it runs on another server
+    /// (issue #41, `docs/ownership.md` §3): a principal read again drops what it applied.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub heard: Option<Heard>,
+}
+
+/// The last message applied of a numbered stream from another server: its stream and
+/// number (`wire::Numbered`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Heard {
+    /// The stream.
+    pub stream: u64,
+    /// The last number applied.
+    pub number: u64,
+}
+
+/// The batches an instance sent a participant's principal on another server and that
+/// were not acknowledged yet, with the stream they go on (issue #41, `docs/ownership.md`
+/// §3): kept with the instance so that whoever runs it next sends them again, on the
+/// same stream and numbers, and the principal drops what it applied.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct OutboxRecord {
+    /// The principal's name.
+    pub principal: String,
+    /// The stream's id (`wire::Numbered::stream`).
+    pub stream: u64,
+    /// The last number given to a batch.
+    pub sent: u64,
+    /// The batches not acknowledged, by number, oldest first (each a `Batch` as JSON).
+    pub held: Vec<(u64, Value)>,
 }
 
 /// An instance's record.
@@ -58,6 +88,10 @@ pub struct InstanceRecord {
     pub ended: Option<String>,
     /// The logic's state.
     pub logic: LogicRecord,
+    /// Per participant whose principal runs on another server: its stream and the
+    /// batches not acknowledged (issue #41, `docs/ownership.md` §3).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub outbox: BTreeMap<u32, OutboxRecord>,
 }
 
 /// An invitation not taken up yet: sent again after a restart.
@@ -144,6 +178,30 @@ impl ParticipantRecord {
             kind,
         }
     }
+}
+
+/// The last batch applied of each instance's stream a principal's core record `bytes`
+/// keeps (`LinkRecord::heard`, issue #41), read from its links only; none when they
+/// cannot be read.
+pub fn heard(bytes: &[u8]) -> Vec<(u64, Heard)> {
+    #[derive(Deserialize)]
+    struct Links {
+        links: Vec<Link>,
+    }
+    #[derive(Deserialize)]
+    struct Link {
+        instance: u64,
+        #[serde(default)]
+        heard: Option<Heard>,
+    }
+    serde_json::from_slice::<Links>(bytes)
+        .map(|l| {
+            l.links
+                .into_iter()
+                .filter_map(|l| Some((l.instance, l.heard?)))
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// What an instance's record says its resumption needs ([`needs`]).

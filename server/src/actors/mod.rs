@@ -42,6 +42,7 @@
 //! blocking task).
 
 pub(crate) mod instance;
+pub(crate) mod outbox;
 pub(crate) mod principal;
 pub(crate) mod registry;
 pub(crate) mod remote;

@@ -529,6 +529,7 @@ impl Handler<ToPrincipal> for Registry {
         let held = match m.message {
             ForPrincipal::Invitation(i) => Held::Invitation(i),
             ForPrincipal::Withdrawn(w) => Held::Withdrawn(w),
+            ForPrincipal::FirstUse => return self.first_use(&m.principal),
         };
         self.route(&m.principal, held);
     }

@@ -9,23 +9,29 @@
 //!   a leave, an unlink, an invitation named) go in order on one numbered stream per link;
 //!   requests (a join, a close, a decline) are asked and awaited. A call that reaches
 //!   nobody (nobody owns the instance now) is answered **\[project\]** -32603 with
-//!   `data: {retryable: true, ran: false}`, one not answered in time `ran: null`.
+//!   `data: {retryable: true, ran: false}`, one not answered in time `ran: null`; the
+//!   other one-way messages are logged when not acknowledged. Bounded
+//!   ([`PeerBounds`]): a call past what the link may hold is refused at once, retryable.
 //! - [`RemotePrincipal`] (an instance's `PrincipalRef`, `instance/messages.rs`): an
-//!   instance's link to a participant's principal on another server. Its batches go in order on one numbered stream, each **only once its step is kept**
-//!   (§3: nothing is told before it is kept; a step the store refused goes refused, as
-//!   it would locally). What is not acknowledged is logged and not sent again yet: the
-//!   outbox of `docs/ownership.md` §3, a later slice, sends it again.
+//!   instance's link to a participant's principal on another server, by name. A step's
+//!   batches for it go from the instance's **outbox** (`actors/outbox.rs`: numbered,
+//!   kept with the instance's record, each sent only once its step is kept — §3: nothing
+//!   is told before it is kept — and again until acknowledged); answers told outside a
+//!   step go with [`RemotePrincipal::send`], in no stream.
 //! - [`Seen`]: a receiver's last number per stream, so a message sent twice is applied once.
 
 use crate::core::batch::{Batch, CallAnswer};
 use crate::core::wire::{self, Ack, Numbered, Reply, ToInstance, ToPrincipal};
 use crate::ids::InstanceId;
+use crate::peers::PeerBounds;
 use crate::peers::{PeerAddress, PeerError, Peers};
 use crate::shared::Shared;
 use crate::store::Ticket;
 use mcpl_protocol::jsonrpc::{ErrorCode, ErrorObject};
+use serde_json::value::RawValue;
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use tokio::sync::mpsc;
 
@@ -33,10 +39,40 @@ use tokio::sync::mpsc;
 #[derive(Clone)]
 pub(crate) struct RemoteInstance {
     id: InstanceId,
-    /// The one-way stream, sent in order by its task.
-    stream: mpsc::UnboundedSender<ToInstance>,
+    /// The one-way stream, sent in order by its task: each message encoded, with its size.
+    stream: mpsc::UnboundedSender<(ToInstance, Box<RawValue>)>,
+    /// What the stream holds (messages, bytes), within the server's [`PeerBounds`].
+    held: Arc<Held>,
+    bounds: PeerBounds,
+    /// How a call refused here is answered (to the principal's actor).
+    answer: Arc<dyn Fn(Batch) + Send + Sync>,
     peers: Arc<dyn Peers>,
     timeout: Duration,
+}
+
+/// What a stream holds: messages and their bytes.
+#[derive(Default)]
+pub(crate) struct Held {
+    count: AtomicUsize,
+    bytes: AtomicUsize,
+}
+
+impl Held {
+    fn add(&self, bytes: usize) {
+        self.count.fetch_add(1, Ordering::Relaxed);
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    fn take(&self, bytes: usize) {
+        self.count.fetch_sub(1, Ordering::Relaxed);
+        self.bytes.fetch_sub(bytes, Ordering::Relaxed);
+    }
+
+    /// Whether `more` bytes would go past `bounds`.
+    fn full(&self, bounds: PeerBounds, more: usize) -> bool {
+        self.count.load(Ordering::Relaxed) >= bounds.count
+            || self.bytes.load(Ordering::Relaxed).saturating_add(more) > bounds.bytes
+    }
 }
 
 impl RemoteInstance {
@@ -46,55 +82,77 @@ impl RemoteInstance {
     pub(crate) fn new(
         shared: &Shared,
         id: InstanceId,
-        answer: impl Fn(Batch) + 'static,
+        answer: impl Fn(Batch) + Send + Sync + 'static,
     ) -> Option<Self> {
         let peers = shared.peers.clone()?;
         let timeout = shared.peer_timeout;
-        let (tx, mut rx) = mpsc::unbounded_channel::<ToInstance>();
+        let (tx, mut rx) = mpsc::unbounded_channel::<(ToInstance, Box<RawValue>)>();
         let sender = peers.clone();
+        let answer: Arc<dyn Fn(Batch) + Send + Sync> = Arc::new(answer);
+        let held = Arc::new(Held::default());
+        let (answer_here, held_here) = (answer.clone(), held.clone());
         actix::spawn(async move {
             let stream = new_stream();
             let mut number = 0;
-            while let Some(message) = rx.recv().await {
+            while let Some((message, raw)) = rx.recv().await {
                 number += 1;
                 let numbered = Numbered {
                     stream,
                     number,
-                    message: &message,
+                    message: &*raw,
                 };
                 let sent = send(&*sender, PeerAddress::Instance(id.0), &numbered, timeout).await;
+                held_here.take(raw.get().len());
                 if let Err(e) = sent {
                     tracing::warn!(instance = %id, error = %e, "a message to a remote instance was not acknowledged");
-                    if let ToInstance::Call {
-                        key,
-                        session,
-                        request,
-                        ..
-                    } = message
-                    {
-                        let mut batch = Batch::new(id, key);
-                        batch.answers.push(CallAnswer {
-                            session,
-                            request,
-                            outcome: Err(not_reached(&e)),
-                            deferred: false,
-                        });
-                        answer(batch);
-                    }
+                    refuse_call(id, message, &not_reached(&e), &*answer_here);
                 }
             }
         });
         Some(RemoteInstance {
             id,
             stream: tx,
+            held,
+            bounds: shared.peer_bounds,
+            answer,
             peers,
             timeout,
         })
     }
 
-    /// Sends a one-way message, after those sent before on this link.
+    /// Sends a one-way message, after those sent before on this link. A call past the
+    /// server's [`PeerBounds`] for the link is refused at once (`-32603`, `retryable`,
+    /// `ran: false`, **\[project\]**); a leave, an unlink or an invitation named (one per
+    /// link and step) always goes.
     pub(crate) fn tell(&self, message: ToInstance) {
-        let _ = self.stream.send(message);
+        let raw = match serde_json::value::to_raw_value(&message) {
+            Ok(raw) => raw,
+            Err(e) => {
+                tracing::error!(instance = %self.id, error = %e, "a message to a remote instance does not encode");
+                return;
+            }
+        };
+        let size = raw.get().len();
+        if matches!(message, ToInstance::Call { .. }) && self.held.full(self.bounds, size) {
+            let error = ErrorObject::new(
+                ErrorCode::INTERNAL_ERROR,
+                format!(
+                    "the instance runs on another server, and too much is waiting to reach it \
+                     (at most {} messages, {} bytes): try again",
+                    self.bounds.count, self.bounds.bytes
+                ),
+            )
+            .with_data(serde_json::json!({"retryable": true, "ran": false}));
+            refuse_call(self.id, message, &error, &*self.answer);
+            return;
+        }
+        self.held.add(size);
+        if let Err(unsent) = self.stream.send((message, raw)) {
+            let (message, raw) = unsent.0;
+            self.held.take(raw.get().len());
+            let e = PeerError::Down("the link's task is gone".into());
+            refuse_call(self.id, message, &not_reached(&e), &*self.answer);
+        }
     }
 
     /// Asks a request and awaits its reply.
@@ -115,6 +173,27 @@ impl RemoteInstance {
             wire::decode(&answer, peers.max_message())
                 .map_err(|e| PeerError::Down(format!("an unreadable reply: {e}")))
         }
+    }
+}
+
+/// A call that did not go is answered with `error` through `answer`; anything else that
+/// did not go is only logged (by the caller).
+fn refuse_call(id: InstanceId, message: ToInstance, error: &ErrorObject, answer: &dyn Fn(Batch)) {
+    if let ToInstance::Call {
+        key,
+        session,
+        request,
+        ..
+    } = message
+    {
+        let mut batch = Batch::new(id, key);
+        batch.answers.push(CallAnswer {
+            session,
+            request,
+            outcome: Err(error.clone()),
+            deferred: false,
+        });
+        answer(batch);
     }
 }
 
@@ -168,50 +247,83 @@ pub(crate) async fn send<T: serde::Serialize>(
     }
 }
 
-/// A principal on another server, as one instance reaches it.
+/// A principal on another server, as one instance reaches it: by its name. A step's
+/// batches for it go from the instance's outbox (`actors/instance/outbox.rs`, numbered,
+/// kept with the instance's record, sent again until acknowledged); what is told outside
+/// a step — answers alone: a call refused by a released instance, the answers of a
+/// participant that left — goes with [`RemotePrincipal::send`].
 #[derive(Clone)]
 pub(crate) struct RemotePrincipal {
-    stream: mpsc::UnboundedSender<Batch>,
-}
-
-impl RemotePrincipal {
-    /// Sends `batch` once its step is kept, after those sent before.
-    pub(crate) fn send(&self, batch: Batch) {
-        let _ = self.stream.send(batch);
-    }
+    name: String,
+    shared: Arc<Shared>,
 }
 
 impl RemotePrincipal {
     /// Principal `name` as an instance reaches it; `None` when the server has no peers.
     pub(crate) fn new(shared: &Arc<Shared>, name: String) -> Option<Self> {
-        let peers = shared.peers.clone()?;
-        let shared = shared.clone();
-        let (tx, mut rx) = mpsc::unbounded_channel::<Batch>();
+        shared.peers.as_ref()?;
+        Some(RemotePrincipal {
+            name,
+            shared: shared.clone(),
+        })
+    }
+
+    /// The principal's name.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Sends `batch`, answers alone, once its step is kept, in no stream (number 0
+    /// **\[project\]**): the principal applies it without a number — an answer told again
+    /// finds its call answered and is dropped. Sent again a few times while nothing ran
+    /// ([`RESEND_FIRST`] doubling), then logged as lost: its host's call is answered by
+    /// its own time-out, and it may call again.
+    pub(crate) fn send(&self, mut batch: Batch) {
+        let Some(peers) = self.shared.peers.clone() else {
+            return;
+        };
+        let (shared, name) = (self.shared.clone(), self.name.clone());
         actix::spawn(async move {
-            let stream = new_stream();
-            let mut number = 0;
-            while let Some(mut batch) = rx.recv().await {
-                // Told only once kept (`docs/ownership.md` §3), as a principal here waits.
-                if let Err(not_kept) = shared.kept(batch.kept).await {
-                    batch.refuse(&not_kept);
-                }
-                batch.kept = Ticket::NONE;
-                number += 1;
-                let instance = batch.instance;
-                let numbered = Numbered {
-                    stream,
-                    number,
-                    message: ToPrincipal::Batched(batch),
-                };
+            if let Err(not_kept) = shared.kept(batch.kept).await {
+                batch.refuse(&not_kept);
+            }
+            batch.kept = Ticket::NONE;
+            let instance = batch.instance;
+            let numbered = Numbered {
+                stream: 0,
+                number: 0,
+                message: ToPrincipal::Batched(batch),
+            };
+            let mut delay = RESEND_FIRST;
+            for attempt in 1..=ANSWER_TRIES {
                 let to = PeerAddress::Principal(name.clone());
-                if let Err(e) = send(&*peers, to, &numbered, shared.peer_timeout).await {
-                    tracing::warn!(principal = %name, %instance, error = %e, "a batch for a remote principal was not acknowledged");
+                match send(&*peers, to, &numbered, shared.peer_timeout).await {
+                    Ok(()) => return,
+                    Err(e)
+                        if attempt == ANSWER_TRIES || matches!(e, PeerError::TooLarge { .. }) =>
+                    {
+                        tracing::warn!(principal = %name, %instance, error = %e, "answers for a remote principal were not acknowledged");
+                        return;
+                    }
+                    Err(_) => {
+                        tokio::time::sleep(delay).await;
+                        delay = (delay * 2).min(RESEND_MOST);
+                    }
                 }
             }
         });
-        Some(RemotePrincipal { stream: tx })
     }
 }
+
+/// How long a message not acknowledged waits before it is sent again, the first time
+/// (**\[project\]** 100 ms, doubling each time up to [`RESEND_MOST`]).
+pub(crate) const RESEND_FIRST: Duration = Duration::from_millis(100);
+
+/// The longest wait between two sends of a message not acknowledged (**\[project\]**).
+pub(crate) const RESEND_MOST: Duration = Duration::from_secs(5);
+
+/// How many times answers alone are sent before they are given up (**\[project\]**).
+const ANSWER_TRIES: u32 = 5;
 
 /// The last number applied of each stream a receiver hears, by what the stream is about.
 pub(crate) struct Seen<K: Ord>(BTreeMap<K, (u64, u64)>);
@@ -236,6 +348,16 @@ impl<K: Ord> Seen<K> {
         }
         last.1 = number;
         true
+    }
+
+    /// The stream and last number applied of `key`'s stream, when one was heard.
+    pub(crate) fn get(&self, key: &K) -> Option<(u64, u64)> {
+        self.0.get(key).copied()
+    }
+
+    /// `key`'s stream is `stream`, applied up to `number` (read back from a record).
+    pub(crate) fn set(&mut self, key: K, stream: u64, number: u64) {
+        self.0.insert(key, (stream, number));
     }
 
     /// Forgets `key`'s stream.

@@ -127,6 +127,7 @@ pub struct ServerBuilder {
     features: Features,
     peers: Option<Arc<dyn crate::peers::Peers>>,
     peer_timeout: Duration,
+    peer_bounds: crate::peers::PeerBounds,
 }
 
 impl ServerBuilder {
@@ -170,6 +171,7 @@ impl ServerBuilder {
             resume_instances: true,
             peers: None,
             peer_timeout: crate::peers::PEER_TIMEOUT,
+            peer_bounds: crate::peers::PeerBounds::default(),
         }
     }
 
@@ -188,6 +190,15 @@ impl ServerBuilder {
     /// answered "retry, it may have run" and a join "retry".
     pub fn peer_timeout(mut self, timeout: Duration) -> Self {
         self.peer_timeout = timeout;
+        self
+    }
+
+    /// How much this server holds per stream for actors on other servers (issue #41:
+    /// an instance's outbox for one principal elsewhere, a principal's messages to one
+    /// instance elsewhere, invitations to one principal elsewhere); see
+    /// [`PeerBounds`](crate::peers::PeerBounds) for what happens at the bound.
+    pub fn peer_bounds(mut self, bounds: crate::peers::PeerBounds) -> Self {
+        self.peer_bounds = bounds;
         self
     }
 
@@ -641,6 +652,7 @@ impl ServerBuilder {
             loaded: Mutex::new(loaded),
             peers: self.peers,
             peer_timeout: self.peer_timeout,
+            peer_bounds: self.peer_bounds,
         };
         Ok(Server::new(shared, self.handlers))
     }

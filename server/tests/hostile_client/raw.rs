@@ -365,6 +365,17 @@ impl Lines {
 
 /// `server` serving the stdio transport's framing on a loopback socket, as `who`.
 pub async fn stdio_socket(server: &Server, who: Principal) -> (Lines, SessionHandle) {
+    stdio_socket_in(server, who, None).await
+}
+
+/// [`stdio_socket`] with the session (and, for a server's first session, the server's
+/// actors) on `arbiter` — stopped with it, as on a server that went away; the socket's
+/// reading and writing stay on the current runtime.
+pub async fn stdio_socket_in(
+    server: &Server,
+    who: Principal,
+    arbiter: Option<&actix::ArbiterHandle>,
+) -> (Lines, SessionHandle) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let client = TcpStream::connect(addr).await.unwrap();
@@ -376,7 +387,11 @@ pub async fn stdio_socket(server: &Server, who: Principal) -> (Lines, SessionHan
         principal: Some(who),
         peer: "stdio over a socket".into(),
     };
-    let session = server.serve(stdio::from_io(r, w, info, 1 << 20));
+    let conn = stdio::from_io(r, w, info, 1 << 20);
+    let session = match arbiter {
+        Some(arbiter) => server.serve_in(arbiter, conn),
+        None => server.serve(conn),
+    };
     let (read, write) = client.into_split();
     let lines = Lines {
         read: BufReader::new(read),

@@ -48,7 +48,9 @@ impl InstanceActor {
                 None => LogicRecord::NotKept,
             },
         };
-        self.core.record(logic)
+        let mut record = self.core.record(logic);
+        record.outbox = self.outbox_records();
+        record
     }
 
     /// The actor of an instance read back after a restart, with its logic and the links of
@@ -57,11 +59,12 @@ impl InstanceActor {
         shared: Arc<Shared>,
         router: Recipient<ToPrincipal>,
         id: InstanceId,
-        record: InstanceRecord,
+        mut record: InstanceRecord,
         logic: Box<dyn Logic>,
         links: BTreeMap<ParticipantId, Link>,
     ) -> Self {
         let mut actor = InstanceActor::new(shared, router, id, record.toolset.clone());
+        actor.outboxes_read = std::mem::take(&mut record.outbox);
         actor.core = InstanceCore::restored(id, record, links);
         actor.logic = Some(logic);
         actor.resuming = true;

@@ -155,6 +155,10 @@ pub(crate) struct ToPrincipal {
 pub(crate) enum ForPrincipal {
     Invitation(Invitation),
     Withdrawn(InvitationWithdrawn),
+    /// Nobody serves the principal, and this instance's outbox holds batches for it
+    /// (issue #41, `docs/ownership.md` §2): started here on its first use, where the
+    /// outbox reaches it next (`registry/elsewhere.rs`).
+    FirstUse,
 }
 
 /// The instance ended or closed before the invited principal joined.

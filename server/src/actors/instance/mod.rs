@@ -27,6 +27,7 @@
 //! | `ending.rs` | a close, a leave, an unlink, a timer's wake |
 //! | `invitations.rs` | an invitation named or declined by its principal |
 //! | `durable.rs` | its record in the store; read back at a restart (issue #15) |
+//! | `outbox.rs` | its batches for principals on other servers, kept with its record and sent until acknowledged (issue #41) |
 //! | `release.rs` | released to run elsewhere, without ending (issue #41): a shell meanwhile |
 //! | `remote.rs` | what principals on other servers say to it, through the server's peers (issue #41) |
 
@@ -36,6 +37,7 @@ mod entering;
 use ending::answer_alone;
 mod invitations;
 mod messages;
+mod outbox;
 mod release;
 mod remote;
 mod step;
@@ -102,6 +104,12 @@ pub(crate) struct InstanceActor {
     claimed: Option<crate::peers::Inbox>,
     /// The last message applied of each participant's stream from another server.
     seen: crate::actors::remote::Seen<crate::author::ParticipantId>,
+    /// Per participant whose principal runs elsewhere: the batches not acknowledged
+    /// (issue #41, `outbox.rs`).
+    outboxes:
+        std::collections::BTreeMap<crate::author::ParticipantId, crate::actors::outbox::Outbox>,
+    /// The outboxes its record held, started with the actor (adopted or read back).
+    outboxes_read: std::collections::BTreeMap<u32, crate::store::records::OutboxRecord>,
 }
 
 impl InstanceActor {
@@ -127,6 +135,8 @@ impl InstanceActor {
             inbox: None,
             claimed: None,
             seen: Default::default(),
+            outboxes: Default::default(),
+            outboxes_read: Default::default(),
         }
     }
 
@@ -139,7 +149,9 @@ impl InstanceActor {
 
     /// Stops once no principal links here any more.
     fn stop_if_unlinked(&mut self, ctx: &mut Context<Self>) {
-        if self.core.is_unlinked() {
+        // What its outboxes hold is still owed (issue #41): it stops once they drained
+        // (`outbox::Drained`), as it lives while a principal links to it.
+        if self.core.is_unlinked() && self.outboxes_idle() {
             let withdrawn = self.core.withdraw_all();
             self.post(withdrawn, ctx);
             // The withdrawals go whatever becomes of the forgetting (a record left behind
@@ -255,6 +267,8 @@ impl Actor for InstanceActor {
         self.me = Some(ctx.address().downgrade());
         tracing::debug!(instance = %self.core.id(), toolset = %self.core.toolset(), "instance started");
         self.serve_peers(ctx);
+        let read = std::mem::take(&mut self.outboxes_read);
+        self.start_outboxes(read, ctx);
         if std::mem::take(&mut self.resuming) {
             self.resume(ctx);
         }

@@ -92,6 +92,8 @@ impl InstanceActor {
         };
         // What waited for its step's ticket goes (every earlier one is decided too).
         self.send_all();
+        // Whoever adopts it sends what the outboxes held (its record has it).
+        self.close_outboxes();
         self.logic = None;
         self.answer_waiting(outcome.as_ref().err());
         let id = self.core.id().0;

@@ -91,6 +91,8 @@ impl InstanceActor {
             // Off the arbiter: it wakes the instance when done (`author/work.rs`).
             drop(tokio::task::spawn_blocking(job));
         }
+        // Batches for principals elsewhere go from the outbox, kept with the record.
+        self.stage(&mut batches, requester, ctx);
         self.keep(&mut batches, ctx);
         self.send(batches, requester)
     }
@@ -106,11 +108,13 @@ impl InstanceActor {
                 for b in batches.values_mut() {
                     b.kept = ticket;
                 }
+                self.handed(ticket);
                 self.flush_outbox_once(ticket, ctx);
             }
             Err(not_kept) => {
                 tracing::debug!(instance = %self.core.id(), "a step that could not be kept is refused");
                 self.outbox.clear();
+                self.not_handed(&not_kept);
                 for b in batches.values_mut() {
                     b.refuse(&not_kept);
                 }

@@ -11,7 +11,7 @@ use crate::core::principal_core::PrincipalCore;
 use crate::ids::InstanceId;
 use crate::shared::Shared;
 use crate::store::parts::{self, Delta, Ledger, Stored};
-use crate::store::records::{LinkRecord, NotKept};
+use crate::store::records::{Heard, LinkRecord, NotKept};
 use crate::store::{Ticket, Writes};
 use mcpl_transport::Principal;
 use std::collections::BTreeMap;
@@ -93,6 +93,11 @@ impl PrincipalActor {
                 key: key.clone(),
                 instance: l.id.0,
                 who: l.who.0,
+                // Issue #41 (`docs/ownership.md` §3): read again, it drops what it applied.
+                heard: self
+                    .seen
+                    .get(&(l.id.0, super::remote::BATCHES))
+                    .map(|(stream, number)| Heard { stream, number }),
             })
             .collect()
     }
@@ -190,6 +195,11 @@ impl PrincipalActor {
             .with_idle_end(shared.idle_end);
         let mut actor = PrincipalActor::new(shared, registrar, generation, principal);
         actor.core = core;
+        // The last batch it applied of each instance elsewhere (issue #41, §3).
+        for (instance, heard) in crate::store::records::heard(&stored.core) {
+            let key = (instance, super::remote::BATCHES);
+            actor.seen.set(key, heard.stream, heard.number);
+        }
         // Written on its first change (or now, by the restore, if it changed in reading:
         // a record written whole, before parts, is written in parts now).
         ledger.adopt(actor.core.state());

@@ -4,6 +4,12 @@
 //! from an instance here would be — a batch (numbered per instance: one seen already is
 //! acknowledged and dropped), an invitation, a withdrawal. An instance reached that way is
 //! linked by its id ([`InstanceRef::Remote`]).
+//!
+//! `docs/ownership.md` §3: the last batch applied of each instance's stream is kept in
+//! the principal's record (`LinkRecord::heard`, read back in `durable.rs`), and each
+//! message is acknowledged only once the record written after it is kept — so a
+//! principal read again, here or elsewhere, drops a batch it applied, and one it had not
+//! kept comes again.
 
 use super::{InstanceRef, PrincipalActor};
 use crate::actors::instance::Batched;
@@ -45,6 +51,12 @@ impl PrincipalActor {
     }
 }
 
+/// What a principal's stream from an instance is about, beside the instance: its batches
+/// (whose last number applied its record keeps, `LinkRecord::heard`).
+pub(super) const BATCHES: u8 = 0;
+/// Its invitations and withdrawals (the registry's stream, `registry/elsewhere.rs`).
+const INVITATIONS: u8 = 1;
+
 impl StreamHandler<Arrival> for PrincipalActor {
     fn handle(&mut self, arrival: Arrival, ctx: &mut Context<Self>) {
         let Some(m) =
@@ -53,12 +65,14 @@ impl StreamHandler<Arrival> for PrincipalActor {
             return;
         };
         let about = match &m.message {
-            ToPrincipal::Batched(b) => (b.instance.0, 0),
+            ToPrincipal::Batched(b) => (b.instance.0, BATCHES),
             ToPrincipal::Invitation { id, .. } | ToPrincipal::InvitationWithdrawn { id, .. } => {
-                (id.0, 1)
+                (id.0, INVITATIONS)
             }
         };
-        if self.seen.fresh(about, m.stream, m.number) {
+        // Number 0: answers alone, in no stream (`RemotePrincipal::send`); an answer told
+        // again finds its call answered.
+        if m.number == 0 || self.seen.fresh(about, m.stream, m.number) {
             match m.message {
                 ToPrincipal::Batched(batch) => {
                     let batched = Batched(batch, Follow::NONE);
@@ -77,7 +91,15 @@ impl StreamHandler<Arrival> for PrincipalActor {
                 }
             }
         }
-        arrival.respond(remote::ack(m.number));
+        // Acknowledged once its record — with the number applied — is kept
+        // (`docs/ownership.md` §3): not kept, it is not acknowledged, and comes again.
+        let kept = self.shared.kept(self.written_at);
+        let number = m.number;
+        actix::spawn(async move {
+            if kept.await.is_ok() {
+                arrival.respond(remote::ack(number));
+            }
+        });
     }
 
     /// The inbox ended (the peers went away): the principal goes on for its sessions here.

@@ -16,8 +16,12 @@
 //! after it on the same stream, and what comes back is routed here in the order it was
 //! sent. The registry counts what is in flight and forgets the stream when nothing is, so
 //! it holds one only for principals with a message under way. A message not acknowledged
-//! otherwise (a time-out, a full inbox, the bus down) is logged and not sent again, as a
-//! batch is (the outbox of §3 sends again).
+//! otherwise (a time-out, a full inbox, the bus down) is logged and not sent again.
+//!
+//! **Bounded** (`peers::PeerBounds`, count and bytes per principal): an invitation past
+//! the bound is **declined on the invitee's behalf** **\[project\]** — its instance
+//! hears the decline (as if the invitee said no), so nothing waits on an invitation never
+//! sent; a withdrawal always goes (one per invitation in flight at most).
 
 use super::{Held, Registry};
 use crate::actors::instance::ForPrincipal;
@@ -32,8 +36,10 @@ use tokio::sync::mpsc;
 /// The stream of invitations and withdrawals to one principal served elsewhere, with how
 /// many of them are in flight.
 pub(crate) struct Elsewhere {
-    stream: mpsc::UnboundedSender<ForPrincipal>,
+    stream: mpsc::UnboundedSender<(ForPrincipal, usize)>,
     pending: usize,
+    /// The bytes of what is in flight (as JSON).
+    bytes: usize,
 }
 
 /// The stream's account of one message it had: `back` when nobody served the principal
@@ -43,6 +49,8 @@ pub(crate) struct Elsewhere {
 pub(super) struct Passed {
     principal: Principal,
     back: Option<ForPrincipal>,
+    /// Its size, as counted when it was sent.
+    size: usize,
 }
 
 impl Registry {
@@ -79,25 +87,66 @@ impl Registry {
         if !self.elsewhere.contains_key(principal) {
             let me = self.me.clone().expect("set when the registry started");
             let stream = stream(&self.shared, principal.clone(), me);
-            let entry = Elsewhere { stream, pending: 0 };
+            let entry = Elsewhere {
+                stream,
+                pending: 0,
+                bytes: 0,
+            };
             self.elsewhere.insert(principal.clone(), entry);
         }
+        let size = wire(&message)
+            .and_then(|w| serde_json::to_vec(&w).ok())
+            .map_or(0, |b| b.len());
+        let bounds = self.shared.peer_bounds;
         let entry = self
             .elsewhere
             .get_mut(principal)
             .expect("inserted just above");
+        if let ForPrincipal::Invitation(i) = &message
+            && (entry.pending >= bounds.count || entry.bytes.saturating_add(size) > bounds.bytes)
+        {
+            // Past the bound (see the module docs): declined on the invitee's behalf.
+            tracing::warn!(principal = %principal.name(), instance = %i.id, "too many invitations in flight to a principal on another server: declined on its behalf");
+            i.instance.do_send(crate::actors::instance::Decline {
+                who: i.invite.who,
+                principal: principal.clone(),
+            });
+            return;
+        }
         entry.pending += 1;
-        if let Err(unsent) = entry.stream.send(message) {
+        entry.bytes += size;
+        if let Err(unsent) = entry.stream.send((message, size)) {
             // Its task is gone (the peers with it): routed here.
-            entry.pending -= 1;
-            self.passed(principal.clone(), Some(unsent.0));
+            let (message, size) = unsent.0;
+            self.passed(principal.clone(), Some(message), size);
         }
     }
 
-    /// One message of `principal`'s stream was sent, or came `back`.
-    fn passed(&mut self, principal: Principal, back: Option<ForPrincipal>) {
+    /// Nobody serves `principal`, and an instance here has batches for it (issue #41,
+    /// `actors/outbox.rs`): its actor is started here — read first, as on any first use —
+    /// unless it has one here or is being read; it serves its address once it runs, where
+    /// the outbox's next try reaches it.
+    pub(super) fn first_use(&mut self, principal: &Principal) {
+        if self.principals.contains_key(principal)
+            || self.loading.contains_key(principal)
+            || !matches!(principal, Principal::Named(_))
+        {
+            return;
+        }
+        tracing::debug!(principal = %principal.name(), "nobody serves a principal an outbox holds batches for: started here");
+        if self.reads(principal) {
+            self.loading.insert(principal.clone(), Vec::new());
+            self.fetch(principal.clone());
+        } else {
+            self.entry(principal, &Arbiter::current());
+        }
+    }
+
+    /// One message of `principal`'s stream, of `size` bytes, was sent, or came `back`.
+    fn passed(&mut self, principal: Principal, back: Option<ForPrincipal>, size: usize) {
         if let Some(entry) = self.elsewhere.get_mut(&principal) {
             entry.pending = entry.pending.saturating_sub(1);
+            entry.bytes = entry.bytes.saturating_sub(size);
             if entry.pending == 0 {
                 self.elsewhere.remove(&principal);
             }
@@ -106,6 +155,7 @@ impl Registry {
             let held = match m {
                 ForPrincipal::Invitation(i) => Held::Invitation(i),
                 ForPrincipal::Withdrawn(w) => Held::Withdrawn(w),
+                ForPrincipal::FirstUse => return self.first_use(&principal),
             };
             self.route_here(&principal, held);
         }
@@ -116,7 +166,7 @@ impl Handler<Passed> for Registry {
     type Result = ();
 
     fn handle(&mut self, m: Passed, _: &mut Context<Self>) {
-        self.passed(m.principal, m.back);
+        self.passed(m.principal, m.back, m.size);
     }
 }
 
@@ -126,13 +176,13 @@ fn stream(
     shared: &std::sync::Arc<Shared>,
     principal: Principal,
     me: Addr<Registry>,
-) -> mpsc::UnboundedSender<ForPrincipal> {
-    let (tx, mut rx) = mpsc::unbounded_channel::<ForPrincipal>();
+) -> mpsc::UnboundedSender<(ForPrincipal, usize)> {
+    let (tx, mut rx) = mpsc::unbounded_channel::<(ForPrincipal, usize)>();
     let (peers, timeout) = (shared.peers.clone(), shared.peer_timeout);
     actix::spawn(async move {
         let stream = remote::new_stream();
         let mut number = 0;
-        while let Some(message) = rx.recv().await {
+        while let Some((message, size)) = rx.recv().await {
             let crossing = match (&peers, &principal, wire(&message)) {
                 (Some(peers), Principal::Named(name), Some(wire)) => Some((peers, name, wire)),
                 _ => None,
@@ -163,7 +213,11 @@ fn stream(
                 }
             };
             let principal = principal.clone();
-            me.do_send(Passed { principal, back });
+            me.do_send(Passed {
+                principal,
+                back,
+                size,
+            });
         }
     });
     tx
@@ -180,5 +234,6 @@ fn wire(m: &ForPrincipal) -> Option<WireToPrincipal> {
             id: w.id,
             who: w.who,
         }),
+        ForPrincipal::FirstUse => None,
     }
 }
