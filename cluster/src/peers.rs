@@ -158,9 +158,20 @@ impl Peers for NatsPeers {
                         }
                     }
                 }
+                // Unsubscribed and flushed whichever way the loop ended: its arrivals
+                // dropped first (the actor cancelled them before closing) must not let a
+                // close be answered before NATS processed the unsubscription, or a
+                // request meanwhile would reach a subscription nobody answers (silence
+                // instead of "no responders").
                 let _ = subscriber.unsubscribe().await;
+                let _ = flusher.flush().await;
+                // A close asked meanwhile is answered now; one asked later finds the
+                // channel closed and returns at once, after this flush.
+                stopped.close();
+                while let Ok(asked) = stopped.try_recv() {
+                    let _ = asked.send(());
+                }
                 if let Some(done) = done {
-                    let _ = flusher.flush().await;
                     let _ = done.send(());
                 }
             });
