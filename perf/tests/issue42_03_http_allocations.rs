@@ -81,7 +81,9 @@ fn issue42_03_a_light_json_post_costs_the_server_at_most_its_allocations() {
     CLIENT.with(|c| c.set(true));
     let per_call = actix::System::new().block_on(async {
         let tokens = tokens("a", 1);
-        let light = LightService::start(1, &tokens).await.expect("the light server");
+        let light = LightService::start(1, &tokens)
+            .await
+            .expect("the light server");
         let mut session = HttpSession::open(&light.http_url(), &tokens[0], 1)
             .await
             .expect("a session");
