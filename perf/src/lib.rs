@@ -91,7 +91,7 @@ pub mod rmcp_server;
 pub mod server_thread;
 pub mod throughput;
 
-pub use client::{LIGHT_TEXT, LIGHT_TOOL};
+pub use client::{Answer, LIGHT_TEXT, LIGHT_TOOL};
 pub use report::{Comparison, ModernComparison, PerfReport};
 
 use actix::Arbiter;

@@ -419,7 +419,7 @@ impl<T: Io> SessionCore<T> {
             Ok(result) => {
                 self.transmit(Transmit::CallResult {
                     request: id,
-                    result: Box::new(result),
+                    result,
                     hints: held,
                 });
             }

@@ -14,7 +14,8 @@ use tokio::task::AbortHandle;
 
 /// What a trigger and its tokens share: the flag, and the waiters to wake when it is set.
 /// One small allocation a call (issue #18: a `watch` channel cost every call eight
-/// `Notify`s to allocate and to wake when its sender went).
+/// `Notify`s to allocate and to wake when its sender went), and none for a call after one
+/// that ended at once ([`CancelTrigger::recycle`], issue #42).
 #[derive(Debug, Default)]
 struct State {
     cancelled: AtomicBool,
@@ -69,6 +70,31 @@ impl CancelTrigger {
         )
     }
 
+    /// A trigger and its token for a call, made of `spare` when there is one (a trigger
+    /// [`CancelTrigger::recycle`] kept), else new.
+    pub(crate) fn renew(spare: Option<CancelTrigger>) -> (CancelTrigger, CancelToken) {
+        match spare {
+            Some(trigger) => {
+                let token = CancelToken {
+                    state: trigger.state.clone(),
+                };
+                (trigger, token)
+            }
+            None => Self::new(),
+        }
+    }
+
+    /// This trigger, to serve the next call ([`CancelTrigger::renew`]), when its call ended
+    /// never cancelled and no token of it is left: a token a handler kept — for work that
+    /// outlives its call — must never see another call's cancel, so such a state is
+    /// dropped, not used again (issue #42: an allocation a call saved).
+    pub(crate) fn recycle(self) -> Option<CancelTrigger> {
+        // No `Weak` is ever made of the state: a count of one is this trigger alone, and
+        // no one can clone it meanwhile.
+        let alone = Arc::strong_count(&self.state) == 1;
+        (alone && !self.state.cancelled.load(Ordering::Acquire)).then_some(self)
+    }
+
     /// Marks the call cancelled and wakes every waiter.
     pub(crate) fn cancel(&self) {
         self.state.cancelled.store(true, Ordering::Release);
@@ -104,6 +130,42 @@ impl Stopper {
 mod tests {
     use super::*;
     use std::future::Future as _;
+
+    /// A trigger serves the next call only when its call's tokens are all gone and it was
+    /// never cancelled; the next call's token then sees that call's cancel, and only it.
+    #[test]
+    fn a_trigger_is_used_again_only_when_nothing_else_holds_its_state() {
+        let (trigger, token) = CancelTrigger::new();
+        let kept = token.clone();
+        drop(token);
+        // A handler kept a token: its state is never shared with the next call.
+        assert!(trigger.recycle().is_none());
+        assert!(!kept.is_cancelled());
+
+        let (trigger, token) = CancelTrigger::new();
+        trigger.cancel();
+        drop(token);
+        assert!(
+            trigger.recycle().is_none(),
+            "a cancelled state is not used again"
+        );
+
+        let (trigger, token) = CancelTrigger::new();
+        drop(token);
+        let spare = trigger.recycle().expect("nothing else holds it");
+        let state = Arc::as_ptr(&spare.state);
+        let (trigger, token) = CancelTrigger::renew(Some(spare));
+        assert_eq!(
+            Arc::as_ptr(&token.state),
+            state,
+            "the same state, not a new one"
+        );
+        assert!(!token.is_cancelled());
+        trigger.cancel();
+        assert!(token.is_cancelled());
+        let (_, fresh) = CancelTrigger::renew(None);
+        assert!(!fresh.is_cancelled());
+    }
 
     #[tokio::test]
     async fn a_cancel_before_or_after_waiting_is_seen() {

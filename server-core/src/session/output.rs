@@ -50,8 +50,9 @@ pub enum Transmit<T: Io> {
     CallResult {
         /// The call.
         request: Id,
-        /// Its result.
-        result: Box<CallToolResult>,
+        /// Its result. Not boxed: it goes from the handler to its encoding through the
+        /// queue alone (issue #42: a box a light call).
+        result: CallToolResult,
         /// The changes it carries.
         hints: Option<HintDraft>,
     },

@@ -174,7 +174,7 @@ impl Host {
                 hints,
             } => {
                 let hints = stamp(&mut self.revs, hints);
-                let result = serde_json::to_value(*result).unwrap();
+                let result = serde_json::to_value(result).unwrap();
                 msg::result(serde_json::to_value(request).unwrap(), with(result, hints))
             }
             Transmit::Push {

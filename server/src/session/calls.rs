@@ -36,7 +36,7 @@ impl SessionActor {
             let e = ErrorObject::internal(format!("no handler for {tool}"));
             return self.write(Response::err(Some(id), e).into());
         };
-        let (trigger, token) = CancelTrigger::new();
+        let (trigger, token) = CancelTrigger::renew(self.spare_cancel.take());
         let key = self.core.new_key();
         let tool_ctx = ToolContext {
             session: self.session_handle(ctx),
@@ -61,7 +61,11 @@ impl SessionActor {
             // The task's first poll registers its own waker (the no-op one above is never
             // woken), so nothing the handler waits for is missed.
             Ok((call, Poll::Pending)) => Err(call),
-            Ok((_, Poll::Ready(result))) => Ok(Ok(result)),
+            Ok((call, Poll::Ready(result))) => {
+                // Dropped now, with the token its context held (`CancelTrigger::recycle`).
+                drop(call);
+                Ok(Ok(result))
+            }
             Err(payload) => Ok(Err(Ended::Panicked(payload))),
         };
         let call = match ended {
@@ -70,7 +74,7 @@ impl SessionActor {
             // cancel can have come between, so the call never enters the table of running
             // calls (two lookups and an entry fewer for every light call; issue #18).
             Ok(ended) => {
-                drop(trigger);
+                self.spare_cancel = trigger.recycle();
                 return self.call_finished(id, None, ended);
             }
         };

@@ -145,6 +145,9 @@ pub(crate) struct SessionActor {
     /// Its principal's record could not be read from the store (issue #41): why. Every
     /// request is refused, retryable, and the link closed (`dispatch.rs`).
     unavailable: Option<String>,
+    /// The cancel trigger of the last call that ended at once, for the next call
+    /// (`calls.rs`, `CancelTrigger::recycle`).
+    spare_cancel: Option<crate::cancel::CancelTrigger>,
 }
 
 impl SessionActor {
@@ -177,6 +180,7 @@ impl SessionActor {
             listen_slots: std::collections::HashMap::new(),
             watching: std::collections::HashMap::new(),
             unavailable: None,
+            spare_cancel: None,
         }
     }
 

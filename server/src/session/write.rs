@@ -45,7 +45,7 @@ impl SessionActor {
                 hints,
             } => self.write_hinted(hints, |h| {
                 with_meta(&mut result.meta, h);
-                Response::ok_typed(request, &*result).into()
+                Response::ok_typed(request, &result).into()
             }),
             Transmit::Push {
                 event,
@@ -90,7 +90,7 @@ impl SessionActor {
             } => Self::plain_answer(request, answer),
             Transmit::CallResult {
                 request, result, ..
-            } => Some(Response::ok_typed(request, &*result).into()),
+            } => Some(Response::ok_typed(request, &result).into()),
             Transmit::ToolsList(mut page) => {
                 // A hinted modern host is listed hints (§3); its `mcpl/version` is the
                 // reply's (`server-core/src/session/modern.rs`).

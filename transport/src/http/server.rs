@@ -519,7 +519,7 @@ async fn answer(
     // request): then an SSE stream that carries it, and ends after the response. The
     // channel closes if the session ends.
     match rx.recv().await {
-        Some(message) if matches!(*message, Message::Response(_)) => {
+        Some(message) if matches!(message, Message::Response(_)) => {
             drop(guard);
             json(StatusCode::OK, &message)
         }
@@ -621,7 +621,7 @@ async fn modern_post(
     // One JSON body with the status the answer calls for, unless something related comes
     // first: then an SSE stream, which carries it and ends after the response.
     match rx.recv().await {
-        Some(message) => match &*message {
+        Some(message) => match &message {
             Message::Response(r) => {
                 let status = modern::status_of(r.outcome.as_ref().err());
                 drop(guard);
@@ -1062,7 +1062,7 @@ trait SseItem: Send + 'static {
     fn into_event(self) -> Event;
 }
 
-impl SseItem for Box<Message> {
+impl SseItem for Message {
     fn into_event(self) -> Event {
         Event::default().event("message").data(self.encode())
     }
@@ -1090,8 +1090,8 @@ impl<T: Send + 'static> Receive<T> for mpsc::Receiver<T> {
     }
 }
 
-impl Receive<Box<Message>> for session::AnswerRx {
-    fn recv(&mut self) -> impl std::future::Future<Output = Option<Box<Message>>> + Send {
+impl Receive<Message> for session::AnswerRx {
+    fn recv(&mut self) -> impl std::future::Future<Output = Option<Message>> + Send {
         session::AnswerRx::recv(self)
     }
 }

@@ -208,8 +208,9 @@ enum AnswerTx {
 
 /// What a JSON answer's one-shot slot carries.
 pub(super) enum First {
-    /// The response: the answer is one JSON body.
-    Response(Box<Message>),
+    /// The response: the answer is one JSON body. Not boxed: the slot holds it, and
+    /// nothing else does on the way (issue #42: a box a call, only to be opened).
+    Response(Message),
     /// Something related to the request came first: the answer becomes an SSE stream
     /// that carries it, then what the channel brings (the response last).
     Stream(Box<Message>, mpsc::Receiver<Box<Message>>),
@@ -234,7 +235,7 @@ impl Pending {
     /// pending ones); false when the answer is gone.
     fn respond(self, message: Message) -> bool {
         match self.tx {
-            AnswerTx::Once(Some(tx)) => tx.send(First::Response(Box::new(message))).is_ok(),
+            AnswerTx::Once(Some(tx)) => tx.send(First::Response(message)).is_ok(),
             AnswerTx::Once(None) => false,
             AnswerTx::Stream(tx) => tx.try_send(Box::new(message)).is_ok(),
         }
@@ -256,7 +257,8 @@ impl Pending {
                         self.tx = AnswerTx::Stream(rest_tx);
                         Ok(())
                     }
-                    Err(First::Stream(m, _) | First::Response(m)) => Err(m),
+                    Err(First::Stream(m, _)) => Err(m),
+                    Err(First::Response(m)) => Err(Box::new(m)),
                 }
             }
             AnswerTx::Stream(tx) => tx.try_send(message).map_err(|e| match e {
@@ -280,19 +282,19 @@ pub(super) enum AnswerRx {
 
 impl AnswerRx {
     /// The next message for the request, in the order routed.
-    pub(super) async fn recv(&mut self) -> Option<Box<Message>> {
+    pub(super) async fn recv(&mut self) -> Option<Message> {
         match self {
             AnswerRx::Once(rx) => {
                 let first = rx.await;
                 self.after(first.ok())
             }
-            AnswerRx::Stream(rx) => rx.recv().await,
+            AnswerRx::Stream(rx) => rx.recv().await.map(|m| *m),
             AnswerRx::Done => None,
         }
     }
 
     /// What the one-shot slot brought, and the state after it.
-    fn after(&mut self, first: Option<First>) -> Option<Box<Message>> {
+    fn after(&mut self, first: Option<First>) -> Option<Message> {
         match first {
             Some(First::Response(m)) => {
                 *self = AnswerRx::Done;
@@ -300,7 +302,7 @@ impl AnswerRx {
             }
             Some(First::Stream(m, rest)) => {
                 *self = AnswerRx::Stream(rest);
-                Some(m)
+                Some(*m)
             }
             None => {
                 *self = AnswerRx::Done;
@@ -311,14 +313,14 @@ impl AnswerRx {
 
     /// The next message if one is there already (for the unit tests).
     #[cfg(test)]
-    fn try_recv(&mut self) -> Option<Box<Message>> {
+    fn try_recv(&mut self) -> Option<Message> {
         match self {
             AnswerRx::Once(rx) => match rx.try_recv() {
                 Ok(first) => self.after(Some(first)),
                 Err(oneshot::error::TryRecvError::Empty) => None,
                 Err(oneshot::error::TryRecvError::Closed) => self.after(None),
             },
-            AnswerRx::Stream(rx) => rx.try_recv().ok(),
+            AnswerRx::Stream(rx) => rx.try_recv().ok().map(|m| *m),
             AnswerRx::Done => None,
         }
     }
@@ -939,7 +941,7 @@ mod tests {
         let (s, _in) = session(4);
         let (mut answer, _guard) = s.register(Id::Number(1), true, None).ok().unwrap();
         s.route(note(1));
-        assert_eq!(answer.try_recv().map(|m| *m), Some(note(1)));
+        assert_eq!(answer.try_recv(), Some(note(1)));
         s.route(Response::ok(Id::Number(1), json!({})).into());
         s.route(note(2));
         let mut get = s.open_get(Some("0"));
@@ -961,10 +963,7 @@ mod tests {
         let (mut rx, _guard) = s.register(Id::Number(1), false, None).ok().unwrap();
         s.route(Response::ok(Id::Number(1), json!({})).into());
         s.route(Response::ok(Id::Number(2), json!({})).into());
-        assert!(matches!(
-            rx.try_recv().map(|m| *m),
-            Some(Message::Response(_))
-        ));
+        assert!(matches!(rx.try_recv(), Some(Message::Response(_))));
         assert!(
             get.try_recv().is_err(),
             "a response never goes on the GET stream"
@@ -1000,7 +999,7 @@ mod tests {
         };
         s.relate(Id::Number(100), Id::Number(1));
         s.route(ask(100));
-        assert_eq!(call.try_recv().map(|m| *m), Some(ask(100)));
+        assert_eq!(call.try_recv(), Some(ask(100)));
         assert!(get.try_recv().is_err(), "not on the GET stream");
         // Unrelated, or related to a request no longer pending: where server messages go.
         s.route(ask(101));
@@ -1039,8 +1038,7 @@ mod tests {
             s.route(progress(n));
         }
         s.route(Response::ok(Id::Number(1), json!({})).into());
-        let on_answer: Vec<Message> =
-            std::iter::from_fn(|| answer.try_recv().map(|m| *m)).collect();
+        let on_answer: Vec<Message> = std::iter::from_fn(|| answer.try_recv()).collect();
         let on_get: Vec<Message> = std::iter::from_fn(|| msg(&mut get)).collect();
         assert_eq!(
             on_answer,
@@ -1060,7 +1058,7 @@ mod tests {
         let (mut new, _g2) = s.register(Id::Number(2), true, None).ok().unwrap();
         s.route(note(7));
         assert_eq!(
-            new.try_recv().map(|m| *m),
+            new.try_recv(),
             Some(note(7)),
             "the newest pending answer takes it"
         );
@@ -1092,7 +1090,7 @@ mod tests {
         drop(gone);
         // Related to the gone answer, then the newest SSE answer (the same one): both refuse.
         s.route(progress());
-        assert_eq!(older.try_recv().map(|m| *m), Some(progress()));
+        assert_eq!(older.try_recv(), Some(progress()));
         // Every answer gone: the backlog keeps it for the next GET stream.
         drop(older);
         s.route(note(3));
