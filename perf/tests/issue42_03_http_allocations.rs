@@ -9,50 +9,10 @@
 //! thread, whose allocations are not counted. The count is a property of the code, not of
 //! the machine: the same in any load (the figures below were read in a debug build).
 
+use mcpl_testkit::alloc::Counting;
 use sim_perf::Answer;
 use sim_perf::http_load::{HttpSession, Outcome};
 use sim_perf::light::{LightService, tokens};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicU64, Ordering};
-
-/// The system allocator, counting the allocations made off the client's thread.
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-thread_local! {
-    /// Set on the client's thread: what it allocates is not the server's.
-    static CLIENT: Cell<bool> = const { Cell::new(false) };
-}
-
-fn count() {
-    if !CLIENT.with(Cell::get) {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-    }
-}
-
-// SAFETY: every call is passed to the system allocator unchanged; only a counter is added.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        count();
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) };
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static COUNTING: Counting = Counting;
@@ -78,7 +38,7 @@ const BOUND: f64 = 23.5;
 
 #[test]
 fn issue42_03_a_light_json_post_costs_the_server_at_most_its_allocations() {
-    CLIENT.with(|c| c.set(true));
+    Counting::not_this_thread();
     let per_call = actix::System::new().block_on(async {
         let tokens = tokens("a", 1);
         let light = LightService::start(1, &tokens)
@@ -97,9 +57,9 @@ fn issue42_03_a_light_json_post_costs_the_server_at_most_its_allocations() {
             }
         };
         calls(WARMUP).await;
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let before = Counting::allocations();
         calls(CALLS).await;
-        let after = ALLOCATIONS.load(Ordering::Relaxed);
+        let after = Counting::allocations();
         drop(light);
         (after - before) as f64 / CALLS as f64
     });
