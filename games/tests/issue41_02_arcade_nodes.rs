@@ -461,7 +461,7 @@ pub(crate) async fn go_g1_against_the_bot(http: &reqwest::Client, url: &str) -> 
 /// responder): until then a request forwarded to it reaches a subscription nobody
 /// answers, and times out rather than being refused (what a standby cannot tell apart
 /// from an owner that is slow).
-async fn gone_from_the_bus(nats: &Nats, node: &str) {
+pub(crate) async fn gone_from_the_bus(nats: &Nats, node: &str) {
     use mcpl_cluster::bus::{BusConfig, BusError, NatsBus};
     let probe = NatsBus::connect(&nats.url(), BusConfig::new("probe"))
         .await

@@ -25,7 +25,7 @@ use mcpl_testkit::postgres::Postgres;
 use serde_json::{Value, json};
 
 /// A node serving the principals whose leases it holds.
-async fn principal_node(name: &str, pg: &str, nats: &str) -> Node {
+pub(crate) async fn principal_node(name: &str, pg: &str, nats: &str) -> Node {
     let node = Node::start_with(name, pg, nats, TTL_MS, false, &["--ownership", "principal"]).await;
     node.said(&format!(
         "node {name:?} serves the players whose leases it holds"
@@ -35,7 +35,7 @@ async fn principal_node(name: &str, pg: &str, nats: &str) -> Node {
 }
 
 /// Who holds `who`'s lease now, as the lease table says.
-async fn holder(pg: &str, who: &str) -> String {
+pub(crate) async fn holder(pg: &str, who: &str) -> String {
     let (pg, name) = (pg.to_owned(), who.to_owned());
     tokio::task::spawn_blocking(move || {
         let leases = PgLeases::connect(&pg, "the-test").expect("the leases");
@@ -51,7 +51,7 @@ async fn holder(pg: &str, who: &str) -> String {
 
 /// Waits until `node` has said it runs `n` instances under their leases (taken at its
 /// next renewal after they opened).
-async fn runs_instances(node: &Node, n: usize) {
+pub(crate) async fn runs_instances(node: &Node, n: usize) {
     let mut log = node.log.clone();
     let count = |lines: &Vec<String>| lines.iter().filter(|l| l.contains("runs instance")).count();
     mcpl_testkit::within_named(

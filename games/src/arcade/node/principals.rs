@@ -33,8 +33,10 @@
 //! **Not yet** (`docs/ownership.md` §5 slice 4): a principal's actor is not stopped when
 //! its lease is lost (its requests go elsewhere, but its state stays here until the
 //! process ends, and a lease taken back later serves it from that state); an instance
-//! whose node died is not adopted by another; the lobby lists the players online on its
-//! own node only.
+//! whose node died is adopted by another only when one of its players comes back (her
+//! first use there adopts her games nobody serves, then leased here at the next renewal:
+//! `games/tests/issue41_07_arcade_principal_takeover.rs`), not by a scan of expired
+//! instance leases; the lobby lists the players online on its own node only.
 
 use super::{
     Head, KIND_WS, NO_RESPONDER_PAUSE, Node, NodeBody, OWNER_PATH, blocking, decode, encode,
