@@ -147,6 +147,22 @@ const TUNNEL_PIPE: usize = 64 * 1024;
 /// (from a tunnel).
 type NodeBody = UnsyncBoxBody<Bytes, hyper::Error>;
 
+/// Whether `req` opens a long-lived stream (a `GET` for `text/event-stream`, a
+/// `subscriptions/listen` POST): carried through a tunnel rather than forwarded whole.
+fn long_lived(req: &Request<Incoming>) -> bool {
+    let streams = req.method() == Method::GET
+        && req
+            .headers()
+            .get(hyper::header::ACCEPT)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|v| v.contains("text/event-stream"));
+    streams
+        || req
+            .headers()
+            .get("mcp-method")
+            .is_some_and(|v| v.as_bytes() == b"subscriptions/listen")
+}
+
 /// A whole answer as a [`NodeBody`] answer.
 fn whole(r: Response<Full<Bytes>>) -> Response<NodeBody> {
     r.map(|b| b.map_err(|never| match never {}).boxed_unsync())
@@ -553,18 +569,9 @@ impl Node {
     /// One request of a standby's client: forwarded to the owner (a stream through a
     /// tunnel), or refused.
     async fn forward_http(&self, req: Request<Incoming>) -> Response<NodeBody> {
-        let streams = req.method() == Method::GET
-            && req
-                .headers()
-                .get(hyper::header::ACCEPT)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.contains("text/event-stream"));
-        let listens = req
-            .headers()
-            .get("mcp-method")
-            .is_some_and(|v| v.as_bytes() == b"subscriptions/listen");
+        let long_lived = long_lived(&req);
         match self.exchange(req).await {
-            Ok((owner, parts, body, id)) if streams || listens => {
+            Ok((owner, parts, body, id)) if long_lived => {
                 let stop = self.owner_changes(owner.clone());
                 self.tunnel_http(owner, parts, body, id, stop).await
             }

@@ -295,6 +295,37 @@ fn main() -> ExitCode {
     }
 }
 
+/// The arcade's own listeners behind a cluster node's fronts, WebSocket on `ws` and
+/// Streamable HTTP on `http` where given: the listeners, and where each listens.
+async fn own_listeners(
+    arcade: &Arcade,
+    ws: Option<std::net::SocketAddr>,
+    http: Option<std::net::SocketAddr>,
+    opts: &Arc<ServerOptions>,
+) -> anyhow::Result<(
+    Vec<listen::Listener>,
+    Option<std::net::SocketAddr>,
+    Option<std::net::SocketAddr>,
+)> {
+    let mut listeners = Vec::new();
+    let (mut internal_ws, mut internal_http) = (None, None);
+    if let Some(addr) = ws {
+        let l = listen::ws(arcade, addr, opts.clone())
+            .await
+            .context("the arcade's own WebSocket listener")?;
+        internal_ws = Some(l.local_addr());
+        listeners.push(l);
+    }
+    if let Some(addr) = http {
+        let l = listen::http(arcade, addr, opts.clone())
+            .await
+            .context("the arcade's own Streamable HTTP listener")?;
+        internal_http = Some(l.local_addr());
+        listeners.push(l);
+    }
+    Ok((listeners, internal_ws, internal_http))
+}
+
 /// The listeners' options and the players, checked before anything starts.
 fn server_options(args: &ServeArgs) -> anyhow::Result<(ServerOptions, Vec<String>)> {
     let mut tokens = Vec::new();
@@ -729,23 +760,8 @@ fn serve_node(
         let config = arcade_config(&args, players, Some(Arc::new(store)), None);
         let gallery = config.gallery.clone();
         let arcade = Arcade::new(config).context("building the arcade")?;
-        let mut listeners = Vec::new();
-        let mut internal_http = None;
-        let mut internal_ws = None;
-        if let Some(addr) = own_ws {
-            let l = listen::ws(&arcade, addr, opts.clone())
-                .await
-                .context("the arcade's own WebSocket listener")?;
-            internal_ws = Some(l.local_addr());
-            listeners.push(l);
-        }
-        if let Some(addr) = own_http {
-            let l = listen::http(&arcade, addr, opts.clone())
-                .await
-                .context("the arcade's own Streamable HTTP listener")?;
-            internal_http = Some(l.local_addr());
-            listeners.push(l);
-        }
+        let (listeners, internal_ws, internal_http) =
+            own_listeners(&arcade, own_ws, own_http, &opts).await?;
         let requests = node
             .bus()
             .serve()
@@ -842,25 +858,15 @@ fn serve_principals(
         config.resume_nothing = true;
         let gallery = config.gallery.clone();
         let arcade = Arcade::new(config).context("building the arcade")?;
-        let mut listeners = Vec::new();
-        let mut internal_http = None;
-        let mut internal_ws = None;
-        if let Some(l) = &ws_front {
-            let at = std::net::SocketAddr::new(l.local_addr()?.ip(), 0);
-            let l = listen::ws(&arcade, at, opts.clone())
-                .await
-                .context("the arcade's own WebSocket listener")?;
-            internal_ws = Some(l.local_addr());
-            listeners.push(l);
-        }
-        if let Some(l) = &http_front {
-            let at = std::net::SocketAddr::new(l.local_addr()?.ip(), 0);
-            let l = listen::http(&arcade, at, opts.clone())
-                .await
-                .context("the arcade's own Streamable HTTP listener")?;
-            internal_http = Some(l.local_addr());
-            listeners.push(l);
-        }
+        // Beside each front, on a port of its own on the same address.
+        let beside = |front: &Option<tokio::net::TcpListener>| -> anyhow::Result<_> {
+            front
+                .as_ref()
+                .map(|l| Ok(std::net::SocketAddr::new(l.local_addr()?.ip(), 0)))
+                .transpose()
+        };
+        let (listeners, internal_ws, internal_http) =
+            own_listeners(&arcade, beside(&ws_front)?, beside(&http_front)?, &opts).await?;
         let owners = Principals::new(
             node.clone(),
             leases,

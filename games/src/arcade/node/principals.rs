@@ -247,16 +247,7 @@ impl Principals {
         if req.method() == Method::GET && req.uri().path() == OWNER_PATH {
             return whole(self.node.health(StatusCode::OK, format!("serves {name}\n")));
         }
-        let streams = req.method() == Method::GET
-            && req
-                .headers()
-                .get(hyper::header::ACCEPT)
-                .and_then(|v| v.to_str().ok())
-                .is_some_and(|v| v.contains("text/event-stream"));
-        let listens = req
-            .headers()
-            .get("mcp-method")
-            .is_some_and(|v| v.as_bytes() == b"subscriptions/listen");
+        let long_lived = super::long_lived(&req);
         let who = self.principal_of(
             req.headers()
                 .get(AUTHORIZATION)
@@ -285,7 +276,7 @@ impl Principals {
                 Route::There(to) => to,
             };
             let late = tokio::time::Instant::now() >= give_up;
-            if streams || listens {
+            if long_lived {
                 let answer = self
                     .node
                     .tunnel_http(to, parts, body, id, std::future::pending())
