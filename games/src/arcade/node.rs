@@ -163,6 +163,18 @@ fn long_lived(req: &Request<Incoming>) -> bool {
             .is_some_and(|v| v.as_bytes() == b"subscriptions/listen")
 }
 
+/// Refuses a WebSocket connection not carried anywhere: `503`, `Retry-After: 1` and
+/// `why`, then closed.
+async fn refuse_ws(stream: &mut TcpStream, why: &str) {
+    let body = format!("{why}\n");
+    let answer = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = stream.write_all(answer.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
 /// A whole answer as a [`NodeBody`] answer.
 fn whole(r: Response<Full<Bytes>>) -> Response<NodeBody> {
     r.map(|b| b.map_err(|never| match never {}).boxed_unsync())
@@ -917,13 +929,7 @@ impl Node {
                 Err(e) => self.tunnel_refused(&owner, &e).1,
             },
         };
-        let body = format!("{why}\n");
-        let answer = format!(
-            "HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        let _ = stream.write_all(answer.as_bytes()).await;
-        let _ = stream.shutdown().await;
+        refuse_ws(&mut stream, &why).await;
     }
 
     /// On the owner: accepts the tunnels standbys open to it, each connected to the

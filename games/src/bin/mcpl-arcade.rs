@@ -295,6 +295,39 @@ fn main() -> ExitCode {
     }
 }
 
+/// Serves the tunnels other nodes open to this one, each carried to the arcade's own
+/// listener of its kind.
+async fn tunnels_here(
+    node: &Arc<Node>,
+    http: Option<std::net::SocketAddr>,
+    ws: Option<std::net::SocketAddr>,
+) -> anyhow::Result<()> {
+    let opens = node
+        .tunnels()
+        .opens()
+        .await
+        .context("serving the tunnels opened to this node")?;
+    tokio::spawn(node.clone().serve_tunnels(opens, http, ws));
+    Ok(())
+}
+
+/// Listens on `at` with `listen`, where given; a failure says `what` was being listened
+/// for.
+async fn listening<F, Fut>(
+    at: Option<std::net::SocketAddr>,
+    listen: F,
+    what: impl FnOnce(std::net::SocketAddr) -> String,
+) -> anyhow::Result<Option<listen::Listener>>
+where
+    F: FnOnce(std::net::SocketAddr) -> Fut,
+    Fut: std::future::Future<Output = std::io::Result<listen::Listener>>,
+{
+    match at {
+        Some(at) => Ok(Some(listen(at).await.with_context(|| what(at))?)),
+        None => Ok(None),
+    }
+}
+
 /// The arcade's own listeners behind a cluster node's fronts, WebSocket on `ws` and
 /// Streamable HTTP on `http` where given: the listeners, and where each listens.
 async fn own_listeners(
@@ -307,23 +340,29 @@ async fn own_listeners(
     Option<std::net::SocketAddr>,
     Option<std::net::SocketAddr>,
 )> {
-    let mut listeners = Vec::new();
-    let (mut internal_ws, mut internal_http) = (None, None);
-    if let Some(addr) = ws {
-        let l = listen::ws(arcade, addr, opts.clone())
-            .await
-            .context("the arcade's own WebSocket listener")?;
-        internal_ws = Some(l.local_addr());
-        listeners.push(l);
-    }
-    if let Some(addr) = http {
-        let l = listen::http(arcade, addr, opts.clone())
-            .await
-            .context("the arcade's own Streamable HTTP listener")?;
-        internal_http = Some(l.local_addr());
-        listeners.push(l);
-    }
-    Ok((listeners, internal_ws, internal_http))
+    let own = |what: &str| {
+        let what = format!("the arcade's own {what} listener");
+        move |_| what
+    };
+    let ws = listening(
+        ws,
+        |at| listen::ws(arcade, at, opts.clone()),
+        own("WebSocket"),
+    )
+    .await?;
+    let http = listening(
+        http,
+        |at| listen::http(arcade, at, opts.clone()),
+        own("Streamable HTTP"),
+    )
+    .await?;
+    let at = |l: &Option<listen::Listener>| l.as_ref().map(listen::Listener::local_addr);
+    let (internal_ws, internal_http) = (at(&ws), at(&http));
+    Ok((
+        ws.into_iter().chain(http).collect(),
+        internal_ws,
+        internal_http,
+    ))
 }
 
 /// The listeners' options and the players, checked before anything starts.
@@ -583,20 +622,21 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let gallery = config.gallery.clone();
     actix::System::new().block_on(async move {
         let arcade = Arcade::new(config).context("building the arcade")?;
-        let mut listeners = Vec::new();
-        if let Some(addr) = args.ws {
-            let l = listen::ws(&arcade, addr.addr(), opts.clone())
-                .await
-                .with_context(|| format!("listening for WebSocket on {addr}"))?;
+        let ws = listening(
+            args.ws.map(ListenAddr::addr),
+            |at| listen::ws(&arcade, at, opts.clone()),
+            |at| format!("listening for WebSocket on {at}"),
+        )
+        .await?;
+        let http = listening(
+            args.http.map(ListenAddr::addr),
+            |at| listen::http(&arcade, at, opts.clone()),
+            |at| format!("listening for Streamable HTTP on {at}"),
+        )
+        .await?;
+        let listeners: Vec<_> = ws.into_iter().chain(http).collect();
+        for l in &listeners {
             say(&args, format!("listening on {}", l.url()));
-            listeners.push(l);
-        }
-        if let Some(addr) = args.http {
-            let l = listen::http(&arcade, addr.addr(), opts.clone())
-                .await
-                .with_context(|| format!("listening for Streamable HTTP on {addr}"))?;
-            say(&args, format!("listening on {}", l.url()));
-            listeners.push(l);
         }
         let web_listener = serve_web(&args, &opts, access, gallery).await?;
         if args.stdio {
@@ -770,12 +810,7 @@ fn serve_node(
         tokio::spawn(node.clone().serve_forwarded(requests, internal_http));
         // The standbys' clients' long-lived connections (WebSocket, event streams), carried
         // here through tunnels.
-        let opens = node
-            .tunnels()
-            .opens()
-            .await
-            .context("serving the tunnels opened to this node")?;
-        tokio::spawn(node.clone().serve_tunnels(opens, internal_http, internal_ws));
+        tunnels_here(&node, internal_http, internal_ws).await?;
         node.become_owner(internal_http, internal_ws);
         let web_listener = serve_web(&args, &opts, access, gallery).await?;
         tokio::select! {
@@ -880,12 +915,7 @@ fn serve_principals(
             .await
             .context("serving the requests forwarded to this node")?;
         tokio::spawn(owners.clone().serve_forwarded(requests));
-        let opens = node
-            .tunnels()
-            .opens()
-            .await
-            .context("serving the tunnels opened to this node")?;
-        tokio::spawn(node.clone().serve_tunnels(opens, internal_http, internal_ws));
+        tunnels_here(&node, internal_http, internal_ws).await?;
         tokio::spawn(owners.clone().hold(arcade.server().clone()));
         if let Some(l) = ws_front {
             tokio::spawn(owners.clone().front_ws(l));

@@ -435,13 +435,7 @@ impl Principals {
                 }
             }
         };
-        let body = format!("{why}\n");
-        let answer = format!(
-            "HTTP/1.1 503 Service Unavailable\r\nretry-after: 1\r\ncontent-type: text/plain; charset=utf-8\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
-            body.len()
-        );
-        let _ = stream.write_all(answer.as_bytes()).await;
-        let _ = stream.shutdown().await;
+        super::refuse_ws(&mut stream, &why).await;
     }
 
     /// Answers the requests other nodes forward to this one: replayed on the arcade's
