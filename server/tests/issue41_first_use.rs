@@ -75,6 +75,23 @@ async fn runs(server: &Server, id: u64) {
     .await;
 }
 
+/// Instance `id` adopted by a server B on peers of its own while alice's actor runs on
+/// another node there (linked by name, her record not read on B); that node then dies.
+async fn adopted_while_she_runs_elsewhere(
+    store: &Arc<MemoryStore>,
+    id: u64,
+) -> (InProcessPeers, Server) {
+    let peers = InProcessPeers::new();
+    let her_node = within(peers.serve(PeerAddress::Principal("alice".into())))
+        .await
+        .expect("her address served");
+    let b = server(store, &peers, false);
+    b.adopt_instance(id).await.expect("adopted");
+    assert_eq!(b.principal_count(), 0, "alice is not read on B");
+    within(her_node.split().1.close()).await;
+    (peers, b)
+}
+
 #[actix::test]
 async fn a_principal_read_on_her_first_use_links_to_her_game_running_on_another_server() {
     let store = Arc::new(MemoryStore::new());
@@ -83,14 +100,7 @@ async fn a_principal_read_on_her_first_use_links_to_her_game_running_on_another_
 
     // Adopted by B while her actor runs on another node (linked there by name, her record
     // not read); that node then dies.
-    let peers = InProcessPeers::new();
-    let her_node = within(peers.serve(PeerAddress::Principal("alice".into())))
-        .await
-        .expect("her address served");
-    let b = server(&store, &peers, false);
-    b.adopt_instance(id).await.expect("adopted");
-    assert_eq!(b.principal_count(), 0, "alice is not read on B");
-    within(her_node.split().1.close()).await;
+    let (peers, b) = adopted_while_she_runs_elsewhere(&store, id).await;
 
     // Her first use on A: linked to the game on B, nothing ended, nothing adopted here.
     let a = server(&store, &peers, false);
@@ -216,13 +226,7 @@ async fn a_first_use_adopting_what_another_server_claimed_first_links_to_it_ther
     let store = Arc::new(MemoryStore::new());
     let home = server(&store, &InProcessPeers::new(), true);
     let (id, _) = played_and_released(&home).await;
-    let peers = InProcessPeers::new();
-    let her_node = within(peers.serve(PeerAddress::Principal("alice".into())))
-        .await
-        .expect("her address served");
-    let b = server(&store, &peers, false);
-    b.adopt_instance(id).await.expect("adopted");
-    within(her_node.split().1.close()).await;
+    let (peers, b) = adopted_while_she_runs_elsewhere(&store, id).await;
 
     // A sees nobody (stale) and tries to adopt it on her first use: its claim finds B's,
     // it runs nothing, and her calls reach the game on B.

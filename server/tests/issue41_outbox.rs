@@ -450,20 +450,31 @@ async fn an_outbox_not_acknowledged_is_sent_again_by_whoever_adopts_the_instance
     assert_eq!(numbers, [1, 1, 2, 3, 4, 5, 6]);
 }
 
-#[actix::test]
-async fn a_principal_read_again_on_another_server_drops_a_batch_it_applied() {
-    let store = Arc::new(MemoryStore::new());
-    let peers = Lossy::new();
-    // Server A runs on an arbiter of its own: stopped, it goes as a crashed server does.
+/// Alice on server A, running on an arbiter of its own (stopped, it goes as a crashed
+/// server does), opens a counter; A releases it and B adopts it: the arbiter, A, her
+/// connection, the instance and B.
+async fn moved_from_her_server(
+    store: &Arc<MemoryStore>,
+    peers: &Lossy,
+) -> (actix::Arbiter, Server, Lines, u64, Server) {
     let arbiter = actix::Arbiter::new();
-    let a = server(&store, &peers, PeerBounds::default());
+    let a = server(store, peers, PeerBounds::default());
     let mut alice = player(&a, "alice", Some(&arbiter.handle())).await;
     let opened = alice.exchange(open(1, "counter", Some("c1"), None)).await;
     assert!(opened.get("result").is_some(), "{opened:#}");
     let id = a.running_instances().await[0];
     a.release_instance(id).await.expect("released");
-    let b = server(&store, &peers, PeerBounds::default());
+    let b = server(store, peers, PeerBounds::default());
     b.adopt_instance(id).await.expect("adopted");
+    (arbiter, a, alice, id, b)
+}
+
+#[actix::test]
+async fn a_principal_read_again_on_another_server_drops_a_batch_it_applied() {
+    let store = Arc::new(MemoryStore::new());
+    let peers = Lossy::new();
+    // Server A runs on an arbiter of its own: stopped, it goes as a crashed server does.
+    let (arbiter, _a, mut alice, _, b) = moved_from_her_server(&store, &peers).await;
     let (pushes, first) = until_after(&mut alice, call_in(2, "poke"), 1).await;
     assert_eq!(pushes, ["poked 1"]);
     assert_eq!(text(&first), "1");
@@ -591,15 +602,7 @@ async fn a_call_past_the_bound_of_what_waits_for_a_remote_instance_is_refused_re
 async fn a_batch_for_a_principal_nobody_serves_starts_it_on_the_instances_server() {
     let store = Arc::new(MemoryStore::new());
     let peers = Lossy::new();
-    let arbiter = actix::Arbiter::new();
-    let a = server(&store, &peers, PeerBounds::default());
-    let mut alice = player(&a, "alice", Some(&arbiter.handle())).await;
-    let opened = alice.exchange(open(1, "counter", Some("c1"), None)).await;
-    assert!(opened.get("result").is_some(), "{opened:#}");
-    let id = a.running_instances().await[0];
-    a.release_instance(id).await.expect("released");
-    let b = server(&store, &peers, PeerBounds::default());
-    b.adopt_instance(id).await.expect("adopted");
+    let (arbiter, _a, mut alice, _, b) = moved_from_her_server(&store, &peers).await;
     // A poke runs on B while nothing reaches her; then A goes away with her actor.
     peers.rules().blackhole = true;
     alice.send(call_in(2, "poke")).await;
