@@ -84,7 +84,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use mcpl_cluster::bus::{BusError, Requests};
 use mcpl_cluster::leases::{ARCADE, Lease, LeaseError};
-use mcpl_cluster::tunnel::{Opens, TunnelConfig, TunnelError, Tunnels};
+use mcpl_cluster::tunnel::{Opens, Tunnel, TunnelConfig, TunnelError, Tunnels};
 use mcpl_cluster::{NatsBus, PgLeases};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -707,7 +707,7 @@ impl Node {
         stop: impl std::future::Future<Output = ()> + Send + 'static,
     ) -> Response<NodeBody> {
         let name = self.settings.name.clone();
-        let tunnel = match self.tunnels.open(&owner, KIND_HTTP, Bytes::new()).await {
+        let tunnel = match self.open_tunnel(&owner, KIND_HTTP, Bytes::new()).await {
             Ok(t) => t,
             Err(e) => {
                 let (status, message) = self.tunnel_refused(&owner, &e);
@@ -777,6 +777,34 @@ impl Node {
             StatusCode::SERVICE_UNAVAILABLE,
             format!("{why}: connect again"),
         )
+    }
+
+    /// A tunnel to `owner` opened for a standby's client, tried again while nobody takes
+    /// opens for `owner` and this node still forwards to it, for at most the lease's time
+    /// to live: an owner that has just taken the lease is visible in the lease table
+    /// before it takes opens on the bus, as for [`Node::forward_exchange`]'s requests
+    /// (**\[project\]**: a takeover costs latency, not a refusal).
+    async fn open_tunnel(
+        &self,
+        owner: &str,
+        kind: &str,
+        first: Bytes,
+    ) -> Result<Tunnel, TunnelError> {
+        let give_up = tokio::time::Instant::now() + self.settings.ttl;
+        let mut role = self.role.subscribe();
+        loop {
+            let opened = self.tunnels.open(owner, kind, first.clone()).await;
+            let still = matches!(&*role.borrow_and_update(), Role::Standby { owner: Some(o) } if o == owner);
+            match opened {
+                Err(TunnelError::Bus(BusError::NoNode { .. }))
+                    if still && tokio::time::Instant::now() < give_up =>
+                {
+                    self.waits.send_modify(|n| *n += 1);
+                    tokio::time::sleep(NO_RESPONDER_PAUSE).await;
+                }
+                other => return other,
+            }
+        }
     }
 
     /// A request/response exchange carried to `owner` as one NATS request.
@@ -919,7 +947,7 @@ impl Node {
             Some(owner) if !*self.bus.connected().borrow() => format!(
                 "node {name:?} has lost its connection to NATS, which carries connections to the arcade's owner (node {owner:?})"
             ),
-            Some(owner) => match self.tunnels.open(&owner, KIND_WS, Bytes::from(head)).await {
+            Some(owner) => match self.open_tunnel(&owner, KIND_WS, Bytes::from(head)).await {
                 Ok(tunnel) => {
                     let carried = tunnel.id().to_owned();
                     let ended = tunnel.run(stream, self.owner_changes(owner)).await;

@@ -296,7 +296,7 @@ fn main() -> ExitCode {
 }
 
 /// Serves the tunnels other nodes open to this one, each carried to the arcade's own
-/// listener of its kind.
+/// listener of its kind; returns once NATS has every subscription made so far.
 async fn tunnels_here(
     node: &Arc<Node>,
     http: Option<std::net::SocketAddr>,
@@ -308,6 +308,12 @@ async fn tunnels_here(
         .await
         .context("serving the tunnels opened to this node")?;
     tokio::spawn(node.clone().serve_tunnels(opens, http, ws));
+    // NATS has this node's subscriptions (forwarded requests, then tunnels) before it
+    // says it serves: a standby that reads it as the owner finds it on the bus.
+    node.bus()
+        .flush()
+        .await
+        .context("serving the tunnels opened to this node")?;
     Ok(())
 }
 
