@@ -256,6 +256,19 @@ impl<R: Clone> InstanceCore<R> {
         self.links.get(&who)
     }
 
+    /// Participant `who`'s principal is reached through `principal` from now on (issue
+    /// #41: it was released here and runs elsewhere next); its key stays. False when it
+    /// does not link here.
+    pub fn relink_participant(&mut self, who: ParticipantId, principal: R) -> bool {
+        match self.links.get_mut(&who) {
+            Some(link) => {
+                link.principal = principal;
+                true
+            }
+            None => false,
+        }
+    }
+
     /// True when no principal links here any more.
     pub fn is_unlinked(&self) -> bool {
         self.links.is_empty()

@@ -1,17 +1,21 @@
 //! Which instances a server runs, for a cluster that moves them between its nodes (issue
 //! #41 item 3, `docs/ownership.md`): [`Server::release_instance`] stops one without
 //! ending it, [`Server::adopt_instance`] runs one again from its record, and
-//! [`Server::running_instances`] lists them. The leases that say which node may run an
+//! [`Server::running_instances`] lists them; [`Server::release_principal`] stops a
+//! principal's actor without ending anything, so that its next first use elsewhere takes
+//! it over. The leases that say which node may run an
 //! instance are the cluster's (`mcpl_cluster::PgLeases`); the SDK only does what it is
 //! told, and says clearly when it cannot.
 //!
 //! [`Server::release_instance`]: crate::Server::release_instance
 //! [`Server::adopt_instance`]: crate::Server::adopt_instance
 //! [`Server::running_instances`]: crate::Server::running_instances
+//! [`Server::release_principal`]: crate::Server::release_principal
 
 use crate::store::StoreError;
 
-/// Why an instance could not be released or adopted. Nothing changed.
+/// Why an instance could not be released or adopted, or a principal released. Nothing
+/// changed, unless said.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum OwnershipError {
@@ -133,4 +137,38 @@ pub enum OwnershipError {
     /// The server's actors are gone (its system stopped).
     #[error("the server is gone")]
     Gone,
+    /// Release a principal: it has no actor on this server (never used here, retired, or
+    /// released already), or it is anonymous (it has no record to come back from).
+    #[error("principal {principal:?} is not running on this server")]
+    PrincipalNotRunning {
+        /// The principal's name.
+        principal: String,
+    },
+    /// Release a principal: it is being read for its first use, retiring, or released
+    /// at this moment; try again.
+    #[error("principal {principal:?} is being read, retired or released just now; try again")]
+    PrincipalBusy {
+        /// The principal's name.
+        principal: String,
+    },
+    /// Release a principal: it links to an instance running here and the server has no
+    /// peers **\[project\]**: the instance could reach it nowhere else.
+    #[error(
+        "principal {principal:?} links to instance {instance} running here, and this server has no peers to reach it elsewhere"
+    )]
+    PrincipalLinked {
+        /// The principal's name.
+        principal: String,
+        /// An instance it links to here.
+        instance: u64,
+    },
+    /// Release a principal: a step of it could not be kept (the store was given up); its
+    /// actor stopped all the same, and its record is what was last kept.
+    #[error("principal {principal:?} stopped, but its last steps could not be kept: {reason}")]
+    PrincipalNotKept {
+        /// The principal's name.
+        principal: String,
+        /// Why.
+        reason: String,
+    },
 }

@@ -31,6 +31,7 @@ mod issue41_instance_ids;
 mod issue41_lazy_principals;
 mod issue41_outbox;
 mod issue41_ownership;
+mod issue41_release_principal;
 mod issue41_remote;
 mod issue41_remote_invite;
 mod issue42_group_commit;

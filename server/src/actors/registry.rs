@@ -28,6 +28,9 @@
 //! here, off this mailbox (`owning.rs`, `Registry::adopt_unserved`): nothing waits for
 //! the probes, neither the principal's requests nor other principals' reads.
 //!
+//! **A principal released** (issue #41, `releasing.rs`): its actor stops without ending
+//! anything, what arrives for it meanwhile waiting as for a principal retiring.
+//!
 //! What it publishes for readers on any thread (the live session count, the principal
 //! count, who is online) it writes alone, into [`Published`].
 //!
@@ -48,12 +51,14 @@ use tokio::sync::oneshot;
 mod elsewhere;
 mod messages;
 mod owning;
+mod releasing;
 
 pub(crate) use elsewhere::Elsewhere;
 
 use messages::FetchedFor;
 pub(crate) use messages::{AttachError, AttachSession, DetachSession, Published};
 pub(crate) use owning::{AdoptInstance, ReleaseInstance, RunningInstances};
+pub(crate) use releasing::ReleasePrincipal;
 
 /// How long a principal whose record could not be read waits before it is read again,
 /// while invitations wait for it, after its first failed read **\[project\]** (a session

@@ -351,6 +351,44 @@ impl Server {
             .unwrap_or(Err(crate::OwnershipError::Gone))
     }
 
+    /// Stops principal `name`'s actor here without ending anything (issue #41,
+    /// `docs/ownership.md` §1, §4: a node that lost her lease, or gives her away), so that
+    /// her next first use — on another server over the same store, or on this one —
+    /// reads her from her record and takes her over. Her sessions here close (their hosts
+    /// reconnect, and land where she runs next); her memory here is freed; her instances
+    /// running here go on, reaching her by name wherever she runs next (their batches from
+    /// their outboxes, kept and sent until acknowledged); her links in the store are kept,
+    /// so her next first use elsewhere links to them (§4). Answered once every step she
+    /// handed to the store is decided: nothing of her is written here after, and her
+    /// record stays as last kept. A step a session of hers asked for before it closed
+    /// runs, and is kept, before the answer; a request that reaches her after is a new
+    /// first use.
+    ///
+    /// Refused, nothing changed: a principal with no actor here, or anonymous
+    /// ([`OwnershipError::PrincipalNotRunning`]), one being read, retired or released
+    /// ([`OwnershipError::PrincipalBusy`]: try again), one linked to an instance running
+    /// here on a server without peers ([`OwnershipError::PrincipalLinked`]). A step that
+    /// could not be kept gives [`OwnershipError::PrincipalNotKept`], the actor stopped
+    /// all the same.
+    ///
+    /// [`OwnershipError::PrincipalNotRunning`]: crate::OwnershipError::PrincipalNotRunning
+    /// [`OwnershipError::PrincipalBusy`]: crate::OwnershipError::PrincipalBusy
+    /// [`OwnershipError::PrincipalLinked`]: crate::OwnershipError::PrincipalLinked
+    /// [`OwnershipError::PrincipalNotKept`]: crate::OwnershipError::PrincipalNotKept
+    pub async fn release_principal(&self, name: &str) -> Result<(), crate::OwnershipError> {
+        let Some(registry) = self.registry.get() else {
+            return Err(crate::OwnershipError::PrincipalNotRunning {
+                principal: name.to_owned(),
+            });
+        };
+        registry
+            .send(crate::actors::registry::ReleasePrincipal {
+                name: name.to_owned(),
+            })
+            .await
+            .unwrap_or(Err(crate::OwnershipError::Gone))
+    }
+
     /// Runs instance `id` again from its record in the store, while the server runs (issue
     /// #41 item 3: the takeover of one instance; a restart resumes every one): its logic
     /// read back and resumed (its timers set again, a bot's move made), each of its

@@ -199,6 +199,16 @@ impl Message for Stop {
     type Result = ();
 }
 
+impl Handler<crate::actors::principal::PrincipalReleased> for SessionActor {
+    type Result = ();
+
+    /// Its principal was released here (issue #41): closed as by its handle.
+    fn handle(&mut self, _: crate::actors::principal::PrincipalReleased, ctx: &mut Context<Self>) {
+        tracing::debug!(session = %self.id, "its principal was released here: the session closes");
+        <Self as Handler<Stop>>::handle(self, Stop, ctx);
+    }
+}
+
 impl Handler<Stop> for SessionActor {
     type Result = ();
 

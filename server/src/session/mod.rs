@@ -242,6 +242,7 @@ impl Actor for SessionActor {
                 statement: ctx.address().recipient(),
                 tools: ctx.address().recipient(),
                 versioned: ctx.address().recipient(),
+                close: ctx.address().recipient(),
             },
             arbiter: Arbiter::current(),
         };

@@ -168,3 +168,14 @@ pub(crate) struct InvitationWithdrawn {
     pub(crate) id: InstanceId,
     pub(crate) who: ParticipantId,
 }
+
+/// Participant `who`'s principal, `name`, was released on this server (issue #41,
+/// `Server::release_principal`): the instance reaches it by name from now on, wherever it
+/// runs next — its batches through the outbox (`outbox.rs`). Answered once relinked
+/// (false: `who` does not link here, or the server has no peers).
+#[derive(Message)]
+#[rtype(result = "bool")]
+pub(crate) struct ParticipantMoved {
+    pub(crate) who: ParticipantId,
+    pub(crate) name: String,
+}

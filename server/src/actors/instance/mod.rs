@@ -46,7 +46,7 @@ pub(crate) use messages::Call as CallIn;
 pub(crate) use messages::{
     Batch, Batched, CallAnswer, CloseInstance, Closed, Decline, EnterFailure, Entered,
     ForPrincipal, Invitation, InvitationNamed, InvitationWithdrawn, Join, Leave, Link,
-    PrincipalRef, Start, ToPrincipal, Unlink,
+    ParticipantMoved, PrincipalRef, Start, ToPrincipal, Unlink,
 };
 
 pub(crate) use release::Release;

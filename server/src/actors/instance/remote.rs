@@ -8,7 +8,7 @@
 
 use super::{
     CallIn, CloseInstance, Decline, InstanceActor, InvitationNamed, Join, Leave, Link,
-    PrincipalRef, Unlink,
+    ParticipantMoved, PrincipalRef, Unlink,
 };
 use crate::actors::remote::{self, RemotePrincipal};
 use crate::author::ParticipantId;
@@ -146,6 +146,27 @@ impl InstanceActor {
                 arrival.respond(bytes);
             }
         });
+    }
+}
+
+impl Handler<ParticipantMoved> for InstanceActor {
+    type Result = bool;
+
+    /// Its principal was released here (`Server::release_principal`): reached by name
+    /// from now on. What this instance sent it before is in its mailbox ahead of the
+    /// release's end (the principal relinks, then stops); what comes next goes from the
+    /// outbox, kept with the record and sent until acknowledged wherever it runs next.
+    fn handle(&mut self, m: ParticipantMoved, _: &mut Context<Self>) -> bool {
+        let Some(remote) = RemotePrincipal::new(&self.shared, m.name) else {
+            return false;
+        };
+        let moved = self
+            .core
+            .relink_participant(m.who, PrincipalRef::Remote(remote));
+        if moved {
+            tracing::debug!(instance = %self.core.id(), who = m.who.0, "a participant's principal was released here: reached by name");
+        }
+        moved
     }
 }
 

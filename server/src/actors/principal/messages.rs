@@ -35,6 +35,9 @@ pub(crate) struct SessionAddr {
     pub(crate) statement: Recipient<StatementFor>,
     pub(crate) tools: Recipient<ToolsView>,
     pub(crate) versioned: Recipient<VersionedFor>,
+    /// Closes the session: its principal was released here (issue #41,
+    /// `Server::release_principal`), so its host reconnects where it runs next.
+    pub(crate) close: Recipient<PrincipalReleased>,
 }
 
 // ---- principal ⇄ registry ----
@@ -216,6 +219,12 @@ pub(crate) struct ToolsView {
 #[derive(Message)]
 #[rtype(result = "()")]
 pub(crate) struct VersionedFor(pub(crate) Arc<crate::core::Versioned>);
+
+/// The session's principal was released on this server (issue #41): the session closes
+/// (its host reconnects, and lands where the principal runs next).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) struct PrincipalReleased;
 
 /// The principal moved to a new catalog: what that changed.
 #[derive(Message)]

@@ -16,6 +16,7 @@
 //! | `invite.rs` | invitations fed to the core; listing and declining them for a tool handler |
 //! | `durable.rs` | its record in the store, written before what changed it is delivered; read back at a restart (issue #15) |
 //! | `remote.rs` | what instances on other servers say to it, through the server's peers (issue #41) |
+//! | `release.rs` | stopped without ending anything, to run elsewhere next (issue #41, `Server::release_principal`) |
 //!
 //! **Toolsets belong to the principal** (§4.6): the state lives here, not in a session, and
 //! every draft the core returns goes to every session, each numbering it on its own
@@ -31,11 +32,13 @@ mod fanout;
 mod invite;
 pub(crate) mod messages;
 mod open;
+mod release;
 mod remote;
 mod sessions;
 mod telling;
 
 pub(crate) use messages::*;
+pub(crate) use release::Release;
 
 use crate::actors::instance::{Leave, Unlink};
 use crate::core::PrincipalState;
@@ -97,6 +100,12 @@ pub(crate) struct PrincipalActor {
     /// The last message applied of each instance's stream from another server (issue
     /// #41, `remote.rs`), by instance and kind (0: batches, 1: invitations).
     seen: crate::actors::remote::Seen<(u64, u8)>,
+    /// Its address served on the server's peers (issue #41, `remote.rs`): the stream of
+    /// arrivals and what stops serving it, for a release (`release.rs`).
+    inbox: Option<(SpawnHandle, crate::peers::Closer)>,
+    /// Being released (issue #41, `release.rs`): it takes no new session, and stops once
+    /// its instances here reach it by name.
+    releasing: bool,
 }
 
 impl PrincipalActor {
@@ -139,6 +148,8 @@ impl PrincipalActor {
             draining: false,
             told_seq: 0,
             seen: Default::default(),
+            inbox: None,
+            releasing: false,
         }
     }
 

@@ -30,10 +30,14 @@ impl PrincipalActor {
             return;
         };
         let to = PeerAddress::Principal(name.clone());
-        remote::serve(self, ctx, peers, to, |_, ctx, inbox| {
-            // Served until the actor stops (its arrivals dropped with it).
-            let (arrivals, _closer) = inbox.split();
-            ctx.add_stream(arrivals);
+        remote::serve(self, ctx, peers, to, |act, ctx, inbox| {
+            // Served until the actor stops (its arrivals dropped with it), or is released.
+            let (arrivals, closer) = inbox.split();
+            if act.releasing {
+                actix::spawn(closer.close());
+            } else {
+                act.inbox = Some((ctx.add_stream(arrivals), closer));
+            }
         });
     }
 

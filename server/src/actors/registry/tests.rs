@@ -4,7 +4,8 @@
 
 use super::*;
 use crate::actors::principal::{
-    CatalogSwapped, SessionAddr, StatementFor, ToSession, ToolsView, VersionedFor,
+    CatalogSwapped, PrincipalReleased, SessionAddr, StatementFor, ToSession, ToolsView,
+    VersionedFor,
 };
 use crate::ids::SessionId;
 
@@ -28,7 +29,8 @@ ignores!(
     CatalogSwapped,
     StatementFor,
     ToolsView,
-    VersionedFor
+    VersionedFor,
+    PrincipalReleased
 );
 
 fn session_addr() -> SessionAddr {
@@ -38,7 +40,8 @@ fn session_addr() -> SessionAddr {
         swapped: q.clone().recipient(),
         statement: q.clone().recipient(),
         tools: q.clone().recipient(),
-        versioned: q.recipient(),
+        versioned: q.clone().recipient(),
+        close: q.recipient(),
     }
 }
 
