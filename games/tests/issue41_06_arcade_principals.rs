@@ -337,3 +337,90 @@ async fn issue41_06_a_node_paused_past_a_players_lease_stops_serving_her() {
     assert_eq!(by, "n2", "n1 forwards her requests to her new node");
     assert_eq!(holder(&url, "alice").await, "n2");
 }
+
+/// A node paused past a principal's lease stops her actor once woken (`docs/ownership.md`
+/// §1): alice's WebSocket connection, served on n1, is closed by n1 as soon as it finds her
+/// lease lost — n1 no longer runs her, so nothing of her is served there twice — and her
+/// host, reconnecting through n1, is carried to n2, where her lease now is, and finds the
+/// lobby there. Fails without the stop: her connection on n1 stays open, served by an
+/// actor of her that no lease covers.
+#[actix::test]
+async fn issue41_06_a_node_paused_past_a_players_lease_stops_her_actor_once_woken() {
+    use crate::issue41_04_arcade_tunnels::{hinted, tunnel_counts, ws_of};
+    use nix::sys::signal::Signal;
+    let pg = Postgres::start().expect("a private PostgreSQL starts");
+    let nats = Nats::start().expect("a private nats-server starts");
+    let (url, bus) = (pg.url(), nats.url());
+    let mut nodes = Vec::new();
+    for name in ["n1", "n2"] {
+        let args = ["--ownership", "principal"];
+        let node = Node::start_with(name, &url, &bus, TTL_MS, true, &args).await;
+        node.said("serves the players whose leases it holds").await;
+        nodes.push(node);
+    }
+    let (n1, n2) = (&nodes[0], &nodes[1]);
+    let mut alice = hinted(ws_of(n1), "alice").await;
+    assert_eq!(holder(&url, "alice").await, "n1");
+
+    signal(&n1.child, Signal::SIGSTOP);
+    // Her requests on n2 wait out her lease (the first refused retryable), then take it.
+    let http = reqwest::Client::new();
+    let body = modern(1, "tools/call", json!({"name": "games", "arguments": {}}));
+    let (status, _, answer) = post(&http, &n2.url, "alice", &body).await;
+    assert_eq!(status, 503, "{answer:#}");
+    let (_, by) = call(&http, &n2.url, "alice", "games", json!({})).await;
+    assert_eq!(by, "n2");
+
+    signal(&n1.child, Signal::SIGCONT);
+    n1.said("node \"n1\" lost the principal lease \"alice\": it serves it no more")
+        .await;
+    n1.said("node \"n1\" stopped the principal \"alice\": its lease was lost")
+        .await;
+    // Her connection on n1 closed by n1: her actor there is gone.
+    let closed = alice.closed().await;
+    println!("alice's connection on n1: {closed:?}");
+    // Her host reconnects through n1: carried to n2, where she is served.
+    let mut again = hinted(ws_of(n1), "alice").await;
+    let games = again.call("games", json!({}), None).await;
+    assert_ne!(games["result"]["isError"], true, "{games:#}");
+    assert_eq!(tunnel_counts(n1).await.1, 1, "n1 tunneled her to n2");
+    assert_eq!(holder(&url, "alice").await, "n2");
+}
+
+/// A player an invitation brings to a node while she runs nowhere is started there only
+/// under her lease (`docs/ownership.md` §1): alice, on n1, challenges bob, who has used
+/// no node yet; n1 takes bob's lease before starting him (the lease table names n1), so
+/// bob's first request, landing on n2, is served on n1, where the challenge waits for
+/// him. Without the placement, n1 started bob holding no lease of him, and n2 took it
+/// for his request and read him there, without the challenge.
+#[actix::test]
+async fn issue41_06_an_invitee_running_nowhere_is_started_under_her_lease() {
+    let pg = Postgres::start().expect("a private PostgreSQL starts");
+    let nats = Nats::start().expect("a private nats-server starts");
+    let (url, bus) = (pg.url(), nats.url());
+    let n1 = principal_node("n1", &url, &bus).await;
+    let n2 = principal_node("n2", &url, &bus).await;
+    let http = reqwest::Client::new();
+    let (sent, by) = call(
+        &http,
+        &n1.url,
+        "alice",
+        "challenge",
+        json!({"opponent": "bob", "game": "tictactoe"}),
+    )
+    .await;
+    assert_eq!(by, "n1");
+    let game = sent["structuredContent"]["instance"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{sent:#}"))
+        .to_owned();
+    assert_eq!(holder(&url, "bob").await, "n1", "bob leased where he started");
+
+    let (games, by) = call(&http, &n2.url, "bob", "games", json!({})).await;
+    assert_eq!(by, "n1", "bob served under his lease");
+    assert_eq!(
+        games["structuredContent"]["challenges"][0]["instance"],
+        json!(game),
+        "{games:#}"
+    );
+}

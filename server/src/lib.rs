@@ -115,6 +115,7 @@ use mcpl_server_core::paging;
 mod ownership;
 mod panics;
 pub mod peers;
+pub mod placement;
 pub use mcpl_server_core::push;
 mod server;
 pub mod session;
@@ -143,6 +144,7 @@ pub use manifest::ManifestError;
 pub use ownership::OwnershipError;
 pub use paging::CursorError;
 pub use peers::{InProcessPeers, PeerAddress, PeerBounds, PeerError, Peers};
+pub use placement::{Placed, Placement};
 pub use push::{PushError, PushEvent};
 pub use server::{
     BuildError, DEFAULT_ASK_TIMEOUT, DEFAULT_FEATURE_SET, DEFAULT_PAGE_SIZE, DEFAULT_PUSH_TIMEOUT,

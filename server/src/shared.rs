@@ -68,6 +68,9 @@ pub(crate) struct Shared {
     /// How actors here reach actors on other servers (issue #41, `peers.rs`); none:
     /// nothing crosses servers.
     pub(crate) peers: Option<Arc<dyn crate::peers::Peers>>,
+    /// Whether a principal brought here by an invitation or an outbox may start here
+    /// (issue #41, `placement.rs`); none: she starts here.
+    pub(crate) placement: Option<Arc<dyn crate::placement::Placement>>,
     /// How long a message to another server's actor waits for its answer.
     pub(crate) peer_timeout: std::time::Duration,
     /// How much is held per stream for actors elsewhere (issue #41, `peers.rs`).

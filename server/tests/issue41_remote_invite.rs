@@ -15,7 +15,8 @@ use crate::raw;
 use mcpl_protocol::mcp::{CallToolResult, Tool};
 use mcpl_server::{
     Event, InProcessPeers, InstanceContext, InstanceLogic, Joined, MemoryStore, ParticipantId,
-    Principal, Refusal, Reply, Server, Started, ToolCall, ToolContext, ToolError, Toolset,
+    Placed, Placement, Principal, Refusal, Reply, Server, Started, ToolCall, ToolContext,
+    ToolError, Toolset,
 };
 use mcpl_testkit::msg::{open, request, result};
 use raw::Lines;
@@ -68,6 +69,16 @@ struct DeclineArgs {
 
 /// A server on `store`, reaching the other through `peers`.
 fn server(store: &Arc<MemoryStore>, peers: &InProcessPeers) -> Server {
+    server_placed(store, peers, None)
+}
+
+/// [`server`], asking `placement` (when given) before starting a principal an invitation
+/// brings.
+fn server_placed(
+    store: &Arc<MemoryStore>,
+    peers: &InProcessPeers,
+    placement: Option<Arc<dyn Placement>>,
+) -> Server {
     let duel = Toolset::new("duel")
         .instances()
         .options(json!({"type": "object", "properties": {"opponent": {"type": "string"}}}))
@@ -83,7 +94,7 @@ fn server(store: &Arc<MemoryStore>, peers: &InProcessPeers) -> Server {
             })
             .title("Duel"))
         });
-    Server::builder("remote-invite-test", "0.1.0")
+    let builder = Server::builder("remote-invite-test", "0.1.0")
         .toolset(duel)
         .tool(
             Tool::new(
@@ -117,9 +128,13 @@ fn server(store: &Arc<MemoryStore>, peers: &InProcessPeers) -> Server {
             },
         )
         .store(store.clone())
-        .peers(Arc::new(peers.clone()))
-        .build()
-        .unwrap()
+        .peers(Arc::new(peers.clone()));
+    match placement {
+        Some(p) => builder.placement(p),
+        None => builder,
+    }
+    .build()
+    .unwrap()
 }
 
 /// The next `push/event` (answered), skipping hint notifications: its params.
@@ -311,4 +326,97 @@ async fn an_invitation_for_a_principal_no_server_runs_starts_it_on_the_instances
     );
     let (_, listed) = answered(&mut carol, pending).await;
     assert_eq!(text(&listed), "duel:g3 from alice", "{listed:#}");
+}
+
+/// A placement that says where each principal runs as the test sets it (nobody named:
+/// here), and publishes who it was asked about, in order.
+#[derive(Default)]
+struct Placements {
+    elsewhere: std::sync::Mutex<Vec<String>>,
+    asked: tokio::sync::watch::Sender<Vec<String>>,
+}
+
+impl Placement for Placements {
+    fn place(
+        &self,
+        name: &str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Placed> + Send>> {
+        self.asked.send_modify(|a| a.push(name.to_owned()));
+        let away = self.elsewhere.lock().unwrap().iter().any(|n| n == name);
+        let placed = if away {
+            Placed::Elsewhere
+        } else {
+            Placed::Here
+        };
+        Box::pin(std::future::ready(placed))
+    }
+}
+
+#[actix::test]
+async fn an_invitation_for_a_principal_placed_elsewhere_is_sent_there_and_starts_nothing_here() {
+    let store = Arc::new(MemoryStore::new());
+    let peers = InProcessPeers::new();
+    let placements = Arc::new(Placements::default());
+    placements
+        .elsewhere
+        .lock()
+        .unwrap()
+        .push("carol".to_owned());
+    let a = server_placed(&store, &peers, Some(placements.clone()));
+    let b = server(&store, &peers);
+    let (mut alice, _alice_session) = player(&a, "alice").await;
+    let mut asked = placements.asked.subscribe();
+
+    // carol runs nowhere, and her lease is another node's: A asks, and starts nothing.
+    let opened = alice
+        .exchange(open(
+            1,
+            "duel",
+            Some("g3"),
+            Some(json!({"opponent": "carol"})),
+        ))
+        .await;
+    assert!(opened.get("result").is_some(), "{opened:#}");
+    mcpl_testkit::within(asked.wait_for(|a| a.iter().any(|n| n == "carol")))
+        .await
+        .unwrap();
+    assert_eq!(a.principal_count(), 1, "carol is not started on A");
+
+    // She comes to B (where her lease is): the invitation, sent to her again, reaches her
+    // there, and alice hears where she sees it.
+    let (mut carol, _carol_session) = player(&b, "carol").await;
+    let invited = next_push(&mut carol).await;
+    assert_eq!(
+        invited["hints"]["suggest"][0]["reason"], "alice challenges you to a duel",
+        "{invited:#}"
+    );
+    let told = next_push(&mut alice).await;
+    assert_eq!(push_text(&told), "carol sees the duel as g3");
+    assert_eq!(a.principal_count(), 1, "still only alice on A");
+    assert_eq!(b.principal_count(), 1, "carol on B");
+}
+
+#[actix::test]
+async fn an_invitation_for_a_principal_placed_here_starts_her_here_once_placed() {
+    let store = Arc::new(MemoryStore::new());
+    let peers = InProcessPeers::new();
+    let placements = Arc::new(Placements::default());
+    let a = server_placed(&store, &peers, Some(placements.clone()));
+    let (mut alice, _alice_session) = player(&a, "alice").await;
+    let (mut told_alice, _) = pushes_around(
+        &mut alice,
+        open(1, "duel", Some("g4"), Some(json!({"opponent": "dave"}))),
+        0,
+    )
+    .await;
+    if told_alice.is_empty() {
+        told_alice.push(next_push(&mut alice).await);
+    }
+    assert_eq!(push_text(&told_alice[0]), "dave sees the duel as g4");
+    assert_eq!(
+        *placements.asked.borrow(),
+        ["dave"],
+        "placed before she started"
+    );
+    assert_eq!(a.principal_count(), 2, "alice and dave on A");
 }

@@ -141,6 +141,10 @@ pub struct ArcadeConfig {
     /// `docs/ownership.md` §2: a game on its opener's node, its other player's principal
     /// on hers). Default none: nothing crosses servers.
     pub peers: Option<Arc<dyn mcpl_server::peers::Peers>>,
+    /// Where a player an invitation brings may start (issue #41, `docs/ownership.md` §1:
+    /// on the node holding her lease; see `ServerBuilder::placement`). Default none: on
+    /// this node.
+    pub placement: Option<Arc<dyn mcpl_server::Placement>>,
     /// Resume none of the games its store keeps when it starts (issue #41: a node of a
     /// cluster sharing one store runs only the games opened on it; see
     /// `ServerBuilder::resume_instances`). Default `false`: every game kept resumes.
@@ -157,6 +161,7 @@ impl std::fmt::Debug for ArcadeConfig {
             .field("gallery", &self.gallery.is_some())
             .field("finished_file", &self.finished_file)
             .field("peers", &self.peers.is_some())
+            .field("placement", &self.placement.is_some())
             .field("resume_nothing", &self.resume_nothing)
             .finish_non_exhaustive()
     }
@@ -230,6 +235,9 @@ impl Arcade {
         }
         if let Some(peers) = config.peers {
             builder = builder.peers(peers);
+        }
+        if let Some(placement) = config.placement {
+            builder = builder.placement(placement);
         }
         if config.resume_nothing {
             builder = builder.resume_instances(false);

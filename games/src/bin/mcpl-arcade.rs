@@ -61,7 +61,7 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 use mcpl_cluster::bus::BusConfig;
 use mcpl_cluster::{Fence, NatsBus, PgLeases, PgStore};
 use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map};
-use mcpl_games::arcade::node::{Node, NodeSettings, Principals, Role};
+use mcpl_games::arcade::node::{LeasePlacement, Node, NodeSettings, Principals, Role};
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
 use mcpl_games::arcade::spectate::{self, Gallery, web::Access, web::WebOptions};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
@@ -575,6 +575,7 @@ fn arcade_config(
         )),
         finished_file,
         peers: None,
+        placement: None,
         resume_nothing: false,
     }
 }
@@ -896,6 +897,9 @@ fn serve_principals(
             .with_context(|| format!("node {name:?}: the store"))?;
         let mut config = arcade_config(&args, players, Some(Arc::new(store)), None);
         config.peers = Some(Arc::new(mcpl_cluster::NatsPeers::new(bus.clone())));
+        // A player an invitation brings starts here only under her lease.
+        let placement = Arc::new(LeasePlacement::default());
+        config.placement = Some(placement.clone());
         config.resume_nothing = true;
         let gallery = config.gallery.clone();
         let arcade = Arcade::new(config).context("building the arcade")?;
@@ -916,6 +920,7 @@ fn serve_principals(
             internal_http,
             internal_ws,
         );
+        placement.serve(&owners);
         let requests = bus
             .serve()
             .await

@@ -51,6 +51,7 @@ use tokio::sync::oneshot;
 mod elsewhere;
 mod messages;
 mod owning;
+mod placing;
 mod releasing;
 
 pub(crate) use elsewhere::Elsewhere;
@@ -151,6 +152,12 @@ pub(crate) struct Registry {
     /// Principals run on another server with invitations or withdrawals in flight to
     /// them (issue #41, `elsewhere.rs`): what comes for them meanwhile goes after.
     elsewhere: HashMap<Principal, Elsewhere>,
+    /// Principals brought here by an invitation or an outbox, asked about of the
+    /// server's placement (issue #41, `placing.rs`), with what waits for them.
+    placing: HashMap<Principal, placing::Placing>,
+    /// How many placements in a row said each principal runs elsewhere (or nobody
+    /// could say), for the pause before the next try.
+    placed_away: HashMap<Principal, u32>,
     /// Live sessions per principal, for who is online.
     sessions: HashMap<Principal, usize>,
     live: usize,
@@ -170,6 +177,8 @@ impl Registry {
             next_read: 0,
             running: HashMap::new(),
             elsewhere: HashMap::new(),
+            placing: HashMap::new(),
+            placed_away: HashMap::new(),
             sessions: HashMap::new(),
             live: 0,
             next_generation: 0,
@@ -239,6 +248,9 @@ impl Registry {
 
     /// Routes `m` to the principal's actor here (see [`Registry::route`]).
     fn route_here(&mut self, principal: &Principal, m: Held) {
+        if self.placing.contains_key(principal) {
+            return self.while_placing(principal, m);
+        }
         if let Some(held) = self.loading.get_mut(principal) {
             let attaching = matches!(m, Held::Attach(..));
             held.push(m); // its record is being read: after it, in order
@@ -253,6 +265,10 @@ impl Registry {
             return; // a detach or withdrawal for an actor that is gone: nothing to tell
         }
         if !self.principals.contains_key(principal) && self.reads(principal) {
+            // Brought here by an invitation: placed first, when a cluster places them.
+            if !matches!(m, Held::Attach(..)) && self.shared.placement.is_some() {
+                return self.place(principal.clone(), Some(m));
+            }
             self.loading.insert(principal.clone(), vec![m]);
             self.fetch(principal.clone());
             return;

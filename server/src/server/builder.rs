@@ -126,6 +126,7 @@ pub struct ServerBuilder {
     resume_instances: bool,
     features: Features,
     peers: Option<Arc<dyn crate::peers::Peers>>,
+    placement: Option<Arc<dyn crate::placement::Placement>>,
     peer_timeout: Duration,
     peer_bounds: crate::peers::PeerBounds,
 }
@@ -170,6 +171,7 @@ impl ServerBuilder {
             follow_wait: FOLLOW_WAIT,
             resume_instances: true,
             peers: None,
+            placement: None,
             peer_timeout: crate::peers::PEER_TIMEOUT,
             peer_bounds: crate::peers::PeerBounds::default(),
         }
@@ -182,6 +184,16 @@ impl ServerBuilder {
     /// crosses servers (the default).
     pub fn peers(mut self, peers: Arc<dyn crate::peers::Peers>) -> Self {
         self.peers = Some(peers);
+        self
+    }
+
+    /// Asks `placement` before starting a principal that something other than a session
+    /// brings here — an invitation nobody serves on the peers, an outbox's batches for her
+    /// (issue #41, `docs/ownership.md` §1: a cluster runs each principal on the node
+    /// holding her lease; [`Placement`](crate::Placement)). Without it (the default), she
+    /// is started here.
+    pub fn placement(mut self, placement: Arc<dyn crate::placement::Placement>) -> Self {
+        self.placement = Some(placement);
         self
     }
 
@@ -651,6 +663,7 @@ impl ServerBuilder {
             restore,
             loaded: Mutex::new(loaded),
             peers: self.peers,
+            placement: self.placement,
             peer_timeout: self.peer_timeout,
             peer_bounds: self.peer_bounds,
         };

@@ -27,12 +27,14 @@
 //! **Renewal.** Every lease the node holds is renewed at a third of its time to live in
 //! one statement ([`PgLeases::renew_all`]). One lost (another node took it after it
 //! expired) is forgotten at once — dropped from the fence and from what this node serves:
-//! the principal's next request is forwarded to its new holder. A renewal the database
-//! fails forgets every lease (none is known held now). SIGTERM releases them all.
+//! the principal's next request is forwarded to its new holder — and what ran under it
+//! stops at once: a principal's actor released (`Server::release_principal`: her
+//! sessions here close, her hosts reconnect and land on her new node, a lease taken back
+//! later reads her from her record), an instance released (`Server::release_instance`).
+//! A renewal the database fails forgets every lease (none is known held now). SIGTERM
+//! releases them all.
 //!
-//! **Not yet** (`docs/ownership.md` §5 slice 4): a principal's actor is not stopped when
-//! its lease is lost (its requests go elsewhere, but its state stays here until the
-//! process ends, and a lease taken back later serves it from that state); an instance
+//! **Not yet** (`docs/ownership.md` §5 slice 4): an instance
 //! whose node died is adopted by another only when one of its players comes back (her
 //! first use there adopts her games nobody serves, then leased here at the next renewal:
 //! `games/tests/issue41_07_arcade_principal_takeover.rs`), not by a scan of expired
@@ -53,7 +55,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use mcpl_cluster::bus::{BusError, Requests};
 use mcpl_cluster::leases::{INSTANCE, Lease, LeaseError, PRINCIPAL};
 use mcpl_cluster::{Fence, PgLeases};
-use mcpl_server::Server;
+use mcpl_server::{OwnershipError, Server};
 use mcpl_transport::{Principal, ServerOptions};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
@@ -509,6 +511,7 @@ impl Principals {
                             self.node.settings.name, lease.kind, lease.key
                         );
                         self.drop_lease(&lease);
+                        self.stop_lost(&server, lease);
                     }
                 }
                 Err(e) => {
@@ -523,6 +526,48 @@ impl Principals {
                 }
             }
         }
+    }
+
+    /// What ran here under `lease`, now lost, stops at once (`docs/ownership.md` §1; its
+    /// writes would be fenced anyway): a principal's actor released
+    /// ([`Server::release_principal`]: her sessions close, and her hosts reconnect where
+    /// her lease now is), an instance released ([`Server::release_instance`]). A principal
+    /// being read or retiring just now is asked again every 100 ms for up to the lease's
+    /// time to live.
+    fn stop_lost(&self, server: &Server, lease: Lease) {
+        let (server, node) = (server.clone(), self.node.settings.name.clone());
+        let ttl = self.node.settings.ttl;
+        tokio::spawn(async move {
+            let (kind, key) = (lease.kind.as_str(), lease.key.as_str());
+            let outcome = if kind == PRINCIPAL {
+                let give_up = tokio::time::Instant::now() + ttl;
+                loop {
+                    match server.release_principal(key).await {
+                        Err(OwnershipError::PrincipalBusy { .. })
+                            if tokio::time::Instant::now() < give_up =>
+                        {
+                            tokio::time::sleep(Duration::from_millis(100)).await;
+                        }
+                        other => break other,
+                    }
+                }
+            } else if let (INSTANCE, Ok(id)) = (kind, key.parse::<u64>()) {
+                server.release_instance(id).await
+            } else {
+                return;
+            };
+            match outcome {
+                Ok(()) => eprintln!(
+                    "mcpl-arcade: node {node:?} stopped the {kind} {key:?}: its lease was lost"
+                ),
+                Err(
+                    OwnershipError::PrincipalNotRunning { .. } | OwnershipError::NotRunning { .. },
+                ) => {}
+                Err(e) => eprintln!(
+                    "mcpl-arcade: node {node:?} lost the {kind} lease {key:?} and could not stop it cleanly: {e}"
+                ),
+            }
+        });
     }
 
     /// Leases each instance `server` runs that this node holds no lease of; releases the
@@ -574,6 +619,57 @@ impl Principals {
             let leases = self.leases.clone();
             let _ = blocking(move || leases.release(&lease)).await;
         }
+    }
+}
+
+/// Where a player an invitation (or an outbox's batches) brings to this node's arcade may
+/// start (`docs/ownership.md` §1; [`mcpl_server::Placement`]): here when this node holds
+/// her lease, or takes it now because nobody does ([`Principals`]'s own look-up, as for
+/// her first request); elsewhere when another node holds it — the SDK then sends the
+/// invitation to her address again after a pause, where that node serves her once she
+/// uses it. Nobody can say (the leases unreadable, or the fronts not made yet): asked
+/// again later.
+#[derive(Default)]
+pub struct LeasePlacement {
+    owners: std::sync::OnceLock<Arc<Principals>>,
+}
+
+impl std::fmt::Debug for LeasePlacement {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LeasePlacement")
+            .field("serving", &self.owners.get().is_some())
+            .finish()
+    }
+}
+
+impl LeasePlacement {
+    /// Places players by `owners`' leases from now on (made after the arcade).
+    pub fn serve(&self, owners: &Arc<Principals>) {
+        let _ = self.owners.set(owners.clone());
+    }
+}
+
+impl mcpl_server::Placement for LeasePlacement {
+    fn place(
+        &self,
+        name: &str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = mcpl_server::Placed> + Send>> {
+        use mcpl_server::Placed;
+        let (owners, name) = (self.owners.get().cloned(), name.to_owned());
+        Box::pin(async move {
+            let Some(owners) = owners else {
+                return Placed::Unknown;
+            };
+            match owners.route(&name).await {
+                Route::Here => Placed::Here,
+                Route::There(_) => {
+                    // Looked up again next time: that holder's lease may expire.
+                    owners.forget(&name);
+                    Placed::Elsewhere
+                }
+                Route::Refused(_) => Placed::Unknown,
+            }
+        })
     }
 }
 

@@ -14,15 +14,18 @@
 //! (the actor stops), and the release is answered once every record it handed over is
 //! decided: from then on nothing of it is written here, and its record is as last kept.
 //!
+//! An instance of a toolset it starts anew (a lobby) is left instead (`local_links`).
+//!
 //! **Without peers** **\[project\]**: a principal linked to an instance running here is
 //! not released ([`OwnershipError::PrincipalLinked`]): the instance could reach it nowhere
 //! else, and what it told her meanwhile would be lost.
 
 use super::{InstanceRef, PrincipalActor, PrincipalReleased};
-use crate::actors::instance::{InstanceActor, ParticipantMoved};
+use crate::actors::instance::{InstanceActor, Leave, ParticipantMoved};
 use crate::author::ParticipantId;
 use crate::ids::InstanceId;
 use crate::ownership::OwnershipError;
+use crate::store::Follow;
 use actix::prelude::*;
 use std::collections::HashSet;
 use tokio::sync::oneshot;
@@ -45,20 +48,34 @@ struct Relinked {
 }
 
 impl PrincipalActor {
-    /// Its links to instances running here not in `moved`, with who it is in each.
+    /// Its links to instances running here not in `moved`, with who it is in each — but
+    /// those of toolsets it starts anew (a lobby, `Shared::started_anew`), which it
+    /// leaves **\[project\]**: they hold nothing of their own, and its next first use,
+    /// wherever it is, drops the link and starts one again (`restore::drop_anew`); run on,
+    /// they would reach it by name for nothing.
     fn local_links(
         &self,
-        moved: &HashSet<InstanceId>,
+        moved: &mut HashSet<InstanceId>,
     ) -> Vec<(InstanceId, Addr<InstanceActor>, ParticipantId)> {
-        self.core
-            .links()
-            .values()
-            .filter(|l| !moved.contains(&l.id))
-            .filter_map(|l| match &l.addr {
-                InstanceRef::Local(addr) if addr.connected() => Some((l.id, addr.clone(), l.who)),
-                _ => None,
-            })
-            .collect()
+        let mut local = Vec::new();
+        for (key, l) in self.core.links() {
+            let InstanceRef::Local(addr) = &l.addr else {
+                continue;
+            };
+            if moved.contains(&l.id) || !addr.connected() {
+                continue;
+            }
+            if self.shared.started_anew(&key.toolset) {
+                moved.insert(l.id);
+                addr.do_send(Leave {
+                    who: l.who,
+                    follow: Follow::NONE,
+                });
+            } else {
+                local.push((l.id, addr.clone(), l.who));
+            }
+        }
+        local
     }
 
     /// Each instance of `local` reaches this principal by name from now on; once each
@@ -94,15 +111,24 @@ impl Handler<Release> for PrincipalActor {
     type Result = ();
 
     fn handle(&mut self, m: Release, ctx: &mut Context<Self>) {
-        let local = self.local_links(&HashSet::new());
-        if !local.is_empty() && self.shared.peers.is_none() {
+        let linked = self.core.links().iter().find_map(|(key, l)| match &l.addr {
+            InstanceRef::Local(addr)
+                if addr.connected() && !self.shared.started_anew(&key.toolset) =>
+            {
+                Some(l.id)
+            }
+            _ => None,
+        });
+        if let Some(id) = linked.filter(|_| self.shared.peers.is_none()) {
             let _ = m.reply.send(Err(OwnershipError::PrincipalLinked {
                 principal: self.principal.name(),
-                instance: local[0].0.0,
+                instance: id.0,
             }));
             return;
         }
         self.releasing = true;
+        let mut moved = HashSet::new();
+        let local = self.local_links(&mut moved);
         if let Some(t) = self.retire_timer.take() {
             ctx.cancel_future(t);
         }
@@ -110,7 +136,7 @@ impl Handler<Release> for PrincipalActor {
         for s in std::mem::take(&mut self.sessions).into_values() {
             s.close.do_send(PrincipalReleased);
         }
-        self.move_links(local, HashSet::new(), m.reply, ctx);
+        self.move_links(local, moved, m.reply, ctx);
     }
 }
 
@@ -119,9 +145,10 @@ impl Handler<Relinked> for PrincipalActor {
 
     fn handle(&mut self, m: Relinked, ctx: &mut Context<Self>) {
         // An instance a step opened here meanwhile: relinked too, then looked at again.
-        let local = self.local_links(&m.moved);
+        let mut moved = m.moved;
+        let local = self.local_links(&mut moved);
         if !local.is_empty() {
-            return self.move_links(local, m.moved, m.reply, ctx);
+            return self.move_links(local, moved, m.reply, ctx);
         }
         let unserved = self.inbox.take().map(|(stream, closer)| {
             ctx.cancel_future(stream);

@@ -75,6 +75,7 @@ impl Registry {
             && matches!(principal, Principal::Named(_))
             && !self.principals.contains_key(principal)
             && !self.loading.contains_key(principal)
+            && !self.placing.contains_key(principal)
     }
 
     /// Sends `m` on `principal`'s stream (see the module docs).
@@ -129,12 +130,16 @@ impl Registry {
     pub(super) fn first_use(&mut self, principal: &Principal) {
         if self.principals.contains_key(principal)
             || self.loading.contains_key(principal)
+            || self.placing.contains_key(principal)
             || !matches!(principal, Principal::Named(_))
         {
             return;
         }
         tracing::debug!(principal = %principal.name(), "nobody serves a principal an outbox holds batches for: started here");
-        if self.reads(principal) {
+        if self.reads(principal) && self.shared.placement.is_some() {
+            // Placed first (`placing.rs`): started here only where the cluster says.
+            self.place(principal.clone(), None);
+        } else if self.reads(principal) {
             self.loading.insert(principal.clone(), Vec::new());
             self.fetch(principal.clone());
         } else {
@@ -144,6 +149,9 @@ impl Registry {
 
     /// One message of `principal`'s stream, of `size` bytes, was sent, or came `back`.
     fn passed(&mut self, principal: Principal, back: Option<ForPrincipal>, size: usize) {
+        if back.is_none() {
+            self.placed_away.remove(&principal); // it reached her
+        }
         if let Some(entry) = self.elsewhere.get_mut(&principal) {
             entry.pending = entry.pending.saturating_sub(1);
             entry.bytes = entry.bytes.saturating_sub(size);
