@@ -414,7 +414,11 @@ async fn issue41_06_an_invitee_running_nowhere_is_started_under_her_lease() {
         .as_str()
         .unwrap_or_else(|| panic!("{sent:#}"))
         .to_owned();
-    assert_eq!(holder(&url, "bob").await, "n1", "bob leased where he started");
+    assert_eq!(
+        holder(&url, "bob").await,
+        "n1",
+        "bob leased where he started"
+    );
 
     let (games, by) = call(&http, &n2.url, "bob", "games", json!({})).await;
     assert_eq!(by, "n1", "bob served under his lease");

@@ -55,6 +55,7 @@ mod placing;
 mod releasing;
 
 pub(crate) use elsewhere::Elsewhere;
+pub(crate) use placing::Placing;
 
 use messages::FetchedFor;
 pub(crate) use messages::{AttachError, AttachSession, DetachSession, Published};
@@ -154,7 +155,7 @@ pub(crate) struct Registry {
     elsewhere: HashMap<Principal, Elsewhere>,
     /// Principals brought here by an invitation or an outbox, asked about of the
     /// server's placement (issue #41, `placing.rs`), with what waits for them.
-    placing: HashMap<Principal, placing::Placing>,
+    placing: HashMap<Principal, Placing>,
     /// How many placements in a row said each principal runs elsewhere (or nobody
     /// could say), for the pause before the next try.
     placed_away: HashMap<Principal, u32>,
