@@ -414,6 +414,8 @@ async fn issue41_06_an_invitee_running_nowhere_is_started_under_her_lease() {
         .as_str()
         .unwrap_or_else(|| panic!("{sent:#}"))
         .to_owned();
+    n1.said("node \"n1\" starts \"bob\", brought by an invitation, under the lease it holds")
+        .await;
     assert_eq!(
         holder(&url, "bob").await,
         "n1",

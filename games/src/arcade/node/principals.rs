@@ -661,7 +661,13 @@ impl mcpl_server::Placement for LeasePlacement {
                 return Placed::Unknown;
             };
             match owners.route(&name).await {
-                Route::Here => Placed::Here,
+                Route::Here => {
+                    eprintln!(
+                        "mcpl-arcade: node {:?} starts {name:?}, brought by an invitation, under the lease it holds",
+                        owners.node.settings.name
+                    );
+                    Placed::Here
+                }
                 Route::There(_) => {
                     // Looked up again next time: that holder's lease may expire.
                     owners.forget(&name);
