@@ -29,7 +29,7 @@ use crate::issue41_02_arcade_nodes::{
 };
 use crate::issue41_03_arcade_outages::{Listen, entries_of, hinted, hints, version};
 use crate::issue41_04_arcade_tunnels::{hinted as hinted_ws, ws_of};
-use crate::issue41_06_arcade_principals::{holder, principal_node, runs_instances};
+use crate::issue41_06_arcade_principals::{holder, runs_instances};
 use crate::issue41_07_arcade_principal_takeover::until_served;
 use crate::support::text_of;
 
@@ -47,6 +47,23 @@ async fn ws_nodes(pg: &str, nats: &str) -> Vec<Node> {
     for name in ["n1", "n2", "n3"] {
         let node =
             Node::start_with(name, pg, nats, TTL_MS, true, &["--ownership", "principal"]).await;
+        node.said("serves the players whose leases it holds").await;
+        nodes.push(node);
+    }
+    nodes
+}
+
+/// A lease of five seconds for the tests that run many steps on a database under load
+/// (a renewal waits at most half of it): with the shared one and every test binary busy,
+/// a renewal may miss its bound and its node stop, as it must, before the test is done.
+const LONG_TTL_MS: &str = "5000";
+
+/// Three nodes serving by principal with a lease of `ttl_ms`.
+async fn principal_nodes(pg: &str, nats: &str, ttl_ms: &str) -> Vec<Node> {
+    let mut nodes = Vec::new();
+    for name in ["n1", "n2", "n3"] {
+        let node =
+            Node::start_with(name, pg, nats, ttl_ms, false, &["--ownership", "principal"]).await;
         node.said("serves the players whose leases it holds").await;
         nodes.push(node);
     }
@@ -169,10 +186,7 @@ async fn issue41_08_postgres_stopped_immediately_and_started_again_keeps_every_a
     let mut pg = Postgres::start().expect("a private PostgreSQL starts");
     let nats = Nats::start().expect("a private nats-server starts");
     let (url, bus) = (pg.url(), nats.url());
-    let mut nodes = Vec::new();
-    for name in ["n1", "n2", "n3"] {
-        nodes.push(principal_node(name, &url, &bus).await);
-    }
+    let mut nodes = principal_nodes(&url, &bus, LONG_TTL_MS).await;
     let http = reqwest::Client::new();
     let on_n1 = nodes[0].url.clone();
     // alice's first request lands on n1: her lease and her Go game there.
@@ -354,10 +368,7 @@ async fn issue41_08_two_nodes_hammering_one_principal_keep_her_versions_consecut
     let pg = Postgres::start().expect("a private PostgreSQL starts");
     let nats = Nats::start().expect("a private nats-server starts");
     let (url, bus) = (pg.url(), nats.url());
-    let mut nodes = Vec::new();
-    for name in ["n1", "n2", "n3"] {
-        nodes.push(principal_node(name, &url, &bus).await);
-    }
+    let mut nodes = principal_nodes(&url, &bus, LONG_TTL_MS).await;
     let http = reqwest::Client::new();
     let (on_n2, on_n3) = (nodes[1].url.clone(), nodes[2].url.clone());
 
