@@ -90,6 +90,7 @@ pub(crate) const SCHEMA: &str = "
         expires_at timestamptz NOT NULL,
         PRIMARY KEY (kind, key)
     );
+    ALTER TABLE mcpl_leases ADD COLUMN IF NOT EXISTS online boolean NOT NULL DEFAULT false;
 ";
 
 /// The check a fenced commit makes of one lease (see the module docs).
@@ -108,6 +109,15 @@ pub struct Lease {
     pub node: String,
     /// The fencing token: larger than any earlier holder's.
     pub token: i64,
+}
+
+/// The leases marked online, as [`PgLeases::share_online`] read them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct OnlineLeases {
+    /// (key, holder) of the first ones, in key order.
+    pub keys: Vec<(String, String)>,
+    /// How many are marked online in all.
+    pub total: usize,
 }
 
 /// Who holds a lease now.
@@ -478,7 +488,7 @@ impl PgLeases {
                              now() + make_interval(secs => $4)) \
                      ON CONFLICT (kind, key) DO UPDATE \
                      SET node = EXCLUDED.node, token = EXCLUDED.token, \
-                         expires_at = EXCLUDED.expires_at \
+                         expires_at = EXCLUDED.expires_at, online = false \
                      WHERE l.expires_at <= now() OR ($5 AND l.node = EXCLUDED.node) \
                      RETURNING token",
                     &[&k, &y, &node, &secs, &reclaim],
@@ -571,6 +581,41 @@ impl PgLeases {
             .filter(|l| !renewed.contains(&(l.kind.clone(), l.key.clone(), l.token)))
             .cloned()
             .collect())
+    }
+
+    /// Who is online across the nodes (issue #41: the lobby's "players online",
+    /// `docs/ownership.md` §1), in one call: marks this node's live `kind` leases whose
+    /// keys are among `online` as online and the rest of its own as not, then reads the
+    /// keys of every live `kind` lease any node marked online, in order, at most `limit`,
+    /// with their holders and how many there are in all. A lease taken over starts
+    /// unmarked ([`acquire`](PgLeases::acquire)); an expired one is never read.
+    pub fn share_online(
+        &self,
+        kind: &str,
+        online: &[String],
+        limit: usize,
+    ) -> Result<OnlineLeases, LeaseError> {
+        let (k, node, online) = (kind.to_owned(), self.node.clone(), online.to_vec());
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        self.call(move |c| {
+            c.execute(
+                "UPDATE mcpl_leases SET online = (key = ANY($3)) \
+                 WHERE kind = $1 AND node = $2 AND expires_at > now() \
+                   AND online IS DISTINCT FROM (key = ANY($3))",
+                &[&k, &node, &online],
+            )?;
+            let rows = c.query(
+                "SELECT key, node, count(*) OVER () FROM mcpl_leases \
+                 WHERE kind = $1 AND online AND expires_at > now() ORDER BY key LIMIT $2",
+                &[&k, &limit],
+            )?;
+            Ok(OnlineLeases {
+                total: rows
+                    .first()
+                    .map_or(0, |r| usize::try_from(r.get::<_, i64>(2)).unwrap_or(0)),
+                keys: rows.iter().map(|r| (r.get(0), r.get(1))).collect(),
+            })
+        })
     }
 
     /// Gives `lease` up: another node may take it at once. `Ok(false)` when it was no

@@ -217,10 +217,11 @@ impl PgStore {
         let thread = std::thread::Builder::new()
             .name("mcpl-pg-store".to_owned())
             .spawn(
-                move || match Connection::open(config, at, fence, given_up) {
+                move || match Connection::open(config.clone(), at, fence, given_up) {
                     Ok(mut connection) => {
                         let _ = ready.send(Ok(()));
                         for job in queue {
+                            connection.again_if_closed(&config);
                             job(&mut connection);
                         }
                     }
@@ -750,6 +751,35 @@ impl Connection {
             fence,
             given_up,
         })
+    }
+
+    /// Issue #41: a connection the database closed (it was restarted: `pg_ctl stop -m
+    /// immediate`, a crash) is made again before the next call, the revisions known kept
+    /// (the rows outlive the restart, and the revision check stays whole); one that
+    /// cannot be made yet leaves the call to fail as before, and the next one tries
+    /// again. A node of several serving by principal keeps its store from its start, so
+    /// without this a database restarted once would refuse it every read until the
+    /// process ended.
+    fn again_if_closed(&mut self, config: &Config) {
+        if !self.client.is_closed() {
+            return;
+        }
+        let fence = self.fence.as_ref().map(|(f, _)| f.clone());
+        match Connection::open(
+            config.clone(),
+            self.location.clone(),
+            fence,
+            self.given_up.clone(),
+        ) {
+            Ok(mut fresh) => {
+                fresh.known = std::mem::take(&mut self.known);
+                *self = fresh;
+                tracing::info!(store = %self.location, "the store's connection made again");
+            }
+            Err(e) => {
+                tracing::debug!(store = %self.location, error = %e, "the store's connection cannot be made again yet");
+            }
+        }
     }
 
     fn io(&self, e: &postgres::Error) -> StoreError {

@@ -4,7 +4,8 @@
 //! node; the stale holder's renewal fails and so does its store's next write, fenced by
 //! the lease's token, while the revision check alone would have let it through. A node
 //! started again under its name after the database restarted takes its own old lease back
-//! at once, rather than standing by for it (forwarding to itself) until it expires.
+//! at once, rather than standing by for it (forwarding to itself) until it expires. Who
+//! is online is marked on the principals' leases and read by every node.
 
 use mcpl_cluster::leases::{ARCADE, INSTANCE, LeaseError, PRINCIPAL};
 use mcpl_cluster::{Fence, PgLeases, PgStore};
@@ -355,4 +356,59 @@ fn issue41_03_all_of_a_nodes_leases_renewed_at_once_and_the_lost_one_named() {
     assert_eq!(b.holder(PRINCIPAL, "bob").unwrap().unwrap().node, "b");
     // b's one lease, renewed by b, is none of a's business: a's renewal never touched it.
     assert_eq!(b.renew_all(&[bob_b], long).unwrap(), Vec::new());
+}
+
+/// The lobby's "players online" across nodes (`PgLeases::share_online`): each node marks
+/// its own principals' leases online or not and reads every live lease marked online, in
+/// key order, at most the limit, with how many in all. A key this node holds no lease of
+/// is not marked; a lease taken over starts unmarked, whatever its dead holder marked.
+#[test]
+fn issue41_03_players_online_are_marked_on_their_leases_and_read_by_every_node() {
+    let (_pg, url) = database("lease_online");
+    let a = PgLeases::connect(&url, "a").unwrap();
+    let b = PgLeases::connect(&url, "b").unwrap();
+    let long = Duration::from_secs(60);
+    for who in ["alice", "bob", "carol"] {
+        a.acquire(PRINCIPAL, who, long).unwrap();
+    }
+    b.acquire(PRINCIPAL, "dave", long).unwrap();
+    a.acquire(INSTANCE, "alice", long).unwrap();
+    let keys = |o: &mcpl_cluster::leases::OnlineLeases| {
+        o.keys
+            .iter()
+            .map(|(k, n)| format!("{k}@{n}"))
+            .collect::<Vec<_>>()
+    };
+
+    // dave is b's: a cannot mark him; an instance's lease of the same key is not read.
+    let read = a
+        .share_online(
+            PRINCIPAL,
+            &["alice".into(), "carol".into(), "dave".into()],
+            10,
+        )
+        .unwrap();
+    assert_eq!(keys(&read), ["alice@a", "carol@a"]);
+    assert_eq!(read.total, 2);
+    // b marks dave; the limit bounds what is read, the total says how many in all.
+    let read = b.share_online(PRINCIPAL, &["dave".into()], 2).unwrap();
+    assert_eq!(keys(&read), ["alice@a", "carol@a"]);
+    assert_eq!(read.total, 3);
+    // alice leaves a: unmarked at a's next round.
+    let read = a.share_online(PRINCIPAL, &["carol".into()], 10).unwrap();
+    assert_eq!(keys(&read), ["carol@a", "dave@b"]);
+
+    // erin, online on a, whose lease expires (a stopped renewing it): never read once
+    // expired, and b taking it over starts it unmarked.
+    let short = Duration::from_millis(300);
+    a.acquire(PRINCIPAL, "erin", short).unwrap();
+    let read = a
+        .share_online(PRINCIPAL, &["carol".into(), "erin".into()], 10)
+        .unwrap();
+    assert_eq!(keys(&read), ["carol@a", "dave@b", "erin@a"]);
+    b.take_over(PRINCIPAL, "erin", long, Duration::from_secs(30))
+        .expect("b takes erin's lease once it expired");
+    let read = b.share_online(PRINCIPAL, &["dave".into()], 10).unwrap();
+    assert_eq!(keys(&read), ["carol@a", "dave@b"]);
+    assert_eq!(read.total, 2);
 }

@@ -197,6 +197,17 @@ pub(crate) async fn post(
     token: &str,
     body: &Value,
 ) -> (u16, reqwest::header::HeaderMap, Value) {
+    try_post(http, url, token, body).await.expect("an answer")
+}
+
+/// As [`post`], the error when no answer came (the connection closed first: the node
+/// stopped).
+pub(crate) async fn try_post(
+    http: &reqwest::Client,
+    url: &str,
+    token: &str,
+    body: &Value,
+) -> Result<(u16, reqwest::header::HeaderMap, Value), reqwest::Error> {
     let method = body["method"].as_str().unwrap_or_default();
     let mut b = http
         .post(url)
@@ -209,10 +220,10 @@ pub(crate) async fn post(
     if let Some(name) = body["params"]["name"].as_str() {
         b = b.header("mcp-name", name);
     }
-    let resp = within(b.send()).await.expect("an answer");
+    let resp = within(b.send()).await?;
     let status = resp.status().as_u16();
     let headers = resp.headers().clone();
-    let text = within(resp.text()).await.unwrap();
+    let text = within(resp.text()).await?;
     // A JSON body, or an SSE answer whose last event is the response.
     let json = text
         .lines()
@@ -221,7 +232,7 @@ pub(crate) async fn post(
         .filter_map(|l| serde_json::from_str::<Value>(l).ok())
         .find(|v| v.get("id").is_some())
         .unwrap_or_else(|| panic!("no JSON-RPC answer in {status} {text}"));
-    (status, headers, json)
+    Ok((status, headers, json))
 }
 
 /// A tool call's JSON-RPC answer (any status).

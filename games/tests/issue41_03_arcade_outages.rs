@@ -37,7 +37,7 @@ use serde_json::{Value, json};
 /// A modern request of a host that declares `mcpl/core` and holds every change up to
 /// `since` (`docs/rfc014-stateless.md` §3.2): its result carries `mcpl/hints`. A `_meta`
 /// in `params` is kept (`mcpl/instance`).
-fn hinted(id: i64, method: &str, mut params: Value, since: u64) -> Value {
+pub(crate) fn hinted(id: i64, method: &str, mut params: Value, since: u64) -> Value {
     let own = params
         .as_object_mut()
         .and_then(|p| p.remove("_meta"))
@@ -54,19 +54,19 @@ fn hinted(id: i64, method: &str, mut params: Value, since: u64) -> Value {
 }
 
 /// A result's `mcpl/hints`.
-fn hints(answer: &Value) -> &Value {
+pub(crate) fn hints(answer: &Value) -> &Value {
     &answer["result"]["_meta"]["mcpl/hints"]
 }
 
 /// A result's principal version.
-fn version(answer: &Value) -> u64 {
+pub(crate) fn version(answer: &Value) -> u64 {
     hints(answer)["version"]
         .as_u64()
         .unwrap_or_else(|| panic!("no mcpl/hints version: {answer:#}"))
 }
 
 /// The toolset entries of `h` for `instance`.
-fn entries_of<'a>(h: &'a Value, instance: &str) -> Vec<&'a Value> {
+pub(crate) fn entries_of<'a>(h: &'a Value, instance: &str) -> Vec<&'a Value> {
     h["toolsets"]
         .as_array()
         .into_iter()
@@ -76,7 +76,7 @@ fn entries_of<'a>(h: &'a Value, instance: &str) -> Vec<&'a Value> {
 }
 
 /// Waits until one of `candidates` owns the arcade: that one.
-async fn new_owner<'a>(candidates: &[&'a Node]) -> &'a Node {
+pub(crate) async fn new_owner<'a>(candidates: &[&'a Node]) -> &'a Node {
     let lines: Vec<String> = candidates
         .iter()
         .map(|n| format!("node {:?} owns the arcade and serves it", n.name))
@@ -102,14 +102,14 @@ async fn new_owner<'a>(candidates: &[&'a Node]) -> &'a Node {
 }
 
 /// A `subscriptions/listen` stream (Streamable HTTP, SSE), read message by message.
-struct Listen {
+pub(crate) struct Listen {
     resp: reqwest::Response,
     buf: String,
 }
 
 impl Listen {
     /// Opens `who`'s stream of `mcpl/hints` on `url`, holding every change up to `since`.
-    async fn open(http: &reqwest::Client, url: &str, who: &str, since: u64) -> Listen {
+    pub(crate) async fn open(http: &reqwest::Client, url: &str, who: &str, since: u64) -> Listen {
         let body = hinted(
             5,
             "subscriptions/listen",
@@ -136,7 +136,7 @@ impl Listen {
     }
 
     /// The next message (one SSE event's data).
-    async fn next(&mut self) -> Value {
+    pub(crate) async fn next(&mut self) -> Value {
         loop {
             if let Some(at) = self.buf.find("\n\n") {
                 let event: String = self.buf.drain(..at + 2).collect();

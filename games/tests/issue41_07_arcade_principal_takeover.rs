@@ -63,7 +63,7 @@ async fn instance_holder(pg: &str, id: &str) -> Option<String> {
 /// node's `503` while her lease is another's, or the arcade's "retry" while her game is
 /// not reached yet: either says the request did not run), until it succeeds: its result,
 /// the node that served it, and how many times it was refused.
-async fn until_served(
+pub(crate) async fn until_served(
     http: &reqwest::Client,
     url: &str,
     who: &str,

@@ -254,6 +254,14 @@ impl Arcade {
         })
     }
 
+    /// Tells the lobby who is online on the other nodes of a cluster (issue #41,
+    /// `--ownership principal`: `node/online.rs` reads them from the lease table), listed
+    /// beside those online here and challengeable like them; replaces what was told
+    /// before. An arcade alone is never told: it lists those online here.
+    pub fn set_online_elsewhere(&self, names: std::collections::BTreeSet<String>) {
+        self.shared.set_online_elsewhere(names);
+    }
+
     /// The server (for its manifest, catalog, session counts).
     pub fn server(&self) -> &Server {
         &self.server

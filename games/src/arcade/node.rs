@@ -21,6 +21,7 @@
 //! | module | what |
 //! |---|---|
 //! | `principals` | the fronts routing by principal, the leases per principal and per instance, their renewal ([`Principals`]) |
+//! | `online` | the lobby's players online across nodes, through the lease table ([`share_online`]) |
 //!
 //! **The listeners in front.** A node binds the addresses it was given (`--http`, `--ws`)
 //! itself, whatever its role, so a load balancer in front can send anything anywhere:
@@ -69,8 +70,10 @@
 //! owner's own address (spliced, or replayed for a standby): the per-address bounds on
 //! anonymous connections count the node, not the client. Run cluster nodes with tokens.
 
+mod online;
 mod principals;
 
+pub use online::{ONLINE_SHARED, share_online};
 pub use principals::{LeasePlacement, NOT_OWNER, Principals, SERVED_BY};
 
 use bytes::{Bytes, BytesMut};

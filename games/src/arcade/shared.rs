@@ -3,7 +3,9 @@
 //!
 //! **Online** means what [`Server::online_principals`] says: a named principal with at
 //! least one live session. Anonymous principals are never listed: they share nothing
-//! (§4.6), so nobody can challenge them.
+//! (§4.6), so nobody can challenge them. On a node of several (issue #41, `--ownership
+//! principal`), those online on the other nodes are listed too, as the node was last
+//! told ([`Shared::set_online_elsewhere`], from the lease table: `node/online.rs`).
 //!
 //! A **challenge** is an invitation a table sent (§4.6: a shared instance). The invitee's
 //! side of it is the SDK's ([`ToolContext::invitations`](mcpl_server::ToolContext::invitations));
@@ -17,6 +19,7 @@ use super::spectate::Gallery;
 use mcpl_server::Server;
 use mcpl_transport::Principal;
 use std::collections::{BTreeMap, BTreeSet};
+use std::ops::Bound;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::time::{Duration, SystemTime};
@@ -75,6 +78,8 @@ pub struct Shared {
     /// Names that may be challenged although offline (from the operator's configuration),
     /// and every named principal seen online.
     known: Mutex<BTreeSet<String>>,
+    /// Named principals online on other nodes, as last told (module docs).
+    elsewhere: Mutex<BTreeSet<String>>,
     challenges: Mutex<BTreeMap<u64, Challenge>>,
     /// How many challenges each pair sent lately (`challenge_limit.rs`).
     limit: Mutex<ChallengeLimit>,
@@ -95,6 +100,7 @@ impl Shared {
             bot,
             server: OnceLock::new(),
             known: Mutex::default(),
+            elsewhere: Mutex::default(),
             challenges: Mutex::default(),
             limit: Mutex::default(),
             next_challenge: AtomicU64::new(1),
@@ -144,12 +150,19 @@ impl Shared {
         }
     }
 
-    /// Named principals online now, sorted (module docs).
+    /// Named principals online now, here or on another node, sorted (module docs).
     pub fn online(&self) -> Vec<String> {
-        self.server
-            .get()
-            .map(|s| s.online_principals().iter().map(Principal::name).collect())
-            .unwrap_or_default()
+        let mut all = lock(&self.elsewhere).clone();
+        if let Some(s) = self.server.get() {
+            all.extend(s.online_principals().iter().map(Principal::name));
+        }
+        all.into_iter().collect()
+    }
+
+    /// The named principals online on the other nodes of a cluster now, replacing those
+    /// told before (module docs).
+    pub fn set_online_elsewhere(&self, names: BTreeSet<String>) {
+        *lock(&self.elsewhere) = names;
     }
 
     /// One page of the named players online other than `me`, sorted: at most `limit`
@@ -162,19 +175,30 @@ impl Shared {
             return OnlinePlayers::default();
         };
         // Two more than asked: `me` may be among them, and one more says a next page.
-        let page = server.online_page(after, limit.saturating_add(2));
-        let me_online = server.is_online(&Principal::Named(me.to_owned()));
-        let mut names: Vec<String> = page
-            .principals
+        let want = limit.saturating_add(2);
+        let page = server.online_page(after, want);
+        let elsewhere = lock(&self.elsewhere);
+        // Those online here and elsewhere, merged: a name online on both counts once.
+        let mut merged: BTreeSet<String> = page.principals.iter().map(Principal::name).collect();
+        let from = after.map_or(Bound::Unbounded, |a| Bound::Excluded(a.to_owned()));
+        merged.extend(
+            elsewhere
+                .range::<String, _>((from, Bound::Unbounded))
+                .take(want)
+                .cloned(),
+        );
+        let only_elsewhere = elsewhere
             .iter()
-            .map(Principal::name)
-            .filter(|n| n != me)
-            .collect();
+            .filter(|n| !server.is_online(&Principal::Named((*n).clone())))
+            .count();
+        let me_online =
+            server.is_online(&Principal::Named(me.to_owned())) || elsewhere.contains(me);
+        let mut names: Vec<String> = merged.into_iter().take(want).filter(|n| n != me).collect();
         let more = names.len() > limit;
         names.truncate(limit);
         OnlinePlayers {
             next: more.then(|| names.last().cloned()).flatten(),
-            total: page.total - usize::from(me_online),
+            total: (page.total + only_elsewhere).saturating_sub(usize::from(me_online)),
             names,
         }
     }
@@ -187,6 +211,7 @@ impl Shared {
         }
         let principal = Principal::Named(name.to_owned());
         let known = lock(&self.known).contains(name)
+            || lock(&self.elsewhere).contains(name)
             || self.server.get().is_some_and(|s| s.is_online(&principal));
         known.then_some(principal)
     }

@@ -61,7 +61,9 @@ use clap::{ArgGroup, Args, Parser, Subcommand};
 use mcpl_cluster::bus::BusConfig;
 use mcpl_cluster::{Fence, NatsBus, PgLeases, PgStore};
 use mcpl_games::arcade::listen::{self, parse_token, parse_tokens_file, token_map};
-use mcpl_games::arcade::node::{LeasePlacement, Node, NodeSettings, Principals, Role};
+use mcpl_games::arcade::node::{
+    LeasePlacement, Node, NodeSettings, Principals, Role, share_online,
+};
 use mcpl_games::arcade::render::{game_from_board_text, game_from_moves};
 use mcpl_games::arcade::spectate::{self, Gallery, web::Access, web::WebOptions};
 use mcpl_games::arcade::{Arcade, ArcadeConfig, BotBudget, BotSettings};
@@ -669,7 +671,7 @@ enum Ownership {
 }
 
 /// The exit status of a node that lost the arcade's lease (it stops at once; started
-/// again, it stands by).
+/// again, it stands by), or, serving by principal, could not renew its leases.
 const LOST_LEASE: i32 = 3;
 
 /// `serve --postgres URL --nats URL --node NAME`: one node of several arcades (issue #41,
@@ -775,29 +777,7 @@ fn serve_node(
             }
         });
 
-        // The bus's connection as it changes, said on stderr too: forwarding stops while
-        // it is down (clients are refused, retryable) and resumes once it is back.
-        let mut connected = node.bus().connected();
-        let (who, bus) = (name.clone(), node.bus().clone());
-        tokio::spawn(async move {
-            let mut lost = false;
-            while connected.changed().await.is_ok() {
-                let up = *connected.borrow_and_update();
-                if up && lost {
-                    // Said once NATS has processed what the reconnection sent (this
-                    // node's subscriptions again): forwarding to it works from then on.
-                    if bus.flush().await.is_ok() {
-                        lost = false;
-                        eprintln!("mcpl-arcade: node {who:?} is connected to NATS again");
-                    }
-                } else if !up && !lost {
-                    lost = true;
-                    eprintln!(
-                        "mcpl-arcade: node {who:?} lost its connection to NATS; forwarding waits for it"
-                    );
-                }
-            }
-        });
+        say_bus_changes(&node);
 
         let lease = node.wait_for_lease(&leases).await;
         let fence = Fence::new();
@@ -837,6 +817,33 @@ fn serve_node(
     })
 }
 
+/// Says on stderr, whatever the log level, each change of `node`'s connection to NATS:
+/// forwarding (and, with `--ownership principal`, what the actors send each other) stops
+/// while it is down — clients are refused, retryable — and resumes once it is back.
+fn say_bus_changes(node: &Arc<Node>) {
+    let mut connected = node.bus().connected();
+    let (who, bus) = (node.name().to_owned(), node.bus().clone());
+    tokio::spawn(async move {
+        let mut lost = false;
+        while connected.changed().await.is_ok() {
+            let up = *connected.borrow_and_update();
+            if up && lost {
+                // Said once NATS has processed what the reconnection sent (this node's
+                // subscriptions again): forwarding to it works from then on.
+                if bus.flush().await.is_ok() {
+                    lost = false;
+                    eprintln!("mcpl-arcade: node {who:?} is connected to NATS again");
+                }
+            } else if !up && !lost {
+                lost = true;
+                eprintln!(
+                    "mcpl-arcade: node {who:?} lost its connection to NATS; forwarding waits for it"
+                );
+            }
+        }
+    });
+}
+
 /// `serve --postgres URL --nats URL --node NAME --ownership principal`: one node of
 /// several, each serving the principals whose leases it holds
 /// (`mcpl_games::arcade::node::Principals`, `docs/ownership.md` §1). Its arcade runs at
@@ -851,6 +858,12 @@ fn serve_principals(
     leases: Arc<PgLeases>,
     settings: NodeSettings,
 ) -> anyhow::Result<()> {
+    // Who is online, shared through the lease table on a connection of its own.
+    let online_leases = Arc::new(
+        PgLeases::connect(&pg, &name)
+            .with_context(|| format!("node {name:?}: the leases, for who is online"))?,
+    );
+    let ttl = settings.ttl;
     actix::System::new().block_on(async move {
         let bus = Arc::new(
             NatsBus::connect(
@@ -868,6 +881,7 @@ fn serve_principals(
             leases.location()
         );
         let node = Node::new(settings, bus.clone());
+        say_bus_changes(&node);
         // The fronts bind (and say where) first; they serve once the arcade runs.
         let ws_front = match args.ws {
             Some(addr) => {
@@ -927,7 +941,7 @@ fn serve_principals(
             .context("serving the requests forwarded to this node")?;
         tokio::spawn(owners.clone().serve_forwarded(requests));
         tunnels_here(&node, internal_http, internal_ws).await?;
-        tokio::spawn(owners.clone().hold(arcade.server().clone()));
+        tokio::spawn(share_online(arcade.clone(), online_leases, name.clone(), ttl));
         if let Some(l) = ws_front {
             tokio::spawn(owners.clone().front_ws(l));
         }
@@ -936,7 +950,18 @@ fn serve_principals(
         }
         eprintln!("mcpl-arcade: node {name:?} serves the players whose leases it holds");
         let web_listener = serve_web(&args, &opts, access, gallery).await?;
-        shutdown_signal().await;
+        tokio::select! {
+            e = owners.clone().hold(arcade.server().clone()) => {
+                eprintln!(
+                    "mcpl-arcade: node {name:?} stops serving at once: its leases cannot be renewed ({e}); the others take its players once their leases expire (started again, it serves afresh)"
+                );
+                // Its leases are forgotten (the fence refuses every write): the requests
+                // in flight get their answers first, for at most a second [project].
+                owners.answered(Duration::from_secs(1)).await;
+                std::process::exit(LOST_LEASE);
+            }
+            () = shutdown_signal() => {}
+        }
         drop(listeners);
         drop(web_listener);
         // Shutting down: the others take this node's players at once.

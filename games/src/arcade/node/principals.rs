@@ -31,14 +31,17 @@
 //! stops at once: a principal's actor released (`Server::release_principal`: her
 //! sessions here close, her hosts reconnect and land on her new node, a lease taken back
 //! later reads her from her record), an instance released (`Server::release_instance`).
-//! A renewal the database fails forgets every lease (none is known held now). SIGTERM
-//! releases them all.
+//! A renewal the database fails forgets every lease and ends [`Principals::hold`]:
+//! `mcpl-arcade` then stops at once, as the coarse owner does **\[project\]** — its
+//! server takes no change once a commit failed (the SDK gives its store up); the others
+//! take its players when their leases expire, and started again it serves afresh.
+//! SIGTERM releases them all.
 //!
 //! **Not yet** (`docs/ownership.md` §5 slice 4): an instance
 //! whose node died is adopted by another only when one of its players comes back (her
 //! first use there adopts her games nobody serves, then leased here at the next renewal:
 //! `games/tests/issue41_07_arcade_principal_takeover.rs`), not by a scan of expired
-//! instance leases; the lobby lists the players online on its own node only.
+//! instance leases.
 
 use super::{
     Head, KIND_WS, NO_RESPONDER_PAUSE, Node, NodeBody, OWNER_PATH, blocking, decode, encode,
@@ -101,6 +104,8 @@ pub struct Principals {
     /// One first-use look-up at a time: two requests for a principal nobody holds take
     /// its lease once.
     looking: tokio::sync::Mutex<()>,
+    /// How many requests of the Streamable HTTP front are being answered.
+    serving: tokio::sync::watch::Sender<usize>,
     /// The arcade's own listeners.
     http: Option<SocketAddr>,
     ws: Option<SocketAddr>,
@@ -139,6 +144,7 @@ impl Principals {
             held: Mutex::default(),
             elsewhere: Mutex::default(),
             looking: tokio::sync::Mutex::new(()),
+            serving: tokio::sync::watch::Sender::new(0),
             http,
             ws,
             client: HttpClient::builder(TokioExecutor::new()).build_http(),
@@ -243,8 +249,24 @@ impl Principals {
             .await
     }
 
+    /// Waits until no request of the Streamable HTTP front is being answered, at most
+    /// `bound`: what a node stopping at once gives those in flight (each gets its answer,
+    /// a refusal worth retrying, rather than a connection closed).
+    pub async fn answered(&self, bound: Duration) {
+        let mut serving = self.serving.subscribe();
+        let _ = tokio::time::timeout(bound, serving.wait_for(|n| *n == 0)).await;
+    }
+
     /// One request of the Streamable HTTP front: served here or on its principal's node.
     async fn http_request(&self, req: Request<Incoming>) -> Response<NodeBody> {
+        self.serving.send_modify(|n| *n += 1);
+        let answer = self.route_request(req).await;
+        self.serving.send_modify(|n| *n -= 1);
+        answer
+    }
+
+    /// [`Principals::http_request`]'s work.
+    async fn route_request(&self, req: Request<Incoming>) -> Response<NodeBody> {
         let name = self.node.settings.name.clone();
         if req.method() == Method::GET && req.uri().path() == OWNER_PATH {
             return whole(self.node.health(StatusCode::OK, format!("serves {name}\n")));
@@ -491,10 +513,11 @@ impl Principals {
         ))
     }
 
-    /// Keeps this node's leases until the process ends (see the module docs): at a third
-    /// of their time to live, each instance `server` runs leased (one it no longer runs
-    /// released), then every lease renewed in one statement and those lost forgotten.
-    pub async fn hold(self: Arc<Principals>, server: Server) {
+    /// Keeps this node's leases (see the module docs): at a third of their time to live,
+    /// each instance `server` runs leased (one it no longer runs released), then every
+    /// lease renewed in one statement and those lost forgotten. Returns once a renewal
+    /// fails, every lease forgotten: the node must stop.
+    pub async fn hold(self: Arc<Principals>, server: Server) -> LeaseError {
         let ttl = self.node.settings.ttl;
         let mut tick = tokio::time::interval(ttl / 3);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -515,14 +538,11 @@ impl Principals {
                     }
                 }
                 Err(e) => {
-                    eprintln!(
-                        "mcpl-arcade: node {:?} could not renew its leases ({e}): it serves none of them until it takes them again",
-                        self.node.settings.name
-                    );
                     let all: Vec<Lease> = lock(&self.held).values().cloned().collect();
                     for lease in &all {
                         self.drop_lease(lease);
                     }
+                    return e;
                 }
             }
         }
