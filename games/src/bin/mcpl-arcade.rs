@@ -922,7 +922,7 @@ fn serve_principals(
             .context("serving the requests forwarded to this node")?;
         tokio::spawn(owners.clone().serve_forwarded(requests));
         tunnels_here(&node, internal_http, internal_ws).await?;
-        tokio::spawn(owners.clone().hold(arcade.server().clone()));
+        let held = owners.clone().hold(arcade.server().clone());
         if let Some(l) = ws_front {
             tokio::spawn(owners.clone().front_ws(l));
         }
@@ -931,7 +931,17 @@ fn serve_principals(
         }
         eprintln!("mcpl-arcade: node {name:?} serves the players whose leases it holds");
         let web_listener = serve_web(&args, &opts, access, gallery).await?;
-        shutdown_signal().await;
+        tokio::select! {
+            lost = held => {
+                // Its store's connection is gone with the database's (a `PgStore` is never
+                // connected again): started again, it reads everything afresh.
+                eprintln!(
+                    "mcpl-arcade: node {name:?} stops serving at once: its leases could not be renewed ({lost}); started again, it takes its players back"
+                );
+                std::process::exit(LOST_LEASE);
+            }
+            () = shutdown_signal() => {}
+        }
         drop(listeners);
         drop(web_listener);
         // Shutting down: the others take this node's players at once.

@@ -28,7 +28,14 @@
 //! one statement ([`PgLeases::renew_all`]). One lost (another node took it after it
 //! expired) is forgotten at once — dropped from the fence and from what this node serves:
 //! the principal's next request is forwarded to its new holder. A renewal the database
-//! fails forgets every lease (none is known held now). SIGTERM releases them all.
+//! fails (a node holding none looks at the leases all the same) forgets every lease and
+//! ends [`Principals::hold`]: the node stops at once, as the coarse owner does
+//! (`mcpl-arcade` exits with status 3), to be started again by its supervisor
+//! **\[project\]** — its store's connection died with the database's (or its store was
+//! given up), and a `PgStore` is never connected again: a node going on would refuse
+//! every player it takes afterwards (`sim --nodes 3 --ownership principal` found it:
+//! "the server could not read m0000's state from its store … connection closed" after
+//! PostgreSQL's restart). SIGTERM releases them all.
 //!
 //! **Not yet** (`docs/ownership.md` §5 slice 4): a principal's actor is not stopped when
 //! its lease is lost (its requests go elsewhere, but its state stays here until the
@@ -489,10 +496,12 @@ impl Principals {
         ))
     }
 
-    /// Keeps this node's leases until the process ends (see the module docs): at a third
-    /// of their time to live, each instance `server` runs leased (one it no longer runs
-    /// released), then every lease renewed in one statement and those lost forgotten.
-    pub async fn hold(self: Arc<Principals>, server: Server) {
+    /// Keeps this node's leases (see the module docs): at a third of their time to live,
+    /// each instance `server` runs leased (one it no longer runs released), then every
+    /// lease renewed in one statement and those lost forgotten. Returns when the database
+    /// fails a renewal (or, holding none, a look at the leases), every lease forgotten:
+    /// the node is to stop at once (module docs, "Renewal").
+    pub async fn hold(self: Arc<Principals>, server: Server) -> LeaseError {
         let ttl = self.node.settings.ttl;
         let mut tick = tokio::time::interval(ttl / 3);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
@@ -501,7 +510,18 @@ impl Principals {
             self.lease_instances(&server).await;
             let all: Vec<Lease> = lock(&self.held).values().cloned().collect();
             let leases = self.leases.clone();
-            match blocking(move || leases.renew_all(&all, ttl)).await {
+            let me = self.node.settings.name.clone();
+            let renewed = blocking(move || {
+                if all.is_empty() {
+                    // Nothing to renew: the database looked at all the same, so that a
+                    // node holding nothing stops on an outage too.
+                    leases.holder(PRINCIPAL, &me).map(|_| Vec::new())
+                } else {
+                    leases.renew_all(&all, ttl)
+                }
+            })
+            .await;
+            match renewed {
                 Ok(lost) => {
                     for lease in lost {
                         eprintln!(
@@ -512,14 +532,11 @@ impl Principals {
                     }
                 }
                 Err(e) => {
-                    eprintln!(
-                        "mcpl-arcade: node {:?} could not renew its leases ({e}): it serves none of them until it takes them again",
-                        self.node.settings.name
-                    );
                     let all: Vec<Lease> = lock(&self.held).values().cloned().collect();
                     for lease in &all {
                         self.drop_lease(lease);
                     }
+                    return e;
                 }
             }
         }
