@@ -459,6 +459,7 @@ pub async fn run(config: &ClusterConfig) -> Result<ClusterFigures, PerfError> {
         players: players.clone(),
         bot_playouts: config.bot_playouts,
         seed: 1,
+        ownership: sim::nodes::Ownership::default(),
     })
     .await
     .map_err(|e| PerfError::MeasureFailed {

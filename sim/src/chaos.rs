@@ -16,7 +16,8 @@
 //! With `--nodes N` (issue #41, [`crate::nodes`]) the arcade is N processes behind a load
 //! balancer, and from level 2 a restart is a **node death** instead: a node killed
 //! (SIGKILL) and started again — the owner at 25 % of the run, then the owner or a standby
-//! at the level's restart — and NATS is killed and started again at 50 %.
+//! at the level's restart (`--ownership principal`: the node running the most games, then
+//! it or another) — and NATS is killed and started again at 50 %.
 //!
 //! Every fault stops at the drain ([`Calm`]), so the end is checked on a quiet run.
 

@@ -20,7 +20,7 @@
 //! | [`truth`] | the server's state for a principal, read as a fresh connection of it would |
 //! | [`invariants`] | the checks at the end of a load run |
 //! | [`load`] | `sim`: many agents, chaos, invariants, a report |
-//! | [`nodes`] | `sim --nodes N`: the arcade as N `mcpl-arcade` processes on PostgreSQL and NATS behind a load balancer; node deaths |
+//! | [`nodes`] | `sim --nodes N`: the arcade as N `mcpl-arcade` processes on PostgreSQL and NATS behind a load balancer (one node owning the arcade, or each its players' leases: `--ownership`); node deaths |
 //! | [`det`] | `sim --deterministic`: the same agents in memory on one thread and virtual time; a seed replays to the same trace digest |
 //! | [`report`] | the load run's table and JSON |
 //!
@@ -41,7 +41,8 @@
 //! cargo run -p sim [-- --agents N --duration S --seed X --transport ws|http|mixed
 //!                      --chaos LEVEL --json PATH --bot-playouts N --think-ms MS
 //!                      --host-threads N --quiet --surface-agents N --modern N|P%
-//!                      --modern-hints N|P%] [--nodes N [--arcade-bin PATH]]
+//!                      --modern-hints N|P%] [--nodes N [--arcade-bin PATH]
+//!                      [--balance round-robin|owner] [--ownership arcade|principal]]
 //! cargo run -p sim -- --deterministic [--seed X --agents N --duration S --transport …
 //!                      --chaos LEVEL --think-ms MS --trace-out PATH]
 //! ```

@@ -48,12 +48,13 @@ pub struct NodeTotals {
     pub nodes: usize,
     /// Nodes killed (SIGKILL) and started again.
     pub deaths: u32,
-    /// Of those, how many owned the arcade.
+    /// Of those, how many owned the arcade (`principal`: held players' leases).
     pub owner_deaths: u32,
-    /// Deaths after which the arcade was served again (a takeover, after an owner's).
+    /// Deaths after which the arcade was served again (a takeover, after an owner's;
+    /// `principal`: the node started again, and each of its players leased again).
     pub survived: u32,
     /// The longest time from an owner's death to a node owning the arcade again, in
-    /// milliseconds.
+    /// milliseconds (`principal`: to each of its players leased again).
     pub longest_takeover_ms: u64,
     /// NATS killed and started again.
     pub nats_restarts: u32,
@@ -69,6 +70,12 @@ pub struct NodeTotals {
     pub tunnels_opened: u64,
     /// Tunnels the nodes accepted (the owner's side of them): a floor.
     pub tunnels_accepted: u64,
+    /// What one node owned: `arcade` or `principal` (`sim --ownership`,
+    /// [`crate::nodes::Ownership`]).
+    pub ownership: String,
+    /// With `principal`: the players whose leases the dead nodes held at their deaths,
+    /// added up over the deaths (each served again after: a survived death).
+    pub players_moved: u32,
 }
 
 /// The agents that played through a surface host ([`crate::load::LoadConfig::surface_agents`]).
@@ -249,7 +256,7 @@ pub const GLOSSARY: &[(&str, &str)] = &[
     ),
     (
         "node deaths survived",
-        "with --nodes: arcade nodes killed (SIGKILL) mid-run and started again, and how many of them owned the arcade, after which the arcade was served again (another node took the lease over and read every game back from PostgreSQL); the longest takeover; NATS restarts; PostgreSQL stopped at once and restarted; how the balancer sent WebSocket connections and streams (--balance round-robin: to any node, a standby tunneling them to the owner over NATS; owner: to the owner) and the tunnels the nodes opened and accepted",
+        "with --nodes: arcade nodes killed (SIGKILL) mid-run and started again, and how many of them owned the arcade, after which the arcade was served again (another node took the lease over and read every game back from PostgreSQL); the longest takeover (with --ownership principal: deaths of nodes serving players, after which the node was started again and each of its players was served again, by the node their next request reached, and the players so moved; the longest such wait); NATS restarts; PostgreSQL stopped at once and restarted; how the balancer sent WebSocket connections and streams (--balance round-robin: to any node, a standby tunneling them to the owner over NATS; owner: to the owner) and the tunnels the nodes opened and accepted",
     ),
     (
         "chaos",
@@ -425,11 +432,20 @@ impl LoadReport {
                 match &x.nodes {
                     None => "none (the arcade runs in process)".to_owned(),
                     Some(n) => format!(
-                        "{} of {} ({} owners; longest takeover {} ms) on {} nodes; NATS restarted {} times, PostgreSQL {} times; {} nodes ended by themselves and were started again; balanced {}, {} tunnels opened, {} accepted",
+                        "{} of {} ({}) on {} nodes; NATS restarted {} times, PostgreSQL {} times; {} nodes ended by themselves and were started again; balanced {}, {} tunnels opened, {} accepted",
                         n.survived,
                         n.deaths,
-                        n.owner_deaths,
-                        n.longest_takeover_ms,
+                        if n.ownership == "principal" {
+                            format!(
+                                "ownership per principal: {} serving players, {} players served again; longest {} ms",
+                                n.owner_deaths, n.players_moved, n.longest_takeover_ms
+                            )
+                        } else {
+                            format!(
+                                "{} owners; longest takeover {} ms",
+                                n.owner_deaths, n.longest_takeover_ms
+                            )
+                        },
                         n.nodes,
                         n.nats_restarts,
                         n.pg_restarts,

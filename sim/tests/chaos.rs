@@ -36,6 +36,7 @@ fn config(seed: u64, chaos: u8, plan: Option<ChaosPlan>) -> LoadConfig {
         nodes: 0,
         arcade_bin: None,
         balance: Default::default(),
+        ownership: Default::default(),
     }
 }
 

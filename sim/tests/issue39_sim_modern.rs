@@ -34,6 +34,7 @@ async fn issue39_sim_modern_agents_play_beside_legacy_ones_through_chaos_with_no
         nodes: 0,
         arcade_bin: None,
         balance: Default::default(),
+        ownership: Default::default(),
         bot_playouts: 8,
         host_threads: 1,
         surface_agents: 0,

@@ -10,6 +10,10 @@
 //! each host's view equals the server's, every end told once, no game left open, none
 //! lost at a death, every death survived — and tunnels were opened and accepted.
 //!
+//! The same with `--ownership principal` (every node serving the players whose leases it
+//! holds): the busiest node killed first, then another death, each survived once the
+//! node started again serves and every player it held is leased again.
+//!
 //! The binary is run as a user would (its exit status, its JSON report); `mcpl-arcade` is
 //! the workspace's (built first when this package's test build did not). Each run's seed
 //! is printed; `ISSUE41_SIM_SEED=N` runs it again.
@@ -32,17 +36,20 @@ fn seed() -> u64 {
     seed
 }
 
-#[test]
-fn issue41_sim_three_nodes_round_robin_survive_an_owner_kill_at_chaos_2_with_no_violation() {
+/// Runs `sim --nodes 3` at chaos 2 with ten agents for 12 s (six legacy on both
+/// transports, two modern, two modern with hints) and `extra` flags; panics naming the
+/// seed, with the end of the sim's log and the logs of the agents at fault, when it does
+/// not pass. The JSON report and the printed table.
+fn run_sim(seed: u64, extra: &[&str]) -> (Value, String) {
     let arcade = mcpl_testkit::process::workspace_bin("mcpl-games", "mcpl-arcade");
-    let seed = seed();
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("report.json");
     // The logs of the agents at fault, should any be (`SIM_DUMP`).
     let dump = dir.path().join("agents.log");
     let out = Command::new(env!("CARGO_BIN_EXE_sim"))
         .env("SIM_DUMP", &dump)
-        .args(["--nodes", "3", "--balance", "round-robin"])
+        .args(["--nodes", "3"])
+        .args(extra)
         .args(["--chaos", "2", "--quiet"])
         .args(["--agents", "10", "--modern", "2", "--modern-hints", "2"])
         .args([
@@ -60,7 +67,7 @@ fn issue41_sim_three_nodes_round_robin_survive_an_owner_kill_at_chaos_2_with_no_
         .arg(&json)
         .output()
         .expect("the sim runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
     let stderr = String::from_utf8_lossy(&out.stderr);
     let tail: String = {
         let lines: Vec<&str> = stderr.lines().collect();
@@ -89,9 +96,14 @@ fn issue41_sim_three_nodes_round_robin_survive_an_owner_kill_at_chaos_2_with_no_
         serde_json::json!([]),
         "seed {seed}:\n{stdout}"
     );
+    (report, stdout)
+}
+
+/// What both runs show: the nodes died and were served again after each death, NATS and
+/// PostgreSQL restarted, no game lost at a death, games played to the end, tunnels used.
+fn assert_survived(seed: u64, report: &Value, stdout: &str) {
     let nodes = &report["chaos"]["nodes"];
     assert_eq!(nodes["nodes"], 3, "seed {seed}:\n{stdout}");
-    // The owner was killed at least once, and every death was survived.
     assert!(
         nodes["owner_deaths"].as_u64() >= Some(1),
         "seed {seed}:\n{stdout}"
@@ -103,7 +115,8 @@ fn issue41_sim_three_nodes_round_robin_survive_an_owner_kill_at_chaos_2_with_no_
     assert_eq!(nodes["survived"], nodes["deaths"], "seed {seed}:\n{stdout}");
     assert_eq!(nodes["nats_restarts"], 1, "seed {seed}:\n{stdout}");
     assert_eq!(nodes["pg_restarts"], 1, "seed {seed}:\n{stdout}");
-    // Round robin: standbys carried connections to the owner through tunnels.
+    // Round robin: connections reaching a node other than the one serving them were
+    // carried there through tunnels.
     assert_eq!(nodes["balance"], "round-robin", "seed {seed}:\n{stdout}");
     assert!(
         nodes["tunnels_opened"].as_u64() > Some(0) && nodes["tunnels_accepted"].as_u64() > Some(0),
@@ -118,5 +131,42 @@ fn issue41_sim_three_nodes_round_robin_survive_an_owner_kill_at_chaos_2_with_no_
         "seed {seed}:\n{stdout}"
     );
     assert!(stdout.contains("node deaths survived"), "{stdout}");
+}
+
+#[test]
+fn issue41_sim_three_nodes_round_robin_survive_an_owner_kill_at_chaos_2_with_no_violation() {
+    let seed = seed();
+    let (report, stdout) = run_sim(seed, &["--balance", "round-robin"]);
+    assert_survived(seed, &report, &stdout);
+    // The owner was killed at least once (asserted above: `owner_deaths`), the coarse
+    // lease the default.
+    assert_eq!(
+        report["chaos"]["nodes"]["ownership"], "arcade",
+        "seed {seed}:\n{stdout}"
+    );
+    println!("seed {seed}:\n{stdout}");
+}
+
+/// Issue #41 item 6 with ownership per principal (`--ownership principal`, passed to
+/// every node): each player served on the node holding her lease, her games there. The
+/// busiest node (the most games) is SIGKILLed first; each death is survived only when
+/// the node started again serves and every player it held is leased again.
+#[test]
+#[ignore = "issue #41: fails in some runs (one of the first five under load) on causes in the arcade and the SDK, the README's sim section says which (a stale actor after a lost lease, a principal run by two nodes, a node going on with its store given up); run with --ignored"]
+fn issue41_sim_three_nodes_by_principal_survive_node_kills_at_chaos_2_with_no_violation() {
+    let seed = seed();
+    let (report, stdout) = run_sim(
+        seed,
+        &["--balance", "round-robin", "--ownership", "principal"],
+    );
+    assert_survived(seed, &report, &stdout);
+    let nodes = &report["chaos"]["nodes"];
+    assert_eq!(nodes["ownership"], "principal", "seed {seed}:\n{stdout}");
+    // The nodes killed served players, and those players were served again.
+    assert!(
+        nodes["players_moved"].as_u64() >= Some(1),
+        "seed {seed}:\n{stdout}"
+    );
+    assert!(stdout.contains("ownership per principal"), "{stdout}");
     println!("seed {seed}:\n{stdout}");
 }

@@ -27,6 +27,7 @@ async fn a_quiet_run_has_no_faults_and_no_violations() {
         nodes: 0,
         arcade_bin: None,
         balance: Default::default(),
+        ownership: Default::default(),
     };
     let report = load::run(c, None).await.expect("the run is made");
     assert!(report.ok(), "{}", report.table());

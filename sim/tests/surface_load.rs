@@ -28,6 +28,7 @@ async fn agents_through_a_surface_host_play_beside_the_others_and_are_reported()
         nodes: 0,
         arcade_bin: None,
         balance: Default::default(),
+        ownership: Default::default(),
     };
     let report = load::run(c, None).await.expect("the run is made");
     assert!(report.ok(), "{}", report.table());

@@ -942,6 +942,7 @@ fn serve_principals(
         tokio::spawn(owners.clone().serve_forwarded(requests));
         tunnels_here(&node, internal_http, internal_ws).await?;
         tokio::spawn(share_online(arcade.clone(), online_leases, name.clone(), ttl));
+        let held = owners.clone().hold(arcade.server().clone());
         if let Some(l) = ws_front {
             tokio::spawn(owners.clone().front_ws(l));
         }
@@ -951,7 +952,7 @@ fn serve_principals(
         eprintln!("mcpl-arcade: node {name:?} serves the players whose leases it holds");
         let web_listener = serve_web(&args, &opts, access, gallery).await?;
         tokio::select! {
-            e = owners.clone().hold(arcade.server().clone()) => {
+            e = held => {
                 eprintln!(
                     "mcpl-arcade: node {name:?} stops serving at once: its leases cannot be renewed ({e}); the others take its players once their leases expire (started again, it serves afresh)"
                 );

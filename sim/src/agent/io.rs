@@ -72,6 +72,22 @@ pub fn unreachable(error: &str) -> bool {
     .any(|w| error.contains(w))
 }
 
+/// True when a tool error is not a refusal of what was asked: the server could not be
+/// reached ([`unreachable`]), or it answered `-32603` saying to try again — between arcade
+/// nodes (issue #41), a call to a game whose node died before another adopted it ("the
+/// instance runs on another server and the call did not get through (nobody serves
+/// instance 194 now): try again"), or a node not serving the player just then ("the
+/// request did not run; retry it", "the request may have run"). **\[project\]** Read from
+/// the server's words, as a model would: the host shows a tool error's text, not its
+/// `data.retryable`.
+pub fn try_again(error: &str) -> bool {
+    unreachable(error)
+        || (error.contains("(code -32603)")
+            && (error.contains("try again")
+                || error.contains("retry it")
+                || error.contains("may have run")))
+}
+
 /// True when a tool error says a call was sent and its answer never came back: the
 /// outcome is unknown ([`crate::agent::modern::unknown_outcome`]), and it is not the host
 /// saying it sent nothing (not connected just now).

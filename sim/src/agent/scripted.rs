@@ -5,7 +5,7 @@
 //! for the host to show something.
 
 use super::beliefs::{Beliefs, GameKey, content};
-use super::io::{AgentIo, unreachable};
+use super::io::{AgentIo, try_again};
 use super::moves::{GoChoice, go_engine_move, legal_moves, random_move, tictactoe_move};
 use super::policy::{GameKind, Mover, Plan, Policy};
 use super::{AgentReport, Phase};
@@ -213,11 +213,13 @@ impl ScriptedAgent {
             if let Some(key) = open {
                 let tool = format!("{}_resign", key.0);
                 let r = self.act(io, &key, &tool, json!({})).await?;
-                if r.is_error && unreachable(&r.joined_text()) {
+                if r.is_error && try_again(&r.joined_text()) {
                     // Not a refusal: the host could not reach the server (a reconnect under
-                    // way, an answer lost). The resign is tried again once the host shows
-                    // something or a while passed ([`after_error`], growing while the
-                    // server stays unreachable); the drain's own limit bounds the tries.
+                    // way, an answer lost), or the server said to try again (arcade nodes,
+                    // issue #41: the game's node died and another adopts it). The resign is
+                    // tried again once the host shows something or a while passed
+                    // ([`after_error`], growing while the server stays unreachable); the
+                    // drain's own limit bounds the tries.
                     io.metrics().bump(|c| c.drain_unreachable += 1);
                 } else if r.is_error {
                     *self.resign_failures.entry(key).or_default() += 1;

@@ -3,7 +3,7 @@
 //! ```text
 //! sim [--agents N] [--duration S] [--seed X] [--transport ws|http|mixed] [--chaos LEVEL]
 //!     [--json PATH] [--bot-playouts N] [--think-ms MS] [--host-threads N] [--quiet] [--explain]
-//!     [--surface-agents N] [--modern N|P%] [--modern-hints N|P%] [--nodes N [--arcade-bin PATH] [--balance round-robin|owner]]
+//!     [--surface-agents N] [--modern N|P%] [--modern-hints N|P%] [--nodes N [--arcade-bin PATH] [--balance round-robin|owner] [--ownership arcade|principal]]
 //! sim --deterministic [--seed X] [--agents N] [--duration S] [--transport …] [--chaos LEVEL]
 //!     [--think-ms MS] [--trace-out PATH] [--explain]
 //! sim demo [--full] [--fast] [--pace-ms MS] [--seed N] [--out DIR] [--limit SECONDS] [--surface] [--web ADDR]
@@ -133,6 +133,16 @@ struct LoadArgs {
     #[arg(long, value_name = "round-robin|owner", default_value = "round-robin")]
     #[arg(requires = "nodes")]
     balance: sim::nodes::Balance,
+    /// With --nodes: what one node owns, the flag passed to every node (`mcpl-arcade
+    /// serve --ownership`): `arcade` (the default: one node runs the arcade under one
+    /// lease, the others stand by and take over when it dies) or `principal` (every node
+    /// serves the players whose leases it holds, each taken where her first request lands;
+    /// a dead node's players are taken by the nodes their next requests reach, and its
+    /// games adopted there). With `principal`, the node killed first is the one running
+    /// the most games. Not with --balance owner.
+    #[arg(long, value_name = "arcade|principal", default_value = "arcade")]
+    #[arg(requires = "nodes")]
+    ownership: sim::nodes::Ownership,
     /// In memory on one thread and virtual time, so that a seed replays exactly; ends
     /// with the trace's digest (see `sim::det`). Defaults to 20 agents for 30 s.
     #[arg(long)]
@@ -264,6 +274,7 @@ fn run_load(args: LoadArgs) -> anyhow::Result<bool> {
         nodes: args.nodes,
         arcade_bin: args.arcade_bin,
         balance: args.balance,
+        ownership: args.ownership,
     };
     let progress = (!args.quiet).then(|| {
         let bar = indicatif::ProgressBar::new(args.duration);

@@ -67,9 +67,9 @@ impl Backend {
     }
 
     /// The chaos's restart: the arcade in process restarted (new listeners: `moved` is
-    /// told their addresses), or a node killed and started again — the owner at the
-    /// first death, then the owner or a standby as `pick` (a number from the run's seed)
-    /// says.
+    /// told their addresses), or a node killed and started again — the owner (the
+    /// busiest, `--ownership principal`) at the first death, then it or another as `pick`
+    /// (a number from the run's seed) says ([`Cluster::kill_picked`]).
     pub(crate) async fn restart(
         &mut self,
         pick: u64,
@@ -80,20 +80,7 @@ impl Backend {
                 s.restart().await?;
                 moved(s.ws_addr(), s.http_addr());
             }
-            Backend::Nodes { cluster, .. } => {
-                let n = cluster.names().len() as u64;
-                // As the nodes said it (the balancer's check may be a moment behind).
-                let owner = cluster.owner().unwrap_or(0);
-                let first = cluster.deaths().is_empty();
-                // Half the later deaths are the owner's, the rest a standby's.
-                let i = if first || pick.is_multiple_of(2) || n < 2 {
-                    owner
-                } else {
-                    let k = (pick / 2) % (n - 1);
-                    ((owner as u64 + 1 + k) % n) as usize
-                };
-                cluster.kill(i, i == owner).await?;
-            }
+            Backend::Nodes { cluster, .. } => cluster.kill_picked(pick).await?,
         }
         Ok(())
     }

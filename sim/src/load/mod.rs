@@ -25,7 +25,7 @@ use crate::chaos::{Calm, ChaosPlan, DelayStats, answer_loss, delivery_hook};
 use crate::hosts::{LinkKnobs, start_host};
 use crate::invariants;
 use crate::metrics::Metrics;
-use crate::nodes::{Balance, Balancer, Cluster, ClusterConfig};
+use crate::nodes::{Balance, Balancer, Cluster, ClusterConfig, Ownership};
 use crate::report::{
     ChaosTotals, HintedTotals, LoadReport, ModernTotals, NodeTotals, SurfaceTotals,
 };
@@ -172,6 +172,9 @@ pub struct LoadConfig {
     /// (round robin by default, as `docs/cluster-haproxy.cfg`; a standby tunnels them to
     /// the owner).
     pub balance: Balance,
+    /// With `nodes`: what one node owns (`mcpl-arcade serve --ownership`): the whole
+    /// arcade (the default), or the players whose leases it holds.
+    pub ownership: Ownership,
 }
 
 impl Default for LoadConfig {
@@ -186,6 +189,7 @@ impl Default for LoadConfig {
             nodes: 0,
             arcade_bin: None,
             balance: Balance::default(),
+            ownership: Ownership::default(),
         }
     }
 }
@@ -324,6 +328,11 @@ pub async fn run(
             "at least two agents stay legacy: --modern is at most --agents minus 2",
         ));
     }
+    if config.ownership == Ownership::Principal && config.balance == Balance::Owner {
+        return Err(LoadError::Config(
+            "--balance owner sends streams to the node owning the arcade, and with --ownership principal no node owns it: use --balance round-robin",
+        ));
+    }
     // The legacy agents, then the modern ones, then the modern ones with hints.
     let n = total - config.modern - config.modern_hints;
     let names: Vec<String> = (0..n).map(|i| format!("p{i:04}")).collect();
@@ -363,6 +372,7 @@ pub async fn run(
             players: players.clone(),
             bot_playouts: config.bot_playouts,
             seed: config.play.seed,
+            ownership: config.ownership,
         })
         .await?;
         let upstreams = cluster.upstreams();
@@ -742,6 +752,10 @@ pub async fn run(
     {
         metrics.violation(v);
     }
+    if let Backend::Nodes { cluster, .. } = &mut service {
+        // The deaths whose players were still waited for (`--ownership principal`).
+        cluster.settle().await;
+    }
     let resumed = service.resumed().await;
     invariants::check_resumed(&resumed, &metrics);
     match &service {
@@ -759,7 +773,12 @@ pub async fn run(
                     metrics.violation(format!(
                         "node {} was killed ({}) and the arcade was not served again within {:?}",
                         d.node,
-                        if d.owner { "the owner" } else { "a standby" },
+                        match (config.ownership, d.owner) {
+                            (Ownership::Arcade, true) => "the owner".to_owned(),
+                            (Ownership::Arcade, false) => "a standby".to_owned(),
+                            (Ownership::Principal, _) =>
+                                format!("serving {} players: not all served again, or the node not started again", d.players),
+                        },
                         crate::nodes::START_LIMIT
                     ));
                 }

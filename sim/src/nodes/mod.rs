@@ -1,5 +1,5 @@
 //! `sim --nodes N` (issue #41): the arcade as N `mcpl-arcade serve --postgres URL --nats URL
-//! --node NAME` processes on a PostgreSQL and a `nats-server` of the run's own (both on
+//! --node NAME [--ownership arcade|principal]` processes on a PostgreSQL and a `nats-server` of the run's own (both on
 //! loopback and free ports, `mcpl_testkit`), behind a load balancer in process
 //! ([`balancer`]); the agents reach the balancer (through the chaos proxies).
 //!
@@ -27,11 +27,25 @@
 //! player as ended with the server's "the server restarted, and …" reasons (a game that
 //! ended since is forgotten by the store, so its players' ended records are what is read).
 //!
+//! **`--ownership principal`** ([`Ownership::Principal`], every node given the flag):
+//! every node serves the players whose leases `(principal, NAME)` it holds, each taken
+//! where her first request lands, and runs their games (`docs/ownership.md` §1); there is
+//! no owner and no standby, and each node says once a life that it serves. The first death
+//! is the node running the most games as PostgreSQL's leases say (then the one serving
+//! the most players), the later ones it or another as the seed picks. A death is
+//! **survived** when the node started again said it serves and every player whose lease it
+//! held at its death is leased again (a new token: by the node her next request reached,
+//! or by the node started again, which takes its own name's leases back at once) — read
+//! from the leases' table every [`LEASE_LOOK`] until [`START_LIMIT`]. The games "running
+//! at the death" are those it ran (its instance leases, or, not leased yet, a player's);
+//! none may be ended by the takeover, as above.
+//!
 //! Every process is stopped by its own id at the end, also when the run fails
 //! (`Drop`).
 
 use crate::report::NodeTotals;
 use mcpl_cluster::PgStore;
+use mcpl_cluster::leases::{INSTANCE, PRINCIPAL};
 use mcpl_server::Store as _;
 use mcpl_testkit::nats::Nats;
 use mcpl_testkit::postgres::Postgres;
@@ -59,9 +73,50 @@ pub const START_LIMIT: Duration = Duration::from_secs(30);
 /// How many lines of a node's stderr are kept, for a failure's message.
 const LOG_KEPT: usize = 40;
 
-/// What the role lines of the nodes say (`games/src/bin/mcpl-arcade.rs`).
+/// What the role lines of the nodes say (`games/src/bin/mcpl-arcade.rs`): with
+/// `--ownership arcade`, each change of role; with `--ownership principal`, once a life,
+/// when it serves.
 const OWNS: &str = "owns the arcade and serves it";
 const STANDS_BY: &str = "stands by";
+const SERVES: &str = "serves the players whose leases it holds";
+
+/// How often PostgreSQL's leases are read while waiting for a dead node's players to be
+/// served again (`--ownership principal`).
+const LEASE_LOOK: Duration = Duration::from_millis(100);
+
+/// What one node owns: `mcpl-arcade serve --ownership` (module docs).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Ownership {
+    /// One node runs the whole arcade under one lease; the others stand by (the default).
+    #[default]
+    Arcade,
+    /// Every node serves the players whose leases it holds (`docs/ownership.md` §1).
+    Principal,
+}
+
+impl Ownership {
+    /// `arcade` or `principal`, as the nodes' flag takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Ownership::Arcade => "arcade",
+            Ownership::Principal => "principal",
+        }
+    }
+}
+
+impl std::str::FromStr for Ownership {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Ownership, String> {
+        match s {
+            "arcade" => Ok(Ownership::Arcade),
+            "principal" => Ok(Ownership::Principal),
+            other => Err(format!(
+                "{other:?} is not an ownership: arcade or principal"
+            )),
+        }
+    }
+}
 
 /// Why the cluster could not be started or restarted.
 #[derive(Debug, thiserror::Error)]
@@ -119,6 +174,8 @@ pub struct ClusterConfig {
     pub bot_playouts: u32,
     /// The bot's seed.
     pub seed: u64,
+    /// What one node owns (`--ownership`, passed to every node).
+    pub ownership: Ownership,
 }
 
 /// One node's process and what it said.
@@ -143,13 +200,26 @@ struct NodeLog {
 pub struct Death {
     /// The node killed.
     pub node: String,
-    /// Whether it owned the arcade.
+    /// Whether it owned the arcade (`--ownership principal`: whether it served players).
     pub owner: bool,
     /// How long after the kill the arcade was served again (`None`: not within
-    /// [`START_LIMIT`]).
+    /// [`START_LIMIT`]); `--ownership principal`: every player it served, and the node
+    /// started again.
     pub served_again: Option<Duration>,
-    /// Games running at the death (an owner's).
+    /// Games running at the death: every game at an owner's; `--ownership principal`,
+    /// those it ran.
     pub running: Vec<RunningGame>,
+    /// `--ownership principal`: the players whose leases it held at its death.
+    pub players: usize,
+}
+
+/// A lease as PostgreSQL's table holds it now (unexpired).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LeaseRow {
+    kind: String,
+    key: String,
+    node: String,
+    token: i64,
 }
 
 /// The nodes, PostgreSQL, NATS. See the module docs.
@@ -164,6 +234,9 @@ pub struct Cluster {
     /// Role lines said by every node, counted: a takeover shows as a new one.
     said: watch::Sender<u64>,
     deaths: Vec<Death>,
+    /// `--ownership principal`: the deaths whose players are still being waited for
+    /// (their index among `deaths`, the wait's task), settled by [`Cluster::settle`].
+    waiting: Vec<(usize, tokio::task::JoinHandle<Option<Duration>>)>,
     /// Nodes that ended by themselves and were started again.
     revived: u32,
     nats_restarts: u32,
@@ -206,6 +279,7 @@ impl Cluster {
             nodes: Vec::new(),
             said: watch::channel(0).0,
             deaths: Vec::new(),
+            waiting: Vec::new(),
             revived: 0,
             nats_restarts: 0,
             pg_restarts: 0,
@@ -291,6 +365,7 @@ impl Cluster {
             .args(["--postgres", &self.pg_url, "--nats", &self.nats.url()])
             .args(["--http", &http.to_string(), "--ws", &ws.to_string()])
             .args(["--lease-ttl-ms", &LEASE_TTL.as_millis().to_string()])
+            .args(["--ownership", c.ownership.name()])
             .args(["--forward-timeout-ms", "10000"])
             .arg("--tokens-file")
             .arg(self.tokens.path().join("tokens.txt"))
@@ -342,7 +417,8 @@ impl Cluster {
                             eprintln!("[{who}] {line}");
                         }
                         let mut l = log.lock().unwrap_or_else(PoisonError::into_inner);
-                        if line.contains(OWNS) || line.contains(STANDS_BY) {
+                        if line.contains(OWNS) || line.contains(STANDS_BY) || line.contains(SERVES)
+                        {
                             // Kept before it is counted: a waiter woken by the count
                             // finds it.
                             said.send_modify(|n| {
@@ -386,35 +462,95 @@ impl Cluster {
         }
     }
 
+    /// The chaos's node death: which node dies (`pick`, a number from the run's seed,
+    /// chooses), then [`Cluster::kill`]. `--ownership arcade`: the owner at the first
+    /// death, then the owner or a standby, half each. `--ownership principal`
+    /// (**\[project\]**: no node owns everything, so the busiest plays the owner's part):
+    /// the node running the most games (then serving the most players, then the first) at
+    /// the first death, then it or another, half each.
+    pub async fn kill_picked(&mut self, pick: u64) -> Result<(), ClusterError> {
+        let n = self.nodes.len() as u64;
+        // As the nodes said it (the balancer's check may be a moment behind), or as the
+        // leases say.
+        let busiest = match self.config.ownership {
+            Ownership::Arcade => self.owner().unwrap_or(0),
+            Ownership::Principal => self.busiest().await,
+        };
+        let first = self.deaths.is_empty();
+        let i = if first || pick.is_multiple_of(2) || n < 2 {
+            busiest
+        } else {
+            let k = (pick / 2) % (n - 1);
+            ((busiest as u64 + 1 + k) % n) as usize
+        };
+        self.kill(i, i == busiest).await
+    }
+
+    /// The node running the most games, then serving the most players, as PostgreSQL's
+    /// leases say now (the first node when they cannot be read).
+    async fn busiest(&self) -> usize {
+        let leases = self.leases().await.unwrap_or_default();
+        let count = |node: &str, kind: &str| {
+            leases
+                .iter()
+                .filter(|l| l.node == node && l.kind == kind)
+                .count()
+        };
+        let mut best = (0, (0, 0));
+        for (i, n) in self.nodes.iter().enumerate() {
+            let held = (count(&n.name, INSTANCE), count(&n.name, PRINCIPAL));
+            if held > best.1 {
+                best = (i, held);
+            }
+        }
+        best.0
+    }
+
     /// Kills node `i` (SIGKILL, by its own process id) and starts it again on the same
     /// ports; returns once the arcade is served again (module docs) or [`START_LIMIT`]
-    /// passed, and records the death. `owner`: whether it owned the arcade.
+    /// passed, and records the death. `owner`: whether it owned the arcade (with
+    /// `--ownership principal`, read from the leases instead: whether it held players').
     pub async fn kill(&mut self, i: usize, owner: bool) -> Result<(), ClusterError> {
         let killed_at = Instant::now();
         let before = self.said_count();
         stop(&mut self.nodes[i]);
-        let running = if owner {
-            self.running().await
-        } else {
-            Vec::new()
-        };
         let (name, http, ws) = {
             let n = &self.nodes[i];
             (n.name.clone(), n.http, n.ws)
         };
+        let ownership = self.config.ownership;
+        // What it held, read just after its death: its leases outlive it until they
+        // expire (two thirds of their time to live at least).
+        let leases = match ownership {
+            Ownership::Arcade => Vec::new(),
+            Ownership::Principal => self.leases().await.unwrap_or_default(),
+        };
+        let players: Vec<LeaseRow> = leases
+            .iter()
+            .filter(|l| l.node == name && l.kind == PRINCIPAL)
+            .cloned()
+            .collect();
+        let (owner, running) = match ownership {
+            Ownership::Arcade if owner => (true, self.running(|_| true).await),
+            Ownership::Arcade => (false, Vec::new()),
+            Ownership::Principal => (
+                !players.is_empty(),
+                self.running(|g| ran_on(g, &name, &leases)).await,
+            ),
+        };
         self.nodes[i] = self.spawn(&name, http, ws).await?;
         // An owner's death: a node said it owns the arcade after the kill. A standby's:
-        // the node started again said its role.
+        // the node started again said its role. `--ownership principal`: the node started
+        // again said it serves — and then every player it served is leased again, waited
+        // for apart (below).
         let mut said = self.said.subscribe();
-        let served = async {
+        let spoken = async {
             loop {
                 said.borrow_and_update();
-                if self.said_since(before, |node, line| {
-                    if owner {
-                        line.contains(OWNS)
-                    } else {
-                        node == name
-                    }
+                if self.said_since(before, |node, line| match ownership {
+                    Ownership::Arcade if owner => line.contains(OWNS),
+                    Ownership::Arcade => node == name,
+                    Ownership::Principal => node == name && line.contains(SERVES),
                 }) {
                     return;
                 }
@@ -423,17 +559,70 @@ impl Cluster {
                 }
             }
         };
-        let served_again = tokio::time::timeout(START_LIMIT, served)
+        let served_again = tokio::time::timeout(START_LIMIT, spoken)
             .await
             .ok()
             .map(|()| killed_at.elapsed());
+        if ownership == Ownership::Principal && served_again.is_some() && !players.is_empty() {
+            // **\[project\]** Not waited for on the chaos's timeline: a player comes back
+            // only with her next request, which may wait out a forward in flight to the
+            // dead node (`--forward-timeout-ms`) or her host's backoff; meanwhile the
+            // run's other faults go on.
+            let (url, count) = (self.pg_url.clone(), players.len());
+            let wait = tokio::spawn(async move {
+                let back = async {
+                    // Polled: the lease table tells nobody of a change.
+                    loop {
+                        if let Some(now) = leases_now(url.clone()).await
+                            && players.iter().all(|p| {
+                                now.iter().any(|l| {
+                                    l.kind == p.kind && l.key == p.key && l.token != p.token
+                                })
+                            })
+                        {
+                            return;
+                        }
+                        tokio::time::sleep(LEASE_LOOK).await;
+                    }
+                };
+                let limit = START_LIMIT.saturating_sub(killed_at.elapsed());
+                tokio::time::timeout(limit, back)
+                    .await
+                    .ok()
+                    .map(|()| killed_at.elapsed())
+            });
+            self.waiting.push((self.deaths.len(), wait));
+            self.deaths.push(Death {
+                node: name,
+                owner,
+                served_again: None,
+                running,
+                players: count,
+            });
+            return Ok(());
+        }
         self.deaths.push(Death {
             node: name,
             owner,
             served_again,
             running,
+            players: players.len(),
         });
         Ok(())
+    }
+
+    /// Waits for what [`Cluster::kill`] left waiting (`--ownership principal`: each dead
+    /// node's players leased again, at most [`START_LIMIT`] after its death) and records
+    /// it in [`Cluster::deaths`].
+    pub async fn settle(&mut self) {
+        for (i, wait) in self.waiting.drain(..) {
+            self.deaths[i].served_again = wait.await.ok().flatten();
+        }
+    }
+
+    /// Every unexpired lease PostgreSQL holds now (`None`: it could not be read).
+    async fn leases(&self) -> Option<Vec<LeaseRow>> {
+        leases_now(self.pg_url.clone()).await
     }
 
     /// Whether a node said a role line after the first `before` (counted over every
@@ -537,6 +726,8 @@ impl Cluster {
         let owners = self.deaths.iter().filter(|d| d.owner);
         NodeTotals {
             nodes: self.nodes.len(),
+            ownership: self.config.ownership.name().to_owned(),
+            players_moved: self.deaths.iter().map(|d| d.players as u32).sum(),
             deaths: self.deaths.len() as u32,
             owner_deaths: owners.clone().count() as u32,
             survived: self
@@ -555,9 +746,9 @@ impl Cluster {
         }
     }
 
-    /// The games running as PostgreSQL says now (module docs); empty when it cannot be
-    /// read (the run's end says so).
-    async fn running(&self) -> Vec<RunningGame> {
+    /// The games running as PostgreSQL says now that `keep` takes (module docs); empty
+    /// when it cannot be read (the run's end says so).
+    async fn running(&self, keep: impl Fn(&RunningGame) -> bool) -> Vec<RunningGame> {
         let Some(loaded) = self.load().await else {
             return Vec::new();
         };
@@ -580,6 +771,7 @@ impl Cluster {
                         .collect(),
                 })
             })
+            .filter(|g| keep(g))
             .collect()
     }
 
@@ -666,6 +858,48 @@ pub struct RunningGame {
     pub instance: Option<String>,
     /// Its players.
     pub players: Vec<String>,
+}
+
+/// Every unexpired lease the PostgreSQL at `url` holds now (`None`: it could not be
+/// read).
+async fn leases_now(url: String) -> Option<Vec<LeaseRow>> {
+    tokio::task::spawn_blocking(move || {
+        let mut config: postgres::Config = url.parse().ok()?;
+        config.connect_timeout(Duration::from_secs(2));
+        let mut client = config.connect(postgres::NoTls).ok()?;
+        let rows = client
+            .query(
+                "SELECT kind, key, node, token FROM mcpl_leases WHERE expires_at > now()",
+                &[],
+            )
+            .ok()?;
+        Some(
+            rows.iter()
+                .map(|r| LeaseRow {
+                    kind: r.get(0),
+                    key: r.get(1),
+                    node: r.get(2),
+                    token: r.get(3),
+                })
+                .collect(),
+        )
+    })
+    .await
+    .ok()
+    .flatten()
+}
+
+/// Whether game `g` ran on node `node` as `leases` say: its instance's lease is the
+/// node's, or nobody leased it yet (a node leases the instances it runs at its next
+/// renewal) and a player's lease is.
+fn ran_on(g: &RunningGame, node: &str, leases: &[LeaseRow]) -> bool {
+    let id = g.id.to_string();
+    match leases.iter().find(|l| l.kind == INSTANCE && l.key == id) {
+        Some(l) => l.node == node,
+        None => leases
+            .iter()
+            .any(|l| l.kind == PRINCIPAL && l.node == node && g.players.contains(&l.key)),
+    }
 }
 
 impl Drop for Cluster {

@@ -515,8 +515,9 @@ impl Principals {
 
     /// Keeps this node's leases (see the module docs): at a third of their time to live,
     /// each instance `server` runs leased (one it no longer runs released), then every
-    /// lease renewed in one statement and those lost forgotten. Returns once a renewal
-    /// fails, every lease forgotten: the node must stop.
+    /// lease renewed in one statement and those lost forgotten. Returns when the database
+    /// fails a renewal, every lease forgotten:
+    /// the node is to stop at once (module docs, "Renewal").
     pub async fn hold(self: Arc<Principals>, server: Server) -> LeaseError {
         let ttl = self.node.settings.ttl;
         let mut tick = tokio::time::interval(ttl / 3);
@@ -526,7 +527,8 @@ impl Principals {
             self.lease_instances(&server).await;
             let all: Vec<Lease> = lock(&self.held).values().cloned().collect();
             let leases = self.leases.clone();
-            match blocking(move || leases.renew_all(&all, ttl)).await {
+            let renewed = blocking(move || leases.renew_all(&all, ttl)).await;
+            match renewed {
                 Ok(lost) => {
                     for lease in lost {
                         eprintln!(
