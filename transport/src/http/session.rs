@@ -18,9 +18,14 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// A table looked up on every request: ahash, keyed at random per process, so a peer,
+/// which chooses request ids and session ids to present, cannot make keys collide; on
+/// short keys it costs a fraction of std's SipHash (issue #42).
+type Table<K, V> = HashMap<K, V, ahash::RandomState>;
+
 /// The live sessions of one listener, by id, and the warnings they share.
 pub(super) struct Registry {
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    sessions: Mutex<Table<String, Arc<Session>>>,
     /// Warnings about sessions' queues, at most a few per interval for all of them.
     pub(super) warnings: Mutex<LogLimiter>,
 }
@@ -166,7 +171,7 @@ pub(super) struct Session {
 #[derive(Default)]
 struct Routes {
     /// POSTed requests waiting for their response, by JSON-RPC id.
-    pending: HashMap<Id, Pending>,
+    pending: Table<Id, Pending>,
     /// The GET stream, if one is open: each message with its event id.
     get: Option<mpsc::Sender<(u64, Arc<str>)>>,
     /// The latest messages meant for the GET stream, with consecutive event ids (1, 2, …):
@@ -180,7 +185,7 @@ struct Routes {
     last_event: u64,
     /// Requests the server is about to write, by id, and the client's request each serves
     /// (`Outbound::relate`); taken when the request is routed.
-    related: HashMap<Id, Id>,
+    related: Table<Id, Id>,
     next_seq: u64,
 }
 
@@ -726,7 +731,7 @@ impl Session {
         routes.pending.clear();
         routes.get = None;
         routes.backlog = VecDeque::new();
-        routes.related = HashMap::new();
+        routes.related = Table::default();
     }
 
     /// Enough of the id for logs, not enough to hijack the session.
