@@ -129,11 +129,19 @@ pub(super) async fn reap(registry: Weak<Registry>, idle: Duration) {
     }
 }
 
-/// A fresh session id: 128 bits from the thread's CSPRNG, as 32 hex digits (visible ASCII,
-/// as MCP requires).
+/// A fresh session id: 128 bits from the thread's CSPRNG, as 32 lowercase hex digits
+/// (visible ASCII, as MCP requires), written into one string of that size — a `format!`
+/// and a string for each byte were ~10,000 instructions, and every modern request opens a
+/// connection with an id of its own (issue #42).
 pub(super) fn new_session_id() -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes: [u8; 16] = rand::random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    let mut id = String::with_capacity(2 * bytes.len());
+    for b in bytes {
+        id.push(char::from(HEX[usize::from(b >> 4)]));
+        id.push(char::from(HEX[usize::from(b & 0x0f)]));
+    }
+    id
 }
 
 /// One MCP session.
@@ -958,7 +966,17 @@ mod tests {
         let a = new_session_id();
         assert_eq!(a.len(), 32);
         assert!(a.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+        assert!(
+            a.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+            "lowercase hex: {a}"
+        );
         assert_ne!(a, new_session_id());
+        // Every digit turns up, in either half of a byte, over enough ids.
+        let seen: std::collections::BTreeSet<char> = (0..64)
+            .flat_map(|_| new_session_id().chars().collect::<Vec<_>>())
+            .collect();
+        assert_eq!(seen.len(), 16, "{seen:?}");
     }
 
     #[test]
