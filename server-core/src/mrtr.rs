@@ -149,6 +149,94 @@ impl Binding {
             p: principal,
         }
     }
+
+    /// The binding of a request of `method` with `params` by `principal`: what it names —
+    /// a tool's or prompt's `name` and its `arguments`, or for `resources/read`
+    /// (`read_resource`) the `uri` and no arguments; params that do not read name nothing.
+    pub fn of_request(
+        method: &str,
+        read_resource: bool,
+        params: Option<&RawValue>,
+        principal: Option<String>,
+    ) -> Self {
+        #[derive(Deserialize)]
+        struct Target {
+            #[serde(default)]
+            name: String,
+            #[serde(default)]
+            uri: String,
+            #[serde(default)]
+            arguments: Option<Value>,
+        }
+        let mut target = params
+            .and_then(|p| serde_json::from_str::<Target>(p.get()).ok())
+            .unwrap_or(Target {
+                name: String::new(),
+                uri: String::new(),
+                arguments: None,
+            });
+        if read_resource {
+            target.name = std::mem::take(&mut target.uri);
+            target.arguments = None;
+        }
+        Binding::new(method, &target.name, target.arguments.as_ref(), principal)
+    }
+}
+
+/// A call's [`Binding`], made the first time it is needed — when the call brings a
+/// `requestState` to open, or its handler asks a question whose state is sealed — which
+/// most calls never do: the arguments' RFC 8785 form and its SHA-256 cost more than the
+/// rest of a light call's reading (issue #42).
+#[derive(Debug, Clone)]
+pub struct Bound {
+    made: std::cell::OnceCell<Binding>,
+    /// What it is made from, until then.
+    method: String,
+    read_resource: bool,
+    params: Option<Box<RawValue>>,
+    principal: Option<String>,
+}
+
+impl Bound {
+    /// [`Binding::of_request`], made when first needed.
+    pub fn later(
+        method: &str,
+        read_resource: bool,
+        params: Option<Box<RawValue>>,
+        principal: Option<String>,
+    ) -> Self {
+        Bound {
+            made: std::cell::OnceCell::new(),
+            method: method.to_owned(),
+            read_resource,
+            params,
+            principal,
+        }
+    }
+
+    /// The binding, made now if it was not yet.
+    fn get(&self) -> &Binding {
+        self.made.get_or_init(|| {
+            Binding::of_request(
+                &self.method,
+                self.read_resource,
+                self.params.as_deref(),
+                self.principal.clone(),
+            )
+        })
+    }
+}
+
+impl From<Binding> for Bound {
+    fn from(binding: Binding) -> Self {
+        Bound {
+            made: std::cell::OnceCell::from(binding),
+            method: String::new(),
+            read_resource: false,
+            params: None,
+            principal: None,
+        }
+    }
 }
 
 /// What a state holds.
@@ -164,7 +252,7 @@ struct Payload {
 /// One modern call's answers while its handler runs (module docs).
 #[derive(Debug, Clone)]
 pub struct Carried {
-    binding: Binding,
+    binding: Bound,
     /// Answers the retry carried, not yet used by this run.
     answers: BTreeMap<String, Box<RawValue>>,
     /// Answers this run used, in the state of its next round.
@@ -182,6 +270,17 @@ pub enum Question {
     Ask(Box<RawValue>),
     /// Past a bound (module docs).
     Limit(String),
+}
+
+/// Whether params' text may hold a retry's members: an object that names neither, and
+/// escapes no character that could spell one, holds none, and is not read for them (most
+/// calls are first tries). Anything else — an array, which a struct reads by position — is
+/// read.
+fn may_carry_retry(params: &str) -> bool {
+    !params.trim_start().starts_with('{')
+        || params.contains(INPUT_RESPONSES)
+        || params.contains(REQUEST_STATE)
+        || params.contains("\\u")
 }
 
 /// The params members a retry carries.
@@ -210,11 +309,12 @@ impl Carried {
     /// for anything that fails.
     pub fn read(
         params: Option<&RawValue>,
-        binding: Binding,
+        binding: impl Into<Bound>,
         key: &StateKey,
         now: SystemTime,
     ) -> Result<Carried, ErrorObject> {
-        let retry = match params {
+        let binding = binding.into();
+        let retry = match params.filter(|p| may_carry_retry(p.get())) {
             Some(p) => serde_json::from_str::<Retry>(p.get()).unwrap_or(Retry {
                 input_responses: None,
                 request_state: None,
@@ -226,7 +326,7 @@ impl Carried {
         };
         let mut answers = match retry.request_state {
             None | Some(Value::Null) => BTreeMap::new(),
-            Some(Value::String(state)) => open(&state, &binding, key, now)?,
+            Some(Value::String(state)) => open(&state, binding.get(), key, now)?,
             Some(_) => return Err(refuse(format!("{REQUEST_STATE} must be a string"))),
         };
         match retry.input_responses {
@@ -331,7 +431,7 @@ impl Carried {
             return Batch::Answered(answers);
         }
         let payload = Payload {
-            b: self.binding.clone(),
+            b: self.binding.get().clone(),
             e: millis(now + STATE_TTL),
             a: self.used.clone(),
         };
@@ -548,6 +648,47 @@ mod tests {
                 Question::Answered(_)
             ));
         }
+    }
+
+    /// A binding made only when needed (issue #42) is the one made at once: a state sealed
+    /// for a call made lazily is opened by a retry read either way, and one sealed for
+    /// other arguments is refused; a `requestState` spelled with an escape is still read.
+    #[test]
+    fn a_binding_made_later_binds_as_one_made_at_once() {
+        let key = StateKey::new([7; 32]);
+        let now = UNIX_EPOCH + Duration::from_secs(1_000_000);
+        let q = to_raw(&json!({"message": "name?"}));
+        let call = |args: Value, extra: Value| {
+            let mut p = json!({"name": "t", "arguments": args, "_meta": {"x": 1}});
+            if let (Some(p), Some(extra)) = (p.as_object_mut(), extra.as_object()) {
+                p.extend(extra.clone());
+            }
+            to_raw(&p)
+        };
+        let later =
+            |params: &RawValue| Bound::later("tools/call", false, Some(params.to_owned()), None);
+        let first_params = call(json!({"b": 1, "a": 2}), json!({}));
+        let mut first =
+            Carried::read(Some(&first_params), later(&first_params), &key, now).unwrap();
+        let Question::Ask(r) = first.question(None, "elicitation/create", &q, &key, now) else {
+            panic!("asked")
+        };
+        let r: Value = serde_json::from_str(r.get()).unwrap();
+        let state = r["requestState"].clone();
+        let retry = call(json!({"a": 2, "b": 1}), json!({"requestState": state}));
+        assert!(Carried::read(Some(&retry), later(&retry), &key, now).is_ok());
+        assert!(Carried::read(Some(&retry), binding(), &key, now).is_ok());
+        let other = call(json!({"a": 3}), json!({"requestState": state}));
+        assert!(Carried::read(Some(&other), later(&other), &key, now).is_err());
+        // The member's name escaped: read all the same, and refused for its altered state.
+        let escaped = RawValue::from_string(
+            r#"{"name":"t","arguments":{"a":2,"b":1},"request\u0053tate":"m1.x.y"}"#.to_owned(),
+        )
+        .unwrap();
+        assert!(Carried::read(Some(&escaped), later(&escaped), &key, now).is_err());
+        // Params that are no object are read as a struct reads them, by position.
+        let array = to_raw(&json!([null, "m1.x.y"]));
+        assert!(Carried::read(Some(&array), later(&array), &key, now).is_err());
     }
 
     #[test]

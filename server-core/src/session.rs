@@ -64,7 +64,7 @@ use mcpl_protocol::mcp::{
 };
 use mcpl_protocol::mcpl::McplManifest;
 use mcpl_protocol::method::{LoggingMessage, Progress, ToolListChanged, ToolsetsList};
-use std::collections::{BTreeSet, HashMap, VecDeque};
+use std::collections::{BTreeSet, VecDeque};
 use std::sync::Arc;
 
 /// The room for outputs a drained queue keeps (a call's turn takes one or two); more is
@@ -153,7 +153,7 @@ pub struct SessionCore<T: Io> {
     /// principal (module docs: direct calls). A subset of the catalog's tools.
     direct: BTreeSet<String>,
     /// Modern requests in flight (`modern.rs`): what their answers are owed.
-    modern: HashMap<Id, kinds::ModernCall>,
+    modern: crate::requests::IdMap<kinds::ModernCall>,
     /// A modern request was served on this connection: the principal was told this host
     /// sees the plain list (§8).
     modern_seen: bool,
@@ -216,7 +216,7 @@ impl<T: Io> SessionCore<T> {
             catalog,
             shown: None,
             direct: BTreeSet::new(),
-            modern: HashMap::new(),
+            modern: Default::default(),
             modern_seen: false,
             features_in_flight: 0,
             detach_modern: false,

@@ -106,8 +106,11 @@ impl ToolContext {
     }
 }
 
-/// The plain tools' handlers, by tool name.
-pub(crate) type Handlers = std::collections::HashMap<String, std::sync::Arc<dyn ErasedHandler>>;
+/// The plain tools' handlers, by tool name: looked up on every call, by a name the host
+/// sent, so keyed at random per process (ahash: a fraction of SipHash's cost on a short
+/// name, issue #42), which no host can make collide.
+pub(crate) type Handlers =
+    std::collections::HashMap<String, std::sync::Arc<dyn ErasedHandler>, ahash::RandomState>;
 
 /// A boxed handler future.
 pub type ToolFuture = Pin<Box<dyn Future<Output = ToolResult> + Send>>;

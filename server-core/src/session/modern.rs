@@ -525,16 +525,31 @@ impl<T: Io> SessionCore<T> {
     /// reads first ([`SessionCore::handle_modern_call`]); for a `subscriptions/listen`, one
     /// the actor counts against its principal's bound.
     pub fn serves_modern(&self, req: &Request) -> bool {
-        !self.detach_modern
-            && matches!(self.modern_meta(req), Ok(Some(m)) if m.check_version().is_ok())
+        self.modern_served(req).is_some()
+    }
+
+    /// [`SessionCore::serves_modern`], with the request's `_meta` as read: handed back to
+    /// [`SessionCore::handle_modern_call`], so that a modern call's `_meta` is read once
+    /// (issue #42: it was read twice more, each a pass over the params and a tree of its
+    /// capabilities).
+    pub fn modern_served(&self, req: &Request) -> Option<RequestMeta> {
+        if self.detach_modern {
+            return None;
+        }
+        self.modern_meta(req)
+            .ok()
+            .flatten()
+            .filter(|m| m.check_version().is_ok())
     }
 
     /// [`SessionCore::handle_message`] for a `tools/call`, `prompts/get` or
-    /// `resources/read` [`SessionCore::serves_modern`] said yes to, with what its params
-    /// carry for its handler's questions.
-    pub fn handle_modern_call(&mut self, req: Request, input: Carried) {
+    /// `resources/read` [`SessionCore::modern_served`] said yes to, with the `_meta` it
+    /// read and what the params carry for the handler's questions: served as
+    /// `handle_message` serves a modern request (the `_meta` read again would be this one,
+    /// and the session does not detach it), without reading the `_meta` again.
+    pub fn handle_modern_call(&mut self, req: Request, meta: RequestMeta, input: Carried) {
         self.next_input = Some(input);
-        self.handle_message(Message::Request(req));
+        self.on_modern_request(req, meta);
         self.next_input = None;
     }
 

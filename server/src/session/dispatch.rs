@@ -8,7 +8,7 @@ use crate::actors::principal::AnswerBody;
 use crate::core::dispatch::Route;
 use crate::core::session::Event;
 use crate::core::session::{MAX_LISTENS, too_many_listens};
-use crate::mrtr::{Binding, Carried};
+use crate::mrtr::{Bound, Carried};
 use actix::prelude::*;
 use mcpl_protocol::jsonrpc::{ECHO_LIMIT, Message, Request, Response, clip};
 use mcpl_transport::{Inbound, Principal};
@@ -33,7 +33,10 @@ impl SessionActor {
             Inbound::Message {
                 message: Message::Request(req),
                 ..
-            } if mrtr(&req) && self.core.serves_modern(&req) => self.read_modern_call(req),
+            } if mrtr(&req) => match self.core.modern_served(&req) {
+                Some(meta) => self.read_modern_call(req, meta),
+                None => self.core.handle_message(Message::Request(req)),
+            },
             Inbound::Message {
                 message: Message::Request(req),
                 ..
@@ -72,45 +75,21 @@ impl SessionActor {
         ctx.stop();
     }
 
-    /// A modern request MRTR serves (`tools/call`, `prompts/get`, `resources/read`): what
-    /// its params carry for its handler's questions read and checked first (`mrtr.rs`),
-    /// bound to what it names (a tool or prompt and its arguments, a resource's URI), then
-    /// the request read as any other.
-    fn read_modern_call(&mut self, req: Request) {
-        #[derive(serde::Deserialize)]
-        struct Target {
-            #[serde(default)]
-            name: String,
-            #[serde(default)]
-            uri: String,
-            #[serde(default)]
-            arguments: Option<serde_json::Value>,
-        }
-        let params = req.params.as_deref();
-        let mut target = params
-            .and_then(|p| serde_json::from_str::<Target>(p.get()).ok())
-            .unwrap_or(Target {
-                name: String::new(),
-                uri: String::new(),
-                arguments: None,
-            });
-        if Route::of(&req.method) == Some(Route::ReadResource) {
-            target.name = std::mem::take(&mut target.uri);
-            target.arguments = None;
-        }
+    /// A modern request MRTR serves (`tools/call`, `prompts/get`, `resources/read`), its
+    /// `_meta` read (`meta`): what its params carry for its handler's questions read and
+    /// checked first (`mrtr.rs`), bound to what it names (a tool or prompt and its
+    /// arguments, a resource's URI) — the binding made only when a state is opened or
+    /// sealed, which most calls never do ([`Bound::later`]) — then the request served.
+    fn read_modern_call(&mut self, req: Request, meta: mcpl_protocol::modern::RequestMeta) {
         let principal = match &self.principal {
             Principal::Named(name) => Some(name.clone()),
             Principal::Anonymous(_) => None,
         };
-        let binding = Binding::new(
-            &req.method,
-            &target.name,
-            target.arguments.as_ref(),
-            principal,
-        );
+        let read_resource = Route::of(&req.method) == Some(Route::ReadResource);
+        let binding = Bound::later(&req.method, read_resource, req.params.clone(), principal);
         let now = self.shared.clock.now();
-        match Carried::read(params, binding, &self.shared.state_key, now) {
-            Ok(input) => self.core.handle_modern_call(req, input),
+        match Carried::read(req.params.as_deref(), binding, &self.shared.state_key, now) {
+            Ok(input) => self.core.handle_modern_call(req, meta, input),
             Err(e) => {
                 tracing::debug!(session = %self.id, id = %req.id, error = %e.message, "a modern call's requestState or inputResponses refused");
                 self.core.refuse(req.id, e)

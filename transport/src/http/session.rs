@@ -18,9 +18,14 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
+/// A table looked up on every request: ahash, keyed at random per process, so a peer,
+/// which chooses request ids and session ids to present, cannot make keys collide; on
+/// short keys it costs a fraction of std's SipHash (issue #42).
+type Table<K, V> = HashMap<K, V, ahash::RandomState>;
+
 /// The live sessions of one listener, by id, and the warnings they share.
 pub(super) struct Registry {
-    sessions: Mutex<HashMap<String, Arc<Session>>>,
+    sessions: Mutex<Table<String, Arc<Session>>>,
     /// Warnings about sessions' queues, at most a few per interval for all of them.
     pub(super) warnings: Mutex<LogLimiter>,
 }
@@ -124,11 +129,19 @@ pub(super) async fn reap(registry: Weak<Registry>, idle: Duration) {
     }
 }
 
-/// A fresh session id: 128 bits from the thread's CSPRNG, as 32 hex digits (visible ASCII,
-/// as MCP requires).
+/// A fresh session id: 128 bits from the thread's CSPRNG, as 32 lowercase hex digits
+/// (visible ASCII, as MCP requires), written into one string of that size — a `format!`
+/// and a string for each byte were ~10,000 instructions, and every modern request opens a
+/// connection with an id of its own (issue #42).
 pub(super) fn new_session_id() -> String {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes: [u8; 16] = rand::random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
+    let mut id = String::with_capacity(2 * bytes.len());
+    for b in bytes {
+        id.push(char::from(HEX[usize::from(b >> 4)]));
+        id.push(char::from(HEX[usize::from(b & 0x0f)]));
+    }
+    id
 }
 
 /// One MCP session.
@@ -166,7 +179,7 @@ pub(super) struct Session {
 #[derive(Default)]
 struct Routes {
     /// POSTed requests waiting for their response, by JSON-RPC id.
-    pending: HashMap<Id, Pending>,
+    pending: Table<Id, Pending>,
     /// The GET stream, if one is open: each message with its event id.
     get: Option<mpsc::Sender<(u64, Arc<str>)>>,
     /// The latest messages meant for the GET stream, with consecutive event ids (1, 2, …):
@@ -180,7 +193,7 @@ struct Routes {
     last_event: u64,
     /// Requests the server is about to write, by id, and the client's request each serves
     /// (`Outbound::relate`); taken when the request is routed.
-    related: HashMap<Id, Id>,
+    related: Table<Id, Id>,
     next_seq: u64,
 }
 
@@ -726,7 +739,7 @@ impl Session {
         routes.pending.clear();
         routes.get = None;
         routes.backlog = VecDeque::new();
-        routes.related = HashMap::new();
+        routes.related = Table::default();
     }
 
     /// Enough of the id for logs, not enough to hijack the session.
@@ -953,7 +966,17 @@ mod tests {
         let a = new_session_id();
         assert_eq!(a.len(), 32);
         assert!(a.bytes().all(|b| (0x21..=0x7e).contains(&b)));
+        assert!(
+            a.bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b)),
+            "lowercase hex: {a}"
+        );
         assert_ne!(a, new_session_id());
+        // Every digit turns up, in either half of a byte, over enough ids.
+        let seen: std::collections::BTreeSet<char> = (0..64)
+            .flat_map(|_| new_session_id().chars().collect::<Vec<_>>())
+            .collect();
+        assert_eq!(seen.len(), 16, "{seen:?}");
     }
 
     #[test]
