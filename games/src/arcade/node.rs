@@ -71,7 +71,7 @@
 
 mod principals;
 
-pub use principals::{NOT_OWNER, Principals, SERVED_BY};
+pub use principals::{NOT_OWNER, Principals, SCAN_ADOPTS, SCAN_READS, SERVED_BY};
 
 use bytes::{Bytes, BytesMut};
 use http_body_util::combinators::UnsyncBoxBody;

@@ -576,6 +576,7 @@ fn arcade_config(
         finished_file,
         peers: None,
         resume_nothing: false,
+        on_instance_start: None,
     }
 }
 
@@ -892,11 +893,18 @@ fn serve_principals(
             None => None,
         };
         let fence = Fence::new();
-        let store = PgStore::connect_fenced(&pg, fence.clone())
-            .with_context(|| format!("node {name:?}: the store"))?;
-        let mut config = arcade_config(&args, players, Some(Arc::new(store)), None);
+        let store: Arc<dyn Store> = Arc::new(
+            PgStore::connect_fenced(&pg, fence.clone())
+                .with_context(|| format!("node {name:?}: the store"))?,
+        );
+        // Made before the arcade: each game starting on it (opened or adopted) is leased
+        // here first.
+        let owners = Principals::new(node.clone(), leases, fence, store.clone(), opts.clone());
+        let mut config = arcade_config(&args, players, Some(store), None);
         config.peers = Some(Arc::new(mcpl_cluster::NatsPeers::new(bus.clone())));
         config.resume_nothing = true;
+        let hook = owners.clone();
+        config.on_instance_start = Some(Arc::new(move |id, how| Box::pin(hook.starting(id, how))));
         let gallery = config.gallery.clone();
         let arcade = Arcade::new(config).context("building the arcade")?;
         // Beside each front, on a port of its own on the same address.
@@ -908,14 +916,7 @@ fn serve_principals(
         };
         let (listeners, internal_ws, internal_http) =
             own_listeners(&arcade, beside(&ws_front)?, beside(&http_front)?, &opts).await?;
-        let owners = Principals::new(
-            node.clone(),
-            leases,
-            fence,
-            opts.clone(),
-            internal_http,
-            internal_ws,
-        );
+        owners.listening(internal_http, internal_ws);
         let requests = bus
             .serve()
             .await
@@ -923,6 +924,7 @@ fn serve_principals(
         tokio::spawn(owners.clone().serve_forwarded(requests));
         tunnels_here(&node, internal_http, internal_ws).await?;
         tokio::spawn(owners.clone().hold(arcade.server().clone()));
+        tokio::spawn(owners.clone().scan(arcade.server().clone()));
         if let Some(l) = ws_front {
             tokio::spawn(owners.clone().front_ws(l));
         }

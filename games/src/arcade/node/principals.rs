@@ -51,15 +51,17 @@ use hyper_util::client::legacy::Client as HttpClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use mcpl_cluster::bus::{BusError, Requests};
-use mcpl_cluster::leases::{INSTANCE, Lease, LeaseError, PRINCIPAL};
+use mcpl_cluster::leases::{Expired, INSTANCE, Lease, LeaseError, PRINCIPAL};
 use mcpl_cluster::{Fence, PgLeases};
-use mcpl_server::Server;
+use mcpl_server::store::instance_needs;
+use mcpl_server::{InstanceStart, OwnershipError, Server, StartRefused, Store};
 use mcpl_transport::{Principal, ServerOptions};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::{TcpListener, TcpStream};
@@ -67,6 +69,19 @@ use tokio::net::{TcpListener, TcpStream};
 /// The header of a node's answer to a forwarded request for a principal it does not hold
 /// (any value: the node's name): the sender looks the holder up again.
 pub const NOT_OWNER: &str = "mcpl-not-owner";
+
+/// The most instances one scan adopts on a node (**\[project\]**, `docs/ownership.md`
+/// §4): each adoption reads its record and its players' records and runs its resume (a
+/// bot's move), so a node that finds a dead node's many games takes them a bounded bite
+/// per scan — 16 every third of the lease's time (48 a second at the tests' 1.5 s lease,
+/// about 5 a second at the default 10 s), the other nodes scanning too — rather than
+/// stalling on all of them at once.
+pub const SCAN_ADOPTS: usize = 16;
+
+/// The most expired instance leases one scan reads: [`SCAN_ADOPTS`] and as many again
+/// three times over, for those another node wins or that should run beside a player
+/// another node serves.
+pub const SCAN_READS: usize = 4 * SCAN_ADOPTS;
 
 /// The header naming the node whose arcade served a request: on every answer of a node's
 /// Streamable HTTP front in this mode, and on every forwarded request's answer (set by
@@ -99,9 +114,14 @@ pub struct Principals {
     /// One first-use look-up at a time: two requests for a principal nobody holds take
     /// its lease once.
     looking: tokio::sync::Mutex<()>,
-    /// The arcade's own listeners.
-    http: Option<SocketAddr>,
-    ws: Option<SocketAddr>,
+    /// The instance leases taken for an instance starting here, not yet seen running
+    /// (when taken): kept through one renewal at least, so that the renewal does not
+    /// release the lease of an instance whose actor is about to run.
+    starting: Mutex<HashMap<String, tokio::time::Instant>>,
+    /// The store the arcade keeps its records in, read by the scan.
+    store: Arc<dyn Store>,
+    /// The arcade's own listeners (set once they listen).
+    listeners: OnceLock<(Option<SocketAddr>, Option<SocketAddr>)>,
     client: HttpClient<HttpConnector, Full<Bytes>>,
 }
 
@@ -119,15 +139,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Principals {
-    /// The fine-grained front of `node`, leasing on `leases` into `fence` (its store's),
-    /// authenticating with `opts`, serving on the arcade's own listeners `http` and `ws`.
+    /// The fine-grained front of `node`, leasing on `leases` into `fence` (the fence of
+    /// `store`, where the arcade keeps its records), authenticating with `opts`. Made
+    /// before the arcade, whose start hook is [`Principals::starting`]; it serves once
+    /// [`Principals::listening`] named the arcade's own listeners.
     pub fn new(
         node: Arc<Node>,
         leases: Arc<PgLeases>,
         fence: Fence,
+        store: Arc<dyn Store>,
         opts: Arc<ServerOptions>,
-        http: Option<SocketAddr>,
-        ws: Option<SocketAddr>,
     ) -> Arc<Principals> {
         Arc::new(Principals {
             node,
@@ -137,10 +158,70 @@ impl Principals {
             held: Mutex::default(),
             elsewhere: Mutex::default(),
             looking: tokio::sync::Mutex::new(()),
-            http,
-            ws,
+            starting: Mutex::default(),
+            store,
+            listeners: OnceLock::new(),
             client: HttpClient::builder(TokioExecutor::new()).build_http(),
         })
+    }
+
+    /// The arcade's own listeners, Streamable HTTP and WebSocket, where this node's
+    /// requests for the principals it holds are replayed (once; a second call changes
+    /// nothing).
+    pub fn listening(&self, http: Option<SocketAddr>, ws: Option<SocketAddr>) {
+        let _ = self.listeners.set((http, ws));
+    }
+
+    fn http(&self) -> Option<SocketAddr> {
+        self.listeners.get().and_then(|(http, _)| *http)
+    }
+
+    fn ws(&self) -> Option<SocketAddr> {
+        self.listeners.get().and_then(|(_, ws)| *ws)
+    }
+
+    /// The arcade's start hook (`ServerBuilder::on_instance_start`, `docs/ownership.md`
+    /// §1, §4): an instance opened or adopted here runs only once this node holds its
+    /// lease `(instance, ID)`, taken now (one under this node's own name, an earlier
+    /// life's, taken back) — so none of its writes happens under no lease, and an
+    /// adoption another node won (it holds the lease) is refused
+    /// ([`StartRefused::Elsewhere`]). A lease this node holds already (a scan took it
+    /// first) lets it start at once; the leases that cannot be read refuse it, retryable.
+    pub fn starting(
+        self: &Arc<Self>,
+        id: u64,
+        how: InstanceStart,
+    ) -> impl Future<Output = Result<(), StartRefused>> + Send + 'static {
+        let me = self.clone();
+        async move {
+            let key = id.to_string();
+            if me.holds(INSTANCE, &key) {
+                return Ok(());
+            }
+            let (leases, k, ttl) = (me.leases.clone(), key.clone(), me.node.settings.ttl);
+            match blocking(move || leases.acquire_or_reclaim(INSTANCE, &k, ttl)).await {
+                Ok(lease) => {
+                    lock(&me.starting).insert(key, tokio::time::Instant::now());
+                    me.take(lease);
+                    let how = match how {
+                        InstanceStart::Opened => "opened",
+                        _ => "adopted",
+                    };
+                    eprintln!(
+                        "mcpl-arcade: node {:?} runs instance {id} under its lease ({how} here)",
+                        me.node.settings.name
+                    );
+                    Ok(())
+                }
+                Err(LeaseError::Held { holder, .. }) => {
+                    tracing::info!(instance = id, holder = %holder.node, "an instance another node holds is not started here");
+                    Err(StartRefused::Elsewhere)
+                }
+                Err(e) => Err(StartRefused::Unavailable(format!(
+                    "its lease cannot be taken: {e}"
+                ))),
+            }
+        }
     }
 
     /// The principals whose leases this node holds now, sorted.
@@ -331,7 +412,7 @@ impl Principals {
         id: Value,
     ) -> Response<NodeBody> {
         let name = self.node.settings.name.clone();
-        let Some(to) = self.http else {
+        let Some(to) = self.http() else {
             return whole(rpc_error(
                 StatusCode::NOT_FOUND,
                 id,
@@ -395,7 +476,7 @@ impl Principals {
             };
             match route {
                 Route::Here => {
-                    let Some(to) = self.ws else {
+                    let Some(to) = self.ws() else {
                         break "this node serves no WebSocket".to_owned();
                     };
                     match TcpStream::connect(to).await {
@@ -443,7 +524,7 @@ impl Principals {
     /// [`NOT_OWNER`]. Returns once the bus is closed.
     pub async fn serve_forwarded(self: Arc<Principals>, requests: Requests) {
         let me = self.clone();
-        let to = self.http;
+        let to = self.http();
         self.node
             .clone()
             .serve_forwarded_unless(requests, to, move |message| me.not_owner(message))
@@ -525,8 +606,11 @@ impl Principals {
         }
     }
 
-    /// Leases each instance `server` runs that this node holds no lease of; releases the
-    /// lease of each it no longer runs.
+    /// Releases the lease of each instance `server` no longer runs (one taken for an
+    /// instance starting here is kept a time to live first: its actor may not run yet);
+    /// leases each instance it runs that this node holds no lease of — none, since every
+    /// instance is leased as it starts ([`Principals::starting`]), unless that lease was
+    /// lost or could not be renewed since.
     async fn lease_instances(&self, server: &Server) {
         let running: HashSet<String> = server
             .running_instances()
@@ -534,17 +618,25 @@ impl Principals {
             .into_iter()
             .map(|id| id.to_string())
             .collect();
-        let held: Vec<Lease> = lock(&self.held)
-            .values()
-            .filter(|l| l.kind == INSTANCE)
-            .cloned()
-            .collect();
-        for lease in held.iter().filter(|l| !running.contains(&l.key)) {
-            self.drop_lease(lease);
-            let (leases, lease) = (self.leases.clone(), lease.clone());
+        let ttl = self.node.settings.ttl;
+        let released: Vec<Lease> = {
+            let mut starting = lock(&self.starting);
+            starting.retain(|id, at| !running.contains(id) && at.elapsed() < ttl);
+            lock(&self.held)
+                .values()
+                .filter(|l| {
+                    l.kind == INSTANCE
+                        && !running.contains(&l.key)
+                        && !starting.contains_key(&l.key)
+                })
+                .cloned()
+                .collect()
+        };
+        for lease in released {
+            self.drop_lease(&lease);
+            let leases = self.leases.clone();
             let _ = blocking(move || leases.release(&lease)).await;
         }
-        let ttl = self.node.settings.ttl;
         for id in running {
             if self.holds(INSTANCE, &id) {
                 continue;
@@ -553,7 +645,7 @@ impl Principals {
             match blocking(move || leases.acquire_or_reclaim(INSTANCE, &key, ttl)).await {
                 Ok(lease) => {
                     eprintln!(
-                        "mcpl-arcade: node {:?} runs instance {id} under its lease",
+                        "mcpl-arcade: node {:?} runs instance {id} under its lease (taken again)",
                         self.node.settings.name
                     );
                     self.take(lease);
@@ -562,6 +654,152 @@ impl Principals {
                     tracing::warn!(instance = %id, error = %e, "an instance running here could not be leased")
                 }
             }
+        }
+    }
+
+    /// Scans for the instances a dead node ran, at a third of the lease's time to live
+    /// until the process ends (`docs/ownership.md` §4; see the module docs): each scan
+    /// adopts at most [`SCAN_ADOPTS`] of them here. One scan at a time, apart from the
+    /// renewals (a scan's adoptions never hold a renewal up).
+    pub async fn scan(self: Arc<Principals>, server: Server) {
+        let mut tick = tokio::time::interval(self.node.settings.ttl / 3);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            self.scan_once(&server).await;
+        }
+    }
+
+    /// One scan: the expired instance leases read (at most [`SCAN_READS`], the longest
+    /// expired first), each tried in turn until [`SCAN_ADOPTS`] are adopted here.
+    async fn scan_once(&self, server: &Server) -> usize {
+        let leases = self.leases.clone();
+        let expired = match blocking(move || leases.expired(INSTANCE, SCAN_READS)).await {
+            Ok(expired) => expired,
+            Err(e) => {
+                tracing::warn!(error = %e, "the expired instance leases cannot be read: no scan now");
+                return 0;
+            }
+        };
+        let mut adopted = 0;
+        for lease in expired {
+            if adopted == SCAN_ADOPTS {
+                break;
+            }
+            // One this node believes it holds: its renewal says it lost it.
+            if self.holds(INSTANCE, &lease.key) {
+                continue;
+            }
+            let Ok(id) = lease.key.parse::<u64>() else {
+                continue;
+            };
+            if self.adopt_expired(server, id, &lease).await {
+                adopted += 1;
+            }
+        }
+        adopted
+    }
+
+    /// Adopts instance `id`, whose lease `expired`, here when this node is where it should
+    /// run (see the module docs) and wins its lease; true when it did.
+    async fn adopt_expired(&self, server: &Server, id: u64, expired: &Expired) -> bool {
+        let me = self.node.settings.name.clone();
+        let ttl = self.node.settings.ttl;
+        let store = self.store.clone();
+        let record = match tokio::task::spawn_blocking(move || store.load_instance(id)).await {
+            Ok(Ok(record)) => record,
+            Ok(Err(e)) => {
+                tracing::warn!(instance = id, error = %e, "an instance whose lease expired cannot be read: not adopted now");
+                return false;
+            }
+            Err(_) => return false,
+        };
+        let needs = record.as_deref().and_then(instance_needs);
+        if needs.as_ref().is_none_or(|n| n.ended) {
+            // Ended, gone, or unreadable: nothing to run. Its lease is taken and released,
+            // so that no scan finds it again.
+            self.forget_instance_lease(id).await;
+            return false;
+        }
+        let players = needs.map(|n| n.principals).unwrap_or_default();
+        // Where it should run: beside a player this node serves; or, when no node
+        // serves any of them, here — with the players' leases taken first, so that their
+        // actors, read by the adoption, run under them. A player served elsewhere: her
+        // node adopts it.
+        let (mut mine, mut others) = (false, false);
+        let mut free = Vec::new();
+        for name in &players {
+            let (leases, key) = (self.leases.clone(), name.clone());
+            match blocking(move || leases.holder(PRINCIPAL, &key)).await {
+                Ok(Some(h)) if h.node == me => mine = true,
+                Ok(Some(_)) => others = true,
+                Ok(None) => free.push(name.clone()),
+                Err(_) => return false,
+            }
+        }
+        if others && !mine {
+            return false;
+        }
+        for name in free {
+            if self.holds(PRINCIPAL, &name) {
+                continue;
+            }
+            let (leases, key) = (self.leases.clone(), name.clone());
+            match blocking(move || leases.acquire_or_reclaim(PRINCIPAL, &key, ttl)).await {
+                Ok(lease) => {
+                    tracing::info!(principal = %name, instance = id, "a principal's lease taken for a scan's adoption");
+                    self.take(lease);
+                }
+                // Taken meanwhile: her node adopts it.
+                Err(_) => return false,
+            }
+        }
+        let (leases, key) = (self.leases.clone(), id.to_string());
+        let lease = match blocking(move || leases.acquire_or_reclaim(INSTANCE, &key, ttl)).await {
+            Ok(lease) => lease,
+            // Another node won it: it adopts it.
+            Err(_) => return false,
+        };
+        lock(&self.starting).insert(lease.key.clone(), tokio::time::Instant::now());
+        self.take(lease.clone());
+        match server.adopt_instance(id).await {
+            Ok(()) | Err(OwnershipError::Running { .. }) => {
+                eprintln!(
+                    "mcpl-arcade: node {me:?} runs instance {id} under its lease, adopted by a scan (its lease expired on node {:?} {:?} ago)",
+                    expired.node, expired.ago
+                );
+                true
+            }
+            Err(
+                e @ (OwnershipError::Ended { .. }
+                | OwnershipError::Unknown { .. }
+                | OwnershipError::Unreadable { .. }),
+            ) => {
+                tracing::info!(instance = id, error = %e, "an instance whose lease expired will not run again: its lease is released");
+                self.drop_lease(&lease);
+                let leases = self.leases.clone();
+                let _ = blocking(move || leases.release(&lease)).await;
+                false
+            }
+            Err(e) => {
+                // Not now (a principal of it being read, the peers not answering, a node
+                // still serving it): let go of at once, expired, for a later scan.
+                tracing::info!(instance = id, error = %e, "an instance whose lease expired is not adopted now: tried again at a later scan");
+                self.drop_lease(&lease);
+                let leases = self.leases.clone();
+                let _ = blocking(move || leases.expire(&lease)).await;
+                false
+            }
+        }
+    }
+
+    /// Takes instance `id`'s expired lease and releases it at once (its record ended, is
+    /// gone or cannot be read: nobody will run it).
+    async fn forget_instance_lease(&self, id: u64) {
+        let (leases, key, ttl) = (self.leases.clone(), id.to_string(), self.node.settings.ttl);
+        if let Ok(lease) = blocking(move || leases.acquire_or_reclaim(INSTANCE, &key, ttl)).await {
+            let leases = self.leases.clone();
+            let _ = blocking(move || leases.release(&lease)).await;
         }
     }
 
