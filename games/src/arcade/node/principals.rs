@@ -20,23 +20,43 @@
 //! time to live and a second; then the request is refused retryable, `ran: false`).
 //!
 //! **Instances run on their opener's node** (the opener's principal is served there), and
-//! each is leased `(instance, ID)` by that node at its next renewal, so that its record's
-//! writes are fenced from then on; their other players' principals, on other nodes, reach
-//! them through the SDK's peers (`mcpl.i.ID`, `mcpl.a.NAME`; `NatsPeers`).
+//! each is leased `(instance, ID)` by that node **as it starts** — the arcade's start hook
+//! ([`Principals::starting`], `ServerBuilder::on_instance_start`), before its first write
+//! — whether opened here or adopted; their other players' principals, on other nodes,
+//! reach them through the SDK's peers (`mcpl.i.ID`, `mcpl.a.NAME`; `NatsPeers`). An
+//! adoption another node won (it holds the lease) is refused, and its principals here
+//! reach it where it runs.
+//!
+//! **No game left behind** (`docs/ownership.md` §4). Every node scans, at a third of the
+//! lease's time to live (beside the renewal, which a scan never holds up), the instance
+//! leases that expired ([`PgLeases::expired`], the longest expired first, at most
+//! [`SCAN_READS`]): a node that died held them. For each whose record is live, the node
+//! decides where it should run **\[project\]**: beside its players — here when this
+//! node serves one of them; left to her node when another node serves one and this one
+//! none; and when nobody serves any (a game against the bot, its player's node dead with
+//! it), here, the players' leases taken first, so that the principals the adoption reads
+//! run under their leases and the player, when she comes back, is served beside her game.
+//! Then the lease decides: the node takes the instance's lease (another node won it:
+//! nothing more) and adopts it (`Server::adopt_instance`: its bot moves, its timers run,
+//! with nobody connected). At most [`SCAN_ADOPTS`] adoptions a scan. A record that ended,
+//! is gone or cannot run again has its lease taken and released (no scan finds it again);
+//! one that cannot be adopted now (a principal of it being read, the peers not answering)
+//! has its lease let expire at once for a later scan.
 //!
 //! **Renewal.** Every lease the node holds is renewed at a third of its time to live in
 //! one statement ([`PgLeases::renew_all`]). One lost (another node took it after it
 //! expired) is forgotten at once — dropped from the fence and from what this node serves:
 //! the principal's next request is forwarded to its new holder. A renewal the database
-//! fails forgets every lease (none is known held now). SIGTERM releases them all.
+//! fails forgets every lease (none is known held now). The lease of an instance no longer
+//! running here is released (one just taken for an instance starting is kept a time to
+//! live first). SIGTERM releases them all.
 //!
 //! **Not yet** (`docs/ownership.md` §5 slice 4): a principal's actor is not stopped when
 //! its lease is lost (its requests go elsewhere, but its state stays here until the
-//! process ends, and a lease taken back later serves it from that state); an instance
-//! whose node died is adopted by another only when one of its players comes back (her
-//! first use there adopts her games nobody serves, then leased here at the next renewal:
-//! `games/tests/issue41_07_arcade_principal_takeover.rs`), not by a scan of expired
-//! instance leases; the lobby lists the players online on its own node only.
+//! process ends, and a lease taken back later serves it from that state), nor an
+//! instance's; a node stopped by SIGTERM releases its leases (their rows deleted) without
+//! releasing its instances, so its games wait for a player to come back (her first use
+//! adopts them), not for a scan; the lobby lists the players online on its own node only.
 
 use super::{
     Head, KIND_WS, NO_RESPONDER_PAUSE, Node, NodeBody, OWNER_PATH, blocking, decode, encode,
@@ -114,6 +134,11 @@ pub struct Principals {
     /// One first-use look-up at a time: two requests for a principal nobody holds take
     /// its lease once.
     looking: tokio::sync::Mutex<()>,
+    /// One instance lease taken at a time on this node (the start hook, the scan, the
+    /// renewal's catching up): each checks what it holds and takes the lease under it,
+    /// so none takes back, with a new token, a lease another just took (its token would
+    /// be stale in the fence, and the commits it covers refused).
+    leasing: tokio::sync::Mutex<()>,
     /// The instance leases taken for an instance starting here, not yet seen running
     /// (when taken): kept through one renewal at least, so that the renewal does not
     /// release the lease of an instance whose actor is about to run.
@@ -158,6 +183,7 @@ impl Principals {
             held: Mutex::default(),
             elsewhere: Mutex::default(),
             looking: tokio::sync::Mutex::new(()),
+            leasing: tokio::sync::Mutex::new(()),
             starting: Mutex::default(),
             store,
             listeners: OnceLock::new(),
@@ -180,6 +206,21 @@ impl Principals {
         self.listeners.get().and_then(|(_, ws)| *ws)
     }
 
+    /// Takes instance `id`'s lease for this node (one under this node's own name, an
+    /// earlier life's, taken back), unless it holds it already (`Ok(None)`), and marks it
+    /// starting here; one at a time ([`Principals::leasing`]).
+    async fn lease_instance(&self, id: &str) -> Result<Option<Lease>, LeaseError> {
+        let _one = self.leasing.lock().await;
+        if self.holds(INSTANCE, id) {
+            return Ok(None);
+        }
+        let (leases, key, ttl) = (self.leases.clone(), id.to_owned(), self.node.settings.ttl);
+        let lease = blocking(move || leases.acquire_or_reclaim(INSTANCE, &key, ttl)).await?;
+        lock(&self.starting).insert(id.to_owned(), tokio::time::Instant::now());
+        self.take(lease.clone());
+        Ok(Some(lease))
+    }
+
     /// The arcade's start hook (`ServerBuilder::on_instance_start`, `docs/ownership.md`
     /// §1, §4): an instance opened or adopted here runs only once this node holds its
     /// lease `(instance, ID)`, taken now (one under this node's own name, an earlier
@@ -194,15 +235,9 @@ impl Principals {
     ) -> impl Future<Output = Result<(), StartRefused>> + Send + 'static {
         let me = self.clone();
         async move {
-            let key = id.to_string();
-            if me.holds(INSTANCE, &key) {
-                return Ok(());
-            }
-            let (leases, k, ttl) = (me.leases.clone(), key.clone(), me.node.settings.ttl);
-            match blocking(move || leases.acquire_or_reclaim(INSTANCE, &k, ttl)).await {
-                Ok(lease) => {
-                    lock(&me.starting).insert(key, tokio::time::Instant::now());
-                    me.take(lease);
+            match me.lease_instance(&id.to_string()).await {
+                Ok(None) => Ok(()),
+                Ok(Some(_)) => {
                     let how = match how {
                         InstanceStart::Opened => "opened",
                         _ => "adopted",
@@ -641,14 +676,13 @@ impl Principals {
             if self.holds(INSTANCE, &id) {
                 continue;
             }
-            let (leases, key) = (self.leases.clone(), id.clone());
-            match blocking(move || leases.acquire_or_reclaim(INSTANCE, &key, ttl)).await {
-                Ok(lease) => {
+            match self.lease_instance(&id).await {
+                Ok(None) => {}
+                Ok(Some(_)) => {
                     eprintln!(
                         "mcpl-arcade: node {:?} runs instance {id} under its lease (taken again)",
                         self.node.settings.name
                     );
-                    self.take(lease);
                 }
                 Err(e) => {
                     tracing::warn!(instance = %id, error = %e, "an instance running here could not be leased")
@@ -741,6 +775,8 @@ impl Principals {
             return false;
         }
         for name in free {
+            // As a first request takes a principal's lease: one look-up at a time.
+            let _one = self.looking.lock().await;
             if self.holds(PRINCIPAL, &name) {
                 continue;
             }
@@ -754,16 +790,20 @@ impl Principals {
                 Err(_) => return false,
             }
         }
-        let (leases, key) = (self.leases.clone(), id.to_string());
-        let lease = match blocking(move || leases.acquire_or_reclaim(INSTANCE, &key, ttl)).await {
-            Ok(lease) => lease,
-            // Another node won it: it adopts it.
-            Err(_) => return false,
+        let lease = match self.lease_instance(&id.to_string()).await {
+            Ok(Some(lease)) => lease,
+            // Taken here meanwhile (a principal's first use adopting it), or another
+            // node won it: whoever holds it adopts it.
+            Ok(None) | Err(_) => return false,
         };
-        lock(&self.starting).insert(lease.key.clone(), tokio::time::Instant::now());
-        self.take(lease.clone());
-        match server.adopt_instance(id).await {
-            Ok(()) | Err(OwnershipError::Running { .. }) => {
+        let adopted = match server.adopt_instance(id).await {
+            // Adopted here meanwhile by a principal's first use (one of its players,
+            // read by another adoption of this scan): it runs here, under this lease.
+            Err(_) if server.running_instances().await.contains(&id) => Ok(()),
+            other => other,
+        };
+        match adopted {
+            Ok(()) => {
                 eprintln!(
                     "mcpl-arcade: node {me:?} runs instance {id} under its lease, adopted by a scan (its lease expired on node {:?} {:?} ago)",
                     expired.node, expired.ago
