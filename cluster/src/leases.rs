@@ -131,6 +131,17 @@ pub struct Holder {
     pub expires_in: Duration,
 }
 
+/// A lease that expired ([`PgLeases::expired`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Expired {
+    /// Its key.
+    pub key: String,
+    /// The node that held it last.
+    pub node: String,
+    /// How long ago it expired, by the database's clock.
+    pub ago: Duration,
+}
+
 /// What went wrong with a lease.
 #[derive(Debug, thiserror::Error)]
 pub enum LeaseError {
@@ -631,6 +642,22 @@ impl PgLeases {
         Ok(released == 1)
     }
 
+    /// Lets `lease` expire now, its row kept (`Ok(false)` when it was no longer this
+    /// holder's: nothing changed): another node may take it at once, and a scan of the
+    /// expired leases ([`PgLeases::expired`]) finds it — what a node does with an instance
+    /// it took the lease of but could not adopt now, for another try (issue #41).
+    pub fn expire(&self, lease: &Lease) -> Result<bool, LeaseError> {
+        let l = lease.clone();
+        let expired = self.call(move |c| {
+            c.execute(
+                "UPDATE mcpl_leases SET expires_at = now() \
+                 WHERE kind = $1 AND key = $2 AND node = $3 AND token = $4",
+                &[&l.kind, &l.key, &l.node, &l.token],
+            )
+        })?;
+        Ok(expired == 1)
+    }
+
     /// Who holds `(kind, key)` now; `None` when nobody does or the lease expired.
     pub fn holder(&self, kind: &str, key: &str) -> Result<Option<Holder>, LeaseError> {
         let (k, y) = (kind.to_owned(), key.to_owned());
@@ -645,6 +672,44 @@ impl PgLeases {
                 token: r.get(1),
                 expires_in: duration(r.get(2)),
             }))
+        })
+    }
+
+    /// Up to `limit` leases of `kind` that expired (and were not taken again), the longest
+    /// expired first: what a dead node held (issue #41, `docs/ownership.md` §4: every node
+    /// scans the expired [`INSTANCE`] leases and adopts each instance on one node; taking
+    /// the lease decides which). Each with its last holder.
+    pub fn expired(&self, kind: &str, limit: usize) -> Result<Vec<Expired>, LeaseError> {
+        let (k, limit) = (kind.to_owned(), i64::try_from(limit).unwrap_or(i64::MAX));
+        self.call(move |c| {
+            let rows = c.query(
+                "SELECT key, node, EXTRACT(EPOCH FROM now() - expires_at)::float8 \
+                 FROM mcpl_leases WHERE kind = $1 AND expires_at <= now() \
+                 ORDER BY expires_at LIMIT $2",
+                &[&k, &limit],
+            )?;
+            Ok(rows
+                .iter()
+                .map(|r| Expired {
+                    key: r.get(0),
+                    node: r.get(1),
+                    ago: duration(r.get(2)),
+                })
+                .collect())
+        })
+    }
+
+    /// The keys of the unexpired leases of `kind` node `node` holds now, sorted (what runs
+    /// where: for an operator, and the tests).
+    pub fn held_by(&self, node: &str, kind: &str) -> Result<Vec<String>, LeaseError> {
+        let (n, k) = (node.to_owned(), kind.to_owned());
+        self.call(move |c| {
+            let rows = c.query(
+                "SELECT key FROM mcpl_leases \
+                 WHERE node = $1 AND kind = $2 AND expires_at > now() ORDER BY key",
+                &[&n, &k],
+            )?;
+            Ok(rows.iter().map(|r| r.get(0)).collect())
         })
     }
 

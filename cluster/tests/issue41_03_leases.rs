@@ -412,3 +412,52 @@ fn issue41_03_players_online_are_marked_on_their_leases_and_read_by_every_node()
     assert_eq!(keys(&read), ["carol@a", "dave@b"]);
     assert_eq!(read.total, 2);
 }
+
+/// The scan for a dead node's instances (issue #41, `docs/ownership.md` §4): the expired
+/// instance leases listed, longest expired first, bounded, with their last holder; a
+/// lease let expire on purpose (`expire`, its row kept) listed at once; one taken again
+/// no longer listed; and what each node holds now (`held_by`).
+#[test]
+fn issue41_03_expired_instance_leases_are_listed_for_a_scan() {
+    let (_pg, url) = database("lease_expired");
+    let a = PgLeases::connect(&url, "a").unwrap();
+    let b = PgLeases::connect(&url, "b").unwrap();
+    let long = Duration::from_secs(60);
+    let short = Duration::from_millis(200);
+    a.acquire(INSTANCE, "1", short).unwrap();
+    let second = a.acquire(INSTANCE, "2", short).unwrap();
+    a.acquire(INSTANCE, "3", long).unwrap();
+    a.acquire(PRINCIPAL, "alice", short).unwrap();
+    assert_eq!(a.held_by("a", INSTANCE).unwrap(), ["1", "2", "3"]);
+    assert!(a.expired(INSTANCE, 10).unwrap().is_empty());
+    // Nothing renews 1 and 2: once both expired (b waits for the later), both are listed,
+    // the longer expired first, each with its holder; 3, still held, is not; nor alice,
+    // of another kind.
+    b.take_over(INSTANCE, "2", long, Duration::from_secs(30))
+        .map(|l| b.expire(&l).unwrap())
+        .unwrap();
+    let listed = b.expired(INSTANCE, 10).unwrap();
+    let keys: Vec<(&str, &str)> = listed
+        .iter()
+        .map(|e| (e.key.as_str(), e.node.as_str()))
+        .collect();
+    assert_eq!(keys, [("1", "a"), ("2", "b")], "{listed:?}");
+    assert!(listed[0].ago >= listed[1].ago, "{listed:?}");
+    // Bounded: the longest expired first.
+    let one = b.expired(INSTANCE, 1).unwrap();
+    assert_eq!(one.len(), 1);
+    assert_eq!(one[0].key, "1");
+    // a's lease of 2, taken by b since: no longer a's to expire.
+    assert!(!a.expire(&second).unwrap());
+    // b takes 1: only 2 is left; b holds 1 now, a only 3.
+    b.acquire(INSTANCE, "1", long).unwrap();
+    let left: Vec<String> = b
+        .expired(INSTANCE, 10)
+        .unwrap()
+        .into_iter()
+        .map(|e| e.key)
+        .collect();
+    assert_eq!(left, ["2"]);
+    assert_eq!(b.held_by("b", INSTANCE).unwrap(), ["1"]);
+    assert_eq!(b.held_by("a", INSTANCE).unwrap(), ["3"]);
+}

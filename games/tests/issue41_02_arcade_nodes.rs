@@ -78,6 +78,10 @@ impl Node {
         let mut command = Command::new(BIN);
         command.args(["serve", "--postgres", pg, "--nats", nats, "--node", name]);
         command.args(extra);
+        // A fast bot, unless the test gives it a thinking time.
+        if !extra.contains(&"--bot-time-ms") {
+            command.args(["--bot-playouts", "48"]);
+        }
         if ws {
             command.args(["--ws", "127.0.0.1:0"]);
         }
@@ -85,7 +89,7 @@ impl Node {
             .args(["--http", "127.0.0.1:0", "--lease-ttl-ms", ttl_ms])
             .args(["--forward-timeout-ms", "10000"])
             .args(["--token", "alice=alice", "--token", "bob=bob"])
-            .args(["--bot-playouts", "48", "--seed", "7"])
+            .args(["--seed", "7"])
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true)

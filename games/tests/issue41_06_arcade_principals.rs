@@ -49,8 +49,8 @@ pub(crate) async fn holder(pg: &str, who: &str) -> String {
     .unwrap_or_else(|| panic!("nobody holds a lease of the principal {who:?}"))
 }
 
-/// Waits until `node` has said it runs `n` instances under their leases (taken at its
-/// next renewal after they opened).
+/// Waits until `node` has said it runs `n` instances under their leases (taken as they
+/// opened, before they were first written).
 pub(crate) async fn runs_instances(node: &Node, n: usize) {
     let mut log = node.log.clone();
     let count = |lines: &Vec<String>| lines.iter().filter(|l| l.contains("runs instance")).count();

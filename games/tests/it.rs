@@ -33,6 +33,7 @@ mod issue41_05_arcade_adopt;
 mod issue41_06_arcade_principals;
 mod issue41_07_arcade_principal_takeover;
 mod issue41_08_principal_outages;
+mod issue41_09_arcade_scan;
 mod issue42_group_commit;
 mod issue43_rough_edges;
 mod issue43_spectator;

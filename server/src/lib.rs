@@ -141,7 +141,7 @@ pub use core::{
 pub use core::{REASON_UNDECLARED, RESTART_GAP};
 pub use listen::Listener;
 pub use manifest::ManifestError;
-pub use ownership::OwnershipError;
+pub use ownership::{InstanceStart, OwnershipError, StartFuture, StartRefused};
 pub use paging::CursorError;
 pub use peers::{InProcessPeers, PeerAddress, PeerBounds, PeerError, Peers};
 pub use placement::{Placed, Placement};

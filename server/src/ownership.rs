@@ -5,7 +5,11 @@
 //! principal's actor without ending anything, so that its next first use elsewhere takes
 //! it over. The leases that say which node may run an
 //! instance are the cluster's (`mcpl_cluster::PgLeases`); the SDK only does what it is
-//! told, and says clearly when it cannot.
+//! told, and says clearly when it cannot — and asks, before an instance starts here, the
+//! hook given with [`ServerBuilder::on_instance_start`] ([`InstanceStart`]), so that the
+//! cluster takes the instance's lease before its first write.
+//!
+//! [`ServerBuilder::on_instance_start`]: crate::ServerBuilder::on_instance_start
 //!
 //! [`Server::release_instance`]: crate::Server::release_instance
 //! [`Server::adopt_instance`]: crate::Server::adopt_instance
@@ -13,6 +17,45 @@
 //! [`Server::release_principal`]: crate::Server::release_principal
 
 use crate::store::StoreError;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+/// How an instance comes to run on a server, as its start hook
+/// ([`ServerBuilder::on_instance_start`](crate::ServerBuilder::on_instance_start)) is told.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum InstanceStart {
+    /// A principal here opens it (`toolsets/open`, a default or an implicit open): a new
+    /// id, nothing of it written yet.
+    Opened,
+    /// It is adopted from its record ([`Server::adopt_instance`](crate::Server::adopt_instance),
+    /// or a principal's first use here linking to an instance nobody runs).
+    Adopted,
+}
+
+/// Why an instance's start hook refused it. Nothing of the instance ran here.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StartRefused {
+    /// Another server runs it (holds its lease): an adoption is refused
+    /// [`OwnershipError::Elsewhere`] (its principals here reach it there); an open is
+    /// answered "retry".
+    #[error("another server runs it")]
+    Elsewhere,
+    /// It cannot be said now (the leases cannot be read): an adoption is refused
+    /// [`OwnershipError::StartRefused`], an open answered "retry" (`-32603`, `data:
+    /// {retryable: true, ran: false}`).
+    #[error("{0}")]
+    Unavailable(String),
+}
+
+/// What a start hook returns: resolved before the instance runs here.
+pub type StartFuture = Pin<Box<dyn Future<Output = Result<(), StartRefused>> + Send>>;
+
+/// A server's start hook (see
+/// [`ServerBuilder::on_instance_start`](crate::ServerBuilder::on_instance_start)).
+pub(crate) type StartHook = Arc<dyn Fn(u64, InstanceStart) -> StartFuture + Send + Sync>;
 
 /// Why an instance could not be released or adopted, or a principal released. Nothing
 /// changed, unless said.
@@ -118,6 +161,16 @@ pub enum OwnershipError {
         /// The peers' error.
         #[source]
         source: crate::peers::PeerError,
+    },
+    /// Adopt: the server's start hook
+    /// ([`ServerBuilder::on_instance_start`](crate::ServerBuilder::on_instance_start))
+    /// could not let it start now (its lease cannot be read): nothing ran here; try again.
+    #[error("instance {id} may not start on this server now: {reason}")]
+    StartRefused {
+        /// The instance.
+        id: u64,
+        /// What the hook said.
+        reason: String,
     },
     /// Adopt: the server keeps no durable state, so it has no record to adopt from.
     #[error("this server keeps no durable state: there is no record to adopt instance {id} from")]

@@ -75,6 +75,9 @@ pub(crate) struct Shared {
     pub(crate) peer_timeout: std::time::Duration,
     /// How much is held per stream for actors elsewhere (issue #41, `peers.rs`).
     pub(crate) peer_bounds: crate::peers::PeerBounds,
+    /// Asked before an instance starts here (issue #41, `ownership.rs`); none: nothing
+    /// asked.
+    pub(crate) start_hook: Option<crate::ownership::StartHook>,
 }
 
 /// The manifest and the catalog it declares, replaced together, and how many times they

@@ -467,3 +467,87 @@ async fn what_cannot_be_released_or_adopted_is_refused_saying_why() {
         Err(OwnershipError::NoStore { id: 1 })
     ));
 }
+
+/// What a start hook saw: the instance, how it started, and whether the store held a
+/// record of it when asked.
+type Seen = Arc<std::sync::Mutex<Vec<(u64, mcpl_server::InstanceStart, bool)>>>;
+
+/// The start hook (issue #41, `ServerBuilder::on_instance_start`: a cluster takes the
+/// instance's lease there): asked before an opened instance's first write and before an
+/// adoption reads anything; while it refuses, nothing starts — an open is answered
+/// "retry, it did not run", an adoption refused `Elsewhere` or `StartRefused` — and once
+/// it lets the instance start, it runs as without one.
+#[actix::test]
+async fn an_instance_starts_only_once_the_start_hook_lets_it_before_its_first_write() {
+    use mcpl_server::{InstanceStart, StartRefused};
+    let store = Arc::new(MemoryStore::new());
+    let think: Think = Arc::default();
+    let seen: Seen = Arc::default();
+    let refuse: Arc<std::sync::Mutex<Option<StartRefused>>> = Arc::default();
+    let (at, kept, no) = (seen.clone(), store.clone(), refuse.clone());
+    let s = builder(Some(store.clone()), &think)
+        .on_instance_start(move |id, how| {
+            let written = kept.load_instance(id).unwrap().is_some();
+            at.lock().unwrap().push((id, how, written));
+            let answer = match no.lock().unwrap().clone() {
+                Some(refused) => Err(refused),
+                None => Ok(()),
+            };
+            async move { answer }
+        })
+        .build()
+        .unwrap();
+    let (mut a, _session) = hinted(&s, "alice").await;
+
+    // Opened: asked with no record of it written yet; written once it ran.
+    a.exchange(open(1, "duel", Some("d1"), None)).await;
+    let id = the_instance(&s).await;
+    assert_eq!(*seen.lock().unwrap(), [(id, InstanceStart::Opened, false)]);
+    assert!(store.load_instance(id).unwrap().is_some());
+
+    // Refused: the open is answered "retry", nothing ran, nothing was written.
+    *refuse.lock().unwrap() = Some(StartRefused::Unavailable("the leases are down".into()));
+    let refused = a.exchange(open(2, "duel", Some("d2"), None)).await;
+    assert_eq!(refused["error"]["code"], -32603, "{refused:#}");
+    assert_eq!(refused["error"]["data"]["retryable"], true, "{refused:#}");
+    assert_eq!(refused["error"]["data"]["ran"], false, "{refused:#}");
+    let (asked, how, _) = seen.lock().unwrap()[1];
+    assert_eq!(how, InstanceStart::Opened);
+    assert_eq!(s.running_instances().await, [id], "d2 did not start");
+    assert!(
+        store.load_instance(asked).unwrap().is_none(),
+        "nothing of d2 written"
+    );
+    let (open_now, _) = listed(&mut a).await;
+    assert!(!open_now.iter().any(|k| k.contains("d2")), "{open_now:?}");
+
+    // Adopted: asked first; another server's, or not now, refuses it with nothing read.
+    a.send(call_in(3, "move", "d1")).await;
+    assert_eq!(pushed(&mut a).await, "You played: 1");
+    assert_eq!(text(&a.recv().await), "11");
+    s.release_instance(id).await.expect("released");
+    *refuse.lock().unwrap() = Some(StartRefused::Elsewhere);
+    assert!(matches!(
+        s.adopt_instance(id).await,
+        Err(OwnershipError::Elsewhere { id: i }) if i == id
+    ));
+    *refuse.lock().unwrap() = Some(StartRefused::Unavailable("the leases are down".into()));
+    let not_now = s.adopt_instance(id).await.unwrap_err();
+    assert!(
+        matches!(&not_now, OwnershipError::StartRefused { id: i, .. } if *i == id),
+        "{not_now}"
+    );
+    assert_eq!(
+        not_now.to_string(),
+        format!("instance {id} may not start on this server now: the leases are down")
+    );
+    assert_eq!(s.running_instances().await, Vec::<u64>::new());
+    // Let: adopted, asked with its record there, and it goes on.
+    *refuse.lock().unwrap() = None;
+    s.adopt_instance(id).await.expect("adopted");
+    let last = *seen.lock().unwrap().last().unwrap();
+    assert_eq!(last, (id, InstanceStart::Adopted, true));
+    a.send(call_in(4, "move", "d1")).await;
+    assert_eq!(pushed(&mut a).await, "You played: 12");
+    assert_eq!(text(&a.recv().await), "22");
+}

@@ -149,7 +149,16 @@ pub struct ArcadeConfig {
     /// cluster sharing one store runs only the games opened on it; see
     /// `ServerBuilder::resume_instances`). Default `false`: every game kept resumes.
     pub resume_nothing: bool,
+    /// Asked before each game starts on this arcade, opened or adopted (issue #41: a
+    /// node takes the game's lease there; `ServerBuilder::on_instance_start`). Default
+    /// none: nothing asked.
+    pub on_instance_start: Option<InstanceStartHook>,
 }
+
+/// A start hook for [`ArcadeConfig::on_instance_start`]: the instance's id, and how it
+/// starts.
+pub type InstanceStartHook =
+    Arc<dyn Fn(u64, mcpl_server::InstanceStart) -> mcpl_server::StartFuture + Send + Sync>;
 
 impl std::fmt::Debug for ArcadeConfig {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -163,6 +172,7 @@ impl std::fmt::Debug for ArcadeConfig {
             .field("peers", &self.peers.is_some())
             .field("placement", &self.placement.is_some())
             .field("resume_nothing", &self.resume_nothing)
+            .field("on_instance_start", &self.on_instance_start.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -241,6 +251,9 @@ impl Arcade {
         }
         if config.resume_nothing {
             builder = builder.resume_instances(false);
+        }
+        if let Some(hook) = config.on_instance_start {
+            builder = builder.on_instance_start(move |id, how| hook(id, how));
         }
         let server = builder.build()?;
         shared.set_server(server.clone());

@@ -579,6 +579,7 @@ fn arcade_config(
         peers: None,
         placement: None,
         resume_nothing: false,
+        on_instance_start: None,
     }
 }
 
@@ -907,14 +908,22 @@ fn serve_principals(
             None => None,
         };
         let fence = Fence::new();
-        let store = PgStore::connect_fenced(&pg, fence.clone())
-            .with_context(|| format!("node {name:?}: the store"))?;
-        let mut config = arcade_config(&args, players, Some(Arc::new(store)), None);
+        let store: Arc<dyn Store> = Arc::new(
+            PgStore::connect_fenced(&pg, fence.clone())
+                .with_context(|| format!("node {name:?}: the store"))?,
+        );
+        // Made before the arcade: each game starting on it (opened or adopted) is leased
+        // here first.
+        let owners = Principals::new(node.clone(), leases, fence, store.clone(), opts.clone());
+        let mut config = arcade_config(&args, players, Some(store), None);
         config.peers = Some(Arc::new(mcpl_cluster::NatsPeers::new(bus.clone())));
         // A player an invitation brings starts here only under her lease.
         let placement = Arc::new(LeasePlacement::default());
         config.placement = Some(placement.clone());
+        placement.serve(&owners);
         config.resume_nothing = true;
+        let hook = owners.clone();
+        config.on_instance_start = Some(Arc::new(move |id, how| Box::pin(hook.starting(id, how))));
         let gallery = config.gallery.clone();
         let arcade = Arcade::new(config).context("building the arcade")?;
         // Beside each front, on a port of its own on the same address.
@@ -926,15 +935,7 @@ fn serve_principals(
         };
         let (listeners, internal_ws, internal_http) =
             own_listeners(&arcade, beside(&ws_front)?, beside(&http_front)?, &opts).await?;
-        let owners = Principals::new(
-            node.clone(),
-            leases,
-            fence,
-            opts.clone(),
-            internal_http,
-            internal_ws,
-        );
-        placement.serve(&owners);
+        owners.listening(internal_http, internal_ws);
         let requests = bus
             .serve()
             .await
@@ -943,6 +944,7 @@ fn serve_principals(
         tunnels_here(&node, internal_http, internal_ws).await?;
         tokio::spawn(share_online(arcade.clone(), online_leases, name.clone(), ttl));
         let held = owners.clone().hold(arcade.server().clone());
+        tokio::spawn(owners.clone().scan(arcade.server().clone()));
         if let Some(l) = ws_front {
             tokio::spawn(owners.clone().front_ws(l));
         }

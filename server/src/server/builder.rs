@@ -129,6 +129,7 @@ pub struct ServerBuilder {
     placement: Option<Arc<dyn crate::placement::Placement>>,
     peer_timeout: Duration,
     peer_bounds: crate::peers::PeerBounds,
+    start_hook: Option<crate::ownership::StartHook>,
 }
 
 impl ServerBuilder {
@@ -174,7 +175,43 @@ impl ServerBuilder {
             placement: None,
             peer_timeout: crate::peers::PEER_TIMEOUT,
             peer_bounds: crate::peers::PeerBounds::default(),
+            start_hook: None,
         }
+    }
+
+    /// Asks `hook` before each instance starts on this server (issue #41,
+    /// `docs/ownership.md` §1, §4): with its id, and whether it is opened here or adopted
+    /// from its record ([`InstanceStart`](crate::InstanceStart)). The instance runs — its
+    /// first step taken, its first record written — only once the future resolves `Ok`,
+    /// so a cluster takes the instance's lease there and no write of it happens under no
+    /// lease. Refused ([`StartRefused`](crate::StartRefused)), nothing of it runs: an open
+    /// is answered "retry" (`-32603`, `data: {retryable: true, ran: false}`), an adoption
+    /// refused ([`OwnershipError::Elsewhere`](crate::OwnershipError::Elsewhere) or
+    /// [`OwnershipError::StartRefused`](crate::OwnershipError::StartRefused)). The opener
+    /// waits for it, as for a block of instance ids (its other requests wait too): keep it
+    /// short (one round trip to the leases).
+    ///
+    /// **\[project\]** Instances resumed when the server starts
+    /// ([`resume_instances`](ServerBuilder::resume_instances), the default) are not asked:
+    /// a server whose instances run by lease resumes none at start and adopts each.
+    ///
+    /// ```no_run
+    /// # fn build(builder: mcpl_server::ServerBuilder) -> mcpl_server::ServerBuilder {
+    /// builder.on_instance_start(|id, how| async move {
+    ///     println!("instance {id} starts here ({how:?})");
+    ///     Ok(())
+    /// })
+    /// # }
+    /// ```
+    pub fn on_instance_start<F, Fut>(mut self, hook: F) -> Self
+    where
+        F: Fn(u64, crate::InstanceStart) -> Fut + Send + Sync + 'static,
+        Fut: std::future::Future<Output = Result<(), crate::StartRefused>> + Send + 'static,
+    {
+        self.start_hook = Some(Arc::new(move |id, how| {
+            Box::pin(hook(id, how)) as crate::StartFuture
+        }));
+        self
     }
 
     /// Reaches actors on other servers through `peers` (issue #41, `docs/ownership.md`
@@ -666,6 +703,7 @@ impl ServerBuilder {
             placement: self.placement,
             peer_timeout: self.peer_timeout,
             peer_bounds: self.peer_bounds,
+            start_hook: self.start_hook,
         };
         Ok(Server::new(shared, self.handlers))
     }

@@ -403,7 +403,9 @@ impl Server {
     /// ([`OwnershipError::Unknown`]), one that ended ([`OwnershipError::Ended`]), one
     /// whose record cannot run again ([`OwnershipError::Unreadable`]), a principal of it
     /// being read for its first use ([`OwnershipError::Busy`]: try again), a read that
-    /// failed ([`OwnershipError::Store`]).
+    /// failed ([`OwnershipError::Store`]); and, with a start hook
+    /// ([`ServerBuilder::on_instance_start`], asked first, before anything is read), one it
+    /// refuses ([`OwnershipError::Elsewhere`], [`OwnershipError::StartRefused`]).
     ///
     /// # Panics
     ///
@@ -417,6 +419,8 @@ impl Server {
     /// [`OwnershipError::Unreadable`]: crate::OwnershipError::Unreadable
     /// [`OwnershipError::Busy`]: crate::OwnershipError::Busy
     /// [`OwnershipError::Store`]: crate::OwnershipError::Store
+    /// [`OwnershipError::Elsewhere`]: crate::OwnershipError::Elsewhere
+    /// [`OwnershipError::StartRefused`]: crate::OwnershipError::StartRefused
     pub async fn adopt_instance(&self, id: u64) -> Result<(), crate::OwnershipError> {
         let registry = self.registry(&Arbiter::current());
         registry

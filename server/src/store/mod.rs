@@ -38,6 +38,11 @@ use mcpl_server_core::store::not_kept;
 mod queue;
 pub(crate) use mcpl_server_core::store::parts;
 pub(crate) use mcpl_server_core::store::records;
+/// What an instance's record says its adoption needs — whether it ended, and the named
+/// principals it reads (issue #41: a cluster's scan for instances a dead node ran decides
+/// with it where each is adopted, `docs/ownership.md` §4) — read from a record's bytes as
+/// a store keeps them ([`Store::load_instance`]).
+pub use mcpl_server_core::store::records::{Needs as InstanceNeeds, needs as instance_needs};
 mod redb_store;
 
 pub(crate) use mcpl_server_core::store::Ticket;

@@ -20,9 +20,28 @@
 //! time to live and a second; then the request is refused retryable, `ran: false`).
 //!
 //! **Instances run on their opener's node** (the opener's principal is served there), and
-//! each is leased `(instance, ID)` by that node at its next renewal, so that its record's
-//! writes are fenced from then on; their other players' principals, on other nodes, reach
-//! them through the SDK's peers (`mcpl.i.ID`, `mcpl.a.NAME`; `NatsPeers`).
+//! each is leased `(instance, ID)` by that node **as it starts** — the arcade's start hook
+//! ([`Principals::starting`], `ServerBuilder::on_instance_start`), before its first write
+//! — whether opened here or adopted; their other players' principals, on other nodes,
+//! reach them through the SDK's peers (`mcpl.i.ID`, `mcpl.a.NAME`; `NatsPeers`). An
+//! adoption another node won (it holds the lease) is refused, and its principals here
+//! reach it where it runs.
+//!
+//! **No game left behind** (`docs/ownership.md` §4). Every node scans, at a third of the
+//! lease's time to live (beside the renewal, which a scan never holds up), the instance
+//! leases that expired ([`PgLeases::expired`], the longest expired first, at most
+//! [`SCAN_READS`]): a node that died held them. For each whose record is live, the node
+//! decides where it should run **\[project\]**: beside its players — here when this
+//! node serves one of them; left to her node when another node serves one and this one
+//! none; and when nobody serves any (a game against the bot, its player's node dead with
+//! it), here, the players' leases taken first, so that the principals the adoption reads
+//! run under their leases and the player, when she comes back, is served beside her game.
+//! Then the lease decides: the node takes the instance's lease (another node won it:
+//! nothing more) and adopts it (`Server::adopt_instance`: its bot moves, its timers run,
+//! with nobody connected). At most [`SCAN_ADOPTS`] adoptions a scan. A record that ended,
+//! is gone or cannot run again has its lease taken and released (no scan finds it again);
+//! one that cannot be adopted now (a principal of it being read, the peers not answering)
+//! has its lease let expire at once for a later scan.
 //!
 //! **Renewal.** Every lease the node holds is renewed at a third of its time to live in
 //! one statement ([`PgLeases::renew_all`]). One lost (another node took it after it
@@ -31,17 +50,16 @@
 //! stops at once: a principal's actor released (`Server::release_principal`: her
 //! sessions here close, her hosts reconnect and land on her new node, a lease taken back
 //! later reads her from her record), an instance released (`Server::release_instance`).
-//! A renewal the database fails forgets every lease and ends [`Principals::hold`]:
-//! `mcpl-arcade` then stops at once, as the coarse owner does **\[project\]** — its
-//! server takes no change once a commit failed (the SDK gives its store up); the others
-//! take its players when their leases expire, and started again it serves afresh.
-//! SIGTERM releases them all.
+//! The lease of an instance no longer running here is released (one just taken for an
+//! instance starting is kept a time to live first). A renewal the database fails forgets
+//! every lease and ends [`Principals::hold`]: `mcpl-arcade` then stops at once, as the
+//! coarse owner does **\[project\]** — its server takes no change once a commit failed
+//! (the SDK gives its store up); the others take its players when their leases expire,
+//! and started again it serves afresh. SIGTERM releases them all.
 //!
-//! **Not yet** (`docs/ownership.md` §5 slice 4): an instance
-//! whose node died is adopted by another only when one of its players comes back (her
-//! first use there adopts her games nobody serves, then leased here at the next renewal:
-//! `games/tests/issue41_07_arcade_principal_takeover.rs`), not by a scan of expired
-//! instance leases.
+//! **Not yet** (`docs/ownership.md` §5 slice 4): a node stopped by SIGTERM releases its
+//! leases (their rows deleted) without releasing its instances, so its games wait for a
+//! player to come back (her first use adopts them), not for a scan.
 
 use super::{
     Head, KIND_WS, NO_RESPONDER_PAUSE, Node, NodeBody, OWNER_PATH, blocking, decode, encode,
@@ -56,15 +74,17 @@ use hyper_util::client::legacy::Client as HttpClient;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use mcpl_cluster::bus::{BusError, Requests};
-use mcpl_cluster::leases::{INSTANCE, Lease, LeaseError, PRINCIPAL};
+use mcpl_cluster::leases::{Expired, INSTANCE, Lease, LeaseError, PRINCIPAL};
 use mcpl_cluster::{Fence, PgLeases};
-use mcpl_server::{OwnershipError, Server};
+use mcpl_server::store::instance_needs;
+use mcpl_server::{InstanceStart, OwnershipError, Server, StartRefused, Store};
 use mcpl_transport::{Principal, ServerOptions};
 use serde_json::{Value, json};
 use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
+use std::future::Future;
 use std::net::SocketAddr;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::{TcpListener, TcpStream};
@@ -72,6 +92,19 @@ use tokio::net::{TcpListener, TcpStream};
 /// The header of a node's answer to a forwarded request for a principal it does not hold
 /// (any value: the node's name): the sender looks the holder up again.
 pub const NOT_OWNER: &str = "mcpl-not-owner";
+
+/// The most instances one scan adopts on a node (**\[project\]**, `docs/ownership.md`
+/// §4): each adoption reads its record and its players' records and runs its resume (a
+/// bot's move), so a node that finds a dead node's many games takes them a bounded bite
+/// per scan — 16 every third of the lease's time (48 a second at the tests' 1.5 s lease,
+/// about 5 a second at the default 10 s), the other nodes scanning too — rather than
+/// stalling on all of them at once.
+pub const SCAN_ADOPTS: usize = 16;
+
+/// The most expired instance leases one scan reads: [`SCAN_ADOPTS`] and as many again
+/// three times over, for those another node wins or that should run beside a player
+/// another node serves.
+pub const SCAN_READS: usize = 4 * SCAN_ADOPTS;
 
 /// The header naming the node whose arcade served a request: on every answer of a node's
 /// Streamable HTTP front in this mode, and on every forwarded request's answer (set by
@@ -106,9 +139,19 @@ pub struct Principals {
     looking: tokio::sync::Mutex<()>,
     /// How many requests of the Streamable HTTP front are being answered.
     serving: tokio::sync::watch::Sender<usize>,
-    /// The arcade's own listeners.
-    http: Option<SocketAddr>,
-    ws: Option<SocketAddr>,
+    /// One instance lease taken at a time on this node (the start hook, the scan, the
+    /// renewal's catching up): each checks what it holds and takes the lease under it,
+    /// so none takes back, with a new token, a lease another just took (its token would
+    /// be stale in the fence, and the commits it covers refused).
+    leasing: tokio::sync::Mutex<()>,
+    /// The instance leases taken for an instance starting here, not yet seen running
+    /// (when taken): kept through one renewal at least, so that the renewal does not
+    /// release the lease of an instance whose actor is about to run.
+    starting: Mutex<HashMap<String, tokio::time::Instant>>,
+    /// The store the arcade keeps its records in, read by the scan.
+    store: Arc<dyn Store>,
+    /// The arcade's own listeners (set once they listen).
+    listeners: OnceLock<(Option<SocketAddr>, Option<SocketAddr>)>,
     client: HttpClient<HttpConnector, Full<Bytes>>,
 }
 
@@ -126,15 +169,16 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Principals {
-    /// The fine-grained front of `node`, leasing on `leases` into `fence` (its store's),
-    /// authenticating with `opts`, serving on the arcade's own listeners `http` and `ws`.
+    /// The fine-grained front of `node`, leasing on `leases` into `fence` (the fence of
+    /// `store`, where the arcade keeps its records), authenticating with `opts`. Made
+    /// before the arcade, whose start hook is [`Principals::starting`]; it serves once
+    /// [`Principals::listening`] named the arcade's own listeners.
     pub fn new(
         node: Arc<Node>,
         leases: Arc<PgLeases>,
         fence: Fence,
+        store: Arc<dyn Store>,
         opts: Arc<ServerOptions>,
-        http: Option<SocketAddr>,
-        ws: Option<SocketAddr>,
     ) -> Arc<Principals> {
         Arc::new(Principals {
             node,
@@ -145,10 +189,80 @@ impl Principals {
             elsewhere: Mutex::default(),
             looking: tokio::sync::Mutex::new(()),
             serving: tokio::sync::watch::Sender::new(0),
-            http,
-            ws,
+            leasing: tokio::sync::Mutex::new(()),
+            starting: Mutex::default(),
+            store,
+            listeners: OnceLock::new(),
             client: HttpClient::builder(TokioExecutor::new()).build_http(),
         })
+    }
+
+    /// The arcade's own listeners, Streamable HTTP and WebSocket, where this node's
+    /// requests for the principals it holds are replayed (once; a second call changes
+    /// nothing).
+    pub fn listening(&self, http: Option<SocketAddr>, ws: Option<SocketAddr>) {
+        let _ = self.listeners.set((http, ws));
+    }
+
+    fn http(&self) -> Option<SocketAddr> {
+        self.listeners.get().and_then(|(http, _)| *http)
+    }
+
+    fn ws(&self) -> Option<SocketAddr> {
+        self.listeners.get().and_then(|(_, ws)| *ws)
+    }
+
+    /// Takes instance `id`'s lease for this node (one under this node's own name, an
+    /// earlier life's, taken back), unless it holds it already (`Ok(None)`), and marks it
+    /// starting here; one at a time ([`Principals::leasing`]).
+    async fn lease_instance(&self, id: &str) -> Result<Option<Lease>, LeaseError> {
+        let _one = self.leasing.lock().await;
+        if self.holds(INSTANCE, id) {
+            return Ok(None);
+        }
+        let (leases, key, ttl) = (self.leases.clone(), id.to_owned(), self.node.settings.ttl);
+        let lease = blocking(move || leases.acquire_or_reclaim(INSTANCE, &key, ttl)).await?;
+        lock(&self.starting).insert(id.to_owned(), tokio::time::Instant::now());
+        self.take(lease.clone());
+        Ok(Some(lease))
+    }
+
+    /// The arcade's start hook (`ServerBuilder::on_instance_start`, `docs/ownership.md`
+    /// §1, §4): an instance opened or adopted here runs only once this node holds its
+    /// lease `(instance, ID)`, taken now (one under this node's own name, an earlier
+    /// life's, taken back) — so none of its writes happens under no lease, and an
+    /// adoption another node won (it holds the lease) is refused
+    /// ([`StartRefused::Elsewhere`]). A lease this node holds already (a scan took it
+    /// first) lets it start at once; the leases that cannot be read refuse it, retryable.
+    pub fn starting(
+        self: &Arc<Self>,
+        id: u64,
+        how: InstanceStart,
+    ) -> impl Future<Output = Result<(), StartRefused>> + Send + 'static {
+        let me = self.clone();
+        async move {
+            match me.lease_instance(&id.to_string()).await {
+                Ok(None) => Ok(()),
+                Ok(Some(_)) => {
+                    let how = match how {
+                        InstanceStart::Opened => "opened",
+                        _ => "adopted",
+                    };
+                    eprintln!(
+                        "mcpl-arcade: node {:?} runs instance {id} under its lease ({how} here)",
+                        me.node.settings.name
+                    );
+                    Ok(())
+                }
+                Err(LeaseError::Held { holder, .. }) => {
+                    tracing::info!(instance = id, holder = %holder.node, "an instance another node holds is not started here");
+                    Err(StartRefused::Elsewhere)
+                }
+                Err(e) => Err(StartRefused::Unavailable(format!(
+                    "its lease cannot be taken: {e}"
+                ))),
+            }
+        }
     }
 
     /// The principals whose leases this node holds now, sorted.
@@ -355,7 +469,7 @@ impl Principals {
         id: Value,
     ) -> Response<NodeBody> {
         let name = self.node.settings.name.clone();
-        let Some(to) = self.http else {
+        let Some(to) = self.http() else {
             return whole(rpc_error(
                 StatusCode::NOT_FOUND,
                 id,
@@ -419,7 +533,7 @@ impl Principals {
             };
             match route {
                 Route::Here => {
-                    let Some(to) = self.ws else {
+                    let Some(to) = self.ws() else {
                         break "this node serves no WebSocket".to_owned();
                     };
                     match TcpStream::connect(to).await {
@@ -467,7 +581,7 @@ impl Principals {
     /// [`NOT_OWNER`]. Returns once the bus is closed.
     pub async fn serve_forwarded(self: Arc<Principals>, requests: Requests) {
         let me = self.clone();
-        let to = self.http;
+        let to = self.http();
         self.node
             .clone()
             .serve_forwarded_unless(requests, to, move |message| me.not_owner(message))
@@ -592,8 +706,11 @@ impl Principals {
         });
     }
 
-    /// Leases each instance `server` runs that this node holds no lease of; releases the
-    /// lease of each it no longer runs.
+    /// Releases the lease of each instance `server` no longer runs (one taken for an
+    /// instance starting here is kept a time to live first: its actor may not run yet);
+    /// leases each instance it runs that this node holds no lease of — none, since every
+    /// instance is leased as it starts ([`Principals::starting`]), unless that lease was
+    /// lost or could not be renewed since.
     async fn lease_instances(&self, server: &Server) {
         let running: HashSet<String> = server
             .running_instances()
@@ -601,34 +718,193 @@ impl Principals {
             .into_iter()
             .map(|id| id.to_string())
             .collect();
-        let held: Vec<Lease> = lock(&self.held)
-            .values()
-            .filter(|l| l.kind == INSTANCE)
-            .cloned()
-            .collect();
-        for lease in held.iter().filter(|l| !running.contains(&l.key)) {
-            self.drop_lease(lease);
-            let (leases, lease) = (self.leases.clone(), lease.clone());
+        let ttl = self.node.settings.ttl;
+        let released: Vec<Lease> = {
+            let mut starting = lock(&self.starting);
+            starting.retain(|id, at| !running.contains(id) && at.elapsed() < ttl);
+            lock(&self.held)
+                .values()
+                .filter(|l| {
+                    l.kind == INSTANCE
+                        && !running.contains(&l.key)
+                        && !starting.contains_key(&l.key)
+                })
+                .cloned()
+                .collect()
+        };
+        for lease in released {
+            self.drop_lease(&lease);
+            let leases = self.leases.clone();
             let _ = blocking(move || leases.release(&lease)).await;
         }
-        let ttl = self.node.settings.ttl;
         for id in running {
             if self.holds(INSTANCE, &id) {
                 continue;
             }
-            let (leases, key) = (self.leases.clone(), id.clone());
-            match blocking(move || leases.acquire_or_reclaim(INSTANCE, &key, ttl)).await {
-                Ok(lease) => {
+            match self.lease_instance(&id).await {
+                Ok(None) => {}
+                Ok(Some(_)) => {
                     eprintln!(
-                        "mcpl-arcade: node {:?} runs instance {id} under its lease",
+                        "mcpl-arcade: node {:?} runs instance {id} under its lease (taken again)",
                         self.node.settings.name
                     );
-                    self.take(lease);
                 }
                 Err(e) => {
                     tracing::warn!(instance = %id, error = %e, "an instance running here could not be leased")
                 }
             }
+        }
+    }
+
+    /// Scans for the instances a dead node ran, at a third of the lease's time to live
+    /// until the process ends (`docs/ownership.md` §4; see the module docs): each scan
+    /// adopts at most [`SCAN_ADOPTS`] of them here. One scan at a time, apart from the
+    /// renewals (a scan's adoptions never hold a renewal up).
+    pub async fn scan(self: Arc<Principals>, server: Server) {
+        let mut tick = tokio::time::interval(self.node.settings.ttl / 3);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            self.scan_once(&server).await;
+        }
+    }
+
+    /// One scan: the expired instance leases read (at most [`SCAN_READS`], the longest
+    /// expired first), each tried in turn until [`SCAN_ADOPTS`] are adopted here.
+    async fn scan_once(&self, server: &Server) -> usize {
+        let leases = self.leases.clone();
+        let expired = match blocking(move || leases.expired(INSTANCE, SCAN_READS)).await {
+            Ok(expired) => expired,
+            Err(e) => {
+                tracing::warn!(error = %e, "the expired instance leases cannot be read: no scan now");
+                return 0;
+            }
+        };
+        let mut adopted = 0;
+        for lease in expired {
+            if adopted == SCAN_ADOPTS {
+                break;
+            }
+            // One this node believes it holds: its renewal says it lost it.
+            if self.holds(INSTANCE, &lease.key) {
+                continue;
+            }
+            let Ok(id) = lease.key.parse::<u64>() else {
+                continue;
+            };
+            if self.adopt_expired(server, id, &lease).await {
+                adopted += 1;
+            }
+        }
+        adopted
+    }
+
+    /// Adopts instance `id`, whose lease `expired`, here when this node is where it should
+    /// run (see the module docs) and wins its lease; true when it did.
+    async fn adopt_expired(&self, server: &Server, id: u64, expired: &Expired) -> bool {
+        let me = self.node.settings.name.clone();
+        let ttl = self.node.settings.ttl;
+        let store = self.store.clone();
+        let record = match tokio::task::spawn_blocking(move || store.load_instance(id)).await {
+            Ok(Ok(record)) => record,
+            Ok(Err(e)) => {
+                tracing::warn!(instance = id, error = %e, "an instance whose lease expired cannot be read: not adopted now");
+                return false;
+            }
+            Err(_) => return false,
+        };
+        let needs = record.as_deref().and_then(instance_needs);
+        if needs.as_ref().is_none_or(|n| n.ended) {
+            // Ended, gone, or unreadable: nothing to run. Its lease is taken and released,
+            // so that no scan finds it again.
+            self.forget_instance_lease(id).await;
+            return false;
+        }
+        let players = needs.map(|n| n.principals).unwrap_or_default();
+        // Where it should run: beside a player this node serves; or, when no node
+        // serves any of them, here — with the players' leases taken first, so that their
+        // actors, read by the adoption, run under them. A player served elsewhere: her
+        // node adopts it.
+        let (mut mine, mut others) = (false, false);
+        let mut free = Vec::new();
+        for name in &players {
+            let (leases, key) = (self.leases.clone(), name.clone());
+            match blocking(move || leases.holder(PRINCIPAL, &key)).await {
+                Ok(Some(h)) if h.node == me => mine = true,
+                Ok(Some(_)) => others = true,
+                Ok(None) => free.push(name.clone()),
+                Err(_) => return false,
+            }
+        }
+        if others && !mine {
+            return false;
+        }
+        for name in free {
+            // As a first request takes a principal's lease: one look-up at a time.
+            let _one = self.looking.lock().await;
+            if self.holds(PRINCIPAL, &name) {
+                continue;
+            }
+            let (leases, key) = (self.leases.clone(), name.clone());
+            match blocking(move || leases.acquire_or_reclaim(PRINCIPAL, &key, ttl)).await {
+                Ok(lease) => {
+                    tracing::info!(principal = %name, instance = id, "a principal's lease taken for a scan's adoption");
+                    self.take(lease);
+                }
+                // Taken meanwhile: her node adopts it.
+                Err(_) => return false,
+            }
+        }
+        let lease = match self.lease_instance(&id.to_string()).await {
+            Ok(Some(lease)) => lease,
+            // Taken here meanwhile (a principal's first use adopting it), or another
+            // node won it: whoever holds it adopts it.
+            Ok(None) | Err(_) => return false,
+        };
+        let adopted = match server.adopt_instance(id).await {
+            // Adopted here meanwhile by a principal's first use (one of its players,
+            // read by another adoption of this scan): it runs here, under this lease.
+            Err(_) if server.running_instances().await.contains(&id) => Ok(()),
+            other => other,
+        };
+        match adopted {
+            Ok(()) => {
+                eprintln!(
+                    "mcpl-arcade: node {me:?} runs instance {id} under its lease, adopted by a scan (its lease expired on node {:?} {:?} ago)",
+                    expired.node, expired.ago
+                );
+                true
+            }
+            Err(
+                e @ (OwnershipError::Ended { .. }
+                | OwnershipError::Unknown { .. }
+                | OwnershipError::Unreadable { .. }),
+            ) => {
+                tracing::info!(instance = id, error = %e, "an instance whose lease expired will not run again: its lease is released");
+                self.drop_lease(&lease);
+                let leases = self.leases.clone();
+                let _ = blocking(move || leases.release(&lease)).await;
+                false
+            }
+            Err(e) => {
+                // Not now (a principal of it being read, the peers not answering, a node
+                // still serving it): let go of at once, expired, for a later scan.
+                tracing::info!(instance = id, error = %e, "an instance whose lease expired is not adopted now: tried again at a later scan");
+                self.drop_lease(&lease);
+                let leases = self.leases.clone();
+                let _ = blocking(move || leases.expire(&lease)).await;
+                false
+            }
+        }
+    }
+
+    /// Takes instance `id`'s expired lease and releases it at once (its record ended, is
+    /// gone or cannot be read: nobody will run it).
+    async fn forget_instance_lease(&self, id: u64) {
+        let (leases, key, ttl) = (self.leases.clone(), id.to_string(), self.node.settings.ttl);
+        if let Ok(lease) = blocking(move || leases.acquire_or_reclaim(INSTANCE, &key, ttl)).await {
+            let leases = self.leases.clone();
+            let _ = blocking(move || leases.release(&lease)).await;
         }
     }
 

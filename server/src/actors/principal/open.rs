@@ -73,8 +73,41 @@ impl PrincipalActor {
         ctx.wait(fut);
     }
 
-    /// Starts instance `id`'s actor (see [`PrincipalActor::start_instance`]).
+    /// Starts instance `id`'s actor once the server's start hook lets it (issue #41,
+    /// `ServerBuilder::on_instance_start`: a cluster takes its lease there, before its
+    /// first write): the actor waits for the hook, as for a block of ids; refused, nothing
+    /// starts and the open is answered "retry" (`EnterFailure::Unavailable`).
     fn run_instance(
+        &mut self,
+        id: InstanceId,
+        key: InstanceKey,
+        base: HintDraft,
+        options: Option<Value>,
+        reply: Option<ReplyTo>,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(hook) = self.shared.start_hook.clone() else {
+            return self.start_actor(id, key, base, options, reply, ctx);
+        };
+        let asked = hook(id.0, crate::InstanceStart::Opened);
+        let fut = asked.into_actor(self).map(move |res, act, ctx| match res {
+            Ok(()) => act.start_actor(id, key, base, options, reply, ctx),
+            Err(refused) => {
+                let why = format!(
+                    "instance {} may not start on this server now: {refused}",
+                    id.0
+                );
+                tracing::warn!(%key, why, "the start hook refused an open: it is answered retry");
+                act.core
+                    .handle_open_failed(key, reply, EnterFailure::Unavailable(why));
+                act.flush(ctx);
+            }
+        });
+        ctx.wait(fut);
+    }
+
+    /// Starts instance `id`'s actor (see [`PrincipalActor::start_instance`]).
+    fn start_actor(
         &mut self,
         id: InstanceId,
         key: InstanceKey,

@@ -28,7 +28,7 @@ use crate::actors::restore::{self, Fetched};
 use crate::author::ParticipantId;
 use crate::core::InstanceKey;
 use crate::ids::InstanceId;
-use crate::ownership::OwnershipError;
+use crate::ownership::{OwnershipError, StartRefused};
 use crate::peers::{Inbox, PeerAddress, PeerError, Peers};
 use crate::store::Store;
 use crate::store::records::{self, InstanceRecord};
@@ -223,7 +223,8 @@ impl Registry {
     /// ([`claim`]) are bounded by [`PROBE_WAIT`], and other principals' reads go on
     /// meanwhile. One another server runs (or claims first) stays linked by reference; a
     /// principal of it being read here adopts it once read. When the peers cannot say
-    /// (a probe or claim failed or timed out) it is tried again, after 1 s, doubling up to
+    /// (a probe or claim failed or timed out), or the server's start hook cannot let it
+    /// start now (`OwnershipError::StartRefused`), it is tried again, after 1 s, doubling up to
     /// 30 s (`read_again_after`) **\[project\]**: her calls to it are answered "retry"
     /// meanwhile, and nobody runs it.
     pub(super) fn adopt_unserved(&self, ids: Vec<u64>) {
@@ -240,7 +241,10 @@ impl Registry {
                                 "adopted on a principal's first use: nobody ran it"
                             );
                         }
-                        Ok(Err(e @ OwnershipError::Peers { .. })) => {
+                        Ok(Err(
+                            e
+                            @ (OwnershipError::Peers { .. } | OwnershipError::StartRefused { .. }),
+                        )) => {
                             failed += 1;
                             let after = super::read_again_after(failed);
                             tracing::warn!(instance = id, error = %e, ?after, "the peers cannot say whether an instance a principal links to runs elsewhere; asked again");
@@ -360,9 +364,23 @@ impl Handler<AdoptInstance> for Registry {
         running.insert(id);
         let settled = self.shared.settled();
         let peers = self.shared.peers.clone();
+        let hook = self.shared.start_hook.clone();
         Box::pin(
             async move {
                 settled.await;
+                // The server's start hook first (issue #41: a cluster takes the
+                // instance's lease): refused, nothing is read.
+                if let Some(hook) = hook {
+                    match hook(id, crate::InstanceStart::Adopted).await {
+                        Ok(()) => {}
+                        Err(StartRefused::Elsewhere) => {
+                            return Err(OwnershipError::Elsewhere { id });
+                        }
+                        Err(StartRefused::Unavailable(reason)) => {
+                            return Err(OwnershipError::StartRefused { id, reason });
+                        }
+                    }
+                }
                 adopting_read(store, peers, id, resident, running).await
             }
             .into_actor(self)
