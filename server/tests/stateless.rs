@@ -954,6 +954,12 @@ async fn stateless_a_change_the_store_refuses_is_never_told_on_a_hints_stream() 
             .any(|m| m["params"]["toolsets"].to_string().contains("g1")),
         "a kept open is told on the stream: {told:#?}"
     );
+    // Every step kept so far: the store is not given up.
+    let mut given_up = server.store_given_up();
+    assert!(
+        futures_util::FutureExt::now_or_never(&mut given_up).is_none(),
+        "no commit failed yet"
+    );
     // Refused by the store: its answer says so, and the stream tells nothing of it, up
     // to a later request's answer.
     store.failing.store(true, Ordering::SeqCst);
@@ -983,4 +989,8 @@ async fn stateless_a_change_the_store_refuses_is_never_told_on_a_hints_stream() 
             "a change the store refused was told on the stream: {m:#}\nall: {told:#?}\nanswers: {answers:#?}"
         );
     }
+    // The server says its store was given up, and why (what a cluster node awaits to
+    // stop, issue #41): the open's refusal came after the failed commit.
+    let why = given_up.await;
+    assert!(why.contains("the database went away"), "{why}");
 }

@@ -808,6 +808,13 @@ fn serve_node(
                 );
                 std::process::exit(LOST_LEASE);
             }
+            why = arcade.server().store_given_up() => {
+                // A commit failed: its server takes no change from now on [project].
+                eprintln!(
+                    "mcpl-arcade: node {name:?} stops serving at once: its store was given up ({why}); started again, it stands by"
+                );
+                std::process::exit(LOST_LEASE);
+            }
             () = shutdown_signal() => {}
         }
         drop(listeners);
@@ -944,6 +951,7 @@ fn serve_principals(
         tunnels_here(&node, internal_http, internal_ws).await?;
         tokio::spawn(share_online(arcade.clone(), online_leases, name.clone(), ttl));
         let held = owners.clone().hold(arcade.server().clone());
+        let given_up = arcade.server().store_given_up();
         tokio::spawn(owners.clone().scan(arcade.server().clone()));
         if let Some(l) = ws_front {
             tokio::spawn(owners.clone().front_ws(l));
@@ -960,6 +968,16 @@ fn serve_principals(
                 );
                 // Its leases are forgotten (the fence refuses every write): the requests
                 // in flight get their answers first, for at most a second [project].
+                owners.answered(Duration::from_secs(1)).await;
+                std::process::exit(LOST_LEASE);
+            }
+            why = given_up => {
+                // A commit failed (another writer, or the database): its server takes no
+                // change from now on, so it stops as when its leases cannot be renewed
+                // [project]; the others take its players when their leases expire.
+                eprintln!(
+                    "mcpl-arcade: node {name:?} stops serving at once: its store was given up ({why}); the others take its players once their leases expire (started again, it serves afresh)"
+                );
                 owners.answered(Duration::from_secs(1)).await;
                 std::process::exit(LOST_LEASE);
             }

@@ -302,6 +302,20 @@ impl Server {
             .map(crate::store::CommitQueue::stats)
     }
 
+    /// Resolves once the server's store was given up, with why: a commit failed, and from
+    /// then on the server takes no change it cannot keep (each is refused "Not
+    /// acknowledged", issue #37 item 2) until it is started again. Never without a store,
+    /// nor while every step is kept. What a cluster node awaits to stop, as when its
+    /// leases cannot be renewed, rather than serve on refusing every change (issue #41).
+    pub fn store_given_up(
+        &self,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = String> + Send + 'static>> {
+        match &self.shared.commits {
+            Some(commits) => Box::pin(commits.given_up()),
+            None => Box::pin(std::future::pending()),
+        }
+    }
+
     /// The server's time now (its [`Clock`](crate::Clock)).
     pub fn now(&self) -> SystemTime {
         self.shared.now()

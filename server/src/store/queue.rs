@@ -244,6 +244,20 @@ impl CommitQueue {
         }
     }
 
+    /// Resolves once the store was given up (a commit failed: from then on no change is
+    /// taken), with why.
+    pub(crate) fn given_up(&self) -> impl Future<Output = String> + Send + 'static {
+        let inner = self.inner.clone();
+        let mut progress = inner.progress.subscribe();
+        async move {
+            if progress.wait_for(|p| p.failed.is_some()).await.is_err() {
+                // The writer is gone (it cannot be, while this `Inner` lives).
+                std::future::pending::<()>().await;
+            }
+            inner.failed.get().cloned().unwrap_or_default()
+        }
+    }
+
     /// The last ticket handed out: once it is decided, so is every step handed over
     /// before (a read made then sees them, issue #41).
     pub(crate) fn last(&self) -> Ticket {
