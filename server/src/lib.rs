@@ -28,6 +28,7 @@
 //! | [`store`] | [`Store`]: durable state across restarts ([`RedbStore`], [`MemoryStore`]; issue #15) |
 //! | [`peers`] | [`Peers`]: how an actor here reaches an actor on another server, addressed by the actor ([`PeerAddress`]); [`InProcessPeers`] for servers in one process (issue #41) |
 //! | `ownership` | [`OwnershipError`]: why an instance could not be released or adopted ([`Server::release_instance`], [`Server::adopt_instance`]; issue #41) |
+//! | [`placement`] | [`Placement`]: whether this server may start a principal an invitation or an outbox brings, not a session ([`ServerBuilder::placement`]; issue #41) |
 //! | [`decode`] | [`decode::from_json`]: typed decoding that reads `9.0` as the integer 9 (RFC 8259), so a typed decode and a JSON Schema agree |
 //!
 //! The rules of RFC-014 themselves live in the crate `mcpl_server_core` (issue #38: pure

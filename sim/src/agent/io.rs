@@ -73,7 +73,7 @@ pub fn unreachable(error: &str) -> bool {
 }
 
 /// True when a tool error is not a refusal of what was asked: the server could not be
-/// reached ([`unreachable`]), or it answered `-32603` saying to try again — between arcade
+/// reached ([`unreachable()`]), or it answered `-32603` saying to try again — between arcade
 /// nodes (issue #41), a call to a game whose node died before another adopted it ("the
 /// instance runs on another server and the call did not get through (nobody serves
 /// instance 194 now): try again"), or a node not serving the player just then ("the

@@ -36,7 +36,7 @@
 //! **survived** when the node started again said it serves and every player whose lease it
 //! held at its death is leased again (a new token: by the node her next request reached,
 //! or by the node started again, which takes its own name's leases back at once) — read
-//! from the leases' table every [`LEASE_LOOK`] until [`START_LIMIT`]. The games "running
+//! from the leases' table every `LEASE_LOOK` until [`START_LIMIT`]. The games "running
 //! at the death" are those it ran (its instance leases, or, not leased yet, a player's);
 //! none may be ended by the takeover, as above.
 //!
