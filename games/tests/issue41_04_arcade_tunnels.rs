@@ -58,17 +58,9 @@ pub(crate) async fn hinted(url: &str, who: &str) -> Client {
     c
 }
 
-pub(crate) fn ws_of(n: &Node) -> &str {
-    n.ws.as_deref().expect("the node listens for WebSocket")
-}
-
-#[actix::test]
-async fn issue41_04_two_websocket_clients_on_standbys_play_to_the_end_told_by_pushes() {
-    let (_pg, _nats, nodes) = cluster().await;
-    let mut alice = hinted(ws_of(&nodes[1]), "alice").await;
-    let mut bob = hinted(ws_of(&nodes[2]), "bob").await;
-
-    // alice, on n2, challenges bob; bob, on n3, is invited by a push through his tunnel.
+/// alice challenges bob to tic-tac-toe `t1` (the game opens on her side); bob is told by
+/// a push's suggestion and joins; alice is told by a push that he accepted.
+pub(crate) async fn challenged_and_accepted(alice: &mut Client, bob: &mut Client) {
     let opened = alice
         .open("tictactoe", Some("t1"), json!({"opponent": "bob"}))
         .await;
@@ -89,6 +81,20 @@ async fn issue41_04_two_websocket_clients_on_standbys_play_to_the_end_told_by_pu
         text_of(&accepted).starts_with("bob accepted your challenge"),
         "{accepted:#}"
     );
+}
+
+pub(crate) fn ws_of(n: &Node) -> &str {
+    n.ws.as_deref().expect("the node listens for WebSocket")
+}
+
+#[actix::test]
+async fn issue41_04_two_websocket_clients_on_standbys_play_to_the_end_told_by_pushes() {
+    let (_pg, _nats, nodes) = cluster().await;
+    let mut alice = hinted(ws_of(&nodes[1]), "alice").await;
+    let mut bob = hinted(ws_of(&nodes[2]), "bob").await;
+
+    // alice, on n2, challenges bob; bob, on n3, is invited by a push through his tunnel.
+    challenged_and_accepted(&mut alice, &mut bob).await;
     assert!(
         alice.hints.is_visible(PLAY, "t1"),
         "her turn, by the push's hints"

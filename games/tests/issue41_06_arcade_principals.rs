@@ -17,6 +17,7 @@
 use crate::issue41_02_arcade_nodes::{
     Node, TTL_MS, balancer, fresh_connections, modern, post, signal,
 };
+use crate::issue41_04_arcade_tunnels::challenged_and_accepted;
 use crate::support::text_of;
 use mcpl_cluster::PgLeases;
 use mcpl_cluster::leases::PRINCIPAL;
@@ -235,26 +236,7 @@ async fn issue41_06_websocket_connections_go_to_their_principals_node() {
     assert_eq!(holder(&url, "alice").await, "n1");
     assert_eq!(holder(&url, "bob").await, "n2");
 
-    let opened = alice
-        .open("tictactoe", Some("t1"), json!({"opponent": "bob"}))
-        .await;
-    assert_eq!(
-        opened["result"]["title"], "Tic-tac-toe vs bob",
-        "{opened:#}"
-    );
-    let invited = bob.next_push().await;
-    assert_eq!(
-        invited["params"]["hints"]["suggest"][0]["reason"],
-        "alice challenges you to Tic-tac-toe, you play O",
-        "{invited:#}"
-    );
-    let joined = bob.open("tictactoe", Some("t1"), Value::Null).await;
-    assert_eq!(joined["result"]["title"], "Tic-tac-toe vs alice");
-    let accepted = alice.next_push().await;
-    assert!(
-        text_of(&accepted).starts_with("bob accepted your challenge"),
-        "{accepted:#}"
-    );
+    challenged_and_accepted(&mut alice, &mut bob).await;
     for (is_alice, cell) in [(true, "a1"), (false, "b1"), (true, "a2"), (false, "b2")] {
         let (mover, other, name) = if is_alice {
             (&mut alice, &mut bob, "alice (X)")

@@ -28,7 +28,7 @@ use crate::issue41_02_arcade_nodes::{
     play_some_point, post, stones, try_post,
 };
 use crate::issue41_03_arcade_outages::{Listen, entries_of, hinted, hints, version};
-use crate::issue41_04_arcade_tunnels::{hinted as hinted_ws, ws_of};
+use crate::issue41_04_arcade_tunnels::{challenged_and_accepted, hinted as hinted_ws, ws_of};
 use crate::issue41_06_arcade_principals::{holder, runs_instances};
 use crate::issue41_07_arcade_principal_takeover::until_served;
 use crate::support::text_of;
@@ -90,23 +90,7 @@ async fn issue41_08_nats_killed_and_started_again_mid_game_pushes_resume_each_to
     assert_eq!(holder(&pg.url(), "bob").await, "n2");
 
     // The game runs on n1, beside alice; bob reaches it over NATS.
-    let opened = alice
-        .open("tictactoe", Some("t1"), json!({"opponent": "bob"}))
-        .await;
-    assert_eq!(
-        opened["result"]["title"], "Tic-tac-toe vs bob",
-        "{opened:#}"
-    );
-    let invited = bob.next_push().await;
-    assert_eq!(
-        invited["params"]["hints"]["suggest"][0]["reason"],
-        "alice challenges you to Tic-tac-toe, you play O",
-        "{invited:#}"
-    );
-    let joined = bob.open("tictactoe", Some("t1"), Value::Null).await;
-    assert_eq!(joined["result"]["title"], "Tic-tac-toe vs alice");
-    let accepted = alice.next_push().await;
-    assert!(text_of(&accepted).starts_with("bob accepted your challenge"));
+    challenged_and_accepted(&mut alice, &mut bob).await;
     let r = alice.call(PLAY, json!({"move": "a1"}), Some("t1")).await;
     assert!(text_of(&r).starts_with("You played a1."), "{r:#}");
     let push = bob.next_push().await;
