@@ -16,7 +16,7 @@
 //! the game's record (a trigger's `NOTIFY` on the test's own database).
 
 use crate::issue41_02_arcade_nodes::{
-    Node, call, go_g1_against_the_bot, gone_from_the_bus, modern, post, stones,
+    Node, call, go_g1_against_the_bot, gone_from_the_bus, modern, stones, try_post,
 };
 use crate::issue41_04_arcade_tunnels::{hinted, ws_of};
 use crate::issue41_06_arcade_principals::holder;
@@ -32,7 +32,7 @@ use tokio::sync::mpsc;
 
 /// A node serving the principals whose leases it holds, with a lease of `ttl_ms`, its
 /// WebSocket front listening too, and `extra` arguments.
-async fn node(name: &str, pg: &str, nats: &str, ttl_ms: &str, extra: &[&str]) -> Node {
+pub(crate) async fn node(name: &str, pg: &str, nats: &str, ttl_ms: &str, extra: &[&str]) -> Node {
     let mut args = vec!["--ownership", "principal"];
     args.extend_from_slice(extra);
     let node = Node::start_with(name, pg, nats, ttl_ms, true, &args).await;
@@ -44,7 +44,7 @@ async fn node(name: &str, pg: &str, nats: &str, ttl_ms: &str, extra: &[&str]) ->
 }
 
 /// The instances `node` holds the leases of now, as the lease table says.
-async fn instances_held(pg: &str, node: &str) -> Vec<String> {
+pub(crate) async fn instances_held(pg: &str, node: &str) -> Vec<String> {
     let (pg, node) = (pg.to_owned(), node.to_owned());
     tokio::task::spawn_blocking(move || {
         PgLeases::connect(&pg, "the-test")
@@ -57,7 +57,7 @@ async fn instances_held(pg: &str, node: &str) -> Vec<String> {
 }
 
 /// Instance `id`'s record in the store, as JSON.
-async fn record(pg: &str, id: u64) -> Value {
+pub(crate) async fn record(pg: &str, id: u64) -> Value {
     let pg = pg.to_owned();
     tokio::task::spawn_blocking(move || {
         let store = PgStore::connect(&pg).expect("the store");
@@ -72,7 +72,7 @@ async fn record(pg: &str, id: u64) -> Value {
 }
 
 /// How many moves a Go table's record says were played (its logic's state).
-fn moves_of(record: &Value) -> u64 {
+pub(crate) fn moves_of(record: &Value) -> u64 {
     record["logic"]["Kept"]["state"]["moves"]
         .as_u64()
         .unwrap_or_else(|| panic!("no moves in {record:#}"))
@@ -81,7 +81,7 @@ fn moves_of(record: &Value) -> u64 {
 /// The id of each instance written from now on, each time it is written: a trigger on
 /// the store's `instances` table (made by the nodes) notifies a connection of the test's
 /// own, read on a thread of its own until the database goes.
-async fn instance_writes(pg: &str) -> mpsc::UnboundedReceiver<u64> {
+pub(crate) async fn instance_writes(pg: &str) -> mpsc::UnboundedReceiver<u64> {
     let pg = pg.to_owned();
     let (tx, rx) = mpsc::unbounded_channel();
     let (ready, made) = tokio::sync::oneshot::channel();
@@ -117,7 +117,7 @@ async fn instance_writes(pg: &str) -> mpsc::UnboundedReceiver<u64> {
 
 /// Awaits the writes of instance `id` until its record has `moves` moves: the record
 /// then.
-async fn written_with(
+pub(crate) async fn written_with(
     writes: &mut mpsc::UnboundedReceiver<u64>,
     pg: &str,
     id: u64,
@@ -197,35 +197,15 @@ async fn issue41_09_a_dead_nodes_game_against_the_bot_is_adopted_by_a_scan_while
     let nats = Nats::start().expect("a private nats-server starts");
     let (url, bus) = (pg.url(), nats.url());
     let ttl = crate::issue41_02_arcade_nodes::TTL_MS;
-    // n1's bot thinks 3 s a move: long enough to be killed while it thinks.
-    let mut n1 = node("n1", &url, &bus, ttl, &["--bot-time-ms", "3000"]).await;
-    let n2 = node("n2", &url, &bus, ttl, &[]).await;
-    let n3 = node("n3", &url, &bus, ttl, &[]).await;
-    let mut writes = instance_writes(&url).await;
-
-    // alice plays on n1: two moves, each answered by the bot.
-    let http = reqwest::Client::new();
-    let acknowledged = go_g1_against_the_bot(&http, &n1.url).await;
-    assert_eq!(holder(&url, "alice").await, "n1");
-    let mut game = None;
-    for id in instances_held(&url, "n1").await {
-        let id: u64 = id.parse().unwrap();
-        if record(&url, id).await["toolset"] == "go" {
-            game = Some(id);
-        }
-    }
-    let game = game.expect("her game, leased by n1");
-
-    // Her third move: kept, the bot thinking on it — and n1 killed then, its call never
-    // answered.
-    let body = modern(
-        9,
-        "tools/call",
-        json!({"name": "go_play", "arguments": {"move": "G7", "instance": "g1"}}),
-    );
-    let (h, to) = (http.clone(), n1.url.clone());
-    let unanswered = tokio::spawn(async move { post(&h, &to, "alice", &body).await });
-    let kept = written_with(&mut writes, &url, game, 5).await;
+    let BotThinking {
+        mut n1,
+        n2,
+        n3,
+        game,
+        acknowledged,
+        mut writes,
+        unanswered,
+    } = bot_thinking_on_n1(&url, &bus, ttl, "3000").await;
     n1.child.kill().await.expect("n1 is killed (SIGKILL)");
     let killed_at = std::time::Instant::now();
     unanswered.abort();
@@ -235,28 +215,13 @@ async fn issue41_09_a_dead_nodes_game_against_the_bot_is_adopted_by_a_scan_while
         5,
         "the bot had not answered G7 on n1: {at_kill:#}"
     );
-    assert_eq!(moves_of(&kept), 5);
     gone_from_the_bus(&nats, "n1").await;
 
     // Nobody comes back. A scan on n2 or n3 adopts the game once its lease expired — or
     // her lobby first (its lease expired first), whose adoption reads alice there, her
     // first use there adopting her game: either way, the scan's doing.
-    let line = format!("runs instance {game} under its lease");
-    let (mut l2, mut l3) = (n2.log.clone(), n3.log.clone());
-    within_named("a scan adopting the game", async {
-        tokio::select! {
-            _ = l2.wait_for(|lines| lines.iter().any(|l| l.contains(&line))) => {}
-            _ = l3.wait_for(|lines| lines.iter().any(|l| l.contains(&line))) => {}
-        }
-    })
-    .await;
+    let (adopter, other) = adopted_by(&n2, &n3, game).await;
     let adopted_after = killed_at.elapsed();
-    let (adopter, other) = if n2.has_said(&line) {
-        (&n2, &n3)
-    } else {
-        (&n3, &n2)
-    };
-    assert!(!other.has_said(&line), "adopted once");
     // The bot's owed move, made there: the record moves on while nobody is connected.
     let moved = written_with(&mut writes, &url, game, 6).await;
     let bot_moved_after = killed_at.elapsed();
@@ -277,10 +242,100 @@ async fn issue41_09_a_dead_nodes_game_against_the_bot_is_adopted_by_a_scan_while
             .contains(&game.to_string())
     );
     assert_eq!(holder(&url, "alice").await, adopter.name);
+    comes_back_and_resigns(adopter, other, &acknowledged).await;
+}
 
-    // Later she comes back on a hinted connection landing on the other node (carried to
-    // hers): the game is open — adopted, no re-open — every acknowledged move there, G7
-    // and the bot's answer to it, her turn.
+/// Three nodes (n1's bot thinking `bot_ms` a move) on `url` and `bus`, and alice's Go
+/// game against the bot on n1: two moves each answered, her third kept and the bot
+/// thinking on it, its call not answered yet.
+pub(crate) struct BotThinking {
+    pub(crate) n1: Node,
+    pub(crate) n2: Node,
+    pub(crate) n3: Node,
+    /// Her game's id, leased by n1.
+    pub(crate) game: u64,
+    /// The board as her second move's answer showed it.
+    pub(crate) acknowledged: String,
+    /// Each write of an instance's record from now on.
+    pub(crate) writes: mpsc::UnboundedReceiver<u64>,
+    /// Her third move's call, not answered yet (an error: no answer came).
+    pub(crate) unanswered:
+        tokio::task::JoinHandle<Result<(u16, reqwest::header::HeaderMap, Value), reqwest::Error>>,
+}
+
+/// See [`BotThinking`].
+pub(crate) async fn bot_thinking_on_n1(
+    url: &str,
+    bus: &str,
+    ttl: &str,
+    bot_ms: &str,
+) -> BotThinking {
+    let n1 = node("n1", url, bus, ttl, &["--bot-time-ms", bot_ms]).await;
+    let n2 = node("n2", url, bus, ttl, &[]).await;
+    let n3 = node("n3", url, bus, ttl, &[]).await;
+    let mut writes = instance_writes(url).await;
+
+    // alice plays on n1: two moves, each answered by the bot.
+    let http = reqwest::Client::new();
+    let acknowledged = go_g1_against_the_bot(&http, &n1.url).await;
+    assert_eq!(holder(url, "alice").await, "n1");
+    let mut game = None;
+    for id in instances_held(url, "n1").await {
+        let id: u64 = id.parse().unwrap();
+        if record(url, id).await["toolset"] == "go" {
+            game = Some(id);
+        }
+    }
+    let game = game.expect("her game, leased by n1");
+
+    // Her third move: kept, the bot thinking on it.
+    let body = modern(
+        9,
+        "tools/call",
+        json!({"name": "go_play", "arguments": {"move": "G7", "instance": "g1"}}),
+    );
+    let (h, to) = (http.clone(), n1.url.clone());
+    let unanswered = tokio::spawn(async move { try_post(&h, &to, "alice", &body).await });
+    let kept = written_with(&mut writes, url, game, 5).await;
+    assert_eq!(moves_of(&kept), 5);
+    BotThinking {
+        n1,
+        n2,
+        n3,
+        game,
+        acknowledged,
+        writes,
+        unanswered,
+    }
+}
+
+/// Waits until n2 or n3 says it runs instance `game` under its lease: the adopter and
+/// the other, which must not have said so.
+pub(crate) async fn adopted_by<'a>(n2: &'a Node, n3: &'a Node, game: u64) -> (&'a Node, &'a Node) {
+    let line = format!("runs instance {game} under its lease");
+    let (mut l2, mut l3) = (n2.log.clone(), n3.log.clone());
+    within_named("a scan adopting the game", async {
+        tokio::select! {
+            _ = l2.wait_for(|lines| lines.iter().any(|l| l.contains(&line))) => {}
+            _ = l3.wait_for(|lines| lines.iter().any(|l| l.contains(&line))) => {}
+        }
+    })
+    .await;
+    let (adopter, other) = if n2.has_said(&line) {
+        (n2, n3)
+    } else {
+        (n3, n2)
+    };
+    assert!(!other.has_said(&line), "adopted once");
+    (adopter, other)
+}
+
+/// alice, after her game was adopted by `adopter`, comes back on a hinted connection
+/// landing on `other` (carried to hers): the game is open — adopted, no re-open — with
+/// every move of `acknowledged` and G7 and the bot's answer to it, her turn; she resigns
+/// and is told the end once, in the answer, and a new connection on `adopter` finds the
+/// same ended record.
+pub(crate) async fn comes_back_and_resigns(adopter: &Node, other: &Node, acknowledged: &str) {
     let mut alice = hinted(ws_of(other), "alice").await;
     let listed = alice.list().await;
     assert!(

@@ -145,7 +145,7 @@ pub use manifest::ManifestError;
 pub use ownership::{InstanceStart, OwnershipError, StartFuture, StartRefused};
 pub use paging::CursorError;
 pub use peers::{InProcessPeers, PeerAddress, PeerBounds, PeerError, Peers};
-pub use placement::{Placed, Placement};
+pub use placement::{Placed, Placement, WAITING_BYTES, WAITING_INVITATIONS};
 pub use push::{PushError, PushEvent};
 pub use server::{
     BuildError, DEFAULT_ASK_TIMEOUT, DEFAULT_FEATURE_SET, DEFAULT_PAGE_SIZE, DEFAULT_PUSH_TIMEOUT,

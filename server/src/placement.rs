@@ -28,3 +28,20 @@ pub trait Placement: Send + Sync + 'static {
     /// Whether principal `name` may start on this server now; may take her lease.
     fn place(&self, name: &str) -> Pin<Box<dyn Future<Output = Placed> + Send>>;
 }
+
+/// The most invitations that wait for one principal on a server while no actor of hers
+/// runs there (issue #41): while her placement is asked, while what waited waits to be
+/// sent to her again, and while her record is read for her first use. One more is
+/// declined on her behalf (its instance hears the decline, as if she said no), and a
+/// withdrawal of one still waiting takes it back. **\[project\]**: an invitation is a game
+/// asking her to play, and what waits came within one placement or one read — 30 s at
+/// most, the longest pause between tries; 64 games inviting one player within that is a
+/// flood (the arcade lets one challenger invite the same player 5 times in 10 minutes),
+/// and the bound keeps a principal nobody can place from holding a server's memory.
+pub const WAITING_INVITATIONS: usize = 64;
+
+/// The most bytes of the invitations that wait for one principal (their reasons, names
+/// and options as JSON), with [`WAITING_INVITATIONS`] **\[project\]**: 1 MiB, the largest
+/// message a node forwards — 64 invitations of 16 KiB each, more than any game's options
+/// need.
+pub const WAITING_BYTES: usize = 1 << 20;

@@ -420,3 +420,106 @@ async fn an_invitation_for_a_principal_placed_here_starts_her_here_once_placed()
     );
     assert_eq!(a.principal_count(), 2, "alice and dave on A");
 }
+
+/// A placement that answers nothing until the test opens its gate, then "here" for
+/// everyone.
+struct Gated {
+    open: tokio::sync::watch::Sender<bool>,
+}
+
+impl Placement for Gated {
+    fn place(
+        &self,
+        _: &str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Placed> + Send>> {
+        let mut open = self.open.subscribe();
+        Box::pin(async move {
+            let _ = open.wait_for(|o| *o).await;
+            Placed::Here
+        })
+    }
+}
+
+/// What waits for a principal while her placement is asked is bounded
+/// (`mcpl_server::WAITING_INVITATIONS`): alice and bob open one duel more than the bound
+/// naming erin, whose placement does not answer; the one past it is declined on erin's
+/// behalf (bob told, the duel ended), the others wait, and once erin is placed here she
+/// is told each of them and lists them all. A withdrawal of one still waiting (its duel
+/// closed by alice) takes it back: erin never sees it.
+#[actix::test]
+async fn invitations_past_the_bound_of_what_waits_for_a_principal_being_placed_are_declined() {
+    use mcpl_server::WAITING_INVITATIONS;
+    let store = Arc::new(MemoryStore::new());
+    let peers = InProcessPeers::new();
+    let gate = Arc::new(Gated {
+        open: tokio::sync::watch::Sender::new(false),
+    });
+    let a = server_placed(&store, &peers, Some(gate.clone()));
+    // A principal opens at most 64 toolsets: alice opens the first 40 duels, bob the rest.
+    let (mut alice, _alice_session) = player(&a, "alice").await;
+    let (mut bob, _bob_session) = player(&a, "bob").await;
+    let alice_opens = 40;
+    let (mut told_alice, mut told_bob) = (Vec::new(), Vec::new());
+    for n in 0..=WAITING_INVITATIONS {
+        let (opener, told) = if n < alice_opens {
+            (&mut alice, &mut told_alice)
+        } else {
+            (&mut bob, &mut told_bob)
+        };
+        let name = format!("w{n}");
+        let id = i64::try_from(n).unwrap() + 1;
+        let options = json!({"opponent": "erin"});
+        let (pushes, opened) = answered(opener, open(id, "duel", Some(&name), Some(options))).await;
+        assert!(opened.get("result").is_some(), "{opened:#}");
+        told.extend(pushes);
+    }
+    // The one past the bound (bob's last): declined on erin's behalf, its duel ended.
+    if told_bob.is_empty() {
+        told_bob.push(next_push(&mut bob).await);
+    }
+    assert_eq!(told_bob.len(), 1, "{told_bob:#?}");
+    assert_eq!(push_text(&told_bob[0]), "erin declined.", "{told_bob:#?}");
+    assert!(told_alice.is_empty(), "{told_alice:#?}");
+    assert_eq!(
+        a.principal_count(),
+        2,
+        "erin not started: still being placed"
+    );
+    // One still waiting withdrawn: its duel closed.
+    let close = request(
+        json!("close"),
+        "toolsets/close",
+        json!({"toolset": "duel", "instance": "w0"}),
+    );
+    let (_, closed) = answered(&mut alice, close).await;
+    assert!(closed.get("result").is_some(), "{closed:#}");
+
+    // Placed here: erin sees every invitation that waited but the one withdrawn.
+    gate.open.send_replace(true);
+    let mut seen = Vec::new();
+    while seen.len() < alice_opens - 1 {
+        seen.push(push_text(&next_push(&mut alice).await).to_owned());
+    }
+    while seen.len() < WAITING_INVITATIONS - 1 {
+        seen.push(push_text(&next_push(&mut bob).await).to_owned());
+    }
+    assert!(
+        seen.iter()
+            .all(|s| s.starts_with("erin sees the duel as w")),
+        "{seen:#?}"
+    );
+    let (mut erin, _erin_session) = player(&a, "erin").await;
+    let pending = request(
+        json!(1),
+        "tools/call",
+        json!({"name": "pending", "arguments": {}}),
+    );
+    let (_, listed) = answered(&mut erin, pending).await;
+    let lines: Vec<&str> = text(&listed).lines().collect();
+    assert_eq!(lines.len(), WAITING_INVITATIONS - 1, "{listed:#}");
+    assert!(
+        !lines.contains(&"duel:w0 from alice"),
+        "withdrawn: {lines:?}"
+    );
+    assert!(lines.contains(&"duel:w1 from alice"), "{lines:?}");
+}

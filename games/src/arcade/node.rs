@@ -74,7 +74,9 @@ mod online;
 mod principals;
 
 pub use online::{ONLINE_SHARED, share_online};
-pub use principals::{LeasePlacement, NOT_OWNER, Principals, SCAN_ADOPTS, SCAN_READS, SERVED_BY};
+pub use principals::{
+    HandedOn, LeasePlacement, NOT_OWNER, Principals, SCAN_ADOPTS, SCAN_READS, SERVED_BY,
+};
 
 use bytes::{Bytes, BytesMut};
 use http_body_util::combinators::UnsyncBoxBody;

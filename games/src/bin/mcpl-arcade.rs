@@ -950,19 +950,22 @@ fn serve_principals(
         tokio::spawn(owners.clone().serve_forwarded(requests));
         tunnels_here(&node, internal_http, internal_ws).await?;
         tokio::spawn(share_online(arcade.clone(), online_leases, name.clone(), ttl));
-        let held = owners.clone().hold(arcade.server().clone());
+        // The renewal runs on while the node stops (SIGTERM), until it hands its leases on.
+        let mut held = tokio::spawn(owners.clone().hold(arcade.server().clone()));
         let given_up = arcade.server().store_given_up();
         tokio::spawn(owners.clone().scan(arcade.server().clone()));
+        let mut fronts = Vec::new();
         if let Some(l) = ws_front {
-            tokio::spawn(owners.clone().front_ws(l));
+            fronts.push(tokio::spawn(owners.clone().front_ws(l)));
         }
         if let Some(l) = http_front {
-            tokio::spawn(owners.clone().front_http(l));
+            fronts.push(tokio::spawn(owners.clone().front_http(l)));
         }
         eprintln!("mcpl-arcade: node {name:?} serves the players whose leases it holds");
         let web_listener = serve_web(&args, &opts, access, gallery).await?;
         tokio::select! {
-            e = held => {
+            e = &mut held => {
+                let e = e.map_or_else(|j| format!("its renewal stopped: {j}"), |e| e.to_string());
                 eprintln!(
                     "mcpl-arcade: node {name:?} stops serving at once: its leases cannot be renewed ({e}); the others take its players once their leases expire (started again, it serves afresh)"
                 );
@@ -983,10 +986,26 @@ fn serve_principals(
             }
             () = shutdown_signal() => {}
         }
-        drop(listeners);
+        // Stopping (`docs/ownership.md` §1): nothing new taken on — the fronts stop
+        // listening — and the requests in flight answered, for at most a second, as when
+        // the renewal fails; then every principal and instance here released, their
+        // records as last kept, and their leases let go of so that the others take them
+        // at once: a player on her next request, a game at the next scan [project].
+        owners.stop_taking();
+        for front in fronts {
+            front.abort();
+        }
         drop(web_listener);
-        // Shutting down: the others take this node's players at once.
-        owners.release_all().await;
+        owners.answered(Duration::from_secs(1)).await;
+        drop(listeners);
+        let handed = owners.hand_on(arcade.server()).await;
+        held.abort();
+        // What the releases answered (a call waiting on a game released) goes out first.
+        owners.answered(Duration::from_secs(1)).await;
+        eprintln!(
+            "mcpl-arcade: node {name:?} stopped: {} players and {} games handed on ({} games stopped unreleased, their leases let expire)",
+            handed.principals, handed.instances, handed.unreleased
+        );
         Ok(())
     })
 }

@@ -13,7 +13,8 @@
 //! **Read on first use** (issue #41). On a server with a store, a named principal without
 //! an actor is read from the store first (`restore::fetch`, off the actors' threads):
 //! what arrives for it meanwhile waits in `loading`, in order, so first uses at once read
-//! it once. A read that fails refuses the sessions waiting (their hosts may try again)
+//! it once (at most [`WAITING_INVITATIONS`](crate::WAITING_INVITATIONS) invitations, past which one is declined on
+//! its behalf). A read that fails refuses the sessions waiting (their hosts may try again)
 //! and keeps invitations for the next read — after 1 s, doubling after each failure in a
 //! row up to 30 s ([`READ_AGAIN_MAX`]), or at once when a session attaches; no actor ever starts from nothing over a
 //! record it could not read. **Bounded** **\[project\]**: a principal read stays while it
@@ -254,7 +255,9 @@ impl Registry {
         }
         if let Some(held) = self.loading.get_mut(principal) {
             let attaching = matches!(m, Held::Attach(..));
-            held.push(m); // its record is being read: after it, in order
+            // Its record is being read: after it, in order, within the bound of what
+            // waits for a principal (`placing.rs`).
+            Self::waits(held, principal, m);
             // Waiting to read it again after a failure: a session attaching has it read
             // now, rather than after the backoff (its host waits for the answer).
             if attaching && self.backing_off.remove(principal).is_some() {

@@ -55,11 +55,12 @@
 //! every lease and ends [`Principals::hold`]: `mcpl-arcade` then stops at once, as the
 //! coarse owner does **\[project\]** — its server takes no change once a commit failed
 //! (the SDK gives its store up); the others take its players when their leases expire,
-//! and started again it serves afresh. SIGTERM releases them all.
+//! and started again it serves afresh. SIGTERM hands them all on (below).
 //!
-//! **Not yet** (`docs/ownership.md` §5 slice 4): a node stopped by SIGTERM releases its
-//! leases (their rows deleted) without releasing its instances, so its games wait for a
-//! player to come back (her first use adopts them), not for a scan.
+//! **Stopping** (SIGTERM; `stopping.rs`, [`Principals::hand_on`]): the node takes no new
+//! request, answers those in flight, releases its principals and instances with their
+//! records as last kept, deletes its principals' lease rows and lets its instances' leases
+//! expire, so that another node's next scan adopts its games at once.
 
 use super::{
     Head, KIND_WS, NO_RESPONDER_PAUSE, Node, NodeBody, OWNER_PATH, blocking, decode, encode,
@@ -88,6 +89,10 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt as _;
 use tokio::net::{TcpListener, TcpStream};
+
+mod stopping;
+
+pub use stopping::HandedOn;
 
 /// The header of a node's answer to a forwarded request for a principal it does not hold
 /// (any value: the node's name): the sender looks the holder up again.
@@ -152,6 +157,11 @@ pub struct Principals {
     store: Arc<dyn Store>,
     /// The arcade's own listeners (set once they listen).
     listeners: OnceLock<(Option<SocketAddr>, Option<SocketAddr>)>,
+    /// Set once the node stops (`stopping.rs`): it takes nothing more on.
+    stopping: std::sync::atomic::AtomicBool,
+    /// Held by each renewal, and by a node stopping from its last look at its leases
+    /// on: no renewal overtakes the leases let go of (`stopping.rs`).
+    renewing: tokio::sync::Mutex<()>,
     client: HttpClient<HttpConnector, Full<Bytes>>,
 }
 
@@ -193,6 +203,8 @@ impl Principals {
             starting: Mutex::default(),
             store,
             listeners: OnceLock::new(),
+            stopping: std::sync::atomic::AtomicBool::new(false),
+            renewing: tokio::sync::Mutex::new(()),
             client: HttpClient::builder(TokioExecutor::new()).build_http(),
         })
     }
@@ -241,6 +253,12 @@ impl Principals {
     ) -> impl Future<Output = Result<(), StartRefused>> + Send + 'static {
         let me = self.clone();
         async move {
+            if me.is_stopping() {
+                return Err(StartRefused::Unavailable(format!(
+                    "node {:?} is stopping",
+                    me.node.settings.name
+                )));
+            }
             match me.lease_instance(&id.to_string()).await {
                 Ok(None) => Ok(()),
                 Ok(Some(_)) => {
@@ -598,7 +616,7 @@ impl Principals {
             .find(|(n, _)| n.eq_ignore_ascii_case("authorization"))
             .map(|(_, v)| v.as_str());
         let who = self.principal_of(authorization)?;
-        if self.holds(PRINCIPAL, &who) {
+        if self.holds(PRINCIPAL, &who) && !self.is_stopping() {
             return None;
         }
         let name = &self.node.settings.name;
@@ -639,9 +657,11 @@ impl Principals {
         loop {
             tick.tick().await;
             self.lease_instances(&server).await;
+            let renewing = self.renewing.lock().await;
             let all: Vec<Lease> = lock(&self.held).values().cloned().collect();
             let leases = self.leases.clone();
             let renewed = blocking(move || leases.renew_all(&all, ttl)).await;
+            drop(renewing);
             match renewed {
                 Ok(lost) => {
                     for lease in lost {
@@ -676,17 +696,7 @@ impl Principals {
         tokio::spawn(async move {
             let (kind, key) = (lease.kind.as_str(), lease.key.as_str());
             let outcome = if kind == PRINCIPAL {
-                let give_up = tokio::time::Instant::now() + ttl;
-                loop {
-                    match server.release_principal(key).await {
-                        Err(OwnershipError::PrincipalBusy { .. })
-                            if tokio::time::Instant::now() < give_up =>
-                        {
-                            tokio::time::sleep(Duration::from_millis(100)).await;
-                        }
-                        other => break other,
-                    }
-                }
+                stopping::release_principal(&server, key, ttl).await
             } else if let (INSTANCE, Ok(id)) = (kind, key.parse::<u64>()) {
                 server.release_instance(id).await
             } else {
@@ -712,6 +722,10 @@ impl Principals {
     /// instance is leased as it starts ([`Principals::starting`]), unless that lease was
     /// lost or could not be renewed since.
     async fn lease_instances(&self, server: &Server) {
+        if self.is_stopping() {
+            // Its instances are being released: their leases are let expire, not dropped.
+            return;
+        }
         let running: HashSet<String> = server
             .running_instances()
             .await
@@ -772,6 +786,9 @@ impl Principals {
     /// One scan: the expired instance leases read (at most [`SCAN_READS`], the longest
     /// expired first), each tried in turn until [`SCAN_ADOPTS`] are adopted here.
     async fn scan_once(&self, server: &Server) -> usize {
+        if self.is_stopping() {
+            return 0;
+        }
         let leases = self.leases.clone();
         let expired = match blocking(move || leases.expired(INSTANCE, SCAN_READS)).await {
             Ok(expired) => expired,
@@ -907,17 +924,6 @@ impl Principals {
             let _ = blocking(move || leases.release(&lease)).await;
         }
     }
-
-    /// Releases every lease this node holds (it is shutting down): the others take its
-    /// principals on their next requests, at once.
-    pub async fn release_all(&self) {
-        let all: Vec<Lease> = lock(&self.held).drain().map(|(_, l)| l).collect();
-        for lease in all {
-            self.fence.forget(&lease.kind, &lease.key);
-            let leases = self.leases.clone();
-            let _ = blocking(move || leases.release(&lease)).await;
-        }
-    }
 }
 
 /// Where a player an invitation (or an outbox's batches) brings to this node's arcade may
@@ -955,7 +961,8 @@ impl mcpl_server::Placement for LeasePlacement {
         use mcpl_server::Placed;
         let (owners, name) = (self.owners.get().cloned(), name.to_owned());
         Box::pin(async move {
-            let Some(owners) = owners else {
+            let Some(owners) = owners.filter(|o| !o.is_stopping()) else {
+                // Not made yet, or stopping: she starts wherever she is used next.
                 return Placed::Unknown;
             };
             match owners.route(&name).await {

@@ -65,10 +65,7 @@ impl PrincipalActor {
                 Ok(Err(e)) => e.to_string(),
                 Err(e) => format!("the reservation stopped: {e}"),
             };
-            tracing::warn!(%key, why, "no instance id could be reserved: the open is answered retry");
-            act.core
-                .handle_open_failed(key, reply, EnterFailure::Unavailable(why));
-            act.flush(ctx);
+            act.open_refused(key, reply, why, "no instance id could be reserved", ctx);
         });
         ctx.wait(fut);
     }
@@ -97,13 +94,26 @@ impl PrincipalActor {
                     "instance {} may not start on this server now: {refused}",
                     id.0
                 );
-                tracing::warn!(%key, why, "the start hook refused an open: it is answered retry");
-                act.core
-                    .handle_open_failed(key, reply, EnterFailure::Unavailable(why));
-                act.flush(ctx);
+                act.open_refused(key, reply, why, "the start hook refused an open", ctx);
             }
         });
         ctx.wait(fut);
+    }
+
+    /// An open that starts nothing (`what` happened, `why`): taken back and answered
+    /// "retry" (`EnterFailure::Unavailable`), logged.
+    fn open_refused(
+        &mut self,
+        key: InstanceKey,
+        reply: Option<ReplyTo>,
+        why: String,
+        what: &str,
+        ctx: &mut Context<Self>,
+    ) {
+        tracing::warn!(%key, why, "{what}: the open is answered retry");
+        self.core
+            .handle_open_failed(key, reply, EnterFailure::Unavailable(why));
+        self.flush(ctx);
     }
 
     /// Starts instance `id`'s actor (see [`PrincipalActor::start_instance`]).

@@ -11,11 +11,37 @@
 //! placed again. So an invitation reaches her once whoever holds her runs her, and is
 //! never started here against her lease. An outbox's batches wait in the outbox, which
 //! asks again itself.
+//!
+//! **Bounded** **\[project\]**: what waits for one principal — here while her placement
+//! is asked or her next try is due, and in the registry's `loading` while her record is
+//! read or read again after a failure — is at most [`WAITING_INVITATIONS`] invitations and
+//! [`WAITING_BYTES`] bytes of them ([`Registry::waits`]). An invitation past the bound is
+//! **declined on her behalf**, as one past the bound of what goes to a principal
+//! elsewhere (`elsewhere.rs`): its instance hears the decline, so nothing waits on an
+//! invitation never shown. A withdrawal of an invitation still waiting takes it back —
+//! neither reaches her —; any other withdrawal waits (one per invitation at most). While
+//! placed, a detach or a catalog swap is dropped: she has no actor here to tell.
 
 use super::{Held, Registry, read_again_after};
-use crate::placement::Placed;
+use crate::actors::instance::{Decline, Invitation};
+use crate::placement::{Placed, WAITING_BYTES, WAITING_INVITATIONS};
 use actix::prelude::*;
 use mcpl_transport::Principal;
+
+/// What an invitation held for a principal weighs against [`WAITING_BYTES`].
+fn weight(i: &Invitation) -> usize {
+    let invite = &i.invite;
+    let options = invite
+        .options
+        .as_ref()
+        .and_then(|o| serde_json::to_vec(o).ok())
+        .map_or(0, |o| o.len());
+    invite.reason.len()
+        + invite.toolset.len()
+        + invite.name.as_ref().map_or(0, String::len)
+        + invite.from.name().len()
+        + options
+}
 
 /// A principal being placed, or waiting to be sent to again: what waits for her.
 pub(crate) struct Placing {
@@ -38,7 +64,9 @@ impl Registry {
     /// (none: an outbox's first use).
     pub(super) fn place(&mut self, principal: Principal, m: Option<Held>) {
         if let Some(p) = self.placing.get_mut(&principal) {
-            p.held.extend(m);
+            if let Some(m) = m {
+                Self::waits(&mut p.held, &principal, m);
+            }
             return;
         }
         let (Some(placement), Some(me), Principal::Named(name)) =
@@ -70,8 +98,11 @@ impl Registry {
         let Some(p) = self.placing.get_mut(principal) else {
             return self.route_here(principal, m);
         };
-        if !matches!(m, Held::Attach(..)) {
-            return p.held.push(m);
+        match m {
+            Held::Attach(..) => {}
+            // No actor of hers here to tell (a session attaching places her first).
+            Held::Detach(_) | Held::Swap(_) => return,
+            m => return Self::waits(&mut p.held, principal, m),
         }
         let mut held = self
             .placing
@@ -82,6 +113,38 @@ impl Registry {
         self.placed_away.remove(principal);
         self.loading.insert(principal.clone(), held);
         self.fetch(principal.clone());
+    }
+
+    /// `m` waits for `principal` in `held`, within the bound (see the module docs): an
+    /// invitation past it declined on her behalf, a withdrawal taking back the invitation
+    /// it withdraws when that still waits.
+    pub(super) fn waits(held: &mut Vec<Held>, principal: &Principal, m: Held) {
+        match m {
+            Held::Withdrawn(w) => {
+                let waiting = held.iter().position(
+                    |h| matches!(h, Held::Invitation(i) if i.id == w.id && i.invite.who == w.who),
+                );
+                match waiting {
+                    Some(at) => drop(held.remove(at)),
+                    None => held.push(Held::Withdrawn(w)),
+                }
+            }
+            Held::Invitation(i) => {
+                let (invitations, bytes) = held.iter().fold((0, 0), |(n, b), h| match h {
+                    Held::Invitation(j) => (n + 1, b + weight(j)),
+                    _ => (n, b),
+                });
+                if invitations < WAITING_INVITATIONS && bytes + weight(&i) <= WAITING_BYTES {
+                    return held.push(Held::Invitation(i));
+                }
+                tracing::warn!(principal = %principal.name(), instance = %i.id, "too many invitations wait for a principal being placed or read: declined on its behalf");
+                i.instance.do_send(Decline {
+                    who: i.invite.who,
+                    principal: principal.clone(),
+                });
+            }
+            other => held.push(other),
+        }
     }
 
     /// What waits for `principal`, after a pause, to her address on the peers again.
