@@ -398,3 +398,106 @@ pub(crate) async fn comes_back_and_resigns(adopter: &Node, other: &Node, acknowl
             .any(|o| o["instance"] == "g1")
     );
 }
+
+/// A game whose adoption was refused after its start hook took its lease is left to a
+/// scan, not to nobody (`docs/ownership.md` §4): alice's node n1 dies while another
+/// server still serves her game's address (what a node whose leases lapsed does in its
+/// last second, or a node paused past them and woken: stood in for by the test's own
+/// subscription). Her next request takes her lease on n2; her first use there adopts her
+/// game — its lease taken by the start hook — and finds it served elsewhere: refused,
+/// linked there, her calls sent there. Once that server goes, a scan adopts the game
+/// on n2 and her calls reach it. Without letting that lease expire (n2 released it, its
+/// row deleted, once the game had not run there for a time to live), no scan found the
+/// game: nobody ran it, and each of her calls to it was answered "try again" for good —
+/// `sim --nodes 3 --ownership principal`'s drains that never ended (seeds 3, 879860).
+#[actix::test]
+async fn issue41_09_a_game_whose_adoption_was_refused_under_its_lease_is_adopted_by_a_later_scan() {
+    use futures_util::StreamExt as _;
+    use mcpl_cluster::NatsPeers;
+    use mcpl_cluster::bus::{BusConfig, NatsBus};
+    use mcpl_server::{PeerAddress, Peers as _};
+    let pg = Postgres::start().expect("a private PostgreSQL starts");
+    let nats = Nats::start().expect("a private nats-server starts");
+    let (url, bus) = (pg.url(), nats.url());
+    let ttl = crate::issue41_02_arcade_nodes::TTL_MS;
+    let mut n1 = node("n1", &url, &bus, ttl, &[]).await;
+    let n2 = node("n2", &url, &bus, ttl, &[]).await;
+    let http = reqwest::Client::new();
+    go_g1_against_the_bot(&http, &n1.url).await;
+    let mut game = None;
+    for id in instances_held(&url, "n1").await {
+        let id: u64 = id.parse().unwrap();
+        if record(&url, id).await["toolset"] == "go" {
+            game = Some(id);
+        }
+    }
+    let game = game.expect("her game, leased by n1");
+
+    // A server still serving the game's address (it answers the probes; what it is sent
+    // waits unanswered).
+    let stale = NatsBus::connect(&bus, BusConfig::new("stale"))
+        .await
+        .expect("the stale server on the bus");
+    let stale = NatsPeers::new(std::sync::Arc::new(stale));
+    let (mut arrivals, closer) = stale
+        .serve(PeerAddress::Instance(game))
+        .await
+        .expect("the game's address served")
+        .split();
+    n1.child.kill().await.expect("n1 is killed (SIGKILL)");
+    gone_from_the_bus(&nats, "n1").await;
+
+    // Her next request on n2 waits out her lease on n1, then takes it there.
+    call(&http, &n2.url, "alice", "games", json!({})).await;
+    assert_eq!(holder(&url, "alice").await, "n2");
+    // Her calls to the game are answered "retry" while its adoption is tried, then sent
+    // to the server that serves it: its adoption was refused.
+    let board = modern(
+        3,
+        "tools/call",
+        json!({"name": "go_board", "arguments": {"instance": "g1"}}),
+    );
+    within_named(
+        "her call sent to the server still serving her game",
+        async {
+            loop {
+                let (h, to, body) = (http.clone(), n2.url.clone(), board.clone());
+                let mut asked = tokio::spawn(async move { post(&h, &to, "alice", &body).await });
+                tokio::select! {
+                    _ = arrivals.next() => {
+                        asked.abort();
+                        return;
+                    }
+                    answer = &mut asked => {
+                        let (_, _, answer) = answer.expect("the call's task");
+                        // "Retry" (an error, or a tool error): not run here.
+                        assert!(
+                            answer.get("error").is_some() || answer["result"]["isError"] == true,
+                            "not adopted: {answer:#}"
+                        );
+                    }
+                }
+            }
+        },
+    )
+    .await;
+    assert!(
+        n2.has_said(&format!(
+            "node \"n2\" runs instance {game} under its lease (adopted here)"
+        )),
+        "the refused adoption took the game's lease first"
+    );
+
+    // That server goes: a scan on n2 adopts the game, beside her.
+    closer.close().await;
+    drop(arrivals);
+    n2.said(&format!(
+        "node \"n2\" runs instance {game} under its lease, adopted by a scan"
+    ))
+    .await;
+    let (status, _, answer) = post(&http, &n2.url, "alice", &board).await;
+    assert_eq!(status, 200, "{answer:#}");
+    assert_ne!(answer["result"]["isError"], true, "{answer:#}");
+    let now = text_of(&answer["result"]);
+    assert_eq!((stones(&now, 'X'), stones(&now, 'O')), (2, 2), "{now}");
+}

@@ -969,8 +969,10 @@ fn serve_principals(
                 eprintln!(
                     "mcpl-arcade: node {name:?} stops serving at once: its leases cannot be renewed ({e}); the others take its players once their leases expire (started again, it serves afresh)"
                 );
-                // Its leases are forgotten (the fence refuses every write): the requests
-                // in flight get their answers first, for at most a second [project].
+                // Its leases are forgotten (the fence refuses every write), and it takes
+                // none: the requests in flight get their answers first, for at most a
+                // second [project].
+                owners.stop();
                 owners.answered(Duration::from_secs(1)).await;
                 std::process::exit(LOST_LEASE);
             }
@@ -981,6 +983,7 @@ fn serve_principals(
                 eprintln!(
                     "mcpl-arcade: node {name:?} stops serving at once: its store was given up ({why}); the others take its players once their leases expire (started again, it serves afresh)"
                 );
+                owners.stop();
                 owners.answered(Duration::from_secs(1)).await;
                 std::process::exit(LOST_LEASE);
             }

@@ -31,7 +31,7 @@
 //! ends shown in its results); the run checks it against the server's truth
 //! ([`crate::invariants::check_modern`]).
 
-use super::io::{AgentIo, unreachable};
+use super::io::{AgentIo, try_again, unreachable};
 use super::{AgentReport, GameKey, GameRecord, Phase};
 use mcpl_host::host::HostError;
 use rand::rngs::StdRng;
@@ -406,7 +406,7 @@ impl ModernAgent {
         loop {
             let args = json!({"instance": SWEEP});
             let (error, text, _) = self.call(io, "tictactoe_board", args).await?;
-            if error && unknown_outcome(&text) {
+            if error && (unknown_outcome(&text) || try_again(&text)) {
                 io.metrics().bump(|c| c.drain_unreachable += 1);
                 if *phase.borrow() == Phase::Stop {
                     return Ok(None);
@@ -430,7 +430,10 @@ impl ModernAgent {
                 let args = json!({"instance": instance});
                 let (error, text, _) = self.call(io, "tictactoe_resign", args).await?;
                 let (error, text) = self.end_of(io, &instance, error, text).await?;
-                if error && unknown_outcome(&text) {
+                // Not answered, or the server said to try again (arcade nodes: the game's
+                // node died and no node runs it yet): tried again, the drain's own limit
+                // bounding the tries, as the scripted agents do.
+                if error && (unknown_outcome(&text) || try_again(&text)) {
                     io.metrics().bump(|c| c.drain_unreachable += 1);
                     if *phase.borrow() == Phase::Stop {
                         return Ok(false);

@@ -676,6 +676,11 @@ pub async fn run(
         tokio::select! {
             r = &mut all => break r,
             _ = tokio::time::sleep(DRAIN_TICK) => {
+                if let Backend::Nodes { cluster, .. } = &mut service {
+                    // In the drain too: a node that ended by itself is started again (one
+                    // whose store a late commit gave up stops in the drain as well).
+                    cluster.revive().await?;
+                }
                 let c = metrics.counts();
                 if clock.over(Instant::now(), c.answered - c.tool_errors) {
                     let _ = phase_tx.send(Phase::Stop);
@@ -715,6 +720,9 @@ pub async fn run(
     // Quiet: every host settled, then the invariants.
     if let Some(p) = &progress {
         p.set_message("checking the invariants");
+    }
+    if let Backend::Nodes { cluster, .. } = &mut service {
+        cluster.revive().await?;
     }
     let truth = service.truth();
     invariants::check_all(&truth, &hosts, &names, &reports, &metrics).await;

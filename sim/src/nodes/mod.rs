@@ -571,16 +571,22 @@ impl Cluster {
             let (url, count) = (self.pg_url.clone(), players.len());
             let wait = tokio::spawn(async move {
                 let back = async {
+                    // Each player seen leased again once is: her new node may stop in
+                    // turn, and her lease lapse, before the others are (with nobody to
+                    // take it again once her agent is done).
+                    let mut again = vec![false; players.len()];
                     // Polled: the lease table tells nobody of a change.
                     loop {
-                        if let Some(now) = leases_now(url.clone()).await
-                            && players.iter().all(|p| {
-                                now.iter().any(|l| {
-                                    l.kind == p.kind && l.key == p.key && l.token != p.token
-                                })
-                            })
-                        {
-                            return;
+                        if let Some(now) = leases_now(url.clone()).await {
+                            for (seen, p) in again.iter_mut().zip(&players) {
+                                *seen = *seen
+                                    || now.iter().any(|l| {
+                                        l.kind == p.kind && l.key == p.key && l.token != p.token
+                                    });
+                            }
+                            if again.iter().all(|seen| *seen) {
+                                return;
+                            }
                         }
                         tokio::time::sleep(LEASE_LOOK).await;
                     }

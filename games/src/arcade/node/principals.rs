@@ -51,11 +51,14 @@
 //! sessions here close, her hosts reconnect and land on her new node, a lease taken back
 //! later reads her from her record), an instance released (`Server::release_instance`).
 //! The lease of an instance no longer running here is released (one just taken for an
-//! instance starting is kept a time to live first). A renewal the database fails forgets
+//! instance starting is kept a time to live first; one taken for an instance that never
+//! ran here — its adoption refused after the lease was taken — is let expire, its row
+//! kept, so that a scan finds it **\[project\]**). A renewal the database fails forgets
 //! every lease and ends [`Principals::hold`]: `mcpl-arcade` then stops at once, as the
 //! coarse owner does **\[project\]** — its server takes no change once a commit failed
 //! (the SDK gives its store up); the others take its players when their leases expire,
-//! and started again it serves afresh. SIGTERM hands them all on (below).
+//! and started again it serves afresh — and from that moment it takes no lease
+//! ([`Principals::stop`]). SIGTERM hands them all on (below).
 //!
 //! **Stopping** (SIGTERM; `stopping.rs`, [`Principals::hand_on`]): the node takes no new
 //! request, answers those in flight, releases its principals and instances with their
@@ -85,6 +88,7 @@ use std::collections::{HashMap, HashSet};
 use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt as _;
@@ -158,7 +162,7 @@ pub struct Principals {
     /// The arcade's own listeners (set once they listen).
     listeners: OnceLock<(Option<SocketAddr>, Option<SocketAddr>)>,
     /// Set once the node stops (`stopping.rs`): it takes nothing more on.
-    stopping: std::sync::atomic::AtomicBool,
+    stopping: AtomicBool,
     /// Held by each renewal, and by a node stopping from its last look at its leases
     /// on: no renewal overtakes the leases let go of (`stopping.rs`).
     renewing: tokio::sync::Mutex<()>,
@@ -203,7 +207,7 @@ impl Principals {
             starting: Mutex::default(),
             store,
             listeners: OnceLock::new(),
-            stopping: std::sync::atomic::AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
             renewing: tokio::sync::Mutex::new(()),
             client: HttpClient::builder(TokioExecutor::new()).build_http(),
         })
@@ -234,8 +238,16 @@ impl Principals {
         }
         let (leases, key, ttl) = (self.leases.clone(), id.to_owned(), self.node.settings.ttl);
         let lease = blocking(move || leases.acquire_or_reclaim(INSTANCE, &key, ttl)).await?;
+        if !self.take(lease.clone()) {
+            // Stopping: not held (the row expires); what would start under it does not.
+            return Err(LeaseError::Lost {
+                kind: lease.kind,
+                key: lease.key,
+                node: lease.node,
+                token: lease.token,
+            });
+        }
         lock(&self.starting).insert(id.to_owned(), tokio::time::Instant::now());
-        self.take(lease.clone());
         Ok(Some(lease))
     }
 
@@ -308,9 +320,34 @@ impl Principals {
         lock(&self.held).contains_key(&(kind.to_owned(), key.to_owned()))
     }
 
-    fn take(&self, lease: Lease) {
+    /// Holds `lease` from now on; false (not held) once the node is stopping.
+    fn take(&self, lease: Lease) -> bool {
+        let mut held = lock(&self.held);
+        if self.is_stopping() {
+            return false;
+        }
         self.fence.hold(&lease);
-        lock(&self.held).insert((lease.kind.clone(), lease.key.clone()), lease);
+        held.insert((lease.kind.clone(), lease.key.clone()), lease);
+        true
+    }
+
+    /// The node stops serving at once (its leases cannot be renewed, or its store was
+    /// given up; `mcpl-arcade` exits once the requests in flight are answered): from now
+    /// on it takes no lease — a request for a principal it does not hold is refused
+    /// retryable (`ran: false`) where it would have taken her lease, no instance starts
+    /// here, no scan adopts — and every lease it holds is forgotten (left to expire; the
+    /// fence refuses the writes they covered), so a forwarded request is sent back
+    /// [`NOT_OWNER`] **\[project\]**. Without it the node went on taking players' leases
+    /// and adopting games in its last second, each then waiting out a lease of a dead node.
+    pub fn stop(&self) {
+        let all: Vec<Lease> = {
+            let held = lock(&self.held);
+            self.stopping.store(true, Ordering::Release);
+            held.values().cloned().collect()
+        };
+        for lease in &all {
+            self.drop_lease(lease);
+        }
     }
 
     fn drop_lease(&self, lease: &Lease) {
@@ -332,6 +369,9 @@ impl Principals {
         if self.holds(PRINCIPAL, name) {
             return Route::Here;
         }
+        if self.is_stopping() {
+            return Route::Refused(format!("node {:?} is stopping", self.node.settings.name));
+        }
         if let Some(node) = lock(&self.elsewhere).get(name) {
             return Route::There(node.clone());
         }
@@ -342,12 +382,14 @@ impl Principals {
         let (leases, key, ttl) = (self.leases.clone(), name.to_owned(), self.node.settings.ttl);
         match blocking(move || leases.acquire_or_reclaim(PRINCIPAL, &key, ttl)).await {
             Ok(lease) => {
-                tracing::info!(
-                    principal = name,
-                    token = lease.token,
-                    "a principal's lease taken"
-                );
-                self.take(lease);
+                let token = lease.token;
+                if !self.take(lease) {
+                    return Route::Refused(format!(
+                        "node {:?} is stopping",
+                        self.node.settings.name
+                    ));
+                }
+                tracing::info!(principal = name, token, "a principal's lease taken");
                 Route::Here
             }
             Err(LeaseError::Held { holder, .. }) => {
@@ -733,9 +775,20 @@ impl Principals {
             .map(|id| id.to_string())
             .collect();
         let ttl = self.node.settings.ttl;
+        // Taken for an instance starting here that was never seen running: its start
+        // may have been refused after its lease was taken (an adoption another server's
+        // actor still held, its address served), so its record may be live with nobody
+        // running it.
+        let mut never_ran = HashSet::new();
         let released: Vec<Lease> = {
             let mut starting = lock(&self.starting);
-            starting.retain(|id, at| !running.contains(id) && at.elapsed() < ttl);
+            starting.retain(|id, at| {
+                let keep = !running.contains(id) && at.elapsed() < ttl;
+                if !keep && !running.contains(id) {
+                    never_ran.insert(id.clone());
+                }
+                keep
+            });
             lock(&self.held)
                 .values()
                 .filter(|l| {
@@ -749,7 +802,15 @@ impl Principals {
         for lease in released {
             self.drop_lease(&lease);
             let leases = self.leases.clone();
-            let _ = blocking(move || leases.release(&lease)).await;
+            if never_ran.contains(&lease.key) {
+                // Let expire, its row kept, rather than released **[project]**: a
+                // released lease has no row, and no scan would find a live record nobody
+                // runs — its players' calls "try again" for good. A scan reads the record
+                // and adopts it beside its players, or forgets an ended one.
+                let _ = blocking(move || leases.expire(&lease)).await;
+            } else {
+                let _ = blocking(move || leases.release(&lease)).await;
+            }
         }
         for id in running {
             if self.holds(INSTANCE, &id) {
@@ -799,7 +860,7 @@ impl Principals {
         };
         let mut adopted = 0;
         for lease in expired {
-            if adopted == SCAN_ADOPTS {
+            if adopted == SCAN_ADOPTS || self.is_stopping() {
                 break;
             }
             // One this node believes it holds: its renewal says it lost it.
@@ -865,8 +926,10 @@ impl Principals {
             let (leases, key) = (self.leases.clone(), name.clone());
             match blocking(move || leases.acquire_or_reclaim(PRINCIPAL, &key, ttl)).await {
                 Ok(lease) => {
+                    if !self.take(lease) {
+                        return false;
+                    }
                     tracing::info!(principal = %name, instance = id, "a principal's lease taken for a scan's adoption");
-                    self.take(lease);
                 }
                 // Taken meanwhile: her node adopts it.
                 Err(_) => return false,

@@ -365,6 +365,7 @@ impl Handler<AdoptInstance> for Registry {
         let settled = self.shared.settled();
         let peers = self.shared.peers.clone();
         let hook = self.shared.start_hook.clone();
+        let placement = self.shared.placement.clone();
         Box::pin(
             async move {
                 settled.await;
@@ -381,7 +382,7 @@ impl Handler<AdoptInstance> for Registry {
                         }
                     }
                 }
-                adopting_read(store, peers, id, resident, running).await
+                adopting_read(store, peers, placement, id, resident, running).await
             }
             .into_actor(self)
             .then(move |read, act, _| act.adopt_read(id, read)),
@@ -390,10 +391,12 @@ impl Handler<AdoptInstance> for Registry {
 }
 
 /// Reads instance `id`'s record; asks the peers (when there are some) which of its
-/// principals with no actor here run on another server; reads the records of the others.
+/// principals with no actor here run on another server; reads the records of the others
+/// — with a [`Placement`](crate::Placement), only those it places here (issue #41).
 async fn adopting_read(
     store: Arc<dyn Store>,
     peers: Option<Arc<dyn Peers>>,
+    placement: Option<Arc<dyn crate::placement::Placement>>,
     id: u64,
     resident: HashSet<String>,
     running: HashSet<u64>,
@@ -416,9 +419,7 @@ async fn adopting_read(
     let bytes = tokio::task::spawn_blocking(move || read_record(&*on, id))
         .await
         .map_err(&failed)??;
-    let names = records::needs(&bytes)
-        .map(|n| n.principals)
-        .unwrap_or_default();
+    let names = names_of(&bytes);
     let mut remote = HashSet::new();
     if let Some(peers) = &peers {
         for name in names.into_iter().filter(|n| !resident.contains(n)) {
@@ -431,6 +432,32 @@ async fn adopting_read(
                 // Not known to run elsewhere: read here, as without peers.
                 Err(e) => {
                     tracing::warn!(instance = id, principal = %name, error = %e, "the peers could not say where a principal runs")
+                }
+            }
+        }
+    }
+    // A player nobody serves now is read here only where the placement says she may run
+    // (issue #41, `docs/ownership.md` §1 **\[project\]**): on a cluster, under her lease.
+    // Held elsewhere — her node retired her actor, or is starting again — she is linked
+    // there by name, as one served there; nobody can say — the adoption is refused now,
+    // tried again later. Read here without her lease, her actor wrote over the records
+    // her node kept meanwhile (the store's revision check refused it, and this server
+    // gave its store up).
+    if let Some(placement) = &placement {
+        for name in names_of(&bytes) {
+            if resident.contains(&name) || remote.contains(&name) {
+                continue;
+            }
+            match placement.place(&name).await {
+                crate::placement::Placed::Here => {}
+                crate::placement::Placed::Elsewhere => {
+                    remote.insert(name);
+                }
+                crate::placement::Placed::Unknown => {
+                    return Err(OwnershipError::StartRefused {
+                        id,
+                        reason: format!("where its player {name:?} may run cannot be said now"),
+                    });
                 }
             }
         }
@@ -451,6 +478,13 @@ async fn adopting_read(
         remote,
         claim,
     })
+}
+
+/// The named principals of an instance's record.
+fn names_of(bytes: &[u8]) -> Vec<String> {
+    records::needs(bytes)
+        .map(|n| n.principals)
+        .unwrap_or_default()
 }
 
 /// Whether another server runs instance `id` now: somebody serves its address (bounded
