@@ -34,6 +34,7 @@ mod issue41_06_arcade_principals;
 mod issue41_07_arcade_principal_takeover;
 mod issue41_08_principal_outages;
 mod issue41_09_arcade_scan;
+mod issue41_10_principal_lookups;
 mod issue42_group_commit;
 mod issue43_rough_edges;
 mod issue43_spectator;
