@@ -16,8 +16,8 @@
 //! now). A request forwarded to that holder that finds nobody on the bus (it died) waits
 //! until then and a small margin ([`EXPIRY_MARGIN`]), at most a third of the lease's time
 //! to live at a time, then looks her up again — taking her lease once it expired — rather
-//! than asking every 25 ms: a dead holder is looked up at most four times, not forty (a
-//! 1.5 s lease) or four hundred (10 s). A holder whose lease a look-up finds renewed since
+//! than asking every 25 ms: a dead holder is looked up about four times (a wait of a third
+//! of the lease at most each), not sixty (a 1.5 s lease) or four hundred (10 s). A holder whose lease a look-up finds renewed since
 //! the one before is alive (its subscription not seen yet: NATS reconnecting, a node
 //! starting), and is asked again after the short pause as before; a third of the lease's
 //! time is as long as its renewal can take to show. **\[project\]**
