@@ -35,6 +35,7 @@ mod issue41_07_arcade_principal_takeover;
 mod issue41_08_principal_outages;
 mod issue41_09_arcade_scan;
 mod issue41_10_arcade_sigterm;
+mod issue41_11_principal_lookups;
 mod issue42_group_commit;
 mod issue43_rough_edges;
 mod issue43_spectator;

@@ -1,13 +1,19 @@
 //! `cluster` (issue #41): what running the arcade as several nodes on PostgreSQL and NATS
 //! costs, against one embedded arcade measured in the same run.
 //!
-//! **The cluster** is the simulator's (`sim::nodes`): `nodes` (three) `mcpl-arcade serve
-//! --postgres URL --nats URL --node NAME` processes on a PostgreSQL and a `nats-server` of
-//! the run's own (`mcpl_testkit`: loopback, free ports, stopped by their ids), behind the
-//! sim's load balancer ([`Balancer`]) in round robin ([`Balance::RoundRobin`], what
-//! `docs/cluster-haproxy.cfg` does; the load here is POSTs only, which both balances send
-//! alike): every Streamable HTTP request round robin, so two in three reach a standby, which forwards it over NATS to the node owning the arcade; the
-//! owner commits each change to PostgreSQL before it answers.
+//! **The clusters** are the simulator's (`sim::nodes`), two of them, one per ownership
+//! mode (`docs/ownership.md`), each `nodes` (three) `mcpl-arcade serve --postgres URL
+//! --nats URL --node NAME --ownership MODE` processes on a PostgreSQL and a `nats-server`
+//! of its own (`mcpl_testkit`: loopback, free ports, stopped by their ids), behind a
+//! sim load balancer of its own ([`Balancer`]) in round robin ([`Balance::RoundRobin`],
+//! what `docs/cluster-haproxy.cfg` does; the load here is POSTs only, which both balances
+//! send alike). **`arcade`** (the coarse mode): one node owns the arcade, so two requests
+//! in three reach a standby, which forwards them over NATS to the owner; the owner commits
+//! each change to PostgreSQL before it answers. **`principal`**: each node serves the
+//! players whose leases it holds (taken by a player's first request, where it landed), so
+//! a request landing elsewhere (two in three, round robin) is forwarded to her node; each
+//! answer names the node whose front it landed on (`mcpl-landed-on`) and the node whose
+//! arcade served it (`mcpl-served-by`), and the figures count both kinds.
 //!
 //! **The floor** is one embedded node: the same `mcpl-arcade` binary, `serve` with its
 //! default store (`redb` in a data directory of the run's own, every commit fsync'd) and
@@ -15,7 +21,7 @@
 //! pay the same client and the same balancer hop (a connection of its own per request),
 //! and the ratio is the cost of the nodes, the forwarding and PostgreSQL. Same machine,
 //! same players, same bot (seed, playouts), started together; the windows alternate
-//! (cluster, floor, cluster, floor…), so what else the machine does falls on both alike.
+//! (arcade, principal, floor, arcade…), so what else the machine does falls on all alike.
 //!
 //! **The load**, the same on both: `players` clients, each a legacy Streamable HTTP session
 //! (MCP 2025-11-25: `initialize`, then every POST with its `Mcp-Session-Id`; the session
@@ -31,8 +37,9 @@
 //! counter is exact at once, where `pg_stat_database.xact_commit` is flushed by each
 //! backend at most once a second and by an idle one only after ten. Besides the moves'
 //! commits the nodes write their lease (the owner renews it three times per time to live);
-//! that background is read over the floor's windows, when the cluster has no load, and
-//! taken off the move windows' count at the same rate. The move windows' commits include
+//! that background is read over the other sides' windows, when that cluster has no load
+//! (each cluster has a PostgreSQL of its own), and taken off the move windows' count at
+//! the same rate. The move windows' commits include
 //! opening each new game: what playing costs. With one player each move is a commit of its
 //! own (and the bot's reply, a step of its own, another); with several, concurrent steps
 //! share commits (the commit queue's group commit, issue #42).
@@ -47,7 +54,7 @@ use super::http_load::{HttpSession, texts};
 use mcpl_protocol::jsonrpc::{Id, Message, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sim::nodes::{Balance, Balancer, Cluster, Upstream};
+use sim::nodes::{Balance, Balancer, Cluster, Ownership, Upstream};
 use std::io::{BufRead as _, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -93,43 +100,71 @@ impl Default for ClusterConfig {
     }
 }
 
+/// One cluster's figures: the three nodes in one ownership mode (module docs).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModeFigures {
+    /// `arcade` (one node runs everything) or `principal` (each node its own players).
+    pub ownership: String,
+    /// Moves per second.
+    pub moves_per_sec: f64,
+    /// Light calls per second.
+    pub light_per_sec: f64,
+    /// Moves made.
+    pub moves: u64,
+    /// Light calls answered.
+    pub light_calls: u64,
+    /// Calls that failed (none should): a game that took no move, a light call answered
+    /// with an error.
+    pub failed: u64,
+    /// Transaction ids this cluster's PostgreSQL gave out during its move windows.
+    pub xids_in_moves: u64,
+    /// Transaction ids per second with no load on this cluster (over the other sides'
+    /// windows): the leases.
+    pub background_xids_per_sec: f64,
+    /// Transaction ids per second during its light windows (reads: about the background).
+    pub xids_per_sec_in_light: f64,
+    /// PostgreSQL commits per move: the move windows' ids less the background, per move.
+    pub commits_per_move: f64,
+    /// Answers whose node's front they landed on served them itself (`mcpl-landed-on` the
+    /// same as `mcpl-served-by`).
+    pub served_where_landed: u64,
+    /// Answers forwarded: served by another node than the one they landed on.
+    pub forwarded: u64,
+    /// Answers that named no landing node or no serving node (the coarse mode's fronts
+    /// mark neither on what the owner serves itself, nor where a request landed).
+    pub unmarked: u64,
+}
+
+impl ModeFigures {
+    /// Counts whole: moves and light calls made, nothing failed.
+    fn complete(&self) -> bool {
+        self.failed == 0 && self.moves > 0 && self.light_calls > 0
+    }
+}
+
 /// The figures (module docs).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct ClusterFigures {
     /// Why nothing was measured (binaries missing), if so.
     pub skipped: Option<String>,
-    /// Nodes in the cluster.
+    /// Nodes in each cluster.
     pub nodes: usize,
     /// Players on each side.
     pub players: usize,
-    /// Moves per second on the cluster.
-    pub moves_per_sec: f64,
+    /// The nodes in `--ownership arcade`: one runs everything, the others forward to it.
+    pub arcade: ModeFigures,
+    /// The nodes in `--ownership principal`: each serves the players whose leases it holds.
+    pub principal: ModeFigures,
     /// Moves per second on the embedded node.
     pub floor_moves_per_sec: f64,
-    /// Light calls per second on the cluster.
-    pub light_per_sec: f64,
     /// Light calls per second on the embedded node.
     pub floor_light_per_sec: f64,
-    /// Moves made on the cluster.
-    pub moves: u64,
     /// Moves made on the embedded node.
     pub floor_moves: u64,
-    /// Light calls answered on the cluster.
-    pub light_calls: u64,
     /// Light calls answered on the embedded node.
     pub floor_light_calls: u64,
-    /// Calls that failed, on either side (none should): a game that took no move, a light
-    /// call answered with an error.
+    /// Calls that failed, on any side (none should).
     pub failed: u64,
-    /// Transaction ids PostgreSQL gave out during the cluster's move windows.
-    pub xids_in_moves: u64,
-    /// Transaction ids per second with no load (over the floor's windows): the leases.
-    pub background_xids_per_sec: f64,
-    /// Transaction ids per second during the cluster's light windows (reads: about the
-    /// background).
-    pub xids_per_sec_in_light: f64,
-    /// PostgreSQL commits per move: the move windows' ids less the background, per move.
-    pub commits_per_move: f64,
     /// How the floor was built, for the report.
     pub floor: String,
 }
@@ -145,13 +180,13 @@ impl ClusterFigures {
         }
     }
 
-    /// Counts whole: something measured on both sides, nothing failed.
+    /// Counts whole: something measured on every side, nothing failed.
     pub fn complete(&self) -> bool {
         self.skipped.is_none()
             && self.failed == 0
-            && self.moves > 0
+            && self.arcade.complete()
+            && self.principal.complete()
             && self.floor_moves > 0
-            && self.light_calls > 0
             && self.floor_light_calls > 0
     }
 }
@@ -179,10 +214,38 @@ fn missing_of(pg: bool, nats: bool) -> Option<String> {
     ))
 }
 
-/// A Streamable HTTP session and its next request id.
+/// Where a side's answers were served against where they landed (module docs).
+#[derive(Debug, Clone, Copy, Default)]
+struct Landings {
+    /// Served by the node they landed on.
+    here: u64,
+    /// Served by another.
+    forwarded: u64,
+    /// Naming either node not.
+    unmarked: u64,
+}
+
+impl Landings {
+    fn count(&mut self, served_by: Option<&str>, landed_on: Option<&str>) {
+        match (served_by, landed_on) {
+            (Some(s), Some(l)) if s == l => self.here += 1,
+            (Some(_), Some(_)) => self.forwarded += 1,
+            _ => self.unmarked += 1,
+        }
+    }
+
+    fn add(&mut self, other: Landings) {
+        self.here += other.here;
+        self.forwarded += other.forwarded;
+        self.unmarked += other.unmarked;
+    }
+}
+
+/// A Streamable HTTP session, its next request id, and where its answers were served.
 struct HttpCaller {
     session: HttpSession,
     next: i64,
+    landings: Landings,
 }
 
 impl Caller for HttpCaller {
@@ -210,6 +273,8 @@ impl Caller for HttpCaller {
             method: method.to_owned(),
             reason,
         };
+        self.landings
+            .count(reply.served_by.as_deref(), reply.landed_on.as_deref());
         if reply.status != 200 {
             let body = String::from_utf8_lossy(&reply.body);
             return Err(refused(format!("HTTP {}: {body}", reply.status)));
@@ -237,7 +302,11 @@ impl Side {
         let mut callers = Vec::with_capacity(players.len());
         for p in players {
             let session = HttpSession::open(&url, p, 1).await?;
-            let mut caller = HttpCaller { session, next: 0 };
+            let mut caller = HttpCaller {
+                session,
+                next: 0,
+                landings: Landings::default(),
+            };
             caller
                 .ask(
                     "toolsets/open",
@@ -250,6 +319,15 @@ impl Side {
             url,
             players: callers,
         })
+    }
+
+    /// Where its answers were served against where they landed, since it opened.
+    fn landings(&self) -> Landings {
+        let mut all = Landings::default();
+        for p in &self.players {
+            all.add(p.landings);
+        }
+        all
     }
 
     /// Every player at once until `window` passes, each doing `what`: the count done and
@@ -453,21 +531,27 @@ pub async fn run(config: &ClusterConfig) -> Result<ClusterFigures, PerfError> {
     let players: Vec<String> = (0..config.players.max(1))
         .map(|i| format!("p{i}"))
         .collect();
-    let cluster = Cluster::start(sim::nodes::ClusterConfig {
-        binary: binary.clone(),
-        nodes: config.nodes.max(1),
-        players: players.clone(),
-        bot_playouts: config.bot_playouts,
-        seed: 1,
-        ownership: sim::nodes::Ownership::default(),
-    })
-    .await
-    .map_err(|e| PerfError::MeasureFailed {
-        measure: "cluster",
-        reason: e.to_string(),
-    })?;
-    let pg = cluster.postgres_url();
-    let front = Balancer::start(cluster.upstreams(), Balance::RoundRobin).await?;
+    let nodes = config.nodes.max(1);
+    let modes = [Ownership::Arcade, Ownership::Principal];
+    let mut clusters = Vec::with_capacity(modes.len());
+    for ownership in modes {
+        let cluster = Cluster::start(sim::nodes::ClusterConfig {
+            binary: binary.clone(),
+            nodes,
+            players: players.clone(),
+            bot_playouts: config.bot_playouts,
+            seed: 1,
+            ownership,
+        })
+        .await
+        .map_err(|e| PerfError::MeasureFailed {
+            measure: "cluster",
+            reason: format!("the nodes in --ownership {}: {e}", ownership.name()),
+        })?;
+        let front = Balancer::start(cluster.upstreams(), Balance::RoundRobin).await?;
+        clusters.push((cluster, front));
+    }
+    let pgs: Vec<String> = clusters.iter().map(|(c, _)| c.postgres_url()).collect();
     let embedded = Embedded::start(&binary, &players, config.bot_playouts).await?;
     let floor_front = Balancer::start(
         vec![Upstream {
@@ -478,65 +562,100 @@ pub async fn run(config: &ClusterConfig) -> Result<ClusterFigures, PerfError> {
     )
     .await?;
     let url = |b: &Balancer| format!("http://{}/mcp", b.http_addr());
-    let mut sides = [
-        Side::open(url(&front), &players).await?,
-        Side::open(url(&floor_front), &players).await?,
-    ];
+    // The clusters' sides, then the floor's (the last).
+    let mut sides = Vec::with_capacity(clusters.len() + 1);
+    for (_, front) in &clusters {
+        sides.push(Side::open(url(front), &players).await?);
+    }
+    sides.push(Side::open(url(&floor_front), &players).await?);
+    let floor_side = sides.len() - 1;
+    // The landings of opening the sessions are not the load's.
+    let opened: Vec<Landings> = sides.iter().map(Side::landings).collect();
     let mut out = ClusterFigures {
-        nodes: config.nodes.max(1),
+        nodes,
         players: players.len(),
         floor: format!(
             "one embedded node: the same mcpl-arcade, serve on its default redb store \
              (fsync'd), no PostgreSQL or NATS, behind a balancer of its own ({})",
-            sides[1].url
+            sides[floor_side].url
         ),
         ..Default::default()
     };
-    // Per side and kind: done, time.
-    let mut moves = [(0u64, Duration::ZERO); 2];
-    let mut light = [(0u64, Duration::ZERO); 2];
-    let (mut xids_moves, mut xids_light, mut xids_idle) = (0u64, 0u64, 0u64);
-    let mut idle_time = Duration::ZERO;
+    // Per side and kind: done, failed, time.
+    let mut moves = vec![(0u64, 0u64, Duration::ZERO); sides.len()];
+    let mut light = vec![(0u64, 0u64, Duration::ZERO); sides.len()];
+    // Per cluster: ids in its move windows, in its light windows, and in the others'
+    // windows (its background) with their time.
+    let mut xids = vec![(0u64, 0u64, 0u64, Duration::ZERO); pgs.len()];
     for round in 0..config.rounds.max(1) {
-        for (work, totals) in [(Work::Moves, &mut moves), (Work::Light, &mut light)] {
+        for work in [Work::Moves, Work::Light] {
             for (i, side) in sides.iter_mut().enumerate() {
-                let before = next_xid(&pg).await?;
+                let mut before = Vec::with_capacity(pgs.len());
+                for pg in &pgs {
+                    before.push(next_xid(pg).await?);
+                }
                 let (done, failed, took) = side
                     .window(work, config.window, &format!("r{round}-"))
                     .await?;
-                let drawn = next_xid(&pg).await?.saturating_sub(before);
                 out.failed += failed;
-                totals[i].0 += done;
-                totals[i].1 += took;
-                match (i, work) {
-                    (0, Work::Moves) => xids_moves += drawn,
-                    (0, Work::Light) => xids_light += drawn,
-                    _ => {
-                        xids_idle += drawn;
-                        idle_time += took;
+                let totals = match work {
+                    Work::Moves => &mut moves[i],
+                    Work::Light => &mut light[i],
+                };
+                totals.0 += done;
+                totals.1 += failed;
+                totals.2 += took;
+                for (c, pg) in pgs.iter().enumerate() {
+                    let drawn = next_xid(pg).await?.saturating_sub(before[c]);
+                    let x = &mut xids[c];
+                    match (c == i, work) {
+                        (true, Work::Moves) => x.0 += drawn,
+                        (true, Work::Light) => x.1 += drawn,
+                        (false, _) => {
+                            x.2 += drawn;
+                            x.3 += took;
+                        }
                     }
                 }
             }
         }
     }
-    let rate = |(n, t): (u64, Duration)| n as f64 / t.as_secs_f64().max(f64::EPSILON);
-    out.moves_per_sec = rate(moves[0]);
-    out.floor_moves_per_sec = rate(moves[1]);
-    out.light_per_sec = rate(light[0]);
-    out.floor_light_per_sec = rate(light[1]);
-    (out.moves, out.floor_moves) = (moves[0].0, moves[1].0);
-    (out.light_calls, out.floor_light_calls) = (light[0].0, light[1].0);
-    out.xids_in_moves = xids_moves;
-    out.background_xids_per_sec = rate((xids_idle, idle_time));
-    out.xids_per_sec_in_light = rate((xids_light, light[0].1));
-    if out.moves > 0 {
-        let background = out.background_xids_per_sec * moves[0].1.as_secs_f64();
-        out.commits_per_move = (xids_moves as f64 - background).max(0.0) / out.moves as f64;
+    let rate = |n: u64, t: Duration| n as f64 / t.as_secs_f64().max(f64::EPSILON);
+    for (c, ownership) in modes.iter().enumerate() {
+        let (m, l, x) = (moves[c], light[c], xids[c]);
+        let landed = sides[c].landings();
+        let mut mode = ModeFigures {
+            ownership: ownership.name().to_owned(),
+            moves_per_sec: rate(m.0, m.2),
+            light_per_sec: rate(l.0, l.2),
+            moves: m.0,
+            light_calls: l.0,
+            failed: m.1 + l.1,
+            xids_in_moves: x.0,
+            background_xids_per_sec: rate(x.2, x.3),
+            xids_per_sec_in_light: rate(x.1, l.2),
+            served_where_landed: landed.here - opened[c].here,
+            forwarded: landed.forwarded - opened[c].forwarded,
+            unmarked: landed.unmarked - opened[c].unmarked,
+            ..Default::default()
+        };
+        if mode.moves > 0 {
+            let background = mode.background_xids_per_sec * m.2.as_secs_f64();
+            mode.commits_per_move = (x.0 as f64 - background).max(0.0) / mode.moves as f64;
+        }
+        match ownership {
+            Ownership::Arcade => out.arcade = mode,
+            Ownership::Principal => out.principal = mode,
+        }
     }
-    // The sessions, balancers, embedded node and cluster stop as they drop (each process
+    let (m, l) = (moves[floor_side], light[floor_side]);
+    out.floor_moves_per_sec = rate(m.0, m.2);
+    out.floor_light_per_sec = rate(l.0, l.2);
+    (out.floor_moves, out.floor_light_calls) = (m.0, l.0);
+    // The sessions, balancers, embedded node and clusters stop as they drop (each process
     // by its own id).
     drop(sides);
-    drop((front, floor_front, embedded, cluster));
+    drop((floor_front, embedded, clusters));
     Ok(out)
 }
 

@@ -145,6 +145,10 @@ pub struct Reply {
     pub session: Option<String>,
     /// Its body, de-chunked.
     pub body: Vec<u8>,
+    /// Its `mcpl-served-by` (an arcade node's name: whose arcade served it), if any.
+    pub served_by: Option<String>,
+    /// Its `mcpl-landed-on` (an arcade node's name: whose front it reached), if any.
+    pub landed_on: Option<String>,
 }
 
 /// One keep-alive connection.
@@ -371,7 +375,7 @@ impl Lane {
     /// Reads one answer: its head, then its body by its length, its chunks, or (neither
     /// given) up to the end of the connection.
     async fn read_reply(&mut self) -> Result<Reply, LaneError> {
-        let (taken, status, sse, session, length, chunked, close) = loop {
+        let (taken, status, sse, session, length, chunked, close, nodes) = loop {
             let mut lines = [httparse::EMPTY_HEADER; MAX_HEADERS];
             let mut head = httparse::Response::new(&mut lines);
             match head.parse(&self.buf) {
@@ -398,7 +402,11 @@ impl Lane {
                     };
                     let close =
                         value("connection").is_some_and(|v| v.eq_ignore_ascii_case("close"));
-                    break (n, status, sse, session, length, chunked, close);
+                    let nodes = (
+                        value(mcpl_games::arcade::node::SERVED_BY).map(str::to_owned),
+                        value(mcpl_games::arcade::node::LANDED_ON).map(str::to_owned),
+                    );
+                    break (n, status, sse, session, length, chunked, close, nodes);
                 }
                 Ok(httparse::Status::Partial) if self.buf.len() < MAX_HEAD => self.fill().await?,
                 Ok(httparse::Status::Partial) => {
@@ -431,6 +439,8 @@ impl Lane {
             sse,
             session,
             body,
+            served_by: nodes.0,
+            landed_on: nodes.1,
         })
     }
 

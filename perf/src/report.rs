@@ -102,6 +102,13 @@ pub struct Goals {
     /// `cluster`: light calls (`tictactoe_board`) per second on the three nodes, at least
     /// this share of the embedded node's (**\[project\]**, as `cluster_moves_ratio`).
     pub cluster_light_ratio: Goal,
+    /// `cluster`, the nodes in `--ownership principal` (each serving its own players):
+    /// moves per second, at least this share of the embedded node's (**\[project\]**, as
+    /// `cluster_moves_ratio`).
+    pub cluster_principal_moves_ratio: Goal,
+    /// `cluster`, `--ownership principal`: light calls per second, at least this share of
+    /// the embedded node's (**\[project\]**, as `cluster_moves_ratio`).
+    pub cluster_principal_light_ratio: Goal,
     /// Light calls per second over WebSocket across 100 connections (absolute).
     pub ws_calls: Goal,
     /// Light calls per second over Streamable HTTP (absolute).
@@ -134,6 +141,8 @@ pub const GOALS: Goals = Goals {
     modern_ratio: Goal::at_least("modern", 0.6),
     cluster_moves_ratio: Goal::at_least("cluster moves", 0.25),
     cluster_light_ratio: Goal::at_least("cluster light", 0.25),
+    cluster_principal_moves_ratio: Goal::at_least("cluster principal moves", 0.25),
+    cluster_principal_light_ratio: Goal::at_least("cluster principal light", 0.25),
     ws_calls: Goal::at_least("ws: calls per second", 100_000.0),
     http_calls: Goal::at_least("http: calls per second", 25_000.0),
     p50_us: Goal::at_most("latency: p50 in µs", 60.0),
@@ -414,18 +423,32 @@ impl PerfReport {
         }
         if let Some(c) = self.cluster.as_ref().filter(|c| c.skipped.is_none()) {
             let whole = c.complete();
-            ratios.push(Ratio::new(
-                &GOALS.cluster_moves_ratio,
-                c.moves_per_sec,
-                c.floor_moves_per_sec,
-                whole,
-            ));
-            ratios.push(Ratio::new(
-                &GOALS.cluster_light_ratio,
-                c.light_per_sec,
-                c.floor_light_per_sec,
-                whole,
-            ));
+            for (mode, goals) in [
+                (
+                    &c.arcade,
+                    [&GOALS.cluster_moves_ratio, &GOALS.cluster_light_ratio],
+                ),
+                (
+                    &c.principal,
+                    [
+                        &GOALS.cluster_principal_moves_ratio,
+                        &GOALS.cluster_principal_light_ratio,
+                    ],
+                ),
+            ] {
+                ratios.push(Ratio::new(
+                    goals[0],
+                    mode.moves_per_sec,
+                    c.floor_moves_per_sec,
+                    whole,
+                ));
+                ratios.push(Ratio::new(
+                    goals[1],
+                    mode.light_per_sec,
+                    c.floor_light_per_sec,
+                    whole,
+                ));
+            }
         }
         self.ratios = ratios;
     }
@@ -690,6 +713,9 @@ impl PerfReport {
         }
         if let Some(c) = &self.cluster {
             rows.push(self.cluster_row(c));
+            if c.skipped.is_none() {
+                rows.push(self.cluster_principal_row(c));
+            }
         }
         rows
     }
@@ -715,34 +741,81 @@ impl PerfReport {
         }
         let (moves, light) = (self.ratio("cluster moves"), self.ratio("cluster light"));
         let r = |x: Option<&Ratio>| x.map_or(0.0, |r| r.ratio);
+        let a = &c.arcade;
         Row {
             name: "cluster",
             skipped: false,
             figure: format!(
-                "{} moves/s, embedded {} /s: ×{:.2}; {} light calls/s, embedded {} /s: ×{:.2}; {:.2} commits a move",
-                thousands(c.moves_per_sec),
+                "--ownership arcade: {} moves/s, embedded {} /s: ×{:.2}; {} light calls/s, embedded {} /s: ×{:.2}; {:.2} commits a move",
+                thousands(a.moves_per_sec),
                 thousands(c.floor_moves_per_sec),
                 r(moves),
-                thousands(c.light_per_sec),
+                thousands(a.light_per_sec),
                 thousands(c.floor_light_per_sec),
                 r(light),
-                c.commits_per_move
+                a.commits_per_move
             ),
             target,
             met: moves.is_some_and(|m| m.met) && light.is_some_and(|l| l.met),
             note: format!(
-                "{} nodes on PostgreSQL and NATS behind the sim's balancer (round robin: a standby forwards over NATS to the owner); players: {}, each a legacy Streamable HTTP session with one request in flight; a move is tictactoe_play answered with the bot's reply, a light call tictactoe_board; the floor: {}; windows in turn; {} and {} moves, {} and {} light calls, {} failed; commits a move from PostgreSQL's transaction id counter over the move windows ({} ids), less the background with no load ({:.1} ids/s: the leases; {:.1} ids/s during the light windows); the games opened in the move windows are among their commits",
+                "{} nodes on PostgreSQL and NATS behind the sim's balancer (round robin: a standby forwards over NATS to the owner); players: {}, each a legacy Streamable HTTP session with one request in flight; a move is tictactoe_play answered with the bot's reply, a light call tictactoe_board; the floor: {}; windows in turn (arcade, principal, floor); {} and {} moves, {} and {} light calls, {} failed (all sides); commits a move from PostgreSQL's transaction id counter over the move windows ({} ids), less the background with no load ({:.1} ids/s: the leases; {:.1} ids/s during the light windows); the games opened in the move windows are among their commits",
                 c.nodes,
                 c.players,
                 c.floor,
-                thousands(c.moves as f64),
+                thousands(a.moves as f64),
                 thousands(c.floor_moves as f64),
-                thousands(c.light_calls as f64),
+                thousands(a.light_calls as f64),
                 thousands(c.floor_light_calls as f64),
                 c.failed,
-                c.xids_in_moves,
-                c.background_xids_per_sec,
-                c.xids_per_sec_in_light
+                a.xids_in_moves,
+                a.background_xids_per_sec,
+                a.xids_per_sec_in_light
+            ),
+        }
+    }
+
+    /// The `cluster principal` row: the same nodes in `--ownership principal`, both
+    /// ratios to the same embedded node, the commits per move, and how many requests were
+    /// forwarded.
+    fn cluster_principal_row(&self, c: &super::cluster::ClusterFigures) -> Row {
+        let (moves, light) = (
+            self.ratio("cluster principal moves"),
+            self.ratio("cluster principal light"),
+        );
+        let r = |x: Option<&Ratio>| x.map_or(0.0, |r| r.ratio);
+        let p = &c.principal;
+        let answered = p.served_where_landed + p.forwarded;
+        Row {
+            name: "cluster principal",
+            skipped: false,
+            figure: format!(
+                "--ownership principal: {} moves/s: ×{:.2}; {} light calls/s: ×{:.2}; {:.2} commits a move; {} of {} requests forwarded",
+                thousands(p.moves_per_sec),
+                r(moves),
+                thousands(p.light_per_sec),
+                r(light),
+                p.commits_per_move,
+                thousands(p.forwarded as f64),
+                thousands(answered as f64),
+            ),
+            target: format!(
+                "moves ≥ ×{:.2}, light ≥ ×{:.2} the embedded node's",
+                GOALS.cluster_principal_moves_ratio.figure,
+                GOALS.cluster_principal_light_ratio.figure
+            ),
+            met: moves.is_some_and(|m| m.met) && light.is_some_and(|l| l.met),
+            note: format!(
+                "the same {} nodes, each serving the players whose leases it holds (taken where a player's first request landed), the same balancer (round robin) and players, against the same embedded node; {} moves, {} light calls, {} failed; forwarded: served by another node than the one it landed on (mcpl-served-by against mcpl-landed-on): {} forwarded, {} served where they landed, {} unmarked; commits a move as the arcade row's ({} ids; background {:.1} ids/s, {:.1} during the light windows), each new game's instance lease among them",
+                c.nodes,
+                thousands(p.moves as f64),
+                thousands(p.light_calls as f64),
+                p.failed,
+                thousands(p.forwarded as f64),
+                thousands(p.served_where_landed as f64),
+                thousands(p.unmarked as f64),
+                p.xids_in_moves,
+                p.background_xids_per_sec,
+                p.xids_per_sec_in_light
             ),
         }
     }
@@ -1108,18 +1181,25 @@ mod tests {
     /// it ✗ whatever its speed.
     #[test]
     fn the_cluster_is_judged_by_both_ratios_with_whole_counts() {
+        let mode = |moves_per_sec, light_per_sec| super::super::cluster::ModeFigures {
+            moves_per_sec,
+            light_per_sec,
+            moves: 60,
+            light_calls: 600,
+            commits_per_move: 1.5,
+            forwarded: 400,
+            served_where_landed: 260,
+            ..Default::default()
+        };
         let c = super::super::cluster::ClusterFigures {
             nodes: 3,
             players: 2,
-            moves_per_sec: 30.0,
+            arcade: mode(30.0, 300.0),
+            principal: mode(50.0, 200.0),
             floor_moves_per_sec: 100.0,
-            light_per_sec: 300.0,
             floor_light_per_sec: 400.0,
-            moves: 60,
             floor_moves: 200,
-            light_calls: 600,
             floor_light_calls: 800,
-            commits_per_move: 1.5,
             ..Default::default()
         };
         let mut report = PerfReport {
@@ -1127,21 +1207,34 @@ mod tests {
             ..Default::default()
         };
         report.judge();
-        let row = &report.rows()[0];
-        assert!(row.met && !row.skipped, "×0.30 and ×0.75: {row:?}");
-        assert!(row.figure.contains("1.50 commits a move"), "{row:?}");
+        let rows = report.rows();
+        assert!(rows.iter().all(|r| r.met && !r.skipped), "{rows:?}");
+        assert!(rows[0].figure.contains("1.50 commits a move"), "{rows:?}");
+        assert!(
+            rows[1].figure.contains("400 of 660 requests forwarded"),
+            "{rows:?}"
+        );
         let judged: Vec<_> = report
             .ratios
             .iter()
             .map(|r| (r.name.as_str(), r.ratio))
             .collect();
-        assert_eq!(judged, [("cluster moves", 0.3), ("cluster light", 0.75)]);
+        assert_eq!(
+            judged,
+            [
+                ("cluster moves", 0.3),
+                ("cluster light", 0.75),
+                ("cluster principal moves", 0.5),
+                ("cluster principal light", 0.5)
+            ]
+        );
         report.cluster = Some(super::super::cluster::ClusterFigures {
-            moves_per_sec: 20.0,
+            principal: mode(20.0, 200.0),
             ..c.clone()
         });
         report.judge();
-        assert!(!report.rows()[0].met, "×0.20 misses ×0.25");
+        let rows = report.rows();
+        assert!(rows[0].met && !rows[1].met, "×0.20 misses ×0.25: {rows:?}");
         report.cluster = Some(super::super::cluster::ClusterFigures { failed: 1, ..c });
         report.judge();
         assert!(!report.rows()[0].met, "a failed call");

@@ -70,12 +70,15 @@
 //! owner's own address (spliced, or replayed for a standby): the per-address bounds on
 //! anonymous connections count the node, not the client. Run cluster nodes with tokens.
 
+mod lookups;
 mod online;
 mod principals;
 
+pub use lookups::{EXPIRY_MARGIN, LOOKUPS};
 pub use online::{ONLINE_SHARED, share_online};
 pub use principals::{
-    HandedOn, LeasePlacement, NOT_OWNER, Principals, SCAN_ADOPTS, SCAN_READS, SERVED_BY,
+    HandedOn, LANDED_ON, LeasePlacement, NOT_OWNER, Principals, SCAN_ADOPTS, SCAN_READS,
+    SERVED_BY,
 };
 
 use bytes::{Bytes, BytesMut};

@@ -922,6 +922,10 @@ fn serve_principals(
         // Made before the arcade: each game starting on it (opened or adopted) is leased
         // here first.
         let owners = Principals::new(node.clone(), leases, fence, store.clone(), opts.clone());
+        // Its principals' look-ups on connections of their own, several at once.
+        owners
+            .look_up_on(&pg)
+            .with_context(|| format!("node {name:?}: the leases, for looking principals up"))?;
         let mut config = arcade_config(&args, players, Some(store), None);
         config.peers = Some(Arc::new(mcpl_cluster::NatsPeers::new(bus.clone())));
         // A player an invitation brings starts here only under her lease.

@@ -65,6 +65,7 @@
 //! records as last kept, deletes its principals' lease rows and lets its instances' leases
 //! expire, so that another node's next scan adopts its games at once.
 
+use super::lookups::Lookups;
 use super::{
     Head, KIND_WS, NO_RESPONDER_PAUSE, Node, NodeBody, OWNER_PATH, blocking, decode, encode,
     forwarded, headers_of, put_headers, rpc_error, whole,
@@ -121,6 +122,12 @@ pub const SCAN_READS: usize = 4 * SCAN_ADOPTS;
 /// principal runs.
 pub const SERVED_BY: &str = "mcpl-served-by";
 
+/// The header naming the node whose Streamable HTTP front a request landed on, on every
+/// answer of that front in this mode (set there, whether served there or forwarded):
+/// beside [`SERVED_BY`] it says which requests were forwarded (`sim-perf --only
+/// cluster` counts them).
+pub const LANDED_ON: &str = "mcpl-landed-on";
+
 /// Where a principal's requests go.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum Route {
@@ -143,9 +150,10 @@ pub struct Principals {
     held: Mutex<HashMap<(String, String), Lease>>,
     /// Principals served on other nodes, as last looked up.
     elsewhere: Mutex<HashMap<String, String>>,
-    /// One first-use look-up at a time: two requests for a principal nobody holds take
-    /// its lease once.
-    looking: tokio::sync::Mutex<()>,
+    /// The principals' look-ups: one at a time per principal (two requests for one
+    /// nobody holds take her lease once), several principals' at once
+    /// ([`super::lookups`]).
+    looking: Lookups,
     /// How many requests of the Streamable HTTP front are being answered.
     serving: tokio::sync::watch::Sender<usize>,
     /// One instance lease taken at a time on this node (the start hook, the scan, the
@@ -195,13 +203,13 @@ impl Principals {
         opts: Arc<ServerOptions>,
     ) -> Arc<Principals> {
         Arc::new(Principals {
+            looking: Lookups::new(&node.settings.name),
             node,
             leases,
             fence,
             opts,
             held: Mutex::default(),
             elsewhere: Mutex::default(),
-            looking: tokio::sync::Mutex::new(()),
             serving: tokio::sync::watch::Sender::new(0),
             leasing: tokio::sync::Mutex::new(()),
             starting: Mutex::default(),
@@ -359,6 +367,13 @@ impl Principals {
         }
     }
 
+    /// Runs the principals' look-ups on [`super::LOOKUPS`] connections of their own to
+    /// the database `url`, made now (a blocking call), apart from the renewals' (once; a
+    /// second call changes nothing). Without it they share the node's lease connection.
+    pub fn look_up_on(&self, url: &str) -> Result<(), LeaseError> {
+        self.looking.connect_on(url)
+    }
+
     /// Forgets where `name` was served (a forward there failed).
     fn forget(&self, name: &str) {
         lock(&self.elsewhere).remove(name);
@@ -375,12 +390,12 @@ impl Principals {
         if let Some(node) = lock(&self.elsewhere).get(name) {
             return Route::There(node.clone());
         }
-        let _one = self.looking.lock().await;
+        let _one = self.looking.one(name).await;
         if self.holds(PRINCIPAL, name) {
             return Route::Here;
         }
-        let (leases, key, ttl) = (self.leases.clone(), name.to_owned(), self.node.settings.ttl);
-        match blocking(move || leases.acquire_or_reclaim(PRINCIPAL, &key, ttl)).await {
+        let ttl = self.node.settings.ttl;
+        match self.looking.take(&self.leases, name, ttl).await {
             Ok(lease) => {
                 let token = lease.token;
                 if !self.take(lease) {
@@ -434,9 +449,17 @@ impl Principals {
     /// One request of the Streamable HTTP front: served here or on its principal's node.
     async fn http_request(&self, req: Request<Incoming>) -> Response<NodeBody> {
         self.serving.send_modify(|n| *n += 1);
-        let answer = self.route_request(req).await;
+        let mut answer = self.route_request(req).await;
         self.serving.send_modify(|n| *n -= 1);
+        self.mark_landed(&mut answer);
         answer
+    }
+
+    /// Marks `answer` [`LANDED_ON`] this node.
+    fn mark_landed(&self, answer: &mut Response<NodeBody>) {
+        if let Ok(v) = HeaderValue::from_str(&self.node.settings.name) {
+            answer.headers_mut().insert(LANDED_ON, v);
+        }
     }
 
     /// [`Principals::http_request`]'s work.
@@ -500,7 +523,13 @@ impl Principals {
                     // again, until its lease expires and this node takes it.
                     self.forget(&who);
                     self.node.waits.send_modify(|n| *n += 1);
-                    tokio::time::sleep(NO_RESPONDER_PAUSE).await;
+                    let wait = self.looking.after_no_responder(
+                        &who,
+                        &to,
+                        (NO_RESPONDER_PAUSE, ttl),
+                        give_up,
+                    );
+                    tokio::time::sleep(wait).await;
                 }
                 Ok(ref message)
                     if !late
@@ -918,13 +947,12 @@ impl Principals {
             return false;
         }
         for name in free {
-            // As a first request takes a principal's lease: one look-up at a time.
-            let _one = self.looking.lock().await;
+            // As a first request takes a principal's lease: one look-up of her at a time.
+            let _one = self.looking.one(&name).await;
             if self.holds(PRINCIPAL, &name) {
                 continue;
             }
-            let (leases, key) = (self.leases.clone(), name.clone());
-            match blocking(move || leases.acquire_or_reclaim(PRINCIPAL, &key, ttl)).await {
+            match self.looking.take(&self.leases, &name, ttl).await {
                 Ok(lease) => {
                     if !self.take(lease) {
                         return false;
