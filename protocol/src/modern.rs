@@ -213,23 +213,26 @@ pub struct RequestMeta {
     pub log_level: Option<LoggingLevel>,
 }
 
-/// The per-request keys, as sent; everything else in `_meta` is skipped unread.
+/// The per-request keys, as sent (their text, borrowed: each is decoded from it once, as
+/// its type, with no tree of it made first — issue #42 item 3); everything else in
+/// `_meta` is skipped unread.
 #[derive(Deserialize)]
-struct Keys {
-    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default)]
-    protocol_version: Option<Value>,
-    #[serde(rename = "io.modelcontextprotocol/clientInfo", default)]
-    client_info: Option<Value>,
-    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default)]
-    client_capabilities: Option<Value>,
-    #[serde(rename = "io.modelcontextprotocol/logLevel", default)]
-    log_level: Option<Value>,
+struct Keys<'a> {
+    #[serde(rename = "io.modelcontextprotocol/protocolVersion", default, borrow)]
+    protocol_version: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientInfo", default, borrow)]
+    client_info: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/clientCapabilities", default, borrow)]
+    client_capabilities: Option<&'a RawValue>,
+    #[serde(rename = "io.modelcontextprotocol/logLevel", default, borrow)]
+    log_level: Option<&'a RawValue>,
 }
 
 impl RequestMeta {
     /// Reads a request's params: `Ok(None)` when its `_meta` holds none of the per-request
     /// keys (not a modern request), the fields when it is one, -32602 when it names itself
-    /// modern but a required key is missing or a key is not of its type.
+    /// modern but a required key is missing or a key is not of its type. A key whose
+    /// value is `null` is absent.
     pub fn read(params: Option<&RawValue>) -> Result<Option<RequestMeta>, ErrorObject> {
         let Some(meta) = params.and_then(|p| member(p, "_meta")) else {
             return Ok(None);
@@ -246,26 +249,26 @@ impl RequestMeta {
             return Ok(None);
         }
         let protocol_version = match keys.protocol_version {
-            Some(Value::String(v)) => v,
-            Some(_) => return Err(malformed(PROTOCOL_VERSION_KEY, "must be a string")),
+            Some(v) => serde_json::from_str::<String>(v.get())
+                .map_err(|_| malformed(PROTOCOL_VERSION_KEY, "must be a string"))?,
             None => return Err(malformed(PROTOCOL_VERSION_KEY, "is required")),
         };
         let client_capabilities = match keys.client_capabilities {
-            Some(v @ Value::Object(_)) => serde_json::from_value(v)
+            Some(v) if v.get().trim_start().starts_with('{') => serde_json::from_str(v.get())
                 .map_err(|_| malformed(CLIENT_CAPABILITIES_KEY, "must be capabilities"))?,
             Some(_) => return Err(malformed(CLIENT_CAPABILITIES_KEY, "must be an object")),
             None => return Err(malformed(CLIENT_CAPABILITIES_KEY, "is required")),
         };
         let log_level = match keys.log_level {
-            None | Some(Value::Null) => None,
+            None => None,
             Some(v) => Some(
-                serde_json::from_value(v)
+                serde_json::from_str(v.get())
                     .map_err(|_| malformed(LOG_LEVEL_KEY, "must be a logging level"))?,
             ),
         };
         let client_info = keys
             .client_info
-            .and_then(|v| serde_json::from_value(v).ok());
+            .and_then(|v| serde_json::from_str(v.get()).ok());
         Ok(Some(RequestMeta {
             protocol_version,
             client_info,
@@ -512,6 +515,37 @@ mod tests {
         assert!(ok.client_capabilities.supports_elicitation());
         assert_eq!(ok.client_info, None);
         assert!(ok.check_version().is_ok());
+    }
+
+    /// Each key is decoded from its own text as its type: a key of the wrong type is
+    /// -32602, a `null` one is absent, and what a well-formed one says is read whole.
+    #[test]
+    fn each_per_request_key_is_read_as_its_type() {
+        let with = |version: Value, caps: Value, level: Value| {
+            read(json!({"_meta": {PROTOCOL_VERSION_KEY: version,
+                CLIENT_CAPABILITIES_KEY: caps, LOG_LEVEL_KEY: level,
+                CLIENT_INFO_KEY: {"name": "c", "version": "2"}}}))
+        };
+        let caps = json!({"elicitation": {}, "extensions": {"mcpl/core": {}}});
+        let bad = [
+            with(json!(7), caps.clone(), Value::Null),
+            with(json!(null), caps.clone(), Value::Null),
+            with(json!("2026-07-28"), json!([]), Value::Null),
+            with(json!("2026-07-28"), json!("caps"), Value::Null),
+            with(json!("2026-07-28"), json!(null), Value::Null),
+            with(json!("2026-07-28"), caps.clone(), json!(3)),
+        ];
+        for outcome in bad {
+            assert_eq!(outcome.unwrap_err().code, ErrorCode::INVALID_PARAMS);
+        }
+        let ok = with(json!("2026-07-28"), caps, Value::Null)
+            .unwrap()
+            .unwrap();
+        assert_eq!(ok.protocol_version, "2026-07-28");
+        assert_eq!(ok.log_level, None);
+        assert!(ok.client_capabilities.supports_elicitation());
+        assert!(ok.client_capabilities.other.contains_key("extensions"));
+        assert_eq!(ok.client_info, Some(Implementation::new("c", "2")));
     }
 
     #[test]
