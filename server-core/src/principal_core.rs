@@ -37,6 +37,7 @@ mod apply;
 mod invite;
 mod requests;
 mod restore;
+mod tracked;
 
 #[cfg(test)]
 mod proptests;
@@ -50,6 +51,7 @@ pub use apply::Applied;
 pub use invite::Pending;
 pub use requests::{CallRequest, HostCall};
 pub use restore::read_back;
+use tracked::Tracked;
 
 use super::catalog::{Catalog, HostView};
 use super::draft::HintDraft;
@@ -218,7 +220,8 @@ pub enum Retirement {
 
 /// See the module docs.
 pub struct PrincipalCore<A> {
-    state: PrincipalState,
+    /// The state, and whether it may have changed since it was last stamped.
+    state: Tracked,
     /// An anonymous principal can never reconnect, so nothing of it is kept (§4.6).
     anonymous: bool,
     /// The server keeps a principal's toolsets when its last connection closes (§4.6).
@@ -252,7 +255,7 @@ impl<A: Clone> PrincipalCore<A> {
         links: BTreeMap<InstanceKey, InstanceLink<A>>,
     ) -> Self {
         PrincipalCore {
-            state,
+            state: Tracked::new(state),
             anonymous,
             keep_toolsets,
             idle_end: DEFAULT_IDLE_END,
@@ -332,7 +335,7 @@ impl<A: Clone> PrincipalCore<A> {
     /// `server-core/src/principal/stamps.rs`), restamped first: `Some` when it changed since it was
     /// last given out, for the actor to give every session.
     pub fn versioned_if_changed(&mut self) -> Option<Arc<Versioned>> {
-        self.state.restamp(&[]);
+        self.state.restamp_if_changed();
         let version = self.state.stamps().version();
         if self
             .versioned
@@ -378,7 +381,7 @@ impl<A: Clone> PrincipalCore<A> {
     /// — a change the store then refuses never reaches a host (**\[project\]**, issue #41:
     /// a hints stream told a close that was rolled back).
     pub fn versioned_now(&mut self) -> Arc<Versioned> {
-        self.state.restamp(&[]);
+        self.state.restamp_if_changed();
         let version = self.state.stamps().version();
         match &self.versioned {
             Some(v) if v.version() == version => v.clone(),
@@ -575,7 +578,7 @@ impl<A: Clone> PrincipalCore<A> {
         kept: &BTreeMap<InstanceKey, InstanceId>,
     ) {
         let lost = self.state.stamps().clone();
-        self.state = state;
+        *self.state = state;
         // A version a modern host may have read is never given to another change.
         self.state.continue_after(&lost);
         let gone: Vec<InstanceKey> = self

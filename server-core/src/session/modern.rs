@@ -46,7 +46,7 @@
 
 use super::kinds::ModernCall;
 use super::output::{Event, Forward, Io, Transmit};
-use super::{FeatureRequest, SessionCore};
+use super::{FeatureRequest, Profile, SessionCore};
 use crate::Versioned;
 use crate::catalog::HostView;
 use crate::dispatch::{self, Route, feature_routes, legacy_only_routes};
@@ -54,8 +54,8 @@ use crate::mrtr::Carried;
 use crate::requests;
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Message, RawValue, Request, Response};
 use mcpl_protocol::mcp::{
-    ClientCapabilities, Implementation, LOGGING_CAPABILITY, ListToolsParams, LoggingLevel,
-    ServerCapabilities, ToolsCapability,
+    ClientCapabilities, LOGGING_CAPABILITY, ListToolsParams, LoggingLevel, ServerCapabilities,
+    ToolsCapability,
 };
 use mcpl_protocol::modern::{
     self, CacheHints, CacheScope, DiscoverResult, MCPL_EXTENSION, RequestMeta,
@@ -73,7 +73,9 @@ pub const MODERN_TTL_MS: u64 = 0;
 /// What makes a result modern: see [`modern::complete`].
 #[derive(Debug, Clone)]
 pub struct ModernReply {
-    info: Implementation,
+    /// Whose `serverInfo` the result carries: the session's profile, shared (a copy of
+    /// its strings was two allocations a modern request, issue #42 item 3).
+    profile: Arc<Profile>,
     cache: Option<CacheHints>,
     /// A hinted request's `_meta["mcpl/hints"]` (module docs).
     hints: Option<VersionedHints>,
@@ -96,7 +98,7 @@ impl ModernReply {
                 id,
                 outcome: Ok(result),
             }) => {
-                let result = modern::complete(&result, &self.info, self.cache);
+                let result = modern::complete(&result, &self.profile.info, self.cache);
                 let result = match self.hints {
                     Some(hints) => with_hints(&result, hints, self.version, self.revision),
                     None => result,
@@ -322,7 +324,7 @@ impl<T: Io> SessionCore<T> {
                 let result = self.discover(declared);
                 let response = Response::ok_typed(req.id, &result);
                 let reply = ModernReply {
-                    info: self.profile.info.clone(),
+                    profile: self.profile.clone(),
                     cache: Some(PRIVATE),
                     hints: call.since.map(|s| self.versioned_since(s)),
                     version: None,
@@ -483,7 +485,7 @@ impl<T: Io> SessionCore<T> {
             _ => self.versioned_since(since),
         });
         Some(ModernReply {
-            info: self.profile.info.clone(),
+            profile: self.profile.clone(),
             cache: call.cache,
             version: hints.as_ref().filter(|_| is_list).map(|h| h.version),
             hints,
@@ -569,7 +571,7 @@ impl<T: Io> SessionCore<T> {
     pub fn modern_input_required(&mut self, call: &Id, result: Box<RawValue>) {
         // Not complete: no hints (profile §3.3: every complete result carries them).
         let reply = ModernReply {
-            info: self.profile.info.clone(),
+            profile: self.profile.clone(),
             cache: None,
             hints: None,
             version: None,

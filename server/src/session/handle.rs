@@ -199,6 +199,24 @@ impl Message for Stop {
     type Result = ();
 }
 
+impl Handler<crate::actors::principal::ForSession> for SessionActor {
+    type Result = ();
+
+    /// What the principal sends through its one recipient of this session, handled as
+    /// each message is on its own.
+    fn handle(&mut self, m: crate::actors::principal::ForSession, ctx: &mut Context<Self>) {
+        use crate::actors::principal::ForSession;
+        match m {
+            ForSession::Deliver(m) => Handler::handle(self, m, ctx),
+            ForSession::Swapped(m) => Handler::handle(self, m, ctx),
+            ForSession::Statement(m) => Handler::handle(self, m, ctx),
+            ForSession::Tools(m) => Handler::handle(self, m, ctx),
+            ForSession::Versioned(m) => Handler::handle(self, m, ctx),
+            ForSession::Close(m) => Handler::handle(self, m, ctx),
+        }
+    }
+}
+
 impl Handler<crate::actors::principal::PrincipalReleased> for SessionActor {
     type Result = ();
 

@@ -236,14 +236,7 @@ impl Actor for SessionActor {
         let attach = AttachSession {
             principal: self.principal.clone(),
             id: self.id,
-            to: principal::SessionAddr {
-                deliver: ctx.address().recipient(),
-                swapped: ctx.address().recipient(),
-                statement: ctx.address().recipient(),
-                tools: ctx.address().recipient(),
-                versioned: ctx.address().recipient(),
-                close: ctx.address().recipient(),
-            },
+            to: principal::SessionAddr::new(ctx.address().recipient()),
             arbiter: Arbiter::current(),
         };
         ctx.wait(self.registry.send(attach).into_actor(self).map(

@@ -677,7 +677,7 @@ async fn open_oneshot(
         replay_limit: 0,
         oneshot: true,
     };
-    let (session, conn) = start_session(server, opening, &format!("{remote} modern request"));
+    let (session, conn) = start_session(server, opening, format_args!("{remote} modern request"));
     if server.accepted.send(conn).await.is_err() {
         session.end();
         let reason = "the server is not accepting connections";
@@ -921,7 +921,7 @@ async fn open_session(
         replay_limit: opts.http_replay_limit,
         oneshot: false,
     };
-    let (session, conn) = start_session(server, opening, &format!("{remote} session"));
+    let (session, conn) = start_session(server, opening, format_args!("{remote} session"));
     if server.accepted.send(conn).await.is_err() {
         server.sessions.end(&session.id);
         let reason = "the server is not accepting sessions";
@@ -957,7 +957,9 @@ fn end_oldest_anonymous(server: &Server, ip: IpAddr) -> Option<String> {
 fn start_session(
     server: &Server,
     opening: session::Opening,
-    peer: &str,
+    // Written once, with the session's id (a string of its own first was one more
+    // allocation a modern request, issue #42 item 3).
+    peer: std::fmt::Arguments<'_>,
 ) -> (Arc<Session>, Connection) {
     // The session routes what is written at once (`Router::route`): this channel only tells
     // the pump when every `Outbound` is gone.

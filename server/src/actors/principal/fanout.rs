@@ -101,7 +101,7 @@ impl PrincipalActor {
     pub(super) fn deliver_in_turn(&mut self, session: SessionId, deliver: Deliver) {
         self.in_turn(move |act| {
             if let Some(s) = act.sessions.get(&session) {
-                s.deliver.do_send(ToSession(deliver));
+                s.deliver(ToSession(deliver));
             }
         });
     }
@@ -189,7 +189,7 @@ impl PrincipalActor {
     fn deliver(&mut self, about: Option<InstanceKey>, applied: Applied, seq: u64) {
         for (id, deliver) in self.core.split(about, applied, seq) {
             if let Some(s) = self.sessions.get(&id) {
-                s.deliver.do_send(ToSession(deliver));
+                s.deliver(ToSession(deliver));
             }
         }
     }
@@ -217,7 +217,7 @@ impl PrincipalActor {
         }
         self.give_versioned();
         if let Some(s) = self.sessions.get(&session) {
-            s.deliver.do_send(ToSession(Deliver {
+            s.deliver(ToSession(Deliver {
                 about: None,
                 draft: crate::core::HintDraft::new(),
                 answers: vec![answer],

@@ -27,17 +27,67 @@ pub(crate) struct Attach {
 }
 
 /// How a principal reaches one of its sessions: the messages it sends one, each to the
-/// session's actor (the principal never names the session's type).
+/// session's actor (the principal never names the session's type), through one
+/// recipient — a recipient is a boxed sender, and a session made one for each message
+/// kind (six allocations, six more each time the address was cloned: issue #42 item 3,
+/// where every modern request attaches a session of its own).
 #[derive(Clone)]
-pub(crate) struct SessionAddr {
-    pub(crate) deliver: Recipient<ToSession>,
-    pub(crate) swapped: Recipient<CatalogSwapped>,
-    pub(crate) statement: Recipient<StatementFor>,
-    pub(crate) tools: Recipient<ToolsView>,
-    pub(crate) versioned: Recipient<VersionedFor>,
+pub(crate) struct SessionAddr(Recipient<ForSession>);
+
+impl SessionAddr {
+    /// The session behind `to`.
+    pub(crate) fn new(to: Recipient<ForSession>) -> Self {
+        SessionAddr(to)
+    }
+
+    /// Delivers a principal's [`Deliver`].
+    pub(crate) fn deliver(&self, m: ToSession) {
+        self.0.do_send(ForSession::Deliver(m));
+    }
+
+    /// Tells it the catalog it serves changed.
+    pub(crate) fn swapped(&self, m: CatalogSwapped) {
+        self.0.do_send(ForSession::Swapped(m));
+    }
+
+    /// Answers its `toolsets/list`.
+    pub(crate) fn statement(&self, m: StatementFor) {
+        self.0.do_send(ForSession::Statement(m));
+    }
+
+    /// Answers its `tools/list`.
+    pub(crate) fn tools(&self, m: ToolsView) {
+        self.0.do_send(ForSession::Tools(m));
+    }
+
+    /// Gives it the stamped state (issue #40).
+    pub(crate) fn versioned(&self, m: VersionedFor) {
+        self.0.do_send(ForSession::Versioned(m));
+    }
+
     /// Closes the session: its principal was released here (issue #41,
     /// `Server::release_principal`), so its host reconnects where it runs next.
-    pub(crate) close: Recipient<PrincipalReleased>,
+    pub(crate) fn close(&self) {
+        self.0.do_send(ForSession::Close(PrincipalReleased));
+    }
+}
+
+/// Whatever a principal sends a session ([`SessionAddr`]).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub(crate) enum ForSession {
+    /// [`ToSession`].
+    Deliver(ToSession),
+    /// [`CatalogSwapped`].
+    Swapped(CatalogSwapped),
+    /// [`StatementFor`].
+    Statement(StatementFor),
+    /// [`ToolsView`].
+    Tools(ToolsView),
+    /// [`VersionedFor`].
+    Versioned(VersionedFor),
+    /// [`PrincipalReleased`].
+    Close(PrincipalReleased),
 }
 
 // ---- principal ⇄ registry ----

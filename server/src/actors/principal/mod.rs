@@ -69,7 +69,7 @@ pub(crate) struct PrincipalActor {
     core: PrincipalCore<InstanceRef>,
     /// How each session is reached. Boxed: a map's node holds room for eleven, and a
     /// session's addresses are 80 bytes (issue #42: ~0.7 KiB of an idle principal).
-    sessions: BTreeMap<SessionId, Box<SessionAddr>>,
+    sessions: BTreeMap<SessionId, SessionAddr>,
     retire_timer: Option<SpawnHandle>,
     /// The record last kept in the store (issue #15), core and parts, what a change that
     /// could not be kept goes back to; `None` until one was.
@@ -165,7 +165,7 @@ impl PrincipalActor {
                 Output::Deliver { session, deliver } => self.deliver_in_turn(session, deliver),
                 Output::Swapped { catalog, draft } => self.in_turn(move |act| {
                     for s in act.sessions.values() {
-                        s.swapped.do_send(CatalogSwapped {
+                        s.swapped(CatalogSwapped {
                             catalog: catalog.clone(),
                             draft: draft.clone(),
                         });
@@ -242,7 +242,7 @@ impl PrincipalActor {
     pub(super) fn give_current(&mut self) {
         if let Some(v) = self.core.versioned_if_changed() {
             for s in self.sessions.values() {
-                s.versioned.do_send(VersionedFor(v.clone()));
+                s.versioned(VersionedFor(v.clone()));
             }
         }
     }
@@ -252,7 +252,7 @@ impl PrincipalActor {
     pub(super) fn give(&mut self, v: &std::sync::Arc<crate::core::principal::Versioned>) {
         if self.core.give(v) {
             for s in self.sessions.values() {
-                s.versioned.do_send(VersionedFor(v.clone()));
+                s.versioned(VersionedFor(v.clone()));
             }
         }
     }
@@ -344,7 +344,7 @@ impl Handler<ListTools> for PrincipalActor {
         self.in_turn(move |act| {
             if let Some(s) = act.sessions.get(&m.session) {
                 let (catalog, visible) = act.core.tools_view();
-                s.tools.do_send(ToolsView {
+                s.tools(ToolsView {
                     request: m.request,
                     cursor: m.cursor,
                     catalog,
@@ -363,7 +363,7 @@ impl Handler<ListToolsets> for PrincipalActor {
         self.in_turn(move |act| {
             let statement = act.core.statement(act.shared.now());
             if let Some(s) = act.sessions.get(&m.session) {
-                s.statement.do_send(StatementFor {
+                s.statement(StatementFor {
                     request: m.request,
                     statement,
                 });

@@ -20,7 +20,7 @@
 //! not released ([`OwnershipError::PrincipalLinked`]): the instance could reach it nowhere
 //! else, and what it told her meanwhile would be lost.
 
-use super::{InstanceRef, PrincipalActor, PrincipalReleased};
+use super::{InstanceRef, PrincipalActor};
 use crate::actors::instance::{InstanceActor, Leave, ParticipantMoved};
 use crate::author::ParticipantId;
 use crate::ids::InstanceId;
@@ -134,7 +134,7 @@ impl Handler<Release> for PrincipalActor {
         }
         tracing::info!(principal = %self.principal.name(), sessions = self.sessions.len(), "principal released: its sessions close");
         for s in std::mem::take(&mut self.sessions).into_values() {
-            s.close.do_send(PrincipalReleased);
+            s.close();
         }
         self.move_links(local, moved, m.reply, ctx);
     }

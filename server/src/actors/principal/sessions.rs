@@ -11,8 +11,7 @@ impl Handler<Attach> for PrincipalActor {
         if let Some(t) = self.retire_timer.take() {
             ctx.cancel_future(t);
         }
-        let to = m.to.clone();
-        self.sessions.insert(m.id, Box::new(m.to));
+        self.sessions.insert(m.id, m.to);
         self.core
             .handle_attach(m.id, self.told_seq, self.shared.now());
         self.flush(ctx);
@@ -23,7 +22,9 @@ impl Handler<Attach> for PrincipalActor {
         } else {
             self.core.given()
         };
-        to.versioned.do_send(VersionedFor(versioned));
+        if let Some(to) = self.sessions.get(&m.id) {
+            to.versioned(VersionedFor(versioned));
+        }
     }
 }
 

@@ -3,10 +3,7 @@
 //! of the sends.
 
 use super::*;
-use crate::actors::principal::{
-    CatalogSwapped, PrincipalReleased, SessionAddr, StatementFor, ToSession, ToolsView,
-    VersionedFor,
-};
+use crate::actors::principal::{ForSession, SessionAddr};
 use crate::ids::SessionId;
 
 /// A session that hears what its principal says and ignores it.
@@ -16,33 +13,13 @@ impl Actor for Quiet {
     type Context = Context<Self>;
 }
 
-macro_rules! ignores {
-    ($($m:ty),*) => {$(
-        impl Handler<$m> for Quiet {
-            type Result = ();
-            fn handle(&mut self, _: $m, _: &mut Context<Self>) {}
-        }
-    )*};
+impl Handler<ForSession> for Quiet {
+    type Result = ();
+    fn handle(&mut self, _: ForSession, _: &mut Context<Self>) {}
 }
-ignores!(
-    ToSession,
-    CatalogSwapped,
-    StatementFor,
-    ToolsView,
-    VersionedFor,
-    PrincipalReleased
-);
 
 fn session_addr() -> SessionAddr {
-    let q = Quiet.start();
-    SessionAddr {
-        deliver: q.clone().recipient(),
-        swapped: q.clone().recipient(),
-        statement: q.clone().recipient(),
-        tools: q.clone().recipient(),
-        versioned: q.clone().recipient(),
-        close: q.recipient(),
-    }
+    SessionAddr::new(Quiet.start().recipient())
 }
 
 fn attach(principal: &Principal, id: u64) -> AttachSession {
