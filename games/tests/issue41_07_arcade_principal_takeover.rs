@@ -18,8 +18,8 @@
 //! testkit's limit.
 
 use crate::issue41_02_arcade_nodes::{
-    Node, balancer, board, call, fresh_connections, go_g1_against_the_bot, gone_from_the_bus,
-    is_retryable, modern, play_some_point, post, stones,
+    Node, balancer, board, call, call_raw, fresh_connections, go_g1_against_the_bot,
+    gone_from_the_bus, is_retryable, modern, play_some_point, post, stones,
 };
 use crate::issue41_06_arcade_principals::{holder, principal_node, runs_instances};
 use crate::support::text_of;
@@ -95,6 +95,43 @@ pub(crate) async fn until_served(
             break (answer["result"].clone(), by, refused);
         }
     })
+    .await
+}
+
+/// `tool` called as `who` through `url` until `told` says its result shows what another
+/// node's change brought (an invitation, a turn): such a change crosses NATS after the
+/// answer that made it, so the first call may come too early. Asked again at once, each
+/// call awaited, within the testkit's limit; a call refused otherwise fails the test.
+async fn until_told(
+    http: &reqwest::Client,
+    url: &str,
+    who: &str,
+    tool: &str,
+    args: serde_json::Value,
+    told: impl Fn(&serde_json::Value) -> bool,
+) -> serde_json::Value {
+    mcpl_testkit::within_named(
+        &format!("{who}'s {tool} showing another node's change"),
+        async {
+            loop {
+                let (status, answer) = call_raw(http, url, who, tool, args.clone()).await;
+                assert_eq!(status, 200, "{who} {tool}: {answer:#}");
+                let result = &answer["result"];
+                if result["isError"] == true {
+                    // Not her turn yet, as her node knows it: the move that gave it her is
+                    // on its way.
+                    assert!(
+                        text_of(result).contains("is not available right now"),
+                        "{who} {tool}: {answer:#}"
+                    );
+                    continue;
+                }
+                if told(result) {
+                    break result.clone();
+                }
+            }
+        },
+    )
     .await
 }
 
@@ -208,12 +245,11 @@ async fn issue41_07_a_shared_games_node_killed_the_game_goes_on_for_both_players
         .as_str()
         .unwrap()
         .to_owned();
-    let games = call(&http, &n2, "bob", "games", json!({})).await;
-    assert_eq!(
-        games["structuredContent"]["challenges"][0]["instance"],
-        json!(game),
-        "{games:#}"
-    );
+    // The invitation reaches bob's node over NATS after alice's answer.
+    until_told(&http, &n2, "bob", "games", json!({}), |games| {
+        games["structuredContent"]["challenges"][0]["instance"] == json!(game)
+    })
+    .await;
     call(
         &http,
         &n2,
@@ -229,12 +265,14 @@ async fn issue41_07_a_shared_games_node_killed_the_game_goes_on_for_both_players
         ("bob", &n2, "b1"),
         ("alice", &n1, "a2"),
     ] {
-        call(
+        // Each move reaches the other player's node over NATS after its answer.
+        until_told(
             &http,
             at,
             who,
             "tictactoe_play",
             json!({"move": cell, "instance": game}),
+            |_| true,
         )
         .await;
     }

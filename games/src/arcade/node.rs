@@ -77,8 +77,7 @@ mod principals;
 pub use lookups::{EXPIRY_MARGIN, LOOKUPS};
 pub use online::{ONLINE_SHARED, share_online};
 pub use principals::{
-    HandedOn, LANDED_ON, LeasePlacement, NOT_OWNER, Principals, SCAN_ADOPTS, SCAN_READS,
-    SERVED_BY,
+    HandedOn, LANDED_ON, LeasePlacement, NOT_OWNER, Principals, SCAN_ADOPTS, SCAN_READS, SERVED_BY,
 };
 
 use bytes::{Bytes, BytesMut};
