@@ -26,7 +26,9 @@ pub enum Stage {
 /// What the server said about itself on this connection, and the policy in force on it.
 #[derive(Debug, Clone)]
 pub struct Session {
-    pub init: InitializeResult,
+    /// Shared with the events that tell of it, and across connections while the server's
+    /// answer stays the same (`host/src/link/handshake.rs`, issue #42).
+    pub init: Arc<InitializeResult>,
     /// The `featureSets/update` receipt (none for a plain MCP server).
     pub receipt: Option<FeatureSetsUpdateResult>,
     /// The current manifest: from `initialize`, replaced on each re-read.
@@ -70,7 +72,8 @@ pub enum Listen {
 }
 
 impl Session {
-    pub fn new(init: InitializeResult) -> Self {
+    pub fn new(init: impl Into<Arc<InitializeResult>>) -> Self {
+        let init = init.into();
         let manifest = init.capabilities.mcpl().cloned();
         Session {
             init,
@@ -91,7 +94,7 @@ impl Session {
 
     /// A modern server's session: what its `server/discover` said, as `initialize` would
     /// have (era.rs); MCPL is off (issue #40).
-    pub fn modern(init: InitializeResult) -> Self {
+    pub fn modern(init: impl Into<Arc<InitializeResult>>) -> Self {
         let mut session = Session::new(init);
         session.era = Era::Modern;
         // Under the stateless profile (the discovery's `mcpl/core` taken as the

@@ -55,7 +55,7 @@ impl SessionInfo {
         Some(SessionInfo {
             epoch: live.epoch(),
             info: live.info.clone(),
-            init: s.init.clone(),
+            init: InitializeResult::clone(&s.init),
             receipt: s.receipt.clone(),
             manifest: s.manifest.clone(),
             granted: s.granted.clone(),
