@@ -198,7 +198,7 @@ impl<T: Io> SessionCore<T> {
     /// manifest is shown to a hinted host; `None` when none may be pushed under.
     fn stream_feature_set(&self, policy: &Policy) -> Option<String> {
         let shown = self.manifest.shown_to(true);
-        crate::push::feature_set_for(&shown, policy, None).ok()
+        crate::push::feature_set_for(shown, policy, None).ok()
     }
 
     /// Whether any open stream carries events.
