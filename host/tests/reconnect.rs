@@ -6,6 +6,7 @@ use crate::support;
 use actix::Actor;
 use mcpl_host::link::{ConnectError, GetStatus, LinkEvent, LinkPhase, ServerLink, TapEvent};
 use serde_json::json;
+use std::sync::Arc;
 use std::time::Duration;
 use support::*;
 
@@ -74,6 +75,57 @@ fn after_a_restart_the_link_backs_off_doubling_to_the_cap_then_reconnects_and_re
         let dropped_at = tokio::time::Instant::now();
         drop(peer);
         assert_eq!(servers.next_attempt().await - dropped_at, MS(250));
+    });
+}
+
+/// Issue #42: a reconnection answered `initialize` with the same text as the last
+/// connection takes the result read then (shared, not decoded and digested again), and one
+/// answered differently is read afresh.
+#[test]
+fn an_unchanged_initialize_answer_is_not_read_again_and_a_changed_one_is() {
+    paused(async {
+        let (connector, mut servers) = scripted();
+        let (sink, mut events) = events();
+        let (tap, _taps) = tap();
+        let _link = ServerLink::new(config(connector, sink, tap)).start();
+        let mut changed = mcpl_init_result();
+        changed["serverInfo"]["version"] = json!("2.0.0");
+        let answers = [
+            mcpl_init_result(),
+            mcpl_init_result(),
+            changed.clone(),
+            changed,
+        ];
+        let mut inits = Vec::new();
+        for (epoch, answer) in (1..).zip(answers) {
+            let mut peer = servers.next_peer().await;
+            let list = peer.serve_mcpl_handshake_answering(answer).await;
+            peer.reply(&list, json!({"tools": []})).await;
+            let init = events
+                .until(|e| match e {
+                    LinkEvent::Connected { epoch: e, init, .. } if e == epoch => Some(init),
+                    _ => None,
+                })
+                .await;
+            inits.push(init);
+            drop(peer);
+        }
+        assert!(
+            Arc::ptr_eq(&inits[0], &inits[1]),
+            "the same answer, not read again"
+        );
+        assert!(
+            !Arc::ptr_eq(&inits[1], &inits[2]),
+            "a changed answer is read"
+        );
+        assert_eq!(
+            (
+                &*inits[1].server_info.version,
+                &*inits[2].server_info.version
+            ),
+            ("1.0.0", "2.0.0")
+        );
+        assert!(Arc::ptr_eq(&inits[2], &inits[3]), "and kept in its turn");
     });
 }
 

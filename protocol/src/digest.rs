@@ -131,7 +131,7 @@ fn normalise(manifest: &Value) -> Result<Value, DigestError> {
             continue;
         }
         check(name, name)?;
-        check_member_names(value, name)?;
+        check_member_names(value, &mut name.clone())?;
     }
     // SPEC §17.2: set paths are written against the object-keyed `featureSets`; any other
     // shape is hashed verbatim.
@@ -218,13 +218,19 @@ fn check_strings(value: Option<&Value>, at: &str) -> Result<(), DigestError> {
 }
 
 /// Member names at every depth below a capability member (SPEC §5.4's generic walk).
-fn check_member_names(value: &Value, at: &str) -> Result<(), DigestError> {
+/// `at` is the path so far, grown and cut back in place: one string for the whole walk,
+/// not one per member (issue #42: a manifest's options schemas are deep, and a host checks
+/// the digest of every manifest it is shown).
+fn check_member_names(value: &Value, at: &mut String) -> Result<(), DigestError> {
     match value {
         Value::Object(map) => {
             for (name, v) in map {
-                let at = format!("{at}.{name}");
-                check(name, &at)?;
-                check_member_names(v, &at)?;
+                let len = at.len();
+                at.push('.');
+                at.push_str(name);
+                check(name, at)?;
+                check_member_names(v, at)?;
+                at.truncate(len);
             }
         }
         Value::Array(items) => {

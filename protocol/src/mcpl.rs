@@ -227,7 +227,13 @@ fn read_manifest(mut raw: Map<String, Value>) -> McplManifest {
         .get("revision")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    match crate::digest::revision_of_value(&Value::Object(raw.clone())) {
+    // The object as received, without a copy: wrapped for the digest and unwrapped after.
+    let received = Value::Object(raw);
+    let digest = crate::digest::revision_of_value(&received);
+    let Value::Object(mut raw) = received else {
+        unreachable!("wrapped as an object just above")
+    };
+    match digest {
         Ok(computed) => {
             if let Some(stated) = stated.as_ref().filter(|s| **s != computed) {
                 diagnostics.push(ManifestDiagnostic::RevisionMismatch {

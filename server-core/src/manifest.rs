@@ -3,12 +3,16 @@
 //! - [`check`]: what a server refuses to start (or to switch to) with.
 //! - [`shown_to`]: the manifest a given host sees, with its `revision` stamped. A host
 //!   without `toolHints` sees it without RFC-014's members (§2, §4.1 **\[project\]**).
+//! - [`ManifestViews`]: the server's manifest with both views made once, shared by every
+//!   session: a view's revision is a digest of its canonical JSON, which made per
+//!   connection was nearly half of all the allocations of a mass reconnection (issue #42).
 //! - [`changed_domains`]: which SPEC §17.1 domains differ between two manifests, for
 //!   `mcpl/manifestChanged`.
 
 use mcpl_protocol::digest::{DigestError, manifest_revision};
 use mcpl_protocol::mcpl::{DOMAIN_TOOLSETS, MCPL_VERSION, McplManifest};
 use mcpl_protocol::toolsets::DeclError;
+use std::sync::Arc;
 
 /// The manifest domain of everything that is not a feature set or RFC-014's members
 /// (SPEC §17.1).
@@ -77,6 +81,40 @@ pub fn shown_to(manifest: &McplManifest, host_tool_hints: bool) -> McplManifest 
     m
 }
 
+/// The server's manifest and the two views of it a host may be shown ([`shown_to`]), each
+/// made with its revision once, when the manifest is set, and shared by every session.
+#[derive(Debug, Clone)]
+pub struct ManifestViews {
+    server: Arc<McplManifest>,
+    hinted: Arc<McplManifest>,
+    plain: Arc<McplManifest>,
+}
+
+impl ManifestViews {
+    /// The views of `server` (a manifest [`check`] passed).
+    pub fn new(server: Arc<McplManifest>) -> Self {
+        ManifestViews {
+            hinted: Arc::new(shown_to(&server, true)),
+            plain: Arc::new(shown_to(&server, false)),
+            server,
+        }
+    }
+
+    /// The manifest as the server holds it.
+    pub fn server(&self) -> &Arc<McplManifest> {
+        &self.server
+    }
+
+    /// The manifest as a host is shown it: [`shown_to`]`(server, host_tool_hints)`.
+    pub fn shown_to(&self, host_tool_hints: bool) -> &Arc<McplManifest> {
+        if host_tool_hints {
+            &self.hinted
+        } else {
+            &self.plain
+        }
+    }
+}
+
 /// The domains in which `new` differs from `old`, in a fixed order: `capabilities`,
 /// `featureSets`, `toolsets` (RFC-014's `toolHints`, `toolsets` and `surface`, §4.1).
 /// `revision` is ignored: it follows from the rest.
@@ -112,6 +150,18 @@ mod tests {
             "toolsets": {"lobby": {"title": "Lobby", "default": "open"}},
             "surface": {"title": "Arcade", "summary": "Games"}}),
         )
+    }
+
+    #[test]
+    fn views_are_what_shown_to_makes() {
+        let views = ManifestViews::new(Arc::new(base()));
+        assert_eq!(**views.shown_to(true), shown_to(&base(), true));
+        assert_eq!(**views.shown_to(false), shown_to(&base(), false));
+        assert_eq!(**views.server(), base());
+        assert_ne!(
+            views.shown_to(true).revision,
+            views.shown_to(false).revision
+        );
     }
 
     #[test]

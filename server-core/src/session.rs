@@ -56,7 +56,7 @@ use super::draft::HintDraft;
 use super::lifecycle::Lifecycle;
 use super::principal::Statement;
 use super::requests::{Cancelled, ProgressRefused, Requests, Settled};
-use crate::manifest;
+use crate::manifest::ManifestViews;
 use crate::push::{self, PushError};
 use mcpl_protocol::jsonrpc::{ErrorObject, Id, Notification, Response};
 use mcpl_protocol::mcp::{
@@ -139,7 +139,7 @@ pub struct SessionCore<T: Io> {
     requests: Requests<T::Stop>,
     carriers: Carriers,
     /// The server's manifest, as the actor last gave it.
-    manifest: Arc<McplManifest>,
+    manifest: Arc<ManifestViews>,
     /// The catalog as of the last change the principal told this session about.
     catalog: Arc<Catalog>,
     /// The manifest this host last saw (in `initialize`, `mcpl/manifest` or a change
@@ -181,31 +181,27 @@ pub struct SessionCore<T: Io> {
     /// The session's principal is a named one: its state outlives a request, so a modern
     /// request may be shown hints (`modern.rs`; profile §3.6).
     named: bool,
-    /// The manifest's revision as a hinted modern host is shown it, and of which manifest
-    /// (`modern.rs`).
-    hinted_revision: Option<(Arc<McplManifest>, Option<String>)>,
     out: VecDeque<Output<T>>,
 }
 
-/// What a host was last shown of the manifest: the server's manifest it was made from and
-/// whether the host was shown hints ([`manifest::shown_to`] makes the view again, when a
-/// replacement needs it compared).
+/// What a host was last shown of the manifest: the server's views it was one of and
+/// whether the host was shown hints (the view itself is shared, never a copy).
 #[derive(Debug)]
 struct Shown {
-    manifest: Arc<McplManifest>,
+    manifest: Arc<ManifestViews>,
     tool_hints: bool,
 }
 
 impl Shown {
     /// The manifest as the host was shown it.
-    fn view(&self) -> McplManifest {
-        manifest::shown_to(&self.manifest, self.tool_hints)
+    fn view(&self) -> &McplManifest {
+        self.manifest.shown_to(self.tool_hints)
     }
 }
 
 impl<T: Io> SessionCore<T> {
     /// A session that has read nothing yet.
-    pub fn new(profile: Arc<Profile>, manifest: Arc<McplManifest>, catalog: Arc<Catalog>) -> Self {
+    pub fn new(profile: Arc<Profile>, manifest: Arc<ManifestViews>, catalog: Arc<Catalog>) -> Self {
         SessionCore {
             log_level: profile.logging,
             profile,
@@ -228,7 +224,6 @@ impl<T: Io> SessionCore<T> {
             next_input: None,
             versioned: None,
             named: false,
-            hinted_revision: None,
             out: VecDeque::new(),
         }
     }
@@ -250,7 +245,7 @@ impl<T: Io> SessionCore<T> {
 
     /// The server's manifest was replaced (the actor passes the new one before the next
     /// input).
-    pub fn set_manifest(&mut self, manifest: Arc<McplManifest>) {
+    pub fn set_manifest(&mut self, manifest: Arc<ManifestViews>) {
         self.manifest = manifest;
     }
 
@@ -573,7 +568,7 @@ impl<T: Io> SessionCore<T> {
     /// why the host may not be pushed to (SPEC §5.3, §9).
     pub fn push_feature_set(&self, requested: Option<&str>) -> Result<String, PushError> {
         let grant = self.lifecycle.push_grant()?;
-        push::feature_set_for(&self.manifest_shown(), grant, requested)
+        push::feature_set_for(self.manifest_shown(), grant, requested)
     }
 
     /// What this host is shown: hints only when both sides advertised `toolHints` (§2).
@@ -582,8 +577,8 @@ impl<T: Io> SessionCore<T> {
     }
 
     /// The manifest as this host is to be shown it now.
-    fn manifest_shown(&self) -> McplManifest {
-        manifest::shown_to(&self.manifest, self.lifecycle.host_tool_hints())
+    fn manifest_shown(&self) -> &Arc<McplManifest> {
+        self.manifest.shown_to(self.lifecycle.host_tool_hints())
     }
 
     /// Notes that this host was just shown [`Self::manifest_shown`].

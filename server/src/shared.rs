@@ -15,6 +15,7 @@ use crate::core::{Catalog, CatalogError, EndedIds, PlainHosts, PrincipalConfig, 
 use crate::ids::InstanceId;
 use crate::store::{CommitQueue, Loaded, Store};
 use mcpl_protocol::mcpl::McplManifest;
+use mcpl_server_core::manifest::ManifestViews;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
@@ -80,18 +81,23 @@ pub(crate) struct Shared {
     pub(crate) start_hook: Option<crate::ownership::StartHook>,
 }
 
-/// The manifest and the catalog it declares, replaced together, and how many times they
-/// were (so a session checks for a new manifest with one atomic load, not a lock and a
-/// reference count every message).
-pub(crate) struct Current(RwLock<(Arc<McplManifest>, Arc<Catalog>)>, AtomicU64);
+/// The manifest (with the views hosts are shown of it, each made once: issue #42) and the
+/// catalog it declares, replaced together, and how many times they were (so a session
+/// checks for a new manifest with one atomic load, not a lock and a reference count every
+/// message).
+pub(crate) struct Current(RwLock<(Arc<ManifestViews>, Arc<Catalog>)>, AtomicU64);
 
 impl Current {
     pub(crate) fn new(manifest: McplManifest, catalog: Catalog) -> Self {
         Current(
-            RwLock::new((Arc::new(manifest), Arc::new(catalog))),
+            RwLock::new((views(manifest), Arc::new(catalog))),
             AtomicU64::new(0),
         )
     }
+}
+
+fn views(manifest: McplManifest) -> Arc<ManifestViews> {
+    Arc::new(ManifestViews::new(Arc::new(manifest)))
 }
 
 /// Where the server's session, event and instance ids come from.
@@ -143,6 +149,11 @@ impl Shared {
 
     /// The current manifest, as the server holds it (each host is shown its own view).
     pub(crate) fn manifest(&self) -> Arc<McplManifest> {
+        self.manifest_views().server().clone()
+    }
+
+    /// The current manifest with the views hosts are shown of it.
+    pub(crate) fn manifest_views(&self) -> Arc<ManifestViews> {
         self.current
             .0
             .read()
@@ -158,9 +169,9 @@ impl Shared {
     }
 
     /// The manifest and its generation, if it was replaced since generation `seen`.
-    pub(crate) fn manifest_since(&self, seen: u64) -> Option<(u64, Arc<McplManifest>)> {
+    pub(crate) fn manifest_since(&self, seen: u64) -> Option<(u64, Arc<ManifestViews>)> {
         let generation = self.manifest_generation();
-        (generation != seen).then(|| (generation, self.manifest()))
+        (generation != seen).then(|| (generation, self.manifest_views()))
     }
 
     /// The current catalog: the tools with their hints and the toolset declarations.
@@ -188,7 +199,7 @@ impl Shared {
             .write()
             .unwrap_or_else(PoisonError::into_inner);
         let catalog = Arc::new(catalog);
-        *current = (Arc::new(manifest), catalog.clone());
+        *current = (views(manifest), catalog.clone());
         self.current.1.fetch_add(1, Ordering::Release);
         tell(catalog);
     }

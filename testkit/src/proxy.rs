@@ -19,13 +19,13 @@
 //! stream (no WebSocket close frame, no HTTP response).
 
 use std::io;
-use std::net::SocketAddr;
+use std::net::{Ipv4Addr, SocketAddr};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::io::AsyncWriteExt;
 use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpSocket, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
@@ -190,7 +190,12 @@ impl Proxy {
 
     /// A proxy that also schedules `faults`.
     pub async fn start_with(upstream: SocketAddr, faults: impl Faults) -> io::Result<Proxy> {
-        let listener = TcpListener::bind(("127.0.0.1", 0)).await?;
+        // The accept queue as long as the system allows, as the transport's listeners ask
+        // (`mcpl_transport::accept::LISTEN_BACKLOG`): a mass reconnection through the proxy
+        // waits its turn instead of its SYNs being dropped and retried a second later.
+        let socket = TcpSocket::new_v4()?;
+        socket.bind((Ipv4Addr::LOCALHOST, 0).into())?;
+        let listener = socket.listen(65_535)?;
         let addr = listener.local_addr()?;
         let shared = Arc::new(Shared {
             upstream: Mutex::new(upstream),

@@ -157,7 +157,7 @@ impl Session {
     /// the grant in it; counts it as the last policy sent.
     pub fn policy(&mut self, policy: &Grant) -> (FeatureSetsUpdateParams, Vec<String>) {
         let proposed = self.intended_grant(policy);
-        let (denied, disabled) = match &self.manifest {
+        let (denied, disabled) = match self.manifest() {
             Some(m) => (
                 grant::advertised(m, self.init.capabilities.tools.is_some())
                     .into_iter()
@@ -186,8 +186,7 @@ impl Session {
         self.rederive();
         let intended = self.intended_grant(policy);
         let invalid: Vec<String> = self
-            .manifest
-            .as_ref()
+            .manifest()
             .map(|m| m.invalid_feature_sets.keys().cloned().collect())
             .unwrap_or_default();
         let unchanged = intended == self.granted && invalid == self.disabled_sent;
@@ -397,14 +396,14 @@ mod tests {
             "unchanged"
         );
         // The manifest stops advertising pushEvents: revoked before anything is sent.
-        s.manifest = Some(manifest(false));
+        s.set_manifest(manifest(false));
         let r = s.renegotiate(&host_policy());
         assert!(r.revoked);
         assert_eq!(s.granted, ["tools"]);
         let (_, proposed) = r.request.expect("the policy is sent again");
         assert_eq!(proposed, ["tools"]);
         // It advertises it again: not in force until the receipt.
-        s.manifest = Some(manifest(true));
+        s.set_manifest(manifest(true));
         let r = s.renegotiate(&host_policy());
         assert!(!r.revoked);
         assert_eq!(s.granted, ["tools"]);

@@ -288,7 +288,7 @@ impl<C, R> LinkCore<C, R> {
         };
         stamp.version = version.to_owned();
         if let Some(session) = self.session_mut() {
-            session.init.protocol_version = version.to_owned();
+            Arc::make_mut(&mut session.init).protocol_version = version.to_owned();
         }
         true
     }

@@ -24,7 +24,7 @@ pub fn admit_push(
 ) -> Result<PushEventParams, ErrorObject> {
     let Some((session, manifest)) = session
         .filter(|s| s.speaks_mcpl())
-        .and_then(|s| Some((s, s.manifest.as_ref()?)))
+        .and_then(|s| Some((s, s.manifest()?)))
     else {
         return Err(ErrorObject::method_not_found(&request.method));
     };

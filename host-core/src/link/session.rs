@@ -26,11 +26,15 @@ pub enum Stage {
 /// What the server said about itself on this connection, and the policy in force on it.
 #[derive(Debug, Clone)]
 pub struct Session {
-    pub init: InitializeResult,
+    /// Shared with the events that tell of it, and across connections while the server's
+    /// answer stays the same (`host/src/link/handshake.rs`, issue #42).
+    pub init: Arc<InitializeResult>,
     /// The `featureSets/update` receipt (none for a plain MCP server).
     pub receipt: Option<FeatureSetsUpdateResult>,
-    /// The current manifest: from `initialize`, replaced on each re-read.
-    pub manifest: Option<McplManifest>,
+    /// The manifest as last re-read (`mcpl/manifest`, §17.5); until one, the one in
+    /// `init` stands, not a copy of it (issue #42: a copy per host) — see
+    /// [`Session::manifest`].
+    reread: Option<McplManifest>,
     /// The grant in force: the concrete paths sent in `effectiveCapabilities`, narrowed at
     /// once by a revocation, widened only once the server's receipt came (SPEC §6.7).
     /// Empty for a plain MCP server and before the initial policy's receipt (§5.3).
@@ -70,12 +74,11 @@ pub enum Listen {
 }
 
 impl Session {
-    pub fn new(init: InitializeResult) -> Self {
-        let manifest = init.capabilities.mcpl().cloned();
+    pub fn new(init: impl Into<Arc<InitializeResult>>) -> Self {
         Session {
-            init,
+            init: init.into(),
             receipt: None,
-            manifest,
+            reread: None,
             granted: Vec::new(),
             derivation: Derivation::default(),
             mcp_only: false,
@@ -91,12 +94,12 @@ impl Session {
 
     /// A modern server's session: what its `server/discover` said, as `initialize` would
     /// have (era.rs); MCPL is off (issue #40).
-    pub fn modern(init: InitializeResult) -> Self {
+    pub fn modern(init: impl Into<Arc<InitializeResult>>) -> Self {
         let mut session = Session::new(init);
         session.era = Era::Modern;
         // Under the stateless profile (the discovery's `mcpl/core` taken as the
         // manifest, `era.rs`) the server is served MCPL; else as plain MCP.
-        session.mcp_only = session.manifest.is_none();
+        session.mcp_only = session.manifest().is_none();
         session
     }
 
@@ -136,7 +139,7 @@ impl Session {
     /// What this host grants the server as its manifest now reads: the server's
     /// advertisement intersected with the host's `policy` (SPEC §5.4), as concrete paths.
     pub fn intended_grant(&self, policy: &Grant) -> Vec<String> {
-        let Some(manifest) = &self.manifest else {
+        let Some(manifest) = self.manifest() else {
             return Vec::new();
         };
         grant::advertised(manifest, self.init.capabilities.tools.is_some())
@@ -144,6 +147,18 @@ impl Session {
             .filter(|p| policy.allows(p))
             .map(str::to_owned)
             .collect()
+    }
+
+    /// The current manifest: from `initialize`, replaced on each re-read.
+    pub fn manifest(&self) -> Option<&McplManifest> {
+        self.reread
+            .as_ref()
+            .or_else(|| self.init.capabilities.mcpl())
+    }
+
+    /// The manifest was re-read: it is the current one from now on.
+    pub fn set_manifest(&mut self, manifest: McplManifest) {
+        self.reread = Some(manifest);
     }
 
     /// Sets the grant in force and derives the feature sets it leaves enabled.
@@ -159,7 +174,7 @@ impl Session {
             enabled: None,
             disabled: Vec::new(),
         };
-        self.derivation = match &self.manifest {
+        self.derivation = match self.manifest() {
             Some(m) => grant::derive(m, &policy),
             None => Derivation::default(),
         };

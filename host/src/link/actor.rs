@@ -54,6 +54,17 @@ pub struct ServerLink {
     pub(super) listen_reopened: u32,
     /// When the current hints stream was acknowledged (tokio's clock).
     pub(super) listen_acknowledged_at: Option<std::time::Instant>,
+    /// The last `initialize` result read, known by a keyed hash of its text
+    /// (`handshake.rs`).
+    pub(super) known_init: KnownInit,
+}
+
+/// The last `initialize` result a link read, by a hash of its text keyed at random per link
+/// (so no server can make another answer hash the same), and the key.
+#[derive(Default)]
+pub(super) struct KnownInit {
+    pub(super) hasher: std::hash::RandomState,
+    pub(super) last: Option<(u64, Arc<mcpl_protocol::mcp::InitializeResult>)>,
 }
 
 /// How many push event ids a link remembers.
@@ -79,6 +90,7 @@ impl ServerLink {
             listen_since: 0,
             listen_reopened: 0,
             listen_acknowledged_at: None,
+            known_init: KnownInit::default(),
         }
     }
 

@@ -25,6 +25,7 @@ use mcpl_protocol::modern::SERVER_DISCOVER;
 use mcpl_protocol::stateless::{FILTER_EVENTS, FILTER_HINTS};
 use mcpl_protocol::{ErrorCode, ErrorObject, Notification};
 use serde_json::Value;
+use std::sync::Arc;
 use tracing::{info, warn};
 
 /// `subscriptions/listen` (MCP 2026-07-28).
@@ -121,6 +122,7 @@ impl ServerLink {
             version = %init.protocol_version, "connected: a modern server answered server/discover"
         );
         let (epoch, mut info) = (live.epoch(), live.info.clone());
+        let init = Arc::new(init);
         let mut session = Session::modern(init.clone());
         if session.speaks_mcpl() {
             // **\[project\]** Under the profile the host core is handed the view's changes
@@ -141,11 +143,7 @@ impl ServerLink {
             }
             info!(link = %self.config.name, since = self.profile.since(), "the server hints this host's requests: RFC-014's stateless profile");
         }
-        let event = TapEvent::Connected {
-            epoch,
-            info,
-            init: Box::new(init),
-        };
+        let event = TapEvent::Connected { epoch, info, init };
         self.tap(&event);
         self.become_ready(session, ctx);
         let lists_change = self

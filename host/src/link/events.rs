@@ -24,7 +24,7 @@ pub enum LinkEvent {
         /// The connection.
         epoch: u64,
         /// The server's `initialize` result.
-        init: Box<InitializeResult>,
+        init: Arc<InitializeResult>,
         /// The `featureSets/update` receipt (none for a plain MCP server, or one served as
         /// plain MCP after its policy exchange failed).
         receipt: Option<Box<FeatureSetsUpdateResult>>,

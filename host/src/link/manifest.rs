@@ -64,7 +64,7 @@ impl ServerLink {
                     mcpl_transport::warn_limited!(self.peer_warnings, link = %self.config.name, diagnostic = %d, "the server's manifest");
                 }
                 if let Some(session) = self.lifecycle.live_mut().and_then(|l| l.session_mut()) {
-                    session.manifest = Some(manifest.clone());
+                    session.set_manifest(manifest.clone());
                 }
                 // SPEC §17.5: validate, diff, apply §6.7's consequences.
                 self.renegotiate(ctx);

@@ -55,9 +55,9 @@ impl SessionInfo {
         Some(SessionInfo {
             epoch: live.epoch(),
             info: live.info.clone(),
-            init: s.init.clone(),
+            init: InitializeResult::clone(&s.init),
             receipt: s.receipt.clone(),
-            manifest: s.manifest.clone(),
+            manifest: s.manifest().cloned(),
             granted: s.granted.clone(),
             tools: s.tools.to_vec(),
             in_flight: live.core.pending.awaited_len(),

@@ -10,6 +10,7 @@ use mcpl_protocol::Message;
 use mcpl_protocol::mcp::InitializeResult;
 use mcpl_transport::{ConnectionInfo, StreamId};
 use std::fmt;
+use std::sync::Arc;
 
 /// One message, as read.
 #[derive(Debug, Clone, PartialEq)]
@@ -40,7 +41,7 @@ pub enum TapEvent {
         /// What the transport is.
         info: ConnectionInfo,
         /// The server's `initialize` result (capabilities, manifest).
-        init: Box<InitializeResult>,
+        init: Arc<InitializeResult>,
     },
     /// A message was read.
     Read(ReadEvent),

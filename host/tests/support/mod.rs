@@ -206,6 +206,8 @@ pub trait Scripted {
     /// Serves the MCPL handshake exactly as the host must write it; returns the first
     /// `tools/list` request, unanswered.
     async fn serve_mcpl_handshake_to_list(&mut self) -> Value;
+    /// [`Scripted::serve_mcpl_handshake_to_list`] answering `initialize` with `init`.
+    async fn serve_mcpl_handshake_answering(&mut self, init: Value) -> Value;
 }
 
 impl Scripted for Peer {
@@ -224,13 +226,18 @@ impl Scripted for Peer {
     }
 
     async fn serve_mcpl_handshake_to_list(&mut self) -> Value {
+        self.serve_mcpl_handshake_answering(mcpl_init_result())
+            .await
+    }
+
+    async fn serve_mcpl_handshake_answering(&mut self, answer: Value) -> Value {
         // Id 1 is the era probe (answered by `LegacyEnd`) on a first connection, and
         // `initialize` on one to a server the link already found legacy.
         let init = self.recv().await;
         let id = init["id"].as_i64().expect("a numeric id");
         assert!(id == 1 || id == 2, "{init}");
         assert_eq!(init, initialize_request(id));
-        self.reply(&init, mcpl_init_result()).await;
+        self.reply(&init, answer).await;
         assert_eq!(self.recv().await, msg::initialized());
         let grant = self.recv().await;
         assert_eq!(

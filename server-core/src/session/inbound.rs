@@ -288,7 +288,7 @@ impl<T: Io> SessionCore<T> {
             .map_err(LifecycleError::to_error)?;
         let version = negotiated.protocol_version;
         tracing::info!(client = %negotiated.client_info.name, version, host = ?negotiated.host, "initialized");
-        let shown = self.manifest_shown();
+        let shown = McplManifest::clone(self.manifest_shown());
         self.note_shown();
         let mut other = serde_json::Map::new();
         if self.offers_logging() {
@@ -322,7 +322,7 @@ impl<T: Io> SessionCore<T> {
         grant: FeatureSetsUpdateParams,
     ) -> Result<FeatureSetsUpdateResult, ErrorObject> {
         let granted = grant.effective_capabilities.clone();
-        let shown = self.manifest_shown();
+        let shown = self.manifest_shown().clone();
         let result = self.lifecycle.receive_grant(grant, &shown).map_err(|e| {
             tracing::info!(error = %e, "policy refused");
             e.to_error()
@@ -334,7 +334,7 @@ impl<T: Io> SessionCore<T> {
     /// `mcpl/manifest` (SPEC §17.4): the manifest object itself, as `initialize` shows it.
     fn get_manifest(&mut self, _: Empty) -> Result<McplManifest, ErrorObject> {
         self.note_shown();
-        Ok(self.manifest_shown())
+        Ok(McplManifest::clone(self.manifest_shown()))
     }
 
     /// `logging/setLevel`: from now on only messages at `level` or above are sent.
@@ -358,12 +358,12 @@ impl<T: Io> SessionCore<T> {
             return;
         };
         self.note_shown();
-        let new = self.manifest_shown();
-        let domains = manifest::changed_domains(&old.view(), &new);
+        let new = self.manifest_shown().clone();
+        let domains = manifest::changed_domains(old.view(), &new);
         if domains.is_empty() {
             return;
         }
-        let revision = new.revision.unwrap_or_default();
+        let revision = new.revision.clone().unwrap_or_default();
         let params = ManifestChangedParams {
             revision,
             domains,

@@ -197,8 +197,8 @@ impl<T: Io> SessionCore<T> {
     /// first declared one using `pushEvents` that the grant leaves enabled), as the
     /// manifest is shown to a hinted host; `None` when none may be pushed under.
     fn stream_feature_set(&self, policy: &Policy) -> Option<String> {
-        let shown = crate::manifest::shown_to(&self.manifest, true);
-        crate::push::feature_set_for(&shown, policy, None).ok()
+        let shown = self.manifest.shown_to(true);
+        crate::push::feature_set_for(shown, policy, None).ok()
     }
 
     /// Whether any open stream carries events.

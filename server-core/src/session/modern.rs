@@ -195,18 +195,9 @@ impl<T: Io> SessionCore<T> {
         self.tell_listens_hints();
     }
 
-    /// The revision of the manifest as shown to a hinted host, computed once per manifest.
-    fn hinted_revision(&mut self) -> Option<&str> {
-        let current = &self.manifest;
-        if !self
-            .hinted_revision
-            .as_ref()
-            .is_some_and(|(m, _)| Arc::ptr_eq(m, current))
-        {
-            let revision = crate::manifest::shown_to(current, true).revision;
-            self.hinted_revision = Some((current.clone(), revision));
-        }
-        self.hinted_revision.as_ref()?.1.as_deref()
+    /// The revision of the manifest as shown to a hinted host (made once per manifest).
+    fn hinted_revision(&self) -> Option<&str> {
+        self.manifest.shown_to(true).revision.as_deref()
     }
 
     /// Whether a modern request with `meta` is shown hints (module docs).
@@ -432,8 +423,8 @@ impl<T: Io> SessionCore<T> {
             other.insert(LOGGING_CAPABILITY.to_owned(), serde_json::json!({}));
         }
         self.profile.offers.declare(&mut other);
-        let manifest = crate::manifest::shown_to(&self.manifest, hinted);
-        let mut manifest = serde_json::to_value(manifest).unwrap_or_default();
+        let manifest = self.manifest.shown_to(hinted);
+        let mut manifest = serde_json::to_value(&**manifest).unwrap_or_default();
         // Profile §3.6 (S13): a server that does not keep toolsets states how long an
         // idle principal keeps them. **[project]**: a member of `mcpl/core`'s settings
         // beside the manifest's, outside its `revision` (which names the manifest), and

@@ -51,6 +51,10 @@ fn manifest() -> McplManifest {
     m
 }
 
+fn views(m: McplManifest) -> Arc<ManifestViews> {
+    Arc::new(ManifestViews::new(Arc::new(m)))
+}
+
 impl Host {
     fn new(logging: Option<LoggingLevel>) -> Self {
         Host::offering(logging, Default::default())
@@ -68,7 +72,7 @@ impl Host {
             idle_end: None,
         };
         Host {
-            core: SessionCore::new(Arc::new(profile), Arc::new(manifest()), Arc::new(arcade())),
+            core: SessionCore::new(Arc::new(profile), views(manifest()), Arc::new(arcade())),
             revs: Sequencer::new(),
             wire: Vec::new(),
             done: Vec::new(),
@@ -622,7 +626,7 @@ fn a_session_keeps_the_manifest_it_was_shown_shared_not_copied() {
         "more".into(),
         FeatureSetDecl::new("more games", &[CAP_TOOLS]),
     );
-    let next = Arc::new(next);
+    let next = views(next);
     h.core.set_manifest(next.clone());
     h.core
         .catalog_swapped(Arc::new(arcade()), HintDraft::default());
@@ -1547,7 +1551,7 @@ impl Host {
             watchable: Some(Arc::new(UnderW)),
             ..(*h.core.profile).clone()
         };
-        h.core = SessionCore::new(Arc::new(profile), Arc::new(manifest()), Arc::new(arcade()));
+        h.core = SessionCore::new(Arc::new(profile), views(manifest()), Arc::new(arcade()));
         h
     }
 }

@@ -156,7 +156,7 @@ impl SessionActor {
         let manifest_seen = parts.shared.manifest_generation();
         let core = SessionCore::new(
             parts.shared.profile.clone(),
-            parts.shared.manifest(),
+            parts.shared.manifest_views(),
             parts.shared.catalog(),
         );
         SessionActor {

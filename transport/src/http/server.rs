@@ -121,7 +121,7 @@ pub async fn bind(
             "the MCP endpoint path must start with '/'",
         ));
     }
-    let listener = TcpListener::bind(addr).await?;
+    let listener = crate::accept::bind(addr)?;
     let local_addr = listener.local_addr()?;
     crate::warn_if_anonymous_beyond_loopback(&opts, local_addr, "Streamable HTTP");
     let (tx, accepted) = mpsc::channel(ACCEPT_QUEUE);

@@ -83,7 +83,7 @@ impl Drop for WsListener {
 
 /// Binds a WebSocket server to `addr` (bind `127.0.0.1` unless other machines must reach it).
 pub async fn bind(addr: SocketAddr, opts: Arc<ServerOptions>) -> io::Result<WsListener> {
-    let listener = TcpListener::bind(addr).await?;
+    let listener = crate::accept::bind(addr)?;
     let local_addr = listener.local_addr()?;
     crate::warn_if_anonymous_beyond_loopback(&opts, local_addr, "WebSocket");
     let (tx, accepted) = mpsc::channel(ACCEPT_QUEUE);
