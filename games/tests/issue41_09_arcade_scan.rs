@@ -16,7 +16,7 @@
 //! the game's record (a trigger's `NOTIFY` on the test's own database).
 
 use crate::issue41_02_arcade_nodes::{
-    Node, call, go_g1_against_the_bot, gone_from_the_bus, modern, stones, try_post,
+    Node, call, go_g1_against_the_bot, gone_from_the_bus, modern, post, stones, try_post,
 };
 use crate::issue41_04_arcade_tunnels::{hinted, ws_of};
 use crate::issue41_06_arcade_principals::holder;

@@ -18,6 +18,7 @@
 //! | `requests.rs` | `toolsets/open`, `toolsets/close`, `tools/call`: adopt, start, join, reveal; close; where a call goes (§4.2, §4.5, §8) |
 //! | `invite.rs` | invitations into shared instances: the name shown, the push that suggests it (§4.6, §7, §8) |
 //! | `restore.rs` | a principal read back after a restart: links to what came back, ended records for what did not (§4.3, §4.6) |
+//! | `tracked.rs` | the state behind a mark set by every mutation, so that a flush restamps the view only after a change |
 //!
 //! Rules that live here, with their section of `shared/spec/RFC-014.md`:
 //!

@@ -22,6 +22,7 @@
 //! |---|---|
 //! | `principals` | the fronts routing by principal, the leases per principal and per instance, their renewal ([`Principals`]) |
 //! | `online` | the lobby's players online across nodes, through the lease table ([`share_online`]) |
+//! | `lookups` | a principal's lease looked up, one look-up per principal and at most [`LOOKUPS`] at once on connections of their own; a dead holder's expiry awaited |
 //!
 //! **The listeners in front.** A node binds the addresses it was given (`--http`, `--ws`)
 //! itself, whatever its role, so a load balancer in front can send anything anywhere:
