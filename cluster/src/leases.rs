@@ -93,6 +93,23 @@ pub(crate) const SCHEMA: &str = "
     ALTER TABLE mcpl_leases ADD COLUMN IF NOT EXISTS online boolean NOT NULL DEFAULT false;
 ";
 
+/// The order in which every statement locking several lease rows locks them: by kind,
+/// then key, each compared byte by byte (Rust's `str` order, PostgreSQL's `COLLATE "C"`).
+/// A fenced commit locks its leases `FOR SHARE` in this order ([`sort_for_locking`]) and
+/// [`PgLeases::renew_all`] and [`PgLeases::share_online`] lock theirs `FOR UPDATE` in it
+/// too, so no two of them wait for each other in a cycle: a renewal in the join's order
+/// deadlocked with a commit (`sim-perf --only cluster`, principal mode; PostgreSQL
+/// aborted one after its `deadlock_timeout`, the renewal's bound ran out first, and the
+/// node stopped).
+pub const LOCK_ORDER: &str = "(kind, key), byte order";
+
+/// Sorts `leases` into [`LOCK_ORDER`].
+pub fn sort_for_locking(leases: &mut [Lease]) {
+    leases.sort_by(|a, b| {
+        (a.kind.as_bytes(), a.key.as_bytes()).cmp(&(b.kind.as_bytes(), b.key.as_bytes()))
+    });
+}
+
 /// The check a fenced commit makes of one lease (see the module docs).
 pub(crate) const FENCE_CHECK: &str = "SELECT 1 FROM mcpl_leases \
      WHERE kind = $1 AND key = $2 AND node = $3 AND token = $4 AND expires_at > now() \
@@ -569,10 +586,16 @@ impl PgLeases {
         let ttl = seconds(ttl);
         let renewed = self.call_within(bound, move |c| {
             let rows = c.query(
+                // The rows locked first, in (kind, key) order, as a fenced commit locks
+                // them ([`LOCK_ORDER`]): an update taking them in the join's order
+                // deadlocked with a commit holding one of them `FOR SHARE`.
                 "UPDATE mcpl_leases AS l SET expires_at = now() + make_interval(secs => $1) \
-                 FROM unnest($3::text[], $4::text[], $5::bigint[]) AS h(kind, key, token) \
-                 WHERE l.kind = h.kind AND l.key = h.key AND l.token = h.token \
-                   AND l.node = $2 AND l.expires_at > now() \
+                 FROM (SELECT m.kind, m.key FROM mcpl_leases AS m \
+                       JOIN unnest($3::text[], $4::text[], $5::bigint[]) AS h(kind, key, token) \
+                         ON m.kind = h.kind AND m.key = h.key AND m.token = h.token \
+                       WHERE m.node = $2 AND m.expires_at > now() \
+                       ORDER BY m.kind COLLATE \"C\", m.key COLLATE \"C\" FOR UPDATE OF m) AS o \
+                 WHERE l.kind = o.kind AND l.key = o.key \
                  RETURNING l.kind, l.key, l.token",
                 &[&ttl, &node, &kinds, &keys, &tokens],
             )?;
@@ -610,9 +633,14 @@ impl PgLeases {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         self.call(move |c| {
             c.execute(
-                "UPDATE mcpl_leases SET online = (key = ANY($3)) \
-                 WHERE kind = $1 AND node = $2 AND expires_at > now() \
-                   AND online IS DISTINCT FROM (key = ANY($3))",
+                // Locked first in key order, as a fenced commit locks them
+                // ([`LOCK_ORDER`]).
+                "UPDATE mcpl_leases AS l SET online = (l.key = ANY($3)) \
+                 FROM (SELECT m.kind, m.key FROM mcpl_leases AS m \
+                       WHERE m.kind = $1 AND m.node = $2 AND m.expires_at > now() \
+                         AND m.online IS DISTINCT FROM (m.key = ANY($3)) \
+                       ORDER BY m.key COLLATE \"C\" FOR UPDATE OF m) AS o \
+                 WHERE l.kind = o.kind AND l.key = o.key",
                 &[&k, &node, &online],
             )?;
             let rows = c.query(

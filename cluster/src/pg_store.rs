@@ -972,10 +972,10 @@ impl Connection {
         };
         let mut tx = client.transaction().map_err(|e| io(&e))?;
         // The leases covering what is written first: those covering every record (kind
-        // `arcade`), then the records' own in the records' order; each still this node's,
-        // and kept so (`FOR SHARE`) until the commit ends.
+        // `arcade`) and the records' own, in `LOCK_ORDER`; each still this node's, and
+        // kept so (`FOR SHARE`) until the commit ends.
         if let Some((fence, check)) = fence {
-            let covering = fence
+            let mut covering: Vec<_> = fence
                 .covering_all()
                 .into_iter()
                 .chain(
@@ -987,8 +987,12 @@ impl Connection {
                     instances
                         .iter()
                         .filter_map(|(id, _)| fence.get(INSTANCE, &id.to_string())),
-                );
-            for lease in covering {
+                )
+                .collect();
+            // In the one order every statement locking several lease rows takes them:
+            // a commit and a renewal in different orders deadlocked.
+            crate::leases::sort_for_locking(&mut covering);
+            for lease in &covering {
                 let held = tx
                     .query_opt(check, &[&lease.kind, &lease.key, &lease.node, &lease.token])
                     .map_err(|e| io(&e))?;
