@@ -369,9 +369,18 @@ pub fn complete(
     server_info: &Implementation,
     cache: Option<CacheHints>,
 ) -> Box<RawValue> {
-    if let Some(done) = completed_in_place(result, server_info, cache) {
-        return done;
-    }
+    completed_in_place(result, server_info, cache)
+        .unwrap_or_else(|| completed_by_tree(result, server_info, cache))
+}
+
+/// [`complete`] by a tree of the result: read, completed, written again — for any result
+/// [`completed_in_place`] leaves (one already holding a member it writes, or not an
+/// object), and the reference the in-place way is tested against.
+fn completed_by_tree(
+    result: &RawValue,
+    server_info: &Implementation,
+    cache: Option<CacheHints>,
+) -> Box<RawValue> {
     let Ok(mut object) = serde_json::from_str::<Map<String, Value>>(result.get()) else {
         return result.to_owned();
     };
@@ -622,27 +631,8 @@ mod tests {
             for cache in hints {
                 let done = complete(&result, &info, cache);
                 let done: Value = serde_json::from_str(done.get()).unwrap();
-                let tree = match serde_json::from_str::<Map<String, Value>>(result.get()) {
-                    Err(_) => serde_json::from_str(result.get()).unwrap(),
-                    Ok(mut object) => {
-                        object
-                            .entry("resultType")
-                            .or_insert_with(|| Value::String(RESULT_COMPLETE.to_owned()));
-                        let meta = object
-                            .entry("_meta")
-                            .or_insert_with(|| Value::Object(Map::new()));
-                        if let Value::Object(meta) = meta {
-                            let info = serde_json::to_value(&info).unwrap();
-                            meta.insert(SERVER_INFO_KEY.to_owned(), info);
-                        }
-                        if let Some(cache) = cache {
-                            object.insert("ttlMs".to_owned(), Value::from(cache.ttl_ms));
-                            let scope = serde_json::to_value(cache.scope).unwrap();
-                            object.insert("cacheScope".to_owned(), scope);
-                        }
-                        Value::Object(object)
-                    }
-                };
+                let tree = completed_by_tree(&result, &info, cache);
+                let tree: Value = serde_json::from_str(tree.get()).unwrap();
                 assert_eq!(done, tree, "{text} with {cache:?}");
             }
         }
