@@ -75,7 +75,7 @@ mod lookups;
 mod online;
 mod principals;
 
-pub use lookups::{EXPIRY_MARGIN, LOOKUPS};
+pub use lookups::{EXPIRIES_KEPT, EXPIRY_MARGIN, LOOKUPS};
 pub use online::{ONLINE_SHARED, share_online};
 pub use principals::{
     HandedOn, LANDED_ON, LeasePlacement, NOT_OWNER, Principals, SCAN_ADOPTS, SCAN_READS, SERVED_BY,

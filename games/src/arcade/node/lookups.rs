@@ -44,6 +44,13 @@ pub const LOOKUPS: usize = 4;
 /// the lease still held, its expiry unchanged, and waits the rest.
 pub const EXPIRY_MARGIN: Duration = Duration::from_millis(10);
 
+/// The most principals whose holders' expiries a node remembers: one is kept for each
+/// principal held elsewhere that a request here looked up, so a node seeing many players
+/// served elsewhere would keep one each for good. At the bound those past their lease's
+/// time (and a sixth, the renewal check's span) go; when none have, all go **\[project\]**:
+/// a forgotten expiry costs only the short retry of a principal never looked up.
+pub const EXPIRIES_KEPT: usize = 10_000;
+
 /// When a principal's lease, held on another node, expires as last looked up.
 #[derive(Debug, Clone)]
 struct Expiry {
@@ -177,6 +184,13 @@ impl Lookups {
     fn saw_held(&self, name: &str, holder: &Holder, ttl: Duration) {
         let at = Instant::now() + holder.expires_in;
         let mut expiries = lock(&self.expiries);
+        if expiries.len() >= EXPIRIES_KEPT && !expiries.contains_key(name) {
+            let now = Instant::now();
+            expiries.retain(|_, e| e.at + ttl / 6 > now);
+            if expiries.len() >= EXPIRIES_KEPT {
+                expiries.clear();
+            }
+        }
         let renewed = expiries
             .get(name)
             .is_some_and(|e| e.node == holder.node && at > e.at + ttl / 6);
@@ -267,6 +281,34 @@ mod tests {
             l.after_no_responder("alice", "n1", times, far),
             ms(90) + EXPIRY_MARGIN
         );
+    }
+
+    /// The expiries remembered stay within [`EXPIRIES_KEPT`]: at the bound the stale go
+    /// first, and all when none is.
+    #[tokio::test(start_paused = true)]
+    async fn the_expiries_remembered_are_bounded() {
+        let l = Lookups::new("n2");
+        let (ttl, ms) = (Duration::from_millis(1500), Duration::from_millis);
+        for i in 0..EXPIRIES_KEPT / 2 {
+            l.saw_held(&format!("old{i}"), &holder("n1", ms(100)), ttl);
+        }
+        tokio::time::advance(ms(400)).await;
+        for i in 0..EXPIRIES_KEPT / 2 {
+            l.saw_held(&format!("new{i}"), &holder("n1", ms(1000)), ttl);
+        }
+        assert_eq!(lock(&l.expiries).len(), EXPIRIES_KEPT);
+        // At the bound: the stale half goes, the live half stays.
+        l.saw_held("alice", &holder("n1", ms(1000)), ttl);
+        assert_eq!(lock(&l.expiries).len(), EXPIRIES_KEPT / 2 + 1);
+        assert!(lock(&l.expiries).contains_key("new0"));
+        for i in 0..EXPIRIES_KEPT / 2 - 1 {
+            l.saw_held(&format!("more{i}"), &holder("n1", ms(1000)), ttl);
+        }
+        assert_eq!(lock(&l.expiries).len(), EXPIRIES_KEPT);
+        // At the bound with none stale: all go, the new one kept.
+        l.saw_held("bob", &holder("n1", ms(1000)), ttl);
+        assert_eq!(lock(&l.expiries).len(), 1);
+        assert!(lock(&l.expiries).contains_key("bob"));
     }
 
     /// One look-up per principal at a time; another principal's goes on meanwhile, and
